@@ -1,0 +1,16 @@
+# The two commands of the quick start. Each installs what it needs (scripts/setup.sh).
+.PHONY: demo test setup lint bench
+SHELL := /bin/bash
+
+setup:
+	@./scripts/setup.sh
+
+demo: setup
+	.venv/bin/python -m baseline.demo $(DEMO_ARGS)
+
+test: setup
+	.venv/bin/ruff check .
+	.venv/bin/python -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	.venv/bin/python -m bench.run_all

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs everything tracebase needs on a Debian/Ubuntu machine, idempotently.
+# - Python deps into .venv via uv (locked).
+# - As root: bcc (python3-bpfcc, bpfcc-tools), bpftool, strace, kernel headers; when the running
+#   kernel has no headers package, /lib/modules/$(uname -r)/build is pointed at the newest
+#   Debian linux-headers-* tree (bcc only needs the UAPI/generic headers for our programs).
+# - Makes Debian's bcc bindings importable from the venv without exposing all of dist-packages.
+# Every action it takes is printed, prefixed with "setup:".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+say() { echo "setup: $*" >&2; }
+newest_headers() {
+    for d in /usr/src/linux-headers-*-amd64 /usr/src/linux-headers-*-arm64; do
+        if [ -d "$d/include" ]; then echo "$d"; fi
+    done | sort -V | tail -1
+}
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    need=()
+    dpkg -s python3-bpfcc >/dev/null 2>&1 || need+=(python3-bpfcc)
+    dpkg -s bpfcc-tools >/dev/null 2>&1 || need+=(bpfcc-tools)
+    command -v bpftool >/dev/null || need+=(bpftool)
+    command -v strace >/dev/null || need+=(strace)
+    command -v setpriv >/dev/null || need+=(util-linux)
+    build="/lib/modules/$(uname -r)/build"
+    if [ ! -e "$build/include" ]; then
+        if apt-cache show "linux-headers-$(uname -r)" >/dev/null 2>&1; then
+            need+=("linux-headers-$(uname -r)")
+        elif [ -z "$(newest_headers)" ]; then
+            case "$(uname -m)" in aarch64) need+=(linux-headers-arm64) ;; *) need+=(linux-headers-amd64) ;; esac
+        fi
+    fi
+    if [ ${#need[@]} -gt 0 ]; then
+        say "installing Debian packages: ${need[*]}"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    fi
+    if [ ! -e "$build/include" ]; then
+        hdr="$(newest_headers)"
+        if [ -n "$hdr" ]; then
+            mods="/lib/modules/$(uname -r)"
+            mkdir -p "$mods"
+            ln -sfn "$hdr" "$mods/build"
+            # Debian splits headers into -<arch> (generated) and -common (the rest, e.g.
+            # include/linux/kconfig.h); bcc looks in both build/ and source/.
+            common="${hdr%-*}-common"
+            [ -d "$common" ] && ln -sfn "$common" "$mods/source"
+            say "kernel $(uname -r) has no headers package; linked $mods/build -> $hdr and source -> $common"
+        else
+            say "WARNING: no kernel headers found; bcc programs will not compile"
+        fi
+    fi
+elif [ "$(id -u)" != 0 ]; then
+    say "not root: skipping bcc/kernel-header install (tracing needs root; analysis works without)"
+fi
+
+if ! command -v uv >/dev/null; then
+    say "installing uv with pip"
+    python3 -m pip install -q uv
+fi
+uv sync --frozen --quiet
+
+# Debian's bcc is pure Python over libbcc.so; expose only that package to the venv.
+if [ -d /usr/lib/python3/dist-packages/bcc ]; then
+    site="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+    mkdir -p .venv/bcc-shim
+    ln -sfn /usr/lib/python3/dist-packages/bcc .venv/bcc-shim/bcc
+    echo "$PWD/.venv/bcc-shim" > "$site/debian_bcc.pth"
+fi

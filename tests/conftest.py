@@ -1,0 +1,56 @@
+"""Test-wide setup.
+
+Airflow reads its environment at import time, so AIRFLOW_HOME and friends are set here at
+module top level, before any test imports airflow (see shared/reference/airflow-testing.md).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+_AIRFLOW_HOME = tempfile.mkdtemp(prefix="tracebase-airflow-")
+os.environ.setdefault("AIRFLOW_HOME", _AIRFLOW_HOME)
+os.environ.setdefault("AIRFLOW__CORE__DAGS_FOLDER", str(REPO / "dags"))
+os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+os.environ.setdefault("AIRFLOW__CORE__UNIT_TEST_MODE", "True")
+
+
+def bpf_unavailable_reason() -> str | None:
+    """Why real BPF tests cannot run here, or None when they can."""
+    if os.geteuid() != 0:
+        return "needs root to load BPF programs (run the suite as root)"
+    try:
+        import bcc  # noqa: F401
+    except ImportError:
+        return "bcc Python bindings missing (apt-get install python3-bpfcc; scripts/setup.sh)"
+    build = Path("/lib/modules") / os.uname().release / "build"
+    if not (build / "include").exists():
+        return f"kernel headers missing at {build} (scripts/setup.sh links them)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def need_bpf() -> None:
+    reason = bpf_unavailable_reason()
+    if reason:
+        print(f"SKIP (BPF): {reason}", file=sys.stderr)
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def need_cc() -> str:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler (apt-get install gcc)")
+    return cc
+
+
+def pytest_sessionfinish(session, exitstatus):  # noqa: ARG001
+    shutil.rmtree(_AIRFLOW_HOME, ignore_errors=True)

@@ -1,0 +1,437 @@
+"""The one tracebase data model: Arrow schemas, versioned, and the only readers/writers.
+
+Every Parquet file tracebase writes carries two key-value metadata entries:
+``tracebase.table`` (which table it holds) and ``tracebase.schema_version``. Readers refuse a
+file whose table, version or columns do not match, naming the file, the column, what was
+expected and what was found.
+
+Tables
+------
+events
+    One row per observed call: a syscall (recorder), or one frame of a call tree (fleet
+    tracer, simulator). Trace-level columns (kind, command, exit_status, start/end, host,
+    kernel_release, lost_events, job_id, metadata) are stored on every row of the trace:
+    Parquet dictionary/RLE encoding makes the repetition nearly free, and it keeps a recording
+    to exactly one self-describing file. The ``traces`` view (`traces_of`) is derived from it.
+counters
+    Per host, per snapshot interval, per probe: counter deltas from the per-CPU maps.
+truth
+    Simulator ground truth, one row per simulated trace (never written by the real tracer).
+findings / clusters / host_alerts
+    Audit output (see baseline.audit).
+
+Clocks: ``ts_ns`` is the host's monotonic clock (bpf_ktime_get_ns) and is only comparable
+within one host and boot; wall-clock time is in ``start_time``/``end_time`` (UTC).
+
+Dataset layout (a directory tree; `dataset_files` globs it):
+    <root>/<table>/date=YYYY-MM-DD/host=<host>/part-*.parquet
+Spool layout (written by `tracer run`, one directory per 5-second snapshot, renamed into place
+atomically so a reader never sees half a snapshot):
+    <spool>/<host>/snap-<YYYYmmddTHHMMSS.fffZ>-<seq>/{events,counters}.parquet
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tracer.errors import SchemaError, TracebaseError
+
+SCHEMA_VERSION = 1
+META_TABLE = b"tracebase.table"
+META_VERSION = b"tracebase.schema_version"
+
+TRACE_KINDS = ("good", "failure", "full")
+
+# Lists of structs rather than Arrow maps: polars reads and writes these natively.
+METADATA_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
+ERRNO_COUNTS_TYPE = pa.list_(pa.struct([("errno", pa.string()), ("count", pa.int64())]))
+
+# --------------------------------------------------------------------------------------------
+# events (+ the traces view)
+# --------------------------------------------------------------------------------------------
+EVENT_FIELDS: list[pa.Field] = [
+    pa.field("trace_id", pa.string(), nullable=False),
+    pa.field("seq", pa.int64(), nullable=False),  # order within the trace, from 0
+    pa.field("ts_ns", pa.int64(), nullable=False),  # entry time, host monotonic clock
+    pa.field("pid", pa.int32()),  # thread-group id
+    pa.field("tid", pa.int32()),
+    pa.field("ppid", pa.int32()),
+    pa.field("comm", pa.string()),
+    pa.field("probe", pa.string(), nullable=False),  # syscall or function name
+    pa.field("layer", pa.string()),  # syscall | uverbs | core | driver | peer-mem | user-lib
+    pa.field("depth", pa.int16(), nullable=False),  # 0 = top-level call of the trace
+    pa.field("ret", pa.int64(), nullable=False),
+    pa.field("errno", pa.string()),  # symbolic ("EACCES"), null when the call succeeded
+    pa.field("latency_ns", pa.int64()),
+    pa.field("path", pa.string()),  # path argument, *at dirfd resolved when possible
+    pa.field("arg", pa.string()),  # other path-selecting argument (flags, QP transition, ...)
+]
+
+TRACE_FIELDS: list[pa.Field] = [
+    pa.field("trace_id", pa.string(), nullable=False),
+    pa.field("kind", pa.string(), nullable=False),  # good | failure | full
+    pa.field("command", pa.string()),  # command line, or operation for fleet call trees
+    pa.field("exit_status", pa.int32()),  # process exit status / root call return
+    pa.field("start_time", pa.timestamp("ns", tz="UTC")),
+    pa.field("end_time", pa.timestamp("ns", tz="UTC")),
+    pa.field("host", pa.string()),
+    pa.field("kernel_release", pa.string()),
+    pa.field("lost_events", pa.int64()),
+    pa.field("job_id", pa.string()),  # scheduler job (SLURM_JOB_ID, ...) when known
+    pa.field("metadata", METADATA_TYPE),  # free-form job metadata, key/value pairs
+]
+
+EVENTS = pa.schema(EVENT_FIELDS + TRACE_FIELDS[1:])  # trace_id appears once
+TRACES = pa.schema(TRACE_FIELDS)
+
+# --------------------------------------------------------------------------------------------
+# counters (fleet tracer dual plane)
+# --------------------------------------------------------------------------------------------
+COUNTERS = pa.schema(
+    [
+        pa.field("host", pa.string(), nullable=False),
+        pa.field("snapshot_time", pa.timestamp("ns", tz="UTC"), nullable=False),
+        pa.field("interval_s", pa.float64()),
+        pa.field("kernel_release", pa.string()),
+        pa.field("vendor", pa.string()),  # mlx5 | bnxt_re | irdma | null
+        pa.field("probe_set", pa.string()),
+        pa.field("probe", pa.string(), nullable=False),
+        pa.field("layer", pa.string()),
+        pa.field("live", pa.bool_()),  # attached during this interval
+        pa.field("invocations", pa.int64(), nullable=False),  # delta over the interval
+        pa.field("failures", pa.int64(), nullable=False),
+        pa.field("errno_counts", ERRNO_COUNTS_TYPE),  # errno histogram delta
+        pa.field("lost_records", pa.int64()),  # snapshot-wide ring-buffer loss, same on each row
+    ]
+)
+
+# --------------------------------------------------------------------------------------------
+# simulator ground truth
+# --------------------------------------------------------------------------------------------
+TRUTH = pa.schema(
+    [
+        pa.field("trace_id", pa.string(), nullable=False),
+        pa.field("host", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("root_cause", pa.string()),  # injected cause label, null for none
+        pa.field("bifurcation_probe", pa.string()),  # where it leaves good behaviour
+        pa.field("bifurcation_errno", pa.string()),
+        pa.field("origin_layer", pa.string()),  # layer where the errno first appears
+        pa.field("expected_error", pa.bool_()),  # trace holds only expected (routine) errors
+        pa.field("held_out", pa.bool_()),  # good trace reserved for false-finding checks
+    ]
+)
+
+# --------------------------------------------------------------------------------------------
+# audit output
+# --------------------------------------------------------------------------------------------
+FINDINGS = pa.schema(
+    [
+        pa.field("trace_id", pa.string(), nullable=False),
+        pa.field("host", pa.string()),
+        pa.field("job_id", pa.string()),
+        pa.field("time", pa.timestamp("ns", tz="UTC")),
+        pa.field("operation", pa.string()),
+        pa.field("expected", pa.bool_()),  # set aside as an expected error
+        pa.field("bifurcation_probe", pa.string()),
+        pa.field("bifurcation_errno", pa.string()),
+        pa.field("bifurcation_seq", pa.int64()),
+        pa.field("origin_layer", pa.string()),  # where the errno first appears
+        pa.field("stop_layer", pa.string()),  # where it stops propagating
+        pa.field("deeper_than_probes", pa.bool_()),  # same errno at every layer
+        pa.field("signature", pa.string()),
+        pa.field("cluster_id", pa.int32()),
+        pa.field("score", pa.float64()),
+    ]
+)
+
+CLUSTERS = pa.schema(
+    [
+        pa.field("cluster_id", pa.int32(), nullable=False),
+        pa.field("signature", pa.string(), nullable=False),
+        pa.field("failures", pa.int64()),
+        pa.field("hosts", pa.int64()),
+        pa.field("jobs", pa.int64()),
+        pa.field("first_seen", pa.timestamp("ns", tz="UTC")),
+        pa.field("last_seen", pa.timestamp("ns", tz="UTC")),
+        pa.field("trend", pa.string()),  # rising | steady | falling | new
+        pa.field("origin_layer", pa.string()),
+        pa.field("example_trace_id", pa.string()),
+    ]
+)
+
+HOST_ALERTS = pa.schema(
+    [
+        pa.field("host", pa.string(), nullable=False),
+        pa.field("alert", pa.string(), nullable=False),  # persistent_bad_state | rising_errno_rate
+        pa.field("probe", pa.string()),
+        pa.field("errno", pa.string()),
+        pa.field("since", pa.timestamp("ns", tz="UTC")),
+        pa.field("score", pa.float64()),
+        pa.field("detail", pa.string()),
+    ]
+)
+
+TABLES: dict[str, pa.Schema] = {
+    "events": EVENTS,
+    "traces": TRACES,
+    "counters": COUNTERS,
+    "truth": TRUTH,
+    "findings": FINDINGS,
+    "clusters": CLUSTERS,
+    "host_alerts": HOST_ALERTS,
+}
+
+
+def polars_schema(table: str) -> pl.Schema:
+    """The polars schema of a table (for building frames that will pass validation)."""
+    return pl.Schema(pl.from_arrow(TABLES[table].empty_table()).schema)
+
+
+# --------------------------------------------------------------------------------------------
+# validation
+# --------------------------------------------------------------------------------------------
+def _table_schema(table: str) -> pa.Schema:
+    try:
+        return TABLES[table]
+    except KeyError:
+        raise ValueError(f"unknown tracebase table {table!r}") from None
+
+
+def validate_schema(found: pa.Schema, table: str, source: str) -> None:
+    """Raise SchemaError unless `found` has every column of `table` with the right type.
+
+    Extra columns are allowed (forward compatibility within a version); missing columns or
+    type mismatches are not.
+    """
+    expected = _table_schema(table)
+    for field in expected:
+        idx = found.get_field_index(field.name)
+        if idx < 0:
+            raise SchemaError(source, field.name, f"a {field.type} column", "no such column")
+        got = found.field(idx).type
+        if not got.equals(field.type) and not _compatible(got, field.type):
+            raise SchemaError(source, field.name, str(field.type), str(got))
+
+
+def _compatible(got: pa.DataType, want: pa.DataType) -> bool:
+    # Large vs regular strings and dictionary-encoded strings are the same data.
+    if pa.types.is_dictionary(got):
+        got = got.value_type
+    if pa.types.is_string(want) and (pa.types.is_large_string(got) or pa.types.is_string_view(got)):
+        return True
+    if pa.types.is_timestamp(want) and pa.types.is_timestamp(got):
+        return got.unit == want.unit and (got.tz or "UTC") in ("UTC", "+00:00")
+    return False
+
+
+def validate_file(path: str | os.PathLike, table: str) -> pq.FileMetaData:
+    """Check a Parquet file's footer: readable, right table, right version, right columns."""
+    source = str(path)
+    try:
+        meta = pq.read_metadata(source)
+    except FileNotFoundError:
+        raise TracebaseError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise TracebaseError(f"{source}: is a directory, expected a Parquet file") from None
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
+    kv = meta.metadata or {}
+    got_table = kv.get(META_TABLE, b"").decode() or "(none)"
+    if got_table != table:
+        raise SchemaError(source, None, f"a tracebase '{table}' table", f"table '{got_table}'")
+    got_version = kv.get(META_VERSION, b"").decode() or "(none)"
+    if got_version != str(SCHEMA_VERSION):
+        raise SchemaError(
+            source, None, f"schema version {SCHEMA_VERSION}", f"schema version {got_version}"
+        )
+    validate_schema(meta.schema.to_arrow_schema(), table, source)
+    return meta
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+# --------------------------------------------------------------------------------------------
+def conform(data: pa.Table | pl.DataFrame, table: str) -> pa.Table:
+    """Cast a frame to the table's schema: columns reordered, missing nullable ones null-filled."""
+    schema = _table_schema(table)
+    if isinstance(data, pl.DataFrame):
+        data = data.to_arrow()
+    columns = []
+    for field in schema:
+        if field.name in data.column_names:
+            col = data.column(field.name)
+            if pa.types.is_dictionary(col.type):
+                col = col.cast(col.type.value_type)
+            try:
+                col = col.cast(field.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise SchemaError(f"<{table} being written>", field.name, str(field.type), str(col.type)) from exc
+        elif field.nullable:
+            col = pa.nulls(data.num_rows, field.type)
+        else:
+            raise SchemaError(f"<{table} being written>", field.name, "a value", "no such column")
+        columns.append(col)
+    out = pa.Table.from_arrays(columns, schema=schema)
+    return out
+
+
+def _metadata(table: str, extra: dict[str, str] | None) -> dict[bytes, bytes]:
+    kv = {META_TABLE: table.encode(), META_VERSION: str(SCHEMA_VERSION).encode()}
+    for key, value in (extra or {}).items():
+        kv[f"tracebase.{key}".encode()] = value.encode()
+    return kv
+
+
+def write_table(
+    data: pa.Table | pl.DataFrame,
+    path: str | os.PathLike,
+    table: str,
+    extra_metadata: dict[str, str] | None = None,
+    compression: str = "zstd",
+) -> Path:
+    """Write one table to `path` atomically (temp file in the same directory, fsync, rename).
+
+    The temp file starts with '.' and ends in '.tmp' so that directory scans never pick it up;
+    a crash mid-write leaves only that, never a partial file under the final name.
+    """
+    path = Path(path)
+    arrow = conform(data, table)
+    arrow = arrow.replace_schema_metadata(_metadata(table, extra_metadata))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            pq.write_table(arrow, fh, compression=compression)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+    return path
+
+
+def fsync_dir(directory: str | os.PathLike) -> None:
+    dfd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+# --------------------------------------------------------------------------------------------
+# reading
+# --------------------------------------------------------------------------------------------
+def parquet_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
+    """Expand files and directories (recursively) into a sorted list of .parquet files.
+
+    Hidden files (temp files of writes in progress) are skipped.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(
+                f for f in p.rglob("*.parquet") if not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
+            if not found:
+                raise TracebaseError(f"{p}: directory holds no .parquet files")
+            files.extend(found)
+        elif p.exists():
+            files.append(p)
+        else:
+            raise TracebaseError(f"{p}: no such file or directory")
+    return files
+
+
+def scan(paths: str | os.PathLike | Iterable[str | os.PathLike], table: str) -> pl.LazyFrame:
+    """Validated lazy scan of one table over files/directories; columns in schema order."""
+    files = parquet_files(paths)
+    for f in files:
+        validate_file(f, table)
+    names = _table_schema(table).names
+    return pl.scan_parquet([str(f) for f in files], missing_columns="insert", extra_columns="ignore").select(names)
+
+
+def read(paths: str | os.PathLike | Iterable[str | os.PathLike], table: str) -> pl.DataFrame:
+    return scan(paths, table).collect()
+
+
+def scan_events(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> pl.LazyFrame:
+    return scan(paths, "events")
+
+
+def read_events(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> pl.DataFrame:
+    return scan(paths, "events").collect()
+
+
+def traces_of(events: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
+    """The traces view: one row per trace_id with the trace-level columns."""
+    lf = events.lazy()
+    return lf.group_by("trace_id", maintain_order=True).agg(
+        [pl.col(f.name).first() for f in TRACE_FIELDS[1:]]
+    )
+
+
+def read_traces(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> pl.DataFrame:
+    return traces_of(scan_events(paths)).collect()
+
+
+def file_metadata(path: str | os.PathLike) -> dict[str, str]:
+    """The tracebase.* key-value metadata of a file, without the prefix."""
+    kv = pq.read_metadata(str(path)).metadata or {}
+    return {
+        k.decode().removeprefix("tracebase."): v.decode()
+        for k, v in kv.items()
+        if k.startswith(b"tracebase.")
+    }
+
+
+def dataset_files(root: str | os.PathLike, table: str, since: str | None = None) -> list[Path]:
+    """Files of `table` under a dataset root, optionally only partitions with date >= since."""
+    base = Path(root) / table
+    if not base.is_dir():
+        return []
+    out = []
+    for date_dir in sorted(base.glob("date=*")):
+        if since and date_dir.name.removeprefix("date=") < since[:10]:
+            continue
+        out.extend(sorted(f for f in date_dir.rglob("*.parquet") if not f.name.startswith(".")))
+    return out
+
+
+def partition_path(root: str | os.PathLike, table: str, date: str, host: str, name: str) -> Path:
+    return Path(root) / table / f"date={date}" / f"host={host}" / name
+
+
+def metadata_list(d: dict[str, str] | None) -> list[dict[str, str]] | None:
+    """A dict as the value of a `metadata` cell (sorted list of {key, value})."""
+    return None if d is None else [{"key": str(k), "value": str(v)} for k, v in sorted(d.items())]
+
+
+def metadata_dict(pairs: Sequence | None) -> dict[str, str]:
+    """Back from a map cell as polars returns it (list of {key, value} structs)."""
+    if not pairs:
+        return {}
+    out = {}
+    for item in pairs:
+        if isinstance(item, dict):
+            out[item["key"]] = item["value"]
+        else:
+            out[item[0]] = item[1]
+    return out
+
+
+def dumps_json(obj: object) -> str:
+    return json.dumps(obj, sort_keys=True, default=str)
