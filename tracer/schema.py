@@ -376,6 +376,28 @@ def read_events(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> pl.Da
     return scan(paths, "events").collect()
 
 
+def read_arrow(
+    paths: str | os.PathLike | Iterable[str | os.PathLike],
+    table: str,
+    columns: Sequence[str] | None = None,
+    dictionary_columns: Sequence[str] = (),
+) -> pa.Table:
+    """Validated read of a table into one Arrow table, for hot numeric paths.
+
+    String columns named in `dictionary_columns` come back dictionary-encoded exactly as
+    Parquet stores them (no string hashing); chunks may carry different dictionaries
+    (``combine_chunks`` unifies them), so a caller can work on integer codes (baseline.diff
+    does, on millions of events).
+    """
+    files = parquet_files(paths)
+    names = list(columns or _table_schema(table).names)
+    parts = []
+    for f in files:
+        validate_file(f, table)
+        parts.append(pq.read_table(f, columns=names, read_dictionary=[c for c in dictionary_columns if c in names]))
+    return pa.concat_tables(parts, promote_options="permissive")
+
+
 def traces_of(events: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
     """The traces view: one row per trace_id with the trace-level columns."""
     lf = events.lazy()
@@ -421,7 +443,9 @@ def metadata_list(d: dict[str, str] | None) -> list[dict[str, str]] | None:
 
 
 def metadata_dict(pairs: Sequence | None) -> dict[str, str]:
-    """Back from a map cell as polars returns it (list of {key, value} structs)."""
+    """Back from a `metadata` cell as polars returns it (list of {key, value} structs)."""
+    if isinstance(pairs, pl.Series):
+        pairs = pairs.to_list()
     if not pairs:
         return {}
     out = {}
@@ -435,3 +459,95 @@ def metadata_dict(pairs: Sequence | None) -> dict[str, str]:
 
 def dumps_json(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, default=str)
+
+
+# --------------------------------------------------------------------------------------------
+# application-labelled failures (baseline.nccl) and the weekly coverage report (baseline.coverage)
+# --------------------------------------------------------------------------------------------
+APP_FAILURES = pa.schema(
+    [
+        pa.field("time", pa.timestamp("ns", tz="UTC")),  # null when the log line has no timestamp
+        pa.field("host", pa.string()),
+        pa.field("pid", pa.int32()),
+        pa.field("tid", pa.int32()),
+        pa.field("device", pa.string()),  # NCCL's [dev] field (CUDA device index)
+        pa.field("job_id", pa.string()),
+        pa.field("verb", pa.string(), nullable=False),  # ibv_* call that failed
+        pa.field("errno", pa.string()),  # symbolic, null when the line names none
+        pa.field("message", pa.string()),
+        pa.field("source", pa.string()),  # file:line it was parsed from
+    ]
+)
+
+COVERAGE_PROBES = pa.schema(
+    [
+        pa.field("week", pa.string(), nullable=False),  # ISO week, e.g. 2026-W48
+        pa.field("probe", pa.string(), nullable=False),
+        pa.field("layer", pa.string()),
+        pa.field("invocations", pa.int64()),
+        pa.field("failures", pa.int64()),
+        pa.field("failure_rate", pa.float64()),
+        pa.field("prev_invocations", pa.int64()),
+        pa.field("prev_failures", pa.int64()),
+        pa.field("failures_change_pct", pa.float64()),  # null when the previous week had none
+        pa.field("trend", pa.string()),  # rising | steady | falling | new | gone | quiet
+        pa.field("hosts_live", pa.int64()),
+        pa.field("never_fired", pa.bool_()),
+        pa.field("errno_counts", ERRNO_COUNTS_TYPE),
+    ]
+)
+
+COVERAGE_GROUPS = pa.schema(
+    [
+        pa.field("week", pa.string(), nullable=False),
+        pa.field("kernel_release", pa.string()),
+        pa.field("vendor", pa.string()),
+        pa.field("probe", pa.string(), nullable=False),
+        pa.field("hosts", pa.int64()),  # hosts in the group
+        pa.field("hosts_live", pa.int64()),  # hosts where the probe was attached
+        pa.field("status", pa.string()),  # live | partial | missing | gated
+        pa.field("resolution", pa.string()),  # namespace-gate resolution, e.g. ops.reg_user_mr -> bnxt_re_reg_user_mr
+    ]
+)
+
+COVERAGE_APP = pa.schema(
+    [
+        pa.field("week", pa.string(), nullable=False),
+        pa.field("verb", pa.string(), nullable=False),
+        pa.field("operation", pa.string()),
+        pa.field("category", pa.string()),  # probed | cleanup | read-only | not mapped | not probed
+        pa.field("kernel_counterparts", pa.string()),
+        pa.field("failures", pa.int64()),
+        pa.field("share", pa.float64()),
+    ]
+)
+
+TABLES.update(
+    {
+        "app_failures": APP_FAILURES,
+        "coverage_probes": COVERAGE_PROBES,
+        "coverage_groups": COVERAGE_GROUPS,
+        "coverage_app": COVERAGE_APP,
+    }
+)
+
+# --------------------------------------------------------------------------------------------
+# good-trace baseline model (baseline.fleet_model): one long table, `record` says which part a
+# row belongs to; the JSON header (model kind, model_version, params) is in the footer key
+# tracebase.model.
+# --------------------------------------------------------------------------------------------
+BASELINE_MODEL = pa.schema(
+    [
+        pa.field("record", pa.string(), nullable=False),  # edge | error | chain | host
+        pa.field("operation", pa.string()),
+        pa.field("parent", pa.string()),  # parent probe ("^" for the root)
+        pa.field("probe", pa.string()),
+        pa.field("depth", pa.int16()),
+        pa.field("errno", pa.string()),
+        pa.field("chain_hash", pa.uint64()),
+        pa.field("host", pa.string()),
+        pa.field("frames", pa.int64()),
+        pa.field("count", pa.int64()),
+    ]
+)
+TABLES["baseline_model"] = BASELINE_MODEL

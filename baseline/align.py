@@ -1,0 +1,189 @@
+"""Alignment core: token streams, loop compression, a stide window model, divergence regions.
+
+Everything here works on flat numpy arrays holding many streams back to back (one stream per
+thread of each trace), so a million events cost a handful of vectorised passes:
+
+* `compress_loops`: DiffTrace-style loop compression. For each period p = 1..4 (then 1
+  again), an element equal to the one p positions earlier, inside a run of at least p such
+  elements, is a repetition of a loop body and is dropped. ``ABABAB C`` and ``AB C`` compress
+  alike, so different iteration counts do not look like divergences.
+* `window_hashes`: the stide model (Forrest et al.): a hash of each length-k window ending at
+  every position (padded at the stream start), mixed with the stream's role so windows are
+  compared only between threads doing the same job.
+* `divergence_regions`: given which bad windows the good model has seen, the maximal runs of
+  unexplained positions per stream, with runs closer than k merged (a locality frame: one
+  divergence makes k consecutive windows unseen).
+* `anchor_in_good`: the alignment step -- re-anchor the bad stream in a good stream at the
+  last window they share, to say what the good run did next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+PAD = np.uint64(0x9E3779B97F4A7C15)  # stands for "before the stream start"
+END = np.uint64(0xD1B54A32D192ED03)  # virtual token appended to every stream
+_MUL = np.uint64(0xBF58476D1CE4E5B9)
+_MUL2 = np.uint64(0x94D049BB133111EB)
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser (vectorised, wrapping uint64 arithmetic)."""
+    h = h ^ (h >> np.uint64(30))
+    h = h * _MUL
+    h = h ^ (h >> np.uint64(27))
+    h = h * _MUL2
+    return h ^ (h >> np.uint64(31))
+
+
+@dataclass
+class Streams:
+    """Many token streams back to back: ``tok[i]`` belongs to stream ``sid[i]``.
+
+    ``orig[i]`` is the index of the source row (-1 for the virtual END token). Streams are
+    contiguous and sid is non-decreasing.
+    """
+
+    tok: np.ndarray  # uint64
+    sid: np.ndarray  # int64
+    orig: np.ndarray  # int64
+
+    def __len__(self) -> int:
+        return len(self.tok)
+
+    def take(self, keep: np.ndarray) -> Streams:
+        return Streams(self.tok[keep], self.sid[keep], self.orig[keep])
+
+    def bounds(self, n_streams: int) -> tuple[np.ndarray, np.ndarray]:
+        """First and one-past-last position of every stream id in 0..n_streams-1."""
+        ids = np.arange(n_streams)
+        return np.searchsorted(self.sid, ids, "left"), np.searchsorted(self.sid, ids, "right")
+
+
+def with_end_tokens(s: Streams) -> Streams:
+    """Append a virtual END token after the last element of every (non-empty) stream."""
+    if len(s) == 0:
+        return s
+    last = np.flatnonzero(np.r_[s.sid[1:] != s.sid[:-1], True])
+    pos = last + 1
+    return Streams(
+        np.insert(s.tok, pos, END),
+        np.insert(s.sid, pos, s.sid[last]),
+        np.insert(s.orig, pos, -1),
+    )
+
+
+def _same_as_lag(s: Streams, p: int) -> np.ndarray:
+    eq = np.zeros(len(s), dtype=bool)
+    if len(s) > p:
+        eq[p:] = (s.tok[p:] == s.tok[:-p]) & (s.sid[p:] == s.sid[:-p])
+    return eq
+
+
+def compress_loops(s: Streams, max_period: int = 4) -> Streams:
+    """Collapse immediate repetitions of n-grams (n = 1..max_period) inside each stream."""
+    for p in [*range(1, max_period + 1), 1]:
+        eq = _same_as_lag(s, p)
+        if not eq.any():
+            continue
+        if p > 1:
+            # Keep only runs of repeats at least one loop body long.
+            edges = np.diff(np.r_[0, eq.astype(np.int8), 0])
+            starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+            short = (ends - starts) < p
+            if short.any():
+                drop = np.zeros(len(s) + 1, dtype=np.int32)
+                np.add.at(drop, starts[short], 1)
+                np.add.at(drop, ends[short], -1)
+                eq &= np.cumsum(drop[:-1]) == 0
+        s = s.take(~eq)
+    return s
+
+
+def window_hashes(s: Streams, role_hash: np.ndarray, k: int) -> np.ndarray:
+    """Hash of the length-k window ending at each position (stream start padded with PAD)."""
+    h = role_hash[s.sid].astype(np.uint64)
+    n = len(s)
+    for j in range(k):
+        t = np.full(n, PAD, dtype=np.uint64)
+        if j < n:
+            same = s.sid[j:] == s.sid[: n - j] if j else np.ones(n, dtype=bool)
+            t[j:] = np.where(same, s.tok[: n - j], PAD)
+        h = _mix(h ^ t)
+    return h
+
+
+def seen_in(values: np.ndarray, model: np.ndarray) -> np.ndarray:
+    """Boolean: which `values` occur in `model` (sorted-array membership, O(n log m))."""
+    if len(model) == 0:
+        return np.zeros(len(values), dtype=bool)
+    model = np.sort(model)
+    idx = np.searchsorted(model, values)
+    idx[idx == len(model)] = 0
+    return model[idx] == values
+
+
+@dataclass
+class Regions:
+    """Divergence regions of the bad streams: positions [start, end] inclusive."""
+
+    start: np.ndarray
+    end: np.ndarray
+    sid: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+
+def divergence_regions(s: Streams, explained: np.ndarray, k: int) -> Regions:
+    """Maximal runs of unexplained positions per stream; runs less than k apart are merged."""
+    u = ~explained
+    if not u.any():
+        empty = np.zeros(0, dtype=np.int64)
+        return Regions(empty, empty, empty)
+    edges = np.diff(np.r_[0, u.astype(np.int8), 0])
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
+    # A run crossing a stream boundary is two runs.
+    cut = np.flatnonzero(u[1:] & u[:-1] & (s.sid[1:] != s.sid[:-1])) + 1
+    if len(cut):
+        starts = np.sort(np.r_[starts, cut])
+        ends = np.sort(np.r_[ends, cut - 1])
+    new = np.ones(len(starts), dtype=bool)
+    new[1:] = (s.sid[starts[1:]] != s.sid[ends[:-1]]) | (starts[1:] - ends[:-1] - 1 >= k)
+    group_first = np.flatnonzero(new)
+    group_last = np.r_[group_first[1:], len(starts)] - 1
+    return Regions(starts[group_first], ends[group_last], s.sid[starts[group_first]])
+
+
+def anchor_in_good(
+    bad_hash_before: np.uint64 | None,
+    bad_rel_pos: float,
+    good: Streams,
+    good_hash: np.ndarray,
+    good_start: np.ndarray,
+    good_end: np.ndarray,
+    candidate_streams: np.ndarray,
+) -> int | None:
+    """Position in `good` right after the window the bad stream last shared with it.
+
+    `bad_hash_before` is the bad window ending just before the divergence (None when the
+    divergence is at the bad stream's start: then the start of a candidate stream is used).
+    Among several occurrences the one at the most similar relative position wins.
+    """
+    if len(candidate_streams) == 0:
+        return None
+    if bad_hash_before is None:
+        return int(good_start[candidate_streams[0]])
+    hits = np.flatnonzero(good_hash == bad_hash_before)
+    if len(hits) == 0:
+        return None
+    sids = good.sid[hits]
+    ok = np.isin(sids, candidate_streams)
+    if ok.any():
+        hits, sids = hits[ok], sids[ok]
+    length = np.maximum(good_end[sids] - good_start[sids], 1)
+    rel = (hits - good_start[sids]) / length
+    best = hits[int(np.argmin(np.abs(rel - bad_rel_pos)))]
+    return int(best) + 1

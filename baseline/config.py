@@ -1,0 +1,250 @@
+"""One pipeline configuration for ingest, audit and the weekly coverage report.
+
+The same YAML file drives the CLI, the library and the Airflow DAGs (which get its path from the
+DAG param ``config``, else the Airflow Variable ``tracebase_config``, else the environment
+variable ``TRACEBASE_CONFIG``). Every value is validated when loaded; a bad value raises
+`ConfigError` naming the file, the key, what was expected and what was found.
+
+Example (relative paths are resolved against the config file's directory)::
+
+    version: 1
+    paths:
+      spool: /var/spool/tracebase          # tracer run writes snapshots here
+      dataset: /srv/tracebase/dataset      # <table>/date=YYYY-MM-DD/host=<host>/part-*.parquet
+      quarantine: /srv/tracebase/quarantine
+      findings: /srv/tracebase/findings
+      reports: /srv/tracebase/reports
+      model: /srv/tracebase/model/baseline.parquet   # fitted good-trace baseline
+      expected_errors: expected_errors.yaml
+    probe_set: bpf/probes/rdma.yaml        # optional: the probe set the fleet runs
+    nccl_logs: ["/srv/logs/nccl/*.log"]     # optional: application-labelled failures
+    retention:
+      dataset_days: 90
+      quarantine_days: 30
+    thresholds:
+      compact_min_files: 8                 # compact a partition once it holds this many small files
+      compact_small_file_mb: 16            # files below this size count as small
+      audit_window_hours: 2                # audit failures newer than this
+      baseline_window_days: 7              # learn the baseline and expected errors from this window
+      trend_change_pct: 25                 # week-over-week change that counts as rising/falling
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tracer.errors import TracebaseError
+
+CONFIG_VERSION = 1
+VARIABLE_NAME = "tracebase_config"
+ENV_NAME = "TRACEBASE_CONFIG"
+
+PATH_KEYS = ("spool", "dataset", "quarantine", "findings", "reports", "model", "expected_errors")
+
+
+class ConfigError(TracebaseError):
+    """A pipeline config value is missing or has the wrong type/range."""
+
+    def __init__(self, source: str, key: str | None, expected: str, found: str):
+        where = f"{source}: key '{key}'" if key else source
+        super().__init__(f"{where}: expected {expected}, found {found}")
+        self.source, self.key, self.expected, self.found = source, key, expected, found
+
+
+@dataclass(frozen=True)
+class Retention:
+    dataset_days: int = 90
+    quarantine_days: int = 30
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    compact_min_files: int = 8
+    compact_small_file_mb: float = 16.0
+    audit_window_hours: float = 2.0
+    baseline_window_days: float = 7.0
+    trend_change_pct: float = 25.0
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    source: str
+    spool: Path
+    dataset: Path
+    quarantine: Path
+    findings: Path
+    reports: Path
+    model: Path
+    expected_errors: Path
+    probe_set: Path | None = None
+    nccl_logs: tuple[str, ...] = ()
+    retention: Retention = field(default_factory=Retention)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form (for XCom and logs)."""
+        out = asdict(self)
+        for key, value in out.items():
+            if isinstance(value, Path):
+                out[key] = str(value)
+        out["nccl_logs"] = list(self.nccl_logs)
+        return out
+
+
+_INT_RANGES = {"dataset_days": 1, "quarantine_days": 1, "compact_min_files": 2}
+
+
+def _describe(value: object) -> str:
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _number(source: str, key: str, value: object, *, integer: bool, minimum: float) -> float | int:
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and isinstance(value, float)):
+        raise ConfigError(source, key, f"{kind} >= {minimum}", _describe(value))
+    if value < minimum:
+        raise ConfigError(source, key, f"{kind} >= {minimum}", repr(value))
+    return int(value) if integer else float(value)
+
+
+def _section(source: str, data: dict, name: str, allowed: set[str], required: bool) -> dict:
+    section = data.get(name)
+    if section is None:
+        if required:
+            raise ConfigError(source, name, f"a mapping with keys {sorted(allowed)}", "nothing")
+        return {}
+    if not isinstance(section, dict):
+        raise ConfigError(source, name, "a mapping", _describe(section))
+    unknown = sorted(set(section) - allowed)
+    if unknown:
+        raise ConfigError(source, f"{name}.{unknown[0]}", f"one of {sorted(allowed)}", "an unknown key")
+    return section
+
+
+def config_from_dict(data: object, source: str = "<config>", base_dir: Path | None = None) -> PipelineConfig:
+    """Validate a parsed config mapping; relative paths resolve against `base_dir`."""
+    if not isinstance(data, dict):
+        raise ConfigError(source, None, "a YAML mapping at the top level", _describe(data))
+    allowed_top = {"version", "paths", "probe_set", "nccl_logs", "retention", "thresholds"}
+    unknown = sorted(set(data) - allowed_top)
+    if unknown:
+        raise ConfigError(source, unknown[0], f"one of {sorted(allowed_top)}", "an unknown key")
+    version = data.get("version", CONFIG_VERSION)
+    if version != CONFIG_VERSION:
+        raise ConfigError(source, "version", str(CONFIG_VERSION), repr(version))
+    base = base_dir or Path.cwd()
+
+    def as_path(key: str, value: object) -> Path:
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(source, key, "a non-empty path string", _describe(value))
+        path = Path(os.path.expanduser(value))
+        return path if path.is_absolute() else (base / path)
+
+    paths = _section(source, data, "paths", set(PATH_KEYS), required=True)
+    missing = [k for k in PATH_KEYS if k not in paths]
+    if missing:
+        raise ConfigError(source, f"paths.{missing[0]}", "a path", "nothing (key missing)")
+    resolved = {k: as_path(f"paths.{k}", paths[k]) for k in PATH_KEYS}
+
+    probe_set = data.get("probe_set")
+    probe_path = as_path("probe_set", probe_set) if probe_set is not None else None
+
+    logs = data.get("nccl_logs") or []
+    if isinstance(logs, str):
+        logs = [logs]
+    if not isinstance(logs, list) or not all(isinstance(x, str) and x for x in logs):
+        raise ConfigError(source, "nccl_logs", "a list of file paths or globs", _describe(logs))
+    logs = [str(as_path("nccl_logs", x)) for x in logs]
+
+    ret = _section(source, data, "retention", {"dataset_days", "quarantine_days"}, required=False)
+    retention = Retention(
+        **{k: _number(source, f"retention.{k}", v, integer=True, minimum=_INT_RANGES[k]) for k, v in ret.items()}
+    )
+    thr_fields = {f.name for f in fields(Thresholds)}
+    thr = _section(source, data, "thresholds", thr_fields, required=False)
+    checked: dict[str, float | int] = {}
+    for key, value in thr.items():
+        integer = key == "compact_min_files"
+        minimum = _INT_RANGES.get(key, 0.0)
+        number = _number(source, f"thresholds.{key}", value, integer=integer, minimum=minimum)
+        if not integer and number <= 0:
+            raise ConfigError(source, f"thresholds.{key}", "a number > 0", repr(value))
+        checked[key] = number
+    thresholds = Thresholds(**checked)  # type: ignore[arg-type]
+    return PipelineConfig(
+        source=source,
+        probe_set=probe_path,
+        nccl_logs=tuple(logs),
+        retention=retention,
+        thresholds=thresholds,
+        **resolved,
+    )
+
+
+def load_config(path: str | os.PathLike) -> PipelineConfig:
+    """Load and validate the pipeline config YAML at `path`."""
+    source = str(path)
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise ConfigError(source, None, "a pipeline config file", "no such file") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise ConfigError(source, None, "a readable YAML file", type(exc).__name__) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"invalid YAML at line {mark.line + 1}" if mark else "invalid YAML"
+        raise ConfigError(source, None, "valid YAML", where) from None
+    return config_from_dict(data, source, Path(path).resolve().parent)
+
+
+def resolve_config_path(param: str | None = None) -> Path:
+    """The config path from a DAG param, else the Airflow Variable, else $TRACEBASE_CONFIG."""
+    if param:
+        return Path(param)
+    try:  # only inside an Airflow task; the library and CLI never need Airflow
+        from airflow.sdk import Variable
+
+        value = Variable.get(VARIABLE_NAME, default=None)
+    except Exception:  # noqa: BLE001 - no Airflow, no API server, or no such variable
+        value = None
+    value = value or os.environ.get(ENV_NAME)
+    if not value:
+        raise ConfigError(
+            "<pipeline config>",
+            "config",
+            f"a config path in the DAG param 'config', the Airflow Variable '{VARIABLE_NAME}' or ${ENV_NAME}",
+            "none set",
+        )
+    return Path(value)
+
+
+def write_default_config(path: str | os.PathLike, root: str | os.PathLike) -> Path:
+    """Write a config whose paths all live under `root` (for local runs and tests)."""
+    root = Path(root)
+    data = {
+        "version": CONFIG_VERSION,
+        "paths": {
+            "spool": str(root / "spool"),
+            "dataset": str(root / "dataset"),
+            "quarantine": str(root / "quarantine"),
+            "findings": str(root / "findings"),
+            "reports": str(root / "reports"),
+            "model": str(root / "model" / "baseline.parquet"),
+            "expected_errors": str(root / "expected_errors.yaml"),
+        },
+        "retention": asdict(Retention()),
+        "thresholds": asdict(Thresholds()),
+    }
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(yaml.safe_dump(data, sort_keys=False))
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,251 @@
+"""Fleet expected-error learning: which errors are routine, with the statistic that says so.
+
+An error predicate P = (probe, errno) in the context of an operation is *expected* when
+
+* it recurs in operations that succeeded or that the job survived: an occurrence *survives*
+  when a success follows in its job and either the root returned 0 (handled inside the
+  operation) or the error is the operation's own result at the root frame; at least
+  ``min_success`` surviving occurrences on ``min_hosts`` hosts and ``min_jobs`` jobs, and
+* it does not raise the failure rate of the operation it happens in. We use CBI's
+  Increase(P) = P(fail | P true) - P(fail | P observed) (Liblit et al., PLDI'05), where
+  "observed" means the probe was reached in a trace of that operation, and require its upper
+  confidence bound to stay <= ``max_increase`` (0.05: "about zero"). The bound is conservative: Wilson upper bound
+  of P(fail | P true) minus Wilson lower bound of P(fail | P observed), at ``z`` (1.96 = 95%).
+
+"What follows" an occurrence is the rest of its job: an occurrence *fails* when no successful
+operation (root returned 0) follows it in the same job on the same host (the job died on it or
+never recovered). Runs are jobs, as in CBI. This handles errors that fail their own operation
+but are routine (EAGAIN from the rdma cgroup, retried; ENODATA from an empty GID slot): the job
+goes on. Good traces are sampled by the tracer; a later sampled success is what shows the job
+went on, so very short jobs look like failures to both sides of Increase alike.
+
+Recurrence is also required across the fleet: at least ``min_host_fraction`` of the hosts that
+reach the probe in that operation show the error. A real fault confined to a few hosts (a bad
+firmware, a crash-looping host) stays a finding even when jobs survive it.
+
+Learning streams over event batches (see baseline.fleet_model.event_batches) and keeps small
+aggregate tables only. `merge_into_file` folds the result into expected_errors.yaml through
+baseline.expected (curated wins; learned entries carry stats and first/last seen; learned
+entries no longer supported are flagged stale).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from baseline.expected import Entry, ExpectedErrors, learned_id
+from baseline.fleet_model import EventsInput, event_batches, max_depth_of, with_frame_context
+from tracer.errors import TracebaseError
+
+
+def wilson_bounds(successes: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a binomial proportion (vectorised); n == 0 -> (0, 1)."""
+    successes = np.asarray(successes, dtype=float)
+    n = np.asarray(n, dtype=float)
+    safe = np.maximum(n, 1.0)
+    p = successes / safe
+    denom = 1 + z * z / safe
+    centre = (p + z * z / (2 * safe)) / denom
+    half = z * np.sqrt(p * (1 - p) / safe + z * z / (4 * safe * safe)) / denom
+    low = np.where(n > 0, np.clip(centre - half, 0, 1), 0.0)
+    high = np.where(n > 0, np.clip(centre + half, 0, 1), 1.0)
+    return low, high
+
+
+def failed_expr() -> pl.Expr:
+    status = pl.col("exit_status")
+    return pl.when(status.is_not_null()).then(status != 0).otherwise(pl.col("kind") == "failure")
+
+
+@dataclass
+class FleetExpectedResult:
+    entries: list[Entry]  # predicates that passed, as learned expected_errors.yaml entries
+    candidates: pl.DataFrame  # every (operation, probe, errno) seen, with stats and verdict
+
+
+def run_key() -> pl.Expr:
+    return pl.concat_str([pl.col("host").fill_null(""), pl.col("job_id").fill_null("")], separator="\x00")
+
+
+def _last_success(lf: pl.LazyFrame) -> pl.DataFrame:
+    """Per run (host + job): time of the last successful operation."""
+    return (
+        lf.filter(~failed_expr())
+        .group_by(run_key().alias("run"))
+        .agg(pl.col("start_time").max().alias("last_success"))
+        .collect(engine="streaming")
+    )
+
+
+def _aggregate_batch(lf: pl.LazyFrame, last_success: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    frames = (
+        with_frame_context(lf, max_depth_of(lf))
+        .with_columns(run_key().alias("run"))
+        .join(last_success.lazy(), on="run", how="left")
+        .with_columns(
+            (~(pl.col("last_success").fill_null(pl.col("start_time")) > pl.col("start_time"))).alias("failed")
+        )
+    )
+    frames = frames.collect(engine="streaming").lazy()
+    # P true: one row per (trace, predicate) even when the error repeats (retries)
+    true = (
+        frames.filter(pl.col("errno").is_not_null())
+        .group_by(["operation", "probe", "errno", "trace_id"])
+        .agg(pl.col("failed").first(), pl.col("host").first(), pl.col("job_id").first(),
+             pl.col("start_time").first(),
+             # survived: the job went on, and the error was handled inside the operation (root
+             # returned 0) or was the operation's own result (root frame)
+             (~pl.col("failed").first() & ((pl.col("exit_status").first() == 0) | (pl.col("depth").min() == 0)))
+             .alias("survived"))
+        .group_by(["operation", "probe", "errno", "host", "job_id"])
+        .agg(
+            pl.len().alias("traces"),
+            pl.col("failed").sum().alias("failing"),
+            pl.col("survived").sum().alias("survived"),
+            pl.col("start_time").min().alias("first_seen"),
+            pl.col("start_time").max().alias("last_seen"),
+        )
+    )
+    observed = (
+        frames.group_by(["operation", "probe", "trace_id"])
+        .agg(pl.col("failed").first())
+        .group_by(["operation", "probe"])
+        .agg(pl.len().alias("observed"), pl.col("failed").sum().alias("observed_failing"))
+    )
+    observed_hosts = frames.select("operation", "probe", "host").unique()
+    return tuple(pl.collect_all([true, observed, observed_hosts]))
+
+
+def learn_fleet_expected(
+    dataset: EventsInput,
+    since: str | dt.datetime | None = None,
+    *,
+    min_hosts: int = 3,
+    min_jobs: int = 2,
+    min_success: int = 5,
+    min_host_fraction: float = 0.25,
+    max_increase: float = 0.05,
+    z: float = 1.96,
+    batch_rows: int = 5_000_000,
+) -> FleetExpectedResult:
+    """Learn expected errors from a fleet dataset (all traces: good and failure)."""
+    last = [_last_success(b) for b in event_batches(dataset, since=since, batch_rows=batch_rows)]
+    if not last:
+        raise TracebaseError("no events to learn expected errors from")
+    last_success = pl.concat(last).group_by("run").agg(pl.col("last_success").max())
+    trues, observeds, obs_hosts = [], [], []
+    for batch in event_batches(dataset, since=since, batch_rows=batch_rows):
+        t, o, h = _aggregate_batch(batch, last_success)
+        trues.append(t)
+        observeds.append(o)
+        obs_hosts.append(h)
+    if not trues:
+        raise TracebaseError("no events to learn expected errors from")
+    true = pl.concat(trues, how="vertical_relaxed")
+    observed = (
+        pl.concat(observeds, how="vertical_relaxed")
+        .group_by(["operation", "probe"])
+        .agg(pl.col("observed").sum(), pl.col("observed_failing").sum())
+        .join(
+            pl.concat(obs_hosts).unique().group_by(["operation", "probe"]).agg(pl.len().alias("observed_hosts")),
+            on=["operation", "probe"],
+        )
+    )
+    cand = (
+        true.group_by(["operation", "probe", "errno"])
+        .agg(
+            pl.col("traces").sum(),
+            pl.col("failing").sum(),
+            pl.col("survived").sum(),
+            pl.col("host").filter(pl.col("survived") > 0).n_unique().alias("success_hosts"),
+            pl.col("job_id").filter(pl.col("survived") > 0).n_unique().alias("success_jobs"),
+            pl.col("host").n_unique().alias("hosts"),
+            pl.col("job_id").n_unique().alias("jobs"),
+            pl.col("first_seen").min(),
+            pl.col("last_seen").max(),
+        )
+        .join(observed, on=["operation", "probe"], how="left")
+        .sort(["operation", "probe", "errno"])
+    )
+    if cand.is_empty():
+        return FleetExpectedResult([], cand)
+    _, p_true_high = wilson_bounds(cand["failing"].to_numpy(), cand["traces"].to_numpy(), z)
+    p_obs_low, _ = wilson_bounds(cand["observed_failing"].to_numpy(), cand["observed"].to_numpy(), z)
+    cand = cand.with_columns(
+        pl.col("survived").alias("success"),
+        (pl.col("failing") / pl.col("traces")).alias("p_fail_true"),
+        (pl.col("observed_failing") / pl.col("observed")).alias("p_fail_observed"),
+    ).with_columns(
+        (pl.col("p_fail_true") - pl.col("p_fail_observed")).alias("increase"),
+        pl.Series("increase_upper", p_true_high - p_obs_low),
+    )
+    cand = cand.with_columns(
+        (
+            (pl.col("success") >= min_success)
+            & (pl.col("success_hosts") >= min_hosts)
+            & (pl.col("success_jobs") >= min_jobs)
+            & (pl.col("hosts") >= min_host_fraction * pl.col("observed_hosts"))
+            & (pl.col("increase_upper") <= max_increase)
+        ).alias("expected")
+    )
+    entries = [_entry(row, z) for row in cand.filter(pl.col("expected")).iter_rows(named=True)]
+    return FleetExpectedResult(entries, cand)
+
+
+def _iso(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _entry(row: dict[str, Any], z: float) -> Entry:
+    stats = {
+        "statistic": "CBI Increase(P) = P(fail|P) - P(fail|P observed)",
+        "increase": round(float(row["increase"]), 6),
+        "increase_upper": round(float(row["increase_upper"]), 6),
+        "confidence_z": z,
+        "p_fail_true": round(float(row["p_fail_true"]), 6),
+        "p_fail_observed": round(float(row["p_fail_observed"]), 6),
+        "traces": int(row["traces"]),
+        "failing_traces": int(row["failing"]),
+        "observed_traces": int(row["observed"]),
+        "hosts": int(row["hosts"]),
+        "observed_hosts": int(row["observed_hosts"]),
+        "outcome": "fail = no successful operation follows in the same job and host",
+        "jobs": int(row["jobs"]),
+    }
+    return Entry(
+        id=learned_id(row["probe"], row["errno"], None, row["operation"]),
+        source="learned",
+        probe=row["probe"],
+        errno=row["errno"],
+        context=row["operation"],
+        support={"runs": int(row["success"]), "total": int(row["observed"])},
+        first_seen=_iso(row["first_seen"]),
+        last_seen=_iso(row["last_seen"]),
+        stats=stats,
+    )
+
+
+def merge_into_file(
+    path: str | os.PathLike, entries: list[Entry], now: str | None = None
+) -> dict[str, int]:
+    """Merge learned entries into an expected_errors.yaml (created when missing), atomically.
+
+    Curated entries win; learned entries carry fresh stats; unsupported ones turn stale."""
+    path = Path(path)
+    expected = ExpectedErrors.load(path) if path.exists() else ExpectedErrors([], source=str(path))
+    counts = expected.merge_learned(entries, now=now)
+    fresh = {e.key(): e for e in entries}
+    for e in expected.learned():  # merge_learned refreshes support only; carry the new stats too
+        if e.key() in fresh and e.status == "active":
+            e.stats = fresh[e.key()].stats
+    expected.save(path)
+    return counts

@@ -1,0 +1,433 @@
+"""The good-trace baseline of a fleet: per operation, the call chains that known-good traces take.
+
+An *operation* is the root probe plus the arguments that select a path (the fleet tracer and
+the simulator put it in the trace-level ``command`` column: "reg_mr", "modify_qp INIT->RTR";
+when ``command`` is empty we fall back to "<root probe> <root arg>"). For every operation the
+model keeps, from good traces only:
+
+* ``edges_``  - structural call edges (parent probe -> probe at a depth) and how often they occur;
+* ``errors_`` - error frames seen inside good traces (parent, probe, errno): handled errors such
+  as EAGAIN retries or ENOENT probing, which are part of known-good behaviour;
+* ``chains_`` - the distinct normalised frame sequences (hashed) and their frequencies;
+* ``operations_`` - per operation: good traces, events, hosts.
+
+A frame of another trace is *explained* when its structural edge is known for its operation
+and, if it carries an errno, that error was seen at the same place in good traces. The first
+frame that is not explained is where a failure leaves good behaviour (see baseline.audit).
+
+The estimator follows scikit-learn conventions (parameters in ``__init__``, learned state in
+trailing-underscore attributes, ``fit`` / ``partial_fit`` / ``score_samples`` /
+``decision_function`` / ``predict`` / ``score``). Samples are traces. ``fit`` accepts a dataset
+root, Parquet files, or a polars (Lazy)DataFrame of events and streams: it works through files
+in batches of about ``batch_rows`` rows, aggregating each batch in polars and merging the small
+aggregate tables, so 100 million events never sit in memory at once.
+
+The model file is one Parquet table (``baseline_model`` in tracer.schema) whose footer holds a
+JSON header with ``model_version``; `save` writes it atomically, `load` refuses other versions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tracer.errors import TracebaseError
+from tracer.schema import (
+    dataset_files,
+    file_metadata,
+    parquet_files,
+    validate_file,
+    write_table,
+)
+
+MODEL_VERSION = 1
+MODEL_KIND = "GoodTraceBaseline"
+MAX_DEPTH = 64  # deeper frames are clipped: no real RDMA call tree comes near this
+
+EventsInput = str | os.PathLike | Iterable[str | os.PathLike] | pl.LazyFrame | pl.DataFrame
+
+
+class NotFittedError(TracebaseError, ValueError):
+    """Raised when a model is used before `fit` (same idea as sklearn's NotFittedError)."""
+
+
+# --------------------------------------------------------------------------------------------
+# featurisation shared with baseline.audit / baseline.fleet_expected
+# --------------------------------------------------------------------------------------------
+def operation_expr() -> pl.Expr:
+    """The operation of each row: `command`, else root probe + root arg (rows must be in
+    (trace_id, seq) order so that the forward fill stays inside the trace)."""
+    root_probe = pl.when(pl.col("depth") == 0).then(pl.col("probe")).forward_fill()
+    root_arg = pl.when(pl.col("depth") == 0).then(pl.col("arg").fill_null("")).forward_fill()
+    fallback = pl.concat_str([root_probe, root_arg], separator=" ").str.strip_chars()
+    command = pl.col("command")
+    return pl.when(command.is_not_null() & (command != "")).then(command).otherwise(fallback)
+
+
+def ancestor_columns(column: str, max_depth: int, prefix: str) -> list[pl.Expr]:
+    """`prefix{d}` = value of `column` in the most recent frame at depth d (the ancestor at
+    depth d of a frame deeper than d, given pre-order rows sorted by trace_id, seq)."""
+    return [
+        pl.when(pl.col("depth") == d).then(pl.col(column)).forward_fill().alias(f"{prefix}{d}")
+        for d in range(max_depth + 1)
+    ]
+
+
+def parent_expr(prefix: str, max_depth: int) -> pl.Expr:
+    """Value at depth-1 from ancestor columns made by `ancestor_columns` (null for roots)."""
+    expr = pl.lit(None, dtype=pl.String)
+    for d in range(max_depth, 0, -1):
+        expr = pl.when(pl.col("depth") == d).then(pl.col(f"{prefix}{d - 1}")).otherwise(expr)
+    return expr
+
+
+def with_frame_context(lf: pl.LazyFrame, max_depth: int) -> pl.LazyFrame:
+    """Sort by trace and seq; add `operation` and `parent` (probe of the parent frame)."""
+    max_depth = min(max(max_depth, 0), MAX_DEPTH)
+    return (
+        lf.sort(["trace_id", "seq"])
+        .with_columns(pl.col("depth").clip(0, MAX_DEPTH))
+        .with_columns(operation_expr().alias("operation"), *ancestor_columns("probe", max_depth, "_anc"))
+        .with_columns(parent_expr("_anc", max_depth).fill_null("^").alias("parent"))
+        .drop([f"_anc{d}" for d in range(max_depth + 1)])
+    )
+
+
+def max_depth_of(lf: pl.LazyFrame) -> int:
+    value = lf.select(pl.col("depth").max()).collect().item()
+    return int(value) if value is not None else 0
+
+
+# --------------------------------------------------------------------------------------------
+# input handling
+# --------------------------------------------------------------------------------------------
+def event_files(dataset: str | os.PathLike | Iterable[str | os.PathLike], since: str | None = None) -> list[Path]:
+    """Events Parquet files of a dataset root (``<root>/events/date=...``), a directory of
+    Parquet files, or explicit files. Raises TracebaseError when nothing is there."""
+    if isinstance(dataset, (str, os.PathLike)):
+        root = Path(dataset)
+        if not root.exists():
+            raise TracebaseError(f"{root}: no such dataset (file or directory)")
+        if (root / "events").is_dir():
+            files = dataset_files(root, "events", since=since)
+            if not files:
+                where = f" with date >= {since[:10]}" if since else ""
+                raise TracebaseError(f"{root}: dataset holds no events files{where}")
+            return files
+    return parquet_files(dataset)
+
+
+def parse_since(since: str | dt.datetime | None) -> dt.datetime | None:
+    """ISO date/time (naive = UTC) -> aware datetime; TracebaseError naming the bad value."""
+    if since is None or isinstance(since, dt.datetime):
+        if isinstance(since, dt.datetime) and since.tzinfo is None:
+            since = since.replace(tzinfo=dt.UTC)
+        return since
+    text = since.strip().replace("Z", "+00:00")
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise TracebaseError(
+            f"--since: expected an ISO date or time like 2026-11-29 or 2026-11-29T10:00:00Z, found {since!r}"
+        ) from None
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+def since_filter(since: dt.datetime | None) -> pl.Expr:
+    if since is None:
+        return pl.lit(True)
+    return pl.col("start_time") >= pl.lit(since).dt.cast_time_unit("ns")
+
+
+def event_batches(
+    dataset: EventsInput, since: str | dt.datetime | None = None, batch_rows: int = 5_000_000
+) -> Iterator[pl.LazyFrame]:
+    """Lazy event frames of about `batch_rows` rows each (whole files, so whole traces)."""
+    since_dt = parse_since(since)
+    if isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
+        yield dataset.lazy().filter(since_filter(since_dt))
+        return
+    files = event_files(dataset, since=since_dt.date().isoformat() if since_dt else None)
+    batch: list[str] = []
+    rows = 0
+    for f in files:
+        meta = validate_file(f, "events")
+        batch.append(str(f))
+        rows += meta.num_rows
+        if rows >= batch_rows:
+            yield _scan_files(batch).filter(since_filter(since_dt))
+            batch, rows = [], 0
+    if batch:
+        yield _scan_files(batch).filter(since_filter(since_dt))
+
+
+def _scan_files(files: list[str]) -> pl.LazyFrame:
+    from tracer.schema import EVENTS
+
+    return pl.scan_parquet(files, missing_columns="insert", extra_columns="ignore").select(EVENTS.names)
+
+
+# --------------------------------------------------------------------------------------------
+# the estimator
+# --------------------------------------------------------------------------------------------
+class GoodTraceBaseline:
+    """Known-good call chains per operation, learned from good traces.
+
+    Parameters
+    ----------
+    min_support : int
+        An edge / error frame counts as known-good only when seen in at least this many good
+        frames (1 = anything ever seen in a good trace).
+    good_kinds : tuple of str
+        Trace kinds used for fitting (other rows are ignored by `fit`).
+    batch_rows : int
+        Rows per streamed batch when fitting from files.
+    """
+
+    def __init__(self, min_support: int = 1, good_kinds: tuple[str, ...] = ("good",), batch_rows: int = 5_000_000):
+        self.min_support = min_support
+        self.good_kinds = good_kinds
+        self.batch_rows = batch_rows
+
+    # sklearn-style parameter protocol (so sklearn.base.clone works)
+    def get_params(self, deep: bool = True) -> dict[str, Any]:  # noqa: ARG002
+        return {"min_support": self.min_support, "good_kinds": self.good_kinds, "batch_rows": self.batch_rows}
+
+    def set_params(self, **params: Any) -> GoodTraceBaseline:
+        for key, value in params.items():
+            if key not in self.get_params():
+                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # ---------------------------------------------------------------- fitting
+    def fit(self, X: EventsInput, y: None = None, since: str | dt.datetime | None = None) -> GoodTraceBaseline:  # noqa: ARG002
+        """Learn from the good traces in X (dataset root, files, or events frame)."""
+        for attr in ("edges_", "errors_", "chains_", "operations_", "n_traces_", "n_events_"):
+            if hasattr(self, attr):
+                delattr(self, attr)
+        for batch in event_batches(X, since=since, batch_rows=self.batch_rows):
+            self.partial_fit(batch)
+        if not hasattr(self, "operations_"):
+            raise TracebaseError("no events to learn from")
+        if self.n_traces_ == 0:
+            raise TracebaseError(f"no good traces to learn from (kinds {', '.join(self.good_kinds)})")
+        return self
+
+    def partial_fit(self, X: pl.LazyFrame | pl.DataFrame, y: None = None) -> GoodTraceBaseline:  # noqa: ARG002
+        """Add one batch of events (whole traces) to the learned tables."""
+        lf = X.lazy().filter(pl.col("kind").is_in(list(self.good_kinds)))
+        depth = max_depth_of(lf)
+        frames = with_frame_context(lf, depth).with_columns(
+            pl.concat_str(
+                [pl.col("depth").cast(pl.String), pl.col("probe"), pl.col("errno").fill_null("")], separator="|"
+            ).alias("token")
+        )
+        frames = frames.collect(engine="streaming").lazy()
+        edges = frames.group_by(["operation", "parent", "probe", "depth"]).agg(pl.len().alias("count"))
+        errors = (
+            frames.filter(pl.col("errno").is_not_null())
+            .group_by(["operation", "parent", "probe", "errno"])
+            .agg(pl.len().alias("count"))
+        )
+        chains = (
+            frames.group_by("trace_id")
+            .agg(
+                pl.col("operation").first(),
+                pl.col("token").str.join("\n").hash().alias("chain_hash"),
+                pl.len().alias("frames"),
+            )
+            .group_by(["operation", "chain_hash"])
+            .agg(pl.len().alias("count"), pl.col("frames").first())
+        )
+        ops = frames.group_by(["operation", "host"]).agg(
+            pl.col("trace_id").n_unique().alias("traces"), pl.len().alias("events")
+        )
+        edges, errors, chains, ops = pl.collect_all([edges, errors, chains, ops])
+        if hasattr(self, "operations_"):
+            edges = _merge(self.edges_, edges, ["operation", "parent", "probe", "depth"], ["count"])
+            errors = _merge(self.errors_, errors, ["operation", "parent", "probe", "errno"], ["count"])
+            chains = _merge(self.chains_, chains, ["operation", "chain_hash"], ["count"], keep=["frames"])
+            ops = _merge(self.op_hosts_, ops, ["operation", "host"], ["traces", "events"])
+        self.edges_, self.errors_, self.chains_, self.op_hosts_ = edges, errors, chains, ops
+        self._summarise()
+        return self
+
+    def _summarise(self) -> None:
+        self.operations_ = (
+            self.op_hosts_.group_by("operation")
+            .agg(pl.col("traces").sum(), pl.col("events").sum(), pl.col("host").n_unique().alias("hosts"))
+            .sort("operation")
+        )
+        self.n_traces_ = int(self.operations_["traces"].sum())
+        self.n_events_ = int(self.operations_["events"].sum())
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "edges_"):
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with good traces first."
+            )
+
+    # ---------------------------------------------------------------- explaining frames
+    def explain_frames(self, X: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
+        """Events with `operation`, `parent`, `known_edge` and `known_error` columns.
+
+        known_edge: the structural edge (operation, parent, probe, depth) occurs in good traces.
+        known_error: the frame carries no errno, or that errno was seen at the same place
+        (operation, parent, probe) in good traces. A frame is explained when both hold.
+        """
+        self._check_fitted()
+        lf = X.lazy()
+        depth = max_depth_of(lf)
+        edges = self.edges_.filter(pl.col("count") >= self.min_support).select(
+            "operation", "parent", "probe", "depth", pl.lit(True).alias("known_edge")
+        )
+        errors = self.errors_.filter(pl.col("count") >= self.min_support).select(
+            "operation", "parent", "probe", "errno", pl.lit(True).alias("known_error")
+        )
+        return (
+            with_frame_context(lf, depth)
+            .join(edges.lazy(), on=["operation", "parent", "probe", "depth"], how="left", maintain_order="left")
+            .join(errors.lazy(), on=["operation", "parent", "probe", "errno"], how="left", maintain_order="left")
+            .with_columns(
+                pl.col("known_edge").fill_null(False),
+                (pl.col("errno").is_null() | pl.col("known_error").fill_null(False)).alias("known_error"),
+            )
+        )
+
+    def trace_scores(self, X: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
+        """One row per trace (sorted by trace_id): operation, frames, unexplained frames,
+        first unexplained seq, whether the whole chain is a known-good chain."""
+        frames = self.explain_frames(X).with_columns(
+            pl.concat_str(
+                [pl.col("depth").cast(pl.String), pl.col("probe"), pl.col("errno").fill_null("")], separator="|"
+            ).alias("token"),
+            (~(pl.col("known_edge") & pl.col("known_error"))).alias("unexplained"),
+        )
+        per_trace = frames.group_by("trace_id").agg(
+            pl.col("operation").first(),
+            pl.len().alias("frames"),
+            pl.col("unexplained").sum().alias("unexplained"),
+            pl.col("seq").filter(pl.col("unexplained")).min().alias("first_unexplained_seq"),
+            pl.col("token").str.join("\n").hash().alias("chain_hash"),
+        )
+        chains = self.chains_.filter(pl.col("count") >= self.min_support).select(
+            "operation", "chain_hash", pl.lit(True).alias("known_chain")
+        )
+        return (
+            per_trace.join(chains.lazy(), on=["operation", "chain_hash"], how="left")
+            .with_columns(pl.col("known_chain").fill_null(False))
+            .drop("chain_hash")
+            .sort("trace_id")
+            .collect()
+        )
+
+    # sklearn outlier-detector conventions: higher = more normal, predict -1 for outliers.
+    offset_ = -0.5
+
+    def score_samples(self, X: pl.LazyFrame | pl.DataFrame) -> np.ndarray:
+        """Minus the number of unexplained frames per trace (0 = fully known-good)."""
+        return -self.trace_scores(X)["unexplained"].to_numpy().astype(float)
+
+    def decision_function(self, X: pl.LazyFrame | pl.DataFrame) -> np.ndarray:
+        return self.score_samples(X) - self.offset_
+
+    def predict(self, X: pl.LazyFrame | pl.DataFrame) -> np.ndarray:
+        """+1 for traces fully explained by known-good chains, -1 otherwise (trace_id order)."""
+        return np.where(self.decision_function(X) > 0, 1, -1)
+
+    def score(self, X: pl.LazyFrame | pl.DataFrame, y: None = None) -> float:  # noqa: ARG002
+        """Fraction of traces in X fully explained by the baseline."""
+        pred = self.predict(X)
+        return float((pred == 1).mean()) if len(pred) else 0.0
+
+    # ---------------------------------------------------------------- persistence
+    def to_table(self) -> pl.DataFrame:
+        self._check_fitted()
+        parts = [
+            self.edges_.select(pl.lit("edge").alias("record"), "operation", "parent", "probe",
+                               pl.col("depth").cast(pl.Int16), "count"),
+            self.errors_.select(pl.lit("error").alias("record"), "operation", "parent", "probe", "errno", "count"),
+            self.chains_.select(pl.lit("chain").alias("record"), "operation", "chain_hash", "frames", "count"),
+            self.op_hosts_.select(pl.lit("host").alias("record"), "operation", "host",
+                                  pl.col("traces").alias("count"), pl.col("events").alias("frames")),
+        ]
+        return pl.concat(parts, how="diagonal_relaxed")
+
+    def header(self) -> dict[str, Any]:
+        self._check_fitted()
+        return {
+            "model": MODEL_KIND,
+            "model_version": MODEL_VERSION,
+            "params": {k: list(v) if isinstance(v, tuple) else v for k, v in self.get_params().items()},
+            "n_traces": self.n_traces_,
+            "n_events": self.n_events_,
+            "operations": self.operations_["operation"].to_list(),
+            "saved_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        }
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the model atomically as one Parquet file with a JSON header in its footer."""
+        return write_table(self.to_table(), path, "baseline_model", extra_metadata={"model": json.dumps(self.header())})
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> GoodTraceBaseline:
+        """Read a model written by `save`; TracebaseError on wrong kind or version."""
+        validate_file(path, "baseline_model")
+        raw = file_metadata(path).get("model")
+        try:
+            header = json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            header = None
+        if not isinstance(header, dict) or header.get("model") != MODEL_KIND:
+            raise TracebaseError(f"{path}: expected a {MODEL_KIND} model header, found {raw!r:.80}")
+        if header.get("model_version") != MODEL_VERSION:
+            raise TracebaseError(
+                f"{path}: expected model version {MODEL_VERSION}, found model version "
+                f"{header.get('model_version')} (re-run `baseline learn`)"
+            )
+        params = header.get("params", {})
+        if "good_kinds" in params:
+            params["good_kinds"] = tuple(params["good_kinds"])
+        model = cls(**params)
+        table = pl.read_parquet(path)
+        rec = pl.col("record")
+        model.edges_ = table.filter(rec == "edge").select("operation", "parent", "probe", "depth", "count")
+        model.errors_ = table.filter(rec == "error").select("operation", "parent", "probe", "errno", "count")
+        model.chains_ = table.filter(rec == "chain").select("operation", "chain_hash", "count", "frames")
+        model.op_hosts_ = table.filter(rec == "host").select(
+            "operation", "host", pl.col("count").alias("traces"), pl.col("frames").alias("events")
+        )
+        model._summarise()
+        return model
+
+
+def _merge(old: pl.DataFrame, new: pl.DataFrame, keys: list[str], sums: list[str], keep: list[str] = ()) -> pl.DataFrame:
+    both = pl.concat([old.select(keys + sums + list(keep)), new.select(keys + sums + list(keep))], how="vertical_relaxed")
+    return both.group_by(keys).agg([pl.col(c).sum() for c in sums] + [pl.col(c).first() for c in keep])
+
+
+def fit_baseline(
+    dataset: EventsInput,
+    out: str | os.PathLike | None = None,
+    since: str | dt.datetime | None = None,
+    **params: Any,
+) -> GoodTraceBaseline:
+    """Learn the good-trace baseline of a dataset (root dir, files or events frame); save it
+    to `out` when given. Keyword params go to GoodTraceBaseline. Used by `baseline learn` and
+    the Airflow DAGs."""
+    model = GoodTraceBaseline(**params).fit(dataset, since=since)
+    if out is not None:
+        model.save(out)
+    return model

@@ -1,0 +1,1 @@
+"""Building blocks of the fleet simulator (see baseline.simulate for the dataset it writes)."""

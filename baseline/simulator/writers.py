@@ -1,0 +1,75 @@
+"""Write one host's tables: the dataset layout (default) or the tracer's spool layout."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from baseline.simulator.host import INTERVAL_NS, HostResult
+from tracer.schema import fsync_dir, partition_path, write_table
+
+_DATE_COLUMN = {"events": "start_time", "counters": "snapshot_time", "truth": "time"}
+
+
+def _by_date(df: pl.DataFrame, column: str) -> list[tuple[str, pl.DataFrame]]:
+    if df.height == 0:
+        return []
+    dated = df.with_columns(_date=pl.col(column).dt.strftime("%Y-%m-%d"))
+    return [(str(key[0]), part.drop("_date")) for key, part in dated.group_by("_date", maintain_order=True)]
+
+
+def write_dataset(root: Path, result: HostResult, tables: tuple[str, ...] = ("events", "counters", "truth")) -> dict[str, int]:
+    """Write each table of one host under <root>/<table>/date=YYYY-MM-DD/host=<host>/part-00000.parquet."""
+    sizes: dict[str, int] = {}
+    for table in tables:
+        df = getattr(result, table)
+        for date, part in _by_date(df, _DATE_COLUMN[table]):
+            path = partition_path(root, table, date, result.host, "part-00000.parquet")
+            write_table(part, path, table, extra_metadata={"producer": "baseline.simulate"})
+            sizes[table] = sizes.get(table, 0) + path.stat().st_size
+    return sizes
+
+
+def snapshot_name(snapshot_ns: int, seq: int) -> str:
+    stamp = datetime.fromtimestamp(snapshot_ns / 1e9, tz=UTC)
+    return f"snap-{stamp:%Y%m%dT%H%M%S}.{stamp.microsecond // 1000:03d}Z-{seq:06d}"
+
+
+def write_spool(root: Path, result: HostResult, start_ns: int) -> dict[str, int]:
+    """One directory per non-idle 5 s snapshot, written as .snap-*.tmp and renamed into place.
+
+    A trace belongs to the snapshot during which it ended (when the collector drained it).
+    Idle intervals (no invocation of any probe) are not written.
+    """
+    host_dir = root / "spool" / result.host
+    host_dir.mkdir(parents=True, exist_ok=True)
+    ev = result.events.with_columns(
+        _iv=((pl.col("end_time").dt.epoch("ns") - start_ns) // INTERVAL_NS)
+    )
+    co = result.counters.with_columns(
+        _iv=((pl.col("snapshot_time").dt.epoch("ns") - start_ns) // INTERVAL_NS - 1)
+    )
+    intervals = np.union1d(ev["_iv"].unique().to_numpy(), co["_iv"].unique().to_numpy())
+    ev_parts = {k[0]: g.drop("_iv") for k, g in ev.group_by("_iv")}
+    co_parts = {k[0]: g.drop("_iv") for k, g in co.group_by("_iv")}
+    empty_ev, empty_co = result.events.clear(), result.counters.clear()
+    sizes = {"events": 0, "counters": 0}
+    for seq, iv in enumerate(intervals.tolist()):
+        name = snapshot_name(start_ns + (iv + 1) * INTERVAL_NS, seq)
+        tmp = host_dir / f".{name}.tmp"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        for table, parts, empty in (("events", ev_parts, empty_ev), ("counters", co_parts, empty_co)):
+            path = write_table(parts.get(iv, empty), tmp / f"{table}.parquet", table,
+                               extra_metadata={"producer": "baseline.simulate"})
+            sizes[table] += path.stat().st_size
+        os.replace(tmp, host_dir / name)
+    fsync_dir(host_dir)
+    sizes.update(write_dataset(root, result, tables=("truth",)))
+    return sizes

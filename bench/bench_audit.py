@@ -1,0 +1,94 @@
+"""Benchmark `baseline learn` (events/s, peak RSS) and `baseline audit` (wall time per fleet-day).
+
+    .venv/bin/python -m bench.bench_audit --quick
+    .venv/bin/python -m bench.bench_audit --learn-events 100000000 --audit-hosts 10000
+
+Each measured command runs as a subprocess (the real CLI); peak RSS is
+resource.getrusage(RUSAGE_CHILDREN).ru_maxrss of that child alone (one child per measurement
+process). Reference measured in the same run: a bare polars scan that sums one column of the same
+events files (the floor for any streaming pass), so the learn figure is also printed as a ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BASELINE = [sys.executable, "-m", "baseline.cli"]
+
+
+def measure(argv: list[str]) -> dict:
+    """Run argv in a fresh measuring process; wall seconds and the child's peak RSS (MiB)."""
+    code = (
+        "import resource, subprocess, sys, time, json\n"
+        "t = time.perf_counter()\n"
+        f"r = subprocess.run({argv!r}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)\n"
+        "w = time.perf_counter() - t\n"
+        "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(json.dumps({'rc': r.returncode, 'wall_s': w, 'peak_rss_mib': ru.ru_maxrss / 1024, 'err': r.stderr[-500:]}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    result = json.loads(out.stdout)
+    if result["rc"] != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {result['err']}")
+    return result
+
+
+def simulate(root: Path, hosts: int, hours: float, events_target: int | None, workers: int) -> dict:
+    from baseline.simulate import simulate as sim
+
+    t = time.perf_counter()
+    summary = sim(root, hosts=hosts, hours=hours, seed=42, events_target=events_target, workers=workers)
+    summary["sim_wall_s"] = time.perf_counter() - t
+    return summary
+
+
+def scan_reference(root: Path) -> dict:
+    code = (
+        "import polars as pl, sys\n"
+        f"from tracer.schema import dataset_files\n"
+        f"fs = [str(f) for f in dataset_files({str(root)!r}, 'events')]\n"
+        "print(pl.scan_parquet(fs).select(pl.col('depth').cast(pl.Int64).sum(), pl.col('probe').n_unique()).collect(engine='streaming'))\n"
+    )
+    return measure([sys.executable, "-c", code])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    p.add_argument("--learn-events", type=int, default=100_000_000, help="events in the learn dataset")
+    p.add_argument("--learn-hosts", type=int, default=200)
+    p.add_argument("--audit-hosts", type=int, default=10_000, help="fleet size for the one-day audit")
+    p.add_argument("--audit-hours", type=float, default=24.0)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--dir", help="work directory (default: a temp dir, removed)")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.learn_events, args.learn_hosts, args.audit_hosts, args.audit_hours = 300_000, 20, 50, 24.0
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        tmp = Path(tmp)
+        learn_ds = tmp / "learn"
+        s = simulate(learn_ds, args.learn_hosts, 24.0, args.learn_events, args.workers)
+        events = s["events"]
+        ref = scan_reference(learn_ds)
+        learn = measure(BASELINE + ["learn", str(learn_ds), "-o", str(tmp / "m.parquet")])
+        print(f"learn: {events:,} events ({s['bytes'].get('events', 0) / max(events, 1):.1f} B/event on disk), "
+              f"{learn['wall_s']:.1f} s, {events / learn['wall_s']:,.0f} events/s, peak RSS {learn['peak_rss_mib']:.0f} MiB; "
+              f"reference polars scan {ref['wall_s']:.1f} s ({learn['wall_s'] / ref['wall_s']:.1f}x); simulate {s['sim_wall_s']:.0f} s")
+        audit_ds = tmp / "audit"
+        a = simulate(audit_ds, args.audit_hosts, args.audit_hours, None, args.workers)
+        audit = measure(BASELINE + ["audit", str(audit_ds), "--out", str(tmp / "out")])
+        print(f"audit: {args.audit_hosts} hosts x {args.audit_hours:g} h = {a['events']:,} events, {a['traces']:,} traces: "
+              f"{audit['wall_s']:.1f} s wall, peak RSS {audit['peak_rss_mib']:.0f} MiB "
+              f"({audit['wall_s'] / args.audit_hosts * 1000:.1f} ms per host-day; simulate {a['sim_wall_s']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,242 @@
+"""Benchmark `baseline diff` on two 1,000,000-event traces against GNU diff on text dumps.
+
+Two synthetic-but-realistic recordings of one program are generated: a shell starts a
+4-thread data loader and a compressor child; the loader threads each walk their share of
+~130k input files (futex hand-off, openat, fstat, reads, close, write), after the dynamic
+loader's search-path walk and Python-style startup probing. The bad run differs by one
+injected failure (openat -> EACCES on one input, logged and skipped) and by run-to-run noise:
+other pids/tids, another temp directory name, another thread interleaving.
+
+Measured in one run, each in its own child process (wall time, peak RSS via wait4):
+* ``baseline diff`` as a library call (python -c ... diff_traces) and as the CLI;
+* GNU ``diff`` on one-line-per-event text dumps of the same traces, twice: the *raw* dump
+  (``pid probe(path) = ret``, what strace -f users diff) and a *masked* dump (no pid/ret,
+  temp names masked: the most GNU diff can be helped without a per-thread split).
+
+    .venv/bin/python -m bench.bench_diff [--quick] [--events N] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from tracer.schema import write_table
+
+REPO = Path(__file__).resolve().parents[1]
+PY = sys.executable
+
+LD_SEARCH = [
+    "/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/{lib}",
+    "/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v2/{lib}",
+    "/lib/x86_64-linux-gnu/{lib}",
+]
+LIBS = ["libpython3.11.so.1.0", "libc.so.6", "libm.so.6", "libz.so.1", "libexpat.so.1"]
+
+
+def _startup(pid: int, comm: str) -> list[tuple]:
+    """ld.so + interpreter start: (probe, errno, path, ret)."""
+    ev: list[tuple] = [("execve", None, f"/usr/bin/{comm}", 0),
+                       ("access", "ENOENT", "/etc/ld.so.preload", -2),
+                       ("openat", None, "/etc/ld.so.cache", 3), ("newfstatat", None, None, 0),
+                       ("mmap", None, None, 0x7F0000000000), ("close", None, None, 0)]
+    for lib in LIBS:
+        for i, tpl in enumerate(LD_SEARCH):
+            last = i == len(LD_SEARCH) - 1
+            ev.append(("openat", None if last else "ENOENT", tpl.format(lib=lib), 3 if last else -2))
+        ev += [("read", None, None, 832), ("newfstatat", None, None, 0), ("mmap", None, None, 0x7F0000001000),
+               ("mmap", None, None, 0x7F0000002000), ("close", None, None, 0)]
+    ev += [("newfstatat", "ENOENT", "/usr/lib/python311.zip", -2),
+           ("newfstatat", None, "/usr/lib/python3.11", 0),
+           ("openat", None, "/usr/lib/python3.11", 3), ("getdents64", None, None, 800),
+           ("getdents64", None, None, 0), ("close", None, None, 0),
+           ("ioctl", "ENOTTY", None, -25), ("getrandom", None, None, 24)]
+    return ev
+
+
+def _file_names(n: int, rng: np.random.Generator) -> list[str]:
+    words = ["img", "rec", "part", "shard", "blob", "chunk"]
+    ids = rng.integers(0, 16**8, size=n)
+    return [f"/data/in/{words[i % len(words)]}_{ids[i]:08x}.bin" for i in range(n)]
+
+
+def synth_trace(n_events: int, run_seed: int, pid_base: int, tmpdir: str, inject: int | None,
+                names: list[str], reads: np.ndarray, trace_id: str, kind: str) -> pl.DataFrame:
+    """One recording; `inject` = index of the input file whose openat fails with EACCES."""
+    rng = np.random.default_rng(run_seed)
+    shell, loader, gz = pid_base, pid_base + 3, pid_base + 9
+    threads = [loader + i for i in range(4)]
+    streams: dict[tuple[int, int, int, str], list[tuple]] = {}
+    streams[(shell, shell, 1, "sh")] = _startup(shell, "sh") + [("clone", None, None, loader),
+                                                             ("wait4", None, None, loader)]
+    main = _startup(loader, "python3") + [("clone", None, None, t) for t in threads[1:]]
+    main += [("mkdir", None, tmpdir, 0), ("clone", None, None, gz)]
+    streams[(loader, loader, shell, "python3")] = main
+    per_file = 5 + reads.mean()
+    n_files = min(len(names), int(n_events / per_file))
+    for w, tid in enumerate(threads):
+        ev: list[tuple] = streams.get((loader, tid, shell, "python3"), [])
+        for j in range(w, n_files, len(threads)):
+            ev.append(("futex", None, None, 0))
+            if j == inject:
+                ev += [("openat", "EACCES", names[j], -13), ("write", None, None, 64)]
+                continue
+            ev += [("openat", None, names[j], 7), ("newfstatat", None, None, 0)]
+            ev += [("read", None, None, 65536)] * int(reads[j])
+            ev += [("close", None, None, 0), ("write", None, f"{tmpdir}/out.part", 65536)]
+        if w == 0:
+            ev += [("rename", None, f"{tmpdir}/out.part", 0), ("wait4", None, None, gz),
+                   ("exit_group", None, None, 0)]
+        else:
+            ev += [("exit", None, None, 0)]
+        streams[(loader, tid, shell, "python3")] = ev
+    streams[(gz, gz, loader, "gzip")] = _startup(gz, "gzip") + [
+        ("read", None, None, 65536), ("write", None, None, 4096)] * 2000 + [("exit_group", None, None, 0)]
+
+    # Interleave threads at random (another interleaving per run), keeping per-thread order.
+    keys = list(streams)
+    owner = np.concatenate([np.full(len(streams[k]), i) for i, k in enumerate(keys)])
+    order = np.argsort(rng.random(len(owner)), kind="stable")
+    owner = owner[order]
+    counters = [0] * len(keys)
+    rows = {c: [] for c in ("pid", "tid", "ppid", "comm", "probe", "errno", "path", "ret")}
+    for o in owner.tolist():
+        pid, tid, ppid, comm = keys[o]
+        probe, errno, path, ret = streams[keys[o]][counters[o]]
+        counters[o] += 1
+        rows["pid"].append(pid)
+        rows["tid"].append(tid)
+        rows["ppid"].append(ppid)
+        rows["comm"].append(comm)
+        rows["probe"].append(probe)
+        rows["errno"].append(errno)
+        rows["path"].append(path)
+        rows["ret"].append(ret)
+    n = len(owner)
+    df = pl.DataFrame(rows, schema={"pid": pl.Int32, "tid": pl.Int32, "ppid": pl.Int32, "comm": pl.String,
+                                    "probe": pl.String, "errno": pl.String, "path": pl.String, "ret": pl.Int64})
+    return df.with_columns(
+        pl.lit(trace_id).alias("trace_id"),
+        pl.int_range(0, n, dtype=pl.Int64).alias("seq"),
+        (pl.int_range(0, n, dtype=pl.Int64) * 1500 + run_seed).alias("ts_ns"),
+        pl.lit(0, dtype=pl.Int16).alias("depth"),
+        pl.lit("syscall").alias("layer"),
+        pl.lit(kind).alias("kind"),
+        pl.lit("sh -c 'python3 loader.py /data/in | gzip'").alias("command"),
+        pl.lit(0, dtype=pl.Int32).alias("exit_status"),
+    )
+
+
+def dump_text(df: pl.DataFrame, path: Path, masked: bool) -> None:
+    """One line per event, strace-like (raw) or without pid/ret and with temp names masked."""
+    if masked:
+        line = pl.concat_str([pl.col("probe"), pl.lit("("),
+                              pl.col("path").fill_null("").str.replace_all(r"tmp[a-z0-9_]{8}", "tmpXXXXXXXX"),
+                              pl.lit(") "), pl.col("errno").fill_null("")])
+    else:
+        line = pl.concat_str([pl.col("pid").cast(pl.String), pl.lit(" "), pl.col("probe"), pl.lit("("),
+                              pl.col("path").fill_null(""), pl.lit(") = "), pl.col("ret").cast(pl.String),
+                              pl.lit(" "), pl.col("errno").fill_null("")])
+    df.select(line.alias("l")).write_csv(path, include_header=False, quote_style="never")
+
+
+def measure(cmd: list[str], out_path: Path | None = None) -> dict:
+    """Wall time and peak RSS of one child process (os.wait4 gives its own rusage)."""
+    t0 = time.perf_counter()
+    with open(out_path or os.devnull, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    return {"wall_s": wall, "rss_mib": usage.ru_maxrss / 1024, "status": os.waitstatus_to_exitcode(status),
+            "stderr": err.strip()[-300:]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="100,000 events instead of 1,000,000")
+    ap.add_argument("--events", type=int, help="events per trace (default 1,000,000)")
+    ap.add_argument("--keep", metavar="DIR", help="keep the generated files in DIR")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement, best kept (default 3)")
+    args = ap.parse_args(argv)
+    n_events = args.events or (100_000 if args.quick else 1_000_000)
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-diff-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        t0 = time.perf_counter()
+        rng = np.random.default_rng(1)
+        n_names = n_events // 7 + 10
+        names = _file_names(n_names, rng)
+        reads = rng.integers(1, 4, size=n_names)
+        good = synth_trace(n_events, 11, 4100, "/tmp/tmpk3j9x_2a", None, names, reads, "good-1", "good")
+        bad = synth_trace(n_events, 22, 9300, "/tmp/tmpq8w1zz_0", int(n_names * 0.6), names, reads, "bad-1", "failure")
+        gp, bp = work / "good.parquet", work / "bad.parquet"
+        write_table(good, gp, "events")
+        write_table(bad, bp, "events")
+        for name, df in (("good", good), ("bad", bad)):
+            dump_text(df, work / f"{name}.raw.txt", masked=False)
+            dump_text(df, work / f"{name}.masked.txt", masked=True)
+        print(f"generated {good.height:,} good + {bad.height:,} bad events in {time.perf_counter() - t0:.1f} s ({work})")
+
+        lib_code = (
+            "import sys,time,json;t=time.perf_counter();from baseline.diff import diff_traces;"
+            f"r=diff_traces([{str(gp)!r}],{str(bp)!r});"
+            "print(json.dumps({'s':time.perf_counter()-t,'b':r.bifurcation and [r.bifurcation['probe'],r.bifurcation['errno'],r.bifurcation['path']]}))"
+        )
+        runs = {
+            "baseline diff (library)": [PY, "-c", lib_code],
+            "baseline diff (CLI)": [PY, "-m", "baseline.cli", "diff", str(gp), str(bp), "--json"],
+            "GNU diff, raw dump": ["diff", str(work / "good.raw.txt"), str(work / "bad.raw.txt")],
+            "GNU diff, masked dump": ["diff", str(work / "good.masked.txt"), str(work / "bad.masked.txt")],
+        }
+        results = {}
+        for label, cmd in runs.items():
+            best = None
+            out = work / (label.replace(" ", "_").replace("(", "").replace(")", "").replace(",", "") + ".out")
+            for _ in range(args.repeat):
+                m = measure(cmd, out)
+                if best is None or m["wall_s"] < best["wall_s"]:
+                    best = m
+            with open(out, "rb") as fh:
+                best["output_lines"] = sum(1 for _ in fh)
+            results[label] = best
+            if label.endswith("(library)"):
+                best["inner"] = json.loads(out.read_text().splitlines()[-1])
+            if label.endswith("(CLI)"):
+                obj = json.loads(out.read_text())
+                b = obj["bifurcation"]
+                best["bifurcation"] = b and f"{b['probe']} {b['path']} -> {b['errno']}"
+        print(f"\n{'measurement':28} {'wall s':>8} {'peak RSS MiB':>13} {'exit':>5} {'out lines':>10}")
+        for label, m in results.items():
+            print(f"{label:28} {m['wall_s']:8.3f} {m['rss_mib']:13.1f} {m['status']:>5} {m['output_lines']:>10,}")
+        lib = results["baseline diff (library)"]
+        print(f"\nlibrary call inside its process: {lib['inner']['s']:.3f} s; bifurcation: {lib['inner']['b']}")
+        print(f"CLI bifurcation: {results['baseline diff (CLI)'].get('bifurcation')}")
+        for ref in ("GNU diff, raw dump", "GNU diff, masked dump"):
+            r = results[ref]
+            for label in ("baseline diff (library)", "baseline diff (CLI)"):
+                m = results[label]
+                print(f"{label} vs {ref}: wall x{m['wall_s'] / r['wall_s']:.2f}, "
+                      f"peak RSS x{m['rss_mib'] / r['rss_mib']:.2f}")
+            print(f"  (in-process library time vs {ref}: x{lib['inner']['s'] / r['wall_s']:.2f})")
+        for label, m in results.items():
+            if m["status"] not in (0, 1):
+                print(f"!! {label} exit {m['status']}: {m['stderr']}")
+        return 0
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""trace_ingest: every 5 minutes, move tracer spool snapshots into the fleet dataset.
+
+Ingest is idempotent (a rerun of an interval adds no duplicate rows), unreadable files go to
+quarantine with the reason, small files are compacted and old partitions expire. When new rows
+land, the `tracebase_dataset` asset is updated, which triggers baseline_audit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from airflow.sdk import Asset, Param, dag, get_current_context, task
+from airflow.sdk.exceptions import AirflowSkipException
+
+TRACEBASE_DATASET = Asset(name="tracebase_dataset", uri="file:///tracebase/dataset")
+
+
+@dag(
+    dag_id="trace_ingest",
+    schedule=dt.timedelta(minutes=5),
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+    catchup=False,
+    max_active_runs=1,  # one writer per dataset partition at a time
+    tags=["tracebase"],
+    params={"config": Param(None, type=["null", "string"], description="pipeline config YAML (else Variable tracebase_config)")},
+)
+def trace_ingest():
+    @task
+    def validate_config() -> str:
+        from baseline.config import load_config, resolve_config_path
+
+        path = resolve_config_path(get_current_context()["params"].get("config"))
+        load_config(path)  # fails the run with the key, expected and found values
+        return str(path)
+
+    @task
+    def ingest(config_path: str) -> dict:
+        from baseline.config import load_config
+        from baseline.pipeline import ingest_once
+
+        return ingest_once(load_config(config_path))
+
+    @task
+    def compact_and_expire(config_path: str, ingested: dict) -> dict:  # noqa: ARG001 - runs after ingest
+        from baseline.config import load_config
+        from baseline.pipeline import tidy
+
+        return tidy(load_config(config_path))
+
+    @task(outlets=[TRACEBASE_DATASET])
+    def announce_new_data(ingested: dict) -> dict:
+        if not ingested["new_rows"]:
+            raise AirflowSkipException("no new rows: the dataset asset is not updated")
+        return {"rows": ingested["rows"], "snapshots": ingested["snapshots"]}
+
+    path = validate_config()
+    ingested = ingest(path)
+    compact_and_expire(path, ingested)
+    announce_new_data(ingested)
+
+
+trace_ingest()

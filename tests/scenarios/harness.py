@@ -1,0 +1,193 @@
+"""Fault-scenario harness: record good runs and one bad run of a real program for real, then
+ask the diff where the bad run left known-good behaviour.
+
+Every run of a scenario happens in the same fixed directory (recreated each time), so paths
+agree between good and bad runs the way they would for a real job rerun on the same host.
+Runs use a small fixed environment (PATH, LANG, HOME) so the traces do not depend on the
+caller's shell.
+"""
+
+from __future__ import annotations
+
+import atexit
+import fnmatch
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+ROOT = Path("/tmp/tracebase-scenarios")
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+NOBODY = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+PY = ["/usr/bin/python3", "-S"]
+
+
+@dataclass
+class Scenario:
+    """One injected fault.
+
+    argv(base) is the same for good and bad runs; setup(base, bad) builds the state the run
+    sees. expect_probe/errno/path describe the event the bifurcation must name (errno None:
+    a divergence without any error). path is a glob matched against the recorded path.
+    """
+
+    name: str
+    program: str
+    argv: Callable[[Path], list[str]]
+    setup: Callable[[Path, bool], None]
+    expect_probe: frozenset[str]
+    expect_errno: str | None
+    expect_path: Callable[[Path], str]
+    teardown: Callable[[Path], None] | None = None
+    good_runs: int = 2
+    unprivileged: bool = False
+    description: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class NoAnomalyCase:
+    """Good-vs-good: runs that differ only in run-to-run noise; the diff must stay quiet."""
+
+    name: str
+    argv: Callable[[Path], list[str]]
+    setup: Callable[[Path, int], None]  # (base, run index)
+    runs: int = 3
+    description: str = ""
+
+
+@dataclass
+class Outcome:
+    name: str
+    expected: str
+    got: str
+    correct: bool
+    seconds: float
+    detail: dict = field(default_factory=dict)
+
+
+@cache
+def shared_recorder():
+    """One loaded recorder per process (the BPF compile takes seconds)."""
+    from tracer.record import SyscallRecorder
+
+    recorder = SyscallRecorder(ringbuf_mb=32).load()
+    atexit.register(recorder.close)
+    return recorder
+
+
+def fresh_dir(base: Path) -> None:
+    if base.exists():
+        subprocess.run(["umount", "-R", str(base)], capture_output=True)
+        shutil.rmtree(base)
+    base.mkdir(parents=True)
+    base.chmod(0o755)
+
+
+def record_run(recorder, argv: list[str], out: Path, label: str, unprivileged: bool = False) -> Path:
+    argv = (NOBODY + argv) if unprivileged else argv
+    rec = recorder.record(
+        argv, label=label, env=ENV, cwd="/", stdin=_devnull(os.O_RDONLY),
+        stdout=_devnull(os.O_WRONLY), stderr=_devnull(os.O_WRONLY), timeout=60,
+    )
+    if rec.lost_events:
+        raise AssertionError(f"{out.name}: {rec.lost_events} events lost")
+    return rec.write(out)
+
+
+@cache
+def _devnull(mode: int) -> int:
+    return os.open("/dev/null", mode)
+
+
+def record_scenario(sc: Scenario, recorder, out_dir: Path) -> tuple[list[Path], Path, Path]:
+    """Record sc.good_runs good runs and one bad run; returns (good files, bad file, base)."""
+    base = ROOT / sc.name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    goods = []
+    try:
+        for i in range(sc.good_runs):
+            fresh_dir(base)
+            sc.setup(base, False)
+            goods.append(record_run(recorder, sc.argv(base), out_dir / f"{sc.name}-good{i}.parquet", "good", sc.unprivileged))
+            if sc.teardown:
+                sc.teardown(base)
+        fresh_dir(base)
+        sc.setup(base, True)
+        bad = record_run(recorder, sc.argv(base), out_dir / f"{sc.name}-bad.parquet", "bad", sc.unprivileged)
+    finally:
+        if sc.teardown:
+            sc.teardown(base)
+        if base.exists():
+            fresh_dir(base)
+            base.rmdir()
+    return goods, bad, base
+
+
+def judge(sc: Scenario, report, base: Path) -> Outcome:
+    expected = f"{'|'.join(sorted(sc.expect_probe))} {sc.expect_errno} {sc.expect_path(base)}"
+    bif = report.bifurcation
+    if bif is None:
+        return Outcome(sc.name, expected, "no anomaly", False, 0.0)
+    got = f"{bif.get('probe')} {bif.get('errno')} {bif.get('path')}"
+    path = bif.get("path") or ""
+    correct = (
+        bif.get("probe") in sc.expect_probe
+        and bif.get("errno") == sc.expect_errno
+        and fnmatch.fnmatchcase(path, sc.expect_path(base))
+    )
+    return Outcome(sc.name, expected, got, correct, 0.0, {"bifurcation": bif})
+
+
+def run_scenario(sc: Scenario, recorder, out_dir: Path) -> Outcome:
+    from baseline.diff import diff_traces
+
+    t0 = time.perf_counter()
+    goods, bad, base = record_scenario(sc, recorder, out_dir)
+    report = diff_traces(good=goods, bad=bad)
+    outcome = judge(sc, report, base)
+    outcome.seconds = time.perf_counter() - t0
+    outcome.detail["files"] = [str(p) for p in [*goods, bad]]
+    return outcome
+
+
+def run_no_anomaly(case: NoAnomalyCase, recorder, out_dir: Path) -> Outcome:
+    from baseline.diff import diff_traces
+
+    t0 = time.perf_counter()
+    base = ROOT / case.name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = []
+    try:
+        for i in range(case.runs):
+            fresh_dir(base)
+            case.setup(base, i)
+            files.append(record_run(recorder, case.argv(base), out_dir / f"{case.name}-{i}.parquet", "good"))
+    finally:
+        if base.exists():
+            fresh_dir(base)
+            base.rmdir()
+    report = diff_traces(good=files[:-1], bad=files[-1])
+    bif = report.bifurcation
+    got = "no anomaly" if not report.anomaly else f"{bif.get('probe')} {bif.get('errno')} {bif.get('path')}"
+    return Outcome(case.name, "no anomaly", got, not report.anomaly, time.perf_counter() - t0,
+                   {"report": report.to_dict() if report.anomaly else None})
+
+
+def format_table(outcomes: list[Outcome]) -> str:
+    if not outcomes:
+        return "(nothing run)"
+    width = max(len(o.name) for o in outcomes)
+    lines = [f"{'scenario':<{width}}  top-1  {'expected':<60}  got"]
+    for o in outcomes:
+        mark = "ok   " if o.correct else "WRONG"
+        got = o.got if len(o.got) <= 100 else o.got[:97] + "..."
+        lines.append(f"{o.name:<{width}}  {mark}  {o.expected:<60}  {got}")
+    right = sum(o.correct for o in outcomes)
+    lines.append(f"accuracy: {right}/{len(outcomes)} = {right / len(outcomes):.0%}")
+    return "\n".join(lines)

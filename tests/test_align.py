@@ -1,0 +1,309 @@
+"""Alignment and diff on synthetic traces, written as real Parquet through tracer.schema."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from baseline import align
+from baseline.diff import diff_traces
+from baseline.expected import Entry, ExpectedErrors
+from tracer.schema import write_table
+
+NO_ALLOWLIST = ExpectedErrors([], source="<test>")
+
+# A small program: dynamic loading, read an input file in a loop, write the output.
+STARTUP = [
+    ("execve", None, "/usr/bin/prog"),
+    ("openat", None, "/etc/ld.so.cache"),
+    ("openat", None, "/lib/x86_64-linux-gnu/libc.so.6"),
+    ("read", None, None),
+    ("mmap", None, None),
+    ("close", None, None),
+]
+WORK = [
+    ("openat", None, "/srv/data/input.txt"),
+    ("newfstatat", None, None),
+    *[("read", None, None)] * 4,
+    ("close", None, None),
+    ("openat", None, "/srv/data/out/result.txt"),
+    ("write", None, None),
+    ("close", None, None),
+    ("exit_group", None, None),
+]
+PROGRAM = STARTUP + WORK
+
+
+def events(seq, pid=100, tid=None, ppid=1, comm="prog"):
+    """Per-thread event tuples from (probe, errno, path) triples."""
+    return [(pid, tid or pid, ppid, comm, probe, errno, path) for probe, errno, path in seq]
+
+
+def write_trace(path: Path, rows, trace_id: str = "t", kind: str = "good", command: str = "prog input.txt",
+                interleave_seed: int | None = None) -> Path:
+    """Write one trace; `rows` is a list of per-thread event lists, interleaved in order or at random."""
+    streams = [list(r) for r in rows]
+    merged = []
+    if interleave_seed is None:
+        for s in streams:
+            merged += s
+    else:
+        rng = random.Random(interleave_seed)
+        pos = [0] * len(streams)
+        while any(p < len(s) for p, s in zip(pos, streams, strict=True)):
+            i = rng.choice([i for i, s in enumerate(streams) if pos[i] < len(s)])
+            merged.append(streams[i][pos[i]])
+            pos[i] += 1
+    df = pl.DataFrame(
+        {
+            "trace_id": [trace_id] * len(merged),
+            "seq": list(range(len(merged))),
+            "ts_ns": [1_000 * i for i in range(len(merged))],
+            "pid": [e[0] for e in merged],
+            "tid": [e[1] for e in merged],
+            "ppid": [e[2] for e in merged],
+            "comm": [e[3] for e in merged],
+            "probe": [e[4] for e in merged],
+            "depth": [0] * len(merged),
+            "ret": [-1 if e[5] else 3 + (i % 7) for i, e in enumerate(merged)],
+            "errno": [e[5] for e in merged],
+            "path": [e[6] for e in merged],
+            "kind": [kind] * len(merged),
+            "command": [command] * len(merged),
+        },
+        schema_overrides={"pid": pl.Int32, "tid": pl.Int32, "ppid": pl.Int32, "depth": pl.Int16},
+    )
+    return write_table(df, path, "events")
+
+
+@pytest.fixture
+def good(tmp_path: Path) -> Path:
+    return write_trace(tmp_path / "good.parquet", [events(PROGRAM)], "good-1")
+
+
+def run(good_paths, bad_path, **kw):
+    kw.setdefault("expected", NO_ALLOWLIST)
+    return diff_traces(good_paths if isinstance(good_paths, list) else [good_paths], bad_path, **kw)
+
+
+# ------------------------------------------------------------------------------------------
+# no anomaly: noise the diff must see through
+# ------------------------------------------------------------------------------------------
+def test_identical_trace_has_no_anomaly(tmp_path, good):
+    bad = write_trace(tmp_path / "bad.parquet", [events(PROGRAM)], "bad-1")
+    report = run(good, bad)
+    assert not report.anomaly
+    assert report.bifurcation is None
+    assert report.to_dict()["anomalies"] == []
+
+
+def test_pid_fd_and_temp_name_noise_is_no_anomaly(tmp_path):
+    def prog(pid, tmp):
+        return events(
+            [*STARTUP, ("openat", None, f"/proc/{pid}/status"), ("openat", None, f"/tmp/{tmp}/scratch.0"),
+             ("readlink", None, f"/proc/self/fd/{pid % 9}"), *WORK], pid=pid)
+
+    g = write_trace(tmp_path / "g.parquet", [prog(4242, "tmpab12cd_x")], "g")
+    b = write_trace(tmp_path / "b.parquet", [prog(977, "tmpzq81_k0p")], "b")
+    mk = write_trace(tmp_path / "m.parquet", [prog(31337, "tmp.Xa9Zq1b2c3")], "m")
+    mk2 = write_trace(tmp_path / "m2.parquet", [prog(5, "tmp.P0o9I8u7Y6")], "m2")
+    assert not run(g, b).anomaly
+    assert not run(mk, mk2).anomaly
+
+
+def test_interleaved_threads_and_child_processes_are_no_anomaly(tmp_path):
+    worker = [("futex", None, None), ("read", None, None), ("write", None, None)] * 3
+    child = [("execve", None, "/usr/bin/gzip"), ("read", None, None), ("write", None, None), ("exit_group", None, None)]
+
+    def trace(path, base, seed):
+        main = events(PROGRAM, pid=base)
+        t1 = events(worker, pid=base, tid=base + 1)
+        t2 = events(worker[:-1] + [("exit", None, None)], pid=base, tid=base + 2)
+        kid = events(child, pid=base + 5, ppid=base, comm="gzip")
+        return write_trace(path, [main, t1, t2, kid], path.stem, interleave_seed=seed)
+
+    g = trace(tmp_path / "g.parquet", 100, 1)
+    b = trace(tmp_path / "b.parquet", 7000, 99)
+    report = run(g, b)
+    assert not report.anomaly, report.render_text()
+
+
+def test_different_loop_counts_are_no_anomaly(tmp_path):
+    def prog(n_reads, n_polls):
+        body = [("openat", None, "/srv/data/input.txt")] + [("read", None, None)] * n_reads
+        body += [("poll", None, None), ("recvfrom", None, None)] * n_polls + [("close", None, None), ("exit_group", None, None)]
+        return events(STARTUP + body)
+
+    g = write_trace(tmp_path / "g.parquet", [prog(3, 2)], "g")
+    b = write_trace(tmp_path / "b.parquet", [prog(11, 9)], "b")
+    assert not run(g, b).anomaly
+
+
+def test_search_path_walks_of_different_length_are_no_anomaly(tmp_path):
+    def prog(dirs):
+        walk = [("openat", "ENOENT", f"{d}/libfoo.so.1") for d in dirs]
+        return events(STARTUP + walk + [("openat", None, "/usr/lib/libfoo.so.1")] + WORK)
+
+    g = write_trace(tmp_path / "g.parquet", [prog(["/opt/a/lib", "/opt/b/lib"])], "g")
+    b = write_trace(tmp_path / "b.parquet", [prog(["/home/u/lib", "/tmp/x", "/opt/c/lib64", "/opt/d"])], "b")
+    report = run(g, b, learn=True)
+    assert not report.anomaly, report.render_text()
+
+
+# ------------------------------------------------------------------------------------------
+# anomalies
+# ------------------------------------------------------------------------------------------
+def test_inserted_error_is_the_bifurcation_with_context(tmp_path, good):
+    i = PROGRAM.index(("openat", None, "/srv/data/input.txt"))
+    failing = PROGRAM[:i] + [("openat", "EACCES", "/srv/data/input.txt"), ("write", None, None), ("exit_group", None, None)]
+    bad = write_trace(tmp_path / "bad.parquet", [events(failing, pid=555)], "bad-1", kind="failure")
+    report = run(good, bad)
+    assert report.anomaly
+    b = report.bifurcation
+    assert (b["probe"], b["errno"], b["path"]) == ("openat", "EACCES", "/srv/data/input.txt")
+    assert b["position"] == i
+    assert b["process"]["pid"] == 555 and b["process"]["role"] == "prog#0"
+    assert not b["recovered"]
+    assert [e["probe"] for e in b["last_common"]] == ["read", "mmap", "close"]
+    assert [e["seq"] for e in b["last_common"]] == [i - 3, i - 2, i - 1]
+    instead = b["good_instead"]
+    assert (instead[0]["probe"], instead[0]["path"], instead[0]["errno"]) == ("openat", "/srv/data/input.txt", None)
+    assert instead[0]["trace_id"] == "good-1"
+    assert [e["probe"] for e in instead] == ["openat", "newfstatat", "read"]
+
+
+def test_substituted_path_is_an_error_free_bifurcation(tmp_path, good):
+    i = PROGRAM.index(("openat", None, "/srv/data/out/result.txt"))
+    other = list(PROGRAM)
+    other[i] = ("openat", None, "/srv/data/quarantine/result.txt")
+    bad = write_trace(tmp_path / "bad.parquet", [events(other)], "bad-1")
+    b = run(good, bad).bifurcation
+    assert b is not None
+    assert b["errno"] is None and b["kind"] == "divergence"
+    assert (b["probe"], b["path"], b["position"]) == ("openat", "/srv/data/quarantine/result.txt", i)
+    assert b["good_instead"][0]["path"] == "/srv/data/out/result.txt"
+
+
+def test_thread_stopping_early_is_reported_at_its_end(tmp_path, good):
+    bad = write_trace(tmp_path / "bad.parquet", [events(PROGRAM[:-4])], "bad-1")
+    b = run(good, bad).bifurcation
+    assert b["probe"] == "(end of thread)"
+    assert b["good_instead"][0]["probe"] == "openat"
+
+
+def test_expected_errors_are_ignored_and_counted(tmp_path):
+    probe_rdma = [("openat", "ENOENT", "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/rx_write")]
+    retry = [("recvfrom", "EAGAIN", None)]
+    g = write_trace(tmp_path / "g.parquet", [events(STARTUP + retry + WORK)], "g")
+    b = write_trace(tmp_path / "b.parquet", [events(STARTUP + probe_rdma * 2 + retry * 3 + WORK)], "b")
+    curated = ExpectedErrors(
+        [Entry(id="rdma", source="curated", reason="disabled feature", probe="*", errno="ENOENT",
+               path="/sys/class/infiniband/**")]
+    )
+    report = run(g, b, expected=curated, learn=True)
+    assert not report.anomaly, report.render_text()
+    ign = report.expected_ignored
+    assert ign["total"] == 5
+    assert ign["by_entry"]["rdma"]["count"] == 2
+    learned = [v for v in ign["by_entry"].values() if v["source"] == "learned"]
+    assert learned == [{"count": 3, "source": "learned", "probe": "recvfrom", "errno": "EAGAIN", "path": None}]
+    # Without learning and without the allowlist both errors are anomalies.
+    plain = run(g, b, learn=False)
+    assert plain.anomaly and plain.bifurcation["errno"] in ("ENOENT", "EAGAIN")
+
+
+def test_repo_allowlist_is_the_default(tmp_path):
+    g = write_trace(tmp_path / "g.parquet", [events(PROGRAM)], "g")
+    b = write_trace(tmp_path / "b.parquet", [events(STARTUP + [("ioctl", "ENOTTY", None)] + WORK)], "b")
+    report = diff_traces([g], b)  # expected=None: the repo's expected_errors.yaml
+    assert not report.anomaly
+    assert report.expected_ignored["by_entry"]["curated-enotty-isatty"]["count"] == 1
+
+
+def test_multiple_good_runs_with_different_branches_each_explain(tmp_path):
+    branch_a = STARTUP + [("openat", None, "/etc/prog/config.yaml"), ("read", None, None)] + WORK
+    branch_b = STARTUP + [("openat", "ENOENT", "/etc/prog/config.yaml"), ("openat", None, "/usr/share/prog/defaults.yaml"),
+                          ("read", None, None)] + WORK
+    ga = write_trace(tmp_path / "ga.parquet", [events(branch_a)], "ga")
+    gb = write_trace(tmp_path / "gb.parquet", [events(branch_b)], "gb")
+    for name, prog in (("a", branch_a), ("b", branch_b)):
+        bad = write_trace(tmp_path / f"bad-{name}.parquet", [events(prog, pid=999)], f"bad-{name}")
+        assert not run([ga, gb], bad).anomaly, name
+    # A third branch neither good run took is a divergence.
+    branch_c = STARTUP + [("openat", None, "/home/u/.prog.yaml"), ("read", None, None)] + WORK
+    bc = write_trace(tmp_path / "bad-c.parquet", [events(branch_c)], "bad-c")
+    b = run([ga, gb], bc).bifurcation
+    assert (b["path"], b["errno"]) == ("/home/u/.prog.yaml", None)
+
+
+def test_injected_hard_error_outranks_earlier_routine_enoent(tmp_path, good):
+    i = PROGRAM.index(("openat", None, "/srv/data/out/result.txt"))
+    bad_prog = (STARTUP[:1] + [("newfstatat", "ENOENT", "/home/u/.cache/prog")] + PROGRAM[1:i]
+                + [("openat", "EROFS", "/srv/data/out/result.txt"), ("write", None, None), ("exit_group", None, None)])
+    bad = write_trace(tmp_path / "bad.parquet", [events(bad_prog)], "bad-1")
+    report = run(good, bad)
+    assert report.anomaly_count == 2
+    top, second = report.anomalies
+    assert (top["errno"], top["path"]) == ("EROFS", "/srv/data/out/result.txt")
+    assert (second["errno"], second["recovered"]) == ("ENOENT", True)
+    assert report.first_unexplained == second["position"] < top["position"]
+
+
+def test_unrecovered_divergence_outranks_recovered_soft_error(tmp_path, good):
+    corrupt = (STARTUP[:1] + [("newfstatat", "ENOENT", "/home/u/.cache/prog")] + STARTUP[1:]
+               + [("openat", None, "/srv/data/input.txt"), ("newfstatat", None, None), ("read", None, None),
+                  ("openat", None, "/usr/share/prog/recovery.txt"), ("write", None, None), ("exit_group", None, None)])
+    bad = write_trace(tmp_path / "bad.parquet", [events(corrupt)], "bad-1")
+    report = run(good, bad)
+    top = report.bifurcation
+    assert top["errno"] is None and not top["recovered"]
+    assert top["path"] == "/usr/share/prog/recovery.txt"
+    assert report.anomalies[1]["errno"] == "ENOENT"
+
+
+def test_new_child_process_is_an_anomaly(tmp_path, good):
+    helper = events([("execve", None, "/usr/bin/curl"), ("connect", None, None), ("exit_group", None, None)],
+                    pid=300, ppid=100, comm="curl")
+    bad = write_trace(tmp_path / "bad.parquet", [events(PROGRAM), helper], "bad-1")
+    b = run(good, bad).bifurcation
+    assert b["process"]["comm"] == "curl" and b["probe"] == "execve"
+
+
+def test_missing_child_process_is_an_anomaly(tmp_path):
+    kid = events([("execve", None, "/usr/bin/gzip"), ("exit_group", None, None)], pid=300, ppid=100, comm="gzip")
+    g = write_trace(tmp_path / "g.parquet", [events(PROGRAM), kid], "g")
+    b = write_trace(tmp_path / "b.parquet", [events(PROGRAM)], "b")
+    report = run(g, b)
+    assert report.anomaly
+    assert any(a["kind"] == "missing_process" and a["process"]["role"] == "prog/gzip" for a in report.anomalies)
+
+
+# ------------------------------------------------------------------------------------------
+# the numpy core on its own
+# ------------------------------------------------------------------------------------------
+def _streams(*seqs):
+    tok = np.concatenate([np.asarray(s, dtype=np.uint64) for s in seqs])
+    sid = np.concatenate([np.full(len(s), i, dtype=np.int64) for i, s in enumerate(seqs)])
+    return align.Streams(tok, sid, np.arange(len(tok), dtype=np.int64))
+
+
+def test_compress_loops_collapses_repeated_ngrams_within_streams():
+    s = align.compress_loops(_streams([1, 2, 3, 3, 3, 4, 5, 4, 5, 4, 5, 6], [6, 6, 7]))
+    assert s.tok.tolist() == [1, 2, 3, 4, 5, 6, 6, 7]
+    assert s.sid.tolist() == [0, 0, 0, 0, 0, 0, 1, 1]
+    # A single occurrence of a would-be loop body stays (not a repetition).
+    assert align.compress_loops(_streams([1, 2, 1, 3])).tok.tolist() == [1, 2, 1, 3]
+
+
+def test_divergence_regions_merge_within_k_and_split_streams():
+    s = _streams([1] * 10, [2] * 4)
+    explained = np.ones(14, dtype=bool)
+    explained[[2, 4, 9, 10]] = False  # 2 and 4 merge (gap 1 < k=3); 9 | 10 cross a stream boundary
+    r = align.divergence_regions(s, explained, k=3)
+    assert r.start.tolist() == [2, 9, 10]
+    assert r.end.tolist() == [4, 9, 10]
+    assert r.sid.tolist() == [0, 0, 1]

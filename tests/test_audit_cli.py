@@ -1,0 +1,120 @@
+"""`baseline learn / audit / expected learn / report`: happy path and every user-error path."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pyarrow.parquet as pq
+import pytest
+
+from baseline.cli import main
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    from baseline.simulate import simulate
+
+    root = tmp_path_factory.mktemp("clifleet")
+    simulate(root, hosts=12, hours=2, seed=3)
+    return root
+
+
+def run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_learn_audit_report_end_to_end(fleet, tmp_path, capsys):
+    model, yaml_out = tmp_path / "m.parquet", tmp_path / "ee.yaml"
+    code, out, _ = run(["learn", fleet, "-o", model, "--expected-out", yaml_out], capsys)
+    assert code == 0 and model.exists() and yaml_out.exists() and "good traces" in out
+    code, out, _ = run(["audit", fleet, "--model", model, "--out", tmp_path / "a", "--html", tmp_path / "a.html",
+                        "--allowlist", yaml_out], capsys)
+    assert code == 0 and "root-cause clusters" in out
+    assert (tmp_path / "a" / "findings.parquet").exists()
+    assert "data:image/png;base64" in (tmp_path / "a.html").read_text()
+    code, out2, _ = run(["report", tmp_path / "a"], capsys)
+    assert code == 0 and "root-cause clusters" in out2
+    code, out3, _ = run(["expected", "learn", fleet, "-o", tmp_path / "e2.yaml"], capsys)
+    assert code == 0 and "learned" in out3
+
+
+def _one_line_error(code, err, *needles):
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("baseline: error: "), err
+    for n in needles:
+        assert n in err, err
+
+
+def test_missing_dataset(tmp_path, capsys):
+    for cmd in (["learn"], ["audit"], ["expected", "learn"]):
+        code, _, err = run(cmd + [tmp_path / "nope"], capsys)
+        _one_line_error(code, err, "nope", "no such dataset")
+
+
+def test_empty_dataset(tmp_path, capsys):
+    (tmp_path / "events").mkdir()
+    code, _, err = run(["learn", tmp_path, "-o", tmp_path / "m.parquet"], capsys)
+    _one_line_error(code, err, "no events files")
+    code, _, err = run(["audit", tmp_path, "--out", tmp_path / "o"], capsys)
+    _one_line_error(code, err, "no events files")
+
+
+def test_bad_since(fleet, tmp_path, capsys):
+    for cmd in (["learn", fleet, "-o", tmp_path / "m.parquet"], ["audit", fleet, "--out", tmp_path / "o"]):
+        code, _, err = run(cmd + ["--since", "yesterday"], capsys)
+        _one_line_error(code, err, "--since", "yesterday")
+
+
+def test_since_after_all_data(fleet, tmp_path, capsys):
+    code, _, err = run(["learn", fleet, "-o", tmp_path / "m.parquet", "--since", "2030-01-01"], capsys)
+    _one_line_error(code, err, "no events files with date >= 2030-01-01")
+
+
+def test_model_version_mismatch(fleet, tmp_path, capsys):
+    model = tmp_path / "m.parquet"
+    assert run(["learn", fleet, "-o", model], capsys)[0] == 0
+    table = pq.read_table(model)
+    meta = dict(table.schema.metadata)
+    header = json.loads(meta[b"tracebase.model"])
+    header["model_version"] = 2
+    meta[b"tracebase.model"] = json.dumps(header).encode()
+    pq.write_table(table.replace_schema_metadata(meta), model)
+    code, _, err = run(["audit", fleet, "--model", model, "--out", tmp_path / "o"], capsys)
+    _one_line_error(code, err, "expected model version 1, found model version 2")
+
+
+def test_model_is_not_a_model(fleet, tmp_path, capsys):
+    bogus = tmp_path / "m.parquet"
+    bogus.write_text("not parquet")
+    code, _, err = run(["audit", fleet, "--model", bogus, "--out", tmp_path / "o"], capsys)
+    _one_line_error(code, err, str(bogus))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
+def test_unwritable_out_dir_as_user(fleet, tmp_path, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    code, _, err = run(["audit", fleet, "--out", locked / "o"], capsys)
+    _one_line_error(code, err, "--out")
+
+
+def test_unwritable_out_dir(fleet, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = run(["audit", fleet, "--out", blocker], capsys)
+    _one_line_error(code, err, "--out", "not a directory")
+    code, _, err = run(["audit", fleet, "--out", blocker / "sub"], capsys)
+    _one_line_error(code, err, "--out")
+    code, _, err = run(["learn", fleet, "-o", tmp_path / "missing-dir" / "m.parquet"], capsys)
+    _one_line_error(code, err, "-o", "does not exist")
+
+
+def test_report_of_missing_dir(tmp_path, capsys):
+    code, _, err = run(["report", tmp_path / "none"], capsys)
+    _one_line_error(code, err, "no such audit output directory")
+    (tmp_path / "empty").mkdir()
+    code, _, err = run(["report", tmp_path / "empty"], capsys)
+    _one_line_error(code, err, "findings.parquet", "no such file")

@@ -1,0 +1,170 @@
+"""Weekly probe-coverage report on a constructed dataset with known answers."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from baseline.coverage import week_start, weekly_report, write_report
+from baseline.nccl import parse_nccl_lines
+from tracer.errors import TracebaseError
+from tracer.schema import partition_path, read, write_table
+
+REPO = Path(__file__).resolve().parents[1]
+PROBE_SET = REPO / "bpf" / "probes" / "rdma.yaml"
+THIS_WEEK = dt.datetime(2026, 11, 25, 12, tzinfo=dt.UTC)  # Wednesday of 2026-W48
+LAST_WEEK = THIS_WEEK - dt.timedelta(days=7)
+
+# host -> (kernel, vendor); probe rows: (when, probe, live, invocations, failures, errnos)
+HOSTS = {"a": ("6.8.0", "mlx5"), "b": ("6.8.0", "bnxt_re"), "c": ("6.11.0", "mlx5")}
+ROWS = {
+    "a": [
+        (THIS_WEEK, "ib_uverbs_reg_mr", True, 100, 10, {"EFAULT": 6, "ENOMEM": 4}),
+        (THIS_WEEK, "mlx5_ib_reg_user_mr", True, 100, 6, {"EFAULT": 6}),
+        (THIS_WEEK, "ib_uverbs_create_qp", True, 50, 0, {}),
+        (LAST_WEEK, "ib_uverbs_reg_mr", True, 80, 4, {"EFAULT": 4}),
+        (LAST_WEEK, "ib_uverbs_create_qp", True, 50, 5, {"ETIMEDOUT": 5}),
+    ],
+    "b": [
+        (THIS_WEEK, "ib_uverbs_reg_mr", True, 40, 2, {"EFAULT": 2}),
+        (THIS_WEEK, "bnxt_re_reg_user_mr", True, 40, 2, {"EFAULT": 2}),
+    ],
+    "c": [
+        (THIS_WEEK, "ib_uverbs_reg_mr", True, 10, 0, {}),
+        (THIS_WEEK, "mlx5_ib_reg_user_mr", False, 0, 0, {}),  # symbol missing on this kernel
+    ],
+}
+
+
+def build_dataset(root: Path) -> Path:
+    for host, rows in ROWS.items():
+        kernel, vendor = HOSTS[host]
+        for when in {r[0] for r in rows}:
+            sel = [r for r in rows if r[0] == when]
+            frame = pl.DataFrame(
+                {
+                    "host": host, "snapshot_time": [when] * len(sel), "interval_s": 5.0, "kernel_release": kernel,
+                    "vendor": vendor, "probe_set": "rdma", "probe": [r[1] for r in sel], "layer": None,
+                    "live": [r[2] for r in sel], "invocations": [r[3] for r in sel], "failures": [r[4] for r in sel],
+                    "errno_counts": [[{"errno": e, "count": c} for e, c in r[5].items()] for r in sel],
+                    "lost_records": 0,
+                }
+            )
+            write_table(frame, partition_path(root, "counters", when.date().isoformat(), host, "part-0.parquet"), "counters")
+    return root
+
+
+APP_LINES = (
+    ["gpu-1:10:11 [0] NCCL WARN Call to ibv_reg_mr failed with error Bad address errno 14"] * 73
+    + ["gpu-1:10:11 [0] NCCL WARN Call to ibv_dealloc_pd failed with error Device or resource busy errno 16"] * 21
+    + ["gpu-1:10:11 [0] NCCL WARN Call to ibv_query_gid failed with error Invalid argument errno 22"] * 3
+    + ["gpu-1:10:11 [0] NCCL WARN Call to ibv_post_send failed with error Cannot allocate memory errno 12"] * 2
+    + ["2026-11-10T00:00:00Z gpu-1:10:11 [0] NCCL WARN Call to ibv_reg_mr failed with error Bad address errno 14"]  # other week
+    + ["gpu-1:10 [0] NCCL WARN Call to ibv_reg_mr failed"]  # malformed
+)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    root = build_dataset(tmp_path_factory.mktemp("cov") / "ds")
+    parsed = parse_nccl_lines(APP_LINES, "app.log")
+    return weekly_report(root, week="2026-W48", probe_set=PROBE_SET, app_failures=parsed.failures,
+                         parse_problems=parsed.problems)
+
+
+def probe_row(report, probe: str) -> dict:
+    return report.probes.filter(pl.col("probe") == probe).row(0, named=True)
+
+
+def test_per_probe_counts_errno_mix_and_trend(report):
+    assert report.week == "2026-W48" and report.hosts == 3
+    reg = probe_row(report, "ib_uverbs_reg_mr")
+    assert (reg["invocations"], reg["failures"], reg["prev_failures"], reg["hosts_live"]) == (150, 12, 4, 3)
+    assert reg["failure_rate"] == pytest.approx(12 / 150)
+    assert reg["failures_change_pct"] == pytest.approx(200.0) and reg["trend"] == "rising"
+    assert sorted((d["errno"], d["count"]) for d in reg["errno_counts"]) == [("EFAULT", 8), ("ENOMEM", 4)]
+    mix = report.errno_mix.filter(pl.col("probe") == "ib_uverbs_reg_mr")
+    assert dict(mix.select("errno", "share").rows()) == pytest.approx({"EFAULT": 8 / 12, "ENOMEM": 4 / 12})
+    qp = probe_row(report, "ib_uverbs_create_qp")
+    assert (qp["failures"], qp["prev_failures"], qp["trend"]) == (0, 5, "gone")
+    assert probe_row(report, "bnxt_re_reg_user_mr")["trend"] == "new"
+
+
+def test_never_fired_includes_probe_set_members_without_data(report):
+    never = set(report.never_fired)
+    assert {"ib_uverbs_alloc_pd", "ib_uverbs_modify_qp", "__ib_umem_get", "bnxt_re_create_qp"} <= never
+    assert "ib_uverbs_reg_mr" not in never
+    assert not any(p.startswith("irdma_") for p in report.probes["probe"])  # no irdma host in the fleet
+
+
+def test_groups_missing_gated_and_namespace_resolution(report):
+    g = report.groups
+    status = {(r["kernel_release"], r["vendor"], r["probe"]): (r["status"], r["hosts_live"]) for r in g.iter_rows(named=True)}
+    assert status[("6.11.0", "mlx5", "mlx5_ib_reg_user_mr")] == ("missing", 0)
+    assert status[("6.8.0", "mlx5", "mlx5_ib_reg_user_mr")] == ("live", 1)
+    assert status[("6.8.0", "bnxt_re", "mlx5_ib_reg_user_mr")] == ("gated", 0)
+    assert status[("6.8.0", "mlx5", "bnxt_re_reg_user_mr")] == ("gated", 0)
+    res = set(g.filter((pl.col("vendor") == "bnxt_re") & pl.col("resolution").is_not_null())["resolution"])
+    assert "ops.reg_user_mr -> bnxt_re_reg_user_mr (live on 1/1)" in res
+    assert "ops.create_qp -> bnxt_re_create_qp (live on 0/1)" in res
+    res_c = set(g.filter(pl.col("kernel_release") == "6.11.0")["resolution"].drop_nulls())
+    assert "ops.reg_user_mr -> mlx5_ib_reg_user_mr (live on 0/1)" in res_c
+
+
+def test_application_failure_coverage_matches_the_73_percent_shape(report):
+    assert report.app_total == 99  # the line dated in another week is left out
+    assert report.app_summary == pytest.approx(
+        {"probed": 73 / 99, "cleanup": 21 / 99, "read-only": 3 / 99, "not probed": 0.0, "not mapped": 2 / 99}
+    )
+    cats = dict(report.app.select("verb", "category").rows())
+    assert cats == {"ibv_reg_mr": "probed", "ibv_dealloc_pd": "cleanup", "ibv_query_gid": "read-only", "ibv_post_send": "not mapped"}
+    assert [p.source for p in report.parse_problems] == ["app.log:101"]
+
+
+def test_written_report_is_self_contained(report, tmp_path):
+    written = write_report(report, tmp_path)
+    html = written["html"].read_text()
+    images = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", html)
+    assert len(images) == 4
+    assert all(base64.b64decode(i)[:8] == b"\x89PNG\r\n\x1a\n" for i in images)
+    assert "http://" not in html and "https://" not in html  # nothing fetched from the network
+    assert "ops.reg_user_mr -&gt; bnxt_re_reg_user_mr (live on 1/1)" in html
+    md = written["markdown"].read_text()
+    assert "| ib_uverbs_reg_mr | uverbs | 150 | 12 | 0.08 | 4 | 200 | rising | 3 | EFAULT:8, ENOMEM:4 |" in md  # layer from the probe set
+    assert (tmp_path / "2026-W48" / "charts" / "errno_mix.png").is_file()
+    assert read(written["probes"], "coverage_probes").height == report.probes.height
+    assert read(written["app"], "coverage_app")["failures"].sum() == 99
+
+
+def test_week_parsing_and_errors(tmp_path):
+    assert week_start("2026-W48") == dt.date(2026, 11, 23)
+    assert week_start("2026-11-29") == dt.date(2026, 11, 23)
+    with pytest.raises(TracebaseError, match="--week: expected an ISO week like 2026-W48 or a date, found 'last'"):
+        week_start("last")
+    with pytest.raises(TracebaseError, match="dataset directory does not exist"):
+        weekly_report(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(TracebaseError, match="no counters in the dataset"):
+        weekly_report(tmp_path / "empty")
+
+
+def test_cli_coverage(tmp_path):
+    from test_ingest import run_cli
+
+    root = build_dataset(tmp_path / "ds")
+    log = tmp_path / "nccl.log"
+    log.write_text("\n".join(APP_LINES) + "\n")
+    status, out, err = run_cli("coverage", str(root), "--week", "2026-W48", "--probes", str(PROBE_SET),
+                               "--nccl-logs", str(log), "--out", str(tmp_path / "out"))
+    assert status == 0, err
+    assert "2026-W48: 3 hosts" in out and "74% of 99 app failures on probed functions" in out
+    assert "warning: " in err and "nccl.log:101" in err
+    status, _, err = run_cli("coverage", str(root), "--week", "someday")
+    assert status == 2 and err == "baseline: error: --week: expected an ISO week like 2026-W48 or a date, found 'someday'\n"
+    status, _, err = run_cli("coverage", str(root), "--probes", str(tmp_path / "none.yaml"))
+    assert status == 2 and "none.yaml: no such probe set file" in err

@@ -1,0 +1,206 @@
+"""`tracer record` on real programs with the real BPF program (root + bcc; need_bpf)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tracer.cli import main as tracer_main
+from tracer.schema import read_events, validate_file
+
+REPO = Path(__file__).resolve().parents[1]
+TRACER = [sys.executable, "-m", "tracer.cli"]
+ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+@pytest.fixture(scope="module")
+def recorder(need_bpf):
+    from scenarios.harness import shared_recorder
+
+    return shared_recorder()
+
+
+def record(recorder, argv, **kw):
+    null = os.open("/dev/null", os.O_WRONLY)
+    try:
+        rec = recorder.record(argv, env=ENV, stdout=null, stderr=null, timeout=60, **kw)
+    finally:
+        os.close(null)
+    return rec, pl.from_arrow(rec.events)
+
+
+def test_children_threads_and_exit_status(recorder, tmp_path):
+    data = tmp_path / "input.txt"
+    data.write_text("hello\n")
+    script = tmp_path / "threaded.py"
+    script.write_text(textwrap.dedent(f"""
+        import threading
+        def work():
+            open({str(data)!r}).read()
+        t = threading.Thread(target=work); t.start(); t.join()
+    """))
+    rec, df = record(recorder, ["/bin/sh", "-c", f"cat {data} >/dev/null; /usr/bin/python3 -S {script}; exit 5"])
+    assert rec.exit_status == 5 and rec.lost_events == 0
+    root = df["pid"][0]
+    assert df["probe"][0] == "execve" and df["path"][0] == "/bin/sh"  # trace starts at the exec
+    # fork + exec of cat, followed in the kernel
+    cat_exec = df.filter((pl.col("probe") == "execve") & (pl.col("path") == "/usr/bin/cat"))
+    assert cat_exec.height == 1 and cat_exec["ppid"][0] == root and cat_exec["pid"][0] != root
+    cat_pid = cat_exec["pid"][0]
+    opened = df.filter((pl.col("pid") == cat_pid) & (pl.col("probe") == "openat") & (pl.col("path") == str(data)))
+    assert opened.height == 1 and opened["errno"][0] is None and opened["comm"][0] == "cat"
+    # the thread's open is recorded with its own tid inside the python process
+    in_thread = df.filter((pl.col("path") == str(data)) & (pl.col("tid") != pl.col("pid")) & (pl.col("probe") == "openat"))
+    assert in_thread.height == 1 and in_thread["comm"][0] == "python3"
+    assert df.filter(pl.col("probe") == "exit_group").height >= 3  # sh, cat, python
+    # rows are in entry-time order, seq dense; latency non-negative
+    assert df["seq"].to_list() == list(range(df.height))
+    assert df["ts_ns"].is_sorted() and df["latency_ns"].drop_nulls().min() >= 0
+
+
+def test_killed_command_exit_status(recorder):
+    rec, df = record(recorder, ["/bin/sh", "-c", "kill -TERM $$"])
+    assert rec.exit_status == 128 + 15
+    assert df.filter(pl.col("probe") == "kill").height == 1
+
+
+def test_dirfd_and_relative_paths_resolved(recorder, tmp_path):
+    (tmp_path / "sub").mkdir()
+    script = textwrap.dedent(f"""
+        import os
+        fd = os.open({str(tmp_path)!r}, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.stat("missing.cfg", dir_fd=fd)
+        except FileNotFoundError:
+            pass
+        os.close(os.open("made.txt", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+        os.chdir("{tmp_path}/sub")
+        open("rel.txt", "w").close()
+        os.rename("rel.txt", "../moved.txt")
+    """)
+    rec, df = record(recorder, ["/usr/bin/python3", "-S", "-c", script], cwd="/")
+    assert rec.exit_status == 0
+    stat = df.filter(pl.col("probe").is_in(["newfstatat", "statx"]) & pl.col("errno").eq("ENOENT")
+                     & pl.col("path").str.starts_with(str(tmp_path)))
+    assert stat["path"].to_list() == [f"{tmp_path}/missing.cfg"]
+    made = df.filter((pl.col("probe") == "openat") & (pl.col("path") == f"{tmp_path}/made.txt"))
+    assert made.height == 1 and "O_CREAT" in made["arg"][0]
+    rel = df.filter((pl.col("probe") == "openat") & (pl.col("path") == f"{tmp_path}/sub/rel.txt"))
+    assert rel.height == 1
+    moved = df.filter(pl.col("probe") == "rename")
+    assert moved["path"].to_list() == [f"{tmp_path}/sub/rel.txt"]
+    assert moved["arg"].to_list() == [f"{tmp_path}/sub/../moved.txt"]
+
+
+def test_write_is_atomic_and_schema_valid(recorder, tmp_path):
+    rec, _ = record(recorder, ["/bin/ls", "/"], label="good", host="test-host", meta={"ticket": "T-1"})
+    out = tmp_path / "out" / "ls.parquet"
+    out.parent.mkdir()
+    out.write_bytes(b"old contents")  # replaced in one rename, never truncated in place
+    rec.write(out)
+    assert sorted(p.name for p in out.parent.iterdir()) == ["ls.parquet"]  # no temp left
+    validate_file(out, "events")
+    df = read_events(out)
+    assert df.height == rec.events.num_rows > 20
+    first = df.row(0, named=True)
+    assert first["kind"] == "good" and first["command"] == "/bin/ls /" and first["exit_status"] == 0
+    assert first["host"] == "test-host" and first["kernel_release"] == os.uname().release
+    assert first["lost_events"] == 0 and first["layer"] == "syscall" and first["depth"] == 0
+    assert first["start_time"] <= first["end_time"]
+    meta = {m["key"]: m["value"] for m in first["metadata"]}
+    assert meta["ticket"] == "T-1" and meta["label"] == "good" and meta["uid"] == "0" and meta["cwd"]
+    assert df["trace_id"].n_unique() == 1
+
+
+def test_no_lost_events_on_ordinary_workload(recorder):
+    rec, df = record(recorder, ["/bin/sh", "-c",
+                                "ls -lR /usr/lib/python3.11 >/dev/null; "
+                                "find /usr/lib/python3.11/email -name '*.py' | xargs cat >/dev/null"])
+    assert rec.exit_status == 0
+    assert df.height > 5000, df.height
+    assert rec.lost_events == 0 and rec.raw_records >= df.height
+
+
+# --- the CLI --------------------------------------------------------------------------------
+def test_cli_records_failures_only_and_passes_exit_status(need_bpf, tmp_path):
+    out = tmp_path / "bad.parquet"
+    proc = subprocess.run(
+        [*TRACER, "record", "-o", str(out), "--label", "bad", "-x", "--meta", "job_id=42",
+         "--", "/bin/sh", "-c", "ls /nonexistent-dir; exit 3"],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert proc.returncode == 3, proc.stderr
+    assert "lost" in proc.stderr and str(out) in proc.stderr
+    df = read_events(out)
+    assert df["errno"].null_count() == 0  # -x: failing calls only
+    assert df["kind"][0] == "failure" and df["exit_status"][0] == 3 and df["job_id"][0] == "42"
+    hit = df.filter(pl.col("path") == "/nonexistent-dir")
+    assert hit.height >= 1 and set(hit["errno"]) == {"ENOENT"}
+
+
+def cli(capsys, *argv) -> tuple[int, str]:
+    try:
+        status = tracer_main(["record", *argv])
+    except SystemExit as exc:  # argparse usage errors
+        status = exc.code
+    return status, capsys.readouterr().err
+
+
+def test_cli_no_command(capsys):
+    status, err = cli(capsys, "-o", "x.parquet")
+    assert status == 2 and "no command given" in err
+    status, err = cli(capsys, "--")
+    assert status == 2 and "no command given" in err
+
+
+def test_cli_bad_label(capsys):
+    status, err = cli(capsys, "--label", "ugly", "--", "true")
+    assert status == 2 and "invalid choice: 'ugly'" in err
+
+
+def test_cli_bad_meta(capsys):
+    status, err = cli(capsys, "--meta", "novalue", "--", "true")
+    assert status == 2 and "--meta 'novalue': expected KEY=VALUE" in err
+    status, err = cli(capsys, "--meta", "=x", "--", "true")
+    assert status == 2 and "expected KEY=VALUE" in err
+
+
+def test_cli_unwritable_output(capsys, tmp_path):
+    status, err = cli(capsys, "-o", "/proc/trace.parquet", "--", "true")
+    assert status == 2 and "cannot write in /proc" in err
+    status, err = cli(capsys, "-o", str(tmp_path), "--", "true")
+    assert status == 2 and "is a directory" in err
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    if os.geteuid() == 0:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "t", str(ro)], check=True)
+        try:
+            status, err = cli(capsys, "-o", f"{ro}/t.parquet", "--", "true")
+            assert status == 2 and f"cannot write in {ro}" in err and "Read-only" in err
+        finally:
+            subprocess.run(["umount", str(ro)], check=True)
+
+
+def test_cli_command_not_found(need_bpf, capsys, tmp_path):
+    status, err = cli(capsys, "-o", str(tmp_path / "x.parquet"), "--", "no-such-command-xyz")
+    assert status == 127 and "no-such-command-xyz: command not found" in err
+    assert not (tmp_path / "x.parquet").exists()
+
+
+def test_cli_not_root(need_bpf, tmp_path):
+    tmp_path.chmod(0o777)
+    proc = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+         *TRACER, "record", "-o", str(tmp_path / "x.parquet"), "--", "true"],
+        capture_output=True, text=True, cwd=REPO, timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "needs root" in lines[0] and "sudo" in lines[0]
+    assert "Traceback" not in proc.stderr

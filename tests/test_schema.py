@@ -1,0 +1,152 @@
+"""The one data model: round trips, validation messages, atomic writes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+import textwrap
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tracer import schema
+from tracer.errnos import errno_name, errno_number
+from tracer.errors import SchemaError, TracebaseError
+
+NOW = dt.datetime(2026, 11, 29, 10, 0, tzinfo=dt.UTC)
+
+
+def _events(n: int = 3, trace_id: str = "t1") -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "trace_id": [trace_id] * n,
+            "seq": list(range(n)),
+            "ts_ns": [1000 * i for i in range(n)],
+            "probe": ["openat"] * n,
+            "depth": [0] * n,
+            "ret": [-2] + [3] * (n - 1),
+            "errno": ["ENOENT"] + [None] * (n - 1),
+            "kind": ["good"] * n,
+            "start_time": [NOW] * n,
+            "metadata": [schema.metadata_list({"job": "42"})] * n,
+        }
+    )
+
+
+def test_round_trip_and_traces_view(tmp_path):
+    path = schema.write_table(_events(), tmp_path / "a.parquet", "events")
+    events = schema.read_events(path)
+    assert events.columns == schema.EVENTS.names
+    assert events["errno"].to_list() == ["ENOENT", None, None]
+    traces = schema.read_traces(tmp_path)
+    assert traces.height == 1
+    assert traces["kind"][0] == "good"
+    assert schema.metadata_dict(traces["metadata"][0]) == {"job": "42"}
+    meta = schema.file_metadata(path)
+    assert meta["table"] == "events" and meta["schema_version"] == str(schema.SCHEMA_VERSION)
+
+
+def test_missing_required_column_is_refused_on_write(tmp_path):
+    with pytest.raises(SchemaError, match="column 'probe'"):
+        schema.write_table(_events().drop("probe"), tmp_path / "x.parquet", "events")
+
+
+def test_reader_names_file_column_expected_and_found(tmp_path):
+    bad = _events().with_columns(pl.col("seq").cast(pl.Utf8))
+    arrow = bad.to_arrow().replace_schema_metadata(
+        {schema.META_TABLE: b"events", schema.META_VERSION: str(schema.SCHEMA_VERSION).encode()}
+    )
+    target = tmp_path / "bad.parquet"
+    pq.write_table(arrow, target)
+    with pytest.raises(SchemaError) as info:
+        schema.read_events(target)
+    msg = str(info.value)
+    assert str(target) in msg and "'seq'" in msg and "int64" in msg and "string" in msg
+
+
+def test_version_and_table_mismatch(tmp_path):
+    path = schema.write_table(_events(), tmp_path / "a.parquet", "events")
+    arrow = pq.read_table(path)
+    old = arrow.replace_schema_metadata({schema.META_TABLE: b"events", schema.META_VERSION: b"0"})
+    pq.write_table(old, tmp_path / "old.parquet")
+    with pytest.raises(SchemaError, match="schema version 1, found schema version 0"):
+        schema.validate_file(tmp_path / "old.parquet", "events")
+    with pytest.raises(SchemaError, match="'counters' table, found table 'events'"):
+        schema.validate_file(path, "counters")
+    pq.write_table(pa.table({"x": [1]}), tmp_path / "foreign.parquet")
+    with pytest.raises(SchemaError, match=r"found table '\(none\)'"):
+        schema.validate_file(tmp_path / "foreign.parquet", "events")
+
+
+def test_not_parquet_and_missing(tmp_path):
+    junk = tmp_path / "junk.parquet"
+    junk.write_text("not parquet at all")
+    with pytest.raises(SchemaError, match="expected a Parquet file"):
+        schema.read_events(junk)
+    with pytest.raises(TracebaseError, match="no such file"):
+        schema.read_events(tmp_path / "nope.parquet")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(TracebaseError, match="holds no .parquet files"):
+        schema.read_events(tmp_path / "empty")
+
+
+def test_directory_scan_skips_temp_files(tmp_path):
+    schema.write_table(_events(), tmp_path / "a.parquet", "events")
+    (tmp_path / ".b.parquet.1234.tmp").write_bytes(b"PAR1 half written")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "c.parquet").write_bytes(b"half")
+    assert [p.name for p in schema.parquet_files(tmp_path)] == ["a.parquet"]
+
+
+def test_crash_mid_write_leaves_no_file_under_final_name(tmp_path):
+    """A writer killed mid-write leaves at most a hidden temp file; readers never see it."""
+    target = tmp_path / "big.parquet"
+    script = textwrap.dedent(
+        f"""
+        import os, polars as pl, pyarrow.parquet as pq
+        from tracer import schema
+        real = pq.write_table
+        def dying(table, where, **kw):
+            where.write(b"PAR1 partial bytes")
+            where.flush()
+            os._exit(9)
+        pq.write_table = dying
+        df = pl.DataFrame({{"trace_id": ["t"], "seq": [0], "ts_ns": [0], "probe": ["x"],
+                           "depth": [0], "ret": [0], "kind": ["full"]}})
+        schema.write_table(df, {str(target)!r}, "events")
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=schema.__file__.rsplit("/tracer/", 1)[0])
+    assert proc.returncode == 9
+    assert not target.exists()
+    leftovers = os.listdir(tmp_path)
+    assert all(name.startswith(".") and name.endswith(".tmp") for name in leftovers)
+    with pytest.raises(TracebaseError, match="holds no .parquet files"):
+        schema.read_events(tmp_path)
+
+
+def test_dataset_partitions_and_since(tmp_path):
+    for date in ("2026-11-27", "2026-11-28", "2026-11-29"):
+        path = schema.partition_path(tmp_path, "events", date, "h1", "part-0.parquet")
+        schema.write_table(_events(trace_id=date), path, "events")
+    files = schema.dataset_files(tmp_path, "events", since="2026-11-28T00:00:00Z")
+    assert [f.parent.parent.name for f in files] == ["date=2026-11-28", "date=2026-11-29"]
+    assert schema.dataset_files(tmp_path, "counters") == []
+
+
+def test_polars_schema_matches_arrow():
+    ps = schema.polars_schema("counters")
+    assert list(ps.names()) == schema.COUNTERS.names
+
+
+def test_errno_names():
+    assert errno_name(-13) == "EACCES"
+    assert errno_name(-11) == "EAGAIN"
+    assert errno_name(-95) == "EOPNOTSUPP"
+    assert errno_name(-524) == "ENOTSUPP"
+    assert errno_name(0) is None and errno_name(5) is None and errno_name(-5000) is None
+    assert errno_number("ENOENT") == 2 and errno_number("EWOULDBLOCK") == 11

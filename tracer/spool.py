@@ -1,0 +1,102 @@
+"""The tracer's spool: one directory per snapshot, written whole or not at all.
+
+Layout (tracer/schema.py docstring):
+    <spool>/<host>/snap-<YYYYmmddTHHMMSS.fffZ>-<seq>/{events,counters}.parquet
+A snapshot is written into a hidden `.snap-...tmp` directory next to its final place and renamed
+into place once both files are complete and fsynced, so a reader listing `snap-*` directories
+never sees a partial snapshot. Readers skip hidden entries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+
+from tracer.errors import TracebaseError
+from tracer.schema import COUNTERS, EVENTS, fsync_dir, read, write_table
+
+SNAPSHOT_TABLES = ("events", "counters")
+_SNAP = re.compile(r"^snap-(\d{8}T\d{6}\.\d{3}Z)-(\d+)$")
+
+
+def snapshot_name(when_ns: int, seq: int) -> str:
+    when = dt.datetime.fromtimestamp(when_ns / 1e9, tz=dt.UTC)
+    return f"snap-{when:%Y%m%dT%H%M%S}.{when.microsecond // 1000:03d}Z-{seq:06d}"
+
+
+def events_table(rows: list[dict]) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=EVENTS)
+
+
+def counters_table(rows: list[dict]) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=COUNTERS)
+
+
+def write_snapshot(spool: str | os.PathLike, host: str, events: pa.Table, counters: pa.Table,
+                   when_ns: int, seq: int) -> Path:
+    """Write one snapshot atomically; returns its final directory."""
+    host_dir = Path(spool) / host
+    host_dir.mkdir(parents=True, exist_ok=True)
+    name = snapshot_name(when_ns, seq)
+    final = host_dir / name
+    if final.exists():
+        raise TracebaseError(f"{final}: snapshot already exists (two tracers writing one spool?)")
+    tmp = host_dir / f".{name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        write_table(events, tmp / "events.parquet", "events")
+        write_table(counters, tmp / "counters.parquet", "counters")
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    fsync_dir(host_dir)
+    return final
+
+
+def list_snapshots(spool: str | os.PathLike, host: str | None = None) -> list[Path]:
+    """Complete snapshots, oldest first (by time, then sequence number)."""
+    root = Path(spool)
+    if not root.is_dir():
+        raise TracebaseError(f"{root}: no such spool directory")
+    hosts = [root / host] if host else sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    snaps = []
+    for h in hosts:
+        if not h.is_dir():
+            continue
+        for d in h.iterdir():
+            m = _SNAP.match(d.name)
+            if m and d.is_dir():
+                snaps.append((m.group(1), int(m.group(2)), d))
+    return [d for _, _, d in sorted(snaps)]
+
+
+def next_seq(spool: str | os.PathLike, host: str) -> int:
+    """One past the highest sequence number already in this host's spool (survives restarts)."""
+    host_dir = Path(spool) / host
+    if not host_dir.is_dir():
+        return 0
+    seqs = [int(m.group(2)) for d in host_dir.iterdir() if (m := _SNAP.match(d.name))]
+    return max(seqs, default=-1) + 1
+
+
+def read_snapshot(path: str | os.PathLike) -> tuple[pl.DataFrame, pl.DataFrame]:
+    path = Path(path)
+    return read(path / "events.parquet", "events"), read(path / "counters.parquet", "counters")
+
+
+def read_spool(spool: str | os.PathLike, table: str, host: str | None = None) -> pl.DataFrame:
+    """One table over every complete snapshot of the spool (validated through the schema)."""
+    if table not in SNAPSHOT_TABLES:
+        raise TracebaseError(f"table: expected one of {', '.join(SNAPSHOT_TABLES)}, found {table!r}")
+    files = [d / f"{table}.parquet" for d in list_snapshots(spool, host)]
+    if not files:
+        raise TracebaseError(f"{spool}: holds no snapshots")
+    return read(files, table)
