@@ -116,13 +116,12 @@ def window_hashes(s: Streams, role_hash: np.ndarray, k: int) -> np.ndarray:
 
 
 def seen_in(values: np.ndarray, model: np.ndarray) -> np.ndarray:
-    """Boolean: which `values` occur in `model` (sorted-array membership, O(n log m))."""
-    if len(model) == 0:
+    """Boolean: which `values` occur in `model` (a hash-set membership test in polars)."""
+    if len(model) == 0 or len(values) == 0:
         return np.zeros(len(values), dtype=bool)
-    model = np.sort(model)
-    idx = np.searchsorted(model, values)
-    idx[idx == len(model)] = 0
-    return model[idx] == values
+    import polars as pl
+
+    return pl.Series(values).is_in(pl.Series(model).implode()).to_numpy()
 
 
 @dataclass

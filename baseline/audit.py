@@ -109,7 +109,6 @@ def analyse_traces(
         pl.col("is_expected").fill_null(False)
     )
     # failing chain: error frames whose ancestors all carry an error
-    cols = [pl.col("is_err") & (pl.col("depth") == 0)]
     lf2 = frames.lazy().with_columns(*ancestor_columns("errno", depth, "_e"), *ancestor_columns("layer", depth, "_l"))
     lf2 = lf2.with_columns(pl.when(pl.col("depth") == 0).then(pl.col("is_err")).forward_fill().alias("_c0"))
     for d in range(1, depth + 1):
@@ -119,7 +118,6 @@ def analyse_traces(
     chain = pl.lit(False)
     for d in range(depth, -1, -1):
         chain = pl.when(pl.col("depth") == d).then(pl.col(f"_c{d}")).otherwise(chain)
-    del cols
     lf2 = lf2.with_columns(
         chain.fill_null(False).alias("on_chain"),
         (pl.col("known_edge") & pl.col("known_error")).alias("explained"),

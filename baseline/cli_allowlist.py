@@ -49,17 +49,18 @@ def handle_learn(args: argparse.Namespace) -> int:
         raise TracebaseError(f"--min-support: expected a fraction between 0 and 1, found {args.min_support}")
     from pathlib import Path
 
-    from baseline.diff import check_good_commands, load_events
+    from baseline.diff import check_good_commands, load_table, prepare_side
     from baseline.expected import ExpectedErrors, learn_expected
 
-    good = load_events(args.good)
-    check_good_commands(good, ", ".join(args.good), args.mixed)
-    entries = learn_expected(good, min_support=args.min_support)
     out = Path(args.output)
     allow = ExpectedErrors.load(out) if out.exists() else ExpectedErrors([], source=str(out))
+    good = load_table(args.good)
+    check_good_commands(good, ", ".join(args.good), args.mixed)
+    prepared, ids = prepare_side(good, bad=False)
+    entries = learn_expected(prepared, min_support=args.min_support)
     counts = allow.merge_learned(entries)
     allow.save(out)
-    n_traces = good.get_column("trace_id").n_unique()
+    n_traces = len(ids)
     print(
         f"learned {len(entries)} expected error(s) from {n_traces} good trace(s): "
         f"{counts['added']} added, {counts['updated']} updated, {counts['stale']} now stale, "

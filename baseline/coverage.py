@@ -363,7 +363,8 @@ def render_charts(report: CoverageReport) -> dict[str, bytes]:
         fig, ax = plt.subplots(figsize=(9, 0.45 * len(names) + 1.2))
         y = range(len(names))
         ax.barh([i + 0.2 for i in y], top["failures"].to_list()[::-1], height=0.4, label=report.week, color="#c0392b")
-        ax.barh([i - 0.2 for i in y], top["prev_failures"].to_list()[::-1], height=0.4, label="previous week", color="#95a5a6")
+        if top["prev_failures"].sum():
+            ax.barh([i - 0.2 for i in y], top["prev_failures"].to_list()[::-1], height=0.4, label="previous week", color="#95a5a6")
         ax.set_yticks(list(y), names, fontsize=8)
         ax.set_xlabel("failures (counters, exact)")
         ax.set_title("Failures per probe, week over week")
@@ -393,10 +394,12 @@ def render_charts(report: CoverageReport) -> dict[str, bytes]:
         charts["errno_mix"] = _png(fig)
 
     if not report.daily.is_empty():
-        fig, ax = plt.subplots(figsize=(9, 3))
+        fig, ax = plt.subplots(figsize=(10.5, 3))
         days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
         for which, style in (("current", "-o"), ("previous", "--o")):
             sub = report.daily.filter(pl.col("week") == which)
+            if sub.is_empty():  # no data for the previous week: no flat line pretending zero
+                continue
             values = dict(zip(sub["day"].to_list(), sub["failures"].to_list(), strict=True))
             ax.plot(days, [values.get(d, 0) for d in range(7)], style, label=report.week if which == "current" else "previous week")
         ax.set_ylabel("failures")
@@ -428,7 +431,7 @@ def _fmt(value: object) -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return f"{value:.4f}" if abs(value) < 1 else f"{value:.4g}"
     if isinstance(value, list):
         return ", ".join(f"{d['errno']}:{d['count']}" for d in value[:4]) + (" …" if len(value) > 4 else "")
     return str(value)

@@ -9,34 +9,41 @@ Method
    ``hash(probe, errno, normalised path, normalised arg, depth)`` -- never pid, fd, ret or time.
 2. **Split** every trace into per-thread streams, each named by its *role* (fork-tree path of
    exec'd names, threads as ``~name``), so thread and child-process interleaving is irrelevant.
-3. **Expected errors are transparent**: an error event matching the allowlist (the curated
-   expected_errors.yaml plus, with ``learn=True``, every (probe, errno, path, process) error the
-   good runs produced) is removed from good and bad streams alike, and counted per entry.
+3. **Transparent events**: an error matching the allowlist (the curated expected_errors.yaml
+   plus, with ``learn=True``, every (probe, errno, path, process) error the good runs produced)
+   is removed from good and bad streams alike and counted per entry; so are successful calls
+   of timing/allocator/randomness *noise probes* (`NOISE_PROBES`: brk, mmap, futex,
+   rt_sigreturn, getrandom, ...) -- an unexpected error on one of those still counts.
 4. **Loop compression** (DiffTrace): repeated n-grams (n <= 4) collapse, so iteration counts
    do not matter; a virtual END token closes every stream.
 5. **Model** (stide): the set of length-k windows (default k=4) of every good stream, keyed by
    role. A bad position is *explained* when its window occurs in some good stream of the same
    role (a bad role no good run has falls back to a good role with the same process name).
    Several good runs with different branches are therefore all explained.
-6. **Regions**: maximal runs of unexplained bad positions (runs < k apart merged). Each region is
-   one anomaly; its *event* is its most severe unexpected error, else its first unexplained
-   event (an inserted call, a different path, a different syscall, or END: the thread stopped
-   early).
+6. **Regions**: maximal runs of unexplained bad positions (runs < k apart merged). Each region
+   is one finding; its *event* is its most severe unexpected error, else its first
+   unexplained event (an inserted call, a different path, a different syscall, or END: the
+   thread stopped early).
 7. **Alignment for context**: ``last_common`` are the bad events just before the region (all
    explained); the bad stream is re-anchored in the best good stream at the last window they
-   share, and ``good_instead`` are the good events that followed there.
+   share (closest relative position), and ``good_instead`` are the good events that followed.
 
-Ranking (documented rule)
--------------------------
-``score = severity + (1.5 if the thread never returns to known-good behaviour else 0)`` with
+Ranking (the documented rule)
+-----------------------------
+``score = severity + (1.5 if the thread never re-joins known-good behaviour else 0)``, with
 severity 4 for an unexpected *hard* error (EACCES, EROFS, ENOSPC, EMFILE, ELOOP, EIO, ...),
-2 for an unexpected *soft* error (ENOENT, ENOTDIR, EAGAIN, EINTR, ENOTTY, EEXIST, ... -- the
-errnos programs routinely probe with), 1 for an error-free divergence. Ties go to the earliest
-event. So an injected EACCES outranks a routine-looking ENOENT the good runs happened not to
-show, and an error-free divergence the run never recovers from (corrupt input sending the
-program down another path) outranks a soft error it recovered from. The **bifurcation** is the
-top-ranked anomaly; ``first_unexplained`` separately gives the chronologically first
-unexplained position (equal to the bifurcation in the common single-divergence case).
+2 for an unexpected *soft* error (`SOFT_ERRNOS`: ENOENT, ENOTDIR, EAGAIN, EINTR, ENOTTY,
+EEXIST, ... -- the errnos programs routinely probe with), 1 for an error-free divergence.
+Ties go to the earliest event. So an injected EACCES outranks a routine-looking ENOENT the
+good runs happened not to show, and an error-free divergence the run never recovers from
+(corrupt input sending the program down another path) outranks a soft error it recovered
+from. A region with no error, made only of events the good runs also have (for that role),
+that re-joins good behaviour is a **reordering** (timing: signal delivery, scheduling): it is
+listed under ``reorderings`` with score 0.5 and does not make ``anomaly`` true. The
+**bifurcation** is the top-ranked anomaly; ``first_unexplained`` separately gives the seq of
+the chronologically first anomalous event (the same in the common single-divergence case).
+A process every good trace has but the bad trace lacks is a ``missing_process`` anomaly
+(score 1, position -1).
 
 JSON object (``DiffReport.to_dict``; also docs/diff-json.md)
 ------------------------------------------------------------
@@ -44,21 +51,23 @@ JSON object (``DiffReport.to_dict``; also docs/diff-json.md)
 
     {
       "version": 1,
-      "anomaly": bool,                       # true iff at least one anomaly
+      "anomaly": bool,                       # true iff anomaly_count > 0
       "bifurcation": null | ANOMALY,         # = anomalies[0]
-      "first_unexplained": null | int,       # seq of the chronologically first unexplained event
+      "first_unexplained": null | int,       # seq of the chronologically first anomalous event
       "anomalies": [ANOMALY, ...],           # ranked, best first (at most max_anomalies)
       "anomaly_count": int,                  # before truncation
+      "reorderings": [ANOMALY, ...],         # kind "reordering": listed, not anomalies
       "expected_ignored": {"total": int,
                            "by_entry": {ID: {"count": int, "source": "curated"|"learned",
                                              "probe": str, "errno": str, "path": str|null}}},
       "good_traces": [str, ...], "bad_trace": str,
       "events": {"good": int, "bad": int},
-      "settings": {"k": int, "learn": bool, "allowlist": str|null}
+      "settings": {"k": int, "learn": bool, "allowlist": str, "learned_entries": int,
+                   "elapsed_s": float}
     }
     ANOMALY = {
       "rank": int, "score": float,
-      "kind": "error" | "divergence" | "missing_process",
+      "kind": "error" | "divergence" | "missing_process" | "reordering",
       "probe": str,                          # "(end of thread)" when the thread stopped early
       "errno": str | null,                   # symbolic ("EACCES"); null for error-free divergence
       "path": str | null,                    # as recorded; "npath": normalised form
@@ -120,6 +129,7 @@ REORDER_SCORE = 0.5
 NOISE_PROBES = frozenset(
     {
         "brk", "mmap", "munmap", "mremap", "madvise", "mprotect", "futex", "futex_waitv",
+        "futex_wait", "futex_wake", "futex_requeue",
         "rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "getrandom", "sched_yield",
         "restart_syscall",
     }
@@ -295,11 +305,11 @@ def check_good_commands(good: pa.Table, source: str, mixed: bool) -> list[str]:
     return distinct
 
 
-def prepare_side(table: pa.Table, bad: bool, cache: dict | None = None) -> tuple[Prepared, list[str]]:
+def prepare_side(table: pa.Table, bad: bool, memo: dict | None = None) -> tuple[Prepared, list[str]]:
     """Prepare one side: the bad trace gets tkey -1, good traces 0.."""
     codes, ids = _trace_codes(table)
-    tkey = np.full(table.num_rows, -1, dtype=np.int64) if bad else codes
-    return prepare(table, tkey, cache), ids
+    tkey = np.full(table.num_rows, -1, dtype=np.int64) if bad else codes.astype(np.int64)
+    return prepare(table, tkey, memo), ids
 
 
 # ------------------------------------------------------------------------------------------
@@ -369,9 +379,9 @@ def diff_traces(
     if "failure" in set(pc.unique(good_tab.column("kind")).to_pylist()):
         warnings.append("some GOOD traces are labelled kind=failure")
 
-    cache: dict = {}
-    bp, bad_ids = prepare_side(bad_tab, bad=True, cache=cache)
-    gp, good_ids = prepare_side(good_tab, bad=False, cache=cache)
+    memo: dict = {}  # regex results shared by both sides
+    bp, bad_ids = prepare_side(bad_tab, bad=True, memo=memo)
+    gp, good_ids = prepare_side(good_tab, bad=False, memo=memo)
     sides = _Sides(bp, gp, bad_ids, good_ids)
 
     # Expected errors: curated file + learned from the good runs, matched per distinct error.
@@ -470,7 +480,8 @@ def diff_traces(
             named[r] = regions.start[r] + int(np.argmax(seg == max_cls[r]))
         named_seq = _seq_of(bs, named, seq_rows)
         order = np.lexsort((named_seq, -score))
-        first_unexplained = int(_seq_of(bs, regions.start, seq_rows).min())
+        if (~reorder).any():
+            first_unexplained = int(_seq_of(bs, regions.start[~reorder], seq_rows).min())
         for rank, r in enumerate(order[:max_anomalies], start=1):
             sid = int(regions.sid[r])
             pos, start = int(named[r]), int(regions.start[r])
@@ -514,9 +525,7 @@ def diff_traces(
             )
     reorderings = [a for a in anomalies if a["kind"] == "reordering"]
     anomalies = [a for a in anomalies if a["kind"] != "reordering"]
-    for rank, a in enumerate(anomalies + reorderings, start=1):
-        a["rank"] = rank
-    count = len(anomalies) if len(anomalies) < max_anomalies else int(len(regions) - (reorder.sum() if len(regions) else 0))
+    count = int((~reorder).sum()) if len(regions) else 0
 
     # Roles every good trace has and the bad trace lacks.
     n_good = len(good_ids)
@@ -526,6 +535,8 @@ def diff_traces(
     common = set.intersection(*(per_trace_roles.get(t, set()) for t in range(n_good))) if n_good else set()
     bad_roles = {matched_role[i] for i in np.flatnonzero(is_bad_stream)} | per_trace_roles.get(-1, set())
     for rk in sorted(common - bad_roles):
+        if rk.rsplit("/", 1)[-1].startswith("~"):
+            continue  # a thread: its process's clone calls already diverge
         count += 1
         if len(anomalies) < max_anomalies:
             anomalies.append(
@@ -538,6 +549,8 @@ def diff_traces(
                 }
             )
 
+    for rank, a in enumerate(anomalies + reorderings, start=1):
+        a["rank"] = rank
     return DiffReport(
         anomalies=anomalies,
         reorderings=reorderings,

@@ -88,7 +88,7 @@ def normalize_events(df: pl.DataFrame, stream_keys: tuple[str, ...] = ("trace_id
     """
     df = df.sort([*stream_keys, "seq"])
     df = _mapped(df, "path", PATH_RULES, "npath")
-    df = _mapped(df, "arg", ARG_RULES, "narg")
+    df = _mapped(df, "arg", PATH_RULES, "narg")
     df = _mapped(df, "comm", ARG_RULES, "ncomm")
 
     same_stream = pl.lit(True)
@@ -114,41 +114,71 @@ DICT_COLUMNS = ["trace_id", "comm", "probe", "errno", "path", "arg", "kind", "co
 SEARCH_KEY_OFFSET = 1 << 40  # path keys >= this are <search>/<basename #(key - offset)>
 
 
-def _codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[str]]:
-    """(int64 codes with -1 for null, dictionary values) of a string or dictionary column."""
+class Values:
+    """Distinct values of a column (an Arrow string array), indexed by code."""
+
+    def __init__(self, arrow: pa.Array):
+        self.arrow = arrow
+
+    def __len__(self) -> int:
+        return len(self.arrow)
+
+    def __getitem__(self, i: int) -> str | None:
+        return self.arrow[int(i)].as_py()
+
+    def __iter__(self):
+        return iter(self.arrow.to_pylist())
+
+    def series(self) -> pl.Series:
+        return pl.Series("v", self.arrow) if len(self.arrow) else pl.Series("v", [], dtype=pl.String)
+
+
+def _codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, Values]:
+    """(int32 codes with -1 for null, distinct values) of a string or dictionary column."""
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     if not pa.types.is_dictionary(col.type):
         col = pc.dictionary_encode(col)
-    idx = pc.fill_null(col.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    return idx, col.dictionary.to_pylist()
+    idx = pc.fill_null(col.indices, -1).to_numpy(zero_copy_only=False).astype(np.int32)
+    return idx, Values(col.dictionary)
 
 
-def _factorize(values: list[str | None]) -> tuple[np.ndarray, list[str | None]]:
-    """Codes of `values` into a list of their distinct values (Arrow hash encoding)."""
-    enc = pc.dictionary_encode(pa.array(values, type=pa.string()), null_encoding="encode")
-    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary.to_pylist()
+def _factorize(arr: pa.Array | pl.Series) -> tuple[np.ndarray, Values]:
+    """Codes of each element of `arr` into its distinct values (Arrow hash encoding)."""
+    if isinstance(arr, pl.Series):
+        arr = arr.to_arrow()
+    if len(arr) == 0:
+        return np.zeros(0, dtype=np.int32), Values(pa.array([], type=pa.string()))
+    enc = pc.dictionary_encode(arr, null_encoding="encode")
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int32), Values(enc.dictionary)
 
 
-def _normalise_values(values: list[str], rules: list[tuple[str, str]], cache: dict | None = None) -> list[str]:
-    """Apply `rules` to distinct values; `cache` (raw -> normalised) skips values seen before
-    (the good and bad traces of one diff share most of their paths)."""
-    if not values:
-        return []
-    if cache is None:
-        cache = {}
-    todo = [v for v in values if v not in cache]
-    if todo:
-        done = pl.Series("v", todo, dtype=pl.String).to_frame().select(_apply_rules(pl.col("v"), rules)).to_series()
-        cache.update(zip(todo, done.to_list(), strict=True))
-    return [cache[v] for v in values]
+def _normalise_values(values: Values, rules: list[tuple[str, str]], memo: dict | None = None) -> pl.Series:
+    """`rules` applied to every distinct value (one regex pass per rule, in Rust).
+
+    `memo` (a dict the caller keeps between calls) remembers results as a polars frame, so
+    the good and bad sides of one diff, which share most paths, run the regexes once.
+    """
+    frame = values.series().to_frame()
+    if memo is None:
+        return frame.select(_apply_rules(pl.col("v"), rules)).to_series()
+    key = id(rules)
+    known = memo.get(key)
+    if known is None:
+        todo = frame
+    else:
+        todo = frame.join(known, on="v", how="anti")
+    fresh = todo.with_columns(_apply_rules(pl.col("v"), rules).alias("n"))
+    known = fresh if known is None else pl.concat([known, fresh])
+    memo[key] = known
+    return frame.join(known, on="v", how="left", maintain_order="left").get_column("n")
 
 
 def _remap(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
     """table[codes] keeping -1 for null."""
     if len(table) == 0:
-        return np.full(len(codes), -1, dtype=np.int64)
-    return np.where(codes >= 0, table[np.maximum(codes, 0)], -1)
+        return np.full(len(codes), -1, dtype=np.int32)
+    return np.where(codes >= 0, table[np.maximum(codes, 0)], -1).astype(np.int32)
 
 
 _NULL_HASH = np.uint64(0x6A09E667F3BCC909)
@@ -162,12 +192,13 @@ def _mix64(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint64(31))
 
 
-def hash_strings(values: list[str | None]) -> np.ndarray:
+def hash_strings(values: Values | pl.Series) -> np.ndarray:
     """Stable-within-process 64-bit hashes of strings (null -> a fixed value)."""
-    if not values:
+    series = values.series() if isinstance(values, Values) else values
+    if len(series) == 0:
         return np.zeros(0, dtype=np.uint64)
-    h = pl.Series("v", values, dtype=pl.String).hash(seed=0x7B).to_numpy().astype(np.uint64)
-    h[np.array([v is None for v in values])] = _NULL_HASH
+    h = series.hash(seed=0x7B).to_numpy().astype(np.uint64)
+    h[series.is_null().to_numpy()] = _NULL_HASH
     return h
 
 
@@ -200,12 +231,12 @@ class Prepared:
     narg: np.ndarray
     ncomm: np.ndarray
     sid: np.ndarray
-    probe_values: list[str]
-    errno_values: list[str]
-    npath_values: list[str]
-    base_values: list[str]
-    narg_values: list[str]
-    ncomm_values: list[str]
+    probe_values: Values
+    errno_values: Values
+    npath_values: Values
+    base_values: Values
+    narg_values: Values
+    ncomm_values: Values
 
     def __len__(self) -> int:
         return len(self.order)
@@ -224,7 +255,7 @@ class Prepared:
         errno_h = _take_hash(self.errno, hash_strings(self.errno_values))
         arg_h = _take_hash(self.narg, hash_strings(self.narg_values))
         npath_h = hash_strings(self.npath_values)
-        search_h = hash_strings([f"{SEARCH_DIR}/{b}" for b in self.base_values])
+        search_h = hash_strings(SEARCH_DIR + "/" + self.base_values.series())
         path_h = np.full(len(self), _NULL_HASH, dtype=np.uint64)
         plain = (self.pathkey >= 0) & (self.pathkey < SEARCH_KEY_OFFSET)
         path_h[plain] = npath_h[self.pathkey[plain]]
@@ -240,14 +271,13 @@ class Prepared:
         return self.table.column(column)[int(self.order[i])].as_py()
 
 
-def prepare(table: pa.Table, tkey: np.ndarray, cache: dict[str, dict] | None = None) -> Prepared:
+def prepare(table: pa.Table, tkey: np.ndarray, memo: dict | None = None) -> Prepared:
     """Normalise an events table (as from tracer.schema.read_arrow) into a `Prepared`.
 
     `tkey` gives each source row its trace number (the caller decides: e.g. -1 for the bad
     trace, 0.. for good traces). Regexes run once per distinct path/arg/comm; the search-path
-    rule and everything per row are numpy. `cache` carries normalised values between calls.
+    rule and everything per row are numpy. `memo`: see `_normalise_values`.
     """
-    cache = cache if cache is not None else {}
     n = table.num_rows
     tid = pc.fill_null(table.column("tid"), pc.fill_null(table.column("pid"), 0)).to_numpy().astype(np.int64)
     seq = table.column("seq").to_numpy().astype(np.int64)
@@ -269,22 +299,22 @@ def prepare(table: pa.Table, tkey: np.ndarray, cache: dict[str, dict] | None = N
     arg, arg_values = _codes(table.column("arg"))
     comm, comm_values = _codes(table.column("comm"))
 
-    npath_of_path, npath_values = _factorize(_normalise_values(path_values, PATH_RULES, cache.setdefault("path", {})))
-    narg_of_arg, narg_values = _factorize(_normalise_values(arg_values, ARG_RULES, cache.setdefault("arg", {})))
-    ncomm_of_comm, ncomm_values = _factorize(_normalise_values(comm_values, ARG_RULES, cache.setdefault("comm", {})))
-    split = pl.Series("p", npath_values, dtype=pl.String).to_frame().select(
+    npath_of_path, npath_values = _factorize(_normalise_values(path_values, PATH_RULES, memo))
+    narg_of_arg, narg_values = _factorize(_normalise_values(arg_values, PATH_RULES, memo))
+    ncomm_of_comm, ncomm_values = _factorize(_normalise_values(comm_values, ARG_RULES, memo))
+    split = npath_values.series().rename("p").to_frame().select(
         pl.col("p").str.extract(r"([^/]+)/*$", 1).alias("base"),
         pl.col("p").str.extract(r"^(.*)/[^/]+/*$", 1).alias("dir"),
     )
-    base_of_npath, base_values = _factorize(split.get_column("base").to_list())
-    dir_of_npath, _ = _factorize(split.get_column("dir").to_list())
+    base_of_npath, base_values = _factorize(split.get_column("base"))
+    dir_of_npath, _ = _factorize(split.get_column("dir"))
 
     probe, errno = probe[order], errno[order]
     npath = _remap(path[order], npath_of_path)
     base = _remap(npath, base_of_npath)
     dirc = _remap(npath, dir_of_npath)
     search_errnos = np.array([i for i, v in enumerate(errno_values) if v in SEARCH_ERRNOS], dtype=np.int64)
-    pathkey = npath.copy()
+    pathkey = npath.astype(np.int64)
     if n > 1 and len(search_errnos):
         nxt = slice(1, None)
         cur = slice(None, -1)
@@ -296,7 +326,7 @@ def prepare(table: pa.Table, tkey: np.ndarray, cache: dict[str, dict] | None = N
             & (dirc[nxt] != dirc[cur])
         )
         hit = np.flatnonzero(searching)
-        pathkey[hit] = SEARCH_KEY_OFFSET + base[hit]
+        pathkey[hit] = SEARCH_KEY_OFFSET + base[hit].astype(np.int64)
 
     def ints(name: str, fill: int = -1) -> np.ndarray:
         return pc.fill_null(table.column(name), fill).to_numpy().astype(np.int64)[order]

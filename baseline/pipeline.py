@@ -78,6 +78,18 @@ def refresh_expected(cfg: PipelineConfig, now: dt.datetime | None = None) -> dic
     return {"expected_errors": str(cfg.expected_errors), "learned": len(learned.entries), **counts}
 
 
+def _expected_list(cfg: PipelineConfig):
+    """The repo's curated list plus the pipeline's file (curated + learned), without duplicates."""
+    from baseline.expected import DEFAULT_PATH, ExpectedErrors, load_default
+
+    default = load_default()
+    if not cfg.expected_errors.exists():
+        return default
+    if cfg.expected_errors.resolve() == DEFAULT_PATH.resolve():
+        return ExpectedErrors.load(cfg.expected_errors)
+    return default + ExpectedErrors.load(cfg.expected_errors)
+
+
 def run_stamp(now: dt.datetime | None = None) -> str:
     return _now(now).strftime("%Y%m%dT%H%M%SZ")
 
@@ -89,7 +101,7 @@ def audit_new_failures(cfg: PipelineConfig, now: dt.datetime | None = None) -> d
     stamp = run_stamp(now)
     staging = cfg.findings / f".staging-{stamp}"
     since = _window_start(now, hours=cfg.thresholds.audit_window_hours)
-    expected = cfg.expected_errors if cfg.expected_errors.exists() else None
+    expected = _expected_list(cfg)
     model = cfg.model if cfg.model.exists() else None
     result = run_audit(cfg.dataset, staging, since=since, model=model, expected=expected, learn_expected=False)
     return {

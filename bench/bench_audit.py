@@ -16,7 +16,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,12 +40,17 @@ def measure(argv: list[str]) -> dict:
 
 
 def simulate(root: Path, hosts: int, hours: float, events_target: int | None, workers: int) -> dict:
-    from baseline.simulate import simulate as sim
-
-    t = time.perf_counter()
-    summary = sim(root, hosts=hosts, hours=hours, seed=42, events_target=events_target, workers=workers)
-    summary["sim_wall_s"] = time.perf_counter() - t
-    return summary
+    """Simulate in a fresh process (the simulator's fork pool must not inherit our threads)."""
+    code = (
+        "import json, time\n"
+        "from baseline.simulate import simulate\n"
+        "t = time.perf_counter()\n"
+        f"s = simulate({str(root)!r}, hosts={hosts}, hours={hours}, seed=42, events_target={events_target!r}, workers={workers})\n"
+        "s['sim_wall_s'] = time.perf_counter() - t\n"
+        "print(json.dumps(s, default=str))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def scan_reference(root: Path) -> dict:
@@ -66,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--learn-hosts", type=int, default=200)
     p.add_argument("--audit-hosts", type=int, default=10_000, help="fleet size for the one-day audit")
     p.add_argument("--audit-hours", type=float, default=24.0)
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--workers", type=int, default=1, help="simulator worker processes")
     p.add_argument("--dir", help="work directory (default: a temp dir, removed)")
     args = p.parse_args(argv)
     if args.quick:

@@ -168,8 +168,9 @@ def test_inserted_error_is_the_bifurcation_with_context(tmp_path, good):
     assert b["position"] == i
     assert b["process"]["pid"] == 555 and b["process"]["role"] == "prog#0"
     assert not b["recovered"]
-    assert [e["probe"] for e in b["last_common"]] == ["read", "mmap", "close"]
-    assert [e["seq"] for e in b["last_common"]] == [i - 3, i - 2, i - 1]
+    # mmap (i - 2) is allocator noise and left out of the streams.
+    assert [e["probe"] for e in b["last_common"]] == ["openat", "read", "close"]
+    assert [e["seq"] for e in b["last_common"]] == [i - 4, i - 3, i - 1]
     instead = b["good_instead"]
     assert (instead[0]["probe"], instead[0]["path"], instead[0]["errno"]) == ("openat", "/srv/data/input.txt", None)
     assert instead[0]["trace_id"] == "good-1"
@@ -263,6 +264,25 @@ def test_unrecovered_divergence_outranks_recovered_soft_error(tmp_path, good):
     assert top["errno"] is None and not top["recovered"]
     assert top["path"] == "/usr/share/prog/recovery.txt"
     assert report.anomalies[1]["errno"] == "ENOENT"
+
+
+def test_reordered_known_events_are_not_an_anomaly(tmp_path, good):
+    i = PROGRAM.index(("newfstatat", None, None))
+    swapped = list(PROGRAM)
+    swapped[i - 1], swapped[i] = swapped[i], swapped[i - 1]  # fstat before openat: timing-like
+    bad = write_trace(tmp_path / "bad.parquet", [events(swapped)], "bad-1")
+    report = run(good, bad)
+    assert not report.anomaly and report.bifurcation is None
+    assert report.reorderings and report.reorderings[0]["kind"] == "reordering"
+
+
+def test_allocator_and_signal_noise_is_ignored_but_its_errors_are_not(tmp_path, good):
+    noisy = STARTUP[:3] + [("brk", None, None), ("futex", None, None), ("rt_sigreturn", None, None)] + STARTUP[3:] + WORK
+    bad = write_trace(tmp_path / "bad.parquet", [events(noisy)], "bad-1")
+    assert not run(good, bad).anomaly
+    failing = STARTUP + [("mmap", "ENOMEM", None)] + WORK
+    bad2 = write_trace(tmp_path / "bad2.parquet", [events(failing)], "bad-2")
+    assert run(good, bad2).bifurcation["errno"] == "ENOMEM"
 
 
 def test_new_child_process_is_an_anomaly(tmp_path, good):

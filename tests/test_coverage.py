@@ -135,7 +135,7 @@ def test_written_report_is_self_contained(report, tmp_path):
     assert "http://" not in html and "https://" not in html  # nothing fetched from the network
     assert "ops.reg_user_mr -&gt; bnxt_re_reg_user_mr (live on 1/1)" in html
     md = written["markdown"].read_text()
-    assert "| ib_uverbs_reg_mr | uverbs | 150 | 12 | 0.08 | 4 | 200 | rising | 3 | EFAULT:8, ENOMEM:4 |" in md  # layer from the probe set
+    assert "| ib_uverbs_reg_mr | uverbs | 150 | 12 | 0.0800 | 4 | 200 | rising | 3 | EFAULT:8, ENOMEM:4 |" in md  # layer from the probe set
     assert (tmp_path / "2026-W48" / "charts" / "errno_mix.png").is_file()
     assert read(written["probes"], "coverage_probes").height == report.probes.height
     assert read(written["app"], "coverage_app")["failures"].sum() == 99

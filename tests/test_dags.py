@@ -140,3 +140,28 @@ def test_task_callables_are_thin_library_calls(dagbag, tmp_path):
     result = ingest_once(load_config(config))
     assert result["snapshots"] == 0 and result["new_rows"] == 0
     assert dagbag.get_dag("trace_ingest").get_task("ingest").python_callable.__name__ == "ingest"
+
+
+def test_each_task_function_runs_without_airflow(tmp_path):
+    """The same pipeline, step by step, through baseline.pipeline (no Airflow involved)."""
+    from baseline import pipeline
+    from baseline.config import load_config
+    from baseline.simulate import simulate
+
+    simulate(tmp_path, hosts=3, hours=1, seed=11, start="2026-11-28T00:00:00Z", spool=True)
+    cfg = load_config(write_config(tmp_path, thresholds={"compact_min_files": 2}))
+    first = pipeline.ingest_once(cfg)
+    assert first["new_rows"] > 0 and first["quarantined"] == []
+    assert pipeline.ingest_once(cfg)["new_rows"] == 0
+    assert pipeline.tidy(cfg, now=RUN_AT)["expired"] == {"partitions": 0, "quarantined": 0}
+    model = pipeline.refresh_baseline(cfg, now=RUN_AT)
+    assert model["traces"] > 0 and Path(model["model"]).is_file()
+    expected = pipeline.refresh_expected(cfg, now=RUN_AT)
+    assert cfg.expected_errors.is_file() and expected["learned"] >= 0
+    audited = pipeline.audit_new_failures(cfg, now=RUN_AT)
+    assert audited["traces_audited"] > 0 and audited["findings"] > 0
+    published = pipeline.publish_findings(cfg, audited)
+    assert (cfg.findings / "LATEST").read_text().strip() == "20261128T010000Z"
+    assert (Path(published["published"]) / "clusters.parquet").is_file()
+    cov = pipeline.weekly_coverage(cfg, week="2026-W48")
+    assert cov["hosts"] == 3 and Path(cov["files"]["html"]).is_file()

@@ -71,7 +71,8 @@ def test_sigterm_flushes_a_final_snapshot_with_every_failure(fake, tmp_path):
     spool = tmp_path / "spool"
     d = Daemon([str(set_file), "-x", "-i", "60s", "--metadata-file", str(meta), "--prom", str(tmp_path / "t.prom")], spool)
     env = dict(os.environ, SLURM_JOB_ID="9001")
-    assert run_driver(driver, "reg_mr", 30, LAYER_PEER, errno.EFAULT, env=env) == 30
+    # the process lingers: enrichment reads /proc/<pid> when the record is read (<= 100 ms later)
+    assert run_driver(driver, "reg_mr", 30, LAYER_PEER, errno.EFAULT, env=env, end_wait_ms=400) == 30
     run_driver(driver, "reg_mr", 10)
     time.sleep(0.3)
     assert d.stop() == 0

@@ -38,6 +38,9 @@ def as_int32(register: int) -> int:
 
 
 def clean(path: str) -> str:
+    if (path.startswith("/") and "//" not in path and "/./" not in path
+            and not path.endswith(("/", "/."))):
+        return path  # already clean: the common case, no split/join
     parts = [p for p in path.split("/") if p not in ("", ".")]
     return "/" + "/".join(parts)
 
@@ -60,11 +63,14 @@ class PathResolver:
 
     initial_cwd: cwd of the recorded command at exec.
     initial_fds: what its inherited fds point to (e.g. {0: "/dev/null"}), when known.
+    cloexec_fds: which of those are close-on-exec (known when attaching to a running process).
     """
 
-    def __init__(self, initial_cwd: str, initial_fds: dict[int, str | None] | None = None):
+    def __init__(self, initial_cwd: str, initial_fds: dict[int, str | None] | None = None,
+                 cloexec_fds: frozenset[int] | set[int] = frozenset()):
         self.initial = ProcessState(
-            clean(initial_cwd), {fd: (path, False) for fd, path in (initial_fds or {}).items()}
+            clean(initial_cwd),
+            {fd: (path, fd in cloexec_fds) for fd, path in (initial_fds or {}).items()},
         )
         self.procs: dict[int, ProcessState] = {}
 

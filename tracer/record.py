@@ -13,7 +13,7 @@ between fork and exec (the pipe read) are dropped: the trace starts at the comma
 Recording stops when the command itself exits; descendants still running then are no longer
 followed.
 
-Events arrive in the ring buffer in exit order and per CPU; they are sorted by entry time,
+Events arrive in the ring buffer in exit order and per CPU; tracer.decode sorts them by entry time,
 replayed through tracer.fdtable to resolve relative paths, dirfds and fds, and written with
 the trace-level columns on every row (see tracer.schema).
 """
@@ -23,12 +23,13 @@ from __future__ import annotations
 import contextlib
 import ctypes as ct
 import os
+import select
 import shlex
 import shutil
 import signal
 import socket
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,26 +37,16 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from tracer.errnos import errno_name
+from tracer.decode import HEADER, HEADER_SIZE, Decoded, build_table, decode, resolve_columns
 from tracer.errors import EnvironmentProblem, TracebaseError
-from tracer.fdtable import PathResolver
-from tracer.schema import METADATA_TYPE, conform, metadata_list, write_table
-from tracer.syscalls import SPEC_SOCKADDR, SPECS, bpf_spec_table, sockaddr_text, syscall_names
+from tracer.schema import write_table
+from tracer.syscalls import X86_64_NAMES, bpf_spec_table, syscall_names
 
 BPF_SOURCE = Path(__file__).resolve().parents[1] / "bpf" / "syscall_recorder.c"
 LABEL_KINDS = {"good": "good", "bad": "failure", None: "full"}
 POLL_MS = 10
-F_AT_ENTER = 2
 
-# struct event header in bpf/syscall_recorder.c; path bytes follow it
-HEADER = np.dtype(
-    [
-        ("ts_ns", "<u8"), ("latency_ns", "<u8"), ("ret", "<i8"), ("args", "<u8", (6,)),
-        ("pid", "<u4"), ("tid", "<u4"), ("ppid", "<u4"), ("nr", "<u2"), ("flags", "<u2"),
-        ("len1", "<u2"), ("len2", "<u2"), ("spec", "<u4"), ("comm", "S16"),
-    ]
-)
-HEADER_SIZE = HEADER.itemsize  # 112
+__all__ = ["HEADER", "HEADER_SIZE", "Recording", "SyscallRecorder", "resolve_command"]
 
 
 class CommandNotFound(TracebaseError):
@@ -93,12 +84,14 @@ class Recording:
     events: pa.Table
     trace_id: str
     command: str
-    exit_status: int
+    exit_status: int | None  # None: still running when recording stopped, or not observable
     lost_events: int
     start_time: datetime
     end_time: datetime
     raw_records: int
     metadata: dict[str, str] = field(default_factory=dict)
+    pid: int = 0  # the recorded process (the command, or the -p target)
+    stop_reason: str = "exited"  # exited | duration | signal
 
     @property
     def duration_s(self) -> float:
@@ -216,11 +209,15 @@ class SyscallRecorder:
         stdout: int | None = None,
         stderr: int | None = None,
         timeout: float | None = None,
+        duration: float | None = None,
     ) -> Recording:
         """Run argv under the tracer and return its Recording (not yet written).
 
         stdin/stdout/stderr: file descriptors for the child (default: inherit).
         timeout: SIGKILL the command after this many seconds (exit status 137).
+        duration: stop recording after this many seconds and leave the command running (like
+        bcc tools, which stop tracing, not the traced program); its exit status is then None
+        and the caller may wait for Recording.pid.
         """
         if label not in LABEL_KINDS:
             raise TracebaseError(f"label: expected good or bad, found {label!r}")
@@ -245,41 +242,117 @@ class SyscallRecorder:
         os.write(gate_write, b"go")
         os.close(gate_write)
 
-        status = self._follow(pid, timeout)
-        end_time = datetime.now(UTC)
-        self.bpf[b"traced"].clear()  # stop following descendants that outlive the command
-        self._drain()
-        lost = self._lost()
-        chunks, self._sink = self._sink, []
-
-        host = host or socket.gethostname()
-        trace_id = f"{host}:rec-{start_time:%Y%m%dT%H%M%S.%f}Z-{pid}"
+        status = self._follow(pid, timeout, duration)
+        chunks, lost, end_time = self._stop()
+        exit_status = exit_status_of(status) if status is not None else None
         info = {
             "cwd": run_cwd,
             "uid": str(os.getuid()),
             "label": label or "",
             "failures_only": str(self.failures_only).lower(),
             "argv": shlex.join(argv),
-            **dict(meta or {}),
         }
-        exit_status = exit_status_of(status)
+        if status is None:
+            info["stopped"] = "duration"
+        decoded = self._decode(chunks, trim_before_exec_of=pid)
+        return self._recording(
+            decoded, raw_records=len(chunks), pid=pid, command=shlex.join(argv),
+            exit_status=exit_status, lost=lost, start_time=start_time, end_time=end_time,
+            label=label, host=host, meta=meta, info=info, cwd=run_cwd, initial_fds=initial_fds,
+            stop_reason="exited" if status is not None else "duration",
+        )
+
+    def attach(
+        self,
+        pid: int,
+        *,
+        duration: float | None = None,
+        label: str | None = None,
+        host: str | None = None,
+        meta: Mapping[str, str] | None = None,
+        on_start: Callable[[], None] | None = None,
+    ) -> Recording:
+        """Record an already running process (`tracer record -p PID`) and the descendants it
+        creates from now on, until it exits, `duration` seconds pass, or SIGINT/SIGTERM.
+
+        Its cwd and fd table are read from /proc first so paths resolve. Its exit status comes
+        from its exit_group call when recorded; None when it is still running (or was killed
+        by a signal: only its parent can wait for it). on_start is called once recording has
+        begun and SIGINT/SIGTERM stop it cleanly (e.g. to tell the user).
+        """
+        from tracer.procfs import snapshot
+
+        if label not in LABEL_KINDS:
+            raise TracebaseError(f"label: expected good or bad, found {label!r}")
+        if pid == os.getpid():
+            raise TracebaseError(f"-p {pid}: that is the recorder itself")
+        self.load()
+        try:
+            pidfd = os.pidfd_open(pid)  # before reading /proc: pins the process we inspect
+        except ProcessLookupError:
+            raise TracebaseError(f"-p {pid}: no such process") from None
+        try:
+            target = snapshot(pid)
+            self._reset()
+            start_time = datetime.now(UTC)
+            self.bpf[b"traced"][ct.c_uint(pid)] = ct.c_uint(target.ppid)
+            stop_reason = self._follow_attached(pidfd, duration, on_start)
+        finally:
+            os.close(pidfd)
+        chunks, lost, end_time = self._stop()
+        decoded = self._decode(chunks, trim_before_exec_of=None)
+        exit_status = _exit_group_status(decoded.head, pid) if stop_reason == "exited" else None
+        info = {
+            "cwd": target.cwd,
+            "uid": str(target.uid),
+            "label": label or "",
+            "failures_only": str(self.failures_only).lower(),
+            "argv": target.command,
+            "attached_pid": str(pid),
+            "stopped": stop_reason,
+        }
+        return self._recording(
+            decoded, raw_records=len(chunks), pid=pid, command=target.command,
+            exit_status=exit_status, lost=lost, start_time=start_time, end_time=end_time,
+            label=label, host=host, meta=meta, info=info, cwd=target.cwd,
+            initial_fds=target.fds, cloexec_fds=target.cloexec_fds, stop_reason=stop_reason,
+        )
+
+    def _stop(self) -> tuple[list[bytes], int, datetime]:
+        """Stop following everything, drain the ring buffer; (records, lost, end time)."""
+        end_time = datetime.now(UTC)
+        self.bpf[b"traced"].clear()  # stop following descendants that outlive the command
+        self._drain()
+        lost = self._lost()
+        chunks, self._sink = self._sink, []
+        return chunks, lost, end_time
+
+    def _recording(self, decoded, *, raw_records: int, pid: int, command: str,
+                   exit_status: int | None, lost: int, start_time: datetime, end_time: datetime,
+                   label: str | None, host: str | None, meta: Mapping[str, str] | None,
+                   info: dict[str, str], cwd: str, initial_fds: dict[int, str | None],
+                   cloexec_fds: frozenset[int] = frozenset(), stop_reason: str) -> Recording:
+        host = host or socket.gethostname()
+        trace_id = f"{host}:rec-{start_time:%Y%m%dT%H%M%S.%f}Z-{pid}"
+        info = {**info, **dict(meta or {})}
         events = self._events_table(
-            chunks, root_pid=pid, cwd=run_cwd, initial_fds=initial_fds,
+            decoded, cwd=cwd, initial_fds=initial_fds, cloexec_fds=cloexec_fds,
             trace=dict(
-                trace_id=trace_id, kind=LABEL_KINDS[label], command=shlex.join(argv),
+                trace_id=trace_id, kind=LABEL_KINDS[label], command=command,
                 exit_status=exit_status, start_time=start_time, end_time=end_time, host=host,
                 kernel_release=os.uname().release, lost_events=lost,
                 job_id=(meta or {}).get("job_id"), metadata=info,
             ),
         )
         return Recording(
-            events=events, trace_id=trace_id, command=shlex.join(argv), exit_status=exit_status,
+            events=events, trace_id=trace_id, command=command, exit_status=exit_status,
             lost_events=lost, start_time=start_time, end_time=end_time,
-            raw_records=len(chunks), metadata=info,
+            raw_records=raw_records, metadata=info, pid=pid, stop_reason=stop_reason,
         )
 
-    def _follow(self, pid: int, timeout: float | None) -> int:
-        """Consume the ring buffer until the command exits; returns its wait status.
+    def _follow(self, pid: int, timeout: float | None, duration: float | None = None) -> int | None:
+        """Consume the ring buffer until the command exits; returns its wait status, or None
+        when `duration` elapsed first (the command is left running).
 
         SIGINT reaches the command through the terminal; the recorder keeps going so the
         trace of the interrupted command is still written. A second SIGINT kills it.
@@ -296,7 +369,9 @@ class SyscallRecorder:
             previous = signal.signal(signal.SIGINT, on_sigint)
         except ValueError:  # not the main thread
             previous = None
-        deadline = time.monotonic() + timeout if timeout else None
+        now = time.monotonic()
+        deadline = now + timeout if timeout else None
+        stop_at = now + duration if duration else None
         try:
             while True:
                 self.bpf.ring_buffer_poll(POLL_MS)
@@ -304,132 +379,66 @@ class SyscallRecorder:
                 done, status = os.waitpid(pid, os.WNOHANG)
                 if done:
                     return status
-                if deadline and time.monotonic() > deadline:
+                now = time.monotonic()
+                if stop_at and now >= stop_at:
+                    return None
+                if deadline and now > deadline:
                     _kill(pid)
                     deadline = None
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
 
-    # -- decoding --------------------------------------------------------------------------
-    def _events_table(self, chunks: list[bytes], root_pid: int, cwd: str,
-                      initial_fds: dict[int, str | None], trace: dict) -> pa.Table:
-        n = len(chunks)
-        head = np.frombuffer(b"".join(c[:HEADER_SIZE] for c in chunks), dtype=HEADER)
-        order = np.lexsort((head["tid"], head["ts_ns"]))
-        head = head[order]
-        chunks = [chunks[i] for i in order]
+    def _follow_attached(self, pidfd: int, duration: float | None,
+                         on_start: Callable[[], None] | None = None) -> str:
+        """Consume the ring buffer until the process exits ("exited"), the duration elapses
+        ("duration") or SIGINT/SIGTERM arrives ("signal")."""
+        stop: list[str] = []
 
-        # The trace starts at the command's execve: drop the fork-to-exec stub.
-        root = head["pid"] == root_pid
+        def on_signal(_sig, _frame):
+            stop.append("signal")
+
+        previous = {}
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            # not the main thread: no handlers, the caller stops us by duration or exit
+            with contextlib.suppress(ValueError):
+                previous[sig] = signal.signal(sig, on_signal)
+        exited = select.poll()
+        exited.register(pidfd, select.POLLIN)
+        stop_at = time.monotonic() + duration if duration else None
+        try:
+            if on_start is not None:
+                on_start()
+            while not stop:
+                self.bpf.ring_buffer_poll(POLL_MS)
+                self.bpf.ring_buffer_consume()
+                if exited.poll(0):
+                    return "exited"
+                if stop_at and time.monotonic() >= stop_at:
+                    return "duration"
+            return stop[0]
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    # -- decoding (tracer.decode) -----------------------------------------------------------
+    def _decode(self, chunks: list[bytes], trim_before_exec_of: int | None) -> Decoded:
         execve_nrs = [nr for nr, name in self._names.items() if name in ("execve", "execveat")]
-        root_exec = np.flatnonzero(root & np.isin(head["nr"], execve_nrs))
-        if len(root_exec):
-            keep = ~root | (np.arange(n) >= root_exec[0])
-            head = head[keep]
-            chunks = [c for c, k in zip(chunks, keep, strict=True) if k]
-            n = len(chunks)
+        return decode(chunks, execve_nrs, trim_before_exec_of)
 
-        rets = head["ret"].astype(np.int64)
-        failed = (rets < 0) & (rets >= -4095)
-        paths: list[str | None] = [None] * n
-        argcol: list[str | None] = [None] * n
-        resolver = PathResolver(cwd, initial_fds)
-        names = self._names
-        for i in range(n):
-            nr = int(head["nr"][i])
-            name = names.get(nr, f"syscall_{nr}")
-            spec = SPECS.get(name)
-            if spec is None:
-                continue
-            len1, len2 = int(head["len1"][i]), int(head["len2"][i])
-            chunk = chunks[i]
-            str1 = str2 = None
-            if len1:
-                raw = chunk[HEADER_SIZE:HEADER_SIZE + len1]
-                if int(head["spec"][i]) & SPEC_SOCKADDR:
-                    str1 = sockaddr_text(raw)
-                else:
-                    str1 = raw.rstrip(b"\x00").decode("utf-8", "surrogateescape")
-            elif spec.path is not None and spec.path2 is None:
-                str1 = None
-            if len2:
-                raw2 = chunk[HEADER_SIZE + len1:HEADER_SIZE + len1 + len2]
-                str2 = raw2.rstrip(b"\x00").decode("utf-8", "surrogateescape")
-            paths[i], argcol[i] = resolver.apply(
-                int(head["pid"][i]), int(head["ppid"][i]), name, spec, head["args"][i],
-                int(rets[i]), bool(failed[i]), str1, str2,
-            )
-
-        if self.failures_only:
-            keep_idx = np.flatnonzero(failed)
-            head, rets, failed = head[keep_idx], rets[keep_idx], failed[keep_idx]
-            paths = [paths[i] for i in keep_idx]
-            argcol = [argcol[i] for i in keep_idx]
-            n = len(keep_idx)
-        return _build_table(head, rets, failed, paths, argcol, names, trace, n)
+    def _events_table(self, decoded: Decoded, cwd: str, initial_fds: dict[int, str | None],
+                      trace: dict, cloexec_fds: frozenset[int] = frozenset()) -> pa.Table:
+        paths, args = resolve_columns(decoded, self._names, cwd, initial_fds, cloexec_fds)
+        return build_table(decoded.head, paths, args, self._names, trace, self.failures_only)
 
 
-def _build_table(head, rets, failed, paths, argcol, names, trace: dict, n: int) -> pa.Table:
-    at_enter = (head["flags"] & F_AT_ENTER) != 0
-    nr_values, nr_index = np.unique(head["nr"], return_inverse=True)
-    probe = pa.DictionaryArray.from_arrays(
-        pa.array(nr_index.astype(np.int32)),
-        pa.array([names.get(int(v), f"syscall_{int(v)}") for v in nr_values], pa.string()),
-    )
-    comm_values, comm_index = np.unique(head["comm"], return_inverse=True)
-    comm = pa.DictionaryArray.from_arrays(
-        pa.array(comm_index.astype(np.int32)),
-        pa.array([c.split(b"\x00", 1)[0].decode("utf-8", "replace") for c in comm_values], pa.string()),
-    )
-    err_values, err_index = np.unique(np.where(failed, rets, 0), return_inverse=True)
-    errno = pa.DictionaryArray.from_arrays(
-        pa.array(err_index.astype(np.int32)),
-        pa.array([errno_name(int(v)) for v in err_values], pa.string()),
-    )
-    latency = pa.array(head["latency_ns"].astype(np.int64), mask=at_enter)
-
-    def constant(value, type_):
-        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value], type_))
-
-    def timestamp(dt: datetime):
-        ns = int(dt.timestamp() * 1_000_000) * 1000
-        return pa.array(np.full(n, ns, np.int64)).cast(pa.timestamp("ns", tz="UTC"))
-
-    meta_items = pa.array(metadata_list(trace["metadata"]), METADATA_TYPE.value_type)
-    k = len(meta_items)
-    metadata = pa.ListArray.from_arrays(
-        pa.array(np.arange(0, n * k + 1, k, dtype=np.int32) if k else np.zeros(n + 1, np.int32)),
-        meta_items.take(pa.array(np.tile(np.arange(k), n))) if k else meta_items,
-    )
-    columns = {
-        "trace_id": constant(trace["trace_id"], pa.string()),
-        "seq": pa.array(np.arange(n, dtype=np.int64)),
-        "ts_ns": pa.array(head["ts_ns"].astype(np.int64)),
-        "pid": pa.array(head["pid"].astype(np.int32)),
-        "tid": pa.array(head["tid"].astype(np.int32)),
-        "ppid": pa.array(head["ppid"].astype(np.int32)),
-        "comm": comm,
-        "probe": probe,
-        "layer": constant("syscall", pa.string()),
-        "depth": pa.array(np.zeros(n, np.int16)),
-        "ret": pa.array(rets),
-        "errno": errno,
-        "latency_ns": latency,
-        "path": pa.array(paths, pa.string()),
-        "arg": pa.array(argcol, pa.string()),
-        "kind": constant(trace["kind"], pa.string()),
-        "command": constant(trace["command"], pa.string()),
-        "exit_status": pa.array(np.full(n, trace["exit_status"], np.int32)),
-        "start_time": timestamp(trace["start_time"]),
-        "end_time": timestamp(trace["end_time"]),
-        "host": constant(trace["host"], pa.string()),
-        "kernel_release": constant(trace["kernel_release"], pa.string()),
-        "lost_events": pa.array(np.full(n, trace["lost_events"], np.int64)),
-        "job_id": pa.nulls(n, pa.string()) if trace["job_id"] is None else constant(trace["job_id"], pa.string()),
-        "metadata": metadata,
-    }
-    return conform(pa.table(columns), "events")
+def _exit_group_status(head: np.ndarray, pid: int) -> int | None:
+    """The status a process passed to exit_group (or its leader to exit), from its records."""
+    exits = [nr for nr, name in X86_64_NAMES.items() if name in ("exit_group", "exit")]
+    calls = np.flatnonzero((head["pid"] == pid) & (head["tid"] == pid) & np.isin(head["nr"], exits))
+    if not len(calls):
+        return None
+    return int(head["args"][calls[-1]][0]) & 0xFF
 
 
 def _describe_fds(fds: dict[int, int | None]) -> dict[int, str | None]:

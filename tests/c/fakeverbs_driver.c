@@ -1,6 +1,6 @@
 // fakeverbs_driver: calls the fakeverbs library in patterns for the fleet tracer tests/bench.
 //
-//   fakeverbs_driver OP COUNT [FAIL_LAYER ERRNO [DELAY_US [START_WAIT_MS]]]
+//   fakeverbs_driver OP COUNT [FAIL_LAYER ERRNO [DELAY_US [START_WAIT_MS [END_WAIT_MS]]]]
 //     OP          reg_mr | alloc_pd | syscalls (readlink of a missing path + close(-1), COUNT each:
 //                 syscalls a program's startup never makes, so the ground truth is exact)
 //     COUNT       calls made back to back (a burst)
@@ -8,6 +8,7 @@
 //     ERRNO       positive errno the failing layer returns
 //     DELAY_US    sleep inside the leaf of every call (latency injection)
 //     START_WAIT_MS  sleep before the first call (lets a tracer attach to this pid)
+//     END_WAIT_MS    sleep after the last call (the process stays for /proc enrichment)
 // Prints the number of calls that failed, for the test's ground truth.
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ int main(int argc, char **argv) {
     int err = argc > 4 ? atoi(argv[4]) : 0;
     unsigned delay = argc > 5 ? (unsigned)atoi(argv[5]) : 0;
     int wait_ms = argc > 6 ? atoi(argv[6]) : 0;
+    int end_wait_ms = argc > 7 ? atoi(argv[7]) : 0;
     if (wait_ms > 0)
         usleep((useconds_t)wait_ms * 1000);
     fv_inject(layer, err);
@@ -50,5 +52,8 @@ int main(int argc, char **argv) {
         failed += ret != 0;
     }
     printf("%ld\n", failed);
+    fflush(stdout);
+    if (end_wait_ms > 0)
+        usleep((useconds_t)end_wait_ms * 1000);
     return 0;
 }

@@ -1,0 +1,266 @@
+"""`baseline diff` and `baseline allowlist learn` from the command line: results and every
+user-error path (one line naming the file/field, exit 2, no traceback)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from baseline.cli import main
+from tracer.schema import write_table
+
+PROGRAM = [("execve", None, "/usr/bin/prog"), ("openat", None, "/etc/ld.so.cache"), ("close", None, None),
+           ("openat", None, "/srv/in.txt"), ("read", None, None), ("close", None, None),
+           ("write", None, None), ("exit_group", None, None)]
+
+
+def trace_frame(trace_id: str, program=PROGRAM, command: str = "prog /srv/in.txt", pid: int = 10) -> pl.DataFrame:
+    n = len(program)
+    return pl.DataFrame(
+        {
+            "trace_id": [trace_id] * n, "seq": list(range(n)), "ts_ns": [i * 10 for i in range(n)],
+            "pid": [pid] * n, "tid": [pid] * n, "ppid": [1] * n, "comm": ["prog"] * n,
+            "probe": [p for p, _, _ in program], "depth": [0] * n,
+            "ret": [-1 if e else 0 for _, e, _ in program], "errno": [e for _, e, _ in program],
+            "path": [x for _, _, x in program], "kind": ["good"] * n, "command": [command] * n,
+        },
+        schema_overrides={"pid": pl.Int32, "tid": pl.Int32, "ppid": pl.Int32, "depth": pl.Int16},
+    )
+
+
+def write(path: Path, *frames: pl.DataFrame) -> Path:
+    return write_table(pl.concat(frames), path, "events")
+
+
+@pytest.fixture
+def traces(tmp_path):
+    good = write(tmp_path / "good.parquet", trace_frame("g1"))
+    same = write(tmp_path / "same.parquet", trace_frame("b0", pid=77))
+    failing = PROGRAM[:3] + [("openat", "EACCES", "/srv/in.txt"), ("write", None, None), ("exit_group", None, None)]
+    bad = write(tmp_path / "bad.parquet", trace_frame("b1", failing, pid=88))
+    return good, same, bad
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def assert_user_error(capsys, argv, *fragments):
+    status, out, err = run_cli(capsys, *argv)
+    assert status == 2, (out, err)
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("baseline: error: ")
+    for f in fragments:
+        assert str(f) in lines[0], (f, lines[0])
+
+
+# ------------------------------------------------------------------------------------------
+# results
+# ------------------------------------------------------------------------------------------
+def test_no_anomaly_exits_0(capsys, traces):
+    good, same, _ = traces
+    status, out, _ = run_cli(capsys, "diff", good, same)
+    assert status == 0
+    assert out.startswith("no anomaly")
+
+
+def test_anomaly_exits_1_and_json_has_the_documented_fields(capsys, traces):
+    good, _, bad = traces
+    status, out, _ = run_cli(capsys, "diff", good, bad, "--json", "--context", "2")
+    assert status == 1
+    obj = json.loads(out)
+    assert obj["anomaly"] is True
+    b = obj["bifurcation"]
+    assert (b["probe"], b["errno"], b["path"], b["position"]) == ("openat", "EACCES", "/srv/in.txt", 3)
+    assert set(b) >= {"probe", "errno", "path", "process", "position", "last_common", "good_instead", "score", "rank"}
+    assert [e["probe"] for e in b["last_common"]] == ["openat", "close"]
+    assert b["good_instead"][0]["path"] == "/srv/in.txt" and b["good_instead"][0]["errno"] is None
+    assert obj["anomalies"][0] == b
+    assert set(obj["expected_ignored"]) == {"total", "by_entry"}
+    assert obj["good_traces"] == ["g1"] and obj["bad_trace"] == "b1"
+
+
+def test_text_report_names_the_bifurcation(capsys, traces):
+    good, _, bad = traces
+    status, out, _ = run_cli(capsys, "diff", good, bad)
+    assert status == 1
+    assert out.splitlines()[0] == "bifurcation: openat /srv/in.txt -> EACCES"
+    assert "good runs did instead:" in out
+
+
+def test_directory_of_good_traces_and_trace_id_selection(capsys, tmp_path, traces):
+    gdir = tmp_path / "goods"
+    write(gdir / "a.parquet", trace_frame("g1"), trace_frame("g2", pid=11))
+    write(gdir / "sub" / "b.parquet", trace_frame("g3", pid=12))
+    _, _, bad = traces
+    multi = write(tmp_path / "multi.parquet", pl.read_parquet(bad).select(trace_frame("x").columns), trace_frame("ok", pid=5))
+    status, out, _ = run_cli(capsys, "diff", gdir, multi, "--trace-id", "ok", "--json")
+    assert status == 0
+    assert json.loads(out)["good_traces"] == ["g1", "g2", "g3"]
+    status, out, _ = run_cli(capsys, "diff", gdir, multi, "--trace-id", "b1", "--json")
+    assert status == 1
+
+
+def test_mixed_commands_accepted_with_flag(capsys, tmp_path, traces):
+    _, same, _ = traces
+    g = write(tmp_path / "g.parquet", trace_frame("g1"), trace_frame("g2", command="other --flag"))
+    status, _, _ = run_cli(capsys, "diff", g, same, "--mixed")
+    assert status == 0
+
+
+def test_good_commands_differing_only_in_temp_names_are_one_command(capsys, tmp_path, traces):
+    _, same, _ = traces
+    g = write(tmp_path / "g.parquet", trace_frame("g1", command="prog /tmp/tmpab12cd_x/in"),
+              trace_frame("g2", command="prog /tmp/tmpzz81q_0p/in"))
+    status, _, _ = run_cli(capsys, "diff", g, same)
+    assert status == 0
+
+
+# ------------------------------------------------------------------------------------------
+# user errors of `baseline diff`
+# ------------------------------------------------------------------------------------------
+def test_missing_good_file(capsys, tmp_path, traces):
+    assert_user_error(capsys, ["diff", tmp_path / "nope.parquet", traces[2]], tmp_path / "nope.parquet", "no such file")
+
+
+def test_missing_bad_file(capsys, tmp_path, traces):
+    assert_user_error(capsys, ["diff", traces[0], tmp_path / "nope.parquet"], "nope.parquet", "no such file")
+
+
+def test_not_parquet(capsys, tmp_path, traces):
+    junk = tmp_path / "junk.parquet"
+    junk.write_text("strace output, not parquet\n")
+    assert_user_error(capsys, ["diff", junk, traces[2]], junk, "expected a Parquet file")
+
+
+def test_wrong_table(capsys, tmp_path, traces):
+    other = tmp_path / "counters.parquet"
+    pq.write_table(pa.table({"x": [1]}), other)
+    assert_user_error(capsys, ["diff", traces[0], other], other, "expected a tracebase 'events' table")
+
+
+def test_wrong_schema_version(capsys, tmp_path, traces):
+    old = tmp_path / "old.parquet"
+    t = pq.read_table(traces[0])
+    meta = {**t.schema.metadata, b"tracebase.schema_version": b"0"}
+    pq.write_table(t.replace_schema_metadata(meta), old)
+    assert_user_error(capsys, ["diff", old, traces[2]], old, "expected schema version 1, found schema version 0")
+
+
+def test_empty_directory(capsys, tmp_path, traces):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert_user_error(capsys, ["diff", empty, traces[2]], empty, "holds no .parquet files")
+
+
+def test_empty_trace(capsys, tmp_path, traces):
+    empty = write(tmp_path / "empty.parquet", trace_frame("e").head(0))
+    assert_user_error(capsys, ["diff", traces[0], empty], empty, "expected events, found an empty trace")
+
+
+def test_good_traces_of_different_commands_refused(capsys, tmp_path, traces):
+    g = write(tmp_path / "g.parquet", trace_frame("g1"), trace_frame("g2", command="other --flag"))
+    assert_user_error(capsys, ["diff", g, traces[1]], g, "command", "expected good traces of one command, found 2", "--mixed")
+
+
+def test_bad_with_several_traces_needs_trace_id(capsys, tmp_path, traces):
+    multi = write(tmp_path / "multi.parquet", trace_frame("x1"), trace_frame("x2", pid=3))
+    assert_user_error(capsys, ["diff", traces[0], multi], multi, "expected one bad trace, found 2", "--trace-id")
+    assert_user_error(capsys, ["diff", traces[0], multi, "--trace-id", "x9"], multi, "trace_id: expected 'x9'")
+
+
+def test_only_one_trace_argument(capsys, traces):
+    assert_user_error(capsys, ["diff", traces[0]], "expected at least one GOOD and one BAD trace")
+
+
+def test_bad_numeric_options(capsys, traces):
+    assert_user_error(capsys, ["diff", traces[0], traces[2], "--context", "-1"], "--context", "found -1")
+    assert_user_error(capsys, ["diff", traces[0], traces[2], "-k", "0"], "--window", "found 0")
+
+
+def test_bad_yaml_allowlist(capsys, tmp_path, traces):
+    allow = tmp_path / "allow.yaml"
+    allow.write_text("version: 1\nentries:\n  - id: x\n    source: curated\n    probe: [unclosed\n")
+    assert_user_error(capsys, ["diff", traces[0], traces[2], "--allowlist", allow], allow, "invalid YAML at line")
+
+
+def test_allowlist_entry_missing_field(capsys, tmp_path, traces):
+    allow = tmp_path / "allow.yaml"
+    allow.write_text(yaml.safe_dump({"version": 1, "entries": [
+        {"id": "ok", "source": "curated", "reason": "r", "probe": "read", "errno": "EAGAIN"},
+        {"id": "nop", "source": "curated", "reason": "r", "errno": "ENOENT"}]}))
+    assert_user_error(capsys, ["diff", traces[0], traces[2], "--allowlist", allow], allow, "entries[1]", "field 'probe'")
+
+
+def test_allowlist_unknown_errno(capsys, tmp_path, traces):
+    allow = tmp_path / "allow.yaml"
+    allow.write_text(yaml.safe_dump({"version": 1, "entries": [
+        {"id": "x", "source": "curated", "reason": "r", "probe": "read", "errno": "EWHATEVER"}]}))
+    assert_user_error(capsys, ["diff", traces[0], traces[2], "--allowlist", allow], allow, "entries[0]",
+                      "field 'errno'", "found 'EWHATEVER'")
+
+
+def test_missing_allowlist(capsys, tmp_path, traces):
+    assert_user_error(capsys, ["diff", traces[0], traces[2], "--allowlist", tmp_path / "no.yaml"], "no.yaml", "no such file")
+
+
+def test_allowlist_makes_the_error_expected(capsys, tmp_path, traces):
+    good, _, bad = traces
+    allow = tmp_path / "allow.yaml"
+    allow.write_text(yaml.safe_dump({"version": 1, "entries": [
+        {"id": "srv-eacces", "source": "curated", "reason": "test", "probe": "openat", "errno": "EACCES",
+         "path": "/srv/*"}]}))
+    status, out, _ = run_cli(capsys, "diff", good, bad, "--allowlist", allow, "--json")
+    obj = json.loads(out)
+    assert obj["expected_ignored"]["by_entry"]["srv-eacces"]["count"] == 1
+    # The error itself is ignored; what the program did afterwards still differs.
+    assert obj["bifurcation"] is None or obj["bifurcation"]["errno"] is None
+    assert status == (1 if obj["anomaly"] else 0)
+
+
+# ------------------------------------------------------------------------------------------
+# `baseline allowlist learn`
+# ------------------------------------------------------------------------------------------
+def test_allowlist_learn_merges_without_touching_curated(capsys, tmp_path):
+    probing = PROGRAM[:1] + [("openat", "ENOENT", "/home/u/.prog.rc"), ("ioctl", "ENOTTY", None)] + PROGRAM[1:]
+    g = write(tmp_path / "g.parquet", trace_frame("g1", probing), trace_frame("g2", PROGRAM, pid=3))
+    out = tmp_path / "allow.yaml"
+    out.write_text(yaml.safe_dump({"version": 1, "entries": [
+        {"id": "tty", "source": "curated", "reason": "isatty", "probe": "ioctl", "errno": "ENOTTY"}]}))
+    status, stdout, _ = run_cli(capsys, "allowlist", "learn", g, "-o", out)
+    assert status == 0
+    assert "learned 2 expected error(s) from 2 good trace(s): 1 added" in stdout
+    doc = yaml.safe_load(out.read_text())
+    assert doc["entries"][0] == {"id": "tty", "source": "curated", "reason": "isatty", "probe": "ioctl",
+                                 "errno": "ENOTTY", "status": "active"}
+    learned = doc["entries"][1]
+    assert (learned["source"], learned["probe"], learned["errno"], learned["path"]) == (
+        "learned", "openat", "ENOENT", "/home/u/.prog.rc")
+    assert learned["support"] == {"runs": 1, "total": 2}
+    assert {"first_seen", "last_seen"} <= set(learned)
+    # min-support drops errors seen in too few runs.
+    fresh = tmp_path / "fresh.yaml"
+    run_cli(capsys, "allowlist", "learn", g, "-o", fresh, "--min-support", "0.9")
+    assert yaml.safe_load(fresh.read_text())["entries"] == []
+
+
+def test_allowlist_learn_errors(capsys, tmp_path, traces):
+    out = tmp_path / "out.yaml"
+    assert_user_error(capsys, ["allowlist", "learn", tmp_path / "none.parquet", "-o", out], "none.parquet", "no such file")
+    assert_user_error(capsys, ["allowlist", "learn", traces[0], "--min-support", "1.5", "-o", out], "--min-support", "found 1.5")
+    assert not out.exists()
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("version: 7\nentries: []\n")
+    assert_user_error(capsys, ["allowlist", "learn", traces[0], "-o", broken], broken, "field 'version': expected 1, found 7")
+    g = write(tmp_path / "g.parquet", trace_frame("g1"), trace_frame("g2", command="other"))
+    assert_user_error(capsys, ["allowlist", "learn", g, "-o", tmp_path / "x.yaml"], "expected good traces of one command")

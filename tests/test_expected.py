@@ -1,0 +1,150 @@
+"""expected_errors.yaml: load, match, merge, save, learn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from baseline.expected import DEFAULT_PATH, Entry, ExpectedErrors, glob_match, learn_expected
+from tracer.errors import TracebaseError
+from tracer.schema import write_table
+
+
+def test_repo_allowlist_loads_and_every_curated_entry_has_a_reason():
+    allow = ExpectedErrors.load(DEFAULT_PATH)
+    assert len(allow) >= 5
+    assert all(e.source == "curated" and e.reason for e in allow.entries)
+    assert allow.match("openat", "ENOENT", "/lib/x<n>_<n>-linux-gnu/glibc-hwcaps/x<n>-<n>-v<n>/libc.so.<n>").id == "curated-enoent-ld-so-hwcaps"
+    assert allow.match("ioctl", "ENOTTY").id == "curated-enotty-isatty"
+    assert allow.match("read", "ERESTARTSYS").id == "curated-erestart-signal"
+    assert allow.match("openat", "ENOENT", "/srv/data/input.txt") is None
+    assert allow.match("openat", "EACCES", "/sys/class/infiniband/mlx5_0/ports/1/gid_attrs/types/0") is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "value", "hit"),
+    [
+        ("/sys/class/infiniband/**", "/sys/class/infiniband/mlx5_0/ports/1/x", True),
+        ("/sys/*/infiniband", "/sys/class/infiniband", True),
+        ("/sys/*", "/sys/class/infiniband", False),  # * stays inside one component
+        ("{read,recvfrom}", "recvfrom", True),
+        ("{read,recvfrom}", "recv", False),
+        ("ERESTART*", "ERESTARTNOHAND", True),
+        (None, "anything", True),
+        ("x", None, False),
+    ],
+)
+def test_glob(pattern, value, hit):
+    assert glob_match(pattern, value) is hit
+
+
+def _write(tmp_path: Path, doc) -> Path:
+    path = tmp_path / "allow.yaml"
+    path.write_text(doc if isinstance(doc, str) else yaml.safe_dump(doc))
+    return path
+
+
+GOOD_ENTRY = {"id": "a", "source": "curated", "reason": "r", "probe": "openat", "errno": "ENOENT"}
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ("version: 1\nentries: [\n", "invalid YAML at line"),
+        ("- 1\n- 2\n", "expected a mapping with 'version' and 'entries', found list"),
+        ({"version": 2, "entries": []}, "field 'version': expected 1, found 2"),
+        ({"version": 1, "entries": {"a": 1}}, "field 'entries': expected a list, found dict"),
+        ({"version": 1, "entries": [GOOD_ENTRY, {**GOOD_ENTRY, "id": "b", "errno": "ENOPE"}]},
+         "entries[1]: field 'errno': expected a symbolic errno name like ENOENT, found 'ENOPE'"),
+        ({"version": 1, "entries": [{**GOOD_ENTRY, "reason": None}]},
+         "entries[0]: field 'reason': expected a reason for a curated entry, found none"),
+        ({"version": 1, "entries": [{**GOOD_ENTRY, "probe": None}]}, "entries[0]: field 'probe': expected a value, found none"),
+        ({"version": 1, "entries": [{**GOOD_ENTRY, "source": "guessed"}]}, "entries[0]: field 'source': expected one of curated|learned"),
+        ({"version": 1, "entries": [{**GOOD_ENTRY, "colour": "red"}]}, "entries[0]: unknown field 'colour'"),
+        ({"version": 1, "entries": [{**GOOD_ENTRY, "support": {"runs": "x"}}]}, "entries[0]: field 'support'"),
+        ({"version": 1, "entries": [{**GOOD_ENTRY, "status": "zombie"}]}, "entries[0]: field 'status'"),
+        ({"version": 1, "entries": [GOOD_ENTRY, GOOD_ENTRY]}, "entries[1]: field 'id': expected a unique id, found 'a' again"),
+        ({"version": 1, "entries": ["just a string"]}, "entries[0]: expected a mapping, found str"),
+    ],
+)
+def test_bad_allowlists_name_file_entry_and_field(tmp_path, doc, message):
+    path = _write(tmp_path, doc)
+    with pytest.raises(TracebaseError) as err:
+        ExpectedErrors.load(path)
+    assert str(path) in str(err.value)
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_missing_allowlist_file(tmp_path):
+    with pytest.raises(TracebaseError, match="no such file"):
+        ExpectedErrors.load(tmp_path / "nope.yaml")
+
+
+def test_save_roundtrip_is_atomic_and_keeps_order(tmp_path):
+    allow = ExpectedErrors.load(DEFAULT_PATH)
+    out = allow.save(tmp_path / "copy.yaml")
+    again = ExpectedErrors.load(out)
+    assert [e.to_dict() for e in again.entries] == [e.to_dict() for e in allow.entries]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy.yaml"]  # no temp file left
+
+
+def _learned(probe, errno, path, runs, total, context=None):
+    return Entry(id=f"l-{probe}-{errno}", source="learned", probe=probe, errno=errno, path=path, context=context,
+                 support={"runs": runs, "total": total}, first_seen="2026-11-01T00:00:00Z", last_seen="2026-11-01T00:00:00Z")
+
+
+def test_merge_never_overwrites_curated_and_marks_stale():
+    curated = Entry(id="c", source="curated", reason="routine", probe="openat", errno="ENOENT", path="/etc/**")
+    allow = ExpectedErrors([curated, _learned("stat", "ENOENT", "/old", 1, 2)])
+    counts = allow.merge_learned(
+        [_learned("openat", "ENOENT", "/etc/x.conf", 2, 2), _learned("read", "EAGAIN", None, 3, 4)],
+        now="2026-11-29T10:00:00Z",
+    )
+    assert counts == {"added": 1, "updated": 0, "stale": 1, "skipped_curated": 1}
+    assert allow.entries[0] == curated  # untouched
+    assert allow.entries[1].status == "stale"
+    assert allow.entries[2].probe == "read" and allow.entries[2].status == "active"
+    # Learning the stale one again revives it and updates support/last_seen, keeping first_seen.
+    again = _learned("stat", "ENOENT", "/old", 2, 2)
+    again.first_seen, again.last_seen = "2026-11-20T00:00:00Z", "2026-11-29T00:00:00Z"
+    counts = allow.merge_learned([again, _learned("read", "EAGAIN", None, 3, 4)])
+    assert counts["updated"] == 2
+    e = allow.entries[1]
+    assert (e.status, e.support, e.first_seen, e.last_seen) == ("active", {"runs": 2, "total": 2}, "2026-11-01T00:00:00Z", "2026-11-29T00:00:00Z")
+
+
+def test_learned_entry_without_path_matches_only_pathless_errors():
+    allow = ExpectedErrors([_learned("openat", "ENOENT", None, 1, 1)])
+    assert allow.match("openat", "ENOENT", None) is not None
+    assert allow.match("openat", "ENOENT", "/tmp/x/config.txt") is None
+
+
+def _trace(path: Path, trace_id: str, errors: list[tuple[str, str, str | None]], comm: str = "prog") -> Path:
+    n = len(errors) + 1
+    df = pl.DataFrame(
+        {
+            "trace_id": [trace_id] * n, "seq": list(range(n)), "ts_ns": [0] * n, "pid": [5] * n, "tid": [5] * n,
+            "comm": [comm] * n, "probe": [p for p, _, _ in errors] + ["exit_group"], "depth": [0] * n,
+            "ret": [-1] * len(errors) + [0], "errno": [e for _, e, _ in errors] + [None],
+            "path": [x for _, _, x in errors] + [None], "kind": ["good"] * n, "command": ["prog"] * n,
+        },
+        schema_overrides={"pid": pl.Int32, "tid": pl.Int32, "depth": pl.Int16},
+    )
+    return write_table(df, path, "events")
+
+
+def test_learn_expected_from_good_runs_counts_support(tmp_path):
+    a = _trace(tmp_path / "a.parquet", "a", [("openat", "ENOENT", "/proc/12/status"), ("ioctl", "ENOTTY", None)])
+    b = _trace(tmp_path / "b.parquet", "b", [("openat", "ENOENT", "/proc/99/status")])
+    entries = learn_expected([a, b])
+    got = {(e.probe, e.errno, e.path, e.context): e.support for e in entries}
+    assert got == {
+        ("openat", "ENOENT", "/proc/<n>/status", "prog"): {"runs": 2, "total": 2},
+        ("ioctl", "ENOTTY", None, "prog"): {"runs": 1, "total": 2},
+    }
+    assert all(e.source == "learned" and e.id.startswith("learned-") for e in entries)
+    assert [e.probe for e in learn_expected([a, b], min_support=0.75)] == ["openat"]

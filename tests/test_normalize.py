@@ -1,0 +1,97 @@
+"""Drain-style masking: paths, search-path walks, process roles."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from baseline.normalize import (
+    SEARCH_KEY_OFFSET,
+    normalize_events,
+    normalize_string,
+    prepare,
+    process_roles,
+    stream_summary,
+)
+from tracer.schema import conform
+
+
+@pytest.mark.parametrize(
+    ("raw", "masked"),
+    [
+        ("/proc/1234/status", "/proc/<n>/status"),
+        ("/proc/self/fd/7", "/proc/self/fd/<n>"),
+        ("/proc/77/task/78/stat", "/proc/<n>/task/<n>/stat"),
+        ("/tmp/tmp.Xa9Zq1b2c3/out", "/tmp/tmp<rand>/out"),
+        ("/tmp/tmpab12cd_x.json", "/tmp/tmp<rand>.json"),
+        ("/tmp/tmpfile_name_long", "/tmp/tmpfile_name_long"),  # not a tempfile name
+        ("/dev/shm/0x7f3ab4c0", "/dev/shm/<hex>"),
+        ("/run/systemd-private-0123456789abcdef0123/x", "/run/systemd-private-<hex>/x"),
+        ("/usr/lib/python3.11/os.py", "/usr/lib/python<n>.<n>/os.py"),
+        ("/etc/hosts", "/etc/hosts"),
+    ],
+)
+def test_path_masking(raw, masked):
+    assert normalize_string(raw) == masked
+
+
+def _frame(rows):
+    cols = ["trace_id", "tid", "pid", "ppid", "comm", "probe", "errno", "path"]
+    df = pl.DataFrame([dict(zip(cols, r, strict=True)) for r in rows], orient="row")
+    df = df.with_columns(pl.int_range(0, df.height).alias("seq"), pl.lit(0).alias("ts_ns"),
+                         pl.lit(0).alias("depth"), pl.lit(0).alias("ret"), pl.lit("good").alias("kind"))
+    return conform(df, "events")
+
+
+WALK = [
+    ("t", 1, 1, None, "prog", "openat", "ENOENT", "/opt/a/lib/libz.so.1"),
+    ("t", 1, 1, None, "prog", "openat", "ENOENT", "/opt/b/lib/libz.so.1"),
+    ("t", 1, 1, None, "prog", "openat", None, "/usr/lib/libz.so.1"),
+    ("t", 1, 1, None, "prog", "openat", "ENOENT", "/srv/data/input.txt"),  # a plain missing file
+    ("t", 1, 1, None, "prog", "write", None, None),
+]
+
+
+def test_search_path_walk_is_masked_but_a_missing_file_is_not():
+    table = _frame(WALK)
+    p = prepare(table, np.zeros(table.num_rows, dtype=np.int64))
+    paths = [p.path_string(int(k)) for k in p.pathkey]
+    assert paths == ["<search>/libz.so.<n>", "<search>/libz.so.<n>", "/usr/lib/libz.so.<n>",
+                     "/srv/data/input.txt", None]
+    assert (p.pathkey[:2] >= SEARCH_KEY_OFFSET).all()
+    # The frame-level twin agrees.
+    df = normalize_events(pl.from_arrow(table))
+    assert df.get_column("npath").to_list() == paths
+
+
+def test_prepare_orders_rows_into_thread_streams():
+    rows = [
+        ("t", 2, 1, None, "prog", "read", None, None),
+        ("t", 1, 1, None, "prog", "openat", None, "/a"),
+        ("t", 2, 1, None, "prog", "write", None, None),
+        ("t", 1, 1, None, "prog", "close", None, None),
+    ]
+    table = _frame(rows)
+    p = prepare(table, np.zeros(4, dtype=np.int64))
+    assert p.tid.tolist() == [2, 2, 1, 1]
+    assert [p.probe_values[c] for c in p.probe] == ["read", "write", "openat", "close"]
+    assert p.sid.tolist() == [0, 0, 1, 1]
+    assert p.order.tolist() == [0, 2, 1, 3]
+
+
+def test_process_roles_follow_the_fork_tree_not_pids():
+    rows = [
+        ("t", 10, 10, 1, "bash", "clone", None, None),
+        ("t", 20, 20, 10, "python3", "execve", None, "/usr/bin/python3"),
+        ("t", 21, 20, 10, "python3", "futex", None, None),
+        ("t", 30, 30, 20, "gzip", "execve", None, "/bin/gzip"),
+        ("t", 31, 31, 20, "gzip", "execve", None, "/bin/gzip"),
+    ]
+    table = _frame(rows)
+    p = prepare(table, np.zeros(table.num_rows, dtype=np.int64))
+    roles = process_roles(stream_summary(p), trace_key="tkey").sort("tid")
+    assert roles.get_column("role_key").to_list() == [
+        "bash", "bash/python<n>", "bash/python<n>/~python<n>", "bash/python<n>/gzip", "bash/python<n>/gzip",
+    ]
+    assert roles.get_column("role").to_list()[-2:] == ["bash/python<n>/gzip#0", "bash/python<n>/gzip#1"]
