@@ -164,12 +164,16 @@ def anchor_in_good(
     good_start: np.ndarray,
     good_end: np.ndarray,
     candidate_streams: np.ndarray,
+    call_of_row: np.ndarray | None = None,
+    bad_call: np.uint64 | None = None,
 ) -> int | None:
     """Position in `good` right after the window the bad stream last shared with it.
 
     `bad_hash_before` is the bad window ending just before the divergence (None when the
     divergence is at the bad stream's start: then the start of a candidate stream is used).
-    Among several occurrences the one at the most similar relative position wins.
+    In a loop the same window recurs; occurrences followed by the same call as the bad event
+    (same probe and path, any outcome: `call_of_row` / `bad_call`) win, then the one at the
+    most similar relative position.
     """
     if len(candidate_streams) == 0:
         return None
@@ -182,6 +186,12 @@ def anchor_in_good(
     ok = np.isin(sids, candidate_streams)
     if ok.any():
         hits, sids = hits[ok], sids[ok]
+    if call_of_row is not None and bad_call is not None:
+        nxt = np.minimum(hits + 1, len(good) - 1)
+        rows = good.orig[nxt]
+        same = (rows >= 0) & (good.sid[nxt] == sids) & (call_of_row[np.maximum(rows, 0)] == bad_call)
+        if same.any():
+            hits, sids = hits[same], sids[same]
     length = np.maximum(good_end[sids] - good_start[sids], 1)
     rel = (hits - good_start[sids]) / length
     best = hits[int(np.argmin(np.abs(rel - bad_rel_pos)))]

@@ -48,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-spool", action="store_true", help="leave ingested snapshots in the spool")
     p.add_argument("--compact-min-files", type=int, default=8, metavar="N",
                    help="compact a partition holding at least N small files (default 8; 0 disables)")
+    p.add_argument("-j", "--workers", type=int, default=1, metavar="N", help="ingest hosts in N processes (default 1)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_ingest)
 
@@ -99,8 +100,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     if args.compact_min_files < 0 or args.compact_min_files == 1:
         raise TracebaseError(f"--compact-min-files: expected 0 or a number >= 2, found {args.compact_min_files}")
+    if args.workers < 1:
+        raise TracebaseError(f"--workers: expected a number >= 1, found {args.workers}")
     quarantine = Path(args.quarantine) if args.quarantine else Path(args.dataset).resolve().parent / "quarantine"
-    result = ingest_spool(args.spool, args.dataset, quarantine, remove_ingested=not args.keep_spool)
+    result = ingest_spool(args.spool, args.dataset, quarantine, remove_ingested=not args.keep_spool, workers=args.workers)
     compacted = compact_dataset(args.dataset, min_files=args.compact_min_files) if args.compact_min_files else None
     if args.json:
         print(json.dumps({"ingest": result.to_dict(), "compact": compacted.to_dict() if compacted else None}))

@@ -18,6 +18,7 @@ Example (relative paths are resolved against the config file's directory)::
       expected_errors: expected_errors.yaml
     probe_set: bpf/probes/rdma.yaml        # optional: the probe set the fleet runs
     nccl_logs: ["/srv/logs/nccl/*.log"]     # optional: application-labelled failures
+    ingest_workers: 1                      # processes for ingest (hosts are ingested in parallel)
     retention:
       dataset_days: 90
       quarantine_days: 30
@@ -83,6 +84,7 @@ class PipelineConfig:
     expected_errors: Path
     probe_set: Path | None = None
     nccl_logs: tuple[str, ...] = ()
+    ingest_workers: int = 1
     retention: Retention = field(default_factory=Retention)
     thresholds: Thresholds = field(default_factory=Thresholds)
 
@@ -130,7 +132,7 @@ def config_from_dict(data: object, source: str = "<config>", base_dir: Path | No
     """Validate a parsed config mapping; relative paths resolve against `base_dir`."""
     if not isinstance(data, dict):
         raise ConfigError(source, None, "a YAML mapping at the top level", _describe(data))
-    allowed_top = {"version", "paths", "probe_set", "nccl_logs", "retention", "thresholds"}
+    allowed_top = {"version", "paths", "probe_set", "nccl_logs", "ingest_workers", "retention", "thresholds"}
     unknown = sorted(set(data) - allowed_top)
     if unknown:
         raise ConfigError(source, unknown[0], f"one of {sorted(allowed_top)}", "an unknown key")
@@ -161,6 +163,8 @@ def config_from_dict(data: object, source: str = "<config>", base_dir: Path | No
         raise ConfigError(source, "nccl_logs", "a list of file paths or globs", _describe(logs))
     logs = [str(as_path("nccl_logs", x)) for x in logs]
 
+    workers = _number(source, "ingest_workers", data.get("ingest_workers", 1), integer=True, minimum=1)
+
     ret = _section(source, data, "retention", {"dataset_days", "quarantine_days"}, required=False)
     retention = Retention(
         **{k: _number(source, f"retention.{k}", v, integer=True, minimum=_INT_RANGES[k]) for k, v in ret.items()}
@@ -180,6 +184,7 @@ def config_from_dict(data: object, source: str = "<config>", base_dir: Path | No
         source=source,
         probe_set=probe_path,
         nccl_logs=tuple(logs),
+        ingest_workers=int(workers),
         retention=retention,
         thresholds=thresholds,
         **resolved,

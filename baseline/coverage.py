@@ -267,16 +267,17 @@ def _group_resolution(host_probe: pl.DataFrame, universe: list[str], label: str,
     if host_probe.is_empty():
         return pl.DataFrame(schema=polars_schema("coverage_groups"))
     group_hosts = host_probe.group_by("kernel_release", "vendor").agg(hosts=pl.col("host").n_unique())
-    live = (
-        host_probe.filter(pl.col("live"))
-        .group_by("kernel_release", "vendor", "probe")
-        .agg(hosts_live=pl.col("host").n_unique())
+    per_probe = host_probe.group_by("kernel_release", "vendor", "probe").agg(
+        hosts_live=pl.col("live").sum(), hosts_not_attached=(~pl.col("live")).sum()
     )
-    live_map = {(r["kernel_release"], r["vendor"], r["probe"]): r["hosts_live"] for r in live.iter_rows(named=True)}
+    counts = {
+        (r["kernel_release"], r["vendor"], r["probe"]): (r["hosts_live"], r["hosts_not_attached"])
+        for r in per_probe.iter_rows(named=True)
+    }
     for g in group_hosts.sort("kernel_release", "vendor", nulls_last=True).iter_rows(named=True):
         kernel, vendor, hosts = g["kernel_release"], g["vendor"], g["hosts"]
         for probe in universe:
-            n_live = live_map.get((kernel, vendor, probe), 0)
+            n_live, n_off = counts.get((kernel, vendor, probe), (0, 0))
             owner = probe_vendor(probe)
             slot = SLOT_OF.get(probe, (None, None))[0]
             # The gate from the probe set wins; else the ib_device_ops slot from the reference.
@@ -286,21 +287,27 @@ def _group_resolution(host_probe: pl.DataFrame, universe: list[str], label: str,
                 name = f"ops.{slot}" if slot else gate.get("mlx5", probe)
                 impl = gate.get(vendor or "")
                 if impl:
-                    impl_live = live_map.get((kernel, vendor, impl), 0)
-                    resolution = f"{name} -> {impl} (live on {impl_live}/{hosts})"
+                    i_live, i_off = counts.get((kernel, vendor, impl), (0, 0))
+                    state = [f"live on {i_live}/{hosts}"] if i_live else []
+                    state += [f"not attached on {i_off}/{hosts}"] if i_off else []
+                    resolution = f"{name} -> {impl} ({', '.join(state) or 'no data this week'})"
                 else:
                     resolution = f"{name} -> no {vendor} equivalent"
+            # Hosts without rows for a probe simply never called it (idle intervals are not
+            # written); only an explicit live=false row says the probe is not attached.
             if owner and vendor and owner != vendor:
                 status = "gated"
-            elif n_live == hosts:
-                status = "live"
-            elif n_live == 0:
-                status = "missing"
-            else:
+            elif n_off and n_live:
                 status = "partial"
+            elif n_off:
+                status = "missing"
+            elif n_live:
+                status = "live"
+            else:
+                status = "no data"
             rows.append(
                 {"week": label, "kernel_release": kernel, "vendor": vendor, "probe": probe, "hosts": hosts,
-                 "hosts_live": n_live, "status": status, "resolution": resolution}
+                 "hosts_live": n_live, "hosts_not_attached": n_off, "status": status, "resolution": resolution}
             )
     return pl.DataFrame(rows, schema=polars_schema("coverage_groups"))
 
@@ -355,6 +362,7 @@ def render_charts(report: CoverageReport) -> dict[str, bytes]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     charts: dict[str, bytes] = {}
     top = report.probes.filter((pl.col("failures") > 0) | (pl.col("prev_failures") > 0)).head(12)
@@ -366,6 +374,7 @@ def render_charts(report: CoverageReport) -> dict[str, bytes]:
         if top["prev_failures"].sum():
             ax.barh([i - 0.2 for i in y], top["prev_failures"].to_list()[::-1], height=0.4, label="previous week", color="#95a5a6")
         ax.set_yticks(list(y), names, fontsize=8)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:,.0f}"))
         ax.set_xlabel("failures (counters, exact)")
         ax.set_title("Failures per probe, week over week")
         ax.legend(loc="lower right", fontsize=8)
@@ -403,6 +412,7 @@ def render_charts(report: CoverageReport) -> dict[str, bytes]:
             values = dict(zip(sub["day"].to_list(), sub["failures"].to_list(), strict=True))
             ax.plot(days, [values.get(d, 0) for d in range(7)], style, label=report.week if which == "current" else "previous week")
         ax.set_ylabel("failures")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:,.0f}"))
         ax.set_ylim(bottom=0)
         ax.set_title("Fleet failures per day")
         ax.legend(fontsize=8)
@@ -453,8 +463,9 @@ def _sections(report: CoverageReport) -> list[tuple[str, str, list[str], list[li
          probe_cols, _rows(report.probes, probe_cols)),
         ("Probes that never fired", "No invocation this week on any host (not attached, or the code path never ran).",
          ["probe", "layer", "hosts_live", "prev_invocations"], _rows(never, ["probe", "layer", "hosts_live", "prev_invocations"])),
-        ("Probes missing on some kernels or vendors", "Probes not attached on every host of a (kernel, vendor) group; gated vendor probes are left out.",
-         ["kernel_release", "vendor", "probe", "hosts", "hosts_live", "status"], _rows(gaps, ["kernel_release", "vendor", "probe", "hosts", "hosts_live", "status"])),
+        ("Probes missing on some kernels or vendors", "Probes reported as not attached (symbol absent, attach refused) on hosts of a (kernel, vendor) group. Vendor probes gated out by the namespace are left out.",
+         ["kernel_release", "vendor", "probe", "hosts", "hosts_live", "hosts_not_attached", "status"],
+         _rows(gaps, ["kernel_release", "vendor", "probe", "hosts", "hosts_live", "hosts_not_attached", "status"])),
         ("Namespace-gate resolution per host group", "Which vendor function carries each driver op slot on each group.",
          ["kernel_release", "vendor", "hosts", "resolution"], _rows(gate, ["kernel_release", "vendor", "hosts", "resolution"])),
         ("Application-labelled failures", f"{report.app_total} failing verbs calls this week, by whether their kernel counterpart is probed.",

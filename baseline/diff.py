@@ -59,7 +59,8 @@ JSON object (``DiffReport.to_dict``; also docs/diff-json.md)
       "reorderings": [ANOMALY, ...],         # kind "reordering": listed, not anomalies
       "expected_ignored": {"total": int,
                            "by_entry": {ID: {"count": int, "source": "curated"|"learned",
-                                             "probe": str, "errno": str, "path": str|null}}},
+                                             "probe": str, "errno": str, "path": str|null,
+                                             "context": str|null}}},
       "good_traces": [str, ...], "bad_trace": str,
       "events": {"good": int, "bad": int},
       "settings": {"k": int, "learn": bool, "allowlist": str, "learned_entries": int,
@@ -136,6 +137,7 @@ NOISE_PROBES = frozenset(
 )
 NOT_RECOVERED_BONUS = 1.5
 END_PROBE = "(end of thread)"
+TEXT_EXPECTED_SHOWN = 8
 MISSING_PROBE = "(process missing)"
 
 PathsLike = str | os.PathLike | Iterable[str | os.PathLike] | pl.DataFrame | pl.LazyFrame
@@ -209,9 +211,14 @@ class DiffReport:
         ign = self.expected_ignored
         if ign["total"]:
             lines.append(f"expected errors ignored: {ign['total']}")
-            for eid, info in sorted(ign["by_entry"].items(), key=lambda kv: -kv[1]["count"]):
+            ranked = sorted(ign["by_entry"].items(), key=lambda kv: -kv[1]["count"])
+            for eid, info in ranked[:TEXT_EXPECTED_SHOWN]:
                 lines.append(f"  {info['count']:>6}  {eid}  ({info['probe']} {info['errno']}"
-                             + (f" {info['path']}" if info["path"] else "") + ")")
+                             + (f" {info['path']}" if info["path"] else "")
+                             + (f" in {info['context']}" if info.get("context") else "") + ")")
+            if len(ranked) > TEXT_EXPECTED_SHOWN:
+                rest = sum(info["count"] for _, info in ranked[TEXT_EXPECTED_SHOWN:])
+                lines.append(f"  {rest:>6}  ... {len(ranked) - TEXT_EXPECTED_SHOWN} more entries (--json lists all)")
         else:
             lines.append("expected errors ignored: 0")
         return "\n".join(lines)
@@ -305,11 +312,11 @@ def check_good_commands(good: pa.Table, source: str, mixed: bool) -> list[str]:
     return distinct
 
 
-def prepare_side(table: pa.Table, bad: bool, memo: dict | None = None) -> tuple[Prepared, list[str]]:
+def prepare_side(table: pa.Table, bad: bool) -> tuple[Prepared, list[str]]:
     """Prepare one side: the bad trace gets tkey -1, good traces 0.."""
     codes, ids = _trace_codes(table)
     tkey = np.full(table.num_rows, -1, dtype=np.int64) if bad else codes.astype(np.int64)
-    return prepare(table, tkey, memo), ids
+    return prepare(table, tkey), ids
 
 
 # ------------------------------------------------------------------------------------------
@@ -379,9 +386,8 @@ def diff_traces(
     if "failure" in set(pc.unique(good_tab.column("kind")).to_pylist()):
         warnings.append("some GOOD traces are labelled kind=failure")
 
-    memo: dict = {}  # regex results shared by both sides
-    bp, bad_ids = prepare_side(bad_tab, bad=True, memo=memo)
-    gp, good_ids = prepare_side(good_tab, bad=False, memo=memo)
+    bp, bad_ids = prepare_side(bad_tab, bad=True)
+    gp, good_ids = prepare_side(good_tab, bad=False)
     sides = _Sides(bp, gp, bad_ids, good_ids)
 
     # Expected errors: curated file + learned from the good runs, matched per distinct error.
@@ -394,10 +400,13 @@ def diff_traces(
     for offset, prep in ((0, bp), (sides.nb, gp)):
         cls = np.zeros(len(prep), dtype=np.int8)
         mask = np.zeros(len(prep), dtype=bool)
-        for err in distinct_errors(prep, np.ones(len(prep), dtype=bool)):
-            key = (err["probe"], err["errno"], err["npath"], err["ncomm"])
+        for err in distinct_errors(prep, np.ones(len(prep), dtype=bool), with_plain=True):
+            key = (err["probe"], err["errno"], err["npath"], err["ncomm"], err["plain_npath"])
             if key not in matches:
-                matches[key] = rules.match(*key)
+                # The plain normalised path first (curated globs name directories), then the
+                # search-masked one (learned entries generalise over search directories).
+                plain = rules.match(err["probe"], err["errno"], err["plain_npath"], err["ncomm"])
+                matches[key] = plain or rules.match(err["probe"], err["errno"], err["npath"], err["ncomm"])
             entry = matches[key]
             if entry is None:
                 cls[err["rows"]] = _error_class(err["errno"])
@@ -405,7 +414,8 @@ def diff_traces(
             mask[err["rows"]] = True
             if offset == 0:
                 info = by_entry.setdefault(entry.id, {"count": 0, "source": entry.source, "probe": entry.probe,
-                                                      "errno": entry.errno, "path": entry.path})
+                                                      "errno": entry.errno, "path": entry.path,
+                                                      "context": entry.context})
                 info["count"] += len(err["rows"])
         expected_rows.append(mask)
         err_class.append(cls)
@@ -441,14 +451,16 @@ def diff_traces(
     role_ids = {rk: j + 1 for j, rk in enumerate(sorted(set(matched_role)))}
     role_hash = align._mix(np.array([role_ids[r] for r in matched_role], dtype=np.uint64) * np.uint64(0x9E37))
 
-    btok, _ = bp.token_parts()
-    gtok, _ = gp.token_parts()
+    btok, bcall = bp.token_parts()
+    gtok, gcall = gp.token_parts()
+    call_rows = np.concatenate([bcall, gcall])
     raw = align.Streams(
         np.concatenate([btok, gtok]),
         np.concatenate([bp.sid, gp.sid + n_bad_streams]),
         np.arange(sides.nb + len(gp), dtype=np.int64),
     )
     s = raw.take(~drop)
+    del raw, btok, gtok, bcall, gcall
     s = align.compress_loops(align.with_end_tokens(s))
     h = align.window_hashes(s, role_hash, k)
     uni = align.window_hashes(s, role_hash, 1)  # the event alone, keyed by role
@@ -495,7 +507,8 @@ def diff_traces(
             )
             before = None if start == b_start[sid] else bh[start - 1]
             rel = (start - b_start[sid]) / max(b_end[sid] - b_start[sid], 1)
-            g = align.anchor_in_good(before, rel, gs, gh, g_start, g_end, candidates)
+            lead_call = call_rows[bs.orig[pos]] if bs.orig[pos] >= 0 else None
+            g = align.anchor_in_good(before, rel, gs, gh, g_start, g_end, candidates, call_rows, lead_call)
             good_instead = []
             if g is not None and g < len(gs):
                 gsid = int(gs.sid[g])

@@ -360,31 +360,39 @@ def learn_expected(good_traces: Any, min_support: float = 0.0, now: str | None =
     return out
 
 
-def distinct_errors(prep: Any, rows: np.ndarray) -> list[dict[str, Any]]:
+def distinct_errors(prep: Any, rows: np.ndarray, with_plain: bool = False) -> list[dict[str, Any]]:
     """Distinct (probe, errno, npath, ncomm) errors among `rows` (bool mask), with the row
-    indices (``rows``) and trace keys (``tkeys``) of each, sorted for stable output."""
+    indices (``rows``) and trace keys (``tkeys``) of each, sorted for stable output.
+
+    ``npath`` has search-path walks masked (``<search>/name``); with `with_plain` the
+    combinations are also split by ``plain_npath``, the normalised path before that masking
+    (curated globs like ``**/glibc-hwcaps/**`` need the directory).
+    """
     idx = np.flatnonzero(rows & (prep.errno >= 0))
     if len(idx) == 0:
         return []
-    combos = np.stack([prep.probe[idx], prep.errno[idx], prep.pathkey[idx], prep.ncomm[idx]], axis=1)
+    cols = [prep.probe[idx], prep.errno[idx], prep.pathkey[idx], prep.ncomm[idx]]
+    cols.append(prep.plainpath[idx] if with_plain else np.zeros(len(idx), dtype=np.int64))
+    combos = np.stack(cols, axis=1)
     uniq, inv = np.unique(combos, axis=0, return_inverse=True)
     inv = inv.reshape(-1)
     by_combo = np.argsort(inv, kind="stable")
     bounds = np.searchsorted(inv[by_combo], np.arange(len(uniq) + 1))
     out = []
-    for j, (probe, errno, pathkey, ncomm) in enumerate(uniq.tolist()):
+    for j, (probe, errno, pathkey, ncomm, plain) in enumerate(uniq.tolist()):
         members = idx[by_combo[bounds[j] : bounds[j + 1]]]
         out.append(
             {
                 "probe": prep.probe_values[probe],
                 "errno": prep.errno_values[errno],
                 "npath": prep.path_string(pathkey),
+                "plain_npath": prep.npath_values[plain] if with_plain and plain >= 0 else None,
                 "ncomm": prep.ncomm_values[ncomm] if ncomm >= 0 else None,
                 "rows": members,
                 "tkeys": sorted(set(prep.tkey[members].tolist())),
             }
         )
-    out.sort(key=lambda e: (e["probe"], e["errno"], e["npath"] or "", e["ncomm"] or ""))
+    out.sort(key=lambda e: (e["probe"], e["errno"], e["npath"] or "", e["ncomm"] or "", e["plain_npath"] or ""))
     return out
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -120,11 +121,10 @@ def quarantine_file(path: Path, quarantine: Path, relative: Path, reason: str) -
 def _read_valid(path: Path, table: str) -> pa.Table:
     """Validate and read a spool file; any failure is a TracebaseError with the reason."""
     validate_file(path, table)
-    try:
-        data = pq.read_table(path, columns=TABLES[table].names)
+    try:  # ParquetFile.read is ~2.5x cheaper than read_table (no dataset machinery) on small files
+        return pq.ParquetFile(path).read(columns=TABLES[table].names)
     except (pa.ArrowInvalid, OSError) as exc:
         raise TracebaseError(f"{path}: unreadable data ({exc})") from None
-    return conform(data, table)
 
 
 def ingest_spool(
@@ -133,14 +133,39 @@ def ingest_spool(
     quarantine: str | os.PathLike,
     *,
     remove_ingested: bool = True,
+    workers: int = 1,
 ) -> IngestResult:
-    """Ingest every complete snapshot under `spool` into `dataset` (see module docstring)."""
+    """Ingest every complete snapshot under `spool` into `dataset` (see module docstring).
+
+    workers > 1 ingests hosts in parallel processes (each host writes only its own partitions).
+    """
     spool, dataset, quarantine = Path(spool), Path(dataset), Path(quarantine)
     if not spool.is_dir():
         raise TracebaseError(f"{spool}: spool directory does not exist")
     result = IngestResult(rows={t: 0 for t in SPOOL_TABLES})
-    for host_dir in sorted(p for p in spool.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        _ingest_host(host_dir, dataset, quarantine, result, remove_ingested)
+    hosts = sorted(p for p in spool.iterdir() if p.is_dir() and not p.name.startswith("."))
+    jobs = [(h, dataset, quarantine, remove_ingested) for h in hosts]
+    if workers > 1 and len(hosts) > 1:
+        # Hosts are independent (each owns its host= partitions), so they parallelise cleanly.
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(workers) as pool:
+            parts = pool.map(_ingest_host_job, jobs, chunksize=max(1, len(jobs) // (workers * 4)))
+    else:
+        parts = map(_ingest_host_job, jobs)
+    for part in parts:
+        result.snapshots += part.snapshots
+        result.already_ingested += part.already_ingested
+        for table, n in part.rows.items():
+            result.rows[table] += n
+        result.files_written += part.files_written
+        result.quarantined += part.quarantined
+    return result
+
+
+def _ingest_host_job(job: tuple[Path, Path, Path, bool]) -> IngestResult:
+    host_dir, dataset, quarantine, remove = job
+    result = IngestResult(rows={t: 0 for t in SPOOL_TABLES})
+    _ingest_host(host_dir, dataset, quarantine, result, remove)
     return result
 
 
@@ -185,7 +210,7 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
         if not fresh:
             continue
         ids = sorted(sid for sid, _ in fresh)
-        merged = pa.concat_tables([rows for _, rows in fresh])
+        merged = conform(pa.concat_tables([rows for _, rows in fresh], promote_options="permissive"), table)
         if "host" in merged.column_names:  # the spool directory names the host
             merged = merged.set_column(
                 merged.schema.get_field_index("host"), "host", pa.array([host] * merged.num_rows, pa.string())

@@ -5,9 +5,9 @@ same": pids and tids, file descriptor numbers, addresses, timings, random temp n
 the order in which a library walks its search path. This module turns raw events into
 *templates* that compare equal across runs:
 
-* paths: hex (``0x7f3a...``, runs of 16+ hex digits) -> ``<hex>``; mktemp names
-  ``tmp.Xa9Zq1b2c3`` and Python ``tempfile`` names ``tmpab12cd_x`` -> ``tmp<rand>``; every
-  other digit run -> ``<n>`` (so ``/proc/1234/fd/7`` -> ``/proc/<n>/fd/<n>``).
+* paths: mktemp names ``tmp.Xa9Zq1b2c3`` and Python ``tempfile`` names ``tmpab12cd_x`` ->
+  ``tmp<rand>``; addresses (``0x7f3a...``), runs of 16+ hex digits and every other digit run
+  -> ``<n>`` (so ``/proc/1234/fd/7`` -> ``/proc/<n>/fd/<n>``).
 * search-path probing: a failed lookup (ENOENT/ENOTDIR) immediately followed, in the same
   thread, by a lookup of the same file name in another directory is a search-path walk (ld.so,
   Python imports, $PATH lookups); its directory becomes ``<search>`` so the number and order of
@@ -21,6 +21,7 @@ so a million-event trace normalises in tens of milliseconds.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,14 +32,13 @@ import pyarrow.compute as pc
 # Rust-regex rewrite rules applied in order to paths; each (pattern, replacement). Few rules on
 # purpose: each is one pass over every distinct path.
 PATH_RULES: list[tuple[str, str]] = [
-    (r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]{16,}", "<hex>"),  # addresses, long hex ids
     (r"\btmp(?:\.[A-Za-z0-9]{6,}|[a-z0-9_]{8}\b)", "tmp<rand>"),  # mktemp(1), Python tempfile
-    (r"\d+", "<n>"),  # pids (/proc/<n>/), fds (/proc/self/fd/<n>), counters, versions
+    # addresses, long hex ids, then any digit run: pids (/proc/<n>/), fds (fd/<n>), counters
+    (r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]{16,}|\d+", "<n>"),
 ]
 # Rules for short free-form strings (arguments, thread names): numbers and addresses only.
 ARG_RULES: list[tuple[str, str]] = [
-    (r"0[xX][0-9a-fA-F]+", "<hex>"),
-    (r"\d+", "<n>"),
+    (r"0[xX][0-9a-fA-F]+|\d+", "<n>"),
 ]
 
 # A failed lookup with one of these errnos, followed by the same name elsewhere, is a
@@ -153,25 +153,9 @@ def _factorize(arr: pa.Array | pl.Series) -> tuple[np.ndarray, Values]:
     return enc.indices.to_numpy(zero_copy_only=False).astype(np.int32), Values(enc.dictionary)
 
 
-def _normalise_values(values: Values, rules: list[tuple[str, str]], memo: dict | None = None) -> pl.Series:
-    """`rules` applied to every distinct value (one regex pass per rule, in Rust).
-
-    `memo` (a dict the caller keeps between calls) remembers results as a polars frame, so
-    the good and bad sides of one diff, which share most paths, run the regexes once.
-    """
-    frame = values.series().to_frame()
-    if memo is None:
-        return frame.select(_apply_rules(pl.col("v"), rules)).to_series()
-    key = id(rules)
-    known = memo.get(key)
-    if known is None:
-        todo = frame
-    else:
-        todo = frame.join(known, on="v", how="anti")
-    fresh = todo.with_columns(_apply_rules(pl.col("v"), rules).alias("n"))
-    known = fresh if known is None else pl.concat([known, fresh])
-    memo[key] = known
-    return frame.join(known, on="v", how="left", maintain_order="left").get_column("n")
+def _normalise_values(values: Values, rules: list[tuple[str, str]]) -> pl.Series:
+    """`rules` applied to every distinct value (one regex pass per rule, in Rust)."""
+    return values.series().to_frame().select(_apply_rules(pl.col("v"), rules)).to_series()
 
 
 def _remap(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -228,6 +212,7 @@ class Prepared:
     probe: np.ndarray
     errno: np.ndarray
     pathkey: np.ndarray
+    plainpath: np.ndarray
     narg: np.ndarray
     ncomm: np.ndarray
     sid: np.ndarray
@@ -249,7 +234,8 @@ class Prepared:
         return self.npath_values[key]
 
     def token_parts(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per row: (uint64 token, uint64 path hash). Hashes of *strings*, so tokens agree
+        """Per row: (uint64 token, uint64 call key = probe + path without errno). Hashes of
+        *strings*, so tokens agree
         between separately prepared tables (good vs bad) without a shared dictionary."""
         probe_h = _take_hash(self.probe, hash_strings(self.probe_values))
         errno_h = _take_hash(self.errno, hash_strings(self.errno_values))
@@ -264,19 +250,20 @@ class Prepared:
         tok = probe_h
         for part in (errno_h, path_h, arg_h, self.depth.astype(np.uint64)):
             tok = _mix64(tok * np.uint64(0x100000001B3) ^ part)
-        return tok, path_h
+        call = _mix64(probe_h * np.uint64(0x100000001B3) ^ path_h)
+        return tok, call
 
     def value(self, column: str, i: int):
         """The recorded (raw) value of `column` at stream-ordered row i."""
         return self.table.column(column)[int(self.order[i])].as_py()
 
 
-def prepare(table: pa.Table, tkey: np.ndarray, memo: dict | None = None) -> Prepared:
+def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
     """Normalise an events table (as from tracer.schema.read_arrow) into a `Prepared`.
 
     `tkey` gives each source row its trace number (the caller decides: e.g. -1 for the bad
     trace, 0.. for good traces). Regexes run once per distinct path/arg/comm; the search-path
-    rule and everything per row are numpy. `memo`: see `_normalise_values`.
+    rule and everything per row are numpy.
     """
     n = table.num_rows
     tid = pc.fill_null(table.column("tid"), pc.fill_null(table.column("pid"), 0)).to_numpy().astype(np.int64)
@@ -291,7 +278,8 @@ def prepare(table: pa.Table, tkey: np.ndarray, memo: dict | None = None) -> Prep
     else:
         order = np.lexsort((seq, stream_of))
     sid_raw = stream_of[order]
-    sid = np.cumsum(np.r_[0, sid_raw[1:] != sid_raw[:-1]]).astype(np.int64) if n else sid_raw
+    sid = np.cumsum(np.r_[0, sid_raw[1:] != sid_raw[:-1]], dtype=np.int64) if n else sid_raw
+    del stream_of, sid_raw
 
     probe, probe_values = _codes(table.column("probe"))
     errno, errno_values = _codes(table.column("errno"))
@@ -299,41 +287,37 @@ def prepare(table: pa.Table, tkey: np.ndarray, memo: dict | None = None) -> Prep
     arg, arg_values = _codes(table.column("arg"))
     comm, comm_values = _codes(table.column("comm"))
 
-    npath_of_path, npath_values = _factorize(_normalise_values(path_values, PATH_RULES, memo))
-    narg_of_arg, narg_values = _factorize(_normalise_values(arg_values, PATH_RULES, memo))
-    ncomm_of_comm, ncomm_values = _factorize(_normalise_values(comm_values, ARG_RULES, memo))
-    split = npath_values.series().rename("p").to_frame().select(
-        pl.col("p").str.extract(r"([^/]+)/*$", 1).alias("base"),
-        pl.col("p").str.extract(r"^(.*)/[^/]+/*$", 1).alias("dir"),
-    )
-    base_of_npath, base_values = _factorize(split.get_column("base"))
-    dir_of_npath, _ = _factorize(split.get_column("dir"))
-
+    npath_of_path, npath_values = _factorize(_normalise_values(path_values, PATH_RULES))
+    narg_of_arg, narg_values = _factorize(_normalise_values(arg_values, PATH_RULES))
+    ncomm_of_comm, ncomm_values = _factorize(_normalise_values(comm_values, ARG_RULES))
     probe, errno = probe[order], errno[order]
     npath = _remap(path[order], npath_of_path)
-    base = _remap(npath, base_of_npath)
-    dirc = _remap(npath, dir_of_npath)
-    search_errnos = np.array([i for i, v in enumerate(errno_values) if v in SEARCH_ERRNOS], dtype=np.int64)
     pathkey = npath.astype(np.int64)
+    base_index: dict[str, int] = {}
+    search_errnos = np.array([i for i, v in enumerate(errno_values) if v in SEARCH_ERRNOS], dtype=np.int64)
     if n > 1 and len(search_errnos):
-        nxt = slice(1, None)
-        cur = slice(None, -1)
-        searching = (
-            np.isin(errno[cur], search_errnos)
-            & (sid[nxt] == sid[cur])
-            & (base[cur] >= 0)
-            & (base[nxt] == base[cur])
-            & (dirc[nxt] != dirc[cur])
+        # Failed lookups followed in the same thread by a lookup of another path: only these
+        # few rows need their paths split into directory and name.
+        cand = np.flatnonzero(
+            np.isin(errno[:-1], search_errnos) & (sid[1:] == sid[:-1]) & (npath[:-1] >= 0) & (npath[1:] >= 0)
+            & (npath[1:] != npath[:-1])
         )
-        hit = np.flatnonzero(searching)
-        pathkey[hit] = SEARCH_KEY_OFFSET + base[hit].astype(np.int64)
+        split: dict[int, tuple[str, str]] = {}
+        for code in np.unique(np.r_[npath[cand], npath[cand + 1]]).tolist():
+            split[code] = os.path.split(npath_values[code].rstrip("/"))
+        for i in cand.tolist():
+            (d0, b0), (d1, b1) = split[int(npath[i])], split[int(npath[i + 1])]
+            if b0 and b0 == b1 and d0 != d1:
+                pathkey[i] = SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index))
+    base_values = Values(pa.array(list(base_index), type=pa.string()))
 
     def ints(name: str, fill: int = -1) -> np.ndarray:
-        return pc.fill_null(table.column(name), fill).to_numpy().astype(np.int64)[order]
+        return pc.fill_null(table.column(name), fill).to_numpy().astype(np.int32)[order]
 
     return Prepared(
-        table=table, order=order, tkey=tkey[order], tid=tid[order], pid=ints("pid"), ppid=ints("ppid"),
-        seq=seq[order], depth=ints("depth", 0), probe=probe, errno=errno, pathkey=pathkey,
+        table=table, order=order, tkey=tkey[order], tid=tid[order].astype(np.int32), pid=ints("pid"),
+        ppid=ints("ppid"),
+        seq=seq[order], depth=ints("depth", 0), probe=probe, errno=errno, pathkey=pathkey, plainpath=npath,
         narg=_remap(arg[order], narg_of_arg), ncomm=_remap(comm[order], ncomm_of_comm), sid=sid,
         probe_values=probe_values, errno_values=errno_values, npath_values=npath_values,
         base_values=base_values, narg_values=narg_values, ncomm_values=ncomm_values,

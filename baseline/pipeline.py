@@ -33,7 +33,7 @@ def ingest_once(cfg: PipelineConfig) -> dict:
     from baseline.ingest import ingest_spool
 
     cfg.spool.mkdir(parents=True, exist_ok=True)
-    return ingest_spool(cfg.spool, cfg.dataset, cfg.quarantine).to_dict()
+    return ingest_spool(cfg.spool, cfg.dataset, cfg.quarantine, workers=cfg.ingest_workers).to_dict()
 
 
 def tidy(cfg: PipelineConfig, now: dt.datetime | None = None) -> dict:

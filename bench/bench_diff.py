@@ -137,29 +137,43 @@ def synth_trace(n_events: int, run_seed: int, pid_base: int, tmpdir: str, inject
     )
 
 
-def dump_text(df: pl.DataFrame, path: Path, masked: bool) -> None:
-    """One line per event, strace-like (raw) or without pid/ret and with temp names masked."""
-    if masked:
-        line = pl.concat_str([pl.col("probe"), pl.lit("("),
-                              pl.col("path").fill_null("").str.replace_all(r"tmp[a-z0-9_]{8}", "tmpXXXXXXXX"),
-                              pl.lit(") "), pl.col("errno").fill_null("")])
-    else:
+def dump_text(df: pl.DataFrame, path: Path, style: str) -> None:
+    """One line per event: ``raw`` (strace-like, in recorded order), ``masked`` (no pid/ret,
+    temp names masked, recorded order) or ``threads`` (masked and grouped per thread by its
+    rank in the trace: the best case for a line diff, only the injected event differs)."""
+    masked = pl.concat_str([pl.col("probe"), pl.lit("("),
+                            pl.col("path").fill_null("").str.replace_all(r"tmp[a-z0-9_]{8}", "tmpXXXXXXXX"),
+                            pl.lit(") "), pl.col("errno").fill_null("")])
+    if style == "raw":
         line = pl.concat_str([pl.col("pid").cast(pl.String), pl.lit(" "), pl.col("probe"), pl.lit("("),
                               pl.col("path").fill_null(""), pl.lit(") = "), pl.col("ret").cast(pl.String),
                               pl.lit(" "), pl.col("errno").fill_null("")])
-    df.select(line.alias("l")).write_csv(path, include_header=False, quote_style="never")
+        out = df.select(line.alias("l"))
+    elif style == "masked":
+        out = df.select(masked.alias("l"))
+    else:
+        out = df.sort([pl.col("tid") - pl.col("tid").min(), "seq"]).select(masked.alias("l"))
+    out.write_csv(path, include_header=False, quote_style="never")
 
 
 def measure(cmd: list[str], out_path: Path | None = None) -> dict:
-    """Wall time and peak RSS of one child process (os.wait4 gives its own rusage)."""
+    """Wall time, CPU time and peak RSS of one child, via GNU time (its own fork, so the
+    peak RSS is the child's, not inherited from this big parent)."""
+    timing = Path(tempfile.mktemp(prefix="bench-time-"))
+    full = ["/usr/bin/time", "-o", str(timing), "-f", "%e %U %S %M", *cmd] if shutil.which("time") or Path("/usr/bin/time").exists() else cmd
     t0 = time.perf_counter()
     with open(out_path or os.devnull, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.run(full, stdout=out, stderr=subprocess.PIPE)
     wall = time.perf_counter() - t0
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    return {"wall_s": wall, "rss_mib": usage.ru_maxrss / 1024, "status": os.waitstatus_to_exitcode(status),
-            "stderr": err.strip()[-300:]}
+    err = proc.stderr.decode().strip()[-300:]
+    try:
+        fields = timing.read_text().split()[-4:]
+        _, user, system, rss_kib = map(float, fields)
+        cpu, rss = user + system, rss_kib / 1024
+    except (OSError, ValueError):
+        cpu, rss = float("nan"), float("nan")
+    timing.unlink(missing_ok=True)
+    return {"wall_s": wall, "cpu_s": cpu, "rss_mib": rss, "status": proc.returncode, "stderr": err}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,21 +198,25 @@ def main(argv: list[str] | None = None) -> int:
         write_table(good, gp, "events")
         write_table(bad, bp, "events")
         for name, df in (("good", good), ("bad", bad)):
-            dump_text(df, work / f"{name}.raw.txt", masked=False)
-            dump_text(df, work / f"{name}.masked.txt", masked=True)
+            for style in ("raw", "masked", "threads"):
+                dump_text(df, work / f"{name}.{style}.txt", style)
         print(f"generated {good.height:,} good + {bad.height:,} bad events in {time.perf_counter() - t0:.1f} s ({work})")
 
         lib_code = (
-            "import sys,time,json;t=time.perf_counter();from baseline.diff import diff_traces;"
+            "import sys,time,json;from baseline.diff import diff_traces;"
+            "t=time.perf_counter();c=time.process_time();"
             f"r=diff_traces([{str(gp)!r}],{str(bp)!r});"
-            "print(json.dumps({'s':time.perf_counter()-t,'b':r.bifurcation and [r.bifurcation['probe'],r.bifurcation['errno'],r.bifurcation['path']]}))"
+            "print(json.dumps({'s':time.perf_counter()-t,'cpu':time.process_time()-c,"
+            "'b':r.bifurcation and [r.bifurcation['probe'],r.bifurcation['errno'],r.bifurcation['path']]}))"
         )
         runs = {
             "baseline diff (library)": [PY, "-c", lib_code],
             "baseline diff (CLI)": [PY, "-m", "baseline.cli", "diff", str(gp), str(bp), "--json"],
             "GNU diff, raw dump": ["diff", str(work / "good.raw.txt"), str(work / "bad.raw.txt")],
             "GNU diff, masked dump": ["diff", str(work / "good.masked.txt"), str(work / "bad.masked.txt")],
+            "GNU diff, per-thread dump": ["diff", str(work / "good.threads.txt"), str(work / "bad.threads.txt")],
         }
+        refs = [k for k in runs if k.startswith("GNU")]
         results = {}
         for label, cmd in runs.items():
             best = None
@@ -216,19 +234,25 @@ def main(argv: list[str] | None = None) -> int:
                 obj = json.loads(out.read_text())
                 b = obj["bifurcation"]
                 best["bifurcation"] = b and f"{b['probe']} {b['path']} -> {b['errno']}"
-        print(f"\n{'measurement':28} {'wall s':>8} {'peak RSS MiB':>13} {'exit':>5} {'out lines':>10}")
+        print(f"\n{'measurement':28} {'wall s':>8} {'cpu s':>8} {'peak RSS MiB':>13} {'exit':>5} {'out lines':>10}")
         for label, m in results.items():
-            print(f"{label:28} {m['wall_s']:8.3f} {m['rss_mib']:13.1f} {m['status']:>5} {m['output_lines']:>10,}")
+            print(f"{label:28} {m['wall_s']:8.3f} {m['cpu_s']:8.3f} {m['rss_mib']:13.1f} {m['status']:>5} "
+                  f"{m['output_lines']:>10,}")
         lib = results["baseline diff (library)"]
-        print(f"\nlibrary call inside its process: {lib['inner']['s']:.3f} s; bifurcation: {lib['inner']['b']}")
+        print(f"\nlibrary call inside its process (after imports): wall {lib['inner']['s']:.3f} s, "
+              f"cpu {lib['inner']['cpu']:.3f} s; bifurcation: {lib['inner']['b']}")
         print(f"CLI bifurcation: {results['baseline diff (CLI)'].get('bifurcation')}")
-        for ref in ("GNU diff, raw dump", "GNU diff, masked dump"):
+        print(f"load average now: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs (wall times are inflated under load; "
+              "cpu s = user+sys of the child)")
+        for ref in refs:
             r = results[ref]
+            print(f"\nvs {ref}:")
             for label in ("baseline diff (library)", "baseline diff (CLI)"):
                 m = results[label]
-                print(f"{label} vs {ref}: wall x{m['wall_s'] / r['wall_s']:.2f}, "
+                print(f"  {label}: wall x{m['wall_s'] / r['wall_s']:.2f}, cpu x{m['cpu_s'] / max(r['cpu_s'], 1e-3):.2f}, "
                       f"peak RSS x{m['rss_mib'] / r['rss_mib']:.2f}")
-            print(f"  (in-process library time vs {ref}: x{lib['inner']['s'] / r['wall_s']:.2f})")
+            print(f"  in-process library call: wall x{lib['inner']['s'] / r['wall_s']:.2f}, "
+                  f"cpu x{lib['inner']['cpu'] / max(r['cpu_s'], 1e-3):.2f}")
         for label, m in results.items():
             if m["status"] not in (0, 1):
                 print(f"!! {label} exit {m['status']}: {m['stderr']}")

@@ -177,6 +177,19 @@ def test_inserted_error_is_the_bifurcation_with_context(tmp_path, good):
     assert [e["probe"] for e in instead] == ["openat", "newfstatat", "read"]
 
 
+def test_good_instead_in_a_loop_is_the_same_call(tmp_path):
+    names = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+    body = [c for n in names for c in (("openat", None, f"/srv/in/{n}.dat"), ("read", None, None), ("close", None, None))]
+    g = write_trace(tmp_path / "g.parquet", [events(STARTUP + body + [("exit_group", None, None)])], "g")
+    i = body.index(("openat", None, "/srv/in/delta.dat"))
+    bad_body = body[:i] + [("openat", "EACCES", "/srv/in/delta.dat"), ("write", None, None)] + body[i + 3 :]
+    b = write_trace(tmp_path / "b.parquet", [events(STARTUP + bad_body + [("exit_group", None, None)])], "b")
+    bif = run(g, b).bifurcation
+    assert (bif["errno"], bif["path"]) == ("EACCES", "/srv/in/delta.dat")
+    assert bif["good_instead"][0]["path"] == "/srv/in/delta.dat"
+    assert bif["last_common"][-1]["probe"] == "close"
+
+
 def test_substituted_path_is_an_error_free_bifurcation(tmp_path, good):
     i = PROGRAM.index(("openat", None, "/srv/data/out/result.txt"))
     other = list(PROGRAM)
@@ -211,7 +224,8 @@ def test_expected_errors_are_ignored_and_counted(tmp_path):
     assert ign["total"] == 5
     assert ign["by_entry"]["rdma"]["count"] == 2
     learned = [v for v in ign["by_entry"].values() if v["source"] == "learned"]
-    assert learned == [{"count": 3, "source": "learned", "probe": "recvfrom", "errno": "EAGAIN", "path": None}]
+    assert learned == [{"count": 3, "source": "learned", "probe": "recvfrom", "errno": "EAGAIN", "path": None,
+                        "context": "prog"}]
     # Without learning and without the allowlist both errors are anomalies.
     plain = run(g, b, learn=False)
     assert plain.anomaly and plain.bifurcation["errno"] in ("ENOENT", "EAGAIN")

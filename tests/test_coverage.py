@@ -105,15 +105,16 @@ def test_never_fired_includes_probe_set_members_without_data(report):
 def test_groups_missing_gated_and_namespace_resolution(report):
     g = report.groups
     status = {(r["kernel_release"], r["vendor"], r["probe"]): (r["status"], r["hosts_live"]) for r in g.iter_rows(named=True)}
-    assert status[("6.11.0", "mlx5", "mlx5_ib_reg_user_mr")] == ("missing", 0)
+    assert status[("6.11.0", "mlx5", "mlx5_ib_reg_user_mr")] == ("missing", 0)  # reported live=false
+    assert status[("6.11.0", "mlx5", "ib_uverbs_alloc_pd")] == ("no data", 0)  # never called: not a gap
     assert status[("6.8.0", "mlx5", "mlx5_ib_reg_user_mr")] == ("live", 1)
     assert status[("6.8.0", "bnxt_re", "mlx5_ib_reg_user_mr")] == ("gated", 0)
     assert status[("6.8.0", "mlx5", "bnxt_re_reg_user_mr")] == ("gated", 0)
     res = set(g.filter((pl.col("vendor") == "bnxt_re") & pl.col("resolution").is_not_null())["resolution"])
     assert "ops.reg_user_mr -> bnxt_re_reg_user_mr (live on 1/1)" in res
-    assert "ops.create_qp -> bnxt_re_create_qp (live on 0/1)" in res
+    assert "ops.create_qp -> bnxt_re_create_qp (no data this week)" in res
     res_c = set(g.filter(pl.col("kernel_release") == "6.11.0")["resolution"].drop_nulls())
-    assert "ops.reg_user_mr -> mlx5_ib_reg_user_mr (live on 0/1)" in res_c
+    assert "ops.reg_user_mr -> mlx5_ib_reg_user_mr (not attached on 1/1)" in res_c
 
 
 def test_application_failure_coverage_matches_the_73_percent_shape(report):

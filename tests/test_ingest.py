@@ -239,6 +239,7 @@ def test_config_loads_and_resolves_relative_paths(tmp_path):
         ("version: 2\n" + GOOD_PATHS, "key 'version': expected 1, found 2"),
         ("paths: [a, b]\n", "key 'paths': expected a mapping, found ['a', 'b'] (list)"),
         ("paths: {spool: [\n", "expected valid YAML, found invalid YAML at line"),
+        (GOOD_PATHS + "ingest_workers: 0\n", "key 'ingest_workers': expected an integer >= 1, found 0"),
         (GOOD_PATHS + "nccl_logs: 7\n", "key 'nccl_logs': expected a list of file paths or globs, found 7 (int)"),
     ],
 )
@@ -279,7 +280,7 @@ def run_cli(*argv: str) -> tuple[int, str, str]:
 
 def test_cli_ingest(tmp_path):
     make_spool(tmp_path / "spool", hosts=1, snapshots=2)
-    status, out, _ = run_cli("ingest", str(tmp_path / "spool"), str(tmp_path / "ds"), "--compact-min-files", "2")
+    status, out, _ = run_cli("ingest", str(tmp_path / "spool"), str(tmp_path / "ds"), "--compact-min-files", "2", "-j", "2")
     assert status == 0
     assert "ingested 2 snapshots (4 events rows, 4 counters rows); 0 already in the dataset" in out
     assert row_count(tmp_path / "ds", "events") == 4
@@ -291,3 +292,5 @@ def test_cli_ingest_errors(tmp_path):
     (tmp_path / "spool").mkdir()
     status, _, err = run_cli("ingest", str(tmp_path / "spool"), str(tmp_path / "ds"), "--compact-min-files", "1")
     assert status == 2 and "--compact-min-files: expected 0 or a number >= 2, found 1" in err
+    status, _, err = run_cli("ingest", str(tmp_path / "spool"), str(tmp_path / "ds"), "--workers", "0")
+    assert status == 2 and "--workers: expected a number >= 1, found 0" in err

@@ -26,8 +26,8 @@ from tracer.schema import conform
         ("/tmp/tmp.Xa9Zq1b2c3/out", "/tmp/tmp<rand>/out"),
         ("/tmp/tmpab12cd_x.json", "/tmp/tmp<rand>.json"),
         ("/tmp/tmpfile_name_long", "/tmp/tmpfile_name_long"),  # not a tempfile name
-        ("/dev/shm/0x7f3ab4c0", "/dev/shm/<hex>"),
-        ("/run/systemd-private-0123456789abcdef0123/x", "/run/systemd-private-<hex>/x"),
+        ("/dev/shm/0x7f3ab4c0", "/dev/shm/<n>"),
+        ("/run/systemd-private-0123456789abcdef0123/x", "/run/systemd-private-<n>/x"),
         ("/usr/lib/python3.11/os.py", "/usr/lib/python<n>.<n>/os.py"),
         ("/etc/hosts", "/etc/hosts"),
     ],

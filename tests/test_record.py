@@ -204,3 +204,26 @@ def test_cli_not_root(need_bpf, tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "needs root" in lines[0] and "sudo" in lines[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_columnar_decoding_matches_per_event_rules_on_a_real_run(recorder, tmp_path, monkeypatch):
+    from test_record_units import reference_columns
+
+    from tracer.decode import resolve_columns
+
+    seen = {}
+    original = recorder._events_table
+
+    def capture(decoded, **kw):
+        seen.update(decoded=decoded, **kw)
+        return original(decoded, **kw)
+
+    monkeypatch.setattr(recorder, "_events_table", capture)
+    (tmp_path / "d").mkdir()
+    rec, _ = record(recorder, ["/bin/sh", "-c", f"cd {tmp_path}; ls -lR d /etc/ssl >/dev/null; "
+                               "tar -cf - -C /usr/lib/python3.11 json | cat >/dev/null; "
+                               "cat nothing-here 2>/dev/null; exec 3<d; true"], cwd=tmp_path)
+    decoded, names = seen["decoded"], recorder._names
+    assert len(decoded) > 500
+    args = (seen["cwd"], seen["initial_fds"], seen["cloexec_fds"])
+    assert resolve_columns(decoded, names, *args) == reference_columns(decoded, names, *args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 
 import pytest
 
@@ -114,3 +115,120 @@ def test_exit_status_and_command_lookup(tmp_path):
     os.chmod(script, 0o644)
     with pytest.raises(CommandNotFound, match="not an executable"):
         resolve_command(str(script))
+
+
+# --- columnar decoding == feeding every event to PathResolver.apply ------------------------
+def reference_columns(decoded, names, cwd, initial_fds=None, cloexec_fds=frozenset()):
+    """The per-event rules, applied to every event in order (what tracer.decode speeds up)."""
+    from tracer.decode import HEADER_SIZE
+
+    res = PathResolver(cwd, initial_fds, cloexec_fds)
+    paths, argcol = [], []
+    for row, src in zip(decoded.head, decoded.source.tolist(), strict=True):
+        nr = int(row["nr"])
+        name = names.get(nr, f"syscall_{nr}")
+        spec = syscalls.SPECS.get(name)
+        chunk = decoded.chunks[src]
+        len1, len2 = int(row["len1"]), int(row["len2"])
+        s1 = s2 = None
+        if len1:
+            raw = chunk[HEADER_SIZE:HEADER_SIZE + len1]
+            s1 = (syscalls.sockaddr_text(raw) if int(row["spec"]) & syscalls.SPEC_SOCKADDR
+                  else raw.rstrip(b"\x00").decode("utf-8", "surrogateescape"))
+        if len2:
+            s2 = chunk[HEADER_SIZE + len1:HEADER_SIZE + len1 + len2].rstrip(b"\x00").decode(
+                "utf-8", "surrogateescape")
+        ret = int(row["ret"])
+        path, arg = res.apply(int(row["pid"]), int(row["ppid"]), name, spec, row["args"], ret,
+                              -4095 <= ret < 0, s1, s2)
+        paths.append(path)
+        argcol.append(arg)
+    return paths, argcol
+
+
+def synthetic_records() -> list[bytes]:
+    """Raw ring-buffer records of a small two-process run, shuffled like per-CPU arrival."""
+    import numpy as np
+
+    from tracer.decode import HEADER
+
+    nr = {v: k for k, v in syscalls.X86_64_NAMES.items()}
+    bits = syscalls.bpf_spec_table()
+    inet = bytes([2, 0, 0, 80, 127, 0, 0, 1]) + bytes(8)
+    calls = [  # (pid, ppid, name, args, ret, str1, str2)
+        (10, 1, "openat", args(AT_FDCWD_REG, 0, 0o2000000), 3, "data/in.txt", None),
+        (10, 1, "read", args(3), 10, None, None),
+        (10, 1, "write", args(1), 5, None, None),
+        (10, 1, "openat", args(AT_FDCWD_REG, 0, 0o200000), 4, "/etc", None),
+        (10, 1, "newfstatat", args(4, 0, 0, 0), -2, "hosts", None),
+        (10, 1, "newfstatat", args(4, 0, 0, 0x1000), 0, "", None),
+        (10, 1, "statx", args(AT_FDCWD_REG, 0, 0), 0, "/usr//lib/./x/", None),
+        (10, 1, "access", args(0, 4), 0, "/etc/passwd", None),
+        (10, 1, "faccessat2", args(AT_FDCWD_REG, 0, 6), -13, "rel/file", None),
+        (10, 1, "dup2", args(3, 7), 7, None, None),
+        (10, 1, "fstat", args(7), 0, None, None),
+        (10, 1, "close", args(7), 0, None, None),
+        (10, 1, "fstat", args(7), -9, None, None),
+        (10, 1, "chdir", args(0), 0, "sub", None),
+        (10, 1, "unlink", args(0), 0, "x", None),
+        (10, 1, "fchdir", args(4), 0, None, None),
+        (10, 1, "mkdir", args(0), 0, "new", None),
+        (10, 1, "renameat2", args(AT_FDCWD_REG, 0, 4, 0), 0, "a", "b"),
+        (10, 1, "symlinkat", args(0, AT_FDCWD_REG, 0), -17, "l", "../t"),
+        (10, 1, "socket", args(2, 1 | 0o2000000), 5, None, None),
+        (10, 1, "connect", args(5, 0, 16), -111, inet, None),
+        (10, 1, "sendto", args(5, 0, 0, 0, 0, 0), -32, None, None),
+        (10, 1, "close", args(5), 0, None, None),
+        (10, 1, "getpid", args(), 10, None, None),
+        (10, 1, "openat", args(AT_FDCWD_REG, 0, 0), -2, "nope", None),
+        (10, 1, "creat", args(0, 0o644), 6, "new.txt", None),
+        (10, 1, "write", args(6), 3, None, None),
+        (10, 1, "openat", args(AT_FDCWD_REG, 0, 0), 8, None, None),  # path unreadable
+        (10, 1, "read", args(8), 0, None, None),
+        (10, 1, "clone", args(0x1200011), 11, None, None),
+        (11, 10, "fstat", args(4), 0, None, None),
+        (11, 10, "read", args(9), 0, None, None),  # inherited, close-on-exec
+        (11, 10, "execve", args(0), 0, "/bin/true", None),
+        (11, 10, "read", args(3), 0, None, None),
+        (11, 10, "read", args(9), 0, None, None),
+        (11, 10, "write", args(0), 0, None, None),
+        (12, 10, "newfstatat", args(AT_FDCWD_REG, 0, 0, 0), 0, "rel", None),  # fork not seen
+        (10, 1, "close_range", args(3, 0xFFFFFFFF, 0), 0, None, None),
+        (10, 1, "read", args(3), -9, None, None),
+        (10, 1, "exit_group", args(0), 0, None, None),
+    ]
+    out = []
+    for ts, (pid, ppid, name, regs, ret, s1, s2) in enumerate(calls):
+        head = np.zeros(1, HEADER)
+        head["ts_ns"], head["pid"], head["tid"], head["ppid"] = 1000 + ts, pid, pid, ppid
+        head["nr"], head["ret"], head["args"] = nr[name], ret, regs
+        head["spec"], head["comm"] = bits.get(nr[name], 0), b"prog"
+        data1 = s1 if isinstance(s1, bytes) else (s1.encode() + b"\0" if s1 is not None else b"")
+        data2 = s2.encode() + b"\0" if s2 is not None else b""
+        head["len1"], head["len2"] = len(data1), len(data2)
+        out.append(head.tobytes() + data1 + data2)
+    return out[1::2] + out[::2]  # arrival order differs from entry order
+
+
+def test_columnar_decoding_matches_per_event_rules():
+    from tracer.decode import build_table, decode, resolve_columns
+
+    names = syscalls.X86_64_NAMES
+    decoded = decode(synthetic_records(), [59, 322], trim_before_exec_of=None)
+    assert decoded.head["ts_ns"].tolist() == sorted(decoded.head["ts_ns"].tolist())
+    fds = {0: "/dev/null", 1: "/dev/pts/0", 9: "/var/log/app.log"}
+    got = resolve_columns(decoded, names, "/work", fds, frozenset({9}))
+    want = reference_columns(decoded, names, "/work", fds, frozenset({9}))
+    assert got == want
+    paths = got[0]
+    assert paths[0] == "/work/data/in.txt" and paths[6] == "/usr/lib/x"
+    assert paths[20] == "inet:127.0.0.1:80"
+    assert paths[36] == "/etc/rel"  # pid 12, fork unseen: a copy of its parent (cwd /etc) now
+    assert paths[31] == "/var/log/app.log" and paths[34] is None  # dropped at exec (cloexec)
+    table = build_table(decoded.head, *got, names, dict(
+        trace_id="t", kind="full", command="prog", exit_status=None, start_time=datetime.now(UTC),
+        end_time=datetime.now(UTC), host="h", kernel_release="k", lost_events=0, job_id=None,
+        metadata={}), failures_only=True)
+    assert table.column("probe").to_pylist() == [
+        "newfstatat", "faccessat2", "fstat", "symlinkat", "connect", "sendto", "openat", "read"]
+    assert table.column("exit_status").null_count == table.num_rows

@@ -1,21 +1,29 @@
-"""Record every syscall of a command and its descendants with a bcc program on the raw syscall
-tracepoints, into one tracebase `events` table.
+"""Record every syscall of a command (or a running process) and its descendants with a bcc
+program on the raw syscall tracepoints, into one tracebase `events` table.
 
     with SyscallRecorder() as recorder:          # compiles and loads bpf/syscall_recorder.c once
         rec = recorder.record(["ls", "-l"], label="good")
         rec.write("ls.parquet")
+        rec = recorder.attach(1234, duration=30)   # tracer record -p 1234 -d 30
 
 How a command is started: we fork; the child blocks on a pipe until the parent has put its
 pid into the BPF `traced` map, then execs. From then on the kernel follows it: the
 sched_process_fork tracepoint adds every child of a traced process to the map and
 sched_process_exit removes it, so nothing is polled from /proc. The child's own syscalls
 between fork and exec (the pipe read) are dropped: the trace starts at the command's execve.
-Recording stops when the command itself exits; descendants still running then are no longer
-followed.
+Recording stops when the command itself exits, or after `duration` (the command is left
+running, like bcc tools leave the traced program alone); descendants still running then are
+no longer followed.
 
-Events arrive in the ring buffer in exit order and per CPU; tracer.decode sorts them by entry time,
-replayed through tracer.fdtable to resolve relative paths, dirfds and fds, and written with
-the trace-level columns on every row (see tracer.schema).
+Attaching (-p): the running process's pid goes into the same map, so its threads and the
+children it creates from then on are followed the same way; its cwd and fd table come from
+/proc (tracer.procfs). Recording stops when it exits (seen through a pidfd), after
+`duration`, or on SIGINT/SIGTERM.
+
+Events arrive in the ring buffer in exit order and per CPU; tracer.decode sorts them by entry
+time, replays the calls that need it through tracer.fdtable to resolve relative paths, dirfds
+and fds, and builds the table columnar with the trace-level columns on every row (see
+tracer.schema).
 """
 
 from __future__ import annotations

@@ -504,8 +504,9 @@ COVERAGE_GROUPS = pa.schema(
         pa.field("vendor", pa.string()),
         pa.field("probe", pa.string(), nullable=False),
         pa.field("hosts", pa.int64()),  # hosts in the group
-        pa.field("hosts_live", pa.int64()),  # hosts where the probe was attached
-        pa.field("status", pa.string()),  # live | partial | missing | gated
+        pa.field("hosts_live", pa.int64()),  # hosts reporting the probe attached
+        pa.field("hosts_not_attached", pa.int64()),  # hosts reporting it not attached (live=false)
+        pa.field("status", pa.string()),  # live | partial | missing | gated | no data
         pa.field("resolution", pa.string()),  # namespace-gate resolution, e.g. ops.reg_user_mr -> bnxt_re_reg_user_mr
     ]
 )
