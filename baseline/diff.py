@@ -516,9 +516,7 @@ def diff_traces(
                     if int(gs.sid[p]) != gsid:
                         break
                     good_instead.append(_event(sides, gs, p))
-            first_row = int(bs.orig[b_start[sid]])
-            proc = {"pid": int(bp.pid[first_row]) if bp.pid[first_row] >= 0 else None, "tid": int(bp.tid[first_row]),
-                    "comm": bp.value("comm", first_row), "role": s_role[sid]}
+            proc = {"pid": ev["pid"], "tid": ev["tid"], "comm": ev["comm"], "role": s_role[sid]}
             anomalies.append(
                 {
                     "rank": rank,

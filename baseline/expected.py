@@ -20,8 +20,10 @@ File format (``expected_errors.yaml``, version 1)::
 Globs: ``*`` and ``?`` do not cross ``/``; ``**`` matches anything; ``{a,b}`` alternatives.
 A missing ``path``/``context`` matches anything, except that a *learned* entry without a path
 (learned from errors that had none) matches only errors without a path.
-Paths are matched in their normalised form (see baseline.normalize: ``<pid>``, ``<n>``,
-``<hex>``, ``tmp<rand>``, ``<search>``), so a learned pattern generalises across runs.
+Paths are matched in their normalised form (see baseline.normalize: numbers and addresses as
+``<n>``, temp names as ``tmp<rand>``, search-path walks as ``<search>/name``), so a learned
+pattern generalises across runs; curated globs are also tried on the path before search-path
+masking, so they can name directories.
 
 Learning (`learn_expected`): every error a good run produced, keyed by (probe, errno,
 normalised path, process name as context), with support = good runs it occurs in / good runs.

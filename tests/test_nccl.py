@@ -18,7 +18,7 @@ from baseline.nccl import (
 from tracer.errors import TracebaseError
 from tracer.schema import read, write_table
 
-REFERENCE = Path("/work/shared/reference/rdma_control_path.yaml")
+REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "rdma_control_path.yaml"
 
 
 def test_sample_lines_parse_into_app_failures():

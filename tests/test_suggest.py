@@ -16,7 +16,7 @@ from baseline.suggest import (
 )
 from tracer.errors import TracebaseError
 
-REFERENCE = Path("/work/shared/reference/rdma_control_path.yaml")
+REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "rdma_control_path.yaml"
 REPO = Path(__file__).resolve().parents[1]
 
 # An old (OFED-era) kernel as bpftool prints it, and a new one as /proc/kallsyms prints it.

@@ -257,6 +257,12 @@ def validate_file(path: str | os.PathLike, table: str) -> pq.FileMetaData:
     return meta
 
 
+def validate_files(files: Sequence[str | os.PathLike], table: str) -> None:
+    """validate_file on each file (a footer read each: ~1 ms warm, a few ms cold)."""
+    for f in files:
+        validate_file(f, table)
+
+
 # --------------------------------------------------------------------------------------------
 # writing
 # --------------------------------------------------------------------------------------------
@@ -358,8 +364,7 @@ def parquet_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
 def scan(paths: str | os.PathLike | Iterable[str | os.PathLike], table: str) -> pl.LazyFrame:
     """Validated lazy scan of one table over files/directories; columns in schema order."""
     files = parquet_files(paths)
-    for f in files:
-        validate_file(f, table)
+    validate_files(files, table)
     names = _table_schema(table).names
     return pl.scan_parquet([str(f) for f in files], missing_columns="insert", extra_columns="ignore").select(names)
 

@@ -1,6 +1,6 @@
 """What the simulated fleet is made of: probes, vendors, kernels, call-chain templates.
 
-Everything here is static data derived from ../shared/reference/rdma_control_path.yaml, turned
+Everything here is static data derived from reference/rdma_control_path.yaml, turned
 into small numpy-friendly tables once per platform (vendor x kernel). The per-host generator
 (`baseline.simulator.host`) only indexes into these tables, so a failure record costs a few
 array gathers instead of Python work.
