@@ -38,6 +38,15 @@ def _mix(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint64(31))
 
 
+def _mix_inplace(h: np.ndarray) -> None:
+    """`_mix` in place (no temporaries beyond one shifted copy per step)."""
+    h ^= h >> np.uint64(30)
+    h *= _MUL
+    h ^= h >> np.uint64(27)
+    h *= _MUL2
+    h ^= h >> np.uint64(31)
+
+
 @dataclass
 class Streams:
     """Many token streams back to back: ``tok[i]`` belongs to stream ``sid[i]``.
@@ -94,34 +103,63 @@ def compress_loops(s: Streams, max_period: int = 4) -> Streams:
             starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
             short = (ends - starts) < p
             if short.any():
-                drop = np.zeros(len(s) + 1, dtype=np.int32)
-                np.add.at(drop, starts[short], 1)
-                np.add.at(drop, ends[short], -1)
+                n = len(s) + 1
+                drop = np.bincount(starts[short], minlength=n) - np.bincount(ends[short], minlength=n)
                 eq &= np.cumsum(drop[:-1]) == 0
         s = s.take(~eq)
     return s
 
 
+def position_in_stream(sid: np.ndarray) -> np.ndarray:
+    """0, 1, 2, ... within each run of equal stream ids."""
+    n = len(sid)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    first = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]])
+    run_start = np.zeros(n, dtype=np.int64)
+    run_start[first] = first
+    return np.arange(n) - np.maximum.accumulate(run_start)
+
+
 def window_hashes(s: Streams, role_hash: np.ndarray, k: int) -> np.ndarray:
     """Hash of the length-k window ending at each position (stream start padded with PAD)."""
-    h = role_hash[s.sid].astype(np.uint64)
+    h = role_hash[s.sid].astype(np.uint64, copy=False)
     n = len(s)
+    pos = position_in_stream(s.sid) if k > 1 else None
+    t = np.empty(n, dtype=np.uint64)
     for j in range(k):
-        t = np.full(n, PAD, dtype=np.uint64)
+        # the token j places back (oldest first in the mixing order); PAD before the stream start
         if j < n:
-            same = s.sid[j:] == s.sid[: n - j] if j else np.ones(n, dtype=bool)
-            t[j:] = np.where(same, s.tok[: n - j], PAD)
-        h = _mix(h ^ t)
+            t[j:] = s.tok[: n - j]
+        if j:
+            t[pos < j] = PAD
+        h ^= t
+        _mix_inplace(h)
     return h
 
 
 def seen_in(values: np.ndarray, model: np.ndarray) -> np.ndarray:
-    """Boolean: which `values` occur in `model` (a hash-set membership test in polars)."""
-    if len(model) == 0 or len(values) == 0:
-        return np.zeros(len(values), dtype=bool)
-    import polars as pl
+    """Boolean: which uint64 `values` occur in `model`.
 
-    return pl.Series(values).is_in(pl.Series(model).implode()).to_numpy()
+    Sort-merge, exact on all 64 bits: the model sorted, the values visited in (almost) sorted
+    order -- sorted by their high bits packed with their index, so one plain `np.sort` (fast
+    for integers) replaces an argsort -- and looked up with `searchsorted`, which is cache
+    friendly on sorted queries."""
+    n = len(values)
+    if len(model) == 0 or n == 0:
+        return np.zeros(n, dtype=bool)
+    values = np.asarray(values, dtype=np.uint64)
+    m = np.sort(np.asarray(model, dtype=np.uint64))
+    bits = max(int(n - 1).bit_length(), 1)
+    low = np.uint64((1 << bits) - 1)
+    visit = np.sort((values & ~low) | np.arange(n, dtype=np.uint64)) & low
+    visit = visit.astype(np.int64)
+    v = values[visit]
+    pos = np.searchsorted(m, v)
+    np.minimum(pos, len(m) - 1, out=pos)
+    out = np.empty(n, dtype=bool)
+    out[visit] = m[pos] == v
+    return out
 
 
 @dataclass

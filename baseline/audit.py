@@ -44,8 +44,7 @@ from baseline.fleet_model import (
     EventsInput,
     GoodTraceBaseline,
     ancestor_columns,
-    event_batches,
-    fit_baseline,
+    collect_traces,
     max_depth_of,
     parse_since,
 )
@@ -206,6 +205,35 @@ def analyse_traces(
     )
 
 
+FINDING_COLUMNS = {**polars_schema("findings"), "pattern": pl.String, "divergence": pl.String,
+                   "probe": pl.String, "errno": pl.String}
+
+
+def findings_of(
+    traces: pl.DataFrame,
+    chains: pl.DataFrame,
+    model: GoodTraceBaseline,
+    expected: ExpectedErrors,
+    min_layers: int = 4,
+) -> pl.DataFrame:
+    """Findings for every trace with an error frame: analyse_traces runs once per distinct
+    chain (on its representative trace) and the result is joined to all traces of that chain."""
+    key = ["operation", "chain_hash"]
+    failing = traces.filter(pl.col("errors") > 0)
+    reps = chains.join(failing.select(key).unique(), on=key, how="semi")
+    analysed = analyse_traces(reps.drop(key), model, expected, min_layers=min_layers) if reps.height else pl.DataFrame()
+    if analysed.is_empty():
+        return pl.DataFrame(schema=FINDING_COLUMNS).drop(["signature", "cluster_id", "score"])
+    per_chain = (
+        analysed.drop("host", "job_id", "time", "operation")
+        .join(reps.select("trace_id", *key).unique(), on="trace_id")
+        .drop("trace_id")
+    )
+    return failing.join(per_chain, on=key).select(
+        "trace_id", "host", "job_id", pl.col("start_time").alias("time"), "operation", *analysed.columns[5:]
+    )
+
+
 def _collapse_pattern(text: str | None) -> str | None:
     if text is None:
         return None
@@ -345,8 +373,21 @@ def host_alerts(
     cusum_k: float = 1.0,
     cusum_h: float = 8.0,
     min_rise_failures: int = 10,
+    fleet_ratio: float = 4.0,
+    min_fleet_calls: int = 20,
+    max_shared_fraction: float = 0.002,
+    max_shared_hosts: int = 3,
 ) -> pl.DataFrame:
-    """Persistent-bad-state and rising-errno-rate alerts per host (expected errnos ignored)."""
+    """Persistent-bad-state and rising-errno-rate alerts per host (expected errnos ignored).
+
+    Host alerts single out hosts that behave unlike the fleet: a (host, probe, errno, bucket)
+    counts as evidence only when the host's failure rate is at least `fleet_ratio` times the
+    rest of the fleet's rate for the same probe and errno (in the same bucket when the rest of
+    the fleet made `min_fleet_calls` calls of the probe there, else over the whole window), and
+    when few hosts fail that way at once: at most max(`max_shared_hosts`, `max_shared_fraction`
+    of the hosts reporting in the bucket) hosts with the same probe and errno failing on
+    `bad_ratio` of their calls. A cause that hits many hosts alike (a library rollout: EFAULT
+    on every affected host, jobs crashing on it) is left to the root-cause clusters."""
     rows = counters.select("host", "snapshot_time", "probe", "invocations", "failures", "errno_counts").collect()
     if rows.is_empty():
         return pl.DataFrame(schema=polars_schema("host_alerts"))
@@ -358,6 +399,7 @@ def host_alerts(
     errs = errs.join(pairs, on=["probe", "errno"]).filter(~pl.col("is_expected"))
     t = pl.col("snapshot_time").dt.truncate(bucket).alias("bucket")
     calls = rows.group_by("host", t).agg(pl.col("invocations").sum())
+    errs = _host_specific(rows, errs, t, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction, max_shared_hosts)
     # a bucket is bad when some probe fails (unexpectedly) on most of its calls: a crash-looping
     # host fails the same call at every restart even though most of its other calls succeed
     probe_calls = rows.group_by("host", "probe", t).agg(pl.col("invocations").sum())
@@ -427,6 +469,55 @@ def host_alerts(
     return out
 
 
+def _host_specific(rows: pl.DataFrame, errs: pl.DataFrame, t: pl.Expr, fleet_ratio: float,
+                   min_fleet_calls: int, bad_ratio: float, max_shared_fraction: float,
+                   max_shared_hosts: int) -> pl.DataFrame:
+    """The error counts (host, snapshot_time, probe, errno, count) of host-bucket-probe-errno
+    cells whose failure rate is far above the rest of the fleet's (see host_alerts)."""
+    key = ["probe", "errno", "bucket"]
+    host_calls = rows.group_by("host", "probe", t).agg(pl.col("invocations").sum().alias("n"))
+    cells = (
+        errs.group_by("host", "probe", "errno", t).agg(pl.col("count").sum().alias("f"))
+        .join(host_calls, on=["host", "probe", "bucket"], how="left")
+        .with_columns(pl.col("n").fill_null(0))
+    )
+    fleet_calls = host_calls.group_by("probe", "bucket").agg(pl.col("n").sum().alias("N"))
+    fleet_fails = cells.group_by(key).agg(pl.col("f").sum().alias("F"))
+    window_calls = host_calls.group_by("host", "probe").agg(pl.col("n").sum().alias("n_w"))
+    window_fleet = window_calls.group_by("probe").agg(pl.col("n_w").sum().alias("N_w"))
+    window_fails = cells.group_by("host", "probe", "errno").agg(pl.col("f").sum().alias("f_w"))
+    window = (
+        window_fails.join(window_fails.group_by("probe", "errno").agg(pl.col("f_w").sum().alias("F_w")),
+                          on=["probe", "errno"])
+        .join(window_calls, on=["host", "probe"], how="left").join(window_fleet, on="probe", how="left")
+        .with_columns(
+            ((pl.col("F_w") - pl.col("f_w")) / (pl.col("N_w") - pl.col("n_w").fill_null(0)).clip(1)).alias("p_rest_w")
+        )
+        .select("host", "probe", "errno", "p_rest_w")
+    )
+    rest_calls = pl.col("N") - pl.col("n")
+    cells = (
+        cells.join(fleet_calls, on=["probe", "bucket"], how="left").join(fleet_fails, on=key, how="left")
+        .join(window, on=["host", "probe", "errno"], how="left")
+        .with_columns(
+            (pl.col("f") / pl.col("n").clip(1)).alias("p_host"),
+            pl.when(rest_calls >= min_fleet_calls)
+            .then((pl.col("F") - pl.col("f")) / rest_calls)
+            .otherwise(pl.col("p_rest_w"))
+            .alias("p_rest"),
+        )
+    )
+    reporting = rows.group_by(t).agg(pl.col("host").n_unique().alias("reporting"))
+    shared = (
+        cells.filter(pl.col("p_host") >= bad_ratio).group_by(key).agg(pl.len().alias("shared"))
+        .join(reporting, on="bucket")
+        .filter(pl.col("shared") > pl.max_horizontal(pl.lit(max_shared_hosts), max_shared_fraction * pl.col("reporting")))
+    )
+    cells = cells.join(shared, on=key, how="anti").filter(pl.col("p_host") >= fleet_ratio * pl.col("p_rest"))
+    return errs.with_columns(t).join(cells.select("host", "probe", "errno", "bucket"), on=["host", "probe", "errno", "bucket"],
+                                     how="semi").drop("bucket")
+
+
 def _learned_probe_errno(expected: ExpectedErrors, probe: str, errno: str) -> bool:
     """Counters carry no operation: an errno counts as expected when any active entry for the
     probe covers it, whatever its context."""
@@ -447,7 +538,7 @@ def run_audit(
     expected: ExpectedErrors | str | os.PathLike | None = None,
     learn_expected: bool = True,
     min_layers: int = 4,
-    batch_rows: int = 5_000_000,
+    batch_rows: int = 500_000,
 ) -> AuditResult:
     """Audit a fleet dataset; write findings/clusters/host_alerts Parquet into `out_dir`.
 
@@ -458,37 +549,26 @@ def run_audit(
     since_dt = parse_since(since)
     if isinstance(model, (str, os.PathLike)):
         model = GoodTraceBaseline.load(model)
-    if model is None:
-        model = fit_baseline(dataset, since=since_dt, batch_rows=batch_rows)
+    to_fit = GoodTraceBaseline(batch_rows=batch_rows) if model is None else None
     if isinstance(expected, (str, os.PathLike)):
         expected = ExpectedErrors.load(expected)
     if expected is None:
         expected = load_default()
+    # one pass over the events: per-trace table + one representative per distinct chain (and
+    # the baseline fitted on the way when none is given)
+    traces, chains = collect_traces(dataset, since=since_dt, batch_rows=batch_rows, fit=to_fit)
+    if to_fit is not None:
+        if not hasattr(to_fit, "operations_") or to_fit.n_traces_ == 0:
+            raise TracebaseError(f"no good traces to learn from (kinds {', '.join(to_fit.good_kinds)})")
+        model = to_fit
     if learn_expected:
-        from baseline.fleet_expected import learn_fleet_expected
+        from baseline.fleet_expected import expected_from_traces
 
-        learned = learn_fleet_expected(dataset, since=since_dt, batch_rows=batch_rows).entries
+        learned = expected_from_traces(traces, chains).entries
         expected = expected + ExpectedErrors(learned, source="<learned from dataset>")
 
-    parts = []
-    start = end = None
-    traces = 0
-    for batch in event_batches(dataset, since=since_dt, batch_rows=batch_rows):
-        span = batch.select(pl.col("start_time").min().alias("a"), pl.col("start_time").max().alias("b"),
-                            pl.col("trace_id").n_unique().alias("n")).collect()
-        a, b, n = span.row(0)
-        traces += n or 0
-        if a is not None:
-            start = a if start is None else min(start, a)
-            end = b if end is None else max(end, b)
-        part = analyse_traces(batch, model, expected, min_layers=min_layers)
-        if part.height:
-            parts.append(part)
-    window = (start, end)
-    findings = pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame(
-        schema={**polars_schema("findings"), "pattern": pl.String, "divergence": pl.String,
-                "probe": pl.String, "errno": pl.String}
-    ).drop(["signature", "cluster_id", "score"])
+    window = (traces["start_time"].min(), traces["start_time"].max())
+    findings = findings_of(traces, chains, model, expected, min_layers=min_layers)
     findings, clusters = cluster_findings(findings, window)
     findings = findings.with_columns(
         pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score")
@@ -500,7 +580,7 @@ def run_audit(
         if since_dt is not None:
             counters = counters.filter(pl.col("snapshot_time") >= pl.lit(since_dt).dt.cast_time_unit("ns"))
         alerts = host_alerts(counters, expected)
-    result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces)
+    result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces.height)
     if out_dir is not None:
         result.files = write_audit(result, out_dir)
     return result

@@ -92,10 +92,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -108,10 +107,16 @@ from baseline.normalize import (
     _codes,
     normalize_string,
     prepare,
-    process_roles,
-    stream_summary,
+    stream_rows,
+    thread_roles,
 )
 from tracer.errors import TracebaseError
+from tracer.schema import conform, read_arrow
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    PathsLike = str | os.PathLike | Iterable[str | os.PathLike] | pl.DataFrame | pl.LazyFrame
 
 JSON_VERSION = 1
 SOFT_ERRNOS = frozenset(
@@ -140,7 +145,6 @@ END_PROBE = "(end of thread)"
 TEXT_EXPECTED_SHOWN = 8
 MISSING_PROBE = "(process missing)"
 
-PathsLike = str | os.PathLike | Iterable[str | os.PathLike] | pl.DataFrame | pl.LazyFrame
 
 
 @dataclass
@@ -250,24 +254,29 @@ def _event_line(e: dict[str, Any]) -> str:
 # ------------------------------------------------------------------------------------------
 # loading and input checks
 # ------------------------------------------------------------------------------------------
+def _is_paths(src: Any) -> bool:
+    if isinstance(src, (str, os.PathLike)):
+        return True
+    return isinstance(src, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in src)
+
+
 def _describe_source(src: Any) -> str:
-    if isinstance(src, (pl.DataFrame, pl.LazyFrame, pa.Table)):
-        return "<frame>"
     if isinstance(src, (str, os.PathLike)):
         return str(src)
-    return ", ".join(str(s) for s in src)
+    if _is_paths(src):
+        return ", ".join(str(s) for s in src)
+    return "<frame>"
 
 
 def load_table(src: PathsLike) -> pa.Table:
     """Events as Arrow (dictionary-encoded strings) from Parquet files/directories, validated
-    by tracer.schema, or from a frame (conformed to the events schema)."""
-    from tracer.schema import conform, read_arrow
-
-    if isinstance(src, pl.LazyFrame):
-        src = src.collect()
-    if isinstance(src, (pl.DataFrame, pa.Table)):
+    by tracer.schema, or from a frame (conformed to the events schema). Only the columns the
+    analysis needs are read (`ANALYSIS_COLUMNS`)."""
+    if isinstance(src, pa.Table) or type(src).__module__.startswith("polars"):
+        if hasattr(src, "collect"):  # a polars LazyFrame
+            src = src.collect()
         table = conform(src, "events").select(ANALYSIS_COLUMNS)
-    else:
+    else:  # files/directories: polars is not needed (nor imported by this module)
         table = read_arrow(src, "events", ANALYSIS_COLUMNS, DICT_COLUMNS)
     if table.num_rows == 0:
         raise TracebaseError(f"{_describe_source(src)}: expected events, found an empty trace")
@@ -319,6 +328,28 @@ def prepare_side(table: pa.Table, bad: bool) -> tuple[Prepared, list[str]]:
     return prepare(table, tkey), ids
 
 
+def _dictionary_columns(table: pa.Table) -> pa.Table:
+    """String columns of DICT_COLUMNS dictionary-encoded (as read_arrow returns them), so a
+    table from a frame concatenates with one read from Parquet."""
+    for name in DICT_COLUMNS:
+        if name in table.column_names and not pa.types.is_dictionary(table.schema.field(name).type):
+            i = table.column_names.index(name)
+            col = pc.dictionary_encode(table.column(i))
+            table = table.set_column(i, pa.field(name, col.type), col)
+    return table
+
+
+def prepare_both(bad: pa.Table, good: pa.Table) -> tuple[Prepared, list[str], list[str]]:
+    """Prepare bad and good rows as one table (one dictionary per column, so event tokens
+    are integer codes): the bad trace gets tkey -1, good traces 0.. in order of appearance.
+    Bad rows come first in the result (streams are numbered by first appearance)."""
+    _, bad_ids = _trace_codes(bad)
+    good_codes, good_ids = _trace_codes(good)
+    tkey = np.concatenate([np.full(bad.num_rows, -1, dtype=np.int64), good_codes])
+    both = pa.concat_tables([_dictionary_columns(bad), _dictionary_columns(good)], promote_options="permissive")
+    return prepare(both, tkey), bad_ids, good_ids
+
+
 # ------------------------------------------------------------------------------------------
 # the analysis
 # ------------------------------------------------------------------------------------------
@@ -328,28 +359,31 @@ def _error_class(errno: str | None) -> int:
     return 1 if errno in SOFT_ERRNOS else 2
 
 
-class _Sides:
-    """Bad rows first, then good rows, addressed by one global row index."""
+class _Rows:
+    """Display of prepared rows (bad rows first, then good rows)."""
 
-    def __init__(self, bad: Prepared, good: Prepared, bad_ids: list[str], good_ids: list[str]):
-        self.bad, self.good, self.nb = bad, good, len(bad)
-        self.bad_ids, self.good_ids = bad_ids, good_ids
+    def __init__(self, prep: Prepared, bad_ids: list[str], good_ids: list[str]):
+        self.p, self.bad_ids, self.good_ids = prep, bad_ids, good_ids
 
-    def side(self, row: int) -> tuple[Prepared, int, str]:
-        if row < self.nb:
-            return self.bad, row, self.bad_ids[0]
-        r = row - self.nb
-        return self.good, r, self.good_ids[int(self.good.tkey[r])]
-
-    def event(self, row: int) -> dict[str, Any]:
-        p, r, trace = self.side(row)
+    def event(self, r: int) -> dict[str, Any]:
+        p = self.p
+        tkey = int(p.tkey[r])
         errno = p.errno_values[p.errno[r]] if p.errno[r] >= 0 else None
         return {
             "seq": int(p.seq[r]), "probe": p.probe_values[p.probe[r]], "errno": errno,
             "path": p.value("path", r), "npath": p.path_string(int(p.pathkey[r])),
             "pid": int(p.pid[r]) if p.pid[r] >= 0 else None, "tid": int(p.tid[r]),
-            "comm": p.value("comm", r), "trace_id": trace,
+            "comm": p.value("comm", r), "trace_id": self.bad_ids[0] if tkey < 0 else self.good_ids[tkey],
         }
+
+
+def _stream_roles(p: Prepared) -> tuple[np.ndarray, list[str], list[str]]:
+    """Per stream (by sid): trace key, role key and role (see baseline.normalize)."""
+    rows = stream_rows(p)
+    threads = [dict(zip(rows, vals, strict=True)) for vals in zip(*rows.values(), strict=True)]
+    role_of = {(t, tid): (key, role) for t, tid, key, role in thread_roles(threads, "tkey")}
+    pairs = [role_of[(t, tid)] for t, tid in zip(rows["tkey"], rows["tid"], strict=True)]
+    return np.array(rows["tkey"], dtype=np.int64), [k for k, _ in pairs], [r for _, r in pairs]
 
 
 def diff_traces(
@@ -386,58 +420,41 @@ def diff_traces(
     if "failure" in set(pc.unique(good_tab.column("kind")).to_pylist()):
         warnings.append("some GOOD traces are labelled kind=failure")
 
-    bp, bad_ids = prepare_side(bad_tab, bad=True)
-    gp, good_ids = prepare_side(good_tab, bad=False)
-    sides = _Sides(bp, gp, bad_ids, good_ids)
+    p, bad_ids, good_ids = prepare_both(bad_tab, good_tab)
+    del good_tab, bad_tab  # only the display columns are kept (in p.table)
+    n_rows = len(p)
+    nb = int(np.count_nonzero(p.tkey < 0))  # bad rows are rows 0..nb-1
+    rows = _Rows(p, bad_ids, good_ids)
 
     # Expected errors: curated file + learned from the good runs, matched per distinct error.
-    learned: list[Entry] = learn_expected(gp) if learn else []
+    learned: list[Entry] = learn_expected(p) if learn else []
     rules = ExpectedErrors(list(allow.entries) + learned, source=allow.source)
-    matches: dict[tuple, Entry | None] = {}
-    expected_rows = []
-    err_class = []
+    expected_mask = np.zeros(n_rows, dtype=bool)
+    err_cls_rows = np.zeros(n_rows, dtype=np.int8)
     by_entry: dict[str, dict[str, Any]] = {}
-    for offset, prep in ((0, bp), (sides.nb, gp)):
-        cls = np.zeros(len(prep), dtype=np.int8)
-        mask = np.zeros(len(prep), dtype=bool)
-        for err in distinct_errors(prep, np.ones(len(prep), dtype=bool), with_plain=True):
-            key = (err["probe"], err["errno"], err["npath"], err["ncomm"], err["plain_npath"])
-            if key not in matches:
-                # The plain normalised path first (curated globs name directories), then the
-                # search-masked one (learned entries generalise over search directories).
-                plain = rules.match(err["probe"], err["errno"], err["plain_npath"], err["ncomm"])
-                matches[key] = plain or rules.match(err["probe"], err["errno"], err["npath"], err["ncomm"])
-            entry = matches[key]
-            if entry is None:
-                cls[err["rows"]] = _error_class(err["errno"])
-                continue
-            mask[err["rows"]] = True
-            if offset == 0:
-                info = by_entry.setdefault(entry.id, {"count": 0, "source": entry.source, "probe": entry.probe,
-                                                      "errno": entry.errno, "path": entry.path,
-                                                      "context": entry.context})
-                info["count"] += len(err["rows"])
-        expected_rows.append(mask)
-        err_class.append(cls)
-    expected_mask = np.concatenate(expected_rows)
-    err_cls_rows = np.concatenate(err_class)
-    noise = np.concatenate(
-        [np.isin(p.probe, [i for i, v in enumerate(p.probe_values) if v in noise_probes]) for p in (bp, gp)]
-    )
-    drop = expected_mask | (noise & (err_cls_rows == 0))
+    for err in distinct_errors(p, np.ones(n_rows, dtype=bool), with_plain=True):
+        # The plain normalised path first (curated globs name directories), then the
+        # search-masked one (learned entries generalise over search directories).
+        entry = rules.match(err["probe"], err["errno"], err["plain_npath"], err["ncomm"]) or rules.match(
+            err["probe"], err["errno"], err["npath"], err["ncomm"]
+        )
+        if entry is None:
+            err_cls_rows[err["rows"]] = _error_class(err["errno"])
+            continue
+        expected_mask[err["rows"]] = True
+        in_bad = int(np.count_nonzero(err["rows"] < nb))
+        if in_bad:
+            info = by_entry.setdefault(entry.id, {"count": 0, "source": entry.source, "probe": entry.probe,
+                                                  "errno": entry.errno, "path": entry.path,
+                                                  "context": entry.context})
+            info["count"] += in_bad
+    noise_codes = [i for i, v in enumerate(p.probe_values) if v in noise_probes]
+    drop = expected_mask | (np.isin(p.probe, noise_codes) & (err_cls_rows == 0))
+    del expected_mask
 
-    # Streams and roles (bad streams first, good streams numbered after them).
-    n_bad_streams = int(bp.sid[-1]) + 1 if len(bp) else 0
-    summ = pl.concat(
-        [stream_summary(bp), stream_summary(gp).with_columns(pl.col("sid") + n_bad_streams)],
-        how="vertical_relaxed",
-    )
-    roles = process_roles(summ, trace_key="tkey")
-    stream_tab = summ.join(roles, on=["tkey", "tid"], how="left").sort("sid")
-    n_streams = stream_tab.height
-    s_tkey = stream_tab.get_column("tkey").to_numpy()
-    s_rolekey = stream_tab.get_column("role_key").to_list()
-    s_role = stream_tab.get_column("role").to_list()
+    # Streams and roles (bad streams first).
+    s_tkey, s_rolekey, s_role = _stream_roles(p)
+    n_streams = len(s_tkey)
     is_bad_stream = s_tkey == -1
     good_roles = {rk for rk, b in zip(s_rolekey, is_bad_stream, strict=True) if not b}
     matched_role = list(s_rolekey)
@@ -451,16 +468,11 @@ def diff_traces(
     role_ids = {rk: j + 1 for j, rk in enumerate(sorted(set(matched_role)))}
     role_hash = align._mix(np.array([role_ids[r] for r in matched_role], dtype=np.uint64) * np.uint64(0x9E37))
 
-    btok, bcall = bp.token_parts()
-    gtok, gcall = gp.token_parts()
-    call_rows = np.concatenate([bcall, gcall])
-    raw = align.Streams(
-        np.concatenate([btok, gtok]),
-        np.concatenate([bp.sid, gp.sid + n_bad_streams]),
-        np.arange(sides.nb + len(gp), dtype=np.int64),
-    )
-    s = raw.take(~drop)
-    del raw, btok, gtok, bcall, gcall
+    tok, call_rows = p.token_parts()
+    keep = np.flatnonzero(~drop)
+    del drop
+    s = align.Streams(tok[keep], p.sid[keep], keep.astype(np.int32 if n_rows < 2**31 else np.int64))
+    del tok, keep
     s = align.compress_loops(align.with_end_tokens(s))
     h = align.window_hashes(s, role_hash, k)
     uni = align.window_hashes(s, role_hash, 1)  # the event alone, keyed by role
@@ -468,10 +480,14 @@ def diff_traces(
     gs, gh = s.take(~bad_pos), h[~bad_pos]
     bs, bh = s.take(bad_pos), h[bad_pos]
     explained = align.seen_in(bh, gh)
-    novel = ~align.seen_in(uni[bad_pos], uni[~bad_pos])
+    # An unexplained event no good stream of its role has at all (only those positions matter).
+    unexplained = np.flatnonzero(~explained)
+    novel = np.zeros(len(bs), dtype=bool)
+    novel[unexplained] = ~align.seen_in(uni[bad_pos][unexplained], uni[~bad_pos])
+    del uni
     regions = align.divergence_regions(bs, explained, k)
 
-    seq_rows = np.concatenate([bp.seq, gp.seq])
+    seq_rows = p.seq
     b_cls = np.where(bs.orig >= 0, err_cls_rows[np.maximum(bs.orig, 0)], 0) * ~explained
     b_start, b_end = bs.bounds(n_streams)
     g_start, g_end = gs.bounds(n_streams)
@@ -497,9 +513,9 @@ def diff_traces(
         for rank, r in enumerate(order[:max_anomalies], start=1):
             sid = int(regions.sid[r])
             pos, start = int(named[r]), int(regions.start[r])
-            ev = _event(sides, bs, pos)
+            ev = _event(rows, bs, pos)
             lc_lo = max(int(b_start[sid]), start - context)
-            last_common = [_event(sides, bs, p) for p in range(lc_lo, start)]
+            last_common = [_event(rows, bs, p) for p in range(lc_lo, start)]
             candidates = np.array(
                 [j for j in range(n_streams)
                  if not is_bad_stream[j] and matched_role[j] == matched_role[sid] and g_end[j] > g_start[j]],
@@ -515,7 +531,7 @@ def diff_traces(
                 for p in range(g, min(g + context, len(gs))):
                     if int(gs.sid[p]) != gsid:
                         break
-                    good_instead.append(_event(sides, gs, p))
+                    good_instead.append(_event(rows, gs, p))
             proc = {"pid": ev["pid"], "tid": ev["tid"], "comm": ev["comm"], "role": s_role[sid]}
             anomalies.append(
                 {
@@ -570,7 +586,7 @@ def diff_traces(
         expected_ignored={"total": int(sum(v["count"] for v in by_entry.values())), "by_entry": by_entry},
         good_traces=good_ids,
         bad_trace=bad_ids[0],
-        events={"good": len(gp), "bad": len(bp)},
+        events={"good": n_rows - nb, "bad": nb},
         settings={
             "k": k,
             "learn": learn,
@@ -591,12 +607,12 @@ def _seq_of(s: align.Streams, pos: np.ndarray, seq_rows: np.ndarray) -> np.ndarr
     return np.where(row >= 0, seq_rows[np.maximum(row, 0)], -1)
 
 
-def _event(sides: _Sides, s: align.Streams, pos: int) -> dict[str, Any]:
+def _event(rows: _Rows, s: align.Streams, pos: int) -> dict[str, Any]:
     orig = int(s.orig[pos])
     if orig >= 0:
-        return sides.event(orig)
+        return rows.event(orig)
     prev = int(s.orig[pos - 1]) if pos > 0 else -1
-    base = sides.event(prev) if prev >= 0 else {}
+    base = rows.event(prev) if prev >= 0 else {}
     return {
         "seq": None, "probe": END_PROBE, "errno": None, "path": None, "npath": None,
         "pid": base.get("pid"), "tid": base.get("tid"), "comm": base.get("comm"),

@@ -41,7 +41,7 @@ import numpy as np
 import polars as pl
 
 from baseline.expected import Entry, ExpectedErrors, learned_id
-from baseline.fleet_model import EventsInput, event_batches, max_depth_of, with_frame_context
+from baseline.fleet_model import EventsInput, collect_traces
 from tracer.errors import TracebaseError
 
 
@@ -74,53 +74,13 @@ def run_key() -> pl.Expr:
     return pl.concat_str([pl.col("host").fill_null(""), pl.col("job_id").fill_null("")], separator="\x00")
 
 
-def _last_success(lf: pl.LazyFrame) -> pl.DataFrame:
-    """Per run (host + job): time of the last successful operation."""
-    return (
-        lf.filter(~failed_expr())
-        .group_by(run_key().alias("run"))
-        .agg(pl.col("start_time").max().alias("last_success"))
-        .collect(engine="streaming")
+def _trace_outcomes(traces: pl.DataFrame) -> pl.DataFrame:
+    """Per trace: `failed` = no successful operation follows it in its run (host + job)."""
+    traces = traces.with_columns(run_key().alias("run"))
+    last_success = traces.filter(~failed_expr()).group_by("run").agg(pl.col("start_time").max().alias("last_success"))
+    return traces.join(last_success, on="run", how="left").with_columns(
+        (~(pl.col("last_success").fill_null(pl.col("start_time")) > pl.col("start_time"))).alias("failed")
     )
-
-
-def _aggregate_batch(lf: pl.LazyFrame, last_success: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    frames = (
-        with_frame_context(lf, max_depth_of(lf))
-        .with_columns(run_key().alias("run"))
-        .join(last_success.lazy(), on="run", how="left")
-        .with_columns(
-            (~(pl.col("last_success").fill_null(pl.col("start_time")) > pl.col("start_time"))).alias("failed")
-        )
-    )
-    frames = frames.collect(engine="streaming").lazy()
-    # P true: one row per (trace, predicate) even when the error repeats (retries)
-    true = (
-        frames.filter(pl.col("errno").is_not_null())
-        .group_by(["operation", "probe", "errno", "trace_id"])
-        .agg(pl.col("failed").first(), pl.col("host").first(), pl.col("job_id").first(),
-             pl.col("start_time").first(),
-             # survived: the job went on, and the error was handled inside the operation (root
-             # returned 0) or was the operation's own result (root frame)
-             (~pl.col("failed").first() & ((pl.col("exit_status").first() == 0) | (pl.col("depth").min() == 0)))
-             .alias("survived"))
-        .group_by(["operation", "probe", "errno", "host", "job_id"])
-        .agg(
-            pl.len().alias("traces"),
-            pl.col("failed").sum().alias("failing"),
-            pl.col("survived").sum().alias("survived"),
-            pl.col("start_time").min().alias("first_seen"),
-            pl.col("start_time").max().alias("last_seen"),
-        )
-    )
-    observed = (
-        frames.group_by(["operation", "probe", "trace_id"])
-        .agg(pl.col("failed").first())
-        .group_by(["operation", "probe"])
-        .agg(pl.len().alias("observed"), pl.col("failed").sum().alias("observed_failing"))
-    )
-    observed_hosts = frames.select("operation", "probe", "host").unique()
-    return tuple(pl.collect_all([true, observed, observed_hosts]))
 
 
 def learn_fleet_expected(
@@ -133,30 +93,66 @@ def learn_fleet_expected(
     min_host_fraction: float = 0.25,
     max_increase: float = 0.05,
     z: float = 1.96,
-    batch_rows: int = 5_000_000,
+    batch_rows: int = 500_000,
 ) -> FleetExpectedResult:
-    """Learn expected errors from a fleet dataset (all traces: good and failure)."""
-    last = [_last_success(b) for b in event_batches(dataset, since=since, batch_rows=batch_rows)]
-    if not last:
+    """Learn expected errors from a fleet dataset (all traces: good and failure), in one
+    streaming pass (baseline.fleet_model.collect_traces)."""
+    try:
+        traces, chains = collect_traces(dataset, since=since, batch_rows=batch_rows)
+    except TracebaseError:
+        raise TracebaseError("no events to learn expected errors from") from None
+    return expected_from_traces(
+        traces, chains, min_hosts=min_hosts, min_jobs=min_jobs, min_success=min_success,
+        min_host_fraction=min_host_fraction, max_increase=max_increase, z=z,
+    )
+
+
+def expected_from_traces(
+    traces: pl.DataFrame,
+    chains: pl.DataFrame,
+    *,
+    min_hosts: int = 3,
+    min_jobs: int = 2,
+    min_success: int = 5,
+    min_host_fraction: float = 0.25,
+    max_increase: float = 0.05,
+    z: float = 1.96,
+) -> FleetExpectedResult:
+    """The statistics of the module docstring from a per-trace table and the frames of one
+    representative per distinct chain (both from collect_traces): every per-trace fact needed
+    (which probes a trace reaches, which errors it carries and at what depth) is a property of
+    its chain, so it is computed once per chain and joined to the traces."""
+    if traces.is_empty():
         raise TracebaseError("no events to learn expected errors from")
-    last_success = pl.concat(last).group_by("run").agg(pl.col("last_success").max())
-    trues, observeds, obs_hosts = [], [], []
-    for batch in event_batches(dataset, since=since, batch_rows=batch_rows):
-        t, o, h = _aggregate_batch(batch, last_success)
-        trues.append(t)
-        observeds.append(o)
-        obs_hosts.append(h)
-    if not trues:
-        raise TracebaseError("no events to learn expected errors from")
-    true = pl.concat(trues, how="vertical_relaxed")
-    observed = (
-        pl.concat(observeds, how="vertical_relaxed")
-        .group_by(["operation", "probe"])
-        .agg(pl.col("observed").sum(), pl.col("observed_failing").sum())
-        .join(
-            pl.concat(obs_hosts).unique().group_by(["operation", "probe"]).agg(pl.len().alias("observed_hosts")),
-            on=["operation", "probe"],
+    key = ["operation", "chain_hash"]
+    traces = _trace_outcomes(traces).select(*key, "trace_id", "host", "job_id", "start_time", "exit_status", "failed")
+    # P true: one row per (trace, predicate) even when the error repeats (retries)
+    chain_errors = (
+        chains.filter(pl.col("errno").is_not_null())
+        .group_by([*key, "probe", "errno"]).agg(pl.col("depth").min().alias("min_depth"))
+    )
+    true = (
+        traces.join(chain_errors, on=key)
+        .with_columns(
+            # survived: the job went on, and the error was handled inside the operation (root
+            # returned 0) or was the operation's own result (root frame)
+            (~pl.col("failed") & ((pl.col("exit_status") == 0) | (pl.col("min_depth") == 0))).alias("survived")
         )
+        .group_by(["operation", "probe", "errno", "host", "job_id"])
+        .agg(
+            pl.len().alias("traces"),
+            pl.col("failed").sum().alias("failing"),
+            pl.col("survived").sum().alias("survived"),
+            pl.col("start_time").min().alias("first_seen"),
+            pl.col("start_time").max().alias("last_seen"),
+        )
+    )
+    chain_probes = chains.select(*key, "probe").unique()
+    reached = traces.join(chain_probes, on=key)
+    observed = (
+        reached.group_by(["operation", "probe"])
+        .agg(pl.len().alias("observed"), pl.col("failed").sum().alias("observed_failing"),
+             pl.col("host").n_unique().alias("observed_hosts"))
     )
     cand = (
         true.group_by(["operation", "probe", "errno"])

@@ -19,8 +19,10 @@ The estimator follows scikit-learn conventions (parameters in ``__init__``, lear
 trailing-underscore attributes, ``fit`` / ``partial_fit`` / ``score_samples`` /
 ``decision_function`` / ``predict`` / ``score``). Samples are traces. ``fit`` accepts a dataset
 root, Parquet files, or a polars (Lazy)DataFrame of events and streams: it works through files
-in batches of about ``batch_rows`` rows, aggregating each batch in polars and merging the small
-aggregate tables, so 100 million events never sit in memory at once.
+in batches of about ``batch_rows`` rows (only the columns it needs are decoded), reduces each
+batch to one row per trace with a chain hash (numeric aggregations only, no sort), expands the
+edge / error tables from one representative trace per distinct chain weighted by its count, and
+merges the small aggregate tables, so memory is bounded by the batch, not the dataset.
 
 The model file is one Parquet table (``baseline_model`` in tracer.schema) whose footer holds a
 JSON header with ``model_version``; `save` writes it atomically, `load` refuses other versions.
@@ -47,7 +49,7 @@ from tracer.schema import (
     write_table,
 )
 
-MODEL_VERSION = 1
+MODEL_VERSION = 2  # 2: chain_hash = wrapping sum of per-frame hashes (chain_token_hash)
 MODEL_KIND = "GoodTraceBaseline"
 MAX_DEPTH = 64  # deeper frames are clipped: no real RDMA call tree comes near this
 
@@ -105,6 +107,106 @@ def max_depth_of(lf: pl.LazyFrame) -> int:
     return int(value) if value is not None else 0
 
 
+FIT_COLUMNS = ["trace_id", "seq", "depth", "probe", "layer", "errno", "arg", "command", "host"]
+# what the audit needs from events (trace-level columns are read once per trace, via per_trace_table)
+TRACE_LEVEL = ("kind", "job_id", "start_time", "exit_status")
+AUDIT_COLUMNS = [*FIT_COLUMNS, *TRACE_LEVEL]
+
+
+def chain_token_hash() -> pl.Expr:
+    """Hash of one frame's place in its chain: (seq, depth, probe, layer, errno). Summed over a trace
+    (wrapping) it identifies the chain whatever the row order, with no sort and no string
+    building: a sequence hash, since seq is part of every term."""
+    return pl.struct(
+        pl.col("seq").cast(pl.Int64), pl.col("depth").cast(pl.Int64), pl.col("probe"), pl.col("layer"), pl.col("errno")
+    ).hash(seed=0x7261636562617365)
+
+
+def per_trace_table(frames: pl.DataFrame, keep: tuple[str, ...] = ()) -> pl.DataFrame:
+    """One row per trace: trace_id, host, operation, chain_hash, frames (+ `keep` columns:
+    trace-level columns taken from the trace's first row).
+
+    Traces are normally stored as contiguous runs of rows (the tracer emits a call tree at
+    once): then the trace-level columns come from each run's first row and only numeric
+    aggregations run per group, on an integer run key. If some trace_id spans several runs,
+    the grouping is redone on trace_id itself."""
+    trace_cols = ["trace_id", "host", "command", *keep]
+    if frames.is_empty():
+        return frames.select(*trace_cols[:2], pl.lit("").alias("operation"), pl.lit(0, pl.UInt64).alias("chain_hash"),
+                             pl.lit(0, pl.UInt32).alias("frames"), pl.lit(0, pl.UInt32).alias("errors"), *keep)
+    starts = (pl.col("trace_id") != pl.col("trace_id").shift(1)).fill_null(True)
+    runs = frames.lazy().select(
+        starts.alias("_start"), starts.cum_sum().alias("_run"), chain_token_hash().alias("_h"), "depth", "probe", "arg",
+        pl.col("errno").is_not_null().alias("_err"),
+    )
+    sums = runs.group_by("_run").agg(
+        pl.col("_h").sum().alias("chain_hash"), pl.len().alias("frames"), pl.col("_err").sum().alias("errors")
+    ).sort("_run")
+    per = pl.concat([frames.filter(starts).select(trace_cols), sums.drop("_run").collect()], how="horizontal")
+    roots = runs.group_by("_run").agg(
+        pl.when(pl.col("depth") == 0).then(pl.col("probe")).min().alias("_root_probe"),
+        pl.when(pl.col("depth") == 0).then(pl.col("arg")).min().alias("_root_arg"),
+    ).sort("_run").drop("_run")
+    if per["trace_id"].n_unique() != per.height:  # interleaved traces: group on the id itself
+        lf = frames.lazy().with_columns(chain_token_hash().alias("_h"))
+        per = lf.group_by("trace_id", maintain_order=True).agg(
+            *[pl.col(c).first() for c in trace_cols[1:]], pl.col("_h").sum().alias("chain_hash"), pl.len().alias("frames"),
+            pl.col("errno").is_not_null().sum().alias("errors"),
+        ).collect()
+        roots = lf.group_by("trace_id", maintain_order=True).agg(
+            pl.when(pl.col("depth") == 0).then(pl.col("probe")).min().alias("_root_probe"),
+            pl.when(pl.col("depth") == 0).then(pl.col("arg")).min().alias("_root_arg"),
+        ).drop("trace_id")
+    command = pl.col("command")
+    has_command = command.is_not_null() & (command != "")
+    if not per.select(has_command.all()).item():  # operation falls back to root probe + root arg
+        per = pl.concat([per, roots.collect()], how="horizontal")
+        fallback = pl.concat_str([pl.col("_root_probe"), pl.col("_root_arg").fill_null("")], separator=" ")
+        operation = pl.when(has_command).then(command).otherwise(fallback.str.strip_chars())
+    else:
+        operation = command
+    return per.select("trace_id", "host", operation.alias("operation"), "chain_hash",
+                      pl.col("frames").cast(pl.UInt32), pl.col("errors").cast(pl.UInt32), *keep)
+
+
+def chain_representatives(per_trace: pl.DataFrame, frames: pl.DataFrame, known: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Frames of one trace per distinct (operation, chain_hash) not in `known` (a frame of
+    such keys), with `operation` and `chain_hash` columns: identical chains are analysed once."""
+    keys = per_trace.group_by(["operation", "chain_hash"]).agg(pl.col("trace_id").first())
+    if known is not None and known.height:
+        keys = keys.join(known.select("operation", "chain_hash").unique(), on=["operation", "chain_hash"], how="anti")
+    reps = frames.filter(pl.col("trace_id").is_in(keys["trace_id"].implode()))
+    return reps.join(keys, on="trace_id").sort(["trace_id", "seq"])
+
+
+def collect_traces(
+    dataset: EventsInput,
+    since: str | dt.datetime | None = None,
+    batch_rows: int = 500_000,
+    fit: GoodTraceBaseline | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One streaming pass over a dataset's events: (traces, chains).
+
+    traces: one row per trace (per_trace_table with the TRACE_LEVEL columns); chains: the
+    frames of one representative trace per distinct (operation, chain_hash). With `fit`, the
+    good traces of each batch are also fed to that model (partial_fit without a second read)."""
+    traces: list[pl.DataFrame] = []
+    known: pl.DataFrame | None = None
+    for batch in event_batches(dataset, since=since, batch_rows=batch_rows, columns=AUDIT_COLUMNS):
+        frames = batch.collect(engine="streaming")
+        per = per_trace_table(frames, keep=TRACE_LEVEL)
+        if fit is not None:
+            good = pl.col("kind").is_in(list(fit.good_kinds))
+            fit._add_batch(frames.filter(good), per.filter(good))
+        reps = chain_representatives(per, frames, known)
+        known = reps if known is None else pl.concat([known, reps], how="vertical_relaxed")
+        traces.append(per)
+    if not traces:
+        raise TracebaseError("no events to audit")
+    chains_df = known if known is not None else pl.DataFrame()
+    return pl.concat(traces, how="vertical_relaxed"), chains_df
+
+
 # --------------------------------------------------------------------------------------------
 # input handling
 # --------------------------------------------------------------------------------------------
@@ -147,25 +249,43 @@ def since_filter(since: dt.datetime | None) -> pl.Expr:
 
 
 def event_batches(
-    dataset: EventsInput, since: str | dt.datetime | None = None, batch_rows: int = 5_000_000
+    dataset: EventsInput,
+    since: str | dt.datetime | None = None,
+    batch_rows: int = 2_000_000,
+    columns: list[str] | None = None,
 ) -> Iterator[pl.LazyFrame]:
-    """Lazy event frames of about `batch_rows` rows each (whole files, so whole traces)."""
+    """Lazy event frames of about `batch_rows` rows each (whole files, so whole traces).
+
+    `columns` narrows the scan to the columns a caller needs (projection pushdown: the wide
+    trace-level columns such as `metadata` are never decoded unless asked for)."""
     since_dt = parse_since(since)
     if isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
-        yield dataset.lazy().filter(since_filter(since_dt))
+        yield _narrow(dataset.lazy().filter(since_filter(since_dt)), columns)
         return
     files = event_files(dataset, since=since_dt.date().isoformat() if since_dt else None)
     batch: list[str] = []
     rows = 0
-    for f in files:
-        meta = validate_file(f, "events")
+    for f, meta in zip(files, _validated(files), strict=True):
         batch.append(str(f))
         rows += meta.num_rows
         if rows >= batch_rows:
-            yield _scan_files(batch).filter(since_filter(since_dt))
+            yield _narrow(_scan_files(batch).filter(since_filter(since_dt)), columns)
             batch, rows = [], 0
     if batch:
-        yield _scan_files(batch).filter(since_filter(since_dt))
+        yield _narrow(_scan_files(batch).filter(since_filter(since_dt)), columns)
+
+
+def _validated(files: list[Path]) -> Iterator[Any]:
+    """validate_file over the files, footers read by a few threads (a footer read is mostly
+    I/O wait, and a fleet-day is 10,000+ files), in file order; errors surface in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        yield from pool.map(lambda f: validate_file(f, "events"), files)
+
+
+def _narrow(lf: pl.LazyFrame, columns: list[str] | None) -> pl.LazyFrame:
+    return lf.select(columns) if columns else lf
 
 
 def _scan_files(files: list[str]) -> pl.LazyFrame:
@@ -191,7 +311,7 @@ class GoodTraceBaseline:
         Rows per streamed batch when fitting from files.
     """
 
-    def __init__(self, min_support: int = 1, good_kinds: tuple[str, ...] = ("good",), batch_rows: int = 5_000_000):
+    def __init__(self, min_support: int = 1, good_kinds: tuple[str, ...] = ("good",), batch_rows: int = 500_000):
         self.min_support = min_support
         self.good_kinds = good_kinds
         self.batch_rows = batch_rows
@@ -217,7 +337,7 @@ class GoodTraceBaseline:
         for attr in ("edges_", "errors_", "chains_", "operations_", "n_traces_", "n_events_"):
             if hasattr(self, attr):
                 delattr(self, attr)
-        for batch in event_batches(X, since=since, batch_rows=self.batch_rows):
+        for batch in event_batches(X, since=since, batch_rows=self.batch_rows, columns=[*FIT_COLUMNS, "kind"]):
             self.partial_fit(batch)
         if not hasattr(self, "operations_"):
             raise TracebaseError("no events to learn from")
@@ -226,35 +346,45 @@ class GoodTraceBaseline:
         return self
 
     def partial_fit(self, X: pl.LazyFrame | pl.DataFrame, y: None = None) -> GoodTraceBaseline:  # noqa: ARG002
-        """Add one batch of events (whole traces) to the learned tables."""
-        lf = X.lazy().filter(pl.col("kind").is_in(list(self.good_kinds)))
-        depth = max_depth_of(lf)
-        frames = with_frame_context(lf, depth).with_columns(
-            pl.concat_str(
-                [pl.col("depth").cast(pl.String), pl.col("probe"), pl.col("errno").fill_null("")], separator="|"
-            ).alias("token")
+        """Add one batch of events (whole traces) to the learned tables.
+
+        Good traces repeat a few hundred distinct chains millions of times, so the work is
+        done per trace with numeric aggregations only (a chain hash, no sort, no strings built),
+        and the structural tables (edges, errors) are expanded from one representative trace
+        per distinct chain, weighted by how often the chain occurs."""
+        frames = (
+            X.lazy().filter(pl.col("kind").is_in(list(self.good_kinds))).select(FIT_COLUMNS)
+            .collect(engine="streaming")
         )
-        frames = frames.collect(engine="streaming").lazy()
-        edges = frames.group_by(["operation", "parent", "probe", "depth"]).agg(pl.len().alias("count"))
-        errors = (
-            frames.filter(pl.col("errno").is_not_null())
-            .group_by(["operation", "parent", "probe", "errno"])
-            .agg(pl.len().alias("count"))
-        )
+        return self._add_batch(frames, per_trace_table(frames))
+
+    def _add_batch(self, frames: pl.DataFrame, per_trace: pl.DataFrame) -> GoodTraceBaseline:
+        """partial_fit on good frames whose per-trace table is already computed."""
         chains = (
-            frames.group_by("trace_id")
-            .agg(
-                pl.col("operation").first(),
-                pl.col("token").str.join("\n").hash().alias("chain_hash"),
-                pl.len().alias("frames"),
-            )
-            .group_by(["operation", "chain_hash"])
-            .agg(pl.len().alias("count"), pl.col("frames").first())
+            per_trace.group_by(["operation", "chain_hash"])
+            .agg(pl.len().alias("count"), pl.col("frames").first(), pl.col("trace_id").first().alias("_rep"))
         )
-        ops = frames.group_by(["operation", "host"]).agg(
-            pl.col("trace_id").n_unique().alias("traces"), pl.len().alias("events")
+        ops = per_trace.group_by(["operation", "host"]).agg(
+            pl.len().alias("traces"), pl.col("frames").sum().cast(pl.Int64).alias("events")
         )
-        edges, errors, chains, ops = pl.collect_all([edges, errors, chains, ops])
+        # one representative trace per distinct chain: its frames, in context, weighted by count
+        reps = frames.filter(pl.col("trace_id").is_in(chains["_rep"].implode()))
+        rep_frames = (
+            with_frame_context(reps.lazy(), max_depth_of(reps.lazy())).collect()
+            .join(chains.select(pl.col("_rep").alias("trace_id"), pl.col("operation").alias("_op"), "count"),
+                  on="trace_id")
+        )
+        # the chain's operation, not a per-row recomputation (identical unless `command` varies in a trace)
+        rep_frames = rep_frames.with_columns(pl.col("_op").alias("operation"))
+        edges = rep_frames.group_by(["operation", "parent", "probe", "depth"]).agg(pl.col("count").sum())
+        errors = (
+            rep_frames.filter(pl.col("errno").is_not_null())
+            .group_by(["operation", "parent", "probe", "errno"]).agg(pl.col("count").sum())
+        )
+        chains = chains.drop("_rep").with_columns(pl.col("count").cast(pl.UInt32), pl.col("frames").cast(pl.UInt32))
+        edges = edges.with_columns(pl.col("count").cast(pl.UInt32))
+        errors = errors.with_columns(pl.col("count").cast(pl.UInt32))
+        ops = ops.with_columns(pl.col("traces").cast(pl.UInt32))
         if hasattr(self, "operations_"):
             edges = _merge(self.edges_, edges, ["operation", "parent", "probe", "depth"], ["count"])
             errors = _merge(self.errors_, errors, ["operation", "parent", "probe", "errno"], ["count"])
@@ -310,9 +440,7 @@ class GoodTraceBaseline:
         """One row per trace (sorted by trace_id): operation, frames, unexplained frames,
         first unexplained seq, whether the whole chain is a known-good chain."""
         frames = self.explain_frames(X).with_columns(
-            pl.concat_str(
-                [pl.col("depth").cast(pl.String), pl.col("probe"), pl.col("errno").fill_null("")], separator="|"
-            ).alias("token"),
+            chain_token_hash().alias("_token_hash"),
             (~(pl.col("known_edge") & pl.col("known_error"))).alias("unexplained"),
         )
         per_trace = frames.group_by("trace_id").agg(
@@ -320,7 +448,7 @@ class GoodTraceBaseline:
             pl.len().alias("frames"),
             pl.col("unexplained").sum().alias("unexplained"),
             pl.col("seq").filter(pl.col("unexplained")).min().alias("first_unexplained_seq"),
-            pl.col("token").str.join("\n").hash().alias("chain_hash"),
+            pl.col("_token_hash").sum().alias("chain_hash"),
         )
         chains = self.chains_.filter(pl.col("count") >= self.min_support).select(
             "operation", "chain_hash", pl.lit(True).alias("known_chain")

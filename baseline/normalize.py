@@ -15,30 +15,37 @@ the order in which a library walks its search path. This module turns raw events
 * process identity: a thread is named by its *role* -- its position in the fork tree and the
   command it exec'd (``bash/python3/~python3``) -- never by pid/tid.
 
-Everything is polars expressions over the whole frame (regexes run once per *distinct* path),
-so a million-event trace normalises in tens of milliseconds.
+Regexes run once per *distinct* value (the Arrow dictionary of a column, in RE2 via
+pyarrow.compute), everything per row is numpy over integer codes, so a million-event trace
+normalises in well under a second. polars is imported only by the frame-level helpers
+(`normalize_events`, `stream_summary`, `process_roles`), never on `baseline diff`'s path.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# Rust-regex rewrite rules applied in order to paths; each (pattern, replacement). Few rules on
-# purpose: each is one pass over every distinct path.
+if TYPE_CHECKING:
+    import polars as pl
+
+# RE2 rewrite rules applied in order to paths; each (pattern, replacement). Few rules on
+# purpose: each is one pass over every distinct path. ASCII classes ([0-9], not \\d) so the
+# meaning does not depend on the regex engine's Unicode defaults.
 PATH_RULES: list[tuple[str, str]] = [
     (r"\btmp(?:\.[A-Za-z0-9]{6,}|[a-z0-9_]{8}\b)", "tmp<rand>"),  # mktemp(1), Python tempfile
     # addresses, long hex ids, then any digit run: pids (/proc/<n>/), fds (fd/<n>), counters
-    (r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]{16,}|\d+", "<n>"),
+    (r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]{16,}|[0-9]+", "<n>"),
 ]
 # Rules for short free-form strings (arguments, thread names): numbers and addresses only.
 ARG_RULES: list[tuple[str, str]] = [
-    (r"0[xX][0-9a-fA-F]+|\d+", "<n>"),
+    (r"0[xX][0-9a-fA-F]+|[0-9]+", "<n>"),
 ]
 
 # A failed lookup with one of these errnos, followed by the same name elsewhere, is a
@@ -53,29 +60,97 @@ ANALYSIS_COLUMNS = [
 ]
 
 
-def _apply_rules(expr: pl.Expr, rules: list[tuple[str, str]]) -> pl.Expr:
+_LEADING_LITERAL = re.compile(r"(?:\\b)?([A-Za-z_]{3,})(?![?*+{])")  # a pattern's leading literal word
+_PREFILTER_MIN = 1000
+_DIGITS_ALT = "|[0-9]+"
+
+
+def apply_rules(values: pa.Array | pa.ChunkedArray, rules: list[tuple[str, str]]) -> pa.Array:
+    """`rules` applied to every element of a string array (null stays null), in RE2.
+
+    Two exact shortcuts keep this cheap on ~10^5 distinct paths (an RE2 replace costs about a
+    microsecond per string even when nothing matches):
+    * a rule whose pattern starts with a literal word (``\\btmp...``) runs only on the values
+      containing that word;
+    * a rule ``X|[0-9]+`` runs in RE2 only on the values where ``X`` matches somewhere; on all
+      others it can only replace maximal digit runs, which numpy does (`_replace_digit_runs`).
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
     for pattern, replacement in rules:
-        expr = expr.str.replace_all(pattern, replacement)
-    return expr
+        literal = _LEADING_LITERAL.match(pattern)
+        if len(values) <= _PREFILTER_MIN or not (literal or pattern.endswith(_DIGITS_ALT)):
+            values = pc.replace_substring_regex(values, pattern=pattern, replacement=replacement)
+            continue
+        if literal:
+            hit = pc.match_substring(values, literal.group(1))
+            rest = None
+        else:
+            hit = pc.match_substring_regex(values, pattern[: -len(_DIGITS_ALT)])
+            rest = _replace_digit_runs(values, replacement)
+        hit = pc.fill_null(hit, False)
+        if not pc.any(hit).as_py():
+            values = values if rest is None else rest
+            continue
+        rewritten = pc.replace_substring_regex(pc.filter(values, hit), pattern=pattern, replacement=replacement)
+        values = pc.replace_with_mask(values if rest is None else rest, hit, rewritten)
+    return values
+
+
+def _replace_digit_runs(values: pa.Array, replacement: str) -> pa.Array:
+    """Every maximal run of ASCII digits replaced by `replacement` (as RE2 ``[0-9]+`` would),
+    computed on the UTF-8 bytes with numpy. Digits never occur inside a multi-byte UTF-8
+    sequence, so this is exact for any text."""
+    if values.type != pa.string() or values.offset != 0:
+        return pc.replace_substring_regex(values, pattern="[0-9]+", replacement=replacement)
+    n = len(values)
+    _, off_buf, data_buf = values.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int32, count=n + 1)
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    data = np.frombuffer(data_buf, dtype=np.uint8, count=hi)[lo:] if data_buf is not None else np.zeros(0, np.uint8)
+    digit = (data - np.uint8(48)) <= np.uint8(9)  # wraps below '0'
+    start = digit.copy()
+    start[1:] &= ~digit[:-1]
+    start[offsets[:-1][offsets[:-1] < hi] - lo] = digit[offsets[:-1][offsets[:-1] < hi] - lo]  # runs end at strings
+    rep = replacement.encode()
+    width = (~digit).view(np.uint8) + start.view(np.uint8) * np.uint8(len(rep))
+    end = np.cumsum(width, dtype=np.int64)
+    out = np.repeat(data, width)  # kept bytes once, each run start len(rep) times, other digits dropped
+    first = end[start] - len(rep)
+    for j, byte in enumerate(rep):
+        out[first + j] = byte
+    new_offsets = np.r_[0, end][offsets - lo].astype(np.int32)
+    result = pa.StringArray.from_buffers(n, pa.py_buffer(new_offsets), pa.py_buffer(out))
+    if values.null_count:
+        result = pc.if_else(pc.is_valid(values), result, pa.scalar(None, pa.string()))
+    return result
 
 
 def normalize_path_expr(col: str = "path") -> pl.Expr:
-    """Expression masking noise in a path column (null stays null)."""
-    return _apply_rules(pl.col(col), PATH_RULES)
+    """Polars expression masking noise in a path column (null stays null); same engine and
+    rules as everything else here."""
+    import polars as pl
+
+    return pl.col(col).map_batches(
+        lambda s: pl.Series(s.name, apply_rules(s.cast(pl.String).to_arrow(), PATH_RULES)),
+        return_dtype=pl.String,
+    )
 
 
 def normalize_string(value: str | None, rules: list[tuple[str, str]] | None = None) -> str | None:
     """Normalise one string with the same rules (for commands, tests and display)."""
     if value is None:
         return None
-    out = pl.select(_apply_rules(pl.lit(value, dtype=pl.String), rules or PATH_RULES)).item()
-    return out
+    return apply_rules(pa.array([value], type=pa.string()), rules or PATH_RULES)[0].as_py()
 
 
 def _mapped(df: pl.DataFrame, col: str, rules: list[tuple[str, str]], out: str) -> pl.DataFrame:
     """Add `out` = rules applied to `col`, computed once per distinct value and joined back."""
+    import polars as pl
+
     uniq = df.select(pl.col(col).unique()).drop_nulls()
-    uniq = uniq.with_columns(_apply_rules(pl.col(col), rules).alias(out))
+    mapped = apply_rules(uniq.get_column(col).cast(pl.String).to_arrow(), rules)
+    uniq = uniq.with_columns(pl.Series(out, mapped, dtype=pl.String))
     return df.join(uniq, on=col, how="left", nulls_equal=False)
 
 
@@ -86,6 +161,8 @@ def normalize_events(df: pl.DataFrame, stream_keys: tuple[str, ...] = ("trace_id
     ``npath`` (masked path, search-path walks as ``<search>/name``), ``narg`` and ``ncomm``;
     the result is sorted by `stream_keys` then ``seq``.
     """
+    import polars as pl
+
     df = df.sort([*stream_keys, "seq"])
     df = _mapped(df, "path", PATH_RULES, "npath")
     df = _mapped(df, "arg", PATH_RULES, "narg")
@@ -112,6 +189,8 @@ def normalize_events(df: pl.DataFrame, stream_keys: tuple[str, ...] = ("trace_id
 # ------------------------------------------------------------------------------------------
 DICT_COLUMNS = ["trace_id", "comm", "probe", "errno", "path", "arg", "kind", "command"]
 SEARCH_KEY_OFFSET = 1 << 40  # path keys >= this are <search>/<basename #(key - offset)>
+# Raw columns a Prepared keeps for display (everything else becomes integer arrays).
+KEPT_COLUMNS = ("path", "comm", "start_time")
 
 
 class Values:
@@ -130,42 +209,68 @@ class Values:
         return iter(self.arrow.to_pylist())
 
     def series(self) -> pl.Series:
+        import polars as pl
+
         return pl.Series("v", self.arrow) if len(self.arrow) else pl.Series("v", [], dtype=pl.String)
 
 
 def _codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, Values]:
-    """(int32 codes with -1 for null, distinct values) of a string or dictionary column."""
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
-    if not pa.types.is_dictionary(col.type):
-        col = pc.dictionary_encode(col)
-    idx = pc.fill_null(col.indices, -1).to_numpy(zero_copy_only=False).astype(np.int32)
-    return idx, Values(col.dictionary)
+    """(int32 codes with -1 for null, distinct values) of a string or dictionary column.
+
+    Dictionary chunks (one per file / row group) are unified by hashing only their
+    dictionaries, never the rows; equal strings always get equal codes."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    if not chunks or not all(pa.types.is_dictionary(c.type) for c in chunks):
+        return _factorize_nullable(col)
+    # Batches of one column chunk share their dictionary's buffers: hash each dictionary once.
+    first_of: dict[tuple, int] = {}
+    dicts: list[pa.Array] = []
+    for c in chunks:
+        d = c.dictionary
+        key = (d.offset, len(d), *(b.address if b is not None else 0 for b in d.buffers()))
+        if key not in first_of:
+            first_of[key] = sum(len(x) for x in dicts)
+            dicts.append(d)
+    code_of, values = _factorize(pa.concat_arrays(dicts))
+    parts = []
+    for c in chunks:
+        d = c.dictionary
+        base = first_of[(d.offset, len(d), *(b.address if b is not None else 0 for b in d.buffers()))]
+        idx = pc.fill_null(c.indices, -1).to_numpy(zero_copy_only=False)
+        parts.append(_remap(idx, code_of[base : base + len(d)]))
+    return (np.concatenate(parts) if len(parts) > 1 else parts[0]), values
 
 
-def _factorize(arr: pa.Array | pl.Series) -> tuple[np.ndarray, Values]:
+def _factorize_nullable(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, Values]:
+    """Codes of a plain string column, -1 for null."""
+    if len(arr) == 0:
+        return np.zeros(0, dtype=np.int32), Values(pa.array([], type=pa.string()))
+    enc = pc.dictionary_encode(arr)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
+    idx = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int32)
+    return idx, Values(enc.dictionary)
+
+
+def _factorize(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, Values]:
     """Codes of each element of `arr` into its distinct values (Arrow hash encoding)."""
-    if isinstance(arr, pl.Series):
-        arr = arr.to_arrow()
     if len(arr) == 0:
         return np.zeros(0, dtype=np.int32), Values(pa.array([], type=pa.string()))
     enc = pc.dictionary_encode(arr, null_encoding="encode")
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
     return enc.indices.to_numpy(zero_copy_only=False).astype(np.int32), Values(enc.dictionary)
 
 
-def _normalise_values(values: Values, rules: list[tuple[str, str]]) -> pl.Series:
-    """`rules` applied to every distinct value (one regex pass per rule, in Rust)."""
-    return values.series().to_frame().select(_apply_rules(pl.col("v"), rules)).to_series()
+def _normalised_codes(values: Values, rules: list[tuple[str, str]]) -> tuple[np.ndarray, Values]:
+    """`rules` applied to every distinct value (one RE2 pass per rule), then factorised: the
+    normalised code of each raw code, and the distinct normalised values."""
+    return _factorize(apply_rules(values.arrow, rules))
 
 
 def _remap(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """table[codes] keeping -1 for null."""
-    if len(table) == 0:
-        return np.full(len(codes), -1, dtype=np.int32)
-    return np.where(codes >= 0, table[np.maximum(codes, 0)], -1).astype(np.int32)
-
-
-_NULL_HASH = np.uint64(0x6A09E667F3BCC909)
+    """table[codes] keeping -1 for null (one gather: index -1 picks the appended -1)."""
+    return np.append(table.astype(np.int32, copy=False), np.int32(-1))[codes]
 
 
 def _mix64(h: np.ndarray) -> np.ndarray:
@@ -176,20 +281,24 @@ def _mix64(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint64(31))
 
 
-def hash_strings(values: Values | pl.Series) -> np.ndarray:
-    """Stable-within-process 64-bit hashes of strings (null -> a fixed value)."""
-    series = values.series() if isinstance(values, Values) else values
-    if len(series) == 0:
-        return np.zeros(0, dtype=np.uint64)
-    h = series.hash(seed=0x7B).to_numpy().astype(np.uint64)
-    h[series.is_null().to_numpy()] = _NULL_HASH
-    return h
+def _pack(fields: list[tuple[np.ndarray, int]]) -> np.ndarray:
+    """One uint64 per row from small non-negative integer fields (values, radix).
 
-
-def _take_hash(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
-    if len(table) == 0:
-        return np.full(len(codes), _NULL_HASH, dtype=np.uint64)
-    return np.where(codes >= 0, table[np.maximum(codes, 0)], _NULL_HASH)
+    Exact (mixed-radix) while the product of the radices fits in 63 bits, so the result never
+    collides with the stream markers of baseline.align (which have bit 63 set); beyond that, a
+    64-bit hash of the fields."""
+    total = 1
+    for _, radix in fields:
+        total *= max(radix, 1)
+    out = fields[0][0].astype(np.uint64)
+    if total < (1 << 63):
+        for values, radix in fields[1:]:
+            out *= np.uint64(max(radix, 1))
+            out += values.astype(np.uint64)
+        return out
+    for values, _ in fields[1:]:
+        out = _mix64(out * np.uint64(0x100000001B3) ^ values.astype(np.uint64))
+    return out
 
 
 @dataclass
@@ -197,8 +306,10 @@ class Prepared:
     """Events as integer arrays in stream order (per trace, per thread, by seq).
 
     Row ``i`` of every array is source row ``order[i]`` of the Arrow table. String columns are
-    codes into the ``*_values`` lists (-1 = null). ``pathkey`` is the normalised path with
+    codes into the ``*_values`` lists (-1 = null); one table is coded with one dictionary per
+    column, so equal codes mean equal strings. ``pathkey`` is the normalised path with
     search-path walks masked (see `path_string`); ``sid`` numbers the per-thread streams.
+    ``table`` keeps only the raw columns needed for display (`KEPT_COLUMNS`).
     """
 
     table: pa.Table
@@ -234,23 +345,20 @@ class Prepared:
         return self.npath_values[key]
 
     def token_parts(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per row: (uint64 token, uint64 call key = probe + path without errno). Hashes of
-        *strings*, so tokens agree
-        between separately prepared tables (good vs bad) without a shared dictionary."""
-        probe_h = _take_hash(self.probe, hash_strings(self.probe_values))
-        errno_h = _take_hash(self.errno, hash_strings(self.errno_values))
-        arg_h = _take_hash(self.narg, hash_strings(self.narg_values))
-        npath_h = hash_strings(self.npath_values)
-        search_h = hash_strings(SEARCH_DIR + "/" + self.base_values.series())
-        path_h = np.full(len(self), _NULL_HASH, dtype=np.uint64)
-        plain = (self.pathkey >= 0) & (self.pathkey < SEARCH_KEY_OFFSET)
-        path_h[plain] = npath_h[self.pathkey[plain]]
-        srch = self.pathkey >= SEARCH_KEY_OFFSET
-        path_h[srch] = search_h[self.pathkey[srch] - SEARCH_KEY_OFFSET]
-        tok = probe_h
-        for part in (errno_h, path_h, arg_h, self.depth.astype(np.uint64)):
-            tok = _mix64(tok * np.uint64(0x100000001B3) ^ part)
-        call = _mix64(probe_h * np.uint64(0x100000001B3) ^ path_h)
+        """Per row: (uint64 token of (probe, errno, path key, arg, depth), uint64 call key of
+        (probe, path key) without errno). Built from this table's codes: tokens of rows of one
+        Prepared compare equal iff the events are equal after normalisation."""
+        n_plain = len(self.npath_values)
+        path = np.where(self.pathkey >= SEARCH_KEY_OFFSET, self.pathkey - SEARCH_KEY_OFFSET + n_plain,
+                        self.pathkey) + 1  # 0 = no path
+        path_radix = n_plain + len(self.base_values) + 1
+        depth_lo = int(self.depth.min()) if len(self) else 0
+        depth = self.depth.astype(np.int64) - depth_lo
+        probe = (self.probe.astype(np.int64) + 1, len(self.probe_values) + 1)
+        tok = _pack([probe, (self.errno.astype(np.int64) + 1, len(self.errno_values) + 1),
+                     (path, path_radix), (self.narg.astype(np.int64) + 1, len(self.narg_values) + 1),
+                     (depth, int(depth.max(initial=0)) + 1)])
+        call = _pack([probe, (path, path_radix)])
         return tok, call
 
     def value(self, column: str, i: int):
@@ -267,7 +375,7 @@ def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
     """
     n = table.num_rows
     tid = pc.fill_null(table.column("tid"), pc.fill_null(table.column("pid"), 0)).to_numpy().astype(np.int64)
-    seq = table.column("seq").to_numpy().astype(np.int64)
+    seq = table.column("seq").to_numpy().astype(np.int64, copy=False)
     tkey = np.asarray(tkey, dtype=np.int64)
     # Stream order: stable sort by (trace, thread); rows already in seq order per trace (the
     # normal case) need no seq key, otherwise a full lexsort.
@@ -277,24 +385,27 @@ def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
         order = np.argsort(stream_of.astype(np.uint16) if stream_of.max(initial=0) < 65536 else stream_of, kind="stable")
     else:
         order = np.lexsort((seq, stream_of))
+    del same_trace
     sid_raw = stream_of[order]
-    sid = np.cumsum(np.r_[0, sid_raw[1:] != sid_raw[:-1]], dtype=np.int64) if n else sid_raw
+    sid = np.cumsum(np.r_[0, sid_raw[1:] != sid_raw[:-1]], dtype=np.int32) if n else sid_raw.astype(np.int32)
     del stream_of, sid_raw
 
-    probe, probe_values = _codes(table.column("probe"))
-    errno, errno_values = _codes(table.column("errno"))
-    path, path_values = _codes(table.column("path"))
-    arg, arg_values = _codes(table.column("arg"))
-    comm, comm_values = _codes(table.column("comm"))
+    def coded(name: str, rules: list[tuple[str, str]] | None) -> tuple[np.ndarray, Values]:
+        codes, values = _codes(table.column(name))
+        codes = codes[order]
+        if rules is None:
+            return codes, values
+        norm_of, norm_values = _normalised_codes(values, rules)
+        return _remap(codes, norm_of), norm_values
 
-    npath_of_path, npath_values = _factorize(_normalise_values(path_values, PATH_RULES))
-    narg_of_arg, narg_values = _factorize(_normalise_values(arg_values, PATH_RULES))
-    ncomm_of_comm, ncomm_values = _factorize(_normalise_values(comm_values, ARG_RULES))
-    probe, errno = probe[order], errno[order]
-    npath = _remap(path[order], npath_of_path)
+    probe, probe_values = coded("probe", None)
+    errno, errno_values = coded("errno", None)
+    npath, npath_values = coded("path", PATH_RULES)
+    narg, narg_values = coded("arg", PATH_RULES)
+    ncomm, ncomm_values = coded("comm", ARG_RULES)
     pathkey = npath.astype(np.int64)
     base_index: dict[str, int] = {}
-    search_errnos = np.array([i for i, v in enumerate(errno_values) if v in SEARCH_ERRNOS], dtype=np.int64)
+    search_errnos = np.array([i for i, v in enumerate(errno_values) if v in SEARCH_ERRNOS], dtype=np.int32)
     if n > 1 and len(search_errnos):
         # Failed lookups followed in the same thread by a lookup of another path: only these
         # few rows need their paths split into directory and name.
@@ -312,33 +423,45 @@ def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
     base_values = Values(pa.array(list(base_index), type=pa.string()))
 
     def ints(name: str, fill: int = -1) -> np.ndarray:
-        return pc.fill_null(table.column(name), fill).to_numpy().astype(np.int32)[order]
+        return pc.fill_null(table.column(name), fill).to_numpy().astype(np.int32, copy=False)[order]
 
     return Prepared(
-        table=table, order=order, tkey=tkey[order], tid=tid[order].astype(np.int32), pid=ints("pid"),
-        ppid=ints("ppid"),
-        seq=seq[order], depth=ints("depth", 0), probe=probe, errno=errno, pathkey=pathkey, plainpath=npath,
-        narg=_remap(arg[order], narg_of_arg), ncomm=_remap(comm[order], ncomm_of_comm), sid=sid,
+        table=table.select([c for c in KEPT_COLUMNS if c in table.column_names]),
+        order=order, tkey=tkey[order].astype(np.int32), tid=tid[order].astype(np.int32), pid=ints("pid"),
+        ppid=ints("ppid"), seq=seq[order], depth=ints("depth", 0), probe=probe, errno=errno, pathkey=pathkey,
+        plainpath=npath, narg=narg, ncomm=ncomm, sid=sid,
         probe_values=probe_values, errno_values=errno_values, npath_values=npath_values,
         base_values=base_values, narg_values=narg_values, ncomm_values=ncomm_values,
     )
 
 
-def stream_summary(p: Prepared) -> pl.DataFrame:
-    """One row per stream: tkey, tid, pid, ppid, ncomm (last name carried), first seq."""
+# ------------------------------------------------------------------------------------------
+# process roles
+# ------------------------------------------------------------------------------------------
+def stream_rows(p: Prepared) -> dict[str, list[Any]]:
+    """One entry per stream (columns as lists): sid, tkey, tid, pid, ppid (None when unknown),
+    ncomm (last name carried), first_seq."""
     if len(p) == 0:
-        return pl.DataFrame(schema={"sid": pl.Int64, "tkey": pl.Int64, "tid": pl.Int64, "pid": pl.Int64,
-                                    "ppid": pl.Int64, "ncomm": pl.String, "first_seq": pl.Int64})
+        return {k: [] for k in ("sid", "tkey", "tid", "pid", "ppid", "ncomm", "first_seq")}
     first = np.flatnonzero(np.r_[True, p.sid[1:] != p.sid[:-1]])
     last = np.r_[first[1:], len(p)] - 1
-    ncomm = [p.ncomm_values[c] if c >= 0 else None for c in p.ncomm[last]]
-    return pl.DataFrame(
-        {
-            "sid": p.sid[first], "tkey": p.tkey[first], "tid": p.tid[first],
-            "pid": np.where(p.pid[first] >= 0, p.pid[first], p.tid[first]),
-            "ppid": p.ppid[first], "ncomm": ncomm, "first_seq": p.seq[first],
-        }
-    ).with_columns(pl.when(pl.col("ppid") >= 0).then(pl.col("ppid")).alias("ppid"))
+    ppid = p.ppid[first]
+    return {
+        "sid": p.sid[first].tolist(), "tkey": p.tkey[first].tolist(), "tid": p.tid[first].tolist(),
+        "pid": np.where(p.pid[first] >= 0, p.pid[first], p.tid[first]).tolist(),
+        "ppid": [int(x) if x >= 0 else None for x in ppid.tolist()],
+        "ncomm": [p.ncomm_values[c] if c >= 0 else None for c in p.ncomm[last].tolist()],
+        "first_seq": p.seq[first].tolist(),
+    }
+
+
+def stream_summary(p: Prepared) -> pl.DataFrame:
+    """`stream_rows` as a polars frame (Int64 columns; ppid null when unknown)."""
+    import polars as pl
+
+    schema = {"sid": pl.Int64, "tkey": pl.Int64, "tid": pl.Int64, "pid": pl.Int64, "ppid": pl.Int64,
+              "ncomm": pl.String, "first_seq": pl.Int64}
+    return pl.DataFrame(stream_rows(p), schema=schema)
 
 
 def _fork_key(pid: int, comm: dict[int, str], parent: dict[int, int | None], cache: dict[int, str]) -> str:
@@ -356,6 +479,38 @@ def _fork_key(pid: int, comm: dict[int, str], parent: dict[int, int | None], cac
     return cache[pid]
 
 
+def thread_roles(rows: list[dict[str, Any]], trace_key: str = "tkey") -> list[tuple[Any, int, str, str]]:
+    """(trace, tid, role_key, role) per thread row (dicts with trace_key, tid, pid, ppid,
+    ncomm, first_seq), traces in sorted order, threads by first appearance: see `process_roles`."""
+    rows = sorted(rows, key=lambda r: (r[trace_key], r["first_seq"]))
+    out = []
+    i = 0
+    while i < len(rows):
+        j = i
+        while j < len(rows) and rows[j][trace_key] == rows[i][trace_key]:
+            j += 1
+        group = rows[i:j]
+        comm_of_pid: dict[int, str] = {}
+        parent_of_pid: dict[int, int | None] = {}
+        for r in group:
+            pid = r["pid"] if r["pid"] is not None else r["tid"]
+            if r["tid"] == pid or pid not in comm_of_pid:
+                comm_of_pid[pid] = r["ncomm"] or "?"
+            parent_of_pid.setdefault(pid, r["ppid"])
+        key_of_pid: dict[int, str] = {}
+        ordinal: dict[str, int] = {}
+        for r in group:
+            pid = r["pid"] if r["pid"] is not None else r["tid"]
+            k = _fork_key(pid, comm_of_pid, parent_of_pid, key_of_pid)
+            if r["tid"] != pid:
+                k = f"{k}/~{r['ncomm'] or '?'}"
+            n = ordinal.get(k, 0)
+            ordinal[k] = n + 1
+            out.append((r[trace_key], r["tid"], k, f"{k}#{n}"))
+        i = j
+    return out
+
+
 def process_roles(df: pl.DataFrame, trace_key: str = "trace_id") -> pl.DataFrame:
     """One row per (trace, tid): ``role_key`` (fork-tree path of exec'd names) and ``role``.
 
@@ -365,45 +520,20 @@ def process_roles(df: pl.DataFrame, trace_key: str = "trace_id") -> pl.DataFrame
     key by first appearance, for display; matching uses ``role_key`` only, so siblings started
     in a different order still match.
     """
+    import polars as pl
+
     if "first_seq" in df.columns:  # already one row per thread (stream_summary)
-        per_tid = df.sort([trace_key, "first_seq"])
+        per_tid = df
     else:
-        per_tid = (
-            df.group_by([trace_key, "tid"], maintain_order=True)
-            .agg(
-                pl.col("pid").drop_nulls().first(),
-                pl.col("ppid").drop_nulls().first(),
-                pl.col("ncomm").drop_nulls().last(),
-                pl.col("seq").min().alias("first_seq"),
-            )
-            .sort([trace_key, "first_seq"])
+        per_tid = df.group_by([trace_key, "tid"], maintain_order=True).agg(
+            pl.col("pid").drop_nulls().first(),
+            pl.col("ppid").drop_nulls().first(),
+            pl.col("ncomm").drop_nulls().last(),
+            pl.col("seq").min().alias("first_seq"),
         )
-    out_trace, out_tid, out_key, out_role = [], [], [], []
-    for (trace,), group in per_tid.group_by([trace_key], maintain_order=True):
-        rows = group.to_dicts()
-        comm_of_pid: dict[int, str] = {}
-        parent_of_pid: dict[int, int | None] = {}
-        first_of_pid: dict[int, int] = {}
-        for r in rows:
-            pid = r["pid"] if r["pid"] is not None else r["tid"]
-            if r["tid"] == pid or pid not in comm_of_pid:
-                comm_of_pid[pid] = r["ncomm"] or "?"
-            parent_of_pid.setdefault(pid, r["ppid"])
-            first_of_pid[pid] = min(first_of_pid.get(pid, r["first_seq"]), r["first_seq"])
-        key_of_pid: dict[int, str] = {}
-        ordinal: dict[str, int] = {}
-        for r in rows:
-            pid = r["pid"] if r["pid"] is not None else r["tid"]
-            k = _fork_key(pid, comm_of_pid, parent_of_pid, key_of_pid)
-            if r["tid"] != pid:
-                k = f"{k}/~{r['ncomm'] or '?'}"
-            n = ordinal.get(k, 0)
-            ordinal[k] = n + 1
-            out_trace.append(trace)
-            out_tid.append(r["tid"])
-            out_key.append(k)
-            out_role.append(f"{k}#{n}")
+    roles = thread_roles(per_tid.select(trace_key, "tid", "pid", "ppid", "ncomm", "first_seq").to_dicts(), trace_key)
+    cols = list(zip(*roles, strict=True)) if roles else [[], [], [], []]
     return pl.DataFrame(
-        {trace_key: out_trace, "tid": out_tid, "role_key": out_key, "role": out_role},
+        {trace_key: list(cols[0]), "tid": list(cols[1]), "role_key": list(cols[2]), "role": list(cols[3])},
         schema={trace_key: df.schema[trace_key], "tid": df.schema["tid"], "role_key": pl.String, "role": pl.String},
     )

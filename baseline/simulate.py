@@ -17,9 +17,11 @@ per non-idle 5 s snapshot, renamed into place atomically (truth stays in the dat
 
     <out>/spool/<host>/snap-<UTC YYYYmmddTHHMMSS.fffZ>-<seq>/{events,counters}.parquet
 
-Every host-day is one partition file per table; hosts are generated one at a time (optionally in
-worker processes) and written as they are produced, so memory is bounded by the largest host-day,
-never by the fleet. Hosts are named gpu00000, gpu00001, ...
+Every host-day is one partition file per table. Hosts are generated in contiguous ranges (one
+worker task each, optionally in worker processes): each host's rows are built with numpy alone,
+then a batch of hosts (up to FLUSH_ROWS rows) becomes one Arrow table per table and every host's
+slice of it is written to its own file (no fsync: the data is regenerable; renames stay atomic).
+Memory is bounded by the batch, never by the fleet. Hosts are named gpu00000, gpu00001, ...
 
 The fleet
 ---------
@@ -64,9 +66,15 @@ flag). Counter failures and errno histograms equal the failure frames of the eve
 ring-buffer loss is simulated; lost_events = lost_records = 0). trace_id = "<host>:<n>".
 Event metadata: vendor, nic_fw (mlx5), image, team, restart, scheduler.
 
-Volume (defaults, good_rate=0.005): ~23,000 calls per host-day, ~110 good traces + ~35 routine
-failures + injected failures, ~600-800 event rows and ~1,500 counter rows per host-day.
-`events_target` raises good_rate (capture-heavy) to reach a total event count, e.g. 100 million.
+Good-call variants: every 64th CQ/QP also pins a new doorbell page (one more __ib_umem_get); on
+irdma, create_qp/create_cq pin nothing (buffers were registered beforehand).
+
+Volume (defaults, good_rate=0.005, measured on 40 host-days): ~23,000 calls, ~1,100 event rows
+(~130 good traces, ~500 routine expected failures, plus the injected ones), ~2,100 counter rows
+per host-day; on a 10,000-host day ~28,500 calls and ~970 event rows per host, ~25 B per event
+row on disk, ~44 B per event row for all three tables.
+`events_target` raises good_rate (capture-heavy) to reach a total event count, e.g. 100 million
+(good_rate estimated from 128 pilot hosts); such runs take ~12 B per event row.
 
 Ground truth (table ``truth``, one row per emitted trace plus one per unobservable failure)
 -------------------------------------------------------------------------------------------
@@ -87,13 +95,14 @@ root_cause: null for good traces, else one of
   (d) mkey_cache_enomem        mlx5 firmware 28.41.1000: reg_mr ENOMEM from the driver (mkey
       cache exhaustion), __ib_umem_get succeeded (not memory pressure); rises with job age; not
       fatal. origin driver. Contrast: memlock_limit below.
-  (e) crash_loop_fw_bad_state  0.1 % of hosts (>= 1): from some time on, every job dies at its
-      first create_qp with EIO from the driver (firmware in a bad state) and restarts every
-      1-5 min all day. origin driver.
+  (e) crash_loop_fw_bad_state  0.1 % of hosts (>= 1): from some time on (the running job dies
+      then), every job dies at its first firmware command, mlx5_ib_alloc_pd EIO (firmware in a bad
+      state), and is requeued every 1-5 min all day. origin driver.
   (f) cleanup_ebusy_unprobed   5 % of jobs end with ibv_dealloc_pd -EBUSY (uverbs_free_pd, MRs
       leaked): no probe covers it, so it has NO events; truth rows "<host>:unobserved-<k>" only.
 Background (real but not injected): memlock_limit (1 % of jobs: reg_mr ENOMEM from __ib_umem_get,
-origin core), stale_qp_handle (10 % of jobs at teardown: modify_qp EINVAL at the handler over
+origin core), neigh_resolve_timeout (2 % of jobs: 1 % of INIT->RTR fail ETIMEDOUT at the handler,
+the driver is never called; origin uverbs as far as probes can tell), stale_qp_handle (10 % of jobs at teardown: modify_qp EINVAL at the handler over
 rdma_lookup_get_uobject ENOENT: errno masking, origin core), and the routine expected errors
 expected:gid_query_empty_slot (ENODATA from GID queries of empty/disabled slots; hosts have 0, 25
 or 50 % such slots) and expected:rdmacg_eagain_retry (create_qp EAGAIN from the rdma cgroup charge,
@@ -103,10 +112,12 @@ bifurcation_probe / bifurcation_errno: the first frame (in seq order) whose prob
 call chain of the same operation on the same platform; if the chain is the good one, the origin
 frame. origin_layer: layer of the deepest failing frame on the failing path (follow failing
 children from the root). held_out: a random 20 % of good traces, reserved for false-finding checks.
-Every truth row also has a `time` column (extra, for partitioning).
+Truth rows are partitioned by the trace's start time (an extra `time` column is used for that and
+is not written).
 
 Determinism: host i is generated from numpy Generator seeded with (seed, i) only (the fleet plan
-uses (seed, fleet-size)); the same arguments give byte-identical files whatever `workers` is.
+uses (seed, fleet-size)); a host's rows do not depend on the batch it is written from, so the same
+arguments give byte-identical files whatever `workers` is.
 """
 
 from __future__ import annotations
@@ -122,8 +133,8 @@ import numpy as np
 
 from baseline.simulator import catalog as cat
 from baseline.simulator.host import NS, FleetPlan, HostResult, generate_calls, host_name, profile
-from baseline.simulator.tables import build
-from baseline.simulator.writers import write_dataset, write_spool
+from baseline.simulator.tables import VOCAB, HostPart, assemble, build, host_part, host_result
+from baseline.simulator.writers import write_batch, write_spool
 from tracer.errors import TracebaseError
 
 DEFAULT_START = "2026-11-28T00:00:00Z"
@@ -196,30 +207,68 @@ def simulate_host(plan: FleetPlan, index: int) -> HostResult:
     return build(prof, plan, rng, t, o, j, jobs, unprobed)
 
 
-def _write_host(args: tuple[FleetPlan, int, str, bool]) -> dict:
-    plan, index, out, spool = args
-    result = simulate_host(plan, index)
-    root = Path(out)
-    sizes = write_spool(root, result, plan.start_ns) if spool else write_dataset(root, result)
-    causes = result.truth.group_by("root_cause").len().rows() if result.truth.height else []
+def _host_part(plan: FleetPlan, index: int) -> HostPart:
+    rng = np.random.default_rng([plan.seed, index])
+    prof = profile(plan, index, rng)
+    t, o, j, jobs, unprobed = generate_calls(prof, plan, rng)
+    return host_part(prof, plan, rng, t, o, j, jobs, unprobed)
+
+
+def _host_summary(part: HostPart, sizes: dict[str, int]) -> dict:
+    rc = part.truth["root_cause"]
+    causes, counts = np.unique(rc[rc >= 0], return_counts=True)
     return {
-        "host": result.host, "events": result.events.height, "traces": result.truth.filter(
-            ~result.truth["trace_id"].str.contains("unobserved")).height,
-        "counters": result.counters.height, "truth": result.truth.height, "bytes": sizes,
-        "causes": {c: n for c, n in causes if c is not None}, **result.stats,
+        "host": part.name, "events": int(part.events["trace_no"].size),
+        "traces": int((part.truth["trace_no"] >= 0).sum()), "counters": int(part.counters["interval"].size),
+        "truth": int(part.truth["trace_no"].size), "bytes": sizes,
+        "causes": {VOCAB[c]: int(n) for c, n in zip(causes, counts, strict=True)}, **part.stats,
     }
 
 
-def estimate_good_rate(plan: FleetPlan, events_target: int, pilot_hosts: int = 4) -> float:
+# A batch is flushed (one Arrow table per table, then one file per host and table) once it holds
+# this many event + counter rows: big enough to amortise per-batch work, small enough to bound memory.
+FLUSH_ROWS = 400_000
+
+
+def _write_hosts(args: tuple[FleetPlan, range, str, bool]) -> list[dict]:
+    """Generate and write a contiguous range of hosts (one worker task)."""
+    plan, indices, out, spool = args
+    root = Path(out)
+    summaries: list[dict] = []
+    pending: list[HostPart] = []
+
+    def flush() -> None:
+        batch = assemble(pending)
+        if spool:
+            sizes = [write_spool(root, host_result(batch, b, part), plan.start_ns) for b, part in enumerate(pending)]
+        else:
+            sizes = write_batch(root, batch)
+        summaries.extend(_host_summary(part, size) for part, size in zip(pending, sizes, strict=True))
+        pending.clear()
+
+    rows = 0
+    for index in indices:
+        part = _host_part(plan, index)
+        pending.append(part)
+        rows += part.events["trace_no"].size + part.counters["interval"].size
+        if rows >= FLUSH_ROWS or spool:
+            flush()
+            rows = 0
+    if pending:
+        flush()
+    return summaries
+
+
+def estimate_good_rate(plan: FleetPlan, events_target: int, pilot_hosts: int = 128) -> float:
     """good_rate that makes the fleet emit about `events_target` event rows (capture-heavy runs)."""
     probe_plan = FleetPlan(**{**plan.__dict__, "good_rate": 0.0})
     fail_ev = succ_frames = 0
     n = min(pilot_hosts, plan.n_hosts)
     picks = np.linspace(0, plan.n_hosts - 1, n).astype(int)
     for i in picks:
-        r = simulate_host(probe_plan, int(i))
-        fail_ev += r.events.height
-        succ_frames += r.success_frames
+        part = _host_part(probe_plan, int(i))
+        fail_ev += part.events["trace_no"].size
+        succ_frames += part.success_frames
     per_host_needed = events_target / plan.n_hosts - fail_ev / n
     return float(np.clip(per_host_needed / max(succ_frames / n, 1), 0.0, 1.0))
 
@@ -257,14 +306,15 @@ def simulate(
     summary: dict = {"hosts": hosts, "hours": hours, "seed": seed, "good_rate": plan.good_rate,
                      "events": 0, "traces": 0, "counters": 0, "truth": 0, "calls": 0, "failures": 0,
                      "good": 0, "jobs": 0, "bytes": {}, "root_causes": {}}
-    tasks = ((plan, i, str(out), spool) for i in range(hosts))
-    if workers > 1 and hosts > 1:
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(workers) as pool:
-            results = pool.imap(_write_host, tasks, chunksize=max(1, min(64, hosts // (workers * 8) or 1)))
-            _collect(summary, results, progress)
+    # tasks are contiguous host ranges: small enough to balance the workers, big enough to batch
+    per_task = max(1, min(64, -(-hosts // (workers * 4))))
+    tasks = [(plan, range(i, min(i + per_task, hosts)), str(out), spool) for i in range(0, hosts, per_task)]
+    if workers > 1 and len(tasks) > 1:
+        ctx = multiprocessing.get_context("spawn")  # fork after polars threads start can deadlock
+        with ctx.Pool(min(workers, len(tasks))) as pool:
+            _collect(summary, (r for rs in pool.imap(_write_hosts, tasks) for r in rs), progress)
     else:
-        _collect(summary, map(_write_host, tasks), progress)
+        _collect(summary, (r for task in tasks for r in _write_hosts(task)), progress)
     summary["wall_s"] = round(time.perf_counter() - t0, 3)
     summary["forced_hosts"] = {c: host_name(i) for c, i in plan.forced.items()}
     return summary

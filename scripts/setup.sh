@@ -58,7 +58,9 @@ if ! command -v uv >/dev/null; then
     say "installing uv with pip"
     python3 -m pip install -q uv
 fi
-uv sync --frozen --quiet
+# Bytecode up front: tests and CLIs start many interpreters, and PYTHONDONTWRITEBYTECODE
+# (set on some machines) would otherwise make each one recompile polars/sklearn/airflow.
+uv sync --frozen --quiet --compile-bytecode
 
 # Debian's bcc is pure Python over libbcc.so; expose only that package to the venv.
 if [ -d /usr/lib/python3/dist-packages/bcc ]; then

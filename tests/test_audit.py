@@ -172,3 +172,19 @@ def test_fleet_expected_learning_and_merge(fleet, tmp_path):
     gid = [e for e in merged.learned() if e.errno == "ENODATA"]
     assert gid and gid[0].stats["statistic"].startswith("CBI")
     assert T0  # fixture module shared with test_fleet_model
+
+
+def test_fleet_wide_cause_raises_no_host_alerts(fleet, audited):
+    """EFAULT from a library rollout hits many hosts alike: a cluster, not per-host alerts;
+    the crash-looping host (unlike the fleet) keeps its persistent-bad-state alert."""
+    root, summary = fleet
+    result, _ = audited
+    hosts = pl.read_parquet([str(f) for f in dataset_files(root, "truth")]).filter(
+        pl.col("root_cause") == "efault_peer_cascade")["host"].unique()
+    assert hosts.len() >= 3, "simulated rollout too small to test"
+    assert result.clusters.filter(pl.col("signature").str.contains("ib_peer_umem_get EFAULT"))["hosts"][0] >= 3
+    alerts = result.host_alerts
+    efault = alerts.filter((pl.col("errno") == "EFAULT") | (pl.col("probe") == "ib_peer_umem_get"))
+    assert efault.is_empty(), efault
+    persistent = alerts.filter(pl.col("alert") == "persistent_bad_state")["host"].to_list()
+    assert persistent == [summary["forced_hosts"]["crash_loop_fw_bad_state"]]

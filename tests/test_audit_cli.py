@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pyarrow.parquet as pq
 import pytest
 
 from baseline.cli import main
+from baseline.fleet_model import MODEL_VERSION
 
 
 @pytest.fixture(scope="module")
@@ -79,11 +81,11 @@ def test_model_version_mismatch(fleet, tmp_path, capsys):
     table = pq.read_table(model)
     meta = dict(table.schema.metadata)
     header = json.loads(meta[b"tracebase.model"])
-    header["model_version"] = 2
+    header["model_version"] = MODEL_VERSION + 1
     meta[b"tracebase.model"] = json.dumps(header).encode()
     pq.write_table(table.replace_schema_metadata(meta), model)
     code, _, err = run(["audit", fleet, "--model", model, "--out", tmp_path / "o"], capsys)
-    _one_line_error(code, err, "expected model version 1, found model version 2")
+    _one_line_error(code, err, f"expected model version {MODEL_VERSION}, found model version {MODEL_VERSION + 1}")
 
 
 def test_model_is_not_a_model(fleet, tmp_path, capsys):
@@ -93,12 +95,22 @@ def test_model_is_not_a_model(fleet, tmp_path, capsys):
     _one_line_error(code, err, str(bogus))
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
-def test_unwritable_out_dir_as_user(fleet, tmp_path, capsys):
+def test_read_only_out_dir(fleet, tmp_path, capsys):
+    """Root bypasses directory modes, so as root the directory is a read-only tmpfs mount."""
     locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
-    code, _, err = run(["audit", fleet, "--out", locked / "o"], capsys)
-    _one_line_error(code, err, "--out")
+    locked.mkdir()
+    mounted = False
+    if os.geteuid() == 0:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(locked)], check=True)
+        mounted = True
+    else:
+        locked.chmod(0o500)
+    try:
+        code, _, err = run(["audit", fleet, "--out", locked / "o"], capsys)
+        _one_line_error(code, err, "--out")
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(locked)], check=True)
 
 
 def test_unwritable_out_dir(fleet, tmp_path, capsys):

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from sklearn.base import clone
 
-from baseline.fleet_model import GoodTraceBaseline, NotFittedError, fit_baseline
+from baseline.fleet_model import MODEL_VERSION, GoodTraceBaseline, NotFittedError, fit_baseline
 from tracer.errnos import errno_number
 from tracer.errors import TracebaseError
 from tracer.schema import partition_path, write_table
@@ -170,7 +170,7 @@ def test_load_refuses_other_model_version(tmp_path, fitted):
     header["model_version"] = 99
     meta[b"tracebase.model"] = json.dumps(header).encode()
     pq.write_table(table.replace_schema_metadata(meta), path)
-    with pytest.raises(TracebaseError, match="expected model version 1, found model version 99"):
+    with pytest.raises(TracebaseError, match=f"expected model version {MODEL_VERSION}, found model version 99"):
         GoodTraceBaseline.load(path)
 
 

@@ -269,6 +269,8 @@ def validate_files(files: Sequence[str | os.PathLike], table: str) -> None:
 def conform(data: pa.Table | pl.DataFrame, table: str) -> pa.Table:
     """Cast a frame to the table's schema: columns reordered, missing nullable ones null-filled."""
     schema = _table_schema(table)
+    if isinstance(data, pa.Table) and data.schema.equals(schema, check_metadata=False):
+        return data  # already exactly the table's schema (bulk writers build it so): nothing to cast
     if isinstance(data, pl.DataFrame):
         data = data.to_arrow()
     columns = []
@@ -303,11 +305,17 @@ def write_table(
     table: str,
     extra_metadata: dict[str, str] | None = None,
     compression: str = "zstd",
+    *,
+    durable: bool = True,
+    parquet_options: dict | None = None,
 ) -> Path:
     """Write one table to `path` atomically (temp file in the same directory, fsync, rename).
 
     The temp file starts with '.' and ends in '.tmp' so that directory scans never pick it up;
     a crash mid-write leaves only that, never a partial file under the final name.
+    `durable=False` skips both fsyncs (bulk generation of regenerable data, e.g. the simulator):
+    the rename stays atomic, only durability across a power loss is given up.
+    `parquet_options` are passed on to `pyarrow.parquet.write_table` (encodings, statistics).
     """
     path = Path(path)
     arrow = conform(data, table)
@@ -316,14 +324,16 @@ def write_table(
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            pq.write_table(arrow, fh, compression=compression)
+            pq.write_table(arrow, fh, compression=compression, **(parquet_options or {}))
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
     return path
 
 

@@ -53,9 +53,14 @@ def host_name(index: int) -> str:
 
 
 def _pick(rng: np.random.Generator, choices: list[tuple[str, float]]) -> str:
-    names = [c[0] for c in choices]
-    w = np.array([c[1] for c in choices], dtype=float)
-    return names[int(rng.choice(len(names), p=w / w.sum()))]
+    """A weighted choice (one uniform draw; cheaper than Generator.choice with p=)."""
+    total = sum(w for _, w in choices)
+    u = rng.random() * total
+    for name, w in choices:
+        u -= w
+        if u < 0:
+            return name
+    return choices[-1][0]
 
 
 @dataclass
@@ -144,12 +149,17 @@ class CallBuffer:
 
     def add(self, t: np.ndarray, outcome: np.ndarray | int) -> None:
         t = np.asarray(t, dtype=np.int64)
-        o = np.full(t.shape, outcome, np.int16) if np.isscalar(outcome) else np.asarray(outcome, np.int16)
+        if isinstance(outcome, (int, np.integer)):
+            o = np.full(t.shape, outcome, np.int16)
+            fatal = FATAL[outcome] and t.size > 0
+            first = int(t.min()) if fatal else None
+        else:
+            o = np.asarray(outcome, np.int16)
+            mask = FATAL[o]
+            first = int(t[mask].min()) if mask.any() else None
         self.t.append(t)
         self.o.append(o)
-        fatal = FATAL[o]
-        if fatal.any():
-            first = int(t[fatal].min())
+        if first is not None:
             self.fatal_time = first if self.fatal_time is None else min(first, self.fatal_time)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -182,7 +192,7 @@ def _attempt(
 
 
 def _init_and_run(prof, plan, rng, t0, duration, nodmabuf, memlock, neigh_timeouts, buf: CallBuffer) -> int:
-    O, OK = cat.OUTCOME, cat.OK
+    OUT, OK = cat.OUTCOME, cat.OK
     sc = plan.scenarios
     init = int(rng.uniform(20, 90) * NS)
     crash = prof.crash_loop_since_ns is not None and t0 >= prof.crash_loop_since_ns
@@ -193,26 +203,26 @@ def _init_and_run(prof, plan, rng, t0, duration, nodmabuf, memlock, neigh_timeou
 
     # GID table scan of every port (empty/disabled slots answer ENODATA: routine)
     n_gid = 8 * 4
-    buf.add(times(n_gid, 0.0, 0.05), _outcome(rng, n_gid, prof.gid_empty_fraction, O["gid_query_empty_slot"], OK["query_gid"]))
-    buf.add(np.array([t0 + int(0.05 * init)]), O["crash_loop_fw_bad_state"] if crash else OK["alloc_pd"])
+    buf.add(times(n_gid, 0.0, 0.05), _outcome(rng, n_gid, prof.gid_empty_fraction, OUT["gid_query_empty_slot"], OK["query_gid"]))
+    buf.add(np.array([t0 + int(0.05 * init)]), OUT["crash_loop_fw_bad_state"] if crash else OK["alloc_pd"])
     if buf.fatal_time is not None:
         return t0
     # GPU buffers via dmabuf (or, in an image built without the dmabuf flag, via reg_mr -> peer path)
     n_dmabuf = 8 * int(rng.integers(2, 9))
     t = times(n_dmabuf, 0.06, 0.3)
     if nodmabuf:
-        buf.add(t, O["dmabuf_peer_fallback"])
+        buf.add(t, OUT["dmabuf_peer_fallback"])
     elif prof.new_driver_eperm:
-        buf.add(t, _outcome(rng, n_dmabuf, 0.2, O["dmabuf_eperm_new_driver"], OK["reg_dmabuf_mr"]))
+        buf.add(t, _outcome(rng, n_dmabuf, 0.2, OUT["dmabuf_eperm_new_driver"], OK["reg_dmabuf_mr"]))
     else:
         buf.add(t, OK["reg_dmabuf_mr"])
     # host buffers
     n_mr = int(rng.integers(16, 129))
     t = times(n_mr, 0.06, 0.3)
     if efault:
-        buf.add(t, _outcome(rng, n_mr, 0.3, O["efault_peer_cascade"], OK["reg_mr"]))
+        buf.add(t, _outcome(rng, n_mr, 0.3, OUT["efault_peer_cascade"], OK["reg_mr"]))
     elif memlock:
-        buf.add(t, _outcome(rng, n_mr, 0.5, O["memlock_limit"], OK["reg_mr"]))
+        buf.add(t, _outcome(rng, n_mr, 0.5, OUT["memlock_limit"], OK["reg_mr"]))
     else:
         buf.add(t, OK["reg_mr"])
     if buf.fatal_time is not None:
@@ -220,18 +230,18 @@ def _init_and_run(prof, plan, rng, t0, duration, nodmabuf, memlock, neigh_timeou
     n_qp = int(np.clip(rng.lognormal(np.log(600), 0.7), 32, 6000))
     n_cq = -(-n_qp // 16)
     # a doorbell record page holds 64 records: every 64th CQ/QP pins a new page
-    buf.add(times(n_cq, 0.3, 0.35), _outcome(rng, n_cq, 1 / 64, O["ok_doorbell:create_cq"], OK["create_cq"]))
+    buf.add(times(n_cq, 0.3, 0.35), _outcome(rng, n_cq, 1 / 64, OUT["ok_doorbell:create_cq"], OK["create_cq"]))
     tq = times(n_qp, 0.35, 1.0)
     p_eagain = 0.002 if "rdmacg_eagain_retry" in sc else 0.0
-    first = _outcome(rng, n_qp, p_eagain, O["rdmacg_eagain_retry"], OK["create_qp"])
-    first = np.where((first == OK["create_qp"]) & (rng.random(n_qp) < 1 / 64), O["ok_doorbell:create_qp"], first)
+    first = _outcome(rng, n_qp, p_eagain, OUT["rdmacg_eagain_retry"], OK["create_qp"])
+    first = np.where((first == OK["create_qp"]) & (rng.random(n_qp) < 1 / 64), OUT["ok_doorbell:create_qp"], first)
     buf.add(tq, first)
-    retried = tq[first == O["rdmacg_eagain_retry"]]
+    retried = tq[first == OUT["rdmacg_eagain_retry"]]
     buf.add(retried + 2_000_000, OK["create_qp"])  # the library retries and succeeds
     step = rng.integers(200_000, 3_000_000, (3, n_qp)).cumsum(axis=0)
     for k, transition in enumerate(cat.QP_TRANSITIONS):
         if transition == "INIT->RTR" and neigh_timeouts:
-            buf.add(tq + step[k], _outcome(rng, n_qp, 0.01, O["neigh_resolve_timeout"], OK[f"modify_qp {transition}"]))
+            buf.add(tq + step[k], _outcome(rng, n_qp, 0.01, OUT["neigh_resolve_timeout"], OK[f"modify_qp {transition}"]))
         else:
             buf.add(tq + step[k], OK[f"modify_qp {transition}"])
     # steady state: bursts of re-registration (reg_mr + dereg) every few minutes
@@ -245,9 +255,9 @@ def _init_and_run(prof, plan, rng, t0, duration, nodmabuf, memlock, neigh_timeou
             # mkey cache exhaustion: grows with the job's age, not with memory pressure
             age = (tr - t0) / max(duration, 1)
             p = np.clip(0.5 * (age - 0.2), 0.0, 0.4)
-            buf.add(tr, _outcome(rng, tr.size, p, O["mkey_cache_enomem"], OK["reg_mr"]))
+            buf.add(tr, _outcome(rng, tr.size, p, OUT["mkey_cache_enomem"], OK["reg_mr"]))
         elif efault:
-            buf.add(tr, _outcome(rng, tr.size, 0.05, O["efault_peer_cascade"], OK["reg_mr"]))
+            buf.add(tr, _outcome(rng, tr.size, 0.05, OUT["efault_peer_cascade"], OK["reg_mr"]))
         else:
             buf.add(tr, OK["reg_mr"])
         buf.add(tr + 50 * NS, OK["destroy"])
@@ -258,7 +268,7 @@ def _init_and_run(prof, plan, rng, t0, duration, nodmabuf, memlock, neigh_timeou
     buf.add(end + rng.integers(0, 2 * NS, n_obj), OK["destroy"])
     if "stale_qp_handle" in sc and rng.random() < 0.1:
         n_stale = int(rng.integers(1, 5))
-        buf.add(end + rng.integers(0, NS, n_stale), O["stale_qp_handle"])
+        buf.add(end + rng.integers(0, NS, n_stale), OUT["stale_qp_handle"])
     return end
 
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from baseline.simulator.host import INTERVAL_NS, HostResult
+from baseline.simulator.tables import Batch
 from tracer.schema import fsync_dir, partition_path, write_table
 
 _DATE_COLUMN = {"events": "start_time", "counters": "snapshot_time", "truth": "time"}
@@ -30,8 +32,57 @@ def write_dataset(root: Path, result: HostResult, tables: tuple[str, ...] = ("ev
         df = getattr(result, table)
         for date, part in _by_date(df, _DATE_COLUMN[table]):
             path = partition_path(root, table, date, result.host, "part-00000.parquet")
-            write_table(part, path, table, extra_metadata={"producer": "baseline.simulate"})
+            write_table(part, path, table, extra_metadata=PRODUCER, durable=False,
+                        parquet_options=PARQUET_OPTIONS[table])
             sizes[table] = sizes.get(table, 0) + path.stat().st_size
+    return sizes
+
+
+# Simulated data is regenerable: no fsync (the rename stays atomic). Events: dictionaries only for
+# the string columns (the high-entropy integers compress better plain), delta-coded clocks.
+# Column statistics only on the time columns (what --since / time-window scans prune on): string
+# and nested statistics cost more than the data itself in files of a few thousand rows.
+_EVENT_STRINGS = ["trace_id", "comm", "probe", "layer", "errno", "path", "arg", "kind", "command", "host",
+                  "kernel_release", "job_id", "metadata"]
+PARQUET_OPTIONS: dict[str, dict] = {
+    "events": {"use_dictionary": _EVENT_STRINGS, "write_statistics": ["start_time", "end_time"],
+               "column_encoding": {"ts_ns": "DELTA_BINARY_PACKED", "latency_ns": "DELTA_BINARY_PACKED"}},
+    "counters": {"write_statistics": ["snapshot_time"]},
+    "truth": {"write_statistics": False},
+}
+PRODUCER = {"producer": "baseline.simulate"}
+
+
+def _date(day: int) -> str:
+    return datetime.fromtimestamp(int(day) * 86400, tz=UTC).strftime("%Y-%m-%d")
+
+
+def write_batch(root: Path, batch: Batch, tables: tuple[str, ...] = ("events", "counters", "truth")) -> list[dict[str, int]]:
+    """Write every host of a batch: <root>/<table>/date=YYYY-MM-DD/host=<host>/part-00000.parquet.
+
+    Each host's rows are a contiguous, zero-copy slice of the batch table; a host whose rows span
+    several UTC days gets one file per day. Returns bytes written per table, per host.
+    """
+    sizes: list[dict[str, int]] = [{} for _ in batch.hosts]
+    for table in tables:
+        data: pa.Table = getattr(batch, table)
+        offsets, day = batch.rows[table], batch.day[table]
+        for b, host in enumerate(batch.hosts):
+            lo, hi = int(offsets[b]), int(offsets[b + 1])
+            if hi == lo:
+                continue
+            host_day = day[lo:hi]
+            runs: list[tuple[int, np.ndarray | None]]  # (day, rows to take; None = all, in place)
+            if (host_day == host_day[0]).all():
+                runs = [(int(host_day[0]), None)]
+            else:  # rows keep their order within a day (truth: unobserved rows come last)
+                runs = [(int(d), lo + np.flatnonzero(host_day == d)) for d in np.unique(host_day)]
+            for d, idx in runs:
+                part = data.slice(lo, hi - lo) if idx is None else data.take(pa.array(idx))
+                path = partition_path(root, table, _date(d), host, "part-00000.parquet")
+                write_table(part, path, table, extra_metadata=PRODUCER, durable=False,
+                            parquet_options=PARQUET_OPTIONS[table])
+                sizes[b][table] = sizes[b].get(table, 0) + path.stat().st_size
     return sizes
 
 
@@ -67,7 +118,7 @@ def write_spool(root: Path, result: HostResult, start_ns: int) -> dict[str, int]
         tmp.mkdir()
         for table, parts, empty in (("events", ev_parts, empty_ev), ("counters", co_parts, empty_co)):
             path = write_table(parts.get(iv, empty), tmp / f"{table}.parquet", table,
-                               extra_metadata={"producer": "baseline.simulate"})
+                               extra_metadata=PRODUCER, durable=False, parquet_options=PARQUET_OPTIONS[table])
             sizes[table] += path.stat().st_size
         os.replace(tmp, host_dir / name)
     fsync_dir(host_dir)
