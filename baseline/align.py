@@ -65,6 +65,10 @@ class Streams:
     def take(self, keep: np.ndarray) -> Streams:
         return Streams(self.tok[keep], self.sid[keep], self.orig[keep])
 
+    def slice(self, start: int, stop: int) -> Streams:
+        """Positions start..stop-1 (views, no copy)."""
+        return Streams(self.tok[start:stop], self.sid[start:stop], self.orig[start:stop])
+
     def bounds(self, n_streams: int) -> tuple[np.ndarray, np.ndarray]:
         """First and one-past-last position of every stream id in 0..n_streams-1."""
         ids = np.arange(n_streams)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from types import ModuleType
@@ -100,6 +101,10 @@ def handle(args: argparse.Namespace) -> int:
     if args.max_anomalies < 1:
         raise TracebaseError(f"--max-anomalies: expected a number >= 1, found {args.max_anomalies}")
     placeholder = _defer_polars_import()
+    if "pyarrow" not in sys.modules:
+        # Arrow buffers from the system allocator go back to the OS when freed (the default
+        # mimalloc pool keeps ~100 MiB of read buffers for a million events mapped).
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     try:
         from baseline.diff import diff_traces, write_report
 

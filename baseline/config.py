@@ -230,6 +230,14 @@ def resolve_config_path(param: str | None = None) -> Path:
     return Path(value)
 
 
+def validated_config_path(param: str | None = None) -> str:
+    """resolve_config_path + load_config: the first task of every DAG (a bad value fails the run
+    with the key, expected and found values)."""
+    path = resolve_config_path(param)
+    load_config(path)
+    return str(path)
+
+
 def write_default_config(path: str | os.PathLike, root: str | os.PathLike) -> Path:
     """Write a config whose paths all live under `root` (for local runs and tests)."""
     root = Path(root)

@@ -304,9 +304,12 @@ def pick_bad_trace(bad: pa.Table, source: str, trace_id: str | None) -> pa.Table
     return bad
 
 
-def check_good_commands(good: pa.Table, source: str, mixed: bool) -> list[str]:
-    """Good traces must be runs of one command (noise-normalised); else refuse unless mixed."""
-    codes, ids = _trace_codes(good)
+def check_good_commands(
+    good: pa.Table, source: str, mixed: bool, trace_codes: tuple[np.ndarray, list[str]] | None = None
+) -> list[str]:
+    """Good traces must be runs of one command (noise-normalised); else refuse unless mixed.
+    `trace_codes`: `_trace_codes(good)` when the caller has it already."""
+    codes, ids = trace_codes or _trace_codes(good)
     first = np.full(len(ids), -1, dtype=np.int64)
     first[codes[::-1]] = np.arange(len(codes))[::-1]  # first row of each trace
     col = good.column("command")
@@ -339,12 +342,14 @@ def _dictionary_columns(table: pa.Table) -> pa.Table:
     return table
 
 
-def prepare_both(bad: pa.Table, good: pa.Table) -> tuple[Prepared, list[str], list[str]]:
+def prepare_both(
+    bad: pa.Table, good: pa.Table, good_trace_codes: tuple[np.ndarray, list[str]] | None = None
+) -> tuple[Prepared, list[str], list[str]]:
     """Prepare bad and good rows as one table (one dictionary per column, so event tokens
     are integer codes): the bad trace gets tkey -1, good traces 0.. in order of appearance.
     Bad rows come first in the result (streams are numbered by first appearance)."""
     _, bad_ids = _trace_codes(bad)
-    good_codes, good_ids = _trace_codes(good)
+    good_codes, good_ids = good_trace_codes or _trace_codes(good)
     tkey = np.concatenate([np.full(bad.num_rows, -1, dtype=np.int64), good_codes])
     both = pa.concat_tables([_dictionary_columns(bad), _dictionary_columns(good)], promote_options="permissive")
     return prepare(both, tkey), bad_ids, good_ids
@@ -415,12 +420,13 @@ def diff_traces(
         allow = ExpectedErrors.load(expected)
     good_tab = load_table(good)
     bad_tab = pick_bad_trace(load_table(bad), _describe_source(bad), trace_id)
-    check_good_commands(good_tab, _describe_source(good), mixed)
+    good_codes = _trace_codes(good_tab)
+    check_good_commands(good_tab, _describe_source(good), mixed, good_codes)
     warnings = []
     if "failure" in set(pc.unique(good_tab.column("kind")).to_pylist()):
         warnings.append("some GOOD traces are labelled kind=failure")
 
-    p, bad_ids, good_ids = prepare_both(bad_tab, good_tab)
+    p, bad_ids, good_ids = prepare_both(bad_tab, good_tab, good_codes)
     del good_tab, bad_tab  # only the display columns are kept (in p.table)
     n_rows = len(p)
     nb = int(np.count_nonzero(p.tkey < 0))  # bad rows are rows 0..nb-1
@@ -468,23 +474,25 @@ def diff_traces(
     role_ids = {rk: j + 1 for j, rk in enumerate(sorted(set(matched_role)))}
     role_hash = align._mix(np.array([role_ids[r] for r in matched_role], dtype=np.uint64) * np.uint64(0x9E37))
 
-    tok, call_rows = p.token_parts()
+    tok = p.tokens()
     keep = np.flatnonzero(~drop)
     del drop
     s = align.Streams(tok[keep], p.sid[keep], keep.astype(np.int32 if n_rows < 2**31 else np.int64))
     del tok, keep
     s = align.compress_loops(align.with_end_tokens(s))
     h = align.window_hashes(s, role_hash, k)
-    uni = align.window_hashes(s, role_hash, 1)  # the event alone, keyed by role
-    bad_pos = is_bad_stream[s.sid]
-    gs, gh = s.take(~bad_pos), h[~bad_pos]
-    bs, bh = s.take(bad_pos), h[bad_pos]
+    # Bad streams are numbered first, so their positions are a prefix: split by views.
+    split = int(np.searchsorted(s.sid, int(np.count_nonzero(is_bad_stream))))
+    bs, gs = s.slice(0, split), s.slice(split, len(s))
+    bh, gh = h[:split], h[split:]
+    del s, h
     explained = align.seen_in(bh, gh)
     # An unexplained event no good stream of its role has at all (only those positions matter).
     unexplained = np.flatnonzero(~explained)
     novel = np.zeros(len(bs), dtype=bool)
-    novel[unexplained] = ~align.seen_in(uni[bad_pos][unexplained], uni[~bad_pos])
-    del uni
+    novel[unexplained] = ~align.seen_in(
+        align.window_hashes(bs.take(unexplained), role_hash, 1), align.window_hashes(gs, role_hash, 1)
+    )
     regions = align.divergence_regions(bs, explained, k)
 
     seq_rows = p.seq
@@ -510,6 +518,7 @@ def diff_traces(
         order = np.lexsort((named_seq, -score))
         if (~reorder).any():
             first_unexplained = int(_seq_of(bs, regions.start[~reorder], seq_rows).min())
+        call_rows = None
         for rank, r in enumerate(order[:max_anomalies], start=1):
             sid = int(regions.sid[r])
             pos, start = int(named[r]), int(regions.start[r])
@@ -523,6 +532,8 @@ def diff_traces(
             )
             before = None if start == b_start[sid] else bh[start - 1]
             rel = (start - b_start[sid]) / max(b_end[sid] - b_start[sid], 1)
+            if call_rows is None:
+                call_rows = p.call_keys()
             lead_call = call_rows[bs.orig[pos]] if bs.orig[pos] >= 0 else None
             g = align.anchor_in_good(before, rel, gs, gh, g_start, g_end, candidates, call_rows, lead_call)
             good_instead = []

@@ -114,7 +114,7 @@ def _replace_digit_runs(values: pa.Array, replacement: str) -> pa.Array:
     start[offsets[:-1][offsets[:-1] < hi] - lo] = digit[offsets[:-1][offsets[:-1] < hi] - lo]  # runs end at strings
     rep = replacement.encode()
     width = (~digit).view(np.uint8) + start.view(np.uint8) * np.uint8(len(rep))
-    end = np.cumsum(width, dtype=np.int64)
+    end = np.cumsum(width.astype(np.int32), dtype=np.int32)
     out = np.repeat(data, width)  # kept bytes once, each run start len(rep) times, other digits dropped
     first = end[start] - len(rep)
     for j, byte in enumerate(rep):
@@ -284,18 +284,16 @@ def _mix64(h: np.ndarray) -> np.ndarray:
 def _pack(fields: list[tuple[np.ndarray, int]]) -> np.ndarray:
     """One uint64 per row from small non-negative integer fields (values, radix).
 
-    Exact (mixed-radix) while the product of the radices fits in 63 bits, so the result never
-    collides with the stream markers of baseline.align (which have bit 63 set); beyond that, a
-    64-bit hash of the fields."""
+    Exact (mixed-radix, one pass in `np.ravel_multi_index`) while the product of the radices
+    fits in 63 bits, so the result never collides with the stream markers of baseline.align
+    (which have bit 63 set); beyond that, a 64-bit hash of the fields."""
+    dims = tuple(max(radix, 1) for _, radix in fields)
     total = 1
-    for _, radix in fields:
-        total *= max(radix, 1)
-    out = fields[0][0].astype(np.uint64)
+    for d in dims:
+        total *= d
     if total < (1 << 63):
-        for values, radix in fields[1:]:
-            out *= np.uint64(max(radix, 1))
-            out += values.astype(np.uint64)
-        return out
+        return np.ravel_multi_index(tuple(v for v, _ in fields), dims).view(np.uint64)
+    out = fields[0][0].astype(np.uint64)
     for values, _ in fields[1:]:
         out = _mix64(out * np.uint64(0x100000001B3) ^ values.astype(np.uint64))
     return out
@@ -348,22 +346,53 @@ class Prepared:
         """Per row: (uint64 token of (probe, errno, path key, arg, depth), uint64 call key of
         (probe, path key) without errno). Built from this table's codes: tokens of rows of one
         Prepared compare equal iff the events are equal after normalisation."""
+        return self.tokens(), self.call_keys()
+
+    def _dense_path(self) -> tuple[np.ndarray, int]:
+        """Path keys as 0 (none), 1.. (plain), then the search keys; and their radix."""
         n_plain = len(self.npath_values)
         path = np.where(self.pathkey >= SEARCH_KEY_OFFSET, self.pathkey - SEARCH_KEY_OFFSET + n_plain,
-                        self.pathkey) + 1  # 0 = no path
-        path_radix = n_plain + len(self.base_values) + 1
+                        self.pathkey) + 1
+        return path, n_plain + len(self.base_values) + 1
+
+    def tokens(self) -> np.ndarray:
+        """The token of each row (see `token_parts`)."""
+        path, path_radix = self._dense_path()
         depth_lo = int(self.depth.min()) if len(self) else 0
-        depth = self.depth.astype(np.int64) - depth_lo
-        probe = (self.probe.astype(np.int64) + 1, len(self.probe_values) + 1)
-        tok = _pack([probe, (self.errno.astype(np.int64) + 1, len(self.errno_values) + 1),
-                     (path, path_radix), (self.narg.astype(np.int64) + 1, len(self.narg_values) + 1),
-                     (depth, int(depth.max(initial=0)) + 1)])
-        call = _pack([probe, (path, path_radix)])
-        return tok, call
+        depth = self.depth - depth_lo
+        return _pack([(self.probe + 1, len(self.probe_values) + 1), (self.errno + 1, len(self.errno_values) + 1),
+                      (path, path_radix), (self.narg + 1, len(self.narg_values) + 1),
+                      (depth, int(depth.max(initial=0)) + 1)])
+
+    def call_keys(self) -> np.ndarray:
+        """The call key of each row (see `token_parts`)."""
+        path, path_radix = self._dense_path()
+        return _pack([(self.probe + 1, len(self.probe_values) + 1), (path, path_radix)])
 
     def value(self, column: str, i: int):
         """The recorded (raw) value of `column` at stream-ordered row i."""
         return self.table.column(column)[int(self.order[i])].as_py()
+
+
+def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
+    """Dense codes 0.. of the (tkey, tid) pairs, numbered in order of first appearance.
+
+    A direct-address table when the pairs span a modest range (the normal case: few traces,
+    thread ids within a few million of each other), else Arrow hashing."""
+    n = len(tid)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    t_lo, tid_lo = int(tkey.min()), int(tid.min())
+    t_span, tid_span = int(tkey.max()) - t_lo + 1, int(tid.max()) - tid_lo + 1
+    if t_span * tid_span > max(4 * n, 1 << 22):
+        return pc.dictionary_encode(pa.array(tkey * (1 << 32) + tid)).indices.to_numpy().astype(np.int64)
+    key = (tkey - t_lo) * tid_span + (tid - tid_lo)
+    first = np.full(t_span * tid_span, n, dtype=np.int64)
+    first[key[::-1]] = np.arange(n - 1, -1, -1)  # the last write wins: the first row of each key
+    present = np.flatnonzero(first < n)
+    rank = np.empty(len(first), dtype=np.int32 if n < 2**31 else np.int64)
+    rank[present[np.argsort(first[present], kind="stable")]] = np.arange(len(present))
+    return rank[key]
 
 
 def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
@@ -374,21 +403,22 @@ def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
     rule and everything per row are numpy.
     """
     n = table.num_rows
-    tid = pc.fill_null(table.column("tid"), pc.fill_null(table.column("pid"), 0)).to_numpy().astype(np.int64)
+    tid = pc.fill_null(table.column("tid"), pc.fill_null(table.column("pid"), 0)).to_numpy()
     seq = table.column("seq").to_numpy().astype(np.int64, copy=False)
     tkey = np.asarray(tkey, dtype=np.int64)
     # Stream order: stable sort by (trace, thread); rows already in seq order per trace (the
-    # normal case) need no seq key, otherwise a full lexsort.
-    stream_of = pc.dictionary_encode(pa.array(tkey * (1 << 32) + tid)).indices.to_numpy().astype(np.int64)
-    same_trace = tkey[1:] == tkey[:-1]
-    if np.all(seq[1:][same_trace] > seq[:-1][same_trace]):
+    # normal case) need no seq key, otherwise a full lexsort. Streams are numbered by first
+    # appearance, so the sorted stream numbers are the dense stream ids.
+    stream_of = _first_appearance_codes(tkey, tid)
+    in_order = bool(np.all((seq[1:] > seq[:-1]) | (tkey[1:] != tkey[:-1])))
+    if in_order:
         order = np.argsort(stream_of.astype(np.uint16) if stream_of.max(initial=0) < 65536 else stream_of, kind="stable")
     else:
         order = np.lexsort((seq, stream_of))
-    del same_trace
-    sid_raw = stream_of[order]
-    sid = np.cumsum(np.r_[0, sid_raw[1:] != sid_raw[:-1]], dtype=np.int32) if n else sid_raw.astype(np.int32)
-    del stream_of, sid_raw
+    sid = stream_of[order].astype(np.int32)
+    del stream_of
+    if n < 2**31:
+        order = order.astype(np.int32)
 
     def coded(name: str, rules: list[tuple[str, str]] | None) -> tuple[np.ndarray, Values]:
         codes, values = _codes(table.column(name))

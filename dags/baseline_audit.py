@@ -43,11 +43,9 @@ def run_time() -> dt.datetime:
 def baseline_audit():
     @task
     def validate_config() -> str:
-        from baseline.config import load_config, resolve_config_path
+        from baseline.config import validated_config_path
 
-        path = resolve_config_path(get_current_context()["params"].get("config"))
-        load_config(path)
-        return str(path)
+        return validated_config_path(get_current_context()["params"].get("config"))
 
     @task
     def refresh_baseline(config_path: str) -> dict:

@@ -26,11 +26,9 @@ from airflow.sdk import Param, dag, get_current_context, task
 def probe_coverage_weekly():
     @task
     def validate_config() -> str:
-        from baseline.config import load_config, resolve_config_path
+        from baseline.config import validated_config_path
 
-        path = resolve_config_path(get_current_context()["params"].get("config"))
-        load_config(path)
-        return str(path)
+        return validated_config_path(get_current_context()["params"].get("config"))
 
     @task
     def coverage_report(config_path: str) -> dict:

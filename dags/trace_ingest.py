@@ -27,11 +27,9 @@ TRACEBASE_DATASET = Asset(name="tracebase_dataset", uri="file:///tracebase/datas
 def trace_ingest():
     @task
     def validate_config() -> str:
-        from baseline.config import load_config, resolve_config_path
+        from baseline.config import validated_config_path
 
-        path = resolve_config_path(get_current_context()["params"].get("config"))
-        load_config(path)  # fails the run with the key, expected and found values
-        return str(path)
+        return validated_config_path(get_current_context()["params"].get("config"))
 
     @task
     def ingest(config_path: str) -> dict:
