@@ -13,4 +13,4 @@ test: setup
 	.venv/bin/python -m pytest $(PYTEST_ARGS)
 
 bench: setup
-	.venv/bin/python -m bench.run_all
+	.venv/bin/python -m bench.run_all $(BENCH_ARGS)

@@ -219,26 +219,55 @@ def _codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, Values]:
 
     Dictionary chunks (one per file / row group) are unified by hashing only their
     dictionaries, never the rows; equal strings always get equal codes."""
+    return _coded_column(col)
+
+
+def _dict_key(d: pa.Array) -> tuple:
+    return (d.offset, len(d), *(b.address if b is not None else 0 for b in d.buffers()))
+
+
+def _coded_column(
+    col: pa.ChunkedArray | pa.Array, order: np.ndarray | None = None, rules: list[tuple[str, str]] | None = None
+) -> tuple[np.ndarray, Values]:
+    """`_codes` of a column, optionally normalised by `rules` (codes into the distinct
+    normalised values) and taken in `order`: the row maps are composed on the (small)
+    dictionaries first, so each row is touched by one remap and one gather."""
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     if not chunks or not all(pa.types.is_dictionary(c.type) for c in chunks):
-        return _factorize_nullable(col)
-    # Batches of one column chunk share their dictionary's buffers: hash each dictionary once.
-    first_of: dict[tuple, int] = {}
-    dicts: list[pa.Array] = []
-    for c in chunks:
-        d = c.dictionary
-        key = (d.offset, len(d), *(b.address if b is not None else 0 for b in d.buffers()))
-        if key not in first_of:
-            first_of[key] = sum(len(x) for x in dicts)
-            dicts.append(d)
-    code_of, values = _factorize(pa.concat_arrays(dicts))
-    parts = []
-    for c in chunks:
-        d = c.dictionary
-        base = first_of[(d.offset, len(d), *(b.address if b is not None else 0 for b in d.buffers()))]
-        idx = pc.fill_null(c.indices, -1).to_numpy(zero_copy_only=False)
-        parts.append(_remap(idx, code_of[base : base + len(d)]))
-    return (np.concatenate(parts) if len(parts) > 1 else parts[0]), values
+        codes, values = _factorize_nullable(col)
+        groups = [(0, len(codes), np.arange(len(values), dtype=np.int32))]
+        raw_parts = [codes]
+    else:
+        # Batches of one column chunk share their dictionary's buffers: hash each dictionary
+        # once, and convert runs of chunks with the same dictionary in one go.
+        first_of: dict[tuple, int] = {}
+        dicts: list[pa.Array] = []
+        runs: list[tuple[tuple, list[pa.Array]]] = []
+        for c in chunks:
+            key = _dict_key(c.dictionary)
+            if key not in first_of:
+                first_of[key] = sum(len(x) for x in dicts)
+                dicts.append(c.dictionary)
+            if runs and runs[-1][0] == key:
+                runs[-1][1].append(c.indices)
+            else:
+                runs.append((key, [c.indices]))
+        code_of, values = _factorize(pa.concat_arrays(dicts))
+        groups, raw_parts, pos = [], [], 0
+        for key, indices in runs:
+            raw = pc.fill_null(pa.chunked_array(indices), -1).to_numpy()
+            base = first_of[key]
+            groups.append((pos, pos + len(raw), code_of[base : base + key[1]]))
+            raw_parts.append(raw)
+            pos += len(raw)
+    if rules is not None:
+        norm_of, values = _normalised_codes(values, rules)
+        groups = [(lo, hi, norm_of[m]) for lo, hi, m in groups]
+    n = sum(len(r) for r in raw_parts)
+    out = np.empty(n, dtype=np.int32)
+    for (lo, hi, mapping), raw in zip(groups, raw_parts, strict=True):
+        out[lo:hi] = _remap(raw, mapping)
+    return (out if order is None else out[order]), values
 
 
 def _factorize_nullable(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, Values]:
@@ -421,12 +450,7 @@ def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
         order = order.astype(np.int32)
 
     def coded(name: str, rules: list[tuple[str, str]] | None) -> tuple[np.ndarray, Values]:
-        codes, values = _codes(table.column(name))
-        codes = codes[order]
-        if rules is None:
-            return codes, values
-        norm_of, norm_values = _normalised_codes(values, rules)
-        return _remap(codes, norm_of), norm_values
+        return _coded_column(table.column(name), order, rules)
 
     probe, probe_values = coded("probe", None)
     errno, errno_values = coded("errno", None)
@@ -453,7 +477,9 @@ def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
     base_values = Values(pa.array(list(base_index), type=pa.string()))
 
     def ints(name: str, fill: int = -1) -> np.ndarray:
-        return pc.fill_null(table.column(name), fill).to_numpy().astype(np.int32, copy=False)[order]
+        col = table.column(name)
+        col = pc.fill_null(col, fill) if col.null_count else col
+        return col.to_numpy().astype(np.int32, copy=False)[order]
 
     return Prepared(
         table=table.select([c for c in KEPT_COLUMNS if c in table.column_names]),

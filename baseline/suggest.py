@@ -314,10 +314,19 @@ def suggest(
     # Probes that the new kernel no longer has: renamed (a close new name) or vanished.
     tracked = probes or (sorted(n for n in old if classify(n, reference).action == "candidate") if old else [])
     pool = added if old is not None else set(new) - probe_set
+    # Vendor equivalents of a driver the new kernel does not carry at all are not "vanished":
+    # the namespace gate would never pick them on such a host.
+    drivers = ("mlx5_ib_", "bnxt_re_", "irdma_")
+    carried = {d for d in drivers if any(n.startswith(d) for n in new)}
     for name in tracked:
         if name in new:
             continue
         c = classify(name, reference)
+        driver = next((d for d in drivers if name.startswith(d)), None)
+        if driver and driver not in carried:
+            results.append(Suggestion(name, "skip", c.rule, c.object, c.subsystem,
+                                      f"no {driver.rstrip('_')} functions in this kernel: the namespace gate would not pick it"))
+            continue
         hit = find_rename(name, pool)
         if hit:
             results.append(Suggestion(name, "renamed", c.rule, c.object, c.subsystem,

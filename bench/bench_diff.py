@@ -229,8 +229,14 @@ def main(argv: list[str] | None = None) -> int:
                 m = measure(cmd, out)
                 if label.endswith("(library)"):
                     m["inner"] = json.loads(out.read_text().splitlines()[-1])
-                if best is None or m["wall_s"] < best["wall_s"]:
+                if best is None:
                     best = m
+                else:  # best of N for each figure separately (the machine is shared)
+                    for key in ("wall_s", "cpu_s", "rss_mib"):
+                        best[key] = min(best[key], m[key])
+                    if "inner" in m:
+                        best["inner"]["s"] = min(best["inner"]["s"], m["inner"]["s"])
+                        best["inner"]["cpu"] = min(best["inner"]["cpu"], m["inner"]["cpu"])
             with open(out, "rb") as fh:
                 best["output_lines"] = sum(1 for _ in fh)
             results[label] = best
@@ -238,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
                 obj = json.loads(out.read_text())
                 b = obj["bifurcation"]
                 best["bifurcation"] = b and f"{b['probe']} {b['path']} -> {b['errno']}"
-        print(f"\n{'measurement':28} {'wall s':>8} {'cpu s':>8} {'peak RSS MiB':>13} {'exit':>5} {'out lines':>10}")
+        print(f"\nbest of {args.repeat} runs each (wall, cpu and peak RSS taken separately)")
+        print(f"{'measurement':28} {'wall s':>8} {'cpu s':>8} {'peak RSS MiB':>13} {'exit':>5} {'out lines':>10}")
         for label, m in results.items():
             print(f"{label:28} {m['wall_s']:8.3f} {m['cpu_s']:8.3f} {m['rss_mib']:13.1f} {m['status']:>5} "
                   f"{m['output_lines']:>10,}")

@@ -97,7 +97,7 @@ def test_per_probe_counts_errno_mix_and_trend(report):
 
 def test_never_fired_includes_probe_set_members_without_data(report):
     never = set(report.never_fired)
-    assert {"ib_uverbs_alloc_pd", "ib_uverbs_modify_qp", "__ib_umem_get", "bnxt_re_create_qp"} <= never
+    assert {"ib_uverbs_handler_UVERBS_METHOD_REG_DMABUF_MR", "ib_uverbs_modify_qp", "__ib_umem_get", "bnxt_re_create_qp"} <= never
     assert "ib_uverbs_reg_mr" not in never
     assert not any(p.startswith("irdma_") for p in report.probes["probe"])  # no irdma host in the fleet
 
@@ -106,7 +106,7 @@ def test_groups_missing_gated_and_namespace_resolution(report):
     g = report.groups
     status = {(r["kernel_release"], r["vendor"], r["probe"]): (r["status"], r["hosts_live"]) for r in g.iter_rows(named=True)}
     assert status[("6.11.0", "mlx5", "mlx5_ib_reg_user_mr")] == ("missing", 0)  # reported live=false
-    assert status[("6.11.0", "mlx5", "ib_uverbs_alloc_pd")] == ("no data", 0)  # never called: not a gap
+    assert status[("6.11.0", "mlx5", "ib_uverbs_handler_UVERBS_METHOD_REG_DMABUF_MR")] == ("no data", 0)  # never called: not a gap
     assert status[("6.8.0", "mlx5", "mlx5_ib_reg_user_mr")] == ("live", 1)
     assert status[("6.8.0", "bnxt_re", "mlx5_ib_reg_user_mr")] == ("gated", 0)
     assert status[("6.8.0", "mlx5", "bnxt_re_reg_user_mr")] == ("gated", 0)

@@ -134,6 +134,6 @@ def test_probes_check_unknown_set_is_exit_2():
     out = subprocess.run([*TRACER, "probes", "check", "nosuch"], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.strip() == (
-        f"tracer: error: probe set 'nosuch': expected one of rdma, syscalls, verbs-user or a .yaml path, "
+        f"tracer: error: probe set 'nosuch': expected one of rdma, rdma-queries, syscalls, verbs-user or a .yaml path, "
         f"found no {PROBES_DIR / 'nosuch.yaml'}"
     )

@@ -150,7 +150,10 @@ def test_cli_suggest_probes(tmp_path):
                                "--probes", str(REPO / "bpf" / "probes" / "rdma.yaml"))
     assert status == 0, err
     assert "vanished      ib_peer_umem_get" in out
-    assert "new-candidate mlx5_ib_alloc_pd  [PD]" in out
+    assert "keep          mlx5_ib_alloc_pd  [PD]" in out  # in rdma.yaml: kept, not a candidate
+    # bnxt_re/irdma equivalents on a kernel without those drivers are gated, not vanished
+    assert "vanished      bnxt_re_" not in out and "vanished      irdma_" not in out
+    assert "vanished      mlx5_ib_modify_qp" in out
     assert "functions excluded by the selection rules (--all lists them with the reason)" in out
     status, out, _ = run_cli("suggest-probes", "--symbols", str(tmp_path / "new.txt"), "--all")
     assert "exclude       mlx5_ib_dealloc_pd" in out
