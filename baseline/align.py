@@ -119,10 +119,11 @@ def position_in_stream(sid: np.ndarray) -> np.ndarray:
     n = len(sid)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
+    dtype = np.int32 if n < 2**31 else np.int64
     first = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]])
-    run_start = np.zeros(n, dtype=np.int64)
+    run_start = np.zeros(n, dtype=dtype)
     run_start[first] = first
-    return np.arange(n) - np.maximum.accumulate(run_start)
+    return np.arange(n, dtype=dtype) - np.maximum.accumulate(run_start)
 
 
 def window_hashes(s: Streams, role_hash: np.ndarray, k: int) -> np.ndarray:

@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 import traceback
-from types import ModuleType
 
 from tracer.cli_common import HelpFormatter
 from tracer.errors import TracebaseError
@@ -56,39 +55,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=handle)
 
 
-def _defer_polars_import() -> ModuleType | None:
-    """Import polars only if something really uses it; returns the placeholder module.
-
-    The diff reads Parquet with pyarrow and computes with numpy; polars is merely imported at
-    the top of tracer.schema, and importing it costs about a second of CPU (more than the
-    whole diff of a million events). Until an attribute of it is used, ``polars`` is a
-    placeholder module; the first attribute access imports the real polars and fills the
-    placeholder in (PEP 562 module ``__getattr__``), so code that does use it is unaffected.
-    (importlib.util.LazyLoader cannot do this on Python 3.11: ``import`` itself reads
-    ``__spec__``, which triggers its load.)"""
-    if "polars" in sys.modules:
-        return None
-    import importlib
-    import importlib.util
-
-    spec = importlib.util.find_spec("polars")
-    if spec is None:
-        return None
-    placeholder = ModuleType("polars", "placeholder: polars is imported on first use")
-    placeholder.__spec__ = spec
-
-    def load(name: str):
-        if sys.modules.get("polars") is placeholder:
-            del sys.modules["polars"]
-        real = importlib.import_module("polars")
-        placeholder.__dict__.update(real.__dict__)
-        return getattr(real, name)
-
-    placeholder.__getattr__ = load  # type: ignore[method-assign]
-    sys.modules["polars"] = placeholder
-    return placeholder
-
-
 def handle(args: argparse.Namespace) -> int:
     if len(args.traces) < 2:
         raise TracebaseError(
@@ -100,7 +66,6 @@ def handle(args: argparse.Namespace) -> int:
         raise TracebaseError(f"--window: expected a number >= 1, found {args.window}")
     if args.max_anomalies < 1:
         raise TracebaseError(f"--max-anomalies: expected a number >= 1, found {args.max_anomalies}")
-    placeholder = _defer_polars_import()
     if "pyarrow" not in sys.modules:
         # Arrow buffers from the system allocator go back to the OS when freed (the default
         # mimalloc pool keeps ~100 MiB of read buffers for a million events mapped).
@@ -129,6 +94,3 @@ def handle(args: argparse.Namespace) -> int:
     except Exception:  # a bug: still "trouble" (2), never "anomaly" (1)
         traceback.print_exc()
         return 2
-    finally:
-        if placeholder is not None and sys.modules.get("polars") is placeholder:
-            del sys.modules["polars"]  # later imports get the real module

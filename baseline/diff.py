@@ -6,7 +6,9 @@ Method
 ------
 1. **Normalise** (baseline.normalize): paths/args/thread names masked (pids, fds, addresses,
    numbers, random temp names, search-path walks); each event becomes a token
-   ``hash(probe, errno, normalised path, normalised arg, depth)`` -- never pid, fd, ret or time.
+   ``(probe, errno, normalised path, normalised arg, depth)`` -- never pid, fd, ret or time --
+   packed into one integer from the codes of one shared dictionary per column (good and bad
+   are prepared as one table).
 2. **Split** every trace into per-thread streams, each named by its *role* (fork-tree path of
    exec'd names, threads as ``~name``), so thread and child-process interleaving is irrelevant.
 3. **Transparent events**: an error matching the allowlist (the curated expected_errors.yaml
@@ -27,6 +29,14 @@ Method
 7. **Alignment for context**: ``last_common`` are the bad events just before the region (all
    explained); the bad stream is re-anchored in the best good stream at the last window they
    share (closest relative position), and ``good_instead`` are the good events that followed.
+
+Cost (bench/bench_diff.py: two traces of 1,000,000 events)
+-----------------------------------------------------------
+Only the needed columns are read, strings stay Arrow dictionary codes, regexes run once per
+distinct value (digit runs in numpy, RE2 only where a rule needs it), everything per event
+is a few vectorised numpy passes over int32/uint64 arrays (stream order by a stable integer
+argsort, window hashes in place, membership by sort-merge), big intermediates are released
+as soon as they are consumed, and polars is not used (the CLI does not even load it).
 
 Ranking (the documented rule)
 -----------------------------
@@ -343,16 +353,28 @@ def _dictionary_columns(table: pa.Table) -> pa.Table:
 
 
 def prepare_both(
-    bad: pa.Table, good: pa.Table, good_trace_codes: tuple[np.ndarray, list[str]] | None = None
+    tables: list[pa.Table], good_trace_codes: tuple[np.ndarray, list[str]] | None = None
 ) -> tuple[Prepared, list[str], list[str]]:
-    """Prepare bad and good rows as one table (one dictionary per column, so event tokens
-    are integer codes): the bad trace gets tkey -1, good traces 0.. in order of appearance.
-    Bad rows come first in the result (streams are numbered by first appearance)."""
+    """Prepare the bad and good rows (``tables = [bad, good]``) as one table, with one
+    dictionary per column so event tokens are integer codes: the bad trace gets tkey -1,
+    good traces 0.. in order of appearance; bad rows come first in the result (streams are
+    numbered by first appearance). `tables` is emptied: with the caller's other references
+    dropped, `prepare` frees each Arrow column once converted."""
+    bad, good = tables
     _, bad_ids = _trace_codes(bad)
     good_codes, good_ids = good_trace_codes or _trace_codes(good)
     tkey = np.concatenate([np.full(bad.num_rows, -1, dtype=np.int64), good_codes])
-    both = pa.concat_tables([_dictionary_columns(bad), _dictionary_columns(good)], promote_options="permissive")
-    return prepare(both, tkey), bad_ids, good_ids
+    parts = [_dictionary_columns(bad), _dictionary_columns(good)]
+    tables.clear()
+    del bad, good, good_codes
+    return prepare(pa.concat_tables(_emptied(parts), promote_options="permissive"), tkey), bad_ids, good_ids
+
+
+def _emptied(items: list) -> list:
+    """The items of a list, leaving the list empty (hands over the only references)."""
+    out = list(items)
+    items.clear()
+    return out
 
 
 # ------------------------------------------------------------------------------------------
@@ -380,6 +402,15 @@ class _Rows:
             "pid": int(p.pid[r]) if p.pid[r] >= 0 else None, "tid": int(p.tid[r]),
             "comm": p.value("comm", r), "trace_id": self.bad_ids[0] if tkey < 0 else self.good_ids[tkey],
         }
+
+
+def _release(p: Prepared) -> None:
+    """Drop the per-row arrays and raw columns the rest of the diff does not read (display
+    needs seq, probe, errno, path key, pid, tid, trace key and the raw path/comm): about a
+    third of the prepared memory, freed before the window model is built."""
+    for name in ("plainpath", "narg", "depth", "ppid", "ncomm", "sid"):
+        setattr(p, name, None)
+    p.table = p.table.select([c for c in ("path", "comm") if c in p.table.column_names])
 
 
 def _stream_roles(p: Prepared) -> tuple[np.ndarray, list[str], list[str]]:
@@ -426,8 +457,9 @@ def diff_traces(
     if "failure" in set(pc.unique(good_tab.column("kind")).to_pylist()):
         warnings.append("some GOOD traces are labelled kind=failure")
 
-    p, bad_ids, good_ids = prepare_both(bad_tab, good_tab, good_codes)
-    del good_tab, bad_tab  # only the display columns are kept (in p.table)
+    tables = [bad_tab, good_tab]
+    del good_tab, bad_tab  # handed over: prepare frees each column once converted
+    p, bad_ids, good_ids = prepare_both(tables, good_codes)
     n_rows = len(p)
     nb = int(np.count_nonzero(p.tkey < 0))  # bad rows are rows 0..nb-1
     rows = _Rows(p, bad_ids, good_ids)
@@ -479,6 +511,7 @@ def diff_traces(
     del drop
     s = align.Streams(tok[keep], p.sid[keep], keep.astype(np.int32 if n_rows < 2**31 else np.int64))
     del tok, keep
+    _release(p)
     s = align.compress_loops(align.with_end_tokens(s))
     h = align.window_hashes(s, role_hash, k)
     # Bad streams are numbered first, so their positions are a prefix: split by views.

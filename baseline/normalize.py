@@ -429,11 +429,14 @@ def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
 
     `tkey` gives each source row its trace number (the caller decides: e.g. -1 for the bad
     trace, 0.. for good traces). Regexes run once per distinct path/arg/comm; the search-path
-    rule and everything per row are numpy.
+    rule and everything per row are numpy. Columns are converted one at a time and dropped
+    from the local table as soon as they are consumed, so when the caller hands over its
+    only reference (as baseline.diff does) their Arrow buffers are freed along the way.
     """
     n = table.num_rows
     tid = pc.fill_null(table.column("tid"), pc.fill_null(table.column("pid"), 0)).to_numpy()
     seq = table.column("seq").to_numpy().astype(np.int64, copy=False)
+    table = _drop(table, "tid", "seq", "trace_id", "kind", "command")
     tkey = np.asarray(tkey, dtype=np.int64)
     # Stream order: stable sort by (trace, thread); rows already in seq order per trace (the
     # normal case) need no seq key, otherwise a full lexsort. Streams are numbered by first
@@ -448,15 +451,29 @@ def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
     del stream_of
     if n < 2**31:
         order = order.astype(np.int32)
+    seq, tid, tkey = seq[order], tid[order].astype(np.int32), tkey[order].astype(np.int32)
 
     def coded(name: str, rules: list[tuple[str, str]] | None) -> tuple[np.ndarray, Values]:
-        return _coded_column(table.column(name), order, rules)
+        nonlocal table
+        out = _coded_column(table.column(name), order, rules)
+        if name not in KEPT_COLUMNS:
+            table = _drop(table, name)
+        return out
 
+    def ints(name: str, fill: int = -1) -> np.ndarray:
+        nonlocal table
+        col = table.column(name)
+        col = pc.fill_null(col, fill) if col.null_count else col
+        out = col.to_numpy().astype(np.int32, copy=False)[order]
+        table = _drop(table, name)
+        return out
+
+    pid, ppid, depth = ints("pid"), ints("ppid"), ints("depth", 0)
     probe, probe_values = coded("probe", None)
     errno, errno_values = coded("errno", None)
-    npath, npath_values = coded("path", PATH_RULES)
     narg, narg_values = coded("arg", PATH_RULES)
     ncomm, ncomm_values = coded("comm", ARG_RULES)
+    npath, npath_values = coded("path", PATH_RULES)
     pathkey = npath.astype(np.int64)
     base_index: dict[str, int] = {}
     search_errnos = np.array([i for i, v in enumerate(errno_values) if v in SEARCH_ERRNOS], dtype=np.int32)
@@ -476,19 +493,17 @@ def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
                 pathkey[i] = SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index))
     base_values = Values(pa.array(list(base_index), type=pa.string()))
 
-    def ints(name: str, fill: int = -1) -> np.ndarray:
-        col = table.column(name)
-        col = pc.fill_null(col, fill) if col.null_count else col
-        return col.to_numpy().astype(np.int32, copy=False)[order]
-
     return Prepared(
         table=table.select([c for c in KEPT_COLUMNS if c in table.column_names]),
-        order=order, tkey=tkey[order].astype(np.int32), tid=tid[order].astype(np.int32), pid=ints("pid"),
-        ppid=ints("ppid"), seq=seq[order], depth=ints("depth", 0), probe=probe, errno=errno, pathkey=pathkey,
-        plainpath=npath, narg=narg, ncomm=ncomm, sid=sid,
+        order=order, tkey=tkey, tid=tid, pid=pid, ppid=ppid, seq=seq, depth=depth, probe=probe, errno=errno,
+        pathkey=pathkey, plainpath=npath, narg=narg, ncomm=ncomm, sid=sid,
         probe_values=probe_values, errno_values=errno_values, npath_values=npath_values,
         base_values=base_values, narg_values=narg_values, ncomm_values=ncomm_values,
     )
+
+
+def _drop(table: pa.Table, *names: str) -> pa.Table:
+    return table.drop_columns([c for c in names if c in table.column_names])
 
 
 # ------------------------------------------------------------------------------------------

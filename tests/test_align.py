@@ -341,3 +341,20 @@ def test_divergence_regions_merge_within_k_and_split_streams():
     assert r.start.tolist() == [2, 9, 10]
     assert r.end.tolist() == [4, 9, 10]
     assert r.sid.tolist() == [0, 0, 1]
+
+
+def test_seen_in_is_exact_membership_on_64_bits():
+    rng = np.random.default_rng(7)
+    model = rng.integers(0, 2**64, size=5000, dtype=np.uint64)
+    values = np.concatenate([model[::3], rng.integers(0, 2**64, size=4000, dtype=np.uint64),
+                             model[:10] ^ np.uint64(1)])  # differ in the lowest bit only
+    rng.shuffle(values)
+    assert (align.seen_in(values, model) == np.isin(values, model)).all()
+    assert not align.seen_in(values[:0], model).size and not align.seen_in(values, model[:0]).any()
+
+
+def test_window_hashes_pad_each_stream_start():
+    s = align.Streams(np.array([5, 6, 7, 5, 6, 7], dtype=np.uint64), np.array([0, 0, 0, 1, 1, 1]),
+                      np.arange(6))
+    h = align.window_hashes(s, np.zeros(2, dtype=np.uint64), 2)
+    assert (h[:3] == h[3:]).all() and len(set(h[:3].tolist())) == 3

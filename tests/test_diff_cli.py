@@ -264,3 +264,18 @@ def test_allowlist_learn_errors(capsys, tmp_path, traces):
     assert_user_error(capsys, ["allowlist", "learn", traces[0], "-o", broken], broken, "field 'version': expected 1, found 7")
     g = write(tmp_path / "g.parquet", trace_frame("g1"), trace_frame("g2", command="other"))
     assert_user_error(capsys, ["allowlist", "learn", g, "-o", tmp_path / "x.yaml"], "expected good traces of one command")
+
+
+def test_diff_cli_does_not_load_polars(traces):
+    # polars costs about a second to import and the diff does not need it (tracer.schema
+    # imports it lazily). Run in a fresh interpreter: this test process has polars loaded.
+    import subprocess
+    import sys
+
+    good, _, bad = traces
+    code = ("import sys; from baseline.cli import main; "
+            f"rc = main(['diff', {str(good)!r}, {str(bad)!r}, '--json']); "
+            "sys.stderr.write(f'rc={rc} polars={\"polars\" in sys.modules}')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert "rc=1 polars=False" in out.stderr, out.stderr
+    assert json.loads(out.stdout)["bifurcation"]["errno"]

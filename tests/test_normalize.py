@@ -95,3 +95,39 @@ def test_process_roles_follow_the_fork_tree_not_pids():
         "bash", "bash/python<n>", "bash/python<n>/~python<n>", "bash/python<n>/gzip", "bash/python<n>/gzip",
     ]
     assert roles.get_column("role").to_list()[-2:] == ["bash/python<n>/gzip#0", "bash/python<n>/gzip#1"]
+
+
+def test_fast_rule_application_equals_plain_re2_on_arbitrary_text():
+    # apply_rules skips RE2 where a rule cannot match and replaces digit runs in numpy; the
+    # result must be exactly what applying each rule with RE2 gives.
+    import random
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from baseline.normalize import ARG_RULES, PATH_RULES, apply_rules
+
+    rng = random.Random(3)
+    alphabet = "ab0123456789xX/._-tmpé€fF"
+    values = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24))) for _ in range(5000)]
+    values += [None, "", "0x7f3a", "/proc/12/fd/3", "deadbeefdeadbeef00/x", "/tmp/tmpab12cd_x", "é12é", "9"]
+    arr = pa.array(values, type=pa.string())
+    for rules in (PATH_RULES, ARG_RULES):
+        plain = arr
+        for pattern, replacement in rules:
+            plain = pc.replace_substring_regex(plain, pattern=pattern, replacement=replacement)
+        assert apply_rules(arr, rules).to_pylist() == plain.to_pylist()
+
+
+def test_stream_numbers_follow_first_appearance_for_any_thread_ids():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from baseline.normalize import _first_appearance_codes
+
+    rng = np.random.default_rng(5)
+    for span in (3, 1000, 10**9):  # direct table and hashing fallback
+        tkey = rng.integers(-1, 3, size=500)
+        tid = rng.integers(0, span, size=500)
+        want = pc.dictionary_encode(pa.array(tkey * (1 << 32) + tid)).indices.to_numpy()
+        assert (_first_appearance_codes(tkey, tid) == want).all()

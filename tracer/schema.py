@@ -37,12 +37,17 @@ import os
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tracer.errors import SchemaError, TracebaseError
+
+if TYPE_CHECKING:
+    import polars as pl
+# polars is imported inside the functions that need it: the recorder and `baseline diff` work
+# on pyarrow/numpy alone, and importing polars costs them about a second of CPU per process.
 
 SCHEMA_VERSION = 1
 META_TABLE = b"tracebase.table"
@@ -193,6 +198,8 @@ TABLES: dict[str, pa.Schema] = {
 
 def polars_schema(table: str) -> pl.Schema:
     """The polars schema of a table (for building frames that will pass validation)."""
+    import polars as pl
+
     return pl.Schema(pl.from_arrow(TABLES[table].empty_table()).schema)
 
 
@@ -271,7 +278,7 @@ def conform(data: pa.Table | pl.DataFrame, table: str) -> pa.Table:
     schema = _table_schema(table)
     if isinstance(data, pa.Table) and data.schema.equals(schema, check_metadata=False):
         return data  # already exactly the table's schema (bulk writers build it so): nothing to cast
-    if isinstance(data, pl.DataFrame):
+    if not isinstance(data, pa.Table):  # a polars DataFrame
         data = data.to_arrow()
     columns = []
     for field in schema:
@@ -376,6 +383,8 @@ def scan(paths: str | os.PathLike | Iterable[str | os.PathLike], table: str) -> 
     files = parquet_files(paths)
     validate_files(files, table)
     names = _table_schema(table).names
+    import polars as pl
+
     return pl.scan_parquet([str(f) for f in files], missing_columns="insert", extra_columns="ignore").select(names)
 
 
@@ -415,6 +424,8 @@ def read_arrow(
 
 def traces_of(events: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
     """The traces view: one row per trace_id with the trace-level columns."""
+    import polars as pl
+
     lf = events.lazy()
     return lf.group_by("trace_id", maintain_order=True).agg(
         [pl.col(f.name).first() for f in TRACE_FIELDS[1:]]
@@ -459,7 +470,7 @@ def metadata_list(d: dict[str, str] | None) -> list[dict[str, str]] | None:
 
 def metadata_dict(pairs: Sequence | None) -> dict[str, str]:
     """Back from a `metadata` cell as polars returns it (list of {key, value} structs)."""
-    if isinstance(pairs, pl.Series):
+    if hasattr(pairs, "to_list"):  # a polars Series
         pairs = pairs.to_list()
     if not pairs:
         return {}
