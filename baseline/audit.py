@@ -32,6 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,8 +50,9 @@ from baseline.fleet_model import (
     parse_since,
 )
 from tracer.errors import TracebaseError
-from tracer.schema import dataset_files, polars_schema, scan, write_table
+from tracer.schema import dataset_files, polars_schema, scan, write_table, write_table_batches
 
+FINDINGS_WRITE_ROWS = 500_000
 VENDOR_PREFIX = re.compile(r"\b(mlx5_ib|mlx5|bnxt_re|irdma)_")
 
 
@@ -219,18 +221,27 @@ def findings_of(
     """Findings for every trace with an error frame: analyse_traces runs once per distinct
     chain (on its representative trace) and the result is joined to all traces of that chain."""
     key = ["operation", "chain_hash"]
-    failing = traces.filter(pl.col("errors") > 0)
+    failing = traces.filter(pl.col("errors") > 0).select(
+        "trace_id", "host", "job_id", pl.col("start_time").alias("time"), *key
+    )
     reps = chains.join(failing.select(key).unique(), on=key, how="semi")
     analysed = analyse_traces(reps.drop(key), model, expected, min_layers=min_layers) if reps.height else pl.DataFrame()
     if analysed.is_empty():
-        return pl.DataFrame(schema=FINDING_COLUMNS).drop(["signature", "cluster_id", "score"])
+        return pl.DataFrame(schema=FINDING_COLUMNS).drop(["cluster_id", "score"])
+    # everything but the trace's own id, host, job and time is a property of its chain: the
+    # signature is built once per chain and the per-chain strings travel as categoricals
+    # (millions of findings, a few hundred distinct values)
     per_chain = (
         analysed.drop("host", "job_id", "time", "operation")
         .join(reps.select("trace_id", *key).unique(), on="trace_id")
         .drop("trace_id")
+        .with_columns(signature_expr().alias("signature"))
     )
+    text = [c for c, t in per_chain.schema.items() if t == pl.String and c != "operation"]
+    per_chain = per_chain.with_columns(pl.col(text).cast(pl.Categorical))
     return failing.join(per_chain, on=key).select(
-        "trace_id", "host", "job_id", pl.col("start_time").alias("time"), "operation", *analysed.columns[5:]
+        "trace_id", pl.col("host", "job_id", "operation").cast(pl.Categorical), "time", *analysed.columns[5:],
+        "signature",
     )
 
 
@@ -295,13 +306,19 @@ def cluster_findings(
     findings: pl.DataFrame, window: tuple[dt.datetime | None, dt.datetime | None]
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Assign cluster ids to the open findings; return (findings, clusters)."""
-    findings = findings.with_columns(signature_expr().alias("signature"))
+    if "signature" not in findings.columns:  # findings_of builds it per chain
+        findings = findings.with_columns(signature_expr().alias("signature"))
     open_ = findings.filter(~pl.col("expected"))
     sig_cols = ["signature", "operation", "bifurcation_probe", "bifurcation_errno", "errno", "origin_layer",
                 "pattern", "divergence", "deeper_than_probes"]
-    uniq = open_.select(sig_cols).unique(subset=["signature"]).sort("signature")
+    uniq = (
+        open_.select(sig_cols).unique(subset=["signature"])
+        .with_columns(pl.col(pl.Categorical).cast(pl.String)).sort("signature")
+    )
     labels = cluster_signatures(uniq)
-    sig_map = uniq.select("signature").with_columns(pl.Series("_label", labels, dtype=pl.Int64))
+    sig_map = uniq.select(pl.col("signature").cast(findings.schema["signature"])).with_columns(
+        pl.Series("_label", labels, dtype=pl.Int64)
+    )
     # number clusters by size, biggest first
     sized = (
         open_.join(sig_map, on="signature").group_by("_label").agg(pl.len().alias("n"))
@@ -335,6 +352,7 @@ def _trend(first: dt.datetime, counts_recent: int, counts_before: int, window, r
 def _cluster_table(clustered: pl.DataFrame, window, recent_fraction: float = 0.25) -> pl.DataFrame:
     if clustered.is_empty():
         return pl.DataFrame(schema=polars_schema("clusters"))
+    clustered = clustered.with_columns(pl.col(pl.Categorical).cast(pl.String))  # ties broken on text
     start, end = window
     cut = end - (end - start) * recent_fraction if start and end else None
     recent = (pl.col("time") >= cut) if cut is not None else pl.lit(False)
@@ -363,8 +381,70 @@ def _cluster_table(clustered: pl.DataFrame, window, recent_fraction: float = 0.2
 # --------------------------------------------------------------------------------------------
 # host alerts from counters
 # --------------------------------------------------------------------------------------------
+# deeper layers first when two probes of one call chain report the same errno (no model depth known)
+LAYER_DEPTH = {"user-lib": 0, "syscall": 1, "uverbs": 2, "core": 3, "driver": 4, "peer-mem": 5}
+
+
+def bucket_counters(
+    counters: pl.LazyFrame | Iterable[pl.LazyFrame], bucket: str = "15m"
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The counters reduced to time buckets in streaming passes: (calls, errors).
+
+    calls: host, probe, bucket, n (invocations), layer; errors: host, probe, errno, bucket, count.
+    Everything host_alerts computes is per bucket, so the snapshot rows (tens of millions on a
+    fleet-day) are never materialised. Several lazy frames (e.g. `counter_scans`: files batched
+    by host, so no (host, probe, bucket) spans two) are reduced one after the other, which
+    bounds the memory of the streaming aggregation by the batch."""
+    t = pl.col("snapshot_time").dt.truncate(bucket).alias("bucket")
+    parts = [counters] if isinstance(counters, pl.LazyFrame) else list(counters)
+    calls: list[pl.DataFrame] = []
+    errors: list[pl.DataFrame] = []
+    for lf in parts:
+        c = lf.group_by("host", "probe", t).agg(pl.col("invocations").sum().alias("n"), pl.col("layer").first())
+        e = (
+            lf.filter(pl.col("errno_counts").list.len() > 0)
+            .select("host", "probe", t, "errno_counts")
+            .explode("errno_counts")
+            .unnest("errno_counts")
+            .filter(pl.col("errno").is_not_null() & (pl.col("count") > 0))
+            .group_by("host", "probe", "errno", "bucket")
+            .agg(pl.col("count").sum())
+        )
+        c, e = pl.collect_all([c, e], engine="streaming")
+        calls.append(c)
+        errors.append(e)
+    if not calls:
+        return pl.DataFrame(schema={"host": pl.String, "probe": pl.String, "bucket": pl.Datetime("ns", "UTC"),
+                                    "n": pl.Int64, "layer": pl.String}), pl.DataFrame()
+    return pl.concat(calls, how="vertical_relaxed"), pl.concat(errors, how="vertical_relaxed")
+
+
+def counter_scans(files: list[Path], since: dt.datetime | None = None, batch_files: int = 2000) -> Iterator[pl.LazyFrame]:
+    """Validated lazy scans of counters files in batches of about `batch_files`, whole hosts per
+    batch (the dataset partitions by host=...), filtered to snapshots at or after `since`."""
+    by_host: dict[str, list[Path]] = {}
+    for f in files:
+        host = next((part[5:] for part in f.parts if part.startswith("host=")), str(f.parent))
+        by_host.setdefault(host, []).append(f)
+    batch: list[Path] = []
+    for host in sorted(by_host):
+        batch.extend(by_host[host])
+        if len(batch) >= batch_files:
+            yield _counter_scan(batch, since)
+            batch = []
+    if batch:
+        yield _counter_scan(batch, since)
+
+
+def _counter_scan(files: list[Path], since: dt.datetime | None) -> pl.LazyFrame:
+    lf = scan(files, "counters")
+    if since is not None:
+        lf = lf.filter(pl.col("snapshot_time") >= pl.lit(since).dt.cast_time_unit("ns"))
+    return lf
+
+
 def host_alerts(
-    counters: pl.LazyFrame,
+    counters: pl.LazyFrame | tuple[pl.DataFrame, pl.DataFrame],
     expected: ExpectedErrors,
     bucket: str = "15m",
     bad_ratio: float = 0.5,
@@ -377,6 +457,7 @@ def host_alerts(
     min_fleet_calls: int = 20,
     max_shared_fraction: float = 0.002,
     max_shared_hosts: int = 3,
+    probe_depth: dict[str, int] | None = None,
 ) -> pl.DataFrame:
     """Persistent-bad-state and rising-errno-rate alerts per host (expected errnos ignored).
 
@@ -387,26 +468,32 @@ def host_alerts(
     when few hosts fail that way at once: at most max(`max_shared_hosts`, `max_shared_fraction`
     of the hosts reporting in the bucket) hosts with the same probe and errno failing on
     `bad_ratio` of their calls. A cause that hits many hosts alike (a library rollout: EFAULT
-    on every affected host, jobs crashing on it) is left to the root-cause clusters."""
-    rows = counters.select("host", "snapshot_time", "probe", "invocations", "failures", "errno_counts").collect()
-    if rows.is_empty():
+    on every affected host, jobs crashing on it) is left to the root-cause clusters.
+
+    One errno propagating up a call chain rises at every layer it crosses: rising alerts are
+    collapsed per (host, errno) onto the deepest probe (`probe_depth`: call depth per probe, e.g.
+    from the good-trace baseline; else the counters' layer), the other layers named in detail.
+
+    `counters` is the counters table (lazy) or its (calls, errors) from `bucket_counters` with
+    the same `bucket`."""
+    host_calls, errs = counters if isinstance(counters, tuple) else bucket_counters(counters, bucket)
+    if host_calls.is_empty():
         return pl.DataFrame(schema=polars_schema("host_alerts"))
-    errs = rows.select("host", "snapshot_time", "probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
-    errs = errs.filter(pl.col("errno").is_not_null() & (pl.col("count") > 0))
     pairs = errs.select("probe", "errno").unique()
     flags = [expected.match(p, e) is not None or _learned_probe_errno(expected, p, e) for p, e in pairs.iter_rows()]
     pairs = pairs.with_columns(pl.Series("is_expected", flags, dtype=pl.Boolean))
-    errs = errs.join(pairs, on=["probe", "errno"]).filter(~pl.col("is_expected"))
-    t = pl.col("snapshot_time").dt.truncate(bucket).alias("bucket")
-    calls = rows.group_by("host", t).agg(pl.col("invocations").sum())
-    errs = _host_specific(rows, errs, t, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction, max_shared_hosts)
+    errs = errs.join(pairs, on=["probe", "errno"]).filter(~pl.col("is_expected")).drop("is_expected")
+    layers = host_calls.group_by("probe").agg(pl.col("layer").drop_nulls().first())
+    host_calls = host_calls.drop("layer")
+    calls = host_calls.group_by("host", "bucket").agg(pl.col("n").sum().alias("invocations"))
+    errs = _host_specific(host_calls, errs, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction,
+                          max_shared_hosts)
     # a bucket is bad when some probe fails (unexpectedly) on most of its calls: a crash-looping
     # host fails the same call at every restart even though most of its other calls succeed
-    probe_calls = rows.group_by("host", "probe", t).agg(pl.col("invocations").sum())
-    probe_bad = errs.group_by("host", "probe", t).agg(pl.col("count").sum().alias("bad"))
+    probe_bad = errs.group_by("host", "probe", "bucket").agg(pl.col("count").sum().alias("bad"))
     bad = (
-        probe_calls.join(probe_bad, on=["host", "probe", "bucket"])
-        .filter((pl.col("bad") >= min_bad_failures) & (pl.col("bad") >= bad_ratio * pl.col("invocations").clip(1)))
+        host_calls.join(probe_bad, on=["host", "probe", "bucket"])
+        .filter((pl.col("bad") >= min_bad_failures) & (pl.col("bad") >= bad_ratio * pl.col("n").clip(1)))
         .group_by("host", "bucket").agg(pl.col("bad").sum(), pl.col("probe").mode().first().alias("bad_probe"))
     )
     per = (
@@ -438,15 +525,15 @@ def host_alerts(
                   pl.col("buckets"), pl.lit(bucket), pl.col("bad_probe"), pl.col("bad")).alias("detail"),
     )
     # rising errno rate: CUSUM of Poisson-standardised counts vs the series' own lagged EWMA
-    series = errs.group_by("host", "probe", "errno", t).agg(pl.col("count").sum())
-    grid = (
-        series.select("host", "probe", "errno").unique()
-        .join(calls.select("host", "bucket"), on="host")
-        .join(series, on=["host", "probe", "errno", "bucket"], how="left")
-        .with_columns(pl.col("count").fill_null(0).cast(pl.Float64))
-        .sort(["host", "probe", "errno", "bucket"])
-    )
+    series = errs
     key = ["host", "probe", "errno"]
+    grid = (
+        series.select(key).unique()
+        .join(calls.select("host", "bucket"), on="host")
+        .join(series, on=[*key, "bucket"], how="left")
+        .with_columns(pl.col("count").fill_null(0).cast(pl.Float64))
+        .sort([*key, "bucket"])
+    )
     grid = grid.with_columns(pl.col("count").ewm_mean(alpha=0.2, adjust=False).shift(1).over(key).fill_null(0.0).alias("mu"))
     grid = grid.with_columns(((pl.col("count") - pl.col("mu")) / (pl.col("mu") + 1.0).sqrt() - cusum_k).alias("z"))
     grid = grid.with_columns(pl.col("z").cum_sum().over(key).alias("C"))
@@ -465,19 +552,48 @@ def host_alerts(
                       pl.col("errno"), pl.col("score").round(1)).alias("detail"),
         )
     )
+    rising = collapse_layers(rising, layers, probe_depth)
     out = pl.concat([persistent, rising], how="vertical_relaxed").sort(["alert", "score", "host"], descending=[False, True, False])
     return out
 
 
-def _host_specific(rows: pl.DataFrame, errs: pl.DataFrame, t: pl.Expr, fleet_ratio: float,
-                   min_fleet_calls: int, bad_ratio: float, max_shared_fraction: float,
-                   max_shared_hosts: int) -> pl.DataFrame:
-    """The error counts (host, snapshot_time, probe, errno, count) of host-bucket-probe-errno
-    cells whose failure rate is far above the rest of the fleet's (see host_alerts)."""
+def collapse_layers(alerts: pl.DataFrame, layers: pl.DataFrame, probe_depth: dict[str, int] | None = None) -> pl.DataFrame:
+    """One alert per (host, alert, errno): the deepest probe's (call depth from `probe_depth`,
+    then layer order), `since` the earliest of the layers, the other probes named in detail."""
+    if alerts.is_empty():
+        return alerts
+    depth = pl.DataFrame(
+        {"probe": list((probe_depth or {}).keys()), "_depth": list((probe_depth or {}).values())},
+        schema={"probe": pl.String, "_depth": pl.Int64},
+    )
+    ranked = (
+        alerts.join(layers, on="probe", how="left").join(depth, on="probe", how="left")
+        .with_columns(
+            pl.col("layer").replace_strict(LAYER_DEPTH, default=-1, return_dtype=pl.Int64).alias("_layer_rank"),
+            pl.concat_str([pl.col("probe"), pl.lit(" ("), pl.col("layer").fill_null("?"), pl.lit(")")]).alias("_named"),
+        )
+        .sort(["_depth", "_layer_rank", "probe"], descending=[True, True, False], nulls_last=True)
+    )
+    key = ["host", "alert", "errno"]
+    out = ranked.group_by(key, maintain_order=True).agg(
+        pl.col("probe").first(),
+        pl.col("since").min(),
+        pl.col("score").first(),
+        pl.col("detail").first(),
+        pl.col("_named").slice(1).alias("_others"),
+    )
+    also = pl.concat_str([pl.lit("; also rising at "), pl.col("_others").list.join(", ")])
+    detail = pl.when(pl.col("_others").list.len() > 0).then(pl.concat_str([pl.col("detail"), also])).otherwise(pl.col("detail"))
+    return out.select("host", "alert", "probe", "errno", "since", "score", detail.alias("detail"))
+
+
+def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: float, min_fleet_calls: int,
+                   bad_ratio: float, max_shared_fraction: float, max_shared_hosts: int) -> pl.DataFrame:
+    """The bucketed error counts (host, probe, errno, bucket, count) of cells whose failure rate
+    is far above the rest of the fleet's (see host_alerts)."""
     key = ["probe", "errno", "bucket"]
-    host_calls = rows.group_by("host", "probe", t).agg(pl.col("invocations").sum().alias("n"))
     cells = (
-        errs.group_by("host", "probe", "errno", t).agg(pl.col("count").sum().alias("f"))
+        errs.rename({"count": "f"})
         .join(host_calls, on=["host", "probe", "bucket"], how="left")
         .with_columns(pl.col("n").fill_null(0))
     )
@@ -507,15 +623,14 @@ def _host_specific(rows: pl.DataFrame, errs: pl.DataFrame, t: pl.Expr, fleet_rat
             .alias("p_rest"),
         )
     )
-    reporting = rows.group_by(t).agg(pl.col("host").n_unique().alias("reporting"))
+    reporting = host_calls.group_by("bucket").agg(pl.col("host").n_unique().alias("reporting"))
     shared = (
         cells.filter(pl.col("p_host") >= bad_ratio).group_by(key).agg(pl.len().alias("shared"))
         .join(reporting, on="bucket")
         .filter(pl.col("shared") > pl.max_horizontal(pl.lit(max_shared_hosts), max_shared_fraction * pl.col("reporting")))
     )
     cells = cells.join(shared, on=key, how="anti").filter(pl.col("p_host") >= fleet_ratio * pl.col("p_rest"))
-    return errs.with_columns(t).join(cells.select("host", "probe", "errno", "bucket"), on=["host", "probe", "errno", "bucket"],
-                                     how="semi").drop("bucket")
+    return errs.join(cells.select("host", "probe", "errno", "bucket"), on=["host", "probe", "errno", "bucket"], how="semi")
 
 
 def _learned_probe_errno(expected: ExpectedErrors, probe: str, errno: str) -> bool:
@@ -554,6 +669,9 @@ def run_audit(
         expected = ExpectedErrors.load(expected)
     if expected is None:
         expected = load_default()
+    # the counters first, reduced to small bucketed tables while nothing else is held
+    counter_files = _counter_files(dataset, since_dt)
+    buckets = bucket_counters(counter_scans(counter_files, since_dt)) if counter_files else None
     # one pass over the events: per-trace table + one representative per distinct chain (and
     # the baseline fitted on the way when none is given)
     traces, chains = collect_traces(dataset, since=since_dt, batch_rows=batch_rows, fit=to_fit)
@@ -568,19 +686,19 @@ def run_audit(
         expected = expected + ExpectedErrors(learned, source="<learned from dataset>")
 
     window = (traces["start_time"].min(), traces["start_time"].max())
+    traces_audited = traces.height
     findings = findings_of(traces, chains, model, expected, min_layers=min_layers)
+    del traces, chains  # the per-trace table is the biggest thing held; findings carry what is left
     findings, clusters = cluster_findings(findings, window)
     findings = findings.with_columns(
         pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score")
     ).sort(["time", "trace_id"])
     alerts = pl.DataFrame(schema=polars_schema("host_alerts"))
-    counter_files = _counter_files(dataset, since_dt)
-    if counter_files:
-        counters = scan(counter_files, "counters")
-        if since_dt is not None:
-            counters = counters.filter(pl.col("snapshot_time") >= pl.lit(since_dt).dt.cast_time_unit("ns"))
-        alerts = host_alerts(counters, expected)
-    result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces.height)
+    if buckets is not None:
+        depths = model.edges_.group_by("probe").agg(pl.col("depth").max().cast(pl.Int64))
+        alerts = host_alerts(buckets, expected, probe_depth=dict(depths.iter_rows()))
+        del buckets
+    result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces_audited)
     if out_dir is not None:
         result.files = write_audit(result, out_dir)
     return result
@@ -602,7 +720,9 @@ def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Pa
     except OSError as exc:
         raise TracebaseError(f"{out}: cannot write audit output ({exc.strerror or exc})") from None
     return {
-        "findings": write_table(result.findings, out / "findings.parquet", "findings"),
+        # millions of rows: converted to Arrow (categoricals to text) a slice at a time
+        "findings": write_table_batches(result.findings.iter_slices(FINDINGS_WRITE_ROWS), out / "findings.parquet",
+                                        "findings"),
         "clusters": write_table(result.clusters, out / "clusters.parquet", "clusters"),
         "host_alerts": write_table(result.host_alerts, out / "host_alerts.parquet", "host_alerts"),
     }

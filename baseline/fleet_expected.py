@@ -70,17 +70,15 @@ class FleetExpectedResult:
     candidates: pl.DataFrame  # every (operation, probe, errno) seen, with stats and verdict
 
 
-def run_key() -> pl.Expr:
-    return pl.concat_str([pl.col("host").fill_null(""), pl.col("job_id").fill_null("")], separator="\x00")
-
-
 def _trace_outcomes(traces: pl.DataFrame) -> pl.DataFrame:
-    """Per trace: `failed` = no successful operation follows it in its run (host + job)."""
-    traces = traces.with_columns(run_key().alias("run"))
-    last_success = traces.filter(~failed_expr()).group_by("run").agg(pl.col("start_time").max().alias("last_success"))
-    return traces.join(last_success, on="run", how="left").with_columns(
+    """Per trace: `failed` = no successful operation follows it in its run (host + job).
+    Only the columns expected_from_traces needs are kept (the trace table is millions of rows)."""
+    run = ["host", "job_id"]
+    traces = traces.select("operation", "chain_hash", *run, "start_time", "exit_status", "kind")
+    last_success = traces.filter(~failed_expr()).group_by(run).agg(pl.col("start_time").max().alias("last_success"))
+    return traces.join(last_success, on=run, how="left", nulls_equal=True).with_columns(
         (~(pl.col("last_success").fill_null(pl.col("start_time")) > pl.col("start_time"))).alias("failed")
-    )
+    ).drop("last_success", "kind")
 
 
 def learn_fleet_expected(
@@ -125,33 +123,46 @@ def expected_from_traces(
     if traces.is_empty():
         raise TracebaseError("no events to learn expected errors from")
     key = ["operation", "chain_hash"]
-    traces = _trace_outcomes(traces).select(*key, "trace_id", "host", "job_id", "start_time", "exit_status", "failed")
+    traces = _trace_outcomes(traces)
+    # every fact below depends on a trace only through its chain, run and outcome: reduce the
+    # traces to one row per (chain, host, job) first (millions of traces -> far fewer rows)
+    not_failed = ~pl.col("failed")
+    by_run = traces.group_by([*key, "host", "job_id"]).agg(
+        pl.len().alias("traces"),
+        pl.col("failed").sum().alias("failing"),
+        not_failed.sum().alias("not_failed"),
+        (not_failed & (pl.col("exit_status") == 0)).sum().alias("ok_not_failed"),
+        pl.col("start_time").min().alias("first_seen"),
+        pl.col("start_time").max().alias("last_seen"),
+    )
+    del traces
     # P true: one row per (trace, predicate) even when the error repeats (retries)
     chain_errors = (
         chains.filter(pl.col("errno").is_not_null())
         .group_by([*key, "probe", "errno"]).agg(pl.col("depth").min().alias("min_depth"))
     )
     true = (
-        traces.join(chain_errors, on=key)
+        by_run.join(chain_errors, on=key)
         .with_columns(
             # survived: the job went on, and the error was handled inside the operation (root
             # returned 0) or was the operation's own result (root frame)
-            (~pl.col("failed") & ((pl.col("exit_status") == 0) | (pl.col("min_depth") == 0))).alias("survived")
+            pl.when(pl.col("min_depth") == 0).then(pl.col("not_failed")).otherwise(pl.col("ok_not_failed"))
+            .alias("survived")
         )
         .group_by(["operation", "probe", "errno", "host", "job_id"])
         .agg(
-            pl.len().alias("traces"),
-            pl.col("failed").sum().alias("failing"),
-            pl.col("survived").sum().alias("survived"),
-            pl.col("start_time").min().alias("first_seen"),
-            pl.col("start_time").max().alias("last_seen"),
+            pl.col("traces").sum(),
+            pl.col("failing").sum(),
+            pl.col("survived").sum(),
+            pl.col("first_seen").min(),
+            pl.col("last_seen").max(),
         )
     )
     chain_probes = chains.select(*key, "probe").unique()
-    reached = traces.join(chain_probes, on=key)
     observed = (
-        reached.group_by(["operation", "probe"])
-        .agg(pl.len().alias("observed"), pl.col("failed").sum().alias("observed_failing"),
+        by_run.join(chain_probes, on=key)
+        .group_by(["operation", "probe"])
+        .agg(pl.col("traces").sum().alias("observed"), pl.col("failing").sum().alias("observed_failing"),
              pl.col("host").n_unique().alias("observed_hosts"))
     )
     cand = (

@@ -344,6 +344,39 @@ def write_table(
     return path
 
 
+def write_table_batches(
+    batches: Iterable[pa.Table | pl.DataFrame],
+    path: str | os.PathLike,
+    table: str,
+    extra_metadata: dict[str, str] | None = None,
+    compression: str = "zstd",
+    *,
+    durable: bool = True,
+) -> Path:
+    """`write_table` for a table produced (or sliced) in pieces: each batch is conformed and
+    written as one or more row groups as it comes, so the whole table never exists as Arrow at
+    once. Same atomicity (temp file + rename); an empty iterable writes an empty table."""
+    path = Path(path)
+    schema = _table_schema(table).with_metadata(_metadata(table, extra_metadata))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            with pq.ParquetWriter(fh, schema, compression=compression) as writer:
+                for batch in batches:
+                    writer.write_table(conform(batch, table).replace_schema_metadata(schema.metadata))
+            fh.flush()
+            if durable:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if durable:
+        fsync_dir(path.parent)
+    return path
+
+
 def fsync_dir(directory: str | os.PathLike) -> None:
     dfd = os.open(directory, os.O_RDONLY)
     try:
