@@ -483,18 +483,23 @@ def host_alerts(
     flags = [expected.match(p, e) is not None or _learned_probe_errno(expected, p, e) for p, e in pairs.iter_rows()]
     pairs = pairs.with_columns(pl.Series("is_expected", flags, dtype=pl.Boolean))
     errs = errs.join(pairs, on=["probe", "errno"]).filter(~pl.col("is_expected")).drop("is_expected")
-    layers = host_calls.group_by("probe").agg(pl.col("layer").drop_nulls().first())
+    ranks = probe_ranks(host_calls.group_by("probe").agg(pl.col("layer").drop_nulls().first()), probe_depth)
     host_calls = host_calls.drop("layer")
     calls = host_calls.group_by("host", "bucket").agg(pl.col("n").sum().alias("invocations"))
     errs = _host_specific(host_calls, errs, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction,
                           max_shared_hosts)
     # a bucket is bad when some probe fails (unexpectedly) on most of its calls: a crash-looping
     # host fails the same call at every restart even though most of its other calls succeed
+    # (the bucket's bad probe: the deepest of those failing, as for rising alerts)
     probe_bad = errs.group_by("host", "probe", "bucket").agg(pl.col("count").sum().alias("bad"))
     bad = (
         host_calls.join(probe_bad, on=["host", "probe", "bucket"])
         .filter((pl.col("bad") >= min_bad_failures) & (pl.col("bad") >= bad_ratio * pl.col("n").clip(1)))
-        .group_by("host", "bucket").agg(pl.col("bad").sum(), pl.col("probe").mode().first().alias("bad_probe"))
+        .join(ranks, on="probe", how="left")
+        .group_by("host", "bucket").agg(
+            pl.col("bad").sum(),
+            pl.col("probe").sort_by(RANK_ORDER, descending=RANK_DESCENDING, nulls_last=True).first().alias("bad_probe"),
+        )
     )
     per = (
         calls.join(bad, on=["host", "bucket"], how="left")
@@ -509,7 +514,7 @@ def host_alerts(
         per.filter(pl.col("is_bad"))
         .group_by("host", "_run")
         .agg(pl.len().alias("buckets"), pl.col("bucket").min().alias("since"),
-             pl.col("bad").sum(), pl.col("invocations").sum(), pl.col("bad_probe").mode().first())
+             pl.col("bad").sum(), pl.col("invocations").sum(), pl.col("bad_probe").mode().sort().first())
         .filter(pl.col("buckets") >= persistent_buckets)
         .sort(["host", "buckets"], descending=[False, True])
         .group_by("host", maintain_order=True).first()
@@ -552,27 +557,38 @@ def host_alerts(
                       pl.col("errno"), pl.col("score").round(1)).alias("detail"),
         )
     )
-    rising = collapse_layers(rising, layers, probe_depth)
+    rising = collapse_layers(rising, ranks)
     out = pl.concat([persistent, rising], how="vertical_relaxed").sort(["alert", "score", "host"], descending=[False, True, False])
     return out
 
 
-def collapse_layers(alerts: pl.DataFrame, layers: pl.DataFrame, probe_depth: dict[str, int] | None = None) -> pl.DataFrame:
-    """One alert per (host, alert, errno): the deepest probe's (call depth from `probe_depth`,
-    then layer order), `since` the earliest of the layers, the other probes named in detail."""
-    if alerts.is_empty():
-        return alerts
+RANK_ORDER = ["_depth", "_layer_rank", "probe"]  # deepest first (see probe_ranks), then by name
+RANK_DESCENDING = [True, True, False]
+
+
+def probe_ranks(layers: pl.DataFrame, probe_depth: dict[str, int] | None = None) -> pl.DataFrame:
+    """probe, layer, _depth (call depth from `probe_depth`, null when unknown), _layer_rank
+    (LAYER_DEPTH of the layer): sorting on RANK_ORDER puts the deepest probe first."""
     depth = pl.DataFrame(
         {"probe": list((probe_depth or {}).keys()), "_depth": list((probe_depth or {}).values())},
         schema={"probe": pl.String, "_depth": pl.Int64},
     )
+    return layers.join(depth, on="probe", how="left").with_columns(
+        pl.col("layer").replace_strict(LAYER_DEPTH, default=-1, return_dtype=pl.Int64).alias("_layer_rank")
+    )
+
+
+def collapse_layers(alerts: pl.DataFrame, ranks: pl.DataFrame) -> pl.DataFrame:
+    """One alert per (host, alert, errno): the deepest probe's (see probe_ranks), `since` the
+    earliest of the layers, the other probes named in detail."""
+    if alerts.is_empty():
+        return alerts
     ranked = (
-        alerts.join(layers, on="probe", how="left").join(depth, on="probe", how="left")
+        alerts.join(ranks, on="probe", how="left")
         .with_columns(
-            pl.col("layer").replace_strict(LAYER_DEPTH, default=-1, return_dtype=pl.Int64).alias("_layer_rank"),
             pl.concat_str([pl.col("probe"), pl.lit(" ("), pl.col("layer").fill_null("?"), pl.lit(")")]).alias("_named"),
         )
-        .sort(["_depth", "_layer_rank", "probe"], descending=[True, True, False], nulls_last=True)
+        .sort(RANK_ORDER, descending=RANK_DESCENDING, nulls_last=True)
     )
     key = ["host", "alert", "errno"]
     out = ranked.group_by(key, maintain_order=True).agg(

@@ -179,6 +179,7 @@ def expected_from_traces(
             pl.col("last_seen").max(),
         )
         .join(observed, on=["operation", "probe"], how="left")
+        .with_columns(pl.col("operation").cast(pl.String))
         .sort(["operation", "probe", "errno"])
     )
     if cand.is_empty():

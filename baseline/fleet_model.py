@@ -111,6 +111,7 @@ FIT_COLUMNS = ["trace_id", "seq", "depth", "probe", "layer", "errno", "arg", "co
 # what the audit needs from events (trace-level columns are read once per trace, via per_trace_table)
 TRACE_LEVEL = ("kind", "job_id", "start_time", "exit_status")
 AUDIT_COLUMNS = [*FIT_COLUMNS, *TRACE_LEVEL]
+TRACE_CATEGORICAL = ["host", "operation", "kind", "job_id"]  # collect_traces' categorical columns
 
 
 def chain_token_hash() -> pl.Expr:
@@ -187,8 +188,9 @@ def collect_traces(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """One streaming pass over a dataset's events: (traces, chains).
 
-    traces: one row per trace (per_trace_table with the TRACE_LEVEL columns); chains: the
-    frames of one representative trace per distinct (operation, chain_hash). With `fit`, the
+    traces: one row per trace (per_trace_table with the TRACE_LEVEL columns; TRACE_CATEGORICAL
+    columns as categoricals); chains: the frames of one representative trace per distinct
+    (operation, chain_hash), operation categorical too. With `fit`, the
     good traces of each batch are also fed to that model (partial_fit without a second read)."""
     traces: list[pl.DataFrame] = []
     known: pl.DataFrame | None = None
@@ -200,10 +202,11 @@ def collect_traces(
             fit._add_batch(frames.filter(good), per.filter(good))
         reps = chain_representatives(per, frames, known)
         known = reps if known is None else pl.concat([known, reps], how="vertical_relaxed")
-        traces.append(per)
+        # millions of rows, few distinct values: held as categoricals (integer codes)
+        traces.append(per.with_columns(pl.col(TRACE_CATEGORICAL).cast(pl.Categorical)))
     if not traces:
         raise TracebaseError("no events to audit")
-    chains_df = known if known is not None else pl.DataFrame()
+    chains_df = known.with_columns(pl.col("operation").cast(pl.Categorical)) if known is not None else pl.DataFrame()
     return pl.concat(traces, how="vertical_relaxed"), chains_df
 
 

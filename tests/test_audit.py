@@ -188,3 +188,38 @@ def test_fleet_wide_cause_raises_no_host_alerts(fleet, audited):
     assert efault.is_empty(), efault
     persistent = alerts.filter(pl.col("alert") == "persistent_bad_state")["host"].to_list()
     assert persistent == [summary["forced_hosts"]["crash_loop_fw_bad_state"]]
+
+
+def _counters(bad_host: str, hosts: int = 20, buckets: int = 24) -> pl.LazyFrame:
+    """Counters of a small fleet, one snapshot per 15 minutes: every host registers memory
+    through ib_uverbs_reg_mr -> mlx5_ib_reg_user_mr; from bucket 12 `bad_host`'s registrations
+    fail with ENOMEM more and more often, the errno surfacing at both layers."""
+    rows = []
+    for h in range(hosts):
+        host = f"gpu{h:03d}"
+        for b in range(buckets):
+            fails = 10 * (b - 11) if host == bad_host and b >= 12 else 0
+            for probe, layer in (("ib_uverbs_reg_mr", "uverbs"), ("mlx5_ib_reg_user_mr", "driver")):
+                rows.append({
+                    "host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": probe,
+                    "layer": layer, "invocations": 300, "failures": fails,
+                    "errno_counts": [{"errno": "ENOMEM", "count": fails}] if fails else [],
+                })
+    return pl.DataFrame(rows).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns")).lazy()
+
+
+def test_rising_errno_is_one_alert_at_the_deepest_layer():
+    from baseline.audit import bucket_counters, host_alerts
+
+    counters = _counters("gpu007")
+    alerts = host_alerts(counters, ExpectedErrors([]))
+    assert alerts.select("host", "alert", "probe", "errno").rows() == [
+        ("gpu007", "rising_errno_rate", "mlx5_ib_reg_user_mr", "ENOMEM")]
+    assert "also rising at ib_uverbs_reg_mr (uverbs)" in alerts["detail"][0]
+    # the call depth learned from good traces decides over the layer order; pre-bucketed input
+    # (as run_audit passes it) gives the same alerts
+    flipped = host_alerts(bucket_counters(counters), ExpectedErrors([]),
+                          probe_depth={"mlx5_ib_reg_user_mr": 0, "ib_uverbs_reg_mr": 1})
+    assert flipped["probe"].to_list() == ["ib_uverbs_reg_mr"]
+    assert "also rising at mlx5_ib_reg_user_mr (driver)" in flipped["detail"][0]
+    assert flipped["since"][0] == alerts["since"][0]

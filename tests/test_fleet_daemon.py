@@ -216,7 +216,7 @@ def test_syscalls_set_runs_against_a_real_program(fake, tmp_path):
     ("args", "message"),
     [
         (["syscalls", "-i", "soon"], "tracer: error: -i/--interval: expected a duration like 500ms, 10s, 1h, found 'soon'"),
-        (["nosuchset"], "tracer: error: probe set 'nosuchset': expected one of rdma, syscalls, verbs-user or a .yaml path"),
+        (["nosuchset"], "tracer: error: probe set 'nosuchset': expected one of rdma, rdma-queries, syscalls, verbs-user or a .yaml path"),
         (["syscalls", "-p", "999999999"], "tracer: error: -p/--pid: expected a running process, found no process 999999999"),
         (["syscalls", "--sample", "0"], "tracer: error: --sample: expected a positive integer N (1 in N), found 0"),
         (["syscalls", "--ringbuf-kb", "0"], "tracer: error: --ringbuf-kb: expected a positive size in KiB, found 0"),
