@@ -22,7 +22,14 @@ For each trace with an error (`run_audit`):
   with hosts, jobs, first/last seen and trend.
 * **Host alerts** from the counters table: persistent bad state (a run of intervals in which
   most calls fail - a crash-looping host) and rising errno rates (CUSUM of the standardised
-  per-host, per-probe, per-errno failure counts against the host's own EWMA).
+  per-host, per-probe, per-errno failure counts against the host's own EWMA). One errno
+  propagating up a call chain rises at each layer it crosses: one alert per (host, errno), on
+  the deepest probe, the other layers named in its detail.
+
+Memory: the counters are reduced to 15-minute buckets in streaming passes over batches of
+hosts before anything else is loaded; per-trace tables hold host / operation / job / kind and
+the per-chain analysis columns as categoricals; the chain analysis and signatures run once per
+distinct chain; findings are written to Parquet a slice at a time.
 
 Output: findings / clusters / host_alerts Parquet tables (tracer.schema), written atomically.
 """
@@ -411,8 +418,9 @@ def bucket_counters(
             .agg(pl.col("count").sum())
         )
         c, e = pl.collect_all([c, e], engine="streaming")
-        calls.append(c)
-        errors.append(e)
+        # millions of (host, probe, bucket) cells, few distinct names: categoricals
+        calls.append(c.with_columns(pl.col("host", "probe", "layer").cast(pl.Categorical)))
+        errors.append(e.with_columns(pl.col("host", "probe", "errno").cast(pl.Categorical)))
     if not calls:
         return pl.DataFrame(schema={"host": pl.String, "probe": pl.String, "bucket": pl.Datetime("ns", "UTC"),
                                     "n": pl.Int64, "layer": pl.String}), pl.DataFrame()
@@ -558,8 +566,8 @@ def host_alerts(
         )
     )
     rising = collapse_layers(rising, ranks)
-    out = pl.concat([persistent, rising], how="vertical_relaxed").sort(["alert", "score", "host"], descending=[False, True, False])
-    return out
+    out = pl.concat([persistent, rising], how="vertical_relaxed").with_columns(pl.col(pl.Categorical).cast(pl.String))
+    return out.sort(["alert", "score", "host"], descending=[False, True, False])
 
 
 RANK_ORDER = ["_depth", "_layer_rank", "probe"]  # deepest first (see probe_ranks), then by name
@@ -573,6 +581,7 @@ def probe_ranks(layers: pl.DataFrame, probe_depth: dict[str, int] | None = None)
         {"probe": list((probe_depth or {}).keys()), "_depth": list((probe_depth or {}).values())},
         schema={"probe": pl.String, "_depth": pl.Int64},
     )
+    depth = depth.with_columns(pl.col("probe").cast(layers.schema["probe"]))
     return layers.join(depth, on="probe", how="left").with_columns(
         pl.col("layer").replace_strict(LAYER_DEPTH, default=-1, return_dtype=pl.Int64).alias("_layer_rank")
     )

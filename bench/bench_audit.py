@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--audit-hours", type=float, default=24.0)
     p.add_argument("--workers", type=int, default=1, help="simulator worker processes")
     p.add_argument("--dir", help="work directory (default: a temp dir, removed)")
+    p.add_argument("--audit-dataset", metavar="DIR",
+                   help="audit this existing fleet dataset instead of simulating one (e.g. a kept fleet-day)")
     args = p.parse_args(argv)
     if args.quick:
         args.learn_events, args.learn_hosts, args.audit_hosts, args.audit_hours = 300_000, 20, 50, 24.0
@@ -85,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"learn: {events:,} events ({s['bytes'].get('events', 0) / max(events, 1):.1f} B/event on disk), "
               f"{learn['wall_s']:.1f} s, {events / learn['wall_s']:,.0f} events/s, peak RSS {learn['peak_rss_mib']:.0f} MiB; "
               f"reference polars scan {ref['wall_s']:.1f} s ({learn['wall_s'] / ref['wall_s']:.1f}x); simulate {s['sim_wall_s']:.0f} s")
+        if args.audit_dataset:
+            audit_ds = Path(args.audit_dataset)
+            audit = measure(BASELINE + ["audit", str(audit_ds), "--out", str(tmp / "out")])
+            print(f"audit: {audit_ds}: {audit['wall_s']:.1f} s wall, peak RSS {audit['peak_rss_mib']:.0f} MiB")
+            return 0
         audit_ds = tmp / "audit"
         a = simulate(audit_ds, args.audit_hosts, args.audit_hours, None, args.workers)
         audit = measure(BASELINE + ["audit", str(audit_ds), "--out", str(tmp / "out")])

@@ -223,3 +223,16 @@ def test_rising_errno_is_one_alert_at_the_deepest_layer():
     assert flipped["probe"].to_list() == ["ib_uverbs_reg_mr"]
     assert "also rising at mlx5_ib_reg_user_mr (driver)" in flipped["detail"][0]
     assert flipped["since"][0] == alerts["since"][0]
+
+
+def test_findings_are_written_in_slices(audited, tmp_path, monkeypatch):
+    """Findings go to Parquet a slice at a time (categoricals turned to text per slice): the
+    file reads back the same as the one written in one piece."""
+    import baseline.audit as audit
+
+    result, out = audited
+    monkeypatch.setattr(audit, "FINDINGS_WRITE_ROWS", max(1, result.findings.height // 7))
+    files = audit.write_audit(result, tmp_path)
+    sliced, whole = read(files["findings"], "findings"), read(out / "findings.parquet", "findings")
+    assert sliced.height == result.findings.height > 7
+    assert sliced.equals(whole)
