@@ -39,6 +39,7 @@ from typing import Any
 
 import yaml
 
+from tracer import atomic
 from tracer.errors import TracebaseError
 
 CONFIG_VERSION = 1
@@ -255,9 +256,4 @@ def write_default_config(path: str | os.PathLike, root: str | os.PathLike) -> Pa
         "retention": asdict(Retention()),
         "thresholds": asdict(Thresholds()),
     }
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(yaml.safe_dump(data, sort_keys=False))
-    os.replace(tmp, path)
-    return path
+    return atomic.write_text(path, yaml.safe_dump(data, sort_keys=False))

@@ -36,6 +36,7 @@ from baseline.nccl import (
     kernel_counterparts,
     verb_mapping,
 )
+from tracer import atomic
 from tracer.errors import TracebaseError
 from tracer.schema import dataset_files, polars_schema, scan, write_table
 
@@ -557,9 +558,7 @@ def render_markdown(report: CoverageReport, chart_files: dict[str, str]) -> str:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    atomic.write_bytes(path, data)
 
 
 def write_report(report: CoverageReport, out_dir: str | os.PathLike) -> dict[str, Path]:

@@ -37,7 +37,6 @@ import datetime as dt
 import hashlib
 import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -46,6 +45,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from tracer import atomic
 from tracer.errnos import is_errno_name
 from tracer.errors import TracebaseError
 
@@ -227,18 +227,7 @@ class ExpectedErrors:
         path = Path(path)
         doc = {"version": FORMAT_VERSION, "entries": [e.to_dict() for e in self.entries]}
         text = yaml.safe_dump(doc, sort_keys=False, width=100, allow_unicode=True)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return atomic.write_text(path, text)
 
     # -------------------------------------------------------------------------- matching
     def match(self, probe: str, errno: str | None, path: str | None = None, context: str | None = None) -> Entry | None:

@@ -33,6 +33,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tracer import atomic
 from tracer.errors import TracebaseError
 from tracer.schema import TABLES, conform, file_metadata, partition_path, validate_file, write_table
 
@@ -112,9 +113,7 @@ def quarantine_file(path: Path, quarantine: Path, relative: Path, reason: str) -
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), dest)
     sidecar = dest.with_name(dest.name + ".reason")
-    tmp = sidecar.with_name(f".{sidecar.name}.tmp")
-    tmp.write_text(reason.rstrip("\n") + "\n")
-    os.replace(tmp, sidecar)
+    atomic.write_text(sidecar, reason.rstrip("\n") + "\n")
     return dest
 
 

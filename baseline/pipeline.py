@@ -21,6 +21,7 @@ import shutil
 from pathlib import Path
 
 from baseline.config import PipelineConfig
+from tracer import atomic
 from tracer.errors import TracebaseError
 
 
@@ -126,9 +127,7 @@ def publish_findings(cfg: PipelineConfig, audited: dict) -> dict:
         shutil.rmtree(final)
     os.replace(staging, final)
     latest = cfg.findings / "LATEST"
-    tmp = latest.with_name(".LATEST.tmp")
-    tmp.write_text(final.name + "\n")
-    os.replace(tmp, latest)
+    atomic.write_text(latest, final.name + "\n")
     return {**audited, "published": str(final)}
 
 

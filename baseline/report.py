@@ -7,12 +7,12 @@ import base64
 import html
 import io
 import os
-import tempfile
 from pathlib import Path
 
 import polars as pl
 
 from baseline.audit import AuditResult
+from tracer import atomic
 
 
 def _fmt_time(value) -> str:
@@ -137,15 +137,4 @@ figure{{display:inline-block;margin:0.5em}}</style></head><body>
 
 def write_html(result: AuditResult, path: str | os.PathLike) -> Path:
     """Write the HTML report atomically."""
-    path = Path(path)
-    text = html_report(result)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return atomic.write_text(path, html_report(result))

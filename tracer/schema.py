@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tracer.atomic import atomic_output, fsync_dir  # noqa: F401 - fsync_dir re-exported
 from tracer.errors import SchemaError, TracebaseError
 
 if TYPE_CHECKING:
@@ -327,20 +327,8 @@ def write_table(
     path = Path(path)
     arrow = conform(data, table)
     arrow = arrow.replace_schema_metadata(_metadata(table, extra_metadata))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            pq.write_table(arrow, fh, compression=compression, **(parquet_options or {}))
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    if durable:
-        fsync_dir(path.parent)
+    with atomic_output(path, durable=durable) as fh:
+        pq.write_table(arrow, fh, compression=compression, **(parquet_options or {}))
     return path
 
 
@@ -358,31 +346,10 @@ def write_table_batches(
     once. Same atomicity (temp file + rename); an empty iterable writes an empty table."""
     path = Path(path)
     schema = _table_schema(table).with_metadata(_metadata(table, extra_metadata))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            with pq.ParquetWriter(fh, schema, compression=compression) as writer:
-                for batch in batches:
-                    writer.write_table(conform(batch, table).replace_schema_metadata(schema.metadata))
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    if durable:
-        fsync_dir(path.parent)
+    with atomic_output(path, durable=durable) as fh, pq.ParquetWriter(fh, schema, compression=compression) as writer:
+        for batch in batches:
+            writer.write_table(conform(batch, table).replace_schema_metadata(schema.metadata))
     return path
-
-
-def fsync_dir(directory: str | os.PathLike) -> None:
-    dfd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
 
 
 # --------------------------------------------------------------------------------------------
