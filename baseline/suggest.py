@@ -139,7 +139,7 @@ def _is_btf(path: Path) -> bool:
 
 def read_symbols(path: str | os.PathLike, base_btf: str | os.PathLike | None = None) -> dict[str, Symbol]:
     """Function names from a BTF blob, a directory of BTF blobs (vmlinux first), or text."""
-    from tracer.probes import _btf_sections, btf_function_names  # the one BTF reader
+    from tracer.probes import btf_function_names, btf_sections  # the one BTF reader
 
     path = Path(path)
     if not path.exists():
@@ -156,7 +156,7 @@ def read_symbols(path: str | os.PathLike, base_btf: str | os.PathLike | None = N
     if _is_btf(path):
         base = b""
         if base_btf is not None:
-            base = _btf_sections(Path(base_btf).read_bytes())[1]
+            base = btf_sections(Path(base_btf).read_bytes())[1]
         try:
             names = btf_function_names(str(path), base)
         except (ValueError, IndexError, UnicodeDecodeError) as exc:

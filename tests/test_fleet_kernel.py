@@ -5,6 +5,7 @@ the fexit variant compiled with bcc (loaded only where the kernel allows fexit).
 from __future__ import annotations
 
 import errno
+import os
 import subprocess
 import sys
 
@@ -71,6 +72,7 @@ def test_failure_emits_whole_chain_with_each_layers_return(prog, driver, tmp_pat
         assert [f.ret for f in tree.frames] == [-errno.EFAULT] * 4  # EFAULT at every layer: deeper than the driver
         assert tree.frames[0].latency_ns >= tree.frames[3].latency_ns > 0
         assert tree.comm == "fakeverbs_drive"
+        assert tree.ppid == os.getpid()  # the driver's parent: read at the running kernel's offsets
 
     # A driver-level failure: the layers below succeeded, the errno appears at the driver.
     assert run_driver(driver, "reg_mr", 1, LAYER_DRIVER, errno.ENOMEM) == 1

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import yaml
 
+from tracer import atomic
 from tracer.errors import TracebaseError
 from tracer.fleet import (
     DEFAULT_LATENCY_BOUND_NS,
@@ -205,9 +206,7 @@ def prometheus_text(programs: list[FleetProgram], totals: list[Counters], host: 
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    atomic.write_text(path, text, durable=False)  # rewritten every interval; rename is enough
 
 
 # --------------------------------------------------------------------------------------------

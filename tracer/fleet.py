@@ -9,6 +9,7 @@ ATTACH_UPROBE / ATTACH_FEXIT / ATTACH_SYSCALLS and PROBES=P(id,symbol)... (see c
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import socket
 import struct
@@ -19,8 +20,10 @@ from pathlib import Path
 from tracer.errnos import errno_name
 from tracer.errors import EnvironmentProblem, TracebaseError
 from tracer.probes import (
+    BTF_KIND_EXTRA,
     ProbeSet,
     ProbeStatus,
+    btf_sections,
     check_probe_set,
     lockdown_mode,
     resolve_library,
@@ -51,6 +54,51 @@ def bucket_errno(bucket: int) -> str:
     if bucket == 135:
         return "EOTHER"
     return errno_name(-bucket) or f"E{bucket}"
+
+
+_BTF_STRUCT = 4
+VMLINUX_BTF = Path("/sys/kernel/btf/vmlinux")
+
+
+def btf_member_offsets(path: Path, struct_name: str, members: tuple[str, ...]) -> dict[str, int] | None:
+    """Byte offsets of `members` of `struct_name` in a BTF blob, or None when any is missing."""
+    types, strings = btf_sections(path.read_bytes())
+    wanted = struct_name.encode() + b"\0"
+    off, end = 0, len(types)
+    while off + 12 <= end:
+        name_off, info, _ = struct.unpack_from("<III", types, off)
+        kind, vlen = (info >> 24) & 0x1F, info & 0xFFFF
+        fixed, per = BTF_KIND_EXTRA.get(kind, (0, 0))
+        if kind == _BTF_STRUCT and strings.startswith(wanted, name_off):
+            found: dict[str, int] = {}
+            for i in range(vlen):
+                m_name, _type, bits = struct.unpack_from("<III", types, off + 12 + 12 * i)
+                if info >> 31:   # kind_flag: bitfield size in the top 8 bits
+                    bits &= 0xFFFFFF
+                name = strings[m_name: strings.index(b"\0", m_name)].decode()
+                if name in members and bits % 8 == 0:
+                    found[name] = bits // 8
+            if len(found) == len(members):
+                return found
+        off += 12 + fixed + per * vlen
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def task_offset_flags() -> tuple[str, ...]:
+    """-D flags with the running kernel's task_struct offsets (from its BTF) for the ppid read.
+
+    The kernel headers bcc compiles against may belong to another kernel version (here: 6.1
+    headers on a 6.18 kernel), so `task->real_parent->tgid` would read a wrong address: ppid 0,
+    and a faulting bpf_probe_read_kernel cost ~1 us per record. Without BTF, calltree.c falls
+    back to the headers' offsets."""
+    try:
+        offsets = btf_member_offsets(VMLINUX_BTF, "task_struct", ("real_parent", "tgid"))
+    except (OSError, ValueError, struct.error):
+        return ()
+    if not offsets:
+        return ()
+    return (f"-DTASK_REAL_PARENT_OFF={offsets['real_parent']}", f"-DTASK_TGID_OFF={offsets['tgid']}")
 
 
 def ringbuf_pages(kb: int) -> int:
@@ -188,7 +236,7 @@ class FleetProgram:
     # ---- build ----------------------------------------------------------------------------
     def cflags(self) -> list[str]:
         flags = [_ATTACH_DEFINE[self.probe_set.attach], f"-DMAX_PROBES={len(self.probe_set.probes)}",
-                 f"-DRINGBUF_PAGES={self.ringbuf_pages}"]
+                 f"-DRINGBUF_PAGES={self.ringbuf_pages}", *task_offset_flags()]
         if self.probe_set.attach != "syscalls":
             flags.append("-DPROBES=" + "".join(f"P({p.id},{p.symbol})" for p in self.probe_set.probes))
         return flags

@@ -196,7 +196,7 @@ def detect_vendor(sys_root: str = "/sys") -> str | None:
 # --------------------------------------------------------------------------------------------
 # existence checks
 # --------------------------------------------------------------------------------------------
-_BTF_KIND_EXTRA = {  # bytes that follow struct btf_type, per kind: (fixed, per vlen entry)
+BTF_KIND_EXTRA = {  # bytes that follow struct btf_type, per kind: (fixed, per vlen entry)
     1: (4, 0), 2: (0, 0), 3: (12, 0), 4: (0, 12), 5: (0, 12), 6: (0, 8), 7: (0, 0), 8: (0, 0),
     9: (0, 0), 10: (0, 0), 11: (0, 0), 12: (0, 0), 13: (0, 8), 14: (4, 0), 15: (0, 12),
     16: (0, 0), 17: (4, 0), 18: (0, 0), 19: (0, 12),
@@ -204,7 +204,7 @@ _BTF_KIND_EXTRA = {  # bytes that follow struct btf_type, per kind: (fixed, per 
 _BTF_FUNC = 12
 
 
-def _btf_sections(data: bytes) -> tuple[bytes, bytes]:
+def btf_sections(data: bytes) -> tuple[bytes, bytes]:
     magic, _ver, _flags, hdr_len, type_off, type_len, str_off, str_len = struct.unpack_from("<HBBIIIII", data)
     if magic != 0xEB9F:
         raise ValueError("not BTF")
@@ -215,13 +215,13 @@ def _btf_sections(data: bytes) -> tuple[bytes, bytes]:
 
 def btf_function_names(path: str, base_strings: bytes = b"") -> set[str]:
     """Names of FUNC entries in a BTF blob (module BTF is split BTF over vmlinux's strings)."""
-    types, strings = _btf_sections(Path(path).read_bytes())
+    types, strings = btf_sections(Path(path).read_bytes())
     names: set[str] = set()
     off, end, base = 0, len(types), len(base_strings)
     while off + 12 <= end:
         name_off, info, _ = struct.unpack_from("<III", types, off)
         kind, vlen = (info >> 24) & 0x1F, info & 0xFFFF
-        fixed, per = _BTF_KIND_EXTRA.get(kind, (0, 0))
+        fixed, per = BTF_KIND_EXTRA.get(kind, (0, 0))
         if kind == _BTF_FUNC and name_off:
             table, pos = (base_strings, name_off) if name_off < base else (strings, name_off - base)
             names.add(table[pos: table.index(b"\0", pos)].decode())
@@ -236,7 +236,7 @@ def _kernel_btf(btf_dir: str = "/sys/kernel/btf") -> dict[str, str]:
     vmlinux = Path(btf_dir) / "vmlinux"
     if not vmlinux.exists():
         return where
-    _, base_strings = _btf_sections(vmlinux.read_bytes())
+    _, base_strings = btf_sections(vmlinux.read_bytes())
     for fn in btf_function_names(str(vmlinux)):
         where[fn] = "vmlinux"
     for module in sorted(Path(btf_dir).iterdir()):
