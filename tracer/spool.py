@@ -38,9 +38,14 @@ def counters_table(rows: list[dict]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=COUNTERS)
 
 
-def write_snapshot(spool: str | os.PathLike, host: str, events: pa.Table, counters: pa.Table,
-                   when_ns: int, seq: int) -> Path:
-    """Write one snapshot atomically; returns its final directory."""
+def write_snapshot(spool: str | os.PathLike, host: str, events: pa.Table | pl.DataFrame,
+                   counters: pa.Table | pl.DataFrame, when_ns: int, seq: int, *, durable: bool = True,
+                   extra_metadata: dict[str, str] | None = None,
+                   parquet_options: dict[str, dict] | None = None) -> Path:
+    """Write one snapshot atomically; returns its final directory.
+
+    `durable=False` (bulk simulation) skips the fsyncs; the directory rename stays atomic.
+    `parquet_options` maps a table name to options for pyarrow's writer."""
     host_dir = Path(spool) / host
     host_dir.mkdir(parents=True, exist_ok=True)
     name = snapshot_name(when_ns, seq)
@@ -51,13 +56,15 @@ def write_snapshot(spool: str | os.PathLike, host: str, events: pa.Table, counte
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
-        write_table(events, tmp / "events.parquet", "events")
-        write_table(counters, tmp / "counters.parquet", "counters")
+        for table, data in (("events", events), ("counters", counters)):
+            write_table(data, tmp / f"{table}.parquet", table, extra_metadata, durable=durable,
+                        parquet_options=(parquet_options or {}).get(table))
         os.rename(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    fsync_dir(host_dir)
+    if durable:
+        fsync_dir(host_dir)
     return final
 
 

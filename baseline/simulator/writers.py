@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import pyarrow as pa
 from baseline.simulator.host import INTERVAL_NS, HostResult
 from baseline.simulator.tables import Batch
 from tracer.schema import fsync_dir, partition_path, write_table
+from tracer.spool import write_snapshot
 
 _DATE_COLUMN = {"events": "start_time", "counters": "snapshot_time", "truth": "time"}
 
@@ -86,11 +85,6 @@ def write_batch(root: Path, batch: Batch, tables: tuple[str, ...] = ("events", "
     return sizes
 
 
-def snapshot_name(snapshot_ns: int, seq: int) -> str:
-    stamp = datetime.fromtimestamp(snapshot_ns / 1e9, tz=UTC)
-    return f"snap-{stamp:%Y%m%dT%H%M%S}.{stamp.microsecond // 1000:03d}Z-{seq:06d}"
-
-
 def write_spool(root: Path, result: HostResult, start_ns: int) -> dict[str, int]:
     """One directory per non-idle 5 s snapshot, written as .snap-*.tmp and renamed into place.
 
@@ -111,16 +105,11 @@ def write_spool(root: Path, result: HostResult, start_ns: int) -> dict[str, int]
     empty_ev, empty_co = result.events.clear(), result.counters.clear()
     sizes = {"events": 0, "counters": 0}
     for seq, iv in enumerate(intervals.tolist()):
-        name = snapshot_name(start_ns + (iv + 1) * INTERVAL_NS, seq)
-        tmp = host_dir / f".{name}.tmp"
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        tmp.mkdir()
-        for table, parts, empty in (("events", ev_parts, empty_ev), ("counters", co_parts, empty_co)):
-            path = write_table(parts.get(iv, empty), tmp / f"{table}.parquet", table,
-                               extra_metadata=PRODUCER, durable=False, parquet_options=PARQUET_OPTIONS[table])
-            sizes[table] += path.stat().st_size
-        os.replace(tmp, host_dir / name)
+        snap = write_snapshot(root / "spool", result.host, ev_parts.get(iv, empty_ev), co_parts.get(iv, empty_co),
+                              start_ns + (iv + 1) * INTERVAL_NS, seq, durable=False,
+                              extra_metadata=PRODUCER, parquet_options=PARQUET_OPTIONS)
+        for table in sizes:
+            sizes[table] += (snap / f"{table}.parquet").stat().st_size
     fsync_dir(host_dir)
     sizes.update(write_dataset(root, result, tables=("truth",)))
     return sizes
