@@ -20,10 +20,10 @@ from pathlib import Path
 from tracer.errnos import errno_name
 from tracer.errors import EnvironmentProblem, TracebaseError
 from tracer.probes import (
-    BTF_KIND_EXTRA,
     ProbeSet,
     ProbeStatus,
     btf_sections,
+    btf_types,
     check_probe_set,
     lockdown_mode,
     resolve_library,
@@ -64,11 +64,7 @@ def btf_member_offsets(path: Path, struct_name: str, members: tuple[str, ...]) -
     """Byte offsets of `members` of `struct_name` in a BTF blob, or None when any is missing."""
     types, strings = btf_sections(path.read_bytes())
     wanted = struct_name.encode() + b"\0"
-    off, end = 0, len(types)
-    while off + 12 <= end:
-        name_off, info, _ = struct.unpack_from("<III", types, off)
-        kind, vlen = (info >> 24) & 0x1F, info & 0xFFFF
-        fixed, per = BTF_KIND_EXTRA.get(kind, (0, 0))
+    for off, name_off, info, kind, vlen in btf_types(types):
         if kind == _BTF_STRUCT and strings.startswith(wanted, name_off):
             found: dict[str, int] = {}
             for i in range(vlen):
@@ -80,7 +76,6 @@ def btf_member_offsets(path: Path, struct_name: str, members: tuple[str, ...]) -
                     found[name] = bits // 8
             if len(found) == len(members):
                 return found
-        off += 12 + fixed + per * vlen
     return None
 
 

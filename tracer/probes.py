@@ -26,6 +26,7 @@ import functools
 import os
 import re
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -213,19 +214,26 @@ def btf_sections(data: bytes) -> tuple[bytes, bytes]:
     return types, strings
 
 
+def btf_types(types: bytes) -> Iterator[tuple[int, int, int, int, int]]:
+    """Walk the type section: (offset, name_off, info, kind, vlen) of each struct btf_type."""
+    off, end = 0, len(types)
+    while off + 12 <= end:
+        name_off, info, _ = struct.unpack_from("<III", types, off)
+        kind, vlen = (info >> 24) & 0x1F, info & 0xFFFF
+        yield off, name_off, info, kind, vlen
+        fixed, per = BTF_KIND_EXTRA.get(kind, (0, 0))
+        off += 12 + fixed + per * vlen
+
+
 def btf_function_names(path: str, base_strings: bytes = b"") -> set[str]:
     """Names of FUNC entries in a BTF blob (module BTF is split BTF over vmlinux's strings)."""
     types, strings = btf_sections(Path(path).read_bytes())
     names: set[str] = set()
-    off, end, base = 0, len(types), len(base_strings)
-    while off + 12 <= end:
-        name_off, info, _ = struct.unpack_from("<III", types, off)
-        kind, vlen = (info >> 24) & 0x1F, info & 0xFFFF
-        fixed, per = BTF_KIND_EXTRA.get(kind, (0, 0))
+    base = len(base_strings)
+    for _off, name_off, _info, kind, _vlen in btf_types(types):
         if kind == _BTF_FUNC and name_off:
             table, pos = (base_strings, name_off) if name_off < base else (strings, name_off - base)
             names.add(table[pos: table.index(b"\0", pos)].decode())
-        off += 12 + fixed + per * vlen
     return names
 
 
