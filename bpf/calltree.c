@@ -129,12 +129,21 @@ static __always_inline void health_add(u32 slot) {
         *v += 1;
 }
 
+// The settings when this process is traced (the -p target, never the tracer itself), else NULL.
+static __always_inline struct settings *traced_settings(u32 tgid) {
+    u32 zero = 0;
+    struct settings *s = settings.lookup(&zero);
+    if (!s || (s->target_tgid && s->target_tgid != tgid) || s->exclude_tgid == tgid)
+        return NULL;
+    return s;
+}
+
 static __always_inline int on_entry(u32 probe) {
     u32 zero = 0;
     u64 id = bpf_get_current_pid_tgid();
     u32 tid = (u32)id, tgid = id >> 32;
-    struct settings *s = settings.lookup(&zero);
-    if (!s || (s->target_tgid && s->target_tgid != tgid) || s->exclude_tgid == tgid)
+    struct settings *s = traced_settings(tgid);
+    if (!s)
         return 0;
     struct tree *t = stacks.lookup(&tid);
     if (!t) {
@@ -210,11 +219,10 @@ static __always_inline u32 classify(u32 kind, u64 raw, s64 *ret, u32 *bucket) {
 }
 
 static __always_inline int on_exit(u32 probe, u64 raw) {
-    u32 zero = 0;
     u64 id = bpf_get_current_pid_tgid();
     u32 tid = (u32)id, tgid = id >> 32;
-    struct settings *s = settings.lookup(&zero);
-    if (!s || (s->target_tgid && s->target_tgid != tgid) || s->exclude_tgid == tgid)
+    struct settings *s = traced_settings(tgid);
+    if (!s)
         return 0;
     struct probe_conf *conf = probe_conf.lookup(&probe);
     if (!conf)
