@@ -45,6 +45,14 @@ def need_bpf() -> None:
 
 
 @pytest.fixture(scope="session")
+def recorder(need_bpf):
+    """The syscall recorder, compiled and loaded once per test process."""
+    from scenarios.harness import shared_recorder
+
+    return shared_recorder()
+
+
+@pytest.fixture(scope="session")
 def need_cc() -> str:
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:

@@ -9,7 +9,6 @@ import textwrap
 from pathlib import Path
 
 import polars as pl
-import pytest
 
 from tracer.cli import main as tracer_main
 from tracer.schema import read_events, validate_file
@@ -18,12 +17,6 @@ REPO = Path(__file__).resolve().parents[1]
 TRACER = [sys.executable, "-m", "tracer.cli"]
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
-
-@pytest.fixture(scope="module")
-def recorder(need_bpf):
-    from scenarios.harness import shared_recorder
-
-    return shared_recorder()
 
 
 def record(recorder, argv, **kw):

@@ -25,12 +25,6 @@ TRACER = [sys.executable, "-m", "tracer.cli"]
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
-@pytest.fixture(scope="module")
-def recorder(need_bpf):
-    from scenarios.harness import shared_recorder
-
-    return shared_recorder()
-
 
 def shell_loop(tmp_path: Path, iterations: int | None, pause: float = 0.1) -> subprocess.Popen:
     """A sleeping shell loop that writes to an fd opened before we attach (3 -> log.txt) and

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import fnmatch
+import functools
 import os
 import shutil
 import subprocess
@@ -72,6 +73,7 @@ class Outcome:
 
 
 @cache
+@functools.cache
 def shared_recorder():
     """One loaded recorder per process (the BPF compile takes seconds)."""
     from tracer.record import SyscallRecorder
