@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tracer.atomic import atomic_output, fsync_dir  # noqa: F401 - fsync_dir re-exported
+from tracer.atomic import atomic_output
 from tracer.errors import SchemaError, TracebaseError
 
 if TYPE_CHECKING:

@@ -18,8 +18,9 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
+from tracer.atomic import fsync_dir
 from tracer.errors import TracebaseError
-from tracer.schema import COUNTERS, EVENTS, fsync_dir, read, write_table
+from tracer.schema import COUNTERS, EVENTS, read, write_table
 
 SNAPSHOT_TABLES = ("events", "counters")
 _SNAP = re.compile(r"^snap-(\d{8}T\d{6}\.\d{3}Z)-(\d+)$")
