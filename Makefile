@@ -10,6 +10,7 @@ demo: setup
 
 test: setup
 	.venv/bin/ruff check .
+	.venv/bin/lint-imports --no-cache
 	.venv/bin/python -m pytest $(PYTEST_ARGS)
 
 bench: setup

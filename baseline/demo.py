@@ -4,7 +4,7 @@ Part 1, record and diff (needs root and bcc; skipped with the reason otherwise):
 program that loads a config and the data file it names is recorded twice as a good run and once
 with the data file missing, with `tracer record`'s library; `baseline diff` names the
 bifurcation. Part 2, the fleet pipeline, exactly the steps the Airflow DAGs run
-(baseline.pipeline): simulate a fleet's snapshots -> fit the good-trace baseline -> learn
+(baseline.pipeline.tasks): simulate a fleet's snapshots -> fit the good-trace baseline -> learn
 expected errors -> audit -> publish findings and reports -> score against the simulator's
 ground truth -> weekly probe-coverage report.
 
@@ -63,8 +63,8 @@ def record_and_diff(out: Path) -> dict | None:
     if reason:
         _say(f"skipping record+diff: {reason}")
         return None
-    from baseline.diff import diff_traces
-    from tracer.record import SyscallRecorder
+    from baseline.run.diff import diff_traces
+    from tracer.record.recorder import SyscallRecorder
 
     work = out / "record"
     shutil.rmtree(work, ignore_errors=True)
@@ -90,9 +90,9 @@ def record_and_diff(out: Path) -> dict | None:
 
 def fleet_pipeline(out: Path, hosts: int, hours: float, seed: int) -> dict:
     """Part 2: simulate -> learn -> expected errors -> audit -> publish -> evaluate -> coverage."""
-    from baseline import pipeline
-    from baseline.config import config_from_dict
-    from baseline.evaluate import evaluate, format_report
+    from baseline.fleet.evaluate import evaluate, format_report
+    from baseline.pipeline import tasks as pipeline
+    from baseline.pipeline.config import config_from_dict
 
     fleet = out / "fleet"
     shutil.rmtree(fleet, ignore_errors=True)
@@ -129,8 +129,8 @@ def fleet_pipeline(out: Path, hosts: int, hours: float, seed: int) -> dict:
         _say(f"{name}: {time.perf_counter() - t:.1f} s")
     published = pipeline.publish_findings(cfg, steps["audit_new_failures"])
     findings_dir = Path(published["published"])
-    from baseline.audit import read_audit
-    from baseline.report import terminal_report, write_html
+    from baseline.fleet.audit import read_audit
+    from baseline.fleet.report import terminal_report, write_html
 
     result = read_audit(findings_dir)
     print(terminal_report(result))

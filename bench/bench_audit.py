@@ -43,7 +43,7 @@ def simulate(root: Path, hosts: int, hours: float, events_target: int | None, wo
     """Simulate in a fresh process (the simulator's fork pool must not inherit our threads)."""
     code = (
         "import json, time\n"
-        "from baseline.simulate import simulate\n"
+        "from baseline.simulator.simulate import simulate\n"
         "t = time.perf_counter()\n"
         f"s = simulate({str(root)!r}, hosts={hosts}, hours={hours}, seed=42, events_target={events_target!r}, workers={workers})\n"
         "s['sim_wall_s'] = time.perf_counter() - t\n"

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import polars as pl
 
-from baseline.simulate import simulate
+from baseline.simulator.simulate import simulate
 from tracer.schema import dataset_files, write_table
 
 

@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"generated {good.height:,} good + {bad.height:,} bad events in {time.perf_counter() - t0:.1f} s ({work})")
 
         lib_code = (
-            "import sys,time,json;from baseline.diff import diff_traces;"
+            "import sys,time,json;from baseline.run.diff import diff_traces;"
             "t=time.perf_counter();c=time.process_time();"
             f"r=diff_traces([{str(gp)!r}],{str(bp)!r});"
             "print(json.dumps({'s':time.perf_counter()-t,'cpu':time.process_time()-c,"

@@ -32,9 +32,9 @@ sys.path.insert(0, str(REPO / "tests"))
 import polars as pl  # noqa: E402
 from fleet_support import LAYER_PEER, build_fakeverbs, run_driver, write_fake_set  # noqa: E402
 
-from tracer.fleet import FleetProgram  # noqa: E402
-from tracer.probes import load_probe_set  # noqa: E402
-from tracer.spool import list_snapshots, read_spool  # noqa: E402
+from tracer.fleet.probes import load_probe_set  # noqa: E402
+from tracer.fleet.program import FleetProgram  # noqa: E402
+from tracer.fleet.spool import list_snapshots, read_spool  # noqa: E402
 
 BARE_C = REPO / "bpf" / "bare_counter.c"
 STATS_SYSCTL = Path("/proc/sys/kernel/bpf_stats_enabled")
@@ -79,7 +79,7 @@ class Meter:
 
 
 def bare_program(cflags: list[str]):
-    from tracer.fleet import _quiet_bpf_class
+    from tracer.fleet.program import _quiet_bpf_class
 
     return _quiet_bpf_class()(src_file=str(BARE_C).encode(), cflags=cflags)
 

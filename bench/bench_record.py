@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     files = 500 if args.quick else args.files
     repeat = 1 if args.quick else args.repeat
 
-    from tracer.record import SyscallRecorder
+    from tracer.record.recorder import SyscallRecorder
 
     tmp = Path(tempfile.mkdtemp(prefix="tracebase-bench-"))
     try:

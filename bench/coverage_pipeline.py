@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     import polars as pl
     import yaml
 
-    from baseline.config import write_default_config
-    from baseline.simulate import simulate
+    from baseline.pipeline.config import write_default_config
+    from baseline.simulator.simulate import simulate
     from tracer.schema import dataset_files, scan
 
     def timed(label: str, fn):
@@ -126,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
 def time_ingest(args, work: Path, end: dt.datetime, run, timed) -> dict[str, float]:
     import yaml
 
-    from baseline.config import write_default_config
-    from baseline.simulate import simulate
+    from baseline.pipeline.config import write_default_config
+    from baseline.simulator.simulate import simulate
 
     spool_root = work / "spool-sim"
     timed(f"simulate spool: {args.spool_hosts} hosts x 5 min",

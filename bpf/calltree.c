@@ -1,4 +1,4 @@
-// calltree.c: the one generic program of the fleet tracer (tracer/fleet.py compiles it with bcc).
+// calltree.c: the one generic program of the fleet tracer (tracer/fleet/program.py compiles it with bcc).
 //
 // Every probe of a probe set enters on_entry() and leaves through on_exit(). A per-thread call
 // tree (map `stacks`, keyed by tid) records the frames of one top-level invocation in call order;
@@ -28,7 +28,7 @@
 #define ERRNO_BUCKETS 136  // 0 = failure without errno, 1..133 = errno, 134 = kernel-internal, 135 = other
 #define SYSCALL_SLOTS 1024
 
-// How a probe's raw return value is read (tracer/probes.py RET_KINDS, same order).
+// How a probe's raw return value is read (tracer/fleet/probes.py RET_KINDS, same order).
 #define RET_INT 0        // int, negative errno on failure (kernel convention)
 #define RET_LONG 1       // long / ssize_t, negative errno on failure (syscalls)
 #define RET_ERR_PTR 2    // pointer, ERR_PTR(-errno) on failure
@@ -45,7 +45,7 @@
 #define HEALTH_ORPHAN 3     // returns without a matching entry (attached mid-call)
 #define HEALTH_SLOTS 4
 
-struct frame {            // 32 bytes; tracer/fleet.py FRAME_FORMAT
+struct frame {            // 32 bytes; tracer/fleet/program.py FRAME_FORMAT
     u64 ts;               // entry time, bpf_ktime_get_ns
     u64 latency;          // ns
     s64 ret;              // normalised return value
@@ -55,7 +55,7 @@ struct frame {            // 32 bytes; tracer/fleet.py FRAME_FORMAT
     u32 pad;
 };
 
-struct tree {             // 48-byte header + frames; tracer/fleet.py HEADER_FORMAT
+struct tree {             // 48-byte header + frames; tracer/fleet/program.py HEADER_FORMAT
     u32 pid;
     u32 tid;
     u32 ppid;
@@ -103,7 +103,7 @@ BPF_ARRAY(syscall_probe, u32, SYSCALL_SLOTS);   // syscall nr -> probe id + 1 (0
 #endif
 
 // ppid = current->real_parent->tgid at the running kernel's offsets (TASK_*_OFF, read from its
-// BTF by tracer/fleet.py): the headers bcc compiles with may be another version's, and a read at
+// BTF by tracer/fleet/program.py): the headers bcc compiles with may be another version's, and a read at
 // a wrong offset returns 0 after a fault that costs ~1 us. With the offsets, the reads go through
 // the BTF task pointer (verifier-checked loads against the kernel's BTF, no helper calls: ~80 ns
 // cheaper per record than two bpf_probe_read_kernel); without BTF, the headers' offsets.

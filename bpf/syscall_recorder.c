@@ -1,6 +1,6 @@
 // syscall_recorder.c: record every syscall of a process tree (tracer record).
 //
-// Compiled by bcc; tracer/record.py specialises it with -D defines:
+// Compiled by bcc; tracer/record/recorder.py specialises it with -D defines:
 //   RINGBUF_PAGES   ring buffer size in pages (power of two)
 //   MAX_PATH        bytes kept per path argument (power of two)
 //   FAILURES_ONLY   1: emit only failing calls (plus the few calls user space needs to
@@ -16,7 +16,7 @@
 // memory is gone, so exit would be too late).
 //
 // Which arguments are paths is per-architecture knowledge kept in user space
-// (tracer/syscalls.py) and loaded into the `specs` array, indexed by syscall number.
+// (tracer/record/syscalls.py) and loaded into the `specs` array, indexed by syscall number.
 
 #include <uapi/linux/ptrace.h>
 
@@ -38,7 +38,7 @@
 #define MAX_SYSCALLS 1024
 #define SOCKADDR_MAX 128
 
-// specs[nr] bit layout (must match tracer/syscalls.py)
+// specs[nr] bit layout (must match tracer/record/syscalls.py)
 #define SPEC_PATH1_MASK 0x7      // argument index + 1 of the first path string, 0 = none
 #define SPEC_PATH2_SHIFT 3       // argument index + 1 of the second path string
 #define SPEC_SOCKADDR (1 << 6)   // first "path" is a sockaddr; its length is the next argument

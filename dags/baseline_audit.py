@@ -43,35 +43,35 @@ def run_time() -> dt.datetime:
 def baseline_audit():
     @task
     def validate_config() -> str:
-        from baseline.config import validated_config_path
+        from baseline.pipeline.config import validated_config_path
 
         return validated_config_path(get_current_context()["params"].get("config"))
 
     @task
     def refresh_baseline(config_path: str) -> dict:
-        from baseline.config import load_config
-        from baseline.pipeline import refresh_baseline as refresh
+        from baseline.pipeline.config import load_config
+        from baseline.pipeline.tasks import refresh_baseline as refresh
 
         return refresh(load_config(config_path), now=run_time())
 
     @task
     def refresh_expected(config_path: str) -> dict:
-        from baseline.config import load_config
-        from baseline.pipeline import refresh_expected as refresh
+        from baseline.pipeline.config import load_config
+        from baseline.pipeline.tasks import refresh_expected as refresh
 
         return refresh(load_config(config_path), now=run_time())
 
     @task
     def audit(config_path: str, model: dict, expected: dict) -> dict:  # noqa: ARG001 - ordering
-        from baseline.config import load_config
-        from baseline.pipeline import audit_new_failures
+        from baseline.pipeline.config import load_config
+        from baseline.pipeline.tasks import audit_new_failures
 
         return audit_new_failures(load_config(config_path), now=run_time())
 
     @task(outlets=[TRACEBASE_FINDINGS])
     def publish(config_path: str, audited: dict) -> dict:
-        from baseline.config import load_config
-        from baseline.pipeline import publish_findings
+        from baseline.pipeline.config import load_config
+        from baseline.pipeline.tasks import publish_findings
 
         return publish_findings(load_config(config_path), audited)
 

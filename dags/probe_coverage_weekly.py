@@ -26,15 +26,15 @@ from airflow.sdk import Param, dag, get_current_context, task
 def probe_coverage_weekly():
     @task
     def validate_config() -> str:
-        from baseline.config import validated_config_path
+        from baseline.pipeline.config import validated_config_path
 
         return validated_config_path(get_current_context()["params"].get("config"))
 
     @task
     def coverage_report(config_path: str) -> dict:
-        from baseline.config import load_config
-        from baseline.coverage import week_label
-        from baseline.pipeline import weekly_coverage
+        from baseline.pipeline.config import load_config
+        from baseline.pipeline.coverage import week_label
+        from baseline.pipeline.tasks import weekly_coverage
 
         ctx = get_current_context()
         week = ctx["params"].get("week")

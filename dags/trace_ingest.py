@@ -27,21 +27,21 @@ TRACEBASE_DATASET = Asset(name="tracebase_dataset", uri="file:///tracebase/datas
 def trace_ingest():
     @task
     def validate_config() -> str:
-        from baseline.config import validated_config_path
+        from baseline.pipeline.config import validated_config_path
 
         return validated_config_path(get_current_context()["params"].get("config"))
 
     @task
     def ingest(config_path: str) -> dict:
-        from baseline.config import load_config
-        from baseline.pipeline import ingest_once
+        from baseline.pipeline.config import load_config
+        from baseline.pipeline.tasks import ingest_once
 
         return ingest_once(load_config(config_path))
 
     @task
     def compact_and_expire(config_path: str, ingested: dict) -> dict:  # noqa: ARG001 - runs after ingest
-        from baseline.config import load_config
-        from baseline.pipeline import tidy
+        from baseline.pipeline.config import load_config
+        from baseline.pipeline.tasks import tidy
 
         return tidy(load_config(config_path))
 

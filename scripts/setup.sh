@@ -60,7 +60,7 @@ if ! command -v uv >/dev/null; then
 fi
 # Bytecode up front: tests and CLIs start many interpreters, and PYTHONDONTWRITEBYTECODE
 # (set on some machines) would otherwise make each one recompile polars/sklearn/airflow.
-uv sync --frozen --quiet --compile-bytecode
+uv sync --frozen --quiet --compile-bytecode --all-extras
 
 # Debian's bcc is pure Python over libbcc.so; expose only that package to the venv.
 if [ -d /usr/lib/python3/dist-packages/bcc ]; then

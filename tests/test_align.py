@@ -9,9 +9,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from baseline import align
-from baseline.diff import diff_traces
-from baseline.expected import Entry, ExpectedErrors
+from baseline.run import align
+from baseline.run.allowlist import Entry, ExpectedErrors
+from baseline.run.diff import diff_traces
 from tracer.schema import write_table
 
 NO_ALLOWLIST = ExpectedErrors([], source="<test>")

@@ -8,17 +8,17 @@ import polars as pl
 import pytest
 from test_fleet_model import REG_MR, REG_MR_PEER, T0, events_frame, good_fleet, trace_rows
 
-from baseline.audit import run_audit
-from baseline.expected import Entry, ExpectedErrors
-from baseline.fleet_expected import learn_fleet_expected, merge_into_file, wilson_bounds
-from baseline.fleet_model import fit_baseline
-from baseline.report import html_report, terminal_report
+from baseline.fleet.audit import run_audit
+from baseline.fleet.expected import learn_fleet_expected, merge_into_file, wilson_bounds
+from baseline.fleet.model import fit_baseline
+from baseline.fleet.report import html_report, terminal_report
+from baseline.run.allowlist import Entry, ExpectedErrors
 from tracer.schema import dataset_files, read
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    from baseline.simulate import simulate
+    from baseline.simulator.simulate import simulate
 
     root = tmp_path_factory.mktemp("fleet")
     summary = simulate(root, hosts=40, hours=4, seed=7)
@@ -209,7 +209,7 @@ def _counters(bad_host: str, hosts: int = 20, buckets: int = 24) -> pl.LazyFrame
 
 
 def test_rising_errno_is_one_alert_at_the_deepest_layer():
-    from baseline.audit import bucket_counters, host_alerts
+    from baseline.fleet.audit import bucket_counters, host_alerts
 
     counters = _counters("gpu007")
     alerts = host_alerts(counters, ExpectedErrors([]))
@@ -228,7 +228,7 @@ def test_rising_errno_is_one_alert_at_the_deepest_layer():
 def test_findings_are_written_in_slices(audited, tmp_path, monkeypatch):
     """Findings go to Parquet a slice at a time (categoricals turned to text per slice): the
     file reads back the same as the one written in one piece."""
-    import baseline.audit as audit
+    import baseline.fleet.audit as audit
 
     result, out = audited
     monkeypatch.setattr(audit, "FINDINGS_WRITE_ROWS", max(1, result.findings.height // 7))

@@ -10,12 +10,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from baseline.cli import main
-from baseline.fleet_model import MODEL_VERSION
+from baseline.fleet.model import MODEL_VERSION
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    from baseline.simulate import simulate
+    from baseline.simulator.simulate import simulate
 
     root = tmp_path_factory.mktemp("clifleet")
     simulate(root, hosts=12, hours=2, seed=3)

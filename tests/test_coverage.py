@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from baseline.coverage import week_start, weekly_report, write_report
-from baseline.nccl import parse_nccl_lines
+from baseline.pipeline.coverage import week_start, weekly_report, write_report
+from baseline.pipeline.nccl import parse_nccl_lines
 from tracer.errors import TracebaseError
 from tracer.schema import partition_path, read, write_table
 

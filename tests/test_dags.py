@@ -40,7 +40,7 @@ def dagbag(airflow_db):  # noqa: ARG001
 
 
 def write_config(root: Path, **overrides) -> Path:
-    from baseline.config import write_default_config
+    from baseline.pipeline.config import write_default_config
 
     path = write_default_config(root / "pipeline.yaml", root)
     if overrides:
@@ -54,8 +54,8 @@ def write_config(root: Path, **overrides) -> Path:
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
     """A config plus a simulated spool of 4 hosts x 1 hour (start 2026-11-28 00:00 UTC)."""
-    from baseline.nccl import SAMPLE_LINES
-    from baseline.simulate import simulate
+    from baseline.pipeline.nccl import SAMPLE_LINES
+    from baseline.simulator.simulate import simulate
 
     root = tmp_path_factory.mktemp("pipeline")
     simulate(root, hosts=4, hours=1, seed=7, start="2026-11-28T00:00:00Z", spool=True)
@@ -133,8 +133,8 @@ def test_bad_config_fails_the_run_with_the_key(dagbag, tmp_path):
 
 def test_task_callables_are_thin_library_calls(dagbag, tmp_path):
     """The ingest task's python_callable works without a database or scheduler."""
-    from baseline.config import load_config
-    from baseline.pipeline import ingest_once
+    from baseline.pipeline.config import load_config
+    from baseline.pipeline.tasks import ingest_once
 
     config = write_config(tmp_path)
     result = ingest_once(load_config(config))
@@ -143,10 +143,10 @@ def test_task_callables_are_thin_library_calls(dagbag, tmp_path):
 
 
 def test_each_task_function_runs_without_airflow(tmp_path):
-    """The same pipeline, step by step, through baseline.pipeline (no Airflow involved)."""
-    from baseline import pipeline
-    from baseline.config import load_config
-    from baseline.simulate import simulate
+    """The same pipeline, step by step, through baseline.pipeline.tasks (no Airflow involved)."""
+    from baseline.pipeline import tasks as pipeline
+    from baseline.pipeline.config import load_config
+    from baseline.simulator.simulate import simulate
 
     simulate(tmp_path, hosts=3, hours=1, seed=11, start="2026-11-28T00:00:00Z", spool=True)
     cfg = load_config(write_config(tmp_path, thresholds={"compact_min_files": 2}))

@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 from baseline.cli import main as baseline_main
-from baseline.evaluate import HEADLINE, evaluate, score
-from baseline.simulate import simulate
+from baseline.fleet.evaluate import HEADLINE, evaluate, score
+from baseline.simulator.simulate import simulate
 from tracer.schema import dataset_files, read, write_table
 
 
@@ -124,8 +124,8 @@ def test_evaluate_reads_audit_output_and_cli_json(dataset, truth, tmp_path, caps
 
 
 def test_evaluate_with_the_real_audit(dataset, tmp_path):
-    """End to end with baseline.audit when it is importable (built in parallel by another engineer)."""
-    audit_mod = pytest.importorskip("baseline.audit")
+    """End to end with baseline.fleet.audit when it is importable (built in parallel by another engineer)."""
+    audit_mod = pytest.importorskip("baseline.fleet.audit")
     work = tmp_path / "d"
     shutil.copytree(dataset, work)
     audit_mod.run_audit(str(work), out_dir=work / "audit")

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 import yaml
 
-from baseline.expected import DEFAULT_PATH, Entry, ExpectedErrors, glob_match, learn_expected
+from baseline.run.allowlist import DEFAULT_PATH, Entry, ExpectedErrors, glob_match, learn_expected
 from tracer.errors import TracebaseError
 from tracer.schema import write_table
 

@@ -16,10 +16,10 @@ import polars as pl
 import pytest
 from fleet_support import LAYER_PEER, LAYER_UMEM, build_fakeverbs, run_driver, write_fake_set
 
-from tracer.daemon import Enricher, parse_duration
 from tracer.errors import TracebaseError
+from tracer.fleet.daemon import Enricher, parse_duration
+from tracer.fleet.spool import list_snapshots, read_snapshot, read_spool
 from tracer.schema import validate_file
-from tracer.spool import list_snapshots, read_snapshot, read_spool
 
 REPO = Path(__file__).resolve().parents[1]
 TRACER = [sys.executable, "-m", "tracer.cli"]

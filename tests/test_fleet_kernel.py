@@ -19,10 +19,10 @@ from fleet_support import (
     write_fake_set,
 )
 
-from tracer.fleet import FleetProgram, HostContext, decode_tree, tree_rows
-from tracer.probes import load_probe_set
+from tracer.fleet.probes import load_probe_set
+from tracer.fleet.program import FleetProgram, HostContext, decode_tree, tree_rows
+from tracer.fleet.spool import events_table
 from tracer.schema import read_events, write_table
-from tracer.spool import events_table
 
 RINGBUF_KB = 4  # one page: small enough for a burst to overflow it
 REG_MR_LAYERS = ["uverbs", "driver", "core", "peer-mem"]

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from sklearn.base import clone
 
-from baseline.fleet_model import MODEL_VERSION, GoodTraceBaseline, NotFittedError, fit_baseline
+from baseline.fleet.model import MODEL_VERSION, GoodTraceBaseline, NotFittedError, fit_baseline
 from tracer.errnos import errno_number
 from tracer.errors import TracebaseError
 from tracer.schema import partition_path, write_table

@@ -11,7 +11,7 @@ import pytest
 from fleet_support import build_fakeverbs, write_fake_set
 
 from tracer.errors import TracebaseError
-from tracer.probes import (
+from tracer.fleet.probes import (
     PROBES_DIR,
     apply_vendor_gate,
     btf_function_names,

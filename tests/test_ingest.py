@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from baseline.ingest import (
+from baseline.pipeline.ingest import (
     apply_retention,
     compact_dataset,
     file_snapshots,
@@ -218,7 +218,7 @@ GOOD_PATHS = """paths:
 
 
 def test_config_loads_and_resolves_relative_paths(tmp_path):
-    from baseline.config import load_config
+    from baseline.pipeline.config import load_config
 
     cfg = load_config(_config_text(tmp_path, "version: 1\n" + GOOD_PATHS + "retention: {dataset_days: 14}\n"))
     assert cfg.dataset == tmp_path / "ds"
@@ -244,7 +244,7 @@ def test_config_loads_and_resolves_relative_paths(tmp_path):
     ],
 )
 def test_bad_config_names_the_key_expected_and_found(tmp_path, text, message):
-    from baseline.config import ConfigError, load_config
+    from baseline.pipeline.config import ConfigError, load_config
 
     path = _config_text(tmp_path, text)
     with pytest.raises(ConfigError) as err:
@@ -254,7 +254,7 @@ def test_bad_config_names_the_key_expected_and_found(tmp_path, text, message):
 
 
 def test_config_path_must_be_set_somewhere(monkeypatch):
-    from baseline.config import ConfigError, resolve_config_path
+    from baseline.pipeline.config import ConfigError, resolve_config_path
 
     monkeypatch.delenv("TRACEBASE_CONFIG", raising=False)
     monkeypatch.setenv("AIRFLOW__CORE__UNIT_TEST_MODE", "True")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from baseline.nccl import (
+from baseline.pipeline.nccl import (
     SAMPLE_LINES,
     VERBS,
     classify_failure,

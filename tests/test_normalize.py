@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from baseline.normalize import (
+from baseline.run.normalize import (
     SEARCH_KEY_OFFSET,
     normalize_events,
     normalize_string,
@@ -105,7 +105,7 @@ def test_fast_rule_application_equals_plain_re2_on_arbitrary_text():
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from baseline.normalize import ARG_RULES, PATH_RULES, apply_rules
+    from baseline.run.normalize import ARG_RULES, PATH_RULES, apply_rules
 
     rng = random.Random(3)
     alphabet = "ab0123456789xX/._-tmpé€fF"
@@ -123,7 +123,7 @@ def test_stream_numbers_follow_first_appearance_for_any_thread_ids():
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from baseline.normalize import _first_appearance_codes
+    from baseline.run.normalize import _first_appearance_codes
 
     rng = np.random.default_rng(5)
     for span in (3, 1000, 10**9):  # direct table and hashing fallback

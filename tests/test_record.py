@@ -202,7 +202,7 @@ def test_cli_not_root(need_bpf, tmp_path):
 def test_columnar_decoding_matches_per_event_rules_on_a_real_run(recorder, tmp_path, monkeypatch):
     from test_record_units import reference_columns
 
-    from tracer.decode import resolve_columns
+    from tracer.record.decode import resolve_columns
 
     seen = {}
     original = recorder._events_table

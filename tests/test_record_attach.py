@@ -17,7 +17,7 @@ import pytest
 
 from tracer.cli import main as tracer_main
 from tracer.errors import TracebaseError
-from tracer.procfs import parse_duration, snapshot
+from tracer.record.procfs import parse_duration, snapshot
 from tracer.schema import read_events, validate_file
 
 REPO = Path(__file__).resolve().parents[1]

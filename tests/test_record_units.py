@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tracer import syscalls
-from tracer.fdtable import PathResolver, as_int32, clean
-from tracer.record import CommandNotFound, exit_status_of, resolve_command
+from tracer.record import syscalls
+from tracer.record.fdtable import PathResolver, as_int32, clean
+from tracer.record.recorder import CommandNotFound, exit_status_of, resolve_command
 
 AT_FDCWD_REG = 0xFFFFFFFFFFFFFF9C
 
@@ -119,8 +119,8 @@ def test_exit_status_and_command_lookup(tmp_path):
 
 # --- columnar decoding == feeding every event to PathResolver.apply ------------------------
 def reference_columns(decoded, names, cwd, initial_fds=None, cloexec_fds=frozenset()):
-    """The per-event rules, applied to every event in order (what tracer.decode speeds up)."""
-    from tracer.decode import HEADER_SIZE
+    """The per-event rules, applied to every event in order (what tracer.record.decode speeds up)."""
+    from tracer.record.decode import HEADER_SIZE
 
     res = PathResolver(cwd, initial_fds, cloexec_fds)
     paths, argcol = [], []
@@ -150,7 +150,7 @@ def synthetic_records() -> list[bytes]:
     """Raw ring-buffer records of a small two-process run, shuffled like per-CPU arrival."""
     import numpy as np
 
-    from tracer.decode import HEADER
+    from tracer.record.decode import HEADER
 
     nr = {v: k for k, v in syscalls.X86_64_NAMES.items()}
     bits = syscalls.bpf_spec_table()
@@ -211,7 +211,7 @@ def synthetic_records() -> list[bytes]:
 
 
 def test_columnar_decoding_matches_per_event_rules():
-    from tracer.decode import build_table, decode, resolve_columns
+    from tracer.record.decode import build_table, decode, resolve_columns
 
     names = syscalls.X86_64_NAMES
     decoded = decode(synthetic_records(), [59, 322], trim_before_exec_of=None)

@@ -54,7 +54,7 @@ def test_at_least_ten_distinct_scenarios():
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_scenario_bifurcation(scenario, recorder, traces_dir):
-    from baseline.diff import diff_traces
+    from baseline.run.diff import diff_traces
 
     goods, bad, base = record_scenario(scenario, recorder, traces_dir / scenario.name)
     # Recorder side: the injected event is in the bad trace, and in no good trace.

@@ -14,8 +14,8 @@ import polars as pl
 import pytest
 
 from baseline.cli import main as baseline_main
-from baseline.simulate import simulate
 from baseline.simulator.catalog import INJECTED_CAUSES
+from baseline.simulator.simulate import simulate
 from tracer.errors import TracebaseError
 from tracer.schema import dataset_files, parquet_files, read, validate_file
 
@@ -63,7 +63,7 @@ def test_same_seed_same_bytes_different_seed_differs(tmp_path):
 
 def test_hosts_are_independent_of_fleet_order(tmp_path):
     """A host's data depends on (seed, fleet size, index) only, so hosts can be generated in parallel."""
-    from baseline.simulate import plan_fleet, simulate_host
+    from baseline.simulator.simulate import plan_fleet, simulate_host
 
     plan = plan_fleet(5, 2, 3)
     forward = [simulate_host(plan, i).events for i in range(5)]
@@ -234,7 +234,7 @@ def test_spool_layout_matches_dataset(tmp_path):
 
 def test_streaming_writes_host_by_host_with_bounded_memory(tmp_path):
     """Peak RSS of a 40-host run stays close to that of a 4-host run: nothing fleet-wide is held."""
-    code = ("import resource, sys; from baseline.simulate import simulate; "
+    code = ("import resource, sys; from baseline.simulator.simulate import simulate; "
             "simulate(sys.argv[1], hosts=int(sys.argv[2]), hours=24, seed=2); "
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
     rss = {}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from baseline.suggest import (
+from baseline.pipeline.suggest import (
     classify,
     load_reference_classes,
     parse_symbol_text,

@@ -18,7 +18,7 @@ counters
 truth
     Simulator ground truth, one row per simulated trace (never written by the real tracer).
 findings / clusters / host_alerts
-    Audit output (see baseline.audit).
+    Audit output (see baseline.fleet.audit).
 
 Clocks: ``ts_ns`` is the host's monotonic clock (bpf_ktime_get_ns) and is only comparable
 within one host and boot; wall-clock time is in ``start_time``/``end_time`` (UTC).
@@ -410,7 +410,7 @@ def read_arrow(
 
     String columns named in `dictionary_columns` come back dictionary-encoded exactly as
     Parquet stores them (no string hashing); chunks may carry different dictionaries
-    (``combine_chunks`` unifies them), so a caller can work on integer codes (baseline.diff
+    (``combine_chunks`` unifies them), so a caller can work on integer codes (baseline.run.diff
     does, on millions of events).
     """
     files = parquet_files(paths)
@@ -488,7 +488,7 @@ def dumps_json(obj: object) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# application-labelled failures (baseline.nccl) and the weekly coverage report (baseline.coverage)
+# application-labelled failures (baseline.pipeline.nccl) and the weekly coverage report (baseline.pipeline.coverage)
 # --------------------------------------------------------------------------------------------
 APP_FAILURES = pa.schema(
     [
@@ -559,7 +559,7 @@ TABLES.update(
 )
 
 # --------------------------------------------------------------------------------------------
-# good-trace baseline model (baseline.fleet_model): one long table, `record` says which part a
+# good-trace baseline model (baseline.fleet.model): one long table, `record` says which part a
 # row belongs to; the JSON header (model kind, model_version, params) is in the footer key
 # tracebase.model.
 # --------------------------------------------------------------------------------------------

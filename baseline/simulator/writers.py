@@ -12,8 +12,8 @@ import pyarrow as pa
 from baseline.simulator.host import INTERVAL_NS, HostResult
 from baseline.simulator.tables import Batch
 from tracer.atomic import fsync_dir
+from tracer.fleet.spool import write_snapshot
 from tracer.schema import partition_path, write_table
-from tracer.spool import write_snapshot
 
 _DATE_COLUMN = {"events": "start_time", "counters": "snapshot_time", "truth": "time"}
 

@@ -76,7 +76,7 @@ class Outcome:
 @functools.cache
 def shared_recorder():
     """One loaded recorder per process (the BPF compile takes seconds)."""
-    from tracer.record import SyscallRecorder
+    from tracer.record.recorder import SyscallRecorder
 
     recorder = SyscallRecorder(ringbuf_mb=32).load()
     atexit.register(recorder.close)
@@ -147,7 +147,7 @@ def judge(sc: Scenario, report, base: Path) -> Outcome:
 
 
 def run_scenario(sc: Scenario, recorder, out_dir: Path) -> Outcome:
-    from baseline.diff import diff_traces
+    from baseline.run.diff import diff_traces
 
     t0 = time.perf_counter()
     goods, bad, base = record_scenario(sc, recorder, out_dir)
@@ -159,7 +159,7 @@ def run_scenario(sc: Scenario, recorder, out_dir: Path) -> Outcome:
 
 
 def run_no_anomaly(case: NoAnomalyCase, recorder, out_dir: Path) -> Outcome:
-    from baseline.diff import diff_traces
+    from baseline.run.diff import diff_traces
 
     t0 = time.perf_counter()
     base = ROOT / case.name

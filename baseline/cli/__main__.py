@@ -1,0 +1,5 @@
+import sys
+
+from baseline.cli import main
+
+sys.exit(main())

@@ -1,0 +1,73 @@
+"""`baseline allowlist learn`: learn expected errors from good runs into expected_errors.yaml."""
+
+from __future__ import annotations
+
+import argparse
+
+from tracer.cli.common import HelpFormatter
+from tracer.errors import TracebaseError
+
+EPILOG = """\
+examples:
+  baseline allowlist learn good-runs/ -o expected_errors.yaml
+  baseline allowlist learn g1.parquet g2.parquet --min-support 0.5 -o allow.yaml
+
+Learned entries carry probe, errno, normalised path, process name (context), support
+(good runs seen / total), first/last seen and source: learned. Curated entries already in
+the file are never overwritten; learned entries the good runs no longer show become stale.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "allowlist",
+        help="manage the expected-errors allowlist",
+        description="Manage the expected-errors allowlist (expected_errors.yaml).",
+        formatter_class=HelpFormatter,
+        epilog=EPILOG,
+    )
+    sub = p.add_subparsers(dest="allowlist_command", metavar="ACTION")
+    sub.required = True
+    learn = sub.add_parser(
+        "learn",
+        help="learn the errors good runs produce",
+        description="Learn the errors that GOOD runs produce and merge them into the allowlist.",
+        formatter_class=HelpFormatter,
+        epilog=EPILOG,
+    )
+    learn.add_argument("good", nargs="+", metavar="GOOD", help="good traces: Parquet files or directories")
+    learn.add_argument("-o", "--output", default="expected_errors.yaml", metavar="FILE",
+                       help="allowlist to create or update (default: ./expected_errors.yaml)")
+    learn.add_argument("--min-support", type=float, default=0.0, metavar="F",
+                       help="keep errors seen in at least this fraction of good runs (0..1, default 0)")
+    learn.add_argument("--mixed", action="store_true", help="accept good traces of different commands")
+    learn.set_defaults(func=handle_learn)
+
+
+def handle_learn(args: argparse.Namespace) -> int:
+    if not 0.0 <= args.min_support <= 1.0:
+        raise TracebaseError(f"--min-support: expected a fraction between 0 and 1, found {args.min_support}")
+    from pathlib import Path
+
+    from baseline.run.allowlist import ExpectedErrors, learn_expected
+    from baseline.run.traces import check_good_commands, load_table, prepare_side
+
+    out = Path(args.output)
+    allow = ExpectedErrors.load(out) if out.exists() else ExpectedErrors([], source=str(out))
+    good = load_table(args.good)
+    check_good_commands(good, ", ".join(args.good), args.mixed)
+    prepared, ids = prepare_side(good, bad=False)
+    entries = learn_expected(prepared, min_support=args.min_support)
+    counts = allow.merge_learned(entries)
+    allow.save(out)
+    n_traces = len(ids)
+    print(
+        f"learned {len(entries)} expected error(s) from {n_traces} good trace(s): "
+        f"{counts['added']} added, {counts['updated']} updated, {counts['stale']} now stale, "
+        f"{counts['skipped_curated']} already covered by curated entries -> {out}"
+    )
+    for e in entries:
+        sup = e.support or {}
+        print(f"  {sup.get('runs')}/{sup.get('total')}  {e.probe} {e.errno}"
+              + (f" {e.path}" if e.path else "") + (f"  [{e.context}]" if e.context else ""))
+    return 0

@@ -1,0 +1,157 @@
+"""`baseline ingest`, `baseline coverage`, `baseline suggest-probes`: the scheduled pipeline by hand.
+
+These are the same library calls the Airflow DAGs make (baseline.pipeline.ingest, baseline.pipeline.coverage,
+baseline.pipeline.suggest), so the pipeline runs without Airflow too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tracer.cli.common import HelpFormatter
+
+INGEST_EPILOG = """examples:
+  baseline ingest /var/spool/tracebase /srv/tracebase/dataset
+  baseline ingest SPOOL DATASET --quarantine /srv/tracebase/quarantine --keep-spool
+  baseline ingest SPOOL DATASET --compact-min-files 4 --json
+"""
+
+COVERAGE_EPILOG = """examples:
+  baseline coverage /srv/tracebase/dataset                      # week of the newest data
+  baseline coverage DATASET --week 2026-W48 --out reports/
+  baseline coverage DATASET --probes bpf/probes/rdma.yaml --nccl-logs 'logs/nccl-*.log'
+  baseline coverage DATASET --nccl-logs app_failures.parquet    # the app_failures table
+"""
+
+SUGGEST_EPILOG = """examples:
+  baseline suggest-probes --btf /sys/kernel/btf                 # vmlinux + module BTF
+  bpftool btf dump file /sys/kernel/btf/mlx5_ib format raw > new.txt
+  baseline suggest-probes --symbols new.txt --old old.txt --probes bpf/probes/rdma.yaml
+  baseline suggest-probes --symbols /proc/kallsyms --reference rdma_control_path.yaml --all
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "ingest",
+        help="move spool snapshots into the partitioned dataset (idempotent)",
+        description="Move complete spool snapshots into DATASET/<table>/date=/host=/part-*.parquet, "
+        "quarantine unreadable files with the reason, and compact partitions of small files.",
+        formatter_class=HelpFormatter,
+        epilog=INGEST_EPILOG,
+    )
+    p.add_argument("spool", metavar="SPOOL", help="spool directory written by `tracer run`")
+    p.add_argument("dataset", metavar="DATASET", help="dataset root")
+    p.add_argument("--quarantine", metavar="DIR", help="where unreadable files go (default: DATASET/../quarantine)")
+    p.add_argument("--keep-spool", action="store_true", help="leave ingested snapshots in the spool")
+    p.add_argument("--compact-min-files", type=int, default=8, metavar="N",
+                   help="compact a partition holding at least N small files (default 8; 0 disables)")
+    p.add_argument("-j", "--workers", type=int, default=1, metavar="N", help="ingest hosts in N processes (default 1)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=cmd_ingest)
+
+    c = subparsers.add_parser(
+        "coverage",
+        help="weekly probe-coverage report (HTML, Markdown, Parquet)",
+        description="Per-probe invocations, failures, errno mix and week-over-week trend from the "
+        "counters; probes that never fired; probes missing per kernel/vendor group and the "
+        "namespace-gate resolution; coverage of application-labelled failures.",
+        formatter_class=HelpFormatter,
+        epilog=COVERAGE_EPILOG,
+    )
+    c.add_argument("dataset", metavar="DATASET", help="dataset root")
+    c.add_argument("--week", metavar="WEEK", help="ISO week (2026-W48) or a date in it (default: newest data)")
+    c.add_argument("--probes", metavar="SET.yaml", help="probe set the fleet runs (for never-fired and app coverage)")
+    c.add_argument("--nccl-logs", nargs="+", default=[], metavar="FILE",
+                   help="NCCL logs (globs allowed) or app_failures .parquet files")
+    c.add_argument("--out", metavar="DIR", default="reports", help="output directory (default: reports/)")
+    c.add_argument("--trend-pct", type=float, default=25.0, metavar="PCT",
+                   help="week-over-week change that counts as rising/falling (default 25)")
+    c.set_defaults(func=cmd_coverage)
+
+    s = subparsers.add_parser(
+        "suggest-probes",
+        help="probe-set suggestions from a kernel's BTF or symbol list",
+        description="List RDMA functions worth probing by RDMATracer's four rules (no read-only, "
+        "no generic internals, no cleanup/refcount paths; creates/updates of QP/MR/PD/CQ and "
+        "hardware paths), and probes that vanished or were renamed since an older kernel.",
+        formatter_class=HelpFormatter,
+        epilog=SUGGEST_EPILOG,
+    )
+    src = s.add_mutually_exclusive_group()
+    src.add_argument("--btf", metavar="FILE", help="BTF blob or directory (default /sys/kernel/btf)")
+    src.add_argument("--symbols", metavar="FILE", help="bpftool raw dump, kallsyms, or one name per line")
+    s.add_argument("--base-btf", metavar="FILE", help="vmlinux BTF for a module's split BTF")
+    s.add_argument("--old", metavar="FILE", help="the previous kernel's BTF or symbol list")
+    s.add_argument("--probes", metavar="SET.yaml", help="current probe set (checked for vanished/renamed)")
+    s.add_argument("--reference", metavar="FILE", help="rdma_control_path.yaml: its function classes win")
+    s.add_argument("--all", action="store_true", help="also list excluded functions with the reason")
+    s.add_argument("--json", action="store_true", help="print suggestions as JSON lines")
+    s.set_defaults(func=cmd_suggest)
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from baseline.pipeline.ingest import compact_dataset, ingest_spool
+    from tracer.errors import TracebaseError
+
+    if args.compact_min_files < 0 or args.compact_min_files == 1:
+        raise TracebaseError(f"--compact-min-files: expected 0 or a number >= 2, found {args.compact_min_files}")
+    if args.workers < 1:
+        raise TracebaseError(f"--workers: expected a number >= 1, found {args.workers}")
+    quarantine = Path(args.quarantine) if args.quarantine else Path(args.dataset).resolve().parent / "quarantine"
+    result = ingest_spool(args.spool, args.dataset, quarantine, remove_ingested=not args.keep_spool, workers=args.workers)
+    compacted = compact_dataset(args.dataset, min_files=args.compact_min_files) if args.compact_min_files else None
+    if args.json:
+        print(json.dumps({"ingest": result.to_dict(), "compact": compacted.to_dict() if compacted else None}))
+        return 0
+    rows = ", ".join(f"{n} {t} rows" for t, n in result.rows.items())
+    print(f"ingested {result.snapshots} snapshots ({rows}); {result.already_ingested} already in the dataset")
+    for q in result.quarantined:
+        print(f"quarantined {q['path']}: {q['reason']}")
+    if compacted and compacted.partitions:
+        print(f"compacted {compacted.partitions} partitions ({compacted.files_in} files -> {compacted.files_out})")
+    return 0
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    from baseline.pipeline.coverage import weekly_report, write_report
+    from baseline.pipeline.nccl import load_app_failures
+
+    parsed = load_app_failures(args.nccl_logs) if args.nccl_logs else None
+    report = weekly_report(
+        args.dataset,
+        week=args.week,
+        probe_set=args.probes,
+        app_failures=parsed.failures if parsed else None,
+        parse_problems=parsed.problems if parsed else (),
+        trend_change_pct=args.trend_pct,
+    )
+    written = write_report(report, args.out)
+    for problem in report.parse_problems:
+        print(f"baseline: warning: {problem}", file=sys.stderr)
+    probed = f"; {report.app_summary.get('probed', 0):.0%} of {report.app_total} app failures on probed functions" if report.app_total else ""
+    print(f"{report.week}: {report.hosts} hosts, {report.probes.height} probes, {len(report.never_fired)} never fired{probed}")
+    print(f"wrote {written['html']}, {written['markdown']} and 3 Parquet tables")
+    return 0
+
+
+def cmd_suggest(args: argparse.Namespace) -> int:
+    from baseline.pipeline.coverage import load_probe_set
+    from baseline.pipeline.suggest import load_reference_classes, read_symbols, render_text, suggest
+
+    new = read_symbols(args.symbols or args.btf or "/sys/kernel/btf", base_btf=args.base_btf)
+    old = read_symbols(args.old, base_btf=args.base_btf) if args.old else None
+    probes = list(load_probe_set(args.probes)) if args.probes else []
+    reference = load_reference_classes(args.reference) if args.reference else None
+    report = suggest(new, old=old, probes=probes, reference=reference)
+    if args.json:
+        for s in report.suggestions:
+            if args.all or s.action not in ("exclude", "skip"):
+                print(json.dumps(s.to_dict()))
+        return 0
+    sys.stdout.write(render_text(report, show_all=args.all))
+    return 0

@@ -1,0 +1,96 @@
+"""`baseline diff`: name where a bad trace left known-good behaviour."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+
+from tracer.cli.common import HelpFormatter
+from tracer.errors import TracebaseError
+
+EPILOG = """\
+exit status (like diff(1)): 0 no anomaly, 1 anomaly found, 2 trouble (bad input, ...)
+
+examples:
+  baseline diff good.parquet bad.parquet
+  baseline diff good-runs/ bad.parquet --json | jq .bifurcation
+  baseline diff g1.parquet g2.parquet g3.parquet bad.parquet --context 5
+  baseline diff good/ failures.parquet --trace-id host1:42 --allowlist expected_errors.yaml
+  baseline diff good/ bad.parquet --no-learn     # only the allowlist makes errors expected
+
+The JSON object is documented in docs/diff-json.md.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "diff",
+        help="name the bifurcation point of a bad trace against good traces",
+        description=(
+            "Diff BAD against one or more GOOD traces (Parquet files or directories of them): "
+            "print the first event no good run explains (the bifurcation point), the last "
+            "common events and what good runs did instead, later anomalies ranked, and the "
+            "errors ignored as expected."
+        ),
+        formatter_class=HelpFormatter,
+        epilog=EPILOG,
+    )
+    p.add_argument("traces", nargs="+", metavar="TRACE", help="GOOD... then BAD (the last one)")
+    p.add_argument("--allowlist", metavar="FILE",
+                   help="expected-errors YAML (default: the repo's expected_errors.yaml)")
+    p.add_argument("--no-learn", action="store_true",
+                   help="do not treat errors seen in the GOOD runs as expected")
+    p.add_argument("--json", action="store_true", help="print one JSON object (docs/diff-json.md)")
+    p.add_argument("--context", type=int, default=3, metavar="N",
+                   help="events shown before the divergence and of the good runs (default 3)")
+    p.add_argument("--trace-id", metavar="ID", help="the trace to diff when BAD holds several")
+    p.add_argument("--mixed", action="store_true",
+                   help="accept GOOD traces of different commands")
+    p.add_argument("-k", "--window", type=int, default=4, metavar="K",
+                   help="window length of the good-behaviour model (default 4)")
+    p.add_argument("--max-anomalies", type=int, default=20, metavar="N",
+                   help="anomalies listed at most (default 20)")
+    p.set_defaults(func=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    if len(args.traces) < 2:
+        raise TracebaseError(
+            f"TRACE: expected at least one GOOD and one BAD trace, found {len(args.traces)} argument"
+        )
+    if args.context < 0:
+        raise TracebaseError(f"--context: expected a number >= 0, found {args.context}")
+    if args.window < 1:
+        raise TracebaseError(f"--window: expected a number >= 1, found {args.window}")
+    if args.max_anomalies < 1:
+        raise TracebaseError(f"--max-anomalies: expected a number >= 1, found {args.max_anomalies}")
+    if "pyarrow" not in sys.modules:
+        # Arrow buffers from the system allocator go back to the OS when freed (the default
+        # mimalloc pool keeps ~100 MiB of read buffers for a million events mapped).
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    try:
+        from baseline.run.diff import diff_traces, write_report
+
+        good, bad = args.traces[:-1], args.traces[-1]
+        report = diff_traces(
+            good,
+            bad,
+            expected=args.allowlist,
+            learn=not args.no_learn,
+            k=args.window,
+            context=args.context,
+            trace_id=args.trace_id,
+            mixed=args.mixed,
+            max_anomalies=args.max_anomalies,
+        )
+        for w in report.warnings:
+            print(f"baseline diff: warning: {w}", file=sys.stderr)
+        write_report(report, args.json)
+        return 1 if report.anomaly else 0
+    except TracebaseError:
+        raise
+    except Exception:  # a bug: still "trouble" (2), never "anomaly" (1)
+        traceback.print_exc()
+        return 2

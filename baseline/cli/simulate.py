@@ -1,0 +1,148 @@
+"""`baseline simulate` (write a simulated fleet dataset) and `baseline evaluate` (score an audit)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tracer.cli.common import HelpFormatter
+from tracer.errors import TracebaseError
+
+SIMULATE_EPILOG = """\
+examples:
+  baseline simulate --hosts 50 --hours 24 --seed 1 --out /tmp/fleet
+      50 hosts for one day, every scenario, dataset layout <out>/<table>/date=/host=/part-*.parquet
+  baseline simulate --hosts 4 --hours 1 --out /tmp/spool --spool
+      the spool layout of `tracer run`: <out>/spool/<host>/snap-<time>-<seq>/{events,counters}.parquet
+  baseline simulate --hosts 10000 --hours 24 --workers 2 --out /data/fleet
+      a 10,000-host day (a few minutes)
+  baseline simulate --hosts 2000 --events-target 100000000 --out /data/big
+      capture-heavy good traces until about 100 million event rows
+  baseline simulate --hosts 20 --scenario efault_peer_cascade,crash_loop_fw_bad_state --out /tmp/f
+      only some injected root causes (names: see --scenario help)
+"""
+
+EVALUATE_EPILOG = """\
+examples:
+  baseline evaluate /tmp/fleet                      findings from /tmp/fleet/findings (audit default)
+  baseline evaluate /tmp/fleet --findings /tmp/out --json
+"""
+
+
+# Numbers are parsed in the handler (not by argparse `type=`) so that a bad value gives the
+# one-line `baseline: error: --flag: expected ..., found ...` and exit status 2.
+def _positive_int(flag: str, text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise TracebaseError(f"{flag}: expected a positive integer, found {text!r}") from None
+    if value < 1:
+        raise TracebaseError(f"{flag}: expected a positive integer, found {text!r}")
+    return value
+
+
+def _positive_float(flag: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise TracebaseError(f"{flag}: expected a positive number, found {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise TracebaseError(f"{flag}: expected a positive number, found {text!r}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from baseline.simulator.catalog import SCENARIOS
+
+    p = subparsers.add_parser(
+        "simulate", help="write a simulated RDMA fleet (events, counters, ground truth)",
+        description="Simulate the fleet tracer's output on N hosts with injected root causes and ground truth.",
+        formatter_class=HelpFormatter, epilog=SIMULATE_EPILOG,
+    )
+    p.add_argument("--hosts", default="10", help="number of hosts (default 10)")
+    p.add_argument("--hours", default="24", help="simulated hours (default 24)")
+    p.add_argument("--seed", default="0", help="random seed (default 0)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--start", metavar="ISO", default=None, help="UTC start time (default 2026-11-28T00:00:00Z)")
+    p.add_argument("--spool", action="store_true", help="write the tracer's spool layout (small fleets only)")
+    p.add_argument("--scenario", default="all", metavar="NAMES",
+                   help=f"comma-separated root causes to inject: all (default), none, or {', '.join(SCENARIOS)}")
+    p.add_argument("--good-rate", default=None, metavar="P",
+                   help="probability that a successful call is captured as a good trace (default 0.005)")
+    p.add_argument("--events-target", default=None, metavar="N",
+                   help="raise the good-trace rate until about N event rows are written")
+    p.add_argument("--workers", default="1", help="worker processes (default 1)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=_simulate)
+
+    e = subparsers.add_parser(
+        "evaluate", help="score audit findings against the simulator's ground truth",
+        description="Compare the audit's findings/clusters with the truth table of a simulated dataset.",
+        formatter_class=HelpFormatter, epilog=EVALUATE_EPILOG,
+    )
+    e.add_argument("dataset", metavar="DATASET", help="simulated dataset directory (holds truth/)")
+    e.add_argument("--findings", metavar="DIR", default=None,
+                   help="directory holding findings/ (and clusters/); default DATASET/findings or DATASET")
+    e.add_argument("--json", action="store_true", help="print the scores as JSON")
+    e.set_defaults(func=_evaluate)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    import json
+
+    from baseline.simulator.simulate import DEFAULT_GOOD_RATE, simulate
+
+    hosts = _positive_int("--hosts", args.hosts)
+    hours = _positive_float("--hours", args.hours)
+    workers = _positive_int("--workers", args.workers)
+    try:
+        seed = int(args.seed)
+    except ValueError:
+        raise TracebaseError(f"--seed: expected an integer, found {args.seed!r}") from None
+    events_target = _positive_int("--events-target", args.events_target)
+    good_rate = DEFAULT_GOOD_RATE
+    if args.good_rate is not None:
+        try:
+            good_rate = float(args.good_rate)
+        except ValueError:
+            good_rate = -1.0
+        if not 0.0 <= good_rate <= 1.0:
+            raise TracebaseError(f"--good-rate: expected a probability in 0..1, found {args.good_rate!r}")
+
+    def progress(n: int, _r: dict) -> None:
+        if sys.stderr.isatty() and (n % 100 == 0 or n == hosts):
+            print(f"\r{n}/{hosts} hosts", end="", file=sys.stderr, flush=True)
+
+    summary = simulate(
+        args.out, hosts=hosts, hours=hours, seed=seed, start=args.start, spool=args.spool,
+        scenarios=args.scenario, good_rate=good_rate, events_target=events_target,
+        workers=workers, progress=progress,
+    )
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary, sort_keys=True))
+        return 0
+    total = sum(summary["bytes"].values())
+    print(f"{summary['hosts']} hosts x {summary['hours']} h -> {args.out}  ({summary['wall_s']} s)")
+    print(f"  events {summary['events']:,} rows in {summary['traces']:,} traces "
+          f"({summary['failures']:,} failures, {summary['good']:,} good), counters {summary['counters']:,}, "
+          f"truth {summary['truth']:,}; {total / 1e6:.1f} MB")
+    for cause, c in sorted(summary["root_causes"].items()):
+        print(f"  {cause:34s} {c['traces']:>9,} traces on {c['hosts']:>6,} hosts")
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    import json
+
+    from baseline.fleet.evaluate import evaluate, format_report
+
+    scores = evaluate(args.dataset, args.findings)
+    if args.json:
+        print(json.dumps(scores, sort_keys=True))
+    else:
+        print(format_report(scores))
+    return 0

@@ -1,0 +1,771 @@
+"""Fleet audit: findings per failure, root-cause clusters, host alerts.
+
+For each trace with an error (`run_audit`):
+
+* **Layered evidence.** The failing chain runs from the failing root down through failing
+  children; its deepest frame is the *origin* (origin_layer = the layer where the errno first
+  appears), the shallowest ancestor still carrying the origin's errno is where it *stops*
+  propagating (stop_layer). When the same errno runs from the root to a leaf frame (nothing
+  probed below it) across at least ``min_layers`` layers, the fault is *deeper than the deepest
+  probe* (EFAULT at all four reg_mr layers = peer memory or below). For a trace whose root
+  succeeded, the origin is its first error the baseline does not explain.
+* **Bifurcation** against the good-trace baseline of the operation (baseline.fleet.model): the
+  first frame whose call edge no good trace takes (a path divergence), else the origin frame.
+* **Expected errors** (curated expected_errors.yaml + learned entries, matched with the
+  operation as context) are set aside: the finding is kept with expected = True and no cluster.
+  Traces whose root succeeded and whose errors are all known-good or expected yield no finding.
+* **Root-cause clusters**: findings are featurised by their kernel-side signature tokens
+  (operation, bifurcation probe/errno, origin layer, errno-per-layer pattern, divergence
+  marker, deeper flag), exact signatures are grouped, and scikit-learn's agglomerative
+  clustering merges signatures that differ only in vendor-specific probe names (all tokens
+  equal after masking the vendor prefix). Each cluster is named by its dominant signature,
+  with hosts, jobs, first/last seen and trend.
+* **Host alerts** from the counters table: persistent bad state (a run of intervals in which
+  most calls fail - a crash-looping host) and rising errno rates (CUSUM of the standardised
+  per-host, per-probe, per-errno failure counts against the host's own EWMA). One errno
+  propagating up a call chain rises at each layer it crosses: one alert per (host, errno), on
+  the deepest probe, the other layers named in its detail.
+
+Memory: the counters are reduced to 15-minute buckets in streaming passes over batches of
+hosts before anything else is loaded; per-trace tables hold host / operation / job / kind and
+the per-chain analysis columns as categoricals; the chain analysis and signatures run once per
+distinct chain; findings are written to Parquet a slice at a time.
+
+Output: findings / clusters / host_alerts Parquet tables (tracer.schema), written atomically.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from baseline.fleet.model import (
+    EventsInput,
+    GoodTraceBaseline,
+    ancestor_columns,
+    collect_traces,
+    max_depth_of,
+    parse_since,
+)
+from baseline.run.allowlist import ExpectedErrors, load_default
+from tracer.errors import TracebaseError
+from tracer.schema import dataset_files, polars_schema, scan, write_table, write_table_batches
+
+FINDINGS_WRITE_ROWS = 500_000
+VENDOR_PREFIX = re.compile(r"\b(mlx5_ib|mlx5|bnxt_re|irdma)_")
+
+
+@dataclass
+class AuditResult:
+    findings: pl.DataFrame
+    clusters: pl.DataFrame
+    host_alerts: pl.DataFrame
+    files: dict[str, Path] = field(default_factory=dict)  # table -> written file
+    window: tuple[dt.datetime | None, dt.datetime | None] = (None, None)
+    traces_audited: int = 0
+
+    @property
+    def open_findings(self) -> pl.DataFrame:
+        return self.findings.filter(~pl.col("expected"))
+
+
+# --------------------------------------------------------------------------------------------
+# expected errors
+# --------------------------------------------------------------------------------------------
+def _expected_lookup(pairs: pl.DataFrame, expected: ExpectedErrors) -> pl.DataFrame:
+    """Mark unique (probe, errno, operation) combinations that an expected entry covers."""
+    flags = [
+        expected.match(p, e, context=o) is not None
+        for p, e, o in pairs.select("probe", "errno", "operation").iter_rows()
+    ]
+    return pairs.with_columns(pl.Series("is_expected", flags, dtype=pl.Boolean))
+
+
+# --------------------------------------------------------------------------------------------
+# per-trace analysis (vectorised over all traces of a batch)
+# --------------------------------------------------------------------------------------------
+def analyse_traces(
+    events: pl.LazyFrame | pl.DataFrame,
+    model: GoodTraceBaseline,
+    expected: ExpectedErrors,
+    min_layers: int = 4,
+) -> pl.DataFrame:
+    """One row per trace that needs a finding: layered evidence, bifurcation, expected flag."""
+    lf = events.lazy()
+    # traces with at least one error frame
+    lf = lf.filter(pl.col("errno").is_not_null().any().over("trace_id"))
+    depth = max_depth_of(lf)
+    frames = model.explain_frames(lf).with_columns(
+        pl.col("errno").is_not_null().alias("is_err"),
+        ((pl.col("depth").shift(-1) > pl.col("depth")) & (pl.col("trace_id").shift(-1) == pl.col("trace_id")))
+        .fill_null(False)
+        .alias("has_children"),
+    )
+    frames = frames.collect(engine="streaming")
+    if frames.is_empty():
+        return pl.DataFrame()
+    pairs = frames.filter(pl.col("is_err")).select("probe", "errno", "operation").unique()
+    frames = frames.join(_expected_lookup(pairs, expected), on=["probe", "errno", "operation"], how="left").with_columns(
+        pl.col("is_expected").fill_null(False)
+    )
+    # failing chain: error frames whose ancestors all carry an error
+    lf2 = frames.lazy().with_columns(*ancestor_columns("errno", depth, "_e"), *ancestor_columns("layer", depth, "_l"))
+    lf2 = lf2.with_columns(pl.when(pl.col("depth") == 0).then(pl.col("is_err")).forward_fill().alias("_c0"))
+    for d in range(1, depth + 1):
+        lf2 = lf2.with_columns(
+            pl.when(pl.col("depth") == d).then(pl.col("is_err") & pl.col(f"_c{d - 1}")).forward_fill().alias(f"_c{d}")
+        )
+    chain = pl.lit(False)
+    for d in range(depth, -1, -1):
+        chain = pl.when(pl.col("depth") == d).then(pl.col(f"_c{d}")).otherwise(chain)
+    lf2 = lf2.with_columns(
+        chain.fill_null(False).alias("on_chain"),
+        (pl.col("known_edge") & pl.col("known_error")).alias("explained"),
+    )
+    # ok_d: the ancestor at depth d carries the frame's own errno, as do all between it and the frame
+    ok = pl.lit(True)
+    stop = pl.col("depth")
+    for d in range(depth - 1, -1, -1):
+        ok = pl.when(pl.col("depth") > d).then(ok & (pl.col(f"_e{d}") == pl.col("errno")).fill_null(False)).otherwise(True)
+        stop = pl.when(ok & (pl.col("depth") > d)).then(pl.lit(d)).otherwise(stop)
+    stop_layer = pl.col("layer")
+    for d in range(depth, -1, -1):
+        stop_layer = pl.when(pl.col("_stop") == d).then(pl.col(f"_l{d}")).otherwise(stop_layer)
+    layers_on_path = pl.concat_list([pl.col(f"_l{d}") for d in range(depth + 1)])
+    lf2 = lf2.with_columns(stop.alias("_stop")).with_columns(
+        stop_layer.alias("stop_layer"),
+        pl.concat_str(
+            [
+                pl.when(pl.col("depth") >= d).then(
+                    pl.concat_str([pl.col(f"_l{d}"), pl.col(f"_e{d}").fill_null("ok")], separator=":")
+                )
+                for d in range(depth + 1)
+            ],
+            separator=">",
+            ignore_nulls=True,
+        ).alias("_pattern_all"),
+        layers_on_path.alias("_layers"),
+    )
+    frames = lf2.collect()
+    root_failed = frames.group_by("trace_id").agg(
+        (pl.col("is_err") & (pl.col("depth") == 0)).any().alias("root_failed")
+    )
+    frames = frames.join(root_failed, on="trace_id")
+    # origin: the deepest chain frame (failing root), else the first unexplained unexpected error
+    origin_rank = (
+        pl.when(pl.col("root_failed") & pl.col("on_chain"))
+        .then(pl.col("depth").cast(pl.Int64) * 1_000_000 + pl.col("seq"))
+        .when(~pl.col("root_failed") & pl.col("is_err") & ~pl.col("explained") & ~pl.col("is_expected"))
+        .then(-pl.col("seq"))
+        .otherwise(None)
+    )
+    frames = frames.with_columns(origin_rank.alias("_origin_rank"))
+    origin = (
+        frames.filter(pl.col("_origin_rank").is_not_null())
+        .sort("_origin_rank", descending=True)
+        .group_by("trace_id", maintain_order=True)
+        .first()
+    )
+    divergence = (
+        frames.filter(~pl.col("known_edge"))
+        .sort("seq")
+        .group_by("trace_id", maintain_order=True)
+        .agg(pl.col("probe").first().alias("div_probe"), pl.col("errno").first().alias("div_errno"),
+             pl.col("seq").first().alias("div_seq"))
+    )
+    trace_layers = frames.group_by("trace_id").agg(pl.col("layer").n_unique().alias("trace_layers"))
+    out = (
+        origin.join(divergence, on="trace_id", how="left")
+        .join(trace_layers, on="trace_id", how="left")
+        .with_columns(
+            # path layers from root to origin, errno per layer (consecutive duplicates collapsed)
+            pl.col("_pattern_all").alias("pattern"),
+            pl.col("_layers").list.slice(0, pl.col("depth").cast(pl.Int64) + 1).list.drop_nulls().list.n_unique().alias("chain_layers"),
+        )
+    )
+    out = out.with_columns(
+        (
+            pl.col("root_failed")
+            & (pl.col("_stop") == 0)
+            & ~pl.col("has_children")
+            & (pl.col("chain_layers") >= min_layers)
+        ).alias("deeper_than_probes"),
+        pl.coalesce(pl.col("div_probe"), pl.col("probe")).alias("bifurcation_probe"),
+        pl.when(pl.col("div_probe").is_not_null()).then(pl.col("div_errno")).otherwise(pl.col("errno")).alias("bifurcation_errno"),
+        pl.coalesce(pl.col("div_seq"), pl.col("seq")).alias("bifurcation_seq"),
+        pl.col("layer").alias("origin_layer"),
+        pl.col("is_expected").alias("expected"),
+    )
+    out = out.with_columns(
+        pl.col("pattern").map_elements(_collapse_pattern, return_dtype=pl.String).alias("pattern"),
+    )
+    return out.select(
+        "trace_id", "host", "job_id", pl.col("start_time").alias("time"), "operation", "expected",
+        "bifurcation_probe", "bifurcation_errno", "bifurcation_seq", "origin_layer", "stop_layer",
+        "deeper_than_probes", "pattern", pl.col("div_probe").alias("divergence"), "probe", "errno",
+    )
+
+
+FINDING_COLUMNS = {**polars_schema("findings"), "pattern": pl.String, "divergence": pl.String,
+                   "probe": pl.String, "errno": pl.String}
+
+
+def findings_of(
+    traces: pl.DataFrame,
+    chains: pl.DataFrame,
+    model: GoodTraceBaseline,
+    expected: ExpectedErrors,
+    min_layers: int = 4,
+) -> pl.DataFrame:
+    """Findings for every trace with an error frame: analyse_traces runs once per distinct
+    chain (on its representative trace) and the result is joined to all traces of that chain."""
+    key = ["operation", "chain_hash"]
+    failing = traces.filter(pl.col("errors") > 0).select(
+        "trace_id", "host", "job_id", pl.col("start_time").alias("time"), *key
+    )
+    reps = chains.join(failing.select(key).unique(), on=key, how="semi")
+    analysed = analyse_traces(reps.drop(key), model, expected, min_layers=min_layers) if reps.height else pl.DataFrame()
+    if analysed.is_empty():
+        return pl.DataFrame(schema=FINDING_COLUMNS).drop(["cluster_id", "score"])
+    # everything but the trace's own id, host, job and time is a property of its chain: the
+    # signature is built once per chain and the per-chain strings travel as categoricals
+    # (millions of findings, a few hundred distinct values)
+    per_chain = (
+        analysed.drop("host", "job_id", "time", "operation")
+        .join(reps.select("trace_id", *key).unique(), on="trace_id")
+        .drop("trace_id")
+        .with_columns(signature_expr().alias("signature"))
+    )
+    text = [c for c, t in per_chain.schema.items() if t == pl.String and c != "operation"]
+    per_chain = per_chain.with_columns(pl.col(text).cast(pl.Categorical))
+    return failing.join(per_chain, on=key).select(
+        "trace_id", pl.col("host", "job_id", "operation").cast(pl.Categorical), "time", *analysed.columns[5:],
+        "signature",
+    )
+
+
+def _collapse_pattern(text: str | None) -> str | None:
+    if text is None:
+        return None
+    out: list[str] = []
+    for part in text.split(">"):
+        if not out or out[-1] != part:
+            out.append(part)
+    return ">".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# signatures and clusters
+# --------------------------------------------------------------------------------------------
+def signature_expr() -> pl.Expr:
+    deeper = pl.when(pl.col("deeper_than_probes")).then(pl.lit(" (deeper than probes)")).otherwise(pl.lit(""))
+    diverge = pl.when(pl.col("divergence").is_not_null()).then(
+        pl.concat_str([pl.lit(" | diverges at "), pl.col("divergence")])
+    ).otherwise(pl.lit(""))
+    return pl.concat_str(
+        [
+            pl.col("operation"), pl.lit(": "), pl.col("bifurcation_probe"), pl.lit(" "),
+            pl.col("bifurcation_errno").fill_null("(path)"), pl.lit(" | origin "), pl.col("origin_layer").fill_null("?"),
+            deeper, pl.lit(" | "), pl.col("pattern").fill_null(""), diverge,
+        ]
+    )
+
+
+def _tokens(row: dict[str, Any]) -> dict[str, float]:
+    def mask(v: Any) -> str:  # vendor namespaces and OFED/upstream twins name the same code
+        return VENDOR_PREFIX.sub("<drv>_", str(v)).replace("__ib_umem_get", "ib_umem_get")
+
+    return {
+        f"op={row['operation']}": 1.0,
+        f"bif={mask(row['bifurcation_probe'])}:{row['bifurcation_errno']}": 1.0,
+        f"errno={row['errno']}": 1.0,
+        f"origin={row['origin_layer']}": 1.0,
+        f"pattern={row['pattern']}": 1.0,
+        f"div={mask(row['divergence'])}": 1.0,
+        f"deeper={row['deeper_than_probes']}": 1.0,
+    }
+
+
+def cluster_signatures(signatures: pl.DataFrame) -> np.ndarray:
+    """Cluster labels for unique signature rows: sklearn agglomerative clustering on the
+    one-hot signature tokens; distance 0 after vendor masking merges, anything else splits."""
+    if signatures.height == 0:
+        return np.zeros(0, dtype=int)
+    if signatures.height == 1:
+        return np.zeros(1, dtype=int)
+    from sklearn.cluster import AgglomerativeClustering
+    from sklearn.feature_extraction import DictVectorizer
+
+    X = DictVectorizer(sparse=False).fit_transform([_tokens(r) for r in signatures.iter_rows(named=True)])
+    model = AgglomerativeClustering(n_clusters=None, distance_threshold=0.5, metric="manhattan", linkage="complete")
+    return model.fit_predict(X)
+
+
+def cluster_findings(
+    findings: pl.DataFrame, window: tuple[dt.datetime | None, dt.datetime | None]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Assign cluster ids to the open findings; return (findings, clusters)."""
+    if "signature" not in findings.columns:  # findings_of builds it per chain
+        findings = findings.with_columns(signature_expr().alias("signature"))
+    open_ = findings.filter(~pl.col("expected"))
+    sig_cols = ["signature", "operation", "bifurcation_probe", "bifurcation_errno", "errno", "origin_layer",
+                "pattern", "divergence", "deeper_than_probes"]
+    uniq = (
+        open_.select(sig_cols).unique(subset=["signature"])
+        .with_columns(pl.col(pl.Categorical).cast(pl.String)).sort("signature")
+    )
+    labels = cluster_signatures(uniq)
+    sig_map = uniq.select(pl.col("signature").cast(findings.schema["signature"])).with_columns(
+        pl.Series("_label", labels, dtype=pl.Int64)
+    )
+    # number clusters by size, biggest first
+    sized = (
+        open_.join(sig_map, on="signature").group_by("_label").agg(pl.len().alias("n"))
+        .sort(["n", "_label"], descending=[True, False])
+        .with_columns(pl.int_range(pl.len(), dtype=pl.Int32).alias("cluster_id"))
+    )
+    sig_map = sig_map.join(sized.select("_label", "cluster_id"), on="_label").drop("_label")
+    findings = findings.drop("cluster_id", strict=False).join(sig_map, on="signature", how="left").with_columns(
+        pl.when(pl.col("expected")).then(None).otherwise(pl.col("cluster_id")).alias("cluster_id")
+    )
+    clusters = _cluster_table(findings.filter(pl.col("cluster_id").is_not_null()), window)
+    return findings, clusters
+
+
+def _trend(first: dt.datetime, counts_recent: int, counts_before: int, window, recent_fraction: float) -> str:
+    start, end = window
+    if start is None or end is None or end <= start:
+        return "steady"
+    span = (end - start).total_seconds()
+    if (first - start).total_seconds() >= (1 - recent_fraction) * span:
+        return "new"
+    rate_recent = counts_recent / (recent_fraction * span)
+    rate_before = counts_before / ((1 - recent_fraction) * span)
+    if rate_recent > 1.5 * rate_before + 1e-12:
+        return "rising"
+    if rate_recent < rate_before / 1.5:
+        return "falling"
+    return "steady"
+
+
+def _cluster_table(clustered: pl.DataFrame, window, recent_fraction: float = 0.25) -> pl.DataFrame:
+    if clustered.is_empty():
+        return pl.DataFrame(schema=polars_schema("clusters"))
+    clustered = clustered.with_columns(pl.col(pl.Categorical).cast(pl.String))  # ties broken on text
+    start, end = window
+    cut = end - (end - start) * recent_fraction if start and end else None
+    recent = (pl.col("time") >= cut) if cut is not None else pl.lit(False)
+    table = (
+        clustered.group_by("cluster_id")
+        .agg(
+            pl.col("signature").mode().sort().first().alias("signature"),
+            pl.len().alias("failures"),
+            pl.col("host").n_unique().alias("hosts"),
+            pl.col("job_id").drop_nulls().n_unique().alias("jobs"),
+            pl.col("time").min().alias("first_seen"),
+            pl.col("time").max().alias("last_seen"),
+            pl.col("origin_layer").mode().sort().first().alias("origin_layer"),
+            pl.col("trace_id").sort().first().alias("example_trace_id"),
+            recent.sum().alias("_recent"),
+        )
+        .sort("cluster_id")
+    )
+    trends = [
+        _trend(r["first_seen"], r["_recent"], r["failures"] - r["_recent"], window, recent_fraction)
+        for r in table.iter_rows(named=True)
+    ]
+    return table.with_columns(pl.Series("trend", trends, dtype=pl.String)).drop("_recent")
+
+
+# --------------------------------------------------------------------------------------------
+# host alerts from counters
+# --------------------------------------------------------------------------------------------
+# deeper layers first when two probes of one call chain report the same errno (no model depth known)
+LAYER_DEPTH = {"user-lib": 0, "syscall": 1, "uverbs": 2, "core": 3, "driver": 4, "peer-mem": 5}
+
+
+def bucket_counters(
+    counters: pl.LazyFrame | Iterable[pl.LazyFrame], bucket: str = "15m"
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The counters reduced to time buckets in streaming passes: (calls, errors).
+
+    calls: host, probe, bucket, n (invocations), layer; errors: host, probe, errno, bucket, count.
+    Everything host_alerts computes is per bucket, so the snapshot rows (tens of millions on a
+    fleet-day) are never materialised. Several lazy frames (e.g. `counter_scans`: files batched
+    by host, so no (host, probe, bucket) spans two) are reduced one after the other, which
+    bounds the memory of the streaming aggregation by the batch."""
+    t = pl.col("snapshot_time").dt.truncate(bucket).alias("bucket")
+    parts = [counters] if isinstance(counters, pl.LazyFrame) else list(counters)
+    calls: list[pl.DataFrame] = []
+    errors: list[pl.DataFrame] = []
+    for lf in parts:
+        c = lf.group_by("host", "probe", t).agg(pl.col("invocations").sum().alias("n"), pl.col("layer").first())
+        e = (
+            lf.filter(pl.col("errno_counts").list.len() > 0)
+            .select("host", "probe", t, "errno_counts")
+            .explode("errno_counts")
+            .unnest("errno_counts")
+            .filter(pl.col("errno").is_not_null() & (pl.col("count") > 0))
+            .group_by("host", "probe", "errno", "bucket")
+            .agg(pl.col("count").sum())
+        )
+        c, e = pl.collect_all([c, e], engine="streaming")
+        # millions of (host, probe, bucket) cells, few distinct names: categoricals
+        calls.append(c.with_columns(pl.col("host", "probe", "layer").cast(pl.Categorical)))
+        errors.append(e.with_columns(pl.col("host", "probe", "errno").cast(pl.Categorical)))
+    if not calls:
+        return pl.DataFrame(schema={"host": pl.String, "probe": pl.String, "bucket": pl.Datetime("ns", "UTC"),
+                                    "n": pl.Int64, "layer": pl.String}), pl.DataFrame()
+    return pl.concat(calls, how="vertical_relaxed"), pl.concat(errors, how="vertical_relaxed")
+
+
+def counter_scans(files: list[Path], since: dt.datetime | None = None, batch_files: int = 2000) -> Iterator[pl.LazyFrame]:
+    """Validated lazy scans of counters files in batches of about `batch_files`, whole hosts per
+    batch (the dataset partitions by host=...), filtered to snapshots at or after `since`."""
+    by_host: dict[str, list[Path]] = {}
+    for f in files:
+        host = next((part[5:] for part in f.parts if part.startswith("host=")), str(f.parent))
+        by_host.setdefault(host, []).append(f)
+    batch: list[Path] = []
+    for host in sorted(by_host):
+        batch.extend(by_host[host])
+        if len(batch) >= batch_files:
+            yield _counter_scan(batch, since)
+            batch = []
+    if batch:
+        yield _counter_scan(batch, since)
+
+
+def _counter_scan(files: list[Path], since: dt.datetime | None) -> pl.LazyFrame:
+    lf = scan(files, "counters")
+    if since is not None:
+        lf = lf.filter(pl.col("snapshot_time") >= pl.lit(since).dt.cast_time_unit("ns"))
+    return lf
+
+
+def host_alerts(
+    counters: pl.LazyFrame | tuple[pl.DataFrame, pl.DataFrame],
+    expected: ExpectedErrors,
+    bucket: str = "15m",
+    bad_ratio: float = 0.5,
+    min_bad_failures: int = 1,
+    persistent_buckets: int = 4,
+    cusum_k: float = 1.0,
+    cusum_h: float = 8.0,
+    min_rise_failures: int = 10,
+    fleet_ratio: float = 4.0,
+    min_fleet_calls: int = 20,
+    max_shared_fraction: float = 0.002,
+    max_shared_hosts: int = 3,
+    probe_depth: dict[str, int] | None = None,
+) -> pl.DataFrame:
+    """Persistent-bad-state and rising-errno-rate alerts per host (expected errnos ignored).
+
+    Host alerts single out hosts that behave unlike the fleet: a (host, probe, errno, bucket)
+    counts as evidence only when the host's failure rate is at least `fleet_ratio` times the
+    rest of the fleet's rate for the same probe and errno (in the same bucket when the rest of
+    the fleet made `min_fleet_calls` calls of the probe there, else over the whole window), and
+    when few hosts fail that way at once: at most max(`max_shared_hosts`, `max_shared_fraction`
+    of the hosts reporting in the bucket) hosts with the same probe and errno failing on
+    `bad_ratio` of their calls. A cause that hits many hosts alike (a library rollout: EFAULT
+    on every affected host, jobs crashing on it) is left to the root-cause clusters.
+
+    One errno propagating up a call chain rises at every layer it crosses: rising alerts are
+    collapsed per (host, errno) onto the deepest probe (`probe_depth`: call depth per probe, e.g.
+    from the good-trace baseline; else the counters' layer), the other layers named in detail.
+
+    `counters` is the counters table (lazy) or its (calls, errors) from `bucket_counters` with
+    the same `bucket`."""
+    host_calls, errs = counters if isinstance(counters, tuple) else bucket_counters(counters, bucket)
+    if host_calls.is_empty():
+        return pl.DataFrame(schema=polars_schema("host_alerts"))
+    pairs = errs.select("probe", "errno").unique()
+    flags = [expected.match(p, e) is not None or _learned_probe_errno(expected, p, e) for p, e in pairs.iter_rows()]
+    pairs = pairs.with_columns(pl.Series("is_expected", flags, dtype=pl.Boolean))
+    errs = errs.join(pairs, on=["probe", "errno"]).filter(~pl.col("is_expected")).drop("is_expected")
+    ranks = probe_ranks(host_calls.group_by("probe").agg(pl.col("layer").drop_nulls().first()), probe_depth)
+    host_calls = host_calls.drop("layer")
+    calls = host_calls.group_by("host", "bucket").agg(pl.col("n").sum().alias("invocations"))
+    errs = _host_specific(host_calls, errs, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction,
+                          max_shared_hosts)
+    # a bucket is bad when some probe fails (unexpectedly) on most of its calls: a crash-looping
+    # host fails the same call at every restart even though most of its other calls succeed
+    # (the bucket's bad probe: the deepest of those failing, as for rising alerts)
+    probe_bad = errs.group_by("host", "probe", "bucket").agg(pl.col("count").sum().alias("bad"))
+    bad = (
+        host_calls.join(probe_bad, on=["host", "probe", "bucket"])
+        .filter((pl.col("bad") >= min_bad_failures) & (pl.col("bad") >= bad_ratio * pl.col("n").clip(1)))
+        .join(ranks, on="probe", how="left")
+        .group_by("host", "bucket").agg(
+            pl.col("bad").sum(),
+            pl.col("probe").sort_by(RANK_ORDER, descending=RANK_DESCENDING, nulls_last=True).first().alias("bad_probe"),
+        )
+    )
+    per = (
+        calls.join(bad, on=["host", "bucket"], how="left")
+        .with_columns(pl.col("bad").is_not_null().alias("is_bad"), pl.col("bad").fill_null(0))
+        .sort(["host", "bucket"])
+    )
+    # longest run of bad buckets per host
+    per = per.with_columns(
+        (pl.col("is_bad") != pl.col("is_bad").shift(1).over("host")).fill_null(True).cum_sum().over("host").alias("_run")
+    )
+    runs = (
+        per.filter(pl.col("is_bad"))
+        .group_by("host", "_run")
+        .agg(pl.len().alias("buckets"), pl.col("bucket").min().alias("since"),
+             pl.col("bad").sum(), pl.col("invocations").sum(), pl.col("bad_probe").mode().sort().first())
+        .filter(pl.col("buckets") >= persistent_buckets)
+        .sort(["host", "buckets"], descending=[False, True])
+        .group_by("host", maintain_order=True).first()
+    )
+    persistent = runs.select(
+        "host",
+        pl.lit("persistent_bad_state").alias("alert"),
+        pl.col("bad_probe").alias("probe"),
+        pl.lit(None, dtype=pl.String).alias("errno"),
+        "since",
+        pl.col("buckets").cast(pl.Float64).alias("score"),
+        pl.format("{} consecutive {} intervals in which {} failed on most calls ({} failures)",
+                  pl.col("buckets"), pl.lit(bucket), pl.col("bad_probe"), pl.col("bad")).alias("detail"),
+    )
+    # rising errno rate: CUSUM of Poisson-standardised counts vs the series' own lagged EWMA
+    series = errs
+    key = ["host", "probe", "errno"]
+    grid = (
+        series.select(key).unique()
+        .join(calls.select("host", "bucket"), on="host")
+        .join(series, on=[*key, "bucket"], how="left")
+        .with_columns(pl.col("count").fill_null(0).cast(pl.Float64))
+        .sort([*key, "bucket"])
+    )
+    grid = grid.with_columns(pl.col("count").ewm_mean(alpha=0.2, adjust=False).shift(1).over(key).fill_null(0.0).alias("mu"))
+    grid = grid.with_columns(((pl.col("count") - pl.col("mu")) / (pl.col("mu") + 1.0).sqrt() - cusum_k).alias("z"))
+    grid = grid.with_columns(pl.col("z").cum_sum().over(key).alias("C"))
+    grid = grid.with_columns((pl.col("C") - pl.min_horizontal(pl.col("C").cum_min().over(key), pl.lit(0.0))).alias("S"))
+    alarms = (
+        grid.filter(pl.col("S") >= cusum_h)
+        .group_by(key).agg(pl.col("bucket").min().alias("since"), pl.col("S").max().alias("score"))
+    )
+    totals = series.group_by(key).agg(pl.col("count").sum().alias("total"), pl.len().alias("active_buckets"))
+    rising = (
+        alarms.join(totals, on=key).filter((pl.col("total") >= min_rise_failures) & (pl.col("active_buckets") >= 3))
+        .join(persistent.select("host"), on="host", how="anti")
+        .select(
+            "host", pl.lit("rising_errno_rate").alias("alert"), "probe", "errno", "since", "score",
+            pl.format("{} {} failures; CUSUM {} over the host's own EWMA", pl.col("total"),
+                      pl.col("errno"), pl.col("score").round(1)).alias("detail"),
+        )
+    )
+    rising = collapse_layers(rising, ranks)
+    out = pl.concat([persistent, rising], how="vertical_relaxed").with_columns(pl.col(pl.Categorical).cast(pl.String))
+    return out.sort(["alert", "score", "host"], descending=[False, True, False])
+
+
+RANK_ORDER = ["_depth", "_layer_rank", "probe"]  # deepest first (see probe_ranks), then by name
+RANK_DESCENDING = [True, True, False]
+
+
+def probe_ranks(layers: pl.DataFrame, probe_depth: dict[str, int] | None = None) -> pl.DataFrame:
+    """probe, layer, _depth (call depth from `probe_depth`, null when unknown), _layer_rank
+    (LAYER_DEPTH of the layer): sorting on RANK_ORDER puts the deepest probe first."""
+    depth = pl.DataFrame(
+        {"probe": list((probe_depth or {}).keys()), "_depth": list((probe_depth or {}).values())},
+        schema={"probe": pl.String, "_depth": pl.Int64},
+    )
+    depth = depth.with_columns(pl.col("probe").cast(layers.schema["probe"]))
+    return layers.join(depth, on="probe", how="left").with_columns(
+        pl.col("layer").replace_strict(LAYER_DEPTH, default=-1, return_dtype=pl.Int64).alias("_layer_rank")
+    )
+
+
+def collapse_layers(alerts: pl.DataFrame, ranks: pl.DataFrame) -> pl.DataFrame:
+    """One alert per (host, alert, errno): the deepest probe's (see probe_ranks), `since` the
+    earliest of the layers, the other probes named in detail."""
+    if alerts.is_empty():
+        return alerts
+    ranked = (
+        alerts.join(ranks, on="probe", how="left")
+        .with_columns(
+            pl.concat_str([pl.col("probe"), pl.lit(" ("), pl.col("layer").fill_null("?"), pl.lit(")")]).alias("_named"),
+        )
+        .sort(RANK_ORDER, descending=RANK_DESCENDING, nulls_last=True)
+    )
+    key = ["host", "alert", "errno"]
+    out = ranked.group_by(key, maintain_order=True).agg(
+        pl.col("probe").first(),
+        pl.col("since").min(),
+        pl.col("score").first(),
+        pl.col("detail").first(),
+        pl.col("_named").slice(1).alias("_others"),
+    )
+    also = pl.concat_str([pl.lit("; also rising at "), pl.col("_others").list.join(", ")])
+    detail = pl.when(pl.col("_others").list.len() > 0).then(pl.concat_str([pl.col("detail"), also])).otherwise(pl.col("detail"))
+    return out.select("host", "alert", "probe", "errno", "since", "score", detail.alias("detail"))
+
+
+def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: float, min_fleet_calls: int,
+                   bad_ratio: float, max_shared_fraction: float, max_shared_hosts: int) -> pl.DataFrame:
+    """The bucketed error counts (host, probe, errno, bucket, count) of cells whose failure rate
+    is far above the rest of the fleet's (see host_alerts)."""
+    key = ["probe", "errno", "bucket"]
+    cells = (
+        errs.rename({"count": "f"})
+        .join(host_calls, on=["host", "probe", "bucket"], how="left")
+        .with_columns(pl.col("n").fill_null(0))
+    )
+    fleet_calls = host_calls.group_by("probe", "bucket").agg(pl.col("n").sum().alias("N"))
+    fleet_fails = cells.group_by(key).agg(pl.col("f").sum().alias("F"))
+    window_calls = host_calls.group_by("host", "probe").agg(pl.col("n").sum().alias("n_w"))
+    window_fleet = window_calls.group_by("probe").agg(pl.col("n_w").sum().alias("N_w"))
+    window_fails = cells.group_by("host", "probe", "errno").agg(pl.col("f").sum().alias("f_w"))
+    window = (
+        window_fails.join(window_fails.group_by("probe", "errno").agg(pl.col("f_w").sum().alias("F_w")),
+                          on=["probe", "errno"])
+        .join(window_calls, on=["host", "probe"], how="left").join(window_fleet, on="probe", how="left")
+        .with_columns(
+            ((pl.col("F_w") - pl.col("f_w")) / (pl.col("N_w") - pl.col("n_w").fill_null(0)).clip(1)).alias("p_rest_w")
+        )
+        .select("host", "probe", "errno", "p_rest_w")
+    )
+    rest_calls = pl.col("N") - pl.col("n")
+    cells = (
+        cells.join(fleet_calls, on=["probe", "bucket"], how="left").join(fleet_fails, on=key, how="left")
+        .join(window, on=["host", "probe", "errno"], how="left")
+        .with_columns(
+            (pl.col("f") / pl.col("n").clip(1)).alias("p_host"),
+            pl.when(rest_calls >= min_fleet_calls)
+            .then((pl.col("F") - pl.col("f")) / rest_calls)
+            .otherwise(pl.col("p_rest_w"))
+            .alias("p_rest"),
+        )
+    )
+    reporting = host_calls.group_by("bucket").agg(pl.col("host").n_unique().alias("reporting"))
+    shared = (
+        cells.filter(pl.col("p_host") >= bad_ratio).group_by(key).agg(pl.len().alias("shared"))
+        .join(reporting, on="bucket")
+        .filter(pl.col("shared") > pl.max_horizontal(pl.lit(max_shared_hosts), max_shared_fraction * pl.col("reporting")))
+    )
+    cells = cells.join(shared, on=key, how="anti").filter(pl.col("p_host") >= fleet_ratio * pl.col("p_rest"))
+    return errs.join(cells.select("host", "probe", "errno", "bucket"), on=["host", "probe", "errno", "bucket"], how="semi")
+
+
+def _learned_probe_errno(expected: ExpectedErrors, probe: str, errno: str) -> bool:
+    """Counters carry no operation: an errno counts as expected when any active entry for the
+    probe covers it, whatever its context."""
+    for e in expected.entries:
+        if e.status == "active" and e.matches(probe, errno, path=e.path, context=e.context):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# the audit
+# --------------------------------------------------------------------------------------------
+def run_audit(
+    dataset: str | os.PathLike | EventsInput,
+    out_dir: str | os.PathLike | None = None,
+    since: str | dt.datetime | None = None,
+    model: GoodTraceBaseline | str | os.PathLike | None = None,
+    expected: ExpectedErrors | str | os.PathLike | None = None,
+    learn_expected: bool = True,
+    min_layers: int = 4,
+    batch_rows: int = 500_000,
+) -> AuditResult:
+    """Audit a fleet dataset; write findings/clusters/host_alerts Parquet into `out_dir`.
+
+    model: a fitted GoodTraceBaseline or a model file; None = learn it from the dataset's good
+    traces first. expected: ExpectedErrors or a YAML path; None = the repo's curated file.
+    With learn_expected, fleet-learned expected errors (baseline.fleet.expected) are added.
+    """
+    since_dt = parse_since(since)
+    if isinstance(model, (str, os.PathLike)):
+        model = GoodTraceBaseline.load(model)
+    to_fit = GoodTraceBaseline(batch_rows=batch_rows) if model is None else None
+    if isinstance(expected, (str, os.PathLike)):
+        expected = ExpectedErrors.load(expected)
+    if expected is None:
+        expected = load_default()
+    # the counters first, reduced to small bucketed tables while nothing else is held
+    counter_files = _counter_files(dataset, since_dt)
+    buckets = bucket_counters(counter_scans(counter_files, since_dt)) if counter_files else None
+    # one pass over the events: per-trace table + one representative per distinct chain (and
+    # the baseline fitted on the way when none is given)
+    traces, chains = collect_traces(dataset, since=since_dt, batch_rows=batch_rows, fit=to_fit)
+    if to_fit is not None:
+        if not hasattr(to_fit, "operations_") or to_fit.n_traces_ == 0:
+            raise TracebaseError(f"no good traces to learn from (kinds {', '.join(to_fit.good_kinds)})")
+        model = to_fit
+    if learn_expected:
+        from baseline.fleet.expected import expected_from_traces
+
+        learned = expected_from_traces(traces, chains).entries
+        expected = expected + ExpectedErrors(learned, source="<learned from dataset>")
+
+    window = (traces["start_time"].min(), traces["start_time"].max())
+    traces_audited = traces.height
+    findings = findings_of(traces, chains, model, expected, min_layers=min_layers)
+    del traces, chains  # the per-trace table is the biggest thing held; findings carry what is left
+    findings, clusters = cluster_findings(findings, window)
+    findings = findings.with_columns(
+        pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score")
+    ).sort(["time", "trace_id"])
+    alerts = pl.DataFrame(schema=polars_schema("host_alerts"))
+    if buckets is not None:
+        depths = model.edges_.group_by("probe").agg(pl.col("depth").max().cast(pl.Int64))
+        alerts = host_alerts(buckets, expected, probe_depth=dict(depths.iter_rows()))
+        del buckets
+    result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces_audited)
+    if out_dir is not None:
+        result.files = write_audit(result, out_dir)
+    return result
+
+
+def _counter_files(dataset: Any, since: dt.datetime | None) -> list[Path]:
+    if isinstance(dataset, (str, os.PathLike)) and (Path(dataset) / "counters").is_dir():
+        return dataset_files(dataset, "counters", since=since.date().isoformat() if since else None)
+    return []
+
+
+def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Path]:
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise TracebaseError(f"{out}: cannot write audit output ({exc.strerror or exc})") from None
+    return {
+        # millions of rows: converted to Arrow (categoricals to text) a slice at a time
+        "findings": write_table_batches(result.findings.iter_slices(FINDINGS_WRITE_ROWS), out / "findings.parquet",
+                                        "findings"),
+        "clusters": write_table(result.clusters, out / "clusters.parquet", "clusters"),
+        "host_alerts": write_table(result.host_alerts, out / "host_alerts.parquet", "host_alerts"),
+    }
+
+
+def read_audit(out_dir: str | os.PathLike) -> AuditResult:
+    """Load the three audit tables written by `write_audit`."""
+    from tracer.schema import read
+
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise TracebaseError(f"{out}: no such audit output directory")
+    tables = {}
+    for name in ("findings", "clusters", "host_alerts"):
+        path = out / f"{name}.parquet"
+        if not path.exists():
+            raise TracebaseError(f"{path}: no such file (expected the output of `baseline audit`)")
+        tables[name] = read(path, name)
+    f = tables["findings"]
+    window = (f["time"].min(), f["time"].max()) if f.height else (None, None)
+    return AuditResult(tables["findings"], tables["clusters"], tables["host_alerts"], window=window)

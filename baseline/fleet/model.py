@@ -1,0 +1,564 @@
+"""The good-trace baseline of a fleet: per operation, the call chains that known-good traces take.
+
+An *operation* is the root probe plus the arguments that select a path (the fleet tracer and
+the simulator put it in the trace-level ``command`` column: "reg_mr", "modify_qp INIT->RTR";
+when ``command`` is empty we fall back to "<root probe> <root arg>"). For every operation the
+model keeps, from good traces only:
+
+* ``edges_``  - structural call edges (parent probe -> probe at a depth) and how often they occur;
+* ``errors_`` - error frames seen inside good traces (parent, probe, errno): handled errors such
+  as EAGAIN retries or ENOENT probing, which are part of known-good behaviour;
+* ``chains_`` - the distinct normalised frame sequences (hashed) and their frequencies;
+* ``operations_`` - per operation: good traces, events, hosts.
+
+A frame of another trace is *explained* when its structural edge is known for its operation
+and, if it carries an errno, that error was seen at the same place in good traces. The first
+frame that is not explained is where a failure leaves good behaviour (see baseline.fleet.audit).
+
+The estimator follows scikit-learn conventions (parameters in ``__init__``, learned state in
+trailing-underscore attributes, ``fit`` / ``partial_fit`` / ``score_samples`` /
+``decision_function`` / ``predict`` / ``score``). Samples are traces. ``fit`` accepts a dataset
+root, Parquet files, or a polars (Lazy)DataFrame of events and streams: it works through files
+in batches of about ``batch_rows`` rows (only the columns it needs are decoded), reduces each
+batch to one row per trace with a chain hash (numeric aggregations only, no sort), expands the
+edge / error tables from one representative trace per distinct chain weighted by its count, and
+merges the small aggregate tables, so memory is bounded by the batch, not the dataset.
+
+The model file is one Parquet table (``baseline_model`` in tracer.schema) whose footer holds a
+JSON header with ``model_version``; `save` writes it atomically, `load` refuses other versions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from tracer.errors import TracebaseError
+from tracer.schema import (
+    dataset_files,
+    file_metadata,
+    parquet_files,
+    validate_file,
+    write_table,
+)
+
+MODEL_VERSION = 2  # 2: chain_hash = wrapping sum of per-frame hashes (chain_token_hash)
+MODEL_KIND = "GoodTraceBaseline"
+MAX_DEPTH = 64  # deeper frames are clipped: no real RDMA call tree comes near this
+
+EventsInput = str | os.PathLike | Iterable[str | os.PathLike] | pl.LazyFrame | pl.DataFrame
+
+
+class NotFittedError(TracebaseError, ValueError):
+    """Raised when a model is used before `fit` (same idea as sklearn's NotFittedError)."""
+
+
+# --------------------------------------------------------------------------------------------
+# featurisation shared with baseline.fleet.audit / baseline.fleet.expected
+# --------------------------------------------------------------------------------------------
+def operation_expr() -> pl.Expr:
+    """The operation of each row: `command`, else root probe + root arg (rows must be in
+    (trace_id, seq) order so that the forward fill stays inside the trace)."""
+    root_probe = pl.when(pl.col("depth") == 0).then(pl.col("probe")).forward_fill()
+    root_arg = pl.when(pl.col("depth") == 0).then(pl.col("arg").fill_null("")).forward_fill()
+    fallback = pl.concat_str([root_probe, root_arg], separator=" ").str.strip_chars()
+    command = pl.col("command")
+    return pl.when(command.is_not_null() & (command != "")).then(command).otherwise(fallback)
+
+
+def ancestor_columns(column: str, max_depth: int, prefix: str) -> list[pl.Expr]:
+    """`prefix{d}` = value of `column` in the most recent frame at depth d (the ancestor at
+    depth d of a frame deeper than d, given pre-order rows sorted by trace_id, seq)."""
+    return [
+        pl.when(pl.col("depth") == d).then(pl.col(column)).forward_fill().alias(f"{prefix}{d}")
+        for d in range(max_depth + 1)
+    ]
+
+
+def parent_expr(prefix: str, max_depth: int) -> pl.Expr:
+    """Value at depth-1 from ancestor columns made by `ancestor_columns` (null for roots)."""
+    expr = pl.lit(None, dtype=pl.String)
+    for d in range(max_depth, 0, -1):
+        expr = pl.when(pl.col("depth") == d).then(pl.col(f"{prefix}{d - 1}")).otherwise(expr)
+    return expr
+
+
+def with_frame_context(lf: pl.LazyFrame, max_depth: int) -> pl.LazyFrame:
+    """Sort by trace and seq; add `operation` and `parent` (probe of the parent frame)."""
+    max_depth = min(max(max_depth, 0), MAX_DEPTH)
+    return (
+        lf.sort(["trace_id", "seq"])
+        .with_columns(pl.col("depth").clip(0, MAX_DEPTH))
+        .with_columns(operation_expr().alias("operation"), *ancestor_columns("probe", max_depth, "_anc"))
+        .with_columns(parent_expr("_anc", max_depth).fill_null("^").alias("parent"))
+        .drop([f"_anc{d}" for d in range(max_depth + 1)])
+    )
+
+
+def max_depth_of(lf: pl.LazyFrame) -> int:
+    value = lf.select(pl.col("depth").max()).collect().item()
+    return int(value) if value is not None else 0
+
+
+FIT_COLUMNS = ["trace_id", "seq", "depth", "probe", "layer", "errno", "arg", "command", "host"]
+# what the audit needs from events (trace-level columns are read once per trace, via per_trace_table)
+TRACE_LEVEL = ("kind", "job_id", "start_time", "exit_status")
+AUDIT_COLUMNS = [*FIT_COLUMNS, *TRACE_LEVEL]
+TRACE_CATEGORICAL = ["host", "operation", "kind", "job_id"]  # collect_traces' categorical columns
+
+
+def chain_token_hash() -> pl.Expr:
+    """Hash of one frame's place in its chain: (seq, depth, probe, layer, errno). Summed over a trace
+    (wrapping) it identifies the chain whatever the row order, with no sort and no string
+    building: a sequence hash, since seq is part of every term."""
+    return pl.struct(
+        pl.col("seq").cast(pl.Int64), pl.col("depth").cast(pl.Int64), pl.col("probe"), pl.col("layer"), pl.col("errno")
+    ).hash(seed=0x7261636562617365)
+
+
+def per_trace_table(frames: pl.DataFrame, keep: tuple[str, ...] = ()) -> pl.DataFrame:
+    """One row per trace: trace_id, host, operation, chain_hash, frames (+ `keep` columns:
+    trace-level columns taken from the trace's first row).
+
+    Traces are normally stored as contiguous runs of rows (the tracer emits a call tree at
+    once): then the trace-level columns come from each run's first row and only numeric
+    aggregations run per group, on an integer run key. If some trace_id spans several runs,
+    the grouping is redone on trace_id itself."""
+    trace_cols = ["trace_id", "host", "command", *keep]
+    if frames.is_empty():
+        return frames.select(*trace_cols[:2], pl.lit("").alias("operation"), pl.lit(0, pl.UInt64).alias("chain_hash"),
+                             pl.lit(0, pl.UInt32).alias("frames"), pl.lit(0, pl.UInt32).alias("errors"), *keep)
+    starts = (pl.col("trace_id") != pl.col("trace_id").shift(1)).fill_null(True)
+    runs = frames.lazy().select(
+        starts.alias("_start"), starts.cum_sum().alias("_run"), chain_token_hash().alias("_h"), "depth", "probe", "arg",
+        pl.col("errno").is_not_null().alias("_err"),
+    )
+    sums = runs.group_by("_run").agg(
+        pl.col("_h").sum().alias("chain_hash"), pl.len().alias("frames"), pl.col("_err").sum().alias("errors")
+    ).sort("_run")
+    per = pl.concat([frames.filter(starts).select(trace_cols), sums.drop("_run").collect()], how="horizontal")
+    roots = runs.group_by("_run").agg(
+        pl.when(pl.col("depth") == 0).then(pl.col("probe")).min().alias("_root_probe"),
+        pl.when(pl.col("depth") == 0).then(pl.col("arg")).min().alias("_root_arg"),
+    ).sort("_run").drop("_run")
+    if per["trace_id"].n_unique() != per.height:  # interleaved traces: group on the id itself
+        lf = frames.lazy().with_columns(chain_token_hash().alias("_h"))
+        per = lf.group_by("trace_id", maintain_order=True).agg(
+            *[pl.col(c).first() for c in trace_cols[1:]], pl.col("_h").sum().alias("chain_hash"), pl.len().alias("frames"),
+            pl.col("errno").is_not_null().sum().alias("errors"),
+        ).collect()
+        roots = lf.group_by("trace_id", maintain_order=True).agg(
+            pl.when(pl.col("depth") == 0).then(pl.col("probe")).min().alias("_root_probe"),
+            pl.when(pl.col("depth") == 0).then(pl.col("arg")).min().alias("_root_arg"),
+        ).drop("trace_id")
+    command = pl.col("command")
+    has_command = command.is_not_null() & (command != "")
+    if not per.select(has_command.all()).item():  # operation falls back to root probe + root arg
+        per = pl.concat([per, roots.collect()], how="horizontal")
+        fallback = pl.concat_str([pl.col("_root_probe"), pl.col("_root_arg").fill_null("")], separator=" ")
+        operation = pl.when(has_command).then(command).otherwise(fallback.str.strip_chars())
+    else:
+        operation = command
+    return per.select("trace_id", "host", operation.alias("operation"), "chain_hash",
+                      pl.col("frames").cast(pl.UInt32), pl.col("errors").cast(pl.UInt32), *keep)
+
+
+def chain_representatives(per_trace: pl.DataFrame, frames: pl.DataFrame, known: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Frames of one trace per distinct (operation, chain_hash) not in `known` (a frame of
+    such keys), with `operation` and `chain_hash` columns: identical chains are analysed once."""
+    keys = per_trace.group_by(["operation", "chain_hash"]).agg(pl.col("trace_id").first())
+    if known is not None and known.height:
+        keys = keys.join(known.select("operation", "chain_hash").unique(), on=["operation", "chain_hash"], how="anti")
+    reps = frames.filter(pl.col("trace_id").is_in(keys["trace_id"].implode()))
+    return reps.join(keys, on="trace_id").sort(["trace_id", "seq"])
+
+
+def collect_traces(
+    dataset: EventsInput,
+    since: str | dt.datetime | None = None,
+    batch_rows: int = 500_000,
+    fit: GoodTraceBaseline | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One streaming pass over a dataset's events: (traces, chains).
+
+    traces: one row per trace (per_trace_table with the TRACE_LEVEL columns; TRACE_CATEGORICAL
+    columns as categoricals); chains: the frames of one representative trace per distinct
+    (operation, chain_hash), operation categorical too. With `fit`, the
+    good traces of each batch are also fed to that model (partial_fit without a second read)."""
+    traces: list[pl.DataFrame] = []
+    known: pl.DataFrame | None = None
+    for batch in event_batches(dataset, since=since, batch_rows=batch_rows, columns=AUDIT_COLUMNS):
+        frames = batch.collect(engine="streaming")
+        per = per_trace_table(frames, keep=TRACE_LEVEL)
+        if fit is not None:
+            good = pl.col("kind").is_in(list(fit.good_kinds))
+            fit._add_batch(frames.filter(good), per.filter(good))
+        reps = chain_representatives(per, frames, known)
+        known = reps if known is None else pl.concat([known, reps], how="vertical_relaxed")
+        # millions of rows, few distinct values: held as categoricals (integer codes)
+        traces.append(per.with_columns(pl.col(TRACE_CATEGORICAL).cast(pl.Categorical)))
+    if not traces:
+        raise TracebaseError("no events to audit")
+    chains_df = known.with_columns(pl.col("operation").cast(pl.Categorical)) if known is not None else pl.DataFrame()
+    return pl.concat(traces, how="vertical_relaxed"), chains_df
+
+
+# --------------------------------------------------------------------------------------------
+# input handling
+# --------------------------------------------------------------------------------------------
+def event_files(dataset: str | os.PathLike | Iterable[str | os.PathLike], since: str | None = None) -> list[Path]:
+    """Events Parquet files of a dataset root (``<root>/events/date=...``), a directory of
+    Parquet files, or explicit files. Raises TracebaseError when nothing is there."""
+    if isinstance(dataset, (str, os.PathLike)):
+        root = Path(dataset)
+        if not root.exists():
+            raise TracebaseError(f"{root}: no such dataset (file or directory)")
+        if (root / "events").is_dir():
+            files = dataset_files(root, "events", since=since)
+            if not files:
+                where = f" with date >= {since[:10]}" if since else ""
+                raise TracebaseError(f"{root}: dataset holds no events files{where}")
+            return files
+    return parquet_files(dataset)
+
+
+def parse_since(since: str | dt.datetime | None) -> dt.datetime | None:
+    """ISO date/time (naive = UTC) -> aware datetime; TracebaseError naming the bad value."""
+    if since is None or isinstance(since, dt.datetime):
+        if isinstance(since, dt.datetime) and since.tzinfo is None:
+            since = since.replace(tzinfo=dt.UTC)
+        return since
+    text = since.strip().replace("Z", "+00:00")
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise TracebaseError(
+            f"--since: expected an ISO date or time like 2026-11-29 or 2026-11-29T10:00:00Z, found {since!r}"
+        ) from None
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+def since_filter(since: dt.datetime | None) -> pl.Expr:
+    if since is None:
+        return pl.lit(True)
+    return pl.col("start_time") >= pl.lit(since).dt.cast_time_unit("ns")
+
+
+def event_batches(
+    dataset: EventsInput,
+    since: str | dt.datetime | None = None,
+    batch_rows: int = 2_000_000,
+    columns: list[str] | None = None,
+) -> Iterator[pl.LazyFrame]:
+    """Lazy event frames of about `batch_rows` rows each (whole files, so whole traces).
+
+    `columns` narrows the scan to the columns a caller needs (projection pushdown: the wide
+    trace-level columns such as `metadata` are never decoded unless asked for)."""
+    since_dt = parse_since(since)
+    if isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
+        yield _narrow(dataset.lazy().filter(since_filter(since_dt)), columns)
+        return
+    files = event_files(dataset, since=since_dt.date().isoformat() if since_dt else None)
+    batch: list[str] = []
+    rows = 0
+    for f, meta in zip(files, _validated(files), strict=True):
+        batch.append(str(f))
+        rows += meta.num_rows
+        if rows >= batch_rows:
+            yield _narrow(_scan_files(batch).filter(since_filter(since_dt)), columns)
+            batch, rows = [], 0
+    if batch:
+        yield _narrow(_scan_files(batch).filter(since_filter(since_dt)), columns)
+
+
+def _validated(files: list[Path]) -> Iterator[Any]:
+    """validate_file over the files, footers read by a few threads (a footer read is mostly
+    I/O wait, and a fleet-day is 10,000+ files), in file order; errors surface in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        yield from pool.map(lambda f: validate_file(f, "events"), files)
+
+
+def _narrow(lf: pl.LazyFrame, columns: list[str] | None) -> pl.LazyFrame:
+    return lf.select(columns) if columns else lf
+
+
+def _scan_files(files: list[str]) -> pl.LazyFrame:
+    from tracer.schema import EVENTS
+
+    return pl.scan_parquet(files, missing_columns="insert", extra_columns="ignore").select(EVENTS.names)
+
+
+# --------------------------------------------------------------------------------------------
+# the estimator
+# --------------------------------------------------------------------------------------------
+class GoodTraceBaseline:
+    """Known-good call chains per operation, learned from good traces.
+
+    Parameters
+    ----------
+    min_support : int
+        An edge / error frame counts as known-good only when seen in at least this many good
+        frames (1 = anything ever seen in a good trace).
+    good_kinds : tuple of str
+        Trace kinds used for fitting (other rows are ignored by `fit`).
+    batch_rows : int
+        Rows per streamed batch when fitting from files.
+    """
+
+    def __init__(self, min_support: int = 1, good_kinds: tuple[str, ...] = ("good",), batch_rows: int = 500_000):
+        self.min_support = min_support
+        self.good_kinds = good_kinds
+        self.batch_rows = batch_rows
+
+    # sklearn-style parameter protocol (so sklearn.base.clone works)
+    def get_params(self, deep: bool = True) -> dict[str, Any]:  # noqa: ARG002
+        return {"min_support": self.min_support, "good_kinds": self.good_kinds, "batch_rows": self.batch_rows}
+
+    def set_params(self, **params: Any) -> GoodTraceBaseline:
+        for key, value in params.items():
+            if key not in self.get_params():
+                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # ---------------------------------------------------------------- fitting
+    def fit(self, X: EventsInput, y: None = None, since: str | dt.datetime | None = None) -> GoodTraceBaseline:  # noqa: ARG002
+        """Learn from the good traces in X (dataset root, files, or events frame)."""
+        for attr in ("edges_", "errors_", "chains_", "operations_", "n_traces_", "n_events_"):
+            if hasattr(self, attr):
+                delattr(self, attr)
+        for batch in event_batches(X, since=since, batch_rows=self.batch_rows, columns=[*FIT_COLUMNS, "kind"]):
+            self.partial_fit(batch)
+        if not hasattr(self, "operations_"):
+            raise TracebaseError("no events to learn from")
+        if self.n_traces_ == 0:
+            raise TracebaseError(f"no good traces to learn from (kinds {', '.join(self.good_kinds)})")
+        return self
+
+    def partial_fit(self, X: pl.LazyFrame | pl.DataFrame, y: None = None) -> GoodTraceBaseline:  # noqa: ARG002
+        """Add one batch of events (whole traces) to the learned tables.
+
+        Good traces repeat a few hundred distinct chains millions of times, so the work is
+        done per trace with numeric aggregations only (a chain hash, no sort, no strings built),
+        and the structural tables (edges, errors) are expanded from one representative trace
+        per distinct chain, weighted by how often the chain occurs."""
+        frames = (
+            X.lazy().filter(pl.col("kind").is_in(list(self.good_kinds))).select(FIT_COLUMNS)
+            .collect(engine="streaming")
+        )
+        return self._add_batch(frames, per_trace_table(frames))
+
+    def _add_batch(self, frames: pl.DataFrame, per_trace: pl.DataFrame) -> GoodTraceBaseline:
+        """partial_fit on good frames whose per-trace table is already computed."""
+        chains = (
+            per_trace.group_by(["operation", "chain_hash"])
+            .agg(pl.len().alias("count"), pl.col("frames").first(), pl.col("trace_id").first().alias("_rep"))
+        )
+        ops = per_trace.group_by(["operation", "host"]).agg(
+            pl.len().alias("traces"), pl.col("frames").sum().cast(pl.Int64).alias("events")
+        )
+        # one representative trace per distinct chain: its frames, in context, weighted by count
+        reps = frames.filter(pl.col("trace_id").is_in(chains["_rep"].implode()))
+        rep_frames = (
+            with_frame_context(reps.lazy(), max_depth_of(reps.lazy())).collect()
+            .join(chains.select(pl.col("_rep").alias("trace_id"), pl.col("operation").alias("_op"), "count"),
+                  on="trace_id")
+        )
+        # the chain's operation, not a per-row recomputation (identical unless `command` varies in a trace)
+        rep_frames = rep_frames.with_columns(pl.col("_op").alias("operation"))
+        edges = rep_frames.group_by(["operation", "parent", "probe", "depth"]).agg(pl.col("count").sum())
+        errors = (
+            rep_frames.filter(pl.col("errno").is_not_null())
+            .group_by(["operation", "parent", "probe", "errno"]).agg(pl.col("count").sum())
+        )
+        chains = chains.drop("_rep").with_columns(pl.col("count").cast(pl.UInt32), pl.col("frames").cast(pl.UInt32))
+        edges = edges.with_columns(pl.col("count").cast(pl.UInt32))
+        errors = errors.with_columns(pl.col("count").cast(pl.UInt32))
+        ops = ops.with_columns(pl.col("traces").cast(pl.UInt32))
+        if hasattr(self, "operations_"):
+            edges = _merge(self.edges_, edges, ["operation", "parent", "probe", "depth"], ["count"])
+            errors = _merge(self.errors_, errors, ["operation", "parent", "probe", "errno"], ["count"])
+            chains = _merge(self.chains_, chains, ["operation", "chain_hash"], ["count"], keep=["frames"])
+            ops = _merge(self.op_hosts_, ops, ["operation", "host"], ["traces", "events"])
+        self.edges_, self.errors_, self.chains_, self.op_hosts_ = edges, errors, chains, ops
+        self._summarise()
+        return self
+
+    def _summarise(self) -> None:
+        self.operations_ = (
+            self.op_hosts_.group_by("operation")
+            .agg(pl.col("traces").sum(), pl.col("events").sum(), pl.col("host").n_unique().alias("hosts"))
+            .sort("operation")
+        )
+        self.n_traces_ = int(self.operations_["traces"].sum())
+        self.n_events_ = int(self.operations_["events"].sum())
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "edges_"):
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with good traces first."
+            )
+
+    # ---------------------------------------------------------------- explaining frames
+    def explain_frames(self, X: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
+        """Events with `operation`, `parent`, `known_edge` and `known_error` columns.
+
+        known_edge: the structural edge (operation, parent, probe, depth) occurs in good traces.
+        known_error: the frame carries no errno, or that errno was seen at the same place
+        (operation, parent, probe) in good traces. A frame is explained when both hold.
+        """
+        self._check_fitted()
+        lf = X.lazy()
+        depth = max_depth_of(lf)
+        edges = self.edges_.filter(pl.col("count") >= self.min_support).select(
+            "operation", "parent", "probe", "depth", pl.lit(True).alias("known_edge")
+        )
+        errors = self.errors_.filter(pl.col("count") >= self.min_support).select(
+            "operation", "parent", "probe", "errno", pl.lit(True).alias("known_error")
+        )
+        return (
+            with_frame_context(lf, depth)
+            .join(edges.lazy(), on=["operation", "parent", "probe", "depth"], how="left", maintain_order="left")
+            .join(errors.lazy(), on=["operation", "parent", "probe", "errno"], how="left", maintain_order="left")
+            .with_columns(
+                pl.col("known_edge").fill_null(False),
+                (pl.col("errno").is_null() | pl.col("known_error").fill_null(False)).alias("known_error"),
+            )
+        )
+
+    def trace_scores(self, X: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
+        """One row per trace (sorted by trace_id): operation, frames, unexplained frames,
+        first unexplained seq, whether the whole chain is a known-good chain."""
+        frames = self.explain_frames(X).with_columns(
+            chain_token_hash().alias("_token_hash"),
+            (~(pl.col("known_edge") & pl.col("known_error"))).alias("unexplained"),
+        )
+        per_trace = frames.group_by("trace_id").agg(
+            pl.col("operation").first(),
+            pl.len().alias("frames"),
+            pl.col("unexplained").sum().alias("unexplained"),
+            pl.col("seq").filter(pl.col("unexplained")).min().alias("first_unexplained_seq"),
+            pl.col("_token_hash").sum().alias("chain_hash"),
+        )
+        chains = self.chains_.filter(pl.col("count") >= self.min_support).select(
+            "operation", "chain_hash", pl.lit(True).alias("known_chain")
+        )
+        return (
+            per_trace.join(chains.lazy(), on=["operation", "chain_hash"], how="left")
+            .with_columns(pl.col("known_chain").fill_null(False))
+            .drop("chain_hash")
+            .sort("trace_id")
+            .collect()
+        )
+
+    # sklearn outlier-detector conventions: higher = more normal, predict -1 for outliers.
+    offset_ = -0.5
+
+    def score_samples(self, X: pl.LazyFrame | pl.DataFrame) -> np.ndarray:
+        """Minus the number of unexplained frames per trace (0 = fully known-good)."""
+        return -self.trace_scores(X)["unexplained"].to_numpy().astype(float)
+
+    def decision_function(self, X: pl.LazyFrame | pl.DataFrame) -> np.ndarray:
+        return self.score_samples(X) - self.offset_
+
+    def predict(self, X: pl.LazyFrame | pl.DataFrame) -> np.ndarray:
+        """+1 for traces fully explained by known-good chains, -1 otherwise (trace_id order)."""
+        return np.where(self.decision_function(X) > 0, 1, -1)
+
+    def score(self, X: pl.LazyFrame | pl.DataFrame, y: None = None) -> float:  # noqa: ARG002
+        """Fraction of traces in X fully explained by the baseline."""
+        pred = self.predict(X)
+        return float((pred == 1).mean()) if len(pred) else 0.0
+
+    # ---------------------------------------------------------------- persistence
+    def to_table(self) -> pl.DataFrame:
+        self._check_fitted()
+        parts = [
+            self.edges_.select(pl.lit("edge").alias("record"), "operation", "parent", "probe",
+                               pl.col("depth").cast(pl.Int16), "count"),
+            self.errors_.select(pl.lit("error").alias("record"), "operation", "parent", "probe", "errno", "count"),
+            self.chains_.select(pl.lit("chain").alias("record"), "operation", "chain_hash", "frames", "count"),
+            self.op_hosts_.select(pl.lit("host").alias("record"), "operation", "host",
+                                  pl.col("traces").alias("count"), pl.col("events").alias("frames")),
+        ]
+        return pl.concat(parts, how="diagonal_relaxed")
+
+    def header(self) -> dict[str, Any]:
+        self._check_fitted()
+        return {
+            "model": MODEL_KIND,
+            "model_version": MODEL_VERSION,
+            "params": {k: list(v) if isinstance(v, tuple) else v for k, v in self.get_params().items()},
+            "n_traces": self.n_traces_,
+            "n_events": self.n_events_,
+            "operations": self.operations_["operation"].to_list(),
+            "saved_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        }
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the model atomically as one Parquet file with a JSON header in its footer."""
+        return write_table(self.to_table(), path, "baseline_model", extra_metadata={"model": json.dumps(self.header())})
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> GoodTraceBaseline:
+        """Read a model written by `save`; TracebaseError on wrong kind or version."""
+        validate_file(path, "baseline_model")
+        raw = file_metadata(path).get("model")
+        try:
+            header = json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            header = None
+        if not isinstance(header, dict) or header.get("model") != MODEL_KIND:
+            raise TracebaseError(f"{path}: expected a {MODEL_KIND} model header, found {raw!r:.80}")
+        if header.get("model_version") != MODEL_VERSION:
+            raise TracebaseError(
+                f"{path}: expected model version {MODEL_VERSION}, found model version "
+                f"{header.get('model_version')} (re-run `baseline learn`)"
+            )
+        params = header.get("params", {})
+        if "good_kinds" in params:
+            params["good_kinds"] = tuple(params["good_kinds"])
+        model = cls(**params)
+        table = pl.read_parquet(path)
+        rec = pl.col("record")
+        model.edges_ = table.filter(rec == "edge").select("operation", "parent", "probe", "depth", "count")
+        model.errors_ = table.filter(rec == "error").select("operation", "parent", "probe", "errno", "count")
+        model.chains_ = table.filter(rec == "chain").select("operation", "chain_hash", "count", "frames")
+        model.op_hosts_ = table.filter(rec == "host").select(
+            "operation", "host", pl.col("count").alias("traces"), pl.col("frames").alias("events")
+        )
+        model._summarise()
+        return model
+
+
+def _merge(old: pl.DataFrame, new: pl.DataFrame, keys: list[str], sums: list[str], keep: list[str] = ()) -> pl.DataFrame:
+    both = pl.concat([old.select(keys + sums + list(keep)), new.select(keys + sums + list(keep))], how="vertical_relaxed")
+    return both.group_by(keys).agg([pl.col(c).sum() for c in sums] + [pl.col(c).first() for c in keep])
+
+
+def fit_baseline(
+    dataset: EventsInput,
+    out: str | os.PathLike | None = None,
+    since: str | dt.datetime | None = None,
+    **params: Any,
+) -> GoodTraceBaseline:
+    """Learn the good-trace baseline of a dataset (root dir, files or events frame); save it
+    to `out` when given. Keyword params go to GoodTraceBaseline. Used by `baseline learn` and
+    the Airflow DAGs."""
+    model = GoodTraceBaseline(**params).fit(dataset, since=since)
+    if out is not None:
+        model.save(out)
+    return model

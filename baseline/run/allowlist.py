@@ -1,0 +1,396 @@
+"""Expected (routine) errors: the allowlist file, matching, and learning from good runs.
+
+File format (``expected_errors.yaml``, version 1)::
+
+    version: 1
+    entries:
+      - id: curated-enoent-disabled-feature   # unique
+        source: curated            # curated | learned
+        reason: "why this error is routine"   # required for curated
+        probe: "ib_uverbs_query_*"  # glob on the probe name
+        errno: ENOENT              # symbolic name, or a glob such as "ERESTART*"
+        path: "/sys/class/infiniband/**"   # optional glob on the normalised path
+        context: "python*"         # optional glob on the call context (process name / root op)
+        support: {runs: 4, total: 4}   # learned: good runs seen in / total
+        first_seen: "2026-11-29T10:00:00Z"
+        last_seen: "2026-11-29T11:00:00Z"
+        stats: {...}               # optional fleet statistics
+        status: active             # active | stale
+
+Globs: ``*`` and ``?`` do not cross ``/``; ``**`` matches anything; ``{a,b}`` alternatives.
+A missing ``path``/``context`` matches anything, except that a *learned* entry without a path
+(learned from errors that had none) matches only errors without a path.
+Paths are matched in their normalised form (see baseline.run.normalize: numbers and addresses as
+``<n>``, temp names as ``tmp<rand>``, search-path walks as ``<search>/name``), so a learned
+pattern generalises across runs; curated globs are also tried on the path before search-path
+masking, so they can name directories.
+
+Learning (`learn_expected`): every error a good run produced, keyed by (probe, errno,
+normalised path, process name as context), with support = good runs it occurs in / good runs.
+Merging (`ExpectedErrors.merge_learned`) never overwrites a curated entry; learned entries are
+refreshed, and learned entries the new good runs no longer show are kept but marked stale.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import re
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from tracer import atomic
+from tracer.errnos import is_errno_name
+from tracer.errors import TracebaseError
+
+FORMAT_VERSION = 1
+SOURCES = ("curated", "learned")
+STATUSES = ("active", "stale")
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "expected_errors.yaml"
+_GLOB_CHARS = set("*?{")
+
+
+@lru_cache(maxsize=4096)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob: ``**`` any string, ``*``/``?`` within one path component, ``{a,b}``."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "{":
+            end = pattern.find("}", i)
+            if end < 0:
+                out.append(re.escape(c))
+            else:
+                alts = pattern[i + 1 : end].split(",")
+                out.append("(?:" + "|".join(glob_regex(a).pattern[:-2] for a in alts) + ")")
+                i = end + 1
+                continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def glob_match(pattern: str | None, value: str | None) -> bool:
+    """None pattern matches anything; a pattern never matches a missing value."""
+    if pattern is None:
+        return True
+    if value is None:
+        return False
+    return glob_regex(pattern).match(value) is not None
+
+
+def _utc_now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Entry:
+    """One expected-error rule."""
+
+    id: str
+    source: str
+    probe: str
+    errno: str
+    reason: str | None = None
+    path: str | None = None
+    context: str | None = None
+    support: dict[str, int] | None = None
+    first_seen: str | None = None
+    last_seen: str | None = None
+    stats: dict[str, Any] | None = None
+    status: str = "active"
+
+    def matches(self, probe: str, errno: str | None, path: str | None = None, context: str | None = None) -> bool:
+        if self.status != "active" or errno is None:
+            return False
+        if self.path is None and self.source == "learned" and path is not None:
+            return False  # learned from an error without a path: says nothing about paths
+        return (
+            glob_match(self.errno, errno)
+            and glob_match(self.probe, probe)
+            and glob_match(self.path, path)
+            and glob_match(self.context, context)
+        )
+
+    def key(self) -> tuple:
+        return (self.probe, self.errno, self.path, self.context)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        order = ["id", "source", "reason", "probe", "errno", "path", "context", "support",
+                 "first_seen", "last_seen", "stats", "status"]
+        return {k: d[k] for k in order if d[k] is not None}
+
+
+def learned_id(probe: str, errno: str, path: str | None, context: str | None) -> str:
+    digest = hashlib.sha1(f"{probe}\0{errno}\0{path}\0{context}".encode()).hexdigest()[:10]
+    return f"learned-{errno.lower()}-{probe}-{digest}"
+
+
+def _entry_from_dict(raw: Any, index: int, source: str) -> Entry:
+    where = f"{source}: entries[{index}]"
+    if not isinstance(raw, dict):
+        raise TracebaseError(f"{where}: expected a mapping, found {type(raw).__name__}")
+    known = {f for f in Entry.__dataclass_fields__}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise TracebaseError(f"{where}: unknown field '{unknown[0]}' (expected one of {', '.join(sorted(known))})")
+    for name in ("id", "source", "probe", "errno"):
+        if raw.get(name) in (None, ""):
+            raise TracebaseError(f"{where}: field '{name}': expected a value, found none")
+    for name in ("id", "source", "probe", "errno", "reason", "path", "context", "first_seen", "last_seen", "status"):
+        if name in raw and raw[name] is not None and not isinstance(raw[name], str):
+            raise TracebaseError(f"{where}: field '{name}': expected a string, found {raw[name]!r}")
+    if raw["source"] not in SOURCES:
+        raise TracebaseError(f"{where}: field 'source': expected one of {'|'.join(SOURCES)}, found {raw['source']!r}")
+    if raw["source"] == "curated" and not raw.get("reason"):
+        raise TracebaseError(f"{where}: field 'reason': expected a reason for a curated entry, found none")
+    errno = raw["errno"]
+    if not (_GLOB_CHARS & set(errno)) and not is_errno_name(errno):
+        raise TracebaseError(f"{where}: field 'errno': expected a symbolic errno name like ENOENT, found {errno!r}")
+    status = raw.get("status", "active")
+    if status not in STATUSES:
+        raise TracebaseError(f"{where}: field 'status': expected one of {'|'.join(STATUSES)}, found {status!r}")
+    support = raw.get("support")
+    if support is not None and not (
+        isinstance(support, dict)
+        and set(support) <= {"runs", "total"}
+        and all(isinstance(v, int) and v >= 0 for v in support.values())
+    ):
+        raise TracebaseError(f"{where}: field 'support': expected {{runs: int, total: int}}, found {support!r}")
+    stats = raw.get("stats")
+    if stats is not None and not isinstance(stats, dict):
+        raise TracebaseError(f"{where}: field 'stats': expected a mapping, found {stats!r}")
+    return Entry(**{**raw, "status": status})
+
+
+class ExpectedErrors:
+    """An ordered set of expected-error entries (curated first wins on match)."""
+
+    def __init__(self, entries: list[Entry] | None = None, source: str = "<memory>"):
+        self.entries: list[Entry] = list(entries or [])
+        self.source = source
+
+    # -------------------------------------------------------------------------- file I/O
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> ExpectedErrors:
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            raise TracebaseError(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise TracebaseError(f"{path}: is a directory, expected a YAML file") from None
+        except UnicodeDecodeError:
+            raise TracebaseError(f"{path}: expected a YAML text file, found binary data") from None
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark else ""
+            problem = getattr(exc, "problem", None) or "syntax error"
+            raise TracebaseError(f"{path}: invalid YAML{where}: {problem}") from None
+        if doc is None:
+            doc = {"version": FORMAT_VERSION, "entries": []}
+        if not isinstance(doc, dict):
+            raise TracebaseError(f"{path}: expected a mapping with 'version' and 'entries', found {type(doc).__name__}")
+        if doc.get("version") != FORMAT_VERSION:
+            raise TracebaseError(f"{path}: field 'version': expected {FORMAT_VERSION}, found {doc.get('version')!r}")
+        raw_entries = doc.get("entries") or []
+        if not isinstance(raw_entries, list):
+            raise TracebaseError(f"{path}: field 'entries': expected a list, found {type(raw_entries).__name__}")
+        entries = [_entry_from_dict(raw, i, str(path)) for i, raw in enumerate(raw_entries)]
+        seen: dict[str, int] = {}
+        for i, e in enumerate(entries):
+            if e.id in seen:
+                raise TracebaseError(f"{path}: entries[{i}]: field 'id': expected a unique id, found {e.id!r} again (first at entries[{seen[e.id]}])")
+            seen[e.id] = i
+        return cls(entries, source=str(path))
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write atomically (temp file in the same directory, then rename)."""
+        path = Path(path)
+        doc = {"version": FORMAT_VERSION, "entries": [e.to_dict() for e in self.entries]}
+        text = yaml.safe_dump(doc, sort_keys=False, width=100, allow_unicode=True)
+        return atomic.write_text(path, text)
+
+    # -------------------------------------------------------------------------- matching
+    def match(self, probe: str, errno: str | None, path: str | None = None, context: str | None = None) -> Entry | None:
+        """The first active entry covering this error (curated entries before learned)."""
+        for e in self.curated() + self.learned():
+            if e.matches(probe, errno, path, context):
+                return e
+        return None
+
+    def curated(self) -> list[Entry]:
+        return [e for e in self.entries if e.source == "curated"]
+
+    def learned(self) -> list[Entry]:
+        return [e for e in self.entries if e.source == "learned"]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __add__(self, other: ExpectedErrors) -> ExpectedErrors:
+        return ExpectedErrors(self.entries + other.entries, source=f"{self.source}+{other.source}")
+
+    # -------------------------------------------------------------------------- merging
+    def merge_learned(self, entries: list[Entry], now: str | None = None) -> dict[str, int]:
+        """Fold freshly learned entries in; returns counts of added/updated/stale/skipped.
+
+        A learned entry already covered by a curated entry is skipped (curated wins and is
+        never touched). A learned entry with the same key as an existing learned one updates
+        its support and last_seen (keeping first_seen). Existing learned entries that the new
+        learning does not contain any more are kept with status ``stale``.
+        """
+        now = now or _utc_now()
+        counts = {"added": 0, "updated": 0, "stale": 0, "skipped_curated": 0}
+        by_key = {e.key(): e for e in self.learned()}
+        fresh_keys = set()
+        for new in entries:
+            if any(c.matches(new.probe, new.errno, new.path, new.context) for c in self.curated()):
+                counts["skipped_curated"] += 1
+                continue
+            fresh_keys.add(new.key())
+            old = by_key.get(new.key())
+            if old is None:
+                if any(e.id == new.id for e in self.entries):
+                    new.id = f"{new.id}-{len(self.entries)}"
+                new.last_seen = new.last_seen or now
+                new.first_seen = new.first_seen or now
+                self.entries.append(new)
+                by_key[new.key()] = new
+                counts["added"] += 1
+            else:
+                old.support = new.support
+                old.last_seen = new.last_seen or now
+                old.first_seen = min(filter(None, [old.first_seen, new.first_seen]), default=now)
+                old.status = "active"
+                counts["updated"] += 1
+        for e in self.learned():
+            if e.key() not in fresh_keys and e.status != "stale":
+                e.status = "stale"
+                counts["stale"] += 1
+        return counts
+
+
+def load_default() -> ExpectedErrors:
+    """The repo's curated expected_errors.yaml, or an empty set when it is not there."""
+    if DEFAULT_PATH.exists():
+        return ExpectedErrors.load(DEFAULT_PATH)
+    return ExpectedErrors([], source="<none>")
+
+
+def _iso(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(value)
+
+
+def learn_expected(good_traces: Any, min_support: float = 0.0, now: str | None = None) -> list[Entry]:
+    """Learn expected errors from good runs.
+
+    `good_traces`: Parquet files/directories (read through tracer.schema), an events frame, or
+    a `baseline.run.normalize.Prepared`. Each distinct (probe, errno, normalised path, process
+    name) error becomes a learned entry with support = good traces showing it / good traces,
+    first/last seen from the traces' start times. Entries with support below `min_support`
+    (a fraction) are dropped.
+    """
+    from baseline.run.normalize import Prepared
+
+    if isinstance(good_traces, Prepared):
+        prep = good_traces
+    else:
+        from baseline.run.traces import load_table, prepare_side
+
+        prep, _ = prepare_side(load_table(good_traces), bad=False)
+    good_rows = prep.tkey >= 0
+    total = int(np.count_nonzero(np.bincount(prep.tkey[good_rows]))) if good_rows.any() else 0
+    if total == 0:
+        return []
+    starts = _trace_starts(prep)
+    now = now or _utc_now()
+    out = []
+    for err in distinct_errors(prep, good_rows):
+        runs = len(err["tkeys"])
+        if runs / total < min_support:
+            continue
+        seen = sorted(filter(None, (starts.get(t) for t in err["tkeys"])))
+        out.append(
+            Entry(
+                id=learned_id(err["probe"], err["errno"], err["npath"], err["ncomm"]),
+                source="learned",
+                probe=err["probe"],
+                errno=err["errno"],
+                path=err["npath"],
+                context=err["ncomm"],
+                support={"runs": runs, "total": int(total)},
+                first_seen=seen[0] if seen else now,
+                last_seen=seen[-1] if seen else now,
+            )
+        )
+    return out
+
+
+def distinct_errors(prep: Any, rows: np.ndarray, with_plain: bool = False) -> list[dict[str, Any]]:
+    """Distinct (probe, errno, npath, ncomm) errors among `rows` (bool mask), with the row
+    indices (``rows``) and trace keys (``tkeys``) of each, sorted for stable output.
+
+    ``npath`` has search-path walks masked (``<search>/name``); with `with_plain` the
+    combinations are also split by ``plain_npath``, the normalised path before that masking
+    (curated globs like ``**/glibc-hwcaps/**`` need the directory).
+    """
+    idx = np.flatnonzero(rows & (prep.errno >= 0))
+    if len(idx) == 0:
+        return []
+    cols = [prep.probe[idx], prep.errno[idx], prep.pathkey[idx], prep.ncomm[idx]]
+    cols.append(prep.plainpath[idx] if with_plain else np.zeros(len(idx), dtype=np.int64))
+    combos = np.stack(cols, axis=1)
+    uniq, inv = np.unique(combos, axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    by_combo = np.argsort(inv, kind="stable")
+    bounds = np.searchsorted(inv[by_combo], np.arange(len(uniq) + 1))
+    out = []
+    for j, (probe, errno, pathkey, ncomm, plain) in enumerate(uniq.tolist()):
+        members = idx[by_combo[bounds[j] : bounds[j + 1]]]
+        out.append(
+            {
+                "probe": prep.probe_values[probe],
+                "errno": prep.errno_values[errno],
+                "npath": prep.path_string(pathkey),
+                "plain_npath": prep.npath_values[plain] if with_plain and plain >= 0 else None,
+                "ncomm": prep.ncomm_values[ncomm] if ncomm >= 0 else None,
+                "rows": members,
+                "tkeys": sorted(set(prep.tkey[members].tolist())),
+            }
+        )
+    out.sort(key=lambda e: (e["probe"], e["errno"], e["npath"] or "", e["ncomm"] or "", e["plain_npath"] or ""))
+    return out
+
+
+def _trace_starts(prep: Any) -> dict[int, str]:
+    """tkey -> the trace's start time (ISO UTC), when recorded."""
+    starts = np.flatnonzero(np.r_[True, prep.sid[1:] != prep.sid[:-1]]) if len(prep) else np.zeros(0, dtype=np.int64)
+    keys, pick = np.unique(prep.tkey[starts], return_index=True)
+    first = starts[pick]
+    col = prep.table.column("start_time")
+    return {int(k): _iso(col[int(prep.order[i])].as_py()) for k, i in zip(keys, first, strict=True)}

@@ -1,0 +1,575 @@
+"""Diff a bad trace against good traces: name the bifurcation point.
+
+``diff_traces(good, bad, expected=None, learn=True) -> DiffReport``
+
+Method
+------
+1. **Normalise** (baseline.run.normalize): paths/args/thread names masked (pids, fds, addresses,
+   numbers, random temp names, search-path walks); each event becomes a token
+   ``(probe, errno, normalised path, normalised arg, depth)`` -- never pid, fd, ret or time --
+   packed into one integer from the codes of one shared dictionary per column (good and bad
+   are prepared as one table).
+2. **Split** every trace into per-thread streams, each named by its *role* (fork-tree path of
+   exec'd names, threads as ``~name``), so thread and child-process interleaving is irrelevant.
+3. **Transparent events**: an error matching the allowlist (the curated expected_errors.yaml
+   plus, with ``learn=True``, every (probe, errno, path, process) error the good runs produced)
+   is removed from good and bad streams alike and counted per entry; so are successful calls
+   of timing/allocator/randomness *noise probes* (`NOISE_PROBES`: brk, mmap, futex,
+   rt_sigreturn, getrandom, ...) -- an unexpected error on one of those still counts.
+4. **Loop compression** (DiffTrace): repeated n-grams (n <= 4) collapse, so iteration counts
+   do not matter; a virtual END token closes every stream.
+5. **Model** (stide): the set of length-k windows (default k=4) of every good stream, keyed by
+   role. A bad position is *explained* when its window occurs in some good stream of the same
+   role (a bad role no good run has falls back to a good role with the same process name).
+   Several good runs with different branches are therefore all explained.
+6. **Regions**: maximal runs of unexplained bad positions (runs < k apart merged). Each region
+   is one finding; its *event* is its most severe unexpected error, else its first
+   unexplained event (an inserted call, a different path, a different syscall, or END: the
+   thread stopped early).
+7. **Alignment for context**: ``last_common`` are the bad events just before the region (all
+   explained); the bad stream is re-anchored in the best good stream at the last window they
+   share (closest relative position), and ``good_instead`` are the good events that followed.
+
+Cost (bench/bench_diff.py: two traces of 1,000,000 events)
+-----------------------------------------------------------
+Only the needed columns are read, strings stay Arrow dictionary codes, regexes run once per
+distinct value (digit runs in numpy, RE2 only where a rule needs it), everything per event
+is a few vectorised numpy passes over int32/uint64 arrays (stream order by a stable integer
+argsort, window hashes in place, membership by sort-merge), big intermediates are released
+as soon as they are consumed, and polars is not used (the CLI does not even load it).
+
+Ranking (the documented rule)
+-----------------------------
+``score = severity + (1.5 if the thread never re-joins known-good behaviour else 0)``, with
+severity 4 for an unexpected *hard* error (EACCES, EROFS, ENOSPC, EMFILE, ELOOP, EIO, ...),
+2 for an unexpected *soft* error (`SOFT_ERRNOS`: ENOENT, ENOTDIR, EAGAIN, EINTR, ENOTTY,
+EEXIST, ... -- the errnos programs routinely probe with), 1 for an error-free divergence.
+Ties go to the earliest event. So an injected EACCES outranks a routine-looking ENOENT the
+good runs happened not to show, and an error-free divergence the run never recovers from
+(corrupt input sending the program down another path) outranks a soft error it recovered
+from. A region with no error, made only of events the good runs also have (for that role),
+that re-joins good behaviour is a **reordering** (timing: signal delivery, scheduling): it is
+listed under ``reorderings`` with score 0.5 and does not make ``anomaly`` true. The
+**bifurcation** is the top-ranked anomaly; ``first_unexplained`` separately gives the seq of
+the chronologically first anomalous event (the same in the common single-divergence case).
+A process every good trace has but the bad trace lacks is a ``missing_process`` anomaly
+(score 1, position -1).
+
+JSON object (``DiffReport.to_dict``; also docs/diff-json.md)
+------------------------------------------------------------
+::
+
+    {
+      "version": 1,
+      "anomaly": bool,                       # true iff anomaly_count > 0
+      "bifurcation": null | ANOMALY,         # = anomalies[0]
+      "first_unexplained": null | int,       # seq of the chronologically first anomalous event
+      "anomalies": [ANOMALY, ...],           # ranked, best first (at most max_anomalies)
+      "anomaly_count": int,                  # before truncation
+      "reorderings": [ANOMALY, ...],         # kind "reordering": listed, not anomalies
+      "expected_ignored": {"total": int,
+                           "by_entry": {ID: {"count": int, "source": "curated"|"learned",
+                                             "probe": str, "errno": str, "path": str|null,
+                                             "context": str|null}}},
+      "good_traces": [str, ...], "bad_trace": str,
+      "events": {"good": int, "bad": int},
+      "settings": {"k": int, "learn": bool, "allowlist": str, "learned_entries": int,
+                   "elapsed_s": float}
+    }
+    ANOMALY = {
+      "rank": int, "score": float,
+      "kind": "error" | "divergence" | "missing_process" | "reordering",
+      "probe": str,                          # "(end of thread)" when the thread stopped early
+      "errno": str | null,                   # symbolic ("EACCES"); null for error-free divergence
+      "path": str | null,                    # as recorded; "npath": normalised form
+      "npath": str | null,
+      "process": {"pid": int|null, "tid": int|null, "comm": str|null, "role": str},
+      "position": int,                       # seq of the event in the bad trace (-1: none)
+      "recovered": bool,                     # the thread re-joined known-good behaviour
+      "unexplained_events": int,             # size of the region (compressed positions)
+      "last_common": [EVENT, ...],           # up to `context` events before the region
+      "good_instead": [EVENT, ...]           # what a good run did at that point
+    }
+    EVENT = {"seq": int|null, "probe": str, "errno": str|null, "path": str|null,
+             "pid": int|null, "tid": int|null, "comm": str|null, "trace_id": str}
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow.compute as pc
+
+from baseline.run import align
+from baseline.run.allowlist import (
+    Entry,
+    ExpectedErrors,
+    distinct_errors,
+    learn_expected,
+    load_default,
+)
+from baseline.run.normalize import (
+    Prepared,
+    stream_rows,
+    thread_roles,
+)
+from baseline.run.traces import (
+    check_good_commands,
+    describe_source,
+    load_table,
+    number_traces,
+    pick_bad_trace,
+    prepare_both,
+)
+from tracer.errors import TracebaseError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    PathsLike = str | os.PathLike | Iterable[str | os.PathLike] | pl.DataFrame | pl.LazyFrame
+
+JSON_VERSION = 1
+SOFT_ERRNOS = frozenset(
+    {
+        "ENOENT", "ENOTDIR", "EAGAIN", "EWOULDBLOCK", "EINTR", "ENOTTY", "ECHILD", "EEXIST",
+        "EINPROGRESS", "EALREADY", "ENODATA", "ERANGE", "ESPIPE", "ENOSYS", "ERESTARTSYS",
+        "ERESTARTNOINTR", "ERESTARTNOHAND", "ERESTART_RESTARTBLOCK", "ETIMEDOUT", "ESRCH",
+    }
+)
+SEVERITY = {0: 1.0, 1: 2.0, 2: 4.0}  # no error, soft error, hard error
+REORDER_SCORE = 0.5
+# Calls whose number and position depend on timing, the allocator or randomness, not on the
+# program's logic (malloc arenas, futex contention, signal delivery, getrandom retries). When
+# they succeed (or fail expectedly) they are left out of the streams; an unexpected error on
+# one still counts.
+NOISE_PROBES = frozenset(
+    {
+        "brk", "mmap", "munmap", "mremap", "madvise", "mprotect", "futex", "futex_waitv",
+        "futex_wait", "futex_wake", "futex_requeue",
+        "rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "getrandom", "sched_yield",
+        "restart_syscall",
+    }
+)
+NOT_RECOVERED_BONUS = 1.5
+END_PROBE = "(end of thread)"
+TEXT_EXPECTED_SHOWN = 8
+MISSING_PROBE = "(process missing)"
+
+
+
+@dataclass
+class DiffReport:
+    """Result of `diff_traces`; `to_dict` gives the documented JSON object."""
+
+    anomalies: list[dict[str, Any]]
+    reorderings: list[dict[str, Any]]
+    anomaly_count: int
+    first_unexplained: int | None
+    expected_ignored: dict[str, Any]
+    good_traces: list[str]
+    bad_trace: str
+    events: dict[str, int]
+    settings: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def anomaly(self) -> bool:
+        return self.anomaly_count > 0
+
+    @property
+    def bifurcation(self) -> dict[str, Any] | None:
+        return self.anomalies[0] if self.anomalies else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": JSON_VERSION,
+            "anomaly": self.anomaly,
+            "bifurcation": self.bifurcation,
+            "first_unexplained": self.first_unexplained,
+            "anomalies": self.anomalies,
+            "anomaly_count": self.anomaly_count,
+            "reorderings": self.reorderings,
+            "expected_ignored": self.expected_ignored,
+            "good_traces": self.good_traces,
+            "bad_trace": self.bad_trace,
+            "events": self.events,
+            "settings": self.settings,
+        }
+
+    def render_text(self) -> str:
+        lines: list[str] = []
+        n_good = len(self.good_traces)
+        if not self.anomaly:
+            lines.append(
+                f"no anomaly: {self.bad_trace} ({self.events['bad']} events) is explained by "
+                f"{n_good} good trace(s)"
+            )
+        else:
+            b = self.bifurcation
+            assert b is not None
+            lines.append(f"bifurcation: {_describe(b)}")
+            lines.append(f"  process {_process(b['process'])}, seq {b['position']}"
+                         + ("" if b["recovered"] else ", never re-joins good behaviour"))
+            if b["last_common"]:
+                lines.append("  last common events:")
+                lines += [f"    {_event_line(e)}" for e in b["last_common"]]
+            if b["good_instead"]:
+                lines.append("  good runs did instead:")
+                lines += [f"    {_event_line(e)}" for e in b["good_instead"]]
+            later = self.anomalies[1:]
+            if later:
+                lines.append(f"later anomalies (ranked, {self.anomaly_count - 1} in all):")
+                for a in later:
+                    lines.append(f"  {a['rank']}. [{a['score']:.1f}] {_describe(a)} "
+                                 f"(process {_process(a['process'])}, seq {a['position']})")
+        ign = self.expected_ignored
+        if ign["total"]:
+            lines.append(f"expected errors ignored: {ign['total']}")
+            ranked = sorted(ign["by_entry"].items(), key=lambda kv: -kv[1]["count"])
+            for eid, info in ranked[:TEXT_EXPECTED_SHOWN]:
+                lines.append(f"  {info['count']:>6}  {eid}  ({info['probe']} {info['errno']}"
+                             + (f" {info['path']}" if info["path"] else "")
+                             + (f" in {info['context']}" if info.get("context") else "") + ")")
+            if len(ranked) > TEXT_EXPECTED_SHOWN:
+                rest = sum(info["count"] for _, info in ranked[TEXT_EXPECTED_SHOWN:])
+                lines.append(f"  {rest:>6}  ... {len(ranked) - TEXT_EXPECTED_SHOWN} more entries (--json lists all)")
+        else:
+            lines.append("expected errors ignored: 0")
+        return "\n".join(lines)
+
+
+def _describe(a: dict[str, Any]) -> str:
+    if a["kind"] == "missing_process":
+        return f"process {a['process']['role']} of the good runs never started"
+    out = a["probe"]
+    if a["path"]:
+        out += f" {a['path']}"
+    out += f" -> {a['errno']}" if a["errno"] else " (no error: a path good runs never took)"
+    return out
+
+
+def _process(p: dict[str, Any]) -> str:
+    return f"{p['comm']} pid {p['pid']} tid {p['tid']} role {p['role']}"
+
+
+def _event_line(e: dict[str, Any]) -> str:
+    s = f"seq {e['seq']}: {e['probe']}" if e["seq"] is not None else e["probe"]
+    if e["path"]:
+        s += f" {e['path']}"
+    if e["errno"]:
+        s += f" -> {e['errno']}"
+    return s
+
+
+# ------------------------------------------------------------------------------------------
+# the analysis
+# ------------------------------------------------------------------------------------------
+def _error_class(errno: str | None) -> int:
+    if errno is None:
+        return 0
+    return 1 if errno in SOFT_ERRNOS else 2
+
+
+class _Rows:
+    """Display of prepared rows (bad rows first, then good rows)."""
+
+    def __init__(self, prep: Prepared, bad_ids: list[str], good_ids: list[str]):
+        self.p, self.bad_ids, self.good_ids = prep, bad_ids, good_ids
+
+    def event(self, r: int) -> dict[str, Any]:
+        p = self.p
+        tkey = int(p.tkey[r])
+        errno = p.errno_values[p.errno[r]] if p.errno[r] >= 0 else None
+        return {
+            "seq": int(p.seq[r]), "probe": p.probe_values[p.probe[r]], "errno": errno,
+            "path": p.value("path", r), "npath": p.path_string(int(p.pathkey[r])),
+            "pid": int(p.pid[r]) if p.pid[r] >= 0 else None, "tid": int(p.tid[r]),
+            "comm": p.value("comm", r), "trace_id": self.bad_ids[0] if tkey < 0 else self.good_ids[tkey],
+        }
+
+
+def _release(p: Prepared) -> None:
+    """Drop the per-row arrays and raw columns the rest of the diff does not read (display
+    needs seq, probe, errno, path key, pid, tid, trace key and the raw path/comm): about a
+    third of the prepared memory, freed before the window model is built."""
+    for name in ("plainpath", "narg", "depth", "ppid", "ncomm", "sid"):
+        setattr(p, name, None)
+    p.table = p.table.select([c for c in ("path", "comm") if c in p.table.column_names])
+
+
+def _stream_roles(p: Prepared) -> tuple[np.ndarray, list[str], list[str]]:
+    """Per stream (by sid): trace key, role key and role (see baseline.run.normalize)."""
+    rows = stream_rows(p)
+    threads = [dict(zip(rows, vals, strict=True)) for vals in zip(*rows.values(), strict=True)]
+    role_of = {(t, tid): (key, role) for t, tid, key, role in thread_roles(threads, "tkey")}
+    pairs = [role_of[(t, tid)] for t, tid in zip(rows["tkey"], rows["tid"], strict=True)]
+    return np.array(rows["tkey"], dtype=np.int64), [k for k, _ in pairs], [r for _, r in pairs]
+
+
+def diff_traces(
+    good: PathsLike,
+    bad: PathsLike,
+    expected: ExpectedErrors | str | os.PathLike | None = None,
+    learn: bool = True,
+    *,
+    k: int = 4,
+    context: int = 3,
+    trace_id: str | None = None,
+    mixed: bool = False,
+    max_anomalies: int = 20,
+    noise_probes: frozenset[str] | set[str] = NOISE_PROBES,
+) -> DiffReport:
+    """Diff one bad trace against good traces (see the module docstring for the method).
+
+    `expected`: an ExpectedErrors, a YAML path, or None for the repo's expected_errors.yaml.
+    `learn`: also treat every error the good runs produced as expected.
+    """
+    if k < 1:
+        raise TracebaseError(f"k: expected a window length >= 1, found {k}")
+    t0 = time.perf_counter()
+    if expected is None:
+        allow = load_default()
+    elif isinstance(expected, ExpectedErrors):
+        allow = expected
+    else:
+        allow = ExpectedErrors.load(expected)
+    good_tab = load_table(good)
+    bad_tab = pick_bad_trace(load_table(bad), describe_source(bad), trace_id)
+    good_codes = number_traces(good_tab)
+    check_good_commands(good_tab, describe_source(good), mixed, good_codes)
+    warnings = []
+    if "failure" in set(pc.unique(good_tab.column("kind")).to_pylist()):
+        warnings.append("some GOOD traces are labelled kind=failure")
+
+    tables = [bad_tab, good_tab]
+    del good_tab, bad_tab  # handed over: prepare frees each column once converted
+    p, bad_ids, good_ids = prepare_both(tables, good_codes)
+    n_rows = len(p)
+    nb = int(np.count_nonzero(p.tkey < 0))  # bad rows are rows 0..nb-1
+    rows = _Rows(p, bad_ids, good_ids)
+
+    # Expected errors: curated file + learned from the good runs, matched per distinct error.
+    learned: list[Entry] = learn_expected(p) if learn else []
+    rules = ExpectedErrors(list(allow.entries) + learned, source=allow.source)
+    expected_mask = np.zeros(n_rows, dtype=bool)
+    err_cls_rows = np.zeros(n_rows, dtype=np.int8)
+    by_entry: dict[str, dict[str, Any]] = {}
+    for err in distinct_errors(p, np.ones(n_rows, dtype=bool), with_plain=True):
+        # The plain normalised path first (curated globs name directories), then the
+        # search-masked one (learned entries generalise over search directories).
+        entry = rules.match(err["probe"], err["errno"], err["plain_npath"], err["ncomm"]) or rules.match(
+            err["probe"], err["errno"], err["npath"], err["ncomm"]
+        )
+        if entry is None:
+            err_cls_rows[err["rows"]] = _error_class(err["errno"])
+            continue
+        expected_mask[err["rows"]] = True
+        in_bad = int(np.count_nonzero(err["rows"] < nb))
+        if in_bad:
+            info = by_entry.setdefault(entry.id, {"count": 0, "source": entry.source, "probe": entry.probe,
+                                                  "errno": entry.errno, "path": entry.path,
+                                                  "context": entry.context})
+            info["count"] += in_bad
+    noise_codes = [i for i, v in enumerate(p.probe_values) if v in noise_probes]
+    drop = expected_mask | (np.isin(p.probe, noise_codes) & (err_cls_rows == 0))
+    del expected_mask
+
+    # Streams and roles (bad streams first).
+    s_tkey, s_rolekey, s_role = _stream_roles(p)
+    n_streams = len(s_tkey)
+    is_bad_stream = s_tkey == -1
+    good_roles = {rk for rk, b in zip(s_rolekey, is_bad_stream, strict=True) if not b}
+    matched_role = list(s_rolekey)
+    for i in np.flatnonzero(is_bad_stream):
+        rk = s_rolekey[i]
+        if rk not in good_roles:
+            name = rk.rsplit("/", 1)[-1]
+            same = sorted(g for g in good_roles if g.rsplit("/", 1)[-1] == name)
+            if same:
+                matched_role[i] = same[0]
+    role_ids = {rk: j + 1 for j, rk in enumerate(sorted(set(matched_role)))}
+    role_hash = align._mix(np.array([role_ids[r] for r in matched_role], dtype=np.uint64) * np.uint64(0x9E37))
+
+    tok = p.tokens()
+    keep = np.flatnonzero(~drop)
+    del drop
+    s = align.Streams(tok[keep], p.sid[keep], keep.astype(np.int32 if n_rows < 2**31 else np.int64))
+    del tok, keep
+    _release(p)
+    s = align.compress_loops(align.with_end_tokens(s))
+    h = align.window_hashes(s, role_hash, k)
+    # Bad streams are numbered first, so their positions are a prefix: split by views.
+    split = int(np.searchsorted(s.sid, int(np.count_nonzero(is_bad_stream))))
+    bs, gs = s.slice(0, split), s.slice(split, len(s))
+    bh, gh = h[:split], h[split:]
+    del s, h
+    explained = align.seen_in(bh, gh)
+    # An unexplained event no good stream of its role has at all (only those positions matter).
+    unexplained = np.flatnonzero(~explained)
+    novel = np.zeros(len(bs), dtype=bool)
+    novel[unexplained] = ~align.seen_in(
+        align.window_hashes(bs.take(unexplained), role_hash, 1), align.window_hashes(gs, role_hash, 1)
+    )
+    regions = align.divergence_regions(bs, explained, k)
+
+    seq_rows = p.seq
+    b_cls = np.where(bs.orig >= 0, err_cls_rows[np.maximum(bs.orig, 0)], 0) * ~explained
+    b_start, b_end = bs.bounds(n_streams)
+    g_start, g_end = gs.bounds(n_streams)
+
+    anomalies: list[dict[str, Any]] = []
+    first_unexplained = None
+    if len(regions):
+        max_cls = np.maximum.reduceat(b_cls, regions.start)
+        has_novel = np.maximum.reduceat((novel & ~explained).astype(np.int8), regions.start) > 0
+        recovered = regions.end < b_end[regions.sid] - 1
+        score = np.array([SEVERITY[int(c)] for c in max_cls]) + np.where(recovered, 0.0, NOT_RECOVERED_BONUS)
+        # Known events in another order, re-joining good behaviour: timing, not a divergence.
+        reorder = (max_cls == 0) & recovered & ~has_novel
+        score[reorder] = REORDER_SCORE
+        named = regions.start.copy()
+        for r in np.flatnonzero(max_cls > 0):
+            seg = b_cls[regions.start[r] : regions.end[r] + 1]
+            named[r] = regions.start[r] + int(np.argmax(seg == max_cls[r]))
+        named_seq = _seq_of(bs, named, seq_rows)
+        order = np.lexsort((named_seq, -score))
+        if (~reorder).any():
+            first_unexplained = int(_seq_of(bs, regions.start[~reorder], seq_rows).min())
+        call_rows = None
+        for rank, r in enumerate(order[:max_anomalies], start=1):
+            sid = int(regions.sid[r])
+            pos, start = int(named[r]), int(regions.start[r])
+            ev = _event(rows, bs, pos)
+            lc_lo = max(int(b_start[sid]), start - context)
+            last_common = [_event(rows, bs, p) for p in range(lc_lo, start)]
+            candidates = np.array(
+                [j for j in range(n_streams)
+                 if not is_bad_stream[j] and matched_role[j] == matched_role[sid] and g_end[j] > g_start[j]],
+                dtype=np.int64,
+            )
+            before = None if start == b_start[sid] else bh[start - 1]
+            rel = (start - b_start[sid]) / max(b_end[sid] - b_start[sid], 1)
+            if call_rows is None:
+                call_rows = p.call_keys()
+            lead_call = call_rows[bs.orig[pos]] if bs.orig[pos] >= 0 else None
+            g = align.anchor_in_good(before, rel, gs, gh, g_start, g_end, candidates, call_rows, lead_call)
+            good_instead = []
+            if g is not None and g < len(gs):
+                gsid = int(gs.sid[g])
+                for p in range(g, min(g + context, len(gs))):
+                    if int(gs.sid[p]) != gsid:
+                        break
+                    good_instead.append(_event(rows, gs, p))
+            proc = {"pid": ev["pid"], "tid": ev["tid"], "comm": ev["comm"], "role": s_role[sid]}
+            anomalies.append(
+                {
+                    "rank": rank,
+                    "score": float(score[r]),
+                    "kind": "error" if max_cls[r] else ("reordering" if reorder[r] else "divergence"),
+                    "probe": ev["probe"],
+                    "errno": ev["errno"],
+                    "path": ev["path"],
+                    "npath": ev["npath"],
+                    "process": proc,
+                    "position": int(named_seq[r]),
+                    "recovered": bool(recovered[r]),
+                    "unexplained_events": int(regions.end[r] - regions.start[r] + 1),
+                    "last_common": [_strip(e) for e in last_common],
+                    "good_instead": [_strip(e) for e in good_instead],
+                }
+            )
+    reorderings = [a for a in anomalies if a["kind"] == "reordering"]
+    anomalies = [a for a in anomalies if a["kind"] != "reordering"]
+    count = int((~reorder).sum()) if len(regions) else 0
+
+    # Roles every good trace has and the bad trace lacks.
+    n_good = len(good_ids)
+    per_trace_roles: dict[int, set[str]] = {}
+    for tk, rk in zip(s_tkey, s_rolekey, strict=True):
+        per_trace_roles.setdefault(int(tk), set()).add(rk)
+    common = set.intersection(*(per_trace_roles.get(t, set()) for t in range(n_good))) if n_good else set()
+    bad_roles = {matched_role[i] for i in np.flatnonzero(is_bad_stream)} | per_trace_roles.get(-1, set())
+    for rk in sorted(common - bad_roles):
+        if rk.rsplit("/", 1)[-1].startswith("~"):
+            continue  # a thread: its process's clone calls already diverge
+        count += 1
+        if len(anomalies) < max_anomalies:
+            anomalies.append(
+                {
+                    "rank": len(anomalies) + 1, "score": SEVERITY[0], "kind": "missing_process",
+                    "probe": MISSING_PROBE, "errno": None, "path": None, "npath": None,
+                    "process": {"pid": None, "tid": None, "comm": rk.rsplit("/", 1)[-1].lstrip("~"), "role": rk},
+                    "position": -1, "recovered": False, "unexplained_events": 0,
+                    "last_common": [], "good_instead": [],
+                }
+            )
+
+    for rank, a in enumerate(anomalies + reorderings, start=1):
+        a["rank"] = rank
+    return DiffReport(
+        anomalies=anomalies,
+        reorderings=reorderings,
+        anomaly_count=count,
+        first_unexplained=first_unexplained,
+        expected_ignored={"total": int(sum(v["count"] for v in by_entry.values())), "by_entry": by_entry},
+        good_traces=good_ids,
+        bad_trace=bad_ids[0],
+        events={"good": n_rows - nb, "bad": nb},
+        settings={
+            "k": k,
+            "learn": learn,
+            "allowlist": allow.source,
+            "learned_entries": len(learned),
+            "elapsed_s": round(time.perf_counter() - t0, 4),
+        },
+        warnings=warnings,
+    )
+
+
+def _seq_of(s: align.Streams, pos: np.ndarray, seq_rows: np.ndarray) -> np.ndarray:
+    """seq of the source row of each position; END tokens take the seq of the row before."""
+    pos = np.asarray(pos)
+    orig = s.orig[pos]
+    prev = s.orig[np.maximum(pos - 1, 0)]
+    row = np.where(orig >= 0, orig, prev)
+    return np.where(row >= 0, seq_rows[np.maximum(row, 0)], -1)
+
+
+def _event(rows: _Rows, s: align.Streams, pos: int) -> dict[str, Any]:
+    orig = int(s.orig[pos])
+    if orig >= 0:
+        return rows.event(orig)
+    prev = int(s.orig[pos - 1]) if pos > 0 else -1
+    base = rows.event(prev) if prev >= 0 else {}
+    return {
+        "seq": None, "probe": END_PROBE, "errno": None, "path": None, "npath": None,
+        "pid": base.get("pid"), "tid": base.get("tid"), "comm": base.get("comm"),
+        "trace_id": base.get("trace_id"),
+    }
+
+
+def _strip(e: dict[str, Any]) -> dict[str, Any]:
+    return {k: e[k] for k in ("seq", "probe", "errno", "path", "pid", "tid", "comm", "trace_id")}
+
+
+def write_report(report: DiffReport, as_json: bool, out: Any = None) -> None:
+    from tracer.schema import dumps_json
+
+    out = out or sys.stdout
+    if as_json:
+        out.write(dumps_json(report.to_dict()) + "\n")
+    else:
+        out.write(report.render_text() + "\n")
+
+
+def default_allowlist_path() -> Path | None:
+    from baseline.run.allowlist import DEFAULT_PATH
+
+    return DEFAULT_PATH if DEFAULT_PATH.exists() else None

@@ -1,0 +1,610 @@
+"""Drain-style masking of run-to-run noise in event traces.
+
+Two runs of the same program differ in things that carry no meaning for "did it behave the
+same": pids and tids, file descriptor numbers, addresses, timings, random temp names, and
+the order in which a library walks its search path. This module turns raw events into
+*templates* that compare equal across runs:
+
+* paths: mktemp names ``tmp.Xa9Zq1b2c3`` and Python ``tempfile`` names ``tmpab12cd_x`` ->
+  ``tmp<rand>``; addresses (``0x7f3a...``), runs of 16+ hex digits and every other digit run
+  -> ``<n>`` (so ``/proc/1234/fd/7`` -> ``/proc/<n>/fd/<n>``).
+* search-path probing: a failed lookup (ENOENT/ENOTDIR) immediately followed, in the same
+  thread, by a lookup of the same file name in another directory is a search-path walk (ld.so,
+  Python imports, $PATH lookups); its directory becomes ``<search>`` so the number and order of
+  directories tried does not matter once runs of identical templates are collapsed.
+* process identity: a thread is named by its *role* -- its position in the fork tree and the
+  command it exec'd (``bash/python3/~python3``) -- never by pid/tid.
+
+Regexes run once per *distinct* value (the Arrow dictionary of a column, in RE2 via
+pyarrow.compute), everything per row is numpy over integer codes, so a million-event trace
+normalises in well under a second. polars is imported only by the frame-level helpers
+(`normalize_events`, `stream_summary`, `process_roles`), never on `baseline diff`'s path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    import polars as pl
+
+# RE2 rewrite rules applied in order to paths; each (pattern, replacement). Few rules on
+# purpose: each is one pass over every distinct path. ASCII classes ([0-9], not \\d) so the
+# meaning does not depend on the regex engine's Unicode defaults.
+PATH_RULES: list[tuple[str, str]] = [
+    (r"\btmp(?:\.[A-Za-z0-9]{6,}|[a-z0-9_]{8}\b)", "tmp<rand>"),  # mktemp(1), Python tempfile
+    # addresses, long hex ids, then any digit run: pids (/proc/<n>/), fds (fd/<n>), counters
+    (r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]{16,}|[0-9]+", "<n>"),
+]
+# Rules for short free-form strings (arguments, thread names): numbers and addresses only.
+ARG_RULES: list[tuple[str, str]] = [
+    (r"0[xX][0-9a-fA-F]+|[0-9]+", "<n>"),
+]
+
+# A failed lookup with one of these errnos, followed by the same name elsewhere, is a
+# search-path walk.
+SEARCH_ERRNOS = ("ENOENT", "ENOTDIR")
+SEARCH_DIR = "<search>"
+
+# Columns the analysis needs from the events table.
+ANALYSIS_COLUMNS = [
+    "trace_id", "seq", "pid", "tid", "ppid", "comm", "probe", "depth", "errno", "path", "arg",
+    "kind", "command", "start_time",
+]
+
+
+_LEADING_LITERAL = re.compile(r"(?:\\b)?([A-Za-z_]{3,})(?![?*+{])")  # a pattern's leading literal word
+_PREFILTER_MIN = 1000
+_DIGITS_ALT = "|[0-9]+"
+
+
+def apply_rules(values: pa.Array | pa.ChunkedArray, rules: list[tuple[str, str]]) -> pa.Array:
+    """`rules` applied to every element of a string array (null stays null), in RE2.
+
+    Two exact shortcuts keep this cheap on ~10^5 distinct paths (an RE2 replace costs about a
+    microsecond per string even when nothing matches):
+    * a rule whose pattern starts with a literal word (``\\btmp...``) runs only on the values
+      containing that word;
+    * a rule ``X|[0-9]+`` runs in RE2 only on the values where ``X`` matches somewhere; on all
+      others it can only replace maximal digit runs, which numpy does (`_replace_digit_runs`).
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    for pattern, replacement in rules:
+        literal = _LEADING_LITERAL.match(pattern)
+        if len(values) <= _PREFILTER_MIN or not (literal or pattern.endswith(_DIGITS_ALT)):
+            values = pc.replace_substring_regex(values, pattern=pattern, replacement=replacement)
+            continue
+        if literal:
+            hit = pc.match_substring(values, literal.group(1))
+            rest = None
+        else:
+            hit = pc.match_substring_regex(values, pattern[: -len(_DIGITS_ALT)])
+            rest = _replace_digit_runs(values, replacement)
+        hit = pc.fill_null(hit, False)
+        if not pc.any(hit).as_py():
+            values = values if rest is None else rest
+            continue
+        rewritten = pc.replace_substring_regex(pc.filter(values, hit), pattern=pattern, replacement=replacement)
+        values = pc.replace_with_mask(values if rest is None else rest, hit, rewritten)
+    return values
+
+
+def _replace_digit_runs(values: pa.Array, replacement: str) -> pa.Array:
+    """Every maximal run of ASCII digits replaced by `replacement` (as RE2 ``[0-9]+`` would),
+    computed on the UTF-8 bytes with numpy. Digits never occur inside a multi-byte UTF-8
+    sequence, so this is exact for any text."""
+    if values.type != pa.string() or values.offset != 0:
+        return pc.replace_substring_regex(values, pattern="[0-9]+", replacement=replacement)
+    n = len(values)
+    _, off_buf, data_buf = values.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int32, count=n + 1)
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    data = np.frombuffer(data_buf, dtype=np.uint8, count=hi)[lo:] if data_buf is not None else np.zeros(0, np.uint8)
+    digit = (data - np.uint8(48)) <= np.uint8(9)  # wraps below '0'
+    start = digit.copy()
+    start[1:] &= ~digit[:-1]
+    start[offsets[:-1][offsets[:-1] < hi] - lo] = digit[offsets[:-1][offsets[:-1] < hi] - lo]  # runs end at strings
+    rep = replacement.encode()
+    width = (~digit).view(np.uint8) + start.view(np.uint8) * np.uint8(len(rep))
+    end = np.cumsum(width.astype(np.int32), dtype=np.int32)
+    out = np.repeat(data, width)  # kept bytes once, each run start len(rep) times, other digits dropped
+    first = end[start] - len(rep)
+    for j, byte in enumerate(rep):
+        out[first + j] = byte
+    new_offsets = np.r_[0, end][offsets - lo].astype(np.int32)
+    result = pa.StringArray.from_buffers(n, pa.py_buffer(new_offsets), pa.py_buffer(out))
+    if values.null_count:
+        result = pc.if_else(pc.is_valid(values), result, pa.scalar(None, pa.string()))
+    return result
+
+
+def normalize_path_expr(col: str = "path") -> pl.Expr:
+    """Polars expression masking noise in a path column (null stays null); same engine and
+    rules as everything else here."""
+    import polars as pl
+
+    return pl.col(col).map_batches(
+        lambda s: pl.Series(s.name, apply_rules(s.cast(pl.String).to_arrow(), PATH_RULES)),
+        return_dtype=pl.String,
+    )
+
+
+def normalize_string(value: str | None, rules: list[tuple[str, str]] | None = None) -> str | None:
+    """Normalise one string with the same rules (for commands, tests and display)."""
+    if value is None:
+        return None
+    return apply_rules(pa.array([value], type=pa.string()), rules or PATH_RULES)[0].as_py()
+
+
+def _mapped(df: pl.DataFrame, col: str, rules: list[tuple[str, str]], out: str) -> pl.DataFrame:
+    """Add `out` = rules applied to `col`, computed once per distinct value and joined back."""
+    import polars as pl
+
+    uniq = df.select(pl.col(col).unique()).drop_nulls()
+    mapped = apply_rules(uniq.get_column(col).cast(pl.String).to_arrow(), rules)
+    uniq = uniq.with_columns(pl.Series(out, mapped, dtype=pl.String))
+    return df.join(uniq, on=col, how="left", nulls_equal=False)
+
+
+def normalize_events(df: pl.DataFrame, stream_keys: tuple[str, ...] = ("trace_id", "tid")) -> pl.DataFrame:
+    """Add normalised columns to an events frame and sort it into per-thread streams.
+
+    The frame-level twin of `prepare` (same rules), for small frames and inspection: adds
+    ``npath`` (masked path, search-path walks as ``<search>/name``), ``narg`` and ``ncomm``;
+    the result is sorted by `stream_keys` then ``seq``.
+    """
+    import polars as pl
+
+    df = df.sort([*stream_keys, "seq"])
+    df = _mapped(df, "path", PATH_RULES, "npath")
+    df = _mapped(df, "arg", PATH_RULES, "narg")
+    df = _mapped(df, "comm", ARG_RULES, "ncomm")
+
+    same_stream = pl.lit(True)
+    for key in stream_keys:
+        same_stream = same_stream & (pl.col(key).shift(-1) == pl.col(key))
+    base = pl.col("npath").str.extract(r"([^/]+)/*$", 1)
+    dirname = pl.col("npath").str.extract(r"^(.*)/[^/]+/*$", 1)
+    searching = (
+        pl.col("errno").is_in(SEARCH_ERRNOS)
+        & same_stream.fill_null(False)
+        & (base.shift(-1) == base).fill_null(False)
+        & (dirname.shift(-1) != dirname).fill_null(False)
+    )
+    return df.with_columns(
+        pl.when(searching).then(pl.lit(SEARCH_DIR + "/") + base).otherwise(pl.col("npath")).alias("npath")
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# the fast path: integer codes over Arrow dictionaries
+# ------------------------------------------------------------------------------------------
+DICT_COLUMNS = ["trace_id", "comm", "probe", "errno", "path", "arg", "kind", "command"]
+SEARCH_KEY_OFFSET = 1 << 40  # path keys >= this are <search>/<basename #(key - offset)>
+# Raw columns a Prepared keeps for display (everything else becomes integer arrays).
+KEPT_COLUMNS = ("path", "comm", "start_time")
+
+
+class Values:
+    """Distinct values of a column (an Arrow string array), indexed by code."""
+
+    def __init__(self, arrow: pa.Array):
+        self.arrow = arrow
+
+    def __len__(self) -> int:
+        return len(self.arrow)
+
+    def __getitem__(self, i: int) -> str | None:
+        return self.arrow[int(i)].as_py()
+
+    def __iter__(self):
+        return iter(self.arrow.to_pylist())
+
+    def series(self) -> pl.Series:
+        import polars as pl
+
+        return pl.Series("v", self.arrow) if len(self.arrow) else pl.Series("v", [], dtype=pl.String)
+
+
+def _codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, Values]:
+    """(int32 codes with -1 for null, distinct values) of a string or dictionary column.
+
+    Dictionary chunks (one per file / row group) are unified by hashing only their
+    dictionaries, never the rows; equal strings always get equal codes."""
+    return _coded_column(col)
+
+
+def _dict_key(d: pa.Array) -> tuple:
+    return (d.offset, len(d), *(b.address if b is not None else 0 for b in d.buffers()))
+
+
+def _coded_column(
+    col: pa.ChunkedArray | pa.Array, order: np.ndarray | None = None, rules: list[tuple[str, str]] | None = None
+) -> tuple[np.ndarray, Values]:
+    """`_codes` of a column, optionally normalised by `rules` (codes into the distinct
+    normalised values) and taken in `order`: the row maps are composed on the (small)
+    dictionaries first, so each row is touched by one remap and one gather."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    if not chunks or not all(pa.types.is_dictionary(c.type) for c in chunks):
+        codes, values = _factorize_nullable(col)
+        groups = [(0, len(codes), np.arange(len(values), dtype=np.int32))]
+        raw_parts = [codes]
+    else:
+        # Batches of one column chunk share their dictionary's buffers: hash each dictionary
+        # once, and convert runs of chunks with the same dictionary in one go.
+        first_of: dict[tuple, int] = {}
+        dicts: list[pa.Array] = []
+        runs: list[tuple[tuple, list[pa.Array]]] = []
+        for c in chunks:
+            key = _dict_key(c.dictionary)
+            if key not in first_of:
+                first_of[key] = sum(len(x) for x in dicts)
+                dicts.append(c.dictionary)
+            if runs and runs[-1][0] == key:
+                runs[-1][1].append(c.indices)
+            else:
+                runs.append((key, [c.indices]))
+        code_of, values = _factorize(pa.concat_arrays(dicts))
+        groups, raw_parts, pos = [], [], 0
+        for key, indices in runs:
+            raw = pc.fill_null(pa.chunked_array(indices), -1).to_numpy()
+            base = first_of[key]
+            groups.append((pos, pos + len(raw), code_of[base : base + key[1]]))
+            raw_parts.append(raw)
+            pos += len(raw)
+    if rules is not None:
+        norm_of, values = _normalised_codes(values, rules)
+        groups = [(lo, hi, norm_of[m]) for lo, hi, m in groups]
+    n = sum(len(r) for r in raw_parts)
+    out = np.empty(n, dtype=np.int32)
+    for (lo, hi, mapping), raw in zip(groups, raw_parts, strict=True):
+        out[lo:hi] = _remap(raw, mapping)
+    return (out if order is None else out[order]), values
+
+
+def _factorize_nullable(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, Values]:
+    """Codes of a plain string column, -1 for null."""
+    if len(arr) == 0:
+        return np.zeros(0, dtype=np.int32), Values(pa.array([], type=pa.string()))
+    enc = pc.dictionary_encode(arr)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
+    idx = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int32)
+    return idx, Values(enc.dictionary)
+
+
+def _factorize(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, Values]:
+    """Codes of each element of `arr` into its distinct values (Arrow hash encoding)."""
+    if len(arr) == 0:
+        return np.zeros(0, dtype=np.int32), Values(pa.array([], type=pa.string()))
+    enc = pc.dictionary_encode(arr, null_encoding="encode")
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int32), Values(enc.dictionary)
+
+
+def _normalised_codes(values: Values, rules: list[tuple[str, str]]) -> tuple[np.ndarray, Values]:
+    """`rules` applied to every distinct value (one RE2 pass per rule), then factorised: the
+    normalised code of each raw code, and the distinct normalised values."""
+    return _factorize(apply_rules(values.arrow, rules))
+
+
+def _remap(codes: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """table[codes] keeping -1 for null (one gather: index -1 picks the appended -1)."""
+    return np.append(table.astype(np.int32, copy=False), np.int32(-1))[codes]
+
+
+def _mix64(h: np.ndarray) -> np.ndarray:
+    h = h ^ (h >> np.uint64(30))
+    h = h * np.uint64(0xBF58476D1CE4E5B9)
+    h = h ^ (h >> np.uint64(27))
+    h = h * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
+
+
+def _pack(fields: list[tuple[np.ndarray, int]]) -> np.ndarray:
+    """One uint64 per row from small non-negative integer fields (values, radix).
+
+    Exact (mixed-radix, one pass in `np.ravel_multi_index`) while the product of the radices
+    fits in 63 bits, so the result never collides with the stream markers of baseline.run.align
+    (which have bit 63 set); beyond that, a 64-bit hash of the fields."""
+    dims = tuple(max(radix, 1) for _, radix in fields)
+    total = 1
+    for d in dims:
+        total *= d
+    if total < (1 << 63):
+        return np.ravel_multi_index(tuple(v for v, _ in fields), dims).view(np.uint64)
+    out = fields[0][0].astype(np.uint64)
+    for values, _ in fields[1:]:
+        out = _mix64(out * np.uint64(0x100000001B3) ^ values.astype(np.uint64))
+    return out
+
+
+@dataclass
+class Prepared:
+    """Events as integer arrays in stream order (per trace, per thread, by seq).
+
+    Row ``i`` of every array is source row ``order[i]`` of the Arrow table. String columns are
+    codes into the ``*_values`` lists (-1 = null); one table is coded with one dictionary per
+    column, so equal codes mean equal strings. ``pathkey`` is the normalised path with
+    search-path walks masked (see `path_string`); ``sid`` numbers the per-thread streams.
+    ``table`` keeps only the raw columns needed for display (`KEPT_COLUMNS`).
+    """
+
+    table: pa.Table
+    order: np.ndarray
+    tkey: np.ndarray
+    tid: np.ndarray
+    pid: np.ndarray
+    ppid: np.ndarray
+    seq: np.ndarray
+    depth: np.ndarray
+    probe: np.ndarray
+    errno: np.ndarray
+    pathkey: np.ndarray
+    plainpath: np.ndarray
+    narg: np.ndarray
+    ncomm: np.ndarray
+    sid: np.ndarray
+    probe_values: Values
+    errno_values: Values
+    npath_values: Values
+    base_values: Values
+    narg_values: Values
+    ncomm_values: Values
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def path_string(self, key: int) -> str | None:
+        if key < 0:
+            return None
+        if key >= SEARCH_KEY_OFFSET:
+            return f"{SEARCH_DIR}/{self.base_values[key - SEARCH_KEY_OFFSET]}"
+        return self.npath_values[key]
+
+    def token_parts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per row: (uint64 token of (probe, errno, path key, arg, depth), uint64 call key of
+        (probe, path key) without errno). Built from this table's codes: tokens of rows of one
+        Prepared compare equal iff the events are equal after normalisation."""
+        return self.tokens(), self.call_keys()
+
+    def _dense_path(self) -> tuple[np.ndarray, int]:
+        """Path keys as 0 (none), 1.. (plain), then the search keys; and their radix."""
+        n_plain = len(self.npath_values)
+        path = np.where(self.pathkey >= SEARCH_KEY_OFFSET, self.pathkey - SEARCH_KEY_OFFSET + n_plain,
+                        self.pathkey) + 1
+        return path, n_plain + len(self.base_values) + 1
+
+    def tokens(self) -> np.ndarray:
+        """The token of each row (see `token_parts`)."""
+        path, path_radix = self._dense_path()
+        depth_lo = int(self.depth.min()) if len(self) else 0
+        depth = self.depth - depth_lo
+        return _pack([(self.probe + 1, len(self.probe_values) + 1), (self.errno + 1, len(self.errno_values) + 1),
+                      (path, path_radix), (self.narg + 1, len(self.narg_values) + 1),
+                      (depth, int(depth.max(initial=0)) + 1)])
+
+    def call_keys(self) -> np.ndarray:
+        """The call key of each row (see `token_parts`)."""
+        path, path_radix = self._dense_path()
+        return _pack([(self.probe + 1, len(self.probe_values) + 1), (path, path_radix)])
+
+    def value(self, column: str, i: int):
+        """The recorded (raw) value of `column` at stream-ordered row i."""
+        return self.table.column(column)[int(self.order[i])].as_py()
+
+
+def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
+    """Dense codes 0.. of the (tkey, tid) pairs, numbered in order of first appearance.
+
+    A direct-address table when the pairs span a modest range (the normal case: few traces,
+    thread ids within a few million of each other), else Arrow hashing."""
+    n = len(tid)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    t_lo, tid_lo = int(tkey.min()), int(tid.min())
+    t_span, tid_span = int(tkey.max()) - t_lo + 1, int(tid.max()) - tid_lo + 1
+    if t_span * tid_span > max(4 * n, 1 << 22):
+        return pc.dictionary_encode(pa.array(tkey * (1 << 32) + tid)).indices.to_numpy().astype(np.int64)
+    key = (tkey - t_lo) * tid_span + (tid - tid_lo)
+    first = np.full(t_span * tid_span, n, dtype=np.int64)
+    first[key[::-1]] = np.arange(n - 1, -1, -1)  # the last write wins: the first row of each key
+    present = np.flatnonzero(first < n)
+    rank = np.empty(len(first), dtype=np.int32 if n < 2**31 else np.int64)
+    rank[present[np.argsort(first[present], kind="stable")]] = np.arange(len(present))
+    return rank[key]
+
+
+def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
+    """Normalise an events table (as from tracer.schema.read_arrow) into a `Prepared`.
+
+    `tkey` gives each source row its trace number (the caller decides: e.g. -1 for the bad
+    trace, 0.. for good traces). Regexes run once per distinct path/arg/comm; the search-path
+    rule and everything per row are numpy. Columns are converted one at a time and dropped
+    from the local table as soon as they are consumed, so when the caller hands over its
+    only reference (as baseline.run.diff does) their Arrow buffers are freed along the way.
+    """
+    n = table.num_rows
+    tid = pc.fill_null(table.column("tid"), pc.fill_null(table.column("pid"), 0)).to_numpy()
+    seq = table.column("seq").to_numpy().astype(np.int64, copy=False)
+    table = _drop(table, "tid", "seq", "trace_id", "kind", "command")
+    tkey = np.asarray(tkey, dtype=np.int64)
+    # Stream order: stable sort by (trace, thread); rows already in seq order per trace (the
+    # normal case) need no seq key, otherwise a full lexsort. Streams are numbered by first
+    # appearance, so the sorted stream numbers are the dense stream ids.
+    stream_of = _first_appearance_codes(tkey, tid)
+    in_order = bool(np.all((seq[1:] > seq[:-1]) | (tkey[1:] != tkey[:-1])))
+    if in_order:
+        order = np.argsort(stream_of.astype(np.uint16) if stream_of.max(initial=0) < 65536 else stream_of, kind="stable")
+    else:
+        order = np.lexsort((seq, stream_of))
+    sid = stream_of[order].astype(np.int32)
+    del stream_of
+    if n < 2**31:
+        order = order.astype(np.int32)
+    seq, tid, tkey = seq[order], tid[order].astype(np.int32), tkey[order].astype(np.int32)
+
+    def coded(name: str, rules: list[tuple[str, str]] | None) -> tuple[np.ndarray, Values]:
+        nonlocal table
+        out = _coded_column(table.column(name), order, rules)
+        if name not in KEPT_COLUMNS:
+            table = _drop(table, name)
+        return out
+
+    def ints(name: str, fill: int = -1) -> np.ndarray:
+        nonlocal table
+        col = table.column(name)
+        col = pc.fill_null(col, fill) if col.null_count else col
+        out = col.to_numpy().astype(np.int32, copy=False)[order]
+        table = _drop(table, name)
+        return out
+
+    pid, ppid, depth = ints("pid"), ints("ppid"), ints("depth", 0)
+    probe, probe_values = coded("probe", None)
+    errno, errno_values = coded("errno", None)
+    narg, narg_values = coded("arg", PATH_RULES)
+    ncomm, ncomm_values = coded("comm", ARG_RULES)
+    npath, npath_values = coded("path", PATH_RULES)
+    pathkey = npath.astype(np.int64)
+    base_index: dict[str, int] = {}
+    search_errnos = np.array([i for i, v in enumerate(errno_values) if v in SEARCH_ERRNOS], dtype=np.int32)
+    if n > 1 and len(search_errnos):
+        # Failed lookups followed in the same thread by a lookup of another path: only these
+        # few rows need their paths split into directory and name.
+        cand = np.flatnonzero(
+            np.isin(errno[:-1], search_errnos) & (sid[1:] == sid[:-1]) & (npath[:-1] >= 0) & (npath[1:] >= 0)
+            & (npath[1:] != npath[:-1])
+        )
+        split: dict[int, tuple[str, str]] = {}
+        for code in np.unique(np.r_[npath[cand], npath[cand + 1]]).tolist():
+            split[code] = os.path.split(npath_values[code].rstrip("/"))
+        for i in cand.tolist():
+            (d0, b0), (d1, b1) = split[int(npath[i])], split[int(npath[i + 1])]
+            if b0 and b0 == b1 and d0 != d1:
+                pathkey[i] = SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index))
+    base_values = Values(pa.array(list(base_index), type=pa.string()))
+
+    return Prepared(
+        table=table.select([c for c in KEPT_COLUMNS if c in table.column_names]),
+        order=order, tkey=tkey, tid=tid, pid=pid, ppid=ppid, seq=seq, depth=depth, probe=probe, errno=errno,
+        pathkey=pathkey, plainpath=npath, narg=narg, ncomm=ncomm, sid=sid,
+        probe_values=probe_values, errno_values=errno_values, npath_values=npath_values,
+        base_values=base_values, narg_values=narg_values, ncomm_values=ncomm_values,
+    )
+
+
+def _drop(table: pa.Table, *names: str) -> pa.Table:
+    return table.drop_columns([c for c in names if c in table.column_names])
+
+
+# ------------------------------------------------------------------------------------------
+# process roles
+# ------------------------------------------------------------------------------------------
+def stream_rows(p: Prepared) -> dict[str, list[Any]]:
+    """One entry per stream (columns as lists): sid, tkey, tid, pid, ppid (None when unknown),
+    ncomm (last name carried), first_seq."""
+    if len(p) == 0:
+        return {k: [] for k in ("sid", "tkey", "tid", "pid", "ppid", "ncomm", "first_seq")}
+    first = np.flatnonzero(np.r_[True, p.sid[1:] != p.sid[:-1]])
+    last = np.r_[first[1:], len(p)] - 1
+    ppid = p.ppid[first]
+    return {
+        "sid": p.sid[first].tolist(), "tkey": p.tkey[first].tolist(), "tid": p.tid[first].tolist(),
+        "pid": np.where(p.pid[first] >= 0, p.pid[first], p.tid[first]).tolist(),
+        "ppid": [int(x) if x >= 0 else None for x in ppid.tolist()],
+        "ncomm": [p.ncomm_values[c] if c >= 0 else None for c in p.ncomm[last].tolist()],
+        "first_seq": p.seq[first].tolist(),
+    }
+
+
+def stream_summary(p: Prepared) -> pl.DataFrame:
+    """`stream_rows` as a polars frame (Int64 columns; ppid null when unknown)."""
+    import polars as pl
+
+    schema = {"sid": pl.Int64, "tkey": pl.Int64, "tid": pl.Int64, "pid": pl.Int64, "ppid": pl.Int64,
+              "ncomm": pl.String, "first_seq": pl.Int64}
+    return pl.DataFrame(stream_rows(p), schema=schema)
+
+
+def _fork_key(pid: int, comm: dict[int, str], parent: dict[int, int | None], cache: dict[int, str]) -> str:
+    """Path of process names from the trace's root process down to `pid` (cycle-safe)."""
+    chain, seen = [], set()
+    cur: int | None = pid
+    while cur is not None and cur in comm and cur not in seen and cur not in cache:
+        seen.add(cur)
+        chain.append(cur)
+        cur = parent.get(cur)
+    prefix = cache.get(cur, "") if cur is not None else ""
+    for p in reversed(chain):
+        prefix = f"{prefix}/{comm[p]}" if prefix else comm[p]
+        cache[p] = prefix
+    return cache[pid]
+
+
+def thread_roles(rows: list[dict[str, Any]], trace_key: str = "tkey") -> list[tuple[Any, int, str, str]]:
+    """(trace, tid, role_key, role) per thread row (dicts with trace_key, tid, pid, ppid,
+    ncomm, first_seq), traces in sorted order, threads by first appearance: see `process_roles`."""
+    rows = sorted(rows, key=lambda r: (r[trace_key], r["first_seq"]))
+    out = []
+    i = 0
+    while i < len(rows):
+        j = i
+        while j < len(rows) and rows[j][trace_key] == rows[i][trace_key]:
+            j += 1
+        group = rows[i:j]
+        comm_of_pid: dict[int, str] = {}
+        parent_of_pid: dict[int, int | None] = {}
+        for r in group:
+            pid = r["pid"] if r["pid"] is not None else r["tid"]
+            if r["tid"] == pid or pid not in comm_of_pid:
+                comm_of_pid[pid] = r["ncomm"] or "?"
+            parent_of_pid.setdefault(pid, r["ppid"])
+        key_of_pid: dict[int, str] = {}
+        ordinal: dict[str, int] = {}
+        for r in group:
+            pid = r["pid"] if r["pid"] is not None else r["tid"]
+            k = _fork_key(pid, comm_of_pid, parent_of_pid, key_of_pid)
+            if r["tid"] != pid:
+                k = f"{k}/~{r['ncomm'] or '?'}"
+            n = ordinal.get(k, 0)
+            ordinal[k] = n + 1
+            out.append((r[trace_key], r["tid"], k, f"{k}#{n}"))
+        i = j
+    return out
+
+
+def process_roles(df: pl.DataFrame, trace_key: str = "trace_id") -> pl.DataFrame:
+    """One row per (trace, tid): ``role_key`` (fork-tree path of exec'd names) and ``role``.
+
+    A process's name is the last (post-exec) name its threads carried; its parent is its
+    ``ppid`` when that process is in the trace. Threads other than the group leader get
+    ``~name`` under their process. ``role`` adds ``#i``, the rank among siblings with the same
+    key by first appearance, for display; matching uses ``role_key`` only, so siblings started
+    in a different order still match.
+    """
+    import polars as pl
+
+    if "first_seq" in df.columns:  # already one row per thread (stream_summary)
+        per_tid = df
+    else:
+        per_tid = df.group_by([trace_key, "tid"], maintain_order=True).agg(
+            pl.col("pid").drop_nulls().first(),
+            pl.col("ppid").drop_nulls().first(),
+            pl.col("ncomm").drop_nulls().last(),
+            pl.col("seq").min().alias("first_seq"),
+        )
+    roles = thread_roles(per_tid.select(trace_key, "tid", "pid", "ppid", "ncomm", "first_seq").to_dicts(), trace_key)
+    cols = list(zip(*roles, strict=True)) if roles else [[], [], [], []]
+    return pl.DataFrame(
+        {trace_key: list(cols[0]), "tid": list(cols[1]), "role_key": list(cols[2]), "role": list(cols[3])},
+        schema={trace_key: df.schema[trace_key], "tid": df.schema["tid"], "role_key": pl.String, "role": pl.String},
+    )

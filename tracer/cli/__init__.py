@@ -1,0 +1,22 @@
+"""`tracer`: record syscall traces, run the fleet tracer daemon, check probe sets.
+
+Thin command-line layer: one module per subcommand (`record`, `run`, `probes`) parsing flags and
+printing, over `tracer.record` and `tracer.fleet`; `common` holds the shared parser helpers.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from tracer.cli import common
+
+SUBCOMMANDS = ["tracer.cli.record", "tracer.cli.run", "tracer.cli.probes"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return common.run("tracer", __doc__.split("\n")[0].strip("`").split(": ", 1)[-1], SUBCOMMANDS, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

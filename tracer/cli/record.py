@@ -1,0 +1,177 @@
+"""`tracer record`: run a command under the syscall recorder, write one Parquet trace."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tracer.cli.common import HelpFormatter
+from tracer.errors import TracebaseError
+
+EPILOG = """\
+examples:
+    tracer record -- ls -l /etc               # trace-ls-<UTC time>.parquet in the current dir
+    tracer record -o good1.parquet --label good -- ./job.sh
+    tracer record -o bad.parquet --label bad -- ./job.sh
+    tracer record -x -- make                  # only failing syscalls
+    tracer record --meta ticket=OPS-123 --meta job_id=42 -- python3 train.py
+    tracer record -p 1234 -o svc.parquet      # a running process, until it exits or Ctrl-C
+    tracer record -p 1234 -d 30s              # ... for at most 30 seconds
+    tracer record -d 500ms -- ./server        # stop recording after 0.5 s, server keeps running
+
+The command and all its descendants (fork, clone, threads, exec) are followed in the kernel.
+The exit status is the command's (128+N when killed by signal N); 127 when the command is
+not found, 2 for a usage or environment problem (not root, no bcc, no kernel headers).
+
+-p PID attaches to a running process and follows the children it creates from then on;
+recording stops when it exits, after -d DURATION, or on SIGINT/SIGTERM (the process is not
+touched), and the trace is written; exit status 0. Its command line comes from
+/proc/PID/cmdline, its cwd and open fds from /proc/PID so paths resolve; the trace's
+exit_status is null while it is still running (or when it was killed by a signal).
+-d DURATION (10, 10s, 500ms, 2m, 1h) with a command stops recording, not the command, like
+bcc tools: the command keeps running, exit_status is null, and the exit status is 0.
+Lost events (ring buffer full) are counted in the trace's lost_events column.
+Needs root; the kernel may have lockdown on (only tracepoints are used).
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "record",
+        help="record every syscall of a command and its children into a Parquet trace",
+        description="Run CMD under a BPF tracer on the raw syscall tracepoints and record every "
+        "syscall of CMD and its descendants (ret, errno, latency, path arguments) into one "
+        "Parquet file (tracebase events table), written atomically.",
+        epilog=EPILOG,
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="Parquet file to write (default: trace-CMD-UTCTIME.parquet)")
+    p.add_argument("--label", choices=["good", "bad"],
+                   help="mark the run as known good (kind=good) or failing (kind=failure); "
+                   "default kind=full")
+    p.add_argument("-x", "--failures", action="store_true",
+                   help="record only failing syscalls")
+    p.add_argument("-p", "--pid", type=int, metavar="PID",
+                   help="record this running process (and the children it creates from now on) "
+                   "instead of running a command")
+    p.add_argument("-d", "--duration", metavar="DURATION",
+                   help="stop recording after this long: 10, 10s, 500ms, 2m, 1h")
+    p.add_argument("--host", metavar="NAME", help="host name to store (default: this host's)")
+    p.add_argument("--meta", metavar="KEY=VALUE", action="append", default=[],
+                   help="free-form metadata stored with the trace (repeatable; job_id=... "
+                   "also fills the job_id column)")
+    p.add_argument("--ringbuf-mb", type=int, default=64, metavar="MB",
+                   help="ring buffer size (default: %(default)s)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
+                   help="the command to run")
+    p.set_defaults(func=handle)
+
+
+def parse_meta(items: list[str]) -> dict[str, str]:
+    meta: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise TracebaseError(f"--meta {item!r}: expected KEY=VALUE")
+        meta[key.strip()] = value
+    return meta
+
+
+def default_output(cmd: list[str]) -> Path:
+    """trace-NAME-UTCTIME.parquet, NAME from the command (or the -p target's comm)."""
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in os.path.basename(cmd[0]))
+    return Path(f"trace-{name or 'cmd'}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.parquet")
+
+
+def check_writable(path: Path) -> None:
+    """Fail before running the command, not after, when the output cannot be written."""
+    try:
+        if path.is_dir():
+            raise TracebaseError(f"{path}: is a directory, expected a file name for the trace")
+        existing = path.parent
+        while not existing.exists():
+            existing = existing.parent
+        if not existing.is_dir():
+            raise TracebaseError(f"{path}: {existing} is not a directory")
+        fd, probe = tempfile.mkstemp(prefix=".tracer-probe-", dir=existing)
+    except OSError as exc:
+        raise TracebaseError(f"{path}: cannot write in {path.parent} ({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from tracer.record.procfs import parse_duration, process_exists
+
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    meta = parse_meta(args.meta)
+    duration = parse_duration(args.duration) if args.duration is not None else None
+    if args.pid is not None and cmd:
+        raise TracebaseError(
+            f"-p {args.pid} and a command ({cmd[0]}) exclude each other: "
+            "record a running process or run a command, not both"
+        )
+    if args.pid is None and not cmd:
+        raise TracebaseError(
+            "no command given: tracer record [options] -- CMD [ARGS...], or -p PID"
+        )
+    from tracer.privilege import check_recording_environment, check_root
+
+    check_root()  # before touching the output path: the most basic requirement first
+    if args.pid is not None and not process_exists(args.pid):
+        raise TracebaseError(f"-p {args.pid}: no such process")
+    output = Path(args.output) if args.output else default_output(cmd or [_comm_of(args.pid)])
+    check_writable(output)
+    from tracer.record.recorder import SyscallRecorder, resolve_command
+
+    for note in filter(None, [check_recording_environment()]):
+        print(f"tracer: {note}", file=sys.stderr)
+    if cmd:
+        resolve_command(cmd[0])
+    with SyscallRecorder(ringbuf_mb=args.ringbuf_mb, failures_only=args.failures) as recorder:
+        if cmd:
+            recording = recorder.record(cmd, label=args.label, host=args.host, meta=meta,
+                                        duration=duration)
+        else:
+            until = f"for {args.duration}, until it exits" if duration else "until it exits"
+
+            def announce() -> None:
+                if not args.quiet:
+                    print(f"tracer: recording pid {args.pid} {until} or Ctrl-C",
+                          file=sys.stderr, flush=True)
+
+            recording = recorder.attach(args.pid, duration=duration, label=args.label,
+                                        host=args.host, meta=meta, on_start=announce)
+    written = recording.write(output)
+    if not args.quiet:
+        rate = recording.raw_records / max(recording.duration_s, 1e-9)
+        if recording.exit_status is not None:
+            ending = f"exit status {recording.exit_status}"
+        elif recording.stop_reason == "exited":
+            ending = "exited (status not observable)"
+        else:
+            ending = f"stopped by {recording.stop_reason}, pid {recording.pid} still running"
+        print(
+            f"tracer: {recording.events.num_rows} syscalls, {recording.lost_events} lost, "
+            f"{recording.duration_s:.2f}s ({rate:,.0f} events/s), {ending} -> {written}",
+            file=sys.stderr,
+        )
+    if args.pid is not None or recording.exit_status is None:
+        return 0  # we did not run it (-p) or did not wait for it (-d): recording succeeded
+    return recording.exit_status
+
+
+def _comm_of(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip() or f"pid{pid}"
+    except OSError:
+        return f"pid{pid}"

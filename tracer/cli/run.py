@@ -1,0 +1,70 @@
+"""`tracer run`: the always-on fleet tracer daemon (spool snapshots, capture windows, counters)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tracer.cli.common import HelpFormatter
+
+EPILOG = """\
+examples:
+  tracer run rdma --spool /var/spool/tracebase          # 13 RDMA fexit probes, 5 s snapshots
+  tracer run verbs-user syscalls --best-effort          # hosts where fexit is refused
+  tracer run syscalls -p 4242 -x -d 60s                 # one process, failures only, one minute
+  tracer run rdma --good-every 1h --good-window 10s --sample 10 --latency-bound 50ms
+  tracer run rdma --prom /var/lib/node_exporter/textfile/tracebase.prom
+  kill -USR1 $(pidof tracer)                            # open a capture window now
+
+A probe set is a name under bpf/probes/ (rdma, verbs-user, syscalls) or a path to a YAML file.
+Snapshots: <spool>/<host>/snap-<UTC time>-<seq>/{events,counters}.parquet, renamed into place
+whole. SIGTERM/SIGINT write a final snapshot and detach.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "run", help="run the fleet tracer daemon", description=__doc__.split(": ", 1)[1],
+        formatter_class=HelpFormatter, epilog=EPILOG,
+    )
+    p.add_argument("sets", nargs="*", metavar="SET", default=["rdma"], help="probe sets (default: rdma)")
+    p.add_argument("-p", "--pid", type=int, default=0, help="trace only this process")
+    p.add_argument("-x", "--failures-only", action="store_true", help="failures only: no good-trace capture")
+    p.add_argument("-d", "--duration", metavar="DURATION", help="stop after this long (e.g. 60s, 2h)")
+    p.add_argument("-i", "--interval", metavar="INTERVAL", default="5s", help="snapshot interval (default 5s)")
+    p.add_argument("--spool", default="/var/spool/tracebase", help="spool directory (default %(default)s)")
+    p.add_argument("--good-every", metavar="DURATION", default="1h", help="open a capture window this often (default 1h)")
+    p.add_argument("--good-window", metavar="DURATION", default="10s", help="capture window length (default 10s)")
+    p.add_argument("--sample", type=int, default=10, metavar="N", help="emit 1 in N good traces per probe (default 10)")
+    p.add_argument("--latency-bound", metavar="DURATION", default="50ms", help="good traces only under this (default 50ms)")
+    p.add_argument("--ringbuf-kb", type=int, default=256, metavar="KB", help="ring buffer size (default 256)")
+    p.add_argument("--best-effort", action="store_true", help="run with the probes that attach; report the rest")
+    p.add_argument("--prom", metavar="FILE", help="write counters in Prometheus text format (textfile collector)")
+    p.add_argument("--metadata-file", metavar="FILE", help="YAML/JSON job metadata, re-read when it changes")
+    p.add_argument("--control-file", metavar="FILE", help="open a capture window when this file appears (then deleted)")
+    p.add_argument("--host", help="host name in records and spool (default: this host's name)")
+    p.set_defaults(func=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from tracer.fleet.daemon import RunConfig, parse_duration, run_daemon
+
+    config = RunConfig(
+        sets=list(args.sets),
+        spool=Path(args.spool),
+        interval_s=parse_duration(args.interval, "-i/--interval"),
+        duration_s=parse_duration(args.duration, "-d/--duration") if args.duration else None,
+        pid=args.pid,
+        failures_only=args.failures_only,
+        good_every_s=parse_duration(args.good_every, "--good-every"),
+        good_window_s=parse_duration(args.good_window, "--good-window"),
+        sample_every=args.sample,
+        latency_bound_ns=int(parse_duration(args.latency_bound, "--latency-bound") * 1e9),
+        ringbuf_kb=args.ringbuf_kb,
+        best_effort=args.best_effort,
+        prom=Path(args.prom) if args.prom else None,
+        metadata_file=Path(args.metadata_file) if args.metadata_file else None,
+        control_file=Path(args.control_file) if args.control_file else None,
+        host=args.host,
+    )
+    return run_daemon(config)

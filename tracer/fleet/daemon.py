@@ -1,0 +1,384 @@
+"""`tracer run`: the always-on fleet tracer loop.
+
+Attaches the chosen probe sets (one calltree.c program each), and every interval (5 s by
+default) writes one snapshot into the spool atomically: the call trees that arrived (failures,
+plus good traces from capture windows) as `events`, and the counter deltas as `counters`.
+Capture windows open on a schedule (--good-every/--good-window), on SIGUSR1, or when the
+control file appears. SIGTERM/SIGINT stop the loop after a final snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from tracer import atomic
+from tracer.errors import TracebaseError
+from tracer.fleet.probes import PROBES_DIR, load_probe_set
+from tracer.fleet.program import (
+    DEFAULT_LATENCY_BOUND_NS,
+    DEFAULT_RINGBUF_KB,
+    DEFAULT_SAMPLE_EVERY,
+    Counters,
+    FleetProgram,
+    HostContext,
+    counter_rows,
+    tree_rows,
+)
+from tracer.fleet.spool import counters_table, events_table, next_seq, write_snapshot
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|ms|s|m|h|d)?\s*$")
+JOB_ENV_KEYS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOB_ID")
+META_ENV_PREFIXES = ("SLURM_JOB_", "SLURM_CLUSTER_NAME", "SLURM_STEP_ID", "TRACEBASE_META_")
+
+
+def parse_duration(text: str, what: str) -> float:
+    """'10s', '50ms', '1h', '0.5' (seconds) -> seconds."""
+    m = _DURATION.match(str(text))
+    if not m:
+        raise TracebaseError(f"{what}: expected a duration like 500ms, 10s, 1h, found {text!r}")
+    return float(m.group(1)) * _UNITS[m.group(2) or "s"]
+
+
+@dataclass
+class RunConfig:
+    sets: list[str]
+    spool: Path
+    interval_s: float = 5.0
+    duration_s: float | None = None
+    pid: int = 0
+    failures_only: bool = False
+    good_every_s: float = 3600.0
+    good_window_s: float = 10.0
+    sample_every: int = DEFAULT_SAMPLE_EVERY
+    latency_bound_ns: int = DEFAULT_LATENCY_BOUND_NS
+    ringbuf_kb: int = DEFAULT_RINGBUF_KB
+    best_effort: bool = False
+    prom: Path | None = None
+    metadata_file: Path | None = None
+    control_file: Path | None = None
+    host: str | None = None
+    probes_dir: Path = PROBES_DIR
+    log: object = field(default=sys.stderr, repr=False)
+
+
+# --------------------------------------------------------------------------------------------
+# job metadata
+# --------------------------------------------------------------------------------------------
+class Enricher:
+    """Job id and metadata for a traced process: its environment (SLURM_JOB_ID, ...), its cgroup,
+    the daemon's own environment, and a metadata file (re-read when it changes)."""
+
+    def __init__(self, metadata_file: Path | None, environ: dict[str, str] | None = None):
+        self.metadata_file = metadata_file
+        env = dict(os.environ if environ is None else environ)
+        self.base_job = next((env[k] for k in JOB_ENV_KEYS if env.get(k)), None)
+        self.base_meta = {k: v for k, v in env.items() if k.startswith(META_ENV_PREFIXES)}
+        self._file_meta: dict[str, str] = {}
+        self._file_mtime: float | None = None
+        self._by_pid: dict[int, tuple[str | None, dict[str, str]]] = {}
+        if metadata_file is not None:
+            self._file_meta = self._load_file(strict=True)
+
+    def _load_file(self, strict: bool) -> dict[str, str]:
+        path = self.metadata_file
+        try:
+            self._file_mtime = path.stat().st_mtime
+            doc = yaml.safe_load(path.read_text())
+        except FileNotFoundError:
+            if strict:
+                raise TracebaseError(f"{path}: no such metadata file") from None
+            return self._file_meta
+        except yaml.YAMLError as exc:
+            if strict:
+                raise TracebaseError(f"{path}: expected a YAML/JSON mapping, found a syntax error ({str(exc).splitlines()[0]})") from None
+            return self._file_meta
+        if doc is None:
+            doc = {}
+        if not isinstance(doc, dict):
+            if strict:
+                raise TracebaseError(f"{path}: expected a mapping of key: value, found {type(doc).__name__}")
+            return self._file_meta
+        return {str(k): json.dumps(v) if isinstance(v, (dict, list)) else str(v) for k, v in doc.items()}
+
+    def refresh(self) -> None:
+        """Re-read the metadata file if it changed; forget per-process answers (pids recycle)."""
+        self._by_pid.clear()
+        if self.metadata_file is None:
+            return
+        try:
+            mtime = self.metadata_file.stat().st_mtime
+        except OSError:
+            return
+        if mtime != self._file_mtime:
+            self._file_meta = self._load_file(strict=False)
+
+    def for_pid(self, pid: int) -> tuple[str | None, dict[str, str]]:
+        if pid not in self._by_pid:
+            self._by_pid[pid] = self._lookup(pid)
+        return self._by_pid[pid]
+
+    def _lookup(self, pid: int) -> tuple[str | None, dict[str, str]]:
+        meta = dict(self.base_meta)
+        meta.update(self._file_meta)
+        job = self._file_meta.get("job_id") or self.base_job
+        cgroup = process_cgroup(pid)
+        if cgroup:
+            meta["cgroup"] = cgroup
+        penv = process_environ(pid)
+        for key in JOB_ENV_KEYS:
+            if penv.get(key):
+                job = penv[key]
+                break
+        meta.update({k: v for k, v in penv.items() if k.startswith(META_ENV_PREFIXES)})
+        if job is None and cgroup:
+            m = re.search(r"job_(\d+)", cgroup)  # slurm's cgroup v2 layout: .../job_<id>/step_...
+            job = m.group(1) if m else None
+        return job, meta
+
+
+def process_cgroup(pid: int) -> str | None:
+    try:
+        text = Path(f"/proc/{pid}/cgroup").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("0::"):
+            return line[3:]
+    return text.splitlines()[0].split(":", 2)[-1] if text else None
+
+
+def process_environ(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    out = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep:
+            out[key.decode(errors="replace")] = value.decode(errors="replace")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Prometheus textfile
+# --------------------------------------------------------------------------------------------
+def _label(value: str | None) -> str:
+    return (value or "").replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def prometheus_text(programs: list[FleetProgram], totals: list[Counters], host: str) -> str:
+    lines = [
+        "# HELP tracebase_probe_invocations_total Calls of a probed function since the tracer started.",
+        "# TYPE tracebase_probe_invocations_total counter",
+        "# HELP tracebase_probe_failures_total Failed calls of a probed function.",
+        "# TYPE tracebase_probe_failures_total counter",
+        "# HELP tracebase_probe_errno_total Failed calls by errno.",
+        "# TYPE tracebase_probe_errno_total counter",
+        "# HELP tracebase_probe_live Whether the probe is attached.",
+        "# TYPE tracebase_probe_live gauge",
+        "# HELP tracebase_lost_records_total Call-tree records the ring buffer had no room for.",
+        "# TYPE tracebase_lost_records_total counter",
+    ]
+    for prog, tot in zip(programs, totals, strict=True):
+        pset = prog.probe_set
+        live = prog.live_probes()
+        for p in pset.probes:
+            c = tot.probes[p.id]
+            labels = f'host="{_label(host)}",set="{_label(pset.name)}",probe="{_label(p.symbol)}",layer="{_label(p.layer)}"'
+            lines.append(f"tracebase_probe_invocations_total{{{labels}}} {c.invocations}")
+            lines.append(f"tracebase_probe_failures_total{{{labels}}} {c.failures}")
+            lines.append(f"tracebase_probe_live{{{labels}}} {int(p.symbol in live)}")
+            for name, n in sorted(c.errnos.items()):
+                lines.append(f'tracebase_probe_errno_total{{{labels},errno="{_label(name)}"}} {n}')
+        lines.append(f'tracebase_lost_records_total{{host="{_label(host)}",set="{_label(pset.name)}"}} {tot.lost}')
+    return "\n".join(lines) + "\n"
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    atomic.write_text(path, text, durable=False)  # rewritten every interval; rename is enough
+
+
+# --------------------------------------------------------------------------------------------
+# the loop
+# --------------------------------------------------------------------------------------------
+class Daemon:
+    def __init__(self, config: RunConfig):
+        self.cfg = config
+        self.ctx = HostContext() if config.host is None else HostContext(host=config.host)
+        self.programs: list[FleetProgram] = []
+        self.enricher = Enricher(config.metadata_file)
+        self.rows: list[dict] = []
+        self.stop_requested = False
+        self.capture_requested = False
+        self.snapshots = 0
+        self.records = 0
+        self.lost = 0
+        self._window_until: float | None = None
+        self._next_window: float | None = None
+        self._seq = 0
+        self._last_snap_wall = time.time_ns()
+
+    def log(self, msg: str) -> None:
+        print(f"tracer run: {msg}", file=self.cfg.log, flush=True)
+
+    # ---- setup ----------------------------------------------------------------------------
+    def validate(self) -> None:
+        cfg = self.cfg
+        if cfg.interval_s <= 0:
+            raise TracebaseError(f"--interval: expected a positive duration, found {cfg.interval_s}s")
+        if cfg.good_window_s <= 0 or cfg.good_every_s <= 0:
+            raise TracebaseError("--good-every/--good-window: expected positive durations")
+        if cfg.duration_s is not None and cfg.duration_s <= 0:
+            raise TracebaseError(f"--duration: expected a positive duration, found {cfg.duration_s}s")
+        if cfg.pid and not Path(f"/proc/{cfg.pid}").exists():
+            raise TracebaseError(f"-p/--pid: expected a running process, found no process {cfg.pid}")
+        try:
+            (Path(cfg.spool) / self.ctx.host).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TracebaseError(f"{cfg.spool}: cannot create the spool directory ({exc.strerror})") from None
+        if not os.access(Path(cfg.spool) / self.ctx.host, os.W_OK):
+            raise TracebaseError(f"{cfg.spool}: spool directory is not writable")
+
+    def start(self) -> None:
+        self.validate()
+        cfg = self.cfg
+        sets = [load_probe_set(s, cfg.probes_dir) for s in cfg.sets]
+        try:
+            for pset in sets:
+                prog = FleetProgram(pset, ringbuf_kb=cfg.ringbuf_kb, sample_every=cfg.sample_every,
+                                    latency_bound_ns=cfg.latency_bound_ns, target_pid=cfg.pid,
+                                    failures_only=cfg.failures_only)
+                prog.compile()
+                self.programs.append(prog)
+                results = prog.attach(best_effort=cfg.best_effort)
+                live = [r.probe for r in results if r.live]
+                self.log(f"set {pset.name} ({pset.attach}): {len(live)}/{len(results)} probes live"
+                         + (f", vendor {pset.vendor}" if pset.vendor else ""))
+                for r in results:
+                    if not r.live:
+                        self.log(f"probe {r.probe} of set {pset.name} not attached: {r.reason}")
+            if not any(p.live_probes() for p in self.programs):
+                raise TracebaseError("no probe of " + ", ".join(cfg.sets) + " could attach; nothing to trace")
+        except BaseException:
+            self.close()
+            raise
+        self._seq = next_seq(cfg.spool, self.ctx.host)
+        self._last_snap_wall = time.time_ns()
+        now = time.monotonic()
+        if not cfg.failures_only:
+            self._next_window = now  # a fresh baseline right away, then on the schedule
+
+    def close(self) -> None:
+        for prog in self.programs:
+            prog.close()
+        self.programs = []
+
+    # ---- capture windows ------------------------------------------------------------------
+    def request_capture(self, *_args) -> None:
+        self.capture_requested = True
+
+    def request_stop(self, *_args) -> None:
+        self.stop_requested = True
+
+    def _manage_capture(self, now: float) -> None:
+        cfg = self.cfg
+        if cfg.failures_only:
+            return
+        if cfg.control_file is not None and cfg.control_file.exists():
+            cfg.control_file.unlink(missing_ok=True)
+            self.capture_requested = True
+        open_now = self._window_until is not None and now < self._window_until
+        if self.capture_requested or (self._next_window is not None and now >= self._next_window):
+            if self._next_window is not None and now >= self._next_window:
+                self._next_window = now + cfg.good_every_s
+            self.capture_requested = False
+            self._window_until = now + cfg.good_window_s
+            if not open_now:
+                self.log(f"capture window open for {cfg.good_window_s:g}s")
+            open_now = True
+        elif self._window_until is not None and not open_now:
+            self._window_until = None
+            self.log("capture window closed")
+        for prog in self.programs:
+            if prog.capture_open != open_now:
+                prog.set_capture(open_now)
+
+    # ---- data -----------------------------------------------------------------------------
+    def _drain(self, timeout_ms: int) -> None:
+        per = max(0, timeout_ms // max(1, len(self.programs)))
+        for prog in self.programs:
+            for tree in prog.poll(per):
+                job, meta = self.enricher.for_pid(tree.pid)
+                self.rows.extend(tree_rows(tree, prog.probe_set, self.ctx, job, meta))
+                self.records += 1
+
+    def snapshot(self) -> Path:
+        now_ns = time.time_ns()
+        interval = (now_ns - self._last_snap_wall) / 1e9
+        counter_data = []
+        totals = []
+        for prog in self.programs:
+            delta = prog.read_deltas()
+            self.lost += delta.lost
+            totals.append(prog.totals)
+            counter_data.extend(counter_rows(delta, prog.probe_set, prog.live_probes(), self.ctx, now_ns, interval))
+        path = write_snapshot(self.cfg.spool, self.ctx.host, events_table(self.rows), counters_table(counter_data),
+                              now_ns, self._seq)
+        self._seq += 1
+        self.snapshots += 1
+        self.rows = []
+        self._last_snap_wall = now_ns
+        if self.cfg.prom is not None:
+            write_text_atomic(self.cfg.prom, prometheus_text(self.programs, totals, self.ctx.host))
+        self.enricher.refresh()
+        return path
+
+    def run(self) -> int:
+        cfg = self.cfg
+        start = time.monotonic()
+        next_snap = start + cfg.interval_s
+        end = start + cfg.duration_s if cfg.duration_s else None
+        while not self.stop_requested:
+            now = time.monotonic()
+            if end is not None and now >= end:
+                break
+            self._manage_capture(now)
+            wait = min(next_snap, end or next_snap) - now
+            self._drain(int(max(0.0, min(wait, 0.1)) * 1000))
+            now = time.monotonic()
+            if now >= next_snap:
+                self.snapshot()
+                next_snap += cfg.interval_s
+                if next_snap <= now:  # fell behind (a slow disk): do not burst to catch up
+                    next_snap = now + cfg.interval_s
+        self._drain(0)
+        final = self.snapshot()
+        self.log(f"stopped: {self.snapshots} snapshots, {self.records} records, {self.lost} lost; last {final}")
+        return 0
+
+
+def run_daemon(config: RunConfig) -> int:
+    """Start, run until -d/SIGTERM/SIGINT, final snapshot, detach."""
+    daemon = Daemon(config)
+    daemon.start()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1)}
+    signal.signal(signal.SIGTERM, daemon.request_stop)
+    signal.signal(signal.SIGINT, daemon.request_stop)
+    signal.signal(signal.SIGUSR1, daemon.request_capture)
+    try:
+        return daemon.run()
+    finally:
+        daemon.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

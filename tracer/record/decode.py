@@ -1,0 +1,310 @@
+"""Turn the recorder's raw ring-buffer records into the tracebase `events` table, columnar.
+
+A record is struct event from bpf/syscall_recorder.c: a fixed 112-byte header, then len1 +
+len2 bytes of path strings. The headers are joined into one numpy structured array; sorting
+is an index permutation (records are not copied), and path strings are decoded only for the
+records that carry one. Trimming, errno names,
+probe names, comm and the `arg` column are computed per column (per distinct value, not per
+event). Only what depends on the order of calls -- each process's cwd and fd table, which
+label fd-based calls and resolve relative paths -- is replayed event by event, and only for
+the events that need it (tracer.record.fdtable); absolute paths of calls that change no state are
+cleaned outside that loop.
+
+The per-event rules are tracer.record.fdtable.PathResolver.apply's; this module only decides which
+events can skip it, so the result is the same as feeding every event to apply() in order
+(tests/test_record_units.py checks that on synthetic and recorded data).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import pyarrow as pa
+
+from tracer.errnos import errno_name
+from tracer.record.fdtable import PathResolver, clean
+from tracer.record.syscalls import (
+    AT_FDCWD,
+    O_CLOEXEC,
+    SPEC_SOCKADDR,
+    SPECS,
+    Spec,
+    render_arg,
+    sockaddr_text,
+)
+from tracer.schema import METADATA_TYPE, conform, metadata_list
+
+F_AT_ENTER = 2
+
+# struct event header in bpf/syscall_recorder.c; path bytes follow it
+HEADER = np.dtype(
+    [
+        ("ts_ns", "<u8"), ("latency_ns", "<u8"), ("ret", "<i8"), ("args", "<u8", (6,)),
+        ("pid", "<u4"), ("tid", "<u4"), ("ppid", "<u4"), ("nr", "<u2"), ("flags", "<u2"),
+        ("len1", "<u2"), ("len2", "<u2"), ("spec", "<u4"), ("comm", "S16"),
+    ]
+)
+HEADER_SIZE = HEADER.itemsize  # 112
+
+# How an event's path column is found (per syscall number). The replay handles the commonest
+# kinds inline with exactly PathResolver.apply's rules, and hands everything else to apply().
+NO_SPEC = 0      # nothing to resolve; only the process's first event matters (state creation)
+PLAIN_PATH = 1   # a path argument, no effect on state: absolute paths need no replay
+FD_LABEL = 2     # labelled with an fd's path, no effect on state: a dict lookup in the replay
+CLOSE = 3        # close(fd): labelled with the fd's path, then the fd is gone
+OPEN = 4         # open/openat/creat: resolve the path; on success the fd points to it
+GENERAL = 5      # everything else goes through PathResolver.apply
+
+
+@dataclass
+class Decoded:
+    """Records in entry-time order: their headers, and where each one's raw bytes are."""
+
+    head: np.ndarray     # HEADER structured array
+    chunks: list[bytes]  # the records as received (not reordered)
+    source: np.ndarray   # index into `chunks` of each row of `head`
+
+    def __len__(self) -> int:
+        return len(self.head)
+
+
+def decode(chunks: list[bytes], execve_nrs: list[int], trim_before_exec_of: int | None) -> Decoded:
+    """Headers of all records, sorted by (entry time, tid); with trim_before_exec_of, that
+    process's calls before its first execve are dropped (the recorder's fork-to-exec stub)."""
+    head = np.frombuffer(b"".join([c[:HEADER_SIZE] for c in chunks]), dtype=HEADER)
+    order = np.lexsort((head["tid"], head["ts_ns"]))
+    head = head[order]
+    if trim_before_exec_of is not None:
+        root = head["pid"] == trim_before_exec_of
+        root_exec = np.flatnonzero(root & np.isin(head["nr"], execve_nrs))
+        if len(root_exec):
+            keep = ~root | (np.arange(len(head)) >= root_exec[0])
+            head, order = head[keep], order[keep]
+    return Decoded(head, chunks, order)
+
+
+def _kind(spec: Spec | None) -> int:
+    if spec is None:
+        return NO_SPEC
+    if spec.role == "close" and spec.fd is not None and spec.path is None and spec.arg_kind is None:
+        return CLOSE
+    if (spec.role == "open" and spec.path is not None and spec.path2 is None
+            and spec.sockaddr is None):
+        return OPEN
+    if spec.role is not None or spec.sockaddr is not None or spec.path2 is not None:
+        return GENERAL
+    if spec.path is not None:
+        return PLAIN_PATH
+    if spec.fd is not None:
+        return FD_LABEL
+    return NO_SPEC  # a spec with only an arg rendering (none today): arg column only
+
+
+def _strings(decoded: Decoded, offset: np.ndarray, length: np.ndarray) -> list[str | None]:
+    """Decode each row's NUL-terminated string at HEADER_SIZE + offset in its record (length
+    incl. the NUL; 0 = none)."""
+    out: list[str | None] = [None] * len(length)
+    rows = np.flatnonzero(length)
+    chunks = decoded.chunks
+    starts = (offset[rows] + HEADER_SIZE).tolist()
+    for i, src, s, k in zip(rows.tolist(), decoded.source[rows].tolist(), starts,
+                            length[rows].tolist(), strict=True):
+        out[i] = chunks[src][s:s + k].rstrip(b"\x00").decode("utf-8", "surrogateescape")
+    return out
+
+
+def _int32_arg(regs: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Per row, the int argument in register index[row] (like fdtable.as_int32)."""
+    return (_pick(regs, index) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+def _render_args(head: np.ndarray, specs: dict[int, Spec]) -> list[str | None]:
+    """The `arg` column from argument registers, rendered once per distinct value per syscall."""
+    n = len(head)
+    out: list[str | None] = [None] * n
+    nrs = head["nr"]
+    for nr, spec in specs.items():
+        if spec.arg_kind is None:
+            continue
+        rows = np.flatnonzero(nrs == nr)
+        if not len(rows):
+            continue
+        regs = head["args"][rows]
+        # socket renders args 0 and 1; the others one register
+        cols = [spec.arg_index, 1] if spec.arg_kind == "socket" else [spec.arg_index]
+        values, inverse = np.unique(regs[:, cols], axis=0, return_inverse=True)
+        rendered = []
+        for row in values.tolist():
+            fake = [0] * 6
+            for c, v in zip(cols, row, strict=True):
+                fake[c] = v
+            rendered.append(render_arg(spec, fake))
+        inverse = inverse.reshape(-1)
+        for r, u in zip(rows.tolist(), inverse.tolist(), strict=True):
+            out[r] = rendered[u]
+    return out
+
+
+def resolve_columns(decoded: Decoded, names: dict[int, str], cwd: str,
+                    initial_fds: dict[int, str | None] | None = None,
+                    cloexec_fds: frozenset[int] = frozenset()) -> tuple[list, list]:
+    """The (path, arg) columns, replaying each process's cwd and fd table in entry order."""
+    head = decoded.head
+    n = len(head)
+    nrs = head["nr"]
+    present = {int(v): SPECS.get(names.get(int(v), f"syscall_{int(v)}")) for v in np.unique(nrs)}
+    specs = {nr: spec for nr, spec in present.items() if spec is not None}
+    kind_of = np.zeros(65536, dtype=np.int8)
+    fd_reg = np.zeros(65536, dtype=np.int8)      # FD_LABEL/CLOSE: the fd's register
+    dirfd_reg = np.full(65536, -1, np.int8)      # PLAIN_PATH/OPEN: the dirfd's, -1 = AT_FDCWD
+    flags_reg = np.full(65536, -1, np.int8)      # OPEN: the open flags', -1 = no flags
+    for nr, spec in specs.items():
+        kind_of[nr] = _kind(spec)
+        fd_reg[nr] = spec.fd or 0
+        if spec.path is not None and spec.path[1] is not None:
+            dirfd_reg[nr] = spec.path[1]
+        if spec.arg_index is not None:
+            flags_reg[nr] = spec.arg_index
+    kinds = kind_of[nrs]
+
+    len1 = head["len1"].astype(np.int64)
+    sockaddr = (head["spec"] & SPEC_SOCKADDR) != 0
+    str1 = _strings(decoded, np.zeros(n, np.int64), np.where(sockaddr, 0, len1))
+    for i in np.flatnonzero(sockaddr & (len1 > 0)).tolist():
+        raw = decoded.chunks[int(decoded.source[i])]
+        str1[i] = sockaddr_text(raw[HEADER_SIZE:HEADER_SIZE + int(len1[i])])
+    str2 = _strings(decoded, len1, head["len2"].astype(np.int64))
+
+    paths: list[str | None] = [None] * n
+    args_col = _render_args(head, specs)
+
+    # Plain absolute paths: no state involved.
+    replay = np.zeros(n, dtype=bool)
+    for i in np.flatnonzero(kinds == PLAIN_PATH).tolist():
+        s = str1[i]
+        if s is not None and s.startswith("/"):
+            paths[i] = clean(s)
+        else:
+            replay[i] = True  # relative (cwd/dirfd) or unreadable
+    replay |= kinds >= FD_LABEL
+    # A process's state is created at its first event (a copy of its parent's at that time).
+    _, first = np.unique(head["pid"], return_index=True)
+    replay[first] = True
+
+    idx = np.flatnonzero(replay)
+    sub_nrs = nrs[idx]
+    regs = head["args"][idx]
+    fds = _int32_arg(regs, fd_reg[sub_nrs]).tolist()
+    dirfd_index = dirfd_reg[sub_nrs]
+    dirfds = np.where(dirfd_index >= 0, _int32_arg(regs, np.maximum(dirfd_index, 0)), AT_FDCWD).tolist()
+    flags_index = flags_reg[sub_nrs]
+    opened_cloexec = ((flags_index >= 0)
+                      & (_pick(regs, np.maximum(flags_index, 0)) & O_CLOEXEC != 0)).tolist()
+    rets = head["ret"][idx].astype(np.int64)
+    failed = ((rets < 0) & (rets >= -4095)).tolist()
+    rets = rets.tolist()
+    pids = head["pid"][idx].tolist()
+    ppids = head["ppid"][idx].tolist()
+
+    resolver = PathResolver(cwd, initial_fds, cloexec_fds)
+    procs, state, apply, resolve = resolver.procs, resolver.state, resolver.apply, resolver.resolve
+    rows = zip(idx.tolist(), kinds[idx].tolist(), pids, ppids, fds, dirfds, strict=True)
+    for j, (i, kind, pid, ppid, fd, dirfd) in enumerate(rows):
+        st = procs.get(pid)
+        if st is None:
+            st = state(pid, ppid)
+        if kind == FD_LABEL:
+            entry = st.fds.get(fd)
+            paths[i] = entry[0] if entry else None
+        elif kind == CLOSE:
+            entry = st.fds.pop(fd, None)  # Linux releases the fd even on EINTR/EIO
+            paths[i] = entry[0] if entry else None
+        elif kind == NO_SPEC:
+            continue
+        elif kind != GENERAL and str1[i] is not None:  # PLAIN_PATH (relative) or OPEN
+            path = paths[i] = resolve(st, str1[i], dirfd)
+            if kind == OPEN and not failed[j]:
+                st.fds[rets[j]] = (path, opened_cloexec[j])
+        else:  # GENERAL, or no readable path: the full rules
+            nr = int(sub_nrs[j])
+            paths[i], args_col[i] = apply(
+                pid, ppid, names.get(nr, f"syscall_{nr}"), specs[nr], regs[j].tolist(),
+                rets[j], failed[j], str1[i], str2[i],
+            )
+    return paths, args_col
+
+
+def _pick(regs: np.ndarray, index: np.ndarray) -> np.ndarray:
+    return regs[np.arange(len(regs)), index]
+
+
+def build_table(head: np.ndarray, paths: list, argcol: list, names: dict[int, str], trace: dict,
+                failures_only: bool = False) -> pa.Table:
+    """The events table: event columns from the records, trace columns repeated per row."""
+    rets = head["ret"].astype(np.int64)
+    failed = (rets < 0) & (rets >= -4095)
+    if failures_only:
+        keep = np.flatnonzero(failed)
+        head, rets, failed = head[keep], rets[keep], failed[keep]
+        paths = [paths[i] for i in keep.tolist()]
+        argcol = [argcol[i] for i in keep.tolist()]
+    n = len(head)
+    at_enter = (head["flags"] & F_AT_ENTER) != 0
+
+    def dictionary(values: np.ndarray, label) -> pa.DictionaryArray:
+        uniq, index = np.unique(values, return_inverse=True)
+        return pa.DictionaryArray.from_arrays(
+            pa.array(index.reshape(-1).astype(np.int32)),
+            pa.array([label(v) for v in uniq.tolist()], pa.string()),
+        )
+
+    probe = dictionary(head["nr"], lambda v: names.get(v, f"syscall_{v}"))
+    comm = dictionary(head["comm"], lambda c: c.split(b"\x00", 1)[0].decode("utf-8", "replace"))
+    errno = dictionary(np.where(failed, rets, 0), errno_name)
+    latency = pa.array(head["latency_ns"].astype(np.int64), mask=at_enter)
+
+    def constant(value, type_):
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value], type_))
+
+    def timestamp(dt: datetime):
+        ns = int(dt.timestamp() * 1_000_000) * 1000
+        return pa.array(np.full(n, ns, np.int64)).cast(pa.timestamp("ns", tz="UTC"))
+
+    meta_items = pa.array(metadata_list(trace["metadata"]), METADATA_TYPE.value_type)
+    k = len(meta_items)
+    metadata = pa.ListArray.from_arrays(
+        pa.array(np.arange(0, n * k + 1, k, dtype=np.int32) if k else np.zeros(n + 1, np.int32)),
+        meta_items.take(pa.array(np.tile(np.arange(k), n))) if k else meta_items,
+    )
+    exit_status = trace["exit_status"]
+    columns = {
+        "trace_id": constant(trace["trace_id"], pa.string()),
+        "seq": pa.array(np.arange(n, dtype=np.int64)),
+        "ts_ns": pa.array(head["ts_ns"].astype(np.int64)),
+        "pid": pa.array(head["pid"].astype(np.int32)),
+        "tid": pa.array(head["tid"].astype(np.int32)),
+        "ppid": pa.array(head["ppid"].astype(np.int32)),
+        "comm": comm,
+        "probe": probe,
+        "layer": constant("syscall", pa.string()),
+        "depth": pa.array(np.zeros(n, np.int16)),
+        "ret": pa.array(rets),
+        "errno": errno,
+        "latency_ns": latency,
+        "path": pa.array(paths, pa.string()),
+        "arg": pa.array(argcol, pa.string()),
+        "kind": constant(trace["kind"], pa.string()),
+        "command": constant(trace["command"], pa.string()),
+        "exit_status": (pa.nulls(n, pa.int32()) if exit_status is None
+                        else pa.array(np.full(n, exit_status, np.int32))),
+        "start_time": timestamp(trace["start_time"]),
+        "end_time": timestamp(trace["end_time"]),
+        "host": constant(trace["host"], pa.string()),
+        "kernel_release": constant(trace["kernel_release"], pa.string()),
+        "lost_events": pa.array(np.full(n, trace["lost_events"], np.int64)),
+        "job_id": pa.nulls(n, pa.string()) if trace["job_id"] is None else constant(trace["job_id"], pa.string()),
+        "metadata": metadata,
+    }
+    return conform(pa.table(columns), "events")

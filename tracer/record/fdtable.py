@@ -1,0 +1,181 @@
+"""User-space bookkeeping that turns raw syscall arguments into absolute paths.
+
+The BPF program records path strings exactly as the program passed them, and raw argument
+registers. Relative paths, `*at` dirfds and calls on an fd only mean something together with
+each process's cwd and fd table, which this module replays from the recorded calls
+themselves: open/openat/dup/fcntl(F_DUPFD)/close/close_range/socket/connect, chdir/fchdir,
+fork/clone (the child starts with a copy of its parent's state) and execve (drops O_CLOEXEC
+fds). Calls must be fed in entry-time order; a call that uses an fd enters after the call
+that created it returned, so that order is causal.
+
+Nothing is normalised beyond making paths absolute and dropping "." and empty components
+(".." is kept: resolving it lexically would be wrong across symlinks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tracer.record.syscalls import (
+    AT_FDCWD,
+    CLONE_THREAD,
+    F_DUPFD,
+    F_DUPFD_CLOEXEC,
+    F_SETFD,
+    FD_CLOEXEC,
+    O_CLOEXEC,
+    Spec,
+    render_arg,
+)
+
+CLOSE_RANGE_CLOEXEC = 4
+
+
+def as_int32(register: int) -> int:
+    """An int argument from its 64-bit register (AT_FDCWD arrives as 0xffffff9c)."""
+    value = int(register) & 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def clean(path: str) -> str:
+    if (path.startswith("/") and "//" not in path and "/./" not in path
+            and not path.endswith(("/", "/."))):
+        return path  # already clean: the common case, no split/join
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    return "/" + "/".join(parts)
+
+
+@dataclass
+class ProcessState:
+    cwd: str
+    fds: dict[int, tuple[str | None, bool]] = field(default_factory=dict)  # fd -> (path, cloexec)
+
+    def copy(self) -> ProcessState:
+        return ProcessState(self.cwd, dict(self.fds))
+
+    def fd_path(self, fd: int) -> str | None:
+        entry = self.fds.get(fd)
+        return entry[0] if entry else None
+
+
+class PathResolver:
+    """Replays cwd and fd-table changes per thread group; resolves each call's paths.
+
+    initial_cwd: cwd of the recorded command at exec.
+    initial_fds: what its inherited fds point to (e.g. {0: "/dev/null"}), when known.
+    cloexec_fds: which of those are close-on-exec (known when attaching to a running process).
+    """
+
+    def __init__(self, initial_cwd: str, initial_fds: dict[int, str | None] | None = None,
+                 cloexec_fds: frozenset[int] | set[int] = frozenset()):
+        self.initial = ProcessState(
+            clean(initial_cwd),
+            {fd: (path, fd in cloexec_fds) for fd, path in (initial_fds or {}).items()},
+        )
+        self.procs: dict[int, ProcessState] = {}
+
+    def state(self, pid: int, ppid: int) -> ProcessState:
+        st = self.procs.get(pid)
+        if st is None:
+            # Normally created at the parent's fork; this is the first process, or a child
+            # whose fork we did not see (clone3 from an untraced thread, -x mode).
+            parent = self.procs.get(ppid)
+            st = parent.copy() if parent is not None else self.initial.copy()
+            self.procs[pid] = st
+        return st
+
+    def resolve(self, st: ProcessState, path: str, dirfd: int | None) -> str | None:
+        if path.startswith("/"):
+            return clean(path)
+        if dirfd is None or dirfd == AT_FDCWD:
+            base: str | None = st.cwd
+        else:
+            base = st.fd_path(dirfd)
+        if path == "":  # AT_EMPTY_PATH: the call is about the dirfd itself
+            return base  # None when the fd is a pipe/socket or unknown
+        if base is None or not base.startswith("/"):
+            return path  # relative to an fd we know nothing about: keep it as recorded
+        return clean(f"{base}/{path}")
+
+    def apply(
+        self,
+        pid: int,
+        ppid: int,
+        name: str,
+        spec: Spec | None,
+        args,
+        ret: int,
+        failed: bool,
+        str1: str | None,
+        str2: str | None,
+    ) -> tuple[str | None, str | None]:
+        """Feed one call (in entry order); returns its (path, arg) columns."""
+        st = self.state(pid, ppid)
+        if spec is None:
+            return None, None
+        path: str | None = None
+        if spec.sockaddr is not None:
+            path = str1
+        elif spec.path is not None and str1 is not None:
+            dirfd = as_int32(args[spec.path[1]]) if spec.path[1] is not None else None
+            path = self.resolve(st, str1, dirfd)
+        elif spec.fd is not None:
+            path = st.fd_path(as_int32(args[spec.fd]))
+        if spec.path2 is not None and str2 is not None:
+            if spec.path2_kind == "raw":
+                arg = str2
+            else:
+                dirfd2 = as_int32(args[spec.path2[1]]) if spec.path2[1] is not None else None
+                arg = self.resolve(st, str2, dirfd2)
+        else:
+            arg = render_arg(spec, args)
+        if spec.role is not None:
+            self._update(st, pid, name, spec, args, ret, failed, path)
+        return path, arg
+
+    def _update(self, st: ProcessState, pid: int, name: str, spec: Spec, args, ret: int,
+                failed: bool, path: str | None) -> None:
+        role = spec.role
+        if role == "close":
+            st.fds.pop(as_int32(args[0]), None)  # Linux releases the fd even on EINTR/EIO
+            return
+        if role == "connect":
+            st.fds[as_int32(args[0])] = (path, st.fds.get(as_int32(args[0]), (None, False))[1])
+            return
+        if failed:
+            return
+        if role == "open":
+            flags = int(args[spec.arg_index]) if spec.arg_index is not None else 0
+            st.fds[ret] = (path, bool(flags & O_CLOEXEC))
+        elif role == "newfd":
+            st.fds[ret] = (path if spec.path is not None else None, False)
+        elif role == "dup":
+            source = st.fd_path(as_int32(args[0]))
+            cloexec = name == "dup3" and bool(int(args[2]) & O_CLOEXEC)
+            st.fds[ret] = (source, cloexec)
+        elif role == "fcntl":
+            cmd = as_int32(args[1])
+            fd = as_int32(args[0])
+            if cmd in (F_DUPFD, F_DUPFD_CLOEXEC):
+                st.fds[ret] = (st.fd_path(fd), cmd == F_DUPFD_CLOEXEC)
+            elif cmd == F_SETFD and fd in st.fds:
+                st.fds[fd] = (st.fds[fd][0], bool(int(args[2]) & FD_CLOEXEC))
+        elif role == "close_range":
+            first, last = int(args[0]) & 0xFFFFFFFF, int(args[1]) & 0xFFFFFFFF
+            for fd in [f for f in st.fds if first <= f <= last]:
+                if int(args[2]) & CLOSE_RANGE_CLOEXEC:
+                    st.fds[fd] = (st.fds[fd][0], True)
+                else:
+                    del st.fds[fd]
+        elif role == "chdir":
+            if path:
+                st.cwd = path
+        elif role == "fchdir":
+            target = st.fd_path(as_int32(args[0]))
+            if target:
+                st.cwd = target
+        elif role == "fork":
+            if ret > 0 and not (name == "clone" and int(args[0]) & CLONE_THREAD):
+                self.procs[ret] = st.copy()
+        elif role == "exec":
+            st.fds = {fd: entry for fd, entry in st.fds.items() if not entry[1]}
