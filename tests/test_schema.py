@@ -73,7 +73,7 @@ def test_version_and_table_mismatch(tmp_path):
     arrow = pq.read_table(path)
     old = arrow.replace_schema_metadata({schema.META_TABLE: b"events", schema.META_VERSION: b"0"})
     pq.write_table(old, tmp_path / "old.parquet")
-    with pytest.raises(SchemaError, match="schema version 1, found schema version 0"):
+    with pytest.raises(SchemaError, match="schema version 1 or 2, found schema version 0"):
         schema.validate_file(tmp_path / "old.parquet", "events")
     with pytest.raises(SchemaError, match="'counters' table, found table 'events'"):
         schema.validate_file(path, "counters")
@@ -150,3 +150,19 @@ def test_errno_names():
     assert errno_name(-524) == "ENOTSUPP"
     assert errno_name(0) is None and errno_name(5) is None and errno_name(-5000) is None
     assert errno_number("ENOENT") == 2 and errno_number("EWOULDBLOCK") == 11
+
+
+def test_a_version_1_file_reads_with_the_added_columns_null(tmp_path):
+    """Datasets written before schema version 2 stay readable: path2/output/repeat_count are null."""
+    v2 = pq.read_table(schema.write_table(_events(), tmp_path / "new.parquet", "events"))
+    v1 = v2.drop_columns(sorted(schema.ADDED_COLUMNS["events"]))
+    v1 = v1.replace_schema_metadata({schema.META_TABLE: b"events", schema.META_VERSION: b"1"})
+    pq.write_table(v1, tmp_path / "old.parquet")
+    old = tmp_path / "old.parquet"
+    events = schema.read_events(old)
+    assert events.columns == schema.EVENTS.names
+    assert events["repeat_count"].dtype == pl.Int64 and events["repeat_count"].null_count() == events.height
+    arrow = schema.read_arrow(old, "events", ["probe", "path2", "output"])
+    assert arrow.column_names == ["probe", "path2", "output"] and arrow.column("path2").null_count == arrow.num_rows
+    both = schema.read_events([old, tmp_path / "new.parquet"])
+    assert both.height == 2 * events.height

@@ -49,7 +49,11 @@ if TYPE_CHECKING:
 # polars is imported inside the functions that need it: the recorder and `baseline diff` work
 # on pyarrow/numpy alone, and importing polars costs them about a second of CPU per process.
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Files of these versions are read; columns a version added (ADDED_COLUMNS) read as null in
+# older files, so a dataset written before an upgrade stays readable.
+READABLE_VERSIONS = ("1", "2")
+ADDED_COLUMNS: dict[str, frozenset[str]] = {"events": frozenset({"path2", "output", "repeat_count"})}
 META_TABLE = b"tracebase.table"
 META_VERSION = b"tracebase.schema_version"
 
@@ -78,6 +82,9 @@ EVENT_FIELDS: list[pa.Field] = [
     pa.field("latency_ns", pa.int64()),
     pa.field("path", pa.string()),  # path argument, *at dirfd resolved when possible
     pa.field("arg", pa.string()),  # other path-selecting argument (flags, QP transition, ...)
+    # schema version 2:
+    pa.field("path2", pa.string()),  # second path of two-path syscalls (rename/link target, ...)
+    pa.field("output", pa.string()),  # first bytes written to stdout/stderr/a tty/a pipe
 ]
 
 TRACE_FIELDS: list[pa.Field] = [
@@ -92,6 +99,9 @@ TRACE_FIELDS: list[pa.Field] = [
     pa.field("lost_events", pa.int64()),
     pa.field("job_id", pa.string()),  # scheduler job (SLURM_JOB_ID, ...) when known
     pa.field("metadata", METADATA_TYPE),  # free-form job metadata, key/value pairs
+    # schema version 2: identical call trees aggregated in the kernel; this row's trace is one
+    # full example standing for `repeat_count` of them (null = 1)
+    pa.field("repeat_count", pa.int64()),
 ]
 
 EVENTS = pa.schema(EVENT_FIELDS + TRACE_FIELDS[1:])  # trace_id appears once
@@ -217,12 +227,15 @@ def validate_schema(found: pa.Schema, table: str, source: str) -> None:
     """Raise SchemaError unless `found` has every column of `table` with the right type.
 
     Extra columns are allowed (forward compatibility within a version); missing columns or
-    type mismatches are not.
+    type mismatches are not, except columns a later version added (ADDED_COLUMNS).
     """
     expected = _table_schema(table)
+    optional = ADDED_COLUMNS.get(table, frozenset())
     for field in expected:
         idx = found.get_field_index(field.name)
         if idx < 0:
+            if field.name in optional:
+                continue
             raise SchemaError(source, field.name, f"a {field.type} column", "no such column")
         got = found.field(idx).type
         if not got.equals(field.type) and not _compatible(got, field.type):
@@ -256,9 +269,9 @@ def validate_file(path: str | os.PathLike, table: str) -> pq.FileMetaData:
     if got_table != table:
         raise SchemaError(source, None, f"a tracebase '{table}' table", f"table '{got_table}'")
     got_version = kv.get(META_VERSION, b"").decode() or "(none)"
-    if got_version != str(SCHEMA_VERSION):
+    if got_version not in READABLE_VERSIONS:
         raise SchemaError(
-            source, None, f"schema version {SCHEMA_VERSION}", f"schema version {got_version}"
+            source, None, f"schema version {' or '.join(READABLE_VERSIONS)}", f"schema version {got_version}"
         )
     validate_schema(meta.schema.to_arrow_schema(), table, source)
     return meta
@@ -379,10 +392,32 @@ def parquet_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
 
 
 def scan(paths: str | os.PathLike | Iterable[str | os.PathLike], table: str) -> pl.LazyFrame:
-    """Validated lazy scan of one table over files/directories; columns in schema order."""
+    """Validated lazy scan of one table over files/directories; columns in schema order.
+
+    Files older than a column (ADDED_COLUMNS) are scanned apart and given it as typed nulls:
+    polars inserts missing columns relative to the first file only."""
     files = parquet_files(paths)
-    validate_files(files, table)
+    added = ADDED_COLUMNS.get(table, frozenset())
+    older: list[Path] = []
+    current: list[Path] = []
+    for f in files:
+        names = set(validate_file(f, table).schema.names)
+        (current if added <= names else older).append(f)
+    import polars as pl
+
     names = _table_schema(table).names
+    frames = [_scan_files(current, names)] if current else []
+    if older:
+        types = polars_schema(table)
+        frames.append(
+            _scan_files(older, [n for n in names if n not in added]).with_columns(
+                pl.lit(None, dtype=types[n]).alias(n) for n in added
+            ).select(names)
+        )
+    return frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical_relaxed")
+
+
+def _scan_files(files: list[Path], names: list[str]) -> pl.LazyFrame:
     import polars as pl
 
     return pl.scan_parquet([str(f) for f in files], missing_columns="insert", extra_columns="ignore").select(names)
@@ -414,11 +449,19 @@ def read_arrow(
     does, on millions of events).
     """
     files = parquet_files(paths)
-    names = list(columns or _table_schema(table).names)
+    schema = _table_schema(table)
+    names = list(columns or schema.names)
     parts = []
     for f in files:
-        validate_file(f, table)
-        parts.append(pq.read_table(f, columns=names, read_dictionary=[c for c in dictionary_columns if c in names]))
+        meta = validate_file(f, table)
+        present = set(meta.schema.names)
+        part = pq.read_table(
+            f, columns=[n for n in names if n in present], read_dictionary=[c for c in dictionary_columns if c in names]
+        )
+        for name in names:  # a column added by a later schema version: null in older files
+            if name not in present:
+                part = part.append_column(schema.field(name), pa.nulls(part.num_rows, schema.field(name).type))
+        parts.append(part.select(names))
     return pa.concat_tables(parts, promote_options="permissive")
 
 

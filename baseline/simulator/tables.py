@@ -386,6 +386,8 @@ def assemble(parts: list[HostPart]) -> Batch:
         "latency_ns": pa.array(_cat(parts, "events", "latency_ns")),
         "path": pa.nulls(n_ev, pa.string()),
         "arg": _strings(_cat(parts, "events", "arg")),
+        "path2": pa.nulls(n_ev, pa.string()),
+        "output": pa.nulls(n_ev, pa.string()),
         "kind": _strings(_cat(parts, "events", "kind")),
         "command": _strings(_cat(parts, "events", "command")),
         "exit_status": pa.array(_cat(parts, "events", "exit_status")),
@@ -396,6 +398,7 @@ def assemble(parts: list[HostPart]) -> Batch:
         "lost_events": pa.array(np.zeros(n_ev, np.int64)),
         "job_id": pc.take(job_ids, job_idx),
         "metadata": pc.take(meta_values, pa.array(job_meta[job])),
+        "repeat_count": pa.nulls(n_ev, pa.int64()),
     }
     day["events"] = start // DAY_NS
     events = pa.Table.from_arrays([ev[f.name] for f in TABLES["events"]], schema=TABLES["events"])
