@@ -33,6 +33,13 @@ def bpf_unavailable_reason() -> str | None:
     build = Path("/lib/modules") / os.uname().release / "build"
     if not (build / "include").exists():
         return f"kernel headers missing at {build} (scripts/setup.sh links them)"
+    from tracer.errors import EnvironmentProblem
+    from tracer.privilege import ensure_tracefs
+
+    try:
+        ensure_tracefs()  # a fresh machine has no tracefs; the entry points mount it the same way
+    except EnvironmentProblem as exc:
+        return str(exc)
     return None
 
 

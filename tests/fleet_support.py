@@ -3,10 +3,16 @@ its driver with cc, and write a probe set for it."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 C_DIR = Path(__file__).resolve().parent / "c"
+REPO = Path(__file__).resolve().parents[1]
+TRACER = [sys.executable, "-m", "tracer.cli"]
 
 # fv_* functions nest like the kernel's reg_mr cascade; layers as the probe set records them.
 FAKE_CASCADE = [
@@ -52,3 +58,38 @@ def run_driver(driver: Path, op: str, count: int, layer: int = 0, err: int = 0, 
                           str(end_wait_ms)],
                          capture_output=True, text=True, check=True, env=env)
     return int(out.stdout.strip())
+
+
+class Daemon:
+    """A `tracer run` subprocess (optionally under a wrapper such as `unshare -m ...`); waits until
+    its probes are attached. Its stderr is collected line by line in .log."""
+
+    def __init__(self, args: list[str], spool: Path, host: str = "h1", wrapper: tuple[str, ...] | list[str] = (),
+                 wait: str | None = "probes live"):
+        self.spool = spool
+        self.proc = subprocess.Popen([*wrapper, *TRACER, "run", *args, "--spool", str(spool), "--host", host],
+                                     cwd=REPO, stderr=subprocess.PIPE, text=True)
+        self.log: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        if wait:
+            self.wait_for(wait)
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            self.log.append(line)
+
+    def wait_for(self, text: str, timeout: float = 30.0, count: int = 1) -> None:
+        deadline = time.monotonic() + timeout
+        while sum(text in line for line in self.log) < count:
+            if self.proc.poll() is not None and not self._reader.is_alive():
+                raise AssertionError(f"tracer run exited ({self.proc.returncode}): {''.join(self.log)}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {text!r} from tracer run: {''.join(self.log)}")
+            time.sleep(0.05)
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        self.proc.send_signal(sig)
+        rc = self.proc.wait(timeout=30)
+        self._reader.join(timeout=5)
+        return rc

@@ -14,7 +14,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from fleet_support import LAYER_PEER, LAYER_UMEM, build_fakeverbs, run_driver, write_fake_set
+from fleet_support import (
+    LAYER_PEER,
+    LAYER_UMEM,
+    Daemon,
+    build_fakeverbs,
+    run_driver,
+    write_fake_set,
+)
 
 from tracer.errors import TracebaseError
 from tracer.fleet.daemon import Enricher, parse_duration
@@ -30,38 +37,6 @@ def fake(tmp_path_factory, need_bpf, need_cc):  # noqa: ARG001
     out = tmp_path_factory.mktemp("fakeverbs-daemon")
     lib, driver = build_fakeverbs(out, need_cc)
     return write_fake_set(out / "fakeverbs.yaml", lib), driver, lib
-
-
-class Daemon:
-    """A `tracer run` subprocess; waits until its probes are attached."""
-
-    def __init__(self, args: list[str], spool: Path):
-        self.spool = spool
-        self.proc = subprocess.Popen([*TRACER, "run", *args, "--spool", str(spool), "--host", "h1"],
-                                     cwd=REPO, stderr=subprocess.PIPE, text=True)
-        self.log: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        self.wait_for("probes live")
-
-    def _read(self) -> None:
-        for line in self.proc.stderr:
-            self.log.append(line)
-
-    def wait_for(self, text: str, timeout: float = 30.0, count: int = 1) -> None:
-        deadline = time.monotonic() + timeout
-        while sum(text in line for line in self.log) < count:
-            if self.proc.poll() is not None and not self._reader.is_alive():
-                raise AssertionError(f"tracer run exited ({self.proc.returncode}): {''.join(self.log)}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no {text!r} from tracer run: {''.join(self.log)}")
-            time.sleep(0.05)
-
-    def stop(self, sig: int = signal.SIGTERM) -> int:
-        self.proc.send_signal(sig)
-        rc = self.proc.wait(timeout=30)
-        self._reader.join(timeout=5)
-        return rc
 
 
 def test_sigterm_flushes_a_final_snapshot_with_every_failure(fake, tmp_path):

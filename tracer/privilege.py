@@ -3,10 +3,14 @@ one-line message naming what is missing and the command that fixes it."""
 
 from __future__ import annotations
 
+import atexit
+import ctypes
+import ctypes.util
+import errno
 import os
 import platform
-import subprocess
 from pathlib import Path
+from typing import Any
 
 from tracer.errors import EnvironmentProblem
 
@@ -43,29 +47,97 @@ def check_kernel_headers() -> None:
 
 
 def tracefs_dir() -> Path | None:
+    """Where tracefs is mounted (bcc reads tracepoint formats and removes probe events there)."""
     for candidate in TRACEFS_CANDIDATES:
-        if (candidate / "events" / "raw_syscalls").is_dir():
+        if (candidate / "events").is_dir():
             return candidate
     return None
 
 
+def _mount(source: str, target: Path, fstype: str) -> str | None:
+    """mount(2) through libc (no dependency on mount(8)); returns the error text or None."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    if libc.mount(source.encode(), str(target).encode(), fstype.encode(), 0, None) == 0:
+        return None
+    err = ctypes.get_errno()
+    return f"{os.strerror(err)} ({errno.errorcode.get(err, err)})"
+
+
 def ensure_tracefs() -> str | None:
-    """Mount tracefs if it is not mounted (bcc reads tracepoint formats from it).
+    """Mount tracefs if it is not mounted. Every entry point that attaches BPF calls this first:
+    a fresh machine (or a container) may have no tracefs, and bcc then attaches uprobes (through
+    the perf PMU) but fails to remove them at exit, so the tracer would die at cleanup.
 
     Returns a note describing what was done, or None when nothing was needed.
     """
     if tracefs_dir() is not None:
         return None
-    target = TRACEFS_CANDIDATES[0]
-    result = subprocess.run(
-        ["mount", "-t", "tracefs", "nodev", str(target)], capture_output=True, text=True
+    tried = []
+    # /sys/kernel/tracing first (kernel >= 4.1); the debugfs path as the old-kernel fallback,
+    # where tracefs is automounted under debugfs.
+    for source, target, fstype in (
+        ("nodev", TRACEFS_CANDIDATES[0], "tracefs"),
+        ("nodev", Path("/sys/kernel/debug"), "debugfs"),
+    ):
+        if not target.is_dir():
+            tried.append(f"{target}: no such directory")
+            continue
+        problem = _mount(source, target, fstype)
+        if problem is None and tracefs_dir() is not None:
+            return f"mounted {fstype} at {target} (bcc needs tracefs to attach and detach probes)"
+        tried.append(f"mount -t {fstype} {source} {target}: {problem or 'mounted, but no events directory'}")
+    raise EnvironmentProblem(
+        "tracefs is not mounted and mounting it failed (" + "; ".join(tried) + "): "
+        f"mount -t tracefs nodev {TRACEFS_CANDIDATES[0]} (in a container, bind-mount the host's "
+        f"{TRACEFS_CANDIDATES[0]})"
     )
-    if result.returncode != 0 or tracefs_dir() is None:
-        raise EnvironmentProblem(
-            f"tracefs is not mounted and mounting it failed ({result.stderr.strip() or 'no events'}): "
-            f"mount -t tracefs nodev {target}"
-        )
-    return f"mounted tracefs at {target} (syscall tracepoints are described there)"
+
+
+def release_bpf(bpf: Any) -> list[str]:
+    """Detach and free everything a bcc.BPF object holds; never raises.
+
+    bcc's own cleanup() stops at the first probe it cannot detach (e.g. "Failed to detach BPF
+    from uprobe" when tracefs went away) and leaves the rest attached, then runs again from its
+    atexit hook on half-closed fds. Here every probe is detached on its own; one that fails is
+    forgotten (its perf fd is already closed, which is what removes a PMU-created probe).
+    Returns the problems, for a log line.
+    """
+    problems: list[str] = []
+    for table, detach in (
+        ("kprobe_fds", "detach_kprobe_event"),
+        ("uprobe_fds", "detach_uprobe_event"),
+        ("tracepoint_fds", "detach_tracepoint"),
+        ("raw_tracepoint_fds", "detach_raw_tracepoint"),
+        ("kfunc_entry_fds", "detach_kfunc"),
+        ("kfunc_exit_fds", "detach_kretfunc"),
+        ("lsm_fds", "detach_lsm"),
+    ):
+        fds = getattr(bpf, table, None)
+        if not isinstance(fds, dict):
+            continue
+        for key in list(fds):
+            try:
+                getattr(bpf, detach)(key)
+            except Exception as exc:  # noqa: BLE001 - bcc raises bare Exception
+                name = key.decode(errors="replace") if isinstance(key, bytes) else str(key)
+                problems.append(f"{name}: {exc}")
+                fds.pop(key, None)
+    try:
+        bpf.cleanup()  # what is left: perf buffers, program fds, the module, the ring buffer
+    except Exception as exc:  # noqa: BLE001
+        problems.append(f"cleanup: {exc}")
+    atexit.unregister(bpf.cleanup)  # bcc registered it at construction; nothing is left to do
+    return problems
+
+
+def check_bpf_environment(what: str) -> str | None:
+    """Everything an entry point that loads and attaches BPF needs (`tracer run`, `tracer probes
+    check --attach`, benchmarks, tests): root, bcc, kernel headers, tracefs. Returns a note if
+    tracefs had to be mounted."""
+    check_root(what)
+    check_bcc()
+    check_kernel_headers()
+    return ensure_tracefs()
 
 
 def check_arch() -> None:

@@ -38,6 +38,12 @@ def handle(args: argparse.Namespace) -> int:
     from tracer.fleet.probes import PROBES_DIR, check_probe_set, load_probe_set
 
     names = args.sets or sorted(p.stem for p in PROBES_DIR.glob("*.yaml"))
+    if args.attach:
+        from tracer.privilege import check_bpf_environment
+
+        note = check_bpf_environment("tracer probes check --attach")
+        if note:
+            print(f"tracer: {note}", file=sys.stderr)
     report = []
     all_ok = True
     for name in names:

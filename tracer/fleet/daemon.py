@@ -34,6 +34,7 @@ from tracer.fleet.program import (
     tree_rows,
 )
 from tracer.fleet.spool import counters_table, events_table, next_seq, write_snapshot
+from tracer.privilege import check_bpf_environment
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|ms|s|m|h|d)?\s*$")
@@ -252,6 +253,9 @@ class Daemon:
 
     def start(self) -> None:
         self.validate()
+        note = check_bpf_environment("tracer run")
+        if note:
+            self.log(note)
         cfg = self.cfg
         sets = [load_probe_set(s, cfg.probes_dir) for s in cfg.sets]
         try:
@@ -281,7 +285,8 @@ class Daemon:
 
     def close(self) -> None:
         for prog in self.programs:
-            prog.close()
+            for problem in prog.close():
+                self.log(f"detaching set {prog.probe_set.name}: {problem}")
         self.programs = []
 
     # ---- capture windows ------------------------------------------------------------------

@@ -290,6 +290,9 @@ class FleetProgram:
     # ---- attach ---------------------------------------------------------------------------
     def attach(self, best_effort: bool = False) -> list[AttachResult]:
         """Attach every probe; a probe that can't attach raises unless best_effort."""
+        from tracer.privilege import ensure_tracefs
+
+        ensure_tracefs()  # bcc removes probes through tracefs at close: without it, close fails
         if self.bpf is None:
             self.compile()
         self._configure()
@@ -419,12 +422,12 @@ class FleetProgram:
         """Loaded BPF program fds by function name (for bpf_stats in the bench)."""
         return {name.decode() if isinstance(name, bytes) else name: fn.fd for name, fn in self.bpf.funcs.items()}
 
-    def close(self) -> None:
-        if self.bpf is not None:
-            try:
-                self.bpf.cleanup()
-            finally:
-                self.bpf = None
+    def close(self) -> list[str]:
+        """Detach and free everything; never raises (returns what could not be detached)."""
+        from tracer.privilege import release_bpf
+
+        bpf, self.bpf = self.bpf, None
+        return release_bpf(bpf) if bpf is not None else []
 
 
 # --------------------------------------------------------------------------------------------
