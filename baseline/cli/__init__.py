@@ -17,6 +17,7 @@ SUBCOMMANDS = [
     "baseline.cli.simulate",  # simulate, evaluate
     "baseline.cli.audit",  # learn, audit, report
     "baseline.cli.coverage",  # ingest, coverage, suggest-probes
+    "baseline.cli.export",  # export (Chrome Trace Event JSON)
 ]
 
 

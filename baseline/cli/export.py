@@ -1,0 +1,85 @@
+"""`baseline export`: traces as Chrome Trace Event JSON for the Perfetto UI and chrome://tracing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tracer.cli.common import HelpFormatter
+from tracer.errors import TracebaseError
+
+EPILOG = """\
+open the output in https://ui.perfetto.dev (Open trace file) or chrome://tracing (Load).
+
+examples:
+  baseline export run.parquet -o run.json
+      a `tracer record` trace: a track per process/thread, syscalls with errno/path args
+  baseline export DATASET/events --host gpu00017 --kind failure -o failures.json
+      fleet call trees of one host, nested frames on the calling thread
+  baseline export DATASET/events --trace-id gpu00017:42 --align start -o tree.json
+  baseline export --diff good1.parquet good2.parquet bad.parquet -o diff.json
+      the bad run beside a good run, the bifurcation as an instant event
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "export",
+        help="export traces (or a diff) as Chrome Trace Event JSON (Perfetto, chrome://tracing)",
+        description=(
+            "Write TRACE (events Parquet files or directories: a recording, a dataset's events) as "
+            "Trace Event JSON: complete events per process/thread, nested call-tree frames. With "
+            "--diff, TRACE... are GOOD... BAD: the bad run and a good run side by side with the "
+            "bifurcation marked."
+        ),
+        formatter_class=HelpFormatter,
+        epilog=EPILOG,
+    )
+    p.add_argument("traces", nargs="+", metavar="TRACE", help="events Parquet files or directories")
+    p.add_argument("-o", "--output", metavar="FILE", default="-", help="output JSON file (default: stdout)")
+    p.add_argument("--diff", action="store_true", help="TRACE... are GOOD... BAD: export the diff")
+    p.add_argument("--trace-id", action="append", default=[], metavar="ID",
+                   help="only this trace (repeatable; with --diff: the bad trace when BAD holds several)")
+    p.add_argument("--host", action="append", default=[], metavar="HOST", help="only this host (repeatable)")
+    p.add_argument("--kind", action="append", default=[], choices=["good", "failure", "full"],
+                   help="only traces of this kind (repeatable)")
+    p.add_argument("--align", choices=["wall", "start"], default="wall",
+                   help="place traces at their wall-clock start (default) or all at 0")
+    p.add_argument("--allowlist", metavar="FILE", help="with --diff: expected-errors YAML")
+    p.add_argument("--mixed", action="store_true", help="with --diff: accept good traces of different commands")
+    p.add_argument("--max-events", type=int, default=None, metavar="N",
+                   help="refuse to export more than N events (default 2,000,000)")
+    p.set_defaults(func=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from baseline import export
+
+    max_events = export.DEFAULT_MAX_EVENTS if args.max_events is None else args.max_events
+    if max_events < 1:
+        raise TracebaseError(f"--max-events: expected a positive number, found {max_events}")
+    if args.diff:
+        if len(args.traces) < 2:
+            raise TracebaseError(f"TRACE: with --diff expected GOOD... BAD (two or more), found {len(args.traces)}")
+        if len(args.trace_id) > 1:
+            raise TracebaseError(f"--trace-id: with --diff expected one bad trace id, found {len(args.trace_id)}")
+        if args.host or args.kind:
+            raise TracebaseError("--host/--kind: expected no host or kind filter with --diff (use --trace-id), found one")
+        trace = export.export_diff(args.traces[:-1], args.traces[-1], allowlist=args.allowlist,
+                                   trace_id=args.trace_id[0] if args.trace_id else None, mixed=args.mixed,
+                                   max_events=max_events)
+    else:
+        if args.allowlist or args.mixed:
+            raise TracebaseError("--allowlist/--mixed: expected only with --diff, found without")
+        trace = export.export_trace(args.traces, trace_ids=args.trace_id, hosts=args.host, kinds=args.kind,
+                                    align=args.align, max_events=max_events)
+    n = sum(1 for e in trace["traceEvents"] if e["ph"] != "M")
+    if args.output == "-":
+        export.dump(trace, sys.stdout)
+        return 0
+    try:
+        path = export.write_json(trace, args.output)
+    except OSError as exc:
+        raise TracebaseError(f"{args.output}: cannot write ({exc.strerror})") from None
+    print(f"wrote {path}: {n} trace events", file=sys.stderr)
+    return 0
