@@ -53,7 +53,10 @@ SCHEMA_VERSION = 2
 # Files of these versions are read; columns a version added (ADDED_COLUMNS) read as null in
 # older files, so a dataset written before an upgrade stays readable.
 READABLE_VERSIONS = ("1", "2")
-ADDED_COLUMNS: dict[str, frozenset[str]] = {"events": frozenset({"path2", "output", "repeat_count"})}
+ADDED_COLUMNS: dict[str, frozenset[str]] = {
+    "events": frozenset({"path2", "output", "repeat_count"}),
+    "coverage_app": frozenset({"seen"}),
+}
 META_TABLE = b"tracebase.table"
 META_VERSION = b"tracebase.schema_version"
 
@@ -589,6 +592,9 @@ COVERAGE_APP = pa.schema(
         pa.field("kernel_counterparts", pa.string()),
         pa.field("failures", pa.int64()),
         pa.field("share", pa.float64()),
+        # added in schema version 2: failures whose kernel counterpart a live probe saw (counted a
+        # failure on the same host within a snapshot interval); null in older files
+        pa.field("seen", pa.int64()),
     ]
 )
 
