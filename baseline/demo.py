@@ -114,6 +114,8 @@ def fleet_pipeline(out: Path, hosts: int, hours: float, seed: int) -> dict:
             | {"model": str(fleet / "model" / "baseline.parquet"),
                "expected_errors": str(fleet / "expected_errors.yaml")},
             "probe_set": str(REPO / "bpf" / "probes" / "rdma.yaml"),
+            # the simulator's job logs: NCCL WARN lines of the failures the applications saw
+            "nccl_logs": [str(fleet / "dataset" / "joblogs" / "*.log")],
             "thresholds": {"audit_window_hours": hours, "baseline_window_days": max(1.0, hours / 24 + 1)},
         },
         source="<demo config>",
@@ -140,6 +142,9 @@ def fleet_pipeline(out: Path, hosts: int, hours: float, seed: int) -> dict:
     coverage = pipeline.weekly_coverage(cfg, week=None)
     _say(f"fleet pipeline done in {time.perf_counter() - t0:.1f} s")
     _say(f"audit report: {html}")
+    if coverage.get("app_failures"):
+        _say(f"coverage: {coverage['app_seen_fraction'] or 0:.0%} of {coverage['app_failures']:,} application-labelled "
+             "failures (NCCL job logs) were seen by a live probe")
     _say(f"coverage report: {coverage['files'].get('html')}")
     summary = {"steps": steps, "published": published, "scores": scores, "coverage": coverage}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))

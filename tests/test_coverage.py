@@ -120,7 +120,8 @@ def test_groups_missing_gated_and_namespace_resolution(report):
 def test_application_failure_coverage_matches_the_73_percent_shape(report):
     assert report.app_total == 99  # the line dated in another week is left out
     assert report.app_summary == pytest.approx(
-        {"probed": 73 / 99, "cleanup": 21 / 99, "read-only": 3 / 99, "not probed": 0.0, "not mapped": 2 / 99}
+        {"probed": 73 / 99, "cleanup": 21 / 99, "read-only": 3 / 99, "not probed": 0.0, "not mapped": 2 / 99,
+         "seen": 0.0}  # host gpu-1 is not in the dataset: no probe there saw them
     )
     cats = dict(report.app.select("verb", "category").rows())
     assert cats == {"ibv_reg_mr": "probed", "ibv_dealloc_pd": "cleanup", "ibv_query_gid": "read-only", "ibv_post_send": "not mapped"}
@@ -169,3 +170,25 @@ def test_cli_coverage(tmp_path):
     assert status == 2 and err == "baseline: error: --week: expected an ISO week like 2026-W48 or a date, found 'someday'\n"
     status, _, err = run_cli("coverage", str(root), "--probes", str(tmp_path / "none.yaml"))
     assert status == 2 and "none.yaml: no such probe set file" in err
+
+
+def test_app_failures_seen_by_a_live_probe_at_that_time(tmp_path):
+    """The headline: a failure counts as seen when a live probe on a kernel counterpart of its
+    verb counted a failure on the same host in the snapshot after it."""
+    root = build_dataset(tmp_path / "ds")  # host a: ib_uverbs_reg_mr failed 10x in the snapshot at THIS_WEEK
+    at = THIS_WEEK - dt.timedelta(seconds=3)
+    stamp = lambda t: t.strftime("%Y-%m-%dT%H:%M:%S.000Z")  # noqa: E731
+    lines = [
+        f"{stamp(at)} a:1:2 [0] NCCL WARN Call to ibv_reg_mr failed with error Bad address errno 14",  # seen
+        f"{stamp(at)} A.cluster.example:1:2 [0] NCCL WARN Call to ibv_reg_mr failed with error Bad address errno 14",  # FQDN: seen
+        f"{stamp(at)} c:1:2 [0] NCCL WARN Call to ibv_reg_mr failed with error Bad address errno 14",  # c counted no failure
+        f"{stamp(at - dt.timedelta(hours=1))} a:1:2 [0] NCCL WARN Call to ibv_reg_mr failed with error Bad address errno 14",  # no snapshot then
+        f"{stamp(at)} a:1:2 [0] NCCL WARN Call to ibv_modify_qp failed with error Invalid argument errno 22",  # its probes counted nothing
+        "a:1:2 [0] NCCL WARN Call to ibv_reg_mr failed with error Bad address errno 14",  # untimed, a failed this week: seen
+        f"{stamp(at)} a:1:2 [0] NCCL WARN Call to ibv_dealloc_pd failed with error Device or resource busy errno 16",  # cleanup
+    ]
+    parsed = parse_nccl_lines(lines, "job.log")
+    report = weekly_report(root, week="2026-W48", probe_set=PROBE_SET, app_failures=parsed.failures)
+    app = {r["verb"]: (r["failures"], r["seen"], r["category"]) for r in report.app.iter_rows(named=True)}
+    assert app == {"ibv_reg_mr": (5, 3, "probed"), "ibv_modify_qp": (1, 0, "probed"), "ibv_dealloc_pd": (1, 0, "cleanup")}
+    assert report.app_summary["seen"] == pytest.approx(3 / 7)

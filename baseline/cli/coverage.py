@@ -133,7 +133,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     written = write_report(report, args.out)
     for problem in report.parse_problems:
         print(f"baseline: warning: {problem}", file=sys.stderr)
-    probed = f"; {report.app_summary.get('probed', 0):.0%} of {report.app_total} app failures on probed functions" if report.app_total else ""
+    probed = (f"; {report.app_summary.get('probed', 0):.0%} of {report.app_total} app failures on probed functions, "
+              f"{report.app_summary.get('seen', 0):.0%} seen by a live probe") if report.app_total else ""
     print(f"{report.week}: {report.hosts} hosts, {report.probes.height} probes, {len(report.never_fired)} never fired{probed}")
     print(f"wrote {written['html']}, {written['markdown']} and 3 Parquet tables")
     return 0

@@ -245,7 +245,7 @@ def weekly_report(
 
     groups = _group_resolution(host_probe, universe, label, declared)
     probed = set(declared) if declared else set(stats.filter(pl.col("hosts_live") > 0)["probe"].to_list())
-    app, summary, total = _app_coverage(app_failures, probed, start, end, label)
+    app, summary, total = _app_coverage(app_failures, probed, start, end, label, lf.filter(cur))
     return CoverageReport(
         week=label,
         start=start,
@@ -313,8 +313,55 @@ def _group_resolution(host_probe: pl.DataFrame, universe: list[str], label: str,
     return pl.DataFrame(rows, schema=polars_schema("coverage_groups"))
 
 
+# An application failure at time t is counted by the probe in the snapshot that ends in
+# (t, t + interval]; the slack absorbs clock skew between the job's log and the host's tracer.
+SEEN_SLACK = dt.timedelta(seconds=10)
+
+
+def _host_key(col: str) -> pl.Expr:
+    # Job logs may name the host by its FQDN, the tracer by its short name (or the reverse).
+    return pl.col(col).str.to_lowercase().str.split(".").list.first()
+
+
+def seen_by_live_probe(failures: pl.DataFrame, counters: pl.LazyFrame) -> pl.Series:
+    """Per application failure: did a live probe on a kernel counterpart of its verb count a
+    failure on the same host at that time (the snapshot after it, within SEEN_SLACK)? A failure
+    without a timestamp counts as seen when such a probe counted failures on the host that week.
+    """
+    n = failures.height
+    if n == 0:
+        return pl.Series("seen", [], pl.Boolean)
+    probes_of = {v: list(kernel_counterparts(v)) for v in failures["verb"].unique().to_list()}
+    pairs = (
+        failures.with_row_index("i")
+        .select("i", "time", host=_host_key("host"),
+                probe=pl.col("verb").replace_strict(probes_of, return_dtype=pl.List(pl.String)))
+        .explode("probe")
+        .drop_nulls(["probe", "host"])
+    )
+    hits = (
+        counters.filter((pl.col("failures") > 0) & pl.col("live").fill_null(True))
+        .select("snapshot_time", "interval_s", "probe", host=_host_key("host"))
+        .collect()
+    )
+    if pairs.is_empty() or hits.is_empty():
+        return pl.Series("seen", [False] * n)
+    interval = dt.timedelta(seconds=float(hits["interval_s"].max() or 5.0))
+    timed = pairs.filter(pl.col("time").is_not_null()).sort("time")
+    matched = timed.join_asof(
+        hits.select("host", "probe", "snapshot_time").sort("snapshot_time"),
+        left_on="time", right_on="snapshot_time", by=["host", "probe"],
+        strategy="forward", tolerance=interval + SEEN_SLACK, check_sortedness=False,  # sorted above
+    ).filter(pl.col("snapshot_time").is_not_null())["i"]
+    untimed = pairs.filter(pl.col("time").is_null()).join(
+        hits.select("host", "probe").unique(), on=["host", "probe"], how="semi")["i"]
+    seen = set(matched.to_list()) | set(untimed.to_list())
+    return pl.Series("seen", [i in seen for i in range(n)])
+
+
 def _app_coverage(
-    failures: pl.DataFrame | None, probed: set[str], start: dt.date, end: dt.date, label: str
+    failures: pl.DataFrame | None, probed: set[str], start: dt.date, end: dt.date, label: str,
+    counters: pl.LazyFrame | None = None,
 ) -> tuple[pl.DataFrame, dict[str, float], int]:
     schema = polars_schema("coverage_app")
     if failures is None or failures.is_empty():
@@ -323,10 +370,15 @@ def _app_coverage(
     in_week = failures.filter(
         pl.col("time").is_null() | ((pl.col("time") >= _ts(start)) & (pl.col("time") < _ts(end)))
     )
-    counts = in_week.group_by("verb").agg(failures=pl.len()).sort("failures", "verb", descending=[True, False])
+    if counters is not None:
+        in_week = in_week.with_columns(seen_by_live_probe(in_week, counters))
+    else:
+        in_week = in_week.with_columns(seen=pl.lit(None, pl.Boolean))
+    counts = in_week.group_by("verb").agg(failures=pl.len(), seen=pl.col("seen").sum()).sort(
+        "failures", "verb", descending=[True, False])
     total = int(counts["failures"].sum()) if not counts.is_empty() else 0
     rows = []
-    for verb, n in counts.iter_rows():
+    for verb, n, seen in counts.iter_rows():
         mapping = verb_mapping(verb)
         rows.append(
             {
@@ -337,11 +389,14 @@ def _app_coverage(
                 "kernel_counterparts": ", ".join(kernel_counterparts(verb)) or None,
                 "failures": n,
                 "share": n / total if total else None,
+                "seen": seen if counters is not None else None,
             }
         )
     app = pl.DataFrame(rows, schema=schema)
     by_cat = dict(app.group_by("category").agg(pl.col("failures").sum()).iter_rows())
     summary = {c: by_cat.get(c, 0) / total for c in APP_CATEGORIES if total}
+    if total and counters is not None:
+        summary["seen"] = int(app["seen"].sum()) / total
     return app, summary, total
 
 

@@ -152,6 +152,7 @@ def weekly_coverage(cfg: PipelineConfig, week: str | None = None) -> dict:
         "never_fired": report.never_fired,
         "app_failures": report.app_total,
         "app_probed_fraction": report.app_summary.get("probed"),
+        "app_seen_fraction": report.app_summary.get("seen"),  # the headline: seen by a live probe
         "parse_problems": len(report.parse_problems),
         "files": {k: str(v) for k, v in written.items()},
     }

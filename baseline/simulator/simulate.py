@@ -133,6 +133,7 @@ import numpy as np
 
 from baseline.simulator import catalog as cat
 from baseline.simulator.host import NS, FleetPlan, HostResult, generate_calls, host_name, profile
+from baseline.simulator.joblogs import write_joblog
 from baseline.simulator.tables import VOCAB, HostPart, assemble, build, host_part, host_result
 from baseline.simulator.writers import write_batch, write_spool
 from tracer.errors import TracebaseError
@@ -243,6 +244,8 @@ def _write_hosts(args: tuple[FleetPlan, range, str, bool]) -> list[dict]:
             sizes = [write_spool(root, host_result(batch, b, part), plan.start_ns) for b, part in enumerate(pending)]
         else:
             sizes = write_batch(root, batch)
+        for part, size in zip(pending, sizes, strict=True):
+            size["joblogs"] = write_joblog(root, part)
         summaries.extend(_host_summary(part, size) for part, size in zip(pending, sizes, strict=True))
         pending.clear()
 
