@@ -23,8 +23,7 @@ from fleet_support import (
     write_fake_set,
 )
 
-from tracer.errors import TracebaseError
-from tracer.fleet.daemon import Enricher, parse_duration
+from tracer.fleet.daemon import Enricher
 from tracer.fleet.spool import list_snapshots, read_snapshot, read_spool
 from tracer.schema import validate_file
 
@@ -190,11 +189,11 @@ def test_syscalls_set_runs_against_a_real_program(fake, tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["syscalls", "-i", "soon"], "tracer: error: -i/--interval: expected a duration like 500ms, 10s, 1h, found 'soon'"),
+        (["syscalls", "-i", "soon"], "tracer: error: -i/--interval: expected a duration like 100us, 5ms, 10s, 2m, 1h, 1d or plain seconds, greater than 0, found 'soon'"),
         (["nosuchset"], "tracer: error: probe set 'nosuchset': expected one of rdma, rdma-queries, syscalls, verbs-user or a .yaml path"),
         (["syscalls", "-p", "999999999"], "tracer: error: -p/--pid: expected a running process, found no process 999999999"),
-        (["syscalls", "--sample", "0"], "tracer: error: --sample: expected a positive integer N (1 in N), found 0"),
-        (["syscalls", "--ringbuf-kb", "0"], "tracer: error: --ringbuf-kb: expected a positive size in KiB, found 0"),
+        (["syscalls", "--sample", "0"], "tracer: error: --sample: expected a positive integer, found '0'"),
+        (["syscalls", "--ringbuf-kb", "0"], "tracer: error: --ringbuf-kb: expected a positive integer, found '0'"),
     ],
 )
 def test_run_bad_input_is_one_line_exit_2(tmp_path, args, message):
@@ -210,13 +209,6 @@ def test_run_bad_metadata_file(tmp_path):
                          cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.strip() == f"tracer: error: {bad}: expected a mapping of key: value, found list"
-
-
-def test_parse_duration_units():
-    assert parse_duration("50ms", "x") == pytest.approx(0.05)
-    assert parse_duration("1h", "x") == 3600 and parse_duration("0.5", "x") == 0.5
-    with pytest.raises(TracebaseError, match="found '5 parsecs'"):
-        parse_duration("5 parsecs", "--good-every")
 
 
 def test_enricher_reads_job_from_process_environment_and_cgroup(tmp_path):

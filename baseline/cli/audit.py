@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
 
@@ -44,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("dataset", metavar="DATASET")
     p.add_argument("-o", "--output", default="baseline-model.parquet", metavar="MODEL",
                    help="model file to write (default baseline-model.parquet)")
-    p.add_argument("--since", metavar="T", help="only traces starting at or after T (ISO date/time, UTC)")
+    p.add_argument("--since", metavar="T", type=common.since,
+                   help="only traces starting at or after T (ISO date/time, UTC, or a time ago: 2h, 1d)")
     p.add_argument("--expected-out", metavar="YAML",
                    help="also learn fleet expected errors and merge them into this expected_errors.yaml")
     p.set_defaults(func=handle_learn)
@@ -59,7 +61,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("dataset", metavar="DATASET")
     p.add_argument("--model", metavar="M", help="model from `baseline learn` (default: learn from DATASET)")
-    p.add_argument("--since", metavar="T", help="only traces/counters at or after T (ISO date/time, UTC)")
+    p.add_argument("--since", metavar="T", type=common.since,
+                   help="only traces/counters at or after T (ISO date/time, UTC, or a time ago: 2h, 1d)")
     p.add_argument("--out", default="audit", metavar="DIR", help="output directory (default ./audit)")
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     p.add_argument("--allowlist", metavar="FILE",
@@ -79,13 +82,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "learn", help="learn expected errors from a fleet dataset and merge them into a YAML file",
         description="An error (probe, errno, operation) is expected when it recurs in operations "
                     "the job survives, across hosts and jobs, and CBI's Increase(P) stays <= 0 at its "
-                    "upper 95%% bound. Curated entries win; stale learned entries are flagged.",
+                    "upper 95% bound. Curated entries win; stale learned entries are flagged.",
         formatter_class=HelpFormatter, epilog=EXPECTED_EPILOG,
     )
     q.add_argument("dataset", metavar="DATASET")
     q.add_argument("-o", "--output", default="expected_errors.yaml", metavar="YAML")
-    q.add_argument("--since", metavar="T")
-    q.add_argument("--min-hosts", type=int, default=3, metavar="N")
+    q.add_argument("--since", metavar="T", type=common.since,
+                   help="only traces at or after T (ISO date/time, UTC, or a time ago: 2h, 1d)")
+    q.add_argument("--min-hosts", type=common.positive_int, default=3, metavar="N")
     q.set_defaults(func=handle_expected_learn)
 
     p = subparsers.add_parser(

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 
+from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 
 INGEST_EPILOG = """examples:
@@ -67,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("--nccl-logs", nargs="+", default=[], metavar="FILE",
                    help="NCCL logs (globs allowed) or app_failures .parquet files")
     c.add_argument("--out", metavar="DIR", default="reports", help="output directory (default: reports/)")
-    c.add_argument("--trend-pct", type=float, default=25.0, metavar="PCT",
+    c.add_argument("--trend-pct", type=common.positive_float, default=25.0, metavar="PCT",
                    help="week-over-week change that counts as rising/falling (default 25)")
     c.set_defaults(func=cmd_coverage)
 

@@ -48,6 +48,7 @@ from tracer.schema import (
     validate_file,
     write_table,
 )
+from tracer.units import parse_time
 
 MODEL_VERSION = 2  # 2: chain_hash = wrapping sum of per-frame hashes (chain_token_hash)
 MODEL_KIND = "GoodTraceBaseline"
@@ -230,19 +231,8 @@ def event_files(dataset: str | os.PathLike | Iterable[str | os.PathLike], since:
 
 
 def parse_since(since: str | dt.datetime | None) -> dt.datetime | None:
-    """ISO date/time (naive = UTC) -> aware datetime; TracebaseError naming the bad value."""
-    if since is None or isinstance(since, dt.datetime):
-        if isinstance(since, dt.datetime) and since.tzinfo is None:
-            since = since.replace(tzinfo=dt.UTC)
-        return since
-    text = since.strip().replace("Z", "+00:00")
-    try:
-        value = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise TracebaseError(
-            f"--since: expected an ISO date or time like 2026-11-29 or 2026-11-29T10:00:00Z, found {since!r}"
-        ) from None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    """ISO date/time (naive = UTC) or a time ago ('2h') -> aware datetime (tracer.units.parse_time)."""
+    return parse_time(since, "--since")
 
 
 def since_filter(since: dt.datetime | None) -> pl.Expr:

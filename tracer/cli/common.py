@@ -3,15 +3,30 @@
 Each subcommand lives in its own module exposing ``register(subparsers)``; it adds its parser
 with ``set_defaults(func=handler)`` where ``handler(args) -> int`` returns the exit status.
 Subcommand modules import heavy libraries inside their handlers so `--help` stays fast.
+
+The edges every command shares live here:
+- `run` turns every user error into one line on stderr and exit status 2: a TracebaseError, an
+  OSError on a user's path (ENOSPC, EROFS, EACCES, EISDIR, ENOTDIR, ENOENT, ...), a bad flag
+  (argparse); Ctrl-C exits 130 quietly; a closed stdout pipe exits quietly.
+- argparse `type=` converters over `tracer.units` (`duration`, `since`, `positive_int`, ...),
+  so a bad value is refused before anything runs, naming the flag:
+  ``tracer run: error: argument -i/--interval: expected a duration like ..., found 'nan'``.
+- the common flag vocabulary: `-x/--failures`, `-d/--duration`, `-i/--interval`,
+  `-o/--output` (`--out` a hidden alias), `--json`, `--version`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
+from tracer import units
 from tracer.errors import TracebaseError
 
 
@@ -19,8 +34,33 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Keeps the hand-written examples in epilogs as they are."""
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with one-line errors in the style of every other error:
+    `tracer: error: -i/--interval: expected ..., found 'soon' (see 'tracer run --help')`, exit 2.
+
+    Subparsers inherit the class (argparse creates them with type(parent)).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        root = self.prog.split(" ", 1)[0]
+        message = message.removeprefix("argument ")
+        _say(root, f"{message} (see '{self.prog} --help')")
+        sys.exit(2)
+
+
+def version() -> str:
+    """The installed distribution's version; the checkout's pyproject when not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("tracebase")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser(prog: str, description: str, modules: Sequence[str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=description, formatter_class=HelpFormatter)
+    parser = ArgumentParser(prog=prog, description=description, formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"{prog} (tracebase) {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in modules:
@@ -29,15 +69,135 @@ def build_parser(prog: str, description: str, modules: Sequence[str]) -> argpars
 
 
 def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str] | None) -> int:
-    parser = build_parser(prog, description, modules)
-    args = parser.parse_args(argv)
+    """Parse argv and run the subcommand; every failure a user can cause is one line, exit 2."""
     try:
+        parser = build_parser(prog, description, modules)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help, --version, a usage error: a status, for in-process callers
+            return exc.code if isinstance(exc.code, int) else 2
         return int(args.func(args) or 0)
     except TracebaseError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+        _say(prog, str(exc))
         return exc.exit_status
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _silence_stdout()
         return 0
+    except OSError as exc:
+        _say(prog, describe_os_error(exc))
+        return 2
+    except RecursionError as exc:  # pathological input (deep nesting): say so, do not dump
+        _say(prog, f"input too deeply nested ({exc})")
+        return 2
+    except Exception as exc:
+        if os.environ.get("TRACEBASE_DEBUG"):
+            raise
+        where = _save_traceback(prog)
+        _say(prog, f"internal error (a bug, please report it): {type(exc).__name__}: "
+                   f"{_one_line(str(exc))}{where}")
+        return 2
+
+
+def describe_os_error(exc: OSError) -> str:
+    """'PATH: No space left on device' (PATH -> PATH2 for rename/link errors)."""
+    reason = exc.strerror or _one_line(str(exc)) or type(exc).__name__
+    if exc.filename is not None:
+        where = os.fsdecode(exc.filename) if isinstance(exc.filename, bytes) else str(exc.filename)
+        if exc.filename2 is not None:
+            where += f" -> {exc.filename2}"
+        return f"{_printable(where)}: {reason}"
+    return _printable(reason)
+
+
+def _say(prog: str, message: str) -> None:
+    with contextlib.suppress(OSError, ValueError):  # stderr closed: the exit status still says it
+        print(f"{prog}: error: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _printable(text: str) -> str:
+    # Undecodable bytes in a file name arrive as lone surrogates (surrogateescape): show them
+    # as \xNN rather than failing to print the error about that very file.
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout at exit and would print "Exception ignored ... BrokenPipeError".
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _save_traceback(prog: str) -> str:
+    import tempfile
+
+    try:
+        fd, path = tempfile.mkstemp(prefix=f"{prog}-crash-", suffix=".txt")
+        with os.fdopen(fd, "w") as fh:
+            traceback.print_exc(file=fh)
+    except OSError:
+        return "; rerun with TRACEBASE_DEBUG=1 for the traceback"
+    return f"; traceback in {path}"
+
+
+# --------------------------------------------------------------------------------------------
+# argparse type converters over tracer.units (the flag is named by argparse's own prefix)
+# --------------------------------------------------------------------------------------------
+def _converter(fn: Callable[..., Any], name: str, **kwargs: Any) -> Callable[[str], Any]:
+    def convert(text: str) -> Any:
+        try:
+            return fn(text, None, **kwargs)
+        except TracebaseError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = name  # argparse names the converter in some messages
+    return convert
+
+
+duration = _converter(units.parse_duration, "duration")
+"""type= for a duration in seconds (> 0): 100us, 5ms, 10s, 2m, 1h, 1d, plain seconds."""
+duration_or_zero = _converter(units.parse_duration, "duration", allow_zero=True)
+duration_ns = _converter(units.parse_duration_ns, "duration")
+since = _converter(units.parse_time, "time")
+"""type= for a time: ISO date/date-time (naive = UTC), 'now', or a duration ago (2h)."""
+positive_int = _converter(units.positive_int, "positive integer")
+non_negative_int = _converter(units.non_negative_int, "integer")
+positive_float = _converter(units.positive_float, "number")
+non_negative_float = _converter(units.non_negative_float, "number")
+fraction = _converter(units.fraction, "fraction")
+finite_float = _converter(units.finite_float, "number")
+
+
+def float_range(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False) -> Callable[[str], float]:
+    """type= for a finite number in [lo, hi]."""
+    return _converter(units.finite_float, "number", lo=lo, hi=hi, lo_open=lo_open)
+
+
+def int_range(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
+    """type= for an integer in [lo, hi]."""
+    return _converter(units.int_range, "integer", lo=lo, hi=hi)
+
+
+# --------------------------------------------------------------------------------------------
+# the shared flag vocabulary
+# --------------------------------------------------------------------------------------------
+def hidden_alias(parser: argparse.ArgumentParser, *flags: str, dest: str, **kwargs: Any) -> None:
+    """Accept `flags` as another spelling of `dest` without listing them in --help."""
+    parser.add_argument(*flags, dest=dest, help=argparse.SUPPRESS, default=argparse.SUPPRESS, **kwargs)
+
+
+def add_output(parser: argparse.ArgumentParser, *, help: str, metavar: str = "FILE", **kwargs: Any) -> None:
+    """`-o/--output` (`--out` accepted as a hidden alias); dest `output`."""
+    parser.add_argument("-o", "--output", metavar=metavar, help=help, **kwargs)
+    hidden_alias(parser, "--out", dest="output", metavar=metavar)
+
+
+def add_json(parser: argparse.ArgumentParser, what: str = "the result") -> None:
+    parser.add_argument("--json", action="store_true", help=f"print {what} as one JSON document on stdout")

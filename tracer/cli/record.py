@@ -9,6 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
 
@@ -32,7 +33,7 @@ recording stops when it exits, after -d DURATION, or on SIGINT/SIGTERM (the proc
 touched), and the trace is written; exit status 0. Its command line comes from
 /proc/PID/cmdline, its cwd and open fds from /proc/PID so paths resolve; the trace's
 exit_status is null while it is still running (or when it was killed by a signal).
--d DURATION (10, 10s, 500ms, 2m, 1h) with a command stops recording, not the command, like
+-d DURATION (10, 10s, 500ms, 2m, 1h, 1d) with a command stops recording, not the command, like
 bcc tools: the command keeps running, exit_status is null, and the exit status is 0.
 Lost events (ring buffer full) are counted in the trace's lost_events column.
 Needs root; the kernel may have lockdown on (only tracepoints are used).
@@ -56,16 +57,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "default kind=full")
     p.add_argument("-x", "--failures", action="store_true",
                    help="record only failing syscalls")
-    p.add_argument("-p", "--pid", type=int, metavar="PID",
+    p.add_argument("-p", "--pid", type=common.positive_int, metavar="PID",
                    help="record this running process (and the children it creates from now on) "
                    "instead of running a command")
-    p.add_argument("-d", "--duration", metavar="DURATION",
-                   help="stop recording after this long: 10, 10s, 500ms, 2m, 1h")
+    p.add_argument("-d", "--duration", metavar="DURATION", type=common.duration,
+                   help="stop recording after this long: 100us, 500ms, 10s, 2m, 1h, 1d, plain seconds")
     p.add_argument("--host", metavar="NAME", help="host name to store (default: this host's)")
     p.add_argument("--meta", metavar="KEY=VALUE", action="append", default=[],
                    help="free-form metadata stored with the trace (repeatable; job_id=... "
                    "also fills the job_id column)")
-    p.add_argument("--ringbuf-mb", type=int, default=64, metavar="MB",
+    p.add_argument("--ringbuf-mb", type=common.positive_int, default=64, metavar="MB",
                    help="ring buffer size (default: %(default)s)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
@@ -107,13 +108,13 @@ def check_writable(path: Path) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from tracer.record.procfs import parse_duration, process_exists
+    from tracer.record.procfs import process_exists
 
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     meta = parse_meta(args.meta)
-    duration = parse_duration(args.duration) if args.duration is not None else None
+    duration = args.duration
     if args.pid is not None and cmd:
         raise TracebaseError(
             f"-p {args.pid} and a command ({cmd[0]}) exclude each other: "
@@ -141,7 +142,7 @@ def handle(args: argparse.Namespace) -> int:
             recording = recorder.record(cmd, label=args.label, host=args.host, meta=meta,
                                         duration=duration)
         else:
-            until = f"for {args.duration}, until it exits" if duration else "until it exits"
+            until = f"for {duration:g}s, until it exits" if duration else "until it exits"
 
             def announce() -> None:
                 if not args.quiet:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 
 EPILOG = """\
@@ -28,16 +29,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter, epilog=EPILOG,
     )
     p.add_argument("sets", nargs="*", metavar="SET", default=["rdma"], help="probe sets (default: rdma)")
-    p.add_argument("-p", "--pid", type=int, default=0, help="trace only this process")
-    p.add_argument("-x", "--failures-only", action="store_true", help="failures only: no good-trace capture")
-    p.add_argument("-d", "--duration", metavar="DURATION", help="stop after this long (e.g. 60s, 2h)")
-    p.add_argument("-i", "--interval", metavar="INTERVAL", default="5s", help="snapshot interval (default 5s)")
+    p.add_argument("-p", "--pid", type=common.non_negative_int, default=0, metavar="PID",
+                   help="trace only this process")
+    p.add_argument("-x", "--failures", dest="failures_only", action="store_true",
+                   help="failures only: no good-trace capture")
+    common.hidden_alias(p, "--failures-only", dest="failures_only", action="store_true")
+    p.add_argument("-d", "--duration", metavar="DURATION", type=common.duration,
+                   help="stop after this long (e.g. 60s, 2h, 1d)")
+    p.add_argument("-i", "--interval", metavar="INTERVAL", default=5.0, type=common.duration,
+                   help="snapshot interval (default 5s)")
     p.add_argument("--spool", default="/var/spool/tracebase", help="spool directory (default %(default)s)")
-    p.add_argument("--good-every", metavar="DURATION", default="1h", help="open a capture window this often (default 1h)")
-    p.add_argument("--good-window", metavar="DURATION", default="10s", help="capture window length (default 10s)")
-    p.add_argument("--sample", type=int, default=10, metavar="N", help="emit 1 in N good traces per probe (default 10)")
-    p.add_argument("--latency-bound", metavar="DURATION", default="50ms", help="good traces only under this (default 50ms)")
-    p.add_argument("--ringbuf-kb", type=int, default=256, metavar="KB", help="ring buffer size (default 256)")
+    p.add_argument("--good-every", metavar="DURATION", default=3600.0, type=common.duration,
+                   help="open a capture window this often (default 1h)")
+    p.add_argument("--good-window", metavar="DURATION", default=10.0, type=common.duration,
+                   help="capture window length (default 10s)")
+    p.add_argument("--sample", type=common.positive_int, default=10, metavar="N", help="emit 1 in N good traces per probe (default 10)")
+    p.add_argument("--latency-bound", metavar="DURATION", default=50_000_000, type=common.duration_ns,
+                   help="good traces only under this (default 50ms)")
+    p.add_argument("--ringbuf-kb", type=common.positive_int, default=256, metavar="KB", help="ring buffer size (default 256)")
     p.add_argument("--best-effort", action="store_true", help="run with the probes that attach; report the rest")
     p.add_argument("--prom", metavar="FILE", help="write counters in Prometheus text format (textfile collector)")
     p.add_argument("--metadata-file", metavar="FILE", help="YAML/JSON job metadata, re-read when it changes")
@@ -47,19 +56,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from tracer.fleet.daemon import RunConfig, parse_duration, run_daemon
+    from tracer.fleet.daemon import RunConfig, run_daemon
 
     config = RunConfig(
         sets=list(args.sets),
         spool=Path(args.spool),
-        interval_s=parse_duration(args.interval, "-i/--interval"),
-        duration_s=parse_duration(args.duration, "-d/--duration") if args.duration else None,
+        interval_s=args.interval,
+        duration_s=args.duration,
         pid=args.pid,
         failures_only=args.failures_only,
-        good_every_s=parse_duration(args.good_every, "--good-every"),
-        good_window_s=parse_duration(args.good_window, "--good-window"),
+        good_every_s=args.good_every,
+        good_window_s=args.good_window,
         sample_every=args.sample,
-        latency_bound_ns=int(parse_duration(args.latency_bound, "--latency-bound") * 1e9),
+        latency_bound_ns=args.latency_bound,
         ringbuf_kb=args.ringbuf_kb,
         best_effort=args.best_effort,
         prom=Path(args.prom) if args.prom else None,

@@ -36,18 +36,8 @@ from tracer.fleet.program import (
 from tracer.fleet.spool import counters_table, events_table, next_seq, write_snapshot
 from tracer.privilege import check_bpf_environment
 
-_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|ms|s|m|h|d)?\s*$")
 JOB_ENV_KEYS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOB_ID")
 META_ENV_PREFIXES = ("SLURM_JOB_", "SLURM_CLUSTER_NAME", "SLURM_STEP_ID", "TRACEBASE_META_")
-
-
-def parse_duration(text: str, what: str) -> float:
-    """'10s', '50ms', '1h', '0.5' (seconds) -> seconds."""
-    m = _DURATION.match(str(text))
-    if not m:
-        raise TracebaseError(f"{what}: expected a duration like 500ms, 10s, 1h, found {text!r}")
-    return float(m.group(1)) * _UNITS[m.group(2) or "s"]
 
 
 @dataclass
@@ -245,7 +235,7 @@ class Daemon:
         if cfg.pid and not Path(f"/proc/{cfg.pid}").exists():
             raise TracebaseError(f"-p/--pid: expected a running process, found no process {cfg.pid}")
         try:
-            (Path(cfg.spool) / self.ctx.host).mkdir(parents=True, exist_ok=True)
+            atomic.make_dirs(Path(cfg.spool) / self.ctx.host)
         except OSError as exc:
             raise TracebaseError(f"{cfg.spool}: cannot create the spool directory ({exc.strerror})") from None
         if not os.access(Path(cfg.spool) / self.ctx.host, os.W_OK):

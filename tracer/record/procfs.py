@@ -8,28 +8,11 @@ the recorder saw anything; they are read once from /proc/PID here so that relati
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from dataclasses import dataclass, field
 
 from tracer.errors import TracebaseError
 from tracer.record.syscalls import O_CLOEXEC
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-
-
-def parse_duration(text: str, option: str = "-d") -> float:
-    """'10' / '10s' -> 10.0, '500ms' -> 0.5, '2m' -> 120.0, '1h' -> 3600.0 (seconds, > 0)."""
-    match = _DURATION.match(text)
-    if not match:
-        raise TracebaseError(
-            f"{option} {text!r}: expected a duration like 10, 10s, 500ms, 2m or 1h"
-        )
-    seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-    if seconds <= 0:
-        raise TracebaseError(f"{option} {text!r}: expected a duration greater than zero")
-    return seconds
 
 
 @dataclass

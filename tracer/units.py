@@ -1,0 +1,189 @@
+"""The one parser for durations, times and numeric option values, shared by every CLI and config.
+
+Durations: a number with an optional unit, `100us`, `5ms`, `10s`, `2m`, `1h`, `1d` (`ns` and
+`µs` too); a bare number is seconds. Times: an ISO date or date-time (`2026-11-28`,
+`2026-11-28T06:00:00Z`; naive means UTC), `now`, or a duration meaning that long ago
+(`--since 2h` = now - 2 hours).
+
+Every parser takes the text and the flag (or config field) it came from, and raises a
+TracebaseError naming that flag with what was expected and what was found:
+``--trend-pct: expected a finite number, found 'nan'``. nan, inf and negative values are
+refused everywhere: no option of tracebase means anything by them. `tracer.cli.common` wraps
+these as argparse `type=` converters.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from decimal import Decimal
+
+from tracer.errors import TracebaseError
+
+UNIT_NS: dict[str, int] = {
+    "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 10**9, "m": 60 * 10**9,
+    "h": 3600 * 10**9, "d": 86400 * 10**9,
+}
+# Digits only (no sign, no exponent, no nan/inf): the forms a user types for a duration.
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s|m|h|d)?\s*$")
+DURATION_EXAMPLES = "100us, 5ms, 10s, 2m, 1h, 1d or plain seconds"
+
+
+def _name(flag: str | None) -> str:
+    return f"{flag}: " if flag else ""
+
+
+def _fail(flag: str | None, expected: str, found: object) -> TracebaseError:
+    return TracebaseError(f"{_name(flag)}expected {expected}, found {found!r}")
+
+
+def parse_duration(text: str | float | int, flag: str | None = "--duration", *, allow_zero: bool = False) -> float:
+    """'100us' -> 1e-4, '500ms' -> 0.5, '10' / '10s' -> 10.0, '2m' -> 120.0, '1d' -> 86400.0.
+
+    Seconds, finite, > 0 (>= 0 with `allow_zero`). Numbers (from a config file) are seconds.
+    """
+    what = f"a duration like {DURATION_EXAMPLES}" + (" (0 allowed)" if allow_zero else ", greater than 0")
+    if isinstance(text, bool):
+        raise _fail(flag, what, text)
+    if isinstance(text, (int, float)):
+        seconds = float(text)
+    else:
+        match = _DURATION.match(str(text))
+        if not match:
+            raise _fail(flag, what, text)
+        # Decimal so that '100us' is exactly 1e-4 s, not 100 * 1e-6.
+        seconds = float(Decimal(match.group(1)) * UNIT_NS[match.group(2) or "s"] / 10**9)
+    if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
+        raise _fail(flag, what, text)
+    return seconds
+
+
+def parse_duration_ns(text: str | float | int, flag: str | None = "--duration", *, allow_zero: bool = False) -> int:
+    """parse_duration in integer nanoseconds (BPF-side bounds such as --latency-bound)."""
+    return round(parse_duration(text, flag, allow_zero=allow_zero) * 10**9)
+
+
+def parse_time(
+    value: str | dt.datetime | dt.date | None,
+    flag: str | None = "--since",
+    *,
+    now: dt.datetime | None = None,
+) -> dt.datetime | None:
+    """ISO date/date-time (naive = UTC), 'now', or a duration ago ('2h' = now - 2h) -> aware UTC.
+
+    None stays None (the option was not given).
+    """
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
+    text = str(value).strip()
+    current = now or dt.datetime.now(dt.UTC)
+    if text.lower() == "now":
+        return current
+    if _DURATION.match(text):
+        return current - dt.timedelta(seconds=parse_duration(text, flag, allow_zero=True))
+    expected = "an ISO date or time (2026-11-29, 2026-11-29T10:00:00Z) or a time ago (2h, 1d)"
+    # A trailing "Z" is what people paste; spell it as an offset so the accepted forms do not
+    # depend on the interpreter's fromisoformat.
+    iso = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
+    try:
+        parsed = dt.datetime.fromisoformat(iso)
+    except ValueError:
+        raise _fail(flag, expected, value) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+# --------------------------------------------------------------------------------------------
+# numbers
+# --------------------------------------------------------------------------------------------
+def _as_int(text: str | int, flag: str | None, expected: str) -> int:
+    if isinstance(text, bool):
+        raise _fail(flag, expected, text)
+    if isinstance(text, int):
+        return text
+    try:
+        return int(str(text).strip(), 10)
+    except ValueError:
+        raise _fail(flag, expected, text) from None
+
+
+def positive_int(text: str | int, flag: str | None = None) -> int:
+    """An integer >= 1."""
+    value = _as_int(text, flag, "a positive integer")
+    if value < 1:
+        raise _fail(flag, "a positive integer", text)
+    return value
+
+
+def non_negative_int(text: str | int, flag: str | None = None) -> int:
+    """An integer >= 0."""
+    value = _as_int(text, flag, "an integer >= 0")
+    if value < 0:
+        raise _fail(flag, "an integer >= 0", text)
+    return value
+
+
+def int_range(text: str | int, flag: str | None = None, *, lo: int | None = None, hi: int | None = None) -> int:
+    """An integer in [lo, hi] (either bound optional)."""
+    expected = _range_words("an integer", lo, hi)
+    value = _as_int(text, flag, expected)
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise _fail(flag, expected, text)
+    return value
+
+
+def finite_float(
+    text: str | float,
+    flag: str | None = None,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+) -> float:
+    """A finite number in [lo, hi] ((lo, hi] with `lo_open`); never nan or inf."""
+    expected = _range_words("a finite number", lo, hi, lo_open)
+    if isinstance(text, bool):
+        raise _fail(flag, expected, text)
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise _fail(flag, expected, text) from None
+    if not math.isfinite(value):
+        raise _fail(flag, expected, text)
+    if lo is not None and (value < lo or (lo_open and value == lo)):
+        raise _fail(flag, expected, text)
+    if hi is not None and value > hi:
+        raise _fail(flag, expected, text)
+    return value
+
+
+def positive_float(text: str | float, flag: str | None = None) -> float:
+    """A finite number > 0."""
+    return finite_float(text, flag, lo=0.0, lo_open=True)
+
+
+def non_negative_float(text: str | float, flag: str | None = None) -> float:
+    """A finite number >= 0."""
+    return finite_float(text, flag, lo=0.0)
+
+
+def fraction(text: str | float, flag: str | None = None) -> float:
+    """A number in [0, 1] (a probability, a share)."""
+    return finite_float(text, flag, lo=0.0, hi=1.0)
+
+
+def _range_words(what: str, lo: float | None, hi: float | None, lo_open: bool = False) -> str:
+    def fmt(x: float) -> str:
+        return f"{x:g}"
+
+    if lo is not None and hi is not None:
+        return f"{what} in {'(' if lo_open else '['}{fmt(lo)}, {fmt(hi)}]"
+    if lo is not None:
+        return f"{what} {'>' if lo_open else '>='} {fmt(lo)}"
+    if hi is not None:
+        return f"{what} <= {fmt(hi)}"
+    return what
