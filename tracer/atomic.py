@@ -1,18 +1,107 @@
-"""Files that appear whole or not at all: temp file in the same directory, fsync, rename.
+"""Files that appear whole or not at all, with the permissions the user asked for.
 
 Every writer in tracebase goes through here (Parquet through tracer.schema.write_table), so a
 crash mid-write leaves at most a hidden '.<name>.<random>.tmp' file, which directory scans skip,
 never a half file under the final name.
+
+Permissions (least privilege, but readable where the umask says so):
+- a new file is created 0666 & ~umask, like any tool's output (mkstemp's fixed 0600 made every
+  dataset, report and Prometheus textfile unreadable to node_exporter or an unprivileged
+  analysis user);
+- a file that is rewritten keeps its mode and owner (an allowlist someone made 0644 stays so);
+- directories are created 0775 & ~umask: never world-writable, even under umask 000 (a
+  world-writable spool or dataset would let any user plant snapshots or Parquet files).
+Use `make_dirs` for every directory a writer creates.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
-import tempfile
+import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
+
+FILE_MODE = 0o666  # the kernel applies the umask
+DIR_MODE = 0o775  # ditto; never o+w
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it (os.umask is set-and-return: another thread
+    creating a file in between would get umask 0)."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def make_dirs(path: str | os.PathLike) -> Path:
+    """mkdir -p with mode 0775 & ~umask for every directory it creates (never world-writable).
+
+    Existing directories are left as they are. A component that exists but is not a directory
+    raises NotADirectoryError naming it.
+    """
+    path = Path(path)
+    missing: list[Path] = []
+    p = path
+    while True:
+        try:
+            st = os.stat(p)
+        except FileNotFoundError:
+            missing.append(p)
+            if p.parent == p:
+                break
+            p = p.parent
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(p))
+        break
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, DIR_MODE)
+        except FileExistsError:  # created meanwhile by a concurrent writer
+            if not d.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(d)) from None
+    return path
+
+
+def _create_temp(directory: Path, name: str) -> tuple[int, Path]:
+    """A new hidden temp file in `directory`, mode 0666 & ~umask (O_EXCL, random name)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    for _ in range(100):
+        tmp = directory / f".{name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(tmp, flags, FILE_MODE), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
+
+
+def _keep_mode_and_owner(fd: int, path: Path) -> None:
+    """Give the temp file the mode and owner of the file it is about to replace."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # unreadable metadata: the new file keeps the umask mode
+    if not stat.S_ISREG(st.st_mode):
+        return
+    os.fchmod(fd, st.st_mode & 0o7777)
+    if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+        # not root: the rewritten file is ours, as with any editor's save
+        with contextlib.suppress(PermissionError):
+            os.fchown(fd, st.st_uid, st.st_gid)
 
 
 @contextmanager
@@ -20,22 +109,38 @@ def atomic_output(path: str | os.PathLike, *, durable: bool = True) -> Iterator[
     """A binary file handle whose content replaces `path` when the block ends without error.
 
     `durable=False` skips the fsyncs (regenerable bulk data); the rename stays atomic.
+    An OSError without a file name (ENOSPC on write, EIO on fsync) gets `path` as its name, so
+    the one-line error says which output failed.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        make_dirs(path.parent)
+        fd, tmp = _create_temp(path.parent, path.name)
+    except OSError as exc:
+        raise _named(exc, path) from None
+    try:
+        _keep_mode_and_owner(fd, path)
         with os.fdopen(fd, "wb") as fh:
             yield fh
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _named(exc, path) from None
         raise
     if durable:
         fsync_dir(path.parent)
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(path))
 
 
 def write_bytes(path: str | os.PathLike, data: bytes, *, durable: bool = True) -> Path:

@@ -56,6 +56,7 @@ from baseline.fleet.model import (
     parse_since,
 )
 from baseline.run.allowlist import ExpectedErrors, load_default
+from tracer.atomic import make_dirs
 from tracer.errors import TracebaseError
 from tracer.schema import dataset_files, polars_schema, scan, write_table, write_table_batches
 
@@ -738,7 +739,7 @@ def _counter_files(dataset: Any, since: dt.datetime | None) -> list[Path]:
 def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Path]:
     out = Path(out_dir)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        make_dirs(out)
         probe = out / ".write-test"
         probe.touch()
         probe.unlink()

@@ -619,7 +619,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
 def write_report(report: CoverageReport, out_dir: str | os.PathLike) -> dict[str, Path]:
     """Write report.html, report.md, charts/*.png and the three Parquet tables into out_dir/<week>/."""
     out = Path(out_dir) / report.week
-    (out / "charts").mkdir(parents=True, exist_ok=True)
+    atomic.make_dirs(out / "charts")
     charts = render_charts(report)
     chart_files = {}
     for name, png in charts.items():

@@ -110,7 +110,7 @@ def file_snapshots(path: Path) -> frozenset[str]:
 def quarantine_file(path: Path, quarantine: Path, relative: Path, reason: str) -> Path:
     """Move `path` to quarantine/relative and write the reason beside it (atomically)."""
     dest = quarantine / relative
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    atomic.make_dirs(dest.parent)
     shutil.move(str(path), dest)
     sidecar = dest.with_name(dest.name + ".reason")
     atomic.write_text(sidecar, reason.rstrip("\n") + "\n")

@@ -33,7 +33,7 @@ def _now(now: dt.datetime | None) -> dt.datetime:
 def ingest_once(cfg: PipelineConfig) -> dict:
     from baseline.pipeline.ingest import ingest_spool
 
-    cfg.spool.mkdir(parents=True, exist_ok=True)
+    atomic.make_dirs(cfg.spool)
     return ingest_spool(cfg.spool, cfg.dataset, cfg.quarantine, workers=cfg.ingest_workers).to_dict()
 
 
@@ -63,7 +63,7 @@ def refresh_baseline(cfg: PipelineConfig, now: dt.datetime | None = None) -> dic
     from baseline.fleet.model import fit_baseline
 
     since = _window_start(now, days=cfg.thresholds.baseline_window_days)
-    cfg.model.parent.mkdir(parents=True, exist_ok=True)
+    atomic.make_dirs(cfg.model.parent)
     model = fit_baseline(cfg.dataset, out=cfg.model, since=since)
     header = model.header()
     return {"model": str(cfg.model), "since": since.isoformat(), "traces": header["n_traces"],

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from baseline.simulator.host import INTERVAL_NS, HostResult
 from baseline.simulator.tables import Batch
-from tracer.atomic import fsync_dir
+from tracer.atomic import fsync_dir, make_dirs
 from tracer.fleet.spool import write_snapshot
 from tracer.schema import partition_path, write_table
 
@@ -93,7 +93,7 @@ def write_spool(root: Path, result: HostResult, start_ns: int) -> dict[str, int]
     Idle intervals (no invocation of any probe) are not written.
     """
     host_dir = root / "spool" / result.host
-    host_dir.mkdir(parents=True, exist_ok=True)
+    make_dirs(host_dir)
     ev = result.events.with_columns(
         _iv=((pl.col("end_time").dt.epoch("ns") - start_ns) // INTERVAL_NS)
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from tracer.atomic import fsync_dir
+from tracer.atomic import DIR_MODE, fsync_dir, make_dirs
 from tracer.errors import TracebaseError
 from tracer.schema import COUNTERS, EVENTS, read, write_table
 
@@ -48,14 +48,14 @@ def write_snapshot(spool: str | os.PathLike, host: str, events: pa.Table | pl.Da
     `durable=False` (bulk simulation) skips the fsyncs; the directory rename stays atomic.
     `parquet_options` maps a table name to options for pyarrow's writer."""
     host_dir = Path(spool) / host
-    host_dir.mkdir(parents=True, exist_ok=True)
+    make_dirs(host_dir)
     name = snapshot_name(when_ns, seq)
     final = host_dir / name
     if final.exists():
         raise TracebaseError(f"{final}: snapshot already exists (two tracers writing one spool?)")
     tmp = host_dir / f".{name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
+    tmp.mkdir(mode=DIR_MODE)  # never world-writable, whatever the umask
     try:
         for table, data in (("events", events), ("counters", counters)):
             write_table(data, tmp / f"{table}.parquet", table, extra_metadata, durable=durable,
