@@ -166,3 +166,39 @@ def test_a_version_1_file_reads_with_the_added_columns_null(tmp_path):
     assert arrow.column_names == ["probe", "path2", "output"] and arrow.column("path2").null_count == arrow.num_rows
     both = schema.read_events([old, tmp_path / "new.parquet"])
     assert both.height == 2 * events.height
+
+
+@pytest.mark.parametrize("statistics", [True, False])
+@pytest.mark.parametrize(("table", "column"), [("events", "kind"), ("events", "probe"), ("events", "seq"),
+                                               ("counters", "host")])
+def test_nulls_in_a_required_column_are_refused_by_name(tmp_path, statistics, table, column):
+    # Another writer (pyarrow with a nullable schema) can put nulls where tracebase has none:
+    # `baseline diff` on a trace with a null `kind` must not say "same".
+    if table == "events":
+        base = schema.conform(_events(4), "events")
+    else:
+        base = schema.conform(pl.DataFrame({"host": ["h1"] * 4, "snapshot_time": [NOW] * 4, "probe": ["p"] * 4,
+                                            "invocations": [1] * 4, "failures": [0] * 4}), "counters")
+    values = base.column(column).to_pylist()
+    values[2] = None
+    base = base.cast(pa.schema([f.with_nullable(True) for f in base.schema]))
+    base = base.set_column(base.schema.get_field_index(column), column, pa.array(values, base.column(column).type))
+    loose = pa.schema([f.with_nullable(True) for f in base.schema])
+    arrow = base.cast(loose).replace_schema_metadata(
+        {schema.META_TABLE: table.encode(), schema.META_VERSION: str(schema.SCHEMA_VERSION).encode()}
+    )
+    target = tmp_path / "nulls.parquet"
+    pq.write_table(arrow, target, write_statistics=statistics)
+    with pytest.raises(SchemaError) as info:
+        schema.validate_file(target, table)
+    assert str(info.value) == f"{target}: column '{column}': expected no nulls (a required column), found 1 null value(s)"
+
+
+def test_required_columns_without_nulls_pass_without_statistics(tmp_path):
+    arrow = schema.conform(_events(4), "events").replace_schema_metadata(
+        {schema.META_TABLE: b"events", schema.META_VERSION: str(schema.SCHEMA_VERSION).encode()}
+    )
+    target = tmp_path / "ok.parquet"
+    pq.write_table(arrow, target, write_statistics=False)
+    schema.validate_file(target, "events")
+    assert schema.read_events(target).height == 4

@@ -277,7 +277,44 @@ def validate_file(path: str | os.PathLike, table: str) -> pq.FileMetaData:
             source, None, f"schema version {' or '.join(READABLE_VERSIONS)}", f"schema version {got_version}"
         )
     validate_schema(meta.schema.to_arrow_schema(), table, source)
+    validate_required(meta, table, source)
     return meta
+
+
+def validate_required(meta: pq.FileMetaData, table: str, source: str) -> None:
+    """Raise SchemaError naming the first non-nullable column of `table` that holds nulls.
+
+    Cheap: the footer's per-row-group null_count statistics answer it without reading data
+    (a column written as Parquet REQUIRED cannot hold nulls at all). Only a column written
+    without statistics is read, that column alone.
+    """
+    schema = meta.schema
+    index = {schema.column(i).path: i for i in range(len(schema))}
+    unknown: list[str] = []
+    for field in _table_schema(table):
+        i = index.get(field.name)
+        if field.nullable or i is None or schema.column(i).max_definition_level == 0:
+            continue
+        nulls = 0
+        for rg in range(meta.num_row_groups):
+            stats = meta.row_group(rg).column(i).statistics
+            if stats is None or not stats.has_null_count:
+                unknown.append(field.name)
+                break
+            nulls += stats.null_count
+        else:
+            if nulls:
+                raise SchemaError(source, field.name, "no nulls (a required column)", f"{nulls} null value(s)")
+    if unknown:
+        try:
+            data = pq.read_table(source, columns=unknown)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
+        for name in unknown:
+            if data.column(name).null_count:
+                raise SchemaError(
+                    source, name, "no nulls (a required column)", f"{data.column(name).null_count} null value(s)"
+                )
 
 
 def validate_files(files: Sequence[str | os.PathLike], table: str) -> None:
