@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from tracer import resources
 from tracer.errors import TracebaseError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -113,7 +114,7 @@ def fleet_pipeline(out: Path, hosts: int, hours: float, seed: int) -> dict:
             "paths": {name: str(fleet / name) for name in ("spool", "dataset", "quarantine", "findings", "reports")}
             | {"model": str(fleet / "model" / "baseline.parquet"),
                "expected_errors": str(fleet / "expected_errors.yaml")},
-            "probe_set": str(REPO / "bpf" / "probes" / "rdma.yaml"),
+            "probe_set": str(resources.PROBES_DIR / "rdma.yaml"),
             # the simulator's job logs: NCCL WARN lines of the failures the applications saw
             "nccl_logs": [str(fleet / "dataset" / "joblogs" / "*.log")],
             "thresholds": {"audit_window_hours": hours, "baseline_window_days": max(1.0, hours / 24 + 1)},

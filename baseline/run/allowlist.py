@@ -45,14 +45,14 @@ from typing import Any
 import numpy as np
 import yaml
 
-from tracer import atomic
+from tracer import atomic, resources
 from tracer.errnos import is_errno_name
 from tracer.errors import TracebaseError
 
 FORMAT_VERSION = 1
 SOURCES = ("curated", "learned")
 STATUSES = ("active", "stale")
-DEFAULT_PATH = Path(__file__).resolve().parents[2] / "expected_errors.yaml"
+DEFAULT_PATH = resources.EXPECTED_ERRORS
 _GLOB_CHARS = set("*?{")
 
 

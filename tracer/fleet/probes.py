@@ -32,9 +32,10 @@ from pathlib import Path
 
 import yaml
 
+from tracer import resources
 from tracer.errors import TracebaseError
 
-PROBES_DIR = Path(__file__).resolve().parents[2] / "bpf" / "probes"
+PROBES_DIR = resources.PROBES_DIR
 
 ATTACH_KINDS = ("fexit", "uprobe", "syscalls")
 LAYERS = ("uverbs", "core", "driver", "peer-mem", "syscall", "user-lib")

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tracer import resources
 from tracer.errnos import errno_name
 from tracer.errors import EnvironmentProblem, TracebaseError
 from tracer.fleet.probes import (
@@ -30,7 +31,7 @@ from tracer.fleet.probes import (
     syscall_numbers,
 )
 
-BPF_DIR = Path(__file__).resolve().parents[2] / "bpf"
+BPF_DIR = resources.BPF_DIR
 CALLTREE_C = BPF_DIR / "calltree.c"
 
 # Layouts of struct tree / struct frame in calltree.c.

@@ -45,12 +45,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from tracer import resources
 from tracer.errors import EnvironmentProblem, TracebaseError
 from tracer.record.decode import HEADER, HEADER_SIZE, Decoded, build_table, decode, resolve_columns
 from tracer.record.syscalls import X86_64_NAMES, bpf_spec_table, syscall_names
 from tracer.schema import write_table
 
-BPF_SOURCE = Path(__file__).resolve().parents[2] / "bpf" / "syscall_recorder.c"
+BPF_SOURCE = resources.BPF_DIR / "syscall_recorder.c"
 LABEL_KINDS = {"good": "good", "bad": "failure", None: "full"}
 POLL_MS = 10
 
