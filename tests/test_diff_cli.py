@@ -215,7 +215,9 @@ def test_missing_allowlist(capsys, tmp_path, traces):
 
 
 def test_allowlist_makes_the_error_expected(capsys, tmp_path, traces):
-    good, _, bad = traces
+    good, _, _ = traces
+    probing = PROGRAM[:3] + [("openat", "EACCES", "/srv/optional.conf")] + PROGRAM[3:]
+    bad = write(tmp_path / "probing.parquet", trace_frame("b2", probing, pid=91))
     allow = tmp_path / "allow.yaml"
     allow.write_text(yaml.safe_dump({"version": 1, "entries": [
         {"id": "srv-eacces", "source": "curated", "reason": "test", "probe": "openat", "errno": "EACCES",
@@ -223,9 +225,23 @@ def test_allowlist_makes_the_error_expected(capsys, tmp_path, traces):
     status, out, _ = run_cli(capsys, "diff", good, bad, "--allowlist", allow, "--json")
     obj = json.loads(out)
     assert obj["expected_ignored"]["by_entry"]["srv-eacces"]["count"] == 1
-    # The error itself is ignored; what the program did afterwards still differs.
-    assert obj["bifurcation"] is None or obj["bifurcation"]["errno"] is None
-    assert status == (1 if obj["anomaly"] else 0)
+    assert status == 0 and obj["bifurcation"] is None
+
+
+def test_no_allowlist_entry_covers_an_error_where_good_runs_succeeded(capsys, tmp_path, traces):
+    # The good run opened /srv/in.txt successfully: the same call failing is never routine,
+    # whatever the allowlist says.
+    good, _, bad = traces
+    allow = tmp_path / "allow.yaml"
+    allow.write_text(yaml.safe_dump({"version": 1, "entries": [
+        {"id": "srv-eacces", "source": "curated", "reason": "test", "probe": "openat", "errno": "EACCES",
+         "path": "/srv/*"}]}))
+    status, out, _ = run_cli(capsys, "diff", good, bad, "--allowlist", allow, "--json")
+    obj = json.loads(out)
+    assert status == 1
+    assert "srv-eacces" not in obj["expected_ignored"]["by_entry"]
+    b = obj["bifurcation"]
+    assert (b["probe"], b["errno"], b["path"]) == ("openat", "EACCES", "/srv/in.txt")
 
 
 # ------------------------------------------------------------------------------------------

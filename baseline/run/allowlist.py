@@ -364,13 +364,15 @@ def distinct_errors(prep: Any, rows: np.ndarray, with_plain: bool = False) -> li
         return []
     cols = [prep.probe[idx], prep.errno[idx], prep.pathkey[idx], prep.ncomm[idx]]
     cols.append(prep.plainpath[idx] if with_plain else np.zeros(len(idx), dtype=np.int64))
+    path2 = getattr(prep, "path2", None)
+    cols.append(path2[idx] if with_plain and path2 is not None else np.full(len(idx), -1, dtype=np.int64))
     combos = np.stack(cols, axis=1)
     uniq, inv = np.unique(combos, axis=0, return_inverse=True)
     inv = inv.reshape(-1)
     by_combo = np.argsort(inv, kind="stable")
     bounds = np.searchsorted(inv[by_combo], np.arange(len(uniq) + 1))
     out = []
-    for j, (probe, errno, pathkey, ncomm, plain) in enumerate(uniq.tolist()):
+    for j, (probe, errno, pathkey, ncomm, plain, second) in enumerate(uniq.tolist()):
         members = idx[by_combo[bounds[j] : bounds[j + 1]]]
         out.append(
             {
@@ -378,6 +380,7 @@ def distinct_errors(prep: Any, rows: np.ndarray, with_plain: bool = False) -> li
                 "errno": prep.errno_values[errno],
                 "npath": prep.path_string(pathkey),
                 "plain_npath": prep.npath_values[plain] if with_plain and plain >= 0 else None,
+                "path2": prep.path2_values[second] if second >= 0 else None,
                 "ncomm": prep.ncomm_values[ncomm] if ncomm >= 0 else None,
                 "rows": members,
                 "tkeys": sorted(set(prep.tkey[members].tolist())),

@@ -105,6 +105,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from baseline.run import align
@@ -117,6 +118,7 @@ from baseline.run.allowlist import (
 )
 from baseline.run.normalize import (
     Prepared,
+    normalize_paths,
     stream_rows,
     thread_roles,
 )
@@ -155,8 +157,24 @@ NOISE_PROBES = frozenset(
         "futex_wait", "futex_wake", "futex_requeue",
         "rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "getrandom", "sched_yield",
         "restart_syscall",
+        # A thread's own exit: when the main thread ends the process first (Python's join
+        # returns before its threads' final exit), exit_group kills the thread before it.
+        "exit",
     }
 )
+# An error at a call the good runs also make, with another outcome there (success, or
+# another errno), outranks novelty (a path, call or error the good runs never had).
+OUTCOME_CHANGE_BONUS = 3.5
+# Errnos that depend on timing or on what a descriptor is, not on the path: a success of the
+# same (call, path) in good runs says nothing against them being routine.
+TIMING_ERRNOS = frozenset({"EAGAIN", "EWOULDBLOCK", "EINTR", "ENOTTY", "ETIMEDOUT", "ECHILD", "EINPROGRESS",
+                           "EALREADY", "ERESTARTSYS", "ERESTARTNOINTR", "ERESTARTNOHAND", "ERESTART_RESTARTBLOCK"})
+# Two-path calls (source, target): which path an errno blames. The target for errors about
+# the destination; for ENOENT/ENOTDIR too unless the bad run shows the source itself failing.
+TWO_PATH_PROBES = frozenset({"rename", "renameat", "renameat2", "link", "linkat"})
+TARGET_ERRNOS = frozenset({"EEXIST", "ENOTEMPTY", "EISDIR", "EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT",
+                           "EMLINK", "ENOENT", "ENOTDIR", "ELOOP", "ENAMETOOLONG"})
+OUTPUT_BYTES = 256
 NOT_RECOVERED_BONUS = 1.5
 END_PROBE = "(end of thread)"
 TEXT_EXPECTED_SHOWN = 8
@@ -220,6 +238,10 @@ class DiffReport:
             if b["last_common"]:
                 lines.append("  last common events:")
                 lines += [f"    {_event_line(e)}" for e in b["last_common"]]
+            if b.get("next_event"):
+                lines.append(f"  then: {_event_line(b['next_event'])}")
+            if b.get("then_wrote"):
+                lines.append(f"  the bad run then wrote: {_quoted(b['then_wrote'])}")
             if b["good_instead"]:
                 lines.append("  good runs did instead:")
                 lines += [f"    {_event_line(e)}" for e in b["good_instead"]]
@@ -245,12 +267,21 @@ class DiffReport:
         return "\n".join(lines)
 
 
+def _quoted(text: str) -> str:
+    """Output bytes as one line: JSON string escapes (newlines, control characters)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
 def _describe(a: dict[str, Any]) -> str:
     if a["kind"] == "missing_process":
         return f"process {a['process']['role']} of the good runs never started"
     out = a["probe"]
     if a["path"]:
         out += f" {a['path']}"
+    if a.get("path2"):
+        out += f" (other path: {a['path2']})"
     out += f" -> {a['errno']}" if a["errno"] else " (no error: a path good runs never took)"
     return out
 
@@ -263,8 +294,12 @@ def _event_line(e: dict[str, Any]) -> str:
     s = f"seq {e['seq']}: {e['probe']}" if e["seq"] is not None else e["probe"]
     if e["path"]:
         s += f" {e['path']}"
+    if e.get("path2"):
+        s += f" {e['path2']}"
     if e["errno"]:
         s += f" -> {e['errno']}"
+    if e.get("output"):
+        s += f" wrote {_quoted(e['output'][:80])}"
     return s
 
 
@@ -287,21 +322,55 @@ class _Rows:
         p = self.p
         tkey = int(p.tkey[r])
         errno = p.errno_values[p.errno[r]] if p.errno[r] >= 0 else None
+        probe = p.probe_values[p.probe[r]]
         return {
-            "seq": int(p.seq[r]), "probe": p.probe_values[p.probe[r]], "errno": errno,
+            "seq": int(p.seq[r]), "probe": probe, "errno": errno,
             "path": p.value("path", r), "npath": p.path_string(int(p.pathkey[r])),
+            "path2": self.second_path(r, probe),
             "pid": int(p.pid[r]) if p.pid[r] >= 0 else None, "tid": int(p.tid[r]),
             "comm": p.value("comm", r), "trace_id": self.bad_ids[0] if tkey < 0 else self.good_ids[tkey],
+            "output": self.p.value("output", r) if "output" in self.p.table.column_names else None,
         }
+
+    def second_path(self, r: int, probe: str) -> str | None:
+        """The second path of a two-path call: the events column ``path2`` (schema 2); older
+        recordings kept a rename/link target in ``arg``."""
+        cols = self.p.table.column_names
+        second = self.p.value("path2", r) if "path2" in cols else None
+        if second is None and probe in TWO_PATH_PROBES and "arg" in cols:
+            arg = self.p.value("arg", r)
+            second = arg if isinstance(arg, str) and arg.startswith("/") else None
+        return second
+
+    def output_after(self, nb: int, seq: int, pid: int | None) -> str | None:
+        """The first OUTPUT_BYTES characters the bad run wrote to stdout/stderr/ttys/pipes from
+        `seq` on (the events column ``output``): this process's writes, else any process's."""
+        p = self.p
+        if "output" not in p.table.column_names:
+            return None
+        if not hasattr(self, "_has_output"):
+            col = p.table.column("output")
+            valid = np.asarray(col.is_valid()) if col.null_count < len(col) else np.zeros(len(col), dtype=bool)
+            self._has_output = np.flatnonzero(valid[p.order[:nb]]) if valid.any() else np.zeros(0, dtype=np.int64)
+        rows = self._has_output
+        rows = rows[p.seq[rows] >= seq]
+        if pid is not None and (p.pid[rows] == pid).any():
+            rows = rows[p.pid[rows] == pid]
+        text = ""
+        for r in rows[np.argsort(p.seq[rows], kind="stable")].tolist():
+            text += p.value("output", r) or ""
+            if len(text) >= OUTPUT_BYTES:
+                break
+        return text[:OUTPUT_BYTES] or None
 
 
 def _release(p: Prepared) -> None:
     """Drop the per-row arrays and raw columns the rest of the diff does not read (display
     needs seq, probe, errno, path key, pid, tid, trace key and the raw path/comm): about a
     third of the prepared memory, freed before the window model is built."""
-    for name in ("plainpath", "narg", "depth", "ppid", "ncomm", "sid"):
+    for name in ("narg", "depth", "ppid", "ncomm", "sid"):
         setattr(p, name, None)
-    p.table = p.table.select([c for c in ("path", "comm") if c in p.table.column_names])
+    p.table = p.table.select([c for c in ("path", "comm", "arg", "path2", "output") if c in p.table.column_names])
 
 
 def _stream_roles(p: Prepared) -> tuple[np.ndarray, list[str], list[str]]:
@@ -361,11 +430,34 @@ def diff_traces(
     expected_mask = np.zeros(n_rows, dtype=bool)
     err_cls_rows = np.zeros(n_rows, dtype=np.int8)
     by_entry: dict[str, dict[str, Any]] = {}
+    # (call, path) keys on the plain normalised path (no search masking): what the good runs
+    # completed successfully, and every outcome they had there.
+    calls = _call_keys(p)
+    outcomes = calls * np.int64(len(p.errno_values) + 1) + (p.errno + 1)
+    good_path_rows = (p.tkey >= 0) & (p.plainpath >= 0)
+    good_ok_calls = np.unique(calls[good_path_rows & (p.errno < 0)])
+    good_calls = np.unique(calls[good_path_rows])
+    good_outcomes = np.unique(outcomes[good_path_rows])
+    timing_codes = np.array([i for i, v in enumerate(p.errno_values) if v in TIMING_ERRNOS], dtype=np.int32)
+    # Per bad row: an error where the good runs had another outcome at the same call.
+    bad_err = np.flatnonzero((p.tkey[:nb] < 0) & (p.errno[:nb] >= 0) & (p.plainpath[:nb] >= 0))
+    outcome_change = np.zeros(n_rows, dtype=bool)
+    outcome_change[bad_err] = np.isin(calls[bad_err], good_calls) & ~np.isin(outcomes[bad_err], good_outcomes)
+    del outcomes
     for err in distinct_errors(p, np.ones(n_rows, dtype=bool), with_plain=True):
+        # No entry covers an error at a (call, path) the good runs completed successfully.
+        first = int(err["rows"][0])
+        done_in_good = (
+            p.plainpath[first] >= 0 and p.errno[first] not in timing_codes
+            and bool(np.isin(calls[first], good_ok_calls))
+        )
         # The plain normalised path first (curated globs name directories), then the
-        # search-masked one (learned entries generalise over search directories).
-        entry = rules.match(err["probe"], err["errno"], err["plain_npath"], err["ncomm"]) or rules.match(
-            err["probe"], err["errno"], err["npath"], err["ncomm"]
+        # search-masked one (learned entries generalise over search directories), then the
+        # second path of a two-path call.
+        entry = None if done_in_good else (
+            rules.match(err["probe"], err["errno"], err["plain_npath"], err["ncomm"])
+            or rules.match(err["probe"], err["errno"], err["npath"], err["ncomm"])
+            or (rules.match(err["probe"], err["errno"], err["path2"], err["ncomm"]) if err.get("path2") else None)
         )
         if entry is None:
             err_cls_rows[err["rows"]] = _error_class(err["errno"])
@@ -430,14 +522,21 @@ def diff_traces(
         max_cls = np.maximum.reduceat(b_cls, regions.start)
         has_novel = np.maximum.reduceat((novel & ~explained).astype(np.int8), regions.start) > 0
         recovered = regions.end < b_end[regions.sid] - 1
-        score = np.array([SEVERITY[int(c)] for c in max_cls]) + np.where(recovered, 0.0, NOT_RECOVERED_BONUS)
+        # Each region is named by its outcome change if any, else its most severe error, else
+        # its first event; scored by that event.
+        b_oc = np.where(bs.orig >= 0, outcome_change[np.maximum(bs.orig, 0)], False) & (b_cls > 0)
+        weight = b_cls + b_oc.astype(np.int8) * 4
+        max_weight = np.maximum.reduceat(weight, regions.start)
+        named = regions.start.copy()
+        for r in np.flatnonzero(max_weight > 0):
+            seg = weight[regions.start[r] : regions.end[r] + 1]
+            named[r] = regions.start[r] + int(np.argmax(seg == max_weight[r]))
+        named_cls, named_oc = b_cls[named], b_oc[named]
+        score = (np.array([SEVERITY[int(c)] for c in named_cls]) + np.where(named_oc, OUTCOME_CHANGE_BONUS, 0.0)
+                 + np.where(recovered, 0.0, NOT_RECOVERED_BONUS))
         # Known events in another order, re-joining good behaviour: timing, not a divergence.
         reorder = (max_cls == 0) & recovered & ~has_novel
         score[reorder] = REORDER_SCORE
-        named = regions.start.copy()
-        for r in np.flatnonzero(max_cls > 0):
-            seg = b_cls[regions.start[r] : regions.end[r] + 1]
-            named[r] = regions.start[r] + int(np.argmax(seg == max_cls[r]))
         named_seq = _seq_of(bs, named, seq_rows)
         order = np.lexsort((named_seq, -score))
         if (~reorder).any():
@@ -448,7 +547,7 @@ def diff_traces(
             pos, start = int(named[r]), int(regions.start[r])
             ev = _event(rows, bs, pos)
             lc_lo = max(int(b_start[sid]), start - context)
-            last_common = [_event(rows, bs, p) for p in range(lc_lo, start)]
+            last_common = [_event(rows, bs, q) for q in range(lc_lo, start)]
             candidates = np.array(
                 [j for j in range(n_streams)
                  if not is_bad_stream[j] and matched_role[j] == matched_role[sid] and g_end[j] > g_start[j]],
@@ -463,11 +562,23 @@ def diff_traces(
             good_instead = []
             if g is not None and g < len(gs):
                 gsid = int(gs.sid[g])
-                for p in range(g, min(g + context, len(gs))):
-                    if int(gs.sid[p]) != gsid:
+                for q in range(g, min(g + context, len(gs))):
+                    if int(gs.sid[q]) != gsid:
                         break
-                    good_instead.append(_event(rows, gs, p))
+                    good_instead.append(_event(rows, gs, q))
             proc = {"pid": ev["pid"], "tid": ev["tid"], "comm": ev["comm"], "role": s_role[sid]}
+            path, npath, other = ev["path"], ev["npath"], ev["path2"]
+            if other is not None and _blames_target(p, int(bs.orig[pos]), nb, ev["probe"], ev["errno"]):
+                path, npath, other = other, _normalised(p, other), path
+            # What the bad run printed from here on; after a content-free call (getpid...),
+            # also the next event that says something.
+            next_event = None
+            if ev["errno"] is None and ev["path"] is None and ev["seq"] is not None and not ev.get("output"):
+                for q in range(pos + 1, min(int(b_end[sid]), pos + 1 + 4 * k)):
+                    cand = _event(rows, bs, q)
+                    if cand["seq"] is not None and (cand["errno"] or cand["path"] or cand.get("output")):
+                        next_event = _strip(cand)
+                        break
             anomalies.append(
                 {
                     "rank": rank,
@@ -475,8 +586,11 @@ def diff_traces(
                     "kind": "error" if max_cls[r] else ("reordering" if reorder[r] else "divergence"),
                     "probe": ev["probe"],
                     "errno": ev["errno"],
-                    "path": ev["path"],
-                    "npath": ev["npath"],
+                    "path": path,
+                    "npath": npath,
+                    "path2": other,
+                    "then_wrote": rows.output_after(nb, int(named_seq[r]), ev["pid"]),
+                    "next_event": next_event,
                     "process": proc,
                     "position": int(named_seq[r]),
                     "recovered": bool(recovered[r]),
@@ -504,7 +618,8 @@ def diff_traces(
             anomalies.append(
                 {
                     "rank": len(anomalies) + 1, "score": SEVERITY[0], "kind": "missing_process",
-                    "probe": MISSING_PROBE, "errno": None, "path": None, "npath": None,
+                    "probe": MISSING_PROBE, "errno": None, "path": None, "npath": None, "path2": None,
+                    "then_wrote": None, "next_event": None,
                     "process": {"pid": None, "tid": None, "comm": rk.rsplit("/", 1)[-1].lstrip("~"), "role": rk},
                     "position": -1, "recovered": False, "unexplained_events": 0,
                     "last_common": [], "good_instead": [],
@@ -533,6 +648,27 @@ def diff_traces(
     )
 
 
+def _blames_target(p: Prepared, row: int, nb: int, probe: str, errno: str | None) -> bool:
+    """Whether the error of a two-path call (rename/link: source, target) is the target's:
+    errors about the destination are; a lookup error (ENOENT, ENOTDIR, ...) is unless the bad
+    run showed the source failing the same way before."""
+    if probe not in TWO_PATH_PROBES or errno not in TARGET_ERRNOS or row < 0:
+        return False
+    if errno in ("ENOENT", "ENOTDIR", "ELOOP", "ENAMETOOLONG"):
+        same = (p.plainpath[:nb] == p.plainpath[row]) & (p.errno[:nb] == p.errno[row]) & (p.seq[:nb] < p.seq[row])
+        return not bool(same.any())
+    return True
+
+
+def _normalised(p: Prepared, raw: str) -> str | None:
+    return normalize_paths(pa.array([raw], type=pa.string()), p.templates)[0].as_py()
+
+
+def _call_keys(p: Prepared) -> np.ndarray:
+    """Per row, int64 key of (probe, plain normalised path): a call site across runs."""
+    return p.probe.astype(np.int64) * np.int64(len(p.npath_values) + 1) + (p.plainpath + 1)
+
+
 def _seq_of(s: align.Streams, pos: np.ndarray, seq_rows: np.ndarray) -> np.ndarray:
     """seq of the source row of each position; END tokens take the seq of the row before."""
     pos = np.asarray(pos)
@@ -549,14 +685,14 @@ def _event(rows: _Rows, s: align.Streams, pos: int) -> dict[str, Any]:
     prev = int(s.orig[pos - 1]) if pos > 0 else -1
     base = rows.event(prev) if prev >= 0 else {}
     return {
-        "seq": None, "probe": END_PROBE, "errno": None, "path": None, "npath": None,
+        "seq": None, "probe": END_PROBE, "errno": None, "path": None, "npath": None, "path2": None, "output": None,
         "pid": base.get("pid"), "tid": base.get("tid"), "comm": base.get("comm"),
         "trace_id": base.get("trace_id"),
     }
 
 
 def _strip(e: dict[str, Any]) -> dict[str, Any]:
-    return {k: e[k] for k in ("seq", "probe", "errno", "path", "pid", "tid", "comm", "trace_id")}
+    return {k: e[k] for k in ("seq", "probe", "errno", "path", "path2", "pid", "tid", "comm", "trace_id", "output")}
 
 
 def write_report(report: DiffReport, as_json: bool, out: Any = None) -> None:

@@ -37,12 +37,24 @@ if TYPE_CHECKING:
 
 # RE2 rewrite rules applied in order to paths; each (pattern, replacement). Few rules on
 # purpose: each is one pass over every distinct path. ASCII classes ([0-9], not \\d) so the
-# meaning does not depend on the regex engine's Unicode defaults.
-PATH_RULES: list[tuple[str, str]] = [
+# meaning does not depend on the regex engine's Unicode defaults. Between the two, random
+# tokens (`mask_random_tokens`) and run-to-run varying names (`NameTemplates`) become <rand>.
+TEMP_RULES: list[tuple[str, str]] = [
     (r"\btmp(?:\.[A-Za-z0-9]{6,}|[a-z0-9_]{8}\b)", "tmp<rand>"),  # mktemp(1), Python tempfile
+]
+DIGIT_RULES: list[tuple[str, str]] = [
     # addresses, long hex ids, then any digit run: pids (/proc/<n>/), fds (fd/<n>), counters
     (r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]{16,}|[0-9]+", "<n>"),
 ]
+PATH_RULES: list[tuple[str, str]] = TEMP_RULES + DIGIT_RULES
+RAND = "<rand>"
+# Where mkstemp/mktemp put their files by default: there a 6+ character alphanumeric token
+# mixing two character classes (lower, upper, digit) is taken for random; elsewhere (sed -i,
+# zip, git write theirs beside the target) it must mix all three. Run-to-run variation
+# learned from the good runs (`NameTemplates`) covers the rest.
+TEMP_ROOTS = ("/tmp/", "/var/tmp/", "/dev/shm/")
+_TOKEN = re.compile(r"[A-Za-z0-9]{6,}")
+_RANDOM_PREFILTER = r"^(?:/tmp|/var/tmp|/dev/shm)/.*[A-Za-z0-9]{6}|[0-9][A-Za-z0-9]*[A-Z]|[A-Z][A-Za-z0-9]*[0-9]"
 # Rules for short free-form strings (arguments, thread names): numbers and addresses only.
 ARG_RULES: list[tuple[str, str]] = [
     (r"0[xX][0-9a-fA-F]+|[0-9]+", "<n>"),
@@ -56,7 +68,7 @@ SEARCH_DIR = "<search>"
 # Columns the analysis needs from the events table.
 ANALYSIS_COLUMNS = [
     "trace_id", "seq", "pid", "tid", "ppid", "comm", "probe", "depth", "errno", "path", "arg",
-    "kind", "command", "start_time",
+    "kind", "command", "start_time", "path2", "output",
 ]
 
 
@@ -126,13 +138,200 @@ def _replace_digit_runs(values: pa.Array, replacement: str) -> pa.Array:
     return result
 
 
+def _classes(token: str) -> int:
+    """How many of the classes lower, upper, digit occur in `token`."""
+    return (any(c.islower() for c in token) + any(c.isupper() for c in token)
+            + any(c.isdigit() for c in token))
+
+
+_ADDRESS = re.compile(r"0[xX][0-9a-fA-F]+\Z")
+
+
+def _mask_tokens(value: str) -> str:
+    need = 2 if value.startswith(TEMP_ROOTS) else 3
+
+    def one(m: re.Match) -> str:
+        token = m.group(0)
+        return RAND if _classes(token) >= need and not _ADDRESS.match(token) else token  # addresses: <n> later
+
+    return _TOKEN.sub(one, value)
+
+
+def mask_random_tokens(values: pa.Array) -> pa.Array:
+    """mkstemp-style random tokens (``/tmp/ccAb3xYz.s``, ``sortQ8wPz1``, ``tmp_obj_rFwKeZ``)
+    replaced by ``<rand>``: a 6+ character [A-Za-z0-9] token mixing two character classes under
+    a temp root (`TEMP_ROOTS`), all three anywhere. RE2 picks the few values that can hold one;
+    only those are rewritten in Python."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if len(values) == 0:
+        return values
+    hit = pc.fill_null(pc.match_substring_regex(values, _RANDOM_PREFILTER), False)
+    if not pc.any(hit).as_py():
+        return values
+    rewritten = pa.array([_mask_tokens(v) for v in pc.filter(values, hit).to_pylist()], type=pa.string())
+    return pc.replace_with_mask(values, hit, rewritten)
+
+
+def normalize_paths(values: pa.Array | pa.ChunkedArray, templates: NameTemplates | None = None) -> pa.Array:
+    """The path masking pipeline on an array of distinct paths: temp-name rules, learned
+    run-to-run varying names (`templates`), random tokens, then digit runs."""
+    values = apply_rules(values, TEMP_RULES)
+    if templates:
+        values = templates.apply(values)
+    return apply_rules(mask_random_tokens(values), DIGIT_RULES)
+
+
+_RUNS = re.compile(r"([A-Za-z0-9]+)")
+_HEX = frozenset("0123456789abcdef")
+
+
+def _random_token(token: str) -> bool:
+    """Random-looking: 6+ characters mixing two classes (lower, upper, digit), or 16+ hex."""
+    return len(token) >= NameTemplates.MIN_TOKEN and (_classes(token) >= 2 or (len(token) >= 16 and set(token) <= _HEX))
+
+
+def _split_runs(value: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    parts = _RUNS.split(value)
+    return tuple(parts[0::2]), tuple(parts[1::2])
+
+
+class NameTemplates:
+    """Names that vary from one run to the next at the same place: temporary files of any
+    naming scheme (git's ``tmp_obj_XXXXXX``, zip's ``ziXXXXXX``), per-run object ids.
+
+    Paths are compared by *shape* (separators and alphanumeric token lengths). Learned from
+    two sources:
+
+    * the good traces: paths seen in some good traces but not all, grouped by shape; a group
+      drawn from two or more good traces whose values differ in a token of 6+ characters (or
+      only in hex tokens, like git's object fan-out directories) is a template;
+    * the bad trace against the good ones: a path only the bad trace has and a good path of
+      the same shape that differ only in random-looking tokens (6+ characters mixing two
+      character classes, or 16+ hex digits; short hex tokens beside those) -- one good run
+      repeated in the same second gives nothing to learn from, yet its object ids differ
+      from the next run's.
+
+    A template's differing tokens are wildcards; so are the same tokens of its directory
+    prefixes (``objects/<rand>`` of ``objects/<rand>/tmp_obj_<rand>``). Applied to every path:
+    a value of a template's shape with the same fixed tokens gets ``<rand>`` for the wildcards.
+    """
+
+    MIN_TOKEN = 6
+
+    def __init__(self) -> None:
+        self.by_shape: dict[tuple, list[tuple[dict[int, str], frozenset[int]]]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.by_shape)
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self.by_shape.values())
+
+    def _add(self, seps: tuple[str, ...], lengths: tuple[int, ...], fixed: dict[int, str],
+             varying: frozenset[int]) -> None:
+        entry = (fixed, varying)
+        if entry not in self.by_shape.setdefault((seps, lengths), []):
+            self.by_shape[(seps, lengths)].append(entry)
+        for m in range(1, len(lengths)):  # directory prefixes ending after a wildcard
+            if seps[m].startswith("/") and any(j < m for j in varying):
+                prefix = ({j: v for j, v in fixed.items() if j < m}, frozenset(j for j in varying if j < m))
+                bucket = self.by_shape.setdefault((seps[:m] + ("",), lengths[:m]), [])
+                if prefix not in bucket:
+                    bucket.append(prefix)
+
+    @classmethod
+    def learn(cls, values: Values, codes: np.ndarray, tkey: np.ndarray) -> NameTemplates:
+        """`codes` (per row, -1 null) into `values`; `tkey` the row's trace: good traces 0..,
+        the bad trace -1."""
+        out = cls()
+        valid = codes >= 0
+        if not valid.any():
+            return out
+        radix = int(tkey.max(initial=0)) + 2  # trace keys -1.. shifted to 0..
+        pairs = np.unique(codes[valid].astype(np.int64) * radix + (tkey[valid].astype(np.int64) + 1))
+        code_of, trace_of = pairs // radix, pairs % radix - 1
+        uniq, first, count = np.unique(code_of, return_index=True, return_counts=True)
+        good_traces = np.unique(trace_of[trace_of >= 0])
+        n_good = len(good_traces)
+        in_bad = np.zeros(len(uniq), dtype=bool)
+        in_bad[np.searchsorted(uniq, code_of[trace_of < 0])] = True
+        n_good_of = count - in_bad
+        # 1. run-to-run variation among the good traces
+        if n_good >= 2:
+            groups: dict[tuple, list[tuple[tuple[str, ...], frozenset[int]]]] = {}
+            partial = (n_good_of > 0) & (n_good_of < n_good)
+            for code, lo, n in zip(uniq[partial].tolist(), first[partial].tolist(), count[partial].tolist(), strict=True):
+                value = values[code]
+                if value is None:
+                    continue
+                seps, runs = _split_runs(value)
+                traces = frozenset(t for t in trace_of[lo : lo + n].tolist() if t >= 0)
+                groups.setdefault((seps, tuple(len(r) for r in runs)), []).append((runs, traces))
+            for (seps, lengths), members in groups.items():
+                if len(members) < 2 or len(frozenset().union(*(t for _, t in members))) < 2:
+                    continue
+                varying = frozenset(j for j in range(len(lengths)) if len({runs[j] for runs, _ in members}) > 1)
+                if not varying or all(runs[j].isdigit() for runs, _ in members for j in varying):
+                    continue  # numbers (pids, counters) are <n> already
+                long_token = any(lengths[j] >= cls.MIN_TOKEN for j in varying)
+                hex_only = all(set(runs[j]) <= _HEX for runs, _ in members for j in varying)
+                if long_token or hex_only:
+                    out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths)) if j not in varying},
+                             varying)
+        # 2. paths only the bad trace has, against good paths of the same shape
+        bad_only = uniq[in_bad & (n_good_of == 0)]
+        if n_good and len(bad_only):
+            cand = [(v, _split_runs(v)) for v in (values[c] for c in bad_only.tolist())
+                    if v is not None and any(_random_token(t) for t in _RUNS.findall(v))]
+            if cand:
+                shapes = {(seps, tuple(len(r) for r in runs)) for _, (seps, runs) in cand}
+                lengths_wanted = pa.array(sorted({len(v) for v, _ in cand}), type=pa.int32())
+                good_codes = uniq[n_good_of > 0]
+                good_vals = values.arrow.take(pa.array(good_codes))
+                near = pc.fill_null(pc.is_in(pc.utf8_length(good_vals), value_set=lengths_wanted), False)
+                by_shape: dict[tuple, list[tuple[str, ...]]] = {}
+                for v in pc.filter(good_vals, near).to_pylist():
+                    seps, runs = _split_runs(v)
+                    shape = (seps, tuple(len(r) for r in runs))
+                    if shape in shapes:
+                        by_shape.setdefault(shape, []).append(runs)
+                for _, (seps, runs) in cand:
+                    lengths = tuple(len(r) for r in runs)
+                    for other in by_shape.get((seps, lengths), ()):
+                        varying = frozenset(j for j in range(len(runs)) if runs[j] != other[j])
+                        randomish = [j for j in varying if _random_token(runs[j]) and _random_token(other[j])]
+                        rest_hex = all(set(runs[j]) <= _HEX and set(other[j]) <= _HEX for j in varying)
+                        if randomish and (len(randomish) == len(varying) or rest_hex):
+                            out._add(seps, lengths, {j: runs[j] for j in range(len(runs)) if j not in varying}, varying)
+                            break
+        return out
+
+    def apply(self, values: pa.Array) -> pa.Array:
+        """Wildcard tokens of matching values replaced by ``<rand>`` (null stays null)."""
+        if not self.by_shape:
+            return values
+        out = []
+        changed = False
+        for value in values.to_pylist():
+            if value is not None:
+                seps, runs = _split_runs(value)
+                for fixed, varying in self.by_shape.get((seps, tuple(len(r) for r in runs)), ()):
+                    if all(runs[j] == v for j, v in fixed.items()):
+                        value = "".join(s + (RAND if j in varying else r) for j, (s, r) in enumerate(zip(seps, runs, strict=False))) + seps[-1]
+                        changed = True
+                        break
+            out.append(value)
+        return pa.array(out, type=pa.string()) if changed else values
+
+
 def normalize_path_expr(col: str = "path") -> pl.Expr:
     """Polars expression masking noise in a path column (null stays null); same engine and
     rules as everything else here."""
     import polars as pl
 
     return pl.col(col).map_batches(
-        lambda s: pl.Series(s.name, apply_rules(s.cast(pl.String).to_arrow(), PATH_RULES)),
+        lambda s: pl.Series(s.name, normalize_paths(s.cast(pl.String).to_arrow())),
         return_dtype=pl.String,
     )
 
@@ -141,7 +340,8 @@ def normalize_string(value: str | None, rules: list[tuple[str, str]] | None = No
     """Normalise one string with the same rules (for commands, tests and display)."""
     if value is None:
         return None
-    return apply_rules(pa.array([value], type=pa.string()), rules or PATH_RULES)[0].as_py()
+    arr = pa.array([value], type=pa.string())
+    return (apply_rules(arr, rules) if rules else normalize_paths(arr))[0].as_py()
 
 
 def _mapped(df: pl.DataFrame, col: str, rules: list[tuple[str, str]], out: str) -> pl.DataFrame:
@@ -149,7 +349,8 @@ def _mapped(df: pl.DataFrame, col: str, rules: list[tuple[str, str]], out: str) 
     import polars as pl
 
     uniq = df.select(pl.col(col).unique()).drop_nulls()
-    mapped = apply_rules(uniq.get_column(col).cast(pl.String).to_arrow(), rules)
+    arrow = uniq.get_column(col).cast(pl.String).to_arrow()
+    mapped = normalize_paths(arrow) if rules is PATH_RULES else apply_rules(arrow, rules)
     uniq = uniq.with_columns(pl.Series(out, mapped, dtype=pl.String))
     return df.join(uniq, on=col, how="left", nulls_equal=False)
 
@@ -187,10 +388,10 @@ def normalize_events(df: pl.DataFrame, stream_keys: tuple[str, ...] = ("trace_id
 # ------------------------------------------------------------------------------------------
 # the fast path: integer codes over Arrow dictionaries
 # ------------------------------------------------------------------------------------------
-DICT_COLUMNS = ["trace_id", "comm", "probe", "errno", "path", "arg", "kind", "command"]
+DICT_COLUMNS = ["trace_id", "comm", "probe", "errno", "path", "arg", "kind", "command", "path2"]
 SEARCH_KEY_OFFSET = 1 << 40  # path keys >= this are <search>/<basename #(key - offset)>
 # Raw columns a Prepared keeps for display (everything else becomes integer arrays).
-KEPT_COLUMNS = ("path", "comm", "start_time")
+KEPT_COLUMNS = ("path", "comm", "start_time", "arg", "path2", "output")
 
 
 class Values:
@@ -360,6 +561,9 @@ class Prepared:
     base_values: Values
     narg_values: Values
     ncomm_values: Values
+    path2: np.ndarray | None = None
+    path2_values: Values | None = None
+    templates: NameTemplates | None = None
 
     def __len__(self) -> int:
         return len(self.order)
@@ -389,9 +593,12 @@ class Prepared:
         path, path_radix = self._dense_path()
         depth_lo = int(self.depth.min()) if len(self) else 0
         depth = self.depth - depth_lo
-        return _pack([(self.probe + 1, len(self.probe_values) + 1), (self.errno + 1, len(self.errno_values) + 1),
-                      (path, path_radix), (self.narg + 1, len(self.narg_values) + 1),
-                      (depth, int(depth.max(initial=0)) + 1)])
+        fields = [(self.probe + 1, len(self.probe_values) + 1), (self.errno + 1, len(self.errno_values) + 1),
+                  (path, path_radix), (self.narg + 1, len(self.narg_values) + 1),
+                  (depth, int(depth.max(initial=0)) + 1)]
+        if self.path2_values is not None and len(self.path2_values):
+            fields.append((self.path2 + 1, len(self.path2_values) + 1))
+        return _pack(fields)
 
     def call_keys(self) -> np.ndarray:
         """The call key of each row (see `token_parts`)."""
@@ -424,7 +631,7 @@ def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
     return rank[key]
 
 
-def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
+def prepare(table: pa.Table, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     """Normalise an events table (as from tracer.schema.read_arrow) into a `Prepared`.
 
     `tkey` gives each source row its trace number (the caller decides: e.g. -1 for the bad
@@ -471,9 +678,21 @@ def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
     pid, ppid, depth = ints("pid"), ints("ppid"), ints("depth", 0)
     probe, probe_values = coded("probe", None)
     errno, errno_values = coded("errno", None)
-    narg, narg_values = coded("arg", PATH_RULES)
     ncomm, ncomm_values = coded("comm", ARG_RULES)
-    npath, npath_values = coded("path", PATH_RULES)
+    # Paths: raw codes first; the distinct values are masked (temp rules, random tokens), the
+    # run-to-run varying names learned from the good rows, then digits (see NameTemplates).
+    raw_path, raw_values = coded("path", None)
+    pre_of_raw, pre_values = _factorize(apply_rules(raw_values.arrow, TEMP_RULES))
+    templates = NameTemplates.learn(pre_values, _remap(raw_path, pre_of_raw), tkey) if learn_names else NameTemplates()
+    final_of_pre, npath_values = _factorize(
+        apply_rules(mask_random_tokens(templates.apply(pre_values.arrow)), DIGIT_RULES))
+    npath = _remap(raw_path, final_of_pre[pre_of_raw])
+    del raw_path, pre_of_raw, final_of_pre
+    narg, narg_values = _coded_paths(table.column("arg"), order, templates)
+    if "path2" in table.column_names and table.column("path2").null_count < n:
+        path2, path2_values = _coded_paths(table.column("path2"), order, templates)
+    else:
+        path2, path2_values = np.full(n, -1, dtype=np.int32), Values(pa.array([], type=pa.string()))
     pathkey = npath.astype(np.int64)
     base_index: dict[str, int] = {}
     search_errnos = np.array([i for i, v in enumerate(errno_values) if v in SEARCH_ERRNOS], dtype=np.int32)
@@ -496,10 +715,18 @@ def prepare(table: pa.Table, tkey: np.ndarray) -> Prepared:
     return Prepared(
         table=table.select([c for c in KEPT_COLUMNS if c in table.column_names]),
         order=order, tkey=tkey, tid=tid, pid=pid, ppid=ppid, seq=seq, depth=depth, probe=probe, errno=errno,
-        pathkey=pathkey, plainpath=npath, narg=narg, ncomm=ncomm, sid=sid,
+        pathkey=pathkey, plainpath=npath, narg=narg, ncomm=ncomm, sid=sid, path2=path2,
         probe_values=probe_values, errno_values=errno_values, npath_values=npath_values,
         base_values=base_values, narg_values=narg_values, ncomm_values=ncomm_values,
+        path2_values=path2_values, templates=templates,
     )
+
+
+def _coded_paths(col: pa.ChunkedArray, order: np.ndarray, templates: NameTemplates) -> tuple[np.ndarray, Values]:
+    """Codes of a path-like column into its distinct masked values (see `normalize_paths`)."""
+    raw, values = _coded_column(col, order, None)
+    norm_of_raw, norm_values = _factorize(normalize_paths(values.arrow, templates))
+    return _remap(raw, norm_of_raw), norm_values
 
 
 def _drop(table: pa.Table, *names: str) -> pa.Table:
