@@ -13,9 +13,11 @@ Method
    exec'd names, threads as ``~name``), so thread and child-process interleaving is irrelevant.
 3. **Transparent events**: an error matching the allowlist (the curated expected_errors.yaml
    plus, with ``learn=True``, every (probe, errno, path, process) error the good runs produced)
-   is removed from good and bad streams alike and counted per entry; so are successful calls
-   of timing/allocator/randomness *noise probes* (`NOISE_PROBES`: brk, mmap, futex,
-   rt_sigreturn, getrandom, ...) -- an unexpected error on one of those still counts.
+   is removed from good and bad streams alike and counted per entry; so are calls of
+   timing/allocator/randomness *noise probes* (`NOISE_PROBES`: brk, mmap, futex, rt_sigreturn,
+   getrandom, a thread's own exit, ...) that succeed or fail for timing (`TIMING_ERRNOS`:
+   futex EAGAIN/ETIMEDOUT under contention) -- any other error on one of those still counts.
+   No entry covers an error at a (call, path) the good runs completed successfully.
 4. **Loop compression** (DiffTrace): repeated n-grams (n <= 4) collapse, so iteration counts
    do not matter; a virtual END token closes every stream.
 5. **Model** (stide): the set of length-k windows (default k=4) of every good stream, keyed by
@@ -470,7 +472,9 @@ def diff_traces(
                                                   "context": entry.context})
             info["count"] += in_bad
     noise_codes = [i for i, v in enumerate(p.probe_values) if v in noise_probes]
-    drop = expected_mask | (np.isin(p.probe, noise_codes) & (err_cls_rows == 0))
+    # Noise probes drop out when they succeed or fail for timing (futex EAGAIN/ETIMEDOUT
+    # under contention, EINTR): how often that happens is scheduling, not program logic.
+    drop = expected_mask | (np.isin(p.probe, noise_codes) & ((err_cls_rows == 0) | np.isin(p.errno, timing_codes)))
     del expected_mask
 
     # Streams and roles (bad streams first).
