@@ -53,8 +53,8 @@ RAND = "<rand>"
 # zip, git write theirs beside the target) it must mix all three. Run-to-run variation
 # learned from the good runs (`NameTemplates`) covers the rest.
 TEMP_ROOTS = ("/tmp/", "/var/tmp/", "/dev/shm/")
-_TOKEN = re.compile(r"[A-Za-z0-9]{6,}")
-_RANDOM_PREFILTER = r"^(?:/tmp|/var/tmp|/dev/shm)/.*[A-Za-z0-9]{6}|[0-9][A-Za-z0-9]*[A-Z]|[A-Z][A-Za-z0-9]*[0-9]"
+_TOKEN = re.compile(r"[A-Za-z0-9_]{6,}")  # "_" inside: Python tempfile names use it
+_RANDOM_PREFILTER = r"^(?:/tmp|/var/tmp|/dev/shm)/.*[A-Za-z0-9_]{6}|[0-9][A-Za-z0-9_]*[A-Z]|[A-Z][A-Za-z0-9_]*[0-9]"
 # Rules for short free-form strings (arguments, thread names): numbers and addresses only.
 ARG_RULES: list[tuple[str, str]] = [
     (r"0[xX][0-9a-fA-F]+|[0-9]+", "<n>"),
@@ -159,7 +159,7 @@ def _mask_tokens(value: str) -> str:
 
 def mask_random_tokens(values: pa.Array) -> pa.Array:
     """mkstemp-style random tokens (``/tmp/ccAb3xYz.s``, ``sortQ8wPz1``, ``tmp_obj_rFwKeZ``)
-    replaced by ``<rand>``: a 6+ character [A-Za-z0-9] token mixing two character classes under
+    replaced by ``<rand>``: a 6+ character [A-Za-z0-9_] token mixing two character classes under
     a temp root (`TEMP_ROOTS`), all three anywhere. RE2 picks the few values that can hold one;
     only those are rewritten in Python."""
     if isinstance(values, pa.ChunkedArray):
@@ -182,7 +182,7 @@ def normalize_paths(values: pa.Array | pa.ChunkedArray, templates: NameTemplates
     return apply_rules(mask_random_tokens(values), DIGIT_RULES)
 
 
-_RUNS = re.compile(r"([A-Za-z0-9]+)")
+_RUNS = re.compile(r"([A-Za-z0-9_]+)")
 _HEX = frozenset("0123456789abcdef")
 
 
