@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything tracebase needs on a Debian/Ubuntu machine, idempotently.
 # - Python deps into .venv via uv (locked).
-# - As root: bcc (python3-bpfcc, bpfcc-tools), bpftool, strace, kernel headers; when the running
+# - As root: bcc (python3-bpfcc, bpfcc-tools), bpftool, strace, chromium (headless, for the
+#   report rendering tests), kernel headers; when the running
 #   kernel has no headers package, /lib/modules/$(uname -r)/build is pointed at the newest
 #   Debian linux-headers-* tree (bcc only needs the UAPI/generic headers for our programs).
 # - Makes Debian's bcc bindings importable from the venv without exposing all of dist-packages.
@@ -34,6 +35,13 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         say "installing Debian packages: ${need[*]}"
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    fi
+    # Headless Chromium renders the HTML reports in the tests (screenshots, console errors);
+    # ~110 MB, about 40 s here. Without it those tests skip with the reason.
+    if ! command -v chromium >/dev/null; then
+        say "installing Debian package: chromium (the report rendering tests use it headless)"
+        [ ${#need[@]} -gt 0 ] || apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
     fi
     if [ ! -e "$build/include" ]; then
         hdr="$(newest_headers)"

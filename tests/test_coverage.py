@@ -131,13 +131,13 @@ def test_application_failure_coverage_matches_the_73_percent_shape(report):
 def test_written_report_is_self_contained(report, tmp_path):
     written = write_report(report, tmp_path)
     html = written["html"].read_text()
-    images = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", html)
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
     assert len(images) == 4
     assert all(base64.b64decode(i)[:8] == b"\x89PNG\r\n\x1a\n" for i in images)
     assert "http://" not in html and "https://" not in html  # nothing fetched from the network
     assert "ops.reg_user_mr -&gt; bnxt_re_reg_user_mr (live on 1/1)" in html
     md = written["markdown"].read_text()
-    assert "| ib_uverbs_reg_mr | uverbs | 150 | 12 | 0.0800 | 4 | 200 | rising | 3 | EFAULT:8, ENOMEM:4 |" in md  # layer from the probe set
+    assert "| ib_uverbs_reg_mr | uverbs | 150 | 12 | 8.00 % | 4 | +200 % | rising | 3 | EFAULT 8, ENOMEM 4 |" in md  # layer from the probe set
     assert (tmp_path / "2026-W48" / "charts" / "errno_mix.png").is_file()
     assert read(written["probes"], "coverage_probes").height == report.probes.height
     assert read(written["app"], "coverage_app")["failures"].sum() == 99
@@ -189,6 +189,8 @@ def test_app_failures_seen_by_a_live_probe_at_that_time(tmp_path):
     ]
     parsed = parse_nccl_lines(lines, "job.log")
     report = weekly_report(root, week="2026-W48", probe_set=PROBE_SET, app_failures=parsed.failures)
+    page = write_report(report, tmp_path / "out")["html"].read_text()
+    assert "42.9 %" not in page and "43 %" in page and "of 7 application-labelled failures" in page
     app = {r["verb"]: (r["failures"], r["seen"], r["category"]) for r in report.app.iter_rows(named=True)}
     assert app == {"ibv_reg_mr": (5, 3, "probed"), "ibv_modify_qp": (1, 0, "probed"), "ibv_dealloc_pd": (1, 0, "cleanup")}
     assert report.app_summary["seen"] == pytest.approx(3 / 7)

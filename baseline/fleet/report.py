@@ -1,17 +1,18 @@
 """Render an audit (baseline.fleet.audit.AuditResult) for people: a terminal summary and a
-self-contained HTML page with plots (matplotlib PNGs embedded as base64)."""
+self-contained HTML page (the shared templates of baseline.templates: one style with the
+coverage report, charts embedded as base64 PNG)."""
 
 from __future__ import annotations
 
-import base64
-import html
-import io
+import datetime as dt
+import math
 import os
 from pathlib import Path
 
 import polars as pl
 
 from baseline.fleet.audit import AuditResult
+from baseline.templates import charts, num, render, when
 from tracer import atomic
 
 
@@ -52,87 +53,121 @@ def terminal_report(result: AuditResult, top: int = 15) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode()
+TOP_CLUSTERS_OVER_TIME = 6
+TABLE_ROWS = 40
 
 
-def _plots(result: AuditResult, top: int = 8) -> list[tuple[str, str]]:
-    import matplotlib
+def _bucket(result: AuditResult) -> str:
+    lo, hi = result.window
+    span = (hi - lo).total_seconds() if lo is not None and hi is not None else 0
+    return "1h" if span > 12 * 3600 else "10m"
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    out = []
-    open_ = result.findings.filter(pl.col("cluster_id").is_not_null()) if result.findings.height else result.findings
-    if open_.height:
-        top_ids = result.clusters.head(top)["cluster_id"].to_list()
-        span = (result.window[1] - result.window[0]).total_seconds() if result.window[0] else 0
-        every = "1h" if span > 6 * 3600 else "10m"
+def _label(cluster_id: int, signature: str) -> str:
+    return f"#{cluster_id} {signature}"
+
+
+def cluster_panels(result: AuditResult, every: str, now: dt.datetime) -> list[tuple[str, list[dt.datetime], list[float]]]:
+    """Per top cluster: (label naming its signature, bucket times, open findings per bucket).
+
+    A bucket in which nothing at all was audited (no finding of any kind) is NaN, a gap: no data
+    is not zero failures. Buckets after `now` are left out."""
+    f = result.findings
+    clustered = f.filter(pl.col("cluster_id").is_not_null()) if f.height else f
+    if clustered.height == 0:
+        return []
+    lo = min(result.window[0] or f["time"].min(), now)
+    hi = min(result.window[1] or f["time"].max(), now)  # never a future interval
+    buckets = pl.datetime_range(pl.lit(lo).dt.truncate(every), pl.lit(hi).dt.truncate(every), every, eager=True,
+                                time_zone="UTC", time_unit="ns").alias("t").to_frame()
+    present = f.select(pl.col("time").dt.truncate(every).alias("t")).unique().with_columns(data=pl.lit(True))
+    panels = []
+    for cid, sig, total in result.clusters.head(TOP_CLUSTERS_OVER_TIME).select("cluster_id", "signature", "failures").iter_rows():
+        counts = (
+            clustered.filter(pl.col("cluster_id") == cid)
+            .group_by(pl.col("time").dt.truncate(every).alias("t")).agg(n=pl.len())
+        )
         series = (
-            open_.filter(pl.col("cluster_id").is_in(top_ids))
-            .group_by("cluster_id", pl.col("time").dt.truncate(every).alias("t"))
-            .agg(pl.len().alias("n"))
+            buckets.join(present, on="t", how="left").join(counts, on="t", how="left")
+            .with_columns(pl.when(pl.col("data")).then(pl.col("n").fill_null(0)).otherwise(None).cast(pl.Float64))
             .sort("t")
         )
-        fig, ax = plt.subplots(figsize=(9, 3.5))
-        for cid in top_ids:
-            s = series.filter(pl.col("cluster_id") == cid)
-            ax.plot(s["t"].to_list(), s["n"].to_list(), marker=".", label=f"#{cid}")
-        ax.set_ylabel(f"failures per {every}")
-        ax.set_title("Root-cause clusters over time")
-        ax.legend(fontsize=7, ncol=4)
-        fig.autofmt_xdate()
-        out.append(("Clusters over time", _png(fig)))
+        values = [math.nan if v is None else v for v in series["n"].to_list()]
+        panels.append((f"#{cid} ({total:,}) {sig}", series["t"].to_list(), values))
+    return panels
 
-        fig, ax = plt.subplots(figsize=(9, 3.5))
-        c = result.clusters.head(top)
-        ax.barh([f"#{i}" for i in c["cluster_id"].to_list()][::-1], c["hosts"].to_list()[::-1])
-        ax.set_xlabel("hosts")
-        ax.set_title("Hosts touched per cluster")
-        out.append(("Hosts per cluster", _png(fig)))
 
-        layers = open_.group_by("origin_layer").agg(pl.len().alias("n")).sort("n", descending=True)
-        fig, ax = plt.subplots(figsize=(5, 3))
-        ax.bar([str(x) for x in layers["origin_layer"].to_list()], layers["n"].to_list())
-        ax.set_title("Origin layer of open findings")
-        out.append(("Origin layers", _png(fig)))
+def _charts(result: AuditResult, now: dt.datetime) -> dict[str, charts.Chart | None]:
+    out: dict[str, charts.Chart | None] = {"over_time": None, "hosts": None, "layers": None}
+    f = result.findings
+    every = _bucket(result)
+    panels = cluster_panels(result, every, now)
+    if not panels:
+        return out
+    times = panels[0][1]
+    out["over_time"] = charts.small_multiples(
+        "clusters_over_time", "Open findings per cluster", panels, ylabel=f"per {every}",
+        start=times[0], end=times[-1] if len(times) > 1 else times[0] + dt.timedelta(hours=1),
+    )
+    c = result.clusters.head(12)
+    out["hosts"] = charts.hbar(
+        "hosts_per_cluster", "Hosts touched per cluster",
+        [_label(i, s) for i, s in c.select("cluster_id", "signature").iter_rows()], c["hosts"].to_list(), xlabel="hosts",
+    )
+    open_ = f.filter(~pl.col("expected"))
+    if open_.height:
+        layers = open_.group_by("origin_layer").agg(n=pl.len()).sort("n", descending=True)
+        out["layers"] = charts.hbar(
+            "origin_layers", "Open findings by origin layer",
+            [str(x) for x in layers["origin_layer"].to_list()], layers["n"].to_list(), xlabel="open findings",
+            color=charts.PALETTE[1],
+        )
     return out
 
 
-def _table(df: pl.DataFrame, columns: list[str]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    rows = []
-    for r in df.select(columns).iter_rows():
-        rows.append("<tr>" + "".join(f"<td>{html.escape('' if v is None else str(v))}</td>" for v in r) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+def _rows(df: pl.DataFrame, limit: int = TABLE_ROWS) -> list[dict[str, str]]:
+    """Display strings: counts with separators, times to the minute, scores to 2 decimals."""
+    out = []
+    for r in df.head(limit).iter_rows(named=True):
+        row = {}
+        for k, v in r.items():
+            if isinstance(v, dt.datetime):
+                row[k] = when(v)
+            elif k == "score" and v is not None:
+                row[k] = f"{v:.2f}"
+            else:
+                row[k] = num(v)
+        if "signature" in r and "deeper than probes" in (r["signature"] or ""):
+            row["signature"] += " *"
+        out.append(row)
+    return out
 
 
-def html_report(result: AuditResult, title: str = "tracebase fleet audit") -> str:
-    """A self-contained HTML page (no external assets)."""
-    plots = "".join(
-        f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{data}"><figcaption>{html.escape(name)}</figcaption></figure>'
-        for name, data in _plots(result)
+def html_report(result: AuditResult, title: str = "tracebase fleet audit", now: dt.datetime | None = None) -> str:
+    """A self-contained HTML page (no scripts, no external assets), from the shared templates."""
+    now = now or dt.datetime.now(dt.UTC)
+    f = result.findings
+    n_open = f.filter(~pl.col("expected")).height if f.height else 0
+    lo, hi = result.window
+    hosts = f.filter(~pl.col("expected"))["host"].n_unique() if f.height else 0
+    cards = [
+        {"label": "findings", "value": num(f.height)},
+        {"label": "open", "value": num(n_open), "tone": "bad" if n_open else "good"},
+        {"label": "expected errors set aside", "value": num(f.height - n_open)},
+        {"label": "root-cause clusters", "value": num(result.clusters.height)},
+        {"label": "hosts with open findings", "value": num(hosts)},
+        {"label": "host alerts", "value": num(result.host_alerts.height), "tone": "warn" if result.host_alerts.height else ""},
+    ]
+    subtitle = f"Window {when(lo)} – {when(hi)} UTC" if lo is not None else "Empty window"
+    if result.traces_audited:
+        subtitle += f" · {result.traces_audited:,} traces audited"
+    return render(
+        "audit.html.j2", kind="Fleet audit", title=title, subtitle=subtitle, cards=cards, has_findings=f.height > 0,
+        window=result.window, bucket=_bucket(result).replace("1h", "hour").replace("10m", "10 minutes"),
+        top=min(TOP_CLUSTERS_OVER_TIME, result.clusters.height), charts=_charts(result, now),
+        clusters=_rows(result.clusters), clusters_total=result.clusters.height,
+        alerts=_rows(result.host_alerts), alerts_total=result.host_alerts.height, generated=now,
     )
-    summary = html.escape(terminal_report(result, top=0).split("\n\n")[0])
-    clusters = _table(result.clusters, ["cluster_id", "signature", "failures", "hosts", "jobs", "origin_layer",
-                                        "first_seen", "last_seen", "trend", "example_trace_id"]) if result.clusters.height else "<p>none</p>"
-    alerts = _table(result.host_alerts, ["host", "alert", "probe", "errno", "since", "score", "detail"]) if result.host_alerts.height else "<p>none</p>"
-    return f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>body{{font-family:sans-serif;margin:2em;max-width:1200px}}table{{border-collapse:collapse;font-size:12px}}
-td,th{{border:1px solid #ccc;padding:3px 6px;text-align:left}}th{{background:#eee}}pre{{background:#f6f6f6;padding:1em}}
-figure{{display:inline-block;margin:0.5em}}</style></head><body>
-<h1>{html.escape(title)}</h1><pre>{summary}</pre>
-{plots}
-<h2>Root-cause clusters</h2>{clusters}
-<h2>Host alerts</h2>{alerts}
-</body></html>
-"""
 
 
 def write_html(result: AuditResult, path: str | os.PathLike) -> Path:

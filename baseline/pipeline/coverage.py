@@ -12,16 +12,16 @@ histograms, per host and snapshot) and, optionally, application-labelled failure
 * application failures: the fraction whose kernel counterpart is probed, the rest by exclusion
   category (cleanup, read-only, not probed, not mapped) — RDMATracer's 73% analysis.
 
-`weekly_report` computes a `CoverageReport`; `write_report` writes HTML (self-contained,
-charts embedded as base64 PNG), Markdown and Parquet.
+`weekly_report` computes a `CoverageReport`; `write_report` writes HTML (the shared templates of
+baseline.templates, self-contained, charts embedded as base64 PNG), Markdown and Parquet. The
+headline is RDMATracer's figure: the share of application-labelled failures whose kernel
+counterpart a live probe saw, with the uncovered ones listed by operation.
 """
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import html
-import io
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -36,6 +36,7 @@ from baseline.pipeline.nccl import (
     kernel_counterparts,
     verb_mapping,
 )
+from baseline.templates import change, charts, num, pct, render
 from tracer import atomic
 from tracer.errors import TracebaseError
 from tracer.schema import dataset_files, polars_schema, scan, write_table
@@ -401,229 +402,254 @@ def _app_coverage(
 
 
 # --------------------------------------------------------------------------------------------
-# rendering
+# rendering: the shared templates and chart style of baseline.templates
 # --------------------------------------------------------------------------------------------
-def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    import matplotlib.pyplot as plt
+WEEK_COLOR, PREV_COLOR = charts.PALETTE[0], charts.MUTED
+APP_PARTS = (  # (key, legend, colour, why uncovered)
+    ("seen", "seen by a live probe", "#3f9b5c", None),
+    ("probed", "probed, not seen", "#d9822b", "its probes were not live on that host, or counted nothing then"),
+    ("cleanup", "cleanup (not probed)", "#3b6ea8", "cleanup path: not probed on purpose (fails by panicking, not errno)"),
+    ("read-only", "read-only (not probed)", "#7e5aa6", "read-only query: not probed on purpose (routine errors)"),
+    ("not probed", "not probed", "#c23b3b", "no probe on any of its kernel functions"),
+    ("not mapped", "not mapped", "#6f7780", "no system call (data path) or a verb outside the reference"),
+)
+RDMATRACER_FIGURE = 0.73  # RDMATracer (NAIC '26): application failures that fell on probed functions
 
-    plt.close(fig)
-    return buf.getvalue()
+
+def _app_parts(report: CoverageReport) -> dict[str, int]:
+    """Failures per headline part: seen, probed but unseen, and the static categories."""
+    parts = dict.fromkeys((k for k, *_ in APP_PARTS), 0)
+    for r in report.app.iter_rows(named=True):
+        seen = r["seen"] or 0
+        parts["seen"] += seen
+        parts[r["category"]] += r["failures"] - seen
+    return parts
 
 
-def render_charts(report: CoverageReport) -> dict[str, bytes]:
-    """PNG charts keyed by name (matplotlib, Agg backend, no display needed)."""
-    import matplotlib
+def uncovered_by_operation(report: CoverageReport) -> pl.DataFrame:
+    """Application failures no live probe saw, by operation and reason, largest first."""
+    why = {k: reason for k, _, _, reason in APP_PARTS if reason}
+    app = report.app.with_columns(uncovered=pl.col("failures") - pl.col("seen").fill_null(0)).filter(pl.col("uncovered") > 0)
+    return (
+        app.group_by(pl.col("operation").fill_null("–"), "category")
+        .agg(verbs=pl.col("verb").sort().str.join(", "), failures=pl.col("uncovered").sum())
+        .with_columns(reason=pl.col("category").replace_strict(why, default=None))
+        .sort(["failures", "operation"], descending=[True, False])
+    )
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
 
-    charts: dict[str, bytes] = {}
+def _daily_series(report: CoverageReport, which: str, today: dt.date) -> list[float]:
+    """Failures per weekday; NaN where there is no data (no counter rows) or the day is still ahead."""
+    sub = report.daily.filter(pl.col("week") == which)
+    values = dict(zip(sub["day"].to_list(), sub["failures"].to_list(), strict=True))
+    monday = report.start if which == "current" else report.start - dt.timedelta(days=7)
+    return [math.nan if monday + dt.timedelta(days=d) > today or d not in values else float(values[d]) for d in range(7)]
+
+
+def render_charts(report: CoverageReport, now: dt.datetime | None = None) -> dict[str, charts.Chart]:
+    """Charts keyed by name (matplotlib, Agg backend); a chart without data is left out."""
+    today = (now or dt.datetime.now(dt.UTC)).date()
+    out: dict[str, charts.Chart] = {}
+    if report.app_total:
+        parts = _app_parts(report)
+        shown = [(label, [parts[k] / report.app_total], color) for k, label, color, _ in APP_PARTS if parts[k]]
+        out["app_coverage"] = charts.stacked_shares(
+            "app_coverage", f"Application-labelled failures ({report.app_total:,}) by kernel coverage",
+            [report.week], shown, xlabel="share of application-labelled failures")
     top = report.probes.filter((pl.col("failures") > 0) | (pl.col("prev_failures") > 0)).head(12)
     if not top.is_empty():
-        names = top["probe"].to_list()[::-1]
-        fig, ax = plt.subplots(figsize=(9, 0.45 * len(names) + 1.2))
-        y = range(len(names))
-        ax.barh([i + 0.2 for i in y], top["failures"].to_list()[::-1], height=0.4, label=report.week, color="#c0392b")
+        groups = [(report.week, top["failures"].to_list(), WEEK_COLOR)]
         if top["prev_failures"].sum():
-            ax.barh([i - 0.2 for i in y], top["prev_failures"].to_list()[::-1], height=0.4, label="previous week", color="#95a5a6")
-        ax.set_yticks(list(y), names, fontsize=8)
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:,.0f}"))
-        ax.set_xlabel("failures (counters, exact)")
-        ax.set_title("Failures per probe, week over week")
-        ax.legend(loc="lower right", fontsize=8)
-        charts["failures_per_probe"] = _png(fig)
-
+            groups.append(("previous week", top["prev_failures"].to_list(), PREV_COLOR))
+        out["failures_per_probe"] = charts.grouped_hbar(
+            "failures_per_probe", "Failures per probe, week over week", top["probe"].to_list(), groups,
+            xlabel="failures (counters, exact)")
     mix = report.errno_mix
     if not mix.is_empty():
-        probes = report.probes.filter(pl.col("failures") > 0)["probe"].head(10).to_list()[::-1]
+        probes = report.probes.filter(pl.col("failures") > 0)["probe"].head(10).to_list()
         top_errnos = mix.group_by("errno").agg(pl.col("count").sum()).sort("count", descending=True)["errno"].head(7).to_list()
-        fig, ax = plt.subplots(figsize=(9, 0.45 * len(probes) + 1.4))
-        left = [0.0] * len(probes)
-        colors = plt.get_cmap("tab10").colors
-        for k, errno in enumerate([*top_errnos, "other"]):
-            widths = []
-            for p in probes:
-                sub = mix.filter(pl.col("probe") == p)
-                share = sub.filter(pl.col("errno").is_in(top_errnos) if errno == "other" else pl.col("errno") == errno)["share"].sum()
-                widths.append(1 - share if errno == "other" else share)
-            ax.barh(probes, widths, left=left, label=errno, color=colors[k % 10])
-            left = [a + b for a, b in zip(left, widths, strict=True)]
-        ax.set_xlim(0, 1)
-        ax.set_xlabel("share of the probe's failures")
-        ax.set_title(f"Errno mix per probe, {report.week}")
-        ax.tick_params(axis="y", labelsize=8)
-        ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.2 / max(len(probes), 1)))
-        charts["errno_mix"] = _png(fig)
-
+        share = {(p, e): v for p, e, v in mix.select("probe", "errno", "share").iter_rows()}
+        parts = [(e, [share.get((p, e), 0.0) for p in probes], charts.PALETTE[k % len(charts.PALETTE)])
+                 for k, e in enumerate(top_errnos)]
+        rest = [max(0.0, 1 - sum(v[i] for _, v, _ in parts)) for i in range(len(probes))]
+        if any(r > 1e-9 for r in rest):
+            parts.append(("other", rest, charts.MUTED))
+        out["errno_mix"] = charts.stacked_shares("errno_mix", f"Errno mix per probe, {report.week}", probes, parts,
+                                                 xlabel="share of the probe's failures")
     if not report.daily.is_empty():
-        fig, ax = plt.subplots(figsize=(10.5, 3))
-        days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-        for which, style in (("current", "-o"), ("previous", "--o")):
-            sub = report.daily.filter(pl.col("week") == which)
-            if sub.is_empty():  # no data for the previous week: no flat line pretending zero
-                continue
-            values = dict(zip(sub["day"].to_list(), sub["failures"].to_list(), strict=True))
-            ax.plot(days, [values.get(d, 0) for d in range(7)], style, label=report.week if which == "current" else "previous week")
-        ax.set_ylabel("failures")
-        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:,.0f}"))
-        ax.set_ylim(bottom=0)
-        ax.set_title("Fleet failures per day")
-        ax.legend(fontsize=8)
-        charts["daily_failures"] = _png(fig)
-
-    if report.app_total:
-        cats = [c for c in APP_CATEGORIES if report.app_summary.get(c)]
-        fig, ax = plt.subplots(figsize=(9, 2.6))
-        palette = {"probed": "#27ae60", "cleanup": "#2980b9", "read-only": "#8e44ad", "not probed": "#e67e22", "not mapped": "#7f8c8d"}
-        left = 0.0
-        for c in cats:
-            w = report.app_summary[c]
-            ax.barh([0], [w], left=left, color=palette[c], label=f"{c} {w:.0%}")
-            if w > 0.06:
-                ax.text(left + w / 2, 0, f"{w:.0%}", ha="center", va="center", color="white", fontsize=10, weight="bold")
-            left += w
-        ax.set_xlim(0, 1)
-        ax.set_yticks([])
-        ax.set_title(f"Application-labelled failures ({report.app_total}) by kernel coverage")
-        ax.legend(fontsize=8, ncol=len(cats), loc="upper center", bbox_to_anchor=(0.5, -0.25))
-        charts["app_coverage"] = _png(fig)
-    return charts
+        series = [(report.week, _daily_series(report, "current", today), WEEK_COLOR, "-o")]
+        prev = _daily_series(report, "previous", today)
+        if not all(math.isnan(v) for v in prev):
+            series.append(("previous week", prev, PREV_COLOR, "--o"))
+        if not all(math.isnan(v) for _, vals, _, _ in series for v in vals):
+            out["daily_failures"] = charts.week_lines("daily_failures", "Fleet failures per day", series,
+                                                      ylabel="failures")
+    return out
 
 
-def _fmt(value: object) -> str:
-    if value is None:
+def _errnos(value: list | None) -> str:
+    if not value:
         return "–"
-    if isinstance(value, float):
-        return f"{value:.4f}" if abs(value) < 1 else f"{value:.4g}"
-    if isinstance(value, list):
-        return ", ".join(f"{d['errno']}:{d['count']}" for d in value[:4]) + (" …" if len(value) > 4 else "")
-    return str(value)
+    ranked = sorted(value, key=lambda d: -d["count"])
+    return ", ".join(f"{d['errno']} {d['count']:,}" for d in ranked[:2]) + (f" +{len(ranked) - 2}" if len(ranked) > 2 else "")
 
 
-def _rows(frame: pl.DataFrame, columns: list[str], limit: int | None = None) -> list[list[str]]:
-    frame = frame.head(limit) if limit else frame
-    return [[_fmt(r[c]) for c in columns] for r in frame.iter_rows(named=True)]
+def _cell(column: str, value: object) -> str:
+    if column == "failure_rate":
+        return pct(value, 2)
+    if column == "share":
+        return pct(value, 1)
+    if column == "failures_change_pct":
+        return change(value)
+    if column == "errno_counts":
+        return _errnos(value)  # type: ignore[arg-type]
+    return num(value)
 
 
-def _sections(report: CoverageReport) -> list[tuple[str, str, list[str], list[list[str]]]]:
-    """(title, note, header, rows) for each table, shared by HTML and Markdown."""
-    probe_cols = ["probe", "layer", "invocations", "failures", "failure_rate", "prev_failures", "failures_change_pct", "trend", "hosts_live", "errno_counts"]
+NUMERIC = {"invocations", "failures", "failure_rate", "prev_failures", "prev_invocations", "failures_change_pct",
+           "hosts_live", "hosts", "hosts_not_attached", "share", "seen"}
+HEADERS = {"failure_rate": "failure rate", "prev_failures": "prev. week", "failures_change_pct": "change",
+           "hosts_live": "hosts live", "errno_counts": "errnos", "prev_invocations": "prev. invocations",
+           "hosts_not_attached": "not attached", "kernel_release": "kernel", "kernel_counterparts": "kernel counterparts"}
+
+
+@dataclass
+class Section:
+    title: str
+    note: str
+    columns: list[tuple[str, str, str]]  # key, header, kind (text | n | code | pill)
+    rows: list[dict[str, str]]
+    empty: str
+
+    @property
+    def header(self) -> list[str]:
+        return [h for _, h, _ in self.columns]
+
+
+def _section(title: str, note: str, frame: pl.DataFrame, columns: list[str], empty: str, pills: tuple[str, ...] = (),
+             code: tuple[str, ...] = ("probe",)) -> Section:
+    kinds = [(c, HEADERS.get(c, c.replace("_", " ")), "n" if c in NUMERIC else "pill" if c in pills else
+              "code" if c in code else "nowrap" if c == "errno_counts" else "text") for c in columns]
+    rows = [{c: _cell(c, r[c]) for c in columns} for r in frame.iter_rows(named=True)]
+    return Section(title, note, kinds, rows, empty)
+
+
+def _sections(report: CoverageReport) -> list[Section]:
+    """The tables of the report, shared by HTML and Markdown."""
+    probe_cols = ["probe", "layer", "invocations", "failures", "failure_rate", "prev_failures", "failures_change_pct",
+                  "trend", "hosts_live", "errno_counts"]
     gaps = report.groups.filter(pl.col("status").is_in(["missing", "partial"]))
     gate = report.groups.filter(pl.col("resolution").is_not_null()).unique(["kernel_release", "vendor", "resolution"], maintain_order=True)
     never = report.probes.filter(pl.col("never_fired"))
     out = [
-        ("Probes", "Counters are exact even when the ring buffer overflows. Trend compares failures with the previous week.",
-         probe_cols, _rows(report.probes, probe_cols)),
-        ("Probes that never fired", "No invocation this week on any host (not attached, or the code path never ran).",
-         ["probe", "layer", "hosts_live", "prev_invocations"], _rows(never, ["probe", "layer", "hosts_live", "prev_invocations"])),
-        ("Probes missing on some kernels or vendors", "Probes reported as not attached (symbol absent, attach refused) on hosts of a (kernel, vendor) group. Vendor probes gated out by the namespace are left out.",
-         ["kernel_release", "vendor", "probe", "hosts", "hosts_live", "hosts_not_attached", "status"],
-         _rows(gaps, ["kernel_release", "vendor", "probe", "hosts", "hosts_live", "hosts_not_attached", "status"])),
-        ("Namespace-gate resolution per host group", "Which vendor function carries each driver op slot on each group.",
-         ["kernel_release", "vendor", "hosts", "resolution"], _rows(gate, ["kernel_release", "vendor", "hosts", "resolution"])),
-        ("Application-labelled failures", f"{report.app_total} failing verbs calls this week, by whether their kernel counterpart is probed.",
-         ["verb", "operation", "category", "failures", "share", "kernel_counterparts"],
-         _rows(report.app, ["verb", "operation", "category", "failures", "share", "kernel_counterparts"])),
+        _section("Application-labelled failures no live probe saw, by operation",
+                 "Failing verbs calls from the job logs whose kernel counterpart no live probe counted on that host at that time.",
+                 uncovered_by_operation(report), ["operation", "verbs", "category", "failures", "reason"],
+                 "Every application-labelled failure this week was seen by a live probe." if report.app_total else
+                 "No application-labelled failures this week (give job logs with --nccl-logs).", code=("verbs",)),
+        _section("Probes", "Counters are exact even when the ring buffer overflows. Change and trend compare failures "
+                 "with the previous week.", report.probes, probe_cols, "No probe reported counters this week.",
+                 pills=("trend",)),
+        _section("Probes that never fired", "No invocation this week on any host (not attached, or the code path never ran).",
+                 never, ["probe", "layer", "hosts_live", "prev_invocations"], "Every probe fired this week."),
+        _section("Probes missing on some kernels or vendors",
+                 "Probes reported as not attached (symbol absent, attach refused) on hosts of a (kernel, vendor) group. "
+                 "Vendor probes gated out by the namespace are left out.", gaps,
+                 ["kernel_release", "vendor", "probe", "hosts", "hosts_live", "hosts_not_attached", "status"],
+                 "No probe is missing on any host group.", pills=("status",)),
+        _section("Namespace-gate resolution per host group", "Which vendor function carries each driver op slot on each group.",
+                 gate, ["kernel_release", "vendor", "hosts", "resolution"], "No host group reported this week.",
+                 code=("resolution",)),
+        _section("Application-labelled failures by verb",
+                 f"{report.app_total:,} failing verbs calls this week, by whether their kernel counterpart is probed "
+                 "and whether a live probe saw them.", report.app,
+                 ["verb", "operation", "category", "failures", "seen", "share", "kernel_counterparts"],
+                 "No application-labelled failures this week (give job logs with --nccl-logs).",
+                 code=("verb",)),
     ]
     if report.parse_problems:
-        out.append(("Log lines that could not be parsed", "Reported, not fatal.", ["where", "reason", "line"],
-                    [[p.source, p.reason, p.text[:160]] for p in report.parse_problems[:50]]))
+        out.append(Section("Log lines that could not be parsed", "Reported, not fatal.",
+                           [("where", "where", "code"), ("reason", "reason", "text"), ("line", "line", "code")],
+                           [{"where": p.source, "reason": p.reason, "line": p.text[:160]} for p in report.parse_problems[:50]],
+                           ""))
     return out
 
 
-def _summary_items(report: CoverageReport) -> list[tuple[str, str]]:
+def _headline(report: CoverageReport) -> dict[str, str] | None:
+    if not report.app_total:
+        return None
+    parts = _app_parts(report)
+    uncovered = [(parts[k], label) for k, label, *_ in APP_PARTS[1:] if parts[k]]
+    rest = "; ".join(f"{n:,} {label}" for n, label in sorted(uncovered, reverse=True))
+    return {
+        "figure": pct(parts["seen"] / report.app_total),
+        "what": f"of {report.app_total:,} application-labelled failures (NCCL/verbs errors in job logs) "
+                "were seen by a live probe",
+        "detail": (f"Not seen: {rest}. " if rest else "")
+        + f"RDMATracer reports {RDMATRACER_FIGURE:.0%} on Meta's fleet (the rest excluded on purpose: cleanup, read-only).",
+    }
+
+
+def _summary_items(report: CoverageReport) -> list[dict[str, str]]:
     inv = int(report.probes["invocations"].sum())
     fail = int(report.probes["failures"].sum())
     prev = int(report.probes["prev_failures"].sum())
-    change = f"{(fail - prev) * 100 / prev:+.1f}%" if prev else "n/a"
     items = [
-        ("hosts", f"{report.hosts:,}"),
-        ("probes", str(report.probes.height)),
-        ("invocations", f"{inv:,}"),
-        ("failures", f"{fail:,} ({change} w/w)"),
-        ("never fired", str(len(report.never_fired))),
+        {"label": "hosts reporting", "value": num(report.hosts)},
+        {"label": "probes", "value": num(report.probes.height)},
+        {"label": "invocations", "value": num(inv)},
+        {"label": "failures", "value": num(fail)},
+        {"label": "failures vs previous week", "value": change((fail - prev) * 100 / prev) if prev else "–"},
+        {"label": "probes that never fired", "value": num(len(report.never_fired)),
+         "tone": "warn" if report.never_fired else "good"},
     ]
     if report.app_total:
-        items.append(("app failures on probed functions", f"{report.app_summary.get('probed', 0):.0%} of {report.app_total:,}"))
+        items.append({"label": "app failures on probed functions", "value": pct(report.app_summary.get("probed", 0))})
     return items
 
 
-CSS = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1180px;color:#222;padding:0 16px}
-h1{font-size:24px;margin-bottom:4px} h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}
-.sub{color:#666;font-size:13px} .note{color:#555;font-size:13px;margin:4px 0 8px}
-.cards{display:flex;flex-wrap:wrap;gap:10px;margin:16px 0}
-.card{background:#f5f7fa;border:1px solid #e1e5ea;border-radius:6px;padding:8px 14px;min-width:120px}
-.card b{display:block;font-size:18px} .card span{font-size:12px;color:#666}
-table{border-collapse:collapse;font-size:12px;width:100%} th,td{border:1px solid #e1e5ea;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#f0f2f5} tr:nth-child(even) td{background:#fafbfc} td.num{text-align:right;font-variant-numeric:tabular-nums}
-.charts img{max-width:100%;display:block;margin:10px 0}
-.empty{color:#888;font-style:italic}
-"""
-
-
-def render_html(report: CoverageReport, charts: dict[str, bytes]) -> str:
-    e = html.escape
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>Probe coverage {e(report.week)}</title><style>{CSS}</style></head><body>",
-        f"<h1>Probe coverage, {e(report.week)}</h1>",
-        f"<div class='sub'>Week starting {report.start.isoformat()} (UTC)"
-        + (f" · probe set {e(report.probe_set)}" if report.probe_set else "") + "</div>",
-        "<div class='cards'>",
-        *[f"<div class='card'><b>{e(v)}</b><span>{e(k)}</span></div>" for k, v in _summary_items(report)],
-        "</div><div class='charts'>",
-        *[f"<img alt='{e(name)}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>" for name, png in charts.items()],
-        "</div>",
-    ]
-    for title, note, header, rows in _sections(report):
-        parts.append(f"<h2>{e(title)}</h2><div class='note'>{e(note)}</div>")
-        if not rows:
-            parts.append("<div class='empty'>none</div>")
-            continue
-        parts.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
-        for row in rows:
-            cells = "".join(
-                f"<td class='num'>{e(c)}</td>" if c.replace(",", "").replace(".", "", 1).lstrip("+-").isdigit() else f"<td>{e(c)}</td>"
-                for c in row
-            )
-            parts.append(f"<tr>{cells}</tr>")
-        parts.append("</table>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+def render_html(report: CoverageReport, chart_set: dict[str, charts.Chart], now: dt.datetime | None = None) -> str:
+    now = now or dt.datetime.now(dt.UTC)
+    end = report.start + dt.timedelta(days=6)
+    has_data = bool(report.hosts) or int(report.probes["invocations"].sum()) > 0
+    subtitle = f"{report.start.isoformat()} – {end.isoformat()} (UTC)" + (f" · probe set {report.probe_set}" if report.probe_set else "")
+    return render(
+        "coverage.html.j2", kind="Weekly probe coverage", title=f"Probe coverage, {report.week}", subtitle=subtitle,
+        headline=_headline(report), cards=_summary_items(report), charts=chart_set, sections=_sections(report),
+        has_data=has_data, week=report.week, partial=end >= now.date(), today=now.date(), generated=now,
+    )
 
 
 def render_markdown(report: CoverageReport, chart_files: dict[str, str]) -> str:
-    lines = [f"# Probe coverage, {report.week}", "", f"Week starting {report.start.isoformat()} (UTC).", ""]
-    lines += [f"- **{k}**: {v}" for k, v in _summary_items(report)]
+    end = report.start + dt.timedelta(days=6)
+    lines = [f"# Probe coverage, {report.week}", "", f"{report.start.isoformat()} – {end.isoformat()} (UTC).", ""]
+    head = _headline(report)
+    if head:
+        lines += [f"**{head['figure']}** {head['what']}. {head['detail']}", ""]
+    else:
+        lines += ["_No application-labelled failures this week (give job logs with --nccl-logs)._", ""]
+    lines += [f"- **{item['label']}**: {item['value']}" for item in _summary_items(report)]
     lines.append("")
     lines += [f"![{name}]({path})" for name, path in chart_files.items()]
-    for title, note, header, rows in _sections(report):
-        lines += ["", f"## {title}", "", note, ""]
-        if not rows:
-            lines.append("_none_")
+    for sec in _sections(report):
+        lines += ["", f"## {sec.title}", "", sec.note, ""]
+        if not sec.rows:
+            lines.append(f"_{sec.empty}_")
             continue
-        lines.append("| " + " | ".join(header) + " |")
-        lines.append("|" + "---|" * len(header))
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+        lines.append("| " + " | ".join(sec.header) + " |")
+        lines.append("|" + "".join("---:|" if kind == "n" else "---|" for _, _, kind in sec.columns))
+        lines += ["| " + " | ".join(row[k].replace("|", "\\|") for k, _, _ in sec.columns) + " |" for row in sec.rows]
     return "\n".join(lines) + "\n"
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    atomic.write_bytes(path, data)
-
-
-def write_report(report: CoverageReport, out_dir: str | os.PathLike) -> dict[str, Path]:
+def write_report(report: CoverageReport, out_dir: str | os.PathLike, now: dt.datetime | None = None) -> dict[str, Path]:
     """Write report.html, report.md, charts/*.png and the three Parquet tables into out_dir/<week>/."""
     out = Path(out_dir) / report.week
     atomic.make_dirs(out / "charts")
-    charts = render_charts(report)
+    chart_set = render_charts(report, now)
     chart_files = {}
-    for name, png in charts.items():
-        _atomic_write(out / "charts" / f"{name}.png", png)
+    for name, chart in chart_set.items():
+        atomic.write_bytes(out / "charts" / f"{name}.png", chart.png)
         chart_files[name] = f"charts/{name}.png"
     written = {
         "html": out / "report.html",
@@ -632,6 +658,6 @@ def write_report(report: CoverageReport, out_dir: str | os.PathLike) -> dict[str
         "groups": write_table(report.groups, out / "coverage_groups.parquet", "coverage_groups"),
         "app": write_table(report.app, out / "coverage_app.parquet", "coverage_app"),
     }
-    _atomic_write(written["html"], render_html(report, charts).encode())
-    _atomic_write(written["markdown"], render_markdown(report, chart_files).encode())
+    atomic.write_text(written["html"], render_html(report, chart_set, now))
+    atomic.write_text(written["markdown"], render_markdown(report, chart_files))
     return written
