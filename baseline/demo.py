@@ -144,7 +144,9 @@ def fleet_pipeline(out: Path, hosts: int, hours: float, seed: int) -> dict:
     _say(f"fleet pipeline done in {time.perf_counter() - t0:.1f} s")
     _say(f"audit report: {html}")
     if coverage.get("app_failures"):
-        _say(f"coverage: {coverage['app_seen_fraction'] or 0:.0%} of {coverage['app_failures']:,} application-labelled "
+        from baseline.templates import pct
+
+        _say(f"coverage: {pct(coverage['app_seen_fraction'] or 0)} of {coverage['app_failures']:,} application-labelled "
              "failures (NCCL job logs) were seen by a live probe")
     _say(f"coverage report: {coverage['files'].get('html')}")
     summary = {"steps": steps, "published": published, "scores": scores, "coverage": coverage}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
 
@@ -36,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
     )
     p.add_argument("traces", nargs="+", metavar="TRACE", help="events Parquet files or directories")
-    p.add_argument("-o", "--output", metavar="FILE", default="-", help="output JSON file (default: stdout)")
+    common.add_output(p, help="output JSON file (default: stdout)", default="-")
     p.add_argument("--diff", action="store_true", help="TRACE... are GOOD... BAD: export the diff")
     p.add_argument("--trace-id", action="append", default=[], metavar="ID",
                    help="only this trace (repeatable; with --diff: the bad trace when BAD holds several)")
@@ -47,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="place traces at their wall-clock start (default) or all at 0")
     p.add_argument("--allowlist", metavar="FILE", help="with --diff: expected-errors YAML")
     p.add_argument("--mixed", action="store_true", help="with --diff: accept good traces of different commands")
-    p.add_argument("--max-events", type=int, default=None, metavar="N",
+    p.add_argument("--max-events", type=common.positive_int, default=None, metavar="N",
                    help="refuse to export more than N events (default 2,000,000)")
     p.set_defaults(func=handle)
 
@@ -56,8 +57,6 @@ def handle(args: argparse.Namespace) -> int:
     from baseline import export
 
     max_events = export.DEFAULT_MAX_EVENTS if args.max_events is None else args.max_events
-    if max_events < 1:
-        raise TracebaseError(f"--max-events: expected a positive number, found {max_events}")
     if args.diff:
         if len(args.traces) < 2:
             raise TracebaseError(f"TRACE: with --diff expected GOOD... BAD (two or more), found {len(args.traces)}")

@@ -20,6 +20,8 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from baseline.templates import pct
+
 RATIO_FOR_LOG = 50
 WIDTH = 10.6  # inches: the page's content width (1,056 CSS px at 96 dpi, less the figure padding)
 PALETTE = ["#3b6ea8", "#d9822b", "#3f9b5c", "#c23b3b", "#7e5aa6", "#8c6d4f", "#d16aa5", "#6f7780", "#a6a23a", "#2fa3b5"]
@@ -135,9 +137,7 @@ def grouped_hbar(name: str, title: str, labels: Sequence[str], groups: Sequence[
     ax.set_yticks(base, [short(lbl, 48) for lbl in labels])
     ax.grid(axis="y", visible=False)
     ax.set_xlabel(xlabel + (" (log scale)" if log else ""))
-    ax.set_title(title, loc="left")
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=n, fontsize=8)
-    ax.title.set_position((0, 1.08))
+    _legend_on_top(ax, title, n)
     alt = f"{title}{' (log scale)' if log else ''}: " + "; ".join(
         f"{lbl} " + ", ".join(f"{g} {vals[i]:,}" for g, vals, _ in groups) for i, lbl in enumerate(labels))
     return _finish(name, title, fig, alt=alt)
@@ -158,6 +158,14 @@ def _annotate(ax, y: Sequence[float], values: Sequence[int], log: bool, size: in
         ax.text(x, yy, f" {v:,}", va="center", ha="left", fontsize=size, color=SUBTLE)
 
 
+def _legend_on_top(ax, title: str, entries: int, per_row: int = 8) -> None:
+    """Legend in a row between the title and the plot: it never drifts away from a tall chart."""
+    rows = math.ceil(entries / per_row)
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=min(entries, per_row), fontsize=8,
+              borderaxespad=0.3, handlelength=1.4, columnspacing=1.4)
+    ax.set_title(title, loc="left", pad=8 + 15 * rows)
+
+
 def stacked_shares(name: str, title: str, labels: Sequence[str], parts: Sequence[tuple[str, Sequence[float], str]],
                    *, xlabel: str) -> Chart:
     """100 % stacked bars (shares 0..1 per label), legend under the chart."""
@@ -172,16 +180,14 @@ def stacked_shares(name: str, title: str, labels: Sequence[str], parts: Sequence
         ax.barh(y, shares, left=left, color=color, label=part, height=0.62)
         for yy, lft, w in zip(y, left, shares, strict=True):
             if w >= 0.08:
-                ax.text(lft + w / 2, yy, f"{w:.0%}", ha="center", va="center", fontsize=7, color="white")
+                ax.text(lft + w / 2, yy, pct(w).replace(" ", ""), ha="center", va="center", fontsize=7, color="white")
         left = [a + b for a, b in zip(left, shares, strict=True)]
     ax.set_xlim(0, 1)
     ax.xaxis.set_major_formatter(mt.PercentFormatter(1.0, decimals=0))
     ax.set_yticks(y, [short(lbl, 48) for lbl in labels])
     ax.grid(axis="y", visible=False)
     ax.set_xlabel(xlabel)
-    ax.set_title(title, loc="left")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.5 / max(len(labels), 1) - (0.25 if len(labels) > 1 else 0.15)),
-              ncol=min(len(parts), 5), fontsize=8)
+    _legend_on_top(ax, title, len(parts))
     alt = f"{title}: " + "; ".join(
         f"{lbl} " + ", ".join(f"{p} {vals[i]:.0%}" for p, vals, _ in parts if vals[i]) for i, lbl in enumerate(labels))
     return _finish(name, title, fig, alt=alt)
