@@ -20,8 +20,19 @@ from pathlib import Path
 
 import yaml
 
-from tracer import atomic
+from tracer.atomic import make_dirs
 from tracer.errors import TracebaseError
+from tracer.fleet.options import (
+    HOST_NAME,
+    HOST_RULE,
+    check_host,
+    check_input_file,
+    check_int_range,
+    check_output_dir,
+    check_output_file,
+    check_parent_dir,
+    check_positive,
+)
 from tracer.fleet.probes import PROBES_DIR, load_probe_set
 from tracer.fleet.program import (
     DEFAULT_LATENCY_BOUND_NS,
@@ -33,8 +44,22 @@ from tracer.fleet.program import (
     counter_rows,
     tree_rows,
 )
-from tracer.fleet.spool import counters_table, events_table, next_seq, write_snapshot
-from tracer.privilege import check_bpf_environment
+from tracer.fleet.prom import (
+    ProbeSample,
+    SetSample,
+    prometheus_text,
+    stale_temporaries,
+    write_textfile,
+)
+from tracer.fleet.spool import (
+    WriterLock,
+    counters_table,
+    events_table,
+    next_seq,
+    remove_stale_temporaries,
+    write_snapshot,
+)
+from tracer.privilege import check_bpf_environment, check_root
 
 JOB_ENV_KEYS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOB_ID")
 META_ENV_PREFIXES = ("SLURM_JOB_", "SLURM_CLUSTER_NAME", "SLURM_STEP_ID", "TRACEBASE_META_")
@@ -164,40 +189,18 @@ def process_environ(pid: int) -> dict[str, str]:
 # --------------------------------------------------------------------------------------------
 # Prometheus textfile
 # --------------------------------------------------------------------------------------------
-def _label(value: str | None) -> str:
-    return (value or "").replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def prometheus_text(programs: list[FleetProgram], totals: list[Counters], host: str) -> str:
-    lines = [
-        "# HELP tracebase_probe_invocations_total Calls of a probed function since the tracer started.",
-        "# TYPE tracebase_probe_invocations_total counter",
-        "# HELP tracebase_probe_failures_total Failed calls of a probed function.",
-        "# TYPE tracebase_probe_failures_total counter",
-        "# HELP tracebase_probe_errno_total Failed calls by errno.",
-        "# TYPE tracebase_probe_errno_total counter",
-        "# HELP tracebase_probe_live Whether the probe is attached.",
-        "# TYPE tracebase_probe_live gauge",
-        "# HELP tracebase_lost_records_total Call-tree records the ring buffer had no room for.",
-        "# TYPE tracebase_lost_records_total counter",
-    ]
+def prom_samples(programs: list[FleetProgram], totals: list[Counters]) -> tuple[list[ProbeSample], list[SetSample]]:
+    """Cumulative counters of every probe set, as tracer.fleet.prom shows them."""
+    probes, sets = [], []
     for prog, tot in zip(programs, totals, strict=True):
         pset = prog.probe_set
         live = prog.live_probes()
         for p in pset.probes:
             c = tot.probes[p.id]
-            labels = f'host="{_label(host)}",set="{_label(pset.name)}",probe="{_label(p.symbol)}",layer="{_label(p.layer)}"'
-            lines.append(f"tracebase_probe_invocations_total{{{labels}}} {c.invocations}")
-            lines.append(f"tracebase_probe_failures_total{{{labels}}} {c.failures}")
-            lines.append(f"tracebase_probe_live{{{labels}}} {int(p.symbol in live)}")
-            for name, n in sorted(c.errnos.items()):
-                lines.append(f'tracebase_probe_errno_total{{{labels},errno="{_label(name)}"}} {n}')
-        lines.append(f'tracebase_lost_records_total{{host="{_label(host)}",set="{_label(pset.name)}"}} {tot.lost}')
-    return "\n".join(lines) + "\n"
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    atomic.write_text(path, text, durable=False)  # rewritten every interval; rename is enough
+            probes.append(ProbeSample(pset.name, p.symbol, p.layer, c.invocations, c.failures, dict(c.errnos),
+                                      p.symbol in live))
+        sets.append(SetSample(pset.name, tot.lost))
+    return probes, sets
 
 
 # --------------------------------------------------------------------------------------------
@@ -208,7 +211,9 @@ class Daemon:
         self.cfg = config
         self.ctx = HostContext() if config.host is None else HostContext(host=config.host)
         self.programs: list[FleetProgram] = []
-        self.enricher = Enricher(config.metadata_file)
+        self.sets: list = []
+        self.lock: WriterLock | None = None
+        self.enricher = Enricher(None)  # validate() reads the metadata file
         self.rows: list[dict] = []
         self.stop_requested = False
         self.capture_requested = False
@@ -225,31 +230,64 @@ class Daemon:
 
     # ---- setup ----------------------------------------------------------------------------
     def validate(self) -> None:
+        """Every option, before anything is created, mounted or loaded (tracer.fleet.options)."""
         cfg = self.cfg
-        if cfg.interval_s <= 0:
-            raise TracebaseError(f"--interval: expected a positive duration, found {cfg.interval_s}s")
-        if cfg.good_window_s <= 0 or cfg.good_every_s <= 0:
-            raise TracebaseError("--good-every/--good-window: expected positive durations")
-        if cfg.duration_s is not None and cfg.duration_s <= 0:
-            raise TracebaseError(f"--duration: expected a positive duration, found {cfg.duration_s}s")
-        if cfg.pid and not Path(f"/proc/{cfg.pid}").exists():
+        check_positive(cfg.interval_s, "-i/--interval")
+        if cfg.duration_s is not None:
+            check_positive(cfg.duration_s, "-d/--duration")
+        check_positive(cfg.good_every_s, "--good-every")
+        check_positive(cfg.good_window_s, "--good-window")
+        check_positive(cfg.latency_bound_ns, "--latency-bound", " ns")
+        check_int_range(cfg.sample_every, "--sample", 1, 1 << 30, "a positive integer N (1 in N)")
+        check_int_range(cfg.ringbuf_kb, "--ringbuf-kb", 1, 1 << 20, "a positive size in KiB")
+        if cfg.pid < 0 or (cfg.pid and not Path(f"/proc/{cfg.pid}").exists()):
             raise TracebaseError(f"-p/--pid: expected a running process, found no process {cfg.pid}")
+        if cfg.host is not None:
+            check_host(cfg.host, "--host")
+        elif not HOST_NAME.match(self.ctx.host):
+            raise TracebaseError(f"--host: this machine's name is not usable as a spool directory: expected {HOST_RULE}, "
+                                 f"found {self.ctx.host!r}; pass --host NAME")
+        # as any other user, say that first: every later check would fail for that reason
+        check_root("tracer run")
+        # no probe set is compiled before every one of them loaded
+        self.sets = [load_probe_set(s, cfg.probes_dir) for s in cfg.sets]
+        check_output_dir(Path(cfg.spool), "--spool")
+        if cfg.prom is not None:
+            check_output_file(cfg.prom, "--prom", ".prom", " (node_exporter's textfile collector reads only *.prom)")
+        if cfg.control_file is not None:
+            check_parent_dir(cfg.control_file, "--control-file")
+        if cfg.metadata_file is not None:
+            check_input_file(cfg.metadata_file, "--metadata-file")
+            self.enricher = Enricher(cfg.metadata_file)  # parses it: a bad file is refused here
+
+    def prepare(self) -> None:
+        """Create the spool host directory, take its writer lock, remove the temporaries a killed
+        tracer left (snapshot temp dirs, textfile temps): a restart leaves only complete files."""
+        cfg = self.cfg
+        host_dir = Path(cfg.spool) / self.ctx.host
         try:
-            atomic.make_dirs(Path(cfg.spool) / self.ctx.host)
+            make_dirs(host_dir)
         except OSError as exc:
-            raise TracebaseError(f"{cfg.spool}: cannot create the spool directory ({exc.strerror})") from None
-        if not os.access(Path(cfg.spool) / self.ctx.host, os.W_OK):
-            raise TracebaseError(f"{cfg.spool}: spool directory is not writable")
+            raise TracebaseError(f"--spool: cannot create {host_dir} ({exc.strerror})") from None
+        self.lock = WriterLock(host_dir).acquire()
+        stale = remove_stale_temporaries(host_dir)
+        if cfg.prom is not None:
+            for tmp in stale_temporaries(cfg.prom):
+                tmp.unlink(missing_ok=True)
+                stale.append(tmp)
+        if stale:
+            self.log(f"removed {len(stale)} stale temporar{'y' if len(stale) == 1 else 'ies'} of a previous run: "
+                     + ", ".join(str(p) for p in stale[:3]) + (" ..." if len(stale) > 3 else ""))
 
     def start(self) -> None:
         self.validate()
-        note = check_bpf_environment("tracer run")
+        note = check_bpf_environment("tracer run")  # root first; then bcc, headers, tracefs
         if note:
             self.log(note)
+        self.prepare()
         cfg = self.cfg
-        sets = [load_probe_set(s, cfg.probes_dir) for s in cfg.sets]
         try:
-            for pset in sets:
+            for pset in self.sets:
                 prog = FleetProgram(pset, ringbuf_kb=cfg.ringbuf_kb, sample_every=cfg.sample_every,
                                     latency_bound_ns=cfg.latency_bound_ns, target_pid=cfg.pid,
                                     failures_only=cfg.failures_only)
@@ -278,6 +316,9 @@ class Daemon:
             for problem in prog.close():
                 self.log(f"detaching set {prog.probe_set.name}: {problem}")
         self.programs = []
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     # ---- capture windows ------------------------------------------------------------------
     def request_capture(self, *_args) -> None:
@@ -335,7 +376,9 @@ class Daemon:
         self.rows = []
         self._last_snap_wall = now_ns
         if self.cfg.prom is not None:
-            write_text_atomic(self.cfg.prom, prometheus_text(self.programs, totals, self.ctx.host))
+            probes, sets = prom_samples(self.programs, totals)
+            write_textfile(self.cfg.prom, prometheus_text(self.ctx.host, probes, sets, snapshots=self.snapshots,
+                                                          last_snapshot_s=now_ns / 1e9))
         self.enricher.refresh()
         return path
 

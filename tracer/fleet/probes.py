@@ -44,6 +44,8 @@ RET_KINDS = ("int", "long", "err_ptr", "null_ptr", "pos_errno", "nonzero")
 VENDORS = ("mlx5", "bnxt_re", "irdma")
 VENDOR_MODULES = {"mlx5": "mlx5_ib", "bnxt_re": "bnxt_re", "irdma": "irdma"}
 MAX_PROBES_PER_SET = 64
+SET_KEYS = ("version", "name", "description", "attach", "library", "probes")
+PROBE_KEYS = ("symbol", "layer", "object", "operation", "ret", "vendors")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -83,9 +85,13 @@ class ProbeSet:
 def resolve_set_path(name_or_path: str, probes_dir: Path = PROBES_DIR) -> Path:
     """A probe set name ('rdma') or a path to a YAML file."""
     candidate = Path(name_or_path)
+    if not name_or_path:
+        raise TracebaseError("probe set: expected a set name or a .yaml path, found ''")
     if candidate.suffix in (".yaml", ".yml") or os.sep in name_or_path:
+        if candidate.is_dir():
+            raise TracebaseError(f"{candidate}: expected a probe set YAML file, found a directory")
         if not candidate.is_file():
-            raise TracebaseError(f"{candidate}: no such probe set file")
+            raise TracebaseError(f"{candidate}: expected a probe set YAML file, found no such file")
         return candidate
     path = probes_dir / f"{name_or_path}.yaml"
     if not path.is_file():
@@ -110,11 +116,18 @@ def load_probe_set(name_or_path: str, probes_dir: Path = PROBES_DIR, vendor: str
     path = resolve_set_path(name_or_path, probes_dir)
     source = str(path)
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise TracebaseError(f"{source}: expected YAML, found a syntax error ({str(exc).splitlines()[0]})") from None
+    except UnicodeDecodeError as exc:
+        raise TracebaseError(f"{source}: expected UTF-8 YAML, found undecodable byte at offset {exc.start}") from None
+    except OSError as exc:
+        raise TracebaseError(f"{source}: expected a readable probe set file, found {exc.strerror}") from None
     if not isinstance(doc, dict):
         raise TracebaseError(f"{source}: expected a mapping with version/name/attach/probes, found {type(doc).__name__}")
+    unknown = sorted(str(k) for k in doc if k not in SET_KEYS)
+    if unknown:
+        raise TracebaseError(f"{source}: expected only the keys {', '.join(SET_KEYS)}, found unknown key {unknown[0]!r}")
     version = doc.get("version")
     if version != 1:
         raise TracebaseError(f"{source}: field 'version': expected 1, found {version!r}")
@@ -134,6 +147,9 @@ def load_probe_set(name_or_path: str, probes_dir: Path = PROBES_DIR, vendor: str
         where = f"{source}: probes[{i}]"
         if not isinstance(entry, dict):
             raise TracebaseError(f"{where}: expected a mapping with symbol/layer/ret, found {entry!r}")
+        unknown = sorted(str(k) for k in entry if k not in PROBE_KEYS)
+        if unknown:
+            raise TracebaseError(f"{where}: expected only the keys {', '.join(PROBE_KEYS)}, found unknown key {unknown[0]!r}")
         symbol = _field(entry, "symbol", where, "a function or syscall name", str)
         if not _IDENT.match(symbol):
             raise TracebaseError(f"{where}: field 'symbol': expected a C identifier, found {symbol!r}")

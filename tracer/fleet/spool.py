@@ -5,11 +5,16 @@ Layout (tracer/schema.py docstring):
 A snapshot is written into a hidden `.snap-...tmp` directory next to its final place and renamed
 into place once both files are complete and fsynced, so a reader listing `snap-*` directories
 never sees a partial snapshot. Readers skip hidden entries.
+
+Directories are created 0775 less the umask (never world-writable); files honour the umask
+(tracer.atomic). A writer holds `<host>/.tracer.lock` and, at start, removes the hidden
+temporaries (`.snap-*.tmp`, `.<file>.<random>.tmp`) a killed writer left behind.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import os
 import re
 import shutil
@@ -24,6 +29,52 @@ from tracer.schema import COUNTERS, EVENTS, read, write_table
 
 SNAPSHOT_TABLES = ("events", "counters")
 _SNAP = re.compile(r"^snap-(\d{8}T\d{6}\.\d{3}Z)-(\d+)$")
+_STALE = re.compile(r"^\..+\.tmp$")  # .snap-<ts>-<seq>.tmp, .<file>.<random>.tmp, .part-*.tmp
+LOCK_NAME = ".tracer.lock"
+def remove_stale_temporaries(directory: str | os.PathLike, pattern: re.Pattern[str] = _STALE) -> list[Path]:
+    """Remove the hidden temporaries a killed writer left in directory; returns what went.
+    Only call it while holding the directory's writer lock (a live writer's temp looks the same)."""
+    removed = []
+    directory = Path(directory)
+    if not directory.is_dir():
+        return removed
+    for entry in directory.iterdir():
+        if not pattern.match(entry.name):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(entry)
+    return removed
+
+
+class WriterLock:
+    """One writer per host directory of a spool: an flock on <host>/.tracer.lock, held for the
+    writer's lifetime (released by the kernel if the writer dies, so a kill -9 never wedges it)."""
+
+    def __init__(self, host_dir: str | os.PathLike):
+        self.path = Path(host_dir) / LOCK_NAME
+        self.fd: int | None = None
+
+    def acquire(self) -> WriterLock:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise TracebaseError(f"{self.path.parent}: expected one tracer per spool host directory, found "
+                                 f"another writer (pid {holder}) holding {LOCK_NAME}: use another --spool or --host") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self.fd = fd
+        return self
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing drops the flock; the file stays (harmless, hidden)
+            self.fd = None
 
 
 def snapshot_name(when_ns: int, seq: int) -> str:

@@ -1,0 +1,108 @@
+"""The fleet tracer's Prometheus textfile (node_exporter's textfile collector), written with
+prometheus_client: one family per metric with its HELP and TYPE, samples grouped under it.
+
+Families (labels host, set, probe, layer unless said):
+    tracebase_probe_invocations_total   counter  calls of a probed function since the tracer started
+    tracebase_probe_failures_total      counter  failed calls
+    tracebase_probe_errno_total         counter  failed calls by errno (+ errno)
+    tracebase_probe_live                gauge    1 when the probe is attached
+    tracebase_lost_records_total        counter  call trees the ring buffer had no room for (host, set)
+    tracebase_snapshots_total           counter  snapshots written (host)
+    tracebase_last_snapshot_timestamp_seconds  gauge  Unix time of the last snapshot (host):
+                                                     alert on time() - this > a few intervals
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from tracer import atomic
+
+PROBE_LABELS = ["host", "set", "probe", "layer"]
+
+
+@dataclass(frozen=True)
+class ProbeSample:
+    """Cumulative figures of one probe, as the textfile shows them."""
+
+    set: str
+    probe: str
+    layer: str
+    invocations: int
+    failures: int
+    errnos: dict[str, int]
+    live: bool
+
+
+@dataclass(frozen=True)
+class SetSample:
+    set: str
+    lost_records: int
+
+
+class _Snapshot:
+    """A one-shot collector over figures already gathered (nothing is read at collect time)."""
+
+    def __init__(self, host: str, probes: list[ProbeSample], sets: list[SetSample], snapshots: int,
+                 last_snapshot_s: float):
+        self.host, self.probes, self.sets = host, probes, sets
+        self.snapshots, self.last_snapshot_s = snapshots, last_snapshot_s
+
+    def collect(self) -> Iterator[Metric]:
+        h = self.host
+        inv = CounterMetricFamily("tracebase_probe_invocations", "Calls of a probed function since the tracer started.",
+                                  labels=PROBE_LABELS)
+        fail = CounterMetricFamily("tracebase_probe_failures", "Failed calls of a probed function since the tracer started.",
+                                   labels=PROBE_LABELS)
+        errs = CounterMetricFamily("tracebase_probe_errno", "Failed calls of a probed function by errno.",
+                                   labels=[*PROBE_LABELS, "errno"])
+        live = GaugeMetricFamily("tracebase_probe_live", "1 when the probe is attached, 0 when it could not attach.",
+                                 labels=PROBE_LABELS)
+        for p in self.probes:
+            labels = [h, p.set, p.probe, p.layer]
+            inv.add_metric(labels, p.invocations)
+            fail.add_metric(labels, p.failures)
+            live.add_metric(labels, 1 if p.live else 0)
+            for name, count in sorted(p.errnos.items()):
+                errs.add_metric([*labels, name], count)
+        lost = CounterMetricFamily("tracebase_lost_records", "Call-tree records the ring buffer had no room for "
+                                   "(their counters are exact; only the example is lost).", labels=["host", "set"])
+        for s in self.sets:
+            lost.add_metric([h, s.set], s.lost_records)
+        snaps = CounterMetricFamily("tracebase_snapshots", "Spool snapshots written since the tracer started.",
+                                    labels=["host"])
+        snaps.add_metric([h], self.snapshots)
+        last = GaugeMetricFamily("tracebase_last_snapshot_timestamp_seconds",
+                                 "Unix time of the last spool snapshot (stale when the tracer stopped).",
+                                 labels=["host"])
+        last.add_metric([h], self.last_snapshot_s)
+        yield from (inv, fail, errs, live, lost, snaps, last)
+
+
+def prometheus_text(host: str, probes: Iterable[ProbeSample], sets: Iterable[SetSample], *, snapshots: int,
+                    last_snapshot_s: float) -> str:
+    """The textfile's content (Prometheus text exposition format 0.0.4)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Snapshot(host, list(probes), list(sets), snapshots, last_snapshot_s))
+    return generate_latest(registry).decode()
+
+
+def write_textfile(path: str | os.PathLike, text: str) -> Path:
+    """Replace the textfile atomically (node_exporter must never read half a file). Rewritten
+    every interval: the rename is enough, no fsync. The mode follows the umask (tracer.atomic),
+    so node_exporter, running as its own user, can read it under the usual umask 022."""
+    return atomic.write_text(path, text, durable=False)
+
+
+def stale_temporaries(path: str | os.PathLike) -> list[Path]:
+    """Temporaries of this textfile's atomic writes left by a killed tracer ('.<name>.*.tmp')."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        return []
+    return sorted(p for p in path.parent.glob(f".{path.name}.*.tmp") if p.is_file() or p.is_symlink())
