@@ -413,3 +413,6 @@ def test_outputs_honour_the_umask_and_no_directory_is_world_writable(fake, tmp_p
     dirs = [tmp_path / "a", tmp_path / "a" / "spool", tmp_path / "a" / "spool" / "h1", snap]
     for path in dirs:
         assert stat.S_IMODE(path.stat().st_mode) == 0o775 & ~umask, path
+    # node_exporter (its own user) reads the textfile; an unprivileged ingest reads the spool
+    for path in (snap / "events.parquet", snap / "counters.parquet", textfile / "t.prom"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, path

@@ -91,7 +91,7 @@ def resolve_set_path(name_or_path: str, probes_dir: Path = PROBES_DIR) -> Path:
         if candidate.is_dir():
             raise TracebaseError(f"{candidate}: expected a probe set YAML file, found a directory")
         if not candidate.is_file():
-            raise TracebaseError(f"{candidate}: expected a probe set YAML file, found no such file")
+            raise TracebaseError(f"{candidate}: no such probe set file (expected a probe set name or YAML file)")
         return candidate
     path = probes_dir / f"{name_or_path}.yaml"
     if not path.is_file():
