@@ -33,7 +33,7 @@ def audited(fleet, tmp_path_factory):
 
 
 def _truth(root) -> pl.DataFrame:
-    return pl.read_parquet([str(f) for f in dataset_files(root, "truth")]).select(
+    return read(dataset_files(root, "truth"), "truth").select(
         "trace_id", "kind", "root_cause", "origin_layer", "expected_error", "held_out"
     )
 
@@ -179,7 +179,7 @@ def test_fleet_wide_cause_raises_no_host_alerts(fleet, audited):
     the crash-looping host (unlike the fleet) keeps its persistent-bad-state alert."""
     root, summary = fleet
     result, _ = audited
-    hosts = pl.read_parquet([str(f) for f in dataset_files(root, "truth")]).filter(
+    hosts = read(dataset_files(root, "truth"), "truth").filter(
         pl.col("root_cause") == "efault_peer_cascade")["host"].unique()
     assert hosts.len() >= 3, "simulated rollout too small to test"
     assert result.clusters.filter(pl.col("signature").str.contains("ib_peer_umem_get EFAULT"))["hosts"][0] >= 3

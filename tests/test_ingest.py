@@ -294,3 +294,180 @@ def test_cli_ingest_errors(tmp_path):
     assert status == 2 and "--compact-min-files: expected 0 or a number >= 2, found 1" in err
     status, _, err = run_cli("ingest", str(tmp_path / "spool"), str(tmp_path / "ds"), "--workers", "0")
     assert status == 2 and "--workers: expected a number >= 1, found 0" in err
+
+
+# ----------------------------------------------------------------------------- bad input never stops ingest
+def _rewrite(path: Path, change) -> None:
+    """Rewrite a spool file through plain pyarrow (keeping its tracebase footer), so that it can
+    hold what tracebase's own writer refuses."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    meta = table.schema.metadata
+    table = change(table)
+    pq.write_table(table.replace_schema_metadata(meta), path)
+
+
+def _null_first(table, column: str):
+    import pyarrow as pa
+
+    idx = table.schema.get_field_index(column)
+    values = table.column(column).to_pylist()
+    values[0] = None
+    field = table.schema.field(idx).with_nullable(True)
+    return table.set_column(idx, field, pa.array(values, field.type))
+
+
+def test_nulls_and_wrong_schema_are_quarantined_and_the_rest_flows(tmp_path):
+    import pyarrow as pa
+
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    make_spool(spool, hosts=2, snapshots=3)
+    snaps = sorted((spool / "host000").iterdir())
+    _rewrite(snaps[0] / "events.parquet", lambda t: _null_first(t, "trace_id"))
+    _rewrite(snaps[1] / "counters.parquet", lambda t: _null_first(t, "invocations"))
+    _rewrite(snaps[2] / "events.parquet", lambda t: t.set_column(
+        t.schema.get_field_index("depth"), "depth", pa.array(["deep"] * t.num_rows)))
+    result = ingest_spool(spool, dataset, quarantine)
+    reasons = {Path(q["path"]).relative_to(quarantine).as_posix(): q["reason"] for q in result.quarantined}
+    assert set(reasons) == {
+        f"host000/{snaps[0].name}/events.parquet",
+        f"host000/{snaps[1].name}/counters.parquet",
+        f"host000/{snaps[2].name}/events.parquet",
+    }
+    assert "column 'trace_id': expected no nulls (non-null column), found 1 nulls" in reasons[
+        f"host000/{snaps[0].name}/events.parquet"]
+    assert "column 'invocations': expected no nulls" in reasons[f"host000/{snaps[1].name}/counters.parquet"]
+    assert "column 'depth': expected int16, found string" in reasons[f"host000/{snaps[2].name}/events.parquet"]
+    # everything else landed: 2 hosts x 3 snapshots x 2 rows per table, minus the 3 bad files
+    assert result.rows == {"events": 12 - 4, "counters": 12 - 2}
+    assert row_count(dataset, "events") == 8 and row_count(dataset, "counters") == 10
+    assert not list(spool.rglob("snap-*"))
+    # and the next run is not stuck on them
+    make_spool(spool, hosts=1, snapshots=1, start=T0 + dt.timedelta(hours=1))
+    assert ingest_spool(spool, dataset, quarantine).rows == {"events": 2, "counters": 2}
+
+
+def test_symlinks_are_never_followed_out_of_the_spool(tmp_path):
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    outside = tmp_path / "outside"
+    make_spool(outside, hosts=2, snapshots=1)  # real snapshots somebody else owns
+    precious = sorted(p.relative_to(outside) for p in outside.rglob("*"))
+    make_spool(spool, hosts=1, snapshots=2)
+    (spool / "linkedhost").symlink_to(outside / "host000")  # a symlinked host directory
+    (spool / "host000" / "snap-20261125T110000.000Z-7").symlink_to(next((outside / "host001").iterdir()))
+    snap = sorted((spool / "host000").glob("snap-20261125T1000*"))[0]
+    (snap / "events.parquet").unlink()
+    (snap / "events.parquet").symlink_to(next((outside / "host001").iterdir()) / "events.parquet")
+
+    result = ingest_spool(spool, dataset, quarantine)
+    reasons = {Path(q["path"]).relative_to(quarantine).as_posix(): q["reason"] for q in result.quarantined}
+    assert set(reasons) == {
+        "_spool/linkedhost",
+        "host000/snap-20261125T110000.000Z-7",
+        f"host000/{snap.name}/events.parquet",
+    }
+    assert all("found a symlink (not followed out of the spool)" in r for r in reasons.values())
+    assert all((quarantine / p).is_symlink() for p in reasons)  # the links moved, not their targets
+    assert result.rows == {"events": 2, "counters": 4}  # only the spool's own data
+    assert sorted(p.relative_to(outside) for p in outside.rglob("*")) == precious
+    # retention deletes the quarantined links, never their targets
+    removed = apply_retention(dataset, quarantine, dataset_days=1, quarantine_days=1,
+                              today=dt.date.today() + dt.timedelta(days=3))
+    assert removed["quarantined"] >= 3 and not any(p.is_symlink() for p in quarantine.rglob("*"))
+    assert sorted(p.relative_to(outside) for p in outside.rglob("*")) == precious
+
+
+def test_bad_and_undecodable_names_are_quarantined_not_crashed_on(tmp_path):
+    import os
+
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    make_spool(spool, hosts=1, snapshots=1)
+    good = next((spool / "host000").iterdir())
+    raw_spool = os.fsencode(spool)
+    for bad_host in (b"bad host", b"-rf", b"gpu\xff\xfe", b"a%20b"):
+        os.mkdir(os.path.join(raw_spool, bad_host))
+        os.mkdir(os.path.join(raw_spool, bad_host, os.fsencode(good.name)))
+        for f in ("events.parquet", "counters.parquet"):
+            (Path(os.fsdecode(os.path.join(raw_spool, bad_host, os.fsencode(good.name)))) / f).write_bytes(
+                (good / f).read_bytes())
+    os.mkdir(os.path.join(raw_spool, b"host000", b"snap-\xff"))  # undecodable snapshot name
+    with open(os.path.join(os.fsencode(good), b"notes-\xe9.txt"), "wb") as fh:  # and file name
+        fh.write(b"x")
+
+    result = ingest_spool(spool, dataset, quarantine)
+    assert result.rows == {"events": 2, "counters": 2}  # the good host still flows
+    reasons = [q["reason"] for q in result.quarantined]
+    assert len(reasons) == 6
+    for r in reasons:
+        r.encode("utf-8")  # printable: undecodable bytes shown escaped
+    assert any("found undecodable bytes in 'gpu\\xff\\xfe'" in r for r in reasons)
+    assert any("expected a host name of letters, digits" in r and "found 'bad host'" in r for r in reasons)
+    assert any("found 'snap-\\xff'" in r for r in reasons)
+    assert any("notes-\\xe9.txt: unexpected file in a snapshot" in r for r in reasons)
+    assert sorted(p.name for p in (dataset / "events" / "date=2026-11-25").iterdir()) == ["host=host000"]
+    status, out, err = run_cli("ingest", str(spool), str(dataset), "--json")  # nothing left; prints cleanly
+    assert status == 0 and err == ""
+
+
+def test_stale_temporaries_of_a_killed_run_are_removed_at_start(tmp_path):
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    make_spool(spool, hosts=1, snapshots=1)
+    ingest_spool(spool, dataset, quarantine)
+    part_dir = dataset / "events" / "date=2026-11-25" / "host=host000"
+    stale = [part_dir / ".part-0123456789abcdef.parquet.x1y2z3.tmp", part_dir / ".part-c-0123.parquet.abc.tmp",
+             quarantine / "host000" / ".events.parquet.reason.q1w2e3.tmp"]
+    for f in stale:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(b"half a file")
+    tracer_tmp = spool / "host000" / ".snap-20261125T100010.000Z-9.tmp"  # the tracer's, not ingest's
+    tracer_tmp.mkdir(parents=True)
+    result = ingest_spool(spool, dataset, quarantine)
+    assert result.stale_temporaries_removed == 3
+    assert not any(f.exists() for f in stale)
+    assert tracer_tmp.is_dir()
+    assert row_count(dataset, "events") == 2
+
+
+def test_a_dataset_that_cannot_be_written_stops_the_run_and_keeps_the_spool(tmp_path):
+    import os
+    import subprocess
+
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    make_spool(spool, hosts=1, snapshots=2)
+    before = sorted(p.relative_to(spool) for p in spool.rglob("*"))
+    dataset.mkdir()
+    mounted = False
+    if os.geteuid() == 0:  # root ignores modes: a full tmpfs is the real thing
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(dataset)], check=True)
+        mounted = True
+        (dataset / "filler").write_bytes(b"\0" * 12_000)
+    else:
+        dataset.chmod(0o500)
+    try:
+        status, _, err = run_cli("ingest", str(spool), str(dataset), "--quarantine", str(quarantine))
+        assert status == 2 and err.startswith("baseline: error: ") and err.count("\n") == 1, err
+        assert "cannot" in err and str(dataset) in err
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(dataset)], check=True)
+    assert sorted(p.relative_to(spool) for p in spool.rglob("*")) == before  # nothing lost
+    assert ingest_spool(spool, dataset, quarantine).rows == {"events": 4, "counters": 4}
+
+
+def test_one_writer_at_a_time_and_a_watermark_per_run(tmp_path):
+    from baseline.pipeline.ingest import dataset_lock, read_watermark
+    from tracer.errors import TracebaseError
+
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    make_spool(spool, hosts=2, snapshots=3)
+    dataset.mkdir()
+    # a reader (the audit) is reading: the writer waits, then gives up naming the lock
+    with dataset_lock(dataset, exclusive=False), pytest.raises(TracebaseError, match="dataset lock within 0.3 s"):
+        ingest_spool(spool, dataset, quarantine, lock_timeout_s=0.3)
+    assert read_watermark(dataset) is None
+    result = ingest_spool(spool, dataset, quarantine)
+    assert result.watermark == "2026-11-25T10:00:10Z"  # the newest snapshot committed
+    assert read_watermark(dataset)["committed_until"] == "2026-11-25T10:00:10Z"
+    with dataset_lock(dataset, exclusive=False) as held, dataset_lock(dataset, exclusive=False, timeout_s=0.3) as also:
+        assert held and also  # readers share the lock

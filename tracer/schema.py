@@ -25,6 +25,9 @@ within one host and boot; wall-clock time is in ``start_time``/``end_time`` (UTC
 
 Dataset layout (a directory tree; `dataset_files` globs it):
     <root>/<table>/date=YYYY-MM-DD/host=<host>/part-*.parquet
+The `host` column is in the directory name only (PARTITION_COLUMNS), so pandas, pyarrow, DuckDB
+and polars read a table directory with hive partitioning; our readers restore it from the path
+and accept files that still carry it.
 Spool layout (written by `tracer run`, one directory per 5-second snapshot, renamed into place
 atomically so a reader never sees half a snapshot):
     <spool>/<host>/snap-<YYYYmmddTHHMMSS.fffZ>-<seq>/{events,counters}.parquet
@@ -226,14 +229,15 @@ def _table_schema(table: str) -> pa.Schema:
         raise ValueError(f"unknown tracebase table {table!r}") from None
 
 
-def validate_schema(found: pa.Schema, table: str, source: str) -> None:
+def validate_schema(found: pa.Schema, table: str, source: str, restored: Iterable[str] = ()) -> None:
     """Raise SchemaError unless `found` has every column of `table` with the right type.
 
     Extra columns are allowed (forward compatibility within a version); missing columns or
-    type mismatches are not, except columns a later version added (ADDED_COLUMNS).
+    type mismatches are not, except columns a later version added (ADDED_COLUMNS) and
+    `restored` ones (partition keys a dataset file's directory names, see PARTITION_COLUMNS).
     """
     expected = _table_schema(table)
-    optional = ADDED_COLUMNS.get(table, frozenset())
+    optional = ADDED_COLUMNS.get(table, frozenset()) | frozenset(restored)
     for field in expected:
         idx = found.get_field_index(field.name)
         if idx < 0:
@@ -276,7 +280,7 @@ def validate_file(path: str | os.PathLike, table: str) -> pq.FileMetaData:
         raise SchemaError(
             source, None, f"schema version {' or '.join(READABLE_VERSIONS)}", f"schema version {got_version}"
         )
-    validate_schema(meta.schema.to_arrow_schema(), table, source)
+    validate_schema(meta.schema.to_arrow_schema(), table, source, restored=partition_values(source))
     validate_required(meta, table, source)
     return meta
 
@@ -368,6 +372,7 @@ def write_table(
     *,
     durable: bool = True,
     parquet_options: dict | None = None,
+    omit_columns: Sequence[str] = (),
 ) -> Path:
     """Write one table to `path` atomically (temp file in the same directory, fsync, rename).
 
@@ -376,9 +381,12 @@ def write_table(
     `durable=False` skips both fsyncs (bulk generation of regenerable data, e.g. the simulator):
     the rename stays atomic, only durability across a power loss is given up.
     `parquet_options` are passed on to `pyarrow.parquet.write_table` (encodings, statistics).
+    `omit_columns` are left out of the file (a dataset's partition keys: see write_partition).
     """
     path = Path(path)
     arrow = conform(data, table)
+    if omit_columns:
+        arrow = arrow.drop_columns([c for c in omit_columns if c in arrow.column_names])
     arrow = arrow.replace_schema_metadata(_metadata(table, extra_metadata))
     with atomic_output(path, durable=durable) as fh:
         pq.write_table(arrow, fh, compression=compression, **(parquet_options or {}))
@@ -446,21 +454,50 @@ def scan(paths: str | os.PathLike | Iterable[str | os.PathLike], table: str) -> 
     import polars as pl
 
     names = _table_schema(table).names
-    frames = [_scan_files(current, names)] if current else []
+    frames = [_scan_files(current, names, table)] if current else []
     if older:
         types = polars_schema(table)
         frames.append(
-            _scan_files(older, [n for n in names if n not in added]).with_columns(
+            _scan_files(older, [n for n in names if n not in added], table).with_columns(
                 pl.lit(None, dtype=types[n]).alias(n) for n in added
             ).select(names)
         )
     return frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical_relaxed")
 
 
-def _scan_files(files: list[Path], names: list[str]) -> pl.LazyFrame:
+def _scan_files(files: list[Path], names: list[str], table: str) -> pl.LazyFrame:
+    return scan_parquet_files(files, table, names)
+
+
+_PATH_COLUMN = "__tracebase_file"
+
+
+def scan_parquet_files(files: Sequence[str | os.PathLike], table: str, names: Sequence[str] | None = None) -> pl.LazyFrame:
+    """Lazy scan of already validated files of one table, columns `names` (default: all) in order.
+
+    Columns missing from a file read as typed nulls (the table's schema is given to polars, so
+    this holds whichever file comes first); partition keys (PARTITION_COLUMNS) missing from a
+    dataset file are restored from its directory name (host=<h>), and a file that still has
+    them keeps its own values. Dictionary-encoded strings read as strings."""
     import polars as pl
 
-    return pl.scan_parquet([str(f) for f in files], missing_columns="insert", extra_columns="ignore").select(names)
+    paths = [str(f) for f in files]
+    schema = polars_schema(table)
+    names = list(names or schema.names())
+    restore = [c for c in PARTITION_COLUMNS if c in names and any(f"/{c}=" in p for p in paths)]
+    lf = pl.scan_parquet(
+        paths,
+        schema=schema,
+        missing_columns="insert",
+        extra_columns="ignore",
+        cast_options=pl.ScanCastOptions(categorical_to_string="allow", datetime_cast="convert-timezone"),
+        include_file_paths=_PATH_COLUMN if restore else None,
+    )
+    if restore:
+        lf = lf.with_columns(
+            pl.coalesce(pl.col(c), pl.col(_PATH_COLUMN).str.extract(rf"/{c}=([^/]*)/[^/]*$")).alias(c) for c in restore
+        )
+    return lf.select(names)
 
 
 def read(paths: str | os.PathLike | Iterable[str | os.PathLike], table: str) -> pl.DataFrame:
@@ -495,12 +532,20 @@ def read_arrow(
     for f in files:
         meta = validate_file(f, table)
         present = set(meta.schema.names)
+        restored = partition_values(f)
         part = pq.read_table(
             f, columns=[n for n in names if n in present], read_dictionary=[c for c in dictionary_columns if c in names]
         )
         for name in names:  # a column added by a later schema version: null in older files
             if name not in present:
-                part = part.append_column(schema.field(name), pa.nulls(part.num_rows, schema.field(name).type))
+                field = schema.field(name)
+                if name in restored:  # a partition key: the directory names it (host=<h>)
+                    column = pa.array([restored[name]] * part.num_rows, pa.string())
+                    if name in dictionary_columns:
+                        column = column.dictionary_encode()
+                    part = part.append_column(pa.field(name, column.type), column)
+                else:
+                    part = part.append_column(field, pa.nulls(part.num_rows, field.type))
         parts.append(part.select(names))
     return pa.concat_tables(parts, promote_options="permissive")
 
@@ -542,8 +587,35 @@ def dataset_files(root: str | os.PathLike, table: str, since: str | None = None)
     return out
 
 
+# Dataset partition keys that are also table columns. Files in a dataset do not store them: the
+# directory name (host=<h>) does. A column that is both in the files and a hive key makes pandas
+# and pyarrow.parquet refuse the dataset (string vs dictionary); without it pandas, pyarrow,
+# DuckDB and polars all read a table directory with hive partitioning. Our readers restore the
+# column from the path (validate_file, scan, read_arrow) and accept files that still have it.
+PARTITION_COLUMNS = ("host",)
+
+
 def partition_path(root: str | os.PathLike, table: str, date: str, host: str, name: str) -> Path:
     return Path(root) / table / f"date={date}" / f"host={host}" / name
+
+
+def partition_values(path: str | os.PathLike) -> dict[str, str]:
+    """Partition-key columns a dataset file's directory names give it ({"host": h} for
+    .../date=D/host=h/part-*.parquet; {} for a file outside a dataset)."""
+    out: dict[str, str] = {}
+    for part in Path(path).parent.parts[-2:]:
+        key, sep, value = part.partition("=")
+        if sep and key in PARTITION_COLUMNS:
+            out[key] = value
+    return out
+
+
+def write_partition(
+    data: pa.Table | pl.DataFrame, root: str | os.PathLike, table: str, date: str, host: str, name: str, **kwargs
+) -> Path:
+    """`write_table` into a dataset partition, without the columns the path holds (PARTITION_COLUMNS)."""
+    return write_table(data, partition_path(root, table, date, host, name), table,
+                       omit_columns=PARTITION_COLUMNS, **kwargs)
 
 
 def metadata_list(d: dict[str, str] | None) -> list[dict[str, str]] | None:

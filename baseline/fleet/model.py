@@ -282,9 +282,9 @@ def _narrow(lf: pl.LazyFrame, columns: list[str] | None) -> pl.LazyFrame:
 
 
 def _scan_files(files: list[str]) -> pl.LazyFrame:
-    from tracer.schema import EVENTS
+    from tracer.schema import scan_parquet_files
 
-    return pl.scan_parquet(files, missing_columns="insert", extra_columns="ignore").select(EVENTS.names)
+    return scan_parquet_files(files, "events")  # host restored from dataset paths (host=<h>)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
-"""Move spool snapshots into the partitioned fleet dataset, compact it, quarantine bad files.
+"""Move spool snapshots into the partitioned fleet dataset, compact it, quarantine bad input.
 
 Spool:   <spool>/<host>/snap-<YYYYmmddTHHMMSS.fffZ>-<seq>/{events,counters}.parquet
 Dataset: <dataset>/<table>/date=YYYY-MM-DD/host=<host>/part-*.parquet
+         (the `host` column lives in the directory name, not in the files: tracer.schema
+         PARTITION_COLUMNS; files that still carry it are read and compacted as well)
 
 Idempotency: every part file records, in its Parquet footer (``tracebase.snapshots``), the ids
 of the snapshots whose rows it holds, and its name is derived from those ids. Before writing,
@@ -10,23 +12,42 @@ re-running an interval (or a run that died after writing but before cleaning the
 duplicate rows. The manifest lives in the data files themselves, so it cannot drift from them.
 Compaction writes the merged file first and deletes its inputs second; if it dies in between,
 the next run finds files whose snapshot sets are covered by another file and removes them.
+A run killed at any point therefore loses and duplicates nothing; the hidden temporaries of
+its atomic writes (``.part-*.tmp``) are removed when the next run starts.
 
-Unreadable or schema-violating files are moved to ``<quarantine>/<host>/<snapshot>/<file>``
-with a ``<file>.reason`` sidecar holding the one-line reason; the rest of the snapshot is
-ingested.
+Bad input never stops the rest: a file that cannot be read, has the wrong table, version or
+columns, nulls in a non-null column, or cannot be written is moved to
+``<quarantine>/<host>/<snapshot>/<file>`` with a ``<file>.reason`` sidecar holding the one-line
+reason, and the rest of the snapshot and the spool is ingested. Symlinks are never followed
+out of the spool: a symlinked host directory, snapshot or file is quarantined as the link itself
+(its target is never read, moved or deleted). Host directory names must be safe partition
+values (HOST_RE, valid UTF-8); the snapshots of a host directory named otherwise are
+quarantined with the reason. Undecodable (non-UTF-8) names are shown with backslash escapes.
+
+Concurrency: writers (ingest, compaction, retention) hold an exclusive lock on
+``<dataset>/.tracebase.lock``; readers in the pipeline (baseline refresh, audit, coverage) hold
+a shared one, so an audit never reads an interval that ingest is still writing, and compaction
+never deletes a file an audit has listed. Each completed ingest run then publishes
+``<dataset>/_ingest_watermark.json`` (atomically): the newest snapshot time committed so far.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import errno
+import fcntl
 import hashlib
 import json
 import multiprocessing
 import os
 import re
 import shutil
+import stat
+import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -35,16 +56,31 @@ import pyarrow.parquet as pq
 
 from tracer import atomic
 from tracer.errors import TracebaseError
-from tracer.schema import TABLES, conform, file_metadata, partition_path, validate_file, write_table
+from tracer.schema import (
+    TABLES,
+    conform,
+    file_metadata,
+    partition_path,
+    partition_values,
+    validate_file,
+    write_partition,
+)
 
 SPOOL_TABLES = ("events", "counters")
-SNAPSHOT_RE = re.compile(r"^snap-(\d{8})T(\d{6})(?:\.\d+)?Z-\d+$")
+SNAPSHOT_RE = re.compile(r"^snap-(\d{8})T(\d{6})(?:\.(\d+))?Z-\d+$")
+# A host directory name becomes the `host=` partition value and the host column: one safe path
+# component that pandas/pyarrow/DuckDB read back unchanged (no '%', '/', '=', spaces).
+HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$")
+LOCK_NAME = ".tracebase.lock"
+WATERMARK_NAME = "_ingest_watermark.json"
 # Sort keys that give compacted files a stable, scan-friendly order.
 SORT_KEYS = {
     "events": [("start_time", "ascending"), ("trace_id", "ascending"), ("seq", "ascending")],
     "counters": [("snapshot_time", "ascending"), ("probe", "ascending")],
     "truth": [("trace_id", "ascending")],
 }
+# What reading or conforming a bad file can raise (besides TracebaseError): all mean "bad data".
+_DATA_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, UnicodeError, ValueError)
 
 
 @dataclass
@@ -54,6 +90,8 @@ class IngestResult:
     rows: dict[str, int] = field(default_factory=dict)  # new rows per table
     files_written: list[str] = field(default_factory=list)
     quarantined: list[dict[str, str]] = field(default_factory=list)  # {path, reason}
+    stale_temporaries_removed: int = 0  # left by a run that was killed
+    watermark: str | None = None  # newest snapshot time committed (ISO, UTC)
 
     @property
     def new_rows(self) -> int:
@@ -74,17 +112,49 @@ class CompactResult:
         return asdict(self)
 
 
+# --------------------------------------------------------------------------------------------
+# names
+# --------------------------------------------------------------------------------------------
+def shown(name: str | os.PathLike) -> str:
+    """A file name as printable text: undecodable bytes (surrogate escapes) as \\xNN."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def _decodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def host_problem(name: str) -> str | None:
+    """Why a spool directory name is not a usable host name, or None when it is."""
+    if not _decodable(name):
+        return f"expected a host name in UTF-8, found undecodable bytes in '{shown(name)}'"
+    if not HOST_RE.match(name):
+        return (f"expected a host name of letters, digits, '.', '_', ':' or '-' (at most 253, not "
+                f"starting with a dot or dash), found '{name}'")
+    return None
+
+
 def snapshot_date(name: str) -> str | None:
     """UTC date (YYYY-MM-DD) of a snapshot directory name, or None if it is not one."""
+    when = snapshot_time(name)
+    return when.date().isoformat() if when else None
+
+
+def snapshot_time(name: str) -> dt.datetime | None:
+    """UTC time of a snapshot directory name, or None if it is not one."""
     m = SNAPSHOT_RE.match(name)
     if not m:
         return None
-    d = m.group(1)
+    d, t, frac = m.group(1), m.group(2), m.group(3) or "0"
     try:
-        dt.date(int(d[:4]), int(d[4:6]), int(d[6:8]))
+        return dt.datetime(int(d[:4]), int(d[4:6]), int(d[6:8]), int(t[:2]), int(t[2:4]), int(t[4:6]),
+                           int(frac[:6].ljust(6, "0")), tzinfo=dt.UTC)
     except ValueError:
         return None
-    return f"{d[:4]}-{d[4:6]}-{d[6:8]}"
 
 
 def part_name(snapshot_ids: Iterable[str], prefix: str = "part") -> str:
@@ -107,25 +177,185 @@ def file_snapshots(path: Path) -> frozenset[str]:
     return frozenset(json.loads(raw)) if raw else frozenset()
 
 
+# --------------------------------------------------------------------------------------------
+# the dataset lock and the watermark
+# --------------------------------------------------------------------------------------------
+@contextmanager
+def dataset_lock(dataset: str | os.PathLike, *, exclusive: bool, timeout_s: float = 600.0) -> Iterator[bool]:
+    """Hold the dataset's lock: exclusive for writers, shared for readers (flock, released by
+    the kernel when the process dies, so a killed run never leaves it held).
+
+    Yields whether the lock is held: a reader that cannot create the lock file (a read-only
+    dataset, an unprivileged analyst) reads without it. A writer that cannot is an error, and
+    so is waiting longer than `timeout_s` for another run."""
+    dataset = Path(dataset)
+    path = dataset / LOCK_NAME
+    fd = _open_lock(dataset, path, exclusive)
+    if fd is None:
+        yield False
+        return
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise TracebaseError(
+                        f"{dataset}: expected the dataset lock within {timeout_s:g} s, found it held by another "
+                        f"{'run' if exclusive else 'ingest'} (one writer per dataset)"
+                    ) from None
+                time.sleep(0.2)
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _open_lock(dataset: Path, path: Path, exclusive: bool) -> int | None:
+    try:
+        if exclusive:
+            atomic.make_dirs(dataset)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exclusive:
+            raise TracebaseError(f"{path}: cannot create the dataset lock ({exc.strerror})") from None
+    try:  # flock needs no write access: a reader of someone else's dataset still shares the lock
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+
+
+def read_watermark(dataset: str | os.PathLike) -> dict | None:
+    """The last completed ingest run's commit marker, or None (no ingest yet, e.g. a simulated dataset)."""
+    try:
+        return json.loads((Path(dataset) / WATERMARK_NAME).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _publish_watermark(dataset: Path, newest: dt.datetime | None, result: IngestResult) -> str | None:
+    previous = read_watermark(dataset) or {}
+    committed = previous.get("committed_until")
+    if newest is not None:
+        iso = newest.isoformat().replace("+00:00", "Z")
+        committed = max(committed, iso) if committed else iso
+    marker = {
+        "committed_until": committed,  # every snapshot up to this time that was in the spool is in the dataset
+        "run_finished": dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z"),
+        "snapshots": result.snapshots,
+        "rows": result.rows,
+    }
+    if dataset.is_dir():
+        atomic.write_text(dataset / WATERMARK_NAME, json.dumps(marker, sort_keys=True) + "\n")
+    return committed
+
+
+# --------------------------------------------------------------------------------------------
+# temporaries, quarantine, reading
+# --------------------------------------------------------------------------------------------
+def _is_temporary(name: str) -> bool:
+    # tracer.atomic writes '.<name>.<random>.tmp' beside the final file
+    return name.startswith(".") and name.endswith(".tmp")
+
+
+def remove_stale_temporaries(*roots: Path) -> int:
+    """Delete the hidden temporaries a killed ingest, compaction or quarantine left under `roots`
+    (call with the lock held: no writer of ours is running then). Symlinks are not followed."""
+    removed = 0
+    for root in roots:
+        if not root.is_dir() or root.is_symlink():
+            continue
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            for name in filenames + [d for d in dirnames if _is_temporary(d)]:
+                if _is_temporary(name):
+                    path = os.path.join(dirpath, name)
+                    try:
+                        if os.path.isdir(path) and not os.path.islink(path):
+                            shutil.rmtree(path)
+                        else:
+                            os.unlink(path)
+                        removed += 1
+                    except FileNotFoundError:
+                        pass
+            dirnames[:] = [d for d in dirnames if not _is_temporary(d)]
+    return removed
+
+
+def _unique(dest: Path) -> Path:
+    if not os.path.lexists(dest):
+        return dest
+    for n in range(1, 10_000):
+        candidate = dest.with_name(f"{dest.name}.{n}")
+        if not os.path.lexists(candidate):
+            return candidate
+    raise TracebaseError(f"{shown(dest)}: too many quarantined files of this name")
+
+
 def quarantine_file(path: Path, quarantine: Path, relative: Path, reason: str) -> Path:
-    """Move `path` to quarantine/relative and write the reason beside it (atomically)."""
-    dest = quarantine / relative
-    atomic.make_dirs(dest.parent)
-    shutil.move(str(path), dest)
-    sidecar = dest.with_name(dest.name + ".reason")
-    atomic.write_text(sidecar, reason.rstrip("\n") + "\n")
+    """Move `path` (a file, directory or symlink: the link itself, never its target) to
+    quarantine/relative and write the reason beside it. The reason is written first, so a run
+    killed in between leaves the file in the spool, to be quarantined again."""
+    dest = _unique(quarantine / relative)
+    try:
+        atomic.make_dirs(dest.parent)
+        atomic.write_text(dest.with_name(dest.name + ".reason"), reason.rstrip("\n") + "\n")
+        try:
+            os.rename(path, dest)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            shutil.move(str(path), dest)  # another filesystem: copies symlinks as links
+    except OSError as exc:
+        raise TracebaseError(f"{shown(dest)}: cannot quarantine {shown(path)} ({exc.strerror or exc})") from None
     return dest
 
 
-def _read_valid(path: Path, table: str) -> pa.Table:
-    """Validate and read a spool file; any failure is a TracebaseError with the reason."""
+def _file_problem(path: Path) -> str | None:
+    """Why a spool entry must not be opened (a symlink, not a regular file), or None."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return f"{shown(path)}: cannot stat ({exc.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{shown(path)}: expected a regular file, found a symlink (not followed out of the spool)"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{shown(path)}: expected a regular file, found {'a directory' if stat.S_ISDIR(st.st_mode) else 'a special file'}"
+    return None
+
+
+def _read_valid(path: Path, table: str, host: str | None = None) -> pa.Table:
+    """Validate, read and conform a spool file; any failure is a TracebaseError with the reason.
+
+    `host` (the spool directory's name) replaces the file's host column: the directory is what
+    names the partition."""
+    problem = _file_problem(path)
+    if problem:
+        raise TracebaseError(problem)
     validate_file(path, table)
+    schema = TABLES[table]
     try:  # ParquetFile.read is ~2.5x cheaper than read_table (no dataset machinery) on small files
-        return pq.ParquetFile(path).read(columns=TABLES[table].names)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise TracebaseError(f"{path}: unreadable data ({exc})") from None
+        pf = pq.ParquetFile(path)
+        data = pf.read(columns=[n for n in schema.names if n in pf.schema_arrow.names])
+        if host is not None and "host" in schema.names:
+            column = pa.array([host] * data.num_rows, pa.string())
+            idx = data.schema.get_field_index("host")
+            data = data.set_column(idx, "host", column) if idx >= 0 else data.append_column("host", column)
+        data = conform(data, table)
+    except TracebaseError as exc:
+        raise TracebaseError(f"{shown(path)}: {exc}") from None
+    except _DATA_ERRORS + (OSError,) as exc:
+        raise TracebaseError(f"{shown(path)}: unreadable data ({exc})") from None
+    for f in schema:
+        if not f.nullable and data.column(f.name).null_count:
+            n = data.column(f.name).null_count
+            raise TracebaseError(f"{shown(path)}: column '{f.name}': expected no nulls (non-null column), found {n} nulls")
+    return data
 
 
+# --------------------------------------------------------------------------------------------
+# ingest
+# --------------------------------------------------------------------------------------------
 def ingest_spool(
     spool: str | os.PathLike,
     dataset: str | os.PathLike,
@@ -133,6 +363,7 @@ def ingest_spool(
     *,
     remove_ingested: bool = True,
     workers: int = 1,
+    lock_timeout_s: float = 600.0,
 ) -> IngestResult:
     """Ingest every complete snapshot under `spool` into `dataset` (see module docstring).
 
@@ -142,96 +373,184 @@ def ingest_spool(
     if not spool.is_dir():
         raise TracebaseError(f"{spool}: spool directory does not exist")
     result = IngestResult(rows={t: 0 for t in SPOOL_TABLES})
-    hosts = sorted(p for p in spool.iterdir() if p.is_dir() and not p.name.startswith("."))
-    jobs = [(h, dataset, quarantine, remove_ingested) for h in hosts]
-    if workers > 1 and len(hosts) > 1:
-        # Hosts are independent (each owns its host= partitions), so they parallelise cleanly.
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(workers) as pool:
-            parts = pool.map(_ingest_host_job, jobs, chunksize=max(1, len(jobs) // (workers * 4)))
-    else:
-        parts = map(_ingest_host_job, jobs)
-    for part in parts:
-        result.snapshots += part.snapshots
-        result.already_ingested += part.already_ingested
-        for table, n in part.rows.items():
-            result.rows[table] += n
-        result.files_written += part.files_written
-        result.quarantined += part.quarantined
+    with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s):
+        result.stale_temporaries_removed = remove_stale_temporaries(dataset, quarantine)
+        jobs = []
+        try:
+            entries = sorted(os.scandir(spool), key=lambda e: e.name)
+        except OSError as exc:
+            raise TracebaseError(f"{spool}: cannot list the spool ({exc.strerror})") from None
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_symlink():
+                reason = f"{shown(entry.path)}: expected a host directory, found a symlink (not followed out of the spool)"
+                dest = quarantine_file(Path(entry.path), quarantine, Path("_spool") / entry.name, reason)
+                result.quarantined.append({"path": shown(dest), "reason": reason})
+            elif entry.is_dir(follow_symlinks=False):
+                jobs.append((Path(entry.path), dataset, quarantine, remove_ingested))
+        if workers > 1 and len(jobs) > 1:
+            # Hosts are independent (each owns its host= partitions), so they parallelise cleanly.
+            ctx = multiprocessing.get_context("fork")
+            with ctx.Pool(workers) as pool:
+                parts = pool.map(_ingest_host_job, jobs, chunksize=max(1, len(jobs) // (workers * 4)))
+        else:
+            parts = map(_ingest_host_job, jobs)
+        newest: dt.datetime | None = None
+        for part, part_newest in parts:
+            result.snapshots += part.snapshots
+            result.already_ingested += part.already_ingested
+            for table, n in part.rows.items():
+                result.rows[table] += n
+            result.files_written += part.files_written
+            result.quarantined += part.quarantined
+            if part_newest is not None and (newest is None or part_newest > newest):
+                newest = part_newest
+        result.watermark = _publish_watermark(dataset, newest, result)
     return result
 
 
-def _ingest_host_job(job: tuple[Path, Path, Path, bool]) -> IngestResult:
+def _ingest_host_job(job: tuple[Path, Path, Path, bool]) -> tuple[IngestResult, dt.datetime | None]:
     host_dir, dataset, quarantine, remove = job
     result = IngestResult(rows={t: 0 for t in SPOOL_TABLES})
-    _ingest_host(host_dir, dataset, quarantine, result, remove)
-    return result
+    newest = _ingest_host(host_dir, dataset, quarantine, result, remove)
+    return result, newest
 
 
-def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: IngestResult, remove: bool) -> None:
+def _quarantine(result: IngestResult, path: Path, quarantine: Path, relative: Path, reason: str) -> None:
+    dest = quarantine_file(path, quarantine, relative, reason)
+    result.quarantined.append({"path": shown(dest), "reason": reason})
+
+
+def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: IngestResult, remove: bool) -> dt.datetime | None:
     host = host_dir.name
+    q_host = Path(host if _decodable(host) else shown(host).replace("/", "_"))
+    try:
+        entries = sorted(os.scandir(host_dir), key=lambda e: e.name)
+    except OSError as exc:
+        raise TracebaseError(f"{shown(host_dir)}: cannot list the host's snapshots ({exc.strerror})") from None
+    bad_host = host_problem(host)
     # (table, date) -> [(snapshot id, rows)]
-    batches: dict[tuple[str, str], list[tuple[str, pa.Table]]] = defaultdict(list)
+    batches: dict[tuple[str, str], list[tuple[str, pa.Table, Path]]] = defaultdict(list)
     finished: list[Path] = []  # snapshot dirs fully handled (ingested or quarantined)
-    for snap in sorted(host_dir.iterdir()):
-        if snap.name.startswith("."):  # .snap-*.tmp: the tracer is still writing it
+    newest: dt.datetime | None = None
+    for entry in entries:
+        snap = Path(entry.path)
+        if entry.name.startswith("."):  # .snap-*.tmp: the tracer is still writing it
             continue
-        date = snapshot_date(snap.name) if snap.is_dir() else None
-        if date is None:
-            reason = f"{snap}: expected a snapshot directory named snap-YYYYmmddTHHMMSS.fffZ-SEQ, found '{snap.name}'"
-            dest = quarantine_file(snap, quarantine, Path(host) / snap.name, reason)
-            result.quarantined.append({"path": str(dest), "reason": reason})
+        if bad_host:
+            _quarantine(result, snap, quarantine, q_host / entry.name, f"{shown(host_dir)}: {bad_host}")
             continue
-        snap_id = f"{host}/{snap.name}"
+        if entry.is_symlink():
+            reason = f"{shown(snap)}: expected a snapshot directory, found a symlink (not followed out of the spool)"
+            _quarantine(result, snap, quarantine, q_host / entry.name, reason)
+            continue
+        when = snapshot_time(entry.name) if entry.is_dir(follow_symlinks=False) else None
+        if when is None:
+            reason = (f"{shown(snap)}: expected a snapshot directory named snap-YYYYmmddTHHMMSS.fffZ-SEQ, "
+                      f"found '{shown(entry.name)}'")
+            _quarantine(result, snap, quarantine, q_host / entry.name, reason)
+            continue
+        snap_id = f"{host}/{entry.name}"
+        expected = {f"{t}.parquet" for t in SPOOL_TABLES}
         for table in SPOOL_TABLES:
             path = snap / f"{table}.parquet"
-            if not path.exists():
+            if not os.path.lexists(path):
                 continue
             try:
-                batches[(table, date)].append((snap_id, _read_valid(path, table)))
+                batches[(table, when.date().isoformat())].append((snap_id, _read_valid(path, table, host), path))
             except TracebaseError as exc:
-                dest = quarantine_file(path, quarantine, Path(host) / snap.name / path.name, str(exc))
-                result.quarantined.append({"path": str(dest), "reason": str(exc)})
-        for other in snap.iterdir():  # anything else in a snapshot is not ours to ingest
-            if other.is_file() and other.name not in {f"{t}.parquet" for t in SPOOL_TABLES}:
-                reason = f"{other}: unexpected file in a snapshot (expected events.parquet, counters.parquet)"
-                dest = quarantine_file(other, quarantine, Path(host) / snap.name / other.name, reason)
-                result.quarantined.append({"path": str(dest), "reason": reason})
+                _quarantine(result, path, quarantine, q_host / entry.name / path.name, str(exc))
+        try:
+            others = sorted(os.scandir(snap), key=lambda e: e.name)
+        except OSError as exc:
+            _quarantine(result, snap, quarantine, q_host / entry.name, f"{shown(snap)}: cannot list ({exc.strerror})")
+            continue
+        for other in others:  # anything else is not ours to ingest
+            if other.name not in expected:
+                reason = (f"{shown(other.path)}: unexpected file in a snapshot "
+                          f"(expected events.parquet, counters.parquet)")
+                _quarantine(result, Path(other.path), quarantine, q_host / entry.name / other.name, reason)
         finished.append(snap)
+        newest = when if newest is None or when > newest else newest
 
     seen_ids: set[str] = set()
     new_ids: set[str] = set()
     for (table, date), items in sorted(batches.items()):
         target_dir = partition_path(dataset, table, date, host, "x").parent
         present = frozenset().union(*(file_snapshots(p) for p in _part_files(target_dir)))
-        fresh = [(sid, rows) for sid, rows in items if sid not in present]
-        seen_ids.update(sid for sid, _ in items if sid in present)
+        fresh = [item for item in items if item[0] not in present]
+        seen_ids.update(sid for sid, _, _ in items if sid in present)
         if not fresh:
             continue
-        ids = sorted(sid for sid, _ in fresh)
-        merged = conform(pa.concat_tables([rows for _, rows in fresh], promote_options="permissive"), table)
-        if "host" in merged.column_names:  # the spool directory names the host
-            merged = merged.set_column(
-                merged.schema.get_field_index("host"), "host", pa.array([host] * merged.num_rows, pa.string())
-            )
-        out = write_table(
-            merged, target_dir / part_name(ids), table, extra_metadata={"snapshots": json.dumps(ids)}
-        )
-        result.rows[table] += merged.num_rows
-        result.files_written.append(str(out))
-        new_ids.update(ids)
+        for ids, rows in _write_fresh(fresh, dataset, table, date, host, quarantine, q_host, result):
+            result.rows[table] += rows
+            new_ids.update(ids)
     result.snapshots += len(new_ids)
     result.already_ingested += len(seen_ids - new_ids)
     if remove:
         for snap in finished:
             shutil.rmtree(snap, ignore_errors=True)
+    return newest
 
 
+class DatasetWriteError(TracebaseError):
+    """The dataset cannot be written (disk full, read-only, permissions): not the snapshot's fault."""
+
+
+def _write_fresh(fresh: list[tuple[str, pa.Table, Path]], dataset: Path, table: str, date: str, host: str,
+                 quarantine: Path, q_host: Path, result: IngestResult) -> list[tuple[list[str], int]]:
+    """Write the new snapshots of one partition as one part file; when the merged write fails
+    for a data reason, write them one by one and quarantine the ones that cannot be written.
+    An OS error (disk full, read-only dataset) stops the run and leaves the spool as it was."""
+    def write(group: list[tuple[str, pa.Table, Path]]) -> tuple[list[str], int]:
+        ids = sorted(sid for sid, _, _ in group)
+        try:
+            merged = pa.concat_tables([rows for _, rows, _ in group])
+            out = write_partition(merged, dataset, table, date, host, part_name(ids),
+                                  extra_metadata={"snapshots": json.dumps(ids)})
+        except OSError as exc:
+            target = partition_path(dataset, table, date, host, "x").parent
+            raise DatasetWriteError(f"{target}: cannot write the dataset ({exc.strerror or exc})") from None
+        result.files_written.append(str(out))
+        return ids, merged.num_rows
+
+    try:
+        return [write(fresh)]
+    except DatasetWriteError:
+        raise
+    except (TracebaseError, *_DATA_ERRORS):
+        pass
+    written = []
+    for item in fresh:
+        try:
+            written.append(write([item]))
+        except DatasetWriteError:
+            raise
+        except (TracebaseError, *_DATA_ERRORS) as exc:
+            sid, _, path = item
+            _quarantine(result, path, quarantine, q_host / sid.split("/", 1)[1] / path.name,
+                        f"{shown(path)}: cannot be written to the dataset ({exc})")
+    return written
+
+
+# --------------------------------------------------------------------------------------------
+# compaction and retention
+# --------------------------------------------------------------------------------------------
 def _partitions(dataset: Path, tables: Iterable[str]) -> list[Path]:
     out = []
     for table in tables:
-        out.extend(sorted(p for p in (dataset / table).glob("date=*/host=*") if p.is_dir()))
+        out.extend(sorted(p for p in (dataset / table).glob("date=*/host=*") if p.is_dir() and not p.is_symlink()))
     return out
+
+
+def _read_part(path: Path, table: str) -> pa.Table:
+    """A dataset part file as the full table (partition keys restored from its directory)."""
+    data = pq.ParquetFile(path).read()
+    for key, value in partition_values(path).items():
+        if key in TABLES[table].names and key not in data.column_names:
+            data = data.append_column(key, pa.array([value] * data.num_rows, pa.string()))
+    return conform(data, table)
 
 
 def compact_dataset(
@@ -240,38 +559,50 @@ def compact_dataset(
     min_files: int = 8,
     small_file_bytes: int = 16 << 20,
     tables: Iterable[str] = ("events", "counters"),
+    lock_timeout_s: float = 600.0,
 ) -> CompactResult:
     """Merge partitions holding >= `min_files` small part files into one file each."""
     dataset = Path(dataset)
     result = CompactResult()
-    for part_dir in _partitions(dataset, tables):
-        table = part_dir.parent.parent.name
-        files = _part_files(part_dir)
-        snaps = {f: file_snapshots(f) for f in files}
-        # Recovery: a file whose snapshots are all inside another file is a leftover input of an
-        # interrupted compaction; keeping it would double-count rows.
-        for f in list(files):
-            if snaps[f] and any(g != f and snaps[f] < snaps[g] for g in files):
-                f.unlink()
-                files.remove(f)
-                result.leftovers_removed += 1
-        small = [f for f in files if f.stat().st_size < small_file_bytes]
-        if len(small) < min_files:
-            continue
-        ids = sorted(frozenset().union(*(snaps[f] for f in small)))
-        merged = pa.concat_tables([conform(pq.read_table(f), table) for f in small])
-        if table in SORT_KEYS:
-            merged = merged.sort_by(SORT_KEYS[table])
-        name = part_name(ids or [f.name for f in small], prefix="part-c")
-        extra = {"snapshots": json.dumps(ids)} if ids else None
-        out = write_table(merged, part_dir / name, table, extra_metadata=extra)
-        for f in small:
-            if f != out:
-                f.unlink()
-        result.partitions += 1
-        result.files_in += len(small)
-        result.files_out += 1
+    if not dataset.is_dir():
+        return result
+    with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s):
+        for part_dir in _partitions(dataset, tables):
+            _compact_partition(part_dir, part_dir.parent.parent.name, min_files, small_file_bytes, result)
     return result
+
+
+def _compact_partition(part_dir: Path, table: str, min_files: int, small_file_bytes: int, result: CompactResult) -> None:
+    files = _part_files(part_dir)
+    snaps = {f: file_snapshots(f) for f in files}
+    # Recovery: a file whose snapshots are all inside another file is a leftover input of an
+    # interrupted compaction; keeping it would double-count rows.
+    for f in list(files):
+        if snaps[f] and any(g != f and snaps[f] < snaps[g] for g in files):
+            f.unlink()
+            files.remove(f)
+            result.leftovers_removed += 1
+    small = [f for f in files if f.stat().st_size < small_file_bytes]
+    if len(small) < min_files:
+        return
+    ids = sorted(frozenset().union(*(snaps[f] for f in small)))
+    try:
+        merged = pa.concat_tables([_read_part(f, table) for f in small])
+    except (TracebaseError, *_DATA_ERRORS) as exc:  # a file another writer put there: leave the partition
+        raise TracebaseError(f"{part_dir}: cannot compact ({exc})") from None
+    if table in SORT_KEYS:
+        merged = merged.sort_by(SORT_KEYS[table])
+    name = part_name(ids or [f.name for f in small], prefix="part-c")
+    extra = {"snapshots": json.dumps(ids)} if ids else None
+    date = part_dir.parent.name.removeprefix("date=")
+    host = part_dir.name.removeprefix("host=")
+    out = write_partition(merged, part_dir.parent.parent.parent, table, date, host, name, extra_metadata=extra)
+    for f in small:
+        if f != out:
+            f.unlink()
+    result.partitions += 1
+    result.files_in += len(small)
+    result.files_out += 1
 
 
 def apply_retention(
@@ -281,22 +612,38 @@ def apply_retention(
     dataset_days: int,
     quarantine_days: int,
     today: dt.date | None = None,
+    lock_timeout_s: float = 600.0,
 ) -> dict[str, int]:
-    """Delete dataset date partitions and quarantined files older than the retention."""
+    """Delete dataset date partitions and quarantined entries older than the retention.
+
+    Symlinks (quarantined links) are removed as links; their targets are never touched."""
     today = today or dt.datetime.now(dt.UTC).date()
     cutoff = (today - dt.timedelta(days=dataset_days)).isoformat()
     removed = {"partitions": 0, "quarantined": 0}
     dataset = Path(dataset)
     if dataset.is_dir():
-        for date_dir in dataset.glob("*/date=*"):
-            if date_dir.name.removeprefix("date=") < cutoff:
-                shutil.rmtree(date_dir, ignore_errors=True)
-                removed["partitions"] += 1
+        with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s):
+            for date_dir in dataset.glob("*/date=*"):
+                if date_dir.name.removeprefix("date=") < cutoff:
+                    if date_dir.is_symlink():
+                        date_dir.unlink()
+                    else:
+                        shutil.rmtree(date_dir, ignore_errors=True)
+                    removed["partitions"] += 1
     q_cutoff = dt.datetime.combine(today - dt.timedelta(days=quarantine_days), dt.time(), dt.UTC).timestamp()
     quarantine = Path(quarantine)
-    if quarantine.is_dir():
-        for f in quarantine.rglob("*"):
-            if f.is_file() and f.stat().st_mtime < q_cutoff:
-                f.unlink()
-                removed["quarantined"] += 1
+    if quarantine.is_dir() and not quarantine.is_symlink():
+        for dirpath, dirnames, filenames in os.walk(quarantine, topdown=False, followlinks=False):
+            links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+            for name in filenames + links:
+                path = os.path.join(dirpath, name)
+                try:
+                    if os.lstat(path).st_mtime < q_cutoff:
+                        os.unlink(path)
+                        removed["quarantined"] += 1
+                except FileNotFoundError:
+                    pass
+            if dirpath != str(quarantine):
+                with contextlib.suppress(OSError):
+                    os.rmdir(dirpath)  # only when empty
     return removed

@@ -13,7 +13,7 @@ from baseline.simulator.host import INTERVAL_NS, HostResult
 from baseline.simulator.tables import Batch
 from tracer.atomic import fsync_dir, make_dirs
 from tracer.fleet.spool import write_snapshot
-from tracer.schema import partition_path, write_table
+from tracer.schema import write_partition
 
 _DATE_COLUMN = {"events": "start_time", "counters": "snapshot_time", "truth": "time"}
 
@@ -26,14 +26,14 @@ def _by_date(df: pl.DataFrame, column: str) -> list[tuple[str, pl.DataFrame]]:
 
 
 def write_dataset(root: Path, result: HostResult, tables: tuple[str, ...] = ("events", "counters", "truth")) -> dict[str, int]:
-    """Write each table of one host under <root>/<table>/date=YYYY-MM-DD/host=<host>/part-00000.parquet."""
+    """Write each table of one host under <root>/<table>/date=YYYY-MM-DD/host=<host>/part-00000.parquet
+    (the dataset layout of tracer.schema: the `host` column lives in the directory name)."""
     sizes: dict[str, int] = {}
     for table in tables:
         df = getattr(result, table)
         for date, part in _by_date(df, _DATE_COLUMN[table]):
-            path = partition_path(root, table, date, result.host, "part-00000.parquet")
-            write_table(part, path, table, extra_metadata=PRODUCER, durable=False,
-                        parquet_options=PARQUET_OPTIONS[table])
+            path = write_partition(part, root, table, date, result.host, "part-00000.parquet",
+                                   extra_metadata=PRODUCER, durable=False, parquet_options=PARQUET_OPTIONS[table])
             sizes[table] = sizes.get(table, 0) + path.stat().st_size
     return sizes
 
@@ -79,9 +79,8 @@ def write_batch(root: Path, batch: Batch, tables: tuple[str, ...] = ("events", "
                 runs = [(int(d), lo + np.flatnonzero(host_day == d)) for d in np.unique(host_day)]
             for d, idx in runs:
                 part = data.slice(lo, hi - lo) if idx is None else data.take(pa.array(idx))
-                path = partition_path(root, table, _date(d), host, "part-00000.parquet")
-                write_table(part, path, table, extra_metadata=PRODUCER, durable=False,
-                            parquet_options=PARQUET_OPTIONS[table])
+                path = write_partition(part, root, table, _date(d), host, "part-00000.parquet",
+                                       extra_metadata=PRODUCER, durable=False, parquet_options=PARQUET_OPTIONS[table])
                 sizes[b][table] = sizes[b].get(table, 0) + path.stat().st_size
     return sizes
 

@@ -1,0 +1,103 @@
+"""Dataset tables read as directories by pandas, pyarrow (dataset and parquet), DuckDB and polars.
+
+The partition key `host` lives in the directory name (host=<h>) and not in the files, so hive
+discovery gives every reader one consistent column. Written by both of our dataset writers
+(the simulator and ingest); our own readers restore `host` from the path and still accept files
+that carry it (the layout other producers write).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+from test_ingest import make_spool
+
+from baseline.pipeline.ingest import compact_dataset, ingest_spool
+from baseline.simulator.simulate import simulate
+from tracer.schema import dataset_files, read, write_table
+
+TABLES = ("events", "counters", "truth")
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory):
+    root = tmp_path_factory.mktemp("readers")
+    simulate(root, hosts=3, hours=1, seed=5, start="2026-11-28T00:00:00Z")
+    return root
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ingested")
+    make_spool(root / "spool", hosts=3, snapshots=4)
+    ingest_spool(root / "spool", root / "ds", root / "q")
+    make_spool(root / "spool", hosts=3, snapshots=4, start=dt.datetime(2026, 11, 25, 11, tzinfo=dt.UTC))
+    ingest_spool(root / "spool", root / "ds", root / "q")
+    compact_dataset(root / "ds", min_files=2)  # compacted and plain parts side by side
+    return root / "ds"
+
+
+def expected_rows(root, table: str) -> tuple[int, set[str]]:
+    df = read(dataset_files(root, table), table)
+    return df.height, set(df["host"].to_list())
+
+
+def readers(directory):
+    d = str(directory)
+    return {
+        "pandas": lambda: pd.read_parquet(d),
+        "pyarrow.parquet": lambda: pq.read_table(d).to_pandas(),
+        "pyarrow.dataset": lambda: ds.dataset(d, format="parquet", partitioning="hive").to_table().to_pandas(),
+        "duckdb": lambda: duckdb.sql(
+            f"select * from read_parquet('{d}/**/*.parquet', hive_partitioning = true)").df(),
+        "polars": lambda: pl.read_parquet(d).to_pandas(),
+    }
+
+
+@pytest.mark.parametrize("table", TABLES)
+@pytest.mark.parametrize("reader", ["pandas", "pyarrow.parquet", "pyarrow.dataset", "duckdb", "polars"])
+def test_simulated_tables_read_as_directories(simulated, table, reader):
+    rows, hosts = expected_rows(simulated, table)
+    assert rows > 0 and len(hosts) == 3
+    frame = readers(simulated / table)[reader]()
+    assert len(frame) == rows
+    assert set(frame["host"].astype(str)) == hosts
+    assert "trace_id" in frame.columns or "probe" in frame.columns
+
+
+@pytest.mark.parametrize("table", ["events", "counters"])
+@pytest.mark.parametrize("reader", ["pandas", "pyarrow.parquet", "pyarrow.dataset", "duckdb", "polars"])
+def test_ingested_tables_read_as_directories(ingested, table, reader):
+    rows, hosts = expected_rows(ingested, table)
+    assert rows == (48 if table == "events" else 48) and hosts == {"host000", "host001", "host002"}
+    frame = readers(ingested / table)[reader]()
+    assert len(frame) == rows
+    assert set(frame["host"].astype(str)) == hosts
+
+
+def test_files_do_not_repeat_the_partition_key(simulated, ingested):
+    for f in dataset_files(simulated, "events") + dataset_files(ingested, "counters"):
+        assert "host" not in pq.read_schema(f).names, f
+
+
+def test_our_readers_accept_files_that_carry_host(tmp_path, simulated):
+    """Data written by other producers in the layout with `host` inside the files stays readable,
+    also beside files without it, and the file's own value wins."""
+    src = dataset_files(simulated, "counters")[0]
+    theirs = read(src, "counters").with_columns(pl.lit("hostA").alias("host"))
+    write_table(theirs, tmp_path / "counters" / "date=2026-11-28" / "host=hostA" / "part-0.parquet", "counters")
+    assert "host" in pq.read_schema(tmp_path / "counters" / "date=2026-11-28" / "host=hostA" / "part-0.parquet").names
+    ours = read(src, "counters")
+    write_table(ours, tmp_path / "counters" / "date=2026-11-28" / "host=hostB" / "part-0.parquet", "counters",
+                omit_columns=("host",))
+    both = read(dataset_files(tmp_path, "counters"), "counters")
+    assert both.height == 2 * ours.height
+    assert both["host"].value_counts().sort("host").rows() == [("hostA", ours.height), ("hostB", ours.height)]
+    compact_dataset(tmp_path, min_files=1, tables=("counters",))  # compaction reads both kinds too
+    assert read(dataset_files(tmp_path, "counters"), "counters")["host"].null_count() == 0
