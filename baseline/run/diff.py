@@ -434,18 +434,24 @@ def diff_traces(
     by_entry: dict[str, dict[str, Any]] = {}
     # (call, path) keys on the plain normalised path (no search masking): what the good runs
     # completed successfully, and every outcome they had there.
+    # Only the call sites where some error happened matter: the good rows at those (few)
+    # sites are found with one membership pass, the rest is on that small subset.
     calls = _call_keys(p)
-    outcomes = calls * np.int64(len(p.errno_values) + 1) + (p.errno + 1)
-    good_path_rows = (p.tkey >= 0) & (p.plainpath >= 0)
-    good_ok_calls = np.unique(calls[good_path_rows & (p.errno < 0)])
-    good_calls = np.unique(calls[good_path_rows])
-    good_outcomes = np.unique(outcomes[good_path_rows])
+    err_rows = np.flatnonzero((p.errno >= 0) & (p.plainpath >= 0))
+    err_calls = np.unique(calls[err_rows])
+    at_sites = np.flatnonzero(align.seen_in(calls.view(np.uint64), err_calls.view(np.uint64)) & (p.tkey >= 0))
+    n_errnos = np.int64(len(p.errno_values) + 1)
+    good_ok_calls = np.unique(calls[at_sites[p.errno[at_sites] < 0]])
+    good_calls = np.unique(calls[at_sites])
+    good_outcomes = np.unique(calls[at_sites] * n_errnos + (p.errno[at_sites] + 1))
+    del at_sites
     timing_codes = np.array([i for i, v in enumerate(p.errno_values) if v in TIMING_ERRNOS], dtype=np.int32)
     # Per bad row: an error where the good runs had another outcome at the same call.
-    bad_err = np.flatnonzero((p.tkey[:nb] < 0) & (p.errno[:nb] >= 0) & (p.plainpath[:nb] >= 0))
+    bad_err = err_rows[err_rows < nb]
     outcome_change = np.zeros(n_rows, dtype=bool)
-    outcome_change[bad_err] = np.isin(calls[bad_err], good_calls) & ~np.isin(outcomes[bad_err], good_outcomes)
-    del outcomes
+    outcome_change[bad_err] = np.isin(calls[bad_err], good_calls) & ~np.isin(
+        calls[bad_err] * n_errnos + (p.errno[bad_err] + 1), good_outcomes)
+    del err_rows
     for err in distinct_errors(p, np.ones(n_rows, dtype=bool), with_plain=True):
         # No entry covers an error at a (call, path) the good runs completed successfully.
         first = int(err["rows"][0])

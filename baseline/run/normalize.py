@@ -245,28 +245,32 @@ class NameTemplates:
         """`codes` (per row, -1 null) into `values`; `tkey` the row's trace: good traces 0..,
         the bad trace -1."""
         out = cls()
-        valid = codes >= 0
-        if not valid.any():
+        if not (codes >= 0).any():
             return out
-        radix = int(tkey.max(initial=0)) + 2  # trace keys -1.. shifted to 0..
-        pairs = np.unique(codes[valid].astype(np.int64) * radix + (tkey[valid].astype(np.int64) + 1))
-        code_of, trace_of = pairs // radix, pairs % radix - 1
-        uniq, first, count = np.unique(code_of, return_index=True, return_counts=True)
-        good_traces = np.unique(trace_of[trace_of >= 0])
-        n_good = len(good_traces)
-        in_bad = np.zeros(len(uniq), dtype=bool)
-        in_bad[np.searchsorted(uniq, code_of[trace_of < 0])] = True
-        n_good_of = count - in_bad
+        # Which traces each distinct value occurs in: one presence row per trace (scatter
+        # writes, no sorting of the rows).
+        n_codes = len(values)
+        keys = np.unique(tkey)
+        presence = np.zeros((len(keys), n_codes + 1), dtype=bool)
+        bounds = np.r_[0, np.flatnonzero(tkey[1:] != tkey[:-1]) + 1, len(tkey)]
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            presence[int(np.searchsorted(keys, tkey[lo])), codes[lo:hi]] = True  # -1 lands in the spare column
+        presence = presence[:, :n_codes]
+        good_idx = np.flatnonzero(keys >= 0)
+        n_good = len(good_idx)
+        n_good_of = presence[good_idx].sum(axis=0) if n_good else np.zeros(n_codes, dtype=np.int64)
+        in_bad = presence[np.flatnonzero(keys < 0)].any(axis=0)
+        uniq = np.arange(n_codes)
         # 1. run-to-run variation among the good traces
         if n_good >= 2:
             groups: dict[tuple, list[tuple[tuple[str, ...], frozenset[int]]]] = {}
             partial = (n_good_of > 0) & (n_good_of < n_good)
-            for code, lo, n in zip(uniq[partial].tolist(), first[partial].tolist(), count[partial].tolist(), strict=True):
+            for code in np.flatnonzero(partial).tolist():
                 value = values[code]
                 if value is None:
                     continue
                 seps, runs = _split_runs(value)
-                traces = frozenset(t for t in trace_of[lo : lo + n].tolist() if t >= 0)
+                traces = frozenset(np.flatnonzero(presence[good_idx, code]).tolist())
                 groups.setdefault((seps, tuple(len(r) for r in runs)), []).append((runs, traces))
             for (seps, lengths), members in groups.items():
                 if len(members) < 2 or len(frozenset().union(*(t for _, t in members))) < 2:
