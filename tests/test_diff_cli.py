@@ -258,7 +258,7 @@ def test_allowlist_learn_merges_without_touching_curated(capsys, tmp_path):
     assert "learned 2 expected error(s) from 2 good trace(s): 1 added" in stdout
     doc = yaml.safe_load(out.read_text())
     assert doc["entries"][0] == {"id": "tty", "source": "curated", "reason": "isatty", "probe": "ioctl",
-                                 "errno": "ENOTTY", "status": "active"}
+                                 "errno": "ENOTTY"}  # as written
     learned = doc["entries"][1]
     assert (learned["source"], learned["probe"], learned["errno"], learned["path"]) == (
         "learned", "openat", "ENOENT", "/home/u/.prog.rc")
@@ -268,6 +268,52 @@ def test_allowlist_learn_merges_without_touching_curated(capsys, tmp_path):
     fresh = tmp_path / "fresh.yaml"
     run_cli(capsys, "allowlist", "learn", g, "-o", fresh, "--min-support", "0.9")
     assert yaml.safe_load(fresh.read_text())["entries"] == []
+
+
+def test_allowlist_learn_writes_its_own_file_and_diff_loads_it(capsys, tmp_path, monkeypatch):
+    # Learned entries go to ./expected_errors.learned.yaml, never into the curated list;
+    # `baseline diff` run from that directory loads both.
+    from baseline.run.allowlist import DEFAULT_PATH
+
+    curated_before = DEFAULT_PATH.read_bytes()
+    probing = PROGRAM[:1] + [("openat", "ENOENT", "/home/u/.prog.rc")] + PROGRAM[1:]
+    g = write(tmp_path / "g.parquet", trace_frame("g1", probing))
+    bad = write(tmp_path / "b.parquet", trace_frame("b1", probing, pid=5))
+    monkeypatch.chdir(tmp_path)
+    status, stdout, _ = run_cli(capsys, "allowlist", "learn", g)
+    assert status == 0 and "-> expected_errors.learned.yaml" in stdout
+    assert DEFAULT_PATH.read_bytes() == curated_before
+    learned = yaml.safe_load((tmp_path / "expected_errors.learned.yaml").read_text())
+    assert [e["path"] for e in learned["entries"]] == ["/home/u/.prog.rc"]
+    status, out, _ = run_cli(capsys, "diff", g, bad, "--json", "--no-learn")
+    obj = json.loads(out)
+    assert status == 0
+    assert obj["settings"]["allowlist"].endswith("expected_errors.learned.yaml")
+    assert [v["source"] for v in obj["expected_ignored"]["by_entry"].values()] == ["learned"]
+
+
+def test_allowlist_rewrite_keeps_comments_and_order(capsys, tmp_path):
+    probing = PROGRAM[:1] + [("openat", "ENOENT", "/home/u/.prog.rc")] + PROGRAM[1:]
+    g = write(tmp_path / "g.parquet", trace_frame("g1", probing))
+    out = tmp_path / "allow.yaml"
+    original = (
+        "# Team allowlist: keep this header.\n"
+        "version: 1\n"
+        "entries:\n"
+        "  # terminals: stdio redirected in CI\n"
+        "  - id: tty\n"
+        "    source: curated\n"
+        "    reason: isatty on a pipe   # why it is routine\n"
+        "    probe: \"ioctl\"\n"
+        "    errno: ENOTTY\n"
+    )
+    out.write_text(original)
+    assert run_cli(capsys, "allowlist", "learn", g, "-o", out)[0] == 0
+    text = out.read_text()
+    assert text.startswith(original)  # untouched, comments and quoting included
+    assert "/home/u/.prog.rc" in text.split(original, 1)[1]
+    assert run_cli(capsys, "allowlist", "learn", g, "-o", out)[0] == 0  # idempotent apart from dates
+    assert out.read_text().startswith(original)
 
 
 def test_allowlist_learn_errors(capsys, tmp_path, traces):
@@ -295,3 +341,20 @@ def test_diff_cli_does_not_load_polars(traces):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert "rc=1 polars=False" in out.stderr, out.stderr
     assert json.loads(out.stdout)["bifurcation"]["errno"]
+
+
+@pytest.mark.parametrize("column", ["kind", "probe", "trace_id"])
+def test_nulls_in_a_required_column_are_trouble_not_same(capsys, tmp_path, traces, column):
+    # A bad trace with nulls where the schema says "never null" must not come out "same"
+    # (exit 0): one line naming the file and the column, exit 2.
+    good, _, _ = traces
+    table = pq.read_table(good)
+    i = table.column_names.index(column)
+    field = table.schema.field(i).with_nullable(True)
+    values = table.column(i).to_pylist()
+    values[2] = None
+    broken = table.set_column(i, field, pa.array(values, type=field.type))
+    path = tmp_path / "nulls.parquet"
+    pq.write_table(broken.replace_schema_metadata(table.schema.metadata), path)
+    assert_user_error(capsys, ["diff", good, path], path, column)
+    assert_user_error(capsys, ["diff", path, good], path, column)

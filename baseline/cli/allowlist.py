@@ -1,4 +1,5 @@
-"""`baseline allowlist learn`: learn expected errors from good runs into expected_errors.yaml."""
+"""`baseline allowlist learn`: learn expected errors from good runs into their own file
+(./expected_errors.learned.yaml by default; `baseline diff` loads it beside the curated list)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from tracer.errors import TracebaseError
 
 EPILOG = """\
 examples:
-  baseline allowlist learn good-runs/ -o expected_errors.yaml
+  baseline allowlist learn good-runs/          # -> ./expected_errors.learned.yaml
   baseline allowlist learn g1.parquet g2.parquet --min-support 0.5 -o allow.yaml
 
 Learned entries carry probe, errno, normalised path, process name (context), support
-(good runs seen / total), first/last seen and source: learned. Curated entries already in
-the file are never overwritten; learned entries the good runs no longer show become stale.
+(good runs seen / total), first/last seen and source: learned. By default they go to their
+own file, ./expected_errors.learned.yaml, which `baseline diff` run from the same directory
+loads beside the curated expected_errors.yaml (never rewritten unless named with -o).
+Curated entries already in the output file are never overwritten; learned entries the good
+runs no longer show become stale; the file's comments and order are kept.
 """
 
 
@@ -36,8 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
     )
     learn.add_argument("good", nargs="+", metavar="GOOD", help="good traces: Parquet files or directories")
-    learn.add_argument("-o", "--output", default="expected_errors.yaml", metavar="FILE",
-                       help="allowlist to create or update (default: ./expected_errors.yaml)")
+    learn.add_argument("-o", "--output", default=None, metavar="FILE",
+                       help="allowlist to create or update (default: ./expected_errors.learned.yaml)")
     learn.add_argument("--min-support", type=float, default=0.0, metavar="F",
                        help="keep errors seen in at least this fraction of good runs (0..1, default 0)")
     learn.add_argument("--mixed", action="store_true", help="accept good traces of different commands")
@@ -49,10 +53,12 @@ def handle_learn(args: argparse.Namespace) -> int:
         raise TracebaseError(f"--min-support: expected a fraction between 0 and 1, found {args.min_support}")
     from pathlib import Path
 
-    from baseline.run.allowlist import ExpectedErrors, learn_expected
+    from baseline.run.allowlist import LEARNED_NAME, ExpectedErrors, learn_expected
     from baseline.run.traces import check_good_commands, load_table, prepare_side
 
-    out = Path(args.output)
+    out = Path(args.output or LEARNED_NAME)
+    if out.is_dir():
+        raise TracebaseError(f"{out}: -o: expected a YAML file, found a directory")
     allow = ExpectedErrors.load(out) if out.exists() else ExpectedErrors([], source=str(out))
     good = load_table(args.good)
     check_good_commands(good, ", ".join(args.good), args.mixed)

@@ -19,6 +19,7 @@ examples:
   baseline diff g1.parquet g2.parquet g3.parquet bad.parquet --context 5
   baseline diff good/ failures.parquet --trace-id host1:42 --allowlist expected_errors.yaml
   baseline diff good/ bad.parquet --no-learn     # only the allowlist makes errors expected
+  baseline diff good/ bad.parquet --learned team.learned.yaml
 
 The JSON object is documented in docs/diff-json.md.
 """
@@ -39,7 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("traces", nargs="+", metavar="TRACE", help="GOOD... then BAD (the last one)")
     p.add_argument("--allowlist", metavar="FILE",
-                   help="expected-errors YAML (default: the repo's expected_errors.yaml)")
+                   help="curated expected-errors YAML (default: the package's expected_errors.yaml)")
+    p.add_argument("--learned", metavar="FILE",
+                   help="learned expected errors, loaded beside the allowlist (default: "
+                        "./expected_errors.learned.yaml when it exists; see `baseline allowlist learn`)")
     p.add_argument("--no-learn", action="store_true",
                    help="do not treat errors seen in the GOOD runs as expected")
     p.add_argument("--json", action="store_true", help="print one JSON object (docs/diff-json.md)")
@@ -71,13 +75,18 @@ def handle(args: argparse.Namespace) -> int:
         # mimalloc pool keeps ~100 MiB of read buffers for a million events mapped).
         os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     try:
+        from baseline.run.allowlist import LEARNED_NAME, ExpectedErrors, load_default
         from baseline.run.diff import diff_traces, write_report
 
         good, bad = args.traces[:-1], args.traces[-1]
+        expected = ExpectedErrors.load(args.allowlist) if args.allowlist else load_default()
+        learned = args.learned or (LEARNED_NAME if os.path.exists(LEARNED_NAME) else None)
+        if learned:
+            expected = expected + ExpectedErrors.load(learned)
         report = diff_traces(
             good,
             bad,
-            expected=args.allowlist,
+            expected=expected,
             learn=not args.no_learn,
             k=args.window,
             context=args.context,

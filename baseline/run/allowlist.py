@@ -17,7 +17,8 @@ File format (``expected_errors.yaml``, version 1)::
         stats: {...}               # optional fleet statistics
         status: active             # active | stale
 
-Globs: ``*`` and ``?`` do not cross ``/``; ``**`` matches anything; ``{a,b}`` alternatives.
+Globs (`glob_match`, linear time): ``*``/``?``/``[...]`` stay within one path component;
+``**`` matches anything; ``**/x`` matches ``x`` at any depth; ``{a,b}`` alternatives.
 A missing ``path``/``context`` matches anything, except that a *learned* entry without a path
 (learned from errors that had none) matches only errors without a path.
 Paths are matched in their normalised form (see baseline.run.normalize: numbers and addresses as
@@ -35,15 +36,14 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import io
 import os
-import re
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from tracer import atomic, resources
 from tracer.errnos import is_errno_name
@@ -52,46 +52,183 @@ from tracer.errors import TracebaseError
 FORMAT_VERSION = 1
 SOURCES = ("curated", "learned")
 STATUSES = ("active", "stale")
-DEFAULT_PATH = resources.EXPECTED_ERRORS
+DEFAULT_PATH = resources.EXPECTED_ERRORS  # curated, tracked
+# Where `baseline allowlist learn` writes by default (the current directory), and which
+# `baseline diff` loads beside the curated file when it is there: learned entries never go
+# into the curated, tracked file unless asked to (-o expected_errors.yaml).
+LEARNED_NAME = "expected_errors.learned.yaml"
+TOP_LEVEL_KEYS = ("version", "entries")
 _GLOB_CHARS = set("*?{")
 
 
+# ------------------------------------------------------------------------------------------
+# globs: linear-time matching (a set of pattern positions advanced over the value, no
+# backtracking), so no pattern can take long whatever its stars
+# ------------------------------------------------------------------------------------------
+_LIT, _ONE, _CLASS, _STAR, _DSTAR, _DSTAR_DIR = range(6)
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    """``a{b,c}d`` -> ``[abd, acd]`` (nested braces too); an unmatched ``{`` is literal."""
+    depth, start = 0, -1
+    for i, c in enumerate(pattern):
+        if c == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                inner, alts, level, last = pattern[start + 1 : i], [], 0, 0
+                for j, d in enumerate(inner):
+                    level += d == "{"
+                    level -= d == "}"
+                    if d == "," and level == 0:
+                        alts.append(inner[last:j])
+                        last = j + 1
+                alts.append(inner[last:])
+                head, tail = pattern[:start], pattern[i + 1 :]
+                return [x for a in alts for x in _expand_braces(head + a + tail)]
+    return [pattern]
+
+
+def _parse_class(pattern: str, i: int) -> tuple[tuple, int] | None:
+    """``[...]`` at pattern[i]: (class token, index after it), or None when unterminated."""
+    j = i + 1
+    negate = j < len(pattern) and pattern[j] in "!^"
+    j += negate
+    items: list[tuple[str, str]] = []
+    first = True
+    while j < len(pattern) and (pattern[j] != "]" or first):
+        lo = pattern[j]
+        if j + 2 < len(pattern) and pattern[j + 1] == "-" and pattern[j + 2] != "]":
+            items.append((lo, pattern[j + 2]))
+            j += 3
+        else:
+            items.append((lo, lo))
+            j += 1
+        first = False
+    if j >= len(pattern):
+        return None
+    return (_CLASS, (negate, tuple(items))), j + 1
+
+
 @lru_cache(maxsize=4096)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a glob: ``**`` any string, ``*``/``?`` within one path component, ``{a,b}``."""
-    out, i = [], 0
+def _compile_glob(pattern: str) -> tuple[tuple, ...]:
+    """Tokens of one brace-free pattern (see `glob_match` for the semantics)."""
+    toks: list[tuple] = []
+    i = 0
     while i < len(pattern):
         c = pattern[i]
-        if pattern.startswith("**", i):
-            out.append(".*")
+        if pattern.startswith("**/", i) and (i == 0 or pattern[i - 1] == "/"):
+            if not toks or toks[-1] != (_DSTAR_DIR, None):
+                toks.append((_DSTAR_DIR, None))
+            i += 3
+        elif pattern.startswith("**", i):
+            if not toks or toks[-1] != (_DSTAR, None):
+                toks.append((_DSTAR, None))
             i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
+            while i < len(pattern) and pattern[i] == "*":
+                i += 1
+        elif c == "*":
+            if not toks or toks[-1] not in ((_STAR, None), (_DSTAR, None)):
+                toks.append((_STAR, None))
+            i += 1
         elif c == "?":
-            out.append("[^/]")
-        elif c == "{":
-            end = pattern.find("}", i)
-            if end < 0:
-                out.append(re.escape(c))
-            else:
-                alts = pattern[i + 1 : end].split(",")
-                out.append("(?:" + "|".join(glob_regex(a).pattern[:-2] for a in alts) + ")")
-                i = end + 1
-                continue
+            toks.append((_ONE, None))
+            i += 1
+        elif c == "[" and (parsed := _parse_class(pattern, i)) is not None:
+            toks.append(parsed[0])
+            i = parsed[1]
         else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("".join(out) + r"\Z")
+            if c == "\\" and i + 1 < len(pattern):
+                i += 1
+                c = pattern[i]
+            toks.append((_LIT, c))
+            i += 1
+    return tuple(toks)
+
+
+def _in_class(spec: tuple, c: str) -> bool:
+    negate, items = spec
+    hit = any(lo <= c <= hi for lo, hi in items)
+    return (not hit if negate else hit) and c != "/"
+
+
+def _closure(toks: tuple[tuple, ...], states: set[int]) -> set[int]:
+    """Add the positions reachable without consuming a character (stars match nothing, ``**/``
+    no directory). A negative state -(i+1) is "inside the directories of ``**/`` at i": it
+    reaches i+1 only by consuming a ``/``."""
+    stack = [i for i in states if i >= 0]
+    while stack:
+        i = stack.pop()
+        if i < len(toks) and toks[i][0] in (_STAR, _DSTAR, _DSTAR_DIR) and i + 1 not in states:
+            states.add(i + 1)
+            stack.append(i + 1)
+    return states
+
+
+def _match_tokens(toks: tuple[tuple, ...], value: str) -> bool:
+    states = _closure(toks, {0})
+    n = len(toks)
+    for c in value:
+        nxt: set[int] = set()
+        for i in states:
+            if i < 0:  # inside the directories of a **/
+                nxt.add(i)
+                if c == "/":
+                    nxt.add(-i)
+                continue
+            if i == n:
+                continue
+            kind, arg = toks[i]
+            if kind == _LIT:
+                if arg == c:
+                    nxt.add(i + 1)
+            elif kind == _ONE:
+                if c != "/":
+                    nxt.add(i + 1)
+            elif kind == _CLASS:
+                if _in_class(arg, c):
+                    nxt.add(i + 1)
+            elif kind == _STAR:
+                if c != "/":
+                    nxt.add(i)
+            elif kind == _DSTAR:
+                nxt.add(i)
+            else:  # _DSTAR_DIR: any directories, each ending in "/"
+                nxt.add(-(i + 1))
+                if c == "/":
+                    nxt.add(i + 1)
+        if not nxt:
+            return False
+        states = _closure(toks, nxt)
+    return n in states
+
+
+@lru_cache(maxsize=65536)
+def _glob_match_cached(pattern: str, value: str) -> bool:
+    return any(_match_tokens(_compile_glob(p), value) for p in _expand_braces(pattern))
 
 
 def glob_match(pattern: str | None, value: str | None) -> bool:
-    """None pattern matches anything; a pattern never matches a missing value."""
+    """Glob semantics of the allowlist (probe, errno, path and context fields):
+
+    * ``*`` any run of characters within one path component (never ``/``); ``?`` one such
+      character; ``[abc]``, ``[a-z]``, ``[!a-z]``/``[^a-z]`` one character of (not of) a class;
+    * ``**`` any run of characters, ``/`` included; ``**/x`` matches ``x`` at any depth,
+      the top included (``**/pyvenv.cfg`` matches ``pyvenv.cfg`` and ``/a/b/pyvenv.cfg``);
+    * ``{a,b}`` either alternative (nesting allowed); ``\\`` escapes the next character;
+    * the whole value must match.
+
+    Matching is linear in the value's length for a given pattern (a set of pattern positions
+    advanced one character at a time, no backtracking): any number of stars is instant.
+    A None pattern matches anything; a pattern never matches a missing value."""
     if pattern is None:
         return True
     if value is None:
         return False
-    return glob_regex(pattern).match(value) is not None
+    return _glob_match_cached(pattern, value)
 
 
 def _utc_now() -> str:
@@ -145,9 +282,9 @@ def learned_id(probe: str, errno: str, path: str | None, context: str | None) ->
 def _entry_from_dict(raw: Any, index: int, source: str) -> Entry:
     where = f"{source}: entries[{index}]"
     if not isinstance(raw, dict):
-        raise TracebaseError(f"{where}: expected a mapping, found {type(raw).__name__}")
+        raise TracebaseError(f"{where}: expected a mapping, found {_type_name(raw)}")
     known = {f for f in Entry.__dataclass_fields__}
-    unknown = sorted(set(raw) - known)
+    unknown = sorted(str(k) for k in set(raw) - known)
     if unknown:
         raise TracebaseError(f"{where}: unknown field '{unknown[0]}' (expected one of {', '.join(sorted(known))})")
     for name in ("id", "source", "probe", "errno"):
@@ -176,7 +313,47 @@ def _entry_from_dict(raw: Any, index: int, source: str) -> Entry:
     stats = raw.get("stats")
     if stats is not None and not isinstance(stats, dict):
         raise TracebaseError(f"{where}: field 'stats': expected a mapping, found {stats!r}")
-    return Entry(**{**raw, "status": status})
+    return Entry(**{**{str(k): _plain(v) for k, v in raw.items()}, "status": status})
+
+
+def _yaml():
+    """A round-trip YAML reader/writer: comments, key order and quoting survive a rewrite."""
+    from ruamel.yaml import YAML
+
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.width = 100
+    y.indent(mapping=2, sequence=4, offset=2)
+    return y
+
+
+def _new_doc():
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    return CommentedMap([("version", FORMAT_VERSION), ("entries", CommentedSeq())])
+
+
+def _plain(value: Any) -> Any:
+    """A round-trip YAML value as plain Python (for comparing with an entry's field)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    return value
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, dict):
+        return "dict"
+    if isinstance(value, list):
+        return "list"
+    return type(value).__name__
 
 
 class ExpectedErrors:
@@ -185,10 +362,13 @@ class ExpectedErrors:
     def __init__(self, entries: list[Entry] | None = None, source: str = "<memory>"):
         self.entries: list[Entry] = list(entries or [])
         self.source = source
+        self._doc: Any = None  # the round-trip document this set was loaded from
 
     # -------------------------------------------------------------------------- file I/O
     @classmethod
     def load(cls, path: str | os.PathLike) -> ExpectedErrors:
+        """Read and check an allowlist file (round-trip YAML: `save` keeps its comments and
+        order). Every problem is one line naming the file, the entry and the field."""
         path = Path(path)
         try:
             text = path.read_text()
@@ -196,38 +376,75 @@ class ExpectedErrors:
             raise TracebaseError(f"{path}: no such file") from None
         except IsADirectoryError:
             raise TracebaseError(f"{path}: is a directory, expected a YAML file") from None
+        except PermissionError:
+            raise TracebaseError(f"{path}: permission denied, expected a readable YAML file") from None
         except UnicodeDecodeError:
             raise TracebaseError(f"{path}: expected a YAML text file, found binary data") from None
+        except OSError as exc:
+            raise TracebaseError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        from ruamel.yaml import YAMLError
+
         try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
+            doc = _yaml().load(text)
+        except YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}" if mark else ""
             problem = getattr(exc, "problem", None) or "syntax error"
             raise TracebaseError(f"{path}: invalid YAML{where}: {problem}") from None
         if doc is None:
-            doc = {"version": FORMAT_VERSION, "entries": []}
+            doc = _new_doc()
         if not isinstance(doc, dict):
-            raise TracebaseError(f"{path}: expected a mapping with 'version' and 'entries', found {type(doc).__name__}")
+            raise TracebaseError(f"{path}: expected a mapping with 'version' and 'entries', found {_type_name(doc)}")
+        unknown = [str(k) for k in doc if k not in TOP_LEVEL_KEYS]
+        if unknown:
+            raise TracebaseError(f"{path}: unknown top-level key '{unknown[0]}' (expected {' and '.join(TOP_LEVEL_KEYS)})")
         if doc.get("version") != FORMAT_VERSION:
             raise TracebaseError(f"{path}: field 'version': expected {FORMAT_VERSION}, found {doc.get('version')!r}")
-        raw_entries = doc.get("entries") or []
+        raw_entries = doc.get("entries")
+        if raw_entries is None:
+            raw_entries = doc["entries"] = _new_doc()["entries"]
         if not isinstance(raw_entries, list):
-            raise TracebaseError(f"{path}: field 'entries': expected a list, found {type(raw_entries).__name__}")
+            raise TracebaseError(f"{path}: field 'entries': expected a list, found {_type_name(raw_entries)}")
         entries = [_entry_from_dict(raw, i, str(path)) for i, raw in enumerate(raw_entries)]
         seen: dict[str, int] = {}
         for i, e in enumerate(entries):
             if e.id in seen:
                 raise TracebaseError(f"{path}: entries[{i}]: field 'id': expected a unique id, found {e.id!r} again (first at entries[{seen[e.id]}])")
             seen[e.id] = i
-        return cls(entries, source=str(path))
+        out = cls(entries, source=str(path))
+        out._doc = doc
+        return out
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write atomically (temp file in the same directory, then rename)."""
-        path = Path(path)
-        doc = {"version": FORMAT_VERSION, "entries": [e.to_dict() for e in self.entries]}
-        text = yaml.safe_dump(doc, sort_keys=False, width=100, allow_unicode=True)
-        return atomic.write_text(path, text)
+        """Write atomically (temp file in the same directory, then rename; mode and owner of
+        a file being replaced are kept). A file this set was loaded from keeps its comments,
+        its order and its formatting: entries are updated in place, new ones appended."""
+        doc = self._doc if self._doc is not None else _new_doc()
+        seq = doc["entries"]
+        mine = {e.id: e.to_dict() for e in self.entries}
+        for i in reversed(range(len(seq))):  # entries dropped from this set
+            if not isinstance(seq[i], dict) or seq[i].get("id") not in mine:
+                del seq[i]
+        present = set()
+        for item in seq:
+            fresh = mine[item["id"]]
+            present.add(item["id"])
+            for key in [k for k in item if k not in fresh]:
+                del item[key]
+            for key, value in fresh.items():
+                if key == "status" and value == "active" and key not in item:
+                    continue  # the default: a hand-written entry stays as written
+                if key not in item or _plain(item[key]) != value:
+                    item[key] = value
+        from ruamel.yaml.comments import CommentedMap
+
+        for e in self.entries:
+            if e.id not in present:
+                seq.append(CommentedMap(mine[e.id]))
+        buf = io.StringIO()
+        _yaml().dump(doc, buf)
+        self._doc = doc
+        return atomic.write_text(Path(path), buf.getvalue())
 
     # -------------------------------------------------------------------------- matching
     def match(self, probe: str, errno: str | None, path: str | None = None, context: str | None = None) -> Entry | None:
@@ -247,7 +464,9 @@ class ExpectedErrors:
         return len(self.entries)
 
     def __add__(self, other: ExpectedErrors) -> ExpectedErrors:
-        return ExpectedErrors(self.entries + other.entries, source=f"{self.source}+{other.source}")
+        ids = {e.id for e in self.entries}
+        return ExpectedErrors(self.entries + [e for e in other.entries if e.id not in ids],
+                              source=f"{self.source}+{other.source}")
 
     # -------------------------------------------------------------------------- merging
     def merge_learned(self, entries: list[Entry], now: str | None = None) -> dict[str, int]:
