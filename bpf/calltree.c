@@ -1,17 +1,32 @@
 // calltree.c: the one generic program of the fleet tracer (tracer/fleet/program.py compiles it with bcc).
 //
 // Every probe of a probe set enters on_entry() and leaves through on_exit(). A per-thread call
-// tree (map `stacks`, keyed by tid) records the frames of one top-level invocation in call order;
-// when the depth-0 call returns the tree is emitted whole if any frame failed, or as a sampled
-// good trace while a capture window is open and the root finished within the latency bound.
-// The success path outside a capture window writes nothing to the ring buffer. Per-CPU counters
-// are updated before any ring-buffer work, so they stay exact when the ring buffer overflows.
+// tree (task-local storage `stacks`) records the frames of one top-level invocation in call
+// order; when the depth-0 call returns the tree is emitted whole if any frame failed, or as a
+// sampled good trace while a capture window is open and the root finished within the latency
+// bound. The success path outside a capture window touches the thread's stack slot and the
+// per-CPU counter, nothing else is written. Per-CPU counters are updated before any ring-buffer
+// work, so they stay exact when the ring buffer overflows.
+//
+// Repeated failures are aggregated in the kernel. A failing call tree's signature (root probe,
+// frame chain with depths, the return value of every failed frame) is hashed; per snapshot
+// interval each signature sends its first AGG_EXAMPLES trees through the ring buffer and is only
+// counted after that, in map `sigs`, which user space reads and clears at each snapshot. A
+// signature is claimed only by a record that was actually submitted: when the ring buffer has
+// no room, the tree is counted as a repeat and the next occurrence may still be the example.
+//
+// Snapshot intervals: settings.interval is incremented by user space at each snapshot. Counters,
+// health slots and `sigs` keys carry its low bit (the generation), so the interval user space
+// closes is quiescent while it is read: what it reads for one interval is exactly consistent.
 //
 // Specialised with -D flags (never with generated C):
 //   ATTACH_UPROBE | ATTACH_FEXIT | ATTACH_SYSCALLS   which hook kind the probe set uses
-//   PROBES=P(0,sym0)P(1,sym1)...                      probe ids and symbols (uprobe, fexit)
+//   PROBES=P(0,sym0,kind0)P(1,sym1,kind1)...           probe ids, symbols, return kinds (uprobe, fexit)
 //   MAX_PROBES                                         size of the per-probe maps
 //   RINGBUF_PAGES                                      ring buffer size in pages (power of 2)
+//   AGG_EXAMPLES                                       examples per signature per interval
+//   MAX_SIGNATURES                                     signatures tracked per two intervals
+//   EXCLUDE_TGID                                       the tracer itself (its syscalls would feed back)
 //   TASK_REAL_PARENT_OFF, TASK_TGID_OFF                task_struct offsets from the kernel's BTF
 #include <uapi/linux/ptrace.h>
 #include <linux/ptrace.h>
@@ -22,6 +37,15 @@
 #endif
 #ifndef RINGBUF_PAGES
 #define RINGBUF_PAGES 64
+#endif
+#ifndef AGG_EXAMPLES
+#define AGG_EXAMPLES 4
+#endif
+#ifndef MAX_SIGNATURES
+#define MAX_SIGNATURES 8192
+#endif
+#ifndef EXCLUDE_TGID
+#define EXCLUDE_TGID 0
 #endif
 #define MAX_FRAMES 16    // frames kept per call tree (power of 2: used as an index mask)
 #define MAX_DEPTH 8      // open nesting levels tracked per thread (power of 2)
@@ -39,13 +63,14 @@
 #define KIND_FAILURE 1
 #define KIND_GOOD 2
 
-#define HEALTH_LOST 0       // records the ring buffer had no room for
+#define HEALTH_LOST 0       // failing trees with neither a record nor a repeat count (`sigs` full, ring full)
 #define HEALTH_EMITTED 1    // records written
 #define HEALTH_TRUNCATED 2  // frames not recorded (tree deeper/wider than the limits)
 #define HEALTH_ORPHAN 3     // returns without a matching entry (attached mid-call)
-#define HEALTH_SLOTS 4
+#define HEALTH_DEFERRED 4   // failing trees counted as repeats because the ring buffer was full
+#define HEALTH_SLOTS 5
 
-struct frame {            // 32 bytes; tracer/fleet/program.py FRAME_FORMAT
+struct frame {            // 32 bytes; tracer/fleet/program.py FRAME
     u64 ts;               // entry time, bpf_ktime_get_ns
     u64 latency;          // ns
     s64 ret;              // normalised return value
@@ -55,7 +80,7 @@ struct frame {            // 32 bytes; tracer/fleet/program.py FRAME_FORMAT
     u32 pad;
 };
 
-struct tree {             // 48-byte header + frames; tracer/fleet/program.py HEADER_FORMAT
+struct tree {             // 56-byte header + frames; tracer/fleet/program.py HEADER
     u32 pid;
     u32 tid;
     u32 ppid;
@@ -65,23 +90,24 @@ struct tree {             // 48-byte header + frames; tracer/fleet/program.py HE
     u8 failed;            // some frame of this tree failed
     u16 truncated;
     u16 skipped_open;     // open calls not recorded (beyond the limits)
-    u32 pad;
+    u32 interval;         // snapshot interval the tree ended in
     char comm[16];
     u8 path[MAX_DEPTH];   // frame index of each open level
+    u64 sig;              // signature of a failing tree (0 for good traces)
     struct frame frames[MAX_FRAMES];
 };
 
-struct settings {
-    u32 capture_open;     // good-trace capture window (set by user space)
+struct settings {         // runtime settings (user space writes them); static ones are #defines
+    u32 capture_open;     // good-trace capture window
     u32 target_tgid;      // 0 = every process
     u64 latency_bound_ns;
     u32 failures_only;
-    u32 exclude_tgid;     // the tracer itself (its own syscalls would feed back)
+    u32 interval;         // current snapshot interval; its low bit selects the generation
 };
 
 struct probe_conf {
-    u32 ret_kind;
     u32 sample_every;     // emit 1 in N good traces of this root probe
+    u32 pad;
 };
 
 struct counts {
@@ -90,14 +116,25 @@ struct counts {
     u64 errnos[ERRNO_BUCKETS];
 };
 
+struct sig_key {
+    u64 sig;
+    u32 gen;
+    u32 pad;
+};
+
+struct sig_val {
+    u64 claims;           // examples claimed (submitted, or in flight)
+    u64 repeats;          // failing trees of this signature sent as no record
+};
+
 BPF_RINGBUF_OUTPUT(events, RINGBUF_PAGES);
 BPF_ARRAY(settings, struct settings, 1);
 BPF_ARRAY(probe_conf, struct probe_conf, MAX_PROBES);
 BPF_ARRAY(good_seen, u64, MAX_PROBES);
-BPF_PERCPU_ARRAY(counts, struct counts, MAX_PROBES);
-BPF_PERCPU_ARRAY(health, u64, HEALTH_SLOTS);
-BPF_PERCPU_ARRAY(scratch, struct tree, 1);
-BPF_TABLE("lru_hash", u32, struct tree, stacks, 10240);
+BPF_PERCPU_ARRAY(counts, struct counts, 2 * MAX_PROBES);   // [generation][probe]
+BPF_PERCPU_ARRAY(health, u64, 2 * HEALTH_SLOTS);           // [generation][slot]
+BPF_HASH(sigs, struct sig_key, struct sig_val, MAX_SIGNATURES);
+BPF_TASK_STORAGE(stacks, struct tree);
 #ifdef ATTACH_SYSCALLS
 BPF_ARRAY(syscall_probe, u32, SYSCALL_SLOTS);   // syscall nr -> probe id + 1 (0 = not traced)
 #endif
@@ -123,39 +160,31 @@ static __always_inline u32 current_ppid(void) {
 #endif
 }
 
-static __always_inline void health_add(u32 slot) {
-    u64 *v = health.lookup(&slot);
+static __always_inline void health_add(u32 gen, u32 slot) {
+    u32 key = (gen & 1) * HEALTH_SLOTS + slot;
+    u64 *v = health.lookup(&key);
     if (v)
         *v += 1;
+}
+
+// The thread's call tree (task-local storage: a pointer walk, no hashing, freed with the task).
+static __always_inline struct tree *thread_tree(u64 flags) {
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+    return stacks.task_storage_get(task, 0, flags);
 }
 
 // The settings when this process is traced (the -p target, never the tracer itself), else NULL.
 static __always_inline struct settings *traced_settings(u32 tgid) {
     u32 zero = 0;
+    if (tgid == EXCLUDE_TGID)
+        return NULL;
     struct settings *s = settings.lookup(&zero);
-    if (!s || (s->target_tgid && s->target_tgid != tgid) || s->exclude_tgid == tgid)
+    if (!s || (s->target_tgid && s->target_tgid != tgid))
         return NULL;
     return s;
 }
 
-static __always_inline int on_entry(u32 probe) {
-    u32 zero = 0;
-    u64 id = bpf_get_current_pid_tgid();
-    u32 tid = (u32)id, tgid = id >> 32;
-    struct settings *s = traced_settings(tgid);
-    if (!s)
-        return 0;
-    struct tree *t = stacks.lookup(&tid);
-    if (!t) {
-        struct tree *init = scratch.lookup(&zero);   // too big for the BPF stack
-        if (!init)
-            return 0;
-        init->open = 0;
-        stacks.update(&tid, init);
-        t = stacks.lookup(&tid);
-        if (!t)
-            return 0;
-    }
+static __always_inline int enter_frame(struct tree *t, u32 probe, u32 tgid, u32 tid) {
     if (t->open == 0) {   // a new top-level call: start a new tree (comm/ppid: at emit time)
         t->pid = tgid;
         t->tid = tid;
@@ -167,14 +196,11 @@ static __always_inline int on_entry(u32 probe) {
     if (t->skipped_open || t->open >= MAX_DEPTH || t->nframes >= MAX_FRAMES) {
         t->skipped_open++;
         t->truncated++;
-        health_add(HEALTH_TRUNCATED);
-        return 0;
+        return 1;
     }
     u32 idx = t->nframes & (MAX_FRAMES - 1);
     struct frame *f = &t->frames[idx];
     f->ts = bpf_ktime_get_ns();
-    f->latency = 0;
-    f->ret = 0;
     f->probe = probe;
     f->depth = t->open;
     f->failed = 0;
@@ -184,7 +210,22 @@ static __always_inline int on_entry(u32 probe) {
     return 0;
 }
 
+static __always_inline int on_entry(u32 probe) {
+    u64 id = bpf_get_current_pid_tgid();
+    u32 tid = (u32)id, tgid = id >> 32;
+    struct settings *s = traced_settings(tgid);
+    if (!s)
+        return 0;
+    struct tree *t = thread_tree(BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!t)
+        return 0;
+    if (enter_frame(t, probe, tgid, tid))
+        health_add(s->interval, HEALTH_TRUNCATED);
+    return 0;
+}
+
 // Decides failure and errno bucket from the raw return value; *ret gets the signed value.
+// `kind` is a compile-time constant at every call site: the other branches fold away.
 static __always_inline u32 classify(u32 kind, u64 raw, s64 *ret, u32 *bucket) {
     s64 v = (s64)raw;
     s64 err = 0;
@@ -218,35 +259,77 @@ static __always_inline u32 classify(u32 kind, u64 raw, s64 *ret, u32 *bucket) {
     return failed;
 }
 
-static __always_inline int on_exit(u32 probe, u64 raw) {
-    u64 id = bpf_get_current_pid_tgid();
-    u32 tid = (u32)id, tgid = id >> 32;
-    struct settings *s = traced_settings(tgid);
-    if (!s)
-        return 0;
-    struct probe_conf *conf = probe_conf.lookup(&probe);
-    if (!conf)
-        return 0;
-    s64 ret = 0;
-    u32 bucket = 0;
-    u32 failed = classify(conf->ret_kind, raw, &ret, &bucket);
+// Signature of a failing tree: every frame's probe and depth, and the return value of every
+// failed frame (successful frames' values - fds, pointers - differ between identical trees).
+static __always_inline u64 tree_signature(struct tree *t) {
+    u64 h = 0xcbf29ce484222325ULL ^ (t->truncated ? 1 : 0);
+    u32 n = t->nframes;
+    if (n > MAX_FRAMES)
+        n = MAX_FRAMES;
+    for (u32 i = 0; i < n; i++) {
+        struct frame *f = &t->frames[i & (MAX_FRAMES - 1)];   // the mask: provably in bounds
+        u64 w = (u64)f->probe | ((u64)f->depth << 16) | ((u64)f->failed << 24);
+        if (f->failed)
+            w ^= (u64)f->ret << 32 ^ (u64)((u64)f->ret >> 32);
+        h = (h ^ w) * 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    return h ? h : 1;
+}
 
-    // Control plane first: exact whatever happens to the ring buffer below.
-    struct counts *c = counts.lookup(&probe);
-    if (c) {
-        c->invocations++;
-        if (failed) {
-            c->failures++;
-            if (bucket < ERRNO_BUCKETS)
-                c->errnos[bucket]++;
+// Writes the record; 0 when it was submitted.
+static __always_inline int emit(struct tree *t, u32 gen) {
+    t->ppid = current_ppid();   // only records pay for the process details
+    bpf_get_current_comm(&t->comm, sizeof(t->comm));
+    u32 n = t->nframes;
+    if (n > MAX_FRAMES)
+        n = MAX_FRAMES;
+    u64 size = sizeof(struct tree) - MAX_FRAMES * sizeof(struct frame) + n * sizeof(struct frame);
+    if (size > sizeof(struct tree))
+        size = sizeof(struct tree);
+    // No wake-up per record (an irq_work each: it tripled the cost of the failure path);
+    // user space polls on a timer (100 ms in tracer run) and is woken by the first and every
+    // 64th record of a CPU: bursts drain before the buffer fills, and a failure is read (and
+    // enriched from /proc/<pid>) while its process most likely still runs.
+    u32 slot = (gen & 1) * HEALTH_SLOTS + HEALTH_EMITTED;
+    u64 *emitted = health.lookup(&slot);   // one lookup: wake-up cadence and the count
+    u64 flags = (emitted && (*emitted & 63) == 0) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+    if (events.ringbuf_output(t, size, flags) != 0)
+        return -1;
+    if (emitted)
+        *emitted += 1;
+    return 0;
+}
+
+// A failing tree: one of the first AGG_EXAMPLES of its signature in this interval is sent
+// whole, any other is counted in `sigs`.
+static __always_inline void on_failed_tree(struct tree *t, u32 gen) {
+    t->kind = KIND_FAILURE;
+    t->sig = tree_signature(t);
+    struct sig_key key = {.sig = t->sig, .gen = gen & 1};
+    struct sig_val *v = sigs.lookup(&key);
+    if (!v) {
+        struct sig_val zero = {};
+        sigs.insert(&key, &zero);   // a concurrent insert of the same key wins: fine
+        v = sigs.lookup(&key);
+        if (!v) {   // table full: no aggregation for this one
+            t->sig = 0;
+            if (emit(t, gen) != 0)
+                health_add(gen, HEALTH_LOST);
+            return;
         }
     }
-
-    struct tree *t = stacks.lookup(&tid);
-    if (!t || t->open == 0) {
-        health_add(HEALTH_ORPHAN);
-        return 0;
+    if (v->claims < AGG_EXAMPLES && __sync_fetch_and_add(&v->claims, 1) < AGG_EXAMPLES) {
+        if (emit(t, gen) == 0)
+            return;
+        __sync_fetch_and_add(&v->claims, -1);   // not seen: a later occurrence can be the example
+        health_add(gen, HEALTH_DEFERRED);
     }
+    __sync_fetch_and_add(&v->repeats, 1);
+}
+
+static __always_inline int exit_frame(struct tree *t, struct settings *s, u32 probe, s64 ret, u32 failed) {
+    u32 gen = s->interval;
     if (t->skipped_open) {
         t->skipped_open--;
         if (failed)
@@ -258,7 +341,7 @@ static __always_inline int on_exit(u32 probe, u64 raw) {
     struct frame *f = &t->frames[idx];
     if (f->probe != probe) {   // entry missed (attached mid-call): drop this tree
         t->open = 0;
-        health_add(HEALTH_ORPHAN);
+        health_add(gen, HEALTH_ORPHAN);
         return 0;
     }
     f->latency = bpf_ktime_get_ns() - f->ts;
@@ -271,59 +354,74 @@ static __always_inline int on_exit(u32 probe, u64 raw) {
         return 0;
 
     // The top-level call returned: emit on failure, or as a sampled good trace.
+    t->interval = gen;
     if (t->failed) {
-        t->kind = KIND_FAILURE;
-    } else {
-        if (!s->capture_open || s->failures_only || f->latency > s->latency_bound_ns)
-            return 0;
-        u32 every = conf->sample_every;
-        if (every > 1) {
-            u64 *seen = good_seen.lookup(&probe);
-            if (!seen)
-                return 0;
-            u64 n = __sync_fetch_and_add(seen, 1);
-            if (n % every)
-                return 0;
-        }
-        t->kind = KIND_GOOD;
+        on_failed_tree(t, gen);
+        return 0;
     }
-    // Only records pay for the process details.
-    t->ppid = current_ppid();
-    bpf_get_current_comm(&t->comm, sizeof(t->comm));
-    u32 n = t->nframes;
-    if (n > MAX_FRAMES)
-        n = MAX_FRAMES;
-    u64 size = sizeof(struct tree) - MAX_FRAMES * sizeof(struct frame) + n * sizeof(struct frame);
-    if (size > sizeof(struct tree))
-        size = sizeof(struct tree);
-    // No wake-up per record (an irq_work each: it tripled the cost of the failure path);
-    // user space polls on a timer (100 ms in tracer run) and is woken by the first and every
-    // 64th record of a CPU: bursts drain before the buffer fills, and a failure is read (and
-    // enriched from /proc/<pid>) while its process most likely still runs.
-    u32 emitted_slot = HEALTH_EMITTED;
-    u64 *emitted = health.lookup(&emitted_slot);   // one lookup: wake-up cadence and the count
-    u64 flags = (emitted && (*emitted & 63) == 0) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-    if (events.ringbuf_output(t, size, flags) == 0) {
-        if (emitted)
-            *emitted += 1;
-    } else
-        health_add(HEALTH_LOST);
+    if (!s->capture_open || s->failures_only || f->latency > s->latency_bound_ns)
+        return 0;
+    struct probe_conf *conf = probe_conf.lookup(&probe);
+    u32 every = conf ? conf->sample_every : 1;
+    if (every > 1) {
+        u64 *seen = good_seen.lookup(&probe);
+        if (!seen)
+            return 0;
+        u64 n = __sync_fetch_and_add(seen, 1);
+        if (n % every)
+            return 0;
+    }
+    t->kind = KIND_GOOD;
+    t->sig = 0;
+    if (emit(t, gen) != 0)
+        health_add(gen, HEALTH_LOST);
     return 0;
 }
 
+// Counters first: exact whatever happens to the ring buffer below.
+static __always_inline void count_call(u32 gen, u32 probe, u32 failed, u32 bucket) {
+    u32 key = (gen & 1) * MAX_PROBES + probe;
+    struct counts *c = counts.lookup(&key);
+    if (c) {
+        c->invocations++;
+        if (failed) {
+            c->failures++;
+            if (bucket < ERRNO_BUCKETS)
+                c->errnos[bucket]++;
+        }
+    }
+}
+
+static __always_inline int on_exit(u32 probe, u32 kind, u64 raw) {
+    u64 id = bpf_get_current_pid_tgid();
+    struct settings *s = traced_settings(id >> 32);
+    if (!s)
+        return 0;
+    s64 ret = 0;
+    u32 bucket = 0;
+    u32 failed = classify(kind, raw, &ret, &bucket);
+    count_call(s->interval, probe, failed, bucket);
+    struct tree *t = thread_tree(0);
+    if (!t || t->open == 0) {
+        health_add(s->interval, HEALTH_ORPHAN);
+        return 0;
+    }
+    return exit_frame(t, s, probe, ret, failed);
+}
+
 #if defined(ATTACH_UPROBE)
-#define P(id, sym)                                                                      \
+#define P(id, sym, kind)                                                                \
     int entry__##sym(struct pt_regs *ctx) { return on_entry(id); }                      \
-    int return__##sym(struct pt_regs *ctx) { return on_exit(id, PT_REGS_RC(ctx)); }
+    int return__##sym(struct pt_regs *ctx) { return on_exit(id, kind, PT_REGS_RC(ctx)); }
 PROBES
 #elif defined(ATTACH_FEXIT)
 // fentry/fexit: bpf_get_func_ret reads the return value without knowing the argument count.
-#define P(id, sym)                                                                      \
+#define P(id, sym, kind)                                                                \
     KFUNC_PROBE(sym) { return on_entry(id); }                                           \
     KRETFUNC_PROBE(sym) {                                                               \
         u64 ret = 0;                                                                    \
         bpf_get_func_ret(ctx, &ret);                                                    \
-        return on_exit(id, ret);                                                        \
+        return on_exit(id, kind, ret);                                                  \
     }
 PROBES
 #elif defined(ATTACH_SYSCALLS)
@@ -332,18 +430,36 @@ RAW_TRACEPOINT_PROBE(sys_enter) {
     u32 *slot = syscall_probe.lookup(&nr);
     if (!slot || *slot == 0)
         return 0;
-    return on_entry(*slot - 1);
+    u64 id = bpf_get_current_pid_tgid();
+    u32 tid = (u32)id, tgid = id >> 32;
+    struct settings *s = traced_settings(tgid);
+    if (!s)
+        return 0;
+    struct tree *t = thread_tree(BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!t)
+        return 0;
+    t->open = 0;   // syscalls do not nest: an exit we never saw (exit, attach) leaves nothing open
+    enter_frame(t, *slot - 1, tgid, tid);
+    return 0;
 }
 
+// The open frame in the thread's storage says which traced syscall returns: no read of the
+// syscall number from pt_regs, and threads that never entered a traced syscall have no storage
+// (the lookup is a NULL check).
 RAW_TRACEPOINT_PROBE(sys_exit) {
-    struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-    long nr = 0;
-    bpf_probe_read_kernel(&nr, sizeof(nr), &regs->orig_ax);
-    u32 key = nr;
-    u32 *slot = syscall_probe.lookup(&key);
-    if (!slot || *slot == 0)
+    struct tree *t = thread_tree(0);
+    if (!t || t->open == 0)
         return 0;
-    return on_exit(*slot - 1, (u64)ctx->args[1]);
+    u32 zero = 0;
+    struct settings *s = settings.lookup(&zero);
+    if (!s)
+        return 0;
+    u32 probe = t->frames[0].probe;
+    s64 ret = 0;
+    u32 bucket = 0;
+    u32 failed = classify(RET_LONG, (u64)ctx->args[1], &ret, &bucket);
+    count_call(s->interval, probe, failed, bucket);
+    return exit_frame(t, s, probe, ret, failed);
 }
 #else
 #error "define one of ATTACH_UPROBE, ATTACH_FEXIT, ATTACH_SYSCALLS"

@@ -27,6 +27,7 @@ from fleet_support import (
 from prometheus_client.parser import text_string_to_metric_families
 
 from tracer.fleet.daemon import Enricher
+from tracer.fleet.program import DEFAULT_EXAMPLES
 from tracer.fleet.spool import list_snapshots, read_snapshot, read_spool
 from tracer.schema import validate_file
 
@@ -56,8 +57,9 @@ def test_sigterm_flushes_a_final_snapshot_with_every_failure(fake, tmp_path):
     snaps = list_snapshots(spool)
     assert len(snaps) == 1  # the interval never elapsed: only SIGTERM's final snapshot
     events, counters = read_snapshot(snaps[0])
-    traces = events.group_by("trace_id").len()
-    assert traces.height == 30 and set(traces["len"]) == {4}
+    traces = events.group_by("trace_id").agg(pl.len(), pl.col("repeat_count").first())
+    # one signature: its first examples in full, the rest counted in the kernel
+    assert traces.height == DEFAULT_EXAMPLES and set(traces["len"]) == {4} and traces["repeat_count"].sum() == 30
     assert set(events["kind"]) == {"failure"} and set(events["errno"]) == {"EFAULT"}
     assert set(events["job_id"]) == {"9001"}  # the traced process's SLURM_JOB_ID wins
     meta_keys = {m["key"] for row in events["metadata"] for m in row}
@@ -126,7 +128,8 @@ def test_snapshot_cadence_and_atomicity_under_a_concurrent_reader(fake, tmp_path
     assert top["failures"].sum() == 1000 and top["invocations"].sum() == 1000
     events = read_spool(spool, "events")
     lost = counters.group_by("snapshot_time").agg(pl.col("lost_records").first())["lost_records"].sum()
-    assert events["trace_id"].n_unique() + lost == 1000
+    examples = events.filter(pl.col("seq") == 0)
+    assert examples["repeat_count"].sum() + lost == 1000 and lost == 0
     assert [p.name for p in (spool / "h1").iterdir() if p.name.startswith(".")] == [".tracer.lock"]
 
 
@@ -190,8 +193,9 @@ def test_syscalls_set_runs_against_a_real_program(fake, tmp_path):
     events = read_spool(tmp_path / "spool", "events")
     assert set(events["pid"]) == {proc.pid}
     readlink = events.filter(events["probe"] == "readlink")
-    assert readlink.height == 5 and set(readlink["errno"]) == {"ENOENT"} and set(readlink["layer"]) == {"syscall"}
-    assert events.filter((events["probe"] == "close") & (events["errno"] == "EBADF")).height == 5
+    assert readlink.height == DEFAULT_EXAMPLES and readlink["repeat_count"].sum() == 5
+    assert set(readlink["errno"]) == {"ENOENT"} and set(readlink["layer"]) == {"syscall"}
+    assert events.filter((events["probe"] == "close") & (events["errno"] == "EBADF"))["repeat_count"].sum() == 5
     counters = read_spool(tmp_path / "spool", "counters")
     assert counters.filter(counters["probe"] == "readlink")["failures"].sum() == 5
 

@@ -9,23 +9,37 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from fleet_support import (
     LAYER_DRIVER,
     LAYER_PEER,
     LAYER_UMEM,
+    LAYER_UVERBS,
     build_fakeverbs,
     run_driver,
     write_fake_set,
 )
 
 from tracer.fleet.probes import load_probe_set
-from tracer.fleet.program import FleetProgram, HostContext, decode_tree, tree_rows
+from tracer.fleet.program import (
+    DEFAULT_EXAMPLES,
+    HEADER_SIZE,
+    Batch,
+    FleetProgram,
+    HostContext,
+    assign_repeats,
+    decode_tree,
+    events_from_batch,
+    tree_rows,
+)
 from tracer.fleet.spool import events_table
 from tracer.schema import read_events, write_table
 
 RINGBUF_KB = 4  # one page: small enough for a burst to overflow it
 REG_MR_LAYERS = ["uverbs", "driver", "core", "peer-mem"]
+REG_MR_CHAIN = ["fv_uverbs_reg_mr", "fv_mlx5_reg_user_mr", "fv_umem_get", "fv_peer_umem_get"]
+K = DEFAULT_EXAMPLES
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +61,8 @@ def prog(fake):
     program, _ = fake
     program.configure(sample_every=1, latency_bound_ns=50_000_000, target_pid=0, failures_only=False)
     program.set_capture(False)
+    program.rotate()
     program.poll()
-    program.read_deltas()
     return program
 
 
@@ -62,9 +76,9 @@ def _probe_names(prog, tree):
 
 
 def test_failure_emits_whole_chain_with_each_layers_return(prog, driver, tmp_path):
-    assert run_driver(driver, "reg_mr", 5, LAYER_PEER, errno.EFAULT) == 5
+    assert run_driver(driver, "reg_mr", K, LAYER_PEER, errno.EFAULT) == K
     trees = prog.poll()
-    assert len(trees) == 5
+    assert len(trees) == K
     for tree in trees:
         assert tree.kind == "failure"
         assert _probe_names(prog, tree) == ["fv_uverbs_reg_mr", "fv_mlx5_reg_user_mr", "fv_umem_get", "fv_peer_umem_get"]
@@ -138,19 +152,114 @@ def test_latency_bound_keeps_slow_successes_out(prog, driver):
 
 
 def test_counters_exact_when_ring_buffer_overflows(prog, driver):
-    n_fail, n_ok = 3000, 500
-    assert run_driver(driver, "reg_mr", n_fail, LAYER_UMEM, errno.ENOMEM) == n_fail
+    # 12 signatures x 4 examples of ~190 bytes: more than one 4 KiB page holds
+    errnos = list(range(1, 13))
+    n_each, n_ok = 25, 500
+    for err in errnos:
+        assert run_driver(driver, "reg_mr", n_each, LAYER_UMEM, err) == n_each
     run_driver(driver, "reg_mr", n_ok)
-    received = len(prog.poll())
-    delta = prog.read_deltas()
+    batch = prog.poll_batch()
+    closed = prog.rotate()
+    delta = closed.counters
+    n_fail = n_each * len(errnos)
     ids = {p.symbol: p.id for p in prog.probe_set.probes}
     top, umem, peer = (delta.probes[ids[s]] for s in ("fv_uverbs_reg_mr", "fv_umem_get", "fv_peer_umem_get"))
-    assert top.invocations == n_fail + n_ok and top.failures == n_fail and top.errnos == {"ENOMEM": n_fail}
-    assert umem.failures == n_fail and umem.errnos == {"ENOMEM": n_fail}
+    assert top.invocations == n_fail + n_ok and top.failures == n_fail
+    assert umem.failures == n_fail and umem.errnos == {errno.errorcode[e]: n_each for e in errnos}
     assert peer.invocations == n_fail + n_ok and peer.failures == 0 and peer.errnos == {}
-    assert 0 < received < n_fail  # a 4 KiB ring buffer holds a few dozen records
-    assert delta.lost == n_fail - received  # the loss counter accounts for every missing record
-    assert delta.emitted == received
+    assert 0 < len(batch) < K * len(errnos)  # the page held some examples, not all
+    assert delta.emitted == len(batch) and delta.deferred > 0
+    # every failing tree is accounted for: an example, a repeat of one, or lost (no example)
+    repeat, lost = assign_repeats(batch, closed)
+    assert repeat.sum() + lost == n_fail
+
+
+def test_repeats_counted_after_k_examples_per_interval(prog, driver):
+    assert run_driver(driver, "reg_mr", 10, LAYER_DRIVER, errno.ENOMEM) == 10
+    batch = prog.poll_batch()
+    assert len(batch) == K and len(set(batch.head["sig"].tolist())) == 1
+    closed = prog.rotate()
+    assert closed.repeats == {int(batch.head["sig"][0]): 10 - K}
+    repeat, lost = assign_repeats(batch, closed)
+    assert sorted(repeat.tolist()) == [1] * (K - 1) + [10 - K + 1] and lost == 0
+    assert repeat.sum() == closed.counters.probes[0].failures == 10
+    # the next interval starts afresh: K new examples of the same signature
+    run_driver(driver, "reg_mr", 6, LAYER_DRIVER, errno.ENOMEM)
+    again = prog.poll_batch()
+    assert len(again) == K and set(again.head["sig"].tolist()) == set(batch.head["sig"].tolist())
+    assert prog.rotate().repeats == {int(batch.head["sig"][0]): 6 - K}
+
+
+def test_distinct_signatures_each_have_an_example_and_exact_repeat_counts(fake, driver):
+    # the default ring buffer (256 KiB); every (layer, errno) pair is its own signature
+    pset = fake[0].probe_set
+    prog = FleetProgram(pset, sample_every=1)
+    try:
+        prog.compile()
+        prog.attach()
+        truth = {}
+        for layer in (LAYER_UVERBS, LAYER_DRIVER, LAYER_UMEM, LAYER_PEER):
+            for err in (errno.ENOMEM, errno.EFAULT, errno.EINVAL, errno.EAGAIN, errno.EIO):
+                truth[(layer, err)] = run_driver(driver, "reg_mr", 3 + layer * 4, layer, err)
+        run_driver(driver, "reg_mr", 50)
+        batch = prog.poll_batch()
+        closed = prog.rotate()
+        batch = Batch.concat([batch, prog.poll_batch()])
+    finally:
+        prog.close()
+    repeat, lost = assign_repeats(batch, closed)
+    assert lost == 0 and closed.counters.lost == 0 and closed.counters.deferred == 0
+    # name each example by where it first failed (the deepest failed frame) and its errno
+    got: dict[tuple[int, int], list[int]] = {}
+    for tree, rc in zip(batch.trees(), repeat.tolist(), strict=True):
+        assert tree.kind == "failure" and [pset.probe(f.probe_id).symbol for f in tree.frames] == REG_MR_CHAIN
+        deepest = max(i for i, f in enumerate(tree.frames) if f.failed)
+        got.setdefault((LAYER_UVERBS + deepest, -tree.frames[deepest].ret), []).append(rc)
+    assert set(got) == set(truth)  # every signature has at least one full example
+    for key, counts in got.items():
+        assert 1 <= len(counts) <= K and sum(counts) == truth[key], key
+    assert sum(truth.values()) == closed.counters.probes[0].failures == repeat.sum()
+
+
+def test_reserve_failure_does_not_use_up_the_signature(prog, driver):
+    # fill the one-page ring buffer (no poll), then a new signature meets a full buffer
+    for err in range(1, 9):
+        run_driver(driver, "reg_mr", 8, LAYER_PEER, err)
+    assert run_driver(driver, "reg_mr", 3, LAYER_DRIVER, errno.ENOTTY) == 3
+    first = prog.poll_batch()
+    assert not any(_failing_errno(t) == errno.ENOTTY for t in first.trees())  # no room for it
+    run_driver(driver, "reg_mr", 2, LAYER_DRIVER, errno.ENOTTY)  # room again: these are its examples
+    second = prog.poll_batch()
+    closed = prog.rotate()
+    assert [_failing_errno(t) for t in second.trees()] == [errno.ENOTTY] * 2
+    batch = Batch.concat([first, second])
+    repeat, lost = assign_repeats(batch, closed)
+    mine = [rc for t, rc in zip(batch.trees(), repeat.tolist(), strict=True) if _failing_errno(t) == errno.ENOTTY]
+    assert sorted(mine) == [1, 4]  # two examples stand for all five trees
+    assert closed.counters.deferred >= 3
+    assert repeat.sum() + lost == 8 * 8 + 5 == closed.counters.probes[0].failures
+
+
+def _failing_errno(tree) -> int:
+    return -min(f.ret for f in tree.frames)
+
+
+def test_batch_table_matches_row_builder(prog, driver):
+    prog.set_capture(True)
+    run_driver(driver, "reg_mr", 2)
+    run_driver(driver, "reg_mr", 3, LAYER_UMEM, errno.EAGAIN)
+    run_driver(driver, "alloc_pd", 1, LAYER_DRIVER, errno.EINVAL)
+    batch = prog.poll_batch()
+    assert len(batch) == 6
+    ctx = HostContext(host="h9")
+    jobs = [f"j{i}" for i in range(len(batch))]
+    metas = [{"k": str(i)} if i % 2 else None for i in range(len(batch))]
+    repeat = [-1 if h["kind"] == 2 else i + 1 for i, h in enumerate(batch.head)]
+    fast = events_from_batch(batch, prog.probe_set, ctx, jobs, metas, np.array(repeat))
+    rows = []
+    for tree, job, meta, rc in zip(batch.trees(), jobs, metas, repeat, strict=True):
+        rows += tree_rows(tree, prog.probe_set, ctx, job, meta, None if rc < 0 else rc)
+    assert fast.equals(events_table(rows))
 
 
 def test_pid_filter_traces_only_the_target(prog, driver):
@@ -165,7 +274,7 @@ def test_pid_filter_traces_only_the_target(prog, driver):
 
 
 def test_decode_rejects_nothing_it_cannot_hold():
-    assert decode_tree(bytes(48)).frames == []
+    assert decode_tree(bytes(HEADER_SIZE)).frames == []
 
 
 # --------------------------------------------------------------------------------------------
@@ -179,20 +288,28 @@ def test_syscalls_set_on_a_real_program(need_bpf, need_cc, tmp_path):  # noqa: A
         assert all(r.live for r in prog.attach())
         proc = subprocess.Popen([str(driver), "syscalls", "7", "0", "0", "0", "500"], stdout=subprocess.PIPE)
         prog.configure(target_pid=proc.pid)
+        prog.rotate()  # a fresh interval: no other process shares the signatures' repeat counts
+        prog.poll()
         proc.wait(timeout=10)
-        trees = [t for t in prog.poll(100) if t.pid == proc.pid]
-        delta = prog.read_deltas()
+        batch = prog.poll_batch(100)
+        closed = prog.rotate()
+        batch = Batch.concat([batch, prog.poll_batch()])
     finally:
         prog.close()
+    delta = closed.counters
     ids = {p.symbol: p.id for p in prog.probe_set.probes}
     assert delta.probes[ids["readlink"]].errnos == {"ENOENT": 7}
     assert delta.probes[ids["close"]].errnos.get("EBADF") == 7
+    repeat, _ = assign_repeats(batch, closed)
     by_probe = {}
-    for t in trees:
+    for t, rc in zip(batch.trees(), repeat.tolist(), strict=True):
         assert len(t.frames) == 1 and t.frames[0].depth == 0 and t.kind == "failure"
-        by_probe.setdefault(prog.probe_set.probe(t.frames[0].probe_id).symbol, []).append(t.frames[0].ret)
-    assert by_probe["readlink"] == [-errno.ENOENT] * 7
-    assert by_probe["close"].count(-errno.EBADF) == 7
+        if t.pid == proc.pid:
+            by_probe.setdefault(prog.probe_set.probe(t.frames[0].probe_id).symbol, []).append((t.frames[0].ret, rc))
+    # K examples of each signature, standing for all 7 calls
+    assert [r for r, _ in by_probe["readlink"]] == [-errno.ENOENT] * K
+    assert sum(rc for _, rc in by_probe["readlink"]) == 7
+    assert sum(rc for r, rc in by_probe["close"] if r == -errno.EBADF) == 7
 
 
 # --------------------------------------------------------------------------------------------

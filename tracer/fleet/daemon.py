@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import yaml
 
 from tracer.atomic import make_dirs
@@ -35,14 +37,17 @@ from tracer.fleet.options import (
 )
 from tracer.fleet.probes import PROBES_DIR, load_probe_set
 from tracer.fleet.program import (
+    DEFAULT_EXAMPLES,
     DEFAULT_LATENCY_BOUND_NS,
     DEFAULT_RINGBUF_KB,
     DEFAULT_SAMPLE_EVERY,
+    Batch,
     Counters,
     FleetProgram,
     HostContext,
+    assign_repeats,
     counter_rows,
-    tree_rows,
+    events_from_batch,
 )
 from tracer.fleet.prom import (
     ProbeSample,
@@ -78,6 +83,7 @@ class RunConfig:
     sample_every: int = DEFAULT_SAMPLE_EVERY
     latency_bound_ns: int = DEFAULT_LATENCY_BOUND_NS
     ringbuf_kb: int = DEFAULT_RINGBUF_KB
+    examples: int = DEFAULT_EXAMPLES  # full call trees per failure signature per interval
     best_effort: bool = False
     prom: Path | None = None
     metadata_file: Path | None = None
@@ -214,7 +220,9 @@ class Daemon:
         self.sets: list = []
         self.lock: WriterLock | None = None
         self.enricher = Enricher(None)  # validate() reads the metadata file
-        self.rows: list[dict] = []
+        # per program: records not yet in a snapshot, with their job id and metadata (read from
+        # /proc when they arrive, while the process most likely still runs)
+        self.pending: list[list[tuple[Batch, list, list]]] = []
         self.stop_requested = False
         self.capture_requested = False
         self.snapshots = 0
@@ -290,9 +298,10 @@ class Daemon:
             for pset in self.sets:
                 prog = FleetProgram(pset, ringbuf_kb=cfg.ringbuf_kb, sample_every=cfg.sample_every,
                                     latency_bound_ns=cfg.latency_bound_ns, target_pid=cfg.pid,
-                                    failures_only=cfg.failures_only)
+                                    failures_only=cfg.failures_only, examples=cfg.examples)
                 prog.compile()
                 self.programs.append(prog)
+                self.pending.append([])
                 results = prog.attach(best_effort=cfg.best_effort)
                 live = [r.probe for r in results if r.live]
                 self.log(f"set {pset.name} ({pset.attach}): {len(live)}/{len(results)} probes live"
@@ -353,27 +362,52 @@ class Daemon:
     # ---- data -----------------------------------------------------------------------------
     def _drain(self, timeout_ms: int) -> None:
         per = max(0, timeout_ms // max(1, len(self.programs)))
-        for prog in self.programs:
-            for tree in prog.poll(per):
-                job, meta = self.enricher.for_pid(tree.pid)
-                self.rows.extend(tree_rows(tree, prog.probe_set, self.ctx, job, meta))
-                self.records += 1
+        for i, prog in enumerate(self.programs):
+            self._take(i, prog.poll_batch(per))
+
+    def _take(self, i: int, batch: Batch) -> None:
+        if not len(batch):
+            return
+        pids = batch.head["pid"].tolist()
+        found = {pid: self.enricher.for_pid(pid) for pid in set(pids)}  # once per process
+        self.pending[i].append((batch, [found[p][0] for p in pids], [found[p][1] for p in pids]))
+        self.records += len(batch)
+
+    def _closed_events(self, i: int, prog: FleetProgram) -> tuple[pa.Table, Counters, int]:
+        """Close program i's interval: its events (repeat counts assigned), counter deltas and
+        the failing trees no record stands for. Records of the next interval stay pending."""
+        closed = prog.rotate()
+        self._take(i, prog.poll_batch(0))  # the closed interval's last records
+        parts, self.pending[i] = self.pending[i], []
+        batch = Batch.concat([b for b, _, _ in parts])
+        jobs = [j for _, js, _ in parts for j in js]
+        metas = [m for _, _, ms in parts for m in ms]
+        later = batch.head["interval"].astype(np.int64) > closed.number
+        if later.any():
+            idx = np.flatnonzero(later)
+            self.pending[i].append((batch.select(later), [jobs[k] for k in idx], [metas[k] for k in idx]))
+            keep = np.flatnonzero(~later)
+            batch, jobs, metas = batch.select(~later), [jobs[k] for k in keep], [metas[k] for k in keep]
+        repeat, lost = assign_repeats(batch, closed)
+        return events_from_batch(batch, prog.probe_set, self.ctx, jobs, metas, repeat), closed.counters, lost
 
     def snapshot(self) -> Path:
         now_ns = time.time_ns()
         interval = (now_ns - self._last_snap_wall) / 1e9
         counter_data = []
         totals = []
-        for prog in self.programs:
-            delta = prog.read_deltas()
-            self.lost += delta.lost
+        tables = []
+        for i, prog in enumerate(self.programs):
+            events, delta, lost = self._closed_events(i, prog)
+            tables.append(events)
+            self.lost += lost
             totals.append(prog.totals)
-            counter_data.extend(counter_rows(delta, prog.probe_set, prog.live_probes(), self.ctx, now_ns, interval))
-        path = write_snapshot(self.cfg.spool, self.ctx.host, events_table(self.rows), counters_table(counter_data),
-                              now_ns, self._seq)
+            counter_data.extend(counter_rows(delta, prog.probe_set, prog.live_probes(), self.ctx, now_ns, interval,
+                                             lost=lost))
+        events = pa.concat_tables(tables) if tables else events_table([])
+        path = write_snapshot(self.cfg.spool, self.ctx.host, events, counters_table(counter_data), now_ns, self._seq)
         self._seq += 1
         self.snapshots += 1
-        self.rows = []
         self._last_snap_wall = now_ns
         if self.cfg.prom is not None:
             probes, sets = prom_samples(self.programs, totals)

@@ -8,14 +8,21 @@ ATTACH_UPROBE / ATTACH_FEXIT / ATTACH_SYSCALLS and PROBES=P(id,symbol)... (see c
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
+import mmap
 import os
+import select
 import socket
 import struct
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from tracer import resources
 from tracer.errnos import errno_name
@@ -30,15 +37,24 @@ from tracer.fleet.probes import (
     resolve_library,
     syscall_numbers,
 )
+from tracer.fleet.spool import events_table
+from tracer.schema import EVENTS
 
 BPF_DIR = resources.BPF_DIR
 CALLTREE_C = BPF_DIR / "calltree.c"
 
-# Layouts of struct tree / struct frame in calltree.c.
-HEADER = struct.Struct("<IIIBBBBHHI16s8s")
-FRAME = struct.Struct("<QQqHBBI")
+# Layouts of struct tree (header) / struct frame in calltree.c.
+HEADER = np.dtype([("pid", "<u4"), ("tid", "<u4"), ("ppid", "<u4"), ("kind", "u1"), ("nframes", "u1"),
+                   ("open", "u1"), ("failed", "u1"), ("truncated", "<u2"), ("skipped_open", "<u2"),
+                   ("interval", "<u4"), ("comm", "S16"), ("path", "u1", (8,)), ("sig", "<u8")])
+FRAME = np.dtype([("ts", "<u8"), ("latency", "<u8"), ("ret", "<i8"), ("probe", "<u2"), ("depth", "u1"),
+                  ("failed", "u1"), ("pad", "<u4")])
+HEADER_SIZE, FRAME_SIZE = HEADER.itemsize, FRAME.itemsize  # 56, 32
 ERRNO_BUCKETS = 136
-HEALTH_LOST, HEALTH_EMITTED, HEALTH_TRUNCATED, HEALTH_ORPHAN = range(4)
+HEALTH_LOST, HEALTH_EMITTED, HEALTH_TRUNCATED, HEALTH_ORPHAN, HEALTH_DEFERRED = range(5)
+HEALTH_SLOTS = 5
+DEFAULT_EXAMPLES = 4  # full call trees per failure signature per snapshot interval (AGG_EXAMPLES)
+MAX_SIGNATURES = 8192  # distinct failure signatures the kernel aggregates per two intervals
 KINDS = {1: "failure", 2: "good"}
 DEFAULT_LATENCY_BOUND_NS = 50_000_000
 DEFAULT_RINGBUF_KB = 256
@@ -127,17 +143,135 @@ class CallTree:
     comm: str
     frames: list[Frame]
     truncated: int  # frames not recorded (deeper/wider than the program keeps)
+    sig: int = 0  # failure signature hashed in the kernel (0: good trace, or not aggregated)
+    interval: int = 0  # snapshot interval the tree ended in
+
+
+@dataclass
+class Batch:
+    """Records as the ring buffer delivered them, decoded in bulk: one HEADER row per record and
+    all their frames in one FRAME array (`owner` = record index of each frame)."""
+
+    head: np.ndarray
+    frames: np.ndarray
+    owner: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.head)
+
+    @classmethod
+    def empty(cls) -> Batch:
+        return cls(np.zeros(0, HEADER), np.zeros(0, FRAME), np.zeros(0, np.int64))
+
+    @classmethod
+    def concat(cls, batches: list[Batch]) -> Batch:
+        batches = [b for b in batches if len(b)]
+        if not batches:
+            return cls.empty()
+        if len(batches) == 1:
+            return batches[0]
+        offsets = np.cumsum([0] + [len(b) for b in batches[:-1]])
+        return cls(np.concatenate([b.head for b in batches]), np.concatenate([b.frames for b in batches]),
+                   np.concatenate([b.owner + off for b, off in zip(batches, offsets, strict=True)]))
+
+    def select(self, keep: np.ndarray) -> Batch:
+        """The records where `keep` (bool per record) is set."""
+        index = np.cumsum(keep) - 1
+        fkeep = keep[self.owner]
+        return Batch(self.head[keep], self.frames[fkeep], index[self.owner[fkeep]])
+
+    def trees(self) -> list[CallTree]:
+        """Python objects for each record (for tests and small batches; tables use the arrays)."""
+        frames = [Frame(int(f["probe"]), int(f["depth"]), int(f["ts"]), int(f["latency"]), int(f["ret"]),
+                        bool(f["failed"])) for f in self.frames]
+        starts = np.searchsorted(self.owner, np.arange(len(self.head) + 1))
+        out = []
+        for i, h in enumerate(self.head):
+            out.append(CallTree(KINDS.get(int(h["kind"]), "failure"), int(h["pid"]), int(h["tid"]), int(h["ppid"]),
+                                h["comm"].split(b"\0", 1)[0].decode(errors="replace"),
+                                frames[starts[i]:starts[i + 1]], int(h["truncated"]), int(h["sig"]),
+                                int(h["interval"])))
+        return out
+
+
+def decode_batch(raw: bytes, offsets: np.ndarray, lengths: np.ndarray) -> Batch:
+    """Decode the records at `offsets` (each `lengths` bytes) of one buffer with numpy gathers:
+    no per-record Python work."""
+    buf = np.frombuffer(raw, np.uint8)
+    offsets = np.asarray(offsets, np.int64)
+    lengths = np.asarray(lengths, np.int64)
+    whole = lengths >= HEADER_SIZE
+    offsets, lengths = offsets[whole], lengths[whole]
+    if not len(offsets):
+        return Batch.empty()
+    head = buf[offsets[:, None] + np.arange(HEADER_SIZE)].view(HEADER).reshape(-1)
+    nframes = np.minimum(head["nframes"].astype(np.int64), (lengths - HEADER_SIZE) // FRAME_SIZE)
+    owner = np.repeat(np.arange(len(head)), nframes)
+    first = np.cumsum(nframes) - nframes
+    within = np.arange(len(owner)) - first[owner]
+    starts = offsets[owner] + HEADER_SIZE + within * FRAME_SIZE
+    frames = buf[starts[:, None] + np.arange(FRAME_SIZE)].view(FRAME).reshape(-1)
+    return Batch(head, frames, owner)
 
 
 def decode_tree(data: bytes) -> CallTree:
-    pid, tid, ppid, kind, nframes, _open, _failed, truncated, _skipped, _pad, comm, _path = HEADER.unpack_from(data)
-    nframes = min(nframes, (len(data) - HEADER.size) // FRAME.size)
-    frames = []
-    for i in range(nframes):
-        ts, latency, ret, probe, depth, failed, _ = FRAME.unpack_from(data, HEADER.size + i * FRAME.size)
-        frames.append(Frame(probe, depth, ts, latency, ret, bool(failed)))
-    return CallTree(KINDS.get(kind, "failure"), pid, tid, ppid, comm.split(b"\0", 1)[0].decode(errors="replace"),
-                    frames, truncated)
+    batch = decode_batch(data, np.array([0]), np.array([len(data)]))
+    if not len(batch):
+        raise ValueError(f"call-tree record: expected at least {HEADER_SIZE} bytes, found {len(data)}")
+    return batch.trees()[0]
+
+
+class RingReader:
+    """Bulk consumer of a BPF ring buffer map: maps it like libbpf does (consumer page read-write,
+    producer page and the data area twice, so records that wrap are contiguous) and takes every
+    committed record in one pass: one copy of the span, a header walk, then numpy decoding.
+    bcc's consumer calls back into Python once per record (ctypes), which dominated storms."""
+
+    BUSY = 1 << 31
+    DISCARD = 1 << 30
+    HDR = 8
+
+    def __init__(self, map_fd: int, data_size: int):
+        page = mmap.PAGESIZE
+        self.size = data_size
+        self._consumer = mmap.mmap(map_fd, page, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE, offset=0)
+        self._producer = mmap.mmap(map_fd, page + 2 * data_size, mmap.MAP_SHARED, mmap.PROT_READ, offset=page)
+        self._data = memoryview(self._producer)[page:]
+        self._poller = select.poll()
+        self._poller.register(map_fd, select.POLLIN)
+
+    def wait(self, timeout_ms: int) -> None:
+        """Until a record is available (returns at once if one is) or timeout_ms passed."""
+        self._poller.poll(timeout_ms)
+
+    def consume(self) -> Batch:
+        cons = struct.unpack_from("<Q", self._consumer, 0)[0]
+        prod = struct.unpack_from("<Q", self._producer, 0)[0]
+        if prod == cons:
+            return Batch.empty()
+        start = cons & (self.size - 1)
+        # Header before data in memory: a header read as committed has its data complete (x86 TSO).
+        raw = bytes(self._data[start:start + (prod - cons)])
+        offsets, lengths = [], []
+        pos, end = 0, len(raw)
+        unpack = struct.Struct("<I").unpack_from
+        while pos < end:
+            (word,) = unpack(raw, pos)
+            if word & self.BUSY:
+                break  # reserved, not yet submitted: the next call takes it
+            length = word & ~(self.BUSY | self.DISCARD)
+            if not word & self.DISCARD:
+                offsets.append(pos + self.HDR)
+                lengths.append(length)
+            pos += (length + self.HDR + 7) & ~7
+        struct.pack_into("<Q", self._consumer, 0, cons + pos)
+        return decode_batch(raw, np.array(offsets, np.int64), np.array(lengths, np.int64))
+
+    def close(self) -> None:
+        with contextlib.suppress(BufferError, ValueError, OSError):  # cleanup never raises
+            self._data.release()
+            self._producer.close()
+            self._consumer.close()
 
 
 @dataclass
@@ -156,17 +290,35 @@ class Counters:
     emitted: int
     truncated: int
     orphans: int
+    deferred: int = 0  # failing trees counted as repeats because the ring buffer was full
 
     def minus(self, before: Counters | None) -> Counters:
-        if before is None:
+        return self._combine(before, -1)
+
+    def plus(self, other: Counters | None) -> Counters:
+        return self._combine(other, 1)
+
+    def _combine(self, other: Counters | None, sign: int) -> Counters:
+        if other is None:
             return self
         probes = {}
-        for pid, now in self.probes.items():
-            old = before.probes.get(pid, ProbeCounts())
-            errnos = {k: v - old.errnos.get(k, 0) for k, v in now.errnos.items() if v - old.errnos.get(k, 0)}
-            probes[pid] = ProbeCounts(now.invocations - old.invocations, now.failures - old.failures, errnos)
-        return Counters(probes, self.lost - before.lost, self.emitted - before.emitted,
-                        self.truncated - before.truncated, self.orphans - before.orphans)
+        for pid in self.probes.keys() | other.probes.keys():
+            now, old = self.probes.get(pid, ProbeCounts()), other.probes.get(pid, ProbeCounts())
+            errnos = {k: now.errnos.get(k, 0) + sign * old.errnos.get(k, 0) for k in now.errnos.keys() | old.errnos.keys()}
+            probes[pid] = ProbeCounts(now.invocations + sign * old.invocations, now.failures + sign * old.failures,
+                                      {k: v for k, v in errnos.items() if v})
+        return Counters(probes, self.lost + sign * other.lost, self.emitted + sign * other.emitted,
+                        self.truncated + sign * other.truncated, self.orphans + sign * other.orphans,
+                        self.deferred + sign * other.deferred)
+
+
+@dataclass
+class Interval:
+    """One closed snapshot interval of a program (FleetProgram.rotate)."""
+
+    number: int
+    counters: Counters  # exact deltas of the interval
+    repeats: dict[int, int]  # failure signature -> failing trees counted beyond its examples
 
 
 @dataclass
@@ -174,6 +326,23 @@ class AttachResult:
     probe: str
     live: bool
     reason: str | None = None
+
+
+def _rcu_grace() -> None:
+    """Wait until every BPF program run that started before now has finished. Non-sleepable
+    BPF programs run inside RCU read-side sections, so an RCU grace period (membarrier's
+    MEMBARRIER_CMD_GLOBAL is synchronize_rcu()) covers them; a short sleep otherwise."""
+    try:
+        if _libc().syscall(324, 1, 0, 0) == 0:  # SYS_membarrier (x86_64), MEMBARRIER_CMD_GLOBAL
+            return
+    except (OSError, AttributeError):
+        pass
+    time.sleep(0.01)
+
+
+@functools.lru_cache(maxsize=1)
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -201,7 +370,12 @@ def _quiet_bpf_class():
 
 
 class FleetProgram:
-    """calltree.c compiled for one probe set."""
+    """calltree.c compiled for one probe set.
+
+    Data plane: poll()/poll_batch() return the records that arrived. Control plane: rotate()
+    closes the current snapshot interval and returns its exact counter deltas and the repeat
+    counts of its failure signatures; every record of that interval is readable by the next
+    poll (records carry their interval number)."""
 
     def __init__(
         self,
@@ -212,29 +386,37 @@ class FleetProgram:
         latency_bound_ns: int = DEFAULT_LATENCY_BOUND_NS,
         target_pid: int = 0,
         failures_only: bool = False,
+        examples: int = DEFAULT_EXAMPLES,
     ):
         if sample_every < 1:
             raise TracebaseError(f"--sample: expected a positive integer N (1 in N), found {sample_every}")
         if latency_bound_ns <= 0:
             raise TracebaseError(f"--latency-bound: expected a positive duration, found {latency_bound_ns} ns")
+        if examples < 1:
+            raise TracebaseError(f"--examples: expected a positive number of examples per signature, found {examples}")
         self.probe_set = probe_set
         self.ringbuf_pages = ringbuf_pages(ringbuf_kb)
         self.sample_every = sample_every
         self.latency_bound_ns = latency_bound_ns
         self.target_pid = target_pid
         self.failures_only = failures_only
+        self.examples = examples
         self.bpf = None
         self.attach_results: list[AttachResult] = []
-        self._pending: list[CallTree] = []
-        self._last_totals: Counters | None = None
+        self._ring: RingReader | None = None
         self._capture_open = False
+        self._interval = 0
+        self._gen_seen: list[Counters | None] = [None, None]
+        self._totals: Counters | None = None
 
     # ---- build ----------------------------------------------------------------------------
     def cflags(self) -> list[str]:
+        # Static settings are compile-time constants; what changes at run time lives in maps.
         flags = [_ATTACH_DEFINE[self.probe_set.attach], f"-DMAX_PROBES={len(self.probe_set.probes)}",
-                 f"-DRINGBUF_PAGES={self.ringbuf_pages}", *task_offset_flags()]
+                 f"-DRINGBUF_PAGES={self.ringbuf_pages}", f"-DAGG_EXAMPLES={self.examples}",
+                 f"-DMAX_SIGNATURES={MAX_SIGNATURES}", f"-DEXCLUDE_TGID={os.getpid()}", *task_offset_flags()]
         if self.probe_set.attach != "syscalls":
-            flags.append("-DPROBES=" + "".join(f"P({p.id},{p.symbol})" for p in self.probe_set.probes))
+            flags.append("-DPROBES=" + "".join(f"P({p.id},{p.symbol},{p.ret_kind})" for p in self.probe_set.probes))
         return flags
 
     def compile(self) -> FleetProgram:
@@ -268,13 +450,13 @@ class FleetProgram:
     def _configure(self) -> None:
         self._write_probe_conf()
         self._write_settings()
-        self.bpf[b"events"].open_ring_buffer(self._on_record)
+        if self._ring is None:
+            self._ring = RingReader(self.bpf[b"events"].map_fd, self.ringbuf_pages * mmap.PAGESIZE)
 
     def _write_probe_conf(self) -> None:
         conf = self.bpf[b"probe_conf"]
         for p in self.probe_set.probes:
             value = conf.Leaf()
-            value.ret_kind = p.ret_kind
             value.sample_every = self.sample_every
             conf[ctypes.c_int(p.id)] = value
 
@@ -285,7 +467,7 @@ class FleetProgram:
         value.target_tgid = self.target_pid
         value.latency_bound_ns = self.latency_bound_ns
         value.failures_only = int(self.failures_only)
-        value.exclude_tgid = os.getpid()
+        value.interval = self._interval & 0xFFFFFFFF
         table[ctypes.c_int(0)] = value
 
     # ---- attach ---------------------------------------------------------------------------
@@ -316,7 +498,7 @@ class FleetProgram:
             )
         if not any(r.live for r in results) and not best_effort:
             raise TracebaseError(f"probe set {self.probe_set.name}: no probe attached")
-        self._last_totals = self.read_totals()
+        self._totals = self._zero_counters()
         return results
 
     def _attach_one(self, symbol: str, status: ProbeStatus | None) -> AttachResult:
@@ -374,25 +556,33 @@ class FleetProgram:
     def capture_open(self) -> bool:
         return self._capture_open
 
+    @property
+    def interval(self) -> int:
+        """The snapshot interval records are currently counted in."""
+        return self._interval
+
     # ---- data plane -----------------------------------------------------------------------
-    def _on_record(self, _ctx, data, size) -> int:
-        self._pending.append(decode_tree(ctypes.string_at(data, size)))
-        return 0
+    def poll_batch(self, timeout_ms: int = 0) -> Batch:
+        """Every record that arrived since the last poll (waits up to timeout_ms for the first)."""
+        if timeout_ms > 0:
+            self._ring.wait(timeout_ms)
+        return self._ring.consume()
 
     def poll(self, timeout_ms: int = 0) -> list[CallTree]:
         """Call trees that arrived since the last poll (waits up to timeout_ms for the first)."""
-        if timeout_ms > 0:
-            self.bpf.ring_buffer_poll(timeout_ms)
-        self.bpf.ring_buffer_consume()
-        out, self._pending = self._pending, []
-        return out
+        return self.poll_batch(timeout_ms).trees()
 
     # ---- control plane --------------------------------------------------------------------
-    def read_totals(self) -> Counters:
+    def _zero_counters(self) -> Counters:
+        return Counters({p.id: ProbeCounts() for p in self.probe_set.probes}, 0, 0, 0, 0, 0)
+
+    def _read_generation(self, gen: int) -> Counters:
+        """Cumulative counters of one generation (interval parity), summed over CPUs."""
         counts = self.bpf[b"counts"]
+        base = gen * len(self.probe_set.probes)
         probes = {}
         for p in self.probe_set.probes:
-            per_cpu = counts[ctypes.c_int(p.id)]
+            per_cpu = counts[ctypes.c_int(base + p.id)]
             inv = sum(v.invocations for v in per_cpu)
             fails = sum(v.failures for v in per_cpu)
             errnos = {}
@@ -403,21 +593,53 @@ class FleetProgram:
                         errnos[bucket_errno(bucket)] = n
             probes[p.id] = ProbeCounts(inv, fails, errnos)
         health = self.bpf[b"health"]
-        slots = [sum(health[ctypes.c_int(i)]) for i in range(4)]
-        return Counters(probes, slots[HEALTH_LOST], slots[HEALTH_EMITTED], slots[HEALTH_TRUNCATED], slots[HEALTH_ORPHAN])
+        slots = [sum(health[ctypes.c_int(gen * HEALTH_SLOTS + i)]) for i in range(HEALTH_SLOTS)]
+        return Counters(probes, slots[HEALTH_LOST], slots[HEALTH_EMITTED], slots[HEALTH_TRUNCATED],
+                        slots[HEALTH_ORPHAN], slots[HEALTH_DEFERRED])
+
+    def _take_repeats(self, gen: int) -> dict[int, int]:
+        """Repeat counts of the closed generation's signatures; their entries are deleted so the
+        generation starts empty (fresh examples) when it comes round again."""
+        table = self.bpf[b"sigs"]
+        repeats: dict[int, int] = {}
+        closed = [(k, v) for k, v in table.items() if k.gen == gen]
+        for key, value in closed:
+            if value.repeats:
+                repeats[key.sig] = repeats.get(key.sig, 0) + value.repeats
+            with contextlib.suppress(KeyError):  # gone already: nothing to delete
+                del table[key]
+        return repeats
+
+    def rotate(self) -> Interval:
+        """Close the current snapshot interval: later calls count in the next one; once every
+        program run that could still write the closed interval has finished, read its counters
+        (exact deltas) and its signatures' repeat counts. Poll afterwards for its last records.
+
+        Counters are cumulative per generation and never zeroed: a read subtracts the previous
+        read of the same generation, so an increment can never fall between a read and a reset."""
+        closed = self._interval
+        gen = closed & 1
+        self._interval += 1
+        self._write_settings()
+        _rcu_grace()
+        now = self._read_generation(gen)
+        delta = now.minus(self._gen_seen[gen])
+        self._gen_seen[gen] = now
+        self._totals = delta.plus(self._totals)
+        return Interval(closed, delta, self._take_repeats(gen))
 
     def read_deltas(self) -> Counters:
-        """Counters since the previous call (user space keeps the totals: nothing is zeroed in
-        the kernel, so no increment can fall between a read and a reset)."""
-        totals = self.read_totals()
-        delta = totals.minus(self._last_totals)
-        self._last_totals = totals
-        return delta
+        """Counters since the previous call (closes the interval: see rotate)."""
+        return self.rotate().counters
+
+    def read_totals(self) -> Counters:
+        """Counters since attach (both generations, read now)."""
+        return self._read_generation(0).plus(self._read_generation(1))
 
     @property
     def totals(self) -> Counters | None:
-        """Counter totals as of the last read_deltas()."""
-        return self._last_totals
+        """Counter totals as of the last rotate()."""
+        return self._totals
 
     def prog_fds(self) -> dict[str, int]:
         """Loaded BPF program fds by function name (for bpf_stats in the bench)."""
@@ -427,8 +649,37 @@ class FleetProgram:
         """Detach and free everything; never raises (returns what could not be detached)."""
         from tracer.privilege import release_bpf
 
+        if self._ring is not None:
+            self._ring.close()
+            self._ring = None
         bpf, self.bpf = self.bpf, None
         return release_bpf(bpf) if bpf is not None else []
+
+
+def assign_repeats(batch: Batch, closed: Interval) -> tuple[np.ndarray, int]:
+    """repeat_count of each record of `closed` (its interval's records) and the failing trees
+    no record stands for (`lost`).
+
+    Every failure example stands for itself; the first example of a signature also stands for
+    the trees of that signature counted in the kernel, so the sum over examples equals the
+    failing trees of the interval. Good traces: null (-1 here). A signature counted with no
+    example (all its records met a full ring buffer) adds to `lost`, with HEALTH_LOST."""
+    head = batch.head
+    repeat = np.where(head["kind"] == 1, 1, -1).astype(np.int64)
+    lost = closed.counters.lost
+    if not closed.repeats:
+        return repeat, lost
+    sigs = head["sig"]
+    failing = np.flatnonzero((head["kind"] == 1) & (sigs != 0))
+    uniq, first = np.unique(sigs[failing], return_index=True)
+    where = dict(zip(uniq.tolist(), failing[first].tolist(), strict=True))
+    for sig, extra in closed.repeats.items():
+        row = where.get(sig)
+        if row is None:
+            lost += extra
+        else:
+            repeat[row] += extra
+    return repeat, lost
 
 
 # --------------------------------------------------------------------------------------------
@@ -466,7 +717,7 @@ def _clip32(value: int) -> int:
 
 
 def tree_rows(tree: CallTree, pset: ProbeSet, ctx: HostContext, job_id: str | None = None,
-              metadata: dict[str, str] | None = None) -> list[dict]:
+              metadata: dict[str, str] | None = None, repeat_count: int | None = None) -> list[dict]:
     """One events row per frame, root first (the call order the program recorded)."""
     if not tree.frames:
         return []
@@ -486,13 +737,98 @@ def tree_rows(tree: CallTree, pset: ProbeSet, ctx: HostContext, job_id: str | No
             "kind": tree.kind, "command": root_probe.operation or root_probe.symbol,
             "exit_status": _clip32(root.ret), "start_time": start, "end_time": start + root.latency_ns,
             "host": ctx.host, "kernel_release": ctx.kernel_release, "lost_events": tree.truncated,
-            "job_id": job_id, "metadata": meta,
+            "job_id": job_id, "metadata": meta, "repeat_count": repeat_count,
         })
     return rows
 
 
+def _probe_lookup(pset: ProbeSet) -> tuple[np.ndarray, ...]:
+    """Per probe id: symbol, layer, command (operation), errno name per errno value -> arrays."""
+    n = max((p.id for p in pset.probes), default=-1) + 1
+    symbol, layer, command, ret = (np.full(n, None, object) for _ in range(4))
+    for p in pset.probes:
+        symbol[p.id], layer[p.id], command[p.id], ret[p.id] = p.symbol, p.layer, p.operation or p.symbol, p.ret
+    return symbol, layer, command, ret
+
+
+def events_from_batch(batch: Batch, pset: ProbeSet, ctx: HostContext, job_ids: list[str | None] | None = None,
+                      metadata: list[dict[str, str] | None] | None = None,
+                      repeat_count: np.ndarray | None = None) -> pa.Table:
+    """The events table of a batch, built column by column (one row per frame, root first).
+    Per record: job_ids/metadata (enrichment) and repeat_count (-1 = null)."""
+    keep = np.bincount(batch.owner, minlength=len(batch)) > 0 if len(batch) else np.zeros(0, bool)
+    if not keep.all():  # records without frames carry no call
+        index = np.flatnonzero(keep)
+        job_ids = [job_ids[i] for i in index] if job_ids is not None else None
+        metadata = [metadata[i] for i in index] if metadata is not None else None
+        repeat_count = repeat_count[index] if repeat_count is not None else None
+        batch = batch.select(keep)
+    n = len(batch)
+    if n == 0:
+        return events_table([])
+    head, fr, owner = batch.head, batch.frames, batch.owner
+    symbol, layer, command, ret_kind = _probe_lookup(pset)
+    probe_ids = fr["probe"].astype(np.int64)
+    first = np.searchsorted(owner, np.arange(n))
+    seq = np.arange(len(fr)) - first[owner]
+    root = fr[first]
+    ret = fr["ret"]
+    failed = fr["failed"].astype(bool)
+    # errno names: a few distinct (probe kind, value) pairs, each named once
+    errno_col = np.full(len(fr), None, object)
+    if failed.any():
+        kinds = ret_kind[probe_ids[failed]]
+        vals = ret[failed]
+        names = {}
+        out = []
+        for k, v in zip(kinds.tolist(), vals.tolist(), strict=True):
+            key = (k, v)
+            if key not in names:
+                names[key] = frame_errno(k, v, True)
+            out.append(names[key])
+        errno_col[failed] = np.array(out, object)
+    start = root["ts"].astype(np.int64) + ctx.wall_minus_mono_ns
+    tids = head["tid"].astype(np.int64)
+    trace_ids = pc.binary_join_element_wise(
+        pa.array(np.full(n, f"{ctx.host}:{ctx.boot_id}", object), pa.string()),
+        pc.cast(pa.array(tids), pa.string()), pc.cast(pa.array(root["ts"].astype(np.int64)), pa.string()), ":")
+    comm = pa.array([c.split(b"\0", 1)[0].decode(errors="replace") for c in head["comm"].tolist()], pa.string())
+    kind = pa.array(np.where(head["kind"] == 2, "good", "failure").astype(object), pa.string())
+    meta_type = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
+    meta = pa.array([[{"key": k, "value": str(v)} for k, v in sorted(m.items())] or None if m else None
+                     for m in (metadata or [None] * n)], meta_type)
+    rc = pa.array(repeat_count if repeat_count is not None else np.full(n, -1, np.int64), pa.int64())
+    rc = pc.if_else(pc.less(rc, 0), pa.scalar(None, pa.int64()), rc)
+    take = pa.array(owner)
+    per_record = {
+        "trace_id": trace_ids, "pid": pa.array(head["pid"].astype(np.int32)), "tid": pa.array(tids.astype(np.int32)),
+        "ppid": pa.array(head["ppid"].astype(np.int32)), "comm": comm, "kind": kind,
+        "command": pa.array(command[root["probe"].astype(np.int64)], pa.string()),
+        "exit_status": pa.array(np.clip(root["ret"], -(2**31), 2**31 - 1).astype(np.int32)),
+        "start_time": pa.array(start, pa.timestamp("ns", tz="UTC")),
+        "end_time": pa.array(start + root["latency"].astype(np.int64), pa.timestamp("ns", tz="UTC")),
+        "lost_events": pa.array(head["truncated"].astype(np.int64)),
+        "job_id": pa.array(job_ids if job_ids is not None else [None] * n, pa.string()),
+        "metadata": meta, "repeat_count": rc,
+    }
+    nrows = len(fr)
+    columns = {name: col.take(take) for name, col in per_record.items()}
+    columns.update({
+        "seq": pa.array(seq.astype(np.int64)), "ts_ns": pa.array(fr["ts"].astype(np.int64)),
+        "probe": pa.array(symbol[probe_ids], pa.string()), "layer": pa.array(layer[probe_ids], pa.string()),
+        "depth": pa.array(fr["depth"].astype(np.int16)), "ret": pa.array(ret.astype(np.int64)),
+        "errno": pa.array(errno_col, pa.string()), "latency_ns": pa.array(fr["latency"].astype(np.int64)),
+        "host": pa.array(np.full(nrows, ctx.host, object), pa.string()),
+        "kernel_release": pa.array(np.full(nrows, ctx.kernel_release, object), pa.string()),
+    })
+    arrays = [columns[f.name] if f.name in columns else pa.nulls(nrows, f.type) for f in EVENTS]
+    return pa.Table.from_arrays(arrays, schema=EVENTS)
+
+
 def counter_rows(delta: Counters, pset: ProbeSet, live: set[str], ctx: HostContext,
-                 snapshot_time_ns: int, interval_s: float) -> list[dict]:
+                 snapshot_time_ns: int, interval_s: float, lost: int | None = None) -> list[dict]:
+    """Counter rows of one program's interval; `lost` (default delta.lost): failing trees no
+    record stands for."""
     rows = []
     for p in pset.probes:
         c = delta.probes.get(p.id, ProbeCounts())
@@ -502,6 +838,6 @@ def counter_rows(delta: Counters, pset: ProbeSet, live: set[str], ctx: HostConte
             "probe": p.symbol, "layer": p.layer, "live": p.symbol in live,
             "invocations": c.invocations, "failures": c.failures,
             "errno_counts": [{"errno": k, "count": v} for k, v in sorted(c.errnos.items())],
-            "lost_records": delta.lost,
+            "lost_records": delta.lost if lost is None else lost,
         })
     return rows
