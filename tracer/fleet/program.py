@@ -751,6 +751,8 @@ def _probe_lookup(pset: ProbeSet) -> tuple[np.ndarray, ...]:
     return symbol, layer, command, ret
 
 
+# (pa.array on numpy object arrays imports pandas: ~1 s at the daemon's first snapshot; lists
+# of Python strings convert directly.)
 def events_from_batch(batch: Batch, pset: ProbeSet, ctx: HostContext, job_ids: list[str | None] | None = None,
                       metadata: list[dict[str, str] | None] | None = None,
                       repeat_count: np.ndarray | None = None) -> pa.Table:
@@ -790,10 +792,10 @@ def events_from_batch(batch: Batch, pset: ProbeSet, ctx: HostContext, job_ids: l
     start = root["ts"].astype(np.int64) + ctx.wall_minus_mono_ns
     tids = head["tid"].astype(np.int64)
     trace_ids = pc.binary_join_element_wise(
-        pa.array(np.full(n, f"{ctx.host}:{ctx.boot_id}", object), pa.string()),
+        pa.repeat(pa.scalar(f"{ctx.host}:{ctx.boot_id}", pa.string()), n),
         pc.cast(pa.array(tids), pa.string()), pc.cast(pa.array(root["ts"].astype(np.int64)), pa.string()), ":")
     comm = pa.array([c.split(b"\0", 1)[0].decode(errors="replace") for c in head["comm"].tolist()], pa.string())
-    kind = pa.array(np.where(head["kind"] == 2, "good", "failure").astype(object), pa.string())
+    kind = pa.array(np.where(head["kind"] == 2, "good", "failure").tolist(), pa.string())
     meta_type = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
     meta = pa.array([[{"key": k, "value": str(v)} for k, v in sorted(m.items())] or None if m else None
                      for m in (metadata or [None] * n)], meta_type)
@@ -803,7 +805,7 @@ def events_from_batch(batch: Batch, pset: ProbeSet, ctx: HostContext, job_ids: l
     per_record = {
         "trace_id": trace_ids, "pid": pa.array(head["pid"].astype(np.int32)), "tid": pa.array(tids.astype(np.int32)),
         "ppid": pa.array(head["ppid"].astype(np.int32)), "comm": comm, "kind": kind,
-        "command": pa.array(command[root["probe"].astype(np.int64)], pa.string()),
+        "command": pa.array(command[root["probe"].astype(np.int64)].tolist(), pa.string()),
         "exit_status": pa.array(np.clip(root["ret"], -(2**31), 2**31 - 1).astype(np.int32)),
         "start_time": pa.array(start, pa.timestamp("ns", tz="UTC")),
         "end_time": pa.array(start + root["latency"].astype(np.int64), pa.timestamp("ns", tz="UTC")),
@@ -815,11 +817,12 @@ def events_from_batch(batch: Batch, pset: ProbeSet, ctx: HostContext, job_ids: l
     columns = {name: col.take(take) for name, col in per_record.items()}
     columns.update({
         "seq": pa.array(seq.astype(np.int64)), "ts_ns": pa.array(fr["ts"].astype(np.int64)),
-        "probe": pa.array(symbol[probe_ids], pa.string()), "layer": pa.array(layer[probe_ids], pa.string()),
+        "probe": pa.array(symbol[probe_ids].tolist(), pa.string()),
+        "layer": pa.array(layer[probe_ids].tolist(), pa.string()),
         "depth": pa.array(fr["depth"].astype(np.int16)), "ret": pa.array(ret.astype(np.int64)),
-        "errno": pa.array(errno_col, pa.string()), "latency_ns": pa.array(fr["latency"].astype(np.int64)),
-        "host": pa.array(np.full(nrows, ctx.host, object), pa.string()),
-        "kernel_release": pa.array(np.full(nrows, ctx.kernel_release, object), pa.string()),
+        "errno": pa.array(errno_col.tolist(), pa.string()), "latency_ns": pa.array(fr["latency"].astype(np.int64)),
+        "host": pa.repeat(pa.scalar(ctx.host, pa.string()), nrows),
+        "kernel_release": pa.repeat(pa.scalar(ctx.kernel_release, pa.string()), nrows),
     })
     arrays = [columns[f.name] if f.name in columns else pa.nulls(nrows, f.type) for f in EVENTS]
     return pa.Table.from_arrays(arrays, schema=EVENTS)
