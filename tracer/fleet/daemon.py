@@ -289,13 +289,13 @@ class Daemon:
 
     def start(self) -> None:
         self.validate()
-        # pyarrow imports pandas at its first conversion (~1 s here): pay that at startup, before
-        # the probes go live, not inside the first snapshot
-        pa.array([0])
         note = check_bpf_environment("tracer run")  # root first; then bcc, headers, tracefs
         if note:
             self.log(note)
         self.prepare()
+        # pyarrow imports pandas at its first conversion (~1 s here): pay that at startup, before
+        # the probes go live, not inside the first snapshot
+        pa.array([0])
         cfg = self.cfg
         try:
             for pset in self.sets:
