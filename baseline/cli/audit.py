@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -13,15 +14,17 @@ from tracer.errors import TracebaseError
 
 LEARN_EPILOG = """\
 examples:
-  baseline learn fleet/                          # writes baseline-model.parquet
+  baseline learn fleet/                          # writes fleet/baseline-model.parquet (audit finds it there)
   baseline learn fleet/ -o model.parquet --since 2026-11-28
+  baseline learn fleet/ --since 2d --json
   baseline learn fleet/ --expected-out expected_errors.yaml   # also merge fleet-learned expected errors
 """
 AUDIT_EPILOG = """\
 examples:
-  baseline audit fleet/                                   # learns the baseline on the fly
-  baseline audit fleet/ --model model.parquet --since 2026-11-28T06:00:00Z --out audit/
+  baseline audit fleet/            # uses fleet/baseline-model.parquet if `baseline learn` wrote it, writes fleet/audit/
+  baseline audit fleet/ --model model.parquet --since 2026-11-28T06:00:00Z -o audit/
   baseline audit fleet/ --html audit.html --allowlist expected_errors.yaml
+  baseline audit fleet/ --refit --since 2h --json     # learn the baseline from DATASET itself
 """
 EXPECTED_EPILOG = """\
 examples:
@@ -30,8 +33,9 @@ examples:
 """
 REPORT_EPILOG = """\
 examples:
-  baseline report audit/
-  baseline report audit/ --html audit.html
+  baseline report fleet/audit/
+  baseline report fleet/audit/ --html audit.html
+  baseline report /srv/tracebase/findings --json     # a pipeline findings directory: its LATEST run
 """
 
 
@@ -43,12 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter, epilog=LEARN_EPILOG,
     )
     p.add_argument("dataset", metavar="DATASET")
-    p.add_argument("-o", "--output", default="baseline-model.parquet", metavar="MODEL",
-                   help="model file to write (default baseline-model.parquet)")
+    common.add_output(p, metavar="MODEL",
+                      help="model file to write (default: DATASET/baseline-model.parquet, where `baseline audit` looks)")
     p.add_argument("--since", metavar="T", type=common.since,
                    help="only traces starting at or after T (ISO date/time, UTC, or a time ago: 2h, 1d)")
     p.add_argument("--expected-out", metavar="YAML",
                    help="also learn fleet expected errors and merge them into this expected_errors.yaml")
+    common.add_json(p)
     p.set_defaults(func=handle_learn)
 
     p = subparsers.add_parser(
@@ -60,15 +65,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter, epilog=AUDIT_EPILOG,
     )
     p.add_argument("dataset", metavar="DATASET")
-    p.add_argument("--model", metavar="M", help="model from `baseline learn` (default: learn from DATASET)")
+    model = p.add_mutually_exclusive_group()
+    model.add_argument("--model", metavar="M",
+                       help="model from `baseline learn` (default: DATASET/baseline-model.parquet when present, "
+                            "else learned from DATASET)")
+    model.add_argument("--refit", action="store_true",
+                       help="learn the baseline from DATASET even when DATASET/baseline-model.parquet exists")
     p.add_argument("--since", metavar="T", type=common.since,
                    help="only traces/counters at or after T (ISO date/time, UTC, or a time ago: 2h, 1d)")
-    p.add_argument("--out", default="audit", metavar="DIR", help="output directory (default ./audit)")
+    common.add_output(p, metavar="DIR", help="output directory (default: DATASET/audit, where `baseline evaluate` looks)")
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     p.add_argument("--allowlist", metavar="FILE",
                    help="expected-errors YAML (default: the repo's expected_errors.yaml)")
     p.add_argument("--no-learn-expected", action="store_true",
                    help="do not add expected errors learned from DATASET")
+    common.add_json(p, "a summary (counts, files, top clusters)")
     p.set_defaults(func=handle_audit)
 
     p = subparsers.add_parser(
@@ -90,6 +101,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("--since", metavar="T", type=common.since,
                    help="only traces at or after T (ISO date/time, UTC, or a time ago: 2h, 1d)")
     q.add_argument("--min-hosts", type=common.positive_int, default=3, metavar="N")
+    common.add_json(q, "the learned entries")
     q.set_defaults(func=handle_expected_learn)
 
     p = subparsers.add_parser(
@@ -97,8 +109,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Terminal report of the findings/clusters/host_alerts written by `baseline audit`.",
         formatter_class=HelpFormatter, epilog=REPORT_EPILOG,
     )
-    p.add_argument("findings_dir", metavar="FINDINGS_DIR")
+    p.add_argument("findings_dir", metavar="FINDINGS_DIR",
+                   help="output of `baseline audit`, or a pipeline findings directory (its LATEST run)")
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
+    common.add_json(p, "a summary (counts, top clusters, host alerts)")
     p.set_defaults(func=handle_report)
 
 
@@ -115,77 +129,142 @@ def _check_writable_file(path: str, flag: str) -> None:
         raise TracebaseError(f"{flag} {path}: directory {parent} is not writable")
 
 
-def handle_learn(args: argparse.Namespace) -> int:
-    from baseline.fleet.model import fit_baseline, parse_since
-
-    _check_dataset(args.dataset)
-    since = parse_since(args.since)
-    _check_writable_file(args.output, "-o")
-    model = fit_baseline(args.dataset, out=args.output, since=since)
-    print(f"learned {model.operations_.height} operations from {model.n_traces_} good traces "
-          f"({model.n_events_} events) -> {args.output}")
-    if args.expected_out:
-        _learn_expected(args.dataset, since, args.expected_out)
+def _emit(args: argparse.Namespace, summary: dict, lines: list[str]) -> int:
+    if getattr(args, "json", False):
+        print(json.dumps(summary, sort_keys=True, default=str))
+    else:
+        for line in lines:
+            print(line)
     return 0
 
 
-def _learn_expected(dataset: str, since, output: str, **params) -> None:
+def handle_learn(args: argparse.Namespace) -> int:
+    from baseline.fleet.model import fit_baseline, parse_since
+    from baseline.pipeline import layout
+
+    _check_dataset(args.dataset)
+    since = parse_since(args.since)
+    output = args.output or str(layout.default_model(args.dataset))
+    _check_writable_file(output, "-o/--output")
+    if args.expected_out:
+        _check_writable_file(args.expected_out, "--expected-out")
+    model = fit_baseline(args.dataset, out=output, since=since)
+    summary = {"model": output, "operations": model.operations_.height, "good_traces": model.n_traces_,
+               "events": model.n_events_, "since": since.isoformat() if since else None}
+    lines = [f"learned {model.operations_.height} operations from {model.n_traces_} good traces "
+             f"({model.n_events_} events) -> {output}"]
+    if args.expected_out:
+        expected, more = _learn_expected(args.dataset, since, args.expected_out)
+        summary["expected_errors"] = expected
+        lines += more
+    return _emit(args, summary, lines)
+
+
+def _learn_expected(dataset: str, since, output: str, **params) -> tuple[dict, list[str]]:
     from baseline.fleet.expected import learn_fleet_expected, merge_into_file
 
-    _check_writable_file(output, "-o" if not output else "--expected-out")
     result = learn_fleet_expected(dataset, since=since, **params)
     counts = merge_into_file(output, result.entries)
-    print(f"expected errors: {len(result.entries)} learned of {result.candidates.height} candidates; "
-          + ", ".join(f"{k} {v}" for k, v in counts.items()) + f" -> {output}")
+    entries = []
+    lines = [f"expected errors: {len(result.entries)} learned of {result.candidates.height} candidates; "
+             + ", ".join(f"{k} {v}" for k, v in counts.items()) + f" -> {output}"]
     for e in result.entries:
         s = e.stats or {}
-        print(f"  {e.context}: {e.probe} {e.errno}  increase {s.get('increase'):+.3f} "
-              f"(upper {s.get('increase_upper'):+.3f}), {s.get('hosts')} hosts, {s.get('jobs')} jobs, "
-              f"{s.get('traces')} traces")
+        entries.append({"context": e.context, "probe": e.probe, "errno": e.errno, **s})
+        lines.append(f"  {e.context}: {e.probe} {e.errno}  increase {s.get('increase'):+.3f} "
+                     f"(upper {s.get('increase_upper'):+.3f}), {s.get('hosts')} hosts, {s.get('jobs')} jobs, "
+                     f"{s.get('traces')} traces")
+    summary = {"file": output, "learned": len(result.entries), "candidates": result.candidates.height,
+               **counts, "entries": entries}
+    return summary, lines
 
 
 def handle_expected_learn(args: argparse.Namespace) -> int:
     from baseline.fleet.model import parse_since
 
     _check_dataset(args.dataset)
-    _learn_expected(args.dataset, parse_since(args.since), args.output, min_hosts=args.min_hosts)
-    return 0
+    _check_writable_file(args.output, "-o/--output")
+    summary, lines = _learn_expected(args.dataset, parse_since(args.since), args.output, min_hosts=args.min_hosts)
+    return _emit(args, summary, lines)
+
+
+def _check_out_dir(out: Path, flag: str) -> None:
+    if out.exists() and not out.is_dir():
+        raise TracebaseError(f"{flag} {out}: exists and is not a directory")
+    existing = out.resolve()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK):
+        why = "not a directory" if not existing.is_dir() else "not writable"
+        raise TracebaseError(f"{flag} {out}: cannot create or write the directory ({existing} is {why})")
+
+
+def _audit_summary(result, files: dict | None = None, top: int = 10) -> dict:
+    import polars as pl
+
+    clusters = result.clusters.sort("failures", descending=True, nulls_last=True).head(top)
+    keep = [c for c in ("cluster_id", "signature", "failures", "hosts", "jobs", "trend", "origin_layer",
+                        "first_seen", "last_seen") if c in clusters.columns]
+    alerts = result.host_alerts.head(top)
+    return {
+        "traces_audited": result.traces_audited,
+        "findings": result.findings.height,
+        "open_findings": result.open_findings.height,
+        "clusters": result.clusters.height,
+        "host_alerts": result.host_alerts.height,
+        "window": [str(w) if w is not None else None for w in (result.window or (None, None))],
+        "top_clusters": clusters.select(keep).with_columns(pl.col(pl.Datetime).dt.to_string()).to_dicts(),
+        "top_host_alerts": alerts.with_columns(pl.col(pl.Datetime).dt.to_string()).to_dicts(),
+        "files": {k: str(v) for k, v in (files or {}).items()},
+    }
 
 
 def handle_audit(args: argparse.Namespace) -> int:
     from baseline.fleet.audit import run_audit
     from baseline.fleet.model import parse_since
     from baseline.fleet.report import terminal_report, write_html
+    from baseline.pipeline import layout
 
     _check_dataset(args.dataset)
     since = parse_since(args.since)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise TracebaseError(f"--out {out}: exists and is not a directory")
-    existing = out.resolve()
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir() or not os.access(existing, os.W_OK):
-        why = "not a directory" if not existing.is_dir() else "not writable"
-        raise TracebaseError(f"--out {out}: cannot create or write the directory ({existing} is {why})")
+    out = Path(args.output) if args.output else layout.default_audit_dir(args.dataset)
+    _check_out_dir(out, "-o/--output")
     if args.html:
         _check_writable_file(args.html, "--html")
-    result = run_audit(args.dataset, out_dir=out, since=since, model=args.model, expected=args.allowlist,
+    model, source = args.model, "given"
+    if model is None and not args.refit:
+        saved = layout.saved_model(args.dataset)
+        model, source = (str(saved), "saved by `baseline learn`") if saved else (None, "learned from the dataset")
+    elif model is None:
+        source = "learned from the dataset (--refit)"
+    result = run_audit(args.dataset, out_dir=out, since=since, model=model, expected=args.allowlist,
                        learn_expected=not args.no_learn_expected)
+    html = str(write_html(result, args.html)) if args.html else None
+    summary = {"dataset": args.dataset, "out": str(out), "model": model, "model_source": source,
+               "since": since.isoformat() if since else None, "html": html, **_audit_summary(result, result.files)}
+    if args.json:
+        return _emit(args, summary, [])
+    print(f"baseline model: {model or 'none saved'} ({source})")  # what this audit was judged against
     sys.stdout.write(terminal_report(result))
     print(f"wrote {', '.join(str(p) for p in result.files.values())}")
-    if args.html:
-        print(f"wrote {write_html(result, args.html)}")
+    if html:
+        print(f"wrote {html}")
     return 0
 
 
 def handle_report(args: argparse.Namespace) -> int:
     from baseline.fleet.audit import read_audit
     from baseline.fleet.report import terminal_report, write_html
+    from baseline.pipeline import layout
 
-    result = read_audit(args.findings_dir)
-    sys.stdout.write(terminal_report(result))
+    directory = layout.audit_output(args.findings_dir) or Path(args.findings_dir)
+    result = read_audit(directory)
     if args.html:
         _check_writable_file(args.html, "--html")
-        print(f"wrote {write_html(result, args.html)}")
+    html = str(write_html(result, args.html)) if args.html else None
+    if args.json:
+        return _emit(args, {"findings_dir": str(directory), "html": html, **_audit_summary(result)}, [])
+    sys.stdout.write(terminal_report(result))
+    if html:
+        print(f"wrote {html}")
     return 0

@@ -20,10 +20,11 @@ INGEST_EPILOG = """examples:
 """
 
 COVERAGE_EPILOG = """examples:
-  baseline coverage /srv/tracebase/dataset                      # week of the newest data
+  baseline coverage /srv/tracebase/dataset                      # week of the newest data -> DATASET/reports/<week>/
   baseline coverage DATASET --week 2026-W48 --out reports/
   baseline coverage DATASET --probes bpf/probes/rdma.yaml --nccl-logs 'logs/nccl-*.log'
   baseline coverage DATASET --nccl-logs app_failures.parquet    # the app_failures table
+  baseline coverage DATASET --json                              # DATASET/joblogs/*.log used when present
 """
 
 SUGGEST_EPILOG = """examples:
@@ -65,11 +66,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("dataset", metavar="DATASET", help="dataset root")
     c.add_argument("--week", metavar="WEEK", help="ISO week (2026-W48) or a date in it (default: newest data)")
     c.add_argument("--probes", metavar="SET.yaml", help="probe set the fleet runs (for never-fired and app coverage)")
-    c.add_argument("--nccl-logs", nargs="+", default=[], metavar="FILE",
-                   help="NCCL logs (globs allowed) or app_failures .parquet files")
-    c.add_argument("--out", metavar="DIR", default="reports", help="output directory (default: reports/)")
+    c.add_argument("--nccl-logs", nargs="+", default=None, metavar="FILE",
+                   help="NCCL logs (globs allowed) or app_failures .parquet files "
+                        "(default: DATASET/joblogs/*.log when present, as `baseline simulate` writes them)")
+    common.add_output(c, metavar="DIR", help="output directory (default: DATASET/reports)")
     c.add_argument("--trend-pct", type=common.positive_float, default=25.0, metavar="PCT",
                    help="week-over-week change that counts as rising/falling (default 25)")
+    common.add_json(c, "a summary (week, hosts, probes, never fired, application-failure coverage, files)")
     c.set_defaults(func=cmd_coverage)
 
     s = subparsers.add_parser(
@@ -119,10 +122,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:
+    from baseline.pipeline import layout
     from baseline.pipeline.coverage import weekly_report, write_report
     from baseline.pipeline.nccl import load_app_failures
+    from baseline.pipeline.tasks import coverage_summary
 
-    parsed = load_app_failures(args.nccl_logs) if args.nccl_logs else None
+    logs = args.nccl_logs
+    if logs is None:  # the dataset's own job logs (baseline simulate writes them beside the tables)
+        logs = [str(p) for p in layout.job_logs(args.dataset)]
+    parsed = load_app_failures(logs) if logs else None
     report = weekly_report(
         args.dataset,
         week=args.week,
@@ -131,7 +139,11 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         parse_problems=parsed.problems if parsed else (),
         trend_change_pct=args.trend_pct,
     )
-    written = write_report(report, args.out)
+    written = write_report(report, args.output or layout.default_reports_dir(args.dataset))
+    summary = coverage_summary(report, written) | {"nccl_logs": len(logs or [])}
+    if args.json:
+        print(json.dumps(summary, sort_keys=True, default=str))
+        return 0
     for problem in report.parse_problems:
         print(f"baseline: warning: {problem}", file=sys.stderr)
     probed = (f"; {report.app_summary.get('probed', 0):.0%} of {report.app_total} app failures on probed functions, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
 
@@ -20,12 +21,17 @@ examples:
       capture-heavy good traces until about 100 million event rows
   baseline simulate --hosts 20 --scenario efault_peer_cascade,crash_loop_fw_bad_state --out /tmp/f
       only some injected root causes (names: see --scenario help)
+  baseline simulate --hosts 8 --hours 2 --start 2h --spool --out /tmp/trial
+      trial data for the pipeline: the last two hours, so the audit's window (now - 2 h) holds it
+  baseline simulate --hosts 10 --hours 2 --out /tmp/f && baseline learn /tmp/f && baseline audit /tmp/f
+      then: baseline evaluate /tmp/f   (each finds the previous one's output inside /tmp/f)
 """
 
 EVALUATE_EPILOG = """\
 examples:
-  baseline evaluate /tmp/fleet                      findings from /tmp/fleet/findings (audit default)
+  baseline evaluate /tmp/fleet                      findings from /tmp/fleet/audit (audit's default)
   baseline evaluate /tmp/fleet --findings /tmp/out --json
+  baseline evaluate /tmp/fleet --findings /srv/tracebase/findings   a pipeline findings dir: its LATEST run
 """
 
 
@@ -65,7 +71,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--hours", default="24", help="simulated hours (default 24)")
     p.add_argument("--seed", default="0", help="random seed (default 0)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    p.add_argument("--start", metavar="ISO", default=None, help="UTC start time (default 2026-11-28T00:00:00Z)")
+    p.add_argument("--start", metavar="T", default=None, type=common.since,
+                   help="UTC start time: ISO date/time, 'now', or a time ago (2h: trial data the audit's "
+                        "default window sees); default 2026-11-28T00:00:00Z")
     p.add_argument("--spool", action="store_true", help="write the tracer's spool layout (small fleets only)")
     p.add_argument("--scenario", default="all", metavar="NAMES",
                    help=f"comma-separated root causes to inject: all (default), none, or {', '.join(SCENARIOS)}")
@@ -84,7 +92,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     e.add_argument("dataset", metavar="DATASET", help="simulated dataset directory (holds truth/)")
     e.add_argument("--findings", metavar="DIR", default=None,
-                   help="directory holding findings/ (and clusters/); default DATASET/findings or DATASET")
+                   help="output of `baseline audit` or a pipeline findings directory (its LATEST run); "
+                        "default DATASET/audit (where `baseline audit DATASET` writes), else DATASET/findings")
     e.add_argument("--json", action="store_true", help="print the scores as JSON")
     e.set_defaults(func=_evaluate)
 
@@ -139,8 +148,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     import json
 
     from baseline.fleet.evaluate import evaluate, format_report
+    from baseline.pipeline import layout
 
-    scores = evaluate(args.dataset, args.findings)
+    findings = layout.find_audit(args.dataset, args.findings)  # None: evaluate names what it looked for
+    scores = evaluate(args.dataset, findings)
     if args.json:
         print(json.dumps(scores, sort_keys=True))
     else:

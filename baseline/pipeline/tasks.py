@@ -145,6 +145,11 @@ def weekly_coverage(cfg: PipelineConfig, week: str | None = None) -> dict:
         trend_change_pct=cfg.thresholds.trend_change_pct,
     )
     written = write_report(report, cfg.reports)
+    return coverage_summary(report, written)
+
+
+def coverage_summary(report, written: dict) -> dict:
+    """The weekly coverage report in a few JSON-friendly numbers (XCom, `baseline coverage --json`)."""
     return {
         "week": report.week,
         "hosts": report.hosts,

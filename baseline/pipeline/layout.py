@@ -1,0 +1,83 @@
+"""Where the commands put their outputs inside a dataset directory, so they find each other.
+
+    baseline simulate --out f      f/{events,counters,truth}/date=/host=/..., f/joblogs/*.log
+    baseline learn f               f/baseline-model.parquet
+    baseline audit f               uses f/baseline-model.parquet when present; writes f/audit/
+    baseline evaluate f            reads f/audit/ (or a pipeline findings directory: LATEST)
+    baseline coverage f            reads f/joblogs/*.log when present; writes f/reports/<week>/
+
+None of these names is a table directory (<table>/date=...), so readers of the dataset's
+tables never see them. For an input that is a Parquet file rather than a directory, the
+defaults sit beside that file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+MODEL_NAME = "baseline-model.parquet"
+AUDIT_DIR = "audit"
+REPORTS_DIR = "reports"
+JOBLOGS_GLOB = "joblogs/*.log"
+LATEST = "LATEST"  # a pipeline findings directory names its newest published run here
+
+
+def home(dataset: str | os.PathLike) -> Path:
+    """The directory the defaults live in: the dataset directory, or a file's directory."""
+    path = Path(dataset)
+    return path if path.is_dir() or not path.suffix else path.parent
+
+
+def default_model(dataset: str | os.PathLike) -> Path:
+    return home(dataset) / MODEL_NAME
+
+
+def saved_model(dataset: str | os.PathLike) -> Path | None:
+    """The model `baseline learn DATASET` wrote, when there is one."""
+    path = default_model(dataset)
+    return path if path.is_file() else None
+
+
+def default_audit_dir(dataset: str | os.PathLike) -> Path:
+    return home(dataset) / AUDIT_DIR
+
+
+def default_reports_dir(dataset: str | os.PathLike) -> Path:
+    return home(dataset) / REPORTS_DIR
+
+
+def job_logs(dataset: str | os.PathLike) -> list[Path]:
+    """Job logs stored with the dataset (`baseline simulate` writes them)."""
+    return sorted(home(dataset).glob(JOBLOGS_GLOB))
+
+
+def audit_output(directory: str | os.PathLike) -> Path | None:
+    """The directory holding findings.parquet for an audit output or a pipeline findings
+    directory (findings/LATEST names findings/<stamp>/), or None when it holds neither."""
+    base = Path(directory)
+    if (base / "findings.parquet").is_file():
+        return base
+    latest = base / LATEST
+    if latest.is_file():
+        try:
+            stamp = latest.read_text().strip()
+        except OSError:
+            return None
+        if stamp and "/" not in stamp and (base / stamp / "findings.parquet").is_file():
+            return base / stamp
+    return None
+
+
+def find_audit(dataset: str | os.PathLike, findings: str | os.PathLike | None = None) -> Path | None:
+    """The audit output to evaluate: `findings` when given (an audit output directory, or a
+    pipeline findings directory whose LATEST run is taken; anything else is passed on as given,
+    for the reader to judge), else DATASET/audit, else DATASET/findings; None when the default
+    places hold nothing (the caller reports what it looked for)."""
+    if findings is not None:
+        return audit_output(findings) or Path(findings)
+    for candidate in (default_audit_dir(dataset), home(dataset) / "findings"):
+        found = audit_output(candidate)
+        if found is not None:
+            return found
+    return None
