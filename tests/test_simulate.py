@@ -273,7 +273,7 @@ def test_library_errors_are_tracebase_errors(tmp_path):
     (["--seed", "x"], "--seed: expected an integer"),
     (["--good-rate", "2"], "--good-rate: expected a probability in 0..1"),
     (["--scenario", "nope"], "--scenario: expected names from"),
-    (["--start", "soon"], "--start: expected an ISO 8601 time"),
+    (["--start", "soon"], "--start: expected an ISO date or time"),
 ])
 def test_cli_simulate_user_errors(tmp_path, capsys, argv, message):
     status = baseline_main(["simulate", "--out", str(tmp_path / "o"), *argv])
