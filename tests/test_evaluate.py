@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from baseline.cli import main as baseline_main
-from baseline.fleet.evaluate import HEADLINE, evaluate, score
+from baseline.fleet.evaluate import COUNTS, HEADLINE, evaluate, score
 from baseline.simulator.simulate import simulate
 from tracer.schema import dataset_files, read, write_table
 
@@ -43,7 +43,7 @@ def perfect_findings(truth: pl.DataFrame) -> pl.DataFrame:
 def test_perfect_findings_score_one(truth):
     s = score(truth, perfect_findings(truth))
     for key in HEADLINE:
-        assert s[key] == (0 if key == "false_findings_on_good" else 1.0), key
+        assert s[key] == (0 if key in COUNTS or key == "routine_open_findings" else 1.0), key
     assert s["per_root_cause"]["cleanup_ebusy_unprobed"]["observable"] is False
     assert s["failures_detected"] == s["failures_scored"] > 0
 
@@ -118,7 +118,7 @@ def test_evaluate_reads_audit_output_and_cli_json(dataset, truth, tmp_path, caps
     for key in HEADLINE:
         assert key in out
     assert isinstance(out["false_findings_on_good"], int)
-    assert all(0.0 <= out[k] <= 1.0 for k in HEADLINE if k != "false_findings_on_good")
+    assert all(0.0 <= out[k] <= 1.0 for k in HEADLINE if k not in COUNTS)
     assert baseline_main(["evaluate", str(dataset), "--findings", str(audit)]) == 0
     assert "cluster_purity" in capsys.readouterr().out
 

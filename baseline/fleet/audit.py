@@ -160,12 +160,17 @@ def analyse_traces(
         (pl.col("is_err") & (pl.col("depth") == 0)).any().alias("root_failed")
     )
     frames = frames.join(root_failed, on="trace_id")
-    # origin: the deepest chain frame (failing root), else the first unexplained unexpected error
+    # origin: the deepest chain frame (failing root), else the first unexplained unexpected error,
+    # else (every error of a trace whose root succeeded is known-good or expected) its first
+    # error, set aside: such a trace gets an expected finding rather than none, so that routine
+    # errors are accounted as set aside
     origin_rank = (
         pl.when(pl.col("root_failed") & pl.col("on_chain"))
         .then(pl.col("depth").cast(pl.Int64) * 1_000_000 + pl.col("seq"))
         .when(~pl.col("root_failed") & pl.col("is_err") & ~pl.col("explained") & ~pl.col("is_expected"))
         .then(-pl.col("seq"))
+        .when(~pl.col("root_failed") & pl.col("is_err"))
+        .then(-(1 << 40) - pl.col("seq"))
         .otherwise(None)
     )
     frames = frames.with_columns(origin_rank.alias("_origin_rank"))
@@ -203,7 +208,7 @@ def analyse_traces(
         pl.when(pl.col("div_probe").is_not_null()).then(pl.col("div_errno")).otherwise(pl.col("errno")).alias("bifurcation_errno"),
         pl.coalesce(pl.col("div_seq"), pl.col("seq")).alias("bifurcation_seq"),
         pl.col("layer").alias("origin_layer"),
-        pl.col("is_expected").alias("expected"),
+        (pl.col("is_expected") | (pl.col("_origin_rank") < -(1 << 40) + 1)).alias("expected"),
     )
     out = out.with_columns(
         pl.col("pattern").map_elements(_collapse_pattern, return_dtype=pl.String).alias("pattern"),
@@ -227,10 +232,22 @@ def findings_of(
     min_layers: int = 4,
 ) -> pl.DataFrame:
     """Findings for every trace with an error frame: analyse_traces runs once per distinct
-    chain (on its representative trace) and the result is joined to all traces of that chain."""
+    chain (on its representative trace) and the result is joined to all traces of that chain.
+
+    A truncated trace (lost_events > 0: the tracer lost its deepest frames) is matched to a
+    cause by its prefix: the complete failing chain of the same operation whose frames down to
+    the truncated tree's depth are the same, the most frequent if several. It takes that
+    chain's analysis (cluster, bifurcation, origin, expected) and its signature says the origin
+    is at or below its deepest recorded frame. With no complete chain to match, its own
+    analysis stands, and so does the "at or below" (never "deeper than probes")."""
     key = ["operation", "chain_hash"]
+    cols = set(traces.columns)
     failing = traces.filter(pl.col("errors") > 0).select(
-        "trace_id", "host", "job_id", pl.col("start_time").alias("time"), *key
+        "trace_id", "host", "job_id", pl.col("start_time").alias("time"), *key,
+        ((pl.col("lost_events").fill_null(0) > 0) if "lost_events" in cols else pl.lit(False)).alias("truncated"),
+        (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).alias("kernel_release"),
+        (pl.col("repeat_count").fill_null(1).clip(1) if "repeat_count" in cols else pl.lit(1)).cast(pl.Int64)
+        .alias("weight"),
     )
     reps = chains.join(failing.select(key).unique(), on=key, how="semi")
     analysed = analyse_traces(reps.drop(key), model, expected, min_layers=min_layers) if reps.height else pl.DataFrame()
@@ -245,12 +262,70 @@ def findings_of(
         .drop("trace_id")
         .with_columns(signature_expr().alias("signature"))
     )
+    per_chain = per_chain.with_columns(pl.lit(False).alias("truncated"))
+    if failing["truncated"].any():
+        per_chain = pl.concat([per_chain, _truncated_analysis(failing, reps, per_chain)], how="vertical_relaxed")
     text = [c for c, t in per_chain.schema.items() if t == pl.String and c != "operation"]
     per_chain = per_chain.with_columns(pl.col(text).cast(pl.Categorical))
-    return failing.join(per_chain, on=key).select(
+    return failing.join(per_chain, on=[*key, "truncated"]).select(
         "trace_id", pl.col("host", "job_id", "operation").cast(pl.Categorical), "time", *analysed.columns[5:],
-        "signature",
+        "signature", "truncated", pl.col("kernel_release").cast(pl.Categorical), "weight",
     )
+
+
+def _frame_key(grp: pl.DataFrame, max_depth: int | None = None) -> tuple:
+    rows = zip(grp["depth"].to_list(), grp["probe"].to_list(), grp["errno"].to_list(), strict=True)
+    return tuple((d, p, e) for d, p, e in rows if max_depth is None or d <= max_depth)
+
+
+def _truncated_analysis(failing: pl.DataFrame, reps: pl.DataFrame, per_chain: pl.DataFrame) -> pl.DataFrame:
+    """per_chain rows (truncated = True) for the chains of truncated traces (see findings_of)."""
+    key = ["operation", "chain_hash"]
+    frames = reps.select(pl.col("operation").cast(pl.String), "chain_hash", "seq", "depth",
+                         pl.col("probe").cast(pl.String), pl.col("errno").cast(pl.String),
+                         pl.col("layer").cast(pl.String)).sort([*key, "seq"])
+    by_chain = {(op, h): grp for (op, h), grp in frames.group_by(key, maintain_order=True)}
+    counts = (
+        failing.filter(~pl.col("truncated")).group_by(pl.col("operation").cast(pl.String), "chain_hash")
+        .agg(pl.col("weight").sum().alias("n"))
+    )
+    complete = {(op, h): n for op, h, n in counts.iter_rows()}
+    wanted = failing.filter(pl.col("truncated")).select(pl.col("operation").cast(pl.String), "chain_hash").unique()
+    prefixes: dict[tuple, tuple[int, tuple]] = {}  # (op, depth, frames) -> (count, chain key) of the best match
+    depths = {}
+    for op, h in wanted.iter_rows():
+        grp = by_chain.get((op, h))
+        if grp is not None:
+            depths[(op, h)] = int(grp["depth"].max())
+    for (op, h), n in complete.items():
+        grp = by_chain.get((op, h))
+        if grp is None:
+            continue
+        for d in {d for (o, _), d in depths.items() if o == op}:
+            k = (op, d, _frame_key(grp, d))
+            if n > prefixes.get(k, (0, None))[0]:
+                prefixes[k] = (n, (op, h))
+    pc = per_chain.with_columns(pl.col("operation").cast(pl.String))
+    rows = []
+    for (op, h), d in depths.items():
+        grp = by_chain[(op, h)]
+        deepest = grp.sort("depth", descending=True, maintain_order=True).row(0, named=True)
+        match = prefixes.get((op, d, _frame_key(grp)))
+        src = match[1] if match else (op, h)
+        row = pc.filter((pl.col("operation") == src[0]) & (pl.col("chain_hash") == src[1]))
+        if row.is_empty():
+            continue
+        note = f" [truncated: origin at or below {deepest['probe']} ({deepest['layer']})]"
+        row = row.with_columns(pl.lit(op).alias("operation"), pl.lit(h, pl.UInt64).alias("chain_hash"),
+                               pl.lit(True).alias("truncated"),
+                               pl.concat_str([pl.col("signature"), pl.lit(note)]).alias("signature"))
+        if match is None:
+            row = row.with_columns(pl.lit(False).alias("deeper_than_probes"))
+        rows.append(row)
+    if not rows:
+        return per_chain.clear()
+    out = pl.concat(rows, how="vertical_relaxed")
+    return out.with_columns(pl.col("operation").cast(per_chain.schema["operation"]))
 
 
 def _collapse_pattern(text: str | None) -> str | None:
@@ -310,10 +385,25 @@ def cluster_signatures(signatures: pl.DataFrame) -> np.ndarray:
     return model.fit_predict(X)
 
 
+def kernel_releases(traces: pl.DataFrame) -> pl.DataFrame | None:
+    """host, kernel_release, since, new_release: the releases each host ran in the window and
+    whether the host switched to it during the window (a kernel or driver update)."""
+    if "kernel_release" not in traces.columns:
+        return None
+    rel = (
+        traces.group_by("host", "kernel_release").agg(pl.col("start_time").min().alias("since"))
+        .drop_nulls("kernel_release")
+    )
+    return rel.with_columns((pl.col("since") > pl.col("since").min().over("host")).alias("new_release"))
+
+
 def cluster_findings(
-    findings: pl.DataFrame, window: tuple[dt.datetime | None, dt.datetime | None]
+    findings: pl.DataFrame, window: tuple[dt.datetime | None, dt.datetime | None],
+    releases: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Assign cluster ids to the open findings; return (findings, clusters)."""
+    """Assign cluster ids to the open findings; return (findings, clusters). With `releases`
+    (kernel_releases), a cluster whose findings come from kernel releases hosts switched to
+    during the window says so in its signature ("since kernel update to ...")."""
     if "signature" not in findings.columns:  # findings_of builds it per chain
         findings = findings.with_columns(signature_expr().alias("signature"))
     open_ = findings.filter(~pl.col("expected"))
@@ -328,8 +418,9 @@ def cluster_findings(
         pl.Series("_label", labels, dtype=pl.Int64)
     )
     # number clusters by size, biggest first
+    weight = pl.col("weight").sum() if "weight" in findings.columns else pl.len()
     sized = (
-        open_.join(sig_map, on="signature").group_by("_label").agg(pl.len().alias("n"))
+        open_.join(sig_map, on="signature").group_by("_label").agg(weight.alias("n"))
         .sort(["n", "_label"], descending=[True, False])
         .with_columns(pl.int_range(pl.len(), dtype=pl.Int32).alias("cluster_id"))
     )
@@ -337,7 +428,7 @@ def cluster_findings(
     findings = findings.drop("cluster_id", strict=False).join(sig_map, on="signature", how="left").with_columns(
         pl.when(pl.col("expected")).then(None).otherwise(pl.col("cluster_id")).alias("cluster_id")
     )
-    clusters = _cluster_table(findings.filter(pl.col("cluster_id").is_not_null()), window)
+    clusters = _cluster_table(findings.filter(pl.col("cluster_id").is_not_null()), window, releases=releases)
     return findings, clusters
 
 
@@ -357,28 +448,48 @@ def _trend(first: dt.datetime, counts_recent: int, counts_before: int, window, r
     return "steady"
 
 
-def _cluster_table(clustered: pl.DataFrame, window, recent_fraction: float = 0.25) -> pl.DataFrame:
+def _cluster_table(clustered: pl.DataFrame, window, recent_fraction: float = 0.25,
+                   releases: pl.DataFrame | None = None, update_share: float = 0.9) -> pl.DataFrame:
     if clustered.is_empty():
         return pl.DataFrame(schema=polars_schema("clusters"))
     clustered = clustered.with_columns(pl.col(pl.Categorical).cast(pl.String))  # ties broken on text
+    if "weight" not in clustered.columns:
+        clustered = clustered.with_columns(pl.lit(1, pl.Int64).alias("weight"))
     start, end = window
     cut = end - (end - start) * recent_fraction if start and end else None
     recent = (pl.col("time") >= cut) if cut is not None else pl.lit(False)
+    # a truncated finding's signature carries a note; the cluster is named by complete ones
+    plain_sig = pl.col("signature").filter(~pl.col("signature").str.contains("[truncated:", literal=True))
     table = (
         clustered.group_by("cluster_id")
         .agg(
-            pl.col("signature").mode().sort().first().alias("signature"),
-            pl.len().alias("failures"),
+            pl.coalesce(plain_sig.mode().sort().first(), pl.col("signature").mode().sort().first()).alias("signature"),
+            pl.col("weight").sum().alias("failures"),
             pl.col("host").n_unique().alias("hosts"),
             pl.col("job_id").drop_nulls().n_unique().alias("jobs"),
             pl.col("time").min().alias("first_seen"),
             pl.col("time").max().alias("last_seen"),
             pl.col("origin_layer").mode().sort().first().alias("origin_layer"),
             pl.col("trace_id").sort().first().alias("example_trace_id"),
-            recent.sum().alias("_recent"),
+            (recent * pl.col("weight")).sum().alias("_recent"),
         )
         .sort("cluster_id")
     )
+    if releases is not None and "kernel_release" in clustered.columns:
+        rel = releases.select(pl.col("host", "kernel_release").cast(pl.String), "new_release")
+        upd = (
+            clustered.join(rel, on=["host", "kernel_release"], how="left")
+            .group_by("cluster_id")
+            .agg((pl.col("weight") * pl.col("new_release").fill_null(False)).sum().alias("_new"),
+                 pl.col("weight").sum().alias("_all"),
+                 pl.col("kernel_release").filter(pl.col("new_release").fill_null(False)).mode().sort().first()
+                 .alias("_release"))
+        )
+        table = table.join(upd, on="cluster_id", how="left").with_columns(
+            pl.when(pl.col("_new") >= update_share * pl.col("_all"))
+            .then(pl.concat_str([pl.col("signature"), pl.lit(" | since kernel update to "), pl.col("_release")]))
+            .otherwise(pl.col("signature")).alias("signature")
+        ).drop("_new", "_all", "_release")
     trends = [
         _trend(r["first_seen"], r["_recent"], r["failures"] - r["_recent"], window, recent_fraction)
         for r in table.iter_rows(named=True)
@@ -408,7 +519,8 @@ def bucket_counters(
     calls: list[pl.DataFrame] = []
     errors: list[pl.DataFrame] = []
     for lf in parts:
-        c = lf.group_by("host", "probe", t).agg(pl.col("invocations").sum().alias("n"), pl.col("layer").first())
+        c = lf.group_by("host", "probe", t).agg(pl.col("invocations").sum().alias("n"), pl.col("layer").first(),
+                                                pl.col("vendor").drop_nulls().first())
         e = (
             lf.filter(pl.col("errno_counts").list.len() > 0)
             .select("host", "probe", t, "errno_counts")
@@ -420,11 +532,11 @@ def bucket_counters(
         )
         c, e = pl.collect_all([c, e], engine="streaming")
         # millions of (host, probe, bucket) cells, few distinct names: categoricals
-        calls.append(c.with_columns(pl.col("host", "probe", "layer").cast(pl.Categorical)))
+        calls.append(c.with_columns(pl.col("host", "probe", "layer", "vendor").cast(pl.Categorical)))
         errors.append(e.with_columns(pl.col("host", "probe", "errno").cast(pl.Categorical)))
     if not calls:
         return pl.DataFrame(schema={"host": pl.String, "probe": pl.String, "bucket": pl.Datetime("ns", "UTC"),
-                                    "n": pl.Int64, "layer": pl.String}), pl.DataFrame()
+                                    "n": pl.Int64, "layer": pl.String, "vendor": pl.String}), pl.DataFrame()
     return pl.concat(calls, how="vertical_relaxed"), pl.concat(errors, how="vertical_relaxed")
 
 
@@ -488,12 +600,9 @@ def host_alerts(
     host_calls, errs = counters if isinstance(counters, tuple) else bucket_counters(counters, bucket)
     if host_calls.is_empty():
         return pl.DataFrame(schema=polars_schema("host_alerts"))
-    pairs = errs.select("probe", "errno").unique()
-    flags = [expected.match(p, e) is not None or _learned_probe_errno(expected, p, e) for p, e in pairs.iter_rows()]
-    pairs = pairs.with_columns(pl.Series("is_expected", flags, dtype=pl.Boolean))
-    errs = errs.join(pairs, on=["probe", "errno"]).filter(~pl.col("is_expected")).drop("is_expected")
+    errs = _outside_learned_bands(host_calls, errs, expected)
     ranks = probe_ranks(host_calls.group_by("probe").agg(pl.col("layer").drop_nulls().first()), probe_depth)
-    host_calls = host_calls.drop("layer")
+    host_calls = host_calls.drop("layer", "vendor", strict=False)
     calls = host_calls.group_by("host", "bucket").agg(pl.col("n").sum().alias("invocations"))
     errs = _host_specific(host_calls, errs, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction,
                           max_shared_hosts)
@@ -668,6 +777,56 @@ def _learned_probe_errno(expected: ExpectedErrors, probe: str, errno: str) -> bo
     return False
 
 
+def _family_band(expected: ExpectedErrors, probe: str, errno: str) -> tuple[bool, float | None]:
+    """(covered, rate band) of a counters (probe, errno): covered when an active entry matches
+    it or a learned family's errno propagates through this probe (stats `covers`); the band is
+    the widest learned `rate_upper` among the covering learned entries, None when a curated
+    entry (or a learned one without a band) covers it: never alert then."""
+    covered, bands, unbounded = False, [], False
+    for e in expected.entries:
+        if e.status != "active":
+            continue
+        stats = e.stats or {}
+        hit = e.matches(probe, errno, path=e.path, context=e.context) or (
+            e.source == "learned" and probe in (stats.get("covers") or []) and e.matches(e.probe, errno, path=e.path,
+                                                                                      context=e.context))
+        if not hit:
+            continue
+        covered = True
+        if e.source == "learned" and stats.get("rate_upper") is not None:
+            bands.append(float(stats["rate_upper"]))
+        else:
+            unbounded = True
+    if not covered or unbounded:
+        return covered, None
+    return True, max(bands)
+
+
+def _outside_learned_bands(host_calls: pl.DataFrame, errs: pl.DataFrame, expected: ExpectedErrors) -> pl.DataFrame:
+    """The error counts host alerts may use: expected (probe, errno) dropped, except a learned
+    family's counts on a host whose window rate (errno count / invocations of the probe) left the
+    family's learned band: a routine error at its usual rate never alerts, ten times it does."""
+    pairs = errs.select("probe", "errno").unique()
+    verdicts = [_family_band(expected, str(p), str(e)) for p, e in pairs.iter_rows()]
+    pairs = pairs.with_columns(
+        pl.Series("_covered", [v[0] for v in verdicts], dtype=pl.Boolean),
+        pl.Series("_band", [v[1] for v in verdicts], dtype=pl.Float64),
+    )
+    errs = errs.join(pairs, on=["probe", "errno"])
+    plain = errs.filter(~pl.col("_covered"))
+    banded = errs.filter(pl.col("_covered") & pl.col("_band").is_not_null())
+    if banded.height:
+        window_n = host_calls.group_by("host", "probe").agg(pl.col("n").sum().alias("_n"))
+        rates = (
+            banded.group_by("host", "probe", "errno").agg(pl.col("count").sum().alias("_f"), pl.col("_band").first())
+            .join(window_n, on=["host", "probe"], how="left")
+            .filter(pl.col("_f") > pl.col("_band") * pl.col("_n").fill_null(0))
+        )
+        banded = banded.join(rates.select("host", "probe", "errno"), on=["host", "probe", "errno"], how="semi")
+        plain = pl.concat([plain, banded], how="vertical_relaxed")
+    return plain.drop("_covered", "_band")
+
+
 # --------------------------------------------------------------------------------------------
 # the audit
 # --------------------------------------------------------------------------------------------
@@ -708,14 +867,15 @@ def run_audit(
     if learn_expected:
         from baseline.fleet.expected import expected_from_traces
 
-        learned = expected_from_traces(traces, chains).entries
+        learned = expected_from_traces(traces, chains, counters=buckets).entries
         expected = expected + ExpectedErrors(learned, source="<learned from dataset>")
 
     window = (traces["start_time"].min(), traces["start_time"].max())
     traces_audited = traces.height
+    releases = kernel_releases(traces)
     findings = findings_of(traces, chains, model, expected, min_layers=min_layers)
     del traces, chains  # the per-trace table is the biggest thing held; findings carry what is left
-    findings, clusters = cluster_findings(findings, window)
+    findings, clusters = cluster_findings(findings, window, releases=releases)
     findings = findings.with_columns(
         pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score")
     ).sort(["time", "trace_id"])

@@ -19,13 +19,22 @@ origin_layer_top1
     Same population: finding origin_layer == truth origin_layer.
 false_findings_on_good
     Open findings (expected = false) on held-out good traces.
+routine_set_aside / routine_open_findings / false_findings
+    Over observable routine traces (truth expected_error = true): the share set aside as expected
+    (a trace without a finding is not set aside) and the share left as *open* findings. An open
+    finding on a routine trace is a false finding, as is one on any good trace:
+    false_findings = open findings on truth-good traces + on routine traces (an outside scorer
+    counts them so; `false_findings_on_good` alone hides an audit that alarms on routine errors).
 expected_error_precision / expected_error_recall
     Findings with expected = true vs truth expected_error = true (observable traces). Precision
     over findings set aside as expected (1.0 when none are); recall over truth expected traces
     (1.0 when there are none); a truth-expected trace without a finding is a miss.
 per_root_cause
     Per truth root cause: traces, hosts, observable, detected (has an open finding), set aside as
-    expected, dominant cluster and its share, bifurcation and origin-layer accuracy.
+    expected, dominant cluster and its share, bifurcation and origin-layer accuracy. A cause with
+    both observed traces and unobservable truth rows keeps the two parts apart: the observed
+    part is scored and `unobservable_traces` counts the rest (it is never summarised as wholly
+    unobservable). Clusters mixing causes show in `dominant_cluster_purity`.
 """
 
 from __future__ import annotations
@@ -42,7 +51,9 @@ UNOBSERVED_MARK = ":unobserved-"  # trace_id of a truth row with no events (see 
 HEADLINE = (
     "cluster_purity", "cluster_completeness", "bifurcation_top1", "origin_layer_top1",
     "false_findings_on_good", "expected_error_precision", "expected_error_recall",
+    "routine_set_aside", "routine_open_findings", "false_findings",
 )
+COUNTS = ("false_findings_on_good", "false_findings")  # integers; the other headline figures are fractions
 
 
 def load_truth(dataset_dir: str | os.PathLike) -> pl.DataFrame:
@@ -159,6 +170,11 @@ def score(truth: pl.DataFrame, findings: pl.DataFrame) -> dict:
     precision = _frac(int(flagged["expected_error"].fill_null(False).sum()), flagged.height)
     recall = _frac(int((exp_truth["has_finding"] & exp_truth["f_expected"].fill_null(False)).sum()), exp_truth.height)
 
+    # routine (truth-expected) traces: set aside vs left open; open ones are false findings
+    routine_open = int((exp_truth["has_finding"] & ~exp_truth["f_expected"].fill_null(True)).sum())
+    routine_aside = int((exp_truth["has_finding"] & exp_truth["f_expected"].fill_null(False)).sum())
+    good_open = int(joined.filter((pl.col("kind") == "good") & pl.col("has_finding") & ~pl.col("f_expected")).height)
+
     per_root: dict[str, dict] = {}
     for row in per.sort("root_cause").iter_rows(named=True):
         per_root[row["root_cause"]] = {
@@ -175,14 +191,19 @@ def score(truth: pl.DataFrame, findings: pl.DataFrame) -> dict:
         for entry in per_root.values():
             c = entry["dominant_cluster"]
             entry["dominant_cluster_purity"] = purity_by_cluster.get(c) if c is not None else None
-    for cause, grp in joined.filter(~pl.col("observable")).group_by("root_cause"):
-        per_root[str(cause[0])] = {"traces": grp.height, "hosts": grp["host"].n_unique(), "observable": False}
     for cause, grp in exp_truth.group_by("root_cause"):
         per_root[str(cause[0])] = {
             "traces": grp.height, "hosts": grp["host"].n_unique(), "observable": True, "expected_error": True,
             "set_aside_as_expected": int((grp["has_finding"] & grp["f_expected"].fill_null(False)).sum()),
             "open_findings": int((grp["has_finding"] & ~grp["f_expected"].fill_null(True)).sum()),
         }
+    for cause, grp in joined.filter(~pl.col("observable")).group_by("root_cause"):
+        entry = per_root.get(str(cause[0]))
+        if entry is not None:  # observed in part: the observed part stays scored
+            entry["unobservable_traces"] = grp.height
+        else:
+            per_root[str(cause[0])] = {"traces": grp.height, "hosts": grp["host"].n_unique(), "observable": False,
+                                       "unobservable_traces": grp.height}
 
     return {
         "cluster_purity": purity,
@@ -192,6 +213,10 @@ def score(truth: pl.DataFrame, findings: pl.DataFrame) -> dict:
         "false_findings_on_good": false_on_good,
         "expected_error_precision": precision,
         "expected_error_recall": recall,
+        "routine_set_aside": _frac(routine_aside, exp_truth.height),
+        "routine_open_findings": _frac(routine_open, exp_truth.height, empty=0.0),
+        "false_findings": good_open + routine_open,
+        "routine_traces": exp_truth.height,
         "failures_scored": n_fail,
         "failures_detected": int(unexpected_fail["open_finding"].sum()),
         "held_out_good_traces": held_good.height,
@@ -205,7 +230,7 @@ def format_report(scores: dict) -> str:
     lines = ["audit vs ground truth"]
     for key in HEADLINE:
         value = scores[key]
-        lines.append(f"  {key:26s} {value:>8}" if isinstance(value, int) else f"  {key:26s} {value:8.3f}")
+        lines.append(f"  {key:26s} {value:>8}" if key in COUNTS else f"  {key:26s} {value:8.3f}")
     lines.append(f"  ({scores['failures_detected']:,} of {scores['failures_scored']:,} unexpected failures found, "
                  f"{scores['clusters']} clusters, {scores['findings']:,} findings)")
     lines.append("")
@@ -217,6 +242,8 @@ def format_report(scores: dict) -> str:
             lines.append(f"  {cause:34s} {e['traces']:>8,} {e['hosts']:>6,}   expected: {e['set_aside_as_expected']:,} set aside, "
                          f"{e['open_findings']:,} open")
         else:
+            unobs = f"   (+{e['unobservable_traces']:,} without events)" if e.get("unobservable_traces") else ""
             lines.append(f"  {cause:34s} {e['traces']:>8,} {e['hosts']:>6,} {e['detected']:>8,} "
-                         f"{e['cluster_completeness']:8.2f} {e['bifurcation_top1']:6.2f} {e['origin_layer_top1']:6.2f}")
+                         f"{e['cluster_completeness']:8.2f} {e['bifurcation_top1']:6.2f} {e['origin_layer_top1']:6.2f}"
+                         f"{unobs}")
     return "\n".join(lines)

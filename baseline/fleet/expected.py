@@ -1,32 +1,47 @@
 """Fleet expected-error learning: which errors are routine, with the statistic that says so.
 
-An error predicate P = (probe, errno) in the context of an operation is *expected* when
+The unit is an error *where it originates*: (operation, origin probe, errno), the origin being
+an error frame none of whose callees failed (rdmacg EAGAIN originates at ib_rdmacg_try_charge
+and only propagates through rdma_alloc_begin_uobject and the handler; an empty GID slot's
+ENODATA at rdma_get_gid_attr). The audit takes "expected" from the origin frame of a failure,
+so learning and matching meet on the same frame whatever depth the probes reach.
 
-* it recurs in operations that succeeded or that the job survived: an occurrence *survives*
-  when a success follows in its job and either the root returned 0 (handled inside the
-  operation) or the error is the operation's own result at the root frame; at least
-  ``min_success`` surviving occurrences on ``min_hosts`` hosts and ``min_jobs`` jobs, and
-* it does not raise the failure rate of the operation it happens in. We use CBI's
-  Increase(P) = P(fail | P true) - P(fail | P observed) (Liblit et al., PLDI'05), where
-  "observed" means the probe was reached in a trace of that operation, and require its upper
-  confidence bound to stay <= ``max_increase`` (0.05: "about zero"). The bound is conservative: Wilson upper bound
-  of P(fail | P true) minus Wilson lower bound of P(fail | P observed), at ``z`` (1.96 = 95%).
+`FleetExpectedLearner` (scikit-learn conventions: parameters in ``__init__``, learned state in
+trailing-underscore attributes, ``fit`` on a fleet's traces, ``predict`` whether an error is
+routine) learns a unit as expected when all of these hold:
 
-"What follows" an occurrence is the rest of its job: an occurrence *fails* when no successful
-operation (root returned 0) follows it in the same job on the same host (the job died on it or
-never recovered). Runs are jobs, as in CBI. This handles errors that fail their own operation
-but are routine (EAGAIN from the rdma cgroup, retried; ENODATA from an empty GID slot): the job
-goes on. Good traces are sampled by the tracer; a later sampled success is what shows the job
-went on, so very short jobs look like failures to both sides of Increase alike.
+* **Survival, from what the process did next.** An occurrence survives when its process (host,
+  job, pid) made any later recorded call: the job went on (the same operation retried, or later
+  calls). Good traces are only sampled, so "a later sampled success" would make a routine error
+  look fatal whenever sampling missed the retry; any later trace of the process counts. At least
+  ``min_success`` surviving occurrences on ``min_hosts`` hosts and ``min_jobs`` jobs.
+* **No significant increase in failure.** CBI's Increase(P) = P(fail | P) - P(fail | P
+  observed) (Liblit et al., PLDI'05), fail = the process made no later call, observed = the probe
+  was reached in a trace of the operation. A fatal error has Increase near 1; the error is kept
+  as a candidate unless its Increase is shown to exceed ``max_increase``: the lower confidence
+  bound (Wilson lower of the first minus Wilson upper of the second, at ``z``) stays <= it.
+  (Requiring the *upper* bound below it instead rejects every routine family seen on a few
+  hundred traces, whose base failure rate is itself uncertain with sampled good traces.)
+* **Fleet spread within the hosts that have the probe.** At least ``min_host_fraction`` of the
+  hosts of the same vendor group that run the probe show the error (counts from the exact per-CPU
+  counters when given, else from traces). A family confined to one vendor is routine there; a
+  fault confined to a few hosts (bad firmware, a crash-looping host) stays a finding.
+* **Not a regression.** When at least ``max_new_share`` of the occurrences come from kernel
+  releases a host switched to during the window (a driver update), the error started with the
+  update: a finding, not routine.
 
-Recurrence is also required across the fleet: at least ``min_host_fraction`` of the hosts that
-reach the probe in that operation show the error. A real fault confined to a few hosts (a bad
-firmware, a crash-looping host) stays a finding even when jobs survive it.
+Rates come from the exact counters, never from sampled good traces: for every learned family
+and every probe its errno propagates through, the per-host rate (errno count / invocations) gives
+a band (the ``band_quantile`` of the group's hosts times ``band_factor``); host alerts fire on a
+learned family only when a host's rate leaves that band (baseline.fleet.audit.host_alerts).
 
-Learning streams over event batches (see baseline.fleet.model.event_batches) and keeps small
-aggregate tables only. `merge_into_file` folds the result into expected_errors.yaml through
-baseline.run.allowlist (curated wins; learned entries carry stats and first/last seen; learned
-entries no longer supported are flagged stale).
+Truncated call trees (lost_events > 0: deepest frames lost) are left out of learning: their
+origin is unknown (the audit matches them to a cause by prefix). Examples standing for
+``repeat_count`` identical call trees weigh that many.
+
+`merge_into_file` folds the result into expected_errors.yaml through baseline.run.allowlist
+(curated wins; learned entries carry stats, bands and first/last seen; learned entries no longer
+supported are flagged stale).
 """
 
 from __future__ import annotations
@@ -44,13 +59,15 @@ from baseline.fleet.model import EventsInput, collect_traces
 from baseline.run.allowlist import Entry, ExpectedErrors, learned_id
 from tracer.errors import TracebaseError
 
+VENDOR_PREFIXES = (("mlx5_", "mlx5"), ("bnxt_re_", "bnxt_re"), ("irdma_", "irdma"))
+
 
 def wilson_bounds(successes: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score interval of a binomial proportion (vectorised); n == 0 -> (0, 1)."""
     successes = np.asarray(successes, dtype=float)
     n = np.asarray(n, dtype=float)
     safe = np.maximum(n, 1.0)
-    p = successes / safe
+    p = np.clip(successes / safe, 0.0, 1.0)
     denom = 1 + z * z / safe
     centre = (p + z * z / (2 * safe)) / denom
     half = z * np.sqrt(p * (1 - p) / safe + z * z / (4 * safe * safe)) / denom
@@ -60,186 +77,387 @@ def wilson_bounds(successes: np.ndarray, n: np.ndarray, z: float) -> tuple[np.nd
 
 
 def failed_expr() -> pl.Expr:
+    """The root call of a trace failed: its root frame carries an errno (`root_err`), else the
+    exit status is a negative errno (-4095..-1). A pointer-returning root's success is a kernel
+    pointer, clipped to -2147483648 in the int32 exit_status: not a failure. Without either
+    column, the trace kind decides."""
     status = pl.col("exit_status")
-    return pl.when(status.is_not_null()).then(status != 0).otherwise(pl.col("kind") == "failure")
+    by_status = pl.when(status.is_not_null()).then((status < 0) & (status >= -4095)).otherwise(pl.col("kind") == "failure")
+    return pl.col("root_err").fill_null(False) | by_status
+
+
+def weight_expr() -> pl.Expr:
+    """How many call trees a trace stands for (schema 2 repeat_count; null = 1)."""
+    return pl.col("repeat_count").fill_null(1).clip(1).cast(pl.Int64)
 
 
 @dataclass
 class FleetExpectedResult:
     entries: list[Entry]  # predicates that passed, as learned expected_errors.yaml entries
-    candidates: pl.DataFrame  # every (operation, probe, errno) seen, with stats and verdict
+    candidates: pl.DataFrame  # every (operation, probe, errno) origin seen, with stats and verdict
 
 
-def _trace_outcomes(traces: pl.DataFrame) -> pl.DataFrame:
-    """Per trace: `failed` = no successful operation follows it in its run (host + job).
-    Only the columns expected_from_traces needs are kept (the trace table is millions of rows)."""
-    run = ["host", "job_id"]
-    traces = traces.select("operation", "chain_hash", *run, "start_time", "exit_status", "kind")
-    last_success = traces.filter(~failed_expr()).group_by(run).agg(pl.col("start_time").max().alias("last_success"))
-    return traces.join(last_success, on=run, how="left", nulls_equal=True).with_columns(
-        (~(pl.col("last_success").fill_null(pl.col("start_time")) > pl.col("start_time"))).alias("failed")
-    ).drop("last_success", "kind")
+def chain_origins(chains: pl.DataFrame) -> pl.DataFrame:
+    """Per (operation, chain_hash): its error origins (probe, errno, min depth) and, per origin,
+    the probes its errno propagates through (ancestors carrying the same errno, `path`)."""
+    rows: list[tuple] = []
+    cols = chains.select(
+        pl.col("operation").cast(pl.String), "chain_hash", "trace_id", "seq", "depth",
+        pl.col("probe").cast(pl.String), pl.col("errno").cast(pl.String),
+    ).sort(["trace_id", "seq"])
+    for (op, chash, _tid), grp in cols.group_by(["operation", "chain_hash", "trace_id"], maintain_order=True):
+        depth, probe, errno = grp["depth"].to_list(), grp["probe"].to_list(), grp["errno"].to_list()
+        n = len(depth)
+        for i in range(n):
+            if errno[i] is None:
+                continue
+            child_err = False
+            for j in range(i + 1, n):
+                if depth[j] <= depth[i]:
+                    break
+                if depth[j] == depth[i] + 1 and errno[j] is not None:
+                    child_err = True
+                    break
+            if child_err:
+                continue
+            path = [probe[i]]
+            want = depth[i] - 1
+            for j in range(i - 1, -1, -1):  # ancestors: the nearest earlier frame one level up
+                if depth[j] == want:
+                    if errno[j] != errno[i]:
+                        break
+                    path.append(probe[j])
+                    want -= 1
+            rows.append((op, chash, probe[i], errno[i], depth[i], path))
+    return pl.DataFrame(rows, schema={"operation": pl.String, "chain_hash": pl.UInt64, "probe": pl.String,
+                                      "errno": pl.String, "origin_depth": pl.Int64, "path": pl.List(pl.String)},
+                        orient="row")
+
+
+def host_vendors(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = None) -> pl.DataFrame:
+    """host -> vendor group: the counters' vendor column when given, else the driver namespace
+    of the probes seen in the host's traces (mlx5_ib_* / bnxt_re_* / irdma_*), else "?"."""
+    parts = []
+    if counters is not None:
+        calls = counters[0] if isinstance(counters, tuple) else counters
+        if "vendor" in calls.columns:
+            parts.append(calls.select(pl.col("host").cast(pl.String), pl.col("vendor").cast(pl.String))
+                         .drop_nulls().unique("host"))
+    probe = pl.col("probe").cast(pl.String)
+    vendor = pl.lit(None, dtype=pl.String)
+    for prefix, name in reversed(VENDOR_PREFIXES):
+        vendor = pl.when(probe.str.starts_with(prefix)).then(pl.lit(name)).otherwise(vendor)
+    chain_vendor = (
+        chains.select(pl.col("operation").cast(pl.String), "chain_hash", vendor.alias("vendor")).drop_nulls()
+        .unique(["operation", "chain_hash"])
+    )
+    from_traces = (
+        traces.select(pl.col("host").cast(pl.String), pl.col("operation").cast(pl.String), "chain_hash")
+        .join(chain_vendor, on=["operation", "chain_hash"])
+        .group_by("host").agg(pl.col("vendor").mode().sort().first())
+    )
+    parts.append(from_traces)
+    hosts = traces.select(pl.col("host").cast(pl.String)).unique()
+    if counters is not None:
+        calls = counters[0] if isinstance(counters, tuple) else counters
+        hosts = pl.concat([hosts, calls.select(pl.col("host").cast(pl.String)).unique()]).unique()
+    out = hosts
+    for i, part in enumerate(parts):
+        out = out.join(part.rename({"vendor": f"_v{i}"}), on="host", how="left")
+    return out.select("host", pl.coalesce([f"_v{i}" for i in range(len(parts))] + [pl.lit("?")]).alias("vendor"))
+
+
+class FleetExpectedLearner:
+    """Learns which errors of a fleet are routine (see the module docstring).
+
+    Parameters
+    ----------
+    min_hosts, min_jobs, min_success : int
+        Surviving occurrences needed, and on how many hosts and jobs.
+    min_host_fraction : float
+        Share of the hosts of the same vendor group that run the probe and show the error.
+    max_increase : float
+        Bound on CBI's Increase (upper confidence bound).
+    z : float
+        Confidence of the Wilson bounds (1.96 = 95 %).
+    max_new_share : float
+        An error with at least this share of its occurrences on kernel releases hosts switched
+        to during the window is a regression, not routine.
+    band_quantile, band_factor : float
+        A family's rate band per (probe, errno): this quantile of the per-host rates in its
+        vendor group, times this factor.
+    batch_rows : int
+        Rows per streamed batch when fitting from files.
+    """
+
+    def __init__(self, min_hosts: int = 3, min_jobs: int = 2, min_success: int = 5, min_host_fraction: float = 0.25,
+                 max_increase: float = 0.05, z: float = 1.96, max_new_share: float = 0.9,
+                 band_quantile: float = 0.95, band_factor: float = 2.0, batch_rows: int = 500_000):
+        self.min_hosts = min_hosts
+        self.min_jobs = min_jobs
+        self.min_success = min_success
+        self.min_host_fraction = min_host_fraction
+        self.max_increase = max_increase
+        self.z = z
+        self.max_new_share = max_new_share
+        self.band_quantile = band_quantile
+        self.band_factor = band_factor
+        self.batch_rows = batch_rows
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:  # noqa: ARG002
+        return {k: getattr(self, k) for k in (
+            "min_hosts", "min_jobs", "min_success", "min_host_fraction", "max_increase", "z", "max_new_share",
+            "band_quantile", "band_factor", "batch_rows")}
+
+    def set_params(self, **params: Any) -> FleetExpectedLearner:
+        for key, value in params.items():
+            if key not in self.get_params():
+                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+
+    # ---------------------------------------------------------------- fitting
+    def fit(self, X: EventsInput, y: None = None, since: str | dt.datetime | None = None,  # noqa: ARG002
+            counters: Any = None) -> FleetExpectedLearner:
+        """Learn from a fleet dataset (root, files or events frame); counters: the dataset's
+        bucketed counters (baseline.fleet.audit.bucket_counters) or None (read from a dataset
+        root when it has a counters table)."""
+        try:
+            traces, chains = collect_traces(X, since=since, batch_rows=self.batch_rows)
+        except TracebaseError:
+            raise TracebaseError("no events to learn expected errors from") from None
+        if counters is None and isinstance(X, (str, os.PathLike)) and (Path(X) / "counters").is_dir():
+            from baseline.fleet.audit import bucket_counters, counter_scans
+            from baseline.fleet.model import parse_since
+            from tracer.schema import dataset_files
+
+            since_dt = parse_since(since)
+            files = dataset_files(X, "counters", since=since_dt.date().isoformat() if since_dt else None)
+            counters = bucket_counters(counter_scans(files, since_dt)) if files else None
+        return self.fit_traces(traces, chains, counters)
+
+    def fit_traces(self, traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = None) -> FleetExpectedLearner:
+        """fit on the output of collect_traces (and optional bucketed counters)."""
+        if traces.is_empty():
+            raise TracebaseError("no events to learn expected errors from")
+        self.candidates_ = self._candidates(traces, chains, counters)
+        self.entries_ = [self._entry(r) for r in self.candidates_.filter(pl.col("expected")).iter_rows(named=True)]
+        self.families_ = self.candidates_.filter(pl.col("expected")).select("operation", "probe", "errno")
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "candidates_"):
+            from baseline.fleet.model import NotFittedError
+
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' first.")
+
+    def predict(self, X: pl.DataFrame) -> np.ndarray:
+        """True for errors (rows with operation, probe, errno at their origin) that are routine."""
+        self._check_fitted()
+        keys = X.select(pl.col("operation", "probe", "errno").cast(pl.String))
+        hit = keys.join(self.families_.with_columns(pl.lit(True).alias("_hit")), on=["operation", "probe", "errno"],
+                        how="left", maintain_order="left")
+        return hit["_hit"].fill_null(False).to_numpy()
+
+    def to_expected(self) -> ExpectedErrors:
+        self._check_fitted()
+        return ExpectedErrors(list(self.entries_), source="<learned from dataset>")
+
+    # ---------------------------------------------------------------- the statistics
+    def _candidates(self, traces: pl.DataFrame, chains: pl.DataFrame, counters: Any) -> pl.DataFrame:
+        z = self.z
+        cols = set(traces.columns)
+        tr = traces.select(
+            "operation", "chain_hash", "host", "job_id", "start_time",
+            (pl.col("pid") if "pid" in cols else pl.lit(None, pl.Int32)).fill_null(-1).alias("pid"),
+            (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).cast(pl.String)
+            .fill_null("?").alias("kernel_release"),
+            (pl.col("lost_events") if "lost_events" in cols else pl.lit(0)).fill_null(0).alias("lost_events"),
+            (weight_expr() if "repeat_count" in cols else pl.lit(1, pl.Int64)).alias("w"),
+        ).with_columns(pl.col("operation", "host").cast(pl.String), pl.col("job_id").cast(pl.String))
+        proc = ["host", "job_id", "pid"]
+        # fail = the process made no later recorded call (nothing followed it)
+        tr = tr.with_columns(
+            (pl.col("start_time") >= pl.col("start_time").max().over(proc)).alias("ended"),
+        )
+        # kernel releases a host switched to during the window
+        rel = tr.group_by("host", "kernel_release").agg(pl.col("start_time").min().alias("_rel_first"))
+        rel = rel.with_columns((pl.col("_rel_first") > pl.col("_rel_first").min().over("host")).alias("new_release"))
+        tr = tr.join(rel.select("host", "kernel_release", "new_release"), on=["host", "kernel_release"], how="left")
+        complete = tr.filter(pl.col("lost_events") == 0)
+        key = ["operation", "chain_hash"]
+        by_run = complete.group_by([*key, "host", "job_id", "new_release"]).agg(
+            pl.col("w").sum().alias("traces"),
+            (pl.col("w") * pl.col("ended")).sum().alias("failing"),
+            pl.col("start_time").min().alias("first_seen"),
+            pl.col("start_time").max().alias("last_seen"),
+        ).with_columns(
+            (pl.col("traces") - pl.col("failing")).alias("survived"),
+        )
+        origins = chain_origins(chains).unique([*key, "probe", "errno"])
+        true = by_run.join(origins.select(*key, "probe", "errno"), on=key)
+        chain_probes = chains.select(pl.col("operation").cast(pl.String), "chain_hash",
+                                     pl.col("probe").cast(pl.String)).unique()
+        observed = (
+            by_run.join(chain_probes, on=key)
+            .group_by(["operation", "probe"])
+            .agg(pl.col("traces").sum().alias("observed"), pl.col("failing").sum().alias("observed_failing"))
+        )
+        cand = (
+            true.group_by(["operation", "probe", "errno"])
+            .agg(
+                pl.col("traces").sum(),
+                pl.col("failing").sum(),
+                pl.col("survived").sum(),
+                pl.col("host").filter(pl.col("survived") > 0).n_unique().alias("success_hosts"),
+                pl.col("job_id").filter(pl.col("survived") > 0).n_unique().alias("success_jobs"),
+                pl.col("host").n_unique().alias("hosts"),
+                pl.col("job_id").n_unique().alias("jobs"),
+                (pl.col("traces") * pl.col("new_release").fill_null(False)).sum().alias("on_new_release"),
+                pl.col("first_seen").min(),
+                pl.col("last_seen").max(),
+            )
+            .join(observed, on=["operation", "probe"], how="left")
+            .sort(["operation", "probe", "errno"])
+        )
+        schema_extra = {"observed_hosts": pl.Int64, "group_hosts": pl.Int64, "vendors": pl.String}
+        if cand.is_empty():
+            return cand.with_columns([pl.lit(None, t).alias(c) for c, t in schema_extra.items()]
+                                     + [pl.lit(False).alias("expected")])
+        # spread within the vendor groups where the error occurs, among hosts that run the probe
+        vendors = host_vendors(traces, chains, counters)
+        err_hosts = true.select("operation", "probe", "errno", "host").unique()
+        run_hosts = by_run.join(chain_probes, on=key).select("probe", "host").unique()
+        if counters is not None:
+            calls, errs = counters
+            run_hosts = pl.concat([run_hosts, calls.filter(pl.col("n") > 0).select(
+                pl.col("probe").cast(pl.String), pl.col("host").cast(pl.String)).unique()]).unique()
+            c_err = errs.select(pl.col("probe", "errno", "host").cast(pl.String)).unique()
+            # counters know no operation: an (probe, errno) host counts for every operation learning it
+            err_hosts = pl.concat([err_hosts, cand.select("operation", "probe", "errno").join(
+                c_err, on=["probe", "errno"]).select("operation", "probe", "errno", "host")]).unique()
+        err_hosts = err_hosts.join(vendors, on="host", how="left")
+        groups = err_hosts.group_by("operation", "probe", "errno").agg(
+            pl.col("host").n_unique().alias("group_hosts"), pl.col("vendor").unique().sort().alias("_vendors"))
+        obs = (
+            groups.explode("_vendors").rename({"_vendors": "vendor"})
+            .join(run_hosts.join(vendors, on="host", how="left"), on=["probe", "vendor"])
+            .group_by("operation", "probe", "errno").agg(pl.col("host").n_unique().alias("observed_hosts"))
+        )
+        cand = (
+            cand.join(groups, on=["operation", "probe", "errno"], how="left")
+            .join(obs, on=["operation", "probe", "errno"], how="left")
+            .with_columns(pl.col("_vendors").list.join(",").alias("vendors"),
+                          pl.col("observed_hosts").fill_null(pl.col("group_hosts")))
+            .drop("_vendors")
+        )
+        p_true_low, p_true_high = wilson_bounds(cand["failing"].to_numpy(), cand["traces"].to_numpy(), z)
+        p_obs_low, p_obs_high = wilson_bounds(cand["observed_failing"].fill_null(0).to_numpy(),
+                                              cand["observed"].fill_null(0).to_numpy(), z)
+        cand = cand.with_columns(
+            pl.col("survived").alias("success"),
+            (pl.col("failing") / pl.col("traces")).alias("p_fail_true"),
+            (pl.col("observed_failing") / pl.col("observed")).alias("p_fail_observed"),
+            (pl.col("on_new_release") / pl.col("traces")).alias("new_release_share"),
+        ).with_columns(
+            (pl.col("p_fail_true") - pl.col("p_fail_observed")).alias("increase"),
+            pl.Series("increase_upper", p_true_high - p_obs_low),
+            pl.Series("increase_lower", p_true_low - p_obs_high),
+        )
+        cand = cand.with_columns(
+            (
+                (pl.col("success") >= self.min_success)
+                & (pl.col("success_hosts") >= self.min_hosts)
+                & (pl.col("success_jobs") >= self.min_jobs)
+                & (pl.col("group_hosts") >= self.min_host_fraction * pl.col("observed_hosts"))
+                & (pl.col("increase_lower") <= self.max_increase)
+                & (pl.col("new_release_share") < self.max_new_share)
+            ).alias("expected")
+        )
+        # propagation paths and rate bands of the learned families
+        paths = (
+            chain_origins(chains).group_by("operation", "probe", "errno")
+            .agg(pl.col("path").list.explode().unique().sort().alias("covers"))
+        )
+        cand = cand.join(paths, on=["operation", "probe", "errno"], how="left")
+        return self._with_bands(cand, counters, vendors)
+
+    def _with_bands(self, cand: pl.DataFrame, counters: Any, vendors: pl.DataFrame) -> pl.DataFrame:
+        """rate_upper per candidate: the band of its origin (probe, errno) from the counters."""
+        if counters is None or cand.is_empty():
+            return cand.with_columns(pl.lit(None, pl.Float64).alias("rate_upper"))
+        calls, errs = counters
+        n = calls.group_by(pl.col("host").cast(pl.String), pl.col("probe").cast(pl.String)).agg(pl.col("n").sum())
+        f = errs.group_by(pl.col("host", "probe", "errno").cast(pl.String)).agg(pl.col("count").sum())
+        rates = f.join(n, on=["host", "probe"]).with_columns((pl.col("count") / pl.col("n").clip(1)).alias("rate"))
+        bands = (
+            rates.group_by("probe", "errno")
+            .agg(pl.col("rate").quantile(self.band_quantile, "higher").alias("_q"))
+            .with_columns((pl.col("_q") * self.band_factor).clip(upper_bound=1.0).alias("rate_upper"))
+            .drop("_q")
+        )
+        return cand.join(bands, on=["probe", "errno"], how="left")
+
+    def _entry(self, row: dict[str, Any]) -> Entry:
+        stats = {
+            "statistic": "CBI Increase(P) = P(fail|P) - P(fail|P observed)",
+            "unit": "operation, origin probe, errno",
+            "increase": round(float(row["increase"]), 6),
+            "increase_upper": round(float(row["increase_upper"]), 6),
+            "increase_lower": round(float(row["increase_lower"]), 6),
+            "confidence_z": self.z,
+            "p_fail_true": round(float(row["p_fail_true"]), 6),
+            "p_fail_observed": round(float(row["p_fail_observed"] or 0.0), 6),
+            "traces": int(row["traces"]),
+            "failing_traces": int(row["failing"]),
+            "observed_traces": int(row["observed"] or 0),
+            "hosts": int(row["group_hosts"]),
+            "observed_hosts": int(row["observed_hosts"]),
+            "vendors": row["vendors"],
+            "outcome": "fail = the process (host, job, pid) made no later call",
+            "jobs": int(row["jobs"]),
+            "covers": list(row["covers"] or [row["probe"]]),
+        }
+        if row.get("rate_upper") is not None:
+            stats["rate_upper"] = round(float(row["rate_upper"]), 6)
+        return Entry(
+            id=learned_id(row["probe"], row["errno"], None, row["operation"]),
+            source="learned",
+            probe=row["probe"],
+            errno=row["errno"],
+            context=row["operation"],
+            support={"runs": int(row["success"]), "total": int(row["observed"] or row["traces"])},
+            first_seen=_iso(row["first_seen"]),
+            last_seen=_iso(row["last_seen"]),
+            stats=stats,
+        )
 
 
 def learn_fleet_expected(
     dataset: EventsInput,
     since: str | dt.datetime | None = None,
-    *,
-    min_hosts: int = 3,
-    min_jobs: int = 2,
-    min_success: int = 5,
-    min_host_fraction: float = 0.25,
-    max_increase: float = 0.05,
-    z: float = 1.96,
-    batch_rows: int = 500_000,
+    **params: Any,
 ) -> FleetExpectedResult:
-    """Learn expected errors from a fleet dataset (all traces: good and failure), in one
-    streaming pass (baseline.fleet.model.collect_traces)."""
-    try:
-        traces, chains = collect_traces(dataset, since=since, batch_rows=batch_rows)
-    except TracebaseError:
-        raise TracebaseError("no events to learn expected errors from") from None
-    return expected_from_traces(
-        traces, chains, min_hosts=min_hosts, min_jobs=min_jobs, min_success=min_success,
-        min_host_fraction=min_host_fraction, max_increase=max_increase, z=z,
-    )
+    """Learn expected errors from a fleet dataset (all traces: good and failure, plus its
+    counters when it has them), in one streaming pass (FleetExpectedLearner.fit)."""
+    learner = FleetExpectedLearner(**params).fit(dataset, since=since)
+    return FleetExpectedResult(learner.entries_, learner.candidates_)
 
 
-def expected_from_traces(
-    traces: pl.DataFrame,
-    chains: pl.DataFrame,
-    *,
-    min_hosts: int = 3,
-    min_jobs: int = 2,
-    min_success: int = 5,
-    min_host_fraction: float = 0.25,
-    max_increase: float = 0.05,
-    z: float = 1.96,
-) -> FleetExpectedResult:
-    """The statistics of the module docstring from a per-trace table and the frames of one
-    representative per distinct chain (both from collect_traces): every per-trace fact needed
-    (which probes a trace reaches, which errors it carries and at what depth) is a property of
-    its chain, so it is computed once per chain and joined to the traces."""
-    if traces.is_empty():
-        raise TracebaseError("no events to learn expected errors from")
-    key = ["operation", "chain_hash"]
-    traces = _trace_outcomes(traces)
-    # every fact below depends on a trace only through its chain, run and outcome: reduce the
-    # traces to one row per (chain, host, job) first (millions of traces -> far fewer rows)
-    not_failed = ~pl.col("failed")
-    by_run = traces.group_by([*key, "host", "job_id"]).agg(
-        pl.len().alias("traces"),
-        pl.col("failed").sum().alias("failing"),
-        not_failed.sum().alias("not_failed"),
-        (not_failed & (pl.col("exit_status") == 0)).sum().alias("ok_not_failed"),
-        pl.col("start_time").min().alias("first_seen"),
-        pl.col("start_time").max().alias("last_seen"),
-    )
-    del traces
-    # P true: one row per (trace, predicate) even when the error repeats (retries)
-    chain_errors = (
-        chains.filter(pl.col("errno").is_not_null())
-        .group_by([*key, "probe", "errno"]).agg(pl.col("depth").min().alias("min_depth"))
-    )
-    true = (
-        by_run.join(chain_errors, on=key)
-        .with_columns(
-            # survived: the job went on, and the error was handled inside the operation (root
-            # returned 0) or was the operation's own result (root frame)
-            pl.when(pl.col("min_depth") == 0).then(pl.col("not_failed")).otherwise(pl.col("ok_not_failed"))
-            .alias("survived")
-        )
-        .group_by(["operation", "probe", "errno", "host", "job_id"])
-        .agg(
-            pl.col("traces").sum(),
-            pl.col("failing").sum(),
-            pl.col("survived").sum(),
-            pl.col("first_seen").min(),
-            pl.col("last_seen").max(),
-        )
-    )
-    chain_probes = chains.select(*key, "probe").unique()
-    observed = (
-        by_run.join(chain_probes, on=key)
-        .group_by(["operation", "probe"])
-        .agg(pl.col("traces").sum().alias("observed"), pl.col("failing").sum().alias("observed_failing"),
-             pl.col("host").n_unique().alias("observed_hosts"))
-    )
-    cand = (
-        true.group_by(["operation", "probe", "errno"])
-        .agg(
-            pl.col("traces").sum(),
-            pl.col("failing").sum(),
-            pl.col("survived").sum(),
-            pl.col("host").filter(pl.col("survived") > 0).n_unique().alias("success_hosts"),
-            pl.col("job_id").filter(pl.col("survived") > 0).n_unique().alias("success_jobs"),
-            pl.col("host").n_unique().alias("hosts"),
-            pl.col("job_id").n_unique().alias("jobs"),
-            pl.col("first_seen").min(),
-            pl.col("last_seen").max(),
-        )
-        .join(observed, on=["operation", "probe"], how="left")
-        .with_columns(pl.col("operation").cast(pl.String))
-        .sort(["operation", "probe", "errno"])
-    )
-    if cand.is_empty():
-        return FleetExpectedResult([], cand)
-    _, p_true_high = wilson_bounds(cand["failing"].to_numpy(), cand["traces"].to_numpy(), z)
-    p_obs_low, _ = wilson_bounds(cand["observed_failing"].to_numpy(), cand["observed"].to_numpy(), z)
-    cand = cand.with_columns(
-        pl.col("survived").alias("success"),
-        (pl.col("failing") / pl.col("traces")).alias("p_fail_true"),
-        (pl.col("observed_failing") / pl.col("observed")).alias("p_fail_observed"),
-    ).with_columns(
-        (pl.col("p_fail_true") - pl.col("p_fail_observed")).alias("increase"),
-        pl.Series("increase_upper", p_true_high - p_obs_low),
-    )
-    cand = cand.with_columns(
-        (
-            (pl.col("success") >= min_success)
-            & (pl.col("success_hosts") >= min_hosts)
-            & (pl.col("success_jobs") >= min_jobs)
-            & (pl.col("hosts") >= min_host_fraction * pl.col("observed_hosts"))
-            & (pl.col("increase_upper") <= max_increase)
-        ).alias("expected")
-    )
-    entries = [_entry(row, z) for row in cand.filter(pl.col("expected")).iter_rows(named=True)]
-    return FleetExpectedResult(entries, cand)
+def expected_from_traces(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = None,
+                         **params: Any) -> FleetExpectedResult:
+    """FleetExpectedLearner.fit_traces on collect_traces' output (and bucketed counters)."""
+    learner = FleetExpectedLearner(**params).fit_traces(traces, chains, counters)
+    return FleetExpectedResult(learner.entries_, learner.candidates_)
 
 
 def _iso(value: Any) -> str | None:
     if value is None:
         return None
     return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _entry(row: dict[str, Any], z: float) -> Entry:
-    stats = {
-        "statistic": "CBI Increase(P) = P(fail|P) - P(fail|P observed)",
-        "increase": round(float(row["increase"]), 6),
-        "increase_upper": round(float(row["increase_upper"]), 6),
-        "confidence_z": z,
-        "p_fail_true": round(float(row["p_fail_true"]), 6),
-        "p_fail_observed": round(float(row["p_fail_observed"]), 6),
-        "traces": int(row["traces"]),
-        "failing_traces": int(row["failing"]),
-        "observed_traces": int(row["observed"]),
-        "hosts": int(row["hosts"]),
-        "observed_hosts": int(row["observed_hosts"]),
-        "outcome": "fail = no successful operation follows in the same job and host",
-        "jobs": int(row["jobs"]),
-    }
-    return Entry(
-        id=learned_id(row["probe"], row["errno"], None, row["operation"]),
-        source="learned",
-        probe=row["probe"],
-        errno=row["errno"],
-        context=row["operation"],
-        support={"runs": int(row["success"]), "total": int(row["observed"])},
-        first_seen=_iso(row["first_seen"]),
-        last_seen=_iso(row["last_seen"]),
-        stats=stats,
-    )
 
 
 def merge_into_file(

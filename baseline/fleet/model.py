@@ -74,13 +74,22 @@ def operation_expr() -> pl.Expr:
     return pl.when(command.is_not_null() & (command != "")).then(command).otherwise(fallback)
 
 
+_NULL_MARK = "\x00null"  # stands for a null value while forward filling (see ancestor_columns)
+
+
 def ancestor_columns(column: str, max_depth: int, prefix: str) -> list[pl.Expr]:
     """`prefix{d}` = value of `column` in the most recent frame at depth d (the ancestor at
-    depth d of a frame deeper than d, given pre-order rows sorted by trace_id, seq)."""
-    return [
-        pl.when(pl.col("depth") == d).then(pl.col(column)).forward_fill().alias(f"{prefix}{d}")
-        for d in range(max_depth + 1)
-    ]
+    depth d of a frame deeper than d, given pre-order rows sorted by trace_id, seq).
+
+    A null value (a frame that returned no errno) is carried as a marker through the forward
+    fill and turned back into null: filling over the null would hand the frame's descendants the
+    value of an earlier sibling or of the previous trace's frame at that depth."""
+    out = []
+    for d in range(max_depth + 1):
+        value = pl.col(column).cast(pl.String).fill_null(_NULL_MARK)
+        filled = pl.when(pl.col("depth") == d).then(value).forward_fill()
+        out.append(pl.when(filled == _NULL_MARK).then(None).otherwise(filled).alias(f"{prefix}{d}"))
+    return out
 
 
 def parent_expr(prefix: str, max_depth: int) -> pl.Expr:
@@ -109,10 +118,12 @@ def max_depth_of(lf: pl.LazyFrame) -> int:
 
 
 FIT_COLUMNS = ["trace_id", "seq", "depth", "probe", "layer", "errno", "arg", "command", "host"]
-# what the audit needs from events (trace-level columns are read once per trace, via per_trace_table)
-TRACE_LEVEL = ("kind", "job_id", "start_time", "exit_status")
+# what the audit needs from events (trace-level columns are read once per trace, via per_trace_table):
+# pid tells one process of a job from its requeued successor; kernel_release, lost_events and
+# repeat_count (schema 2: an example standing for N identical call trees) are read per trace
+TRACE_LEVEL = ("kind", "job_id", "start_time", "exit_status", "pid", "kernel_release", "lost_events", "repeat_count")
 AUDIT_COLUMNS = [*FIT_COLUMNS, *TRACE_LEVEL]
-TRACE_CATEGORICAL = ["host", "operation", "kind", "job_id"]  # collect_traces' categorical columns
+TRACE_CATEGORICAL = ["host", "operation", "kind", "job_id", "kernel_release"]  # collect_traces' categoricals
 
 
 def chain_token_hash() -> pl.Expr:
@@ -125,8 +136,8 @@ def chain_token_hash() -> pl.Expr:
 
 
 def per_trace_table(frames: pl.DataFrame, keep: tuple[str, ...] = ()) -> pl.DataFrame:
-    """One row per trace: trace_id, host, operation, chain_hash, frames (+ `keep` columns:
-    trace-level columns taken from the trace's first row).
+    """One row per trace: trace_id, host, operation, chain_hash, frames, errors, root_err (the
+    root frame carries an errno) (+ `keep` columns: trace-level columns from the trace's first row).
 
     Traces are normally stored as contiguous runs of rows (the tracer emits a call tree at
     once): then the trace-level columns come from each run's first row and only numeric
@@ -135,14 +146,16 @@ def per_trace_table(frames: pl.DataFrame, keep: tuple[str, ...] = ()) -> pl.Data
     trace_cols = ["trace_id", "host", "command", *keep]
     if frames.is_empty():
         return frames.select(*trace_cols[:2], pl.lit("").alias("operation"), pl.lit(0, pl.UInt64).alias("chain_hash"),
-                             pl.lit(0, pl.UInt32).alias("frames"), pl.lit(0, pl.UInt32).alias("errors"), *keep)
+                             pl.lit(0, pl.UInt32).alias("frames"), pl.lit(0, pl.UInt32).alias("errors"),
+                             pl.lit(False).alias("root_err"), *keep)
     starts = (pl.col("trace_id") != pl.col("trace_id").shift(1)).fill_null(True)
     runs = frames.lazy().select(
         starts.alias("_start"), starts.cum_sum().alias("_run"), chain_token_hash().alias("_h"), "depth", "probe", "arg",
         pl.col("errno").is_not_null().alias("_err"),
     )
     sums = runs.group_by("_run").agg(
-        pl.col("_h").sum().alias("chain_hash"), pl.len().alias("frames"), pl.col("_err").sum().alias("errors")
+        pl.col("_h").sum().alias("chain_hash"), pl.len().alias("frames"), pl.col("_err").sum().alias("errors"),
+        (pl.col("_err") & (pl.col("depth") == 0)).any().alias("root_err"),
     ).sort("_run")
     per = pl.concat([frames.filter(starts).select(trace_cols), sums.drop("_run").collect()], how="horizontal")
     roots = runs.group_by("_run").agg(
@@ -154,6 +167,7 @@ def per_trace_table(frames: pl.DataFrame, keep: tuple[str, ...] = ()) -> pl.Data
         per = lf.group_by("trace_id", maintain_order=True).agg(
             *[pl.col(c).first() for c in trace_cols[1:]], pl.col("_h").sum().alias("chain_hash"), pl.len().alias("frames"),
             pl.col("errno").is_not_null().sum().alias("errors"),
+            (pl.col("errno").is_not_null() & (pl.col("depth") == 0)).any().alias("root_err"),
         ).collect()
         roots = lf.group_by("trace_id", maintain_order=True).agg(
             pl.when(pl.col("depth") == 0).then(pl.col("probe")).min().alias("_root_probe"),
@@ -168,7 +182,7 @@ def per_trace_table(frames: pl.DataFrame, keep: tuple[str, ...] = ()) -> pl.Data
     else:
         operation = command
     return per.select("trace_id", "host", operation.alias("operation"), "chain_hash",
-                      pl.col("frames").cast(pl.UInt32), pl.col("errors").cast(pl.UInt32), *keep)
+                      pl.col("frames").cast(pl.UInt32), pl.col("errors").cast(pl.UInt32), "root_err", *keep)
 
 
 def chain_representatives(per_trace: pl.DataFrame, frames: pl.DataFrame, known: pl.DataFrame | None = None) -> pl.DataFrame:
