@@ -56,7 +56,7 @@ from baseline.fleet.model import (
     parse_since,
 )
 from baseline.run.allowlist import ExpectedErrors, load_default
-from tracer.atomic import make_dirs
+from tracer.atomic import fsync_dir, make_dirs
 from tracer.errors import TracebaseError
 from tracer.schema import dataset_files, polars_schema, scan, write_table, write_table_batches
 
@@ -180,8 +180,11 @@ def analyse_traces(
         .group_by("trace_id", maintain_order=True)
         .first()
     )
+    # a divergence needs a known-good shape to diverge from: in an operation no good trace was
+    # sampled for, every edge is unknown, and the bifurcation is the origin frame
+    known_ops = model.operations_.select(pl.col("operation").cast(pl.String))["operation"].implode()
     divergence = (
-        frames.filter(~pl.col("known_edge"))
+        frames.filter(~pl.col("known_edge") & pl.col("operation").cast(pl.String).is_in(known_ops))
         .sort("seq")
         .group_by("trace_id", maintain_order=True)
         .agg(pl.col("probe").first().alias("div_probe"), pl.col("errno").first().alias("div_errno"),
@@ -285,32 +288,45 @@ def _truncated_analysis(failing: pl.DataFrame, reps: pl.DataFrame, per_chain: pl
                          pl.col("probe").cast(pl.String), pl.col("errno").cast(pl.String),
                          pl.col("layer").cast(pl.String)).sort([*key, "seq"])
     by_chain = {(op, h): grp for (op, h), grp in frames.group_by(key, maintain_order=True)}
+    # complete failing chains per platform (kernel release): a truncated tree is matched to the
+    # chains its own platform produces first (an OFED and an upstream kernel share a prefix but
+    # not the frames below it), then to any
+    release = pl.col("kernel_release").cast(pl.String).fill_null("")
     counts = (
-        failing.filter(~pl.col("truncated")).group_by(pl.col("operation").cast(pl.String), "chain_hash")
+        failing.filter(~pl.col("truncated")).group_by(pl.col("operation").cast(pl.String), "chain_hash", release)
         .agg(pl.col("weight").sum().alias("n"))
     )
-    complete = {(op, h): n for op, h, n in counts.iter_rows()}
-    wanted = failing.filter(pl.col("truncated")).select(pl.col("operation").cast(pl.String), "chain_hash").unique()
-    prefixes: dict[tuple, tuple[int, tuple]] = {}  # (op, depth, frames) -> (count, chain key) of the best match
+    wanted = (
+        failing.filter(pl.col("truncated"))
+        .group_by(pl.col("operation").cast(pl.String), "chain_hash")
+        .agg(release.mode().sort().first())
+    )
+    prefixes: dict[tuple, tuple[int, tuple]] = {}  # (release, op, depth, frames) -> (count, chain key)
     depths = {}
-    for op, h in wanted.iter_rows():
+    for op, h, _rel in wanted.iter_rows():
         grp = by_chain.get((op, h))
         if grp is not None:
             depths[(op, h)] = int(grp["depth"].max())
-    for (op, h), n in complete.items():
+    totals: dict[tuple, int] = {}
+    for op, h, rel, n in counts.iter_rows():
+        for r in (rel, None):
+            totals[(r, op, h)] = totals.get((r, op, h), 0) + n
+    for (rel, op, h), n in totals.items():
         grp = by_chain.get((op, h))
         if grp is None:
             continue
         for d in {d for (o, _), d in depths.items() if o == op}:
-            k = (op, d, _frame_key(grp, d))
+            k = (rel, op, d, _frame_key(grp, d))
             if n > prefixes.get(k, (0, None))[0]:
                 prefixes[k] = (n, (op, h))
+    own_release = {(op, h): rel for op, h, rel in wanted.iter_rows()}
     pc = per_chain.with_columns(pl.col("operation").cast(pl.String))
     rows = []
     for (op, h), d in depths.items():
         grp = by_chain[(op, h)]
         deepest = grp.sort("depth", descending=True, maintain_order=True).row(0, named=True)
-        match = prefixes.get((op, d, _frame_key(grp)))
+        frames_key = _frame_key(grp)
+        match = prefixes.get((own_release[(op, h)], op, d, frames_key)) or prefixes.get((None, op, d, frames_key))
         src = match[1] if match else (op, h)
         row = pc.filter((pl.col("operation") == src[0]) & (pl.col("chain_hash") == src[1]))
         if row.is_empty():
@@ -383,18 +399,6 @@ def cluster_signatures(signatures: pl.DataFrame) -> np.ndarray:
     X = DictVectorizer(sparse=False).fit_transform([_tokens(r) for r in signatures.iter_rows(named=True)])
     model = AgglomerativeClustering(n_clusters=None, distance_threshold=0.5, metric="manhattan", linkage="complete")
     return model.fit_predict(X)
-
-
-def kernel_releases(traces: pl.DataFrame) -> pl.DataFrame | None:
-    """host, kernel_release, since, new_release: the releases each host ran in the window and
-    whether the host switched to it during the window (a kernel or driver update)."""
-    if "kernel_release" not in traces.columns:
-        return None
-    rel = (
-        traces.group_by("host", "kernel_release").agg(pl.col("start_time").min().alias("since"))
-        .drop_nulls("kernel_release")
-    )
-    return rel.with_columns((pl.col("since") > pl.col("since").min().over("host")).alias("new_release"))
 
 
 def cluster_findings(
@@ -519,8 +523,14 @@ def bucket_counters(
     calls: list[pl.DataFrame] = []
     errors: list[pl.DataFrame] = []
     for lf in parts:
+        names = set(lf.collect_schema().names())
+        optional = [  # the counters table has them; hand-made frames may not
+            (pl.col("vendor").drop_nulls().first() if "vendor" in names else pl.lit(None, pl.String).alias("vendor")),
+            (pl.col("kernel_release").drop_nulls().last() if "kernel_release" in names
+             else pl.lit(None, pl.String).alias("kernel_release")),
+        ]
         c = lf.group_by("host", "probe", t).agg(pl.col("invocations").sum().alias("n"), pl.col("layer").first(),
-                                                pl.col("vendor").drop_nulls().first())
+                                                *optional)
         e = (
             lf.filter(pl.col("errno_counts").list.len() > 0)
             .select("host", "probe", t, "errno_counts")
@@ -532,11 +542,12 @@ def bucket_counters(
         )
         c, e = pl.collect_all([c, e], engine="streaming")
         # millions of (host, probe, bucket) cells, few distinct names: categoricals
-        calls.append(c.with_columns(pl.col("host", "probe", "layer", "vendor").cast(pl.Categorical)))
+        calls.append(c.with_columns(pl.col("host", "probe", "layer", "vendor", "kernel_release").cast(pl.Categorical)))
         errors.append(e.with_columns(pl.col("host", "probe", "errno").cast(pl.Categorical)))
     if not calls:
         return pl.DataFrame(schema={"host": pl.String, "probe": pl.String, "bucket": pl.Datetime("ns", "UTC"),
-                                    "n": pl.Int64, "layer": pl.String, "vendor": pl.String}), pl.DataFrame()
+                                    "n": pl.Int64, "layer": pl.String, "vendor": pl.String,
+                                    "kernel_release": pl.String}), pl.DataFrame()
     return pl.concat(calls, how="vertical_relaxed"), pl.concat(errors, how="vertical_relaxed")
 
 
@@ -602,7 +613,7 @@ def host_alerts(
         return pl.DataFrame(schema=polars_schema("host_alerts"))
     errs = _outside_learned_bands(host_calls, errs, expected)
     ranks = probe_ranks(host_calls.group_by("probe").agg(pl.col("layer").drop_nulls().first()), probe_depth)
-    host_calls = host_calls.drop("layer", "vendor", strict=False)
+    host_calls = host_calls.drop("layer", "vendor", "kernel_release", strict=False)
     calls = host_calls.group_by("host", "bucket").agg(pl.col("n").sum().alias("invocations"))
     errs = _host_specific(host_calls, errs, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction,
                           max_shared_hosts)
@@ -793,8 +804,11 @@ def _family_band(expected: ExpectedErrors, probe: str, errno: str) -> tuple[bool
         if not hit:
             continue
         covered = True
-        if e.source == "learned" and stats.get("rate_upper") is not None:
-            bands.append(float(stats["rate_upper"]))
+        band = stats.get("rate_upper")
+        if isinstance(band, dict):  # learned per covered probe
+            band = band.get(probe)
+        if e.source == "learned" and band is not None:
+            bands.append(float(band))
         else:
             unbounded = True
     if not covered or unbounded:
@@ -872,7 +886,9 @@ def run_audit(
 
     window = (traces["start_time"].min(), traces["start_time"].max())
     traces_audited = traces.height
-    releases = kernel_releases(traces)
+    from baseline.fleet.expected import release_history
+
+    releases = release_history(traces, buckets[0] if buckets is not None else None)
     findings = findings_of(traces, chains, model, expected, min_layers=min_layers)
     del traces, chains  # the per-trace table is the biggest thing held; findings carry what is left
     findings, clusters = cluster_findings(findings, window, releases=releases)
@@ -896,22 +912,102 @@ def _counter_files(dataset: Any, since: dt.datetime | None) -> list[Path]:
     return []
 
 
+AUDIT_TABLES = ("findings", "clusters", "host_alerts")
+SETS_DIR = ".sets"  # <out>/.sets/<set>/{findings,clusters,host_alerts}.parquet
+CURRENT = ".current"  # <out>/.current -> .sets/<set>: the one published output set
+
+
 def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Path]:
+    """Write the three audit tables as one output set that replaces the previous set as a whole.
+
+    The tables go into a new directory <out>/.sets/<set>/; then the symlink <out>/.current is
+    pointed at it by one rename, and <out>/<table>.parquet are (stable) symlinks through
+    .current. A reader, or a kill -9 at any point, therefore sees the old set or the new one,
+    never new findings beside old clusters. Sets no longer current are removed afterwards (and
+    at the next write, after a crash). An output directory holding plain table files (written
+    before this layout) is first adopted as a set, step by step, each step consistent."""
     out = Path(out_dir)
     try:
         make_dirs(out)
         probe = out / ".write-test"
         probe.touch()
         probe.unlink()
-    except OSError as exc:
-        raise TracebaseError(f"{out}: cannot write audit output ({exc.strerror or exc})") from None
-    return {
+        _adopt_plain_files(out)
+        new = _new_set_dir(out)
         # millions of rows: converted to Arrow (categoricals to text) a slice at a time
-        "findings": write_table_batches(result.findings.iter_slices(FINDINGS_WRITE_ROWS), out / "findings.parquet",
-                                        "findings"),
-        "clusters": write_table(result.clusters, out / "clusters.parquet", "clusters"),
-        "host_alerts": write_table(result.host_alerts, out / "host_alerts.parquet", "host_alerts"),
-    }
+        write_table_batches(result.findings.iter_slices(FINDINGS_WRITE_ROWS), new / "findings.parquet", "findings")
+        write_table(result.clusters, new / "clusters.parquet", "clusters")
+        write_table(result.host_alerts, new / "host_alerts.parquet", "host_alerts")
+        fsync_dir(new)
+        _point_current(out, new)
+        _link_tables(out)
+        _remove_stale_sets(out)
+    except OSError as exc:
+        where = exc.filename or out
+        raise TracebaseError(f"{where}: cannot write audit output ({exc.strerror or exc})") from None
+    return {name: out / f"{name}.parquet" for name in AUDIT_TABLES}
+
+
+def _new_set_dir(out: Path) -> Path:
+    sets = make_dirs(out / SETS_DIR)
+    # make_dirs (not mkdtemp, which makes it 0700): the set honours the umask like every output
+    # and is never world-writable; the name is unique (pid + random)
+    path = sets / f"set-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{os.getpid()}-{os.urandom(4).hex()}"
+    return make_dirs(path)
+
+
+def _replace_symlink(link: Path, target: str) -> None:
+    tmp = link.with_name(f".{link.name}.{os.getpid()}.{os.urandom(3).hex()}.tmp")
+    os.symlink(target, tmp)
+    try:
+        os.replace(tmp, link)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _point_current(out: Path, set_dir: Path) -> None:
+    _replace_symlink(out / CURRENT, f"{SETS_DIR}/{set_dir.name}")
+    fsync_dir(out)
+
+
+def _link_tables(out: Path) -> None:
+    for name in AUDIT_TABLES:
+        link = out / f"{name}.parquet"
+        target = f"{CURRENT}/{name}.parquet"
+        if not (link.is_symlink() and os.readlink(link) == target):
+            _replace_symlink(link, target)
+    fsync_dir(out)
+
+
+def _adopt_plain_files(out: Path) -> None:
+    """Turn table files written before the set layout into a set: hard links in a new set
+    directory, .current pointed at it, then each plain file replaced by its symlink (every
+    intermediate state shows the old tables only)."""
+    plain = [name for name in AUDIT_TABLES if (out / f"{name}.parquet").is_file()
+             and not (out / f"{name}.parquet").is_symlink()]
+    if not plain:
+        return
+    adopted = _new_set_dir(out)
+    for name in plain:
+        os.link(out / f"{name}.parquet", adopted / f"{name}.parquet")
+    fsync_dir(adopted)
+    _point_current(out, adopted)
+    for name in plain:
+        _replace_symlink(out / f"{name}.parquet", f"{CURRENT}/{name}.parquet")
+    fsync_dir(out)
+
+
+def _remove_stale_sets(out: Path) -> None:
+    import shutil
+
+    current = os.readlink(out / CURRENT).rsplit("/", 1)[-1] if (out / CURRENT).is_symlink() else None
+    for entry in (out / SETS_DIR).iterdir():
+        if entry.name != current:
+            shutil.rmtree(entry, ignore_errors=True)
+    for entry in out.glob(".*.tmp"):  # symlinks left by a kill between symlink() and rename()
+        if entry.is_symlink():
+            entry.unlink(missing_ok=True)
 
 
 def read_audit(out_dir: str | os.PathLike) -> AuditResult:

@@ -167,6 +167,27 @@ def host_vendors(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = Non
     return out.select("host", pl.coalesce([f"_v{i}" for i in range(len(parts))] + [pl.lit("?")]).alias("vendor"))
 
 
+def release_history(traces: pl.DataFrame, calls: pl.DataFrame | None = None) -> pl.DataFrame | None:
+    """host, kernel_release, since, new_release: the kernel releases each host ran in the window
+    (from the per-trace table and, exactly, from the bucketed counters `calls` when given: a host
+    with no recorded trace before its update is still seen running the old release) and whether
+    the host switched to it during the window (a kernel or driver update)."""
+    parts = []
+    if "kernel_release" in traces.columns:
+        parts.append(traces.select(pl.col("host").cast(pl.String), pl.col("kernel_release").cast(pl.String),
+                                   pl.col("start_time").alias("since")))
+    if calls is not None and "kernel_release" in calls.columns:
+        parts.append(calls.select(pl.col("host").cast(pl.String), pl.col("kernel_release").cast(pl.String),
+                                  pl.col("bucket").alias("since")))
+    if not parts:
+        return None
+    rel = (
+        pl.concat(parts, how="vertical_relaxed").drop_nulls("kernel_release")
+        .group_by("host", "kernel_release").agg(pl.col("since").min())
+    )
+    return rel.with_columns((pl.col("since") > pl.col("since").min().over("host")).alias("new_release"))
+
+
 class FleetExpectedLearner:
     """Learns which errors of a fleet are routine (see the module docstring).
 
@@ -184,15 +205,20 @@ class FleetExpectedLearner:
         An error with at least this share of its occurrences on kernel releases hosts switched
         to during the window is a regression, not routine.
     band_quantile, band_factor : float
-        A family's rate band per (probe, errno): this quantile of the per-host rates in its
-        vendor group, times this factor.
+        A family's rate band per (probe, errno): this quantile of the per-host rates, times this
+        factor.
+    handled_share : float
+        An error whose operation still succeeded in at least this share of its occurrences is
+        absorbed by the operation: the hosts showing it in their counters count towards
+        ``min_hosts`` (its survival does not depend on what the job did next).
     batch_rows : int
         Rows per streamed batch when fitting from files.
     """
 
     def __init__(self, min_hosts: int = 3, min_jobs: int = 2, min_success: int = 5, min_host_fraction: float = 0.25,
                  max_increase: float = 0.05, z: float = 1.96, max_new_share: float = 0.9,
-                 band_quantile: float = 0.95, band_factor: float = 2.0, batch_rows: int = 500_000):
+                 band_quantile: float = 0.95, band_factor: float = 2.0, handled_share: float = 0.95,
+                 batch_rows: int = 500_000):
         self.min_hosts = min_hosts
         self.min_jobs = min_jobs
         self.min_success = min_success
@@ -202,12 +228,13 @@ class FleetExpectedLearner:
         self.max_new_share = max_new_share
         self.band_quantile = band_quantile
         self.band_factor = band_factor
+        self.handled_share = handled_share
         self.batch_rows = batch_rows
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:  # noqa: ARG002
         return {k: getattr(self, k) for k in (
             "min_hosts", "min_jobs", "min_success", "min_host_fraction", "max_increase", "z", "max_new_share",
-            "band_quantile", "band_factor", "batch_rows")}
+            "band_quantile", "band_factor", "handled_share", "batch_rows")}
 
     def set_params(self, **params: Any) -> FleetExpectedLearner:
         for key, value in params.items():
@@ -277,6 +304,7 @@ class FleetExpectedLearner:
             .fill_null("?").alias("kernel_release"),
             (pl.col("lost_events") if "lost_events" in cols else pl.lit(0)).fill_null(0).alias("lost_events"),
             (weight_expr() if "repeat_count" in cols else pl.lit(1, pl.Int64)).alias("w"),
+            failed_expr().alias("root_failed") if {"exit_status", "kind"} <= cols else pl.lit(True).alias("root_failed"),
         ).with_columns(pl.col("operation", "host").cast(pl.String), pl.col("job_id").cast(pl.String))
         proc = ["host", "job_id", "pid"]
         # fail = the process made no later recorded call (nothing followed it)
@@ -284,14 +312,17 @@ class FleetExpectedLearner:
             (pl.col("start_time") >= pl.col("start_time").max().over(proc)).alias("ended"),
         )
         # kernel releases a host switched to during the window
-        rel = tr.group_by("host", "kernel_release").agg(pl.col("start_time").min().alias("_rel_first"))
-        rel = rel.with_columns((pl.col("_rel_first") > pl.col("_rel_first").min().over("host")).alias("new_release"))
-        tr = tr.join(rel.select("host", "kernel_release", "new_release"), on=["host", "kernel_release"], how="left")
+        rel = release_history(traces, counters[0] if counters is not None else None)
+        if rel is None:
+            tr = tr.with_columns(pl.lit(False).alias("new_release"))
+        else:
+            tr = tr.join(rel.select("host", "kernel_release", "new_release"), on=["host", "kernel_release"], how="left")
         complete = tr.filter(pl.col("lost_events") == 0)
         key = ["operation", "chain_hash"]
         by_run = complete.group_by([*key, "host", "job_id", "new_release"]).agg(
             pl.col("w").sum().alias("traces"),
             (pl.col("w") * pl.col("ended")).sum().alias("failing"),
+            (pl.col("w") * ~pl.col("root_failed")).sum().alias("handled"),
             pl.col("start_time").min().alias("first_seen"),
             pl.col("start_time").max().alias("last_seen"),
         ).with_columns(
@@ -312,6 +343,7 @@ class FleetExpectedLearner:
                 pl.col("traces").sum(),
                 pl.col("failing").sum(),
                 pl.col("survived").sum(),
+                pl.col("handled").sum(),
                 pl.col("host").filter(pl.col("survived") > 0).n_unique().alias("success_hosts"),
                 pl.col("job_id").filter(pl.col("survived") > 0).n_unique().alias("success_jobs"),
                 pl.col("host").n_unique().alias("hosts"),
@@ -370,7 +402,11 @@ class FleetExpectedLearner:
         cand = cand.with_columns(
             (
                 (pl.col("success") >= self.min_success)
-                & (pl.col("success_hosts") >= self.min_hosts)
+                # an error its operation absorbs (the root still succeeded) is survived wherever it
+                # occurs: the hosts that show it in their counters count as well
+                & (pl.when(pl.col("handled") >= self.handled_share * pl.col("traces"))
+                   .then(pl.max_horizontal("success_hosts", "group_hosts")).otherwise(pl.col("success_hosts"))
+                   >= self.min_hosts)
                 & (pl.col("success_jobs") >= self.min_jobs)
                 & (pl.col("group_hosts") >= self.min_host_fraction * pl.col("observed_hosts"))
                 & (pl.col("increase_lower") <= self.max_increase)
@@ -385,10 +421,13 @@ class FleetExpectedLearner:
         cand = cand.join(paths, on=["operation", "probe", "errno"], how="left")
         return self._with_bands(cand, counters, vendors)
 
-    def _with_bands(self, cand: pl.DataFrame, counters: Any, vendors: pl.DataFrame) -> pl.DataFrame:
-        """rate_upper per candidate: the band of its origin (probe, errno) from the counters."""
+    def _with_bands(self, cand: pl.DataFrame, counters: Any, vendors: pl.DataFrame) -> pl.DataFrame:  # noqa: ARG002
+        """rate_upper per candidate: for each probe its errno goes through (`covers`), the band of
+        that (probe, errno) from the counters: each probe has its own rate (rdma_get_gid_attr is
+        also called by INIT->RTR, the GID query handler only by GID queries)."""
+        band_type = pl.List(pl.Struct({"probe": pl.String, "rate_upper": pl.Float64}))
         if counters is None or cand.is_empty():
-            return cand.with_columns(pl.lit(None, pl.Float64).alias("rate_upper"))
+            return cand.with_columns(pl.lit(None, band_type).alias("rate_upper"))
         calls, errs = counters
         n = calls.group_by(pl.col("host").cast(pl.String), pl.col("probe").cast(pl.String)).agg(pl.col("n").sum())
         f = errs.group_by(pl.col("host", "probe", "errno").cast(pl.String)).agg(pl.col("count").sum())
@@ -399,7 +438,15 @@ class FleetExpectedLearner:
             .with_columns((pl.col("_q") * self.band_factor).clip(upper_bound=1.0).alias("rate_upper"))
             .drop("_q")
         )
-        return cand.join(bands, on=["probe", "errno"], how="left")
+        per = (
+            cand.select("operation", pl.col("probe").alias("_origin"), "errno", "covers")
+            .explode("covers").rename({"covers": "probe"})
+            .join(bands, on=["probe", "errno"], how="inner")
+            .group_by("operation", "_origin", "errno")
+            .agg(pl.struct("probe", "rate_upper").alias("rate_upper"))
+            .rename({"_origin": "probe"})
+        )
+        return cand.join(per, on=["operation", "probe", "errno"], how="left")
 
     def _entry(self, row: dict[str, Any]) -> Entry:
         stats = {
@@ -421,8 +468,8 @@ class FleetExpectedLearner:
             "jobs": int(row["jobs"]),
             "covers": list(row["covers"] or [row["probe"]]),
         }
-        if row.get("rate_upper") is not None:
-            stats["rate_upper"] = round(float(row["rate_upper"]), 6)
+        if row.get("rate_upper"):  # per covered probe: errno count / invocations, per host
+            stats["rate_upper"] = {b["probe"]: round(float(b["rate_upper"]), 6) for b in row["rate_upper"]}
         return Entry(
             id=learned_id(row["probe"], row["errno"], None, row["operation"]),
             source="learned",

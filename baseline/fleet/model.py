@@ -112,6 +112,15 @@ def with_frame_context(lf: pl.LazyFrame, max_depth: int) -> pl.LazyFrame:
     )
 
 
+VENDOR_NAMESPACE = r"^(mlx5_ib|mlx5|bnxt_re|irdma)_"  # driver prefixes of one ib_device_ops slot
+
+
+def vendor_masked(column: str) -> pl.Expr:
+    """`column` with the driver namespace replaced by "<drv>_" (mlx5_ib_create_qp, bnxt_re_create_qp
+    and irdma_create_qp are the same call site)."""
+    return pl.col(column).cast(pl.String).str.replace(VENDOR_NAMESPACE, "<drv>_")
+
+
 def max_depth_of(lf: pl.LazyFrame) -> int:
     value = lf.select(pl.col("depth").max()).collect().item()
     return int(value) if value is not None else 0
@@ -427,20 +436,26 @@ class GoodTraceBaseline:
         self._check_fitted()
         lf = X.lazy()
         depth = max_depth_of(lf)
+        # vendor namespaces are masked: bnxt_re_alloc_pd fills the ib_device_ops slot that
+        # mlx5_ib_alloc_pd fills elsewhere, so a good chain sampled on one vendor's hosts is the
+        # known-good shape for the others (good traces are sampled: a vendor may have none)
+        mp, mq = vendor_masked("parent").alias("_mparent"), vendor_masked("probe").alias("_mprobe")
         edges = self.edges_.filter(pl.col("count") >= self.min_support).select(
-            "operation", "parent", "probe", "depth", pl.lit(True).alias("known_edge")
-        )
+            "operation", mp, mq, "depth", pl.lit(True).alias("known_edge")
+        ).unique()
         errors = self.errors_.filter(pl.col("count") >= self.min_support).select(
-            "operation", "parent", "probe", "errno", pl.lit(True).alias("known_error")
-        )
+            "operation", mp, mq, "errno", pl.lit(True).alias("known_error")
+        ).unique()
         return (
             with_frame_context(lf, depth)
-            .join(edges.lazy(), on=["operation", "parent", "probe", "depth"], how="left", maintain_order="left")
-            .join(errors.lazy(), on=["operation", "parent", "probe", "errno"], how="left", maintain_order="left")
+            .with_columns(mp, mq)
+            .join(edges.lazy(), on=["operation", "_mparent", "_mprobe", "depth"], how="left", maintain_order="left")
+            .join(errors.lazy(), on=["operation", "_mparent", "_mprobe", "errno"], how="left", maintain_order="left")
             .with_columns(
                 pl.col("known_edge").fill_null(False),
                 (pl.col("errno").is_null() | pl.col("known_error").fill_null(False)).alias("known_error"),
             )
+            .drop("_mparent", "_mprobe")
         )
 
     def trace_scores(self, X: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:

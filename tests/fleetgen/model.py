@@ -175,7 +175,7 @@ def chain(op: str, h: Host, kernel: str, fail: str | None = None, **kw) -> tuple
             f = [Frame("ib_uverbs_create_qp", 0, cg), Frame("create_qp", 1, cg), *_uobj(2, cg)]
             t = _t("expected:rdmacg_eagain", "ib_rdmacg_try_charge", cg, "core", expected=True)
         else:
-            bad = "ENOMEM" if fail == "qp_enomem_update" else None
+            bad = "ENOMEM" if fail == "qp_enomem_after_update" else None
             f = [Frame("ib_uverbs_create_qp", 0, bad), Frame("create_qp", 1, bad), *_uobj(2),
                  Frame("rdma_lookup_get_uobject", 2), Frame("rdma_lookup_get_uobject", 2),
                  Frame("ib_create_qp_user", 2, bad), Frame(drv["create_qp"], 3, bad)]
@@ -406,10 +406,9 @@ def _run_job(w: Writer, h: Host, t: float, job: str, pid: int, restart: int, qps
 
     for _ in range(rnd.randint(4, 16)):
         with_retry("reg_mr")
-    if peer_job:
-        if rnd.random() < 0.8:
-            do("reg_mr", "peer_efault")
-            return t, True
+    if peer_job and rnd.random() < 0.8:
+        do("reg_mr", "peer_efault")
+        return t, True
     for _ in range(max(1, qps // 8)):
         do("create_cq")
     updated = h.new_kernel is not None and kernel_at(t) == h.new_kernel and h.vendor == "mlx5"
