@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -236,3 +237,105 @@ def test_findings_are_written_in_slices(audited, tmp_path, monkeypatch):
     sliced, whole = read(files["findings"], "findings"), read(out / "findings.parquet", "findings")
     assert sliced.height == result.findings.height > 7
     assert sliced.equals(whole)
+
+
+def test_ancestor_errno_fill_stays_within_the_trace():
+    """A trace whose root returned no errno right after one whose root failed: its pattern says
+    the root was ok (the fill used to hand it the previous trace's errno, inventing a signature)."""
+    model = fit_baseline(events_frame(good_fleet(8)))
+    before = trace_rows("t:a", "reg_mr", REG_MR, errnos={0: "EFAULT", 1: "EFAULT"}, kind="failure")
+    after = trace_rows("t:b", "reg_mr", REG_MR, errnos={2: "ENOMEM"}, kind="failure")
+    result = run_audit(events_frame(good_fleet(8) + before + after), model=model, expected=ExpectedErrors([]),
+                       learn_expected=False)
+    f = result.findings.filter(pl.col("trace_id") == "t:b").row(0, named=True)
+    assert str(f["signature"]).endswith("uverbs:ok>driver:ok>core:ENOMEM"), f["signature"]
+    # and an earlier failing sibling does not leak into a later sibling's children either
+    rows = trace_rows("t:c", "reg_mr", [(0, "ib_uverbs_reg_mr", "uverbs"), (1, "mlx5_ib_reg_user_mr", "driver"),
+                                        (1, "mlx5_ib_reg_user_mr", "driver"), (2, "ib_umem_get_peer", "core")],
+                      errnos={1: "EAGAIN", 3: "ENOMEM"}, kind="failure")
+    retried = ExpectedErrors([Entry(id="c", source="curated", reason="retried", probe="mlx5_ib_reg_user_mr",
+                                    errno="EAGAIN")])
+    result = run_audit(events_frame(good_fleet(8) + rows), model=model, expected=retried, learn_expected=False)
+    f = result.findings.filter(pl.col("trace_id") == "t:c").row(0, named=True)
+    assert "driver:ok>core:ENOMEM" in str(f["signature"]), f["signature"]
+
+
+def test_repeat_count_weighs_clusters():
+    """Schema 2: an example standing for N identical call trees counts N times in its cluster."""
+    model = fit_baseline(events_frame(good_fleet(8)))
+    rows = []
+    for i, repeat in enumerate([None, 5, 1]):
+        for r in trace_rows(f"t:{i}", "reg_mr", REG_MR, errnos={0: "EIO", 1: "EIO"}, kind="failure"):
+            rows.append({**r, "repeat_count": repeat})
+    result = run_audit(events_frame(good_fleet(8) + rows), model=model, expected=ExpectedErrors([]),
+                       learn_expected=False)
+    assert result.clusters["failures"].to_list() == [7]
+
+
+MARKED_RESULT = """
+import polars as pl
+from baseline.fleet.audit import AuditResult
+
+def marked_result(mark, rows):
+    findings = pl.DataFrame({"trace_id": [f"{mark}:{i}" for i in range(rows)], "expected": [False] * rows,
+                             "score": [1.0] * rows, "signature": [mark] * rows})
+    clusters = pl.DataFrame({"cluster_id": [0], "signature": [mark]}, schema_overrides={"cluster_id": pl.Int32})
+    return AuditResult(findings, clusters, pl.DataFrame({"host": [mark], "alert": ["persistent_bad_state"]}))
+"""
+
+
+def _marked_result(mark: str, rows: int):
+    scope: dict = {}
+    exec(MARKED_RESULT, scope)
+    return scope["marked_result"](mark, rows)
+
+
+def test_audit_output_set_is_replaced_as_a_whole_under_kill_9(tmp_path):
+    """kill -9 at random points of `write_audit` (alternating two output sets): the directory
+    always holds findings, clusters and host alerts of one and the same run."""
+    import os
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from baseline.fleet.audit import write_audit
+
+    out = tmp_path / "audit"
+    # an output written before the set layout (plain files) is adopted, not mixed
+    old = _marked_result("OLD", 10)
+    from tracer.schema import write_table
+
+    out.mkdir()
+    write_table(old.findings, out / "findings.parquet", "findings")
+    write_table(old.clusters, out / "clusters.parquet", "clusters")
+    write_table(old.host_alerts, out / "host_alerts.parquet", "host_alerts")
+    script = MARKED_RESULT + (
+        "from baseline.fleet.audit import write_audit\n"
+        "sets = [marked_result(m, 100_000) for m in 'AB']\n"
+        "print('ready', flush=True)\n"
+        "i = 0\n"
+        "while True:\n"
+        "    write_audit(sets[i %% 2], %r); i += 1\n"
+    ) % str(out)
+    rnd = random.Random(3)
+    seen = set()
+    for _trial in range(6):
+        proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(rnd.uniform(0.05, 1.0))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        marks = {
+            read(out / "findings.parquet", "findings")["signature"].str.split(":").list.first().unique().to_list()[0],
+            read(out / "clusters.parquet", "clusters")["signature"][0],
+            read(out / "host_alerts.parquet", "host_alerts")["host"][0],
+        }
+        assert len(marks) == 1, marks
+        seen |= marks
+    assert seen - {"OLD"}, "no trial got past the first write"
+    # the next regular write cleans what the kills left behind
+    write_audit(_marked_result("C", 5), out)
+    assert len(list((out / ".sets").iterdir())) == 1
+    assert not list(out.glob(".*.tmp")) and not list((out / ".sets").glob("*/.*.tmp"))
