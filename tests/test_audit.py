@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -317,8 +316,8 @@ def test_audit_output_set_is_replaced_as_a_whole_under_kill_9(tmp_path):
         "print('ready', flush=True)\n"
         "i = 0\n"
         "while True:\n"
-        "    write_audit(sets[i %% 2], %r); i += 1\n"
-    ) % str(out)
+        f"    write_audit(sets[i % 2], {str(out)!r}); i += 1\n"
+    )
     rnd = random.Random(3)
     seen = set()
     for _trial in range(6):
