@@ -250,14 +250,14 @@ class FleetExpectedLearner:
     def fit(self, X: EventsInput, y: None = None, since: str | dt.datetime | None = None,  # noqa: ARG002
             counters: Any = None) -> FleetExpectedLearner:
         """Learn from a fleet dataset (root, files or events frame); counters: the dataset's
-        bucketed counters (baseline.fleet.audit.bucket_counters) or None (read from a dataset
+        bucketed counters (baseline.fleet.counters.bucket_counters) or None (read from a dataset
         root when it has a counters table)."""
         try:
             traces, chains = collect_traces(X, since=since, batch_rows=self.batch_rows)
         except TracebaseError:
             raise TracebaseError("no events to learn expected errors from") from None
         if counters is None and isinstance(X, (str, os.PathLike)) and (Path(X) / "counters").is_dir():
-            from baseline.fleet.audit import bucket_counters, counter_scans
+            from baseline.fleet.counters import bucket_counters, counter_scans
             from baseline.fleet.model import parse_since
             from tracer.schema import dataset_files
 
