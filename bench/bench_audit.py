@@ -2,6 +2,12 @@
 
     .venv/bin/python -m bench.bench_audit --quick
     .venv/bin/python -m bench.bench_audit --learn-events 100000000 --audit-hosts 10000
+    .venv/bin/python -m bench.bench_audit --quality [--quality-hosts 300 --quality-hours 6]
+
+`--quality` scores the audit (`baseline evaluate`) on two generators in one run: the project's
+simulator and tests/fleetgen, an independent messy-fleet generator that shares no code with it
+(routine errors originating below the root probe, sampled good traces, truncated trees, kernel
+updates mid-window, a host seen only through its counters; see tests/fleetgen/model.py).
 
 Each measured command runs as a subprocess (the real CLI); peak RSS is
 resource.getrusage(RUSAGE_CHILDREN).ru_maxrss of that child alone (one child per measurement
@@ -63,6 +69,33 @@ def scan_reference(root: Path) -> dict:
     return measure([sys.executable, "-c", code])
 
 
+QUALITY_KEYS = ("cluster_purity", "cluster_completeness", "bifurcation_top1", "origin_layer_top1",
+                "false_findings_on_good", "routine_set_aside", "routine_open_findings", "false_findings",
+                "expected_error_precision", "expected_error_recall")
+
+
+def quality(tmp: Path, hosts: int, hours: float, seed: int) -> dict:
+    """evaluate scores of the audit on the simulator's and on fleetgen's data (same size)."""
+    out = {}
+    sim = tmp / "q-simulate"
+    simulate(sim, hosts, hours, None, 1)
+    gen = tmp / "q-fleetgen"
+    code = ("import sys, json\n"
+            f"sys.path.insert(0, {str(REPO / 'tests')!r})\n"
+            "from fleetgen import generate\n"
+            f"print(json.dumps(generate({str(gen)!r}, hosts={hosts}, hours={hours}, seed={seed})))\n")
+    subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    for name, root in (("simulate", sim), ("fleetgen", gen)):
+        audit = measure(BASELINE + ["audit", str(root), "--out", str(root / "audit")])
+        ev = subprocess.run(BASELINE + ["evaluate", str(root), "--findings", str(root / "audit"), "--json"],
+                            capture_output=True, text=True, cwd=REPO, check=True)
+        scores = json.loads(ev.stdout)
+        out[name] = {k: scores[k] for k in QUALITY_KEYS} | {"audit_wall_s": round(audit["wall_s"], 1),
+                                                             "failures_scored": scores["failures_scored"],
+                                                             "routine_traces": scores["routine_traces"]}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
@@ -74,7 +107,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dir", help="work directory (default: a temp dir, removed)")
     p.add_argument("--audit-dataset", metavar="DIR",
                    help="audit this existing fleet dataset instead of simulating one (e.g. a kept fleet-day)")
+    p.add_argument("--quality", action="store_true", help="only: evaluate scores on both generators")
+    p.add_argument("--quality-hosts", type=int, default=300)
+    p.add_argument("--quality-hours", type=float, default=6.0)
+    p.add_argument("--seed", type=int, default=9, help="fleetgen seed for --quality")
     args = p.parse_args(argv)
+    if args.quality:
+        with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+            scores = quality(Path(tmp), args.quality_hosts, args.quality_hours, args.seed)
+        print(f"audit quality, {args.quality_hosts} hosts x {args.quality_hours:g} h (baseline evaluate):")
+        print(f"  {'':24s} {'simulate':>10s} {'fleetgen':>10s}")
+        for key in (*QUALITY_KEYS, "failures_scored", "routine_traces", "audit_wall_s"):
+            a, b = scores["simulate"][key], scores["fleetgen"][key]
+            fmt = (lambda v: f"{v:>10,}") if isinstance(a, int) else (lambda v: f"{v:>10.3f}")
+            print(f"  {key:24s} {fmt(a)} {fmt(b)}")
+        return 0
     if args.quick:
         args.learn_events, args.learn_hosts, args.audit_hosts, args.audit_hours = 300_000, 20, 50, 24.0
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
