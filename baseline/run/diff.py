@@ -5,8 +5,10 @@
 Method
 ------
 1. **Normalise** (baseline.run.normalize): paths/args/thread names masked (pids, fds, addresses,
-   numbers, random temp names, search-path walks); each event becomes a token
-   ``(probe, errno, normalised path, normalised arg, depth)`` -- never pid, fd, ret or time --
+   numbers, mkstemp-style random tokens, names that vary run to run at the same place --
+   learned from the runs themselves -- and search-path walks); each event becomes a token
+   ``(probe, errno, normalised path, normalised arg, depth, normalised path2)`` -- never pid,
+   fd, ret, time or output bytes --
    packed into one integer from the codes of one shared dictionary per column (good and bad
    are prepared as one table).
 2. **Split** every trace into per-thread streams, each named by its *role* (fork-tree path of
@@ -42,7 +44,10 @@ as soon as they are consumed, and polars is not used (the CLI does not even load
 
 Ranking (the documented rule)
 -----------------------------
-``score = severity + (1.5 if the thread never re-joins known-good behaviour else 0)``, with
+``score = severity + (3.5 if an outcome change at a call site the good runs share) + (1.5 if
+the thread never re-joins known-good behaviour else 0)``. An outcome change is an error at a
+(syscall, normalised path) the good runs also call, with another outcome there (success, or
+another errno): it outranks novelty (a path, call or error no good run had). Severity is
 severity 4 for an unexpected *hard* error (EACCES, EROFS, ENOSPC, EMFILE, ELOOP, EIO, ...),
 2 for an unexpected *soft* error (`SOFT_ERRNOS`: ENOENT, ENOTDIR, EAGAIN, EINTR, ENOTTY,
 EEXIST, ... -- the errnos programs routinely probe with), 1 for an error-free divergence.
@@ -83,8 +88,11 @@ JSON object (``DiffReport.to_dict``; also docs/diff-json.md)
       "kind": "error" | "divergence" | "missing_process" | "reordering",
       "probe": str,                          # "(end of thread)" when the thread stopped early
       "errno": str | null,                   # symbolic ("EACCES"); null for error-free divergence
-      "path": str | null,                    # as recorded; "npath": normalised form
-      "npath": str | null,
+      "path": str | null,                    # as recorded; "npath": normalised form;
+      "npath": str | null,                   #   two-path calls: the path the error is about
+      "path2": str | null,                   # the other path of a two-path call
+      "then_wrote": str | null,              # first 256 chars BAD wrote to stdout/stderr/tty/pipe
+      "next_event": null | EVENT,            # after a content-free call: the next telling event
       "process": {"pid": int|null, "tid": int|null, "comm": str|null, "role": str},
       "position": int,                       # seq of the event in the bad trace (-1: none)
       "recovered": bool,                     # the thread re-joined known-good behaviour
@@ -92,8 +100,8 @@ JSON object (``DiffReport.to_dict``; also docs/diff-json.md)
       "last_common": [EVENT, ...],           # up to `context` events before the region
       "good_instead": [EVENT, ...]           # what a good run did at that point
     }
-    EVENT = {"seq": int|null, "probe": str, "errno": str|null, "path": str|null,
-             "pid": int|null, "tid": int|null, "comm": str|null, "trace_id": str}
+    EVENT = {"seq": int|null, "probe": str, "errno": str|null, "path": str|null, "path2": str|null,
+             "pid": int|null, "tid": int|null, "comm": str|null, "trace_id": str, "output": str|null}
 """
 
 from __future__ import annotations
