@@ -362,7 +362,7 @@ class ExpectedErrors:
     def __init__(self, entries: list[Entry] | None = None, source: str = "<memory>"):
         self.entries: list[Entry] = list(entries or [])
         self.source = source
-        self._doc: Any = None  # the round-trip document this set was loaded from
+        self._text: str | None = None  # the file this set was loaded from (save keeps its comments)
 
     # -------------------------------------------------------------------------- file I/O
     @classmethod
@@ -382,17 +382,17 @@ class ExpectedErrors:
             raise TracebaseError(f"{path}: expected a YAML text file, found binary data") from None
         except OSError as exc:
             raise TracebaseError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        from ruamel.yaml import YAMLError
+        import yaml  # libyaml's C loader: reading stays fast; save() re-reads round-trip
 
         try:
-            doc = _yaml().load(text)
-        except YAMLError as exc:
+            doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}" if mark else ""
             problem = getattr(exc, "problem", None) or "syntax error"
             raise TracebaseError(f"{path}: invalid YAML{where}: {problem}") from None
         if doc is None:
-            doc = _new_doc()
+            doc = {"version": FORMAT_VERSION, "entries": []}
         if not isinstance(doc, dict):
             raise TracebaseError(f"{path}: expected a mapping with 'version' and 'entries', found {_type_name(doc)}")
         unknown = [str(k) for k in doc if k not in TOP_LEVEL_KEYS]
@@ -402,7 +402,7 @@ class ExpectedErrors:
             raise TracebaseError(f"{path}: field 'version': expected {FORMAT_VERSION}, found {doc.get('version')!r}")
         raw_entries = doc.get("entries")
         if raw_entries is None:
-            raw_entries = doc["entries"] = _new_doc()["entries"]
+            raw_entries = []
         if not isinstance(raw_entries, list):
             raise TracebaseError(f"{path}: field 'entries': expected a list, found {_type_name(raw_entries)}")
         entries = [_entry_from_dict(raw, i, str(path)) for i, raw in enumerate(raw_entries)]
@@ -412,14 +412,18 @@ class ExpectedErrors:
                 raise TracebaseError(f"{path}: entries[{i}]: field 'id': expected a unique id, found {e.id!r} again (first at entries[{seen[e.id]}])")
             seen[e.id] = i
         out = cls(entries, source=str(path))
-        out._doc = doc
+        out._text = text
         return out
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write atomically (temp file in the same directory, then rename; mode and owner of
         a file being replaced are kept). A file this set was loaded from keeps its comments,
         its order and its formatting: entries are updated in place, new ones appended."""
-        doc = self._doc if self._doc is not None else _new_doc()
+        doc = _yaml().load(self._text) if self._text is not None else None
+        if not isinstance(doc, dict):
+            doc = _new_doc()
+        if doc.get("entries") is None:
+            doc["entries"] = _new_doc()["entries"]
         seq = doc["entries"]
         mine = {e.id: e.to_dict() for e in self.entries}
         for i in reversed(range(len(seq))):  # entries dropped from this set
@@ -443,8 +447,8 @@ class ExpectedErrors:
                 seq.append(CommentedMap(mine[e.id]))
         buf = io.StringIO()
         _yaml().dump(doc, buf)
-        self._doc = doc
-        return atomic.write_text(Path(path), buf.getvalue())
+        self._text = buf.getvalue()
+        return atomic.write_text(Path(path), self._text)
 
     # -------------------------------------------------------------------------- matching
     def match(self, probe: str, errno: str | None, path: str | None = None, context: str | None = None) -> Entry | None:
@@ -614,5 +618,7 @@ def _trace_starts(prep: Any) -> dict[int, str]:
     starts = np.flatnonzero(np.r_[True, prep.sid[1:] != prep.sid[:-1]]) if len(prep) else np.zeros(0, dtype=np.int64)
     keys, pick = np.unique(prep.tkey[starts], return_index=True)
     first = starts[pick]
+    if "start_time" not in prep.table.column_names:  # not read (baseline diff): first/last seen = now
+        return {}
     col = prep.table.column("start_time")
     return {int(k): _iso(col[int(prep.order[i])].as_py()) for k, i in zip(keys, first, strict=True)}

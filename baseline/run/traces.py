@@ -43,16 +43,18 @@ def describe_source(src: Any) -> str:
     return "<frame>"
 
 
-def load_table(src: PathsLike) -> pa.Table:
+def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> pa.Table:
     """Events as Arrow (dictionary-encoded strings) from Parquet files/directories, validated
     by tracer.schema, or from a frame (conformed to the events schema). Only the columns the
-    analysis needs are read (`ANALYSIS_COLUMNS`)."""
+    analysis needs are read (`ANALYSIS_COLUMNS`, less `skip`: e.g. the good side of a diff
+    needs no output bytes, the diff no start times)."""
+    columns = [c for c in ANALYSIS_COLUMNS if c not in skip]
     if isinstance(src, pa.Table) or type(src).__module__.startswith("polars"):
         if hasattr(src, "collect"):  # a polars LazyFrame
             src = src.collect()
-        table = conform(src, "events").select(ANALYSIS_COLUMNS)
+        table = conform(src, "events").select(columns)
     else:  # files/directories: polars is not needed (nor imported by this module)
-        table = read_arrow(src, "events", ANALYSIS_COLUMNS, DICT_COLUMNS)
+        table = read_arrow(src, "events", columns, DICT_COLUMNS)
     if table.num_rows == 0:
         raise TracebaseError(f"{describe_source(src)}: expected events, found an empty trace")
     return table
