@@ -3,20 +3,30 @@
 // Compiled by bcc; tracer/record/recorder.py specialises it with -D defines:
 //   RINGBUF_PAGES   ring buffer size in pages (power of two)
 //   MAX_PATH        bytes kept per path argument (power of two)
+//   MAX_OUTPUT      bytes kept of what a write-like call writes (power of two)
 //   FAILURES_ONLY   1: emit only failing calls (plus the few calls user space needs to
 //                   keep its fd table and cwd right, flagged SPEC_STATE)
-//   WAKEUP_EVERY    wake the consumer every N records per CPU (it also polls on a timer)
 //   MAX_TRACED      capacity of the traced-process map
 //
 // Why these attach points: the kernel here runs with lockdown=confidentiality, which refuses
-// kprobes/fentry and bpf_probe_read_kernel. The raw_syscalls tracepoints hand us the syscall
-// number and the six argument registers as plain tracepoint fields, and sched_process_fork
-// hands us the child pid, so nothing here reads kernel memory; path strings come from user
-// memory with bpf_probe_read_user_str at syscall entry (after an execve the old image's
-// memory is gone, so exit would be too late).
+// kprobes/fentry and bpf_probe_read_kernel. The raw_syscalls:sys_enter tracepoint hands us
+// the syscall number and the six argument registers as plain tracepoint fields, and
+// sched_process_fork hands us the child pid, so nothing here reads kernel memory; path
+// strings and written bytes come from user memory with bpf_probe_read_user* at syscall entry
+// (after an execve the old image's memory is gone, so exit would be too late). The exit side
+// needs only the return value, which the *raw* sys_exit tracepoint passes in its context
+// (args[1]) without the perf-buffer copy a classic tracepoint makes: that is most of the
+// exit side's cost gone.
 //
-// Which arguments are paths is per-architecture knowledge kept in user space
-// (tracer/record/syscalls.py) and loaded into the `specs` array, indexed by syscall number.
+// The call in progress lives in task-local storage (one struct event per traced thread,
+// freed with the task): no hash computed, no LRU bookkeeping, no per-thread cleanup.
+//
+// Records go to the ring buffer with BPF_RB_NO_WAKEUP: the consumer (tracer/record/ringbuf.py)
+// maps the buffer and reads it in bulk on a timer, so no record costs a wakeup.
+//
+// Which arguments are paths (or written bytes) is per-architecture knowledge kept in user
+// space (tracer/record/syscalls.py) and loaded into the `specs` array, indexed by syscall
+// number.
 
 #include <uapi/linux/ptrace.h>
 
@@ -26,17 +36,20 @@
 #ifndef MAX_PATH
 #define MAX_PATH 512
 #endif
+#ifndef MAX_OUTPUT
+#define MAX_OUTPUT 256
+#endif
 #ifndef FAILURES_ONLY
 #define FAILURES_ONLY 0
-#endif
-#ifndef WAKEUP_EVERY
-#define WAKEUP_EVERY 64
 #endif
 #ifndef MAX_TRACED
 #define MAX_TRACED 32768
 #endif
 #define MAX_SYSCALLS 1024
 #define SOCKADDR_MAX 128
+#define MAX_IOV 4               // iovecs looked at for writev/sendmsg output
+#define OFFSET_MASK (4 * MAX_PATH - 1)   // > 2 * MAX_PATH + MAX_OUTPUT: MAX_OUTPUT <= MAX_PATH
+#define DATA_SIZE (4 * MAX_PATH + MAX_OUTPUT)
 
 // specs[nr] bit layout (must match tracer/record/syscalls.py)
 #define SPEC_PATH1_MASK 0x7      // argument index + 1 of the first path string, 0 = none
@@ -44,13 +57,21 @@
 #define SPEC_SOCKADDR (1 << 6)   // first "path" is a sockaddr; its length is the next argument
 #define SPEC_AT_ENTER (1 << 7)   // never returns (exit, exit_group): emit at entry
 #define SPEC_STATE (1 << 8)      // user space needs it even on success (fd table, cwd, forks)
+#define SPEC_OUT_SHIFT 9         // 2 bits: what argument 1 is for the output bytes
+#define OUT_BUF 1                //   a buffer, its length in argument 2 (write, sendto)
+#define OUT_IOV 2                //   an iovec array, its count in argument 2 (writev)
+#define OUT_MSG 3                //   a struct msghdr (sendmsg)
+#define SPEC_FDPAIR (1 << 11)    // writes int[2] of new fds (pipe, pipe2): read it at exit
+#define SPEC_FDPAIR_ARG3 (1 << 12) // ... from argument 3 (socketpair) instead of 0
 
 #define F_ACTIVE 1               // event.flags: entry seen, exit pending
 #define F_AT_ENTER 2             // event.flags: emitted at entry, ret/latency meaningless
 #define F_RETRY 4                // event.flags: a path was unreadable at entry, retry at exit
+#define F_OUT_RETRY 8            // event.flags: output bytes unreadable at entry, retry at exit
 
-// One record in the ring buffer: a fixed header then len1 + len2 bytes of path data
-// (path 2 starts right after path 1, so records are only as long as their strings).
+// One record in the ring buffer: a fixed header then len1 + len2 + len3 bytes of data
+// (path 1, path 2 right after it, then the output bytes), so records are only as long as
+// their strings. The header layout is mirrored by tracer/record/decode.py:HEADER.
 struct event {
     u64 ts_ns;        // entry, bpf_ktime_get_ns (CLOCK_MONOTONIC)
     u64 latency_ns;
@@ -63,36 +84,36 @@ struct event {
     u16 flags;
     u16 len1;         // bytes of path 1 incl. NUL (or sockaddr bytes), 0 = none
     u16 len2;
-    u32 spec;
+    u16 spec;
+    u16 len3;         // output bytes (or the 8 bytes of a new fd pair)
     char comm[16];
-    char data[2 * MAX_PATH];
+    // Records use at most 2 * MAX_PATH + MAX_OUTPUT of it; the slack lets copy_out bound its
+    // offset with a power-of-two mask, which the verifier follows (compares get lost when
+    // clang moves them to a register copy).
+    char data[DATA_SIZE];
 };
-#define HEADER_SIZE (sizeof(struct event) - 2 * MAX_PATH)
+#define HEADER_SIZE (sizeof(struct event) - DATA_SIZE)
+
+struct iov {
+    u64 base;
+    u64 len;
+};
 
 BPF_RINGBUF_OUTPUT(events, RINGBUF_PAGES);
 // traced thread groups -> the thread group that forked them
 BPF_HASH(traced, u32, u32, MAX_TRACED);
 // the call in progress per thread; the value doubles as the record we emit at exit
-BPF_TABLE("lru_hash", u32, struct event, inflight, MAX_TRACED);
+BPF_TASK_STORAGE(inflight, struct event);
 BPF_ARRAY(specs, u32, MAX_SYSCALLS);
-BPF_PERCPU_ARRAY(zero_event, struct event, 1);
 BPF_PERCPU_ARRAY(lost, u64, 1);       // ring buffer full: records dropped
-BPF_PERCPU_ARRAY(wakeups, u64, 1);
 
 static __always_inline void emit(struct event *e)
 {
-    u32 size = HEADER_SIZE + (u32)e->len1 + (u32)e->len2;
-    if (size > sizeof(struct event))
-        size = sizeof(struct event);
-    u64 flags = BPF_RB_NO_WAKEUP;
-    int zero = 0;
-    u64 *count = wakeups.lookup(&zero);
-    if (count) {
-        *count += 1;
-        if (*count % WAKEUP_EVERY == 0)
-            flags = BPF_RB_FORCE_WAKEUP;
-    }
-    if (events.ringbuf_output(e, size, flags) != 0) {
+    u32 size = HEADER_SIZE + (u32)e->len1 + (u32)e->len2 + (u32)e->len3;
+    if (size > HEADER_SIZE + 2 * MAX_PATH + MAX_OUTPUT)
+        size = HEADER_SIZE + 2 * MAX_PATH + MAX_OUTPUT;
+    if (events.ringbuf_output(e, size, BPF_RB_NO_WAKEUP) != 0) {
+        int zero = 0;
         u64 *n = lost.lookup(&zero);
         if (n)
             *n += 1;
@@ -148,6 +169,61 @@ static __always_inline int read_paths(struct event *e)
     return ok;
 }
 
+// Copy up to `room` bytes from user address src to e->data[at]. Returns the bytes copied
+// (0 on a fault).
+static __always_inline u32 copy_out(struct event *e, u32 at, u64 src, u64 len, u32 room)
+{
+    if (len > room)
+        len = room;
+    // clang knows len <= MAX_OUTPUT here and would drop the checks the verifier needs to see
+    // on the very registers it uses: make it forget first (libbpf's barrier_var).
+    asm volatile("" : "+r"(len));
+    asm volatile("" : "+r"(at));
+    if (!src || !len || len > MAX_OUTPUT || at > 2 * MAX_PATH + MAX_OUTPUT)
+        return 0;
+    at &= OFFSET_MASK;  // a no-op on real offsets; bounds it for the verifier
+    if (bpf_probe_read_user(&e->data[at], len, (const void *)src) != 0)
+        return 0;
+    return (u32)len;
+}
+
+// The first MAX_OUTPUT bytes a write-like call writes (write/pwrite64/sendto: a buffer;
+// writev/pwritev: an iovec array; sendmsg: a msghdr's iovecs), after the paths. Whether the
+// call's fd is worth keeping this for (stdout/stderr, a tty, a pipe) is decided in user space
+// from the fd table it replays; reading here costs only the write-like calls.
+static __always_inline int read_output(struct event *e)
+{
+    u32 kind = (e->spec >> SPEC_OUT_SHIFT) & 3;
+    u32 at = (u32)e->len1 + (u32)e->len2;
+    e->len3 = 0;
+    if (kind == OUT_BUF) {
+        u64 len = e->args[2];
+        e->len3 = (u16)copy_out(e, at, e->args[1], len, MAX_OUTPUT);
+        return e->len3 || !len;
+    }
+    u64 iov = e->args[1], cnt = e->args[2];
+    if (kind == OUT_MSG) {
+        // struct user_msghdr: msg_iov at offset 16, msg_iovlen at 24
+        u64 mh[2] = {};
+        if (!iov || bpf_probe_read_user(mh, sizeof(mh), (const void *)(iov + 16)) != 0)
+            return 0;
+        iov = mh[0];
+        cnt = mh[1];
+    }
+    u32 got = 0;
+#pragma unroll
+    for (int i = 0; i < MAX_IOV; i++) {
+        if (i >= cnt || got >= MAX_OUTPUT)
+            break;
+        struct iov v = {};
+        if (bpf_probe_read_user(&v, sizeof(v), (const void *)(iov + i * sizeof(v))) != 0)
+            return got > 0;
+        got += copy_out(e, at + got, v.base, v.len, MAX_OUTPUT - got);
+    }
+    e->len3 = (u16)got;
+    return 1;
+}
+
 TRACEPOINT_PROBE(raw_syscalls, sys_enter)
 {
     u64 id = bpf_get_current_pid_tgid();
@@ -156,17 +232,10 @@ TRACEPOINT_PROBE(raw_syscalls, sys_enter)
     if (!ppid)
         return 0;
 
-    struct event *e = inflight.lookup(&tid);
-    if (!e) {
-        int zero = 0;
-        struct event *blank = zero_event.lookup(&zero);
-        if (!blank)
-            return 0;
-        inflight.update(&tid, blank);
-        e = inflight.lookup(&tid);
-        if (!e)
-            return 0;
-    }
+    struct event *e = inflight.task_storage_get(bpf_get_current_task_btf(), 0,
+                                                BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!e)
+        return 0;
     u32 nr = (u32)args->id;
     u32 spec = 0;
     u32 *sp = specs.lookup(&nr);
@@ -174,47 +243,69 @@ TRACEPOINT_PROBE(raw_syscalls, sys_enter)
         spec = *sp;
 
     e->ts_ns = bpf_ktime_get_ns();
-    e->latency_ns = 0;
-    e->ret = 0;
     e->pid = tgid;
     e->tid = tid;
     e->ppid = *ppid;
     e->nr = (u16)nr;
-    e->spec = spec;
+    e->spec = (u16)spec;
     e->flags = F_ACTIVE;
+    e->len1 = 0;
+    e->len2 = 0;
+    e->len3 = 0;
 #pragma unroll
     for (int i = 0; i < 6; i++)
         e->args[i] = args->args[i];
+    if (!spec)
+        return 0;  // the common case: nothing to read at entry
 
-    if (!read_paths(e) && !(spec & SPEC_AT_ENTER))
-        e->flags |= F_RETRY;
+    if (spec & (SPEC_PATH1_MASK | (SPEC_PATH1_MASK << SPEC_PATH2_SHIFT))) {
+        if (!read_paths(e) && !(spec & SPEC_AT_ENTER))
+            e->flags |= F_RETRY;
+    }
+    if ((spec >> SPEC_OUT_SHIFT) & 3) {
+        if (!read_output(e))
+            e->flags |= F_OUT_RETRY;
+    }
 
     if (spec & SPEC_AT_ENTER) {
         e->flags = F_AT_ENTER;
+        e->ret = 0;
+        e->latency_ns = 0;
         bpf_get_current_comm(&e->comm, sizeof(e->comm));
         emit(e);
     }
     return 0;
 }
 
-TRACEPOINT_PROBE(raw_syscalls, sys_exit)
+// The raw tracepoint: ctx->args[0] is the pt_regs pointer (unreadable under lockdown, and
+// not needed), ctx->args[1] the return value.
+RAW_TRACEPOINT_PROBE(sys_exit)
 {
-    u32 tid = (u32)bpf_get_current_pid_tgid();
-    struct event *e = inflight.lookup(&tid);
+    struct event *e = inflight.task_storage_get(bpf_get_current_task_btf(), 0, 0);
     if (!e || !(e->flags & F_ACTIVE))
         return 0;
-    u16 retry = e->flags & F_RETRY;
+    u16 flags = e->flags;
     e->flags = 0;
-    s64 ret = args->ret;
+    s64 ret = (s64)ctx->args[1];
+    u32 spec = e->spec;
 #if FAILURES_ONLY
-    if (!(ret < 0 && ret >= -4095) && !(e->spec & SPEC_STATE))
+    if (!(ret < 0 && ret >= -4095) && !(spec & SPEC_STATE))
         return 0;
 #endif
     // The syscall itself has faulted the string's page in by now (unless a successful
     // execve replaced the memory, in which case the read fails again and the path stays
     // empty).
-    if (retry)
+    if (flags & F_RETRY) {
         read_paths(e);
+        if ((spec >> SPEC_OUT_SHIFT) & 3)
+            read_output(e);
+    } else if (flags & F_OUT_RETRY) {
+        read_output(e);
+    }
+    if ((spec & SPEC_FDPAIR) && ret == 0) {
+        u64 ptr = (spec & SPEC_FDPAIR_ARG3) ? e->args[3] : e->args[0];
+        e->len3 = (u16)copy_out(e, (u32)e->len1 + (u32)e->len2, ptr, 8, 8);
+    }
     e->ret = ret;
     e->latency_ns = bpf_ktime_get_ns() - e->ts_ns;
     bpf_get_current_comm(&e->comm, sizeof(e->comm));
@@ -240,9 +331,9 @@ TRACEPOINT_PROBE(sched, sched_process_exit)
 {
     u64 id = bpf_get_current_pid_tgid();
     u32 tgid = id >> 32, tid = (u32)id;
-    inflight.delete(&tid);
     // The leader's exit ends the thread group in all but the rare pthread_exit-from-main
-    // case; dropping the entry keeps a recycled pid from being traced later.
+    // case; dropping the entry keeps a recycled pid from being traced later. (The task's
+    // inflight storage goes with the task.)
     if (tid == tgid)
         traced.delete(&tgid);
     else

@@ -50,10 +50,17 @@ def test_int32_and_clean():
     assert clean("/a//b/./c/") == "/a/b/c" and clean("/x/../y") == "/x/../y"
 
 
-def feed(res: PathResolver, pid, name, argv, ret=0, s1=None, s2=None, ppid=1):
+def feed3(res: PathResolver, pid, name, argv, ret=0, s1=None, s2=None, ppid=1, pair=None):
+    """(path, path2, arg) of one call fed to the resolver."""
     spec = syscalls.SPECS.get(name)
     failed = -4095 <= ret < 0
-    return res.apply(pid, ppid, name, spec, argv, ret, failed, s1, s2)
+    return res.apply(pid, ppid, name, spec, argv, ret, failed, s1, s2, pair)
+
+
+def feed(res: PathResolver, pid, name, argv, ret=0, s1=None, s2=None, ppid=1):
+    """(path, arg) of one call fed to the resolver."""
+    path, _, arg = feed3(res, pid, name, argv, ret, s1, s2, ppid)
+    return path, arg
 
 
 def test_resolver_dirfd_cwd_dup_fork_exec():
@@ -78,9 +85,15 @@ def test_resolver_dirfd_cwd_dup_fork_exec():
     assert feed(res, 10, "unlink", args(0), 0, "x")[0] == "/work/sub/x"
     feed(res, 10, "fchdir", args(4))
     assert feed(res, 10, "mkdir", args(0), 0, "new")[0] == "/etc/new"
-    # rename: second path resolved into arg; symlink target kept raw
-    assert feed(res, 10, "renameat2", args(AT_FDCWD_REG, 0, 4, 0), 0, "a", "b") == ("/etc/a", "/etc/b")
-    assert feed(res, 10, "symlinkat", args(0, AT_FDCWD_REG, 0), -17, "l", "../t") == ("/etc/l", "../t")
+    # rename: second path resolved into path2; symlink target kept raw
+    assert feed3(res, 10, "renameat2", args(AT_FDCWD_REG, 0, 4, 0, 1), 0, "a", "b") == (
+        "/etc/a", "/etc/b", "RENAME_NOREPLACE")
+    assert feed3(res, 10, "symlinkat", args(0, AT_FDCWD_REG, 0), -17, "l", "../t") == ("/etc/l", "../t", None)
+    assert feed3(res, 10, "linkat", args(4, 0, AT_FDCWD_REG, 0, 0), 0, "x", "/tmp/y") == ("/etc/x", "/tmp/y", None)
+    # pipe2: both new fds known as pipes (close-on-exec per its flags); sendfile's second fd
+    feed3(res, 10, "pipe2", args(0, 0o2000000), 0, pair=(5, 6))
+    assert feed(res, 10, "write", args(6), 3)[0] == "pipe:"
+    assert feed3(res, 10, "sendfile", args(5, 3, 0, 10), 10) == ("pipe:", "/work/data/in.txt", None)
     # fork: the child gets a copy; exec drops O_CLOEXEC fds (fd 3 was opened with it)
     feed(res, 10, "clone", args(0x1200011), 11)
     feed(res, 10, "close", args(4))
@@ -120,30 +133,38 @@ def test_exit_status_and_command_lookup(tmp_path):
 # --- columnar decoding == feeding every event to PathResolver.apply ------------------------
 def reference_columns(decoded, names, cwd, initial_fds=None, cloexec_fds=frozenset()):
     """The per-event rules, applied to every event in order (what tracer.record.decode speeds up)."""
-    from tracer.record.decode import HEADER_SIZE
+    from tracer.record.decode import HEADER_SIZE, fd_pair, output_text
 
     res = PathResolver(cwd, initial_fds, cloexec_fds)
-    paths, argcol = [], []
-    for row, src in zip(decoded.head, decoded.source.tolist(), strict=True):
+    paths, paths2, argcol, outputs = [], [], [], []
+    for i, row in enumerate(decoded.head):
         nr = int(row["nr"])
         name = names.get(nr, f"syscall_{nr}")
         spec = syscalls.SPECS.get(name)
-        chunk = decoded.chunks[src]
-        len1, len2 = int(row["len1"]), int(row["len2"])
+        record = decoded.record(i)
+        len1, len2, len3 = int(row["len1"]), int(row["len2"]), int(row["len3"])
         s1 = s2 = None
         if len1:
-            raw = chunk[HEADER_SIZE:HEADER_SIZE + len1]
+            raw = record[HEADER_SIZE:HEADER_SIZE + len1]
             s1 = (syscalls.sockaddr_text(raw) if int(row["spec"]) & syscalls.SPEC_SOCKADDR
                   else raw.rstrip(b"\x00").decode("utf-8", "surrogateescape"))
         if len2:
-            s2 = chunk[HEADER_SIZE + len1:HEADER_SIZE + len1 + len2].rstrip(b"\x00").decode(
+            s2 = record[HEADER_SIZE + len1:HEADER_SIZE + len1 + len2].rstrip(b"\x00").decode(
                 "utf-8", "surrogateescape")
+        third = record[HEADER_SIZE + len1 + len2:HEADER_SIZE + len1 + len2 + len3]
         ret = int(row["ret"])
-        path, arg = res.apply(int(row["pid"]), int(row["ppid"]), name, spec, row["args"], ret,
-                              -4095 <= ret < 0, s1, s2)
+        failed = -4095 <= ret < 0
+        pair = fd_pair(third) if spec is not None and spec.fdpair is not None and not failed else None
+        path, path2, arg = res.apply(int(row["pid"]), int(row["ppid"]), name, spec, row["args"], ret,
+                                     failed, s1, s2, pair)
         paths.append(path)
+        paths2.append(path2)
         argcol.append(arg)
-    return paths, argcol
+        output = None
+        if spec is not None and spec.output is not None and len3:
+            output = output_text(as_int32(row["args"][0]), path, third, ret)
+        outputs.append(output)
+    return paths, paths2, argcol, outputs
 
 
 def synthetic_records() -> list[bytes]:
@@ -175,9 +196,14 @@ def synthetic_records() -> list[bytes]:
         (10, 1, "mkdir", args(0), 0, "new", None),
         (10, 1, "renameat2", args(AT_FDCWD_REG, 0, 4, 0), 0, "a", "b"),
         (10, 1, "symlinkat", args(0, AT_FDCWD_REG, 0), -17, "l", "../t"),
+        (10, 1, "pipe2", args(0, 0o2000000), 0, None, None, (20, 21)),
+        (10, 1, "write", args(21), 6, None, None, b"hello\n"),  # a pipe: kept
+        (10, 1, "write", args(2), 9, None, None, b"err: \x1b[1mbad\n"),  # stderr, partial
+        (10, 1, "write", args(4), 4, None, None, b"file"),  # /etc (not an output): not kept
         (10, 1, "socket", args(2, 1 | 0o2000000), 5, None, None),
         (10, 1, "connect", args(5, 0, 16), -111, inet, None),
         (10, 1, "sendto", args(5, 0, 0, 0, 0, 0), -32, None, None),
+        (10, 1, "sendto", args(5, 0, 3, 0, 0, 0), 3, None, None, b"abc"),  # inet: not kept
         (10, 1, "close", args(5), 0, None, None),
         (10, 1, "getpid", args(), 10, None, None),
         (10, 1, "openat", args(AT_FDCWD_REG, 0, 0), -2, "nope", None),
@@ -198,37 +224,54 @@ def synthetic_records() -> list[bytes]:
         (10, 1, "exit_group", args(0), 0, None, None),
     ]
     out = []
-    for ts, (pid, ppid, name, regs, ret, s1, s2) in enumerate(calls):
+    for ts, (pid, ppid, name, regs, ret, s1, s2, *extra) in enumerate(calls):
         head = np.zeros(1, HEADER)
         head["ts_ns"], head["pid"], head["tid"], head["ppid"] = 1000 + ts, pid, pid, ppid
         head["nr"], head["ret"], head["args"] = nr[name], ret, regs
         head["spec"], head["comm"] = bits.get(nr[name], 0), b"prog"
         data1 = s1 if isinstance(s1, bytes) else (s1.encode() + b"\0" if s1 is not None else b"")
         data2 = s2.encode() + b"\0" if s2 is not None else b""
-        head["len1"], head["len2"] = len(data1), len(data2)
-        out.append(head.tobytes() + data1 + data2)
+        data3 = b""
+        if extra:
+            third = extra[0]
+            data3 = third if isinstance(third, bytes) else b"".join(
+                fd.to_bytes(4, "little") for fd in third)
+        head["len1"], head["len2"], head["len3"] = len(data1), len(data2), len(data3)
+        out.append(head.tobytes() + data1 + data2 + data3)
     return out[1::2] + out[::2]  # arrival order differs from entry order
 
 
 def test_columnar_decoding_matches_per_event_rules():
-    from tracer.record.decode import build_table, decode, resolve_columns
+    from tracer.record.decode import batch_of, build_table, decode, resolve_columns
 
     names = syscalls.X86_64_NAMES
-    decoded = decode(synthetic_records(), [59, 322], trim_before_exec_of=None)
+    decoded = decode(batch_of(synthetic_records()), [59, 322], trim_before_exec_of=None)
     assert decoded.head["ts_ns"].tolist() == sorted(decoded.head["ts_ns"].tolist())
     fds = {0: "/dev/null", 1: "/dev/pts/0", 9: "/var/log/app.log"}
     got = resolve_columns(decoded, names, "/work", fds, frozenset({9}))
     want = reference_columns(decoded, names, "/work", fds, frozenset({9}))
     assert got == want
-    paths = got[0]
+    paths, paths2, argcol, output = got
+    probes = [names[int(nr)] for nr in decoded.head["nr"]]
+    at = {probe: i for i, probe in reversed(list(enumerate(probes)))}  # first row of each
     assert paths[0] == "/work/data/in.txt" and paths[6] == "/usr/lib/x"
-    assert paths[20] == "inet:127.0.0.1:80"
-    assert paths[36] == "/etc/rel"  # pid 12, fork unseen: a copy of its parent (cwd /etc) now
-    assert paths[31] == "/var/log/app.log" and paths[34] is None  # dropped at exec (cloexec)
-    table = build_table(decoded.head, *got, names, dict(
+    assert paths[at["connect"]] == "inet:127.0.0.1:80"
+    # two paths: both resolved (dirfd 4 is /etc); a symlink's target kept as written
+    assert (paths[at["renameat2"]], paths2[at["renameat2"]]) == ("/etc/a", "/etc/b")
+    assert (paths[at["symlinkat"]], paths2[at["symlinkat"]]) == ("/etc/l", "../t")
+    # output: a pipe made by pipe2 and stderr kept (only the bytes written), a file not
+    writes = [(paths[i], output[i]) for i, p in enumerate(probes) if p == "write"]
+    assert writes[1:4] == [("pipe:", "hello\n"), (None, "err: \x1b[1m"), ("/etc", None)]
+    assert output[at["sendto"]] is None and paths[at["sendto"]] == "inet:127.0.0.1:80"
+    stat12 = [i for i, p in enumerate(probes) if p == "newfstatat" and decoded.head["pid"][i] == 12]
+    assert paths[stat12[0]] == "/etc/rel"  # pid 12, fork unseen: a copy of its parent (cwd /etc) now
+    reads11 = [i for i, p in enumerate(probes) if p == "read" and decoded.head["pid"][i] == 11]
+    assert paths[reads11[0]] == "/var/log/app.log" and paths[reads11[2]] is None  # dropped at exec (cloexec)
+    table = build_table(decoded.head, got, names, dict(
         trace_id="t", kind="full", command="prog", exit_status=None, start_time=datetime.now(UTC),
         end_time=datetime.now(UTC), host="h", kernel_release="k", lost_events=0, job_id=None,
         metadata={}), failures_only=True)
     assert table.column("probe").to_pylist() == [
         "newfstatat", "faccessat2", "fstat", "symlinkat", "connect", "sendto", "openat", "read"]
+    assert table.column("path2").to_pylist()[3] == "../t"
     assert table.column("exit_status").null_count == table.num_rows

@@ -1,9 +1,11 @@
 """Turn the recorder's raw ring-buffer records into the tracebase `events` table, columnar.
 
 A record is struct event from bpf/syscall_recorder.c: a fixed 112-byte header, then len1 +
-len2 bytes of path strings. The headers are joined into one numpy structured array; sorting
-is an index permutation (records are not copied), and path strings are decoded only for the
-records that carry one. Trimming, errno names,
+len2 bytes of path strings and len3 bytes of output (what a write-like call wrote, or the fd
+pair of a pipe). Records arrive in bulk (tracer.record.ringbuf.Batch: one bytes span and the
+offsets of its samples); the headers are joined into one numpy structured array, sorting is
+an index permutation (records are not copied), and strings are decoded only for the records
+that carry one. Trimming, errno names,
 probe names, comm and the `arg` column are computed per column (per distinct value, not per
 event). Only what depends on the order of calls -- each process's cwd and fd table, which
 label fd-based calls and resolve relative paths -- is replayed event by event, and only for
@@ -24,7 +26,8 @@ import numpy as np
 import pyarrow as pa
 
 from tracer.errnos import errno_name
-from tracer.record.fdtable import PathResolver, clean
+from tracer.record.fdtable import PIPE_LABEL, SOCKETPAIR_LABEL, PathResolver, clean
+from tracer.record.ringbuf import Batch
 from tracer.record.syscalls import (
     AT_FDCWD,
     O_CLOEXEC,
@@ -43,7 +46,7 @@ HEADER = np.dtype(
     [
         ("ts_ns", "<u8"), ("latency_ns", "<u8"), ("ret", "<i8"), ("args", "<u8", (6,)),
         ("pid", "<u4"), ("tid", "<u4"), ("ppid", "<u4"), ("nr", "<u2"), ("flags", "<u2"),
-        ("len1", "<u2"), ("len2", "<u2"), ("spec", "<u4"), ("comm", "S16"),
+        ("len1", "<u2"), ("len2", "<u2"), ("spec", "<u2"), ("len3", "<u2"), ("comm", "S16"),
     ]
 )
 HEADER_SIZE = HEADER.itemsize  # 112
@@ -60,29 +63,59 @@ GENERAL = 5      # everything else goes through PathResolver.apply
 
 @dataclass
 class Decoded:
-    """Records in entry-time order: their headers, and where each one's raw bytes are."""
+    """Records in entry-time order: their headers, and where each one's bytes are."""
 
     head: np.ndarray     # HEADER structured array
-    chunks: list[bytes]  # the records as received (not reordered)
-    source: np.ndarray   # index into `chunks` of each row of `head`
+    data: bytes          # the records' bytes as received (not reordered)
+    start: np.ndarray    # per row of `head`: offset of its record in `data`
 
     def __len__(self) -> int:
         return len(self.head)
 
+    def record(self, row: int) -> bytes:
+        """Row's whole record (header and strings), e.g. for a reference decoder."""
+        h = self.head[row]
+        size = HEADER_SIZE + int(h["len1"]) + int(h["len2"]) + int(h["len3"])
+        at = int(self.start[row])
+        return self.data[at:at + size]
 
-def decode(chunks: list[bytes], execve_nrs: list[int], trim_before_exec_of: int | None) -> Decoded:
+
+def batch_of(records: list[bytes]) -> Batch:
+    """Separate records (e.g. made up by a test) as one Batch."""
+    lengths = np.fromiter((len(r) for r in records), np.int64, len(records))
+    offsets = np.zeros(len(records), np.int64)
+    np.cumsum(lengths[:-1], out=offsets[1:])
+    return Batch(b"".join(records), offsets, lengths)
+
+
+def decode(batches: list[Batch] | Batch, execve_nrs: list[int], trim_before_exec_of: int | None,
+           since_ns: int = 0) -> Decoded:
     """Headers of all records, sorted by (entry time, tid); with trim_before_exec_of, that
-    process's calls before its first execve are dropped (the recorder's fork-to-exec stub)."""
-    head = np.frombuffer(b"".join([c[:HEADER_SIZE] for c in chunks]), dtype=HEADER)
+    process's calls before its first execve are dropped (the recorder's fork-to-exec stub).
+    Records of calls entered before since_ns (CLOCK_MONOTONIC) are dropped: a thread that was
+    inside a syscall when an earlier recording stopped still has it pending."""
+    if isinstance(batches, Batch):
+        batches = [batches]
+    base = 0
+    starts = []
+    for b in batches:
+        starts.append(b.offsets + base)
+        base += len(b.data)
+    data = b"".join(b.data for b in batches) if len(batches) != 1 else batches[0].data
+    start = np.concatenate(starts) if starts else np.zeros(0, np.int64)
+    head = np.frombuffer(b"".join([data[o:o + HEADER_SIZE] for o in start.tolist()]), dtype=HEADER)
+    keep = head["ts_ns"] >= since_ns
+    if not keep.all():
+        head, start = head[keep], start[keep]
     order = np.lexsort((head["tid"], head["ts_ns"]))
-    head = head[order]
+    head, start = head[order], start[order]
     if trim_before_exec_of is not None:
         root = head["pid"] == trim_before_exec_of
         root_exec = np.flatnonzero(root & np.isin(head["nr"], execve_nrs))
         if len(root_exec):
             keep = ~root | (np.arange(len(head)) >= root_exec[0])
-            head, order = head[keep], order[keep]
-    return Decoded(head, chunks, order)
+            head, start = head[keep], start[keep]
+    return Decoded(head, data, start)
 
 
 def _kind(spec: Spec | None) -> int:
@@ -93,7 +126,8 @@ def _kind(spec: Spec | None) -> int:
     if (spec.role == "open" and spec.path is not None and spec.path2 is None
             and spec.sockaddr is None):
         return OPEN
-    if spec.role is not None or spec.sockaddr is not None or spec.path2 is not None:
+    if (spec.role is not None or spec.sockaddr is not None or spec.path2 is not None
+            or spec.fd2 is not None):
         return GENERAL
     if spec.path is not None:
         return PLAIN_PATH
@@ -107,12 +141,16 @@ def _strings(decoded: Decoded, offset: np.ndarray, length: np.ndarray) -> list[s
     incl. the NUL; 0 = none)."""
     out: list[str | None] = [None] * len(length)
     rows = np.flatnonzero(length)
-    chunks = decoded.chunks
-    starts = (offset[rows] + HEADER_SIZE).tolist()
-    for i, src, s, k in zip(rows.tolist(), decoded.source[rows].tolist(), starts,
-                            length[rows].tolist(), strict=True):
-        out[i] = chunks[src][s:s + k].rstrip(b"\x00").decode("utf-8", "surrogateescape")
+    data = decoded.data
+    starts = (decoded.start[rows] + offset[rows] + HEADER_SIZE).tolist()
+    for i, s, k in zip(rows.tolist(), starts, length[rows].tolist(), strict=True):
+        out[i] = data[s:s + k].rstrip(b"\x00").decode("utf-8", "surrogateescape")
     return out
+
+
+def _bytes_at(decoded: Decoded, row: int, offset: int, length: int) -> bytes:
+    at = int(decoded.start[row]) + HEADER_SIZE + offset
+    return decoded.data[at:at + length]
 
 
 def _int32_arg(regs: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -147,10 +185,39 @@ def _render_args(head: np.ndarray, specs: dict[int, Spec]) -> list[str | None]:
     return out
 
 
+# Where a write-like call's bytes are worth keeping: stdout/stderr whatever they point to,
+# and fds labelled as a tty, a pipe or a local socket (syslog, journald). Regular files are
+# not output a user saw; network peers may get secrets.
+OUTPUT_FDS = (1, 2)
+OUTPUT_LABELS = ("/dev/pts/", "/dev/tty", "/dev/console", PIPE_LABEL, SOCKETPAIR_LABEL, "pipe:[",
+                 "socket:[", "unix:")
+
+
+def output_text(fd: int, label: str | None, raw: bytes, ret: int) -> str | None:
+    """The `output` column of a write-like call on fd (labelled `label` by the fd table) that
+    tried to write `raw` (the first bytes, as BPF copied them at entry) and returned ret.
+
+    Only the bytes actually written are kept when the call wrote fewer; UTF-8 with
+    replacement characters, control characters (newlines, escapes) kept as they are."""
+    if fd not in OUTPUT_FDS and (label is None or not label.startswith(OUTPUT_LABELS)):
+        return None
+    if 0 <= ret < len(raw):
+        raw = raw[:ret]
+    return raw.decode("utf-8", "replace")
+
+
+def fd_pair(raw: bytes) -> tuple[int, int] | None:
+    """The two fds a pipe/socketpair call wrote (int[2], read by BPF at exit)."""
+    if len(raw) < 8:
+        return None
+    return int.from_bytes(raw[0:4], "little", signed=True), int.from_bytes(raw[4:8], "little", signed=True)
+
+
 def resolve_columns(decoded: Decoded, names: dict[int, str], cwd: str,
                     initial_fds: dict[int, str | None] | None = None,
-                    cloexec_fds: frozenset[int] = frozenset()) -> tuple[list, list]:
-    """The (path, arg) columns, replaying each process's cwd and fd table in entry order."""
+                    cloexec_fds: frozenset[int] = frozenset()) -> tuple[list, list, list, list]:
+    """The (path, path2, arg, output) columns, replaying each process's cwd and fd table in
+    entry order."""
     head = decoded.head
     n = len(head)
     nrs = head["nr"]
@@ -160,6 +227,7 @@ def resolve_columns(decoded: Decoded, names: dict[int, str], cwd: str,
     fd_reg = np.zeros(65536, dtype=np.int8)      # FD_LABEL/CLOSE: the fd's register
     dirfd_reg = np.full(65536, -1, np.int8)      # PLAIN_PATH/OPEN: the dirfd's, -1 = AT_FDCWD
     flags_reg = np.full(65536, -1, np.int8)      # OPEN: the open flags', -1 = no flags
+    writes = np.zeros(65536, dtype=bool)         # write-like: output bytes captured
     for nr, spec in specs.items():
         kind_of[nr] = _kind(spec)
         fd_reg[nr] = spec.fd or 0
@@ -167,17 +235,19 @@ def resolve_columns(decoded: Decoded, names: dict[int, str], cwd: str,
             dirfd_reg[nr] = spec.path[1]
         if spec.arg_index is not None:
             flags_reg[nr] = spec.arg_index
+        writes[nr] = spec.output is not None
     kinds = kind_of[nrs]
 
     len1 = head["len1"].astype(np.int64)
+    len2 = head["len2"].astype(np.int64)
     sockaddr = (head["spec"] & SPEC_SOCKADDR) != 0
     str1 = _strings(decoded, np.zeros(n, np.int64), np.where(sockaddr, 0, len1))
     for i in np.flatnonzero(sockaddr & (len1 > 0)).tolist():
-        raw = decoded.chunks[int(decoded.source[i])]
-        str1[i] = sockaddr_text(raw[HEADER_SIZE:HEADER_SIZE + int(len1[i])])
-    str2 = _strings(decoded, len1, head["len2"].astype(np.int64))
+        str1[i] = sockaddr_text(_bytes_at(decoded, i, 0, int(len1[i])))
+    str2 = _strings(decoded, len1, len2)
 
     paths: list[str | None] = [None] * n
+    paths2: list[str | None] = [None] * n
     args_col = _render_args(head, specs)
 
     # Plain absolute paths: no state involved.
@@ -229,27 +299,50 @@ def resolve_columns(decoded: Decoded, names: dict[int, str], cwd: str,
                 st.fds[rets[j]] = (path, opened_cloexec[j])
         else:  # GENERAL, or no readable path: the full rules
             nr = int(sub_nrs[j])
-            paths[i], args_col[i] = apply(
-                pid, ppid, names.get(nr, f"syscall_{nr}"), specs[nr], regs[j].tolist(),
-                rets[j], failed[j], str1[i], str2[i],
+            spec = specs[nr]
+            pair = None
+            if spec.fdpair is not None and not failed[j]:
+                pair = fd_pair(_bytes_at(decoded, i, int(len1[i] + len2[i]), int(head["len3"][i])))
+            paths[i], paths2[i], args_col[i] = apply(
+                pid, ppid, names.get(nr, f"syscall_{nr}"), spec, regs[j].tolist(),
+                rets[j], failed[j], str1[i], str2[i], pair,
             )
-    return paths, args_col
+    return paths, paths2, args_col, _outputs(decoded, writes[nrs], paths)
+
+
+def _outputs(decoded: Decoded, write_like: np.ndarray, labels: list[str | None]) -> list[str | None]:
+    """The `output` column: for write-like calls with captured bytes, on an output fd."""
+    head = decoded.head
+    out: list[str | None] = [None] * len(head)
+    rows = np.flatnonzero(write_like & (head["len3"] > 0))
+    if not len(rows):
+        return out
+    fds = _int32_arg(head["args"][rows], np.zeros(len(rows), np.int8)).tolist()
+    at = (head["len1"][rows].astype(np.int64) + head["len2"][rows]).tolist()
+    lens = head["len3"][rows].tolist()
+    rets = head["ret"][rows].tolist()
+    for i, fd, a, k, ret in zip(rows.tolist(), fds, at, lens, rets, strict=True):
+        out[i] = output_text(fd, labels[i], _bytes_at(decoded, i, a, k), ret)
+    return out
 
 
 def _pick(regs: np.ndarray, index: np.ndarray) -> np.ndarray:
     return regs[np.arange(len(regs)), index]
 
 
-def build_table(head: np.ndarray, paths: list, argcol: list, names: dict[int, str], trace: dict,
-                failures_only: bool = False) -> pa.Table:
-    """The events table: event columns from the records, trace columns repeated per row."""
+def build_table(head: np.ndarray, columns: tuple[list, list, list, list], names: dict[int, str],
+                trace: dict, failures_only: bool = False) -> pa.Table:
+    """The events table: event columns from the records (columns: resolve_columns' path,
+    path2, arg and output), trace columns repeated per row."""
+    paths, paths2, argcol, output = columns
     rets = head["ret"].astype(np.int64)
     failed = (rets < 0) & (rets >= -4095)
     if failures_only:
         keep = np.flatnonzero(failed)
         head, rets, failed = head[keep], rets[keep], failed[keep]
-        paths = [paths[i] for i in keep.tolist()]
-        argcol = [argcol[i] for i in keep.tolist()]
+        rows = keep.tolist()
+        paths, paths2 = [paths[i] for i in rows], [paths2[i] for i in rows]
+        argcol, output = [argcol[i] for i in rows], [output[i] for i in rows]
     n = len(head)
     at_enter = (head["flags"] & F_AT_ENTER) != 0
 
@@ -295,6 +388,8 @@ def build_table(head: np.ndarray, paths: list, argcol: list, names: dict[int, st
         "latency_ns": latency,
         "path": pa.array(paths, pa.string()),
         "arg": pa.array(argcol, pa.string()),
+        "path2": pa.array(paths2, pa.string()),
+        "output": pa.array(output, pa.string()),
         "kind": constant(trace["kind"], pa.string()),
         "command": constant(trace["command"], pa.string()),
         "exit_status": (pa.nulls(n, pa.int32()) if exit_status is None

@@ -3,9 +3,10 @@
 The BPF program records path strings exactly as the program passed them, and raw argument
 registers. Relative paths, `*at` dirfds and calls on an fd only mean something together with
 each process's cwd and fd table, which this module replays from the recorded calls
-themselves: open/openat/dup/fcntl(F_DUPFD)/close/close_range/socket/connect, chdir/fchdir,
-fork/clone (the child starts with a copy of its parent's state) and execve (drops O_CLOEXEC
-fds). Calls must be fed in entry-time order; a call that uses an fd enters after the call
+themselves: open/openat/dup/fcntl(F_DUPFD)/close/close_range/socket/connect,
+pipe/pipe2/socketpair (their new fds arrive as the int[2] the BPF side reads at exit, labelled
+PIPE_LABEL / SOCKETPAIR_LABEL), chdir/fchdir, fork/clone (the child starts with a copy of its
+parent's state) and execve (drops O_CLOEXEC fds). Calls must be fed in entry-time order; a call that uses an fd enters after the call
 that created it returned, so that order is causal.
 
 Nothing is normalised beyond making paths absolute and dropping "." and empty components
@@ -29,6 +30,10 @@ from tracer.record.syscalls import (
 )
 
 CLOSE_RANGE_CLOEXEC = 4
+# Labels of fds made by pipe()/socketpair() (the kernel's inode number is not visible to us;
+# inherited ones read from /proc look like "pipe:[123]", "socket:[123]").
+PIPE_LABEL = "pipe:"
+SOCKETPAIR_LABEL = "socketpair:"
 
 
 def as_int32(register: int) -> int:
@@ -108,33 +113,39 @@ class PathResolver:
         failed: bool,
         str1: str | None,
         str2: str | None,
-    ) -> tuple[str | None, str | None]:
-        """Feed one call (in entry order); returns its (path, arg) columns."""
+        fdpair: tuple[int, int] | None = None,
+    ) -> tuple[str | None, str | None, str | None]:
+        """Feed one call (in entry order); returns its (path, path2, arg) columns.
+
+        fdpair: the two fds a successful pipe/pipe2/socketpair returned (read by BPF at exit).
+        """
         st = self.state(pid, ppid)
         if spec is None:
-            return None, None
+            return None, None, None
         path: str | None = None
-        if spec.sockaddr is not None:
+        if spec.sockaddr is not None and str1 is not None:
             path = str1
         elif spec.path is not None and str1 is not None:
             dirfd = as_int32(args[spec.path[1]]) if spec.path[1] is not None else None
             path = self.resolve(st, str1, dirfd)
-        elif spec.fd is not None:
+        elif spec.fd is not None:  # also sendto on a connected socket (no address given)
             path = st.fd_path(as_int32(args[spec.fd]))
+        path2: str | None = None
         if spec.path2 is not None and str2 is not None:
             if spec.path2_kind == "raw":
-                arg = str2
+                path2 = str2
             else:
                 dirfd2 = as_int32(args[spec.path2[1]]) if spec.path2[1] is not None else None
-                arg = self.resolve(st, str2, dirfd2)
-        else:
-            arg = render_arg(spec, args)
+                path2 = self.resolve(st, str2, dirfd2)
+        elif spec.fd2 is not None:
+            path2 = st.fd_path(as_int32(args[spec.fd2]))
+        arg = render_arg(spec, args)
         if spec.role is not None:
-            self._update(st, pid, name, spec, args, ret, failed, path)
-        return path, arg
+            self._update(st, pid, name, spec, args, ret, failed, path, fdpair)
+        return path, path2, arg
 
     def _update(self, st: ProcessState, pid: int, name: str, spec: Spec, args, ret: int,
-                failed: bool, path: str | None) -> None:
+                failed: bool, path: str | None, fdpair: tuple[int, int] | None = None) -> None:
         role = spec.role
         if role == "close":
             st.fds.pop(as_int32(args[0]), None)  # Linux releases the fd even on EINTR/EIO
@@ -167,6 +178,13 @@ class PathResolver:
                     st.fds[fd] = (st.fds[fd][0], True)
                 else:
                     del st.fds[fd]
+        elif role == "pipe":
+            if fdpair is not None:
+                label = SOCKETPAIR_LABEL if name == "socketpair" else PIPE_LABEL
+                # pipe2 flags / socketpair type: O_CLOEXEC and SOCK_CLOEXEC are the same bit
+                flags_arg = int(args[1]) if name in ("pipe2", "socketpair") else 0
+                for fd in fdpair:
+                    st.fds[fd] = (label, bool(flags_arg & O_CLOEXEC))
         elif role == "chdir":
             if path:
                 st.cwd = path

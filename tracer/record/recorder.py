@@ -15,12 +15,20 @@ Recording stops when the command itself exits, or after `duration` (the command 
 running, like bcc tools leave the traced program alone); descendants still running then are
 no longer followed.
 
+Signals while a command runs (main thread only): SIGTERM, SIGHUP and SIGINT are forwarded
+to the command, which then ends the recording by exiting; if it is still alive `kill_after`
+seconds later it is SIGKILLed. Except Ctrl-C: when the recorder runs in the foreground of a
+terminal, the terminal sent SIGINT to the command too (same process group), so it is not sent
+again; a second one SIGKILLs the command. Either way the recording keeps every event up to
+the command's exit and Recording.signal names the signal.
+
 Attaching (-p): the running process's pid goes into the same map, so its threads and the
 children it creates from then on are followed the same way; its cwd and fd table come from
 /proc (tracer.record.procfs). Recording stops when it exits (seen through a pidfd), after
 `duration`, or on SIGINT/SIGTERM.
 
-Events arrive in the ring buffer in exit order and per CPU; tracer.record.decode sorts them by entry
+Events arrive in the ring buffer in exit order and per CPU; tracer.record.ringbuf reads them in
+bulk from the mapped buffer on a timer (no wakeup per record); tracer.record.decode sorts them by entry
 time, replays the calls that need it through tracer.record.fdtable to resolve relative paths, dirfds
 and fds, and builds the table columnar with the trace-level columns on every row (see
 tracer.schema).
@@ -48,12 +56,15 @@ import pyarrow as pa
 from tracer import resources
 from tracer.errors import EnvironmentProblem, TracebaseError
 from tracer.record.decode import HEADER, HEADER_SIZE, Decoded, build_table, decode, resolve_columns
+from tracer.record.ringbuf import Batch, RingReader, ring_reader, samples
 from tracer.record.syscalls import X86_64_NAMES, bpf_spec_table, syscall_names
 from tracer.schema import write_table
 
 BPF_SOURCE = resources.BPF_DIR / "syscall_recorder.c"
 LABEL_KINDS = {"good": "good", "bad": "failure", None: "full"}
-POLL_MS = 10
+POLL_MS = 10  # how often the ring buffer is read (the BPF side never wakes us)
+MAX_OUTPUT = 256  # bytes of a write-like call's output kept (output column)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 __all__ = ["HEADER", "HEADER_SIZE", "Recording", "SyscallRecorder", "resolve_command"]
 
@@ -101,6 +112,7 @@ class Recording:
     metadata: dict[str, str] = field(default_factory=dict)
     pid: int = 0  # the recorded process (the command, or the -p target)
     stop_reason: str = "exited"  # exited | duration | signal
+    signal: str | None = None  # the signal that stopped the recording (SIGTERM, ...), if any
 
     @property
     def duration_s(self) -> float:
@@ -119,29 +131,31 @@ class SyscallRecorder:
     failures_only: record only failing calls (`tracer record -x`).
     """
 
-    def __init__(self, ringbuf_mb: int = 64, max_path: int = 512, failures_only: bool = False,
-                 wakeup_every: int = 64):
+    def __init__(self, ringbuf_mb: int = 64, max_path: int = 512, failures_only: bool = False):
         if max_path & (max_path - 1) or not 64 <= max_path <= 4096:
             raise TracebaseError(f"max_path: expected a power of two in 64..4096, found {max_path}")
         if not 1 <= ringbuf_mb <= 1024:
-            raise TracebaseError(f"ringbuf_mb: expected 1..1024, found {ringbuf_mb}")
+            raise TracebaseError(f"--ringbuf-mb: expected 1..1024, found {ringbuf_mb}")
         self.ringbuf_mb = ringbuf_mb
         self.max_path = max_path
         self.failures_only = failures_only
-        self.wakeup_every = wakeup_every
         self.bpf = None
-        self._sink: list[bytes] = []
+        self._ring: RingReader | None = None
+        self._spans: list[bytes] = []
         self._names = syscall_names()
         self.notes: list[str] = []
 
     # -- loading ---------------------------------------------------------------------------
+    @property
+    def ringbuf_pages(self) -> int:
+        return 1 << max(0, (self.ringbuf_mb * 1024 * 1024 // os.sysconf("SC_PAGE_SIZE")) - 1).bit_length()
+
     def cflags(self) -> list[str]:
-        pages = 1 << max(0, (self.ringbuf_mb * 1024 * 1024 // os.sysconf("SC_PAGE_SIZE")) - 1).bit_length()
         return [
-            f"-DRINGBUF_PAGES={pages}",
+            f"-DRINGBUF_PAGES={self.ringbuf_pages}",
             f"-DMAX_PATH={self.max_path}",
+            f"-DMAX_OUTPUT={MAX_OUTPUT}",
             f"-DFAILURES_ONLY={int(self.failures_only)}",
-            f"-DWAKEUP_EVERY={self.wakeup_every}",
         ]
 
     def load(self) -> SyscallRecorder:
@@ -164,20 +178,16 @@ class SyscallRecorder:
         specs = self.bpf[b"specs"]
         for nr, bits in bpf_spec_table().items():
             specs[ct.c_uint(nr)] = ct.c_uint(bits)
-
-        sink_owner = self
-
-        def on_record(_ctx, data, size):
-            sink_owner._sink.append(ct.string_at(data, size))
-            return 0
-
-        self._callback = on_record  # keep a reference: bcc holds only a ctypes pointer
-        self.bpf[b"events"].open_ring_buffer(on_record)
+        self._ring = ring_reader(self.bpf, b"events", self.ringbuf_pages)
         return self
 
     def close(self) -> None:
+        if self._ring is not None:
+            self._ring.close()
+            self._ring = None
         if self.bpf is not None:
-            self.bpf.cleanup()
+            with contextlib.suppress(Exception):  # bcc's detach errors must not hide the result
+                self.bpf.cleanup()
             self.bpf = None
 
     def __enter__(self) -> SyscallRecorder:
@@ -187,20 +197,29 @@ class SyscallRecorder:
         self.close()
 
     # -- recording -------------------------------------------------------------------------
-    def _reset(self) -> None:
+    def _reset(self) -> int:
+        """Forget the previous recording; returns the CLOCK_MONOTONIC time from which records
+        belong to the new one (threads still inside a call entered earlier are ignored)."""
         b = self.bpf
         b[b"traced"].clear()
-        b[b"inflight"].clear()
         b[b"lost"].clear()
-        self._drain()
-        self._sink = []
+        self._ring.skip()
+        self._spans = []
+        return time.monotonic_ns()  # bpf_ktime_get_ns is CLOCK_MONOTONIC too
+
+    def _poll(self) -> None:
+        """Take what the ring buffer holds (cheap: one copy, no per-record work)."""
+        if (span := self._ring.take()) is not None:
+            self._spans.append(span)
 
     def _drain(self) -> None:
-        while True:
-            before = len(self._sink)
-            self.bpf.ring_buffer_consume()
-            if len(self._sink) == before:
+        """Take everything committed (the end of a recording)."""
+        for _ in range(100):
+            while (span := self._ring.take(careful=True)) is not None:
+                self._spans.append(span)
+            if not self._ring.pending():
                 return
+            time.sleep(0.001)  # a record reserved but not yet committed: microseconds
 
     def _lost(self) -> int:
         return int(sum(self.bpf[b"lost"][ct.c_int(0)]))
@@ -219,6 +238,7 @@ class SyscallRecorder:
         stderr: int | None = None,
         timeout: float | None = None,
         duration: float | None = None,
+        kill_after: float = 5.0,
     ) -> Recording:
         """Run argv under the tracer and return its Recording (not yet written).
 
@@ -227,6 +247,8 @@ class SyscallRecorder:
         duration: stop recording after this many seconds and leave the command running (like
         bcc tools, which stop tracing, not the traced program); its exit status is then None
         and the caller may wait for Recording.pid.
+        kill_after: after forwarding SIGTERM/SIGHUP/SIGINT to the command, SIGKILL it if it
+        is still running this many seconds later.
         """
         if label not in LABEL_KINDS:
             raise TracebaseError(f"label: expected good or bad, found {label!r}")
@@ -239,20 +261,22 @@ class SyscallRecorder:
         if not os.path.isdir(run_cwd):
             raise TracebaseError(f"{run_cwd}: working directory does not exist")
         initial_fds = _describe_fds({0: stdin, 1: stdout, 2: stderr})
-        self._reset()
+        since_ns = self._reset()
 
         gate_read, gate_write = os.pipe()
         start_time = datetime.now(UTC)
-        pid = os.fork()
-        if pid == 0:  # child: wait until traced, then become the command
-            _child(exe, list(argv), env, run_cwd, gate_read, gate_write, (stdin, stdout, stderr))
-        os.close(gate_read)
-        self.bpf[b"traced"][ct.c_uint(pid)] = ct.c_uint(os.getpid())
-        os.write(gate_write, b"go")
-        os.close(gate_write)
-
-        status = self._follow(pid, timeout, duration)
-        chunks, lost, end_time = self._stop()
+        # Stop signals are noted from before the fork (the child resets them before exec) so
+        # that none can kill the recorder between the fork and _follow reading them.
+        with StopSignals() as held:
+            pid = os.fork()
+            if pid == 0:  # child: wait until traced, then become the command
+                _child(exe, list(argv), env, run_cwd, gate_read, gate_write, (stdin, stdout, stderr))
+            os.close(gate_read)
+            self.bpf[b"traced"][ct.c_uint(pid)] = ct.c_uint(os.getpid())
+            os.write(gate_write, b"go")
+            os.close(gate_write)
+            status, stopped_by = self._follow(pid, timeout, duration, kill_after, held)
+        batch, lost, end_time = self._stop()
         exit_status = exit_status_of(status) if status is not None else None
         info = {
             "cwd": run_cwd,
@@ -263,13 +287,17 @@ class SyscallRecorder:
         }
         if status is None:
             info["stopped"] = "duration"
-        decoded = self._decode(chunks, trim_before_exec_of=pid)
-        return self._recording(
-            decoded, raw_records=len(chunks), pid=pid, command=shlex.join(argv),
+        if stopped_by:
+            info["signal"] = stopped_by
+        decoded = self._decode(batch, trim_before_exec_of=pid, since_ns=since_ns)
+        recording = self._recording(
+            decoded, raw_records=len(batch), pid=pid, command=shlex.join(argv),
             exit_status=exit_status, lost=lost, start_time=start_time, end_time=end_time,
             label=label, host=host, meta=meta, info=info, cwd=run_cwd, initial_fds=initial_fds,
             stop_reason="exited" if status is not None else "duration",
         )
+        recording.signal = stopped_by
+        return recording
 
     def attach(
         self,
@@ -282,12 +310,12 @@ class SyscallRecorder:
         on_start: Callable[[], None] | None = None,
     ) -> Recording:
         """Record an already running process (`tracer record -p PID`) and the descendants it
-        creates from now on, until it exits, `duration` seconds pass, or SIGINT/SIGTERM.
+        creates from now on, until it exits, `duration` seconds pass, or SIGINT/SIGTERM/SIGHUP.
 
         Its cwd and fd table are read from /proc first so paths resolve. Its exit status comes
         from its exit_group call when recorded; None when it is still running (or was killed
         by a signal: only its parent can wait for it). on_start is called once recording has
-        begun and SIGINT/SIGTERM stop it cleanly (e.g. to tell the user).
+        begun and the stop signals are handled (e.g. to tell the user).
         """
         from tracer.record.procfs import snapshot
 
@@ -302,14 +330,15 @@ class SyscallRecorder:
             raise TracebaseError(f"-p {pid}: no such process") from None
         try:
             target = snapshot(pid)
-            self._reset()
+            since_ns = self._reset()
             start_time = datetime.now(UTC)
-            self.bpf[b"traced"][ct.c_uint(pid)] = ct.c_uint(target.ppid)
-            stop_reason = self._follow_attached(pidfd, duration, on_start)
+            with StopSignals() as held:
+                self.bpf[b"traced"][ct.c_uint(pid)] = ct.c_uint(target.ppid)
+                stop_reason, stopped_by = self._follow_attached(pidfd, duration, on_start, held)
         finally:
             os.close(pidfd)
-        chunks, lost, end_time = self._stop()
-        decoded = self._decode(chunks, trim_before_exec_of=None)
+        batch, lost, end_time = self._stop()
+        decoded = self._decode(batch, trim_before_exec_of=None, since_ns=since_ns)
         exit_status = _exit_group_status(decoded.head, pid) if stop_reason == "exited" else None
         info = {
             "cwd": target.cwd,
@@ -320,21 +349,25 @@ class SyscallRecorder:
             "attached_pid": str(pid),
             "stopped": stop_reason,
         }
-        return self._recording(
-            decoded, raw_records=len(chunks), pid=pid, command=target.command,
+        if stopped_by:
+            info["signal"] = stopped_by
+        recording = self._recording(
+            decoded, raw_records=len(batch), pid=pid, command=target.command,
             exit_status=exit_status, lost=lost, start_time=start_time, end_time=end_time,
             label=label, host=host, meta=meta, info=info, cwd=target.cwd,
             initial_fds=target.fds, cloexec_fds=target.cloexec_fds, stop_reason=stop_reason,
         )
+        recording.signal = stopped_by
+        return recording
 
-    def _stop(self) -> tuple[list[bytes], int, datetime]:
+    def _stop(self) -> tuple[Batch, int, datetime]:
         """Stop following everything, drain the ring buffer; (records, lost, end time)."""
         end_time = datetime.now(UTC)
         self.bpf[b"traced"].clear()  # stop following descendants that outlive the command
         self._drain()
-        lost = self._lost()
-        chunks, self._sink = self._sink, []
-        return chunks, lost, end_time
+        batch = samples(self._spans) if self._spans else samples([b""])
+        self._spans = []
+        return batch, self._lost() + batch.busy, end_time
 
     def _recording(self, decoded, *, raw_records: int, pid: int, command: str,
                    exit_status: int | None, lost: int, start_time: datetime, end_time: datetime,
@@ -359,86 +392,127 @@ class SyscallRecorder:
             raw_records=raw_records, metadata=info, pid=pid, stop_reason=stop_reason,
         )
 
-    def _follow(self, pid: int, timeout: float | None, duration: float | None = None) -> int | None:
-        """Consume the ring buffer until the command exits; returns its wait status, or None
-        when `duration` elapsed first (the command is left running).
-
-        SIGINT reaches the command through the terminal; the recorder keeps going so the
-        trace of the interrupted command is still written. A second SIGINT kills it.
-        """
-        interrupts = 0
-
-        def on_sigint(_sig, _frame):
-            nonlocal interrupts
-            interrupts += 1
-            if interrupts > 1:
-                _kill(pid)
-
-        try:
-            previous = signal.signal(signal.SIGINT, on_sigint)
-        except ValueError:  # not the main thread
-            previous = None
+    def _follow(self, pid: int, timeout: float | None, duration: float | None,
+                kill_after: float, held: StopSignals) -> tuple[int | None, str | None]:
+        """Consume the ring buffer until the command exits; returns (its wait status, or None
+        when `duration` elapsed first and the command is left running; the name of the stop
+        signal the recorder received, if any). See the module docstring for signals."""
+        pidfd = os.pidfd_open(pid)
+        exited = select.poll()
+        exited.register(pidfd, select.POLLIN)
         now = time.monotonic()
         deadline = now + timeout if timeout else None
         stop_at = now + duration if duration else None
+        stopped_by: str | None = None
+        terminal_interrupts = 0
+        foreground = in_terminal_foreground()
         try:
             while True:
-                self.bpf.ring_buffer_poll(POLL_MS)
-                self.bpf.ring_buffer_consume()
+                exited.poll(POLL_MS)
+                self._poll()
                 done, status = os.waitpid(pid, os.WNOHANG)
                 if done:
-                    return status
+                    return status, stopped_by
+                for sig in held.pending():
+                    stopped_by = stopped_by or sig.name
+                    if sig == signal.SIGINT and foreground:
+                        # Ctrl-C: the terminal sent it to the command's process group too
+                        terminal_interrupts += 1
+                        if terminal_interrupts > 1:
+                            _kill(pid)
+                    else:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, sig)
+                        kill_at = time.monotonic() + kill_after
+                        deadline = min(deadline, kill_at) if deadline else kill_at
                 now = time.monotonic()
                 if stop_at and now >= stop_at:
-                    return None
+                    return None, stopped_by
                 if deadline and now > deadline:
                     _kill(pid)
                     deadline = None
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)
+            os.close(pidfd)
 
     def _follow_attached(self, pidfd: int, duration: float | None,
-                         on_start: Callable[[], None] | None = None) -> str:
+                         on_start: Callable[[], None] | None,
+                         held: StopSignals) -> tuple[str, str | None]:
         """Consume the ring buffer until the process exits ("exited"), the duration elapses
-        ("duration") or SIGINT/SIGTERM arrives ("signal")."""
-        stop: list[str] = []
-
-        def on_signal(_sig, _frame):
-            stop.append("signal")
-
-        previous = {}
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            # not the main thread: no handlers, the caller stops us by duration or exit
-            with contextlib.suppress(ValueError):
-                previous[sig] = signal.signal(sig, on_signal)
+        ("duration") or a stop signal arrives ("signal", and its name); the process is not
+        touched."""
         exited = select.poll()
         exited.register(pidfd, select.POLLIN)
         stop_at = time.monotonic() + duration if duration else None
-        try:
-            if on_start is not None:
-                on_start()
-            while not stop:
-                self.bpf.ring_buffer_poll(POLL_MS)
-                self.bpf.ring_buffer_consume()
-                if exited.poll(0):
-                    return "exited"
-                if stop_at and time.monotonic() >= stop_at:
-                    return "duration"
-            return stop[0]
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        if on_start is not None:
+            on_start()
+        while True:
+            exited.poll(POLL_MS)
+            self._poll()
+            if exited.poll(0):
+                return "exited", None
+            for sig in held.pending():
+                return "signal", sig.name
+            if stop_at and time.monotonic() >= stop_at:
+                return "duration", None
 
     # -- decoding (tracer.record.decode) -----------------------------------------------------------
-    def _decode(self, chunks: list[bytes], trim_before_exec_of: int | None) -> Decoded:
+    def _decode(self, batch: Batch, trim_before_exec_of: int | None,
+                since_ns: int = 0) -> Decoded:
         execve_nrs = [nr for nr, name in self._names.items() if name in ("execve", "execveat")]
-        return decode(chunks, execve_nrs, trim_before_exec_of)
+        return decode(batch, execve_nrs, trim_before_exec_of, since_ns)
 
     def _events_table(self, decoded: Decoded, cwd: str, initial_fds: dict[int, str | None],
                       trace: dict, cloexec_fds: frozenset[int] = frozenset()) -> pa.Table:
-        paths, args = resolve_columns(decoded, self._names, cwd, initial_fds, cloexec_fds)
-        return build_table(decoded.head, paths, args, self._names, trace, self.failures_only)
+        columns = resolve_columns(decoded, self._names, cwd, initial_fds, cloexec_fds)
+        return build_table(decoded.head, columns, self._names, trace, self.failures_only)
+
+
+class StopSignals:
+    """While active (main thread only), SIGINT/SIGTERM/SIGHUP only note themselves; the
+    recording loop reads them with pending() and decides (see _follow). A handler rather than
+    a blocked mask: library threads (OpenBLAS, Arrow) would otherwise take the signal with its
+    default action. Nests: an inner one (a recording) takes the signals while it runs, the
+    outer one (the CLI, covering the write too) gets those that arrive after."""
+
+    def __init__(self, signals: Sequence[int] = STOP_SIGNALS):
+        import threading
+
+        main = threading.current_thread() is threading.main_thread()
+        self.signals = tuple(signals) if main else ()
+        self._got: list[int] = []
+        self._previous: dict[int, object] = {}
+
+    def _note(self, sig: int, _frame) -> None:
+        self._got.append(sig)
+
+    def __enter__(self) -> StopSignals:
+        for sig in self.signals:
+            self._previous[sig] = signal.signal(sig, self._note)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def pending(self) -> list[signal.Signals]:
+        """The stop signals that arrived since the last call."""
+        got, self._got = self._got, []
+        return [signal.Signals(s) for s in got]
+
+
+def in_terminal_foreground() -> bool:
+    """Is this process in the foreground process group of its controlling terminal? Then a
+    SIGINT it gets is Ctrl-C, which the terminal sent to the command (same group) as well."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return False  # no controlling terminal: a SIGINT came from kill(2)
+    try:
+        return os.tcgetpgrp(fd) == os.getpgrp()
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _exit_group_status(head: np.ndarray, pid: int) -> int | None:
@@ -472,7 +546,8 @@ def _child(exe: str, argv: list[str], env: dict[str, str], cwd: str, gate_read: 
     code = 127
     try:
         os.close(gate_write)
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT):
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM,
+                    signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
         for target, source in enumerate(stdio):
             if source is not None:

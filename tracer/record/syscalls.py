@@ -20,6 +20,10 @@ SPEC_PATH2_SHIFT = 3
 SPEC_SOCKADDR = 1 << 6
 SPEC_AT_ENTER = 1 << 7
 SPEC_STATE = 1 << 8
+SPEC_OUT_SHIFT = 9  # 2 bits: OUTPUT_KINDS
+SPEC_FDPAIR = 1 << 11
+SPEC_FDPAIR_ARG3 = 1 << 12
+OUTPUT_KINDS = {"buf": 1, "iov": 2, "msg": 3}  # what argument 1 of a write-like call is
 
 AT_FDCWD = -100
 AT_EMPTY_PATH = 0x1000
@@ -28,6 +32,7 @@ CLONE_THREAD = 0x10000
 F_DUPFD, F_SETFD, F_DUPFD_CLOEXEC = 0, 2, 1030
 FD_CLOEXEC = 1
 O_CLOEXEC = 0o2000000
+RENAME_FLAGS = ((1, "RENAME_NOREPLACE"), (2, "RENAME_EXCHANGE"), (4, "RENAME_WHITEOUT"))
 
 # From arch/x86/entry/syscalls/syscall_64.tbl (kernel 6.18).
 X86_64_NAMES: dict[int, str] = {
@@ -117,12 +122,17 @@ X86_64_NAMES: dict[int, str] = {
 class Spec:
     """What a syscall's arguments mean, as far as the recorder cares.
 
-    path / path2: (argument index of a path string, argument index of its dirfd or None).
-    path2_kind: "path" (resolved like path, stored in `arg`), "raw" (stored in `arg` as is,
-    e.g. a symlink target or mount source).
+    path / path2: (argument index of a path string, argument index of its dirfd or None);
+    path2 goes to the `path2` column.
+    path2_kind: "path" (resolved like path), "raw" (kept as the program passed it: a symlink's
+    target, which is relative to the link, not to the cwd; a mount source).
     fd: argument index of an fd whose path labels the call when it has no path argument.
-    arg_kind: how to render `arg`: open_flags, access_mode, at_flags, socket.
+    fd2: argument index of a second fd whose path fills `path2` (sendfile, copy_file_range).
+    arg_kind: how to render `arg`: open_flags, access_mode, at_flags, socket, rename_flags.
     role: effect on the fd table / process state (see tracer.record.fdtable).
+    output: what argument 1 of a write-like call is ("buf", "iov", "msg"): the BPF side copies
+    the first bytes written, user space keeps them for stdout/stderr, ttys and pipes.
+    fdpair: argument index of the int[2] a pipe/socketpair call fills with its new fds.
     """
 
     path: tuple[int, int | None] | None = None
@@ -130,10 +140,13 @@ class Spec:
     path2_kind: str = "path"
     sockaddr: int | None = None  # argument index of a struct sockaddr (length is the next one)
     fd: int | None = None
+    fd2: int | None = None
     arg_kind: str | None = None
     arg_index: int | None = None
     role: str | None = None
     at_enter: bool = False
+    output: str | None = None
+    fdpair: int | None = None
 
 
 def _specs() -> dict[str, Spec]:
@@ -164,11 +177,14 @@ def _specs() -> dict[str, Spec]:
     s["open_tree"] = Spec(path=(1, 0), role="newfd")
     s["open_tree_attr"] = Spec(path=(1, 0), role="newfd")
     s["inotify_add_watch"] = Spec(path=(1, None), fd=0)
-    # two paths
+    s["quotactl"] = Spec(path=(1, None))  # the block device ("special") argument
+    s["fanotify_mark"] = Spec(path=(4, 3), fd=0)
+    # two paths: the first (source / the link being made) in `path`, the second in `path2`
     for name in ("rename", "link"):
         s[name] = Spec(path=(0, None), path2=(1, None))
-    for name in ("renameat", "renameat2", "linkat", "move_mount"):
+    for name in ("renameat", "linkat", "move_mount"):
         s[name] = Spec(path=(1, 0), path2=(3, 2))
+    s["renameat2"] = Spec(path=(1, 0), path2=(3, 2), arg_kind="rename_flags", arg_index=4)
     s["symlink"] = Spec(path=(1, None), path2=(0, None), path2_kind="raw")
     s["symlinkat"] = Spec(path=(2, 1), path2=(0, None), path2_kind="raw")
     s["pivot_root"] = Spec(path=(0, None), path2=(1, None))
@@ -177,7 +193,10 @@ def _specs() -> dict[str, Spec]:
     s["socket"] = Spec(arg_kind="socket", arg_index=0, role="newfd")
     s["connect"] = Spec(sockaddr=1, fd=0, role="connect")
     s["bind"] = Spec(sockaddr=1, fd=0, role="connect")
-    s["sendto"] = Spec(sockaddr=4, fd=0)
+    s["sendto"] = Spec(sockaddr=4, fd=0, output="buf")
+    s["pipe"] = Spec(role="pipe", fdpair=0)
+    s["pipe2"] = Spec(role="pipe", fdpair=0, arg_kind="pipe_flags", arg_index=1)
+    s["socketpair"] = Spec(arg_kind="socket", arg_index=0, role="pipe", fdpair=3)
     for name in ("accept", "accept4", "eventfd", "eventfd2", "epoll_create", "epoll_create1",
                  "timerfd_create", "signalfd", "signalfd4", "inotify_init", "inotify_init1",
                  "fanotify_init", "perf_event_open", "userfaultfd", "pidfd_open", "pidfd_getfd",
@@ -192,8 +211,19 @@ def _specs() -> dict[str, Spec]:
                  "fremovexattr", "syncfs", "sync_file_range", "listen", "shutdown",
                  "getsockopt", "setsockopt", "getsockname", "getpeername", "recvfrom",
                  "sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "splice", "tee", "vmsplice",
-                 "copy_file_range", "sendfile", "fanotify_mark", "fstatfs", "finit_module"):
+                 "finit_module"):
         s[name] = Spec(fd=0)
+    # write-like calls: the first bytes written are captured (output column)
+    for name in ("write", "pwrite64"):
+        s[name] = Spec(fd=0, output="buf")
+    for name in ("writev", "pwritev", "pwritev2"):
+        s[name] = Spec(fd=0, output="iov")
+    s["sendmsg"] = Spec(fd=0, output="msg")
+    # fd to fd: the second fd's path in path2
+    s["sendfile"] = Spec(fd=0, fd2=1)  # out_fd, in_fd
+    s["copy_file_range"] = Spec(fd=0, fd2=2)  # fd_in, fd_out
+    s["splice"] = Spec(fd=0, fd2=2)
+    s["tee"] = Spec(fd=0, fd2=1)
     s["mmap"] = Spec(fd=4)
     s["close"] = Spec(fd=0, role="close")
     s["close_range"] = Spec(role="close_range")
@@ -211,7 +241,7 @@ def _specs() -> dict[str, Spec]:
 
 SPECS: dict[str, Spec] = _specs()
 STATE_ROLES = frozenset({"open", "newfd", "dup", "close", "close_range", "fcntl", "chdir",
-                         "fchdir", "fork", "exec", "connect"})
+                         "fchdir", "fork", "exec", "connect", "pipe"})
 
 
 def syscall_names() -> dict[int, str]:
@@ -241,6 +271,10 @@ def bpf_spec(spec: Spec) -> int:
         bits |= SPEC_AT_ENTER
     if spec.role in STATE_ROLES:
         bits |= SPEC_STATE
+    if spec.output is not None:
+        bits |= OUTPUT_KINDS[spec.output] << SPEC_OUT_SHIFT
+    if spec.fdpair is not None:
+        bits |= SPEC_FDPAIR | (SPEC_FDPAIR_ARG3 if spec.fdpair == 3 else 0)
     return bits
 
 
@@ -319,6 +353,12 @@ def render_arg(spec: Spec, args) -> str | None:
         return "AT_REMOVEDIR" if value & AT_REMOVEDIR else None
     if kind == "socket":
         return socket_arg(value, int(args[1]))
+    if kind == "rename_flags":
+        return "|".join(n for bit, n in RENAME_FLAGS if value & bit) or None
+    if kind == "pipe_flags":
+        names = [n for bit, n in ((O_CLOEXEC, "O_CLOEXEC"), (0o4000, "O_NONBLOCK"), (0o40000, "O_DIRECT"))
+                 if value & bit]
+        return "|".join(names) or None
     return None
 
 
