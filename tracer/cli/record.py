@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,12 +28,21 @@ The exit status is the command's (128+N when killed by signal N); 127 when the c
 not found, 2 for a usage or environment problem (not root, no bcc, no kernel headers).
 
 -p PID attaches to a running process and follows the children it creates from then on;
-recording stops when it exits, after -d DURATION, or on SIGINT/SIGTERM (the process is not
-touched), and the trace is written; exit status 0. Its command line comes from
+recording stops when it exits, after -d DURATION, or on SIGINT/SIGTERM/SIGHUP (the process is
+not touched), and the trace is written; exit status 0. Its command line comes from
 /proc/PID/cmdline, its cwd and open fds from /proc/PID so paths resolve; the trace's
 exit_status is null while it is still running (or when it was killed by a signal).
 -d DURATION (10, 10s, 500ms, 2m, 1h, 1d) with a command stops recording, not the command, like
 bcc tools: the command keeps running, exit_status is null, and the exit status is 0.
+SIGTERM, SIGHUP or SIGINT sent to `tracer record -- CMD` is forwarded to the command (Ctrl-C in
+a terminal reaches it directly; a second Ctrl-C kills it); if it has not exited 5 s later it
+is killed (SIGKILL). Either way the events up to its exit are written and the exit status is
+the command's (143 after SIGTERM).
+
+The output is checked before the command starts (its directory exists, is writable, not
+read-only or full; the path is not a directory). If writing still fails (say, the disk
+filled up meanwhile), the trace is saved to $TMPDIR instead and the error names that file;
+exit status 2. Hidden temporaries a killed recorder left beside FILE are removed next time.
 Lost events (ring buffer full) are counted in the trace's lost_events column.
 Needs root; the kernel may have lockdown on (only tracepoints are used).
 """
@@ -90,23 +98,6 @@ def default_output(cmd: list[str]) -> Path:
     return Path(f"trace-{name or 'cmd'}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.parquet")
 
 
-def check_writable(path: Path) -> None:
-    """Fail before running the command, not after, when the output cannot be written."""
-    try:
-        if path.is_dir():
-            raise TracebaseError(f"{path}: is a directory, expected a file name for the trace")
-        existing = path.parent
-        while not existing.exists():
-            existing = existing.parent
-        if not existing.is_dir():
-            raise TracebaseError(f"{path}: {existing} is not a directory")
-        fd, probe = tempfile.mkstemp(prefix=".tracer-probe-", dir=existing)
-    except OSError as exc:
-        raise TracebaseError(f"{path}: cannot write in {path.parent} ({exc.strerror})") from None
-    os.close(fd)
-    os.unlink(probe)
-
-
 def handle(args: argparse.Namespace) -> int:
     from tracer.record.procfs import process_exists
 
@@ -130,19 +121,26 @@ def handle(args: argparse.Namespace) -> int:
     if args.pid is not None and not process_exists(args.pid):
         raise TracebaseError(f"-p {args.pid}: no such process")
     output = Path(args.output) if args.output else default_output(cmd or [_comm_of(args.pid)])
-    check_writable(output)
-    from tracer.record.recorder import SyscallRecorder, resolve_command
+    from tracer.record.output import check_output, remove_stale_temporaries, save
+
+    check_output(output)
+    remove_stale_temporaries(output)  # a recorder killed with -9 while writing this file
+    from tracer.record.recorder import StopSignals, SyscallRecorder, resolve_command
 
     for note in filter(None, [check_recording_environment()]):
         print(f"tracer: {note}", file=sys.stderr)
     if cmd:
         resolve_command(cmd[0])
-    with SyscallRecorder(ringbuf_mb=args.ringbuf_mb, failures_only=args.failures) as recorder:
+    # Once the BPF program is loaded, stop signals (SIGINT/SIGTERM/SIGHUP) end the recording,
+    # not the recorder: the command gets them (see SyscallRecorder.record), and one arriving
+    # while the trace is written does not cut the write short.
+    with SyscallRecorder(ringbuf_mb=args.ringbuf_mb, failures_only=args.failures) as recorder, \
+            StopSignals():
         if cmd:
             recording = recorder.record(cmd, label=args.label, host=args.host, meta=meta,
                                         duration=duration)
         else:
-            until = f"for {duration:g}s, until it exits" if duration else "until it exits"
+            until = f"for {args.duration}, until it exits" if duration else "until it exits"
 
             def announce() -> None:
                 if not args.quiet:
@@ -151,7 +149,8 @@ def handle(args: argparse.Namespace) -> int:
 
             recording = recorder.attach(args.pid, duration=duration, label=args.label,
                                         host=args.host, meta=meta, on_start=announce)
-    written = recording.write(output)
+        recorder.close()  # detach before the (possibly long) write
+        written = save(recording, output)
     if not args.quiet:
         rate = recording.raw_records / max(recording.duration_s, 1e-9)
         if recording.exit_status is not None:
@@ -160,6 +159,10 @@ def handle(args: argparse.Namespace) -> int:
             ending = "exited (status not observable)"
         else:
             ending = f"stopped by {recording.stop_reason}, pid {recording.pid} still running"
+        if recording.signal and args.pid is None:
+            ending = f"{recording.signal} forwarded to the command, {ending}"
+        elif recording.signal:
+            ending = f"stopped by {recording.signal}, {ending}"
         print(
             f"tracer: {recording.events.num_rows} syscalls, {recording.lost_events} lost, "
             f"{recording.duration_s:.2f}s ({rate:,.0f} events/s), {ending} -> {written}",

@@ -1,0 +1,139 @@
+"""Where `tracer record` writes its trace: checked before the command runs, never lost after.
+
+- check_output(path): before anything runs, the output must be writable: its directory exists
+  and is one, we may create files there, the filesystem is not read-only or full, and the
+  path itself is not a directory. A one-line TracebaseError (exit 2) names what is wrong.
+- remove_stale_temporaries(path): a recorder killed with -9 while writing leaves its hidden
+  temporary (".NAME.<random>.tmp", tracer.atomic); the next recording to the same name removes
+  those no live process holds open. Readers never take them for data (hidden, not *.parquet).
+- save(recording, path): write atomically; when that fails anyway (ENOSPC, EIO, the directory
+  made read-only meanwhile), the recording is written to a fallback file in $TMPDIR (or the
+  current directory) and the error says exactly where, so a run that cannot be repeated is
+  not lost.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tracer.errors import TracebaseError
+
+if TYPE_CHECKING:
+    from tracer.record.recorder import Recording
+
+
+def _temp_glob(path: Path) -> str:
+    return f".{path.name}.*.tmp"  # tracer.atomic's temporary names for `path`
+
+
+def check_output(path: Path) -> None:
+    """Fail before running the command, not after, when the trace could not be written."""
+    directory = path.parent
+    try:
+        if path.is_dir():
+            raise TracebaseError(f"{path}: is a directory, expected a file name for the trace")
+        if not directory.exists():
+            raise TracebaseError(f"{path}: directory {directory} does not exist")
+        if not directory.is_dir():
+            raise TracebaseError(f"{path}: {directory} is not a directory")
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise TracebaseError(f"{path}: cannot write in {directory} ({exc.strerror})") from None
+    try:
+        os.close(fd)
+        os.unlink(probe)
+        fs = os.statvfs(directory)
+    except OSError as exc:
+        raise TracebaseError(f"{path}: cannot write in {directory} ({exc.strerror})") from None
+    if fs.f_flag & os.ST_RDONLY:
+        raise TracebaseError(f"{path}: cannot write in {directory} (Read-only file system)")
+    if fs.f_bavail == 0:
+        raise TracebaseError(f"{path}: cannot write in {directory} "
+                             f"({os.strerror(errno.ENOSPC)}: 0 bytes free)")
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Remove `path`'s leftover temporaries that no running process has open (a writer killed
+    with -9); returns what was removed."""
+    try:
+        candidates = list(path.parent.glob(_temp_glob(path)))
+    except OSError:
+        return []
+    if not candidates:
+        return []
+    held = _open_files()
+    removed = []
+    for tmp in candidates:
+        try:
+            st = tmp.stat()
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in held:
+            continue  # a live writer's (another recording to the same name)
+        try:
+            tmp.unlink()
+            removed.append(tmp)
+        except OSError:
+            pass
+    return removed
+
+
+def _open_files() -> set[tuple[int, int]]:
+    """(device, inode) of every file some process has open (as far as /proc shows us)."""
+    held: set[tuple[int, int]] = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        fd_dir = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = os.stat(f"{fd_dir}/{fd}")
+            except OSError:
+                continue
+            held.add((st.st_dev, st.st_ino))
+    return held
+
+
+def fallback_dirs() -> list[Path]:
+    """Where a trace goes when its own output cannot be written: $TMPDIR, then the cwd."""
+    return [Path(tempfile.gettempdir()), Path.cwd()]
+
+
+def save(recording: Recording, path: Path) -> Path:
+    """Write the recording to `path`; on failure to a fallback file, then raise a one-line
+    TracebaseError saying why and where the data is. Returns the path written."""
+    try:
+        return recording.write(path)
+    except OSError as exc:
+        first = exc
+    reason = first.strerror or str(first)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    name = f"{path.stem or 'trace'}-{socket.gethostname()}-{stamp}-{os.getpid()}.parquet"
+    tried = []
+    for directory in fallback_dirs():
+        target = directory / name
+        if target.resolve().parent == path.resolve().parent:
+            continue  # the same place that just failed
+        try:
+            recording.write(target)
+        except OSError as exc:
+            tried.append(f"{directory}: {exc.strerror or exc}")
+            continue
+        raise TracebaseError(
+            f"{path}: writing the trace failed ({reason}); the recording "
+            f"({recording.events.num_rows} syscalls) was saved to {target} instead"
+        )
+    raise TracebaseError(
+        f"{path}: writing the trace failed ({reason}) and no fallback location worked "
+        f"({'; '.join(tried) or 'none left to try'}): the recording is lost"
+    )
