@@ -140,7 +140,7 @@ def handle(args: argparse.Namespace) -> int:
             recording = recorder.record(cmd, label=args.label, host=args.host, meta=meta,
                                         duration=duration)
         else:
-            until = f"for {args.duration}, until it exits" if duration else "until it exits"
+            until = f"for {duration:g}s, until it exits" if duration else "until it exits"
 
             def announce() -> None:
                 if not args.quiet:
