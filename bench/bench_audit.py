@@ -76,6 +76,8 @@ QUALITY_KEYS = ("cluster_purity", "cluster_completeness", "bifurcation_top1", "o
 
 def quality(tmp: Path, hosts: int, hours: float, seed: int) -> dict:
     """evaluate scores of the audit on the simulator's and on fleetgen's data (same size)."""
+    import polars as pl
+
     out = {}
     sim = tmp / "q-simulate"
     simulate(sim, hosts, hours, None, 1)
@@ -90,9 +92,15 @@ def quality(tmp: Path, hosts: int, hours: float, seed: int) -> dict:
         ev = subprocess.run(BASELINE + ["evaluate", str(root), "--findings", str(root / "audit"), "--json"],
                             capture_output=True, text=True, cwd=REPO, check=True)
         scores = json.loads(ev.stdout)
-        out[name] = {k: scores[k] for k in QUALITY_KEYS} | {"audit_wall_s": round(audit["wall_s"], 1),
-                                                             "failures_scored": scores["failures_scored"],
-                                                             "routine_traces": scores["routine_traces"]}
+        alerts = pl.read_parquet(root / "audit" / "host_alerts.parquet")
+        truth_hosts = set(json.loads((gen / "fleetgen.json").read_text())["alert_hosts"]) if name == "fleetgen" else None
+        out[name] = {k: scores[k] for k in QUALITY_KEYS} | {
+            "audit_wall_s": round(audit["wall_s"], 1), "failures_scored": scores["failures_scored"],
+            "routine_traces": scores["routine_traces"], "host_alerts": alerts.height,
+            # fleetgen knows which hosts have a real host-level problem (the simulator: not scored)
+            "false_host_alerts": (alerts.filter(~pl.col("host").is_in(list(truth_hosts))).height
+                                  if truth_hosts is not None else -1),
+        }
     return out
 
 
@@ -117,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             scores = quality(Path(tmp), args.quality_hosts, args.quality_hours, args.seed)
         print(f"audit quality, {args.quality_hosts} hosts x {args.quality_hours:g} h (baseline evaluate):")
         print(f"  {'':24s} {'simulate':>10s} {'fleetgen':>10s}")
-        for key in (*QUALITY_KEYS, "failures_scored", "routine_traces", "audit_wall_s"):
+        for key in (*QUALITY_KEYS, "failures_scored", "routine_traces", "host_alerts", "false_host_alerts",
+                    "audit_wall_s"):
             a, b = scores["simulate"][key], scores["fleetgen"][key]
             fmt = (lambda v: f"{v:>10,}") if isinstance(a, int) else (lambda v: f"{v:>10.3f}")
             print(f"  {key:24s} {fmt(a)} {fmt(b)}")

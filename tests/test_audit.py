@@ -338,3 +338,34 @@ def test_audit_output_set_is_replaced_as_a_whole_under_kill_9(tmp_path):
     write_audit(_marked_result("C", 5), out)
     assert len(list((out / ".sets").iterdir())) == 1
     assert not list(out.glob(".*.tmp")) and not list((out / ".sets").glob("*/.*.tmp"))
+
+
+def test_host_alerts_respect_learned_families():
+    """A learned routine family never alerts at its usual rate; a host whose rate of it leaves the
+    learned band does (the band is per probe the errno goes through); a curated entry (no band)
+    never alerts."""
+    from baseline.fleet.audit import host_alerts
+
+    rows = []
+    for h in range(20):
+        host = f"gpu{h:03d}"
+        for b in range(24):
+            # every host: the rdma cgroup refuses ~4 % of charges (retried); gpu003 from bucket 12
+            # ten times as often, and climbing
+            fails = 12 + (30 * (b - 11) if host == "gpu003" and b >= 12 else 0)
+            for probe, layer in (("ib_uverbs_create_qp", "uverbs"), ("ib_rdmacg_try_charge", "core")):
+                rows.append({
+                    "host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": probe,
+                    "layer": layer, "invocations": 300, "failures": fails,
+                    "errno_counts": [{"errno": "EAGAIN", "count": fails}],
+                })
+    counters = pl.DataFrame(rows).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns")).lazy()
+    learned = Entry(id="l", source="learned", probe="ib_rdmacg_try_charge", errno="EAGAIN", context="create_qp",
+                    stats={"covers": ["ib_rdmacg_try_charge", "ib_uverbs_create_qp"],
+                           "rate_upper": {"ib_rdmacg_try_charge": 0.08, "ib_uverbs_create_qp": 0.08}})
+    alerts = host_alerts(counters, ExpectedErrors([learned]))
+    assert set(alerts["host"]) == {"gpu003"}, alerts
+    quiet = host_alerts(counters.filter(pl.col("host") != "gpu003"), ExpectedErrors([learned]))
+    assert quiet.is_empty(), quiet
+    curated = Entry(id="c", source="curated", reason="retried", probe="ib_*", errno="EAGAIN")
+    assert host_alerts(counters, ExpectedErrors([curated])).is_empty()
