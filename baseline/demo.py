@@ -86,6 +86,11 @@ def record_and_diff(out: Path) -> dict | None:
     print(report.render_text())
     (work / "diff.json").write_text(json.dumps(report.to_dict(), indent=2, default=str))
     _say(f"diff written to {work / 'diff.json'} (bad run exit status {bad.exit_status})")
+    from baseline.export import export_diff, write_json
+
+    trace = write_json(export_diff([work / "good1.parquet", work / "good2.parquet"], work / "bad.parquet"),
+                       work / "diff.trace.json")
+    _say(f"good and bad run side by side, bifurcation marked: {trace} (open in ui.perfetto.dev or chrome://tracing)")
     return report.to_dict()
 
 
@@ -133,11 +138,11 @@ def fleet_pipeline(out: Path, hosts: int, hours: float, seed: int) -> dict:
     published = pipeline.publish_findings(cfg, steps["audit_new_failures"])
     findings_dir = Path(published["published"])
     from baseline.fleet.audit import read_audit
-    from baseline.fleet.report import terminal_report, write_html
+    from baseline.fleet.report import terminal_report
 
     result = read_audit(findings_dir)
     print(terminal_report(result))
-    html = write_html(result, findings_dir / "report.html")
+    html = findings_dir / "report.html"  # published with the findings by the audit step
     scores = evaluate(fleet / "dataset", findings_dir)
     print(format_report(scores))
     coverage = pipeline.weekly_coverage(cfg, week=None)

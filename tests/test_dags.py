@@ -107,6 +107,7 @@ def test_pipeline_end_to_end(dagbag, pipeline):
     assert ok, states
     latest = (root / "findings" / "LATEST").read_text().strip()
     assert (root / "findings" / latest / "findings.parquet").is_file()
+    assert "Fleet audit" in (root / "findings" / latest / "report.html").read_text()  # published beside them
     assert (root / "model" / "baseline.parquet").is_file()
     assert (root / "expected_errors.yaml").is_file()
 

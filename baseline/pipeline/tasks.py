@@ -96,7 +96,8 @@ def run_stamp(now: dt.datetime | None = None) -> str:
 
 
 def audit_new_failures(cfg: PipelineConfig, now: dt.datetime | None = None) -> dict:
-    """Audit the recent window into findings/.staging-<stamp>/ (published by publish_findings)."""
+    """Audit the recent window into findings/.staging-<stamp>/ (tables and report.html; published by
+    publish_findings)."""
     from baseline.fleet.audit import run_audit
 
     stamp = run_stamp(now)
@@ -105,6 +106,10 @@ def audit_new_failures(cfg: PipelineConfig, now: dt.datetime | None = None) -> d
     expected = _expected_list(cfg)
     model = cfg.model if cfg.model.exists() else None
     result = run_audit(cfg.dataset, staging, since=since, model=model, expected=expected, learn_expected=False)
+    # The HTML report is staged with the tables, so publish_findings moves both at once.
+    from baseline.fleet.report import write_html
+
+    write_html(result, staging / "report.html")
     return {
         "staging": str(staging),
         "stamp": stamp,
