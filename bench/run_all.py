@@ -21,6 +21,7 @@ BENCHES = [
     ("bench.bench_dataset", "simulator throughput and bytes on disk per event"),
     ("bench.bench_audit", "baseline learn throughput/RSS; audit of a fleet day"),
     ("bench.coverage_pipeline", "DAG run times on a simulated fleet week"),
+    ("bench.bench_export", "Trace Event JSON export vs read+json; HTML reports vs one chart"),
 ]
 
 
