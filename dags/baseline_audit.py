@@ -1,7 +1,10 @@
 """baseline_audit: hourly, and whenever trace_ingest lands new data (AssetOrTimeSchedule).
 
 Refreshes the good-trace baseline and the learned expected-error list from the recent window,
-audits new failures against them, and publishes the findings (findings/<stamp>/ + LATEST).
+audits new failures against them, and publishes the findings with the HTML report beside them
+(findings/<stamp>/{findings,clusters,host_alerts}.parquet + report.html, findings/LATEST).
+Readers hold the dataset's shared lock, so nothing is fitted on an interval ingest is still
+writing; every task can be retried (publishing an already published run succeeds).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from airflow.sdk import (
 
 TRACEBASE_DATASET = Asset(name="tracebase_dataset", uri="file:///tracebase/dataset")
 TRACEBASE_FINDINGS = Asset(name="tracebase_findings", uri="file:///tracebase/findings")
+RETRY = dt.timedelta(minutes=2)
 
 
 def run_time() -> dt.datetime:
@@ -47,33 +51,33 @@ def baseline_audit():
 
         return validated_config_path(get_current_context()["params"].get("config"))
 
-    @task
+    @task(retries=2, retry_delay=RETRY)
     def refresh_baseline(config_path: str) -> dict:
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import refresh_baseline as refresh
 
         return refresh(load_config(config_path), now=run_time())
 
-    @task
+    @task(retries=2, retry_delay=RETRY)
     def refresh_expected(config_path: str) -> dict:
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import refresh_expected as refresh
 
         return refresh(load_config(config_path), now=run_time())
 
-    @task
+    @task(retries=2, retry_delay=RETRY)
     def audit(config_path: str, model: dict, expected: dict) -> dict:  # noqa: ARG001 - ordering
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import audit_new_failures
 
         return audit_new_failures(load_config(config_path), now=run_time())
 
-    @task(outlets=[TRACEBASE_FINDINGS])
+    @task(outlets=[TRACEBASE_FINDINGS], retries=2, retry_delay=RETRY)
     def publish(config_path: str, audited: dict) -> dict:
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import publish_findings
 
-        return publish_findings(load_config(config_path), audited)
+        return publish_findings(load_config(config_path), audited, now=run_time())
 
     path = validate_config()
     audited = audit(path, refresh_baseline(path), refresh_expected(path))

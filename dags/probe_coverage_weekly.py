@@ -2,25 +2,29 @@
 
 Per-probe invocations, failures, errno mix and week-over-week trend; probes that never fired;
 probes missing per kernel/vendor group with the namespace-gate resolution; and how many
-application-labelled failures (NCCL logs from the config's nccl_logs) land on probed functions.
+application-labelled failures (NCCL logs from the config's nccl_logs) a live probe saw.
+
+Runs Monday 00:00 UTC, so its data interval is exactly the ISO week that just ended, and reports
+the last complete ISO week before the run (baseline.pipeline.tasks.coverage_week): on a
+scheduled run the interval's week, on a manual run the last week complete when it was triggered.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 
-from airflow.sdk import Param, dag, get_current_context, task
+from airflow.sdk import CronDataIntervalTimetable, Param, dag, get_current_context, task
 
 
 @dag(
     dag_id="probe_coverage_weekly",
-    schedule="@weekly",
-    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+    schedule=CronDataIntervalTimetable("0 0 * * 1", timezone="UTC"),  # ISO weeks start on Monday
+    start_date=dt.datetime(2026, 1, 5, tzinfo=dt.UTC),
     catchup=False,
     tags=["tracebase"],
     params={
         "config": Param(None, type=["null", "string"], description="pipeline config YAML (else Variable tracebase_config)"),
-        "week": Param(None, type=["null", "string"], description="ISO week (2026-W48); default: the week that just ended"),
+        "week": Param(None, type=["null", "string"], description="ISO week (2026-W48); default: the last complete week"),
     },
 )
 def probe_coverage_weekly():
@@ -30,18 +34,13 @@ def probe_coverage_weekly():
 
         return validated_config_path(get_current_context()["params"].get("config"))
 
-    @task
+    @task(retries=2, retry_delay=dt.timedelta(minutes=2))
     def coverage_report(config_path: str) -> dict:
         from baseline.pipeline.config import load_config
-        from baseline.pipeline.coverage import week_label
-        from baseline.pipeline.tasks import weekly_coverage
+        from baseline.pipeline.tasks import coverage_week, weekly_coverage
 
         ctx = get_current_context()
-        week = ctx["params"].get("week")
-        if not week:  # @weekly fires Sunday 00:00 UTC: report the last complete ISO week (Mon-Sun)
-            end = ctx.get("data_interval_end") or ctx.get("logical_date") or dt.datetime.now(dt.UTC)
-            monday = (end - dt.timedelta(days=7)).date()
-            week = week_label(monday - dt.timedelta(days=monday.weekday()))
+        week = ctx["params"].get("week") or coverage_week(ctx.get("logical_date"), ctx.get("data_interval_end"))
         return weekly_coverage(load_config(config_path), week=week)
 
     coverage_report(validate_config())

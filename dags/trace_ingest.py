@@ -1,8 +1,9 @@
 """trace_ingest: every 5 minutes, move tracer spool snapshots into the fleet dataset.
 
-Ingest is idempotent (a rerun of an interval adds no duplicate rows), unreadable files go to
-quarantine with the reason, small files are compacted and old partitions expire. When new rows
-land, the `tracebase_dataset` asset is updated, which triggers baseline_audit.
+Ingest is idempotent (a rerun of an interval adds no duplicate rows, a killed run loses none),
+unreadable files go to quarantine with the reason, small files are compacted and old partitions
+expire. Each completed run publishes the dataset's ingest watermark. When new rows land, the
+`tracebase_dataset` asset is updated, which triggers baseline_audit.
 """
 
 from __future__ import annotations
@@ -31,14 +32,14 @@ def trace_ingest():
 
         return validated_config_path(get_current_context()["params"].get("config"))
 
-    @task
+    @task(retries=2, retry_delay=dt.timedelta(minutes=1))  # idempotent: a rerun adds no duplicate rows
     def ingest(config_path: str) -> dict:
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import ingest_once
 
         return ingest_once(load_config(config_path))
 
-    @task
+    @task(retries=2, retry_delay=dt.timedelta(minutes=1))
     def compact_and_expire(config_path: str, ingested: dict) -> dict:  # noqa: ARG001 - runs after ingest
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import tidy

@@ -81,7 +81,8 @@ def test_schedules(dagbag):
     assert type(audit).__name__ == "AssetOrTimeSchedule"  # hourly OR when the dataset asset updates
     assert "'0 * * * *'" in repr(audit.timetable)
     assert "tracebase_dataset" in repr(audit.asset_condition)
-    assert "'0 0 * * 0'" in repr(dagbag.get_dag("probe_coverage_weekly").timetable)  # @weekly
+    weekly = dagbag.get_dag("probe_coverage_weekly").timetable
+    assert type(weekly).__name__ == "CronDataIntervalTimetable" and "'0 0 * * 1'" in repr(weekly)  # Mondays
 
 
 def _run(dagbag, dag_id: str, conf: dict, when: dt.datetime):
@@ -108,10 +109,13 @@ def test_pipeline_end_to_end(dagbag, pipeline):
     latest = (root / "findings" / "LATEST").read_text().strip()
     assert (root / "findings" / latest / "findings.parquet").is_file()
     assert "Fleet audit" in (root / "findings" / latest / "report.html").read_text()  # published beside them
+    assert (root / "findings" / latest / "report.html").stat().st_size > 1000  # the HTML beside the findings
     assert (root / "model" / "baseline.parquet").is_file()
     assert (root / "expected_errors.yaml").is_file()
 
-    ok, states = _run(dagbag, "probe_coverage_weekly", conf | {"week": "2026-W48"}, RUN_AT)
+    # a manual run with no week given reports the last complete ISO week before it (Monday 00:00
+    # is the end of 2026-W48, the simulated data's week)
+    ok, states = _run(dagbag, "probe_coverage_weekly", conf, dt.datetime(2026, 11, 30, 0, 0, tzinfo=dt.UTC))
     assert ok, states
     report = root / "reports" / "2026-W48"
     assert (report / "report.html").stat().st_size > 10_000  # charts embedded
@@ -166,3 +170,104 @@ def test_each_task_function_runs_without_airflow(tmp_path):
     assert (Path(published["published"]) / "clusters.parquet").is_file()
     cov = pipeline.weekly_coverage(cfg, week="2026-W48")
     assert cov["hosts"] == 3 and Path(cov["files"]["html"]).is_file()
+
+
+# ----------------------------------------------------------------------------- week, retries, retention, lock
+@pytest.mark.parametrize(
+    ("logical", "interval_end", "week"),
+    [
+        ("2026-11-23T00:00", "2026-11-30T00:00", "2026-W48"),  # scheduled Monday run: its interval's week
+        ("2026-11-30T00:00", "2026-11-30T00:00", "2026-W48"),  # trigger-style timetable: logical = end
+        ("2026-11-30T13:55", "2026-11-30T00:00", "2026-W48"),  # manual run on Monday afternoon
+        ("2026-11-29T23:59", "2026-11-23T00:00", "2026-W47"),  # Sunday night: 2026-W48 not complete yet
+        ("2026-12-02T10:00", "2026-11-30T00:00", "2026-W48"),  # manual run mid-week
+        ("2027-01-04T00:00", None, "2026-W53"),  # 2026 has 53 ISO weeks
+    ],
+)
+def test_coverage_week_is_the_last_complete_iso_week(logical, interval_end, week):
+    from baseline.pipeline.tasks import coverage_week
+
+    def parse(text):
+        return None if text is None else dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)
+
+    assert coverage_week(parse(logical), parse(interval_end)) == week
+
+
+@pytest.fixture(scope="module")
+def audited_once(tmp_path_factory):
+    from baseline.pipeline import tasks as pipeline
+    from baseline.pipeline.config import load_config
+    from baseline.simulator.simulate import simulate
+
+    root = tmp_path_factory.mktemp("retry")
+    simulate(root, hosts=3, hours=1, seed=13, start="2026-11-28T00:00:00Z", spool=True)
+    cfg = load_config(write_config(root, retention={"findings_days": 30}))
+    pipeline.ingest_once(cfg)
+    return cfg
+
+
+def test_every_audit_task_can_be_retried(audited_once):
+    from baseline.pipeline import tasks as pipeline
+
+    cfg = audited_once
+    assert pipeline.refresh_baseline(cfg, now=RUN_AT)["traces"] > 0
+    first = pipeline.refresh_expected(cfg, now=RUN_AT)
+    assert pipeline.refresh_expected(cfg, now=RUN_AT)["learned"] == first["learned"]  # retried: same file
+    audited = pipeline.audit_new_failures(cfg, now=RUN_AT)
+    (Path(audited["staging"]) / "junk-from-a-killed-attempt").write_text("x")
+    audited = pipeline.audit_new_failures(cfg, now=RUN_AT)  # the retry starts from a clean staging dir
+    assert not (Path(audited["staging"]) / "junk-from-a-killed-attempt").exists()
+    published = pipeline.publish_findings(cfg, audited, now=RUN_AT)
+    again = pipeline.publish_findings(cfg, audited, now=RUN_AT)  # retried after it had succeeded
+    assert again["published"] == published["published"] and again["latest"] == "20261128T010000Z"
+    assert Path(again["report"]).is_file() and (Path(again["published"]) / "findings.parquet").exists()
+    # the audit rerun for the same interval replaces the published run as a whole
+    pipeline.publish_findings(cfg, pipeline.audit_new_failures(cfg, now=RUN_AT), now=RUN_AT)
+    assert sorted(p.name for p in cfg.findings.iterdir()) == ["20261128T010000Z", "LATEST"]
+    with pytest.raises(Exception, match="no staged audit output to publish and no published run"):
+        pipeline.publish_findings(cfg, {**audited, "stamp": "20261128T020000Z",
+                                        "staging": str(cfg.findings / ".staging-20261128T020000Z")})
+
+
+def test_findings_retention_keeps_latest_and_recent_runs(audited_once):
+    from baseline.pipeline import tasks as pipeline
+
+    cfg = audited_once
+    for days in (45, 31, 10):  # older runs, published before
+        when = RUN_AT - dt.timedelta(days=days)
+        (cfg.findings / pipeline.run_stamp(when)).mkdir(parents=True, exist_ok=True)
+    (cfg.findings / f".staging-{pipeline.run_stamp(RUN_AT - dt.timedelta(days=40))}").mkdir()  # abandoned
+    audited = pipeline.audit_new_failures(cfg, now=RUN_AT)
+    published = pipeline.publish_findings(cfg, audited, now=RUN_AT)
+    assert sorted(published["expired"]) == sorted(
+        [pipeline.run_stamp(RUN_AT - dt.timedelta(days=d)) for d in (45, 31)]
+        + [".staging-" + pipeline.run_stamp(RUN_AT - dt.timedelta(days=40))])
+    kept = sorted(p.name for p in cfg.findings.iterdir())
+    assert kept == [pipeline.run_stamp(RUN_AT - dt.timedelta(days=10)), "20261128T010000Z", "LATEST"]
+    # publishing an older run (a cleared task) does not move LATEST back
+    older = pipeline.audit_new_failures(cfg, now=RUN_AT - dt.timedelta(hours=1))
+    assert pipeline.publish_findings(cfg, older, now=RUN_AT)["latest"] == "20261128T010000Z"
+
+
+def test_readers_wait_for_a_running_ingest(audited_once):
+    """While ingest holds the dataset's exclusive lock (mid-write), a baseline refresh does not
+    start reading; it runs once the ingest run has committed."""
+    import threading
+
+    from baseline.pipeline import tasks as pipeline
+    from baseline.pipeline.ingest import dataset_lock
+
+    cfg = audited_once
+    done = threading.Event()
+    result = {}
+
+    def refresh():
+        result.update(pipeline.refresh_baseline(cfg, now=RUN_AT))
+        done.set()
+
+    with dataset_lock(cfg.dataset, exclusive=True):
+        reader = threading.Thread(target=refresh)
+        reader.start()
+        assert not done.wait(1.0), "the reader ran while ingest held the dataset"
+    reader.join(timeout=120)
+    assert done.is_set() and result["traces"] > 0

@@ -22,6 +22,7 @@ Example (relative paths are resolved against the config file's directory)::
     retention:
       dataset_days: 90
       quarantine_days: 30
+      findings_days: 30                    # published audit runs (findings/<stamp>/) kept this long
     thresholds:
       compact_min_files: 8                 # compact a partition once it holds this many small files
       compact_small_file_mb: 16            # files below this size count as small
@@ -62,6 +63,7 @@ class ConfigError(TracebaseError):
 class Retention:
     dataset_days: int = 90
     quarantine_days: int = 30
+    findings_days: int = 30
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ class PipelineConfig:
         return out
 
 
-_INT_RANGES = {"dataset_days": 1, "quarantine_days": 1, "compact_min_files": 2}
+_INT_RANGES = {"dataset_days": 1, "quarantine_days": 1, "findings_days": 1, "compact_min_files": 2}
 
 
 def _describe(value: object) -> str:
@@ -166,7 +168,7 @@ def config_from_dict(data: object, source: str = "<config>", base_dir: Path | No
 
     workers = _number(source, "ingest_workers", data.get("ingest_workers", 1), integer=True, minimum=1)
 
-    ret = _section(source, data, "retention", {"dataset_days", "quarantine_days"}, required=False)
+    ret = _section(source, data, "retention", {f.name for f in fields(Retention)}, required=False)
     retention = Retention(
         **{k: _number(source, f"retention.{k}", v, integer=True, minimum=_INT_RANGES[k]) for k, v in ret.items()}
     )

@@ -4,13 +4,21 @@ Each Airflow task in dags/ is one call into this module, and so is each step whe
 runs without Airflow (the embedded default: cron, a shell loop, or by hand). Every function
 takes a validated `PipelineConfig` and returns a small JSON-friendly dict (an XCom value).
 
-ingest_once        spool -> dataset (idempotent), with quarantine
+ingest_once        spool -> dataset (idempotent), with quarantine; publishes the ingest watermark
 tidy               compact small files, drop data and quarantine past retention
 refresh_baseline   fit the good-trace baseline on the last `baseline_window_days`
 refresh_expected   learn fleet expected errors and merge them into expected_errors.yaml
 audit_new_failures audit failures of the last `audit_window_hours` into a staging directory
-publish_findings   move the staged audit into findings/<stamp>/ and point findings/LATEST at it
+                   (findings, clusters, host alerts and the HTML report)
+publish_findings   move the staged audit into findings/<stamp>/, point findings/LATEST at the
+                   newest run, expire runs older than `retention.findings_days`
 weekly_coverage    the weekly probe-coverage report (+ application failures from NCCL logs)
+
+Consistency: the readers (refresh_*, audit, coverage) hold the dataset's shared lock and the
+writers (ingest, tidy) its exclusive one (baseline.pipeline.ingest.dataset_lock), so a model is
+never fitted, nor an audit run, on an interval ingest is still writing.
+Retries: every task can run again with the same arguments: ingest and compaction are idempotent,
+the audit rewrites its staging directory, and publishing an already published run succeeds.
 """
 
 from __future__ import annotations
@@ -18,11 +26,16 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 from baseline.pipeline.config import PipelineConfig
 from tracer import atomic
 from tracer.errors import TracebaseError
+
+STAGING_PREFIX = ".staging-"
+LATEST = "LATEST"
+STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
 
 
 def _now(now: dt.datetime | None) -> dt.datetime:
@@ -59,12 +72,22 @@ def _window_start(now: dt.datetime | None, **delta: float) -> dt.datetime:
     return _now(now) - dt.timedelta(**delta)
 
 
+@contextmanager
+def _reading(cfg: PipelineConfig):
+    """The dataset's shared lock while a task reads it (waits for a running ingest to finish)."""
+    from baseline.pipeline.ingest import dataset_lock
+
+    with dataset_lock(cfg.dataset, exclusive=False) as held:
+        yield held
+
+
 def refresh_baseline(cfg: PipelineConfig, now: dt.datetime | None = None) -> dict:
     from baseline.fleet.model import fit_baseline
 
     since = _window_start(now, days=cfg.thresholds.baseline_window_days)
     atomic.make_dirs(cfg.model.parent)
-    model = fit_baseline(cfg.dataset, out=cfg.model, since=since)
+    with _reading(cfg):
+        model = fit_baseline(cfg.dataset, out=cfg.model, since=since)
     header = model.header()
     return {"model": str(cfg.model), "since": since.isoformat(), "traces": header["n_traces"],
             "events": header["n_events"], "operations": len(header["operations"])}
@@ -74,7 +97,8 @@ def refresh_expected(cfg: PipelineConfig, now: dt.datetime | None = None) -> dic
     from baseline.fleet.expected import learn_fleet_expected, merge_into_file
 
     since = _window_start(now, days=cfg.thresholds.baseline_window_days)
-    learned = learn_fleet_expected(cfg.dataset, since=since)
+    with _reading(cfg):
+        learned = learn_fleet_expected(cfg.dataset, since=since)
     counts = merge_into_file(cfg.expected_errors, learned.entries, now=_now(now).strftime("%Y-%m-%dT%H:%M:%SZ"))
     return {"expected_errors": str(cfg.expected_errors), "learned": len(learned.entries), **counts}
 
@@ -92,63 +116,129 @@ def _expected_list(cfg: PipelineConfig):
 
 
 def run_stamp(now: dt.datetime | None = None) -> str:
-    return _now(now).strftime("%Y%m%dT%H%M%SZ")
+    return _now(now).strftime(STAMP_FORMAT)
 
 
 def audit_new_failures(cfg: PipelineConfig, now: dt.datetime | None = None) -> dict:
-    """Audit the recent window into findings/.staging-<stamp>/ (tables and report.html; published by
-    publish_findings)."""
+    """Audit the recent window into findings/.staging-<stamp>/ (published by publish_findings):
+    findings, clusters and host alerts Parquet plus the HTML report beside them."""
     from baseline.fleet.audit import run_audit
+    from baseline.fleet.report import write_html
+    from baseline.pipeline.ingest import read_watermark
 
     stamp = run_stamp(now)
-    staging = cfg.findings / f".staging-{stamp}"
+    staging = cfg.findings / f"{STAGING_PREFIX}{stamp}"
+    if staging.exists():  # a retried attempt: start from a clean directory
+        shutil.rmtree(staging)
     since = _window_start(now, hours=cfg.thresholds.audit_window_hours)
     expected = _expected_list(cfg)
     model = cfg.model if cfg.model.exists() else None
-    result = run_audit(cfg.dataset, staging, since=since, model=model, expected=expected, learn_expected=False)
-    # The HTML report is staged with the tables, so publish_findings moves both at once.
-    from baseline.fleet.report import write_html
-
-    write_html(result, staging / "report.html")
+    with _reading(cfg):
+        watermark = read_watermark(cfg.dataset)
+        result = run_audit(cfg.dataset, staging, since=since, model=model, expected=expected, learn_expected=False)
+    html = write_html(result, staging / "report.html")
     return {
         "staging": str(staging),
         "stamp": stamp,
         "since": since.isoformat(),
+        "ingested_until": (watermark or {}).get("committed_until"),  # the data this audit saw
         "traces_audited": result.traces_audited,
         "findings": result.findings.height,
         "open_findings": result.open_findings.height,
         "clusters": result.clusters.height,
         "host_alerts": result.host_alerts.height,
+        "report": str(html),
     }
 
 
-def publish_findings(cfg: PipelineConfig, audited: dict) -> dict:
-    """Rename the staged audit to findings/<stamp>/ and update findings/LATEST atomically."""
+def publish_findings(cfg: PipelineConfig, audited: dict, now: dt.datetime | None = None) -> dict:
+    """Rename the staged audit to findings/<stamp>/, point findings/LATEST at the newest
+    published run (atomically) and expire runs past `retention.findings_days`.
+
+    Safe to retry: when the staged directory is gone because this run was already published,
+    the published directory is taken as it is."""
     staging = Path(audited["staging"])
-    if not staging.is_dir():
-        raise TracebaseError(f"{staging}: no staged audit output to publish")
-    final = cfg.findings / audited["stamp"]
-    if final.exists():  # a rerun of the same interval replaces its own output
-        shutil.rmtree(final)
-    os.replace(staging, final)
-    latest = cfg.findings / "LATEST"
-    atomic.write_text(latest, final.name + "\n")
-    return {**audited, "published": str(final)}
+    stamp = audited["stamp"]
+    final = cfg.findings / stamp
+    if staging.is_dir():
+        old = None
+        if final.exists():  # a rerun of the same interval replaces its own output, never leaving a gap
+            old = final.with_name(f".replaced-{stamp}-{os.getpid()}")
+            os.replace(final, old)
+        os.replace(staging, final)
+        atomic.fsync_dir(cfg.findings)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    elif not (final / "findings.parquet").exists():
+        raise TracebaseError(f"{staging}: no staged audit output to publish and no published run {final} "
+                             f"(rerun the audit task)")
+    latest = cfg.findings / LATEST
+    current = latest.read_text().strip() if latest.is_file() else ""
+    if not current or not (cfg.findings / current).is_dir() or stamp >= current:  # stamps sort by time
+        atomic.write_text(latest, stamp + "\n")
+    expired = expire_findings(cfg, now or _stamp_time(stamp))
+    report = final / "report.html"
+    return {**audited, "published": str(final), "report": str(report) if report.exists() else None,
+            "latest": (cfg.findings / LATEST).read_text().strip(), "expired": expired}
+
+
+def _stamp_time(stamp: str) -> dt.datetime | None:
+    try:
+        return dt.datetime.strptime(stamp, STAMP_FORMAT).replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
+
+
+def expire_findings(cfg: PipelineConfig, now: dt.datetime | None = None) -> list[str]:
+    """Remove published runs (and abandoned staging directories) older than
+    `retention.findings_days`; the run LATEST names is always kept."""
+    if not cfg.findings.is_dir():
+        return []
+    cutoff = _now(now) - dt.timedelta(days=cfg.retention.findings_days)
+    latest = (cfg.findings / LATEST).read_text().strip() if (cfg.findings / LATEST).is_file() else None
+    removed = []
+    for entry in sorted(cfg.findings.iterdir()):
+        stamp = entry.name.removeprefix(STAGING_PREFIX)
+        when = _stamp_time(stamp)
+        if when is None or entry.name == latest or entry.is_symlink() or not entry.is_dir():
+            continue
+        if when < cutoff:
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry.name)
+    return removed
+
+
+def coverage_week(logical_date: dt.datetime | None, data_interval_end: dt.datetime | None = None,
+                  now: dt.datetime | None = None) -> str:
+    """The ISO week a weekly-coverage run reports: the last complete ISO week (Monday to Sunday,
+    UTC) before the run's time. The run's time is the later of its logical date and the end of
+    its data interval: a scheduled run on Monday 00:00 reports the week that just ended, and a
+    manual run reports the last week complete when it was triggered (its data interval is the
+    last scheduled one, which may lag)."""
+    from baseline.pipeline.coverage import week_label
+
+    times = [_now(t) for t in (logical_date, data_interval_end) if t is not None]
+    end = max(times) if times else _now(now)
+    this_monday = end.date() - dt.timedelta(days=end.weekday())
+    return week_label(this_monday - dt.timedelta(days=7))
 
 
 def weekly_coverage(cfg: PipelineConfig, week: str | None = None) -> dict:
+    """The weekly coverage report of `week` (ISO, e.g. 2026-W48; None: the week of the newest
+    data; the DAG passes coverage_week() of its run)."""
     from baseline.pipeline.coverage import weekly_report, write_report
     from baseline.pipeline.nccl import load_app_failures
 
     parsed = load_app_failures(cfg.nccl_logs) if cfg.nccl_logs else None
-    report = weekly_report(
-        cfg.dataset,
-        week=week,
-        probe_set=cfg.probe_set,
-        app_failures=parsed.failures if parsed else None,
-        parse_problems=parsed.problems if parsed else (),
-        trend_change_pct=cfg.thresholds.trend_change_pct,
-    )
+    with _reading(cfg):
+        report = weekly_report(
+            cfg.dataset,
+            week=week,
+            probe_set=cfg.probe_set,
+            app_failures=parsed.failures if parsed else None,
+            parse_problems=parsed.problems if parsed else (),
+            trend_change_pct=cfg.thresholds.trend_change_pct,
+        )
     written = write_report(report, cfg.reports)
     return coverage_summary(report, written)
 
