@@ -137,3 +137,24 @@ def test_probes_check_unknown_set_is_exit_2():
         f"tracer: error: probe set 'nosuch': expected one of rdma, rdma-queries, syscalls, verbs-user or a .yaml path, "
         f"found no {PROBES_DIR / 'nosuch.yaml'}"
     )
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda d: (d / "adir.yaml").mkdir() or d / "adir.yaml", ["adir.yaml: expected a probe set YAML file, found a directory"]),
+        (lambda d: (d / "l1.yaml").write_bytes("name: caf\xe9\n".encode("latin-1")) or d / "l1.yaml",
+         ["l1.yaml: expected UTF-8 YAML, found undecodable byte"]),
+        (lambda d: (d / "k.yaml").write_text("version: 1\nname: x\nattach: syscalls\nprobes:\n"
+                                             "  - {symbol: openat, layer: syscall, colour: red}\n") or d / "k.yaml",
+         ["k.yaml: probes[0]: expected only the keys symbol, layer", "found unknown key 'colour'"]),
+        (lambda d: d / "missing.yaml", ["missing.yaml: no such probe set file"]),
+        (lambda d: "", ["probe set: expected a set name or a .yaml path, found ''"]),
+    ],
+)
+def test_probes_check_bad_set_files_are_one_line_exit_2(tmp_path, make, words):
+    target = str(make(tmp_path))
+    out = subprocess.run([*TRACER, "probes", "check", target], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    for word in words:
+        assert word in out.stderr, out.stderr

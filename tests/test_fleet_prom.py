@@ -1,0 +1,55 @@
+"""The Prometheus textfile as node_exporter and Prometheus read it: prometheus_client's own
+parser finds grouped, typed families (0 of type unknown), the last-snapshot gauge, and every
+sample under the family its HELP/TYPE announce."""
+
+from __future__ import annotations
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from tracer.fleet.prom import ProbeSample, SetSample, prometheus_text
+
+PROBES = [
+    ProbeSample("rdma", "ib_uverbs_reg_mr", "uverbs", 120, 7, {"EFAULT": 5, "ENOMEM": 2}, True),
+    ProbeSample("rdma", "mlx5_ib_reg_user_mr", "driver", 118, 7, {"EFAULT": 5, "ENOMEM": 2}, True),
+    ProbeSample("rdma", "bnxt_re_create_qp", "driver", 0, 0, {}, False),
+    ProbeSample("syscalls", "openat", "syscall", 10_000_000, 12_345, {"ENOENT": 12_340, "EACCES": 5}, True),
+]
+SETS = [SetSample("rdma", 3), SetSample("syscalls", 0)]
+
+
+def families(text: str) -> dict:
+    return {f.name: f for f in text_string_to_metric_families(text)}
+
+
+def test_families_are_grouped_and_typed():
+    text = prometheus_text("gpu-node-01.c1", PROBES, SETS, snapshots=42, last_snapshot_s=1_796_000_000.25)
+    fams = families(text)
+    assert {n: f.type for n, f in fams.items()} == {
+        "tracebase_probe_invocations": "counter",
+        "tracebase_probe_failures": "counter",
+        "tracebase_probe_errno": "counter",
+        "tracebase_probe_live": "gauge",
+        "tracebase_lost_records": "counter",
+        "tracebase_snapshots": "counter",
+        "tracebase_last_snapshot_timestamp_seconds": "gauge",
+    }
+    # each family's samples are contiguous: one HELP and one TYPE line per family
+    names = [line.split()[2] for line in text.splitlines() if line.startswith("# TYPE")]
+    assert len(names) == len(set(names)) == 7
+    openat = {s.labels["errno"]: s.value for s in fams["tracebase_probe_errno"].samples
+              if s.labels["probe"] == "openat" and s.name.endswith("_total")}
+    assert openat == {"ENOENT": 12_340, "EACCES": 5}
+    live = {s.labels["probe"]: s.value for s in fams["tracebase_probe_live"].samples}
+    assert live == {"ib_uverbs_reg_mr": 1, "mlx5_ib_reg_user_mr": 1, "bnxt_re_create_qp": 0, "openat": 1}
+    inv = {s.labels["probe"]: s.value for s in fams["tracebase_probe_invocations"].samples if s.name.endswith("_total")}
+    assert inv["openat"] == 10_000_000
+    (last,) = fams["tracebase_last_snapshot_timestamp_seconds"].samples
+    assert last.labels == {"host": "gpu-node-01.c1"} and last.value == 1_796_000_000.25
+    lost = {s.labels["set"]: s.value for s in fams["tracebase_lost_records"].samples if s.name.endswith("_total")}
+    assert lost == {"rdma": 3, "syscalls": 0}
+
+
+def test_no_probes_still_reports_liveness_of_the_tracer():
+    fams = families(prometheus_text("h", [], [], snapshots=0, last_snapshot_s=0.0))
+    assert all(f.type != "unknown" for f in fams.values())
+    assert [s.value for s in fams["tracebase_last_snapshot_timestamp_seconds"].samples] == [0.0]
