@@ -139,14 +139,24 @@ def test_probes_check_unknown_set_is_exit_2():
     )
 
 
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
 @pytest.mark.parametrize(
     ("make", "words"),
     [
-        (lambda d: (d / "adir.yaml").mkdir() or d / "adir.yaml", ["adir.yaml: expected a probe set YAML file, found a directory"]),
-        (lambda d: (d / "l1.yaml").write_bytes("name: caf\xe9\n".encode("latin-1")) or d / "l1.yaml",
+        (lambda d: _mkdir(d / "adir.yaml"), ["adir.yaml: expected a probe set YAML file, found a directory"]),
+        (lambda d: _write(d / "l1.yaml", "name: caf\xe9\n".encode("latin-1")),
          ["l1.yaml: expected UTF-8 YAML, found undecodable byte"]),
-        (lambda d: (d / "k.yaml").write_text("version: 1\nname: x\nattach: syscalls\nprobes:\n"
-                                             "  - {symbol: openat, layer: syscall, colour: red}\n") or d / "k.yaml",
+        (lambda d: _write(d / "k.yaml", b"version: 1\nname: x\nattach: syscalls\nprobes:\n"
+                                        b"  - {symbol: openat, layer: syscall, colour: red}\n"),
          ["k.yaml: probes[0]: expected only the keys symbol, layer", "found unknown key 'colour'"]),
         (lambda d: d / "missing.yaml", ["missing.yaml: no such probe set file"]),
         (lambda d: "", ["probe set: expected a set name or a .yaml path, found ''"]),
