@@ -48,7 +48,7 @@ def test_the_fleet_is_messy(messy):
     truth = read(dataset_files(root, "truth"), "truth")
     causes = set(truth["root_cause"].drop_nulls())
     assert set(ROUTINE) <= causes and {"peer_efault", "fw_bad_state", "qp_enomem_after_update",
-                                       "gid_index_invalid", "stale_handle_destroy"} <= causes
+                                       "gid_index_invalid", "stale_handle_destroy", "stale_qp_modify"} <= causes
     events = read(dataset_files(root, "events"), "events")
     # truncated trees, kernel updates mid-window, pointer-returning roots, roots without errno
     assert events.filter(pl.col("lost_events") > 0)["trace_id"].n_unique() > 10
@@ -116,6 +116,7 @@ def test_learner_is_sklearn_shaped_and_learns_at_the_origin(messy):
     assert ("modify_qp RESET->INIT", "rdma_counter_bind_qp_auto", "ENOMEM") in keys  # one vendor only
     assert not any(e.errno in ("EIO", "ETIMEDOUT", "EFAULT", "EINVAL") for e in learner.entries_)
     assert ("create_qp", "mlx5_ib_create_qp", "ENOMEM") not in keys  # started with a kernel update
+    assert not any(e.errno == "ENOENT" and e.probe == "rdma_lookup_get_uobject" for e in learner.entries_)  # masked
     probe = pl.DataFrame({"operation": ["create_qp", "create_qp"], "probe": ["ib_rdmacg_try_charge", "mlx5_ib_create_qp"],
                           "errno": ["EAGAIN", "ENOMEM"]})
     assert learner.predict(probe).tolist() == [True, False]

@@ -26,6 +26,12 @@ routine) learns a unit as expected when all of these hold:
   hosts of the same vendor group that run the probe show the error (counts from the exact per-CPU
   counters when given, else from traces). A family confined to one vendor is routine there; a
   fault confined to a few hosts (bad firmware, a crash-looping host) stays a finding.
+* **Visible to its caller.** The operation absorbed it (its root succeeded) or returned the
+  origin's errno unchanged, in at least ``handled_share`` of its occurrences: a caller can only
+  treat an error as routine when it sees it (retry on EAGAIN, skip a GID slot on ENODATA). An
+  errno turned into another on the way up (a stale handle's ENOENT in rdma_lookup_get_uobject
+  that modify_qp reports as EINVAL, reference errno_conventions) reaches the caller as a
+  generic failure: a finding, however often the job goes on after it.
 * **Not a regression.** When at least ``max_new_share`` of the occurrences come from kernel
   releases a host switched to during the window (a driver update), the error started with the
   update: a finding, not routine.
@@ -99,7 +105,8 @@ class FleetExpectedResult:
 
 def chain_origins(chains: pl.DataFrame) -> pl.DataFrame:
     """Per (operation, chain_hash): its error origins (probe, errno, min depth) and, per origin,
-    the probes its errno propagates through (ancestors carrying the same errno, `path`)."""
+    the probes its errno propagates through (ancestors carrying the same errno, `path`) and
+    whether it reaches the root unchanged (`to_root`: the caller sees the real errno)."""
     rows: list[tuple] = []
     cols = chains.select(
         pl.col("operation").cast(pl.String), "chain_hash", "trace_id", "seq", "depth",
@@ -128,9 +135,10 @@ def chain_origins(chains: pl.DataFrame) -> pl.DataFrame:
                         break
                     path.append(probe[j])
                     want -= 1
-            rows.append((op, chash, probe[i], errno[i], depth[i], path))
+            rows.append((op, chash, probe[i], errno[i], depth[i], path, len(path) == depth[i] + 1))
     return pl.DataFrame(rows, schema={"operation": pl.String, "chain_hash": pl.UInt64, "probe": pl.String,
-                                      "errno": pl.String, "origin_depth": pl.Int64, "path": pl.List(pl.String)},
+                                      "errno": pl.String, "origin_depth": pl.Int64, "path": pl.List(pl.String),
+                                      "to_root": pl.Boolean},
                         orient="row")
 
 
@@ -210,7 +218,9 @@ class FleetExpectedLearner:
     handled_share : float
         An error whose operation still succeeded in at least this share of its occurrences is
         absorbed by the operation: the hosts showing it in their counters count towards
-        ``min_hosts`` (its survival does not depend on what the job did next).
+        ``min_hosts`` (its survival does not depend on what the job did next). Routine errors
+        must be visible to their caller (absorbed, or their errno unchanged at the root) in at
+        least this share of occurrences.
     batch_rows : int
         Rows per streamed batch when fitting from files.
     """
@@ -328,8 +338,14 @@ class FleetExpectedLearner:
         ).with_columns(
             (pl.col("traces") - pl.col("failing")).alias("survived"),
         )
-        origins = chain_origins(chains).unique([*key, "probe", "errno"])
-        true = by_run.join(origins.select(*key, "probe", "errno"), on=key)
+        origins = (
+            chain_origins(chains).group_by([*key, "probe", "errno"]).agg(pl.col("to_root").all())
+        )
+        true = by_run.join(origins.select(*key, "probe", "errno", "to_root"), on=key).with_columns(
+            # the caller can tell this error apart: its operation absorbed it (the root
+            # succeeded) or returned its errno unchanged (EAGAIN to retry, ENODATA to skip a slot)
+            pl.when(pl.col("to_root")).then(pl.col("traces")).otherwise(pl.col("handled")).alias("visible")
+        )
         chain_probes = chains.select(pl.col("operation").cast(pl.String), "chain_hash",
                                      pl.col("probe").cast(pl.String)).unique()
         observed = (
@@ -344,6 +360,7 @@ class FleetExpectedLearner:
                 pl.col("failing").sum(),
                 pl.col("survived").sum(),
                 pl.col("handled").sum(),
+                pl.col("visible").sum(),
                 pl.col("host").filter(pl.col("survived") > 0).n_unique().alias("success_hosts"),
                 pl.col("job_id").filter(pl.col("survived") > 0).n_unique().alias("success_jobs"),
                 pl.col("host").n_unique().alias("hosts"),
@@ -411,6 +428,7 @@ class FleetExpectedLearner:
                 & (pl.col("group_hosts") >= self.min_host_fraction * pl.col("observed_hosts"))
                 & (pl.col("increase_lower") <= self.max_increase)
                 & (pl.col("new_release_share") < self.max_new_share)
+                & (pl.col("visible") >= self.handled_share * pl.col("traces"))
             ).alias("expected")
         )
         # propagation paths and rate bands of the learned families

@@ -14,6 +14,8 @@ What makes it messy (each property is what a real fleet does and the project's s
       (ENOENT from irdma's iWARP query path);
     - counter bind ENOMEM: on bnxt_re hosts in AUTO counter mode alloc_and_bind returns NULL and
       rdma_counter_bind_qp_auto -ENOMEM, which _ib_modify_qp ignores: the root returns 0.
+* A non-fatal cause on many hosts whose errno is masked on the way up (a stale QP handle:
+  ENOENT in rdma_lookup_get_uobject, EINVAL at modify_qp, the job goes on).
 * Root causes with several signatures each (vendor twins, OFED vs upstream, timeouts vs EIO),
   truncated call trees (deepest frames lost, lost_events > 0), a cause that starts after a
   kernel update on some hosts (kernel_release changes mid-window), a rare cause in heavy routine
@@ -184,6 +186,14 @@ def chain(op: str, h: Host, kernel: str, fail: str | None = None, **kw) -> tuple
             if bad:
                 _errno_ok("mlx5_ib_create_qp", bad)
                 t = _t("qp_enomem_after_update", drv["create_qp"], bad, "driver")
+    elif op.startswith("modify_qp") and fail == "stale_qp":
+        # a QP handle already destroyed: ENOENT in the lookup, which modify_qp reports as EINVAL
+        # (uobj_get_obj_read masks every lookup error); the job goes on
+        _errno_ok("rdma_lookup_get_uobject", "ENOENT")
+        _errno_ok("modify_qp", "EINVAL")
+        f = [Frame("ib_uverbs_modify_qp", 0, "EINVAL"), Frame("modify_qp", 1, "EINVAL"),
+             Frame("rdma_lookup_get_uobject", 2, "ENOENT")]
+        t = _t("stale_qp_modify", "rdma_lookup_get_uobject", "ENOENT", "core")
     elif op.startswith("modify_qp"):
         arg = op.split(" ", 1)[1]
         bad = "EINVAL" if fail == "gid_index_invalid" else None
@@ -423,9 +433,13 @@ def _run_job(w: Writer, h: Host, t: float, job: str, pid: int, restart: int, qps
             return t, True
         do("modify_qp INIT->RTR")
         do("modify_qp RTR->RTS")
-    # steady state: re-registration bursts every ~5 min
+    # steady state: re-registration bursts every ~5 min; some jobs touch a QP they destroyed
+    stale = rnd.random() < 0.2
     while t < min(end, horizon):
         t += rnd.uniform(200, 400)
+        if stale:
+            do("modify_qp RTR->RTS", "stale_qp")
+            stale = False
         for _ in range(rnd.randint(1, 4)):
             with_retry("reg_mr")
     # teardown: handle lookups (pointer-returning root); a stale handle on some jobs
