@@ -7,6 +7,8 @@
 //   FAILURES_ONLY   1: emit only failing calls (plus the few calls user space needs to
 //                   keep its fd table and cwd right, flagged SPEC_STATE)
 //   MAX_TRACED      capacity of the traced-process map
+//   STAGE_FLUSH     bytes of records batched per CPU before they go to the ring buffer
+//   NR_EXECVE, NR_EXECVEAT, NR_PRCTL  the running architecture's numbers of those calls
 //
 // Why these attach points: the kernel here runs with lockdown=confidentiality, which refuses
 // kprobes/fentry and bpf_probe_read_kernel. The raw_syscalls:sys_enter tracepoint hands us
@@ -21,8 +23,17 @@
 // The call in progress lives in task-local storage (one struct event per traced thread,
 // freed with the task): no hash computed, no LRU bookkeeping, no per-thread cleanup.
 //
-// Records go to the ring buffer with BPF_RB_NO_WAKEUP: the consumer (tracer/record/ringbuf.py)
-// maps the buffer and reads it in bulk on a timer, so no record costs a wakeup.
+// Records are batched per CPU (a BPF program runs on one CPU from start to end, so a per-CPU
+// buffer needs no lock) and each batch of ~STAGE_FLUSH bytes goes to the ring buffer as one
+// record with BPF_RB_NO_WAKEUP: a ring buffer reservation takes a spinlock with interrupts off,
+// which cost more than the rest of the exit side. The consumer (tracer/record/ringbuf.py)
+// maps the buffer and reads it in bulk on a timer, so nothing costs a wakeup; at the end it
+// reads the part-filled batches from the `stages` map itself, after setting control[0] = 0
+// (stopped), which every program checks first.
+//
+// comm is read when a thread's storage is created and refreshed after execve/execveat/prctl
+// (the calls that change it; a write to /proc/PID/comm is not seen until the next of those),
+// not at every call: it cost as much as the ring buffer.
 //
 // Which arguments are paths (or written bytes) is per-architecture knowledge kept in user
 // space (tracer/record/syscalls.py) and loaded into the `specs` array, indexed by syscall
@@ -44,6 +55,14 @@
 #endif
 #ifndef MAX_TRACED
 #define MAX_TRACED 32768
+#endif
+#ifndef STAGE_FLUSH
+#define STAGE_FLUSH 8192         // bytes of records batched per CPU before one ring buffer record
+#endif
+#ifndef NR_EXECVE
+#define NR_EXECVE 59             // x86_64; user space passes the running architecture's
+#define NR_EXECVEAT 322
+#define NR_PRCTL 157
 #endif
 #define MAX_SYSCALLS 1024
 #define SOCKADDR_MAX 128
@@ -99,25 +118,77 @@ struct iov {
     u64 len;
 };
 
+#define HEADER_BYTES 112         // == HEADER_SIZE (a constant here: bcc sizes map values itself)
+#define HEADER_WORDS (HEADER_BYTES / 8)
+#define CHUNK_WORDS 8            // variable-length data moves in 64-byte chunks
+// Word index mask for a record's start in a stage: > STAGE_FLUSH / 8, a power of two, so the
+// verifier sees every store bounded (compares get lost when clang moves them around).
+#define STAGE_MASK (2 * STAGE_FLUSH / 8 - 1)
+#define STAGE_WORDS (STAGE_MASK + 1 + HEADER_WORDS + (2 * MAX_PATH + MAX_OUTPUT) / 8 + CHUNK_WORDS)
+struct stage {
+    u32 pos;          // bytes used in buf (records back to back, each padded to 8 bytes)
+    u32 count;        // records in buf
+    u64 buf[STAGE_WORDS];
+};
+
 BPF_RINGBUF_OUTPUT(events, RINGBUF_PAGES);
 // traced thread groups -> the thread group that forked them
 BPF_HASH(traced, u32, u32, MAX_TRACED);
 // the call in progress per thread; the value doubles as the record we emit at exit
 BPF_TASK_STORAGE(inflight, struct event);
 BPF_ARRAY(specs, u32, MAX_SYSCALLS);
+BPF_ARRAY(control, u32, 1);           // [0]: 1 while recording, 0 when stopped
+BPF_PERCPU_ARRAY(stages, struct stage, 1);
 BPF_PERCPU_ARRAY(lost, u64, 1);       // ring buffer full: records dropped
 
+static __always_inline int recording(void)
+{
+    int zero = 0;
+    u32 *on = control.lookup(&zero);  // an array lookup: inlined by the verifier
+    return on && *on;
+}
+
+// Append the record to this CPU's batch; hand the batch to the ring buffer when it is full.
 static __always_inline void emit(struct event *e)
 {
-    u32 size = HEADER_SIZE + (u32)e->len1 + (u32)e->len2 + (u32)e->len3;
-    if (size > HEADER_SIZE + 2 * MAX_PATH + MAX_OUTPUT)
-        size = HEADER_SIZE + 2 * MAX_PATH + MAX_OUTPUT;
-    if (events.ringbuf_output(e, size, BPF_RB_NO_WAKEUP) != 0) {
-        int zero = 0;
-        u64 *n = lost.lookup(&zero);
-        if (n)
-            *n += 1;
+    int zero = 0;
+    struct stage *st = stages.lookup(&zero);
+    if (!st)
+        return;
+    u32 data = (u32)e->len1 + (u32)e->len2 + (u32)e->len3;
+    if (data > 2 * MAX_PATH + MAX_OUTPUT)
+        data = 2 * MAX_PATH + MAX_OUTPUT;
+    u32 at = (st->pos >> 3) & STAGE_MASK;  // in words; always < STAGE_FLUSH / 8 in fact
+    u64 *dst = &st->buf[at];
+    const u64 *src = (const u64 *)e;
+#pragma unroll
+    for (int i = 0; i < HEADER_WORDS; i++)
+        dst[i] = src[i];
+    dst += HEADER_WORDS;
+    src = (const u64 *)e->data;
+#pragma unroll
+    for (int c = 0; c < (2 * MAX_PATH + MAX_OUTPUT) / 8 / CHUNK_WORDS; c++) {
+        if (c * CHUNK_WORDS * 8 >= data)
+            break;
+#pragma unroll
+        for (int i = 0; i < CHUNK_WORDS; i++)
+            dst[c * CHUNK_WORDS + i] = src[c * CHUNK_WORDS + i];
     }
+    u32 pos = at * 8 + ((HEADER_BYTES + data + 7) & ~7);
+    st->count += 1;
+    if (pos >= STAGE_FLUSH) {
+        if (pos > STAGE_WORDS * 8)
+            pos = STAGE_WORDS * 8;
+        // (char *)st + 8 is st->buf: bcc's rewriter trips over a map value's member here
+        if (events.ringbuf_output((char *)st + 8, pos, BPF_RB_NO_WAKEUP) != 0) {
+            u64 *n = lost.lookup(&zero);
+            if (n)
+                *n += st->count;
+        }
+        pos = 0;
+        st->count = 0;
+    }
+    st->pos = pos;
 }
 
 static __always_inline u32 read_string(char *dst, u64 src)
@@ -229,13 +300,15 @@ TRACEPOINT_PROBE(raw_syscalls, sys_enter)
     u64 id = bpf_get_current_pid_tgid();
     u32 tgid = id >> 32, tid = (u32)id;
     u32 *ppid = traced.lookup(&tgid);
-    if (!ppid)
+    if (!ppid || !recording())
         return 0;
 
     struct event *e = inflight.task_storage_get(bpf_get_current_task_btf(), 0,
                                                 BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!e)
         return 0;
+    if (!e->comm[0])  // storage just created (zeroed): this thread's first call
+        bpf_get_current_comm(&e->comm, sizeof(e->comm));
     u32 nr = (u32)args->id;
     u32 spec = 0;
     u32 *sp = specs.lookup(&nr);
@@ -271,7 +344,6 @@ TRACEPOINT_PROBE(raw_syscalls, sys_enter)
         e->flags = F_AT_ENTER;
         e->ret = 0;
         e->latency_ns = 0;
-        bpf_get_current_comm(&e->comm, sizeof(e->comm));
         emit(e);
     }
     return 0;
@@ -282,12 +354,14 @@ TRACEPOINT_PROBE(raw_syscalls, sys_enter)
 RAW_TRACEPOINT_PROBE(sys_exit)
 {
     struct event *e = inflight.task_storage_get(bpf_get_current_task_btf(), 0, 0);
-    if (!e || !(e->flags & F_ACTIVE))
+    if (!e || !(e->flags & F_ACTIVE) || !recording())
         return 0;
     u16 flags = e->flags;
     e->flags = 0;
     s64 ret = (s64)ctx->args[1];
     u32 spec = e->spec;
+    if (e->nr == NR_EXECVE || e->nr == NR_EXECVEAT || e->nr == NR_PRCTL)
+        bpf_get_current_comm(&e->comm, sizeof(e->comm));
 #if FAILURES_ONLY
     if (!(ret < 0 && ret >= -4095) && !(spec & SPEC_STATE))
         return 0;
@@ -308,7 +382,6 @@ RAW_TRACEPOINT_PROBE(sys_exit)
     }
     e->ret = ret;
     e->latency_ns = bpf_ktime_get_ns() - e->ts_ns;
-    bpf_get_current_comm(&e->comm, sizeof(e->comm));
     emit(e);
     return 0;
 }

@@ -275,3 +275,29 @@ def test_columnar_decoding_matches_per_event_rules():
         "newfstatat", "faccessat2", "fstat", "symlinkat", "connect", "sendto", "openat", "read"]
     assert table.column("path2").to_pylist()[3] == "../t"
     assert table.column("exit_status").null_count == table.num_rows
+
+
+def test_ring_spans_walked_and_batches_split():
+    """Ring buffer records (8-byte header: length with busy/discard bits, padded to 8) and
+    the BPF side's per-CPU batches (records back to back, padded to 8) come apart exactly;
+    a record copied while still busy is counted, never decoded."""
+    from tracer.record.decode import batch_of, split_records
+    from tracer.record.ringbuf import BUSY_BIT, DISCARD_BIT, samples
+
+    def ring_record(payload: bytes, flags: int = 0) -> bytes:
+        header = (len(payload) | flags).to_bytes(4, "little") + bytes(4)
+        return header + payload + bytes(-len(payload) % 8)
+
+    span = (ring_record(b"first") + ring_record(b"gone", DISCARD_BIT)
+            + ring_record(b"x" * 13) + ring_record(b"half", BUSY_BIT) + ring_record(b"last"))
+    got = samples([span[:24], span[24:]])  # two takes, split on a record boundary
+    assert [got.data[o:o + n] for o, n in zip(got.offsets, got.lengths, strict=True)] == [
+        b"first", b"x" * 13, b"last"]
+    assert got.busy == 1
+
+    records = synthetic_records()[:5]
+    padded = [r + bytes(-len(r) % 8) for r in records]
+    split = split_records([b"".join(padded[:2]), b"".join(padded[2:])])
+    assert [split.data[o:o + n] for o, n in zip(split.offsets, split.lengths, strict=True)] == records
+    plain = batch_of(records)
+    assert [plain.data[o:o + n] for o, n in zip(plain.offsets, plain.lengths, strict=True)] == records

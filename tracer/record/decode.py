@@ -19,6 +19,7 @@ events can skip it, so the result is the same as feeding every event to apply() 
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -78,6 +79,27 @@ class Decoded:
         size = HEADER_SIZE + int(h["len1"]) + int(h["len2"]) + int(h["len3"])
         at = int(self.start[row])
         return self.data[at:at + size]
+
+
+_LENGTHS = struct.Struct("<HH2xH")  # len1, len2, (spec), len3 at HEADER offset 88
+
+
+def split_records(regions: list[bytes]) -> Batch:
+    """The records in `regions` (the BPF side's per-CPU batches: records back to back, each
+    padded to 8 bytes) as one Batch with an offset per record."""
+    data = regions[0] if len(regions) == 1 else b"".join(regions)
+    unpack, at = _LENGTHS.unpack_from, HEADER.fields["len1"][1]
+    offsets: list[int] = []
+    lengths: list[int] = []
+    add_offset, add_length = offsets.append, lengths.append
+    pos, end = 0, len(data) - HEADER_SIZE
+    while pos <= end:
+        len1, len2, len3 = unpack(data, pos + at)
+        size = HEADER_SIZE + len1 + len2 + len3
+        add_offset(pos)
+        add_length(size)
+        pos += (size + 7) & ~7
+    return Batch(data, np.asarray(offsets, np.int64), np.asarray(lengths, np.int64))
 
 
 def batch_of(records: list[bytes]) -> Batch:

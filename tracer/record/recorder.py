@@ -55,7 +55,15 @@ import pyarrow as pa
 
 from tracer import resources
 from tracer.errors import EnvironmentProblem, TracebaseError
-from tracer.record.decode import HEADER, HEADER_SIZE, Decoded, build_table, decode, resolve_columns
+from tracer.record.decode import (
+    HEADER,
+    HEADER_SIZE,
+    Decoded,
+    build_table,
+    decode,
+    resolve_columns,
+    split_records,
+)
 from tracer.record.ringbuf import Batch, RingReader, ring_reader, samples
 from tracer.record.syscalls import X86_64_NAMES, bpf_spec_table, syscall_names
 from tracer.schema import write_table
@@ -64,6 +72,7 @@ BPF_SOURCE = resources.BPF_DIR / "syscall_recorder.c"
 LABEL_KINDS = {"good": "good", "bad": "failure", None: "full"}
 POLL_MS = 10  # how often the ring buffer is read (the BPF side never wakes us)
 MAX_OUTPUT = 256  # bytes of a write-like call's output kept (output column)
+STAGE_FLUSH = 8192  # bytes of records the BPF side batches per CPU per ring buffer record
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 __all__ = ["HEADER", "HEADER_SIZE", "Recording", "SyscallRecorder", "resolve_command"]
@@ -151,11 +160,16 @@ class SyscallRecorder:
         return 1 << max(0, (self.ringbuf_mb * 1024 * 1024 // os.sysconf("SC_PAGE_SIZE")) - 1).bit_length()
 
     def cflags(self) -> list[str]:
+        nr = {name: n for n, name in self._names.items()}
         return [
             f"-DRINGBUF_PAGES={self.ringbuf_pages}",
             f"-DMAX_PATH={self.max_path}",
             f"-DMAX_OUTPUT={MAX_OUTPUT}",
             f"-DFAILURES_ONLY={int(self.failures_only)}",
+            f"-DSTAGE_FLUSH={STAGE_FLUSH}",
+            f"-DNR_EXECVE={nr['execve']}",
+            f"-DNR_EXECVEAT={nr['execveat']}",
+            f"-DNR_PRCTL={nr['prctl']}",
         ]
 
     def load(self) -> SyscallRecorder:
@@ -178,6 +192,7 @@ class SyscallRecorder:
         specs = self.bpf[b"specs"]
         for nr, bits in bpf_spec_table().items():
             specs[ct.c_uint(nr)] = ct.c_uint(bits)
+        self._set_recording(False)
         self._ring = ring_reader(self.bpf, b"events", self.ringbuf_pages)
         return self
 
@@ -197,15 +212,33 @@ class SyscallRecorder:
         self.close()
 
     # -- recording -------------------------------------------------------------------------
+    def _set_recording(self, on: bool) -> None:
+        self.bpf[b"control"][ct.c_int(0)] = ct.c_uint(int(on))
+
     def _reset(self) -> int:
-        """Forget the previous recording; returns the CLOCK_MONOTONIC time from which records
-        belong to the new one (threads still inside a call entered earlier are ignored)."""
+        """Forget the previous recording and switch recording on; returns the CLOCK_MONOTONIC
+        time from which records belong to the new one (threads still inside a call entered
+        earlier are ignored)."""
         b = self.bpf
+        self._set_recording(False)
         b[b"traced"].clear()
         b[b"lost"].clear()
+        self._take_stages()
         self._ring.skip()
         self._spans = []
-        return time.monotonic_ns()  # bpf_ktime_get_ns is CLOCK_MONOTONIC too
+        since = time.monotonic_ns()  # bpf_ktime_get_ns is CLOCK_MONOTONIC too
+        self._set_recording(True)
+        return since
+
+    def _take_stages(self) -> list[bytes]:
+        """The part-filled per-CPU batches (records the BPF side has not handed to the ring
+        buffer yet), emptied. Only while recording is switched off: nothing writes them then."""
+        stages = self.bpf[b"stages"]
+        per_cpu = stages[ct.c_int(0)]
+        out = [ct.string_at(ct.addressof(v.buf), v.pos) for v in per_cpu if v.pos]
+        if out:
+            stages[ct.c_int(0)] = stages.Leaf()
+        return out
 
     def _poll(self) -> None:
         """Take what the ring buffer holds (cheap: one copy, no per-record work)."""
@@ -361,13 +394,20 @@ class SyscallRecorder:
         return recording
 
     def _stop(self) -> tuple[Batch, int, datetime]:
-        """Stop following everything, drain the ring buffer; (records, lost, end time)."""
+        """Stop recording, drain the ring buffer and the per-CPU batches; (records, lost,
+        end time)."""
         end_time = datetime.now(UTC)
+        self._set_recording(False)
         self.bpf[b"traced"].clear()  # stop following descendants that outlive the command
+        time.sleep(0.002)  # programs already running finish in microseconds
         self._drain()
-        batch = samples(self._spans) if self._spans else samples([b""])
+        batches = samples(self._spans) if self._spans else samples([b""])
         self._spans = []
-        return batch, self._lost() + batch.busy, end_time
+        regions = [batches.data[o:o + n] for o, n in
+                   zip(batches.offsets.tolist(), batches.lengths.tolist(), strict=True)]
+        regions += self._take_stages()
+        records = split_records(regions) if regions else split_records([b""])
+        return records, self._lost() + batches.busy, end_time
 
     def _recording(self, decoded, *, raw_records: int, pid: int, command: str,
                    exit_status: int | None, lost: int, start_time: datetime, end_time: datetime,
