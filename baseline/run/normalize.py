@@ -717,7 +717,8 @@ def prepare(table: pa.Table, tkey: np.ndarray, learn_names: bool = True) -> Prep
     base_values = Values(pa.array(list(base_index), type=pa.string()))
 
     return Prepared(
-        table=table.select([c for c in KEPT_COLUMNS if c in table.column_names]),
+        table=table.select([c for c in KEPT_COLUMNS if c in table.column_names
+                            and (c in ("path", "comm") or table.column(c).null_count < n)]),  # all-null: not kept
         order=order, tkey=tkey, tid=tid, pid=pid, ppid=ppid, seq=seq, depth=depth, probe=probe, errno=errno,
         pathkey=pathkey, plainpath=npath, narg=narg, ncomm=ncomm, sid=sid, path2=path2,
         probe_values=probe_values, errno_values=errno_values, npath_values=npath_values,
