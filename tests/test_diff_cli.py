@@ -358,3 +358,13 @@ def test_nulls_in_a_required_column_are_trouble_not_same(capsys, tmp_path, trace
     pq.write_table(broken.replace_schema_metadata(table.schema.metadata), path)
     assert_user_error(capsys, ["diff", good, path], path, column)
     assert_user_error(capsys, ["diff", path, good], path, column)
+
+
+def test_undecodable_file_name_is_a_user_error(capsys, tmp_path, traces):
+    import os
+    import shutil
+
+    good, _, bad = traces
+    odd = os.fsdecode(os.fsencode(str(tmp_path)) + b"/\xffgood.parquet")
+    shutil.copy(good, odd)
+    assert_user_error(capsys, ["diff", odd, bad], "\\xffgood.parquet", "expected file names in UTF-8")

@@ -54,7 +54,14 @@ def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> pa.Table:
             src = src.collect()
         table = conform(src, "events").select(columns)
     else:  # files/directories: polars is not needed (nor imported by this module)
-        table = read_arrow(src, "events", columns, DICT_COLUMNS)
+        try:
+            table = read_arrow(src, "events", columns, DICT_COLUMNS)
+        except UnicodeEncodeError:  # pyarrow opens files by UTF-8 name only
+            shown = os.fsencode(describe_source(src)).decode("utf-8", "backslashreplace")
+            raise TracebaseError(
+                f"{shown}: expected file names in UTF-8 (Parquet files are opened by name), found undecodable "
+                "bytes; rename the file or link it under a UTF-8 name"
+            ) from None
     if table.num_rows == 0:
         raise TracebaseError(f"{describe_source(src)}: expected events, found an empty trace")
     return table
