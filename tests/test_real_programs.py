@@ -72,3 +72,40 @@ def test_real_program_fault_is_named_and_good_runs_are_quiet(scenario, real_reco
     QUIET.append(Outcome(sc.name, "no anomaly", got, not quiet.anomaly, 0.0))
     assert outcome.correct, f"{sc.name}: expected {outcome.expected}, diff said {outcome.got}"
     assert not quiet.anomaly, f"{sc.name}: good vs good reported {got}"
+
+
+def test_what_the_bad_run_wrote_is_shown(real_recorder, tmp_path):
+    # gcc with stderr on a pipe (as under a CI runner): the recorder keeps the first bytes of
+    # each write (events column `output`), the diff shows them after the bifurcation.
+    import os
+
+    from scenarios.harness import ENV, ROOT, fresh_dir
+    from scenarios.real import gcc_header
+
+    from baseline.run.diff import diff_traces
+
+    base = ROOT / "gcc_stderr_pipe"
+    argv = ["/usr/bin/gcc", "-c", f"{base}/main.c", "-o", f"{base}/main.o"]
+    files = []
+    try:
+        for i, bad in enumerate([False, False, True]):
+            fresh_dir(base)
+            gcc_header(base, bad)
+            r, w = os.pipe()  # gcc writes far less than a pipe holds: nothing needs to drain it
+            null = os.open("/dev/null", os.O_RDONLY)
+            try:
+                rec = real_recorder.record(argv, label="bad" if bad else "good", env=ENV, cwd="/",
+                                           stdin=null, stdout=w, stderr=w, timeout=60)
+            finally:
+                for fd in (w, r, null):
+                    os.close(fd)
+            files.append(rec.write(tmp_path / f"run{i}.parquet"))
+    finally:
+        if base.exists():
+            fresh_dir(base)
+            base.rmdir()
+    report = diff_traces(good=files[:2], bad=files[2])
+    bif = report.bifurcation
+    assert (bif["probe"], bif["errno"], bif["path"]) == ("openat", "ENOENT", f"{base}/config.h")
+    assert "fatal error: config.h: No such file or directory" in (bif["then_wrote"] or "")
+    assert "the bad run then wrote: " in report.render_text()
