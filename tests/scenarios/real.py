@@ -281,6 +281,33 @@ def python_tempfile_rename(base: Path, bad: bool) -> None:
         (base / "final").mkdir()
 
 
+def cc_missing_lib(base: Path, bad: bool) -> None:
+    write(base / "m.c", "int f(void);\nint main(void) { return f(); }\n")
+    write(base / "f.c", "int f(void) { return 0; }\n")
+    (base / "lib").mkdir()
+    sh(f"gcc -c -fPIC -o {base}/f.o {base}/f.c && ar rcs {base}/lib/libf.a {base}/f.o")
+    if bad:
+        (base / "lib" / "libf.a").unlink()
+
+
+def git_status_unreadable_index(base: Path, bad: bool) -> None:
+    repo = base / "repo"
+    repo.mkdir()
+    sh("git init -q -b main . && echo x > a && git add a && git commit -qm m", repo, GIT_ENV)
+    own(base)
+    if bad:
+        os.chown(repo / ".git" / "index", 0, 0)
+        (repo / ".git" / "index").chmod(0o600)
+
+
+def perl_inplace_readonly(base: Path, bad: bool) -> None:
+    (base / "d").mkdir()
+    write(base / "d" / "f.txt", "alpha\n" * 20)
+    own(base)
+    if bad:
+        (base / "d").chmod(0o555)
+
+
 def _umount(*names: str):
     def teardown(base: Path) -> None:
         for n in names:
@@ -363,6 +390,17 @@ REAL: list[Scenario] = [
              lambda b: ["/usr/bin/env", f"LD_LIBRARY_PATH={b}/a:{b}/b", f"{b}/prog"],
              shared_library_search, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/b/libhelper.so",
              description="library deleted: good runs miss it in a/ too (learned), but found it in b/"),
+    Scenario("cc_missing_library", "gcc -L lib -lf", lambda b: ["/usr/bin/gcc", "-o", f"{b}/m", f"{b}/m.c", f"-L{b}/lib", "-lf"],
+             cc_missing_lib, frozenset({"openat", "newfstatat", "statx", "stat"}), "ENOENT", lambda b: f"{b}/lib/libf.*",
+             description="the static library deleted: ld's search fails"),
+    Scenario("git_status_unreadable_index", "git status (nobody)",
+             lambda b: ["/usr/bin/git", "-C", f"{b}/repo", "status", "--short"],
+             git_status_unreadable_index, frozenset({"openat"}), "EACCES", lambda b: f"{b}/repo/.git/index",
+             unprivileged=True, description="the index owned by root, mode 0600"),
+    Scenario("perl_inplace_readonly_dir", "perl -pi (nobody)",
+             lambda b: ["/usr/bin/perl", "-pi", "-e", "s/alpha/beta/", f"{b}/d/f.txt"],
+             perl_inplace_readonly, frozenset({"openat"}), "EACCES", lambda b: f"{b}/d/*", unprivileged=True,
+             description="perl -i cannot create its XXxxxxxx temporary beside the file"),
     Scenario("zip_readonly_dir", "zip (nobody)", lambda b: ["/usr/bin/zip", "-q", f"{b}/out/a.zip", f"{b}/a.txt"],
              zip_readonly, frozenset({"openat"}), "EACCES", lambda b: f"{b}/out/*", unprivileged=True,
              description="output directory not writable (good runs write a ziXXXXXX temporary there)"),
