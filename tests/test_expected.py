@@ -217,3 +217,20 @@ def test_rewriting_the_curated_file_changes_nothing(tmp_path):
     copy.write_bytes(DEFAULT_PATH.read_bytes())
     ExpectedErrors.load(copy).save(copy)
     assert copy.read_bytes() == DEFAULT_PATH.read_bytes()
+
+
+def test_cached_automaton_agrees_with_the_position_set_simulation():
+    # The lazily built DFA (transitions cached per position set) against the plain
+    # simulation, on random patterns and values over a small alphabet.
+    import random
+
+    import baseline.run.allowlist as allowlist
+
+    rng = random.Random(7)
+    pieces = ["a", "b", "/", "*", "**", "**/", "?", "[ab]", "[!a]"]
+    for _ in range(400):
+        pattern = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        glob = allowlist._Glob(pattern)
+        for _ in range(10):
+            value = "".join(rng.choice("ab/") for _ in range(rng.randint(0, 8)))
+            assert glob.match(value) == allowlist._match_tokens(allowlist._compile_glob(pattern), value), (pattern, value)

@@ -168,7 +168,77 @@ def _closure(toks: tuple[tuple, ...], states: set[int]) -> set[int]:
     return states
 
 
+def _step(toks: tuple[tuple, ...], states: frozenset[int], c: str) -> frozenset[int]:
+    """The position set after consuming `c` (closed)."""
+    n = len(toks)
+    nxt: set[int] = set()
+    for i in states:
+        if i < 0:  # inside the directories of a **/
+            nxt.add(i)
+            if c == "/":
+                nxt.add(-i)
+            continue
+        if i == n:
+            continue
+        kind, arg = toks[i]
+        if kind == _LIT:
+            if arg == c:
+                nxt.add(i + 1)
+        elif kind == _ONE:
+            if c != "/":
+                nxt.add(i + 1)
+        elif kind == _CLASS:
+            if _in_class(arg, c):
+                nxt.add(i + 1)
+        elif kind == _STAR:
+            if c != "/":
+                nxt.add(i)
+        elif kind == _DSTAR:
+            nxt.add(i)
+        else:  # _DSTAR_DIR: any directories, each ending in "/"
+            nxt.add(-(i + 1))
+            if c == "/":
+                nxt.add(i + 1)
+    return frozenset(_closure(toks, nxt)) if nxt else frozenset()
+
+
+class _Glob:
+    """One brace-free pattern as a lazily built DFA: position sets are the states, each
+    transition computed once (`_step`) and then a dict lookup per character."""
+
+    MAX_TRANSITIONS = 1 << 16  # memory bound; past it, transitions are computed, not stored
+
+    def __init__(self, pattern: str):
+        self.toks = _compile_glob(pattern)
+        self.start = frozenset(_closure(self.toks, {0}))
+        self.accept = len(self.toks)
+        self.literal = pattern if not any(ch in pattern for ch in "*?[\\") else None
+        self.table: dict[tuple[frozenset[int], str], frozenset[int]] = {}
+
+    def match(self, value: str) -> bool:
+        if self.literal is not None:
+            return value == self.literal
+        states, table = self.start, self.table
+        for c in value:
+            key = (states, c)
+            nxt = table.get(key)
+            if nxt is None:
+                nxt = _step(self.toks, states, c)
+                if len(table) < self.MAX_TRANSITIONS:
+                    table[key] = nxt
+            if not nxt:
+                return False
+            states = nxt
+        return self.accept in states
+
+
+@lru_cache(maxsize=4096)
+def _globs(pattern: str) -> tuple[_Glob, ...]:
+    return tuple(_Glob(p) for p in _expand_braces(pattern))
+
+
 def _match_tokens(toks: tuple[tuple, ...], value: str) -> bool:
+    """Position-set simulation without the transition cache (the reference for `_Glob`)."""
     states = _closure(toks, {0})
     n = len(toks)
     for c in value:
@@ -208,7 +278,7 @@ def _match_tokens(toks: tuple[tuple, ...], value: str) -> bool:
 
 @lru_cache(maxsize=65536)
 def _glob_match_cached(pattern: str, value: str) -> bool:
-    return any(_match_tokens(_compile_glob(p), value) for p in _expand_braces(pattern))
+    return any(g.match(value) for g in _globs(pattern))
 
 
 def glob_match(pattern: str | None, value: str | None) -> bool:
