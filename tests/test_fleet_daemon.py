@@ -275,6 +275,10 @@ def _tree(root: Path) -> set[str]:
         (["{d}/adir.yaml"], ["{d}/adir.yaml: expected a probe set YAML file, found a directory"]),
         (["{d}/extra.yaml"], ["{d}/extra.yaml: expected only the keys", "found unknown key 'colour'"]),
         (["{d}/latin1.yaml"], ["{d}/latin1.yaml: expected UTF-8 YAML"]),
+        (["--spool", ""], ["--spool: expected a path, found ''"]),
+        (["--prom", ""], ["--prom: expected a path, found ''"]),
+        (["--metadata-file", ""], ["--metadata-file: expected a path, found ''"]),
+        (["--control-file", ""], ["--control-file: expected a path, found ''"]),
         (["syscalls", "-i", "0"], ["-i/--interval: expected a duration", "found '0'"]),
         (["syscalls", "--good-window", "0s"], ["--good-window: expected a duration", "found '0s'"]),
         (["syscalls", "--ringbuf-kb", "99999999"], ["--ringbuf-kb: expected a positive size in KiB of at most"]),
@@ -420,3 +424,23 @@ def test_outputs_honour_the_umask_and_no_directory_is_world_writable(fake, tmp_p
     # node_exporter (its own user) reads the textfile; an unprivileged ingest reads the spool
     for path in (snap / "events.parquet", snap / "counters.parquet", textfile / "t.prom"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, path
+
+
+def test_a_full_textfile_directory_never_stops_the_tracer(fake, tmp_path):
+    """ENOSPC on the textfile (node_exporter's directory on a tiny tmpfs): logged once, the
+    snapshots go on, the tracer exits 0 at the end."""
+    set_file, driver, _ = fake
+    textfile = tmp_path / "textfile"
+    textfile.mkdir()
+    fill = f'mount -t tmpfs -o size=8k tmpfs "{textfile}" && head -c 8192 /dev/zero > "{textfile}/filler" 2>/dev/null; exec "$@"'
+    wrapper = ["unshare", "--mount", "--propagation", "private", "sh", "-c", fill, "full"]
+    d = Daemon([str(set_file), "-x", "-i", "0.3s", "--prom", str(textfile / "t.prom")], tmp_path / "spool",
+               wrapper=wrapper)
+    run_driver(driver, "reg_mr", 3, LAYER_PEER, errno.EIO)
+    d.wait_for("not written (No space left on device)")
+    time.sleep(1.0)  # a few more intervals, each failing to write the textfile
+    assert d.proc.poll() is None  # still running
+    assert d.stop() == 0, "".join(d.log)
+    assert sum("not written" in line for line in d.log) == 1  # once per outage, not every interval
+    assert read_spool(tmp_path / "spool", "events")["trace_id"].n_unique() == 3
+    assert len(list_snapshots(tmp_path / "spool")) >= 2

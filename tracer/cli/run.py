@@ -56,8 +56,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from tracer.errors import TracebaseError
     from tracer.fleet.daemon import RunConfig, run_daemon
 
+    for flag, value in (("--spool", args.spool), ("--prom", args.prom), ("--metadata-file", args.metadata_file),
+                        ("--control-file", args.control_file)):
+        if value == "":  # Path("") is ".": never what was meant
+            raise TracebaseError(f"{flag}: expected a path, found ''")
     config = RunConfig(
         sets=list(args.sets),
         spool=Path(args.spool),
@@ -71,9 +76,9 @@ def handle(args: argparse.Namespace) -> int:
         latency_bound_ns=args.latency_bound,
         ringbuf_kb=args.ringbuf_kb,
         best_effort=args.best_effort,
-        prom=Path(args.prom) if args.prom else None,
-        metadata_file=Path(args.metadata_file) if args.metadata_file else None,
-        control_file=Path(args.control_file) if args.control_file else None,
+        prom=Path(args.prom) if args.prom is not None else None,
+        metadata_file=Path(args.metadata_file) if args.metadata_file is not None else None,
+        control_file=Path(args.control_file) if args.control_file is not None else None,
         host=args.host,
     )
     return run_daemon(config)

@@ -219,6 +219,7 @@ class Daemon:
         self.programs: list[FleetProgram] = []
         self.sets: list = []
         self.lock: WriterLock | None = None
+        self._prom_failing = False
         self.enricher = Enricher(None)  # validate() reads the metadata file
         # per program: records not yet in a snapshot, with their job id and metadata (read from
         # /proc when they arrive, while the process most likely still runs)
@@ -413,11 +414,26 @@ class Daemon:
         self.snapshots += 1
         self._last_snap_wall = now_ns
         if self.cfg.prom is not None:
-            probes, sets = prom_samples(self.programs, totals)
-            write_textfile(self.cfg.prom, prometheus_text(self.ctx.host, probes, sets, snapshots=self.snapshots,
-                                                          last_snapshot_s=now_ns / 1e9))
+            self._write_prom(totals, now_ns)
         self.enricher.refresh()
         return path
+
+    def _write_prom(self, totals: list[Counters], now_ns: int) -> None:
+        """The textfile is a view of the counters the spool already holds: a full or read-only
+        textfile directory is logged (once per outage) and never stops the tracer."""
+        probes, sets = prom_samples(self.programs, totals)
+        try:
+            write_textfile(self.cfg.prom, prometheus_text(self.ctx.host, probes, sets, snapshots=self.snapshots,
+                                                          last_snapshot_s=now_ns / 1e9))
+        except OSError as exc:
+            if not self._prom_failing:
+                self.log(f"--prom: {self.cfg.prom} not written ({exc.strerror}); snapshots go on, "
+                         "the textfile is retried every interval")
+            self._prom_failing = True
+            return
+        if self._prom_failing:
+            self.log(f"--prom: {self.cfg.prom} written again")
+        self._prom_failing = False
 
     def run(self) -> int:
         cfg = self.cfg
