@@ -270,6 +270,8 @@ def _tree(root: Path) -> set[str]:
         (["--prom", "{d}/ro/t.prom"], ["--prom:", "expected a writable directory", "{d}/ro not writable"]),
         (["--metadata-file", "{d}/none.yaml"], ["--metadata-file:", "expected a readable file", "found no {d}/none.yaml"]),
         (["--metadata-file", "{d}"], ["--metadata-file:", "expected a readable file", "found a directory {d}"]),
+        (["--metadata-file", "{d}/latin1.yaml"], ["{d}/latin1.yaml: expected UTF-8 YAML/JSON, found an undecodable byte"]),
+        (["--metadata-file", "{d}/file"], ["{d}/file: expected a mapping of key: value, found str"]),
         (["--control-file", "{d}/nodir/go"], ["--control-file:", "existing directory", "found no {d}/nodir"]),
         (["--control-file", "{d}"], ["--control-file:", "expected a file name", "found a directory {d}"]),
         (["{d}/adir.yaml"], ["{d}/adir.yaml: expected a probe set YAML file, found a directory"]),

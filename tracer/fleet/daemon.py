@@ -115,7 +115,7 @@ class Enricher:
         path = self.metadata_file
         try:
             self._file_mtime = path.stat().st_mtime
-            doc = yaml.safe_load(path.read_text())
+            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             if strict:
                 raise TracebaseError(f"{path}: no such metadata file") from None
@@ -123,6 +123,14 @@ class Enricher:
         except yaml.YAMLError as exc:
             if strict:
                 raise TracebaseError(f"{path}: expected a YAML/JSON mapping, found a syntax error ({str(exc).splitlines()[0]})") from None
+            return self._file_meta
+        except UnicodeDecodeError as exc:
+            if strict:
+                raise TracebaseError(f"{path}: expected UTF-8 YAML/JSON, found an undecodable byte at offset {exc.start}") from None
+            return self._file_meta
+        except OSError as exc:  # a directory, unreadable, vanished between stat and read
+            if strict:
+                raise TracebaseError(f"{path}: expected a readable metadata file, found {exc.strerror}") from None
             return self._file_meta
         if doc is None:
             doc = {}
