@@ -144,7 +144,8 @@ def chain_origins(chains: pl.DataFrame) -> pl.DataFrame:
 
 def host_vendors(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = None) -> pl.DataFrame:
     """host -> vendor group: the counters' vendor column when given, else the driver namespace
-    of the probes seen in the host's traces (mlx5_ib_* / bnxt_re_* / irdma_*), else "?"."""
+    of the probes seen in the host's traces (mlx5_ib_* / bnxt_re_* / irdma_*), else of the probes
+    its counters count calls of, else "?"."""
     parts = []
     if counters is not None:
         calls = counters[0] if isinstance(counters, tuple) else counters
@@ -165,6 +166,12 @@ def host_vendors(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = Non
         .group_by("host").agg(pl.col("vendor").mode().sort().first())
     )
     parts.append(from_traces)
+    if counters is not None:  # a host seen only through its counters: the driver probes it runs
+        calls = counters[0] if isinstance(counters, tuple) else counters
+        parts.append(
+            calls.filter(pl.col("n") > 0).select(pl.col("host").cast(pl.String), vendor.alias("vendor")).drop_nulls()
+            .group_by("host").agg(pl.col("vendor").mode().sort().first())
+        )
     hosts = traces.select(pl.col("host").cast(pl.String)).unique()
     if counters is not None:
         calls = counters[0] if isinstance(counters, tuple) else counters
