@@ -260,8 +260,11 @@ def _compatible(got: pa.DataType, want: pa.DataType) -> bool:
     return False
 
 
-def validate_file(path: str | os.PathLike, table: str) -> pq.FileMetaData:
-    """Check a Parquet file's footer: readable, right table, right version, right columns."""
+def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = True) -> pq.FileMetaData:
+    """Check a Parquet file's footer: readable, right table, right version, right columns.
+
+    `check_nulls=False` leaves the non-null columns to a caller that reads the whole file anyway
+    (ingest checks the data it holds instead of reading columns twice)."""
     source = str(path)
     try:
         meta = pq.read_metadata(source)
@@ -281,7 +284,8 @@ def validate_file(path: str | os.PathLike, table: str) -> pq.FileMetaData:
             source, None, f"schema version {' or '.join(READABLE_VERSIONS)}", f"schema version {got_version}"
         )
     validate_schema(meta.schema.to_arrow_schema(), table, source, restored=partition_values(source))
-    validate_required(meta, table, source)
+    if check_nulls:
+        validate_required(meta, table, source)
     return meta
 
 

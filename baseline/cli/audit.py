@@ -129,6 +129,13 @@ def _check_writable_file(path: str, flag: str) -> None:
         raise TracebaseError(f"{flag} {path}: directory {parent} is not writable")
 
 
+def _reading(dataset: str):
+    """The dataset's shared lock (a running `baseline ingest` finishes its interval first)."""
+    from baseline.pipeline.ingest import dataset_lock
+
+    return dataset_lock(dataset, exclusive=False)
+
+
 def _emit(args: argparse.Namespace, summary: dict, lines: list[str]) -> int:
     if getattr(args, "json", False):
         print(json.dumps(summary, sort_keys=True, default=str))
@@ -148,7 +155,8 @@ def handle_learn(args: argparse.Namespace) -> int:
     _check_writable_file(output, "-o/--output")
     if args.expected_out:
         _check_writable_file(args.expected_out, "--expected-out")
-    model = fit_baseline(args.dataset, out=output, since=since)
+    with _reading(args.dataset):
+        model = fit_baseline(args.dataset, out=output, since=since)
     summary = {"model": output, "operations": model.operations_.height, "good_traces": model.n_traces_,
                "events": model.n_events_, "since": since.isoformat() if since else None}
     lines = [f"learned {model.operations_.height} operations from {model.n_traces_} good traces "
@@ -163,7 +171,8 @@ def handle_learn(args: argparse.Namespace) -> int:
 def _learn_expected(dataset: str, since, output: str, **params) -> tuple[dict, list[str]]:
     from baseline.fleet.expected import learn_fleet_expected, merge_into_file
 
-    result = learn_fleet_expected(dataset, since=since, **params)
+    with _reading(dataset):
+        result = learn_fleet_expected(dataset, since=since, **params)
     counts = merge_into_file(output, result.entries)
     entries = []
     lines = [f"expected errors: {len(result.entries)} learned of {result.candidates.height} candidates; "
@@ -237,8 +246,9 @@ def handle_audit(args: argparse.Namespace) -> int:
         model, source = (str(saved), "saved by `baseline learn`") if saved else (None, "learned from the dataset")
     elif model is None:
         source = "learned from the dataset (--refit)"
-    result = run_audit(args.dataset, out_dir=out, since=since, model=model, expected=args.allowlist,
-                       learn_expected=not args.no_learn_expected)
+    with _reading(args.dataset):
+        result = run_audit(args.dataset, out_dir=out, since=since, model=model, expected=args.allowlist,
+                           learn_expected=not args.no_learn_expected)
     html = str(write_html(result, args.html)) if args.html else None
     summary = {"dataset": args.dataset, "out": str(out), "model": model, "model_source": source,
                "since": since.isoformat() if since else None, "html": html, **_audit_summary(result, result.files)}

@@ -124,6 +124,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def cmd_coverage(args: argparse.Namespace) -> int:
     from baseline.pipeline import layout
     from baseline.pipeline.coverage import weekly_report, write_report
+    from baseline.pipeline.ingest import dataset_lock
     from baseline.pipeline.nccl import load_app_failures
     from baseline.pipeline.tasks import coverage_summary
 
@@ -131,14 +132,15 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     if logs is None:  # the dataset's own job logs (baseline simulate writes them beside the tables)
         logs = [str(p) for p in layout.job_logs(args.dataset)]
     parsed = load_app_failures(logs) if logs else None
-    report = weekly_report(
-        args.dataset,
-        week=args.week,
-        probe_set=args.probes,
-        app_failures=parsed.failures if parsed else None,
-        parse_problems=parsed.problems if parsed else (),
-        trend_change_pct=args.trend_pct,
-    )
+    with dataset_lock(args.dataset, exclusive=False):  # a running ingest finishes its interval first
+        report = weekly_report(
+            args.dataset,
+            week=args.week,
+            probe_set=args.probes,
+            app_failures=parsed.failures if parsed else None,
+            parse_problems=parsed.problems if parsed else (),
+            trend_change_pct=args.trend_pct,
+        )
     written = write_report(report, args.output or layout.default_reports_dir(args.dataset))
     summary = coverage_summary(report, written) | {"nccl_logs": len(logs or [])}
     if args.json:

@@ -332,7 +332,7 @@ def _read_valid(path: Path, table: str, host: str | None = None) -> pa.Table:
     problem = _file_problem(path)
     if problem:
         raise TracebaseError(problem)
-    validate_file(path, table)
+    validate_file(path, table, check_nulls=False)  # the nulls are checked below, on the data read
     schema = TABLES[table]
     try:  # ParquetFile.read is ~2.5x cheaper than read_table (no dataset machinery) on small files
         pf = pq.ParquetFile(path)
@@ -434,6 +434,16 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
     batches: dict[tuple[str, str], list[tuple[str, pa.Table, Path]]] = defaultdict(list)
     finished: list[Path] = []  # snapshot dirs fully handled (ingested or quarantined)
     newest: dt.datetime | None = None
+    seen_ids: set[str] = set()  # snapshots whose rows the dataset already holds
+    manifests: dict[tuple[str, str], frozenset[str]] = {}
+
+    def present(table: str, date: str) -> frozenset[str]:
+        """Snapshot ids already in this host's partition (read from the part files' footers once)."""
+        if (table, date) not in manifests:
+            target_dir = partition_path(dataset, table, date, host, "x").parent
+            manifests[(table, date)] = frozenset().union(*(file_snapshots(p) for p in _part_files(target_dir)))
+        return manifests[(table, date)]
+
     for entry in entries:
         snap = Path(entry.path)
         if entry.name.startswith("."):  # .snap-*.tmp: the tracer is still writing it
@@ -457,8 +467,12 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
             path = snap / f"{table}.parquet"
             if not os.path.lexists(path):
                 continue
+            date = when.date().isoformat()
+            if snap_id in present(table, date):  # a rerun (or a run killed before cleanup): not read again
+                seen_ids.add(snap_id)
+                continue
             try:
-                batches[(table, when.date().isoformat())].append((snap_id, _read_valid(path, table, host), path))
+                batches[(table, date)].append((snap_id, _read_valid(path, table, host), path))
             except TracebaseError as exc:
                 _quarantine(result, path, quarantine, q_host / entry.name / path.name, str(exc))
         try:
@@ -474,15 +488,8 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
         finished.append(snap)
         newest = when if newest is None or when > newest else newest
 
-    seen_ids: set[str] = set()
     new_ids: set[str] = set()
-    for (table, date), items in sorted(batches.items()):
-        target_dir = partition_path(dataset, table, date, host, "x").parent
-        present = frozenset().union(*(file_snapshots(p) for p in _part_files(target_dir)))
-        fresh = [item for item in items if item[0] not in present]
-        seen_ids.update(sid for sid, _, _ in items if sid in present)
-        if not fresh:
-            continue
+    for (table, date), fresh in sorted(batches.items()):
         for ids, rows in _write_fresh(fresh, dataset, table, date, host, quarantine, q_host, result):
             result.rows[table] += rows
             new_ids.update(ids)
