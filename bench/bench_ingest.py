@@ -7,7 +7,7 @@ rerun: every snapshot found already in the dataset). The reference is the floor 
 ingest: one pyarrow read of every spool file.
 
     .venv/bin/python -m bench.bench_ingest                   # 100 hosts x 30 min
-    .venv/bin/python -m bench.bench_ingest --hosts 20 --minutes 10
+    .venv/bin/python -m bench.bench_ingest --quick           # 20 hosts x 10 min (make bench)
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hosts", type=int, default=100)
     ap.add_argument("--minutes", type=float, default=30.0)
     ap.add_argument("--repeat", type=int, default=3, help="take the best of N runs (default 3)")
+    ap.add_argument("--quick", action="store_true", help="20 hosts x 10 min")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.hosts, args.minutes = 20, 10.0
 
     import pyarrow.parquet as pq
 

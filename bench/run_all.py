@@ -20,6 +20,7 @@ BENCHES = [
     ("bench.bench_fleet", "per-invocation BPF cost vs a bare counter; daemon CPU; bytes/record"),
     ("bench.bench_dataset", "simulator throughput and bytes on disk per event"),
     ("bench.bench_audit", "baseline learn throughput/RSS; audit of a fleet day"),
+    ("bench.bench_ingest", "ingest per spool snapshot vs reading the files; idempotent rerun"),
     ("bench.coverage_pipeline", "DAG run times on a simulated fleet week"),
     ("bench.bench_export", "Trace Event JSON export vs read+json; HTML reports vs one chart"),
 ]
