@@ -237,11 +237,12 @@ def test_findings_retention_keeps_latest_and_recent_runs(audited_once):
         when = RUN_AT - dt.timedelta(days=days)
         (cfg.findings / pipeline.run_stamp(when)).mkdir(parents=True, exist_ok=True)
     (cfg.findings / f".staging-{pipeline.run_stamp(RUN_AT - dt.timedelta(days=40))}").mkdir()  # abandoned
+    (cfg.findings / ".replaced-20261128T010000Z-4242").mkdir()  # left by a publish killed mid-replace
     audited = pipeline.audit_new_failures(cfg, now=RUN_AT)
     published = pipeline.publish_findings(cfg, audited, now=RUN_AT)
     assert sorted(published["expired"]) == sorted(
         [pipeline.run_stamp(RUN_AT - dt.timedelta(days=d)) for d in (45, 31)]
-        + [".staging-" + pipeline.run_stamp(RUN_AT - dt.timedelta(days=40))])
+        + [".staging-" + pipeline.run_stamp(RUN_AT - dt.timedelta(days=40)), ".replaced-20261128T010000Z-4242"])
     kept = sorted(p.name for p in cfg.findings.iterdir())
     assert kept == [pipeline.run_stamp(RUN_AT - dt.timedelta(days=10)), "20261128T010000Z", "LATEST"]
     # publishing an older run (a cleared task) does not move LATEST back

@@ -198,6 +198,10 @@ def expire_findings(cfg: PipelineConfig, now: dt.datetime | None = None) -> list
     latest = (cfg.findings / LATEST).read_text().strip() if (cfg.findings / LATEST).is_file() else None
     removed = []
     for entry in sorted(cfg.findings.iterdir()):
+        if entry.name.startswith(".replaced-") and entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)  # the old copy a publish killed mid-replace left
+            removed.append(entry.name)
+            continue
         stamp = entry.name.removeprefix(STAGING_PREFIX)
         when = _stamp_time(stamp)
         if when is None or entry.name == latest or entry.is_symlink() or not entry.is_dir():
