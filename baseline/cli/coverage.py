@@ -116,6 +116,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     print(f"ingested {result.snapshots} snapshots ({rows}); {result.already_ingested} already in the dataset")
     for q in result.quarantined:
         print(f"quarantined {q['path']}: {q['reason']}")
+    if result.stale_temporaries_removed:
+        print(f"removed {result.stale_temporaries_removed} temporaries an interrupted run left")
+    if result.watermark:
+        print(f"dataset complete up to {result.watermark} (newest snapshot committed)")
     if compacted and compacted.partitions:
         print(f"compacted {compacted.partitions} partitions ({compacted.files_in} files -> {compacted.files_out})")
     return 0

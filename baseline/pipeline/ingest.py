@@ -56,6 +56,7 @@ import pyarrow.parquet as pq
 
 from tracer import atomic
 from tracer.errors import TracebaseError
+from tracer.fleet.options import HOST_NAME, HOST_RULE
 from tracer.schema import (
     TABLES,
     conform,
@@ -69,8 +70,9 @@ from tracer.schema import (
 SPOOL_TABLES = ("events", "counters")
 SNAPSHOT_RE = re.compile(r"^snap-(\d{8})T(\d{6})(?:\.(\d+))?Z-\d+$")
 # A host directory name becomes the `host=` partition value and the host column: one safe path
-# component that pandas/pyarrow/DuckDB read back unchanged (no '%', '/', '=', spaces).
-HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$")
+# component that pandas/pyarrow/DuckDB read back unchanged (no '%', '/', '=', spaces). The same
+# rule `tracer run --host` enforces (tracer.fleet.options), so ingest accepts what the tracer writes.
+HOST_RE = HOST_NAME
 LOCK_NAME = ".tracebase.lock"
 WATERMARK_NAME = "_ingest_watermark.json"
 # Sort keys that give compacted files a stable, scan-friendly order.
@@ -132,9 +134,8 @@ def host_problem(name: str) -> str | None:
     """Why a spool directory name is not a usable host name, or None when it is."""
     if not _decodable(name):
         return f"expected a host name in UTF-8, found undecodable bytes in '{shown(name)}'"
-    if not HOST_RE.match(name):
-        return (f"expected a host name of letters, digits, '.', '_', ':' or '-' (at most 253, not "
-                f"starting with a dot or dash), found '{name}'")
+    if not HOST_RE.match(name) or name in (".", ".."):
+        return f"expected {HOST_RULE}, found '{name}'"
     return None
 
 
