@@ -236,3 +236,13 @@ def test_kill_9_leaves_nothing_readers_take_and_the_next_run_cleans_up(need_bpf,
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_trace_honours_the_umask(need_bpf, tmp_path):
+    for umask, mode in ((0o022, 0o644), (0o077, 0o600)):
+        out = tmp_path / f"u{umask:o}.parquet"
+        proc = subprocess.run([*TRACER, "-q", "-o", str(out), "--", "/bin/true"], cwd=REPO,
+                              capture_output=True, text=True, timeout=120,
+                              preexec_fn=lambda u=umask: os.umask(u))
+        assert proc.returncode == 0, proc.stderr
+        assert out.stat().st_mode & 0o777 == mode
