@@ -25,13 +25,15 @@ the command's exit and Recording.signal names the signal.
 Attaching (-p): the running process's pid goes into the same map, so its threads and the
 children it creates from then on are followed the same way; its cwd and fd table come from
 /proc (tracer.record.procfs). Recording stops when it exits (seen through a pidfd), after
-`duration`, or on SIGINT/SIGTERM.
+`duration`, or on SIGINT/SIGTERM/SIGHUP (the process is not touched).
 
-Events arrive in the ring buffer in exit order and per CPU; tracer.record.ringbuf reads them in
-bulk from the mapped buffer on a timer (no wakeup per record); tracer.record.decode sorts them by entry
-time, replays the calls that need it through tracer.record.fdtable to resolve relative paths, dirfds
-and fds, and builds the table columnar with the trace-level columns on every row (see
-tracer.schema).
+Records are batched per CPU by the BPF program and reach the ring buffer a batch at a time, in
+exit order; tracer.record.ringbuf copies what arrived from the mapped buffer every POLL_MS (no
+wakeups, no per-record work while the command runs), and at the end the part-filled batches
+are read from their map. tracer.record.decode splits the batches into records, sorts them by
+entry time, replays the calls that need it through tracer.record.fdtable to resolve relative
+paths, dirfds and fds (and which writes went to stdout/stderr, a tty or a pipe), and builds the
+table columnar with the trace-level columns on every row (see tracer.schema).
 """
 
 from __future__ import annotations
