@@ -222,3 +222,56 @@ def test_columnar_decoding_matches_per_event_rules_on_a_real_run(recorder, tmp_p
     got = resolve_columns(decoded, names, *args)
     assert got == reference_columns(decoded, names, *args)
     assert any(got[3]), "no output captured"  # the shell's `| cat` writes to a pipe
+
+
+def test_two_path_calls_and_output_of_real_programs(recorder, tmp_path):
+    """mv/ln/ln -s keep both paths (path, path2); what programs write to stdout/stderr, a tty
+    (fd 3, a dup of it) and a pipe they made is captured, what they write to a file through
+    another fd is not (stdout/stderr are kept whatever they point to)."""
+    import pty
+
+    (tmp_path / "a.txt").write_text("a\n")
+    script = textwrap.dedent(f"""
+        cd {tmp_path}
+        mv a.txt b.txt
+        ln b.txt hard.txt
+        ln -s b.txt soft.txt
+        ln -s b.txt soft.txt
+        echo to-stdout
+        echo to-stderr >&2
+        exec 3>&1 4>file.txt
+        /usr/bin/python3 -S -c 'import os; os.write(3, b"to-tty-dup\\n"); os.write(4, b"to-file\\n")'
+        printf 'piped\\n' | cat >/dev/null
+        /usr/bin/python3 -S -c 'import os; os.writev(2, [b"vec", b"tor\\n"])'
+        ls /nonexistent-dir
+        exit 0
+    """)
+    master, tty = pty.openpty()
+    err_r, err_w = os.pipe()
+    try:
+        rec = recorder.record(["/bin/sh", "-c", script], env=ENV, stdout=tty, stderr=err_w, timeout=60)
+    finally:
+        for fd in (tty, err_w, err_r, master):
+            os.close(fd)
+    df = pl.from_arrow(rec.events)
+    two = df.filter(pl.col("path2").is_not_null()).select("probe", "errno", "path", "path2")
+    rows = {(r["probe"], r["errno"], r["path"], r["path2"]) for r in two.iter_rows(named=True)}
+    t = str(tmp_path)
+    assert any(p in ("rename", "renameat", "renameat2") and e is None and (s, d) == (f"{t}/a.txt", f"{t}/b.txt")
+               for p, e, s, d in rows), rows
+    assert any(p in ("link", "linkat") and (s, d) == (f"{t}/b.txt", f"{t}/hard.txt") for p, _, s, d in rows), rows
+    # ln -s b.txt soft.txt: the link made is the path, its target (as written) path2; twice: EEXIST
+    soft = [(e, s, d) for p, e, s, d in rows if p in ("symlink", "symlinkat")]
+    assert (None, f"{t}/soft.txt", "b.txt") in soft and ("EEXIST", f"{t}/soft.txt", "b.txt") in soft
+    written = df.filter(pl.col("output").is_not_null())
+    outputs = written["output"].to_list()
+    assert "to-stdout\n" in outputs and "to-stderr\n" in outputs and "to-tty-dup\n" in outputs
+    assert "piped\n" in outputs  # printf into a pipe the shell made with pipe()
+    assert "vector\n" in outputs or ("vec" in "".join(outputs) and "tor\n" in "".join(outputs))
+    assert any("nonexistent-dir" in o for o in outputs)  # ls's error message on stderr
+    assert "to-file\n" not in outputs
+    tty_write = written.filter(pl.col("output") == "to-tty-dup\n")
+    assert tty_write["path"][0].startswith("/dev/pts/")
+    file_write = df.filter((pl.col("probe") == "write") & (pl.col("path") == f"{t}/file.txt"))
+    assert file_write.height == 1 and file_write["output"][0] is None
+    assert (tmp_path / "file.txt").read_text() == "to-file\n"
