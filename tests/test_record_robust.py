@@ -246,3 +246,26 @@ def test_trace_honours_the_umask(need_bpf, tmp_path):
                               preexec_fn=lambda u=umask: os.umask(u))
         assert proc.returncode == 0, proc.stderr
         assert out.stat().st_mode & 0o777 == mode
+
+
+def test_sigterm_reaches_the_commands_children_too(need_bpf, tmp_path):
+    """`sh -c 'sleep 60'` killed by SIGTERM would leave sleep running: the descendants the
+    recorder follows get the signal too, as a terminal's job would."""
+    out, ready = tmp_path / "t.parquet", tmp_path / "ready"
+    proc = start(out, "/bin/sh", "-c", f"touch {ready}; /usr/bin/sleep 60; echo never")
+    try:
+        wait_for_file(ready)
+        time.sleep(0.3)  # sleep has started
+        proc.send_signal(signal.SIGTERM)
+        err = proc.stderr.read()
+        assert proc.wait(timeout=60) == 128 + 15, err
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    df = read_events(out)
+    sleeper = df.filter((pl.col("probe") == "execve") & (pl.col("path") == "/usr/bin/sleep"))["pid"][0]
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{sleeper}") and time.monotonic() < deadline:
+        time.sleep(0.05)  # reaped by init once it is reparented
+    assert not os.path.exists(f"/proc/{sleeper}"), f"sleep {sleeper} still running"
+    assert df.filter(pl.col("output") == "never\n").height == 0

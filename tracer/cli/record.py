@@ -34,9 +34,9 @@ not touched), and the trace is written; exit status 0. Its command line comes fr
 exit_status is null while it is still running (or when it was killed by a signal).
 -d DURATION (10, 10s, 500ms, 2m, 1h, 1d) with a command stops recording, not the command, like
 bcc tools: the command keeps running, exit_status is null, and the exit status is 0.
-SIGTERM, SIGHUP or SIGINT sent to `tracer record -- CMD` is forwarded to the command (Ctrl-C in
-a terminal reaches it directly; a second Ctrl-C kills it); if it has not exited 5 s later it
-is killed (SIGKILL). Either way the events up to its exit are written and the exit status is
+SIGTERM, SIGHUP or SIGINT sent to `tracer record -- CMD` is forwarded to the command and its
+descendants (Ctrl-C in a terminal reaches them directly; a second Ctrl-C kills them); if the
+command has not exited 5 s later they are killed (SIGKILL). Either way the events up to its exit are written and the exit status is
 the command's (143 after SIGTERM).
 
 The output is checked before the command starts (its directory exists, is writable, not

@@ -16,8 +16,9 @@ running, like bcc tools leave the traced program alone); descendants still runni
 no longer followed.
 
 Signals while a command runs (main thread only): SIGTERM, SIGHUP and SIGINT are forwarded
-to the command, which then ends the recording by exiting; if it is still alive `kill_after`
-seconds later it is SIGKILLed. Except Ctrl-C: when the recorder runs in the foreground of a
+to the command and the descendants it has (as a terminal signals a whole foreground job), and
+the command ends the recording by exiting; if it is still alive `kill_after` seconds later,
+it and its descendants are SIGKILLed. Except Ctrl-C: when the recorder runs in the foreground of a
 terminal, the terminal sent SIGINT to the command too (same process group), so it is not sent
 again; a second one SIGKILLs the command. Either way the recording keeps every event up to
 the command's exit and Recording.signal names the signal.
@@ -447,6 +448,7 @@ class SyscallRecorder:
         stop_at = now + duration if duration else None
         stopped_by: str | None = None
         terminal_interrupts = 0
+        kill_at: float | None = None
         foreground = in_terminal_foreground()
         try:
             while True:
@@ -461,20 +463,31 @@ class SyscallRecorder:
                         # Ctrl-C: the terminal sent it to the command's process group too
                         terminal_interrupts += 1
                         if terminal_interrupts > 1:
-                            _kill(pid)
+                            self._signal_tree(pid, signal.SIGKILL)
                     else:
-                        with contextlib.suppress(ProcessLookupError):
-                            os.kill(pid, sig)
-                        kill_at = time.monotonic() + kill_after
-                        deadline = min(deadline, kill_at) if deadline else kill_at
+                        self._signal_tree(pid, sig)
+                        if kill_at is None:
+                            kill_at = time.monotonic() + kill_after
                 now = time.monotonic()
                 if stop_at and now >= stop_at:
                     return None, stopped_by
                 if deadline and now > deadline:
                     _kill(pid)
                     deadline = None
+                if kill_at is not None and now > kill_at:
+                    self._signal_tree(pid, signal.SIGKILL)  # it ignored the signal
+                    kill_at = None
         finally:
             os.close(pidfd)
+
+    def _signal_tree(self, pid: int, sig: int) -> None:
+        """Send sig to the command and to every descendant still followed, as a terminal does
+        to a foreground job: a shell killed by it would otherwise leave its children running."""
+        targets = {pid} | {int(k.value) for k in self.bpf[b"traced"]}
+        targets.discard(os.getpid())
+        for target in sorted(targets, key=lambda t: t != pid):  # the command first
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(target, sig)
 
     def _follow_attached(self, pidfd: int, duration: float | None,
                          on_start: Callable[[], None] | None,
