@@ -446,3 +446,32 @@ def test_a_full_textfile_directory_never_stops_the_tracer(fake, tmp_path):
     assert sum("not written" in line for line in d.log) == 1  # once per outage, not every interval
     assert read_spool(tmp_path / "spool", "events")["trace_id"].n_unique() == 3
     assert len(list_snapshots(tmp_path / "spool")) >= 2
+
+
+def test_signals_during_start_and_sighup(fake, tmp_path):
+    """SIGUSR1 while the program compiles opens a window instead of killing the tracer (its
+    default action); SIGHUP (a closed terminal) stops it like SIGTERM: final snapshot, exit 0."""
+    set_file, driver, _ = fake
+    d = Daemon([str(set_file), "-i", "60s"], tmp_path / "spool", wait="compiling")
+    d.proc.send_signal(signal.SIGUSR1)
+    d.wait_for("probes live")
+    run_driver(driver, "reg_mr", 2, LAYER_PEER, errno.EIO)
+    time.sleep(0.3)
+    assert d.stop(signal.SIGHUP) == 0, "".join(d.log)
+    assert read_spool(tmp_path / "spool", "events").filter(pl.col("kind") == "failure")["trace_id"].n_unique() == 2
+    # and a stop asked for during the start still ends with a final snapshot
+    d = Daemon([str(set_file), "-x", "-i", "60s"], tmp_path / "spool2", wait="compiling")
+    assert d.stop(signal.SIGTERM) == 0, "".join(d.log)
+    assert len(list_snapshots(tmp_path / "spool2")) == 1
+
+
+def test_control_file_that_cannot_be_removed_is_logged_not_fatal(fake, tmp_path):
+    set_file, _, _ = fake
+    control = tmp_path / "capture-now"
+    d = Daemon([str(set_file), "-i", "0.2s", "--control-file", str(control)], tmp_path / "spool")
+    control.mkdir()  # unlink() of a directory fails
+    d.wait_for("--control-file: cannot remove")
+    time.sleep(0.5)
+    assert d.proc.poll() is None
+    assert d.stop() == 0
+    assert sum("--control-file: cannot remove" in line for line in d.log) == 1

@@ -228,6 +228,7 @@ class Daemon:
         self.sets: list = []
         self.lock: WriterLock | None = None
         self._prom_failing = False
+        self._control_failing = False
         self.enricher = Enricher(None)  # validate() reads the metadata file
         # per program: records not yet in a snapshot, with their job id and metadata (read from
         # /proc when they arrive, while the process most likely still runs)
@@ -302,6 +303,8 @@ class Daemon:
         if note:
             self.log(note)
         self.prepare()
+        self.log(f"pid {os.getpid()} writing {Path(self.cfg.spool) / self.ctx.host}; compiling "
+                 + ", ".join(pset.name for pset in self.sets))
         # pyarrow imports pandas at its first conversion (~1 s here): pay that at startup, before
         # the probes go live, not inside the first snapshot
         pa.array([0])
@@ -353,8 +356,15 @@ class Daemon:
         if cfg.failures_only:
             return
         if cfg.control_file is not None and cfg.control_file.exists():
-            cfg.control_file.unlink(missing_ok=True)
-            self.capture_requested = True
+            try:
+                cfg.control_file.unlink(missing_ok=True)
+            except OSError as exc:  # e.g. someone made it a directory: never a reason to stop
+                if not self._control_failing:
+                    self.log(f"--control-file: cannot remove {cfg.control_file} ({exc.strerror}); "
+                             "windows open on schedule and on SIGUSR1")
+                self._control_failing = True
+            else:
+                self.capture_requested = True
         open_now = self._window_until is not None and now < self._window_until
         if self.capture_requested or (self._next_window is not None and now >= self._next_window):
             if self._next_window is not None and now >= self._next_window:
@@ -468,14 +478,19 @@ class Daemon:
 
 
 def run_daemon(config: RunConfig) -> int:
-    """Start, run until -d/SIGTERM/SIGINT, final snapshot, detach."""
+    """Start, run until -d/SIGTERM/SIGINT/SIGHUP, final snapshot, detach.
+
+    The handlers are in place before the (seconds long) start: a stop asked for while the
+    program compiles still ends with a final snapshot, and a SIGUSR1 (`systemctl reload`) that
+    early opens a window instead of killing the process (SIGUSR1's default action)."""
     daemon = Daemon(config)
-    daemon.start()
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1)}
-    signal.signal(signal.SIGTERM, daemon.request_stop)
-    signal.signal(signal.SIGINT, daemon.request_stop)
+    stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    previous = {sig: signal.getsignal(sig) for sig in (*stops, signal.SIGUSR1)}
+    for sig in stops:
+        signal.signal(sig, daemon.request_stop)
     signal.signal(signal.SIGUSR1, daemon.request_capture)
     try:
+        daemon.start()
         return daemon.run()
     finally:
         daemon.close()
