@@ -1,14 +1,21 @@
-"""Fleet tracer cost, measured against a bare counting program on the same hooks in the same run.
+"""Fleet tracer cost, measured against references in the same run.
 
     sudo .venv/bin/python -m bench.bench_fleet [--quick]
 
 1. Per-invocation BPF cost (kernel.bpf_stats_enabled: run_time_ns / run_cnt of each program) of
-   calltree.c on uprobe+uretprobe hooks of the fakeverbs library, success path and failure path,
-   beside bare_counter.c attached to the very same hooks; and the syscalls set's raw
-   sys_enter/sys_exit programs beside bare_counter.c on raw sys_exit.
+   calltree.c on uprobe+uretprobe hooks of the fakeverbs library, beside bare_counter.c (one
+   per-CPU counter increment) attached to the very same hooks in the same batches; and the
+   syscalls set's raw sys_enter/sys_exit programs beside bare_counter.c on raw sys_exit.
+   Paths: success outside a capture window; failure with a record for every tree (aggregation
+   off, --examples MAX); failure aggregated (K examples per signature, then counted).
    P50/P99 are over batches (bpf_stats gives sums, not per-call samples).
-2. `tracer run` host CPU (utime+stime from /proc/<pid>/stat) at idle and under a failure storm.
-3. Bytes on disk per failure record in the spool.
+2. `tracer run` (real daemon process, default 256 KiB ring buffer) under failure storms at the
+   maximum rate from 1 and from 2 processes, cycling through 12 failure signatures (4 layers x 3
+   errnos): every signature must have a full example, the repeat counts must add up to the
+   driver's own count of failed calls, and the daemon's CPU (utime+stime) is a share of a core.
+3. The same at a paced 10,000 failing calls/s, with aggregation (K=4) and without it (every
+   failing call tree a record): nothing may be lost.
+4. Bytes on disk per failure record in the spool.
 Reference figures (RDMATracer, fexit on real hooks): P50 56 ns / P99 79 ns per invocation;
 ~40 B per record on disk.
 """
@@ -16,6 +23,7 @@ Reference figures (RDMATracer, fexit on real hooks): P50 56 ns / P99 79 ns per i
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
 import statistics
@@ -30,15 +38,27 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 import polars as pl  # noqa: E402
-from fleet_support import LAYER_PEER, build_fakeverbs, run_driver, write_fake_set  # noqa: E402
+from fleet_support import (  # noqa: E402
+    LAYER_DRIVER,
+    LAYER_PEER,
+    LAYER_UMEM,
+    LAYER_UVERBS,
+    build_fakeverbs,
+    run_driver,
+    write_fake_set,
+)
 
 from tracer.fleet.probes import load_probe_set  # noqa: E402
-from tracer.fleet.program import FleetProgram  # noqa: E402
+from tracer.fleet.program import MAX_EXAMPLES, FleetProgram  # noqa: E402
 from tracer.fleet.spool import list_snapshots, read_spool  # noqa: E402
 
 BARE_C = REPO / "bpf" / "bare_counter.c"
 STATS_SYSCTL = Path("/proc/sys/kernel/bpf_stats_enabled")
 REG_MR_CHAIN = ["fv_uverbs_reg_mr", "fv_mlx5_reg_user_mr", "fv_umem_get", "fv_peer_umem_get"]
+# where a failure injected at a layer first appears (the deepest failed frame of its tree)
+LAYER_PROBE = {LAYER_UVERBS: "fv_uverbs_reg_mr", LAYER_DRIVER: "fv_mlx5_reg_user_mr", LAYER_UMEM: "fv_umem_get",
+               LAYER_PEER: "fv_peer_umem_get"}
+SIGNATURES = [(layer, err) for layer in LAYER_PROBE for err in (errno.ENOMEM, errno.EFAULT, errno.EINVAL)]
 
 
 def prog_stats(fds: list[int]) -> tuple[int, int]:
@@ -73,7 +93,7 @@ class Meter:
             self.samples.append(d_ns / d_cnt)
 
     def summary(self) -> tuple[float, float, float]:
-        s = sorted(self.samples)
+        s = sorted(self.samples) or [0.0]
         p99 = s[min(len(s) - 1, int(round(0.99 * (len(s) - 1))))]
         return self.ns / max(1, self.cnt), statistics.median(s), p99
 
@@ -84,70 +104,89 @@ def bare_program(cflags: list[str]):
     return _quiet_bpf_class()(src_file=str(BARE_C).encode(), cflags=cflags)
 
 
+def _drain_thread(prog: FleetProgram) -> tuple[threading.Event, threading.Thread]:
+    """Consume records while a workload runs (as the daemon does), so the ring never fills."""
+    stop = threading.Event()
+
+    def drain() -> None:
+        while not stop.is_set():
+            prog.poll_batch(50)
+            prog.rotate()  # a new interval now and then: aggregated signatures emit again
+
+    thread = threading.Thread(target=drain, daemon=True)
+    thread.start()
+    return stop, thread
+
+
 def bench_uprobes(lib: Path, driver: Path, set_file: Path, batches: int, calls: int) -> list[tuple]:
-    prog = FleetProgram(load_probe_set(str(set_file)), ringbuf_kb=1024, sample_every=10)
-    prog.compile()
-    prog.attach()
     bare = bare_program([])
     for sym in REG_MR_CHAIN:
         bare.attach_uprobe(name=str(lib).encode(), sym=sym.encode(), fn_name=b"bare_hit")
         bare.attach_uretprobe(name=str(lib).encode(), sym=sym.encode(), fn_name=b"bare_hit")
-    fds = prog.prog_fds()
-    tree_fds = [fd for name, fd in fds.items() if any(name.endswith(s) for s in REG_MR_CHAIN)]
     bare_fds = [bare.funcs[b"bare_hit"].fd]
     rows = []
+    variants = (
+        (4, (("success (no record)", 0, False), ("failure, aggregated (K=4, 1 signature)", LAYER_PEER, False),
+             ("success, window open 1-in-10", 0, True))),
+        (MAX_EXAMPLES, (("failure, every tree a record", LAYER_PEER, False),)),
+    )
     try:
-        for label, layer, capture in (("success (no record)", 0, False), ("failure (4-frame record)", LAYER_PEER, False),
-                                      ("success, window open 1-in-10", 0, True)):
-            prog.set_capture(capture)
-            tree, ref = Meter(tree_fds), Meter(bare_fds)
-            for _ in range(batches):
-                with tree, ref:
-                    run_driver(driver, "reg_mr", calls, layer, 14)
-                prog.poll()
-            rows.append(("uprobe+uretprobe x4 (reg_mr chain)", label, tree.summary(), ref.summary()))
+        for examples, paths in variants:
+            prog = FleetProgram(load_probe_set(str(set_file)), ringbuf_kb=1024, sample_every=10, examples=examples)
+            prog.compile()
+            prog.attach()
+            tree_fds = [fd for name, fd in prog.prog_fds().items() if any(name.endswith(s) for s in REG_MR_CHAIN)]
+            stop, thread = _drain_thread(prog)
+            try:
+                for label, layer, capture in paths:
+                    prog.set_capture(capture)
+                    tree, ref = Meter(tree_fds), Meter(bare_fds)
+                    for _ in range(batches):
+                        with tree, ref:
+                            run_driver(driver, "reg_mr", calls, layer, 14)
+                    rows.append(("uprobe+uretprobe x4 (reg_mr chain)", label, tree.summary(), ref.summary()))
+            finally:
+                stop.set()
+                thread.join()
+                prog.close()
     finally:
-        prog.close()
         bare.cleanup()
     return rows
 
 
 def bench_syscalls(driver: Path, batches: int, calls: int) -> list[tuple]:
-    prog = FleetProgram(load_probe_set("syscalls"), ringbuf_kb=1024, failures_only=True)
-    prog.compile()
-    prog.attach()
     bare = bare_program(["-DATTACH_SYSCALLS"])
     bare.attach_raw_tracepoint(tp=b"sys_exit", fn_name=b"raw_tracepoint__sys_exit")
-    fds = prog.prog_fds()
+    ref_fd = bare.funcs[b"raw_tracepoint__sys_exit"].fd
     rows = []
-    stop = threading.Event()
-
-    def drain() -> None:
-        while not stop.is_set():
-            prog.poll(50)
-
-    thread = threading.Thread(target=drain, daemon=True)
-    thread.start()
+    failing = ("failing readlink+close", lambda: run_driver(driver, "syscalls", calls))
+    writes = ("dd: untraced read + traced write ok",
+              lambda: subprocess.run(["dd", "if=/dev/zero", "of=/dev/null", "bs=1", f"count={calls * 2}"],
+                                     check=True, capture_output=True))
+    variants = ((MAX_EXAMPLES, ((failing[0] + ", every one a record", failing[1]),)),
+                (4, ((failing[0] + ", aggregated (K=4)", failing[1]), writes)))
     try:
-        workloads = (
-            ("failing readlink+close", lambda: run_driver(driver, "syscalls", calls)),
-            ("dd: untraced read + traced write ok",
-             lambda: subprocess.run(["dd", "if=/dev/zero", "of=/dev/null", "bs=1", f"count={calls * 2}"],
-                                    check=True, capture_output=True)),
-        )
-        for label, work in workloads:
-            exit_m = Meter([fds["raw_tracepoint__sys_exit"]])
-            enter_m = Meter([fds["raw_tracepoint__sys_enter"]])
-            ref = Meter([bare.funcs[b"raw_tracepoint__sys_exit"].fd])
-            for _ in range(batches):
-                with exit_m, enter_m, ref:
-                    work()
-            rows.append(("raw sys_exit (syscalls set)", label, exit_m.summary(), ref.summary()))
-            rows.append(("raw sys_enter (syscalls set)", label, enter_m.summary(), ref.summary()))
+        for examples, workloads in variants:
+            prog = FleetProgram(load_probe_set("syscalls"), ringbuf_kb=1024, failures_only=True, examples=examples)
+            prog.compile()
+            prog.attach()
+            fds = prog.prog_fds()
+            stop, thread = _drain_thread(prog)
+            try:
+                for label, work in workloads:
+                    exit_m = Meter([fds["raw_tracepoint__sys_exit"]])
+                    enter_m = Meter([fds["raw_tracepoint__sys_enter"]])
+                    ref = Meter([ref_fd])
+                    for _ in range(batches):
+                        with exit_m, enter_m, ref:
+                            work()
+                    rows.append(("raw sys_exit (syscalls set)", label, exit_m.summary(), ref.summary()))
+                    rows.append(("raw sys_enter (syscalls set)", label, enter_m.summary(), ref.summary()))
+            finally:
+                stop.set()
+                thread.join()
+                prog.close()
     finally:
-        stop.set()
-        thread.join()
-        prog.close()
         bare.cleanup()
     return rows
 
@@ -157,48 +196,105 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def bench_daemon(set_file: Path, driver: Path, spool: Path, seconds: float) -> dict:
-    proc = subprocess.Popen([sys.executable, "-m", "tracer.cli", "run", str(set_file), "-x", "-i", "1s",
-                             "--spool", str(spool), "--host", "bench"], cwd=REPO, stderr=subprocess.PIPE, text=True)
-    for line in proc.stderr:
-        if "probes live" in line:
-            break
-    threading.Thread(target=proc.stderr.read, daemon=True).start()
-    time.sleep(1.0)
-    c0, t0 = cpu_seconds(proc.pid), time.monotonic()
-    time.sleep(seconds)
-    idle = (cpu_seconds(proc.pid) - c0) / (time.monotonic() - t0)
-    failures = 0
-    c0, t0 = cpu_seconds(proc.pid), time.monotonic()
-    while time.monotonic() - t0 < seconds:
-        failures += run_driver(driver, "reg_mr", 2000, LAYER_PEER, 14)
-        time.sleep(0.01)
-    storm_s = time.monotonic() - t0
-    storm = (cpu_seconds(proc.pid) - c0) / storm_s
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
+class TracerRun:
+    """A `tracer run` process on the fakeverbs set (failures only, 1 s snapshots)."""
+
+    def __init__(self, set_file: Path, spool: Path, extra: tuple[str, ...] = ()):
+        self.spool = spool
+        self.proc = subprocess.Popen([sys.executable, "-m", "tracer.cli", "run", str(set_file), "-x", "-i", "1s",
+                                      "--spool", str(spool), "--host", "bench", *extra],
+                                     cwd=REPO, stderr=subprocess.PIPE, text=True)
+        for line in self.proc.stderr:
+            if "probes live" in line:
+                break
+        threading.Thread(target=self.proc.stderr.read, daemon=True).start()
+        time.sleep(1.0)
+
+    def cpu(self) -> float:
+        return cpu_seconds(self.proc.pid)
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=120)
+
+
+def _stream(driver: Path, signatures: list[tuple[int, int]], calls: int, rounds: int, rate: int,
+            truth: dict, lock: threading.Lock) -> None:
+    for _ in range(rounds):
+        for layer, err in signatures:
+            n = run_driver(driver, "reg_mr", calls, layer, err, rate=rate)
+            with lock:
+                truth[(layer, err)] = truth.get((layer, err), 0) + n
+
+
+def storm(set_file: Path, driver: Path, spool: Path, *, processes: int, calls: int, rounds: int, rate: int = 0,
+          examples: int | None = None) -> dict:
+    """Failure storm from `processes` concurrent streams of driver runs, each cycling through the
+    signatures; checks the spool against the drivers' own counts."""
+    extra = ("--examples", str(examples)) if examples else ()
+    daemon = TracerRun(set_file, spool, extra)
+    truth: dict[tuple[int, int], int] = {}
+    lock = threading.Lock()
+    c0, t0 = daemon.cpu(), time.monotonic()
+    # each stream starts at another signature: concurrent streams fail differently
+    streams = [SIGNATURES[i * 5 % len(SIGNATURES):] + SIGNATURES[:i * 5 % len(SIGNATURES)] for i in range(processes)]
+    threads = [threading.Thread(target=_stream, args=(driver, s, calls, rounds, rate, truth, lock)) for s in streams]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - t0
+    cpu = (daemon.cpu() - c0) / wall
+    daemon.stop()
+    return {"cpu": cpu, "wall": wall, **check_spool(spool, truth)}
+
+
+def check_spool(spool: Path, truth: dict[tuple[int, int], int]) -> dict:
     events = read_spool(spool, "events")
     counters = read_spool(spool, "counters")
+    failed = sum(truth.values())
+    roots = events.filter(pl.col("seq") == 0).select("trace_id", "repeat_count")
+    # each example's signature: where it first failed (deepest failed frame) and its errno
+    deepest = (events.filter(pl.col("errno").is_not_null()).sort("depth")
+               .group_by("trace_id").agg(pl.col("probe").last(), pl.col("errno").last()))
+    per_sig = (roots.join(deepest, on="trace_id")
+               .group_by("probe", "errno").agg(pl.len().alias("examples"), pl.col("repeat_count").sum()))
+    got = {(r["probe"], r["errno"]): (r["examples"], r["repeat_count"]) for r in per_sig.iter_rows(named=True)}
+    want = {(LAYER_PROBE[layer], errno.errorcode[err]): n for (layer, err), n in truth.items()}
+    top = counters.filter(pl.col("probe") == "fv_uverbs_reg_mr")
+    lost = counters.group_by("snapshot_time").agg(pl.col("lost_records").first())["lost_records"].sum()
     snaps = list_snapshots(spool)
     event_bytes = sum((s / "events.parquet").stat().st_size for s in snaps)
-    counter_bytes = sum((s / "counters.parquet").stat().st_size for s in snaps)
-    records = events["trace_id"].n_unique()
-    lost = counters.group_by("snapshot_time").agg(pl.col("lost_records").first())["lost_records"].sum()
-    return {"idle_cpu": idle, "storm_cpu": storm, "storm_rate": failures / storm_s, "records": records,
-            "rows": events.height, "lost": lost, "event_bytes": event_bytes, "counter_bytes": counter_bytes,
-            "snapshots": len(snaps)}
+    return {
+        "failed": failed, "rate": 0.0, "signatures": len(want),
+        "with_example": sum(1 for k in want if got.get(k, (0, 0))[0] >= 1),
+        "exact": all(got.get(k, (0, 0))[1] == n for k, n in want.items()) and set(got) == set(want),
+        "repeat_sum": int(roots["repeat_count"].fill_null(1).sum()), "counter_failures": int(top["failures"].sum()),
+        "records": roots.height, "rows": events.height, "lost": int(lost), "event_bytes": event_bytes,
+        "snapshots": len(snaps),
+    }
+
+
+def bench_idle(set_file: Path, spool: Path, seconds: float) -> float:
+    daemon = TracerRun(set_file, spool)
+    c0, t0 = daemon.cpu(), time.monotonic()
+    time.sleep(seconds)
+    idle = (daemon.cpu() - c0) / (time.monotonic() - t0)
+    daemon.stop()
+    return idle
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="fewer batches and a shorter daemon run")
+    parser.add_argument("--quick", action="store_true", help="fewer batches and shorter storms")
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         print("bench_fleet: needs root (BPF, kernel.bpf_stats_enabled)", file=sys.stderr)
         return 2
-    batches, calls, seconds = (10, 2000, 3.0) if args.quick else (40, 5000, 10.0)
+    batches, calls, storm_calls, rounds, paced_s = (10, 2000, 5000, 1, 3) if args.quick else (40, 5000, 10000, 2, 6)
     previous = STATS_SYSCTL.read_text().strip()
     STATS_SYSCTL.write_text("1")
+    storms = []
     try:
         with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
             tmp_path = Path(tmp)
@@ -206,24 +302,40 @@ def main(argv: list[str] | None = None) -> int:
             set_file = write_fake_set(tmp_path / "fakeverbs.yaml", lib)
             rows = bench_uprobes(lib, driver, set_file, batches, calls)
             rows += bench_syscalls(driver, batches, calls)
-            daemon = bench_daemon(set_file, driver, tmp_path / "spool", seconds)
+            idle = bench_idle(set_file, tmp_path / "idle", 3.0 if args.quick else 10.0)
+            for label, kw in (
+                ("max rate, 1 process", {"processes": 1, "calls": storm_calls, "rounds": rounds}),
+                ("max rate, 2 processes", {"processes": 2, "calls": storm_calls, "rounds": rounds}),
+                ("10k/s, 1 process, K=4", {"processes": 1, "calls": 10_000 * paced_s // len(SIGNATURES),
+                                          "rounds": 1, "rate": 10_000}),
+                ("10k/s, 1 process, every tree a record", {"processes": 1, "calls": 10_000 * paced_s // len(SIGNATURES),
+                                                          "rounds": 1, "rate": 10_000, "examples": MAX_EXAMPLES}),
+            ):
+                result = storm(set_file, driver, tmp_path / f"storm{len(storms)}", **kw)
+                result["rate"] = result["failed"] / result["wall"]
+                storms.append((label, result))
     finally:
         STATS_SYSCTL.write_text(previous)
 
     print("Per-invocation BPF cost (bpf_stats run_time_ns/run_cnt; P50/P99 over batches), vs bare_counter.c on the same hook")
-    print(f"{'hook':<38} {'path':<36} {'mean':>7} {'P50':>7} {'P99':>7} {'bare':>7} {'ratio':>6}")
+    print(f"{'hook':<36} {'path':<52} {'mean':>7} {'P50':>7} {'P99':>7} {'bare':>7} {'ratio':>6}")
     for hook, path, (mean, p50, p99), (bmean, _bp50, _bp99) in rows:
-        print(f"{hook:<38} {path:<36} {mean:6.0f}n {p50:6.0f}n {p99:6.0f}n {bmean:6.0f}n {mean / bmean:5.1f}x")
+        print(f"{hook:<36} {path:<52} {mean:6.0f}n {p50:6.0f}n {p99:6.0f}n {bmean:6.0f}n {mean / bmean:5.2f}x")
     print("  (RDMATracer, fexit on real hooks: P50 56 ns / P99 79 ns per invocation)")
     print()
-    d = daemon
-    print("tracer run (fakeverbs set, -x, 1 s snapshots)")
-    print(f"  host CPU idle:                 {100 * d['idle_cpu']:.2f}% of one core")
-    print(f"  host CPU under failure storm:  {100 * d['storm_cpu']:.2f}% of one core at {d['storm_rate']:.0f} failed calls/s")
-    print(f"  records in spool: {d['records']} ({d['rows']} frame rows), lost {d['lost']}, {d['snapshots']} snapshots")
-    print(f"  bytes on disk per failure record: {d['event_bytes'] / max(1, d['records']):.1f} B "
-          f"({d['event_bytes'] / max(1, d['rows']):.1f} B per frame row; 4 frames per record; "
-          f"counters {d['counter_bytes'] / max(1, d['snapshots']):.0f} B per snapshot)")
+    print(f"tracer run (fakeverbs set, -x, 1 s snapshots, 256 KiB ring buffer); host CPU idle: {100 * idle:.2f}% of one core")
+    print(f"{'storm':<40} {'failed calls/s':>14} {'daemon CPU':>10} {'sigs w/ example':>15} {'repeat sums':>11} "
+          f"{'records':>8} {'lost':>5}")
+    for label, r in storms:
+        exact = "exact" if r["exact"] and r["repeat_sum"] == r["failed"] == r["counter_failures"] else "WRONG"
+        print(f"{label:<40} {r['rate']:14.0f} {100 * r['cpu']:9.2f}% {r['with_example']:>7}/{r['signatures']:<7} "
+              f"{exact:>11} {r['records']:8d} {r['lost']:5d}")
+        if exact != "exact":
+            print(f"    repeat_count sum {r['repeat_sum']}, driver-counted failures {r['failed']}, "
+                  f"counter failures {r['counter_failures']}")
+    full = storms[-1][1]
+    print(f"  bytes on disk per failure record (every tree a record): {full['event_bytes'] / max(1, full['records']):.1f} B "
+          f"({full['event_bytes'] / max(1, full['rows']):.1f} B per frame row; 4 frames per record)")
     print("  (RDMATracer: ~40 B per record)")
     return 0
 

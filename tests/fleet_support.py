@@ -52,10 +52,11 @@ def write_fake_set(path: Path, lib: Path, extra_symbols: tuple[str, ...] = (), n
 
 
 def run_driver(driver: Path, op: str, count: int, layer: int = 0, err: int = 0, delay_us: int = 0,
-               wait_ms: int = 0, env: dict | None = None, end_wait_ms: int = 0) -> int:
-    """Run the driver to completion; returns the number of failed calls it reports."""
+               wait_ms: int = 0, env: dict | None = None, end_wait_ms: int = 0, rate: int = 0) -> int:
+    """Run the driver to completion; returns the number of failed calls it reports.
+    `rate`: calls per second (0: back to back)."""
     out = subprocess.run([str(driver), op, str(count), str(layer), str(err), str(delay_us), str(wait_ms),
-                          str(end_wait_ms)],
+                          str(end_wait_ms), str(rate)],
                          capture_output=True, text=True, check=True, env=env)
     return int(out.stdout.strip())
 

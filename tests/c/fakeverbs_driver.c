@@ -9,10 +9,12 @@
 //     DELAY_US    sleep inside the leaf of every call (latency injection)
 //     START_WAIT_MS  sleep before the first call (lets a tracer attach to this pid)
 //     END_WAIT_MS    sleep after the last call (the process stays for /proc enrichment)
+//     RATE           calls per second (paced in steps of 16 calls; 0 = back to back)
 // Prints the number of calls that failed, for the test's ground truth.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -33,6 +35,7 @@ int main(int argc, char **argv) {
     unsigned delay = argc > 5 ? (unsigned)atoi(argv[5]) : 0;
     int wait_ms = argc > 6 ? atoi(argv[6]) : 0;
     int end_wait_ms = argc > 7 ? atoi(argv[7]) : 0;
+    long rate = argc > 8 ? atol(argv[8]) : 0;
     if (wait_ms > 0)
         usleep((useconds_t)wait_ms * 1000);
     fv_inject(layer, err);
@@ -47,7 +50,18 @@ int main(int argc, char **argv) {
         printf("%ld\n", failed);
         return 0;
     }
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
     for (long i = 0; i < count; i++) {
+        if (rate > 0 && i % 16 == 0 && i > 0) {   // absolute deadlines: no drift
+            long step_ns = 16 * 1000000000L / rate;
+            next.tv_nsec += step_ns;
+            while (next.tv_nsec >= 1000000000L) {
+                next.tv_nsec -= 1000000000L;
+                next.tv_sec++;
+            }
+            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+        }
         int ret = strcmp(op, "alloc_pd") == 0 ? fv_uverbs_alloc_pd() : fv_uverbs_reg_mr(0x1000 + i, 4096);
         failed += ret != 0;
     }

@@ -47,6 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--latency-bound", metavar="DURATION", default=50_000_000, type=common.duration_ns,
                    help="good traces only under this (default 50ms)")
     p.add_argument("--ringbuf-kb", type=common.positive_int, default=256, metavar="KB", help="ring buffer size (default 256)")
+    p.add_argument("--examples", type=common.positive_int, default=4, metavar="K",
+                   help="full call trees per failure signature per interval; the rest are counted (default 4)")
     p.add_argument("--best-effort", action="store_true", help="run with the probes that attach; report the rest")
     p.add_argument("--prom", metavar="FILE", help="write counters in Prometheus text format (textfile collector)")
     p.add_argument("--metadata-file", metavar="FILE", help="YAML/JSON job metadata, re-read when it changes")
@@ -75,6 +77,7 @@ def handle(args: argparse.Namespace) -> int:
         sample_every=args.sample,
         latency_bound_ns=args.latency_bound,
         ringbuf_kb=args.ringbuf_kb,
+        examples=args.examples,
         best_effort=args.best_effort,
         prom=Path(args.prom) if args.prom is not None else None,
         metadata_file=Path(args.metadata_file) if args.metadata_file is not None else None,

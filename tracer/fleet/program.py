@@ -54,6 +54,7 @@ ERRNO_BUCKETS = 136
 HEALTH_LOST, HEALTH_EMITTED, HEALTH_TRUNCATED, HEALTH_ORPHAN, HEALTH_DEFERRED = range(5)
 HEALTH_SLOTS = 5
 DEFAULT_EXAMPLES = 4  # full call trees per failure signature per snapshot interval (AGG_EXAMPLES)
+MAX_EXAMPLES = 2**31 - 1  # --examples MAX_EXAMPLES: every failing tree a record (aggregation off)
 MAX_SIGNATURES = 8192  # distinct failure signatures the kernel aggregates per two intervals
 KINDS = {1: "failure", 2: "good"}
 DEFAULT_LATENCY_BOUND_NS = 50_000_000
@@ -392,8 +393,8 @@ class FleetProgram:
             raise TracebaseError(f"--sample: expected a positive integer N (1 in N), found {sample_every}")
         if latency_bound_ns <= 0:
             raise TracebaseError(f"--latency-bound: expected a positive duration, found {latency_bound_ns} ns")
-        if examples < 1:
-            raise TracebaseError(f"--examples: expected a positive number of examples per signature, found {examples}")
+        if not 1 <= examples <= MAX_EXAMPLES:
+            raise TracebaseError(f"--examples: expected 1..{MAX_EXAMPLES} full call trees per signature, found {examples}")
         self.probe_set = probe_set
         self.ringbuf_pages = ringbuf_pages(ringbuf_kb)
         self.sample_every = sample_every
