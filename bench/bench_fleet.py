@@ -7,14 +7,18 @@
    per-CPU counter increment) attached to the very same hooks in the same batches; and the
    syscalls set's raw sys_enter/sys_exit programs beside bare_counter.c on raw sys_exit.
    Paths: success outside a capture window; failure with a record for every tree (aggregation
-   off, --examples MAX); failure aggregated (K examples per signature, then counted).
+   off, --examples MAX); failure aggregated (K examples per signature, then counted). Beside
+   them, bare_counter.c plus one ingredient of calltree.c each (a timestamp, the task-local
+   storage slot, the LRU hash slot it replaced): the floor of a call-tree tracer here.
    P50/P99 are over batches (bpf_stats gives sums, not per-call samples).
 2. `tracer run` (real daemon process, default 256 KiB ring buffer) under failure storms at the
    maximum rate from 1 and from 2 processes, cycling through 12 failure signatures (4 layers x 3
    errnos): every signature must have a full example, the repeat counts must add up to the
    driver's own count of failed calls, and the daemon's CPU (utime+stime) is a share of a core.
+   Also from 2 processes with aggregation off (every failing tree a record): the consumer's capacity.
 3. The same at a paced 10,000 failing calls/s, with aggregation (K=4) and without it (every
-   failing call tree a record): nothing may be lost.
+   failing call tree a record): nothing may be lost. (The pace is a target: a loaded machine
+   may not reach it; the achieved rate is printed.)
 4. Bytes on disk per failure record in the spool.
 Reference figures (RDMATracer, fexit on real hooks): P50 56 ns / P99 79 ns per invocation;
 ~40 B per record on disk.
@@ -125,6 +129,22 @@ def bench_uprobes(lib: Path, driver: Path, set_file: Path, batches: int, calls: 
         bare.attach_uretprobe(name=str(lib).encode(), sym=sym.encode(), fn_name=b"bare_hit")
     bare_fds = [bare.funcs[b"bare_hit"].fd]
     rows = []
+    # the counter plus one ingredient of calltree.c, on the same hooks, beside the bare counter
+    for label, flag in (("ingredient: + bpf_ktime_get_ns", "-DWITH_KTIME"),
+                        ("ingredient: + task-local storage slot", "-DWITH_TASK_STORAGE"),
+                        ("ingredient: + LRU hash slot by tid (before)", "-DWITH_LRU_HASH")):
+        part = bare_program([flag])
+        try:
+            for sym in REG_MR_CHAIN:
+                part.attach_uprobe(name=str(lib).encode(), sym=sym.encode(), fn_name=b"bare_hit")
+                part.attach_uretprobe(name=str(lib).encode(), sym=sym.encode(), fn_name=b"bare_hit")
+            m, ref = Meter([part.funcs[b"bare_hit"].fd]), Meter(bare_fds)
+            for _ in range(max(2, batches // 4)):
+                with m, ref:
+                    run_driver(driver, "reg_mr", calls)
+            rows.append(("uprobe+uretprobe x4 (reg_mr chain)", label, m.summary(), ref.summary()))
+        finally:
+            part.cleanup()
     variants = (
         (4, (("success (no record)", 0, False), ("failure, aggregated (K=4, 1 signature)", LAYER_PEER, False),
              ("success, window open 1-in-10", 0, True))),
@@ -306,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
             for label, kw in (
                 ("max rate, 1 process", {"processes": 1, "calls": storm_calls, "rounds": rounds}),
                 ("max rate, 2 processes", {"processes": 2, "calls": storm_calls, "rounds": rounds}),
+                ("max rate, 2 processes, every tree a record", {"processes": 2, "calls": storm_calls,
+                                                               "rounds": rounds, "examples": MAX_EXAMPLES}),
                 ("10k/s, 1 process, K=4", {"processes": 1, "calls": 10_000 * paced_s // len(SIGNATURES),
                                           "rounds": 1, "rate": 10_000}),
                 ("10k/s, 1 process, every tree a record", {"processes": 1, "calls": 10_000 * paced_s // len(SIGNATURES),

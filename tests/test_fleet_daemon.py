@@ -211,6 +211,7 @@ def test_syscalls_set_runs_against_a_real_program(fake, tmp_path):
         (["syscalls", "-p", "999999999"], "tracer: error: -p/--pid: expected a running process, found no process 999999999"),
         (["syscalls", "--sample", "0"], "tracer: error: --sample: expected a positive integer, found '0'"),
         (["syscalls", "--ringbuf-kb", "0"], "tracer: error: --ringbuf-kb: expected a positive integer, found '0'"),
+        (["syscalls", "--examples", "0"], "tracer: error: --examples: expected a positive integer, found '0'"),
     ],
 )
 def test_run_bad_input_is_one_line_exit_2(tmp_path, args, message):
@@ -284,6 +285,7 @@ def _tree(root: Path) -> set[str]:
         (["syscalls", "-i", "0"], ["-i/--interval: expected a duration", "found '0'"]),
         (["syscalls", "--good-window", "0s"], ["--good-window: expected a duration", "found '0s'"]),
         (["syscalls", "--ringbuf-kb", "99999999"], ["--ringbuf-kb: expected a positive size in KiB of at most"]),
+        (["syscalls", "--examples", "99999999999"], ["--examples: expected a positive number of call trees per signature of at most"]),
     ],
 )
 def test_run_checks_every_option_before_creating_anything(tmp_path, args, words):

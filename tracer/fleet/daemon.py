@@ -41,6 +41,7 @@ from tracer.fleet.program import (
     DEFAULT_LATENCY_BOUND_NS,
     DEFAULT_RINGBUF_KB,
     DEFAULT_SAMPLE_EVERY,
+    MAX_EXAMPLES,
     Batch,
     Counters,
     FleetProgram,
@@ -258,6 +259,7 @@ class Daemon:
         check_positive(cfg.latency_bound_ns, "--latency-bound", " ns")
         check_int_range(cfg.sample_every, "--sample", 1, 1 << 30, "a positive integer N (1 in N)")
         check_int_range(cfg.ringbuf_kb, "--ringbuf-kb", 1, 1 << 20, "a positive size in KiB")
+        check_int_range(cfg.examples, "--examples", 1, MAX_EXAMPLES, "a positive number of call trees per signature")
         if cfg.pid < 0 or (cfg.pid and not Path(f"/proc/{cfg.pid}").exists()):
             raise TracebaseError(f"-p/--pid: expected a running process, found no process {cfg.pid}")
         if cfg.host is not None:
