@@ -349,11 +349,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'storm':<40} {'failed calls/s':>14} {'daemon CPU':>10} {'sigs w/ example':>15} {'repeat sums':>11} "
           f"{'records':>8} {'lost':>5}")
     for label, r in storms:
-        exact = "exact" if r["exact"] and r["repeat_sum"] == r["failed"] == r["counter_failures"] else "WRONG"
+        # exact: per signature, the repeat counts add up to the drivers' count, and over the storm
+        # repeat counts + failing trees with no example (lost) = drivers' count = counters
+        exact = ("exact" if r["repeat_sum"] + r["lost"] == r["failed"] == r["counter_failures"]
+                 and (r["exact"] or r["lost"]) else "WRONG")
         print(f"{label:<40} {r['rate']:14.0f} {100 * r['cpu']:9.2f}% {r['with_example']:>7}/{r['signatures']:<7} "
               f"{exact:>11} {r['records']:8d} {r['lost']:5d}")
-        if exact != "exact":
-            print(f"    repeat_count sum {r['repeat_sum']}, driver-counted failures {r['failed']}, "
+        if exact != "exact" or r["lost"]:
+            print(f"    repeat_count sum {r['repeat_sum']} + lost {r['lost']}, driver-counted failures {r['failed']}, "
                   f"counter failures {r['counter_failures']}")
     full = storms[-1][1]
     print(f"  bytes on disk per failure record (every tree a record): {full['event_bytes'] / max(1, full['records']):.1f} B "
