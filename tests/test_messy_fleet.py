@@ -130,3 +130,20 @@ def test_a_pointer_returned_by_the_root_is_a_success():
                            "kind": ["good", "failure", "failure", "failure", "failure"],
                            "root_err": [False, True, False, None, True]})
     assert traces.select(failed_expr().alias("f"))["f"].to_list() == [False, True, False, True, True]
+
+
+def test_routine_families_learned_without_job_ids(messy, tmp_path):
+    """job_id is only set "when known": runs fall back to the process (pid, which the fleet
+    tracer always records), and the learner still tells routine families from fatal causes."""
+    import shutil
+
+    root = tmp_path / "nojobs"
+    shutil.copytree(messy[0], root, ignore=shutil.ignore_patterns("audit"))
+    from tracer.schema import write_table
+
+    for f in dataset_files(root, "events"):
+        write_table(read(f, "events").with_columns(pl.lit(None, pl.String).alias("job_id")), f, "events")
+    keys = {(e.context, e.probe, e.errno) for e in FleetExpectedLearner().fit(root).entries_}
+    assert {("create_qp", "ib_rdmacg_try_charge", "EAGAIN"), ("query_gid", "rdma_get_gid_attr", "ENODATA"),
+            ("modify_qp RESET->INIT", "rdma_counter_bind_qp_auto", "ENOMEM")} <= keys
+    assert not any(e in ("EIO", "ETIMEDOUT", "EFAULT") for _, _, e in keys)

@@ -183,8 +183,18 @@ def analyse_traces(
     # a divergence needs a known-good shape to diverge from: in an operation no good trace was
     # sampled for, every edge is unknown, and the bifurcation is the origin frame
     known_ops = model.operations_.select(pl.col("operation").cast(pl.String))["operation"].implode()
+    # nor is a successful call made *inside* the origin frame (its descendants) a divergence:
+    # the origin failed after it; with sampled good traces the good shape below it may simply
+    # never have been sampled on this platform, and the origin is the informative frame
+    o = origin.select("trace_id", pl.col("seq").alias("_o_seq"), pl.col("depth").alias("_o_depth"))
+    after = pl.col("seq") > pl.col("_o_seq")
+    left = (after & (pl.col("depth") <= pl.col("_o_depth"))).cast(pl.Int32).cum_sum().over("trace_id") > 0
+    inside_origin = (after & ~left).fill_null(False)
     divergence = (
-        frames.filter(~pl.col("known_edge") & pl.col("operation").cast(pl.String).is_in(known_ops))
+        frames.join(o, on="trace_id", how="left")
+        .sort("trace_id", "seq")
+        .filter(~pl.col("known_edge") & pl.col("operation").cast(pl.String).is_in(known_ops)
+                & ~(inside_origin & pl.col("errno").is_null()))
         .sort("seq")
         .group_by("trace_id", maintain_order=True)
         .agg(pl.col("probe").first().alias("div_probe"), pl.col("errno").first().alias("div_errno"),

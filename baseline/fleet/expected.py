@@ -12,7 +12,9 @@ routine) learns a unit as expected when all of these hold:
 
 * **Survival, from what the process did next.** An occurrence survives when its process (host,
   job, pid) made any later recorded call: the job went on (the same operation retried, or later
-  calls). Good traces are only sampled, so "a later sampled success" would make a routine error
+  calls). Without a job id the process alone identifies the run; without a pid the job does,
+  and a job requeued under the same id after a fatal error then looks as if it went on (the
+  fleet tracer always records the pid). Good traces are only sampled, so "a later sampled success" would make a routine error
   look fatal whenever sampling missed the retry; any later trace of the process counts. At least
   ``min_success`` surviving occurrences on ``min_hosts`` hosts and ``min_jobs`` jobs.
 * **No significant increase in failure.** CBI's Increase(P) = P(fail | P) - P(fail | P
@@ -322,7 +324,15 @@ class FleetExpectedLearner:
             (pl.col("lost_events") if "lost_events" in cols else pl.lit(0)).fill_null(0).alias("lost_events"),
             (weight_expr() if "repeat_count" in cols else pl.lit(1, pl.Int64)).alias("w"),
             failed_expr().alias("root_failed") if {"exit_status", "kind"} <= cols else pl.lit(True).alias("root_failed"),
-        ).with_columns(pl.col("operation", "host").cast(pl.String), pl.col("job_id").cast(pl.String))
+        ).with_columns(
+            pl.col("operation", "host").cast(pl.String),
+            # a run is the scheduler job on its host; without a job id, the process; without
+            # either, the host (so that "jobs" still counts independent runs)
+            pl.concat_str([pl.col("host").cast(pl.String),
+                           pl.coalesce(pl.col("job_id").cast(pl.String),
+                                       pl.when(pl.col("pid") >= 0).then(pl.format("pid:{}", pl.col("pid"))),
+                                       pl.lit(""))], separator="/").alias("job_id"),
+        )
         proc = ["host", "job_id", "pid"]
         # fail = the process made no later recorded call (nothing followed it)
         tr = tr.with_columns(
