@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,6 +235,12 @@ class Daemon:
         # per program: records not yet in a snapshot, with their job id and metadata (read from
         # /proc when they arrive, while the process most likely still runs)
         self.pending: list[list[tuple[Batch, list, list]]] = []
+        # A drain thread keeps emptying the ring buffers while the main thread writes snapshots
+        # (a snapshot of many records takes longer than a 256 KiB buffer lasts in a storm); the
+        # lock serialises ring-buffer reads, `pending` and the enricher between the two.
+        self._lock = threading.Lock()
+        self._stop_drain = threading.Event()
+        self._drain_error: BaseException | None = None
         self.stop_requested = False
         self.capture_requested = False
         self.snapshots = 0
@@ -387,7 +394,17 @@ class Daemon:
     def _drain(self, timeout_ms: int) -> None:
         per = max(0, timeout_ms // max(1, len(self.programs)))
         for i, prog in enumerate(self.programs):
-            self._take(i, prog.poll_batch(per))
+            prog.wait(per)  # outside the lock: a snapshot may run meanwhile
+            with self._lock:
+                self._take(i, prog.poll_batch(0))
+
+    def _drain_loop(self) -> None:
+        try:
+            while not self._stop_drain.is_set():
+                self._drain(100)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            self._drain_error = exc
+            self.stop_requested = True
 
     def _take(self, i: int, batch: Batch) -> None:
         if not len(batch):
@@ -400,16 +417,18 @@ class Daemon:
     def _closed_events(self, i: int, prog: FleetProgram) -> tuple[pa.Table, Counters, int]:
         """Close program i's interval: its events (repeat counts assigned), counter deltas and
         the failing trees no record stands for. Records of the next interval stay pending."""
-        closed = prog.rotate()
-        self._take(i, prog.poll_batch(0))  # the closed interval's last records
-        parts, self.pending[i] = self.pending[i], []
+        with self._lock:
+            closed = prog.rotate()
+            self._take(i, prog.poll_batch(0))  # the closed interval's last records
+            parts, self.pending[i] = self.pending[i], []
         batch = Batch.concat([b for b, _, _ in parts])
         jobs = [j for _, js, _ in parts for j in js]
         metas = [m for _, _, ms in parts for m in ms]
         later = batch.head["interval"].astype(np.int64) > closed.number
         if later.any():
             idx = np.flatnonzero(later)
-            self.pending[i].append((batch.select(later), [jobs[k] for k in idx], [metas[k] for k in idx]))
+            with self._lock:
+                self.pending[i].append((batch.select(later), [jobs[k] for k in idx], [metas[k] for k in idx]))
             keep = np.flatnonzero(~later)
             batch, jobs, metas = batch.select(~later), [jobs[k] for k in keep], [metas[k] for k in keep]
         repeat, lost = assign_repeats(batch, closed)
@@ -435,7 +454,8 @@ class Daemon:
         self._last_snap_wall = now_ns
         if self.cfg.prom is not None:
             self._write_prom(totals, now_ns)
-        self.enricher.refresh()
+        with self._lock:
+            self.enricher.refresh()
         return path
 
     def _write_prom(self, totals: list[Counters], now_ns: int) -> None:
@@ -460,19 +480,28 @@ class Daemon:
         start = time.monotonic()
         next_snap = start + cfg.interval_s
         end = start + cfg.duration_s if cfg.duration_s else None
-        while not self.stop_requested:
-            now = time.monotonic()
-            if end is not None and now >= end:
-                break
-            self._manage_capture(now)
-            wait = min(next_snap, end or next_snap) - now
-            self._drain(int(max(0.0, min(wait, 0.1)) * 1000))
-            now = time.monotonic()
-            if now >= next_snap:
-                self.snapshot()
-                next_snap += cfg.interval_s
-                if next_snap <= now:  # fell behind (a slow disk): do not burst to catch up
-                    next_snap = now + cfg.interval_s
+        self._stop_drain.clear()
+        drainer = threading.Thread(target=self._drain_loop, name="tracer-run-drain", daemon=True)
+        drainer.start()
+        try:
+            while not self.stop_requested:
+                now = time.monotonic()
+                if end is not None and now >= end:
+                    break
+                self._manage_capture(now)
+                wait = min(next_snap, end or next_snap) - now
+                time.sleep(max(0.0, min(wait, 0.1)))
+                now = time.monotonic()
+                if now >= next_snap:
+                    self.snapshot()
+                    next_snap += cfg.interval_s
+                    if next_snap <= now:  # fell behind (a slow disk): do not burst to catch up
+                        next_snap = now + cfg.interval_s
+        finally:
+            self._stop_drain.set()
+            drainer.join()
+        if self._drain_error is not None:
+            raise self._drain_error
         self._drain(0)
         final = self.snapshot()
         self.log(f"stopped: {self.snapshots} snapshots, {self.records} records, {self.lost} lost; last {final}")

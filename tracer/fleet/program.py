@@ -563,6 +563,11 @@ class FleetProgram:
         return self._interval
 
     # ---- data plane -----------------------------------------------------------------------
+    def wait(self, timeout_ms: int) -> None:
+        """Until a record is available or timeout_ms passed (consumes nothing)."""
+        if timeout_ms > 0:
+            self._ring.wait(timeout_ms)
+
     def poll_batch(self, timeout_ms: int = 0) -> Batch:
         """Every record that arrived since the last poll (waits up to timeout_ms for the first)."""
         if timeout_ms > 0:
