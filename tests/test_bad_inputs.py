@@ -1,0 +1,521 @@
+"""Every CLI and subcommand against bad input, table-driven (issue 10 items 2 and 8).
+
+One row per case: the argv, the exit status, and words the one-line error must contain. Every
+row runs the real command in a subprocess with a timeout (a hang fails the row), and every row
+checks the edges' contract: no traceback, no "internal error" (the dispatcher's catch-all for
+bugs), at most one line on stderr for a failure, exit status 2 for a user or OS error.
+
+The inputs are built here: a small hand-written syscall trace (events table written with
+pyarrow, not by tracebase), broken variants of it (not Parquet, empty, wrong table, wrong
+version, nulls in a required column), a small simulated fleet, spool and audit output, YAML
+files with typos, a read-only filesystem and a full one (tiny tmpfs mounts, root only), and
+files only root can read (rows marked `user` run as nobody through setpriv).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tracer import schema
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+ROOT = os.geteuid() == 0
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+NON_UTF8 = "bad-\udcff-name.parquet"  # a file name that is not UTF-8 (surrogateescape)
+NOW = dt.datetime(2026, 11, 28, 0, 30, tzinfo=dt.UTC)
+
+
+@dataclass
+class Case:
+    id: str
+    argv: list[str]
+    code: int = 2
+    words: tuple[str, ...] = ()
+    root: bool = False  # needs root (mounts; recording)
+    user: bool = False  # run as nobody
+    timeout: float = 60.0
+    stdin: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def C(id: str, *argv: str, code: int = 2, words: tuple[str, ...] | str = (), **kw) -> Case:  # noqa: N802
+    return Case(id, list(argv), code, (words,) if isinstance(words, str) else tuple(words), **kw)
+
+
+DURATIONS_BAD = ["nan", "inf", "-1s", "0", "5 parsecs", "1e3s"]
+NUMBER_BAD = ["nan", "inf", "-1", "abc"]
+
+CASES: list[Case] = [
+    # ---------------------------------------------------------------- top level
+    C("tracer-no-command", "tracer", words="required"),
+    C("tracer-unknown-command", "tracer", "nosuch", words="invalid choice"),
+    C("baseline-no-command", "baseline", words="required"),
+    C("baseline-unknown-command", "baseline", "nosuch", words="invalid choice"),
+    C("baseline-unknown-flag", "baseline", "diff", "--nosuch", "{good1}", "{bad}", words="--nosuch"),
+    C("tracer-version", "tracer", "--version", code=0),
+    C("baseline-version", "baseline", "--version", code=0),
+    # ---------------------------------------------------------------- tracer record
+    C("record-no-command", "tracer", "record", words="no command given"),
+    C("record-pid-zero", "tracer", "record", "-p", "0", words=("-p/--pid", "positive integer", "'0'")),
+    C("record-pid-text", "tracer", "record", "-p", "abc", words=("-p/--pid", "'abc'")),
+    C("record-pid-negative", "tracer", "record", "-p=-5", words=("-p/--pid", "'-5'")),
+    C("record-pid-gone", "tracer", "record", "-p", "999999999", words="999999999", root=True),
+    C("record-pid-and-command", "tracer", "record", "-p", "1", "--", "true", words="exclude each other"),
+    *[C(f"record-duration-{v}", "tracer", "record", f"-d={v}", "--", "true", words=("-d/--duration", repr(v)))
+      for v in DURATIONS_BAD],
+    C("record-ringbuf-zero", "tracer", "record", "--ringbuf-mb", "0", "--", "true", words="--ringbuf-mb"),
+    C("record-ringbuf-nan", "tracer", "record", "--ringbuf-mb", "nan", "--", "true", words="--ringbuf-mb"),
+    C("record-label", "tracer", "record", "--label", "meh", "--", "true", words="--label"),
+    C("record-meta", "tracer", "record", "--meta", "novalue", "--", "true", words=("--meta", "KEY=VALUE")),
+    C("record-output-dir", "tracer", "record", "-o", "{emptydir}", "--", "true", words=("{emptydir}", "directory"),
+      root=True),
+    C("record-output-under-file", "tracer", "record", "-o", "{text}/t.parquet", "--", "true", words="{text}",
+      root=True),
+    C("record-output-readonly", "tracer", "record", "-o", "{ro}/t.parquet", "--", "true", words="{ro}", root=True),
+    C("record-output-full", "tracer", "record", "-o", "{full}/t.parquet", "--", "true", words="{full}", root=True),
+    C("record-command-not-found", "tracer", "record", "-o", "{tmp}/nf.parquet", "--", "/nonexistent/cmd",
+      code=127, words="/nonexistent/cmd", root=True),
+    # ---------------------------------------------------------------- tracer run (all refused before attaching)
+    *[C(f"run-interval-{v}", "tracer", "run", "syscalls", f"-i={v}", "--spool", "{tmp}/spool",
+        words=("-i/--interval", repr(v))) for v in DURATIONS_BAD],
+    C("run-duration-nan", "tracer", "run", "syscalls", "-d", "nan", "--spool", "{tmp}/spool", words="-d/--duration"),
+    C("run-good-every-zero", "tracer", "run", "syscalls", "--good-every", "0", "--spool", "{tmp}/spool",
+      words="--good-every"),
+    C("run-good-window-inf", "tracer", "run", "syscalls", "--good-window", "inf", "--spool", "{tmp}/spool",
+      words="--good-window"),
+    C("run-latency-bound-nan", "tracer", "run", "syscalls", "--latency-bound", "nan", "--spool", "{tmp}/spool",
+      words="--latency-bound"),
+    C("run-sample-zero", "tracer", "run", "syscalls", "--sample", "0", "--spool", "{tmp}/spool", words="--sample"),
+    C("run-sample-negative", "tracer", "run", "syscalls", "--sample=-3", "--spool", "{tmp}/spool", words="--sample"),
+    C("run-ringbuf-zero", "tracer", "run", "syscalls", "--ringbuf-kb", "0", "--spool", "{tmp}/spool",
+      words="--ringbuf-kb"),
+    C("run-pid-negative", "tracer", "run", "syscalls", "-p=-1", "--spool", "{tmp}/spool", words="-p/--pid"),
+    C("run-pid-gone", "tracer", "run", "syscalls", "-p", "999999999", "--spool", "{tmp}/spool", words="999999999"),
+    C("run-unknown-set", "tracer", "run", "nosuchset", "--spool", "{tmp}/spool", words="nosuchset"),
+    C("run-set-not-yaml", "tracer", "run", "{text_yaml}", "--spool", "{tmp}/spool", words="{text_yaml}"),
+    C("run-set-unknown-key", "tracer", "run", "{set_typo}", "--spool", "{tmp}/spool", words="{set_typo}"),
+    C("run-set-missing", "tracer", "run", "{tmp}/missing.yaml", "--spool", "{tmp}/spool", words="missing.yaml"),
+    C("run-spool-is-file", "tracer", "run", "syscalls", "--spool", "{text}", "-d", "2s", words="{text}", root=True),
+    C("run-spool-readonly", "tracer", "run", "syscalls", "--spool", "{ro}/spool", "-d", "2s", words="{ro}",
+      root=True),
+    C("run-prom-dir", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--prom", "{emptydir}", "-d", "2s",
+      words="{emptydir}", root=True),
+    C("run-prom-readonly", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--prom", "{ro}/x.prom", "-d", "2s",
+      words="{ro}", root=True),
+    C("run-metadata-missing", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--metadata-file",
+      "{tmp}/nometa.yaml", "-d", "2s", words="nometa.yaml", root=True),
+    C("run-metadata-list", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--metadata-file", "{list_yaml}",
+      "-d", "2s", words="{list_yaml}", root=True),
+    C("run-host-traversal", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--host", "../../x", "-d", "2s",
+      words="--host", root=True),
+    C("run-host-empty", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--host", "", "-d", "2s",
+      words="--host", root=True),
+    C("run-host-slash", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--host", "a/b", "-d", "2s",
+      words="--host", root=True),
+    # ---------------------------------------------------------------- tracer probes check
+    C("probes-unknown-set", "tracer", "probes", "check", "nosuchset", words="nosuchset"),
+    C("probes-set-missing", "tracer", "probes", "check", "{tmp}/missing.yaml", words="missing.yaml"),
+    C("probes-set-not-yaml", "tracer", "probes", "check", "{text_yaml}", words="{text_yaml}"),
+    C("probes-set-list", "tracer", "probes", "check", "{list_yaml}", words="{list_yaml}"),
+    C("probes-set-unknown-key", "tracer", "probes", "check", "{set_typo}", words="{set_typo}"),
+    C("probes-set-dir", "tracer", "probes", "check", "{emptydir}", words="{emptydir}"),
+    C("probes-vendor", "tracer", "probes", "check", "--vendor", "acme", words="--vendor"),
+    C("probes-no-action", "tracer", "probes", words="required"),
+    # ---------------------------------------------------------------- baseline diff
+    C("diff-one-trace", "baseline", "diff", "{good1}", words="TRACE"),
+    C("diff-missing", "baseline", "diff", "{good1}", "{tmp}/missing.parquet", words="missing.parquet"),
+    C("diff-empty-file", "baseline", "diff", "{good1}", "{empty}", words="{empty}"),
+    C("diff-empty-dir", "baseline", "diff", "{emptydir}", "{bad}", words="{emptydir}"),
+    C("diff-not-parquet", "baseline", "diff", "{good1}", "{text}", words="{text}"),
+    C("diff-wrong-table", "baseline", "diff", "{good1}", "{counters_file}", words=("{counters_file}", "counters")),
+    C("diff-wrong-version", "baseline", "diff", "{good1}", "{v9}", words=("{v9}", "version")),
+    C("diff-null-kind", "baseline", "diff", "{good1}", "{null_kind}", words=("{null_kind}", "kind", "null")),
+    C("diff-null-probe-good", "baseline", "diff", "{null_probe}", "{bad}", words=("{null_probe}", "probe")),
+    C("diff-non-utf8-missing", "baseline", "diff", "{good1}", "{tmp}/" + NON_UTF8, words="bad-"),
+    C("diff-non-utf8-ok", "baseline", "diff", "{good1}", "{good2}", "{nonutf8}", code=0),
+    C("diff-unreadable", "baseline", "diff", "{good1}", "{secret}", words=("{secret}", "permission"), user=True),
+    C("diff-allowlist-missing", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{tmp}/no.yaml",
+      words="no.yaml"),
+    C("diff-allowlist-typo", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{allow_typo}",
+      words=("{allow_typo}", "expected_erors")),
+    C("diff-allowlist-entry-typo", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{allow_entry_typo}",
+      words=("{allow_entry_typo}", "erno")),
+    C("diff-allowlist-not-yaml", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{broken_yaml}",
+      words="{broken_yaml}"),
+    C("diff-allowlist-list", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{list_yaml}",
+      words="{list_yaml}"),
+    C("diff-allowlist-dir", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{emptydir}", words="{emptydir}"),
+    C("diff-allowlist-parquet", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{good1}", words="{good1}"),
+    C("diff-context-negative", "baseline", "diff", "{good1}", "{bad}", "--context=-1", words="--context"),
+    C("diff-context-nan", "baseline", "diff", "{good1}", "{bad}", "--context", "nan", words="--context"),
+    C("diff-window-zero", "baseline", "diff", "{good1}", "{bad}", "-k", "0", words="-k"),
+    C("diff-max-anomalies-zero", "baseline", "diff", "{good1}", "{bad}", "--max-anomalies", "0",
+      words="--max-anomalies"),
+    C("diff-trace-id-unknown", "baseline", "diff", "{good1}", "{bad}", "--trace-id", "nosuch", words="nosuch"),
+    C("diff-same", "baseline", "diff", "{good1}", "{good2}", code=0),
+    C("diff-anomaly", "baseline", "diff", "{good1}", "{good2}", "{bad}", code=1),
+    # ---------------------------------------------------------------- baseline allowlist learn
+    C("allowlist-no-good", "baseline", "allowlist", "learn", words="GOOD"),
+    C("allowlist-missing", "baseline", "allowlist", "learn", "{tmp}/missing.parquet", "-o", "{tmp}/a.yaml",
+      words="missing.parquet"),
+    C("allowlist-not-parquet", "baseline", "allowlist", "learn", "{text}", "-o", "{tmp}/a.yaml", words="{text}"),
+    C("allowlist-null-kind", "baseline", "allowlist", "learn", "{null_kind}", "-o", "{tmp}/a.yaml", words="kind"),
+    C("allowlist-support-nan", "baseline", "allowlist", "learn", "{good1}", "--min-support", "nan",
+      "-o", "{tmp}/a.yaml", words="--min-support"),
+    C("allowlist-support-2", "baseline", "allowlist", "learn", "{good1}", "--min-support", "2", "-o", "{tmp}/a.yaml",
+      words="--min-support"),
+    C("allowlist-support-negative", "baseline", "allowlist", "learn", "{good1}", "--min-support=-0.5",
+      "-o", "{tmp}/a.yaml", words="--min-support"),
+    C("allowlist-out-dir", "baseline", "allowlist", "learn", "{good1}", "-o", "{emptydir}", words="{emptydir}"),
+    C("allowlist-out-under-file", "baseline", "allowlist", "learn", "{good1}", "-o", "{text}/a.yaml",
+      words="{text}"),
+    C("allowlist-out-readonly", "baseline", "allowlist", "learn", "{good1}", "-o", "{ro}/a.yaml", words="{ro}",
+      root=True),
+    C("allowlist-out-full", "baseline", "allowlist", "learn", "{good1}", "{good2}", "-o", "{full}/a.yaml",
+      words="{full}", root=True),
+    C("allowlist-out-typo", "baseline", "allowlist", "learn", "{good1}", "-o", "{allow_typo}",
+      words="{allow_typo}"),
+    C("allowlist-out-broken", "baseline", "allowlist", "learn", "{good1}", "-o", "{broken_yaml}",
+      words="{broken_yaml}"),
+    # ---------------------------------------------------------------- baseline simulate
+    *[C(f"simulate-hosts-{v}", "baseline", "simulate", f"--hosts={v}", "--out", "{tmp}/sim", words="--hosts")
+      for v in [*NUMBER_BAD, "0", "1.5"]],
+    *[C(f"simulate-hours-{v}", "baseline", "simulate", f"--hours={v}", "--out", "{tmp}/sim", words="--hours")
+      for v in [*NUMBER_BAD, "0"]],
+    C("simulate-seed", "baseline", "simulate", "--seed", "x", "--out", "{tmp}/sim", words="--seed"),
+    C("simulate-good-rate-2", "baseline", "simulate", "--good-rate", "2", "--out", "{tmp}/sim", words="--good-rate"),
+    C("simulate-good-rate-nan", "baseline", "simulate", "--good-rate", "nan", "--out", "{tmp}/sim",
+      words="--good-rate"),
+    C("simulate-events-target-0", "baseline", "simulate", "--events-target", "0", "--out", "{tmp}/sim",
+      words="--events-target"),
+    C("simulate-workers-0", "baseline", "simulate", "--workers", "0", "--out", "{tmp}/sim", words="--workers"),
+    C("simulate-scenario", "baseline", "simulate", "--scenario", "nosuch", "--out", "{tmp}/sim", words="nosuch"),
+    C("simulate-start", "baseline", "simulate", "--start", "someday", "--out", "{tmp}/sim", words="--start"),
+    C("simulate-start-nan", "baseline", "simulate", "--start", "nan", "--out", "{tmp}/sim", words="--start"),
+    C("simulate-no-out", "baseline", "simulate", "--hosts", "1", words="--out"),
+    C("simulate-out-file", "baseline", "simulate", "--hosts", "1", "--hours", "0.1", "--out", "{text}",
+      words="{text}"),
+    C("simulate-out-readonly", "baseline", "simulate", "--hosts", "1", "--hours", "0.1", "--out", "{ro}/sim",
+      words="{ro}", root=True),
+    C("simulate-out-full", "baseline", "simulate", "--hosts", "2", "--hours", "1", "--out", "{full}/sim",
+      words="{full}", root=True),
+    # ---------------------------------------------------------------- baseline evaluate
+    C("evaluate-missing", "baseline", "evaluate", "{tmp}/nods", words="nods"),
+    C("evaluate-no-truth", "baseline", "evaluate", "{emptydir}", words="{emptydir}"),
+    C("evaluate-findings-missing", "baseline", "evaluate", "{fleet}", "--findings", "{tmp}/nofind",
+      words="nofind"),
+    C("evaluate-findings-empty", "baseline", "evaluate", "{fleet}", "--findings", "{emptydir}", words="{emptydir}"),
+    C("evaluate-findings-text", "baseline", "evaluate", "{fleet}", "--findings", "{text}", words="{text}"),
+    C("evaluate-dataset-file", "baseline", "evaluate", "{text}", words="{text}"),
+    # ---------------------------------------------------------------- baseline learn
+    C("learn-missing", "baseline", "learn", "{tmp}/nods", "-o", "{tmp}/m.parquet", words="nods"),
+    C("learn-empty-dir", "baseline", "learn", "{emptydir}", "-o", "{tmp}/m.parquet", words="{emptydir}"),
+    C("learn-text", "baseline", "learn", "{text}", "-o", "{tmp}/m.parquet", words="{text}"),
+    C("learn-wrong-table", "baseline", "learn", "{counters_file}", "-o", "{tmp}/m.parquet", words="counters"),
+    C("learn-null-kind", "baseline", "learn", "{null_kind}", "-o", "{tmp}/m.parquet", words="kind"),
+    C("learn-since-bad", "baseline", "learn", "{fleet}", "-o", "{tmp}/m.parquet", "--since", "yesterday",
+      words="--since"),
+    C("learn-since-nan", "baseline", "learn", "{fleet}", "-o", "{tmp}/m.parquet", "--since", "nan", words="--since"),
+    C("learn-since-future", "baseline", "learn", "{fleet}", "-o", "{tmp}/m.parquet", "--since", "2030-01-01",
+      words="2030-01-01"),
+    C("learn-out-dir", "baseline", "learn", "{fleet}", "-o", "{emptydir}", words="{emptydir}"),
+    C("learn-out-under-file", "baseline", "learn", "{fleet}", "-o", "{text}/m.parquet", words="{text}"),
+    C("learn-out-readonly", "baseline", "learn", "{fleet}", "-o", "{ro}/m.parquet", words="{ro}", root=True),
+    C("learn-out-full", "baseline", "learn", "{fleet}", "-o", "{full}/m.parquet", words="{full}", root=True),
+    C("learn-expected-out-dir", "baseline", "learn", "{fleet}", "-o", "{tmp}/m2.parquet", "--expected-out",
+      "{emptydir}", words="{emptydir}"),
+    C("learn-unreadable", "baseline", "learn", "{secret_dir}", "-o", "/tmp/x.parquet", words="permission",
+      user=True),
+    # ---------------------------------------------------------------- baseline audit
+    C("audit-missing", "baseline", "audit", "{tmp}/nods", "--out", "{tmp}/aud", words="nods"),
+    C("audit-text", "baseline", "audit", "{text}", "--out", "{tmp}/aud", words="{text}"),
+    C("audit-model-missing", "baseline", "audit", "{fleet}", "--model", "{tmp}/nomodel.parquet",
+      "--out", "{tmp}/aud", words="nomodel.parquet"),
+    C("audit-model-text", "baseline", "audit", "{fleet}", "--model", "{text}", "--out", "{tmp}/aud", words="{text}"),
+    C("audit-model-wrong-table", "baseline", "audit", "{fleet}", "--model", "{good1}", "--out", "{tmp}/aud",
+      words="{good1}"),
+    C("audit-since-bad", "baseline", "audit", "{fleet}", "--since", "soon", "--out", "{tmp}/aud", words="--since"),
+    C("audit-out-file", "baseline", "audit", "{fleet}", "--out", "{text}", words="{text}"),
+    C("audit-out-readonly", "baseline", "audit", "{fleet}", "--out", "{ro}/aud", words="{ro}", root=True),
+    C("audit-out-full", "baseline", "audit", "{fleet}", "--out", "{full}/aud", words="{full}", root=True),
+    C("audit-html-dir", "baseline", "audit", "{fleet}", "--out", "{tmp}/aud", "--html", "{emptydir}",
+      words="{emptydir}"),
+    C("audit-html-readonly", "baseline", "audit", "{fleet}", "--out", "{tmp}/aud", "--html", "{ro}/a.html",
+      words="{ro}", root=True),
+    C("audit-allowlist-typo", "baseline", "audit", "{fleet}", "--out", "{tmp}/aud", "--allowlist", "{allow_typo}",
+      words="{allow_typo}"),
+    C("audit-allowlist-missing", "baseline", "audit", "{fleet}", "--out", "{tmp}/aud", "--allowlist",
+      "{tmp}/no.yaml", words="no.yaml"),
+    C("audit-unreadable-model", "baseline", "audit", "{fleet}", "--model", "{secret}", "--out", "/tmp/nobody-aud",
+      words=("{secret}", "permission"), user=True),
+    # ---------------------------------------------------------------- baseline expected learn
+    *[C(f"expected-min-hosts-{v}", "baseline", "expected", "learn", "{fleet}", f"--min-hosts={v}",
+        "-o", "{tmp}/e.yaml", words="--min-hosts") for v in [*NUMBER_BAD, "0"]],
+    C("expected-missing", "baseline", "expected", "learn", "{tmp}/nods", "-o", "{tmp}/e.yaml", words="nods"),
+    C("expected-since", "baseline", "expected", "learn", "{fleet}", "--since", "x", "-o", "{tmp}/e.yaml",
+      words="--since"),
+    C("expected-out-dir", "baseline", "expected", "learn", "{fleet}", "-o", "{emptydir}", words="{emptydir}"),
+    C("expected-out-typo", "baseline", "expected", "learn", "{fleet}", "-o", "{allow_typo}", words="{allow_typo}"),
+    C("expected-no-action", "baseline", "expected", words="required"),
+    # ---------------------------------------------------------------- baseline report
+    C("report-missing", "baseline", "report", "{tmp}/noaud", words="noaud"),
+    C("report-empty-dir", "baseline", "report", "{emptydir}", words="{emptydir}"),
+    C("report-text", "baseline", "report", "{text}", words="{text}"),
+    C("report-fake-findings", "baseline", "report", "{fake_audit}", words="{fake_audit}"),
+    C("report-html-dir", "baseline", "report", "{audit}", "--html", "{emptydir}", words="{emptydir}"),
+    C("report-html-readonly", "baseline", "report", "{audit}", "--html", "{ro}/r.html", words="{ro}", root=True),
+    C("report-html-full", "baseline", "report", "{audit}", "--html", "{full}/r.html", words="{full}", root=True),
+    # ---------------------------------------------------------------- baseline ingest
+    C("ingest-spool-missing", "baseline", "ingest", "{tmp}/nospool", "{tmp}/ds", words="nospool"),
+    C("ingest-spool-file", "baseline", "ingest", "{text}", "{tmp}/ds", words="{text}"),
+    C("ingest-dataset-file", "baseline", "ingest", "{spool}", "{text}", "--keep-spool", words="{text}"),
+    C("ingest-compact-negative", "baseline", "ingest", "{spool}", "{tmp}/ds", "--compact-min-files=-1",
+      words="--compact-min-files"),
+    C("ingest-compact-one", "baseline", "ingest", "{spool}", "{tmp}/ds", "--compact-min-files", "1",
+      words="--compact-min-files"),
+    C("ingest-compact-nan", "baseline", "ingest", "{spool}", "{tmp}/ds", "--compact-min-files", "nan",
+      words="--compact-min-files"),
+    C("ingest-workers-zero", "baseline", "ingest", "{spool}", "{tmp}/ds", "-j", "0", words="-j"),
+    C("ingest-quarantine-file", "baseline", "ingest", "{spool}", "{tmp}/ds-q", "--quarantine", "{text}",
+      "--keep-spool", words="{text}"),
+    C("ingest-dataset-readonly", "baseline", "ingest", "{spool}", "{ro}/ds", "--keep-spool", words="{ro}",
+      root=True),
+    C("ingest-dataset-full", "baseline", "ingest", "{spool}", "{full}/ds", "--keep-spool", words="{full}",
+      root=True),
+    C("ingest-missing-dataset-arg", "baseline", "ingest", "{spool}", words="DATASET"),
+    # ---------------------------------------------------------------- baseline coverage
+    C("coverage-missing", "baseline", "coverage", "{tmp}/nods", "--out", "{tmp}/rep", words="nods"),
+    C("coverage-empty", "baseline", "coverage", "{emptydir}", "--out", "{tmp}/rep", words="{emptydir}"),
+    C("coverage-week-bad", "baseline", "coverage", "{fleet}", "--week", "lastweek", "--out", "{tmp}/rep",
+      words="--week"),
+    C("coverage-week-99", "baseline", "coverage", "{fleet}", "--week", "2026-W99", "--out", "{tmp}/rep",
+      words="--week"),
+    *[C(f"coverage-trend-{v}", "baseline", "coverage", "{fleet}", f"--trend-pct={v}", "--out", "{tmp}/rep",
+        words="--trend-pct") for v in [*NUMBER_BAD, "0"]],
+    C("coverage-probes-missing", "baseline", "coverage", "{fleet}", "--probes", "{tmp}/no.yaml", "--out",
+      "{tmp}/rep", words="no.yaml"),
+    C("coverage-probes-text", "baseline", "coverage", "{fleet}", "--probes", "{text_yaml}", "--out", "{tmp}/rep",
+      words="{text_yaml}"),
+    C("coverage-probes-typo", "baseline", "coverage", "{fleet}", "--probes", "{set_typo}", "--out", "{tmp}/rep",
+      words="{set_typo}"),
+    C("coverage-nccl-missing", "baseline", "coverage", "{fleet}", "--nccl-logs", "{tmp}/no.log", "--out",
+      "{tmp}/rep", words="no.log"),
+    C("coverage-nccl-parquet-wrong", "baseline", "coverage", "{fleet}", "--nccl-logs", "{good1}", "--out",
+      "{tmp}/rep", words="{good1}"),
+    C("coverage-out-file", "baseline", "coverage", "{fleet}", "--out", "{text}", words="{text}"),
+    C("coverage-out-readonly", "baseline", "coverage", "{fleet}", "--out", "{ro}/rep", words="{ro}", root=True),
+    C("coverage-out-full", "baseline", "coverage", "{fleet}", "--out", "{full}/rep", words="{full}", root=True),
+    # ---------------------------------------------------------------- baseline suggest-probes
+    C("suggest-symbols-missing", "baseline", "suggest-probes", "--symbols", "{tmp}/no.txt", words="no.txt"),
+    C("suggest-symbols-dir", "baseline", "suggest-probes", "--symbols", "{emptydir}", words="{emptydir}"),
+    C("suggest-btf-text", "baseline", "suggest-probes", "--btf", "{text}", words="{text}"),
+    C("suggest-btf-and-symbols", "baseline", "suggest-probes", "--btf", "{text}", "--symbols", "{text}",
+      words="not allowed"),
+    C("suggest-old-missing", "baseline", "suggest-probes", "--symbols", "{symbols}", "--old", "{tmp}/old.txt",
+      words="old.txt"),
+    C("suggest-probes-missing", "baseline", "suggest-probes", "--symbols", "{symbols}", "--probes", "{tmp}/no.yaml",
+      words="no.yaml"),
+    C("suggest-probes-typo", "baseline", "suggest-probes", "--symbols", "{symbols}", "--probes", "{set_typo}",
+      words="{set_typo}"),
+    C("suggest-reference-missing", "baseline", "suggest-probes", "--symbols", "{symbols}", "--reference",
+      "{tmp}/no.yaml", words="no.yaml"),
+    C("suggest-reference-list", "baseline", "suggest-probes", "--symbols", "{symbols}", "--reference",
+      "{list_yaml}", words="{list_yaml}"),
+    C("suggest-reference-broken", "baseline", "suggest-probes", "--symbols", "{symbols}", "--reference",
+      "{broken_yaml}", words="{broken_yaml}"),
+    C("suggest-non-utf8-symbols", "baseline", "suggest-probes", "--symbols", "{binary}", words="{binary}"),
+    # ---------------------------------------------------------------- baseline export
+    C("export-missing", "baseline", "export", "{tmp}/no.parquet", "-o", "{tmp}/x.json", words="no.parquet"),
+    C("export-text", "baseline", "export", "{text}", "-o", "{tmp}/x.json", words="{text}"),
+    C("export-wrong-version", "baseline", "export", "{v9}", "-o", "{tmp}/x.json", words="version"),
+    C("export-null-kind", "baseline", "export", "{null_kind}", "-o", "{tmp}/x.json", words="kind"),
+    C("export-out-dir", "baseline", "export", "{good1}", "-o", "{emptydir}", words="{emptydir}"),
+    C("export-out-readonly", "baseline", "export", "{good1}", "-o", "{ro}/x.json", words="{ro}", root=True),
+    C("export-out-full", "baseline", "export", "{good1}", "-o", "{full}/x.json", words="{full}", root=True),
+    C("export-max-events-zero", "baseline", "export", "{good1}", "--max-events", "0", "-o", "{tmp}/x.json",
+      words="--max-events"),
+    C("export-max-events-nan", "baseline", "export", "{good1}", "--max-events", "nan", "-o", "{tmp}/x.json",
+      words="--max-events"),
+    C("export-kind", "baseline", "export", "{good1}", "--kind", "meh", words="--kind"),
+    C("export-trace-id", "baseline", "export", "{good1}", "--trace-id", "nosuch", "-o", "{tmp}/x.json",
+      words="nosuch"),
+    C("export-diff-one", "baseline", "export", "--diff", "{good1}", "-o", "{tmp}/x.json", words="--diff"),
+    C("export-allowlist-typo", "baseline", "export", "--diff", "{good1}", "{bad}", "--allowlist", "{allow_typo}",
+      "-o", "{tmp}/x.json", words="{allow_typo}"),
+]
+
+
+# --------------------------------------------------------------------------------------------
+# inputs
+# --------------------------------------------------------------------------------------------
+PROGRAM = [  # a small job: loader, config, data file, output (what `strace -f ./job` shows)
+    ("execve", 0, None, "/usr/bin/job"), ("openat", 3, None, "/etc/ld.so.cache"), ("close", 0, None, None),
+    ("openat", 3, None, "/srv/job/config.ini"), ("read", 120, None, None), ("close", 0, None, None),
+    ("openat", 3, None, "/srv/job/data/rows.jsonl"), ("read", 4096, None, None), ("write", 12, None, None),
+    ("exit_group", 0, None, None),
+]
+
+
+def _events(trace_id: str, program, pid: int) -> pa.Table:
+    rows = []
+    for seq, (probe, ret, errno, path) in enumerate(program):
+        rows.append({
+            "trace_id": trace_id, "seq": seq, "ts_ns": 1000 * seq, "pid": pid, "tid": pid, "ppid": 1,
+            "comm": "job", "probe": probe, "layer": "syscall", "depth": 0, "ret": ret, "errno": errno,
+            "latency_ns": 500, "path": path, "kind": "good", "command": "./job", "exit_status": 0,
+            "start_time": NOW, "end_time": NOW, "host": "h1",
+        })
+    return pa.Table.from_pylist(rows, schema=schema.EVENTS)
+
+
+def _write(table: pa.Table, path: Path, name: str = "events", version: int = schema.SCHEMA_VERSION, **kw) -> Path:
+    meta = {schema.META_TABLE: name.encode(), schema.META_VERSION: str(version).encode()}
+    pq.write_table(table.replace_schema_metadata(meta), path, **kw)
+    return path
+
+
+def _cli(*argv: str, cwd: Path) -> None:
+    tool, *rest = argv
+    proc = subprocess.run([str(BIN / tool), *rest], cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
+def _mount_tmpfs(where: Path, options: str) -> bool:
+    where.mkdir()
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)]).returncode == 0
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    base = Path(tempfile.mkdtemp(prefix="tracebase-bad-inputs-"))
+    os.chmod(base, 0o755)  # rows that run as nobody read the shared inputs
+    d = {"tmp": base}
+    bad_program = PROGRAM[:6] + [("openat", -2, "ENOENT", "/srv/job/data/rows.jsonl"), ("exit_group", 1, None, None)]
+    d["good1"] = _write(_events("g1", PROGRAM, 10), base / "good1.parquet")
+    d["good2"] = _write(_events("g2", PROGRAM, 20), base / "good2.parquet")
+    d["bad"] = _write(_events("b1", bad_program, 30).set_column(
+        schema.EVENTS.get_field_index("kind"), "kind", pa.array(["failure"] * len(bad_program))), base / "bad.parquet")
+    loose = pa.schema([f.with_nullable(True) for f in schema.EVENTS])
+    for col, name in (("kind", "null_kind"), ("probe", "null_probe")):
+        t = _events("n1", PROGRAM, 40).cast(loose)
+        values = t.column(col).to_pylist()
+        values[3] = None
+        d[name] = _write(t.set_column(t.schema.get_field_index(col), col, pa.array(values, pa.string())),
+                         base / f"{name}.parquet")
+    d["v9"] = _write(_events("v", PROGRAM, 50), base / "v9.parquet", version=9)
+    counters = pa.Table.from_pylist([{"host": "h1", "snapshot_time": NOW, "probe": "p", "invocations": 1,
+                                      "failures": 0}], schema=schema.COUNTERS)
+    d["counters_file"] = _write(counters, base / "counters.parquet", name="counters")
+    d["nonutf8"] = Path(os.fsdecode(os.path.join(os.fsencode(base), b"bad-\xff-name.parquet")))
+    shutil.copy(d["good1"], d["nonutf8"])
+    (base / "empty.parquet").write_bytes(b"")
+    d["empty"] = base / "empty.parquet"
+    (base / "emptydir").mkdir()
+    d["emptydir"] = base / "emptydir"
+    d["text"] = base / "notes.txt"
+    d["text"].write_text("this is not a parquet file\n")
+    d["text_yaml"] = base / "text.yaml"
+    d["text_yaml"].write_text("just a sentence\n")
+    d["list_yaml"] = base / "list.yaml"
+    d["list_yaml"].write_text("- a\n- b\n")
+    d["broken_yaml"] = base / "broken.yaml"
+    d["broken_yaml"].write_text("expected_errors: [unclosed\n  - : :\n")
+    d["allow_typo"] = base / "allow_typo.yaml"
+    d["allow_typo"].write_text("version: 1\nexpected_erors:\n  - probe: openat\n    errno: ENOENT\n")
+    d["allow_entry_typo"] = base / "allow_entry_typo.yaml"
+    d["allow_entry_typo"].write_text("version: 1\nexpected_errors:\n  - probe: openat\n    erno: ENOENT\n")
+    d["set_typo"] = base / "set_typo.yaml"
+    d["set_typo"].write_text((REPO / "bpf" / "probes" / "syscalls.yaml").read_text() + "\nprobs: []\n")
+    d["symbols"] = base / "symbols.txt"
+    d["symbols"].write_text("ffffffff81000000 T ib_uverbs_create_qp\nffffffff81000100 T ib_create_qp_user\n")
+    d["binary"] = base / "symbols.bin"
+    d["binary"].write_bytes(bytes(range(256)) * 8)
+    d["secret"] = base / "secret.parquet"
+    shutil.copy(d["good1"], d["secret"])
+    os.chmod(d["secret"], 0o600)
+    d["secret_dir"] = base / "secret_dir"
+    d["secret_dir"].mkdir(mode=0o700)
+    # a small fleet, its spool and its audit (the simulator writes the layout `tracer run` does)
+    _cli("baseline", "simulate", "--hosts", "3", "--hours", "1", "--seed", "1", "--out", str(base / "fleet"), cwd=base)
+    d["fleet"] = base / "fleet"
+    _cli("baseline", "simulate", "--hosts", "1", "--hours", "0.05", "--seed", "2", "--spool",
+         "--out", str(base / "spooled"), cwd=base)
+    d["spool"] = base / "spooled" / "spool"
+    _cli("baseline", "audit", str(d["fleet"]), "--out", str(base / "audit"), cwd=base)
+    d["audit"] = base / "audit"
+    (base / "fake_audit").mkdir()
+    for name in ("findings", "clusters", "host_alerts"):
+        (base / "fake_audit" / f"{name}.parquet").write_text("junk")
+    d["fake_audit"] = base / "fake_audit"
+    mounts = []
+    if ROOT:
+        if _mount_tmpfs(base / "ro", "size=1m,ro,mode=755"):
+            mounts.append(base / "ro")
+            d["ro"] = base / "ro"
+        if _mount_tmpfs(base / "full", "size=64k,mode=755"):
+            mounts.append(base / "full")
+            d["full"] = base / "full"
+            fd = os.open(d["full"] / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
+            try:  # fill it: every later write gets ENOSPC
+                while os.write(fd, b"\0" * 4096):
+                    pass
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+    yield d
+    for m in mounts:
+        subprocess.run(["umount", "-l", str(m)])
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _expand(text: str, d: dict) -> str:
+    for key, value in d.items():
+        text = text.replace("{" + key + "}", str(value))
+    return text
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case: Case, inputs):
+    if case.root and not ROOT:
+        pytest.skip("needs root (tmpfs mounts, recording)")
+    if case.user and (not ROOT or shutil.which("setpriv") is None):
+        pytest.skip("running as nobody needs root and setpriv (util-linux)")
+    if "{ro}" in " ".join(case.argv) and "ro" not in inputs or "{full}" in " ".join(case.argv) and "full" not in inputs:
+        pytest.skip("tmpfs could not be mounted here")
+    argv = [_expand(a, inputs) for a in case.argv]
+    tool, *rest = argv
+    cmd = [str(BIN / tool), *rest]
+    if case.user:
+        cmd = [*NOBODY, *cmd]
+    env = dict(os.environ, TRACEBASE_DEBUG="")
+    env.pop("TRACEBASE_DEBUG")
+    try:
+        proc = subprocess.run(cmd, cwd=inputs["tmp"], capture_output=True, timeout=case.timeout, env=env,
+                              input=case.stdin.encode() if case.stdin else None)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"hung for more than {case.timeout:g}s: {argv}")
+    err = proc.stderr.decode("utf-8", "backslashreplace")
+    out = proc.stdout.decode("utf-8", "backslashreplace")
+    assert "Traceback" not in err, err
+    assert "internal error" not in err, err
+    assert proc.returncode == case.code, f"exit {proc.returncode}, expected {case.code}\n{err}{out[-2000:]}"
+    if case.code == 2:
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1, err
+        assert lines[0].startswith(("tracer: error: ", "baseline: error: ")), err
+        for word in case.words:
+            word = _expand(word, inputs)
+            assert word.lower() in err.lower(), f"{word!r} not in: {err}"
