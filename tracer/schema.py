@@ -267,13 +267,18 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
     (ingest checks the data it holds instead of reading columns twice)."""
     source = str(path)
     try:
-        meta = pq.read_metadata(source)
+        # Opened by Python, not by Arrow's filesystem layer: a file name that is not UTF-8
+        # (surrogate-escaped) opens like any other; EACCES and friends stay OSErrors naming it.
+        fh = open(source, "rb")  # noqa: SIM115 (closed below; the error branches need no handle)
     except FileNotFoundError:
         raise TracebaseError(f"{source}: no such file") from None
     except IsADirectoryError:
         raise TracebaseError(f"{source}: is a directory, expected a Parquet file") from None
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
+    with fh:
+        try:
+            meta = pq.read_metadata(fh)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
     kv = meta.metadata or {}
     got_table = kv.get(META_TABLE, b"").decode() or "(none)"
     if got_table != table:
@@ -315,7 +320,8 @@ def validate_required(meta: pq.FileMetaData, table: str, source: str) -> None:
                 raise SchemaError(source, field.name, "no nulls (a required column)", f"{nulls} null value(s)")
     if unknown:
         try:
-            data = pq.read_table(source, columns=unknown)
+            with open(source, "rb") as fh:
+                data = pq.read_table(fh, columns=unknown)
         except (pa.ArrowInvalid, OSError) as exc:
             raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
         for name in unknown:
@@ -486,6 +492,12 @@ def scan_parquet_files(files: Sequence[str | os.PathLike], table: str, names: Se
     import polars as pl
 
     paths = [str(f) for f in files]
+    for p in paths:
+        try:
+            p.encode()
+        except UnicodeEncodeError:  # polars takes UTF-8 paths only
+            shown = p.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise TracebaseError(f"{shown}: file name is not valid UTF-8; rename the file to read it") from None
     schema = polars_schema(table)
     names = list(names or schema.names())
     restore = [c for c in PARTITION_COLUMNS if c in names and any(f"/{c}=" in p for p in paths)]
@@ -537,9 +549,11 @@ def read_arrow(
         meta = validate_file(f, table)
         present = set(meta.schema.names)
         restored = partition_values(f)
-        part = pq.read_table(
-            f, columns=[n for n in names if n in present], read_dictionary=[c for c in dictionary_columns if c in names]
-        )
+        with open(f, "rb") as fh:  # Python opens any file name (see validate_file)
+            part = pq.read_table(
+                fh, columns=[n for n in names if n in present],
+                read_dictionary=[c for c in dictionary_columns if c in names],
+            )
         for name in names:  # a column added by a later schema version: null in older files
             if name not in present:
                 field = schema.field(name)
@@ -570,7 +584,8 @@ def read_traces(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> pl.Da
 
 def file_metadata(path: str | os.PathLike) -> dict[str, str]:
     """The tracebase.* key-value metadata of a file, without the prefix."""
-    kv = pq.read_metadata(str(path)).metadata or {}
+    with open(path, "rb") as fh:
+        kv = pq.read_metadata(fh).metadata or {}
     return {
         k.decode().removeprefix("tracebase."): v.decode()
         for k, v in kv.items()

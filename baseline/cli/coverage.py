@@ -107,6 +107,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise TracebaseError(f"--workers: expected a number >= 1, found {args.workers}")
     quarantine = Path(args.quarantine) if args.quarantine else Path(args.dataset).resolve().parent / "quarantine"
+    if quarantine.exists() and not quarantine.is_dir():
+        raise TracebaseError(f"--quarantine {quarantine}: expected a directory, found a file")
     result = ingest_spool(args.spool, args.dataset, quarantine, remove_ingested=not args.keep_spool, workers=args.workers)
     compacted = compact_dataset(args.dataset, min_files=args.compact_min_files) if args.compact_min_files else None
     if args.json:

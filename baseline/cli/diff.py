@@ -98,7 +98,7 @@ def handle(args: argparse.Namespace) -> int:
             print(f"baseline diff: warning: {w}", file=sys.stderr)
         write_report(report, args.json)
         return 1 if report.anomaly else 0
-    except TracebaseError:
+    except (TracebaseError, OSError):  # user/OS errors: one line from the dispatcher
         raise
     except Exception:  # a bug: still "trouble" (2), never "anomaly" (1)
         traceback.print_exc()

@@ -191,6 +191,8 @@ def load_reference_classes(path: str | os.PathLike) -> dict[str, str]:
                 walk(v)
 
     walk(doc)
+    if not out:  # a list, a typo'd file, another YAML: say so rather than classify nothing
+        raise TracebaseError(f"{path}: expected the RDMA control-path reference YAML (entries with fn: and class:), found none")
     return out
 
 

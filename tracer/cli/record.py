@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -18,6 +19,7 @@ examples:
     tracer record -o good1.parquet --label good -- ./job.sh
     tracer record -o bad.parquet --label bad -- ./job.sh
     tracer record -x -- make                  # only failing syscalls
+    tracer record --json -q -o run.parquet -- ./job.sh | tail -1 | jq .syscalls
     tracer record --meta ticket=OPS-123 --meta job_id=42 -- python3 train.py
     tracer record -p 1234 -o svc.parquet      # a running process, until it exits or Ctrl-C
     tracer record -p 1234 -d 30s              # ... for at most 30 seconds
@@ -77,6 +79,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--ringbuf-mb", type=common.positive_int, default=64, metavar="MB",
                    help="ring buffer size (default: %(default)s)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    p.add_argument("--json", action="store_true",
+                   help="print the summary as one JSON line on stdout (after the command's own output)")
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
                    help="the command to run")
     p.set_defaults(func=handle)
@@ -151,6 +155,12 @@ def handle(args: argparse.Namespace) -> int:
                                         host=args.host, meta=meta, on_start=announce)
         recorder.close()  # detach before the (possibly long) write
         written = save(recording, output)
+    if args.json:
+        print(json.dumps({
+            "output": str(written), "syscalls": recording.events.num_rows, "lost_events": recording.lost_events,
+            "duration_s": round(recording.duration_s, 6), "exit_status": recording.exit_status,
+            "stop_reason": recording.stop_reason, "pid": recording.pid,
+        }), flush=True)
     if not args.quiet:
         rate = recording.raw_records / max(recording.duration_s, 1e-9)
         if recording.exit_status is not None:
