@@ -16,6 +16,7 @@ must still end cleanly: exit 0, or exit 2 with one line saying why (EXPECTED_HER
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import re
 import shlex
@@ -80,7 +81,7 @@ EXAMPLES = _examples()
 SUBSTITUTIONS = [
     ("/var/spool/tracebase", "spool"), ("/srv/tracebase/dataset", "dataset"),
     ("/srv/tracebase/quarantine", "quarantine"), ("/var/lib/node_exporter/textfile/", "textfile/"),
-    ("/tmp/fleet", "fleet"), ("/tmp/spool", "sim-spool"), ("/tmp/out", "fleet/findings"), ("/tmp/f", "sim-f"),
+    ("/srv/tracebase/findings", "pipe/findings"), ("/tmp/fleet", "fleet"), ("/tmp/spool", "sim-spool"), ("/tmp/out", "fleet/findings"), ("/tmp/f", "sim-f"),
     ("/data/fleet", "sim-big"), ("/data/big", "sim-big2"), ("SPOOL", "spool"), ("DATASET", "dataset"),
     ("--hosts 10000", "--hosts 3"), ("--hosts 2000", "--hosts 3"), ("--hosts 50", "--hosts 3"),
     ("--hosts 20", "--hosts 3"), ("--hours 24", "--hours 1"), ("--events-target 100000000", "--events-target 20000"),
@@ -135,16 +136,22 @@ def data(tmp_path_factory) -> Path:
     shutil.copy(resources.EXPECTED_ERRORS, base / "expected_errors.yaml")
     shutil.copy(REPO / "reference" / "rdma_control_path.yaml", base / "rdma_control_path.yaml")
     baseline = _tool("baseline")
-    # a fleet: dataset, learned model, audit output (where evaluate and report look for it)
+    # A fleet of the last hour (examples say `--since 2h`): dataset, learned model and audit where
+    # the commands look by default, and under the names the examples give.
+    start = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=70)).strftime("%Y-%m-%dT%H:%M:00Z")
     for argv in (
-        [baseline, "simulate", "--hosts", "3", "--hours", "1", "--seed", "1", "--out", "fleet"],
-        [baseline, "simulate", "--hosts", "2", "--hours", "0.05", "--seed", "2", "--spool", "--out", "spooled"],
+        [baseline, "simulate", "--hosts", "3", "--hours", "1", "--seed", "1", "--start", start, "--out", "fleet"],
+        [baseline, "simulate", "--hosts", "2", "--hours", "0.05", "--seed", "2", "--start", start, "--spool",
+         "--out", "spooled"],
         [baseline, "learn", "fleet", "-o", "model.parquet"],
-        [baseline, "audit", "fleet", "--out", "audit"],
-        [baseline, "audit", "fleet", "--out", "fleet/findings"],
+        [baseline, "audit", "fleet", "--model", "model.parquet", "-o", "audit"],
+        [baseline, "learn", "fleet"],
+        [baseline, "audit", "fleet"],
+        [baseline, "audit", "fleet", "-o", "fleet/findings"],
     ):
         proc = _run(argv, base)
         assert proc.returncode == 0, (argv, proc.stderr)
+    _pipeline_findings(base)
     shutil.move(base / "spooled" / "spool", base / "spool")
     shutil.copytree(base / "fleet", base / "dataset", ignore=shutil.ignore_patterns("findings"))
     logs = sorted((base / "fleet").rglob("*.log"))
@@ -184,7 +191,20 @@ def data(tmp_path_factory) -> Path:
             (base / d).mkdir()
             for src in ("g1", "g2"):
                 shutil.copy(base / f"{src}.parquet", base / d / f"{src}.parquet")
+        proc = _run([baseline, "allowlist", "learn", "good-runs", "-o", "team.learned.yaml"], base)
+        assert proc.returncode == 0, proc.stderr
     return base
+
+
+def _pipeline_findings(base: Path) -> None:
+    """A findings directory as the scheduled pipeline publishes it (findings/<stamp>/ + LATEST)."""
+    from baseline.pipeline import tasks
+    from baseline.pipeline.config import load_config, write_default_config
+
+    cfg_path = write_default_config(base / "pipe" / "pipeline.yaml", base / "pipe")
+    shutil.copytree(base / "fleet", base / "pipe" / "dataset", ignore=shutil.ignore_patterns("audit", "findings"))
+    cfg = load_config(cfg_path)
+    tasks.publish_findings(cfg, tasks.audit_new_failures(cfg))
 
 
 def _ids(data: Path) -> dict[str, str]:
@@ -229,8 +249,9 @@ def test_help_example_runs(example: str, data: Path, tmp_path: Path):
         command = command.replace(old, new)
     helpers: list[subprocess.Popen] = []
     try:
-        if re.search(r"-p \d+", command):  # a running process to attach to: one that ends by itself
-            sleeper = subprocess.Popen(["sleep", "3"], cwd=box)
+        sleeper = None
+        if re.search(r"-p \d+", command):  # a running process to attach to, ended once attached
+            sleeper = subprocess.Popen(["sleep", "120"], cwd=box)
             helpers.append(sleeper)
             command = re.sub(r"-p \d+", f"-p {sleeper.pid}", command)
         if command.startswith("tracer run"):
@@ -244,7 +265,10 @@ def test_help_example_runs(example: str, data: Path, tmp_path: Path):
             _wait_for(lambda: any((box / "spool-run").glob("*/snap-*")), 60)
             command = command.replace("$(pidof tracer)", str(daemon.pid))
         env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}")
-        proc = _run(["bash", "-o", "pipefail", "-c", command], box, timeout=240, env=env)
+        if sleeper is not None and command.startswith("tracer record"):
+            proc = _record_attached(command, box, env, sleeper)
+        else:
+            proc = _run(["bash", "-o", "pipefail", "-c", command], box, timeout=240, env=env)
         if command.startswith("kill "):
             assert proc.returncode == 0, proc.stderr
             daemon.send_signal(signal.SIGTERM)
@@ -262,6 +286,23 @@ def test_help_example_runs(example: str, data: Path, tmp_path: Path):
     assert proc.returncode in allowed, f"{command!r} exited {proc.returncode} ({why or 'expected 0'}):\n{proc.stderr}"
     if proc.returncode == 2:
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def _record_attached(command: str, box: Path, env: dict, target: subprocess.Popen) -> subprocess.CompletedProcess:
+    """Run a `tracer record -p PID` example; end the target once the recorder announces it is
+    attached (a fixed sleep would race a slow BPF compile on a loaded machine)."""
+    rec = subprocess.Popen(["bash", "-c", command], cwd=box, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    first = ""
+    while True:  # until "tracer: recording pid N ..." (or an error and EOF)
+        line = rec.stderr.readline()
+        first += line
+        if not line or "recording pid" in line:
+            break
+    target.terminate()
+    target.wait()
+    out, rest = rec.communicate(timeout=240)
+    return subprocess.CompletedProcess(rec.args, rec.returncode, out, first + rest)
 
 
 def _wait_for(cond, timeout: float) -> None:

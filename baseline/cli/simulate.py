@@ -70,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--hosts", default="10", help="number of hosts (default 10)")
     p.add_argument("--hours", default="24", help="simulated hours (default 24)")
     p.add_argument("--seed", default="0", help="random seed (default 0)")
-    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    common.add_output(p, metavar="DIR", help="output directory", required=True, dest="out")
     p.add_argument("--start", metavar="T", default=None, type=common.since,
                    help="UTC start time: ISO date/time, 'now', or a time ago (2h: trial data the audit's "
                         "default window sees); default 2026-11-28T00:00:00Z")

@@ -188,15 +188,21 @@ def int_range(lo: int | None = None, hi: int | None = None) -> Callable[[str], i
 # --------------------------------------------------------------------------------------------
 # the shared flag vocabulary
 # --------------------------------------------------------------------------------------------
-def hidden_alias(parser: argparse.ArgumentParser, *flags: str, dest: str, **kwargs: Any) -> None:
+def hidden_alias(parser: argparse.ArgumentParser | argparse._ActionsContainer, *flags: str, dest: str,
+                 **kwargs: Any) -> None:
     """Accept `flags` as another spelling of `dest` without listing them in --help."""
     parser.add_argument(*flags, dest=dest, help=argparse.SUPPRESS, default=argparse.SUPPRESS, **kwargs)
 
 
-def add_output(parser: argparse.ArgumentParser, *, help: str, metavar: str = "FILE", **kwargs: Any) -> None:
-    """`-o/--output` (`--out` accepted as a hidden alias); dest `output`."""
-    parser.add_argument("-o", "--output", metavar=metavar, help=help, **kwargs)
-    hidden_alias(parser, "--out", dest="output", metavar=metavar)
+def add_output(parser: argparse.ArgumentParser, *, help: str, metavar: str = "FILE", required: bool = False,
+               dest: str = "output", **kwargs: Any) -> None:
+    """`-o/--output` (`--out` accepted as a hidden alias); dest `output`.
+
+    `required=True` puts both spellings in a required group, so `--out DIR` satisfies it too.
+    """
+    target: Any = parser.add_mutually_exclusive_group(required=True) if required else parser
+    target.add_argument("-o", "--output", metavar=metavar, help=help, dest=dest, **kwargs)
+    hidden_alias(target, "--out", dest=dest, metavar=metavar)
 
 
 def add_json(parser: argparse.ArgumentParser, what: str = "the result") -> None:
