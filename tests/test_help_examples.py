@@ -327,3 +327,45 @@ def test_every_command_has_examples():
 def test_examples_are_found():
     assert len(EXAMPLES) > 30, EXAMPLES
     assert all(shlex.split(e) for e in EXAMPLES)
+
+
+def test_help_texts_render_cleanly():
+    for prog, parser in _parsers().items():
+        text = parser.format_help()
+        assert "%%" not in text and "%(" not in text, f"{prog} --help: {text}"
+
+
+# The shared vocabulary: a short flag means the same long option in every command.
+VOCABULARY = {"-o": "--output", "-x": "--failures", "-d": "--duration", "-i": "--interval", "-p": "--pid",
+              "-q": "--quiet", "-h": "--help"}
+
+
+def test_short_flags_mean_the_same_everywhere():
+    seen: dict[str, set[str]] = {}
+    for prog, parser in _parsers().items():
+        for action in parser._actions:
+            shorts = [o for o in action.option_strings if len(o) == 2]
+            longs = [o for o in action.option_strings if o.startswith("--")]
+            for s in shorts:
+                seen.setdefault(s, set()).update(longs[:1])
+                if s in VOCABULARY:
+                    assert VOCABULARY[s] in longs, f"{prog}: {s} is {longs}, expected {VOCABULARY[s]}"
+    assert all(len(longs) == 1 for longs in seen.values()), seen
+
+
+def test_hidden_aliases_are_accepted():
+    parsers = _parsers()
+    assert parsers["baseline simulate"].parse_args(["--out", "d"]).out == "d"
+    assert parsers["baseline simulate"].parse_args(["-o", "d"]).out == "d"
+    assert parsers["tracer run"].parse_args(["--failures-only"]).failures_only is True
+    assert parsers["tracer run"].parse_args(["-x"]).failures_only is True
+    for prog in ("baseline audit", "baseline coverage", "baseline learn"):
+        assert parsers[prog].parse_args(["ds", "--out", "x"]).output == "x", prog
+    for prog, parser in parsers.items():
+        assert "--out " not in parser.format_usage() and "--failures-only" not in parser.format_help(), prog
+
+
+@pytest.mark.parametrize("prog", ["tracer", "baseline"])
+def test_version(prog):
+    proc = _run([_tool(prog), "--version"], REPO)
+    assert proc.returncode == 0 and re.fullmatch(rf"{prog} \(tracebase\) \d+\.\d+\.\d+\S*\n", proc.stdout), proc

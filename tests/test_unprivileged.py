@@ -78,8 +78,8 @@ def root_outputs():
         assert (base / "traces" / "bad.parquet").exists(), proc.stderr
     for cmd in (
         [baseline, "ingest", "sim/spool", "dataset", "--keep-spool", "--quarantine", "quarantine"],
-        [baseline, "learn", "dataset", "-o", "model/baseline-model.parquet"],
-        [baseline, "audit", "dataset", "--out", "audit", "--html", "audit/report.html"],
+        [baseline, "learn", "dataset", "-o", "model.parquet"],
+        [baseline, "audit", "dataset", "--out", "audit", "--html", "audit.html"],
         [baseline, "coverage", "dataset", "--out", "reports"],
     ):
         proc = _as_root(cmd, base)
@@ -116,7 +116,7 @@ def test_root_outputs_are_readable_and_not_world_writable(root_outputs):
     [
         ("ingest", ["baseline", "ingest", "{base}/sim/spool", "ds", "--keep-spool", "--quarantine", "q"], 0),
         ("learn", ["baseline", "learn", "{base}/dataset", "-o", "model.parquet"], 0),
-        ("audit", ["baseline", "audit", "{base}/dataset", "--model", "{base}/model/baseline-model.parquet",
+        ("audit", ["baseline", "audit", "{base}/dataset", "--model", "{base}/model.parquet",
                    "--out", "audit", "--html", "audit.html"], 0),
         ("coverage", ["baseline", "coverage", "{base}/dataset", "--out", "reports"], 0),
         ("report", ["baseline", "report", "{base}/audit"], 0),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
 
@@ -12,6 +13,7 @@ EPILOG = """\
 examples:
   baseline allowlist learn good-runs/          # -> ./expected_errors.learned.yaml
   baseline allowlist learn g1.parquet g2.parquet --min-support 0.5 -o allow.yaml
+  baseline allowlist learn good-runs/ -o team.learned.yaml --json | jq .added
 
 Learned entries carry probe, errno, normalised path, process name (context), support
 (good runs seen / total), first/last seen and source: learned. By default they go to their
@@ -42,9 +44,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     learn.add_argument("good", nargs="+", metavar="GOOD", help="good traces: Parquet files or directories")
     learn.add_argument("-o", "--output", default=None, metavar="FILE",
                        help="allowlist to create or update (default: ./expected_errors.learned.yaml)")
-    learn.add_argument("--min-support", type=float, default=0.0, metavar="F",
+    learn.add_argument("--min-support", type=common.fraction, default=0.0, metavar="F",
                        help="keep errors seen in at least this fraction of good runs (0..1, default 0)")
     learn.add_argument("--mixed", action="store_true", help="accept good traces of different commands")
+    common.add_json(learn, "what was learned (counts and entries)")
     learn.set_defaults(func=handle_learn)
 
 
@@ -67,6 +70,15 @@ def handle_learn(args: argparse.Namespace) -> int:
     counts = allow.merge_learned(entries)
     allow.save(out)
     n_traces = len(ids)
+    if args.json:
+        import json
+
+        print(json.dumps({
+            "output": str(out), "good_traces": n_traces, "learned": len(entries), **counts,
+            "entries": [{"probe": e.probe, "errno": e.errno, "path": e.path, "context": e.context,
+                         "support": e.support} for e in entries],
+        }, default=str))
+        return 0
     print(
         f"learned {len(entries)} expected error(s) from {n_traces} good trace(s): "
         f"{counts['added']} added, {counts['updated']} updated, {counts['stale']} now stale, "

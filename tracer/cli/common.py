@@ -75,7 +75,7 @@ def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str]
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help, --version, a usage error: a status, for in-process callers
-            return exc.code if isinstance(exc.code, int) else 2
+            return 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 2
         return int(args.func(args) or 0)
     except TracebaseError as exc:
         _say(prog, str(exc))

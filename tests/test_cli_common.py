@@ -1,0 +1,116 @@
+"""The dispatcher every command goes through (tracer.cli.common.run): one line and exit 2 for
+user and OS errors, 130 on Ctrl-C, a bug reported in one line with its traceback saved."""
+
+from __future__ import annotations
+
+import errno
+import re
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from tracer.cli import common
+from tracer.errors import TracebaseError
+
+RAISES = {
+    "enospc": OSError(errno.ENOSPC, "No space left on device", "/mnt/full/out.parquet"),
+    "erofs": OSError(errno.EROFS, "Read-only file system", "/mnt/ro/x"),
+    "eacces": PermissionError(errno.EACCES, "Permission denied", "/root/secret"),
+    "rename": OSError(errno.EXDEV, "Invalid cross-device link", "/a/x", None, "/b/y"),
+    "nameless": OSError(errno.EIO, "Input/output error"),
+    "undecodable": FileNotFoundError(errno.ENOENT, "No such file or directory", "/tmp/bad-\udcff.parquet"),
+    "user": TracebaseError("--trend-pct: expected a finite number > 0, found 'nan'"),
+    "multiline": TracebaseError("first line\nsecond line"),
+    "interrupt": KeyboardInterrupt(),
+    "bug": ValueError("unexpected\nstate"),
+}
+
+
+@pytest.fixture(scope="module")
+def commands():
+    mod = types.ModuleType("tracebase_test_commands")
+
+    def register(sub):
+        p = sub.add_parser("do")
+        p.add_argument("what")
+        p.add_argument("-n", type=common.positive_int, default=1)
+        p.add_argument("-d", "--duration", type=common.duration)
+        p.set_defaults(func=handle)
+
+    def handle(args):
+        if args.what == "ok":
+            return 0
+        raise RAISES[args.what]
+
+    mod.register = register
+    sys.modules[mod.__name__] = mod
+    yield mod.__name__
+    del sys.modules[mod.__name__]
+
+
+def _run(commands, capsys, *argv):
+    code = common.run("prog", "test", [commands], list(argv))
+    out, err = capsys.readouterr()
+    return code, err
+
+
+@pytest.mark.parametrize(
+    ("what", "message"),
+    [
+        ("enospc", "prog: error: /mnt/full/out.parquet: No space left on device"),
+        ("erofs", "prog: error: /mnt/ro/x: Read-only file system"),
+        ("eacces", "prog: error: /root/secret: Permission denied"),
+        ("rename", "prog: error: /a/x -> /b/y: Invalid cross-device link"),
+        ("nameless", "prog: error: Input/output error"),
+        ("undecodable", "prog: error: /tmp/bad-\\xff.parquet: No such file or directory"),
+        ("user", "prog: error: --trend-pct: expected a finite number > 0, found 'nan'"),
+        ("multiline", "prog: error: first line second line"),
+    ],
+)
+def test_errors_are_one_line_exit_2(commands, capsys, what, message):
+    code, err = _run(commands, capsys, "do", what)
+    assert code == 2 and err == message + "\n"
+
+
+def test_interrupt_is_130_and_quiet(commands, capsys):
+    assert _run(commands, capsys, "do", "interrupt") == (130, "")
+
+
+def test_a_bug_is_one_line_with_the_traceback_saved(commands, capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("TRACEBASE_DEBUG", raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    code, err = _run(commands, capsys, "do", "bug")
+    assert code == 2 and err.count("\n") == 1
+    match = re.fullmatch(r"prog: error: internal error \(a bug, please report it\): ValueError: unexpected state; "
+                         r"traceback in (\S+)\n", err)
+    assert match, err
+    assert "Traceback" in Path(match.group(1)).read_text()
+    monkeypatch.setenv("TRACEBASE_DEBUG", "1")
+    with pytest.raises(ValueError):
+        _run(commands, capsys, "do", "bug")
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["do", "ok", "-n", "0"], "prog: error: -n: expected a positive integer, found '0' (see 'prog do --help')"),
+        (["do", "ok", "-d", "nan"], "prog: error: -d/--duration: expected a duration like 100us, 5ms, 10s, 2m, 1h, "
+                                    "1d or plain seconds, greater than 0, found 'nan' (see 'prog do --help')"),
+        (["nosuch"], "prog: error: COMMAND: invalid choice"),
+        ([], "prog: error: the following arguments are required: COMMAND"),
+    ],
+)
+def test_usage_errors_are_one_line_exit_2(commands, capsys, argv, words):
+    code, err = _run(commands, capsys, *argv)
+    assert code == 2 and err.count("\n") == 1 and err.startswith(words), err
+
+
+def test_help_and_version_exit_0(commands, capsys):
+    assert _run(commands, capsys, "--version")[0] == 0
+    assert _run(commands, capsys, "do", "--help")[0] == 0
+    assert _run(commands, capsys, "do", "ok") == (0, "")
