@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything tracebase needs on a Debian/Ubuntu machine, idempotently.
 # - Python deps into .venv via uv (locked).
-# - As root: bcc (python3-bpfcc, bpfcc-tools), bpftool, strace, chromium (headless, for the
+# - As root: bcc (python3-bpfcc, bpfcc-tools), bpftool, strace, jq, chromium (headless, for the
 #   report rendering tests), kernel headers; when the running
 #   kernel has no headers package, /lib/modules/$(uname -r)/build is pointed at the newest
 #   Debian linux-headers-* tree (bcc only needs the UAPI/generic headers for our programs).
@@ -23,6 +23,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     command -v bpftool >/dev/null || need+=(bpftool)
     command -v strace >/dev/null || need+=(strace)
     command -v setpriv >/dev/null || need+=(util-linux)
+    command -v jq >/dev/null || need+=(jq)  # the --json examples in --help pipe into jq
     build="/lib/modules/$(uname -r)/build"
     if [ ! -e "$build/include" ]; then
         if apt-cache show "linux-headers-$(uname -r)" >/dev/null 2>&1; then
