@@ -149,7 +149,7 @@ CASES: list[Case] = [
     C("diff-allowlist-missing", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{tmp}/no.yaml",
       words="no.yaml"),
     C("diff-allowlist-typo", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{allow_typo}",
-      words=("{allow_typo}", "expected_erors")),
+      words=("{allow_typo}", "entrys")),
     C("diff-allowlist-entry-typo", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{allow_entry_typo}",
       words=("{allow_entry_typo}", "erno")),
     C("diff-allowlist-not-yaml", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{broken_yaml}",
@@ -435,9 +435,9 @@ def inputs():
     d["broken_yaml"] = base / "broken.yaml"
     d["broken_yaml"].write_text("expected_errors: [unclosed\n  - : :\n")
     d["allow_typo"] = base / "allow_typo.yaml"
-    d["allow_typo"].write_text("version: 1\nexpected_erors:\n  - probe: openat\n    errno: ENOENT\n")
+    d["allow_typo"].write_text("version: 1\nentrys:\n  - probe: openat\n    errno: ENOENT\n")
     d["allow_entry_typo"] = base / "allow_entry_typo.yaml"
-    d["allow_entry_typo"].write_text("version: 1\nexpected_errors:\n  - probe: openat\n    erno: ENOENT\n")
+    d["allow_entry_typo"].write_text("version: 1\nentries:\n  - probe: openat\n    erno: ENOENT\n")
     d["set_typo"] = base / "set_typo.yaml"
     d["set_typo"].write_text((REPO / "bpf" / "probes" / "syscalls.yaml").read_text() + "\nprobs: []\n")
     d["symbols"] = base / "symbols.txt"

@@ -6,7 +6,6 @@ Thin command-line layer: one module per group of subcommands, parsing flags and 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
 from tracer.cli import common
@@ -25,5 +24,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return common.run("baseline", __doc__.split("\n")[0].strip("`").split(": ", 1)[-1], SUBCOMMANDS, argv)
 
 
+def entry() -> None:
+    """The console script: main(), then common.exit_process (no native-teardown aborts)."""
+    common.exit_process(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -6,7 +6,6 @@ printing, over `tracer.record` and `tracer.fleet`; `common` holds the shared par
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
 from tracer.cli import common
@@ -18,5 +17,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return common.run("tracer", __doc__.split("\n")[0].strip("`").split(": ", 1)[-1], SUBCOMMANDS, argv)
 
 
+def entry() -> None:
+    """The console script: main(), then common.exit_process (no native-teardown aborts)."""
+    common.exit_process(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -1,5 +1,4 @@
-import sys
-
 from tracer.cli import main
+from tracer.cli.common import exit_process
 
-sys.exit(main())
+exit_process(main())

@@ -100,6 +100,31 @@ def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str]
         return 2
 
 
+def exit_process(code: int) -> NoReturn:
+    """End a command-line process with `code`, skipping C++ static destructors.
+
+    Python's own exit work runs (atexit handlers: bcc's cleanup, multiprocessing's pool
+    shutdown; buffered output is flushed), then os._exit. Arrow's and polars' native thread
+    pools are torn down by static destructors, which now and then abort with "terminate called
+    without an active exception" (SIGABRT) when a worker is still alive (apache/arrow#34314),
+    turning a finished command's exit status 0 or 2 into -6. The console scripts and
+    `python -m tracer.cli` / `python -m baseline.cli` end here; `main(argv)` itself returns.
+    """
+    import atexit
+
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BrokenPipeError:
+                _silence_stdout()
+            except (OSError, ValueError):
+                pass
+        os._exit(code & 0xFF if code >= 0 else 1)
+
+
 def describe_os_error(exc: OSError) -> str:
     """'PATH: No space left on device' (PATH -> PATH2 for rename/link errors)."""
     reason = exc.strerror or _one_line(str(exc)) or type(exc).__name__
