@@ -28,8 +28,9 @@ REPO = Path(__file__).resolve().parents[1]
 BASELINE = [sys.executable, "-m", "baseline.cli"]
 
 
-def measure(argv: list[str]) -> dict:
-    """Run argv in a fresh measuring process; wall seconds and the child's peak RSS (MiB)."""
+def measure(argv: list[str], code_root: Path = REPO) -> dict:
+    """Run argv in a fresh measuring process; wall seconds and the child's peak RSS (MiB).
+    code_root: the checkout whose baseline/tracer packages run (another one = a "before")."""
     code = (
         "import resource, subprocess, sys, time, json\n"
         "t = time.perf_counter()\n"
@@ -38,7 +39,7 @@ def measure(argv: list[str]) -> dict:
         "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
         "print(json.dumps({'rc': r.returncode, 'wall_s': w, 'peak_rss_mib': ru.ru_maxrss / 1024, 'err': r.stderr[-500:]}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=code_root, check=True)
     result = json.loads(out.stdout)
     if result["rc"] != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {result['err']}")
@@ -67,6 +68,40 @@ def scan_reference(root: Path) -> dict:
         "print(pl.scan_parquet(fs).select(pl.col('depth').cast(pl.Int64).sum(), pl.col('probe').n_unique()).collect(engine='streaming'))\n"
     )
     return measure([sys.executable, "-c", code])
+
+
+def compare(learn_ds: Path, audit_ds: Path, before: Path | None, repeat: int, work: str | None) -> int:
+    """learn and audit of existing datasets, with this checkout and optionally `before`, each
+    against the bare polars scan of the same events in the same run (best of `repeat`)."""
+    import pyarrow.parquet as pq
+
+    from tracer.schema import dataset_files
+
+    events = sum(pq.read_metadata(f).num_rows for f in dataset_files(learn_ds, "events"))
+    roots = [("now", REPO)] + ([("before", before.resolve())] if before else [])
+    best: dict[tuple[str, str], dict] = {}
+    with tempfile.TemporaryDirectory(dir=work) as tmp:
+        for _ in range(repeat):
+            for cmd in ("scan", "learn", "audit"):
+                for name, root in roots:
+                    if cmd == "scan" and name != "now":
+                        continue
+                    argv = {"learn": BASELINE + ["learn", str(learn_ds), "-o", f"{tmp}/{name}.parquet"],
+                            "audit": BASELINE + ["audit", str(audit_ds), "--out", f"{tmp}/{name}-audit"]}.get(cmd)
+                    r = scan_reference(learn_ds) if argv is None else measure(argv, root)
+                    key = (cmd, name)
+                    if key not in best or r["wall_s"] < best[key]["wall_s"]:
+                        best[key] = r
+    ref = best[("scan", "now")]
+    print(f"reference: bare polars scan of {learn_ds} events ({events:,}): {ref['wall_s']:.2f} s, "
+          f"peak RSS {ref['peak_rss_mib']:.0f} MiB (best of {repeat})")
+    for name, _root in roots:
+        ln, au = best[("learn", name)], best[("audit", name)]
+        print(f"{name:7s} learn {ln['wall_s']:.2f} s = {events / ln['wall_s']:,.0f} events/s "
+              f"({ln['wall_s'] / ref['wall_s']:.1f}x the scan), peak RSS {ln['peak_rss_mib']:.0f} MiB; "
+              f"audit {audit_ds.name} {au['wall_s']:.2f} s ({au['wall_s'] / ref['wall_s']:.1f}x), "
+              f"peak RSS {au['peak_rss_mib']:.0f} MiB")
+    return 0
 
 
 QUALITY_KEYS = ("cluster_purity", "cluster_completeness", "bifurcation_top1", "origin_layer_top1",
@@ -115,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dir", help="work directory (default: a temp dir, removed)")
     p.add_argument("--audit-dataset", metavar="DIR",
                    help="audit this existing fleet dataset instead of simulating one (e.g. a kept fleet-day)")
+    p.add_argument("--datasets", metavar="DIR", nargs=2,
+                   help="learn on the first, audit the second existing dataset (no simulation)")
+    p.add_argument("--before", metavar="CHECKOUT",
+                   help="with --datasets: also run the commands from this checkout (e.g. a worktree at the "
+                        "previous commit), interleaved with this one's, in the same run")
+    p.add_argument("--repeat", type=int, default=1, help="with --datasets: measurements per command (best kept)")
     p.add_argument("--quality", action="store_true", help="only: evaluate scores on both generators")
     p.add_argument("--quality-hosts", type=int, default=300)
     p.add_argument("--quality-hours", type=float, default=6.0)
@@ -131,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
             fmt = (lambda v: f"{v:>10,}") if isinstance(a, int) else (lambda v: f"{v:>10.3f}")
             print(f"  {key:24s} {fmt(a)} {fmt(b)}")
         return 0
+    if args.datasets:
+        return compare(Path(args.datasets[0]), Path(args.datasets[1]), Path(args.before) if args.before else None,
+                       args.repeat, args.dir)
     if args.quick:
         args.learn_events, args.learn_hosts, args.audit_hosts, args.audit_hours = 300_000, 20, 50, 24.0
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
