@@ -403,84 +403,86 @@ def _mount_tmpfs(where: Path, options: str) -> bool:
 def inputs():
     base = Path(tempfile.mkdtemp(prefix="tracebase-bad-inputs-"))
     os.chmod(base, 0o755)  # rows that run as nobody read the shared inputs
-    d = {"tmp": base}
-    bad_program = PROGRAM[:6] + [("openat", -2, "ENOENT", "/srv/job/data/rows.jsonl"), ("exit_group", 1, None, None)]
-    d["good1"] = _write(_events("g1", PROGRAM, 10), base / "good1.parquet")
-    d["good2"] = _write(_events("g2", PROGRAM, 20), base / "good2.parquet")
-    d["bad"] = _write(_events("b1", bad_program, 30).set_column(
-        schema.EVENTS.get_field_index("kind"), "kind", pa.array(["failure"] * len(bad_program))), base / "bad.parquet")
-    loose = pa.schema([f.with_nullable(True) for f in schema.EVENTS])
-    for col, name in (("kind", "null_kind"), ("probe", "null_probe")):
-        t = _events("n1", PROGRAM, 40).cast(loose)
-        values = t.column(col).to_pylist()
-        values[3] = None
-        d[name] = _write(t.set_column(t.schema.get_field_index(col), col, pa.array(values, pa.string())),
-                         base / f"{name}.parquet")
-    d["v9"] = _write(_events("v", PROGRAM, 50), base / "v9.parquet", version=9)
-    counters = pa.Table.from_pylist([{"host": "h1", "snapshot_time": NOW, "probe": "p", "invocations": 1,
-                                      "failures": 0}], schema=schema.COUNTERS)
-    d["counters_file"] = _write(counters, base / "counters.parquet", name="counters")
-    d["nonutf8"] = Path(os.fsdecode(os.path.join(os.fsencode(base), b"bad-\xff-name.parquet")))
-    shutil.copy(d["good1"], d["nonutf8"])
-    (base / "empty.parquet").write_bytes(b"")
-    d["empty"] = base / "empty.parquet"
-    (base / "emptydir").mkdir()
-    d["emptydir"] = base / "emptydir"
-    d["text"] = base / "notes.txt"
-    d["text"].write_text("this is not a parquet file\n")
-    d["text_yaml"] = base / "text.yaml"
-    d["text_yaml"].write_text("just a sentence\n")
-    d["list_yaml"] = base / "list.yaml"
-    d["list_yaml"].write_text("- a\n- b\n")
-    d["broken_yaml"] = base / "broken.yaml"
-    d["broken_yaml"].write_text("expected_errors: [unclosed\n  - : :\n")
-    d["allow_typo"] = base / "allow_typo.yaml"
-    d["allow_typo"].write_text("version: 1\nentrys:\n  - probe: openat\n    errno: ENOENT\n")
-    d["allow_entry_typo"] = base / "allow_entry_typo.yaml"
-    d["allow_entry_typo"].write_text("version: 1\nentries:\n  - probe: openat\n    erno: ENOENT\n")
-    d["set_typo"] = base / "set_typo.yaml"
-    d["set_typo"].write_text((REPO / "bpf" / "probes" / "syscalls.yaml").read_text() + "\nprobs: []\n")
-    d["symbols"] = base / "symbols.txt"
-    d["symbols"].write_text("ffffffff81000000 T ib_uverbs_create_qp\nffffffff81000100 T ib_create_qp_user\n")
-    d["binary"] = base / "symbols.bin"
-    d["binary"].write_bytes(bytes(range(256)) * 8)
-    d["secret"] = base / "secret.parquet"
-    shutil.copy(d["good1"], d["secret"])
-    os.chmod(d["secret"], 0o600)
-    d["secret_dir"] = base / "secret_dir"
-    d["secret_dir"].mkdir(mode=0o700)
-    # a small fleet, its spool and its audit (the simulator writes the layout `tracer run` does)
-    _cli("baseline", "simulate", "--hosts", "3", "--hours", "1", "--seed", "1", "--out", str(base / "fleet"), cwd=base)
-    d["fleet"] = base / "fleet"
-    _cli("baseline", "simulate", "--hosts", "1", "--hours", "0.05", "--seed", "2", "--spool",
-         "--out", str(base / "spooled"), cwd=base)
-    d["spool"] = base / "spooled" / "spool"
-    _cli("baseline", "audit", str(d["fleet"]), "--out", str(base / "audit"), cwd=base)
-    d["audit"] = base / "audit"
-    (base / "fake_audit").mkdir()
-    for name in ("findings", "clusters", "host_alerts"):
-        (base / "fake_audit" / f"{name}.parquet").write_text("junk")
-    d["fake_audit"] = base / "fake_audit"
-    mounts = []
-    if ROOT:
-        if _mount_tmpfs(base / "ro", "size=1m,ro,mode=755"):
-            mounts.append(base / "ro")
-            d["ro"] = base / "ro"
-        if _mount_tmpfs(base / "full", "size=64k,mode=755"):
-            mounts.append(base / "full")
-            d["full"] = base / "full"
-            fd = os.open(d["full"] / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
-            try:  # fill it: every later write gets ENOSPC
-                while os.write(fd, b"\0" * 4096):
+    mounts: list[Path] = []
+    try:  # a failed setup still unmounts and removes what it made
+        d = {"tmp": base}
+        bad_program = PROGRAM[:6] + [("openat", -2, "ENOENT", "/srv/job/data/rows.jsonl"), ("exit_group", 1, None, None)]
+        d["good1"] = _write(_events("g1", PROGRAM, 10), base / "good1.parquet")
+        d["good2"] = _write(_events("g2", PROGRAM, 20), base / "good2.parquet")
+        d["bad"] = _write(_events("b1", bad_program, 30).set_column(
+            schema.EVENTS.get_field_index("kind"), "kind", pa.array(["failure"] * len(bad_program))), base / "bad.parquet")
+        loose = pa.schema([f.with_nullable(True) for f in schema.EVENTS])
+        for col, name in (("kind", "null_kind"), ("probe", "null_probe")):
+            t = _events("n1", PROGRAM, 40).cast(loose)
+            values = t.column(col).to_pylist()
+            values[3] = None
+            d[name] = _write(t.set_column(t.schema.get_field_index(col), col, pa.array(values, pa.string())),
+                             base / f"{name}.parquet")
+        d["v9"] = _write(_events("v", PROGRAM, 50), base / "v9.parquet", version=9)
+        counters = pa.Table.from_pylist([{"host": "h1", "snapshot_time": NOW, "probe": "p", "invocations": 1,
+                                          "failures": 0}], schema=schema.COUNTERS)
+        d["counters_file"] = _write(counters, base / "counters.parquet", name="counters")
+        d["nonutf8"] = Path(os.fsdecode(os.path.join(os.fsencode(base), b"bad-\xff-name.parquet")))
+        shutil.copy(d["good1"], d["nonutf8"])
+        (base / "empty.parquet").write_bytes(b"")
+        d["empty"] = base / "empty.parquet"
+        (base / "emptydir").mkdir()
+        d["emptydir"] = base / "emptydir"
+        d["text"] = base / "notes.txt"
+        d["text"].write_text("this is not a parquet file\n")
+        d["text_yaml"] = base / "text.yaml"
+        d["text_yaml"].write_text("just a sentence\n")
+        d["list_yaml"] = base / "list.yaml"
+        d["list_yaml"].write_text("- a\n- b\n")
+        d["broken_yaml"] = base / "broken.yaml"
+        d["broken_yaml"].write_text("expected_errors: [unclosed\n  - : :\n")
+        d["allow_typo"] = base / "allow_typo.yaml"
+        d["allow_typo"].write_text("version: 1\nentrys:\n  - probe: openat\n    errno: ENOENT\n")
+        d["allow_entry_typo"] = base / "allow_entry_typo.yaml"
+        d["allow_entry_typo"].write_text("version: 1\nentries:\n  - probe: openat\n    erno: ENOENT\n")
+        d["set_typo"] = base / "set_typo.yaml"
+        d["set_typo"].write_text((REPO / "bpf" / "probes" / "syscalls.yaml").read_text() + "\nprobs: []\n")
+        d["symbols"] = base / "symbols.txt"
+        d["symbols"].write_text("ffffffff81000000 T ib_uverbs_create_qp\nffffffff81000100 T ib_create_qp_user\n")
+        d["binary"] = base / "symbols.bin"
+        d["binary"].write_bytes(bytes(range(256)) * 8)
+        d["secret"] = base / "secret.parquet"
+        shutil.copy(d["good1"], d["secret"])
+        os.chmod(d["secret"], 0o600)
+        d["secret_dir"] = base / "secret_dir"
+        d["secret_dir"].mkdir(mode=0o700)
+        # a small fleet, its spool and its audit (the simulator writes the layout `tracer run` does)
+        _cli("baseline", "simulate", "--hosts", "3", "--hours", "1", "--seed", "1", "--out", str(base / "fleet"), cwd=base)
+        d["fleet"] = base / "fleet"
+        _cli("baseline", "simulate", "--hosts", "1", "--hours", "0.05", "--seed", "2", "--spool",
+             "--out", str(base / "spooled"), cwd=base)
+        d["spool"] = base / "spooled" / "spool"
+        _cli("baseline", "audit", str(d["fleet"]), "--out", str(base / "audit"), cwd=base)
+        d["audit"] = base / "audit"
+        (base / "fake_audit").mkdir()
+        for name in ("findings", "clusters", "host_alerts"):
+            (base / "fake_audit" / f"{name}.parquet").write_text("junk")
+        d["fake_audit"] = base / "fake_audit"
+        if ROOT:
+            if _mount_tmpfs(base / "ro", "size=1m,ro,mode=755"):
+                mounts.append(base / "ro")
+                d["ro"] = base / "ro"
+            if _mount_tmpfs(base / "full", "size=64k,mode=755"):
+                mounts.append(base / "full")
+                d["full"] = base / "full"
+                fd = os.open(d["full"] / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
+                try:  # fill it: every later write gets ENOSPC
+                    while os.write(fd, b"\0" * 4096):
+                        pass
+                except OSError:
                     pass
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
-    yield d
-    for m in mounts:
-        subprocess.run(["umount", "-l", str(m)])
-    shutil.rmtree(base, ignore_errors=True)
+                finally:
+                    os.close(fd)
+        yield d
+    finally:
+        for m in mounts:
+            subprocess.run(["umount", "-l", str(m)])
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _expand(text: str, d: dict) -> str:

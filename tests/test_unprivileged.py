@@ -47,48 +47,50 @@ def _as_nobody(cmd: list[str], cwd: Path, home: Path) -> subprocess.CompletedPro
 def root_outputs():
     base = Path(tempfile.mkdtemp(prefix="tracebase-unpriv-"))
     os.chmod(base, 0o755)
-    baseline, tracer = str(BIN / "baseline"), str(BIN / "tracer")
-    steps = [
-        [baseline, "simulate", "--hosts", "3", "--hours", "1", "--seed", "4", "--spool", "--out", "sim"],
-    ]
-    for cmd in steps:
-        proc = _as_root(cmd, base)
-        assert proc.returncode == 0, proc.stderr
-    from conftest import bpf_unavailable_reason
-
-    bpf = bpf_unavailable_reason() is None
-    if bpf:  # the real daemon's spool beside the simulated hosts
-        (base / "textfile").mkdir(mode=0o755)  # node_exporter's textfile directory exists already
-        proc = _as_root([tracer, "run", "syscalls", "-d", "3s", "-i", "1s", "--spool", "sim/spool",
-                         "--host", "real-node", "--prom", "textfile/tracebase.prom"], base, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        (base / "job").mkdir()
-        (base / "traces").mkdir(mode=0o755)
-        (base / "job" / "run.sh").write_text(JOB)
-        (base / "job" / "run.sh").chmod(0o755)
-        (base / "job" / "config.ini").write_text("data=rows.txt\n")
-        (base / "job" / "rows.txt").write_text("1\n2\n")
-        for name in ("g1", "g2"):
-            proc = _as_root([tracer, "record", "-q", "-o", f"../traces/{name}.parquet", "--label", "good",
-                             "--", "./run.sh"], base / "job")
+    try:  # a failed setup still removes what it made
+        baseline, tracer = str(BIN / "baseline"), str(BIN / "tracer")
+        steps = [
+            [baseline, "simulate", "--hosts", "3", "--hours", "1", "--seed", "4", "--spool", "--out", "sim"],
+        ]
+        for cmd in steps:
+            proc = _as_root(cmd, base)
             assert proc.returncode == 0, proc.stderr
-        (base / "job" / "rows.txt").unlink()
-        proc = _as_root([tracer, "record", "-q", "-o", "../traces/bad.parquet", "--label", "bad", "--", "./run.sh"],
-                        base / "job")
-        assert (base / "traces" / "bad.parquet").exists(), proc.stderr
-    for cmd in (
-        [baseline, "ingest", "sim/spool", "dataset", "--keep-spool", "--quarantine", "quarantine"],
-        [baseline, "learn", "dataset", "-o", "model.parquet"],
-        [baseline, "audit", "dataset", "--out", "audit", "--html", "audit.html"],
-        [baseline, "coverage", "dataset", "--out", "reports"],
-    ):
-        proc = _as_root(cmd, base)
-        assert proc.returncode == 0, (cmd, proc.stderr)
-    home = base / "nobody"
-    home.mkdir()
-    os.chown(home, 65534, 65534)
-    yield {"base": base, "home": home, "bpf": bpf}
-    shutil.rmtree(base, ignore_errors=True)
+        from conftest import bpf_unavailable_reason
+
+        bpf = bpf_unavailable_reason() is None
+        if bpf:  # the real daemon's spool beside the simulated hosts
+            (base / "textfile").mkdir(mode=0o755)  # node_exporter's textfile directory exists already
+            proc = _as_root([tracer, "run", "syscalls", "-d", "3s", "-i", "1s", "--spool", "sim/spool",
+                             "--host", "real-node", "--prom", "textfile/tracebase.prom"], base, timeout=120)
+            assert proc.returncode == 0, proc.stderr
+            (base / "job").mkdir()
+            (base / "traces").mkdir(mode=0o755)
+            (base / "job" / "run.sh").write_text(JOB)
+            (base / "job" / "run.sh").chmod(0o755)
+            (base / "job" / "config.ini").write_text("data=rows.txt\n")
+            (base / "job" / "rows.txt").write_text("1\n2\n")
+            for name in ("g1", "g2"):
+                proc = _as_root([tracer, "record", "-q", "-o", f"../traces/{name}.parquet", "--label", "good",
+                                 "--", "./run.sh"], base / "job")
+                assert proc.returncode == 0, proc.stderr
+            (base / "job" / "rows.txt").unlink()
+            proc = _as_root([tracer, "record", "-q", "-o", "../traces/bad.parquet", "--label", "bad", "--", "./run.sh"],
+                            base / "job")
+            assert (base / "traces" / "bad.parquet").exists(), proc.stderr
+        for cmd in (
+            [baseline, "ingest", "sim/spool", "dataset", "--keep-spool", "--quarantine", "quarantine"],
+            [baseline, "learn", "dataset", "-o", "model.parquet"],
+            [baseline, "audit", "dataset", "--out", "audit", "--html", "audit.html"],
+            [baseline, "coverage", "dataset", "--out", "reports"],
+        ):
+            proc = _as_root(cmd, base)
+            assert proc.returncode == 0, (cmd, proc.stderr)
+        home = base / "nobody"
+        home.mkdir()
+        os.chown(home, 65534, 65534)
+        yield {"base": base, "home": home, "bpf": bpf}
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_root_outputs_are_readable_and_not_world_writable(root_outputs):
