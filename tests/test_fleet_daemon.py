@@ -235,6 +235,12 @@ def test_enricher_reads_job_from_process_environment_and_cgroup(tmp_path):
     enricher = Enricher(meta, environ={"SLURM_JOB_ID": "env-job", "SLURM_JOB_NAME": "train"})
     proc = subprocess.Popen(["sleep", "5"], env={"SLURM_JOB_ID": "proc-job", "PATH": os.environ["PATH"]})
     try:
+        # the environment is the new program's only once its exec is done (vfork spawns can
+        # return first): wait for /proc to show sleep, as a record read 100 ms later would
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")[0] != b"sleep":
+            assert time.monotonic() < deadline, "sleep never exec'd"
+            time.sleep(0.01)
         job, data = enricher.for_pid(proc.pid)
     finally:
         proc.kill()
