@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from baseline.fleet.model import EventsInput, collect_traces
+from baseline.fleet.model import EventsInput, ParamsMixin, collect_traces
 from baseline.run.allowlist import Entry, ExpectedErrors, learned_id
 from tracer.errors import TracebaseError
 
@@ -205,7 +205,7 @@ def release_history(traces: pl.DataFrame, calls: pl.DataFrame | None = None) -> 
     return rel.with_columns((pl.col("since") > pl.col("since").min().over("host")).alias("new_release"))
 
 
-class FleetExpectedLearner:
+class FleetExpectedLearner(ParamsMixin):
     """Learns which errors of a fleet are routine (see the module docstring).
 
     Parameters
@@ -249,21 +249,6 @@ class FleetExpectedLearner:
         self.band_factor = band_factor
         self.handled_share = handled_share
         self.batch_rows = batch_rows
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:  # noqa: ARG002
-        return {k: getattr(self, k) for k in (
-            "min_hosts", "min_jobs", "min_success", "min_host_fraction", "max_increase", "z", "max_new_share",
-            "band_quantile", "band_factor", "handled_share", "batch_rows")}
-
-    def set_params(self, **params: Any) -> FleetExpectedLearner:
-        for key, value in params.items():
-            if key not in self.get_params():
-                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
 
     # ---------------------------------------------------------------- fitting
     def fit(self, X: EventsInput, y: None = None, since: str | dt.datetime | None = None,  # noqa: ARG002

@@ -314,9 +314,33 @@ def _scan_files(files: list[str]) -> pl.LazyFrame:
 
 
 # --------------------------------------------------------------------------------------------
-# the estimator
+# the estimators
 # --------------------------------------------------------------------------------------------
-class GoodTraceBaseline:
+class ParamsMixin:
+    """scikit-learn's parameter protocol (get_params / set_params / repr, so sklearn.base.clone
+    works) read off `__init__`'s signature, without importing sklearn: the learners stay cheap to
+    import for the CLIs that never fit anything."""
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:  # noqa: ARG002
+        import inspect
+
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {name: getattr(self, name) for name in names}
+
+    def set_params(self, **params: Any) -> Any:
+        valid = self.get_params()
+        for key, value in params.items():
+            if key not in valid:
+                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+class GoodTraceBaseline(ParamsMixin):
     """Known-good call chains per operation, learned from good traces.
 
     Parameters
@@ -334,21 +358,6 @@ class GoodTraceBaseline:
         self.min_support = min_support
         self.good_kinds = good_kinds
         self.batch_rows = batch_rows
-
-    # sklearn-style parameter protocol (so sklearn.base.clone works)
-    def get_params(self, deep: bool = True) -> dict[str, Any]:  # noqa: ARG002
-        return {"min_support": self.min_support, "good_kinds": self.good_kinds, "batch_rows": self.batch_rows}
-
-    def set_params(self, **params: Any) -> GoodTraceBaseline:
-        for key, value in params.items():
-            if key not in self.get_params():
-                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
 
     # ---------------------------------------------------------------- fitting
     def fit(self, X: EventsInput, y: None = None, since: str | dt.datetime | None = None) -> GoodTraceBaseline:  # noqa: ARG002

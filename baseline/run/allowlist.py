@@ -239,41 +239,12 @@ def _globs(pattern: str) -> tuple[_Glob, ...]:
 
 def _match_tokens(toks: tuple[tuple, ...], value: str) -> bool:
     """Position-set simulation without the transition cache (the reference for `_Glob`)."""
-    states = _closure(toks, {0})
-    n = len(toks)
+    states = frozenset(_closure(toks, {0}))
     for c in value:
-        nxt: set[int] = set()
-        for i in states:
-            if i < 0:  # inside the directories of a **/
-                nxt.add(i)
-                if c == "/":
-                    nxt.add(-i)
-                continue
-            if i == n:
-                continue
-            kind, arg = toks[i]
-            if kind == _LIT:
-                if arg == c:
-                    nxt.add(i + 1)
-            elif kind == _ONE:
-                if c != "/":
-                    nxt.add(i + 1)
-            elif kind == _CLASS:
-                if _in_class(arg, c):
-                    nxt.add(i + 1)
-            elif kind == _STAR:
-                if c != "/":
-                    nxt.add(i)
-            elif kind == _DSTAR:
-                nxt.add(i)
-            else:  # _DSTAR_DIR: any directories, each ending in "/"
-                nxt.add(-(i + 1))
-                if c == "/":
-                    nxt.add(i + 1)
-        if not nxt:
+        states = _step(toks, states, c)
+        if not states:
             return False
-        states = _closure(toks, nxt)
-    return n in states
+    return len(toks) in states
 
 
 @lru_cache(maxsize=65536)
