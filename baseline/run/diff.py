@@ -109,7 +109,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -143,9 +142,7 @@ from baseline.run.traces import (
 from tracer.errors import TracebaseError
 
 if TYPE_CHECKING:
-    import polars as pl
-
-    PathsLike = str | os.PathLike | Iterable[str | os.PathLike] | pl.DataFrame | pl.LazyFrame
+    from baseline.run.traces import PathsLike
 
 JSON_VERSION = 1
 SOFT_ERRNOS = frozenset(
