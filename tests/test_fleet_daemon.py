@@ -4,6 +4,7 @@ the syscall set, writing a real spool; plus its error paths."""
 from __future__ import annotations
 
 import errno
+import io
 import os
 import shutil
 import signal
@@ -483,3 +484,108 @@ def test_control_file_that_cannot_be_removed_is_logged_not_fatal(fake, tmp_path)
     assert d.proc.poll() is None
     assert d.stop() == 0
     assert sum("--control-file: cannot remove" in line for line in d.log) == 1
+
+
+def _spool_outage_wrapper(spool: Path, marks: Path, tmpdir: Path, copy_to: Path | None = None) -> list[str]:
+    """Run the tracer in a private mount namespace where `spool` is a 4 MiB tmpfs that a
+    background job fills to the last block when marks/full appears (a real ENOSPC, for root
+    too) and empties when marks/free does; when marks/done appears it copies the spool to
+    `copy_to` (the tmpfs goes away with the namespace)."""
+    wait = 'for i in $(seq 600); do [ -e "{m}" ] && break; sleep 0.05; done'
+    copy = f'{wait.format(m=marks / "done")}; cp -a "{spool}/." "{copy_to}/"; ' if copy_to else ""
+    script = (f'mkdir -p "{spool}" && mount -t tmpfs -o size=4m tracebase-test "{spool}" || exit 1; '
+              f'export TMPDIR="{tmpdir}"; ( {wait.format(m=marks / "full")}; dd if=/dev/zero of="{spool}/filler" bs=64k 2>/dev/null; '
+              f'touch "{marks}/is-full"; {wait.format(m=marks / "free")}; rm -f "{spool}/filler"; '
+              f'{copy}touch "{marks}/finished" ) & exec "$@"')
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "outage"]
+
+
+def _wait_file(path: Path, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def test_a_full_spool_holds_intervals_in_memory_and_writes_them_when_it_recovers(fake, tmp_path):
+    """A full spool disk mid-run (ENOSPC; a read-only remount takes the same path) never stops
+    the tracer: logged once, the closed intervals are held in memory and retried every interval
+    (a gauge says how many), and when space is back every one of them lands in order with its
+    own time; nothing is lost."""
+    set_file, driver, _ = fake
+    spool, marks, tmpdir, copy = tmp_path / "spool", tmp_path / "marks", tmp_path / "tmpdir", tmp_path / "copy"
+    for d in (marks, tmpdir, copy):
+        d.mkdir()
+    textfile = tmp_path / "t.prom"
+    d = Daemon([str(set_file), "-x", "-i", "0.3s", "--prom", str(textfile)], spool,
+               wrapper=_spool_outage_wrapper(spool, marks, tmpdir, copy_to=copy))
+    (marks / "full").touch()
+    _wait_file(marks / "is-full")
+    run_driver(driver, "reg_mr", 3, LAYER_PEER, errno.EIO)
+    d.wait_for("not written (No space left on device)")
+    time.sleep(1.2)  # several more intervals close while the disk is full
+    assert d.proc.poll() is None, "".join(d.log)
+    held = {f.name: f for f in text_string_to_metric_families(textfile.read_text())}["tracebase_held_snapshots"]
+    assert held.samples[0].value >= 2
+    (marks / "free").touch()
+    d.wait_for("written again")
+    assert d.stop() == 0, "".join(d.log)
+    (marks / "done").touch()
+    _wait_file(marks / "finished")
+    assert sum("not written" in line for line in d.log) == 1, "".join(d.log)  # once per outage
+    events = read_spool(copy, "events")
+    assert events.filter(pl.col("kind") == "failure")["trace_id"].n_unique() == 3
+    snaps = list_snapshots(copy)
+    assert len(snaps) >= 5  # every interval is a snapshot, the held ones too
+    seqs = [int(s.name.rsplit("-", 1)[1]) for s in snaps]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)  # in order, none twice
+    assert list(tmpdir.iterdir()) == []  # nothing spilled: the spool took it all
+
+
+def test_a_spool_still_full_at_exit_spills_to_tmpdir_and_says_where(fake, tmp_path):
+    """Stopped while the spool disk is full: exit 2 with one line naming the spool, the reason
+    and where the held snapshots went ($TMPDIR/tracebase-spool), and they are all there."""
+    set_file, driver, _ = fake
+    spool, marks, tmpdir = tmp_path / "spool", tmp_path / "marks", tmp_path / "tmpdir"
+    marks.mkdir()
+    tmpdir.mkdir()
+    d = Daemon([str(set_file), "-x", "-i", "0.3s"], spool, wrapper=_spool_outage_wrapper(spool, marks, tmpdir))
+    (marks / "full").touch()
+    _wait_file(marks / "is-full")
+    run_driver(driver, "reg_mr", 2, LAYER_PEER, errno.EIO)
+    d.wait_for("not written (No space left on device)")
+    rc = d.stop()
+    (marks / "free").touch()  # lets the namespace's helper job end
+    assert rc == 2, "".join(d.log)
+    last = d.log[-1]
+    assert "Traceback" not in "".join(d.log)
+    assert last.startswith("tracer: error: --spool:") and "No space left on device" in last, last
+    assert f"kept in {tmpdir / 'tracebase-spool'}" in last, last
+    spilled = read_spool(tmpdir / "tracebase-spool", "events")
+    assert spilled.filter(pl.col("kind") == "failure")["trace_id"].n_unique() == 2
+
+
+def test_held_intervals_past_the_memory_bound_drop_the_oldest_trees_and_keep_counters(tmp_path, monkeypatch):
+    """The memory bound of a long outage: the oldest held call trees go first, counted as lost;
+    every interval keeps its counters and its place, the newest trees stay."""
+    import pyarrow as pa
+
+    from tracer.fleet import daemon as daemon_module
+    from tracer.schema import COUNTERS, EVENTS
+
+    d = daemon_module.Daemon(daemon_module.RunConfig(sets=[], spool=tmp_path / "spool", log=io.StringIO()))
+
+    def interval(n_traces: int, when: int) -> daemon_module.HeldSnapshot:
+        rows = [{"trace_id": f"t{when}-{i}", "seq": 0, "kind": "failure", "probe": "p", "depth": 0}
+                for i in range(n_traces)]
+        counters = pa.Table.from_pylist([{"probe": "p", "invocations": 5, "failures": n_traces}], schema=COUNTERS)
+        return daemon_module.HeldSnapshot(pa.Table.from_pylist(rows, schema=EVENTS), counters, when, when)
+
+    d.held = [interval(4, 1), interval(3, 2), interval(2, 3)]
+    one = d.held[0].events.nbytes
+    monkeypatch.setattr(daemon_module, "MAX_HELD_EVENT_BYTES", d.held[2].events.nbytes + one // 2)
+    d._bound_held()
+    assert [h.events.num_rows for h in d.held] == [0, 0, 2]
+    assert [h.counters.num_rows for h in d.held] == [1, 1, 1] and [h.seq for h in d.held] == [1, 2, 3]
+    assert d.lost == 7
+    assert EVENTS.equals(d.held[0].events.schema)

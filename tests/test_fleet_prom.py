@@ -32,10 +32,11 @@ def test_families_are_grouped_and_typed():
         "tracebase_lost_records": "counter",
         "tracebase_snapshots": "counter",
         "tracebase_last_snapshot_timestamp_seconds": "gauge",
+        "tracebase_held_snapshots": "gauge",
     }
     # each family's samples are contiguous: one HELP and one TYPE line per family
     names = [line.split()[2] for line in text.splitlines() if line.startswith("# TYPE")]
-    assert len(names) == len(set(names)) == 7
+    assert len(names) == len(set(names)) == 8
     openat = {s.labels["errno"]: s.value for s in fams["tracebase_probe_errno"].samples
               if s.labels["probe"] == "openat" and s.name.endswith("_total")}
     assert openat == {"ENOENT": 12_340, "EACCES": 5}
@@ -53,3 +54,11 @@ def test_no_probes_still_reports_liveness_of_the_tracer():
     fams = families(prometheus_text("h", [], [], snapshots=0, last_snapshot_s=0.0))
     assert all(f.type != "unknown" for f in fams.values())
     assert [s.value for s in fams["tracebase_last_snapshot_timestamp_seconds"].samples] == [0.0]
+
+
+def test_no_snapshot_yet_has_no_timestamp_sample_and_held_snapshots_show():
+    """Before the first snapshot reaches the spool there is no timestamp (0 would read as 1970,
+    and a staleness alert would fire for the wrong reason); held intervals are a gauge."""
+    fams = families(prometheus_text("h", [], [], snapshots=0, last_snapshot_s=None, held_snapshots=3))
+    assert fams["tracebase_last_snapshot_timestamp_seconds"].samples == []
+    assert [s.value for s in fams["tracebase_held_snapshots"].samples] == [3.0]

@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import yaml
 
 from tracer.atomic import make_dirs
@@ -68,8 +70,23 @@ from tracer.fleet.spool import (
 )
 from tracer.privilege import check_bpf_environment, check_root
 
+# Snapshots the spool could not take (full disk, read-only remount, EIO) are held in memory and
+# retried every interval; past this many bytes of held call trees the oldest trees are dropped
+# (their counters are kept: they are a few KiB per snapshot and what alerting is built on).
+MAX_HELD_EVENT_BYTES = 64 << 20
+
 JOB_ENV_KEYS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOB_ID")
 META_ENV_PREFIXES = ("SLURM_JOB_", "SLURM_CLUSTER_NAME", "SLURM_STEP_ID", "TRACEBASE_META_")
+
+
+@dataclass
+class HeldSnapshot:
+    """A closed interval not yet in the spool: written in order, under its own time and number."""
+
+    events: pa.Table
+    counters: pa.Table
+    when_ns: int
+    seq: int
 
 
 @dataclass
@@ -250,6 +267,9 @@ class Daemon:
         self._next_window: float | None = None
         self._seq = 0
         self._last_snap_wall = time.time_ns()
+        self.held: list[HeldSnapshot] = []  # intervals the spool could not take yet, oldest first
+        self._spool_error: str | None = None  # set while the spool is failing (logged once)
+        self._last_written_ns: int | None = None
 
     def log(self, msg: str) -> None:
         print(f"tracer run: {msg}", file=self.cfg.log, flush=True)
@@ -434,7 +454,9 @@ class Daemon:
         repeat, lost = assign_repeats(batch, closed)
         return events_from_batch(batch, prog.probe_set, self.ctx, jobs, metas, repeat), closed.counters, lost
 
-    def snapshot(self) -> Path:
+    def snapshot(self) -> Path | None:
+        """Close the interval on every program and write it to the spool with any interval held
+        back earlier; returns the snapshot written (None while the spool is failing)."""
         now_ns = time.time_ns()
         interval = (now_ns - self._last_snap_wall) / 1e9
         counter_data = []
@@ -448,23 +470,83 @@ class Daemon:
             counter_data.extend(counter_rows(delta, prog.probe_set, prog.live_probes(), self.ctx, now_ns, interval,
                                              lost=lost))
         events = pa.concat_tables(tables) if tables else events_table([])
-        path = write_snapshot(self.cfg.spool, self.ctx.host, events, counters_table(counter_data), now_ns, self._seq)
+        self.held.append(HeldSnapshot(events, counters_table(counter_data), now_ns, self._seq))
         self._seq += 1
-        self.snapshots += 1
         self._last_snap_wall = now_ns
+        path = self.write_held()
         if self.cfg.prom is not None:
-            self._write_prom(totals, now_ns)
+            self._write_prom(totals)
         with self._lock:
             self.enricher.refresh()
         return path
 
-    def _write_prom(self, totals: list[Counters], now_ns: int) -> None:
+    def write_held(self) -> Path | None:
+        """Write the held intervals to the spool, oldest first, until one fails. A failing spool
+        (ENOSPC, EROFS, EIO, EACCES after a chmod) never stops the tracer: the intervals stay in
+        memory, bounded by MAX_HELD_EVENT_BYTES, and are retried at every snapshot."""
+        last = None
+        while self.held:
+            snap = self.held[0]
+            try:
+                last = write_snapshot(self.cfg.spool, self.ctx.host, snap.events, snap.counters, snap.when_ns,
+                                      snap.seq)
+            except OSError as exc:
+                reason = f"{exc.strerror or exc}"
+                if self._spool_error is None:
+                    self.log(f"--spool: {Path(self.cfg.spool) / self.ctx.host} not written ({reason}); snapshots "
+                             "are held in memory and retried every interval")
+                self._spool_error = reason
+                self._bound_held()
+                return None
+            self.held.pop(0)
+            self.snapshots += 1
+            self._last_written_ns = snap.when_ns
+        if self._spool_error is not None:
+            self.log("--spool: written again; every held snapshot is in the spool")
+            self._spool_error = None
+        return last
+
+    def _bound_held(self) -> None:
+        """Drop the call trees of the oldest held intervals past the memory bound; their
+        counters (exact, small) stay, and the dropped trees are counted as lost."""
+        size = sum(h.events.nbytes for h in self.held)
+        dropped = 0
+        for snap in self.held:
+            if size <= MAX_HELD_EVENT_BYTES:
+                break
+            if snap.events.num_rows:
+                size -= snap.events.nbytes
+                dropped += len(pc.unique(snap.events.column("trace_id")))
+                snap.events = snap.events.slice(0, 0)
+        if dropped:
+            self.lost += dropped
+            self.log(f"--spool: still failing; {dropped} held call trees dropped to stay under "
+                     f"{MAX_HELD_EVENT_BYTES >> 20} MiB (their counters are kept)")
+
+    def spill_held(self) -> Path | None:
+        """At exit with the spool still failing: write the held intervals to a spool under
+        $TMPDIR (then the cwd) so nothing is lost; returns that spool, None if none took them."""
+        for root in (Path(tempfile.gettempdir()), Path.cwd()):
+            spool = root / "tracebase-spool"
+            try:
+                for snap in self.held:
+                    write_snapshot(spool, self.ctx.host, snap.events, snap.counters, snap.when_ns, snap.seq)
+            except (OSError, TracebaseError):
+                continue
+            self.held = []
+            return spool
+        return None
+
+    def _write_prom(self, totals: list[Counters]) -> None:
         """The textfile is a view of the counters the spool already holds: a full or read-only
         textfile directory is logged (once per outage) and never stops the tracer."""
         probes, sets = prom_samples(self.programs, totals)
         try:
+            # the last snapshot *in the spool*: a stalled spool shows as a stale timestamp
+            last = self._last_written_ns
             write_textfile(self.cfg.prom, prometheus_text(self.ctx.host, probes, sets, snapshots=self.snapshots,
-                                                          last_snapshot_s=now_ns / 1e9))
+                                                          last_snapshot_s=None if last is None else last / 1e9,
+                                                          held_snapshots=len(self.held)))
         except OSError as exc:
             if not self._prom_failing:
                 self.log(f"--prom: {self.cfg.prom} not written ({exc.strerror}); snapshots go on, "
@@ -504,6 +586,12 @@ class Daemon:
             raise self._drain_error
         self._drain(0)
         final = self.snapshot()
+        if self.held:
+            held, reason = len(self.held), self._spool_error
+            spool = self.spill_held()
+            where = f"kept in {spool} (ingest it from there)" if spool else "lost: no fallback directory was writable"
+            raise TracebaseError(f"--spool: {Path(self.cfg.spool) / self.ctx.host} not written at exit ({reason}); "
+                                 f"{held} snapshot(s) {where}")
         self.log(f"stopped: {self.snapshots} snapshots, {self.records} records, {self.lost} lost; last {final}")
         return 0
 

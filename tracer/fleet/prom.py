@@ -50,9 +50,9 @@ class _Snapshot:
     """A one-shot collector over figures already gathered (nothing is read at collect time)."""
 
     def __init__(self, host: str, probes: list[ProbeSample], sets: list[SetSample], snapshots: int,
-                 last_snapshot_s: float):
+                 last_snapshot_s: float | None, held_snapshots: int = 0):
         self.host, self.probes, self.sets = host, probes, sets
-        self.snapshots, self.last_snapshot_s = snapshots, last_snapshot_s
+        self.snapshots, self.last_snapshot_s, self.held = snapshots, last_snapshot_s, held_snapshots
 
     def collect(self) -> Iterator[Metric]:
         h = self.host
@@ -81,15 +81,20 @@ class _Snapshot:
         last = GaugeMetricFamily("tracebase_last_snapshot_timestamp_seconds",
                                  "Unix time of the last spool snapshot (stale when the tracer stopped).",
                                  labels=["host"])
-        last.add_metric([h], self.last_snapshot_s)
-        yield from (inv, fail, errs, live, lost, snaps, last)
+        if self.last_snapshot_s is not None:  # none yet: no sample (a 0 would read as 1970)
+            last.add_metric([h], self.last_snapshot_s)
+        held = GaugeMetricFamily("tracebase_held_snapshots",
+                                 "Closed intervals held in memory because the spool could not be written "
+                                 "(full, read-only); retried every interval.", labels=["host"])
+        held.add_metric([h], self.held)
+        yield from (inv, fail, errs, live, lost, snaps, last, held)
 
 
 def prometheus_text(host: str, probes: Iterable[ProbeSample], sets: Iterable[SetSample], *, snapshots: int,
-                    last_snapshot_s: float) -> str:
+                    last_snapshot_s: float | None, held_snapshots: int = 0) -> str:
     """The textfile's content (Prometheus text exposition format 0.0.4)."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Snapshot(host, list(probes), list(sets), snapshots, last_snapshot_s))
+    registry.register(_Snapshot(host, list(probes), list(sets), snapshots, last_snapshot_s, held_snapshots))
     return generate_latest(registry).decode()
 
 
