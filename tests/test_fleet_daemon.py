@@ -137,7 +137,8 @@ def test_snapshot_cadence_and_atomicity_under_a_concurrent_reader(fake, tmp_path
 def test_capture_windows_on_schedule_on_signal_and_control_file(fake, tmp_path):
     set_file, driver, _ = fake
     control = tmp_path / "capture-now"
-    d = Daemon([str(set_file), "-i", "0.5s", "--good-window", "1s", "--good-every", "1h", "--sample", "1",
+    # 3 s windows: each driver run (a process start, slow on a loaded machine) must fall inside one
+    d = Daemon([str(set_file), "-i", "0.5s", "--good-window", "3s", "--good-every", "1h", "--sample", "1",
                 "--control-file", str(control)], tmp_path / "spool")
     run_driver(driver, "reg_mr", 3)  # first window opens at start: a fresh baseline
     d.wait_for("capture window closed")
