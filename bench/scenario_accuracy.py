@@ -3,10 +3,12 @@ record good runs and one bad run under `tracer record` (library), diff them, and
 the top-1 bifurcation names the injected syscall, errno and path. Also runs the good-vs-good
 cases, which must report no anomaly.
 
-With --real, the real Debian programs of tests/scenarios/real.py instead (gcc, git, sort,
-sed -i, tar, zip, make, perl, python3, ...): three good runs and one bad run each; the diff of
-two good runs against the bad one must name the fault at top 1, and the third good run
-against the same two must be quiet.
+With --real, the real Debian programs of tests/scenarios/real.py and real_more.py instead
+(gcc, git, sort, sed -i, tar, zip, make, perl, python3, xz, patch, grep -r, xargs -P, ...): three
+good runs and one bad run each; the diff of two good runs against the bad one must name the
+fault at top 1, and the third good run against the same two must be quiet. real_more.py's
+good-vs-good cases (timestamps and pids in names, mktemp -d, xargs -P order, hash seeds, SIGPIPE)
+must be quiet too. Each set is scored separately.
 
     sudo .venv/bin/python -m bench.scenario_accuracy [--quick] [--real] [--only NAME ...] [--keep DIR]
 """
@@ -32,6 +34,7 @@ from scenarios.harness import (  # noqa: E402
     shared_recorder,
 )
 from scenarios.real import REAL  # noqa: E402
+from scenarios.real_more import QUIET_MORE, REAL_MORE  # noqa: E402
 
 
 def run_real(selected, recorder, out: Path) -> tuple[list[Outcome], list[Outcome]]:
@@ -58,23 +61,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fault scenarios only (skip good-vs-good)")
     parser.add_argument("--only", nargs="*", metavar="NAME", help="run only these scenarios")
     parser.add_argument("--keep", metavar="DIR", help="keep the recorded traces in DIR")
-    parser.add_argument("--real", action="store_true", help="the real Debian programs (tests/scenarios/real.py)")
+    parser.add_argument("--real", action="store_true", help="the real Debian programs (tests/scenarios/real.py, real_more.py)")
     args = parser.parse_args(argv)
     out = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="tracebase-acc-"))
     t0 = time.perf_counter()
     recorder = shared_recorder()
     print(f"recorder loaded in {time.perf_counter() - t0:.1f}s; traces in {out}")
     if args.real:
-        named, quiet = run_real([s for s in REAL if not args.only or s.name in args.only], recorder, out)
-        print("\nreal programs (top-1 bifurcation must name the fault's syscall, errno, path):")
-        print(format_table(named))
-        print("\nreal programs, third good run vs two good runs (must report no anomaly):")
-        print(format_table(quiet))
-        right = sum(o.correct for o in named)
-        false_alarms = sum(not o.correct for o in quiet)
-        print(f"\ntop-1: {right}/{len(named)}; false alarms on good-vs-good: {false_alarms}/{len(quiet)} "
-              f"in {time.perf_counter() - t0:.1f}s")
-        return 0 if right == len(named) and not false_alarms else 1
+        ok = True
+        for title, programs, extra in (("real.py", REAL, []), ("real_more.py", REAL_MORE, QUIET_MORE)):
+            chosen = [s for s in programs if not args.only or s.name in args.only]
+            cases = [c for c in extra if not args.only or c.name in args.only]
+            if not chosen and not cases:
+                continue
+            t1 = time.perf_counter()
+            named, quiet = run_real(chosen, recorder, out)
+            quiet += [run_no_anomaly(c, recorder, out / c.name) for c in cases]
+            print(f"\n{title}: real programs (top-1 bifurcation must name the fault's syscall, errno, path):")
+            print(format_table(named))
+            print(f"\n{title}: good vs good (third good run vs two good runs, and noise cases; must be quiet):")
+            print(format_table(quiet))
+            right = sum(o.correct for o in named)
+            false_alarms = sum(not o.correct for o in quiet)
+            print(f"\n{title}: top-1: {right}/{len(named)}; false alarms on good-vs-good: {false_alarms}/{len(quiet)} "
+                  f"in {time.perf_counter() - t1:.1f}s")
+            ok = ok and right == len(named) and not false_alarms
+        return 0 if ok else 1
     selected = [s for s in SCENARIOS if not args.only or s.name in args.only]
     outcomes = [run_scenario(sc, recorder, out) for sc in selected]
     if outcomes:
