@@ -127,6 +127,7 @@ def max_depth_of(lf: pl.LazyFrame) -> int:
 
 
 FIT_COLUMNS = ["trace_id", "seq", "depth", "probe", "layer", "errno", "arg", "command", "host"]
+RUN_COLUMNS = [c for c in FIT_COLUMNS if c != "arg"]  # fitting's fast path (see _trace_runs)
 # what the audit needs from events (trace-level columns are read once per trace, via per_trace_table):
 # pid tells one process of a job from its requeued successor; kernel_release, lost_events and
 # repeat_count (schema 2: an example standing for N identical call trees) are read per trace
@@ -361,14 +362,22 @@ class GoodTraceBaseline(ParamsMixin):
 
     # ---------------------------------------------------------------- fitting
     def fit(self, X: EventsInput, y: None = None, since: str | dt.datetime | None = None) -> GoodTraceBaseline:  # noqa: ARG002
-        """Learn from the good traces in X (dataset root, files, or events frame)."""
-        for attr in ("edges_", "errors_", "chains_", "operations_", "n_traces_", "n_events_"):
+        """Learn from the good traces in X (dataset root, files, or events frame): one streaming
+        pass, batch by batch; the small per-batch aggregates are merged once at the end."""
+        for attr in ("edges_", "errors_", "chains_", "op_hosts_", "operations_", "n_traces_", "n_events_"):
             if hasattr(self, attr):
                 delattr(self, attr)
+        self._reset_pending()
+        self._reps = None
+        seen = False
         for batch in event_batches(X, since=since, batch_rows=self.batch_rows, columns=[*FIT_COLUMNS, "kind"]):
-            self.partial_fit(batch)
-        if not hasattr(self, "operations_"):
+            seen = True
+            self._add_events(batch)
+            if len(self._pending[0]) >= _FLUSH_EVERY:  # bounded memory on long inputs
+                self._flush()
+        if not seen:
             raise TracebaseError("no events to learn from")
+        self._flush()
         if self.n_traces_ == 0:
             raise TracebaseError(f"no good traces to learn from (kinds {', '.join(self.good_kinds)})")
         return self
@@ -380,36 +389,79 @@ class GoodTraceBaseline(ParamsMixin):
         done per trace with numeric aggregations only (a chain hash, no sort, no strings built),
         and the structural tables (edges, errors) are expanded from one representative trace
         per distinct chain, weighted by how often the chain occurs."""
-        frames = (
-            X.lazy().filter(pl.col("kind").is_in(list(self.good_kinds))).select(FIT_COLUMNS)
-            .collect(engine="streaming")
-        )
-        return self._add_batch(frames, per_trace_table(frames))
+        self._add_events(X)
+        self._flush()
+        return self
 
     def _add_batch(self, frames: pl.DataFrame, per_trace: pl.DataFrame) -> GoodTraceBaseline:
-        """partial_fit on good frames whose per-trace table is already computed."""
-        chains = (
-            per_trace.group_by(["operation", "chain_hash"])
-            .agg(pl.len().alias("count"), pl.col("frames").first(), pl.col("trace_id").first().alias("_rep"))
+        """partial_fit on good frames whose per-trace table (per_trace_table) is already computed."""
+        self._accumulate(frames, per_trace)
+        self._flush()
+        return self
+
+    def _add_events(self, X: pl.LazyFrame | pl.DataFrame) -> None:
+        """Accumulate the good rows of one batch of events. The filter runs inside the scan, and
+        `arg` is decoded only when some trace lacks a `command` (per_trace_table's fallback)."""
+        good = X.lazy().filter(pl.col("kind").is_in(list(self.good_kinds)))
+        frames = good.select(RUN_COLUMNS).collect(engine="streaming")
+        runs = _trace_runs(frames)
+        if runs is None:
+            frames = good.select(FIT_COLUMNS).collect(engine="streaming")
+            runs = per_trace_table(frames)
+        self._accumulate(frames, runs)
+
+    def _reset_pending(self) -> None:
+        self._pending: tuple[list[pl.DataFrame], list[pl.DataFrame]] = ([], [])
+
+    def _accumulate(self, frames: pl.DataFrame, per: pl.DataFrame) -> None:
+        """Reduce one batch of good frames to per-chain and per-(operation, host) counts (kept
+        pending until `_flush`), and keep the frames of one trace of every chain not seen before."""
+        if not hasattr(self, "_pending"):
+            self._reset_pending()
+        if not hasattr(self, "_reps"):
+            self._reps = None
+        # row of each trace's first frame, when the traces are contiguous runs (the fast path)
+        first = [pl.col("_start").first()] if "_start" in per.columns else [pl.col("trace_id").first().alias("_rep")]
+        chains = per.group_by(["operation", "chain_hash"]).agg(
+            pl.len().cast(pl.UInt32).alias("count"), pl.col("frames").first().cast(pl.UInt32), *first
         )
-        ops = per_trace.group_by(["operation", "host"]).agg(
-            pl.len().alias("traces"), pl.col("frames").sum().cast(pl.Int64).alias("events")
+        ops = per.group_by(["operation", "host"]).agg(
+            pl.len().cast(pl.UInt32).alias("traces"), pl.col("frames").sum().cast(pl.Int64).alias("events")
         )
-        # one representative trace per distinct chain: its frames, in context, weighted by count
-        reps = frames.filter(pl.col("trace_id").is_in(chains["_rep"].implode()))
-        rep_frames = (
-            with_frame_context(reps.lazy(), max_depth_of(reps.lazy())).collect()
-            .join(chains.select(pl.col("_rep").alias("trace_id"), pl.col("operation").alias("_op"), "count"),
-                  on="trace_id")
+        if self._reps is not None:
+            new = chains.join(self._reps.select("operation", "chain_hash").unique(), on=["operation", "chain_hash"],
+                              how="anti")
+        else:
+            new = chains
+        if new.height:
+            reps = _rep_frames(frames, new)
+            self._reps = reps if self._reps is None else pl.concat([self._reps, reps], how="vertical_relaxed")
+        self._pending[0].append(chains.select("operation", "chain_hash", "count", "frames"))
+        self._pending[1].append(ops)
+
+    def _flush(self) -> None:
+        """Merge the pending batch aggregates into the learned tables; the edge / error counts
+        are the representative frames of each chain weighted by the chain's new count."""
+        chain_parts, op_parts = self._pending
+        if not chain_parts:
+            if not hasattr(self, "operations_"):
+                raise TracebaseError("no events to learn from")
+            return
+        chains = pl.concat(chain_parts, how="vertical_relaxed").group_by(["operation", "chain_hash"]).agg(
+            pl.col("count").sum(), pl.col("frames").first()
         )
-        # the chain's operation, not a per-row recomputation (identical unless `command` varies in a trace)
-        rep_frames = rep_frames.with_columns(pl.col("_op").alias("operation"))
-        edges = rep_frames.group_by(["operation", "parent", "probe", "depth"]).agg(pl.col("count").sum())
+        ops = pl.concat(op_parts, how="vertical_relaxed").group_by(["operation", "host"]).agg(
+            pl.col("traces").sum(), pl.col("events").sum()
+        )
+        self._reset_pending()
+        reps = self._reps if self._reps is not None else _REPS_EMPTY
+        weighted = reps.join(chains.select("operation", "chain_hash", "count"), on=["operation", "chain_hash"])
+        edges = weighted.group_by(["operation", "parent", "probe", "depth"]).agg(pl.col("count").sum())
         errors = (
-            rep_frames.filter(pl.col("errno").is_not_null())
+            weighted.filter(pl.col("errno").is_not_null())
             .group_by(["operation", "parent", "probe", "errno"]).agg(pl.col("count").sum())
         )
-        chains = chains.drop("_rep").with_columns(pl.col("count").cast(pl.UInt32), pl.col("frames").cast(pl.UInt32))
+        chains = chains.with_columns(pl.col("count").cast(pl.UInt32), pl.col("frames").cast(pl.UInt32))
         edges = edges.with_columns(pl.col("count").cast(pl.UInt32))
         errors = errors.with_columns(pl.col("count").cast(pl.UInt32))
         ops = ops.with_columns(pl.col("traces").cast(pl.UInt32))
@@ -420,7 +472,6 @@ class GoodTraceBaseline(ParamsMixin):
             ops = _merge(self.op_hosts_, ops, ["operation", "host"], ["traces", "events"])
         self.edges_, self.errors_, self.chains_, self.op_hosts_ = edges, errors, chains, ops
         self._summarise()
-        return self
 
     def _summarise(self) -> None:
         self.operations_ = (
@@ -578,6 +629,66 @@ class GoodTraceBaseline(ParamsMixin):
 def _merge(old: pl.DataFrame, new: pl.DataFrame, keys: list[str], sums: list[str], keep: list[str] = ()) -> pl.DataFrame:
     both = pl.concat([old.select(keys + sums + list(keep)), new.select(keys + sums + list(keep))], how="vertical_relaxed")
     return both.group_by(keys).agg([pl.col(c).sum() for c in sums] + [pl.col(c).first() for c in keep])
+
+
+_FLUSH_EVERY = 64  # batches whose small aggregates are kept before merging them
+_REPS_EMPTY = pl.DataFrame(schema={"operation": pl.String, "chain_hash": pl.UInt64, "parent": pl.String,
+                                   "probe": pl.String, "depth": pl.Int16, "errno": pl.String})
+
+
+def _trace_runs(frames: pl.DataFrame) -> pl.DataFrame | None:
+    """What fitting needs of per_trace_table (trace_id, host, operation, chain_hash, frames) plus
+    `_start`, the row of each trace's first frame, without any group-by: a trace is a contiguous
+    run of rows, so its chain hash is a difference of the running (wrapping) sum of the frame
+    hashes at its last row and at the previous trace's last row, and its frame count a difference
+    of row numbers. None when that does not hold (a trace_id in several runs) or when some trace
+    has no `command` (the operation falls back to the root frame): per_trace_table handles those."""
+    if frames.is_empty():
+        return None
+    tid = pl.col("trace_id")
+    start = frames.select((tid != tid.shift(1)).fill_null(True).alias("_s"))
+    marks = start.select("_s", pl.col("_s").shift(-1, fill_value=True).alias("_e"))
+    # the hash is materialised first: a running sum fused into the struct hash is ~3x slower
+    hashes = frames.select(chain_token_hash()).to_series().cum_sum()
+    starts = marks.select(pl.arg_where("_s")).to_series()
+    ends = marks.select(pl.arg_where("_e")).to_series()
+    total = hashes.gather(ends)
+    per = frames.select("trace_id", "host", "command").filter(start.to_series())  # (a gather across chunks: 3x slower)
+    command = pl.col("command")
+    if not per.select((command.is_not_null() & (command != "")).all()).item():
+        return None
+    # every run a different trace? Distinct id hashes say yes; a collision only costs the slow path
+    if per.select(tid.hash().n_unique()).item() != per.height:
+        return None
+    return per.select(
+        "trace_id", "host", command.alias("operation"),
+        (total - total.shift(1, fill_value=0)).alias("chain_hash"),
+        (ends - starts + 1).cast(pl.UInt32).alias("frames"),
+        starts.alias("_start"),
+    )
+
+
+def _rep_frames(frames: pl.DataFrame, chains: pl.DataFrame) -> pl.DataFrame:
+    """Frames of one trace per chain (`_start`/`frames`: its rows, or `_rep`: its trace_id), in
+    context (parent probe, clipped depth): operation, chain_hash, parent, probe, depth, errno."""
+    if "_start" in chains.columns:
+        rows = chains.select(
+            pl.col("operation").alias("_op"), "chain_hash",
+            pl.int_ranges("_start", pl.col("_start") + pl.col("frames"), dtype=pl.UInt32).alias("_row"),
+        ).explode("_row")
+        reps = pl.concat([frames.gather(rows["_row"]), rows.drop("_row")], how="horizontal")
+        if "arg" not in reps.columns:  # with_frame_context's operation (replaced by the chain's) reads it
+            reps = reps.with_columns(pl.lit(None, pl.String).alias("arg"))
+    else:
+        reps = frames.filter(pl.col("trace_id").is_in(chains["_rep"].implode())).join(
+            chains.select(pl.col("_rep").alias("trace_id"), pl.col("operation").alias("_op"), "chain_hash"),
+            on="trace_id",
+        )
+    # the chain's operation, not a per-row recomputation (identical unless `command` varies in a trace)
+    return (
+        with_frame_context(reps.lazy(), max_depth_of(reps.lazy())).collect()
+        .select(pl.col("_op").alias("operation"), "chain_hash", "parent", "probe", "depth", "errno")
+    )
 
 
 def fit_baseline(
