@@ -146,6 +146,48 @@ def test_streaming_fit_from_dataset_matches_in_memory_fit(tmp_path, fitted):
         assert a.sort(a.columns).equals(b.sort(b.columns).select(a.columns)), attr
 
 
+def _same_tables(a: GoodTraceBaseline, b: GoodTraceBaseline) -> None:
+    for attr in ("edges_", "errors_", "chains_", "op_hosts_", "operations_"):
+        x, y = getattr(a, attr), getattr(b, attr)
+        assert x.sort(x.columns).equals(y.sort(y.columns).select(x.columns)), attr
+
+
+def test_interleaved_and_reordered_traces_learn_the_same_model(fitted):
+    # the fast path needs each trace as one contiguous run of rows; when two traces' rows
+    # alternate (or a trace's rows come out of seq order) the grouping on trace_id takes over
+    rows = good_fleet()
+    a, b = [r for r in rows if r["trace_id"] == "h0:g0"], [r for r in rows if r["trace_id"] == "h0:p0"]
+    rest = [r for r in rows if r["trace_id"] not in ("h0:g0", "h0:p0")]
+    mixed = [r for pair in zip(a, b, strict=True) for r in pair] + rest[::-1]
+    _same_tables(GoodTraceBaseline().fit(events_frame(mixed)), fitted)
+    _same_tables(GoodTraceBaseline(batch_rows=7).fit(events_frame(mixed)), fitted)
+
+
+def test_traces_without_command_fall_back_to_the_root_frame(fitted):
+    rows = good_fleet()
+    for r in rows:
+        if r["trace_id"].endswith(("g1", "g2", "p4")):
+            r["command"] = None if r["trace_id"].endswith("g1") else ""
+    model = GoodTraceBaseline().fit(events_frame(rows))
+    ops = dict(model.operations_.select("operation", "traces").iter_rows())
+    assert ops == {"reg_mr": 47, "ib_uverbs_reg_mr": 3}
+    assert model.n_events_ == fitted.n_events_
+    # the chains and edges are those of the full fit, split by operation
+    merged = model.edges_.with_columns(pl.lit("reg_mr").alias("operation")).group_by(
+        "operation", "parent", "probe", "depth").agg(pl.col("count").sum())
+    assert merged.sort(merged.columns).equals(fitted.edges_.sort(fitted.edges_.columns).select(merged.columns))
+
+
+def test_partial_fit_after_load_keeps_counting(tmp_path, fitted):
+    # a saved model has no representative frames: a later batch brings its own
+    loaded = GoodTraceBaseline.load(fitted.save(tmp_path / "m.parquet"))
+    loaded.partial_fit(events_frame(good_fleet()))
+    assert loaded.n_traces_ == 2 * fitted.n_traces_
+    doubled = fitted.edges_.with_columns(pl.col("count") * 2)
+    assert loaded.edges_.sort(["parent", "probe", "depth"]).select("count").equals(
+        doubled.sort(["parent", "probe", "depth"]).select("count"))
+
+
 def test_fit_since_keeps_only_later_traces(tmp_path):
     write_dataset(tmp_path / "ds", good_fleet())
     model = fit_baseline(tmp_path / "ds", since="2026-11-29T10:20:00Z")
