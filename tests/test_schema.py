@@ -212,3 +212,24 @@ def test_required_columns_without_nulls_pass_without_statistics(tmp_path):
     pq.write_table(arrow, target, write_statistics=False)
     schema.validate_file(target, "events")
     assert schema.read_events(target).height == 4
+
+
+def test_many_distinct_paths_stay_dictionary_encoded(tmp_path):
+    """A million-event recording has ~10^5 distinct paths: beyond Arrow's default 1 MiB
+    dictionary page, where the writer would fall back to plain strings that readers hash again
+    row by row. 60,000 distinct 40-byte paths (2.4 MB), each used twice, far apart."""
+    names = [f"/data/in/shard-{i:06d}/payload-{i * 7919:012d}.bin"[:40] for i in range(60_000)]
+    n = 2 * len(names)
+    df = pl.DataFrame({"trace_id": ["t"] * n, "seq": list(range(n)), "ts_ns": list(range(n)), "probe": ["openat"] * n,
+                       "depth": [0] * n, "ret": [3] * n, "kind": ["good"] * n, "path": names + names})
+    path = schema.write_table(df, tmp_path / "big.parquet", "events")
+    col = pq.ParquetFile(path).metadata.row_group(0)
+    chunk = next(col.column(i) for i in range(col.num_columns) if col.column(i).path_in_schema == "path")
+    # All in the dictionary: the values once (~2.6 MB) plus small indices. A fallback would
+    # store the 96,000 rows after the first 1 MiB of dictionary as plain strings (~4 MB more).
+    assert chunk.has_dictionary_page
+    assert chunk.total_uncompressed_size < 3_500_000, chunk.total_uncompressed_size
+    # 64-bit per-event columns are written plain (no dictionary as big as the data).
+    seq = next(col.column(i) for i in range(col.num_columns) if col.column(i).path_in_schema == "seq")
+    assert not seq.has_dictionary_page
+    assert pq.read_table(path).column("path").to_pylist() == names + names

@@ -399,6 +399,37 @@ def _metadata(table: str, extra: dict[str, str] | None) -> dict[bytes, bytes]:
     return kv
 
 
+# Arrow's default dictionary page limit is 1 MiB: a million-event recording has ~10^5 distinct
+# paths, well beyond it, and the writer then falls back to plain strings for the rest of the
+# column chunk, which every reader must hash again row by row (baseline diff reads paths as
+# dictionary codes). Dictionaries may grow to this size instead.
+DICTIONARY_PAGE_LIMIT = 64 << 20
+
+
+def _dictionary_columns(name: str, t: pa.DataType) -> list[str]:
+    """The Parquet leaf columns of a field worth a dictionary: strings and dictionaries,
+    booleans and integers of 32 bits or fewer (nested ones by their leaf path, the only name
+    the writer matches). 64-bit integers, times and floats are per-event clocks, sequence
+    numbers and return values: with the raised limit their dictionaries would be as big as
+    the data, and plain pages compress better."""
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _dictionary_columns(f"{name}.list.element", t.value_type)
+    if pa.types.is_struct(t):
+        return [c for f in t for c in _dictionary_columns(f"{name}.{f.name}", f.type)]
+    worthy = (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_dictionary(t)
+              or pa.types.is_boolean(t) or (pa.types.is_integer(t) and t.bit_width <= 32))
+    return [name] if worthy else []
+
+
+def encoding_options(schema: pa.Schema, options: dict | None = None) -> dict:
+    """Parquet writer options: `options` as given, with defaults for dictionary encoding
+    (`_dictionary_columns`, pages up to DICTIONARY_PAGE_LIMIT) where they say nothing."""
+    out = dict(options or {})
+    out.setdefault("use_dictionary", [c for f in schema for c in _dictionary_columns(f.name, f.type)])
+    out.setdefault("dictionary_pagesize_limit", DICTIONARY_PAGE_LIMIT)
+    return out
+
+
 def write_table(
     data: pa.Table | pl.DataFrame,
     path: str | os.PathLike,
@@ -416,7 +447,8 @@ def write_table(
     a crash mid-write leaves only that, never a partial file under the final name.
     `durable=False` skips both fsyncs (bulk generation of regenerable data, e.g. the simulator):
     the rename stays atomic, only durability across a power loss is given up.
-    `parquet_options` are passed on to `pyarrow.parquet.write_table` (encodings, statistics).
+    `parquet_options` are passed on to `pyarrow.parquet.write_table` (encodings, statistics);
+    dictionary encoding defaults to `encoding_options` where they do not set it.
     `omit_columns` are left out of the file (a dataset's partition keys: see write_partition).
     """
     path = Path(path)
@@ -425,7 +457,7 @@ def write_table(
         arrow = arrow.drop_columns([c for c in omit_columns if c in arrow.column_names])
     arrow = arrow.replace_schema_metadata(_metadata(table, extra_metadata))
     with atomic_output(path, durable=durable) as fh:
-        pq.write_table(arrow, fh, compression=compression, **(parquet_options or {}))
+        pq.write_table(arrow, fh, compression=compression, **encoding_options(arrow.schema, parquet_options))
     return path
 
 
@@ -443,7 +475,9 @@ def write_table_batches(
     once. Same atomicity (temp file + rename); an empty iterable writes an empty table."""
     path = Path(path)
     schema = _table_schema(table).with_metadata(_metadata(table, extra_metadata))
-    with atomic_output(path, durable=durable) as fh, pq.ParquetWriter(fh, schema, compression=compression) as writer:
+    with atomic_output(path, durable=durable) as fh, pq.ParquetWriter(
+        fh, schema, compression=compression, **encoding_options(schema)
+    ) as writer:
         for batch in batches:
             writer.write_table(conform(batch, table).replace_schema_metadata(schema.metadata))
     return path
