@@ -610,10 +610,11 @@ def read_arrow(
         present = set(meta.schema.names)
         restored = partition_values(f)
         with open(f, "rb") as fh:  # Python opens any file name (see validate_file)
-            part = pq.read_table(
-                fh, columns=[n for n in names if n in present],
-                read_dictionary=[c for c in dictionary_columns if c in names],
-            )
+            # ParquetFile, not pq.read_table: that one goes through pyarrow.dataset, whose
+            # import pulls in pandas (~0.25 s of CPU and ~30 MiB for every reading command).
+            part = pq.ParquetFile(
+                fh, metadata=meta, read_dictionary=[c for c in dictionary_columns if c in names]
+            ).read(columns=[n for n in names if n in present])
         for name in names:  # a column added by a later schema version: null in older files
             if name not in present:
                 field = schema.field(name)
