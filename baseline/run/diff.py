@@ -128,6 +128,7 @@ from baseline.run.allowlist import (
 from baseline.run.normalize import (
     Prepared,
     normalize_paths,
+    numpy_of,
     stream_rows,
     thread_roles,
 )
@@ -357,7 +358,7 @@ class _Rows:
             return None
         if not hasattr(self, "_has_output"):
             col = p.table.column("output")
-            valid = np.asarray(col.is_valid()) if col.null_count < len(col) else np.zeros(len(col), dtype=bool)
+            valid = numpy_of(col.is_valid()) if col.null_count < len(col) else np.zeros(len(col), dtype=bool)
             self._has_output = np.flatnonzero(valid[p.order[:nb]]) if valid.any() else np.zeros(0, dtype=np.int64)
         rows = self._has_output
         rows = rows[p.seq[rows] >= seq]
