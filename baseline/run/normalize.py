@@ -666,8 +666,9 @@ def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
     return rank[key]
 
 
-def prepare(table: pa.Table, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
-    """Normalise an events table (as from tracer.schema.read_arrow) into a `Prepared`.
+def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
+    """Normalise an events table (an Arrow table, or baseline.run.traces.EventColumns reading
+    one column at a time) into a `Prepared`.
 
     `tkey` gives each source row its trace number (the caller decides: e.g. -1 for the bad
     trace, 0.. for good traces). Regexes run once per distinct path/arg/comm; the search-path
@@ -695,9 +696,19 @@ def prepare(table: pa.Table, tkey: np.ndarray, learn_names: bool = True) -> Prep
         order = order.astype(np.int32)
     seq, tid, tkey = seq[order], tid[order].astype(np.int32), tkey[order].astype(np.int32)
 
+    kept: dict[str, pa.ChunkedArray] = {}
+
+    def column(name: str) -> pa.ChunkedArray:
+        # Read once (a lazily read table reads a column each time it is asked for); the raw
+        # columns shown in reports are kept.
+        col = table.column(name)
+        if name in KEPT_COLUMNS:
+            kept[name] = col
+        return col
+
     def coded(name: str, rules: list[tuple[str, str]] | None) -> tuple[np.ndarray, Values]:
         nonlocal table
-        out = _coded_column(table.column(name), order, rules)
+        out = _coded_column(column(name), order, rules)
         if name not in KEPT_COLUMNS:
             table = _drop(table, name)
         return out
@@ -723,9 +734,9 @@ def prepare(table: pa.Table, tkey: np.ndarray, learn_names: bool = True) -> Prep
         apply_rules(mask_random_tokens(templates.apply(pre_values.arrow)), DIGIT_RULES))
     npath = _remap(raw_path, final_of_pre[pre_of_raw])
     del raw_path, pre_of_raw, final_of_pre
-    narg, narg_values = _coded_paths(table.column("arg"), order, templates)
-    if "path2" in table.column_names and table.column("path2").null_count < n:
-        path2, path2_values = _coded_paths(table.column("path2"), order, templates)
+    narg, narg_values = _coded_paths(column("arg"), order, templates)
+    if "path2" in table.column_names and column("path2").null_count < n:
+        path2, path2_values = _coded_paths(kept["path2"], order, templates)
     else:
         path2, path2_values = np.full(n, -1, dtype=np.int32), Values(pa.array([], type=pa.string()))
     pathkey = npath.astype(np.int64)
@@ -747,9 +758,12 @@ def prepare(table: pa.Table, tkey: np.ndarray, learn_names: bool = True) -> Prep
                 pathkey[i] = SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index))
     base_values = Values(pa.array(list(base_index), type=pa.string()))
 
+    for name in KEPT_COLUMNS:
+        if name in table.column_names and name not in kept:
+            column(name)
+    kept = {c: kept[c] for c in KEPT_COLUMNS if c in kept and (c in ("path", "comm") or kept[c].null_count < n)}
     return Prepared(
-        table=table.select([c for c in KEPT_COLUMNS if c in table.column_names
-                            and (c in ("path", "comm") or table.column(c).null_count < n)]),  # all-null: not kept
+        table=pa.table(kept) if kept else pa.table({"_": pa.nulls(n)}).drop_columns(["_"]),  # all-null: not kept
         order=order, tkey=tkey, tid=tid, pid=pid, ppid=ppid, seq=seq, depth=depth, probe=probe, errno=errno,
         pathkey=pathkey, plainpath=npath, narg=narg, ncomm=ncomm, sid=sid, path2=path2,
         probe_values=probe_values, errno_values=errno_values, npath_values=npath_values,

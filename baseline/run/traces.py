@@ -5,12 +5,13 @@ and both sides prepared as integer-coded streams (baseline.run.normalize.prepare
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from baseline.run.normalize import (
     ANALYSIS_COLUMNS,
@@ -21,7 +22,7 @@ from baseline.run.normalize import (
     prepare,
 )
 from tracer.errors import TracebaseError
-from tracer.schema import conform, read_arrow
+from tracer.schema import EVENTS, conform, parquet_files, partition_values, validate_file
 
 if TYPE_CHECKING:
     import polars as pl
@@ -43,31 +44,140 @@ def describe_source(src: Any) -> str:
     return "<frame>"
 
 
-def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> pa.Table:
-    """Events as Arrow (dictionary-encoded strings) from Parquet files/directories, validated
-    by tracer.schema, or from a frame (conformed to the events schema). Only the columns the
-    analysis needs are read (`ANALYSIS_COLUMNS`, less `skip`: e.g. the good side of a diff
-    needs no output bytes, the diff no start times)."""
+class _File:
+    """One validated events file, read a column at a time."""
+
+    def __init__(self, path: Any):
+        self.meta = validate_file(path, "events")
+        self.path = path
+        self.num_rows = self.meta.num_rows
+        self.present = set(self.meta.schema.names)
+        self.restored = partition_values(path)
+
+    def read(self, name: str) -> pa.ChunkedArray | pa.Array:
+        if name in self.present:
+            with open(self.path, "rb") as fh:  # Python opens any file name (see validate_file)
+                pf = pq.ParquetFile(fh, metadata=self.meta, read_dictionary=[name] if name in DICT_COLUMNS else None)
+                return pf.read(columns=[name]).column(0)
+        if name in self.restored:  # a partition key: the directory names it (host=<h>)
+            return pa.array([self.restored[name]] * self.num_rows, pa.string())
+        return pa.nulls(self.num_rows, EVENTS.field(name).type)  # added by a later schema version
+
+
+class _Frame:
+    """An in-memory events table (conformed), read a column at a time."""
+
+    def __init__(self, table: pa.Table):
+        self.table, self.num_rows = table, table.num_rows
+
+    def read(self, name: str) -> pa.ChunkedArray:
+        return self.table.column(name)
+
+
+class _Side:
+    """Parts read back to back, optionally filtered by a row mask."""
+
+    def __init__(self, parts: list[_File | _Frame], mask: np.ndarray | None = None):
+        self.parts, self.mask = parts, mask
+        self.num_rows = int(np.count_nonzero(mask)) if mask is not None else sum(p.num_rows for p in parts)
+
+    def chunks(self, name: str) -> list[pa.Array]:
+        out: list[pa.Array] = []
+        for part in self.parts:
+            col = part.read(name)
+            out += col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+        if self.mask is None:
+            return out
+        col = pa.chunked_array(_unified(name, out)).filter(pa.array(self.mask))
+        return col.chunks
+
+
+def _column_type(name: str) -> pa.DataType:
+    """The type a column is read as: the events schema's, strings of DICT_COLUMNS
+    dictionary-encoded (as Parquet stores them, so rows stay integer codes)."""
+    return pa.dictionary(pa.int32(), pa.string()) if name in DICT_COLUMNS else EVENTS.field(name).type
+
+
+def _unified(name: str, chunks: list[pa.Array]) -> list[pa.Array]:
+    """Chunks of one column as `_column_type` (from files and frames alike)."""
+    want = _column_type(name)
+    out = []
+    for c in chunks:
+        if c.type != want:
+            if name in DICT_COLUMNS:
+                c = pc.dictionary_encode(c.dictionary_decode() if pa.types.is_dictionary(c.type) else c)
+                c = c.cast(want) if c.type != want else c
+            else:
+                c = c.cast(want)
+        out.append(c)
+    return out
+
+
+class EventColumns:
+    """Events of files, directories or frames, read one column at a time when asked for.
+
+    Stands in for an Arrow table (`num_rows`, `column`, `column_names`, `drop_columns`,
+    `select`, `filter`) for the diff and the allowlist learner: they turn each column into
+    integer arrays and drop it, so the whole table never exists as Arrow at once (two
+    million-event traces: ~130 MiB of Arrow buffers less at the peak). Nothing is cached: a
+    column asked for twice is read twice."""
+
+    def __init__(self, sides: list[_Side], names: Sequence[str]):
+        self.sides, self.column_names = sides, list(names)
+        self.num_rows = sum(s.num_rows for s in sides)
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        if name not in self.column_names:
+            raise KeyError(name)
+        chunks = [c for side in self.sides for c in side.chunks(name)]
+        return pa.chunked_array(_unified(name, chunks), type=_column_type(name))
+
+    def drop_columns(self, names: Iterable[str]) -> EventColumns:
+        gone = set(names)
+        return EventColumns(self.sides, [c for c in self.column_names if c not in gone])
+
+    def select(self, names: Sequence[str]) -> pa.Table:
+        """The named columns as an Arrow table (read now)."""
+        return pa.table({n: self.column(n) for n in names}) if names else pa.table({"_": pa.nulls(self.num_rows)}).drop_columns(["_"])
+
+    def filter(self, mask: np.ndarray) -> EventColumns:
+        """The rows where `mask` (numpy bool, one per row) holds."""
+        sides, lo = [], 0
+        for side in self.sides:
+            part = np.asarray(mask[lo : lo + side.num_rows], dtype=bool)
+            lo += side.num_rows
+            if side.mask is not None:
+                full = side.mask.copy()
+                full[np.flatnonzero(side.mask)] = part
+                part = full
+            sides.append(_Side(side.parts, part))
+        return EventColumns(sides, self.column_names)
+
+    @staticmethod
+    def concat(tables: list[EventColumns]) -> EventColumns:
+        names = [c for c in tables[0].column_names if all(c in t.column_names for t in tables[1:])]
+        return EventColumns([s for t in tables for s in t.sides], names)
+
+
+def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
+    """Events (dictionary-encoded strings) from Parquet files/directories, validated by
+    tracer.schema (footers now, columns when read), or from a frame (conformed to the events
+    schema). Only the columns the analysis needs are offered (`ANALYSIS_COLUMNS`, less `skip`:
+    e.g. the good side of a diff needs no output bytes, the diff no start times)."""
     columns = [c for c in ANALYSIS_COLUMNS if c not in skip]
     if isinstance(src, pa.Table) or type(src).__module__.startswith("polars"):
         if hasattr(src, "collect"):  # a polars LazyFrame
             src = src.collect()
-        table = conform(src, "events").select(columns)
+        table = EventColumns([_Side([_Frame(conform(src, "events").select(columns))])], columns)
     else:  # files/directories: polars is not needed (nor imported by this module)
-        try:
-            table = read_arrow(src, "events", columns, DICT_COLUMNS)
-        except UnicodeEncodeError:  # pyarrow opens files by UTF-8 name only
-            shown = os.fsencode(describe_source(src)).decode("utf-8", "backslashreplace")
-            raise TracebaseError(
-                f"{shown}: expected file names in UTF-8 (Parquet files are opened by name), found undecodable "
-                "bytes; rename the file or link it under a UTF-8 name"
-            ) from None
+        files = parquet_files(src)
+        table = EventColumns([_Side([_File(f) for f in files])], columns)
     if table.num_rows == 0:
         raise TracebaseError(f"{describe_source(src)}: expected events, found an empty trace")
     return table
 
 
-def number_traces(table: pa.Table) -> tuple[np.ndarray, list[str]]:
+def number_traces(table: EventColumns | pa.Table) -> tuple[np.ndarray, list[str]]:
     """Dense trace numbers 0.. per row, and the trace ids in order of appearance."""
     codes, values = _codes(table.column("trace_id"))
     present = np.flatnonzero(np.bincount(codes, minlength=len(values)))
@@ -76,12 +186,12 @@ def number_traces(table: pa.Table) -> tuple[np.ndarray, list[str]]:
     return remap[codes], [values[c] for c in present]
 
 
-def pick_bad_trace(bad: pa.Table, source: str, trace_id: str | None) -> pa.Table:
+def pick_bad_trace(bad: EventColumns, source: str, trace_id: str | None) -> EventColumns:
     codes, ids = number_traces(bad)
     if trace_id is not None:
         if trace_id not in ids:
             raise TracebaseError(f"{source}: trace_id: expected {trace_id!r}, found {', '.join(map(repr, ids[:5]))}")
-        return bad.filter(pa.array(codes == ids.index(trace_id)))
+        return bad.filter(codes == ids.index(trace_id))
     if len(ids) > 1:
         shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
         raise TracebaseError(f"{source}: expected one bad trace, found {len(ids)} ({shown}); choose one with --trace-id")
@@ -89,7 +199,7 @@ def pick_bad_trace(bad: pa.Table, source: str, trace_id: str | None) -> pa.Table
 
 
 def check_good_commands(
-    good: pa.Table, source: str, mixed: bool, trace_codes: tuple[np.ndarray, list[str]] | None = None
+    good: EventColumns | pa.Table, source: str, mixed: bool, trace_codes: tuple[np.ndarray, list[str]] | None = None
 ) -> list[str]:
     """Good traces must be runs of one command (noise-normalised); else refuse unless mixed.
     `trace_codes`: `number_traces(good)` when the caller has it already."""
@@ -108,44 +218,25 @@ def check_good_commands(
     return distinct
 
 
-def prepare_side(table: pa.Table, bad: bool) -> tuple[Prepared, list[str]]:
+def prepare_side(table: EventColumns | pa.Table, bad: bool) -> tuple[Prepared, list[str]]:
     """Prepare one side: the bad trace gets tkey -1, good traces 0.."""
     codes, ids = number_traces(table)
     tkey = np.full(table.num_rows, -1, dtype=np.int64) if bad else codes.astype(np.int64)
     return prepare(table, tkey), ids
 
 
-def _dictionary_columns(table: pa.Table) -> pa.Table:
-    """String columns of DICT_COLUMNS dictionary-encoded (as read_arrow returns them), so a
-    table from a frame concatenates with one read from Parquet."""
-    for name in DICT_COLUMNS:
-        if name in table.column_names and not pa.types.is_dictionary(table.schema.field(name).type):
-            i = table.column_names.index(name)
-            col = pc.dictionary_encode(table.column(i))
-            table = table.set_column(i, pa.field(name, col.type), col)
-    return table
-
-
 def prepare_both(
-    tables: list[pa.Table], good_trace_codes: tuple[np.ndarray, list[str]] | None = None
+    tables: list[EventColumns], good_trace_codes: tuple[np.ndarray, list[str]] | None = None
 ) -> tuple[Prepared, list[str], list[str]]:
     """Prepare the bad and good rows (``tables = [bad, good]``) as one table, with one
     dictionary per column so event tokens are integer codes: the bad trace gets tkey -1,
     good traces 0.. in order of appearance; bad rows come first in the result (streams are
-    numbered by first appearance). `tables` is emptied: with the caller's other references
-    dropped, `prepare` frees each Arrow column once converted."""
+    numbered by first appearance). Columns are read one at a time as `prepare` converts them."""
     bad, good = tables
     _, bad_ids = number_traces(bad)
     good_codes, good_ids = good_trace_codes or number_traces(good)
     tkey = np.concatenate([np.full(bad.num_rows, -1, dtype=np.int64), good_codes])
-    parts = [_dictionary_columns(bad), _dictionary_columns(good)]
+    both = EventColumns.concat([bad, good])
     tables.clear()
     del bad, good, good_codes
-    return prepare(pa.concat_tables(_emptied(parts), promote_options="permissive"), tkey), bad_ids, good_ids
-
-
-def _emptied(items: list) -> list:
-    """The items of a list, leaving the list empty (hands over the only references)."""
-    out = list(items)
-    items.clear()
-    return out
+    return prepare(both, tkey), bad_ids, good_ids
