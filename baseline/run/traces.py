@@ -77,11 +77,13 @@ class _Frame:
 class _Side:
     """Parts read back to back, optionally filtered by a row mask."""
 
-    def __init__(self, parts: list[_File | _Frame], mask: np.ndarray | None = None):
-        self.parts, self.mask = parts, mask
+    def __init__(self, parts: list[_File | _Frame], names: Sequence[str], mask: np.ndarray | None = None):
+        self.parts, self.names, self.mask = parts, frozenset(names), mask
         self.num_rows = int(np.count_nonzero(mask)) if mask is not None else sum(p.num_rows for p in parts)
 
     def chunks(self, name: str) -> list[pa.Array]:
+        if name not in self.names:  # a column the other side of a diff has (output): null here
+            return [pa.nulls(self.num_rows, _column_type(name))]
         out: list[pa.Array] = []
         for part in self.parts:
             col = part.read(name)
@@ -150,13 +152,13 @@ class EventColumns:
                 full = side.mask.copy()
                 full[np.flatnonzero(side.mask)] = part
                 part = full
-            sides.append(_Side(side.parts, part))
+            sides.append(_Side(side.parts, side.names, part))
         return EventColumns(sides, self.column_names)
 
     @staticmethod
     def concat(tables: list[EventColumns]) -> EventColumns:
-        names = [c for c in tables[0].column_names if all(c in t.column_names for t in tables[1:])]
-        return EventColumns([s for t in tables for s in t.sides], names)
+        names = list(dict.fromkeys(c for t in tables for c in t.column_names))
+        return EventColumns([_Side(s.parts, t.column_names, s.mask) for t in tables for s in t.sides], names)
 
 
 def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
@@ -168,10 +170,10 @@ def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
     if isinstance(src, pa.Table) or type(src).__module__.startswith("polars"):
         if hasattr(src, "collect"):  # a polars LazyFrame
             src = src.collect()
-        table = EventColumns([_Side([_Frame(conform(src, "events").select(columns))])], columns)
+        table = EventColumns([_Side([_Frame(conform(src, "events").select(columns))], columns)], columns)
     else:  # files/directories: polars is not needed (nor imported by this module)
         files = parquet_files(src)
-        table = EventColumns([_Side([_File(f) for f in files])], columns)
+        table = EventColumns([_Side([_File(f) for f in files], columns)], columns)
     if table.num_rows == 0:
         raise TracebaseError(f"{describe_source(src)}: expected events, found an empty trace")
     return table
