@@ -393,7 +393,7 @@ def normalize_events(df: pl.DataFrame, stream_keys: tuple[str, ...] = ("trace_id
 # the fast path: integer codes over Arrow dictionaries
 # ------------------------------------------------------------------------------------------
 DICT_COLUMNS = ["trace_id", "comm", "probe", "errno", "path", "arg", "kind", "command", "path2"]
-SEARCH_KEY_OFFSET = 1 << 40  # path keys >= this are <search>/<basename #(key - offset)>
+SEARCH_KEY_OFFSET = 1 << 30  # path keys >= this are <search>/<basename #(key - offset)> (int32 keys)
 # Raw columns a Prepared keeps for display (everything else becomes integer arrays).
 KEPT_COLUMNS = ("path", "comm", "start_time", "arg", "path2", "output")
 
@@ -666,6 +666,22 @@ def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
     return rank[key]
 
 
+def _narrow(a: np.ndarray) -> np.ndarray:
+    """`a` in int16 when its values fit with room for +1 (codes, depths, trace numbers), else
+    int32 (or as is beyond that): two million events hold a dozen such arrays."""
+    lo, hi = (int(a.min()), int(a.max())) if len(a) else (0, 0)
+    for dtype in (np.int16, np.int32):
+        info = np.iinfo(dtype)
+        if info.min < lo and hi < info.max:
+            return a.astype(dtype, copy=False)
+    return a
+
+
+def _absent(n: int) -> np.ndarray:
+    """Codes of an all-null column: a read-only -1 for every row, stored once."""
+    return np.broadcast_to(np.int32(-1), (n,))
+
+
 def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     """Normalise an events table (an Arrow table, or baseline.run.traces.EventColumns reading
     one column at a time) into a `Prepared`.
@@ -694,7 +710,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     del stream_of
     if n < 2**31:
         order = order.astype(np.int32)
-    seq, tid, tkey = seq[order], tid[order].astype(np.int32), tkey[order].astype(np.int32)
+    seq, tid, tkey = _narrow(seq[order]), tid[order].astype(np.int32), _narrow(tkey[order])
 
     kept: dict[str, pa.ChunkedArray] = {}
 
@@ -708,7 +724,8 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
 
     def coded(name: str, rules: list[tuple[str, str]] | None) -> tuple[np.ndarray, Values]:
         nonlocal table
-        out = _coded_column(column(name), order, rules)
+        codes, values = _coded_column(column(name), order, rules)
+        out = (_narrow(codes), values)
         if name not in KEPT_COLUMNS:
             table = _drop(table, name)
         return out
@@ -721,7 +738,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         table = _drop(table, name)
         return out
 
-    pid, ppid, depth = ints("pid"), ints("ppid"), ints("depth", 0)
+    pid, ppid, depth = ints("pid"), ints("ppid"), _narrow(ints("depth", 0))
     probe, probe_values = coded("probe", None)
     errno, errno_values = coded("errno", None)
     ncomm, ncomm_values = coded("comm", ARG_RULES)
@@ -734,12 +751,15 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         apply_rules(mask_random_tokens(templates.apply(pre_values.arrow)), DIGIT_RULES))
     npath = _remap(raw_path, final_of_pre[pre_of_raw])
     del raw_path, pre_of_raw, final_of_pre
-    narg, narg_values = _coded_paths(column("arg"), order, templates)
+    no_values = Values(pa.array([], type=pa.string()))
+    arg = column("arg")
+    narg, narg_values = _coded_paths(arg, order, templates) if arg.null_count < n else (_absent(n), no_values)
+    del arg
     if "path2" in table.column_names and column("path2").null_count < n:
         path2, path2_values = _coded_paths(kept["path2"], order, templates)
     else:
-        path2, path2_values = np.full(n, -1, dtype=np.int32), Values(pa.array([], type=pa.string()))
-    pathkey = npath.astype(np.int64)
+        path2, path2_values = _absent(n), no_values
+    pathkey = npath.copy()
     base_index: dict[str, int] = {}
     search_errnos = np.array([i for i, v in enumerate(errno_values) if v in SEARCH_ERRNOS], dtype=np.int32)
     if n > 1 and len(search_errnos):
