@@ -35,6 +35,13 @@ KNOWN_MISSES = {
         "the XDG-config miss (ENOENT where good runs opened the file) and the stale dotfile's "
         "ENOENT fall into one divergence region, which is named by its outcome change: the "
         "routine fallback lookup, not the fatal open"),
+    "service_config_missing": (
+        "the client's connect ECONNREFUSED (a consequence: the server already died) scores as a hard "
+        "error at a call site good runs completed (9) above the server's ENOENT on its config (7)"),
+    "shard_missing": (
+        "the scan's ENOENT at shard-00002 is the same event as good runs' end-of-scan ENOENT at "
+        "shard-00005 after digit masking (shard-<n>.bin, learned as expected) and loop compression "
+        "(2 vs 5 iterations look alike): only the later error message is unexplained"),
 }
 QUIET_MISSES = {
     "python_hash_seed_order": (
@@ -71,7 +78,7 @@ def test_the_set_is_new_and_covers_the_fault_kinds():
     assert not names & {s.name for s in REAL}
     errnos = {s.expect_errno for s in REAL_MORE}
     assert {"ENOSPC", "EROFS", "EACCES", "ENOENT", "EISDIR", "EMFILE", "ENOEXEC", "ETXTBSY", "ENOTDIR",
-            "ECONNREFUSED", "EAGAIN", "EBUSY", "EFBIG"} <= errnos
+            "ECONNREFUSED", "EAGAIN", "EBUSY", "EFBIG", "ENOTEMPTY", "EPERM", "EADDRINUSE", None} <= errnos
     assert {s.name for s in REAL_MORE if s.unprivileged}  # as nobody, too
     assert KNOWN_MISSES.keys() <= names and QUIET_MISSES.keys() <= {c.name for c in QUIET_MORE}
 
@@ -85,7 +92,8 @@ def test_fault_is_named_and_good_runs_are_quiet(name, more_recorder, tmp_path):
     want = sc.expect_path(base)
     # The fault is really in the bad recording (under either path of a two-path call).
     bad_df = read_events(bad)
-    hit = bad_df.filter(pl.col("probe").is_in(list(sc.expect_probe)) & (pl.col("errno") == sc.expect_errno))
+    errno = pl.col("errno").is_null() if sc.expect_errno is None else pl.col("errno") == sc.expect_errno
+    hit = bad_df.filter(pl.col("probe").is_in(list(sc.expect_probe)) & errno)
     paths = hit["path"].to_list() + [p for p in hit["path2"].to_list() + hit["arg"].to_list() if p]
     assert any(fnmatch.fnmatchcase(p or "", want) for p in paths), f"{sc.name}: fault not recorded"
 

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .catalog import mount_tmpfs, umount, write
+from .catalog import LISTENER, mount_tmpfs, umount, write
 from .harness import NoAnomalyCase, Scenario
 from .real import own, sh
 
@@ -454,6 +454,173 @@ def ulimit_fsize(base: Path, bad: bool) -> None:
     write(base / "limit", "1024" if bad else "unlimited")
 
 
+def elfclass_plugin(base: Path, bad: bool) -> None:
+    """A plugin loaded with dlopen (ctypes); the bad run's build is 32-bit (EI_CLASS = 1): ld.so
+    opens it, reads the header and closes it again -- no syscall fails at all."""
+    (base / "plugins").mkdir()
+    write(base / "plugin.c", "int plugin(void) { return 1; }\n")
+    sh(f"gcc -shared -fPIC -o {base}/plugins/libjob.so {base}/plugin.c")
+    if bad:
+        with open(base / "plugins" / "libjob.so", "r+b") as fh:
+            fh.seek(4)
+            fh.write(b"\x01")
+
+
+def rmdir_p_leftover(base: Path, bad: bool) -> None:
+    (base / "job" / "run" / "tmp").mkdir(parents=True)
+    if bad:  # a leftover in the middle directory
+        write(base / "job" / "run" / "core", "x\n")
+
+
+def perl_module_missing(base: Path, bad: bool) -> None:
+    (base / "lib" / "Job").mkdir(parents=True)
+    if not bad:
+        write(base / "lib" / "Job" / "Util.pm", "package Job::Util;\nsub n { 7 }\n1;\n")
+
+
+SQLITE_PY = """import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+con.execute("insert into runs values (1)")
+con.commit()
+"""
+
+
+def sqlite_db_readonly(base: Path, bad: bool) -> None:
+    (base / "db").mkdir()
+    write(base / "job.py", SQLITE_PY)
+    sh(f"sqlite3 {base}/db/runs.db 'create table runs(n)'")
+    own(base)
+    if bad:  # the database file (not its directory) owned by root, read-only
+        os.chown(base / "db" / "runs.db", 0, 0)
+        (base / "db" / "runs.db").chmod(0o644)
+
+
+def chown_readonly_mount(base: Path, bad: bool) -> None:
+    chmod_readonly_mount(base, bad)
+
+
+def du_unreadable(base: Path, bad: bool) -> None:
+    grep_r_unreadable(base, bad)
+
+
+def nice_missing_binary(base: Path, bad: bool) -> None:
+    timeout_missing_binary(base, bad)
+
+
+SERVER_PY = """import socket, sys
+# a small service: reads its config, then answers one request
+with open(sys.argv[2]) as fh:
+    greeting = fh.read().strip().encode()
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", int(sys.argv[1])))
+srv.listen(1)
+open(sys.argv[3], "w").close()  # ready
+conn, _ = srv.accept()
+conn.recv(100)
+conn.sendall(greeting)
+"""
+CLIENT_TCP_PY = """import os, socket, sys, time
+# waits (up to a second) for the service to say it is ready, then asks it once
+port, ready = int(sys.argv[1]), sys.argv[2]
+deadline = time.monotonic() + 1.0
+while not os.path.exists(ready) and time.monotonic() < deadline:
+    time.sleep(0.02)
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(b"hello")
+print(s.recv(100))
+"""
+SERVICE_PORT = 47629
+
+
+def service_config_missing(base: Path, bad: bool) -> None:
+    write(base / "server.py", SERVER_PY)
+    write(base / "client.py", CLIENT_TCP_PY)
+    if not bad:
+        write(base / "server.conf", "hello from the service\n")
+
+
+SHARDS_PY = """import json, os, sys
+# reads numbered shards until the first one that is not there, then checks the manifest
+base = sys.argv[1]
+n = 0
+while True:
+    try:
+        with open(os.path.join(base, "data", f"shard-{n:05d}.bin"), "rb") as fh:
+            fh.read()
+    except FileNotFoundError:
+        break
+    n += 1
+with open(os.path.join(base, "manifest.json")) as fh:
+    want = json.load(fh)["shards"]
+if n != want:
+    sys.exit(f"found {n} shards, manifest says {want}")
+"""
+
+
+def shard_missing(base: Path, bad: bool) -> None:
+    (base / "data").mkdir()
+    write(base / "job.py", SHARDS_PY)
+    write(base / "manifest.json", '{"shards": 5}\n')
+    for i in range(5):
+        if not (bad and i == 2):
+            write(base / "data" / f"shard-{i:05d}.bin", f"shard {i}\n" * 20)
+
+
+LOCKED_SH = """set -e
+if [ -e {b}/job.pid ]; then echo "job already running" >&2; exit 1; fi
+echo $$ > {b}/job.pid
+cat {b}/input.txt > {b}/output.txt
+rm {b}/job.pid
+"""
+
+
+def stale_pid_file(base: Path, bad: bool) -> None:
+    write(base / "job.sh", LOCKED_SH.format(b=base))
+    write(base / "input.txt", "rows\n" * 10)
+    if bad:  # left behind by a crashed previous run
+        write(base / "job.pid", "4242\n")
+
+
+def noexec_mount(base: Path, bad: bool) -> None:
+    target = base / "scratch"
+    target.mkdir()
+    opts = "size=4m,mode=0755" + (",noexec" if bad else "")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tracebase-test", str(target)], check=True)
+
+
+def chmod_not_owner(base: Path, bad: bool) -> None:
+    (base / "out").mkdir()
+    write(base / "out" / "result.txt", "r\n")
+    own(base)
+    if bad:  # written by root's run of the job
+        os.chown(base / "out" / "result.txt", 0, 0)
+
+
+BIND_PY = """import socket, sys
+srv = socket.socket()
+srv.bind(("127.0.0.1", int(sys.argv[1])))
+srv.listen(1)
+srv.close()
+"""
+BIND_PORT = 47631
+
+
+def port_in_use(base: Path, bad: bool) -> None:
+    write(base / "serve.py", BIND_PY)
+    if bad:  # a stale server still holds the port
+        LISTENER.start(BIND_PORT)
+    else:
+        LISTENER.stop()
+
+
+def cd_missing_dir(base: Path, bad: bool) -> None:
+    write(base / "job.sh", f"set -e\ncd {base}/work/run1\nls > {base}/listing.txt\n")
+    (base / "work").mkdir()
+    if not bad:
+        (base / "work" / "run1").mkdir()
+
+
 REAL_MORE: list[Scenario] = [
     Scenario("xz_disk_full", "xz -k", lambda b: ["/usr/bin/xz", "-kf", f"{b}/mnt/data.txt"],
              xz_disk_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/data.txt.xz",
@@ -582,6 +749,57 @@ REAL_MORE: list[Scenario] = [
                         f"of={b}/out.bin bs=1M count=2"],
              ulimit_fsize, frozenset({"write"}), "EFBIG", lambda b: f"{b}/out.bin",
              description="RLIMIT_FSIZE 512 KiB: the write past it fails (SIGXFSZ)"),
+    Scenario("elfclass_plugin", "python3 ctypes dlopen",
+             lambda b: [PY3, "-S", "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])", f"{b}/plugins/libjob.so"],
+             elfclass_plugin, frozenset({"close", "read", "pread64", "newfstatat", "fstat"}), None,
+             lambda b: f"{b}/plugins/libjob.so",
+             description="wrong ELF class: ld.so reads the header and closes the file (no errno anywhere)"),
+    Scenario("rmdir_p_leftover", "rmdir -p", lambda b: ["/usr/bin/rmdir", "-p", f"{b}/job/run/tmp"],
+             rmdir_p_leftover, frozenset({"rmdir", "unlinkat"}), "ENOTEMPTY", lambda b: f"{b}/job/run",
+             description="a leftover file in a parent: rmdir -p stops there"),
+    Scenario("perl_module_missing", "perl -MJob::Util with PERL5LIB",
+             lambda b: ["/usr/bin/env", f"PERL5LIB={b}/lib", "/usr/bin/perl", "-MJob::Util", "-e", "print Job::Util::n()"],
+             perl_module_missing, frozenset({"openat", "newfstatat", "stat", "statx"}), "ENOENT",
+             lambda b: f"{b}/lib/Job/Util.pm", description="the job's module not deployed"),
+    Scenario("sqlite_db_readonly", "python3 sqlite3 (nobody)", lambda b: [PY3, "-S", f"{b}/job.py", f"{b}/db/runs.db"],
+             sqlite_db_readonly, frozenset({"openat"}), "EACCES", lambda b: f"{b}/db/runs.db",
+             unprivileged=True, description="database file not writable: sqlite falls back to read-only, the insert fails"),
+    Scenario("chown_readonly_mount", "chown", lambda b: ["/usr/bin/chown", "65534:65534", f"{b}/ro/key.pem"],
+             chown_readonly_mount, frozenset({"fchownat", "chown", "lchown", "fchown"}), "EROFS",
+             lambda b: f"{b}/ro/key.pem", teardown=_umount("ro"), description="mount remounted read-only"),
+    Scenario("du_unreadable_dir", "du (nobody)", lambda b: ["/usr/bin/du", "-s", f"{b}/tree"],
+             du_unreadable, frozenset({"openat"}), "EACCES", lambda b: f"{b}/tree/logs",
+             unprivileged=True, description="a subdirectory not readable"),
+    Scenario("nice_missing_binary", "nice runs a tool", lambda b: ["/usr/bin/nice", "-n", "5", f"{b}/bin/tool"],
+             nice_missing_binary, frozenset({"execve"}), "ENOENT", lambda b: f"{b}/bin/tool",
+             description="the tool binary is gone"),
+    Scenario("service_config_missing", "sh: python3 server & python3 client",
+             lambda b: ["/bin/sh", "-c", f"{PY3} -S {b}/server.py {SERVICE_PORT} {b}/server.conf {b}/ready & "
+                        f"{PY3} -S {b}/client.py {SERVICE_PORT} {b}/ready; wait"],
+             service_config_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/server.conf",
+             description="the server dies on its missing config; the client's refused connect is a consequence"),
+    Scenario("shard_missing", "python3 reads numbered shards",
+             lambda b: [PY3, "-S", f"{b}/job.py", str(b)],
+             shard_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/data/shard-00002.bin",
+             description="shard 2 of 5 missing: the scan stops there (good runs stop at 5, the same ENOENT "
+             "after masking and loop compression), then the manifest check fails"),
+    Scenario("stale_pid_file", "sh job with a pid-file guard", lambda b: ["/bin/sh", f"{b}/job.sh"],
+             stale_pid_file, frozenset({"newfstatat", "stat", "statx", "access", "faccessat", "faccessat2", "openat"}),
+             None, lambda b: f"{b}/job.pid",
+             description="a pid file left by a crashed run: the guard's test succeeds where good runs' failed"),
+    Scenario("noexec_mount", "sh runs a tool from scratch space",
+             lambda b: ["/bin/sh", "-c", f"cp /usr/bin/true {b}/scratch/tool && {b}/scratch/tool"],
+             noexec_mount, frozenset({"execve"}), "EACCES", lambda b: f"{b}/scratch/tool",
+             teardown=_umount("scratch"), description="scratch space mounted noexec"),
+    Scenario("chmod_not_owner", "chmod (nobody)", lambda b: ["/usr/bin/chmod", "g+w", f"{b}/out/result.txt"],
+             chmod_not_owner, frozenset({"fchmodat", "chmod", "fchmod", "fchmodat2"}), "EPERM",
+             lambda b: f"{b}/out/result.txt", unprivileged=True, description="the file belongs to another user"),
+    Scenario("port_in_use", "python3 server binds its port", lambda b: [PY3, "-S", f"{b}/serve.py", str(BIND_PORT)],
+             port_in_use, frozenset({"bind"}), "EADDRINUSE", lambda b: f"inet:127.0.0.1:{BIND_PORT}",
+             teardown=lambda b: LISTENER.stop(), description="a stale server still holds the port"),
+    Scenario("cd_missing_dir", "sh -e: cd into the run directory", lambda b: ["/bin/sh", f"{b}/job.sh"],
+             cd_missing_dir, frozenset({"chdir"}), "ENOENT", lambda b: f"{b}/work/run1",
+             description="the run directory was never created"),
 ]
 
 
