@@ -813,7 +813,9 @@ def run_audit(
         expected = load_default()
     # the counters first, reduced to small bucketed tables while nothing else is held
     counter_files = _counter_files(dataset, since_dt)
-    buckets = bucket_counters(counter_scans(counter_files, since_dt)) if counter_files else None
+    scans = list(counter_scans(counter_files, since_dt))  # footers validated (Python, holds the GIL)
+    _preload_clustering()  # from here on polars works without the GIL for a while
+    buckets = bucket_counters(scans) if scans else None
     # one pass over the events: per-trace table + one representative per distinct chain (and
     # the baseline fitted on the way when none is given)
     traces, chains = collect_traces(dataset, since=since_dt, batch_rows=batch_rows, fit=to_fit)
@@ -847,6 +849,26 @@ def run_audit(
     if out_dir is not None:
         result.files = write_audit(result, out_dir)
     return result
+
+
+def _preload_clustering() -> None:
+    """Import scikit-learn's clustering in a background thread: the import (scipy.stats and
+    friends, 1-2 s of Python) then overlaps the scans and group-bys, which release the GIL;
+    cluster_signatures' own import finds the modules loaded (or waits for them)."""
+    import sys
+    import threading
+
+    if "sklearn.cluster" in sys.modules:
+        return
+
+    def load() -> None:
+        try:
+            import sklearn.cluster  # noqa: F401
+            import sklearn.feature_extraction  # noqa: F401
+        except Exception:  # noqa: BLE001 (cluster_signatures imports them again and reports)
+            pass
+
+    threading.Thread(target=load, name="sklearn-import", daemon=True).start()
 
 
 def _counter_files(dataset: Any, since: dt.datetime | None) -> list[Path]:

@@ -148,12 +148,14 @@ def host_vendors(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = Non
     """host -> vendor group: the counters' vendor column when given, else the driver namespace
     of the probes seen in the host's traces (mlx5_ib_* / bnxt_re_* / irdma_*), else of the probes
     its counters count calls of, else "?"."""
+    # millions of trace and counter rows, a few thousand hosts: every table is first reduced on
+    # its own (categorical) keys and the text is built for the reduced rows only
     parts = []
     if counters is not None:
         calls = counters[0] if isinstance(counters, tuple) else counters
         if "vendor" in calls.columns:
-            parts.append(calls.select(pl.col("host").cast(pl.String), pl.col("vendor").cast(pl.String))
-                         .drop_nulls().unique("host"))
+            parts.append(calls.select("host", "vendor").drop_nulls().unique()
+                         .select(pl.col("host", "vendor").cast(pl.String)).unique("host"))
     probe = pl.col("probe").cast(pl.String)
     vendor = pl.lit(None, dtype=pl.String)
     for prefix, name in reversed(VENDOR_PREFIXES):
@@ -162,26 +164,36 @@ def host_vendors(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = Non
         chains.select(pl.col("operation").cast(pl.String), "chain_hash", vendor.alias("vendor")).drop_nulls()
         .unique(["operation", "chain_hash"])
     )
-    from_traces = (
-        traces.select(pl.col("host").cast(pl.String), pl.col("operation").cast(pl.String), "chain_hash")
+    from_traces = _mode_per_host(
+        traces.group_by("host", "operation", "chain_hash").agg(pl.len().alias("_n"))
+        .select(pl.col("host", "operation").cast(pl.String), "chain_hash", "_n")
         .join(chain_vendor, on=["operation", "chain_hash"])
-        .group_by("host").agg(pl.col("vendor").mode().sort().first())
     )
     parts.append(from_traces)
     if counters is not None:  # a host seen only through its counters: the driver probes it runs
         calls = counters[0] if isinstance(counters, tuple) else counters
-        parts.append(
-            calls.filter(pl.col("n") > 0).select(pl.col("host").cast(pl.String), vendor.alias("vendor")).drop_nulls()
-            .group_by("host").agg(pl.col("vendor").mode().sort().first())
-        )
-    hosts = traces.select(pl.col("host").cast(pl.String)).unique()
+        parts.append(_mode_per_host(
+            calls.filter(pl.col("n") > 0).group_by("host", "probe").agg(pl.len().alias("_n"))
+            .select(pl.col("host").cast(pl.String), vendor.alias("vendor"), "_n").drop_nulls()
+        ))
+    hosts = traces.select(pl.col("host").unique().cast(pl.String))
     if counters is not None:
         calls = counters[0] if isinstance(counters, tuple) else counters
-        hosts = pl.concat([hosts, calls.select(pl.col("host").cast(pl.String)).unique()]).unique()
+        hosts = pl.concat([hosts, calls.select(pl.col("host").unique().cast(pl.String))]).unique()
     out = hosts
     for i, part in enumerate(parts):
         out = out.join(part.rename({"vendor": f"_v{i}"}), on="host", how="left")
     return out.select("host", pl.coalesce([f"_v{i}" for i in range(len(parts))] + [pl.lit("?")]).alias("vendor"))
+
+
+def _mode_per_host(counts: pl.DataFrame) -> pl.DataFrame:
+    """host, vendor: per host the vendor of the most rows (`_n` rows per input row), the first in
+    text order among equally frequent ones (= mode().sort().first() over the expanded rows)."""
+    return (
+        counts.group_by("host", "vendor").agg(pl.col("_n").sum())
+        .sort(["host", "_n", "vendor"], descending=[False, True, False])
+        .group_by("host", maintain_order=True).agg(pl.col("vendor").first())
+    )
 
 
 def release_history(traces: pl.DataFrame, calls: pl.DataFrame | None = None) -> pl.DataFrame | None:
@@ -190,12 +202,14 @@ def release_history(traces: pl.DataFrame, calls: pl.DataFrame | None = None) -> 
     with no recorded trace before its update is still seen running the old release) and whether
     the host switched to it during the window (a kernel or driver update)."""
     parts = []
+    # each table reduced on its own (categorical) keys first: millions of rows, a few (host,
+    # release) pairs; the text is built for those only
     if "kernel_release" in traces.columns:
-        parts.append(traces.select(pl.col("host").cast(pl.String), pl.col("kernel_release").cast(pl.String),
-                                   pl.col("start_time").alias("since")))
+        parts.append(traces.group_by("host", "kernel_release").agg(pl.col("start_time").min().alias("since"))
+                     .select(pl.col("host", "kernel_release").cast(pl.String), "since"))
     if calls is not None and "kernel_release" in calls.columns:
-        parts.append(calls.select(pl.col("host").cast(pl.String), pl.col("kernel_release").cast(pl.String),
-                                  pl.col("bucket").alias("since")))
+        parts.append(calls.group_by("host", "kernel_release").agg(pl.col("bucket").min().alias("since"))
+                     .select(pl.col("host", "kernel_release").cast(pl.String), "since"))
     if not parts:
         return None
     rel = (
@@ -301,24 +315,29 @@ class FleetExpectedLearner(ParamsMixin):
     def _candidates(self, traces: pl.DataFrame, chains: pl.DataFrame, counters: Any) -> pl.DataFrame:
         z = self.z
         cols = set(traces.columns)
+        # a million traces or more: keys stay categorical (integer codes) and text is built only
+        # for the distinct values (runs, releases); the candidates table is text again
+        cat = pl.Categorical
         tr = traces.select(
-            "operation", "chain_hash", "host", "job_id", "start_time",
+            pl.col("operation", "host").cast(cat), "chain_hash", pl.col("job_id").cast(cat), "start_time",
             (pl.col("pid") if "pid" in cols else pl.lit(None, pl.Int32)).fill_null(-1).alias("pid"),
-            (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).cast(pl.String)
+            (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).cast(cat)
             .fill_null("?").alias("kernel_release"),
             (pl.col("lost_events") if "lost_events" in cols else pl.lit(0)).fill_null(0).alias("lost_events"),
             (weight_expr() if "repeat_count" in cols else pl.lit(1, pl.Int64)).alias("w"),
             failed_expr().alias("root_failed") if {"exit_status", "kind"} <= cols else pl.lit(True).alias("root_failed"),
-        ).with_columns(
-            pl.col("operation", "host").cast(pl.String),
-            # a run is the scheduler job on its host; without a job id, the process; without
-            # either, the host (so that "jobs" still counts independent runs)
+        )
+        # a run is the scheduler job on its host; without a job id, the process; without either,
+        # the host (so that "jobs" still counts independent runs): `_run` numbers the distinct
+        # "host/job" texts
+        runs = tr.select("host", "job_id", "pid").unique().with_columns(
             pl.concat_str([pl.col("host").cast(pl.String),
                            pl.coalesce(pl.col("job_id").cast(pl.String),
                                        pl.when(pl.col("pid") >= 0).then(pl.format("pid:{}", pl.col("pid"))),
-                                       pl.lit(""))], separator="/").alias("job_id"),
+                                       pl.lit(""))], separator="/").rank("dense").cast(pl.UInt32).alias("_run")
         )
-        proc = ["host", "job_id", "pid"]
+        tr = tr.join(runs, on=["host", "job_id", "pid"], how="left", nulls_equal=True).drop("job_id")
+        proc = ["_run", "pid"]  # the run text holds the host
         # fail = the process made no later recorded call (nothing followed it)
         tr = tr.with_columns(
             (pl.col("start_time") >= pl.col("start_time").max().over(proc)).alias("ended"),
@@ -328,10 +347,11 @@ class FleetExpectedLearner(ParamsMixin):
         if rel is None:
             tr = tr.with_columns(pl.lit(False).alias("new_release"))
         else:
-            tr = tr.join(rel.select("host", "kernel_release", "new_release"), on=["host", "kernel_release"], how="left")
+            tr = tr.join(rel.select(pl.col("host", "kernel_release").cast(cat), "new_release"),
+                         on=["host", "kernel_release"], how="left")
         complete = tr.filter(pl.col("lost_events") == 0)
         key = ["operation", "chain_hash"]
-        by_run = complete.group_by([*key, "host", "job_id", "new_release"]).agg(
+        by_run = complete.group_by([*key, "host", "_run", "new_release"]).agg(
             pl.col("w").sum().alias("traces"),
             (pl.col("w") * pl.col("ended")).sum().alias("failing"),
             (pl.col("w") * ~pl.col("root_failed")).sum().alias("handled"),
@@ -343,12 +363,13 @@ class FleetExpectedLearner(ParamsMixin):
         origins = (
             chain_origins(chains).group_by([*key, "probe", "errno"]).agg(pl.col("to_root").all())
         )
+        origins = origins.with_columns(pl.col("operation").cast(cat))
         true = by_run.join(origins.select(*key, "probe", "errno", "to_root"), on=key).with_columns(
             # the caller can tell this error apart: its operation absorbed it (the root
             # succeeded) or returned its errno unchanged (EAGAIN to retry, ENODATA to skip a slot)
             pl.when(pl.col("to_root")).then(pl.col("traces")).otherwise(pl.col("handled")).alias("visible")
         )
-        chain_probes = chains.select(pl.col("operation").cast(pl.String), "chain_hash",
+        chain_probes = chains.select(pl.col("operation").cast(cat), "chain_hash",
                                      pl.col("probe").cast(pl.String)).unique()
         observed = (
             by_run.join(chain_probes, on=key)
@@ -364,14 +385,15 @@ class FleetExpectedLearner(ParamsMixin):
                 pl.col("handled").sum(),
                 pl.col("visible").sum(),
                 pl.col("host").filter(pl.col("survived") > 0).n_unique().alias("success_hosts"),
-                pl.col("job_id").filter(pl.col("survived") > 0).n_unique().alias("success_jobs"),
+                pl.col("_run").filter(pl.col("survived") > 0).n_unique().alias("success_jobs"),
                 pl.col("host").n_unique().alias("hosts"),
-                pl.col("job_id").n_unique().alias("jobs"),
+                pl.col("_run").n_unique().alias("jobs"),
                 (pl.col("traces") * pl.col("new_release").fill_null(False)).sum().alias("on_new_release"),
                 pl.col("first_seen").min(),
                 pl.col("last_seen").max(),
             )
             .join(observed, on=["operation", "probe"], how="left")
+            .with_columns(pl.col("operation").cast(pl.String))
             .sort(["operation", "probe", "errno"])
         )
         schema_extra = {"observed_hosts": pl.Int64, "group_hosts": pl.Int64, "vendors": pl.String}
@@ -380,13 +402,15 @@ class FleetExpectedLearner(ParamsMixin):
                                      + [pl.lit(False).alias("expected")])
         # spread within the vendor groups where the error occurs, among hosts that run the probe
         vendors = host_vendors(traces, chains, counters)
-        err_hosts = true.select("operation", "probe", "errno", "host").unique()
-        run_hosts = by_run.join(chain_probes, on=key).select("probe", "host").unique()
+        err_hosts = true.select("operation", "probe", "errno", "host").unique().with_columns(
+            pl.col("operation", "host").cast(pl.String))
+        run_hosts = by_run.join(chain_probes, on=key).select("probe", "host").unique().with_columns(
+            pl.col("host").cast(pl.String))
         if counters is not None:
             calls, errs = counters
-            run_hosts = pl.concat([run_hosts, calls.filter(pl.col("n") > 0).select(
-                pl.col("probe").cast(pl.String), pl.col("host").cast(pl.String)).unique()]).unique()
-            c_err = errs.select(pl.col("probe", "errno", "host").cast(pl.String)).unique()
+            run_hosts = pl.concat([run_hosts, calls.filter(pl.col("n") > 0).select("probe", "host").unique().select(
+                pl.col("probe").cast(pl.String), pl.col("host").cast(pl.String))]).unique()
+            c_err = errs.select("probe", "errno", "host").unique().select(pl.col("probe", "errno", "host").cast(pl.String))
             # counters know no operation: an (probe, errno) host counts for every operation learning it
             err_hosts = pl.concat([err_hosts, cand.select("operation", "probe", "errno").join(
                 c_err, on=["probe", "errno"]).select("operation", "probe", "errno", "host")]).unique()
@@ -449,8 +473,10 @@ class FleetExpectedLearner(ParamsMixin):
         if counters is None or cand.is_empty():
             return cand.with_columns(pl.lit(None, band_type).alias("rate_upper"))
         calls, errs = counters
-        n = calls.group_by(pl.col("host").cast(pl.String), pl.col("probe").cast(pl.String)).agg(pl.col("n").sum())
-        f = errs.group_by(pl.col("host", "probe", "errno").cast(pl.String)).agg(pl.col("count").sum())
+        # grouped on the tables' own (categorical) keys, text for the groups only
+        n = calls.group_by("host", "probe").agg(pl.col("n").sum()).with_columns(pl.col("host", "probe").cast(pl.String))
+        f = errs.group_by("host", "probe", "errno").agg(pl.col("count").sum()).with_columns(
+            pl.col("host", "probe", "errno").cast(pl.String))
         rates = f.join(n, on=["host", "probe"]).with_columns((pl.col("count") / pl.col("n").clip(1)).alias("rate"))
         bands = (
             rates.group_by("probe", "errno")

@@ -285,14 +285,16 @@ def event_batches(
     files = event_files(dataset, since=since_dt.date().isoformat() if since_dt else None)
     batch: list[str] = []
     rows = 0
+    stored = False  # a file storing the host column itself (else hive partitioning gives it)
     for f, meta in zip(files, _validated(files), strict=True):
         batch.append(str(f))
         rows += meta.num_rows
+        stored = stored or "host" in meta.schema.names
         if rows >= batch_rows:
-            yield _narrow(_scan_files(batch).filter(since_filter(since_dt)), columns)
-            batch, rows = [], 0
+            yield _narrow(_scan_files(batch, stored).filter(since_filter(since_dt)), columns)
+            batch, rows, stored = [], 0, False
     if batch:
-        yield _narrow(_scan_files(batch).filter(since_filter(since_dt)), columns)
+        yield _narrow(_scan_files(batch, stored).filter(since_filter(since_dt)), columns)
 
 
 def _validated(files: list[Path]) -> Iterator[Any]:
@@ -308,10 +310,11 @@ def _narrow(lf: pl.LazyFrame, columns: list[str] | None) -> pl.LazyFrame:
     return lf.select(columns) if columns else lf
 
 
-def _scan_files(files: list[str]) -> pl.LazyFrame:
+def _scan_files(files: list[str], stored: bool | None = None) -> pl.LazyFrame:
     from tracer.schema import scan_parquet_files
 
-    return scan_parquet_files(files, "events")  # host restored from dataset paths (host=<h>)
+    # host restored from dataset paths (host=<h>)
+    return scan_parquet_files(files, "events", partitions_stored=stored)
 
 
 # --------------------------------------------------------------------------------------------
