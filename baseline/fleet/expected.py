@@ -318,7 +318,7 @@ class FleetExpectedLearner(ParamsMixin):
         # a million traces or more: keys stay categorical (integer codes) and text is built only
         # for the distinct values (runs, releases); the candidates table is text again
         cat = pl.Categorical
-        tr = traces.select(
+        tr = traces.lazy().select(
             pl.col("operation", "host").cast(cat), "chain_hash", pl.col("job_id").cast(cat), "start_time",
             (pl.col("pid") if "pid" in cols else pl.lit(None, pl.Int32)).fill_null(-1).alias("pid"),
             (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).cast(cat)
@@ -327,36 +327,45 @@ class FleetExpectedLearner(ParamsMixin):
             (weight_expr() if "repeat_count" in cols else pl.lit(1, pl.Int64)).alias("w"),
             failed_expr().alias("root_failed") if {"exit_status", "kind"} <= cols else pl.lit(True).alias("root_failed"),
         )
+        proc_raw = ["host", "job_id", "pid"]
         # a run is the scheduler job on its host; without a job id, the process; without either,
         # the host (so that "jobs" still counts independent runs): `_run` numbers the distinct
-        # "host/job" texts
-        runs = tr.select("host", "job_id", "pid").unique().with_columns(
+        # "host/job" texts. A process is (run, pid); it failed when it made no later recorded call
+        # than the trace (nothing followed it): its last start, per distinct process only
+        procs = tr.group_by(proc_raw).agg(pl.col("start_time").max().alias("_last")).collect(engine="streaming")
+        procs = procs.with_columns(
             pl.concat_str([pl.col("host").cast(pl.String),
                            pl.coalesce(pl.col("job_id").cast(pl.String),
                                        pl.when(pl.col("pid") >= 0).then(pl.format("pid:{}", pl.col("pid"))),
                                        pl.lit(""))], separator="/").rank("dense").cast(pl.UInt32).alias("_run")
-        )
-        tr = tr.join(runs, on=["host", "job_id", "pid"], how="left", nulls_equal=True).drop("job_id")
-        proc = ["_run", "pid"]  # the run text holds the host
-        # fail = the process made no later recorded call (nothing followed it)
-        tr = tr.with_columns(
-            (pl.col("start_time") >= pl.col("start_time").max().over(proc)).alias("ended"),
+        ).with_columns(pl.col("_last").max().over("_run", "pid"))
+        key = ["operation", "chain_hash"]
+        # complete traces reduced per (chain, run, release) in one streaming pass; the release's
+        # new_release flag is joined to those rows, not to every trace
+        fine = (
+            tr.join(procs.lazy(), on=proc_raw, how="left", nulls_equal=True)
+            .filter(pl.col("lost_events") == 0)
+            .group_by([*key, "host", "_run", "kernel_release"])
+            .agg(
+                pl.col("w").sum().alias("traces"),
+                (pl.col("w") * (pl.col("start_time") >= pl.col("_last"))).sum().alias("failing"),
+                (pl.col("w") * ~pl.col("root_failed")).sum().alias("handled"),
+                pl.col("start_time").min().alias("first_seen"),
+                pl.col("start_time").max().alias("last_seen"),
+            )
+            .collect(engine="streaming")
         )
         # kernel releases a host switched to during the window
         rel = release_history(traces, counters[0] if counters is not None else None)
         if rel is None:
-            tr = tr.with_columns(pl.lit(False).alias("new_release"))
+            fine = fine.with_columns(pl.lit(False).alias("new_release"))
         else:
-            tr = tr.join(rel.select(pl.col("host", "kernel_release").cast(cat), "new_release"),
-                         on=["host", "kernel_release"], how="left")
-        complete = tr.filter(pl.col("lost_events") == 0)
-        key = ["operation", "chain_hash"]
-        by_run = complete.group_by([*key, "host", "_run", "new_release"]).agg(
-            pl.col("w").sum().alias("traces"),
-            (pl.col("w") * pl.col("ended")).sum().alias("failing"),
-            (pl.col("w") * ~pl.col("root_failed")).sum().alias("handled"),
-            pl.col("start_time").min().alias("first_seen"),
-            pl.col("start_time").max().alias("last_seen"),
+            fine = fine.join(rel.select(pl.col("host", "kernel_release").cast(cat), "new_release"),
+                             on=["host", "kernel_release"], how="left")
+        by_run = fine.group_by([*key, "host", "_run", "new_release"]).agg(
+            pl.col("traces", "failing", "handled").sum(),
+            pl.col("first_seen").min(),
+            pl.col("last_seen").max(),
         ).with_columns(
             (pl.col("traces") - pl.col("failing")).alias("survived"),
         )
