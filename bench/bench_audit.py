@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.bench_audit --quick
     .venv/bin/python -m bench.bench_audit --learn-events 100000000 --audit-hosts 10000
     .venv/bin/python -m bench.bench_audit --quality [--quality-hosts 300 --quality-hours 6]
+    .venv/bin/python -m bench.bench_audit --audit DATASET [--before CHECKOUT] [--repeat N]
 
 `--quality` scores the audit (`baseline evaluate`) on two generators in one run: the project's
 simulator and tests/fleetgen, an independent messy-fleet generator that shares no code with it
@@ -104,6 +105,58 @@ def compare(learn_ds: Path, audit_ds: Path, before: Path | None, repeat: int, wo
     return 0
 
 
+def scan_audit_reference(root: Path) -> dict:
+    """The floor for an audit of `root`: a bare streaming polars scan of the same events and
+    counters files (the columns the audit reads most), in a fresh process."""
+    code = (
+        "import polars as pl\n"
+        "from tracer.schema import dataset_files\n"
+        f"ev = [str(f) for f in dataset_files({str(root)!r}, 'events')]\n"
+        f"co = [str(f) for f in dataset_files({str(root)!r}, 'counters')]\n"
+        "a = pl.scan_parquet(ev).select(pl.col('depth').cast(pl.Int64).sum(), pl.col('trace_id').n_unique(),\n"
+        "                               pl.col('probe').n_unique(), pl.col('errno').n_unique())\n"
+        "b = pl.scan_parquet(co).select(pl.col('invocations').sum(), pl.col('probe').n_unique(),\n"
+        "                               pl.col('errno_counts').list.len().sum())\n"
+        "print(pl.collect_all([a, b], engine='streaming'))\n"
+    )
+    return measure([sys.executable, "-c", code])
+
+
+def audit_compare(dataset: Path, before: Path | None, repeat: int, work: str | None) -> int:
+    """`baseline audit` of an existing dataset (e.g. a simulated 10,000-host day) with this
+    checkout and optionally `before`, interleaved, each against the bare scan of the same files
+    in the same run (best of `repeat` wall; peak RSS of that run)."""
+    import os
+
+    import pyarrow.parquet as pq
+
+    from tracer.schema import dataset_files
+
+    events = sum(pq.read_metadata(f).num_rows for f in dataset_files(dataset, "events"))
+    counters = sum(pq.read_metadata(f).num_rows for f in dataset_files(dataset, "counters"))
+    roots = [("now", REPO)] + ([("before", before.resolve())] if before else [])
+    best: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(dir=work) as tmp:
+        for _ in range(repeat):
+            for name, root in [("scan", REPO), *roots]:
+                if name == "scan":
+                    r = scan_audit_reference(dataset)
+                else:  # --refit: the model is learned from the dataset in both (no saved model used)
+                    r = measure(BASELINE + ["audit", str(dataset), "--refit", "--out", f"{tmp}/{name}"], root)
+                if name not in best or r["wall_s"] < best[name]["wall_s"]:
+                    best[name] = r
+    ref = best["scan"]
+    print(f"dataset {dataset}: {events:,} events, {counters:,} counter rows; load average "
+          f"{os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} CPUs)")
+    print(f"reference: bare polars scan of the same events and counters files: {ref['wall_s']:.2f} s, "
+          f"peak RSS {ref['peak_rss_mib']:.0f} MiB (best of {repeat})")
+    for name, _root in roots:
+        au = best[name]
+        print(f"{name:7s} audit {au['wall_s']:.2f} s ({au['wall_s'] / ref['wall_s']:.1f}x the scan), "
+              f"peak RSS {au['peak_rss_mib']:.0f} MiB ({au['peak_rss_mib'] / 1024:.2f} GiB)")
+    return 0
+
+
 QUALITY_KEYS = ("cluster_purity", "cluster_completeness", "bifurcation_top1", "origin_layer_top1",
                 "false_findings_on_good", "routine_set_aside", "routine_open_findings", "false_findings",
                 "expected_error_precision", "expected_error_recall")
@@ -152,10 +205,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="audit this existing fleet dataset instead of simulating one (e.g. a kept fleet-day)")
     p.add_argument("--datasets", metavar="DIR", nargs=2,
                    help="learn on the first, audit the second existing dataset (no simulation)")
+    p.add_argument("--audit", metavar="DATASET",
+                   help="audit this existing dataset only (e.g. a simulated 10,000-host day), against the bare "
+                        "scan of its events and counters in the same run; with --before, also the before checkout")
     p.add_argument("--before", metavar="CHECKOUT",
-                   help="with --datasets: also run the commands from this checkout (e.g. a worktree at the "
-                        "previous commit), interleaved with this one's, in the same run")
-    p.add_argument("--repeat", type=int, default=1, help="with --datasets: measurements per command (best kept)")
+                   help="with --datasets or --audit: also run the commands from this checkout (e.g. a worktree at "
+                        "the previous commit), interleaved with this one's, in the same run")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="with --datasets or --audit: measurements per command (best kept)")
     p.add_argument("--quality", action="store_true", help="only: evaluate scores on both generators")
     p.add_argument("--quality-hosts", type=int, default=300)
     p.add_argument("--quality-hours", type=float, default=6.0)
@@ -172,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
             fmt = (lambda v: f"{v:>10,}") if isinstance(a, int) else (lambda v: f"{v:>10.3f}")
             print(f"  {key:24s} {fmt(a)} {fmt(b)}")
         return 0
+    if args.audit:
+        return audit_compare(Path(args.audit), Path(args.before) if args.before else None, args.repeat, args.dir)
     if args.datasets:
         return compare(Path(args.datasets[0]), Path(args.datasets[1]), Path(args.before) if args.before else None,
                        args.repeat, args.dir)
