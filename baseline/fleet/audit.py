@@ -554,12 +554,14 @@ def host_alerts(
     host_calls, errs = counters if isinstance(counters, tuple) else bucket_counters(counters, bucket)
     if host_calls.is_empty():
         return pl.DataFrame(schema=polars_schema("host_alerts"))
-    errs = _outside_learned_bands(host_calls, errs, expected)
+    # the per-(host, probe) and per-(host, bucket) totals of millions of cells, once each
+    window_calls = host_calls.group_by("host", "probe").agg(pl.col("n").sum().alias("n_w"))
+    errs = _outside_learned_bands(host_calls, errs, expected, window_calls)
     ranks = probe_ranks(host_calls.group_by("probe").agg(pl.col("layer").drop_nulls().first()), probe_depth)
     host_calls = host_calls.drop("layer", "vendor", "kernel_release", strict=False)
     calls = host_calls.group_by("host", "bucket").agg(pl.col("n").sum().alias("invocations"))
     errs = _host_specific(host_calls, errs, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction,
-                          max_shared_hosts)
+                          max_shared_hosts, window_calls, calls)
     # a bucket is bad when some probe fails (unexpectedly) on most of its calls: a crash-looping
     # host fails the same call at every restart even though most of its other calls succeed
     # (the bucket's bad probe: the deepest of those failing, as for rising alerts)
@@ -677,9 +679,11 @@ def collapse_layers(alerts: pl.DataFrame, ranks: pl.DataFrame) -> pl.DataFrame:
 
 
 def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: float, min_fleet_calls: int,
-                   bad_ratio: float, max_shared_fraction: float, max_shared_hosts: int) -> pl.DataFrame:
+                   bad_ratio: float, max_shared_fraction: float, max_shared_hosts: int,
+                   window_calls: pl.DataFrame | None = None, calls: pl.DataFrame | None = None) -> pl.DataFrame:
     """The bucketed error counts (host, probe, errno, bucket, count) of cells whose failure rate
-    is far above the rest of the fleet's (see host_alerts)."""
+    is far above the rest of the fleet's (see host_alerts). window_calls (host, probe, n_w) and
+    calls (host, bucket, ...) are host_calls' totals when the caller has them."""
     key = ["probe", "errno", "bucket"]
     cells = (
         errs.rename({"count": "f"})
@@ -688,7 +692,8 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
     )
     fleet_calls = host_calls.group_by("probe", "bucket").agg(pl.col("n").sum().alias("N"))
     fleet_fails = cells.group_by(key).agg(pl.col("f").sum().alias("F"))
-    window_calls = host_calls.group_by("host", "probe").agg(pl.col("n").sum().alias("n_w"))
+    if window_calls is None:
+        window_calls = host_calls.group_by("host", "probe").agg(pl.col("n").sum().alias("n_w"))
     window_fleet = window_calls.group_by("probe").agg(pl.col("n_w").sum().alias("N_w"))
     window_fails = cells.group_by("host", "probe", "errno").agg(pl.col("f").sum().alias("f_w"))
     window = (
@@ -712,7 +717,9 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
             .alias("p_rest"),
         )
     )
-    reporting = host_calls.group_by("bucket").agg(pl.col("host").n_unique().alias("reporting"))
+    # hosts reporting per bucket: one row per (host, bucket) in `calls`
+    reporting = (host_calls.group_by("bucket").agg(pl.col("host").n_unique().alias("reporting")) if calls is None
+                 else calls.group_by("bucket").agg(pl.len().alias("reporting")))
     shared = (
         cells.filter(pl.col("p_host") >= bad_ratio).group_by(key).agg(pl.len().alias("shared"))
         .join(reporting, on="bucket")
@@ -759,7 +766,8 @@ def _family_band(expected: ExpectedErrors, probe: str, errno: str) -> tuple[bool
     return True, max(bands)
 
 
-def _outside_learned_bands(host_calls: pl.DataFrame, errs: pl.DataFrame, expected: ExpectedErrors) -> pl.DataFrame:
+def _outside_learned_bands(host_calls: pl.DataFrame, errs: pl.DataFrame, expected: ExpectedErrors,
+                           window_calls: pl.DataFrame | None = None) -> pl.DataFrame:
     """The error counts host alerts may use: expected (probe, errno) dropped, except a learned
     family's counts on a host whose window rate (errno count / invocations of the probe) left the
     family's learned band: a routine error at its usual rate never alerts, ten times it does."""
@@ -773,7 +781,8 @@ def _outside_learned_bands(host_calls: pl.DataFrame, errs: pl.DataFrame, expecte
     plain = errs.filter(~pl.col("_covered"))
     banded = errs.filter(pl.col("_covered") & pl.col("_band").is_not_null())
     if banded.height:
-        window_n = host_calls.group_by("host", "probe").agg(pl.col("n").sum().alias("_n"))
+        window_n = (host_calls.group_by("host", "probe").agg(pl.col("n").sum().alias("_n")) if window_calls is None
+                    else window_calls.rename({"n_w": "_n"}))
         rates = (
             banded.group_by("host", "probe", "errno").agg(pl.col("count").sum().alias("_f"), pl.col("_band").first())
             .join(window_n, on=["host", "probe"], how="left")
@@ -900,7 +909,8 @@ def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Pa
         _adopt_plain_files(out)
         new = _new_set_dir(out)
         # millions of rows: converted to Arrow (categoricals to text) a slice at a time
-        write_table_batches(result.findings.iter_slices(FINDINGS_WRITE_ROWS), new / "findings.parquet", "findings")
+        findings = result.findings.select([c for c in polars_schema("findings").names() if c in result.findings.columns])
+        write_table_batches(findings.iter_slices(FINDINGS_WRITE_ROWS), new / "findings.parquet", "findings")
         write_table(result.clusters, new / "clusters.parquet", "clusters")
         write_table(result.host_alerts, new / "host_alerts.parquet", "host_alerts")
         fsync_dir(new)
