@@ -7,39 +7,54 @@
 //   FAILURES_ONLY   1: emit only failing calls (plus the few calls user space needs to
 //                   keep its fd table and cwd right, flagged SPEC_STATE)
 //   MAX_TRACED      capacity of the traced-process map
+//   SLOTS           per-thread slots (power of two, >= pid_max where that is affordable)
 //   STAGE_FLUSH     bytes of records batched per CPU before they go to the ring buffer
-//   NR_EXECVE, NR_EXECVEAT, NR_PRCTL  the running architecture's numbers of those calls
+//   NR_EXECVE, NR_EXECVEAT, NR_PRCTL, NR_EXIT, NR_EXIT_GROUP  the running architecture's
+//                   numbers of those calls
+//   GROUP_DEAD      1: sched_process_exit has the group_dead field
 //
-// Why these attach points: the kernel here runs with lockdown=confidentiality, which refuses
-// kprobes/fentry and bpf_probe_read_kernel. The raw_syscalls:sys_enter tracepoint hands us
-// the syscall number and the six argument registers as plain tracepoint fields, and
-// sched_process_fork hands us the child pid, so nothing here reads kernel memory; path
-// strings and written bytes come from user memory with bpf_probe_read_user* at syscall entry
-// (after an execve the old image's memory is gone, so exit would be too late). The exit side
-// needs only the return value, which the *raw* sys_exit tracepoint passes in its context
-// (args[1]) without the perf-buffer copy a classic tracepoint makes: that is most of the
-// exit side's cost gone.
+// Attach points: the kernel here runs with lockdown=confidentiality, which refuses kprobes,
+// fentry/tp_btf and bpf_probe_read_kernel. Both syscall hooks are *raw* tracepoints: the
+// classic raw_syscalls:sys_enter tracepoint copied the number and six arguments into a perf
+// buffer record for every call (~55 ns a call here). The raw sys_enter hands us the syscall
+// number, the raw sys_exit the return value; the argument registers are read where they are
+// used, at exit, through bpf_task_pt_regs (a BTF pointer the verifier lets us load from, no
+// kernel-memory helper): on x86_64 a syscall leaves its argument registers alone, so at exit
+// they still hold the arguments. Path strings and written bytes are read at exit too, straight
+// into the record (the syscall has faulted their pages in by then). Two exceptions, handled at
+// entry: execve/execveat (a successful exec replaces the registers and the memory: the
+// arguments and the path are kept in `execs`, by thread group, until exit; a thread other than
+// the leader that execs comes back with the leader's pid as its tid, and is found through
+// `execs`) and exit/exit_group (never return: emitted at entry).
 //
-// The call in progress lives in task-local storage (one struct event per traced thread,
-// freed with the task): no hash computed, no LRU bookkeeping, no per-thread cleanup.
+// Per traced thread, the call in progress (entry time, number, parent, comm) lives in an array
+// slot indexed by tid with an owner check (~7 ns a lookup here; task-local storage cost ~36,
+// a hash ~38). The slot's `gen` is the recording's generation (control[0]; 0 = stopped), so
+// slots of an earlier recording and threads still inside a call when recording stops are
+// ignored without clearing anything. A thread whose slot another traced thread holds with a
+// call in flight (tids equal modulo SLOTS: only when pid_max > SLOTS) keeps its call in the
+// `overflow` hash instead. sched_process_exit frees a dead thread's slot and sched_process_fork
+// invalidates the child's, so a recycled tid never inherits a call.
 //
-// Records are batched per CPU (a BPF program runs on one CPU from start to end, so a per-CPU
-// buffer needs no lock) and each batch of ~STAGE_FLUSH bytes goes to the ring buffer as one
-// record with BPF_RB_NO_WAKEUP: a ring buffer reservation takes a spinlock with interrupts off,
-// which cost more than the rest of the exit side. The consumer (tracer/record/ringbuf.py)
-// maps the buffer and reads it in bulk on a timer, so nothing costs a wakeup; at the end it
-// reads the part-filled batches from the `stages` map itself, after setting control[0] = 0
-// (stopped), which every program checks first.
+// Records are built in place in a per-CPU batch (a BPF program runs on one CPU from start to
+// end, so a per-CPU buffer needs no lock): header words, then the strings read by
+// bpf_probe_read_user* directly at their place, no staging copy. A batch of ~STAGE_FLUSH bytes
+// goes to the ring buffer as one record with BPF_RB_NO_WAKEUP: a ring buffer reservation takes
+// a spinlock with interrupts off, which cost more than the rest of the exit side. The consumer
+// (tracer/record/ringbuf.py) maps the buffer and reads it in bulk on a timer, so nothing costs
+// a wakeup; at the end it reads the part-filled batches from the `stages` map itself, after
+// setting control[0] = 0 (stopped), which every program checks first.
 //
-// comm is read when a thread's storage is created and refreshed after execve/execveat/prctl
-// (the calls that change it; a write to /proc/PID/comm is not seen until the next of those),
-// not at every call: it cost as much as the ring buffer.
+// comm is read when a thread takes its slot and refreshed after execve/execveat/prctl (the
+// calls that change it; a write to /proc/PID/comm is not seen until the next of those), not at
+// every call (~60 ns here).
 //
 // Which arguments are paths (or written bytes) is per-architecture knowledge kept in user
 // space (tracer/record/syscalls.py) and loaded into the `specs` array, indexed by syscall
 // number.
 
 #include <uapi/linux/ptrace.h>
+#include <linux/sched.h>
 
 #ifndef RINGBUF_PAGES
 #define RINGBUF_PAGES 8192
@@ -56,6 +71,9 @@
 #ifndef MAX_TRACED
 #define MAX_TRACED 32768
 #endif
+#ifndef SLOTS
+#define SLOTS 32768
+#endif
 #ifndef STAGE_FLUSH
 #define STAGE_FLUSH 8192         // bytes of records batched per CPU before one ring buffer record
 #endif
@@ -63,12 +81,16 @@
 #define NR_EXECVE 59             // x86_64; user space passes the running architecture's
 #define NR_EXECVEAT 322
 #define NR_PRCTL 157
+#define NR_EXIT 60
+#define NR_EXIT_GROUP 231
+#endif
+#ifndef GROUP_DEAD
+#define GROUP_DEAD 0
 #endif
 #define MAX_SYSCALLS 1024
 #define SOCKADDR_MAX 128
 #define MAX_IOV 4               // iovecs looked at for writev/sendmsg output
-#define OFFSET_MASK (4 * MAX_PATH - 1)   // > 2 * MAX_PATH + MAX_OUTPUT: MAX_OUTPUT <= MAX_PATH
-#define DATA_SIZE (4 * MAX_PATH + MAX_OUTPUT)
+#define DATA_MAX (2 * MAX_PATH + MAX_OUTPUT)  // string bytes of one record at most
 
 // specs[nr] bit layout (must match tracer/record/syscalls.py)
 #define SPEC_PATH1_MASK 0x7      // argument index + 1 of the first path string, 0 = none
@@ -83,48 +105,55 @@
 #define SPEC_FDPAIR (1 << 11)    // writes int[2] of new fds (pipe, pipe2): read it at exit
 #define SPEC_FDPAIR_ARG3 (1 << 12) // ... from argument 3 (socketpair) instead of 0
 
-#define F_ACTIVE 1               // event.flags: entry seen, exit pending
-#define F_AT_ENTER 2             // event.flags: emitted at entry, ret/latency meaningless
-#define F_RETRY 4                // event.flags: a path was unreadable at entry, retry at exit
-#define F_OUT_RETRY 8            // event.flags: output bytes unreadable at entry, retry at exit
+#define F_ACTIVE 1               // slot.flags: entry seen, exit pending
+#define F_AT_ENTER 2             // record flags: emitted at entry, ret/latency meaningless
+#define F_EXEC 4                 // slot.flags: arguments and path kept in `execs` at entry
 
-// One record in the ring buffer: a fixed header then len1 + len2 + len3 bytes of data
-// (path 1, path 2 right after it, then the output bytes), so records are only as long as
-// their strings. The header layout is mirrored by tracer/record/decode.py:HEADER.
-struct event {
-    u64 ts_ns;        // entry, bpf_ktime_get_ns (CLOCK_MONOTONIC)
-    u64 latency_ns;
-    s64 ret;
-    u64 args[6];
-    u32 pid;          // thread group id
-    u32 tid;
-    u32 ppid;         // thread group that forked this one (from the traced map)
+// A record: a fixed 112-byte header then len1 + len2 + len3 bytes of data (path 1, path 2
+// right after it, then the output bytes), padded to 8 bytes. The header layout is mirrored by
+// tracer/record/decode.py:HEADER:
+//   u64 ts_ns (entry, bpf_ktime_get_ns = CLOCK_MONOTONIC); u64 latency_ns; s64 ret;
+//   u64 args[6]; u32 pid (thread group); u32 tid; u32 ppid (thread group that forked this
+//   one); u16 nr; u16 flags; u16 len1, len2 (path bytes incl. NUL, or sockaddr bytes; 0 =
+//   none); u16 spec; u16 len3 (output bytes, or the 8 bytes of a new fd pair); char comm[16]
+#define HEADER_BYTES 112
+#define HEADER_WORDS (HEADER_BYTES / 8)
+#define W_PIDS 9                 // header word: pid | tid << 32
+#define W_PPID 10                // ppid | nr << 32 | flags << 48
+#define W_LENS 11                // len1 | len2 << 16 | spec << 32 | len3 << 48
+#define W_COMM 12                // comm, two words
+
+struct slot {
+    u32 owner;        // tid of the thread using the slot (0 = free)
+    u32 gen;          // recording generation it was taken in
+    u32 pid;          // its thread group
+    u32 ppid;         // the thread group that forked that one (from the traced map)
+    u64 ts_ns;        // entry time of the call in progress
     u16 nr;
     u16 flags;
-    u16 len1;         // bytes of path 1 incl. NUL (or sockaddr bytes), 0 = none
-    u16 len2;
-    u16 spec;
-    u16 len3;         // output bytes (or the 8 bytes of a new fd pair)
+    u32 pad;
     char comm[16];
-    // Records use at most 2 * MAX_PATH + MAX_OUTPUT of it; the slack lets copy_out bound its
-    // offset with a power-of-two mask, which the verifier follows (compares get lost when
-    // clang moves them to a register copy).
-    char data[DATA_SIZE];
 };
-#define HEADER_SIZE (sizeof(struct event) - DATA_SIZE)
+
+struct exec_args {
+    u64 args[6];
+    u32 len;          // path bytes incl. NUL, 0 = none
+    u32 tid;          // the thread that called it
+    char path[MAX_PATH];
+};
 
 struct iov {
     u64 base;
     u64 len;
 };
 
-#define HEADER_BYTES 112         // == HEADER_SIZE (a constant here: bcc sizes map values itself)
-#define HEADER_WORDS (HEADER_BYTES / 8)
-#define CHUNK_WORDS 8            // variable-length data moves in 64-byte chunks
+#define CHUNK_WORDS 8            // exec paths move into the record in 64-byte chunks
 // Word index mask for a record's start in a stage: > STAGE_FLUSH / 8, a power of two, so the
 // verifier sees every store bounded (compares get lost when clang moves them around).
 #define STAGE_MASK (2 * STAGE_FLUSH / 8 - 1)
-#define STAGE_WORDS (STAGE_MASK + 1 + HEADER_WORDS + (2 * MAX_PATH + MAX_OUTPUT) / 8 + CHUNK_WORDS)
+// (3 * MAX_PATH: room for the offset masks below, which bound offsets the verifier cannot
+// follow through clang's register copies; real records use at most DATA_MAX of it)
+#define STAGE_WORDS (STAGE_MASK + 1 + HEADER_WORDS + (3 * MAX_PATH + MAX_OUTPUT) / 8 + CHUNK_WORDS)
 struct stage {
     u32 pos;          // bytes used in buf (records back to back, each padded to 8 bytes)
     u32 count;        // records in buf
@@ -132,65 +161,173 @@ struct stage {
 };
 
 BPF_RINGBUF_OUTPUT(events, RINGBUF_PAGES);
-// traced thread groups -> the thread group that forked them
+// traced thread groups -> the thread group that forked them (looked up when a thread first
+// takes its slot, not per call)
 BPF_HASH(traced, u32, u32, MAX_TRACED);
-// the call in progress per thread; the value doubles as the record we emit at exit
-BPF_TASK_STORAGE(inflight, struct event);
+BPF_ARRAY(slots, struct slot, SLOTS);
+BPF_HASH(overflow, u32, struct slot, 1024);   // threads whose slot another thread holds
+BPF_HASH(execs, u32, struct exec_args, 1024); // execve/execveat in progress, by thread group
+BPF_PERCPU_ARRAY(exec_init, struct exec_args, 1);  // zeroed value to create `execs` entries from
 BPF_ARRAY(specs, u32, MAX_SYSCALLS);
-BPF_ARRAY(control, u32, 1);           // [0]: 1 while recording, 0 when stopped
+// [0]: the recording's generation, 0 when stopped; [1]: RARE_* bits, rare paths in use
+// (plain stores of whole words: bcc's target has no 32-bit atomic or)
+BPF_ARRAY(control, u32, 2);
+#define RARE_OVERFLOW 1          // `overflow` holds threads
+#define RARE_EXEC 0x100          // a thread other than its group's leader called execve
 BPF_PERCPU_ARRAY(stages, struct stage, 1);
-BPF_PERCPU_ARRAY(lost, u64, 1);       // ring buffer full: records dropped
+BPF_PERCPU_ARRAY(lost, u64, 1);       // ring buffer full (or no room to keep a call): records dropped
 
-static __always_inline int recording(void)
+static __always_inline u32 generation(void)
 {
     int zero = 0;
-    u32 *on = control.lookup(&zero);  // an array lookup: inlined by the verifier
-    return on && *on;
+    u32 *g = control.lookup(&zero);   // an array lookup: inlined by the verifier
+    return g ? *g : 0;
 }
 
-// Append the record to this CPU's batch; hand the batch to the ring buffer when it is full.
-static __always_inline void emit(struct event *e)
+static __always_inline void count_lost(u64 n)
+{
+    int zero = 0;
+    u64 *l = lost.lookup(&zero);
+    if (l)
+        *l += n;
+}
+
+// The slot of a traced thread for the call in progress, or NULL (not traced, or no call).
+static __always_inline struct slot *thread_slot(u32 tid, u32 gen)
+{
+    u32 i = tid & (SLOTS - 1);
+    struct slot *s = slots.lookup(&i);
+    if (s && s->owner == tid && s->gen == gen)
+        return s;
+    int one = 1;
+    u32 *rare = control.lookup(&one);
+    if (!rare || !*rare)
+        return 0;
+    if (*rare & RARE_OVERFLOW) {
+        struct slot *o = overflow.lookup(&tid);
+        if (o && o->gen == gen)
+            return o;
+    }
+    if (*rare & RARE_EXEC) {
+        // A thread that was not the leader exec'd: it returns with the leader's pid (== tid
+        // now) and its old tid's slot.
+        struct exec_args *x = execs.lookup(&tid);
+        if (x && x->tid != tid) {
+            u32 old = x->tid;
+            u32 j = old & (SLOTS - 1);
+            struct slot *t = slots.lookup(&j);
+            if (t && t->owner == old && t->gen == gen && (t->flags & F_EXEC)) {
+                t->owner = 0;  // the thread takes the leader's slot at its next call
+                return t;
+            }
+        }
+    }
+    return 0;
+}
+
+// At entry: the slot a thread of a traced process keeps its call in, taking it on the thread's
+// first call of the recording; NULL when the process is not traced.
+static __always_inline struct slot *claim_slot(u32 tgid, u32 tid, u32 gen)
+{
+    u32 i = tid & (SLOTS - 1);
+    struct slot *s = slots.lookup(&i);
+    if (!s)
+        return 0;
+    if (s->owner == tid && s->gen == gen)
+        return s;  // the common case
+    int one = 1;
+    u32 *rare = control.lookup(&one);
+    if (!rare)
+        return 0;
+    if (*rare & RARE_OVERFLOW) {
+        struct slot *o = overflow.lookup(&tid);
+        if (o && o->gen == gen)
+            return o;
+    }
+    u32 *ppid = traced.lookup(&tgid);
+    if (!ppid)
+        return 0;
+    if (s->gen == gen && s->owner && (s->flags & F_ACTIVE)) {
+        // Another traced thread (same tid modulo SLOTS) has a call in flight here.
+        struct slot init = {};
+        init.gen = gen;
+        overflow.update(&tid, &init);
+        s = overflow.lookup(&tid);
+        if (!s) {
+            count_lost(1);
+            return 0;
+        }
+        ((u8 *)rare)[0] = 1;  // RARE_OVERFLOW
+    }
+    s->owner = tid;
+    s->gen = gen;
+    s->pid = tgid;
+    s->ppid = *ppid;
+    s->flags = 0;
+    bpf_get_current_comm(&s->comm, sizeof(s->comm));
+    return s;
+}
+
+static __always_inline struct pt_regs *user_regs(void)
+{
+    return (struct pt_regs *)bpf_task_pt_regs((struct task_struct *)bpf_get_current_task_btf());
+}
+
+static __always_inline void read_args(u64 *args)
+{
+    struct pt_regs *regs = user_regs();
+    args[0] = regs->di;
+    args[1] = regs->si;
+    args[2] = regs->dx;
+    args[3] = regs->r10;
+    args[4] = regs->r8;
+    args[5] = regs->r9;
+}
+
+// This CPU's batch and the word index where the next record starts.
+static __always_inline struct stage *this_stage(u32 *at)
 {
     int zero = 0;
     struct stage *st = stages.lookup(&zero);
-    if (!st)
-        return;
-    u32 data = (u32)e->len1 + (u32)e->len2 + (u32)e->len3;
-    if (data > 2 * MAX_PATH + MAX_OUTPUT)
-        data = 2 * MAX_PATH + MAX_OUTPUT;
-    u32 at = (st->pos >> 3) & STAGE_MASK;  // in words; always < STAGE_FLUSH / 8 in fact
-    u64 *dst = &st->buf[at];
-    const u64 *src = (const u64 *)e;
-#pragma unroll
-    for (int i = 0; i < HEADER_WORDS; i++)
-        dst[i] = src[i];
-    dst += HEADER_WORDS;
-    src = (const u64 *)e->data;
-#pragma unroll
-    for (int c = 0; c < (2 * MAX_PATH + MAX_OUTPUT) / 8 / CHUNK_WORDS; c++) {
-        if (c * CHUNK_WORDS * 8 >= data)
-            break;
-#pragma unroll
-        for (int i = 0; i < CHUNK_WORDS; i++)
-            dst[c * CHUNK_WORDS + i] = src[c * CHUNK_WORDS + i];
-    }
+    if (st)
+        *at = (st->pos >> 3) & STAGE_MASK;  // always < STAGE_FLUSH / 8 in fact
+    return st;
+}
+
+// The record at word `at` is complete with `data` string bytes: advance, and hand the batch to
+// the ring buffer when it is full.
+static __always_inline void commit(struct stage *st, u32 at, u32 data)
+{
     u32 pos = at * 8 + ((HEADER_BYTES + data + 7) & ~7);
     st->count += 1;
     if (pos >= STAGE_FLUSH) {
-        if (pos > STAGE_WORDS * 8)
-            pos = STAGE_WORDS * 8;
-        // (char *)st + 8 is st->buf: bcc's rewriter trips over a map value's member here
-        if (events.ringbuf_output((char *)st + 8, pos, BPF_RB_NO_WAKEUP) != 0) {
-            u64 *n = lost.lookup(&zero);
-            if (n)
-                *n += st->count;
-        }
+        // pos < STAGE_FLUSH + one record < 2 * STAGE_FLUSH: the mask is a no-op that bounds
+        // it for the verifier. (char *)st + 8 is st->buf: bcc's rewriter trips over a map
+        // value's member here.
+        u32 size = pos & (2 * STAGE_FLUSH - 1);
+        if (events.ringbuf_output((char *)st + 8, size, BPF_RB_NO_WAKEUP) != 0)
+            count_lost(st->count);
         pos = 0;
         st->count = 0;
     }
     st->pos = pos;
 }
 
+static __always_inline void write_header(u64 *h, struct slot *s, u32 tid, u32 nr, u16 flags,
+                                         u64 *args)
+{
+    const u64 *comm = (const u64 *)s->comm;
+#pragma unroll
+    for (int i = 0; i < 6; i++)
+        h[3 + i] = args[i];
+    h[W_PIDS] = (u64)s->pid | (u64)tid << 32;
+    h[W_PPID] = (u64)s->ppid | (u64)nr << 32 | (u64)flags << 48;
+    h[W_COMM] = comm[0];
+    h[W_COMM + 1] = comm[1];
+}
+
+// A NUL-terminated string from user memory to dst (at most MAX_PATH bytes); its length incl.
+// the NUL, 0 when unreadable or no pointer.
 static __always_inline u32 read_string(char *dst, u64 src)
 {
     if (!src)
@@ -199,50 +336,9 @@ static __always_inline u32 read_string(char *dst, u64 src)
     return n > 0 ? (u32)n : 0;
 }
 
-// Read the call's path strings (or sockaddr) into e->data. Returns 0 when a string argument
-// could not be read: bpf_probe_read_user cannot fault pages in, and a string in a page the
-// program has not touched yet (say, in a freshly exec'd binary's rodata) reads as -EFAULT.
-static __always_inline int read_paths(struct event *e)
-{
-    u32 spec = e->spec;
-    int ok = 1;
-    e->len1 = 0;
-    e->len2 = 0;
-    u32 a1 = spec & SPEC_PATH1_MASK;
-    if (a1 >= 1 && a1 <= 6) {
-        u64 ptr = e->args[(a1 - 1) & 7];
-        if (spec & SPEC_SOCKADDR) {
-            u64 len = a1 < 6 ? e->args[a1 & 7] : 0;
-            if (len > SOCKADDR_MAX)
-                len = SOCKADDR_MAX;
-            if (ptr && len > 0) {
-                if (bpf_probe_read_user(e->data, len & (SOCKADDR_MAX * 2 - 1), (const void *)ptr) == 0)
-                    e->len1 = (u16)len;
-                else
-                    ok = 0;
-            }
-        } else {
-            e->len1 = (u16)read_string(e->data, ptr);
-            if (ptr && !e->len1)
-                ok = 0;
-        }
-    }
-    u32 a2 = (spec >> SPEC_PATH2_SHIFT) & SPEC_PATH1_MASK;
-    if (a2 >= 1 && a2 <= 6) {
-        u32 off = e->len1;
-        if (off > MAX_PATH)
-            off = MAX_PATH;
-        u64 ptr2 = e->args[(a2 - 1) & 7];
-        e->len2 = (u16)read_string(&e->data[off], ptr2);
-        if (ptr2 && !e->len2)
-            ok = 0;
-    }
-    return ok;
-}
-
-// Copy up to `room` bytes from user address src to e->data[at]. Returns the bytes copied
-// (0 on a fault).
-static __always_inline u32 copy_out(struct event *e, u32 at, u64 src, u64 len, u32 room)
+// Copy up to `room` bytes from user address src to data[at]. Returns the bytes copied (0 on a
+// fault).
+static __always_inline u32 copy_out(char *data, u32 at, u64 src, u64 len, u32 room)
 {
     if (len > room)
         len = room;
@@ -252,27 +348,21 @@ static __always_inline u32 copy_out(struct event *e, u32 at, u64 src, u64 len, u
     asm volatile("" : "+r"(at));
     if (!src || !len || len > MAX_OUTPUT || at > 2 * MAX_PATH + MAX_OUTPUT)
         return 0;
-    at &= OFFSET_MASK;  // a no-op on real offsets; bounds it for the verifier
-    if (bpf_probe_read_user(&e->data[at], len, (const void *)src) != 0)
+    at &= (4 * MAX_PATH - 1);  // a no-op on real offsets (MAX_OUTPUT <= MAX_PATH); bounds it
+    if (bpf_probe_read_user(&data[at], len, (const void *)src) != 0)
         return 0;
     return (u32)len;
 }
 
-// The first MAX_OUTPUT bytes a write-like call writes (write/pwrite64/sendto: a buffer;
-// writev/pwritev: an iovec array; sendmsg: a msghdr's iovecs), after the paths. Whether the
+// The first MAX_OUTPUT bytes a write-like call wrote (write/pwrite64/sendto: a buffer;
+// writev/pwritev: an iovec array; sendmsg: a msghdr's iovecs), at data[at]. Whether the
 // call's fd is worth keeping this for (stdout/stderr, a tty, a pipe) is decided in user space
 // from the fd table it replays; reading here costs only the write-like calls.
-static __always_inline int read_output(struct event *e)
+static __always_inline u32 read_output(char *data, u32 at, u32 kind, u64 *args)
 {
-    u32 kind = (e->spec >> SPEC_OUT_SHIFT) & 3;
-    u32 at = (u32)e->len1 + (u32)e->len2;
-    e->len3 = 0;
-    if (kind == OUT_BUF) {
-        u64 len = e->args[2];
-        e->len3 = (u16)copy_out(e, at, e->args[1], len, MAX_OUTPUT);
-        return e->len3 || !len;
-    }
-    u64 iov = e->args[1], cnt = e->args[2];
+    if (kind == OUT_BUF)
+        return copy_out(data, at, args[1], args[2], MAX_OUTPUT);
+    u64 iov = args[1], cnt = args[2];
     if (kind == OUT_MSG) {
         // struct user_msghdr: msg_iov at offset 16, msg_iovlen at 24
         u64 mh[2] = {};
@@ -288,107 +378,181 @@ static __always_inline int read_output(struct event *e)
             break;
         struct iov v = {};
         if (bpf_probe_read_user(&v, sizeof(v), (const void *)(iov + i * sizeof(v))) != 0)
-            return got > 0;
-        got += copy_out(e, at + got, v.base, v.len, MAX_OUTPUT - got);
+            break;
+        got += copy_out(data, at + got, v.base, v.len, MAX_OUTPUT - got);
     }
-    e->len3 = (u16)got;
-    return 1;
+    return got;
 }
 
-TRACEPOINT_PROBE(raw_syscalls, sys_enter)
+RAW_TRACEPOINT_PROBE(sys_enter)
 {
+    u32 gen = generation();
+    if (!gen)
+        return 0;
     u64 id = bpf_get_current_pid_tgid();
-    u32 tgid = id >> 32, tid = (u32)id;
-    u32 *ppid = traced.lookup(&tgid);
-    if (!ppid || !recording())
+    u32 tid = (u32)id;
+    struct slot *s = claim_slot(id >> 32, tid, gen);
+    if (!s)
         return 0;
-
-    struct event *e = inflight.task_storage_get(bpf_get_current_task_btf(), 0,
-                                                BPF_LOCAL_STORAGE_GET_F_CREATE);
-    if (!e)
-        return 0;
-    if (!e->comm[0])  // storage just created (zeroed): this thread's first call
-        bpf_get_current_comm(&e->comm, sizeof(e->comm));
-    u32 nr = (u32)args->id;
-    u32 spec = 0;
-    u32 *sp = specs.lookup(&nr);
-    if (sp)
-        spec = *sp;
-
-    e->ts_ns = bpf_ktime_get_ns();
-    e->pid = tgid;
-    e->tid = tid;
-    e->ppid = *ppid;
-    e->nr = (u16)nr;
-    e->spec = (u16)spec;
-    e->flags = F_ACTIVE;
-    e->len1 = 0;
-    e->len2 = 0;
-    e->len3 = 0;
-#pragma unroll
-    for (int i = 0; i < 6; i++)
-        e->args[i] = args->args[i];
-    if (!spec)
-        return 0;  // the common case: nothing to read at entry
-
-    if (spec & (SPEC_PATH1_MASK | (SPEC_PATH1_MASK << SPEC_PATH2_SHIFT))) {
-        if (!read_paths(e) && !(spec & SPEC_AT_ENTER))
-            e->flags |= F_RETRY;
-    }
-    if ((spec >> SPEC_OUT_SHIFT) & 3) {
-        if (!read_output(e))
-            e->flags |= F_OUT_RETRY;
-    }
-
-    if (spec & SPEC_AT_ENTER) {
-        e->flags = F_AT_ENTER;
-        e->ret = 0;
-        e->latency_ns = 0;
-        emit(e);
+    u32 nr = (u32)ctx->args[1];
+    s->ts_ns = bpf_ktime_get_ns();
+    s->nr = (u16)nr;
+    s->flags = F_ACTIVE;
+    if (nr == NR_EXECVE || nr == NR_EXECVEAT) {
+        // A successful exec replaces the registers and the memory the path is in: keep both.
+        u32 tgid = id >> 32;
+        struct exec_args *x = execs.lookup(&tgid);
+        if (!x) {
+            int zero = 0;
+            struct exec_args *init = exec_init.lookup(&zero);
+            if (!init)
+                return 0;
+            execs.update(&tgid, init);
+            x = execs.lookup(&tgid);
+            if (!x)
+                return 0;
+        }
+        if (tid != tgid) {
+            int one = 1;
+            u32 *rare = control.lookup(&one);
+            if (rare)
+                ((u8 *)rare)[1] = 1;  // RARE_EXEC
+        }
+        x->tid = tid;
+        read_args(x->args);
+        x->len = read_string(x->path, nr == NR_EXECVE ? x->args[0] : x->args[1]);
+        s->flags = F_ACTIVE | F_EXEC;
+    } else if (nr == NR_EXIT || nr == NR_EXIT_GROUP) {
+        s->flags = 0;
+        u32 at;
+        struct stage *st = this_stage(&at);
+        if (!st)
+            return 0;
+        u64 args[6];
+        read_args(args);
+        u64 *h = &st->buf[at];
+        h[0] = s->ts_ns;
+        h[1] = 0;
+        h[2] = 0;
+        write_header(h, s, tid, nr, F_AT_ENTER, args);
+        u32 *sp = specs.lookup(&nr);
+        h[W_LENS] = (u64)(sp ? (u16)*sp : 0) << 32;
+        commit(st, at, 0);
     }
     return 0;
 }
 
-// The raw tracepoint: ctx->args[0] is the pt_regs pointer (unreadable under lockdown, and
-// not needed), ctx->args[1] the return value.
+// The raw tracepoint: ctx->args[0] is the pt_regs pointer (not readable as such under
+// lockdown: bpf_task_pt_regs gives the same registers as a BTF pointer), ctx->args[1] the
+// return value.
 RAW_TRACEPOINT_PROBE(sys_exit)
 {
-    struct event *e = inflight.task_storage_get(bpf_get_current_task_btf(), 0, 0);
-    if (!e || !(e->flags & F_ACTIVE) || !recording())
+    u32 gen = generation();
+    if (!gen)
         return 0;
-    u16 flags = e->flags;
-    e->flags = 0;
+    u64 id = bpf_get_current_pid_tgid();
+    u32 tid = (u32)id, tgid = id >> 32;
+    struct slot *s = thread_slot(tid, gen);
+    if (!s || !(s->flags & F_ACTIVE))
+        return 0;
+    u16 flags = s->flags;
+    s->flags = 0;
     s64 ret = (s64)ctx->args[1];
-    u32 spec = e->spec;
-    if (e->nr == NR_EXECVE || e->nr == NR_EXECVEAT || e->nr == NR_PRCTL)
-        bpf_get_current_comm(&e->comm, sizeof(e->comm));
+    u32 nr = s->nr;
+    if (nr == NR_EXECVE || nr == NR_EXECVEAT || nr == NR_PRCTL)
+        bpf_get_current_comm(&s->comm, sizeof(s->comm));
+    u32 idx = nr;
+    u32 *sp = specs.lookup(&idx);
+    u32 spec = sp ? *sp : 0;
+    struct exec_args *x = 0;
+    if (flags & F_EXEC) {
+        x = execs.lookup(&tgid);
+        if (!x)
+            return 0;
+    }
 #if FAILURES_ONLY
-    if (!(ret < 0 && ret >= -4095) && !(spec & SPEC_STATE))
+    if (!(ret < 0 && ret >= -4095) && !(spec & SPEC_STATE)) {
+        if (x)
+            execs.delete(&tgid);
         return 0;
+    }
 #endif
-    // The syscall itself has faulted the string's page in by now (unless a successful
-    // execve replaced the memory, in which case the read fails again and the path stays
-    // empty).
-    if (flags & F_RETRY) {
-        read_paths(e);
-        if ((spec >> SPEC_OUT_SHIFT) & 3)
-            read_output(e);
-    } else if (flags & F_OUT_RETRY) {
-        read_output(e);
+    u64 now = bpf_ktime_get_ns();
+    u32 at;
+    struct stage *st = this_stage(&at);
+    if (!st)
+        return 0;
+    u64 *h = &st->buf[at];
+    char *data = (char *)&h[HEADER_WORDS];
+    u64 args[6];
+    u32 len1 = 0, len2 = 0, len3 = 0;
+    if (x) {
+#pragma unroll
+        for (int i = 0; i < 6; i++)
+            args[i] = x->args[i];
+        len1 = x->len;
+        if (len1 > MAX_PATH)
+            len1 = MAX_PATH;
+        const u64 *src = (const u64 *)x->path;
+        u64 *dst = (u64 *)data;
+#pragma unroll
+        for (int c = 0; c < MAX_PATH / 8 / CHUNK_WORDS; c++) {
+            if (c * CHUNK_WORDS * 8 >= len1)
+                break;
+#pragma unroll
+            for (int i = 0; i < CHUNK_WORDS; i++)
+                dst[c * CHUNK_WORDS + i] = src[c * CHUNK_WORDS + i];
+        }
+        tid = x->tid;
+        execs.delete(&tgid);
+    } else {
+        read_args(args);
+        u32 a1 = spec & SPEC_PATH1_MASK;
+        if (a1 >= 1 && a1 <= 6) {
+            u64 ptr = args[(a1 - 1) & 7];
+            if (spec & SPEC_SOCKADDR) {
+                u64 len = a1 < 6 ? args[a1 & 7] : 0;
+                if (len > SOCKADDR_MAX)
+                    len = SOCKADDR_MAX;
+                if (ptr && len > 0 &&
+                    bpf_probe_read_user(data, len & (SOCKADDR_MAX * 2 - 1), (const void *)ptr) == 0)
+                    len1 = (u32)len;
+            } else {
+                len1 = read_string(data, ptr);
+            }
+        }
+        u32 a2 = (spec >> SPEC_PATH2_SHIFT) & SPEC_PATH1_MASK;
+        if (a2 >= 1 && a2 <= 6) {
+            u32 off = len1;
+            asm volatile("" : "+r"(off));
+            off &= (MAX_PATH - 1) | MAX_PATH;  // <= 2 * MAX_PATH - 1; real offsets <= MAX_PATH
+            len2 = read_string(&data[off], args[(a2 - 1) & 7]);
+        }
+        u32 out = (spec >> SPEC_OUT_SHIFT) & 3;
+        if (out)
+            len3 = read_output(data, len1 + len2, out, args);
+        if ((spec & SPEC_FDPAIR) && ret == 0) {
+            u64 ptr = (spec & SPEC_FDPAIR_ARG3) ? args[3] : args[0];
+            len3 = copy_out(data, len1 + len2, ptr, 8, 8);
+        }
     }
-    if ((spec & SPEC_FDPAIR) && ret == 0) {
-        u64 ptr = (spec & SPEC_FDPAIR_ARG3) ? e->args[3] : e->args[0];
-        e->len3 = (u16)copy_out(e, (u32)e->len1 + (u32)e->len2, ptr, 8, 8);
-    }
-    e->ret = ret;
-    e->latency_ns = bpf_ktime_get_ns() - e->ts_ns;
-    emit(e);
+    h[0] = s->ts_ns;
+    h[1] = now - s->ts_ns;
+    h[2] = (u64)ret;
+    write_header(h, s, tid, nr, 0, args);
+    h[W_LENS] = (u64)len1 | (u64)len2 << 16 | (u64)(u16)spec << 32 | (u64)len3 << 48;
+    u32 total = len1 + len2 + len3;
+    asm volatile("" : "+r"(total));
+    if (total > DATA_MAX)
+        total = DATA_MAX;
+    commit(st, at, total);
     return 0;
 }
 
 // A traced thread group forked: trace the child too. The tracepoint fires in the parent
 // before the child can run, so the child's first syscall is already covered. For a new
-// thread child_pid is a tid, which is harmless in this map (lookups are by tgid).
+// thread child_pid is a tid, which is harmless in this map (lookups are by tgid). The child's
+// slot is freed: a recycled tid must not inherit a dead thread's call.
 TRACEPOINT_PROBE(sched, sched_process_fork)
 {
     u32 parent = bpf_get_current_pid_tgid() >> 32;
@@ -397,6 +561,10 @@ TRACEPOINT_PROBE(sched, sched_process_fork)
     u32 child = args->child_pid;
     if (child != parent)
         traced.update(&child, &parent);
+    u32 i = child & (SLOTS - 1);
+    struct slot *s = slots.lookup(&i);
+    if (s && s->owner == child)
+        s->owner = 0;
     return 0;
 }
 
@@ -404,12 +572,27 @@ TRACEPOINT_PROBE(sched, sched_process_exit)
 {
     u64 id = bpf_get_current_pid_tgid();
     u32 tgid = id >> 32, tid = (u32)id;
-    // The leader's exit ends the thread group in all but the rare pthread_exit-from-main
-    // case; dropping the entry keeps a recycled pid from being traced later. (The task's
-    // inflight storage goes with the task.)
+    u32 i = tid & (SLOTS - 1);
+    struct slot *s = slots.lookup(&i);
+    if (s && s->owner == tid)
+        s->owner = 0;
+    int one = 1;
+    u32 *rare = control.lookup(&one);
+    if (rare && (*rare & RARE_OVERFLOW))
+        overflow.delete(&tid);
+    // Dropping the group's entry when the group ends keeps a recycled pid from being traced
+    // later. Where the tracepoint says whether the group is dead (GROUP_DEAD, kernels from
+    // 6.16), a leader that dies first (killed by another thread's execve, which then takes
+    // its pid; pthread_exit from main) leaves it in place; elsewhere the leader's exit stands
+    // for the group's.
+#if GROUP_DEAD
+    if (args->group_dead)
+        traced.delete(&tgid);
+#else
     if (tid == tgid)
         traced.delete(&tgid);
-    else
+#endif
+    if (tid != tgid)
         traced.delete(&tid);
     return 0;
 }

@@ -102,6 +102,28 @@ def resolve_command(name: str, env: Mapping[str, str] | None = None) -> str:
     return found
 
 
+def thread_slots(limit: int = 1 << 16) -> int:
+    """Per-thread slots of the BPF program: pid_max rounded up to a power of two, at most
+    `limit` (a thread whose slot another traced thread holds uses a hash instead)."""
+    try:
+        pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
+    except (OSError, ValueError):
+        pid_max = limit
+    return min(limit, 1 << max(10, (pid_max - 1).bit_length()))
+
+
+def exit_has_group_dead() -> bool:
+    """Does the sched_process_exit tracepoint say whether the thread group ended (6.16+)?"""
+    from tracer.privilege import tracefs_dir
+
+    base = tracefs_dir()
+    try:
+        fmt = (base / "events/sched/sched_process_exit/format").read_text() if base else ""
+    except OSError:
+        return False
+    return "group_dead;" in fmt
+
+
 def exit_status_of(wait_status: int) -> int:
     """Shell convention: the exit code, or 128 + signal number when killed."""
     if os.WIFSIGNALED(wait_status):
@@ -141,17 +163,26 @@ class SyscallRecorder:
     ringbuf_mb: ring buffer size (rounded to a power of two of pages).
     max_path: bytes kept per path argument.
     failures_only: record only failing calls (`tracer record -x`).
+    slots: per-thread slots of the BPF program (a power of two; default: pid_max rounded up,
+    at most 65536); threads whose tids are equal modulo it share one, the later ones fall back
+    to a hash (tests use a tiny number to exercise that).
     """
 
-    def __init__(self, ringbuf_mb: int = 64, max_path: int = 512, failures_only: bool = False):
+    def __init__(self, ringbuf_mb: int = 64, max_path: int = 512, failures_only: bool = False,
+                 slots: int | None = None):
         if max_path & (max_path - 1) or not 64 <= max_path <= 4096:
             raise TracebaseError(f"max_path: expected a power of two in 64..4096, found {max_path}")
+        if slots is not None and (slots < 1 or slots & (slots - 1)):
+            raise TracebaseError(f"slots: expected a power of two, found {slots}")
+        self.slots = slots or thread_slots()
         if not 1 <= ringbuf_mb <= 1024:
             raise TracebaseError(f"--ringbuf-mb: expected 1..1024, found {ringbuf_mb}")
         self.ringbuf_mb = ringbuf_mb
         self.max_path = max_path
         self.failures_only = failures_only
         self.bpf = None
+        self._attached = False
+        self._generation = 0
         self._ring: RingReader | None = None
         self._spans: list[bytes] = []
         self._names = syscall_names()
@@ -173,6 +204,10 @@ class SyscallRecorder:
             f"-DNR_EXECVE={nr['execve']}",
             f"-DNR_EXECVEAT={nr['execveat']}",
             f"-DNR_PRCTL={nr['prctl']}",
+            f"-DNR_EXIT={nr['exit']}",
+            f"-DNR_EXIT_GROUP={nr['exit_group']}",
+            f"-DSLOTS={self.slots}",
+            f"-DGROUP_DEAD={int(exit_has_group_dead())}",
         ]
 
     def load(self) -> SyscallRecorder:
@@ -196,8 +231,45 @@ class SyscallRecorder:
         for nr, bits in bpf_spec_table().items():
             specs[ct.c_uint(nr)] = ct.c_uint(bits)
         self._set_recording(False)
+        self._detach()  # bcc attached them: they run only while a recording is on
         self._ring = ring_reader(self.bpf, b"events", self.ringbuf_pages)
         return self
+
+    # (kind, hook, function): attached for each recording, detached after it, so that between
+    # recordings no process pays for the syscall tracepoints (each attached sys_enter/sys_exit
+    # program puts every syscall of the machine on the kernel's slow path)
+    PROGRAMS = (
+        ("raw", b"sys_enter", b"raw_tracepoint__sys_enter"),
+        ("raw", b"sys_exit", b"raw_tracepoint__sys_exit"),
+        ("tp", b"sched:sched_process_fork", b"tracepoint__sched__sched_process_fork"),
+        ("tp", b"sched:sched_process_exit", b"tracepoint__sched__sched_process_exit"),
+    )
+
+    def _attach(self) -> None:
+        if self._attached:
+            return
+        try:
+            for kind, hook, fn in self.PROGRAMS:
+                if kind == "raw":
+                    self.bpf.attach_raw_tracepoint(tp=hook, fn_name=fn)
+                else:
+                    self.bpf.attach_tracepoint(tp=hook, fn_name=fn)
+        except Exception as exc:  # bcc raises bare Exceptions
+            self._detach()
+            raise EnvironmentProblem(
+                f"attaching {BPF_SOURCE.name} to {hook.decode()} failed "
+                f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+            ) from None
+        self._attached = True
+
+    def _detach(self) -> None:
+        for kind, hook, _fn in self.PROGRAMS:
+            with contextlib.suppress(Exception):  # bcc raises bare Exceptions
+                if kind == "raw":
+                    self.bpf.detach_raw_tracepoint(hook)
+                else:
+                    self.bpf.detach_tracepoint(hook)
+        self._attached = False
 
     def close(self) -> None:
         if self._ring is not None:
@@ -216,7 +288,11 @@ class SyscallRecorder:
 
     # -- recording -------------------------------------------------------------------------
     def _set_recording(self, on: bool) -> None:
-        self.bpf[b"control"][ct.c_int(0)] = ct.c_uint(int(on))
+        """control[0] is the recording's generation (0: stopped). A new one per recording: the
+        BPF side ignores per-thread slots of earlier recordings without our clearing them."""
+        if on:
+            self._generation = self._generation % 0xFFFFFFFF + 1
+        self.bpf[b"control"][ct.c_int(0)] = ct.c_uint(self._generation if on else 0)
 
     def _reset(self) -> int:
         """Forget the previous recording and switch recording on; returns the CLOCK_MONOTONIC
@@ -224,11 +300,13 @@ class SyscallRecorder:
         earlier are ignored)."""
         b = self.bpf
         self._set_recording(False)
-        b[b"traced"].clear()
-        b[b"lost"].clear()
+        for name in (b"traced", b"lost", b"overflow", b"execs"):
+            b[name].clear()
+        b[b"control"][ct.c_int(1)] = ct.c_uint(0)
         self._take_stages()
         self._ring.skip()
         self._spans = []
+        self._attach()
         since = time.monotonic_ns()  # bpf_ktime_get_ns is CLOCK_MONOTONIC too
         self._set_recording(True)
         return since
@@ -401,6 +479,7 @@ class SyscallRecorder:
         end time)."""
         end_time = datetime.now(UTC)
         self._set_recording(False)
+        self._detach()
         self.bpf[b"traced"].clear()  # stop following descendants that outlive the command
         time.sleep(0.002)  # programs already running finish in microseconds
         self._drain()

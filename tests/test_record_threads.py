@@ -1,0 +1,117 @@
+"""The recorder's per-thread bookkeeping with the real BPF program (root + bcc; need_bpf):
+the call in progress lives in an array slot indexed by tid (bpf/syscall_recorder.c), so these
+check what that must survive: threads whose tids share a slot, a thread other than the leader
+calling execve (it comes back with the leader's pid), and that nothing stays attached to the
+syscall tracepoints between recordings."""
+
+from __future__ import annotations
+
+import ctypes as ct
+import os
+import textwrap
+
+import polars as pl
+import pytest
+
+ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+THREADS = 6
+
+
+def record(recorder, argv, **kw):
+    null = os.open("/dev/null", os.O_WRONLY)
+    try:
+        rec = recorder.record(argv, env=ENV, stdout=null, stderr=null, timeout=60, **kw)
+    finally:
+        os.close(null)
+    return rec, pl.from_arrow(rec.events)
+
+
+def threaded_script(tmp_path) -> list[str]:
+    """THREADS threads that are all inside a syscall (a pipe read) at once, then each open a
+    file of its own: with one slot for all, every thread but one keeps its calls elsewhere."""
+    script = tmp_path / "threads.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, threading
+        r, w = os.pipe()
+        ready = threading.Barrier({THREADS} + 1)
+        def work(i):
+            ready.wait()
+            os.read(r, 1)                      # all blocked in read at the same time
+            try:
+                os.stat({str(tmp_path)!r} + f"/missing-{{i}}.txt")
+            except FileNotFoundError:
+                pass
+        threads = [threading.Thread(target=work, args=(i,)) for i in range({THREADS})]
+        for t in threads:
+            t.start()
+        ready.wait()
+        import time; time.sleep(0.2)
+        os.write(w, b"x" * {THREADS})
+        for t in threads:
+            t.join()
+    """))
+    return ["/usr/bin/python3", "-S", str(script)]
+
+
+def check_threads(rec, df, tmp_path) -> None:
+    assert rec.exit_status == 0 and rec.lost_events == 0
+    pid = rec.pid
+    stats = df.filter(pl.col("path").str.starts_with(f"{tmp_path}/missing-"))
+    assert sorted(stats["path"].to_list()) == [f"{tmp_path}/missing-{i}.txt" for i in range(THREADS)]
+    assert set(stats["errno"]) == {"ENOENT"}
+    assert stats["tid"].n_unique() == THREADS and set(stats["pid"]) == {pid}
+    # every thread's blocking read of the pipe, with its one byte, and a latency covering the wait
+    reads = df.filter((pl.col("probe") == "read") & (pl.col("tid") != pid) & pl.col("path").str.starts_with("pipe:"))
+    assert reads.height == THREADS and set(reads["ret"]) == {1}
+    assert reads["latency_ns"].min() > 1_000_000  # blocked for the main thread's 0.2 s sleep
+    assert df["seq"].to_list() == list(range(df.height)) and df["ts_ns"].is_sorted()
+
+
+def test_threads_sharing_one_slot_lose_nothing(need_bpf, tmp_path):
+    from tracer.record.recorder import SyscallRecorder
+
+    with SyscallRecorder(ringbuf_mb=4, slots=1) as crowded:  # every thread on slot 0
+        rec, df = record(crowded, threaded_script(tmp_path))
+        assert crowded.bpf[b"control"][ct.c_int(1)].value & 1  # the overflow hash was used
+    check_threads(rec, df, tmp_path)
+
+
+def test_threads_with_their_own_slots(recorder, tmp_path):
+    rec, df = record(recorder, threaded_script(tmp_path))
+    check_threads(rec, df, tmp_path)
+
+
+def test_exec_from_a_thread_other_than_the_leader(recorder, tmp_path):
+    """The exec'ing thread takes over the leader's pid: its execve (path read at entry) and
+    everything the new image does are recorded under that pid."""
+    script = tmp_path / "thread_exec.py"
+    script.write_text(textwrap.dedent("""
+        import os, threading, time
+        def run():
+            os.execv("/bin/echo", ["/bin/echo", "from-a-thread"])
+        threading.Thread(target=run).start()
+        time.sleep(30)
+    """))
+    rec, df = record(recorder, ["/usr/bin/python3", "-S", str(script)])
+    assert rec.exit_status == 0 and rec.lost_events == 0
+    pid = rec.pid
+    execs = df.filter((pl.col("probe") == "execve") & (pl.col("path") == "/bin/echo"))
+    assert execs.height == 1 and execs["ret"][0] == 0 and execs["pid"][0] == pid
+    assert execs["tid"][0] != pid  # recorded with the tid it called execve from
+    assert execs["comm"][0] == "echo" and execs["latency_ns"][0] > 0
+    after = df.filter(pl.col("seq") > execs["seq"][0])
+    assert set(after["tid"]) == {pid} and set(after["comm"]) == {"echo"}
+    written = after.filter(pl.col("probe") == "write")
+    assert written["output"].to_list() == ["from-a-thread\n"]
+    assert after["probe"][-1] == "exit_group"
+
+
+def test_nothing_attached_between_recordings(recorder):
+    """Attached sys_enter/sys_exit programs put every syscall of the machine on the kernel's
+    slow path: they are attached for a recording only."""
+    bpf = recorder.bpf
+    rec, _ = record(recorder, ["/bin/true"])
+    assert rec.exit_status == 0
+    assert not bpf.raw_tracepoint_fds and not bpf.tracepoint_fds
+    with pytest.raises(Exception):  # noqa: B017 - bcc raises bare Exceptions
+        bpf.detach_raw_tracepoint(b"sys_enter")
