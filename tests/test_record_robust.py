@@ -103,7 +103,7 @@ def check_saved(line: str, fallback_dir: Path) -> pl.DataFrame:
 def test_enospc_after_the_run_keeps_the_trace_in_tmpdir(need_bpf, tmp_path):
     spare = tmp_path / "spare"
     spare.mkdir()
-    with tmpfs(tmp_path / "small", "size=64k") as small:
+    with tmpfs(tmp_path / "small", "size=8k") as small:  # the trace is tens of KiB
         proc = tracer("-o", f"{small}/t.parquet", "--", *BUSY, env={"TMPDIR": str(spare)})
         assert proc.returncode == 2, proc.stderr
         line = one_line(proc)
