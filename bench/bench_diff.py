@@ -13,7 +13,7 @@ Measured in one run, each in its own child process (wall time, peak RSS via wait
   (``pid probe(path) = ret``, what strace -f users diff) and a *masked* dump (no pid/ret,
   temp names masked: the most GNU diff can be helped without a per-thread split).
 
-    .venv/bin/python -m bench.bench_diff [--quick] [--events N] [--keep DIR]
+    .venv/bin/python -m bench.bench_diff [--quick] [--events N] [--keep DIR] [--repeat N] [--before CHECKOUT]
 """
 
 from __future__ import annotations
@@ -156,14 +156,14 @@ def dump_text(df: pl.DataFrame, path: Path, style: str) -> None:
     out.write_csv(path, include_header=False, quote_style="never")
 
 
-def measure(cmd: list[str], out_path: Path | None = None) -> dict:
+def measure(cmd: list[str], out_path: Path | None = None, cwd: str | None = None) -> dict:
     """Wall time, CPU time and peak RSS of one child, via GNU time (its own fork, so the
     peak RSS is the child's, not inherited from this big parent)."""
     timing = Path(tempfile.mktemp(prefix="bench-time-"))
     full = ["/usr/bin/time", "-o", str(timing), "-f", "%e %U %S %M", *cmd] if shutil.which("time") or Path("/usr/bin/time").exists() else cmd
     t0 = time.perf_counter()
     with open(out_path or os.devnull, "wb") as out:
-        proc = subprocess.run(full, stdout=out, stderr=subprocess.PIPE)
+        proc = subprocess.run(full, stdout=out, stderr=subprocess.PIPE, cwd=cwd)
     wall = time.perf_counter() - t0
     err = proc.stderr.decode().strip()[-300:]
     try:
@@ -181,7 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="100,000 events instead of 1,000,000")
     ap.add_argument("--events", type=int, help="events per trace (default 1,000,000)")
     ap.add_argument("--keep", metavar="DIR", help="keep the generated files in DIR")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement, best kept (default 3)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="rounds, each running every measurement once (interleaved), best kept (default 3)")
+    ap.add_argument("--before", metavar="CHECKOUT",
+                    help="also run the CLI of another checkout (e.g. `git archive REV | tar -x -C DIR`) "
+                         "on the same files, interleaved: before/after in one run")
     ap.add_argument("--no-masked", action="store_true",
                     help="skip GNU diff on the masked dump (tens of seconds at 1M events)")
     args = ap.parse_args(argv)
@@ -214,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         runs = {
             "baseline diff (library)": [PY, "-c", lib_code],
             "baseline diff (CLI)": [PY, "-m", "baseline.cli", "diff", str(gp), str(bp), "--json"],
+            **({"baseline diff (CLI, before)": [PY, "-m", "baseline.cli", "diff", str(gp), str(bp), "--json"]}
+               if args.before else {}),
             "GNU diff, raw dump": ["diff", str(work / "good.raw.txt"), str(work / "bad.raw.txt")],
             "GNU diff, masked dump": ["diff", str(work / "good.masked.txt"), str(work / "bad.masked.txt")],
             "GNU diff, per-thread dump": ["diff", str(work / "good.threads.txt"), str(work / "bad.threads.txt")],
@@ -221,30 +227,39 @@ def main(argv: list[str] | None = None) -> int:
         if args.no_masked:
             del runs["GNU diff, masked dump"]
         refs = [k for k in runs if k.startswith("GNU")]
-        results = {}
-        for label, cmd in runs.items():
-            best = None
-            out = work / (label.replace(" ", "_").replace("(", "").replace(")", "").replace(",", "") + ".out")
-            for _ in range(args.repeat):
-                m = measure(cmd, out)
+        results: dict[str, dict] = {}
+        loads = []
+
+        def out_of(label: str) -> Path:
+            return work / (label.replace(" ", "_").replace("(", "").replace(")", "").replace(",", "") + ".out")
+
+        # Rounds interleave the measurements, so a load change on the shared machine hits all
+        # of them alike; each figure is the best of the rounds, taken separately.
+        for _ in range(args.repeat):
+            loads.append(os.getloadavg()[0])
+            for label, cmd in runs.items():
+                out = out_of(label)
+                m = measure(cmd, out, cwd=args.before if label.endswith("before)") else None)
                 if label.endswith("(library)"):
                     m["inner"] = json.loads(out.read_text().splitlines()[-1])
+                best = results.get(label)
                 if best is None:
-                    best = m
-                else:  # best of N for each figure separately (the machine is shared)
-                    for key in ("wall_s", "cpu_s", "rss_mib"):
-                        best[key] = min(best[key], m[key])
-                    if "inner" in m:
-                        best["inner"]["s"] = min(best["inner"]["s"], m["inner"]["s"])
-                        best["inner"]["cpu"] = min(best["inner"]["cpu"], m["inner"]["cpu"])
+                    results[label] = m
+                    continue
+                for key in ("wall_s", "cpu_s", "rss_mib"):
+                    best[key] = min(best[key], m[key])
+                if "inner" in m:
+                    best["inner"]["s"] = min(best["inner"]["s"], m["inner"]["s"])
+                    best["inner"]["cpu"] = min(best["inner"]["cpu"], m["inner"]["cpu"])
+        for label, best in results.items():
+            out = out_of(label)
             with open(out, "rb") as fh:
                 best["output_lines"] = sum(1 for _ in fh)
-            results[label] = best
-            if label.endswith("(CLI)"):
+            if "(CLI" in label:
                 obj = json.loads(out.read_text())
                 b = obj["bifurcation"]
                 best["bifurcation"] = b and f"{b['probe']} {b['path']} -> {b['errno']}"
-        print(f"\nbest of {args.repeat} runs each (wall, cpu and peak RSS taken separately)")
+        print(f"\nbest of {args.repeat} interleaved rounds (wall, cpu and peak RSS taken separately)")
         print(f"{'measurement':28} {'wall s':>8} {'cpu s':>8} {'peak RSS MiB':>13} {'exit':>5} {'out lines':>10}")
         for label, m in results.items():
             print(f"{label:28} {m['wall_s']:8.3f} {m['cpu_s']:8.3f} {m['rss_mib']:13.1f} {m['status']:>5} "
@@ -253,12 +268,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nlibrary call inside its process (after imports): wall {lib['inner']['s']:.3f} s, "
               f"cpu {lib['inner']['cpu']:.3f} s; bifurcation: {lib['inner']['b']}")
         print(f"CLI bifurcation: {results['baseline diff (CLI)'].get('bifurcation')}")
-        print(f"load average now: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs (wall times are inflated under load; "
-              "cpu s = user+sys of the child)")
+        if args.before:
+            print(f"CLI (before) bifurcation: {results['baseline diff (CLI, before)'].get('bifurcation')}")
+        print(f"load average at each round: {', '.join(f'{x:.2f}' for x in loads)}, now {os.getloadavg()[0]:.2f} "
+              f"on {os.cpu_count()} CPUs (wall times are inflated under load; cpu s = user+sys of the child)")
         for ref in refs:
             r = results[ref]
             print(f"\nvs {ref}:")
-            for label in ("baseline diff (library)", "baseline diff (CLI)"):
+            for label in [k for k in results if k.startswith("baseline")]:
                 m = results[label]
                 print(f"  {label}: wall x{m['wall_s'] / r['wall_s']:.2f}, cpu x{m['cpu_s'] / max(r['cpu_s'], 1e-3):.2f}, "
                       f"peak RSS x{m['rss_mib'] / r['rss_mib']:.2f}")

@@ -58,7 +58,8 @@ class _File:
         if name in self.present:
             with open(self.path, "rb") as fh:  # Python opens any file name (see validate_file)
                 pf = pq.ParquetFile(fh, metadata=self.meta, read_dictionary=[name] if name in DICT_COLUMNS else None)
-                return pf.read(columns=[name]).column(0)
+                # One column chunk at a time: Arrow's thread pool only adds CPU (~30 %) here.
+                return pf.read(columns=[name], use_threads=False).column(0)
         if name in self.restored:  # a partition key: the directory names it (host=<h>)
             return pa.array([self.restored[name]] * self.num_rows, pa.string())
         return pa.nulls(self.num_rows, EVENTS.field(name).type)  # added by a later schema version
