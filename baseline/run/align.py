@@ -95,21 +95,28 @@ def _same_as_lag(s: Streams, p: int) -> np.ndarray:
     return eq
 
 
-def compress_loops(s: Streams, max_period: int = 4) -> Streams:
-    """Collapse immediate repetitions of n-grams (n = 1..max_period) inside each stream."""
+def compress_loops(s: Streams | list[Streams], max_period: int = 4) -> Streams:
+    """Collapse immediate repetitions of n-grams (n = 1..max_period) inside each stream.
+
+    `s` may be a one-element list handing over the only reference to the streams: their
+    arrays are then freed by the first pass instead of living alongside every copy."""
+    if isinstance(s, list):
+        s = s.pop()
     for p in [*range(1, max_period + 1), 1]:
         eq = _same_as_lag(s, p)
         if not eq.any():
             continue
         if p > 1:
             # Keep only runs of repeats at least one loop body long.
-            edges = np.diff(np.r_[0, eq.astype(np.int8), 0])
+            edges = np.diff(eq.view(np.int8), prepend=np.int8(0), append=np.int8(0))
             starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+            del edges
             short = (ends - starts) < p
             if short.any():
-                n = len(s) + 1
-                drop = np.bincount(starts[short], minlength=n) - np.bincount(ends[short], minlength=n)
-                eq &= np.cumsum(drop[:-1]) == 0
+                # Positions of the short runs (fewer than p each): a ramp per run.
+                lo, length = starts[short], (ends - starts)[short]
+                first = np.cumsum(length) - length
+                eq[np.repeat(lo - first, length) + np.arange(int(length.sum()))] = False
         s = s.take(~eq)
     return s
 

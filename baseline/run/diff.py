@@ -442,30 +442,35 @@ def diff_traces(
     # completed successfully, and every outcome they had there.
     # Only the call sites where some error happened matter: the good rows at those (few)
     # sites are found with one membership pass, the rest is on that small subset.
-    calls = _call_keys(p)
+    # Call keys are computed for those rows only (8 bytes a row otherwise): the good rows of
+    # a probe some error has, then the ones at an erring call site among them.
     err_rows = np.flatnonzero((p.errno >= 0) & (p.plainpath >= 0))
-    err_calls = np.unique(calls[err_rows])
-    pos = np.minimum(np.searchsorted(err_calls, calls), max(len(err_calls) - 1, 0))  # small sorted set
-    at_sites = np.flatnonzero((err_calls[pos] == calls) & (p.tkey >= 0)) if len(err_calls) else np.zeros(0, np.int64)
-    del pos
+    err_calls = np.unique(_call_keys(p, err_rows))
+    cand = np.flatnonzero(np.isin(p.probe, np.unique(p.probe[err_rows])) & (p.tkey >= 0))
+    cand_calls = _call_keys(p, cand)
+    pos = np.minimum(np.searchsorted(err_calls, cand_calls), max(len(err_calls) - 1, 0))  # small sorted set
+    hit = err_calls[pos] == cand_calls if len(err_calls) else np.zeros(len(cand), dtype=bool)
+    at_sites, site_calls = cand[hit], cand_calls[hit]
+    del cand, cand_calls, pos, hit
     n_errnos = np.int64(len(p.errno_values) + 1)
-    good_ok_calls = np.unique(calls[at_sites[p.errno[at_sites] < 0]])
-    good_calls = np.unique(calls[at_sites])
-    good_outcomes = np.unique(calls[at_sites] * n_errnos + (p.errno[at_sites] + 1))
-    del at_sites
+    good_ok_calls = np.unique(site_calls[p.errno[at_sites] < 0])
+    good_calls = np.unique(site_calls)
+    good_outcomes = np.unique(site_calls * n_errnos + (p.errno[at_sites] + 1))
+    del at_sites, site_calls
     timing_codes = np.array([i for i, v in enumerate(p.errno_values) if v in TIMING_ERRNOS], dtype=np.int32)
     # Per bad row: an error where the good runs had another outcome at the same call.
     bad_err = err_rows[err_rows < nb]
     outcome_change = np.zeros(n_rows, dtype=bool)
-    outcome_change[bad_err] = np.isin(calls[bad_err], good_calls) & ~np.isin(
-        calls[bad_err] * n_errnos + (p.errno[bad_err] + 1), good_outcomes)
+    bad_calls = _call_keys(p, bad_err)
+    outcome_change[bad_err] = np.isin(bad_calls, good_calls) & ~np.isin(
+        bad_calls * n_errnos + (p.errno[bad_err] + 1), good_outcomes)
     del err_rows
     for err in distinct_errors(p, np.ones(n_rows, dtype=bool), with_plain=True):
         # No entry covers an error at a (call, path) the good runs completed successfully.
         first = int(err["rows"][0])
         done_in_good = (
             p.plainpath[first] >= 0 and p.errno[first] not in timing_codes
-            and bool(np.isin(calls[first], good_ok_calls))
+            and bool(np.isin(_call_keys(p, first), good_ok_calls))
         )
         # The plain normalised path first (curated globs name directories), then the
         # search-masked one (learned entries generalise over search directories), then the
@@ -513,7 +518,9 @@ def diff_traces(
     s = align.Streams(tok[keep], p.sid[keep], keep.astype(np.int32 if n_rows < 2**31 else np.int64))
     del tok, keep
     _release(p)
-    s = align.compress_loops(align.with_end_tokens(s))
+    handed = [align.with_end_tokens(s)]
+    del s
+    s = align.compress_loops(handed)
     h = align.window_hashes(s, role_hash, k)
     # Bad streams are numbered first, so their positions are a prefix: split by views.
     split = int(np.searchsorted(s.sid, int(np.count_nonzero(is_bad_stream))))
@@ -682,9 +689,9 @@ def _normalised(p: Prepared, raw: str) -> str | None:
     return normalize_paths(pa.array([raw], type=pa.string()), p.templates)[0].as_py()
 
 
-def _call_keys(p: Prepared) -> np.ndarray:
-    """Per row, int64 key of (probe, plain normalised path): a call site across runs."""
-    return p.probe.astype(np.int64) * np.int64(len(p.npath_values) + 1) + (p.plainpath + 1)
+def _call_keys(p: Prepared, rows: np.ndarray | int) -> np.ndarray:
+    """int64 key of (probe, plain normalised path) of `rows`: a call site across runs."""
+    return p.probe[rows].astype(np.int64) * np.int64(len(p.npath_values) + 1) + (p.plainpath[rows] + 1)
 
 
 def _seq_of(s: align.Streams, pos: np.ndarray, seq_rows: np.ndarray) -> np.ndarray:

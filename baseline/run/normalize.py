@@ -109,26 +109,49 @@ def apply_rules(values: pa.Array | pa.ChunkedArray, rules: list[tuple[str, str]]
     return values
 
 
+_DIGIT_CHUNK = 1 << 20  # bytes of string data rewritten per numpy pass (bounds the temporaries)
+
+
 def _replace_digit_runs(values: pa.Array, replacement: str) -> pa.Array:
     """Every maximal run of ASCII digits replaced by `replacement` (as RE2 ``[0-9]+`` would),
-    computed on the UTF-8 bytes with numpy. Digits never occur inside a multi-byte UTF-8
-    sequence, so this is exact for any text."""
-    if values.type != pa.string() or values.offset != 0:
+    computed on the UTF-8 bytes with numpy, about a megabyte of string data at a time (the
+    int32 position arrays are 4 bytes per byte of text). Digits never occur inside a
+    multi-byte UTF-8 sequence, so this is exact for any text."""
+    if values.type != pa.string():
         return pc.replace_substring_regex(values, pattern="[0-9]+", replacement=replacement)
     n = len(values)
-    _, off_buf, data_buf = values.buffers()
-    offsets = np.frombuffer(off_buf, dtype=np.int32, count=n + 1)
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=values.offset + n + 1)[values.offset :]
+    if n == 0 or int(offsets[-1] - offsets[0]) <= _DIGIT_CHUNK:
+        return _replace_digit_runs_once(values, offsets, replacement)
+    parts, i = [], 0
+    while i < n:  # string boundaries about _DIGIT_CHUNK bytes apart (one long string alone)
+        j = max(int(np.searchsorted(offsets, offsets[i] + _DIGIT_CHUNK, side="right")) - 1, i + 1)
+        j = min(j, n)
+        part = values.slice(i, j - i)
+        parts.append(_replace_digit_runs_once(part, offsets[i : j + 1], replacement))
+        i = j
+    return pa.concat_arrays(parts)
+
+
+def _replace_digit_runs_once(values: pa.Array, offsets: np.ndarray, replacement: str) -> pa.Array:
+    """`_replace_digit_runs` of one slice; `offsets` its n + 1 string offsets."""
+    n = len(values)
     lo, hi = int(offsets[0]), int(offsets[-1])
+    data_buf = values.buffers()[2]
     data = np.frombuffer(data_buf, dtype=np.uint8, count=hi)[lo:] if data_buf is not None else np.zeros(0, np.uint8)
     digit = (data - np.uint8(48)) <= np.uint8(9)  # wraps below '0'
     start = digit.copy()
     start[1:] &= ~digit[:-1]
-    start[offsets[:-1][offsets[:-1] < hi] - lo] = digit[offsets[:-1][offsets[:-1] < hi] - lo]  # runs end at strings
+    heads = offsets[:-1][offsets[:-1] < hi] - lo
+    start[heads] = digit[heads]  # runs end at strings
     rep = replacement.encode()
-    width = (~digit).view(np.uint8) + start.view(np.uint8) * np.uint8(len(rep))
-    end = np.cumsum(width.astype(np.int32), dtype=np.int32)
-    out = np.repeat(data, width)  # kept bytes once, each run start len(rep) times, other digits dropped
-    first = end[start] - len(rep)
+    kept = ~digit
+    width = kept.view(np.uint8) + start.view(np.uint8) * np.uint8(len(rep))
+    end = np.cumsum(width, dtype=np.int32)  # one past each byte's output
+    del width
+    out = np.empty(int(end[-1]) if len(end) else 0, dtype=np.uint8)
+    out[end[kept] - 1] = data[kept]  # kept bytes once, other digits dropped
+    first = end[start] - len(rep)  # each run start becomes the replacement
     for j, byte in enumerate(rep):
         out[first + j] = byte
     new_offsets = np.r_[0, end][offsets - lo].astype(np.int32)
@@ -546,21 +569,33 @@ def _mix64(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint64(31))
 
 
-def _pack(fields: list[tuple[np.ndarray, int]]) -> np.ndarray:
-    """One uint64 per row from small non-negative integer fields (values, radix).
+def _pack(fields: list[tuple[np.ndarray, int] | tuple[np.ndarray, int, int]]) -> np.ndarray:
+    """One uint64 per row from small non-negative integer fields (values, radix), or
+    (values, radix, offset) for ``values + offset`` (codes with -1 for null: offset 1).
 
-    Exact (mixed-radix, one pass in `np.ravel_multi_index`) while the product of the radices
-    fits in 63 bits, so the result never collides with the stream markers of baseline.run.align
-    (which have bit 63 set); beyond that, a 64-bit hash of the fields."""
-    dims = tuple(max(radix, 1) for _, radix in fields)
+    Exact (mixed radix, the same numbers as `np.ravel_multi_index` in C order, accumulated in
+    place: no 8-byte copy of every field) while the product of the radices fits in 63 bits,
+    so the result never collides with the stream markers of baseline.run.align (which have
+    bit 63 set); beyond that, a 64-bit hash of the fields."""
+    dims = tuple(max(f[1], 1) for f in fields)
     total = 1
     for d in dims:
         total *= d
+    n = len(fields[0][0])
     if total < (1 << 63):
-        return np.ravel_multi_index(tuple(v for v, _ in fields), dims).view(np.uint64)
-    out = fields[0][0].astype(np.uint64)
-    for values, _ in fields[1:]:
-        out = _mix64(out * np.uint64(0x100000001B3) ^ values.astype(np.uint64))
+        # Horner's rule in uint64: negative values wrap and their offset wraps them back, so
+        # every step is exact modulo 2**64 and the result, below 2**63, is too.
+        out = np.zeros(n, dtype=np.uint64)
+        for field, d in zip(fields, dims, strict=True):
+            np.multiply(out, np.uint64(d), out=out)
+            np.add(out, field[0], out=out, casting="unsafe")
+            if len(field) > 2 and field[2]:
+                out += np.uint64(field[2])
+        return out
+    values = [f[0].astype(np.int64) + (f[2] if len(f) > 2 else 0) for f in fields]
+    out = values[0].astype(np.uint64)
+    for v in values[1:]:
+        out = _mix64(out * np.uint64(0x100000001B3) ^ v.astype(np.uint64))
     return out
 
 
@@ -628,17 +663,17 @@ class Prepared:
         path, path_radix = self._dense_path()
         depth_lo = int(self.depth.min()) if len(self) else 0
         depth = self.depth - depth_lo
-        fields = [(self.probe + 1, len(self.probe_values) + 1), (self.errno + 1, len(self.errno_values) + 1),
-                  (path, path_radix), (self.narg + 1, len(self.narg_values) + 1),
+        fields = [(self.probe, len(self.probe_values) + 1, 1), (self.errno, len(self.errno_values) + 1, 1),
+                  (path, path_radix), (self.narg, len(self.narg_values) + 1, 1),
                   (depth, int(depth.max(initial=0)) + 1)]
         if self.path2_values is not None and len(self.path2_values):
-            fields.append((self.path2 + 1, len(self.path2_values) + 1))
+            fields.append((self.path2, len(self.path2_values) + 1, 1))
         return _pack(fields)
 
     def call_keys(self) -> np.ndarray:
         """The call key of each row (see `token_parts`)."""
         path, path_radix = self._dense_path()
-        return _pack([(self.probe + 1, len(self.probe_values) + 1), (path, path_radix)])
+        return _pack([(self.probe, len(self.probe_values) + 1, 1), (path, path_radix)])
 
     def value(self, column: str, i: int):
         """The recorded (raw) value of `column` at stream-ordered row i."""
@@ -656,12 +691,14 @@ def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
     t_lo, tid_lo = int(tkey.min()), int(tid.min())
     t_span, tid_span = int(tkey.max()) - t_lo + 1, int(tid.max()) - tid_lo + 1
     if t_span * tid_span > max(4 * n, 1 << 22):
-        return numpy_of(pc.dictionary_encode(pa.array(tkey * (1 << 32) + tid)).indices).astype(np.int64)
-    key = (tkey - t_lo) * tid_span + (tid - tid_lo)
-    first = np.full(t_span * tid_span, n, dtype=np.int64)
-    first[key[::-1]] = np.arange(n - 1, -1, -1)  # the last write wins: the first row of each key
+        pairs = tkey.astype(np.int64) * (1 << 32) + tid
+        return numpy_of(pc.dictionary_encode(pa.array(pairs)).indices).astype(np.int64)
+    idx = np.int32 if n < 2**31 else np.int64
+    key = (tkey.astype(np.int64) - t_lo) * tid_span + (tid - tid_lo)
+    first = np.full(t_span * tid_span, n, dtype=idx)
+    first[key[::-1]] = np.arange(n - 1, -1, -1, dtype=idx)  # the last write wins: the first row of each key
     present = np.flatnonzero(first < n)
-    rank = np.empty(len(first), dtype=np.int32 if n < 2**31 else np.int64)
+    rank = np.empty(len(first), dtype=idx)
     rank[present[np.argsort(first[present], kind="stable")]] = np.arange(len(present))
     return rank[key]
 
@@ -694,9 +731,9 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     """
     n = table.num_rows
     tid = numpy_of(pc.fill_null(table.column("tid"), pc.fill_null(table.column("pid"), 0)))
-    seq = numpy_of(table.column("seq")).astype(np.int64, copy=False)
+    seq = _narrow(numpy_of(table.column("seq")).astype(np.int64, copy=False))
     table = _drop(table, "tid", "seq", "trace_id", "kind", "command")
-    tkey = np.asarray(tkey, dtype=np.int64)
+    tkey = _narrow(np.asarray(tkey, dtype=np.int64))
     # Stream order: stable sort by (trace, thread); rows already in seq order per trace (the
     # normal case) need no seq key, otherwise a full lexsort. Streams are numbered by first
     # appearance, so the sorted stream numbers are the dense stream ids.
@@ -710,7 +747,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     del stream_of
     if n < 2**31:
         order = order.astype(np.int32)
-    seq, tid, tkey = _narrow(seq[order]), tid[order].astype(np.int32), _narrow(tkey[order])
+    seq, tid, tkey = seq[order], tid[order].astype(np.int32), tkey[order]
 
     kept: dict[str, pa.ChunkedArray] = {}
 

@@ -238,7 +238,8 @@ def prepare_both(
     bad, good = tables
     _, bad_ids = number_traces(bad)
     good_codes, good_ids = good_trace_codes or number_traces(good)
-    tkey = np.concatenate([np.full(bad.num_rows, -1, dtype=np.int64), good_codes])
+    small = np.int16 if len(good_ids) < 2**15 - 1 else np.int64  # trace numbers: 2 bytes a row
+    tkey = np.concatenate([np.full(bad.num_rows, -1, dtype=small), good_codes.astype(small)])
     both = EventColumns.concat([bad, good])
     tables.clear()
     del bad, good, good_codes
