@@ -418,7 +418,7 @@ def diff_traces(
     else:
         allow = ExpectedErrors.load(expected)
     good_tab = load_table(good, skip=("output", "start_time"))
-    bad_tab = pick_bad_trace(load_table(bad, skip=("start_time",)), describe_source(bad), trace_id)
+    bad_tab, bad_id = pick_bad_trace(load_table(bad, skip=("start_time",)), describe_source(bad), trace_id)
     good_codes = number_traces(good_tab)
     check_good_commands(good_tab, describe_source(good), mixed, good_codes)
     warnings = []
@@ -427,7 +427,7 @@ def diff_traces(
 
     tables = [bad_tab, good_tab]
     del good_tab, bad_tab  # handed over: prepare frees each column once converted
-    p, bad_ids, good_ids = prepare_both(tables, good_codes)
+    p, bad_ids, good_ids = prepare_both(tables, good_codes, [bad_id])
     n_rows = len(p)
     nb = int(np.count_nonzero(p.tkey < 0))  # bad rows are rows 0..nb-1
     rows = _Rows(p, bad_ids, good_ids)

@@ -588,7 +588,7 @@ def _pack(fields: list[tuple[np.ndarray, int] | tuple[np.ndarray, int, int]]) ->
         out = np.zeros(n, dtype=np.uint64)
         for field, d in zip(fields, dims, strict=True):
             np.multiply(out, np.uint64(d), out=out)
-            np.add(out, field[0], out=out, casting="unsafe")
+            np.add(out, field[0], out=out, dtype=np.uint64, casting="unsafe")  # the uint64 loop, not float64
             if len(field) > 2 and field[2]:
                 out += np.uint64(field[2])
         return out
@@ -730,7 +730,10 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     only reference (as baseline.run.diff does) their Arrow buffers are freed along the way.
     """
     n = table.num_rows
-    tid = numpy_of(pc.fill_null(table.column("tid"), pc.fill_null(table.column("pid"), 0)))
+    tid = table.column("tid")
+    if tid.null_count:  # pid stands in for a missing tid (read only then)
+        tid = pc.fill_null(tid, pc.fill_null(table.column("pid"), 0))
+    tid = numpy_of(tid)
     seq = _narrow(numpy_of(table.column("seq")).astype(np.int64, copy=False))
     table = _drop(table, "tid", "seq", "trace_id", "kind", "command")
     tkey = _narrow(np.asarray(tkey, dtype=np.int64))

@@ -189,16 +189,17 @@ def number_traces(table: EventColumns | pa.Table) -> tuple[np.ndarray, list[str]
     return remap[codes], [values[c] for c in present]
 
 
-def pick_bad_trace(bad: EventColumns, source: str, trace_id: str | None) -> EventColumns:
+def pick_bad_trace(bad: EventColumns, source: str, trace_id: str | None) -> tuple[EventColumns, str]:
+    """The one bad trace (`trace_id`, or the only one) and its id."""
     codes, ids = number_traces(bad)
     if trace_id is not None:
         if trace_id not in ids:
             raise TracebaseError(f"{source}: trace_id: expected {trace_id!r}, found {', '.join(map(repr, ids[:5]))}")
-        return bad.filter(codes == ids.index(trace_id))
+        return bad.filter(codes == ids.index(trace_id)), trace_id
     if len(ids) > 1:
         shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
         raise TracebaseError(f"{source}: expected one bad trace, found {len(ids)} ({shown}); choose one with --trace-id")
-    return bad
+    return bad, ids[0]
 
 
 def check_good_commands(
@@ -229,14 +230,16 @@ def prepare_side(table: EventColumns | pa.Table, bad: bool) -> tuple[Prepared, l
 
 
 def prepare_both(
-    tables: list[EventColumns], good_trace_codes: tuple[np.ndarray, list[str]] | None = None
+    tables: list[EventColumns], good_trace_codes: tuple[np.ndarray, list[str]] | None = None,
+    bad_ids: list[str] | None = None,
 ) -> tuple[Prepared, list[str], list[str]]:
     """Prepare the bad and good rows (``tables = [bad, good]``) as one table, with one
     dictionary per column so event tokens are integer codes: the bad trace gets tkey -1,
     good traces 0.. in order of appearance; bad rows come first in the result (streams are
     numbered by first appearance). Columns are read one at a time as `prepare` converts them."""
     bad, good = tables
-    _, bad_ids = number_traces(bad)
+    if bad_ids is None:
+        _, bad_ids = number_traces(bad)
     good_codes, good_ids = good_trace_codes or number_traces(good)
     small = np.int16 if len(good_ids) < 2**15 - 1 else np.int64  # trace numbers: 2 bytes a row
     tkey = np.concatenate([np.full(bad.num_rows, -1, dtype=small), good_codes.astype(small)])

@@ -1,0 +1,179 @@
+"""How `baseline diff` loads its inputs (baseline.run.traces.EventColumns: a column at a time)
+and the numpy helpers its speed rests on. Every input form gives the same report: files, a
+directory, several files, polars frames, an Arrow table, a bad trace picked out of a file
+holding several, a schema-version-1 file beside a version-2 one. Traces are real Parquet
+written through tracer.schema; the reference for each helper is pyarrow/RE2/numpy itself."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from baseline.run import align
+from baseline.run.allowlist import ExpectedErrors
+from baseline.run.diff import diff_traces
+from baseline.run.normalize import _pack, _replace_digit_runs, numpy_of
+from tracer import schema
+from tracer.schema import write_table
+
+REPO = Path(__file__).resolve().parents[1]
+NONE = ExpectedErrors([], source="<test>")
+# A loader with two threads and a child: library search, per-file loop, one temp directory.
+LIBS = ["/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libz.so.1", "/lib/x86_64-linux-gnu/libz.so.1"]
+
+
+def events(trace_id: str, pid: int, tmp: str, fail: int | None = None, kind: str = "good") -> pl.DataFrame:
+    rows = [(pid, "execve", None, "/usr/bin/loader", None), (pid, "openat", "ENOENT", LIBS[0], None),
+            (pid, "openat", None, LIBS[1], None), (pid, "mkdir", None, tmp, None),
+            (pid, "clone", None, None, None)]
+    worker = pid + 1
+    for i in range(40):
+        who = pid if i % 2 else worker
+        name = f"/data/in/part-{i:04d}.bin"
+        if i == fail:
+            rows += [(who, "openat", "EACCES", name, None), (who, "write", None, None, f"cannot open {name}\n")]
+            continue
+        rows += [(who, "openat", None, name, None), (who, "read", None, None, None), (who, "read", None, None, None),
+                 (who, "close", None, None, None), (who, "write", None, f"{tmp}/out", None)]
+    rows += [(worker, "exit", None, None, None), (pid, "rename", None, f"{tmp}/out", None),
+             (pid, "exit_group", None, None, None)]
+    n = len(rows)
+    return pl.DataFrame(
+        {
+            "trace_id": [trace_id] * n, "seq": list(range(n)), "ts_ns": [100 * i for i in range(n)],
+            "pid": [pid] * n, "tid": [r[0] for r in rows], "ppid": [1] * n, "comm": ["loader"] * n,
+            "probe": [r[1] for r in rows], "depth": [0] * n, "ret": [-1 if r[2] else 0 for r in rows],
+            "errno": [r[2] for r in rows], "path": [r[3] for r in rows], "output": [r[4] for r in rows],
+            "kind": [kind] * n, "command": ["loader /data/in"] * n,
+        },
+        schema_overrides={"pid": pl.Int32, "tid": pl.Int32, "ppid": pl.Int32, "depth": pl.Int16,
+                          "errno": pl.String, "path": pl.String, "output": pl.String},
+    )
+
+
+def report(good, bad, **kw) -> dict:
+    out = diff_traces(good, bad, expected=NONE, **kw).to_dict()
+    out["settings"].pop("elapsed_s")
+    return out
+
+
+@pytest.fixture
+def runs(tmp_path):
+    g1 = events("g1", 100, "/tmp/tmpa1b2c3d4")
+    g2 = events("g2", 200, "/tmp/tmpq9w8e7r6")
+    bad = events("b1", 300, "/tmp/tmpz0x9c8v7", fail=17, kind="failure")
+    (tmp_path / "good").mkdir()
+    files = [write_table(g1, tmp_path / "good" / "g1.parquet", "events"),
+             write_table(g2, tmp_path / "good" / "g2.parquet", "events")]
+    bad_file = write_table(bad, tmp_path / "bad.parquet", "events")
+    return {"frames": (g1, g2, bad), "files": files, "bad": bad_file, "dir": tmp_path / "good"}
+
+
+def test_every_input_form_gives_the_same_report(runs, tmp_path):
+    g1, g2, bad = runs["frames"]
+    want = report(runs["files"], runs["bad"])
+    assert want["anomaly"] and want["bifurcation"]["errno"] == "EACCES"
+    assert want["bifurcation"]["path"] == "/data/in/part-0017.bin"
+    assert want["bifurcation"]["then_wrote"] == "cannot open /data/in/part-0017.bin\n"
+    assert report(runs["dir"], runs["bad"]) == want
+    assert report(pl.concat([g1, g2]), bad) == want
+    assert report(schema.conform(pl.concat([g1, g2]), "events"), bad.lazy()) == want
+    # The bad trace picked from a file holding others (rows filtered as each column is read).
+    mixed = write_table(pl.concat([g1.with_columns(pl.lit("other").alias("trace_id")), bad]),
+                        tmp_path / "several.parquet", "events")
+    assert report(runs["files"], mixed, trace_id="b1") == {**want}
+
+
+def test_a_version_1_good_file_beside_a_version_2_bad_file(runs, tmp_path):
+    """Columns schema version 2 added (path2, output) read as null on the older side."""
+    v2 = pq.read_table(runs["files"][0])
+    v1 = v2.drop_columns(sorted(schema.ADDED_COLUMNS["events"]))
+    v1 = v1.replace_schema_metadata({schema.META_TABLE: b"events", schema.META_VERSION: b"1"})
+    old = tmp_path / "old.parquet"
+    pq.write_table(v1, old)
+    got = report([old, runs["files"][1]], runs["bad"])
+    assert got == report(runs["files"], runs["bad"])
+
+
+def test_the_cli_imports_neither_pandas_nor_polars(runs):
+    """pyarrow imports pandas on its first conversion when it is installed (~0.25 s of CPU and
+    ~30 MiB a diff); the CLI settles that without it, and never loads polars."""
+    code = ("import sys; from baseline.cli import main; rc = main(['diff', *sys.argv[1:], '--json']); "
+            "print(rc, 'pandas' in sys.modules, 'polars' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code, str(runs["dir"]), str(runs["bad"])], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last == "1 False False", (last, proc.stderr[-500:])
+    assert json.loads(proc.stdout.strip().splitlines()[0])["bifurcation"]["errno"] == "EACCES"
+
+
+@pytest.mark.parametrize("arr", [
+    pa.array([3, -1, 7], pa.int32()), pa.array(list(range(10)), pa.int64()).slice(3, 4),
+    pa.array([1, 2, 3], pa.int16()), pa.array([True, False, True, True, False, False, True, False, True], pa.bool_()).slice(1),
+    pa.chunked_array([pa.array([1, 2], pa.int32()), pa.array([3], pa.int32())]), pa.chunked_array([], pa.int32()),
+    pa.array([1.5, 2.5], pa.float64()), pa.array([0, 5], pa.timestamp("ns", tz="UTC")),
+])
+def test_numpy_of_matches_arrow(arr):
+    got = numpy_of(arr)
+    want = arr.to_pylist()
+    if pa.types.is_timestamp(arr.type):
+        want = pc.cast(arr, pa.int64()).to_pylist()
+    assert got.tolist() == want
+
+
+def test_numpy_of_refuses_nulls():
+    with pytest.raises(ValueError):
+        numpy_of(pa.array([1, None]))
+
+
+def test_digit_runs_match_re2_in_any_chunking(monkeypatch):
+    """The numpy rewrite of ``[0-9]+`` equals RE2's on random text (multi-byte characters,
+    nulls, sliced arrays, strings longer than a chunk)."""
+    import baseline.run.normalize as norm
+
+    rng = np.random.default_rng(7)
+    alphabet = list("ab/_.9012345678é☃")
+    for trial in range(300):
+        n = int(rng.integers(0, 120))
+        vals = ["".join(rng.choice(alphabet, int(rng.integers(0, 40)))) if rng.random() > 0.1 else None
+                for _ in range(n)]
+        arr = pa.array(vals, type=pa.string())
+        if n > 3 and trial % 2:
+            arr = arr.slice(int(rng.integers(0, 3)))
+        monkeypatch.setattr(norm, "_DIGIT_CHUNK", int(rng.integers(1, 300)))
+        want = pc.replace_substring_regex(arr, pattern="[0-9]+", replacement="<n>").to_pylist()
+        assert _replace_digit_runs(arr, "<n>").to_pylist() == want, trial
+
+
+def test_pack_is_the_mixed_radix_number():
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        dims = [int(rng.integers(1, 5000)) for _ in range(int(rng.integers(1, 6)))]
+        n = int(rng.integers(0, 60))
+        ref = [rng.integers(0, d, n) for d in dims]
+        # codes with -1 for null come with offset 1; others as they are, in narrow dtypes
+        fields = [(v.astype(np.int16) - 1, d, 1) if d < 30000 and i % 2 else (v.astype(np.int32), d)
+                  for i, (v, d) in enumerate(zip(ref, dims, strict=True))]
+        want = np.ravel_multi_index(tuple(ref), tuple(dims)).astype(np.uint64) if n else np.zeros(0, np.uint64)
+        assert _pack(fields).tolist() == want.tolist()
+
+
+def test_loop_compression_of_handed_over_streams_is_the_same():
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(1, 120))
+        tok = rng.integers(0, 4, n).astype(np.uint64)
+        sid = np.sort(rng.integers(0, 3, n))
+        s = align.Streams(tok, sid, np.arange(n))
+        a = align.compress_loops(s)
+        b = align.compress_loops([align.Streams(tok.copy(), sid.copy(), np.arange(n))])
+        assert a.tok.tolist() == b.tok.tolist() and a.orig.tolist() == b.orig.tolist()
