@@ -36,11 +36,15 @@ Method
 
 Cost (bench/bench_diff.py: two traces of 1,000,000 events)
 -----------------------------------------------------------
-Only the needed columns are read, strings stay Arrow dictionary codes, regexes run once per
-distinct value (digit runs in numpy, RE2 only where a rule needs it), everything per event
-is a few vectorised numpy passes over int32/uint64 arrays (stream order by a stable integer
-argsort, window hashes in place, membership by sort-merge), big intermediates are released
-as soon as they are consumed, and polars is not used (the CLI does not even load it).
+Only the needed columns are read, one at a time as they are converted (`EventColumns`: the
+whole table never exists as Arrow), strings stay Arrow dictionary codes (tracer.schema
+writes paths dictionary-encoded however many there are), regexes run once per distinct value
+(digit runs in numpy, RE2 only where a rule needs it), everything per event is a few
+vectorised numpy passes over int16/int32/uint64 arrays (stream order by a stable integer
+argsort, tokens packed in place, window hashes in place, membership by sort-merge, call keys
+only for the rows at erring call sites), big intermediates are released as soon as they are
+consumed, and neither polars nor pandas is loaded by the CLI (pyarrow would import pandas on
+its first conversion: see baseline.cli.diff).
 
 Ranking (the documented rule)
 -----------------------------
