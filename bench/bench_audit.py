@@ -12,8 +12,14 @@ updates mid-window, a host seen only through its counters; see tests/fleetgen/mo
 
 Each measured command runs as a subprocess (the real CLI); peak RSS is
 resource.getrusage(RUSAGE_CHILDREN).ru_maxrss of that child alone (one child per measurement
-process). Reference measured in the same run: a bare polars scan that sums one column of the same
-events files (the floor for any streaming pass), so the learn figure is also printed as a ratio.
+process). References measured in the same run: bare polars scans of the same events files (the
+floor for any streaming pass), so the learn figure is also printed as ratios: "scan" reads two
+columns (depth summed, probe's distinct values; the reference of the earlier figures), "scan of
+learn's columns" decodes every column `baseline learn` reads (trace_id, seq, depth, probe, layer,
+errno, command, kind, host restored from the partition path) with learn's good-trace filter and a
+trivial reduction (sums of values and string lengths): what learn costs beyond reading its input.
+
+    .venv/bin/python -m bench.bench_audit --datasets LEARN AUDIT --before CHECKOUT --repeat 3 [--only learn]
 """
 
 from __future__ import annotations
@@ -71,9 +77,28 @@ def scan_reference(root: Path) -> dict:
     return measure([sys.executable, "-c", code])
 
 
-def compare(learn_ds: Path, audit_ds: Path, before: Path | None, repeat: int, work: str | None) -> int:
+def scan_learn_columns(root: Path) -> dict:
+    """Bare scan of the columns `baseline learn` decodes, through the same reader (validated
+    footers, host restored from the path), good rows only, reduced to sums."""
+    code = (
+        "import polars as pl\n"
+        "from tracer.schema import dataset_files, scan_parquet_files, validate_file\n"
+        f"fs = dataset_files({str(root)!r}, 'events')\n"
+        "for f in fs: validate_file(f, 'events')\n"
+        "cols = ['trace_id', 'seq', 'depth', 'probe', 'layer', 'errno', 'command', 'host']\n"
+        "lf = scan_parquet_files(fs, 'events').filter(pl.col('kind') == 'good').select(cols)\n"
+        "ints, strs = ['seq', 'depth'], [c for c in cols if c not in ('seq', 'depth')]\n"
+        "print(lf.select(*[pl.col(c).cast(pl.Int64).sum() for c in ints],\n"
+        "                *[pl.col(c).str.len_bytes().sum() for c in strs]).collect(engine='streaming'))\n"
+    )
+    return measure([sys.executable, "-c", code])
+
+
+def compare(learn_ds: Path, audit_ds: Path, before: Path | None, repeat: int, work: str | None,
+            only: str | None = None) -> int:
     """learn and audit of existing datasets, with this checkout and optionally `before`, each
-    against the bare polars scan of the same events in the same run (best of `repeat`)."""
+    against the bare polars scans of the same events in the same run (best of `repeat`).
+    only="learn": the learn figures alone (no audit)."""
     import pyarrow.parquet as pq
 
     from tracer.schema import dataset_files
@@ -82,26 +107,36 @@ def compare(learn_ds: Path, audit_ds: Path, before: Path | None, repeat: int, wo
     roots = [("now", REPO)] + ([("before", before.resolve())] if before else [])
     best: dict[tuple[str, str], dict] = {}
     with tempfile.TemporaryDirectory(dir=work) as tmp:
+        cmds = ("scan", "scan-learn", "learn") if only == "learn" else ("scan", "scan-learn", "learn", "audit")
         for _ in range(repeat):
-            for cmd in ("scan", "learn", "audit"):
+            for cmd in cmds:
                 for name, root in roots:
-                    if cmd == "scan" and name != "now":
+                    if cmd.startswith("scan") and name != "now":
                         continue
                     argv = {"learn": BASELINE + ["learn", str(learn_ds), "-o", f"{tmp}/{name}.parquet"],
                             "audit": BASELINE + ["audit", str(audit_ds), "--out", f"{tmp}/{name}-audit"]}.get(cmd)
-                    r = scan_reference(learn_ds) if argv is None else measure(argv, root)
+                    if argv is None:
+                        r = scan_reference(learn_ds) if cmd == "scan" else scan_learn_columns(learn_ds)
+                    else:
+                        r = measure(argv, root)
                     key = (cmd, name)
                     if key not in best or r["wall_s"] < best[key]["wall_s"]:
                         best[key] = r
-    ref = best[("scan", "now")]
+    ref, ref_cols = best[("scan", "now")], best[("scan-learn", "now")]
     print(f"reference: bare polars scan of {learn_ds} events ({events:,}): {ref['wall_s']:.2f} s, "
-          f"peak RSS {ref['peak_rss_mib']:.0f} MiB (best of {repeat})")
+          f"peak RSS {ref['peak_rss_mib']:.0f} MiB; scan of learn's columns {ref_cols['wall_s']:.2f} s "
+          f"({events / ref_cols['wall_s']:,.0f} events/s), peak RSS {ref_cols['peak_rss_mib']:.0f} MiB "
+          f"(best of {repeat})")
     for name, _root in roots:
-        ln, au = best[("learn", name)], best[("audit", name)]
-        print(f"{name:7s} learn {ln['wall_s']:.2f} s = {events / ln['wall_s']:,.0f} events/s "
-              f"({ln['wall_s'] / ref['wall_s']:.1f}x the scan), peak RSS {ln['peak_rss_mib']:.0f} MiB; "
-              f"audit {audit_ds.name} {au['wall_s']:.2f} s ({au['wall_s'] / ref['wall_s']:.1f}x), "
-              f"peak RSS {au['peak_rss_mib']:.0f} MiB")
+        ln = best[("learn", name)]
+        line = (f"{name:7s} learn {ln['wall_s']:.2f} s = {events / ln['wall_s']:,.0f} events/s "
+                f"({ln['wall_s'] / ref['wall_s']:.1f}x the scan, {ln['wall_s'] / ref_cols['wall_s']:.2f}x the scan "
+                f"of learn's columns), peak RSS {ln['peak_rss_mib']:.0f} MiB")
+        if only != "learn":
+            au = best[("audit", name)]
+            line += (f"; audit {audit_ds.name} {au['wall_s']:.2f} s ({au['wall_s'] / ref['wall_s']:.1f}x), "
+                     f"peak RSS {au['peak_rss_mib']:.0f} MiB")
+        print(line)
     return 0
 
 
@@ -213,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                         "the previous commit), interleaved with this one's, in the same run")
     p.add_argument("--repeat", type=int, default=1,
                    help="with --datasets or --audit: measurements per command (best kept)")
+    p.add_argument("--only", choices=["learn"], help="with --datasets: the learn figures only (no audit)")
     p.add_argument("--quality", action="store_true", help="only: evaluate scores on both generators")
     p.add_argument("--quality-hosts", type=int, default=300)
     p.add_argument("--quality-hours", type=float, default=6.0)
@@ -233,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         return audit_compare(Path(args.audit), Path(args.before) if args.before else None, args.repeat, args.dir)
     if args.datasets:
         return compare(Path(args.datasets[0]), Path(args.datasets[1]), Path(args.before) if args.before else None,
-                       args.repeat, args.dir)
+                       args.repeat, args.dir, args.only)
     if args.quick:
         args.learn_events, args.learn_hosts, args.audit_hosts, args.audit_hours = 300_000, 20, 50, 24.0
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
@@ -241,11 +277,12 @@ def main(argv: list[str] | None = None) -> int:
         learn_ds = tmp / "learn"
         s = simulate(learn_ds, args.learn_hosts, 24.0, args.learn_events, args.workers)
         events = s["events"]
-        ref = scan_reference(learn_ds)
+        ref, ref_cols = scan_reference(learn_ds), scan_learn_columns(learn_ds)
         learn = measure(BASELINE + ["learn", str(learn_ds), "-o", str(tmp / "m.parquet")])
         print(f"learn: {events:,} events ({s['bytes'].get('events', 0) / max(events, 1):.1f} B/event on disk), "
               f"{learn['wall_s']:.1f} s, {events / learn['wall_s']:,.0f} events/s, peak RSS {learn['peak_rss_mib']:.0f} MiB; "
-              f"reference polars scan {ref['wall_s']:.1f} s ({learn['wall_s'] / ref['wall_s']:.1f}x); simulate {s['sim_wall_s']:.0f} s")
+              f"reference polars scan {ref['wall_s']:.1f} s ({learn['wall_s'] / ref['wall_s']:.1f}x), scan of learn's "
+              f"columns {ref_cols['wall_s']:.1f} s ({learn['wall_s'] / ref_cols['wall_s']:.2f}x); simulate {s['sim_wall_s']:.0f} s")
         if args.audit_dataset:
             audit_ds = Path(args.audit_dataset)
             audit = measure(BASELINE + ["audit", str(audit_ds), "--out", str(tmp / "out")])
