@@ -178,6 +178,20 @@ def test_traces_without_command_fall_back_to_the_root_frame(fitted):
     assert merged.sort(merged.columns).equals(fitted.edges_.sort(fitted.edges_.columns).select(merged.columns))
 
 
+def test_same_chain_under_two_operations_stays_two_chains(fitted):
+    # identical frames, different command (one host's traces): the chain hash alone must not merge them
+    rows = good_fleet()
+    for r in rows:
+        if r["trace_id"] in ("h1:g1", "h1:g9"):
+            r["command"] = "reg_mr dmabuf"
+    model = GoodTraceBaseline().fit(events_frame(rows))
+    ops = dict(model.operations_.select("operation", "traces").iter_rows())
+    assert ops == {"reg_mr": 48, "reg_mr dmabuf": 2}
+    chains = model.chains_.sort("operation", "count")
+    assert chains.select("operation", "count").rows() == [("reg_mr", 10), ("reg_mr", 38), ("reg_mr dmabuf", 2)]
+    assert chains["chain_hash"][1] == chains["chain_hash"][2]
+
+
 def test_partial_fit_after_load_keeps_counting(tmp_path, fitted):
     # a saved model has no representative frames: a later batch brings its own
     loaded = GoodTraceBaseline.load(fitted.save(tmp_path / "m.parquet"))
