@@ -29,8 +29,14 @@ def bucket_counters(
     parts = [counters] if isinstance(counters, pl.LazyFrame) else list(counters)
     calls: list[pl.DataFrame] = []
     errors: list[pl.DataFrame] = []
+    cat = pl.Categorical
     for lf in parts:
         names = set(lf.collect_schema().names())
+        # millions of rows, few distinct names: the text columns become categoricals as they are
+        # read (a cheap per-row lookup), so the group-bys hash integer codes, first/last move
+        # codes, and the reduced tables come out categorical (2-3x cheaper than on text keys)
+        lf = lf.with_columns(pl.col(c).cast(cat) for c in ("host", "probe", "layer", "vendor", "kernel_release")
+                             if c in names)
         optional = [  # the counters table has them; hand-made frames may not
             (pl.col("vendor").drop_nulls().first() if "vendor" in names else pl.lit(None, pl.String).alias("vendor")),
             (pl.col("kernel_release").drop_nulls().last() if "kernel_release" in names
@@ -44,6 +50,7 @@ def bucket_counters(
             .explode("errno_counts")
             .unnest("errno_counts")
             .filter(pl.col("errno").is_not_null() & (pl.col("count") > 0))
+            .with_columns(pl.col("errno").cast(cat))
             .group_by("host", "probe", "errno", "bucket")
             .agg(pl.col("count").sum())
         )
