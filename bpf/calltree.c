@@ -1,12 +1,28 @@
 // calltree.c: the one generic program of the fleet tracer (tracer/fleet/program.py compiles it with bcc).
 //
 // Every probe of a probe set enters on_entry() and leaves through on_exit(). A per-thread call
-// tree (task-local storage `stacks`) records the frames of one top-level invocation in call
-// order; when the depth-0 call returns the tree is emitted whole if any frame failed, or as a
-// sampled good trace while a capture window is open and the root finished within the latency
-// bound. The success path outside a capture window touches the thread's stack slot and the
-// per-CPU counter, nothing else is written. Per-CPU counters are updated before any ring-buffer
-// work, so they stay exact when the ring buffer overflows.
+// tree records the frames of one top-level invocation in call order; when the depth-0 call
+// returns the tree is emitted whole if any frame failed, or as a sampled good trace while a
+// capture window is open and the root finished within the latency bound. Per-CPU counters are
+// updated before any ring-buffer work, so they stay exact when the ring buffer overflows.
+//
+// Cost per invocation (bench/bench_fleet.py; helper calls cost ~15 ns each on the reference VM,
+// bpf_ktime_get_ns ~57 ns, a task-storage lookup ~45 ns, an inlined array lookup ~3 ns):
+// - The thread's tree lives in slot tid & (SLOTS-1) of the array `slots` (an inlined lookup),
+//   owned by one thread at a time: a tree's root entry claims a free slot with a
+//   compare-and-swap, its root exit releases it. A thread whose slot another live thread holds
+//   (a collision) keeps its tree in task-local storage instead (`stacks`, the slower path) and
+//   counts in HEALTH_COLLIDED; `guests` in the slot tells that thread's other frames to look
+//   there. No collision can mix two threads' frames or change a counter. The thread-exit
+//   tracepoint frees a dying thread's slot (a tid reused later never continues its tree).
+// - Timestamps only inside capture windows: a tree whose root entered while the window was open
+//   is "timed" (bpf_ktime_get_ns at every frame's entry and exit: per-frame latencies, the
+//   latency bound of good traces). Outside windows the success path touches the counter and
+//   the slot only; a failure record carries one bpf_jiffies64() taken at emit (the tick the
+//   root returned in; user space converts it to the monotonic clock) and no latencies.
+// - Records are written from the slot with one bpf_ringbuf_output; comm and ppid are loads
+//   through the task's BTF pointer (bpf_get_current_comm costs ~70 ns here). With aggregation
+//   off (AGG_EXAMPLES = 2^31-1) a failure record skips the `sigs` hash unless the ring is full.
 //
 // Repeated failures are aggregated in the kernel. A failing call tree's signature (root probe,
 // frame chain with depths, the return value of every failed frame) is hashed; per snapshot
@@ -26,8 +42,9 @@
 //   RINGBUF_PAGES                                      ring buffer size in pages (power of 2)
 //   AGG_EXAMPLES                                       examples per signature per interval
 //   MAX_SIGNATURES                                     signatures tracked per two intervals
+//   SLOTS                                              per-thread tree slots (power of 2)
 //   EXCLUDE_TGID                                       the tracer itself (its syscalls would feed back)
-//   TASK_REAL_PARENT_OFF, TASK_TGID_OFF                task_struct offsets from the kernel's BTF
+//   TASK_REAL_PARENT_OFF, TASK_TGID_OFF, TASK_COMM_OFF task_struct offsets from the kernel's BTF
 #include <uapi/linux/ptrace.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
@@ -44,9 +61,13 @@
 #ifndef MAX_SIGNATURES
 #define MAX_SIGNATURES 8192
 #endif
+#ifndef SLOTS
+#define SLOTS 4096       // 4096 x 600 bytes = 2.3 MiB; tids are dense, so live threads rarely share one
+#endif
 #ifndef EXCLUDE_TGID
 #define EXCLUDE_TGID 0
 #endif
+#define AGG_ALL (AGG_EXAMPLES >= 2147483647)   // aggregation off: every failing tree a record
 #define MAX_FRAMES 16    // frames kept per call tree (power of 2: used as an index mask)
 #define MAX_DEPTH 8      // open nesting levels tracked per thread (power of 2)
 #define ERRNO_BUCKETS 136  // 0 = failure without errno, 1..133 = errno, 134 = kernel-internal, 135 = other
@@ -68,11 +89,12 @@
 #define HEALTH_TRUNCATED 2  // frames not recorded (tree deeper/wider than the limits)
 #define HEALTH_ORPHAN 3     // returns without a matching entry (attached mid-call)
 #define HEALTH_DEFERRED 4   // failing trees counted as repeats because the ring buffer was full
-#define HEALTH_SLOTS 5
+#define HEALTH_COLLIDED 5   // trees kept in task storage: their slot was held by another thread
+#define HEALTH_SLOTS 6
 
 struct frame {            // 32 bytes; tracer/fleet/program.py FRAME
-    u64 ts;               // entry time, bpf_ktime_get_ns
-    u64 latency;          // ns
+    u64 ts;               // entry time, bpf_ktime_get_ns (timed trees only)
+    u64 latency;          // ns (timed trees only)
     s64 ret;              // normalised return value
     u16 probe;
     u8 depth;
@@ -80,21 +102,33 @@ struct frame {            // 32 bytes; tracer/fleet/program.py FRAME
     u32 pad;
 };
 
-struct tree {             // 56-byte header + frames; tracer/fleet/program.py HEADER
+struct record {           // 80-byte header + frames; tracer/fleet/program.py HEADER
     u32 pid;
     u32 tid;
     u32 ppid;
+    u32 interval;         // snapshot interval the tree ended in
     u8 kind;
     u8 nframes;
     u8 open;              // nesting levels currently open
     u8 failed;            // some frame of this tree failed
+    u8 timed;             // the root entered in a capture window: frames carry ts and latency
+    u8 pad0;
     u16 truncated;
     u16 skipped_open;     // open calls not recorded (beyond the limits)
-    u32 interval;         // snapshot interval the tree ended in
+    u16 pad1;
+    u32 pad2;
     char comm[16];
     u8 path[MAX_DEPTH];   // frame index of each open level
     u64 sig;              // signature of a failing tree (0 for good traces)
+    u64 time;             // end of the tree: ktime ns (timed) or bpf_jiffies64 (untimed)
+    u64 seq;              // record number: per-CPU counter from a random start (unique id)
     struct frame frames[MAX_FRAMES];
+};
+
+struct tree {             // a slot: its owner, then the record it builds
+    u64 owner;            // tid holding the slot, 0 = free (slots only)
+    u64 guests;           // threads hashed here keeping their tree in task storage (slots only)
+    struct record r;
 };
 
 struct settings {         // runtime settings (user space writes them); static ones are #defines
@@ -127,28 +161,36 @@ struct sig_val {
     u64 repeats;          // failing trees of this signature sent as no record
 };
 
+struct clock_pair {       // clock_sync(): user space converts jiffies to the monotonic clock
+    u64 jiffies;
+    u64 ktime;
+};
+
 BPF_RINGBUF_OUTPUT(events, RINGBUF_PAGES);
 BPF_ARRAY(settings, struct settings, 1);
 BPF_ARRAY(probe_conf, struct probe_conf, MAX_PROBES);
 BPF_ARRAY(good_seen, u64, MAX_PROBES);
 BPF_PERCPU_ARRAY(counts, struct counts, 2 * MAX_PROBES);   // [generation][probe]
 BPF_PERCPU_ARRAY(health, u64, 2 * HEALTH_SLOTS);           // [generation][slot]
+BPF_PERCPU_ARRAY(rec_seq, u64, 1);                         // user space seeds a random start per CPU
 BPF_HASH(sigs, struct sig_key, struct sig_val, MAX_SIGNATURES);
-BPF_TASK_STORAGE(stacks, struct tree);
+BPF_ARRAY(slots, struct tree, SLOTS);
+BPF_TASK_STORAGE(stacks, struct tree);                     // collisions only
+BPF_ARRAY(clock, struct clock_pair, 1);
 #ifdef ATTACH_SYSCALLS
 BPF_ARRAY(syscall_probe, u32, SYSCALL_SLOTS);   // syscall nr -> probe id + 1 (0 = not traced)
 #endif
 
-// ppid = current->real_parent->tgid at the running kernel's offsets (TASK_*_OFF, read from its
-// BTF by tracer/fleet/program.py): the headers bcc compiles with may be another version's, and a read at
-// a wrong offset returns 0 after a fault that costs ~1 us. With the offsets, the reads go through
-// the BTF task pointer (verifier-checked loads against the kernel's BTF, no helper calls: ~80 ns
-// cheaper per record than two bpf_probe_read_kernel); without BTF, the headers' offsets.
-static __always_inline u32 current_ppid(void) {
-#if defined(TASK_REAL_PARENT_OFF) && defined(TASK_TGID_OFF)
+// The current task through its BTF pointer: comm and ppid are plain verifier-checked loads at
+// the running kernel's offsets (TASK_*_OFF, read from its BTF by tracer/fleet/program.py: the
+// headers bcc compiles with may be another version's). Without them, helpers and the headers.
+static __always_inline void task_details(struct record *r) {
+#if defined(TASK_REAL_PARENT_OFF) && defined(TASK_TGID_OFF) && defined(TASK_COMM_OFF)
     void *task = bpf_get_current_task_btf();
     void *parent = *(void **)(task + TASK_REAL_PARENT_OFF);
-    return *(u32 *)(parent + TASK_TGID_OFF);
+    r->ppid = *(u32 *)(parent + TASK_TGID_OFF);
+    *(u64 *)&r->comm[0] = *(u64 *)(task + TASK_COMM_OFF);
+    *(u64 *)&r->comm[8] = *(u64 *)(task + TASK_COMM_OFF + 8);
 #else
     struct task_struct *task = (struct task_struct *)bpf_get_current_task();
     struct task_struct *parent = NULL;
@@ -156,7 +198,8 @@ static __always_inline u32 current_ppid(void) {
     bpf_probe_read_kernel(&parent, sizeof(parent), &task->real_parent);
     if (parent)
         bpf_probe_read_kernel(&tgid, sizeof(tgid), &parent->tgid);
-    return tgid;
+    r->ppid = tgid;
+    bpf_get_current_comm(&r->comm, sizeof(r->comm));
 #endif
 }
 
@@ -167,10 +210,56 @@ static __always_inline void health_add(u32 gen, u32 slot) {
         *v += 1;
 }
 
-// The thread's call tree (task-local storage: a pointer walk, no hashing, freed with the task).
-static __always_inline struct tree *thread_tree(u64 flags) {
+static __always_inline struct tree *slot_of(u32 tid) {
+    u32 idx = tid & (SLOTS - 1);
+    return slots.lookup(&idx);
+}
+
+// The thread's open tree in task storage, when it keeps one there (a collision), else NULL.
+static __always_inline struct tree *guest_tree(struct tree *slot) {
+    if (!slot->guests)
+        return NULL;
     struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
-    return stacks.task_storage_get(task, 0, flags);
+    struct tree *g = stacks.task_storage_get(task, 0, 0);
+    return g && g->r.open ? g : NULL;
+}
+
+// The tree this thread's next frame goes to: its slot or its task storage if it is inside a
+// tree, else a new tree in its slot (claimed) or, when another thread holds the slot, in task
+// storage. NULL: no room (task storage refused).
+static __always_inline struct tree *tree_for_entry(struct tree *slot, u32 tid, u32 gen) {
+    if (slot->owner == tid)
+        return slot;
+    struct tree *g = guest_tree(slot);
+    if (g)
+        return g;
+    if (slot->owner == 0 && __sync_val_compare_and_swap(&slot->owner, 0, (u64)tid) == 0) {
+        slot->r.open = 0;
+        return slot;
+    }
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+    g = stacks.task_storage_get(task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!g)
+        return NULL;
+    g->r.open = 0;
+    __sync_fetch_and_add(&slot->guests, 1);
+    health_add(gen, HEALTH_COLLIDED);
+    return g;
+}
+
+// The tree a return belongs to, or NULL (no open tree: attached mid-call, or not traced).
+static __always_inline struct tree *tree_for_exit(struct tree *slot, u32 tid) {
+    if (slot->owner == tid)
+        return slot->r.open ? slot : NULL;
+    return guest_tree(slot);
+}
+
+// The tree ended (emitted or not): give the slot back, or leave the guests.
+static __always_inline void release(struct tree *t, struct tree *slot) {
+    if (t == slot)
+        __sync_lock_test_and_set(&slot->owner, 0);   // an atomic exchange: ordered after the emit's reads
+    else
+        __sync_fetch_and_add(&slot->guests, -1);
 }
 
 // The settings when this process is traced (the -p target, never the tracer itself), else NULL.
@@ -184,7 +273,7 @@ static __always_inline struct settings *traced_settings(u32 tgid) {
     return s;
 }
 
-static __always_inline int enter_frame(struct tree *t, u32 probe, u32 tgid, u32 tid) {
+static __always_inline int enter_frame(struct record *t, struct settings *s, u32 probe, u32 tgid, u32 tid) {
     if (t->open == 0) {   // a new top-level call: start a new tree (comm/ppid: at emit time)
         t->pid = tgid;
         t->tid = tid;
@@ -192,6 +281,7 @@ static __always_inline int enter_frame(struct tree *t, u32 probe, u32 tgid, u32 
         t->failed = 0;
         t->truncated = 0;
         t->skipped_open = 0;
+        t->timed = s->capture_open != 0;
     }
     if (t->skipped_open || t->open >= MAX_DEPTH || t->nframes >= MAX_FRAMES) {
         t->skipped_open++;
@@ -200,7 +290,8 @@ static __always_inline int enter_frame(struct tree *t, u32 probe, u32 tgid, u32 
     }
     u32 idx = t->nframes & (MAX_FRAMES - 1);
     struct frame *f = &t->frames[idx];
-    f->ts = bpf_ktime_get_ns();
+    if (t->timed)
+        f->ts = bpf_ktime_get_ns();
     f->probe = probe;
     f->depth = t->open;
     f->failed = 0;
@@ -216,10 +307,15 @@ static __always_inline int on_entry(u32 probe) {
     struct settings *s = traced_settings(tgid);
     if (!s)
         return 0;
-    struct tree *t = thread_tree(BPF_LOCAL_STORAGE_GET_F_CREATE);
-    if (!t)
+    struct tree *slot = slot_of(tid);
+    if (!slot)
         return 0;
-    if (enter_frame(t, probe, tgid, tid))
+    struct tree *t = tree_for_entry(slot, tid, s->interval);
+    if (!t) {
+        health_add(s->interval, HEALTH_TRUNCATED);
+        return 0;
+    }
+    if (enter_frame(&t->r, s, probe, tgid, tid))
         health_add(s->interval, HEALTH_TRUNCATED);
     return 0;
 }
@@ -261,7 +357,7 @@ static __always_inline u32 classify(u32 kind, u64 raw, s64 *ret, u32 *bucket) {
 
 // Signature of a failing tree: every frame's probe and depth, and the return value of every
 // failed frame (successful frames' values - fds, pointers - differ between identical trees).
-static __always_inline u64 tree_signature(struct tree *t) {
+static __always_inline u64 tree_signature(struct record *t) {
     u64 h = 0xcbf29ce484222325ULL ^ (t->truncated ? 1 : 0);
     u32 n = t->nframes;
     if (n > MAX_FRAMES)
@@ -278,49 +374,72 @@ static __always_inline u64 tree_signature(struct tree *t) {
 }
 
 // Writes the record; 0 when it was submitted.
-static __always_inline int emit(struct tree *t, u32 gen) {
-    t->ppid = current_ppid();   // only records pay for the process details
-    bpf_get_current_comm(&t->comm, sizeof(t->comm));
-    u32 n = t->nframes;
-    if (n > MAX_FRAMES)
-        n = MAX_FRAMES;
-    u64 size = sizeof(struct tree) - MAX_FRAMES * sizeof(struct frame) + n * sizeof(struct frame);
-    if (size > sizeof(struct tree))
-        size = sizeof(struct tree);
+static __always_inline int emit(struct record *t, u32 gen, u64 end_ns) {
+    task_details(t);   // only records pay for the process details
+    t->time = t->timed ? end_ns : bpf_jiffies64();
+    u32 zero = 0;
+    u64 *seq = rec_seq.lookup(&zero);
+    u64 n = 0;
+    if (seq) {
+        n = *seq;
+        *seq = n + 1;
+    }
+    t->seq = n;
+    u32 nf = t->nframes;
+    if (nf > MAX_FRAMES)
+        nf = MAX_FRAMES;
+    u64 size = sizeof(struct record) - MAX_FRAMES * sizeof(struct frame) + nf * sizeof(struct frame);
+    if (size > sizeof(struct record))
+        size = sizeof(struct record);
     // No wake-up per record (an irq_work each: it tripled the cost of the failure path);
-    // user space polls on a timer (100 ms in tracer run) and is woken by the first and every
-    // 64th record of a CPU: bursts drain before the buffer fills, and a failure is read (and
-    // enriched from /proc/<pid>) while its process most likely still runs.
-    u32 slot = (gen & 1) * HEALTH_SLOTS + HEALTH_EMITTED;
-    u64 *emitted = health.lookup(&slot);   // one lookup: wake-up cadence and the count
-    u64 flags = (emitted && (*emitted & 63) == 0) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+    // user space polls on a timer (100 ms in tracer run) and is woken by every 64th record of
+    // a CPU: bursts drain before the buffer fills, and a failure is read (and enriched from
+    // /proc/<pid>) while its process most likely still runs.
+    u64 flags = (n & 63) == 0 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
     if (events.ringbuf_output(t, size, flags) != 0)
         return -1;
-    if (emitted)
-        *emitted += 1;
+    health_add(gen, HEALTH_EMITTED);
     return 0;
+}
+
+// The signature's repeat count in `sigs` (inserted when new), or NULL when the table is full.
+static __always_inline struct sig_val *sig_entry(u64 sig, u32 gen) {
+    struct sig_key key = {.sig = sig, .gen = gen & 1};
+    struct sig_val *v = sigs.lookup(&key);
+    if (v)
+        return v;
+    struct sig_val zero = {};
+    sigs.insert(&key, &zero);   // a concurrent insert of the same key wins: fine
+    return sigs.lookup(&key);
 }
 
 // A failing tree: one of the first AGG_EXAMPLES of its signature in this interval is sent
 // whole, any other is counted in `sigs`.
-static __always_inline void on_failed_tree(struct tree *t, u32 gen) {
+static __always_inline void on_failed_tree(struct record *t, u32 gen, u64 end_ns) {
     t->kind = KIND_FAILURE;
     t->sig = tree_signature(t);
-    struct sig_key key = {.sig = t->sig, .gen = gen & 1};
-    struct sig_val *v = sigs.lookup(&key);
-    if (!v) {
-        struct sig_val zero = {};
-        sigs.insert(&key, &zero);   // a concurrent insert of the same key wins: fine
-        v = sigs.lookup(&key);
-        if (!v) {   // table full: no aggregation for this one
-            t->sig = 0;
-            if (emit(t, gen) != 0)
-                health_add(gen, HEALTH_LOST);
+    struct sig_val *v;
+    if (AGG_ALL) {   // every tree a record; `sigs` only counts trees the full ring turned away
+        if (emit(t, gen, end_ns) == 0)
+            return;
+        v = sig_entry(t->sig, gen);
+        if (!v) {
+            health_add(gen, HEALTH_LOST);
             return;
         }
+        health_add(gen, HEALTH_DEFERRED);
+        __sync_fetch_and_add(&v->repeats, 1);
+        return;
+    }
+    v = sig_entry(t->sig, gen);
+    if (!v) {   // table full: no aggregation for this one
+        t->sig = 0;
+        if (emit(t, gen, end_ns) != 0)
+            health_add(gen, HEALTH_LOST);
+        return;
     }
     if (v->claims < AGG_EXAMPLES && __sync_fetch_and_add(&v->claims, 1) < AGG_EXAMPLES) {
-        if (emit(t, gen) == 0)
+        if (emit(t, gen, end_ns) == 0)
             return;
         __sync_fetch_and_add(&v->claims, -1);   // not seen: a later occurrence can be the example
         health_add(gen, HEALTH_DEFERRED);
@@ -328,7 +447,8 @@ static __always_inline void on_failed_tree(struct tree *t, u32 gen) {
     __sync_fetch_and_add(&v->repeats, 1);
 }
 
-static __always_inline int exit_frame(struct tree *t, struct settings *s, u32 probe, s64 ret, u32 failed) {
+// Records the return in the frame; 1 when the tree ended (its root returned), else 0.
+static __always_inline int exit_frame(struct record *t, struct settings *s, u32 probe, s64 ret, u32 failed) {
     u32 gen = s->interval;
     if (t->skipped_open) {
         t->skipped_open--;
@@ -342,9 +462,13 @@ static __always_inline int exit_frame(struct tree *t, struct settings *s, u32 pr
     if (f->probe != probe) {   // entry missed (attached mid-call): drop this tree
         t->open = 0;
         health_add(gen, HEALTH_ORPHAN);
-        return 0;
+        return 1;
     }
-    f->latency = bpf_ktime_get_ns() - f->ts;
+    u64 end_ns = 0;
+    if (t->timed) {
+        end_ns = bpf_ktime_get_ns();
+        f->latency = end_ns - f->ts;
+    }
     f->ret = ret;
     f->failed = failed;
     if (failed)
@@ -356,26 +480,26 @@ static __always_inline int exit_frame(struct tree *t, struct settings *s, u32 pr
     // The top-level call returned: emit on failure, or as a sampled good trace.
     t->interval = gen;
     if (t->failed) {
-        on_failed_tree(t, gen);
-        return 0;
+        on_failed_tree(t, gen, end_ns);
+        return 1;
     }
-    if (!s->capture_open || s->failures_only || f->latency > s->latency_bound_ns)
-        return 0;
+    if (!t->timed || !s->capture_open || s->failures_only || f->latency > s->latency_bound_ns)
+        return 1;
     struct probe_conf *conf = probe_conf.lookup(&probe);
     u32 every = conf ? conf->sample_every : 1;
     if (every > 1) {
         u64 *seen = good_seen.lookup(&probe);
         if (!seen)
-            return 0;
+            return 1;
         u64 n = __sync_fetch_and_add(seen, 1);
         if (n % every)
-            return 0;
+            return 1;
     }
     t->kind = KIND_GOOD;
     t->sig = 0;
-    if (emit(t, gen) != 0)
+    if (emit(t, gen, end_ns) != 0)
         health_add(gen, HEALTH_LOST);
-    return 0;
+    return 1;
 }
 
 // Counters first: exact whatever happens to the ring buffer below.
@@ -401,12 +525,49 @@ static __always_inline int on_exit(u32 probe, u32 kind, u64 raw) {
     u32 bucket = 0;
     u32 failed = classify(kind, raw, &ret, &bucket);
     count_call(s->interval, probe, failed, bucket);
-    struct tree *t = thread_tree(0);
-    if (!t || t->open == 0) {
+    struct tree *slot = slot_of((u32)id);
+    if (!slot)
+        return 0;
+    struct tree *t = tree_for_exit(slot, (u32)id);
+    if (!t) {
         health_add(s->interval, HEALTH_ORPHAN);
         return 0;
     }
-    return exit_frame(t, s, probe, ret, failed);
+    if (exit_frame(&t->r, s, probe, ret, failed))
+        release(t, slot);
+    return 0;
+}
+
+// A thread exits: a slot it holds (a call that never returned: killed inside it) is freed, so a
+// later thread with the same tid never continues its tree.
+RAW_TRACEPOINT_PROBE(sched_process_exit) {
+    u32 tid = (u32)bpf_get_current_pid_tgid();
+    struct tree *slot = slot_of(tid);
+    if (!slot)
+        return 0;
+    if (slot->owner == tid) {
+        slot->r.open = 0;
+        release(slot, slot);
+        return 0;
+    }
+    struct tree *g = guest_tree(slot);
+    if (g) {
+        g->r.open = 0;
+        release(g, slot);
+    }
+    return 0;
+}
+
+// Never attached: user space runs it (BPF_PROG_TEST_RUN) to pair bpf_jiffies64 with the
+// monotonic clock, which converts untimed records' tick times.
+int clock_sync(struct bpf_raw_tracepoint_args *ctx) {
+    u32 zero = 0;
+    struct clock_pair *c = clock.lookup(&zero);
+    if (c) {
+        c->ktime = bpf_ktime_get_ns();
+        c->jiffies = bpf_jiffies64();
+    }
+    return 0;
 }
 
 #if defined(ATTACH_UPROBE)
@@ -427,39 +588,47 @@ PROBES
 #elif defined(ATTACH_SYSCALLS)
 RAW_TRACEPOINT_PROBE(sys_enter) {
     u32 nr = ctx->args[1];
-    u32 *slot = syscall_probe.lookup(&nr);
-    if (!slot || *slot == 0)
+    u32 *probe = syscall_probe.lookup(&nr);
+    if (!probe || *probe == 0)
         return 0;
     u64 id = bpf_get_current_pid_tgid();
     u32 tid = (u32)id, tgid = id >> 32;
     struct settings *s = traced_settings(tgid);
     if (!s)
         return 0;
-    struct tree *t = thread_tree(BPF_LOCAL_STORAGE_GET_F_CREATE);
+    struct tree *slot = slot_of(tid);
+    if (!slot)
+        return 0;
+    struct tree *t = tree_for_entry(slot, tid, s->interval);
     if (!t)
         return 0;
-    t->open = 0;   // syscalls do not nest: an exit we never saw (exit, attach) leaves nothing open
-    enter_frame(t, *slot - 1, tgid, tid);
+    t->r.open = 0;   // syscalls do not nest: an exit we never saw (attach) leaves nothing open
+    enter_frame(&t->r, s, *probe - 1, tgid, tid);
     return 0;
 }
 
-// The open frame in the thread's storage says which traced syscall returns: no read of the
-// syscall number from pt_regs, and threads that never entered a traced syscall have no storage
-// (the lookup is a NULL check).
+// The open frame of the thread's tree says which traced syscall returns: no read of the
+// syscall number from pt_regs; a thread in no traced syscall costs one inlined slot lookup.
 RAW_TRACEPOINT_PROBE(sys_exit) {
-    struct tree *t = thread_tree(0);
-    if (!t || t->open == 0)
+    u32 tid = (u32)bpf_get_current_pid_tgid();
+    struct tree *slot = slot_of(tid);
+    if (!slot)
+        return 0;
+    struct tree *t = tree_for_exit(slot, tid);
+    if (!t)
         return 0;
     u32 zero = 0;
     struct settings *s = settings.lookup(&zero);
     if (!s)
         return 0;
-    u32 probe = t->frames[0].probe;
+    u32 probe = t->r.frames[0].probe;
     s64 ret = 0;
     u32 bucket = 0;
     u32 failed = classify(RET_LONG, (u64)ctx->args[1], &ret, &bucket);
     count_call(s->interval, probe, failed, bucket);
-    return exit_frame(t, s, probe, ret, failed);
+    exit_frame(&t->r, s, probe, ret, failed);
+    release(t, slot);
+    return 0;
 }
 #else
 #error "define one of ATTACH_UPROBE, ATTACH_FEXIT, ATTACH_SYSCALLS"

@@ -8,6 +8,7 @@ import errno
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -76,15 +77,20 @@ def _probe_names(prog, tree):
 
 
 def test_failure_emits_whole_chain_with_each_layers_return(prog, driver, tmp_path):
+    before = time.monotonic_ns()
     assert run_driver(driver, "reg_mr", K, LAYER_PEER, errno.EFAULT) == K
     trees = prog.poll()
+    after = time.monotonic_ns()
     assert len(trees) == K
     for tree in trees:
         assert tree.kind == "failure"
         assert _probe_names(prog, tree) == ["fv_uverbs_reg_mr", "fv_mlx5_reg_user_mr", "fv_umem_get", "fv_peer_umem_get"]
         assert [f.depth for f in tree.frames] == [0, 1, 2, 3]
         assert [f.ret for f in tree.frames] == [-errno.EFAULT] * 4  # EFAULT at every layer: deeper than the driver
-        assert tree.frames[0].latency_ns >= tree.frames[3].latency_ns > 0
+        # outside a capture window: no latencies, every frame at the tick the root returned in
+        assert not tree.timed and [f.latency_ns for f in tree.frames] == [None] * 4
+        assert len({f.ts_ns for f in tree.frames}) == 1
+        assert before - 2 * prog.clock.tick_ns <= tree.frames[0].ts_ns <= after
         assert tree.comm == "fakeverbs_drive"
         assert tree.ppid == os.getpid()  # the driver's parent: read at the running kernel's offsets
 
@@ -327,7 +333,8 @@ def test_fexit_program_compiles_and_loads_where_allowed(need_bpf, tmp_path):  # 
     prog.compile()
     try:
         names = set(prog.function_names())
-        assert names == {"kfunc__do_sys_openat2", "kretfunc__do_sys_openat2", "kfunc__vfs_open", "kretfunc__vfs_open"}
+        assert names == {"kfunc__do_sys_openat2", "kretfunc__do_sys_openat2", "kfunc__vfs_open", "kretfunc__vfs_open",
+                         "raw_tracepoint__sched_process_exit", "clock_sync"}
         assert prog.bpf.funcs == {}  # compiling loaded nothing into the kernel
         results = prog.attach(best_effort=True)
         if not any(r.live for r in results):

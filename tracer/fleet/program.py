@@ -4,6 +4,13 @@ the ring buffer, read the per-CPU counters as exact deltas, and turn both into t
 
 One `FleetProgram` per probe set. The kernel side is specialised with -D flags only:
 ATTACH_UPROBE / ATTACH_FEXIT / ATTACH_SYSCALLS and PROBES=P(id,symbol)... (see calltree.c).
+
+Times in records: a tree whose root entered while a capture window was open is *timed* (every
+frame has its entry time and latency, bpf_ktime_get_ns). Outside capture windows the kernel
+takes no timestamp on the success path, and a failure record carries only the tick (jiffy) its
+root returned in: `poll_batch` converts it to the monotonic clock (the start of that tick,
+resolution one tick: 4 ms at HZ=250), every frame's `ts_ns` is that time and `latency_ns` is
+null (unknown, never a fake 0).
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import ctypes
 import functools
 import mmap
 import os
+import secrets
 import select
 import socket
 import struct
@@ -43,16 +51,18 @@ from tracer.schema import EVENTS
 BPF_DIR = resources.BPF_DIR
 CALLTREE_C = BPF_DIR / "calltree.c"
 
-# Layouts of struct tree (header) / struct frame in calltree.c.
-HEADER = np.dtype([("pid", "<u4"), ("tid", "<u4"), ("ppid", "<u4"), ("kind", "u1"), ("nframes", "u1"),
-                   ("open", "u1"), ("failed", "u1"), ("truncated", "<u2"), ("skipped_open", "<u2"),
-                   ("interval", "<u4"), ("comm", "S16"), ("path", "u1", (8,)), ("sig", "<u8")])
+# Layouts of struct record (header) / struct frame in calltree.c.
+HEADER = np.dtype([("pid", "<u4"), ("tid", "<u4"), ("ppid", "<u4"), ("interval", "<u4"), ("kind", "u1"),
+                   ("nframes", "u1"), ("open", "u1"), ("failed", "u1"), ("timed", "u1"), ("pad0", "u1"),
+                   ("truncated", "<u2"), ("skipped_open", "<u2"), ("pad1", "<u2"), ("pad2", "<u4"),
+                   ("comm", "S16"), ("path", "u1", (8,)), ("sig", "<u8"), ("time", "<u8"), ("seq", "<u8")])
 FRAME = np.dtype([("ts", "<u8"), ("latency", "<u8"), ("ret", "<i8"), ("probe", "<u2"), ("depth", "u1"),
                   ("failed", "u1"), ("pad", "<u4")])
-HEADER_SIZE, FRAME_SIZE = HEADER.itemsize, FRAME.itemsize  # 56, 32
+HEADER_SIZE, FRAME_SIZE = HEADER.itemsize, FRAME.itemsize  # 80, 32
 ERRNO_BUCKETS = 136
-HEALTH_LOST, HEALTH_EMITTED, HEALTH_TRUNCATED, HEALTH_ORPHAN, HEALTH_DEFERRED = range(5)
-HEALTH_SLOTS = 5
+HEALTH_LOST, HEALTH_EMITTED, HEALTH_TRUNCATED, HEALTH_ORPHAN, HEALTH_DEFERRED, HEALTH_COLLIDED = range(6)
+HEALTH_SLOTS = 6
+DEFAULT_SLOTS = 4096  # per-thread tree slots (SLOTS in calltree.c): threads tid & (SLOTS-1) share one
 DEFAULT_EXAMPLES = 4  # full call trees per failure signature per snapshot interval (AGG_EXAMPLES)
 MAX_EXAMPLES = 2**31 - 1  # --examples MAX_EXAMPLES: every failing tree a record (aggregation off)
 MAX_SIGNATURES = 8192  # distinct failure signatures the kernel aggregates per two intervals
@@ -103,15 +113,17 @@ def task_offset_flags() -> tuple[str, ...]:
 
     The kernel headers bcc compiles against may belong to another kernel version (here: 6.1
     headers on a 6.18 kernel), so `task->real_parent->tgid` would read a wrong address: ppid 0,
-    and a faulting bpf_probe_read_kernel cost ~1 us per record. Without BTF, calltree.c falls
-    back to the headers' offsets."""
+    and a faulting bpf_probe_read_kernel cost ~1 us per record; comm is read the same way
+    (bpf_get_current_comm costs ~70 ns here). Without BTF, calltree.c falls back to the
+    headers' offsets and the helper."""
     try:
-        offsets = btf_member_offsets(VMLINUX_BTF, "task_struct", ("real_parent", "tgid"))
+        offsets = btf_member_offsets(VMLINUX_BTF, "task_struct", ("real_parent", "tgid", "comm"))
     except (OSError, ValueError, struct.error):
         return ()
     if not offsets:
         return ()
-    return (f"-DTASK_REAL_PARENT_OFF={offsets['real_parent']}", f"-DTASK_TGID_OFF={offsets['tgid']}")
+    return (f"-DTASK_REAL_PARENT_OFF={offsets['real_parent']}", f"-DTASK_TGID_OFF={offsets['tgid']}",
+            f"-DTASK_COMM_OFF={offsets['comm']}")
 
 
 def ringbuf_pages(kb: int) -> int:
@@ -129,8 +141,8 @@ def ringbuf_pages(kb: int) -> int:
 class Frame:
     probe_id: int
     depth: int
-    ts_ns: int
-    latency_ns: int
+    ts_ns: int  # entry time (timed trees), else the time the tree's root returned
+    latency_ns: int | None  # None: not measured (tree outside a capture window)
     ret: int
     failed: bool
 
@@ -146,6 +158,8 @@ class CallTree:
     truncated: int  # frames not recorded (deeper/wider than the program keeps)
     sig: int = 0  # failure signature hashed in the kernel (0: good trace, or not aggregated)
     interval: int = 0  # snapshot interval the tree ended in
+    timed: bool = True  # frames carry entry times and latencies (root entered in a capture window)
+    seq: int = 0  # record number (unique per program instance)
 
 
 @dataclass
@@ -183,16 +197,28 @@ class Batch:
 
     def trees(self) -> list[CallTree]:
         """Python objects for each record (for tests and small batches; tables use the arrays)."""
-        frames = [Frame(int(f["probe"]), int(f["depth"]), int(f["ts"]), int(f["latency"]), int(f["ret"]),
-                        bool(f["failed"])) for f in self.frames]
+        ts, latency = frame_times(self)
+        frames = [Frame(int(f["probe"]), int(f["depth"]), int(t), None if lat < 0 else int(lat), int(f["ret"]),
+                        bool(f["failed"])) for f, t, lat in zip(self.frames, ts.tolist(), latency.tolist(), strict=True)]
         starts = np.searchsorted(self.owner, np.arange(len(self.head) + 1))
         out = []
         for i, h in enumerate(self.head):
             out.append(CallTree(KINDS.get(int(h["kind"]), "failure"), int(h["pid"]), int(h["tid"]), int(h["ppid"]),
                                 h["comm"].split(b"\0", 1)[0].decode(errors="replace"),
                                 frames[starts[i]:starts[i + 1]], int(h["truncated"]), int(h["sig"]),
-                                int(h["interval"])))
+                                int(h["interval"]), bool(h["timed"]), int(h["seq"])))
         return out
+
+
+def frame_times(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame: entry time (ns, monotonic) and latency (ns, -1 = unknown). Frames of untimed
+    trees carry neither: their time is the record's `time` (the tick its root returned in,
+    converted by FleetProgram.poll_batch) and their latency is unknown."""
+    timed = batch.head["timed"].astype(bool)[batch.owner]
+    rec_time = batch.head["time"].astype(np.int64)[batch.owner]
+    ts = np.where(timed, batch.frames["ts"].astype(np.int64), rec_time)
+    latency = np.where(timed, batch.frames["latency"].astype(np.int64), -1)
+    return ts, latency
 
 
 def decode_batch(raw: bytes, offsets: np.ndarray, lengths: np.ndarray) -> Batch:
@@ -292,6 +318,7 @@ class Counters:
     truncated: int
     orphans: int
     deferred: int = 0  # failing trees counted as repeats because the ring buffer was full
+    collided: int = 0  # trees kept in task storage because another thread held their slot
 
     def minus(self, before: Counters | None) -> Counters:
         return self._combine(before, -1)
@@ -310,7 +337,7 @@ class Counters:
                                       {k: v for k, v in errnos.items() if v})
         return Counters(probes, self.lost + sign * other.lost, self.emitted + sign * other.emitted,
                         self.truncated + sign * other.truncated, self.orphans + sign * other.orphans,
-                        self.deferred + sign * other.deferred)
+                        self.deferred + sign * other.deferred, self.collided + sign * other.collided)
 
 
 @dataclass
@@ -344,6 +371,54 @@ def _rcu_grace() -> None:
 @functools.lru_cache(maxsize=1)
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
+
+
+_SYS_BPF = {"x86_64": 321, "aarch64": 280}.get(os.uname().machine, 321)
+_BPF_PROG_TEST_RUN = 10
+_CLOCK_MONOTONIC_COARSE = 6
+
+
+def prog_test_run(prog_fd: int) -> None:
+    """Run a raw-tracepoint program once (BPF_PROG_TEST_RUN) with an empty context."""
+    attr = ctypes.create_string_buffer(80)  # union bpf_attr, the `test` member
+    ctx = ctypes.create_string_buffer(8)
+    struct.pack_into("<I", attr, 0, prog_fd)
+    struct.pack_into("<I", attr, 40, ctypes.sizeof(ctx))  # ctx_size_in
+    struct.pack_into("<Q", attr, 48, ctypes.addressof(ctx))  # ctx_in
+    if _libc().syscall(_SYS_BPF, _BPF_PROG_TEST_RUN, attr, ctypes.sizeof(attr)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+class TickClock:
+    """bpf_jiffies64() values -> the monotonic clock. Jiffies advance by exactly one tick of
+    the monotonic clock each (the timekeeping code advances them from it), so the start of tick
+    J is start(J0) + (J - J0) * tick; each (jiffies, ktime) pair read together in the kernel
+    bounds start(J0) from above, and the smallest bound is kept. A converted time is the start
+    of the tick the event happened in (resolution one tick: 4 ms at HZ=250; a tick or two late
+    when the jiffies update itself ran late)."""
+
+    def __init__(self, tick_ns: int | None = None):
+        if tick_ns is None:
+            tick_ns = round(time.clock_getres(_CLOCK_MONOTONIC_COARSE) * 1e9)
+        self.tick_ns = tick_ns
+        self.j0: int | None = None
+        self.start0: int | None = None
+
+    @property
+    def calibrated(self) -> bool:
+        return self.start0 is not None
+
+    def add(self, jiffies: int, ktime_ns: int) -> None:
+        if self.j0 is None:
+            self.j0 = jiffies
+        bound = ktime_ns - (jiffies - self.j0) * self.tick_ns
+        self.start0 = bound if self.start0 is None else min(self.start0, bound)
+
+    def to_ns(self, jiffies: np.ndarray) -> np.ndarray:
+        if self.start0 is None:  # never calibrated: the time it was read (never here in practice)
+            return np.full(len(jiffies), time.monotonic_ns(), np.int64)
+        return self.start0 + (jiffies.astype(np.int64) - self.j0) * self.tick_ns
 
 
 # --------------------------------------------------------------------------------------------
@@ -388,6 +463,7 @@ class FleetProgram:
         target_pid: int = 0,
         failures_only: bool = False,
         examples: int = DEFAULT_EXAMPLES,
+        slots: int = DEFAULT_SLOTS,
     ):
         if sample_every < 1:
             raise TracebaseError(f"--sample: expected a positive integer N (1 in N), found {sample_every}")
@@ -395,6 +471,8 @@ class FleetProgram:
             raise TracebaseError(f"--latency-bound: expected a positive duration, found {latency_bound_ns} ns")
         if not 1 <= examples <= MAX_EXAMPLES:
             raise TracebaseError(f"--examples: expected 1..{MAX_EXAMPLES} full call trees per signature, found {examples}")
+        if slots < 1 or slots & (slots - 1):
+            raise TracebaseError(f"slots: expected a power of two, found {slots}")
         self.probe_set = probe_set
         self.ringbuf_pages = ringbuf_pages(ringbuf_kb)
         self.sample_every = sample_every
@@ -402,6 +480,10 @@ class FleetProgram:
         self.target_pid = target_pid
         self.failures_only = failures_only
         self.examples = examples
+        self.slots = slots
+        self.thread_exit_hook = False
+        self.clock = TickClock()
+        self._clock_fd: int | None = None
         self.bpf = None
         self.attach_results: list[AttachResult] = []
         self._ring: RingReader | None = None
@@ -415,7 +497,8 @@ class FleetProgram:
         # Static settings are compile-time constants; what changes at run time lives in maps.
         flags = [_ATTACH_DEFINE[self.probe_set.attach], f"-DMAX_PROBES={len(self.probe_set.probes)}",
                  f"-DRINGBUF_PAGES={self.ringbuf_pages}", f"-DAGG_EXAMPLES={self.examples}",
-                 f"-DMAX_SIGNATURES={MAX_SIGNATURES}", f"-DEXCLUDE_TGID={os.getpid()}", *task_offset_flags()]
+                 f"-DMAX_SIGNATURES={MAX_SIGNATURES}", f"-DSLOTS={self.slots}", f"-DEXCLUDE_TGID={os.getpid()}",
+                 *task_offset_flags()]
         if self.probe_set.attach != "syscalls":
             flags.append("-DPROBES=" + "".join(f"P({p.id},{p.symbol},{p.ret_kind})" for p in self.probe_set.probes))
         return flags
@@ -451,8 +534,31 @@ class FleetProgram:
     def _configure(self) -> None:
         self._write_probe_conf()
         self._write_settings()
+        self._seed_record_numbers()
         if self._ring is None:
             self._ring = RingReader(self.bpf[b"events"].map_fd, self.ringbuf_pages * mmap.PAGESIZE)
+        self._calibrate_clock(8)
+
+    def _seed_record_numbers(self) -> None:
+        """Record numbers count per CPU from a random start (a multiple of 64: each CPU's first
+        record wakes the reader), so they identify a record across CPUs, programs and restarts."""
+        table = self.bpf[b"rec_seq"]
+        table[ctypes.c_int(0)] = table.Leaf(*(secrets.randbits(62) << 1 & ~63 for _ in range(table.total_cpu)))
+
+    def _calibrate_clock(self, samples: int) -> None:
+        """Pairs of (bpf_jiffies64, bpf_ktime_get_ns) read by clock_sync, spread over ticks."""
+        try:
+            if self._clock_fd is None:
+                self._clock_fd = self.bpf.load_func(b"clock_sync", _bcc().BPF.RAW_TRACEPOINT).fd
+            table = self.bpf[b"clock"]
+            for i in range(samples):
+                if i:
+                    time.sleep(self.clock.tick_ns * 0.37e-9)  # another phase of the tick
+                prog_test_run(self._clock_fd)
+                pair = table[ctypes.c_int(0)]
+                self.clock.add(int(pair.jiffies), int(pair.ktime))
+        except Exception:  # noqa: BLE001 - OSError, or bcc's bare Exception: records then carry the read time
+            return
 
     def _write_probe_conf(self) -> None:
         conf = self.bpf[b"probe_conf"]
@@ -488,6 +594,8 @@ class FleetProgram:
             for p in self.probe_set.probes:
                 results.append(self._attach_one(p.symbol, statuses.get(p.symbol)))
         self.attach_results = results
+        if any(r.live for r in results):
+            self._attach_thread_exit()
         failed = [r for r in results if not r.live]
         if failed and not best_effort:
             first = failed[0]
@@ -501,6 +609,16 @@ class FleetProgram:
             raise TracebaseError(f"probe set {self.probe_set.name}: no probe attached")
         self._totals = self._zero_counters()
         return results
+
+    def _attach_thread_exit(self) -> None:
+        """The thread-exit hook frees the slot of a thread that died inside a traced call;
+        without it (never seen refused where raw tracepoints work) such a slot stays taken and
+        threads hashed to it keep their trees in task storage (slower, still exact)."""
+        try:
+            self.bpf.attach_raw_tracepoint(tp=b"sched_process_exit", fn_name=b"raw_tracepoint__sched_process_exit")
+            self.thread_exit_hook = True
+        except Exception:  # noqa: BLE001 - bcc raises bare Exception
+            self.thread_exit_hook = False
 
     def _attach_one(self, symbol: str, status: ProbeStatus | None) -> AttachResult:
         if status is not None and not status.exists:
@@ -569,10 +687,15 @@ class FleetProgram:
             self._ring.wait(timeout_ms)
 
     def poll_batch(self, timeout_ms: int = 0) -> Batch:
-        """Every record that arrived since the last poll (waits up to timeout_ms for the first)."""
+        """Every record that arrived since the last poll (waits up to timeout_ms for the first).
+        Untimed records' tick times are converted to the monotonic clock here."""
         if timeout_ms > 0:
             self._ring.wait(timeout_ms)
-        return self._ring.consume()
+        batch = self._ring.consume()
+        untimed = batch.head["timed"] == 0
+        if untimed.any():
+            batch.head["time"][untimed] = self.clock.to_ns(batch.head["time"][untimed])
+        return batch
 
     def poll(self, timeout_ms: int = 0) -> list[CallTree]:
         """Call trees that arrived since the last poll (waits up to timeout_ms for the first)."""
@@ -580,7 +703,7 @@ class FleetProgram:
 
     # ---- control plane --------------------------------------------------------------------
     def _zero_counters(self) -> Counters:
-        return Counters({p.id: ProbeCounts() for p in self.probe_set.probes}, 0, 0, 0, 0, 0)
+        return Counters({p.id: ProbeCounts() for p in self.probe_set.probes}, 0, 0, 0, 0, 0, 0)
 
     def _read_generation(self, gen: int) -> Counters:
         """Cumulative counters of one generation (interval parity), summed over CPUs."""
@@ -601,7 +724,7 @@ class FleetProgram:
         health = self.bpf[b"health"]
         slots = [sum(health[ctypes.c_int(gen * HEALTH_SLOTS + i)]) for i in range(HEALTH_SLOTS)]
         return Counters(probes, slots[HEALTH_LOST], slots[HEALTH_EMITTED], slots[HEALTH_TRUNCATED],
-                        slots[HEALTH_ORPHAN], slots[HEALTH_DEFERRED])
+                        slots[HEALTH_ORPHAN], slots[HEALTH_DEFERRED], slots[HEALTH_COLLIDED])
 
     def _take_repeats(self, gen: int) -> dict[int, int]:
         """Repeat counts of the closed generation's signatures; their entries are deleted so the
@@ -627,6 +750,7 @@ class FleetProgram:
         gen = closed & 1
         self._interval += 1
         self._write_settings()
+        self._calibrate_clock(1)  # one more bound per interval: the estimate only tightens
         _rcu_grace()
         now = self._read_generation(gen)
         delta = now.minus(self._gen_seen[gen])
@@ -729,8 +853,9 @@ def tree_rows(tree: CallTree, pset: ProbeSet, ctx: HostContext, job_id: str | No
         return []
     root = tree.frames[0]
     root_probe = pset.probe(root.probe_id)
-    trace_id = f"{ctx.host}:{ctx.boot_id}:{tree.tid}:{root.ts_ns}"
+    trace_id = f"{ctx.host}:{ctx.boot_id}:{tree.tid}:{tree.seq}"
     start = root.ts_ns + ctx.wall_minus_mono_ns
+    end = start + (root.latency_ns or 0)  # untimed: the tick the root returned in, start = end
     meta = [{"key": k, "value": str(v)} for k, v in sorted((metadata or {}).items())] or None
     rows = []
     for seq, fr in enumerate(tree.frames):
@@ -741,7 +866,7 @@ def tree_rows(tree: CallTree, pset: ProbeSet, ctx: HostContext, job_id: str | No
             "depth": fr.depth, "ret": fr.ret, "errno": frame_errno(probe.ret, fr.ret, fr.failed),
             "latency_ns": fr.latency_ns, "path": None, "arg": None,
             "kind": tree.kind, "command": root_probe.operation or root_probe.symbol,
-            "exit_status": _clip32(root.ret), "start_time": start, "end_time": start + root.latency_ns,
+            "exit_status": _clip32(root.ret), "start_time": start, "end_time": end,
             "host": ctx.host, "kernel_release": ctx.kernel_release, "lost_events": tree.truncated,
             "job_id": job_id, "metadata": meta, "repeat_count": repeat_count,
         })
@@ -795,11 +920,15 @@ def events_from_batch(batch: Batch, pset: ProbeSet, ctx: HostContext, job_ids: l
                 names[key] = frame_errno(k, v, True)
             out.append(names[key])
         errno_col[failed] = np.array(out, object)
-    start = root["ts"].astype(np.int64) + ctx.wall_minus_mono_ns
+    ts, latency = frame_times(batch)
+    # timed: the root's entry and return; untimed: both the tick the root returned in
+    start = ts[first] + ctx.wall_minus_mono_ns
+    end = head["time"].astype(np.int64) + ctx.wall_minus_mono_ns
     tids = head["tid"].astype(np.int64)
+    # the record number is unique per program instance (random start per CPU); tid for reading
     trace_ids = pc.binary_join_element_wise(
         pa.repeat(pa.scalar(f"{ctx.host}:{ctx.boot_id}", pa.string()), n),
-        pc.cast(pa.array(tids), pa.string()), pc.cast(pa.array(root["ts"].astype(np.int64)), pa.string()), ":")
+        pc.cast(pa.array(tids), pa.string()), pc.cast(pa.array(head["seq"]), pa.string()), ":")
     comm = pa.array([c.split(b"\0", 1)[0].decode(errors="replace") for c in head["comm"].tolist()], pa.string())
     kind = pa.array(np.where(head["kind"] == 2, "good", "failure").tolist(), pa.string())
     meta_type = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
@@ -814,7 +943,7 @@ def events_from_batch(batch: Batch, pset: ProbeSet, ctx: HostContext, job_ids: l
         "command": pa.array(command[root["probe"].astype(np.int64)].tolist(), pa.string()),
         "exit_status": pa.array(np.clip(root["ret"], -(2**31), 2**31 - 1).astype(np.int32)),
         "start_time": pa.array(start, pa.timestamp("ns", tz="UTC")),
-        "end_time": pa.array(start + root["latency"].astype(np.int64), pa.timestamp("ns", tz="UTC")),
+        "end_time": pa.array(end, pa.timestamp("ns", tz="UTC")),
         "lost_events": pa.array(head["truncated"].astype(np.int64)),
         "job_id": pa.array(job_ids if job_ids is not None else [None] * n, pa.string()),
         "metadata": meta, "repeat_count": rc,
@@ -822,11 +951,11 @@ def events_from_batch(batch: Batch, pset: ProbeSet, ctx: HostContext, job_ids: l
     nrows = len(fr)
     columns = {name: col.take(take) for name, col in per_record.items()}
     columns.update({
-        "seq": pa.array(seq.astype(np.int64)), "ts_ns": pa.array(fr["ts"].astype(np.int64)),
+        "seq": pa.array(seq.astype(np.int64)), "ts_ns": pa.array(ts),
         "probe": pa.array(symbol[probe_ids].tolist(), pa.string()),
         "layer": pa.array(layer[probe_ids].tolist(), pa.string()),
         "depth": pa.array(fr["depth"].astype(np.int16)), "ret": pa.array(ret.astype(np.int64)),
-        "errno": pa.array(errno_col.tolist(), pa.string()), "latency_ns": pa.array(fr["latency"].astype(np.int64)),
+        "errno": pa.array(errno_col.tolist(), pa.string()), "latency_ns": pa.array(latency, mask=latency < 0),
         "host": pa.repeat(pa.scalar(ctx.host, pa.string()), nrows),
         "kernel_release": pa.repeat(pa.scalar(ctx.kernel_release, pa.string()), nrows),
     })
