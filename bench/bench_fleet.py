@@ -2,15 +2,18 @@
 
     sudo .venv/bin/python -m bench.bench_fleet [--quick]
 
-1. Per-invocation BPF cost (kernel.bpf_stats_enabled: run_time_ns / run_cnt of each program) of
-   calltree.c on uprobe+uretprobe hooks of the fakeverbs library, beside bare_counter.c (one
-   per-CPU counter increment) attached to the very same hooks in the same batches; and the
-   syscalls set's raw sys_enter/sys_exit programs beside bare_counter.c on raw sys_exit.
+1. Per-invocation BPF cost (run_time_ns / run_cnt of each program, with BPF run-time stats on
+   while this process holds a BPF_ENABLE_STATS fd: the kernel.bpf_stats_enabled sysctl is never
+   touched, and the stats go off when the fd closes, even if the bench dies) of calltree.c on
+   uprobe+uretprobe hooks of the fakeverbs library, beside bare_counter.c (one per-CPU counter
+   increment) attached to the very same hooks in the same batches; and the syscalls set's raw
+   sys_enter/sys_exit programs beside bare_counter.c on raw sys_exit.
    Paths: success outside a capture window; failure with a record for every tree (aggregation
    off, --examples MAX); failure aggregated (K examples per signature, then counted). Beside
-   them, bare_counter.c plus one ingredient of calltree.c each (a timestamp, the task-local
-   storage slot, the LRU hash slot it replaced): the floor of a call-tree tracer here.
-   P50/P99 are over batches (bpf_stats gives sums, not per-call samples).
+   them, bare_counter.c plus one ingredient of calltree.c each (a timestamp, a tick, a helper
+   call, the stack slot and what it replaced, ring-buffer output of N bytes, comm, the `sigs`
+   hash lookup): what each costs on this machine. P50/P99 are over batches (bpf_stats gives
+   sums, not per-call samples). Stats are on only during this part (not during the storms).
 2. `tracer run` (real daemon process, default 256 KiB ring buffer) under failure storms at the
    maximum rate from 1 and from 2 processes, cycling through 12 failure signatures (4 layers x 3
    errnos): every signature must have a full example, the repeat counts must add up to the
@@ -27,6 +30,8 @@ Reference figures (RDMATracer, fexit on real hooks): P50 56 ns / P99 79 ns per i
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import errno
 import os
 import signal
@@ -57,12 +62,29 @@ from tracer.fleet.program import MAX_EXAMPLES, FleetProgram  # noqa: E402
 from tracer.fleet.spool import list_snapshots, read_spool  # noqa: E402
 
 BARE_C = REPO / "bpf" / "bare_counter.c"
-STATS_SYSCTL = Path("/proc/sys/kernel/bpf_stats_enabled")
 REG_MR_CHAIN = ["fv_uverbs_reg_mr", "fv_mlx5_reg_user_mr", "fv_umem_get", "fv_peer_umem_get"]
 # where a failure injected at a layer first appears (the deepest failed frame of its tree)
 LAYER_PROBE = {LAYER_UVERBS: "fv_uverbs_reg_mr", LAYER_DRIVER: "fv_mlx5_reg_user_mr", LAYER_UMEM: "fv_umem_get",
                LAYER_PEER: "fv_peer_umem_get"}
 SIGNATURES = [(layer, err) for layer in LAYER_PROBE for err in (errno.ENOMEM, errno.EFAULT, errno.EINVAL)]
+
+
+@contextlib.contextmanager
+def bpf_stats():
+    """BPF run-time stats on while the block runs: BPF_ENABLE_STATS(BPF_STATS_RUN_TIME) returns
+    an fd that keeps them on until closed (reference counted in the kernel, so another user's
+    setting is left alone, and a crash closes it)."""
+    from tracer.fleet.program import _SYS_BPF, _libc
+
+    attr = ctypes.create_string_buffer(8)  # union bpf_attr, enable_stats.type = BPF_STATS_RUN_TIME (0)
+    fd = _libc().syscall(_SYS_BPF, 32, attr, ctypes.sizeof(attr))  # BPF_ENABLE_STATS
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"BPF_ENABLE_STATS: {os.strerror(err)}")
+    try:
+        yield
+    finally:
+        os.close(fd)
 
 
 def prog_stats(fds: list[int]) -> tuple[int, int]:
@@ -129,21 +151,43 @@ def bench_uprobes(lib: Path, driver: Path, set_file: Path, batches: int, calls: 
         bare.attach_uretprobe(name=str(lib).encode(), sym=sym.encode(), fn_name=b"bare_hit")
     bare_fds = [bare.funcs[b"bare_hit"].fd]
     rows = []
+    from tracer.fleet.program import RingReader, task_offset_flags
+
+    comm_off = [f for f in task_offset_flags() if f.startswith("-DTASK_COMM_OFF")]
     # the counter plus one ingredient of calltree.c, on the same hooks, beside the bare counter
-    for label, flag in (("ingredient: + bpf_ktime_get_ns", "-DWITH_KTIME"),
-                        ("ingredient: + task-local storage slot", "-DWITH_TASK_STORAGE"),
-                        ("ingredient: + LRU hash slot by tid (before)", "-DWITH_LRU_HASH")):
-        part = bare_program([flag])
+    for label, flags in (("ingredient: + bpf_ktime_get_ns", ["-DWITH_KTIME"]),
+                         ("ingredient: + bpf_jiffies64", ["-DWITH_JIFFIES"]),
+                         ("ingredient: + bpf_get_current_pid_tgid", ["-DWITH_PID_TGID"]),
+                         ("ingredient: + array slot by tid, owner checked (now)", ["-DWITH_ARRAY_SLOT"]),
+                         ("ingredient: + array slot claimed by CAS, released", ["-DWITH_ARRAY_CLAIM"]),
+                         ("ingredient: + task-local storage slot (before)", ["-DWITH_TASK_STORAGE"]),
+                         ("ingredient: + LRU hash slot by tid (before that)", ["-DWITH_LRU_HASH"]),
+                         ("ingredient: + ringbuf_output 112 B (1-frame record)", ["-DWITH_RINGBUF_OUTPUT=112"]),
+                         ("ingredient: + ringbuf_output 208 B (4-frame record)", ["-DWITH_RINGBUF_OUTPUT=208"]),
+                         ("ingredient: + ringbuf_reserve 112 B + submit", ["-DWITH_RINGBUF_RESERVE=112"]),
+                         ("ingredient: + bpf_get_current_comm (before)", ["-DWITH_COMM"]),
+                         ("ingredient: + comm through the task's BTF pointer (now)", ["-DWITH_TASK_COMM", *comm_off]),
+                         ("ingredient: + sigs hash lookup (16-byte key)", ["-DWITH_SIGS_HASH"])):
+        if "-DWITH_TASK_COMM" in flags and not comm_off:
+            continue
+        part = bare_program(flags)
+        ring = None
         try:
             for sym in REG_MR_CHAIN:
                 part.attach_uprobe(name=str(lib).encode(), sym=sym.encode(), fn_name=b"bare_hit")
                 part.attach_uretprobe(name=str(lib).encode(), sym=sym.encode(), fn_name=b"bare_hit")
+            if any("RINGBUF" in f for f in flags):  # drained between batches, like the daemon does
+                ring = RingReader(part[b"rb"].map_fd, 256 * 4096)
             m, ref = Meter([part.funcs[b"bare_hit"].fd]), Meter(bare_fds)
             for _ in range(max(2, batches // 4)):
                 with m, ref:
                     run_driver(driver, "reg_mr", calls)
+                if ring is not None:
+                    ring.consume()
             rows.append(("uprobe+uretprobe x4 (reg_mr chain)", label, m.summary(), ref.summary()))
         finally:
+            if ring is not None:
+                ring.close()
             part.cleanup()
     variants = (
         (4, (("success (no record)", 0, False), ("failure, aggregated (K=4, 1 signature)", LAYER_PEER, False),
@@ -307,21 +351,24 @@ def bench_idle(set_file: Path, spool: Path, seconds: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer batches and shorter storms")
+    parser.add_argument("--only", choices=("calls", "storms"), help="only the per-invocation part, or only the storms")
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
-        print("bench_fleet: needs root (BPF, kernel.bpf_stats_enabled)", file=sys.stderr)
+        print("bench_fleet: needs root (BPF, BPF_ENABLE_STATS)", file=sys.stderr)
         return 2
     batches, calls, storm_calls, rounds, paced_s = (10, 2000, 5000, 1, 3) if args.quick else (40, 5000, 10000, 2, 6)
-    previous = STATS_SYSCTL.read_text().strip()
-    STATS_SYSCTL.write_text("1")
     storms = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
-            tmp_path = Path(tmp)
-            lib, driver = build_fakeverbs(tmp_path / "build")
-            set_file = write_fake_set(tmp_path / "fakeverbs.yaml", lib)
-            rows = bench_uprobes(lib, driver, set_file, batches, calls)
-            rows += bench_syscalls(driver, batches, calls)
+    rows: list[tuple] = []
+    idle = 0.0
+    with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
+        tmp_path = Path(tmp)
+        lib, driver = build_fakeverbs(tmp_path / "build")
+        set_file = write_fake_set(tmp_path / "fakeverbs.yaml", lib)
+        if args.only != "storms":
+            with bpf_stats():
+                rows = bench_uprobes(lib, driver, set_file, batches, calls)
+                rows += bench_syscalls(driver, batches, calls)
+        if args.only != "calls":
             idle = bench_idle(set_file, tmp_path / "idle", 3.0 if args.quick else 10.0)
             for label, kw in (
                 ("max rate, 1 process", {"processes": 1, "calls": storm_calls, "rounds": rounds}),
@@ -336,15 +383,24 @@ def main(argv: list[str] | None = None) -> int:
                 result = storm(set_file, driver, tmp_path / f"storm{len(storms)}", **kw)
                 result["rate"] = result["failed"] / result["wall"]
                 storms.append((label, result))
-    finally:
-        STATS_SYSCTL.write_text(previous)
 
+    if rows:
+        print_calls(rows)
+    if storms:
+        print_storms(storms, idle)
+    return 0
+
+
+def print_calls(rows: list[tuple]) -> None:
     print("Per-invocation BPF cost (bpf_stats run_time_ns/run_cnt; P50/P99 over batches), vs bare_counter.c on the same hook")
     print(f"{'hook':<36} {'path':<52} {'mean':>7} {'P50':>7} {'P99':>7} {'bare':>7} {'ratio':>6}")
     for hook, path, (mean, p50, p99), (bmean, _bp50, _bp99) in rows:
         print(f"{hook:<36} {path:<52} {mean:6.0f}n {p50:6.0f}n {p99:6.0f}n {bmean:6.0f}n {mean / bmean:5.2f}x")
     print("  (RDMATracer, fexit on real hooks: P50 56 ns / P99 79 ns per invocation)")
     print()
+
+
+def print_storms(storms: list[tuple], idle: float) -> None:
     print(f"tracer run (fakeverbs set, -x, 1 s snapshots, 256 KiB ring buffer); host CPU idle: {100 * idle:.2f}% of one core")
     print(f"{'storm':<40} {'failed calls/s':>14} {'daemon CPU':>10} {'sigs w/ example':>15} {'repeat sums':>11} "
           f"{'records':>8} {'lost':>5}")
@@ -362,7 +418,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  bytes on disk per failure record (every tree a record): {full['event_bytes'] / max(1, full['records']):.1f} B "
           f"({full['event_bytes'] / max(1, full['rows']):.1f} B per frame row; 4 frames per record)")
     print("  (RDMATracer: ~40 B per record)")
-    return 0
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@
 //   WITH_LRU_HASH         the thread's slot in an LRU hash keyed by tid (the call stack before that)
 //   WITH_ARRAY_SLOT       the thread's slot in an array indexed by tid, owner checked (calltree.c)
 //   WITH_ARRAY_CLAIM      the same slot claimed with a compare-and-swap and released (a tree's root)
-//   WITH_RINGBUF_OUTPUT=N bpf_ringbuf_output of N bytes (build, then copy)
+//   WITH_RINGBUF_OUTPUT=N bpf_ringbuf_output of N bytes (build, then copy); WAKE_EVERY=M: the
+//                         reader woken by every M-th record (BPF_RB_FORCE_WAKEUP: an irq_work)
 //   WITH_RINGBUF_RESERVE=N bpf_ringbuf_reserve of N bytes, 32 of them written, submit
 //   WITH_COMM             bpf_get_current_comm
 //   WITH_SIGS_HASH        a lookup in a hash keyed by a 16-byte signature key (the aggregation map)
@@ -115,7 +116,11 @@ static __always_inline int count_hit(void) {
     struct scratch *b = scratch.lookup(&zero);
     if (b) {
         b->bytes[0] = (u8)*v;
+#ifdef WAKE_EVERY   // the consumer woken by every WAKE_EVERY-th record (an irq_work each)
+        rb.ringbuf_output(b, sizeof(*b), (*v % WAKE_EVERY) == 0 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+#else
         rb.ringbuf_output(b, sizeof(*b), BPF_RB_NO_WAKEUP);
+#endif
     }
 #elif defined(WITH_RINGBUF_RESERVE)
     u64 *r = rb.ringbuf_reserve(WITH_RINGBUF_RESERVE);

@@ -8,9 +8,11 @@
 //
 // Cost per invocation (bench/bench_fleet.py; helper calls cost ~15 ns each on the reference VM,
 // bpf_ktime_get_ns ~57 ns, a task-storage lookup ~45 ns, an inlined array lookup ~3 ns):
-// - The thread's tree lives in slot tid & (SLOTS-1) of the array `slots` (an inlined lookup),
-//   owned by one thread at a time: a tree's root entry claims a free slot with a
-//   compare-and-swap, its root exit releases it. A thread whose slot another live thread holds
+// - The thread's tree lives in a slot of the array `slots` (an inlined lookup), slot
+//   tid & (SLOTS-1) - for the syscall variant a hash of the thread's user pt_regs address,
+//   which the raw syscall tracepoints pass (args[0]) and which is unique per live thread, so
+//   sys_exit needs no helper call at all. A slot is owned by one thread at a time: a tree's root
+//   entry claims a free slot with a compare-and-swap, its root exit releases it. A thread whose slot another live thread holds
 //   (a collision) keeps its tree in task-local storage instead (`stacks`, the slower path) and
 //   counts in HEALTH_COLLIDED; `guests` in the slot tells that thread's other frames to look
 //   there. No collision can mix two threads' frames or change a counter. The thread-exit
@@ -43,6 +45,7 @@
 //   AGG_EXAMPLES                                       examples per signature per interval
 //   MAX_SIGNATURES                                     signatures tracked per two intervals
 //   SLOTS                                              per-thread tree slots (power of 2)
+//   RELEASE_STORE                                      a plain store releases (x86: stores stay in order)
 //   EXCLUDE_TGID                                       the tracer itself (its syscalls would feed back)
 //   TASK_REAL_PARENT_OFF, TASK_TGID_OFF, TASK_COMM_OFF task_struct offsets from the kernel's BTF
 #include <uapi/linux/ptrace.h>
@@ -126,7 +129,7 @@ struct record {           // 80-byte header + frames; tracer/fleet/program.py HE
 };
 
 struct tree {             // a slot: its owner, then the record it builds
-    u64 owner;            // tid holding the slot, 0 = free (slots only)
+    u64 owner;            // key of the thread holding the slot (thread_key), 0 = free (slots only)
     u64 guests;           // threads hashed here keeping their tree in task storage (slots only)
     struct record r;
 };
@@ -210,8 +213,13 @@ static __always_inline void health_add(u32 gen, u32 slot) {
         *v += 1;
 }
 
-static __always_inline struct tree *slot_of(u32 tid) {
-    u32 idx = tid & (SLOTS - 1);
+// The thread's key: its tid, or (syscall variant) its user pt_regs address. Never 0.
+static __always_inline struct tree *slot_of(u64 key) {
+#ifdef ATTACH_SYSCALLS
+    u32 idx = (u32)(((key >> 12) * 0x9E3779B97F4A7C15ULL) >> 40) & (SLOTS - 1);   // stacks are >= 16 KiB apart
+#else
+    u32 idx = (u32)key & (SLOTS - 1);
+#endif
     return slots.lookup(&idx);
 }
 
@@ -227,13 +235,13 @@ static __always_inline struct tree *guest_tree(struct tree *slot) {
 // The tree this thread's next frame goes to: its slot or its task storage if it is inside a
 // tree, else a new tree in its slot (claimed) or, when another thread holds the slot, in task
 // storage. NULL: no room (task storage refused).
-static __always_inline struct tree *tree_for_entry(struct tree *slot, u32 tid, u32 gen) {
-    if (slot->owner == tid)
+static __always_inline struct tree *tree_for_entry(struct tree *slot, u64 key, u32 gen) {
+    if (slot->owner == key)
         return slot;
     struct tree *g = guest_tree(slot);
     if (g)
         return g;
-    if (slot->owner == 0 && __sync_val_compare_and_swap(&slot->owner, 0, (u64)tid) == 0) {
+    if (slot->owner == 0 && __sync_val_compare_and_swap(&slot->owner, 0, key) == 0) {
         slot->r.open = 0;
         return slot;
     }
@@ -248,18 +256,27 @@ static __always_inline struct tree *tree_for_entry(struct tree *slot, u32 tid, u
 }
 
 // The tree a return belongs to, or NULL (no open tree: attached mid-call, or not traced).
-static __always_inline struct tree *tree_for_exit(struct tree *slot, u32 tid) {
-    if (slot->owner == tid)
+static __always_inline struct tree *tree_for_exit(struct tree *slot, u64 key) {
+    if (slot->owner == key)
         return slot->r.open ? slot : NULL;
     return guest_tree(slot);
 }
 
-// The tree ended (emitted or not): give the slot back, or leave the guests.
+// The tree ended (emitted or not): give the slot back, or leave the guests. The release must
+// be seen after every write to the tree and every read of the emit: an atomic exchange, or on
+// x86 (stores are not reordered with earlier loads or stores) a plain store after a compiler
+// barrier.
 static __always_inline void release(struct tree *t, struct tree *slot) {
-    if (t == slot)
-        __sync_lock_test_and_set(&slot->owner, 0);   // an atomic exchange: ordered after the emit's reads
-    else
+    if (t == slot) {
+#ifdef RELEASE_STORE
+        asm volatile("" ::: "memory");
+        *(volatile u64 *)&slot->owner = 0;
+#else
+        __sync_lock_test_and_set(&slot->owner, 0);
+#endif
+    } else {
         __sync_fetch_and_add(&slot->guests, -1);
+    }
 }
 
 // The settings when this process is traced (the -p target, never the tracer itself), else NULL.
@@ -391,12 +408,11 @@ static __always_inline int emit(struct record *t, u32 gen, u64 end_ns) {
     u64 size = sizeof(struct record) - MAX_FRAMES * sizeof(struct frame) + nf * sizeof(struct frame);
     if (size > sizeof(struct record))
         size = sizeof(struct record);
-    // No wake-up per record (an irq_work each: it tripled the cost of the failure path);
-    // user space polls on a timer (100 ms in tracer run) and is woken by every 64th record of
-    // a CPU: bursts drain before the buffer fills, and a failure is read (and enriched from
-    // /proc/<pid>) while its process most likely still runs.
-    u64 flags = (n & 63) == 0 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-    if (events.ringbuf_output(t, size, flags) != 0)
+    // The kernel's adaptive wake-up: only the first record after the reader emptied the ring
+    // wakes it (an irq_work, ~2 us on a VM), and the reader drains at most every few ms
+    // (RingReader.wait), so wake-ups stay at a few hundred per second whatever the record
+    // rate. Forcing one every 64th record cost 31 ns per record here.
+    if (events.ringbuf_output(t, size, 0) != 0)
         return -1;
     health_add(gen, HEALTH_EMITTED);
     return 0;
@@ -538,8 +554,10 @@ static __always_inline int on_exit(u32 probe, u32 kind, u64 raw) {
     return 0;
 }
 
+#ifndef ATTACH_SYSCALLS
 // A thread exits: a slot it holds (a call that never returned: killed inside it) is freed, so a
-// later thread with the same tid never continues its tree.
+// later thread with the same tid never continues its tree. (The syscall variant needs none:
+// every traced syscall's exit releases the slot, a killed thread's too.)
 RAW_TRACEPOINT_PROBE(sched_process_exit) {
     u32 tid = (u32)bpf_get_current_pid_tgid();
     struct tree *slot = slot_of(tid);
@@ -557,6 +575,7 @@ RAW_TRACEPOINT_PROBE(sched_process_exit) {
     }
     return 0;
 }
+#endif
 
 // Never attached: user space runs it (BPF_PROG_TEST_RUN) to pair bpf_jiffies64 with the
 // monotonic clock, which converts untimed records' tick times.
@@ -596,10 +615,11 @@ RAW_TRACEPOINT_PROBE(sys_enter) {
     struct settings *s = traced_settings(tgid);
     if (!s)
         return 0;
-    struct tree *slot = slot_of(tid);
+    u64 key = ctx->args[0];   // the thread's user pt_regs
+    struct tree *slot = slot_of(key);
     if (!slot)
         return 0;
-    struct tree *t = tree_for_entry(slot, tid, s->interval);
+    struct tree *t = tree_for_entry(slot, key, s->interval);
     if (!t)
         return 0;
     t->r.open = 0;   // syscalls do not nest: an exit we never saw (attach) leaves nothing open
@@ -610,11 +630,11 @@ RAW_TRACEPOINT_PROBE(sys_enter) {
 // The open frame of the thread's tree says which traced syscall returns: no read of the
 // syscall number from pt_regs; a thread in no traced syscall costs one inlined slot lookup.
 RAW_TRACEPOINT_PROBE(sys_exit) {
-    u32 tid = (u32)bpf_get_current_pid_tgid();
-    struct tree *slot = slot_of(tid);
+    u64 key = ctx->args[0];
+    struct tree *slot = slot_of(key);
     if (!slot)
         return 0;
-    struct tree *t = tree_for_exit(slot, tid);
+    struct tree *t = tree_for_exit(slot, key);
     if (!t)
         return 0;
     u32 zero = 0;
