@@ -8,11 +8,13 @@
 //
 // Cost per invocation (bench/bench_fleet.py; helper calls cost ~15 ns each on the reference VM,
 // bpf_ktime_get_ns ~57 ns, a task-storage lookup ~45 ns, an inlined array lookup ~3 ns):
-// - The thread's tree lives in a slot of the array `slots` (an inlined lookup), slot
-//   tid & (SLOTS-1) - for the syscall variant a hash of the thread's user pt_regs address,
-//   which the raw syscall tracepoints pass (args[0]) and which is unique per live thread, so
-//   sys_exit needs no helper call at all. A slot is owned by one thread at a time: a tree's root
-//   entry claims a free slot with a compare-and-swap, its root exit releases it. A thread whose slot another live thread holds
+// - The thread's tree lives in a slot of the array `slots` (an inlined lookup) chosen by the
+//   thread's key: the address of its saved user registers (pt_regs, at the top of its kernel
+//   stack: unique per live thread) where the hook hands it over - raw syscall tracepoints pass
+//   it in args[0], a uprobe's ctx is it - else (fexit) its tid. So a nested entry and a return
+//   inside a tree need no helper call at all; the tid and the process filter are read once per
+//   tree, at its root. A slot is owned by one thread at a time: a tree's root entry claims a
+//   free slot with a compare-and-swap, its root exit releases it. A thread whose slot another live thread holds
 //   (a collision) keeps its tree in task-local storage instead (`stacks`, the slower path) and
 //   counts in HEALTH_COLLIDED; `guests` in the slot tells that thread's other frames to look
 //   there. No collision can mix two threads' frames or change a counter. The thread-exit
@@ -47,7 +49,7 @@
 //   SLOTS                                              per-thread tree slots (power of 2)
 //   RELEASE_STORE                                      a plain store releases (x86: stores stay in order)
 //   EXCLUDE_TGID                                       the tracer itself (its syscalls would feed back)
-//   TASK_REAL_PARENT_OFF, TASK_TGID_OFF, TASK_COMM_OFF task_struct offsets from the kernel's BTF
+//   TASK_REAL_PARENT_OFF, TASK_TGID_OFF, TASK_COMM_OFF, TASK_STACK_OFF   task_struct offsets (BTF)
 #include <uapi/linux/ptrace.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
@@ -71,6 +73,9 @@
 #define EXCLUDE_TGID 0
 #endif
 #define AGG_ALL (AGG_EXAMPLES >= 2147483647)   // aggregation off: every failing tree a record
+#if defined(ATTACH_SYSCALLS) || (defined(ATTACH_UPROBE) && defined(TASK_STACK_OFF))
+#define KEY_REGS 1       // slots keyed by the thread's user pt_regs address (else by tid)
+#endif
 #define MAX_FRAMES 16    // frames kept per call tree (power of 2: used as an index mask)
 #define MAX_DEPTH 8      // open nesting levels tracked per thread (power of 2)
 #define ERRNO_BUCKETS 136  // 0 = failure without errno, 1..133 = errno, 134 = kernel-internal, 135 = other
@@ -180,6 +185,10 @@ BPF_HASH(sigs, struct sig_key, struct sig_val, MAX_SIGNATURES);
 BPF_ARRAY(slots, struct tree, SLOTS);
 BPF_TASK_STORAGE(stacks, struct tree);                     // collisions only
 BPF_ARRAY(clock, struct clock_pair, 1);
+#if defined(KEY_REGS) && defined(ATTACH_UPROBE)
+BPF_PERCPU_ARRAY(key_scratch, u64, 1);
+BPF_ARRAY(regs_off, u64, 1);   // pt_regs address - task->stack, learnt at a root entry (thread exit)
+#endif
 #ifdef ATTACH_SYSCALLS
 BPF_ARRAY(syscall_probe, u32, SYSCALL_SLOTS);   // syscall nr -> probe id + 1 (0 = not traced)
 #endif
@@ -213,9 +222,9 @@ static __always_inline void health_add(u32 gen, u32 slot) {
         *v += 1;
 }
 
-// The thread's key: its tid, or (syscall variant) its user pt_regs address. Never 0.
+// The thread's key: its user pt_regs address (KEY_REGS), else its tid. Never 0.
 static __always_inline struct tree *slot_of(u64 key) {
-#ifdef ATTACH_SYSCALLS
+#ifdef KEY_REGS
     u32 idx = (u32)(((key >> 12) * 0x9E3779B97F4A7C15ULL) >> 40) & (SLOTS - 1);   // stacks are >= 16 KiB apart
 #else
     u32 idx = (u32)key & (SLOTS - 1);
@@ -290,16 +299,8 @@ static __always_inline struct settings *traced_settings(u32 tgid) {
     return s;
 }
 
-static __always_inline int enter_frame(struct record *t, struct settings *s, u32 probe, u32 tgid, u32 tid) {
-    if (t->open == 0) {   // a new top-level call: start a new tree (comm/ppid: at emit time)
-        t->pid = tgid;
-        t->tid = tid;
-        t->nframes = 0;
-        t->failed = 0;
-        t->truncated = 0;
-        t->skipped_open = 0;
-        t->timed = s->capture_open != 0;
-    }
+// One frame more in an open tree; 1 when it was not recorded (beyond the limits).
+static __always_inline int push_frame(struct record *t, u32 probe) {
     if (t->skipped_open || t->open >= MAX_DEPTH || t->nframes >= MAX_FRAMES) {
         t->skipped_open++;
         t->truncated++;
@@ -318,16 +319,70 @@ static __always_inline int enter_frame(struct record *t, struct settings *s, u32
     return 0;
 }
 
-static __always_inline int on_entry(u32 probe) {
+static __always_inline int enter_frame(struct record *t, struct settings *s, u32 probe, u32 tgid, u32 tid) {
+    if (t->open == 0) {   // a new top-level call: start a new tree (comm/ppid: at emit time)
+        t->pid = tgid;
+        t->tid = tid;
+        t->nframes = 0;
+        t->failed = 0;
+        t->truncated = 0;
+        t->skipped_open = 0;
+        t->timed = s->capture_open != 0;
+    }
+    return push_frame(t, probe);
+}
+
+#if defined(KEY_REGS) && defined(ATTACH_UPROBE)
+// The uprobe's ctx is the thread's saved user registers; a pointer becomes a number through a
+// map value (allowed to privileged programs; arithmetic on a ctx pointer is not).
+static __always_inline u64 thread_key(struct pt_regs *ctx) {
+    u32 zero = 0;
+    u64 *k = key_scratch.lookup(&zero);
+    if (!k)
+        return 0;
+    *(volatile u64 *)k = (u64)ctx;
+    return *(volatile u64 *)k;
+}
+
+// Once: how far above task->stack the saved registers sit, for the thread-exit hook.
+static __always_inline void learn_regs_off(u64 key) {
+    u32 zero = 0;
+    u64 *off = regs_off.lookup(&zero);
+    if (off && *off == 0) {
+        void *task = bpf_get_current_task_btf();
+        *off = key - *(u64 *)(task + TASK_STACK_OFF);
+    }
+}
+#elif !defined(ATTACH_SYSCALLS)
+static __always_inline u64 thread_key(void *ctx) {
+    return (u32)bpf_get_current_pid_tgid();
+}
+#endif
+
+static __always_inline int on_entry(u32 probe, u64 key) {
+    if (!key)
+        return 0;
+    struct tree *slot = slot_of(key);
+    if (!slot)
+        return 0;
+    if (slot->owner == key) {   // inside this thread's tree: a frame more, nothing else read
+        if (push_frame(&slot->r, probe)) {
+            u32 zero = 0;
+            struct settings *s = settings.lookup(&zero);
+            if (s)
+                health_add(s->interval, HEALTH_TRUNCATED);
+        }
+        return 0;
+    }
     u64 id = bpf_get_current_pid_tgid();
     u32 tid = (u32)id, tgid = id >> 32;
     struct settings *s = traced_settings(tgid);
     if (!s)
         return 0;
-    struct tree *slot = slot_of(tid);
-    if (!slot)
-        return 0;
-    struct tree *t = tree_for_entry(slot, tid, s->interval);
+#if defined(KEY_REGS) && defined(ATTACH_UPROBE)
+    learn_regs_off(key);
+#endif
+    struct tree *t = tree_for_entry(slot, key, s->interval);
     if (!t) {
         health_add(s->interval, HEALTH_TRUNCATED);
         return 0;
@@ -532,19 +587,33 @@ static __always_inline void count_call(u32 gen, u32 probe, u32 failed, u32 bucke
     }
 }
 
-static __always_inline int on_exit(u32 probe, u32 kind, u64 raw) {
-    u64 id = bpf_get_current_pid_tgid();
-    struct settings *s = traced_settings(id >> 32);
-    if (!s)
+static __always_inline int on_exit(u32 probe, u32 kind, u64 raw, u64 key) {
+    if (!key)
+        return 0;
+    struct tree *slot = slot_of(key);
+    if (!slot)
         return 0;
     s64 ret = 0;
     u32 bucket = 0;
     u32 failed = classify(kind, raw, &ret, &bucket);
-    count_call(s->interval, probe, failed, bucket);
-    struct tree *slot = slot_of((u32)id);
-    if (!slot)
+    struct settings *s;
+    struct tree *t;
+    if (slot->owner == key && slot->r.open) {   // inside this thread's tree: its root passed the filter
+        u32 zero = 0;
+        s = settings.lookup(&zero);
+        if (!s)
+            return 0;
+        count_call(s->interval, probe, failed, bucket);
+        if (exit_frame(&slot->r, s, probe, ret, failed))
+            release(slot, slot);
         return 0;
-    struct tree *t = tree_for_exit(slot, (u32)id);
+    }
+    u64 id = bpf_get_current_pid_tgid();
+    s = traced_settings(id >> 32);
+    if (!s)
+        return 0;
+    count_call(s->interval, probe, failed, bucket);
+    t = tree_for_exit(slot, key);
     if (!t) {
         health_add(s->interval, HEALTH_ORPHAN);
         return 0;
@@ -559,11 +628,20 @@ static __always_inline int on_exit(u32 probe, u32 kind, u64 raw) {
 // later thread with the same tid never continues its tree. (The syscall variant needs none:
 // every traced syscall's exit releases the slot, a killed thread's too.)
 RAW_TRACEPOINT_PROBE(sched_process_exit) {
-    u32 tid = (u32)bpf_get_current_pid_tgid();
-    struct tree *slot = slot_of(tid);
+#ifdef KEY_REGS
+    u32 zero = 0;
+    u64 *off = regs_off.lookup(&zero);
+    if (!off || *off == 0)
+        return 0;   // no tree has started yet
+    void *task = bpf_get_current_task_btf();
+    u64 key = *(u64 *)(task + TASK_STACK_OFF) + *off;
+#else
+    u64 key = (u32)bpf_get_current_pid_tgid();
+#endif
+    struct tree *slot = slot_of(key);
     if (!slot)
         return 0;
-    if (slot->owner == tid) {
+    if (slot->owner == key) {
         slot->r.open = 0;
         release(slot, slot);
         return 0;
@@ -591,17 +669,19 @@ int clock_sync(struct bpf_raw_tracepoint_args *ctx) {
 
 #if defined(ATTACH_UPROBE)
 #define P(id, sym, kind)                                                                \
-    int entry__##sym(struct pt_regs *ctx) { return on_entry(id); }                      \
-    int return__##sym(struct pt_regs *ctx) { return on_exit(id, kind, PT_REGS_RC(ctx)); }
+    int entry__##sym(struct pt_regs *ctx) { return on_entry(id, thread_key(ctx)); }     \
+    int return__##sym(struct pt_regs *ctx) {                                            \
+        return on_exit(id, kind, PT_REGS_RC(ctx), thread_key(ctx));                     \
+    }
 PROBES
 #elif defined(ATTACH_FEXIT)
 // fentry/fexit: bpf_get_func_ret reads the return value without knowing the argument count.
 #define P(id, sym, kind)                                                                \
-    KFUNC_PROBE(sym) { return on_entry(id); }                                           \
+    KFUNC_PROBE(sym) { return on_entry(id, thread_key(ctx)); }                          \
     KRETFUNC_PROBE(sym) {                                                               \
         u64 ret = 0;                                                                    \
         bpf_get_func_ret(ctx, &ret);                                                    \
-        return on_exit(id, kind, ret);                                                  \
+        return on_exit(id, kind, ret, thread_key(ctx));                                 \
     }
 PROBES
 #elif defined(ATTACH_SYSCALLS)

@@ -117,13 +117,13 @@ def task_offset_flags() -> tuple[str, ...]:
     (bpf_get_current_comm costs ~70 ns here). Without BTF, calltree.c falls back to the
     headers' offsets and the helper."""
     try:
-        offsets = btf_member_offsets(VMLINUX_BTF, "task_struct", ("real_parent", "tgid", "comm"))
+        offsets = btf_member_offsets(VMLINUX_BTF, "task_struct", ("real_parent", "tgid", "comm", "stack"))
     except (OSError, ValueError, struct.error):
         return ()
     if not offsets:
         return ()
     return (f"-DTASK_REAL_PARENT_OFF={offsets['real_parent']}", f"-DTASK_TGID_OFF={offsets['tgid']}",
-            f"-DTASK_COMM_OFF={offsets['comm']}")
+            f"-DTASK_COMM_OFF={offsets['comm']}", f"-DTASK_STACK_OFF={offsets['stack']}")
 
 
 def ringbuf_pages(kb: int) -> int:
