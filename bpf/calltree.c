@@ -125,8 +125,8 @@ struct record {           // 80-byte header + frames; tracer/fleet/program.py HE
     u16 skipped_open;     // open calls not recorded (beyond the limits)
     u16 pad1;
     u32 pad2;
+    u8 path[MAX_DEPTH];   // frame index of each open level (in the slot's first cache line)
     char comm[16];
-    u8 path[MAX_DEPTH];   // frame index of each open level
     u64 sig;              // signature of a failing tree (0 for good traces)
     u64 time;             // end of the tree: ktime ns (timed) or bpf_jiffies64 (untimed)
     u64 seq;              // record number: per-CPU counter from a random start (unique id)

@@ -55,7 +55,7 @@ CALLTREE_C = BPF_DIR / "calltree.c"
 HEADER = np.dtype([("pid", "<u4"), ("tid", "<u4"), ("ppid", "<u4"), ("interval", "<u4"), ("kind", "u1"),
                    ("nframes", "u1"), ("open", "u1"), ("failed", "u1"), ("timed", "u1"), ("pad0", "u1"),
                    ("truncated", "<u2"), ("skipped_open", "<u2"), ("pad1", "<u2"), ("pad2", "<u4"),
-                   ("comm", "S16"), ("path", "u1", (8,)), ("sig", "<u8"), ("time", "<u8"), ("seq", "<u8")])
+                   ("path", "u1", (8,)), ("comm", "S16"), ("sig", "<u8"), ("time", "<u8"), ("seq", "<u8")])
 FRAME = np.dtype([("ts", "<u8"), ("latency", "<u8"), ("ret", "<i8"), ("probe", "<u2"), ("depth", "u1"),
                   ("failed", "u1"), ("pad", "<u4")])
 HEADER_SIZE, FRAME_SIZE = HEADER.itemsize, FRAME.itemsize  # 80, 32
