@@ -40,6 +40,14 @@ def build_fakeverbs(out_dir: Path, cc: str = "cc") -> tuple[Path, Path]:
     return lib, driver
 
 
+def build_fakeverbs_threads(out_dir: Path, lib: Path, cc: str = "cc") -> Path:
+    """Compile fakeverbs_threads (two threads with overlapping call trees) against lib."""
+    prog = out_dir / "fakeverbs_threads"
+    subprocess.run([cc, "-O1", "-g", "-pthread", "-o", str(prog), str(C_DIR / "fakeverbs_threads.c"),
+                    f"-L{lib.parent}", "-lfakeverbs", f"-Wl,-rpath,{lib.parent}"], check=True)
+    return prog
+
+
 def write_fake_set(path: Path, lib: Path, extra_symbols: tuple[str, ...] = (), name: str = "fakeverbs") -> Path:
     lines = ["version: 1", f"name: {name}", "description: fakeverbs test library (uprobes)",
              "attach: uprobe", f"library: {lib}", "probes:"]

@@ -4,11 +4,13 @@ the fexit variant compiled with bcc (loaded only where the kernel allows fexit).
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ from fleet_support import (
     LAYER_UMEM,
     LAYER_UVERBS,
     build_fakeverbs,
+    build_fakeverbs_threads,
     run_driver,
     write_fake_set,
 )
@@ -26,6 +29,7 @@ from tracer.fleet.probes import load_probe_set
 from tracer.fleet.program import (
     DEFAULT_EXAMPLES,
     HEADER_SIZE,
+    MAX_EXAMPLES,
     Batch,
     FleetProgram,
     HostContext,
@@ -251,12 +255,13 @@ def _failing_errno(tree) -> int:
 
 
 def test_batch_table_matches_row_builder(prog, driver):
+    run_driver(driver, "reg_mr", 2, LAYER_PEER, errno.EIO)  # outside a capture window: untimed
     prog.set_capture(True)
     run_driver(driver, "reg_mr", 2)
     run_driver(driver, "reg_mr", 3, LAYER_UMEM, errno.EAGAIN)
     run_driver(driver, "alloc_pd", 1, LAYER_DRIVER, errno.EINVAL)
     batch = prog.poll_batch()
-    assert len(batch) == 6
+    assert len(batch) == 8 and batch.head["timed"].tolist() == [0, 0] + [1] * 6
     ctx = HostContext(host="h9")
     jobs = [f"j{i}" for i in range(len(batch))]
     metas = [{"k": str(i)} if i % 2 else None for i in range(len(batch))]
@@ -277,6 +282,94 @@ def test_pid_filter_traces_only_the_target(prog, driver):
     trees = prog.poll()
     assert len(trees) == 3 and {t.pid for t in trees} == {proc.pid}
     assert prog.read_deltas().probes[0].failures == 3
+
+
+def test_capture_window_times_frames_outside_it_latency_is_null(prog, driver):
+    prog.set_capture(True)
+    run_driver(driver, "reg_mr", 2, LAYER_PEER, errno.EFAULT, delay_us=1000)
+    timed = prog.poll_batch()
+    prog.set_capture(False)
+    run_driver(driver, "reg_mr", 2, LAYER_PEER, errno.EFAULT, delay_us=1000)
+    untimed = prog.poll_batch()
+    for tree in timed.trees():  # per-frame entry times and latencies: nested calls inside their callers
+        lat = [f.latency_ns for f in tree.frames]
+        assert tree.timed and lat[0] >= lat[1] >= lat[2] >= lat[3] >= 1_000_000  # the leaf sleeps 1 ms
+        assert [f.ts_ns for f in tree.frames] == sorted(f.ts_ns for f in tree.frames)
+    for tree in untimed.trees():
+        assert not tree.timed and [f.latency_ns for f in tree.frames] == [None] * 4
+        assert [f.ret for f in tree.frames] == [-errno.EFAULT] * 4
+    table = events_from_batch(Batch.concat([timed, untimed]), prog.probe_set, HostContext(host="h1"))
+    ev = table.to_pydict()
+    timed_rows = [i for i, t in enumerate(ev["trace_id"]) if t in set(ev["trace_id"][:8])]
+    assert len(timed_rows) == 8 and table.num_rows == 16
+    assert all(ev["latency_ns"][i] is not None for i in timed_rows)
+    assert all(ev["latency_ns"][i] is None for i in range(16) if i not in timed_rows)  # null, never a fake 0
+    for i in range(8, 16):  # untimed: the trace starts and ends at the tick its root returned in
+        assert ev["start_time"][i] == ev["end_time"][i]
+        assert ev["ts_ns"][i] == ev["ts_ns"][8 + (i - 8) // 4 * 4]
+    assert len(set(ev["trace_id"])) == 4  # record numbers keep untimed traces apart
+
+
+def _slot_owner(prog, index: int = 0) -> int:
+    return int(prog.bpf[b"slots"][ctypes.c_int(index)].owner)
+
+
+def test_threads_sharing_a_slot_keep_their_trees_apart(fake, need_cc, tmp_path):
+    """One slot for every thread (SLOTS=1): a thread whose slot another thread holds keeps its
+    tree in task storage; no tree mixes frames of two threads and the counters stay exact."""
+    pset = fake[0].probe_set
+    threads = build_fakeverbs_threads(tmp_path, Path(pset.library), need_cc)
+    prog = FleetProgram(pset, slots=1, examples=MAX_EXAMPLES)
+    try:
+        prog.compile()
+        prog.attach()
+        out = subprocess.run([str(threads), "3", "20000", "40"], capture_output=True, text=True, check=True)
+        tid1, failed1, tid2, failed2 = map(int, out.stdout.split())
+        batch = prog.poll_batch()
+        closed = prog.rotate()
+        batch = Batch.concat([batch, prog.poll_batch()])
+    finally:
+        prog.close()
+    assert (failed1, failed2) == (3, 40)
+    trees = batch.trees()
+    slow = [t for t in trees if t.tid == tid1]
+    fast = [t for t in trees if t.tid == tid2]
+    assert len(slow) == 3 and len(fast) == 40 and len(trees) == 43  # every tree a record, none lost
+    for tree in slow + fast:
+        assert [pset.probe(f.probe_id).symbol for f in tree.frames] == REG_MR_CHAIN
+        assert [f.depth for f in tree.frames] == [0, 1, 2, 3] and tree.truncated == 0
+    assert all([f.ret for f in t.frames] == [-errno.EFAULT] * 4 for t in slow)
+    assert all([f.ret for f in t.frames] == [-errno.ENOMEM, -errno.ENOMEM, 0, 0] for t in fast)
+    delta = closed.counters
+    assert delta.collided >= 1  # the fast thread met the slow one's open tree at least once
+    assert delta.probes[0].failures == 43 and delta.probes[0].invocations == 43
+    assert delta.probes[1].errnos == {"EFAULT": 3, "ENOMEM": 40}
+    repeat, lost = assign_repeats(batch, closed)
+    assert repeat.sum() == 43 and lost == 0 and delta.orphans == 0
+
+
+def test_a_thread_killed_inside_a_call_frees_its_slot(fake, driver):
+    pset = fake[0].probe_set
+    prog = FleetProgram(pset, slots=1, examples=MAX_EXAMPLES)
+    try:
+        prog.compile()
+        prog.attach()
+        # inside the leaf for 10 s: its uretprobes never fire, the thread-exit hook frees the slot
+        proc = subprocess.Popen([str(driver), "reg_mr", "1", "0", "0", "10000000"])
+        deadline = time.monotonic() + 10
+        while _slot_owner(prog) == 0 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        assert _slot_owner(prog) != 0
+        proc.kill()
+        proc.wait(timeout=10)
+        assert _slot_owner(prog) == 0
+        assert run_driver(driver, "reg_mr", 2, LAYER_UMEM, errno.EIO) == 2
+        trees = prog.poll()
+        delta = prog.rotate().counters
+    finally:
+        prog.close()
+    assert [[f.ret for f in t.frames] for t in trees] == [[-errno.EIO, -errno.EIO, -errno.EIO, 0]] * 2
+    assert delta.collided == 0
 
 
 def test_decode_rejects_nothing_it_cannot_hold():
@@ -310,6 +403,7 @@ def test_syscalls_set_on_a_real_program(need_bpf, need_cc, tmp_path):  # noqa: A
     by_probe = {}
     for t, rc in zip(batch.trees(), repeat.tolist(), strict=True):
         assert len(t.frames) == 1 and t.frames[0].depth == 0 and t.kind == "failure"
+        assert not t.timed and t.frames[0].latency_ns is None
         if t.pid == proc.pid:
             by_probe.setdefault(prog.probe_set.probe(t.frames[0].probe_id).symbol, []).append((t.frames[0].ret, rc))
     # K examples of each signature, standing for all 7 calls

@@ -5,7 +5,7 @@
 //   fv_uverbs_alloc_pd -> fv_mlx5_alloc_pd
 //
 // Every layer returns 0 or a negative errno, like the kernel functions it imitates. A failure is
-// injected at one layer with fv_inject(layer, errno); the layers above pass it up unchanged
+// injected at one layer with fv_inject(layer, errno) (per thread); the layers above pass it up unchanged
 // (so the trace shows where it first appears and how far it propagates). fv_set_delay_us()
 // sleeps in the leaf to test the latency bound of good traces.
 #include <errno.h>
@@ -15,9 +15,10 @@
 
 enum { LAYER_NONE = 0, LAYER_UVERBS = 1, LAYER_DRIVER = 2, LAYER_UMEM = 3, LAYER_PEER = 4 };
 
-static int fail_layer = LAYER_NONE;
-static int fail_errno = 0;
-static unsigned delay_us = 0;
+// per thread: concurrent threads fail differently (tests/c/fakeverbs_threads.c)
+static __thread int fail_layer = LAYER_NONE;
+static __thread int fail_errno = 0;
+static __thread unsigned delay_us = 0;
 volatile int fv_sink;   // keeps the compiler from folding the cascade
 
 NOINLINE void fv_inject(int layer, int err) { fail_layer = layer; fail_errno = err; }
