@@ -22,6 +22,11 @@ findings / clusters / host_alerts
 
 Clocks: ``ts_ns`` is the host's monotonic clock (bpf_ktime_get_ns) and is only comparable
 within one host and boot; wall-clock time is in ``start_time``/``end_time`` (UTC).
+Fleet call trees recorded outside a capture window carry no per-call timing (the tracer takes
+no timestamp on that path): ``latency_ns`` is null (unknown, never 0) and every frame's
+``ts_ns`` as well as ``start_time`` = ``end_time`` are the tick the root call returned in
+(resolution one kernel tick, 4 ms at HZ=250). Inside capture windows (good traces, and failures
+while a window is open) every frame has its entry time and latency in ns.
 
 Dataset layout (a directory tree; `dataset_files` globs it):
     <root>/<table>/date=YYYY-MM-DD/host=<host>/part-*.parquet
@@ -75,7 +80,7 @@ ERRNO_COUNTS_TYPE = pa.list_(pa.struct([("errno", pa.string()), ("count", pa.int
 EVENT_FIELDS: list[pa.Field] = [
     pa.field("trace_id", pa.string(), nullable=False),
     pa.field("seq", pa.int64(), nullable=False),  # order within the trace, from 0
-    pa.field("ts_ns", pa.int64(), nullable=False),  # entry time, host monotonic clock
+    pa.field("ts_ns", pa.int64(), nullable=False),  # entry time, host monotonic clock (see Clocks)
     pa.field("pid", pa.int32()),  # thread-group id
     pa.field("tid", pa.int32()),
     pa.field("ppid", pa.int32()),
@@ -85,7 +90,7 @@ EVENT_FIELDS: list[pa.Field] = [
     pa.field("depth", pa.int16(), nullable=False),  # 0 = top-level call of the trace
     pa.field("ret", pa.int64(), nullable=False),
     pa.field("errno", pa.string()),  # symbolic ("EACCES"), null when the call succeeded
-    pa.field("latency_ns", pa.int64()),
+    pa.field("latency_ns", pa.int64()),  # null: not measured (fleet trees outside capture windows)
     pa.field("path", pa.string()),  # path argument, *at dirfd resolved when possible
     pa.field("arg", pa.string()),  # other path-selecting argument (flags, QP transition, ...)
     # schema version 2:
