@@ -423,14 +423,14 @@ class GoodTraceBaseline(ParamsMixin):
             self._reset_pending()
         if not hasattr(self, "_reps"):
             self._reps = None
-        # row of each trace's first frame, when the traces are contiguous runs (the fast path)
+        # row of each trace's first frame, when the traces are contiguous runs (the fast path).
+        # Casts after the group-bys, not inside them: a cast in an aggregation leaves polars'
+        # fast aggregation path (~2x slower here)
         first = [pl.col("_start").first()] if "_start" in per.columns else [pl.col("trace_id").first().alias("_rep")]
-        chains = per.group_by(["operation", "chain_hash"]).agg(
-            pl.len().cast(pl.UInt32).alias("count"), pl.col("frames").first().cast(pl.UInt32), *first
-        )
-        ops = per.group_by(["operation", "host"]).agg(
-            pl.len().cast(pl.UInt32).alias("traces"), pl.col("frames").sum().cast(pl.Int64).alias("events")
-        )
+        chains = per.group_by(["operation", "chain_hash"]).agg(pl.len().alias("count"), pl.col("frames").first(), *first)
+        chains = chains.with_columns(pl.col("count").cast(pl.UInt32), pl.col("frames").cast(pl.UInt32))
+        ops = per.group_by(["operation", "host"]).agg(pl.len().alias("traces"), pl.col("frames").sum().alias("events"))
+        ops = ops.with_columns(pl.col("traces").cast(pl.UInt32), pl.col("events").cast(pl.Int64))
         if self._reps is not None:
             new = chains.join(self._reps.select("operation", "chain_hash").unique(), on=["operation", "chain_hash"],
                               how="anti")
