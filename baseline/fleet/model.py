@@ -224,18 +224,47 @@ def collect_traces(
     known: pl.DataFrame | None = None
     for batch in event_batches(dataset, since=since, batch_rows=batch_rows, columns=AUDIT_COLUMNS):
         frames = batch.collect(engine="streaming")
-        per = per_trace_table(frames, keep=TRACE_LEVEL)
+        per = _audit_runs(frames)
+        if per is None:  # interleaved traces or traces without a command
+            per = per_trace_table(frames, keep=TRACE_LEVEL)
         if fit is not None:
-            good = pl.col("kind").is_in(list(fit.good_kinds))
-            fit._add_batch(frames.filter(good), per.filter(good))
+            # the good traces' aggregates, merged once at the end (as fit does); `_start`, when
+            # present, numbers rows of `frames`, so the whole batch goes with the good traces
+            fit._accumulate(frames, per.filter(pl.col("kind").is_in(list(fit.good_kinds))))
+            if len(fit._pending[0]) >= _FLUSH_EVERY:
+                fit._flush()
         reps = chain_representatives(per, frames, known)
         known = reps if known is None else pl.concat([known, reps], how="vertical_relaxed")
         # millions of rows, few distinct values: held as categoricals (integer codes)
-        traces.append(per.with_columns(pl.col(TRACE_CATEGORICAL).cast(pl.Categorical)))
+        traces.append(per.drop("_start", strict=False).with_columns(pl.col(TRACE_CATEGORICAL).cast(pl.Categorical)))
     if not traces:
         raise TracebaseError("no events to audit")
+    if fit is not None:
+        fit._flush()
     chains_df = known.with_columns(pl.col("operation").cast(pl.Categorical)) if known is not None else pl.DataFrame()
     return pl.concat(traces, how="vertical_relaxed"), chains_df
+
+
+def _audit_runs(frames: pl.DataFrame) -> pl.DataFrame | None:
+    """per_trace_table(frames, keep=TRACE_LEVEL) (+ `_start`) without a group-by: _trace_runs'
+    running sums for the chain hash and frame count, the same for the error count and the
+    failing root, and the trace-level columns from each trace's first row. None where
+    _trace_runs gives up (per_trace_table handles those)."""
+    runs = _trace_runs(frames)
+    if runs is None:
+        return None
+    err = pl.col("errno").is_not_null()
+    sums = frames.select(err.cast(pl.UInt32).cum_sum().alias("_e"),
+                         (err & (pl.col("depth") == 0)).cast(pl.UInt32).cum_sum().alias("_r"))
+    ends = runs["_start"] + runs["frames"] - 1  # the row of each trace's last frame
+    errs, roots = sums["_e"].gather(ends), sums["_r"].gather(ends)
+    return pl.concat([
+        runs.select("trace_id", "host", "operation", "chain_hash", "frames"),
+        pl.DataFrame([(errs - errs.shift(1, fill_value=0)).alias("errors"),
+                      ((roots - roots.shift(1, fill_value=0)) > 0).alias("root_err")]),
+        frames.select(TRACE_LEVEL).gather(runs["_start"]),
+        runs.select("_start"),
+    ], how="horizontal")
 
 
 # --------------------------------------------------------------------------------------------
