@@ -28,6 +28,9 @@ children it creates from then on are followed the same way; its cwd and fd table
 /proc (tracer.record.procfs). Recording stops when it exits (seen through a pidfd), after
 `duration`, or on SIGINT/SIGTERM/SIGHUP (the process is not touched).
 
+The BPF programs are attached for a recording only and detached after it: an attached
+sys_enter/sys_exit program puts every syscall of the machine on the kernel's slow path.
+
 Records are batched per CPU by the BPF program and reach the ring buffer a batch at a time, in
 exit order; tracer.record.ringbuf copies what arrived from the mapped buffer every POLL_MS (no
 wakeups, no per-record work while the command runs), and at the end the part-filled batches
