@@ -135,6 +135,7 @@ from baseline.run.normalize import (
     numpy_of,
     stream_rows,
     thread_roles,
+    unique_ints,
 )
 from baseline.run.traces import (
     check_good_commands,
@@ -449,17 +450,17 @@ def diff_traces(
     # Call keys are computed for those rows only (8 bytes a row otherwise): the good rows of
     # a probe some error has, then the ones at an erring call site among them.
     err_rows = np.flatnonzero((p.errno >= 0) & (p.plainpath >= 0))
-    err_calls = np.unique(_call_keys(p, err_rows))
-    cand = np.flatnonzero(np.isin(p.probe, np.unique(p.probe[err_rows])) & (p.tkey >= 0))
+    err_calls = unique_ints(_call_keys(p, err_rows))
+    cand = np.flatnonzero(np.isin(p.probe, unique_ints(p.probe[err_rows])) & (p.tkey >= 0))
     cand_calls = _call_keys(p, cand)
     pos = np.minimum(np.searchsorted(err_calls, cand_calls), max(len(err_calls) - 1, 0))  # small sorted set
     hit = err_calls[pos] == cand_calls if len(err_calls) else np.zeros(len(cand), dtype=bool)
     at_sites, site_calls = cand[hit], cand_calls[hit]
     del cand, cand_calls, pos, hit
     n_errnos = np.int64(len(p.errno_values) + 1)
-    good_ok_calls = np.unique(site_calls[p.errno[at_sites] < 0])
-    good_calls = np.unique(site_calls)
-    good_outcomes = np.unique(site_calls * n_errnos + (p.errno[at_sites] + 1))
+    good_ok_calls = unique_ints(site_calls[p.errno[at_sites] < 0])
+    good_calls = unique_ints(site_calls)
+    good_outcomes = unique_ints(site_calls * n_errnos + (p.errno[at_sites] + 1))
     del at_sites, site_calls
     timing_codes = np.array([i for i, v in enumerate(p.errno_values) if v in TIMING_ERRNOS], dtype=np.int32)
     # Per bad row: an error where the good runs had another outcome at the same call.
