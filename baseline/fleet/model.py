@@ -20,9 +20,11 @@ trailing-underscore attributes, ``fit`` / ``partial_fit`` / ``score_samples`` /
 ``decision_function`` / ``predict`` / ``score``). Samples are traces. ``fit`` accepts a dataset
 root, Parquet files, or a polars (Lazy)DataFrame of events and streams: it works through files
 in batches of about ``batch_rows`` rows (only the columns it needs are decoded), reduces each
-batch to one row per trace with a chain hash (numeric aggregations only, no sort), expands the
-edge / error tables from one representative trace per distinct chain weighted by its count, and
-merges the small aggregate tables, so memory is bounded by the batch, not the dataset.
+batch to one row per trace with a chain hash (prefix sums over contiguous traces, no group-by;
+see _trace_runs), counts traces per chain and per (operation, host), keeps the frames of one
+representative trace of each chain the first time it is seen, and merges the small aggregate
+tables at the end, the edge / error tables being the representatives' frames weighted by their
+chains' counts; so memory is bounded by the batch and the distinct chains, not the dataset.
 
 The model file is one Parquet table (``baseline_model`` in tracer.schema) whose footer holds a
 JSON header with ``model_version``; `save` writes it atomically, `load` refuses other versions.
