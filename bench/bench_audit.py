@@ -231,7 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     p.add_argument("--learn-events", type=int, default=100_000_000, help="events in the learn dataset")
-    p.add_argument("--learn-hosts", type=int, default=200)
+    # 200 hosts cap at ~15.6M events (every successful call captured): 100M events need ~2,000
+    p.add_argument("--learn-hosts", type=int, default=2000,
+                   help="hosts of the learn dataset (default 2000: enough calls for --learn-events 1e8)")
     p.add_argument("--audit-hosts", type=int, default=10_000, help="fleet size for the one-day audit")
     p.add_argument("--audit-hours", type=float, default=24.0)
     p.add_argument("--workers", type=int, default=1, help="simulator worker processes")
