@@ -601,7 +601,9 @@ def scan_parquet_files(files: Sequence[str | os.PathLike], table: str, names: Se
     schema = polars_schema(table)
     names = list(names or schema.names())
     restore = [c for c in PARTITION_COLUMNS if c in names and any(f"/{c}=" in p for p in paths)]
-    if restore and partitions_stored is False and all(_plain_partition_path(p) for p in paths):
+    # (the hive path adds a `date` column from date=D too: not for a table with a date column)
+    if (restore and partitions_stored is False and "date" not in schema
+            and all(_plain_partition_path(p) for p in paths)):
         hive = pl.scan_parquet(
             paths,
             schema=pl.Schema({k: v for k, v in schema.items() if k not in PARTITION_COLUMNS}),
