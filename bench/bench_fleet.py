@@ -130,6 +130,15 @@ def bare_program(cflags: list[str]):
     return _quiet_bpf_class()(src_file=str(BARE_C).encode(), cflags=cflags)
 
 
+def full_ring_note(prog: FleetProgram, before) -> str:
+    """How many failing trees since `before` (read_totals) met a full ring buffer (counted in
+    `sigs` instead of written: that path costs a hash lookup more), as a label suffix."""
+    now = prog.read_totals()
+    deferred, emitted = now.deferred - before.deferred, now.emitted - before.emitted
+    share = deferred / max(1, deferred + emitted)
+    return f" ({share:.1%} met a full ring)" if deferred else ""
+
+
 def _drain_thread(prog: FleetProgram) -> tuple[threading.Event, threading.Thread]:
     """Consume records while a workload runs (as the daemon does), so the ring never fills."""
     stop = threading.Event()
@@ -205,9 +214,11 @@ def bench_uprobes(lib: Path, driver: Path, set_file: Path, batches: int, calls: 
                 for label, layer, capture in paths:
                     prog.set_capture(capture)
                     tree, ref = Meter(tree_fds), Meter(bare_fds)
+                    before = prog.read_totals()
                     for _ in range(batches):
                         with tree, ref:
                             run_driver(driver, "reg_mr", calls, layer, 14)
+                    label += full_ring_note(prog, before)
                     rows.append(("uprobe+uretprobe x4 (reg_mr chain)", label, tree.summary(), ref.summary()))
             finally:
                 stop.set()
@@ -241,9 +252,11 @@ def bench_syscalls(driver: Path, batches: int, calls: int) -> list[tuple]:
                     exit_m = Meter([fds["raw_tracepoint__sys_exit"]])
                     enter_m = Meter([fds["raw_tracepoint__sys_enter"]])
                     ref = Meter([ref_fd])
+                    before = prog.read_totals()
                     for _ in range(batches):
                         with exit_m, enter_m, ref:
                             work()
+                    label += full_ring_note(prog, before)
                     rows.append(("raw sys_exit (syscalls set)", label, exit_m.summary(), ref.summary()))
                     rows.append(("raw sys_enter (syscalls set)", label, enter_m.summary(), ref.summary()))
             finally:
