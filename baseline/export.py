@@ -105,7 +105,8 @@ def _placed(events: pl.DataFrame, align: str) -> pl.DataFrame:
     else:
         raise ValueError(f"align: expected 'wall' or 'start', found {align!r}")
     start = base + pl.col("ts_ns") - first
-    # A call that never returned (exit_group, a killed process) has no latency: a zero-length event.
+    # A call that never returned (exit_group, a killed process) has no latency, nor does a fleet
+    # tree's call outside a capture window (not timed): a zero-length event.
     return events.with_columns(t0=start, t1=start + pl.col("latency_ns").fill_null(0).clip(lower_bound=0))
 
 
@@ -197,8 +198,11 @@ def _complete_events(ev: pl.DataFrame, pid_of: dict[tuple[str | None, int], int]
             args["trace_id"] = r["trace_id"]
             if r["repeat_count"] not in (None, 1):
                 args["repeat_count"] = r["repeat_count"]
-            if r["latency_ns"] is None:
-                args["returned"] = False
+            if r["latency_ns"] is None:  # a recorded call that never returned, or a fleet tree
+                if r["kind"] == "full":    # outside a capture window (returned, not timed)
+                    args["returned"] = False
+                else:
+                    args["latency"] = "not measured"
             if cut:
                 args["clipped_ns"] = cut
             event = {

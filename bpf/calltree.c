@@ -223,7 +223,7 @@ static __always_inline void health_add(u32 gen, u32 slot) {
         *v += 1;
 }
 
-// The thread's key: its user pt_regs address (KEY_REGS), else its tid. Never 0.
+// The thread's key: its user pt_regs address (KEY_REGS), else its pid_tgid. Never 0.
 static __always_inline struct tree *slot_of(u64 key) {
 #ifdef KEY_REGS
     u32 idx = (u32)(((key >> 12) * 0x9E3779B97F4A7C15ULL) >> 40) & (SLOTS - 1);   // stacks are >= 16 KiB apart
@@ -355,10 +355,20 @@ static __always_inline void learn_regs_off(u64 key) {
     }
 }
 #elif !defined(ATTACH_SYSCALLS)
+// fexit: the pid_tgid (the slot index uses its tid half), so a root entry asks only once
 static __always_inline u64 thread_key(void *ctx) {
-    return (u32)bpf_get_current_pid_tgid();
+    return bpf_get_current_pid_tgid();
 }
 #endif
+
+// pid_tgid: the key itself where it is one, else a helper call.
+static __always_inline u64 pid_of(u64 key) {
+#ifdef KEY_REGS
+    return bpf_get_current_pid_tgid();
+#else
+    return key;
+#endif
+}
 
 static __always_inline int on_entry(u32 probe, u64 key) {
     if (!key)
@@ -375,7 +385,7 @@ static __always_inline int on_entry(u32 probe, u64 key) {
         }
         return 0;
     }
-    u64 id = bpf_get_current_pid_tgid();
+    u64 id = pid_of(key);
     u32 tid = (u32)id, tgid = id >> 32;
     struct settings *s = traced_settings(tgid);
     if (!s)
@@ -625,7 +635,7 @@ static __always_inline int on_exit(u32 probe, u32 kind, u64 raw, u64 key) {
             release(slot, slot);
         return 0;
     }
-    u64 id = bpf_get_current_pid_tgid();
+    u64 id = pid_of(key);
     s = traced_settings(id >> 32);
     if (!s)
         return 0;
@@ -653,7 +663,7 @@ RAW_TRACEPOINT_PROBE(sched_process_exit) {
     void *task = bpf_get_current_task_btf();
     u64 key = *(u64 *)(task + TASK_STACK_OFF) + *off;
 #else
-    u64 key = (u32)bpf_get_current_pid_tgid();
+    u64 key = bpf_get_current_pid_tgid();
 #endif
     struct tree *slot = slot_of(key);
     if (!slot)

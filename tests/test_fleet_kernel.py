@@ -284,7 +284,7 @@ def test_pid_filter_traces_only_the_target(prog, driver):
     assert prog.read_deltas().probes[0].failures == 3
 
 
-def test_capture_window_times_frames_outside_it_latency_is_null(prog, driver):
+def test_capture_window_times_frames_outside_it_latency_is_null(prog, driver, tmp_path):
     prog.set_capture(True)
     run_driver(driver, "reg_mr", 2, LAYER_PEER, errno.EFAULT, delay_us=1000)
     timed = prog.poll_batch()
@@ -308,6 +308,18 @@ def test_capture_window_times_frames_outside_it_latency_is_null(prog, driver):
         assert ev["start_time"][i] == ev["end_time"][i]
         assert ev["ts_ns"][i] == ev["ts_ns"][8 + (i - 8) // 4 * 4]
     assert len(set(ev["trace_id"])) == 4  # record numbers keep untimed traces apart
+    # the trace export: timed calls nest with their durations, untimed ones are marked, not "never returned"
+    from baseline.export import export_trace
+
+    events = [e for e in export_trace(write_table(table, tmp_path / "e.parquet", "events"))["traceEvents"]
+              if e["ph"] == "X"]
+    untimed_ids = set(ev["trace_id"][8:])
+    assert len(events) == 16
+    for e in events:
+        if e["args"]["trace_id"] in untimed_ids:
+            assert e["dur"] == 0 and e["args"]["latency"] == "not measured" and "returned" not in e["args"]
+        else:
+            assert e["dur"] >= 1000 and "latency" not in e["args"]  # >= 1 ms: the leaf's sleep
 
 
 def _slot_owner(prog, index: int = 0) -> int:

@@ -62,7 +62,7 @@ HEADER_SIZE, FRAME_SIZE = HEADER.itemsize, FRAME.itemsize  # 80, 32
 ERRNO_BUCKETS = 136
 HEALTH_LOST, HEALTH_EMITTED, HEALTH_TRUNCATED, HEALTH_ORPHAN, HEALTH_DEFERRED, HEALTH_COLLIDED = range(6)
 HEALTH_SLOTS = 6
-DEFAULT_SLOTS = 4096  # per-thread tree slots (SLOTS in calltree.c): threads tid & (SLOTS-1) share one
+DEFAULT_SLOTS = 4096  # per-thread tree slots (SLOTS in calltree.c), ~600 bytes each
 DEFAULT_EXAMPLES = 4  # full call trees per failure signature per snapshot interval (AGG_EXAMPLES)
 MAX_EXAMPLES = 2**31 - 1  # --examples MAX_EXAMPLES: every failing tree a record (aggregation off)
 MAX_SIGNATURES = 8192  # distinct failure signatures the kernel aggregates per two intervals
@@ -554,10 +554,10 @@ class FleetProgram:
         self._calibrate_clock(8)
 
     def _seed_record_numbers(self) -> None:
-        """Record numbers count per CPU from a random start (a multiple of 64: each CPU's first
-        record wakes the reader), so they identify a record across CPUs, programs and restarts."""
+        """Record numbers count per CPU from a random 62-bit start, so they identify a record
+        across CPUs, programs and restarts (trace ids)."""
         table = self.bpf[b"rec_seq"]
-        table[ctypes.c_int(0)] = table.Leaf(*(secrets.randbits(62) << 1 & ~63 for _ in range(table.total_cpu)))
+        table[ctypes.c_int(0)] = table.Leaf(*(secrets.randbits(62) for _ in range(table.total_cpu)))
 
     def _calibrate_clock(self, samples: int) -> None:
         """Pairs of (bpf_jiffies64, bpf_ktime_get_ns) read by clock_sync, spread over ticks."""
