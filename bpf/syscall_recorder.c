@@ -170,8 +170,9 @@ BPF_HASH(execs, u32, struct exec_args, 1024); // execve/execveat in progress, by
 BPF_PERCPU_ARRAY(exec_init, struct exec_args, 1);  // zeroed value to create `execs` entries from
 BPF_ARRAY(specs, u32, MAX_SYSCALLS);
 // [0]: the recording's generation, 0 when stopped; [1]: RARE_* bits, rare paths in use
-// (plain stores of whole words: bcc's target has no 32-bit atomic or)
-BPF_ARRAY(control, u32, 2);
+// (plain stores of whole bytes: bcc's target has no 32-bit atomic or); [2]: the recorder's
+// pid while it spawns the command (its child is traced from birth), else 0
+BPF_ARRAY(control, u32, 3);
 #define RARE_OVERFLOW 1          // `overflow` holds threads
 #define RARE_EXEC 0x100          // a thread other than its group's leader called execve
 BPF_PERCPU_ARRAY(stages, struct stage, 1);
@@ -549,15 +550,19 @@ RAW_TRACEPOINT_PROBE(sys_exit)
     return 0;
 }
 
-// A traced thread group forked: trace the child too. The tracepoint fires in the parent
+// A traced thread group (or the recorder spawning the command) forked: trace the child too. The tracepoint fires in the parent
 // before the child can run, so the child's first syscall is already covered. For a new
 // thread child_pid is a tid, which is harmless in this map (lookups are by tgid). The child's
 // slot is freed: a recycled tid must not inherit a dead thread's call.
 TRACEPOINT_PROBE(sched, sched_process_fork)
 {
     u32 parent = bpf_get_current_pid_tgid() >> 32;
-    if (!traced.lookup(&parent))
-        return 0;
+    if (!traced.lookup(&parent)) {
+        int two = 2;
+        u32 *spawner = control.lookup(&two);
+        if (!spawner || *spawner != parent)
+            return 0;
+    }
     u32 child = args->child_pid;
     if (child != parent)
         traced.update(&child, &parent);

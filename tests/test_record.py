@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from tracer.cli import main as tracer_main
 from tracer.schema import read_events, validate_file
@@ -275,3 +276,19 @@ def test_two_path_calls_and_output_of_real_programs(recorder, tmp_path):
     file_write = df.filter((pl.col("probe") == "write") & (pl.col("path") == f"{t}/file.txt"))
     assert file_write.height == 1 and file_write["output"][0] is None
     assert (tmp_path / "file.txt").read_text() == "to-file\n"
+
+
+def test_command_that_cannot_be_executed(recorder, tmp_path):
+    """Found and executable by its mode, refused by execve (no ELF header, no #!): exit status
+    126 like a shell, one message, and the recorder records the next command as usual."""
+    from tracer.record.recorder import CommandNotExecutable
+
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"\x00\x01\x02 not a program")
+    junk.chmod(0o755)
+    with pytest.raises(CommandNotExecutable, match="junk: Exec format error") as info:
+        recorder.record([str(junk)], env=ENV)
+    assert info.value.exit_status == 126
+    rec, df = record(recorder, ["/bin/true"])
+    assert rec.exit_status == 0 and df["probe"][0] == "execve" and df["path"][0] == "/bin/true"
+    assert not recorder.bpf.raw_tracepoint_fds  # detached again

@@ -6,11 +6,12 @@ program on the raw syscall tracepoints, into one tracebase `events` table.
         rec.write("ls.parquet")
         rec = recorder.attach(1234, duration=30)   # tracer record -p 1234 -d 30
 
-How a command is started: we fork; the child blocks on a pipe until the parent has put its
-pid into the BPF `traced` map, then execs. From then on the kernel follows it: the
-sched_process_fork tracepoint adds every child of a traced process to the map and
-sched_process_exit removes it, so nothing is polled from /proc. The child's own syscalls
-between fork and exec (the pipe read) are dropped: the trace starts at the command's execve.
+How a command is started: the BPF sched_process_fork hook is armed with the recorder's pid,
+so the child subprocess spawns (with vfork: no copy of this process's page tables) is traced
+from its birth. From then on the kernel follows it: the hook adds every child of a traced
+process to the `traced` map and sched_process_exit removes it, so nothing is polled from
+/proc. The child's own syscalls between its birth and its execve are dropped: the trace starts
+at the command's execve.
 Recording stops when the command itself exits, or after `duration` (the command is left
 running, like bcc tools leave the traced program alone); descendants still running then are
 no longer followed.
@@ -50,6 +51,7 @@ import shlex
 import shutil
 import signal
 import socket
+import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,6 +90,12 @@ class CommandNotFound(TracebaseError):
     """Like a shell: the command could not be found (exit status 127)."""
 
     exit_status = 127
+
+
+class CommandNotExecutable(TracebaseError):
+    """Like a shell: the command was found but could not be executed (exit status 126)."""
+
+    exit_status = 126
 
 
 def resolve_command(name: str, env: Mapping[str, str] | None = None) -> str:
@@ -380,18 +388,11 @@ class SyscallRecorder:
         initial_fds = _describe_fds({0: stdin, 1: stdout, 2: stderr})
         since_ns = self._reset()
 
-        gate_read, gate_write = os.pipe()
         start_time = datetime.now(UTC)
-        # Stop signals are noted from before the fork (the child resets them before exec) so
-        # that none can kill the recorder between the fork and _follow reading them.
+        # Stop signals are noted from before the spawn (exec resets their handlers in the
+        # child) so that none can kill the recorder before _follow reads them.
         with StopSignals() as held:
-            pid = os.fork()
-            if pid == 0:  # child: wait until traced, then become the command
-                _child(exe, list(argv), env, run_cwd, gate_read, gate_write, (stdin, stdout, stderr))
-            os.close(gate_read)
-            self.bpf[b"traced"][ct.c_uint(pid)] = ct.c_uint(os.getpid())
-            os.write(gate_write, b"go")
-            os.close(gate_write)
+            pid = self._spawn(exe, list(argv), env, run_cwd, (stdin, stdout, stderr))
             status, stopped_by = self._follow(pid, timeout, duration, kill_after, held)
         batch, lost, end_time = self._stop()
         exit_status = exit_status_of(status) if status is not None else None
@@ -415,6 +416,28 @@ class SyscallRecorder:
         )
         recording.signal = stopped_by
         return recording
+
+    def _spawn(self, exe: str, argv: list[str], env: dict[str, str], cwd: str,
+               stdio: tuple[int | None, int | None, int | None]) -> int:
+        """Start the command, traced from its birth: the BPF fork hook follows the next child
+        of this process while control[2] holds our pid. subprocess spawns it with vfork (no
+        copy of this large process's page tables: os.fork and a gate cost 10-40 ms of the
+        command's wall time); the child's own calls before its execve are trimmed at decode."""
+        control = self.bpf[b"control"]
+        control[ct.c_int(2)] = ct.c_uint(os.getpid())
+        try:
+            proc = subprocess.Popen(argv, executable=exe, env=env, cwd=cwd, stdin=stdio[0],
+                                    stdout=stdio[1], stderr=stdio[2], close_fds=False,
+                                    restore_signals=True)
+        except OSError as exc:
+            self._stop()
+            raise CommandNotExecutable(f"{argv[0]}: {exc.strerror or exc}") from None
+        finally:
+            control[ct.c_int(2)] = ct.c_uint(0)
+        # _follow waits for it; subprocess must never reap it behind our back (or a caller's,
+        # when the recording stops before the command ends)
+        proc._child_created = False
+        return proc.pid
 
     def attach(
         self,
@@ -675,27 +698,3 @@ def _describe_fds(fds: dict[int, int | None]) -> dict[int, str | None]:
 def _kill(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-
-
-def _child(exe: str, argv: list[str], env: dict[str, str], cwd: str, gate_read: int,
-           gate_write: int, stdio: tuple[int | None, int | None, int | None]) -> None:
-    """In the forked child: set up, wait for the parent's go, exec. Never returns."""
-    code = 127
-    try:
-        os.close(gate_write)
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM,
-                    signal.SIGHUP):
-            signal.signal(sig, signal.SIG_DFL)
-        for target, source in enumerate(stdio):
-            if source is not None:
-                os.dup2(source, target, inheritable=True)
-        os.chdir(cwd)
-        os.read(gate_read, 2)
-        os.close(gate_read)
-        code = 126
-        os.execve(exe, argv, env)
-    except BaseException as exc:  # noqa: BLE001 - must never return into the parent's code
-        try:
-            os.write(2, f"tracer: {argv[0]}: {getattr(exc, 'strerror', None) or exc}\n".encode())
-        finally:
-            os._exit(code)
