@@ -625,6 +625,26 @@ def cd_missing_dir(base: Path, bad: bool) -> None:
         (base / "work" / "run1").mkdir()
 
 
+def tz_missing(base: Path, bad: bool) -> None:
+    (base / "zoneinfo" / "Europe").mkdir(parents=True)
+    if not bad:
+        shutil.copy("/usr/share/zoneinfo/Europe/Berlin", base / "zoneinfo" / "Europe" / "Berlin")
+
+
+MAKEFILE = "all: a.o b.o c.o\n%.o: %.c\n\tgcc -c $< -o $@\n"
+
+
+def make_parallel_missing_header(base: Path, bad: bool) -> None:
+    proj = base / "proj"
+    proj.mkdir()
+    write(proj / "Makefile", MAKEFILE)
+    write(proj / "a.c", '#include "a.h"\nint a(void) { return A; }\n')
+    write(proj / "b.c", "int b(void) { return 2; }\n")
+    write(proj / "c.c", "int c(void) { return 3; }\n")
+    if not bad:
+        write(proj / "a.h", "#define A 1\n")
+
+
 REAL_MORE: list[Scenario] = [
     Scenario("xz_disk_full", "xz -k", lambda b: ["/usr/bin/xz", "-kf", f"{b}/mnt/data.txt"],
              xz_disk_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/data.txt.xz",
@@ -805,6 +825,14 @@ REAL_MORE: list[Scenario] = [
     Scenario("cd_missing_dir", "sh -e: cd into the run directory", lambda b: ["/bin/sh", f"{b}/job.sh"],
              cd_missing_dir, frozenset({"chdir"}), "ENOENT", lambda b: f"{b}/work/run1",
              description="the run directory was never created"),
+    Scenario("tz_missing", "date under TZDIR/TZ=Europe/Berlin",
+             lambda b: ["/usr/bin/env", f"TZDIR={b}/zoneinfo", "TZ=Europe/Berlin", "/usr/bin/date", "+%H"],
+             tz_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/zoneinfo/Europe/Berlin",
+             description="the job's time zone is not installed: glibc falls back to UTC silently"),
+    Scenario("make_parallel_missing_header", "make -j2 (three compilers, two at a time)",
+             lambda b: ["/usr/bin/make", "-s", "-j2", "-C", f"{b}/proj"],
+             make_parallel_missing_header, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/proj/a.h",
+             description="one compile's header missing; its siblings run beside it"),
 ]
 
 
