@@ -19,7 +19,11 @@ Method
    timing/allocator/randomness *noise probes* (`NOISE_PROBES`: brk, mmap, futex, rt_sigreturn,
    getrandom, a thread's own exit, ...) that succeed or fail for timing (`TIMING_ERRNOS`:
    futex EAGAIN/ETIMEDOUT under contention) -- any other error on one of those still counts.
-   No entry covers an error at a (call, path) the good runs completed successfully.
+   No entry covers an error at a (call, path) the good runs completed successfully. The
+   failed attempts of a *retry loop* are transparent too: errors (soft, or ECONNREFUSED) at a
+   call site the same thread then gets past there, each attempt within `RETRY_GAP` rows of the
+   last, with a wait between (`WAIT_PROBES`: a sleep, a poll) -- a poll for a file, a connect
+   while a service starts: how many attempts it took is timing.
 4. **Loop compression** (DiffTrace): repeated n-grams (n <= 4) collapse, so iteration counts
    do not matter; a virtual END token closes every stream.
 5. **Model** (stide): the set of length-k windows (default k=4) of every good stream, keyed by
@@ -60,7 +64,25 @@ good runs happened not to show, and an error-free divergence the run never recov
 (corrupt input sending the program down another path) outranks a soft error it recovered
 from. A region with no error, made only of events the good runs also have (for that role),
 that re-joins good behaviour is a **reordering** (timing: signal delivery, scheduling): it is
-listed under ``reorderings`` with score 0.5 and does not make ``anomaly`` true. The
+listed under ``reorderings`` with score 0.5 and does not make ``anomaly`` true; so is such a
+region reaching the end of its thread when the thread -- or all the bad run's threads of its
+role together (a thread pool shares its work differently each run) -- did every kind of event
+a good thread (a good run's threads of that role) did: the same work in another order (a
+set's order under a per-run hash seed), not a thread stopping early. Three refinements:
+
+* an error at the *raw* path (before masking) where the good runs succeeded, and never failed
+  so, is an outcome change even when masking and loop compression explain its window (shard
+  00002 missing where the good runs' scan ends with ENOENT at shard 00005);
+* a *fallback lookup* -- a soft error where the good runs succeeded, answered by the very next
+  event of the thread, the same call succeeding on a path no good run took (the XDG config
+  missing, the dotfile found) -- neither names nor scores its region;
+* an error saying the other end went away or is not there (`PEER_ERRNOS`: EPIPE, ECONNRESET,
+  ECONNREFUSED, ...) is a consequence when another process of the bad run failed without
+  recovering before the error's region ended: it scores as a soft error without the
+  outcome-change bonus (a writer's blocked write returns EPIPE after the reader died, yet
+  entered before the reader's error).
+
+The
 **bifurcation** is the top-ranked anomaly; ``first_unexplained`` separately gives the seq of
 the chronologically first anomalous event (the same in the common single-divergence case).
 A process every good trace has but the bad trace lacks is a ``missing_process`` anomaly
@@ -188,6 +210,18 @@ TWO_PATH_PROBES = frozenset({"rename", "renameat", "renameat2", "link", "linkat"
 TARGET_ERRNOS = frozenset({"EEXIST", "ENOTEMPTY", "EISDIR", "EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT",
                            "EMLINK", "ENOENT", "ENOTDIR", "ELOOP", "ENAMETOOLONG"})
 OUTPUT_BYTES = 256
+# Errors that say the other end of a pipe or socket went away or is not there: a consequence
+# when another process of the same run failed (see _demote_consequences).
+PEER_ERRNOS = frozenset({"EPIPE", "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ENOTCONN"})
+# Errnos of a poll or retry loop: transient when the thread later succeeds at the same call.
+RETRY_ERRNOS = SOFT_ERRNOS | {"ECONNREFUSED"}
+# Rows at most between two attempts of a retry loop (a wait, a close, a new socket, ...).
+RETRY_GAP = 16
+# Calls a retry loop waits in between attempts.
+WAIT_PROBES = frozenset({"nanosleep", "clock_nanosleep", "poll", "ppoll", "select", "pselect6", "epoll_wait",
+                         "epoll_pwait", "epoll_pwait2", "wait4", "waitid", "pause", "sched_yield"})
+# Good streams of the same role compared when deciding a reordering at a thread's end.
+MAX_SAME_ROLE = 32
 NOT_RECOVERED_BONUS = 1.5
 END_PROBE = "(end of thread)"
 TEXT_EXPECTED_SHOWN = 8
@@ -469,6 +503,18 @@ def diff_traces(
     bad_calls = _call_keys(p, bad_err)
     outcome_change[bad_err] = np.isin(bad_calls, good_calls) & ~np.isin(
         bad_calls * n_errnos + (p.errno[bad_err] + 1), good_outcomes)
+    # An error at the very path (as recorded, before masking) where the good runs succeeded
+    # and never failed so: an outcome change even when masking and loop compression make it
+    # look like an error the good runs also have (shard-00002 missing, where the good runs'
+    # scan ends with ENOENT at shard-00005).
+    raw_change = _raw_outcome_changes(p, bad_err[~outcome_change[bad_err]], good_ok_calls)
+    outcome_change |= raw_change
+    # An error the same thread gets past later at the same call (a poll or a retry loop: the
+    # file appears, the service comes up) is transient: how many attempts it took is timing.
+    retry_codes = np.array([i for i, v in enumerate(p.errno_values) if v in RETRY_ERRNOS], dtype=np.int32)
+    hard_codes = np.array([i for i, v in enumerate(p.errno_values) if _error_class(v) == 2 and v not in RETRY_ERRNOS],
+                          dtype=np.int32)
+    retried = _retried(p, err_rows[np.isin(p.errno[err_rows], retry_codes)], hard_codes)
     del err_rows
     for err in distinct_errors(p, np.ones(n_rows, dtype=bool), with_plain=True):
         # No entry covers an error at a (call, path) the good runs completed successfully.
@@ -498,8 +544,9 @@ def diff_traces(
     noise_codes = [i for i, v in enumerate(p.probe_values) if v in noise_probes]
     # Noise probes drop out when they succeed or fail for timing (futex EAGAIN/ETIMEDOUT
     # under contention, EINTR): how often that happens is scheduling, not program logic.
-    drop = expected_mask | (np.isin(p.probe, noise_codes) & ((err_cls_rows == 0) | np.isin(p.errno, timing_codes)))
-    del expected_mask
+    drop = expected_mask | retried | (
+        np.isin(p.probe, noise_codes) & ((err_cls_rows == 0) | np.isin(p.errno, timing_codes)))
+    del expected_mask, retried
 
     # Streams and roles (bad streams first).
     s_tkey, s_rolekey, s_role = _stream_roles(p)
@@ -533,6 +580,8 @@ def diff_traces(
     bh, gh = h[:split], h[split:]
     del s, h
     explained = align.seen_in(bh, gh)
+    explained &= ~np.where(bs.orig >= 0, raw_change[np.maximum(bs.orig, 0)], False)
+    del raw_change
     # An unexplained event no good stream of its role has at all (only those positions matter).
     unexplained = np.flatnonzero(~explained)
     novel = np.zeros(len(bs), dtype=bool)
@@ -555,7 +604,10 @@ def diff_traces(
         # Each region is named by its outcome change if any, else its most severe error, else
         # its first event; scored by that event.
         b_oc = np.where(bs.orig >= 0, outcome_change[np.maximum(bs.orig, 0)], False) & (b_cls > 0)
+        fallback = _fallback_lookups(p, bs, b_oc & (b_cls == 1), novel & ~explained)
+        b_oc &= ~fallback
         weight = b_cls + b_oc.astype(np.int8) * 4
+        weight[fallback] = 0
         max_weight = np.maximum.reduceat(weight, regions.start)
         named = regions.start.copy()
         for r in np.flatnonzero(max_weight > 0):
@@ -564,8 +616,14 @@ def diff_traces(
         named_cls, named_oc = b_cls[named], b_oc[named]
         score = (np.array([SEVERITY[int(c)] for c in named_cls]) + np.where(named_oc, OUTCOME_CHANGE_BONUS, 0.0)
                  + np.where(recovered, 0.0, NOT_RECOVERED_BONUS))
+        _demote_consequences(p, bs, named, regions.end, max_cls, recovered, b_start, score)
         # Known events in another order, re-joining good behaviour: timing, not a divergence.
         reorder = (max_cls == 0) & recovered & ~has_novel
+        # Known events in another order up to the end of the thread: see _reordered_at_end.
+        at_end = np.flatnonzero((max_cls == 0) & ~recovered & ~has_novel)
+        if len(at_end):
+            reorder[at_end] = _reordered_at_end(regions.sid[at_end], bs, gs, (b_start, b_end), (g_start, g_end),
+                                                matched_role, s_tkey)
         score[reorder] = REORDER_SCORE
         named_seq = _seq_of(bs, named, seq_rows)
         order = np.lexsort((named_seq, -score))
@@ -676,6 +734,154 @@ def diff_traces(
         },
         warnings=warnings,
     )
+
+
+def _reordered_at_end(sids: np.ndarray, bs: align.Streams, gs: align.Streams, b_bounds: tuple, g_bounds: tuple,
+                      matched_role: list[str], s_tkey: np.ndarray) -> np.ndarray:
+    """For bad streams `sids` whose last region has no error and only events the good runs
+    have: whether the thread did every kind of event a good thread of its role did -- or all
+    the bad run's threads of its role together did what a good run's did (a thread pool shares
+    its work differently each run). Then the region is the same work in another order (a set
+    iterated under a per-run hash seed), not a thread stopping early."""
+    streams_of: dict[tuple[str, int], list[int]] = {}
+    for j in range(len(s_tkey)):
+        streams_of.setdefault((matched_role[j], int(s_tkey[j])), []).append(j)
+
+    def tokens(side: align.Streams, bounds: tuple, js: list[int]) -> np.ndarray:
+        lo, hi = bounds
+        return unique_ints(np.concatenate([side.tok[lo[j] : hi[j]] for j in js]))
+
+    out = np.zeros(len(sids), dtype=bool)
+    for i, sid in enumerate(sids.tolist()):
+        role = matched_role[sid]
+        goods = [key for key in streams_of if key[0] == role and key[1] >= 0][:MAX_SAME_ROLE]
+        mine = tokens(bs, b_bounds, [sid])
+        singles = [j for key in goods for j in streams_of[key]][:MAX_SAME_ROLE]
+        out[i] = any(np.isin(tokens(gs, g_bounds, [j]), mine).all() for j in singles)
+        if not out[i] and goods:
+            ours = tokens(bs, b_bounds, streams_of[(role, -1)])
+            out[i] = any(np.isin(tokens(gs, g_bounds, streams_of[key]), ours).all() for key in goods)
+    return out
+
+
+def _raw_outcome_changes(p: Prepared, cand: np.ndarray, good_ok_calls: np.ndarray) -> np.ndarray:
+    """Rows of `cand` (bad errors) whose call -- probe and path as recorded -- the good runs
+    completed successfully and never failed with that errno. Only the call sites the good
+    runs completed are looked at; raw paths are fetched for those rows only and compared in
+    Arrow (call key, raw path, errno joined into one string)."""
+    out = np.zeros(len(p), dtype=bool)
+    cand = cand[np.isin(_call_keys(p, cand), good_ok_calls)]
+    if not len(cand):
+        return out
+    good = np.flatnonzero(np.isin(p.probe, unique_ints(p.probe[cand])) & (p.tkey >= 0))
+    good = good[np.isin(_call_keys(p, good), _call_keys(p, cand))]
+    col = p.table.column("path")
+
+    def keys(rows: np.ndarray, errno: np.ndarray | None) -> pa.Array:
+        raw = col.take(pa.array(p.order[rows])).cast(pa.string())
+        raw = raw.combine_chunks() if isinstance(raw, pa.ChunkedArray) else raw
+        parts = [pa.array(_call_keys(p, rows)).cast(pa.string()), pc.fill_null(raw, "")]
+        if errno is not None:
+            parts.append(pa.array(errno.astype(np.int64)).cast(pa.string()))
+        return pc.binary_join_element_wise(*parts, "\x00")
+
+    ok = good[p.errno[good] < 0]
+    failed = good[p.errno[good] >= 0]
+    done = pc.is_in(keys(cand, None), value_set=keys(ok, None)).to_numpy(zero_copy_only=False)
+    same_fail = pc.is_in(keys(cand, p.errno[cand]), value_set=keys(failed, p.errno[failed])).to_numpy(
+        zero_copy_only=False)
+    out[cand] = done & ~same_fail
+    return out
+
+
+def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarray:
+    """The attempts of retry loops: a run of errors of `cand` at one call site (probe and
+    plain normalised path) of a thread, each attempt at most `RETRY_GAP` rows after the last,
+    ending in a success there, with a wait in between (`WAIT_PROBES`: a loop, not a second
+    attempt with other flags such as sqlite's read-write then read-only open, nor a program
+    creating what it did not find). Marks
+    the rows from the first failed attempt up to the success, except hard errors
+    (`hard_codes`: errors a retry loop does not wait out)."""
+    n = len(p)
+    out = np.zeros(n, dtype=bool)
+    if not len(cand):
+        return out
+    # the rows at those call sites, keyed by (stream, call site)
+    rows = np.flatnonzero(np.isin(p.probe, unique_ints(p.probe[cand])))
+    calls = _call_keys(p, rows)
+    cand_calls = _call_keys(p, cand)
+    keep = np.isin(calls, cand_calls)
+    rows, calls = rows[keep], calls[keep]
+    radix = np.int64(calls.max()) + 1
+    if radix * (np.int64(p.sid.max()) + 1) >= 2**62:
+        return out
+    key = p.sid[rows].astype(np.int64) * radix + calls
+    is_cand = np.isin(rows, cand)
+    # an attempt right after another at the same call (no call in between) is no loop
+    is_cand &= ~np.r_[(rows[1:] == rows[:-1] + 1) & (key[1:] == key[:-1]), False]
+    ok = p.errno[rows] < 0
+    # by site then time (rows are in stream order), cut into chains: a new chain at another
+    # site, after a gap, after a success or another error
+    order = np.lexsort((rows, key))
+    rows, key, is_cand, ok = rows[order], key[order], is_cand[order], ok[order]
+    cut = np.ones(len(rows), dtype=bool)
+    cut[1:] = (key[1:] != key[:-1]) | (rows[1:] - rows[:-1] > RETRY_GAP) | ~is_cand[:-1]
+    first = np.flatnonzero(cut)
+    last = np.r_[first[1:], len(rows)] - 1
+    chains = is_cand[first] & ok[last] & (last > first)
+    lo, hi = rows[first[chains]], rows[last[chains]]
+    # a loop waits between attempts (a sleep, a poll, a child's exit); a program creating
+    # what it did not find (mkdir, then the create) does not
+    waits = np.r_[0, np.cumsum(np.isin(p.probe, [i for i, v in enumerate(p.probe_values) if v in WAIT_PROBES]))]
+    lo, hi = lo[waits[hi] > waits[lo]], hi[waits[hi] > waits[lo]]
+    if len(lo):
+        edges = np.zeros(n + 1, dtype=np.int32)
+        np.add.at(edges, lo, 1)
+        np.add.at(edges, hi, -1)
+        out = np.cumsum(edges[:-1]) > 0
+        out &= ~np.isin(p.errno, hard_codes)
+    return out
+
+
+def _fallback_lookups(p: Prepared, bs: align.Streams, soft_change: np.ndarray, novel: np.ndarray) -> np.ndarray:
+    """Bad positions that are a fallback lookup: a soft error where the good runs succeeded
+    (`soft_change`), answered by the very next event of the thread -- the same call, on a path
+    no good run took (`novel`), succeeding: the XDG config missing and the dotfile found. The
+    program recovered by itself; the error neither names nor scores its region."""
+    out = np.zeros(len(bs), dtype=bool)
+    cand = np.flatnonzero(soft_change[:-1])
+    if not len(cand):
+        return out
+    nxt = cand + 1
+    row, row2 = bs.orig[cand], bs.orig[nxt]
+    ok = (bs.sid[nxt] == bs.sid[cand]) & (row >= 0) & (row2 >= 0) & novel[nxt]
+    row, row2 = np.maximum(row, 0), np.maximum(row2, 0)
+    ok &= (p.probe[row] == p.probe[row2]) & (p.errno[row2] < 0) & (p.plainpath[row] != p.plainpath[row2])
+    out[cand[ok]] = True
+    return out
+
+
+def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, region_end: np.ndarray,
+                         max_cls: np.ndarray, recovered: np.ndarray, b_start: np.ndarray, score: np.ndarray) -> None:
+    """An error saying the other end went away (`PEER_ERRNOS`: EPIPE, ECONNREFUSED, ...) is a
+    consequence when another process of the bad run failed without recovering before its
+    region ended: it is scored as a soft error without the outcome-change bonus, so the cause
+    ranks first. A region's end, not the named call, is compared: a writer's blocked write
+    enters before the reader fails and returns EPIPE after; a client refused while the server
+    starts keeps being refused after the server died."""
+    rows = bs.orig[named]
+    errno = np.where(rows >= 0, p.errno[np.maximum(rows, 0)], -1)
+    codes = [i for i, v in enumerate(p.errno_values) if v in PEER_ERRNOS]
+    peer = np.isin(errno, codes) & (max_cls > 0)
+    if not peer.any():
+        return
+    pid = p.pid[bs.orig[b_start[bs.sid[named]]]]  # each stream's first position is a real row
+    seq = p.seq[np.maximum(rows, 0)]
+    ended = _seq_of(bs, region_end, p.seq)
+    fatal = (max_cls > 0) & ~recovered & ~peer
+    for r in np.flatnonzero(peer):
+        if (fatal & (pid != pid[r]) & (seq < ended[r])).any():
+            score[r] = SEVERITY[1] + (0.0 if recovered[r] else NOT_RECOVERED_BONUS)
 
 
 def _blames_target(p: Prepared, row: int, nb: int, probe: str, errno: str | None) -> bool:

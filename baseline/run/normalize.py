@@ -228,7 +228,9 @@ class NameTemplates:
 
     * the good traces: paths seen in some good traces but not all, grouped by shape; a group
       drawn from two or more good traces whose values differ in a token of 6+ characters (or
-      only in hex tokens, like git's object fan-out directories) is a template;
+      only in hex tokens, like git's object fan-out directories; or in tokens of 3-5
+      characters, each value its own and most mixing character classes, like mktemp's
+      ``job.XXXX``) is a template;
     * the bad trace against the good ones: a path only the bad trace has and a good path of
       the same shape that differ only in random-looking tokens (6+ characters mixing two
       character classes, or 16+ hex digits; short hex tokens beside those) -- one good run
@@ -241,6 +243,7 @@ class NameTemplates:
     """
 
     MIN_TOKEN = 6
+    MIN_SHORT_TOKEN = 3
 
     def __init__(self) -> None:
         self.by_shape: dict[tuple, list[tuple[dict[int, str], frozenset[int]]]] = {}
@@ -303,7 +306,14 @@ class NameTemplates:
                     continue  # numbers (pids, counters) are <n> already
                 long_token = any(lengths[j] >= cls.MIN_TOKEN for j in varying)
                 hex_only = all(set(runs[j]) <= _HEX for runs, _ in members for j in varying)
-                if long_token or hex_only:
+                # mktemp's shortest templates (XXX, XXXX): every value its own, mostly mixing
+                # letters and digits or cases
+                short_random = all(
+                    lengths[j] >= cls.MIN_SHORT_TOKEN
+                    and len({runs[j] for runs, _ in members}) == len(members)
+                    and 2 * sum(_classes(runs[j]) >= 2 for runs, _ in members) > len(members)
+                    for j in varying)
+                if long_token or hex_only or short_random:
                     out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths)) if j not in varying},
                              varying)
         # 2. paths only the bad trace has, against good paths of the same shape
