@@ -645,6 +645,80 @@ def make_parallel_missing_header(base: Path, bad: bool) -> None:
         write(proj / "a.h", "#define A 1\n")
 
 
+REGEN_PY = """import os, sys
+# reads its config; a missing one is recreated with the defaults (which name the default input)
+base = sys.argv[1]
+conf = os.path.join(base, "etc", "job.conf")
+try:
+    with open(conf) as fh:
+        data = fh.read().strip()
+except FileNotFoundError:
+    os.makedirs(os.path.dirname(conf), exist_ok=True)
+    with open(conf, "w") as fh:
+        fh.write(os.path.join(base, "default", "input.csv") + "\\n")
+    with open(conf) as fh:
+        data = fh.read().strip()
+with open(data) as fh:
+    print(len(fh.read()))
+"""
+
+
+def config_regenerated(base: Path, bad: bool) -> None:
+    write(base / "job.py", REGEN_PY)
+    (base / "data").mkdir()
+    write(base / "data" / "input.csv", "a,b\n1,2\n")
+    (base / "etc").mkdir()
+    if not bad:  # the bad run's config was deleted: the job recreates defaults naming an input that is not there
+        write(base / "etc" / "job.conf", f"{base}/data/input.csv\n")
+
+
+LOGGED_PY = """import sys
+# on failure the job appends the reason to its own log file, opened then
+base = sys.argv[1]
+try:
+    with open(f"{base}/input.dat", "rb") as fh:
+        fh.read()
+except OSError as exc:
+    with open(f"{base}/job-errors.log", "a") as log:
+        log.write(f"cannot read input: {exc}\\n")
+    sys.exit(1)
+"""
+
+
+def error_logged_to_file(base: Path, bad: bool) -> None:
+    write(base / "job.py", LOGGED_PY)
+    if not bad:
+        write(base / "input.dat", "d" * 100)
+
+
+SEND_PY = """import socket, sys
+# sends one notification to the local collector, then records that it did
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"done\\n")
+s.close()
+with open(sys.argv[2], "w") as fh:
+    fh.write("sent\\n")
+"""
+COLLECTOR_PORT = 47633
+
+
+def collector_down(base: Path, bad: bool) -> None:
+    write(base / "send.py", SEND_PY)
+    if bad:  # the collector (outside the job) is down
+        LISTENER.stop()
+    else:
+        LISTENER.start(COLLECTOR_PORT)
+
+
+def tar_gzip_disk_full(base: Path, bad: bool) -> None:
+    (base / "src").mkdir()
+    for i in range(4):  # incompressible, so gzip writes as much as tar feeds it
+        (base / "src" / f"blob{i}.bin").write_bytes(os.urandom(64 * 1024))
+    mount_tmpfs(base / "mnt", "512k")
+    if bad:
+        subprocess.run(["dd", "if=/dev/zero", f"of={base}/mnt/filler", "bs=4k", "count=100"], capture_output=True)
+
+
 REAL_MORE: list[Scenario] = [
     Scenario("xz_disk_full", "xz -k", lambda b: ["/usr/bin/xz", "-kf", f"{b}/mnt/data.txt"],
              xz_disk_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/data.txt.xz",
@@ -833,7 +907,34 @@ REAL_MORE: list[Scenario] = [
              lambda b: ["/usr/bin/make", "-s", "-j2", "-C", f"{b}/proj"],
              make_parallel_missing_header, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/proj/a.h",
              description="one compile's header missing; its siblings run beside it"),
+    Scenario("config_regenerated", "python3 job recreating a missing config",
+             lambda b: [PY3, "-S", f"{b}/job.py", str(b)],
+             config_regenerated, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/etc/job.conf",
+             description="config deleted: recreated with defaults (a create, not a retry), which then fail"),
+    Scenario("error_logged_to_file", "python3 job logging its failure",
+             lambda b: [PY3, "-S", f"{b}/job.py", str(b)],
+             error_logged_to_file, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/input.dat",
+             description="input missing; the error log opened right after is no fallback"),
+    Scenario("collector_down_then_consumer", "sh: python3 notifier; cat its receipt",
+             lambda b: ["/bin/sh", "-c", f"{PY3} -S {b}/send.py {COLLECTOR_PORT} {b}/receipt.txt; "
+                        f"/usr/bin/cat {b}/receipt.txt"],
+             collector_down, frozenset({"connect"}), "ECONNREFUSED", lambda b: f"inet:127.0.0.1:{COLLECTOR_PORT}",
+             teardown=lambda b: LISTENER.stop(),
+             description="the collector is down; the receipt cat fails later, as a consequence"),
+    Scenario("tar_gzip_disk_full", "tar -czf (tar | gzip child)",
+             lambda b: ["/usr/bin/tar", "-czf", f"{b}/mnt/src.tgz", "-C", str(b), "src"],
+             tar_gzip_disk_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/src.tgz",
+             teardown=_umount("mnt"), description="gzip hits the full disk; tar's pipe to it breaks as a consequence"),
 ]
+
+# Scored by `bench.scenario_accuracy --real` only: each repeats the call, errno and kind of
+# fault of a case the tests run (tests/test_real_programs_more.py keeps to about a minute).
+BENCH_ONLY = frozenset({
+    "bzip2_readonly_dir", "diff_r_unreadable", "chown_readonly_mount", "du_unreadable_dir",
+    "nice_missing_binary", "openssl_readonly_dir", "sha256sum_check_missing", "xz_disk_full",
+    "cd_missing_dir", "tar_gzip_disk_full", "zipfile_extract_readonly", "tz_missing",
+    "perl_module_missing", "make_parallel_missing_header",
+})
 
 
 # --- good vs good: run-to-run noise -------------------------------------------------------------
@@ -842,6 +943,12 @@ def _inputs(base: Path, run: int) -> None:
     for i in range(6):
         write(base / "in" / f"part{i}.txt", "".join(f"{(j * 31 + i) % 97} row\n" for j in range(300)))
     write(base / "list", "".join(f"{base}/in/part{i}.txt\n" for i in range(6)))
+
+
+def _uneven_inputs(base: Path, run: int) -> None:
+    (base / "in").mkdir()
+    for i in range(16):
+        write(base / "in" / f"f{i:02d}.bin", "x" * (4096 * (1 + (i * 7) % 5)))
 
 
 def _hash_seed_files(base: Path, run: int) -> None:
@@ -869,6 +976,13 @@ POOL_PY = ("import os, sys\n"
            "    with open(os.path.join(sys.argv[1], name)) as fh: return len(fh.read())\n"
            "with ThreadPoolExecutor(3) as pool:\n"
            "    print(sum(pool.map(work, sorted(os.listdir(sys.argv[1])))))\n")
+POOL_UNEVEN_PY = ("import os, sys\n"
+                  "from concurrent.futures import ThreadPoolExecutor\n"
+                  "def work(name):\n"
+                  "    with open(os.path.join(sys.argv[1], name), 'rb') as fh: data = fh.read()\n"
+                  "    with open(os.path.join(sys.argv[1], name + '.sum'), 'w') as fh: fh.write(str(sum(data)))\n"
+                  "with ThreadPoolExecutor(4) as pool:\n"
+                  "    list(pool.map(work, sorted(n for n in os.listdir(sys.argv[1]) if n.endswith('.bin'))))\n")
 UUID_PY = ("import os, sys, uuid\n"
            "d = os.path.join(sys.argv[1], 'cache'); os.makedirs(d, exist_ok=True)\n"
            "p = os.path.join(d, f'{uuid.uuid4()}.json')\n"
@@ -918,6 +1032,10 @@ QUIET_MORE: list[NoAnomalyCase] = [
         "thread_pool_dynamic",
         lambda b: [PY3, "-S", "-c", POOL_PY, f"{b}/in"],
         _inputs, description="a 3-thread pool takes 6 items: which thread gets which varies"),
+    NoAnomalyCase(
+        "thread_pool_uneven",
+        lambda b: [PY3, "-S", "-c", POOL_UNEVEN_PY, f"{b}/in"],
+        _uneven_inputs, description="a 4-thread pool over 16 inputs of uneven size: each thread's share varies"),
     NoAnomalyCase(
         "mktemp_short_template",
         lambda b: ["/bin/sh", "-c", f"t=$(mktemp {b}/job.XXXX); echo x > $t; cat $t > /dev/null; rm $t"],
