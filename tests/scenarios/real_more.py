@@ -14,6 +14,7 @@ seed changing set iteration order, SIGPIPE at `head`, mv's routine EXDEV fallbac
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
@@ -297,6 +298,7 @@ def git_xdg_config_and_missing_object(base: Path, bad: bool) -> None:
 def _compiled_locale() -> Path:
     """de_DE.UTF-8 compiled once per process (localedef takes about a second)."""
     out = Path(tempfile.mkdtemp(prefix="tracebase-locale-"))
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
     subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", str(out / "de_DE.UTF-8")],
                    check=True, capture_output=True)
     out.chmod(0o755)
