@@ -15,7 +15,7 @@ import fnmatch
 
 import polars as pl
 import pytest
-from scenarios.harness import Outcome, format_table, judge, record_scenario
+from scenarios.harness import Outcome, judge, record_scenario, report_outcomes
 from scenarios.real import REAL
 
 from tracer.schema import read_events
@@ -27,15 +27,8 @@ QUIET: list[Outcome] = []
 @pytest.fixture(scope="module")
 def real_recorder(recorder, request):
     yield recorder
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and (OUTCOMES or QUIET):
-        reporter.write_line("")
-        reporter.write_line("real programs, top-1 bifurcation (2 good runs vs the bad run):")
-        for line in format_table(OUTCOMES).splitlines():
-            reporter.write_line(line)
-        reporter.write_line("real programs, third good run vs two good runs (must be quiet):")
-        for line in format_table(QUIET).splitlines():
-            reporter.write_line(line)
+    report_outcomes(request, [("real programs, top-1 bifurcation (2 good runs vs the bad run):", OUTCOMES),
+                              ("real programs, third good run vs two good runs (must be quiet):", QUIET)])
 
 
 def test_the_set_covers_every_miss_class():

@@ -17,7 +17,7 @@ import fnmatch
 
 import polars as pl
 import pytest
-from scenarios.harness import Outcome, format_table, judge, record_scenario, run_no_anomaly
+from scenarios.harness import Outcome, judge, record_scenario, report_outcomes, run_no_anomaly
 from scenarios.real import REAL
 from scenarios.real_more import BENCH_ONLY, QUIET_MORE, REAL_MORE
 
@@ -45,15 +45,8 @@ def _mark(name: str, reasons: dict[str, str]):
 @pytest.fixture(scope="module")
 def more_recorder(recorder, request):
     yield recorder
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and (OUTCOMES or QUIET):
-        reporter.write_line("")
-        reporter.write_line("more real programs, top-1 bifurcation (2 good runs vs the bad run):")
-        for line in format_table(OUTCOMES).splitlines():
-            reporter.write_line(line)
-        reporter.write_line("more real programs, good vs good (must be quiet):")
-        for line in format_table(QUIET).splitlines():
-            reporter.write_line(line)
+    report_outcomes(request, [("more real programs, top-1 bifurcation (2 good runs vs the bad run):", OUTCOMES),
+                              ("more real programs, good vs good (must be quiet):", QUIET)])
 
 
 def test_the_set_is_new_and_covers_the_fault_kinds():

@@ -10,23 +10,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from record_support import ENV, record
 
 from tracer.cli import main as tracer_main
 from tracer.schema import read_events, validate_file
 
 REPO = Path(__file__).resolve().parents[1]
 TRACER = [sys.executable, "-m", "tracer.cli"]
-ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
-
-
-def record(recorder, argv, **kw):
-    null = os.open("/dev/null", os.O_WRONLY)
-    try:
-        rec = recorder.record(argv, env=ENV, stdout=null, stderr=null, timeout=60, **kw)
-    finally:
-        os.close(null)
-    return rec, pl.from_arrow(rec.events)
 
 
 def test_children_threads_and_exit_status(recorder, tmp_path):

@@ -7,23 +7,13 @@ syscall tracepoints between recordings."""
 from __future__ import annotations
 
 import ctypes as ct
-import os
 import textwrap
 
 import polars as pl
 import pytest
+from record_support import record
 
-ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 THREADS = 6
-
-
-def record(recorder, argv, **kw):
-    null = os.open("/dev/null", os.O_WRONLY)
-    try:
-        rec = recorder.record(argv, env=ENV, stdout=null, stderr=null, timeout=60, **kw)
-    finally:
-        os.close(null)
-    return rec, pl.from_arrow(rec.events)
 
 
 def threaded_script(tmp_path) -> list[str]:

@@ -181,6 +181,18 @@ def run_no_anomaly(case: NoAnomalyCase, recorder, out_dir: Path) -> Outcome:
                    {"report": report.to_dict() if report.anomaly else None})
 
 
+def report_outcomes(request, sections: list[tuple[str, list[Outcome]]]) -> None:
+    """Print each (heading, outcomes) table at the end of a test module (pytest's terminal)."""
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or not any(outcomes for _, outcomes in sections):
+        return
+    reporter.write_line("")
+    for heading, outcomes in sections:
+        reporter.write_line(heading)
+        for line in format_table(outcomes).splitlines():
+            reporter.write_line(line)
+
+
 def format_table(outcomes: list[Outcome]) -> str:
     if not outcomes:
         return "(nothing run)"
