@@ -832,17 +832,18 @@ def run_audit(
         if not hasattr(to_fit, "operations_") or to_fit.n_traces_ == 0:
             raise TracebaseError(f"no good traces to learn from (kinds {', '.join(to_fit.good_kinds)})")
         model = to_fit
+    from baseline.fleet.expected import release_history
+
+    # once: the expected-error learner and the clustering both need the hosts' kernel releases
+    releases = release_history(traces, buckets[0] if buckets is not None else None)
     if learn_expected:
         from baseline.fleet.expected import expected_from_traces
 
-        learned = expected_from_traces(traces, chains, counters=buckets).entries
+        learned = expected_from_traces(traces, chains, counters=buckets, releases=releases).entries
         expected = expected + ExpectedErrors(learned, source="<learned from dataset>")
 
     window = (traces["start_time"].min(), traces["start_time"].max())
     traces_audited = traces.height
-    from baseline.fleet.expected import release_history
-
-    releases = release_history(traces, buckets[0] if buckets is not None else None)
     findings = findings_of(traces, chains, model, expected, min_layers=min_layers)
     del traces, chains  # the per-trace table is the biggest thing held; findings carry what is left
     findings, clusters = cluster_findings(findings, window, releases=releases)

@@ -284,11 +284,13 @@ class FleetExpectedLearner(ParamsMixin):
             counters = bucket_counters(counter_scans(files, since_dt)) if files else None
         return self.fit_traces(traces, chains, counters)
 
-    def fit_traces(self, traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = None) -> FleetExpectedLearner:
-        """fit on the output of collect_traces (and optional bucketed counters)."""
+    def fit_traces(self, traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = None,
+                   releases: pl.DataFrame | None = None) -> FleetExpectedLearner:
+        """fit on the output of collect_traces (and optional bucketed counters); `releases`:
+        release_history of the same traces and counters when the caller has it already."""
         if traces.is_empty():
             raise TracebaseError("no events to learn expected errors from")
-        self.candidates_ = self._candidates(traces, chains, counters)
+        self.candidates_ = self._candidates(traces, chains, counters, releases)
         self.entries_ = [self._entry(r) for r in self.candidates_.filter(pl.col("expected")).iter_rows(named=True)]
         self.families_ = self.candidates_.filter(pl.col("expected")).select("operation", "probe", "errno")
         return self
@@ -312,7 +314,8 @@ class FleetExpectedLearner(ParamsMixin):
         return ExpectedErrors(list(self.entries_), source="<learned from dataset>")
 
     # ---------------------------------------------------------------- the statistics
-    def _candidates(self, traces: pl.DataFrame, chains: pl.DataFrame, counters: Any) -> pl.DataFrame:
+    def _candidates(self, traces: pl.DataFrame, chains: pl.DataFrame, counters: Any,
+                    releases: pl.DataFrame | None = None) -> pl.DataFrame:
         z = self.z
         cols = set(traces.columns)
         # a million traces or more: keys stay categorical (integer codes) and text is built only
@@ -356,7 +359,7 @@ class FleetExpectedLearner(ParamsMixin):
             .collect(engine="streaming")
         )
         # kernel releases a host switched to during the window
-        rel = release_history(traces, counters[0] if counters is not None else None)
+        rel = releases if releases is not None else release_history(traces, counters[0] if counters is not None else None)
         if rel is None:
             fine = fine.with_columns(pl.lit(False).alias("new_release"))
         else:
@@ -550,9 +553,9 @@ def learn_fleet_expected(
 
 
 def expected_from_traces(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = None,
-                         **params: Any) -> FleetExpectedResult:
+                         releases: pl.DataFrame | None = None, **params: Any) -> FleetExpectedResult:
     """FleetExpectedLearner.fit_traces on collect_traces' output (and bucketed counters)."""
-    learner = FleetExpectedLearner(**params).fit_traces(traces, chains, counters)
+    learner = FleetExpectedLearner(**params).fit_traces(traces, chains, counters, releases)
     return FleetExpectedResult(learner.entries_, learner.candidates_)
 
 
