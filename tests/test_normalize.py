@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pytest
 
 from baseline.run.normalize import (
     SEARCH_KEY_OFFSET,
+    NameTemplates,
+    Values,
     normalize_events,
     normalize_string,
     prepare,
@@ -131,3 +134,38 @@ def test_stream_numbers_follow_first_appearance_for_any_thread_ids():
         tid = rng.integers(0, span, size=500)
         want = pc.dictionary_encode(pa.array(tkey * (1 << 32) + tid)).indices.to_numpy()
         assert (_first_appearance_codes(tkey, tid) == want).all()
+
+
+def _learn_templates(good: list[list[str]], bad: list[str]) -> NameTemplates:
+    """NameTemplates learned from paths per good trace (trace keys 0..) and the bad one (-1)."""
+    rows = [(k, p) for k, paths in enumerate(good) for p in paths] + [(-1, p) for p in bad]
+    distinct = sorted({p for _, p in rows})
+    codes = np.array([distinct.index(p) for _, p in rows], dtype=np.int64)
+    tkey = np.array([k for k, _ in rows], dtype=np.int64)
+    return NameTemplates.learn(Values(pa.array(distinct, type=pa.string())), codes, tkey)
+
+
+@pytest.mark.parametrize("tokens", [("qwer", "zxcv", "eOka"), ("QWER", "zxcv", "abcd"), ("ab1d", "Zq9x", "k2Lm")])
+def test_short_mktemp_tokens_are_a_template_even_when_each_is_one_character_class(tokens):
+    # mktemp job.XXXX draws from [A-Za-z0-9]: one token in 16 is all one class, so two good
+    # runs of single-class tokens happen (CI saw job.eOka reported after two such runs).
+    first, second, bad = (f"/tmp/work/job.{t}" for t in tokens)
+    templates = _learn_templates([[first, "/etc/passwd"], [second, "/etc/passwd"]], [bad, "/etc/passwd"])
+    masked = templates.apply(pa.array([first, second, bad, "/etc/passwd"], type=pa.string())).to_pylist()
+    assert masked[:3] == ["/tmp/work/job.<rand>"] * 3
+    assert masked[3] == "/etc/passwd"
+
+
+def test_short_words_that_differ_between_runs_are_no_template():
+    # Real names of one character class (a job's config chosen per run) stay names.
+    templates = _learn_templates([["/srv/job/conf.yml"], ["/srv/job/data.yml"]], ["/srv/job/json.yml"])
+    assert not templates
+
+
+def test_real_mktemp_short_names_are_masked(tmp_path):
+    import subprocess
+
+    names = [subprocess.run(["mktemp", "-u", f"{tmp_path}/job.XXXX"], capture_output=True, text=True,
+                            check=True).stdout.strip() for _ in range(3)]
+    templates = _learn_templates([[names[0]], [names[1]]], [names[2]])
+    assert set(templates.apply(pa.array(names, type=pa.string())).to_pylist()) == {f"{tmp_path}/job.<rand>"}

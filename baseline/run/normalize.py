@@ -291,6 +291,19 @@ class NameTemplates:
         if n_good >= 2:
             groups: dict[tuple, list[tuple[tuple[str, ...], frozenset[int]]]] = {}
             partial = (n_good_of > 0) & (n_good_of < n_good)
+            bad_runs_cache: list[dict[tuple, list[tuple[str, ...]]]] = []
+
+            def bad_runs_of(shape: tuple) -> list[tuple[str, ...]]:
+                """The bad trace's own values of `shape` (split once, only when asked)."""
+                if not bad_runs_cache:
+                    by: dict[tuple, list[tuple[str, ...]]] = {}
+                    for code in np.flatnonzero(in_bad & (n_good_of == 0)).tolist():
+                        value = values[code]
+                        if value is not None:
+                            seps_, runs_ = _split_runs(value)
+                            by.setdefault((seps_, tuple(len(r) for r in runs_)), []).append(runs_)
+                    bad_runs_cache.append(by)
+                return bad_runs_cache[0].get(shape, [])
             for code in np.flatnonzero(partial).tolist():
                 value = values[code]
                 if value is None:
@@ -306,12 +319,15 @@ class NameTemplates:
                     continue  # numbers (pids, counters) are <n> already
                 long_token = any(lengths[j] >= cls.MIN_TOKEN for j in varying)
                 hex_only = all(set(runs[j]) <= _HEX for runs, _ in members for j in varying)
-                # mktemp's shortest templates (XXX, XXXX): every value its own, mostly mixing
-                # letters and digits or cases
+                # mktemp's shortest templates (XXX, XXXX): every value its own, and together
+                # (with the bad trace's values of this shape) drawing on two or more character
+                # classes. Not "most values mix classes": a 4-character token of 62 symbols is
+                # single-class 6 % of the time, so two good runs would fail that 12 % of the time.
                 short_random = all(
                     lengths[j] >= cls.MIN_SHORT_TOKEN
                     and len({runs[j] for runs, _ in members}) == len(members)
-                    and 2 * sum(_classes(runs[j]) >= 2 for runs, _ in members) > len(members)
+                    and _classes("".join([runs[j] for runs, _ in members]
+                                         + [runs[j] for runs in bad_runs_of((seps, lengths))])) >= 2
                     for j in varying)
                 if long_token or hex_only or short_random:
                     out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths)) if j not in varying},
