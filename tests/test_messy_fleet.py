@@ -147,3 +147,29 @@ def test_routine_families_learned_without_job_ids(messy, tmp_path):
     assert {("create_qp", "ib_rdmacg_try_charge", "EAGAIN"), ("query_gid", "rdma_get_gid_attr", "ENODATA"),
             ("modify_qp RESET->INIT", "rdma_counter_bind_qp_auto", "ENOMEM")} <= keys
     assert not any(e in ("EIO", "ETIMEDOUT", "EFAULT") for _, _, e in keys)
+
+
+def test_failures_in_one_kernel_tick_do_not_look_fatal(messy, tmp_path):
+    """Outside capture windows the fleet tracer stamps a failure with the 4 ms tick it returned
+    in (bpf_jiffies64 at HZ=250), not a ns time: a process's retries in one tick share a start
+    time. Only the last of them was followed by nothing; the routine families must be learned
+    the same from tick-stamped failures as from ns-stamped ones."""
+    import shutil
+
+    root = tmp_path / "ticks"
+    shutil.copytree(messy[0], root, ignore=shutil.ignore_patterns("audit"))
+    from tracer.schema import write_table
+
+    for f in dataset_files(root, "events"):
+        ev = read(f, "events")
+        failure = pl.col("kind") == "failure"
+        write_table(ev.with_columns(
+            pl.when(failure).then(pl.col("start_time").dt.truncate("4ms")).otherwise("start_time").alias("start_time"),
+            pl.when(failure).then(pl.col("end_time").dt.truncate("4ms")).otherwise("end_time").alias("end_time"),
+        ), f, "events")
+    ticks = FleetExpectedLearner().fit(root)
+    ns = FleetExpectedLearner().fit(messy[0])
+    assert ticks.candidates_["traces"].sum() == ns.candidates_["traces"].sum()
+    assert {(e.context, e.probe, e.errno) for e in ticks.entries_} == {(e.context, e.probe, e.errno) for e in ns.entries_}
+    # a tie is one failing occurrence, not all of them
+    assert ticks.candidates_["failing"].sum() <= ns.candidates_["failing"].sum()

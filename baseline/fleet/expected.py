@@ -12,7 +12,9 @@ routine) learns a unit as expected when all of these hold:
 
 * **Survival, from what the process did next.** An occurrence survives when its process (host,
   job, pid) made any later recorded call: the job went on (the same operation retried, or later
-  calls). Without a job id the process alone identifies the run; without a pid the job does,
+  calls). So one occurrence per process fails, its last: by start time, then by the order the
+  tracer emitted them (failures outside capture windows carry a 4 ms tick, and retries in one
+  tick tie), and of an example standing for n identical trees (``repeat_count``) n-1 survived. Without a job id the process alone identifies the run; without a pid the job does,
   and a job requeued under the same id after a fatal error then looks as if it went on (the
   fleet tracer always records the pid). Good traces are only sampled, so "a later sampled success" would make a routine error
   look fatal whenever sampling missed the retry; any later trace of the process counts. At least
@@ -321,8 +323,11 @@ class FleetExpectedLearner(ParamsMixin):
         # a million traces or more: keys stay categorical (integer codes) and text is built only
         # for the distinct values (runs, releases); the candidates table is text again
         cat = pl.Categorical
-        tr = traces.lazy().select(
-            pl.col("operation", "host").cast(cat), "chain_hash", pl.col("job_id").cast(cat), "start_time",
+        # `_row`: the trace's place in the table, i.e. the order the daemon emitted them in -- the
+        # tie-break for traces of one process that share a start time (failure records outside
+        # capture windows carry a 4 ms tick, not a ns time)
+        tr = traces.lazy().with_row_index("_row").select(
+            pl.col("operation", "host").cast(cat), "chain_hash", pl.col("job_id").cast(cat), "start_time", "_row",
             (pl.col("pid") if "pid" in cols else pl.lit(None, pl.Int32)).fill_null(-1).alias("pid"),
             (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).cast(cat)
             .fill_null("?").alias("kernel_release"),
@@ -333,15 +338,25 @@ class FleetExpectedLearner(ParamsMixin):
         proc_raw = ["host", "job_id", "pid"]
         # a run is the scheduler job on its host; without a job id, the process; without either,
         # the host (so that "jobs" still counts independent runs): `_run` numbers the distinct
-        # "host/job" texts. A process is (run, pid); it failed when it made no later recorded call
-        # than the trace (nothing followed it): its last start, per distinct process only
-        procs = tr.group_by(proc_raw).agg(pl.col("start_time").max().alias("_last")).collect(engine="streaming")
+        # "host/job" texts. A process is (run, pid); an occurrence failed when the process made no
+        # later recorded call (nothing followed it): exactly one trace per process, its last by
+        # start time, then by emission order among traces of the same start (two failures in one
+        # 4 ms tick: the first was followed by the second, so it survived). Per distinct process:
+        procs = tr.group_by(proc_raw).agg(
+            pl.col("start_time").max().alias("_last"),
+            pl.col("_row").filter(pl.col("start_time") == pl.col("start_time").max()).max().alias("_last_row"),
+        ).collect(engine="streaming")
         procs = procs.with_columns(
             pl.concat_str([pl.col("host").cast(pl.String),
                            pl.coalesce(pl.col("job_id").cast(pl.String),
                                        pl.when(pl.col("pid") >= 0).then(pl.format("pid:{}", pl.col("pid"))),
                                        pl.lit(""))], separator="/").rank("dense").cast(pl.UInt32).alias("_run")
-        ).with_columns(pl.col("_last").max().over("_run", "pid"))
+        ).with_columns(pl.col("_last").max().over("_run", "pid").alias("_last_of_process"))
+        procs = procs.with_columns(
+            pl.when(pl.col("_last") == pl.col("_last_of_process")).then(pl.col("_last_row"))
+            .max().over("_run", "pid").alias("_last_row"),
+            pl.col("_last_of_process").alias("_last"),
+        ).drop("_last_of_process")
         key = ["operation", "chain_hash"]
         # complete traces reduced per (chain, run, release) in one streaming pass; the release's
         # new_release flag is joined to those rows, not to every trace
@@ -351,7 +366,10 @@ class FleetExpectedLearner(ParamsMixin):
             .group_by([*key, "host", "_run", "kernel_release"])
             .agg(
                 pl.col("w").sum().alias("traces"),
-                (pl.col("w") * (pl.col("start_time") >= pl.col("_last"))).sum().alias("failing"),
+                # one failing occurrence per process, whatever the trace's repeat count: of n
+                # identical trees in a row, the first n-1 were followed by the next
+                ((pl.col("start_time") == pl.col("_last")) & (pl.col("_row") == pl.col("_last_row")))
+                .cast(pl.Int64).sum().alias("failing"),
                 (pl.col("w") * ~pl.col("root_failed")).sum().alias("handled"),
                 pl.col("start_time").min().alias("first_seen"),
                 pl.col("start_time").max().alias("last_seen"),
