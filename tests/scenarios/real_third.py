@@ -1,0 +1,717 @@
+"""A third set of real Debian programs with one real fault each, on programs and faults
+real.py and real_more.py do not have: tail/head/cmp/truncate/mkfifo/shred/install -D/csplit,
+iconv with a missing gconv module, file(1) with a missing magic database, python3 -m venv,
+a package whose __init__ is unreadable, ld.so meeting an unreadable library, bash `exec`
+and `.` redirections, cd into a directory without search permission, ENAMETOOLONG and E2BIG
+from python, the sqlite3 shell on a full disk and against a database another process holds
+locked, a multiprocessing pool whose worker fails, a user config fallback chain, curl and
+wget against a loopback HTTP server, git meeting a stale index.lock, a script whose #!
+interpreter is missing, link(2) across filesystems, touch -d on another user's file, a FIFO
+without a reader, find -newer, msgfmt, unzip on a full disk, OPENSSL_CONF.
+
+Same types and harness as real.py (`Scenario`, `NoAnomalyCase`). The expectations are what
+`strace -f` shows a person looking for the fault, never what the differ prints. The
+good-vs-good cases (`QUIET_THIRD`) carry run-to-run noise: multiprocessing's random
+semaphore names and worker pids, curl's ::1-then-127.0.0.1 fallback, perl's per-run hash
+order, an output that already exists in one run, bash $RANDOM names, /proc/<pid> paths, a
+lock retry loop whose number of attempts varies, make -j3, python's atomic-write temp names.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+from .catalog import mount_tmpfs, umount, write
+from .harness import NoAnomalyCase, Scenario
+from .real import own, sh
+
+PY3 = "/usr/bin/python3"
+HTTP_PORT = 47631  # the loopback HTTP server of the curl/wget cases
+CURL_RETRY_PORT = 47632
+
+
+def _umount(*names: str):
+    def teardown(base: Path) -> None:
+        for n in names:
+            umount(base / n)
+    return teardown
+
+
+def _fill(mnt: Path) -> None:
+    """Fill a tmpfs to the last block (dd stops at ENOSPC)."""
+    subprocess.run(["dd", "if=/dev/zero", f"of={mnt}/filler", "bs=4k"], capture_output=True)
+
+
+class _Background:
+    """Processes a setup starts outside the recording (a lock holder, a FIFO reader)."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen] = []
+
+    def start(self, argv: list[str], **kw) -> subprocess.Popen:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, **kw)
+        self.procs.append(proc)
+        return proc
+
+    def stop(self, base: Path | None = None) -> None:  # noqa: ARG002 - a teardown
+        while self.procs:
+            proc = self.procs.pop()
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+            proc.wait()
+
+
+BACKGROUND = _Background()
+
+
+class _Http:
+    """A loopback HTTP server (http.server, a thread of this process) serving one directory."""
+
+    def __init__(self) -> None:
+        self.server: http.server.ThreadingHTTPServer | None = None
+
+    def start(self, root: Path, port: int = HTTP_PORT) -> None:
+        self.stop()
+        handler = functools.partial(_QuietHandler, directory=str(root))
+        http.server.ThreadingHTTPServer.allow_reuse_address = True
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self, base: Path | None = None) -> None:  # noqa: ARG002 - a teardown
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # the test's terminal is no access log
+        pass
+
+
+HTTP = _Http()
+
+
+# --- coreutils --------------------------------------------------------------------------------
+def tail_unreadable(base: Path, bad: bool) -> None:
+    write(base / "job.log", "".join(f"step {i}\n" for i in range(50)))
+    own(base)
+    if bad:
+        os.chown(base / "job.log", 0, 0)
+        (base / "job.log").chmod(0o600)
+
+
+def cmp_isdir(base: Path, bad: bool) -> None:
+    write(base / "a.bin", "payload\n" * 64)
+    if bad:
+        (base / "b.bin").mkdir()
+    else:
+        write(base / "b.bin", "payload\n" * 64)
+
+
+def head_symlink_loop(base: Path, bad: bool) -> None:
+    (base / "releases").mkdir()
+    write(base / "releases" / "v2.txt", "release notes\n")
+    if bad:  # a botched deploy pointed current at itself through a second link
+        (base / "previous").symlink_to("current")
+        (base / "current").symlink_to("previous")
+    else:
+        (base / "current").symlink_to("releases/v2.txt")
+
+
+def truncate_readonly(base: Path, bad: bool) -> None:
+    mount_tmpfs(base / "mnt", "1m")
+    write(base / "mnt" / "swap.img", "")
+    if bad:
+        sh(f"mount -o remount,ro {base}/mnt")
+
+
+def mkfifo_exists(base: Path, bad: bool) -> None:
+    if bad:  # a crashed run left a regular file where the FIFO goes
+        write(base / "ctl", "")
+
+
+def shred_not_writable(base: Path, bad: bool) -> None:
+    write(base / "secret.key", "k" * 4096, 0o644)
+    own(base)
+    if bad:
+        os.chown(base / "secret.key", 0, 0)
+
+
+def install_d_readonly(base: Path, bad: bool) -> None:
+    write(base / "tool", "#!/bin/sh\nexit 0\n", 0o755)
+    mount_tmpfs(base / "opt", "1m")
+    if bad:
+        sh(f"mount -o remount,ro {base}/opt")
+
+
+def csplit_disk_full(base: Path, bad: bool) -> None:
+    write(base / "all.txt", "".join(f"--\n{'x' * 60}\n" * 200 for _ in range(4)))
+    mount_tmpfs(base / "mnt", "128k")
+    if bad:
+        _fill(base / "mnt")
+
+
+def touch_date_not_owner(base: Path, bad: bool) -> None:
+    write(base / "stamp", "", 0o666)
+    own(base)
+    if bad:  # writable by all, but setting an explicit time needs the owner
+        os.chown(base / "stamp", 0, 0)
+
+
+def find_newer_missing(base: Path, bad: bool) -> None:
+    (base / "tree" / "sub").mkdir(parents=True)
+    write(base / "tree" / "a.txt", "a\n")
+    write(base / "tree" / "sub" / "b.txt", "b\n")
+    if not bad:
+        write(base / "last-run", "")
+
+
+# --- iconv, file, msgfmt, openssl -------------------------------------------------------------
+GCONV_MODULES = "module IBM037// INTERNAL IBM037 1\nmodule INTERNAL IBM037// IBM037 1\n"
+
+
+def iconv_module_missing(base: Path, bad: bool) -> None:
+    (base / "gconv").mkdir()
+    write(base / "gconv" / "gconv-modules", GCONV_MODULES)
+    if not bad:
+        shutil.copy("/usr/lib/x86_64-linux-gnu/gconv/IBM037.so", base / "gconv" / "IBM037.so")
+    write(base / "in.txt", "hello mainframe\n")
+
+
+def file_magic_missing(base: Path, bad: bool) -> None:
+    (base / "share").mkdir()
+    if not bad:
+        shutil.copy("/usr/lib/file/magic.mgc", base / "share" / "magic.mgc")
+    write(base / "blob.gz", "")
+    subprocess.run(["gzip", "-kf", str(base / "blob.gz")], capture_output=True)
+
+
+PO = ('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+      'msgid "hello"\nmsgstr "hallo"\n')
+
+
+def msgfmt_missing_dir(base: Path, bad: bool) -> None:
+    write(base / "de.po", PO)
+    if not bad:
+        (base / "locale" / "de" / "LC_MESSAGES").mkdir(parents=True)
+
+
+def openssl_conf_missing(base: Path, bad: bool) -> None:
+    if not bad:
+        write(base / "openssl.cnf", "openssl_conf = openssl_init\n[openssl_init]\n")
+
+
+# --- python -------------------------------------------------------------------------------------
+def venv_readonly(base: Path, bad: bool) -> None:
+    (base / "envs").mkdir()
+    own(base)
+    if bad:
+        (base / "envs").chmod(0o555)
+
+
+def pkg_init_unreadable(base: Path, bad: bool) -> None:
+    (base / "lib" / "jobpkg").mkdir(parents=True)
+    write(base / "lib" / "jobpkg" / "__init__.py", "LIMIT = 4\n")
+    write(base / "lib" / "jobpkg" / "util.py", "def n():\n    return 1\n")
+    own(base)
+    if bad:
+        os.chown(base / "lib" / "jobpkg" / "__init__.py", 0, 0)
+        (base / "lib" / "jobpkg" / "__init__.py").chmod(0o600)
+
+
+NAME_PY = ("import os, sys\n"
+           "base = sys.argv[1]\n"
+           "name = open(os.path.join(base, 'name.txt')).read().strip()\n"
+           "os.makedirs(os.path.join(base, 'out'), exist_ok=True)\n"
+           "with open(os.path.join(base, 'out', name + '.csv'), 'w') as fh:\n"
+           "    fh.write('a,b\\n')\n")
+
+
+def name_too_long_py(base: Path, bad: bool) -> None:
+    write(base / "job.py", NAME_PY)
+    # The report name comes from upstream metadata; the bad run's is a pasted description.
+    write(base / "name.txt", ("report-" + "q3-sales-emea-" * 22) if bad else "report-q3")
+
+
+E2BIG_PY = ("import subprocess, sys\n"
+            "ids = open(sys.argv[1]).read().split()\n"
+            "sys.exit(subprocess.run(['/usr/bin/true', ','.join(ids)]).returncode)\n")
+
+
+def e2big_python(base: Path, bad: bool) -> None:
+    write(base / "launch.py", E2BIG_PY)
+    n = 30000 if bad else 300  # 30000 ids joined: one argument over MAX_ARG_STRLEN (128 KiB)
+    write(base / "ids.txt", "".join(f"id{i:06d}\n" for i in range(n)))
+
+
+POOL_FAIL_PY = ("import os, sys\n"
+                "from multiprocessing import Pool\n"
+                "def size(name):\n"
+                "    with open(os.path.join(sys.argv[1], name), 'rb') as fh:\n"
+                "        return len(fh.read())\n"
+                "if __name__ == '__main__':\n"
+                "    names = [f'part{i}.dat' for i in range(6)]\n"
+                "    with Pool(3) as pool:\n"
+                "        print(sum(pool.map(size, names, chunksize=1)))\n")
+
+
+def mp_pool_worker_fails(base: Path, bad: bool) -> None:
+    (base / "in").mkdir()
+    write(base / "pool.py", POOL_FAIL_PY)
+    for i in range(6):
+        if not (bad and i == 4):
+            write(base / "in" / f"part{i}.dat", "x" * (1000 * (i + 1)))
+
+
+CONFIG_CHAIN_PY = ("import os, sys\n"
+                   "home, base = sys.argv[1], sys.argv[2]\n"
+                   "conf = None\n"
+                   "for p in (os.path.join(home, '.config', 'job', 'job.conf'), os.path.join(base, 'etc', 'job.conf')):\n"
+                   "    try:\n"
+                   "        with open(p) as fh: conf = dict(l.strip().split('=', 1) for l in fh if '=' in l)\n"
+                   "        break\n"
+                   "    except (FileNotFoundError, PermissionError):\n"
+                   "        continue\n"
+                   "out = os.path.join(base, conf['outdir'], 'result.txt')\n"
+                   "with open(out, 'w') as fh: fh.write('done\\n')\n")
+
+
+def user_config_unreadable(base: Path, bad: bool) -> None:
+    """The user's config names out/ (writable); the site default names the old shared
+    directory, which nobody may no longer write. Bad run: the user's config unreadable."""
+    write(base / "app.py", CONFIG_CHAIN_PY)
+    (base / "home" / ".config" / "job").mkdir(parents=True)
+    (base / "etc").mkdir()
+    (base / "out").mkdir()
+    (base / "shared").mkdir()
+    write(base / "home" / ".config" / "job" / "job.conf", "outdir=out\n")
+    write(base / "etc" / "job.conf", "outdir=shared\n")
+    own(base)
+    os.chown(base / "shared", 0, 0)
+    os.chown(base / "etc", 0, 0)
+    if bad:
+        os.chown(base / "home" / ".config" / "job" / "job.conf", 0, 0)
+        (base / "home" / ".config" / "job" / "job.conf").chmod(0o600)
+
+
+SCRIPT_PY = ("import subprocess, sys\n"
+             "sys.exit(subprocess.run([sys.argv[1], 'check']).returncode)\n")
+
+
+def shebang_missing(base: Path, bad: bool) -> None:
+    write(base / "launch.py", SCRIPT_PY)
+    interp = "/usr/bin/python2" if bad else "/bin/sh"  # the bad run's tool predates python3
+    write(base / "tool", f"#!{interp}\nexit 0\n", 0o755)
+
+
+# --- ld.so --------------------------------------------------------------------------------------
+def ld_library_unreadable(base: Path, bad: bool) -> None:
+    (base / "lib").mkdir()
+    write(base / "job.c", "int job_n(void);\nint main(void) { return job_n() - 4; }\n")
+    write(base / "libjob.c", "int job_n(void) { return 4; }\n")
+    sh(f"gcc -shared -fPIC -o {base}/lib/libjob.so {base}/libjob.c && "
+       f"gcc -o {base}/job {base}/job.c -L{base}/lib -ljob")
+    own(base)
+    if bad:
+        os.chown(base / "lib" / "libjob.so", 0, 0)
+        (base / "lib" / "libjob.so").chmod(0o600)
+
+
+# --- shells -------------------------------------------------------------------------------------
+def bash_exec_redirect(base: Path, bad: bool) -> None:
+    write(base / "job.sh", f'set -e\nexec 3>>"{base}/logs/job.log"\necho start >&3\n'
+                           f'/usr/bin/sort "{base}/in.txt" > "{base}/sorted.txt"\n')
+    write(base / "in.txt", "b\na\nc\n")
+    if not bad:
+        (base / "logs").mkdir()
+
+
+def bash_source_missing(base: Path, bad: bool) -> None:
+    write(base / "job.sh", f'. "{base}/env.sh"\n/usr/bin/mkdir -p "{base}/$OUTDIR"\n')
+    if not bad:
+        write(base / "env.sh", "OUTDIR=results\n")
+
+
+def cd_no_search(base: Path, bad: bool) -> None:
+    (base / "work").mkdir()
+    write(base / "work" / "data.txt", "rows\n")
+    own(base)
+    if bad:
+        os.chown(base / "work", 0, 0)
+        (base / "work").chmod(0o700)
+
+
+# --- sqlite3 shell ------------------------------------------------------------------------------
+def sqlite_disk_full(base: Path, bad: bool) -> None:
+    mount_tmpfs(base / "mnt", "256k")
+    sh(f"/usr/bin/sqlite3 {base}/mnt/jobs.db 'create table runs(id integer, note text)'")
+    if bad:
+        _fill(base / "mnt")
+
+
+HOLD_LOCK_PY = ("import sqlite3, sys, time\n"
+                "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+                "db.execute('BEGIN EXCLUSIVE')\n"
+                "open(sys.argv[2], 'w').close()\n"
+                "time.sleep(120)\n")
+
+
+def sqlite_locked(base: Path, bad: bool) -> None:
+    (base / "db").mkdir()
+    sh(f"/usr/bin/sqlite3 {base}/db/jobs.db 'create table runs(id integer)'")
+    if bad:  # the nightly vacuum still holds the database
+        BACKGROUND.start([PY3, "-S", "-c", HOLD_LOCK_PY, f"{base}/db/jobs.db", f"{base}/held"])
+        for _ in range(200):
+            if (base / "held").exists():
+                break
+            threading.Event().wait(0.025)
+        (base / "held").unlink()
+
+
+# --- network: curl, wget ------------------------------------------------------------------------
+def _site(base: Path) -> None:
+    (base / "www").mkdir()
+    write(base / "www" / "index.html", "<html><body>build 42</body></html>\n")
+
+
+def curl_refused(base: Path, bad: bool) -> None:
+    _site(base)
+    if bad:
+        HTTP.stop()
+    else:
+        HTTP.start(base / "www")
+
+
+def wget_output_not_writable(base: Path, bad: bool) -> None:
+    _site(base)
+    HTTP.start(base / "www")
+    (base / "out").mkdir()
+    own(base / "out")
+    if bad:
+        os.chown(base / "out", 0, 0)
+
+
+def curl_output_dir_missing(base: Path, bad: bool) -> None:
+    _site(base)
+    HTTP.start(base / "www")
+    if not bad:
+        (base / "out").mkdir()
+
+
+# --- git ------------------------------------------------------------------------------------------
+def git_index_lock(base: Path, bad: bool) -> None:
+    repo = base / "repo"
+    repo.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+    sh("git init -q -b main . && echo a > a.txt && git add a.txt && git commit -q -m one", repo, env)
+    write(repo / "b.txt", "b\n")
+    if bad:  # a crashed git left its lock behind
+        write(repo / ".git" / "index.lock", "")
+
+
+# --- links, FIFOs ---------------------------------------------------------------------------------
+def link_cross_device(base: Path, bad: bool) -> None:
+    write(base / "build.tar", "t" * 1024)
+    (base / "cache").mkdir()
+    if bad:  # the cache moved to its own filesystem
+        mount_tmpfs(base / "cache", "1m")
+
+
+FIFO_PY = ("import os, sys\n"
+           "fd = os.open(sys.argv[1], os.O_WRONLY | os.O_NONBLOCK)\n"
+           "os.write(fd, b'rotate\\n')\n"
+           "os.close(fd)\n")
+
+
+def fifo_no_reader(base: Path, bad: bool) -> None:
+    os.mkfifo(base / "ctl.fifo")
+    write(base / "notify.py", FIFO_PY)
+    if not bad:  # the daemon listening on its control FIFO
+        BACKGROUND.start(["/usr/bin/cat", str(base / "ctl.fifo")])
+        threading.Event().wait(0.1)
+
+
+# --- archives -------------------------------------------------------------------------------------
+def unzip_disk_full(base: Path, bad: bool) -> None:
+    (base / "pkg").mkdir()
+    for i in range(3):
+        write(base / "pkg" / f"f{i}.txt", "".join(f"{j * 7919 % 10007}\n" for j in range(3000)))
+    sh("zip -qr ../pkg.zip .", base / "pkg")
+    mount_tmpfs(base / "mnt", "256k")
+    if bad:
+        _fill(base / "mnt")
+
+
+def _stop_all(*teardowns):
+    def teardown(base: Path) -> None:
+        for t in teardowns:
+            t(base)
+    return teardown
+
+
+REAL_THIRD: list[Scenario] = [
+    Scenario("tail_unreadable", "tail -n 2 (nobody)", lambda b: ["/usr/bin/tail", "-n", "2", f"{b}/job.log"],
+             tail_unreadable, frozenset({"openat"}), "EACCES", lambda b: f"{b}/job.log",
+             unprivileged=True, description="the log rotated to root-only"),
+    Scenario("cmp_operand_is_dir", "cmp -s", lambda b: ["/usr/bin/cmp", "-s", f"{b}/a.bin", f"{b}/b.bin"],
+             cmp_isdir, frozenset({"read"}), "EISDIR", lambda b: f"{b}/b.bin",
+             description="second operand is a directory: the open succeeds, the read fails"),
+    Scenario("head_symlink_loop", "head", lambda b: ["/usr/bin/head", "-n", "1", f"{b}/current"],
+             head_symlink_loop, frozenset({"openat"}), "ELOOP", lambda b: f"{b}/current",
+             description="current -> previous -> current"),
+    Scenario("truncate_readonly_mount", "truncate -s", lambda b: ["/usr/bin/truncate", "-s", "64K", f"{b}/mnt/swap.img"],
+             truncate_readonly, frozenset({"openat"}), "EROFS", lambda b: f"{b}/mnt/swap.img",
+             teardown=_umount("mnt"), description="mount remounted read-only"),
+    Scenario("mkfifo_exists", "mkfifo", lambda b: ["/usr/bin/mkfifo", f"{b}/ctl"],
+             mkfifo_exists, frozenset({"mknodat", "mknod"}), "EEXIST", lambda b: f"{b}/ctl",
+             description="a leftover regular file where the FIFO goes"),
+    Scenario("shred_not_writable", "shred -u (nobody)", lambda b: ["/usr/bin/shred", "-u", f"{b}/secret.key"],
+             shred_not_writable, frozenset({"openat"}), "EACCES", lambda b: f"{b}/secret.key",
+             unprivileged=True, description="the key belongs to root (world-readable, not writable)"),
+    Scenario("install_d_readonly_mount", "install -D",
+             lambda b: ["/usr/bin/install", "-D", "-m", "0755", f"{b}/tool", f"{b}/opt/job/bin/tool"],
+             install_d_readonly, frozenset({"mkdir", "mkdirat"}), "EROFS", lambda b: f"{b}/opt/job",
+             teardown=_umount("opt"), description="install -D creates the leading directories on a read-only mount"),
+    Scenario("csplit_disk_full", "csplit", lambda b: ["/usr/bin/csplit", "-s", "-f", f"{b}/mnt/part", f"{b}/all.txt",
+                                                      "/^--$/", "{*}"],
+             csplit_disk_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/part*",
+             teardown=_umount("mnt"), description="filesystem full while writing the pieces"),
+    Scenario("touch_date_not_owner", "touch -d (nobody)", lambda b: ["/usr/bin/touch", "-d", "2026-01-01", f"{b}/stamp"],
+             touch_date_not_owner, frozenset({"utimensat", "utimes", "futimesat", "utime"}), "EPERM",
+             lambda b: f"{b}/stamp", unprivileged=True,
+             description="an explicit time needs the owner, write permission is not enough (touch opens the "
+             "file, dup2s it to fd 0 and calls utimensat(0, NULL, ...))"),
+    Scenario("find_newer_missing_ref", "find -newer", lambda b: ["/usr/bin/find", f"{b}/tree", "-newer", f"{b}/last-run"],
+             find_newer_missing, frozenset({"newfstatat", "stat", "lstat", "statx"}), "ENOENT",
+             lambda b: f"{b}/last-run", description="the previous run's stamp file is gone"),
+    Scenario("iconv_gconv_module_missing", "iconv with GCONV_PATH",
+             lambda b: ["/usr/bin/env", f"GCONV_PATH={b}/gconv", "/usr/bin/iconv", "-f", "UTF-8", "-t", "IBM037",
+                        f"{b}/in.txt"],
+             iconv_module_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/gconv/IBM037.so",
+             description="the job's gconv-modules names a module that is not deployed"),
+    Scenario("file_magic_missing", "file -m", lambda b: ["/usr/bin/file", "-m", f"{b}/share/magic.mgc", f"{b}/blob.gz.gz"],
+             file_magic_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/share/magic*",
+             description="the magic database given with -m is missing"),
+    Scenario("msgfmt_missing_outdir", "msgfmt -o",
+             lambda b: ["/usr/bin/msgfmt", "-o", f"{b}/locale/de/LC_MESSAGES/job.mo", f"{b}/de.po"],
+             msgfmt_missing_dir, frozenset({"newfstatat", "lstat", "stat", "statx"}), "ENOENT", lambda b: f"{b}/locale",
+             description="the catalog directory was never created: msgfmt stats the output (ENOENT in good runs "
+             "too: it is new), then walks its directories (lstat) and stops at the missing one without an open"),
+    Scenario("openssl_conf_missing", "openssl rand with OPENSSL_CONF",
+             lambda b: ["/usr/bin/env", f"OPENSSL_CONF={b}/openssl.cnf", "/usr/bin/openssl", "rand", "-hex", "8"],
+             openssl_conf_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/openssl.cnf",
+             description="the job's OpenSSL config is not deployed"),
+    Scenario("venv_readonly_dir", "python3 -m venv (nobody)",
+             lambda b: [PY3, "-m", "venv", "--without-pip", f"{b}/envs/job"],
+             venv_readonly, frozenset({"mkdir", "mkdirat"}), "EACCES", lambda b: f"{b}/envs/job",
+             unprivileged=True, description="the environments directory is not writable"),
+    Scenario("python_pkg_init_unreadable", "python3 import (nobody)",
+             lambda b: ["/usr/bin/env", f"PYTHONPATH={b}/lib", PY3, "-c", "import jobpkg.util"],
+             pkg_init_unreadable, frozenset({"openat"}), "EACCES", lambda b: f"{b}/lib/jobpkg/__init__.py",
+             unprivileged=True, description="the package's __init__.py is root-only"),
+    Scenario("python_name_too_long", "python3 job names its report", lambda b: [PY3, "-S", f"{b}/job.py", str(b)],
+             name_too_long_py, frozenset({"openat"}), "ENAMETOOLONG", lambda b: f"{b}/out/report-*",
+             description="a file name over 255 bytes"),
+    Scenario("python_subprocess_e2big", "python3 subprocess with one huge argument",
+             lambda b: [PY3, "-S", f"{b}/launch.py", f"{b}/ids.txt"],
+             e2big_python, frozenset({"execve"}), "E2BIG", lambda b: "/usr/bin/true",
+             description="an argument over MAX_ARG_STRLEN: the child's execve fails, python raises"),
+    Scenario("mp_pool_worker_fails", "python3 multiprocessing Pool(3)",
+             lambda b: [PY3, "-S", f"{b}/pool.py", f"{b}/in"],
+             mp_pool_worker_fails, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/in/part4.dat",
+             description="one worker's input missing; the pool re-raises it in the parent"),
+    Scenario("user_config_unreadable", "python3 app: user config, then site config (nobody)",
+             lambda b: [PY3, "-S", f"{b}/app.py", f"{b}/home", str(b)],
+             user_config_unreadable, frozenset({"openat"}), "EACCES", lambda b: f"{b}/home/.config/job/job.conf",
+             unprivileged=True,
+             description="the user's config unreadable: the fallback to the site config leads to a "
+             "directory nobody may not write (EACCES there too, a consequence)"),
+    Scenario("shebang_interpreter_missing", "python3 launcher runs a script",
+             lambda b: [PY3, "-S", f"{b}/launch.py", f"{b}/tool"],
+             shebang_missing, frozenset({"execve"}), "ENOENT", lambda b: f"{b}/tool",
+             description="#!/usr/bin/python2 is not installed: execve of the script says ENOENT"),
+    Scenario("ld_library_unreadable", "ld.so, LD_LIBRARY_PATH (nobody)",
+             lambda b: ["/usr/bin/env", f"LD_LIBRARY_PATH={b}/lib", f"{b}/job"],
+             ld_library_unreadable, frozenset({"openat"}), "EACCES", lambda b: f"{b}/lib/libjob.so",
+             unprivileged=True, description="the library is root-only: ld.so goes on to the system "
+             "directories (ENOENT there) and gives up"),
+    Scenario("bash_exec_redirect_missing_dir", "bash: exec 3>>log", lambda b: ["/bin/bash", f"{b}/job.sh"],
+             bash_exec_redirect, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/logs/job.log",
+             description="the log directory was never created"),
+    Scenario("bash_source_missing", "bash: . env.sh", lambda b: ["/bin/bash", f"{b}/job.sh"],
+             bash_source_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/env.sh",
+             description="the sourced environment file is missing; the job goes on with an empty $OUTDIR"),
+    Scenario("cd_no_search_permission", "sh: cd && cat (nobody)",
+             lambda b: ["/bin/sh", "-c", f"cd {b}/work && /usr/bin/cat data.txt"],
+             cd_no_search, frozenset({"chdir"}), "EACCES", lambda b: f"{b}/work",
+             unprivileged=True, description="the work directory is root-only"),
+    Scenario("sqlite_shell_disk_full", "sqlite3 shell insert",
+             lambda b: ["/usr/bin/sqlite3", f"{b}/mnt/jobs.db",
+                        "insert into runs select value, printf('%.500c', 'x') from generate_series(1, 400)"],
+             sqlite_disk_full, frozenset({"write", "pwrite64"}), "ENOSPC", lambda b: f"{b}/mnt/jobs.db*",
+             teardown=_umount("mnt"), description="the database's filesystem is full"),
+    Scenario("sqlite_shell_locked", "sqlite3 shell insert",
+             lambda b: ["/usr/bin/sqlite3", f"{b}/db/jobs.db", "insert into runs values (1)"],
+             sqlite_locked, frozenset({"fcntl"}), "EAGAIN", lambda b: f"{b}/db/jobs.db",
+             teardown=BACKGROUND.stop, description="another process holds an exclusive lock: database is locked"),
+    Scenario("curl_connection_refused", "curl",
+             lambda b: ["/usr/bin/curl", "-sS", "--max-time", "10", "-o", "/dev/null", f"http://127.0.0.1:{HTTP_PORT}/"],
+             curl_refused, frozenset({"connect", "getsockopt"}), "ECONNREFUSED", lambda b: f"inet:127.0.0.1:{HTTP_PORT}",
+             teardown=HTTP.stop, description="the loopback web server is down: curl's non-blocking connect says "
+             "EINPROGRESS (good runs too), the refusal comes back in getsockopt(SO_ERROR)'s value"),
+    Scenario("wget_output_not_writable", "wget -O (nobody)",
+             lambda b: ["/usr/bin/wget", "-q", "-O", f"{b}/out/index.html", f"http://127.0.0.1:{HTTP_PORT}/index.html"],
+             wget_output_not_writable, frozenset({"openat"}), "EACCES", lambda b: f"{b}/out/index.html",
+             unprivileged=True, teardown=HTTP.stop, description="the output directory is root's"),
+    Scenario("curl_output_dir_missing", "curl -o",
+             lambda b: ["/usr/bin/curl", "-sS", "--max-time", "10", "-o", f"{b}/out/index.html",
+                        f"http://127.0.0.1:{HTTP_PORT}/index.html"],
+             curl_output_dir_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/out/index.html",
+             teardown=HTTP.stop, description="the download directory was never created"),
+    Scenario("git_stale_index_lock", "git add", lambda b: ["/usr/bin/git", "-C", f"{b}/repo", "add", "b.txt"],
+             git_index_lock, frozenset({"openat"}), "EEXIST", lambda b: f"{b}/repo/.git/index.lock",
+             description="a crashed git left index.lock"),
+    Scenario("link_cross_device", "ln (hard link)", lambda b: ["/usr/bin/ln", f"{b}/build.tar", f"{b}/cache/build.tar"],
+             link_cross_device, frozenset({"linkat", "link"}), "EXDEV", lambda b: f"{b}/build.tar",
+             teardown=_umount("cache"), description="the cache is on another filesystem now"),
+    Scenario("fifo_no_reader", "python3 writes a control FIFO",
+             lambda b: [PY3, "-S", f"{b}/notify.py", f"{b}/ctl.fifo"],
+             fifo_no_reader, frozenset({"openat"}), "ENXIO", lambda b: f"{b}/ctl.fifo",
+             teardown=BACKGROUND.stop, description="the daemon that reads the FIFO is not running"),
+    Scenario("unzip_disk_full", "unzip -o -d", lambda b: ["/usr/bin/unzip", "-qo", f"{b}/pkg.zip", "-d", f"{b}/mnt"],
+             unzip_disk_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/f*.txt",
+             teardown=_umount("mnt"), description="the target filesystem is full"),
+]
+
+# Scored by `bench.scenario_accuracy --real` only: each repeats the call, errno and kind of
+# fault of a case the tests run (tests/test_real_programs_third.py keeps to about a minute).
+BENCH_ONLY = frozenset({
+    "cmp_operand_is_dir", "curl_output_dir_missing", "msgfmt_missing_outdir", "unzip_disk_full",
+    "truncate_readonly_mount", "tail_unreadable", "bash_source_missing", "shred_not_writable",
+    "wget_output_not_writable", "file_magic_missing",
+})
+
+
+# --- good vs good: run-to-run noise -------------------------------------------------------------
+POOL_PY = ("import os, sys\n"
+           "from multiprocessing import Pool\n"
+           "def size(name):\n"
+           "    with open(os.path.join(sys.argv[1], name), 'rb') as fh:\n"
+           "        return len(fh.read())\n"
+           "if __name__ == '__main__':\n"
+           "    with Pool(3) as pool:\n"
+           "        print(sum(pool.map(size, sorted(os.listdir(sys.argv[1])), chunksize=1)))\n")
+PERL_HASH = ('my %h = map { $_ => 1 } qw(alpha bravo charlie delta echo foxtrot golf hotel);\n'
+             'for my $k (keys %h) { open(my $fh, "<", "$ARGV[0]/$k") or die; my @l = <$fh>; close $fh; }\n')
+PROC_PY = ("import os\n"
+           "pid = os.getpid()\n"
+           "with open(f'/proc/{pid}/status') as fh: fh.read()\n"
+           "os.listdir(f'/proc/{pid}/fd')\n"
+           "with open(f'/proc/{pid}/stat') as fh: fh.read()\n")
+ATOMIC_PY = ("import os, sys, tempfile\n"
+             "d = sys.argv[1]\n"
+             "with tempfile.NamedTemporaryFile('w', dir=d, delete=False) as fh:\n"
+             "    fh.write('state=3\\n')\n"
+             "os.replace(fh.name, os.path.join(d, 'state.txt'))\n"
+             "with open(os.path.join(d, 'state.txt')) as fh: fh.read()\n")
+
+
+def _parts(base: Path, run: int) -> None:
+    (base / "in").mkdir()
+    for i in range(6):
+        write(base / "in" / f"part{i}.dat", "x" * (2000 * (1 + (i * 5) % 4)))
+
+
+def _perl_files(base: Path, run: int) -> None:
+    (base / "d").mkdir()
+    for k in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"):
+        write(base / "d" / k, f"{k}\n")
+
+
+def _gzip_leftover(base: Path, run: int) -> None:
+    write(base / "data.txt", "".join(f"{i}\n" for i in range(2000)))
+    if run == 2:  # the previous run's output is still there
+        subprocess.run(["gzip", "-k", str(base / "data.txt")], check=True)
+
+
+def _rm_leftover(base: Path, run: int) -> None:
+    write(base / "a.txt", "a\n")
+    if run == 2:
+        (base / "out").mkdir()
+        write(base / "out" / "old.log", "old\n")
+
+
+def _site_up(base: Path, run: int) -> None:
+    _site(base)
+    HTTP.start(base / "www")
+
+
+def _make_proj(base: Path, run: int) -> None:
+    (base / "proj").mkdir()
+    for n in ("a", "b", "c"):
+        write(base / "proj" / f"{n}.c", f"int {n}(void) {{ return {len(n)}; }}\n")
+    write(base / "proj" / "Makefile", "all: a.o b.o c.o\n%.o: %.c\n\tgcc -c -O0 -o $@ $<\n")
+
+
+QUIET_THIRD: list[NoAnomalyCase] = [
+    NoAnomalyCase(
+        "mp_pool_quiet",
+        lambda b: [PY3, "-S", "-c", POOL_PY, f"{b}/in"],
+        _parts, description="multiprocessing: random semaphore names in /dev/shm, 3 worker processes, "
+        "which worker takes which input varies"),
+    NoAnomalyCase(
+        "curl_localhost_fallback",
+        lambda b: ["/usr/bin/curl", "-sS", "--max-time", "10", "-o", "/dev/null", f"http://localhost:{HTTP_PORT}/"],
+        _site_up, description="localhost from /etc/hosts: ::1 refused (server on 127.0.0.1 only), then "
+        "127.0.0.1; ephemeral ports, curl's resolver thread"),
+    NoAnomalyCase(
+        "perl_hash_order",
+        lambda b: ["/usr/bin/perl", "-e", PERL_HASH, f"{b}/d"],
+        _perl_files, description="perl randomises hash order per process: files opened in a different order"),
+    NoAnomalyCase(
+        "gzip_force_existing_output",
+        lambda b: ["/usr/bin/gzip", "-kf", f"{b}/data.txt"],
+        _gzip_leftover, description="the last run finds the previous output and replaces it (gzip -f)"),
+    NoAnomalyCase(
+        "rm_f_leftover",
+        lambda b: ["/bin/sh", "-c", f"mkdir -p {b}/out && rm -f {b}/out/old.log && cp {b}/a.txt {b}/out/"],
+        _rm_leftover, description="mkdir -p and rm -f on an output left by an earlier run (in the last run only)"),
+    NoAnomalyCase(
+        "bash_random_names",
+        lambda b: ["/bin/bash", "-c", f"f={b}/out.$RANDOM; echo x > $f; cat $f > /dev/null; rm $f"],
+        lambda b, i: None, description="bash $RANDOM in a file name (1 to 5 digits)"),
+    NoAnomalyCase(
+        "proc_pid_paths",
+        lambda b: [PY3, "-S", "-c", PROC_PY],
+        lambda b, i: None, description="a program reading /proc/<its pid>/..."),
+    NoAnomalyCase(
+        "flock_retry_loop",
+        lambda b: ["/bin/sh", "-c", f"/usr/bin/flock {b}/lock sleep 0.2 & sleep 0.05; "
+                   f"until /usr/bin/flock -n {b}/lock true; do sleep 0.03; done; wait"],
+        lambda b, i: None, description="a lock-retry loop: the number of EAGAIN attempts varies"),
+    NoAnomalyCase(
+        "make_j3_quiet",
+        lambda b: ["/usr/bin/make", "-s", "-j3", "-C", f"{b}/proj"],
+        _make_proj, description="three compilers at once, /tmp/cc* names, completion order varies"),
+    NoAnomalyCase(
+        "python_atomic_write",
+        lambda b: [PY3, "-S", "-c", ATOMIC_PY, str(b)],
+        lambda b, i: None, description="tempfile.NamedTemporaryFile + os.replace (random tmpXXXXXXXX names)"),
+]
+
+
+def quiet_teardown() -> None:
+    """Stop what the noise cases started (the HTTP server)."""
+    HTTP.stop()
+    BACKGROUND.stop()
