@@ -17,13 +17,18 @@ Method
    plus, with ``learn=True``, every (probe, errno, path, process) error the good runs produced)
    is removed from good and bad streams alike and counted per entry; so are calls of
    timing/allocator/randomness *noise probes* (`NOISE_PROBES`: brk, mmap, futex, rt_sigreturn,
-   getrandom, a thread's own exit, ...) that succeed or fail for timing (`TIMING_ERRNOS`:
+   getrandom, a thread's own exit, poll/select/epoll_wait, ...) that succeed or fail for timing (`TIMING_ERRNOS`:
    futex EAGAIN/ETIMEDOUT under contention) -- any other error on one of those still counts.
    No entry covers an error at a (call, path) the good runs completed successfully. The
    failed attempts of a *retry loop* are transparent too: errors (soft, or ECONNREFUSED) at a
    call site the same thread then gets past there, each attempt within `RETRY_GAP` rows of the
    last, with a wait between (`WAIT_PROBES`: a sleep, a poll) -- a poll for a file, a connect
-   while a service starts: how many attempts it took is timing.
+   while a service starts: how many attempts it took is timing. So is a create failing EEXIST
+   whose thread removes that path and creates it again (gzip -f over the last run's output).
+   An idempotent mkdir (mkdir -p, makedirs(exist_ok=True)) that finds the directory a good
+   run created -- mkdir EEXIST, then a successful stat of the path -- is taken for the
+   mkdir's success (the stat drops out), unless the thread diverges within a window after
+   it (the path was a file): then its EEXIST names that divergence, as an outcome change.
 4. **Loop compression** (DiffTrace): repeated n-grams (n <= 4) collapse, so iteration counts
    do not matter; a virtual END token closes every stream.
 5. **Model** (stide): the set of length-k windows (default k=4) of every good stream, keyed by
@@ -68,7 +73,10 @@ listed under ``reorderings`` with score 0.5 and does not make ``anomaly`` true; 
 region reaching the end of its thread when the thread -- or all the bad run's threads of its
 role together (a thread pool shares its work differently each run) -- did every kind of event
 a good thread (a good run's threads of that role) did: the same work in another order (a
-set's order under a per-run hash seed), not a thread stopping early. Three refinements:
+set's order under a per-run hash seed), not a thread stopping early. So is a region with no
+error that re-joins good behaviour and whose only new events are successes at call sites
+where every good run failed with a soft error (rm -f finding a file an earlier run left).
+Three refinements:
 
 * an error at the *raw* path (before masking) where the good runs succeeded, and never failed
   so, is an outcome change even when masking and loop compression explain its window (shard
@@ -192,6 +200,9 @@ NOISE_PROBES = frozenset(
         "futex_wait", "futex_wake", "futex_requeue",
         "rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "getrandom", "sched_yield",
         "restart_syscall",
+        # Waiting for a descriptor: whether data is already there when a thread asks (no
+        # wait) or not (a poll first) is timing (multiprocessing's result pipes).
+        "poll", "ppoll", "select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2",
         # A thread's own exit: when the main thread ends the process first (Python's join
         # returns before its threads' final exit), exit_group kills the thread before it.
         "exit",
@@ -220,6 +231,11 @@ RETRY_GAP = 16
 # Calls a retry loop waits in between attempts.
 WAIT_PROBES = frozenset({"nanosleep", "clock_nanosleep", "poll", "ppoll", "select", "pselect6", "epoll_wait",
                          "epoll_pwait", "epoll_pwait2", "wait4", "waitid", "pause", "sched_yield"})
+# Calls that remove a path: a create failing EEXIST, then one of these on its path, then the
+# create succeeding, is a file replaced (see _cleared_in_between).
+REMOVE_PROBES = frozenset({"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2"})
+# Calls that check what a path is (an idempotent mkdir's check that the path is a directory).
+STAT_PROBES = frozenset({"stat", "lstat", "newfstatat", "statx"})
 # Good streams of the same role compared when deciding a reordering at a thread's end.
 MAX_SAME_ROLE = 32
 NOT_RECOVERED_BONUS = 1.5
@@ -470,6 +486,11 @@ def diff_traces(
     n_rows = len(p)
     nb = int(np.count_nonzero(p.tkey < 0))  # bad rows are rows 0..nb-1
     rows = _Rows(p, bad_ids, good_ids)
+    # An idempotent mkdir (mkdir -p, makedirs(exist_ok=True)) that found its directory is a
+    # mkdir that succeeded; its check that the path is a directory drops out below.
+    idem_mkdir, idem_check = _existing_directories(p)
+    idem_errno = p.errno[idem_mkdir].copy()
+    p.errno[idem_mkdir] = -1
 
     # Expected errors: curated file + learned from the good runs, matched per distinct error.
     learned: list[Entry] = learn_expected(p) if learn else []
@@ -515,6 +536,7 @@ def diff_traces(
     hard_codes = np.array([i for i, v in enumerate(p.errno_values) if _error_class(v) == 2 and v not in RETRY_ERRNOS],
                           dtype=np.int32)
     retried = _retried(p, err_rows[np.isin(p.errno[err_rows], retry_codes)], hard_codes)
+    retried[idem_check] = True
     del err_rows
     for err in distinct_errors(p, np.ones(n_rows, dtype=bool), with_plain=True):
         # No entry covers an error at a (call, path) the good runs completed successfully.
@@ -565,6 +587,7 @@ def diff_traces(
     role_hash = align._mix(np.array([role_ids[r] for r in matched_role], dtype=np.uint64) * np.uint64(0x9E37))
 
     tok = p.tokens()
+    p.errno[idem_mkdir] = idem_errno  # tokens made: shown as recorded
     keep = np.flatnonzero(~drop)
     del drop
     s = align.Streams(tok[keep], p.sid[keep], keep.astype(np.int32 if n_rows < 2**31 else np.int64))
@@ -597,13 +620,18 @@ def diff_traces(
 
     anomalies: list[dict[str, Any]] = []
     first_unexplained = None
+    b_oc = np.where(bs.orig >= 0, outcome_change[np.maximum(bs.orig, 0)], False) & (b_cls > 0)
+    if len(regions) and len(idem_mkdir):
+        # An idempotent mkdir the thread's divergence follows within a window (the path was
+        # a file, not a directory: mkdir -p and makedirs fail right after their check) is
+        # that divergence's cause: its EEXIST is an outcome change again.
+        _idem_mkdir_causes(bs, regions, idem_mkdir[idem_mkdir < nb], b_cls, b_oc, k)
     if len(regions):
         max_cls = np.maximum.reduceat(b_cls, regions.start)
         has_novel = np.maximum.reduceat((novel & ~explained).astype(np.int8), regions.start) > 0
         recovered = regions.end < b_end[regions.sid] - 1
         # Each region is named by its outcome change if any, else its most severe error, else
         # its first event; scored by that event.
-        b_oc = np.where(bs.orig >= 0, outcome_change[np.maximum(bs.orig, 0)], False) & (b_cls > 0)
         fallback = _fallback_lookups(p, bs, b_oc & (b_cls == 1), novel & ~explained)
         b_oc &= ~fallback
         weight = b_cls + b_oc.astype(np.int8) * 4
@@ -619,6 +647,15 @@ def diff_traces(
         _demote_consequences(p, bs, named, regions.end, max_cls, recovered, b_start, score)
         # Known events in another order, re-joining good behaviour: timing, not a divergence.
         reorder = (max_cls == 0) & recovered & ~has_novel
+        # So is a region re-joining good behaviour whose only new events are successes where
+        # every good run failed softly (a file an earlier run left: rm -f finds and removes
+        # it): the machine's state, handled the way the good runs went on.
+        state = (max_cls == 0) & recovered & has_novel
+        if state.any():
+            flips = _found_where_good_missed(p, bs, novel & ~explained, good_calls, good_ok_calls, n_errnos,
+                                             good_outcomes)
+            others = np.maximum.reduceat((novel & ~explained & ~flips).astype(np.int8), regions.start) > 0
+            reorder |= state & ~others
         # Known events in another order up to the end of the thread: see _reordered_at_end.
         at_end = np.flatnonzero((max_cls == 0) & ~recovered & ~has_novel)
         if len(at_end):
@@ -831,9 +868,12 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
     chains = is_cand[first] & ok[last] & (last > first)
     lo, hi = rows[first[chains]], rows[last[chains]]
     # a loop waits between attempts (a sleep, a poll, a child's exit); a program creating
-    # what it did not find (mkdir, then the create) does not
+    # what it did not find (mkdir, then the create) does not. A create that found its target
+    # already there, removed it and created it again (gzip -f over the last run's output)
+    # is no loop either, but is the same outcome as the good runs' create: transparent too.
     waits = np.r_[0, np.cumsum(np.isin(p.probe, [i for i, v in enumerate(p.probe_values) if v in WAIT_PROBES]))]
-    lo, hi = lo[waits[hi] > waits[lo]], hi[waits[hi] > waits[lo]]
+    keep = (waits[hi] > waits[lo]) | _cleared_in_between(p, lo, hi)
+    lo, hi = lo[keep], hi[keep]
     if len(lo):
         edges = np.zeros(n + 1, dtype=np.int32)
         np.add.at(edges, lo, 1)
@@ -841,6 +881,85 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
         out = np.cumsum(edges[:-1]) > 0
         out &= ~np.isin(p.errno, hard_codes)
     return out
+
+
+def _idem_mkdir_causes(bs: align.Streams, regions: align.Regions, rows: np.ndarray, b_cls: np.ndarray,
+                       b_oc: np.ndarray, k: int) -> None:
+    """Bad idempotent mkdirs (`rows`, taken for successes in the tokens) within `k` positions
+    before a divergence region of their thread, or inside one: the region starts there, and
+    the mkdir is a soft error -- an outcome change where the good runs created the directory."""
+    if not len(rows):
+        return
+    pos = np.flatnonzero(np.isin(bs.orig, rows))
+    for q in pos.tolist():
+        r = np.flatnonzero((regions.sid == bs.sid[q]) & (regions.start - k <= q) & (regions.end >= q))
+        if not len(r):
+            continue
+        r = int(r[0])
+        regions.start[r] = min(int(regions.start[r]), q)
+        b_cls[q] = 1
+        b_oc[q] = True
+
+
+def _found_where_good_missed(p: Prepared, bs: align.Streams, cand: np.ndarray, good_calls: np.ndarray,
+                             good_ok_calls: np.ndarray, n_errnos: np.int64, good_outcomes: np.ndarray) -> np.ndarray:
+    """Bad positions of `cand` that succeed at a call site (probe, plain normalised path)
+    where the good runs only ever failed, with soft errors (`SOFT_ERRNOS`: rm -f's ENOENT)."""
+    out = np.zeros(len(bs), dtype=bool)
+    pos = np.flatnonzero(cand & (bs.orig >= 0))
+    rows = bs.orig[pos]
+    ok = (p.errno[rows] < 0) & (p.plainpath[rows] >= 0)
+    pos, rows = pos[ok], rows[ok]
+    if not len(pos):
+        return out
+    calls = _call_keys(p, rows)
+    hit = np.isin(calls, good_calls) & ~np.isin(calls, good_ok_calls)
+    hard = np.array([i + 1 for i, v in enumerate(p.errno_values) if v not in SOFT_ERRNOS], dtype=np.int64)
+    for i in np.flatnonzero(hit).tolist():  # few: the good runs' outcomes there are soft errors only
+        hit[i] = not np.isin(calls[i] * n_errnos + hard, good_outcomes).any()
+    out[pos[hit]] = True
+    return out
+
+
+def _cleared_in_between(p: Prepared, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """For retry chains (first failed attempt `lo`, success `hi`, same thread and call site):
+    whether the first attempt failed with EEXIST and the thread removed that very path
+    (`REMOVE_PROBES`, successfully) before the success -- replacing an existing file."""
+    out = np.zeros(len(lo), dtype=bool)
+    eexist = [i for i, v in enumerate(p.errno_values) if v == "EEXIST"]
+    removes = [i for i, v in enumerate(p.probe_values) if v in REMOVE_PROBES]
+    if not eexist or not removes:
+        return out
+    for i in np.flatnonzero(np.isin(p.errno[lo], eexist)).tolist():
+        between = np.arange(lo[i] + 1, hi[i])
+        out[i] = bool((np.isin(p.probe[between], removes) & (p.errno[between] < 0)
+                       & (p.plainpath[between] == p.plainpath[lo[i]]) & (p.sid[between] == p.sid[lo[i]])).any())
+    return out
+
+
+def _existing_directories(p: Prepared) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of an idempotent mkdir (`mkdir -p`, Python's makedirs(exist_ok=True)) that found
+    its directory: mkdir failing EEXIST, then -- the next call of the thread -- a successful
+    stat of that path checking it is a directory, where a good run's mkdir created it; (the
+    mkdir rows, the stat rows). Whether
+    the directory was left by an earlier run is the machine's state, not the program's
+    behaviour (a file in its place still shows in what follows: the chdir into it fails)."""
+    mkdirs = [i for i, v in enumerate(p.probe_values) if v in ("mkdir", "mkdirat")]
+    stats = [i for i, v in enumerate(p.probe_values) if v in STAT_PROBES]
+    eexist = [i for i, v in enumerate(p.errno_values) if v == "EEXIST"]
+    if not mkdirs or not stats or not eexist:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    cand = np.flatnonzero(np.isin(p.errno, eexist))
+    cand = cand[np.isin(p.probe[cand], mkdirs) & (cand + 1 < len(p))]
+    nxt = cand + 1
+    ok = (np.isin(p.probe[nxt], stats) & (p.errno[nxt] < 0) & (p.sid[nxt] == p.sid[cand])
+          & (p.plainpath[nxt] == p.plainpath[cand]) & (p.plainpath[cand] >= 0))
+    cand, nxt = cand[ok], nxt[ok]
+    # only where a good run created the directory (where the good runs found it too, the
+    # EEXIST is theirs as well: nothing to reinterpret)
+    made = np.flatnonzero(np.isin(p.probe, mkdirs) & (p.errno < 0) & (p.tkey >= 0))
+    ok = np.isin(_call_keys(p, cand), _call_keys(p, made))
+    return cand[ok], nxt[ok]
 
 
 def _fallback_lookups(p: Prepared, bs: align.Streams, soft_change: np.ndarray, novel: np.ndarray) -> np.ndarray:

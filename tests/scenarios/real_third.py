@@ -453,6 +453,34 @@ def unzip_disk_full(base: Path, bad: bool) -> None:
         _fill(base / "mnt")
 
 
+# --- guards of the differ's rules for state an earlier run left ---------------------------------
+MAKEDIRS_PY = ("import os, sys\n"
+               "out = os.path.join(sys.argv[1], 'out')\n"
+               "os.makedirs(out, exist_ok=True)\n"
+               "with open(os.path.join(out, 'result.txt'), 'w') as fh: fh.write('ok\\n')\n")
+
+
+def makedirs_over_file(base: Path, bad: bool) -> None:
+    write(base / "job.py", MAKEDIRS_PY)
+    if bad:  # a stray file where the output directory goes
+        write(base / "out", "not a directory\n")
+
+
+def mkdir_p_over_file(base: Path, bad: bool) -> None:
+    write(base / "a.txt", "a\n")
+    if bad:
+        write(base / "out", "not a directory\n")
+
+
+def gzip_replace_readonly_dir(base: Path, bad: bool) -> None:
+    (base / "d").mkdir()
+    write(base / "d" / "data.txt", "".join(f"{i}\n" for i in range(2000)))
+    subprocess.run(["gzip", "-k", str(base / "d" / "data.txt")], check=True)  # every run finds it
+    own(base)
+    if bad:
+        (base / "d").chmod(0o555)
+
+
 def _stop_all(*teardowns):
     def teardown(base: Path) -> None:
         for t in teardowns:
@@ -592,6 +620,20 @@ REAL_THIRD: list[Scenario] = [
     Scenario("unzip_disk_full", "unzip -o -d", lambda b: ["/usr/bin/unzip", "-qo", f"{b}/pkg.zip", "-d", f"{b}/mnt"],
              unzip_disk_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/f*.txt",
              teardown=_umount("mnt"), description="the target filesystem is full"),
+    # Guards: an earlier run's leftovers are routine (QUIET_THIRD), but not when they break the run.
+    Scenario("makedirs_over_file", "python3 os.makedirs(exist_ok=True)", lambda b: [PY3, "-S", f"{b}/job.py", str(b)],
+             makedirs_over_file, frozenset({"mkdir", "mkdirat"}), "EEXIST", lambda b: f"{b}/out",
+             description="a file where the output directory goes: mkdir EEXIST, the isdir check (a stat that "
+             "succeeds), FileExistsError"),
+    Scenario("mkdir_p_over_file", "sh: mkdir -p && cp",
+             lambda b: ["/bin/sh", "-c", f"/usr/bin/mkdir -p {b}/out && /usr/bin/cp {b}/a.txt {b}/out/"],
+             mkdir_p_over_file, frozenset({"mkdir", "mkdirat"}), "EEXIST", lambda b: f"{b}/out",
+             description="a file where the output directory goes: mkdir -p's EEXIST and stat, then its error"),
+    Scenario("gzip_replace_readonly_dir", "gzip -kf over the last output (nobody)",
+             lambda b: ["/usr/bin/gzip", "-kf", f"{b}/d/data.txt"],
+             gzip_replace_readonly_dir, frozenset({"unlink", "unlinkat"}), "EACCES", lambda b: f"{b}/d/data.txt.gz",
+             unprivileged=True, description="every run finds the last output (EEXIST, unlink, create: routine); "
+             "the bad run's directory is not writable, so the unlink fails"),
 ]
 
 # Scored by `bench.scenario_accuracy --real` only: each repeats the call, errno and kind of
