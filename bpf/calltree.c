@@ -11,9 +11,11 @@
 // - The thread's tree lives in a slot of the array `slots` (an inlined lookup) chosen by the
 //   thread's key: the address of its saved user registers (pt_regs, at the top of its kernel
 //   stack: unique per live thread) where the hook hands it over - raw syscall tracepoints pass
-//   it in args[0], a uprobe's ctx is it - else (fexit) its tid. So a nested entry and a return
-//   inside a tree need no helper call at all; the tid and the process filter are read once per
-//   tree, at its root. A slot is owned by one thread at a time: a tree's root entry claims a
+//   it in args[0], a uprobe's ctx is it (checked once at load: see regs_check) - else (fexit,
+//   or where that check failed) its tid. So a nested entry and a return inside a tree need no
+//   helper call at all; a uprobe tree's root calls none either unless a process filter needs
+//   the tgid (pid and tid are read at emit, from the task). A slot is owned by one thread at a
+//   time: a tree's root entry claims a
 //   free slot with a compare-and-swap, its root exit releases it. A thread whose slot another live thread holds
 //   (a collision) keeps its tree in task-local storage instead (`stacks`, the slower path) and
 //   counts in HEALTH_COLLIDED; `guests` in the slot tells that thread's other frames to look
@@ -49,8 +51,12 @@
 //   MAX_SIGNATURES                                     signatures tracked per two intervals
 //   SLOTS                                              per-thread tree slots (power of 2)
 //   RELEASE_STORE                                      a plain store releases (x86: stores stay in order)
-//   EXCLUDE_TGID                                       the tracer itself (its syscalls would feed back)
-//   TASK_REAL_PARENT_OFF, TASK_TGID_OFF, TASK_COMM_OFF, TASK_STACK_OFF   task_struct offsets (BTF)
+//   EXCLUDE_TGID                                       the tracer itself (its syscalls would feed back;
+//                                                      0 for a uprobe set whose library it has not mapped)
+//   NO_REGS_KEY                                        uprobes: slots keyed by tid (the load-time check of
+//                                                      the saved-registers key failed)
+//   TASK_REAL_PARENT_OFF, TASK_TGID_OFF, TASK_PID_OFF, TASK_COMM_OFF, TASK_STACK_OFF
+//                                                      task_struct offsets (BTF)
 #include <uapi/linux/ptrace.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
@@ -74,7 +80,7 @@
 #define EXCLUDE_TGID 0
 #endif
 #define AGG_ALL (AGG_EXAMPLES >= 2147483647)   // aggregation off: every failing tree a record
-#if defined(ATTACH_SYSCALLS) || (defined(ATTACH_UPROBE) && defined(TASK_STACK_OFF))
+#if defined(ATTACH_SYSCALLS) || (defined(ATTACH_UPROBE) && defined(TASK_STACK_OFF) && !defined(NO_REGS_KEY))
 #define KEY_REGS 1       // slots keyed by the thread's user pt_regs address (else by tid)
 #endif
 #define MAX_FRAMES 16    // frames kept per call tree (power of 2: used as an index mask)
@@ -146,6 +152,7 @@ struct settings {         // runtime settings (user space writes them); static o
     u64 latency_bound_ns;
     u32 failures_only;
     u32 interval;         // current snapshot interval; its low bit selects the generation
+    u64 regs_off;         // uprobe KEY_REGS: task_pt_regs - task->stack (regs_check; thread exit)
 };
 
 struct probe_conf {
@@ -153,10 +160,13 @@ struct probe_conf {
     u32 pad;
 };
 
-struct counts {
-    u64 invocations;
+struct counts {           // failures of one probe (a call that succeeded touches only `calls`)
     u64 failures;
     u64 errnos[ERRNO_BUCKETS];
+};
+
+struct calls {            // invocations of every probe, both generations: one value, few cache lines
+    u64 n[2 * MAX_PROBES];   // [generation][probe]
 };
 
 struct sig_key {
@@ -179,6 +189,7 @@ BPF_RINGBUF_OUTPUT(events, RINGBUF_PAGES);
 BPF_ARRAY(settings, struct settings, 1);
 BPF_ARRAY(probe_conf, struct probe_conf, MAX_PROBES);
 BPF_ARRAY(good_seen, u64, MAX_PROBES);
+BPF_PERCPU_ARRAY(calls, struct calls, 1);
 BPF_PERCPU_ARRAY(counts, struct counts, 2 * MAX_PROBES);   // [generation][probe]
 BPF_PERCPU_ARRAY(health, u64, 2 * HEALTH_SLOTS);           // [generation][slot]
 BPF_PERCPU_ARRAY(rec_seq, u64, 1);                         // user space seeds a random start per CPU
@@ -188,23 +199,35 @@ BPF_TASK_STORAGE(stacks, struct tree);                     // collisions only
 BPF_ARRAY(clock, struct clock_pair, 1);
 #if defined(KEY_REGS) && defined(ATTACH_UPROBE)
 BPF_PERCPU_ARRAY(key_scratch, u64, 1);
-BPF_ARRAY(regs_off, u64, 1);   // pt_regs address - task->stack, learnt at a root entry (thread exit)
+struct regs_check {       // what regs_check_hit saw (tracer/fleet/program.py check_regs_key)
+    u64 hits;             // uprobe and uretprobe runs
+    u64 mismatches;       // runs whose ctx was not the thread's saved user registers
+    u64 regs_off;         // task_pt_regs(current) - current->stack
+};
+BPF_ARRAY(regs_check, struct regs_check, 1);
 #endif
 #ifdef ATTACH_SYSCALLS
 BPF_ARRAY(syscall_probe, u32, SYSCALL_SLOTS);   // syscall nr -> probe id + 1 (0 = not traced)
 #endif
 
-// The current task through its BTF pointer: comm and ppid are plain verifier-checked loads at
-// the running kernel's offsets (TASK_*_OFF, read from its BTF by tracer/fleet/program.py: the
-// headers bcc compiles with may be another version's). Without them, helpers and the headers.
+// The current task through its BTF pointer: pid, tid, comm and ppid are plain verifier-checked
+// loads at the running kernel's offsets (TASK_*_OFF, read from its BTF by
+// tracer/fleet/program.py: the headers bcc compiles with may be another version's). Without
+// them, helpers and the headers. Emit runs on the tree's own thread (its root returns there),
+// so the tree's root needs no helper for its pid and tid.
 static __always_inline void task_details(struct record *r) {
-#if defined(TASK_REAL_PARENT_OFF) && defined(TASK_TGID_OFF) && defined(TASK_COMM_OFF)
+#if defined(TASK_REAL_PARENT_OFF) && defined(TASK_TGID_OFF) && defined(TASK_PID_OFF) && defined(TASK_COMM_OFF)
     void *task = bpf_get_current_task_btf();
+    r->pid = *(u32 *)(task + TASK_TGID_OFF);
+    r->tid = *(u32 *)(task + TASK_PID_OFF);
     void *parent = *(void **)(task + TASK_REAL_PARENT_OFF);
     r->ppid = *(u32 *)(parent + TASK_TGID_OFF);
     *(u64 *)&r->comm[0] = *(u64 *)(task + TASK_COMM_OFF);
     *(u64 *)&r->comm[8] = *(u64 *)(task + TASK_COMM_OFF + 8);
 #else
+    u64 id = bpf_get_current_pid_tgid();
+    r->pid = id >> 32;
+    r->tid = (u32)id;
     struct task_struct *task = (struct task_struct *)bpf_get_current_task();
     struct task_struct *parent = NULL;
     u32 tgid = 0;
@@ -320,10 +343,8 @@ static __always_inline int push_frame(struct record *t, u32 probe) {
     return 0;
 }
 
-static __always_inline int enter_frame(struct record *t, struct settings *s, u32 probe, u32 tgid, u32 tid) {
-    if (t->open == 0) {   // a new top-level call: start a new tree (comm/ppid: at emit time)
-        t->pid = tgid;
-        t->tid = tid;
+static __always_inline int enter_frame(struct record *t, struct settings *s, u32 probe) {
+    if (t->open == 0) {   // a top-level call: start a new tree (pid, tid, comm, ppid: at emit time)
         t->nframes = 0;
         t->failed = 0;
         t->truncated = 0;
@@ -334,40 +355,58 @@ static __always_inline int enter_frame(struct record *t, struct settings *s, u32
 }
 
 #if defined(KEY_REGS) && defined(ATTACH_UPROBE)
-// The uprobe's ctx is the thread's saved user registers; a pointer becomes a number through a
-// map value (allowed to privileged programs; arithmetic on a ctx pointer is not).
-static __always_inline u64 thread_key(struct pt_regs *ctx) {
+// A pointer becomes a number through a map value (allowed to privileged programs; arithmetic
+// on a ctx pointer is not).
+static __always_inline u64 as_number(void *p) {
     u32 zero = 0;
     u64 *k = key_scratch.lookup(&zero);
     if (!k)
         return 0;
-    *(volatile u64 *)k = (u64)ctx;
+    *(volatile u64 *)k = (u64)p;
     return *(volatile u64 *)k;
 }
 
-// Once: how far above task->stack the saved registers sit, for the thread-exit hook.
-static __always_inline void learn_regs_off(u64 key) {
-    u32 zero = 0;
-    u64 *off = regs_off.lookup(&zero);
-    if (off && *off == 0) {
-        void *task = bpf_get_current_task_btf();
-        *off = key - *(u64 *)(task + TASK_STACK_OFF);
-    }
+// The uprobe's ctx is the thread's saved user registers (task_pt_regs(current)): checked once
+// at load by regs_check_hit (tracer/fleet/program.py check_regs_key), which falls back to tid
+// keys (NO_REGS_KEY) where it is not.
+static __always_inline u64 thread_key(struct pt_regs *ctx) {
+    return as_number(ctx);
 }
-#elif !defined(ATTACH_SYSCALLS)
-// fexit: the pid_tgid (the slot index uses its tid half), so a root entry asks only once
+
+// The thread's key for the root's process filter: the tgid is read (a helper call) only where a
+// filter needs it, else 0 (every process traced, the tracer itself not hooked: EXCLUDE_TGID 0).
+static __always_inline u64 filter_id(u64 key, struct settings *s) {
+    return (EXCLUDE_TGID || s->target_tgid) ? bpf_get_current_pid_tgid() : 0;
+}
+#else
+#ifndef ATTACH_SYSCALLS
+// fexit (or uprobes keyed by tid): the pid_tgid, so a root entry asks only once
 static __always_inline u64 thread_key(void *ctx) {
     return bpf_get_current_pid_tgid();
 }
 #endif
 
-// pid_tgid: the key itself where it is one, else a helper call.
-static __always_inline u64 pid_of(u64 key) {
-#ifdef KEY_REGS
+static __always_inline u64 filter_id(u64 key, struct settings *s) {
+#ifdef ATTACH_SYSCALLS
     return bpf_get_current_pid_tgid();
 #else
     return key;
 #endif
+}
+#endif
+
+// The settings when this process is traced (the -p target, never the tracer itself), else NULL.
+static __always_inline struct settings *root_settings(u64 key) {
+    u32 zero = 0;
+    struct settings *s = settings.lookup(&zero);
+    if (!s)
+        return NULL;
+    u32 tgid = filter_id(key, s) >> 32;
+    if (tgid == EXCLUDE_TGID && EXCLUDE_TGID)
+        return NULL;
+    if (s->target_tgid && s->target_tgid != tgid)
+        return NULL;
+    return s;
 }
 
 static __always_inline int on_entry(u32 probe, u64 key) {
@@ -385,20 +424,15 @@ static __always_inline int on_entry(u32 probe, u64 key) {
         }
         return 0;
     }
-    u64 id = pid_of(key);
-    u32 tid = (u32)id, tgid = id >> 32;
-    struct settings *s = traced_settings(tgid);
+    struct settings *s = root_settings(key);
     if (!s)
         return 0;
-#if defined(KEY_REGS) && defined(ATTACH_UPROBE)
-    learn_regs_off(key);
-#endif
     struct tree *t = tree_for_entry(slot, key, s->interval);
     if (!t) {
         health_add(s->interval, HEALTH_TRUNCATED);
         return 0;
     }
-    if (enter_frame(&t->r, s, probe, tgid, tid))
+    if (enter_frame(&t->r, s, probe))
         health_add(s->interval, HEALTH_TRUNCATED);
     return 0;
 }
@@ -600,17 +634,22 @@ static __always_inline int exit_frame(struct record *t, struct settings *s, u32 
     return 1;
 }
 
-// Counters first: exact whatever happens to the ring buffer below.
+// Counters first: exact whatever happens to the ring buffer below. Invocations of all probes
+// share one per-CPU value (a success touches one or two cache lines, not one per probe);
+// failures and their errno histogram are per probe.
 static __always_inline void count_call(u32 gen, u32 probe, u32 failed, u32 bucket) {
     u32 key = (gen & 1) * MAX_PROBES + probe;
+    u32 zero = 0;
+    struct calls *n = calls.lookup(&zero);
+    if (n && key < 2 * MAX_PROBES)
+        n->n[key]++;
+    if (!failed)
+        return;
     struct counts *c = counts.lookup(&key);
     if (c) {
-        c->invocations++;
-        if (failed) {
-            c->failures++;
-            if (bucket < ERRNO_BUCKETS)
-                c->errnos[bucket]++;
-        }
+        c->failures++;
+        if (bucket < ERRNO_BUCKETS)
+            c->errnos[bucket]++;
     }
 }
 
@@ -635,8 +674,7 @@ static __always_inline int on_exit(u32 probe, u32 kind, u64 raw, u64 key) {
             release(slot, slot);
         return 0;
     }
-    u64 id = pid_of(key);
-    s = traced_settings(id >> 32);
+    s = root_settings(key);   // a return outside this thread's slot tree: the filter again
     if (!s)
         return 0;
     count_call(s->interval, probe, failed, bucket);
@@ -657,11 +695,11 @@ static __always_inline int on_exit(u32 probe, u32 kind, u64 raw, u64 key) {
 RAW_TRACEPOINT_PROBE(sched_process_exit) {
 #ifdef KEY_REGS
     u32 zero = 0;
-    u64 *off = regs_off.lookup(&zero);
-    if (!off || *off == 0)
-        return 0;   // no tree has started yet
+    struct settings *s = settings.lookup(&zero);
+    if (!s || s->regs_off == 0)
+        return 0;
     void *task = bpf_get_current_task_btf();
-    u64 key = *(u64 *)(task + TASK_STACK_OFF) + *off;
+    u64 key = *(u64 *)(task + TASK_STACK_OFF) + s->regs_off;   // its task_pt_regs: its slot key
 #else
     u64 key = bpf_get_current_pid_tgid();
 #endif
@@ -694,6 +732,25 @@ int clock_sync(struct bpf_raw_tracepoint_args *ctx) {
     return 0;
 }
 
+#if defined(KEY_REGS) && defined(ATTACH_UPROBE)
+// Never one of the probes: the loader attaches it to a uprobe and a uretprobe of a libc function
+// in its own process only, calls that function from two threads, and keys slots by the saved
+// registers only if every run saw ctx == task_pt_regs(current) (else it recompiles with tid keys).
+int regs_check_hit(struct pt_regs *ctx) {
+    u32 zero = 0;
+    struct regs_check *c = regs_check.lookup(&zero);
+    if (!c)
+        return 0;
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+    u64 regs = as_number((void *)bpf_task_pt_regs(task));
+    __sync_fetch_and_add(&c->hits, 1);
+    if (thread_key(ctx) != regs)
+        __sync_fetch_and_add(&c->mismatches, 1);
+    c->regs_off = regs - *(u64 *)((void *)task + TASK_STACK_OFF);
+    return 0;
+}
+#endif
+
 #if defined(ATTACH_UPROBE)
 #define P(id, sym, kind)                                                                \
     int entry__##sym(struct pt_regs *ctx) { return on_entry(id, thread_key(ctx)); }     \
@@ -717,9 +774,7 @@ RAW_TRACEPOINT_PROBE(sys_enter) {
     u32 *probe = syscall_probe.lookup(&nr);
     if (!probe || *probe == 0)
         return 0;
-    u64 id = bpf_get_current_pid_tgid();
-    u32 tid = (u32)id, tgid = id >> 32;
-    struct settings *s = traced_settings(tgid);
+    struct settings *s = traced_settings(bpf_get_current_pid_tgid() >> 32);
     if (!s)
         return 0;
     u64 key = ctx->args[0];   // the thread's user pt_regs
@@ -730,7 +785,7 @@ RAW_TRACEPOINT_PROBE(sys_enter) {
     if (!t)
         return 0;
     t->r.open = 0;   // syscalls do not nest: an exit we never saw (attach) leaves nothing open
-    enter_frame(&t->r, s, *probe - 1, tgid, tid);
+    enter_frame(&t->r, s, *probe - 1);
     return 0;
 }
 

@@ -24,6 +24,7 @@ import secrets
 import select
 import socket
 import struct
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,13 +118,14 @@ def task_offset_flags() -> tuple[str, ...]:
     (bpf_get_current_comm costs ~70 ns here). Without BTF, calltree.c falls back to the
     headers' offsets and the helper."""
     try:
-        offsets = btf_member_offsets(VMLINUX_BTF, "task_struct", ("real_parent", "tgid", "comm", "stack"))
+        offsets = btf_member_offsets(VMLINUX_BTF, "task_struct", ("real_parent", "tgid", "pid", "comm", "stack"))
     except (OSError, ValueError, struct.error):
         return ()
     if not offsets:
         return ()
     return (f"-DTASK_REAL_PARENT_OFF={offsets['real_parent']}", f"-DTASK_TGID_OFF={offsets['tgid']}",
-            f"-DTASK_COMM_OFF={offsets['comm']}", f"-DTASK_STACK_OFF={offsets['stack']}")
+            f"-DTASK_PID_OFF={offsets['pid']}", f"-DTASK_COMM_OFF={offsets['comm']}",
+            f"-DTASK_STACK_OFF={offsets['stack']}")
 
 
 def ringbuf_pages(kb: int) -> int:
@@ -433,6 +435,48 @@ class TickClock:
         return self.start0 + (jiffies.astype(np.int64) - self.j0) * self.tick_ns
 
 
+def maps_file(path: str | None) -> bool:
+    """Whether this process has `path` mapped (the same inode: uprobes hook the file)."""
+    if not path:
+        return False
+    try:
+        st = os.stat(path)
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return True  # unknown: assume it is (exclusion costs a helper call per tree, nothing else)
+    for line in maps.splitlines():
+        fields = line.split(None, 5)
+        if len(fields) == 6 and fields[4] == str(st.st_ino) and fields[5].startswith("/"):
+            with contextlib.suppress(OSError):
+                other = os.stat(fields[5])
+                if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                    return True
+    return False
+
+
+# The load-time check of the uprobe slot key (calltree.c regs_check_hit): a uprobe and a
+# uretprobe on this libc function, in this process only, hit from two threads.
+REGS_CHECK_LIBRARY, REGS_CHECK_SYMBOL = "c", "getpid"
+REGS_CHECK_CALLS = (2, 1)  # calls from a new thread, then from the calling thread
+
+
+@dataclass
+class KeyCheck:
+    """How the uprobe program keys its per-thread slots, and why."""
+
+    regs: bool  # by the address of the thread's saved user registers (else by tid)
+    hits: int = 0  # check runs (uprobe + uretprobe)
+    mismatches: int = 0  # runs whose ctx was not task_pt_regs(current)
+    regs_off: int = 0  # task_pt_regs - task->stack
+    reason: str = ""
+
+    def note(self) -> str:
+        if self.regs:
+            return (f"slots keyed by the saved-registers address (checked: {self.hits} uprobe runs in 2 threads, "
+                    "ctx == task_pt_regs)")
+        return f"slots keyed by tid ({self.reason})"
+
+
 # --------------------------------------------------------------------------------------------
 # the program
 # --------------------------------------------------------------------------------------------
@@ -476,6 +520,7 @@ class FleetProgram:
         failures_only: bool = False,
         examples: int = DEFAULT_EXAMPLES,
         slots: int = DEFAULT_SLOTS,
+        regs_key: bool = True,
     ):
         if sample_every < 1:
             raise TracebaseError(f"--sample: expected a positive integer N (1 in N), found {sample_every}")
@@ -493,6 +538,10 @@ class FleetProgram:
         self.failures_only = failures_only
         self.examples = examples
         self.slots = slots
+        # uprobes: key slots by the saved-registers address if the load-time check agrees
+        # (regs_key=False: by tid, no check); key_check says what was decided
+        self.regs_key = regs_key
+        self.key_check: KeyCheck | None = None
         self.thread_exit_hook = False
         self.clock = TickClock()
         self._clock_fd: int | None = None
@@ -509,13 +558,23 @@ class FleetProgram:
         # Static settings are compile-time constants; what changes at run time lives in maps.
         flags = [_ATTACH_DEFINE[self.probe_set.attach], f"-DMAX_PROBES={len(self.probe_set.probes)}",
                  f"-DRINGBUF_PAGES={self.ringbuf_pages}", f"-DAGG_EXAMPLES={self.examples}",
-                 f"-DMAX_SIGNATURES={MAX_SIGNATURES}", f"-DSLOTS={self.slots}", f"-DEXCLUDE_TGID={os.getpid()}",
-                 *task_offset_flags()]
+                 f"-DMAX_SIGNATURES={MAX_SIGNATURES}", f"-DSLOTS={self.slots}",
+                 f"-DEXCLUDE_TGID={self.excluded_tgid()}", *task_offset_flags()]
+        if self.probe_set.attach == "uprobe" and not self.regs_key:
+            flags.append("-DNO_REGS_KEY")
         if os.uname().machine == "x86_64":  # stores are not reordered: a plain store releases a slot
             flags.append("-DRELEASE_STORE")
         if self.probe_set.attach != "syscalls":
             flags.append("-DPROBES=" + "".join(f"P({p.id},{p.symbol},{p.ret_kind})" for p in self.probe_set.probes))
         return flags
+
+    def excluded_tgid(self) -> int:
+        """The tracer's own process is never traced (its syscalls would feed back). A uprobe set's
+        library the tracer has not mapped cannot be hit by it: 0, and a tree's root reads no tgid
+        (a helper call) unless -p filters."""
+        if self.probe_set.attach == "uprobe" and not maps_file(resolve_library(self.probe_set.library or "")):
+            return 0
+        return os.getpid()
 
     def compile(self) -> FleetProgram:
         """Compile only (nothing is loaded into the kernel until attach)."""
@@ -589,6 +648,8 @@ class FleetProgram:
         value.latency_bound_ns = self.latency_bound_ns
         value.failures_only = int(self.failures_only)
         value.interval = self._interval & 0xFFFFFFFF
+        if self.key_check is not None and self.key_check.regs:
+            value.regs_off = self.key_check.regs_off
         table[ctypes.c_int(0)] = value
 
     # ---- attach ---------------------------------------------------------------------------
@@ -599,6 +660,15 @@ class FleetProgram:
         ensure_tracefs()  # bcc removes probes through tracefs at close: without it, close fails
         if self.bpf is None:
             self.compile()
+        if "regs_check_hit" in self.function_names():
+            self.key_check = self.check_regs_key()
+            if not self.key_check.regs:  # tid keys: a helper call per frame, trees still exact
+                self._release()
+                self.regs_key = False
+                self.compile()
+        elif self.probe_set.attach == "uprobe":
+            self.key_check = KeyCheck(False, reason="tid keys asked for" if not self.regs_key
+                                      else "no task_struct offsets from BTF")
         self._configure()
         statuses = {s.probe: s for s in check_probe_set(self.probe_set)}
         results = []
@@ -623,6 +693,58 @@ class FleetProgram:
             raise TracebaseError(f"probe set {self.probe_set.name}: no probe attached")
         self._totals = self._zero_counters()
         return results
+
+    def check_regs_key(self) -> KeyCheck:
+        """Slots keyed by a uprobe's ctx assume it is the thread's saved user registers
+        (task_pt_regs(current): unique per live thread; true on x86-64 and arm64, where the
+        breakpoint and the return trampoline save them there). Checked here, once, before any
+        probe is attached: regs_check_hit runs on a uprobe and a uretprobe of libc's getpid in
+        this process only (the breakpoint is installed in no other process), called from a new
+        thread and from this one, and compares ctx with bpf_task_pt_regs(current) at every run.
+        Any mismatch, too few runs or a check that cannot run: tid keys."""
+        bpf, fn, pid = self.bpf, b"regs_check_hit", os.getpid()
+        lib, sym = REGS_CHECK_LIBRARY.encode(), REGS_CHECK_SYMBOL.encode()
+        try:
+            bpf.attach_uprobe(name=lib, sym=sym, fn_name=fn, pid=pid)
+            bpf.attach_uretprobe(name=lib, sym=sym, fn_name=fn, pid=pid)
+        except Exception as exc:  # noqa: BLE001 - bcc raises bare Exception
+            with contextlib.suppress(Exception):
+                bpf.detach_uprobe(name=lib, sym=sym, pid=pid)
+            return KeyCheck(False, reason=f"the key check could not attach to lib{REGS_CHECK_LIBRARY} "
+                                          f"{REGS_CHECK_SYMBOL}: {exc}")
+        try:
+            call = getattr(_libc(), REGS_CHECK_SYMBOL)
+            in_thread, here = REGS_CHECK_CALLS
+            worker = threading.Thread(target=lambda: [call() for _ in range(in_thread)], name="tracer-key-check")
+            worker.start()
+            worker.join()
+            for _ in range(here):
+                call()
+        finally:
+            for detach in (bpf.detach_uprobe, bpf.detach_uretprobe):
+                with contextlib.suppress(Exception):
+                    detach(name=lib, sym=sym, pid=pid)
+        seen = bpf[b"regs_check"][ctypes.c_int(0)]
+        check = KeyCheck(True, int(seen.hits), int(seen.mismatches), int(seen.regs_off))
+        wanted = 2 * sum(REGS_CHECK_CALLS)
+        if check.mismatches:
+            check.regs, check.reason = False, (f"a uprobe's ctx was not the thread's saved registers in "
+                                               f"{check.mismatches} of {check.hits} check runs")
+        elif check.hits < wanted or check.regs_off <= 0:
+            check.regs, check.reason = False, f"the key check ran {check.hits} times, expected {wanted}"
+        return check
+
+    def _release(self) -> None:
+        """Unload the compiled program (before a recompile)."""
+        from tracer.privilege import release_bpf
+
+        if self._ring is not None:
+            self._ring.close()
+            self._ring = None
+        self._clock_fd = None
+        bpf, self.bpf = self.bpf, None
+        if bpf is not None:
+            release_bpf(bpf)
 
     def _attach_thread_exit(self) -> None:
         """The thread-exit hook frees the slot of a thread that died inside a traced call;
@@ -723,10 +845,11 @@ class FleetProgram:
         """Cumulative counters of one generation (interval parity), summed over CPUs."""
         counts = self.bpf[b"counts"]
         base = gen * len(self.probe_set.probes)
+        calls = [list(v.n) for v in self.bpf[b"calls"][ctypes.c_int(0)]]  # per CPU: [generation][probe]
         probes = {}
         for p in self.probe_set.probes:
             per_cpu = counts[ctypes.c_int(base + p.id)]
-            inv = sum(v.invocations for v in per_cpu)
+            inv = sum(cpu[base + p.id] for cpu in calls)
             fails = sum(v.failures for v in per_cpu)
             errnos = {}
             if fails:
