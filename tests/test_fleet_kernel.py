@@ -322,6 +322,100 @@ def test_capture_window_times_frames_outside_it_latency_is_null(prog, driver, tm
             assert e["dur"] >= 1000 and "latency" not in e["args"]  # >= 1 ms: the leaf's sleep
 
 
+# fakeverbs_threads: fast thread k fails at FAST_LAYER[k % 3] with FAST_ERRNO[k % 4]; the
+# returns each layer sees (the layers below the failing one succeed)
+FAST = [(LAYER_DRIVER, errno.ENOMEM), (LAYER_UMEM, errno.EAGAIN), (LAYER_PEER, errno.EIO), (LAYER_DRIVER, errno.ENOSPC)]
+
+
+def _rets(layer: int, err: int) -> list[int]:
+    """Returns of the reg_mr chain (uverbs, driver, umem, peer) when `layer` fails with err."""
+    return [-err] * layer + [0] * (4 - layer)
+
+
+def _overlapping_threads(prog, threads_bin: Path, fast_threads: int, slow=(3, 20000), fast_calls: int = 40):
+    """Run fakeverbs_threads under `prog`: a slow thread whose trees stay open 20 ms and
+    `fast_threads` threads failing differently meanwhile. Checks that every tree is whole and
+    carries only its own thread's frames, and that the counters are exact; returns the interval."""
+    out = subprocess.run([str(threads_bin), str(slow[0]), str(slow[1]), str(fast_calls), str(fast_threads)],
+                         capture_output=True, text=True, check=True)
+    nums = list(map(int, out.stdout.split()))
+    tids, failed = nums[0::2], nums[1::2]
+    want = {tids[0]: (slow[0], [-errno.EFAULT] * 4)}
+    for k, tid in enumerate(tids[1:]):
+        layer, err = FAST[k % 4]
+        want[tid] = (fast_calls, _rets(layer, err))
+    assert failed == [n for n, _ in want.values()] and len(want) == fast_threads + 1
+    batch = prog.poll_batch()
+    closed = prog.rotate()
+    batch = Batch.concat([batch, prog.poll_batch()])
+    pset = prog.probe_set
+    trees = batch.trees()
+    total = sum(n for n, _ in want.values())
+    assert len(trees) == total  # every tree a record, none lost, none split
+    for tree in trees:
+        n, rets = want[tree.tid]
+        assert [pset.probe(f.probe_id).symbol for f in tree.frames] == REG_MR_CHAIN
+        assert [f.depth for f in tree.frames] == [0, 1, 2, 3] and tree.truncated == 0
+        assert [f.ret for f in tree.frames] == rets, tree.tid  # another thread's frame would show here
+    assert {t.tid: sum(1 for u in trees if u.tid == t.tid) for t in trees} == {tid: n for tid, (n, _) in want.items()}
+    (pid,) = {t.pid for t in trees}  # read at emit from the task: the process, not a worker thread
+    assert pid not in want and {t.comm for t in trees} == {"fakeverbs_threa"}
+    delta = closed.counters
+    assert delta.probes[0].failures == total and delta.probes[0].invocations == total
+    errs = {}
+    for n, rets in want.values():
+        name = errno.errorcode[-rets[1]]
+        errs[name] = errs.get(name, 0) + n
+    assert delta.probes[1].errnos == errs
+    repeat, lost = assign_repeats(batch, closed)
+    assert repeat.sum() == total and lost == 0 and delta.orphans == 0
+    return closed
+
+
+def test_uprobe_slot_key_is_checked_at_load(fake, need_cc, tmp_path):
+    """The slots of uprobe trees are keyed by the uprobe's ctx only after a check at load saw ctx
+    == task_pt_regs(current) at every run of a uprobe and a uretprobe, in two threads; then
+    several threads' overlapping trees stay apart."""
+    pset = fake[0].probe_set
+    threads = build_fakeverbs_threads(tmp_path, Path(pset.library), need_cc)
+    prog = FleetProgram(pset, examples=MAX_EXAMPLES)
+    try:
+        prog.compile()
+        assert all(r.live for r in prog.attach())
+        check = prog.key_check
+        assert check is not None and check.regs, check
+        assert check.mismatches == 0 and check.hits >= 6  # 3 calls, entry and return each
+        assert 0 < check.regs_off < 1 << 20 and check.regs_off % 8 == 0  # inside the kernel stack
+        assert int(prog.bpf[b"settings"][ctypes.c_int(0)].regs_off) == check.regs_off  # for the thread-exit hook
+        assert "regs_check_hit" in prog.function_names() and "-DNO_REGS_KEY" not in prog.cflags()
+        assert "-DEXCLUDE_TGID=0" in prog.cflags()  # the tracer has not mapped the library: no tgid per tree
+        _overlapping_threads(prog, threads, fast_threads=4)
+    finally:
+        prog.close()
+
+
+def test_tid_keys_where_the_slot_key_check_fails(fake, need_cc, tmp_path, monkeypatch):
+    """Where the check cannot confirm the key (here: its libc function is missing), the program
+    is recompiled with tid keys; with one slot for all, several threads' trees stay exact."""
+    from tracer.fleet import program as program_module
+
+    monkeypatch.setattr(program_module, "REGS_CHECK_SYMBOL", "no_such_function_here")
+    pset = fake[0].probe_set
+    threads = build_fakeverbs_threads(tmp_path, Path(pset.library), need_cc)
+    prog = FleetProgram(pset, slots=1, examples=MAX_EXAMPLES)
+    try:
+        prog.compile()
+        assert all(r.live for r in prog.attach())
+        check = prog.key_check
+        assert not check.regs and "no_such_function_here" in check.reason, check
+        assert check.note().startswith("slots keyed by tid")
+        assert "-DNO_REGS_KEY" in prog.cflags() and "regs_check_hit" not in prog.function_names()
+        closed = _overlapping_threads(prog, threads, fast_threads=3)
+    finally:
+        prog.close()
+    assert closed.counters.collided >= 1  # one slot: the fast threads met the slow one's open tree
+
+
 def _slot_owner(prog, index: int = 0) -> int:
     return int(prog.bpf[b"slots"][ctypes.c_int(index)].owner)
 
@@ -335,29 +429,11 @@ def test_threads_sharing_a_slot_keep_their_trees_apart(fake, need_cc, tmp_path):
     try:
         prog.compile()
         prog.attach()
-        out = subprocess.run([str(threads), "3", "20000", "40"], capture_output=True, text=True, check=True)
-        tid1, failed1, tid2, failed2 = map(int, out.stdout.split())
-        batch = prog.poll_batch()
-        closed = prog.rotate()
-        batch = Batch.concat([batch, prog.poll_batch()])
+        assert prog.key_check.regs
+        closed = _overlapping_threads(prog, threads, fast_threads=3)
     finally:
         prog.close()
-    assert (failed1, failed2) == (3, 40)
-    trees = batch.trees()
-    slow = [t for t in trees if t.tid == tid1]
-    fast = [t for t in trees if t.tid == tid2]
-    assert len(slow) == 3 and len(fast) == 40 and len(trees) == 43  # every tree a record, none lost
-    for tree in slow + fast:
-        assert [pset.probe(f.probe_id).symbol for f in tree.frames] == REG_MR_CHAIN
-        assert [f.depth for f in tree.frames] == [0, 1, 2, 3] and tree.truncated == 0
-    assert all([f.ret for f in t.frames] == [-errno.EFAULT] * 4 for t in slow)
-    assert all([f.ret for f in t.frames] == [-errno.ENOMEM, -errno.ENOMEM, 0, 0] for t in fast)
-    delta = closed.counters
-    assert delta.collided >= 1  # the fast thread met the slow one's open tree at least once
-    assert delta.probes[0].failures == 43 and delta.probes[0].invocations == 43
-    assert delta.probes[1].errnos == {"EFAULT": 3, "ENOMEM": 40}
-    repeat, lost = assign_repeats(batch, closed)
-    assert repeat.sum() == 43 and lost == 0 and delta.orphans == 0
+    assert closed.counters.collided >= 1  # the fast threads met the slow one's open tree at least once
 
 
 def test_a_thread_killed_inside_a_call_frees_its_slot(fake, driver):
