@@ -590,3 +590,41 @@ def test_held_intervals_past_the_memory_bound_drop_the_oldest_trees_and_keep_cou
     assert [h.counters.num_rows for h in d.held] == [1, 1, 1] and [h.seq for h in d.held] == [1, 2, 3]
     assert d.lost == 7
     assert EVENTS.equals(d.held[0].events.schema)
+
+
+def test_slot_collisions_reach_the_log_line_and_the_textfile(fake, need_cc, tmp_path):
+    """`collided` (trees kept in task storage because another thread held their slot) is exported
+    like the other health counts: the daemon's stop line and the Prometheus textfile. One slot
+    for every thread, a slow and three fast threads: collisions happen, every tree stays whole."""
+    from fleet_support import build_fakeverbs_threads
+
+    from tracer.fleet import daemon as daemon_module
+    from tracer.fleet.program import MAX_EXAMPLES
+
+    set_file, _, lib = fake
+    threads = build_fakeverbs_threads(tmp_path, lib, need_cc)
+    log = io.StringIO()
+    prom = tmp_path / "t.prom"
+    cfg = daemon_module.RunConfig(sets=[str(set_file)], spool=tmp_path / "spool", interval_s=60.0, duration_s=0.3,
+                                  failures_only=True, examples=MAX_EXAMPLES, slots=1, prom=prom, host="h1", log=log)
+    d = daemon_module.Daemon(cfg)
+    try:
+        d.start()
+        out = subprocess.run([str(threads), "3", "20000", "40", "3"], capture_output=True, text=True, check=True)
+        assert d.run() == 0
+    finally:
+        d.close()
+    failed = sum(map(int, out.stdout.split()[1::2]))
+    assert failed == 3 + 3 * 40
+    text = log.getvalue()
+    assert "slots keyed by the saved-registers address" in text, text
+    (stop,) = [line for line in text.splitlines() if "stopped:" in line]
+    collided = int(stop.split(" lost, ")[1].split(" slot collisions")[0])
+    assert collided >= 1, stop
+    families = {f.name: f for f in text_string_to_metric_families(prom.read_text())}
+    assert families["tracebase_slot_collisions"].type == "counter"
+    (sample,) = [s for s in families["tracebase_slot_collisions"].samples if s.name.endswith("_total")]
+    assert sample.labels == {"host": "h1", "set": "fakeverbs"} and sample.value == collided
+    events = read_spool(tmp_path / "spool", "events")
+    trees = events.group_by("trace_id").agg(pl.len(), pl.col("tid").n_unique())
+    assert trees.height == failed and set(trees["len"]) == {4} and set(trees["tid"]) == {1}

@@ -14,7 +14,7 @@ PROBES = [
     ProbeSample("rdma", "bnxt_re_create_qp", "driver", 0, 0, {}, False),
     ProbeSample("syscalls", "openat", "syscall", 10_000_000, 12_345, {"ENOENT": 12_340, "EACCES": 5}, True),
 ]
-SETS = [SetSample("rdma", 3), SetSample("syscalls", 0)]
+SETS = [SetSample("rdma", 3, 17), SetSample("syscalls", 0)]
 
 
 def families(text: str) -> dict:
@@ -30,13 +30,14 @@ def test_families_are_grouped_and_typed():
         "tracebase_probe_errno": "counter",
         "tracebase_probe_live": "gauge",
         "tracebase_lost_records": "counter",
+        "tracebase_slot_collisions": "counter",
         "tracebase_snapshots": "counter",
         "tracebase_last_snapshot_timestamp_seconds": "gauge",
         "tracebase_held_snapshots": "gauge",
     }
     # each family's samples are contiguous: one HELP and one TYPE line per family
     names = [line.split()[2] for line in text.splitlines() if line.startswith("# TYPE")]
-    assert len(names) == len(set(names)) == 8
+    assert len(names) == len(set(names)) == 9
     openat = {s.labels["errno"]: s.value for s in fams["tracebase_probe_errno"].samples
               if s.labels["probe"] == "openat" and s.name.endswith("_total")}
     assert openat == {"ENOENT": 12_340, "EACCES": 5}
@@ -48,6 +49,8 @@ def test_families_are_grouped_and_typed():
     assert last.labels == {"host": "gpu-node-01.c1"} and last.value == 1_796_000_000.25
     lost = {s.labels["set"]: s.value for s in fams["tracebase_lost_records"].samples if s.name.endswith("_total")}
     assert lost == {"rdma": 3, "syscalls": 0}
+    collided = {s.labels["set"]: s.value for s in fams["tracebase_slot_collisions"].samples if s.name.endswith("_total")}
+    assert collided == {"rdma": 17, "syscalls": 0}
 
 
 def test_no_probes_still_reports_liveness_of_the_tracer():

@@ -44,6 +44,7 @@ from tracer.fleet.program import (
     DEFAULT_LATENCY_BOUND_NS,
     DEFAULT_RINGBUF_KB,
     DEFAULT_SAMPLE_EVERY,
+    DEFAULT_SLOTS,
     MAX_EXAMPLES,
     Batch,
     Counters,
@@ -103,6 +104,7 @@ class RunConfig:
     latency_bound_ns: int = DEFAULT_LATENCY_BOUND_NS
     ringbuf_kb: int = DEFAULT_RINGBUF_KB
     examples: int = DEFAULT_EXAMPLES  # full call trees per failure signature per interval
+    slots: int = DEFAULT_SLOTS  # per-thread tree slots of each program (a power of two; library use, tests)
     best_effort: bool = False
     prom: Path | None = None
     metadata_file: Path | None = None
@@ -232,7 +234,7 @@ def prom_samples(programs: list[FleetProgram], totals: list[Counters]) -> tuple[
             c = tot.probes[p.id]
             probes.append(ProbeSample(pset.name, p.symbol, p.layer, c.invocations, c.failures, dict(c.errnos),
                                       p.symbol in live))
-        sets.append(SetSample(pset.name, tot.lost))
+        sets.append(SetSample(pset.name, tot.lost, tot.collided))
     return probes, sets
 
 
@@ -263,6 +265,7 @@ class Daemon:
         self.snapshots = 0
         self.records = 0
         self.lost = 0
+        self.collided = 0  # call trees kept in task storage (slot held by another thread)
         self._window_until: float | None = None
         self._next_window: float | None = None
         self._seq = 0
@@ -342,14 +345,15 @@ class Daemon:
             for pset in self.sets:
                 prog = FleetProgram(pset, ringbuf_kb=cfg.ringbuf_kb, sample_every=cfg.sample_every,
                                     latency_bound_ns=cfg.latency_bound_ns, target_pid=cfg.pid,
-                                    failures_only=cfg.failures_only, examples=cfg.examples)
+                                    failures_only=cfg.failures_only, examples=cfg.examples, slots=cfg.slots)
                 prog.compile()
                 self.programs.append(prog)
                 self.pending.append([])
                 results = prog.attach(best_effort=cfg.best_effort)
                 live = [r.probe for r in results if r.live]
                 self.log(f"set {pset.name} ({pset.attach}): {len(live)}/{len(results)} probes live"
-                         + (f", vendor {pset.vendor}" if pset.vendor else ""))
+                         + (f", vendor {pset.vendor}" if pset.vendor else "")
+                         + (f"; {prog.key_check.note()}" if prog.key_check else ""))
                 for r in results:
                     if not r.live:
                         self.log(f"probe {r.probe} of set {pset.name} not attached: {r.reason}")
@@ -466,6 +470,7 @@ class Daemon:
             events, delta, lost = self._closed_events(i, prog)
             tables.append(events)
             self.lost += lost
+            self.collided += delta.collided
             totals.append(prog.totals)
             counter_data.extend(counter_rows(delta, prog.probe_set, prog.live_probes(), self.ctx, now_ns, interval,
                                              lost=lost))
@@ -592,7 +597,8 @@ class Daemon:
             where = f"kept in {spool} (ingest it from there)" if spool else "lost: no fallback directory was writable"
             raise TracebaseError(f"--spool: {Path(self.cfg.spool) / self.ctx.host} not written at exit ({reason}); "
                                  f"{held} snapshot(s) {where}")
-        self.log(f"stopped: {self.snapshots} snapshots, {self.records} records, {self.lost} lost; last {final}")
+        self.log(f"stopped: {self.snapshots} snapshots, {self.records} records, {self.lost} lost, "
+                 f"{self.collided} slot collisions; last {final}")
         return 0
 
 

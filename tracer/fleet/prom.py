@@ -7,6 +7,8 @@ Families (labels host, set, probe, layer unless said):
     tracebase_probe_errno_total         counter  failed calls by errno (+ errno)
     tracebase_probe_live                gauge    1 when the probe is attached
     tracebase_lost_records_total        counter  call trees the ring buffer had no room for (host, set)
+    tracebase_slot_collisions_total     counter  call trees kept in task-local storage because another
+                                                 live thread held their per-thread slot (host, set)
     tracebase_snapshots_total           counter  snapshots written (host)
     tracebase_last_snapshot_timestamp_seconds  gauge  Unix time of the last snapshot (host):
                                                      alert on time() - this > a few intervals
@@ -44,6 +46,7 @@ class ProbeSample:
 class SetSample:
     set: str
     lost_records: int
+    collided: int = 0  # trees kept in task storage: their slot was held by another thread
 
 
 class _Snapshot:
@@ -73,8 +76,12 @@ class _Snapshot:
                 errs.add_metric([*labels, name], count)
         lost = CounterMetricFamily("tracebase_lost_records", "Call-tree records the ring buffer had no room for "
                                    "(their counters are exact; only the example is lost).", labels=["host", "set"])
+        collided = CounterMetricFamily("tracebase_slot_collisions", "Call trees kept in task-local storage because "
+                                       "another live thread held their per-thread slot (a slower path; trees and "
+                                       "counters stay exact).", labels=["host", "set"])
         for s in self.sets:
             lost.add_metric([h, s.set], s.lost_records)
+            collided.add_metric([h, s.set], s.collided)
         snaps = CounterMetricFamily("tracebase_snapshots", "Spool snapshots written since the tracer started.",
                                     labels=["host"])
         snaps.add_metric([h], self.snapshots)
@@ -87,7 +94,7 @@ class _Snapshot:
                                  "Closed intervals held in memory because the spool could not be written "
                                  "(full, read-only); retried every interval.", labels=["host"])
         held.add_metric([h], self.held)
-        yield from (inv, fail, errs, live, lost, snaps, last, held)
+        yield from (inv, fail, errs, live, lost, collided, snaps, last, held)
 
 
 def prometheus_text(host: str, probes: Iterable[ProbeSample], sets: Iterable[SetSample], *, snapshots: int,
