@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +77,87 @@ def test_failed_write_names_the_file_and_leaves_nothing(tmp_path):
         assert list(mnt.iterdir()) == []
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
+
+
+# ---------------------------------------------------------------- outputs that are not files
+ROOT = os.geteuid() == 0
+
+
+@pytest.mark.skipif(not ROOT, reason="creating a device node needs root")
+def test_a_character_device_is_written_through_never_replaced(tmp_path):
+    # a private /dev/null: as root, a rename over the real one would replace it for every
+    # program on the machine (it did: `tracer record -o /dev/zero` left a regular file there)
+    null = tmp_path / "null"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    atomic.write_bytes(null, b"trace")
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["null"]  # no temp file left
+
+
+@pytest.mark.skipif(not ROOT, reason="creating a device node needs root")
+def test_a_block_device_is_refused(tmp_path):
+    disk = tmp_path / "disk"
+    os.mknod(disk, 0o600 | stat.S_IFBLK, os.makedev(7, 200))
+    with pytest.raises(OSError, match="block device") as err:
+        atomic.write_bytes(disk, b"trace")
+    assert err.value.filename == str(disk)
+    assert stat.S_ISBLK(os.stat(disk).st_mode)
+
+
+def test_a_fifo_is_written_through_to_its_reader(tmp_path):
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader_ready = threading.Event()
+
+    def read() -> None:
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # opened before the writer: it has a reader
+        reader_ready.set()
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as fh:
+            got.append(fh.read())
+
+    t = threading.Thread(target=read)
+    t.start()
+    reader_ready.wait(5)
+    atomic.write_bytes(fifo, b"x" * 200_000)  # more than a pipe holds: the reader drains it
+    t.join(10)
+    assert got == [b"x" * 200_000]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_a_fifo_nobody_reads_fails_at_once_naming_it(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="no process is reading") as err:
+        atomic.write_bytes(fifo, b"trace")
+    assert err.value.filename == str(fifo)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_a_link_to_our_own_descriptor_writes_into_it(tmp_path):
+    # /dev/stdout is such a link; a private one, so a regression cannot replace the system's
+    link = tmp_path / "stdout"
+    link.symlink_to("/proc/self/fd/1")
+    code = f"from tracer import atomic; atomic.write_bytes({str(link)!r}, b'hello')"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
+                          cwd=Path(atomic.__file__).parents[1])
+    assert proc.stdout == b"hello"
+    assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stdout"]
+
+
+def test_a_symlinked_output_replaces_its_target_and_keeps_the_link(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "7.parquet").write_bytes(b"old")
+    latest = tmp_path / "latest.parquet"
+    latest.symlink_to("runs/7.parquet")
+    atomic.write_bytes(latest, b"new")
+    assert latest.is_symlink()
+    assert (tmp_path / "runs" / "7.parquet").read_bytes() == b"new"
+    dangling = tmp_path / "next.parquet"
+    dangling.symlink_to("runs/8.parquet")
+    atomic.write_bytes(dangling, b"eight")
+    assert dangling.is_symlink() and (tmp_path / "runs" / "8.parquet").read_bytes() == b"eight"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -356,6 +357,24 @@ CASES: list[Case] = [
     C("export-diff-one", "baseline", "export", "--diff", "{good1}", "-o", "{tmp}/x.json", words="--diff"),
     C("export-allowlist-typo", "baseline", "export", "--diff", "{good1}", "{bad}", "--allowlist", "{allow_typo}",
       "-o", "{tmp}/x.json", words="{allow_typo}"),
+    # ---------------------------------------------------------------- inputs that are not files: a named pipe
+    # (opening it for reading blocks until a writer comes) and a character device that never ends
+    # (/dev/zero): refused before a byte is read, never a hang or an endless read
+    *[C(f"{cmd}-input-{kind}", "baseline", *argv, words=(f"{{{kind}}}", found), timeout=20, root=kind == "zero")
+      for kind, found in (("fifo", "FIFO"), ("zero", "character device"))
+      for cmd, argv in (
+          ("diff-bad", ("diff", "{good1}", f"{{{kind}}}")),
+          ("diff-good", ("diff", f"{{{kind}}}", "{bad}")),
+          ("diff-allowlist", ("diff", "{good1}", "{bad}", "--allowlist", f"{{{kind}}}")),
+          ("export", ("export", f"{{{kind}}}", "-o", "{tmp}/x.json")),
+          ("learn", ("learn", f"{{{kind}}}", "-o", "{tmp}/model.parquet")),
+          ("audit", ("audit", f"{{{kind}}}", "--out", "{tmp}/aud-special")),
+          ("allowlist-learn", ("allowlist", "learn", f"{{{kind}}}", "-o", "{tmp}/a.yaml")),
+          ("suggest-symbols", ("suggest-probes", "--symbols", f"{{{kind}}}")),
+          ("suggest-btf", ("suggest-probes", "--btf", f"{{{kind}}}")),
+          ("suggest-old", ("suggest-probes", "--symbols", "{symbols}", "--old", f"{{{kind}}}")),
+          ("suggest-reference", ("suggest-probes", "--symbols", "{symbols}", "--reference", f"{{{kind}}}")),
+      )],
 ]
 
 
@@ -446,6 +465,8 @@ def inputs():
         d["symbols"].write_text("ffffffff81000000 T ib_uverbs_create_qp\nffffffff81000100 T ib_create_qp_user\n")
         d["binary"] = base / "symbols.bin"
         d["binary"].write_bytes(bytes(range(256)) * 8)
+        d["fifo"] = base / "pipe.parquet"  # a named pipe nobody writes: reading it would hang
+        os.mkfifo(d["fifo"])
         d["secret"] = base / "secret.parquet"
         shutil.copy(d["good1"], d["secret"])
         os.chmod(d["secret"], 0o600)
@@ -464,6 +485,9 @@ def inputs():
             (base / "fake_audit" / f"{name}.parquet").write_text("junk")
         d["fake_audit"] = base / "fake_audit"
         if ROOT:
+            # a /dev/zero of our own (reading it never ends): the system's is never touched
+            d["zero"] = base / "zero.parquet"
+            os.mknod(d["zero"], 0o666 | stat.S_IFCHR, os.makedev(1, 5))
             if _mount_tmpfs(base / "ro", "size=1m,ro,mode=755"):
                 mounts.append(base / "ro")
                 d["ro"] = base / "ro"

@@ -2,7 +2,8 @@
 
 Every writer in tracebase goes through here (Parquet through tracer.schema.write_table), so a
 crash mid-write leaves at most a hidden '.<name>.<random>.tmp' file, which directory scans skip,
-never a half file under the final name.
+never a half file under the final name. An output that already exists as a device or pipe
+(`-o /dev/null`, `-o /dev/stdout`, a FIFO) is written through, never replaced by a rename.
 
 Permissions (least privilege, but readable where the umask says so):
 - a new file is created 0666 & ~umask, like any tool's output (mkstemp's fixed 0600 made every
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterator
@@ -113,6 +115,16 @@ def atomic_output(path: str | os.PathLike, *, durable: bool = True) -> Iterator[
     the one-line error says which output failed.
     """
     path = Path(path)
+    fd_number, path = _resolve_output(path)
+    if fd_number is not None:  # /dev/stdout, /dev/fd/3: the descriptor the shell gave us
+        with _write_to_descriptor(fd_number, path) as fh:
+            yield fh
+        return
+    special = _special_target(path)
+    if special is not None:  # /dev/null, a FIFO: written through, never replaced
+        with _write_through(path, special) as fh:
+            yield fh
+        return
     try:
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
@@ -135,6 +147,77 @@ def atomic_output(path: str | os.PathLike, *, durable: bool = True) -> Iterator[
         raise
     if durable:
         fsync_dir(path.parent)
+
+
+_DESCRIPTOR_PATH = re.compile(r"/(?:proc/(?:self|thread-self|\d+)|dev)/fd/(\d+)")
+
+
+def _resolve_output(path: Path) -> tuple[int | None, Path]:
+    """Follow an output path's symlinks: (descriptor number, path) when they lead to one of our
+    own descriptors (/dev/stdout -> /proc/self/fd/1), else (None, the final target).
+
+    The rename then replaces the file a symlink points to, not the link: renaming over
+    /dev/stdout itself would replace the system's link with a regular file (as root), and a
+    user's `latest.parquet -> runs/7.parquet` stays a link."""
+    current = Path(os.path.abspath(path))
+    for _ in range(40):  # the kernel's own limit on nested links
+        m = _DESCRIPTOR_PATH.fullmatch(str(current))
+        if m and (m.group(0).startswith(("/proc/self", "/proc/thread-self", "/dev"))
+                  or f"/proc/{os.getpid()}/" in m.group(0)):
+            return int(m.group(1)), path
+        if not current.is_symlink():
+            return None, current
+        current = Path(os.path.normpath(current.parent / os.readlink(current)))
+    return None, path  # a loop: the normal path reports ELOOP naming the output
+
+
+@contextmanager
+def _write_to_descriptor(fd_number: int, path: Path) -> Iterator[BinaryIO]:
+    """Write into an inherited descriptor (a pipe, a terminal, a shell's `> file`), left open."""
+    try:
+        fd = os.dup(fd_number)
+    except OSError as exc:
+        raise _named(exc, path) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+            fh.flush()
+    except OSError as exc:
+        raise _named(exc, path) from None
+
+
+def _special_target(path: Path) -> int | None:
+    """The st_mode of an existing output that is neither a regular file nor a directory (a
+    character device, a FIFO, a socket, a block device; symlinks followed: /dev/stdout), else
+    None. Renaming a temp file over such a path would replace the device node itself: as root,
+    `-o /dev/null` would leave a regular file at /dev/null for every program on the machine."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # missing (the normal case) or unreadable: the normal path reports it
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else mode
+
+
+@contextmanager
+def _write_through(path: Path, mode: int) -> Iterator[BinaryIO]:
+    """Write straight into a device or pipe, as cp and shells do (no temp file, no rename, no
+    fsync). A block device is refused: a trace written over a disk is never what was meant."""
+    if stat.S_ISBLK(mode):
+        raise OSError(errno.EPERM, "refusing to write over a block device", str(path))
+    try:
+        # non-blocking open: a FIFO nobody reads fails at once (ENXIO) instead of hanging
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO and stat.S_ISFIFO(mode):
+            raise OSError(errno.ENXIO, "a FIFO (named pipe) that no process is reading", str(path)) from None
+        raise _named(exc, path) from None
+    os.set_blocking(fd, True)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+            fh.flush()
+    except OSError as exc:
+        raise _named(exc, path) from None
 
 
 def _named(exc: OSError, path: Path) -> OSError:

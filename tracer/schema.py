@@ -51,6 +51,7 @@ import pyarrow.parquet as pq
 
 from tracer.atomic import atomic_output
 from tracer.errors import SchemaError, TracebaseError
+from tracer.inputs import open_regular
 
 if TYPE_CHECKING:
     import polars as pl
@@ -300,7 +301,8 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
     try:
         # Opened by Python, not by Arrow's filesystem layer: a file name that is not UTF-8
         # (surrogate-escaped) opens like any other; EACCES and friends stay OSErrors naming it.
-        fh = open(source, "rb")  # noqa: SIM115 (closed below; the error branches need no handle)
+        # Regular files only: a FIFO would hang the open, /dev/zero be read forever.
+        fh = open_regular(source, "a Parquet file")
     except FileNotFoundError:
         raise TracebaseError(f"{source}: no such file") from None
     except IsADirectoryError:
@@ -379,7 +381,7 @@ def validate_required(meta: pq.FileMetaData, table: str, source: str) -> None:
                 raise SchemaError(source, field.name, "no nulls (a required column)", f"{nulls} null value(s)")
     if unknown:
         try:
-            with open(source, "rb") as fh:
+            with open_regular(source, "a Parquet file") as fh:
                 data = pq.read_table(fh, columns=unknown)
         except (pa.ArrowInvalid, OSError) as exc:
             raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
@@ -670,7 +672,7 @@ def read_arrow(
         meta = validate_file(f, table)
         present = set(meta.schema.names)
         restored = partition_values(f)
-        with open(f, "rb") as fh:  # Python opens any file name (see validate_file)
+        with open_regular(f, "a Parquet file") as fh:  # Python opens any file name (see validate_file)
             # ParquetFile, not pq.read_table: that one goes through pyarrow.dataset, whose
             # import pulls in pandas (~0.25 s of CPU and ~30 MiB for every reading command).
             part = pq.ParquetFile(
@@ -706,7 +708,7 @@ def read_traces(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> pl.Da
 
 def file_metadata(path: str | os.PathLike) -> dict[str, str]:
     """The tracebase.* key-value metadata of a file, without the prefix."""
-    with open(path, "rb") as fh:
+    with open_regular(path, "a Parquet file") as fh:
         kv = pq.read_metadata(fh).metadata or {}
     return {
         k.decode().removeprefix("tracebase."): v.decode()

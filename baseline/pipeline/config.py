@@ -42,6 +42,7 @@ import yaml
 
 from tracer import atomic
 from tracer.errors import TracebaseError
+from tracer.inputs import read_regular_text
 
 CONFIG_VERSION = 1
 VARIABLE_NAME = "tracebase_config"
@@ -198,7 +199,7 @@ def load_config(path: str | os.PathLike) -> PipelineConfig:
     """Load and validate the pipeline config YAML at `path`."""
     source = str(path)
     try:
-        text = Path(path).read_text()
+        text = read_regular_text(path, "a pipeline config file")
     except FileNotFoundError:
         raise ConfigError(source, None, "a pipeline config file", "no such file") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:

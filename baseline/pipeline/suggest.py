@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tracer.errors import TracebaseError
+from tracer.inputs import open_regular, read_regular_bytes, read_regular_text
 
 # RDMA subsystem namespaces (prefix -> subsystem label).
 NAMESPACES: tuple[tuple[str, str], ...] = (
@@ -133,7 +134,8 @@ def parse_symbol_text(lines: Iterable[str], source: str = "<symbols>") -> dict[s
 
 
 def _is_btf(path: Path) -> bool:
-    with path.open("rb") as fh:
+    # regular files only: a FIFO would hang here, /dev/zero be parsed as one endless line
+    with open_regular(path, "a BTF blob or a symbol list") as fh:
         return fh.read(2) == b"\x9f\xeb"
 
 
@@ -156,7 +158,7 @@ def read_symbols(path: str | os.PathLike, base_btf: str | os.PathLike | None = N
     if _is_btf(path):
         base = b""
         if base_btf is not None:
-            base = btf_sections(Path(base_btf).read_bytes())[1]
+            base = btf_sections(read_regular_bytes(base_btf, "a BTF blob"))[1]
         try:
             names = btf_function_names(str(path), base)
         except (ValueError, IndexError, UnicodeDecodeError) as exc:
@@ -174,7 +176,9 @@ def load_reference_classes(path: str | os.PathLike) -> dict[str, str]:
     import yaml
 
     try:
-        doc = yaml.safe_load(Path(path).read_text())
+        doc = yaml.safe_load(read_regular_text(path, "the RDMA control-path reference YAML"))
+    except UnicodeDecodeError:
+        raise TracebaseError(f"{path}: expected the RDMA control-path reference YAML, found binary data") from None
     except (OSError, yaml.YAMLError) as exc:
         raise TracebaseError(f"{path}: expected the RDMA control-path reference YAML ({exc.__class__.__name__})") from None
     out: dict[str, str] = {}

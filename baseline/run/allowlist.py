@@ -48,6 +48,7 @@ import numpy as np
 from tracer import atomic, resources
 from tracer.errnos import is_errno_name
 from tracer.errors import TracebaseError
+from tracer.inputs import read_regular_text
 
 FORMAT_VERSION = 1
 SOURCES = ("curated", "learned")
@@ -412,7 +413,7 @@ class ExpectedErrors:
         order). Every problem is one line naming the file, the entry and the field."""
         path = Path(path)
         try:
-            text = path.read_text()
+            text = read_regular_text(path, "a YAML file")
         except FileNotFoundError:
             raise TracebaseError(f"{path}: no such file") from None
         except IsADirectoryError:
