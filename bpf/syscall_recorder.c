@@ -7,7 +7,7 @@
 //   FAILURES_ONLY   1: emit only failing calls (plus the few calls user space needs to
 //                   keep its fd table and cwd right, flagged SPEC_STATE)
 //   MAX_TRACED      capacity of the traced-process map
-//   SLOTS           per-thread slots (power of two, >= pid_max where that is affordable)
+//   SLOTS           per-thread slots (power of two)
 //   STAGE_FLUSH     bytes of records batched per CPU before they go to the ring buffer
 //   NR_EXECVE, NR_EXECVEAT, NR_PRCTL, NR_EXIT, NR_EXIT_GROUP  the running architecture's
 //                   numbers of those calls
@@ -28,13 +28,18 @@
 // `execs`) and exit/exit_group (never return: emitted at entry).
 //
 // Per traced thread, the call in progress (entry time, number, parent, comm) lives in an array
-// slot indexed by tid with an owner check (~7 ns a lookup here; task-local storage cost ~36,
-// a hash ~38). The slot's `gen` is the recording's generation (control[0]; 0 = stopped), so
-// slots of an earlier recording and threads still inside a call when recording stops are
-// ignored without clearing anything. A thread whose slot another traced thread holds with a
-// call in flight (tids equal modulo SLOTS: only when pid_max > SLOTS) keeps its call in the
-// `overflow` hash instead. sched_process_exit frees a dead thread's slot and sched_process_fork
-// invalidates the child's, so a recycled tid never inherits a call.
+// slot with an owner check (~7 ns a lookup here; task-local storage cost ~36, a hash ~38). The
+// slot is found by the thread's key: the address of its saved user registers, which both raw
+// syscall tracepoints hand us as args[0] (unique per live thread: each has its own kernel
+// stack, >= 16 KiB apart), so the common case calls no helper at all; pid, tid and comm are
+// kept in the slot when the thread takes it (bpf_get_current_pid_tgid was two helper calls a
+// syscall, ~25 ns). A thread that execs keeps its stack, so it keeps its slot when it takes
+// over the leader's pid (a non-leader's execve); its tid and comm are refreshed at that exit.
+// The slot's `gen` is the recording's generation (control[0]; 0 = stopped), so slots of an
+// earlier recording and threads still inside a call when recording stops are ignored without
+// clearing anything. A thread whose slot another traced thread holds with a call in flight
+// (keys equal modulo SLOTS) keeps its call in the `overflow` hash instead. sched_process_exit
+// frees a dead thread's slot, so a later thread on the same stack never inherits a call.
 //
 // Records are built in place in a per-CPU batch (a BPF program runs on one CPU from start to
 // end, so a per-CPU buffer needs no lock): header words, then the strings read by
@@ -124,7 +129,8 @@
 #define W_COMM 12                // comm, two words
 
 struct slot {
-    u32 owner;        // tid of the thread using the slot (0 = free)
+    u64 key;          // the thread's saved-registers address (0 = free)
+    u32 owner;        // its tid
     u32 gen;          // recording generation it was taken in
     u32 pid;          // its thread group
     u32 ppid;         // the thread group that forked that one (from the traced map)
@@ -165,17 +171,15 @@ BPF_RINGBUF_OUTPUT(events, RINGBUF_PAGES);
 // takes its slot, not per call)
 BPF_HASH(traced, u32, u32, MAX_TRACED);
 BPF_ARRAY(slots, struct slot, SLOTS);
-BPF_HASH(overflow, u32, struct slot, 1024);   // threads whose slot another thread holds
+BPF_HASH(overflow, u64, struct slot, 1024);   // threads whose slot another thread holds, by key
 BPF_HASH(execs, u32, struct exec_args, 1024); // execve/execveat in progress, by thread group
 BPF_PERCPU_ARRAY(exec_init, struct exec_args, 1);  // zeroed value to create `execs` entries from
 BPF_ARRAY(specs, u32, MAX_SYSCALLS);
-// [0]: the recording's generation, 0 when stopped; [1]: RARE_* bits, rare paths in use
-// (plain stores of whole bytes: bcc's target has no 32-bit atomic or); [2]: the recorder's
-// pid while it spawns the command (its child is traced from birth), else 0
+// [0]: the recording's generation, 0 when stopped; [1]: 1 when `overflow` holds threads;
+// [2]: the recorder's pid while it spawns the command (its child is traced from birth), else 0
 BPF_ARRAY(control, u32, 3);
-#define RARE_OVERFLOW 1          // `overflow` holds threads
-#define RARE_EXEC 0x100          // a thread other than its group's leader called execve
 BPF_PERCPU_ARRAY(stages, struct stage, 1);
+BPF_PERCPU_ARRAY(exit_key, u64, 1);   // sched_process_exit's scratch word (see there)
 BPF_PERCPU_ARRAY(lost, u64, 1);       // ring buffer full (or no room to keep a call): records dropped
 
 static __always_inline u32 generation(void)
@@ -193,74 +197,71 @@ static __always_inline void count_lost(u64 n)
         *l += n;
 }
 
-// The slot of a traced thread for the call in progress, or NULL (not traced, or no call).
-static __always_inline struct slot *thread_slot(u32 tid, u32 gen)
+// Slot index of a thread key: kernel stacks are THREAD_SIZE (>= 16 KiB) apart.
+static __always_inline u32 slot_index(u64 key)
 {
-    u32 i = tid & (SLOTS - 1);
-    struct slot *s = slots.lookup(&i);
-    if (s && s->owner == tid && s->gen == gen)
-        return s;
+    return (u32)(key >> 14) & (SLOTS - 1);
+}
+
+static __always_inline u32 overflow_in_use(void)
+{
     int one = 1;
     u32 *rare = control.lookup(&one);
-    if (!rare || !*rare)
-        return 0;
-    if (*rare & RARE_OVERFLOW) {
-        struct slot *o = overflow.lookup(&tid);
+    return rare ? *rare : 0;
+}
+
+// The slot of a traced thread for the call in progress, or NULL (not traced, or no call).
+static __always_inline struct slot *thread_slot(u64 key, u32 gen)
+{
+    u32 i = slot_index(key);
+    struct slot *s = slots.lookup(&i);
+    if (s && s->key == key && s->gen == gen)
+        return s;
+    if (overflow_in_use()) {
+        struct slot *o = overflow.lookup(&key);
         if (o && o->gen == gen)
             return o;
-    }
-    if (*rare & RARE_EXEC) {
-        // A thread that was not the leader exec'd: it returns with the leader's pid (== tid
-        // now) and its old tid's slot.
-        struct exec_args *x = execs.lookup(&tid);
-        if (x && x->tid != tid) {
-            u32 old = x->tid;
-            u32 j = old & (SLOTS - 1);
-            struct slot *t = slots.lookup(&j);
-            if (t && t->owner == old && t->gen == gen && (t->flags & F_EXEC)) {
-                t->owner = 0;  // the thread takes the leader's slot at its next call
-                return t;
-            }
-        }
     }
     return 0;
 }
 
 // At entry: the slot a thread of a traced process keeps its call in, taking it on the thread's
 // first call of the recording; NULL when the process is not traced.
-static __always_inline struct slot *claim_slot(u32 tgid, u32 tid, u32 gen)
+static __always_inline struct slot *claim_slot(u64 key, u32 gen)
 {
-    u32 i = tid & (SLOTS - 1);
+    u32 i = slot_index(key);
     struct slot *s = slots.lookup(&i);
     if (!s)
         return 0;
-    if (s->owner == tid && s->gen == gen)
-        return s;  // the common case
-    int one = 1;
-    u32 *rare = control.lookup(&one);
-    if (!rare)
-        return 0;
-    if (*rare & RARE_OVERFLOW) {
-        struct slot *o = overflow.lookup(&tid);
+    if (s->key == key && s->gen == gen)
+        return s;  // the common case: no helper call
+    if (overflow_in_use()) {
+        struct slot *o = overflow.lookup(&key);
         if (o && o->gen == gen)
             return o;
     }
+    u64 id = bpf_get_current_pid_tgid();
+    u32 tgid = id >> 32;
     u32 *ppid = traced.lookup(&tgid);
     if (!ppid)
         return 0;
-    if (s->gen == gen && s->owner && (s->flags & F_ACTIVE)) {
-        // Another traced thread (same tid modulo SLOTS) has a call in flight here.
+    if (s->gen == gen && s->key && (s->flags & F_ACTIVE)) {
+        // Another traced thread (same index) has a call in flight here.
         struct slot init = {};
         init.gen = gen;
-        overflow.update(&tid, &init);
-        s = overflow.lookup(&tid);
+        overflow.update(&key, &init);
+        s = overflow.lookup(&key);
         if (!s) {
             count_lost(1);
             return 0;
         }
-        ((u8 *)rare)[0] = 1;  // RARE_OVERFLOW
+        int one = 1;
+        u32 *rare = control.lookup(&one);
+        if (rare)
+            *rare = 1;
     }
-    s->owner = tid;
+    s->key = key;
+    s->owner = (u32)id;
     s->gen = gen;
     s->pid = tgid;
     s->ppid = *ppid;
@@ -385,14 +386,15 @@ static __always_inline u32 read_output(char *data, u32 at, u32 kind, u64 *args)
     return got;
 }
 
+// The raw tracepoints: ctx->args[0] is the pt_regs pointer (not readable as such under
+// lockdown: bpf_task_pt_regs gives the same registers as a BTF pointer; here it is the thread's
+// key), ctx->args[1] the syscall number at entry, the return value at exit.
 RAW_TRACEPOINT_PROBE(sys_enter)
 {
     u32 gen = generation();
     if (!gen)
         return 0;
-    u64 id = bpf_get_current_pid_tgid();
-    u32 tid = (u32)id;
-    struct slot *s = claim_slot(id >> 32, tid, gen);
+    struct slot *s = claim_slot(ctx->args[0], gen);
     if (!s)
         return 0;
     u32 nr = (u32)ctx->args[1];
@@ -401,7 +403,7 @@ RAW_TRACEPOINT_PROBE(sys_enter)
     s->flags = F_ACTIVE;
     if (nr == NR_EXECVE || nr == NR_EXECVEAT) {
         // A successful exec replaces the registers and the memory the path is in: keep both.
-        u32 tgid = id >> 32;
+        u32 tgid = s->pid;
         struct exec_args *x = execs.lookup(&tgid);
         if (!x) {
             int zero = 0;
@@ -413,13 +415,7 @@ RAW_TRACEPOINT_PROBE(sys_enter)
             if (!x)
                 return 0;
         }
-        if (tid != tgid) {
-            int one = 1;
-            u32 *rare = control.lookup(&one);
-            if (rare)
-                ((u8 *)rare)[1] = 1;  // RARE_EXEC
-        }
-        x->tid = tid;
+        x->tid = s->owner;
         read_args(x->args);
         x->len = read_string(x->path, nr == NR_EXECVE ? x->args[0] : x->args[1]);
         s->flags = F_ACTIVE | F_EXEC;
@@ -435,7 +431,7 @@ RAW_TRACEPOINT_PROBE(sys_enter)
         h[0] = s->ts_ns;
         h[1] = 0;
         h[2] = 0;
-        write_header(h, s, tid, nr, F_AT_ENTER, args);
+        write_header(h, s, s->owner, nr, F_AT_ENTER, args);
         u32 *sp = specs.lookup(&nr);
         h[W_LENS] = (u64)(sp ? (u16)*sp : 0) << 32;
         commit(st, at, 0);
@@ -443,25 +439,24 @@ RAW_TRACEPOINT_PROBE(sys_enter)
     return 0;
 }
 
-// The raw tracepoint: ctx->args[0] is the pt_regs pointer (not readable as such under
-// lockdown: bpf_task_pt_regs gives the same registers as a BTF pointer), ctx->args[1] the
-// return value.
 RAW_TRACEPOINT_PROBE(sys_exit)
 {
     u32 gen = generation();
     if (!gen)
         return 0;
-    u64 id = bpf_get_current_pid_tgid();
-    u32 tid = (u32)id, tgid = id >> 32;
-    struct slot *s = thread_slot(tid, gen);
+    struct slot *s = thread_slot(ctx->args[0], gen);
     if (!s || !(s->flags & F_ACTIVE))
         return 0;
     u16 flags = s->flags;
     s->flags = 0;
     s64 ret = (s64)ctx->args[1];
     u32 nr = s->nr;
-    if (nr == NR_EXECVE || nr == NR_EXECVEAT || nr == NR_PRCTL)
+    u32 tid = s->owner, tgid = s->pid;
+    if (nr == NR_EXECVE || nr == NR_EXECVEAT || nr == NR_PRCTL) {
         bpf_get_current_comm(&s->comm, sizeof(s->comm));
+        // a thread other than the leader that exec'd comes back with the leader's pid as tid
+        s->owner = (u32)bpf_get_current_pid_tgid();
+    }
     u32 idx = nr;
     u32 *sp = specs.lookup(&idx);
     u32 spec = sp ? *sp : 0;
@@ -550,10 +545,10 @@ RAW_TRACEPOINT_PROBE(sys_exit)
     return 0;
 }
 
-// A traced thread group (or the recorder spawning the command) forked: trace the child too. The tracepoint fires in the parent
-// before the child can run, so the child's first syscall is already covered. For a new
-// thread child_pid is a tid, which is harmless in this map (lookups are by tgid). The child's
-// slot is freed: a recycled tid must not inherit a dead thread's call.
+// A traced thread group (or the recorder spawning the command) forked: trace the child too.
+// The tracepoint fires in the parent before the child can run, so the child's first syscall
+// is already covered. For a new thread child_pid is a tid, which is harmless in this map
+// (lookups are by tgid).
 TRACEPOINT_PROBE(sched, sched_process_fork)
 {
     u32 parent = bpf_get_current_pid_tgid() >> 32;
@@ -566,10 +561,6 @@ TRACEPOINT_PROBE(sched, sched_process_fork)
     u32 child = args->child_pid;
     if (child != parent)
         traced.update(&child, &parent);
-    u32 i = child & (SLOTS - 1);
-    struct slot *s = slots.lookup(&i);
-    if (s && s->owner == child)
-        s->owner = 0;
     return 0;
 }
 
@@ -577,14 +568,20 @@ TRACEPOINT_PROBE(sched, sched_process_exit)
 {
     u64 id = bpf_get_current_pid_tgid();
     u32 tgid = id >> 32, tid = (u32)id;
-    u32 i = tid & (SLOTS - 1);
+    // The key: the same address the syscall tracepoints get as args[0], as a number (through
+    // a map value: the verifier allows no arithmetic on a pointer, even the index's shift).
+    int zero = 0;
+    u64 *scratch = exit_key.lookup(&zero);
+    if (!scratch)
+        return 0;
+    *(volatile u64 *)scratch = (u64)user_regs();
+    u64 key = *(volatile u64 *)scratch;
+    u32 i = slot_index(key);
     struct slot *s = slots.lookup(&i);
-    if (s && s->owner == tid)
-        s->owner = 0;
-    int one = 1;
-    u32 *rare = control.lookup(&one);
-    if (rare && (*rare & RARE_OVERFLOW))
-        overflow.delete(&tid);
+    if (s && s->key == key)
+        s->key = 0;
+    if (overflow_in_use())
+        overflow.delete(&key);
     // Dropping the group's entry when the group ends keeps a recycled pid from being traced
     // later. Where the tracepoint says whether the group is dead (GROUP_DEAD, kernels from
     // 6.16), a leader that dies first (killed by another thread's execve, which then takes
