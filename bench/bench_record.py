@@ -34,6 +34,7 @@ kernel.bpf_stats_enabled is on (it slows every BPF program run by tens of ns).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes as ct
 import json
 import os
@@ -65,6 +66,10 @@ INGREDIENTS = [
     ("  + 6 argument registers via bpf_task_pt_regs", "PT_REGS_ARGS", "getppid", "skeleton: generation + array slot by tid"),
     ("  + bpf_get_current_comm every call", "COMM", "getppid", "skeleton: generation + array slot by tid"),
     ("  + 112-byte record into the per-CPU batch", "EMIT", "getppid", "skeleton: generation + array slot by tid"),
+    ("  slot by the saved registers' address, not tid", "REGS_KEY", "getppid", "skeleton: generation + array slot by tid"),
+    ("  no sys_enter program (sys_exit takes the slot)", "EXIT_ONLY", "getppid", "skeleton: generation + array slot by tid"),
+    ("  + bpf_ktime_get_ns at exit only", "KTIME_EXIT", "getppid", "skeleton: generation + array slot by tid"),
+    ("floor, sys_exit alone (empty)", "EMPTY,EXIT_ONLY", "getppid", "floor: raw sys_enter + raw sys_exit, empty"),
     ("skeleton (openat of a missing path)", "", "openat", None),
     ("  + the path read (bpf_probe_read_user_str)", "PATH", "openat", "skeleton (openat of a missing path)"),
     ("skeleton (64-byte write)", "", "write64", None),
@@ -310,6 +315,7 @@ class Variant:
         cflags = [f"-D{d}" for d in defines.split(",") if d]
         self.classic = "-DCLASSIC_ENTER" in cflags
         self.classic_exit = "-DCLASSIC_EXIT" in cflags
+        self.exit_only = "-DEXIT_ONLY" in cflags
         self.bpf = BPF(src_file=str(INGREDIENTS_C).encode(), cflags=cflags)
         self._hook(False)  # bcc attached them
         self.bpf[b"control"][ct.c_int(0)] = ct.c_uint(1)
@@ -325,6 +331,10 @@ class Variant:
                 b.attach_tracepoint(tp=b"raw_syscalls:sys_enter", fn_name=b"tracepoint__raw_syscalls__sys_enter")
             else:
                 b.detach_tracepoint(b"raw_syscalls:sys_enter")
+        elif self.exit_only:
+            if not on:  # bcc attached it at load
+                with contextlib.suppress(Exception):
+                    b.detach_raw_tracepoint(b"sys_enter")
         elif on:
             b.attach_raw_tracepoint(tp=b"sys_enter", fn_name=b"raw_tracepoint__sys_enter")
         else:
@@ -355,10 +365,21 @@ class Variant:
         self.bpf.cleanup()
 
 
-def bench_ingredients(recorders: list[RecorderProcess], calls: int, rounds: int, tmp: Path) -> None:
+def selected_ingredients(only: list[str] | None) -> list[tuple[str, str, str, str | None]]:
+    """The ingredient rows whose defines are named in `only` (all when None), with the rows
+    they are compared with."""
+    if not only:
+        return INGREDIENTS
+    wanted = {v[0] for v in INGREDIENTS if v[1] in only or (not v[1] and "SKELETON" in only)}
+    wanted |= {v[3] for v in INGREDIENTS if v[0] in wanted and v[3]}
+    return [v for v in INGREDIENTS if v[0] in wanted]
+
+
+def bench_ingredients(recorders: list[RecorderProcess], calls: int, rounds: int, tmp: Path,
+                      only: list[str] | None = None) -> None:
     loop = build_loop(tmp)
     out = tmp / "loop.out"
-    variants = [Variant(*v) for v in INGREDIENTS]
+    variants = [Variant(*v) for v in selected_ingredients(only)]
     whole: dict[tuple[str, str], list[float]] = {}
     untraced: dict[str, list[float]] = {k: [] for k in LOOP_KINDS}
     print(f"\ningredients: CPU ns added per call of a tight loop, traced minus untraced "
@@ -387,7 +408,7 @@ def bench_ingredients(recorders: list[RecorderProcess], calls: int, rounds: int,
     print(f"  {'variant':52s} {'call':8s} {'added':>7s} {'vs its reference':>17s}")
     for v in variants:
         added = by_label[v.label]
-        delta = f"{added - by_label[v.ref]:+7.0f} ns" if v.ref else ""
+        delta = f"{added - by_label[v.ref]:+7.0f} ns" if v.ref in by_label else ""
         print(f"  {v.label:52s} {v.kind:8s} {added:7.0f} {delta:>17s}")
     if recorders:
         print("  untraced loop CPU per call: " + ", ".join(
@@ -407,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=50_000, help="calls per ingredient loop run")
     parser.add_argument("--rounds", type=int, default=5, help="ingredient rounds")
     parser.add_argument("--no-ingredients", action="store_true")
+    parser.add_argument("--only", help="ingredient rows to measure: their defines, comma-separated "
+                        "(SKELETON for the skeleton rows; the rows they are compared with come too)")
     parser.add_argument("--no-workload", action="store_true")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -435,7 +458,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"workload: {files} files (find+cat, ls -lR, tar|cat, 30 x fork+exec)")
             ok = bench_workload(recorders, cmd, repeat, tmp)
         if not args.no_ingredients:
-            bench_ingredients(recorders, calls, rounds, tmp)
+            bench_ingredients(recorders, calls, rounds, tmp,
+                              args.only.split(",") if args.only is not None else None)
         return 0 if ok else 1
     finally:
         for rp in recorders:

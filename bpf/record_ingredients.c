@@ -22,6 +22,12 @@
 //   OUTPUT=N           N bytes at the second argument copied at exit (bpf_probe_read_user)
 //   EMIT               a 112-byte record appended to a per-CPU batch at exit, the batch handed
 //                      to the ring buffer every 8 KiB (BPF_RB_NO_WAKEUP)
+//   REGS_KEY           the slot found by the address of the thread's saved user registers (the
+//                      raw tracepoints' args[0], unique per live thread: no helper call)
+//                      instead of by tid (bpf_get_current_pid_tgid at entry and exit)
+//   EXIT_ONLY          no sys_enter program at all (the bench attaches sys_exit alone): the
+//                      slot is taken and checked at exit
+//   KTIME_EXIT         bpf_ktime_get_ns at exit only
 #include <uapi/linux/ptrace.h>
 #include <linux/sched.h>
 
@@ -32,6 +38,7 @@ struct slot {
     u32 gen;
     u64 ts;
     u64 nr;
+    u64 key;
 };
 
 struct stage {
@@ -70,10 +77,27 @@ static __always_inline u32 generation(void)
     return g ? *g : 0;
 }
 
-static __always_inline struct slot *enter_slot(u64 id, u32 gen)
+static __always_inline struct slot *enter_slot(u64 key, u32 gen)
 {
+#if defined(REGS_KEY)
+    u32 i = (key >> 14) & (SLOTS - 1);
+    struct slot *s = slots.lookup(&i);
+    if (!s)
+        return 0;
+    if (s->key != key || s->gen != gen) {
+        u32 tgid = bpf_get_current_pid_tgid() >> 32;
+        if (!traced.lookup(&tgid))
+            return 0;
+        s->key = key;
+        s->gen = gen;
+    }
+    return s;
+#else
+    u64 id = bpf_get_current_pid_tgid();
     u32 tid = (u32)id, tgid = id >> 32;
-#if defined(HASH_FILTER)
+#endif
+#if defined(REGS_KEY)
+#elif defined(HASH_FILTER)
     if (!traced.lookup(&tgid))
         return 0;
     u32 i = tid & (SLOTS - 1);
@@ -97,10 +121,20 @@ static __always_inline struct slot *enter_slot(u64 id, u32 gen)
 #endif
 }
 
-static __always_inline struct slot *exit_slot(u64 id, u32 gen)
+static __always_inline struct slot *exit_slot(u64 key, u32 gen)
 {
+#if defined(EXIT_ONLY)
+    return enter_slot(key, gen);
+#elif defined(REGS_KEY)
+    u32 i = (key >> 14) & (SLOTS - 1);
+    struct slot *s = slots.lookup(&i);
+    return s && s->key == key && s->gen == gen ? s : 0;
+#else
+    u64 id = bpf_get_current_pid_tgid();
     u32 tid = (u32)id, tgid = id >> 32;
-#if defined(HASH_FILTER)
+#endif
+#if defined(REGS_KEY) || defined(EXIT_ONLY)
+#elif defined(HASH_FILTER)
     if (!traced.lookup(&tgid))
         return 0;
     u32 i = tid & (SLOTS - 1);
@@ -114,13 +148,13 @@ static __always_inline struct slot *exit_slot(u64 id, u32 gen)
 #endif
 }
 
-static __always_inline int on_enter(u32 nr)
+static __always_inline int on_enter(u32 nr, u64 key)
 {
 #ifndef EMPTY
     u32 gen = generation();
     if (!gen)
         return 0;
-    struct slot *s = enter_slot(bpf_get_current_pid_tgid(), gen);
+    struct slot *s = enter_slot(key, gen);
     if (!s)
         return 0;
     s->nr = nr;
@@ -134,41 +168,44 @@ static __always_inline int on_enter(u32 nr)
 #ifdef CLASSIC_ENTER
 TRACEPOINT_PROBE(raw_syscalls, sys_enter)
 {
-    return on_enter((u32)args->id);
+    return on_enter((u32)args->id, 0);
 }
 #else
 RAW_TRACEPOINT_PROBE(sys_enter)
 {
-    return on_enter((u32)ctx->args[1]);
+    return on_enter((u32)ctx->args[1], ctx->args[0]);
 }
 #endif
 
-static __always_inline int on_exit(void);
+static __always_inline int on_exit(u64 key);
 
 #ifdef CLASSIC_EXIT
 TRACEPOINT_PROBE(raw_syscalls, sys_exit)
 {
-    return on_exit();
+    return on_exit(0);
 }
 #else
 RAW_TRACEPOINT_PROBE(sys_exit)
 {
-    return on_exit();
+    return on_exit(ctx->args[0]);
 }
 #endif
 
-static __always_inline int on_exit(void)
+static __always_inline int on_exit(u64 key)
 {
 #ifndef EMPTY
     u32 gen = generation();
     if (!gen)
         return 0;
-    struct slot *s = exit_slot(bpf_get_current_pid_tgid(), gen);
+    struct slot *s = exit_slot(key, gen);
     if (!s)
         return 0;
     u64 v = s->nr;
 #ifdef KTIME
     v += bpf_ktime_get_ns() - s->ts;
+#endif
+#ifdef KTIME_EXIT
+    v += bpf_ktime_get_ns();
 #endif
 #if defined(PT_REGS_ARGS) || defined(PATH) || defined(OUTPUT)
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(
