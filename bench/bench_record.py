@@ -3,7 +3,8 @@ untraced and under `strace -f -o /dev/null`, all measured in the same run; and w
 recorder's time per call goes (the ingredient table).
 
     sudo .venv/bin/python -m bench.bench_record [--quick] [--files N] [--repeat R]
-        [--before CHECKOUT] [--calls N] [--rounds R] [--no-ingredients]
+        [--before CHECKOUT] [--ablate CLOCK,ARGS,PATHS,ENTER] [--calls N] [--rounds R]
+        [--no-ingredients] [--no-workload] [--no-strace] [--only DEFINES]
 
 1. Workload: a tree of small files (default 3000) walked by find+cat, `ls -lR`, `tar | cat`,
    plus 30 fork+exec of /bin/true: many small open/read/close/stat calls and process creation.
@@ -17,6 +18,11 @@ recorder's time per call goes (the ingredient table).
    only: an attached sys_enter/sys_exit program slows every syscall of the machine).
    With --before CHECKOUT, the recorder of another checkout (a directory holding its `tracer`
    package and `bpf/`, e.g. `git archive REV | tar -x -C DIR`) is measured too, interleaved.
+   With --ablate, this recorder is measured again with one piece left out each (the
+   ABLATE_NO_* defines of bpf/syscall_recorder.c: the clock reads, the argument registers,
+   path and output bytes, the sys_enter program): what each piece costs on the real workload,
+   where cache effects make it dearer than in the tight loops below. Those recordings are
+   incomplete; they are measured, never kept.
 2. Ingredients: CPU added per call of a tight C loop (bench/c/syscall_loop.c: getppid, openat of
    a missing path, a 64-byte write to /dev/null, a 4 KiB pwrite64 to a file), traced minus
    untraced, for bpf/record_ingredients.c's variants (the recorder's skeleton and one piece
@@ -51,6 +57,13 @@ REPO = Path(__file__).resolve().parents[1]
 LOOP_C = REPO / "bench" / "c" / "syscall_loop.c"
 INGREDIENTS_C = REPO / "bpf" / "record_ingredients.c"
 LOOP_KINDS = ("getppid", "openat", "write64", "write4k")
+ABLATIONS = {  # --ablate piece -> row label
+    "CLOCK": "without the clock reads",
+    "ARGS": "without argument registers (+paths)",
+    "PATHS": "without path and output bytes",
+    "RINGBUF": "without the ring buffer copy",
+    "ENTER": "without sys_enter (exit time only)",
+}
 
 # (label, defines, loop kind, reference label): each ingredient's row is compared with the
 # reference row measured on the same call kind in the same rounds.
@@ -141,6 +154,12 @@ def serve() -> int:
     import tracer
     from tracer.record.recorder import SyscallRecorder
 
+    extra = os.environ.get("BENCH_RECORD_CFLAGS", "").split()
+    if extra:  # --ablate: the recorder with a piece left out (bpf/syscall_recorder.c ABLATE_*)
+        base = SyscallRecorder.cflags
+        SyscallRecorder.cflags = lambda self: [*base(self), *extra]
+        if "-DABLATE_NO_ENTER" in extra:
+            SyscallRecorder.PROGRAMS = tuple(p for p in SyscallRecorder.PROGRAMS if p[1] != b"sys_enter")
     recorder = SyscallRecorder().load()
     manual = not hasattr(recorder, "_attach")  # older recorders stay attached once loaded
     programs = (("raw", b"sys_enter", b"raw_tracepoint__sys_enter"),
@@ -198,9 +217,10 @@ class RecorderProcess:
 
     live: list[RecorderProcess] = []
 
-    def __init__(self, checkout: Path, label: str):
+    def __init__(self, checkout: Path, label: str, cflags: str = ""):
         self.label = label
-        env = dict(os.environ, PYTHONPATH=str(checkout))
+        self.ablated = bool(cflags)
+        env = dict(os.environ, PYTHONPATH=str(checkout), BENCH_RECORD_CFLAGS=cflags)
         t0 = time.perf_counter()
         self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
@@ -225,12 +245,15 @@ class RecorderProcess:
 
 
 # -- 1. the workload ------------------------------------------------------------------------
-def bench_workload(recorders: list[RecorderProcess], cmd: list[str], repeat: int, tmp: Path) -> bool:
+def bench_workload(recorders: list[RecorderProcess], cmd: list[str], repeat: int, tmp: Path,
+                   strace: bool = True) -> bool:
     null = subprocess.DEVNULL
     wall: dict[str, list[float]] = {"untraced": [], "strace": []}
     cpu: dict[str, list[float]] = {"untraced": [], "strace": []}
     info: dict[str, list[dict]] = {}
     have_strace = shutil.which("strace") is not None
+
+    have_strace = have_strace and strace
 
     def run(argv: list[str]) -> tuple[float, float]:
         c0, t0 = children_cpu(), time.perf_counter()
@@ -273,6 +296,10 @@ def bench_workload(recorders: list[RecorderProcess], cmd: list[str], repeat: int
     for rp in recorders:
         m = rp.label
         outs = info[m]
+        if rp.ablated:
+            print(f"  {'  ' + m:34s} {med(wall[m]):8.3f}s {ratios(m, wall):20s} "
+                  f"{med(cpu[m]):10.3f}s  {ratios(m, cpu)}")
+            continue
         print(f"  {'tracer record (' + m + ')':34s} {med(wall[m]):8.3f}s {ratios(m, wall):20s} "
               f"{med(cpu[m]):10.3f}s  {ratios(m, cpu)}")
         total = med([o["run_s"] + o["post_s"] for o in outs])
@@ -391,6 +418,8 @@ def bench_ingredients(recorders: list[RecorderProcess], calls: int, rounds: int,
                 base = min(loop_cpu(loop, v.kind, calls, out) for _ in range(2))
                 v.added.append(v.traced(loop, calls, out) - base)
             for rp in recorders:
+                if rp.ablated:
+                    continue
                 for kind in LOOP_KINDS:
                     base = min(loop_cpu(loop, kind, calls, out) for _ in range(2))
                     untraced[kind].append(base)
@@ -413,7 +442,7 @@ def bench_ingredients(recorders: list[RecorderProcess], calls: int, rounds: int,
     if recorders:
         print("  untraced loop CPU per call: " + ", ".join(
             f"{k} {med(untraced[k]):.0f} ns" for k in LOOP_KINDS))
-    for rp in recorders:
+    for rp in (rp for rp in recorders if not rp.ablated):
         row = ", ".join(f"{k} {med(whole[(rp.label, k)]):.0f}" for k in LOOP_KINDS)
         print(f"  whole recorder ({rp.label}): {row} ns added per call")
     print(f"  ({machine_state()} at the end)")
@@ -427,6 +456,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", type=Path, help="a checkout whose recorder to measure too")
     parser.add_argument("--calls", type=int, default=50_000, help="calls per ingredient loop run")
     parser.add_argument("--rounds", type=int, default=5, help="ingredient rounds")
+    parser.add_argument("--ablate", help="also this recorder without CLOCK, ARGS, PATHS, RINGBUF or "
+                        "ENTER (comma-separated; workload only)")
+    parser.add_argument("--no-strace", action="store_true", help="leave strace out of the workload")
     parser.add_argument("--no-ingredients", action="store_true")
     parser.add_argument("--only", help="ingredient rows to measure: their defines, comma-separated "
                         "(SKELETON for the skeleton rows; the rows they are compared with come too)")
@@ -448,6 +480,10 @@ def main(argv: list[str] | None = None) -> int:
         recorders.append(RecorderProcess(REPO, "this"))
         if args.before:
             recorders.append(RecorderProcess(args.before, "before"))
+        for piece in (args.ablate.split(",") if args.ablate else []):
+            if piece not in ABLATIONS:
+                parser.error(f"--ablate: expected some of {','.join(ABLATIONS)}, found {piece}")
+            recorders.append(RecorderProcess(REPO, ABLATIONS[piece], f"-DABLATE_NO_{piece}"))
         for rp in recorders:  # first-use costs (ring buffer set-up, library warm-up)
             rp.record(["/bin/true"])
         ok = True
@@ -456,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
             cmd = workload(tmp / "tree")
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)  # page cache
             print(f"workload: {files} files (find+cat, ls -lR, tar|cat, 30 x fork+exec)")
-            ok = bench_workload(recorders, cmd, repeat, tmp)
+            ok = bench_workload(recorders, cmd, repeat, tmp, strace=not args.no_strace)
         if not args.no_ingredients:
             bench_ingredients(recorders, calls, rounds, tmp,
                               args.only.split(",") if args.only is not None else None)

@@ -12,6 +12,12 @@
 //   NR_EXECVE, NR_EXECVEAT, NR_PRCTL, NR_EXIT, NR_EXIT_GROUP  the running architecture's
 //                   numbers of those calls
 //   GROUP_DEAD      1: sched_process_exit has the group_dead field
+//   ABLATE_NO_*     bench only (bench_record --ablate), the recording is incomplete: what one
+//                   piece costs on a real workload. CLOCK: no clock reads (ts_ns, latency 0);
+//                   ARGS: no argument registers (and so no paths); PATHS: no path or output
+//                   bytes; RINGBUF: batches never reach the ring buffer; ENTER: no sys_enter
+//                   program (the recorder attaches sys_exit alone), the number from orig_ax,
+//                   ts_ns the exit time, exec paths and exit/exit_group records lost
 //
 // Attach points: the kernel here runs with lockdown=confidentiality, which refuses kprobes,
 // fentry/tp_btf and bpf_probe_read_kernel. Both syscall hooks are *raw* tracepoints: the
@@ -275,15 +281,19 @@ static __always_inline struct pt_regs *user_regs(void)
     return (struct pt_regs *)bpf_task_pt_regs((struct task_struct *)bpf_get_current_task_btf());
 }
 
-static __always_inline void read_args(u64 *args)
+static __always_inline void read_args_from(struct pt_regs *regs, u64 *args)
 {
-    struct pt_regs *regs = user_regs();
     args[0] = regs->di;
     args[1] = regs->si;
     args[2] = regs->dx;
     args[3] = regs->r10;
     args[4] = regs->r8;
     args[5] = regs->r9;
+}
+
+static __always_inline void read_args(u64 *args)
+{
+    read_args_from(user_regs(), args);
 }
 
 // This CPU's batch and the word index where the next record starts.
@@ -307,8 +317,10 @@ static __always_inline void commit(struct stage *st, u32 at, u32 data)
         // it for the verifier. (char *)st + 8 is st->buf: bcc's rewriter trips over a map
         // value's member here.
         u32 size = pos & (2 * STAGE_FLUSH - 1);
+#ifndef ABLATE_NO_RINGBUF
         if (events.ringbuf_output((char *)st + 8, size, BPF_RB_NO_WAKEUP) != 0)
             count_lost(st->count);
+#endif
         pos = 0;
         st->count = 0;
     }
@@ -398,7 +410,9 @@ RAW_TRACEPOINT_PROBE(sys_enter)
     if (!s)
         return 0;
     u32 nr = (u32)ctx->args[1];
+#ifndef ABLATE_NO_CLOCK
     s->ts_ns = bpf_ktime_get_ns();
+#endif
     s->nr = (u16)nr;
     s->flags = F_ACTIVE;
     if (nr == NR_EXECVE || nr == NR_EXECVEAT) {
@@ -444,10 +458,19 @@ RAW_TRACEPOINT_PROBE(sys_exit)
     u32 gen = generation();
     if (!gen)
         return 0;
+#ifdef ABLATE_NO_ENTER
+    struct slot *s = claim_slot(ctx->args[0], gen);
+    if (!s)
+        return 0;
+    struct pt_regs *regs = user_regs();
+    s->nr = (u16)regs->orig_ax;
+    u16 flags = 0;
+#else
     struct slot *s = thread_slot(ctx->args[0], gen);
     if (!s || !(s->flags & F_ACTIVE))
         return 0;
     u16 flags = s->flags;
+#endif
     s->flags = 0;
     s64 ret = (s64)ctx->args[1];
     u32 nr = s->nr;
@@ -473,7 +496,14 @@ RAW_TRACEPOINT_PROBE(sys_exit)
         return 0;
     }
 #endif
+#ifndef ABLATE_NO_CLOCK
     u64 now = bpf_ktime_get_ns();
+#else
+    u64 now = 0;
+#endif
+#ifdef ABLATE_NO_ENTER
+    s->ts_ns = now;
+#endif
     u32 at;
     struct stage *st = this_stage(&at);
     if (!st)
@@ -502,7 +532,16 @@ RAW_TRACEPOINT_PROBE(sys_exit)
         tid = x->tid;
         execs.delete(&tgid);
     } else {
+#if defined(ABLATE_NO_ENTER)
+        read_args_from(regs, args);
+#elif !defined(ABLATE_NO_ARGS)
         read_args(args);
+#else
+        for (int i = 0; i < 6; i++) args[i] = 0;
+#endif
+#ifdef ABLATE_NO_PATHS
+        spec = spec & ~(SPEC_PATH1_MASK | (SPEC_PATH1_MASK << SPEC_PATH2_SHIFT) | (3 << SPEC_OUT_SHIFT) | SPEC_FDPAIR);
+#endif
         u32 a1 = spec & SPEC_PATH1_MASK;
         if (a1 >= 1 && a1 <= 6) {
             u64 ptr = args[(a1 - 1) & 7];
