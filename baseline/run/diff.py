@@ -161,6 +161,7 @@ from baseline.run.allowlist import (
 )
 from baseline.run.normalize import (
     Prepared,
+    in_sorted,
     normalize_paths,
     numpy_of,
     stream_rows,
@@ -811,7 +812,7 @@ def _raw_outcome_changes(p: Prepared, cand: np.ndarray, good_ok_calls: np.ndarra
     if not len(cand):
         return out
     good = np.flatnonzero(np.isin(p.probe, unique_ints(p.probe[cand])) & (p.tkey >= 0))
-    good = good[np.isin(_call_keys(p, good), _call_keys(p, cand))]
+    good = good[in_sorted(_call_keys(p, good), unique_ints(_call_keys(p, cand)))]
     col = p.table.column("path")
 
     def keys(rows: np.ndarray, errno: np.ndarray | None) -> pa.Array:
@@ -846,14 +847,13 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
     # the rows at those call sites, keyed by (stream, call site)
     rows = np.flatnonzero(np.isin(p.probe, unique_ints(p.probe[cand])))
     calls = _call_keys(p, rows)
-    cand_calls = _call_keys(p, cand)
-    keep = np.isin(calls, cand_calls)
+    keep = in_sorted(calls, unique_ints(_call_keys(p, cand)))
     rows, calls = rows[keep], calls[keep]
     radix = np.int64(calls.max()) + 1
     if radix * (np.int64(p.sid.max()) + 1) >= 2**62:
         return out
     key = p.sid[rows].astype(np.int64) * radix + calls
-    is_cand = np.isin(rows, cand)
+    is_cand = in_sorted(rows, cand)  # both sorted row numbers
     # an attempt right after another at the same call (no call in between) is no loop
     is_cand &= ~np.r_[(rows[1:] == rows[:-1] + 1) & (key[1:] == key[:-1]), False]
     ok = p.errno[rows] < 0
@@ -867,12 +867,15 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
     last = np.r_[first[1:], len(rows)] - 1
     chains = is_cand[first] & ok[last] & (last > first)
     lo, hi = rows[first[chains]], rows[last[chains]]
-    # a loop waits between attempts (a sleep, a poll, a child's exit); a program creating
-    # what it did not find (mkdir, then the create) does not. A create that found its target
-    # already there, removed it and created it again (gzip -f over the last run's output)
-    # is no loop either, but is the same outcome as the good runs' create: transparent too.
-    waits = np.r_[0, np.cumsum(np.isin(p.probe, [i for i, v in enumerate(p.probe_values) if v in WAIT_PROBES]))]
-    keep = (waits[hi] > waits[lo]) | _cleared_in_between(p, lo, hi)
+    if not len(lo):
+        return out
+    # a loop waits between attempts (a sleep, a poll, a child's exit): a wait row in
+    # [lo, hi); a program creating what it did not find (mkdir, then the create) does not.
+    # A create that found its target already there, removed it and created it again (gzip
+    # -f over the last run's output) is no loop either, but is the same outcome as the good
+    # runs' create: transparent too.
+    waits = np.flatnonzero(np.isin(p.probe, [i for i, v in enumerate(p.probe_values) if v in WAIT_PROBES]))
+    keep = (np.searchsorted(waits, hi) > np.searchsorted(waits, lo)) | _cleared_in_between(p, lo, hi)
     lo, hi = lo[keep], hi[keep]
     if len(lo):
         edges = np.zeros(n + 1, dtype=np.int32)

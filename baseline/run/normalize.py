@@ -476,6 +476,18 @@ def unique_ints(a: np.ndarray) -> np.ndarray:
     return a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a
 
 
+def in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Boolean: which `values` occur in `sorted_set` (sorted, e.g. from `unique_ints`). A
+    binary search per value: for a small set against many values, where `np.isin` would
+    sort both together (~30 ms for 600,000 call keys)."""
+    values = np.asarray(values)
+    if len(sorted_set) == 0:
+        return np.zeros(values.shape, dtype=bool)
+    pos = np.searchsorted(sorted_set, values)
+    np.minimum(pos, len(sorted_set) - 1, out=pos)
+    return sorted_set[pos] == values
+
+
 def numpy_of(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A primitive Arrow array (or chunked array) without nulls as numpy, read from its data
     buffer (zero-copy for one chunk). pyarrow's own ``to_numpy``/``__array__`` import pandas on
