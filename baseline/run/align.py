@@ -19,6 +19,7 @@ thread of each trace), so a million events cost a handful of vectorised passes:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,17 +76,22 @@ class Streams:
         return np.searchsorted(self.sid, ids, "left"), np.searchsorted(self.sid, ids, "right")
 
 
-def with_end_tokens(s: Streams) -> Streams:
-    """Append a virtual END token after the last element of every (non-empty) stream."""
+def with_end_tokens(s: Streams | list[Streams]) -> Streams:
+    """Append a virtual END token after the last element of every (non-empty) stream.
+
+    `s` may be a one-element list handing over the only reference to the streams: each of
+    their arrays is then freed as soon as its copy with END tokens exists."""
+    if isinstance(s, list):
+        s = s.pop()
     if len(s) == 0:
         return s
     last = np.flatnonzero(np.r_[s.sid[1:] != s.sid[:-1], True])
     pos = last + 1
-    return Streams(
-        np.insert(s.tok, pos, END),
-        np.insert(s.sid, pos, s.sid[last]),
-        np.insert(s.orig, pos, -1),
-    )
+    tok, sid, orig = s.tok, s.sid, s.orig
+    s.tok = s.sid = s.orig = None  # type: ignore[assignment]
+    tok = np.insert(tok, pos, END)
+    sid = np.insert(sid, pos, sid[last])
+    return Streams(tok, sid, np.insert(orig, pos, -1))
 
 
 def _same_as_lag(s: Streams, p: int) -> np.ndarray:
@@ -133,21 +139,33 @@ def position_in_stream(sid: np.ndarray) -> np.ndarray:
     return np.arange(n, dtype=dtype) - np.maximum.accumulate(run_start)
 
 
+_BLOCK = 1 << 18  # positions hashed at a time: bounds the temporaries, stays in cache
+
+
 def window_hashes(s: Streams, role_hash: np.ndarray, k: int) -> np.ndarray:
-    """Hash of the length-k window ending at each position (stream start padded with PAD)."""
-    h = role_hash[s.sid].astype(np.uint64, copy=False)
+    """Hash of the length-k window ending at each position (stream start padded with PAD).
+    Computed a block of positions at a time (the same numbers as all at once)."""
     n = len(s)
+    out = np.empty(n, dtype=np.uint64)
     pos = position_in_stream(s.sid) if k > 1 else None
-    t = np.empty(n, dtype=np.uint64)
-    for j in range(k):
-        # the token j places back (oldest first in the mixing order); PAD before the stream start
-        if j < n:
-            t[j:] = s.tok[: n - j]
-        if j:
-            t[pos < j] = PAD
-        h ^= t
-        _mix_inplace(h)
-    return h
+    for a in range(0, n, _BLOCK):
+        b = min(n, a + _BLOCK)
+        h = role_hash[s.sid[a:b]].astype(np.uint64, copy=False)
+        t = np.empty(b - a, dtype=np.uint64)
+        for j in range(k):
+            # the token j places back (oldest first in the mixing order); PAD before the stream
+            # start (positions i < j are such: their pos is i at most)
+            lo = a - j
+            if lo >= 0:
+                t[:] = s.tok[lo : b - j]
+            elif b - j > 0:
+                t[-lo:] = s.tok[: b - j]
+            if j:
+                t[pos[a:b] < j] = PAD
+            h ^= t
+            _mix_inplace(h)
+        out[a:b] = h
+    return out
 
 
 def seen_in(values: np.ndarray, model: np.ndarray) -> np.ndarray:
@@ -156,7 +174,7 @@ def seen_in(values: np.ndarray, model: np.ndarray) -> np.ndarray:
     Sort-merge, exact on all 64 bits: the model sorted, the values visited in (almost) sorted
     order -- sorted by their high bits packed with their index, so one plain `np.sort` (fast
     for integers) replaces an argsort -- and looked up with `searchsorted`, which is cache
-    friendly on sorted queries."""
+    friendly on sorted queries; the lookups a block at a time (bounded temporaries)."""
     n = len(values)
     if len(model) == 0 or n == 0:
         return np.zeros(n, dtype=bool)
@@ -164,13 +182,19 @@ def seen_in(values: np.ndarray, model: np.ndarray) -> np.ndarray:
     m = np.sort(np.asarray(model, dtype=np.uint64))
     bits = max(int(n - 1).bit_length(), 1)
     low = np.uint64((1 << bits) - 1)
-    visit = np.sort((values & ~low) | np.arange(n, dtype=np.uint64)) & low
-    visit = visit.astype(np.int64)
-    v = values[visit]
-    pos = np.searchsorted(m, v)
-    np.minimum(pos, len(m) - 1, out=pos)
+    visit = values & ~low
+    visit |= np.arange(n, dtype=np.uint64)
+    visit.sort()
+    visit &= low
+    visit = visit.view(np.int64)
     out = np.empty(n, dtype=bool)
-    out[visit] = m[pos] == v
+    last = len(m) - 1
+    for a in range(0, n, _BLOCK):
+        idx = visit[a : a + _BLOCK]
+        v = values[idx]
+        pos = np.searchsorted(m, v)
+        np.minimum(pos, last, out=pos)
+        out[idx] = m[pos] == v
     return out
 
 
@@ -214,7 +238,7 @@ def anchor_in_good(
     good_start: np.ndarray,
     good_end: np.ndarray,
     candidate_streams: np.ndarray,
-    call_of_row: np.ndarray | None = None,
+    call_of_row: np.ndarray | Callable[[np.ndarray], np.ndarray] | None = None,
     bad_call: np.uint64 | None = None,
 ) -> int | None:
     """Position in `good` right after the window the bad stream last shared with it.
@@ -222,8 +246,8 @@ def anchor_in_good(
     `bad_hash_before` is the bad window ending just before the divergence (None when the
     divergence is at the bad stream's start: then the start of a candidate stream is used).
     In a loop the same window recurs; occurrences followed by the same call as the bad event
-    (same probe and path, any outcome: `call_of_row` / `bad_call`) win, then the one at the
-    most similar relative position.
+    (same probe and path, any outcome: `call_of_row` / `bad_call`; `call_of_row` an array per
+    row or a function of row numbers) win, then the one at the most similar relative position.
     """
     if len(candidate_streams) == 0:
         return None
@@ -239,7 +263,9 @@ def anchor_in_good(
     if call_of_row is not None and bad_call is not None:
         nxt = np.minimum(hits + 1, len(good) - 1)
         rows = good.orig[nxt]
-        same = (rows >= 0) & (good.sid[nxt] == sids) & (call_of_row[np.maximum(rows, 0)] == bad_call)
+        safe = np.maximum(rows, 0)
+        calls = call_of_row(safe) if callable(call_of_row) else call_of_row[safe]
+        same = (rows >= 0) & (good.sid[nxt] == sids) & (calls == bad_call)
         if same.any():
             hits, sids = hits[same], sids[same]
     length = np.maximum(good_end[sids] - good_start[sids], 1)

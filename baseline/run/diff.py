@@ -587,15 +587,16 @@ def diff_traces(
     role_ids = {rk: j + 1 for j, rk in enumerate(sorted(set(matched_role)))}
     role_hash = align._mix(np.array([role_ids[r] for r in matched_role], dtype=np.uint64) * np.uint64(0x9E37))
 
-    tok = p.tokens()
-    p.errno[idem_mkdir] = idem_errno  # tokens made: shown as recorded
+    # Tokens for the kept rows only (a row index array, the fields gathered for those rows).
     keep = np.flatnonzero(~drop)
     del drop
-    s = align.Streams(tok[keep], p.sid[keep], keep.astype(np.int32 if n_rows < 2**31 else np.int64))
-    del tok, keep
+    if n_rows < 2**31:
+        keep = keep.astype(np.int32)
+    handed = [align.Streams(p.tokens(keep), p.sid[keep], keep)]
+    del keep
+    p.errno[idem_mkdir] = idem_errno  # tokens made: shown as recorded
     _release(p)
-    handed = [align.with_end_tokens(s)]
-    del s
+    handed = [align.with_end_tokens(handed)]
     s = align.compress_loops(handed)
     h = align.window_hashes(s, role_hash, k)
     # Bad streams are numbered first, so their positions are a prefix: split by views.
@@ -609,9 +610,7 @@ def diff_traces(
     # An unexplained event no good stream of its role has at all (only those positions matter).
     unexplained = np.flatnonzero(~explained)
     novel = np.zeros(len(bs), dtype=bool)
-    novel[unexplained] = ~align.seen_in(
-        align.window_hashes(bs.take(unexplained), role_hash, 1), align.window_hashes(gs, role_hash, 1)
-    )
+    novel[unexplained] = ~_seen_events(bs.take(unexplained), gs, role_hash)
     regions = align.divergence_regions(bs, explained, k)
 
     seq_rows = p.seq
@@ -667,7 +666,6 @@ def diff_traces(
         order = np.lexsort((named_seq, -score))
         if (~reorder).any():
             first_unexplained = int(_seq_of(bs, regions.start[~reorder], seq_rows).min())
-        call_rows = None
         for rank, r in enumerate(order[:max_anomalies], start=1):
             sid = int(regions.sid[r])
             pos, start = int(named[r]), int(regions.start[r])
@@ -681,10 +679,8 @@ def diff_traces(
             )
             before = None if start == b_start[sid] else bh[start - 1]
             rel = (start - b_start[sid]) / max(b_end[sid] - b_start[sid], 1)
-            if call_rows is None:
-                call_rows = p.call_keys()
-            lead_call = call_rows[bs.orig[pos]] if bs.orig[pos] >= 0 else None
-            g = align.anchor_in_good(before, rel, gs, gh, g_start, g_end, candidates, call_rows, lead_call)
+            lead_call = p.call_keys(bs.orig[pos : pos + 1])[0] if bs.orig[pos] >= 0 else None
+            g = align.anchor_in_good(before, rel, gs, gh, g_start, g_end, candidates, p.call_keys, lead_call)
             good_instead = []
             if g is not None and g < len(gs):
                 gsid = int(gs.sid[g])
@@ -800,6 +796,22 @@ def _reordered_at_end(sids: np.ndarray, bs: align.Streams, gs: align.Streams, b_
             ours = tokens(bs, b_bounds, streams_of[(role, -1)])
             out[i] = any(np.isin(tokens(gs, g_bounds, streams_of[key]), ours).all() for key in goods)
     return out
+
+
+def _seen_events(bad: align.Streams, good: align.Streams, role_hash: np.ndarray) -> np.ndarray:
+    """Which `bad` positions' events (token under the stream's role) some good position has:
+    `align.seen_in` of the length-1 window hashes, computed for the good positions whose
+    role-mixed token is one of the bad ones (a binary search into the few bad values) instead
+    of hashing and sorting every good position. The hash is a bijection of that value, so
+    the result is the same."""
+    if len(bad) == 0 or len(good) == 0:
+        return np.zeros(len(bad), dtype=bool)
+    wanted = unique_ints(role_hash[bad.sid] ^ bad.tok)
+    hit = np.zeros(len(good), dtype=bool)
+    for a in range(0, len(good), align._BLOCK):
+        b = min(len(good), a + align._BLOCK)
+        hit[a:b] = in_sorted(role_hash[good.sid[a:b]] ^ good.tok[a:b], wanted)
+    return align.seen_in(align.window_hashes(bad, role_hash, 1), align.window_hashes(good.take(hit), role_hash, 1))
 
 
 def _raw_outcome_changes(p: Prepared, cand: np.ndarray, good_ok_calls: np.ndarray) -> np.ndarray:

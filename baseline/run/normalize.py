@@ -697,29 +697,38 @@ class Prepared:
         Prepared compare equal iff the events are equal after normalisation."""
         return self.tokens(), self.call_keys()
 
-    def _dense_path(self) -> tuple[np.ndarray, int]:
-        """Path keys as 0 (none), 1.. (plain), then the search keys; and their radix."""
+    def _dense_path(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+        """Path keys (of `rows`, or all rows) as 0 (none), 1.. (plain), then the search keys;
+        and their radix. int32 (keys are below 2**31)."""
         n_plain = len(self.npath_values)
-        path = np.where(self.pathkey >= SEARCH_KEY_OFFSET, self.pathkey - SEARCH_KEY_OFFSET + n_plain,
-                        self.pathkey) + 1
+        key = self.pathkey if rows is None else self.pathkey[rows]
+        path = key.astype(np.int32, copy=True)
+        search = path >= SEARCH_KEY_OFFSET
+        path[search] -= SEARCH_KEY_OFFSET - n_plain
+        path += 1
         return path, n_plain + len(self.base_values) + 1
 
-    def tokens(self) -> np.ndarray:
-        """The token of each row (see `token_parts`)."""
-        path, path_radix = self._dense_path()
+    def tokens(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The token of each row (see `token_parts`), or of `rows` only (row numbers): the
+        fields are gathered for those rows alone, no per-row array of the whole table."""
+        def at(a: np.ndarray) -> np.ndarray:
+            return a if rows is None else a[rows]
+
+        path, path_radix = self._dense_path(rows)
         depth_lo = int(self.depth.min()) if len(self) else 0
-        depth = self.depth - depth_lo
-        fields = [(self.probe, len(self.probe_values) + 1, 1), (self.errno, len(self.errno_values) + 1, 1),
-                  (path, path_radix), (self.narg, len(self.narg_values) + 1, 1),
-                  (depth, int(depth.max(initial=0)) + 1)]
+        depth = at(self.depth) - depth_lo
+        fields = [(at(self.probe), len(self.probe_values) + 1, 1), (at(self.errno), len(self.errno_values) + 1, 1),
+                  (path, path_radix), (at(self.narg), len(self.narg_values) + 1, 1),
+                  (depth, int(self.depth.max(initial=0)) - depth_lo + 1)]
         if self.path2_values is not None and len(self.path2_values):
-            fields.append((self.path2, len(self.path2_values) + 1, 1))
+            fields.append((at(self.path2), len(self.path2_values) + 1, 1))
         return _pack(fields)
 
-    def call_keys(self) -> np.ndarray:
-        """The call key of each row (see `token_parts`)."""
-        path, path_radix = self._dense_path()
-        return _pack([(self.probe, len(self.probe_values) + 1, 1), (path, path_radix)])
+    def call_keys(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The call key of each row (see `token_parts`), or of `rows` only."""
+        path, path_radix = self._dense_path(rows)
+        probe = self.probe if rows is None else self.probe[rows]
+        return _pack([(probe, len(self.probe_values) + 1, 1), (path, path_radix)])
 
     def value(self, column: str, i: int):
         """The recorded (raw) value of `column` at stream-ordered row i."""
