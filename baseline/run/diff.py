@@ -428,13 +428,15 @@ class _Rows:
         return text[:OUTPUT_BYTES] or None
 
 
-def _release(p: Prepared) -> None:
-    """Drop the per-row arrays and raw columns the rest of the diff does not read (display
-    needs seq, probe, errno, path key, pid, tid, trace key and the raw path/comm): about a
-    third of the prepared memory, freed before the window model is built."""
-    for name in ("narg", "depth", "ppid", "ncomm", "sid"):
+def _release(p: Prepared, *names: str) -> None:
+    """Drop per-row arrays the rest of the diff does not read (display needs seq, probe,
+    errno, path key, pid, tid, trace key and the raw path/comm), and the source order when
+    no raw column in source order is left: freed before the window model is built."""
+    for name in names:
         setattr(p, name, None)
-    p.table = p.table.select([c for c in ("path", "comm", "arg", "path2", "output") if c in p.table.column_names])
+    p.table = p.table.select([c for c in ("arg", "path2", "output") if c in p.table.column_names])
+    if not p.table.column_names:
+        p.order = None
 
 
 def _stream_roles(p: Prepared) -> tuple[np.ndarray, list[str], list[str]]:
@@ -592,10 +594,11 @@ def diff_traces(
     del drop
     if n_rows < 2**31:
         keep = keep.astype(np.int32)
+    _release(p, "ppid", "ncomm")
     handed = [align.Streams(p.tokens(keep), p.sid[keep], keep)]
     del keep
     p.errno[idem_mkdir] = idem_errno  # tokens made: shown as recorded
-    _release(p)
+    _release(p, "narg", "depth", "sid")
     handed = [align.with_end_tokens(handed)]
     s = align.compress_loops(handed)
     h = align.window_hashes(s, role_hash, k)
@@ -825,11 +828,8 @@ def _raw_outcome_changes(p: Prepared, cand: np.ndarray, good_ok_calls: np.ndarra
         return out
     good = np.flatnonzero(np.isin(p.probe, unique_ints(p.probe[cand])) & (p.tkey >= 0))
     good = good[in_sorted(_call_keys(p, good), unique_ints(_call_keys(p, cand)))]
-    col = p.table.column("path")
-
     def keys(rows: np.ndarray, errno: np.ndarray | None) -> pa.Array:
-        raw = col.take(pa.array(p.order[rows])).cast(pa.string())
-        raw = raw.combine_chunks() if isinstance(raw, pa.ChunkedArray) else raw
+        raw = p.raw_paths(rows)
         parts = [pa.array(_call_keys(p, rows)).cast(pa.string()), pc.fill_null(raw, "")]
         if errno is not None:
             parts.append(pa.array(errno.astype(np.int64)).cast(pa.string()))

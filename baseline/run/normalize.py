@@ -645,6 +645,85 @@ def _pack(fields: list[tuple[np.ndarray, int] | tuple[np.ndarray, int, int]]) ->
     return out
 
 
+class _RowView(np.lib.mixins.NDArrayOperatorsMixin):
+    """A per-row integer column stored in a compact form: indexing (row numbers, a boolean
+    mask, a slice) gives the per-row values of those rows; numpy operators and functions see
+    the whole column (built on the fly)."""
+
+    n: int
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _rows(self, idx: Any) -> np.ndarray:
+        if isinstance(idx, slice):
+            return np.arange(self.n)[idx]
+        idx = np.asarray(idx)
+        if idx.dtype == bool:
+            return np.flatnonzero(idx)
+        if idx.size and int(idx.min()) < 0:
+            idx = np.where(idx < 0, idx + self.n, idx)
+        return idx
+
+    def __getitem__(self, idx: Any) -> Any:
+        raise NotImplementedError
+
+    def tolist(self) -> list:
+        return np.asarray(self).tolist()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self[np.arange(self.n)]
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+
+class PerStream(_RowView):
+    """A column constant within each stream (trace key, thread id, ...): one value per
+    stream, `starts` the first row of each stream (rows are in stream order)."""
+
+    def __init__(self, values: np.ndarray, starts: np.ndarray, n: int):
+        self.values, self.starts, self.n = values, starts, n
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.values.dtype
+
+    def __getitem__(self, idx: Any) -> Any:
+        return self.values[np.searchsorted(self.starts, self._rows(idx), side="right") - 1]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = np.repeat(self.values, np.diff(np.r_[self.starts, self.n]))
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+
+class Patched(_RowView):
+    """`base` with the values of a few rows replaced (`rows` sorted, `values`): the path key
+    is the plain normalised path except at the rows of search-path walks."""
+
+    def __init__(self, base: np.ndarray, rows: np.ndarray, values: np.ndarray):
+        self.base, self.rows, self.values, self.n = base, rows, values, len(base)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.base.dtype
+
+    def __getitem__(self, idx: Any) -> Any:
+        rows = self._rows(idx)
+        out = self.base[rows]
+        if len(self.rows):
+            at = np.minimum(np.searchsorted(self.rows, rows), len(self.rows) - 1)
+            hit = self.rows[at] == rows
+            if np.ndim(out):
+                out[hit] = self.values[at[hit]]
+            elif hit:
+                out = self.values[at]
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.base.copy()
+        out[self.rows] = self.values
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+
 @dataclass
 class Prepared:
     """Events as integer arrays in stream order (per trace, per thread, by seq).
@@ -652,8 +731,13 @@ class Prepared:
     Row ``i`` of every array is source row ``order[i]`` of the Arrow table. String columns are
     codes into the ``*_values`` lists (-1 = null); one table is coded with one dictionary per
     column, so equal codes mean equal strings. ``pathkey`` is the normalised path with
-    search-path walks masked (see `path_string`); ``sid`` numbers the per-thread streams.
-    ``table`` keeps only the raw columns needed for display (`KEPT_COLUMNS`).
+    search-path walks masked (see `path_string`; stored as ``plainpath`` and the few rows
+    that differ); ``sid`` numbers the per-thread streams. ``tkey``, ``tid`` and ``ppid`` are
+    stored once per stream (`PerStream`; ``ppid`` is the one of the stream's first row), so
+    is ``pid`` when it is constant within every stream. The raw path and thread name shown
+    in reports are codes in stream order (``raw_path``, ``raw_comm`` into ``raw_*_values``);
+    ``table`` keeps the other raw columns needed for display (`KEPT_COLUMNS`), when not all
+    null, in source order.
     """
 
     table: pa.Table
@@ -680,9 +764,14 @@ class Prepared:
     path2: np.ndarray | None = None
     path2_values: Values | None = None
     templates: NameTemplates | None = None
+    raw_path: np.ndarray | None = None
+    raw_path_values: Values | None = None
+    raw_comm: np.ndarray | None = None
+    raw_comm_values: Values | None = None
+    n: int = 0
 
     def __len__(self) -> int:
-        return len(self.order)
+        return self.n
 
     def path_string(self, key: int) -> str | None:
         if key < 0:
@@ -701,7 +790,7 @@ class Prepared:
         """Path keys (of `rows`, or all rows) as 0 (none), 1.. (plain), then the search keys;
         and their radix. int32 (keys are below 2**31)."""
         n_plain = len(self.npath_values)
-        key = self.pathkey if rows is None else self.pathkey[rows]
+        key = np.asarray(self.pathkey) if rows is None else self.pathkey[rows]
         path = key.astype(np.int32, copy=True)
         search = path >= SEARCH_KEY_OFFSET
         path[search] -= SEARCH_KEY_OFFSET - n_plain
@@ -732,7 +821,26 @@ class Prepared:
 
     def value(self, column: str, i: int):
         """The recorded (raw) value of `column` at stream-ordered row i."""
+        if column == "path" and self.raw_path is not None:
+            code = int(self.raw_path[i])
+            return self.raw_path_values[code] if code >= 0 else None
+        if column == "comm" and self.raw_comm is not None:
+            code = int(self.raw_comm[i])
+            return self.raw_comm_values[code] if code >= 0 else None
         return self.table.column(column)[int(self.order[i])].as_py()
+
+    def raw_paths(self, rows: np.ndarray) -> pa.Array:
+        """The recorded paths of `rows` (null where none) as an Arrow string array."""
+        codes = self.raw_path[rows]
+        return self.raw_path_values.arrow.take(pa.array(codes, mask=codes < 0))
+
+    def has_column(self, column: str) -> bool:
+        """Whether raw values of `column` are kept (see `value`)."""
+        if column == "path":
+            return self.raw_path is not None
+        if column == "comm":
+            return self.raw_comm is not None
+        return column in self.table.column_names
 
 
 def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
@@ -802,10 +910,14 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     else:
         order = np.lexsort((seq, stream_of))
     sid = stream_of[order].astype(np.int32)
-    del stream_of
     if n < 2**31:
         order = order.astype(np.int32)
-    seq, tid, tkey = seq[order], tid[order].astype(np.int32), tkey[order]
+    # Columns constant within a stream are stored once per stream (see PerStream).
+    starts = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]]) if n else np.zeros(0, dtype=np.int64)
+    head = order[starts]  # the source row of each stream's first row
+    s_tid, s_tkey = tid[head].astype(np.int32), tkey[head]
+    del tid
+    seq, tkey = seq[order], tkey[order]
 
     kept: dict[str, pa.ChunkedArray] = {}
 
@@ -821,8 +933,8 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         nonlocal table
         codes, values = _coded_column(column(name), order, rules)
         out = (_narrow(codes), values)
-        if name not in KEPT_COLUMNS:
-            table = _drop(table, name)
+        table = _drop(table, name)
+        kept.pop(name, None)
         return out
 
     def ints(name: str, fill: int = -1) -> np.ndarray:
@@ -833,19 +945,37 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         table = _drop(table, name)
         return out
 
-    pid, ppid, depth = ints("pid"), ints("ppid"), _narrow(ints("depth", 0))
+    def per_stream(name: str, exact: bool, stream_of: np.ndarray) -> PerStream | np.ndarray:
+        """A column's value at each stream's first row, once per stream; per row instead
+        when `exact` and some stream has several values."""
+        nonlocal table
+        col = table.column(name)
+        col = pc.fill_null(col, -1) if col.null_count else col
+        values = numpy_of(col)
+        table = _drop(table, name)
+        first = values[head].astype(np.int32)
+        if not exact or bool(np.all(values == first[stream_of])):
+            return PerStream(first, starts, n)
+        return values.astype(np.int32, copy=False)[order]
+
+    pid, ppid = per_stream("pid", True, stream_of), per_stream("ppid", False, stream_of)
+    del stream_of
+    depth = _narrow(ints("depth", 0))
     probe, probe_values = coded("probe", None)
     errno, errno_values = coded("errno", None)
-    ncomm, ncomm_values = coded("comm", ARG_RULES)
+    raw_comm, raw_comm_values = coded("comm", None)
+    comm_norm, ncomm_values = _normalised_codes(raw_comm_values, ARG_RULES)
+    ncomm = _narrow(_remap(raw_comm, comm_norm))
     # Paths: raw codes first; the distinct values are masked (temp rules, random tokens), the
     # run-to-run varying names learned from the good rows, then digits (see NameTemplates).
     raw_path, raw_values = coded("path", None)
     pre_of_raw, pre_values = _factorize(apply_rules(raw_values.arrow, TEMP_RULES))
     templates = NameTemplates.learn(pre_values, _remap(raw_path, pre_of_raw), tkey) if learn_names else NameTemplates()
+    del tkey
     final_of_pre, npath_values = _factorize(
         apply_rules(mask_random_tokens(templates.apply(pre_values.arrow)), DIGIT_RULES))
     npath = _remap(raw_path, final_of_pre[pre_of_raw])
-    del raw_path, pre_of_raw, final_of_pre
+    del pre_of_raw, final_of_pre
     no_values = Values(pa.array([], type=pa.string()))
     arg = column("arg")
     narg, narg_values = _coded_paths(arg, order, templates) if arg.null_count < n else (_absent(n), no_values)
@@ -854,7 +984,8 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         path2, path2_values = _coded_paths(kept["path2"], order, templates)
     else:
         path2, path2_values = _absent(n), no_values
-    pathkey = npath.copy()
+    search_rows: list[int] = []
+    search_keys: list[int] = []
     base_index: dict[str, int] = {}
     search_errnos = np.array([i for i, v in enumerate(errno_values) if v in SEARCH_ERRNOS], dtype=np.int32)
     if n > 1 and len(search_errnos):
@@ -870,20 +1001,24 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         for i in cand.tolist():
             (d0, b0), (d1, b1) = split[int(npath[i])], split[int(npath[i + 1])]
             if b0 and b0 == b1 and d0 != d1:
-                pathkey[i] = SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index))
+                search_rows.append(i)
+                search_keys.append(SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index)))
     base_values = Values(pa.array(list(base_index), type=pa.string()))
+    pathkey = Patched(npath, np.array(search_rows, dtype=np.int64), np.array(search_keys, dtype=npath.dtype))
 
     for name in KEPT_COLUMNS:
-        if name in table.column_names and name not in kept:
+        if name in table.column_names and name not in kept and name not in ("path", "comm"):
             column(name)
-    kept = {c: kept[c] for c in KEPT_COLUMNS if c in kept and (c in ("path", "comm") or kept[c].null_count < n)}
+    kept = {c: kept[c] for c in KEPT_COLUMNS if c in kept and kept[c].null_count < n}
     return Prepared(
         table=pa.table(kept) if kept else pa.table({"_": pa.nulls(n)}).drop_columns(["_"]),  # all-null: not kept
-        order=order, tkey=tkey, tid=tid, pid=pid, ppid=ppid, seq=seq, depth=depth, probe=probe, errno=errno,
+        order=order, tkey=PerStream(s_tkey, starts, n), tid=PerStream(s_tid, starts, n), pid=pid, ppid=ppid,
+        seq=seq, depth=depth, probe=probe, errno=errno,
         pathkey=pathkey, plainpath=npath, narg=narg, ncomm=ncomm, sid=sid, path2=path2,
         probe_values=probe_values, errno_values=errno_values, npath_values=npath_values,
         base_values=base_values, narg_values=narg_values, ncomm_values=ncomm_values,
-        path2_values=path2_values, templates=templates,
+        path2_values=path2_values, templates=templates, raw_path=raw_path, raw_path_values=raw_values,
+        raw_comm=raw_comm, raw_comm_values=raw_comm_values, n=n,
     )
 
 
