@@ -161,6 +161,7 @@ from baseline.run.allowlist import (
 )
 from baseline.run.normalize import (
     Prepared,
+    code_in,
     in_sorted,
     normalize_paths,
     numpy_of,
@@ -485,7 +486,9 @@ def diff_traces(
 
     tables = [bad_tab, good_tab]
     del good_tab, bad_tab  # handed over: prepare frees each column once converted
-    p, bad_ids, good_ids = prepare_both(tables, good_codes, [bad_id])
+    handed = [good_codes]
+    del good_codes  # handed over too: prepare_both frees the per-row trace numbers once used
+    p, bad_ids, good_ids = prepare_both(tables, handed, [bad_id])
     n_rows = len(p)
     nb = int(np.count_nonzero(p.tkey < 0))  # bad rows are rows 0..nb-1
     rows = _Rows(p, bad_ids, good_ids)
@@ -509,7 +512,7 @@ def diff_traces(
     # a probe some error has, then the ones at an erring call site among them.
     err_rows = np.flatnonzero((p.errno >= 0) & (p.plainpath >= 0))
     err_calls = unique_ints(_call_keys(p, err_rows))
-    cand = np.flatnonzero(np.isin(p.probe, unique_ints(p.probe[err_rows])) & (p.tkey >= 0))
+    cand = np.flatnonzero(code_in(p.probe, p.probe[err_rows], len(p.probe_values)) & (p.tkey >= 0))
     cand_calls = _call_keys(p, cand)
     pos = np.minimum(np.searchsorted(err_calls, cand_calls), max(len(err_calls) - 1, 0))  # small sorted set
     hit = err_calls[pos] == cand_calls if len(err_calls) else np.zeros(len(cand), dtype=bool)
@@ -570,7 +573,8 @@ def diff_traces(
     # Noise probes drop out when they succeed or fail for timing (futex EAGAIN/ETIMEDOUT
     # under contention, EINTR): how often that happens is scheduling, not program logic.
     drop = expected_mask | retried | (
-        np.isin(p.probe, noise_codes) & ((err_cls_rows == 0) | np.isin(p.errno, timing_codes)))
+        code_in(p.probe, noise_codes, len(p.probe_values))
+        & ((err_cls_rows == 0) | code_in(p.errno, timing_codes, len(p.errno_values))))
     del expected_mask, retried
 
     # Streams and roles (bad streams first).
@@ -826,7 +830,7 @@ def _raw_outcome_changes(p: Prepared, cand: np.ndarray, good_ok_calls: np.ndarra
     cand = cand[np.isin(_call_keys(p, cand), good_ok_calls)]
     if not len(cand):
         return out
-    good = np.flatnonzero(np.isin(p.probe, unique_ints(p.probe[cand])) & (p.tkey >= 0))
+    good = np.flatnonzero(code_in(p.probe, p.probe[cand], len(p.probe_values)) & (p.tkey >= 0))
     good = good[in_sorted(_call_keys(p, good), unique_ints(_call_keys(p, cand)))]
     def keys(rows: np.ndarray, errno: np.ndarray | None) -> pa.Array:
         raw = p.raw_paths(rows)
@@ -857,7 +861,7 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
     if not len(cand):
         return out
     # the rows at those call sites, keyed by (stream, call site)
-    rows = np.flatnonzero(np.isin(p.probe, unique_ints(p.probe[cand])))
+    rows = np.flatnonzero(code_in(p.probe, p.probe[cand], len(p.probe_values)))
     calls = _call_keys(p, rows)
     keep = in_sorted(calls, unique_ints(_call_keys(p, cand)))
     rows, calls = rows[keep], calls[keep]
@@ -886,7 +890,8 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
     # A create that found its target already there, removed it and created it again (gzip
     # -f over the last run's output) is no loop either, but is the same outcome as the good
     # runs' create: transparent too.
-    waits = np.flatnonzero(np.isin(p.probe, [i for i, v in enumerate(p.probe_values) if v in WAIT_PROBES]))
+    waits = np.flatnonzero(code_in(p.probe, [i for i, v in enumerate(p.probe_values) if v in WAIT_PROBES],
+                                   len(p.probe_values)))
     keep = (np.searchsorted(waits, hi) > np.searchsorted(waits, lo)) | _cleared_in_between(p, lo, hi)
     lo, hi = lo[keep], hi[keep]
     if len(lo):
@@ -894,7 +899,7 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
         np.add.at(edges, lo, 1)
         np.add.at(edges, hi, -1)
         out = np.cumsum(edges[:-1]) > 0
-        out &= ~np.isin(p.errno, hard_codes)
+        out &= ~code_in(p.errno, hard_codes, len(p.errno_values))
     return out
 
 

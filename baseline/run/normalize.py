@@ -476,6 +476,14 @@ def unique_ints(a: np.ndarray) -> np.ndarray:
     return a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a
 
 
+def code_in(codes: np.ndarray, members: Any, n_values: int) -> np.ndarray:
+    """Boolean: which `codes` (0..n_values-1, -1 for null) are among `members`: one gather
+    from a lookup table (`np.isin` on a whole column builds temporaries of 8 bytes a row)."""
+    lut = np.zeros(n_values + 1, dtype=bool)  # the extra last entry: null (-1) is never a member
+    lut[np.asarray(members, dtype=np.int64)] = True
+    return lut[codes]
+
+
 def in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """Boolean: which `values` occur in `sorted_set` (sorted, e.g. from `unique_ints`). A
     binary search per value: for a small set against many values, where `np.isin` would
@@ -615,9 +623,11 @@ def _mix64(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint64(31))
 
 
-def _pack(fields: list[tuple[np.ndarray, int] | tuple[np.ndarray, int, int]]) -> np.ndarray:
+def _pack(fields: list[tuple[Any, int] | tuple[Any, int, int]], n: int | None = None) -> np.ndarray:
     """One uint64 per row from small non-negative integer fields (values, radix), or
     (values, radix, offset) for ``values + offset`` (codes with -1 for null: offset 1).
+    `values` may be a function returning them (then `n` rows): each field is then built
+    only while it is added in, one at a time.
 
     Exact (mixed radix, the same numbers as `np.ravel_multi_index` in C order, accumulated in
     place: no 8-byte copy of every field) while the product of the radices fits in 63 bits,
@@ -627,18 +637,22 @@ def _pack(fields: list[tuple[np.ndarray, int] | tuple[np.ndarray, int, int]]) ->
     total = 1
     for d in dims:
         total *= d
-    n = len(fields[0][0])
+    def get(v: Any) -> np.ndarray:
+        return v() if callable(v) else v
+
+    if n is None:
+        n = len(get(fields[0][0]))
     if total < (1 << 63):
         # Horner's rule in uint64: negative values wrap and their offset wraps them back, so
         # every step is exact modulo 2**64 and the result, below 2**63, is too.
         out = np.zeros(n, dtype=np.uint64)
         for field, d in zip(fields, dims, strict=True):
             np.multiply(out, np.uint64(d), out=out)
-            np.add(out, field[0], out=out, dtype=np.uint64, casting="unsafe")  # the uint64 loop, not float64
+            np.add(out, get(field[0]), out=out, dtype=np.uint64, casting="unsafe")  # the uint64 loop, not float64
             if len(field) > 2 and field[2]:
                 out += np.uint64(field[2])
         return out
-    values = [f[0].astype(np.int64) + (f[2] if len(f) > 2 else 0) for f in fields]
+    values = [get(f[0]).astype(np.int64) + (f[2] if len(f) > 2 else 0) for f in fields]
     out = values[0].astype(np.uint64)
     for v in values[1:]:
         out = _mix64(out * np.uint64(0x100000001B3) ^ v.astype(np.uint64))
@@ -688,6 +702,8 @@ class PerStream(_RowView):
         return self.values.dtype
 
     def __getitem__(self, idx: Any) -> Any:
+        if isinstance(idx, slice) or (isinstance(idx, np.ndarray) and (idx.dtype == bool or len(idx) > self.n // 8)):
+            return np.asarray(self)[idx]  # many rows: the whole column (2 bytes a row for trace keys)
         return self.values[np.searchsorted(self.starts, self._rows(idx), side="right") - 1]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -709,7 +725,12 @@ class Patched(_RowView):
     def __getitem__(self, idx: Any) -> Any:
         rows = self._rows(idx)
         out = self.base[rows]
-        if len(self.rows):
+        if len(self.rows) and np.ndim(out) and len(rows) > len(self.rows) and bool(np.all(rows[1:] > rows[:-1])):
+            # many increasing rows (the kept rows of a diff): look the few patched rows up in them
+            at = np.minimum(np.searchsorted(rows, self.rows), len(rows) - 1)
+            hit = rows[at] == self.rows
+            out[at[hit]] = self.values[hit]
+        elif len(self.rows):
             at = np.minimum(np.searchsorted(self.rows, rows), len(self.rows) - 1)
             hit = self.rows[at] == rows
             if np.ndim(out):
@@ -799,19 +820,24 @@ class Prepared:
 
     def tokens(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The token of each row (see `token_parts`), or of `rows` only (row numbers): the
-        fields are gathered for those rows alone, no per-row array of the whole table."""
-        def at(a: np.ndarray) -> np.ndarray:
-            return a if rows is None else a[rows]
+        fields are gathered for those rows alone, one at a time as they are packed in."""
+        def at(a: np.ndarray) -> Any:
+            if rows is None:
+                return a
+            if len(a) and a.strides[0] == 0:  # an all-null column stored once (_absent)
+                return lambda: np.broadcast_to(a[:1], (len(rows),))
+            return lambda: a[rows]
 
-        path, path_radix = self._dense_path(rows)
+        n_rows = len(self) if rows is None else len(rows)
+        path_radix = len(self.npath_values) + len(self.base_values) + 1
         depth_lo = int(self.depth.min()) if len(self) else 0
-        depth = at(self.depth) - depth_lo
         fields = [(at(self.probe), len(self.probe_values) + 1, 1), (at(self.errno), len(self.errno_values) + 1, 1),
-                  (path, path_radix), (at(self.narg), len(self.narg_values) + 1, 1),
-                  (depth, int(self.depth.max(initial=0)) - depth_lo + 1)]
+                  (lambda: self._dense_path(rows)[0], path_radix), (at(self.narg), len(self.narg_values) + 1, 1),
+                  (lambda: (self.depth if rows is None else self.depth[rows]) - depth_lo,
+                   int(self.depth.max(initial=0)) - depth_lo + 1)]
         if self.path2_values is not None and len(self.path2_values):
             fields.append((at(self.path2), len(self.path2_values) + 1, 1))
-        return _pack(fields)
+        return _pack(fields, n_rows)
 
     def call_keys(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The call key of each row (see `token_parts`), or of `rows` only."""
@@ -992,7 +1018,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         # Failed lookups followed in the same thread by a lookup of another path: only these
         # few rows need their paths split into directory and name.
         cand = np.flatnonzero(
-            np.isin(errno[:-1], search_errnos) & (sid[1:] == sid[:-1]) & (npath[:-1] >= 0) & (npath[1:] >= 0)
+            code_in(errno[:-1], search_errnos, len(errno_values)) & (sid[1:] == sid[:-1]) & (npath[:-1] >= 0) & (npath[1:] >= 0)
             & (npath[1:] != npath[:-1])
         )
         split: dict[int, tuple[str, str]] = {}

@@ -230,7 +230,8 @@ def prepare_side(table: EventColumns | pa.Table, bad: bool) -> tuple[Prepared, l
 
 
 def prepare_both(
-    tables: list[EventColumns], good_trace_codes: tuple[np.ndarray, list[str]] | None = None,
+    tables: list[EventColumns],
+    good_trace_codes: tuple[np.ndarray, list[str]] | list[tuple[np.ndarray, list[str]]] | None = None,
     bad_ids: list[str] | None = None,
 ) -> tuple[Prepared, list[str], list[str]]:
     """Prepare the bad and good rows (``tables = [bad, good]``) as one table, with one
@@ -240,7 +241,10 @@ def prepare_both(
     bad, good = tables
     if bad_ids is None:
         _, bad_ids = number_traces(bad)
+    if isinstance(good_trace_codes, list):  # handed over: [number_traces(good)]
+        good_trace_codes = good_trace_codes.pop()
     good_codes, good_ids = good_trace_codes or number_traces(good)
+    del good_trace_codes
     small = np.int16 if len(good_ids) < 2**15 - 1 else np.int64  # trace numbers: 2 bytes a row
     tkey = np.concatenate([np.full(bad.num_rows, -1, dtype=small), good_codes.astype(small)])
     both = EventColumns.concat([bad, good])
