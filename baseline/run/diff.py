@@ -969,7 +969,7 @@ def _existing_directories(p: Prepared) -> tuple[np.ndarray, np.ndarray]:
     eexist = [i for i, v in enumerate(p.errno_values) if v == "EEXIST"]
     if not mkdirs or not stats or not eexist:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    cand = np.flatnonzero(np.isin(p.errno, eexist))
+    cand = np.flatnonzero(code_in(p.errno, eexist, len(p.errno_values)))
     cand = cand[np.isin(p.probe[cand], mkdirs) & (cand + 1 < len(p))]
     nxt = cand + 1
     ok = (np.isin(p.probe[nxt], stats) & (p.errno[nxt] < 0) & (p.sid[nxt] == p.sid[cand])
@@ -977,7 +977,7 @@ def _existing_directories(p: Prepared) -> tuple[np.ndarray, np.ndarray]:
     cand, nxt = cand[ok], nxt[ok]
     # only where a good run created the directory (where the good runs found it too, the
     # EEXIST is theirs as well: nothing to reinterpret)
-    made = np.flatnonzero(np.isin(p.probe, mkdirs) & (p.errno < 0) & (p.tkey >= 0))
+    made = np.flatnonzero(code_in(p.probe, mkdirs, len(p.probe_values)) & (p.errno < 0) & (p.tkey >= 0))
     ok = np.isin(_call_keys(p, cand), _call_keys(p, made))
     return cand[ok], nxt[ok]
 
