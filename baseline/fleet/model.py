@@ -256,15 +256,19 @@ def _audit_runs(frames: pl.DataFrame) -> pl.DataFrame | None:
     if runs is None:
         return None
     err = pl.col("errno").is_not_null()
+    tid = pl.col("trace_id")
     sums = frames.select(err.cast(pl.UInt32).cum_sum().alias("_e"),
-                         (err & (pl.col("depth") == 0)).cast(pl.UInt32).cum_sum().alias("_r"))
+                         (err & (pl.col("depth") == 0)).cast(pl.UInt32).cum_sum().alias("_r"),
+                         (tid != tid.shift(1)).fill_null(True).alias("_first"))
     ends = runs["_start"] + runs["frames"] - 1  # the row of each trace's last frame
     errs, roots = sums["_e"].gather(ends), sums["_r"].gather(ends)
     return pl.concat([
         runs.select("trace_id", "host", "operation", "chain_hash", "frames"),
         pl.DataFrame([(errs - errs.shift(1, fill_value=0)).alias("errors"),
                       ((roots - roots.shift(1, fill_value=0)) > 0).alias("root_err")]),
-        frames.select(TRACE_LEVEL).gather(runs["_start"]),
+        # each trace's first row (the rows `_start` numbers): a filter, not a gather, since a
+        # batch holds one chunk per file and a gather across ~500 chunks costs ~10x more
+        frames.select(TRACE_LEVEL).filter(sums["_first"]),
         runs.select("_start"),
     ], how="horizontal")
 
@@ -333,8 +337,13 @@ def _validated(files: list[Path]) -> Iterator[Any]:
     I/O wait, and a fleet-day is 10,000+ files), in file order; errors surface in order."""
     from concurrent.futures import ThreadPoolExecutor
 
+    # a task per 64 files, not per file: a task per file cost more CPU in futures and GIL
+    # handovers than the footer reads themselves (2.7 -> 1.9 CPU s for 10,000 files, warm)
+    step = 64
     with ThreadPoolExecutor(max_workers=4) as pool:
-        yield from pool.map(lambda f: validate_file(f, "events"), files)
+        for metas in pool.map(lambda part: [validate_file(f, "events") for f in part],
+                              (files[i:i + step] for i in range(0, len(files), step))):
+            yield from metas
 
 
 def _narrow(lf: pl.LazyFrame, columns: list[str] | None) -> pl.LazyFrame:
