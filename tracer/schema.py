@@ -504,14 +504,16 @@ def write_table_batches(
     compression: str = "zstd",
     *,
     durable: bool = True,
+    parquet_options: dict | None = None,
 ) -> Path:
     """`write_table` for a table produced (or sliced) in pieces: each batch is conformed and
     written as one or more row groups as it comes, so the whole table never exists as Arrow at
-    once. Same atomicity (temp file + rename); an empty iterable writes an empty table."""
+    once. Same atomicity (temp file + rename); an empty iterable writes an empty table.
+    `parquet_options` as for write_table."""
     path = Path(path)
     schema = _table_schema(table).with_metadata(_metadata(table, extra_metadata))
     with atomic_output(path, durable=durable) as fh, pq.ParquetWriter(
-        fh, schema, compression=compression, **encoding_options(schema)
+        fh, schema, compression=compression, **encoding_options(schema, parquet_options)
     ) as writer:
         for batch in batches:
             writer.write_table(conform(batch, table).replace_schema_metadata(schema.metadata))
