@@ -167,7 +167,7 @@ def host_vendors(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = Non
         .unique(["operation", "chain_hash"])
     )
     from_traces = _mode_per_host(
-        traces.group_by("host", "operation", "chain_hash").agg(pl.len().alias("_n"))
+        _stream(traces.lazy().group_by("host", "operation", "chain_hash").agg(pl.len().alias("_n")))
         .select(pl.col("host", "operation").cast(pl.String), "chain_hash", "_n")
         .join(chain_vendor, on=["operation", "chain_hash"])
     )
@@ -175,17 +175,24 @@ def host_vendors(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = Non
     if counters is not None:  # a host seen only through its counters: the driver probes it runs
         calls = counters[0] if isinstance(counters, tuple) else counters
         parts.append(_mode_per_host(
-            calls.filter(pl.col("n") > 0).group_by("host", "probe").agg(pl.len().alias("_n"))
+            _stream(calls.lazy().filter(pl.col("n") > 0).group_by("host", "probe").agg(pl.len().alias("_n")))
             .select(pl.col("host").cast(pl.String), vendor.alias("vendor"), "_n").drop_nulls()
         ))
     hosts = traces.select(pl.col("host").unique().cast(pl.String))
     if counters is not None:
         calls = counters[0] if isinstance(counters, tuple) else counters
-        hosts = pl.concat([hosts, calls.select(pl.col("host").unique().cast(pl.String))]).unique()
+        hosts = pl.concat([hosts, _stream(calls.lazy().select(pl.col("host").unique()))
+                           .select(pl.col("host").cast(pl.String))]).unique()
     out = hosts
     for i, part in enumerate(parts):
         out = out.join(part.rename({"vendor": f"_v{i}"}), on="host", how="left")
     return out.select("host", pl.coalesce([f"_v{i}" for i in range(len(parts))] + [pl.lit("?")]).alias("vendor"))
+
+
+def _stream(lf: pl.LazyFrame) -> pl.DataFrame:
+    """A group-by or unique over millions of trace or counter rows: polars' streaming engine
+    costs 2-4x less CPU than the in-memory one there (each caller's result is order-free)."""
+    return lf.collect(engine="streaming")
 
 
 def _mode_per_host(counts: pl.DataFrame) -> pl.DataFrame:
@@ -207,10 +214,10 @@ def release_history(traces: pl.DataFrame, calls: pl.DataFrame | None = None) -> 
     # each table reduced on its own (categorical) keys first: millions of rows, a few (host,
     # release) pairs; the text is built for those only
     if "kernel_release" in traces.columns:
-        parts.append(traces.group_by("host", "kernel_release").agg(pl.col("start_time").min().alias("since"))
+        parts.append(_stream(traces.lazy().group_by("host", "kernel_release").agg(pl.col("start_time").min().alias("since")))
                      .select(pl.col("host", "kernel_release").cast(pl.String), "since"))
     if calls is not None and "kernel_release" in calls.columns:
-        parts.append(calls.group_by("host", "kernel_release").agg(pl.col("bucket").min().alias("since"))
+        parts.append(_stream(calls.lazy().group_by("host", "kernel_release").agg(pl.col("bucket").min().alias("since")))
                      .select(pl.col("host", "kernel_release").cast(pl.String), "since"))
     if not parts:
         return None
@@ -438,7 +445,7 @@ class FleetExpectedLearner(ParamsMixin):
             pl.col("host").cast(pl.String))
         if counters is not None:
             calls, errs = counters
-            run_hosts = pl.concat([run_hosts, calls.filter(pl.col("n") > 0).select("probe", "host").unique().select(
+            run_hosts = pl.concat([run_hosts, _stream(calls.lazy().filter(pl.col("n") > 0).select("probe", "host").unique()).select(
                 pl.col("probe").cast(pl.String), pl.col("host").cast(pl.String))]).unique()
             c_err = errs.select("probe", "errno", "host").unique().select(pl.col("probe", "errno", "host").cast(pl.String))
             # counters know no operation: an (probe, errno) host counts for every operation learning it
@@ -504,8 +511,9 @@ class FleetExpectedLearner(ParamsMixin):
             return cand.with_columns(pl.lit(None, band_type).alias("rate_upper"))
         calls, errs = counters
         # grouped on the tables' own (categorical) keys, text for the groups only
-        n = calls.group_by("host", "probe").agg(pl.col("n").sum()).with_columns(pl.col("host", "probe").cast(pl.String))
-        f = errs.group_by("host", "probe", "errno").agg(pl.col("count").sum()).with_columns(
+        n = _stream(calls.lazy().group_by("host", "probe").agg(pl.col("n").sum())).with_columns(
+            pl.col("host", "probe").cast(pl.String))
+        f = _stream(errs.lazy().group_by("host", "probe", "errno").agg(pl.col("count").sum())).with_columns(
             pl.col("host", "probe", "errno").cast(pl.String))
         rates = f.join(n, on=["host", "probe"]).with_columns((pl.col("count") / pl.col("n").clip(1)).alias("rate"))
         bands = (
