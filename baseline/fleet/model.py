@@ -321,10 +321,10 @@ def event_batches(
     batch: list[str] = []
     rows = 0
     stored = False  # a file storing the host column itself (else hive partitioning gives it)
-    for f, meta in zip(files, _validated(files), strict=True):
+    for f, (num_rows, has_host) in zip(files, _validated(files), strict=True):
         batch.append(str(f))
-        rows += meta.num_rows
-        stored = stored or "host" in meta.schema.names
+        rows += num_rows
+        stored = stored or has_host
         if rows >= batch_rows:
             yield _narrow(_scan_files(batch, stored).filter(since_filter(since_dt)), columns)
             batch, rows, stored = [], 0, False
@@ -332,18 +332,27 @@ def event_batches(
         yield _narrow(_scan_files(batch, stored).filter(since_filter(since_dt)), columns)
 
 
-def _validated(files: list[Path]) -> Iterator[Any]:
+def _validated(files: list[Path]) -> Iterator[tuple[int, bool]]:
     """validate_file over the files, footers read by a few threads (a footer read is mostly
-    I/O wait, and a fleet-day is 10,000+ files), in file order; errors surface in order."""
+    I/O wait, and a fleet-day is 10,000+ files), in file order; errors surface in order.
+    Yields (rows, stores a host column) per file: the footers themselves are dropped in the
+    worker, since the pool runs ahead of the batches and 10,000 footers held at once cost
+    ~170 MiB that stayed in the process (fragmented) for the rest of the audit."""
     from concurrent.futures import ThreadPoolExecutor
+
+    def check(part: list[Path]) -> list[tuple[int, bool]]:
+        out = []
+        for f in part:
+            meta = validate_file(f, "events")
+            out.append((meta.num_rows, "host" in meta.schema.names))
+        return out
 
     # a task per 64 files, not per file: a task per file cost more CPU in futures and GIL
     # handovers than the footer reads themselves (2.7 -> 1.9 CPU s for 10,000 files, warm)
     step = 64
     with ThreadPoolExecutor(max_workers=4) as pool:
-        for metas in pool.map(lambda part: [validate_file(f, "events") for f in part],
-                              (files[i:i + step] for i in range(0, len(files), step))):
-            yield from metas
+        for part in pool.map(check, (files[i:i + step] for i in range(0, len(files), step))):
+            yield from part
 
 
 def _narrow(lf: pl.LazyFrame, columns: list[str] | None) -> pl.LazyFrame:
