@@ -260,15 +260,30 @@ def findings_of(
     chain's analysis (cluster, bifurcation, origin, expected) and its signature says the origin
     is at or below its deepest recorded frame. With no complete chain to match, its own
     analysis stands, and so does the "at or below" (never "deeper than probes")."""
-    key = ["operation", "chain_hash"]
+    return _findings_of_failing(_failing(traces), chains, model, expected, min_layers=min_layers)
+
+
+def _failing(traces: pl.DataFrame) -> pl.DataFrame:
+    """The per-trace table's traces with an error frame, in the columns findings_of uses."""
     cols = set(traces.columns)
-    failing = traces.filter(pl.col("errors") > 0).select(
-        "trace_id", "host", "job_id", pl.col("start_time").alias("time"), *key,
+    return traces.filter(pl.col("errors") > 0).select(
+        "trace_id", "host", "job_id", pl.col("start_time").alias("time"), "operation", "chain_hash",
         ((pl.col("lost_events").fill_null(0) > 0) if "lost_events" in cols else pl.lit(False)).alias("truncated"),
         (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).alias("kernel_release"),
         (pl.col("repeat_count").fill_null(1).clip(1) if "repeat_count" in cols else pl.lit(1)).cast(pl.Int64)
         .alias("weight"),
     )
+
+
+def _findings_of_failing(
+    failing: pl.DataFrame,
+    chains: pl.DataFrame,
+    model: GoodTraceBaseline,
+    expected: ExpectedErrors,
+    min_layers: int = 4,
+) -> pl.DataFrame:
+    """findings_of on `_failing(traces)` (run_audit frees the per-trace table before this)."""
+    key = ["operation", "chain_hash"]
     reps = chains.join(failing.select(key).unique(), on=key, how="semi")
     analysed = analyse_traces(reps.drop(key), model, expected, min_layers=min_layers) if reps.height else pl.DataFrame()
     if analysed.is_empty():
@@ -855,19 +870,26 @@ def run_audit(
         learned = expected_from_traces(traces, chains, counters=buckets, releases=releases).entries
         expected = expected + ExpectedErrors(learned, source="<learned from dataset>")
 
-    window = (traces["start_time"].min(), traces["start_time"].max())
-    traces_audited = traces.height
-    findings = findings_of(traces, chains, model, expected, min_layers=min_layers)
-    del traces, chains  # the per-trace table is the biggest thing held; findings carry what is left
-    findings, clusters = cluster_findings(findings, window, releases=releases)
-    findings = findings.with_columns(
-        pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score")
-    ).sort(["time", "trace_id"])
+    # the host alerts need the expected errors (curated + learned) and the model, nothing of the
+    # findings: computed now, the bucketed counters (~200 MB on a 10,000-host day) are freed
+    # before the findings are built (the audit's peak)
     alerts = pl.DataFrame(schema=polars_schema("host_alerts"))
     if buckets is not None:
         depths = model.edges_.group_by("probe").agg(pl.col("depth").max().cast(pl.Int64))
         alerts = host_alerts(buckets, expected, probe_depth=dict(depths.iter_rows()))
         del buckets
+    window = (traces["start_time"].min(), traces["start_time"].max())
+    traces_audited = traces.height
+    # the per-trace table is the biggest thing held: only its failing traces go on, and it is
+    # freed before the findings are joined together (findings_of, in two steps)
+    failing = _failing(traces)
+    del traces
+    findings = _findings_of_failing(failing, chains, model, expected, min_layers=min_layers)
+    del failing, chains
+    findings, clusters = cluster_findings(findings, window, releases=releases)
+    findings = findings.with_columns(
+        pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score")
+    ).sort(["time", "trace_id"])
     result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces_audited)
     if out_dir is not None:
         result.files = write_audit(result, out_dir)
