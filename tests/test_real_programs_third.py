@@ -29,11 +29,10 @@ from tracer.schema import read_events
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
 
-# Misses, by root cause (xfail, strict). Both fault misses are the recording's, not the
-# differ's: the event that says what went wrong is not in the trace.
+# Misses, by root cause (xfail, strict). The fault miss is the recording's, not the differ's:
+# the event that says what went wrong is not in the trace. (touch -d's utimensat(0, NULL, ...)
+# had no path either: the recorder now labels it with the fd's path.)
 KNOWN_MISSES: dict[str, str] = {
-    "touch_date_not_owner": "recorder: utimensat(fd, NULL, ...) -- the call is about the fd (touch dup2s the "
-                            "file to fd 0) -- is recorded without a path; the differ names the right call and errno",
     "curl_connection_refused": "recorder: a non-blocking connect returns EINPROGRESS in good and bad runs; the "
                                "refusal is only in getsockopt(SO_ERROR)'s value, which is not recorded, so the "
                                "differ names strerror's message-catalog lookup (libc.mo ENOENT) that follows",

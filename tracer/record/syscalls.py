@@ -168,6 +168,10 @@ def _specs() -> dict[str, Spec]:
                  "getxattrat", "setxattrat", "listxattrat", "removexattrat", "file_getattr",
                  "file_setattr", "statx"):
         s[name] = Spec(path=(1, 0))
+    # utimensat(fd, NULL, ...) / futimesat(fd, NULL, ...) are about the fd itself (glibc's
+    # futimens: touch, cp -p, tar): labelled with the fd's path when there is no path string.
+    for name in ("utimensat", "futimesat"):
+        s[name] = Spec(path=(1, 0), fd=0)
     s["openat"] = Spec(path=(1, 0), arg_kind="open_flags", arg_index=2, role="open")
     s["openat2"] = Spec(path=(1, 0), role="open")
     s["faccessat"] = Spec(path=(1, 0), arg_kind="access_mode", arg_index=2)
