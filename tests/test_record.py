@@ -283,3 +283,48 @@ def test_command_that_cannot_be_executed(recorder, tmp_path):
     rec, df = record(recorder, ["/bin/true"])
     assert rec.exit_status == 0 and df["probe"][0] == "execve" and df["path"][0] == "/bin/true"
     assert not recorder.bpf.raw_tracepoint_fds  # detached again
+
+
+def test_argument_registers_through_the_kfunc_and_the_helpers_agree(recorder, tmp_path, monkeypatch):
+    """The recorder reads the argument registers through bpf_rdonly_cast (a kfunc call it
+    writes into the compiled program, bcc cannot) where the kernel has it, else through two
+    helper calls; a kernel refusing the kfunc call (here: a wrong kfunc id) gets the helpers.
+    Both record the same calls, paths, fds and output."""
+    import tracer.record.recorder as recorder_module
+    from tracer.record.btf import pt_regs_cast_ids
+    from tracer.record.recorder import SyscallRecorder
+
+    ids = pt_regs_cast_ids()
+    if ids is None:
+        pytest.skip("no BTF with struct pt_regs and bpf_rdonly_cast")
+    assert recorder.regs_cast
+    script = tmp_path / "calls.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, sys
+        d = os.open({str(tmp_path)!r}, os.O_RDONLY | os.O_DIRECTORY)
+        fd = os.open("made.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d)
+        os.write(fd, b"abc")
+        os.rename({str(tmp_path)!r} + "/made.txt", {str(tmp_path)!r} + "/moved.txt")
+        try:
+            os.stat("missing.txt", dir_fd=d)
+        except FileNotFoundError:
+            pass
+        sys.stdout.write("to stdout\\n"); sys.stdout.flush()
+    """))
+
+    def calls(rec_df):
+        _, df = rec_df
+        return (df.filter(pl.col("path").str.starts_with(str(tmp_path)) | pl.col("output").is_not_null())
+                .select("probe", "path", "path2", "errno", "arg", "output").rows())
+
+    with_cast = calls(record(recorder, ["/usr/bin/python3", "-S", str(script)]))
+    (tmp_path / "moved.txt").unlink()
+    monkeypatch.setattr(recorder_module, "pt_regs_cast_ids", lambda: (ids[0], ids[1] + 1))
+    with SyscallRecorder(ringbuf_mb=4) as helpers:
+        assert not helpers.regs_cast  # the kernel refused the call: loaded with the helpers
+        with_helpers = calls(record(helpers, ["/usr/bin/python3", "-S", str(script)]))
+    assert with_cast == with_helpers
+    assert ("openat", f"{tmp_path}/made.txt", None, None, "O_WRONLY|O_CREAT|O_CLOEXEC", None) in with_cast
+    assert ("rename", f"{tmp_path}/made.txt", f"{tmp_path}/moved.txt", None, None, None) in with_cast
+    assert any(r[0] == "newfstatat" and r[1] == f"{tmp_path}/missing.txt" and r[3] == "ENOENT" for r in with_cast)
+    assert any(r[5] == "to stdout\n" for r in with_cast)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from datetime import UTC, datetime
 
 import pytest
@@ -301,3 +302,23 @@ def test_ring_spans_walked_and_batches_split():
     assert [split.data[o:o + n] for o, n in zip(split.offsets, split.lengths, strict=True)] == records
     plain = batch_of(records)
     assert [plain.data[o:o + n] for o, n in zip(plain.offsets, plain.lengths, strict=True)] == records
+
+
+def test_btf_type_ids(tmp_path, monkeypatch):
+    """tracer.record.btf finds kernel type ids by kind and name in the running kernel's BTF
+    (no root needed to read it), refuses data that is not BTF, and says None without it."""
+    import tracer.record.btf as btf
+
+    if not btf.VMLINUX_BTF.exists():
+        print("SKIP: no /sys/kernel/btf/vmlinux", file=sys.stderr)
+        pytest.skip("no kernel BTF")
+    data = btf.VMLINUX_BTF.read_bytes()
+    ids = btf.type_ids(data, {("struct", "pt_regs"), ("struct", "task_struct"), ("func", "no_such_function_x")})
+    assert set(ids) == {("struct", "pt_regs"), ("struct", "task_struct")}
+    assert ids[("struct", "pt_regs")] != ids[("struct", "task_struct")] and min(ids.values()) >= 1
+    with pytest.raises(ValueError):
+        btf.type_ids(b"\x00" * 64, {("struct", "pt_regs")})
+    btf.pt_regs_cast_ids.cache_clear()
+    monkeypatch.setattr(btf, "VMLINUX_BTF", tmp_path / "missing")
+    assert btf.pt_regs_cast_ids() is None
+    btf.pt_regs_cast_ids.cache_clear()

@@ -51,6 +51,7 @@ import shlex
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -63,6 +64,7 @@ import pyarrow as pa
 
 from tracer import resources
 from tracer.errors import EnvironmentProblem, TracebaseError
+from tracer.record.btf import pt_regs_cast_ids
 from tracer.record.decode import (
     HEADER,
     HEADER_SIZE,
@@ -82,6 +84,10 @@ POLL_MS = 10  # how often the ring buffer is read (the BPF side never wakes us)
 MAX_OUTPUT = 256  # bytes of a write-like call's output kept (output column)
 STAGE_FLUSH = 8192  # bytes of records the BPF side batches per CPU per ring buffer record
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+KFUNC_PLACEHOLDER = 30000  # helper number syscall_recorder.c calls for bpf_rdonly_cast (see _patch_kfunc_calls)
+_INSN = struct.Struct("<BBhi")  # struct bpf_insn: code, dst_reg | src_reg << 4, off, imm
+BPF_CALL = 0x85
+BPF_PSEUDO_KFUNC_CALL = 2
 
 __all__ = ["HEADER", "HEADER_SIZE", "Recording", "SyscallRecorder", "resolve_command"]
 
@@ -192,6 +198,7 @@ class SyscallRecorder:
         self.max_path = max_path
         self.failures_only = failures_only
         self.bpf = None
+        self.regs_cast = False  # argument registers read through bpf_rdonly_cast (see load)
         self._attached = False
         self._generation = 0
         self._ring: RingReader | None = None
@@ -204,9 +211,11 @@ class SyscallRecorder:
     def ringbuf_pages(self) -> int:
         return 1 << max(0, (self.ringbuf_mb * 1024 * 1024 // os.sysconf("SC_PAGE_SIZE")) - 1).bit_length()
 
-    def cflags(self) -> list[str]:
+    def cflags(self, regs_cast: bool = False) -> list[str]:
         nr = {name: n for n, name in self._names.items()}
-        return [
+        ids = pt_regs_cast_ids() if regs_cast else None
+        cast = [f"-DPT_REGS_BTF_ID={ids[0]}", f"-DKFUNC_PLACEHOLDER={KFUNC_PLACEHOLDER}"] if ids else []
+        return [*cast,
             f"-DRINGBUF_PAGES={self.ringbuf_pages}",
             f"-DMAX_PATH={self.max_path}",
             f"-DMAX_OUTPUT={MAX_OUTPUT}",
@@ -229,15 +238,20 @@ class SyscallRecorder:
         note = check_recording_environment()
         if note:
             self.notes.append(note)
-        from bcc import BPF
-
-        try:
-            self.bpf = BPF(src_file=str(BPF_SOURCE).encode(), cflags=self.cflags())
-        except Exception as exc:  # bcc raises bare Exceptions for compile/load failures
-            raise EnvironmentProblem(
-                f"loading {BPF_SOURCE.name} failed ({str(exc).splitlines()[0]}); "
-                "check `dmesg` and that the kernel allows BPF tracepoint programs"
-            ) from None
+        # First with the argument registers read through bpf_rdonly_cast (kernels from 6.2
+        # with BTF); a kernel without it, or refusing it, gets the helper calls instead.
+        for regs_cast in ((True, False) if pt_regs_cast_ids() else (False,)):
+            try:
+                self.bpf = self._compile(regs_cast)
+                self.regs_cast = regs_cast
+                break
+            except Exception as exc:  # bcc raises bare Exceptions for compile/load failures
+                if regs_cast:
+                    continue
+                raise EnvironmentProblem(
+                    f"loading {BPF_SOURCE.name} failed ({str(exc).splitlines()[0]}); "
+                    "check `dmesg` and that the kernel allows BPF tracepoint programs"
+                ) from None
         specs = self.bpf[b"specs"]
         for nr, bits in bpf_spec_table().items():
             specs[ct.c_uint(nr)] = ct.c_uint(bits)
@@ -246,12 +260,29 @@ class SyscallRecorder:
         self._ring = ring_reader(self.bpf, b"events", self.ringbuf_pages)
         return self
 
+    def _compile(self, regs_cast: bool):
+        """Compile and load the programs (bcc loads and attaches the sched tracepoints at
+        once; the syscall programs are loaded here, after their kfunc calls are rewritten)."""
+        from bcc import BPF
+
+        bpf = BPF(src_file=str(BPF_SOURCE).encode(), cflags=self.cflags(regs_cast))
+        try:
+            for _kind, _hook, fn in (p for p in self.PROGRAMS if p[0] == "raw"):
+                if regs_cast:
+                    _patch_kfunc_calls(bpf, fn, pt_regs_cast_ids()[1])
+                bpf.load_func(fn, BPF.RAW_TRACEPOINT)
+        except Exception:
+            with contextlib.suppress(Exception):
+                bpf.cleanup()
+            raise
+        return bpf
+
     # (kind, hook, function): attached for each recording, detached after it, so that between
     # recordings no process pays for the syscall tracepoints (each attached sys_enter/sys_exit
     # program puts every syscall of the machine on the kernel's slow path)
     PROGRAMS = (
-        ("raw", b"sys_enter", b"raw_tracepoint__sys_enter"),
-        ("raw", b"sys_exit", b"raw_tracepoint__sys_exit"),
+        ("raw", b"sys_enter", b"syscall_enter"),
+        ("raw", b"sys_exit", b"syscall_exit"),
         ("tp", b"sched:sched_process_fork", b"tracepoint__sched__sched_process_fork"),
         ("tp", b"sched:sched_process_exit", b"tracepoint__sched__sched_process_exit"),
     )
@@ -687,6 +718,26 @@ def _exit_group_status(head: np.ndarray, pid: int) -> int | None:
     if not len(calls):
         return None
     return int(head["args"][calls[-1]][0]) & 0xFF
+
+
+def _patch_kfunc_calls(bpf, fn: bytes, kfunc_id: int) -> int:
+    """Rewrite fn's calls of helper KFUNC_PLACEHOLDER into calls of the kernel function with
+    BTF id kfunc_id (bcc 0.26 cannot emit kfunc calls), in bcc's copy of the compiled program
+    before it is loaded. Returns how many were rewritten."""
+    from bcc import lib
+
+    start = lib.bpf_function_start(bpf.module, fn)
+    size = lib.bpf_function_size(bpf.module, fn)
+    if not start:
+        raise EnvironmentProblem(f"{BPF_SOURCE.name}: no function {fn.decode()}")
+    code = ct.string_at(start, size)
+    patched = 0
+    for at in range(0, size - size % 8, 8):
+        op, regs, _off, imm = _INSN.unpack_from(code, at)
+        if op == BPF_CALL and regs == 0 and imm == KFUNC_PLACEHOLDER:
+            ct.memmove(start + at, _INSN.pack(BPF_CALL, BPF_PSEUDO_KFUNC_CALL << 4, 0, kfunc_id), 8)
+            patched += 1
+    return patched
 
 
 def _describe_fds(fds: dict[int, int | None]) -> dict[int, str | None]:
