@@ -75,8 +75,9 @@ role together (a thread pool shares its work differently each run) -- did every 
 a good thread (a good run's threads of that role) did: the same work in another order (a
 set's order under a per-run hash seed), not a thread stopping early. So is a region with no
 error that re-joins good behaviour and whose only new events are successes at call sites
-where every good run failed with a soft error (rm -f finding a file an earlier run left).
-Three refinements:
+where every good run failed with a soft error, when without them the thread did what the good
+runs did and nothing else in the run is anomalous (rm -f finding a file an earlier run left;
+not a stale done-marker making a job skip its work). Three refinements:
 
 * an error at the *raw* path (before masking) where the good runs succeeded, and never failed
   so, is an outcome change even when masking and loop compression explain its window (shard
@@ -657,17 +658,26 @@ def diff_traces(
         # So is a region re-joining good behaviour whose only new events are successes where
         # every good run failed softly (a file an earlier run left: rm -f finds and removes
         # it): the machine's state, handled the way the good runs went on.
-        state = (max_cls == 0) & recovered & has_novel
-        if state.any():
-            flips = _found_where_good_missed(p, bs, novel & ~explained, good_calls, good_ok_calls, n_errnos,
-                                             good_outcomes)
-            others = np.maximum.reduceat((novel & ~explained & ~flips).astype(np.int8), regions.start) > 0
-            reorder |= state & ~others
         # Known events in another order up to the end of the thread: see _reordered_at_end.
         at_end = np.flatnonzero((max_cls == 0) & ~recovered & ~has_novel)
         if len(at_end):
             reorder[at_end] = _reordered_at_end(regions.sid[at_end], bs, gs, (b_start, b_end), (g_start, g_end),
                                                 matched_role, s_tkey)
+        state = (max_cls == 0) & recovered & has_novel
+        if state.any():
+            flips = _found_where_good_missed(p, bs, novel & ~explained, good_calls, good_ok_calls, n_errnos,
+                                             good_outcomes)
+            others = np.maximum.reduceat((novel & ~explained & ~flips).astype(np.int8), regions.start) > 0
+            state &= ~others
+            # ... and only when, without those successes, the thread did what the good runs did
+            # and nothing else in the run is anomalous (a stale done-marker found makes a job
+            # skip work: the thread's own events may look the same -- fork, wait, fork, wait --
+            # while the process it skipped is missing).
+            if not (~reorder & ~state).any() and not _missing_roles(s_tkey, s_rolekey, matched_role, is_bad_stream,
+                                                                    len(good_ids)):
+                for r in np.flatnonzero(state).tolist():
+                    reorder[r] = _explained_without(bs, gh, role_hash, k, int(regions.start[r]), int(regions.end[r]),
+                                                    np.flatnonzero(flips), (b_start, b_end), int(regions.sid[r]))
         score[reorder] = REORDER_SCORE
         named_seq = _seq_of(bs, named, seq_rows)
         order = np.lexsort((named_seq, -score))
@@ -733,15 +743,7 @@ def diff_traces(
     count = int((~reorder).sum()) if len(regions) else 0
 
     # Roles every good trace has and the bad trace lacks.
-    n_good = len(good_ids)
-    per_trace_roles: dict[int, set[str]] = {}
-    for tk, rk in zip(s_tkey, s_rolekey, strict=True):
-        per_trace_roles.setdefault(int(tk), set()).add(rk)
-    common = set.intersection(*(per_trace_roles.get(t, set()) for t in range(n_good))) if n_good else set()
-    bad_roles = {matched_role[i] for i in np.flatnonzero(is_bad_stream)} | per_trace_roles.get(-1, set())
-    for rk in sorted(common - bad_roles):
-        if rk.rsplit("/", 1)[-1].startswith("~"):
-            continue  # a thread: its process's clone calls already diverge
+    for rk in _missing_roles(s_tkey, s_rolekey, matched_role, is_bad_stream, len(good_ids)):
         count += 1
         if len(anomalies) < max_anomalies:
             anomalies.append(
@@ -919,6 +921,34 @@ def _idem_mkdir_causes(bs: align.Streams, regions: align.Regions, rows: np.ndarr
         regions.start[r] = min(int(regions.start[r]), q)
         b_cls[q] = 1
         b_oc[q] = True
+
+
+def _missing_roles(s_tkey: np.ndarray, s_rolekey: list[str], matched_role: list[str], is_bad_stream: np.ndarray,
+                   n_good: int) -> list[str]:
+    """Process roles every good trace has and the bad trace lacks (threads aside: their
+    process's clone calls already diverge), sorted."""
+    per_trace_roles: dict[int, set[str]] = {}
+    for tk, rk in zip(s_tkey, s_rolekey, strict=True):
+        per_trace_roles.setdefault(int(tk), set()).add(rk)
+    common = set.intersection(*(per_trace_roles.get(t, set()) for t in range(n_good))) if n_good else set()
+    bad_roles = {matched_role[i] for i in np.flatnonzero(is_bad_stream)} | per_trace_roles.get(-1, set())
+    return [rk for rk in sorted(common - bad_roles) if not rk.rsplit("/", 1)[-1].startswith("~")]
+
+
+def _explained_without(bs: align.Streams, gh: np.ndarray, role_hash: np.ndarray, k: int, start: int, end: int,
+                       drop: np.ndarray, bounds: tuple, sid: int) -> bool:
+    """Whether the bad stream `sid` around the region [start, end] -- from k-1 positions before
+    it to k-1 after -- has only windows some good stream has once positions `drop` are left out."""
+    lo = max(int(bounds[0][sid]), start - (k - 1))
+    hi = min(int(bounds[1][sid]), end + k)
+    idx = np.arange(lo, hi)
+    idx = idx[~np.isin(idx, drop)]
+    if not len(idx):
+        return True
+    h = align.window_hashes(bs.take(idx), role_hash, k)
+    if lo != int(bounds[0][sid]):
+        h = h[k - 1 :]  # the first k-1 windows would be padded as if the stream began there
+    return bool(align.seen_in(h, gh).all())
 
 
 def _found_where_good_missed(p: Prepared, bs: align.Streams, cand: np.ndarray, good_calls: np.ndarray,

@@ -481,6 +481,13 @@ def gzip_replace_readonly_dir(base: Path, bad: bool) -> None:
         (base / "d").chmod(0o555)
 
 
+def stale_done_marker(base: Path, bad: bool) -> None:
+    write(base / "in.txt", "".join(f"{(i * 7919) % 1000}\n" for i in range(500)))
+    write(base / "sorted.txt", "stale\n")  # the last run's output, in every run
+    if bad:  # a marker left by an interrupted run: the job believes the work is done
+        write(base / "done", "")
+
+
 def _stop_all(*teardowns):
     def teardown(base: Path) -> None:
         for t in teardowns:
@@ -634,6 +641,13 @@ REAL_THIRD: list[Scenario] = [
              gzip_replace_readonly_dir, frozenset({"unlink", "unlinkat"}), "EACCES", lambda b: f"{b}/d/data.txt.gz",
              unprivileged=True, description="every run finds the last output (EEXIST, unlink, create: routine); "
              "the bad run's directory is not writable, so the unlink fails"),
+    Scenario("stale_done_marker", "sh: [ -e done ] || sort; wc",
+             lambda b: ["/bin/sh", "-c", f"[ -e {b}/done ] || /usr/bin/sort -n {b}/in.txt -o {b}/sorted.txt; "
+                        f"/usr/bin/wc -l {b}/sorted.txt"],
+             stale_done_marker, frozenset({"newfstatat", "stat", "statx", "access", "faccessat", "faccessat2"}), None,
+             lambda b: f"{b}/done",
+             description="a stale done-marker: the test succeeds where good runs' failed, the sort is skipped "
+             "and the job goes on (no error anywhere) with the last run's output"),
 ]
 
 # Scored by `bench.scenario_accuracy --real` only: each repeats the call, errno and kind of
