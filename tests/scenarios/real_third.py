@@ -5,7 +5,8 @@ a package whose __init__ is unreadable, ld.so meeting an unreadable library, bas
 and `.` redirections, cd into a directory without search permission, ENAMETOOLONG and E2BIG
 from python, the sqlite3 shell on a full disk and against a database another process holds
 locked, a multiprocessing pool whose worker fails, a user config fallback chain, curl and
-wget against a loopback HTTP server, git meeting a stale index.lock, a script whose #!
+wget against a loopback HTTP server (down, resetting the connection), git meeting a stale
+index.lock, rm meeting an immutable file, kill -0 on a stale pid, a script whose #!
 interpreter is missing, link(2) across filesystems, touch -d on another user's file, a FIFO
 without a reader, find -newer, msgfmt, unzip on a full disk, OPENSSL_CONF.
 
@@ -14,7 +15,8 @@ Same types and harness as real.py (`Scenario`, `NoAnomalyCase`). The expectation
 good-vs-good cases (`QUIET_THIRD`) carry run-to-run noise: multiprocessing's random
 semaphore names and worker pids, curl's ::1-then-127.0.0.1 fallback, perl's per-run hash
 order, an output that already exists in one run, bash $RANDOM names, /proc/<pid> paths, a
-lock retry loop whose number of attempts varies, make -j3, python's atomic-write temp names.
+lock retry loop whose number of attempts varies, make -j3, python's atomic-write temp names,
+git status on a just-committed (racily clean) index.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import http.server
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import threading
 from pathlib import Path
@@ -98,6 +102,49 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 HTTP = _Http()
+
+
+class _Resetter:
+    """A loopback server that reads each request and resets the connection (SO_LINGER 0):
+    a service crashing mid-request."""
+
+    def __init__(self) -> None:
+        self.sock: socket.socket | None = None
+        self.thread: threading.Thread | None = None
+
+    def start(self, port: int) -> None:
+        self.stop()
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.listen(8)
+        self.thread = threading.Thread(target=self._serve, args=(self.sock,), daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def _serve(sock: socket.socket) -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return  # closed by stop()
+            with conn:
+                conn.recv(65536)
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    def stop(self, base: Path | None = None) -> None:  # noqa: ARG002 - a teardown
+        if self.sock is not None:
+            # shutdown wakes the thread's accept (a plain close would leave the port bound
+            # until accept returned)
+            self.sock.shutdown(socket.SHUT_RDWR)
+            self.sock.close()
+            self.sock = None
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+            self.thread = None
+
+
+RESETTER = _Resetter()
 
 
 # --- coreutils --------------------------------------------------------------------------------
@@ -408,6 +455,36 @@ def curl_output_dir_missing(base: Path, bad: bool) -> None:
 
 
 # --- git ------------------------------------------------------------------------------------------
+def curl_reset(base: Path, bad: bool) -> None:
+    _site(base)
+    if bad:  # the service crashes on the request
+        HTTP.stop()
+        RESETTER.start(HTTP_PORT)
+    else:
+        RESETTER.stop()
+        HTTP.start(base / "www")
+
+
+def rm_immutable(base: Path, bad: bool) -> None:
+    (base / "logs").mkdir()
+    write(base / "logs" / "old.log", "old\n")
+    if bad:  # someone protected the log (chattr +i): even root cannot remove it
+        subprocess.run(["chattr", "+i", str(base / "logs" / "old.log")], check=True)
+
+
+def rm_immutable_teardown(base: Path) -> None:
+    if (base / "logs" / "old.log").exists():
+        subprocess.run(["chattr", "-i", str(base / "logs" / "old.log")], capture_output=True)
+
+
+def stale_pid(base: Path, bad: bool) -> None:
+    if bad:  # the service died; its pid file stayed (the pid is free: a child that has exited)
+        done = subprocess.run(["/bin/sh", "-c", "echo $$"], capture_output=True, text=True, check=True)
+        write(base / "app.pid", done.stdout)
+    else:
+        write(base / "app.pid", f"{BACKGROUND.start(['/usr/bin/sleep', '120']).pid}\n")
+
+
 def git_index_lock(base: Path, bad: bool) -> None:
     repo = base / "repo"
     repo.mkdir()
@@ -614,6 +691,19 @@ REAL_THIRD: list[Scenario] = [
                         f"http://127.0.0.1:{HTTP_PORT}/index.html"],
              curl_output_dir_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/out/index.html",
              teardown=HTTP.stop, description="the download directory was never created"),
+    Scenario("curl_connection_reset", "curl",
+             lambda b: ["/usr/bin/curl", "-sS", "--max-time", "10", "-o", "/dev/null", f"http://127.0.0.1:{HTTP_PORT}/"],
+             curl_reset, frozenset({"recvfrom", "read", "recvmsg"}), "ECONNRESET", lambda b: f"inet:127.0.0.1:{HTTP_PORT}",
+             teardown=_stop_all(HTTP.stop, RESETTER.stop),
+             description="the service resets the connection on the request (crashed mid-request)"),
+    Scenario("rm_immutable_file", "rm -f", lambda b: ["/usr/bin/rm", "-f", f"{b}/logs/old.log"],
+             rm_immutable, frozenset({"unlinkat", "unlink"}), "EPERM", lambda b: f"{b}/logs/old.log",
+             teardown=rm_immutable_teardown, description="the file is immutable (chattr +i): EPERM even for root"),
+    Scenario("kill_zero_stale_pid", "sh: kill -0 $(cat app.pid)",
+             lambda b: ["/bin/sh", "-c", f"pid=$(/usr/bin/cat {b}/app.pid); kill -0 $pid || exit 1; echo up"],
+             stale_pid, frozenset({"kill"}), "ESRCH", lambda b: "",
+             teardown=BACKGROUND.stop, description="the service the pid file names is gone (kill(pid, 0): ESRCH; "
+             "no path: the pid is the argument)"),
     Scenario("git_stale_index_lock", "git add", lambda b: ["/usr/bin/git", "-C", f"{b}/repo", "add", "b.txt"],
              git_index_lock, frozenset({"openat"}), "EEXIST", lambda b: f"{b}/repo/.git/index.lock",
              description="a crashed git left index.lock"),
@@ -720,6 +810,11 @@ def _make_proj(base: Path, run: int) -> None:
     write(base / "proj" / "Makefile", "all: a.o b.o c.o\n%.o: %.c\n\tgcc -c -O0 -o $@ $<\n")
 
 
+def _fresh_repo(base: Path, run: int) -> None:
+    git_index_lock(base, False)
+    (base / "repo" / "b.txt").unlink()
+
+
 QUIET_THIRD: list[NoAnomalyCase] = [
     NoAnomalyCase(
         "mp_pool_quiet",
@@ -764,6 +859,11 @@ QUIET_THIRD: list[NoAnomalyCase] = [
         "python_atomic_write",
         lambda b: [PY3, "-S", "-c", ATOMIC_PY, str(b)],
         lambda b, i: None, description="tempfile.NamedTemporaryFile + os.replace (random tmpXXXXXXXX names)"),
+    NoAnomalyCase(
+        "git_status_racy_index",
+        lambda b: ["/usr/bin/git", "-C", f"{b}/repo", "status", "--porcelain"],
+        _fresh_repo, description="a repository committed just before: whether git finds the index racily clean "
+        "(re-reads the file, rewrites the index) depends on the clock"),
 ]
 
 
