@@ -53,9 +53,44 @@ class _File:
         self.num_rows = self.meta.num_rows
         self.present = set(self.meta.schema.names)
         self.restored = partition_values(path)
+        first = self.meta.row_group(0) if self.meta.num_row_groups else None
+        self.index = {first.column(i).path_in_schema: i for i in range(first.num_columns)} if first else {}
+
+    def constant(self, name: str) -> pa.Array | None:
+        """The column without reading it when the footer's statistics say what it holds:
+        all null (a recording's arg/path2/output often are), or one string in every row (the
+        trace id, kind and command of a one-trace file); else None."""
+        i = self.index.get(name)
+        if i is None or not self.meta.num_row_groups:
+            return None
+        value, nulls = None, False
+        for g in range(self.meta.num_row_groups):
+            group = self.meta.row_group(g)
+            stats = group.column(i).statistics
+            if stats is None or not stats.has_null_count:
+                return None
+            if stats.null_count == group.num_rows:
+                nulls = True
+                continue
+            # min == max is exact even when a writer truncates long statistics (a truncated
+            # max is rounded up, so it then differs from the min)
+            if (name not in DICT_COLUMNS or stats.null_count or not stats.has_min_max or not isinstance(stats.min, str)
+                    or stats.min != stats.max or (value is not None and stats.min != value)):
+                return None
+            value = stats.min
+        if value is None:
+            return pa.nulls(self.num_rows, _column_type(name))
+        if nulls:
+            return None
+        zeros = pa.py_buffer(np.zeros(self.num_rows, dtype=np.int32))
+        return pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), self.num_rows, [None, zeros]),
+                                              pa.array([value], type=pa.string()))
 
     def read(self, name: str) -> pa.ChunkedArray | pa.Array:
         if name in self.present:
+            known = self.constant(name)
+            if known is not None:
+                return known
             with open(self.path, "rb") as fh:  # Python opens any file name (see validate_file)
                 pf = pq.ParquetFile(fh, metadata=self.meta, read_dictionary=[name] if name in DICT_COLUMNS else None)
                 # One column chunk at a time: Arrow's thread pool only adds CPU (~30 %) here.
