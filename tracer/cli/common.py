@@ -58,9 +58,18 @@ def version() -> str:
         return "unknown (not installed)"
 
 
+class _VersionAction(argparse._VersionAction):
+    """--version with the version looked up when asked for: importlib.metadata costs every
+    command ~20 ms of CPU at start otherwise."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None) -> None:
+        self.version = f"{self.version} {version()}"
+        super().__call__(parser, namespace, values, option_string)
+
+
 def build_parser(prog: str, description: str, modules: Sequence[str]) -> argparse.ArgumentParser:
     parser = ArgumentParser(prog=prog, description=description, formatter_class=HelpFormatter)
-    parser.add_argument("--version", action="version", version=f"{prog} (tracebase) {version()}")
+    parser.add_argument("--version", action=_VersionAction, version=f"{prog} (tracebase)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in modules:
