@@ -217,7 +217,13 @@ def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
 
 def number_traces(table: EventColumns | pa.Table) -> tuple[np.ndarray, list[str]]:
     """Dense trace numbers 0.. per row, and the trace ids in order of appearance."""
-    codes, values = _codes(table.column("trace_id"))
+    col = table.column("trace_id")
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    if chunks and not col.null_count and all(pa.types.is_dictionary(c.type) and len(c.dictionary) == 1 for c in chunks):
+        ids = {c.dictionary[0].as_py() for c in chunks}
+        if len(ids) == 1:  # one trace (a recording): no per-row work
+            return np.zeros(len(col), dtype=np.int64), [ids.pop()]
+    codes, values = _codes(col)
     present = np.flatnonzero(np.bincount(codes, minlength=len(values)))
     remap = np.full(len(values), -1, dtype=np.int64)
     remap[present] = np.arange(len(present))
