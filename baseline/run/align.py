@@ -106,7 +106,8 @@ def compress_loops(s: Streams | list[Streams], max_period: int = 4) -> Streams:
 
     `s` may be a one-element list handing over the only reference to the streams: their
     arrays are then freed by the first pass instead of living alongside every copy."""
-    if isinstance(s, list):
+    owned = isinstance(s, list)
+    if owned:
         s = s.pop()
     for p in [*range(1, max_period + 1), 1]:
         eq = _same_as_lag(s, p)
@@ -123,7 +124,14 @@ def compress_loops(s: Streams | list[Streams], max_period: int = 4) -> Streams:
                 lo, length = starts[short], (ends - starts)[short]
                 first = np.cumsum(length) - length
                 eq[np.repeat(lo - first, length) + np.arange(int(length.sum()))] = False
-        s = s.take(~eq)
+        keep = ~eq
+        del eq
+        if owned:  # one array at a time, each old one freed as its copy is made
+            s.tok = s.tok[keep]
+            s.sid = s.sid[keep]
+            s.orig = s.orig[keep]
+        else:
+            s, owned = s.take(keep), True
     return s
 
 

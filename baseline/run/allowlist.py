@@ -657,7 +657,9 @@ def distinct_errors(prep: Any, rows: np.ndarray, with_plain: bool = False) -> li
 
 def _trace_starts(prep: Any) -> dict[int, str]:
     """tkey -> the trace's start time (ISO UTC), when recorded."""
-    starts = np.flatnonzero(np.r_[True, prep.sid[1:] != prep.sid[:-1]]) if len(prep) else np.zeros(0, dtype=np.int64)
+    from baseline.run.normalize import stream_starts
+
+    starts = stream_starts(prep)
     keys, pick = np.unique(prep.tkey[starts], return_index=True)
     first = starts[pick]
     if "start_time" not in prep.table.column_names:  # not read (baseline diff): first/last seen = now

@@ -711,6 +711,53 @@ class PerStream(_RowView):
         return out if dtype is None else out.astype(dtype, copy=False)
 
 
+class StreamIds(_RowView):
+    """The stream id of each row (rows are in stream order, streams numbered 0.. in that
+    order): stored as the first row of each stream."""
+
+    dtype = np.dtype(np.int32)
+
+    def __init__(self, starts: np.ndarray, n: int):
+        self.starts, self.n = starts, n
+
+    def __getitem__(self, idx: Any) -> Any:
+        if isinstance(idx, slice) or (isinstance(idx, np.ndarray) and (idx.dtype == bool or len(idx) > self.n // 8)):
+            return np.asarray(self)[idx]
+        return (np.searchsorted(self.starts, self._rows(idx), side="right") - 1).astype(np.int32)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = np.repeat(np.arange(len(self.starts), dtype=np.int32), np.diff(np.r_[self.starts, self.n]))
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def max(self) -> int:
+        return len(self.starts) - 1
+
+
+class Recoded(_RowView):
+    """Codes of each row through a small table: ``table[codes[i]]``, -1 where the code is
+    -1 (the normalised path of each row from its raw path code)."""
+
+    dtype = np.dtype(np.int32)
+
+    def __init__(self, codes: np.ndarray, table: np.ndarray):
+        self.codes, self.n = codes, len(codes)
+        self.table = np.append(table.astype(np.int32, copy=False), np.int32(-1))  # index -1: null
+
+    def __getitem__(self, idx: Any) -> Any:
+        return self.table[self.codes[idx]]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.table[self.codes]
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+
+def stream_starts(p: Any) -> np.ndarray:
+    """The first row of each stream of a `Prepared`."""
+    if isinstance(p.sid, StreamIds):
+        return p.sid.starts
+    return np.flatnonzero(np.r_[True, p.sid[1:] != p.sid[:-1]]) if len(p) else np.zeros(0, dtype=np.int64)
+
+
 class Patched(_RowView):
     """`base` with the values of a few rows replaced (`rows` sorted, `values`): the path key
     is the plain normalised path except at the rows of search-path walks."""
@@ -740,7 +787,7 @@ class Patched(_RowView):
         return out
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        out = self.base.copy()
+        out = np.array(self.base)
         out[self.rows] = self.values
         return out if dtype is None else out.astype(dtype, copy=False)
 
@@ -1000,7 +1047,8 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     del tkey
     final_of_pre, npath_values = _factorize(
         apply_rules(mask_random_tokens(templates.apply(pre_values.arrow)), DIGIT_RULES))
-    npath = _remap(raw_path, final_of_pre[pre_of_raw])
+    npath_of_raw = final_of_pre[pre_of_raw]
+    npath = _remap(raw_path, npath_of_raw)
     del pre_of_raw, final_of_pre
     no_values = Values(pa.array([], type=pa.string()))
     arg = column("arg")
@@ -1030,7 +1078,10 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
                 search_rows.append(i)
                 search_keys.append(SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index)))
     base_values = Values(pa.array(list(base_index), type=pa.string()))
-    pathkey = Patched(npath, np.array(search_rows, dtype=np.int64), np.array(search_keys, dtype=npath.dtype))
+    # Per row only the raw path codes are kept: the normalised path is looked up through them.
+    del npath
+    plainpath = Recoded(raw_path, npath_of_raw)
+    pathkey = Patched(plainpath, np.array(search_rows, dtype=np.int64), np.array(search_keys, dtype=np.int32))
 
     for name in KEPT_COLUMNS:
         if name in table.column_names and name not in kept and name not in ("path", "comm"):
@@ -1040,7 +1091,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         table=pa.table(kept) if kept else pa.table({"_": pa.nulls(n)}).drop_columns(["_"]),  # all-null: not kept
         order=order, tkey=PerStream(s_tkey, starts, n), tid=PerStream(s_tid, starts, n), pid=pid, ppid=ppid,
         seq=seq, depth=depth, probe=probe, errno=errno,
-        pathkey=pathkey, plainpath=npath, narg=narg, ncomm=ncomm, sid=sid, path2=path2,
+        pathkey=pathkey, plainpath=plainpath, narg=narg, ncomm=ncomm, sid=StreamIds(starts, n), path2=path2,
         probe_values=probe_values, errno_values=errno_values, npath_values=npath_values,
         base_values=base_values, narg_values=narg_values, ncomm_values=ncomm_values,
         path2_values=path2_values, templates=templates, raw_path=raw_path, raw_path_values=raw_values,
@@ -1067,7 +1118,7 @@ def stream_rows(p: Prepared) -> dict[str, list[Any]]:
     ncomm (last name carried), first_seq."""
     if len(p) == 0:
         return {k: [] for k in ("sid", "tkey", "tid", "pid", "ppid", "ncomm", "first_seq")}
-    first = np.flatnonzero(np.r_[True, p.sid[1:] != p.sid[:-1]])
+    first = stream_starts(p)
     last = np.r_[first[1:], len(p)] - 1
     ppid = p.ppid[first]
     return {
