@@ -950,6 +950,23 @@ def _narrow(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _narrow_chunks(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """`_narrow` of an integer column without nulls, written chunk by chunk into the narrow
+    array (no full-width copy of the whole column: 16 MiB less for two million seq numbers)."""
+    parts = [numpy_of(c) for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])]
+    parts = [a for a in parts if len(a)]
+    if not parts:
+        return np.zeros(0, dtype=np.int16)
+    lo, hi = min(int(a.min()) for a in parts), max(int(a.max()) for a in parts)
+    dtype = next((d for d in (np.int16, np.int32) if np.iinfo(d).min < lo and hi < np.iinfo(d).max), np.int64)
+    out = np.empty(sum(len(a) for a in parts), dtype=dtype)
+    at = 0
+    for a in parts:
+        out[at : at + len(a)] = a
+        at += len(a)
+    return out
+
+
 def _absent(n: int) -> np.ndarray:
     """Codes of an all-null column: a read-only -1 for every row, stored once."""
     return np.broadcast_to(np.int32(-1), (n,))
@@ -970,7 +987,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     if tid.null_count:  # pid stands in for a missing tid (read only then)
         tid = pc.fill_null(tid, pc.fill_null(table.column("pid"), 0))
     tid = numpy_of(tid)
-    seq = _narrow(numpy_of(table.column("seq")).astype(np.int64, copy=False))
+    seq = _narrow_chunks(table.column("seq"))
     table = _drop(table, "tid", "seq", "trace_id", "kind", "command")
     tkey = _narrow(np.asarray(tkey, dtype=np.int64))
     # Stream order: stable sort by (trace, thread); rows already in seq order per trace (the
