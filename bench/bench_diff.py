@@ -235,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                            stdout=subprocess.DEVNULL)
         refs = [k for k in runs if k.startswith("GNU")]
         results: dict[str, dict] = {}
+        samples: dict[str, list[dict]] = {}
         loads = []
 
         def out_of(label: str) -> Path:
@@ -249,9 +250,10 @@ def main(argv: list[str] | None = None) -> int:
                 m = measure(cmd, out, cwd=args.before if label.endswith("before)") else None)
                 if label.endswith("(library)"):
                     m["inner"] = json.loads(out.read_text().splitlines()[-1])
+                samples.setdefault(label, []).append(m)
                 best = results.get(label)
                 if best is None:
-                    results[label] = m
+                    results[label] = dict(m)
                     continue
                 for key in ("wall_s", "cpu_s", "rss_mib"):
                     best[key] = min(best[key], m[key])
@@ -271,6 +273,13 @@ def main(argv: list[str] | None = None) -> int:
         for label, m in results.items():
             print(f"{label:28} {m['wall_s']:8.3f} {m['cpu_s']:8.3f} {m['rss_mib']:13.1f} {m['status']:>5} "
                   f"{m['output_lines']:>10,}")
+        if args.repeat > 1:
+            print(f"\nmedian of the {args.repeat} rounds (peak RSS varies by ~10-25 MiB from run to run: the glibc heap's "
+                  "fragmentation depends on the order its holes are reused)")
+            for label, ms in samples.items():
+                med = {key: float(np.median([m[key] for m in ms])) for key in ("wall_s", "cpu_s", "rss_mib")}
+                print(f"{label:28} {med['wall_s']:8.3f} {med['cpu_s']:8.3f} {med['rss_mib']:13.1f}")
+                results[label]["median"] = med
         lib = results["baseline diff (library)"]
         print(f"\nlibrary call inside its process (after imports): wall {lib['inner']['s']:.3f} s, "
               f"cpu {lib['inner']['cpu']:.3f} s; bifurcation: {lib['inner']['b']}")
@@ -285,7 +294,10 @@ def main(argv: list[str] | None = None) -> int:
             for label in [k for k in results if k.startswith("baseline")]:
                 m = results[label]
                 print(f"  {label}: wall x{m['wall_s'] / r['wall_s']:.2f}, cpu x{m['cpu_s'] / max(r['cpu_s'], 1e-3):.2f}, "
-                      f"peak RSS x{m['rss_mib'] / r['rss_mib']:.2f}")
+                      f"peak RSS x{m['rss_mib'] / r['rss_mib']:.2f}"
+                      + (f" (medians: wall x{m['median']['wall_s'] / r['median']['wall_s']:.2f}, "
+                         f"cpu x{m['median']['cpu_s'] / max(r['median']['cpu_s'], 1e-3):.2f}, "
+                         f"peak RSS x{m['median']['rss_mib'] / r['median']['rss_mib']:.2f})" if "median" in m else ""))
             print(f"  in-process library call: wall x{lib['inner']['s'] / r['wall_s']:.2f}, "
                   f"cpu x{lib['inner']['cpu'] / max(r['cpu_s'], 1e-3):.2f}")
         for label, m in results.items():
