@@ -138,6 +138,32 @@ def others_on_syscalls() -> str:
         ", ".join(f"{n} {k}" for k, n in sorted(found.items())) or "none")
 
 
+def run_counts() -> dict[int, int]:
+    """Per loaded BPF program, its run count: it grows only while BPF run-time stats are on,
+    through the sysctl or while some process holds a BPF_ENABLE_STATS fd (bench_fleet does;
+    the sysctl then still reads 0). Stats on add two clock reads to every program run (~75 ns
+    a program here): the floor row doubles."""
+    if not shutil.which("bpftool"):
+        return {}
+    try:
+        out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
+                             timeout=30).stdout
+        return {p["id"]: p.get("run_cnt", 0) for p in json.loads(out or "[]")}
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def stats_were_on(before: dict[int, int], after: dict[int, int]) -> bool:
+    return any(after[i] > n for i, n in before.items() if i in after)
+
+
+def disturbed(before: dict[int, int]) -> tuple[bool, dict[int, int]]:
+    """Was the round that started with run counts `before` disturbed (another process's
+    program on sys_enter/sys_exit now, or BPF stats on meanwhile)? And the counts now."""
+    now = run_counts()
+    return (not others_on_syscalls().endswith("none") or stats_were_on(before, now)), now
+
+
 def machine_state() -> str:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     try:
@@ -157,7 +183,7 @@ def serve() -> int:
     extra = os.environ.get("BENCH_RECORD_CFLAGS", "").split()
     if extra:  # --ablate: the recorder with a piece left out (bpf/syscall_recorder.c ABLATE_*)
         base = SyscallRecorder.cflags
-        SyscallRecorder.cflags = lambda self: [*base(self), *extra]
+        SyscallRecorder.cflags = lambda self, *a: [*base(self, *a), *extra]
         if "-DABLATE_NO_ENTER" in extra:
             SyscallRecorder.PROGRAMS = tuple(p for p in SyscallRecorder.PROGRAMS if p[1] != b"sys_enter")
     recorder = SyscallRecorder().load()
@@ -251,9 +277,7 @@ def bench_workload(recorders: list[RecorderProcess], cmd: list[str], repeat: int
     wall: dict[str, list[float]] = {"untraced": [], "strace": []}
     cpu: dict[str, list[float]] = {"untraced": [], "strace": []}
     info: dict[str, list[dict]] = {}
-    have_strace = shutil.which("strace") is not None
-
-    have_strace = have_strace and strace
+    have_strace = strace and shutil.which("strace") is not None
 
     def run(argv: list[str]) -> tuple[float, float]:
         c0, t0 = children_cpu(), time.perf_counter()
@@ -261,7 +285,12 @@ def bench_workload(recorders: list[RecorderProcess], cmd: list[str], repeat: int
         return time.perf_counter() - t0, children_cpu() - c0
 
     print(f"workload ({machine_state()} at the start)")
+    dirty: list[int] = []  # rounds with other programs on the syscall tracepoints or BPF stats on
+    counts = run_counts()
     for r in range(repeat):
+        bad, counts = disturbed(counts)
+        if bad:
+            dirty.append(r)
         order = ["untraced", "strace", *[rp.label for rp in recorders]]
         if r % 2:
             order.reverse()
@@ -280,6 +309,24 @@ def bench_workload(recorders: list[RecorderProcess], cmd: list[str], repeat: int
                 info.setdefault(mode, []).append(out)
             wall.setdefault(mode, []).append(w)
             cpu.setdefault(mode, []).append(c)
+        bad, counts = disturbed(counts)
+        if bad and (not dirty or dirty[-1] != r):
+            dirty.append(r)
+    clean = [r for r in range(repeat) if r not in dirty]
+    if dirty and len(clean) >= 3:
+        # Another process's program on sys_enter/sys_exit keeps every syscall on the slow path
+        # (and adds its own cost), BPF stats add two clock reads to every program run: in some
+        # modes of a round and not others. Those rounds are left out.
+        print(f"  ({len(dirty)} of {repeat} rounds had other programs on sys_enter/sys_exit or "
+              f"BPF stats on: left out)")
+        for values in (wall, cpu):
+            for mode in values:
+                values[mode] = [v for i, v in enumerate(values[mode]) if i in clean]
+        info = {m: [o for i, o in enumerate(outs) if i in clean] for m, outs in info.items()}
+    elif dirty:
+        print(f"  ({len(dirty)} of {repeat} rounds had other programs on sys_enter/sys_exit or "
+              "BPF stats on: figures confounded, rerun)")
+    repeat = len(wall["untraced"])
     med = statistics.median
     u, cu = med(wall["untraced"]), med(cpu["untraced"])
 
@@ -311,6 +358,11 @@ def bench_workload(recorders: list[RecorderProcess], cmd: list[str], repeat: int
               f"(raw {raw:,.0f}), {raw / med(wall[m]):,.0f}/s; lost {lost}; BPF compile+load and first "
               f"recording {rp.load_s:.1f}s (once, excluded)")
         ok = ok and lost == 0
+    if "before" in cpu and "this" in cpu:
+        # paired in each round: load from other processes hits both alike
+        pairs = [t / b for t, b in zip(cpu["this"], cpu["before"], strict=True)]
+        print(f"  this vs before, command CPU per round: median {med(pairs):.3f} "
+              f"({min(pairs):.3f}-{max(pairs):.3f})")
     print(f"  ({machine_state()} at the end; median of {repeat}, modes interleaved)")
     return ok
 
@@ -412,8 +464,13 @@ def bench_ingredients(recorders: list[RecorderProcess], calls: int, rounds: int,
     print(f"\ningredients: CPU ns added per call of a tight loop, traced minus untraced "
           f"({calls:,} calls a run, best of 2, median of {rounds} rounds, all interleaved; "
           f"{machine_state()} at the start)")
+    dirty: list[int] = []
+    counts = run_counts()
     try:
-        for _ in range(rounds):
+        for r in range(rounds):
+            bad, counts = disturbed(counts)
+            if bad:
+                dirty.append(r)
             for v in variants:
                 base = min(loop_cpu(loop, v.kind, calls, out) for _ in range(2))
                 v.added.append(v.traced(loop, calls, out) - base)
@@ -429,9 +486,24 @@ def bench_ingredients(recorders: list[RecorderProcess], calls: int, rounds: int,
                         value = float(out.read_text().split()[0])
                         best = value if best is None else min(best, value)
                     whole.setdefault((rp.label, kind), []).append(best - base)
+            bad, counts = disturbed(counts)
+            if bad and (not dirty or dirty[-1] != r):
+                dirty.append(r)
     finally:
         for v in variants:
             v.close()
+    clean = [r for r in range(rounds) if r not in dirty]
+    if dirty and len(clean) >= 2:
+        print(f"  ({len(dirty)} of {rounds} rounds had other programs on sys_enter/sys_exit or BPF stats on: "
+              "left out)")
+        for v in variants:
+            v.added = [x for i, x in enumerate(v.added) if i in clean]
+        whole = {k: [x for i, x in enumerate(xs) if i in clean] for k, xs in whole.items()}
+        per_round = max(1, sum(not rp.ablated for rp in recorders))  # untraced values a round
+        untraced = {k: [x for i, x in enumerate(xs) if i // per_round in clean] for k, xs in untraced.items()}
+    elif dirty:
+        print(f"  ({len(dirty)} of {rounds} rounds had other programs on sys_enter/sys_exit or BPF stats on: "
+              "confounded, rerun)")
     med = statistics.median
     by_label = {v.label: med(v.added) for v in variants}
     print(f"  {'variant':52s} {'call':8s} {'added':>7s} {'vs its reference':>17s}")
