@@ -105,3 +105,22 @@ def test_nothing_attached_between_recordings(recorder):
     assert not bpf.raw_tracepoint_fds and not bpf.tracepoint_fds
     with pytest.raises(Exception):  # noqa: B017 - bcc raises bare Exceptions
         bpf.detach_raw_tracepoint(b"sys_enter")
+
+
+def test_dead_threads_leave_no_slot_behind(recorder):
+    """sched_process_exit frees a dead thread's slot by the same key the syscall tracepoints
+    use (its saved registers' address): after a recording of processes and threads that all
+    ended, no slot of that recording is still held -- else a later thread on the same kernel
+    stack would continue a dead one's call with its pid and comm."""
+    rec, df = record(recorder, ["/bin/sh", "-c", "for i in 1 2 3 4 5; do /bin/true; done; "
+                                "/usr/bin/python3 -S -c 'import threading; "
+                                "[threading.Thread(target=len, args=((),)).start() for _ in range(4)]'"])
+    assert rec.exit_status == 0 and rec.lost_events == 0
+    generation = recorder._generation
+    used = [(v.key, v.owner) for v in recorder.bpf[b"slots"].values() if v.gen == generation]
+    # (fewer slots than threads: a new thread often gets a dead one's kernel stack, so its key)
+    assert used and not [u for u in used if u[0]]
+    # each true process ran under its own pid and comm, none inherited a slot
+    assert df.filter(pl.col("comm") == "python3")["tid"].n_unique() == 1 + 4
+    trues = df.filter(pl.col("comm") == "true")
+    assert trues["pid"].n_unique() == 5 and set(trues.group_by("pid").agg(pl.col("probe").first())["probe"]) == {"execve"}
