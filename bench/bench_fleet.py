@@ -12,7 +12,9 @@
    off, --examples MAX); failure aggregated (K examples per signature, then counted). Beside
    them, bare_counter.c plus one ingredient of calltree.c each (a timestamp, a tick, a helper
    call, the stack slot and what it replaced, ring-buffer output of N bytes, comm, the `sigs`
-   hash lookup): what each costs on this machine. P50/P99 are over batches (bpf_stats gives
+   hash lookup): what each costs on this machine; and calltree.c minus one piece (PROFILE_*
+   defines: entries, returns, the counter, the thread key) and with tid keys (where the load-time
+   key check fails): what is left on the success path. P50/P99 are over batches (bpf_stats gives
    sums, not per-call samples). Stats are on only during this part (not during the storms).
 2. `tracer run` (real daemon process, default 256 KiB ring buffer) under failure storms at the
    maximum rate from 1 and from 2 processes, cycling through 12 failure signatures (4 layers x 3
@@ -124,6 +126,17 @@ class Meter:
         return self.ns / max(1, self.cnt), statistics.median(s), p99
 
 
+class ProfiledProgram(FleetProgram):
+    """calltree.c with extra -D flags (PROFILE_*: the program minus one piece; never deployed)."""
+
+    def __init__(self, probe_set, extra: list[str], **kw):
+        super().__init__(probe_set, **kw)
+        self.extra = extra
+
+    def cflags(self) -> list[str]:
+        return [*super().cflags(), *self.extra]
+
+
 def bare_program(cflags: list[str]):
     from tracer.fleet.program import _quiet_bpf_class
 
@@ -198,6 +211,27 @@ def bench_uprobes(lib: Path, driver: Path, set_file: Path, batches: int, calls: 
             if ring is not None:
                 ring.close()
             part.cleanup()
+    # calltree.c minus one piece (PROFILE_* defines), success path, beside the bare counter: what
+    # is left on the success path beyond the counter and the slot
+    for label, flags in (("profile: calltree.c, success (no record)", []),
+                         ("profile: - entries (return at once)", ["-DPROFILE_NO_ENTRY"]),
+                         ("profile: - returns (return at once)", ["-DPROFILE_NO_EXIT"]),
+                         ("profile: - entries and returns", ["-DPROFILE_NO_ENTRY", "-DPROFILE_NO_EXIT"]),
+                         ("profile: - counter update", ["-DPROFILE_NO_COUNT"]),
+                         ("profile: - thread key (a constant)", ["-DPROFILE_CONST_KEY"]),
+                         ("profile: slots keyed by tid (key check failed)", ["-DNO_REGS_KEY"])):
+        prog = ProfiledProgram(load_probe_set(str(set_file)), flags)
+        try:
+            prog.compile()
+            prog.attach()
+            fds = [fd for name, fd in prog.prog_fds().items() if any(name.endswith(s) for s in REG_MR_CHAIN)]
+            m, ref = Meter(fds), Meter(bare_fds)
+            for _ in range(max(2, batches // 4)):
+                with m, ref:
+                    run_driver(driver, "reg_mr", calls)
+            rows.append(("uprobe+uretprobe x4 (reg_mr chain)", label, m.summary(), ref.summary()))
+        finally:
+            prog.close()
     variants = (
         (4, (("success (no record)", 0, False), ("failure, aggregated (K=4, 1 signature)", LAYER_PEER, False),
              ("success, window open 1-in-10", 0, True))),
@@ -370,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         print("bench_fleet: needs root (BPF, BPF_ENABLE_STATS)", file=sys.stderr)
         return 2
     batches, calls, storm_calls, rounds, paced_s = (10, 2000, 5000, 1, 3) if args.quick else (40, 5000, 10000, 2, 6)
+    load_start = os.getloadavg()[0]
     storms = []
     rows: list[tuple] = []
     idle = 0.0
@@ -397,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
                 result["rate"] = result["failed"] / result["wall"]
                 storms.append((label, result))
 
+    print(f"load average (1 min) at the start: {load_start:.1f}, at the end: {os.getloadavg()[0]:.1f}")
     if rows:
         print_calls(rows)
     if storms:

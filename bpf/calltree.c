@@ -57,6 +57,10 @@
 //                                                      the saved-registers key failed)
 //   TASK_REAL_PARENT_OFF, TASK_TGID_OFF, TASK_PID_OFF, TASK_COMM_OFF, TASK_STACK_OFF
 //                                                      task_struct offsets (BTF)
+// Profiling only (bench/bench_fleet.py: the program minus one piece, never deployed):
+//   PROFILE_NO_ENTRY / PROFILE_NO_EXIT   uprobe entries / returns do nothing once the key is read
+//   PROFILE_NO_COUNT                     no counter update
+//   PROFILE_CONST_KEY                    uprobes use a constant key (one thread only: measures thread_key)
 #include <uapi/linux/ptrace.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
@@ -410,6 +414,10 @@ static __always_inline struct settings *root_settings(u64 key) {
 }
 
 static __always_inline int on_entry(u32 probe, u64 key) {
+#ifdef PROFILE_NO_ENTRY
+    if (probe < MAX_PROBES)
+        return 0;
+#endif
     if (!key)
         return 0;
     struct tree *slot = slot_of(key);
@@ -638,6 +646,9 @@ static __always_inline int exit_frame(struct record *t, struct settings *s, u32 
 // share one per-CPU value (a success touches one or two cache lines, not one per probe);
 // failures and their errno histogram are per probe.
 static __always_inline void count_call(u32 gen, u32 probe, u32 failed, u32 bucket) {
+#ifdef PROFILE_NO_COUNT
+    return;
+#endif
     u32 key = (gen & 1) * MAX_PROBES + probe;
     u32 zero = 0;
     struct calls *n = calls.lookup(&zero);
@@ -654,6 +665,10 @@ static __always_inline void count_call(u32 gen, u32 probe, u32 failed, u32 bucke
 }
 
 static __always_inline int on_exit(u32 probe, u32 kind, u64 raw, u64 key) {
+#ifdef PROFILE_NO_EXIT
+    if (probe < MAX_PROBES)
+        return 0;
+#endif
     if (!key)
         return 0;
     struct tree *slot = slot_of(key);
@@ -752,10 +767,15 @@ int regs_check_hit(struct pt_regs *ctx) {
 #endif
 
 #if defined(ATTACH_UPROBE)
+#ifdef PROFILE_CONST_KEY
+#define PROBE_KEY(ctx) 0x4000ULL
+#else
+#define PROBE_KEY(ctx) thread_key(ctx)
+#endif
 #define P(id, sym, kind)                                                                \
-    int entry__##sym(struct pt_regs *ctx) { return on_entry(id, thread_key(ctx)); }     \
+    int entry__##sym(struct pt_regs *ctx) { return on_entry(id, PROBE_KEY(ctx)); }      \
     int return__##sym(struct pt_regs *ctx) {                                            \
-        return on_exit(id, kind, PT_REGS_RC(ctx), thread_key(ctx));                     \
+        return on_exit(id, kind, PT_REGS_RC(ctx), PROBE_KEY(ctx));                      \
     }
 PROBES
 #elif defined(ATTACH_FEXIT)
