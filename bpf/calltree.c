@@ -11,20 +11,20 @@
 // - The thread's tree lives in a slot of the array `slots` (an inlined lookup) chosen by the
 //   thread's key: the address of its saved user registers (pt_regs, at the top of its kernel
 //   stack: unique per live thread) where the hook hands it over - raw syscall tracepoints pass
-//   it in args[0], a uprobe's ctx is it (checked once at load: see regs_check) - else (fexit,
+//   it in args[0], a uprobe's ctx is it (checked once at load: regs_check_hit) - else (fexit,
 //   or where that check failed) its tid. So a nested entry and a return inside a tree need no
 //   helper call at all; a uprobe tree's root calls none either unless a process filter needs
 //   the tgid (pid and tid are read at emit, from the task). A slot is owned by one thread at a
-//   time: a tree's root entry claims a
-//   free slot with a compare-and-swap, its root exit releases it. A thread whose slot another live thread holds
-//   (a collision) keeps its tree in task-local storage instead (`stacks`, the slower path) and
-//   counts in HEALTH_COLLIDED; `guests` in the slot tells that thread's other frames to look
-//   there. No collision can mix two threads' frames or change a counter. The thread-exit
+//   time: a tree's root entry claims a free slot with a compare-and-swap, its root exit
+//   releases it. A thread whose slot another live thread holds (a collision) keeps its tree in
+//   task-local storage instead (`stacks`, the slower path) and counts in HEALTH_COLLIDED;
+//   `guests` in the slot tells that thread's other frames to look there. No collision can mix two threads' frames or change a counter. The thread-exit
 //   tracepoint frees a dying thread's slot (a tid reused later never continues its tree).
 // - Timestamps only inside capture windows: a tree whose root entered while the window was open
 //   is "timed" (bpf_ktime_get_ns at every frame's entry and exit: per-frame latencies, the
 //   latency bound of good traces). Outside windows the success path touches the counter and
-//   the slot only; a failure record carries one bpf_jiffies64() taken at emit (the tick the
+//   the slot only (invocations of every probe share one per-CPU value, `calls`); a failure
+//   record carries one bpf_jiffies64() taken at emit (the tick the
 //   root returned in; user space converts it to the monotonic clock) and no latencies.
 // - Records are written from the slot with one bpf_ringbuf_output (the syscall variant's
 //   one-frame records: reserved and written in place); comm and ppid are loads
@@ -380,7 +380,7 @@ static __always_inline u64 thread_key(struct pt_regs *ctx) {
 // The thread's key for the root's process filter: the tgid is read (a helper call) only where a
 // filter needs it, else 0 (every process traced, the tracer itself not hooked: EXCLUDE_TGID 0).
 static __always_inline u64 filter_id(u64 key, struct settings *s) {
-    return (EXCLUDE_TGID || s->target_tgid) ? bpf_get_current_pid_tgid() : 0;
+    return (EXCLUDE_TGID != 0 || s->target_tgid) ? bpf_get_current_pid_tgid() : 0;
 }
 #else
 #ifndef ATTACH_SYSCALLS
@@ -406,7 +406,7 @@ static __always_inline struct settings *root_settings(u64 key) {
     if (!s)
         return NULL;
     u32 tgid = filter_id(key, s) >> 32;
-    if (tgid == EXCLUDE_TGID && EXCLUDE_TGID)
+    if (EXCLUDE_TGID != 0 && tgid == EXCLUDE_TGID)
         return NULL;
     if (s->target_tgid && s->target_tgid != tgid)
         return NULL;

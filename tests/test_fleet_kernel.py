@@ -388,6 +388,7 @@ def test_uprobe_slot_key_is_checked_at_load(fake, need_cc, tmp_path):
         assert 0 < check.regs_off < 1 << 20 and check.regs_off % 8 == 0  # inside the kernel stack
         assert int(prog.bpf[b"settings"][ctypes.c_int(0)].regs_off) == check.regs_off  # for the thread-exit hook
         assert "regs_check_hit" in prog.function_names() and "-DNO_REGS_KEY" not in prog.cflags()
+        assert len(prog.bpf.uprobe_fds) == 2 * len(pset.probes)  # the check's getpid probes are gone
         assert "-DEXCLUDE_TGID=0" in prog.cflags()  # the tracer has not mapped the library: no tgid per tree
         _overlapping_threads(prog, threads, fast_threads=4)
     finally:
