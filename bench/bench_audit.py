@@ -36,7 +36,8 @@ BASELINE = [sys.executable, "-m", "baseline.cli"]
 
 
 def measure(argv: list[str], code_root: Path = REPO) -> dict:
-    """Run argv in a fresh measuring process; wall seconds and the child's peak RSS (MiB).
+    """Run argv in a fresh measuring process; wall seconds, the child's CPU seconds (user + system,
+    all its threads: the figure that other processes' load does not inflate much) and its peak RSS (MiB).
     code_root: the checkout whose baseline/tracer packages run (another one = a "before")."""
     code = (
         "import resource, subprocess, sys, time, json\n"
@@ -44,7 +45,8 @@ def measure(argv: list[str], code_root: Path = REPO) -> dict:
         f"r = subprocess.run({argv!r}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)\n"
         "w = time.perf_counter() - t\n"
         "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-        "print(json.dumps({'rc': r.returncode, 'wall_s': w, 'peak_rss_mib': ru.ru_maxrss / 1024, 'err': r.stderr[-500:]}))\n"
+        "print(json.dumps({'rc': r.returncode, 'wall_s': w, 'cpu_s': ru.ru_utime + ru.ru_stime,\n"
+        "                  'peak_rss_mib': ru.ru_maxrss / 1024, 'err': r.stderr[-500:]}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=code_root, check=True)
     result = json.loads(out.stdout)
@@ -183,11 +185,12 @@ def audit_compare(dataset: Path, before: Path | None, repeat: int, work: str | N
     ref = best["scan"]
     print(f"dataset {dataset}: {events:,} events, {counters:,} counter rows; load average "
           f"{os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} CPUs)")
-    print(f"reference: bare polars scan of the same events and counters files: {ref['wall_s']:.2f} s, "
-          f"peak RSS {ref['peak_rss_mib']:.0f} MiB (best of {repeat})")
+    print(f"reference: bare polars scan of the same events and counters files: {ref['wall_s']:.2f} s "
+          f"({ref['cpu_s']:.1f} CPU s), peak RSS {ref['peak_rss_mib']:.0f} MiB (best of {repeat})")
     for name, _root in roots:
         au = best[name]
         print(f"{name:7s} audit {au['wall_s']:.2f} s ({au['wall_s'] / ref['wall_s']:.1f}x the scan), "
+              f"{au['cpu_s']:.1f} CPU s ({au['cpu_s'] / ref['cpu_s']:.1f}x), "
               f"peak RSS {au['peak_rss_mib']:.0f} MiB ({au['peak_rss_mib'] / 1024:.2f} GiB)")
     return 0
 
