@@ -302,7 +302,18 @@ def _findings_of_failing(
         per_chain = pl.concat([per_chain, _truncated_analysis(failing, reps, per_chain)], how="vertical_relaxed")
     text = [c for c, t in per_chain.schema.items() if t == pl.String and c != "operation"]
     per_chain = per_chain.with_columns(pl.col(text).cast(pl.Categorical))
-    return failing.join(per_chain, on=[*key, "truncated"]).select(
+    # the failing traces take their chain's columns by a row number into per_chain (one row per
+    # key), not by a join: a join copies every column of the millions of failing rows too, the
+    # audit's memory peak; this way those columns are shared and only the chain columns are built
+    on = [*key, "truncated"]
+    row = failing.select(on).join(per_chain.select(on).with_row_index("_row"), on=on, how="left",
+                                  maintain_order="left")["_row"]
+    if row.null_count():  # a trace whose chain has no analysis gets no finding (as an inner join)
+        failing, row = failing.filter(row.is_not_null()), row.drop_nulls()
+    chain_cols = [c for c in (*analysed.columns[5:], "signature") if c not in on]
+    per_row = per_chain.select(chain_cols).gather(row)
+    out = pl.concat([failing, per_row], how="horizontal")
+    return out.select(
         "trace_id", pl.col("host", "job_id", "operation").cast(pl.Categorical), "time", *analysed.columns[5:],
         "signature", "truncated", pl.col("kernel_release").cast(pl.Categorical), "weight",
     )
