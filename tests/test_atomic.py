@@ -114,10 +114,16 @@ def test_a_fifo_is_written_through_to_its_reader(tmp_path):
 
     def read() -> None:
         fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # opened before the writer: it has a reader
+        # a write end of our own: until the writer opens, a read would see end-of-file
+        keep = os.open(fifo, os.O_WRONLY)
         reader_ready.set()
         os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb") as fh:
-            got.append(fh.read())
+        data = b""
+        while len(data) < 200_000:
+            data += os.read(fd, 65536)
+        os.close(keep)
+        os.close(fd)
+        got.append(data)
 
     t = threading.Thread(target=read)
     t.start()
