@@ -317,13 +317,18 @@ def test_audit_output_set_is_replaced_as_a_whole_under_kill_9(tmp_path):
         "i = 0\n"
         "while True:\n"
         f"    write_audit(sets[i % 2], {str(out)!r}); i += 1\n"
+        "    print('wrote', flush=True)\n"
     )
     rnd = random.Random(3)
     seen = set()
-    for _trial in range(6):
+    # killed after 0, 1 or 2 whole writes, then at a random point of the next one: counted in
+    # writes, not seconds, so a loaded machine (one write > 1 s) still has trials past the first
+    for writes in (0, 1, 2, 0, 1, 2):
         proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
         assert proc.stdout.readline().strip() == "ready"
-        time.sleep(rnd.uniform(0.05, 1.0))
+        for _ in range(writes):
+            assert proc.stdout.readline().strip() == "wrote"
+        time.sleep(rnd.uniform(0.0, 0.6))
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         marks = {
