@@ -21,7 +21,13 @@ import pytest
 from baseline.run import align
 from baseline.run.allowlist import ExpectedErrors
 from baseline.run.diff import diff_traces
-from baseline.run.normalize import _pack, _replace_digit_runs, numpy_of, unique_ints
+from baseline.run.normalize import (
+    SEARCH_KEY_OFFSET,
+    _pack,
+    _replace_digit_runs,
+    numpy_of,
+    unique_ints,
+)
 from tracer import schema
 from tracer.schema import write_table
 
@@ -185,3 +191,65 @@ def test_loop_compression_of_handed_over_streams_is_the_same():
 def test_unique_ints_is_np_unique(a):
     got = unique_ints(a)
     assert got.dtype == a.dtype and got.tolist() == np.unique(a).tolist()
+
+
+def test_columns_the_footer_describes_give_the_same_report(runs, tmp_path):
+    """All-null and one-value columns are taken from the Parquet footer's statistics, not
+    read: the same report as files written without statistics (every column read), and a
+    file whose row groups hold different trace ids is read (no single value)."""
+    want = report(runs["files"], runs["bad"])
+    plain = []
+    for f in [*runs["files"], runs["bad"]]:
+        table = pq.read_table(f)
+        out = tmp_path / f"nostats-{f.name}"
+        pq.write_table(table, out, write_statistics=False)
+        plain.append(out)
+    assert pq.ParquetFile(plain[0]).metadata.row_group(0).column(0).statistics is None
+    assert report(plain[:2], plain[2]) == want
+    # two traces, one per row group: trace_id is constant within each group, not the file
+    g1, _, bad = runs["frames"]
+    both = pa.concat_tables([schema.conform(g1.with_columns(pl.lit("other").alias("trace_id")), "events"),
+                             schema.conform(bad, "events")])
+    both = both.replace_schema_metadata(pq.read_schema(runs["bad"]).metadata)  # tracebase table and version
+    groups = tmp_path / "groups.parquet"
+    pq.write_table(both, groups, row_group_size=g1.height)
+    assert pq.ParquetFile(groups).metadata.num_row_groups == 2
+    assert report(runs["files"], groups, trace_id="b1") == want
+    with pytest.raises(Exception, match="expected one bad trace, found 2"):
+        report(runs["files"], groups)
+
+
+def test_compact_per_row_columns_read_like_arrays():
+    """Prepared keeps trace key, tid and ppid once per stream (pid too when constant in every
+    stream), the search-masked path key as the plain key plus its few walk rows, stream ids as
+    stream starts and normalised paths through raw codes: each indexes like the full array."""
+    from baseline.run.normalize import PerStream, StreamIds, prepare
+
+    rows = {
+        "trace_id": ["t"] * 9, "seq": list(range(9)), "ts_ns": [0] * 9,
+        # tid 7 is reused by another process (pid 9 after pid 7): pid is not per stream then
+        "tid": [7, 8, 7, 8, 7, 7, 8, 7, 7], "pid": [7, 8, 7, 8, 7, 9, 8, 9, 9], "ppid": [1, 7, 1, 7, 1, 1, 3, 1, 1],
+        "comm": ["a"] * 9, "probe": ["openat", "read", "openat", "read", "openat", "openat", "close", "read", "exit"],
+        "errno": ["ENOENT", None, "ENOENT", None, None, None, None, None, None],
+        "path": ["/x/lib/libq.so", None, "/y/lib/libq.so", None, "/z/libq.so", "/data/1", None, None, None],
+        "depth": [0] * 9, "ret": [0] * 9, "kind": ["good"] * 9,
+    }
+    table = schema.conform(pl.DataFrame(rows, schema_overrides={"tid": pl.Int32, "pid": pl.Int32, "ppid": pl.Int32,
+                                                                "depth": pl.Int16}), "events")
+    p = prepare(table, np.zeros(9, dtype=np.int64))
+    order = np.asarray(p.order)
+    assert isinstance(p.tid, PerStream) and isinstance(p.sid, StreamIds)
+    assert np.asarray(p.tid).tolist() == np.array(rows["tid"])[order].tolist()
+    assert np.asarray(p.sid).tolist() == [0, 0, 0, 0, 0, 0, 1, 1, 1]
+    assert not isinstance(p.pid, PerStream)  # tid 7 ran under two pids
+    assert p.pid.tolist() == np.array(rows["pid"])[order].tolist()
+    assert np.asarray(p.ppid).tolist() == [1] * 6 + [7] * 3  # the stream's first row's
+    for idx in (np.array([5, 0, 8]), np.arange(9) % 2 == 0, slice(2, 7), 4, -1):
+        for col in (p.tid, p.sid, p.tkey, p.pathkey, p.plainpath):
+            assert np.array_equal(np.asarray(col)[idx], col[idx]), (col, idx)
+    # the walk's first two lookups are search keys, the rest plain normalised paths
+    keys = np.asarray(p.pathkey)
+    assert (keys[:2] >= SEARCH_KEY_OFFSET).all() and (keys[2:] < SEARCH_KEY_OFFSET).all()
+    data = int(np.flatnonzero(order == 5)[0])  # the stream row of source row 5
+    assert p.value("path", 0) == "/x/lib/libq.so" and p.path_string(int(p.plainpath[data])) == "/data/<n>"
+    assert p.value("comm", 3) == "a"
