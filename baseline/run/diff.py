@@ -600,7 +600,11 @@ def diff_traces(
     if n_rows < 2**31:
         keep = keep.astype(np.int32)
     _release(p, "ppid", "ncomm")
-    handed = [align.Streams(p.tokens(keep), p.sid[keep], keep)]
+    sid = p.sid[keep]
+    if n_streams < 2**15:  # stream ids in 2 bytes a position
+        sid = sid.astype(np.int16)
+    handed = [align.Streams(p.tokens(keep), sid, keep)]
+    del sid
     del keep
     p.errno[idem_mkdir] = idem_errno  # tokens made: shown as recorded
     _release(p, "narg", "depth", "sid")

@@ -721,6 +721,11 @@ class StreamIds(_RowView):
         self.starts, self.n = starts, n
 
     def __getitem__(self, idx: Any) -> Any:
+        if (isinstance(idx, np.ndarray) and idx.dtype != bool and len(idx) > len(self.starts)
+                and int(idx[0]) >= 0 and bool(np.all(idx[1:] >= idx[:-1]))):
+            # increasing rows (the kept rows of a diff): where each stream starts among them
+            bounds = np.searchsorted(idx, self.starts)
+            return np.repeat(np.arange(len(self.starts), dtype=np.int32), np.diff(np.r_[bounds, len(idx)]))
         if isinstance(idx, slice) or (isinstance(idx, np.ndarray) and (idx.dtype == bool or len(idx) > self.n // 8)):
             return np.asarray(self)[idx]
         return (np.searchsorted(self.starts, self._rows(idx), side="right") - 1).astype(np.int32)
