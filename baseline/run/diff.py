@@ -595,10 +595,9 @@ def diff_traces(
     role_hash = align._mix(np.array([role_ids[r] for r in matched_role], dtype=np.uint64) * np.uint64(0x9E37))
 
     # Tokens for the kept rows only (a row index array, the fields gathered for those rows).
-    keep = np.flatnonzero(~drop)
+    # the kept row numbers, built in their final (narrow) type: no 8-byte index array
+    keep = np.arange(n_rows, dtype=np.int32 if n_rows < 2**31 else np.int64)[~drop]
     del drop
-    if n_rows < 2**31:
-        keep = keep.astype(np.int32)
     _release(p, "ppid", "ncomm")
     sid = p.sid[keep]
     if n_streams < 2**15:  # stream ids in 2 bytes a position

@@ -864,7 +864,8 @@ class Prepared:
         and their radix. int32 (keys are below 2**31)."""
         n_plain = len(self.npath_values)
         key = np.asarray(self.pathkey) if rows is None else self.pathkey[rows]
-        path = key.astype(np.int32, copy=True)
+        # a compact path key (Patched) gives a new array: no copy needed to change it
+        path = key.astype(np.int32, copy=not isinstance(self.pathkey, _RowView))
         search = path >= SEARCH_KEY_OFFSET
         path[search] -= SEARCH_KEY_OFFSET - n_plain
         path += 1
