@@ -46,14 +46,18 @@ Method
 Cost (bench/bench_diff.py: two traces of 1,000,000 events)
 -----------------------------------------------------------
 Only the needed columns are read, one at a time as they are converted (`EventColumns`: the
-whole table never exists as Arrow), strings stay Arrow dictionary codes (tracer.schema
-writes paths dictionary-encoded however many there are), regexes run once per distinct value
-(digit runs in numpy, RE2 only where a rule needs it), everything per event is a few
-vectorised numpy passes over int16/int32/uint64 arrays (stream order by a stable integer
-argsort, tokens packed in place, window hashes in place, membership by sort-merge, call keys
-only for the rows at erring call sites), big intermediates are released as soon as they are
-consumed, and neither polars nor pandas is loaded by the CLI (pyarrow would import pandas on
-its first conversion: see baseline.cli.diff).
+whole table never exists as Arrow), and not at all when the Parquet footer's statistics say
+what they hold (all null; one trace id, kind or command); strings stay Arrow dictionary codes
+(tracer.schema writes paths dictionary-encoded however many there are), regexes run once per
+distinct value (digit runs in numpy, RE2 only where a rule needs it), everything per event is
+a few vectorised numpy passes over int16/int32/uint64 arrays (stream order by a stable integer
+argsort; values constant within a thread stored once per stream and the normalised path
+through the raw path code, see `Prepared`; tokens packed for the kept rows a field at a time;
+window hashes and the model lookup a block at a time; membership by sort-merge, binary search
+or lookup table; call keys only for the rows asked about), big intermediates are handed over
+and released as soon as they are consumed, and neither polars nor pandas is loaded by the CLI
+(pyarrow would import pandas on its first conversion: see baseline.cli.diff). Figures:
+docs/benchmarks.md.
 
 Ranking (the documented rule)
 -----------------------------
