@@ -178,6 +178,13 @@ def _write_to_descriptor(fd_number: int, path: Path) -> Iterator[BinaryIO]:
         fd = os.dup(fd_number)
     except OSError as exc:
         raise _named(exc, path) from None
+    with _streaming(fd, path) as fh:
+        yield fh
+
+
+@contextmanager
+def _streaming(fd: int, path: Path) -> Iterator[BinaryIO]:
+    """`fd` as a binary file, closed at the end; OS errors name `path`."""
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh
@@ -212,12 +219,8 @@ def _write_through(path: Path, mode: int) -> Iterator[BinaryIO]:
             raise OSError(errno.ENXIO, "a FIFO (named pipe) that no process is reading", str(path)) from None
         raise _named(exc, path) from None
     os.set_blocking(fd, True)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            yield fh
-            fh.flush()
-    except OSError as exc:
-        raise _named(exc, path) from None
+    with _streaming(fd, path) as fh:
+        yield fh
 
 
 def _named(exc: OSError, path: Path) -> OSError:

@@ -33,6 +33,19 @@ def umount(target: Path) -> None:
     subprocess.run(["umount", "-R", str(target)], capture_output=True)
 
 
+def umount_after(*names: str):
+    """A teardown unmounting base/<name> for each name."""
+    def teardown(base: Path) -> None:
+        for n in names:
+            umount(base / n)
+    return teardown
+
+
+def fill_up(mnt: Path) -> None:
+    """Fill a tmpfs to the last block (dd stops at ENOSPC)."""
+    subprocess.run(["dd", "if=/dev/zero", f"of={mnt}/filler", "bs=4k"], capture_output=True)
+
+
 # --- setups ---------------------------------------------------------------------------------
 def missing_file(base: Path, bad: bool) -> None:
     if not bad:

@@ -25,23 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from .catalog import LISTENER, mount_tmpfs, umount, write
+from .catalog import LISTENER, fill_up, mount_tmpfs, umount_after, write
 from .harness import NoAnomalyCase, Scenario
 from .real import own, sh
 
 PY3 = "/usr/bin/python3"
-
-
-def _umount(*names: str):
-    def teardown(base: Path) -> None:
-        for n in names:
-            umount(base / n)
-    return teardown
-
-
-def _fill(mnt: Path) -> None:
-    """Fill a tmpfs to the last block (dd stops at ENOSPC)."""
-    subprocess.run(["dd", "if=/dev/zero", f"of={mnt}/filler", "bs=4k"], capture_output=True)
 
 
 # --- compressors ------------------------------------------------------------------------------
@@ -50,7 +38,7 @@ def xz_disk_full(base: Path, bad: bool) -> None:
     mount_tmpfs(base / "mnt", "256k")
     shutil.copy(base / "data.txt", base / "mnt" / "data.txt")
     if bad:
-        _fill(base / "mnt")
+        fill_up(base / "mnt")
 
 
 def bzip2_readonly_dir(base: Path, bad: bool) -> None:
@@ -235,7 +223,7 @@ def bash_set_e_disk_full(base: Path, bad: bool) -> None:
     write(base / "job.sh", JOB_SH.format(b=base))
     mount_tmpfs(base / "mnt", "128k")
     if bad:
-        _fill(base / "mnt")
+        fill_up(base / "mnt")
 
 
 WORKER_SH = """#!/bin/sh
@@ -335,7 +323,7 @@ def mv_exdev_then_full(base: Path, bad: bool) -> None:
     write(base / "result.bin", "r" * 64 * 1024)
     mount_tmpfs(base / "archive", "128k")
     if bad:
-        _fill(base / "archive")
+        fill_up(base / "archive")
 
 
 PIPE_CONSUMER = """import sys
@@ -724,7 +712,7 @@ def tar_gzip_disk_full(base: Path, bad: bool) -> None:
 REAL_MORE: list[Scenario] = [
     Scenario("xz_disk_full", "xz -k", lambda b: ["/usr/bin/xz", "-kf", f"{b}/mnt/data.txt"],
              xz_disk_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/data.txt.xz",
-             teardown=_umount("mnt"), description="filesystem full while writing the .xz"),
+             teardown=umount_after("mnt"), description="filesystem full while writing the .xz"),
     Scenario("bzip2_readonly_dir", "bzip2 -k (nobody)", lambda b: ["/usr/bin/bzip2", "-kf", f"{b}/d/data.txt"],
              bzip2_readonly_dir, frozenset({"openat"}), "EACCES", lambda b: f"{b}/d/data.txt.bz2",
              unprivileged=True, description="directory not writable: the .bz2 cannot be created"),
@@ -740,14 +728,14 @@ REAL_MORE: list[Scenario] = [
              unprivileged=True, description="a subdirectory not readable"),
     Scenario("chmod_readonly_mount", "chmod", lambda b: ["/usr/bin/chmod", "600", f"{b}/ro/key.pem"],
              chmod_readonly_mount, frozenset({"fchmodat", "chmod", "fchmod", "fchmodat2"}), "EROFS",
-             lambda b: f"{b}/ro/key.pem", teardown=_umount("ro"), description="mount remounted read-only"),
+             lambda b: f"{b}/ro/key.pem", teardown=umount_after("ro"), description="mount remounted read-only"),
     Scenario("mkdir_p_under_file", "mkdir -p", lambda b: ["/usr/bin/mkdir", "-p", f"{b}/out/2026/11"],
              mkdir_p_under_file, frozenset({"mkdir", "mkdirat", "openat", "chdir"}), "ENOTDIR",
              lambda b: f"{b}/out", description="a path component is a regular file (mkdir -p walks "
              "down with mkdir EEXIST + chdir: the chdir fails)"),
     Scenario("touch_no_inodes", "touch", lambda b: ["/usr/bin/touch", f"{b}/mnt/stamp"],
              touch_no_inodes, frozenset({"openat"}), "ENOSPC", lambda b: f"{b}/mnt/stamp",
-             teardown=_umount("mnt"), description="tmpfs out of inodes (blocks are free)"),
+             teardown=umount_after("mnt"), description="tmpfs out of inodes (blocks are free)"),
     Scenario("stat_parent_not_searchable", "stat (nobody)", lambda b: ["/usr/bin/stat", "-c", "%s", f"{b}/proj/data/f.bin"],
              stat_parent_not_searchable, frozenset({"statx", "newfstatat", "stat", "lstat"}), "EACCES",
              lambda b: f"{b}/proj/data/f.bin", unprivileged=True,
@@ -787,7 +775,7 @@ REAL_MORE: list[Scenario] = [
     Scenario("zipfile_extract_readonly", "python3 -m zipfile -e",
              lambda b: [PY3, "-m", "zipfile", "-e", f"{b}/a.zip", f"{b}/dst"],
              zipfile_extract_readonly, frozenset({"mkdir", "mkdirat", "openat"}), "EROFS", lambda b: f"{b}/dst/pkg*",
-             teardown=_umount("dst"), description="extraction target is a read-only mount"),
+             teardown=umount_after("dst"), description="extraction target is a read-only mount"),
     Scenario("openssl_readonly_dir", "openssl rand (nobody)",
              lambda b: ["/usr/bin/openssl", "rand", "-out", f"{b}/keys/seed.bin", "32"],
              openssl_readonly_dir, frozenset({"openat"}), "EACCES", lambda b: f"{b}/keys/seed.bin",
@@ -798,7 +786,7 @@ REAL_MORE: list[Scenario] = [
              unprivileged=True, description="key directory not writable"),
     Scenario("bash_set_e_disk_full", "bash -e job script", lambda b: ["/bin/bash", f"{b}/job.sh"],
              bash_set_e_disk_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/job.log",
-             teardown=_umount("mnt"), description="the job's first redirection hits a full disk; set -e stops it"),
+             teardown=umount_after("mnt"), description="the job's first redirection hits a full disk; set -e stops it"),
     Scenario("forked_workers_isdir", "sh forks 3 workers",
              lambda b: ["/bin/sh", "-c", f"for i in 1 2 3; do {b}/worker.sh $i & done; wait"],
              forked_workers, frozenset({"openat"}), "EISDIR", lambda b: f"{b}/out/w2.txt",
@@ -820,7 +808,7 @@ REAL_MORE: list[Scenario] = [
     Scenario("mv_exdev_fallback_full", "mv across mounts",
              lambda b: ["/usr/bin/mv", f"{b}/result.bin", f"{b}/archive/result.bin"],
              mv_exdev_then_full, frozenset({"write", "copy_file_range", "fallocate"}), "ENOSPC",
-             lambda b: f"{b}/archive/result.bin", teardown=_umount("archive"),
+             lambda b: f"{b}/archive/result.bin", teardown=umount_after("archive"),
              description="EXDEV (routine, good runs too) then the copy fallback hits a full disk"),
     Scenario("pipe_reader_dies", "cat | python3 consumer",
              lambda b: ["/bin/sh", "-c", f"/usr/bin/cat {b}/big.txt | {PY3} -S {b}/consumer.py {b}/consumer.conf"],
@@ -843,7 +831,7 @@ REAL_MORE: list[Scenario] = [
              teardown=etxtbsy_teardown, description="a previous instance still holds the job lock"),
     Scenario("rm_busy_mount", "rm -rf", lambda b: ["/usr/bin/rm", "-rf", f"{b}/work"],
              rm_busy_mount, frozenset({"unlinkat", "rmdir"}), "EBUSY", lambda b: f"{b}/work/cache",
-             teardown=_umount("work/cache"), description="a tmpfs still mounted inside the tree"),
+             teardown=umount_after("work/cache"), description="a tmpfs still mounted inside the tree"),
     Scenario("ulimit_fsize", "dd under ulimit -f",
              lambda b: ["/bin/sh", "-c", f"ulimit -f $(cat {b}/limit) && exec /usr/bin/dd if=/dev/zero "
                         f"of={b}/out.bin bs=1M count=2"],
@@ -866,7 +854,7 @@ REAL_MORE: list[Scenario] = [
              unprivileged=True, description="database file not writable: sqlite falls back to read-only, the insert fails"),
     Scenario("chown_readonly_mount", "chown", lambda b: ["/usr/bin/chown", "65534:65534", f"{b}/ro/key.pem"],
              chown_readonly_mount, frozenset({"fchownat", "chown", "lchown", "fchown"}), "EROFS",
-             lambda b: f"{b}/ro/key.pem", teardown=_umount("ro"), description="mount remounted read-only"),
+             lambda b: f"{b}/ro/key.pem", teardown=umount_after("ro"), description="mount remounted read-only"),
     Scenario("du_unreadable_dir", "du (nobody)", lambda b: ["/usr/bin/du", "-s", f"{b}/tree"],
              du_unreadable, frozenset({"openat"}), "EACCES", lambda b: f"{b}/tree/logs",
              unprivileged=True, description="a subdirectory not readable"),
@@ -891,7 +879,7 @@ REAL_MORE: list[Scenario] = [
     Scenario("noexec_mount", "sh runs a tool from scratch space",
              lambda b: ["/bin/sh", "-c", f"cp /usr/bin/true {b}/scratch/tool && {b}/scratch/tool"],
              noexec_mount, frozenset({"execve"}), "EACCES", lambda b: f"{b}/scratch/tool",
-             teardown=_umount("scratch"), description="scratch space mounted noexec"),
+             teardown=umount_after("scratch"), description="scratch space mounted noexec"),
     Scenario("chmod_not_owner", "chmod (nobody)", lambda b: ["/usr/bin/chmod", "g+w", f"{b}/out/result.txt"],
              chmod_not_owner, frozenset({"fchmodat", "chmod", "fchmod", "fchmodat2"}), "EPERM",
              lambda b: f"{b}/out/result.txt", unprivileged=True, description="the file belongs to another user"),
@@ -926,7 +914,7 @@ REAL_MORE: list[Scenario] = [
     Scenario("tar_gzip_disk_full", "tar -czf (tar | gzip child)",
              lambda b: ["/usr/bin/tar", "-czf", f"{b}/mnt/src.tgz", "-C", str(b), "src"],
              tar_gzip_disk_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/src.tgz",
-             teardown=_umount("mnt"), description="gzip hits the full disk; tar's pipe to it breaks as a consequence"),
+             teardown=umount_after("mnt"), description="gzip hits the full disk; tar's pipe to it breaks as a consequence"),
 ]
 
 # Scored by `bench.scenario_accuracy --real` only: each repeats the call, errno and kind of

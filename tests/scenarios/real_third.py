@@ -32,25 +32,13 @@ import subprocess
 import threading
 from pathlib import Path
 
-from .catalog import mount_tmpfs, umount, write
+from .catalog import fill_up, mount_tmpfs, umount_after, write
 from .harness import NoAnomalyCase, Scenario
 from .real import own, sh
 
 PY3 = "/usr/bin/python3"
-HTTP_PORT = 47631  # the loopback HTTP server of the curl/wget cases
+HTTP_PORT = 47635  # the loopback HTTP server of the curl/wget cases (not real_more's ports)
 CURL_RETRY_PORT = 47632
-
-
-def _umount(*names: str):
-    def teardown(base: Path) -> None:
-        for n in names:
-            umount(base / n)
-    return teardown
-
-
-def _fill(mnt: Path) -> None:
-    """Fill a tmpfs to the last block (dd stops at ENOSPC)."""
-    subprocess.run(["dd", "if=/dev/zero", f"of={mnt}/filler", "bs=4k"], capture_output=True)
 
 
 class _Background:
@@ -204,7 +192,7 @@ def csplit_disk_full(base: Path, bad: bool) -> None:
     write(base / "all.txt", "".join(f"--\n{'x' * 60}\n" * 200 for _ in range(4)))
     mount_tmpfs(base / "mnt", "128k")
     if bad:
-        _fill(base / "mnt")
+        fill_up(base / "mnt")
 
 
 def touch_date_not_owner(base: Path, bad: bool) -> None:
@@ -402,7 +390,7 @@ def sqlite_disk_full(base: Path, bad: bool) -> None:
     mount_tmpfs(base / "mnt", "256k")
     sh(f"/usr/bin/sqlite3 {base}/mnt/jobs.db 'create table runs(id integer, note text)'")
     if bad:
-        _fill(base / "mnt")
+        fill_up(base / "mnt")
 
 
 HOLD_LOCK_PY = ("import sqlite3, sys, time\n"
@@ -527,7 +515,7 @@ def unzip_disk_full(base: Path, bad: bool) -> None:
     sh("zip -qr ../pkg.zip .", base / "pkg")
     mount_tmpfs(base / "mnt", "256k")
     if bad:
-        _fill(base / "mnt")
+        fill_up(base / "mnt")
 
 
 # --- guards of the differ's rules for state an earlier run left ---------------------------------
@@ -584,7 +572,7 @@ REAL_THIRD: list[Scenario] = [
              description="current -> previous -> current"),
     Scenario("truncate_readonly_mount", "truncate -s", lambda b: ["/usr/bin/truncate", "-s", "64K", f"{b}/mnt/swap.img"],
              truncate_readonly, frozenset({"openat"}), "EROFS", lambda b: f"{b}/mnt/swap.img",
-             teardown=_umount("mnt"), description="mount remounted read-only"),
+             teardown=umount_after("mnt"), description="mount remounted read-only"),
     Scenario("mkfifo_exists", "mkfifo", lambda b: ["/usr/bin/mkfifo", f"{b}/ctl"],
              mkfifo_exists, frozenset({"mknodat", "mknod"}), "EEXIST", lambda b: f"{b}/ctl",
              description="a leftover regular file where the FIFO goes"),
@@ -594,11 +582,11 @@ REAL_THIRD: list[Scenario] = [
     Scenario("install_d_readonly_mount", "install -D",
              lambda b: ["/usr/bin/install", "-D", "-m", "0755", f"{b}/tool", f"{b}/opt/job/bin/tool"],
              install_d_readonly, frozenset({"mkdir", "mkdirat"}), "EROFS", lambda b: f"{b}/opt/job",
-             teardown=_umount("opt"), description="install -D creates the leading directories on a read-only mount"),
+             teardown=umount_after("opt"), description="install -D creates the leading directories on a read-only mount"),
     Scenario("csplit_disk_full", "csplit", lambda b: ["/usr/bin/csplit", "-s", "-f", f"{b}/mnt/part", f"{b}/all.txt",
                                                       "/^--$/", "{*}"],
              csplit_disk_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/part*",
-             teardown=_umount("mnt"), description="filesystem full while writing the pieces"),
+             teardown=umount_after("mnt"), description="filesystem full while writing the pieces"),
     Scenario("touch_date_not_owner", "touch -d (nobody)", lambda b: ["/usr/bin/touch", "-d", "2026-01-01", f"{b}/stamp"],
              touch_date_not_owner, frozenset({"utimensat", "utimes", "futimesat", "utime"}), "EPERM",
              lambda b: f"{b}/stamp", unprivileged=True,
@@ -672,7 +660,7 @@ REAL_THIRD: list[Scenario] = [
              lambda b: ["/usr/bin/sqlite3", f"{b}/mnt/jobs.db",
                         "insert into runs select value, printf('%.500c', 'x') from generate_series(1, 400)"],
              sqlite_disk_full, frozenset({"write", "pwrite64"}), "ENOSPC", lambda b: f"{b}/mnt/jobs.db*",
-             teardown=_umount("mnt"), description="the database's filesystem is full"),
+             teardown=umount_after("mnt"), description="the database's filesystem is full"),
     Scenario("sqlite_shell_locked", "sqlite3 shell insert",
              lambda b: ["/usr/bin/sqlite3", f"{b}/db/jobs.db", "insert into runs values (1)"],
              sqlite_locked, frozenset({"fcntl"}), "EAGAIN", lambda b: f"{b}/db/jobs.db",
@@ -709,14 +697,14 @@ REAL_THIRD: list[Scenario] = [
              description="a crashed git left index.lock"),
     Scenario("link_cross_device", "ln (hard link)", lambda b: ["/usr/bin/ln", f"{b}/build.tar", f"{b}/cache/build.tar"],
              link_cross_device, frozenset({"linkat", "link"}), "EXDEV", lambda b: f"{b}/build.tar",
-             teardown=_umount("cache"), description="the cache is on another filesystem now"),
+             teardown=umount_after("cache"), description="the cache is on another filesystem now"),
     Scenario("fifo_no_reader", "python3 writes a control FIFO",
              lambda b: [PY3, "-S", f"{b}/notify.py", f"{b}/ctl.fifo"],
              fifo_no_reader, frozenset({"openat"}), "ENXIO", lambda b: f"{b}/ctl.fifo",
              teardown=BACKGROUND.stop, description="the daemon that reads the FIFO is not running"),
     Scenario("unzip_disk_full", "unzip -o -d", lambda b: ["/usr/bin/unzip", "-qo", f"{b}/pkg.zip", "-d", f"{b}/mnt"],
              unzip_disk_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/f*.txt",
-             teardown=_umount("mnt"), description="the target filesystem is full"),
+             teardown=umount_after("mnt"), description="the target filesystem is full"),
     # Guards: an earlier run's leftovers are routine (QUIET_THIRD), but not when they break the run.
     Scenario("makedirs_over_file", "python3 os.makedirs(exist_ok=True)", lambda b: [PY3, "-S", f"{b}/job.py", str(b)],
              makedirs_over_file, frozenset({"mkdir", "mkdirat"}), "EEXIST", lambda b: f"{b}/out",
