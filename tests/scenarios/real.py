@@ -16,7 +16,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from .catalog import mount_tmpfs, umount, write
+from .catalog import mount_tmpfs, umount_after, write
 from .harness import Scenario
 
 NOBODY_UID = 65534
@@ -308,13 +308,6 @@ def perl_inplace_readonly(base: Path, bad: bool) -> None:
         (base / "d").chmod(0o555)
 
 
-def _umount(*names: str):
-    def teardown(base: Path) -> None:
-        for n in names:
-            umount(base / n)
-    return teardown
-
-
 PY = ["/usr/bin/python3", "-S"]
 REAL: list[Scenario] = [
     Scenario("gcc_missing_header", "gcc", lambda b: ["/usr/bin/gcc", "-c", f"{b}/main.c", "-o", f"{b}/main.o"],
@@ -326,7 +319,7 @@ REAL: list[Scenario] = [
     Scenario("gcc_tmpdir_full", "gcc, TMPDIR on a full tmpfs",
              lambda b: ["/bin/sh", "-c", f"TMPDIR={b}/tmp exec /usr/bin/gcc -c {b}/main.c -o {b}/main.o"],
              gcc_tmp_full, frozenset({"write", "openat", "pwrite64", "fallocate"}), "ENOSPC", lambda b: f"{b}/tmp/cc*",
-             teardown=_umount("tmp"), description="the compiler's temporary files hit ENOSPC"),
+             teardown=umount_after("tmp"), description="the compiler's temporary files hit ENOSPC"),
     Scenario("git_commit_readonly_objects", "git commit (nobody)", lambda b: ["/usr/bin/git", "-C", f"{b}/repo", "commit", "-q", "-m", "second"],
              git_commit_readonly_objects, frozenset({"mkdir", "mkdirat", "openat"}), "EACCES", lambda b: f"{b}/repo/.git/objects/*",
              unprivileged=True, description="object store made read-only"),
@@ -357,13 +350,13 @@ REAL: list[Scenario] = [
              description="sed -i cannot create its temporary beside the file"),
     Scenario("tar_extract_readonly", "tar -x", lambda b: ["/usr/bin/tar", "-xf", f"{b}/a.tar", "-C", f"{b}/dst"],
              tar_extract_readonly, frozenset({"mkdirat", "mkdir", "openat"}), "EROFS", lambda b: f"{b}/dst/pkg*",
-             teardown=_umount("dst"), description="extraction target is a read-only mount"),
+             teardown=umount_after("dst"), description="extraction target is a read-only mount"),
     Scenario("tar_create_unreadable", "tar -c (nobody)", lambda b: ["/usr/bin/tar", "-cf", f"{b}/out.tar", "-C", f"{b}", "src"],
              tar_create_unreadable, frozenset({"openat"}), "EACCES", lambda b: f"{b}/src/m1.txt", unprivileged=True,
              description="one member unreadable"),
     Scenario("gzip_readonly_mount", "gzip -k", lambda b: ["/usr/bin/gzip", "-kf", f"{b}/ro/data.txt"],
              gzip_readonly, frozenset({"openat"}), "EROFS", lambda b: f"{b}/ro/data.txt.gz",
-             teardown=_umount("ro"), description="directory remounted read-only"),
+             teardown=umount_after("ro"), description="directory remounted read-only"),
     Scenario("tee_is_a_directory", "sh | tee", lambda b: ["/bin/sh", "-c", f"echo hello | /usr/bin/tee {b}/log"],
              tee_isdir, frozenset({"openat"}), "EISDIR", lambda b: f"{b}/log",
              description="log path is a directory"),
@@ -409,7 +402,7 @@ REAL: list[Scenario] = [
              description="a subdirectory not readable"),
     Scenario("dd_disk_full", "dd", lambda b: ["/usr/bin/dd", "if=/dev/zero", f"of={b}/mnt/out.bin", "bs=4k", "count=8"],
              dd_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/out.bin",
-             teardown=_umount("mnt"), description="filesystem full"),
+             teardown=umount_after("mnt"), description="filesystem full"),
     Scenario("awk_missing_input", "awk", lambda b: ["/usr/bin/awk", "{print $2}", f"{b}/in.txt"],
              awk_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/in.txt",
              description="input file missing"),
