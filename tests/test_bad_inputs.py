@@ -323,6 +323,7 @@ CASES: list[Case] = [
     C("suggest-symbols-missing", "baseline", "suggest-probes", "--symbols", "{tmp}/no.txt", words="no.txt"),
     C("suggest-symbols-dir", "baseline", "suggest-probes", "--symbols", "{emptydir}", words="{emptydir}"),
     C("suggest-btf-text", "baseline", "suggest-probes", "--btf", "{text}", words="{text}"),
+    C("suggest-btf-truncated", "baseline", "suggest-probes", "--btf", "{tiny_btf}", words=("{tiny_btf}", "BTF")),
     C("suggest-btf-and-symbols", "baseline", "suggest-probes", "--btf", "{text}", "--symbols", "{text}",
       words="not allowed"),
     C("suggest-old-missing", "baseline", "suggest-probes", "--symbols", "{symbols}", "--old", "{tmp}/old.txt",
@@ -463,6 +464,8 @@ def inputs():
         d["set_typo"].write_text((REPO / "bpf" / "probes" / "syscalls.yaml").read_text() + "\nprobs: []\n")
         d["symbols"] = base / "symbols.txt"
         d["symbols"].write_text("ffffffff81000000 T ib_uverbs_create_qp\nffffffff81000100 T ib_create_qp_user\n")
+        d["tiny_btf"] = base / "tiny.btf"  # BTF's magic and nothing else
+        d["tiny_btf"].write_bytes(b"\x9f\xeb")
         d["binary"] = base / "symbols.bin"
         d["binary"].write_bytes(bytes(range(256)) * 8)
         d["fifo"] = base / "pipe.parquet"  # a named pipe nobody writes: reading it would hang

@@ -307,7 +307,8 @@ def test_ring_spans_walked_and_batches_split():
 def test_btf_type_ids(tmp_path, monkeypatch):
     """tracer.record.btf finds kernel type ids by kind and name in the running kernel's BTF
     (no root needed to read it), refuses data that is not BTF, and says None without it."""
-    import tracer.record.btf as btf
+    import tracer.btf as btf
+    from tracer.record.btf import pt_regs_cast_ids
 
     if not btf.VMLINUX_BTF.exists():
         print("SKIP: no /sys/kernel/btf/vmlinux", file=sys.stderr)
@@ -318,7 +319,7 @@ def test_btf_type_ids(tmp_path, monkeypatch):
     assert ids[("struct", "pt_regs")] != ids[("struct", "task_struct")] and min(ids.values()) >= 1
     with pytest.raises(ValueError):
         btf.type_ids(b"\x00" * 64, {("struct", "pt_regs")})
-    btf.pt_regs_cast_ids.cache_clear()
+    pt_regs_cast_ids.cache_clear()
     monkeypatch.setattr(btf, "VMLINUX_BTF", tmp_path / "missing")
-    assert btf.pt_regs_cast_ids() is None
-    btf.pt_regs_cast_ids.cache_clear()
+    assert pt_regs_cast_ids() is None
+    pt_regs_cast_ids.cache_clear()

@@ -141,7 +141,8 @@ def _is_btf(path: Path) -> bool:
 
 def read_symbols(path: str | os.PathLike, base_btf: str | os.PathLike | None = None) -> dict[str, Symbol]:
     """Function names from a BTF blob, a directory of BTF blobs (vmlinux first), or text."""
-    from tracer.fleet.probes import btf_function_names, btf_sections  # the one BTF reader
+    from tracer.btf import btf_sections  # the one BTF reader
+    from tracer.fleet.probes import btf_function_names
 
     path = Path(path)
     if not path.exists():

@@ -26,13 +26,13 @@ import functools
 import os
 import re
 import struct
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
 from tracer import resources
+from tracer.btf import BTF_FUNC, btf_sections, btf_types
 from tracer.errors import TracebaseError
 
 PROBES_DIR = resources.PROBES_DIR
@@ -214,41 +214,13 @@ def detect_vendor(sys_root: str = "/sys") -> str | None:
 # --------------------------------------------------------------------------------------------
 # existence checks
 # --------------------------------------------------------------------------------------------
-BTF_KIND_EXTRA = {  # bytes that follow struct btf_type, per kind: (fixed, per vlen entry)
-    1: (4, 0), 2: (0, 0), 3: (12, 0), 4: (0, 12), 5: (0, 12), 6: (0, 8), 7: (0, 0), 8: (0, 0),
-    9: (0, 0), 10: (0, 0), 11: (0, 0), 12: (0, 0), 13: (0, 8), 14: (4, 0), 15: (0, 12),
-    16: (0, 0), 17: (4, 0), 18: (0, 0), 19: (0, 12),
-}
-_BTF_FUNC = 12
-
-
-def btf_sections(data: bytes) -> tuple[bytes, bytes]:
-    magic, _ver, _flags, hdr_len, type_off, type_len, str_off, str_len = struct.unpack_from("<HBBIIIII", data)
-    if magic != 0xEB9F:
-        raise ValueError("not BTF")
-    types = data[hdr_len + type_off: hdr_len + type_off + type_len]
-    strings = data[hdr_len + str_off: hdr_len + str_off + str_len]
-    return types, strings
-
-
-def btf_types(types: bytes) -> Iterator[tuple[int, int, int, int, int]]:
-    """Walk the type section: (offset, name_off, info, kind, vlen) of each struct btf_type."""
-    off, end = 0, len(types)
-    while off + 12 <= end:
-        name_off, info, _ = struct.unpack_from("<III", types, off)
-        kind, vlen = (info >> 24) & 0x1F, info & 0xFFFF
-        yield off, name_off, info, kind, vlen
-        fixed, per = BTF_KIND_EXTRA.get(kind, (0, 0))
-        off += 12 + fixed + per * vlen
-
-
 def btf_function_names(path: str, base_strings: bytes = b"") -> set[str]:
     """Names of FUNC entries in a BTF blob (module BTF is split BTF over vmlinux's strings)."""
     types, strings = btf_sections(Path(path).read_bytes())
     names: set[str] = set()
     base = len(base_strings)
     for _off, name_off, _info, kind, _vlen in btf_types(types):
-        if kind == _BTF_FUNC and name_off:
+        if kind == BTF_FUNC and name_off:
             table, pos = (base_strings, name_off) if name_off < base else (strings, name_off - base)
             names.add(table[pos: table.index(b"\0", pos)].decode())
     return names

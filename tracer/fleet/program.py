@@ -34,13 +34,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tracer import resources
+from tracer.btf import BTF_STRUCT, VMLINUX_BTF, btf_sections, btf_types
 from tracer.errnos import errno_name
 from tracer.errors import EnvironmentProblem, TracebaseError
 from tracer.fleet.probes import (
     ProbeSet,
     ProbeStatus,
-    btf_sections,
-    btf_types,
     check_probe_set,
     lockdown_mode,
     resolve_library,
@@ -85,16 +84,12 @@ def bucket_errno(bucket: int) -> str:
     return errno_name(-bucket) or f"E{bucket}"
 
 
-_BTF_STRUCT = 4
-VMLINUX_BTF = Path("/sys/kernel/btf/vmlinux")
-
-
 def btf_member_offsets(path: Path, struct_name: str, members: tuple[str, ...]) -> dict[str, int] | None:
     """Byte offsets of `members` of `struct_name` in a BTF blob, or None when any is missing."""
     types, strings = btf_sections(path.read_bytes())
     wanted = struct_name.encode() + b"\0"
     for off, name_off, info, kind, vlen in btf_types(types):
-        if kind == _BTF_STRUCT and strings.startswith(wanted, name_off):
+        if kind == BTF_STRUCT and strings.startswith(wanted, name_off):
             found: dict[str, int] = {}
             for i in range(vlen):
                 m_name, _type, bits = struct.unpack_from("<III", types, off + 12 + 12 * i)
