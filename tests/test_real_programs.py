@@ -11,14 +11,17 @@ bench.scenario_accuracy --real` prints the same standalone.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 
-import polars as pl
 import pytest
-from scenarios.harness import Outcome, judge, record_scenario, report_outcomes
+from scenarios.harness import (
+    Outcome,
+    fault_recorded,
+    judge,
+    quiet_outcome,
+    record_scenario,
+    report_outcomes,
+)
 from scenarios.real import REAL
-
-from tracer.schema import read_events
 
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
@@ -49,22 +52,15 @@ def test_real_program_fault_is_named_and_good_runs_are_quiet(scenario, real_reco
 
     sc = dataclasses.replace(scenario, good_runs=3)
     goods, bad, base = record_scenario(sc, real_recorder, tmp_path)
-    want = sc.expect_path(base)
-    # The fault is really in the bad recording (under either path of a two-path call).
-    bad_df = read_events(bad)
-    hit = bad_df.filter(pl.col("probe").is_in(list(sc.expect_probe)) & (pl.col("errno") == sc.expect_errno))
-    paths = hit["path"].to_list() + [p for p in hit["path2"].to_list() + hit["arg"].to_list() if p]
-    assert any(fnmatch.fnmatchcase(p or "", want) for p in paths), f"{sc.name}: fault not recorded"
+    assert fault_recorded(sc, bad, base), f"{sc.name}: fault not recorded"
 
     report = diff_traces(good=goods[:2], bad=bad)
     outcome = judge(sc, report, base)
     OUTCOMES.append(outcome)
-    quiet = diff_traces(good=goods[:2], bad=goods[2])
-    got = "no anomaly" if not quiet.anomaly else (
-        f"{quiet.bifurcation['probe']} {quiet.bifurcation['errno']} {quiet.bifurcation['path']}")
-    QUIET.append(Outcome(sc.name, "no anomaly", got, not quiet.anomaly, 0.0))
+    quiet = quiet_outcome(sc.name, diff_traces(good=goods[:2], bad=goods[2]))
+    QUIET.append(quiet)
     assert outcome.correct, f"{sc.name}: expected {outcome.expected}, diff said {outcome.got}"
-    assert not quiet.anomaly, f"{sc.name}: good vs good reported {got}"
+    assert quiet.correct, f"{sc.name}: good vs good reported {quiet.got}"
 
 
 def test_what_the_bad_run_wrote_is_shown(real_recorder, tmp_path):

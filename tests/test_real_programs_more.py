@@ -13,15 +13,20 @@ bench.scenario_accuracy --real` prints the same, for every case, standalone).
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 
-import polars as pl
 import pytest
-from scenarios.harness import Outcome, judge, record_scenario, report_outcomes, run_no_anomaly
+from scenarios.harness import (
+    Outcome,
+    fault_recorded,
+    judge,
+    quiet_outcome,
+    record_scenario,
+    report_outcomes,
+    run_no_anomaly,
+    xfail_param,
+)
 from scenarios.real import REAL
 from scenarios.real_more import BENCH_ONLY, QUIET_MORE, REAL_MORE
-
-from tracer.schema import read_events
 
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
@@ -35,11 +40,6 @@ QUIET: list[Outcome] = []
 KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
 TESTED = [s for s in REAL_MORE if s.name not in BENCH_ONLY]
-
-
-def _mark(name: str, reasons: dict[str, str]):
-    return pytest.param(name, id=name, marks=pytest.mark.xfail(reason=reasons[name], strict=True)
-                        if name in reasons else ())
 
 
 @pytest.fixture(scope="module")
@@ -61,32 +61,24 @@ def test_the_set_is_new_and_covers_the_fault_kinds():
     assert names >= BENCH_ONLY and len(TESTED) >= 30
 
 
-@pytest.mark.parametrize("name", [_mark(s.name, KNOWN_MISSES) for s in TESTED])
+@pytest.mark.parametrize("name", [xfail_param(s.name, KNOWN_MISSES) for s in TESTED])
 def test_fault_is_named_and_good_runs_are_quiet(name, more_recorder, tmp_path):
     from baseline.run.diff import diff_traces
 
     sc = dataclasses.replace(next(s for s in REAL_MORE if s.name == name), good_runs=3)
     goods, bad, base = record_scenario(sc, more_recorder, tmp_path)
-    want = sc.expect_path(base)
-    # The fault is really in the bad recording (under either path of a two-path call).
-    bad_df = read_events(bad)
-    errno = pl.col("errno").is_null() if sc.expect_errno is None else pl.col("errno") == sc.expect_errno
-    hit = bad_df.filter(pl.col("probe").is_in(list(sc.expect_probe)) & errno)
-    paths = hit["path"].to_list() + [p for p in hit["path2"].to_list() + hit["arg"].to_list() if p]
-    assert any(fnmatch.fnmatchcase(p or "", want) for p in paths), f"{sc.name}: fault not recorded"
+    assert fault_recorded(sc, bad, base), f"{sc.name}: fault not recorded"
 
-    quiet = diff_traces(good=goods[:2], bad=goods[2])
-    got = "no anomaly" if not quiet.anomaly else (
-        f"{quiet.bifurcation['probe']} {quiet.bifurcation['errno']} {quiet.bifurcation['path']}")
-    QUIET.append(Outcome(sc.name, "no anomaly", got, not quiet.anomaly, 0.0))
+    quiet = quiet_outcome(sc.name, diff_traces(good=goods[:2], bad=goods[2]))
+    QUIET.append(quiet)
     report = diff_traces(good=goods[:2], bad=bad)
     outcome = judge(sc, report, base)
     OUTCOMES.append(outcome)
-    assert not quiet.anomaly, f"{sc.name}: good vs good reported {got}"
+    assert quiet.correct, f"{sc.name}: good vs good reported {quiet.got}"
     assert outcome.correct, f"{sc.name}: expected {outcome.expected}, diff said {outcome.got}"
 
 
-@pytest.mark.parametrize("name", [_mark(c.name, QUIET_MISSES) for c in QUIET_MORE])
+@pytest.mark.parametrize("name", [xfail_param(c.name, QUIET_MISSES) for c in QUIET_MORE])
 def test_run_to_run_noise_is_quiet(name, more_recorder, tmp_path):
     case = next(c for c in QUIET_MORE if c.name == name)
     outcome = run_no_anomaly(case, more_recorder, tmp_path)

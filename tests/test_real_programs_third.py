@@ -16,16 +16,21 @@ bench.scenario_accuracy --real` prints the same, for every case, standalone).
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 
-import polars as pl
 import pytest
-from scenarios.harness import Outcome, judge, record_scenario, report_outcomes, run_no_anomaly
+from scenarios.harness import (
+    Outcome,
+    fault_recorded,
+    judge,
+    quiet_outcome,
+    record_scenario,
+    report_outcomes,
+    run_no_anomaly,
+    xfail_param,
+)
 from scenarios.real import REAL
 from scenarios.real_more import QUIET_MORE, REAL_MORE
 from scenarios.real_third import BENCH_ONLY, QUIET_THIRD, REAL_THIRD, quiet_teardown
-
-from tracer.schema import read_events
 
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
@@ -55,11 +60,6 @@ FLAKY_QUIET: dict[str, str] = {
 TESTED = [s for s in REAL_THIRD if s.name not in BENCH_ONLY]
 
 
-def _mark(name: str, reasons: dict[str, str]):
-    return pytest.param(name, id=name, marks=pytest.mark.xfail(reason=reasons[name], strict=True)
-                        if name in reasons else ())
-
-
 @pytest.fixture(scope="module")
 def third_recorder(recorder, request):
     yield recorder
@@ -86,36 +86,28 @@ def test_the_set_is_new_and_covers_the_fault_kinds():
     assert names >= BENCH_ONLY and len(TESTED) >= 20
 
 
-@pytest.mark.parametrize("name", [_mark(s.name, KNOWN_MISSES) for s in TESTED])
+@pytest.mark.parametrize("name", [xfail_param(s.name, KNOWN_MISSES) for s in TESTED])
 def test_fault_is_named_and_good_runs_are_quiet(name, third_recorder, tmp_path):
     from baseline.run.diff import diff_traces
 
     sc = dataclasses.replace(next(s for s in REAL_THIRD if s.name == name), good_runs=3)
     goods, bad, base = record_scenario(sc, third_recorder, tmp_path)
-    want = sc.expect_path(base)
-    # The fault is really in the bad recording (under either path of a two-path call); the
-    # two recorder misses (KNOWN_MISSES) are checked on what the recording has.
-    bad_df = read_events(bad)
+    # the recorder misses (KNOWN_MISSES) are checked on what the recording has
     if name not in KNOWN_MISSES:
-        errno = pl.col("errno").is_null() if sc.expect_errno is None else pl.col("errno") == sc.expect_errno
-        hit = bad_df.filter(pl.col("probe").is_in(list(sc.expect_probe)) & errno)
-        paths = hit["path"].to_list() + [p for p in hit["path2"].to_list() + hit["arg"].to_list() if p]
-        assert any(fnmatch.fnmatchcase(p or "", want) for p in paths), f"{sc.name}: fault not recorded"
+        assert fault_recorded(sc, bad, base), f"{sc.name}: fault not recorded"
 
-    quiet = diff_traces(good=goods[:2], bad=goods[2])
-    got = "no anomaly" if not quiet.anomaly else (
-        f"{quiet.bifurcation['probe']} {quiet.bifurcation['errno']} {quiet.bifurcation['path']}")
-    QUIET.append(Outcome(sc.name, "no anomaly", got, not quiet.anomaly, 0.0))
+    quiet = quiet_outcome(sc.name, diff_traces(good=goods[:2], bad=goods[2]))
+    QUIET.append(quiet)
     report = diff_traces(good=goods[:2], bad=bad)
     outcome = judge(sc, report, base)
     OUTCOMES.append(outcome)
     assert outcome.correct, f"{sc.name}: expected {outcome.expected}, diff said {outcome.got}"
-    if quiet.anomaly and name in FLAKY_QUIET:
-        pytest.xfail(f"good vs good reported {got}: {FLAKY_QUIET[name]}")
-    assert not quiet.anomaly, f"{sc.name}: good vs good reported {got}"
+    if not quiet.correct and name in FLAKY_QUIET:
+        pytest.xfail(f"good vs good reported {quiet.got}: {FLAKY_QUIET[name]}")
+    assert quiet.correct, f"{sc.name}: good vs good reported {quiet.got}"
 
 
-@pytest.mark.parametrize("name", [_mark(c.name, QUIET_MISSES) for c in QUIET_THIRD])
+@pytest.mark.parametrize("name", [xfail_param(c.name, QUIET_MISSES) for c in QUIET_THIRD])
 def test_run_to_run_noise_is_quiet(name, third_recorder, tmp_path):
     case = next(c for c in QUIET_THIRD if c.name == name)
     outcome = run_no_anomaly(case, third_recorder, tmp_path)

@@ -175,10 +175,39 @@ def run_no_anomaly(case: NoAnomalyCase, recorder, out_dir: Path) -> Outcome:
             fresh_dir(base)
             base.rmdir()
     report = diff_traces(good=files[:-1], bad=files[-1])
+    outcome = quiet_outcome(case.name, report)
+    outcome.seconds = time.perf_counter() - t0
+    outcome.detail["report"] = report.to_dict() if report.anomaly else None
+    return outcome
+
+
+def quiet_outcome(name: str, report) -> Outcome:
+    """A good-vs-good diff's outcome: correct when it reports no anomaly."""
     bif = report.bifurcation
     got = "no anomaly" if not report.anomaly else f"{bif.get('probe')} {bif.get('errno')} {bif.get('path')}"
-    return Outcome(case.name, "no anomaly", got, not report.anomaly, time.perf_counter() - t0,
-                   {"report": report.to_dict() if report.anomaly else None})
+    return Outcome(name, "no anomaly", got, not report.anomaly, 0.0)
+
+
+def fault_recorded(sc: Scenario, bad: Path, base: Path) -> bool:
+    """The scenario's fault is really in the bad recording: a call of its probe with its errno
+    (none: no errno) at its path, under either path of a two-path call or in the argument."""
+    import polars as pl
+
+    from tracer.schema import read_events
+
+    errno = pl.col("errno").is_null() if sc.expect_errno is None else pl.col("errno") == sc.expect_errno
+    hit = read_events(bad).filter(pl.col("probe").is_in(list(sc.expect_probe)) & errno)
+    paths = hit["path"].to_list() + [p for p in hit["path2"].to_list() + hit["arg"].to_list() if p]
+    want = sc.expect_path(base)
+    return any(fnmatch.fnmatchcase(p or "", want) for p in paths)
+
+
+def xfail_param(name: str, reasons: dict[str, str]):
+    """pytest.param(name), strictly expected to fail when `reasons` names it."""
+    import pytest
+
+    return pytest.param(name, id=name, marks=pytest.mark.xfail(reason=reasons[name], strict=True)
+                        if name in reasons else ())
 
 
 def report_outcomes(request, sections: list[tuple[str, list[Outcome]]]) -> None:
