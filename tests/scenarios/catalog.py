@@ -12,9 +12,9 @@ import socket
 import subprocess
 from pathlib import Path
 
-from .harness import PROGRAMS, PY, NoAnomalyCase, Scenario
+from .harness import PORTS, PROGRAMS, PY, NoAnomalyCase, Scenario
 
-CLOSED_PORT = 47613  # nothing listens here in the bad run
+CLOSED_PORT = PORTS[0]  # nothing listens here in the bad run
 
 
 def write(path: Path, text: str, mode: int = 0o644) -> Path:

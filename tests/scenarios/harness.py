@@ -1,8 +1,10 @@
 """Fault-scenario harness: record good runs and one bad run of a real program for real, then
 ask the diff where the bad run left known-good behaviour.
 
-Every run of a scenario happens in the same fixed directory (recreated each time), so paths
-agree between good and bad runs the way they would for a real job rerun on the same host.
+Every run of a scenario happens in the same directory (recreated each time), so paths agree
+between good and bad runs the way they would for a real job rerun on the same host. The
+directories live under a root of this process's own, and the loopback services listen on a
+block of ports of its own (`PORTS`), so two test sessions on one machine do not collide.
 Runs use a small fixed environment (PATH, LANG, HOME) so the traces do not depend on the
 caller's shell.
 """
@@ -14,6 +16,7 @@ import fnmatch
 import functools
 import os
 import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-ROOT = Path("/tmp/tracebase-scenarios")
+ROOT = Path(f"/tmp/tracebase-scenarios.{os.getpid()}")
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 NOBODY = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
@@ -83,10 +86,54 @@ def shared_recorder():
     return recorder
 
 
+def _port_block(size: int) -> tuple[int, ...]:
+    """`size` consecutive loopback ports free right now, below the ephemeral range (so no
+    outgoing connection takes one meanwhile), starting at a place that depends on the pid so
+    concurrent sessions look in different places first."""
+    span = 31000 - 20000 - size
+    for attempt in range(200):
+        first = 20000 + ((os.getpid() * 97 + attempt * 331) % span)
+        socks = []
+        try:
+            for port in range(first, first + size):
+                s = socket.socket()
+                socks.append(s)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+        return tuple(range(first, first + size))
+    raise RuntimeError("no block of free loopback ports between 20000 and 31000")
+
+
+PORTS = _port_block(12)  # handed out by the scenario modules, one per service
+
+
+def _remove_root() -> None:
+    """Remove this session's root at exit, unless something is still mounted under it
+    (a failed teardown): removing through a mount would empty someone's file system."""
+    try:
+        with open("/proc/self/mounts") as fh:
+            if any(line.split()[1].startswith(f"{ROOT}/") for line in fh):
+                return
+    except OSError:
+        return
+    shutil.rmtree(ROOT, ignore_errors=True)
+
+
+atexit.register(_remove_root)
+
+
 def fresh_dir(base: Path) -> None:
     if base.exists():
         subprocess.run(["umount", "-R", str(base)], capture_output=True)
         shutil.rmtree(base)
+    if not ROOT.exists():
+        ROOT.mkdir(mode=0o755)
+        ROOT.chmod(0o755)  # runs as nobody walk through it, whatever the umask
     base.mkdir(parents=True)
     base.chmod(0o755)
 

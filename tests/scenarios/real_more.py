@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from .catalog import LISTENER, fill_up, mount_tmpfs, umount_after, write
-from .harness import NoAnomalyCase, Scenario
+from .harness import PORTS, NoAnomalyCase, Scenario
 from .real import own, sh
 
 PY3 = "/usr/bin/python3"
@@ -524,7 +524,7 @@ else:
 s.sendall(b"hello")
 print(s.recv(100))
 """
-SERVICE_PORT = 47629
+SERVICE_PORT = PORTS[1]
 
 
 def service_config_missing(base: Path, bad: bool) -> None:
@@ -597,7 +597,7 @@ srv.bind(("127.0.0.1", int(sys.argv[1])))
 srv.listen(1)
 srv.close()
 """
-BIND_PORT = 47631
+BIND_PORT = PORTS[2]
 
 
 def port_in_use(base: Path, bad: bool) -> None:
@@ -689,7 +689,7 @@ s.close()
 with open(sys.argv[2], "w") as fh:
     fh.write("sent\\n")
 """
-COLLECTOR_PORT = 47633
+COLLECTOR_PORT = PORTS[3]
 
 
 def collector_down(base: Path, bad: bool) -> None:

@@ -33,12 +33,12 @@ import threading
 from pathlib import Path
 
 from .catalog import fill_up, mount_tmpfs, umount_after, write
-from .harness import NoAnomalyCase, Scenario
+from .harness import PORTS, NoAnomalyCase, Scenario
 from .real import own, sh
 
 PY3 = "/usr/bin/python3"
-HTTP_PORT = 47635  # the loopback HTTP server of the curl/wget cases (not real_more's ports)
-CURL_RETRY_PORT = 47632
+HTTP_PORT = PORTS[4]  # the loopback HTTP server of the curl/wget cases
+CURL_RETRY_PORT = PORTS[5]
 
 
 class _Background:
