@@ -119,6 +119,13 @@ CASES: list[Case] = [
       "{tmp}/nometa.yaml", "-d", "2s", words="nometa.yaml", root=True),
     C("run-metadata-list", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--metadata-file", "{list_yaml}",
       "-d", "2s", words="{list_yaml}", root=True),
+    # the fleet daemon's own path checks name what is there the way every input check does
+    C("run-spool-fifo", "tracer", "run", "syscalls", "--spool", "{fifo}", "-d", "2s", words=("{fifo}", "FIFO"),
+      root=True),
+    C("run-prom-fifo", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--prom", "{prom_fifo}", "-d", "2s",
+      words=("{prom_fifo}", "FIFO"), root=True),
+    C("run-metadata-fifo", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--metadata-file", "{fifo}",
+      "-d", "2s", words=("{fifo}", "FIFO"), timeout=20, root=True),
     C("run-host-traversal", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--host", "../../x", "-d", "2s",
       words="--host", root=True),
     C("run-host-empty", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--host", "", "-d", "2s",
@@ -470,6 +477,8 @@ def inputs():
         d["binary"].write_bytes(bytes(range(256)) * 8)
         d["fifo"] = base / "pipe.parquet"  # a named pipe nobody writes: reading it would hang
         os.mkfifo(d["fifo"])
+        d["prom_fifo"] = base / "pipe.prom"  # a textfile-collector output that is a named pipe
+        os.mkfifo(d["prom_fifo"])
         d["secret"] = base / "secret.parquet"
         shutil.copy(d["good1"], d["secret"])
         os.chmod(d["secret"], 0o600)

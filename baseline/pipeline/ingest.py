@@ -57,6 +57,7 @@ import pyarrow.parquet as pq
 from tracer import atomic
 from tracer.errors import TracebaseError
 from tracer.fleet.options import HOST_NAME, HOST_RULE
+from tracer.inputs import file_kind
 from tracer.schema import (
     TABLES,
     conform,
@@ -321,7 +322,7 @@ def _file_problem(path: Path) -> str | None:
     if stat.S_ISLNK(st.st_mode):
         return f"{shown(path)}: expected a regular file, found a symlink (not followed out of the spool)"
     if not stat.S_ISREG(st.st_mode):
-        return f"{shown(path)}: expected a regular file, found {'a directory' if stat.S_ISDIR(st.st_mode) else 'a special file'}"
+        return f"{shown(path)}: expected a regular file, found {file_kind(st.st_mode)}"
     return None
 
 

@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from tracer.errors import TracebaseError
+from tracer.inputs import file_kind
 
 # A host name is a spool directory and a dataset partition value: one safe path component.
 # Letters, digits, '.', '-', '_' (what hostnames and k8s node names use); not '.' or '..', no
@@ -56,7 +57,7 @@ def _describe(path: Path) -> str:
         return f"a directory {path}"
     if stat.S_ISREG(mode):
         return f"a file {path}"
-    return f"a special file {path}"
+    return f"{file_kind(mode)} {path}"  # "a FIFO (named pipe) PATH", as every input check words it
 
 
 def _nearest_existing(path: Path, flag: str) -> Path:
