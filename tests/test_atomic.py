@@ -167,3 +167,67 @@ def test_a_symlinked_output_replaces_its_target_and_keeps_the_link(tmp_path):
     dangling.symlink_to("runs/8.parquet")
     atomic.write_bytes(dangling, b"eight")
     assert dangling.is_symlink() and (tmp_path / "runs" / "8.parquet").read_bytes() == b"eight"
+
+
+def test_output_dirs_removes_what_a_failed_run_created_and_keeps_files(tmp_path):
+    out = tmp_path / "a" / "b"
+    with pytest.raises(OSError), atomic.output_dirs(out):
+        atomic.make_dirs(out / ".sets" / "set-1")
+        raise OSError(28, "No space left on device")
+    assert list(tmp_path.iterdir()) == []  # a/, a/b/ and the empty dirs beneath: all gone
+    # a directory holding a file is kept (with its parents): nothing written is removed
+    with pytest.raises(OSError), atomic.output_dirs(out):
+        atomic.write_text(out / "findings.txt", "x")
+        atomic.make_dirs(out / "empty")
+        raise OSError(28, "No space left on device")
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["a", "a/b", "a/b/findings.txt"]
+    # an existing directory is left as it was
+    with pytest.raises(OSError), atomic.output_dirs(out):
+        raise OSError(30, "Read-only file system")
+    assert (out / "findings.txt").read_text() == "x"
+
+
+def test_staged_dir_appears_whole_or_not_at_all(tmp_path):
+    out = tmp_path / "new" / "dataset"
+    with pytest.raises(OSError) as info, atomic.staged_dir(out) as staging:
+        assert staging != out and staging.name.startswith(".dataset.")
+        atomic.make_dirs(staging / "events")
+        atomic.write_text(staging / "events" / "part-0.parquet", "x")
+        raise OSError(28, "No space left on device", str(staging / "events" / "part-1.parquet"))
+    assert list(tmp_path.iterdir()) == []  # no partial tree, no staging dir, no parent it made
+    assert info.value.filename == str(out / "events" / "part-1.parquet")  # the path the user gave
+    with atomic.staged_dir(out) as staging:
+        atomic.write_text(staging / "a.txt", "whole")
+        assert not out.exists()  # readers see nothing until the tree is complete
+    assert (out / "a.txt").read_text() == "whole"
+    assert [p.name for p in out.parent.iterdir()] == ["dataset"]
+    assert stat.S_IMODE(out.stat().st_mode) == 0o775 & ~atomic.current_umask()
+    with atomic.staged_dir(out) as same:  # an existing directory is written in place
+        assert same == out
+    (tmp_path / "file").write_text("")
+    with pytest.raises(NotADirectoryError), atomic.staged_dir(tmp_path / "file"):
+        pass
+
+
+@pytest.mark.skipif(not ROOT, reason="mounting a tiny tmpfs needs root")
+def test_simulate_and_coverage_on_a_full_disk_leave_nothing_behind(tmp_path):
+    """A real ENOSPC half-way through many files: no partial dataset or report that a reader
+    would take for a whole one, and the error names the path the user gave."""
+    baseline = Path(sys.executable).parent / "baseline"
+    dataset = tmp_path / "ds"
+    subprocess.run([baseline, "simulate", "--hosts", "3", "--hours", "1", "--out", dataset], check=True,
+                   capture_output=True)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", disk]).returncode:
+        pytest.skip("tmpfs could not be mounted here")
+    try:
+        for argv, out in (([baseline, "simulate", "--hosts", "20", "--hours", "2", "--out", disk / "sim"], "sim"),
+                          ([baseline, "coverage", dataset, "-o", disk / "reports"], "reports")):
+            proc = subprocess.run(argv, capture_output=True, text=True)
+            assert proc.returncode == 2, proc.stderr
+            assert "No space left on device" in proc.stderr and f"{disk}/{out}" in proc.stderr, proc.stderr
+            assert ".tmp" not in proc.stderr, proc.stderr
+            assert list(disk.iterdir()) == [], argv
+    finally:
+        subprocess.run(["umount", "-l", disk])

@@ -12,7 +12,8 @@ Permissions (least privilege, but readable where the umask says so):
 - a file that is rewritten keeps its mode and owner (an allowlist someone made 0644 stays so);
 - directories are created 0775 & ~umask: never world-writable, even under umask 000 (a
   world-writable spool or dataset would let any user plant snapshots or Parquet files).
-Use `make_dirs` for every directory a writer creates.
+Use `make_dirs` for every directory a writer creates (`output_dirs` for a command's output
+tree, which a failed run must not leave behind empty).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import errno
 import os
 import re
 import secrets
+import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,7 +55,12 @@ def make_dirs(path: str | os.PathLike) -> Path:
     Existing directories are left as they are. A component that exists but is not a directory
     raises NotADirectoryError naming it.
     """
-    path = Path(path)
+    _make_dirs(Path(path))
+    return Path(path)
+
+
+def _make_dirs(path: Path) -> list[Path]:
+    """make_dirs; returns the directories it created, outermost first."""
     missing: list[Path] = []
     p = path
     while True:
@@ -68,13 +75,70 @@ def make_dirs(path: str | os.PathLike) -> Path:
         if not stat.S_ISDIR(st.st_mode):
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(p))
         break
+    created: list[Path] = []
     for d in reversed(missing):
         try:
             os.mkdir(d, DIR_MODE)
+            created.append(d)
         except FileExistsError:  # created meanwhile by a concurrent writer
             if not d.is_dir():
                 raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(d)) from None
-    return path
+    return created
+
+
+@contextmanager
+def output_dirs(path: str | os.PathLike) -> Iterator[Path]:
+    """make_dirs(path) for a command's output tree. If the body fails, the directories this
+    created are removed again, with the empty directories the body made beneath them, so a
+    failed run (a full disk, a read-only mount) leaves no empty output tree behind that looks
+    like a run that found nothing. Files are never removed: a directory holding one stays."""
+    path = Path(path)
+    created = _make_dirs(path)
+    try:
+        yield path
+    except BaseException:
+        if created:
+            _remove_empty_tree(created[0])
+        raise
+
+
+@contextmanager
+def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
+    """A directory tree that appears whole or not at all, like `atomic_output` for one file.
+
+    When `path` does not exist yet the body writes into a hidden sibling
+    '.<name>.<random>.tmp', renamed to `path` when the body succeeds and removed when it fails,
+    so neither a failure nor a kill -9 half-way leaves a partial tree under the final name
+    that a reader would take for a whole one. An existing directory is written in place
+    (merging into it is what its user asked for)."""
+    path = Path(path)
+    if path.is_dir():
+        yield path
+        return
+    if os.path.lexists(path):
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+    with output_dirs(path.parent):
+        staging = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        os.mkdir(staging, DIR_MODE)
+        try:
+            yield staging
+            fsync_dir(staging)
+            os.rename(staging, path)  # fails if something else created `path` meanwhile
+        except BaseException as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            if isinstance(exc, OSError) and isinstance(exc.filename, str) and exc.filename.startswith(f"{staging}"):
+                exc.filename = f"{path}{exc.filename[len(str(staging)):]}"  # name the path the user gave
+            raise
+        fsync_dir(path.parent)
+
+
+def _remove_empty_tree(top: Path) -> None:
+    for root, dirs, _files in os.walk(top, topdown=False):
+        for d in dirs:
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.join(root, d))
+    with contextlib.suppress(OSError):
+        os.rmdir(top)
 
 
 def _create_temp(directory: Path, name: str) -> tuple[int, Path]:

@@ -56,7 +56,7 @@ from baseline.fleet.model import (
     parse_since,
 )
 from baseline.run.allowlist import ExpectedErrors, load_default
-from tracer.atomic import fsync_dir, make_dirs
+from tracer.atomic import fsync_dir, make_dirs, output_dirs
 from tracer.errors import TracebaseError
 from tracer.schema import FINDINGS as FINDINGS_SCHEMA
 from tracer.schema import (
@@ -949,25 +949,25 @@ def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Pa
     before this layout) is first adopted as a set, step by step, each step consistent."""
     out = Path(out_dir)
     try:
-        make_dirs(out)
-        probe = out / ".write-test"
-        probe.touch()
-        probe.unlink()
-        _adopt_plain_files(out)
-        new = _new_set_dir(out)
-        # millions of rows: converted to Arrow (categoricals to text) a slice at a time
-        findings = result.findings.select([c for c in polars_schema("findings").names() if c in result.findings.columns])
-        # trace_id is unique per finding: a dictionary would only hash millions of ids to give
-        # up at its size limit (~1 CPU s per 4M findings); every other text column repeats
-        plain = {"use_dictionary": [c for c in encoding_options(FINDINGS_SCHEMA)["use_dictionary"] if c != "trace_id"]}
-        write_table_batches(findings.iter_slices(FINDINGS_WRITE_ROWS), new / "findings.parquet", "findings",
-                            parquet_options=plain)
-        write_table(result.clusters, new / "clusters.parquet", "clusters")
-        write_table(result.host_alerts, new / "host_alerts.parquet", "host_alerts")
-        fsync_dir(new)
-        _point_current(out, new)
-        _link_tables(out)
-        _remove_stale_sets(out)
+        with output_dirs(out):  # a failed first write leaves no empty output directory behind
+            probe = out / ".write-test"
+            probe.touch()
+            probe.unlink()
+            _adopt_plain_files(out)
+            new = _new_set_dir(out)
+            # millions of rows: converted to Arrow (categoricals to text) a slice at a time
+            findings = result.findings.select([c for c in polars_schema("findings").names() if c in result.findings.columns])
+            # trace_id is unique per finding: a dictionary would only hash millions of ids to give
+            # up at its size limit (~1 CPU s per 4M findings); every other text column repeats
+            plain = {"use_dictionary": [c for c in encoding_options(FINDINGS_SCHEMA)["use_dictionary"] if c != "trace_id"]}
+            write_table_batches(findings.iter_slices(FINDINGS_WRITE_ROWS), new / "findings.parquet", "findings",
+                                parquet_options=plain)
+            write_table(result.clusters, new / "clusters.parquet", "clusters")
+            write_table(result.host_alerts, new / "host_alerts.parquet", "host_alerts")
+            fsync_dir(new)
+            _point_current(out, new)
+            _link_tables(out)
+            _remove_stale_sets(out)
     except OSError as exc:
         where = exc.filename or out
         raise TracebaseError(f"{where}: cannot write audit output ({exc.strerror or exc})") from None

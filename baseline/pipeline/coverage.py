@@ -644,20 +644,24 @@ def render_markdown(report: CoverageReport, chart_files: dict[str, str]) -> str:
 
 def write_report(report: CoverageReport, out_dir: str | os.PathLike, now: dt.datetime | None = None) -> dict[str, Path]:
     """Write report.html, report.md, charts/*.png and the three Parquet tables into out_dir/<week>/."""
-    out = Path(out_dir) / report.week
-    atomic.make_dirs(out / "charts")
-    chart_set = render_charts(report, now)
-    chart_files = {}
-    for name, chart in chart_set.items():
-        atomic.write_bytes(out / "charts" / f"{name}.png", chart.png)
-        chart_files[name] = f"charts/{name}.png"
-    written = {
-        "html": out / "report.html",
-        "markdown": out / "report.md",
-        "probes": write_table(report.probes, out / "coverage_probes.parquet", "coverage_probes"),
-        "groups": write_table(report.groups, out / "coverage_groups.parquet", "coverage_groups"),
-        "app": write_table(report.app, out / "coverage_app.parquet", "coverage_app"),
+    final = Path(out_dir) / report.week
+    # a new week's report appears whole or not at all (a rerun rewrites its files in place)
+    with atomic.staged_dir(final) as out:
+        atomic.make_dirs(out / "charts")
+        chart_set = render_charts(report, now)
+        chart_files = {}
+        for name, chart in chart_set.items():
+            atomic.write_bytes(out / "charts" / f"{name}.png", chart.png)
+            chart_files[name] = f"charts/{name}.png"
+        write_table(report.probes, out / "coverage_probes.parquet", "coverage_probes")
+        write_table(report.groups, out / "coverage_groups.parquet", "coverage_groups")
+        write_table(report.app, out / "coverage_app.parquet", "coverage_app")
+        atomic.write_text(out / "report.html", render_html(report, chart_set, now))
+        atomic.write_text(out / "report.md", render_markdown(report, chart_files))
+    return {
+        "html": final / "report.html",
+        "markdown": final / "report.md",
+        "probes": final / "coverage_probes.parquet",
+        "groups": final / "coverage_groups.parquet",
+        "app": final / "coverage_app.parquet",
     }
-    atomic.write_text(written["html"], render_html(report, chart_set, now))
-    atomic.write_text(written["markdown"], render_markdown(report, chart_files))
-    return written

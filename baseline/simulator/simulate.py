@@ -136,7 +136,7 @@ from baseline.simulator.host import NS, FleetPlan, HostResult, generate_calls, h
 from baseline.simulator.joblogs import write_joblog
 from baseline.simulator.tables import VOCAB, HostPart, assemble, build, host_part, host_result
 from baseline.simulator.writers import write_batch, write_spool
-from tracer.atomic import make_dirs
+from tracer.atomic import staged_dir
 from tracer.errors import TracebaseError
 
 DEFAULT_START = "2026-11-28T00:00:00Z"
@@ -305,8 +305,12 @@ def simulate(
         if events_target < 1:
             raise TracebaseError(f"--events-target: expected a positive integer, found {events_target!r}")
         plan = FleetPlan(**{**plan.__dict__, "good_rate": estimate_good_rate(plan, events_target)})
-    out = Path(out_dir)
-    make_dirs(out)
+    with staged_dir(out_dir) as out:  # a dataset that appears whole or not at all
+        return _simulate_into(out, plan, hosts, hours, seed, spool, workers, progress, t0)
+
+
+def _simulate_into(out: Path, plan: FleetPlan, hosts: int, hours: float, seed: int, spool: bool,
+                   workers: int, progress, t0: float) -> dict:
     summary: dict = {"hosts": hosts, "hours": hours, "seed": seed, "good_rate": plan.good_rate,
                      "events": 0, "traces": 0, "counters": 0, "truth": 0, "calls": 0, "failures": 0,
                      "good": 0, "jobs": 0, "bytes": {}, "root_causes": {}}
