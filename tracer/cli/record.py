@@ -140,6 +140,8 @@ def handle(args: argparse.Namespace) -> int:
     # while the trace is written does not cut the write short.
     with SyscallRecorder(ringbuf_mb=args.ringbuf_mb, failures_only=args.failures) as recorder, \
             StopSignals():
+        for note in recorder.notes if not args.quiet else ():
+            print(f"tracer: {note}", file=sys.stderr)  # e.g. the kfunc refused: a slower path
         if cmd:
             recording = recorder.record(cmd, label=args.label, host=args.host, meta=meta,
                                         duration=duration)

@@ -242,11 +242,17 @@ class SyscallRecorder:
         # with BTF); a kernel without it, or refusing it, gets the helper calls instead.
         for regs_cast in ((True, False) if pt_regs_cast_ids() else (False,)):
             try:
-                self.bpf = self._compile(regs_cast)
+                # a kernel that has the kfunc but refuses the call would have bcc print the
+                # verifier's whole log on our stderr, for a load that then succeeds without it
+                with _stderr_kept(quiet=regs_cast) as log:
+                    self.bpf = self._compile(regs_cast)
                 self.regs_cast = regs_cast
                 break
             except Exception as exc:  # bcc raises bare Exceptions for compile/load failures
                 if regs_cast:
+                    first = next((line for line in log().splitlines() if line.strip()), str(exc))
+                    self.notes.append(f"bpf_rdonly_cast refused ({first.strip()[:200]}); "
+                                      "argument registers are read with bpf_probe_read_kernel")
                     continue
                 raise EnvironmentProblem(
                     f"loading {BPF_SOURCE.name} failed ({str(exc).splitlines()[0]}); "
@@ -718,6 +724,28 @@ def _exit_group_status(head: np.ndarray, pid: int) -> int | None:
     if not len(calls):
         return None
     return int(head["args"][calls[-1]][0]) & 0xFF
+
+
+@contextlib.contextmanager
+def _stderr_kept(quiet: bool):
+    """With quiet, what the C libraries write on file descriptor 2 meanwhile goes to a
+    temporary file instead of the terminal; yields a function returning it."""
+    if not quiet:
+        yield lambda: ""
+        return
+    import tempfile
+
+    kept: list[str] = []
+    with tempfile.TemporaryFile() as sink:
+        saved = os.dup(2)
+        try:
+            os.dup2(sink.fileno(), 2)
+            yield lambda: "".join(kept)  # read after the block, when the load has failed
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            kept.append(sink.read(1 << 16).decode("utf-8", "replace"))
 
 
 def _patch_kfunc_calls(bpf, fn: bytes, kfunc_id: int) -> int:
