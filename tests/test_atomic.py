@@ -187,6 +187,12 @@ def test_output_dirs_removes_what_a_failed_run_created_and_keeps_files(tmp_path)
     assert (out / "findings.txt").read_text() == "x"
 
 
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid  # reaped: no process has it (until the kernel hands it out again)
+
+
 def test_staged_dir_appears_whole_or_not_at_all(tmp_path):
     out = tmp_path / "new" / "dataset"
     with pytest.raises(OSError) as info, atomic.staged_dir(out) as staging:
@@ -202,6 +208,14 @@ def test_staged_dir_appears_whole_or_not_at_all(tmp_path):
     assert (out / "a.txt").read_text() == "whole"
     assert [p.name for p in out.parent.iterdir()] == ["dataset"]
     assert stat.S_IMODE(out.stat().st_mode) == 0o775 & ~atomic.current_umask()
+    # a staging directory left by a writer killed with -9 is removed by the next writer; a live one's is not
+    dead = _dead_pid()
+    left, live = out.parent / f".other.{dead}-0123abcd.tmp", out.parent / f".other.{os.getpid()}-0123abcd.tmp"
+    for d in (left, live):
+        (d / "events").mkdir(parents=True)
+    with atomic.staged_dir(out.parent / "other"):
+        pass
+    assert not left.exists() and live.exists()
     with atomic.staged_dir(out) as same:  # an existing directory is written in place
         assert same == out
     (tmp_path / "file").write_text("")

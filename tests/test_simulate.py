@@ -296,3 +296,31 @@ def test_cli_help_is_fast_and_has_examples():
     out = subprocess.run([sys.executable, "-m", "baseline.cli", "simulate", "--help"], capture_output=True,
                          text=True, check=True, env=env, cwd=REPO)
     assert "examples:" in out.stdout and "--spool" in out.stdout
+
+
+def test_kill_9_half_way_leaves_no_dataset_and_the_rerun_cleans_up(tmp_path):
+    """A simulate killed with -9 while writing leaves only its hidden staging directory, which
+    no dataset scan reads, never a partial dataset under --out; the next run removes it."""
+    import signal
+    import time
+
+    out = tmp_path / "sim"
+    argv = [sys.executable, "-c", "import sys; from baseline.cli import main; sys.exit(main(sys.argv[1:]))",
+            "simulate", "--hosts", "400", "--hours", "6", "--out", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    staging = []
+    while time.monotonic() < deadline and proc.poll() is None:
+        # kill once the first host's files are written: a half-written dataset
+        staging = [p for p in tmp_path.glob(".sim.*.tmp") if any(p.rglob("*.parquet"))]
+        if staging:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None and staging, "simulate finished before it could be killed: make it bigger"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == [staging[0].name]
+    simulate(out, hosts=2, hours=1, seed=1)
+    assert [p.name for p in tmp_path.iterdir()] == ["sim"]
+    assert dataset_files(out, "events")

@@ -118,7 +118,8 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
     if os.path.lexists(path):
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
     with output_dirs(path.parent):
-        staging = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        _remove_dead_stagings(path)
+        staging = path.parent / f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
         os.mkdir(staging, DIR_MODE)
         try:
             yield staging
@@ -130,6 +131,26 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
                 exc.filename = f"{path}{exc.filename[len(str(staging)):]}"  # name the path the user gave
             raise
         fsync_dir(path.parent)
+
+
+def _remove_dead_stagings(path: Path) -> None:
+    """Remove staging directories for `path` left by writers killed with -9 (their pid is gone)."""
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.(\d+)-[0-9a-f]{{8}}\.tmp")
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if not match or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+            continue  # its writer is still running
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except (PermissionError, OverflowError):
+            continue  # another user's process, or not a pid at all
 
 
 def _remove_empty_tree(top: Path) -> None:
