@@ -90,10 +90,25 @@ not a stale done-marker making a job skip its work). Three refinements:
   event of the thread, the same call succeeding on a path no good run took (the XDG config
   missing, the dotfile found) -- neither names nor scores its region;
 * an error saying the other end went away or is not there (`PEER_ERRNOS`: EPIPE, ECONNRESET,
-  ECONNREFUSED, ...) is a consequence when another process of the bad run failed without
-  recovering before the error's region ended: it scores as a soft error without the
-  outcome-change bonus (a writer's blocked write returns EPIPE after the reader died, yet
-  entered before the reader's error).
+  ECONNREFUSED, ...) is a consequence when another process of the bad run failed -- without
+  recovering, or with a hard error at a call the good runs completed -- before the error's
+  region ended: it scores as a soft error without the outcome-change bonus (a writer's
+  blocked write returns EPIPE after the reader died, yet entered before the reader's error);
+* a message catalog not found (`MESSAGE_CATALOG`: gettext's LC_MESSAGES/*.mo ENOENT, looked
+  up to translate a message about to be printed) does not name its region unless it is an
+  outcome change;
+* a wait interrupted by a signal (EINTR, ERESTART*) and never completed by its thread, at a
+  (call, path) the good runs completed and never saw interrupted, is not covered by the
+  allowlist's timing entries (`_abandoned_waits`: flock -w giving up, a child timeout kills
+  in its open of a FIFO).
+
+**Exit status.** A bad run whose command exits with a status no good run had (column
+``exit_status``; unknown statuses are not compared) has failed even when its calls all look
+like the good runs' (a validator exiting 3; the only other sign is the bytes it wrote, which
+tokens leave out). With no other anomaly, that is one (kind ``divergence``, score 2.5), named
+by the bad run's last write to stdout/stderr/a tty/a pipe (its message; else its last event),
+and a warning says both statuses; a region named by an event that says nothing (exit_group,
+END) is named by that write instead when it is the same thread's, within 4k rows before.
 
 The
 **bifurcation** is the top-ranked anomaly; ``first_unexplained`` separately gives the seq of
@@ -146,6 +161,7 @@ JSON object (``DiffReport.to_dict``; also docs/diff-json.md)
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -177,6 +193,7 @@ from baseline.run.normalize import (
 from baseline.run.traces import (
     check_good_commands,
     describe_source,
+    exit_statuses,
     load_table,
     number_traces,
     pick_bad_trace,
@@ -249,6 +266,8 @@ NOT_RECOVERED_BONUS = 1.5
 END_PROBE = "(end of thread)"
 TEXT_EXPECTED_SHOWN = 8
 MISSING_PROBE = "(process missing)"
+# gettext's message catalogs, looked up (in each locale directory) to translate a message
+MESSAGE_CATALOG = re.compile(r"/LC_MESSAGES/[^/]+\.mo$")
 
 
 
@@ -489,6 +508,11 @@ def diff_traces(
     if "failure" in set(pc.unique(good_tab.column("kind")).to_pylist()):
         warnings.append("some GOOD traces are labelled kind=failure")
 
+    # The command's exit status: a bad run ending with a status no good run had has failed even
+    # when every call it made looks like the good runs' (a validator's exit 3 after reading
+    # its input: the only other sign is the bytes it wrote). Unknown statuses say nothing.
+    good_status, bad_status = exit_statuses(good_tab), exit_statuses(bad_tab)
+    exit_changed = None not in good_status | bad_status and not bad_status <= good_status
     tables = [bad_tab, good_tab]
     del good_tab, bad_tab  # handed over: prepare frees each column once converted
     handed = [good_codes]
@@ -497,6 +521,7 @@ def diff_traces(
     n_rows = len(p)
     nb = int(np.count_nonzero(p.tkey < 0))  # bad rows are rows 0..nb-1
     rows = _Rows(p, bad_ids, good_ids)
+    message_row = _last_output(p, nb) if exit_changed else -1
     # An idempotent mkdir (mkdir -p, makedirs(exist_ok=True)) that found its directory is a
     # mkdir that succeeded; its check that the path is a directory drops out below.
     idem_mkdir, idem_check = _existing_directories(p)
@@ -547,6 +572,9 @@ def diff_traces(
     hard_codes = np.array([i for i, v in enumerate(p.errno_values) if _error_class(v) == 2 and v not in RETRY_ERRNOS],
                           dtype=np.int32)
     retried = _retried(p, err_rows[np.isin(p.errno[err_rows], retry_codes)], hard_codes)
+    # A wait interrupted by a signal and never completed (flock -w giving up, a child killed
+    # by timeout in its open of a FIFO) is where the run stopped: no entry covers it.
+    abandoned = _abandoned_waits(p, nb, bad_err, good_ok_calls, good_outcomes, n_errnos)
     retried[idem_check] = True
     del err_rows
     for err in distinct_errors(p, np.ones(n_rows, dtype=bool), with_plain=True):
@@ -564,11 +592,15 @@ def diff_traces(
             or rules.match(err["probe"], err["errno"], err["npath"], err["ncomm"])
             or (rules.match(err["probe"], err["errno"], err["path2"], err["ncomm"]) if err.get("path2") else None)
         )
+        covered = err["rows"]
+        if entry is not None and abandoned[covered].any():
+            err_cls_rows[covered[abandoned[covered]]] = _error_class(err["errno"])
+            covered = covered[~abandoned[covered]]
         if entry is None:
-            err_cls_rows[err["rows"]] = _error_class(err["errno"])
+            err_cls_rows[covered] = _error_class(err["errno"])
             continue
-        expected_mask[err["rows"]] = True
-        in_bad = int(np.count_nonzero(err["rows"] < nb))
+        expected_mask[covered] = True
+        in_bad = int(np.count_nonzero(covered < nb))
         if in_bad:
             info = by_entry.setdefault(entry.id, {"count": 0, "source": entry.source, "probe": entry.probe,
                                                   "errno": entry.errno, "path": entry.path,
@@ -580,7 +612,7 @@ def diff_traces(
     drop = expected_mask | retried | (
         code_in(p.probe, noise_codes, len(p.probe_values))
         & ((err_cls_rows == 0) | code_in(p.errno, timing_codes, len(p.errno_values))))
-    del expected_mask, retried
+    del expected_mask, retried, abandoned
 
     # Streams and roles (bad streams first).
     s_tkey, s_rolekey, s_role = _stream_roles(p)
@@ -651,6 +683,10 @@ def diff_traces(
         b_oc &= ~fallback
         weight = b_cls + b_oc.astype(np.int8) * 4
         weight[fallback] = 0
+        # A message catalog not found (gettext's LC_MESSAGES/*.mo lookups, made to translate
+        # a message about to be printed) says a message comes, not what went wrong: it does
+        # not name its region (bash refusing to clobber a file: the stat that found it does).
+        weight[_catalog_lookups(p, bs) & (b_cls == 1) & ~b_oc] = 0
         max_weight = np.maximum.reduceat(weight, regions.start)
         named = regions.start.copy()
         for r in np.flatnonzero(max_weight > 0):
@@ -659,7 +695,8 @@ def diff_traces(
         named_cls, named_oc = b_cls[named], b_oc[named]
         score = (np.array([SEVERITY[int(c)] for c in named_cls]) + np.where(named_oc, OUTCOME_CHANGE_BONUS, 0.0)
                  + np.where(recovered, 0.0, NOT_RECOVERED_BONUS))
-        _demote_consequences(p, bs, named, regions.end, max_cls, recovered, b_start, score)
+        _demote_consequences(p, bs, named, regions.end, max_cls, recovered, b_start, score,
+                             (named_cls == 2) & named_oc)
         # Known events in another order, re-joining good behaviour: timing, not a divergence.
         reorder = (max_cls == 0) & recovered & ~has_novel
         # So is a region re-joining good behaviour whose only new events are successes where
@@ -694,6 +731,10 @@ def diff_traces(
             sid = int(regions.sid[r])
             pos, start = int(named[r]), int(regions.start[r])
             ev = _event(rows, bs, pos)
+            ev_seq = int(named_seq[r])
+            if message_row >= 0 and _says_nothing(ev) and _just_before(p, message_row, bs, pos, 4 * k):
+                # the run exits with another status: what it wrote last says why
+                ev, ev_seq = rows.event(message_row), int(p.seq[message_row])
             lc_lo = max(int(b_start[sid]), start - context)
             last_common = [_event(rows, bs, q) for q in range(lc_lo, start)]
             candidates = np.array(
@@ -735,10 +776,10 @@ def diff_traces(
                     "path": path,
                     "npath": npath,
                     "path2": other,
-                    "then_wrote": rows.output_after(nb, int(named_seq[r]), ev["pid"]),
+                    "then_wrote": rows.output_after(nb, ev_seq, ev["pid"]),
                     "next_event": next_event,
                     "process": proc,
-                    "position": int(named_seq[r]),
+                    "position": ev_seq,
                     "recovered": bool(recovered[r]),
                     "unexplained_events": int(regions.end[r] - regions.start[r] + 1),
                     "last_common": [_strip(e) for e in last_common],
@@ -763,6 +804,12 @@ def diff_traces(
                     "last_common": [], "good_instead": [],
                 }
             )
+
+    if exit_changed and not count:
+        count = 1
+        warnings.append(f"exit status {sorted(bad_status)[0]}, where the good runs exited "
+                        f"{', '.join(map(str, sorted(good_status)))}")
+        anomalies.append(_exit_anomaly(p, rows, nb, message_row, context))
 
     for rank, a in enumerate(anomalies + reorderings, start=1):
         a["rank"] = rank
@@ -1038,10 +1085,11 @@ def _fallback_lookups(p: Prepared, bs: align.Streams, soft_change: np.ndarray, n
 
 
 def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, region_end: np.ndarray,
-                         max_cls: np.ndarray, recovered: np.ndarray, b_start: np.ndarray, score: np.ndarray) -> None:
+                         max_cls: np.ndarray, recovered: np.ndarray, b_start: np.ndarray, score: np.ndarray,
+                         hard_change: np.ndarray) -> None:
     """An error saying the other end went away (`PEER_ERRNOS`: EPIPE, ECONNREFUSED, ...) is a
-    consequence when another process of the bad run failed without recovering before its
-    region ended: it is scored as a soft error without the outcome-change bonus, so the cause
+    consequence when another process of the bad run failed -- without recovering, or with a
+    hard error at a call the good runs completed (`hard_change`) -- before its region ended: it is scored as a soft error without the outcome-change bonus, so the cause
     ranks first. A region's end, not the named call, is compared: a writer's blocked write
     enters before the reader fails and returns EPIPE after; a client refused while the server
     starts keeps being refused after the server died."""
@@ -1054,10 +1102,94 @@ def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, regi
     pid = p.pid[bs.orig[b_start[bs.sid[named]]]]  # each stream's first position is a real row
     seq = p.seq[np.maximum(rows, 0)]
     ended = _seq_of(bs, region_end, p.seq)
-    fatal = (max_cls > 0) & ~recovered & ~peer
+    # failed: without recovering, or with a hard error where the good runs succeeded (grep
+    # unable to read its patterns exits the way a good grep does, but the pipe's reader is gone)
+    fatal = (((max_cls > 0) & ~recovered) | hard_change) & ~peer
     for r in np.flatnonzero(peer):
         if (fatal & (pid != pid[r]) & (seq < ended[r])).any():
             score[r] = SEVERITY[1] + (0.0 if recovered[r] else NOT_RECOVERED_BONUS)
+
+
+def _abandoned_waits(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: np.ndarray,
+                     good_outcomes: np.ndarray, n_errnos: np.int64) -> np.ndarray:
+    """Bad rows of a call interrupted by a signal (EINTR, ERESTART*) at a call site (probe,
+    plain normalised path) the good runs completed and never saw interrupted, which the
+    thread never completes afterwards: it gave up waiting (flock -w's own timer) or was killed
+    in the wait (timeout's SIGTERM in an open of a FIFO nobody writes). Interrupted calls are
+    routine when they are restarted and complete (the curated EINTR/ERESTART* entries), or
+    when the good runs were interrupted there too; abandoned, they are where the run stopped."""
+    out = np.zeros(len(p), dtype=bool)
+    codes = [i for i, v in enumerate(p.errno_values) if v == "EINTR" or v.startswith("ERESTART")]
+    cand = bad_err[np.isin(p.errno[bad_err], codes)] if codes else bad_err[:0]
+    if not len(cand):
+        return out
+    calls = _call_keys(p, cand)
+    ok = np.isin(calls, good_ok_calls) & ~np.isin(calls * n_errnos + (p.errno[cand] + 1), good_outcomes)
+    for r, call in zip(cand[ok].tolist(), calls[ok].tolist(), strict=True):  # few
+        later = np.flatnonzero(p.sid[r + 1 : nb] == p.sid[r]) + r + 1
+        done = later[p.errno[later] < 0]
+        out[r] = not bool(len(done)) or not bool((_call_keys(p, done) == call).any())
+    return out
+
+
+def _catalog_lookups(p: Prepared, bs: align.Streams) -> np.ndarray:
+    """Bad positions whose path is a gettext message catalog (`MESSAGE_CATALOG`)."""
+    codes = [i for i, v in enumerate(p.npath_values) if v and "LC_MESSAGES/" in v and MESSAGE_CATALOG.search(v)]
+    rows = bs.orig
+    if not codes:
+        return np.zeros(len(bs), dtype=bool)
+    plain = np.where(rows >= 0, p.plainpath[np.maximum(rows, 0)], -1)
+    return np.isin(plain, codes) & (rows >= 0)
+
+
+def _last_output(p: Prepared, nb: int) -> int:
+    """The bad row that wrote last to stdout/stderr/a tty/a pipe (the events column output),
+    -1 when the bad run wrote nothing: when the run exits with a status no good run had, what
+    it said last is why (an error message)."""
+    if p.order is None or "output" not in p.table.column_names:
+        return -1
+    col = p.table.column("output")
+    if col.null_count == len(col):
+        return -1
+    written = np.flatnonzero(numpy_of(col.is_valid())[p.order[:nb]])
+    return int(written[np.argmax(p.seq[written])]) if len(written) else -1
+
+
+def _says_nothing(ev: dict[str, Any]) -> bool:
+    """An event with no error, no path and no output: exit_group, a signal mask, the end of a
+    thread."""
+    return ev["errno"] is None and ev["path"] is None and not ev.get("output")
+
+
+def _just_before(p: Prepared, row: int, bs: align.Streams, pos: int, window: int) -> bool:
+    """Whether bad row `row` is an event of the same thread as bad position `pos`, at most
+    `window` rows before it (rows of a stream are consecutive, in order)."""
+    at = int(bs.orig[pos]) if bs.orig[pos] >= 0 else (int(bs.orig[pos - 1]) + 1 if pos > 0 else -1)
+    return at >= 0 and 0 < at - row <= window and int(p.tid[at - 1]) == int(p.tid[row]) \
+        and int(p.tkey[at - 1]) == int(p.tkey[row]) == -1
+
+
+def _exit_anomaly(p: Prepared, rows: _Rows, nb: int, message_row: int, context: int) -> dict[str, Any]:
+    """The anomaly of a bad run whose calls all look like the good runs' but which exits with
+    a status none of them had: named by what it wrote last (`message_row`), else by its last
+    event."""
+    row = message_row if message_row >= 0 else int(np.argmax(p.seq[:nb]))
+    ev = rows.event(row)
+    before = []
+    noise = {i for i, v in enumerate(p.probe_values) if v in NOISE_PROBES}
+    q = row - 1
+    while q >= 0 and len(before) < context and int(p.tid[q]) == ev["tid"]:
+        if int(p.probe[q]) not in noise:
+            before.append(_strip(rows.event(q)))
+        q -= 1
+    return {
+        "rank": 1, "score": SEVERITY[0] + NOT_RECOVERED_BONUS, "kind": "divergence",
+        "probe": ev["probe"], "errno": ev["errno"], "path": ev["path"], "npath": ev["npath"],
+        "path2": ev["path2"], "then_wrote": rows.output_after(nb, ev["seq"], ev["pid"]), "next_event": None,
+        "process": {"pid": ev["pid"], "tid": ev["tid"], "comm": ev["comm"], "role": ev["comm"] or ""},
+        "position": ev["seq"], "recovered": False, "unexplained_events": 0,
+        "last_common": before[::-1], "good_instead": [],
+    }
 
 
 def _blames_target(p: Prepared, row: int, nb: int, probe: str, errno: str | None) -> bool:

@@ -215,6 +215,48 @@ def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
     return table
 
 
+def exit_statuses(table: EventColumns) -> set[int | None]:
+    """The exit statuses the traces of `table` ended with (None: not known -- a fleet call
+    tree, a frame without the column). Read from the Parquet footer's statistics when they say
+    it (one recording: one value in every row), else from the column (one int32 column)."""
+    out: set[int | None] = set()
+    for side in table.sides:
+        if any(isinstance(part, _Frame) and "exit_status" not in part.table.column_names for part in side.parts):
+            out.add(None)
+            continue
+        if side.mask is not None:  # rows of one trace picked out of several
+            chunks = _Side(side.parts, ["exit_status"], side.mask).chunks("exit_status")
+        else:
+            chunks = []
+            for part in side.parts:
+                known = _one_value(part, "exit_status") if isinstance(part, _File) else None
+                if known is not None:
+                    out.add(known)
+                    continue
+                col = part.read("exit_status")
+                chunks += col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+        for chunk in chunks:
+            out.update(pc.unique(chunk).to_pylist())
+    return out
+
+
+def _one_value(part: _File, name: str) -> int | None:
+    """The value every row of the file holds in column `name`, from the footer (None: the
+    statistics do not say, or some rows are null)."""
+    i = part.index.get(name)
+    if i is None or not part.meta.num_row_groups:
+        return None
+    value = None
+    for g in range(part.meta.num_row_groups):
+        stats = part.meta.row_group(g).column(i).statistics
+        if stats is None or not stats.has_min_max or not stats.has_null_count or stats.null_count:
+            return None
+        if stats.min != stats.max or (value is not None and stats.min != value):
+            return None
+        value = stats.min
+    return value
+
+
 def number_traces(table: EventColumns | pa.Table) -> tuple[np.ndarray, list[str]]:
     """Dense trace numbers 0.. per row, and the trace ids in order of appearance."""
     col = table.column("trace_id")

@@ -344,6 +344,19 @@ def perl_config_die(base: Path, bad: bool) -> None:
     write(base / "job.conf", f"name=nightly\nworkers={'four' if bad else '4'}\n")
 
 
+# --- guards of the differ's rules ---------------------------------------------------------------
+PRODUCER_PY = ("import sys\n"
+               "for i in range(20000):\n"
+               "    sys.stdout.write(f'{i:08d} record\\n')\n")
+
+
+def consumer_quits(base: Path, bad: bool) -> None:
+    # The consumer's limit comes from a config; the bad run's says 1 (a typo for 10000): it
+    # stops after one line and the producer (Python ignores SIGPIPE) gets EPIPE.
+    write(base / "producer.py", PRODUCER_PY)
+    write(base / "limit", "1" if bad else "20000")
+
+
 SCHED_PROBES = frozenset({"sched_setscheduler", "sched_setattr"})
 
 REAL_FOURTH: list[Scenario] = [
@@ -478,6 +491,13 @@ REAL_FOURTH: list[Scenario] = [
     Scenario("git_add_readonly_mount", "git add", lambda b: ["/usr/bin/git", "-C", f"{b}/repo", "add", "b.txt"],
              git_readonly_mount, frozenset({"openat"}), "EROFS", lambda b: f"{b}/repo/.git/index.lock",
              teardown=umount_after("repo"), description="the checkout's filesystem is read-only"),
+    # guard: a writer's EPIPE is the first failing call when the reader quits without an error
+    Scenario("producer_epipe_consumer_quits", "sh: python3 producer | head -n $(cat limit)",
+             lambda b: ["/bin/sh", "-c", f"{PY3} -S {b}/producer.py | /usr/bin/head -n $(/usr/bin/cat {b}/limit) "
+                        "> /dev/null"],
+             consumer_quits, frozenset({"write"}), "EPIPE", lambda b: "pipe:*",
+             description="the reader stops after one line (no error of its own): the producer's write fails "
+             "EPIPE, the first failing call; no other process failed, so nothing demotes it"),
     # no failing call
     Scenario("gzip_d_truncated", "gzip -dc", lambda b: ["/usr/bin/gzip", "-dc", f"{b}/data.txt.gz"],
              gzip_truncated, frozenset({"write"}), None, lambda b: "/dev/null",
@@ -565,6 +585,22 @@ def _brief_lock(base: Path, run: int) -> None:
         threading.Event().wait(0.05)
 
 
+ALARM_READ_PY = ("import os, signal\n"
+                 "signal.signal(signal.SIGALRM, lambda *a: None)\n"
+                 "signal.setitimer(signal.ITIMER_REAL, 0.02, 0.02)\n"
+                 "data = os.read(0, 100)\n"
+                 "signal.setitimer(signal.ITIMER_REAL, 0)\n"
+                 "print(len(data))\n")
+
+
+def _late_producer(base: Path, run: int) -> None:
+    write(base / "delay", "0.2" if run == 2 else "0")
+
+
+def _no_match(base: Path, run: int) -> None:
+    write(base / "log.txt", _lines(300))
+
+
 QUIET_FOURTH: list[NoAnomalyCase] = [
     NoAnomalyCase(
         "xz_threads_quiet",
@@ -606,6 +642,17 @@ QUIET_FOURTH: list[NoAnomalyCase] = [
         "ls_l_full_time",
         lambda b: ["/usr/bin/ls", "-l", "--time-style=full-iso", "/proc/self/", str(b)],
         lambda b, i: None, description="ls -l reading /etc/localtime and /proc/self (another pid each run)"),
+    # guards of the differ's rules
+    NoAnomalyCase(
+        "interrupted_read_restarted",
+        lambda b: ["/bin/sh", "-c", f"(/usr/bin/sleep $(/usr/bin/cat {b}/delay); echo data) | {PY3} -S -c \"{ALARM_READ_PY}\""],
+        _late_producer, description="a read a 20 ms timer interrupts while the producer is late (last run only): "
+        "Python restarts it and it completes -- interrupted, not abandoned"),
+    NoAnomalyCase(
+        "nonzero_exit_every_run",
+        lambda b: ["/usr/bin/grep", "-c", "no such record", f"{b}/log.txt"],
+        _no_match, description="grep -c finds nothing and exits 1 in every run: an exit status the good runs "
+        "share is no anomaly"),
     NoAnomalyCase(
         "make_j2_pipelines",
         lambda b: ["/usr/bin/make", "-s", "-j2", "-C", str(b)],
