@@ -5,10 +5,12 @@
     .venv/bin/python -m bench.bench_audit --quality [--quality-hosts 300 --quality-hours 6]
     .venv/bin/python -m bench.bench_audit --audit DATASET [--before CHECKOUT] [--repeat N]
 
-`--quality` scores the audit (`baseline evaluate`) on two generators in one run: the project's
-simulator and tests/fleetgen, an independent messy-fleet generator that shares no code with it
+`--quality` scores the audit (`baseline evaluate`) on three generators in one run: the project's
+simulator; tests/fleetgen, an independent messy-fleet generator that shares no code with it
 (routine errors originating below the root probe, sampled good traces, truncated trees, kernel
-updates mid-window, a host seen only through its counters; see tests/fleetgen/model.py).
+updates mid-window, a host seen only through its counters; see tests/fleetgen/model.py); and
+tests/fleetgen3, written blind (without reading the simulator, fleetgen or the audit) from the
+reference and the docs (see tests/fleetgen3/__init__.py).
 
 Each measured command runs as a subprocess (the real CLI); peak RSS is
 resource.getrusage(RUSAGE_CHILDREN).ru_maxrss of that child alone (one child per measurement
@@ -200,32 +202,53 @@ QUALITY_KEYS = ("cluster_purity", "cluster_completeness", "bifurcation_top1", "o
                 "expected_error_precision", "expected_error_recall")
 
 
-def quality(tmp: Path, hosts: int, hours: float, seed: int) -> dict:
-    """evaluate scores of the audit on the simulator's and on fleetgen's data (same size)."""
+QUALITY_GENERATORS = ("simulate", "fleetgen", "fleetgen3")
+
+
+def _generate(package: str, root: Path, hosts: int, hours: float, seed: int) -> None:
+    code = ("import sys, json\n"
+            f"sys.path.insert(0, {str(REPO / 'tests')!r})\n"
+            f"from {package} import generate\n"
+            f"print(json.dumps(generate({str(root)!r}, hosts={hosts}, hours={hours}, seed={seed})))\n")
+    subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+
+
+def _false_host_alerts(name: str, root: Path, alerts) -> int:
+    """Host alerts on hosts without a host-level fault (fleetgen), or (fleetgen3) also alerts
+    whose errno is not one the host's fault shows; -1 for the simulator (not scored)."""
+    import polars as pl
+
+    if name == "fleetgen":
+        truth_hosts = set(json.loads((root / "fleetgen.json").read_text())["alert_hosts"])
+        return alerts.filter(~pl.col("host").is_in(list(truth_hosts))).height
+    if name == "fleetgen3":
+        truth = json.loads((root / "fleetgen3.json").read_text())["alert_hosts"]
+        return sum(1 for host, errno in alerts.select("host", "errno").iter_rows()
+                   if host not in truth or (errno is not None and errno not in truth[host]))
+    return -1
+
+
+def quality(tmp: Path, hosts: int, hours: float, seed: int, seed3: int = 3) -> dict:
+    """evaluate scores of the audit on the simulator's, fleetgen's and fleetgen3's data (same size)."""
     import polars as pl
 
     out = {}
     sim = tmp / "q-simulate"
     simulate(sim, hosts, hours, None, 1)
-    gen = tmp / "q-fleetgen"
-    code = ("import sys, json\n"
-            f"sys.path.insert(0, {str(REPO / 'tests')!r})\n"
-            "from fleetgen import generate\n"
-            f"print(json.dumps(generate({str(gen)!r}, hosts={hosts}, hours={hours}, seed={seed})))\n")
-    subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
-    for name, root in (("simulate", sim), ("fleetgen", gen)):
+    gen, gen3 = tmp / "q-fleetgen", tmp / "q-fleetgen3"
+    _generate("fleetgen", gen, hosts, hours, seed)
+    _generate("fleetgen3", gen3, hosts, hours, seed3)
+    for name, root in zip(QUALITY_GENERATORS, (sim, gen, gen3), strict=True):
         audit = measure(BASELINE + ["audit", str(root), "--out", str(root / "audit")])
         ev = subprocess.run(BASELINE + ["evaluate", str(root), "--findings", str(root / "audit"), "--json"],
                             capture_output=True, text=True, cwd=REPO, check=True)
         scores = json.loads(ev.stdout)
         alerts = pl.read_parquet(root / "audit" / "host_alerts.parquet")
-        truth_hosts = set(json.loads((gen / "fleetgen.json").read_text())["alert_hosts"]) if name == "fleetgen" else None
         out[name] = {k: scores[k] for k in QUALITY_KEYS} | {
             "audit_wall_s": round(audit["wall_s"], 1), "failures_scored": scores["failures_scored"],
             "routine_traces": scores["routine_traces"], "host_alerts": alerts.height,
-            # fleetgen knows which hosts have a real host-level problem (the simulator: not scored)
-            "false_host_alerts": (alerts.filter(~pl.col("host").is_in(list(truth_hosts))).height
-                                  if truth_hosts is not None else -1),
+            # the fleetgens know which hosts have a real host-level problem (the simulator: not scored)
+            "false_host_alerts": _false_host_alerts(name, root, alerts),
         }
     return out
 
@@ -258,17 +281,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quality-hosts", type=int, default=300)
     p.add_argument("--quality-hours", type=float, default=6.0)
     p.add_argument("--seed", type=int, default=9, help="fleetgen seed for --quality")
+    p.add_argument("--seed3", type=int, default=3, help="fleetgen3 seed for --quality")
     args = p.parse_args(argv)
     if args.quality:
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-            scores = quality(Path(tmp), args.quality_hosts, args.quality_hours, args.seed)
+            scores = quality(Path(tmp), args.quality_hosts, args.quality_hours, args.seed, args.seed3)
         print(f"audit quality, {args.quality_hosts} hosts x {args.quality_hours:g} h (baseline evaluate):")
-        print(f"  {'':24s} {'simulate':>10s} {'fleetgen':>10s}")
+        print(f"  {'':24s}" + "".join(f" {g:>10s}" for g in QUALITY_GENERATORS))
         for key in (*QUALITY_KEYS, "failures_scored", "routine_traces", "host_alerts", "false_host_alerts",
                     "audit_wall_s"):
-            a, b = scores["simulate"][key], scores["fleetgen"][key]
-            fmt = (lambda v: f"{v:>10,}") if isinstance(a, int) else (lambda v: f"{v:>10.3f}")
-            print(f"  {key:24s} {fmt(a)} {fmt(b)}")
+            values = [scores[g][key] for g in QUALITY_GENERATORS]
+            fmt = (lambda v: f"{v:>10,}") if isinstance(values[0], int) else (lambda v: f"{v:>10.3f}")
+            print(f"  {key:24s}" + "".join(f" {fmt(v)}" for v in values))
         return 0
     if args.audit:
         return audit_compare(Path(args.audit), Path(args.before) if args.before else None, args.repeat, args.dir)
