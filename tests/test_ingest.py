@@ -106,6 +106,8 @@ def test_ingest_writes_the_partitioned_layout_and_empties_the_spool(tmp_path):
     assert result.rows == {"events": 12, "counters": 12}  # 2 frames and 2 counter rows per snapshot
     files = sorted(p.relative_to(dataset).as_posix() for p in dataset.rglob("*.parquet"))
     assert [f.rsplit("/", 1)[0] for f in files] == [
+        "counter_buckets/date=2026-11-25/host=host000",  # each counters file's 15-minute summary
+        "counter_buckets/date=2026-11-25/host=host001",
         "counters/date=2026-11-25/host=host000",
         "counters/date=2026-11-25/host=host001",
         "events/date=2026-11-25/host=host000",
@@ -188,7 +190,7 @@ def test_retention_drops_old_partitions(tmp_path):
     make_spool(spool, hosts=1, snapshots=1)
     ingest_spool(spool, dataset, quarantine)
     removed = apply_retention(dataset, quarantine, dataset_days=30, quarantine_days=30, today=T0.date())
-    assert removed["partitions"] == 2  # events + counters of the old day
+    assert removed["partitions"] == 3  # events, counters and the counters' summaries of the old day
     assert sorted(p.name for p in (dataset / "events").iterdir()) == ["date=2026-11-25"]
 
 

@@ -15,6 +15,9 @@ events
     to exactly one self-describing file. The ``traces`` view (`traces_of`) is derived from it.
 counters
     Per host, per snapshot interval, per probe: counter deltas from the per-CPU maps.
+counter_buckets
+    A counters file reduced to 15-minute buckets (per probe), written beside it by its writer;
+    read only while it provably matches that file (see `counter_buckets_for`).
 truth
     Simulator ground truth, one row per simulated trace (never written by the real tracer).
 findings / clusters / host_alerts
@@ -141,6 +144,32 @@ COUNTERS = pa.schema(
 )
 
 # --------------------------------------------------------------------------------------------
+# counter_buckets: a counters file reduced to 15-minute buckets, written by the counters file's
+# writer (ingest, simulator) beside it in <root>/counter_buckets/<same date=/host=/name>. A cache,
+# never the data: a reader takes it only when its footer (tracebase.source) names the counters
+# file's size and a hash of that file's Parquet footer (row count, column chunks, statistics)
+# and they match (`counter_buckets_for`); else it reads the counters file itself. Per (probe,
+# bucket) in order of first appearance: n = sum of invocations, layer = the first row's,
+# vendor = the first non-null, kernel_release = the last non-null, errno_counts = per errno the
+# sum of positive counts (nulls and zeros dropped), ordered by errno.
+# --------------------------------------------------------------------------------------------
+BUCKET_WIDTH = "15m"
+BUCKET_NS = 15 * 60 * 1_000_000_000
+COUNTER_BUCKETS = pa.schema(
+    [
+        pa.field("host", pa.string(), nullable=False),
+        pa.field("probe", pa.string(), nullable=False),
+        pa.field("bucket", pa.timestamp("ns", tz="UTC"), nullable=False),
+        pa.field("n", pa.int64(), nullable=False),
+        pa.field("layer", pa.string()),
+        pa.field("vendor", pa.string()),
+        pa.field("kernel_release", pa.string()),
+        pa.field("errno_counts", ERRNO_COUNTS_TYPE),
+    ]
+)
+META_SOURCE = b"tracebase.source"  # JSON: the counters file a counter_buckets file summarises
+
+# --------------------------------------------------------------------------------------------
 # simulator ground truth
 # --------------------------------------------------------------------------------------------
 TRUTH = pa.schema(
@@ -211,6 +240,7 @@ TABLES: dict[str, pa.Schema] = {
     "events": EVENTS,
     "traces": TRACES,
     "counters": COUNTERS,
+    "counter_buckets": COUNTER_BUCKETS,
     "truth": TRUTH,
     "findings": FINDINGS,
     "clusters": CLUSTERS,
@@ -761,6 +791,143 @@ def write_partition(
     """`write_table` into a dataset partition, without the columns the path holds (PARTITION_COLUMNS)."""
     return write_table(data, partition_path(root, table, date, host, name), table,
                        omit_columns=PARTITION_COLUMNS, **kwargs)
+
+
+# --------------------------------------------------------------------------------------------
+# counter_buckets files (see COUNTER_BUCKETS)
+# --------------------------------------------------------------------------------------------
+def counter_buckets_path(counters_file: str | os.PathLike) -> Path | None:
+    """<root>/counter_buckets/date=D/host=H/<name> for a dataset counters file
+    <root>/counters/date=D/host=H/<name>; None for a file outside that layout."""
+    p = Path(counters_file)
+    parts = p.parts
+    if (len(parts) < 5 or parts[-4] != "counters" or not parts[-3].startswith("date=")
+            or not parts[-2].startswith("host=")):
+        return None
+    return p.parents[3] / "counter_buckets" / parts[-3] / parts[-2] / parts[-1]
+
+
+def footer_fingerprint(path: str | os.PathLike) -> tuple[int, str]:
+    """(size, hash of the Parquet footer) of a file: the footer holds the row count, the schema,
+    every column chunk's offset and size and the statistics, so a file rewritten with other
+    rows (or renamed over) does not keep it. About 20 us, no footer parsing. ("", size) when
+    the file does not end like Parquet."""
+    import hashlib
+
+    with open_regular(path, "a Parquet file") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size < 12:
+            return size, ""
+        fh.seek(size - 8)
+        tail = fh.read(8)
+        length = int.from_bytes(tail[:4], "little")
+        if tail[4:] != b"PAR1" or length + 12 > size:
+            return size, ""
+        fh.seek(size - 8 - length)
+        footer = fh.read(length)
+    return size, hashlib.blake2b(footer + tail, digest_size=16).hexdigest()
+
+
+def counter_buckets_of(counters: pa.Table | pl.DataFrame, host: str | None = None) -> pl.DataFrame:
+    """Counters rows reduced to the counter_buckets table (see COUNTER_BUCKETS for the rules);
+    `host` for rows without a host column (a dataset file: the host is its directory)."""
+    import polars as pl
+
+    df = counters if isinstance(counters, pl.DataFrame) else pl.from_arrow(counters)
+    if "host" not in df.columns or host is not None:
+        df = df.with_columns(pl.lit(host, pl.String).alias("host"))
+    types = polars_schema("counters")
+    df = df.with_columns(pl.lit(None, types[c]).alias(c) for c in ("layer", "vendor", "kernel_release", "errno_counts")
+                         if c not in df.columns)
+    key = ["host", "probe", "bucket"]
+    lf = df.lazy().with_columns(pl.col("snapshot_time").dt.truncate(BUCKET_WIDTH).alias("bucket"))
+    calls = lf.group_by(key, maintain_order=True).agg(
+        pl.col("invocations").sum().alias("n"), pl.col("layer").first(), pl.col("vendor").drop_nulls().first(),
+        pl.col("kernel_release").drop_nulls().last(),
+    )
+    errors = (
+        lf.filter(pl.col("errno_counts").list.len() > 0).select(*key, "errno_counts")
+        .explode("errno_counts").unnest("errno_counts")
+        .filter(pl.col("errno").is_not_null() & (pl.col("count") > 0))
+        .group_by(*key, "errno").agg(pl.col("count").sum())
+        .sort(*key, "errno")
+        .group_by(key, maintain_order=True).agg(pl.struct("errno", "count").alias("errno_counts"))
+    )
+    out = calls.join(errors, on=key, how="left", maintain_order="left")
+    return out.select(COUNTER_BUCKETS.names).collect()
+
+
+def write_counter_buckets(counters_file: str | os.PathLike, data: pa.Table | pl.DataFrame | None = None, *,
+                          durable: bool = True) -> Path | None:
+    """Write the counter_buckets file of a dataset counters file that is in place (its writer
+    calls this right after renaming it there; `data`: the rows just written, else they are read
+    back). The footer records the counters file's name, size, footer hash, row count and first
+    snapshot time; a crash before the rename leaves only a hidden temporary (write_table), and a
+    counters file rewritten later no longer matches, so a reader never takes a stale summary.
+    None (nothing written) for a file outside the dataset layout or one storing its host column
+    (its rows need not be the directory's host)."""
+    dest = counter_buckets_path(counters_file)
+    if dest is None:
+        return None
+    with open_regular(counters_file, "a Parquet file") as fh:
+        meta = pq.ParquetReader()
+        meta.open(fh)
+        meta = meta.metadata
+    if "host" in meta.schema.names:
+        return None
+    size, digest = footer_fingerprint(counters_file)
+    if data is None:
+        with open_regular(counters_file, "a Parquet file") as fh:
+            data = pq.read_table(fh, columns=[c for c in COUNTERS.names if c in meta.schema.names])
+    host = partition_values(counters_file)["host"]
+    buckets = counter_buckets_of(data, host=host)
+    # the first bucket: a reader filtering snapshots by a time inside a bucket can tell whether
+    # the filter would drop any row of this file
+    first = buckets["bucket"].dt.epoch("ns").min() if buckets.height else None
+    source = {"name": Path(counters_file).name, "bytes": size, "footer": digest, "rows": meta.num_rows,
+              "bucket": BUCKET_WIDTH, "first_bucket_ns": first}
+    return write_table(buckets, dest, "counter_buckets", extra_metadata={"source": json.dumps(source)},
+                       durable=durable, omit_columns=PARTITION_COLUMNS)
+
+
+def counter_buckets_for(counters_file: str | os.PathLike) -> tuple[Path, dict] | None:
+    """The counter_buckets file of a counters file and its recorded source, when it exists, is
+    a counter_buckets table of this version and matches the counters file as it is now (name,
+    size, footer hash, bucket width); else None (read the counters file itself). Never raises:
+    a bad or stale summary is only not used.
+
+    Cheap, since a fleet-day has 10,000s of them: the summary's footer key-values are read by
+    polars (~25 us, no Python schema objects), and the full footer check (validate_file) runs
+    once per distinct Arrow schema text; the counters file is not parsed at all (its footer
+    bytes are hashed)."""
+    import polars as pl
+
+    dest = counter_buckets_path(counters_file)
+    if dest is None:
+        return None
+    try:
+        if not dest.is_file():  # (a FIFO or a directory there is no summary)
+            return None
+        kv = pl.read_parquet_metadata(str(dest))
+        if (kv.get(META_TABLE.decode()) != "counter_buckets"
+                or kv.get(META_VERSION.decode()) != str(SCHEMA_VERSION)):
+            return None
+        arrow = kv.get("ARROW:schema")
+        if arrow not in _SUMMARY_SCHEMAS:
+            validate_file(dest, "counter_buckets")
+            _SUMMARY_SCHEMAS.add(arrow)
+        source = json.loads(kv.get(META_SOURCE.decode(), "null"))
+        size, digest = footer_fingerprint(counters_file)
+    except Exception:  # noqa: BLE001 (unreadable, not Parquet, another table: not a usable summary)
+        return None
+    if not (isinstance(source, dict) and source.get("name") == Path(counters_file).name and digest
+            and source.get("bytes") == size and source.get("footer") == digest
+            and source.get("bucket") == BUCKET_WIDTH):
+        return None
+    return dest, source
+
+
+_SUMMARY_SCHEMAS: set[str | None] = set()  # ARROW:schema texts of counter_buckets files that passed
 
 
 def metadata_list(d: dict[str, str] | None) -> list[dict[str, str]] | None:

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from baseline.fleet.counters import bucket_counters, counter_scans
+from baseline.fleet.counters import bucket_counters, counter_buckets, counter_scans, counter_sources
 from baseline.fleet.model import (
     EventsInput,
     GoodTraceBaseline,
@@ -861,9 +861,11 @@ def run_audit(
         expected = load_default()
     # the counters first, reduced to small bucketed tables while nothing else is held
     counter_files = _counter_files(dataset, since_dt)
-    scans = list(counter_scans(counter_files, since_dt))  # footers validated (Python, holds the GIL)
+    # summaries found or footers validated (Python, holds the GIL); then the scans
+    sources = counter_sources(counter_files, since_dt) if counter_files else None
+    raw_scans = list(counter_scans(sources[0], since_dt)) if sources and sources[0] else []
     _preload_clustering()  # from here on polars works without the GIL for a while
-    buckets = bucket_counters(scans) if scans else None
+    buckets = counter_buckets(counter_files, since_dt, sources=sources, raw_scans=raw_scans) if sources else None
     # one pass over the events: per-trace table + one representative per distinct chain (and
     # the baseline fitted on the way when none is given)
     traces, chains = collect_traces(dataset, since=since_dt, batch_rows=batch_rows, fit=to_fit)

@@ -284,13 +284,13 @@ class FleetExpectedLearner(ParamsMixin):
         except TracebaseError:
             raise TracebaseError("no events to learn expected errors from") from None
         if counters is None and isinstance(X, (str, os.PathLike)) and (Path(X) / "counters").is_dir():
-            from baseline.fleet.counters import bucket_counters, counter_scans
+            from baseline.fleet.counters import counter_buckets
             from baseline.fleet.model import parse_since
             from tracer.schema import dataset_files
 
             since_dt = parse_since(since)
             files = dataset_files(X, "counters", since=since_dt.date().isoformat() if since_dt else None)
-            counters = bucket_counters(counter_scans(files, since_dt)) if files else None
+            counters = counter_buckets(files, since_dt) if files else None
         return self.fit_traces(traces, chains, counters)
 
     def fit_traces(self, traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = None,

@@ -61,10 +61,12 @@ from tracer.inputs import file_kind
 from tracer.schema import (
     TABLES,
     conform,
+    counter_buckets_path,
     file_metadata,
     partition_path,
     partition_values,
     validate_file,
+    write_counter_buckets,
     write_partition,
 )
 
@@ -522,6 +524,8 @@ def _write_fresh(fresh: list[tuple[str, pa.Table, Path]], dataset: Path, table: 
             target = partition_path(dataset, table, date, host, "x").parent
             raise DatasetWriteError(f"{target}: cannot write the dataset ({exc.strerror or exc})") from None
         result.files_written.append(str(out))
+        if table == "counters":
+            _write_summary(out, merged)
         return ids, merged.num_rows
 
     try:
@@ -541,6 +545,23 @@ def _write_fresh(fresh: list[tuple[str, pa.Table, Path]], dataset: Path, table: 
             _quarantine(result, path, quarantine, q_host / sid.split("/", 1)[1] / path.name,
                         f"{shown(path)}: cannot be written to the dataset ({exc})")
     return written
+
+
+def _write_summary(counters_file: Path, rows: pa.Table | None = None) -> None:
+    """The counters file's 15-minute summary (tracer.schema.COUNTER_BUCKETS), which the audit
+    reads instead of the snapshot rows. Best effort: without it (disk full, a kill before its
+    rename) the audit reads the counters file itself, so a failure here loses nothing."""
+    try:
+        write_counter_buckets(counters_file, rows)
+    except (OSError, TracebaseError, *_DATA_ERRORS):
+        _drop_summary(counters_file)
+
+
+def _drop_summary(counters_file: Path) -> None:
+    path = counter_buckets_path(counters_file)
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -589,6 +610,7 @@ def _compact_partition(part_dir: Path, table: str, min_files: int, small_file_by
     for f in list(files):
         if snaps[f] and any(g != f and snaps[f] < snaps[g] for g in files):
             f.unlink()
+            _drop_summary(f)
             files.remove(f)
             result.leftovers_removed += 1
     small = [f for f in files if f.stat().st_size < small_file_bytes]
@@ -609,6 +631,9 @@ def _compact_partition(part_dir: Path, table: str, min_files: int, small_file_by
     for f in small:
         if f != out:
             f.unlink()
+            _drop_summary(f)
+    if table == "counters":
+        _write_summary(out, merged)
     result.partitions += 1
     result.files_in += len(small)
     result.files_out += 1

@@ -13,7 +13,7 @@ from baseline.simulator.host import INTERVAL_NS, HostResult
 from baseline.simulator.tables import Batch
 from tracer.atomic import fsync_dir, make_dirs
 from tracer.fleet.spool import write_snapshot
-from tracer.schema import write_partition
+from tracer.schema import write_counter_buckets, write_partition
 
 _DATE_COLUMN = {"events": "start_time", "counters": "snapshot_time", "truth": "time"}
 
@@ -27,7 +27,8 @@ def _by_date(df: pl.DataFrame, column: str) -> list[tuple[str, pl.DataFrame]]:
 
 def write_dataset(root: Path, result: HostResult, tables: tuple[str, ...] = ("events", "counters", "truth")) -> dict[str, int]:
     """Write each table of one host under <root>/<table>/date=YYYY-MM-DD/host=<host>/part-00000.parquet
-    (the dataset layout of tracer.schema: the `host` column lives in the directory name)."""
+    (the dataset layout of tracer.schema: the `host` column lives in the directory name), and
+    beside each counters file its counter_buckets summary."""
     sizes: dict[str, int] = {}
     for table in tables:
         df = getattr(result, table)
@@ -35,6 +36,8 @@ def write_dataset(root: Path, result: HostResult, tables: tuple[str, ...] = ("ev
             path = write_partition(part, root, table, date, result.host, "part-00000.parquet",
                                    extra_metadata=PRODUCER, durable=False, parquet_options=PARQUET_OPTIONS[table])
             sizes[table] = sizes.get(table, 0) + path.stat().st_size
+            if table == "counters":  # its 15-minute summary, as ingest writes it
+                write_counter_buckets(path, part, durable=False)
     return sizes
 
 
@@ -82,6 +85,8 @@ def write_batch(root: Path, batch: Batch, tables: tuple[str, ...] = ("events", "
                 path = write_partition(part, root, table, _date(d), host, "part-00000.parquet",
                                        extra_metadata=PRODUCER, durable=False, parquet_options=PARQUET_OPTIONS[table])
                 sizes[b][table] = sizes[b].get(table, 0) + path.stat().st_size
+                if table == "counters":  # its 15-minute summary, as ingest writes it
+                    write_counter_buckets(path, part, durable=False)
     return sizes
 
 
