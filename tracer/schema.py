@@ -864,22 +864,26 @@ def write_counter_buckets(counters_file: str | os.PathLike, data: pa.Table | pl.
     back). The footer records the counters file's name, size, footer hash, row count and first
     snapshot time; a crash before the rename leaves only a hidden temporary (write_table), and a
     counters file rewritten later no longer matches, so a reader never takes a stale summary.
-    None (nothing written) for a file outside the dataset layout or one storing its host column
-    (its rows need not be the directory's host)."""
+    None (nothing written) for a file outside the dataset layout or one storing a host column
+    that is not the directory's host throughout."""
     dest = counter_buckets_path(counters_file)
     if dest is None:
         return None
-    with open_regular(counters_file, "a Parquet file") as fh:
-        meta = pq.ParquetReader()
-        meta.open(fh)
-        meta = meta.metadata
-    if "host" in meta.schema.names:
-        return None
+    meta = validate_file(counters_file, "counters")
+    names = meta.schema.to_arrow_schema().names  # (ParquetSchema.names are the leaf columns)
     size, digest = footer_fingerprint(counters_file)
+    host = partition_values(counters_file)["host"]
     if data is None:
         with open_regular(counters_file, "a Parquet file") as fh:
-            data = pq.read_table(fh, columns=[c for c in COUNTERS.names if c in meta.schema.names])
-    host = partition_values(counters_file)["host"]
+            data = pq.read_table(fh, columns=[c for c in COUNTERS.names if c in names])
+    if "host" in names:
+        # a file storing its host column: its rows keep their own host (null: the directory's);
+        # summarised only when that is the directory's host throughout
+        import polars as pl
+
+        stored = pl.Series(data["host"]) if not isinstance(data, pl.DataFrame) else data["host"]
+        if not stored.drop_nulls().eq(host).all():
+            return None
     buckets = counter_buckets_of(data, host=host)
     # the first bucket: a reader filtering snapshots by a time inside a bucket can tell whether
     # the filter would drop any row of this file

@@ -1,0 +1,227 @@
+"""counter_buckets: each counters file's 15-minute summary (tracer.schema.COUNTER_BUCKETS).
+
+The audit reads a host's summaries instead of its snapshot rows only while every one of its
+counters files has one that matches it as it is now; otherwise (data written by other code,
+a stale or broken summary, a --since inside a bucket) it reads the counters files. Either way
+the audit's tables are the same: checked on the simulator's data and on tests/fleetgen's
+(an independent generator that writes only the counters table).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from fleetgen import generate
+
+from baseline.fleet.audit import run_audit
+from baseline.fleet.counters import bucket_counters, counter_buckets, counter_scans, counter_sources
+from baseline.simulator.simulate import simulate
+from tracer.schema import (
+    COUNTERS,
+    counter_buckets_for,
+    counter_buckets_path,
+    dataset_files,
+    write_counter_buckets,
+    write_partition,
+)
+
+T0 = dt.datetime(2026, 11, 28, tzinfo=dt.UTC)
+
+
+def audit_tables(root: Path, out: Path, **kwargs) -> dict[str, pl.DataFrame]:
+    run_audit(root, out_dir=out, **kwargs)
+    return {t: pl.read_parquet(out / f"{t}.parquet") for t in ("findings", "clusters", "host_alerts")}
+
+
+def assert_same_tables(a: dict[str, pl.DataFrame], b: dict[str, pl.DataFrame]) -> None:
+    for name in a:
+        assert a[name].schema == b[name].schema, name
+        assert a[name].equals(b[name]), f"{name} differs as written"
+        assert a[name].height > 0 or name == "host_alerts", f"{name}: nothing to compare"
+
+
+def sorted_frame(df: pl.DataFrame) -> pl.DataFrame:
+    df = df.with_columns(pl.col(pl.Categorical).cast(pl.String))
+    return df.sort(df.columns, nulls_last=True)
+
+
+def assert_same_buckets(files: list[Path], since: dt.datetime | None = None) -> tuple[list, list, list]:
+    """counter_buckets (summaries where usable) against bucket_counters of the raw files."""
+    calls, errors = counter_buckets(files, since)
+    raw_calls, raw_errors = bucket_counters(counter_scans(files, since))
+    assert calls.schema == raw_calls.schema and errors.schema == raw_errors.schema
+    assert sorted_frame(calls).equals(sorted_frame(raw_calls))
+    assert sorted_frame(errors).equals(sorted_frame(raw_errors))
+    assert calls.height > 0 and errors.height > 0
+    return counter_sources(files, since)
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sim")
+    simulate(root, hosts=40, hours=6, seed=11)
+    return root
+
+
+def test_simulator_writes_a_matching_summary_beside_each_counters_file(simulated):
+    files = dataset_files(simulated, "counters")
+    assert files
+    for f in files:
+        found = counter_buckets_for(f)
+        assert found is not None and found[0] == counter_buckets_path(f)
+        assert found[1]["rows"] == pq.read_metadata(f).num_rows
+    raw, single, multi = counter_sources(files)
+    assert raw == [] and len(single) + len(multi) == len(files)
+    # the summary table keeps the dataset layout: readable as a hive-partitioned table elsewhere
+    summaries = pl.scan_parquet(str(simulated / "counter_buckets"), hive_partitioning=True).collect()
+    assert summaries["host"].n_unique() == 40
+
+
+def test_audit_identical_with_and_without_summaries_simulator(simulated, tmp_path):
+    with_summaries = audit_tables(simulated, tmp_path / "a")
+    bare = tmp_path / "bare"
+    shutil.copytree(simulated, bare, ignore=shutil.ignore_patterns("counter_buckets"))
+    assert counter_sources(dataset_files(bare, "counters"))[1:] == ([], [])
+    assert_same_tables(with_summaries, audit_tables(bare, tmp_path / "b"))
+
+
+def test_audit_identical_with_and_without_summaries_fleetgen(tmp_path):
+    root = tmp_path / "fleet"
+    generate(root, hosts=40, hours=6, seed=9)
+    files = dataset_files(root, "counters")
+    assert not (root / "counter_buckets").exists()  # another writer: the documented layout only
+    assert counter_sources(files)[0] == files
+    before = audit_tables(root, tmp_path / "a")
+    for f in files:  # summaries added afterwards (as a backfill would)
+        assert write_counter_buckets(f) is not None
+    raw, single, multi = assert_same_buckets(files)
+    assert raw == []
+    assert_same_tables(before, audit_tables(root, tmp_path / "b"))
+
+
+def test_since_inside_a_bucket_reads_the_counters(simulated):
+    files = dataset_files(simulated, "counters")
+    aligned = T0 + dt.timedelta(hours=2)
+    raw, single, multi = assert_same_buckets(files, aligned)
+    assert raw == []  # on a bucket boundary: the summaries' buckets are whole
+    raw, single, multi = assert_same_buckets(files, aligned + dt.timedelta(minutes=7))
+    assert raw == files and not single and not multi
+    raw, single, multi = assert_same_buckets(files, T0 - dt.timedelta(minutes=7))
+    assert raw == []  # before every file's first bucket: nothing is cut
+
+
+def counters_rows(host: str, start: dt.datetime, minutes: int, vendor: str | None, release: str) -> pa.Table:
+    """Snapshots every 5 s from the rdma control path's probes (reference/rdma_control_path.yaml
+    names them): ib_uverbs_reg_mr fails with EFAULT now and then, EAGAIN never with a count."""
+    rows = []
+    for i in range(minutes * 12):
+        t = start + dt.timedelta(seconds=5 * i)
+        for probe, layer in (("ib_uverbs_reg_mr", "uverbs"), ("ib_umem_get", "core")):
+            errs = [{"errno": "EFAULT", "count": 2}, {"errno": "EAGAIN", "count": 0}] if i % 7 == 0 else []
+            rows.append({"host": host, "snapshot_time": t, "interval_s": 5.0, "kernel_release": release,
+                         "vendor": vendor if i % 2 else None, "probe_set": "rdma", "probe": probe, "layer": layer,
+                         "live": True, "invocations": 10 + i % 3, "failures": 2 if errs else 0,
+                         "errno_counts": errs, "lost_records": 0})
+    return pa.Table.from_pylist(rows, schema=COUNTERS)
+
+
+def test_a_host_with_several_files_merges_its_cells_in_file_order(tmp_path):
+    # two files of one host whose snapshots share buckets, the kernel release changing between
+    # them: summaries combined per cell as the raw rows are (sum, first layer/vendor, last release)
+    a = write_partition(counters_rows("h1", T0, 20, "mlx5", "6.8.0-49"), tmp_path, "counters", "2026-11-28", "h1",
+                        "part-a.parquet")
+    b = write_partition(counters_rows("h1", T0 + dt.timedelta(minutes=10), 20, None, "6.8.0-50"), tmp_path,
+                        "counters", "2026-11-28", "h1", "part-b.parquet")
+    c = write_partition(counters_rows("h2", T0, 30, "bnxt_re", "6.8.0-49"), tmp_path, "counters", "2026-11-28", "h2",
+                        "part-a.parquet")
+    for f in (a, b, c):
+        write_counter_buckets(f)
+    files = dataset_files(tmp_path, "counters")
+    raw, single, multi = assert_same_buckets(files)
+    assert raw == [] and len(single) == 1 and len(multi) == 2
+    calls, _ = counter_buckets(files)
+    h1 = calls.filter(pl.col("host") == "h1").sort("probe", "bucket")
+    assert h1["kernel_release"].cast(pl.String).to_list()[:2] == ["6.8.0-50", "6.8.0-50"]  # 00:00-00:15 in both files
+
+
+def test_a_stale_or_foreign_summary_is_not_used(tmp_path):
+    a = write_partition(counters_rows("h1", T0, 30, "mlx5", "6.8.0-49"), tmp_path, "counters", "2026-11-28", "h1",
+                        "part-a.parquet")
+    c = write_partition(counters_rows("h2", T0, 30, "mlx5", "6.8.0-49"), tmp_path, "counters", "2026-11-28", "h2",
+                        "part-a.parquet")
+    write_counter_buckets(a)
+    write_counter_buckets(c)
+    files = dataset_files(tmp_path, "counters")
+    assert counter_sources(files)[0] == []
+    # the counters file rewritten after its summary (same name, other rows): stale
+    write_partition(counters_rows("h1", T0, 30, "mlx5", "6.8.0-51"), tmp_path, "counters", "2026-11-28", "h1",
+                    "part-a.parquet")
+    assert counter_buckets_for(a) is None
+    # another host's summary copied over this one: names the same file name, not its footer
+    shutil.copyfile(counter_buckets_path(c), counter_buckets_path(a))
+    assert counter_buckets_for(a) is None
+    # not Parquet at all, and a counters table where a summary belongs
+    counter_buckets_path(a).write_bytes(b"PAR1 not really")
+    assert counter_buckets_for(a) is None
+    shutil.copyfile(a, counter_buckets_path(a))
+    assert counter_buckets_for(a) is None
+    raw, single, multi = assert_same_buckets(files)
+    assert raw == [a] and len(single) == 1  # per host: h2 still reads its summary
+
+
+_KILL_MID_WRITE = """
+import os, signal, sys
+import pyarrow.parquet as pq
+import tracer.schema as schema
+
+real = pq.write_table
+def half_then_die(table, where, **kwargs):
+    where.write(b"PAR1" + b"x" * 4096)  # part of a file, then the process dies
+    where.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+schema.pq.write_table = half_then_die
+schema.write_counter_buckets(sys.argv[1])
+"""
+
+
+def test_a_kill_mid_write_leaves_no_summary_the_audit_takes(tmp_path):
+    a = write_partition(counters_rows("h1", T0, 30, "mlx5", "6.8.0-49"), tmp_path, "counters", "2026-11-28", "h1",
+                        "part-a.parquet")
+    proc = subprocess.run([sys.executable, "-c", _KILL_MID_WRITE, str(a)], cwd=Path(__file__).resolve().parents[1],
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert proc.returncode == -signal.SIGKILL
+    summary_dir = counter_buckets_path(a).parent
+    left = [p.name for p in summary_dir.iterdir()]
+    assert left and all(name.startswith(".") and name.endswith(".tmp") for name in left), left  # the temporary only
+    assert counter_buckets_for(a) is None
+    files = dataset_files(tmp_path, "counters")
+    raw, _, _ = assert_same_buckets(files)
+    assert raw == files
+    # the next writer's summary is taken
+    write_counter_buckets(a)
+    assert counter_buckets_for(a) is not None and counter_sources(files)[0] == []
+
+
+def test_files_outside_the_dataset_layout_get_no_summary(tmp_path):
+    from tracer.schema import write_table
+
+    loose = write_table(counters_rows("h1", T0, 5, "mlx5", "6.8.0-49"), tmp_path / "counters.parquet", "counters")
+    assert counter_buckets_path(loose) is None and write_counter_buckets(loose) is None
+    # a dataset file that stores its host column itself: its rows keep their own host, so it is
+    # summarised only when that is the directory's host throughout
+    stored = tmp_path / "ds" / "counters" / "date=2026-11-28" / "host=h1" / "part-a.parquet"
+    write_table(counters_rows("other", T0, 5, "mlx5", "6.8.0-49"), stored, "counters")
+    assert write_counter_buckets(stored) is None and counter_buckets_for(stored) is None
+    write_table(counters_rows("h1", T0, 5, "mlx5", "6.8.0-49"), stored, "counters")
+    assert write_counter_buckets(stored) is not None and counter_buckets_for(stored) is not None
+    assert_same_buckets([stored])
