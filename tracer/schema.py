@@ -890,8 +890,16 @@ def write_counter_buckets(counters_file: str | os.PathLike, data: pa.Table | pl.
     first = buckets["bucket"].dt.epoch("ns").min() if buckets.height else None
     source = {"name": Path(counters_file).name, "bytes": size, "footer": digest, "rows": meta.num_rows,
               "bucket": BUCKET_WIDTH, "first_bucket_ns": first}
-    return write_table(buckets, dest, "counter_buckets", extra_metadata={"source": json.dumps(source)},
-                       durable=durable, omit_columns=PARTITION_COLUMNS)
+    arrow = conform(buckets, "counter_buckets").drop_columns(list(PARTITION_COLUMNS))
+    arrow = arrow.replace_schema_metadata(_metadata("counter_buckets", None))
+    # the source goes into the file's key-values only, not into the Arrow schema (ARROW:schema):
+    # that text is then the same in every summary, and readers check it once (counter_buckets_for)
+    with atomic_output(dest, durable=durable) as fh, pq.ParquetWriter(
+        fh, arrow.schema, compression="zstd", **encoding_options(arrow.schema)
+    ) as writer:
+        writer.write_table(arrow)
+        writer.add_key_value_metadata({META_SOURCE.decode(): json.dumps(source)})
+    return dest
 
 
 def counter_buckets_for(counters_file: str | os.PathLike) -> tuple[Path, dict] | None:
