@@ -184,12 +184,11 @@ import os, signal, sys
 import pyarrow.parquet as pq
 import tracer.schema as schema
 
-real = pq.write_table
-def half_then_die(table, where, **kwargs):
-    where.write(b"PAR1" + b"x" * 4096)  # part of a file, then the process dies
-    where.flush()
+real = pq.ParquetWriter.write_table
+def write_then_die(self, table, *args, **kwargs):
+    real(self, table, *args, **kwargs)  # the rows, not yet the footer: then the process dies
     os.kill(os.getpid(), signal.SIGKILL)
-schema.pq.write_table = half_then_die
+pq.ParquetWriter.write_table = write_then_die
 schema.write_counter_buckets(sys.argv[1])
 """
 
