@@ -122,6 +122,11 @@
 #define OUT_MSG 3                //   a struct msghdr (sendmsg)
 #define SPEC_FDPAIR (1 << 11)    // writes int[2] of new fds (pipe, pipe2): read it at exit
 #define SPEC_FDPAIR_ARG3 (1 << 12) // ... from argument 3 (socketpair) instead of 0
+#define SPEC_SOCKERR (1 << 13)   // getsockopt: for (SOL_SOCKET, SO_ERROR), read the int value at exit
+#ifndef SOL_SOCKET_
+#define SOL_SOCKET_ 1            // x86_64 (asm-generic) values; user space mirrors them
+#define SO_ERROR_ 4
+#endif
 
 #define F_ACTIVE 1               // slot.flags: entry seen, exit pending
 #define F_AT_ENTER 2             // record flags: emitted at entry, ret/latency meaningless
@@ -133,7 +138,8 @@
 //   u64 ts_ns (entry, bpf_ktime_get_ns = CLOCK_MONOTONIC); u64 latency_ns; s64 ret;
 //   u64 args[6]; u32 pid (thread group); u32 tid; u32 ppid (thread group that forked this
 //   one); u16 nr; u16 flags; u16 len1, len2 (path bytes incl. NUL, or sockaddr bytes; 0 =
-//   none); u16 spec; u16 len3 (output bytes, or the 8 bytes of a new fd pair); char comm[16]
+//   none); u16 spec; u16 len3 (output bytes, the 8 bytes of a new fd pair, or the 4 bytes of
+//   getsockopt(SOL_SOCKET, SO_ERROR)'s value); char comm[16]
 #define HEADER_BYTES 112
 #define HEADER_WORDS (HEADER_BYTES / 8)
 #define W_PIDS 9                 // header word: pid | tid << 32
@@ -515,7 +521,9 @@ int syscall_exit(struct bpf_raw_tracepoint_args *ctx)
             return 0;
     }
 #if FAILURES_ONLY
-    if (!(ret < 0 && ret >= -4095) && !(spec & SPEC_STATE)) {
+    // (getsockopt is kept too: a socket error comes back in SO_ERROR's value with ret 0; user
+    // space keeps the calls whose value is an error)
+    if (!(ret < 0 && ret >= -4095) && !(spec & (SPEC_STATE | SPEC_SOCKERR))) {
         if (x)
             execs.delete(&tgid);
         return 0;
@@ -565,7 +573,7 @@ int syscall_exit(struct bpf_raw_tracepoint_args *ctx)
         for (int i = 0; i < 6; i++) args[i] = 0;
 #endif
 #ifdef ABLATE_NO_PATHS
-        spec = spec & ~(SPEC_PATH1_MASK | (SPEC_PATH1_MASK << SPEC_PATH2_SHIFT) | (3 << SPEC_OUT_SHIFT) | SPEC_FDPAIR);
+        spec = spec & ~(SPEC_PATH1_MASK | (SPEC_PATH1_MASK << SPEC_PATH2_SHIFT) | (3 << SPEC_OUT_SHIFT) | SPEC_FDPAIR | SPEC_SOCKERR);
 #endif
         u32 a1 = spec & SPEC_PATH1_MASK;
         if (a1 >= 1 && a1 <= 6) {
@@ -591,9 +599,17 @@ int syscall_exit(struct bpf_raw_tracepoint_args *ctx)
         u32 out = (spec >> SPEC_OUT_SHIFT) & 3;
         if (out)
             len3 = read_output(data, len1 + len2, out, args);
-        if ((spec & SPEC_FDPAIR) && ret == 0) {
-            u64 ptr = (spec & SPEC_FDPAIR_ARG3) ? args[3] : args[0];
-            len3 = copy_out(data, len1 + len2, ptr, 8, 8);
+        // One test of spec for both (no added work on other calls' path): a new fd pair, or
+        // the error a non-blocking connect ended with, which getsockopt(fd, SOL_SOCKET,
+        // SO_ERROR, &err, &len) returns in err with ret 0 (curl, ssh, python's
+        // create_connection with a timeout, libpq: strace's `[ECONNREFUSED]`).
+        if ((spec & (SPEC_FDPAIR | SPEC_SOCKERR)) && ret == 0) {
+            if (!(spec & SPEC_SOCKERR)) {
+                u64 ptr = (spec & SPEC_FDPAIR_ARG3) ? args[3] : args[0];
+                len3 = copy_out(data, len1 + len2, ptr, 8, 8);
+            } else if ((u32)args[1] == SOL_SOCKET_ && (u32)args[2] == SO_ERROR_) {
+                len3 = copy_out(data, len1 + len2, args[3], 4, 4);
+            }
         }
     }
     h[0] = s->ts_ns;

@@ -1,8 +1,8 @@
 """Turn the recorder's raw ring-buffer records into the tracebase `events` table, columnar.
 
 A record is struct event from bpf/syscall_recorder.c: a fixed 112-byte header, then len1 +
-len2 bytes of path strings and len3 bytes of output (what a write-like call wrote, or the fd
-pair of a pipe). Records arrive in bulk (tracer.record.ringbuf.Batch: one bytes span and the
+len2 bytes of path strings and len3 bytes of output (what a write-like call wrote, the fd
+pair of a pipe, or getsockopt(SOL_SOCKET, SO_ERROR)'s value: `socket_errors`). Records arrive in bulk (tracer.record.ringbuf.Batch: one bytes span and the
 offsets of its samples); the headers are joined into one numpy structured array, sorting is
 an index permutation (records are not copied), and strings are decoded only for the records
 that carry one. Trimming, errno names,
@@ -26,13 +26,14 @@ from datetime import datetime
 import numpy as np
 import pyarrow as pa
 
-from tracer.errnos import errno_name
+from tracer.errnos import MAX_ERRNO, errno_name
 from tracer.record.fdtable import PIPE_LABEL, SOCKETPAIR_LABEL, PathResolver, clean
 from tracer.record.ringbuf import Batch
 from tracer.record.syscalls import (
     AT_FDCWD,
     O_CLOEXEC,
     SPEC_SOCKADDR,
+    SPEC_SOCKERR,
     SPECS,
     Spec,
     render_arg,
@@ -192,8 +193,9 @@ def _render_args(head: np.ndarray, specs: dict[int, Spec]) -> list[str | None]:
         if not len(rows):
             continue
         regs = head["args"][rows]
-        # socket renders args 0 and 1; the others one register
-        cols = [spec.arg_index, 1] if spec.arg_kind == "socket" else [spec.arg_index]
+        # socket renders args 0 and 1, sockopt 1 and 2 (level, name); the others one register
+        cols = ([spec.arg_index, 1] if spec.arg_kind == "socket"
+                else [1, 2] if spec.arg_kind == "sockopt" else [spec.arg_index])
         values, inverse = np.unique(regs[:, cols], axis=0, return_inverse=True)
         rendered = []
         for row in values.tolist():
@@ -233,6 +235,27 @@ def fd_pair(raw: bytes) -> tuple[int, int] | None:
     if len(raw) < 8:
         return None
     return int.from_bytes(raw[0:4], "little", signed=True), int.from_bytes(raw[4:8], "little", signed=True)
+
+
+def socket_errors(decoded: Decoded) -> np.ndarray:
+    """Per row, the error a socket reported in getsockopt(SOL_SOCKET, SO_ERROR)'s value as a
+    negative errno (like `ret`), 0 for every other row and for SO_ERROR 0.
+
+    A non-blocking connect returns EINPROGRESS in good and bad runs alike; whether the peer
+    refused is only in that value, which the call returns with ret 0 (strace:
+    `getsockopt(3, SOL_SOCKET, SO_ERROR, [ECONNREFUSED], [4]) = 0`). The BPF side copies
+    the int for those calls only (SPEC_SOCKERR, 4 bytes where output goes)."""
+    head = decoded.head
+    out = np.zeros(len(head), np.int64)
+    rows = np.flatnonzero(((head["spec"] & SPEC_SOCKERR) != 0) & (head["len3"] == 4) & (head["ret"] == 0))
+    if not len(rows):
+        return out
+    at = (head["len1"][rows].astype(np.int64) + head["len2"][rows]).tolist()
+    for i, a in zip(rows.tolist(), at, strict=True):
+        value = int.from_bytes(_bytes_at(decoded, i, a, 4), "little", signed=True)
+        if 0 < value <= MAX_ERRNO:  # anything else is not an errno: left as a plain success
+            out[i] = -value
+    return out
 
 
 def resolve_columns(decoded: Decoded, names: dict[int, str], cwd: str,
@@ -353,15 +376,19 @@ def _pick(regs: np.ndarray, index: np.ndarray) -> np.ndarray:
 
 
 def build_table(head: np.ndarray, columns: tuple[list, list, list, list], names: dict[int, str],
-                trace: dict, failures_only: bool = False) -> pa.Table:
+                trace: dict, failures_only: bool = False,
+                sock_errors: np.ndarray | None = None) -> pa.Table:
     """The events table: event columns from the records (columns: resolve_columns' path,
-    path2, arg and output), trace columns repeated per row."""
+    path2, arg and output), trace columns repeated per row. sock_errors (socket_errors'):
+    the errno of a getsockopt(SO_ERROR) whose value is an error, its ret staying 0."""
     paths, paths2, argcol, output = columns
     rets = head["ret"].astype(np.int64)
-    failed = (rets < 0) & (rets >= -4095)
+    errs = np.where((rets < 0) & (rets >= -4095), rets, 0)
+    if sock_errors is not None:
+        errs = np.where(sock_errors != 0, sock_errors, errs)
     if failures_only:
-        keep = np.flatnonzero(failed)
-        head, rets, failed = head[keep], rets[keep], failed[keep]
+        keep = np.flatnonzero(errs != 0)
+        head, rets, errs = head[keep], rets[keep], errs[keep]
         rows = keep.tolist()
         paths, paths2 = [paths[i] for i in rows], [paths2[i] for i in rows]
         argcol, output = [argcol[i] for i in rows], [output[i] for i in rows]
@@ -377,7 +404,7 @@ def build_table(head: np.ndarray, columns: tuple[list, list, list, list], names:
 
     probe = dictionary(head["nr"], lambda v: names.get(v, f"syscall_{v}"))
     comm = dictionary(head["comm"], lambda c: c.split(b"\x00", 1)[0].decode("utf-8", "replace"))
-    errno = dictionary(np.where(failed, rets, 0), errno_name)
+    errno = dictionary(errs, errno_name)
     latency = pa.array(head["latency_ns"].astype(np.int64), mask=at_enter)
 
     def constant(value, type_):

@@ -72,6 +72,7 @@ from tracer.record.decode import (
     build_table,
     decode,
     resolve_columns,
+    socket_errors,
     split_records,
 )
 from tracer.record.ringbuf import Batch, RingReader, ring_reader, samples
@@ -666,7 +667,8 @@ class SyscallRecorder:
     def _events_table(self, decoded: Decoded, cwd: str, initial_fds: dict[int, str | None],
                       trace: dict, cloexec_fds: frozenset[int] = frozenset()) -> pa.Table:
         columns = resolve_columns(decoded, self._names, cwd, initial_fds, cloexec_fds)
-        return build_table(decoded.head, columns, self._names, trace, self.failures_only)
+        return build_table(decoded.head, columns, self._names, trace, self.failures_only,
+                           socket_errors(decoded))
 
 
 class StopSignals:

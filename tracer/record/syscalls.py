@@ -23,6 +23,7 @@ SPEC_STATE = 1 << 8
 SPEC_OUT_SHIFT = 9  # 2 bits: OUTPUT_KINDS
 SPEC_FDPAIR = 1 << 11
 SPEC_FDPAIR_ARG3 = 1 << 12
+SPEC_SOCKERR = 1 << 13  # getsockopt: SO_ERROR's value read at exit (4 bytes where output goes)
 OUTPUT_KINDS = {"buf": 1, "iov": 2, "msg": 3}  # what argument 1 of a write-like call is
 
 AT_FDCWD = -100
@@ -32,6 +33,7 @@ CLONE_THREAD = 0x10000
 F_DUPFD, F_SETFD, F_DUPFD_CLOEXEC = 0, 2, 1030
 FD_CLOEXEC = 1
 O_CLOEXEC = 0o2000000
+SOL_SOCKET, SO_ERROR = 1, 4  # x86_64 (asm-generic); bpf/syscall_recorder.c has the same
 RENAME_FLAGS = ((1, "RENAME_NOREPLACE"), (2, "RENAME_EXCHANGE"), (4, "RENAME_WHITEOUT"))
 
 # From arch/x86/entry/syscalls/syscall_64.tbl (kernel 6.18).
@@ -133,6 +135,8 @@ class Spec:
     output: what argument 1 of a write-like call is ("buf", "iov", "msg"): the BPF side copies
     the first bytes written, user space keeps them for stdout/stderr, ttys and pipes.
     fdpair: argument index of the int[2] a pipe/socketpair call fills with its new fds.
+    sockerr: getsockopt: for (SOL_SOCKET, SO_ERROR) the BPF side reads the int the call wrote
+    (the error a non-blocking connect ended with), which becomes the event's errno.
     """
 
     path: tuple[int, int | None] | None = None
@@ -147,6 +151,7 @@ class Spec:
     at_enter: bool = False
     output: str | None = None
     fdpair: int | None = None
+    sockerr: bool = False
 
 
 def _specs() -> dict[str, Spec]:
@@ -223,6 +228,8 @@ def _specs() -> dict[str, Spec]:
     for name in ("writev", "pwritev", "pwritev2"):
         s[name] = Spec(fd=0, output="iov")
     s["sendmsg"] = Spec(fd=0, output="msg")
+    # a non-blocking connect's outcome comes back in getsockopt(SO_ERROR)'s value, ret 0
+    s["getsockopt"] = Spec(fd=0, arg_kind="sockopt", arg_index=1, sockerr=True)
     # fd to fd: the second fd's path in path2
     s["sendfile"] = Spec(fd=0, fd2=1)  # out_fd, in_fd
     s["copy_file_range"] = Spec(fd=0, fd2=2)  # fd_in, fd_out
@@ -279,6 +286,8 @@ def bpf_spec(spec: Spec) -> int:
         bits |= OUTPUT_KINDS[spec.output] << SPEC_OUT_SHIFT
     if spec.fdpair is not None:
         bits |= SPEC_FDPAIR | (SPEC_FDPAIR_ARG3 if spec.fdpair == 3 else 0)
+    if spec.sockerr:
+        bits |= SPEC_SOCKERR
     return bits
 
 
@@ -357,6 +366,8 @@ def render_arg(spec: Spec, args) -> str | None:
         return "AT_REMOVEDIR" if value & AT_REMOVEDIR else None
     if kind == "socket":
         return socket_arg(value, int(args[1]))
+    if kind == "sockopt":  # getsockopt(fd, level, optname, ...): only the one the errno comes from
+        return "SO_ERROR" if value & 0xFFFFFFFF == SOL_SOCKET and int(args[2]) & 0xFFFFFFFF == SO_ERROR else None
     if kind == "rename_flags":
         return "|".join(n for bit, n in RENAME_FLAGS if value & bit) or None
     if kind == "pipe_flags":
