@@ -2,7 +2,7 @@
 recorded for real: three good runs and one bad run per program. The diff of two good runs
 against the bad one must name the fault at top 1 (syscall, errno, path); the third good run
 diffed against the same two must be "same". The good-vs-good noise cases (multiprocessing,
-curl's localhost fallback, perl hash order, an output left by an earlier run, $RANDOM names,
+curl's localhost fallback, a client waiting for a starting service, perl hash order, an output left by an earlier run, $RANDOM names,
 /proc/<pid> paths, a lock-retry loop, make -j3, atomic-write temp names, git's racy index) must
 be quiet; guard
 cases check the differ's rules for an earlier run's leftovers do not hide a fault they cause.
@@ -35,14 +35,11 @@ from scenarios.real_third import BENCH_ONLY, QUIET_THIRD, REAL_THIRD, quiet_tear
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
 
-# Misses, by root cause (xfail, strict). The fault miss is the recording's, not the differ's:
-# the event that says what went wrong is not in the trace. (touch -d's utimensat(0, NULL, ...)
-# had no path either: the recorder now labels it with the fd's path.)
-KNOWN_MISSES: dict[str, str] = {
-    "curl_connection_refused": "recorder: a non-blocking connect returns EINPROGRESS in good and bad runs; the "
-                               "refusal is only in getsockopt(SO_ERROR)'s value, which is not recorded, so the "
-                               "differ names strerror's message-catalog lookup (libc.mo ENOENT) that follows",
-}
+# Misses, by root cause (xfail, strict): none today. The two this set found were the
+# recording's: touch -d's utimensat(0, NULL, ...) had no path (the recorder now labels it with
+# the fd's path), and a refused non-blocking connect (curl) was only in getsockopt(SO_ERROR)'s
+# value (the recorder now reads it: the event's errno, ret 0, arg SO_ERROR).
+KNOWN_MISSES: dict[str, str] = {}
 # Good-vs-good misses of the differ, by root cause (xfail, strict): none today. The two this
 # set found (gzip -f's EEXIST/unlink/create over an earlier run's output; mkdir -p finding the
 # directory an earlier run left and rm -f removing its file) and a poll's timing are fixed in

@@ -298,9 +298,13 @@ def test_argument_registers_through_the_kfunc_and_the_helpers_agree(recorder, tm
     if ids is None:
         pytest.skip("no BTF with struct pt_regs and bpf_rdonly_cast")
     assert recorder.regs_cast
+    closed = _closed_port()
     script = tmp_path / "calls.py"
     script.write_text(textwrap.dedent(f"""
-        import os, sys
+        import os, socket, sys
+        s = socket.socket()
+        s.settimeout(5)  # a non-blocking connect; the refusal comes back in SO_ERROR's value
+        s.connect_ex(("127.0.0.1", {closed}))
         d = os.open({str(tmp_path)!r}, os.O_RDONLY | os.O_DIRECTORY)
         fd = os.open("made.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d)
         os.write(fd, b"abc")
@@ -314,7 +318,8 @@ def test_argument_registers_through_the_kfunc_and_the_helpers_agree(recorder, tm
 
     def calls(rec_df):
         _, df = rec_df
-        return (df.filter(pl.col("path").str.starts_with(str(tmp_path)) | pl.col("output").is_not_null())
+        return (df.filter(pl.col("path").str.starts_with(str(tmp_path)) | pl.col("output").is_not_null()
+                          | (pl.col("probe") == "getsockopt"))
                 .select("probe", "path", "path2", "errno", "arg", "output").rows())
 
     with_cast = calls(record(recorder, ["/usr/bin/python3", "-S", str(script)]))
@@ -333,3 +338,77 @@ def test_argument_registers_through_the_kfunc_and_the_helpers_agree(recorder, tm
     assert ("rename", f"{tmp_path}/made.txt", f"{tmp_path}/moved.txt", None, None, None) in with_cast
     assert any(r[0] == "newfstatat" and r[1] == f"{tmp_path}/missing.txt" and r[3] == "ENOENT" for r in with_cast)
     assert any(r[5] == "to stdout\n" for r in with_cast)
+    assert ("getsockopt", f"inet:127.0.0.1:{closed}", None, "ECONNREFUSED", "SO_ERROR", None) in with_cast
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound for a moment to learn a free one)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_refused_nonblocking_connect_is_in_getsockopts_value(recorder, need_cc, tmp_path):
+    """A non-blocking connect to a closed loopback port returns EINPROGRESS; the refusal is
+    only in getsockopt(SOL_SOCKET, SO_ERROR)'s value, which the recorder reads at exit: the
+    event carries it as errno with ret 0 and arg SO_ERROR. A connect that succeeds reads 0
+    (no errno), another option (SO_TYPE, whose value 1 is EPERM's number) is not an error, and
+    `-x` keeps the refusal."""
+    import socket
+
+    from tracer.record.recorder import SyscallRecorder
+
+    closed = _closed_port()
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)  # the kernel completes the handshake: no accept needed
+        up = server.getsockname()[1]
+        src = tmp_path / "nbconnect.c"
+        src.write_text(textwrap.dedent("""
+            #include <arpa/inet.h>
+            #include <errno.h>
+            #include <poll.h>
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include <sys/socket.h>
+            #include <unistd.h>
+            static int attempt(int port) {
+                int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), err = -1, type = 0;
+                struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+                inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+                if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 && errno != EINPROGRESS) return errno;
+                struct pollfd p = {.fd = fd, .events = POLLOUT};
+                poll(&p, 1, 5000);
+                socklen_t len = sizeof(err);
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+                len = sizeof(type);
+                getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len);
+                close(fd);
+                return err;
+            }
+            int main(int argc, char **argv) {
+                int refused = attempt(atoi(argv[1])), ok = attempt(atoi(argv[2]));
+                printf("%d %d\\n", refused, ok);
+                return refused == ECONNREFUSED && ok == 0 ? 0 : 1;
+            }
+        """))
+        exe = tmp_path / "nbconnect"
+        subprocess.run([need_cc, "-O1", "-o", str(exe), str(src)], check=True)
+        rec, df = record(recorder, [str(exe), str(closed), str(up)])
+        assert rec.exit_status == 0
+        with SyscallRecorder(ringbuf_mb=4, failures_only=True) as failures:
+            _, only = record(failures, [str(exe), str(closed), str(up)])
+    calls = df.filter(pl.col("probe").is_in(["connect", "getsockopt"])).select("probe", "ret", "errno", "path", "arg")
+    assert calls.rows() == [
+        ("connect", -115, "EINPROGRESS", f"inet:127.0.0.1:{closed}", None),
+        ("getsockopt", 0, "ECONNREFUSED", f"inet:127.0.0.1:{closed}", "SO_ERROR"),
+        ("getsockopt", 0, None, f"inet:127.0.0.1:{closed}", None),
+        ("connect", -115, "EINPROGRESS", f"inet:127.0.0.1:{up}", None),
+        ("getsockopt", 0, None, f"inet:127.0.0.1:{up}", "SO_ERROR"),
+        ("getsockopt", 0, None, f"inet:127.0.0.1:{up}", None),
+    ]
+    refused = only.filter(pl.col("probe") == "getsockopt").select("ret", "errno", "path", "arg")
+    assert refused.rows() == [(0, "ECONNREFUSED", f"inet:127.0.0.1:{closed}", "SO_ERROR")]
+    assert only["errno"].null_count() == 0

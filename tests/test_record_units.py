@@ -278,6 +278,72 @@ def test_columnar_decoding_matches_per_event_rules():
     assert table.column("exit_status").null_count == table.num_rows
 
 
+
+def test_socket_error_in_getsockopts_value_is_the_events_errno():
+    """getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) returns 0 and the error a non-blocking
+    connect ended with in err: the BPF side copies those 4 bytes (SPEC_SOCKERR, where output
+    goes), decode makes them the event's errno with ret 0 and arg SO_ERROR (strace:
+    `getsockopt(3, SOL_SOCKET, SO_ERROR, [ECONNREFUSED], [4]) = 0`). Other options, SO_ERROR
+    0, a failed getsockopt and values that are no errno stay as they are; -x keeps the refusal."""
+    import numpy as np
+
+    from tracer.record.decode import (
+        HEADER,
+        batch_of,
+        build_table,
+        decode,
+        resolve_columns,
+        socket_errors,
+    )
+
+    nr = {v: k for k, v in syscalls.X86_64_NAMES.items()}
+    bits = syscalls.bpf_spec_table()
+    assert bits[nr["getsockopt"]] & syscalls.SPEC_SOCKERR
+    assert not any(b & syscalls.SPEC_SOCKERR for n, b in bits.items() if n != nr["getsockopt"])
+    inet = bytes([2, 0, 0x1F, 0x90, 127, 0, 0, 1]) + bytes(8)  # 127.0.0.1:8080
+    so_error = (syscalls.SOL_SOCKET, syscalls.SO_ERROR)
+    calls = [  # (name, args, ret, str1, third bytes)
+        ("socket", args(2, 1 | 0o4000), 3, None, b""),
+        ("connect", args(3, 0, 16), -115, inet, b""),
+        ("getsockopt", args(3, *so_error, 0x7000, 0x7008), 0, None, (111).to_bytes(4, "little")),
+        ("getsockopt", args(3, syscalls.SOL_SOCKET, 3, 0x7000, 0x7008), 0, None, b""),  # SO_TYPE: not read
+        ("getsockopt", args(3, *so_error, 0x7000, 0x7008), 0, None, bytes(4)),  # connected: no error
+        ("getsockopt", args(3, *so_error, 0, 0x7008), -14, None, b""),  # EFAULT: the call failed
+        ("getsockopt", args(3, *so_error, 0x7000, 0x7008), 0, None, (-5).to_bytes(4, "little", signed=True)),
+        ("getsockopt", args(3, *so_error, 0x7000, 0x7008), 0, None, (5000).to_bytes(4, "little")),
+        ("getsockopt", args(3, *so_error, 0x7000, 0x7008), 0, None, (110).to_bytes(4, "little")),
+    ]
+    records = []
+    for ts, (name, regs, ret, s1, third) in enumerate(calls):
+        head = np.zeros(1, HEADER)
+        head["ts_ns"], head["pid"], head["tid"], head["ppid"] = 1000 + ts, 10, 10, 1
+        head["nr"], head["ret"], head["args"] = nr[name], ret, regs
+        head["spec"], head["comm"] = bits.get(nr[name], 0), b"client"
+        data1 = s1 or b""
+        head["len1"], head["len3"] = len(data1), len(third)
+        records.append(head.tobytes() + data1 + third)
+    names = syscalls.X86_64_NAMES
+    decoded = decode(batch_of(records), [59, 322], trim_before_exec_of=None)
+    errs = socket_errors(decoded)
+    assert errs.tolist() == [0, 0, -111, 0, 0, 0, 0, 0, -110]
+    columns = resolve_columns(decoded, names, "/")
+    assert columns == reference_columns(decoded, names, "/")
+    trace = dict(trace_id="t", kind="failure", command="client", exit_status=1, start_time=datetime.now(UTC),
+                 end_time=datetime.now(UTC), host="h", kernel_release="k", lost_events=0, job_id=None, metadata={})
+    table = build_table(decoded.head, columns, names, trace, sock_errors=errs)
+    rows = list(zip(*(table.column(c).to_pylist() for c in ("probe", "ret", "errno", "path", "arg")), strict=True))
+    assert rows[1] == ("connect", -115, "EINPROGRESS", "inet:127.0.0.1:8080", None)
+    assert rows[2] == ("getsockopt", 0, "ECONNREFUSED", "inet:127.0.0.1:8080", "SO_ERROR")
+    assert rows[3] == ("getsockopt", 0, None, "inet:127.0.0.1:8080", None)
+    assert rows[4] == ("getsockopt", 0, None, "inet:127.0.0.1:8080", "SO_ERROR")
+    assert rows[5] == ("getsockopt", -14, "EFAULT", "inet:127.0.0.1:8080", "SO_ERROR")
+    assert [r[2] for r in rows[6:]] == [None, None, "ETIMEDOUT"]
+    only = build_table(decoded.head, columns, names, trace, failures_only=True, sock_errors=errs)
+    assert list(zip(only.column("probe").to_pylist(), only.column("ret").to_pylist(),
+                    only.column("errno").to_pylist(), strict=True)) == [
+        ("connect", -115, "EINPROGRESS"), ("getsockopt", 0, "ECONNREFUSED"), ("getsockopt", -14, "EFAULT"),
+        ("getsockopt", 0, "ETIMEDOUT")]
+
 def test_ring_spans_walked_and_batches_split():
     """Ring buffer records (8-byte header: length with busy/discard bits, padded to 8) and
     the BPF side's per-CPU batches (records back to back, padded to 8) come apart exactly;

@@ -93,10 +93,13 @@ EVENT_FIELDS: list[pa.Field] = [
     pa.field("layer", pa.string()),  # syscall | uverbs | core | driver | peer-mem | user-lib
     pa.field("depth", pa.int16(), nullable=False),  # 0 = top-level call of the trace
     pa.field("ret", pa.int64(), nullable=False),
-    pa.field("errno", pa.string()),  # symbolic ("EACCES"), null when the call succeeded
+    # symbolic ("EACCES"), null when the call succeeded. Also set with ret 0 where a call
+    # succeeds and returns an error in a value: getsockopt(SOL_SOCKET, SO_ERROR) (arg
+    # "SO_ERROR"), how a non-blocking connect's refusal/timeout shows (strace's `[ECONNREFUSED]`)
+    pa.field("errno", pa.string()),
     pa.field("latency_ns", pa.int64()),  # null: not measured (fleet trees outside capture windows)
     pa.field("path", pa.string()),  # path argument, *at dirfd resolved when possible
-    pa.field("arg", pa.string()),  # other path-selecting argument (flags, QP transition, ...)
+    pa.field("arg", pa.string()),  # other path-selecting argument (flags, QP transition, SO_ERROR, ...)
     # schema version 2:
     pa.field("path2", pa.string()),  # second path of two-path syscalls (rename/link target, ...)
     pa.field("output", pa.string()),  # first bytes written to stdout/stderr/a tty/a pipe

@@ -4,19 +4,22 @@ iconv with a missing gconv module, file(1) with a missing magic database, python
 a package whose __init__ is unreadable, ld.so meeting an unreadable library, bash `exec`
 and `.` redirections, cd into a directory without search permission, ENAMETOOLONG and E2BIG
 from python, the sqlite3 shell on a full disk and against a database another process holds
-locked, a multiprocessing pool whose worker fails, a user config fallback chain, curl and
-wget against a loopback HTTP server (down, resetting the connection), git meeting a stale
-index.lock, rm meeting an immutable file, kill -0 on a stale pid, a script whose #!
-interpreter is missing, link(2) across filesystems, touch -d on another user's file, a FIFO
-without a reader, find -newer, msgfmt, unzip on a full disk, OPENSSL_CONF.
+locked, a multiprocessing pool whose worker fails, a user config fallback chain, curl,
+wget, python's urllib and node against a loopback HTTP server (down: refused in a blocking
+connect's return value or in a non-blocking one's getsockopt(SO_ERROR) value; resetting the
+connection), git meeting a stale index.lock, rm meeting an immutable file, kill -0 on a stale
+pid, a script whose #! interpreter is missing, link(2) across filesystems, touch -d on another
+user's file, a FIFO without a reader, find -newer, msgfmt, unzip on a full disk, OPENSSL_CONF.
 
 Same types and harness as real.py (`Scenario`, `NoAnomalyCase`). The expectations are what
 `strace -f` shows a person looking for the fault, never what the differ prints. The
 good-vs-good cases (`QUIET_THIRD`) carry run-to-run noise: multiprocessing's random
-semaphore names and worker pids, curl's ::1-then-127.0.0.1 fallback, perl's per-run hash
-order, an output that already exists in one run, bash $RANDOM names, /proc/<pid> paths, a
-lock retry loop whose number of attempts varies, make -j3, python's atomic-write temp names,
-git status on a just-committed (racily clean) index.
+semaphore names and worker pids, curl's ::1-then-127.0.0.1 fallback (::1 refused in
+SO_ERROR's value in every run), a client retrying while its service starts (refused in
+SO_ERROR's value a varying number of times), perl's per-run hash order, an output that
+already exists in one run, bash $RANDOM names, /proc/<pid> paths, a lock retry loop whose
+number of attempts varies, make -j3, python's atomic-write temp names, git status on a
+just-committed (racily clean) index.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from .real import own, sh
 PY3 = "/usr/bin/python3"
 HTTP_PORT = PORTS[4]  # the loopback HTTP server of the curl/wget cases
 CURL_RETRY_PORT = PORTS[5]
+WAIT_PORT = PORTS[6]  # python_wait_for_port's service
 
 
 class _Background:
@@ -426,6 +430,16 @@ def curl_refused(base: Path, bad: bool) -> None:
         HTTP.start(base / "www")
 
 
+# A non-blocking connect (a connect with a timeout) returns EINPROGRESS in good and bad runs;
+# whether the peer refused comes back in getsockopt(SOL_SOCKET, SO_ERROR)'s value, ret 0.
+FETCH_PY = ("import sys, urllib.request\n"
+            "with urllib.request.urlopen(sys.argv[1], timeout=5) as r:\n"
+            "    body = r.read()\n"
+            "print(len(body))\n")
+FETCH_JS = ("require('http').get(process.argv[1], r => { r.resume(); r.on('end', () => process.exit(0)); })"
+            ".on('error', e => { console.error('fetch: ' + e.message); process.exit(1); });")
+
+
 def wget_output_not_writable(base: Path, bad: bool) -> None:
     _site(base)
     HTTP.start(base / "www")
@@ -670,6 +684,21 @@ REAL_THIRD: list[Scenario] = [
              curl_refused, frozenset({"connect", "getsockopt"}), "ECONNREFUSED", lambda b: f"inet:127.0.0.1:{HTTP_PORT}",
              teardown=HTTP.stop, description="the loopback web server is down: curl's non-blocking connect says "
              "EINPROGRESS (good runs too), the refusal comes back in getsockopt(SO_ERROR)'s value"),
+    Scenario("python_urlopen_timeout_refused", "python3 urllib.request.urlopen(timeout=5)",
+             lambda b: [PY3, "-S", "-c", FETCH_PY, f"http://127.0.0.1:{HTTP_PORT}/index.html"],
+             curl_refused, frozenset({"connect", "getsockopt"}), "ECONNREFUSED", lambda b: f"inet:127.0.0.1:{HTTP_PORT}",
+             teardown=HTTP.stop, description="the service is down: with a timeout python's socket connects "
+             "non-blocking (EINPROGRESS, poll), the refusal is getsockopt(SO_ERROR)'s value"),
+    Scenario("node_http_get_refused", "node http.get",
+             lambda b: ["/usr/bin/node", "-e", FETCH_JS, f"http://127.0.0.1:{HTTP_PORT}/index.html"],
+             curl_refused, frozenset({"connect", "getsockopt"}), "ECONNREFUSED", lambda b: f"inet:127.0.0.1:{HTTP_PORT}",
+             teardown=HTTP.stop, description="the service is down: libuv connects non-blocking and learns the "
+             "refusal from getsockopt(SO_ERROR) after epoll says the socket is writable"),
+    Scenario("wget_connection_refused", "wget -t 1",
+             lambda b: ["/usr/bin/wget", "-q", "-t", "1", "-O", "/dev/null", f"http://127.0.0.1:{HTTP_PORT}/index.html"],
+             curl_refused, frozenset({"connect"}), "ECONNREFUSED", lambda b: f"inet:127.0.0.1:{HTTP_PORT}",
+             teardown=HTTP.stop, description="the service is down: wget's blocking connect fails at once "
+             "(the errno is the return value, no SO_ERROR)"),
     Scenario("wget_output_not_writable", "wget -O (nobody)",
              lambda b: ["/usr/bin/wget", "-q", "-O", f"{b}/out/index.html", f"http://127.0.0.1:{HTTP_PORT}/index.html"],
              wget_output_not_writable, frozenset({"openat"}), "EACCES", lambda b: f"{b}/out/index.html",
@@ -760,6 +789,28 @@ ATOMIC_PY = ("import os, sys, tempfile\n"
              "os.replace(fh.name, os.path.join(d, 'state.txt'))\n"
              "with open(os.path.join(d, 'state.txt')) as fh: fh.read()\n")
 
+# A client waiting for a service that is still starting: each attempt's non-blocking connect
+# is refused in getsockopt(SO_ERROR)'s value until the server listens; how many attempts that
+# takes is timing.
+LATE_SERVER_PY = ("import socket, sys, time\n"
+                  "time.sleep(0.3)\n"
+                  "s = socket.socket()\n"
+                  "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                  "s.bind(('127.0.0.1', int(sys.argv[1])))\n"
+                  "s.listen(1)\n"
+                  "s.settimeout(10)\n"
+                  "c, _ = s.accept()\n"
+                  "c.sendall(b'ready\\n')\n"
+                  "c.close()\n")
+WAIT_PY = ("import socket, sys, time\n"
+           "for attempt in range(200):\n"
+           "    try:\n"
+           "        c = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=2)\n"
+           "        break\n"
+           "    except ConnectionRefusedError:\n"
+           "        time.sleep(0.02)\n"
+           "print(c.recv(16).decode().strip())\n")
+
 
 def _parts(base: Path, run: int) -> None:
     (base / "in").mkdir()
@@ -814,6 +865,12 @@ QUIET_THIRD: list[NoAnomalyCase] = [
         lambda b: ["/usr/bin/curl", "-sS", "--max-time", "10", "-o", "/dev/null", f"http://localhost:{HTTP_PORT}/"],
         _site_up, description="localhost from /etc/hosts: ::1 refused (server on 127.0.0.1 only), then "
         "127.0.0.1; ephemeral ports, curl's resolver thread"),
+    NoAnomalyCase(
+        "python_wait_for_port",
+        lambda b: ["/bin/sh", "-c", f"{PY3} -S -c \"$0\" {WAIT_PORT} & {PY3} -S -c \"$1\" {WAIT_PORT}; wait",
+                   LATE_SERVER_PY, WAIT_PY],
+        lambda b, i: None, description="a client polls a service that is still starting: socket.create_connection "
+        "with a timeout, refused in getsockopt(SO_ERROR) a varying number of times"),
     NoAnomalyCase(
         "perl_hash_order",
         lambda b: ["/usr/bin/perl", "-e", PERL_HASH, f"{b}/d"],
