@@ -762,7 +762,7 @@ REAL_THIRD: list[Scenario] = [
 BENCH_ONLY = frozenset({
     "cmp_operand_is_dir", "curl_output_dir_missing", "msgfmt_missing_outdir", "unzip_disk_full",
     "truncate_readonly_mount", "tail_unreadable", "bash_source_missing", "shred_not_writable",
-    "wget_output_not_writable", "file_magic_missing",
+    "wget_output_not_writable", "file_magic_missing", "wget_connection_refused",
 })
 
 
