@@ -686,13 +686,22 @@ def diff_traces(
         # A message catalog not found (gettext's LC_MESSAGES/*.mo lookups, made to translate
         # a message about to be printed) says a message comes, not what went wrong: it does
         # not name its region (bash refusing to clobber a file: the stat that found it does).
-        weight[_catalog_lookups(p, bs) & (b_cls == 1) & ~b_oc] = 0
+        catalog = _catalog_lookups(p, bs)
+        weight[catalog & (b_cls == 1) & ~b_oc] = 0
         max_weight = np.maximum.reduceat(weight, regions.start)
         named = regions.start.copy()
         for r in np.flatnonzero(max_weight > 0):
             seg = weight[regions.start[r] : regions.end[r] + 1]
             named[r] = regions.start[r] + int(np.argmax(seg == max_weight[r]))
         named_cls, named_oc = b_cls[named], b_oc[named]
+        # A region that opens with a message catalog lookup reports the error the thread met
+        # just before it, even one the good runs met as well and got past (cp --reflink=always:
+        # FICLONE's EOPNOTSUPP, routine for --reflink=auto): that error names it.
+        reported = np.full(len(named), -1, dtype=np.int64)
+        for r in np.flatnonzero(catalog[regions.start] & (named == regions.start)).tolist():
+            reported[r] = _reported_error(p, bs, int(regions.start[r]), timing_codes)
+            if reported[r] >= 0:
+                named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
         score = (np.array([SEVERITY[int(c)] for c in named_cls]) + np.where(named_oc, OUTCOME_CHANGE_BONUS, 0.0)
                  + np.where(recovered, 0.0, NOT_RECOVERED_BONUS))
         _demote_consequences(p, bs, named, regions.end, max_cls, recovered, b_start, score,
@@ -707,6 +716,12 @@ def diff_traces(
         if len(at_end):
             reorder[at_end] = _reordered_at_end(regions.sid[at_end], bs, gs, (b_start, b_end), (g_start, g_end),
                                                 matched_role, s_tkey)
+        # A process every good run has is missing: known events in another order in the thread
+        # that would have started it are where the run went another way (make finding an
+        # earlier run's output up to date and skipping the recipe), not timing.
+        missing = _missing_roles(s_tkey, s_rolekey, matched_role, is_bad_stream, len(good_ids))
+        parents = {rk.rsplit("/", 1)[0] for rk in missing if "/" in rk}
+        reorder &= ~np.array([matched_role[int(j)] in parents for j in regions.sid], dtype=bool)
         state = (max_cls == 0) & recovered & has_novel
         if state.any():
             flips = _found_where_good_missed(p, bs, novel & ~explained, good_calls, good_ok_calls, n_errnos,
@@ -717,8 +732,7 @@ def diff_traces(
             # and nothing else in the run is anomalous (a stale done-marker found makes a job
             # skip work: the thread's own events may look the same -- fork, wait, fork, wait --
             # while the process it skipped is missing).
-            if not (~reorder & ~state).any() and not _missing_roles(s_tkey, s_rolekey, matched_role, is_bad_stream,
-                                                                    len(good_ids)):
+            if not (~reorder & ~state).any() and not missing:
                 for r in np.flatnonzero(state).tolist():
                     reorder[r] = _explained_without(bs, gh, role_hash, k, int(regions.start[r]), int(regions.end[r]),
                                                     np.flatnonzero(flips), (b_start, b_end), int(regions.sid[r]))
@@ -732,7 +746,10 @@ def diff_traces(
             pos, start = int(named[r]), int(regions.start[r])
             ev = _event(rows, bs, pos)
             ev_seq = int(named_seq[r])
-            if message_row >= 0 and _says_nothing(ev) and _just_before(p, message_row, bs, pos, 4 * k):
+            if reported[r] >= 0:
+                ev, ev_seq = rows.event(int(reported[r])), int(p.seq[reported[r]])
+            elif (message_row >= 0 and (_says_nothing(ev) or catalog[pos])
+                    and _near(p, message_row, bs, pos, 4 * k)):
                 # the run exits with another status: what it wrote last says why
                 ev, ev_seq = rows.event(message_row), int(p.seq[message_row])
             lc_lo = max(int(b_start[sid]), start - context)
@@ -1161,12 +1178,35 @@ def _says_nothing(ev: dict[str, Any]) -> bool:
     return ev["errno"] is None and ev["path"] is None and not ev.get("output")
 
 
-def _just_before(p: Prepared, row: int, bs: align.Streams, pos: int, window: int) -> bool:
+def _near(p: Prepared, row: int, bs: align.Streams, pos: int, window: int) -> bool:
     """Whether bad row `row` is an event of the same thread as bad position `pos`, at most
-    `window` rows before it (rows of a stream are consecutive, in order)."""
+    `window` rows before or after it (rows of a stream are consecutive, in order)."""
     at = int(bs.orig[pos]) if bs.orig[pos] >= 0 else (int(bs.orig[pos - 1]) + 1 if pos > 0 else -1)
-    return at >= 0 and 0 < at - row <= window and int(p.tid[at - 1]) == int(p.tid[row]) \
-        and int(p.tkey[at - 1]) == int(p.tkey[row]) == -1
+    if at < 0 or not 0 < abs(at - row) <= window:
+        return False
+    same = at if at < len(p) and int(p.tkey[at]) == -1 else at - 1  # END: the thread's last row
+    return int(p.tid[same]) == int(p.tid[row]) and int(p.tkey[same]) == int(p.tkey[row]) == -1
+
+
+def _reported_error(p: Prepared, bs: align.Streams, pos: int, timing_codes: np.ndarray) -> int:
+    """The bad row of the error a message catalog lookup at bad position `pos` reports: the
+    thread's call right before the lookup (noise calls aside), when it failed with an errno
+    that is not timing; -1 otherwise."""
+    row = int(bs.orig[pos])
+    if row <= 0:
+        return -1
+    noise = {i for i, v in enumerate(p.probe_values) if v in NOISE_PROBES}
+
+    def same_thread(q: int) -> bool:
+        return q >= 0 and int(p.tkey[q]) == int(p.tkey[row]) and int(p.tid[q]) == int(p.tid[row])
+
+    q = row - 1
+    while same_thread(q) and int(p.probe[q]) in noise:
+        q -= 1
+    if not same_thread(q) or p.errno[q] < 0 or int(p.errno[q]) in timing_codes:
+        return -1
+    path = p.path_string(int(p.plainpath[q])) if p.plainpath[q] >= 0 else None
+    return -1 if path and MESSAGE_CATALOG.search(path) else q
 
 
 def _exit_anomaly(p: Prepared, rows: _Rows, nb: int, message_row: int, context: int) -> dict[str, Any]:

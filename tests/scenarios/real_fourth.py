@@ -9,7 +9,11 @@ mount namespace), python open(..., 'x'), the sqlite3 shell on a read-only mount 
 directory where its journal cannot go, bash's noclobber, ln -s over an existing link,
 mktemp in a read-only directory, fallocate and zstd on a full disk, perl's rename across
 filesystems, git on a read-only mount, and failures without any failing syscall (gzip -d of
-a truncated file, a python validator's and a perl die's exit status).
+a truncated file, a python validator's and a perl die's exit status, sort -c, sha256sum -c,
+xz -T2 -d of a corrupt archive, json.tool); a second round: an error the good runs also meet
+and get past turned fatal (cp --reflink=always), ulimit -v, a privileged port, a missing
+LD_PRELOAD library, make finding a stale target up to date, a pipeline's first stage, tar -k
+meeting a leftover file.
 
 Same types and harness as real.py (`Scenario`, `NoAnomalyCase`). The expectations are what
 `strace -f` shows a person looking for the fault, never what the differ prints. The
@@ -344,10 +348,109 @@ def perl_config_die(base: Path, bad: bool) -> None:
     write(base / "job.conf", f"name=nightly\nworkers={'four' if bad else '4'}\n")
 
 
+# --- second round: routine errors turned fatal, resource limits, more failures without errno ---
+def cp_reflink_always(base: Path, bad: bool) -> None:
+    (base / "src.img").write_bytes(bytes(range(256)) * 400)
+    # the bad run's copy mode came from a config written for a btrfs host
+    write(base / "mode", "always" if bad else "auto")
+
+
+def ulimit_v_enomem(base: Path, bad: bool) -> None:
+    write(base / "limit", "300000" if bad else "unlimited")
+
+
+BIND_PY = ("import socket, sys\n"
+           "s = socket.socket()\n"
+           "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+           "s.bind(('127.0.0.1', int(open(sys.argv[1]).read())))\n"
+           "s.listen(1)\n"
+           "s.close()\n")
+
+
+def bind_privileged_port(base: Path, bad: bool) -> None:
+    from .harness import PORTS
+    write(base / "server.py", BIND_PY)
+    write(base / "port", "80" if bad else str(PORTS[-1]))  # the bad config copied from the root service
+
+
+def ld_preload_missing(base: Path, bad: bool) -> None:
+    (base / "lib").mkdir()
+    write(base / "shim.c", "int shim_loaded = 1;\n")
+    sh(f"gcc -shared -fPIC -o {base}/lib/libshim.so {base}/shim.c")
+    write(base / "data.bin", "d" * 4096)
+    if bad:  # the shim was renamed in a new release; the wrapper still names the old file
+        (base / "lib" / "libshim.so").rename(base / "lib" / "libshim.so.2")
+
+
+def make_stale_target(base: Path, bad: bool) -> None:
+    write(base / "in.txt", _lines(200))
+    write(base / "Makefile", "out.txt: in.txt\n\tsort in.txt > out.txt\n")
+    if bad:  # an output from an earlier run with other input, newer than the input
+        write(base / "out.txt", "stale\n")
+
+
+def sort_check_unsorted(base: Path, bad: bool) -> None:
+    rows = sorted(_lines(500).splitlines())
+    if bad:
+        rows[400], rows[401] = rows[401], rows[400]
+    write(base / "ids.txt", "\n".join(rows) + "\n")
+
+
+def sha256sum_mismatch(base: Path, bad: bool) -> None:
+    (base / "pkg").mkdir()
+    for i in range(5):
+        write(base / "pkg" / f"part{i}.bin", f"part {i}\n" * 300)
+    sh(f"sha256sum {base}/pkg/part*.bin > {base}/SHA256SUMS")
+    if bad:  # one part changed in transfer
+        write(base / "pkg" / "part3.bin", "part 3\n" * 299 + "part 8\n")
+
+
+def xz_threads_corrupt(base: Path, bad: bool) -> None:
+    write(base / "data.txt", "".join(f"{(i * 2654435761) % 4294967296:010x}\n" for i in range(120000)))
+    subprocess.run(["xz", "-T2", "--block-size=256KiB", "-k", str(base / "data.txt")], check=True)
+    if bad:  # a flipped byte in the middle of the archive
+        xz = base / "data.txt.xz"
+        data = bytearray(xz.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        xz.write_bytes(bytes(data))
+
+
+def json_invalid(base: Path, bad: bool) -> None:
+    items = ",\n".join(f'  {{"id": {i}, "name": "item{i}"}}' for i in range(300))
+    text = f"[\n{items}\n]\n"
+    if bad:  # a hand edit left a trailing comma
+        text = text.replace('"item299"}', '"item299"},')
+    write(base / "items.json", text)
+
+
+def pipeline_first_stage_missing(base: Path, bad: bool) -> None:
+    (base / "parts").mkdir()
+    for i in range(6):
+        if not (bad and i == 5):
+            write(base / "parts" / f"p{i}.txt", _lines(400 + i))
+
+
+def tar_keep_old_files(base: Path, bad: bool) -> None:
+    (base / "src").mkdir()
+    (base / "out").mkdir()
+    for i in range(6):
+        write(base / "src" / f"f{i}.txt", "".join(f"{(j * 2654435761 + i) % 4294967296:010x}\n" for j in range(3000)))
+    sh("tar -cf ../bundle.tar f0.txt f1.txt f2.txt f3.txt f4.txt f5.txt", base / "src")
+    if bad:  # an interrupted extraction left its last file behind
+        write(base / "out" / "f4.txt", "partial\n")
+
+
 # --- guards of the differ's rules ---------------------------------------------------------------
 PRODUCER_PY = ("import sys\n"
                "for i in range(20000):\n"
                "    sys.stdout.write(f'{i:08d} record\\n')\n")
+
+
+def reflink_auto_disk_full(base: Path, bad: bool) -> None:
+    (base / "src.img").write_bytes(bytes(range(256)) * 1600)
+    mount_tmpfs(base / "mnt", "1m")
+    if bad:
+        fill_up(base / "mnt")
 
 
 def consumer_quits(base: Path, bad: bool) -> None:
@@ -491,6 +594,13 @@ REAL_FOURTH: list[Scenario] = [
     Scenario("git_add_readonly_mount", "git add", lambda b: ["/usr/bin/git", "-C", f"{b}/repo", "add", "b.txt"],
              git_readonly_mount, frozenset({"openat"}), "EROFS", lambda b: f"{b}/repo/.git/index.lock",
              teardown=umount_after("repo"), description="the checkout's filesystem is read-only"),
+    # guard: the routine FICLONE refusal before a real fault does not take the name
+    Scenario("cp_reflink_auto_disk_full", "cp --reflink=auto",
+             lambda b: ["/usr/bin/cp", "--reflink=auto", f"{b}/src.img", f"{b}/mnt/copy.img"],
+             reflink_auto_disk_full, frozenset({"write", "copy_file_range", "fallocate"}), "ENOSPC",
+             lambda b: f"{b}/mnt/copy.img", teardown=umount_after("mnt"),
+             description="FICLONE EOPNOTSUPP in every run, then the copy's write fails ENOSPC: the message "
+             "reports the ENOSPC"),
     # guard: a writer's EPIPE is the first failing call when the reader quits without an error
     Scenario("producer_epipe_consumer_quits", "sh: python3 producer | head -n $(cat limit)",
              lambda b: ["/bin/sh", "-c", f"{PY3} -S {b}/producer.py | /usr/bin/head -n $(/usr/bin/cat {b}/limit) "
@@ -498,6 +608,51 @@ REAL_FOURTH: list[Scenario] = [
              consumer_quits, frozenset({"write"}), "EPIPE", lambda b: "pipe:*",
              description="the reader stops after one line (no error of its own): the producer's write fails "
              "EPIPE, the first failing call; no other process failed, so nothing demotes it"),
+    # second round
+    Scenario("cp_reflink_always", "sh: cp --reflink=$(cat mode)",
+             lambda b: ["/bin/sh", "-c", f"exec /usr/bin/cp --reflink=$(/usr/bin/cat {b}/mode) {b}/src.img {b}/copy.img"],
+             cp_reflink_always, frozenset({"ioctl"}), "EOPNOTSUPP", lambda b: f"{b}/*.img",
+             description="FICLONE is refused on ext4 in every run (cp --reflink=auto then copies); with always "
+             "the same refusal is fatal"),
+    Scenario("ulimit_v_python_enomem", "sh: ulimit -v $(cat limit); python3",
+             lambda b: ["/bin/sh", "-c", f"ulimit -v $(/usr/bin/cat {b}/limit); exec {PY3} -S -c "
+                        "\"x = bytearray(400 * 2 ** 20); print(len(x))\""],
+             ulimit_v_enomem, frozenset({"mmap"}), "ENOMEM", lambda b: NO_PATH,
+             description="a 300 MB address-space limit: the 400 MB allocation's mmap fails, MemoryError"),
+    Scenario("bind_privileged_port", "python3 server binds its port (nobody)",
+             lambda b: [PY3, "-S", f"{b}/server.py", f"{b}/port"],
+             bind_privileged_port, frozenset({"bind"}), "EACCES", lambda b: "*:80",
+             unprivileged=True, description="port 80 needs CAP_NET_BIND_SERVICE"),
+    Scenario("ld_preload_missing", "sh: LD_PRELOAD=lib/libshim.so sha256sum",
+             lambda b: ["/bin/sh", "-c", f"LD_PRELOAD={b}/lib/libshim.so exec /usr/bin/sha256sum {b}/data.bin"],
+             ld_preload_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/lib/libshim.so",
+             description="the preloaded library is gone: ld.so says it is ignored, the program runs on (exit 0)"),
+    Scenario("make_stale_target_skips", "make", lambda b: ["/usr/bin/make", "-s", "-C", str(b)],
+             make_stale_target, frozenset({"stat", "newfstatat", "statx"}), None, lambda b: f"{b}/out.txt",
+             description="an earlier run's output, newer than the input: make's stat finds it and skips the recipe "
+                         "(no error anywhere, the sort never runs)"),
+    Scenario("sort_check_unsorted", "sort -c", lambda b: ["/usr/bin/sort", "-c", f"{b}/ids.txt"],
+             sort_check_unsorted, frozenset({"write"}), None, lambda b: "/dev/null",
+             description="two rows swapped: sort -c reports the disorder on stderr and exits 1; no call fails"),
+    Scenario("sha256sum_check_mismatch", "sha256sum -c", lambda b: ["/usr/bin/sha256sum", "-c", f"{b}/SHA256SUMS"],
+             sha256sum_mismatch, frozenset({"write"}), None, lambda b: "/dev/null",
+             description="one part changed: 'FAILED' and a warning, exit 1; no call fails"),
+    Scenario("xz_threads_corrupt", "xz -T2 -dc", lambda b: ["/usr/bin/xz", "-T2", "-dc", f"{b}/data.txt.xz"],
+             xz_threads_corrupt, frozenset({"write"}), None, lambda b: "/dev/null",
+             description="a flipped byte: two decoder threads, 'Compressed data is corrupt', exit 1; no call fails"),
+    Scenario("json_tool_invalid", "python3 -m json.tool", lambda b: [PY3, "-m", "json.tool", f"{b}/items.json"],
+             json_invalid, frozenset({"write"}), None, lambda b: "/dev/null",
+             description="a trailing comma: json.tool prints the parse error and exits 1; no call fails"),
+    Scenario("pipeline_first_stage_missing", "sh: cat parts | sort | uniq -c > out",
+             lambda b: ["/bin/sh", "-c", f"/usr/bin/cat {' '.join(f'{b}/parts/p{i}.txt' for i in range(6))} | "
+                        f"/usr/bin/sort | /usr/bin/uniq -c > {b}/counts.txt"],
+             pipeline_first_stage_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/parts/p5.txt",
+             description="the last part never arrived: cat fails after five files, the rest of the pipeline "
+                         "counts what came"),
+    Scenario("tar_keep_old_files", "tar -xkf -C", lambda b: ["/usr/bin/tar", "-xkf", f"{b}/bundle.tar", "-C", f"{b}/out"],
+             tar_keep_old_files, frozenset({"openat"}), "EEXIST", lambda b: f"{b}/out/f4.txt",
+             description="tar -k (keep old files) meets a file an interrupted extraction left: its create with "
+             "O_EXCL fails after four files were extracted"),
     # no failing call
     Scenario("gzip_d_truncated", "gzip -dc", lambda b: ["/usr/bin/gzip", "-dc", f"{b}/data.txt.gz"],
              gzip_truncated, frozenset({"write"}), None, lambda b: "/dev/null",
@@ -514,6 +669,8 @@ REAL_FOURTH: list[Scenario] = [
 # Scored by `bench.scenario_accuracy --real` only: each repeats the call, errno and kind of
 # fault of a case the tests run (tests/test_real_programs_fourth.py keeps to about a minute).
 BENCH_ONLY = frozenset({
+    "sha256sum_check_mismatch", "json_tool_invalid", "tar_keep_old_files", "pipeline_first_stage_missing",
+    "xz_threads_corrupt",
     "chrt_fifo_nobody", "prlimit_raise_hard_nobody", "md5sum_late_missing", "fallocate_disk_full",
     "mktemp_readonly_dir", "perl_config_die", "sqlite_shell_readonly_mount", "zstd_disk_full_late",
     "xargs_p2_cp_unreadable",
@@ -648,6 +805,11 @@ QUIET_FOURTH: list[NoAnomalyCase] = [
         lambda b: ["/bin/sh", "-c", f"(/usr/bin/sleep $(/usr/bin/cat {b}/delay); echo data) | {PY3} -S -c \"{ALARM_READ_PY}\""],
         _late_producer, description="a read a 20 ms timer interrupts while the producer is late (last run only): "
         "Python restarts it and it completes -- interrupted, not abandoned"),
+    NoAnomalyCase(
+        "cp_reflink_auto_quiet",
+        lambda b: ["/usr/bin/cp", "--reflink=auto", f"{b}/src.img", f"{b}/copy.img"],
+        lambda b, i: (b / "src.img").write_bytes(bytes(range(256)) * 400),
+        description="FICLONE refused on ext4 (EOPNOTSUPP) and the copy done another way, every run"),
     NoAnomalyCase(
         "nonzero_exit_every_run",
         lambda b: ["/usr/bin/grep", "-c", "no such record", f"{b}/log.txt"],
