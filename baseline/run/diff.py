@@ -96,7 +96,11 @@ not a stale done-marker making a job skip its work). Three refinements:
   blocked write returns EPIPE after the reader died, yet entered before the reader's error);
 * a message catalog not found (`MESSAGE_CATALOG`: gettext's LC_MESSAGES/*.mo ENOENT, looked
   up to translate a message about to be printed) does not name its region unless it is an
-  outcome change;
+  outcome change; a region that opens with one is named by the error of the thread's call
+  right before it (`_reported_error`), even one the good runs met too and got past (cp
+  --reflink=always: FICLONE's EOPNOTSUPP);
+* known events in another order in the thread whose child process is missing (every good run
+  has it) are no reordering (make finding a stale target up to date skips its recipe);
 * a wait interrupted by a signal (EINTR, ERESTART*) and never completed by its thread, at a
   (call, path) the good runs completed and never saw interrupted, is not covered by the
   allowlist's timing entries (`_abandoned_waits`: flock -w giving up, a child timeout kills
@@ -108,7 +112,8 @@ like the good runs' (a validator exiting 3; the only other sign is the bytes it 
 tokens leave out). With no other anomaly, that is one (kind ``divergence``, score 2.5), named
 by the bad run's last write to stdout/stderr/a tty/a pipe (its message; else its last event),
 and a warning says both statuses; a region named by an event that says nothing (exit_group,
-END) is named by that write instead when it is the same thread's, within 4k rows before.
+END) or by a message catalog lookup is named by that write instead when it is the same
+thread's, within 4k rows before or after.
 
 The
 **bifurcation** is the top-ranked anomaly; ``first_unexplained`` separately gives the seq of
