@@ -266,13 +266,15 @@ def findings_of(
 def _failing(traces: pl.DataFrame) -> pl.DataFrame:
     """The per-trace table's traces with an error frame, in the columns findings_of uses."""
     cols = set(traces.columns)
-    return traces.filter(pl.col("errors") > 0).select(
+    # lazy: the filter gathers only the columns selected (eager, it copied every column of the
+    # millions of failing traces first: +0.7 GiB at the audit's peak on a 10,000-host day)
+    return traces.lazy().filter(pl.col("errors") > 0).select(
         "trace_id", "host", "job_id", pl.col("start_time").alias("time"), "operation", "chain_hash",
         ((pl.col("lost_events").fill_null(0) > 0) if "lost_events" in cols else pl.lit(False)).alias("truncated"),
         (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).alias("kernel_release"),
         (pl.col("repeat_count").fill_null(1).clip(1) if "repeat_count" in cols else pl.lit(1)).cast(pl.Int64)
         .alias("weight"),
-    )
+    ).collect()
 
 
 def _findings_of_failing(
