@@ -845,13 +845,16 @@ def run_audit(
     expected: ExpectedErrors | str | os.PathLike | None = None,
     learn_expected: bool = True,
     min_layers: int = 4,
-    batch_rows: int = 500_000,
+    batch_rows: int = 250_000,
 ) -> AuditResult:
     """Audit a fleet dataset; write findings/clusters/host_alerts Parquet into `out_dir`.
 
     model: a fitted GoodTraceBaseline or a model file; None = learn it from the dataset's good
     traces first. expected: ExpectedErrors or a YAML path; None = the repo's curated file.
     With learn_expected, fleet-learned expected errors (baseline.fleet.expected) are added.
+    batch_rows: event rows per batch of the one pass over the events (the same tables whatever
+    it is; 250,000 rather than 500,000 leaves ~150 MiB less in the process on a fleet-day, whose
+    ~5M-row per-trace table is held from then on, for a few % more CPU).
     """
     since_dt = parse_since(since)
     if isinstance(model, (str, os.PathLike)):

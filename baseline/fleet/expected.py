@@ -156,7 +156,7 @@ def host_vendors(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = Non
     if counters is not None:
         calls = counters[0] if isinstance(counters, tuple) else counters
         if "vendor" in calls.columns:
-            parts.append(calls.select("host", "vendor").drop_nulls().unique()
+            parts.append(_stream(calls.lazy().select("host", "vendor").drop_nulls().unique())
                          .select(pl.col("host", "vendor").cast(pl.String)).unique("host"))
     probe = pl.col("probe").cast(pl.String)
     vendor = pl.lit(None, dtype=pl.String)
