@@ -286,7 +286,7 @@ def _findings_of_failing(
 ) -> pl.DataFrame:
     """findings_of on `_failing(traces)` (run_audit frees the per-trace table before this)."""
     key = ["operation", "chain_hash"]
-    reps = chains.join(failing.select(key).unique(), on=key, how="semi")
+    reps = chains.join(failing.lazy().select(key).unique().collect(engine="streaming"), on=key, how="semi")
     analysed = analyse_traces(reps.drop(key), model, expected, min_layers=min_layers) if reps.height else pl.DataFrame()
     if analysed.is_empty():
         return pl.DataFrame(schema=FINDING_COLUMNS).drop(["cluster_id", "score"])
@@ -337,14 +337,15 @@ def _truncated_analysis(failing: pl.DataFrame, reps: pl.DataFrame, per_chain: pl
     # chains its own platform produces first (an OFED and an upstream kernel share a prefix but
     # not the frames below it), then to any
     release = pl.col("kernel_release").cast(pl.String).fill_null("")
+    # lazy: the filters of millions of failing traces gather only the columns grouped
     counts = (
-        failing.filter(~pl.col("truncated")).group_by(pl.col("operation").cast(pl.String), "chain_hash", release)
-        .agg(pl.col("weight").sum().alias("n"))
+        failing.lazy().filter(~pl.col("truncated")).group_by(pl.col("operation").cast(pl.String), "chain_hash", release)
+        .agg(pl.col("weight").sum().alias("n")).collect()
     )
     wanted = (
-        failing.filter(pl.col("truncated"))
+        failing.lazy().filter(pl.col("truncated"))
         .group_by(pl.col("operation").cast(pl.String), "chain_hash")
-        .agg(release.mode().sort().first())
+        .agg(release.mode().sort().first()).collect()
     )
     prefixes: dict[tuple, tuple[int, tuple]] = {}  # (release, op, depth, frames) -> (count, chain key)
     depths = {}
@@ -455,11 +456,12 @@ def cluster_findings(
     during the window says so in its signature ("since kernel update to ...")."""
     if "signature" not in findings.columns:  # findings_of builds it per chain
         findings = findings.with_columns(signature_expr().alias("signature"))
-    open_ = findings.filter(~pl.col("expected"))
+    # lazy: a filter of millions of findings gathers only the columns a step uses
+    open_ = findings.lazy().filter(~pl.col("expected"))
     sig_cols = ["signature", "operation", "bifurcation_probe", "bifurcation_errno", "errno", "origin_layer",
                 "pattern", "divergence", "deeper_than_probes"]
     uniq = (
-        open_.select(sig_cols).unique(subset=["signature"])
+        open_.select(sig_cols).unique(subset=["signature"]).collect()
         .with_columns(pl.col(pl.Categorical).cast(pl.String)).sort("signature")
     )
     labels = cluster_signatures(uniq)
@@ -469,15 +471,21 @@ def cluster_findings(
     # number clusters by size, biggest first
     weight = pl.col("weight").sum() if "weight" in findings.columns else pl.len()
     sized = (
-        open_.join(sig_map, on="signature").group_by("_label").agg(weight.alias("n"))
+        open_.join(sig_map.lazy(), on="signature").group_by("_label").agg(weight.alias("n")).collect()
         .sort(["n", "_label"], descending=[True, False])
         .with_columns(pl.int_range(pl.len(), dtype=pl.Int32).alias("cluster_id"))
     )
     sig_map = sig_map.join(sized.select("_label", "cluster_id"), on="_label").drop("_label")
-    findings = findings.drop("cluster_id", strict=False).join(sig_map, on="signature", how="left").with_columns(
-        pl.when(pl.col("expected")).then(None).otherwise(pl.col("cluster_id")).alias("cluster_id")
+    # the cluster id by a join of the signature column alone, added as one column: a join of the
+    # findings themselves copied every column of millions of rows (the audit's memory peak)
+    ids = findings.select("signature").join(sig_map, on="signature", how="left", maintain_order="left")["cluster_id"]
+    findings = findings.drop("cluster_id", strict=False).with_columns(
+        pl.when(pl.col("expected")).then(None).otherwise(ids).alias("cluster_id")
     )
-    clusters = _cluster_table(findings.filter(pl.col("cluster_id").is_not_null()), window, releases=releases)
+    used = [c for c in ("cluster_id", "signature", "weight", "host", "job_id", "time", "origin_layer", "trace_id",
+                        "kernel_release") if c in findings.columns]
+    clustered = findings.lazy().filter(pl.col("cluster_id").is_not_null()).select(used).collect()
+    clusters = _cluster_table(clustered, window, releases=releases)
     return findings, clusters
 
 
@@ -905,9 +913,16 @@ def run_audit(
     findings = _findings_of_failing(failing, chains, model, expected, min_layers=min_layers)
     del failing, chains
     findings, clusters = cluster_findings(findings, window, releases=releases)
-    findings = findings.with_columns(
-        pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score")
-    ).sort(["time", "trace_id"])
+    findings = findings.with_columns(pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score"))
+    # sorted by time a column at a time, each unsorted column dropped once its sorted copy
+    # exists: a sort of the table holds two copies of millions of findings at once
+    order = findings.select(pl.arg_sort_by("time", "trace_id")).to_series()
+    columns = []
+    for name in findings.columns:
+        columns.append(findings.get_column(name).gather(order))
+        findings = findings.drop(name)
+    findings = pl.DataFrame(columns)
+    del order, columns
     result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces_audited)
     if out_dir is not None:
         result.files = write_audit(result, out_dir)
