@@ -29,7 +29,13 @@ routine) learns a unit as expected when all of these hold:
 * **Fleet spread within the hosts that have the probe.** At least ``min_host_fraction`` of the
   hosts of the same vendor group that run the probe show the error (counts from the exact per-CPU
   counters when given, else from traces). A family confined to one vendor is routine there; a
-  fault confined to a few hosts (bad firmware, a crash-looping host) stays a finding.
+  fault confined to a few hosts (bad firmware, a crash-looping host) stays a finding. Except for
+  the errnos whose contract tells the caller what to do next (``signal_errnos``: EAGAIN, try
+  again; ENOENT/ENODATA, nothing there; EOPNOTSUPP, not here, take another way): survived on
+  ``min_hosts`` hosts, such an error says those hosts are configured differently (an rdma
+  cgroup limit, a firmware without a capability, a half-empty GID table), which no column
+  shows, so no share of a vendor group measures it. A survived ETIMEDOUT or EIO on a rack's
+  hosts says something there is broken: the share still applies (and CBI's Increase to all).
 * **Visible to its caller.** The operation absorbed it (its root succeeded) or returned the
   origin's errno unchanged, in at least ``handled_share`` of its occurrences: a caller can only
   treat an error as routine when it sees it (retry on EAGAIN, skip a GID slot on ENODATA). An
@@ -236,7 +242,10 @@ class FleetExpectedLearner(ParamsMixin):
     min_hosts, min_jobs, min_success : int
         Surviving occurrences needed, and on how many hosts and jobs.
     min_host_fraction : float
-        Share of the hosts of the same vendor group that run the probe and show the error.
+        Share of the hosts of the same vendor group that run the probe and show the error (not
+        asked of ``signal_errnos``).
+    signal_errnos : tuple of str
+        Errnos that tell the caller what to do next (see "fleet spread").
     max_increase : float
         Bound on CBI's Increase (upper confidence bound).
     z : float
@@ -260,7 +269,8 @@ class FleetExpectedLearner(ParamsMixin):
     def __init__(self, min_hosts: int = 3, min_jobs: int = 2, min_success: int = 5, min_host_fraction: float = 0.25,
                  max_increase: float = 0.05, z: float = 1.96, max_new_share: float = 0.9,
                  band_quantile: float = 0.95, band_factor: float = 2.0, handled_share: float = 0.95,
-                 batch_rows: int = 500_000):
+                 batch_rows: int = 500_000,
+                 signal_errnos: tuple[str, ...] = ("EAGAIN", "ENOENT", "ENODATA", "EOPNOTSUPP")):
         self.min_hosts = min_hosts
         self.min_jobs = min_jobs
         self.min_success = min_success
@@ -272,6 +282,7 @@ class FleetExpectedLearner(ParamsMixin):
         self.band_factor = band_factor
         self.handled_share = handled_share
         self.batch_rows = batch_rows
+        self.signal_errnos = signal_errnos
 
     # ---------------------------------------------------------------- fitting
     def fit(self, X: EventsInput, y: None = None, since: str | dt.datetime | None = None,  # noqa: ARG002
@@ -492,7 +503,8 @@ class FleetExpectedLearner(ParamsMixin):
                    .then(pl.max_horizontal("success_hosts", "group_hosts")).otherwise(pl.col("success_hosts"))
                    >= self.min_hosts)
                 & (pl.col("success_jobs") >= self.min_jobs)
-                & (pl.col("group_hosts") >= self.min_host_fraction * pl.col("observed_hosts"))
+                & ((pl.col("group_hosts") >= self.min_host_fraction * pl.col("observed_hosts"))
+                   | pl.col("errno").is_in(list(self.signal_errnos)))
                 & (pl.col("increase_lower") <= self.max_increase)
                 & (pl.col("new_release_share") < self.max_new_share)
                 & (pl.col("visible") >= self.handled_share * pl.col("traces"))
