@@ -13,7 +13,10 @@ a truncated file, a python validator's and a perl die's exit status, sort -c, sh
 xz -T2 -d of a corrupt archive, json.tool); a second round: an error the good runs also meet
 and get past turned fatal (cp --reflink=always), ulimit -v, a privileged port, a missing
 LD_PRELOAD library, make finding a stale target up to date, a pipeline's first stage, tar -k
-meeting a leftover file.
+meeting a leftover file; a third round: kill of another user's pid, umount of a busy mount,
+mv into a non-empty directory, cp into an immutable directory, a redirection from an fd that
+is not open, a unix socket without permission, a daemon failing after its start script
+returned.
 
 Same types and harness as real.py (`Scenario`, `NoAnomalyCase`). The expectations are what
 `strace -f` shows a person looking for the fault, never what the differ prints. The
@@ -32,7 +35,8 @@ from pathlib import Path
 
 from .catalog import fill_up, mount_tmpfs, umount_after, write
 from .harness import NoAnomalyCase, Scenario
-from .real import own, sh
+from .real import NOBODY_UID, own, sh
+from .real_more import CLIENT_PY, UNIX_LISTENER
 from .real_third import BACKGROUND
 
 PY3 = "/usr/bin/python3"
@@ -440,6 +444,70 @@ def tar_keep_old_files(base: Path, bad: bool) -> None:
         write(base / "out" / "f4.txt", "partial\n")
 
 
+# --- third round: process control, mounts, sockets, descriptors --------------------------------
+def kill_other_users_pid(base: Path, bad: bool) -> None:
+    # The service's pid file is stale and its pid now belongs to another user's process.
+    if bad:
+        pid = BACKGROUND.start(["/usr/bin/sleep", "120"]).pid
+    else:
+        pid = BACKGROUND.start(["/usr/bin/setpriv", f"--reuid={NOBODY_UID}", f"--regid={NOBODY_UID}",
+                                "--clear-groups", "/usr/bin/sleep", "120"]).pid
+    write(base / "app.pid", f"{pid}\n")
+
+
+def umount_busy(base: Path, bad: bool) -> None:
+    mount_tmpfs(base / "mnt", "1m")
+    write(base / "mnt" / "scratch.dat", "s\n")
+    if bad:  # a forgotten shell still sits in the scratch mount
+        BACKGROUND.start(["/usr/bin/sleep", "120"], cwd=base / "mnt")
+        threading.Event().wait(0.05)
+
+
+def _busy_teardown(base: Path) -> None:
+    BACKGROUND.stop()
+    umount_after("mnt")(base)
+
+
+def mv_into_nonempty(base: Path, bad: bool) -> None:
+    (base / "build").mkdir()
+    write(base / "build" / "app.bin", "v2\n")
+    (base / "release").mkdir()
+    if bad:  # the last release's build directory is still there, not empty
+        (base / "release" / "build").mkdir()
+        write(base / "release" / "build" / "app.bin", "v1\n")
+
+
+def cp_immutable_dir(base: Path, bad: bool) -> None:
+    (base / "conf").mkdir()
+    write(base / "app.conf", "level=2\n")
+    if bad:  # the config directory was locked with chattr +i
+        subprocess.run(["chattr", "+i", str(base / "conf")], check=True)
+
+
+def _immutable_teardown(base: Path) -> None:
+    if (base / "conf").exists():
+        subprocess.run(["chattr", "-i", str(base / "conf")], capture_output=True)
+
+
+def bash_fd_not_open(base: Path, bad: bool) -> None:
+    write(base / "in.txt", "first line\n")
+    # setup.sh opens the input on fd 7; the bad run's version lost that line in a refactor
+    write(base / "setup.sh", "MODE=batch\n" if bad else f"MODE=batch\nexec 7<{base}/in.txt\n")
+    write(base / "job.sh", f". {base}/setup.sh\nread line <&7\necho \"$MODE $line\"\n")
+
+
+def unix_socket_no_permission(base: Path, bad: bool) -> None:
+    write(base / "client.py", CLIENT_PY)
+    UNIX_LISTENER.start(base / "app.sock", listen=True)
+    # the daemon restarted under a tighter umask: its socket is root's alone
+    os.chmod(base / "app.sock", 0o700 if bad else 0o777)
+
+
+def daemon_config_missing(base: Path, bad: bool) -> None:
+    if not bad:
+        write(base / "daemon.conf", "port=0\n")
+
+
 # --- guards of the differ's rules ---------------------------------------------------------------
 PRODUCER_PY = ("import sys\n"
                "for i in range(20000):\n"
@@ -594,6 +662,37 @@ REAL_FOURTH: list[Scenario] = [
     Scenario("git_add_readonly_mount", "git add", lambda b: ["/usr/bin/git", "-C", f"{b}/repo", "add", "b.txt"],
              git_readonly_mount, frozenset({"openat"}), "EROFS", lambda b: f"{b}/repo/.git/index.lock",
              teardown=umount_after("repo"), description="the checkout's filesystem is read-only"),
+    # third round
+    Scenario("kill_other_users_pid", "sh: kill $(cat app.pid) (nobody)",
+             lambda b: ["/bin/sh", "-c", f"kill -TERM $(/usr/bin/cat {b}/app.pid) && echo stopped"],
+             kill_other_users_pid, frozenset({"kill"}), "EPERM", lambda b: NO_PATH,
+             unprivileged=True, teardown=BACKGROUND.stop,
+             description="a stale pid file whose pid now belongs to another user's process"),
+    Scenario("umount_busy", "umount", lambda b: ["/usr/bin/umount", f"{b}/mnt"],
+             umount_busy, frozenset({"umount2", "umount"}), "EBUSY", lambda b: f"{b}/mnt",
+             teardown=_busy_teardown, description="a process still has its working directory in the mount"),
+    Scenario("mv_into_nonempty_dir", "mv dir into dir", lambda b: ["/usr/bin/mv", f"{b}/build", f"{b}/release"],
+             mv_into_nonempty, frozenset({"rename", "renameat", "renameat2"}), "ENOTEMPTY",
+             lambda b: f"{b}/release/build", description="release/build is left from the last release, not empty"),
+    Scenario("cp_into_immutable_dir", "cp", lambda b: ["/usr/bin/cp", f"{b}/app.conf", f"{b}/conf/"],
+             cp_immutable_dir, frozenset({"openat"}), "EPERM", lambda b: f"{b}/conf/app.conf",
+             teardown=_immutable_teardown, description="the directory is immutable (chattr +i): EPERM even for root"),
+    # (fd 7 is closed first: `tracer record` hands the command the descriptors it inherited)
+    Scenario("bash_fd_not_open", "bash: read <&7",
+             lambda b: ["/bin/bash", "-c", f"exec 7<&-; exec /bin/bash {b}/job.sh"],
+             bash_fd_not_open, frozenset({"dup2", "dup3", "fcntl"}), "EBADF", lambda b: NO_PATH,
+             description="the sourced setup no longer opens fd 3: the redirection's dup2 fails EBADF"),
+    Scenario("unix_socket_no_permission", "python3 client of a unix-socket daemon (nobody)",
+             lambda b: [PY3, "-S", f"{b}/client.py", f"{b}/app.sock"],
+             unix_socket_no_permission, frozenset({"connect"}), "EACCES", lambda b: f"*{b}/app.sock",
+             unprivileged=True, teardown=lambda b: UNIX_LISTENER.stop(),
+             description="connecting needs write permission on the socket file; the daemon's is 0700 root"),
+    Scenario("daemon_fails_after_parent_exits", "sh: start a daemon in the background and return",
+             lambda b: ["/bin/sh", "-c", f"( /usr/bin/sleep 0.3; exec /usr/bin/cat {b}/daemon.conf > /dev/null ) & "
+                        "echo started"],
+             daemon_config_missing, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/daemon.conf",
+             description="the start script returns at once; the daemon it left behind fails 0.3 s later, "
+             "opening its config"),
     # guard: the routine FICLONE refusal before a real fault does not take the name
     Scenario("cp_reflink_auto_disk_full", "cp --reflink=auto",
              lambda b: ["/usr/bin/cp", "--reflink=auto", f"{b}/src.img", f"{b}/mnt/copy.img"],
@@ -670,7 +769,8 @@ REAL_FOURTH: list[Scenario] = [
 # fault of a case the tests run (tests/test_real_programs_fourth.py keeps to about a minute).
 BENCH_ONLY = frozenset({
     "sha256sum_check_mismatch", "json_tool_invalid", "tar_keep_old_files", "pipeline_first_stage_missing",
-    "xz_threads_corrupt",
+    "xz_threads_corrupt", "cp_into_immutable_dir", "mv_into_nonempty_dir", "python_open_x_exists",
+    "sqlite_shell_journal_dir",
     "chrt_fifo_nobody", "prlimit_raise_hard_nobody", "md5sum_late_missing", "fallocate_disk_full",
     "mktemp_readonly_dir", "perl_config_die", "sqlite_shell_readonly_mount", "zstd_disk_full_late",
     "xargs_p2_cp_unreadable",
@@ -816,10 +916,38 @@ QUIET_FOURTH: list[NoAnomalyCase] = [
         _no_match, description="grep -c finds nothing and exits 1 in every run: an exit status the good runs "
         "share is no anomaly"),
     NoAnomalyCase(
+        "ps_all_processes",
+        lambda b: ["/usr/bin/ps", "-e", "-o", "pid,comm"],
+        lambda b, i: None, description="ps reads /proc/<pid> of every process on a shared machine: which "
+        "and how many vary, a process may exit between the listing and the read"),
+    NoAnomalyCase(
+        "proc_scan_races",
+        lambda b: [PY3, "-S", "-c", PROC_SCAN_PY],
+        lambda b, i: None, description="a /proc scan reading every process's cmdline (processes come and go)"),
+    NoAnomalyCase(
+        "df_mounts_vary",
+        lambda b: ["/usr/bin/df", "-h"],
+        lambda b, i: None, description="df statfs()es every mount: other sessions' test mounts come and go"),
+    NoAnomalyCase(
+        "background_child_outlives",
+        lambda b: ["/bin/sh", "-c", "/usr/bin/sleep 0.1 & echo started"],
+        lambda b, i: None, description="a background child still running when the command returns"),
+    NoAnomalyCase(
         "make_j2_pipelines",
         lambda b: ["/usr/bin/make", "-s", "-j2", "-C", str(b)],
         lambda b, i: _make_pipes(b), description="make -j2: two recipes that are shell pipelines, in any order"),
 ]
+
+
+PROC_SCAN_PY = ("import os\n"
+                "n = 0\n"
+                "for pid in os.listdir('/proc'):\n"
+                "    if pid.isdigit():\n"
+                "        try:\n"
+                "            with open(f'/proc/{pid}/cmdline', 'rb') as fh: n += len(fh.read())\n"
+                "        except (FileNotFoundError, ProcessLookupError, PermissionError):\n"
+                "            pass\n"
+                "print(n > 0)\n")
 
 
 def _make_pipes(base: Path) -> None:
