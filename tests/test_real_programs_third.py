@@ -5,7 +5,8 @@ diffed against the same two must be "same". The good-vs-good noise cases (multip
 curl's localhost fallback, a client waiting for a starting service, perl hash order, an output left by an earlier run, $RANDOM names,
 /proc/<pid> paths, a lock-retry loop, make -j3, atomic-write temp names, git's racy index) must
 be quiet; guard
-cases check the differ's rules for an earlier run's leftovers do not hide a fault they cause.
+cases check the differ's rules for an earlier run's leftovers, and for a retry loop's refused
+connects, do not hide a fault they cause.
 Cases repeating a tested case's call, errno and kind of fault (`BENCH_ONLY`) are left to the
 benchmark, so this module takes about a minute.
 

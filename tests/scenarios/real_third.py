@@ -7,7 +7,8 @@ from python, the sqlite3 shell on a full disk and against a database another pro
 locked, a multiprocessing pool whose worker fails, a user config fallback chain, curl,
 wget, python's urllib and node against a loopback HTTP server (down: refused in a blocking
 connect's return value or in a non-blocking one's getsockopt(SO_ERROR) value; resetting the
-connection), git meeting a stale index.lock, rm meeting an immutable file, kill -0 on a stale
+connection), a client giving up on a service that never starts (good runs are refused
+while it starts), git meeting a stale index.lock, rm meeting an immutable file, kill -0 on a stale
 pid, a script whose #! interpreter is missing, link(2) across filesystems, touch -d on another
 user's file, a FIFO without a reader, find -newer, msgfmt, unzip on a full disk, OPENSSL_CONF.
 
@@ -440,6 +441,12 @@ FETCH_JS = ("require('http').get(process.argv[1], r => { r.resume(); r.on('end',
             ".on('error', e => { console.error('fetch: ' + e.message); process.exit(1); });")
 
 
+def service_never_up(base: Path, bad: bool) -> None:
+    BACKGROUND.stop()
+    if not bad:  # the service starts while the client already tries (refused a few times)
+        BACKGROUND.start([PY3, "-S", "-c", LATE_SERVER_PY, str(WAIT_PORT)])
+
+
 def wget_output_not_writable(base: Path, bad: bool) -> None:
     _site(base)
     HTTP.start(base / "www")
@@ -694,6 +701,11 @@ REAL_THIRD: list[Scenario] = [
              curl_refused, frozenset({"connect", "getsockopt"}), "ECONNREFUSED", lambda b: f"inet:127.0.0.1:{HTTP_PORT}",
              teardown=HTTP.stop, description="the service is down: libuv connects non-blocking and learns the "
              "refusal from getsockopt(SO_ERROR) after epoll says the socket is writable"),
+    Scenario("python_service_never_up", "python3 waits for its service (create_connection, timeout)",
+             lambda b: [PY3, "-S", "-c", WAIT_PY, str(WAIT_PORT), "60"],
+             service_never_up, frozenset({"connect", "getsockopt"}), "ECONNREFUSED", lambda b: f"inet:127.0.0.1:{WAIT_PORT}",
+             teardown=BACKGROUND.stop, description="the service never comes up: good runs are refused too while "
+             "it starts (in getsockopt(SO_ERROR)'s value) and then get in; the bad run's client gives up"),
     Scenario("wget_connection_refused", "wget -t 1",
              lambda b: ["/usr/bin/wget", "-q", "-t", "1", "-O", "/dev/null", f"http://127.0.0.1:{HTTP_PORT}/index.html"],
              curl_refused, frozenset({"connect"}), "ECONNREFUSED", lambda b: f"inet:127.0.0.1:{HTTP_PORT}",
@@ -762,7 +774,7 @@ REAL_THIRD: list[Scenario] = [
 BENCH_ONLY = frozenset({
     "cmp_operand_is_dir", "curl_output_dir_missing", "msgfmt_missing_outdir", "unzip_disk_full",
     "truncate_readonly_mount", "tail_unreadable", "bash_source_missing", "shred_not_writable",
-    "wget_output_not_writable", "file_magic_missing", "wget_connection_refused",
+    "wget_output_not_writable", "file_magic_missing", "wget_connection_refused", "node_http_get_refused",
 })
 
 
@@ -803,12 +815,14 @@ LATE_SERVER_PY = ("import socket, sys, time\n"
                   "c.sendall(b'ready\\n')\n"
                   "c.close()\n")
 WAIT_PY = ("import socket, sys, time\n"
-           "for attempt in range(200):\n"
+           "for attempt in range(int(sys.argv[2]) if len(sys.argv) > 2 else 200):\n"
            "    try:\n"
            "        c = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=2)\n"
            "        break\n"
            "    except ConnectionRefusedError:\n"
            "        time.sleep(0.02)\n"
+           "else:\n"
+           "    sys.exit('service not up')\n"
            "print(c.recv(16).decode().strip())\n")
 
 
