@@ -169,12 +169,16 @@ def audit_compare(dataset: Path, before: Path | None, repeat: int, work: str | N
 
     import pyarrow.parquet as pq
 
-    from tracer.schema import dataset_files
+    from tracer.schema import counter_buckets_for, dataset_files
 
     events = sum(pq.read_metadata(f).num_rows for f in dataset_files(dataset, "events"))
-    counters = sum(pq.read_metadata(f).num_rows for f in dataset_files(dataset, "counters"))
+    counter_files = dataset_files(dataset, "counters")
+    counters = sum(pq.read_metadata(f).num_rows for f in counter_files)
+    summarised = sum(counter_buckets_for(f) is not None for f in counter_files)
     roots = [("now", REPO)] + ([("before", before.resolve())] if before else [])
     best: dict[str, dict] = {}
+    runs: dict[str, list[dict]] = {}
+    load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(dir=work) as tmp:
         for _ in range(repeat):
             for name, root in [("scan", REPO), *roots]:
@@ -182,11 +186,13 @@ def audit_compare(dataset: Path, before: Path | None, repeat: int, work: str | N
                     r = scan_audit_reference(dataset)
                 else:  # --refit: the model is learned from the dataset in both (no saved model used)
                     r = measure(BASELINE + ["audit", str(dataset), "--refit", "--out", f"{tmp}/{name}"], root)
+                runs.setdefault(name, []).append(r)
                 if name not in best or r["wall_s"] < best[name]["wall_s"]:
                     best[name] = r
     ref = best["scan"]
-    print(f"dataset {dataset}: {events:,} events, {counters:,} counter rows; load average "
-          f"{os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} CPUs)")
+    print(f"dataset {dataset}: {events:,} events, {counters:,} counter rows in {len(counter_files):,} files "
+          f"({summarised:,} with a matching counter_buckets summary); load average {load_start:.1f} at the "
+          f"start, {os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} CPUs)")
     print(f"reference: bare polars scan of the same events and counters files: {ref['wall_s']:.2f} s "
           f"({ref['cpu_s']:.1f} CPU s), peak RSS {ref['peak_rss_mib']:.0f} MiB (best of {repeat})")
     for name, _root in roots:
@@ -194,6 +200,10 @@ def audit_compare(dataset: Path, before: Path | None, repeat: int, work: str | N
         print(f"{name:7s} audit {au['wall_s']:.2f} s ({au['wall_s'] / ref['wall_s']:.1f}x the scan), "
               f"{au['cpu_s']:.1f} CPU s ({au['cpu_s'] / ref['cpu_s']:.1f}x), "
               f"peak RSS {au['peak_rss_mib']:.0f} MiB ({au['peak_rss_mib'] / 1024:.2f} GiB)")
+    if repeat > 1:  # the wall time mostly measures the machine's load: every run's CPU and peak
+        for name in ("scan", *(n for n, _ in roots)):
+            print(f"  {name:7s} every run: " + ", ".join(
+                f"{r['wall_s']:.1f} s / {r['cpu_s']:.1f} CPU s / {r['peak_rss_mib']:.0f} MiB" for r in runs[name]))
     return 0
 
 
