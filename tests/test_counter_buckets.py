@@ -224,3 +224,26 @@ def test_files_outside_the_dataset_layout_get_no_summary(tmp_path):
     write_table(counters_rows("h1", T0, 5, "mlx5", "6.8.0-49"), stored, "counters")
     assert write_counter_buckets(stored) is not None and counter_buckets_for(stored) is not None
     assert_same_buckets([stored])
+
+
+def test_ingest_and_compaction_keep_one_matching_summary_per_counters_file(tmp_path):
+    from test_ingest import make_spool
+
+    from baseline.pipeline.ingest import compact_dataset, ingest_spool
+
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    for run in range(3):  # three ingest runs: three counters files per host partition
+        make_spool(spool, hosts=2, snapshots=2, start=T0 + dt.timedelta(minutes=10 * run))
+        ingest_spool(spool, dataset, quarantine)
+    files = dataset_files(dataset, "counters")
+    assert len(files) == 6 and all(counter_buckets_for(f) is not None for f in files)
+    raw, single, multi = assert_same_buckets(files)
+    assert raw == [] and len(multi) == 6
+    compact_dataset(dataset, min_files=2)
+    files = dataset_files(dataset, "counters")
+    assert len(files) == 2 and all(counter_buckets_for(f) is not None for f in files)
+    summaries = sorted(p.relative_to(dataset / "counter_buckets").as_posix()
+                       for p in (dataset / "counter_buckets").rglob("*.parquet"))
+    assert summaries == sorted(f.relative_to(dataset / "counters").as_posix() for f in files)  # none left over
+    raw, single, multi = assert_same_buckets(files)
+    assert raw == [] and len(single) == 2
