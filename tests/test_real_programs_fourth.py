@@ -118,3 +118,21 @@ def test_run_to_run_noise_is_quiet(name, fourth_recorder, tmp_path):
     if not outcome.correct and name in FLAKY_QUIET:
         pytest.xfail(f"good vs good reported {outcome.got}: {FLAKY_QUIET[name]}")
     assert outcome.correct, f"{name}: good vs good reported {outcome.got}"
+
+
+def test_exit_status_rule_reads_frames_like_files(fourth_recorder, tmp_path):
+    """A run that fails only by its exit status is the same anomaly whether the traces are
+    given as files or as polars frames (the frame's exit_status column is read too)."""
+    import polars as pl
+
+    from baseline.run.diff import diff_traces
+
+    sc = next(s for s in REAL_FOURTH if s.name == "python_validation_exit")
+    goods, bad, base = record_scenario(sc, fourth_recorder, tmp_path)
+    from_files = diff_traces(good=goods, bad=bad)
+    from_frames = diff_traces(good=pl.concat([pl.read_parquet(g) for g in goods]), bad=pl.read_parquet(bad))
+    assert from_files.anomaly and from_frames.anomaly
+    assert from_frames.bifurcation["position"] == from_files.bifurcation["position"]
+    assert from_frames.warnings == from_files.warnings == ["exit status 3, where the good runs exited 0"]
+    # and a good run against the others, as frames: the same exit status, no anomaly
+    assert not diff_traces(good=pl.read_parquet(goods[0]), bad=pl.read_parquet(goods[1])).anomaly

@@ -206,7 +206,9 @@ def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
     if isinstance(src, pa.Table) or type(src).__module__.startswith("polars"):
         if hasattr(src, "collect"):  # a polars LazyFrame
             src = src.collect()
-        table = EventColumns([_Side([_Frame(conform(src, "events").select(columns))], columns)], columns)
+        # exit_status rides along for exit_statuses (not an analysis column)
+        frame = conform(src, "events").select([*columns, "exit_status"])
+        table = EventColumns([_Side([_Frame(frame)], columns)], columns)
     else:  # files/directories: polars is not needed (nor imported by this module)
         files = parquet_files(src)
         table = EventColumns([_Side([_File(f) for f in files], columns)], columns)
