@@ -42,7 +42,6 @@ from .real import own, sh
 
 PY3 = "/usr/bin/python3"
 HTTP_PORT = PORTS[4]  # the loopback HTTP server of the curl/wget cases
-CURL_RETRY_PORT = PORTS[5]
 WAIT_PORT = PORTS[6]  # python_wait_for_port's service
 
 
