@@ -78,6 +78,9 @@ def test_exec_from_a_thread_other_than_the_leader(recorder, tmp_path):
     script.write_text(textwrap.dedent("""
         import os, threading, time
         def run():
+            # wait until the leader sleeps: calls it entered after the execve would otherwise be
+            # its own (comm python3), legitimately recorded after it
+            time.sleep(0.3)
             os.execv("/bin/echo", ["/bin/echo", "from-a-thread"])
         threading.Thread(target=run).start()
         time.sleep(30)
