@@ -21,6 +21,11 @@ def test_repo_allowlist_loads_and_every_curated_entry_has_a_reason():
     assert allow.match("ioctl", "ENOTTY").id == "curated-enotty-isatty"
     assert allow.match("read", "ERESTARTSYS").id == "curated-erestart-signal"
     assert allow.match("openat", "ENOENT", "/srv/data/input.txt") is None
+    # a /proc scan racing with a process's exit; ENOENT there may be "the daemon is not running"
+    assert allow.match("openat", "ESRCH", "/proc/<n>/environ").id == "curated-esrch-proc-scan-race"
+    assert allow.match("read", "ESRCH", "/proc/<n>/task/<n>/stat").id == "curated-esrch-proc-scan-race"
+    assert allow.match("openat", "ENOENT", "/proc/<n>/cmdline") is None
+    assert allow.match("kill", "ESRCH") is None
     assert allow.match("openat", "EACCES", "/sys/class/infiniband/mlx5_0/ports/1/gid_attrs/types/0") is None
 
 
