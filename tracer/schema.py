@@ -831,6 +831,17 @@ def footer_fingerprint(path: str | os.PathLike) -> tuple[int, str]:
     return size, hashlib.blake2b(footer + tail, digest_size=16).hexdigest()
 
 
+def bucket_cell_aggs(calls: str = "invocations") -> list[pl.Expr]:
+    """How the rows of one (host, probe, bucket) cell reduce (see COUNTER_BUCKETS): the one
+    definition the summaries' writer, the audit's bucketing of snapshot rows and its merging of
+    several summaries of a host share, so the two paths give the same tables. `calls`: the
+    column summed into n."""
+    import polars as pl
+
+    return [pl.col(calls).sum().alias("n"), pl.col("layer").first(), pl.col("vendor").drop_nulls().first(),
+            pl.col("kernel_release").drop_nulls().last()]
+
+
 def counter_buckets_of(counters: pa.Table | pl.DataFrame, host: str | None = None) -> pl.DataFrame:
     """Counters rows reduced to the counter_buckets table (see COUNTER_BUCKETS for the rules);
     `host` for rows without a host column (a dataset file: the host is its directory)."""
@@ -844,10 +855,7 @@ def counter_buckets_of(counters: pa.Table | pl.DataFrame, host: str | None = Non
                          if c not in df.columns)
     key = ["host", "probe", "bucket"]
     lf = df.lazy().with_columns(pl.col("snapshot_time").dt.truncate(BUCKET_WIDTH).alias("bucket"))
-    calls = lf.group_by(key, maintain_order=True).agg(
-        pl.col("invocations").sum().alias("n"), pl.col("layer").first(), pl.col("vendor").drop_nulls().first(),
-        pl.col("kernel_release").drop_nulls().last(),
-    )
+    calls = lf.group_by(key, maintain_order=True).agg(bucket_cell_aggs())
     errors = (
         lf.filter(pl.col("errno_counts").list.len() > 0).select(*key, "errno_counts")
         .explode("errno_counts").unnest("errno_counts")

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import polars as pl
 
-from tracer.schema import BUCKET_NS, BUCKET_WIDTH, counter_buckets_for, scan, scan_parquet_files
+from tracer.schema import (
+    BUCKET_NS,
+    BUCKET_WIDTH,
+    bucket_cell_aggs,
+    counter_buckets_for,
+    scan,
+    scan_parquet_files,
+)
 
 
 def bucket_counters(
@@ -37,13 +44,9 @@ def bucket_counters(
         # codes, and the reduced tables come out categorical (2-3x cheaper than on text keys)
         lf = lf.with_columns(pl.col(c).cast(cat) for c in ("host", "probe", "layer", "vendor", "kernel_release")
                              if c in names)
-        optional = [  # the counters table has them; hand-made frames may not
-            (pl.col("vendor").drop_nulls().first() if "vendor" in names else pl.lit(None, pl.String).alias("vendor")),
-            (pl.col("kernel_release").drop_nulls().last() if "kernel_release" in names
-             else pl.lit(None, pl.String).alias("kernel_release")),
-        ]
-        c = lf.group_by("host", "probe", t).agg(pl.col("invocations").sum().alias("n"), pl.col("layer").first(),
-                                                *optional)
+        # the counters table has them; hand-made frames may not
+        lf = lf.with_columns(pl.lit(None, pl.String).alias(c) for c in ("vendor", "kernel_release") if c not in names)
+        c = lf.group_by("host", "probe", t).agg(bucket_cell_aggs())
         e = (
             lf.filter(pl.col("errno_counts").list.len() > 0)
             .select("host", "probe", t, "errno_counts")
@@ -68,9 +71,7 @@ def bucket_counters(
 def counter_scans(files: list[Path], since: dt.datetime | None = None, batch_files: int = 2000) -> Iterator[pl.LazyFrame]:
     """Validated lazy scans of counters files in batches of about `batch_files`, whole hosts per
     batch (the dataset partitions by host=...), filtered to snapshots at or after `since`."""
-    by_host: dict[str, list[Path]] = {}
-    for f in files:
-        by_host.setdefault(_host_of(f), []).append(f)
+    by_host = _files_by_host(files)
     batch: list[Path] = []
     for host in sorted(by_host):
         batch.extend(by_host[host])
@@ -88,8 +89,6 @@ def _counter_scan(files: list[Path], since: dt.datetime | None) -> pl.LazyFrame:
     return lf
 
 
-
-
 def counter_sources(files: list[Path], since: dt.datetime | None = None) -> tuple[list[Path], list[Path], list[Path]]:
     """Split a dataset's counters files per host: (raw files, summaries of single-file hosts,
     summaries of hosts with several files). A host's counters come from its counter_buckets
@@ -97,9 +96,7 @@ def counter_sources(files: list[Path], since: dt.datetime | None = None) -> tupl
     it (`counter_buckets_for`) and `since` cuts no bucket of it (on a bucket boundary, or before
     the file's first bucket); else from its counters files, all of them (the same rows either
     way: reading per host keeps each (host, probe, bucket) cell from one source)."""
-    by_host: dict[str, list[Path]] = {}
-    for f in files:
-        by_host.setdefault(_host_of(f), []).append(f)
+    by_host = _files_by_host(files)
     since_ns = None if since is None else int(since.timestamp() * 1_000_000) * 1000
     aligned = since_ns is None or since_ns % BUCKET_NS == 0
     raw: list[Path] = []
@@ -163,14 +160,16 @@ def _read_summaries(files: list[Path], since: dt.datetime | None, merge: bool) -
     )
     if merge:  # few hosts: in memory, so that "first" and "last" follow the file order
         c, e = pl.collect_all([c, e])
-        c = c.group_by(key, maintain_order=True).agg(
-            pl.col("n").sum(), pl.col("layer").first(), pl.col("vendor").drop_nulls().first(),
-            pl.col("kernel_release").drop_nulls().last(),
-        )
+        c = c.group_by(key, maintain_order=True).agg(bucket_cell_aggs("n"))
         e = e.group_by("host", "probe", "errno", "bucket", maintain_order=True).agg(pl.col("count").sum())
         return c, e
     return tuple(pl.collect_all([c, e], engine="streaming"))  # type: ignore[return-value]
 
 
-def _host_of(f: Path) -> str:
-    return next((part[5:] for part in f.parts if part.startswith("host=")), str(f.parent))
+def _files_by_host(files: list[Path]) -> dict[str, list[Path]]:
+    """The files of each host (its host=H directory, else the file's directory), in order."""
+    by_host: dict[str, list[Path]] = {}
+    for f in files:
+        host = next((part[5:] for part in f.parts if part.startswith("host=")), str(f.parent))
+        by_host.setdefault(host, []).append(f)
+    return by_host
