@@ -612,6 +612,7 @@ def diff_traces(
                                                   "context": entry.context})
             info["count"] += in_bad
     noise_codes = [i for i, v in enumerate(p.probe_values) if v in noise_probes]
+    noise = frozenset(noise_codes)  # the caller's noise probes, for the naming steps below
     # Noise probes drop out when they succeed or fail for timing (futex EAGAIN/ETIMEDOUT
     # under contention, EINTR): how often that happens is scheduling, not program logic.
     drop = expected_mask | retried | (
@@ -704,7 +705,7 @@ def diff_traces(
         # FICLONE's EOPNOTSUPP, routine for --reflink=auto): that error names it.
         reported = np.full(len(named), -1, dtype=np.int64)
         for r in np.flatnonzero(catalog[regions.start] & (named == regions.start)).tolist():
-            reported[r] = _reported_error(p, bs, int(regions.start[r]), timing_codes)
+            reported[r] = _reported_error(p, bs, int(regions.start[r]), timing_codes, noise)
             if reported[r] >= 0:
                 named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
         score = (np.array([SEVERITY[int(c)] for c in named_cls]) + np.where(named_oc, OUTCOME_CHANGE_BONUS, 0.0)
@@ -831,7 +832,7 @@ def diff_traces(
         count = 1
         warnings.append(f"exit status {sorted(bad_status)[0]}, where the good runs exited "
                         f"{', '.join(map(str, sorted(good_status)))}")
-        anomalies.append(_exit_anomaly(p, rows, nb, message_row, context))
+        anomalies.append(_exit_anomaly(p, rows, nb, message_row, context, noise))
 
     for rank, a in enumerate(anomalies + reorderings, start=1):
         a["rank"] = rank
@@ -1193,14 +1194,13 @@ def _near(p: Prepared, row: int, bs: align.Streams, pos: int, window: int) -> bo
     return int(p.tid[same]) == int(p.tid[row]) and int(p.tkey[same]) == int(p.tkey[row]) == -1
 
 
-def _reported_error(p: Prepared, bs: align.Streams, pos: int, timing_codes: np.ndarray) -> int:
+def _reported_error(p: Prepared, bs: align.Streams, pos: int, timing_codes: np.ndarray, noise: frozenset[int]) -> int:
     """The bad row of the error a message catalog lookup at bad position `pos` reports: the
     thread's call right before the lookup (noise calls aside), when it failed with an errno
     that is not timing; -1 otherwise."""
     row = int(bs.orig[pos])
     if row <= 0:
         return -1
-    noise = {i for i, v in enumerate(p.probe_values) if v in NOISE_PROBES}
 
     def same_thread(q: int) -> bool:
         return q >= 0 and int(p.tkey[q]) == int(p.tkey[row]) and int(p.tid[q]) == int(p.tid[row])
@@ -1214,14 +1214,14 @@ def _reported_error(p: Prepared, bs: align.Streams, pos: int, timing_codes: np.n
     return -1 if path and MESSAGE_CATALOG.search(path) else q
 
 
-def _exit_anomaly(p: Prepared, rows: _Rows, nb: int, message_row: int, context: int) -> dict[str, Any]:
+def _exit_anomaly(p: Prepared, rows: _Rows, nb: int, message_row: int, context: int,
+                  noise: frozenset[int]) -> dict[str, Any]:
     """The anomaly of a bad run whose calls all look like the good runs' but which exits with
     a status none of them had: named by what it wrote last (`message_row`), else by its last
     event."""
     row = message_row if message_row >= 0 else int(np.argmax(p.seq[:nb]))
     ev = rows.event(row)
     before = []
-    noise = {i for i, v in enumerate(p.probe_values) if v in NOISE_PROBES}
     q = row - 1
     while q >= 0 and len(before) < context and int(p.tid[q]) == ev["tid"]:
         if int(p.probe[q]) not in noise:
