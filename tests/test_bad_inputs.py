@@ -147,6 +147,7 @@ CASES: list[Case] = [
     C("diff-empty-file", "baseline", "diff", "{good1}", "{empty}", words="{empty}"),
     C("diff-empty-dir", "baseline", "diff", "{emptydir}", "{bad}", words="{emptydir}"),
     C("diff-not-parquet", "baseline", "diff", "{good1}", "{text}", words="{text}"),
+    C("diff-torn-pages", "baseline", "diff", "{good1}", "{torn}", words=("{torn}", "probe", "unreadable")),
     C("diff-wrong-table", "baseline", "diff", "{good1}", "{counters_file}", words=("{counters_file}", "counters")),
     C("diff-wrong-version", "baseline", "diff", "{good1}", "{v9}", words=("{v9}", "version")),
     C("diff-null-kind", "baseline", "diff", "{good1}", "{null_kind}", words=("{null_kind}", "kind", "null")),
@@ -231,6 +232,8 @@ CASES: list[Case] = [
     C("learn-missing", "baseline", "learn", "{tmp}/nods", "-o", "{tmp}/m.parquet", words="nods"),
     C("learn-empty-dir", "baseline", "learn", "{emptydir}", "-o", "{tmp}/m.parquet", words="{emptydir}"),
     C("learn-text", "baseline", "learn", "{text}", "-o", "{tmp}/m.parquet", words="{text}"),
+    C("learn-torn-pages", "baseline", "learn", "{torn_fleet}", "-o", "{tmp}/m.parquet",
+      words=("{torn_events}", "unreadable")),
     C("learn-wrong-table", "baseline", "learn", "{counters_file}", "-o", "{tmp}/m.parquet", words="counters"),
     C("learn-null-kind", "baseline", "learn", "{null_kind}", "-o", "{tmp}/m.parquet", words="kind"),
     C("learn-since-bad", "baseline", "learn", "{fleet}", "-o", "{tmp}/m.parquet", "--since", "yesterday",
@@ -249,6 +252,8 @@ CASES: list[Case] = [
       user=True),
     # ---------------------------------------------------------------- baseline audit
     C("audit-missing", "baseline", "audit", "{tmp}/nods", "--out", "{tmp}/aud", words="nods"),
+    C("audit-torn-pages", "baseline", "audit", "{torn_fleet}", "--out", "{tmp}/aud-torn",
+      words=("{torn_events}", "unreadable")),
     C("audit-text", "baseline", "audit", "{text}", "--out", "{tmp}/aud", words="{text}"),
     C("audit-model-missing", "baseline", "audit", "{fleet}", "--model", "{tmp}/nomodel.parquet",
       "--out", "{tmp}/aud", words="nomodel.parquet"),
@@ -277,6 +282,8 @@ CASES: list[Case] = [
       words="--since"),
     C("expected-out-dir", "baseline", "expected", "learn", "{fleet}", "-o", "{emptydir}", words="{emptydir}"),
     C("expected-out-typo", "baseline", "expected", "learn", "{fleet}", "-o", "{allow_typo}", words="{allow_typo}"),
+    C("expected-torn-pages", "baseline", "expected", "learn", "{torn_fleet}", "-o", "{tmp}/e-torn.yaml",
+      words=("{torn_events}", "unreadable")),
     C("expected-no-action", "baseline", "expected", words="required"),
     # ---------------------------------------------------------------- baseline report
     C("report-missing", "baseline", "report", "{tmp}/noaud", words="noaud"),
@@ -415,6 +422,21 @@ def _write(table: pa.Table, path: Path, name: str = "events", version: int = sch
     return path
 
 
+def _tear(path: Path, column: str) -> Path:
+    """Overwrite the second half of `column`'s chunk in every row group: the footer stays valid,
+    the pages do not decode (a torn copy, a bit flip)."""
+    meta = pq.ParquetFile(path).metadata
+    data = bytearray(path.read_bytes())
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        chunk = next(group.column(i) for i in range(group.num_columns) if group.column(i).path_in_schema == column)
+        start = chunk.dictionary_page_offset or chunk.data_page_offset
+        end = start + chunk.total_compressed_size
+        data[(start + end) // 2:end] = b"\xff" * (end - (start + end) // 2)
+    path.write_bytes(bytes(data))
+    return path
+
+
 def _cli(*argv: str, cwd: Path) -> None:
     tool, *rest = argv
     proc = subprocess.run([str(BIN / tool), *rest], cwd=cwd, capture_output=True, text=True, timeout=300)
@@ -496,6 +518,11 @@ def inputs():
         for name in ("findings", "clusters", "host_alerts"):
             (base / "fake_audit" / f"{name}.parquet").write_text("junk")
         d["fake_audit"] = base / "fake_audit"
+        # footers intact, pages torn: the error names the file (and for a trace, the column)
+        d["torn"] = _tear(Path(shutil.copy(d["bad"], base / "torn.parquet")), "probe")
+        shutil.copytree(d["fleet"], base / "torn_fleet", ignore=shutil.ignore_patterns("counter_buckets"))
+        d["torn_fleet"] = base / "torn_fleet"
+        d["torn_events"] = _tear(sorted((d["torn_fleet"] / "events").rglob("*.parquet"))[-1], "probe")
         if ROOT:
             # a /dev/zero of our own (reading it never ends): the system's is never touched
             d["zero"] = base / "zero.parquet"

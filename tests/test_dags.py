@@ -229,6 +229,33 @@ def test_every_audit_task_can_be_retried(audited_once):
                                         "staging": str(cfg.findings / ".staging-20261128T020000Z")})
 
 
+def test_a_task_meeting_torn_pages_fails_naming_the_file(tmp_path):
+    """An events file whose footer is whole but whose pages do not decode (a torn copy): the
+    task fails with the file's name, not polars' bare "File out of specification"."""
+    import pyarrow.parquet as pq
+
+    from baseline.pipeline import tasks as pipeline
+    from baseline.pipeline.config import load_config
+    from baseline.simulator.simulate import simulate
+    from tracer.errors import SchemaError
+
+    simulate(tmp_path, hosts=2, hours=1, seed=17, start="2026-11-28T00:00:00Z", spool=True)
+    cfg = load_config(write_config(tmp_path))
+    pipeline.ingest_once(cfg)
+    torn = sorted((cfg.dataset / "events").rglob("*.parquet"))[0]
+    data = bytearray(torn.read_bytes())
+    group = pq.ParquetFile(torn).metadata.row_group(0)
+    for i in range(group.num_columns):  # every chunk's second half: the footer stays valid
+        chunk = group.column(i)
+        start = chunk.dictionary_page_offset or chunk.data_page_offset
+        end = start + chunk.total_compressed_size
+        data[(start + end) // 2:end] = b"\xff" * (end - (start + end) // 2)
+    torn.write_bytes(bytes(data))
+    with pytest.raises(SchemaError, match="unreadable data") as raised:
+        pipeline.refresh_baseline(cfg, now=RUN_AT)
+    assert raised.value.source == str(torn) and raised.value.expected == "readable Parquet data"
+
+
 def test_findings_retention_keeps_latest_and_recent_runs(audited_once):
     from baseline.pipeline import tasks as pipeline
 

@@ -233,3 +233,22 @@ def test_many_distinct_paths_stay_dictionary_encoded(tmp_path):
     seq = next(col.column(i) for i in range(col.num_columns) if col.column(i).path_in_schema == "seq")
     assert not seq.has_dictionary_page
     assert pq.read_table(path).column("path").to_pylist() == names + names
+
+
+def test_a_scan_failing_on_torn_pages_is_traced_to_its_file(tmp_path):
+    """Footers validate, pages do not decode: polars' error does not say which file; the data
+    model names it (the CLIs report it as bad input, exit 2, not as a bug)."""
+    whole = schema.write_table(_events(50_000, "a"), tmp_path / "a.parquet", "events")
+    torn = schema.write_table(_events(50_000, "b"), tmp_path / "b.parquet", "events")
+    meta = pq.ParquetFile(torn).metadata.row_group(0)
+    chunk = next(meta.column(i) for i in range(meta.num_columns) if meta.column(i).path_in_schema == "ts_ns")
+    data = bytearray(torn.read_bytes())
+    middle, end = chunk.data_page_offset + chunk.total_compressed_size // 2, chunk.data_page_offset + chunk.total_compressed_size
+    data[middle:end] = b"\xff" * (end - middle)
+    torn.write_bytes(bytes(data))
+    with pytest.raises(Exception) as raised:
+        schema.scan([whole, torn], "events").select("ts_ns").collect()
+    error = schema.unreadable_file_error(raised.value)
+    assert isinstance(error, SchemaError) and error.source == str(torn) and "unreadable data" in str(error)
+    assert schema.unreadable_file_error(ValueError("parquet: something else")) is None  # not a read
+    assert schema.unreadable_file_error(pl.exceptions.ComputeError("division by zero")) is None

@@ -612,6 +612,36 @@ def _scan_files(files: list[Path], names: list[str], table: str, stored: bool | 
 
 
 _PATH_COLUMN = "__tracebase_file"
+# Files handed to polars scans in this process: a scan that meets corrupt pages fails without
+# saying which file it was reading (see unreadable_file_error).
+_SCANNED: dict[str, None] = {}
+# Words of polars'/Arrow's messages for data that does not decode (page headers, compression).
+_CORRUPTION_WORDS = ("parquet", "thrift", "decompress", "corrupt", "out of specification", "zstd", "snappy",
+                     "lz4", "gzip", "brotli", "page header", "unexpected end")
+
+
+def unreadable_file_error(exc: BaseException) -> SchemaError | None:
+    """The SchemaError naming the first scanned file whose data does not decode, when `exc` is
+    a read failing on corrupt Parquet pages (a torn copy, a bit flip, a truncated upload whose
+    footer survived); None when `exc` is something else or every scanned file reads whole.
+
+    The footer of every file was validated before the scan, so this only costs on the error
+    path: each file scanned so far is read in full with pyarrow until one fails."""
+    text = str(exc).lower()
+    library = type(exc).__module__.split(".", 1)[0]
+    if library not in ("polars", "pyarrow") and not (isinstance(exc, OSError) and exc.filename is None):
+        return None
+    if not any(word in text for word in _CORRUPTION_WORDS):
+        return None
+    for path in list(_SCANNED):
+        try:
+            with open(path, "rb") as fh:
+                pq.ParquetFile(fh).read(use_threads=False).validate(full=True)  # full: UTF-8 too, as polars checks
+        except FileNotFoundError:
+            continue
+        except (pa.ArrowException, OSError) as found:
+            return SchemaError(path, None, "readable Parquet data", f"unreadable data ({' '.join(str(found).split())})")
+    return None
 
 
 def scan_parquet_files(files: Sequence[str | os.PathLike], table: str, names: Sequence[str] | None = None,
@@ -629,6 +659,7 @@ def scan_parquet_files(files: Sequence[str | os.PathLike], table: str, names: Se
     import polars as pl
 
     paths = [str(f) for f in files]
+    _SCANNED.update(dict.fromkeys(paths))
     for p in paths:
         try:
             p.encode()

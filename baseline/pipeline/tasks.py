@@ -74,11 +74,20 @@ def _window_start(now: dt.datetime | None, **delta: float) -> dt.datetime:
 
 @contextmanager
 def _reading(cfg: PipelineConfig):
-    """The dataset's shared lock while a task reads it (waits for a running ingest to finish)."""
+    """The dataset's shared lock while a task reads it (waits for a running ingest to finish).
+
+    A file whose pages do not decode fails the task naming that file (polars does not)."""
     from baseline.pipeline.ingest import dataset_lock
+    from tracer.schema import unreadable_file_error
 
     with dataset_lock(cfg.dataset, exclusive=False) as held:
-        yield held
+        try:
+            yield held
+        except Exception as exc:
+            named = unreadable_file_error(exc)
+            if named is None:
+                raise
+            raise named from exc
 
 
 def refresh_baseline(cfg: PipelineConfig, now: dt.datetime | None = None) -> dict:

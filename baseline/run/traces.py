@@ -21,7 +21,7 @@ from baseline.run.normalize import (
     normalize_string,
     prepare,
 )
-from tracer.errors import TracebaseError
+from tracer.errors import SchemaError, TracebaseError
 from tracer.schema import EVENTS, conform, parquet_files, partition_values, validate_file
 
 if TYPE_CHECKING:
@@ -91,10 +91,15 @@ class _File:
             known = self.constant(name)
             if known is not None:
                 return known
-            with open(self.path, "rb") as fh:  # Python opens any file name (see validate_file)
-                pf = pq.ParquetFile(fh, metadata=self.meta, read_dictionary=[name] if name in DICT_COLUMNS else None)
-                # One column chunk at a time: Arrow's thread pool only adds CPU (~30 %) here.
-                return pf.read(columns=[name], use_threads=False).column(0)
+            try:
+                with open(self.path, "rb") as fh:  # Python opens any file name (see validate_file)
+                    pf = pq.ParquetFile(fh, metadata=self.meta,
+                                        read_dictionary=[name] if name in DICT_COLUMNS else None)
+                    # One column chunk at a time: Arrow's thread pool only adds CPU (~30 %) here.
+                    return pf.read(columns=[name], use_threads=False).column(0)
+            except (pa.ArrowException, OSError) as exc:
+                # a footer that validated can still front corrupt pages (a torn copy, a bit flip)
+                raise SchemaError(self.path, name, "readable column data", f"unreadable data ({exc})") from None
         if name in self.restored:  # a partition key: the directory names it (host=<h>)
             return pa.array([self.restored[name]] * self.num_rows, pa.string())
         return pa.nulls(self.num_rows, EVENTS.field(name).type)  # added by a later schema version

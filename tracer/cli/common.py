@@ -95,12 +95,16 @@ def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str]
         _silence_stdout()
         return 0
     except OSError as exc:
-        _say(prog, describe_os_error(exc))
+        _say(prog, str(_unreadable_data(exc) or describe_os_error(exc)))
         return 2
     except RecursionError as exc:  # pathological input (deep nesting): say so, do not dump
         _say(prog, f"input too deeply nested ({exc})")
         return 2
     except Exception as exc:
+        named = _unreadable_data(exc)
+        if named is not None:
+            _say(prog, str(named))
+            return named.exit_status
         if os.environ.get("TRACEBASE_DEBUG"):
             raise
         where = _save_traceback(prog)
@@ -143,6 +147,15 @@ def describe_os_error(exc: OSError) -> str:
             where += f" -> {exc.filename2}"
         return f"{_printable(where)}: {reason}"
     return _printable(reason)
+
+
+def _unreadable_data(exc: BaseException) -> TracebaseError | None:
+    """A read that failed on corrupt Parquet pages is bad input, not a bug: name the file."""
+    if "tracer.schema" not in sys.modules:  # nothing was read through the data model
+        return None
+    from tracer.schema import unreadable_file_error
+
+    return unreadable_file_error(exc)
 
 
 def _say(prog: str, message: str) -> None:
