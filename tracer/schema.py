@@ -615,25 +615,30 @@ _PATH_COLUMN = "__tracebase_file"
 # Files handed to polars scans in this process: a scan that meets corrupt pages fails without
 # saying which file it was reading (see unreadable_file_error).
 _SCANNED: dict[str, None] = {}
+_SCANNED_KEPT = 1_000_000
 # Words of polars'/Arrow's messages for data that does not decode (page headers, compression).
 _CORRUPTION_WORDS = ("parquet", "thrift", "decompress", "corrupt", "out of specification", "zstd", "snappy",
                      "lz4", "gzip", "brotli", "page header", "unexpected end")
 
 
-def unreadable_file_error(exc: BaseException) -> SchemaError | None:
+def unreadable_file_error(exc: BaseException, under: str | os.PathLike | None = None) -> SchemaError | None:
     """The SchemaError naming the first scanned file whose data does not decode, when `exc` is
     a read failing on corrupt Parquet pages (a torn copy, a bit flip, a truncated upload whose
     footer survived); None when `exc` is something else or every scanned file reads whole.
 
     The footer of every file was validated before the scan, so this only costs on the error
-    path: each file scanned so far is read in full with pyarrow until one fails."""
+    path: the files scanned so far (under `under`, when given) are read in full with pyarrow,
+    the most recently scanned first, until one fails."""
     text = str(exc).lower()
     library = type(exc).__module__.split(".", 1)[0]
     if library not in ("polars", "pyarrow") and not (isinstance(exc, OSError) and exc.filename is None):
         return None
     if not any(word in text for word in _CORRUPTION_WORDS):
         return None
-    for path in list(_SCANNED):
+    prefix = os.path.join(os.path.abspath(under), "") if under is not None else ""
+    for path in reversed(list(_SCANNED)):
+        if prefix and not os.path.abspath(path).startswith(prefix):
+            continue  # another dataset this process read earlier
         try:
             with open(path, "rb") as fh:
                 pq.ParquetFile(fh).read(use_threads=False).validate(full=True)  # full: UTF-8 too, as polars checks
@@ -659,7 +664,11 @@ def scan_parquet_files(files: Sequence[str | os.PathLike], table: str, names: Se
     import polars as pl
 
     paths = [str(f) for f in files]
-    _SCANNED.update(dict.fromkeys(paths))
+    for p in paths:  # most recent last: a long-lived process (an Airflow worker) scans many datasets
+        _SCANNED.pop(p, None)
+        _SCANNED[p] = None
+    while len(_SCANNED) > _SCANNED_KEPT:
+        del _SCANNED[next(iter(_SCANNED))]
     for p in paths:
         try:
             p.encode()

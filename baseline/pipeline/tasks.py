@@ -84,7 +84,7 @@ def _reading(cfg: PipelineConfig):
         try:
             yield held
         except Exception as exc:
-            named = unreadable_file_error(exc)
+            named = unreadable_file_error(exc, under=cfg.dataset)
             if named is None:
                 raise
             raise named from exc
