@@ -192,6 +192,7 @@ from baseline.run.normalize import (
     normalize_paths,
     numpy_of,
     stream_rows,
+    stream_starts,
     thread_roles,
     unique_ints,
 )
@@ -237,6 +238,19 @@ NOISE_PROBES = frozenset(
         "exit",
     }
 )
+# EAGAIN from a call that maps memory is no contention but a resource limit: too much memory
+# locked (mmap(MAP_LOCKED) over RLIMIT_MEMLOCK, what registering RDMA memory meets). It stays
+# in the streams even though EAGAIN is a timing errno elsewhere (futex, a non-blocking read).
+MEMORY_LIMIT_PROBES = frozenset({"mmap", "mremap", "mprotect", "brk"})
+# Calls that only duplicate a descriptor (a shell setting up `>&2`): error-free, they say a
+# redirection is being made, not what went wrong.
+DESCRIPTOR_PLUMBING = frozenset({"fcntl", "dup", "dup2", "dup3"})
+# Lookups that find a file: a success of one where the good runs failed, at a path whose name
+# the good runs found elsewhere in a search path, is another copy shadowing theirs.
+FIND_PROBES = frozenset({"open", "openat", "openat2", "execve", "execveat"})
+# Salt for the token of an error at the very path where the good runs succeeded: loop
+# compression must not fold it into the identical-looking routine misses before it.
+RAW_CHANGE_SALT = np.uint64(0x5A17_0C0D_E5A1_7ED5)
 # An error at a call the good runs also make, with another outcome there (success, or
 # another errno), outranks novelty (a path, call or error the good runs never had).
 OUTCOME_CHANGE_BONUS = 3.5
@@ -271,6 +285,13 @@ NOT_RECOVERED_BONUS = 1.5
 END_PROBE = "(end of thread)"
 TEXT_EXPECTED_SHOWN = 8
 MISSING_PROBE = "(process missing)"
+# A /proc scan (ps, top, pgrep, a monitor) reads /proc/<pid>/... for every process it listed;
+# one that exits in between gives ENOENT (or ESRCH) there. An error of that form is routine in
+# a thread that made the same call for at least PROC_SCAN_MIN different pids; a check of one
+# pid (a pid file's daemon) is not a scan: its ENOENT says the daemon is gone.
+PROC_PID_PATH = re.compile(r"^/proc/(\d+)/")
+PROC_SCAN_ERRNOS = frozenset({"ENOENT", "ESRCH"})
+PROC_SCAN_MIN = 3
 # gettext's message catalogs, looked up (in each locale directory) to translate a message
 MESSAGE_CATALOG = re.compile(r"/LC_MESSAGES/[^/]+\.mo$")
 
@@ -581,6 +602,7 @@ def diff_traces(
     # by timeout in its open of a FIFO) is where the run stopped: no entry covers it.
     abandoned = _abandoned_waits(p, nb, bad_err, good_ok_calls, good_outcomes, n_errnos)
     retried[idem_check] = True
+    retried |= _proc_scan_races(p)
     del err_rows
     for err in distinct_errors(p, np.ones(n_rows, dtype=bool), with_plain=True):
         # No entry covers an error at a (call, path) the good runs completed successfully.
@@ -615,9 +637,13 @@ def diff_traces(
     noise = frozenset(noise_codes)  # the caller's noise probes, for the naming steps below
     # Noise probes drop out when they succeed or fail for timing (futex EAGAIN/ETIMEDOUT
     # under contention, EINTR): how often that happens is scheduling, not program logic.
+    memory_eagain = code_in(p.probe, [i for i, v in enumerate(p.probe_values) if v in MEMORY_LIMIT_PROBES],
+                            len(p.probe_values)) & code_in(
+        p.errno, [i for i, v in enumerate(p.errno_values) if v in ("EAGAIN", "EWOULDBLOCK")], len(p.errno_values))
     drop = expected_mask | retried | (
         code_in(p.probe, noise_codes, len(p.probe_values))
-        & ((err_cls_rows == 0) | code_in(p.errno, timing_codes, len(p.errno_values))))
+        & ((err_cls_rows == 0) | (code_in(p.errno, timing_codes, len(p.errno_values)) & ~memory_eagain)))
+    del memory_eagain
     del expected_mask, retried, abandoned
 
     # Streams and roles (bad streams first).
@@ -646,6 +672,13 @@ def diff_traces(
         sid = sid.astype(np.int16)
     handed = [align.Streams(p.tokens(keep), sid, keep)]
     del sid
+    # An error at the very path where the good runs succeeded keeps a token of its own: the
+    # same-looking misses before it (a provider looked for in p1, p2, then p3, where the good
+    # runs found it) would otherwise fold it away as one more turn of a loop.
+    salted = raw_change[keep]
+    if salted.any():
+        handed[0].tok[salted] ^= RAW_CHANGE_SALT
+    del salted
     del keep
     p.errno[idem_mkdir] = idem_errno  # tokens made: shown as recorded
     _release(p, "narg", "depth", "sid")
@@ -758,6 +791,12 @@ def diff_traces(
                     and _near(p, message_row, bs, pos, 4 * k)):
                 # the run exits with another status: what it wrote last says why
                 ev, ev_seq = rows.event(message_row), int(p.seq[message_row])
+            elif message_row >= 0 and max_cls[r] == 0 and _leftover_then_message(
+                    p, bs, gh, role_hash, k, (start, int(regions.end[r]), pos), message_row, (b_start, b_end), sid,
+                    (good_calls, good_ok_calls, n_errnos, good_outcomes)):
+                # a file an earlier run left, read, then the good runs' work, then the message the
+                # run exits with: the message says why, not the leftover
+                ev, ev_seq = rows.event(message_row), int(p.seq[message_row])
             lc_lo = max(int(b_start[sid]), start - context)
             last_common = [_event(rows, bs, q) for q in range(lc_lo, start)]
             candidates = np.array(
@@ -828,6 +867,16 @@ def diff_traces(
                 }
             )
 
+    if exit_changed and anomalies and anomalies[0]["kind"] == "divergence" and anomalies[0]["errno"] is None:
+        # The run exits with another status after an error-free divergence: when, before it, the
+        # process found a file where the good runs found nothing, under a name the good runs
+        # found elsewhere (a stale copy first in LD_LIBRARY_PATH or PATH), that copy is why.
+        hit = _shadowing_find(p, nb, anomalies[0], good_calls, good_ok_calls, n_errnos, good_outcomes)
+        if hit >= 0:
+            ev = rows.event(hit)
+            anomalies[0].update(probe=ev["probe"], errno=None, path=ev["path"], npath=ev["npath"], path2=ev["path2"],
+                                position=ev["seq"], then_wrote=rows.output_after(nb, ev["seq"], ev["pid"]),
+                                next_event=None)
     if exit_changed and not count:
         count = 1
         warnings.append(f"exit status {sorted(bad_status)[0]}, where the good runs exited "
@@ -1048,6 +1097,100 @@ def _found_where_good_missed(p: Prepared, bs: align.Streams, cand: np.ndarray, g
     return out
 
 
+def _leftover_then_message(p: Prepared, bs: align.Streams, gh: np.ndarray, role_hash: np.ndarray, k: int,
+                           region: tuple[int, int, int], message_row: int, bounds: tuple, sid: int,
+                           good: tuple) -> bool:
+    """An error-free region (start, end, named position) of a run that exits with another
+    status, named by a success where the good runs only failed softly (a cache or state file
+    an earlier run left), which goes on to write the run's last message (`message_row`): the
+    leftover is not why when, its path's events left out, every position up to the message
+    is one the good runs have -- the run did their work, then failed on something else."""
+    start, end, pos = region
+    at = np.flatnonzero(bs.orig[start : end + 1] == message_row)
+    if not len(at) or bs.orig[pos] < 0:
+        return False
+    q = start + int(at[0])
+    one = np.zeros(len(bs), dtype=bool)
+    one[pos] = True
+    if not _found_where_good_missed(p, bs, one, *good)[pos]:
+        return False
+    lo = max(int(bounds[0][sid]), start - (k - 1))
+    idx = np.arange(lo, q)
+    rows = bs.orig[idx]
+    left = (rows >= 0) & (np.asarray(p.plainpath[np.maximum(rows, 0)]) == int(p.plainpath[int(bs.orig[pos])]))
+    # the good runs' work: at least a window of positions between the leftover and the message
+    # (a job refusing to start because of a state file says so right after reading it)
+    if q - (lo + int(np.flatnonzero(left)[-1])) - 1 < k:
+        return False
+    idx = idx[~left]
+    h = align.window_hashes(bs.take(idx), role_hash, k)
+    if lo != int(bounds[0][sid]):
+        h = h[k - 1 :]
+    return bool(align.seen_in(h, gh).all())
+
+
+def _proc_scan_races(p: Prepared) -> np.ndarray:
+    """Rows of an error of `PROC_SCAN_ERRNOS` at /proc/<pid>/... in a thread that made the same
+    call (probe, normalised path) for at least `PROC_SCAN_MIN` different pids: a scan meeting
+    a process that exited between its listing and its read (see PROC_PID_PATH)."""
+    out = np.zeros(len(p), dtype=bool)
+    codes = [i for i, v in enumerate(p.errno_values) if v in PROC_SCAN_ERRNOS]
+    if not codes or p.raw_path is None:
+        return out
+    cand = np.flatnonzero(code_in(p.errno, codes, len(p.errno_values)) & (p.plainpath >= 0))
+    # only the few distinct normalised paths under /proc/ (raw paths fetched for those rows only)
+    under = [c for c in np.unique(np.asarray(p.plainpath[cand])).tolist()
+             if (p.npath_values[c] or "").startswith("/proc/")]
+    cand = cand[np.isin(np.asarray(p.plainpath[cand]), under)]
+    if not len(cand):
+        return out
+    raw = p.raw_paths(cand).to_pylist()
+    cand = cand[[i for i, path in enumerate(raw) if path and PROC_PID_PATH.match(path)]]
+    if not len(cand):
+        return out
+    starts = np.r_[stream_starts(p), len(p)]
+    sid = np.asarray(p.sid[cand])
+    plain = np.asarray(p.plainpath[cand])
+    for key in {(int(a), int(b), int(c)) for a, b, c in zip(sid, p.probe[cand], plain, strict=True)}:
+        lo, hi = int(starts[key[0]]), int(starts[key[0] + 1])
+        at = lo + np.flatnonzero((p.probe[lo:hi] == key[1]) & (np.asarray(p.plainpath[lo:hi]) == key[2]))
+        pids = {m.group(1) for path in p.raw_paths(at).to_pylist() if path and (m := PROC_PID_PATH.match(path))}
+        if len(pids) >= PROC_SCAN_MIN:
+            mine = cand[(sid == key[0]) & (p.probe[cand] == key[1]) & (plain == key[2])]
+            out[mine] = True
+    return out
+
+
+def _shadowing_find(p: Prepared, nb: int, anomaly: dict[str, Any], good_calls: np.ndarray,
+                    good_ok_calls: np.ndarray, n_errnos: np.int64, good_outcomes: np.ndarray) -> int:
+    """The first bad row of `anomaly`'s process, before it, that found a file (`FIND_PROBES`,
+    success) at a call site where the good runs only failed softly, under a file name the
+    good runs found (same call) in another directory; -1 if none. A leftover the good runs
+    never found under any name (a cache file) does not qualify."""
+    pid, seq = anomaly["process"].get("pid"), anomaly.get("position")
+    if pid is None or seq is None or seq < 0:
+        return -1
+    finds = [i for i, v in enumerate(p.probe_values) if v in FIND_PROBES]
+    rows = np.flatnonzero((p.tkey[:nb] == -1) & code_in(p.probe[:nb], finds, len(p.probe_values))
+                          & (p.errno[:nb] < 0) & (p.plainpath[:nb] >= 0) & (p.pid[:nb] == pid) & (p.seq[:nb] < seq))
+    if not len(rows):
+        return -1
+    calls = _call_keys(p, rows)
+    hit = np.isin(calls, good_calls) & ~np.isin(calls, good_ok_calls)
+    hard = np.array([i + 1 for i, v in enumerate(p.errno_values) if v not in SOFT_ERRNOS], dtype=np.int64)
+    for r in rows[hit][np.argsort(p.seq[rows[hit]], kind="stable")].tolist():
+        call = _call_keys(p, np.array([r]))[0]
+        if np.isin(call * n_errnos + hard, good_outcomes).any():
+            continue
+        name = os.path.basename(p.npath_values[int(p.plainpath[r])] or "")
+        good = np.flatnonzero((p.tkey >= 0) & (p.probe == p.probe[r]) & (p.errno < 0) & (p.plainpath >= 0))
+        found = {os.path.basename(p.npath_values[int(c)] or "") for c in np.unique(p.plainpath[good]).tolist()
+                 if c != p.plainpath[r]}
+        if name and name in found:
+            return int(r)
+    return -1
+
+
 def _cleared_in_between(p: Prepared, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """For retry chains (first failed attempt `lo`, success `hi`, same thread and call site):
     whether the first attempt failed with EEXIST and the thread removed that very path
@@ -1180,8 +1323,8 @@ def _last_output(p: Prepared, nb: int) -> int:
 
 def _says_nothing(ev: dict[str, Any]) -> bool:
     """An event with no error, no path and no output: exit_group, a signal mask, the end of a
-    thread."""
-    return ev["errno"] is None and ev["path"] is None and not ev.get("output")
+    thread; or a descriptor duplicated without error (a redirection being set up)."""
+    return ev["errno"] is None and not ev.get("output") and (ev["path"] is None or ev["probe"] in DESCRIPTOR_PLUMBING)
 
 
 def _near(p: Prepared, row: int, bs: align.Streams, pos: int, window: int) -> bool:
