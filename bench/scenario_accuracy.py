@@ -3,8 +3,8 @@ record good runs and one bad run under `tracer record` (library), diff them, and
 the top-1 bifurcation names the injected syscall, errno and path. Also runs the good-vs-good
 cases, which must report no anomaly.
 
-With --real, the real Debian programs of tests/scenarios/real.py, real_more.py, real_third.py and
-real_fourth.py instead
+With --real, the real Debian programs of tests/scenarios/real.py, real_more.py, real_third.py,
+real_fourth.py and real_fifth.py instead
 (gcc, git, sort, sed -i, tar, zip, make, perl, python3, xz, patch, grep -r, xargs -P, ...): three
 good runs and one bad run each; the diff of two good runs against the bad one must name the
 fault at top 1, and the third good run against the same two must be quiet. real_more.py's
@@ -35,6 +35,8 @@ from scenarios.harness import (  # noqa: E402
     shared_recorder,
 )
 from scenarios.real import REAL  # noqa: E402
+from scenarios.real_fifth import QUIET_FIFTH, REAL_FIFTH  # noqa: E402
+from scenarios.real_fifth import quiet_teardown as fifth_teardown  # noqa: E402
 from scenarios.real_fourth import QUIET_FOURTH, REAL_FOURTH  # noqa: E402
 from scenarios.real_fourth import quiet_teardown as fourth_teardown  # noqa: E402
 from scenarios.real_more import QUIET_MORE, REAL_MORE  # noqa: E402
@@ -66,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fault scenarios only (skip good-vs-good)")
     parser.add_argument("--only", nargs="*", metavar="NAME", help="run only these scenarios")
     parser.add_argument("--keep", metavar="DIR", help="keep the recorded traces in DIR")
-    parser.add_argument("--real", action="store_true", help="the real Debian programs (tests/scenarios/real*.py: four sets)")
+    parser.add_argument("--real", action="store_true", help="the real Debian programs (tests/scenarios/real*.py: five sets)")
     args = parser.parse_args(argv)
     out = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="tracebase-acc-"))
     t0 = time.perf_counter()
@@ -76,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         ok = True
         for title, programs, extra in (("real.py", REAL, []), ("real_more.py", REAL_MORE, QUIET_MORE),
                                        ("real_third.py", REAL_THIRD, QUIET_THIRD),
-                                       ("real_fourth.py", REAL_FOURTH, QUIET_FOURTH)):
+                                       ("real_fourth.py", REAL_FOURTH, QUIET_FOURTH),
+                                       ("real_fifth.py", REAL_FIFTH, QUIET_FIFTH)):
             chosen = [s for s in programs if not args.only or s.name in args.only]
             cases = [c for c in extra if not args.only or c.name in args.only]
             if not chosen and not cases:
@@ -86,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             quiet += [run_no_anomaly(c, recorder, out / c.name) for c in cases]
             third_teardown()
             fourth_teardown()
+            fifth_teardown()
             print(f"\n{title}: real programs (top-1 bifurcation must name the fault's syscall, errno, path):")
             print(format_table(named))
             print(f"\n{title}: good vs good (third good run vs two good runs, and noise cases; must be quiet):")
