@@ -1139,7 +1139,7 @@ def _proc_scan_races(p: Prepared) -> np.ndarray:
         return out
     cand = np.flatnonzero(code_in(p.errno, codes, len(p.errno_values)) & (p.plainpath >= 0))
     # only the few distinct normalised paths under /proc/ (raw paths fetched for those rows only)
-    under = [c for c in np.unique(np.asarray(p.plainpath[cand])).tolist()
+    under = [c for c in unique_ints(np.asarray(p.plainpath[cand])).tolist()
              if (p.npath_values[c] or "").startswith("/proc/")]
     cand = cand[np.isin(np.asarray(p.plainpath[cand]), under)]
     if not len(cand):
@@ -1184,7 +1184,7 @@ def _shadowing_find(p: Prepared, nb: int, anomaly: dict[str, Any], good_calls: n
             continue
         name = os.path.basename(p.npath_values[int(p.plainpath[r])] or "")
         good = np.flatnonzero((p.tkey >= 0) & (p.probe == p.probe[r]) & (p.errno < 0) & (p.plainpath >= 0))
-        found = {os.path.basename(p.npath_values[int(c)] or "") for c in np.unique(p.plainpath[good]).tolist()
+        found = {os.path.basename(p.npath_values[int(c)] or "") for c in unique_ints(np.asarray(p.plainpath[good])).tolist()
                  if c != p.plainpath[r]}
         if name and name in found:
             return int(r)
