@@ -138,7 +138,7 @@ def counters_rows(host: str, start: dt.datetime, minutes: int, vendor: str | Non
 def test_a_host_with_several_files_merges_its_cells_in_file_order(tmp_path):
     # two files of one host whose snapshots share buckets, the kernel release changing between
     # them: summaries combined per cell as the raw rows are (sum, first layer/vendor, last release)
-    a = write_partition(counters_rows("h1", T0, 20, "mlx5", "6.8.0-49"), tmp_path, "counters", "2026-11-28", "h1",
+    a = write_partition(counters_rows("h1", T0, 10, "mlx5", "6.8.0-49"), tmp_path, "counters", "2026-11-28", "h1",
                         "part-a.parquet")
     b = write_partition(counters_rows("h1", T0 + dt.timedelta(minutes=10), 20, None, "6.8.0-50"), tmp_path,
                         "counters", "2026-11-28", "h1", "part-b.parquet")
@@ -247,3 +247,79 @@ def test_ingest_and_compaction_keep_one_matching_summary_per_counters_file(tmp_p
     assert summaries == sorted(f.relative_to(dataset / "counters").as_posix() for f in files)  # none left over
     raw, single, multi = assert_same_buckets(files)
     assert raw == [] and len(single) == 2
+
+
+def distinct_sums(tables: list[pa.Table]) -> tuple[int, int]:
+    """(invocations, EFAULT count) of the rows, each (host, probe, snapshot_time) once: what the
+    tracer counted, however often a snapshot was delivered (computed here, not by the audit)."""
+    seen, calls, efault = set(), 0, 0
+    for table in tables:
+        for r in table.to_pylist():
+            key = (r["host"], r["probe"], r["snapshot_time"])
+            if key in seen:
+                continue
+            seen.add(key)
+            calls += r["invocations"]
+            efault += sum(e["count"] for e in r["errno_counts"] or [] if e["errno"] == "EFAULT")
+    return calls, efault
+
+
+def test_a_snapshot_delivered_twice_counts_once(tmp_path):
+    """A daemon restarting and re-sending its spool, or a spool uploaded twice under another
+    snapshot id, repeats a snapshot's rows: in another file of the host (ingest writes it as
+    new) or in the same file (after compaction merged both). Counted once on both paths, the
+    summaries' and the snapshot rows'; distinct snapshots of the same counts stay apart."""
+    day = counters_rows("h1", T0, 30, "mlx5", "6.8.0-49")
+    resent = day.slice(24 * 2, 12 * 2)  # one minute of snapshots (two probes each) delivered again
+    a = write_partition(day, tmp_path, "counters", "2026-11-28", "h1", "part-a.parquet")
+    b = write_partition(resent, tmp_path, "counters", "2026-11-28", "h1", "part-resent.parquet")
+    # h2: the same repeat inside one file (a compaction of both deliveries)
+    day2 = counters_rows("h2", T0, 30, "mlx5", "6.8.0-49")
+    merged = pa.concat_tables([day2.slice(0, 60 * 2), day2.slice(24 * 2, 4 * 2), day2.slice(60 * 2)])
+    c = write_partition(merged, tmp_path, "counters", "2026-11-28", "h2", "part-c.parquet")
+    # h3: the same counts at other instants (each snapshot again 2.5 s later) are other snapshots
+    later = counters_rows("h3", T0 + dt.timedelta(seconds=2.5), 30, "mlx5", "6.8.0-49")
+    d = write_partition(pa.concat_tables([counters_rows("h3", T0, 30, "mlx5", "6.8.0-49"), later]),
+                        tmp_path, "counters", "2026-11-28", "h3", "part-d.parquet")
+    files = dataset_files(tmp_path, "counters")
+    calls, errors = bucket_counters(counter_scans(files))
+
+    def totals(host: str) -> tuple[int, int]:
+        n = calls.filter(pl.col("host") == host)["n"].sum()
+        f = errors.filter((pl.col("host") == host) & (pl.col("errno") == "EFAULT"))["count"].sum()
+        return n, f
+
+    once = distinct_sums([day])
+    assert distinct_sums([day, resent]) == once and sum(r["invocations"] for r in resent.to_pylist()) > 0
+    assert totals("h1") == once and totals("h2") == once
+    assert totals("h3") == (2 * once[0], 2 * once[1])
+    # summaries: each counts its file's repeats once; two files of a host whose snapshot times
+    # overlap may share a snapshot, so that host's rows are read instead
+    for f in (a, b, c, d):
+        write_counter_buckets(f)
+        assert counter_buckets_for(f)[1]["unique"] == ["host", "probe", "snapshot_time"]
+    raw, single, multi = assert_same_buckets(files)
+    assert raw == [a, b] and len(single) == 2 and multi == []
+    # without the repeat the two files' times are disjoint: their summaries are combined
+    b.unlink()
+    files = dataset_files(tmp_path, "counters")
+    assert counter_sources(files)[0] == []
+
+
+def test_a_summary_that_counted_repeats_twice_is_not_used(tmp_path):
+    """Summaries written before repeated snapshots were counted once (no `unique` in their
+    source) may have counted one twice: the counters file is read instead."""
+    import json
+
+    a = write_partition(counters_rows("h1", T0, 30, "mlx5", "6.8.0-49"), tmp_path, "counters", "2026-11-28", "h1",
+                        "part-a.parquet")
+    dest = write_counter_buckets(a)
+    kv = pq.read_metadata(dest).metadata
+    source = json.loads(kv[b"tracebase.source"])
+    assert counter_buckets_for(a) is not None
+    del source["unique"]
+    table = pq.read_table(dest)
+    with pq.ParquetWriter(dest, table.schema) as w:
+        w.write_table(table)
+        w.add_key_value_metadata({"tracebase.source": json.dumps(source)})
+    assert counter_buckets_for(a) is None and counter_sources([a])[0] == [a]

@@ -154,9 +154,14 @@ COUNTERS = pa.schema(
 # and they match (`counter_buckets_for`); else it reads the counters file itself. Per (probe,
 # bucket) in order of first appearance: n = sum of invocations, layer = the first row's,
 # vendor = the first non-null, kernel_release = the last non-null, errno_counts = per errno the
-# sum of positive counts (nulls and zeros dropped), ordered by errno.
+# sum of positive counts (nulls and zeros dropped), ordered by errno. A row repeating one already
+# read (SNAPSHOT_KEY: a snapshot delivered twice) counts once, the first copy.
 # --------------------------------------------------------------------------------------------
 BUCKET_WIDTH = "15m"
+# What identifies a counters row: one row per probe in each snapshot of a host. A daemon that
+# restarts and re-sends its spool, or a spool uploaded twice under another snapshot id, repeats
+# rows with the same key: readers count each key once (its first row).
+SNAPSHOT_KEY = ("host", "probe", "snapshot_time")
 BUCKET_NS = 15 * 60 * 1_000_000_000
 COUNTER_BUCKETS = pa.schema(
     [
@@ -894,7 +899,9 @@ def counter_buckets_of(counters: pa.Table | pl.DataFrame, host: str | None = Non
     df = df.with_columns(pl.lit(None, types[c]).alias(c) for c in ("layer", "vendor", "kernel_release", "errno_counts")
                          if c not in df.columns)
     key = ["host", "probe", "bucket"]
-    lf = df.lazy().with_columns(pl.col("snapshot_time").dt.truncate(BUCKET_WIDTH).alias("bucket"))
+    # a snapshot delivered twice counts once (SNAPSHOT_KEY): one file's rows, in memory at write time
+    lf = (df.lazy().unique(list(SNAPSHOT_KEY), keep="first", maintain_order=True)
+          .with_columns(pl.col("snapshot_time").dt.truncate(BUCKET_WIDTH).alias("bucket")))
     calls = lf.group_by(key, maintain_order=True).agg(bucket_cell_aggs())
     errors = (
         lf.filter(pl.col("errno_counts").list.len() > 0).select(*key, "errno_counts")
@@ -917,6 +924,8 @@ def write_counter_buckets(counters_file: str | os.PathLike, data: pa.Table | pl.
     counters file rewritten later no longer matches, so a reader never takes a stale summary.
     None (nothing written) for a file outside the dataset layout or one storing a host column
     that is not the directory's host throughout."""
+    import polars as pl
+
     dest = counter_buckets_path(counters_file)
     if dest is None:
         return None
@@ -930,8 +939,6 @@ def write_counter_buckets(counters_file: str | os.PathLike, data: pa.Table | pl.
     if "host" in names:
         # a file storing its host column: its rows keep their own host (null: the directory's);
         # summarised only when that is the directory's host throughout
-        import polars as pl
-
         stored = pl.Series(data["host"]) if not isinstance(data, pl.DataFrame) else data["host"]
         if not stored.drop_nulls().eq(host).all():
             return None
@@ -939,8 +946,12 @@ def write_counter_buckets(counters_file: str | os.PathLike, data: pa.Table | pl.
     # the first bucket: a reader filtering snapshots by a time inside a bucket can tell whether
     # the filter would drop any row of this file
     first = buckets["bucket"].dt.epoch("ns").min() if buckets.height else None
+    # the file's snapshot times: a reader combining several files of a host can tell whether a
+    # snapshot may be in two of them (their ranges overlap), which summaries cannot undo
+    times = (data["snapshot_time"] if isinstance(data, pl.DataFrame) else pl.Series(data["snapshot_time"])).dt.epoch("ns")
+    span = [times.min(), times.max()] if len(times) else None
     source = {"name": Path(counters_file).name, "bytes": size, "footer": digest, "rows": meta.num_rows,
-              "bucket": BUCKET_WIDTH, "first_bucket_ns": first}
+              "bucket": BUCKET_WIDTH, "first_bucket_ns": first, "unique": list(SNAPSHOT_KEY), "snapshots_ns": span}
     arrow = conform(buckets, "counter_buckets").drop_columns(list(PARTITION_COLUMNS))
     arrow = arrow.replace_schema_metadata(_metadata("counter_buckets", None))
     # the source goes into the file's key-values only, not into the Arrow schema (ARROW:schema):
@@ -983,9 +994,11 @@ def counter_buckets_for(counters_file: str | os.PathLike) -> tuple[Path, dict] |
         size, digest = footer_fingerprint(counters_file)
     except Exception:  # noqa: BLE001 (unreadable, not Parquet, another table: not a usable summary)
         return None
+    # `unique`: written by the rule that counts a repeated snapshot once (earlier summaries
+    # counted it twice: not used, the counters file is read instead)
     if not (isinstance(source, dict) and source.get("name") == Path(counters_file).name and digest
             and source.get("bytes") == size and source.get("footer") == digest
-            and source.get("bucket") == BUCKET_WIDTH):
+            and source.get("bucket") == BUCKET_WIDTH and source.get("unique") == list(SNAPSHOT_KEY)):
         return None
     return dest, source
 
