@@ -270,7 +270,7 @@ class FleetExpectedLearner(ParamsMixin):
                  max_increase: float = 0.05, z: float = 1.96, max_new_share: float = 0.9,
                  band_quantile: float = 0.95, band_factor: float = 2.0, handled_share: float = 0.95,
                  batch_rows: int = 500_000,
-                 signal_errnos: tuple[str, ...] = ("EAGAIN", "ENOENT", "ENODATA", "EOPNOTSUPP")):
+                 signal_errnos: tuple[str, ...] = ("EAGAIN", "ENOENT", "ENODATA", "EOPNOTSUPP"), min_timed: int = 5):
         self.min_hosts = min_hosts
         self.min_jobs = min_jobs
         self.min_success = min_success
@@ -283,6 +283,7 @@ class FleetExpectedLearner(ParamsMixin):
         self.handled_share = handled_share
         self.batch_rows = batch_rows
         self.signal_errnos = signal_errnos
+        self.min_timed = min_timed
 
     # ---------------------------------------------------------------- fitting
     def fit(self, X: EventsInput, y: None = None, since: str | dt.datetime | None = None,  # noqa: ARG002
@@ -352,6 +353,7 @@ class FleetExpectedLearner(ParamsMixin):
             (pl.col("lost_events") if "lost_events" in cols else pl.lit(0)).fill_null(0).alias("lost_events"),
             (weight_expr() if "repeat_count" in cols else pl.lit(1, pl.Int64)).alias("w"),
             failed_expr().alias("root_failed") if {"exit_status", "kind"} <= cols else pl.lit(True).alias("root_failed"),
+            (pl.col("timed") if "timed" in cols else pl.lit(True)).alias("timed"),
         )
         proc_raw = ["host", "job_id", "pid"]
         # a run is the scheduler job on its host; without a job id, the process; without either,
@@ -390,6 +392,10 @@ class FleetExpectedLearner(ParamsMixin):
                 # identical trees in a row, the first n-1 were followed by the next
                 ((pl.col("start_time") == pl.col("_last")) & (pl.col("_row") == pl.col("_last_row")))
                 .cast(pl.Int64).sum().alias("failing"),
+                # the same among timed traces (recorded in a capture window: see "Survival")
+                (pl.col("w") * pl.col("timed")).sum().alias("timed_traces"),
+                ((pl.col("start_time") == pl.col("_last")) & (pl.col("_row") == pl.col("_last_row")) & pl.col("timed"))
+                .cast(pl.Int64).sum().alias("timed_failing"),
                 (pl.col("w") * ~pl.col("root_failed")).sum().alias("handled"),
                 pl.col("start_time").min().alias("first_seen"),
                 pl.col("start_time").max().alias("last_seen"),
@@ -404,7 +410,7 @@ class FleetExpectedLearner(ParamsMixin):
             fine = fine.join(rel.select(pl.col("host", "kernel_release").cast(cat), "new_release"),
                              on=["host", "kernel_release"], how="left")
         by_run = fine.group_by([*key, "host", "_run", "new_release"]).agg(
-            pl.col("traces", "failing", "handled").sum(),
+            pl.col("traces", "failing", "handled", "timed_traces", "timed_failing").sum(),
             pl.col("first_seen").min(),
             pl.col("last_seen").max(),
         ).with_columns(
@@ -424,15 +430,19 @@ class FleetExpectedLearner(ParamsMixin):
         # per (chain, run) row times the chain's probes: millions of rows, reduced as they are
         # joined (eager, the join held them all: +0.25 GiB on a fleet-day)
         observed = _stream(
-            by_run.lazy().select(*key, "traces", "failing").join(chain_probes.lazy(), on=key)
+            by_run.lazy().select(*key, "traces", "failing", "timed_traces", "timed_failing").join(chain_probes.lazy(), on=key)
             .group_by(["operation", "probe"])
-            .agg(pl.col("traces").sum().alias("observed"), pl.col("failing").sum().alias("observed_failing"))
+            .agg(pl.col("traces").sum().alias("observed"), pl.col("failing").sum().alias("observed_failing"),
+                 pl.col("timed_traces").sum().alias("observed_timed"),
+                 pl.col("timed_failing").sum().alias("observed_timed_failing"))
         )
         cand = (
             true.group_by(["operation", "probe", "errno"])
             .agg(
                 pl.col("traces").sum(),
                 pl.col("failing").sum(),
+                pl.col("timed_traces").sum(),
+                pl.col("timed_failing").sum(),
                 pl.col("survived").sum(),
                 pl.col("handled").sum(),
                 pl.col("visible").sum(),
@@ -481,15 +491,28 @@ class FleetExpectedLearner(ParamsMixin):
                           pl.col("observed_hosts").fill_null(pl.col("group_hosts")))
             .drop("_vendors")
         )
-        p_true_low, p_true_high = wilson_bounds(cand["failing"].to_numpy(), cand["traces"].to_numpy(), z)
-        p_obs_low, p_obs_high = wilson_bounds(cand["observed_failing"].fill_null(0).to_numpy(),
-                                              cand["observed"].fill_null(0).to_numpy(), z)
+        # the outcome where the recording shows it (see "Survival"): each side of Increase from
+        # the timed traces when it has at least min_timed of them, else from all traces -- for
+        # the error a bound that can only make it look more fatal; for the probe's traces, where
+        # outside the windows only failures are recorded, the recording holds nothing better
+        windows = pl.col("timed_traces") >= self.min_timed
+        base_windows = pl.col("observed_timed").fill_null(0) >= self.min_timed
+        cand = cand.with_columns(
+            windows.alias("outcome_in_windows"),
+            pl.when(windows).then(pl.col("timed_failing")).otherwise(pl.col("failing")).alias("_f"),
+            pl.when(windows).then(pl.col("timed_traces")).otherwise(pl.col("traces")).alias("_n"),
+            pl.when(base_windows).then(pl.col("observed_timed_failing")).otherwise(pl.col("observed_failing"))
+            .fill_null(0).alias("_of"),
+            pl.when(base_windows).then(pl.col("observed_timed")).otherwise(pl.col("observed")).fill_null(0).alias("_on"),
+        )
+        p_true_low, p_true_high = wilson_bounds(cand["_f"].to_numpy(), cand["_n"].to_numpy(), z)
+        p_obs_low, p_obs_high = wilson_bounds(cand["_of"].to_numpy(), cand["_on"].to_numpy(), z)
         cand = cand.with_columns(
             pl.col("survived").alias("success"),
-            (pl.col("failing") / pl.col("traces")).alias("p_fail_true"),
-            (pl.col("observed_failing") / pl.col("observed")).alias("p_fail_observed"),
+            (pl.col("_f") / pl.col("_n")).alias("p_fail_true"),
+            (pl.col("_of") / pl.col("_on")).alias("p_fail_observed"),
             (pl.col("on_new_release") / pl.col("traces")).alias("new_release_share"),
-        ).with_columns(
+        ).drop("_f", "_n", "_of", "_on").with_columns(
             (pl.col("p_fail_true") - pl.col("p_fail_observed")).alias("increase"),
             pl.Series("increase_upper", p_true_high - p_obs_low),
             pl.Series("increase_lower", p_true_low - p_obs_high),

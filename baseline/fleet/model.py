@@ -132,9 +132,13 @@ FIT_COLUMNS = ["trace_id", "seq", "depth", "probe", "layer", "errno", "arg", "co
 RUN_COLUMNS = [c for c in FIT_COLUMNS if c != "arg"]  # fitting's fast path (see _trace_runs)
 # what the audit needs from events (trace-level columns are read once per trace, via per_trace_table):
 # pid tells one process of a job from its requeued successor; kernel_release, lost_events and
-# repeat_count (schema 2: an example standing for N identical call trees) are read per trace
-TRACE_LEVEL = ("kind", "job_id", "start_time", "exit_status", "pid", "kernel_release", "lost_events", "repeat_count")
+# repeat_count (schema 2: an example standing for N identical call trees) are read per trace;
+# latency_ns of a trace's first frame only says whether the tree was timed (recorded in a capture
+# window, where the process's successful calls are recorded too): collect_traces keeps `timed`
+TRACE_LEVEL = ("kind", "job_id", "start_time", "exit_status", "pid", "kernel_release", "lost_events", "repeat_count",
+               "latency_ns")
 AUDIT_COLUMNS = [*FIT_COLUMNS, *TRACE_LEVEL]
+OPTIONAL_COLUMNS = {"latency_ns": pl.Int64}  # read as null where a frame lacks them
 TRACE_CATEGORICAL = ["host", "operation", "kind", "job_id", "kernel_release"]  # collect_traces' categoricals
 
 
@@ -238,7 +242,8 @@ def collect_traces(
         reps = chain_representatives(per, frames, known)
         known = reps if known is None else pl.concat([known, reps], how="vertical_relaxed")
         # millions of rows, few distinct values: held as categoricals (integer codes)
-        traces.append(per.drop("_start", strict=False).with_columns(pl.col(TRACE_CATEGORICAL).cast(pl.Categorical)))
+        traces.append(per.drop("_start", strict=False).with_columns(pl.col(TRACE_CATEGORICAL).cast(pl.Categorical))
+                      .with_columns(pl.col("latency_ns").is_not_null().alias("timed")).drop("latency_ns"))
     if not traces:
         raise TracebaseError("no events to audit")
     if fit is not None:
@@ -356,7 +361,11 @@ def _validated(files: list[Path]) -> Iterator[tuple[int, bool]]:
 
 
 def _narrow(lf: pl.LazyFrame, columns: list[str] | None) -> pl.LazyFrame:
-    return lf.select(columns) if columns else lf
+    if not columns:
+        return lf
+    have = set(lf.collect_schema().names())
+    return lf.select(pl.col(c) if c in have or c not in OPTIONAL_COLUMNS else pl.lit(None, OPTIONAL_COLUMNS[c]).alias(c)
+                     for c in columns)
 
 
 def _scan_files(files: list[str], stored: bool | None = None) -> pl.LazyFrame:
