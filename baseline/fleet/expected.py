@@ -19,6 +19,14 @@ routine) learns a unit as expected when all of these hold:
   fleet tracer always records the pid). Good traces are only sampled, so "a later sampled success" would make a routine error
   look fatal whenever sampling missed the retry; any later trace of the process counts. At least
   ``min_success`` surviving occurrences on ``min_hosts`` hosts and ``min_jobs`` jobs.
+  "No later trace" means "died" only where later calls would have been recorded: the fleet
+  tracer records failing trees always but successful ones only in capture windows, so outside
+  them (an untimed tree: no latency, the tick) a process that retried and went on leaves
+  nothing. Windows open by the clock, whatever a process does, so the timed traces are a
+  sample of the calls whose outcome is seen: the Increase below compares both sides on timed
+  traces when a side has ``min_timed`` of them (``outcome_in_windows``, for the error), else on
+  all of them -- for the error a bound that can only make it look more fatal, for the probe's
+  traces (outside windows failures only) the best the recording holds.
 * **No significant increase in failure.** CBI's Increase(P) = P(fail | P) - P(fail | P
   observed) (Liblit et al., PLDI'05), fail = the process made no later call, observed = the probe
   was reached in a trace of the operation. A fatal error has Increase near 1; the error is kept
@@ -256,6 +264,9 @@ class FleetExpectedLearner(ParamsMixin):
     band_quantile, band_factor : float
         A family's rate band per (probe, errno): this quantile of the per-host rates, times this
         factor.
+    min_timed : int
+        Timed traces (recorded in a capture window) a side of Increase needs for its outcome to
+        be taken from them (see "Survival").
     handled_share : float
         An error whose operation still succeeded in at least this share of its occurrences is
         absorbed by the operation: the hosts showing it in their counters count towards
@@ -588,6 +599,7 @@ class FleetExpectedLearner(ParamsMixin):
             "observed_hosts": int(row["observed_hosts"]),
             "vendors": row["vendors"],
             "outcome": "fail = the process (host, job, pid) made no later call",
+            "outcome_from": "timed traces (capture windows)" if row["outcome_in_windows"] else "all traces",
             "jobs": int(row["jobs"]),
             "covers": list(row["covers"] or [row["probe"]]),
         }
