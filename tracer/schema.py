@@ -1124,3 +1124,24 @@ BASELINE_MODEL = pa.schema(
     ]
 )
 TABLES["baseline_model"] = BASELINE_MODEL
+
+
+# Trace metadata the readers interpret (the `metadata` column, a recording's key/value pairs).
+# CUT_OFF_KEY: the threads still running when the recording stopped (its duration elapsed, or
+# the linger after the command's exit ran out), as their tids in ascending order separated by
+# spaces. Their streams end because the recording did, not because the thread ended; absent
+# (or empty): every recorded thread's stream ends where the thread did. Files without it
+# (schema version 1, other writers) read as "none cut off".
+CUT_OFF_KEY = "cut_off_tids"
+
+
+def format_tids(tids: Iterable[int]) -> str:
+    """The CUT_OFF_KEY value for these thread ids."""
+    return " ".join(str(t) for t in sorted(set(tids)))
+
+
+def cut_off_tids(metadata: dict[str, str] | Sequence | None) -> frozenset[int]:
+    """The thread ids a trace's metadata (a dict, or a `metadata` cell) says were cut off;
+    words that are not thread ids are ignored (a hand-edited file must not stop a diff)."""
+    meta = metadata if isinstance(metadata, dict) else metadata_dict(metadata)
+    return frozenset(int(w) for w in (meta.get(CUT_OFF_KEY) or "").split() if w.isdigit())
