@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
 from pathlib import Path
 
+from tracer import units
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
@@ -24,22 +26,33 @@ examples:
     tracer record -p 1234 -o svc.parquet      # a running process, until it exits or Ctrl-C
     tracer record -p 1234 -d 30s              # ... for at most 30 seconds
     tracer record -d 500ms -- ./server        # stop recording after 0.5 s, server keeps running
+    tracer record --linger 10s -- ./start.sh  # follow the daemon start.sh leaves for up to 10 s
+    tracer record --linger inf -- ./start.sh  # ... until the last descendant exits (strace -f)
+    tracer record --linger 0 -- ./start.sh    # stop when start.sh itself exits
 
 The command and all its descendants (fork, clone, threads, exec) are followed in the kernel.
+When the command exits, recording goes on while descendants it left running (a daemon put in
+the background, double-forked, setsid'd) are alive, for at most --linger (default 3s: a
+daemon failing as it starts is caught), and stops as soon as the last one exits. Threads
+still running when recording stops (linger or -d over) are cut off, not ended: the trace's
+metadata lists them (cut_off_tids) and `baseline diff` does not call their end an anomaly.
 The exit status is the command's (128+N when killed by signal N); 127 when the command is
 not found, 2 for a usage or environment problem (not root, no bcc, no kernel headers).
 
 -p PID attaches to a running process and follows the children it creates from then on;
-recording stops when it exits, after -d DURATION, or on SIGINT/SIGTERM/SIGHUP (the process is
-not touched), and the trace is written; exit status 0. Its command line comes from
+recording stops when it exits (and those children are gone, or --linger ran out), after -d
+DURATION, or on SIGINT/SIGTERM/SIGHUP (the process is not touched), and the trace is written;
+exit status 0. Its command line comes from
 /proc/PID/cmdline, its cwd and open fds from /proc/PID so paths resolve; the trace's
 exit_status is null while it is still running (or when it was killed by a signal).
 -d DURATION (10, 10s, 500ms, 2m, 1h, 1d) with a command stops recording, not the command, like
-bcc tools: the command keeps running, exit_status is null, and the exit status is 0.
+bcc tools: the command keeps running, exit_status is null, and the exit status is 0. It
+bounds the linger too (then the exit status is the command's).
 SIGTERM, SIGHUP or SIGINT sent to `tracer record -- CMD` is forwarded to the command and its
 descendants (Ctrl-C in a terminal reaches them directly; a second Ctrl-C kills them); if the
 command has not exited 5 s later they are killed (SIGKILL). Either way the events up to its exit are written and the exit status is
-the command's (143 after SIGTERM).
+the command's (143 after SIGTERM). One arriving during the linger (the command has exited)
+stops the recording at once and is not forwarded: the descendants left are cut off.
 
 The output is checked before the command starts (its directory exists, is writable, not
 read-only or full; the path is not a directory). If writing still fails (say, the disk
@@ -72,6 +85,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "instead of running a command")
     p.add_argument("-d", "--duration", metavar="DURATION", type=common.duration,
                    help="stop recording after this long: 100us, 500ms, 10s, 2m, 1h, 1d, plain seconds")
+    p.add_argument("--linger", metavar="SECONDS", type=linger, default=None,
+                   help="after the command exits, keep recording its descendants still alive "
+                   "for at most this long: a duration, 0 (stop with the command) or inf (until "
+                   "the last one exits); default 3s")
     p.add_argument("--host", metavar="NAME", help="host name to store (default: this host's)")
     p.add_argument("--meta", metavar="KEY=VALUE", action="append", default=[],
                    help="free-form metadata stored with the trace (repeatable; job_id=... "
@@ -84,6 +101,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
                    help="the command to run")
     p.set_defaults(func=handle)
+
+
+def linger(text: str) -> float:
+    """type= for --linger: a duration (0 allowed), or inf/forever for no limit."""
+    if text.strip().lower() in ("inf", "infinity", "forever"):
+        return math.inf
+    try:
+        return units.parse_duration(text, None, allow_zero=True)
+    except TracebaseError:
+        raise argparse.ArgumentTypeError(
+            f"expected a duration like {units.DURATION_EXAMPLES}, 0 or inf, found {text!r}") from None
 
 
 def parse_meta(items: list[str]) -> dict[str, str]:
@@ -129,7 +157,9 @@ def handle(args: argparse.Namespace) -> int:
 
     check_output(output)
     remove_stale_temporaries(output)  # a recorder killed with -9 while writing this file
-    from tracer.record.recorder import StopSignals, SyscallRecorder, resolve_command
+    from tracer.record.recorder import DEFAULT_LINGER, StopSignals, SyscallRecorder, resolve_command
+
+    lingering = DEFAULT_LINGER if args.linger is None else args.linger
 
     for note in filter(None, [check_recording_environment()]):
         print(f"tracer: {note}", file=sys.stderr)
@@ -144,7 +174,7 @@ def handle(args: argparse.Namespace) -> int:
             print(f"tracer: {note}", file=sys.stderr)  # e.g. the kfunc refused: a slower path
         if cmd:
             recording = recorder.record(cmd, label=args.label, host=args.host, meta=meta,
-                                        duration=duration)
+                                        duration=duration, linger=lingering)
         else:
             until = f"for {duration:g}s, until it exits" if duration else "until it exits"
 
@@ -154,7 +184,8 @@ def handle(args: argparse.Namespace) -> int:
                           file=sys.stderr, flush=True)
 
             recording = recorder.attach(args.pid, duration=duration, label=args.label,
-                                        host=args.host, meta=meta, on_start=announce)
+                                        host=args.host, meta=meta, on_start=announce,
+                                        linger=lingering)
         recorder.close()  # detach before the (possibly long) write
         written = save(recording, output)
     if args.json:
@@ -162,19 +193,11 @@ def handle(args: argparse.Namespace) -> int:
             "output": str(written), "syscalls": recording.events.num_rows, "lost_events": recording.lost_events,
             "duration_s": round(recording.duration_s, 6), "exit_status": recording.exit_status,
             "stop_reason": recording.stop_reason, "pid": recording.pid,
+            "cut_off_threads": len(recording.cut_off),
         }), flush=True)
     if not args.quiet:
         rate = recording.raw_records / max(recording.duration_s, 1e-9)
-        if recording.exit_status is not None:
-            ending = f"exit status {recording.exit_status}"
-        elif recording.stop_reason == "exited":
-            ending = "exited (status not observable)"
-        else:
-            ending = f"stopped by {recording.stop_reason}, pid {recording.pid} still running"
-        if recording.signal and args.pid is None:
-            ending = f"{recording.signal} forwarded to the command, {ending}"
-        elif recording.signal:
-            ending = f"stopped by {recording.signal}, {ending}"
+        ending = describe_ending(recording, attached=args.pid is not None, linger=lingering)
         print(
             f"tracer: {recording.events.num_rows} syscalls, {recording.lost_events} lost, "
             f"{recording.duration_s:.2f}s ({rate:,.0f} events/s), {ending} -> {written}",
@@ -183,6 +206,29 @@ def handle(args: argparse.Namespace) -> int:
     if args.pid is not None or recording.exit_status is None:
         return 0  # we did not run it (-p) or did not wait for it (-d): recording succeeded
     return recording.exit_status
+
+
+def describe_ending(recording, *, attached: bool, linger: float) -> str:
+    """How the recording ended, for the summary line: the command's exit status (or why it
+    is not known), a forwarded or received stop signal, and the threads cut off."""
+    reason, sig = recording.stop_reason, recording.signal
+    root_alive = not recording.exited
+    if recording.exit_status is not None:
+        ending = f"exit status {recording.exit_status}"
+    elif root_alive:
+        ending = f"stopped by {reason}, pid {recording.pid} still running"
+    else:
+        ending = "exited (status not observable)"
+    if sig and not attached and reason != "signal":
+        ending = f"{sig} forwarded to the command, {ending}"
+    elif sig:
+        ending = f"stopped by {sig}, {ending}"
+    others = recording.cut_off - {recording.pid}
+    if others and not root_alive:
+        why = {"linger": f"after the {linger:g}s linger", "duration": "when -d ran out"}.get(
+            reason, f"when {sig} stopped the recording")
+        ending += f"; {len(others)} descendant thread{'s' if len(others) > 1 else ''} still running {why}, cut off"
+    return ending
 
 
 def _comm_of(pid: int) -> str:

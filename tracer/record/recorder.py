@@ -12,9 +12,16 @@ from its birth. From then on the kernel follows it: the hook adds every child of
 process to the `traced` map and sched_process_exit removes it, so nothing is polled from
 /proc. The child's own syscalls between its birth and its execve are dropped: the trace starts
 at the command's execve.
-Recording stops when the command itself exits, or after `duration` (the command is left
-running, like bcc tools leave the traced program alone); descendants still running then are
-no longer followed.
+When the command itself exits, recording goes on while a descendant it left behind (a daemon
+a start script put in the background, `cmd &`, a double-forked and setsid'd server: every
+process the kernel side follows, whatever its parent or session now) is still alive, up to
+`linger` seconds (DEFAULT_LINGER; 0: stop with the command, like the recorder always did;
+math.inf: until the last one exits, like strace -f), and stops as soon as the last one exits.
+It stops after `duration` in any case (the command is left running, like bcc tools leave
+the traced program alone). Threads still alive when recording stops are *cut off*, not
+ended: their tids are kept in the trace's metadata (tracer.schema.CUT_OFF_KEY) so the differ
+does not read the end of their stream as the thread stopping early. The exit status stays
+the command's.
 
 Signals while a command runs (main thread only): SIGTERM, SIGHUP and SIGINT are forwarded
 to the command and the descendants it has (as a terminal signals a whole foreground job), and
@@ -22,12 +29,16 @@ the command ends the recording by exiting; if it is still alive `kill_after` sec
 it and its descendants are SIGKILLed. Except Ctrl-C: when the recorder runs in the foreground of a
 terminal, the terminal sent SIGINT to the command too (same process group), so it is not sent
 again; a second one SIGKILLs the command. Either way the recording keeps every event up to
-the command's exit and Recording.signal names the signal.
+the command's exit (and its descendants', during the linger) and Recording.signal names the
+signal. A stop signal that arrives during the linger (the command has exited) ends the
+recording at once and is not forwarded: what is left running is no longer the user's
+foreground job (Ctrl-C reached those still in its process group anyway); they are cut off.
 
 Attaching (-p): the running process's pid goes into the same map, so its threads and the
 children it creates from then on are followed the same way; its cwd and fd table come from
-/proc (tracer.record.procfs). Recording stops when it exits (seen through a pidfd), after
-`duration`, or on SIGINT/SIGTERM/SIGHUP (the process is not touched).
+/proc (tracer.record.procfs). Recording stops when it exits (seen through a pidfd) and the
+children it created since are gone (the same linger as a command's), after `duration`, or on
+SIGINT/SIGTERM/SIGHUP (the process is not touched).
 
 The BPF programs are attached for a recording only and detached after it: an attached
 sys_enter/sys_exit program puts every syscall of the machine on the kernel's slow path.
@@ -45,6 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes as ct
+import math
 import os
 import select
 import shlex
@@ -77,7 +89,7 @@ from tracer.record.decode import (
 )
 from tracer.record.ringbuf import Batch, RingReader, ring_reader, samples
 from tracer.record.syscalls import X86_64_NAMES, bpf_spec_table, syscall_names
-from tracer.schema import write_table
+from tracer.schema import CUT_OFF_KEY, format_tids, write_table
 
 BPF_SOURCE = resources.BPF_DIR / "syscall_recorder.c"
 LABEL_KINDS = {"good": "good", "bad": "failure", None: "full"}
@@ -85,12 +97,17 @@ POLL_MS = 10  # how often the ring buffer is read (the BPF side never wakes us)
 MAX_OUTPUT = 256  # bytes of a write-like call's output kept (output column)
 STAGE_FLUSH = 8192  # bytes of records the BPF side batches per CPU per ring buffer record
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# Seconds recording goes on after the command exited while descendants it left are alive. A
+# start script's daemon that fails does so as it starts (reading its config, binding its
+# port): within ~1 s even on a loaded machine (an interpreter's start-up alone is 0.1-0.5 s
+# here); 3 s leaves that a 3x margin, and a daemon that runs on costs the recording 3 s.
+DEFAULT_LINGER = 3.0
 KFUNC_PLACEHOLDER = 30000  # helper number syscall_recorder.c calls for bpf_rdonly_cast (see _patch_kfunc_calls)
 _INSN = struct.Struct("<BBhi")  # struct bpf_insn: code, dst_reg | src_reg << 4, off, imm
 BPF_CALL = 0x85
 BPF_PSEUDO_KFUNC_CALL = 2
 
-__all__ = ["HEADER", "HEADER_SIZE", "Recording", "SyscallRecorder", "resolve_command"]
+__all__ = ["DEFAULT_LINGER", "HEADER", "HEADER_SIZE", "Recording", "SyscallRecorder", "resolve_command"]
 
 
 class CommandNotFound(TracebaseError):
@@ -163,8 +180,10 @@ class Recording:
     raw_records: int
     metadata: dict[str, str] = field(default_factory=dict)
     pid: int = 0  # the recorded process (the command, or the -p target)
-    stop_reason: str = "exited"  # exited | duration | signal
+    stop_reason: str = "exited"  # exited | duration | linger | signal
     signal: str | None = None  # the signal that stopped the recording (SIGTERM, ...), if any
+    cut_off: frozenset[int] = frozenset()  # tids still running when recording stopped
+    exited: bool = True  # the recorded process exited while recorded (else -d or a signal came first)
 
     @property
     def duration_s(self) -> float:
@@ -407,21 +426,27 @@ class SyscallRecorder:
         timeout: float | None = None,
         duration: float | None = None,
         kill_after: float = 5.0,
+        linger: float = DEFAULT_LINGER,
     ) -> Recording:
         """Run argv under the tracer and return its Recording (not yet written).
 
         stdin/stdout/stderr: file descriptors for the child (default: inherit).
-        timeout: SIGKILL the command after this many seconds (exit status 137).
+        timeout: SIGKILL the command and the descendants followed after this many seconds
+        (exit status 137).
         duration: stop recording after this many seconds and leave the command running (like
         bcc tools, which stop tracing, not the traced program); its exit status is then None
         and the caller may wait for Recording.pid.
         kill_after: after forwarding SIGTERM/SIGHUP/SIGINT to the command, SIGKILL it if it
         is still running this many seconds later.
+        linger: after the command exited, keep recording while descendants it left are
+        alive, at most this many seconds (0: stop with the command; math.inf: until the last
+        one exits). `duration` bounds it too.
         """
         if label not in LABEL_KINDS:
             raise TracebaseError(f"label: expected good or bad, found {label!r}")
         if not argv:
             raise TracebaseError("no command to record")
+        linger = check_linger(linger)
         self.load()
         env = dict(os.environ if env is None else env)
         exe = resolve_command(argv[0], env)
@@ -436,8 +461,8 @@ class SyscallRecorder:
         # child) so that none can kill the recorder before _follow reads them.
         with StopSignals() as held:
             pid = self._spawn(exe, list(argv), env, run_cwd, (stdin, stdout, stderr))
-            status, stopped_by = self._follow(pid, timeout, duration, kill_after, held)
-        batch, lost, end_time = self._stop()
+            status, stopped_by, stop_reason = self._follow(pid, timeout, duration, kill_after, held, linger)
+        batch, lost, end_time, cut_off = self._stop()
         exit_status = exit_status_of(status) if status is not None else None
         info = {
             "cwd": run_cwd,
@@ -445,19 +470,24 @@ class SyscallRecorder:
             "label": label or "",
             "failures_only": str(self.failures_only).lower(),
             "argv": shlex.join(argv),
+            "linger_s": f"{linger:g}",
         }
-        if status is None:
-            info["stopped"] = "duration"
+        if stop_reason != "exited":
+            info["stopped"] = stop_reason
         if stopped_by:
             info["signal"] = stopped_by
+        if cut_off:
+            info[CUT_OFF_KEY] = format_tids(cut_off)
         decoded = self._decode(batch, trim_before_exec_of=pid, since_ns=since_ns)
         recording = self._recording(
             decoded, raw_records=len(batch), pid=pid, command=shlex.join(argv),
             exit_status=exit_status, lost=lost, start_time=start_time, end_time=end_time,
             label=label, host=host, meta=meta, info=info, cwd=run_cwd, initial_fds=initial_fds,
-            stop_reason="exited" if status is not None else "duration",
+            stop_reason=stop_reason,
         )
         recording.signal = stopped_by
+        recording.cut_off = cut_off
+        recording.exited = status is not None
         return recording
 
     def _spawn(self, exe: str, argv: list[str], env: dict[str, str], cwd: str,
@@ -491,9 +521,12 @@ class SyscallRecorder:
         host: str | None = None,
         meta: Mapping[str, str] | None = None,
         on_start: Callable[[], None] | None = None,
+        linger: float = DEFAULT_LINGER,
     ) -> Recording:
         """Record an already running process (`tracer record -p PID`) and the descendants it
-        creates from now on, until it exits, `duration` seconds pass, or SIGINT/SIGTERM/SIGHUP.
+        creates from now on, until it exits (and, up to `linger` seconds, until those of its
+        new descendants still alive then exit too, as for a command), `duration` seconds
+        pass, or SIGINT/SIGTERM/SIGHUP.
 
         Its cwd and fd table are read from /proc first so paths resolve. Its exit status comes
         from its exit_group call when recorded; None when it is still running (or was killed
@@ -506,6 +539,7 @@ class SyscallRecorder:
             raise TracebaseError(f"label: expected good or bad, found {label!r}")
         if pid == os.getpid():
             raise TracebaseError(f"-p {pid}: that is the recorder itself")
+        linger = check_linger(linger)
         self.load()
         try:
             pidfd = os.pidfd_open(pid)  # before reading /proc: pins the process we inspect
@@ -517,12 +551,12 @@ class SyscallRecorder:
             start_time = datetime.now(UTC)
             with StopSignals() as held:
                 self.bpf[b"traced"][ct.c_uint(pid)] = ct.c_uint(target.ppid)
-                stop_reason, stopped_by = self._follow_attached(pidfd, duration, on_start, held)
+                stop_reason, stopped_by, gone = self._follow_attached(pidfd, duration, on_start, held, linger)
         finally:
             os.close(pidfd)
-        batch, lost, end_time = self._stop()
+        batch, lost, end_time, cut_off = self._stop()
         decoded = self._decode(batch, trim_before_exec_of=None, since_ns=since_ns)
-        exit_status = _exit_group_status(decoded.head, pid) if stop_reason == "exited" else None
+        exit_status = _exit_group_status(decoded.head, pid) if gone else None
         info = {
             "cwd": target.cwd,
             "uid": str(target.uid),
@@ -531,9 +565,12 @@ class SyscallRecorder:
             "argv": target.command,
             "attached_pid": str(pid),
             "stopped": stop_reason,
+            "linger_s": f"{linger:g}",
         }
         if stopped_by:
             info["signal"] = stopped_by
+        if cut_off:
+            info[CUT_OFF_KEY] = format_tids(cut_off)
         recording = self._recording(
             decoded, raw_records=len(batch), pid=pid, command=target.command,
             exit_status=exit_status, lost=lost, start_time=start_time, end_time=end_time,
@@ -541,15 +578,19 @@ class SyscallRecorder:
             initial_fds=target.fds, cloexec_fds=target.cloexec_fds, stop_reason=stop_reason,
         )
         recording.signal = stopped_by
+        recording.cut_off = cut_off
+        recording.exited = gone
         return recording
 
-    def _stop(self) -> tuple[Batch, int, datetime]:
+    def _stop(self) -> tuple[Batch, int, datetime, frozenset[int]]:
         """Stop recording, drain the ring buffer and the per-CPU batches; (records, lost,
-        end time)."""
+        end time, the threads still alive: cut off)."""
         end_time = datetime.now(UTC)
         self._set_recording(False)
         self._detach()
-        self.bpf[b"traced"].clear()  # stop following descendants that outlive the command
+        # after the switch-off: a thread alive now has calls the trace will not have
+        cut_off = _threads_of(self._followed())
+        self.bpf[b"traced"].clear()  # stop following descendants that outlive the recording
         time.sleep(0.002)  # programs already running finish in microseconds
         self._drain()
         batches = samples(self._spans) if self._spans else samples([b""])
@@ -558,7 +599,7 @@ class SyscallRecorder:
                    zip(batches.offsets.tolist(), batches.lengths.tolist(), strict=True)]
         regions += self._take_stages()
         records = split_records(regions) if regions else split_records([b""])
-        return records, self._lost() + batches.busy, end_time
+        return records, self._lost() + batches.busy, end_time, cut_off
 
     def _recording(self, decoded, *, raw_records: int, pid: int, command: str,
                    exit_status: int | None, lost: int, start_time: datetime, end_time: datetime,
@@ -584,10 +625,13 @@ class SyscallRecorder:
         )
 
     def _follow(self, pid: int, timeout: float | None, duration: float | None,
-                kill_after: float, held: StopSignals) -> tuple[int | None, str | None]:
-        """Consume the ring buffer until the command exits; returns (its wait status, or None
-        when `duration` elapsed first and the command is left running; the name of the stop
-        signal the recorder received, if any). See the module docstring for signals."""
+                kill_after: float, held: StopSignals,
+                linger: float = 0.0) -> tuple[int | None, str | None, str]:
+        """Consume the ring buffer until the command exits, then through the linger (see
+        _linger); returns (its wait status, or None when `duration` elapsed first and the
+        command is left running; the name of the stop signal the recorder received, if any;
+        why recording stopped: exited | duration | linger | signal). See the module docstring
+        for signals."""
         pidfd = os.pidfd_open(pid)
         exited = select.poll()
         exited.register(pidfd, select.POLLIN)
@@ -604,7 +648,7 @@ class SyscallRecorder:
                 self._poll()
                 done, status = os.waitpid(pid, os.WNOHANG)
                 if done:
-                    return status, stopped_by
+                    break
                 for sig in held.pending():
                     stopped_by = stopped_by or sig.name
                     if sig == signal.SIGINT and foreground:
@@ -618,20 +662,70 @@ class SyscallRecorder:
                             kill_at = time.monotonic() + kill_after
                 now = time.monotonic()
                 if stop_at and now >= stop_at:
-                    return None, stopped_by
+                    return None, stopped_by, "duration"
                 if deadline and now > deadline:
-                    _kill(pid)
+                    # the descendants too: with the command gone they would keep the linger
+                    self._signal_tree(pid, signal.SIGKILL)
                     deadline = None
                 if kill_at is not None and now > kill_at:
                     self._signal_tree(pid, signal.SIGKILL)  # it ignored the signal
                     kill_at = None
         finally:
             os.close(pidfd)
+        # (the command is reaped: its pid may be another process's now, never signal it again)
+        reason, late = self._linger(linger, stop_at, held, [t for t in (deadline, kill_at) if t is not None])
+        return status, stopped_by or late, reason
 
-    def _signal_tree(self, pid: int, sig: int) -> None:
-        """Send sig to the command and to every descendant still followed, as a terminal does
-        to a foreground job: a shell killed by it would otherwise leave its children running."""
-        targets = {pid} | {int(k.value) for k in self.bpf[b"traced"]}
+    def _followed(self) -> list[int]:
+        """The processes and threads the kernel side follows that are alive (the `traced`
+        map: fork adds, exit removes; an id no longer in use -- a thread that exec'd left its
+        old tid behind -- is skipped), never the recorder's own."""
+        alive = []
+        for key in self.bpf[b"traced"]:
+            tid = int(key.value)
+            if os.path.exists(f"/proc/self/task/{tid}"):
+                continue  # a thread of ours started while spawning the command
+            try:
+                os.kill(tid, 0)
+            except ProcessLookupError:
+                continue
+            except PermissionError:
+                pass
+            alive.append(tid)
+        return alive
+
+    def _linger(self, linger: float, stop_at: float | None, held: StopSignals,
+                kill_at: list[float]) -> tuple[str, str | None]:
+        """After the recorded process exited: keep recording while a process it left behind
+        is followed and alive, at most `linger` seconds and not past `stop_at`; SIGKILL them
+        at a pending kill time (`kill_at`: a forwarded stop signal's grace or the timeout).
+        Returns why recording stops (exited: none left; linger; duration; signal, with its
+        name: a stop signal ends the linger at once and is not forwarded)."""
+        if linger <= 0:
+            return "exited", None
+        until = time.monotonic() + linger
+        while self._followed():
+            for sig in held.pending():
+                return "signal", sig.name
+            now = time.monotonic()
+            if stop_at and now >= stop_at:
+                return "duration", None
+            if now >= until:
+                return "linger", None
+            if kill_at and now > min(kill_at):
+                self._signal_tree(None, signal.SIGKILL)
+                kill_at = []
+            time.sleep(POLL_MS / 1000)
+            self._poll()
+        return "exited", None
+
+    def _signal_tree(self, pid: int | None, sig: int) -> None:
+        """Send sig to the command (None: it has been reaped) and to every descendant still
+        followed, as a terminal does to a foreground job: a shell killed by it would
+        otherwise leave its children running."""
+        targets = {int(k.value) for k in self.bpf[b"traced"]}
+        if pid is not None:
+            targets.add(pid)
         targets.discard(os.getpid())
         for target in sorted(targets, key=lambda t: t != pid):  # the command first
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -639,10 +733,11 @@ class SyscallRecorder:
 
     def _follow_attached(self, pidfd: int, duration: float | None,
                          on_start: Callable[[], None] | None,
-                         held: StopSignals) -> tuple[str, str | None]:
-        """Consume the ring buffer until the process exits ("exited"), the duration elapses
+                         held: StopSignals, linger: float = 0.0) -> tuple[str, str | None, bool]:
+        """Consume the ring buffer until the process exits ("exited"; then through the
+        linger, as for a command: "linger" when it ran out), the duration elapses
         ("duration") or a stop signal arrives ("signal", and its name); the process is not
-        touched."""
+        touched. The last item says whether it exited."""
         exited = select.poll()
         exited.register(pidfd, select.POLLIN)
         stop_at = time.monotonic() + duration if duration else None
@@ -652,11 +747,11 @@ class SyscallRecorder:
             exited.poll(POLL_MS)
             self._poll()
             if exited.poll(0):
-                return "exited", None
+                return (*self._linger(linger, stop_at, held, []), True)
             for sig in held.pending():
-                return "signal", sig.name
+                return "signal", sig.name, False
             if stop_at and time.monotonic() >= stop_at:
-                return "duration", None
+                return "duration", None, False
 
     # -- decoding (tracer.record.decode) -----------------------------------------------------------
     def _decode(self, batch: Batch, trim_before_exec_of: int | None,
@@ -702,6 +797,32 @@ class StopSignals:
         """The stop signals that arrived since the last call."""
         got, self._got = self._got, []
         return [signal.Signals(s) for s in got]
+
+
+def check_linger(linger: float) -> float:
+    """A linger in seconds: >= 0, math.inf for "until the last descendant exits"."""
+    if isinstance(linger, bool) or not isinstance(linger, (int, float)) or math.isnan(linger) or linger < 0:
+        raise TracebaseError(f"linger: expected seconds >= 0 or inf, found {linger!r}")
+    return float(linger)
+
+
+def _threads_of(pids: Sequence[int]) -> frozenset[int]:
+    """Every live thread of these processes (ids of processes or of their threads)."""
+    out: set[int] = set()
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue  # gone meanwhile
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
+                    state = fh.read().rpartition(b")")[2].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state not in (b"Z", b"X"):  # exited, not yet reaped: its end is recorded
+                out.add(int(tid))
+    return frozenset(out)
 
 
 def in_terminal_foreground() -> bool:
@@ -780,7 +901,3 @@ def _describe_fds(fds: dict[int, int | None]) -> dict[int, str | None]:
             out[target] = None
     return out
 
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
