@@ -49,20 +49,15 @@ QUIET: list[Outcome] = []
 # before it, even a routine one (cp_reflink_always; guards cp_reflink_auto_disk_full,
 # cp_reflink_auto_quiet); known events in another order in the parent of a missing process
 # are where the run went another way, not timing (make_stale_target_skips).
-# The one miss left is the recording's: the fault is not in the trace.
-KNOWN_MISSES: dict[str, str] = {
-    "daemon_fails_after_parent_exits": "recorder: the recording ends when the command's root process exits; the "
-                                       "background daemon it left behind fails 0.3 s later, unrecorded (the diff "
-                                       "names whatever the cut-off daemon stream last did)",
-}
+# The recorder's miss is fixed too: the recording now follows the daemon a start script leaves
+# behind after the script exits (tracer record's linger: daemon_fails_after_parent_exits), and
+# a background child still running when the command returns is recorded to its end, or, if
+# the linger runs out first, marked cut off so the differ does not call its stream's end a
+# thread stopping early (background_child_outlives; tests/test_record_linger.py).
+KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
 # Timing-dependent good-vs-good misses: reported as xfail when they happen, never asserted.
-FLAKY_QUIET: dict[str, str] = {
-    "background_child_outlives": "recorder/differ: a background child still running when the command returns "
-                                 "is recorded up to that moment only -- not at all, or a few calls -- and a "
-                                 "stream cut off by the end of the recording looks like a thread stopping early "
-                                 "((end of thread)); the trace does not say the process was still alive",
-}
+FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_FOURTH if s.name not in BENCH_ONLY]
 
 

@@ -76,8 +76,10 @@ class Streams:
         return np.searchsorted(self.sid, ids, "left"), np.searchsorted(self.sid, ids, "right")
 
 
-def with_end_tokens(s: Streams | list[Streams]) -> Streams:
-    """Append a virtual END token after the last element of every (non-empty) stream.
+def with_end_tokens(s: Streams | list[Streams], open_end: np.ndarray | None = None) -> Streams:
+    """Append a virtual END token after the last element of every (non-empty) stream, except
+    the streams `open_end` (bool per stream id) marks: threads the recording cut off, whose
+    stream ends because the recording did, not because the thread ended.
 
     `s` may be a one-element list handing over the only reference to the streams: each of
     their arrays is then freed as soon as its copy with END tokens exists."""
@@ -86,6 +88,8 @@ def with_end_tokens(s: Streams | list[Streams]) -> Streams:
     if len(s) == 0:
         return s
     last = np.flatnonzero(np.r_[s.sid[1:] != s.sid[:-1], True])
+    if open_end is not None and open_end.any():
+        last = last[~open_end[s.sid[last]]]
     pos = last + 1
     tok, sid, orig = s.tok, s.sid, s.orig
     s.tok = s.sid = s.orig = None  # type: ignore[assignment]

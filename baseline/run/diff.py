@@ -106,6 +106,13 @@ not a stale done-marker making a job skip its work). Three refinements:
   allowlist's timing entries (`_abandoned_waits`: flock -w giving up, a child timeout kills
   in its open of a FIFO).
 
+**Threads cut off.** A thread still running when its recording stopped (tracer record's
+linger or -d ran out; the trace's metadata lists it, tracer.schema.CUT_OFF_KEY) did not end:
+its stream gets no END token, so stopping earlier than a good run's is no ``(end of thread)``;
+and a bad thread's error-free events or end past the point where a good run's record of that
+thread was cut off are not reported (the good run says nothing there). A thread that really
+ended early (killed, exited) where a good run's record goes on is still reported.
+
 **Exit status.** A bad run whose command exits with a status no good run had (column
 ``exit_status``; unknown statuses are not compared) has failed even when its calls all look
 like the good runs' (a validator exiting 3; the only other sign is the bytes it wrote, which
@@ -198,6 +205,7 @@ from baseline.run.normalize import (
 )
 from baseline.run.traces import (
     check_good_commands,
+    cut_off_threads,
     describe_source,
     exit_statuses,
     load_table,
@@ -539,6 +547,9 @@ def diff_traces(
     # its input: the only other sign is the bytes it wrote). Unknown statuses say nothing.
     good_status, bad_status = exit_statuses(good_tab), exit_statuses(bad_tab)
     exit_changed = None not in good_status | bad_status and not bad_status <= good_status
+    # Threads the recording cut off (still running when it stopped: tracer record's linger or
+    # -d ran out): their streams end because the recording did (see _beyond_cut_off).
+    cut_good, cut_bad = cut_off_threads(good_tab), cut_off_threads(bad_tab)
     tables = [bad_tab, good_tab]
     del good_tab, bad_tab  # handed over: prepare frees each column once converted
     handed = [good_codes]
@@ -650,6 +661,8 @@ def diff_traces(
     s_tkey, s_rolekey, s_role = _stream_roles(p)
     n_streams = len(s_tkey)
     is_bad_stream = s_tkey == -1
+    open_end = _cut_off_streams(p, s_tkey, cut_bad.get(bad_ids[0], frozenset()),
+                                [cut_good.get(t, frozenset()) for t in good_ids])
     good_roles = {rk for rk, b in zip(s_rolekey, is_bad_stream, strict=True) if not b}
     matched_role = list(s_rolekey)
     for i in np.flatnonzero(is_bad_stream):
@@ -682,7 +695,7 @@ def diff_traces(
     del keep
     p.errno[idem_mkdir] = idem_errno  # tokens made: shown as recorded
     _release(p, "narg", "depth", "sid")
-    handed = [align.with_end_tokens(handed)]
+    handed = [align.with_end_tokens(handed, open_end)]
     s = align.compress_loops(handed)
     h = align.window_hashes(s, role_hash, k)
     # Bad streams are numbered first, so their positions are a prefix: split by views.
@@ -703,6 +716,8 @@ def diff_traces(
     b_cls = np.where(bs.orig >= 0, err_cls_rows[np.maximum(bs.orig, 0)], 0) * ~explained
     b_start, b_end = bs.bounds(n_streams)
     g_start, g_end = gs.bounds(n_streams)
+    if len(regions) and open_end.any():
+        regions = _beyond_cut_off(regions, bs, bh, gh, (b_start, b_end), (g_start, g_end), open_end, b_cls)
 
     anomalies: list[dict[str, Any]] = []
     first_unexplained = None
@@ -903,6 +918,43 @@ def diff_traces(
         },
         warnings=warnings,
     )
+
+
+def _cut_off_streams(p: Prepared, s_tkey: np.ndarray, bad_cut: frozenset[int],
+                     good_cut: list[frozenset[int]]) -> np.ndarray:
+    """Per stream: was its thread cut off by the end of its recording (tid in its trace's
+    CUT_OFF_KEY)?"""
+    out = np.zeros(len(s_tkey), dtype=bool)
+    if not bad_cut and not any(good_cut):
+        return out
+    tids = np.asarray(p.tid[stream_starts(p)])
+    for j, (t, tid) in enumerate(zip(s_tkey.tolist(), tids.tolist(), strict=True)):
+        out[j] = tid in (bad_cut if t < 0 else good_cut[t])
+    return out
+
+
+def _beyond_cut_off(regions: align.Regions, bs: align.Streams, bh: np.ndarray, gh: np.ndarray, b_bounds: tuple,
+                    g_bounds: tuple, open_end: np.ndarray, b_cls: np.ndarray) -> align.Regions:
+    """Drop the error-free regions that run to the end of a bad thread from the very point
+    where a good run's recording of that thread (same role: window hashes carry it) was cut
+    off: the good run says nothing past there, so the bad thread's further calls or its end
+    ((end of thread)) are no evidence either way. A bad thread ending (or going on) where
+    a good run's record continues is still reported; a cut-off bad thread has no end token
+    (align.with_end_tokens), so its stream merely stops."""
+    (b_start, b_end), (g_start, g_end) = b_bounds, g_bounds
+    good_open = np.flatnonzero(open_end & (g_end > g_start))
+    if not len(good_open):
+        return regions
+    last_windows = gh[g_end[good_open] - 1]
+    keep = np.ones(len(regions), dtype=bool)
+    to_end = (regions.end == b_end[regions.sid] - 1) & (regions.start > b_start[regions.sid])
+    for r in np.flatnonzero(to_end).tolist():
+        start, end = int(regions.start[r]), int(regions.end[r])
+        if not b_cls[start : end + 1].any() and bool(np.isin(bh[start - 1], last_windows)):
+            keep[r] = False
+    if keep.all():
+        return regions
+    return align.Regions(regions.start[keep], regions.end[keep], regions.sid[keep])
 
 
 def _reordered_at_end(sids: np.ndarray, bs: align.Streams, gs: align.Streams, b_bounds: tuple, g_bounds: tuple,

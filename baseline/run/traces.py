@@ -22,7 +22,14 @@ from baseline.run.normalize import (
     prepare,
 )
 from tracer.errors import SchemaError, TracebaseError
-from tracer.schema import EVENTS, conform, parquet_files, partition_values, validate_file
+from tracer.schema import (
+    EVENTS,
+    conform,
+    cut_off_tids,
+    parquet_files,
+    partition_values,
+    validate_file,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -211,8 +218,9 @@ def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
     if isinstance(src, pa.Table) or type(src).__module__.startswith("polars"):
         if hasattr(src, "collect"):  # a polars LazyFrame
             src = src.collect()
-        # exit_status rides along for exit_statuses (not an analysis column)
-        frame = conform(src, "events").select([*columns, "exit_status"])
+        # exit_status and metadata ride along for exit_statuses and cut_off_threads (not
+        # analysis columns)
+        frame = conform(src, "events").select([*columns, "exit_status", "metadata"])
         table = EventColumns([_Side([_Frame(frame)], columns)], columns)
     else:  # files/directories: polars is not needed (nor imported by this module)
         files = parquet_files(src)
@@ -245,6 +253,42 @@ def exit_statuses(table: EventColumns) -> set[int | None]:
         for chunk in chunks:
             out.update(pc.unique(chunk).to_pylist())
     return out
+
+
+def cut_off_threads(table: EventColumns) -> dict[str, frozenset[int]]:
+    """Per trace id, the threads its recording says were cut off (tracer.schema.CUT_OFF_KEY:
+    still running when the recording stopped); traces without any are left out. A trace's
+    metadata is the same on every row: a one-trace file reads one row of the column (the
+    whole column of a million-event recording takes a second)."""
+    out: dict[str, frozenset[int]] = {}
+    for side in table.sides:
+        for part in side.parts:
+            for trace, meta in _first_metadata(part):
+                cut = cut_off_tids(meta)
+                if cut:
+                    out[trace] = out.get(trace, frozenset()) | cut
+    return out
+
+
+def _first_metadata(part: _File | _Frame) -> list[tuple[str, list | None]]:
+    """(trace id, metadata cell) of the first row of each trace of a part."""
+    if isinstance(part, _Frame):
+        if "metadata" not in part.table.column_names or not part.num_rows:
+            return []
+        pairs = part.table.select(["trace_id", "metadata"])
+    else:
+        if "metadata" not in part.present or not part.num_rows:
+            return []
+        with open(part.path, "rb") as fh:
+            pf = pq.ParquetFile(fh, metadata=part.meta)
+            if part.constant("trace_id") is not None:  # one trace (the footer says so)
+                batch = next(pf.iter_batches(batch_size=1, columns=["trace_id", "metadata"], use_threads=False))
+                return [(batch.column(0)[0].as_py(), batch.column(1)[0].as_py())]
+            pairs = pf.read(columns=["trace_id", "metadata"], use_threads=False)
+    codes, values = _codes(pairs.column("trace_id"))
+    _, first = np.unique(codes, return_index=True)
+    taken = pairs.take(pa.array(first)).to_pylist()
+    return [(row["trace_id"], row["metadata"]) for row in taken]
 
 
 def _one_value(part: _File, name: str) -> int | None:
