@@ -14,7 +14,7 @@ def record(recorder, argv, **kw):
     """Record argv with `recorder` (a loaded SyscallRecorder); returns (recording, events frame)."""
     null = os.open("/dev/null", os.O_WRONLY)
     try:
-        rec = recorder.record(argv, env=ENV, stdout=null, stderr=null, timeout=60, **kw)
+        rec = recorder.record(argv, env=ENV, stdout=null, stderr=null, **{"timeout": 60, **kw})
     finally:
         os.close(null)
     return rec, pl.from_arrow(rec.events)

@@ -76,6 +76,8 @@ CASES: list[Case] = [
     C("record-pid-and-command", "tracer", "record", "-p", "1", "--", "true", words="exclude each other"),
     *[C(f"record-duration-{v}", "tracer", "record", f"-d={v}", "--", "true", words=("-d/--duration", repr(v)))
       for v in DURATIONS_BAD],
+    *[C(f"record-linger-{v}", "tracer", "record", f"--linger={v}", "--", "true", words=("--linger", repr(v)))
+      for v in ["nan", "-1s", "-inf", "5 parsecs", "1e3s", ""]],
     C("record-ringbuf-zero", "tracer", "record", "--ringbuf-mb", "0", "--", "true", words="--ringbuf-mb"),
     C("record-ringbuf-nan", "tracer", "record", "--ringbuf-mb", "nan", "--", "true", words="--ringbuf-mb"),
     C("record-label", "tracer", "record", "--label", "meh", "--", "true", words="--label"),
