@@ -277,7 +277,7 @@ def _first_metadata(part: _File | _Frame) -> list[tuple[str, list | None]]:
             return []
         pairs = part.table.select(["trace_id", "metadata"])
     else:
-        if "metadata" not in part.present or not part.num_rows:
+        if "metadata.list.element.key" not in part.index or not part.num_rows:  # (leaf names)
             return []
         with open(part.path, "rb") as fh:
             pf = pq.ParquetFile(fh, metadata=part.meta)

@@ -586,10 +586,13 @@ class SyscallRecorder:
         """Stop recording, drain the ring buffer and the per-CPU batches; (records, lost,
         end time, the threads still alive: cut off)."""
         end_time = datetime.now(UTC)
+        # Threads alive right before the switch-off and right after it are cut off: one that
+        # exits in between may have its end recorded or not, and a stream that merely stops
+        # must never read as a thread ending early (marking one that did end costs less).
+        cut_off = _threads_of(self._followed())
         self._set_recording(False)
         self._detach()
-        # after the switch-off: a thread alive now has calls the trace will not have
-        cut_off = _threads_of(self._followed())
+        cut_off |= _threads_of(self._followed())
         self.bpf[b"traced"].clear()  # stop following descendants that outlive the recording
         time.sleep(0.002)  # programs already running finish in microseconds
         self._drain()
