@@ -279,12 +279,15 @@ def _first_metadata(part: _File | _Frame) -> list[tuple[str, list | None]]:
     else:
         if "metadata.list.element.key" not in part.index or not part.num_rows:  # (leaf names)
             return []
-        with open(part.path, "rb") as fh:
-            pf = pq.ParquetFile(fh, metadata=part.meta)
-            if part.constant("trace_id") is not None:  # one trace (the footer says so)
-                batch = next(pf.iter_batches(batch_size=1, columns=["trace_id", "metadata"], use_threads=False))
-                return [(batch.column(0)[0].as_py(), batch.column(1)[0].as_py())]
-            pairs = pf.read(columns=["trace_id", "metadata"], use_threads=False)
+        try:
+            with open(part.path, "rb") as fh:
+                pf = pq.ParquetFile(fh, metadata=part.meta)
+                if part.constant("trace_id") is not None:  # one trace (the footer says so)
+                    batch = next(pf.iter_batches(batch_size=1, columns=["trace_id", "metadata"], use_threads=False))
+                    return [(batch.column(0)[0].as_py(), batch.column(1)[0].as_py())]
+                pairs = pf.read(columns=["trace_id", "metadata"], use_threads=False)
+        except (pa.ArrowException, OSError) as exc:  # corrupt pages behind a valid footer (see _File.read)
+            raise SchemaError(part.path, "metadata", "readable column data", f"unreadable data ({exc})") from None
     codes, values = _codes(pairs.column("trace_id"))
     _, first = np.unique(codes, return_index=True)
     taken = pairs.take(pa.array(first)).to_pylist()
