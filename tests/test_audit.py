@@ -374,3 +374,41 @@ def test_host_alerts_respect_learned_families():
     assert quiet.is_empty(), quiet
     curated = Entry(id="c", source="curated", reason="retried", probe="ib_*", errno="EAGAIN")
     assert host_alerts(counters, ExpectedErrors([curated])).is_empty()
+
+
+def test_a_shared_probe_rising_with_the_call_mix_is_not_the_family_rising():
+    """ib_rdmacg_try_charge charges every object a job creates (reference: rdma_alloc_begin_uobject
+    under create_qp, create_cq, alloc_pd, reg_mr). gpu003's jobs crash after creating their QPs
+    and are requeued: it creates QPs five times as often and few CQs, its rdmacg EAGAIN per
+    create_qp is the fleet's (4 %), but per charge it leaves the learned band. The family's rate
+    is judged at its own operation's entry too, so that alone raises no alert; gpu005's EAGAIN per
+    create_qp really climbs and alerts."""
+    from baseline.fleet.audit import host_alerts
+
+    rows = []
+    for h in range(20):
+        host = f"gpu{h:03d}"
+        for b in range(24):
+            qp, cq, eagain = 300, 900, 12
+            if host == "gpu003" and b >= 12:
+                qp, cq, eagain = 1500, 100, 60
+            if host == "gpu005" and b >= 12:
+                eagain = 12 + 10 * (b - 11)
+            t = T0 + dt.timedelta(minutes=15 * b)
+            for probe, layer, n, f in (("ib_uverbs_create_qp", "uverbs", qp, eagain), ("ib_uverbs_create_cq", "uverbs", cq, 0),
+                                       ("rdma_alloc_begin_uobject", "core", qp + cq, eagain),
+                                       ("ib_rdmacg_try_charge", "core", qp + cq, eagain)):
+                rows.append({"host": host, "snapshot_time": t, "probe": probe, "layer": layer, "invocations": n,
+                             "failures": f, "errno_counts": [{"errno": "EAGAIN", "count": f}] if f else []})
+    counters = pl.DataFrame(rows).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns")).lazy()
+    covers = ["ib_rdmacg_try_charge", "ib_uverbs_create_qp", "rdma_alloc_begin_uobject"]
+    learned = ExpectedErrors([Entry(
+        id="l", source="learned", probe="ib_rdmacg_try_charge", errno="EAGAIN", context="create_qp",
+        stats={"covers": covers, "rate_upper": {"ib_rdmacg_try_charge": 0.02, "rdma_alloc_begin_uobject": 0.02,
+                                                 "ib_uverbs_create_qp": 0.08}})])
+    depth = {"ib_uverbs_create_qp": 0, "ib_uverbs_create_cq": 0, "rdma_alloc_begin_uobject": 1, "ib_rdmacg_try_charge": 2}
+    alerts = host_alerts(counters, learned, probe_depth=depth)
+    assert set(alerts["host"]) == {"gpu005"}, alerts
+    assert alerts["errno"].to_list() == ["EAGAIN"]
+    # judged at the shared probe alone (no call depths: no operation entry known), gpu003 alerts
+    assert set(host_alerts(counters, learned)["host"]) == {"gpu003", "gpu005"}

@@ -601,7 +601,7 @@ def host_alerts(
     # group-bys and joins over the cells run on polars' streaming engine (2-4x less CPU than the
     # in-memory one on these tables; every result is sorted or reduced order-independently)
     window_calls = _stream(host_calls.lazy().group_by("host", "probe").agg(pl.col("n").sum().alias("n_w")))
-    errs = _outside_learned_bands(host_calls, errs, expected, window_calls)
+    errs = _outside_learned_bands(host_calls, errs, expected, window_calls, probe_depth)
     ranks = probe_ranks(host_calls.group_by("probe").agg(pl.col("layer").drop_nulls().first()), probe_depth)
     host_calls = host_calls.drop("layer", "vendor", "kernel_release", strict=False)
     calls = _stream(host_calls.lazy().group_by("host", "bucket").agg(pl.col("n").sum().alias("invocations")))
@@ -815,11 +815,36 @@ def _family_band(expected: ExpectedErrors, probe: str, errno: str) -> tuple[bool
     return True, max(bands)
 
 
+def _family_anchors(expected: ExpectedErrors, probe: str, errno: str,
+                    probe_depth: dict[str, int]) -> list[tuple[str, float]]:
+    """(anchor probe, its band) of each learned family with a band covering (probe, errno): the
+    family's shallowest covered probe with a known depth, the entry of its own operation."""
+    out = []
+    for e in expected.entries:
+        stats = e.stats or {}
+        bands = stats.get("rate_upper")
+        if e.status != "active" or e.source != "learned" or not isinstance(bands, dict) or e.errno != errno:
+            continue
+        covers = [p for p in stats.get("covers") or [] if p in bands and p in probe_depth]
+        if probe not in (stats.get("covers") or []) or not covers:
+            continue
+        anchor = min(covers, key=lambda p: (probe_depth[p], p))
+        out.append((anchor, float(bands[anchor])))
+    return out
+
+
 def _outside_learned_bands(host_calls: pl.DataFrame, errs: pl.DataFrame, expected: ExpectedErrors,
-                           window_calls: pl.DataFrame | None = None) -> pl.DataFrame:
+                           window_calls: pl.DataFrame | None = None,
+                           probe_depth: dict[str, int] | None = None) -> pl.DataFrame:
     """The error counts host alerts may use: expected (probe, errno) dropped, except a learned
     family's counts on a host whose window rate (errno count / invocations of the probe) left the
-    family's learned band: a routine error at its usual rate never alerts, ten times it does."""
+    family's learned band: a routine error at its usual rate never alerts, ten times it does.
+
+    With `probe_depth`, the rate must also leave the band at the family's own operation entry
+    (its shallowest covered probe, see _family_anchors): a probe shared by several operations
+    (ib_rdmacg_try_charge charges every object created) sees an errno's rate rise when a host
+    makes more of that errno's operation than usual -- jobs requeued after a crash create their
+    QPs again and again -- while no operation fails more often."""
     pairs = errs.select("probe", "errno").unique()
     verdicts = [_family_band(expected, str(p), str(e)) for p, e in pairs.iter_rows()]
     pairs = pairs.with_columns(
@@ -832,11 +857,34 @@ def _outside_learned_bands(host_calls: pl.DataFrame, errs: pl.DataFrame, expecte
     if banded.height:
         window_n = (host_calls.group_by("host", "probe").agg(pl.col("n").sum().alias("_n")) if window_calls is None
                     else window_calls.rename({"n_w": "_n"}))
-        rates = (
+        host_rates = (
             banded.group_by("host", "probe", "errno").agg(pl.col("count").sum().alias("_f"), pl.col("_band").first())
             .join(window_n, on=["host", "probe"], how="left")
-            .filter(pl.col("_f") > pl.col("_band") * pl.col("_n").fill_null(0))
         )
+        rates = host_rates.filter(pl.col("_f") > pl.col("_band") * pl.col("_n").fill_null(0))
+        if probe_depth and rates.height:
+            anchors = [(p, e, a, b) for p, e in rates.select("probe", "errno").unique().iter_rows()
+                       for a, b in _family_anchors(expected, str(p), str(e), probe_depth)]
+            if anchors:
+                cat = host_rates.schema["probe"]
+                anchor = pl.DataFrame(anchors, schema={"probe": pl.String, "errno": pl.String, "_anchor": pl.String,
+                                                       "_anchor_band": pl.Float64}, orient="row")
+                anchor = anchor.with_columns(pl.col("probe", "_anchor").cast(cat),
+                                             pl.col("errno").cast(host_rates.schema["errno"]))
+                # the anchor's own count and calls on the host ("_f" of the anchor probe)
+                at_anchor = (errs.filter(pl.col("probe").is_in(anchor["_anchor"].unique().implode()))
+                             .group_by("host", "probe", "errno").agg(pl.col("count").sum().alias("_fa"))
+                             .join(window_n, on=["host", "probe"], how="left")
+                             .rename({"probe": "_anchor", "_n": "_na"}))
+                out_at_anchor = (
+                    rates.select("host", "probe", "errno").join(anchor, on=["probe", "errno"])
+                    .join(at_anchor, on=["host", "_anchor", "errno"], how="left")
+                    .filter(pl.col("_fa").fill_null(0) > pl.col("_anchor_band") * pl.col("_na").fill_null(0))
+                    .select("host", "probe", "errno").unique()
+                )
+                # pairs no learned family anchors (a band without one) keep the probe's own verdict
+                unanchored = rates.join(anchor.select("probe", "errno").unique(), on=["probe", "errno"], how="anti")
+                rates = pl.concat([out_at_anchor, unanchored.select("host", "probe", "errno")], how="vertical_relaxed")
         banded = banded.join(rates.select("host", "probe", "errno"), on=["host", "probe", "errno"], how="semi")
         plain = pl.concat([plain, banded], how="vertical_relaxed")
     return plain.drop("_covered", "_band")
