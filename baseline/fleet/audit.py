@@ -925,7 +925,6 @@ def run_audit(
     # summaries found or footers validated (Python, holds the GIL); then the scans
     sources = counter_sources(counter_files, since_dt) if counter_files else None
     raw_scans = list(counter_scans(sources[0], since_dt)) if sources and sources[0] else []
-    _preload_clustering()  # from here on polars works without the GIL for a while
     buckets = counter_buckets(counter_files, since_dt, sources=sources, raw_scans=raw_scans) if sources else None
     # one pass over the events: per-trace table + one representative per distinct chain (and
     # the baseline fitted on the way when none is given)
@@ -958,6 +957,9 @@ def run_audit(
     # freed before the findings are joined together (findings_of, in two steps)
     failing = _failing(traces)
     del traces
+    # scikit-learn is imported now, while polars builds the findings: its modules (~125 MiB of
+    # RSS) would otherwise sit beside the per-trace table and the counters at the audit's peak
+    _preload_clustering()
     findings = _findings_of_failing(failing, chains, model, expected, min_layers=min_layers)
     del failing, chains
     findings, clusters = cluster_findings(findings, window, releases=releases)
@@ -979,8 +981,8 @@ def run_audit(
 
 def _preload_clustering() -> None:
     """Import scikit-learn's clustering in a background thread: the import (scipy.stats and
-    friends, 1-2 s of Python) then overlaps the scans and group-bys, which release the GIL;
-    cluster_signatures' own import finds the modules loaded (or waits for them)."""
+    friends, 1-2 s of Python) then overlaps polars' work on the findings, which releases the
+    GIL; cluster_signatures' own import finds the modules loaded (or waits for them)."""
     import sys
     import threading
 
