@@ -50,7 +50,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.parquet as pq
+
+# The footer reader comes from pyarrow._parquet: pyarrow.parquet (imported by the functions
+# that write or read whole files) pulls in pyarrow.fs and its filesystems, ~10 MiB and
+# ~0.02 s of CPU that validating footers and reading columns do not need (baseline diff).
+from pyarrow._parquet import ParquetReader
 
 from tracer.atomic import atomic_output
 from tracer.errors import SchemaError, TracebaseError
@@ -58,6 +62,7 @@ from tracer.inputs import open_regular
 
 if TYPE_CHECKING:
     import polars as pl
+    import pyarrow.parquet as pq
 # polars is imported inside the functions that need it: the recorder and `baseline diff` work
 # on pyarrow/numpy alone, and importing polars costs them about a second of CPU per process.
 
@@ -349,7 +354,7 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
         try:
             # the reader itself, not pq.read_metadata: that builds a ParquetFile and its
             # nested-column index in Python, half the cost of a footer read (10,000s per audit)
-            reader = pq.ParquetReader()
+            reader = ParquetReader()
             reader.open(fh)
             meta = reader.metadata
         except (pa.ArrowInvalid, OSError) as exc:
@@ -418,6 +423,8 @@ def validate_required(meta: pq.FileMetaData, table: str, source: str) -> None:
             if nulls:
                 raise SchemaError(source, field.name, "no nulls (a required column)", f"{nulls} null value(s)")
     if unknown:
+        import pyarrow.parquet as pq
+
         try:
             with open_regular(source, "a Parquet file") as fh:
                 data = pq.read_table(fh, columns=unknown)
@@ -524,6 +531,8 @@ def write_table(
     dictionary encoding defaults to `encoding_options` where they do not set it.
     `omit_columns` are left out of the file (a dataset's partition keys: see write_partition).
     """
+    import pyarrow.parquet as pq
+
     path = Path(path)
     arrow = conform(data, table)
     if omit_columns:
@@ -548,6 +557,8 @@ def write_table_batches(
     written as one or more row groups as it comes, so the whole table never exists as Arrow at
     once. Same atomicity (temp file + rename); an empty iterable writes an empty table.
     `parquet_options` as for write_table."""
+    import pyarrow.parquet as pq
+
     path = Path(path)
     schema = _table_schema(table).with_metadata(_metadata(table, extra_metadata))
     with atomic_output(path, durable=durable) as fh, pq.ParquetWriter(
@@ -640,6 +651,8 @@ def unreadable_file_error(exc: BaseException, under: str | os.PathLike | None = 
         return None
     if not any(word in text for word in _CORRUPTION_WORDS):
         return None
+    import pyarrow.parquet as pq
+
     prefix = os.path.join(os.path.abspath(under), "") if under is not None else ""
     for path in reversed(list(_SCANNED)):
         if prefix and not os.path.abspath(path).startswith(prefix):
@@ -744,6 +757,8 @@ def read_arrow(
     (``combine_chunks`` unifies them), so a caller can work on integer codes (baseline.run.diff
     does, on millions of events).
     """
+    import pyarrow.parquet as pq
+
     files = parquet_files(paths)
     schema = _table_schema(table)
     names = list(columns or schema.names)
@@ -788,6 +803,8 @@ def read_traces(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> pl.Da
 
 def file_metadata(path: str | os.PathLike) -> dict[str, str]:
     """The tracebase.* key-value metadata of a file, without the prefix."""
+    import pyarrow.parquet as pq
+
     with open_regular(path, "a Parquet file") as fh:
         kv = pq.read_metadata(fh).metadata or {}
     return {
@@ -925,6 +942,7 @@ def write_counter_buckets(counters_file: str | os.PathLike, data: pa.Table | pl.
     None (nothing written) for a file outside the dataset layout or one storing a host column
     that is not the directory's host throughout."""
     import polars as pl
+    import pyarrow.parquet as pq
 
     dest = counter_buckets_path(counters_file)
     if dest is None:

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from baseline.run import compute as pc
 
 if TYPE_CHECKING:
     import polars as pl
@@ -341,7 +342,7 @@ class NameTemplates:
                 shapes = {(seps, tuple(len(r) for r in runs)) for _, (seps, runs) in cand}
                 lengths_wanted = pa.array(sorted({len(v) for v, _ in cand}), type=pa.int32())
                 good_codes = uniq[n_good_of > 0]
-                good_vals = values.arrow.take(pa.array(good_codes))
+                good_vals = pc.take(values.arrow, pa.array(good_codes))
                 near = pc.fill_null(pc.is_in(pc.utf8_length(good_vals), value_set=lengths_wanted), False)
                 by_shape: dict[tuple, list[tuple[str, ...]]] = {}
                 for v in pc.filter(good_vals, near).to_pylist():
@@ -911,7 +912,7 @@ class Prepared:
     def raw_paths(self, rows: np.ndarray) -> pa.Array:
         """The recorded paths of `rows` (null where none) as an Arrow string array."""
         codes = self.raw_path[rows]
-        return self.raw_path_values.arrow.take(pa.array(codes, mask=codes < 0))
+        return pc.take(self.raw_path_values.arrow, pa.array(codes, mask=codes < 0))
 
     def has_column(self, column: str) -> bool:
         """Whether raw values of `column` are kept (see `value`)."""

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
+from pyarrow._parquet import ParquetReader
 
+from baseline.run import compute as pc
 from baseline.run.normalize import (
     ANALYSIS_COLUMNS,
     DICT_COLUMNS,
@@ -100,10 +100,13 @@ class _File:
                 return known
             try:
                 with open(self.path, "rb") as fh:  # Python opens any file name (see validate_file)
-                    pf = pq.ParquetFile(fh, metadata=self.meta,
-                                        read_dictionary=[name] if name in DICT_COLUMNS else None)
+                    # pyarrow.parquet.ParquetFile's reader with its settings, without importing
+                    # pyarrow.parquet (see tracer.schema): a flat schema's column is its leaf.
+                    reader = ParquetReader()
+                    reader.open(fh, metadata=self.meta, read_dictionary=[name] if name in DICT_COLUMNS else None,
+                                arrow_extensions_enabled=True)
                     # One column chunk at a time: Arrow's thread pool only adds CPU (~30 %) here.
-                    return pf.read(columns=[name], use_threads=False).column(0)
+                    return reader.read_all(column_indices=[reader.column_name_idx(name)], use_threads=False).column(0)
             except (pa.ArrowException, OSError) as exc:
                 # a footer that validated can still front corrupt pages (a torn copy, a bit flip)
                 raise SchemaError(self.path, name, "readable column data", f"unreadable data ({exc})") from None
@@ -138,7 +141,7 @@ class _Side:
             out += col.chunks if isinstance(col, pa.ChunkedArray) else [col]
         if self.mask is None:
             return out
-        col = pa.chunked_array(_unified(name, out)).filter(pa.array(self.mask))
+        col = pc.filter(pa.chunked_array(_unified(name, out)), pa.array(self.mask))
         return col.chunks
 
 
@@ -156,9 +159,9 @@ def _unified(name: str, chunks: list[pa.Array]) -> list[pa.Array]:
         if c.type != want:
             if name in DICT_COLUMNS:
                 c = pc.dictionary_encode(c.dictionary_decode() if pa.types.is_dictionary(c.type) else c)
-                c = c.cast(want) if c.type != want else c
+                c = pc.cast(c, want) if c.type != want else c
             else:
-                c = c.cast(want)
+                c = pc.cast(c, want)
         out.append(c)
     return out
 
