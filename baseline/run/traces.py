@@ -282,6 +282,8 @@ def _first_metadata(part: _File | _Frame) -> list[tuple[str, list | None]]:
     else:
         if "metadata.list.element.key" not in part.index or not part.num_rows:  # (leaf names)
             return []
+        import pyarrow.parquet as pq  # (only here: see _File.read)
+
         try:
             with open(part.path, "rb") as fh:
                 pf = pq.ParquetFile(fh, metadata=part.meta)
