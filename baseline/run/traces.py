@@ -282,19 +282,21 @@ def _first_metadata(part: _File | _Frame) -> list[tuple[str, list | None]]:
     else:
         if "metadata.list.element.key" not in part.index or not part.num_rows:  # (leaf names)
             return []
-        import pyarrow.parquet as pq  # (only here: see _File.read)
-
         try:
             with open(part.path, "rb") as fh:
-                pf = pq.ParquetFile(fh, metadata=part.meta)
+                reader = ParquetReader()  # as _File.read: pyarrow.parquet is not imported
+                reader.open(fh, metadata=part.meta, arrow_extensions_enabled=True)
+                leaves = [reader.column_name_idx(c) for c in
+                          ("trace_id", "metadata.list.element.key", "metadata.list.element.value")]
                 if part.constant("trace_id") is not None:  # one trace (the footer says so)
-                    batch = next(pf.iter_batches(batch_size=1, columns=["trace_id", "metadata"], use_threads=False))
+                    batch = next(reader.iter_batches(1, range(reader.num_row_groups), leaves, use_threads=False))
                     return [(batch.column(0)[0].as_py(), batch.column(1)[0].as_py())]
-                pairs = pf.read(columns=["trace_id", "metadata"], use_threads=False)
+                pairs = reader.read_all(column_indices=leaves, use_threads=False)
         except (pa.ArrowException, OSError) as exc:  # corrupt pages behind a valid footer (see _File.read)
             raise SchemaError(part.path, "metadata", "readable column data", f"unreadable data ({exc})") from None
-    codes, values = _codes(pairs.column("trace_id"))
-    _, first = np.unique(codes, return_index=True)
+    codes, _ = _codes(pairs.column("trace_id"))
+    # where the trace changes (a trace's rows are together in practice; repeats are harmless)
+    first = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) else np.zeros(0, dtype=np.int64)
     taken = pairs.take(pa.array(first)).to_pylist()
     return [(row["trace_id"], row["metadata"]) for row in taken]
 
