@@ -22,7 +22,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import shutil
 import stat
 from collections.abc import Iterator
@@ -119,7 +118,7 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
     with output_dirs(path.parent):
         _remove_dead_stagings(path)
-        staging = path.parent / f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        staging = path.parent / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
         os.mkdir(staging, DIR_MODE)
         try:
             yield staging
@@ -166,7 +165,7 @@ def _create_temp(directory: Path, name: str) -> tuple[int, Path]:
     """A new hidden temp file in `directory`, mode 0666 & ~umask (O_EXCL, random name)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     for _ in range(100):
-        tmp = directory / f".{name}.{secrets.token_hex(4)}.tmp"
+        tmp = directory / f".{name}.{os.urandom(4).hex()}.tmp"
         try:
             return os.open(tmp, flags, FILE_MODE), tmp
         except FileExistsError:

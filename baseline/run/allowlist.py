@@ -35,7 +35,6 @@ refreshed, and learned entries the new good runs no longer show are kept but mar
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import io
 import os
 from dataclasses import asdict, dataclass
@@ -316,8 +315,14 @@ class Entry:
         return {k: d[k] for k in order if d[k] is not None}
 
 
+try:  # CPython's own SHA-1 (the same digests): hashlib's loads OpenSSL, ~3.4 MiB of RSS per diff
+    from _sha1 import sha1 as _sha1
+except ImportError:  # pragma: no cover (a Python built without it)
+    from hashlib import sha1 as _sha1
+
+
 def learned_id(probe: str, errno: str, path: str | None, context: str | None) -> str:
-    digest = hashlib.sha1(f"{probe}\0{errno}\0{path}\0{context}".encode()).hexdigest()[:10]
+    digest = _sha1(f"{probe}\0{errno}\0{path}\0{context}".encode()).hexdigest()[:10]
     return f"learned-{errno.lower()}-{probe}-{digest}"
 
 
