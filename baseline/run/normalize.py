@@ -569,19 +569,38 @@ def _coded_column(
         code_of, values = _factorize(pa.concat_arrays(dicts))
         groups, raw_parts, pos = [], [], 0
         for key, indices in runs:
-            raw = numpy_of(pc.fill_null(pa.chunked_array(indices), -1))
+            size = sum(len(i) for i in indices)
             base = first_of[key]
-            groups.append((pos, pos + len(raw), code_of[base : base + key[1]]))
-            raw_parts.append(raw)
-            pos += len(raw)
+            groups.append((pos, pos + size, code_of[base : base + key[1]]))
+            raw_parts.append(indices)  # the Arrow indices, read in place below
+            pos += size
     if rules is not None:
         norm_of, values = _normalised_codes(values, rules)
         groups = [(lo, hi, norm_of[m]) for lo, hi, m in groups]
-    n = sum(len(r) for r in raw_parts)
+    n = sum(hi - lo for lo, hi, _ in groups)
     out = np.empty(n, dtype=np.int32)
     for (lo, hi, mapping), raw in zip(groups, raw_parts, strict=True):
-        out[lo:hi] = _remap(raw, mapping)
+        table = np.append(mapping.astype(np.int32, copy=False), np.int32(-1))  # index -1: null
+        if isinstance(raw, np.ndarray):
+            np.take(table, raw, out=out[lo:hi], mode="wrap")  # (-1: null, the appended entry)
+            continue
+        for indices in raw:  # gathered straight from the Arrow buffers: no filled copy of them
+            _take_indices(table, indices, out[lo : lo + len(indices)])
+            lo += len(indices)
     return (out if order is None else out[order]), values
+
+
+def _take_indices(table: np.ndarray, indices: pa.Array, out: np.ndarray) -> None:
+    """``out[:] = table[indices]``, -1 where `indices` (an Arrow integer array) is null, read
+    from its buffers (the slots under nulls hold any value: wrapped, then overwritten)."""
+    if len(indices) == 0:
+        return
+    t = indices.type
+    dtype = np.dtype(f"{'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}")
+    raw = np.frombuffer(indices.buffers()[1], dtype=dtype, count=indices.offset + len(indices))[indices.offset :]
+    np.take(table, raw, out=out, mode="wrap")  # (valid indices are in range; "raise" copies `out` first)
+    if indices.null_count:
+        out[~numpy_of(pc.is_valid(indices))] = -1
 
 
 def _factorize_nullable(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, Values]:
@@ -874,7 +893,16 @@ class Prepared:
 
     def tokens(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The token of each row (see `token_parts`), or of `rows` only (row numbers): the
-        fields are gathered for those rows alone, one at a time as they are packed in."""
+        fields are gathered for those rows alone, one at a time as they are packed in, a
+        block of rows at a time (no per-row temporaries)."""
+        if rows is not None and len(rows) > _BLOCK:
+            out = np.empty(len(rows), dtype=np.uint64)
+            for a in range(0, len(rows), _BLOCK):
+                out[a : a + _BLOCK] = self._tokens(rows[a : a + _BLOCK])
+            return out
+        return self._tokens(rows)
+
+    def _tokens(self, rows: np.ndarray | None) -> np.ndarray:
         def at(a: np.ndarray) -> Any:
             if rows is None:
                 return a
@@ -937,13 +965,22 @@ def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
         pairs = tkey.astype(np.int64) * (1 << 32) + tid
         return numpy_of(pc.dictionary_encode(pa.array(pairs)).indices).astype(np.int64)
     idx = np.int32 if n < 2**31 else np.int64
-    key = (tkey.astype(np.int64) - t_lo) * tid_span + (tid - tid_lo)
+    # the key built in place in one array (4 bytes a row while the table fits in int32, as it
+    # does for any trace below 2**29 rows): no 8-byte temporaries per step
+    key = tkey.astype(np.int32 if t_span * tid_span < 2**31 else np.int64)
+    key -= t_lo
+    key *= tid_span
+    key -= tid_lo  # (tid_lo <= tid: the sum below stays in range)
+    key += tid
     first = np.full(t_span * tid_span, n, dtype=idx)
     first[key[::-1]] = np.arange(n - 1, -1, -1, dtype=idx)  # the last write wins: the first row of each key
     present = np.flatnonzero(first < n)
     rank = np.empty(len(first), dtype=idx)
     rank[present[np.argsort(first[present], kind="stable")]] = np.arange(len(present))
     return rank[key]
+
+
+_BLOCK = 1 << 18  # rows per block of the passes done a block at a time
 
 
 def _narrow(a: np.ndarray) -> np.ndarray:
@@ -1006,11 +1043,12 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         order = np.argsort(stream_of.astype(np.uint16) if stream_of.max(initial=0) < 65536 else stream_of, kind="stable")
     else:
         order = np.lexsort((seq, stream_of))
-    sid = stream_of[order].astype(np.int32)
+    sid = stream_of[order].astype(np.int32, copy=False)
     if n < 2**31:
         order = order.astype(np.int32)
     # Columns constant within a stream are stored once per stream (see PerStream).
     starts = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]]) if n else np.zeros(0, dtype=np.int64)
+    del sid  # (StreamIds: the starts are the stream ids)
     head = order[starts]  # the source row of each stream's first row
     s_tid, s_tkey = tid[head].astype(np.int32), tkey[head]
     del tid
@@ -1051,18 +1089,21 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         values = numpy_of(col)
         table = _drop(table, name)
         first = values[head].astype(np.int32)
-        if not exact or bool(np.all(values == first[stream_of])):
+        if not exact or all(np.array_equal(values[a : a + _BLOCK], first[stream_of[a : a + _BLOCK]])
+                            for a in range(0, n, _BLOCK)):  # (a block at a time: no per-row temporaries)
             return PerStream(first, starts, n)
         return values.astype(np.int32, copy=False)[order]
 
     pid, ppid = per_stream("pid", True, stream_of), per_stream("ppid", False, stream_of)
     del stream_of
     depth = _narrow(ints("depth", 0))
+    if len(depth) and int(depth.min()) == int(depth.max()):  # one depth (a syscall recording): stored once
+        depth = np.broadcast_to(depth[:1].copy(), (n,))
     probe, probe_values = coded("probe", None)
     errno, errno_values = coded("errno", None)
     raw_comm, raw_comm_values = coded("comm", None)
     comm_norm, ncomm_values = _normalised_codes(raw_comm_values, ARG_RULES)
-    ncomm = _narrow(_remap(raw_comm, comm_norm))
+    ncomm = Recoded(raw_comm, comm_norm)  # looked up through the raw codes, as plainpath
     # Paths: raw codes first; the distinct values are masked (temp rules, random tokens), the
     # run-to-run varying names learned from the good rows, then digits (see NameTemplates).
     raw_path, raw_values = coded("path", None)
@@ -1089,8 +1130,10 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     if n > 1 and len(search_errnos):
         # Failed lookups followed in the same thread by a lookup of another path: only these
         # few rows need their paths split into directory and name.
+        same_stream = np.ones(n - 1, dtype=bool)  # rows i and i + 1 are of one stream
+        same_stream[starts[1:] - 1] = False
         cand = np.flatnonzero(
-            code_in(errno[:-1], search_errnos, len(errno_values)) & (sid[1:] == sid[:-1]) & (npath[:-1] >= 0) & (npath[1:] >= 0)
+            code_in(errno[:-1], search_errnos, len(errno_values)) & same_stream & (npath[:-1] >= 0) & (npath[1:] >= 0)
             & (npath[1:] != npath[:-1])
         )
         split: dict[int, tuple[str, str]] = {}

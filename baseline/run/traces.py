@@ -352,8 +352,11 @@ def check_good_commands(
     """Good traces must be runs of one command (noise-normalised); else refuse unless mixed.
     `trace_codes`: `number_traces(good)` when the caller has it already."""
     codes, ids = trace_codes or number_traces(good)
-    first = np.full(len(ids), -1, dtype=np.int64)
-    first[codes[::-1]] = np.arange(len(codes))[::-1]  # first row of each trace
+    if len(ids) == 1:  # one trace (a recording): its first row is row 0
+        first = np.zeros(1, dtype=np.int64)
+    else:
+        first = np.full(len(ids), -1, dtype=np.int64)
+        first[codes[::-1]] = np.arange(len(codes))[::-1]  # first row of each trace
     col = good.column("command")
     cmds = [col[int(i)].as_py() for i in first]
     distinct = sorted({normalize_string(c) or "" for c in cmds})
