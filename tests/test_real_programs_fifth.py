@@ -114,3 +114,38 @@ def test_run_to_run_noise_is_quiet(name, fifth_recorder, tmp_path):
     if not outcome.correct and name in FLAKY_QUIET:
         pytest.xfail(f"good vs good reported {outcome.got}: {FLAKY_QUIET[name]}")
     assert outcome.correct, f"{name}: good vs good reported {outcome.got}"
+
+
+def test_a_proc_scan_race_is_routine_a_pid_check_is_not(fifth_recorder, tmp_path):
+    """ENOENT at /proc/<pid>/stat in a thread that read the stat of many pids (a scan: a
+    process exited between the listing and the read) is routine; the same ENOENT where the
+    thread read one pid (a pid file's daemon) names the fault. The good runs of the scan are
+    given without their own races (other processes of the machine may exit during any scan),
+    so the rule -- not a learned entry -- is what keeps the diff quiet."""
+    import polars as pl
+    from scenarios.harness import ROOT, fresh_dir, record_run
+
+    from baseline.run.diff import diff_traces
+
+    case = next(c for c in QUIET_FIFTH if c.name == "proc_scan_process_exits")
+    base, files = ROOT / case.name, []
+    try:
+        for i in range(case.runs):
+            fresh_dir(base)
+            case.setup(base, i)
+            files.append(record_run(fifth_recorder, case.argv(base), tmp_path / f"scan-{i}.parquet", "good"))
+    finally:
+        quiet_teardown()
+        if base.exists():
+            fresh_dir(base)
+            base.rmdir()
+    race = ((pl.col("errno") == "ENOENT") & pl.col("path").str.contains(r"^/proc/\d+/stat$")).fill_null(False)
+    assert pl.read_parquet(files[2]).filter(race).height, "the scan met no exiting process"
+    goods = pl.concat([pl.read_parquet(f).filter(~race) for f in files[:2]])
+    report = diff_traces(good=goods, bad=pl.read_parquet(files[2]))
+    assert not report.anomaly, report.bifurcation
+
+    sc = dataclasses.replace(next(s for s in REAL_FIFTH if s.name == "pidfile_process_gone"), good_runs=2)
+    g, bad, base = record_scenario(sc, fifth_recorder, tmp_path)
+    outcome = judge(sc, diff_traces(good=g, bad=bad), base)
+    assert outcome.correct, outcome.got

@@ -812,7 +812,7 @@ BENCH_ONLY = frozenset({
 # --- good vs good: run-to-run noise -------------------------------------------------------------
 SCAN_STAT_PY = ("import os, time\n"
                 "pids = [p for p in os.listdir('/proc') if p.isdigit()]\n"
-                "time.sleep(0.3)\n"
+                "time.sleep(0.8)\n"
                 "alive = 0\n"
                 "for pid in pids:\n"
                 "    try:\n"
@@ -827,7 +827,7 @@ def _short_lived(base: Path, run: int) -> None:
     """The last run's scan lists processes that exit before it reads them (orphans, reaped by
     init as they exit: a zombie of ours would keep its /proc entry)."""
     if run == 2:
-        subprocess.run(["/bin/sh", "-c", "for i in 1 2 3; do /usr/bin/sleep 0.2 & done"], check=True)
+        subprocess.run(["/bin/sh", "-c", "for i in 1 2 3; do /usr/bin/sleep 0.4 & done"], check=True)
 
 
 SYSFS_PROBE_PY = ("import glob, os\n"
