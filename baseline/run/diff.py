@@ -293,11 +293,11 @@ NOT_RECOVERED_BONUS = 1.5
 END_PROBE = "(end of thread)"
 TEXT_EXPECTED_SHOWN = 8
 MISSING_PROBE = "(process missing)"
-# A /proc scan (ps, top, pgrep, a monitor) reads /proc/<pid>/... for every process it listed;
-# one that exits in between gives ENOENT (or ESRCH) there. An error of that form is routine in
+# A /proc scan (ps, top, pgrep, a monitor) stats /proc/<pid> and reads /proc/<pid>/... for every
+# process it listed; one that exits in between gives ENOENT (or ESRCH) there. An error of that form is routine in
 # a thread that made the same call for at least PROC_SCAN_MIN different pids; a check of one
 # pid (a pid file's daemon) is not a scan: its ENOENT says the daemon is gone.
-PROC_PID_PATH = re.compile(r"^/proc/(\d+)/")
+PROC_PID_PATH = re.compile(r"^/proc/(\d+)(?:/|$)")
 PROC_SCAN_ERRNOS = frozenset({"ENOENT", "ESRCH"})
 PROC_SCAN_MIN = 3
 # gettext's message catalogs, looked up (in each locale directory) to translate a message
@@ -1182,7 +1182,7 @@ def _leftover_then_message(p: Prepared, bs: align.Streams, gh: np.ndarray, role_
 
 
 def _proc_scan_races(p: Prepared) -> np.ndarray:
-    """Rows of an error of `PROC_SCAN_ERRNOS` at /proc/<pid>/... in a thread that made the same
+    """Rows of an error of `PROC_SCAN_ERRNOS` at /proc/<pid> or below in a thread that made the same
     call (probe, normalised path) for at least `PROC_SCAN_MIN` different pids: a scan meeting
     a process that exited between its listing and its read (see PROC_PID_PATH)."""
     out = np.zeros(len(p), dtype=bool)
