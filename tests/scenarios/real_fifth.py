@@ -824,10 +824,12 @@ SCAN_STAT_PY = ("import os, time\n"
 
 
 def _short_lived(base: Path, run: int) -> None:
-    """The last run's scan lists processes that exit before it reads them (orphans, reaped by
-    init as they exit: a zombie of ours would keep its /proc entry)."""
+    """The last run's scan lists processes that exit before it reads them: each is reaped by a
+    thread of ours as it exits (an unreaped zombie would keep its /proc entry)."""
     if run == 2:
-        subprocess.run(["/bin/sh", "-c", "for i in 1 2 3; do /usr/bin/sleep 0.4 & done"], check=True)
+        for _ in range(3):
+            proc = subprocess.Popen(["/usr/bin/sleep", "0.4"])
+            threading.Thread(target=proc.wait, daemon=True).start()
 
 
 SYSFS_PROBE_PY = ("import glob, os\n"
