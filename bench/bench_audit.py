@@ -4,6 +4,7 @@
     .venv/bin/python -m bench.bench_audit --learn-events 100000000 --audit-hosts 10000
     .venv/bin/python -m bench.bench_audit --quality [--quality-hosts 300 --quality-hours 6]
     .venv/bin/python -m bench.bench_audit --audit DATASET [--before CHECKOUT] [--repeat N]
+    .venv/bin/python -m bench.bench_audit --stages DATASET      # the audit's memory per stage
 
 `--quality` scores the audit (`baseline evaluate`) on three generators in one run: the project's
 simulator; tests/fleetgen, an independent messy-fleet generator that shares no code with it
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -165,8 +167,6 @@ def audit_compare(dataset: Path, before: Path | None, repeat: int, work: str | N
     """`baseline audit` of an existing dataset (e.g. a simulated 10,000-host day) with this
     checkout and optionally `before`, interleaved, each against the bare scan of the same files
     in the same run (best of `repeat` wall; peak RSS of that run)."""
-    import os
-
     import pyarrow.parquet as pq
 
     from tracer.schema import counter_buckets_for, dataset_files
@@ -204,6 +204,85 @@ def audit_compare(dataset: Path, before: Path | None, repeat: int, work: str | N
         for name in ("scan", *(n for n, _ in roots)):
             print(f"  {name:7s} every run: " + ", ".join(
                 f"{r['wall_s']:.1f} s / {r['cpu_s']:.1f} CPU s / {r['peak_rss_mib']:.0f} MiB" for r in runs[name]))
+    return 0
+
+
+# run_audit's stages, in order (functions of these modules wrapped by audit_stages)
+AUDIT_STAGES = (("baseline.fleet.audit", ("counter_sources", "counter_buckets", "collect_traces")),
+                ("baseline.fleet.expected", ("release_history", "expected_from_traces")),
+                ("baseline.fleet.audit", ("_failing", "host_alerts", "_findings_of_failing", "cluster_findings",
+                                          "write_audit")))
+STAGES_CODE = """
+import importlib, json, os, resource, sys, threading, time
+stage, peaks = ["start"], {}
+def rollup():
+    out = {}
+    with open("/proc/self/smaps_rollup") as f:
+        for line in f:
+            key, value = line.split()[:2]
+            if key in ("Rss:", "Anonymous:", "LazyFree:"):
+                out[key[:-1]] = int(value) // 1024
+    return out
+def record():
+    r, s = rollup(), stage[0]
+    if r["Rss"] > peaks.get(s, {"Rss": -1})["Rss"]:
+        peaks[s] = r
+def sample():
+    while True:
+        record()
+        time.sleep(0.01)
+def wrap(module, name):
+    fn = getattr(module, name, None)
+    if fn is None:
+        return
+    def inner(*a, **k):  # a sample at each stage's start and end too (a stage may take < 10 ms)
+        stage[0] = name
+        record()
+        try:
+            return fn(*a, **k)
+        finally:
+            record()
+            stage[0] = "after " + name
+    setattr(module, name, inner)
+for module, names in STAGES:
+    for name in names:
+        wrap(importlib.import_module(module), name)
+threading.Thread(target=sample, daemon=True).start()
+from baseline.fleet.audit import run_audit
+t = time.perf_counter()
+run_audit(DATASET, OUT)
+wall = time.perf_counter() - t
+time.sleep(0.05)
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"stages": peaks, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "peak_rss_mib": ru.ru_maxrss / 1024}))
+"""
+
+
+def audit_stages(dataset: Path, work: str | None, code_root: Path = REPO) -> dict:
+    """run_audit of `dataset` in a fresh process with a thread sampling its memory every 10 ms:
+    per stage (AUDIT_STAGES; "after X": between X and the next stage) the sample of highest RSS,
+    with the anonymous memory and the MADV_FREEd pages (LazyFree, still counted in the RSS) in it.
+    The allocator is configured as the baseline CLI configures it."""
+    sys.path.insert(0, str(code_root))
+    from baseline.cli import configure_allocator
+
+    env = dict(os.environ)
+    configure_allocator(env)
+    with tempfile.TemporaryDirectory(dir=work) as tmp:
+        code = (f"STAGES = {AUDIT_STAGES!r}\nDATASET = {str(dataset)!r}\nOUT = {tmp + '/audit'!r}\n"
+                + STAGES_CODE)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=code_root, env=env,
+                             check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def print_stages(dataset: Path, work: str | None) -> int:
+    r = audit_stages(dataset, work)
+    print(f"run_audit of {dataset} in-process: {r['wall_s']:.1f} s, {r['cpu_s']:.1f} CPU s, peak RSS "
+          f"{r['peak_rss_mib']:.0f} MiB; load average {os.getloadavg()[0]:.1f}. Highest RSS sample per stage (MiB):")
+    print(f"  {'stage':32s} {'RSS':>6s} {'anon':>6s} {'LazyFree':>8s}")
+    for name, m in r["stages"].items():
+        print(f"  {name:32s} {m['Rss']:6d} {m['Anonymous']:6d} {m['LazyFree']:8d}")
     return 0
 
 
@@ -281,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--audit", metavar="DATASET",
                    help="audit this existing dataset only (e.g. a simulated 10,000-host day), against the bare "
                         "scan of its events and counters in the same run; with --before, also the before checkout")
+    p.add_argument("--stages", metavar="DATASET",
+                   help="run_audit of this dataset in-process in a fresh process: the highest RSS sampled in each "
+                        "stage (where the audit's peak is), with its anonymous and MADV_FREEd (LazyFree) parts")
     p.add_argument("--before", metavar="CHECKOUT",
                    help="with --datasets or --audit: also run the commands from this checkout (e.g. a worktree at "
                         "the previous commit), interleaved with this one's, in the same run")
@@ -304,6 +386,8 @@ def main(argv: list[str] | None = None) -> int:
             fmt = (lambda v: f"{v:>10,}") if isinstance(values[0], int) else (lambda v: f"{v:>10.3f}")
             print(f"  {key:24s}" + "".join(f" {fmt(v)}" for v in values))
         return 0
+    if args.stages:
+        return print_stages(Path(args.stages), args.dir)
     if args.audit:
         return audit_compare(Path(args.audit), Path(args.before) if args.before else None, args.repeat, args.dir)
     if args.datasets:

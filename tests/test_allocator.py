@@ -65,3 +65,17 @@ def test_configure_allocator_keeps_the_users_options_last():
     env = {"_RJEM_MALLOC_CONF": "narenas:2"}
     configure_allocator(env)
     assert env["_RJEM_MALLOC_CONF"] == f"{ALLOCATOR_CONF},narenas:2"
+
+
+def test_bench_stages_names_each_stage_of_the_audit(fleet, tmp_path):
+    """bench_audit --stages: where an audit's memory peaks, per stage, in a fresh process."""
+    r = subprocess.run([sys.executable, "-m", "bench.bench_audit", "--stages", str(fleet), "--dir", str(tmp_path)],
+                       capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = {m.group(1): [int(v) for v in m.groups()[1:]]
+            for m in re.finditer(r"^  (\S+(?: \S+)?)\s+(\d+)\s+(\d+)\s+(\d+)$", r.stdout, re.M)}
+    for stage in ("counter_buckets", "collect_traces", "expected_from_traces", "host_alerts", "write_audit"):
+        assert stage in rows, r.stdout
+    peak = float(re.search(r"peak RSS (\d+) MiB", r.stdout).group(1))
+    for rss, anon, lazy in rows.values():
+        assert 0 < anon < rss <= peak + 1 and 0 <= lazy <= rss
