@@ -10,15 +10,10 @@ bench.scenario_accuracy --real` prints the same standalone.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from scenarios.harness import (
     Outcome,
-    fault_recorded,
-    judge,
-    quiet_outcome,
-    record_scenario,
+    check_fault_case,
     report_outcomes,
 )
 from scenarios.real import REAL
@@ -48,19 +43,7 @@ def test_the_set_covers_every_miss_class():
 
 @pytest.mark.parametrize("scenario", REAL, ids=[s.name for s in REAL])
 def test_real_program_fault_is_named_and_good_runs_are_quiet(scenario, real_recorder, tmp_path):
-    from baseline.run.diff import diff_traces
-
-    sc = dataclasses.replace(scenario, good_runs=3)
-    goods, bad, base = record_scenario(sc, real_recorder, tmp_path)
-    assert fault_recorded(sc, bad, base), f"{sc.name}: fault not recorded"
-
-    report = diff_traces(good=goods[:2], bad=bad)
-    outcome = judge(sc, report, base)
-    OUTCOMES.append(outcome)
-    quiet = quiet_outcome(sc.name, diff_traces(good=goods[:2], bad=goods[2]))
-    QUIET.append(quiet)
-    assert outcome.correct, f"{sc.name}: expected {outcome.expected}, diff said {outcome.got}"
-    assert quiet.correct, f"{sc.name}: good vs good reported {quiet.got}"
+    check_fault_case(scenario, real_recorder, tmp_path, OUTCOMES, QUIET)
 
 
 def test_what_the_bad_run_wrote_is_shown(real_recorder, tmp_path):

@@ -12,17 +12,12 @@ bench.scenario_accuracy --real` prints the same, for every case, standalone).
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from scenarios.harness import (
     Outcome,
-    fault_recorded,
-    judge,
-    quiet_outcome,
-    record_scenario,
+    check_fault_case,
+    check_noise_case,
     report_outcomes,
-    run_no_anomaly,
     xfail_param,
 )
 from scenarios.real import REAL
@@ -63,24 +58,11 @@ def test_the_set_is_new_and_covers_the_fault_kinds():
 
 @pytest.mark.parametrize("name", [xfail_param(s.name, KNOWN_MISSES) for s in TESTED])
 def test_fault_is_named_and_good_runs_are_quiet(name, more_recorder, tmp_path):
-    from baseline.run.diff import diff_traces
-
-    sc = dataclasses.replace(next(s for s in REAL_MORE if s.name == name), good_runs=3)
-    goods, bad, base = record_scenario(sc, more_recorder, tmp_path)
-    assert fault_recorded(sc, bad, base), f"{sc.name}: fault not recorded"
-
-    quiet = quiet_outcome(sc.name, diff_traces(good=goods[:2], bad=goods[2]))
-    QUIET.append(quiet)
-    report = diff_traces(good=goods[:2], bad=bad)
-    outcome = judge(sc, report, base)
-    OUTCOMES.append(outcome)
-    assert quiet.correct, f"{sc.name}: good vs good reported {quiet.got}"
-    assert outcome.correct, f"{sc.name}: expected {outcome.expected}, diff said {outcome.got}"
+    sc = next(s for s in REAL_MORE if s.name == name)
+    check_fault_case(sc, more_recorder, tmp_path, OUTCOMES, QUIET)
 
 
 @pytest.mark.parametrize("name", [xfail_param(c.name, QUIET_MISSES) for c in QUIET_MORE])
 def test_run_to_run_noise_is_quiet(name, more_recorder, tmp_path):
     case = next(c for c in QUIET_MORE if c.name == name)
-    outcome = run_no_anomaly(case, more_recorder, tmp_path)
-    QUIET.append(outcome)
-    assert outcome.correct, f"{name}: good vs good reported {outcome.got}"
+    check_noise_case(case, more_recorder, tmp_path, QUIET)

@@ -16,17 +16,12 @@ bench.scenario_accuracy --real` prints the same, for every case, standalone).
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from scenarios.harness import (
     Outcome,
-    fault_recorded,
-    judge,
-    quiet_outcome,
-    record_scenario,
+    check_fault_case,
+    check_noise_case,
     report_outcomes,
-    run_no_anomaly,
     xfail_param,
 )
 from scenarios.real import REAL
@@ -86,30 +81,11 @@ def test_the_set_is_new_and_covers_the_fault_kinds():
 
 @pytest.mark.parametrize("name", [xfail_param(s.name, KNOWN_MISSES) for s in TESTED])
 def test_fault_is_named_and_good_runs_are_quiet(name, third_recorder, tmp_path):
-    from baseline.run.diff import diff_traces
-
-    sc = dataclasses.replace(next(s for s in REAL_THIRD if s.name == name), good_runs=3)
-    goods, bad, base = record_scenario(sc, third_recorder, tmp_path)
-    # the recorder misses (KNOWN_MISSES) are checked on what the recording has
-    if name not in KNOWN_MISSES:
-        assert fault_recorded(sc, bad, base), f"{sc.name}: fault not recorded"
-
-    quiet = quiet_outcome(sc.name, diff_traces(good=goods[:2], bad=goods[2]))
-    QUIET.append(quiet)
-    report = diff_traces(good=goods[:2], bad=bad)
-    outcome = judge(sc, report, base)
-    OUTCOMES.append(outcome)
-    assert outcome.correct, f"{sc.name}: expected {outcome.expected}, diff said {outcome.got}"
-    if not quiet.correct and name in FLAKY_QUIET:
-        pytest.xfail(f"good vs good reported {quiet.got}: {FLAKY_QUIET[name]}")
-    assert quiet.correct, f"{sc.name}: good vs good reported {quiet.got}"
+    sc = next(s for s in REAL_THIRD if s.name == name)
+    check_fault_case(sc, third_recorder, tmp_path, OUTCOMES, QUIET, check_recorded=name not in KNOWN_MISSES, flaky_quiet=FLAKY_QUIET)
 
 
 @pytest.mark.parametrize("name", [xfail_param(c.name, QUIET_MISSES) for c in QUIET_THIRD])
 def test_run_to_run_noise_is_quiet(name, third_recorder, tmp_path):
     case = next(c for c in QUIET_THIRD if c.name == name)
-    outcome = run_no_anomaly(case, third_recorder, tmp_path)
-    QUIET.append(outcome)
-    if not outcome.correct and name in FLAKY_QUIET:
-        pytest.xfail(f"good vs good reported {outcome.got}: {FLAKY_QUIET[name]}")
-    assert outcome.correct, f"{name}: good vs good reported {outcome.got}"
+    check_noise_case(case, third_recorder, tmp_path, QUIET, FLAKY_QUIET)
