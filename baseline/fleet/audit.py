@@ -197,11 +197,15 @@ def analyse_traces(
     after = pl.col("seq") > pl.col("_o_seq")
     left = (after & (pl.col("depth") <= pl.col("_o_depth"))).cast(pl.Int32).cum_sum().over("trace_id") > 0
     inside_origin = (after & ~left).fill_null(False)
+    # nor is a call made after the origin returned (the caller's error unwind: an abort of the
+    # half-created object, a destroy of what it had built): it follows the failure, it cannot be
+    # where the trace left good behaviour, and good traces never make it
+    past_origin = left.fill_null(False)
     divergence = (
         frames.join(o, on="trace_id", how="left")
         .sort("trace_id", "seq")
         .filter(~pl.col("known_edge") & pl.col("operation").cast(pl.String).is_in(known_ops)
-                & ~(inside_origin & pl.col("errno").is_null()))
+                & ~(inside_origin & pl.col("errno").is_null()) & ~past_origin)
         .sort("seq")
         .group_by("trace_id", maintain_order=True)
         .agg(pl.col("probe").first().alias("div_probe"), pl.col("errno").first().alias("div_errno"),
