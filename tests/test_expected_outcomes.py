@@ -136,7 +136,7 @@ def test_a_retried_error_is_not_taken_for_fatal_outside_capture_windows():
     assert eagain["expected"] and eagain["p_fail_true"] <= 0.05, eagain
     # every trace's outcome taken at face value (what the learner did before): a process that
     # retried and went on outside a window looks dead, and the routine family stays open
-    biased = verdict(FleetExpectedLearner(min_timed=10**9).fit(events), "ib_rdmacg_try_charge")
+    biased = verdict(FleetExpectedLearner(min_timed=10**9, min_timed_survived=10**9).fit(events), "ib_rdmacg_try_charge")
     assert not biased["outcome_in_windows"] and not biased["expected"], biased
     assert biased["increase_lower"] > 0.05 and biased["failing"] > 0.2 * biased["traces"], biased
 

@@ -26,7 +26,11 @@ routine) learns a unit as expected when all of these hold:
   sample of the calls whose outcome is seen: the Increase below compares both sides on timed
   traces when a side has ``min_timed`` of them (``outcome_in_windows``, for the error), else on
   all of them -- for the error a bound that can only make it look more fatal, for the probe's
-  traces (outside windows failures only) the best the recording holds.
+  traces (outside windows failures only) the best the recording holds. The error's side also
+  takes its timed traces when there are fewer but every one survived and at most half of all
+  its occurrences lack a later call: that half is the sampling's gap (a once-per-process
+  fallback whose process no later window caught), which the all-traces figure would read as
+  deaths; the few timed ones give the honest, wide interval.
 * **No significant increase in failure.** CBI's Increase(P) = P(fail | P) - P(fail | P
   observed) (Liblit et al., PLDI'05), fail = the process made no later call, observed = the probe
   was reached in a trace of the operation. A fatal error has Increase near 1; the error is kept
@@ -267,6 +271,10 @@ class FleetExpectedLearner(ParamsMixin):
     min_timed : int
         Timed traces (recorded in a capture window) a side of Increase needs for its outcome to
         be taken from them (see "Survival").
+    min_timed_survived : int
+        Fewer timed traces than ``min_timed`` suffice for the error's side when there are at
+        least this many, every one survived, and at most half of all its occurrences lack a
+        later call (see "Survival").
     handled_share : float
         An error whose operation still succeeded in at least this share of its occurrences is
         absorbed by the operation: the hosts showing it in their counters count towards
@@ -281,7 +289,8 @@ class FleetExpectedLearner(ParamsMixin):
                  max_increase: float = 0.05, z: float = 1.96, max_new_share: float = 0.9,
                  band_quantile: float = 0.95, band_factor: float = 2.0, handled_share: float = 0.95,
                  batch_rows: int = 500_000,
-                 signal_errnos: tuple[str, ...] = ("EAGAIN", "ENOENT", "ENODATA", "EOPNOTSUPP"), min_timed: int = 5):
+                 signal_errnos: tuple[str, ...] = ("EAGAIN", "ENOENT", "ENODATA", "EOPNOTSUPP"), min_timed: int = 5,
+                 min_timed_survived: int = 1):
         self.min_hosts = min_hosts
         self.min_jobs = min_jobs
         self.min_success = min_success
@@ -295,6 +304,7 @@ class FleetExpectedLearner(ParamsMixin):
         self.batch_rows = batch_rows
         self.signal_errnos = signal_errnos
         self.min_timed = min_timed
+        self.min_timed_survived = min_timed_survived
 
     # ---------------------------------------------------------------- fitting
     def fit(self, X: EventsInput, y: None = None, since: str | dt.datetime | None = None,  # noqa: ARG002
@@ -506,7 +516,15 @@ class FleetExpectedLearner(ParamsMixin):
         # the timed traces when it has at least min_timed of them, else from all traces -- for
         # the error a bound that can only make it look more fatal; for the probe's traces, where
         # outside the windows only failures are recorded, the recording holds nothing better
-        windows = pl.col("timed_traces") >= self.min_timed
+        # Also from fewer timed traces when every one of them survived and most of all its
+        # occurrences show a later call even with the sampling: the all-traces figure is then
+        # the sampling's gap, not the error's (a once-per-process fallback at start -- an ioctl
+        # method the kernel lacks, then write() -- looks fatal whenever no window caught the
+        # rest of the process), and the timed ones' Wilson interval is the honest, wide one.
+        # A timed occurrence that died, or a majority with no later call, keeps all traces.
+        windows = (pl.col("timed_traces") >= self.min_timed) | (
+            (pl.col("timed_traces") >= max(self.min_timed_survived, 1)) & (pl.col("timed_failing") == 0)
+            & (2 * pl.col("failing") <= pl.col("traces")))
         base_windows = pl.col("observed_timed").fill_null(0) >= self.min_timed
         cand = cand.with_columns(
             windows.alias("outcome_in_windows"),
