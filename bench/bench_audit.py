@@ -6,12 +6,12 @@
     .venv/bin/python -m bench.bench_audit --audit DATASET [--before CHECKOUT] [--repeat N]
     .venv/bin/python -m bench.bench_audit --stages DATASET      # the audit's memory per stage
 
-`--quality` scores the audit (`baseline evaluate`) on three generators in one run: the project's
+`--quality` scores the audit (`baseline evaluate`) on four generators in one run: the project's
 simulator; tests/fleetgen, an independent messy-fleet generator that shares no code with it
 (routine errors originating below the root probe, sampled good traces, truncated trees, kernel
 updates mid-window, a host seen only through its counters; see tests/fleetgen/model.py); and
-tests/fleetgen3, written blind (without reading the simulator, fleetgen or the audit) from the
-reference and the docs (see tests/fleetgen3/__init__.py).
+tests/fleetgen3 and tests/fleetgen4, each written blind (without reading the simulator, the
+other generators or the audit) from the reference and the docs (see their __init__.py).
 
 Each measured command runs as a subprocess (the real CLI); peak RSS is
 resource.getrusage(RUSAGE_CHILDREN).ru_maxrss of that child alone (one child per measurement
@@ -291,7 +291,7 @@ QUALITY_KEYS = ("cluster_purity", "cluster_completeness", "bifurcation_top1", "o
                 "expected_error_precision", "expected_error_recall")
 
 
-QUALITY_GENERATORS = ("simulate", "fleetgen", "fleetgen3")
+QUALITY_GENERATORS = ("simulate", "fleetgen", "fleetgen3", "fleetgen4")
 
 
 def _generate(package: str, root: Path, hosts: int, hours: float, seed: int) -> None:
@@ -310,24 +310,25 @@ def _false_host_alerts(name: str, root: Path, alerts) -> int:
     if name == "fleetgen":
         truth_hosts = set(json.loads((root / "fleetgen.json").read_text())["alert_hosts"])
         return alerts.filter(~pl.col("host").is_in(list(truth_hosts))).height
-    if name == "fleetgen3":
-        truth = json.loads((root / "fleetgen3.json").read_text())["alert_hosts"]
+    if name in ("fleetgen3", "fleetgen4"):
+        truth = json.loads((root / f"{name}.json").read_text())["alert_hosts"]
         return sum(1 for host, errno in alerts.select("host", "errno").iter_rows()
                    if host not in truth or (errno is not None and errno not in truth[host]))
     return -1
 
 
-def quality(tmp: Path, hosts: int, hours: float, seed: int, seed3: int = 3) -> dict:
-    """evaluate scores of the audit on the simulator's, fleetgen's and fleetgen3's data (same size)."""
+def quality(tmp: Path, hosts: int, hours: float, seed: int, seed3: int = 3, seed4: int = 4) -> dict:
+    """evaluate scores of the audit on the simulator's and the three fleetgens' data (same size)."""
     import polars as pl
 
     out = {}
     sim = tmp / "q-simulate"
     simulate(sim, hosts, hours, None, 1)
-    gen, gen3 = tmp / "q-fleetgen", tmp / "q-fleetgen3"
+    gen, gen3, gen4 = tmp / "q-fleetgen", tmp / "q-fleetgen3", tmp / "q-fleetgen4"
     _generate("fleetgen", gen, hosts, hours, seed)
     _generate("fleetgen3", gen3, hosts, hours, seed3)
-    for name, root in zip(QUALITY_GENERATORS, (sim, gen, gen3), strict=True):
+    _generate("fleetgen4", gen4, hosts, hours, seed4)
+    for name, root in zip(QUALITY_GENERATORS, (sim, gen, gen3, gen4), strict=True):
         audit = measure(BASELINE + ["audit", str(root), "--out", str(root / "audit")])
         ev = subprocess.run(BASELINE + ["evaluate", str(root), "--findings", str(root / "audit"), "--json"],
                             capture_output=True, text=True, cwd=REPO, check=True)
@@ -374,10 +375,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quality-hours", type=float, default=6.0)
     p.add_argument("--seed", type=int, default=9, help="fleetgen seed for --quality")
     p.add_argument("--seed3", type=int, default=3, help="fleetgen3 seed for --quality")
+    p.add_argument("--seed4", type=int, default=4, help="fleetgen4 seed for --quality")
     args = p.parse_args(argv)
     if args.quality:
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-            scores = quality(Path(tmp), args.quality_hosts, args.quality_hours, args.seed, args.seed3)
+            scores = quality(Path(tmp), args.quality_hosts, args.quality_hours, args.seed, args.seed3, args.seed4)
         print(f"audit quality, {args.quality_hosts} hosts x {args.quality_hours:g} h (baseline evaluate):")
         print(f"  {'':24s}" + "".join(f" {g:>10s}" for g in QUALITY_GENERATORS))
         for key in (*QUALITY_KEYS, "failures_scored", "routine_traces", "host_alerts", "false_host_alerts",
