@@ -105,8 +105,11 @@ def analyse_traces(
     model: GoodTraceBaseline,
     expected: ExpectedErrors,
     min_layers: int = 4,
+    unsampled: pl.Series | None = None,
 ) -> pl.DataFrame:
-    """One row per trace that needs a finding: layered evidence, bifurcation, expected flag."""
+    """One row per trace that needs a finding: layered evidence, bifurcation, expected flag.
+    `unsampled`: trace ids whose platform (kernel release) has no good trace of their operation
+    in the model (see `unsampled_platforms`): their bifurcation is their origin."""
     lf = events.lazy()
     # traces with at least one error frame
     lf = lf.filter(pl.col("errno").is_not_null().any().over("trace_id"))
@@ -205,7 +208,8 @@ def analyse_traces(
         frames.join(o, on="trace_id", how="left")
         .sort("trace_id", "seq")
         .filter(~pl.col("known_edge") & pl.col("operation").cast(pl.String).is_in(known_ops)
-                & ~(inside_origin & pl.col("errno").is_null()) & ~past_origin)
+                & ~(inside_origin & pl.col("errno").is_null()) & ~past_origin
+                & (~pl.col("trace_id").is_in(unsampled.implode()) if unsampled is not None else pl.lit(True)))
         .sort("seq")
         .group_by("trace_id", maintain_order=True)
         .agg(pl.col("probe").first().alias("div_probe"), pl.col("errno").first().alias("div_errno"),
@@ -254,6 +258,7 @@ def findings_of(
     model: GoodTraceBaseline,
     expected: ExpectedErrors,
     min_layers: int = 4,
+    releases: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Findings for every trace with an error frame: analyse_traces runs once per distinct
     chain (on its representative trace) and the result is joined to all traces of that chain.
@@ -264,7 +269,42 @@ def findings_of(
     chain's analysis (cluster, bifurcation, origin, expected) and its signature says the origin
     is at or below its deepest recorded frame. With no complete chain to match, its own
     analysis stands, and so does the "at or below" (never "deeper than probes")."""
-    return _findings_of_failing(_failing(traces), chains, model, expected, min_layers=min_layers)
+    return _findings_of_failing(_failing(traces), chains, model, expected, min_layers=min_layers, releases=releases)
+
+
+def unsampled_platforms(failing: pl.DataFrame, reps: pl.DataFrame, model: GoodTraceBaseline,
+                        releases: pl.DataFrame | None) -> pl.Series | None:
+    """Representative trace ids of the chains seen only on kernel releases with no good trace
+    of their operation in the model. A divergence needs a known-good shape *of the same
+    platform*: a release names some functions differently or calls others (OFED's
+    ib_umem_get_peer where upstream calls ib_umem_get; a helper a driver version adds), and good
+    traces are sampled, so on a small fleet a release may have none of an operation; the other
+    releases' shapes then make every such difference look like the point where the trace left
+    good behaviour. Its origin is the informative frame. Vendors are not told apart: the model
+    masks driver namespaces (a good chain of one vendor is the shape for the others).
+    None when nothing can be told: no releases, or none of the model's hosts of an operation
+    in the audited data (a model learned on another dataset)."""
+    if releases is None or reps.is_empty() or "kernel_release" not in failing.columns:
+        return None
+    rel = releases.select(pl.col("host", "kernel_release").cast(pl.String)).unique()
+    sampled = (model.op_hosts_.select(pl.col("operation", "host").cast(pl.String))
+               .join(rel, on="host").select("operation", "kernel_release").unique())
+    if sampled.is_empty():
+        return None
+    key = ["operation", "chain_hash"]
+    seen = (failing.lazy().select(pl.col("operation").cast(pl.String), "chain_hash",
+                                  pl.col("kernel_release").cast(pl.String))
+            .drop_nulls("kernel_release").unique().collect())
+    # an operation whose model hosts are all outside the audited data: nothing to tell from
+    informative = sampled.select("operation").unique()
+    seen = seen.join(informative, on="operation", how="semi")
+    hit = seen.join(sampled.with_columns(pl.lit(True).alias("_s")), on=["operation", "kernel_release"], how="left")
+    unsampled_chains = (hit.group_by(key).agg(pl.col("_s").any().fill_null(False).alias("_any"))
+                        .filter(~pl.col("_any")).select(key))
+    if unsampled_chains.is_empty():
+        return None
+    ids = reps.select(pl.col("operation").cast(pl.String), "chain_hash", "trace_id").unique("trace_id")
+    return ids.join(unsampled_chains, on=key, how="semi")["trace_id"]
 
 
 def _failing(traces: pl.DataFrame) -> pl.DataFrame:
@@ -287,11 +327,14 @@ def _findings_of_failing(
     model: GoodTraceBaseline,
     expected: ExpectedErrors,
     min_layers: int = 4,
+    releases: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """findings_of on `_failing(traces)` (run_audit frees the per-trace table before this)."""
     key = ["operation", "chain_hash"]
     reps = chains.join(failing.lazy().select(key).unique().collect(engine="streaming"), on=key, how="semi")
-    analysed = analyse_traces(reps.drop(key), model, expected, min_layers=min_layers) if reps.height else pl.DataFrame()
+    unsampled = unsampled_platforms(failing, reps, model, releases)
+    analysed = (analyse_traces(reps.drop(key), model, expected, min_layers=min_layers, unsampled=unsampled)
+                if reps.height else pl.DataFrame())
     if analysed.is_empty():
         return pl.DataFrame(schema=FINDING_COLUMNS).drop(["cluster_id", "score"])
     # everything but the trace's own id, host, job and time is a property of its chain: the
@@ -964,7 +1007,7 @@ def run_audit(
     # scikit-learn is imported now, while polars builds the findings: its modules (~125 MiB of
     # RSS) would otherwise sit beside the per-trace table and the counters at the audit's peak
     _preload_clustering()
-    findings = _findings_of_failing(failing, chains, model, expected, min_layers=min_layers)
+    findings = _findings_of_failing(failing, chains, model, expected, min_layers=min_layers, releases=releases)
     del failing, chains
     findings, clusters = cluster_findings(findings, window, releases=releases)
     findings = findings.with_columns(pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score"))

@@ -450,24 +450,33 @@ def write_host(root: Path, h: Host, summary: dict) -> None:
 
 
 def write_counters(root: Path, h: Host, snap_t, snap_a, probes, errnos, calls, fails) -> None:
-    rows: dict[str, list] = defaultdict(list)
-    roots = [p for p in probes if p.startswith("ib_uverbs_")]
-    for s in range(len(snap_t)):
-        live = np.flatnonzero(calls[s])
-        if not len(live):
-            live = [probes.index(roots[0])]  # an idle snapshot still reports (all zero)
-        when = START + timedelta(seconds=float(snap_t[s]))
-        for p in live:
-            ec = [{"errno": errnos[e], "count": int(fails[s, p, e])} for e in np.flatnonzero(fails[s, p])]
-            rows["snapshot_time"].append(when)
-            rows["interval_s"].append(round(float(snap_t[s] - snap_a[s]), 3))
-            rows["probe"].append(probes[p])
-            rows["layer"].append(layer_of(probes[p]))
-            rows["invocations"].append(int(calls[s, p]))
-            rows["failures"].append(sum(c["count"] for c in ec))
-            rows["errno_counts"].append(ec)
-    n = len(rows["probe"])
-    rows.update(host=[h.name] * n, kernel_release=[h.p.kernel] * n, vendor=[h.p.vendor] * n,
-                probe_set=["rdma"] * n, live=[True] * n, lost_records=[0] * n)
+    """One row per (snapshot, probe) with calls in the interval; an idle snapshot still reports
+    one (all-zero) row, so that a snapshot never goes missing for lack of calls."""
+    n_p = len(probes)
+    s_idx, p_idx = np.nonzero(calls)
+    idle = np.setdiff1d(np.arange(len(snap_t)), s_idx)
+    root0 = next(i for i, p in enumerate(probes) if p.startswith("ib_uverbs_"))
+    key = np.concatenate([s_idx * n_p + p_idx, idle * n_p + root0])
+    key.sort()
+    s_idx, p_idx = key // n_p, key % n_p
+    fs, fp, fe = np.nonzero(fails)
+    row = np.searchsorted(key, fs * n_p + fp)  # every failing (snapshot, probe) had calls
+    counts = fails[fs, fp, fe]
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=len(key)))]).astype(np.int32)
+    ec = pa.ListArray.from_arrays(pa.array(offsets), pa.StructArray.from_arrays(
+        [pa.array(np.array(errnos, dtype=object)[fe] if len(fe) else [], pa.string()), pa.array(counts, pa.int64())],
+        names=["errno", "count"]))
+    n = len(key)
+    layers = np.array([layer_of(p) for p in probes], dtype=object)
+    when = pa.array((START.timestamp() + snap_t[s_idx]) * 1e9, pa.float64()).cast(pa.int64()).cast(pa.timestamp("ns", "UTC"))
+    rows = {
+        "host": [h.name] * n, "snapshot_time": when,
+        "interval_s": np.round(snap_t[s_idx] - snap_a[s_idx], 3), "kernel_release": [h.p.kernel] * n,
+        "vendor": [h.p.vendor] * n, "probe_set": ["rdma"] * n,
+        "probe": pa.array(np.array(probes, dtype=object)[p_idx], pa.string()),
+        "layer": pa.array(layers[p_idx], pa.string()), "live": [True] * n,
+        "invocations": calls[s_idx, p_idx], "failures": np.bincount(row, weights=counts, minlength=n).astype(np.int64),
+        "errno_counts": ec, "lost_records": [0] * n,
+    }
     date = START.date().isoformat()
-    write_partition(pa.table(dict(rows)), root, "counters", date, h.name, "part-0.parquet", durable=False)
+    write_partition(pa.table(rows), root, "counters", date, h.name, "part-0.parquet", durable=False)
