@@ -292,9 +292,10 @@ def unsampled_platforms(failing: pl.DataFrame, reps: pl.DataFrame, model: GoodTr
     if sampled.is_empty():
         return None
     key = ["operation", "chain_hash"]
-    seen = (failing.lazy().select(pl.col("operation").cast(pl.String), "chain_hash",
-                                  pl.col("kernel_release").cast(pl.String))
-            .drop_nulls("kernel_release").unique().collect())
+    # millions of failing traces, few (chain, release) pairs: reduced on the categorical codes,
+    # text built for the pairs only
+    seen = (failing.lazy().select("operation", "chain_hash", "kernel_release").unique().collect()
+            .with_columns(pl.col("operation", "kernel_release").cast(pl.String)).drop_nulls("kernel_release"))
     # an operation whose model hosts are all outside the audited data: nothing to tell from
     informative = sampled.select("operation").unique()
     seen = seen.join(informative, on="operation", how="semi")
