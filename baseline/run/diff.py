@@ -272,6 +272,12 @@ TWO_PATH_PROBES = frozenset({"rename", "renameat", "renameat2", "link", "linkat"
 TARGET_ERRNOS = frozenset({"EEXIST", "ENOTEMPTY", "EISDIR", "EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT",
                            "EMLINK", "ENOENT", "ENOTDIR", "ELOOP", "ENAMETOOLONG"})
 OUTPUT_BYTES = 256
+# A question about a socket's peer (getpeername) answered ENOTCONN says the peer had already
+# gone when the program asked -- the peer's timing, not the program's logic: a server killed
+# while its handler thread finishes a request finalises the accepted socket, and Python's
+# "unclosed socket" warning asks for the peer's address, in some runs after the handler's
+# shutdown() (ENOTCONN) and in others before it or not at all. Dropped like timing noise.
+PEER_QUERY_TIMING = (frozenset({"getpeername"}), frozenset({"ENOTCONN"}))
 # Errors that say the other end of a pipe or socket went away or is not there: a consequence
 # when another process of the same run failed (see _demote_consequences).
 PEER_ERRNOS = frozenset({"EPIPE", "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ENOTCONN"})
@@ -300,6 +306,8 @@ MISSING_PROBE = "(process missing)"
 PROC_PID_PATH = re.compile(r"^/proc/(\d+)(?:/|$)")
 PROC_SCAN_ERRNOS = frozenset({"ENOENT", "ESRCH"})
 PROC_SCAN_MIN = 3
+# Calls that write a message out (passed over when looking for the error a message reports).
+MESSAGE_WRITES = frozenset({"write", "writev"})
 # gettext's message catalogs, looked up (in each locale directory) to translate a message
 MESSAGE_CATALOG = re.compile(r"/LC_MESSAGES/[^/]+\.mo$")
 
@@ -591,6 +599,9 @@ def diff_traces(
     good_outcomes = unique_ints(site_calls * n_errnos + (p.errno[at_sites] + 1))
     del at_sites, site_calls
     timing_codes = np.array([i for i, v in enumerate(p.errno_values) if v in TIMING_ERRNOS], dtype=np.int32)
+    # the timing errnos that say nothing about what a descriptor is (ENOTTY does)
+    waits_codes = np.array([i for i, v in enumerate(p.errno_values) if v in TIMING_ERRNOS - {"ENOTTY"}],
+                           dtype=np.int32)
     # Per bad row: an error where the good runs had another outcome at the same call.
     bad_err = err_rows[err_rows < nb]
     outcome_change = np.zeros(n_rows, dtype=bool)
@@ -651,10 +662,13 @@ def diff_traces(
     memory_eagain = code_in(p.probe, [i for i, v in enumerate(p.probe_values) if v in MEMORY_LIMIT_PROBES],
                             len(p.probe_values)) & code_in(
         p.errno, [i for i, v in enumerate(p.errno_values) if v in ("EAGAIN", "EWOULDBLOCK")], len(p.errno_values))
-    drop = expected_mask | retried | (
+    peer_query = code_in(p.probe, [i for i, v in enumerate(p.probe_values) if v in PEER_QUERY_TIMING[0]],
+                         len(p.probe_values)) & code_in(
+        p.errno, [i for i, v in enumerate(p.errno_values) if v in PEER_QUERY_TIMING[1]], len(p.errno_values))
+    drop = expected_mask | retried | peer_query | (
         code_in(p.probe, noise_codes, len(p.probe_values))
         & ((err_cls_rows == 0) | (code_in(p.errno, timing_codes, len(p.errno_values)) & ~memory_eagain)))
-    del memory_eagain
+    del memory_eagain, peer_query
     del expected_mask, retried, abandoned
 
     # Streams and roles (bad streams first).
@@ -756,6 +770,19 @@ def diff_traces(
             reported[r] = _reported_error(p, bs, int(regions.start[r]), timing_codes, noise)
             if reported[r] >= 0:
                 named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
+        # A region named by an error-free event (its only errors message catalogs), in which the thread
+        # goes on to translate a message (a catalog lookup) in a run exiting with another
+        # status: the message reports the call that failed right before the lookup, even an
+        # error routine elsewhere -- ENOTTY from the TCGETS of `stty -F` on a path that is no
+        # terminal (isatty probes on stdio are routine), the only sign of what went wrong.
+        if message_row >= 0:
+            for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist():
+                lo, hi = int(regions.start[r]), int(regions.end[r]) + 1
+                at = np.flatnonzero(catalog[lo:hi])
+                if len(at) and _near(p, message_row, bs, lo + int(at[0]), 4 * k):
+                    reported[r] = _reported_error(p, bs, lo + int(at[0]), waits_codes, noise)
+                    if reported[r] >= 0:
+                        named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
         score = (np.array([SEVERITY[int(c)] for c in named_cls]) + np.where(named_oc, OUTCOME_CHANGE_BONUS, 0.0)
                  + np.where(recovered, 0.0, NOT_RECOVERED_BONUS))
         _demote_consequences(p, bs, named, regions.end, max_cls, recovered, b_start, score,
@@ -1395,7 +1422,8 @@ def _near(p: Prepared, row: int, bs: align.Streams, pos: int, window: int) -> bo
 def _reported_error(p: Prepared, bs: align.Streams, pos: int, timing_codes: np.ndarray, noise: frozenset[int]) -> int:
     """The bad row of the error a message catalog lookup at bad position `pos` reports: the
     thread's call right before the lookup (noise calls aside), when it failed with an errno
-    that is not timing; -1 otherwise."""
+    that is not timing; -1 otherwise. The message's own first writes (error()'s "prog: "
+    prefix goes out before strerror's text is translated) are passed over too."""
     row = int(bs.orig[pos])
     if row <= 0:
         return -1
@@ -1403,8 +1431,9 @@ def _reported_error(p: Prepared, bs: align.Streams, pos: int, timing_codes: np.n
     def same_thread(q: int) -> bool:
         return q >= 0 and int(p.tkey[q]) == int(p.tkey[row]) and int(p.tid[q]) == int(p.tid[row])
 
+    writes = {i for i, v in enumerate(p.probe_values) if v in MESSAGE_WRITES}
     q = row - 1
-    while same_thread(q) and int(p.probe[q]) in noise:
+    while same_thread(q) and (int(p.probe[q]) in noise or (int(p.probe[q]) in writes and p.errno[q] < 0)):
         q -= 1
     if not same_thread(q) or p.errno[q] < 0 or int(p.errno[q]) in timing_codes:
         return -1
