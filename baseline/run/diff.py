@@ -18,7 +18,8 @@ Method
    is removed from good and bad streams alike and counted per entry; so are calls of
    timing/allocator/randomness *noise probes* (`NOISE_PROBES`: brk, mmap, futex, rt_sigreturn,
    getrandom, a thread's own exit, poll/select/epoll_wait, ...) that succeed or fail for timing (`TIMING_ERRNOS`:
-   futex EAGAIN/ETIMEDOUT under contention) -- any other error on one of those still counts.
+   futex EAGAIN/ETIMEDOUT under contention) -- any other error on one of those still counts;
+   and getpeername's ENOTCONN (`PEER_QUERY_TIMING`: the peer gone when a program asked).
    No entry covers an error at a (call, path) the good runs completed successfully. The
    failed attempts of a *retry loop* are transparent too: errors (soft, or ECONNREFUSED) at a
    call site the same thread then gets past there, each attempt within `RETRY_GAP` rows of the
@@ -97,8 +98,11 @@ not a stale done-marker making a job skip its work). Three refinements:
 * a message catalog not found (`MESSAGE_CATALOG`: gettext's LC_MESSAGES/*.mo ENOENT, looked
   up to translate a message about to be printed) does not name its region unless it is an
   outcome change; a region that opens with one is named by the error of the thread's call
-  right before it (`_reported_error`), even one the good runs met too and got past (cp
-  --reflink=always: FICLONE's EOPNOTSUPP);
+  right before it (`_reported_error`, the message's own writes passed over), even one the
+  good runs met too and got past (cp --reflink=always: FICLONE's EOPNOTSUPP); so is a region
+  named by an error-free event whose thread goes on to such a lookup in a run exiting with
+  another status, even by an ENOTTY (stty -F on a path that is no terminal: the isatty
+  entry makes its TCGETS routine elsewhere);
 * known events in another order in the thread whose child process is missing (every good run
   has it) are no reordering (make finding a stale target up to date skips its recipe);
 * a wait interrupted by a signal (EINTR, ERESTART*) and never completed by its thread, at a
