@@ -275,6 +275,10 @@ TIMING_ERRNOS = frozenset({"EAGAIN", "EWOULDBLOCK", "EINTR", "ENOTTY", "ETIMEDOU
 TWO_PATH_PROBES = frozenset({"rename", "renameat", "renameat2", "link", "linkat"})
 TARGET_ERRNOS = frozenset({"EEXIST", "ENOTEMPTY", "EISDIR", "EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT",
                            "EMLINK", "ENOENT", "ENOTDIR", "ELOOP", "ENAMETOOLONG"})
+# ... except these, which a two-path call's kernel check raises about its source: link(2)'s
+# EPERM comes from may_linkat() on the existing file (fs.protected_hardlinks: not its owner
+# and not writable; a directory), never from the new name's directory (that is EACCES).
+SOURCE_ERRNOS = {"link": frozenset({"EPERM"}), "linkat": frozenset({"EPERM"})}
 OUTPUT_BYTES = 256
 # A question about a socket's peer (getpeername) answered ENOTCONN says the peer had already
 # gone when the program asked -- the peer's timing, not the program's logic: a server killed
@@ -789,8 +793,14 @@ def diff_traces(
                         named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
         score = (np.array([SEVERITY[int(c)] for c in named_cls]) + np.where(named_oc, OUTCOME_CHANGE_BONUS, 0.0)
                  + np.where(recovered, 0.0, NOT_RECOVERED_BONUS))
+        # A hard error at a call without a path (accept EMFILE, a fork's EAGAIN under a limit)
+        # can be no outcome change -- call sites are keyed by path -- yet fails its process the
+        # way one does: it too makes the peers' "other end gone" errors consequences.
+        named_rows = bs.orig[named]
+        pathless = (named_rows >= 0) & (p.plainpath[np.maximum(named_rows, 0)] < 0)
         _demote_consequences(p, bs, named, regions.end, max_cls, recovered, b_start, score,
-                             (named_cls == 2) & named_oc)
+                             (named_cls == 2) & (named_oc | pathless))
+        del named_rows, pathless
         # Known events in another order, re-joining good behaviour: timing, not a divergence.
         reorder = (max_cls == 0) & recovered & ~has_novel
         # So is a region re-joining good behaviour whose only new events are successes where
@@ -1473,6 +1483,8 @@ def _blames_target(p: Prepared, row: int, nb: int, probe: str, errno: str | None
     errors about the destination are; a lookup error (ENOENT, ENOTDIR, ...) is unless the bad
     run showed the source failing the same way before."""
     if probe not in TWO_PATH_PROBES or errno not in TARGET_ERRNOS or row < 0:
+        return False
+    if errno in SOURCE_ERRNOS.get(probe, ()):
         return False
     if errno in ("ENOENT", "ENOTDIR", "ELOOP", "ENAMETOOLONG"):
         same = (p.plainpath[:nb] == p.plainpath[row]) & (p.errno[:nb] == p.errno[row]) & (p.seq[:nb] < p.seq[row])
