@@ -614,6 +614,74 @@ def make_include_unreadable(base: Path, bad: bool) -> None:
         _root_only(base / "config.mk")
 
 
+# --- a server whose limit is set in its own subshell: EMFILE in the child only ----------------
+ACCEPT_SERVER_PY = ("import socket, sys\n"
+                    "port, n = int(sys.argv[1]), int(sys.argv[2])\n"
+                    "lsn = socket.socket()\n"
+                    "lsn.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                    "lsn.bind(('127.0.0.1', port))\n"
+                    "lsn.listen(32)\n"
+                    "print('ready', flush=True)\n"
+                    "conns = [lsn.accept()[0] for _ in range(n)]\n"
+                    "for c in conns:\n"
+                    "    c.sendall(b'ok')\n"
+                    "    c.close()\n")
+ACCEPT_CLIENTS_PY = ("import socket, sys\n"
+                     "port, n = int(sys.argv[1]), int(sys.argv[2])\n"
+                     "socks = [socket.create_connection(('127.0.0.1', port)) for _ in range(n)]\n"
+                     "got = 0\n"
+                     "for s in socks:\n"
+                     "    try:\n"
+                     "        got += len(s.recv(2))\n"
+                     "    except OSError:\n"
+                     "        pass\n"
+                     "sys.exit(0 if got == 2 * n else 1)\n")
+ACCEPT_SH = ('coproc SRV {{ ulimit -n $(/usr/bin/cat {b}/limit); exec {py} -S {b}/server.py {port} 12; }}\n'
+             'read -r line <&"${{SRV[0]}}"\n'
+             '{py} -S {b}/clients.py {port} 12\n'
+             'rc=$?\n'
+             'wait $SRV_PID\n'
+             'exit $rc\n')
+ACCEPT_PORT = PORTS[5]
+
+
+def server_child_nofile(base: Path, bad: bool) -> None:
+    write(base / "server.py", ACCEPT_SERVER_PY)
+    write(base / "clients.py", ACCEPT_CLIENTS_PY)
+    write(base / "serve.sh", ACCEPT_SH.format(py=PY3, b=base, port=ACCEPT_PORT))
+    # bad: the unit's LimitNOFILE copied from a tiny service, 10 descriptors for 12 clients
+    write(base / "limit", "10\n" if bad else "64\n")
+
+
+# --- sqlite3 in WAL mode, a directory the reader cannot write ---------------------------------
+def sqlite_wal_dir(base: Path, bad: bool) -> None:
+    (base / "db").mkdir()
+    subprocess.run(["/usr/bin/sqlite3", str(base / "db" / "jobs.db"),
+                    "pragma journal_mode=wal; create table t(x); insert into t values (1), (2);"],
+                   check=True, capture_output=True)
+    if not bad:  # bad: restored from backup by root: the directory and database are root's
+        own(base)
+
+
+# --- log rotation: the directory is a mount point now -------------------------------------------
+def rotate_mountpoint(base: Path, bad: bool) -> None:
+    (base / "logs").mkdir()
+    if bad:  # the logs directory became a tmpfs of its own (a container volume)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0755", "tracebase-test", str(base / "logs")],
+                       check=True)
+    write(base / "logs" / "job.log", "line\n")
+
+
+# --- hard-link archiving under fs.protected_hardlinks -------------------------------------------
+def hardlink_not_owner(base: Path, bad: bool) -> None:
+    (base / "spool").mkdir()
+    (base / "archive").mkdir()
+    write(base / "spool" / "report.csv", "a,b\n1,2\n")
+    own(base)
+    if bad:  # the report was produced by root's cron job: nobody may read it, not link it
+        os.chown(base / "spool" / "report.csv", 0, 0)
+
+
 # --- the set ------------------------------------------------------------------------------------
 def _restart_argv(b: Path) -> list[str]:
     return ["/bin/sh", f"{b}/restart.sh"]
@@ -738,6 +806,25 @@ REAL_SIXTH: list[Scenario] = [
              lambda b: ["/usr/bin/awk", "-v", f"dir={b}/out", AWK, f"{b}/in.tsv"],
              awk_outdir_removed, PROBES_OPEN, "ENOENT", lambda b: f"{b}/out/eu.tsv",
              description="a cleanup job removed the output directory: awk's first output fails ENOENT"),
+    Scenario("server_child_nofile", "bash coproc: (ulimit -n; python3 server); python3 clients",
+             lambda b: ["/bin/bash", f"{b}/serve.sh"],
+             server_child_nofile, frozenset({"accept", "accept4"}), "EMFILE", lambda b: NO_PATH,
+             description="the server's subshell lowers its own limit to 10: its seventh accept fails EMFILE "
+             "(the clients, in the parent's limit, see the connections reset)"),
+    Scenario("sqlite_wal_dir_not_writable", "sqlite3 query of a WAL database (nobody)",
+             lambda b: ["/usr/bin/sqlite3", f"{b}/db/jobs.db", "select count(*) from t"],
+             sqlite_wal_dir, PROBES_OPEN, "EACCES", lambda b: f"{b}/db/jobs.db-wal",
+             unprivileged=True, description="a WAL database needs its -wal and -shm files even to read: the "
+             "directory is root's, the open(O_CREAT) of jobs.db-wal fails EACCES"),
+    Scenario("mv_rotate_mountpoint", "mv logs logs.1 (rotation)",
+             lambda b: ["/usr/bin/mv", f"{b}/logs", f"{b}/logs.1"],
+             rotate_mountpoint, frozenset({"rename", "renameat", "renameat2"}), "EBUSY", lambda b: f"{b}/logs",
+             teardown=umount_after("logs"), description="the logs directory is a mount point: rename fails EBUSY"),
+    Scenario("ln_protected_hardlink", "ln spool/report.csv archive/ (nobody)",
+             lambda b: ["/usr/bin/ln", f"{b}/spool/report.csv", f"{b}/archive/report.csv"],
+             hardlink_not_owner, frozenset({"link", "linkat"}), "EPERM", lambda b: f"{b}/spool/report.csv",
+             unprivileged=True, description="fs.protected_hardlinks: the report is root's and not writable by the "
+             "job, linkat fails EPERM (the source's ownership is the fault)"),
     Scenario("make_include_unreadable", "make with include config.mk (nobody)",
              lambda b: ["/usr/bin/make", "-C", str(b)],
              make_include_unreadable, PROBES_OPEN, "EACCES", lambda b: f"{b}/config.mk",

@@ -1,0 +1,107 @@
+"""A sixth set of real programs with one real fault each (tests/scenarios/real_sixth.py),
+recorded for real: three good runs and one bad run per program. The diff of two good runs
+against the bad one must name the fault at top 1 (syscall, errno, path); the third good run
+diffed against the same two must be "same". The set: threads racing (C pthreads reading
+shards, a Python thread pool pinging backends, perl ithreads, a thread pool on a read-only
+bind mount), a threaded HTTP server started by a bash coproc and stopped with SIGTERM, a
+restart loop, IPC (a stale unix socket file, an agent socket never created, logger against a
+dead syslog socket, an abstract-socket singleton, POSIX mq and SysV shm/sem/msg limits in a
+private IPC namespace), devices (a node without its driver: ENXIO; stty on a file: ENOTTY),
+lockf held by another process, ramfs (xattrs, O_DIRECT), EXDEV, O_NOFOLLOW, EROFS, inode
+exhaustion, awk and make. The good-vs-good noise cases (threads finishing in any order, a
+coproc server, a poll for a dependency, a lock retried until free, xattr cache misses, IPC,
+a stale socket cleaned up in one run, a server killed at a varying moment, make's optional
+includes, awk's output order, logger, stty on a pty) must be quiet. Cases repeating a
+tested case's call, errno and kind of fault (`BENCH_ONLY`) are left to the benchmark.
+
+The table of outcomes is printed at the end of the module (`.venv/bin/python -m
+bench.scenario_accuracy --real` prints the same, for every case, standalone).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from scenarios.harness import (
+    Outcome,
+    fault_recorded,
+    judge,
+    quiet_outcome,
+    record_scenario,
+    report_outcomes,
+    run_no_anomaly,
+    xfail_param,
+)
+from scenarios.real import REAL
+from scenarios.real_fifth import QUIET_FIFTH, REAL_FIFTH
+from scenarios.real_fourth import QUIET_FOURTH, REAL_FOURTH
+from scenarios.real_more import QUIET_MORE, REAL_MORE
+from scenarios.real_sixth import BENCH_ONLY, QUIET_SIXTH, REAL_SIXTH, quiet_teardown
+from scenarios.real_third import QUIET_THIRD, REAL_THIRD
+
+OUTCOMES: list[Outcome] = []
+QUIET: list[Outcome] = []
+
+# Misses of the differ, by root cause (xfail, strict): none today. The ones this set found are
+# fixed in baseline/run/diff.py:
+# - getpeername ENOTCONN is the peer's timing, dropped like noise (http_docroot_release_missing:
+#   a server stopped while finishing a request finalised its socket and Python's unclosed-
+#   socket warning asked for the peer, ENOTCONN in one good run of three);
+# - a region named by an error-free event whose thread then translates a message reports the
+#   call that failed right before it, ENOTTY included, passing over the message's own writes
+#   (stty_console_is_a_file: TCGETS ENOTTY on a log file, curated as isatty noise; guard
+#   stty_pty and every earlier set's ENOTTY noise).
+KNOWN_MISSES: dict[str, str] = {}
+QUIET_MISSES: dict[str, str] = {}
+TESTED = [s for s in REAL_SIXTH if s.name not in BENCH_ONLY]
+
+
+@pytest.fixture(scope="module")
+def sixth_recorder(recorder, request):
+    yield recorder
+    quiet_teardown()
+    report_outcomes(request, [("sixth set of real programs, top-1 bifurcation (2 good runs vs the bad run):", OUTCOMES),
+                              ("sixth set of real programs, good vs good (must be quiet):", QUIET)])
+
+
+def test_the_set_is_new_and_covers_the_fault_kinds():
+    names = {s.name for s in REAL_SIXTH}
+    earlier_sets = [*REAL, *REAL_MORE, *REAL_THIRD, *REAL_FOURTH, *REAL_FIFTH]
+    assert len(REAL_SIXTH) >= 25 and len(QUIET_SIXTH) >= 12
+    assert not names & {s.name for s in earlier_sets}
+    assert not {c.name for c in QUIET_SIXTH} & {c.name for c in [*QUIET_MORE, *QUIET_THIRD, *QUIET_FOURTH,
+                                                                  *QUIET_FIFTH]}
+    errnos = {s.expect_errno for s in REAL_SIXTH}
+    assert {"ENOENT", "EACCES", "ECONNREFUSED", "EISDIR", "EROFS", "EADDRINUSE", "EINVAL", "ENOSPC", "EAGAIN",
+            "ENXIO", "ENOTTY", "EOPNOTSUPP", "EXDEV", "ELOOP"} <= errnos
+    probes = {p for s in REAL_SIXTH for p in s.expect_probe}
+    assert {"mq_open", "shmget", "semget", "msgsnd", "ioctl", "fcntl", "bind", "getxattr"} <= probes
+    assert {s.name for s in REAL_SIXTH if s.unprivileged}
+    assert KNOWN_MISSES.keys() <= names and QUIET_MISSES.keys() <= {c.name for c in QUIET_SIXTH}
+    assert names >= BENCH_ONLY and len(TESTED) >= 25
+
+
+@pytest.mark.parametrize("name", [xfail_param(s.name, KNOWN_MISSES) for s in TESTED])
+def test_fault_is_named_and_good_runs_are_quiet(name, sixth_recorder, tmp_path):
+    from baseline.run.diff import diff_traces
+
+    sc = dataclasses.replace(next(s for s in REAL_SIXTH if s.name == name), good_runs=3)
+    goods, bad, base = record_scenario(sc, sixth_recorder, tmp_path)
+    assert fault_recorded(sc, bad, base), f"{sc.name}: fault not recorded"
+
+    quiet = quiet_outcome(sc.name, diff_traces(good=goods[:2], bad=goods[2]))
+    QUIET.append(quiet)
+    report = diff_traces(good=goods[:2], bad=bad)
+    outcome = judge(sc, report, base)
+    OUTCOMES.append(outcome)
+    assert outcome.correct, f"{sc.name}: expected {outcome.expected}, diff said {outcome.got}"
+    assert quiet.correct, f"{sc.name}: good vs good reported {quiet.got}"
+
+
+@pytest.mark.parametrize("name", [xfail_param(c.name, QUIET_MISSES) for c in QUIET_SIXTH])
+def test_run_to_run_noise_is_quiet(name, sixth_recorder, tmp_path):
+    case = next(c for c in QUIET_SIXTH if c.name == name)
+    outcome = run_no_anomaly(case, sixth_recorder, tmp_path)
+    QUIET.append(outcome)
+    assert outcome.correct, f"{name}: good vs good reported {outcome.got}"
