@@ -92,7 +92,8 @@ not a stale done-marker making a job skip its work). Three refinements:
   missing, the dotfile found) -- neither names nor scores its region;
 * an error saying the other end went away or is not there (`PEER_ERRNOS`: EPIPE, ECONNRESET,
   ECONNREFUSED, ...) is a consequence when another process of the bad run failed -- without
-  recovering, or with a hard error at a call the good runs completed -- before the error's
+  recovering, or with a hard error at a call the good runs completed or at a call without a
+  path (accept EMFILE: call sites are keyed by path) -- before the error's
   region ended: it scores as a soft error without the outcome-change bonus (a writer's
   blocked write returns EPIPE after the reader died, yet entered before the reader's error);
 * a message catalog not found (`MESSAGE_CATALOG`: gettext's LC_MESSAGES/*.mo ENOENT, looked
@@ -160,6 +161,7 @@ JSON object (``DiffReport.to_dict``; also docs/diff-json.md)
       "errno": str | null,                   # symbolic ("EACCES"); null for error-free divergence
       "path": str | null,                    # as recorded; "npath": normalised form;
       "npath": str | null,                   #   two-path calls: the path the error is about
+                                             #   (link's EPERM: the source, see SOURCE_ERRNOS)
       "path2": str | null,                   # the other path of a two-path call
       "then_wrote": str | null,              # first 256 chars BAD wrote to stdout/stderr/tty/pipe
       "next_event": null | EVENT,            # after a content-free call: the next telling event

@@ -14,16 +14,18 @@ barely touch:
   (ECONNREFUSED on a datagram socket), an abstract-namespace singleton guard, a POSIX message
   queue larger than ``fs.mqueue.msg_max`` (EINVAL), SysV shared memory over ``kernel.shmmax``
   (EINVAL), semaphore sets over ``semmni`` (ENOSPC), a message queue over ``msgmnb`` (msgsnd
-  IPC_NOWAIT EAGAIN) -- the SysV limits set in a private IPC namespace;
+  IPC_NOWAIT EAGAIN) -- the SysV limits set in a private IPC namespace; a server whose own
+  subshell lowers ``ulimit -n`` (accept4 EMFILE in the child only, ECONNRESET in its clients);
 - **devices**: a verbs-style device node copied from another host, whose major no loaded
   driver owns (open ENXIO), stty on a console path that is a log file (ioctl ENOTTY);
 - **file locks and file systems**: lockf held by another process (fcntl EAGAIN), xattrs on
   a ramfs scratch directory (EOPNOTSUPP where tmpfs says ENODATA), O_DIRECT on ramfs (EINVAL),
   an atomic writer's rename across mounts (EXDEV), O_NOFOLLOW meeting a planted symlink
   (ELOOP), ``ln -sfn`` on a read-only bind mount (EROFS), tar into a tmpfs out of inodes
-  (ENOSPC);
+  (ENOSPC), mv of a log directory that is a mount point (EBUSY), ln of root's file under
+  ``fs.protected_hardlinks`` (EPERM, the source's fault);
 - **other languages**: awk's ``print > file`` into a removed directory, make's ``include`` of
-  an unreadable fragment.
+  an unreadable fragment, sqlite3 reading a WAL database in a directory it cannot write.
 
 Same types and harness as real.py (`Scenario`, `NoAnomalyCase`). The expectations are what
 `strace -f` shows a person looking for the fault, never what the differ prints. The
