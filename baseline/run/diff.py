@@ -293,6 +293,10 @@ PEER_QUERY_TIMING = (frozenset({"getpeername"}), frozenset({"ENOTCONN"}))
 PEER_ERRNOS = frozenset({"EPIPE", "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ENOTCONN"})
 # Errnos of a poll or retry loop: transient when the thread later succeeds at the same call.
 RETRY_ERRNOS = SOFT_ERRNOS | {"ECONNREFUSED"}
+# Errnos of contention (a lock held, a resource busy for now): retried without end at a call the
+# good runs got past, they are where the run stopped (see _retries_given_up).
+CONTENTION_ERRNOS = frozenset({"EAGAIN", "EWOULDBLOCK"})
+GIVE_UP_MIN = 3
 # Rows at most between two attempts of a retry loop (a wait, a close, a new socket, ...).
 RETRY_GAP = 16
 # Calls a retry loop waits in between attempts.
@@ -633,6 +637,7 @@ def diff_traces(
     # A wait interrupted by a signal and never completed (flock -w giving up, a child killed
     # by timeout in its open of a FIFO) is where the run stopped: no entry covers it.
     abandoned = _abandoned_waits(p, nb, bad_err, good_ok_calls, good_outcomes, n_errnos)
+    abandoned |= _retries_given_up(p, nb, bad_err, good_ok_calls)
     retried[idem_check] = True
     retried |= _proc_scan_races(p)
     del err_rows
@@ -1390,6 +1395,33 @@ def _abandoned_waits(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: n
         later = np.flatnonzero(p.sid[r + 1 : nb] == p.sid[r]) + r + 1
         done = later[p.errno[later] < 0]
         out[r] = not bool(len(done)) or not bool((_call_keys(p, done) == call).any())
+    return out
+
+
+def _retries_given_up(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: np.ndarray) -> np.ndarray:
+    """Bad rows of a retry loop that never got past its call: a contention errno
+    (`CONTENTION_ERRNOS`: EAGAIN) at a call site (probe, plain normalised path) the good runs
+    completed, failed at least `GIVE_UP_MIN` times by one thread that never completes that
+    call. The good runs retried there too and got the lock, so the allowlist learned the errno
+    as routine; retried without end (a lock its hung holder never lets go), it is where the run
+    stopped, and no entry covers it."""
+    out = np.zeros(len(p), dtype=bool)
+    codes = [i for i, v in enumerate(p.errno_values) if v in CONTENTION_ERRNOS]
+    cand = bad_err[np.isin(p.errno[bad_err], codes)] if codes else bad_err[:0]
+    if not len(cand):
+        return out
+    calls = _call_keys(p, cand)
+    ok = np.isin(calls, good_ok_calls)
+    cand, calls = cand[ok], calls[ok]
+    sids = np.asarray(p.sid[cand]).astype(np.int64)
+    for sid, call in {(int(a), int(b)) for a, b in zip(sids.tolist(), calls.tolist(), strict=True)}:  # few
+        rows = cand[(sids == sid) & (calls == call)]
+        if len(rows) < GIVE_UP_MIN:
+            continue
+        thread = np.flatnonzero(np.asarray(p.sid[:nb]) == sid)
+        done = thread[p.errno[thread] < 0]
+        if not (len(done) and (_call_keys(p, done) == call).any()):
+            out[rows] = True
     return out
 
 
