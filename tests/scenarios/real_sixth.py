@@ -684,6 +684,31 @@ def hardlink_not_owner(base: Path, bad: bool) -> None:
         os.chown(base / "spool" / "report.csv", 0, 0)
 
 
+# --- retries that give up: the good runs retry the same call and get past it ---------------------
+LOCK_RETRY_PY_ARGS = "25"  # attempts, 20 ms apart: half a second
+
+
+def lockf_retry_gives_up(base: Path, bad: bool) -> None:
+    """good: the previous run lets go of the lock after 0.1 s (retried a few times); bad: it
+    hangs holding it, the job's 25 attempts all fail EAGAIN and it gives up."""
+    BACKGROUND.stop()
+    write(base / "job.py", LOCK_RETRY_PY)
+    (base / "run").mkdir()
+    BACKGROUND.start([PY3, "-S", "-c", HOLD_LOCKF_PY, f"{base}/run/job.lock", f"{base}/held", "60" if bad else "0.1"])
+    _wait_for(base / "held")
+
+
+def dependency_never_ready(base: Path, bad: bool) -> None:
+    """good: the dependency is ready after 0.05 s (polled a few times); bad: its unit failed,
+    the file never appears, the start script gives up after 100 polls."""
+    write(base / "svc.py", SVC_PY)
+    (base / "etc").mkdir()
+    write(base / "etc" / "svc.conf", "port=8080\nworkers=4\n")
+    write(base / "wait.sh", WAIT_DEP_SH.format(py=PY3, b=base))
+    if not bad:
+        threading.Timer(0.05, lambda: (base / "dep.ready").touch()).start()
+
+
 # --- the set ------------------------------------------------------------------------------------
 def _restart_argv(b: Path) -> list[str]:
     return ["/bin/sh", f"{b}/restart.sh"]
@@ -827,6 +852,17 @@ REAL_SIXTH: list[Scenario] = [
              hardlink_not_owner, frozenset({"link", "linkat"}), "EPERM", lambda b: f"{b}/spool/report.csv",
              unprivileged=True, description="fs.protected_hardlinks: the report is root's and not writable by the "
              "job, linkat fails EPERM (the source's ownership is the fault)"),
+    # retries that give up
+    Scenario("lockf_retry_gives_up", "python3 job retrying lockf(LOCK_NB) 25 times",
+             lambda b: [PY3, "-S", f"{b}/job.py", f"{b}/run/job.lock", LOCK_RETRY_PY_ARGS],
+             lockf_retry_gives_up, frozenset({"fcntl"}), "EAGAIN", lambda b: f"{b}/run/job.lock",
+             teardown=BACKGROUND.stop, description="the good runs' lock is let go after 0.1 s (EAGAIN a few "
+             "times, then the lock); the hung holder never lets go: EAGAIN every time, 'lock never free'"),
+    Scenario("wait_dependency_never_ready", "sh start script polls for its dependency",
+             lambda b: ["/bin/sh", f"{b}/wait.sh"],
+             dependency_never_ready, PROBES_STAT, "ENOENT", lambda b: f"{b}/dep.ready",
+             description="the good runs' dependency appears after 0.05 s (polled with stat ENOENT a few times); "
+             "its unit failed: the file never appears, the script gives up after 100 polls"),
     Scenario("make_include_unreadable", "make with include config.mk (nobody)",
              lambda b: ["/usr/bin/make", "-C", str(b)],
              make_include_unreadable, PROBES_OPEN, "EACCES", lambda b: f"{b}/config.mk",
@@ -860,7 +896,7 @@ def _dep_later(base: Path, run: int) -> None:
 
 LOCK_RETRY_PY = ("import fcntl, os, sys, time\n"
                  "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)\n"
-                 "for attempt in range(200):\n"
+                 "for attempt in range(int(sys.argv[2]) if len(sys.argv) > 2 else 200):\n"
                  "    try:\n"
                  "        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
                  "        break\n"
