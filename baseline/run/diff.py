@@ -109,7 +109,9 @@ not a stale done-marker making a job skip its work). Three refinements:
 * a wait interrupted by a signal (EINTR, ERESTART*) and never completed by its thread, at a
   (call, path) the good runs completed and never saw interrupted, is not covered by the
   allowlist's timing entries (`_abandoned_waits`: flock -w giving up, a child timeout kills
-  in its open of a FIFO).
+  in its open of a FIFO); nor is a retry loop that gave up (`_retries_given_up`: EAGAIN at a
+  call the good runs completed, failed 3+ times by a thread that never completes it -- a
+  lock its hung holder never lets go -- though the good runs' own retries taught the entry).
 
 **Threads cut off.** A thread still running when its recording stopped (tracer record's
 linger or -d ran out; the trace's metadata lists it, tracer.schema.CUT_OFF_KEY) did not end:

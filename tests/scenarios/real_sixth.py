@@ -8,7 +8,8 @@ barely touch:
 - **servers, signals and retries**: a Python HTTP server (its own threads, stopped with
   SIGTERM) started by a bash coproc and fetched by curl, whose docroot symlink points at a
   release that is not there or whose page is root's; a systemd-style restart loop in sh
-  around a service whose config it may not read;
+  around a service whose config it may not read; retry loops that give up where the good
+  runs retry the same call and get past it (lockf never freed, a dependency never ready);
 - **IPC**: a unix socket whose file a crashed server left (bind EADDRINUSE), an agent socket
   that was never created (connect ENOENT), logger against a syslog socket whose reader died
   (ECONNREFUSED on a datagram socket), an abstract-namespace singleton guard, a POSIX message
@@ -246,6 +247,25 @@ SERVE_SH = ('coproc SRV {{ exec {py} -S {b}/server.py {b}/www/current {port}; }}
             'rc=$?\n'
             'kill $SRV_PID; wait $SRV_PID\n'
             'exit $rc\n')
+
+
+# The same server with daemon handler threads (ThreadingHTTPServer's default) and no join: the
+# exit cuts the handler wherever it is (good-vs-good noise the diff does not yet absorb).
+DAEMON_SERVER_PY = ("import functools, http.server, signal, sys\n"
+                    "root, port = sys.argv[1], int(sys.argv[2])\n"
+                    "class Quiet(http.server.SimpleHTTPRequestHandler):\n"
+                    "    def log_message(self, *args):\n"
+                    "        pass\n"
+                    "http.server.ThreadingHTTPServer.allow_reuse_address = True\n"
+                    "srv = http.server.ThreadingHTTPServer(('127.0.0.1', port), functools.partial(Quiet, directory=root))\n"
+                    "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\n"
+                    "print('ready', flush=True)\n"
+                    "srv.serve_forever()\n")
+
+
+def _site_daemon_threads(base: Path, run: int) -> None:
+    _site(base)
+    write(base / "server.py", DAEMON_SERVER_PY)
 
 
 def _site(base: Path) -> None:
@@ -1001,6 +1021,11 @@ QUIET_SIXTH: list[NoAnomalyCase] = [
         lambda b: ["/bin/bash", f"{b}/serve.sh"],
         lambda b, i: _site(b), description="a threaded http.server started by a bash coproc, fetched by curl, "
         "stopped with SIGTERM"),
+    NoAnomalyCase(
+        "http_daemon_threads_killed",
+        lambda b: ["/bin/bash", f"{b}/serve.sh"],
+        _site_daemon_threads, description="the coproc server with daemon handler threads: SIGTERM's exit cuts "
+        "the handler at a varying point (before or after it closed the page and shut the connection down)"),
     NoAnomalyCase(
         "wait_for_dependency_poll",
         lambda b: ["/bin/sh", f"{b}/wait.sh"],
