@@ -114,3 +114,28 @@ def test_help_and_version_exit_0(commands, capsys):
     assert _run(commands, capsys, "--version")[0] == 0
     assert _run(commands, capsys, "do", "--help")[0] == 0
     assert _run(commands, capsys, "do", "ok") == (0, "")
+
+
+# A Ctrl-C that lands while the console script is still importing the CLI (the first ~50 ms of
+# every command) is raised here deterministically: an import hook interrupts the first import
+# of tracer.units, which tracer.cli.common needs. The process runs the real console-script
+# entry points as installed (pyproject [project.scripts]).
+INTERRUPT_WHILE_IMPORTING = """
+import sys
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == "tracer.units":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, Interrupt())
+from {package}.cli import entry
+entry()
+"""
+
+
+@pytest.mark.parametrize("package", ["tracer", "baseline"])
+def test_interrupt_while_the_cli_loads_is_130_and_quiet(package):
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", INTERRUPT_WHILE_IMPORTING.format(package=package), "--version"],
+                          capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[1])
+    assert (proc.returncode, proc.stderr, proc.stdout) == (130, "", "")

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from collections.abc import MutableMapping, Sequence
 
-from tracer.cli import common
+# tracer.cli.common is imported by main()/entry(), not here: the console script imports this
+# module first, and a Ctrl-C while it loads must end quietly (exit 130), not in a traceback.
 
 SUBCOMMANDS = [
     "baseline.cli.diff",  # diff
@@ -40,12 +41,18 @@ def configure_allocator(environ: MutableMapping[str, str] = os.environ) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from tracer.cli import common
+
     return common.run("baseline", __doc__.split("\n")[0].strip("`").split(": ", 1)[-1], SUBCOMMANDS, argv)
 
 
 def entry() -> None:
     """The console script: main(), then common.exit_process (no native-teardown aborts)."""
     configure_allocator()
+    try:
+        from tracer.cli import common
+    except KeyboardInterrupt:
+        os._exit(130)
     common.exit_process(main())
 
 

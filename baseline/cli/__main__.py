@@ -1,5 +1,3 @@
-from baseline.cli import configure_allocator, main
-from tracer.cli.common import exit_process
+from baseline.cli import entry
 
-configure_allocator()  # before anything imports polars
-exit_process(main())
+entry()  # sets the allocator before anything imports polars

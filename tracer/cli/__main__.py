@@ -1,4 +1,3 @@
-from tracer.cli import main
-from tracer.cli.common import exit_process
+from tracer.cli import entry
 
-exit_process(main())
+entry()
