@@ -41,18 +41,26 @@ def run_time() -> dt.datetime:
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     catchup=False,
     max_active_runs=1,
+    # A run stuck on the dataset lock or a hung mount would hold the only active run and block
+    # every later hour: fail it instead (each task is safe to retry). An audit of a whole day of
+    # 10,000 hosts took 67 s (docs/benchmarks.md); 45 min per task is the ceiling.
+    default_args={"owner": "tracebase", "execution_timeout": dt.timedelta(minutes=45)},
+    dagrun_timeout=dt.timedelta(hours=2),
+    doc_md=__doc__,
     tags=["tracebase"],
     params={"config": Param(None, type=["null", "string"], description="pipeline config YAML (else Variable tracebase_config)")},
 )
 def baseline_audit():
     @task
     def validate_config() -> str:
+        """Validate the pipeline config (param `config`, else Variable tracebase_config); its path."""
         from baseline.pipeline.config import validated_config_path
 
         return validated_config_path(get_current_context()["params"].get("config"))
 
     @task(retries=2, retry_delay=RETRY)
     def refresh_baseline(config_path: str) -> dict:
+        """Refit the per-operation good-trace baseline on the recent window."""
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import refresh_baseline as refresh
 
@@ -60,6 +68,7 @@ def baseline_audit():
 
     @task(retries=2, retry_delay=RETRY)
     def refresh_expected(config_path: str) -> dict:
+        """Relearn the expected errors from good traces (curated entries are kept)."""
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import refresh_expected as refresh
 
@@ -67,6 +76,7 @@ def baseline_audit():
 
     @task(retries=2, retry_delay=RETRY)
     def audit(config_path: str, model: dict, expected: dict) -> dict:  # noqa: ARG001 - ordering
+        """Audit new failures: bifurcation points, root-cause clusters, host alerts (staged)."""
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import audit_new_failures
 
@@ -74,6 +84,7 @@ def baseline_audit():
 
     @task(outlets=[TRACEBASE_FINDINGS], retries=2, retry_delay=RETRY)
     def publish(config_path: str, audited: dict) -> dict:
+        """Publish the staged findings and report.html; findings/LATEST; the findings asset."""
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import publish_findings
 

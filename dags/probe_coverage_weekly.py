@@ -21,6 +21,11 @@ from airflow.sdk import CronDataIntervalTimetable, Param, dag, get_current_conte
     schedule=CronDataIntervalTimetable("0 0 * * 1", timezone="UTC"),  # ISO weeks start on Monday
     start_date=dt.datetime(2026, 1, 5, tzinfo=dt.UTC),
     catchup=False,
+    # a week of a large fleet reads in minutes; a run stuck on a hung mount fails instead of
+    # holding the slot until next Monday
+    default_args={"owner": "tracebase", "execution_timeout": dt.timedelta(hours=2)},
+    dagrun_timeout=dt.timedelta(hours=6),
+    doc_md=__doc__,
     tags=["tracebase"],
     params={
         "config": Param(None, type=["null", "string"], description="pipeline config YAML (else Variable tracebase_config)"),
@@ -30,12 +35,14 @@ from airflow.sdk import CronDataIntervalTimetable, Param, dag, get_current_conte
 def probe_coverage_weekly():
     @task
     def validate_config() -> str:
+        """Validate the pipeline config (param `config`, else Variable tracebase_config); its path."""
         from baseline.pipeline.config import validated_config_path
 
         return validated_config_path(get_current_context()["params"].get("config"))
 
     @task(retries=2, retry_delay=dt.timedelta(minutes=2))
     def coverage_report(config_path: str) -> dict:
+        """The report of one ISO week (param `week`, else the last complete week): HTML, Markdown, Parquet."""
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import coverage_week, weekly_coverage
 

@@ -22,18 +22,26 @@ TRACEBASE_DATASET = Asset(name="tracebase_dataset", uri="file:///tracebase/datas
     start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
     catchup=False,
     max_active_runs=1,  # one writer per dataset partition at a time
+    # A run stuck on a hung mount would hold the only active run and block every later
+    # interval: fail it instead (the next run picks the spool up; ingest is idempotent).
+    # An ingest of a day's backlog of 10,000 hosts takes minutes; 20 min is the ceiling.
+    default_args={"owner": "tracebase", "execution_timeout": dt.timedelta(minutes=20)},
+    dagrun_timeout=dt.timedelta(hours=1),
+    doc_md=__doc__,
     tags=["tracebase"],
     params={"config": Param(None, type=["null", "string"], description="pipeline config YAML (else Variable tracebase_config)")},
 )
 def trace_ingest():
     @task
     def validate_config() -> str:
+        """Validate the pipeline config (param `config`, else Variable tracebase_config); its path."""
         from baseline.pipeline.config import validated_config_path
 
         return validated_config_path(get_current_context()["params"].get("config"))
 
     @task(retries=2, retry_delay=dt.timedelta(minutes=1))  # idempotent: a rerun adds no duplicate rows
     def ingest(config_path: str) -> dict:
+        """Spool snapshots into the dataset; unreadable files to quarantine; the watermark."""
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import ingest_once
 
@@ -41,6 +49,7 @@ def trace_ingest():
 
     @task(retries=2, retry_delay=dt.timedelta(minutes=1))
     def compact_and_expire(config_path: str, ingested: dict) -> dict:  # noqa: ARG001 - runs after ingest
+        """Merge small part files; remove partitions and quarantine past their retention."""
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import tidy
 
@@ -48,6 +57,7 @@ def trace_ingest():
 
     @task(outlets=[TRACEBASE_DATASET])
     def announce_new_data(ingested: dict) -> dict:
+        """Update the tracebase_dataset asset (triggers baseline_audit) when rows landed; else skip."""
         if not ingested["new_rows"]:
             raise AirflowSkipException("no new rows: the dataset asset is not updated")
         return {"rows": ingested["rows"], "snapshots": ingested["snapshots"]}

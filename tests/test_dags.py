@@ -85,6 +85,33 @@ def test_schedules(dagbag):
     assert type(weekly).__name__ == "CronDataIntervalTimetable" and "'0 0 * * 1'" in repr(weekly)  # Mondays
 
 
+def test_dags_are_documented_and_bounded_in_time(dagbag):
+    """What the Airflow UI shows an SRE (the DAG's and each task's docs, each param's meaning),
+    and no run can hold a max_active_runs slot forever (a task hung on a lock or a mount)."""
+    for dag_id in ("trace_ingest", "baseline_audit", "probe_coverage_weekly"):
+        dag = dagbag.get_dag(dag_id)
+        assert dag.doc_md and dag_id in dag.doc_md, dag_id
+        assert dag.dagrun_timeout is not None and dag.owner == "tracebase", dag_id
+        assert all(p.description for p in dag.params.values()), dag_id
+        for t in dag.tasks:
+            assert t.doc_md, (dag_id, t.task_id)
+            assert t.execution_timeout is not None and t.execution_timeout < dag.dagrun_timeout, (dag_id, t.task_id)
+
+
+def test_parsing_the_dags_warns_nothing_of_ours(airflow_db):  # noqa: ARG001
+    import warnings
+
+    from airflow.dag_processing.dagbag import DagBag
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bag = DagBag(dag_folder=str(DAGS))
+    assert bag.import_errors == {}
+    ours = [f"{w.filename}:{w.lineno}: {w.message}" for w in caught
+            if Path(w.filename).resolve().is_relative_to(REPO) and ".venv" not in w.filename]
+    assert ours == []
+
+
 def _run(dagbag, dag_id: str, conf: dict, when: dt.datetime):
     from airflow.utils.state import DagRunState
 
