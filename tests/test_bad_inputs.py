@@ -110,6 +110,9 @@ CASES: list[Case] = [
     C("run-set-not-yaml", "tracer", "run", "{text_yaml}", "--spool", "{tmp}/spool", words="{text_yaml}"),
     C("run-set-unknown-key", "tracer", "run", "{set_typo}", "--spool", "{tmp}/spool", "-d", "2s", words="{set_typo}"),
     C("run-set-missing", "tracer", "run", "{tmp}/missing.yaml", "--spool", "{tmp}/spool", words="missing.yaml"),
+    # two sets of one name would mix their counters and duplicate the Prometheus series
+    C("run-set-twice", "tracer", "run", "syscalls", "syscalls", "--spool", "{tmp}/spool", "-d", "2s",
+      words=("'syscalls' twice", "distinct names"), root=True),
     C("run-spool-is-file", "tracer", "run", "syscalls", "--spool", "{text}", "-d", "2s", words="{text}", root=True),
     C("run-spool-readonly", "tracer", "run", "syscalls", "--spool", "{ro}/spool", "-d", "2s", words="{ro}",
       root=True),

@@ -87,6 +87,20 @@ def test_bad_probe_set_names_file_field_expected_found(tmp_path, text, message):
     assert str(info.value).startswith(str(path)) and message in str(info.value)
 
 
+def test_vendor_gate_refuses_two_probes_traced_as_one_function(tmp_path):
+    """Two mlx5 callbacks whose equivalent on another driver is one function would count each
+    call twice and duplicate that probe's Prometheus series; the mlx5 names stay usable."""
+    path = tmp_path / "shared.yaml"
+    path.write_text("version: 1\nname: x\nattach: fexit\nprobes:\n"
+                    "  - {symbol: mlx5_ib_create_qp, layer: driver, vendors: {irdma: irdma_create_qp}}\n"
+                    "  - {symbol: mlx5_ib_create_srq, layer: driver, vendors: {irdma: irdma_create_qp}}\n")
+    assert [p.symbol for p in load_probe_set(str(path), vendor="mlx5").probes] == ["mlx5_ib_create_qp", "mlx5_ib_create_srq"]
+    with pytest.raises(TracebaseError) as info:
+        load_probe_set(str(path), vendor="irdma")
+    assert str(info.value) == (f"{path}: field 'vendors.irdma': expected each probe to trace its own function, found "
+                               "'mlx5_ib_create_qp' and 'mlx5_ib_create_srq' both traced as 'irdma_create_qp'")
+
+
 def test_existence_checks_against_this_host(fake_set):
     set_file, lib = fake_set
     assert {"fv_uverbs_reg_mr", "fv_peer_umem_get"} <= elf_function_symbols(str(lib))

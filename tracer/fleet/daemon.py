@@ -301,6 +301,13 @@ class Daemon:
         check_root("tracer run")
         # no probe set is compiled before every one of them loaded
         self.sets = [load_probe_set(s, cfg.probes_dir) for s in cfg.sets]
+        names = [pset.name for pset in self.sets]
+        for i, pset in enumerate(self.sets):
+            # the set name labels the spool's rows and the Prometheus series: two sets of one
+            # name would mix their counters and duplicate series (node_exporter drops the file)
+            if pset.name in names[:i]:
+                raise TracebaseError(f"SET: expected probe sets with distinct names, found {pset.name!r} twice "
+                                     f"({self.sets[names.index(pset.name)].source} and {pset.source})")
         check_output_dir(Path(cfg.spool), "--spool")
         if cfg.prom is not None:
             check_output_file(cfg.prom, "--prom", ".prom", " (node_exporter's textfile collector reads only *.prom)")

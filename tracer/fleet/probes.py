@@ -190,6 +190,14 @@ def apply_vendor_gate(pset: ProbeSet, vendor: str | None) -> ProbeSet:
         replace(p, symbol=p.vendors.get(vendor, p.default_symbol) if vendor and vendor != "mlx5" else p.default_symbol)
         for p in pset.probes
     )
+    # Two entries traced as one function would count every call twice, and give the Prometheus
+    # textfile two series with the same labels (node_exporter then drops the whole file).
+    seen: dict[str, str] = {}
+    for p in probes:
+        if p.symbol in seen:
+            raise TracebaseError(f"{pset.source}: field 'vendors.{vendor}': expected each probe to trace its own "
+                                 f"function, found {seen[p.symbol]!r} and {p.default_symbol!r} both traced as {p.symbol!r}")
+        seen[p.symbol] = p.default_symbol
     return replace(pset, probes=probes, vendor=vendor)
 
 
