@@ -52,7 +52,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
                     walk(sub)
 
     for name, mod in (("tracer", tracer_cli), ("baseline", baseline_cli)):
-        walk(build_parser(name, "", mod.SUBCOMMANDS))
+        walk(build_parser(name, "", mod.SUBCOMMANDS, mod.EPILOG))
     return found
 
 
@@ -326,12 +326,24 @@ def _wait_for(cond, timeout: float) -> None:
     raise AssertionError("timed out waiting for the daemon's first snapshot")
 
 
+def _runnable_or_top(prog: str, parser: argparse.ArgumentParser) -> bool:
+    return prog in ("tracer", "baseline") or not any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)
+
+
 def test_every_command_has_examples():
-    missing = [prog for prog, p in _parsers().items()
-               if prog not in ("tracer", "baseline") and not any(isinstance(a, argparse._SubParsersAction)
-                                                                  for a in p._actions)
-               and "examples:" not in (p.epilog or "")]
+    missing = [prog for prog, p in _parsers().items() if _runnable_or_top(prog, p) and "examples:" not in (p.epilog or "")]
     assert missing == [], f"--help without examples: {missing}"
+
+
+def test_every_command_documents_its_exit_status():
+    """Scripts branch on it: 0/1/2 (and 130 for Ctrl-C where the command does not catch it)."""
+    parsers = _parsers()
+    missing = [prog for prog, p in parsers.items()
+               if _runnable_or_top(prog, p) and "exit status" not in p.format_help().lower()]
+    assert missing == [], f"--help without the exit status: {missing}"
+    assert "1 `diff` found an anomaly" in parsers["baseline"].format_help()
+    assert "1 anomaly found" in parsers["baseline diff"].format_help()
+    assert "0 done; 2 trouble" in parsers["baseline audit"].format_help()
 
 
 def test_examples_are_found():

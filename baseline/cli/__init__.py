@@ -21,6 +21,18 @@ SUBCOMMANDS = [
     "baseline.cli.export",  # export (Chrome Trace Event JSON)
 ]
 
+# `baseline --help`: a few examples (each also in its subcommand's --help, where a test runs it)
+EPILOG = """\
+examples:
+  baseline diff good.parquet bad.parquet
+  baseline simulate --hosts 50 --hours 24 --seed 1 --out /tmp/fleet
+  baseline audit fleet/            # uses fleet/baseline-model.parquet if `baseline learn` wrote it, writes fleet/audit/
+  baseline export run.parquet -o run.json
+
+exit status: 0 done; 1 `diff` found an anomaly (like diff(1)); 2 trouble (bad input or usage,
+an OS error: one line on stderr); 130 interrupted (Ctrl-C).
+'baseline COMMAND --help' shows each command's flags, examples and exit status."""
+
 
 # polars' allocator (jemalloc, configured through _RJEM_MALLOC_CONF when polars is first imported;
 # polars itself sets dirty_decay_ms:500,muzzy_decay_ms:1000 and a background purging thread).
@@ -43,7 +55,8 @@ def configure_allocator(environ: MutableMapping[str, str] = os.environ) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     from tracer.cli import common
 
-    return common.run("baseline", __doc__.split("\n")[0].strip("`").split(": ", 1)[-1], SUBCOMMANDS, argv)
+    return common.run("baseline", __doc__.split("\n")[0].strip("`").split(": ", 1)[-1], SUBCOMMANDS, argv,
+                      EPILOG)
 
 
 def entry() -> None:

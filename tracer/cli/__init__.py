@@ -14,11 +14,23 @@ from collections.abc import Sequence
 
 SUBCOMMANDS = ["tracer.cli.record", "tracer.cli.run", "tracer.cli.probes"]
 
+# `tracer --help`: a few examples (each also in its subcommand's --help, where a test runs it)
+EPILOG = """\
+examples:
+  tracer record -o bad.parquet --label bad -- ./job.sh
+  tracer run rdma --spool /var/spool/tracebase          # 13 RDMA fexit probes, 5 s snapshots
+  tracer probes check rdma             # BTF/kallsyms lookup, vendor gate, lockdown
+
+exit status: 0 done; 1 `probes check` found missing probes; `record`: the recorded command's;
+2 trouble (bad input or usage, an OS error: one line on stderr); 130 interrupted (Ctrl-C).
+'tracer COMMAND --help' shows each command's flags, examples and exit status."""
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     from tracer.cli import common
 
-    return common.run("tracer", __doc__.split("\n")[0].strip("`").split(": ", 1)[-1], SUBCOMMANDS, argv)
+    return common.run("tracer", __doc__.split("\n")[0].strip("`").split(": ", 1)[-1], SUBCOMMANDS, argv,
+                      EPILOG)
 
 
 def entry() -> None:

@@ -67,20 +67,37 @@ class _VersionAction(argparse._VersionAction):
         super().__call__(parser, namespace, values, option_string)
 
 
-def build_parser(prog: str, description: str, modules: Sequence[str]) -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog=prog, description=description, formatter_class=HelpFormatter)
+# What every command's --help says about its exit status unless it documents its own (diff's
+# 1 = anomaly, record's = the command's): scripts and cron wrappers branch on it.
+EXIT_STATUS = ("exit status: 0 done; 2 trouble (bad input or usage, an OS error such as a full disk: one line\n"
+               "on stderr naming the file or flag); 130 interrupted (Ctrl-C).")
+
+
+def build_parser(prog: str, description: str, modules: Sequence[str], epilog: str = "") -> argparse.ArgumentParser:
+    """The command's parser; `epilog` (examples, exit status) is shown by `prog --help`."""
+    parser = ArgumentParser(prog=prog, description=description, formatter_class=HelpFormatter, epilog=epilog or None)
     parser.add_argument("--version", action=_VersionAction, version=f"{prog} (tracebase)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in modules:
         importlib.import_module(name).register(sub)
+    _document_exit_status(sub)
     return parser
 
 
-def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str] | None) -> int:
+def _document_exit_status(sub: argparse._SubParsersAction) -> None:
+    for parser in dict.fromkeys(sub.choices.values()):
+        nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        for action in nested:
+            _document_exit_status(action)
+        if not nested and "exit status" not in (parser.epilog or "").lower():
+            parser.epilog = f"{parser.epilog.rstrip()}\n\n{EXIT_STATUS}" if parser.epilog else EXIT_STATUS
+
+
+def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str] | None, epilog: str = "") -> int:
     """Parse argv and run the subcommand; every failure a user can cause is one line, exit 2."""
     try:
-        parser = build_parser(prog, description, modules)
+        parser = build_parser(prog, description, modules, epilog)
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help, --version, a usage error: a status, for in-process callers

@@ -20,6 +20,9 @@ examples:
 A probe set is a name under bpf/probes/ (rdma, verbs-user, syscalls) or a path to a YAML file.
 Snapshots: <spool>/<host>/snap-<UTC time>-<seq>/{events,counters}.parquet, renamed into place
 whole. SIGTERM/SIGINT write a final snapshot and detach.
+
+exit status: 0 stopped (-d elapsed, or SIGTERM/SIGINT/SIGHUP after the final snapshot); 2 trouble
+(bad input or usage, not root, nothing could attach, an OS error: one line on stderr).
 """
 
 
