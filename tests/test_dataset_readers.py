@@ -101,3 +101,36 @@ def test_our_readers_accept_files_that_carry_host(tmp_path, simulated):
     assert both["host"].value_counts().sort("host").rows() == [("hostA", ours.height), ("hostB", ours.height)]
     compact_dataset(tmp_path, min_files=1, tables=("counters",))  # compaction reads both kinds too
     assert read(dataset_files(tmp_path, "counters"), "counters")["host"].null_count() == 0
+
+
+def test_typed_hive_keys_keep_numeric_host_names(tmp_path, simulated):
+    """A fleet whose host names are all digits: untyped, pyarrow/pandas/polars read host as an
+    integer (0042 -> 42); with the documented HIVE_KEYS arguments every reader keeps the name,
+    and the date is a date everywhere."""
+    import shutil
+
+    import pyarrow as pa
+
+    from tracer.schema import HIVE_KEYS
+
+    names = {}
+    for i, src in enumerate(sorted((simulated / "counters").glob("date=*/host=*"))):
+        dst = tmp_path / "counters" / src.parent.name / f"host={i:04d}"
+        shutil.copytree(src, dst)
+        names[f"{i:04d}"] = sum(pq.read_metadata(f).num_rows for f in dst.glob("*.parquet"))
+    d = str(tmp_path / "counters")
+    assert ds.dataset(d, format="parquet", partitioning="hive").schema.field("host").type != pa.string()  # the trap
+    keys = ds.partitioning(HIVE_KEYS, flavor="hive")
+    frames = {
+        "pyarrow.dataset": ds.dataset(d, format="parquet", partitioning=keys).to_table().to_pandas(),
+        "pandas": pd.read_parquet(d, partitioning=keys),
+        "polars": pl.scan_parquet(f"{d}/**/*.parquet", hive_schema={"date": pl.Date, "host": pl.String}).collect()
+                  .to_pandas(),
+        "duckdb": duckdb.sql(f"select * from read_parquet('{d}/**/*.parquet', hive_partitioning = true, "
+                             "hive_types = {'date': DATE, 'host': VARCHAR})").df(),
+        "ours": read(dataset_files(tmp_path, "counters"), "counters").to_pandas(),
+    }
+    for reader, frame in frames.items():
+        assert frame["host"].astype(object).value_counts().to_dict() == names, reader
+        if reader != "ours":
+            assert {type(v) for v in frame["date"].astype(object)} <= {dt.date, pd.Timestamp}, reader

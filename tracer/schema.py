@@ -834,6 +834,12 @@ def dataset_files(root: str | os.PathLike, table: str, since: str | None = None)
 # column from the path (validate_file, scan, read_arrow) and accept files that still have it.
 PARTITION_COLUMNS = ("host",)
 
+# The hive keys' types. Directory names carry none, so other readers infer one: a fleet whose
+# host names are all digits ("0042") reads as integers with the leading zeros lost, and `date`
+# is a string to pyarrow but a date to polars and DuckDB. Passing these pins both
+# (docs/airflow.md shows each reader's argument; our own readers already keep host a string).
+HIVE_KEYS = pa.schema([("date", pa.date32()), ("host", pa.string())])
+
 
 def partition_path(root: str | os.PathLike, table: str, date: str, host: str, name: str) -> Path:
     return Path(root) / table / f"date={date}" / f"host={host}" / name
