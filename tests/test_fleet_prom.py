@@ -65,3 +65,16 @@ def test_no_snapshot_yet_has_no_timestamp_sample_and_held_snapshots_show():
     fams = families(prometheus_text("h", [], [], snapshots=0, last_snapshot_s=None, held_snapshots=3))
     assert fams["tracebase_last_snapshot_timestamp_seconds"].samples == []
     assert [s.value for s in fams["tracebase_held_snapshots"].samples] == [3.0]
+
+
+def test_odd_label_values_round_trip_and_series_are_unique():
+    """A probe-set name is free text from its YAML (quotes, backslashes, a newline, non-ASCII):
+    the exposition escapes it, the parser gives it back, and no two samples share a series."""
+    odd = 'team "a"\\b\nc-é'
+    text = prometheus_text("h", [ProbeSample(odd, "openat", "syscall", 3, 1, {"ENOENT": 1}, True)],
+                           [SetSample(odd, 0)], snapshots=1, last_snapshot_s=1.0)
+    assert all(line.startswith(("#", "tracebase_")) for line in text.splitlines() if line)  # no line broken
+    samples = [s for f in text_string_to_metric_families(text) for s in f.samples]
+    assert {s.labels["set"] for s in samples if "set" in s.labels} == {odd}
+    series = [(s.name, tuple(sorted(s.labels.items()))) for s in samples]
+    assert len(series) == len(set(series))
