@@ -139,3 +139,24 @@ def test_interrupt_while_the_cli_loads_is_130_and_quiet(package):
     proc = subprocess.run([sys.executable, "-c", INTERRUPT_WHILE_IMPORTING.format(package=package), "--version"],
                           capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[1])
     assert (proc.returncode, proc.stderr, proc.stdout) == (130, "", "")
+
+
+def test_a_reader_that_went_away_changes_neither_status_nor_stderr():
+    """`tracer probes check --json | head -c0`: stdout's reader is gone before anything is
+    written (EPIPE on the first write). No traceback, nothing on stderr, and the exit status is
+    the command's own (here 1 = probes missing on this host, as without the pipe), so a
+    `set -o pipefail` script still learns what the command found."""
+    import json
+    import os
+    import subprocess
+
+    tracer = [str(Path(sys.executable).parent / "tracer"), "probes", "check", "--json"]
+    plain = subprocess.run(tracer, capture_output=True, text=True, timeout=120)
+    assert json.loads(plain.stdout) and plain.stderr == ""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        piped = subprocess.run(tracer, stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert (piped.returncode, piped.stderr) == (plain.returncode, "")

@@ -7,7 +7,8 @@ Subcommand modules import heavy libraries inside their handlers so `--help` stay
 The edges every command shares live here:
 - `run` turns every user error into one line on stderr and exit status 2: a TracebaseError, an
   OSError on a user's path (ENOSPC, EROFS, EACCES, EISDIR, ENOTDIR, ENOENT, ...), a bad flag
-  (argparse); Ctrl-C exits 130 quietly; a closed stdout pipe exits quietly.
+  (argparse); Ctrl-C exits 130 quietly; a closed stdout pipe (`| head -1`) drops the rest of
+  the output quietly and the command finishes with its own exit status.
 - argparse `type=` converters over `tracer.units` (`duration`, `since`, `positive_int`, ...),
   so a bad value is refused before anything runs, naming the flag:
   ``tracer run: error: argument -i/--interval: expected a duration like ..., found 'nan'``.
@@ -102,7 +103,11 @@ def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str]
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help, --version, a usage error: a status, for in-process callers
             return 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 2
-        return int(args.func(args) or 0)
+        stdout, sys.stdout = sys.stdout, _ClosablePipe(sys.stdout)
+        try:
+            return int(args.func(args) or 0)
+        finally:
+            sys.stdout = stdout
     except TracebaseError as exc:
         _say(prog, str(exc))
         return exc.exit_status
@@ -188,6 +193,37 @@ def _printable(text: str) -> str:
     # Undecodable bytes in a file name arrive as lone surrogates (surrogateescape): show them
     # as \xNN rather than failing to print the error about that very file.
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+class _ClosablePipe:
+    """stdout for a command's handler: when the reader goes away (`baseline diff ... | head -1`)
+    the rest of the output is dropped and the command finishes, so its exit status still says
+    what it found (diff: 1 = anomaly) and what it writes to files is complete."""
+
+    def __init__(self, stream: Any):
+        self._stream, self._closed = stream, False
+
+    def write(self, text: str) -> int:
+        if not self._closed:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._close()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._closed:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._close()
+
+    def _close(self) -> None:
+        self._closed = True
+        _silence_stdout()
+
+    def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding, buffer, ...
+        return getattr(self._stream, name)
 
 
 def _silence_stdout() -> None:
