@@ -116,6 +116,8 @@ CASES: list[Case] = [
     C("run-spool-is-file", "tracer", "run", "syscalls", "--spool", "{text}", "-d", "2s", words="{text}", root=True),
     C("run-spool-readonly", "tracer", "run", "syscalls", "--spool", "{ro}/spool", "-d", "2s", words="{ro}",
       root=True),
+    C("run-spool-full", "tracer", "run", "syscalls", "--spool", "{full}/spool", "-d", "2s",
+      words=("{full}/spool", "no space"), root=True),
     C("run-prom-dir", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--prom", "{emptydir}", "-d", "2s",
       words="{emptydir}", root=True),
     C("run-prom-readonly", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--prom", "{ro}/x.prom", "-d", "2s",
@@ -180,6 +182,10 @@ CASES: list[Case] = [
     C("diff-trace-id-unknown", "baseline", "diff", "{good1}", "{bad}", "--trace-id", "nosuch", words="nosuch"),
     C("diff-same", "baseline", "diff", "{good1}", "{good2}", code=0),
     C("diff-anomaly", "baseline", "diff", "{good1}", "{good2}", "{bad}", code=1),
+    # numbers past what the work can take: refused at once, never a hang or an overflow deep inside
+    C("diff-window-huge", "baseline", "diff", "{good1}", "{bad}", "-k", "99999999999999999999999",
+      words=("--window", "1000"), timeout=20),
+    C("diff-context-underscore", "baseline", "diff", "{good1}", "{bad}", "--context", "1_0", words="--context"),
     # ---------------------------------------------------------------- baseline allowlist learn
     C("allowlist-no-good", "baseline", "allowlist", "learn", words="GOOD"),
     C("allowlist-missing", "baseline", "allowlist", "learn", "{tmp}/missing.parquet", "-o", "{tmp}/a.yaml",
@@ -215,6 +221,16 @@ CASES: list[Case] = [
     C("simulate-events-target-0", "baseline", "simulate", "--events-target", "0", "--out", "{tmp}/sim",
       words="--events-target"),
     C("simulate-workers-0", "baseline", "simulate", "--workers", "0", "--out", "{tmp}/sim", words="--workers"),
+    C("simulate-hosts-huge", "baseline", "simulate", "--hosts", "99999999999999999999999", "--out", "{tmp}/sim",
+      words=("--hosts", "1000000")),
+    C("simulate-hosts-arabic-digit", "baseline", "simulate", "--hosts", "\u0663", "--out", "{tmp}/sim",
+      words="--hosts"),
+    C("simulate-hours-huge", "baseline", "simulate", "--hours", "1e308", "--out", "{tmp}/sim", words=("--hours", "2262")),
+    C("simulate-seed-negative", "baseline", "simulate", "--seed=-1", "--out", "{tmp}/sim", words="--seed"),
+    C("simulate-start-year-1", "baseline", "simulate", "--start", "0001-01-01", "--out", "{tmp}/sim",
+      words=("--start", "1678")),
+    C("simulate-start-offset-past-9999", "baseline", "simulate", "--start", "9999-12-31T23:59:59-23:59",
+      "--out", "{tmp}/sim", words="--start"),
     C("simulate-scenario", "baseline", "simulate", "--scenario", "nosuch", "--out", "{tmp}/sim", words="nosuch"),
     C("simulate-start", "baseline", "simulate", "--start", "someday", "--out", "{tmp}/sim", words="--start"),
     C("simulate-start-nan", "baseline", "simulate", "--start", "nan", "--out", "{tmp}/sim", words="--start"),
@@ -246,6 +262,12 @@ CASES: list[Case] = [
     C("learn-since-nan", "baseline", "learn", "{fleet}", "-o", "{tmp}/m.parquet", "--since", "nan", words="--since"),
     C("learn-since-future", "baseline", "learn", "{fleet}", "-o", "{tmp}/m.parquet", "--since", "2030-01-01",
       words="2030-01-01"),
+    C("learn-since-huge-ago", "baseline", "learn", "{fleet}", "-o", "{tmp}/m.parquet", "--since", "9999999999d",
+      words=("--since", "at most")),
+    C("learn-since-before-year-1", "baseline", "learn", "{fleet}", "-o", "{tmp}/m.parquet", "--since",
+      "0001-01-01T00:00:00+23:59", words=("--since", "1678")),
+    C("learn-out-symlink-loop", "baseline", "learn", "{fleet}", "-o", "{loop}/m.parquet",
+      words=("{loop}", "symbolic links")),
     C("learn-non-utf8", "baseline", "learn", "{nonutf8}", "-o", "{tmp}/m.parquet", words=("bad-", "UTF-8")),
     C("learn-out-dir", "baseline", "learn", "{fleet}", "-o", "{emptydir}", words="{emptydir}"),
     C("learn-out-under-file", "baseline", "learn", "{fleet}", "-o", "{text}/m.parquet", words="{text}"),
@@ -266,6 +288,9 @@ CASES: list[Case] = [
     C("audit-model-wrong-table", "baseline", "audit", "{fleet}", "--model", "{good1}", "--out", "{tmp}/aud",
       words="{good1}"),
     C("audit-since-bad", "baseline", "audit", "{fleet}", "--since", "soon", "--out", "{tmp}/aud", words="--since"),
+    C("audit-since-huge-ago", "baseline", "audit", "{fleet}", "--since", "99999999999999999999d", "--out",
+      "{tmp}/aud", words="--since"),
+    C("audit-out-symlink-loop", "baseline", "audit", "{fleet}", "--out", "{loop}/aud", words=("{loop}", "symbolic links")),
     C("audit-out-file", "baseline", "audit", "{fleet}", "--out", "{text}", words="{text}"),
     C("audit-out-readonly", "baseline", "audit", "{fleet}", "--out", "{ro}/aud", words="{ro}", root=True),
     C("audit-out-full", "baseline", "audit", "{fleet}", "--out", "{full}/aud", words="{full}", root=True),
@@ -298,6 +323,8 @@ CASES: list[Case] = [
     C("report-html-dir", "baseline", "report", "{audit}", "--html", "{emptydir}", words="{emptydir}"),
     C("report-html-readonly", "baseline", "report", "{audit}", "--html", "{ro}/r.html", words="{ro}", root=True),
     C("report-html-full", "baseline", "report", "{audit}", "--html", "{full}/r.html", words="{full}", root=True),
+    C("report-html-symlink-loop", "baseline", "report", "{audit}", "--html", "{loop}/r.html",
+      words=("{loop}", "symbolic links")),
     # ---------------------------------------------------------------- baseline ingest
     C("ingest-spool-missing", "baseline", "ingest", "{tmp}/nospool", "{tmp}/ds", words="nospool"),
     C("ingest-spool-file", "baseline", "ingest", "{text}", "{tmp}/ds", words="{text}"),
@@ -309,6 +336,10 @@ CASES: list[Case] = [
     C("ingest-compact-nan", "baseline", "ingest", "{spool}", "{tmp}/ds", "--compact-min-files", "nan",
       words="--compact-min-files"),
     C("ingest-workers-zero", "baseline", "ingest", "{spool}", "{tmp}/ds", "-j", "0", words="--workers"),
+    C("ingest-workers-huge", "baseline", "ingest", "{spool}", "{tmp}/ds-many", "-j", "99999999999999999999999",
+      "--keep-spool", code=0, timeout=60),  # never more processes than hosts
+    C("ingest-dataset-symlink-loop", "baseline", "ingest", "{spool}", "{loop}/ds", "--keep-spool",
+      words=("{loop}", "symbolic links")),
     C("ingest-quarantine-file", "baseline", "ingest", "{spool}", "{tmp}/ds-q", "--quarantine", "{text}",
       "--keep-spool", words="{text}"),
     C("ingest-dataset-readonly", "baseline", "ingest", "{spool}", "{ro}/ds", "--keep-spool", words="{ro}",
@@ -323,6 +354,8 @@ CASES: list[Case] = [
       words="--week"),
     C("coverage-week-99", "baseline", "coverage", "{fleet}", "--week", "2026-W99", "--out", "{tmp}/rep",
       words="--week"),
+    *[C(f"coverage-week-{v}", "baseline", "coverage", "{fleet}", "--week", v, "--out", "{tmp}/rep", words="--week")
+      for v in ("0001-W01", "9999-W52", "2026-11-25garbage", "\u0662026-W48")],
     *[C(f"coverage-trend-{v}", "baseline", "coverage", "{fleet}", f"--trend-pct={v}", "--out", "{tmp}/rep",
         words="--trend-pct") for v in [*NUMBER_BAD, "0"]],
     C("coverage-probes-missing", "baseline", "coverage", "{fleet}", "--probes", "{tmp}/no.yaml", "--out",
@@ -511,6 +544,9 @@ def inputs():
         os.chmod(d["secret"], 0o600)
         d["secret_dir"] = base / "secret_dir"
         d["secret_dir"].mkdir(mode=0o700)
+        d["loop"] = base / "loop-a"  # loop-a -> loop-b -> loop-a
+        os.symlink("loop-b", d["loop"])
+        os.symlink("loop-a", base / "loop-b")
         # a small fleet, its spool and its audit (the simulator writes the layout `tracer run` does)
         _cli("baseline", "simulate", "--hosts", "3", "--hours", "1", "--seed", "1", "--out", str(base / "fleet"), cwd=base)
         d["fleet"] = base / "fleet"

@@ -22,7 +22,9 @@ def test_durations(text, seconds):
 
 
 @pytest.mark.parametrize("bad", ["nan", "inf", "-1", "-1s", "1e3", "10x", "s", "", "1 0s", "1w", "0", "0ms",
-                                 float("nan"), float("inf"), -2.0, 0, True])
+                                 float("nan"), float("inf"), -2.0, 0, True,
+                                 # past int64 nanoseconds (~292 years); other scripts' digits; '1_0'
+                                 "9999999999d", "99999999999999999999d", 1e20, "\u0661\u0660s", "1_0s"])
 def test_bad_durations_name_the_flag(bad):
     with pytest.raises(TracebaseError) as err:
         units.parse_duration(bad, "--good-every")
@@ -50,7 +52,10 @@ def test_times():
     assert units.parse_time(dt.datetime(2026, 1, 1)).tzinfo is not None
 
 
-@pytest.mark.parametrize("bad", ["yesterday", "nan", "-2h", "2026-13-01", "2026-11-31", "inf", ""])
+@pytest.mark.parametrize("bad", ["yesterday", "nan", "-2h", "2026-13-01", "2026-11-31", "inf", "",
+                                 # outside the int64-nanosecond timestamps (1677..2262), before year 1
+                                 "0001-01-01", "2300-01-01", "0001-01-01T00:00:00+23:59", "200000d",
+                                 "9999-12-31T23:59:59-23:59", dt.datetime(1, 1, 1)])
 def test_bad_times_name_the_flag(bad):
     with pytest.raises(TracebaseError, match=r"^--since: expected .*found"):
         units.parse_time(bad, "--since")
@@ -59,12 +64,13 @@ def test_bad_times_name_the_flag(bad):
 @pytest.mark.parametrize(
     ("fn", "good", "bad"),
     [
-        (units.positive_int, {"1": 1, "42": 42}, ["0", "-1", "1.5", "nan", "x", ""]),
+        (units.positive_int, {"1": 1, "42": 42, " 7 ": 7, "+3": 3}, ["0", "-1", "1.5", "nan", "x", "", "1_0",
+                                                                     "\u0661", "\uff11"]),
         (units.non_negative_int, {"0": 0, "3": 3}, ["-1", "nan", "2.0"]),
         (units.fraction, {"0": 0.0, "1": 1.0, "0.25": 0.25}, ["-0.1", "1.01", "nan", "inf"]),
         (units.positive_float, {"25": 25.0, "0.1": 0.1}, ["0", "-3", "nan", "inf", "-inf"]),
         (units.non_negative_float, {"0": 0.0}, ["-1e-9", "nan"]),
-        (units.finite_float, {"-3": -3.0}, ["nan", "inf", "-inf", "x"]),
+        (units.finite_float, {"-3": -3.0, "1e3": 1000.0}, ["nan", "inf", "-inf", "x", "1_0", "\u0661.5"]),
     ],
 )
 def test_numbers(fn, good, bad):

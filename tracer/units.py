@@ -25,9 +25,18 @@ UNIT_NS: dict[str, int] = {
     "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 10**9, "m": 60 * 10**9,
     "h": 3600 * 10**9, "d": 86400 * 10**9,
 }
-# Digits only (no sign, no exponent, no nan/inf): the forms a user types for a duration.
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s|m|h|d)?\s*$")
+# ASCII digits only (no sign, no exponent, no nan/inf, no '1_000', no other scripts' digits,
+# which Python's int/float/Decimal would all take): the forms a user types for a duration.
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s|m|h|d)?\s*$", re.ASCII)
+_INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")
 DURATION_EXAMPLES = "100us, 5ms, 10s, 2m, 1h, 1d or plain seconds"
+# Every duration and time ends up as int64 nanoseconds (BPF maps, Arrow timestamp('ns') columns,
+# polars Datetime('ns')): beyond that a value overflows deep inside (OverflowError from
+# timedelta, a wrapped BPF bound) instead of being refused here, naming the flag.
+MAX_DURATION_S = (2**63 - 1) // 10**9  # ~292 years
+MAX_DURATION_WORDS = f"at most {MAX_DURATION_S // 86400}d"
+MIN_TIME = dt.datetime(1678, 1, 1, tzinfo=dt.UTC)  # int64 ns timestamps span 1677-09-21 .. 2262-04-11
+MAX_TIME = dt.datetime(2262, 1, 1, tzinfo=dt.UTC)
 
 
 def _name(flag: str | None) -> str:
@@ -43,7 +52,8 @@ def parse_duration(text: str | float | int, flag: str | None = "--duration", *, 
 
     Seconds, finite, > 0 (>= 0 with `allow_zero`). Numbers (from a config file) are seconds.
     """
-    what = f"a duration like {DURATION_EXAMPLES}" + (" (0 allowed)" if allow_zero else ", greater than 0")
+    what = (f"a duration like {DURATION_EXAMPLES}" + (" (0 allowed)" if allow_zero else ", greater than 0")
+            + f", {MAX_DURATION_WORDS}")
     if isinstance(text, bool):
         raise _fail(flag, what, text)
     if isinstance(text, (int, float)):
@@ -54,7 +64,7 @@ def parse_duration(text: str | float | int, flag: str | None = "--duration", *, 
             raise _fail(flag, what, text)
         # Decimal so that '100us' is exactly 1e-4 s, not 100 * 1e-6.
         seconds = float(Decimal(match.group(1)) * UNIT_NS[match.group(2) or "s"] / 10**9)
-    if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
+    if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero) or seconds > MAX_DURATION_S:
         raise _fail(flag, what, text)
     return seconds
 
@@ -76,6 +86,19 @@ def parse_time(
     """
     if value is None:
         return None
+    expected = "an ISO date or time (2026-11-29, 2026-11-29T10:00:00Z) or a time ago (2h, 1d)"
+    parsed = _parse_time(value, flag, expected, now)
+    try:  # an offset can carry a time past year 1 or 9999 once in UTC
+        in_range = MIN_TIME <= parsed <= MAX_TIME
+    except OverflowError:
+        in_range = False
+    if not in_range:
+        raise _fail(flag, f"{expected} between {MIN_TIME:%Y} and {MAX_TIME:%Y}", value)
+    return parsed
+
+
+def _parse_time(value: str | dt.datetime | dt.date, flag: str | None, expected: str,
+                now: dt.datetime | None) -> dt.datetime:
     if isinstance(value, dt.datetime):
         return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
     if isinstance(value, dt.date):
@@ -85,8 +108,11 @@ def parse_time(
     if text.lower() == "now":
         return current
     if _DURATION.match(text):
-        return current - dt.timedelta(seconds=parse_duration(text, flag, allow_zero=True))
-    expected = "an ISO date or time (2026-11-29, 2026-11-29T10:00:00Z) or a time ago (2h, 1d)"
+        ago = parse_duration(text, flag, allow_zero=True)
+        try:
+            return current - dt.timedelta(seconds=ago)
+        except OverflowError:  # before year 1: refused by the range check with the flag named
+            return dt.datetime.min.replace(tzinfo=dt.UTC)
     # A trailing "Z" is what people paste; spell it as an offset so the accepted forms do not
     # depend on the interpreter's fromisoformat.
     iso = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
@@ -105,10 +131,9 @@ def _as_int(text: str | int, flag: str | None, expected: str) -> int:
         raise _fail(flag, expected, text)
     if isinstance(text, int):
         return text
-    try:
-        return int(str(text).strip(), 10)
-    except ValueError:
-        raise _fail(flag, expected, text) from None
+    if not _INTEGER.fullmatch(str(text)):  # int() would take '1_000' and non-ASCII digits
+        raise _fail(flag, expected, text)
+    return int(str(text).strip(), 10)
 
 
 def positive_int(text: str | int, flag: str | None = None) -> int:
@@ -146,8 +171,8 @@ def finite_float(
 ) -> float:
     """A finite number in [lo, hi] ((lo, hi] with `lo_open`); never nan or inf."""
     expected = _range_words("a finite number", lo, hi, lo_open)
-    if isinstance(text, bool):
-        raise _fail(flag, expected, text)
+    if isinstance(text, bool) or isinstance(text, str) and (not text.isascii() or "_" in text):
+        raise _fail(flag, expected, text)  # float() would take '1_0' and other scripts' digits
     try:
         value = float(text)
     except (TypeError, ValueError):

@@ -48,9 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("dataset", metavar="DATASET", help="dataset root")
     p.add_argument("--quarantine", metavar="DIR", help="where unreadable files go (default: DATASET/../quarantine)")
     p.add_argument("--keep-spool", action="store_true", help="leave ingested snapshots in the spool")
-    p.add_argument("--compact-min-files", type=int, default=8, metavar="N",
+    p.add_argument("--compact-min-files", type=common.non_negative_int, default=8, metavar="N",
                    help="compact a partition holding at least N small files (default 8; 0 disables)")
-    p.add_argument("-j", "--workers", type=int, default=1, metavar="N", help="ingest hosts in N processes (default 1)")
+    p.add_argument("-j", "--workers", type=common.positive_int, default=1, metavar="N", help="ingest hosts in N processes (default 1)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_ingest)
 
@@ -102,10 +102,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from baseline.pipeline.ingest import compact_dataset, ingest_spool
     from tracer.errors import TracebaseError
 
-    if args.compact_min_files < 0 or args.compact_min_files == 1:
+    if args.compact_min_files == 1:
         raise TracebaseError(f"--compact-min-files: expected 0 or a number >= 2, found {args.compact_min_files}")
-    if args.workers < 1:
-        raise TracebaseError(f"--workers: expected a number >= 1, found {args.workers}")
     quarantine = Path(args.quarantine) if args.quarantine else Path(args.dataset).resolve().parent / "quarantine"
     if quarantine.exists() and not quarantine.is_dir():
         raise TracebaseError(f"--quarantine {quarantine}: expected a directory, found a file")

@@ -7,6 +7,7 @@ import os
 import sys
 import traceback
 
+from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
 
@@ -47,14 +48,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-learn", action="store_true",
                    help="do not treat errors seen in the GOOD runs as expected")
     p.add_argument("--json", action="store_true", help="print one JSON object (docs/diff-json.md)")
-    p.add_argument("--context", type=int, default=3, metavar="N",
+    p.add_argument("--context", type=common.non_negative_int, default=3, metavar="N",
                    help="events shown before the divergence and of the good runs (default 3)")
     p.add_argument("--trace-id", metavar="ID", help="the trace to diff when BAD holds several")
     p.add_argument("--mixed", action="store_true",
                    help="accept GOOD traces of different commands")
-    p.add_argument("-k", "--window", type=int, default=4, metavar="K",
-                   help="window length of the good-behaviour model (default 4)")
-    p.add_argument("--max-anomalies", type=int, default=20, metavar="N",
+    p.add_argument("-k", "--window", type=common.positive_int, default=4, metavar="K",
+                   help="window length of the good-behaviour model (default 4, at most 1000)")
+    p.add_argument("--max-anomalies", type=common.positive_int, default=20, metavar="N",
                    help="anomalies listed at most (default 20)")
     p.set_defaults(func=handle)
 
@@ -64,12 +65,6 @@ def handle(args: argparse.Namespace) -> int:
         raise TracebaseError(
             f"TRACE: expected at least one GOOD and one BAD trace, found {len(args.traces)} argument"
         )
-    if args.context < 0:
-        raise TracebaseError(f"--context: expected a number >= 0, found {args.context}")
-    if args.window < 1:
-        raise TracebaseError(f"--window: expected a number >= 1, found {args.window}")
-    if args.max_anomalies < 1:
-        raise TracebaseError(f"--max-anomalies: expected a number >= 1, found {args.max_anomalies}")
     if "pyarrow" not in sys.modules:  # a fresh process: set up Arrow for a one-shot diff
         # Arrow buffers from the system allocator go back to the OS when freed (the default
         # mimalloc pool keeps ~100 MiB of read buffers for a million events mapped).

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tracer import units
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
-from tracer.errors import TracebaseError
 
 SIMULATE_EPILOG = """\
 examples:
@@ -33,30 +33,6 @@ examples:
   baseline evaluate /tmp/fleet --findings /tmp/out --json
   baseline evaluate /tmp/fleet --findings /srv/tracebase/findings   a pipeline findings dir: its LATEST run
 """
-
-
-# Numbers are parsed in the handler (not by argparse `type=`) so that a bad value gives the
-# one-line `baseline: error: --flag: expected ..., found ...` and exit status 2.
-def _positive_int(flag: str, text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise TracebaseError(f"{flag}: expected a positive integer, found {text!r}") from None
-    if value < 1:
-        raise TracebaseError(f"{flag}: expected a positive integer, found {text!r}")
-    return value
-
-
-def _positive_float(flag: str, text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise TracebaseError(f"{flag}: expected a positive number, found {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise TracebaseError(f"{flag}: expected a positive number, found {text!r}")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -103,22 +79,16 @@ def _simulate(args: argparse.Namespace) -> int:
 
     from baseline.simulator.simulate import DEFAULT_GOOD_RATE, simulate
 
-    hosts = _positive_int("--hosts", args.hosts)
-    hours = _positive_float("--hours", args.hours)
-    workers = _positive_int("--workers", args.workers)
-    try:
-        seed = int(args.seed)
-    except ValueError:
-        raise TracebaseError(f"--seed: expected an integer, found {args.seed!r}") from None
-    events_target = _positive_int("--events-target", args.events_target)
-    good_rate = DEFAULT_GOOD_RATE
-    if args.good_rate is not None:
-        try:
-            good_rate = float(args.good_rate)
-        except ValueError:
-            good_rate = -1.0
-        if not 0.0 <= good_rate <= 1.0:
-            raise TracebaseError(f"--good-rate: expected a probability in 0..1, found {args.good_rate!r}")
+    # Numbers are parsed here (not by argparse `type=`) with the shared parsers, so a bad value
+    # gives the one-line `baseline: error: --flag: expected ..., found ...` and exit status 2;
+    # the simulator's own limits (MAX_HOSTS, the span of int64-ns timestamps) are checked by
+    # plan_fleet, which library callers go through too.
+    hosts = units.positive_int(args.hosts, "--hosts")
+    hours = units.positive_float(args.hours, "--hours")
+    workers = units.positive_int(args.workers, "--workers")
+    seed = units.non_negative_int(args.seed, "--seed")  # numpy's SeedSequence takes no negative seed
+    events_target = None if args.events_target is None else units.positive_int(args.events_target, "--events-target")
+    good_rate = DEFAULT_GOOD_RATE if args.good_rate is None else units.fraction(args.good_rate, "--good-rate")
 
     def progress(n: int, _r: dict) -> None:
         if sys.stderr.isatty() and (n % 100 == 0 or n == hosts):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,7 @@ from baseline.pipeline.nccl import (
     verb_mapping,
 )
 from baseline.templates import change, charts, num, pct, render
-from tracer import atomic
+from tracer import atomic, units
 from tracer.errors import TracebaseError
 from tracer.schema import dataset_files, polars_schema, scan, write_table
 
@@ -87,15 +88,31 @@ def load_probe_set(path: str | os.PathLike) -> dict[str, dict]:
 # weeks
 # --------------------------------------------------------------------------------------------
 def week_start(week: str) -> dt.date:
-    """Monday of an ISO week given as 2026-W48 or as any date inside it (2026-11-25)."""
+    """Monday of an ISO week given as 2026-W48 or as any date inside it (2026-11-25, or a
+    date-time in it). Weeks outside the int64-nanosecond range of the data's timestamps are
+    refused here, naming the flag, rather than overflowing later."""
+    expected = "an ISO week like 2026-W48 or a date"
+    week = week.strip()
     try:
-        if "W" in week:
-            year, num = week.split("-W")
-            return dt.date.fromisocalendar(int(year), int(num), 1)
-        day = dt.date.fromisoformat(week[:10])
-    except ValueError:
-        raise TracebaseError(f"--week: expected an ISO week like 2026-W48 or a date, found {week!r}") from None
-    return day - dt.timedelta(days=day.weekday())
+        iso = _ISO_WEEK.fullmatch(week)
+        if iso:
+            monday = dt.date.fromisocalendar(int(iso.group(1)), int(iso.group(2)), 1)
+        elif _ISO_DAY.match(week) and (len(week) == 10 or week[10] in "Tt "):
+            day = dt.date.fromisoformat(week[:10])
+            monday = day - dt.timedelta(days=day.weekday())
+        else:
+            raise ValueError(week)
+    except (ValueError, OverflowError):  # OverflowError: the Monday of 0001-W01 is in year 0
+        raise TracebaseError(f"--week: expected {expected}, found {week!r}") from None
+    if not units.MIN_TIME.date() <= monday <= (units.MAX_TIME - dt.timedelta(days=14)).date():
+        raise TracebaseError(f"--week: expected {expected} between {units.MIN_TIME:%Y} and "
+                             f"{units.MAX_TIME:%Y}, found {week!r}")
+    return monday
+
+
+# ASCII digits only: int() and fromisoformat would take other scripts' digits
+_ISO_WEEK = re.compile(r"(\d{4})-[Ww](\d{2})", re.ASCII)
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 
 
 def week_label(monday: dt.date) -> str:

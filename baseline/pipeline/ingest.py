@@ -396,7 +396,7 @@ def ingest_spool(
         if workers > 1 and len(jobs) > 1:
             # Hosts are independent (each owns its host= partitions), so they parallelise cleanly.
             ctx = multiprocessing.get_context("fork")
-            with ctx.Pool(workers) as pool:
+            with ctx.Pool(min(workers, len(jobs))) as pool:  # never more processes than hosts
                 parts = pool.map(_ingest_host_job, jobs, chunksize=max(1, len(jobs) // (workers * 4)))
         else:
             parts = map(_ingest_host_job, jobs)

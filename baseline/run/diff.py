@@ -227,6 +227,9 @@ if TYPE_CHECKING:
     from baseline.run.traces import PathsLike
 
 JSON_VERSION = 1
+# The longest model window: windows are hashed position by position, so the work grows with k
+# (k = 10**8 ran for minutes); stide's useful windows are a handful of events.
+MAX_WINDOW = 1000
 SOFT_ERRNOS = frozenset(
     {
         "ENOENT", "ENOTDIR", "EAGAIN", "EWOULDBLOCK", "EINTR", "ENOTTY", "ECHILD", "EEXIST",
@@ -549,8 +552,8 @@ def diff_traces(
     `expected`: an ExpectedErrors, a YAML path, or None for the repo's expected_errors.yaml.
     `learn`: also treat every error the good runs produced as expected.
     """
-    if k < 1:
-        raise TracebaseError(f"k: expected a window length >= 1, found {k}")
+    if not 1 <= k <= MAX_WINDOW:
+        raise TracebaseError(f"-k/--window: expected a window length in [1, {MAX_WINDOW}], found {k}")
     t0 = time.perf_counter()
     if expected is None:
         allow = load_default()

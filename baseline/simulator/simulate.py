@@ -122,6 +122,7 @@ arguments give byte-identical files whatever `workers` is.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import time
@@ -136,12 +137,17 @@ from baseline.simulator.host import NS, FleetPlan, HostResult, generate_calls, h
 from baseline.simulator.joblogs import write_joblog
 from baseline.simulator.tables import VOCAB, HostPart, assemble, build, host_part, host_result
 from baseline.simulator.writers import write_batch, write_spool
+from tracer import units
 from tracer.atomic import staged_dir
 from tracer.errors import TracebaseError
 
 DEFAULT_START = "2026-11-28T00:00:00Z"
 DEFAULT_GOOD_RATE = 0.005
 MAX_SPOOL_HOSTS = 200
+# The largest fleet the simulator plans (hosts are permuted and profiled up front); a typo of
+# a few digits more is refused at once instead of failing in numpy or running for days.
+MAX_HOSTS = 1_000_000
+MAX_TIME_NS = int(units.MAX_TIME.timestamp()) * NS
 
 __all__ = ["simulate", "simulate_host", "plan_fleet", "SCENARIOS", "DEFAULT_START"]
 SCENARIOS = cat.SCENARIOS
@@ -160,6 +166,13 @@ def parse_start(start: str | datetime | None) -> int:
         dt = start
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
+    try:
+        in_range = units.MIN_TIME <= dt <= units.MAX_TIME
+    except OverflowError:  # an offset that carries the time past year 1 or 9999
+        in_range = False
+    if not in_range:
+        raise TracebaseError(f"--start: expected a time between {units.MIN_TIME:%Y} and {units.MAX_TIME:%Y} "
+                             f"(int64-nanosecond timestamps), found {start!r}")
     return int(dt.timestamp()) * NS + dt.microsecond * 1000
 
 
@@ -183,14 +196,20 @@ def parse_scenarios(scenarios: str | Iterable[str] | None) -> frozenset[str]:
 def plan_fleet(hosts: int, hours: float, seed: int, start: str | datetime | None = None,
                good_rate: float = DEFAULT_GOOD_RATE, held_out_fraction: float = 0.2,
                scenarios: str | Iterable[str] | None = None) -> FleetPlan:
-    if not isinstance(hosts, int) or hosts < 1:
-        raise TracebaseError(f"--hosts: expected a positive integer, found {hosts!r}")
-    if not hours > 0:
+    if not isinstance(hosts, int) or not 1 <= hosts <= MAX_HOSTS:
+        raise TracebaseError(f"--hosts: expected an integer in [1, {MAX_HOSTS}], found {hosts!r}")
+    if not (isinstance(hours, (int, float)) and math.isfinite(hours) and hours > 0):
         raise TracebaseError(f"--hours: expected a positive number, found {hours!r}")
     if not 0.0 <= good_rate <= 1.0:
         raise TracebaseError(f"--good-rate: expected a probability in 0..1, found {good_rate!r}")
+    if not isinstance(seed, int) or seed < 0:
+        raise TracebaseError(f"--seed: expected an integer >= 0, found {seed!r}")
     sc = parse_scenarios(scenarios)
     start_ns = parse_start(start)
+    # timestamps are int64 ns (Arrow, polars): the simulated span must end before they wrap
+    if start_ns + hours * 3600 * NS > MAX_TIME_NS:
+        raise TracebaseError(f"--hours: expected a span ending before {units.MAX_TIME:%Y} "
+                             f"(int64-nanosecond timestamps), found {hours!r}")
     # Each enabled injected cause surely shows on one host (distinct hosts when the fleet allows).
     rng = np.random.default_rng([seed, hosts])
     order = rng.permutation(hosts)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib
 import os
 import sys
@@ -122,17 +123,41 @@ def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str]
     except RecursionError as exc:  # pathological input (deep nesting): say so, do not dump
         _say(prog, f"input too deeply nested ({exc})")
         return 2
-    except Exception as exc:
-        named = _unreadable_data(exc)
-        if named is not None:
-            _say(prog, str(named))
-            return named.exit_status
-        if os.environ.get("TRACEBASE_DEBUG"):
-            raise
-        where = _save_traceback(prog)
-        _say(prog, f"internal error (a bug, please report it): {type(exc).__name__}: "
-                   f"{_one_line(str(exc))}{where}")
+    except RuntimeError as exc:
+        loop = _symlink_loop(exc)
+        if loop is None:
+            return _internal_error(prog, exc)
+        _say(prog, loop)
         return 2
+    except Exception as exc:
+        return _internal_error(prog, exc)
+
+
+def _internal_error(prog: str, exc: Exception) -> int:
+    """A bug (or corrupt data a reader did not name): one line, the traceback saved to a file."""
+    named = _unreadable_data(exc)
+    if named is not None:
+        _say(prog, str(named))
+        return named.exit_status
+    if os.environ.get("TRACEBASE_DEBUG"):
+        raise exc
+    where = _save_traceback(prog)
+    _say(prog, f"internal error (a bug, please report it): {type(exc).__name__}: "
+               f"{_one_line(str(exc))}{where}")
+    return 2
+
+
+_SYMLINK_LOOP = "Symlink loop from "
+
+
+def _symlink_loop(exc: RuntimeError) -> str | None:
+    """Python < 3.13's Path.resolve() reports a symlink loop in a user's path as RuntimeError
+    ('Symlink loop from PATH') where every other call raises OSError ELOOP: word it the same."""
+    text = str(exc)
+    if not text.startswith(_SYMLINK_LOOP):
+        return None
+    path = text[len(_SYMLINK_LOOP):].strip("'\"")
+    return f"{_printable(path)}: {os.strerror(errno.ELOOP)}"
 
 
 def exit_process(code: int) -> NoReturn:

@@ -66,8 +66,12 @@ class WriterLock:
             os.close(fd)
             raise TracebaseError(f"{self.path.parent}: expected one tracer per spool host directory, found "
                                  f"another writer (pid {holder}) holding {LOCK_NAME}: use another --spool or --host") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as exc:  # a full spool filesystem: name the file, not just "No space left"
+            os.close(fd)
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
         self.fd = fd
         return self
 
