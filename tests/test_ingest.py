@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import stat
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from baseline.pipeline.ingest import (
+    LOCK_NAME,
     apply_retention,
     compact_dataset,
+    dataset_lock,
     file_snapshots,
     ingest_spool,
     snapshot_date,
@@ -295,7 +299,7 @@ def test_cli_ingest_errors(tmp_path):
     status, _, err = run_cli("ingest", str(tmp_path / "spool"), str(tmp_path / "ds"), "--compact-min-files", "1")
     assert status == 2 and "--compact-min-files: expected 0 or a number >= 2, found 1" in err
     status, _, err = run_cli("ingest", str(tmp_path / "spool"), str(tmp_path / "ds"), "--workers", "0")
-    assert status == 2 and "--workers: expected a number >= 1, found 0" in err
+    assert status == 2 and "-j/--workers: expected a positive integer, found '0'" in err
 
 
 # ----------------------------------------------------------------------------- bad input never stops ingest
@@ -473,3 +477,17 @@ def test_one_writer_at_a_time_and_a_watermark_per_run(tmp_path):
     assert read_watermark(dataset)["committed_until"] == "2026-11-25T10:00:10Z"
     with dataset_lock(dataset, exclusive=False) as held, dataset_lock(dataset, exclusive=False, timeout_s=0.3) as also:
         assert held and also  # readers share the lock
+
+
+@pytest.mark.parametrize("mask", [0o002, 0o022, 0o077])
+def test_the_dataset_lock_follows_the_umask(tmp_path, mask):
+    """Under umask 002 a group shares the dataset: every member's ingest takes the writer's lock
+    (opened read-write), so the lock file is group-writable like every other output."""
+    old = os.umask(mask)
+    try:
+        with dataset_lock(tmp_path / "ds", exclusive=True):
+            pass
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "ds" / LOCK_NAME).stat().st_mode) == 0o666 & ~mask
+    assert stat.S_IMODE((tmp_path / "ds").stat().st_mode) == 0o775 & ~mask

@@ -269,9 +269,12 @@ def test_library_errors_are_tracebase_errors(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["--hosts", "0"], "--hosts: expected a positive integer, found '0'"),
     (["--hosts", "many"], "--hosts: expected a positive integer, found 'many'"),
-    (["--hours", "-1"], "--hours: expected a positive number"),
+    (["--hosts", "2000000"], "--hosts: expected an integer in [1, 1000000], found 2000000"),
+    (["--hours", "-1"], "--hours: expected a finite number > 0"),
+    (["--hours", "1e300"], "--hours: expected a span ending before 2262"),
     (["--seed", "x"], "--seed: expected an integer"),
-    (["--good-rate", "2"], "--good-rate: expected a probability in 0..1"),
+    (["--seed", "-3"], "--seed: expected an integer >= 0, found '-3'"),
+    (["--good-rate", "2"], "--good-rate: expected a finite number in [0, 1]"),
     (["--scenario", "nope"], "--scenario: expected names from"),
     (["--start", "soon"], "--start: expected an ISO date or time"),
 ])

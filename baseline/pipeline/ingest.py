@@ -220,7 +220,9 @@ def _open_lock(dataset: Path, path: Path, exclusive: bool) -> int | None:
     try:
         if exclusive:
             atomic.make_dirs(dataset)
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+        # the umask decides, as for every output: under umask 002 the group that shares the
+        # dataset can take the writer's lock too (0644 locked out every writer but the first)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, atomic.FILE_MODE)
     except OSError as exc:
         if exclusive:
             raise TracebaseError(f"{path}: cannot create the dataset lock ({exc.strerror})") from None
