@@ -173,6 +173,12 @@ CASES: list[Case] = [
     C("diff-allowlist-list", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{list_yaml}",
       words="{list_yaml}"),
     C("diff-allowlist-dir", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{emptydir}", words="{emptydir}"),
+    # PyYAML keeps the last of two equal keys without a word: the entry would silently become 'read'
+    C("diff-allowlist-duplicate-key", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{allow_dup}",
+      words=("{allow_dup}", "'probe' again at line 4")),
+    C("allowlist-learn-into-duplicate-key", "baseline", "allowlist", "learn", "{good1}", "-o", "{allow_dup}",
+      words=("{allow_dup}", "once")),
+    C("probes-set-duplicate-key", "tracer", "probes", "check", "{set_dup}", words=("{set_dup}", "'name' again")),
     C("diff-allowlist-parquet", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{good1}", words="{good1}"),
     C("diff-context-negative", "baseline", "diff", "{good1}", "{bad}", "--context=-1", words="--context"),
     C("diff-context-nan", "baseline", "diff", "{good1}", "{bad}", "--context", "nan", words="--context"),
@@ -525,6 +531,10 @@ def inputs():
         d["broken_yaml"].write_text("expected_errors: [unclosed\n  - : :\n")
         d["allow_typo"] = base / "allow_typo.yaml"
         d["allow_typo"].write_text("version: 1\nentrys:\n  - probe: openat\n    errno: ENOENT\n")
+        d["allow_dup"] = base / "allow_dup.yaml"
+        d["allow_dup"].write_text("version: 1\nentries:\n  - probe: openat\n    probe: read\n    errno: ENOENT\n")
+        d["set_dup"] = base / "set_dup.yaml"
+        d["set_dup"].write_text((REPO / "bpf" / "probes" / "syscalls.yaml").read_text() + "\nname: again\n")
         d["allow_entry_typo"] = base / "allow_entry_typo.yaml"
         d["allow_entry_typo"].write_text("version: 1\nentries:\n  - probe: openat\n    erno: ENOENT\n")
         d["set_typo"] = base / "set_typo.yaml"

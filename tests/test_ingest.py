@@ -236,8 +236,8 @@ def test_config_loads_and_resolves_relative_paths(tmp_path):
     ("text", "message"),
     [
         (GOOD_PATHS + "retention: {dataset_days: ninety}\n",
-         "key 'retention.dataset_days': expected an integer >= 1, found 'ninety' (str)"),
-        (GOOD_PATHS + "retention: {dataset_days: 0}\n", "key 'retention.dataset_days': expected an integer >= 1, found 0"),
+         "key 'retention.dataset_days': expected an integer >= 1 and <= 106751, found 'ninety' (str)"),
+        (GOOD_PATHS + "retention: {dataset_days: 0}\n", "key 'retention.dataset_days': expected an integer >= 1 and <= 106751, found 0"),
         (GOOD_PATHS + "thresholds: {trend_change_pct: -5}\n", "key 'thresholds.trend_change_pct': expected a number >= 0.0, found -5"),
         (GOOD_PATHS + "thresholds: {compact_min_file: 3}\n", "key 'thresholds.compact_min_file': expected one of"),
         (GOOD_PATHS.replace("  dataset: ds\n", ""), "key 'paths.dataset': expected a path, found nothing (key missing)"),
@@ -247,6 +247,17 @@ def test_config_loads_and_resolves_relative_paths(tmp_path):
         ("paths: {spool: [\n", "expected valid YAML, found invalid YAML at line"),
         (GOOD_PATHS + "ingest_workers: 0\n", "key 'ingest_workers': expected an integer >= 1, found 0"),
         (GOOD_PATHS + "nccl_logs: 7\n", "key 'nccl_logs': expected a list of file paths or globs, found 7 (int)"),
+        # values that overflowed a task deep inside (timedelta, int64 ns), nan, NUL, a duplicate key
+        (GOOD_PATHS + "retention: {dataset_days: 1000000000000}\n",
+         "key 'retention.dataset_days': expected an integer >= 1 and <= 106751, found 1000000000000"),
+        (GOOD_PATHS + "thresholds: {audit_window_hours: 1.0e+300}\n", "key 'thresholds.audit_window_hours'"),
+        (GOOD_PATHS + "thresholds: {baseline_window_days: 1.0e+300}\n", "key 'thresholds.baseline_window_days'"),
+        (GOOD_PATHS + "thresholds: {trend_change_pct: .nan}\n",
+         "key 'thresholds.trend_change_pct': expected a number >= 0.0, found nan"),
+        (GOOD_PATHS.replace("dataset: ds", 'dataset: "d\\0s"'), "key 'paths.dataset': expected a non-empty path string"),
+        ("version: true\n" + GOOD_PATHS, "key 'version': expected 1, found True"),
+        ("version: 1\n" + GOOD_PATHS + "version: 1\n", "expected each key once in a mapping, found 'version' again"),
+        ("[" * 2000 + "]" * 2000 + "\n", "expected valid YAML, found invalid YAML at line 1"),
     ],
 )
 def test_bad_config_names_the_key_expected_and_found(tmp_path, text, message):

@@ -33,6 +33,7 @@ Example (relative paths are resolved against the config file's directory)::
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -40,7 +41,7 @@ from typing import Any
 
 import yaml
 
-from tracer import atomic
+from tracer import atomic, units, yamlio
 from tracer.errors import TracebaseError
 from tracer.inputs import read_regular_text
 
@@ -103,6 +104,11 @@ class PipelineConfig:
 
 
 _INT_RANGES = {"dataset_days": 1, "quarantine_days": 1, "findings_days": 1, "compact_min_files": 2}
+# Upper bounds for values that become durations (timedelta, int64-ns timestamps): past them a
+# task failed with OverflowError deep inside instead of naming the key.
+_MAX_DAYS = units.MAX_DURATION_S // 86400
+_MAXIMA = {"dataset_days": _MAX_DAYS, "quarantine_days": _MAX_DAYS, "findings_days": _MAX_DAYS,
+           "baseline_window_days": _MAX_DAYS, "audit_window_hours": _MAX_DAYS * 24}
 
 
 def _describe(value: object) -> str:
@@ -111,10 +117,13 @@ def _describe(value: object) -> str:
 
 def _number(source: str, key: str, value: object, *, integer: bool, minimum: float) -> float | int:
     kind = "an integer" if integer else "a number"
+    maximum = _MAXIMA.get(key.rsplit(".", 1)[-1])
+    expected = f"{kind} >= {minimum}" + (f" and <= {maximum}" if maximum is not None else "")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and isinstance(value, float)):
-        raise ConfigError(source, key, f"{kind} >= {minimum}", _describe(value))
-    if value < minimum:
-        raise ConfigError(source, key, f"{kind} >= {minimum}", repr(value))
+        raise ConfigError(source, key, expected, _describe(value))
+    # nan passed every comparison (.nan in YAML is a float)
+    if not math.isfinite(value) or value < minimum or (maximum is not None and value > maximum):
+        raise ConfigError(source, key, expected, repr(value))
     return int(value) if integer else float(value)
 
 
@@ -141,12 +150,12 @@ def config_from_dict(data: object, source: str = "<config>", base_dir: Path | No
     if unknown:
         raise ConfigError(source, unknown[0], f"one of {sorted(allowed_top)}", "an unknown key")
     version = data.get("version", CONFIG_VERSION)
-    if version != CONFIG_VERSION:
+    if type(version) is not int or version != CONFIG_VERSION:  # True == 1.0 == 1 in Python
         raise ConfigError(source, "version", str(CONFIG_VERSION), repr(version))
     base = base_dir or Path.cwd()
 
     def as_path(key: str, value: object) -> Path:
-        if not isinstance(value, str) or not value.strip():
+        if not isinstance(value, str) or not value.strip() or "\0" in value:  # NUL: ValueError in every os call
             raise ConfigError(source, key, "a non-empty path string", _describe(value))
         path = Path(os.path.expanduser(value))
         return path if path.is_absolute() else (base / path)
@@ -163,7 +172,7 @@ def config_from_dict(data: object, source: str = "<config>", base_dir: Path | No
     logs = data.get("nccl_logs") or []
     if isinstance(logs, str):
         logs = [logs]
-    if not isinstance(logs, list) or not all(isinstance(x, str) and x for x in logs):
+    if not isinstance(logs, list) or not all(isinstance(x, str) and x and "\0" not in x for x in logs):
         raise ConfigError(source, "nccl_logs", "a list of file paths or globs", _describe(logs))
     logs = [str(as_path("nccl_logs", x)) for x in logs]
 
@@ -205,7 +214,9 @@ def load_config(path: str | os.PathLike) -> PipelineConfig:
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise ConfigError(source, None, "a readable YAML file", type(exc).__name__) from None
     try:
-        data = yaml.safe_load(text)
+        data = yamlio.safe_load(text, source)
+    except yamlio.YamlContentError as exc:
+        raise ConfigError(source, None, exc.expected, exc.found) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"invalid YAML at line {mark.line + 1}" if mark else "invalid YAML"

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tracer import yamlio
 from tracer.errors import TracebaseError
 from tracer.inputs import open_regular, read_regular_bytes, read_regular_text
 
@@ -177,7 +178,7 @@ def load_reference_classes(path: str | os.PathLike) -> dict[str, str]:
     import yaml
 
     try:
-        doc = yaml.safe_load(read_regular_text(path, "the RDMA control-path reference YAML"))
+        doc = yamlio.safe_load(read_regular_text(path, "the RDMA control-path reference YAML"), str(path))
     except UnicodeDecodeError:
         raise TracebaseError(f"{path}: expected the RDMA control-path reference YAML, found binary data") from None
     except (OSError, yaml.YAMLError) as exc:

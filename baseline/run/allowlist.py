@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from tracer import atomic, resources
+from tracer import atomic, resources, yamlio
 from tracer.errnos import is_errno_name
 from tracer.errors import TracebaseError
 from tracer.inputs import read_regular_text
@@ -429,10 +429,10 @@ class ExpectedErrors:
             raise TracebaseError(f"{path}: expected a YAML text file, found binary data") from None
         except OSError as exc:
             raise TracebaseError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        import yaml  # libyaml's C loader: reading stays fast; save() re-reads round-trip
+        import yaml  # libyaml's C loader (yamlio): reading stays fast; save() re-reads round-trip
 
         try:
-            doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            doc = yamlio.safe_load(text, str(path))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}" if mark else ""

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import yaml
 
+from tracer import yamlio
 from tracer.atomic import make_dirs
 from tracer.errors import TracebaseError
 from tracer.fleet.options import (
@@ -136,7 +137,7 @@ class Enricher:
         path = self.metadata_file
         try:
             self._file_mtime = path.stat().st_mtime
-            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+            doc = yamlio.safe_load(path.read_text(encoding="utf-8"), str(path))
         except FileNotFoundError:
             if strict:
                 raise TracebaseError(f"{path}: no such metadata file") from None

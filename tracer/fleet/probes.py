@@ -31,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from tracer import resources
+from tracer import resources, yamlio
 from tracer.btf import BTF_FUNC, btf_sections, btf_types
 from tracer.errors import TracebaseError
 
@@ -116,7 +116,7 @@ def load_probe_set(name_or_path: str, probes_dir: Path = PROBES_DIR, vendor: str
     path = resolve_set_path(name_or_path, probes_dir)
     source = str(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = yamlio.safe_load(path.read_text(encoding="utf-8"), source)
     except yaml.YAMLError as exc:
         raise TracebaseError(f"{source}: expected YAML, found a syntax error ({str(exc).splitlines()[0]})") from None
     except UnicodeDecodeError as exc:
