@@ -411,6 +411,24 @@ CASES: list[Case] = [
     C("export-max-events-nan", "baseline", "export", "{good1}", "--max-events", "nan", "-o", "{tmp}/x.json",
       words="--max-events"),
     C("export-kind", "baseline", "export", "{good1}", "--kind", "meh", words="--kind"),
+    # an output that is one of the command's own inputs: every writer replaces its output whole, so
+    # the trace became JSON, a day of a host's events became a model (own copies: a regression
+    # destroys only them)
+    C("export-out-is-input", "baseline", "export", "{victim}", "-o", "{victim}", words=("{victim}", "of its own")),
+    C("export-out-is-input-via-symlink", "baseline", "export", "{victim}", "-o", "{victim_link}",
+      words=("{victim_link}", "{victim}")),
+    C("export-dir-out-is-file-in-it", "baseline", "export", "{victim_fleet}/events", "-o", "{victim_events}",
+      words=("{victim_events}", "of its own")),
+    C("allowlist-learn-out-is-good", "baseline", "allowlist", "learn", "{victim}", "-o", "{victim}",
+      words=("{victim}", "of its own")),
+    C("learn-out-is-dataset-file", "baseline", "learn", "{victim_fleet}", "-o", "{victim_events}",
+      words=("{victim_events}", "of its own")),
+    C("learn-expected-out-is-model", "baseline", "learn", "{victim_fleet}", "-o", "{tmp}/vm.parquet",
+      "--expected-out", "{tmp}/vm.parquet", words=("--expected-out", "of its own")),
+    C("audit-html-is-dataset-file", "baseline", "audit", "{victim_fleet}", "--out", "{tmp}/aud-victim", "--html",
+      "{victim_events}", words=("--html", "{victim_events}")),
+    C("expected-out-is-dataset-file", "baseline", "expected", "learn", "{victim_fleet}", "-o", "{victim_events}",
+      words=("{victim_events}", "of its own")),
     C("export-trace-id", "baseline", "export", "{good1}", "--trace-id", "nosuch", "-o", "{tmp}/x.json",
       words="nosuch"),
     C("export-diff-one", "baseline", "export", "--diff", "{good1}", "-o", "{tmp}/x.json", words="--diff"),
@@ -560,6 +578,11 @@ def inputs():
         # a small fleet, its spool and its audit (the simulator writes the layout `tracer run` does)
         _cli("baseline", "simulate", "--hosts", "3", "--hours", "1", "--seed", "1", "--out", str(base / "fleet"), cwd=base)
         d["fleet"] = base / "fleet"
+        d["victim"] = Path(shutil.copy(d["good1"], base / "victim.parquet"))
+        d["victim_link"] = base / "victim-link.json"
+        os.symlink("victim.parquet", d["victim_link"])
+        d["victim_fleet"] = Path(shutil.copytree(d["fleet"], base / "victim_fleet"))
+        d["victim_events"] = sorted((d["victim_fleet"] / "events").rglob("*.parquet"))[0]
         _cli("baseline", "simulate", "--hosts", "1", "--hours", "0.05", "--seed", "2", "--spool",
              "--out", str(base / "spooled"), cwd=base)
         d["spool"] = base / "spooled" / "spool"

@@ -12,6 +12,8 @@ import errno
 import fcntl
 import os
 import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import BinaryIO
 
 from tracer.errors import TracebaseError
@@ -64,3 +66,72 @@ def read_regular_bytes(path: str | os.PathLike, expected: str) -> bytes:
 def read_regular_text(path: str | os.PathLike, expected: str) -> str:
     """The whole content of a regular file as UTF-8 text (UnicodeDecodeError as ``read_text``)."""
     return read_regular_bytes(path, expected).decode()
+
+
+def refuse_overwriting_inputs(output: str | os.PathLike | None, flag: str,
+                              inputs: Iterable[str | os.PathLike]) -> None:
+    """TracebaseError when `output` is one of the command's inputs (or another of its outputs).
+
+    Every writer replaces its output whole (tracer.atomic), so `baseline export t.parquet -o
+    t.parquet` turned the trace into JSON and `baseline learn DS -o DS/events/.../part-0.parquet`
+    replaced a day of a host's events with a model, without a word. An input is a file, or a
+    directory: a dataset (the files of its tables) or a directory of traces (its *.parquet
+    files). An existing output is compared by device and inode (symlinks and other spellings
+    of a path are the same file), a new one by its resolved path; a directory is looked into
+    only when the output lies beneath it.
+    """
+    if output is None:
+        return
+    inputs = list(inputs)
+    try:
+        st = os.stat(output)
+    except (OSError, ValueError):
+        # not there yet (the usual case), or unreachable (the writer reports it); two outputs of
+        # one command given the same new path still collide
+        real = os.path.realpath(output)
+        for source in inputs:
+            if os.path.realpath(source) == real:
+                raise _collision(output, flag, source) from None
+        return
+    if not stat.S_ISREG(st.st_mode):
+        return
+    target = (st.st_dev, st.st_ino)
+    real = os.path.realpath(output)
+    for source in inputs:
+        for path in _input_files(source, real):
+            try:
+                other = os.stat(path)
+            except (OSError, ValueError):
+                continue
+            if (other.st_dev, other.st_ino) == target:
+                raise _collision(output, flag, path)
+
+
+def _collision(output: str | os.PathLike, flag: str, other: str | os.PathLike) -> TracebaseError:
+    return TracebaseError(f"{flag} {os.fsdecode(output)}: expected a path of its own, found {os.fsdecode(other)}, "
+                          f"which this command also reads or writes (writing there would replace it)")
+
+
+def _input_files(source: str | os.PathLike, output_real: str) -> Iterator[str | os.PathLike]:
+    try:
+        is_dir = os.path.isdir(source)
+    except ValueError:
+        return
+    if not is_dir:
+        yield source
+        return
+    top = os.path.realpath(source)
+    if os.path.commonpath([top, output_real]) != top:
+        return  # the output is not beneath this directory: none of its files can be it
+    from tracer.schema import TABLES, dataset_files
+
+    # a dataset root: the partition files of its tables (not the model or audit a command
+    # keeps beside them and rewrites by default); any other directory (a table's directory, a
+    # directory of traces): every Parquet file its readers take, at any depth
+    data = [f for table in TABLES for f in dataset_files(source, table)]
+    if data:
+        yield from data
+        return
+    for path in Path(source).rglob("*.parquet"):
+        if not any(part.startswith(".") for part in path.relative_to(source).parts):
+            yield path

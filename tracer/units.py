@@ -52,8 +52,7 @@ def parse_duration(text: str | float | int, flag: str | None = "--duration", *, 
 
     Seconds, finite, > 0 (>= 0 with `allow_zero`). Numbers (from a config file) are seconds.
     """
-    what = (f"a duration like {DURATION_EXAMPLES}" + (" (0 allowed)" if allow_zero else ", greater than 0")
-            + f", {MAX_DURATION_WORDS}")
+    what = f"a duration like {DURATION_EXAMPLES}" + (" (0 allowed)" if allow_zero else ", greater than 0")
     if isinstance(text, bool):
         raise _fail(flag, what, text)
     if isinstance(text, (int, float)):
@@ -64,8 +63,10 @@ def parse_duration(text: str | float | int, flag: str | None = "--duration", *, 
             raise _fail(flag, what, text)
         # Decimal so that '100us' is exactly 1e-4 s, not 100 * 1e-6.
         seconds = float(Decimal(match.group(1)) * UNIT_NS[match.group(2) or "s"] / 10**9)
-    if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero) or seconds > MAX_DURATION_S:
+    if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
         raise _fail(flag, what, text)
+    if seconds > MAX_DURATION_S:
+        raise _fail(flag, f"{what}, {MAX_DURATION_WORDS}", text)
     return seconds
 
 

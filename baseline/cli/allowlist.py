@@ -8,6 +8,7 @@ import argparse
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
+from tracer.inputs import refuse_overwriting_inputs
 
 EPILOG = """\
 examples:
@@ -62,6 +63,7 @@ def handle_learn(args: argparse.Namespace) -> int:
     out = Path(args.output or LEARNED_NAME)
     if out.is_dir():
         raise TracebaseError(f"{out}: -o: expected a YAML file, found a directory")
+    refuse_overwriting_inputs(out, "-o/--output", args.good)
     allow = ExpectedErrors.load(out) if out.exists() else ExpectedErrors([], source=str(out))
     good = load_table(args.good)
     check_good_commands(good, ", ".join(args.good), args.mixed)

@@ -11,6 +11,7 @@ from pathlib import Path
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
+from tracer.inputs import refuse_overwriting_inputs
 
 LEARN_EPILOG = """\
 examples:
@@ -121,12 +122,13 @@ def _check_dataset(path: str) -> None:
         raise TracebaseError(f"{path}: no such dataset (file or directory)")
 
 
-def _check_writable_file(path: str, flag: str) -> None:
+def _check_writable_file(path: str, flag: str, inputs: list[str]) -> None:
     parent = Path(path).resolve().parent
     if not parent.is_dir():
         raise TracebaseError(f"{flag} {path}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise TracebaseError(f"{flag} {path}: directory {parent} is not writable")
+    refuse_overwriting_inputs(path, flag, inputs)
 
 
 def _reading(dataset: str):
@@ -152,9 +154,9 @@ def handle_learn(args: argparse.Namespace) -> int:
     _check_dataset(args.dataset)
     since = parse_since(args.since)
     output = args.output or str(layout.default_model(args.dataset))
-    _check_writable_file(output, "-o/--output")
+    _check_writable_file(output, "-o/--output", [args.dataset])
     if args.expected_out:
-        _check_writable_file(args.expected_out, "--expected-out")
+        _check_writable_file(args.expected_out, "--expected-out", [args.dataset, output])
     with _reading(args.dataset):
         model = fit_baseline(args.dataset, out=output, since=since)
     summary = {"model": output, "operations": model.operations_.height, "good_traces": model.n_traces_,
@@ -192,7 +194,7 @@ def handle_expected_learn(args: argparse.Namespace) -> int:
     from baseline.fleet.model import parse_since
 
     _check_dataset(args.dataset)
-    _check_writable_file(args.output, "-o/--output")
+    _check_writable_file(args.output, "-o/--output", [args.dataset])
     summary, lines = _learn_expected(args.dataset, parse_since(args.since), args.output, min_hosts=args.min_hosts)
     return _emit(args, summary, lines)
 
@@ -239,7 +241,7 @@ def handle_audit(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else layout.default_audit_dir(args.dataset)
     _check_out_dir(out, "-o/--output")
     if args.html:
-        _check_writable_file(args.html, "--html")
+        _check_writable_file(args.html, "--html", [args.dataset, str(out), *filter(None, [args.model, args.allowlist])])
     model, source = args.model, "given"
     if model is None and not args.refit:
         saved = layout.saved_model(args.dataset)
@@ -270,7 +272,7 @@ def handle_report(args: argparse.Namespace) -> int:
     directory = layout.audit_output(args.findings_dir) or Path(args.findings_dir)
     result = read_audit(directory)
     if args.html:
-        _check_writable_file(args.html, "--html")
+        _check_writable_file(args.html, "--html", [args.findings_dir, str(directory)])
     html = str(write_html(result, args.html)) if args.html else None
     if args.json:
         return _emit(args, {"findings_dir": str(directory), "html": html, **_audit_summary(result)}, [])

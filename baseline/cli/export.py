@@ -8,6 +8,7 @@ import sys
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
+from tracer.inputs import refuse_overwriting_inputs
 
 EPILOG = """\
 open the output in https://ui.perfetto.dev (Open trace file) or chrome://tracing (Load).
@@ -57,6 +58,8 @@ def handle(args: argparse.Namespace) -> int:
     from baseline import export
 
     max_events = export.DEFAULT_MAX_EVENTS if args.max_events is None else args.max_events
+    if args.output != "-":
+        refuse_overwriting_inputs(args.output, "-o/--output", [*args.traces, *filter(None, [args.allowlist])])
     if args.diff:
         if len(args.traces) < 2:
             raise TracebaseError(f"TRACE: with --diff expected GOOD... BAD (two or more), found {len(args.traces)}")
