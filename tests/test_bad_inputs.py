@@ -139,6 +139,8 @@ CASES: list[Case] = [
       words="--host", root=True),
     C("run-host-slash", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--host", "a/b", "-d", "2s",
       words="--host", root=True),
+    C("run-host-trailing-newline", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--host", "gpu7\n",
+      "-d", "2s", words="--host", root=True),
     # ---------------------------------------------------------------- tracer probes check
     C("probes-unknown-set", "tracer", "probes", "check", "nosuchset", words="nosuchset"),
     C("probes-set-missing", "tracer", "probes", "check", "{tmp}/missing.yaml", words="missing.yaml"),

@@ -402,7 +402,7 @@ def test_bad_and_undecodable_names_are_quarantined_not_crashed_on(tmp_path):
     make_spool(spool, hosts=1, snapshots=1)
     good = next((spool / "host000").iterdir())
     raw_spool = os.fsencode(spool)
-    for bad_host in (b"bad host", b"-rf", b"gpu\xff\xfe", b"a%20b"):
+    for bad_host in (b"bad host", b"-rf", b"gpu\xff\xfe", b"a%20b", b"gpu7\n"):  # '$' let "gpu7\n" through
         os.mkdir(os.path.join(raw_spool, bad_host))
         os.mkdir(os.path.join(raw_spool, bad_host, os.fsencode(good.name)))
         for f in ("events.parquet", "counters.parquet"):
@@ -415,12 +415,13 @@ def test_bad_and_undecodable_names_are_quarantined_not_crashed_on(tmp_path):
     result = ingest_spool(spool, dataset, quarantine)
     assert result.rows == {"events": 2, "counters": 2}  # the good host still flows
     reasons = [q["reason"] for q in result.quarantined]
-    assert len(reasons) == 6
+    assert len(reasons) == 7
     for r in reasons:
         r.encode("utf-8")  # printable: undecodable bytes shown escaped
     assert any("found undecodable bytes in 'gpu\\xff\\xfe'" in r for r in reasons)
     assert any("expected a host name of letters, digits, '.', '-', '_'" in r and "found 'bad host'" in r for r in reasons)
     assert any("found 'snap-\\xff'" in r for r in reasons)
+    assert any("found 'gpu7\\n'" in r for r in reasons)
     assert any("notes-\\xe9.txt: unexpected file in a snapshot" in r for r in reasons)
     assert sorted(p.name for p in (dataset / "events" / "date=2026-11-25").iterdir()) == ["host=host000"]
     status, out, err = run_cli("ingest", str(spool), str(dataset), "--json")  # nothing left; prints cleanly

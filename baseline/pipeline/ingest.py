@@ -71,7 +71,7 @@ from tracer.schema import (
 )
 
 SPOOL_TABLES = ("events", "counters")
-SNAPSHOT_RE = re.compile(r"^snap-(\d{8})T(\d{6})(?:\.(\d+))?Z-\d+$")
+SNAPSHOT_RE = re.compile(r"^snap-(\d{8})T(\d{6})(?:\.(\d+))?Z-\d+\Z")  # \Z: "$" lets a trailing newline through
 # A host directory name becomes the `host=` partition value and the host column: one safe path
 # component that pandas/pyarrow/DuckDB read back unchanged (no '%', '/', '=', spaces). The same
 # rule `tracer run --host` enforces (tracer.fleet.options), so ingest accepts what the tracer writes.
@@ -121,8 +121,10 @@ class CompactResult:
 # names
 # --------------------------------------------------------------------------------------------
 def shown(name: str | os.PathLike) -> str:
-    """A file name as printable text: undecodable bytes (surrogate escapes) as \\xNN."""
-    return os.fsencode(name).decode("utf-8", "backslashreplace")
+    """A file name as printable text on one line: undecodable bytes (surrogate escapes) as
+    \\xNN, control characters (a newline, ESC) as Python escapes."""
+    text = os.fsencode(name).decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _decodable(name: str) -> bool:
@@ -138,7 +140,7 @@ def host_problem(name: str) -> str | None:
     if not _decodable(name):
         return f"expected a host name in UTF-8, found undecodable bytes in '{shown(name)}'"
     if not HOST_RE.match(name) or name in (".", ".."):
-        return f"expected {HOST_RULE}, found '{name}'"
+        return f"expected {HOST_RULE}, found '{shown(name)}'"
     return None
 
 

@@ -21,7 +21,8 @@ from tracer.inputs import file_kind
 # A host name is a spool directory and a dataset partition value: one safe path component.
 # Letters, digits, '.', '-', '_' (what hostnames and k8s node names use); not '.' or '..', no
 # leading '.' (readers skip hidden entries: the host's snapshots would be invisible).
-HOST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,252}$")
+# \Z, not $: "$" also matches before a trailing newline, and "gpu1\n" is no host name
+HOST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,252}\Z")
 HOST_RULE = "a host name of letters, digits, '.', '-', '_' (one path component, not starting with '.')"
 
 

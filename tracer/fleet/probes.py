@@ -46,7 +46,7 @@ VENDOR_MODULES = {"mlx5": "mlx5_ib", "bnxt_re": "bnxt_re", "irdma": "irdma"}
 MAX_PROBES_PER_SET = 64
 SET_KEYS = ("version", "name", "description", "attach", "library", "probes")
 PROBE_KEYS = ("symbol", "layer", "object", "operation", "ret", "vendors")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")  # \Z: "$" lets a trailing newline through
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from tracer.errors import TracebaseError
 from tracer.schema import COUNTERS, EVENTS, read, write_table
 
 SNAPSHOT_TABLES = ("events", "counters")
-_SNAP = re.compile(r"^snap-(\d{8}T\d{6}\.\d{3}Z)-(\d+)$")
+_SNAP = re.compile(r"^snap-(\d{8}T\d{6}\.\d{3}Z)-(\d+)\Z")  # \Z: "$" lets a trailing newline through
 _STALE = re.compile(r"^\..+\.tmp$")  # .snap-<ts>-<seq>.tmp, .<file>.<random>.tmp, .part-*.tmp
 LOCK_NAME = ".tracer.lock"
 def remove_stale_temporaries(directory: str | os.PathLike, pattern: re.Pattern[str] = _STALE) -> list[Path]:
