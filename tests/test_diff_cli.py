@@ -184,8 +184,8 @@ def test_only_one_trace_argument(capsys, traces):
 
 
 def test_bad_numeric_options(capsys, traces):
-    assert_user_error(capsys, ["diff", traces[0], traces[2], "--context", "-1"], "--context", "found -1")
-    assert_user_error(capsys, ["diff", traces[0], traces[2], "-k", "0"], "--window", "found 0")
+    assert_user_error(capsys, ["diff", traces[0], traces[2], "--context", "-1"], "--context", "found '-1'")
+    assert_user_error(capsys, ["diff", traces[0], traces[2], "-k", "0"], "--window", "found '0'")
 
 
 def test_bad_yaml_allowlist(capsys, tmp_path, traces):

@@ -123,12 +123,11 @@ def _input_files(source: str | os.PathLike, output_real: str) -> Iterator[str | 
     top = os.path.realpath(source)
     if os.path.commonpath([top, output_real]) != top:
         return  # the output is not beneath this directory: none of its files can be it
-    from tracer.schema import TABLES, dataset_files
-
-    # a dataset root: the partition files of its tables (not the model or audit a command
-    # keeps beside them and rewrites by default); any other directory (a table's directory, a
-    # directory of traces): every Parquet file its readers take, at any depth
-    data = [f for table in TABLES for f in dataset_files(source, table)]
+    # a dataset root (<table>/date=YYYY-MM-DD/...): the partition files of its tables, not the
+    # model or audit a command keeps beside them and rewrites by default; any other directory (a
+    # table's directory, a directory of traces): every Parquet file its readers take, at any depth
+    data = [f for table in Path(source).iterdir() if table.is_dir() and not table.name.startswith(".")
+            for day in table.glob("date=*") for f in day.rglob("*.parquet") if not f.name.startswith(".")]
     if data:
         yield from data
         return
