@@ -202,7 +202,7 @@ def plan_fleet(hosts: int, hours: float, seed: int, start: str | datetime | None
         raise TracebaseError(f"--hours: expected a positive number, found {hours!r}")
     if not 0.0 <= good_rate <= 1.0:
         raise TracebaseError(f"--good-rate: expected a probability in 0..1, found {good_rate!r}")
-    if not isinstance(seed, int) or seed < 0:
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:  # SeedSequence: >= 0
         raise TracebaseError(f"--seed: expected an integer >= 0, found {seed!r}")
     sc = parse_scenarios(scenarios)
     start_ns = parse_start(start)
