@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Simulate the fleet tracer's output on N hosts with injected root causes and ground truth.",
         formatter_class=HelpFormatter, epilog=SIMULATE_EPILOG,
     )
-    p.add_argument("--hosts", default="10", help="number of hosts (default 10)")
+    p.add_argument("--hosts", default="10", help="number of hosts (default 10, at most 1,000,000)")
     p.add_argument("--hours", default="24", help="simulated hours (default 24)")
     p.add_argument("--seed", default="0", help="random seed (default 0)")
     common.add_output(p, metavar="DIR", help="output directory", required=True, dest="out")
