@@ -127,10 +127,29 @@ def _input_files(source: str | os.PathLike, output_real: str) -> Iterator[str | 
     # model or audit a command keeps beside them and rewrites by default; any other directory (a
     # table's directory, a directory of traces): every Parquet file its readers take, at any depth
     data = [f for table in Path(source).iterdir() if table.is_dir() and not table.name.startswith(".")
-            for day in table.glob("date=*") for f in day.rglob("*.parquet") if not f.name.startswith(".")]
+            for f in table_partition_files(table)]
     if data:
         yield from data
         return
-    for path in Path(source).rglob("*.parquet"):
-        if not any(part.startswith(".") for part in path.relative_to(source).parts):
-            yield path
+    yield from parquet_files_under(Path(source))
+
+
+def table_partition_files(table_dir: Path, since_date: str | None = None) -> list[Path]:
+    """The Parquet files of one dataset table directory (`date=D/host=H/...`), dot names (temp
+    files of writes in progress) skipped, only dates >= `since_date` (YYYY-MM-DD) when given;
+    in date order, sorted within a date. Here, below tracer.schema (which imports this module),
+    so the dataset readers and the output-overwrite check list the same files."""
+    out: list[Path] = []
+    for date_dir in sorted(table_dir.glob("date=*")):
+        if since_date and date_dir.name.removeprefix("date=") < since_date:
+            continue
+        out.extend(sorted(f for f in date_dir.rglob("*.parquet") if not f.name.startswith(".")))
+    return out
+
+
+def parquet_files_under(directory: Path) -> list[Path]:
+    """Every .parquet file below `directory`, at any depth, sorted; none under a dot name (temp
+    files and staging directories of writes in progress): what a reader of a directory of
+    traces takes, and so what the output-overwrite check compares against."""
+    return sorted(f for f in directory.rglob("*.parquet")
+                  if not any(part.startswith(".") for part in f.relative_to(directory).parts))

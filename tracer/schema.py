@@ -58,7 +58,7 @@ from pyarrow._parquet import ParquetReader
 
 from tracer.atomic import atomic_output
 from tracer.errors import SchemaError, TracebaseError
-from tracer.inputs import open_regular
+from tracer.inputs import open_regular, parquet_files_under, table_partition_files
 
 if TYPE_CHECKING:
     import polars as pl
@@ -582,9 +582,7 @@ def parquet_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
     files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(
-                f for f in p.rglob("*.parquet") if not any(part.startswith(".") for part in f.relative_to(p).parts)
-            )
+            found = parquet_files_under(p)
             if not found:
                 raise TracebaseError(f"{p}: directory holds no .parquet files")
             files.extend(found)
@@ -819,12 +817,7 @@ def dataset_files(root: str | os.PathLike, table: str, since: str | None = None)
     base = Path(root) / table
     if not base.is_dir():
         return []
-    out = []
-    for date_dir in sorted(base.glob("date=*")):
-        if since and date_dir.name.removeprefix("date=") < since[:10]:
-            continue
-        out.extend(sorted(f for f in date_dir.rglob("*.parquet") if not f.name.startswith(".")))
-    return out
+    return table_partition_files(base, since[:10] if since else None)
 
 
 # Dataset partition keys that are also table columns. Files in a dataset do not store them: the
