@@ -157,6 +157,7 @@ CASES: list[Case] = [
     C("diff-empty-dir", "baseline", "diff", "{emptydir}", "{bad}", words="{emptydir}"),
     C("diff-not-parquet", "baseline", "diff", "{good1}", "{text}", words="{text}"),
     C("diff-torn-pages", "baseline", "diff", "{good1}", "{torn}", words=("{torn}", "probe", "unreadable")),
+    C("diff-torn-path-pages", "baseline", "diff", "{good1}", "{torn_path}", words=("{torn_path}", "path", "unreadable")),
     C("diff-wrong-table", "baseline", "diff", "{good1}", "{counters_file}", words=("{counters_file}", "counters")),
     C("diff-wrong-version", "baseline", "diff", "{good1}", "{v9}", words=("{v9}", "version")),
     C("diff-null-kind", "baseline", "diff", "{good1}", "{null_kind}", words=("{null_kind}", "kind", "null")),
@@ -596,6 +597,8 @@ def inputs():
         d["fake_audit"] = base / "fake_audit"
         # footers intact, pages torn: the error names the file (and for a trace, the column)
         d["torn"] = _tear(Path(shutil.copy(d["bad"], base / "torn.parquet")), "probe")
+        # the paths are read ahead in a thread of their own: the error still names file and column
+        d["torn_path"] = _tear(Path(shutil.copy(d["bad"], base / "torn_path.parquet")), "path")
         shutil.copytree(d["fleet"], base / "torn_fleet", ignore=shutil.ignore_patterns("counter_buckets"))
         d["torn_fleet"] = base / "torn_fleet"
         d["torn_events"] = _tear(sorted((d["torn_fleet"] / "events").rglob("*.parquet"))[-1], "probe")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,6 +52,17 @@ def describe_source(src: Any) -> str:
     return "<frame>"
 
 
+_READER: ThreadPoolExecutor | None = None
+
+
+def _reader() -> ThreadPoolExecutor:
+    """The one thread that reads columns ahead (`EventColumns.read_ahead`), made when first used."""
+    global _READER
+    if _READER is None:
+        _READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="read-ahead")
+    return _READER
+
+
 class _File:
     """One validated events file, read a column at a time."""
 
@@ -62,6 +74,16 @@ class _File:
         self.restored = partition_values(path)
         first = self.meta.row_group(0) if self.meta.num_row_groups else None
         self.index = {first.column(i).path_in_schema: i for i in range(first.num_columns)} if first else {}
+        self.ahead: dict[str, Future] = {}
+
+    def read_ahead(self, name: str) -> None:
+        """Start reading a column in the read-ahead thread; the next `read` of it takes that."""
+        if name in self.present and name not in self.ahead:
+            self.ahead[name] = _reader().submit(self._read, name)
+
+    def read(self, name: str) -> pa.ChunkedArray | pa.Array:
+        started = self.ahead.pop(name, None)
+        return started.result() if started is not None else self._read(name)
 
     def constant(self, name: str) -> pa.Array | None:
         """The column without reading it when the footer's statistics say what it holds:
@@ -93,7 +115,7 @@ class _File:
         return pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), self.num_rows, [None, zeros]),
                                               pa.array([value], type=pa.string()))
 
-    def read(self, name: str) -> pa.ChunkedArray | pa.Array:
+    def _read(self, name: str) -> pa.ChunkedArray | pa.Array:
         if name in self.present:
             known = self.constant(name)
             if known is not None:
@@ -184,6 +206,19 @@ class EventColumns:
             raise KeyError(name)
         chunks = [c for side in self.sides for c in side.chunks(name)]
         return pa.chunked_array(_unified(name, chunks), type=_column_type(name))
+
+    def read_ahead(self, names: Iterable[str]) -> None:
+        """Start reading these columns of every file, in order, in a thread of their own, so
+        that decoding Parquet (which releases the GIL) overlaps the caller's work on the
+        columns it has; `column` then takes what was read. For the few columns a caller asks
+        for soon and decodes slowly: each column read ahead is held until asked for."""
+        for name in names:
+            if name in self.column_names:
+                for side in self.sides:
+                    if name in side.names:
+                        for part in side.parts:
+                            if isinstance(part, _File):
+                                part.read_ahead(name)
 
     def drop_columns(self, names: Iterable[str]) -> EventColumns:
         gone = set(names)
