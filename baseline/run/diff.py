@@ -203,6 +203,7 @@ from baseline.run.allowlist import (
 from baseline.run.normalize import (
     Prepared,
     code_in,
+    codes_where,
     in_sorted,
     normalize_paths,
     numpy_of,
@@ -617,10 +618,9 @@ def diff_traces(
     good_calls = unique_ints(site_calls)
     good_outcomes = unique_ints(site_calls * n_errnos + (p.errno[at_sites] + 1))
     del at_sites, site_calls
-    timing_codes = np.array([i for i, v in enumerate(p.errno_values) if v in TIMING_ERRNOS], dtype=np.int32)
+    timing_codes = codes_where(p.errno_values, TIMING_ERRNOS)
     # the timing errnos that say nothing about what a descriptor is (ENOTTY does)
-    waits_codes = np.array([i for i, v in enumerate(p.errno_values) if v in TIMING_ERRNOS - {"ENOTTY"}],
-                           dtype=np.int32)
+    waits_codes = codes_where(p.errno_values, TIMING_ERRNOS - {"ENOTTY"})
     # Per bad row: an error where the good runs had another outcome at the same call.
     bad_err = err_rows[err_rows < nb]
     outcome_change = np.zeros(n_rows, dtype=bool)
@@ -635,9 +635,8 @@ def diff_traces(
     outcome_change |= raw_change
     # An error the same thread gets past later at the same call (a poll or a retry loop: the
     # file appears, the service comes up) is transient: how many attempts it took is timing.
-    retry_codes = np.array([i for i, v in enumerate(p.errno_values) if v in RETRY_ERRNOS], dtype=np.int32)
-    hard_codes = np.array([i for i, v in enumerate(p.errno_values) if _error_class(v) == 2 and v not in RETRY_ERRNOS],
-                          dtype=np.int32)
+    retry_codes = codes_where(p.errno_values, RETRY_ERRNOS)
+    hard_codes = codes_where(p.errno_values, lambda v: _error_class(v) == 2 and v not in RETRY_ERRNOS)
     retried = _retried(p, err_rows[np.isin(p.errno[err_rows], retry_codes)], hard_codes)
     # A wait interrupted by a signal and never completed (flock -w giving up, a child killed
     # by timeout in its open of a FIFO) is where the run stopped: no entry covers it.
@@ -675,16 +674,16 @@ def diff_traces(
                                                   "errno": entry.errno, "path": entry.path,
                                                   "context": entry.context})
             info["count"] += in_bad
-    noise_codes = [i for i, v in enumerate(p.probe_values) if v in noise_probes]
-    noise = frozenset(noise_codes)  # the caller's noise probes, for the naming steps below
+    noise_codes = codes_where(p.probe_values, noise_probes)
+    noise = frozenset(noise_codes.tolist())  # the caller's noise probes, for the naming steps below
     # Noise probes drop out when they succeed or fail for timing (futex EAGAIN/ETIMEDOUT
     # under contention, EINTR): how often that happens is scheduling, not program logic.
-    memory_eagain = code_in(p.probe, [i for i, v in enumerate(p.probe_values) if v in MEMORY_LIMIT_PROBES],
+    memory_eagain = code_in(p.probe, codes_where(p.probe_values, MEMORY_LIMIT_PROBES),
                             len(p.probe_values)) & code_in(
-        p.errno, [i for i, v in enumerate(p.errno_values) if v in ("EAGAIN", "EWOULDBLOCK")], len(p.errno_values))
-    peer_query = code_in(p.probe, [i for i, v in enumerate(p.probe_values) if v in PEER_QUERY_TIMING[0]],
+        p.errno, codes_where(p.errno_values, ("EAGAIN", "EWOULDBLOCK")), len(p.errno_values))
+    peer_query = code_in(p.probe, codes_where(p.probe_values, PEER_QUERY_TIMING[0]),
                          len(p.probe_values)) & code_in(
-        p.errno, [i for i, v in enumerate(p.errno_values) if v in PEER_QUERY_TIMING[1]], len(p.errno_values))
+        p.errno, codes_where(p.errno_values, PEER_QUERY_TIMING[1]), len(p.errno_values))
     drop = expected_mask | retried | peer_query | (
         code_in(p.probe, noise_codes, len(p.probe_values))
         & ((err_cls_rows == 0) | (code_in(p.errno, timing_codes, len(p.errno_values)) & ~memory_eagain)))
@@ -1123,7 +1122,7 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
     # A create that found its target already there, removed it and created it again (gzip
     # -f over the last run's output) is no loop either, but is the same outcome as the good
     # runs' create: transparent too.
-    waits = np.flatnonzero(code_in(p.probe, [i for i, v in enumerate(p.probe_values) if v in WAIT_PROBES],
+    waits = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, WAIT_PROBES),
                                    len(p.probe_values)))
     keep = (np.searchsorted(waits, hi) > np.searchsorted(waits, lo)) | _cleared_in_between(p, lo, hi)
     lo, hi = lo[keep], hi[keep]
@@ -1195,7 +1194,7 @@ def _found_where_good_missed(p: Prepared, bs: align.Streams, cand: np.ndarray, g
         return out
     calls = _call_keys(p, rows)
     hit = np.isin(calls, good_calls) & ~np.isin(calls, good_ok_calls)
-    hard = np.array([i + 1 for i, v in enumerate(p.errno_values) if v not in SOFT_ERRNOS], dtype=np.int64)
+    hard = codes_where(p.errno_values, lambda v: v not in SOFT_ERRNOS).astype(np.int64) + 1
     for i in np.flatnonzero(hit).tolist():  # few: the good runs' outcomes there are soft errors only
         hit[i] = not np.isin(calls[i] * n_errnos + hard, good_outcomes).any()
     out[pos[hit]] = True
@@ -1239,8 +1238,8 @@ def _proc_scan_races(p: Prepared) -> np.ndarray:
     call (probe, normalised path) for at least `PROC_SCAN_MIN` different pids: a scan meeting
     a process that exited between its listing and its read (see PROC_PID_PATH)."""
     out = np.zeros(len(p), dtype=bool)
-    codes = [i for i, v in enumerate(p.errno_values) if v in PROC_SCAN_ERRNOS]
-    if not codes or p.raw_path is None:
+    codes = codes_where(p.errno_values, PROC_SCAN_ERRNOS)
+    if not len(codes) or p.raw_path is None:
         return out
     cand = np.flatnonzero(code_in(p.errno, codes, len(p.errno_values)) & (p.plainpath >= 0))
     # only the few distinct normalised paths under /proc/ (raw paths fetched for those rows only)
@@ -1275,14 +1274,14 @@ def _shadowing_find(p: Prepared, nb: int, anomaly: dict[str, Any], good_calls: n
     pid, seq = anomaly["process"].get("pid"), anomaly.get("position")
     if pid is None or seq is None or seq < 0:
         return -1
-    finds = [i for i, v in enumerate(p.probe_values) if v in FIND_PROBES]
+    finds = codes_where(p.probe_values, FIND_PROBES)
     rows = np.flatnonzero((p.tkey[:nb] == -1) & code_in(p.probe[:nb], finds, len(p.probe_values))
                           & (p.errno[:nb] < 0) & (p.plainpath[:nb] >= 0) & (p.pid[:nb] == pid) & (p.seq[:nb] < seq))
     if not len(rows):
         return -1
     calls = _call_keys(p, rows)
     hit = np.isin(calls, good_calls) & ~np.isin(calls, good_ok_calls)
-    hard = np.array([i + 1 for i, v in enumerate(p.errno_values) if v not in SOFT_ERRNOS], dtype=np.int64)
+    hard = codes_where(p.errno_values, lambda v: v not in SOFT_ERRNOS).astype(np.int64) + 1
     for r in rows[hit][np.argsort(p.seq[rows[hit]], kind="stable")].tolist():
         call = _call_keys(p, np.array([r]))[0]
         if np.isin(call * n_errnos + hard, good_outcomes).any():
@@ -1301,9 +1300,9 @@ def _cleared_in_between(p: Prepared, lo: np.ndarray, hi: np.ndarray) -> np.ndarr
     whether the first attempt failed with EEXIST and the thread removed that very path
     (`REMOVE_PROBES`, successfully) before the success -- replacing an existing file."""
     out = np.zeros(len(lo), dtype=bool)
-    eexist = [i for i, v in enumerate(p.errno_values) if v == "EEXIST"]
-    removes = [i for i, v in enumerate(p.probe_values) if v in REMOVE_PROBES]
-    if not eexist or not removes:
+    eexist = codes_where(p.errno_values, ("EEXIST",))
+    removes = codes_where(p.probe_values, REMOVE_PROBES)
+    if not len(eexist) or not len(removes):
         return out
     for i in np.flatnonzero(np.isin(p.errno[lo], eexist)).tolist():
         between = np.arange(lo[i] + 1, hi[i])
@@ -1319,10 +1318,10 @@ def _existing_directories(p: Prepared) -> tuple[np.ndarray, np.ndarray]:
     mkdir rows, the stat rows). Whether
     the directory was left by an earlier run is the machine's state, not the program's
     behaviour (a file in its place still shows in what follows: the chdir into it fails)."""
-    mkdirs = [i for i, v in enumerate(p.probe_values) if v in ("mkdir", "mkdirat")]
-    stats = [i for i, v in enumerate(p.probe_values) if v in STAT_PROBES]
-    eexist = [i for i, v in enumerate(p.errno_values) if v == "EEXIST"]
-    if not mkdirs or not stats or not eexist:
+    mkdirs = codes_where(p.probe_values, ("mkdir", "mkdirat"))
+    stats = codes_where(p.probe_values, STAT_PROBES)
+    eexist = codes_where(p.errno_values, ("EEXIST",))
+    if not len(mkdirs) or not len(stats) or not len(eexist):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     cand = np.flatnonzero(code_in(p.errno, eexist, len(p.errno_values)))
     cand = cand[np.isin(p.probe[cand], mkdirs) & (cand + 1 < len(p))]
@@ -1366,7 +1365,7 @@ def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, regi
     starts keeps being refused after the server died."""
     rows = bs.orig[named]
     errno = np.where(rows >= 0, p.errno[np.maximum(rows, 0)], -1)
-    codes = [i for i, v in enumerate(p.errno_values) if v in PEER_ERRNOS]
+    codes = codes_where(p.errno_values, PEER_ERRNOS)
     peer = np.isin(errno, codes) & (max_cls > 0)
     if not peer.any():
         return
@@ -1390,8 +1389,8 @@ def _abandoned_waits(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: n
     routine when they are restarted and complete (the curated EINTR/ERESTART* entries), or
     when the good runs were interrupted there too; abandoned, they are where the run stopped."""
     out = np.zeros(len(p), dtype=bool)
-    codes = [i for i, v in enumerate(p.errno_values) if v == "EINTR" or v.startswith("ERESTART")]
-    cand = bad_err[np.isin(p.errno[bad_err], codes)] if codes else bad_err[:0]
+    codes = codes_where(p.errno_values, lambda v: v == "EINTR" or v.startswith("ERESTART"))
+    cand = bad_err[np.isin(p.errno[bad_err], codes)] if len(codes) else bad_err[:0]
     if not len(cand):
         return out
     calls = _call_keys(p, cand)
@@ -1411,8 +1410,8 @@ def _retries_given_up(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: 
     as routine; retried without end (a lock its hung holder never lets go), it is where the run
     stopped, and no entry covers it."""
     out = np.zeros(len(p), dtype=bool)
-    codes = [i for i, v in enumerate(p.errno_values) if v in CONTENTION_ERRNOS]
-    cand = bad_err[np.isin(p.errno[bad_err], codes)] if codes else bad_err[:0]
+    codes = codes_where(p.errno_values, CONTENTION_ERRNOS)
+    cand = bad_err[np.isin(p.errno[bad_err], codes)] if len(codes) else bad_err[:0]
     if not len(cand):
         return out
     calls = _call_keys(p, cand)
@@ -1484,7 +1483,7 @@ def _reported_error(p: Prepared, bs: align.Streams, pos: int, timing_codes: np.n
     def same_thread(q: int) -> bool:
         return q >= 0 and int(p.tkey[q]) == int(p.tkey[row]) and int(p.tid[q]) == int(p.tid[row])
 
-    writes = {i for i, v in enumerate(p.probe_values) if v in MESSAGE_WRITES}
+    writes = set(codes_where(p.probe_values, MESSAGE_WRITES).tolist())
     q = row - 1
     while same_thread(q) and (int(p.probe[q]) in noise or (int(p.probe[q]) in writes and p.errno[q] < 0)):
         q -= 1

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -483,6 +484,14 @@ def code_in(codes: np.ndarray, members: Any, n_values: int) -> np.ndarray:
     lut = np.zeros(n_values + 1, dtype=bool)  # the extra last entry: null (-1) is never a member
     lut[np.asarray(members, dtype=np.int64)] = True
     return lut[codes]
+
+
+def codes_where(values: Iterable[str], member: Container[str] | Callable[[str], bool]) -> np.ndarray:
+    """The codes (int32, ascending) of the distinct `values` of a column that are in `member`
+    (a set of names) or for which it holds (a predicate): e.g. a rule's errnos, as codes of
+    the errno column, to test rows with `code_in`."""
+    test = member if callable(member) else member.__contains__
+    return np.array([i for i, v in enumerate(values) if test(v)], dtype=np.int32)
 
 
 def in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
@@ -1130,7 +1139,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     search_rows: list[int] = []
     search_keys: list[int] = []
     base_index: dict[str, int] = {}
-    search_errnos = np.array([i for i, v in enumerate(errno_values) if v in SEARCH_ERRNOS], dtype=np.int32)
+    search_errnos = codes_where(errno_values, SEARCH_ERRNOS)
     if n > 1 and len(search_errnos):
         # Failed lookups followed in the same thread by a lookup of another path: only these
         # few rows need their paths split into directory and name.
