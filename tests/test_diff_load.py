@@ -253,3 +253,15 @@ def test_compact_per_row_columns_read_like_arrays():
     data = int(np.flatnonzero(order == 5)[0])  # the stream row of source row 5
     assert p.value("path", 0) == "/x/lib/libq.so" and p.path_string(int(p.plainpath[data])) == "/data/<n>"
     assert p.value("comm", 3) == "a"
+
+
+def test_a_process_forked_after_a_diff_reads_ahead_with_a_thread_of_its_own(runs):
+    """The read-ahead thread does not survive fork(); a child diffing again must not queue its
+    reads for the parent's thread (which would wait forever)."""
+    import multiprocessing
+
+    want = report(runs["files"], runs["bad"])
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(report, (runs["files"], runs["bad"])).get(timeout=60)
+    assert got == want

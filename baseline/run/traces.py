@@ -63,6 +63,16 @@ def _reader() -> ThreadPoolExecutor:
     return _READER
 
 
+def _forget_reader() -> None:
+    # A forked child has no copy of the thread, while the executor would count it as idle and
+    # queue work for it forever: the child makes its own when it first reads ahead.
+    global _READER
+    _READER = None
+
+
+os.register_at_fork(after_in_child=_forget_reader)
+
+
 class _File:
     """One validated events file, read a column at a time."""
 
