@@ -45,7 +45,7 @@ from .trees import tree
 NS = 1_000_000_000
 SNAP_S = 30  # snapshot interval (tracer run -i 30s)
 K_RECORDS = 3  # first K trees of a signature per interval are records, the rest one example
-START = datetime(2026, 11, 28, 18, 0, tzinfo=UTC)  # a window crossing midnight
+START = datetime(2026, 11, 28, 21, 0, tzinfo=UTC)  # a window of more than 3 h crosses midnight
 RELEASES = {"ofed": "6.8.0-1015-ofed24.07", "old": "6.12.9-upstream", "new": "6.17.4-cloud"}
 
 # per-job operation rates at full load (calls/s): variant -> rate
@@ -94,6 +94,9 @@ FAULTS: dict[str, dict] = {
                                        unwind=[(5, "irdma_free_qp_rsrc", D), (2, "rdma_alloc_abort_uobject", C)], where="irdma_new"),
 }
 FAMILIES = {**ROUTINE, **FAULTS}
+# errors successful trees absorb (trees.py `=ERRNO`): routine, in good traces
+ABSORBED = {("pin_user_pages_fast", "EFAULT"): "gup_refuses_gpu_memory",
+            ("rdma_counter_bind_qp_auto", "ENOMEM"): "counter_auto_without_ops"}
 # the rdma probe set (vendor-swapped) plus every root and family origin: the counters' probes
 COUNTER_PROBES = {
     "mlx5": ["mlx5_ib_reg_user_mr", "mlx5_ib_reg_user_mr_dmabuf", "mlx5_ib_create_qp", "mlx5_ib_modify_qp", "mlx5_ib_alloc_pd",
@@ -188,6 +191,10 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14.0, seed: in
     netns = {int(i) for i in rng.choice(hosts, max(2, hosts // 4), replace=False) if i != crash}
     dmabuf_bad = {int(i) for i in rng.permutation([i for i in range(hosts) if vendor[i] == "mlx5" and i != crash])[: max(1, hosts // 8)]}
     crash_span = (0.4 * T, min(T, 0.4 * T + 5400.0))
+    # busy hosts: a big job lands mid-window, load x3 (and the cgroup's EAGAIN per call with it)
+    busy = {int(i): float(rng.uniform(0.3, 0.6) * T) for i in rng.choice(hosts, max(2, hosts // 10), replace=False)}
+    for i in busy:
+        roles[names[i]].append("load_x3")
     for i in roll_at:
         allow(names[i], "peer_client_gone", "EFAULT")
     for i in umr:
@@ -227,6 +234,11 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14.0, seed: in
         if ofed:
             trees["reg_mr:gpu"] = tree("reg_mr:gpu", v, ofed)
         scale = rng.uniform(0.7, 1.3)
+        busy_at = busy.get(i, np.inf)
+
+        def hload(t_s: np.ndarray) -> np.ndarray:
+            """This host's load: the fleet's diurnal curve, its own scale, x3 once a big job lands."""
+            return _load(t_s) * scale * np.where(t_s >= busy_at, 3.0, 1.0)
         w = _Writer()
         n_traces = 0
         pid_next = int(rng.integers(2000, 30000))
@@ -254,12 +266,14 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14.0, seed: in
                     if hit.size and grid[hit[0]] < end:
                         end = float(grid[hit[0]])
                         fatal = fam
+                if i in roll_at and t < roll_at[i] < end:  # the module goes: every live job's next GPU reg_mr fails
+                    end, fatal = roll_at[i] + float(rng.uniform(0, 0.5)), "peer_client_gone"
                 jobs.append((t, end, pid, job, comm))
                 if fatal:
                     fails.append((end, fatal, pid, job, comm))
                 # routine errors during the job's life (it goes on after each)
                 life = np.arange(t, end, 60.0)
-                lam = 0.9 * _load(life) ** 2 * scale * 60 / 3600  # cgroup EAGAIN per job-minute, rises with load
+                lam = 0.9 * hload(life) ** 2 * 60 / 3600  # cgroup EAGAIN per job-minute, rises with load
                 for tt in life[rng.random(life.size) < lam]:
                     fails.append((min(tt + rng.uniform(0, 60), end - 0.5), "qp_cgroup_limit", pid, job, comm))
                 walks = [t + 2.0] + list(np.arange(t + rng.uniform(900, 2400), end - 5, rng.uniform(1200, 2400)))
@@ -283,7 +297,7 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14.0, seed: in
             return k >= 0 and t < win_starts[k] + 10
 
         def emit(frames: list, t: float, pid: int, job: str, comm: str, op: str, timed: bool, fam: str | None,
-                 origin: int | None, repeat: int | None = None, lost: int = 0, arg: str | None = None) -> None:
+                 origin: tuple | None, repeat: int | None = None, lost: int = 0, arg: str | None = None) -> None:
             nonlocal n_traces
             tid = f"{host}-{n_traces:07d}"
             n_traces += 1
@@ -326,20 +340,22 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14.0, seed: in
                 w.ev["lost_events"].append(lost)
                 w.ev["job_id"].append(job)
                 w.ev["repeat_count"].append(repeat)
+            # a good tree holding an error its operation absorbed holds only expected errors
+            absorbed = None if fam else next((ABSORBED[(f, e)] for _, f, _, e in frames if e), None)
             w.truth["trace_id"].append(tid)
             w.truth["kind"].append("failure" if fam else "good")
-            w.truth["root_cause"].append(fam)
-            w.truth["bifurcation_probe"].append(frames[origin][1] if fam else None)
+            w.truth["root_cause"].append(fam or absorbed)
+            w.truth["bifurcation_probe"].append(origin[1] if fam else None)
             w.truth["bifurcation_errno"].append(fam and FAMILIES[fam]["errno"])
-            w.truth["origin_layer"].append(frames[origin][2] if fam else None)
-            w.truth["expected_error"].append(fam in ROUTINE)
+            w.truth["origin_layer"].append(origin[2] if fam else None)
+            w.truth["expected_error"].append(fam in ROUTINE or absorbed is not None)
             w.truth["held_out"].append(not fam and rng.random() < 0.1)
             w.truth["_t"].append(t)
 
         # good traces in the windows, from the jobs live through them
         gpu = ofed  # OFED hosts register GPU memory through the peer client
         for ws in win_starts:
-            load = float(_load(np.array([ws]))[0]) * scale
+            load = float(hload(np.array([ws]))[0])
             for (s, e, pid, job, comm) in jobs:
                 if not (s <= ws and ws + 10 <= e):
                     continue
@@ -360,7 +376,10 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14.0, seed: in
             spec = FAMILIES[fam]
             variant = spec["variant"]
             fail_trees[fam] = failing_tree(trees.get(variant) or tree(variant, v, ofed), spec)
+        # the ring overflowed: a crash loop's first snapshots, the moment the peer client went
         lost_snaps = {int(crash_span[0] // SNAP_S), int(crash_span[0] // SNAP_S) + 1} if i == crash else set()
+        if i in roll_at:
+            lost_snaps.add(int(roll_at[i] // SNAP_S))
         lost_by_snap: dict[int, int] = {}
         for (snap, fam), group in sorted(groups.items()):
             frames, origin = fail_trees[fam]
@@ -372,12 +391,13 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14.0, seed: in
                 lost_by_snap[snap] = lost
             heads = group[:K_RECORDS]
             for t, _, pid, job, comm in heads:
-                fr = frames[: origin + 1] if lost and rng.random() < 0.5 else frames  # cut short: the unwind lost
-                emit(fr, t, pid, job, comm, op, in_window(t), fam, origin, lost=lost, arg=arg)
+                # cut short (the deepest, last frames lost), anywhere after the root's first callee
+                fr = frames[: int(rng.integers(2, len(frames)))] if lost and rng.random() < 0.5 else frames
+                emit(fr, t, pid, job, comm, op, in_window(t), fam, frames[origin], lost=lost, arg=arg)
             counts[(snap, fam)] += len(group)
             if len(group) > K_RECORDS:
                 t, _, pid, job, comm = group[K_RECORDS]
-                emit(frames, t, pid, job, comm, op, False, fam, origin, repeat=len(group) - K_RECORDS, lost=lost, arg=arg)
+                emit(frames, t, pid, job, comm, op, False, fam, frames[origin], repeat=len(group) - K_RECORDS, lost=lost, arg=arg)
                 summary["aggregated"] += 1
 
         # counters: every snapshot, every probe of the host's set
@@ -394,7 +414,7 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14.0, seed: in
         live = np.zeros(snaps.size)
         for s, e, *_ in jobs:
             live += np.clip(np.minimum(snaps, e) - np.maximum(snaps - SNAP_S, s), 0, None) / SNAP_S
-        lam = (live * _load(snaps) * scale * SNAP_S)[:, None] * per_call[None, :]
+        lam = (live * hload(snaps) * SNAP_S)[:, None] * per_call[None, :]
         inv = rng.poisson(lam)
         fails_n = np.zeros_like(inv)
         errs: dict[tuple[int, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
