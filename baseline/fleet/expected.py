@@ -375,7 +375,7 @@ class FleetExpectedLearner(ParamsMixin):
             (weight_expr() if "repeat_count" in cols else pl.lit(1, pl.Int64)).alias("w"),
             failed_expr().alias("root_failed") if {"exit_status", "kind"} <= cols else pl.lit(True).alias("root_failed"),
             (pl.col("timed") if "timed" in cols else pl.lit(True)).alias("timed"),
-        )
+        ).with_columns(pl.when(pl.col("timed")).then(pl.col("start_time")).alias("_timed_start"))
         proc_raw = ["host", "job_id", "pid"]
         # a run is the scheduler job on its host; without a job id, the process; without either,
         # the host (so that "jobs" still counts independent runs): `_run` numbers the distinct
@@ -388,6 +388,7 @@ class FleetExpectedLearner(ParamsMixin):
         procs = tr.group_by(proc_raw).agg(
             pl.col("start_time").max().alias("_last"),
             pl.col("_row").sort_by("start_time", "_row").last().alias("_last_row"),
+            pl.col("_timed_start").max().alias("_last_timed"),
         ).collect(engine="streaming")
         procs = procs.with_columns(
             pl.concat_str([pl.col("host").cast(pl.String),
@@ -400,6 +401,13 @@ class FleetExpectedLearner(ParamsMixin):
             .max().over("_run", "pid").alias("_last_row"),
             pl.col("_last_of_process").alias("_last"),
         ).drop("_last_of_process")
+        # right-censored: a process whose last trace came after its host's last capture window
+        # (the host's latest timed trace) could not have shown a later call -- outside windows a
+        # survivor leaves nothing -- so its end is unknown, neither a death nor a survival (the
+        # end of the data cuts every job short). A host with no timed trace at all: not censored.
+        procs = procs.with_columns(
+            (pl.col("_last") > pl.col("_last_timed").max().over("host")).fill_null(False).alias("_censored")
+        ).drop("_last_timed")
         key = ["operation", "chain_hash"]
         # complete traces reduced per (chain, run, release) in one streaming pass; the release's
         # new_release flag is joined to those rows, not to every trace
@@ -411,8 +419,10 @@ class FleetExpectedLearner(ParamsMixin):
                 pl.col("w").sum().alias("traces"),
                 # one failing occurrence per process, whatever the trace's repeat count: of n
                 # identical trees in a row, the first n-1 were followed by the next
-                ((pl.col("start_time") == pl.col("_last")) & (pl.col("_row") == pl.col("_last_row")))
+                ((pl.col("start_time") == pl.col("_last")) & (pl.col("_row") == pl.col("_last_row")) & ~pl.col("_censored"))
                 .cast(pl.Int64).sum().alias("failing"),
+                ((pl.col("start_time") == pl.col("_last")) & (pl.col("_row") == pl.col("_last_row")) & pl.col("_censored"))
+                .cast(pl.Int64).sum().alias("censored"),
                 # the same among timed traces (recorded in a capture window: see "Survival")
                 (pl.col("w") * pl.col("timed")).sum().alias("timed_traces"),
                 ((pl.col("start_time") == pl.col("_last")) & (pl.col("_row") == pl.col("_last_row")) & pl.col("timed"))
@@ -431,11 +441,11 @@ class FleetExpectedLearner(ParamsMixin):
             fine = fine.join(rel.select(pl.col("host", "kernel_release").cast(cat), "new_release"),
                              on=["host", "kernel_release"], how="left")
         by_run = fine.group_by([*key, "host", "_run", "new_release"]).agg(
-            pl.col("traces", "failing", "handled", "timed_traces", "timed_failing").sum(),
+            pl.col("traces", "failing", "censored", "handled", "timed_traces", "timed_failing").sum(),
             pl.col("first_seen").min(),
             pl.col("last_seen").max(),
         ).with_columns(
-            (pl.col("traces") - pl.col("failing")).alias("survived"),
+            (pl.col("traces") - pl.col("failing") - pl.col("censored")).alias("survived"),
         )
         origins = (
             chain_origins(chains).group_by([*key, "probe", "errno"]).agg(pl.col("to_root").all())
@@ -451,9 +461,11 @@ class FleetExpectedLearner(ParamsMixin):
         # per (chain, run) row times the chain's probes: millions of rows, reduced as they are
         # joined (eager, the join held them all: +0.25 GiB on a fleet-day)
         observed = _stream(
-            by_run.lazy().select(*key, "traces", "failing", "timed_traces", "timed_failing").join(chain_probes.lazy(), on=key)
+            by_run.lazy().select(*key, "traces", "failing", "censored", "timed_traces", "timed_failing")
+            .join(chain_probes.lazy(), on=key)
             .group_by(["operation", "probe"])
-            .agg(pl.col("traces").sum().alias("observed"), pl.col("failing").sum().alias("observed_failing"),
+            .agg((pl.col("traces") - pl.col("censored")).sum().alias("observed"),
+                 pl.col("failing").sum().alias("observed_failing"),
                  pl.col("timed_traces").sum().alias("observed_timed"),
                  pl.col("timed_failing").sum().alias("observed_timed_failing"))
         )
@@ -462,6 +474,7 @@ class FleetExpectedLearner(ParamsMixin):
             .agg(
                 pl.col("traces").sum(),
                 pl.col("failing").sum(),
+                pl.col("censored").sum(),
                 pl.col("timed_traces").sum(),
                 pl.col("timed_failing").sum(),
                 pl.col("survived").sum(),
@@ -529,7 +542,7 @@ class FleetExpectedLearner(ParamsMixin):
         cand = cand.with_columns(
             windows.alias("outcome_in_windows"),
             pl.when(windows).then(pl.col("timed_failing")).otherwise(pl.col("failing")).alias("_f"),
-            pl.when(windows).then(pl.col("timed_traces")).otherwise(pl.col("traces")).alias("_n"),
+            pl.when(windows).then(pl.col("timed_traces")).otherwise(pl.col("traces") - pl.col("censored")).alias("_n"),
             pl.when(base_windows).then(pl.col("observed_timed_failing")).otherwise(pl.col("observed_failing"))
             .fill_null(0).alias("_of"),
             pl.when(base_windows).then(pl.col("observed_timed")).otherwise(pl.col("observed")).fill_null(0).alias("_on"),
