@@ -39,6 +39,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -374,6 +375,18 @@ def _frame_key(grp: pl.DataFrame, max_depth: int | None = None) -> tuple:
     return tuple((d, p, e) for d, p, e in rows if max_depth is None or d <= max_depth)
 
 
+def _sequence_match(sequences_of: Callable[[str | None, str], list], release: str, op: str,
+                    frames: tuple) -> tuple[int, tuple] | None:
+    """The most frequent complete chain of `op` (on `release` first, then any) that begins with
+    exactly `frames` and goes on: (count, chain key), or None."""
+    for rel in (release, None):
+        best = max(((n, key) for n, full, key in sequences_of(rel, op)
+                    if len(full) > len(frames) and full[:len(frames)] == frames), default=None)
+        if best is not None:
+            return best
+    return None
+
+
 def _truncated_analysis(failing: pl.DataFrame, reps: pl.DataFrame, per_chain: pl.DataFrame) -> pl.DataFrame:
     """per_chain rows (truncated = True) for the chains of truncated traces (see findings_of)."""
     key = ["operation", "chain_hash"]
@@ -413,6 +426,16 @@ def _truncated_analysis(failing: pl.DataFrame, reps: pl.DataFrame, per_chain: pl
             k = (rel, op, d, _frame_key(grp, d))
             if n > prefixes.get(k, (0, None))[0]:
                 prefixes[k] = (n, (op, h))
+    # a record that ran out of room loses the frames entered last instead (the tail in entry
+    # order, whatever their depth): the complete chains of an operation by their whole frame
+    # sequence, built only for the truncated chains the depth prefix does not match
+    sequences: dict[tuple, list[tuple[int, tuple, tuple]]] = {}  # (release, op) -> [(count, frames, chain key)]
+
+    def sequences_of(rel: str | None, op: str) -> list[tuple[int, tuple, tuple]]:
+        if (rel, op) not in sequences:
+            sequences[(rel, op)] = [(n, _frame_key(by_chain[(o, h)]), (o, h)) for (r, o, h), n in totals.items()
+                                    if r == rel and o == op and (o, h) in by_chain]
+        return sequences[(rel, op)]
     own_release = {(op, h): rel for op, h, rel in wanted.iter_rows()}
     pc = per_chain.with_columns(pl.col("operation").cast(pl.String))
     rows = []
@@ -420,7 +443,8 @@ def _truncated_analysis(failing: pl.DataFrame, reps: pl.DataFrame, per_chain: pl
         grp = by_chain[(op, h)]
         deepest = grp.sort("depth", descending=True, maintain_order=True).row(0, named=True)
         frames_key = _frame_key(grp)
-        match = prefixes.get((own_release[(op, h)], op, d, frames_key)) or prefixes.get((None, op, d, frames_key))
+        match = (prefixes.get((own_release[(op, h)], op, d, frames_key)) or prefixes.get((None, op, d, frames_key))
+                 or _sequence_match(sequences_of, own_release[(op, h)], op, frames_key))
         src = match[1] if match else (op, h)
         row = pc.filter((pl.col("operation") == src[0]) & (pl.col("chain_hash") == src[1]))
         if row.is_empty():
