@@ -384,7 +384,7 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14.0, seed: in
         for (snap, fam), group in sorted(groups.items()):
             frames, origin = fail_trees[fam]
             variant = FAMILIES[fam]["variant"]
-            op, arg = variant.split(":")[0], (variant.split(":")[1] if ":" in variant else None)
+            op, arg = variant.split(":")[0], (variant.split(":")[1] if variant.startswith("modify_qp:") else None)
             lost = 0
             if snap in lost_snaps:  # the ring overflowed before aggregation engaged: records lost
                 lost = 300 + 40 * len(group)
