@@ -137,7 +137,9 @@ def test_host_alerts_only_on_faulty_hosts(fleet5):
     for host, errno in result.host_alerts.select("host", "errno").iter_rows():
         assert host in truth and (errno is None or errno in truth[host]), (host, errno, truth.get(host))
     crash = [h for h, r in summary["roles"].items() if "fw_cmd_timeout_crashloop" in r]
-    assert set(crash) <= set(result.host_alerts["host"])
+    # the crash-looping host only: not the host whose kernel lacks the dmabuf op (its once-per-
+    # process probe fails on every one or two calls a bucket, no state it fell into)
+    assert set(result.host_alerts["host"]) == set(crash), result.host_alerts
     # the routine EAGAIN triples per call on the busy hosts: never an alert
     assert "EAGAIN" not in set(result.host_alerts["errno"].drop_nulls())
 

@@ -21,7 +21,7 @@ For each trace with an error (`run_audit`):
   equal after masking the vendor prefix). Each cluster is named by its dominant signature,
   with hosts, jobs, first/last seen and trend.
 * **Host alerts** from the counters table: persistent bad state (a run of intervals in which
-  most calls fail - a crash-looping host) and rising errno rates (CUSUM of the standardised
+  most calls of a probe fail, 3 times a bucket or more on average - a crash-looping host) and rising errno rates (CUSUM of the standardised
   per-host, per-probe, per-errno failure counts against the host's own EWMA). One errno
   propagating up a call chain rises at each layer it crosses: one alert per (host, errno), on
   the deepest probe, the other layers named in its detail.
@@ -266,7 +266,9 @@ def findings_of(
 
     A truncated trace (lost_events > 0: the tracer lost its deepest frames) is matched to a
     cause by its prefix: the complete failing chain of the same operation whose frames down to
-    the truncated tree's depth are the same, the most frequent if several. It takes that
+    the truncated tree's depth are the same, the most frequent if several; failing that, the
+    one whose frame sequence begins with the truncated tree's (a record that ran out of room
+    lost the frames entered last, whatever their depth). It takes that
     chain's analysis (cluster, bifurcation, origin, expected) and its signature says the origin
     is at or below its deepest recorded frame. With no complete chain to match, its own
     analysis stands, and so does the "at or below" (never "deeper than probes")."""
@@ -640,6 +642,7 @@ def host_alerts(
     bad_ratio: float = 0.5,
     min_bad_failures: int = 1,
     persistent_buckets: int = 4,
+    min_run_failure_rate: float = 3.0,
     cusum_k: float = 1.0,
     cusum_h: float = 8.0,
     min_rise_failures: int = 10,
@@ -706,7 +709,11 @@ def host_alerts(
         .group_by("host", "_run")
         .agg(pl.len().alias("buckets"), pl.col("bucket").min().alias("since"),
              pl.col("bad").sum(), pl.col("invocations").sum(), pl.col("bad_probe").mode().sort().first())
-        .filter(pl.col("buckets") >= persistent_buckets)
+        # and `min_run_failure_rate` failures a bucket over the run: a call made once per process
+        # (a capability probe the host's kernel lacks, then another way) fails on "most" of its
+        # one or two calls a bucket on a host that differs, which is no state it fell into; a
+        # crash loop fails it at every restart
+        .filter((pl.col("buckets") >= persistent_buckets) & (pl.col("bad") >= min_run_failure_rate * pl.col("buckets")))
         .sort(["host", "buckets"], descending=[False, True])
         .group_by("host", maintain_order=True).first()
     )

@@ -30,7 +30,10 @@ routine) learns a unit as expected when all of these hold:
   takes its timed traces when there are fewer but every one survived and at most half of all
   its occurrences lack a later call: that half is the sampling's gap (a once-per-process
   fallback whose process no later window caught), which the all-traces figure would read as
-  deaths; the few timed ones give the honest, wide interval.
+  deaths; the few timed ones give the honest, wide interval. A process whose last trace came
+  after its host's last capture window (its latest timed trace) is right-censored: nothing
+  that followed could have been recorded, so that occurrence is neither a death nor a survival
+  and leaves both sides of the Increase (a host without any timed trace: not censored).
 * **No significant increase in failure.** CBI's Increase(P) = P(fail | P) - P(fail | P
   observed) (Liblit et al., PLDI'05), fail = the process made no later call, observed = the probe
   was reached in a trace of the operation. A fatal error has Increase near 1; the error is kept
