@@ -112,6 +112,13 @@ not a stale done-marker making a job skip its work). Three refinements:
   in its open of a FIFO); nor is a retry loop that gave up (`_retries_given_up`: EAGAIN at a
   call the good runs completed, failed 3+ times by a thread that never completes it -- a
   lock its hung holder never lets go -- though the good runs' own retries taught the entry).
+* a wait for a descriptor that *timed out* -- poll/select/epoll_wait returning 0 after
+  blocking 10 ms or more, in a thread whose role no good run saw time out -- names the
+  error-free region right after it (among the k events before its start, a window of the
+  model) and keeps it from passing for a reordering (`_TimedOutWaits`: a stopped collector, a
+  full accept queue, a server that never answers). Tokens carry no return value and waits are
+  noise probes, so the program's reaction (its message, a close, the exit path every run has)
+  was named instead; return values and latencies are read for the waits only, when asked.
 
 **Threads cut off.** A thread still running when its recording stopped (tracer record's
 linger or -d ran out; the trace's metadata lists it, tracer.schema.CUT_OFF_KEY) did not end:
@@ -213,6 +220,8 @@ from baseline.run.normalize import (
     unique_ints,
 )
 from baseline.run.traces import (
+    OUTCOME_COLUMNS,
+    EventColumns,
     check_good_commands,
     cut_off_threads,
     describe_source,
@@ -308,6 +317,13 @@ RETRY_GAP = 16
 # Calls a retry loop waits in between attempts.
 WAIT_PROBES = frozenset({"nanosleep", "clock_nanosleep", "poll", "ppoll", "select", "pselect6", "epoll_wait",
                          "epoll_pwait", "epoll_pwait2", "wait4", "waitid", "pause", "sched_yield"})
+# Waits for a descriptor that take a timeout: one that returned nothing ready after blocking
+# timed out -- the peer never answered, the service never accepted (see _TimedOutWaits).
+TIMEOUT_WAITS = frozenset({"poll", "ppoll", "select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2"})
+# ... after blocking this long at least: a zero-timeout poll (a readiness check, curl's
+# event loop between transfers) returns 0 within microseconds; a wait for an answer that does
+# not come returns 0 when its timeout runs out, tens of milliseconds to seconds later.
+TIMED_OUT_MIN_NS = 10_000_000
 # Calls that remove a path: a create failing EEXIST, then one of these on its path, then the
 # create succeeding, is a file replaced (see _cleared_in_between).
 REMOVE_PROBES = frozenset({"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2"})
@@ -433,7 +449,10 @@ def _describe(a: dict[str, Any]) -> str:
         out += f" {a['path']}"
     if a.get("path2"):
         out += f" (other path: {a['path2']})"
-    out += f" -> {a['errno']}" if a["errno"] else " (no error: a path good runs never took)"
+    if a.get("timed_out_ms") is not None:
+        out += f" (timed out: nothing ready after {a['timed_out_ms']:g} ms, where the good runs' waits were answered)"
+    else:
+        out += f" -> {a['errno']}" if a["errno"] else " (no error: a path good runs never took)"
     return out
 
 
@@ -578,6 +597,8 @@ def diff_traces(
     # Threads the recording cut off (still running when it stopped: tracer record's linger or
     # -d ran out): their streams end because the recording did (see _beyond_cut_off).
     cut_good, cut_bad = cut_off_threads(good_tab), cut_off_threads(bad_tab)
+    # return values and latencies, read for the waits of a thread that diverged only (see _TimedOutWaits)
+    outcomes = EventColumns.concat([bad_tab, good_tab]).offering(OUTCOME_COLUMNS)
     tables = [bad_tab, good_tab]
     del good_tab, bad_tab  # handed over: prepare frees each column once converted
     handed = [good_codes]
@@ -727,6 +748,7 @@ def diff_traces(
     del salted
     del keep
     p.errno[idem_mkdir] = idem_errno  # tokens made: shown as recorded
+    timeouts = _TimedOutWaits(p, outcomes, nb)  # keeps the waits' streams: sid is released now
     _release(p, "narg", "depth", "sid")
     handed = [align.with_end_tokens(handed, open_end)]
     s = align.compress_loops(handed)
@@ -842,6 +864,12 @@ def diff_traces(
                 for r in np.flatnonzero(state).tolist():
                     reorder[r] = _explained_without(bs, gh, role_hash, k, int(regions.start[r]), int(regions.end[r]),
                                                     np.flatnonzero(flips), (b_start, b_end), int(regions.sid[r]))
+        # An error-free region right after a wait that timed out (see _TimedOutWaits) is no
+        # reordering even when its events are known ones (the close and exit path every run has):
+        # it is named by the timeout.
+        timed_out = timeouts.openings(bs, regions, b_start, seq_rows, matched_role, k, max_cls == 0)
+        timed_out[reported >= 0] = -1
+        reorder &= timed_out < 0
         score[reorder] = REORDER_SCORE
         named_seq = _seq_of(bs, named, seq_rows)
         order = np.lexsort((named_seq, -score))
@@ -854,6 +882,10 @@ def diff_traces(
             ev_seq = int(named_seq[r])
             if reported[r] >= 0:
                 ev, ev_seq = rows.event(int(reported[r])), int(p.seq[reported[r]])
+            elif timed_out[r] >= 0:
+                # an error-free divergence right after a wait that timed out: the timeout is
+                # where the run left the good runs' way (what follows is the program's reaction)
+                ev, ev_seq = rows.event(int(timed_out[r])), int(p.seq[timed_out[r]])
             elif (message_row >= 0 and (_says_nothing(ev) or catalog[pos])
                     and _near(p, message_row, bs, pos, 4 * k)):
                 # the run exits with another status: what it wrote last says why
@@ -907,6 +939,7 @@ def diff_traces(
                     "path2": other,
                     "then_wrote": rows.output_after(nb, ev_seq, ev["pid"]),
                     "next_event": next_event,
+                    "timed_out_ms": timeouts.waited.get(int(timed_out[r])) if timed_out[r] >= 0 else None,
                     "process": proc,
                     "position": ev_seq,
                     "recovered": bool(recovered[r]),
@@ -1378,6 +1411,62 @@ def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, regi
     for r in np.flatnonzero(peer):
         if (fatal & (pid != pid[r]) & (seq < ended[r])).any():
             score[r] = SEVERITY[1] + (0.0 if recovered[r] else NOT_RECOVERED_BONUS)
+
+
+class _TimedOutWaits:
+    """Waits for a descriptor (`TIMEOUT_WAITS`) of the bad run that timed out: returned 0 after
+    blocking `TIMED_OUT_MIN_NS` or more, in a thread whose role no good run ever saw time out.
+
+    Their tokens cannot show it -- a token has no return value, and these calls are noise
+    probes, dropped from the streams -- so an error-free divergence right after one (the
+    program's reaction to the timeout: its message, a close, the exit) would otherwise name
+    the reaction. A collector that is stopped, a service whose accept queue is full, a server
+    that reads the request and never answers: the strace of each shows the poll returning 0.
+    Return values and latencies are read for the waits only, and only when a region asks."""
+
+    def __init__(self, p: Prepared, outcomes: EventColumns, nb: int):
+        self.rows = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, TIMEOUT_WAITS),
+                                           len(p.probe_values)))
+        self.sid = p.sid[self.rows]
+        self.p, self.outcomes, self.nb = p, outcomes, nb
+        self.timed: np.ndarray | None = None  # per wait row: timed out (read on first use)
+        self.waited: dict[int, float] = {}  # timed-out row -> milliseconds it waited
+
+    def _timed_out(self, matched_role: list[str]) -> np.ndarray:
+        if self.timed is None:
+            src = self.p.order[self.rows]
+            ret = numpy_of(pc.fill_null(self.outcomes.column("ret"), -1))[src]
+            lat = numpy_of(pc.fill_null(self.outcomes.column("latency_ns"), 0))[src]
+            timed = (ret == 0) & (lat >= TIMED_OUT_MIN_NS)
+            self.waited = dict(zip(self.rows[timed].tolist(), (lat[timed] / 1e6).round(1).tolist(), strict=True))
+            good_roles = {matched_role[int(j)] for j in self.sid[timed & (self.rows >= self.nb)]}
+            self.timed = timed & (self.rows < self.nb) & np.array(
+                [matched_role[int(j)] not in good_roles for j in self.sid], dtype=bool)
+        return self.timed
+
+    def openings(self, bs: align.Streams, regions: align.Regions, b_start: np.ndarray, seq_rows: np.ndarray,
+                 matched_role: list[str], k: int, asked: np.ndarray) -> np.ndarray:
+        """Per region (where `asked`): the row of the first timed-out wait of its stream among
+        the k events before its start (a window of the model: the events a timeout is followed
+        by -- a close, a message -- can match one by chance, the timeout itself never can) and
+        its first event (its END: the thread's end); else -1."""
+        out = np.full(len(regions), -1, dtype=np.int64)
+        asked = asked & np.isin(regions.sid, self.sid)  # regions in a thread that waited at all
+        if not asked.any():
+            return out
+        timed = self._timed_out(matched_role)
+        if not timed.any():
+            return out
+        rows, sids, seqs = self.rows[timed], self.sid[timed], seq_rows[self.rows[timed]]
+        for r in np.flatnonzero(asked & np.isin(regions.sid, sids)).tolist():  # in a thread that timed out
+            sid, start = int(regions.sid[r]), int(regions.start[r])
+            back = start - k
+            lo = int(_seq_of(bs, np.array([back]), seq_rows)[0]) if back >= b_start[sid] else -1
+            hi = int(seq_rows[bs.orig[start]]) if bs.orig[start] >= 0 else np.iinfo(np.int64).max
+            hit = np.flatnonzero((sids == sid) & (seqs > lo) & (seqs < hi))
+            if len(hit):
+                out[r] = int(rows[hit[np.argmin(seqs[hit])]])
+        return out
 
 
 def _abandoned_waits(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: np.ndarray,

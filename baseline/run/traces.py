@@ -251,10 +251,20 @@ class EventColumns:
             sides.append(_Side(side.parts, side.names, part))
         return EventColumns(sides, self.column_names)
 
+    def offering(self, names: Sequence[str]) -> EventColumns:
+        """The same rows offering the columns `names` instead (read when asked for, like the
+        others): a column the analysis reads for a few rows only, such as a call's return
+        value and latency."""
+        return EventColumns([_Side(s.parts, names, s.mask) for s in self.sides], names)
+
     @staticmethod
     def concat(tables: list[EventColumns]) -> EventColumns:
         names = list(dict.fromkeys(c for t in tables for c in t.column_names))
         return EventColumns([_Side(s.parts, t.column_names, s.mask) for t in tables for s in t.sides], names)
+
+
+# A call's outcome beyond its errno, read for a few calls only (see EventColumns.offering).
+OUTCOME_COLUMNS = ("ret", "latency_ns")
 
 
 def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
@@ -268,7 +278,7 @@ def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
             src = src.collect()
         # exit_status and metadata ride along for exit_statuses and cut_off_threads (not
         # analysis columns)
-        frame = conform(src, "events").select([*columns, "exit_status", "metadata"])
+        frame = conform(src, "events").select([*columns, *OUTCOME_COLUMNS, "exit_status", "metadata"])
         table = EventColumns([_Side([_Frame(frame)], columns)], columns)
     else:  # files/directories: polars is not needed (nor imported by this module)
         files = parquet_files(src)
