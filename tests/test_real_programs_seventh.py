@@ -9,9 +9,10 @@ override, mount, chroot, mknod, setgroups, tar's chown), per-user-namespace limi
 fs.watch ENOSPC, inotify instances, mount namespaces), RLIMIT_MSGQUEUE and RLIMIT_STACK
 (execve E2BIG), hooks without an x bit or a shebang, an asyncio reader of a control file that
 is no FIFO (epoll_ctl EPERM), git's config.lock, and timeouts: a stopped collector, a full
-accept queue, servers that never answer (curl, perl select) -- the poll that returned 0 is
-the bifurcation -- and a resolver sent to the network by a hosts file that lost its entry.
-The good-vs-good noise cases (a collector answering late, search paths of six directories for
+accept queue, servers that never answer (curl, perl select, python asyncio, node) -- the
+poll/pselect6/epoll_wait that returned 0 is the bifurcation -- and a resolver sent to the network by a hosts file that lost its entry.
+The good-vs-good noise cases (a collector answering late, a client resending after a timeout
+the other runs did not have, search paths of six directories for
 python, perl and ld.so, namespaces, capabilities the job does not need, inotify events
 batched differently, a FIFO fed in one write or three, a POSIX queue, long command lines) must
 be quiet. Cases repeating a tested case's call, errno and kind of fault (`BENCH_ONLY`) are
@@ -50,7 +51,8 @@ QUIET: list[Outcome] = []
 #   return value and waits are noise probes, so the program's reaction (its message, a close,
 #   the exit every run has) was named, or the region was taken for timing
 #   (udp_collector_hung, connect_accept_queue_full, curl_max_time_server_hung,
-#   perl_select_server_hung; guard udp_collector_slow_acks and every earlier set's
+#   perl_select_server_hung, asyncio_read_timeout_server_hung, node_http_timeout_server_hung;
+#   guard udp_collector_slow_acks, udp_resend_after_timeout and every earlier set's
 #   timeout-polling servers).
 KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
@@ -70,7 +72,7 @@ def seventh_recorder(recorder, request):
 def test_the_set_is_new_and_covers_the_fault_kinds():
     names = {s.name for s in REAL_SEVENTH}
     earlier_sets = [*REAL, *REAL_MORE, *REAL_THIRD, *REAL_FOURTH, *REAL_FIFTH, *REAL_SIXTH]
-    assert len(REAL_SEVENTH) >= 29 and len(QUIET_SEVENTH) >= 12
+    assert len(REAL_SEVENTH) >= 31 and len(QUIET_SEVENTH) >= 13
     assert not names & {s.name for s in earlier_sets}
     assert not {c.name for c in QUIET_SEVENTH} & {c.name for c in [*QUIET_MORE, *QUIET_THIRD, *QUIET_FOURTH,
                                                                     *QUIET_FIFTH, *QUIET_SIXTH]}
@@ -80,9 +82,9 @@ def test_the_set_is_new_and_covers_the_fault_kinds():
     probes = {p for s in REAL_SEVENTH for p in s.expect_probe}
     assert {"recvfrom", "sendto", "bind", "connect", "socket", "chroot", "mknodat", "setgroups",
             "inotify_add_watch", "inotify_init1", "unshare", "mq_open", "execve", "epoll_ctl", "poll",
-            "pselect6"} <= probes
+            "pselect6", "epoll_wait"} <= probes
     assert KNOWN_MISSES.keys() <= names and (QUIET_MISSES.keys() | FLAKY_QUIET.keys()) <= {c.name for c in QUIET_SEVENTH}
-    assert names >= BENCH_ONLY and len(TESTED) >= 27
+    assert names >= BENCH_ONLY and len(TESTED) >= 29
 
 
 @pytest.mark.parametrize("name", [xfail_param(s.name, KNOWN_MISSES) for s in TESTED])

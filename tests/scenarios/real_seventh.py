@@ -23,12 +23,18 @@ do not touch:
 - **execution**: a hook deployed without its x bit (execve EACCES), a script without a
   shebang run by a launcher that does not fall back to sh (execve ENOEXEC), asyncio watching a
   control FIFO that is a regular file (epoll_ctl EPERM);
-- git's config.lock left by a killed ``git config`` (EEXIST).
+- git's config.lock left by a killed ``git config`` (EEXIST);
+- **timeouts**: a stopped UDP collector, a service whose accept queue is full (the SYN is
+  dropped), servers that read the request and never answer (curl ``--max-time``, perl
+  IO::Select, python asyncio, node http.get's timeout): the strace shows a poll, pselect6 or
+  epoll_wait returning 0 after blocking -- no errno anywhere; and a regenerated /etc/hosts that
+  lost the service's name, which sends the resolver to the nameserver (a new UDP socket).
 
 Same types and harness as real.py (`Scenario`, `NoAnomalyCase`). The expectations are what
 `strace -f` shows a person looking for the fault, never what the differ prints. The
 good-vs-good cases (`QUIET_SEVENTH`) carry run-to-run noise: datagrams to a collector that
-answers with a varying delay, interpreter and loader probing over long search paths
+answers with a varying delay (in one case late enough for the client to time out and resend),
+interpreter and loader probing over long search paths
 (PYTHONPATH, perl -I, LD_LIBRARY_PATH of six directories), namespaces set up and torn down,
 capabilities dropped that the job does not need, inotify watches seeing a varying number of
 events, a FIFO fed in varying chunks, long command lines.
@@ -255,6 +261,30 @@ PERL_SELECT_PL = ('use strict; use IO::Socket::INET; use IO::Select;\n'
 
 def perl_server_hung(base: Path, bad: bool) -> None:
     write(base / "get.pl", PERL_SELECT_PL)
+    http_server_hung(base, bad)
+
+
+ASYNCIO_GET_PY = ("import asyncio, sys\n"
+                  "async def main():\n"
+                  "    reader, writer = await asyncio.open_connection('127.0.0.1', int(sys.argv[1]))\n"
+                  "    writer.write(b'GET / HTTP/1.0\\r\\n\\r\\n')\n"
+                  "    try:\n"
+                  "        print((await asyncio.wait_for(reader.read(), 0.5)).decode())\n"
+                  "    except TimeoutError:\n"
+                  "        sys.exit('no answer within 0.5 s')\n"
+                  "asyncio.run(main())\n")
+NODE_GET_JS = ("const http = require('http');\n"
+               "const req = http.get({host: '127.0.0.1', port: Number(process.argv[2]), path: '/', timeout: 500}, (res) => {\n"
+               "  res.resume();\n"
+               "  res.on('end', () => console.log('status', res.statusCode));\n"
+               "});\n"
+               "req.on('timeout', () => { console.error('no answer within 0.5 s'); process.exit(1); });\n"
+               "req.on('error', (e) => { console.error(e.message); process.exit(1); });\n")
+
+
+def client_server_hung(base: Path, bad: bool) -> None:
+    write(base / "get.py", ASYNCIO_GET_PY)
+    write(base / "get.js", NODE_GET_JS)
     http_server_hung(base, bad)
 
 
@@ -561,6 +591,16 @@ REAL_SEVENTH: list[Scenario] = [
              lambda b: ["/usr/bin/perl", f"{b}/get.pl", str(UDP_PORT)],
              perl_server_hung, frozenset({"poll", "ppoll", "select", "pselect6"}), None, lambda b: "",
              teardown=BACKGROUND.stop, description="the server never answers: select returns 0 after 0.5 s"),
+    Scenario("asyncio_read_timeout_server_hung", "python3 asyncio wait_for(reader.read(), 0.5)",
+             lambda b: [PY3, "-S", f"{b}/get.py", str(UDP_PORT)],
+             client_server_hung, frozenset({"epoll_wait", "epoll_pwait", "epoll_pwait2"}), None, lambda b: "",
+             teardown=BACKGROUND.stop, description="the server never answers: the event loop's epoll_wait "
+             "returns 0 after 0.5 s"),
+    Scenario("node_http_timeout_server_hung", "node http.get({timeout: 500})",
+             lambda b: [NODE, f"{b}/get.js", str(UDP_PORT)],
+             client_server_hung, frozenset({"epoll_wait", "epoll_pwait", "epoll_pwait2"}), None, lambda b: "",
+             teardown=BACKGROUND.stop, description="the server never answers: libuv's epoll_pwait returns 0 "
+             "after 0.5 s, the request's timeout fires"),
     Scenario("resolver_hosts_entry_missing", "unshare -m: private /etc/hosts; python3 getaddrinfo",
              lambda b: ["/usr/bin/unshare", "-m", "/bin/sh", "-c", RESOLVE_SH.format(b=b, py=PY3)],
              hosts_entry_missing, frozenset({"socket", "connect"}), None, lambda b: "*",
@@ -651,6 +691,30 @@ BENCH_ONLY = frozenset({"perl_udp_collector_down", "curl_interface_not_local"})
 # --- good vs good: run-to-run noise -------------------------------------------------------------
 def _collector_slow(base: Path, run: int) -> None:
     _collector(base, up=True, delay=(0.0, 0.03, 0.01)[run % 3])
+
+
+UDP_RESEND_PY = ("import socket, sys\n"
+                 "host, port = open(sys.argv[1]).read().split()\n"
+                 "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                 "s.settimeout(0.1)\n"
+                 "s.connect((host, int(port)))\n"
+                 "for line in open(sys.argv[2]):\n"
+                 "    for attempt in range(5):\n"
+                 "        s.send(line.encode())\n"
+                 "        try:\n"
+                 "            print(s.recv(100).decode())\n"
+                 "            break\n"
+                 "        except TimeoutError:\n"
+                 "            continue\n"
+                 "    else:\n"
+                 "        sys.exit('collector did not answer')\n")
+
+
+def _collector_late(base: Path, run: int) -> None:
+    """The last run's collector answers after 0.15 s: the client's 0.1 s wait times out and it
+    sends again (the first answer then arrives): a retry the other runs did not need."""
+    _collector(base, up=True, delay=(0.0, 0.01, 0.15)[run % 3])
+    write(base / "resend.py", UDP_RESEND_PY)
 
 
 PYPATH_DIRS = ("site-a", "site-b", "vendor", "plugins", "lib", "app")
@@ -766,6 +830,11 @@ QUIET_SEVENTH: list[NoAnomalyCase] = [
         "udp_collector_slow_acks",
         lambda b: [PY3, "-S", f"{b}/client.py", f"{b}/collector.conf", f"{b}/metrics.txt"],
         _collector_slow, description="datagrams acknowledged after 0-30 ms"),
+    NoAnomalyCase(
+        "udp_resend_after_timeout",
+        lambda b: [PY3, "-S", f"{b}/resend.py", f"{b}/collector.conf", f"{b}/metrics.txt"],
+        _collector_late, description="a client resending after a 0.1 s timeout; in the last run the collector "
+        "answers after 0.15 s: timeouts and resends the other runs did not have"),
     NoAnomalyCase(
         "pythonpath_six_dirs",
         _pythonpath_argv, _pythonpath, description="imports found in the 4th and 5th of six PYTHONPATH "
