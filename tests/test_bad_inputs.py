@@ -73,6 +73,9 @@ CASES: list[Case] = [
     C("record-pid-text", "tracer", "record", "-p", "abc", words=("-p/--pid", "'abc'")),
     C("record-pid-negative", "tracer", "record", "-p=-5", words=("-p/--pid", "'-5'")),
     C("record-pid-gone", "tracer", "record", "-p", "999999999", words="999999999", root=True),
+    # kthreadd: a kernel thread makes no system calls, -p would record nothing until it exits
+    C("record-pid-kernel-thread", "tracer", "record", "-p", "2", "-o", "{tmp}/kthread.parquet",
+      words=("-p 2", "kernel thread", "kthreadd"), root=True),
     C("record-pid-and-command", "tracer", "record", "-p", "1", "--", "true", words="exclude each other"),
     *[C(f"record-duration-{v}", "tracer", "record", f"-d={v}", "--", "true", words=("-d/--duration", repr(v)))
       for v in DURATIONS_BAD],

@@ -147,10 +147,31 @@ def check_arch() -> None:
         )
 
 
+# The initial PID namespace's inode number, fixed by the kernel (PROC_PID_INIT_INO).
+INIT_PID_NS_INO = 0xEFFFFFFC
+
+
+def check_pid_namespace(what: str = "tracer record") -> None:
+    """Refuse to run inside a PID namespace other than the initial one (a container without
+    --pid=host, `unshare -p`): BPF programs see the initial namespace's pids, this process its
+    own, so the command's or -p PID's syscalls would never match and the trace come out empty."""
+    try:
+        ino = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return  # no /proc/self/ns (a very old kernel, or /proc not mounted): nothing to tell
+    if ino != INIT_PID_NS_INO:
+        raise EnvironmentProblem(
+            f"{what} runs in a PID namespace (pid:[{ino}]) other than the host's (pid:[{INIT_PID_NS_INO}]): "
+            "the kernel reports the host's pids, which this process cannot see; run it in the host's "
+            "PID namespace (docker/podman --pid=host, Kubernetes hostPID: true)"
+        )
+
+
 def check_recording_environment() -> str | None:
     """All checks `tracer record` needs, cheapest and most likely first; returns a note if
     tracefs had to be mounted."""
     check_root()
+    check_pid_namespace()
     check_arch()
     check_bcc()
     check_kernel_headers()

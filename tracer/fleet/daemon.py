@@ -70,7 +70,7 @@ from tracer.fleet.spool import (
     remove_stale_temporaries,
     write_snapshot,
 )
-from tracer.privilege import check_bpf_environment, check_root
+from tracer.privilege import check_bpf_environment, check_pid_namespace, check_root
 
 # Snapshots the spool could not take (full disk, read-only remount, EIO) are held in memory and
 # retried every interval; past this many bytes of held call trees the oldest trees are dropped
@@ -293,6 +293,8 @@ class Daemon:
         check_int_range(cfg.examples, "--examples", 1, MAX_EXAMPLES, "a positive number of call trees per signature")
         if cfg.pid < 0 or (cfg.pid and not Path(f"/proc/{cfg.pid}").exists()):
             raise TracebaseError(f"-p/--pid: expected a running process, found no process {cfg.pid}")
+        if cfg.pid:
+            check_pid_namespace("tracer run -p")  # the kernel side filters on the host's pid
         if cfg.host is not None:
             check_host(cfg.host, "--host")
         elif not HOST_NAME.match(self.ctx.host):

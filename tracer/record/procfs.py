@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from tracer.errors import TracebaseError
 from tracer.record.syscalls import O_CLOEXEC
 
+PF_KTHREAD = 0x00200000  # /proc/PID/stat flags: a kernel thread (include/linux/sched.h)
+
 
 @dataclass
 class ProcessSnapshot:
@@ -74,10 +76,19 @@ def snapshot(pid: int) -> ProcessSnapshot:
         raise TracebaseError(f"-p {pid}: process has already exited (state {state.decode()})")
     uid = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("Uid:")), -1)
     argv = [a.decode("utf-8", "surrogateescape") for a in cmdline.split(b"\0")[:-1]] if cmdline else []
+    flags = int(stat[stat.rindex(b")") + 2:].split()[6])
+    if flags & PF_KTHREAD:
+        raise TracebaseError(
+            f"-p {pid}: expected a user process, found kernel thread [{comm}] (it makes no system calls)"
+        )
     try:
         cwd = os.readlink(f"{base}/cwd")
-    except OSError:
-        raise TracebaseError(f"-p {pid}: cannot read its working directory (has it exited?)") from None
+    except FileNotFoundError:
+        raise TracebaseError(f"-p {pid}: process has already exited") from None
+    except OSError as exc:
+        # EACCES even for root: a process in another user namespace, or one ptrace access
+        # rules (Yama, a LSM) hide from us
+        raise TracebaseError(f"-p {pid}: cannot read {base}/cwd: {exc.strerror}") from None
     fds, cloexec = _fd_table(base)
     return ProcessSnapshot(pid, int(ppid), comm, argv, uid, cwd, fds, frozenset(cloexec))
 
