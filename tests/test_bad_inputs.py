@@ -186,6 +186,15 @@ CASES: list[Case] = [
       words=("{allow_dup}", "once")),
     C("probes-set-duplicate-key", "tracer", "probes", "check", "{set_dup}", words=("{set_dup}", "'name' again")),
     C("diff-allowlist-parquet", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{good1}", words="{good1}"),
+    # a learned file edited by hand: YAML's true equals 1 in Python, dates are merged by learn
+    C("diff-allowlist-version-true", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{allow_version_true}",
+      words=("{allow_version_true}", "'version'", "expected 1", "True")),
+    C("diff-allowlist-support-bool", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{allow_support_bool}",
+      words=("{allow_support_bool}", "entries[0]", "'support'", "True")),
+    C("diff-allowlist-date-text", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{allow_date_text}",
+      words=("{allow_date_text}", "entries[0]", "'first_seen'", "ISO date-time", "'yesterday'")),
+    C("allowlist-learn-into-date-text", "baseline", "allowlist", "learn", "{good1}", "-o", "{allow_date_text}",
+      words=("{allow_date_text}", "'first_seen'")),
     C("diff-context-negative", "baseline", "diff", "{good1}", "{bad}", "--context=-1", words="--context"),
     C("diff-context-nan", "baseline", "diff", "{good1}", "{bad}", "--context", "nan", words="--context"),
     C("diff-window-zero", "baseline", "diff", "{good1}", "{bad}", "-k", "0", words="--window"),
@@ -557,6 +566,15 @@ def inputs():
         d["allow_typo"].write_text("version: 1\nentrys:\n  - probe: openat\n    errno: ENOENT\n")
         d["allow_dup"] = base / "allow_dup.yaml"
         d["allow_dup"].write_text("version: 1\nentries:\n  - probe: openat\n    probe: read\n    errno: ENOENT\n")
+        learned = ("version: {version}\nentries:\n  - id: learned-enoent-openat-0123456789\n    source: learned\n"
+                   "    probe: openat\n    errno: ENOENT\n    path: /srv/job/cache\n"
+                   "    support:\n      runs: {runs}\n      total: 2\n"
+                   "    first_seen: '{first}'\n    last_seen: '2026-11-29T11:00:00Z'\n")
+        for name, fields in (("allow_version_true", {"version": "true"}), ("allow_support_bool", {"runs": "true"}),
+                             ("allow_date_text", {"first": "yesterday"})):
+            d[name] = base / f"{name}.yaml"
+            d[name].write_text(learned.format(**{"version": "1", "runs": "2", "first": "2026-11-29T10:00:00Z",
+                                                 **fields}))
         d["set_dup"] = base / "set_dup.yaml"
         d["set_dup"].write_text((REPO / "bpf" / "probes" / "syscalls.yaml").read_text() + "\nname: again\n")
         d["allow_entry_typo"] = base / "allow_entry_typo.yaml"

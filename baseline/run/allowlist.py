@@ -354,13 +354,26 @@ def _entry_from_dict(raw: Any, index: int, source: str) -> Entry:
     if support is not None and not (
         isinstance(support, dict)
         and set(support) <= {"runs", "total"}
-        and all(isinstance(v, int) and v >= 0 for v in support.values())
+        and all(type(v) is int and v >= 0 for v in support.values())  # a bool is no count
     ):
         raise TracebaseError(f"{where}: field 'support': expected {{runs: int, total: int}}, found {support!r}")
+    for name in ("first_seen", "last_seen"):  # merged by date (learn keeps the earliest first_seen)
+        if raw.get(name) is not None and not _is_date_time(raw[name]):
+            raise TracebaseError(
+                f"{where}: field '{name}': expected an ISO date-time like '2026-11-29T10:00:00Z', found {raw[name]!r}"
+            )
     stats = raw.get("stats")
     if stats is not None and not isinstance(stats, dict):
         raise TracebaseError(f"{where}: field 'stats': expected a mapping, found {stats!r}")
     return Entry(**{**{str(k): _plain(v) for k, v in raw.items()}, "status": status})
+
+
+def _is_date_time(text: str) -> bool:
+    try:
+        dt.datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _yaml():
@@ -445,7 +458,8 @@ class ExpectedErrors:
         unknown = [str(k) for k in doc if k not in TOP_LEVEL_KEYS]
         if unknown:
             raise TracebaseError(f"{path}: unknown top-level key '{unknown[0]}' (expected {' and '.join(TOP_LEVEL_KEYS)})")
-        if doc.get("version") != FORMAT_VERSION:
+        # (type checked too: YAML's `true` is a bool, and bools equal 1 in Python)
+        if type(doc.get("version")) is not int or doc.get("version") != FORMAT_VERSION:
             raise TracebaseError(f"{path}: field 'version': expected {FORMAT_VERSION}, found {doc.get('version')!r}")
         raw_entries = doc.get("entries")
         if raw_entries is None:
