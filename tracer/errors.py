@@ -25,3 +25,12 @@ class SchemaError(TracebaseError):
 
 class EnvironmentProblem(TracebaseError):
     """Something missing on the machine (root, bcc, kernel headers, a library)."""
+
+
+def printable(text: str) -> str:
+    """`text` on one line and inert in a terminal: control and format characters (a newline,
+    ESC, a right-to-left override) as Python escapes. Paths, command names and outputs come
+    from the traced programs, which may put any byte in a file name or in their comm."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

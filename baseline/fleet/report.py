@@ -14,6 +14,7 @@ import polars as pl
 from baseline.fleet.audit import AuditResult
 from baseline.templates import charts, num, render, when
 from tracer import atomic
+from tracer.errors import printable
 
 
 def _fmt_time(value) -> str:
@@ -50,7 +51,8 @@ def terminal_report(result: AuditResult, top: int = 15) -> str:
             lines.append(f"  {r['host']:<12} {r['alert']:<21}{what} since {_fmt_time(r['since'])}: {r['detail']}")
         if result.host_alerts.height > top:
             lines.append(f"  ... {result.host_alerts.height - top} more alerts")
-    return "\n".join(lines).rstrip() + "\n"
+    # hosts, probes, signatures and details come from the data: one line each, inert in a terminal
+    return "\n".join(printable(line) for line in lines).rstrip() + "\n"
 
 
 TOP_CLUSTERS_OVER_TIME = 6

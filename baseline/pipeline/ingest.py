@@ -55,7 +55,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tracer import atomic
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, printable
 from tracer.fleet.options import HOST_NAME, HOST_RULE
 from tracer.inputs import file_kind
 from tracer.schema import (
@@ -123,8 +123,7 @@ class CompactResult:
 def shown(name: str | os.PathLike) -> str:
     """A file name as printable text on one line: undecodable bytes (surrogate escapes) as
     \\xNN, control characters (a newline, ESC) as Python escapes."""
-    text = os.fsencode(name).decode("utf-8", "backslashreplace")
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return printable(os.fsencode(name).decode("utf-8", "backslashreplace"))
 
 
 def _decodable(name: str) -> bool:

@@ -231,7 +231,7 @@ from baseline.run.traces import (
     pick_bad_trace,
     prepare_both,
 )
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, printable
 
 if TYPE_CHECKING:
     from baseline.run.traces import PathsLike
@@ -431,7 +431,8 @@ class DiffReport:
                 lines.append(f"  {rest:>6}  ... {len(ranked) - TEXT_EXPECTED_SHOWN} more entries (--json lists all)")
         else:
             lines.append("expected errors ignored: 0")
-        return "\n".join(lines)
+        # one line per line: a path or comm holding a newline or ESC is shown escaped
+        return "\n".join(printable(line) for line in lines)
 
 
 def _quoted(text: str) -> str:
