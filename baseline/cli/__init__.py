@@ -30,7 +30,7 @@ examples:
   baseline export run.parquet -o run.json
 
 exit status: 0 done; 1 `diff` found an anomaly (like diff(1)); 2 trouble (bad input or usage,
-an OS error: one line on stderr); 130 interrupted (Ctrl-C).
+an OS error: one line on stderr); 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP.
 'baseline COMMAND --help' shows each command's flags, examples and exit status."""
 
 

@@ -7,7 +7,8 @@ Subcommand modules import heavy libraries inside their handlers so `--help` stay
 The edges every command shares live here:
 - `run` turns every user error into one line on stderr and exit status 2: a TracebaseError, an
   OSError on a user's path (ENOSPC, EROFS, EACCES, EISDIR, ENOTDIR, ENOENT, ...), a bad flag
-  (argparse); Ctrl-C exits 130 quietly; a closed stdout pipe (`| head -1`) drops the rest of
+  (argparse); Ctrl-C exits 130 quietly, SIGTERM 143 and SIGHUP 129 (writers clean up first,
+  as for Ctrl-C); a closed stdout pipe (`| head -1`) drops the rest of
   the output quietly and the command finishes with its own exit status.
 - argparse `type=` converters over `tracer.units` (`duration`, `since`, `positive_int`, ...),
   so a bad value is refused before anything runs, naming the flag:
@@ -72,7 +73,7 @@ class _VersionAction(argparse._VersionAction):
 # What every command's --help says about its exit status unless it documents its own (diff's
 # 1 = anomaly, record's = the command's): scripts and cron wrappers branch on it.
 EXIT_STATUS = ("exit status: 0 done; 2 trouble (bad input or usage, an OS error such as a full disk: one line\n"
-               "on stderr naming the file or flag); 130 interrupted (Ctrl-C).")
+               "on stderr naming the file or flag); 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP.")
 
 
 def build_parser(prog: str, description: str, modules: Sequence[str], epilog: str = "") -> argparse.ArgumentParser:
@@ -96,8 +97,48 @@ def _document_exit_status(sub: argparse._SubParsersAction) -> None:
             parser.epilog = f"{parser.epilog.rstrip()}\n\n{EXIT_STATUS}" if parser.epilog else EXIT_STATUS
 
 
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds like Ctrl-C (KeyboardInterrupt) does, so every writer's
+    cleanup runs (atomic temporaries removed, no half output), then exit 128 + the signal."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, frame: Any) -> None:
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def _stop_signals_unwind() -> Any:
+    """SIGTERM/SIGHUP raise Stopped while a command runs. Left alone: a signal someone set to be
+    ignored (nohup's SIGHUP) or handled, and threads other than the main one (no handlers)."""
+    import signal
+    import threading
+
+    installed: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                installed[sig] = signal.signal(sig, _raise_stopped)
+    try:
+        yield
+    finally:
+        for sig, previous in installed.items():
+            signal.signal(sig, previous)
+
+
 def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str] | None, epilog: str = "") -> int:
     """Parse argv and run the subcommand; every failure a user can cause is one line, exit 2."""
+    try:
+        with _stop_signals_unwind():
+            return _run(prog, description, modules, argv, epilog)
+    except Stopped as exc:  # one that landed after the command's own handler returned
+        return 128 + exc.signum
+
+
+def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str] | None, epilog: str = "") -> int:
     try:
         parser = build_parser(prog, description, modules, epilog)
         try:
@@ -114,6 +155,8 @@ def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str]
         return exc.exit_status
     except KeyboardInterrupt:
         return 130
+    except Stopped as exc:  # SIGTERM 143, SIGHUP 129: as a shell reports a command they ended
+        return 128 + exc.signum
     except BrokenPipeError:
         _silence_stdout()
         return 0
