@@ -144,3 +144,22 @@ def test_recording_in_a_child_pid_namespace_is_refused(tmp_path, argv):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "PID namespace" in lines[0] and "--pid=host" in lines[0], proc.stderr
     assert not out.exists() and not (tmp_path / "spool").exists()
+
+
+@pytest.mark.parametrize("value, found", [
+    (5, "found 5"), (["a.yaml"], "found ['a.yaml']"), ("cfg\0.yaml", "found 'cfg\\x00.yaml'"),
+    ("x" * 5000, "File name too long"), (".", "found a directory"), ("{binary}", "found binary data"),
+])
+def test_dag_config_param_odd_values_fail_naming_it(tmp_path, value, found):
+    """What `airflow dags trigger -c` or a library caller may pass as the config: a ConfigError
+    (the task's one-line failure naming the key), never a TypeError/ValueError/OSError."""
+    from baseline.pipeline.config import validated_config_path
+    from tracer.errors import TracebaseError
+
+    binary = tmp_path / "model.parquet"
+    binary.write_bytes(bytes(range(256)))
+    if value == "{binary}":
+        value = str(binary)
+    with pytest.raises(TracebaseError) as err:
+        validated_config_path(value)
+    assert found in str(err.value) and "\n" not in str(err.value), str(err.value)

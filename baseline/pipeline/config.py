@@ -211,8 +211,12 @@ def load_config(path: str | os.PathLike) -> PipelineConfig:
         text = read_regular_text(path, "a pipeline config file")
     except FileNotFoundError:
         raise ConfigError(source, None, "a pipeline config file", "no such file") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise ConfigError(source, None, "a readable YAML file", type(exc).__name__) from None
+    except IsADirectoryError:
+        raise ConfigError(source, None, "a readable YAML file", "a directory") from None
+    except UnicodeDecodeError:
+        raise ConfigError(source, None, "a readable YAML file", "binary data (not UTF-8 text)") from None
+    except OSError as exc:  # EACCES, ENAMETOOLONG, ELOOP, EIO...: a task's log says which, in one line
+        raise ConfigError(source, None, "a readable YAML file", exc.strerror or type(exc).__name__) from None
     try:
         data = yamlio.safe_load(text, source)
     except yamlio.YamlContentError as exc:
@@ -227,7 +231,7 @@ def load_config(path: str | os.PathLike) -> PipelineConfig:
 def resolve_config_path(param: str | None = None) -> Path:
     """The config path from a DAG param, else the Airflow Variable, else $TRACEBASE_CONFIG."""
     if param:
-        return Path(param)
+        return _config_path(param, "the DAG param 'config'")
     try:  # only inside an Airflow task; the library and CLI never need Airflow
         from airflow.sdk import Variable
 
@@ -242,6 +246,15 @@ def resolve_config_path(param: str | None = None) -> Path:
             f"a config path in the DAG param 'config', the Airflow Variable '{VARIABLE_NAME}' or ${ENV_NAME}",
             "none set",
         )
+    return _config_path(value, f"the Airflow Variable '{VARIABLE_NAME}' or ${ENV_NAME}")
+
+
+def _config_path(value: object, where: str) -> Path:
+    """`value` as a path, or ConfigError: a conf given to `airflow dags trigger -c` or a library
+    caller may hand over a number, a list or a string with a NUL, which open() refuses with a
+    TypeError/ValueError that names nothing."""
+    if not isinstance(value, (str, os.PathLike)) or "\0" in os.fsdecode(value):
+        raise ConfigError("<pipeline config>", "config", f"a config file path in {where}", repr(value)[:200])
     return Path(value)
 
 
