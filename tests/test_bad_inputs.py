@@ -76,6 +76,8 @@ CASES: list[Case] = [
     # kthreadd: a kernel thread makes no system calls, -p would record nothing until it exits
     C("record-pid-kernel-thread", "tracer", "record", "-p", "2", "-o", "{tmp}/kthread.parquet",
       words=("-p 2", "kernel thread", "kthreadd"), root=True),
+    C("run-pid-kernel-thread", "tracer", "run", "syscalls", "-p", "2", "--spool", "{tmp}/spool-kthread", "-d", "1s",
+      words=("-p/--pid 2", "kernel thread"), root=True),
     C("record-pid-and-command", "tracer", "record", "-p", "1", "--", "true", words="exclude each other"),
     *[C(f"record-duration-{v}", "tracer", "record", f"-d={v}", "--", "true", words=("-d/--duration", repr(v)))
       for v in DURATIONS_BAD],

@@ -163,3 +163,25 @@ def test_dag_config_param_odd_values_fail_naming_it(tmp_path, value, found):
     with pytest.raises(TracebaseError) as err:
         validated_config_path(value)
     assert found in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+@pytest.mark.skipif(not ROOT, reason="tracer record/run check root before the process")
+@pytest.mark.parametrize("argv", [["record", "-o", "{tmp}/t.parquet", "-d", "1s"],
+                                  ["run", "syscalls", "--spool", "{tmp}/spool", "-d", "1s"]])
+def test_a_thread_id_is_refused_naming_its_process(tmp_path, argv):
+    """/proc/TID exists for every thread; -p follows processes, so a TID recorded nothing
+    (`tracer run`) or was called "no such process" (`tracer record`)."""
+    holder = subprocess.Popen([sys.executable, "-c", "import threading, time\n"
+                               "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+                               "print(flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        holder.stdout.readline()  # the thread is running
+        tid = next(int(t) for t in os.listdir(f"/proc/{holder.pid}/task") if int(t) != holder.pid)
+        proc = subprocess.run([str(BIN / "tracer"), *[a.format(tmp=tmp_path) for a in argv], "-p", str(tid)],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert proc.returncode == 2, proc.stderr
+    assert f"a thread of process {holder.pid}" in proc.stderr and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -167,6 +167,36 @@ def check_pid_namespace(what: str = "tracer record") -> None:
         )
 
 
+PF_KTHREAD = 0x00200000  # /proc/PID/stat flags: a kernel thread (include/linux/sched.h)
+
+
+def check_target_process(pid: int, flag: str = "-p") -> None:
+    """Raise TracebaseError unless `pid` is a live user process that can be traced: not a thread
+    id (/proc/TID exists for every thread, but the kernel side follows processes), not a kernel
+    thread (it makes no system calls: a recording of it stays empty until it exits)."""
+    from tracer.errors import TracebaseError
+
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            status = f.read()
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except (FileNotFoundError, ProcessLookupError, NotADirectoryError):
+        raise TracebaseError(f"{flag} {pid}: no such process") from None
+    except OSError as exc:
+        raise TracebaseError(f"{flag} {pid}: cannot read /proc/{pid}: {exc.strerror}") from None
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    tgid = int(fields.get("Tgid", str(pid)).strip() or pid)
+    if tgid != pid:
+        raise TracebaseError(f"{flag} {pid}: expected a process id, found a thread of process {tgid} (use -p {tgid})")
+    comm = stat[stat.index(b"(") + 1:stat.rindex(b")")].decode("utf-8", "replace")
+    state, *rest = stat[stat.rindex(b")") + 2:].split()
+    if state in (b"Z", b"X"):
+        raise TracebaseError(f"{flag} {pid}: process has already exited (state {state.decode()})")
+    if int(rest[5]) & PF_KTHREAD:
+        raise TracebaseError(f"{flag} {pid}: expected a user process, found kernel thread [{comm}] (it makes no system calls)")
+
+
 def check_recording_environment() -> str | None:
     """All checks `tracer record` needs, cheapest and most likely first; returns a note if
     tracefs had to be mounted."""

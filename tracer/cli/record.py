@@ -131,7 +131,6 @@ def default_output(cmd: list[str]) -> Path:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from tracer.record.procfs import process_exists
 
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":
@@ -147,11 +146,11 @@ def handle(args: argparse.Namespace) -> int:
         raise TracebaseError(
             "no command given: tracer record [options] -- CMD [ARGS...], or -p PID"
         )
-    from tracer.privilege import check_recording_environment, check_root
+    from tracer.privilege import check_recording_environment, check_root, check_target_process
 
     check_root()  # before touching the output path: the most basic requirement first
-    if args.pid is not None and not process_exists(args.pid):
-        raise TracebaseError(f"-p {args.pid}: no such process")
+    if args.pid is not None:
+        check_target_process(args.pid)  # gone, a thread id, a zombie, a kernel thread: before compiling BPF
     output = Path(args.output) if args.output else default_output(cmd or [_comm_of(args.pid)])
     from tracer.record.output import check_output, remove_stale_temporaries, save
 

@@ -70,7 +70,12 @@ from tracer.fleet.spool import (
     remove_stale_temporaries,
     write_snapshot,
 )
-from tracer.privilege import check_bpf_environment, check_pid_namespace, check_root
+from tracer.privilege import (
+    check_bpf_environment,
+    check_pid_namespace,
+    check_root,
+    check_target_process,
+)
 
 # Snapshots the spool could not take (full disk, read-only remount, EIO) are held in memory and
 # retried every interval; past this many bytes of held call trees the oldest trees are dropped
@@ -294,6 +299,7 @@ class Daemon:
         if cfg.pid < 0 or (cfg.pid and not Path(f"/proc/{cfg.pid}").exists()):
             raise TracebaseError(f"-p/--pid: expected a running process, found no process {cfg.pid}")
         if cfg.pid:
+            check_target_process(cfg.pid, "-p/--pid")  # a thread id or a kernel thread would match nothing
             check_pid_namespace("tracer run -p")  # the kernel side filters on the host's pid
         if cfg.host is not None:
             check_host(cfg.host, "--host")

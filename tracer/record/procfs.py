@@ -12,9 +12,8 @@ import shlex
 from dataclasses import dataclass, field
 
 from tracer.errors import TracebaseError
+from tracer.privilege import check_target_process
 from tracer.record.syscalls import O_CLOEXEC
-
-PF_KTHREAD = 0x00200000  # /proc/PID/stat flags: a kernel thread (include/linux/sched.h)
 
 
 @dataclass
@@ -76,11 +75,7 @@ def snapshot(pid: int) -> ProcessSnapshot:
         raise TracebaseError(f"-p {pid}: process has already exited (state {state.decode()})")
     uid = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("Uid:")), -1)
     argv = [a.decode("utf-8", "surrogateescape") for a in cmdline.split(b"\0")[:-1]] if cmdline else []
-    flags = int(stat[stat.rindex(b")") + 2:].split()[6])
-    if flags & PF_KTHREAD:
-        raise TracebaseError(
-            f"-p {pid}: expected a user process, found kernel thread [{comm}] (it makes no system calls)"
-        )
+    check_target_process(pid)  # a kernel thread (its stat flags; the zombie case was answered above)
     try:
         cwd = os.readlink(f"{base}/cwd")
     except FileNotFoundError:
