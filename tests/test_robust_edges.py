@@ -185,3 +185,18 @@ def test_a_thread_id_is_refused_naming_its_process(tmp_path, argv):
     assert proc.returncode == 2, proc.stderr
     assert f"a thread of process {holder.pid}" in proc.stderr and len(proc.stderr.splitlines()) == 1, proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_export_to_dev_stdout_whose_reader_stops_early_is_quiet(tmp_path):
+    """`-o /dev/stdout | head -c 10` is the same reader going away as `-o - | head -c 10`: the
+    rest is dropped quietly, exit 0 (it was "cannot write (Broken pipe)", exit 2)."""
+    program = PROGRAM[:1] + [("read", 64, None, "/srv/job/data/rows.jsonl")] * 20_000 + PROGRAM[-1:]
+    trace = _write(_events("big", program, 10), tmp_path / "big.parquet")
+    for out in ("/dev/stdout", "-"):
+        proc = subprocess.Popen([str(BIN / "baseline"), "export", str(trace), "-o", out],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        head = proc.stdout.read(10)
+        proc.stdout.close()  # the reader goes away with megabytes still to come
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 0 and err == "", (out, proc.returncode, err)
+        assert head == b'{"traceEve'

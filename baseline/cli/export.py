@@ -81,6 +81,8 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     try:
         path = export.write_json(trace, args.output)
+    except BrokenPipeError:
+        raise  # -o /dev/stdout or a FIFO whose reader stopped early (| head): quiet, as for `-o -`
     except OSError as exc:
         raise TracebaseError(f"{args.output}: cannot write ({exc.strerror})") from None
     print(f"wrote {path}: {n} trace events", file=sys.stderr)
