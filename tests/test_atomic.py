@@ -245,3 +245,38 @@ def test_simulate_and_coverage_on_a_full_disk_leave_nothing_behind(tmp_path):
             assert list(disk.iterdir()) == [], argv
     finally:
         subprocess.run(["umount", "-l", disk])
+
+
+def _writer_holding_its_temporary(out: Path) -> subprocess.Popen:
+    """A process in the middle of an atomic write of `out` (its temporary created and written)."""
+    code = ("import sys, time\nfrom tracer import atomic\n"
+            "with atomic.atomic_output(sys.argv[1]) as fh:\n"
+            "    fh.write(b'x' * 4096); fh.flush(); print('ready', flush=True); time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE, text=True,
+                            cwd=Path(atomic.__file__).parents[1])
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def test_the_next_write_removes_temporaries_of_killed_writers_only(tmp_path):
+    """kill -9 (or the OOM killer) mid-write leaves the hidden temporary; no rerun removed it,
+    so an audit killed every hour filled the disk. The next write of the same name removes the
+    temporaries whose writer is gone, and leaves a live writer's alone."""
+    out = tmp_path / "model.parquet"
+    killed = _writer_holding_its_temporary(out)
+    killed.kill()
+    killed.wait()
+    (dead,) = (p.name for p in tmp_path.iterdir())
+    assert dead.startswith(f".model.parquet.{killed.pid}-") and dead.endswith(".tmp")
+    alive = _writer_holding_its_temporary(out)  # its own temporary's creation removes the dead one
+    try:
+        (live,) = (p.name for p in tmp_path.iterdir())
+        assert live.startswith(f".model.parquet.{alive.pid}-"), live
+        atomic.write_bytes(out, b"whole")
+        assert sorted(p.name for p in tmp_path.iterdir()) == [live, "model.parquet"]
+        assert out.read_bytes() == b"whole"
+    finally:
+        alive.kill()
+        alive.wait()
+    atomic.write_bytes(out, b"again")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.parquet"]

@@ -1,8 +1,9 @@
 """Files that appear whole or not at all, with the permissions the user asked for.
 
 Every writer in tracebase goes through here (Parquet through tracer.schema.write_table), so a
-crash mid-write leaves at most a hidden '.<name>.<random>.tmp' file, which directory scans skip,
-never a half file under the final name. An output that already exists as a device or pipe
+crash mid-write leaves at most a hidden '.<name>.<pid>-<random>.tmp' file, which directory scans
+skip, never a half file under the final name; the next write of <name> removes it once that pid is
+gone. An output that already exists as a device or pipe
 (`-o /dev/null`, `-o /dev/stdout`, a FIFO) is written through, never replaced by a rename.
 
 Permissions (least privilege, but readable where the umask says so):
@@ -133,7 +134,9 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
 
 
 def _remove_dead_stagings(path: Path) -> None:
-    """Remove staging directories for `path` left by writers killed with -9 (their pid is gone)."""
+    """Remove the staging directories and temporary files for `path` ('.<name>.<pid>-<hex>.tmp')
+    left by writers killed with -9 or by the OOM killer (their pid is gone): no rerun would
+    otherwise remove them, and an hourly audit killed each time would fill the disk."""
     pattern = re.compile(rf"\.{re.escape(path.name)}\.(\d+)-[0-9a-f]{{8}}\.tmp")
     try:
         entries = list(os.scandir(path.parent))
@@ -141,13 +144,17 @@ def _remove_dead_stagings(path: Path) -> None:
         return
     for entry in entries:
         match = pattern.fullmatch(entry.name)
-        if not match or not entry.is_dir(follow_symlinks=False):
+        if not match:
             continue
         try:
             os.kill(int(match.group(1)), 0)
             continue  # its writer is still running
         except ProcessLookupError:
-            shutil.rmtree(entry.path, ignore_errors=True)
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
         except (PermissionError, OverflowError):
             continue  # another user's process, or not a pid at all
 
@@ -162,10 +169,12 @@ def _remove_empty_tree(top: Path) -> None:
 
 
 def _create_temp(directory: Path, name: str) -> tuple[int, Path]:
-    """A new hidden temp file in `directory`, mode 0666 & ~umask (O_EXCL, random name)."""
+    """A new hidden temp file in `directory`, mode 0666 & ~umask (O_EXCL, random name carrying
+    our pid, so a later writer of `name` can tell it from a live writer's once we are gone)."""
+    _remove_dead_stagings(directory / name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     for _ in range(100):
-        tmp = directory / f".{name}.{os.urandom(4).hex()}.tmp"
+        tmp = directory / f".{name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
         try:
             return os.open(tmp, flags, FILE_MODE), tmp
         except FileExistsError:
