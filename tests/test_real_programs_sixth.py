@@ -63,7 +63,7 @@ FLAKY_QUIET: dict[str, str] = {
     "close and shutdown): an error-free divergence past where the good runs' thread stopped; a rule treating "
     "threads torn down by their process's end as cut off did not catch it (the thread unwinds to its own exit)",
     "http_coproc_server_roundtrip": "seen once, under load, naming the handler thread's mimetypes probe (newfstatat "
-    "ENOENT /etc/httpd/mime.types), with main's differ as well; not reproduced in 30 runs since, so its recording "
+    "ENOENT /etc/httpd/mime.types), with main's differ as well; not reproduced in 22 reruns since, so its recording "
     "could not be studied",
 }
 TESTED = [s for s in REAL_SIXTH if s.name not in BENCH_ONLY]
