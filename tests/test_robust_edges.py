@@ -103,8 +103,11 @@ def test_stop_signal_while_a_writer_holds_its_temporary(fleet, tmp_path, sig, st
     for attempt in range(5):
         out = tmp_path / f"reports{attempt}"
         out.mkdir()
+        # the signal's default disposition in the writer: the suite itself may run under nohup,
+        # whose ignored SIGHUP the writer inherits and rightly leaves alone (see the next test)
         proc = subprocess.Popen([str(BIN / "baseline"), "coverage", str(fleet), "-o", str(out)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
             if any(p.name.startswith(".") for p in out.iterdir()):
