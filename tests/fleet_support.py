@@ -74,10 +74,13 @@ class Daemon:
     its probes are attached. Its stderr is collected line by line in .log."""
 
     def __init__(self, args: list[str], spool: Path, host: str = "h1", wrapper: tuple[str, ...] | list[str] = (),
-                 wait: str | None = "probes live"):
+                 wait: str | None = "probes live", sighup: signal.Handlers = signal.SIG_DFL):
         self.spool = spool
+        # SIGHUP as a terminal session gives it (SIG_DFL) unless asked for: the suite itself may
+        # run under nohup, whose ignored SIGHUP the daemon would inherit and leave alone
         self.proc = subprocess.Popen([*wrapper, *TRACER, "run", *args, "--spool", str(spool), "--host", host],
-                                     cwd=REPO, stderr=subprocess.PIPE, text=True)
+                                     cwd=REPO, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=lambda: signal.signal(signal.SIGHUP, sighup))
         self.log: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

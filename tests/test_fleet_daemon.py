@@ -3,6 +3,7 @@ the syscall set, writing a real spool; plus its error paths."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import os
@@ -473,6 +474,19 @@ def test_signals_during_start_and_sighup(fake, tmp_path):
     d = Daemon([str(set_file), "-x", "-i", "60s"], tmp_path / "spool2", wait="compiling")
     assert d.stop(signal.SIGTERM) == 0, "".join(d.log)
     assert len(list_snapshots(tmp_path / "spool2")) == 1
+
+
+def test_an_ignored_sighup_stays_ignored(fake, tmp_path):
+    """Under nohup (SIGHUP ignored when it starts) a closed terminal does not stop the tracer;
+    SIGTERM still does, with its final snapshot."""
+    set_file, _, _ = fake
+    d = Daemon([str(set_file), "-x", "-i", "60s"], tmp_path / "spool", sighup=signal.SIG_IGN)
+    d.proc.send_signal(signal.SIGHUP)
+    with contextlib.suppress(subprocess.TimeoutExpired):  # a stop (final snapshot, detach) takes < 5 s
+        d.proc.wait(timeout=5)
+    assert d.proc.poll() is None, "".join(d.log)
+    assert d.stop(signal.SIGTERM) == 0, "".join(d.log)
+    assert len(list_snapshots(tmp_path / "spool")) == 1
 
 
 def test_control_file_that_cannot_be_removed_is_logged_not_fatal(fake, tmp_path):

@@ -628,6 +628,8 @@ def run_daemon(config: RunConfig) -> int:
     stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
     previous = {sig: signal.getsignal(sig) for sig in (*stops, signal.SIGUSR1)}
     for sig in stops:
+        if sig == signal.SIGHUP and previous[sig] is signal.SIG_IGN:
+            continue  # started under nohup: hangups were asked to be ignored, as the CLIs leave them
         signal.signal(sig, daemon.request_stop)
     signal.signal(signal.SIGUSR1, daemon.request_capture)
     try:
