@@ -412,6 +412,9 @@ class FleetExpectedLearner(ParamsMixin):
             (pl.col("_last") > pl.col("_last_timed").max().over("host")).fill_null(False).alias("_censored")
         ).drop("_last_timed")
         key = ["operation", "chain_hash"]
+        # a process's last trace (one failing occurrence per process, whatever the trace's repeat
+        # count: of n identical trees in a row, the first n-1 were followed by the next)
+        last = (pl.col("start_time") == pl.col("_last")) & (pl.col("_row") == pl.col("_last_row"))
         # complete traces reduced per (chain, run, release) in one streaming pass; the release's
         # new_release flag is joined to those rows, not to every trace
         fine = (
@@ -420,16 +423,11 @@ class FleetExpectedLearner(ParamsMixin):
             .group_by([*key, "host", "_run", "kernel_release"])
             .agg(
                 pl.col("w").sum().alias("traces"),
-                # one failing occurrence per process, whatever the trace's repeat count: of n
-                # identical trees in a row, the first n-1 were followed by the next
-                ((pl.col("start_time") == pl.col("_last")) & (pl.col("_row") == pl.col("_last_row")) & ~pl.col("_censored"))
-                .cast(pl.Int64).sum().alias("failing"),
-                ((pl.col("start_time") == pl.col("_last")) & (pl.col("_row") == pl.col("_last_row")) & pl.col("_censored"))
-                .cast(pl.Int64).sum().alias("censored"),
+                (last & ~pl.col("_censored")).cast(pl.Int64).sum().alias("failing"),
+                (last & pl.col("_censored")).cast(pl.Int64).sum().alias("censored"),
                 # the same among timed traces (recorded in a capture window: see "Survival")
                 (pl.col("w") * pl.col("timed")).sum().alias("timed_traces"),
-                ((pl.col("start_time") == pl.col("_last")) & (pl.col("_row") == pl.col("_last_row")) & pl.col("timed"))
-                .cast(pl.Int64).sum().alias("timed_failing"),
+                (last & pl.col("timed")).cast(pl.Int64).sum().alias("timed_failing"),
                 (pl.col("w") * ~pl.col("root_failed")).sum().alias("handled"),
                 pl.col("start_time").min().alias("first_seen"),
                 pl.col("start_time").max().alias("last_seen"),
