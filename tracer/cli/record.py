@@ -131,7 +131,6 @@ def default_output(cmd: list[str]) -> Path:
 
 
 def handle(args: argparse.Namespace) -> int:
-
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
