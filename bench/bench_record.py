@@ -388,8 +388,9 @@ def loop_cpu(loop: Path, kind: str, calls: int, out: Path, trace=None) -> float:
 
 class Variant:
     def __init__(self, label: str, defines: str, kind: str, ref: str | None):
-        from bcc import BPF
+        from tracer.privilege import load_bcc
 
+        BPF = load_bcc().BPF  # noqa: N806 - bcc's class name
         self.label, self.kind, self.ref = label, kind, ref
         cflags = [f"-D{d}" for d in defines.split(",") if d]
         self.classic = "-DCLASSIC_ENTER" in cflags

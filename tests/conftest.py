@@ -26,14 +26,16 @@ def bpf_unavailable_reason() -> str | None:
     """Why real BPF tests cannot run here, or None when they can."""
     if os.geteuid() != 0:
         return "needs root to load BPF programs (run the suite as root)"
+    from tracer.errors import EnvironmentProblem
+    from tracer.privilege import load_bcc
+
     try:
-        import bcc  # noqa: F401
-    except ImportError:
-        return "bcc Python bindings missing (apt-get install python3-bpfcc; scripts/setup.sh)"
+        load_bcc()
+    except EnvironmentProblem as exc:
+        return str(exc)
     build = Path("/lib/modules") / os.uname().release / "build"
     if not (build / "include").exists():
         return f"kernel headers missing at {build} (scripts/setup.sh links them)"
-    from tracer.errors import EnvironmentProblem
     from tracer.privilege import ensure_tracefs
 
     try:

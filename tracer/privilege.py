@@ -9,7 +9,9 @@ import ctypes.util
 import errno
 import os
 import platform
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from tracer.errors import EnvironmentProblem
@@ -25,14 +27,47 @@ def check_root(what: str = "tracer record") -> None:
         )
 
 
-def check_bcc() -> None:
+# Where distributions install bcc's Python bindings (python3-bpfcc, python3-bcc): the system
+# interpreter's package directories, which a venv made by another interpreter (pyenv, uv's
+# managed Pythons, a venv without --system-site-packages) does not see.
+SYSTEM_BCC_DIRS = ("/usr/lib/python3/dist-packages", "/usr/lib/python3/site-packages")
+
+
+def load_bcc() -> ModuleType:
+    """bcc's Python bindings: the importable ones, else the system package's.
+
+    Debian's bcc is pure Python over libbcc.so (ctypes), so it runs under any Python 3. Only
+    the bcc package is loaded from the system directory: putting the whole directory on
+    sys.path would shadow the venv's numpy/pyarrow with the distribution's."""
     try:
-        import bcc  # noqa: F401
+        import bcc
+
+        return bcc
     except ImportError:
-        raise EnvironmentProblem(
-            "bcc Python bindings are not importable: apt-get install python3-bpfcc bpfcc-tools "
-            "(scripts/setup.sh installs them and links them into .venv)"
-        ) from None
+        pass
+    import importlib.machinery
+    import importlib.util
+
+    for where in SYSTEM_BCC_DIRS:
+        spec = importlib.machinery.PathFinder.find_spec("bcc", [where])
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bcc"] = module  # before running it: its own `from bcc.x import` needs it
+        try:
+            spec.loader.exec_module(module)
+        except Exception:  # noqa: BLE001 - a broken or mismatched system copy: not usable
+            sys.modules.pop("bcc", None)
+            continue
+        return module
+    raise EnvironmentProblem(
+        "bcc Python bindings are not importable: apt-get install python3-bpfcc bpfcc-tools "
+        f"(looked in this interpreter's path and in {', '.join(SYSTEM_BCC_DIRS)})"
+    )
+
+
+def check_bcc() -> None:
+    load_bcc()
 
 
 def check_kernel_headers() -> None:

@@ -293,9 +293,9 @@ def resolve_library(library: str) -> str | None:
     if os.sep in library:
         return library if Path(library).is_file() else None
     try:
-        from bcc import BPF
+        from tracer.privilege import load_bcc
 
-        found = BPF.find_library(library if library.startswith("lib") else f"lib{library}.so")
+        found = load_bcc().BPF.find_library(library if library.startswith("lib") else f"lib{library}.so")
     except Exception:  # noqa: BLE001 - bcc missing: no dynamic-linker lookup
         found = None
     if not found:

@@ -476,11 +476,9 @@ class KeyCheck:
 # the program
 # --------------------------------------------------------------------------------------------
 def _bcc():
-    try:
-        import bcc
-    except ImportError:
-        raise EnvironmentProblem("bcc Python bindings missing (apt-get install python3-bpfcc)") from None
-    return bcc
+    from tracer.privilege import load_bcc
+
+    return load_bcc()
 
 
 def _quiet_bpf_class():

@@ -289,8 +289,9 @@ class SyscallRecorder:
     def _compile(self, regs_cast: bool):
         """Compile and load the programs (bcc loads and attaches the sched tracepoints at
         once; the syscall programs are loaded here, after their kfunc calls are rewritten)."""
-        from bcc import BPF
+        from tracer.privilege import load_bcc
 
+        BPF = load_bcc().BPF  # noqa: N806 - bcc's class name
         bpf = BPF(src_file=str(BPF_SOURCE).encode(), cflags=self.cflags(regs_cast))
         try:
             for _kind, _hook, fn in (p for p in self.PROGRAMS if p[0] == "raw"):
@@ -878,8 +879,9 @@ def _patch_kfunc_calls(bpf, fn: bytes, kfunc_id: int) -> int:
     """Rewrite fn's calls of helper KFUNC_PLACEHOLDER into calls of the kernel function with
     BTF id kfunc_id (bcc 0.26 cannot emit kfunc calls), in bcc's copy of the compiled program
     before it is loaded. Returns how many were rewritten."""
-    from bcc import lib
+    from tracer.privilege import load_bcc
 
+    lib = load_bcc().lib
     start = lib.bpf_function_start(bpf.module, fn)
     size = lib.bpf_function_size(bpf.module, fn)
     if not start:

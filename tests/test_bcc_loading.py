@@ -1,0 +1,93 @@
+"""bcc's Python bindings found where the distribution installed them.
+
+Debian's python3-bpfcc installs bcc for the system interpreter only. A venv made by another
+interpreter (pyenv, uv's managed Pythons) or without --system-site-packages does not see it, and
+`tracer record` used to stop there ("bcc Python bindings are not importable") although bcc is
+pure Python over libbcc.so and runs under any Python 3. `load_bcc` loads that one package from
+the system directory, without putting the directory (the distribution's numpy, ...) on sys.path.
+
+Each test runs a fresh interpreter with -S (no site: neither the venv's packages nor the .pth
+shim scripts/setup.sh adds), so bcc is not importable the ordinary way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tracer.privilege import SYSTEM_BCC_DIRS
+
+REPO = Path(__file__).resolve().parents[1]
+SYSTEM_BCC = next((Path(d) / "bcc" for d in SYSTEM_BCC_DIRS if (Path(d) / "bcc" / "__init__.py").is_file()), None)
+
+
+def _run_bare(code: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-S", "-c", textwrap.dedent(code)], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.skipif(SYSTEM_BCC is None, reason=f"no system bcc package in {SYSTEM_BCC_DIRS} (apt-get install python3-bpfcc)")
+def test_the_system_package_is_loaded_when_bcc_is_not_importable():
+    done = _run_bare("""
+        import json, sys
+        try:
+            import bcc
+            sys.exit("bcc importable without site: the test proves nothing")
+        except ImportError:
+            pass
+        path_before = list(sys.path)
+        from tracer.privilege import load_bcc
+        bcc = load_bcc()
+        from bcc import BPF  # the ordinary import now finds the loaded package
+        print(json.dumps({"file": bcc.__file__, "same": BPF is bcc.BPF, "lib": hasattr(bcc, "lib"),
+                          "path_unchanged": sys.path == path_before,
+                          "libc": bool(BPF.find_library(b"c"))}))
+    """)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert Path(got["file"]).parent == SYSTEM_BCC
+    assert got["same"] and got["lib"] and got["libc"]
+    assert got["path_unchanged"]  # the distribution's other packages stay out of reach
+
+
+def test_no_bcc_anywhere_is_one_clear_error(tmp_path):
+    done = _run_bare(f"""
+        import tracer.privilege as privilege
+        from tracer.errors import EnvironmentProblem
+        privilege.SYSTEM_BCC_DIRS = ({str(tmp_path)!r},)
+        try:
+            privilege.check_bcc()
+        except EnvironmentProblem as exc:
+            print(exc)
+        else:
+            raise SystemExit("no error")
+    """)
+    assert done.returncode == 0, done.stderr
+    message = done.stdout.strip()
+    assert "bcc Python bindings are not importable" in message
+    assert "apt-get install python3-bpfcc" in message and str(tmp_path) in message
+
+
+def test_a_broken_system_copy_is_skipped_not_half_loaded(tmp_path):
+    broken = tmp_path / "bcc"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("raise OSError('libbcc.so.0: cannot open shared object file')\n")
+    done = _run_bare(f"""
+        import sys
+        import tracer.privilege as privilege
+        from tracer.errors import EnvironmentProblem
+        privilege.SYSTEM_BCC_DIRS = ({str(tmp_path)!r},)
+        try:
+            privilege.load_bcc()
+        except EnvironmentProblem as exc:
+            print("bcc" in sys.modules, exc)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("False ") and "not importable" in done.stdout
