@@ -70,15 +70,35 @@ def check_bcc() -> None:
     load_bcc()
 
 
+def nearest_installed_headers(src: Path = Path("/usr/src")) -> Path | None:
+    """The newest Debian kernel headers tree installed (linux-headers-<version>-<arch>), for a
+    kernel that has no headers package of its own: our programs need only its generic headers."""
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+
+    def version(path: Path) -> tuple:
+        return tuple(int(part) if part.isdigit() else 0 for part in path.name.replace("-", ".").split("."))
+
+    trees = [d for d in src.glob(f"linux-headers-*-{arch}") if (d / "include").is_dir()]
+    return max(trees, key=version, default=None)
+
+
 def check_kernel_headers() -> None:
     release = os.uname().release
     build = Path("/lib/modules") / release / "build"
-    if not (build / "include").is_dir():
-        raise EnvironmentProblem(
-            f"kernel headers for {release} are missing at {build}: "
-            f"apt-get install linux-headers-{release} (or run scripts/setup.sh, which links "
-            "the nearest available headers when the kernel has no package)"
-        )
+    if (build / "include").is_dir():
+        return
+    nearest = nearest_installed_headers()
+    if nearest is None:
+        fix = (f"apt-get install linux-headers-{release}, or linux-headers-amd64 when the kernel has "
+               "no package, then run scripts/setup.sh, which links them")
+    else:
+        # Debian splits a tree in -<arch> (generated) and -common (the rest); bcc reads both
+        common = nearest.with_name(nearest.name.rsplit("-", 1)[0] + "-common")
+        fix = (f"this kernel has no headers package; link the nearest installed ones: "
+               f"mkdir -p {build.parent} && ln -sfn {nearest} {build}"
+               + (f" && ln -sfn {common} {build.parent / 'source'}" if common.is_dir() else "")
+               + " (scripts/setup.sh does this)")
+    raise EnvironmentProblem(f"kernel headers for {release} are missing at {build}: {fix}")
 
 
 def tracefs_dir() -> Path | None:

@@ -1,4 +1,6 @@
-"""bcc's Python bindings found where the distribution installed them.
+"""What recording needs and where the tracer finds it: bcc's Python bindings and kernel headers.
+
+bcc's bindings are found where the distribution installed them.
 
 Debian's python3-bpfcc installs bcc for the system interpreter only. A venv made by another
 interpreter (pyenv, uv's managed Pythons) or without --system-site-packages does not see it, and
@@ -6,7 +8,7 @@ interpreter (pyenv, uv's managed Pythons) or without --system-site-packages does
 pure Python over libbcc.so and runs under any Python 3. `load_bcc` loads that one package from
 the system directory, without putting the directory (the distribution's numpy, ...) on sys.path.
 
-Each test runs a fresh interpreter with -S (no site: neither the venv's packages nor the .pth
+Those tests run a fresh interpreter with -S (no site: neither the venv's packages nor the .pth
 shim scripts/setup.sh adds), so bcc is not importable the ordinary way.
 """
 
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -21,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tracer.privilege import SYSTEM_BCC_DIRS
+from tracer.privilege import SYSTEM_BCC_DIRS, nearest_installed_headers
 
 REPO = Path(__file__).resolve().parents[1]
 SYSTEM_BCC = next((Path(d) / "bcc" for d in SYSTEM_BCC_DIRS if (Path(d) / "bcc" / "__init__.py").is_file()), None)
@@ -91,3 +95,31 @@ def test_a_broken_system_copy_is_skipped_not_half_loaded(tmp_path):
     """)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("False ") and "not importable" in done.stdout
+
+
+TRACER = [sys.executable, "-m", "tracer.cli"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare(1) (a private mount namespace)")
+@pytest.mark.skipif(nearest_installed_headers() is None, reason="no Debian kernel headers tree in /usr/src")
+def test_missing_kernel_headers_name_the_links_that_fix_them(tmp_path):
+    """A kernel without a headers package (this one) and no link made yet: the error gives the
+    exact commands, and running them makes recording work. In a private mount namespace whose
+    /lib/modules is an empty tmpfs, so the machine's own links are untouched."""
+    out = tmp_path / "run.parquet"
+    record = shlex.join([*TRACER, "record", "-o", str(out), "--", "true"])
+    script = f"""
+        mount --make-rprivate / && mount -t tmpfs none /lib/modules || exit 97
+        {record} 2> {tmp_path}/first.err; echo "first=$?"
+        fix=$(sed -n 's/.*link the nearest installed ones: \\(.*\\) (scripts.*/\\1/p' {tmp_path}/first.err)
+        [ -n "$fix" ] || exit 98
+        sh -c "$fix" && {record} 2> {tmp_path}/second.err; echo "second=$?"
+    """
+    done = subprocess.run(["unshare", "-m", "sh", "-c", textwrap.dedent(script)], cwd=REPO,
+                          capture_output=True, text=True, timeout=180)
+    first = (tmp_path / "first.err").read_text()
+    assert done.returncode == 0, (done.stdout, done.stderr, first)
+    assert "first=2" in done.stdout and first.count("\n") == 1 and "Traceback" not in first
+    assert f"kernel headers for {os.uname().release} are missing" in first
+    assert "second=0" in done.stdout, (tmp_path / "second.err").read_text()
+    assert out.stat().st_size > 0
