@@ -98,6 +98,30 @@ def _expected_lookup(pairs: pl.DataFrame, expected: ExpectedErrors) -> pl.DataFr
     return pairs.with_columns(pl.Series("is_expected", flags, dtype=pl.Boolean))
 
 
+def update_regressions(findings: pl.DataFrame, expected: ExpectedErrors,
+                       releases: pl.DataFrame | None) -> pl.DataFrame:
+    """Findings of a learned family marked ``update_regression`` (baseline.fleet.expected: routine
+    on some hosts, come with a kernel update on others) are not expected on the hosts that show
+    it only on a release they switched to during the window: there it is the update's
+    regression. Nothing to do (no column built) without such a family."""
+    fams = [(e.context, e.probe, e.errno) for e in expected.entries
+            if e.status == "active" and e.source == "learned" and (e.stats or {}).get("update_regression")]
+    if not fams or releases is None or findings.is_empty():
+        return findings
+    text = pl.col("operation", "probe", "errno", "host", "kernel_release").cast(pl.String)
+    fam = pl.DataFrame(fams, schema={"operation": pl.String, "probe": pl.String, "errno": pl.String}, orient="row")
+    rel = releases.select(pl.col("host", "kernel_release").cast(pl.String), "new_release")
+    mine = (
+        findings.lazy().select("trace_id", text).join(fam.lazy(), on=["operation", "probe", "errno"], how="semi")
+        .join(rel.lazy(), on=["host", "kernel_release"], how="left")
+        .filter(pl.col("new_release").fill_null(False).all().over("operation", "probe", "errno", "host"))
+        .select("trace_id").collect()
+    )
+    if mine.is_empty():
+        return findings
+    return findings.with_columns(pl.col("expected") & ~pl.col("trace_id").is_in(mine["trace_id"].implode()))
+
+
 # --------------------------------------------------------------------------------------------
 # per-trace analysis (vectorised over all traces of a batch)
 # --------------------------------------------------------------------------------------------
@@ -1041,6 +1065,7 @@ def run_audit(
     _preload_clustering()
     findings = _findings_of_failing(failing, chains, model, expected, min_layers=min_layers, releases=releases)
     del failing, chains
+    findings = update_regressions(findings, expected, releases)
     findings, clusters = cluster_findings(findings, window, releases=releases)
     findings = findings.with_columns(pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score"))
     # sorted by time a column at a time, each unsorted column dropped once its sorted copy

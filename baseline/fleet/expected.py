@@ -59,7 +59,12 @@ routine) learns a unit as expected when all of these hold:
   generic failure: a finding, however often the job goes on after it.
 * **Not a regression.** When at least ``max_new_share`` of the occurrences come from kernel
   releases a host switched to during the window (a driver update), the error started with the
-  update: a finding, not routine.
+  update: a finding, not routine. Per host first: a host that shows the error only on a
+  release it switched to got it with the update. When the family also occurs on other hosts
+  (routine on one platform, an update's regression on another: a capability probe that one
+  hardware generation always fails and an upgraded driver now fails on another, where nothing
+  falls back), it is judged on those other hosts alone, and the entry says
+  ``update_regression``: the audit keeps its occurrences on such hosts as findings.
 
 Rates come from the exact counters, never from sampled good traces: for every learned family
 and every probe its errno propagates through, the per-host rate (errno count / invocations) gives
@@ -457,6 +462,23 @@ class FleetExpectedLearner(ParamsMixin):
             # succeeded) or returned its errno unchanged (EAGAIN to retry, ENODATA to skip a slot)
             pl.when(pl.col("to_root")).then(pl.col("traces")).otherwise(pl.col("handled")).alias("visible")
         )
+        # an update's regression beside a routine family (see "Not a regression"): a host that
+        # shows the error only on a release it switched to during the window got it with the
+        # update. A family that also occurs on other hosts is judged on those alone, and the
+        # hosts where it came with an update keep it as a finding (`update_regression`, applied
+        # by the audit: baseline.fleet.audit.update_regressions); a family seen only so is judged
+        # as a whole (its new_release_share decides)
+        fam = ["operation", "probe", "errno"]
+        true = true.with_columns(
+            pl.col("new_release").fill_null(False).all().over([*fam, "host"]).alias("_regression"))
+        split = self._update_regressions(true, fam)
+        true = true.join(split.select(*fam, "_split"), on=fam, how="left")
+        regressed = (true.filter(pl.col("_regression") & pl.col("_split").fill_null(False))
+                     .select(pl.col("operation").cast(pl.String), "probe", "errno", pl.col("host").cast(pl.String))
+                     .unique())
+        true = true.filter(~(pl.col("_regression") & pl.col("_split").fill_null(False))).drop("_regression", "_split")
+        split = split.select(pl.col("operation").cast(pl.String), "probe", "errno",
+                             pl.col("_split").alias("update_regression"))
         chain_probes = chains.select(pl.col("operation").cast(cat), "chain_hash",
                                      pl.col("probe").cast(pl.String)).unique()
         # per (chain, run) row times the chain's probes: millions of rows, reduced as they are
@@ -491,6 +513,8 @@ class FleetExpectedLearner(ParamsMixin):
             )
             .join(observed, on=["operation", "probe"], how="left")
             .with_columns(pl.col("operation").cast(pl.String))
+            .join(split, on=["operation", "probe", "errno"], how="left")
+            .with_columns(pl.col("update_regression").fill_null(False))
             .sort(["operation", "probe", "errno"])
         )
         schema_extra = {"observed_hosts": pl.Int64, "group_hosts": pl.Int64, "vendors": pl.String}
@@ -582,9 +606,26 @@ class FleetExpectedLearner(ParamsMixin):
             .agg(pl.col("path").list.explode().unique().sort().alias("covers"))
         )
         cand = cand.join(paths, on=["operation", "probe", "errno"], how="left")
-        return self._with_bands(cand, counters, vendors)
+        return self._with_bands(cand, counters, vendors, regressed)
 
-    def _with_bands(self, cand: pl.DataFrame, counters: Any, vendors: pl.DataFrame) -> pl.DataFrame:  # noqa: ARG002
+    def _update_regressions(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
+        """Families (fam, `_split`) whose occurrences on hosts that show them only on a release
+        they switched to during the window (`_regression`) are significantly more fatal there
+        than on the other hosts: the Wilson lower bound of the failing share there exceeds the
+        upper bound elsewhere by more than ``max_increase``. A routine error that merely
+        happened to first show on a host after its update goes on there as elsewhere."""
+        outcome = pl.col("traces") - pl.col("censored")
+        reg = pl.col("_regression")
+        g = true.group_by(fam).agg(
+            pl.col("failing").filter(reg).sum().alias("rf"), outcome.filter(reg).sum().alias("rn"),
+            pl.col("failing").filter(~reg).sum().alias("ef"), outcome.filter(~reg).sum().alias("en"))
+        reg_low, _ = wilson_bounds(g["rf"].to_numpy(), g["rn"].to_numpy(), self.z)
+        _, est_high = wilson_bounds(g["ef"].to_numpy(), g["en"].to_numpy(), self.z)
+        split = (g["rn"].to_numpy() > 0) & (g["en"].to_numpy() > 0) & (reg_low - est_high > self.max_increase)
+        return g.select(fam).with_columns(pl.Series("_split", split, dtype=pl.Boolean))
+
+    def _with_bands(self, cand: pl.DataFrame, counters: Any, vendors: pl.DataFrame,  # noqa: ARG002
+                    regressed: pl.DataFrame | None = None) -> pl.DataFrame:
         """rate_upper per candidate: for each probe its errno goes through (`covers`), the band of
         that (probe, errno) from the counters: each probe has its own rate (rdma_get_gid_attr is
         also called by INIT->RTR, the GID query handler only by GID queries)."""
@@ -598,6 +639,9 @@ class FleetExpectedLearner(ParamsMixin):
         f = _stream(errs.lazy().group_by("host", "probe", "errno").agg(pl.col("count").sum())).with_columns(
             pl.col("host", "probe", "errno").cast(pl.String))
         rates = f.join(n, on=["host", "probe"]).with_columns((pl.col("count") / pl.col("n").clip(1)).alias("rate"))
+        if regressed is not None and regressed.height:
+            # a host where an errno came with its update is no measure of the routine rate
+            rates = rates.join(regressed.select("host", "errno").unique(), on=["host", "errno"], how="anti")
         bands = (
             rates.group_by("probe", "errno")
             .agg(pl.col("rate").quantile(self.band_quantile, "higher").alias("_q"))
@@ -635,6 +679,8 @@ class FleetExpectedLearner(ParamsMixin):
             "jobs": int(row["jobs"]),
             "covers": list(row["covers"] or [row["probe"]]),
         }
+        if row.get("update_regression"):  # not routine where it came with a kernel update
+            stats["update_regression"] = True
         if row.get("rate_upper"):  # per covered probe: errno count / invocations, per host
             stats["rate_upper"] = {b["probe"]: round(float(b["rate_upper"]), 6) for b in row["rate_upper"]}
         return Entry(
