@@ -545,6 +545,33 @@ def cluster_signatures(signatures: pl.DataFrame) -> np.ndarray:
     return model.fit_predict(X)
 
 
+def merge_host_local(uniq: pl.DataFrame, labels: np.ndarray, open_: pl.LazyFrame, max_hosts: int = 2) -> np.ndarray:
+    """Labels of `uniq` (unique signature rows) with the clusters of one host-local fault
+    merged: a fault of one host's device (a dead firmware command interface, a NIC gone bad)
+    fails whatever operation reaches it, with its layer's errno, so its signatures differ in
+    the operation and the frames above the origin only. Signatures with the same errno and
+    origin layer whose open findings come from the same `max_hosts` hosts or fewer, and from
+    no other host, are one cause. A fleet-wide or multi-host cause never merges this way."""
+    if len(labels) < 2:
+        return labels
+    few = (
+        open_.group_by("signature").agg(pl.col("host").cast(pl.String).unique().sort().alias("_hosts"))
+        .filter(pl.col("_hosts").list.len() <= max_hosts).collect()
+        .with_columns(pl.col("signature").cast(pl.String), pl.col("_hosts").list.join("\x1f"))
+    )
+    if few.height < 2:
+        return labels
+    keyed = (uniq.select(pl.col("signature").cast(pl.String), "errno", "origin_layer").with_row_index("_i")
+             .join(few, on="signature"))
+    out = labels.copy()
+    for _, grp in keyed.group_by("errno", "origin_layer", "_hosts"):
+        if grp.height < 2 or grp["errno"][0] is None:
+            continue
+        rows = grp["_i"].to_numpy()
+        out[np.isin(out, out[rows])] = out[rows].min()
+    return out
+
+
 def cluster_findings(
     findings: pl.DataFrame, window: tuple[dt.datetime | None, dt.datetime | None],
     releases: pl.DataFrame | None = None,
@@ -562,7 +589,7 @@ def cluster_findings(
         open_.select(sig_cols).unique(subset=["signature"]).collect()
         .with_columns(pl.col(pl.Categorical).cast(pl.String)).sort("signature")
     )
-    labels = cluster_signatures(uniq)
+    labels = merge_host_local(uniq, cluster_signatures(uniq), open_)
     sig_map = uniq.select(pl.col("signature").cast(findings.schema["signature"])).with_columns(
         pl.Series("_label", labels, dtype=pl.Int64)
     )
