@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -297,8 +298,11 @@ class Fleet:
         self.memlock_pod = next(p for p in pod_order[len(self.spine_pods):] if self.hosts[pods[p][0]].gen != "ofed")
         reserved = {i for p in [*self.spine_pods, self.memlock_pod] for i in pods[p]}
 
-        def special(pred=lambda h: True) -> Host:
-            i = next(i for i in order if i not in reserved and pred(self.hosts[i]))
+        def special(pred=lambda h: True, any_gen: bool = False) -> Host:
+            free = [i for i in order if i not in reserved]
+            i = next((i for i in free if pred(self.hosts[i])), free[0] if any_gen else None)
+            if i is None:
+                raise ValueError(f"{n} hosts leave no free host for every role: use 48 or more")
             reserved.add(i)
             return self.hosts[i]
 
@@ -315,7 +319,7 @@ class Fleet:
         lost = special(lambda h: h.gen == "upstream")
         lost.faults.append(("nic_cmd_interface_dead", H * 0.35, H, 30.0, ("create_qp", "rc")))
         lost.lost_all = True
-        for h in (special(lambda h: h.gen == "upstream"), special(lambda h: h.gen == "bnxt")):
+        for h in (special(lambda h: h.gen == "upstream", True), special(lambda h: h.gen == "bnxt", True)):
             t = float(rng.uniform(0.2, 0.6)) * H
             h.faults.append(("roce_address_removed", t, H, 45.0, None))
         for _ in range(min(3, len(by_gen["upstream"]) // 6)):
@@ -404,6 +408,8 @@ class Recorder:
         self.pending: dict[tuple, list] = defaultdict(list)
         # host -> (snapshot index, probe) -> {errno: count}
         self.fails_by_host: dict[int, dict] = {}
+        # host -> (snapshot index, probe) -> calls made outside the steady-state base rate
+        self.calls_by_host: dict[int, dict] = {}
         self.lost: dict[tuple[int, int], int] = defaultdict(int)
         self.seq = 0
 
@@ -411,20 +417,29 @@ class Recorder:
         return int((t - h.phase) // SNAP_S)
 
     def call(self, h: Host, life: Life, t: float, op: str, variant: str = "",
-             fail: tuple[str, str, str | None, bool] | None = None, count: int = 1) -> None:
+             fail: tuple[str, str, str | None, bool] | None = None, count: int = 1, sampled: bool = False) -> None:
         """One call of `op` by `life` at `t`; `fail` = (origin, errno, root cause or None for a
-        routine error, swallowed). Successful calls only matter inside capture windows."""
+        routine error, swallowed). Successful calls are recorded inside capture windows only;
+        every call counts in the counters, except `sampled` ones (a draw from the steady-state
+        mix, whose calls the counters' base rate already holds)."""
         if not h.up(t):
             return
         frames = tree(op, h.gen, variant)
         timed = h.in_window(t)
+        ff = None
+        if fail is not None:
+            origin, errno, cause, swallowed = fail
+            after = "mlx5_qpc_create_qp" if origin == "mlx5_cmd_exec" and op == "create_qp" else None
+            ff = failed(frames, origin, errno, swallowed=swallowed, after=after)
+        if not sampled:  # the frames that ran
+            mine = self.calls_by_host.setdefault(h.idx, defaultdict(int))
+            sn = self.snap(h, t)
+            for _, p, *_ in (ff or frames):
+                mine[(sn, p)] += count
         if fail is None:
             if timed and self.rng.random() < 0.5:
                 self._emit(h, life, t, op, variant, [(d, p, None) for d, p in frames], True, None, 1)
             return
-        origin, errno, cause, swallowed = fail
-        after = "mlx5_qpc_create_qp" if origin == "mlx5_cmd_exec" and op == "create_qp" else None
-        ff = failed(frames, origin, errno, swallowed=swallowed, after=after)
         key = (h.idx, self.snap(h, t), tuple((p, e) for _, p, e in ff))
         self.pending[key].append((t, life, op, variant, ff, timed, (cause, origin, errno), count))
 
@@ -608,7 +623,7 @@ def run_life(rec: Recorder, h: Host, life: Life, memlock: bool) -> None:
             op, var, _ = MIX[int(rng.choice(len(MIX), p=MIX_P))]
             if op == "reg_mr" and var == "gpu" and not g["peer"]:
                 op = "reg_dmabuf_mr"
-            rec.call(h, life, float(x), op, var)
+            rec.call(h, life, float(x), op, var, sampled=True)
         w += WINDOW_EVERY_S
     if life.fate == "fault" and fault is not None:
         rec.call(h, life, life.end, fault[0], fault[1], fail_of(life.cause))
@@ -630,7 +645,7 @@ def exporter(rec: Recorder, h: Host) -> None:
             n = int(rng.poisson(100_000 / 3600 * SNAP_S))
             rec.call(h, life, float(s) + 1.0, "query_gid", "", ROUTINE_FAIL, count=n)
             if h.in_window(float(s) + 1.0):
-                rec.call(h, life, float(s) + 1.2, "query_gid")
+                rec.call(h, life, float(s) + 1.2, "query_gid", sampled=True)
         return
     for s in np.arange(float(rng.uniform(0, 60)), H, 60.0):
         for j in range(16):
@@ -661,7 +676,7 @@ def counters(rec: Recorder, h: Host, lives: list[Life]) -> pl.DataFrame:
             op = "reg_dmabuf_mr"
         for _, p in tree(op, h.gen, var):
             per_call[p] += share
-    gid_rate = 0.0 if h.idle else (100_000 / 3600 / 0.75 if h.noisy else 16 / 60)
+    gid_rate = 100_000 / 3600 / 3 if h.noisy else 0.0  # the noisy exporter's populated-slot reads
     pos = {p: j for j, p in enumerate(probes)}
     row_of = np.full(int(idx.max()) + 1 if len(idx) else 0, -1, dtype=np.int64)
     row_of[idx] = np.arange(len(idx))
@@ -679,9 +694,11 @@ def counters(rec: Recorder, h: Host, lives: list[Life]) -> pl.DataFrame:
     lam = np.outer([per_call.get(p, 0.0) for p in probes], alive * RANK_CALLS_PER_S * SNAP_S)
     gid = np.array([p in ("ib_uverbs_handler_UVERBS_METHOD_QUERY_GID_ENTRY", "rdma_get_gid_attr") for p in probes])
     lam[gid] += gid_rate * SNAP_S
-    inv = rng.poisson(lam) + fails
-    if not h.noisy:  # a scan reads the populated slots too
-        inv[gid] = np.maximum(inv[gid], fails[gid] * 16 // 12)
+    explicit = np.zeros_like(fails)
+    for (sn, p), c in rec.calls_by_host.get(h.idx, {}).items():
+        if sn < len(row_of) and row_of[sn] >= 0:
+            explicit[pos[p], int(row_of[sn])] += c
+    inv = rng.poisson(lam) + explicit
     n = len(times) * len(probes)
     lost = np.array([rec.lost.get((h.idx, int(sn)), 0) for sn in idx], dtype=np.int64)
     ts = np.tile(times, len(probes))
@@ -764,7 +781,12 @@ def generate(out_dir: str | Path, hosts: int = 80, hours: float = 2.0, seed: int
         for (day, host), part in truth.join(days.drop("host"), on="trace_id").group_by("_d", "host"):
             schema.write_partition(part.drop("_d"), out, "truth", day, host, "part-0.parquet", durable=False)
     lost = next((h.name for h in fleet.hosts if h.lost_all), None)
-    return {
+    # hosts with a real problem and the errnos it shows: an alert anywhere else is a false one
+    alert_hosts: dict[str, list[str]] = defaultdict(list)
+    for cause, names in fleet.fault_hosts.items():
+        for name in names:
+            alert_hosts[name].append(ROOT_CAUSES[cause][3])
+    summary = {
         "hosts": len(fleet.hosts),
         "traces": truth.height,
         "failure_traces": truth.filter(pl.col("kind") == "failure").height,
@@ -777,11 +799,13 @@ def generate(out_dir: str | Path, hosts: int = 80, hours: float = 2.0, seed: int
         "idle_hosts": sorted(h.name for h in fleet.hosts if h.idle),
         "slow_host": next(h.name for h in fleet.hosts if h.slow_qp),
         "events": events.height,
+        "alert_hosts": {k: sorted(set(v)) for k, v in sorted(alert_hosts.items())},
     }
+    (out / "fleetgen6.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
+    return summary
 
 
 if __name__ == "__main__":  # python -m tests.fleetgen6.generator OUT [hosts hours seed]
-    import json
     import sys
 
     args = sys.argv[1:]
