@@ -736,14 +736,18 @@ def host_alerts(
     # a bucket is bad when some probe fails (unexpectedly) on most of its calls: a crash-looping
     # host fails the same call at every restart even though most of its other calls succeed
     # (the bucket's bad probe: the deepest of those failing, as for rising alerts)
-    probe_bad = errs.group_by("host", "probe", "bucket").agg(pl.col("count").sum().alias("bad"))
+    # (a probe failing with an unexpected errno names the bucket before one whose errors are a
+    # routine family out of its band: in a crash loop the start-up's routine errors rise too)
+    probe_bad = errs.group_by("host", "probe", "bucket").agg(pl.col("count").sum().alias("bad"),
+                                                            pl.col("_learned").all())
     bad = (
         _stream(host_calls.lazy().join(probe_bad.lazy(), on=["host", "probe", "bucket"])
                 .filter((pl.col("bad") >= min_bad_failures) & (pl.col("bad") >= bad_ratio * pl.col("n").clip(1))))
         .join(ranks, on="probe", how="left")
         .group_by("host", "bucket").agg(
             pl.col("bad").sum(),
-            pl.col("probe").sort_by(RANK_ORDER, descending=RANK_DESCENDING, nulls_last=True).first().alias("bad_probe"),
+            pl.col("probe").sort_by(["_learned", *RANK_ORDER], descending=[False, *RANK_DESCENDING], nulls_last=True)
+            .first().alias("bad_probe"),
         )
     )
     per = (
@@ -807,6 +811,17 @@ def host_alerts(
         )
     )
     rising = collapse_layers(rising, ranks)
+    # a routine family out of its band on a host where an unexpected error rises or persists is
+    # that error's symptom (a crash-looping job redoes its start-up: its cgroup retries and
+    # capability probes come back with every restart), not a second alert
+    learned = errs.filter(pl.col("_learned")).select("probe", "errno").unique()
+    symptom = rising.join(learned, on=["probe", "errno"], how="semi")
+    plain_hosts = pl.concat([
+        rising.join(learned, on=["probe", "errno"], how="anti").select("host"),
+        persistent.join(learned.select("probe").unique(), on="probe", how="anti").select("host"),
+    ], how="vertical_relaxed").unique()
+    rising = rising.join(symptom.join(plain_hosts, on="host", how="semi").select("host", "probe", "errno"),
+                         on=["host", "probe", "errno"], how="anti")
     out = pl.concat([persistent, rising], how="vertical_relaxed").with_columns(pl.col(pl.Categorical).cast(pl.String))
     return out.sort(["alert", "score", "host"], descending=[False, True, False])
 
@@ -1017,7 +1032,8 @@ def _outside_learned_bands(host_calls: pl.DataFrame, errs: pl.DataFrame, expecte
                 rates = pl.concat([out_at_anchor, unanchored.select("host", "probe", "errno")], how="vertical_relaxed")
         banded = banded.join(rates.select("host", "probe", "errno"), on=["host", "probe", "errno"], how="semi")
         plain = pl.concat([plain, banded], how="vertical_relaxed")
-    return plain.drop("_covered", "_band")
+    # `_learned`: a routine family's counts, kept because the host's rate left its band
+    return plain.with_columns(pl.col("_covered").alias("_learned")).drop("_covered", "_band")
 
 
 # --------------------------------------------------------------------------------------------
