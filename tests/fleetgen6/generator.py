@@ -366,20 +366,25 @@ class Fleet:
                 lives.append(Life(self._pid(), comm[jtype], job, jtype, s, b, s >= 0, "done" if b < H else "cut"))
         for cause, fs, fe, restart, kill_op in sorted(h.faults, key=lambda f: f[1]):
             out: list[Life] = []
+            one_shot = fe <= fs
             for life in lives:
-                if not (life.start < fs < life.end) or life.fate == "fault":
+                # a lasting fault also takes the ranks that start while it lasts (at start-up)
+                starts_in = not one_shot and fs <= life.start < fe and life.fate != "fault"
+                if not (life.start < fs < life.end or starts_in) or life.fate == "fault":
                     out.append(life)
                     continue
                 orig_end, orig_fate = life.end, life.fate
-                one_shot = fe <= fs
                 # a one-shot fault takes one rank; a lasting one every rank of the host
                 if one_shot and any(x.fate == "fault" and x.cause == cause for x in out + lives):
                     out.append(life)
                     continue
-                life.end, life.fate = fs, ("fault" if kill_op else "killed")
-                life.cause = cause if kill_op else None
-                out.append(life)
-                t = fs + restart
+                if starts_in:
+                    t = life.start
+                else:
+                    life.end, life.fate = fs, ("fault" if kill_op else "killed")
+                    life.cause = cause if kill_op else None
+                    out.append(life)
+                    t = fs + restart
                 while t < min(fe, orig_end) and not one_shot:
                     end = t + 0.5
                     out.append(Life(self._pid(), life.comm, life.job, life.jtype, t, end, True, "fault", cause, True))
@@ -733,6 +738,13 @@ def generate(out_dir: str | Path, hosts: int = 80, hours: float = 2.0, seed: int
     all_lives: dict[int, list[Life]] = {}
     for p, members in enumerate(fleet.pods):
         jobs = fleet.pod_jobs(p)
+        H = fleet.horizon
+        if p == fleet.memlock_pod and not any(0.1 * H < j[2] < 0.8 * H for j in jobs):
+            # a job long enough to span the window: it ends at 40 % and the next one starts then
+            k = next(i for i, j in enumerate(jobs) if j[2] <= 0.4 * H < j[3])
+            job, jtype, a, b = jobs[k]
+            fleet.jobs += 1
+            jobs[k:k + 1] = [(job, jtype, a, 0.4 * H), (f"{880000 + fleet.jobs}", jtype, 0.4 * H + 120, b)]
         if p == fleet.memlock_pod:  # the pod's first job that starts inside the window
             memlock_job = next((j[0] for j in jobs if 0.1 * fleet.horizon < j[2] < 0.8 * fleet.horizon), None)
         for i in members:
