@@ -18,13 +18,15 @@ For each trace with an error (`run_audit`):
   (operation, bifurcation probe/errno, origin layer, errno-per-layer pattern, divergence
   marker, deeper flag), exact signatures are grouped, and scikit-learn's agglomerative
   clustering merges signatures that differ only in vendor-specific probe names (all tokens
-  equal after masking the vendor prefix). Each cluster is named by its dominant signature,
-  with hosts, jobs, first/last seen and trend.
+  equal after masking the vendor prefix), and those of one host-local fault (`merge_host_local`:
+  same errno and origin layer, open findings from the same one or two hosts only). Each cluster
+  is named by its dominant signature, with hosts, jobs, first/last seen and trend.
 * **Host alerts** from the counters table: persistent bad state (a run of intervals in which
   most calls of a probe fail, 3 times a bucket or more on average - a crash-looping host) and rising errno rates (CUSUM of the standardised
   per-host, per-probe, per-errno failure counts against the host's own EWMA). One errno
   propagating up a call chain rises at each layer it crosses: one alert per (host, errno), on
-  the deepest probe, the other layers named in its detail.
+  the deepest probe, the other layers named in its detail. A learned family out of its band on a
+  host where an unexpected error alerts is a symptom of it (a crash loop's start-up), no alert.
 
 Memory: the counters are reduced to 15-minute buckets in streaming passes over batches of
 hosts before anything else is loaded; per-trace tables hold host / operation / job / kind and
@@ -554,10 +556,13 @@ def merge_host_local(uniq: pl.DataFrame, labels: np.ndarray, open_: pl.LazyFrame
     no other host, are one cause. A fleet-wide or multi-host cause never merges this way."""
     if len(labels) < 2:
         return labels
+    # (host counts on the categorical codes first: text only for the few-host signatures)
+    narrow = (open_.group_by("signature").agg(pl.col("host").n_unique().alias("_n"))
+              .filter(pl.col("_n") <= max_hosts).select("signature"))
     few = (
-        open_.group_by("signature").agg(pl.col("host").cast(pl.String).unique().sort().alias("_hosts"))
-        .filter(pl.col("_hosts").list.len() <= max_hosts).collect()
-        .with_columns(pl.col("signature").cast(pl.String), pl.col("_hosts").list.join("\x1f"))
+        open_.join(narrow, on="signature", how="semi").select("signature", "host").unique().collect()
+        .with_columns(pl.col("signature", "host").cast(pl.String))
+        .group_by("signature").agg(pl.col("host").sort().str.join("\x1f").alias("_hosts"))
     )
     if few.height < 2:
         return labels
