@@ -302,7 +302,7 @@ class Fleet:
             free = [i for i in order if i not in reserved]
             i = next((i for i in free if pred(self.hosts[i])), free[0] if any_gen else None)
             if i is None:
-                raise ValueError(f"{n} hosts leave no free host for every role: use 48 or more")
+                raise ValueError(f"{n} hosts leave no free host for every role: use 64 or more")
             reserved.add(i)
             return self.hosts[i]
 
