@@ -14,7 +14,10 @@ routine) learns a unit as expected when all of these hold:
   job, pid) made any later recorded call: the job went on (the same operation retried, or later
   calls). So one occurrence per process fails, its last: by start time, then by the order the
   tracer emitted them (failures outside capture windows carry a 4 ms tick, and retries in one
-  tick tie), and of an example standing for n identical trees (``repeat_count``) n-1 survived. Without a job id the process alone identifies the run; without a pid the job does,
+  tick tie), and of an example standing for n identical trees (``repeat_count``) n-1 survived --
+  unless the example was its process's last: the kernel aggregates a signature over every
+  process of the interval (ranks of a job dying together), so the other n-1 trees' processes
+  are unknown and count as censored (below). Without a job id the process alone identifies the run; without a pid the job does,
   and a job requeued under the same id after a fatal error then looks as if it went on (the
   fleet tracer always records the pid). Good traces are only sampled, so "a later sampled success" would make a routine error
   look fatal whenever sampling missed the retry; any later trace of the process counts. At least
@@ -429,9 +432,14 @@ class FleetExpectedLearner(ParamsMixin):
             .agg(
                 pl.col("w").sum().alias("traces"),
                 (last & ~pl.col("_censored")).cast(pl.Int64).sum().alias("failing"),
-                (last & pl.col("_censored")).cast(pl.Int64).sum().alias("censored"),
+                # an example that was its process's last stands for trees whose processes the
+                # record does not name (the kernel aggregates a signature over every process of
+                # the interval: ranks dying together): their outcome is unknown, as censored
+                pl.when(last).then(pl.when(pl.col("_censored")).then(pl.col("w")).otherwise(pl.col("w") - 1))
+                .otherwise(0).sum().alias("censored"),
                 # the same among timed traces (recorded in a capture window: see "Survival")
-                (pl.col("w") * pl.col("timed")).sum().alias("timed_traces"),
+                (pl.col("w") * pl.col("timed") - (last & pl.col("timed")).cast(pl.Int64) * (pl.col("w") - 1))
+                .sum().alias("timed_traces"),
                 (last & pl.col("timed")).cast(pl.Int64).sum().alias("timed_failing"),
                 (pl.col("w") * ~pl.col("root_failed")).sum().alias("handled"),
                 pl.col("start_time").min().alias("first_seen"),
