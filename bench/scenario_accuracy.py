@@ -4,7 +4,7 @@ the top-1 bifurcation names the injected syscall, errno and path. Also runs the 
 cases, which must report no anomaly.
 
 With --real, the real Debian programs of tests/scenarios/real.py, real_more.py, real_third.py,
-real_fourth.py, real_fifth.py, real_sixth.py and real_seventh.py instead
+real_fourth.py, real_fifth.py, real_sixth.py, real_seventh.py and real_eighth.py instead
 (gcc, git, sort, sed -i, tar, zip, make, perl, python3, xz, patch, grep -r, xargs -P, ...): three
 good runs and one bad run each; the diff of two good runs against the bad one must name the
 fault at top 1, and the third good run against the same two must be quiet. real_more.py's
@@ -35,6 +35,8 @@ from scenarios.harness import (  # noqa: E402
     shared_recorder,
 )
 from scenarios.real import REAL  # noqa: E402
+from scenarios.real_eighth import QUIET_EIGHTH, REAL_EIGHTH  # noqa: E402
+from scenarios.real_eighth import quiet_teardown as eighth_teardown  # noqa: E402
 from scenarios.real_fifth import QUIET_FIFTH, REAL_FIFTH  # noqa: E402
 from scenarios.real_fifth import quiet_teardown as fifth_teardown  # noqa: E402
 from scenarios.real_fourth import QUIET_FOURTH, REAL_FOURTH  # noqa: E402
@@ -72,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fault scenarios only (skip good-vs-good)")
     parser.add_argument("--only", nargs="*", metavar="NAME", help="run only these scenarios")
     parser.add_argument("--keep", metavar="DIR", help="keep the recorded traces in DIR")
-    parser.add_argument("--real", action="store_true", help="the real Debian programs (tests/scenarios/real*.py: seven sets)")
+    parser.add_argument("--real", action="store_true", help="the real Debian programs (tests/scenarios/real*.py: eight sets)")
     args = parser.parse_args(argv)
     out = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="tracebase-acc-"))
     t0 = time.perf_counter()
@@ -85,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                                        ("real_fourth.py", REAL_FOURTH, QUIET_FOURTH),
                                        ("real_fifth.py", REAL_FIFTH, QUIET_FIFTH),
                                        ("real_sixth.py", REAL_SIXTH, QUIET_SIXTH),
-                                       ("real_seventh.py", REAL_SEVENTH, QUIET_SEVENTH)):
+                                       ("real_seventh.py", REAL_SEVENTH, QUIET_SEVENTH),
+                                       ("real_eighth.py", REAL_EIGHTH, QUIET_EIGHTH)):
             chosen = [s for s in programs if not args.only or s.name in args.only]
             cases = [c for c in extra if not args.only or c.name in args.only]
             if not chosen and not cases:
@@ -98,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             fifth_teardown()
             sixth_teardown()
             seventh_teardown()
+            eighth_teardown()
             print(f"\n{title}: real programs (top-1 bifurcation must name the fault's syscall, errno, path):")
             print(format_table(named))
             print(f"\n{title}: good vs good (third good run vs two good runs, and noise cases; must be quiet):")
