@@ -90,6 +90,11 @@ not a stale done-marker making a job skip its work). Three refinements:
 * a *fallback lookup* -- a soft error where the good runs succeeded, answered by the very next
   event of the thread, the same call succeeding on a path no good run took (the XDG config
   missing, the dotfile found) -- neither names nor scores its region;
+* an error the good runs of its role made too, at that call and path with that errno (no
+  novelty, no outcome change), does not name a region that opens with a new error-free event
+  (`_known_errors_after_new`): it is the program's ordinary flow going on inside the new
+  event's window (sqlite3's 'UNIQUE constraint failed' message mid-load, then the next
+  statement's hot-journal check, ENOENT there as in every good run);
 * an error saying the other end went away or is not there (`PEER_ERRNOS`: EPIPE, ECONNRESET,
   ECONNREFUSED, ...) is a consequence when another process of the bad run failed -- without
   recovering, or with a hard error at a call the good runs completed or at a call without a
@@ -125,7 +130,11 @@ linger or -d ran out; the trace's metadata lists it, tracer.schema.CUT_OFF_KEY) 
 its stream gets no END token, so stopping earlier than a good run's is no ``(end of thread)``;
 and a bad thread's error-free events or end past the point where a good run's record of that
 thread was cut off are not reported (the good run says nothing there). A thread that really
-ended early (killed, exited) where a good run's record goes on is still reported.
+ended early (killed, exited) where a good run's record goes on is still reported. A region
+reaching the end of its thread with no error, no event new to the good runs and no exit call
+of the thread's own is a thread **killed by a signal** (SIGSEGV, SIGBUS, the OOM killer: the
+recorder sees the calls stop, no signal): it is named by its end, ``(end of thread)``, not by
+the known call before it that shares the end's window (`_killed_threads`).
 
 **Exit status.** A bad run whose command exits with a status no good run had (column
 ``exit_status``; unknown statuses are not compared) has failed even when its calls all look
@@ -798,11 +807,13 @@ def diff_traces(
         # not name its region (bash refusing to clobber a file: the stat that found it does).
         catalog = _catalog_lookups(p, bs)
         weight[catalog & (b_cls == 1) & ~b_oc] = 0
+        _known_errors_after_new(regions, novel, b_cls, b_oc, weight)
         max_weight = np.maximum.reduceat(weight, regions.start)
         named = regions.start.copy()
         for r in np.flatnonzero(max_weight > 0):
             seg = weight[regions.start[r] : regions.end[r] + 1]
             named[r] = regions.start[r] + int(np.argmax(seg == max_weight[r]))
+        _killed_threads(p, bs, regions, named, max_weight, recovered, has_novel, b_end)
         named_cls, named_oc = b_cls[named], b_oc[named]
         # A region that opens with a message catalog lookup reports the error the thread met
         # just before it, even one the good runs met as well and got past (cp --reflink=always:
@@ -1368,6 +1379,54 @@ def _existing_directories(p: Prepared) -> tuple[np.ndarray, np.ndarray]:
     made = np.flatnonzero(code_in(p.probe, mkdirs, len(p.probe_values)) & (p.errno < 0) & (p.tkey >= 0))
     ok = np.isin(_call_keys(p, cand), _call_keys(p, made))
     return cand[ok], nxt[ok]
+
+
+def _known_errors_after_new(regions: align.Regions, novel: np.ndarray, b_cls: np.ndarray, b_oc: np.ndarray,
+                            weight: np.ndarray) -> None:
+    """In a region that opens with an error-free event no good run of its role had (a message
+    written, a call on a new path), an error after it that the good runs of the role made as
+    well (the same call, path and errno: no novelty) and that changes no outcome there names
+    nothing: it is the program's ordinary flow going on, inside the region only because the new
+    event shares its window (sqlite3 writing 'UNIQUE constraint failed' mid-load, then its next
+    statement's hot-journal check, ENOENT as between any two of the good runs' statements; the
+    call also succeeds there while a transaction is open, so no entry covers it). Sets the
+    weight of those errors to 0 in place."""
+    opens_new = np.flatnonzero(novel[regions.start] & (b_cls[regions.start] == 0))
+    n = (regions.end[opens_new] - regions.start[opens_new]).astype(np.int64)  # positions after the opening one
+    if not n.sum():
+        return
+    # every position after the opening event of those regions, as one index array
+    pos = np.repeat(regions.start[opens_new] + 1 - np.cumsum(np.r_[0, n[:-1]]), n) + np.arange(n.sum())
+    known = (b_cls[pos] > 0) & ~b_oc[pos] & ~novel[pos]
+    weight[pos[known]] = 0
+
+
+EXIT_PROBES = frozenset({"exit", "exit_group"})
+
+
+def _killed_threads(p: Prepared, bs: align.Streams, regions: align.Regions, named: np.ndarray, max_weight: np.ndarray,
+                    recovered: np.ndarray, has_novel: np.ndarray, b_end: np.ndarray) -> None:
+    """A region reaching the end of its thread, with no error, no event new to the good runs of
+    the role, and no exit call of the thread's own before the end (its last call is an ordinary
+    one: a read, a write) is a thread killed by a signal -- strace's `+++ killed by SIGSEGV +++`,
+    SIGBUS, the OOM killer's SIGKILL; the recorder sees no signal, only the calls stopping. Its
+    known calls before the end are in the region only because the end shares their window:
+    the region is named by its end (`(end of thread)`), not by the first of them (a filter in a
+    pipeline killed after a read of its input, where the good runs' filter read on). Updates
+    `named` in place. A thread still running when its recording stopped has no end token and
+    is never one of these. A thread's own `exit` is a noise probe, dropped from its stream, so a
+    thread of a multi-threaded process stopping early with nothing new is named by its end
+    too -- where it stopped, END's documented meaning; only a process's exit_group stays to say
+    it ended by itself."""
+    ends = regions.end
+    last = bs.orig[np.maximum(ends - 1, 0)]
+    cand = ((max_weight == 0) & ~recovered & ~has_novel & (ends == b_end[regions.sid] - 1) & (bs.orig[ends] < 0)
+            & (ends > regions.start) & (last >= 0))
+    if not cand.any():
+        return
+    exits = codes_where(p.probe_values, EXIT_PROBES)
+    cand &= ~np.isin(p.probe[np.maximum(last, 0)], exits)
+    named[cand] = ends[cand]
 
 
 def _fallback_lookups(p: Prepared, bs: align.Streams, soft_change: np.ndarray, novel: np.ndarray) -> np.ndarray:
