@@ -71,3 +71,52 @@ def need_cc() -> str:
 
 def pytest_sessionfinish(session, exitstatus):  # noqa: ARG001
     shutil.rmtree(_AIRFLOW_HOME, ignore_errors=True)
+
+
+# The machine's basic device nodes, checked around every test: as root, a writer renaming a temp
+# file over an output path, or a cleanup unlinking one, would replace or remove the node for every
+# program on the machine (/dev/zero went missing once, mid-suite; later tests then failed far from
+# the cause). A test that damages one fails, naming the node; the node is recreated so the rest of
+# the suite runs on a sound machine.
+_DEVICE_NODES = {"/dev/null": (1, 3), "/dev/zero": (1, 5), "/dev/full": (1, 7), "/dev/urandom": (1, 9)}
+
+
+def _damaged_device_nodes() -> list[str]:
+    import stat
+
+    damaged = []
+    for path, (major, minor) in _DEVICE_NODES.items():
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            damaged.append(f"{path} removed")
+            continue
+        if not stat.S_ISCHR(st.st_mode) or (os.major(st.st_rdev), os.minor(st.st_rdev)) != (major, minor):
+            damaged.append(f"{path} replaced (mode {stat.filemode(st.st_mode)})")
+    return damaged
+
+
+def _restore_device_nodes() -> None:
+    import stat
+
+    for path, (major, minor) in _DEVICE_NODES.items():
+        try:
+            st = os.lstat(path)
+            if stat.S_ISCHR(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) == (major, minor):
+                continue
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+        os.chmod(path, 0o666)  # mknod's mode goes through the umask
+
+
+@pytest.fixture(autouse=True)
+def _device_nodes_intact():
+    broken_before = _damaged_device_nodes()
+    yield
+    broken = [d for d in _damaged_device_nodes() if d not in broken_before]
+    if broken:
+        if os.geteuid() == 0:
+            _restore_device_nodes()
+        pytest.fail(f"this test damaged the machine's device nodes: {', '.join(broken)}", pytrace=False)
