@@ -9,7 +9,8 @@ the order in which a library walks its search path. This module turns raw events
   ``tmp<rand>``; addresses (``0x7f3a...``), runs of 16+ hex digits and every other digit run
   -> ``<n>`` (so ``/proc/1234/fd/7`` -> ``/proc/<n>/fd/<n>``).
 * search-path probing: a failed lookup (ENOENT/ENOTDIR) immediately followed, in the same
-  thread, by a lookup of the same file name in another directory is a search-path walk (ld.so,
+  thread, by a lookup of the same file name in another directory (only the scheduler's and the
+  allocator's calls between: a futex, an mmap) is a search-path walk (ld.so,
   Python imports, $PATH lookups); its directory becomes ``<search>`` so the number and order of
   directories tried does not matter once runs of identical templates are collapsed.
 * process identity: a thread is named by its *role* -- its position in the fork tree and the
@@ -66,6 +67,13 @@ ARG_RULES: list[tuple[str, str]] = [
 # search-path walk.
 SEARCH_ERRNOS = ("ENOENT", "ENOTDIR")
 SEARCH_DIR = "<search>"
+# Calls a thread makes between any two of its own for the scheduler or the allocator (a
+# GIL handed over, a lock contended, the heap grown, a signal mask saved): how many come
+# between two steps of a search-path walk is timing, so the walk passes over them.
+BETWEEN_ANY_CALLS = frozenset({
+    "futex", "futex_waitv", "futex_wait", "futex_wake", "futex_requeue", "sched_yield", "restart_syscall",
+    "brk", "mmap", "munmap", "mremap", "madvise", "mprotect", "rt_sigprocmask", "rt_sigreturn", "getrandom",
+})
 
 # Columns the analysis needs from the events table.
 ANALYSIS_COLUMNS = [
@@ -1142,21 +1150,29 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     search_errnos = codes_where(errno_values, SEARCH_ERRNOS)
     if n > 1 and len(search_errnos):
         # Failed lookups followed in the same thread by a lookup of another path: only these
-        # few rows need their paths split into directory and name.
-        same_stream = np.ones(n - 1, dtype=bool)  # rows i and i + 1 are of one stream
-        same_stream[starts[1:] - 1] = False
-        cand = np.flatnonzero(
-            code_in(errno[:-1], search_errnos, len(errno_values)) & same_stream & (npath[:-1] >= 0) & (npath[1:] >= 0)
-            & (npath[1:] != npath[:-1])
-        )
+        # few rows need their paths split into directory and name. "Followed" passes over the
+        # scheduler's and the allocator's calls (`BETWEEN_ANY_CALLS`): under load a thread
+        # hands the GIL over (futex) or grows its heap between any two lookups of a walk.
+        failed = np.flatnonzero(code_in(errno, search_errnos, len(errno_values)) & (npath >= 0))
+        steps = np.flatnonzero(~code_in(probe, codes_where(probe_values, BETWEEN_ANY_CALLS), len(probe_values)))
+        after = np.searchsorted(steps, failed, side="right")  # each failed lookup's next step
+        ok = after < len(steps)
+        failed, nxt = failed[ok], steps[np.minimum(after[ok], len(steps) - 1)]
+        del steps, after, ok
+        # the same stream: no stream starts after the failed lookup, up to its next step
+        same = np.searchsorted(starts, failed, side="right") == np.searchsorted(starts, nxt, side="right")
+        keep = same & (npath[nxt] >= 0) & (npath[nxt] != npath[failed])
+        failed, nxt = failed[keep], nxt[keep]
+        pairs = list(zip(failed.tolist(), nxt.tolist(), strict=True))
         split: dict[int, tuple[str, str]] = {}
-        for code in unique_ints(np.r_[npath[cand], npath[cand + 1]]).tolist():
+        for code in unique_ints(np.r_[npath[failed], npath[nxt]]).tolist():
             split[code] = os.path.split(npath_values[code].rstrip("/"))
-        for i in cand.tolist():
-            (d0, b0), (d1, b1) = split[int(npath[i])], split[int(npath[i + 1])]
+        for i, j in pairs:
+            (d0, b0), (d1, b1) = split[int(npath[i])], split[int(npath[j])]
             if b0 and b0 == b1 and d0 != d1:
                 search_rows.append(i)
                 search_keys.append(SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index)))
+        del failed, nxt, same, keep
     base_values = Values(pa.array(list(base_index), type=pa.string()))
     # Per row only the raw path codes are kept: the normalised path is looked up through them.
     del npath
