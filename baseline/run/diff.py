@@ -135,6 +135,11 @@ reaching the end of its thread with no error, no event new to the good runs and 
 of the thread's own is a thread **killed by a signal** (SIGSEGV, SIGBUS, the OOM killer: the
 recorder sees the calls stop, no signal): it is named by its end, ``(end of thread)``, not by
 the known call before it that shares the end's window (`_killed_threads`).
+A thread its run's *teardown* cut off (`_Teardowns`: a signal another process of the run
+sent while it was still running) is treated the same way from the signal on: a good run's
+says nothing past it, a bad one's error-free end past it is the signal's timing. A *checked
+kill* (right after the sender's wait4/waitid found the child still running) is itself timing
+and leaves the streams. Errors are never dropped.
 
 **Exit status.** A bad run whose command exits with a status no good run had (column
 ``exit_status``; unknown statuses are not compared) has failed even when its calls all look
@@ -333,6 +338,14 @@ TIMEOUT_WAITS = frozenset({"poll", "ppoll", "select", "pselect6", "epoll_wait", 
 # event loop between transfers) returns 0 within microseconds; a wait for an answer that does
 # not come returns 0 when its timeout runs out, tens of milliseconds to seconds later.
 TIMED_OUT_MIN_NS = 10_000_000
+# Calls that send a signal: a successful one by another process of the run, to threads still
+# running at that point, is a teardown (see _Teardowns).
+SIGNAL_PROBES = frozenset({"kill", "tkill", "tgkill", "pidfd_send_signal", "rt_sigqueueinfo", "rt_tgsigqueueinfo"})
+# A check whether a child has ended: returning 0 (WNOHANG) it is still running.
+CHILD_CHECKS = frozenset({"wait4", "waitid"})
+# A thread's own end: a stream ending without one was ended from outside (a signal, another
+# thread's exit_group).
+OWN_END_PROBES = frozenset({"exit", "exit_group"})
 # Calls that remove a path: a create failing EEXIST, then one of these on its path, then the
 # create succeeding, is a file replaced (see _cleared_in_between).
 REMOVE_PROBES = frozenset({"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2"})
@@ -720,6 +733,9 @@ def diff_traces(
         & ((err_cls_rows == 0) | (code_in(p.errno, timing_codes, len(p.errno_values)) & ~memory_eagain)))
     del memory_eagain, peer_query
     del expected_mask, retried, abandoned
+    # A supervisor's checked kill (its child found still running) is timing: dropped.
+    teardown = _Teardowns(p, outcomes, noise_codes, nb)
+    drop[teardown.checked] = True
 
     # Streams and roles (bad streams first).
     s_tkey, s_rolekey, s_role = _stream_roles(p)
@@ -727,6 +743,9 @@ def diff_traces(
     is_bad_stream = s_tkey == -1
     open_end = _cut_off_streams(p, s_tkey, cut_bad.get(bad_ids[0], frozenset()),
                                 [cut_good.get(t, frozenset()) for t in good_ids])
+    # a good run's thread its run's teardown cut off says nothing past there, like one the
+    # recording cut off
+    open_end |= teardown.good_cut
     good_roles = {rk for rk, b in zip(s_rolekey, is_bad_stream, strict=True) if not b}
     matched_role = list(s_rolekey)
     for i in np.flatnonzero(is_bad_stream):
@@ -782,7 +801,13 @@ def diff_traces(
     b_start, b_end = bs.bounds(n_streams)
     g_start, g_end = gs.bounds(n_streams)
     if len(regions) and open_end.any():
-        regions = _beyond_cut_off(regions, bs, bh, gh, (b_start, b_end), (g_start, g_end), open_end, b_cls)
+        all_open: dict[str, bool] = {}
+        for j in np.flatnonzero(~is_bad_stream & (g_end > g_start)).tolist():
+            all_open[matched_role[j]] = all_open.get(matched_role[j], True) and bool(open_end[j])
+        regions = _beyond_cut_off(regions, bs, bh, gh, (b_start, b_end), (g_start, g_end), open_end, b_cls,
+                                  matched_role, all_open)
+    if len(regions) and teardown.any_bad:
+        regions = teardown.past_bad_cut(regions, bs, explained, novel, b_cls, seq_rows)
 
     anomalies: list[dict[str, Any]] = []
     first_unexplained = None
@@ -1031,13 +1056,16 @@ def _cut_off_streams(p: Prepared, s_tkey: np.ndarray, bad_cut: frozenset[int],
 
 
 def _beyond_cut_off(regions: align.Regions, bs: align.Streams, bh: np.ndarray, gh: np.ndarray, b_bounds: tuple,
-                    g_bounds: tuple, open_end: np.ndarray, b_cls: np.ndarray) -> align.Regions:
+                    g_bounds: tuple, open_end: np.ndarray, b_cls: np.ndarray,
+                    matched_role: list[str] | None = None, all_open: dict[str, bool] | None = None) -> align.Regions:
     """Drop the error-free regions that run to the end of a bad thread from the very point
     where a good run's recording of that thread (same role: window hashes carry it) was cut
     off: the good run says nothing past there, so the bad thread's further calls or its end
     ((end of thread)) are no evidence either way. A bad thread ending (or going on) where
     a good run's record continues is still reported; a cut-off bad thread has no end token
-    (align.with_end_tokens), so its stream merely stops."""
+    (align.with_end_tokens), so its stream merely stops. When every good run's thread of the
+    role was cut off, a bad thread that passed, anywhere before such a region, the point where
+    one of them was cut is past it too (no good run saw that role's end)."""
     (b_start, b_end), (g_start, g_end) = b_bounds, g_bounds
     good_open = np.flatnonzero(open_end & (g_end > g_start))
     if not len(good_open):
@@ -1046,12 +1074,113 @@ def _beyond_cut_off(regions: align.Regions, bs: align.Streams, bh: np.ndarray, g
     keep = np.ones(len(regions), dtype=bool)
     to_end = (regions.end == b_end[regions.sid] - 1) & (regions.start > b_start[regions.sid])
     for r in np.flatnonzero(to_end).tolist():
-        start, end = int(regions.start[r]), int(regions.end[r])
-        if not b_cls[start : end + 1].any() and bool(np.isin(bh[start - 1], last_windows)):
+        start, end, sid = int(regions.start[r]), int(regions.end[r]), int(regions.sid[r])
+        if b_cls[start : end + 1].any():
+            continue
+        if bool(np.isin(bh[start - 1], last_windows)):
             keep[r] = False
+        elif all_open is not None and all_open.get(matched_role[sid], False):
+            # every good run's thread of this role was cut off: none saw how it ends, so a
+            # bad thread that went past where one was cut says nothing new by its end
+            keep[r] = not bool(np.isin(bh[b_start[sid] : start], last_windows).any())
     if keep.all():
         return regions
     return align.Regions(regions.start[keep], regions.end[keep], regions.sid[keep])
+
+
+class _Teardowns:
+    """Threads their run's teardown cut off: a signal (`SIGNAL_PROBES`) another process of
+    the run sent successfully, at seq T, while the thread was still running -- it had begun
+    before T and made calls after T, or, for a *checked* kill (right after the sender's
+    wait4/waitid returned 0: its child was still running), its stream ends with no exit of
+    its own (`OWN_END_PROBES`: killed where it stood). A multiprocessing pool terminating
+    its workers, a start script's `kill $SRV_PID` ending a server whose daemon threads unwind
+    in the middle of a request: where each thread stood when the signal came is timing.
+
+    * A checked kill is itself timing (a good run's check found the child already gone and
+      sent none): it is dropped from the streams (`checked`).
+    * A good run's thread cut at T says nothing past T, like one the recording cut off: its
+      stream gets no END token (`good_cut`, see _beyond_cut_off).
+    * A bad thread cut at T by a checked kill, or by a signal the good runs also sent there
+      (its window explained), has its error-free regions that reach past T dropped when
+      every event of theirs before T is one the good runs have (`past_bad_cut`): its end, or
+      how far it got, is the signal's timing. An error is never dropped, nor a thread that
+      ended with no signal of its run after it (a crash).
+
+    Signals are few: the work is per signal, over the streams' first and last rows."""
+
+    def __init__(self, p: Prepared, outcomes: EventColumns, noise_codes: np.ndarray, nb: int):
+        n = len(p)
+        self.checked = np.zeros(0, dtype=np.int64)
+        self.good_cut = np.zeros(0, dtype=bool)
+        self.any_bad = False
+        sig = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, SIGNAL_PROBES), len(p.probe_values))
+                             & (p.errno < 0)) if n else np.zeros(0, dtype=np.int64)
+        starts = stream_starts(p)
+        self.good_cut = np.zeros(len(starts), dtype=bool)
+        if not len(sig):
+            return
+        # the sender's call before each signal (noise passed over): a child check that said running
+        steps = np.flatnonzero(~code_in(p.probe, noise_codes, len(p.probe_values)))
+        prev = steps[np.maximum(np.searchsorted(steps, sig) - 1, 0)]
+        sig_stream = np.searchsorted(starts, sig, side="right") - 1
+        check = (prev < sig) & (np.searchsorted(starts, prev, side="right") - 1 == sig_stream) & code_in(
+            p.probe[prev], codes_where(p.probe_values, CHILD_CHECKS), len(p.probe_values))
+        checked = np.zeros(len(sig), dtype=bool)
+        if check.any():
+            ret = numpy_of(pc.fill_null(outcomes.column("ret"), -1))[np.asarray(p.order)[prev[check]]]
+            checked[np.flatnonzero(check)[ret == 0]] = True
+        self.checked = sig[checked]
+        last = np.r_[starts[1:], n] - 1
+        s_tkey = np.asarray(p.tkey[starts]).astype(np.int64)
+        s_pid = np.asarray(p.pid[starts]).astype(np.int64)
+        first_seq, last_seq = np.asarray(p.seq[starts]), np.asarray(p.seq[last])
+        silent = ~code_in(p.probe[last], codes_where(p.probe_values, OWN_END_PROBES), len(p.probe_values))
+        sig_tkey = np.asarray(p.tkey[sig]).astype(np.int64)
+        sig_pid = np.asarray(p.pid[sig]).astype(np.int64)
+        sig_seq = np.asarray(p.seq[sig])
+        # per stream: the first teardown that cut it (seq), for checked kills and for any signal
+        inf = np.iinfo(np.int64).max
+        self.cut_checked = np.full(len(starts), inf, dtype=np.int64)
+        self.cut_any = np.full(len(starts), inf, dtype=np.int64)
+        self.bad_signals: list[tuple[int, int]] = []  # (row, seq) of the bad run's unchecked signals
+        for i in range(len(sig)):
+            t = int(sig_seq[i])
+            hit = (s_tkey == sig_tkey[i]) & (s_pid != sig_pid[i]) & (first_seq < t) & (
+                (last_seq > t) | (silent & bool(checked[i])))
+            self.cut_any[hit] = np.minimum(self.cut_any[hit], t)
+            if checked[i]:
+                self.cut_checked[hit] = np.minimum(self.cut_checked[hit], t)
+            elif sig[i] < nb:
+                self.bad_signals.append((int(sig[i]), t))
+        self.bad_stream = s_tkey < 0
+        self.good_cut = ~self.bad_stream & (self.cut_any < inf)
+        self.any_bad = bool((self.bad_stream & (self.cut_any < inf)).any())
+
+    def past_bad_cut(self, regions: align.Regions, bs: align.Streams, explained: np.ndarray, novel: np.ndarray,
+                     b_cls: np.ndarray, seq_rows: np.ndarray) -> align.Regions:
+        """`regions` without the error-free ones of bad threads cut by a teardown that reach past
+        it and have, before it, only events the good runs have (see the class)."""
+        cut = self.cut_checked.copy()
+        # an unchecked signal counts when the good runs sent it at that point too
+        for row, t in self.bad_signals:
+            at = np.flatnonzero(bs.orig == row)
+            if len(at) and explained[at[0]]:
+                hit = self.bad_stream & (self.cut_any == t)
+                cut[hit] = np.minimum(cut[hit], t)
+        inf = np.iinfo(np.int64).max
+        keep = np.ones(len(regions), dtype=bool)
+        for r in np.flatnonzero(cut[regions.sid] < inf).tolist():
+            lo, hi = int(regions.start[r]), int(regions.end[r]) + 1
+            if b_cls[lo:hi].any():
+                continue
+            orig = bs.orig[lo:hi]
+            after = (orig < 0) | (seq_rows[np.maximum(orig, 0)] > cut[int(regions.sid[r])])
+            # past the teardown, and nothing new before it
+            keep[r] = not (after.any() and not (novel[lo:hi] & ~explained[lo:hi] & ~after).any())
+        if keep.all():
+            return regions
+        return align.Regions(regions.start[keep], regions.end[keep], regions.sid[keep])
 
 
 def _reordered_at_end(sids: np.ndarray, bs: align.Streams, gs: align.Streams, b_bounds: tuple, g_bounds: tuple,

@@ -311,6 +311,59 @@ def mp_pool_worker_fails(base: Path, bad: bool) -> None:
             write(base / "in" / f"part{i}.dat", "x" * (1000 * (i + 1)))
 
 
+# Guards of the teardown rule (baseline/run/diff.py, _Teardowns): a real fault in a process its
+# run then tears down. A pool worker meets an error it swallows (its last task; the pool
+# terminates it afterwards), and a worker blocked on a lock a stuck job holds is killed by its
+# supervisor's timeout (Popen.terminate: a checked kill) -- the interrupted flock is the only sign.
+POOL_SWALLOW_PY = ("import os, sys\n"
+                   "from multiprocessing import Pool\n"
+                   "def size(name):\n"
+                   "    try:\n"
+                   "        with open(os.path.join(sys.argv[1], name), 'rb') as fh:\n"
+                   "            return len(fh.read())\n"
+                   "    except OSError:\n"
+                   "        return 0\n"
+                   "if __name__ == '__main__':\n"
+                   "    names = [f'part{i}.dat' for i in range(6)]\n"
+                   "    with Pool(3) as pool:\n"
+                   "        print(sum(pool.map(size, names, chunksize=1)))\n")
+SUPERVISOR_PY = ("import subprocess, sys\n"
+                 "p = subprocess.Popen([sys.executable, '-S', sys.argv[1], sys.argv[2]])\n"
+                 "try:\n"
+                 "    p.wait(timeout=1.0)\n"
+                 "except subprocess.TimeoutExpired:\n"
+                 "    p.terminate()\n"
+                 "    p.wait()\n"
+                 "print('worker', p.returncode)\n")
+LOCKED_WORKER_PY = ("import fcntl, sys\n"
+                    "with open(sys.argv[1], 'a') as fh:\n"
+                    "    fcntl.flock(fh, fcntl.LOCK_EX)\n"
+                    "    fh.write('ran\\n')\n")
+
+
+def mp_pool_worker_error_swallowed(base: Path, bad: bool) -> None:
+    (base / "in").mkdir()
+    write(base / "pool.py", POOL_SWALLOW_PY)
+    for i in range(6):
+        write(base / "in" / f"part{i}.dat", "x" * (1000 * (i + 1)))
+    own(base)
+    if bad:  # the last part was copied in by root with a umask of 077
+        (base / "in" / "part5.dat").chmod(0o600)
+        os.chown(base / "in" / "part5.dat", 0, 0)
+
+
+def worker_killed_waiting_on_lock(base: Path, bad: bool) -> None:
+    write(base / "supervise.py", SUPERVISOR_PY)
+    write(base / "worker.py", LOCKED_WORKER_PY)
+    write(base / "job.lock", "")
+    if bad:  # a stuck job holds the lock
+        BACKGROUND.start(["/usr/bin/flock", str(base / "job.lock"), "/usr/bin/sleep", "30"])
+        for _ in range(100):
+            if subprocess.run(["/usr/bin/flock", "-n", str(base / "job.lock"), "true"]).returncode:
+                break
+            threading.Event().wait(0.02)
+
+
 CONFIG_CHAIN_PY = ("import os, sys\n"
                    "home, base = sys.argv[1], sys.argv[2]\n"
                    "conf = None\n"
@@ -651,6 +704,18 @@ REAL_THIRD: list[Scenario] = [
              lambda b: [PY3, "-S", f"{b}/pool.py", f"{b}/in"],
              mp_pool_worker_fails, frozenset({"openat"}), "ENOENT", lambda b: f"{b}/in/part4.dat",
              description="one worker's input missing; the pool re-raises it in the parent"),
+    Scenario("mp_pool_worker_error_swallowed", "python3 multiprocessing Pool(3), errors caught (nobody)",
+             lambda b: [PY3, "-S", f"{b}/pool.py", f"{b}/in"],
+             mp_pool_worker_error_swallowed, frozenset({"openat"}), "EACCES", lambda b: f"{b}/in/part5.dat",
+             unprivileged=True,
+             description="the last part unreadable: a worker's open fails, the error is swallowed (the sum is "
+             "short), then the pool terminates its workers -- a fault right before the teardown"),
+    Scenario("worker_killed_waiting_on_lock", "python3 supervisor: worker with a 1 s timeout",
+             lambda b: [PY3, "-S", f"{b}/supervise.py", f"{b}/worker.py", f"{b}/job.lock"],
+             worker_killed_waiting_on_lock, frozenset({"flock"}), "ERESTARTSYS", lambda b: f"{b}/job.lock",
+             teardown=BACKGROUND.stop,
+             description="a stuck job holds the lock: the worker blocks in flock until its supervisor's "
+             "Popen.terminate() (a checked kill) ends it; the interrupted flock is the only sign"),
     Scenario("user_config_unreadable", "python3 app: user config, then site config (nobody)",
              lambda b: [PY3, "-S", f"{b}/app.py", f"{b}/home", str(b)],
              user_config_unreadable, frozenset({"openat"}), "EACCES", lambda b: f"{b}/home/.config/job/job.conf",
