@@ -805,7 +805,7 @@ def diff_traces(
         for j in np.flatnonzero(~is_bad_stream & (g_end > g_start)).tolist():
             all_open[matched_role[j]] = all_open.get(matched_role[j], True) and bool(open_end[j])
         regions = _beyond_cut_off(regions, bs, bh, gh, (b_start, b_end), (g_start, g_end), open_end, b_cls,
-                                  matched_role, all_open)
+                                  matched_role, all_open, teardown.good_cut_points(gs, g_start, g_end, seq_rows, matched_role))
     if len(regions) and teardown.any_bad:
         regions = teardown.past_bad_cut(regions, bs, explained, novel, b_cls, seq_rows)
 
@@ -1057,7 +1057,8 @@ def _cut_off_streams(p: Prepared, s_tkey: np.ndarray, bad_cut: frozenset[int],
 
 def _beyond_cut_off(regions: align.Regions, bs: align.Streams, bh: np.ndarray, gh: np.ndarray, b_bounds: tuple,
                     g_bounds: tuple, open_end: np.ndarray, b_cls: np.ndarray,
-                    matched_role: list[str] | None = None, all_open: dict[str, bool] | None = None) -> align.Regions:
+                    matched_role: list[str] | None = None, all_open: dict[str, bool] | None = None,
+                    cut_points: dict[str, np.ndarray] | None = None) -> align.Regions:
     """Drop the error-free regions that run to the end of a bad thread from the very point
     where a good run's recording of that thread (same role: window hashes carry it) was cut
     off: the good run says nothing past there, so the bad thread's further calls or its end
@@ -1065,7 +1066,9 @@ def _beyond_cut_off(regions: align.Regions, bs: align.Streams, bh: np.ndarray, g
     a good run's record continues is still reported; a cut-off bad thread has no end token
     (align.with_end_tokens), so its stream merely stops. When every good run's thread of the
     role was cut off, a bad thread that passed, anywhere before such a region, the point where
-    one of them was cut is past it too (no good run saw that role's end)."""
+    one of them was cut is past it too (no good run saw that role's end); for a thread cut by
+    a teardown, the point is where it stood when the signal came (`cut_points`: the token of
+    its last call before it)."""
     (b_start, b_end), (g_start, g_end) = b_bounds, g_bounds
     good_open = np.flatnonzero(open_end & (g_end > g_start))
     if not len(good_open):
@@ -1082,7 +1085,11 @@ def _beyond_cut_off(regions: align.Regions, bs: align.Streams, bh: np.ndarray, g
         elif all_open is not None and all_open.get(matched_role[sid], False):
             # every good run's thread of this role was cut off: none saw how it ends, so a
             # bad thread that went past where one was cut says nothing new by its end
-            keep[r] = not bool(np.isin(bh[b_start[sid] : start], last_windows).any())
+            passed = bool(np.isin(bh[b_start[sid] : start], last_windows).any())
+            points = (cut_points or {}).get(matched_role[sid])
+            if not passed and points is not None:
+                passed = bool(np.isin(bs.tok[b_start[sid] : start], points).any())
+            keep[r] = not passed
     if keep.all():
         return regions
     return align.Regions(regions.start[keep], regions.end[keep], regions.sid[keep])
@@ -1156,6 +1163,22 @@ class _Teardowns:
         self.bad_stream = s_tkey < 0
         self.good_cut = ~self.bad_stream & (self.cut_any < inf)
         self.any_bad = bool((self.bad_stream & (self.cut_any < inf)).any())
+
+    def good_cut_points(self, gs: align.Streams, g_start: np.ndarray, g_end: np.ndarray, seq_rows: np.ndarray,
+                        matched_role: list[str]) -> dict[str, np.ndarray]:
+        """Per role: where each cut good thread stood when the teardown came -- the token of its
+        last call before it (one token: loop compression folds a pair differently in a run
+        that went on). What it did after (a daemon thread unwinding, loading libgcc_s) is the
+        teardown's doing."""
+        out: dict[str, list[int]] = {}
+        for j in np.flatnonzero(self.good_cut & (g_end > g_start)).tolist():
+            lo, hi = int(g_start[j]), int(g_end[j])
+            orig = gs.orig[lo:hi]
+            seqs = np.where(orig >= 0, seq_rows[np.maximum(orig, 0)], np.iinfo(np.int64).max)
+            before = np.flatnonzero(seqs < self.cut_any[j])
+            if len(before):
+                out.setdefault(matched_role[j], []).append(int(gs.tok[lo + int(before[-1])]))
+        return {role: np.array(keys, dtype=gs.tok.dtype) for role, keys in out.items()}
 
     def past_bad_cut(self, regions: align.Regions, bs: align.Streams, explained: np.ndarray, novel: np.ndarray,
                      b_cls: np.ndarray, seq_rows: np.ndarray) -> align.Regions:
