@@ -74,6 +74,7 @@ BETWEEN_ANY_CALLS = frozenset({
     "futex", "futex_waitv", "futex_wait", "futex_wake", "futex_requeue", "sched_yield", "restart_syscall",
     "brk", "mmap", "munmap", "mremap", "madvise", "mprotect", "rt_sigprocmask", "rt_sigreturn", "getrandom",
 })
+MAX_BETWEEN = 64  # ... at most this many of them between two steps of a walk
 
 # Columns the analysis needs from the events table.
 ANALYSIS_COLUMNS = [
@@ -1154,11 +1155,22 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         # scheduler's and the allocator's calls (`BETWEEN_ANY_CALLS`): under load a thread
         # hands the GIL over (futex) or grows its heap between any two lookups of a walk.
         failed = np.flatnonzero(code_in(errno, search_errnos, len(errno_values)) & (npath >= 0))
-        steps = np.flatnonzero(~code_in(probe, codes_where(probe_values, BETWEEN_ANY_CALLS), len(probe_values)))
-        after = np.searchsorted(steps, failed, side="right")  # each failed lookup's next step
-        ok = after < len(steps)
-        failed, nxt = failed[ok], steps[np.minimum(after[ok], len(steps) - 1)]
-        del steps, after, ok
+        failed = failed[failed < n - 1]
+        between = codes_where(probe_values, BETWEEN_ANY_CALLS)
+        # each failed lookup's next call that is not one of those: the rows after it, stepped
+        # over a few at a time (only the failed lookups' rows are looked at, never all rows)
+        nxt = failed + 1
+        moving = np.flatnonzero(code_in(probe[nxt], between, len(probe_values)))
+        for _ in range(MAX_BETWEEN):
+            if not len(moving):
+                break
+            nxt[moving] += 1
+            moving = moving[nxt[moving] < n]
+            moving = moving[code_in(probe[nxt[moving]], between, len(probe_values))]
+        nxt[moving] = n  # still among those calls: no next lookup
+        ok = nxt < n
+        failed, nxt = failed[ok], nxt[ok]
+        del ok, moving
         # the same stream: no stream starts after the failed lookup, up to its next step
         same = np.searchsorted(starts, failed, side="right") == np.searchsorted(starts, nxt, side="right")
         keep = same & (npath[nxt] >= 0) & (npath[nxt] != npath[failed])
