@@ -148,7 +148,9 @@ tokens leave out). With no other anomaly, that is one (kind ``divergence``, scor
 by the bad run's last write to stdout/stderr/a tty/a pipe (its message; else its last event),
 and a warning says both statuses; a region named by an event that says nothing (exit_group,
 END) or by a message catalog lookup is named by that write instead when it is the same
-thread's, within 4k rows before or after.
+thread's, within 4k rows before or after; so is an error-free region that never re-joins,
+opened by an event the good runs have (known events in another order: xz -T2's main thread
+reading ahead of its decoder threads), when the write is its thread's, after its start.
 
 The
 **bifurcation** is the top-ranked anomaly; ``first_unexplained`` separately gives the seq of
@@ -926,6 +928,12 @@ def diff_traces(
             elif (message_row >= 0 and (_says_nothing(ev) or catalog[pos])
                     and _near(p, message_row, bs, pos, 4 * k)):
                 # the run exits with another status: what it wrote last says why
+                ev, ev_seq = rows.event(message_row), int(p.seq[message_row])
+            elif (message_row >= 0 and named_cls[r] == 0 and not named_oc[r] and not recovered[r] and not novel[pos]
+                    and _message_after(p, bs, message_row, start, seq_rows) and _threaded(p, bs, pos, b_start, nb)):
+                # the run exits with another status after known events in another order in a
+                # process whose threads hand input and output back and forth (how far the main
+                # thread reads ahead of its workers is timing): the message it ends with says why
                 ev, ev_seq = rows.event(message_row), int(p.seq[message_row])
             elif message_row >= 0 and max_cls[r] == 0 and _leftover_then_message(
                     p, bs, gh, role_hash, k, (start, int(regions.end[r]), pos), message_row, (b_start, b_end), sid,
@@ -1754,6 +1762,24 @@ def _last_output(p: Prepared, nb: int) -> int:
         return -1
     written = np.flatnonzero(numpy_of(col.is_valid())[p.order[:nb]])
     return int(written[np.argmax(p.seq[written])]) if len(written) else -1
+
+
+def _message_after(p: Prepared, bs: align.Streams, row: int, start: int, seq_rows: np.ndarray) -> bool:
+    """Whether bad row `row` (the run's last message) is its thread's, at or after bad position
+    `start` (a region running to the thread's end: the message is inside it)."""
+    at = int(bs.orig[start])
+    return at >= 0 and int(p.tid[at]) == int(p.tid[row]) and int(seq_rows[row]) >= int(seq_rows[at])
+
+
+def _threaded(p: Prepared, bs: align.Streams, pos: int, b_start: np.ndarray, nb: int) -> bool:
+    """Whether bad position `pos` is in a process the bad run has more than one thread of."""
+    at = int(bs.orig[pos])
+    if at < 0:
+        return False
+    heads = np.unique(b_start[b_start < len(bs)])  # (an empty stream shares the next one's start)
+    rows = bs.orig[heads]
+    rows = rows[(rows >= 0) & (rows < nb)]
+    return int(np.count_nonzero(np.asarray(p.pid[rows]) == int(p.pid[at]))) > 1
 
 
 def _says_nothing(ev: dict[str, Any]) -> bool:
