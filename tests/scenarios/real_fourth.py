@@ -769,7 +769,7 @@ REAL_FOURTH: list[Scenario] = [
 # fault of a case the tests run (tests/test_real_programs_fourth.py keeps to about a minute).
 BENCH_ONLY = frozenset({
     "sha256sum_check_mismatch", "json_tool_invalid", "tar_keep_old_files", "pipeline_first_stage_missing",
-    "xz_threads_corrupt", "cp_into_immutable_dir", "mv_into_nonempty_dir", "python_open_x_exists",
+    "cp_into_immutable_dir", "mv_into_nonempty_dir", "python_open_x_exists",
     "sqlite_shell_journal_dir",
     "chrt_fifo_nobody", "prlimit_raise_hard_nobody", "md5sum_late_missing", "fallocate_disk_full",
     "mktemp_readonly_dir", "perl_config_die", "sqlite_shell_readonly_mount", "zstd_disk_full_late",

@@ -250,7 +250,7 @@ SERVE_SH = ('coproc SRV {{ exec {py} -S {b}/server.py {b}/www/current {port}; }}
 
 
 # The same server with daemon handler threads (ThreadingHTTPServer's default) and no join: the
-# exit cuts the handler wherever it is (good-vs-good noise the diff does not yet absorb).
+# exit cuts the handler wherever it is (a thread its run's teardown cut off: baseline/run/diff.py).
 DAEMON_SERVER_PY = ("import functools, http.server, signal, sys\n"
                     "root, port = sys.argv[1], int(sys.argv[2])\n"
                     "class Quiet(http.server.SimpleHTTPRequestHandler):\n"
