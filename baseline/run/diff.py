@@ -345,6 +345,8 @@ TIMED_OUT_MIN_NS = 10_000_000
 SIGNAL_PROBES = frozenset({"kill", "tkill", "tgkill", "pidfd_send_signal", "rt_sigqueueinfo", "rt_tgsigqueueinfo"})
 # A check whether a child has ended: returning 0 (WNOHANG) it is still running.
 CHILD_CHECKS = frozenset({"wait4", "waitid"})
+# Noise calls (a futex, a signal mask) passed over between a check and its kill, at most.
+CHECK_LOOKBACK = 16
 # A thread's own end: a stream ending without one was ended from outside (a signal, another
 # thread's exit_group).
 OWN_END_PROBES = frozenset({"exit", "exit_group"})
@@ -1129,15 +1131,20 @@ class _Teardowns:
         self.checked = np.zeros(0, dtype=np.int64)
         self.good_cut = np.zeros(0, dtype=bool)
         self.any_bad = False
-        sig = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, SIGNAL_PROBES), len(p.probe_values))
-                             & (p.errno < 0)) if n else np.zeros(0, dtype=np.int64)
+        sig = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, SIGNAL_PROBES), len(p.probe_values)))
+        sig = sig[p.errno[sig] < 0]  # (one row-sized temporary: signals are few)
         starts = stream_starts(p)
         self.good_cut = np.zeros(len(starts), dtype=bool)
         if not len(sig):
             return
         # the sender's call before each signal (noise passed over): a child check that said running
-        steps = np.flatnonzero(~code_in(p.probe, noise_codes, len(p.probe_values)))
-        prev = steps[np.maximum(np.searchsorted(steps, sig) - 1, 0)]
+        prev = np.maximum(sig - 1, 0)
+        moving = np.flatnonzero(code_in(p.probe[prev], noise_codes, len(p.probe_values)) & (prev > 0))
+        for _ in range(CHECK_LOOKBACK):
+            if not len(moving):
+                break
+            prev[moving] -= 1
+            moving = moving[(prev[moving] > 0) & code_in(p.probe[prev[moving]], noise_codes, len(p.probe_values))]
         sig_stream = np.searchsorted(starts, sig, side="right") - 1
         check = (prev < sig) & (np.searchsorted(starts, prev, side="right") - 1 == sig_stream) & code_in(
             p.probe[prev], codes_where(p.probe_values, CHILD_CHECKS), len(p.probe_values))

@@ -1154,8 +1154,8 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         # few rows need their paths split into directory and name. "Followed" passes over the
         # scheduler's and the allocator's calls (`BETWEEN_ANY_CALLS`): under load a thread
         # hands the GIL over (futex) or grows its heap between any two lookups of a walk.
-        failed = np.flatnonzero(code_in(errno, search_errnos, len(errno_values)) & (npath >= 0))
-        failed = failed[failed < n - 1]
+        failed = np.flatnonzero(code_in(errno, search_errnos, len(errno_values)))
+        failed = failed[(npath[failed] >= 0) & (failed < n - 1)]
         between = codes_where(probe_values, BETWEEN_ANY_CALLS)
         # each failed lookup's next call that is not one of those: the rows after it, stepped
         # over a few at a time (only the failed lookups' rows are looked at, never all rows)
