@@ -62,8 +62,8 @@ QUIET_MISSES: dict[str, str] = {}
 # middle of mimetypes' search walk, which then no longer read as one (baseline/run/normalize.py:
 # a walk passes over the scheduler's and allocator's calls); http_daemon_threads_killed's
 # handler is cut by kill $SRV_PID at a varying point and unwinds (libgcc_s loaded) -- a thread
-# a teardown signal cut off (baseline/run/diff.py, _Teardowns). 0 alarms in 50 runs of each, 30
-# of them beside a busy loop (docs/benchmarks.md).
+# a teardown signal cut off (baseline/run/diff.py, _Teardowns). 0 alarms in 70 and 50 runs (50
+# and 30 of them beside a busy loop; main: 9 and 0, docs/benchmarks.md).
 FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_SIXTH if s.name not in BENCH_ONLY]
 
