@@ -131,6 +131,7 @@ def _stop_signals_unwind() -> Any:
 
 def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str] | None, epilog: str = "") -> int:
     """Parse argv and run the subcommand; every failure a user can cause is one line, exit 2."""
+    _reserve_standard_streams()
     try:
         with _stop_signals_unwind():
             return _run(prog, description, modules, argv, epilog)
@@ -138,8 +139,49 @@ def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str]
         return 128 + exc.signum
 
 
+def _reserve_standard_streams() -> None:
+    """Give a closed stdin, stdout or stderr (`cmd >&-`, `2>&-`, a daemon's cron) /dev/null.
+
+    Python leaves sys.stdout None for a closed fd 1, and the next file a command opens takes
+    that number: a `print` would then land in its output file, and every `sys.stdout.write`
+    fail with an AttributeError. On /dev/null the output is dropped as for a reader that went
+    away (`| head -1`), the exit status still says what the command found, and an error's one
+    line is lost but not its status 2. The descriptor is not inheritable, so a command that
+    `tracer record` runs still finds the stream closed, as the caller left it.
+    """
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        try:  # lower descriptors are open (checked or reserved): this one gets `fd`
+            null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        except OSError:  # EMFILE at start: nothing to reserve with, and nothing will be opened
+            continue
+        if null != fd:
+            os.dup2(null, fd, inheritable=False)
+            os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115
+
+
+# Settings read from the environment by the libraries underneath, which panic (polars: "Worker
+# threads cannot be set to 0", a traceback at the first query) or warn on every command
+# instead of naming the variable.
+_POSITIVE_INT_ENV = ("POLARS_MAX_THREADS",)
+
+
+def _check_environment() -> None:
+    for name in _POSITIVE_INT_ENV:
+        value = os.environ.get(name)
+        if value is not None:
+            units.positive_int(value, f"environment variable {name}")
+
+
 def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str] | None, epilog: str = "") -> int:
     try:
+        _check_environment()
         parser = build_parser(prog, description, modules, epilog)
         try:
             args = parser.parse_args(argv)
@@ -174,9 +216,16 @@ def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str
         return 2
     except Exception as exc:
         return _internal_error(prog, exc)
+    except BaseException as exc:
+        # A Rust panic in polars (pyo3's PanicException derives from BaseException, so that
+        # `except Exception` does not swallow it): a bug or an environment polars refuses, one
+        # line all the same, not a traceback and exit 1.
+        if type(exc).__name__ != "PanicException":
+            raise
+        return _internal_error(prog, exc)
 
 
-def _internal_error(prog: str, exc: Exception) -> int:
+def _internal_error(prog: str, exc: BaseException) -> int:
     """A bug (or corrupt data a reader did not name): one line, the traceback saved to a file."""
     named = _unreadable_data(exc)
     if named is not None:
@@ -220,12 +269,26 @@ def exit_process(code: int) -> NoReturn:
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
-                stream.flush()
+                if stream is not None:
+                    stream.flush()
             except BrokenPipeError:
                 _silence_stdout()
-            except (OSError, ValueError):
+            except OSError as exc:
+                # the last of the output (--help, --version, a short report) did not reach a
+                # full disk or /dev/full: trouble, not a silent success
+                if stream is sys.stdout:
+                    _say(os.path.basename(sys.argv[0]) or "tracebase", describe_os_error(_on_stdout(exc)))
+                    code = 2
+            except ValueError:  # closed by the handler
                 pass
         os._exit(code & 0xFF if code >= 0 else 1)
+
+
+def _on_stdout(exc: OSError) -> OSError:
+    """A write error on standard output names it, as one on a file names the file."""
+    if exc.filename is None:
+        exc.filename = "<stdout>"
+    return exc
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -277,6 +340,8 @@ class _ClosablePipe:
                 return self._stream.write(text)
             except BrokenPipeError:
                 self._close()
+            except OSError as exc:  # ENOSPC (/dev/full, a full disk), EIO: say where
+                raise _on_stdout(exc) from None
         return len(text)
 
     def flush(self) -> None:
@@ -285,6 +350,8 @@ class _ClosablePipe:
                 self._stream.flush()
             except BrokenPipeError:
                 self._close()
+            except OSError as exc:
+                raise _on_stdout(exc) from None
 
     def _close(self) -> None:
         self._closed = True
