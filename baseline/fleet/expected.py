@@ -94,7 +94,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from baseline.fleet.model import EventsInput, ParamsMixin, collect_traces
+from baseline.fleet.model import EventsInput, NoEventsError, ParamsMixin, collect_traces
 from baseline.run.allowlist import Entry, ExpectedErrors, learned_id
 from tracer.errors import TracebaseError
 
@@ -325,8 +325,8 @@ class FleetExpectedLearner(ParamsMixin):
         root when it has a counters table)."""
         try:
             traces, chains = collect_traces(X, since=since, batch_rows=self.batch_rows)
-        except TracebaseError:
-            raise TracebaseError("no events to learn expected errors from") from None
+        except NoEventsError:
+            raise NoEventsError("no events to learn expected errors from") from None
         if counters is None and isinstance(X, (str, os.PathLike)) and (Path(X) / "counters").is_dir():
             from baseline.fleet.counters import counter_buckets
             from baseline.fleet.model import parse_since

@@ -59,6 +59,11 @@ MAX_DEPTH = 64  # deeper frames are clipped: no real RDMA call tree comes near t
 EventsInput = str | os.PathLike | Iterable[str | os.PathLike] | pl.LazyFrame | pl.DataFrame
 
 
+class NoEventsError(TracebaseError):
+    """The dataset (after --since) holds no events: callers may word it for their job; any
+    other TracebaseError from a read (a corrupt file, a schema mismatch) keeps its own message."""
+
+
 class NotFittedError(TracebaseError, ValueError):
     """Raised when a model is used before `fit` (same idea as sklearn's NotFittedError)."""
 
@@ -245,7 +250,7 @@ def collect_traces(
         traces.append(per.drop("_start", strict=False).with_columns(pl.col(TRACE_CATEGORICAL).cast(pl.Categorical))
                       .with_columns(pl.col("latency_ns").is_not_null().alias("timed")).drop("latency_ns"))
     if not traces:
-        raise TracebaseError("no events to audit")
+        raise NoEventsError("no events to audit")
     if fit is not None:
         fit._flush()
     chains_df = known.with_columns(pl.col("operation").cast(pl.Categorical)) if known is not None else pl.DataFrame()
