@@ -228,6 +228,9 @@ def parse_nccl_lines(
     lines: Iterable[str], source: str = "<lines>", job_id: str | None = None
 ) -> ParsedLog:
     """Parse NCCL log lines into app_failures rows; malformed lines become ParseProblems."""
+    # A log's file name may hold any bytes (undecodable ones arrive as lone surrogates); the
+    # `source` column is a UTF-8 string, so such bytes are kept as \xNN text.
+    source = source.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     rows: list[dict] = []
     problems: list[ParseProblem] = []
     count = ignored = 0
