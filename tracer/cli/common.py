@@ -20,6 +20,7 @@ The edges every command shares live here:
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import errno
 import importlib
@@ -30,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from tracer import units
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, printable
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -164,6 +165,27 @@ def _reserve_standard_streams() -> None:
             os.close(null)
         if getattr(sys, name) is None:
             setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115
+    # Under a UTF-8 locale other than C.UTF-8 (en_US.UTF-8) Python's stdout is strict: a file
+    # name with a byte that is not UTF-8 (an output named by the user, a path in a trace) made
+    # the line saying the file was written fail after it was, as an internal error.
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            with contextlib.suppress(ValueError, OSError):  # a closed or detached stream
+                stream.reconfigure(errors=_ESCAPE)
+
+
+def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
+    """Error handler: a lone surrogate (an undecodable byte of a file name) as \\xNN, as error
+    messages show it; any other character the stream's encoding lacks as a Python escape."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    bad = exc.object[exc.start:exc.end]
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF
+                   else c.encode("ascii", "backslashreplace").decode("ascii") for c in bad), exc.end
+
+
+_ESCAPE = "tracebase.escape"
+codecs.register_error(_ESCAPE, _escape_unencodable)
 
 
 # Settings read from the environment by the libraries underneath, which panic (polars: "Worker
@@ -313,7 +335,7 @@ def _unreadable_data(exc: BaseException) -> TracebaseError | None:
 
 def _say(prog: str, message: str) -> None:
     with contextlib.suppress(OSError, ValueError):  # stderr closed: the exit status still says it
-        print(f"{prog}: error: {_one_line(message)}", file=sys.stderr, flush=True)
+        print(f"{prog}: error: {printable(_printable(_one_line(message)))}", file=sys.stderr, flush=True)
 
 
 def _one_line(text: str) -> str:
