@@ -316,12 +316,28 @@ def _on_stdout(exc: OSError) -> OSError:
 def describe_os_error(exc: OSError) -> str:
     """'PATH: No space left on device' (PATH -> PATH2 for rename/link errors)."""
     reason = exc.strerror or _one_line(str(exc)) or type(exc).__name__
+    relative = exc.filename is None or not os.path.isabs(os.fsdecode(exc.filename))
+    if exc.errno == errno.ENOENT and relative and _cwd_removed():
+        # getcwd() fails, and a relative path (a default output, a temporary beside it) with
+        # it: the file the error names, if any, is not what is missing
+        return ("current directory: expected an existing directory, found it removed; "
+                "cd to one or give absolute paths")
     if exc.filename is not None:
         where = os.fsdecode(exc.filename) if isinstance(exc.filename, bytes) else str(exc.filename)
         if exc.filename2 is not None:
             where += f" -> {exc.filename2}"
         return f"{_printable(where)}: {reason}"
     return _printable(reason)
+
+
+def _cwd_removed() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _unreadable_data(exc: BaseException) -> TracebaseError | None:
