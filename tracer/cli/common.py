@@ -253,12 +253,37 @@ def _internal_error(prog: str, exc: BaseException) -> int:
     if named is not None:
         _say(prog, str(named))
         return named.exit_status
+    exhausted = _resources_exhausted(exc)
+    if exhausted is not None:
+        _say(prog, exhausted)
+        return 2
     if os.environ.get("TRACEBASE_DEBUG"):
         raise exc
     where = _save_traceback(prog)
     _say(prog, f"internal error (a bug, please report it): {type(exc).__name__}: "
                f"{_one_line(str(exc))}{where}")
     return 2
+
+
+# How running out of memory or threads surfaces from Python, the dynamic loader (a library
+# imported late cannot be mapped) and polars (a Rust panic when a thread cannot be spawned).
+_EXHAUSTED = ("failed to map segment", "cannot allocate memory", "memory allocation of",
+              "resource temporarily unavailable", "out of memory")
+
+
+def _resources_exhausted(exc: BaseException) -> str | None:
+    """Out of memory or threads (a low `ulimit -v`/`-u`, a container's limit) is the machine's
+    state, not a bug: one line saying so and naming the address-space limit when one is set.
+    (An allocation failing inside Rust or jemalloc aborts the process: no line is possible.)"""
+    text = str(exc)
+    native = isinstance(exc, ImportError) or type(exc).__name__ == "PanicException"
+    if not isinstance(exc, MemoryError) and not (native and any(s in text.lower() for s in _EXHAUSTED)):
+        return None
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    limit = "" if soft == resource.RLIM_INFINITY else f"; the address space is limited to {soft >> 20} MiB (ulimit -v)"
+    return f"out of memory or threads: {type(exc).__name__}: {_one_line(text)}{limit}"
 
 
 _SYMLINK_LOOP = "Symlink loop from "
