@@ -53,6 +53,15 @@ class Side:
     label: str | None = None  # prefix of the process names ("bad", "good"), None for none
 
 
+def _values(given: str | Iterable[str]) -> list[str]:
+    """A filter's values; one str is one value (list('good') would be its letters)."""
+    return [given] if isinstance(given, str) else list(given)
+
+
+def _paths(given: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str | os.PathLike]:
+    return [given] if isinstance(given, (str, os.PathLike)) else list(given)
+
+
 def load_events(
     paths: str | os.PathLike | Sequence[str | os.PathLike],
     *,
@@ -67,7 +76,7 @@ def load_events(
     `max_events` events would be exported (narrow with trace ids, hosts or kinds).
     """
     lf = scan(paths, "events").select(COLUMNS)
-    trace_ids, hosts, kinds = list(trace_ids), list(hosts), list(kinds)
+    trace_ids, hosts, kinds = _values(trace_ids), _values(hosts), _values(kinds)
     filters = []
     if trace_ids:
         filters.append(pl.col("trace_id").is_in(trace_ids))
@@ -244,11 +253,12 @@ def export_diff(
     bifurcation (and what the good run did there instead) as instant events."""
     from baseline.run.diff import diff_traces
 
-    report = diff_traces(list(good), bad, expected=allowlist, trace_id=trace_id, mixed=mixed)
+    good = _paths(good)
+    report = diff_traces(good, bad, expected=allowlist, trace_id=trace_id, mixed=mixed)
     bad_ev = load_events(bad, trace_ids=[trace_id] if trace_id else (), max_events=max_events)
     bif = report.bifurcation
     good_ids = [e["trace_id"] for e in (bif or {}).get("good_instead", [])] or report.good_traces[:1]
-    good_ev = load_events(list(good), trace_ids=good_ids[:1], max_events=max_events)
+    good_ev = load_events(good, trace_ids=good_ids[:1], max_events=max_events)
     trace = chrome_trace([Side(bad_ev, "bad"), Side(good_ev, "good")], align="start",
                          other={"bad_trace": report.bad_trace, "good_trace": good_ids[0],
                                 "anomaly_count": report.anomaly_count})

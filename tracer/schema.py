@@ -583,8 +583,14 @@ def parquet_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    elif isinstance(paths, bytes) or not isinstance(paths, Iterable):
+        # library callers: name what was wrong, not "'NoneType' object is not iterable"
+        raise TypeError(f"paths: expected a path or an iterable of paths, found {type(paths).__name__}")
     files: list[Path] = []
-    for p in map(Path, paths):
+    for p in paths:
+        if not isinstance(p, (str, os.PathLike)):
+            raise TypeError(f"paths: expected str or os.PathLike items, found {type(p).__name__} {p!r}")
+        p = Path(p)
         if p.is_dir():
             found = parquet_files_under(p)
             if not found:

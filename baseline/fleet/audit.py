@@ -59,6 +59,7 @@ from baseline.fleet.model import (
     parse_since,
 )
 from baseline.run.allowlist import ExpectedErrors, load_default
+from tracer import units
 from tracer.atomic import fsync_dir, make_dirs, output_dirs
 from tracer.errors import TracebaseError
 from tracer.schema import FINDINGS as FINDINGS_SCHEMA
@@ -1066,6 +1067,10 @@ def run_audit(
     since_dt = parse_since(since)
     if isinstance(model, (str, os.PathLike)):
         model = GoodTraceBaseline.load(model)
+    if model is not None and not isinstance(model, GoodTraceBaseline):
+        raise TypeError(f"model: expected a GoodTraceBaseline, a model file or None, found {type(model).__name__}")
+    min_layers = units.positive_int(min_layers, "min_layers")
+    batch_rows = units.positive_int(batch_rows, "batch_rows")
     to_fit = GoodTraceBaseline(batch_rows=batch_rows) if model is None else None
     if isinstance(expected, (str, os.PathLike)):
         expected = ExpectedErrors.load(expected)

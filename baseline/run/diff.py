@@ -247,7 +247,8 @@ from baseline.run.traces import (
     pick_bad_trace,
     prepare_both,
 )
-from tracer.errors import TracebaseError, printable
+from tracer import units
+from tracer.errors import printable
 
 if TYPE_CHECKING:
     from baseline.run.traces import PathsLike
@@ -599,8 +600,13 @@ def diff_traces(
     `expected`: an ExpectedErrors, a YAML path, or None for the repo's expected_errors.yaml.
     `learn`: also treat every error the good runs produced as expected.
     """
-    if not 1 <= k <= MAX_WINDOW:
-        raise TracebaseError(f"-k/--window: expected a window length in [1, {MAX_WINDOW}], found {k}")
+    # the library's callers pass these too: a str or float is refused naming the argument, not
+    # a TypeError from a comparison deep inside
+    k = units.int_range(k, "-k/--window", lo=1, hi=MAX_WINDOW)
+    context = units.non_negative_int(context, "--context")
+    max_anomalies = units.positive_int(max_anomalies, "--max-anomalies")
+    if trace_id is not None and not isinstance(trace_id, str):
+        raise TypeError(f"trace_id: expected a str or None, found {type(trace_id).__name__} {trace_id!r}")
     t0 = time.perf_counter()
     if expected is None:
         allow = load_default()

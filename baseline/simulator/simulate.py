@@ -318,6 +318,7 @@ def simulate(
     """
     t0 = time.perf_counter()
     plan = plan_fleet(hosts, hours, seed, start, good_rate, held_out_fraction, scenarios)
+    workers = units.positive_int(workers, "--workers")  # 0 divided by zero sizing the tasks
     if spool and hosts > MAX_SPOOL_HOSTS:
         raise TracebaseError(f"--spool: writes one directory per host snapshot; expected at most {MAX_SPOOL_HOSTS} hosts, found {hosts}")
     if events_target is not None:
