@@ -1,4 +1,4 @@
-"""Bad inputs, faults and signals against every CLI: round seven's battery (run it as root).
+"""Bad inputs, faults and signals against every CLI: rounds seven and eight (run it as root).
 
     .venv/bin/python bench/robust_battery.py [--quick] [--seed N]
 
@@ -11,9 +11,17 @@ narrower or wider integers, timestamps in us, Parquet 1.0, other schema versions
 metadata as polars writes), learned-allowlist YAML edited by hand (wrong types, unknown keys,
 unicode, NUL, anchors, huge), `audit --since` edge values, datasets with odd partitions, -p
 targets (a zombie, a kernel thread, a thread id, a PID namespace), low RLIMIT_NOFILE, and
-SIGTERM/SIGINT/SIGHUP at random instants into every writer. Prints one line per failed case
-and a summary; exit 1 if any case failed. The fast suite's regressions for what this found are
-in tests/test_robust_edges.py and tests/test_bad_inputs.py.
+SIGTERM/SIGINT/SIGHUP at random instants into every writer. Round eight adds: closed stdin/
+stdout/stderr and a stdout on /dev/full; the environment (POLARS_MAX_THREADS, LANG=C/POSIX, odd
+TZ, no HOME, a missing TMPDIR, PYTHONWARNINGS=error, a strict stdout encoding with a non-UTF-8
+output name); a removed current directory; umask 077/000/027 output modes; valid Parquet with
+odd values (all-null, struct and list columns, pid 0, int64 extremes, times before 1970, other
+types under the same names, reversed and duplicated rows, five codecs, v1/v2 pages, 10k row
+groups); a corrupt events file for expected learn/learn/audit; kill -9 at a random instant into
+every writer, then the same command again (it must succeed and leave what an unkilled run
+leaves); the library's public functions called with wrong types. Prints one line per failed
+case and a summary; exit 1 if any case failed. The fast suite's regressions for what this found
+are in tests/test_robust_edges.py, tests/test_robust_eighth.py and tests/test_bad_inputs.py.
 """
 
 from __future__ import annotations
@@ -192,10 +200,279 @@ def signal_trials(cwd: Path, fleet: Path, traces: list[Path], rng: random.Random
     return results
 
 
+# --------------------------------------------------------------------------------------------
+# round eight: standard streams, the environment, odd Parquet values, kill -9, the library
+# --------------------------------------------------------------------------------------------
+def _sh(script: str, cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    full = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **(env or {})}
+    return subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, timeout=timeout, env=full)
+
+
+def _verdict(proc: subprocess.CompletedProcess, codes: set[int], words: str = "") -> tuple[bool, str]:
+    err = proc.stderr.decode("utf-8", "backslashreplace")
+    out = proc.stdout.decode("utf-8", "backslashreplace")
+    lines = [line for line in err.splitlines() if line.strip()]
+    ok = ("Traceback" not in err + out and "internal error" not in err + out and proc.returncode in codes
+          and (proc.returncode != 2 or len(lines) <= 1) and words in err)
+    return ok, f"exit {proc.returncode}: {err.strip()[-300:]}"
+
+
+def stream_and_env_cases(base: Path, fleet: Path, good: list[Path], bad: Path) -> list[Result]:
+    g = " ".join(map(str, good))
+    results = []
+    # closed standard streams: the status a command would give with them open; the error line
+    # is not printed into stdout
+    for name, script, want in [
+        ("diff >&-", f"baseline diff {g} {bad} >&-; echo rc=$? >&2", "rc=1"),
+        ("export -o - >&-", f"baseline export {good[0]} -o - >&-; echo rc=$? >&2", "rc=0"),
+        ("audit >&-", f"baseline audit {fleet} -o {base}/aud-c >&-; echo rc=$? >&2", "rc=0"),
+        ("diff missing 2>&-", f"baseline diff {base}/missing.parquet {bad} 2>&-; echo rc=$? >&2", "rc=2"),
+        ("learn 2>&-", f"baseline learn {fleet} -o {base}/m-c.parquet 2>&- >/dev/null; echo rc=$? >&2", "rc=0"),
+        ("diff <&-", f"baseline diff {g} {bad} <&- >/dev/null; echo rc=$? >&2", "rc=1"),
+        ("probes check >&- 2>&-", "tracer probes check syscalls >&- 2>&-; echo rc=$? >&2", "rc=0"),
+    ]:
+        proc = _sh(script, base)
+        err = proc.stderr.decode("utf-8", "backslashreplace")
+        results.append(Result(f"stream {name}", err.strip().endswith(want) and "Traceback" not in err
+                              and "error" not in proc.stdout.decode(errors="replace"), err.strip()[-300:]))
+    # a stdout that cannot be written: exit 2 naming <stdout>
+    for name, script in [("diff", f"baseline diff {g} {bad}"), ("audit --json", f"baseline audit {fleet} -o {base}/aud-f --json"),
+                         ("report", f"baseline report {base}/aud-f"), ("export -o -", f"baseline export {good[0]} -o -"),
+                         ("probes check", "tracer probes check syscalls")]:
+        ok, detail = _verdict(_sh(f"{script} >/dev/full", base), {2}, "<stdout>")
+        results.append(Result(f"stdout /dev/full {name}", ok, detail))
+    # the environment
+    non_utf8 = os.fsencode(base) + b"/out-\xfe\n.yaml"
+    envs: dict[str, tuple[dict, set[int] | None]] = {
+        "POLARS_MAX_THREADS=0": ({"POLARS_MAX_THREADS": "0"}, {2}), "POLARS_MAX_THREADS=abc": ({"POLARS_MAX_THREADS": "abc"}, {2}),
+        "POLARS_MAX_THREADS=1": ({"POLARS_MAX_THREADS": "1"}, None), "LANG=C": ({"LANG": "C", "LC_ALL": "C"}, None),
+        "LC_ALL=POSIX": ({"LC_ALL": "POSIX"}, None), "TZ=Pacific/Chatham": ({"TZ": "Pacific/Chatham"}, None),
+        "TZ=bogus": ({"TZ": "Not/AZone"}, None), "HOME unset": ({"HOME": ""}, None),
+        "TMPDIR missing": ({"TMPDIR": "/nonexistent/tmp"}, None), "PYTHONWARNINGS=error": ({"PYTHONWARNINGS": "error"}, None),
+        "stdout strict": ({"PYTHONIOENCODING": "utf-8:strict"}, None),
+    }
+    for name, (env, forced) in envs.items():
+        for argv, codes in ((["baseline", "diff", *map(str, good), str(bad)], {1}),
+                            (["baseline", "learn", str(fleet), "-o", str(base / "m-env.parquet")], {0}),
+                            (["baseline", "allowlist", "learn", *map(str, good), "-o", non_utf8], {0})):
+            tool, *rest = argv
+            proc = subprocess.run([str(BIN / tool), *rest], cwd=base, capture_output=True, timeout=120,
+                                  env={**os.environ, **env})
+            ok, detail = _verdict(proc, forced or codes, "POLARS_MAX_THREADS" if forced else "")
+            results.append(Result(f"env {name} {argv[1]}", ok, detail))
+    # a removed current directory: relative outputs named for it, absolute paths still work
+    for name, script, codes, words in [
+        ("allowlist learn (default output)", f"baseline allowlist learn {g}", {2}, "current directory"),
+        ("simulate -o rel", "baseline simulate --hosts 1 --hours 1 -o rel", {2}, "current directory"),
+        ("export -o rel", f"baseline export {good[0]} -o x.json", {2}, "current directory"),
+        ("diff absolute", f"baseline diff {g} {bad}", {1}, ""),
+    ]:
+        gone = base / "gone"
+        gone.mkdir(exist_ok=True)
+        ok, detail = _verdict(_sh(f"cd {gone} && rmdir {gone} && {script} >/dev/null", base), codes, words)
+        results.append(Result(f"removed cwd {name}", ok, detail))
+    # umask: files 0666 & ~umask, no world-writable directory
+    for mask in (0o077, 0o000, 0o027):
+        out = base / f"umask{mask:03o}"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        os.chmod(out, 0o755)
+        for script in (f"baseline simulate --hosts 1 --hours 1 -o {out}/sim", f"baseline export {good[0]} -o {out}/x.json",
+                       f"baseline allowlist learn {g} -o {out}/a.yaml", f"baseline learn {out}/sim"):
+            _sh(f"umask {mask:03o}; {script} >/dev/null", base)
+        wrong = [f"{p.relative_to(out)} {p.stat().st_mode & 0o777:o}" for p in out.rglob("*") if not p.is_symlink()
+                 and ((p.is_file() and p.stat().st_mode & 0o777 != 0o666 & ~mask)
+                      or (p.is_dir() and p.stat().st_mode & 0o002))]
+        made = sum(1 for p in out.rglob("*") if p.is_file())
+        results.append(Result(f"umask {mask:03o} output modes", made >= 6 and not wrong, f"{made} files, wrong: {wrong[:4]}"))
+    return results
+
+
+def odd_parquet_cases(base: Path, good: list[Path]) -> list[Result]:
+    """Valid Parquet with odd values: read or refused naming a column, never a crash."""
+    b = events("b1", BAD, 30, "failure")
+    n = len(b)
+
+    def col(name: str, values: pa.Array) -> pa.Table:
+        i = b.schema.get_field_index(name)
+        return b.set_column(i, pa.field(name, values.type), values)
+
+    start = b.schema.field("start_time").type
+    variants = {
+        "errno all null": col("errno", pa.nulls(n, pa.string())), "probe all null": col("probe", pa.nulls(n, pa.string())),
+        "errno null-typed": col("errno", pa.nulls(n)), "path struct": col("path", pa.array([{"a": "x"}] * n)),
+        "path list": col("path", pa.array([["x"]] * n)), "pid 0": col("pid", pa.array([0] * n, b.schema.field("pid").type)),
+        "ret extremes": col("ret", pa.array([2**63 - 1, -2**63] * (n // 2) + [0] * (n % 2), pa.int64())),
+        "ts_ns negative": col("ts_ns", pa.array([-10**18 + i for i in range(n)], pa.int64())),
+        "ts_ns int64 max": col("ts_ns", pa.array([2**63 - 1 - i for i in range(n)], pa.int64())),
+        "latency negative": col("latency_ns", pa.array([-1000] * n, b.schema.field("latency_ns").type)),
+        "start 1900": col("start_time", pa.array([dt.datetime(1900, 1, 1)] * n, start)),
+        "start int64 min": col("start_time", pa.array([-2**63 + 1] * n, pa.int64()).cast(start)),
+        "errno odd names": col("errno", pa.array((["E" * 1000, "EWHAT", "", "\x00", "123"] * n)[:n])),
+        "ret as string": col("ret", pa.array([str(x) for x in b.column("ret").to_pylist()])),
+        "seq float nan": col("seq", pa.array([float("nan")] * n)), "comm binary": col("comm", pa.array([b"\xff"] * n, pa.binary())),
+        "rows reversed": b.take(list(reversed(range(n)))), "rows duplicated": pa.concat_tables([b, b]),
+        "one trace id two pids": pa.concat_tables([b, col("pid", pa.array([99] * n, b.schema.field("pid").type))]),
+    }
+    results = []
+    d = base / "odd-parquet"
+    d.mkdir(exist_ok=True)
+    for i, (name, table) in enumerate(variants.items()):
+        path = write(table, d / f"v{i}.parquet")
+        for argv, codes in ((["baseline", "diff", *map(str, good), str(path)], {0, 1, 2}),
+                            (["baseline", "export", str(path), "-o", str(base / "x.json")], {0, 2})):
+            ok, detail = run(argv, base, codes)
+            results.append(Result(f"{argv[1]} parquet {name}", ok, detail))
+    for codec in ("zstd", "lz4", "brotli", "none", "gzip"):
+        ok, detail = run(["baseline", "diff", *map(str, good), str(write(b, d / f"{codec}.parquet", compression=codec))], base, {1})
+        results.append(Result(f"diff parquet codec {codec}", ok, detail))
+    for pages in ("1.0", "2.0"):
+        ok, detail = run(["baseline", "diff", *map(str, good), str(write(b, d / f"p{pages}.parquet", data_page_version=pages))], base, {1})
+        results.append(Result(f"diff parquet data pages v{pages}", ok, detail))
+    ok, detail = run(["baseline", "diff", *map(str, good), str(write(pa.concat_tables([b] * 1250), d / "rg.parquet", row_group_size=1))],
+                     base, {1})
+    results.append(Result("diff parquet 10k row groups", ok, detail))
+    return results
+
+
+def dataset_fault_cases(base: Path, fleet: Path) -> list[Result]:
+    ds = base / "ds-corrupt"
+    shutil.copytree(fleet, ds)
+    part = sorted((ds / "events").rglob("*.parquet"))[0]
+    part.write_bytes(b"PAR1 but not really" * 8)
+    results = []
+    for argv in (["expected", "learn", str(ds), "-o", str(base / "e.yaml")], ["learn", str(ds), "-o", str(base / "m-x.parquet")],
+                 ["audit", str(ds), "-o", str(base / "aud-x")]):
+        ok, detail = run(["baseline", *argv], base, {2})
+        results.append(Result(f"{argv[0]} names a corrupt events file", ok and part.name in detail, detail))
+    log = sorted((fleet / "joblogs").glob("*.log"))[0]
+    odd = os.fsencode(base) + b"/nccl-\xff.log"
+    shutil.copy(log, odd)
+    ok, detail = run(["baseline", "coverage", str(fleet), "-o", str(base / "cov-x"), "--nccl-logs", odd], base, {0})
+    results.append(Result("coverage job log named with a non-UTF-8 byte", ok, detail))
+    return results
+
+
+def _digest(d: Path) -> dict[str, object]:
+    """What a reader sees: visible files (shape of each Parquet table, size > 0 of the rest)."""
+    seen: dict[str, object] = {}
+    for p in sorted(d.rglob("*")):
+        rel = p.relative_to(d)
+        if any(part.startswith(".") for part in rel.parts) or not p.is_file():
+            continue
+        if p.suffix == ".parquet":
+            try:
+                seen[str(rel)] = pq.read_metadata(p).num_rows
+            except Exception as exc:  # a half file a reader would take for data
+                seen[str(rel)] = f"UNREADABLE {type(exc).__name__}"
+        else:
+            seen[str(rel)] = p.stat().st_size > 0
+    return seen
+
+
+def kill9_trials(base: Path, fleet: Path, good: list[Path], spool: Path | None, rng: random.Random, per: int) -> list[Result]:
+    """kill -9 at a random instant of every writer, then the same command again: it succeeds and
+    the visible outputs are what a run that was never killed leaves (no half file, no debris)."""
+    k = base / "k9"
+    writers = {
+        "learn": ["baseline", "learn", str(k / "fleet")], "audit": ["baseline", "audit", str(k / "fleet")],
+        "expected learn": ["baseline", "expected", "learn", str(k / "fleet"), "-o", str(k / "e.yaml")],
+        "coverage": ["baseline", "coverage", str(k / "fleet"), "-o", str(k / "cov")],
+        "export": ["baseline", "export", str(good[0]), "-o", str(k / "x.json")],
+        "simulate": ["baseline", "simulate", "--hosts", "4", "--hours", "1", "--seed", "1", "-o", str(k / "sim")],
+        "allowlist learn": ["baseline", "allowlist", "learn", *map(str, good), "-o", str(k / "al.yaml")],
+    }
+    if spool is not None:
+        writers["ingest"] = ["baseline", "ingest", str(k / "spool"), str(k / "ds")]
+
+    def fresh() -> None:
+        shutil.rmtree(k, ignore_errors=True)
+        k.mkdir()
+        shutil.copytree(fleet, k / "fleet", ignore=shutil.ignore_patterns("audit", "baseline-model.parquet", "expected*"))
+        if spool is not None:
+            shutil.copytree(spool, k / "spool")
+
+    results = []
+    for name, argv in writers.items():
+        fresh()
+        subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, timeout=300)
+        want = _digest(k)
+        for _ in range(per):
+            fresh()
+            delay = rng.uniform(0.3, 2.5)
+            proc = subprocess.Popen([str(BIN / argv[0]), *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(delay)
+            proc.kill()
+            proc.wait()
+            half = {p: v for p, v in _digest(k).items() if v is False or str(v).startswith("UNREADABLE")}
+            again = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=300)
+            got = _digest(k)
+            debris = [str(p.relative_to(k)) for p in k.rglob(".*") if ".tmp" in p.name]
+            differ = sorted(p for p in set(want) | set(got) if want.get(p) != got.get(p))
+            results.append(Result(f"kill -9 {name} at {delay:.2f}s, rerun", again.returncode == 0 and not half
+                                  and not differ and not debris,
+                                  f"rerun exit {again.returncode} {again.stderr.strip()[-150:]}; half {list(half)[:3]}, "
+                                  f"differ {differ[:3]}, debris {debris[:3]}"))
+    return results
+
+
+_LIBRARY = r"""
+import json, sys
+from baseline.export import export_trace
+from baseline.fleet.audit import run_audit
+from baseline.fleet.model import GoodTraceBaseline
+from baseline.run.diff import diff_traces
+from baseline.simulator.simulate import simulate
+from tracer import schema
+good, bad, tmp = sys.argv[1:3], sys.argv[3], sys.argv[4]
+calls = {  # name: (call, the words the message must start with)
+    "diff_traces(None, bad)": (lambda: diff_traces(None, bad), "paths:"),
+    "diff_traces(good, 5)": (lambda: diff_traces(good, 5), "paths:"),
+    "diff_traces(k=2.5)": (lambda: diff_traces(good, bad, k=2.5), "-k/--window:"),
+    "diff_traces(context='x')": (lambda: diff_traces(good, bad, context="x"), "--context:"),
+    "diff_traces(trace_id=3)": (lambda: diff_traces(good, bad, trace_id=3), "trace_id:"),
+    "diff_traces(bytes path)": (lambda: diff_traces([good[0].encode()], bad), "paths:"),
+    "run_audit(None)": (lambda: run_audit(None), "paths:"),
+    "run_audit(model=3)": (lambda: run_audit(tmp, model=3), "model:"),
+    "run_audit(min_layers=2.5)": (lambda: run_audit(tmp, min_layers=2.5), "min_layers:"),
+    "GoodTraceBaseline().fit(None)": (lambda: GoodTraceBaseline().fit(None), "paths:"),
+    "simulate(workers=0)": (lambda: simulate(tmp + "/s", hosts=1, hours=1, workers=0), "--workers:"),
+    "simulate(hosts='3')": (lambda: simulate(tmp + "/s", hosts="3"), "--hosts:"),
+    "export_trace(5)": (lambda: export_trace(5), "paths:"),
+    "schema.read_events(None)": (lambda: schema.read_events(None), "paths:"),
+}
+out = {}
+for name, (call, words) in calls.items():
+    try:
+        call()
+        out[name] = ["returned", "", "", words]
+    except Exception as exc:
+        out[name] = [type(exc).__name__, type(exc).__mro__[1].__name__, str(exc)[:200], words]
+print(json.dumps(out))
+"""
+
+
+def library_cases(base: Path, good: list[Path], bad: Path) -> list[Result]:
+    """Public functions called with wrong types: a TypeError, ValueError or TracebaseError whose
+    message starts with the argument's name, never an AttributeError (or worse) from inside."""
+    import json
+
+    proc = subprocess.run([sys.executable, "-c", _LIBRARY, *map(str, good), str(bad), str(base)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        return [Result("library calls", False, proc.stderr.strip()[-300:])]
+    results = []
+    for name, got in json.loads(proc.stdout.splitlines()[-1]).items():
+        kind, parent, message, words = got
+        ok = (kind in ("TypeError", "ValueError") or "TracebaseError" in (kind, parent)) and message.startswith(words)
+        results.append(Result(f"library {name}", ok, str(got)))
+    return results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--quick", action="store_true", help="one signal trial per writer and signal (else 3)")
+    ap.add_argument("--quick", action="store_true", help="one signal and one kill -9 trial per writer (else 3)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     root = os.geteuid() == 0
@@ -280,6 +557,16 @@ def main() -> int:
                     results.append(Result(f"tracer {argv[0]} in a child PID namespace", proc.returncode == 2
                                           and "PID namespace" in proc.stderr, proc.stderr.strip()[-300:]))
         results += signal_trials(base, fleet, good, rng, 1 if args.quick else 3)
+        # round eight
+        results += stream_and_env_cases(base, fleet, good, bad)
+        results += odd_parquet_cases(base, good)
+        results += dataset_fault_cases(base, fleet)
+        spool = base / "spool-src"
+        ok, detail = run(["baseline", "simulate", "--hosts", "3", "--hours", "1", "--seed", "2", "--spool", "-o", str(spool)],
+                         base, {0})
+        results.append(Result("simulate spool", ok, detail))
+        results += kill9_trials(base, fleet, good, spool / "spool" if ok else None, rng, 1 if args.quick else 3)
+        results += library_cases(base, good, bad)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     failed = [r for r in results if not r.ok]
