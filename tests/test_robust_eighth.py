@@ -169,3 +169,24 @@ def test_library_arguments_of_the_wrong_type_are_named(traces, tmp_path):
         simulate(tmp_path / "sim", hosts=1, hours=1, workers=0)
     # one str is one value (it was taken letter by letter: "kind g, o, o, d")
     assert export_trace(good[0], kinds="good")["otherData"]["traces"] == 1
+
+
+def test_ingest_refuses_a_dataset_or_quarantine_overlapping_the_spool(tmp_path):
+    # `baseline ingest S S` wrote the dataset's tables into the spool; the next run took them
+    # for hosts and moved them to quarantine
+    src = tmp_path / "sim"
+    proc = subprocess.run([str(BIN / "baseline"), "simulate", "--hosts", "2", "--hours", "1", "--seed", "1", "--spool",
+                           "-o", str(src)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    spool = src / "spool"
+    before = sorted(p.relative_to(spool) for p in spool.rglob("*"))
+    for argv, words in (([spool, spool], "found the spool itself"), ([spool, spool / "ds"], "found inside the spool"),
+                        ([spool, src], "found holding the spool"),
+                        ([spool, tmp_path / "ds", "--quarantine", spool / "q"], "quarantine directory apart from the spool"),
+                        ([spool, tmp_path / "ds", "--quarantine", tmp_path / "ds" / "q"], "apart from the dataset")):
+        proc = subprocess.run([str(BIN / "baseline"), "ingest", *map(str, argv)], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and words in proc.stderr, proc.stderr
+    assert sorted(p.relative_to(spool) for p in spool.rglob("*")) == before  # nothing moved
+    proc = subprocess.run([str(BIN / "baseline"), "ingest", str(spool), str(tmp_path / "ds")], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr

@@ -363,6 +363,23 @@ def _read_valid(path: Path, table: str, host: str | None = None) -> pa.Table:
 # --------------------------------------------------------------------------------------------
 # ingest
 # --------------------------------------------------------------------------------------------
+def refuse_overlapping(spool: Path, dataset: Path, quarantine: Path) -> None:
+    """The spool, the dataset and the quarantine are three places, none inside another.
+
+    Every directory of the spool is a host's: a dataset written into the spool (`baseline
+    ingest S S`, or S/ds) had its own tables taken for hosts on the next run and moved to
+    quarantine, and a quarantine inside the spool is ingested (quarantined) itself.
+    """
+    s, d, q = (Path(os.path.realpath(p)) for p in (spool, dataset, quarantine))
+    for path, real, what in ((dataset, d, "dataset"), (quarantine, q, "quarantine")):
+        if real == s or real.is_relative_to(s) or s.is_relative_to(real):
+            where = "the spool itself" if real == s else "inside the spool" if real.is_relative_to(s) else "holding the spool"
+            raise TracebaseError(f"{shown(path)}: expected a {what} directory apart from the spool {shown(spool)}, found {where}")
+    if q == d or q.is_relative_to(d):
+        raise TracebaseError(f"{shown(quarantine)}: expected a quarantine directory apart from the dataset {shown(dataset)}, "
+                             f"found {'the dataset itself' if q == d else 'inside the dataset'}")
+
+
 def ingest_spool(
     spool: str | os.PathLike,
     dataset: str | os.PathLike,
@@ -379,6 +396,7 @@ def ingest_spool(
     spool, dataset, quarantine = Path(spool), Path(dataset), Path(quarantine)
     if not spool.is_dir():
         raise TracebaseError(f"{spool}: spool directory does not exist")
+    refuse_overlapping(spool, dataset, quarantine)
     result = IngestResult(rows={t: 0 for t in SPOOL_TABLES})
     with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s):
         result.stale_temporaries_removed = remove_stale_temporaries(dataset, quarantine)
