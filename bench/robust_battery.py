@@ -17,7 +17,7 @@ TZ, no HOME, a missing TMPDIR, PYTHONWARNINGS=error, a strict stdout encoding wi
 output name); a removed current directory; umask 077/000/027 output modes; valid Parquet with
 odd values (all-null, struct and list columns, pid 0, int64 extremes, times before 1970, other
 types under the same names, reversed and duplicated rows, five codecs, v1/v2 pages, 10k row
-groups); a corrupt events file for expected learn/learn/audit; kill -9 at a random instant into
+groups); a corrupt events file for expected learn/learn/audit; ingest into its own spool; kill -9 at a random instant into
 every writer, then the same command again (it must succeed and leave what an unkilled run
 leaves); the library's public functions called with wrong types. Prints one line per failed
 case and a summary; exit 1 if any case failed. The fast suite's regressions for what this found
@@ -353,6 +353,20 @@ def dataset_fault_cases(base: Path, fleet: Path) -> list[Result]:
     return results
 
 
+def ingest_overlap_cases(base: Path, spool: Path) -> list[Result]:
+    """A dataset or quarantine that is, holds or lies in the spool is refused and nothing moves."""
+    before = sorted(p.relative_to(spool) for p in spool.rglob("*"))
+    results = []
+    for name, argv in {"dataset = spool": [spool, spool], "dataset in the spool": [spool, spool / "ds"],
+                       "dataset holds the spool": [spool, spool.parent],
+                       "quarantine in the spool": [spool, base / "ds-o", "--quarantine", spool / "q"],
+                       "quarantine in the dataset": [spool, base / "ds-o", "--quarantine", base / "ds-o" / "q"]}.items():
+        ok, detail = run(["baseline", "ingest", *map(str, argv)], base, {2})
+        moved = sorted(p.relative_to(spool) for p in spool.rglob("*")) != before
+        results.append(Result(f"ingest {name}", ok and not moved and "apart from" in detail, detail))
+    return results
+
+
 def _digest(d: Path) -> dict[str, object]:
     """What a reader sees: visible files (shape of each Parquet table, size > 0 of the rest)."""
     seen: dict[str, object] = {}
@@ -565,6 +579,8 @@ def main() -> int:
         ok, detail = run(["baseline", "simulate", "--hosts", "3", "--hours", "1", "--seed", "2", "--spool", "-o", str(spool)],
                          base, {0})
         results.append(Result("simulate spool", ok, detail))
+        if ok:
+            results += ingest_overlap_cases(base, spool / "spool")
         results += kill9_trials(base, fleet, good, spool / "spool" if ok else None, rng, 1 if args.quick else 3)
         results += library_cases(base, good, bad)
     finally:
