@@ -364,6 +364,13 @@ def ingest_overlap_cases(base: Path, spool: Path) -> list[Result]:
         ok, detail = run(["baseline", "ingest", *map(str, argv)], base, {2})
         moved = sorted(p.relative_to(spool) for p in spool.rglob("*")) != before
         results.append(Result(f"ingest {name}", ok and not moved and "apart from" in detail, detail))
+    # SPOOL DATASET swapped: a dataset given as the spool
+    ds = base / "ds-swapped"
+    ok, _ = run(["baseline", "ingest", str(spool), str(ds), "--keep-spool"], base, {0})
+    held = sorted(p.relative_to(ds) for p in ds.rglob("*"))
+    ok2, detail = run(["baseline", "ingest", str(ds), str(base / "ds-other")], base, {2})
+    results.append(Result("ingest DATASET SPOOL (swapped)", ok and ok2 and "found a dataset" in detail
+                          and sorted(p.relative_to(ds) for p in ds.rglob("*")) == held, detail))
     return results
 
 

@@ -190,3 +190,13 @@ def test_ingest_refuses_a_dataset_or_quarantine_overlapping_the_spool(tmp_path):
     proc = subprocess.run([str(BIN / "baseline"), "ingest", str(spool), str(tmp_path / "ds")], capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_ingest_refuses_a_dataset_given_as_the_spool(fleet, tmp_path):
+    # SPOOL DATASET swapped: the dataset's tables were taken for hosts, moved to quarantine
+    before = sorted(p.relative_to(fleet) for p in fleet.rglob("*"))
+    proc = subprocess.run([str(BIN / "baseline"), "ingest", str(fleet), str(tmp_path / "ds")], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "expected a spool (host directories of snap-* snapshots), found a dataset" in proc.stderr, proc.stderr
+    assert sorted(p.relative_to(fleet) for p in fleet.rglob("*")) == before

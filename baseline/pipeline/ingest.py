@@ -378,6 +378,26 @@ def refuse_overlapping(spool: Path, dataset: Path, quarantine: Path) -> None:
     if q == d or q.is_relative_to(d):
         raise TracebaseError(f"{shown(quarantine)}: expected a quarantine directory apart from the dataset {shown(dataset)}, "
                              f"found {'the dataset itself' if q == d else 'inside the dataset'}")
+    table = _dataset_table_in(spool)
+    if table is not None:
+        # SPOOL and DATASET swapped, or a dataset given as the spool: its tables would be
+        # taken for hosts and their files moved to quarantine
+        raise TracebaseError(f"{shown(spool)}: expected a spool (host directories of snap-* snapshots), found a dataset "
+                             f"({shown(table)} holds date= partitions); the arguments are SPOOL DATASET")
+
+
+def _dataset_table_in(spool: Path) -> Path | None:
+    """A directory of the spool laid out as a dataset table (<table>/date=D/...), if any. A
+    host's directory holds snap-* directories only, so no host is mistaken for one."""
+    try:
+        children = [e for e in os.scandir(spool) if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")]
+        for child in children:
+            with os.scandir(child.path) as inner:
+                if any(e.name.startswith("date=") and e.is_dir(follow_symlinks=False) for e in inner):
+                    return Path(child.path)
+    except OSError:  # unlistable: ingest itself reports it, naming the directory
+        return None
+    return None
 
 
 def ingest_spool(
