@@ -345,6 +345,9 @@ def dataset_fault_cases(base: Path, fleet: Path) -> list[Result]:
                  ["audit", str(ds), "-o", str(base / "aud-x")]):
         ok, detail = run(["baseline", *argv], base, {2})
         results.append(Result(f"{argv[0]} names a corrupt events file", ok and part.name in detail, detail))
+    for argv in (["diff", "", str(part)], ["learn", ""], ["export", "", "-o", str(base / "x.json")]):
+        ok, detail = run(["baseline", *argv], base, {2})  # Path('') is '.': the whole cwd was read
+        results.append(Result(f"{argv[0]} of an empty path argument", ok and "empty argument" in detail, detail))
     log = sorted((fleet / "joblogs").glob("*.log"))[0]
     odd = os.fsencode(base) + b"/nccl-\xff.log"
     shutil.copy(log, odd)

@@ -200,3 +200,12 @@ def test_ingest_refuses_a_dataset_given_as_the_spool(fleet, tmp_path):
     assert proc.returncode == 2
     assert "expected a spool (host directories of snap-* snapshots), found a dataset" in proc.stderr, proc.stderr
     assert sorted(p.relative_to(fleet) for p in fleet.rglob("*")) == before
+
+
+def test_an_empty_path_argument_is_refused_not_read_as_the_current_directory(traces):
+    d, (g1, _), bad = traces
+    (d / "stray").mkdir(exist_ok=True)
+    for argv in (["diff", "", str(bad)], ["export", "", "-o", str(d / "x.json")], ["allowlist", "learn", "", str(g1)]):
+        proc = subprocess.run([str(BIN / "baseline"), *argv], cwd=d, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2
+        assert proc.stderr == "baseline: error: expected a file or directory path, found '' (an empty argument)\n"

@@ -590,6 +590,8 @@ def parquet_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
     for p in paths:
         if not isinstance(p, (str, os.PathLike)):
             raise TypeError(f"paths: expected str or os.PathLike items, found {type(p).__name__} {p!r}")
+        if not os.fspath(p):  # Path('') is '.': every Parquet file under the current directory
+            raise TracebaseError("expected a file or directory path, found '' (an empty argument)")
         p = Path(p)
         if p.is_dir():
             found = parquet_files_under(p)
