@@ -209,3 +209,25 @@ def test_an_empty_path_argument_is_refused_not_read_as_the_current_directory(tra
         proc = subprocess.run([str(BIN / "baseline"), *argv], cwd=d, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2
         assert proc.stderr == "baseline: error: expected a file or directory path, found '' (an empty argument)\n"
+
+
+def test_ingest_rerun_restores_a_summary_a_kill_left_unwritten(tmp_path):
+    # kill -9 between the rename of a counters part file and that of its 15-minute summary:
+    # the rerun found the snapshots ingested and never wrote the summary (readers fell back to
+    # the raw counters of that host for good)
+    from tracer.schema import counter_buckets_for
+
+    src = tmp_path / "sim"
+    proc = subprocess.run([str(BIN / "baseline"), "simulate", "--hosts", "2", "--hours", "1", "--seed", "1", "--spool",
+                           "-o", str(src)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    ds = tmp_path / "ds"
+    argv = [str(BIN / "baseline"), "ingest", str(src / "spool"), str(ds), "--keep-spool"]
+    assert subprocess.run(argv, capture_output=True, timeout=300).returncode == 0
+    parts = sorted((ds / "counters").rglob("part-*.parquet"))
+    assert parts and all(counter_buckets_for(p) is not None for p in parts)
+    summary = counter_buckets_for(parts[0])[0]
+    summary.unlink()  # the state the kill leaves: counters file in place, spool not yet cleaned
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert summary.is_file() and counter_buckets_for(parts[0]) is not None

@@ -61,6 +61,7 @@ from tracer.inputs import file_kind
 from tracer.schema import (
     TABLES,
     conform,
+    counter_buckets_for,
     counter_buckets_path,
     file_metadata,
     partition_path,
@@ -538,6 +539,16 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
         for ids, rows in _write_fresh(fresh, dataset, table, date, host, quarantine, q_host, result):
             result.rows[table] += rows
             new_ids.update(ids)
+    if seen_ids:
+        # Snapshots the dataset holds but the spool still has: a rerun after a run killed
+        # between a counters file's rename and its summary's. Readers then read that file raw
+        # (right, slower) for good, as nothing else rewrites the summary: write it now. (No
+        # cost in steady state, where ingested snapshots leave the spool.)
+        for table, date in manifests:
+            if table == "counters":
+                for part in _part_files(partition_path(dataset, table, date, host, "x").parent):
+                    if counter_buckets_for(part) is None:
+                        _write_summary(part)
     result.snapshots += len(new_ids)
     result.already_ingested += len(seen_ids - new_ids)
     if remove:
