@@ -7,6 +7,7 @@ written through tracer.schema; the reference for each helper is pyarrow/RE2/nump
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -262,6 +263,8 @@ def test_a_process_forked_after_a_diff_reads_ahead_with_a_thread_of_its_own(runs
 
     want = report(runs["files"], runs["bad"])
     ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(1) as pool:
+    # the worker starts with SIGTERM at its default, whatever handler this process has, so the
+    # pool's terminate() ends it
+    with ctx.Pool(1, initializer=signal.signal, initargs=(signal.SIGTERM, signal.SIG_DFL)) as pool:
         got = pool.apply_async(report, (runs["files"], runs["bad"])).get(timeout=60)
     assert got == want
