@@ -26,6 +26,9 @@ Method
    last, with a wait between (`WAIT_PROBES`: a sleep, a poll) -- a poll for a file, a connect
    while a service starts: how many attempts it took is timing. So is a create failing EEXIST
    whose thread removes that path and creates it again (gzip -f over the last run's output).
+   So are the error-free calls on a file created exclusively (O_CREAT|O_EXCL: a lock, a temp)
+   that some runs, the bad one among them, renamed over its target and others unlinked
+   (`_lock_fates`): whether a program publishes or discards its lock is its own choice.
    An idempotent mkdir (mkdir -p, makedirs(exist_ok=True)) that finds the directory a good
    run created -- mkdir EEXIST, then a successful stat of the path -- is taken for the
    mkdir's success (the stat drops out), unless the thread diverges within a window after
@@ -356,6 +359,11 @@ OWN_END_PROBES = frozenset({"exit", "exit_group"})
 REMOVE_PROBES = frozenset({"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2"})
 # Calls that check what a path is (an idempotent mkdir's check that the path is a directory).
 STAT_PROBES = frozenset({"stat", "lstat", "newfstatat", "statx"})
+# A lock or temp file created exclusively and then either published (renamed over its target)
+# or discarded (unlinked): see _lock_fates.
+CREATE_PROBES = frozenset({"open", "openat", "openat2"})
+PUBLISH_PROBES = frozenset({"rename", "renameat", "renameat2"})
+DISCARD_PROBES = frozenset({"unlink", "unlinkat"})
 # Good streams of the same role compared when deciding a reordering at a thread's end.
 MAX_SAME_ROLE = 32
 NOT_RECOVERED_BONUS = 1.5
@@ -746,6 +754,8 @@ def diff_traces(
     # A supervisor's checked kill (its child found still running) is timing: dropped.
     teardown = _Teardowns(p, outcomes, noise_codes, nb)
     drop[teardown.checked] = True
+    # A lock some runs published and others discarded: which clean ending it had is timing.
+    drop[_lock_fates(p)] = True
 
     # Streams and roles (bad streams first).
     s_tkey, s_rolekey, s_role = _stream_roles(p)
@@ -1449,6 +1459,52 @@ def _leftover_then_message(p: Prepared, bs: align.Streams, gh: np.ndarray, role_
     if lo != int(bounds[0][sid]):
         h = h[k - 1 :]
     return bool(align.seen_in(h, gh).all())
+
+
+def _lock_fates(p: Prepared) -> np.ndarray:
+    """The rows (indices) to drop: the error-free calls on a file created exclusively (O_CREAT|O_EXCL: a
+    `*.lock`, a mkstemp temp) when some runs published it (renamed it over its target) and
+    others discarded it (unlinked it), the bad run among the runs that created it.
+
+    Taking a lock and then deciding whether there is anything to write is the protocol's
+    normal flow, not a divergence: `git status` always takes index.lock and renames its
+    refreshed index over `index` only when it found entries racily clean (a clock question:
+    the commit before it in the same second), else it unlinks the lock. The file's creation
+    stays (EEXIST on it, a lock left by a crash, is a fault) and so does every error on it
+    (a write's ENOSPC, a rename's EACCES): only which clean ending it had drops out, in every
+    run alike. Keyed on the normalised path per trace, never on names."""
+    none = np.zeros(0, dtype=np.int64)
+    excl = codes_where(p.narg_values, lambda v: "O_CREAT" in v and "O_EXCL" in v)
+    if not len(excl):
+        return none
+    n_probes = len(p.probe_values)
+    ok = p.errno < 0
+    created = np.flatnonzero(code_in(p.narg, excl, len(p.narg_values)) & ok
+                             & code_in(p.probe, codes_where(p.probe_values, CREATE_PROBES), n_probes))
+    if not len(created):
+        return none
+    path = np.asarray(p.plainpath)
+    created = created[path[created] >= 0]
+    paths = unique_ints(path[created].astype(np.int64))
+    if not len(paths):
+        return none
+    on = np.flatnonzero(code_in(path, paths, len(p.npath_values)) & ok)
+    # one key per (trace, path): trace numbers from 0 (the bad run is tkey -1)
+    width = np.int64(len(p.npath_values) + 1)
+    tkey = np.asarray(p.tkey[on]).astype(np.int64) + 1
+    key_on = tkey * width + path[on]
+    probe_on = p.probe[on]
+    published = unique_ints(key_on[code_in(probe_on, codes_where(p.probe_values, PUBLISH_PROBES), n_probes)])
+    discarded = unique_ints(key_on[code_in(probe_on, codes_where(p.probe_values, DISCARD_PROBES), n_probes)])
+    made = unique_ints((np.asarray(p.tkey[created]).astype(np.int64) + 1) * width + path[created])
+    pub, dis = np.isin(made, published), np.isin(made, discarded)
+    made_path = made % width
+    both = np.intersect1d(np.intersect1d(made_path[pub & ~dis], made_path[dis & ~pub]),
+                          made_path[made // width == 0])
+    if not len(both):
+        return none
+    rows = on[np.isin(path[on], both)]
+    return rows[~in_sorted(rows, created)]  # the creates stay: a create failing is a fault
 
 
 def _proc_scan_races(p: Prepared) -> np.ndarray:
