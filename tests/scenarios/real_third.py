@@ -633,6 +633,31 @@ def _stop_all(*teardowns):
     return teardown
 
 
+# A lock-write-rename publisher (the pattern of git's index.lock, dpkg's status, systemd's
+# unit files): the lock is created exclusively, written, fsynced and renamed over its target;
+# when the rename fails the lock is discarded (unlinked) and the program fails.
+PUBLISH_PY = ("import os, sys\n"
+              "lock = os.path.join(sys.argv[1], 'state.lock')\n"
+              "fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)\n"
+              "os.write(fd, b'generation 2\\n')\n"
+              "os.fsync(fd)\n"
+              "os.close(fd)\n"
+              "try:\n"
+              "    os.rename(lock, os.path.join(sys.argv[1], 'state'))\n"
+              "except OSError as e:\n"
+              "    os.unlink(lock)\n"
+              "    sys.exit(f'publish: {e}')\n")
+
+
+def lock_publish_target_dir(base: Path, bad: bool) -> None:
+    (base / "db").mkdir()
+    if bad:  # an operator's mkdir (or an old layout) made the target a directory
+        (base / "db" / "state").mkdir()
+        write(base / "db" / "state" / "old", "generation 1\n")
+    else:
+        write(base / "db" / "state", "generation 1\n")
+
+
 REAL_THIRD: list[Scenario] = [
     Scenario("tail_unreadable", "tail -n 2 (nobody)", lambda b: ["/usr/bin/tail", "-n", "2", f"{b}/job.log"],
              tail_unreadable, frozenset({"openat"}), "EACCES", lambda b: f"{b}/job.log",
@@ -800,6 +825,12 @@ REAL_THIRD: list[Scenario] = [
     Scenario("git_stale_index_lock", "git add", lambda b: ["/usr/bin/git", "-C", f"{b}/repo", "add", "b.txt"],
              git_index_lock, frozenset({"openat"}), "EEXIST", lambda b: f"{b}/repo/.git/index.lock",
              description="a crashed git left index.lock"),
+    Scenario("lock_publish_target_dir", "python3: lock file written and renamed over its target",
+             lambda b: [PY3, "-S", "-c", PUBLISH_PY, f"{b}/db"],
+             lock_publish_target_dir, frozenset({"rename", "renameat", "renameat2"}), "EISDIR",
+             lambda b: f"{b}/db/state",
+             description="the rename of the written lock over its target fails (the target is a directory); "
+             "the lock is discarded: the good runs published it (guard for the differ's lock-fate rule)"),
     Scenario("link_cross_device", "ln (hard link)", lambda b: ["/usr/bin/ln", f"{b}/build.tar", f"{b}/cache/build.tar"],
              link_cross_device, frozenset({"linkat", "link"}), "EXDEV", lambda b: f"{b}/build.tar",
              teardown=umount_after("cache"), description="the cache is on another filesystem now"),
