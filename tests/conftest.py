@@ -120,3 +120,28 @@ def _device_nodes_intact():
         if os.geteuid() == 0:
             _restore_device_nodes()
         pytest.fail(f"this test damaged the machine's device nodes: {', '.join(broken)}", pytrace=False)
+
+
+# Signal handlers a test leaves behind, restored after it: Airflow's dag.test() installs a SIGTERM
+# handler that only sets a flag (and SIGALRM timeouts) and never puts them back, so every later
+# test ran with them. A multiprocessing pool forked after that could not be terminated: its
+# worker caught SIGTERM and went back to waiting, and the pool's join hung the suite.
+_RESTORED_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP", "SIGALRM", "SIGUSR1", "SIGUSR2")
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_restored():
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.getsignal(sig) for sig in (getattr(signal, n) for n in _RESTORED_SIGNALS)}
+    yield
+    for sig, handler in before.items():
+        if signal.getsignal(sig) is handler or handler is None:  # None: set from C, not restorable
+            continue
+        if sig == signal.SIGALRM:
+            signal.setitimer(signal.ITIMER_REAL, 0)  # a timeout left armed would fire into the default
+        signal.signal(sig, handler)
