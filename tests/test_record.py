@@ -412,3 +412,57 @@ def test_refused_nonblocking_connect_is_in_getsockopts_value(recorder, need_cc, 
     refused = only.filter(pl.col("probe") == "getsockopt").select("ret", "errno", "path", "arg")
     assert refused.rows() == [(0, "ECONNREFUSED", f"inet:127.0.0.1:{closed}", "SO_ERROR")]
     assert only["errno"].null_count() == 0
+
+
+def test_call_refused_by_seccomp_is_recorded(recorder, need_cc, tmp_path):
+    """A seccomp filter's SECCOMP_RET_ERRNO skips the call and the sys_enter tracepoint with it,
+    but not sys_exit: the recorder keeps such an exit (number from orig_ax) on a thread that
+    made calls before, once, with its errno -- strace's `set_mempolicy(...) = -1 EPERM`, the
+    only sign of a container profile refusing a NUMA call. Calls the filter allows, a thread's
+    and a forked child's first return (no entry of theirs in the recording), add nothing."""
+    src = tmp_path / "deny.c"
+    src.write_text(textwrap.dedent("""
+        #include <errno.h>
+        #include <linux/filter.h>
+        #include <linux/seccomp.h>
+        #include <pthread.h>
+        #include <stddef.h>
+        #include <stdio.h>
+        #include <sys/prctl.h>
+        #include <sys/syscall.h>
+        #include <sys/wait.h>
+        #include <unistd.h>
+        static void *idle(void *arg) { return arg; }
+        int main(void) {
+            struct sock_filter prog[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_set_mempolicy, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+            };
+            struct sock_fprog fprog = {.len = 4, .filter = prog};
+            if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog))
+                return 2;
+            pthread_t t;
+            pthread_create(&t, NULL, idle, NULL);
+            pthread_join(t, NULL);
+            pid_t pid = fork();
+            if (pid == 0) _exit(0);
+            waitpid(pid, NULL, 0);
+            long rc = syscall(SYS_set_mempolicy, 0, NULL, 0);
+            return rc == -1 && errno == EPERM ? 0 : 1;
+        }
+    """))
+    exe = tmp_path / "deny"
+    subprocess.run([need_cc, "-O1", "-o", str(exe), str(src), "-lpthread"], check=True)
+    rec, df = record(recorder, [str(exe)])
+    assert rec.exit_status == 0
+    refused = df.filter(pl.col("probe") == "set_mempolicy").select("ret", "errno")
+    assert refused.rows() == [(-1, "EPERM")]
+    # every event but exit/exit_group (emitted at entry) is one call: one clone3 and one clone
+    # in the parent, and no clone return of the new thread or child recorded as a call
+    clones = df.filter(pl.col("probe").is_in(["clone", "clone3"])).select("probe", "ret")
+    assert sorted(p for p, _ in clones.rows()) == ["clone", "clone3"]
+    assert all(ret > 0 for _, ret in clones.rows())
+    last = df.filter(pl.col("pid") == pl.col("tid")).sort("seq")
+    assert last.filter(pl.col("pid") == df["pid"][0])["probe"].to_list()[-2:] == ["set_mempolicy", "exit_group"]
