@@ -881,6 +881,16 @@ def diff_traces(
                     reported[r] = _reported_error(p, bs, lo + int(at[0]), waits_codes, noise)
                     if reported[r] >= 0:
                         named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
+        # A region named by an error-free event near the message a run exiting with another
+        # status ends with, where the message follows a failed call the allowlist set aside at a
+        # call site no good run has (a glob covered a path none of them touched): the message
+        # reports that call (`_allowlisted_cause`: the HCA a config names missing under
+        # /sys/class/infiniband, whose optional attributes are routine misses).
+        if message_row >= 0:
+            for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist():
+                reported[r] = _allowlisted_cause(p, bs, int(named[r]), message_row, good_calls, waits_codes, noise, k)
+                if reported[r] >= 0:
+                    named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
         score = (np.array([SEVERITY[int(c)] for c in named_cls]) + np.where(named_oc, OUTCOME_CHANGE_BONUS, 0.0)
                  + np.where(recovered, 0.0, NOT_RECOVERED_BONUS))
         # A hard error at a call without a path (accept EMFILE, a fork's EAGAIN under a limit)
@@ -1872,7 +1882,28 @@ def _reported_error(p: Prepared, bs: align.Streams, pos: int, timing_codes: np.n
     thread's call right before the lookup (noise calls aside), when it failed with an errno
     that is not timing; -1 otherwise. The message's own first writes (error()'s "prog: "
     prefix goes out before strerror's text is translated) are passed over too."""
-    row = int(bs.orig[pos])
+    return _error_before(p, int(bs.orig[pos]), timing_codes, noise)
+
+
+def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: int, good_calls: np.ndarray,
+                       timing_codes: np.ndarray, noise: frozenset[int], k: int) -> int:
+    """The bad row of the error the run's last message (`message_row`, near bad position `pos`
+    in its thread) reports, when that error is no call the good runs made -- its (call,
+    path) is at no call site of theirs, so only an allowlist glob set it aside -- else -1.
+    A miss the good runs make too (a learned entry, a probe they survive) is not the cause:
+    they went on after it."""
+    if int(bs.orig[pos]) != message_row and not _near(p, message_row, bs, pos, 4 * k):
+        return -1
+    q = _error_before(p, message_row, timing_codes, noise)
+    if q < 0 or p.plainpath[q] < 0 or bool(np.isin(_call_keys(p, q), good_calls)):
+        return -1
+    return q
+
+
+def _error_before(p: Prepared, row: int, timing_codes: np.ndarray, noise: frozenset[int]) -> int:
+    """The bad row of the thread's call right before bad row `row`, noise calls and message
+    writes passed over, when it failed with an errno that is not timing (and is no message
+    catalog lookup); -1 otherwise."""
     if row <= 0:
         return -1
 
