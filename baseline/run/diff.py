@@ -112,6 +112,12 @@ not a stale done-marker making a job skip its work). Three refinements:
   named by an error-free event whose thread goes on to such a lookup in a run exiting with
   another status, even by an ENOTTY (stty -F on a path that is no terminal: the isatty
   entry makes its TCGETS routine elsewhere);
+* an error an allowlist glob set aside at a call site no good run has (its (call, path) is
+  none of theirs: the curated `/sys/class/infiniband/**` entry meant for libibverbs' optional
+  attributes also covers the port state of an HCA a config names and this host lacks), right
+  before the message of a run exiting with another status, names the region that message
+  opens (`_allowlisted_cause`); a routine miss the good runs make too at that call site (the
+  optional counters probed before a port found DOWN is reported) does not;
 * known events in another order in the thread whose child process is missing (every good run
   has it) are no reordering (make finding a stale target up to date skips its recipe);
 * a wait interrupted by a signal (EINTR, ERESTART*) and never completed by its thread, at a
