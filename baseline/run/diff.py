@@ -116,7 +116,9 @@ not a stale done-marker making a job skip its work). Three refinements:
   none of theirs: the curated `/sys/class/infiniband/**` entry meant for libibverbs' optional
   attributes also covers the port state of an HCA a config names and this host lacks), right
   before the message of a run exiting with another status, names the region that message
-  opens (`_allowlisted_cause`); a routine miss the good runs make too at that call site (the
+  opens (`_allowlisted_cause`), and so does one of a call without a path that no good process
+  of its name failed with that errno (prctl EINVAL: an ambient capability this kernel does not
+  know, where the entry is for libcap's probe); a routine miss the good runs make too at that call site (the
   optional counters probed before a port found DOWN is reported) does not;
 * known events in another order in the thread whose child process is missing (every good run
   has it) are no reordering (make finding a stale target up to date skips its recipe);
@@ -686,6 +688,9 @@ def diff_traces(
     good_calls = unique_ints(site_calls)
     good_outcomes = unique_ints(site_calls * n_errnos + (p.errno[at_sites] + 1))
     del at_sites, site_calls
+    # Bad errors of calls without a path (prctl, unshare, mbind) whose (call, errno) no good
+    # run's process of that name had: a new failure there (see _allowlisted_cause).
+    new_pathless = _new_pathless_errors(p, nb)
     timing_codes = codes_where(p.errno_values, TIMING_ERRNOS)
     # the timing errnos that say nothing about what a descriptor is (ENOTTY does)
     waits_codes = codes_where(p.errno_values, TIMING_ERRNOS - {"ENOTTY"})
@@ -894,7 +899,8 @@ def diff_traces(
         # /sys/class/infiniband, whose optional attributes are routine misses).
         if message_row >= 0:
             for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist():
-                reported[r] = _allowlisted_cause(p, bs, int(named[r]), message_row, good_calls, waits_codes, noise, k)
+                reported[r] = _allowlisted_cause(p, bs, int(named[r]), message_row, (good_calls, new_pathless),
+                                                 waits_codes, noise, k)
                 if reported[r] >= 0:
                     named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
         score = (np.array([SEVERITY[int(c)] for c in named_cls]) + np.where(named_oc, OUTCOME_CHANGE_BONUS, 0.0)
@@ -1891,19 +1897,40 @@ def _reported_error(p: Prepared, bs: align.Streams, pos: int, timing_codes: np.n
     return _error_before(p, int(bs.orig[pos]), timing_codes, noise)
 
 
-def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: int, good_calls: np.ndarray,
-                       timing_codes: np.ndarray, noise: frozenset[int], k: int) -> int:
+def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: int,
+                       sites: tuple[np.ndarray, np.ndarray], timing_codes: np.ndarray, noise: frozenset[int],
+                       k: int) -> int:
     """The bad row of the error the run's last message (`message_row`, near bad position `pos`
     in its thread) reports, when that error is no call the good runs made -- its (call,
-    path) is at no call site of theirs, so only an allowlist glob set it aside -- else -1.
-    A miss the good runs make too (a learned entry, a probe they survive) is not the cause:
-    they went on after it."""
+    path) is at no call site of theirs, or, for a call without a path, no good process of its
+    name failed that call with that errno, so only a broad allowlist entry set it aside (a
+    sysfs glob; prctl EINVAL, libcap's probe) -- else -1. A miss the good runs make too (a
+    learned entry, a probe they survive) is not the cause: they went on after it.
+    `sites`: the good runs' call sites (`good_calls`), the new pathless errors (a row mask)."""
+    good_calls, new_pathless = sites
     if int(bs.orig[pos]) != message_row and not _near(p, message_row, bs, pos, 4 * k):
         return -1
     q = _error_before(p, message_row, timing_codes, noise)
-    if q < 0 or p.plainpath[q] < 0 or bool(np.isin(_call_keys(p, q), good_calls)):
+    if q < 0:
         return -1
-    return q
+    if p.plainpath[q] < 0:
+        return q if new_pathless[q] else -1
+    return -1 if bool(np.isin(_call_keys(p, q), good_calls)) else q
+
+
+def _new_pathless_errors(p: Prepared, nb: int) -> np.ndarray:
+    """Row mask: bad errors of calls without a path whose (call, errno, process name) no good
+    row has."""
+    out = np.zeros(len(p), dtype=bool)
+    rows = np.flatnonzero((p.errno >= 0) & (p.plainpath < 0))
+    if not len(rows):
+        return out
+    comm = np.asarray(p.ncomm[rows]).astype(np.int64) + 1
+    key = ((p.probe[rows].astype(np.int64) * np.int64(len(p.errno_values) + 1) + p.errno[rows])
+           * np.int64(len(p.ncomm_values) + 2) + comm)
+    bad = rows < nb
+    out[rows[bad]] = ~np.isin(key[bad], key[~bad])
+    return out
 
 
 def _error_before(p: Prepared, row: int, timing_codes: np.ndarray, noise: frozenset[int]) -> int:
