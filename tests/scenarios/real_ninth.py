@@ -254,7 +254,12 @@ int main(int argc, char **argv) {
             if (fd < 0) die("socket", "SOCK_RAW");
             close(fd);
         } else if (!strcmp(op, "ambient")) {  /* keep CAP_IPC_LOCK for the helpers it execs */
-            if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_IPC_LOCK, 0, 0) < 0) die("prctl", "CAP_IPC_LOCK");
+            if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, a[0] ? n : CAP_IPC_LOCK, 0, 0) < 0)
+                die("prctl PR_CAP_AMBIENT_RAISE", a[0] ? a : "CAP_IPC_LOCK");
+        } else if (!strcmp(op, "capcheck")) { /* libcap's way: read the bounding set up to EINVAL */
+            long last = 0;
+            while (prctl(PR_CAPBSET_READ, last + 1, 0, 0, 0) >= 0) last++;
+            if (last < n) { fprintf(stderr, "init: this kernel's capabilities end at %ld, not %ld\n", last, n); exit(1); }
         } else if (!strcmp(op, "sleep")) {
             usleep(n * 1000);
         }
@@ -691,6 +696,21 @@ def _ambient(base: Path, bad: bool) -> None:
     write(base / "caps", "--inh-caps=-all\n" if bad else "--inh-caps=+ipc_lock\n")
 
 
+def _ambient_unknown_cap(base: Path, bad: bool) -> None:
+    _device(base)
+    # the launcher's capability list was built against newer headers: a number this kernel
+    # (CAP_LAST_CAP 40) does not know
+    _usual_plan(base, f"ambient {41 if bad else 14}")
+    write(base / "caps", "--inh-caps=+ipc_lock\n")
+
+
+def _capcheck(base: Path, bad: bool) -> None:
+    _device(base)
+    # the bad host's plan was written for a kernel with capabilities up to 45
+    _usual_plan(base, f"capcheck {45 if bad else 38}")
+    write(base / "caps", "--inh-caps=+ipc_lock\n")
+
+
 def _seccomp(denied: int, action: str, step: str):
     def setup(base: Path, bad: bool) -> None:
         _device(base)
@@ -844,6 +864,16 @@ REAL_NINTH: list[Scenario] = [
     Scenario("ambient_ipc_lock_not_inheritable", "setpriv $(cat caps) C init raises ambient CAP_IPC_LOCK",
              lambda b: _sh(b, SETPRIV_SH), _ambient, frozenset({"prctl"}), "EPERM", lambda b: NO_PATH,
              description="CAP_IPC_LOCK is not inheritable: prctl(PR_CAP_AMBIENT_RAISE) fails EPERM"),
+    Scenario("ambient_cap_unknown_to_kernel", "setpriv --inh-caps=+ipc_lock C init raises the plan's capability",
+             lambda b: _sh(b, SETPRIV_SH), _ambient_unknown_cap, frozenset({"prctl"}), "EINVAL", lambda b: NO_PATH,
+             description="capability 41 is past this kernel's last: prctl(PR_CAP_AMBIENT_RAISE) fails EINVAL (the "
+             "curated entry for libcap's PR_CAPBSET_READ probe covers every prctl EINVAL; setpriv makes that "
+             "probe in every run)"),
+    Scenario("capabilities_older_kernel", "setpriv --inh-caps=+ipc_lock C init checks the kernel's capabilities",
+             lambda b: _sh(b, SETPRIV_SH), _capcheck, frozenset({"write"}), None, lambda b: STDERR,
+             description="the plan needs capability 45: the job's PR_CAPBSET_READ probe ends with EINVAL at 41 as "
+             "in every good run, then it writes its message and exits 1 (the guard of "
+             "ambient_cap_unknown_to_kernel's rule: a routine EINVAL before the message is no cause)"),
     Scenario("seccomp_denies_set_mempolicy", "C sandbox installs the profile, execs C init",
              _sandbox_argv, _seccomp(SYS_SET_MEMPOLICY, "errno", "node 0"), frozenset({"set_mempolicy"}), "EPERM",
              lambda b: NO_PATH,
