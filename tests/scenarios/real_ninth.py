@@ -774,7 +774,7 @@ REAL_NINTH: list[Scenario] = [
     Scenario("madvise_dontfork_misaligned", "C init marks its buffer MADV_DONTFORK",
              _jobinit, _dontfork, frozenset({"madvise"}), "EINVAL", lambda b: NO_PATH,
              description="the registration buffer starts 100 bytes into a page: madvise fails EINVAL"),
-    Scenario("taskset_offline_cpu", "taskset -c $(cat cpus) C init",
+    Scenario("taskset_rank_map_cpu7", "taskset -c $(cat cpus) C init",
              lambda b: _sh(b, TASKSET_SH), _taskset, frozenset({"sched_setaffinity"}), "EINVAL", lambda b: NO_PATH,
              description="the rank map names CPU 7 on a 2-CPU host: sched_setaffinity fails EINVAL"),
     Scenario("py_affinity_local_rank", "LOCAL_RANK=3 python3 os.sched_setaffinity(cpumap[rank])",
@@ -889,7 +889,7 @@ REAL_NINTH: list[Scenario] = [
 # of a case the tests run here or in an earlier set (tests/test_real_programs_ninth.py keeps to
 # about a minute).
 BENCH_ONLY = frozenset({"shm_fallocate_small_devshm", "shm_peer_segment_gone", "py_shared_memory_stale",
-                        "mlock_over_memlock", "map_locked_over_memlock", "hugetlb_no_pages", "taskset_offline_cpu",
+                        "mlock_over_memlock", "map_locked_over_memlock", "hugetlb_no_pages", "taskset_rank_map_cpu7",
                         "py_affinity_local_rank", "uverbs_node_missing", "sockets_over_nofile", "ranks_over_nproc",
                         "raw_socket_net_raw_dropped"})
 
