@@ -779,9 +779,11 @@ def diff_traces(
     open_end |= teardown.good_cut
     good_roles = {rk for rk, b in zip(s_rolekey, is_bad_stream, strict=True) if not b}
     matched_role = list(s_rolekey)
+    if any(rk not in good_roles for rk, b in zip(s_rolekey, is_bad_stream, strict=True) if b):
+        matched_role = _match_by_exec_history(p, s_rolekey, is_bad_stream, good_roles)
     for i in np.flatnonzero(is_bad_stream):
         rk = s_rolekey[i]
-        if rk not in good_roles:
+        if matched_role[i] not in good_roles:
             name = rk.rsplit("/", 1)[-1]
             same = sorted(g for g in good_roles if g.rsplit("/", 1)[-1] == name)
             if same:
@@ -897,7 +899,7 @@ def diff_traces(
         # call site no good run has (a glob covered a path none of them touched): the message
         # reports that call (`_allowlisted_cause`: the HCA a config names missing under
         # /sys/class/infiniband, whose optional attributes are routine misses).
-        if message_row >= 0:
+        if exit_changed:
             for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist():
                 reported[r] = _allowlisted_cause(p, bs, int(named[r]), message_row, (good_calls, new_pathless),
                                                  waits_codes, noise, k)
@@ -1088,6 +1090,59 @@ def diff_traces(
         },
         warnings=warnings,
     )
+
+
+def _match_by_exec_history(p: Prepared, s_rolekey: list[str], is_bad_stream: np.ndarray,
+                           good_roles: set[str]) -> list[str]:
+    """Role keys for the bad streams whose role no good run has, matched through the names
+    their processes carried (`ncomm` at each call, in order): a process is named by its last
+    exec'd name, so a launcher that stops before its final `exec job` (a check failing in
+    `sh -c '... || exit 3; exec job'`) is `sh` where every good run's is `job`, and its
+    children's keys differ by that parent too. A bad process maps to the good one under the
+    same (mapped) parent whose names began with all of the bad one's (sh, unshare, sh, then
+    job); its threads and children follow it. Other roles are left as they are."""
+    starts = stream_starts(p)
+    ends = np.r_[starts[1:], len(p)]
+    comm = p.ncomm
+
+    def names(i: int) -> tuple[int, ...]:
+        c = np.asarray(comm[np.arange(starts[i], ends[i])])
+        c = c[c >= 0]
+        return tuple(c[np.r_[True, c[1:] != c[:-1]]].tolist()) if len(c) else ()
+
+    good_procs: dict[str, list[tuple[int, ...]]] = {}
+    for i in np.flatnonzero(~is_bad_stream).tolist():
+        rk = s_rolekey[i]
+        if "/~" not in rk:
+            good_procs.setdefault(rk, []).append(names(i))
+    mapping: dict[str, str] = {}
+    bad = sorted(np.flatnonzero(is_bad_stream).tolist(), key=lambda i: s_rolekey[i].count("/"))
+    for i in bad:
+        rk = s_rolekey[i]
+        if "/~" in rk or rk in mapping:
+            continue
+        parent, _, last = rk.rpartition("/")
+        mparent = mapping.get(parent, parent)
+        direct = f"{mparent}/{last}" if mparent else last
+        if direct in good_roles:
+            mapping[rk] = direct
+            continue
+        mine = names(i)
+        for gk in sorted(good_procs):
+            if gk.rpartition("/")[0] == mparent and mine and any(
+                    len(g) > len(mine) and g[: len(mine)] == mine for g in good_procs[gk]):
+                mapping[rk] = gk
+                break
+    out = list(s_rolekey)
+    for i in np.flatnonzero(is_bad_stream).tolist():
+        rk = s_rolekey[i]
+        if rk in good_roles:
+            continue
+        proc, sep, thread = rk.partition("/~")
+        key = mapping.get(proc, proc) + sep + thread
+        if key in good_roles:
+            out[i] = key
+    return out
 
 
 def _cut_off_streams(p: Prepared, s_tkey: np.ndarray, bad_cut: frozenset[int],
@@ -1901,16 +1956,22 @@ def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: in
                        sites: tuple[np.ndarray, np.ndarray], timing_codes: np.ndarray, noise: frozenset[int],
                        k: int) -> int:
     """The bad row of the error the run's last message (`message_row`, near bad position `pos`
-    in its thread) reports, when that error is no call the good runs made -- its (call,
+    in its thread) reports -- or, when the region is named by its thread's exit with no message
+    near, the error right before that exit -- when that error is no call the good runs made -- its (call,
     path) is at no call site of theirs, or, for a call without a path, no good process of its
     name failed that call with that errno, so only a broad allowlist entry set it aside (a
     sysfs glob; prctl EINVAL, libcap's probe) -- else -1. A miss the good runs make too (a
     learned entry, a probe they survive) is not the cause: they went on after it.
     `sites`: the good runs' call sites (`good_calls`), the new pathless errors (a row mask)."""
     good_calls, new_pathless = sites
-    if int(bs.orig[pos]) != message_row and not _near(p, message_row, bs, pos, 4 * k):
+    row = int(bs.orig[pos])
+    if message_row >= 0 and (row == message_row or _near(p, message_row, bs, pos, 4 * k)):
+        anchor = message_row
+    elif row >= 0 and p.probe_values[int(p.probe[row])] in ("exit_group", "exit"):
+        anchor = row  # no message: the exit itself (a launcher's `[ -r $f ] || exit 3`)
+    else:
         return -1
-    q = _error_before(p, message_row, timing_codes, noise)
+    q = _error_before(p, anchor, timing_codes, noise)
     if q < 0:
         return -1
     if p.plainpath[q] < 0:
