@@ -641,6 +641,28 @@ def _hca_counters_quiet(base: Path, run: int) -> None:
     _usual_plan(base, "hca mlx5_1")
 
 
+HCA_CHECK_SH = ("/usr/bin/unshare -m /bin/sh -c '/usr/bin/mount --bind {b}/sysclass /sys/class && "
+                "hca=$(/usr/bin/cat {b}/hca) && [ -r /sys/class/infiniband/$hca/ports/1/state ] || exit 3; "
+                "exec {b}/jobinit {b}/plan'")
+
+
+def _hca_check_silent(base: Path, bad: bool) -> None:
+    _device(base)
+    _sysfs(base)
+    _usual_plan(base, "hca mlx5_1")
+    write(base / "hca", ("ibp65s0" if bad else "mlx5_1") + "\n")
+
+
+DEV_CHECK_SH = ("dev=$(/usr/bin/cat {b}/device) && [ -r {b}/dev/infiniband/$dev ] || exit 3; "
+                "exec {b}/jobinit {b}/plan")
+
+
+def _dev_check_silent(base: Path, bad: bool) -> None:
+    _device(base)
+    _usual_plan(base)
+    write(base / "device", ("uverbs1" if bad else "uverbs0") + "\n")  # a config from a two-HCA host
+
+
 def _hca_misnamed(base: Path, bad: bool) -> None:
     _device(base)
     _sysfs(base)
@@ -836,6 +858,20 @@ REAL_NINTH: list[Scenario] = [
              lambda b: "/sys/class/infiniband/ibp65s0/ports/1/state",
              description="the HCA named in the config is not on this host: open of its port state fails ENOENT "
              "(the curated entry for libibverbs' optional sysfs attributes covers the path)"),
+    Scenario("hca_check_exits_silently", "unshare -m: a test-made /sys/class; sh: [ -r .../$hca/ports/1/state ] "
+             "|| exit 3",
+             lambda b: _sh(b, HCA_CHECK_SH), _hca_check_silent,
+             frozenset({"access", "faccessat", "faccessat2", "newfstatat", "stat", "statx"}), "ENOENT",
+             lambda b: "/sys/class/infiniband/ibp65s0/ports/1/state",
+             description="the launcher's check of the HCA the config names fails ENOENT and it exits 3 with no "
+             "message (the curated sysfs entry covers the path)"),
+    Scenario("launcher_check_device_exits_silently", "sh: [ -r dev/infiniband/$(cat device) ] || exit 3; "
+             "exec C init",
+             lambda b: _sh(b, DEV_CHECK_SH), _dev_check_silent,
+             frozenset({"access", "faccessat", "faccessat2", "newfstatat", "stat", "statx"}), "ENOENT",
+             lambda b: f"{b}/dev/infiniband/uverbs1",
+             description="the launcher's check of the device its config names fails ENOENT and it exits 3 before "
+             "its `exec` of the job (the good runs' launcher process ends as the job)"),
     Scenario("hca_port_down", "unshare -m: a test-made /sys/class; C init checks NCCL_IB_HCA's port",
              lambda b: _sh(b, SYSFS_SH), _hca_port_down, frozenset({"write"}), None, lambda b: STDERR,
              description="port 1 is DOWN: the job reads the state, probes the optional counters (ENOENT, as in "
