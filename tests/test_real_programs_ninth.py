@@ -59,7 +59,11 @@ QUIET: list[Outcome] = []
 #   of libibverbs' optional attributes) was hidden behind the message it caused
 #   (`_allowlisted_cause` in baseline/run/diff.py; hca_name_from_other_host, guard hca_port_down),
 #   and so was a call without a path the curated prctl EINVAL entry covers everywhere
-#   (ambient_cap_unknown_to_kernel, guard capabilities_older_kernel).
+#   (ambient_cap_unknown_to_kernel, guard capabilities_older_kernel), and one right before a
+#   silent exit, in a launcher that stopped before its final exec: its role ('sh' where the
+#   good runs' process ended as the job) matched another sh, and its first call was named
+#   (`_match_by_exec_history`; hca_check_exits_silently, guard
+#   launcher_check_device_exits_silently).
 KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
 FLAKY_QUIET: dict[str, str] = {}

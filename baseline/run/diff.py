@@ -13,6 +13,9 @@ Method
    are prepared as one table).
 2. **Split** every trace into per-thread streams, each named by its *role* (fork-tree path of
    exec'd names, threads as ``~name``), so thread and child-process interleaving is irrelevant.
+   A bad process whose role no good run has (a launcher that exited before its final exec)
+   takes the role of the good process under the same parent whose names began with its own
+   (`_match_by_exec_history`); its threads and children follow.
 3. **Transparent events**: an error matching the allowlist (the curated expected_errors.yaml
    plus, with ``learn=True``, every (probe, errno, path, process) error the good runs produced)
    is removed from good and bad streams alike and counted per entry; so are calls of
