@@ -924,9 +924,12 @@ REAL_NINTH: list[Scenario] = [
 # Scored by `bench.scenario_accuracy --real` only: each repeats the call, errno and kind of fault
 # of a case the tests run here or in an earlier set (tests/test_real_programs_ninth.py keeps to
 # about a minute).
-BENCH_ONLY = frozenset({"shm_fallocate_small_devshm", "shm_peer_segment_gone", "py_shared_memory_stale",
-                        "mlock_over_memlock", "map_locked_over_memlock", "hugetlb_no_pages", "taskset_rank_map_cpu7",
-                        "py_affinity_local_rank", "uverbs_node_missing", "sockets_over_nofile", "ranks_over_nproc",
+BENCH_ONLY = frozenset({"shm_fallocate_small_devshm", "shm_stale_segment_eexist", "shm_peer_segment_root_only",
+                        "shm_peer_segment_gone", "py_shared_memory_stale", "mlock_over_memlock",
+                        "map_locked_over_memlock", "hugetlb_no_pages", "taskset_rank_map_cpu7", "py_affinity_local_rank",
+                        "uverbs_node_missing", "uverbs_node_root_only", "uverbs_node_no_driver",
+                        "rendezvous_stale_server", "rendezvous_reply_timeout", "rendezvous_server_no_cert",
+                        "pin_fails_job_goes_on", "sockets_over_nofile", "ranks_over_nproc", "thread_stacks_over_as",
                         "raw_socket_net_raw_dropped"})
 
 
@@ -1119,7 +1122,8 @@ QUIET_NINTH: list[NoAnomalyCase] = [
                   "probes for libibverbs, librdmacm, libnuma with ctypes.util.find_library"),
 ]
 
-QUIET_BENCH_ONLY = frozenset({"taskset_cpu_varies", "ranks_under_nproc_vary", "shm_segment_names_and_sizes_vary"})
+QUIET_BENCH_ONLY = frozenset({"taskset_cpu_varies", "ranks_under_nproc_vary", "shm_segment_names_and_sizes_vary",
+                              "seccomp_profile_then_init", "config_reload_race"})
 
 
 def quiet_teardown() -> None:
