@@ -566,6 +566,33 @@ def rendezvous_server_no_cert(base: Path, bad: bool) -> None:
         write(base / "certs" / "rank0.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
 
 
+AIO_WORKER_PY = ("import asyncio, sys\n"
+                 "conf = dict(kv.split('=', 1) for kv in open(sys.argv[1]).read().split())\n"
+                 "async def main():\n"
+                 "    for attempt in range(40):\n"
+                 "        try:\n"
+                 "            reader, writer = await asyncio.open_connection('127.0.0.1', int(conf['port']))\n"
+                 "            break\n"
+                 "        except ConnectionRefusedError:\n"
+                 "            await asyncio.sleep(0.05)\n"
+                 "    else:\n"
+                 "        sys.exit('rank 1: rank 0 never listened')\n"
+                 "    print('rank 1:', (await reader.readline()).decode().strip())\n"
+                 "    writer.close()\n"
+                 "asyncio.run(main())\n")
+AIO_RENDEZVOUS_SH = ("{py} -S {b}/server.py {b}/server.conf & "
+                     "{py} -S {b}/aio_worker.py {b}/worker.conf; rc=$?; wait; exit $rc")
+
+
+def _aio_rendezvous(base: Path, server: str) -> None:
+    _rendezvous(base, server)
+    write(base / "aio_worker.py", AIO_WORKER_PY)
+
+
+def aio_rendezvous_wrong_port(base: Path, bad: bool) -> None:
+    _aio_rendezvous(base, f"port={RDV_PORT + 1 if bad else RDV_PORT} delay=0.1")
+
+
 STALE_PY = ("import socket, sys, time\n"
             "s = socket.socket()\n"
             "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the good runs' connections are in TIME_WAIT\n"
@@ -831,6 +858,11 @@ REAL_NINTH: list[Scenario] = [
              lambda b: f"inet:127.0.0.1:{RDV_PORT}",
              description="rank 0 listens one port up: the worker's connect is refused past its retries, "
              "then 'rank 0 unreachable'"),
+    Scenario("aio_rendezvous_wrong_port", "sh: python3 rank-0 server & python3 asyncio worker retrying connect",
+             lambda b: _sh(b, AIO_RENDEZVOUS_SH), aio_rendezvous_wrong_port,
+             frozenset({"connect", "getsockopt"}), "ECONNREFUSED", lambda b: f"inet:127.0.0.1:{RDV_PORT}",
+             description="rank 0 listens one port up: the asyncio worker's non-blocking connects are refused "
+             "(getsockopt SO_ERROR) past its retries, then 'rank 0 never listened'"),
     Scenario("rendezvous_stale_server", "sh: python3 rank-0 server & python3 worker",
              lambda b: _sh(b, RENDEZVOUS_SH), rendezvous_stale_server, frozenset({"bind"}), "EADDRINUSE",
              lambda b: f"inet:127.0.0.1:{RDV_PORT}", teardown=BACKGROUND.stop,
@@ -930,13 +962,18 @@ BENCH_ONLY = frozenset({"shm_fallocate_small_devshm", "shm_stale_segment_eexist"
                         "uverbs_node_missing", "uverbs_node_root_only", "uverbs_node_no_driver",
                         "rendezvous_stale_server", "rendezvous_reply_timeout", "rendezvous_server_no_cert",
                         "pin_fails_job_goes_on", "sockets_over_nofile", "ranks_over_nproc", "thread_stacks_over_as",
-                        "raw_socket_net_raw_dropped"})
+                        "raw_socket_net_raw_dropped", "aio_rendezvous_wrong_port"})
 
 
 # --- good vs good: run-to-run noise -------------------------------------------------------------
 def _rendezvous_quiet(base: Path, run: int) -> None:
     # rank 0 starts 0-300 ms late: the worker's connect is refused 0-6 times before it joins
     _rendezvous(base, f"port={RDV_PORT} delay={random.uniform(0, 0.3):.3f}")
+
+
+def _aio_quiet(base: Path, run: int) -> None:
+    # rank 0 starts 0-300 ms late: the asyncio worker's connect is refused 0-6 times
+    _aio_rendezvous(base, f"port={RDV_PORT} delay={random.uniform(0, 0.3):.3f}")
 
 
 def _poll_quiet(base: Path, run: int) -> None:
@@ -1091,6 +1128,9 @@ def _reload_unlink_quiet(base: Path, run: int) -> None:
 QUIET_NINTH: list[NoAnomalyCase] = [
     NoAnomalyCase("rendezvous_retries_vary", lambda b: _sh(b, RENDEZVOUS_SH), _rendezvous_quiet,
                   description="rank 0 listens 0-300 ms late: the worker's connect is refused 0-6 times"),
+    NoAnomalyCase("aio_rendezvous_retries_vary", lambda b: _sh(b, AIO_RENDEZVOUS_SH), _aio_quiet,
+                  description="asyncio: non-blocking connects refused (getsockopt SO_ERROR) 0-6 times, an event "
+                  "loop's epoll_wait between"),
     NoAnomalyCase("rendezvous_polls_vary", lambda b: _sh(b, RENDEZVOUS_SH), _poll_quiet,
                   description="rank 0 answers 0-200 ms after the join: 20 ms polls time out 0-10 times"),
     NoAnomalyCase("shm_segment_names_and_sizes_vary", _jobinit, _segments_quiet,
@@ -1123,7 +1163,7 @@ QUIET_NINTH: list[NoAnomalyCase] = [
 ]
 
 QUIET_BENCH_ONLY = frozenset({"taskset_cpu_varies", "ranks_under_nproc_vary", "shm_segment_names_and_sizes_vary",
-                              "seccomp_profile_then_init", "config_reload_race"})
+                              "seccomp_profile_then_init", "config_reload_race", "aio_rendezvous_retries_vary"})
 
 
 def quiet_teardown() -> None:
