@@ -498,16 +498,24 @@ int syscall_exit(struct bpf_raw_tracepoint_args *ctx)
     u16 flags = 0;
 #else
     struct slot *s = thread_slot(ctx->args[0], gen);
-    if (!s)
-        return 0;
+    if (!s) {
+        // A failed call of a thread with no slot yet: a traced thread's first call, refused
+        // by seccomp before its entry (a forked rank binding its memory first thing). Only
+        // failures pay the traced lookup here; a new thread or child returning 0 from clone
+        // stays out.
+        s64 r = (s64)ctx->args[1];
+        if (!(r < 0 && r >= -4095))
+            return 0;
+        s = claim_slot(ctx->args[0], gen);
+        if (!s)
+            return 0;
+    }
     u16 flags = s->flags;
     if (!(flags & F_ACTIVE)) {
-        // An exit with no entry, on a thread that has made calls in this recording: a call
-        // seccomp refused (SECCOMP_RET_ERRNO and RET_TRAP skip the call, and the sys_enter
-        // tracepoint with it, but not sys_exit: Docker's profile refusing set_mempolicy or
-        // mbind with EPERM). Its number is orig_ax; its time the exit (latency 0). Threads
-        // that never entered a call of this recording have no slot and stay out (a call in
-        // flight when recording started, a new thread returning from clone).
+        // An exit with no entry: a call seccomp refused (SECCOMP_RET_ERRNO and RET_TRAP skip
+        // the call, and the sys_enter tracepoint with it, but not sys_exit: Docker's profile
+        // refusing set_mempolicy or mbind with EPERM). Its number is orig_ax; its time the
+        // exit (latency 0).
         struct pt_regs *regs = user_regs_at(ctx->args[0]);
         s->nr = (u16)regs->orig_ax;
 #ifndef ABLATE_NO_CLOCK

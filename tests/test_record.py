@@ -449,6 +449,11 @@ def test_call_refused_by_seccomp_is_recorded(recorder, need_cc, tmp_path):
             pid_t pid = fork();
             if (pid == 0) _exit(0);
             waitpid(pid, NULL, 0);
+            pid = fork();  /* a child whose first call the filter refuses */
+            if (pid == 0) _exit(syscall(SYS_set_mempolicy, 0, NULL, 0) == -1 && errno == EPERM ? 0 : 1);
+            int status;
+            waitpid(pid, &status, 0);
+            if (status != 0) return 3;
             long rc = syscall(SYS_set_mempolicy, 0, NULL, 0);
             return rc == -1 && errno == EPERM ? 0 : 1;
         }
@@ -457,12 +462,14 @@ def test_call_refused_by_seccomp_is_recorded(recorder, need_cc, tmp_path):
     subprocess.run([need_cc, "-O1", "-o", str(exe), str(src), "-lpthread"], check=True)
     rec, df = record(recorder, [str(exe)])
     assert rec.exit_status == 0
-    refused = df.filter(pl.col("probe") == "set_mempolicy").select("ret", "errno")
-    assert refused.rows() == [(-1, "EPERM")]
-    # every event but exit/exit_group (emitted at entry) is one call: one clone3 and one clone
-    # in the parent, and no clone return of the new thread or child recorded as a call
+    refused = df.filter(pl.col("probe") == "set_mempolicy").select("pid", "ret", "errno")
+    # the second child's first call and the parent's, each once
+    assert [(r, e) for _, r, e in refused.rows()] == [(-1, "EPERM"), (-1, "EPERM")]
+    assert refused["pid"].n_unique() == 2
+    # every event but exit/exit_group (emitted at entry) is one call: one clone3 and two clones
+    # in the parent, and no clone return of the new thread or children recorded as a call
     clones = df.filter(pl.col("probe").is_in(["clone", "clone3"])).select("probe", "ret")
-    assert sorted(p for p, _ in clones.rows()) == ["clone", "clone3"]
+    assert sorted(p for p, _ in clones.rows()) == ["clone", "clone", "clone3"]
     assert all(ret > 0 for _, ret in clones.rows())
     last = df.filter(pl.col("pid") == pl.col("tid")).sort("seq")
     assert last.filter(pl.col("pid") == df["pid"][0])["probe"].to_list()[-2:] == ["set_mempolicy", "exit_group"]
