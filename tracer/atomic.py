@@ -207,8 +207,8 @@ def atomic_output(path: str | os.PathLike, *, durable: bool = True) -> Iterator[
     An OSError without a file name (ENOSPC on write, EIO on fsync) gets `path` as its name, so
     the one-line error says which output failed.
     """
-    path = Path(path)
-    fd_number, path = _resolve_output(path)
+    given = Path(path)
+    fd_number, path = _resolve_output(given)
     if fd_number is not None:  # /dev/stdout, /dev/fd/3: the descriptor the shell gave us
         with _write_to_descriptor(fd_number, path) as fh:
             yield fh
@@ -221,6 +221,10 @@ def atomic_output(path: str | os.PathLike, *, durable: bool = True) -> Iterator[
     try:
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if path != Path(os.path.abspath(given)) and not path.parent.is_dir():
+            # a dangling symlink: its target's directories are not ours to create (as root,
+            # `-o link` to /nonexistent/dir/x created /nonexistent/dir)
+            raise FileNotFoundError(errno.ENOENT, f"a symlink to {path}, whose directory does not exist", str(given))
         make_dirs(path.parent)
         fd, tmp = _create_temp(path.parent, path.name)
     except OSError as exc:
@@ -261,7 +265,8 @@ def _resolve_output(path: Path) -> tuple[int | None, Path]:
         if not current.is_symlink():
             return None, current
         current = Path(os.path.normpath(current.parent / os.readlink(current)))
-    return None, path  # a loop: the normal path reports ELOOP naming the output
+    # a loop: refused naming the output (renaming over it replaced the link with a file)
+    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
 
 
 @contextmanager
