@@ -92,6 +92,40 @@ def _expand_braces(pattern: str) -> list[str]:
     return [pattern]
 
 
+# At most this many brace alternatives per pattern: each is matched on its own (`_globs`), so
+# `{a,b}{a,b}...` 24 times was 16 million patterns, built before the first match (an allowlist
+# of three lines hung `baseline diff` and grew without bound). Hand-written globs use a few.
+MAX_BRACE_ALTERNATIVES = 1024
+
+
+def brace_alternatives(pattern: str) -> int:
+    """How many brace-free patterns `_expand_braces(pattern)` makes, counted without making
+    them, capped at MAX_BRACE_ALTERNATIVES + 1 (iterative: nesting depth is unbounded)."""
+    cap = MAX_BRACE_ALTERNATIVES + 1
+    # one frame per open brace: [alternatives closed so far, product of the open alternative]
+    stack: list[list[int]] = [[0, 1]]
+    for c in pattern:
+        if c == "{":
+            stack.append([0, 1])
+        elif c == "," and len(stack) > 1:
+            stack[-1] = [min(cap, stack[-1][0] + stack[-1][1]), 1]
+        elif c == "}" and len(stack) > 1:
+            done, product = stack.pop()
+            stack[-1][1] = min(cap, stack[-1][1] * (done + product))
+    while len(stack) > 1:  # unmatched `{`: literal, counted as if it closed (an upper bound)
+        done, product = stack.pop()
+        stack[-1][1] = min(cap, stack[-1][1] * (done + product))
+    return stack[0][1]
+
+
+def check_glob(pattern: str, field: str) -> None:
+    """TracebaseError naming `field` when `pattern` has too many brace alternatives."""
+    n = brace_alternatives(pattern)
+    if n > MAX_BRACE_ALTERNATIVES:
+        raise TracebaseError(f"{field}: expected a glob with at most {MAX_BRACE_ALTERNATIVES:,} brace alternatives, "
+                             f"found more ({pattern[:60]!r}...)")
+
+
 def _parse_class(pattern: str, i: int) -> tuple[tuple, int] | None:
     """``[...]`` at pattern[i]: (class token, index after it), or None when unterminated."""
     j = i + 1
@@ -234,6 +268,7 @@ class _Glob:
 
 @lru_cache(maxsize=4096)
 def _globs(pattern: str) -> tuple[_Glob, ...]:
+    check_glob(pattern, "pattern")  # a library caller's pattern: bounded as a file's are
     return tuple(_Glob(p) for p in _expand_braces(pattern))
 
 
@@ -347,6 +382,9 @@ def _entry_from_dict(raw: Any, index: int, source: str) -> Entry:
     errno = raw["errno"]
     if not (_GLOB_CHARS & set(errno)) and not is_errno_name(errno):
         raise TracebaseError(f"{where}: field 'errno': expected a symbolic errno name like ENOENT, found {errno!r}")
+    for name in ("probe", "errno", "path", "context"):
+        if raw.get(name):
+            check_glob(raw[name], f"{where}: field '{name}'")
     status = raw.get("status", "active")
     if status not in STATUSES:
         raise TracebaseError(f"{where}: field 'status': expected one of {'|'.join(STATUSES)}, found {status!r}")
