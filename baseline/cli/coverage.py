@@ -45,8 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=INGEST_EPILOG,
     )
     p.add_argument("spool", metavar="SPOOL", help="spool directory written by `tracer run`")
-    p.add_argument("dataset", metavar="DATASET", help="dataset root")
-    p.add_argument("--quarantine", metavar="DIR", help="where unreadable files go (default: DATASET/../quarantine)")
+    p.add_argument("dataset", metavar="DATASET", type=common.output_path("the dataset directory"), help="dataset root")
+    p.add_argument("--quarantine", metavar="DIR", type=common.output_path("the quarantine directory"), help="where unreadable files go (default: DATASET/../quarantine)")
     p.add_argument("--keep-spool", action="store_true", help="leave ingested snapshots in the spool")
     p.add_argument("--compact-min-files", type=common.non_negative_int, default=8, metavar="N",
                    help="compact a partition holding at least N small files (default 8; 0 disables)")

@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
     )
     p.add_argument("traces", nargs="+", metavar="TRACE", help="events Parquet files or directories")
-    common.add_output(p, help="output JSON file (default: stdout)", default="-")
+    common.add_output(p, help="output JSON file (default: stdout, also `-o -`)", default="-", type=str)
     p.add_argument("--diff", action="store_true", help="TRACE... are GOOD... BAD: export the diff")
     p.add_argument("--trace-id", action="append", default=[], metavar="ID",
                    help="only this trace (repeatable; with --diff: the bad trace when BAD holds several)")

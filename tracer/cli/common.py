@@ -45,6 +45,26 @@ class ArgumentParser(argparse.ArgumentParser):
     Subparsers inherit the class (argparse creates them with type(parent)).
     """
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """--help, --version and usage text: argparse drops an OSError writing them (`--help
+        >/dev/full` exited 0 having printed nothing); here a write error on stdout is trouble
+        like any other output error (one line naming <stdout>, exit 2) and a reader that went
+        away (`--help | head -1`) ends the text quietly."""
+        if not message:
+            return
+        file = file or sys.stderr
+        try:
+            file.write(message)
+            file.flush()
+        except BrokenPipeError:
+            if file is sys.stdout:
+                _silence_stdout()
+        except OSError as exc:
+            if file is sys.stdout:
+                _silence_stdout()  # the text left in the buffer must not fail again at exit
+                raise _on_stdout(exc) from None
+            # stderr unwritable: the exit status still says it
+
     def error(self, message: str) -> NoReturn:
         root = self.prog.split(" ", 1)[0]
         message = message.removeprefix("argument ")
@@ -133,6 +153,7 @@ def _stop_signals_unwind() -> Any:
 def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str] | None, epilog: str = "") -> int:
     """Parse argv and run the subcommand; every failure a user can cause is one line, exit 2."""
     _reserve_standard_streams()
+    _fit_address_space_limit()
     try:
         with _stop_signals_unwind():
             return _run(prog, description, modules, argv, epilog)
@@ -172,6 +193,37 @@ def _reserve_standard_streams() -> None:
         if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
             with contextlib.suppress(ValueError, OSError):  # a closed or detached stream
                 stream.reconfigure(errors=_ESCAPE)
+
+
+# glibc's mallopt parameter for the number of malloc arenas (<malloc.h> M_ARENA_MAX)
+_M_ARENA_MAX = -8
+
+
+def _fit_address_space_limit() -> None:
+    """Under a finite address-space limit (`ulimit -v`, a container's RLIMIT_AS), one malloc
+    arena for all threads.
+
+    glibc gives each new thread its own arena, reserving 64 MiB of address space apiece
+    (HEAP_MAX_SIZE); with Arrow's, polars' and jemalloc's threads that is most of a GiB of
+    reservations that hold no data. Under `ulimit -v 1000000` `baseline learn` aborted (SIGABRT
+    in polars' allocator, exit 134, no line) in a run whose data needs ~100 MiB; with one arena
+    the same limit runs it, and a limit too low for the libraries still fails as a Python
+    MemoryError or an import that cannot map a library: one line naming the limit
+    (`_resources_exhausted`). Runs before polars or pyarrow are imported (their threads take
+    their arenas at start); without a limit nothing changes (the threads' arenas avoid lock
+    contention)."""
+    import resource
+
+    try:
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (OSError, ValueError):
+        return
+    if soft == resource.RLIM_INFINITY:
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):  # not glibc (musl has no per-thread arenas)
+        ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1)
 
 
 def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
@@ -473,6 +525,26 @@ fraction = _converter(units.fraction, "fraction")
 finite_float = _converter(units.finite_float, "number")
 
 
+def output_path(what: str) -> Callable[[str], str]:
+    """type= for an output path of a command that cannot write to stdout (Parquet, a directory,
+    a YAML file merged in place, a file beside a command's own output): `-` is refused, naming
+    the flag, rather than written as a file called `-` in the current directory (what `-o -`
+    did everywhere but `baseline export`, which writes its JSON to stdout). `./-` names such a
+    file. An empty argument is refused too (Path('') is the current directory)."""
+
+    def convert(text: str) -> str:
+        if text == "-":
+            raise argparse.ArgumentTypeError(
+                f"expected a path for {what}, found '-' (this command does not write to stdout; "
+                "./- is a file named -)")
+        if text == "":
+            raise argparse.ArgumentTypeError(f"expected a path for {what}, found '' (an empty argument)")
+        return text
+
+    convert.__name__ = "path"
+    return convert
+
+
 def float_range(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False) -> Callable[[str], float]:
     """type= for a finite number in [lo, hi]."""
     return _converter(units.finite_float, "number", lo=lo, hi=hi, lo_open=lo_open)
@@ -493,11 +565,14 @@ def hidden_alias(parser: argparse.ArgumentParser | argparse._ActionsContainer, *
 
 
 def add_output(parser: argparse.ArgumentParser, *, help: str, metavar: str = "FILE", required: bool = False,
-               dest: str = "output", **kwargs: Any) -> None:
+               dest: str = "output", what: str | None = None, **kwargs: Any) -> None:
     """`-o/--output` (`--out` accepted as a hidden alias); dest `output`.
 
     `required=True` puts both spellings in a required group, so `--out DIR` satisfies it too.
+    `-` is stdout only for a command that passes its own `type=` (export's JSON); for the rest
+    it is refused naming the flag (`output_path`, `what` saying what the output is).
     """
+    kwargs.setdefault("type", output_path(what or ("a directory" if metavar == "DIR" else "a file")))
     target: Any = parser.add_mutually_exclusive_group(required=True) if required else parser
     target.add_argument("-o", "--output", metavar=metavar, help=help, dest=dest, **kwargs)
     hidden_alias(target, "--out", dest=dest, metavar=metavar)

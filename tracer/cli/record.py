@@ -73,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=HelpFormatter,
     )
-    p.add_argument("-o", "--output", metavar="FILE",
+    p.add_argument("-o", "--output", metavar="FILE", type=common.output_path("the trace (Parquet)"),
                    help="Parquet file to write (default: trace-CMD-UTCTIME.parquet)")
     p.add_argument("--label", choices=["good", "bad"],
                    help="mark the run as known good (kind=good) or failing (kind=failure); "

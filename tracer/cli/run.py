@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="stop after this long (e.g. 60s, 2h, 1d)")
     p.add_argument("-i", "--interval", metavar="INTERVAL", default=5.0, type=common.duration,
                    help="snapshot interval (default 5s)")
-    p.add_argument("--spool", default="/var/spool/tracebase", help="spool directory (default %(default)s)")
+    p.add_argument("--spool", default="/var/spool/tracebase", type=common.output_path("the spool directory"), help="spool directory (default %(default)s)")
     p.add_argument("--good-every", metavar="DURATION", default=3600.0, type=common.duration,
                    help="open a capture window this often (default 1h)")
     p.add_argument("--good-window", metavar="DURATION", default=10.0, type=common.duration,
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--examples", type=common.positive_int, default=4, metavar="K",
                    help="full call trees per failure signature per interval; the rest are counted (default 4)")
     p.add_argument("--best-effort", action="store_true", help="run with the probes that attach; report the rest")
-    p.add_argument("--prom", metavar="FILE", help="write counters in Prometheus text format (textfile collector)")
+    p.add_argument("--prom", metavar="FILE", type=common.output_path("the Prometheus textfile"), help="write counters in Prometheus text format (textfile collector)")
     p.add_argument("--metadata-file", metavar="FILE", help="YAML/JSON job metadata, re-read when it changes")
     p.add_argument("--control-file", metavar="FILE", help="open a capture window when this file appears (then deleted)")
     p.add_argument("--host", help="host name in records and spool (default: this host's name)")
