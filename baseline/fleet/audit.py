@@ -57,6 +57,7 @@ from baseline.fleet.model import (
     collect_traces,
     max_depth_of,
     parse_since,
+    trace_flags,
 )
 from baseline.run.allowlist import ExpectedErrors, load_default
 from tracer import units
@@ -341,14 +342,14 @@ def unsampled_platforms(failing: pl.DataFrame, reps: pl.DataFrame, model: GoodTr
 def _failing(traces: pl.DataFrame) -> pl.DataFrame:
     """The per-trace table's traces with an error frame, in the columns findings_of uses."""
     cols = set(traces.columns)
+    flags = trace_flags(cols)
     # lazy: the filter gathers only the columns selected (eager, it copied every column of the
     # millions of failing traces first: +0.7 GiB at the audit's peak on a 10,000-host day)
-    return traces.lazy().filter(pl.col("errors") > 0).select(
+    return traces.lazy().filter(pl.col("has_error") if "has_error" in cols else pl.col("errors") > 0).select(
         "trace_id", "host", "job_id", pl.col("start_time").alias("time"), "operation", "chain_hash",
-        ((pl.col("lost_events").fill_null(0) > 0) if "lost_events" in cols else pl.lit(False)).alias("truncated"),
+        flags["truncated"],
         (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).alias("kernel_release"),
-        (pl.col("repeat_count").fill_null(1).clip(1) if "repeat_count" in cols else pl.lit(1)).cast(pl.Int64)
-        .alias("weight"),
+        flags["weight"],
     ).collect()
 
 

@@ -94,7 +94,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from baseline.fleet.model import EventsInput, NoEventsError, ParamsMixin, collect_traces
+from baseline.fleet.model import (  # failed_expr, weight_expr: read here by callers since before they moved
+    EventsInput,
+    NoEventsError,
+    ParamsMixin,
+    collect_traces,
+    failed_expr,  # noqa: F401
+    trace_flags,
+    weight_expr,  # noqa: F401
+)
 from baseline.run.allowlist import Entry, ExpectedErrors, learned_id
 from tracer.errors import TracebaseError
 
@@ -113,21 +121,6 @@ def wilson_bounds(successes: np.ndarray, n: np.ndarray, z: float) -> tuple[np.nd
     low = np.where(n > 0, np.clip(centre - half, 0, 1), 0.0)
     high = np.where(n > 0, np.clip(centre + half, 0, 1), 1.0)
     return low, high
-
-
-def failed_expr() -> pl.Expr:
-    """The root call of a trace failed: its root frame carries an errno (`root_err`), else the
-    exit status is a negative errno (-4095..-1). A pointer-returning root's success is a kernel
-    pointer, clipped to -2147483648 in the int32 exit_status: not a failure. Without either
-    column, the trace kind decides."""
-    status = pl.col("exit_status")
-    by_status = pl.when(status.is_not_null()).then((status < 0) & (status >= -4095)).otherwise(pl.col("kind") == "failure")
-    return pl.col("root_err").fill_null(False) | by_status
-
-
-def weight_expr() -> pl.Expr:
-    """How many call trees a trace stands for (schema 2 repeat_count; null = 1)."""
-    return pl.col("repeat_count").fill_null(1).clip(1).cast(pl.Int64)
 
 
 @dataclass
@@ -377,14 +370,13 @@ class FleetExpectedLearner(ParamsMixin):
         # `_row`: the trace's place in the table, i.e. the order the daemon emitted them in -- the
         # tie-break for traces of one process that share a start time (failure records outside
         # capture windows carry a 4 ms tick, not a ns time)
+        flags = trace_flags(cols)
         tr = traces.lazy().with_row_index("_row").select(
             pl.col("operation", "host").cast(cat), "chain_hash", pl.col("job_id").cast(cat), "start_time", "_row",
             (pl.col("pid") if "pid" in cols else pl.lit(None, pl.Int32)).fill_null(-1).alias("pid"),
             (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).cast(cat)
             .fill_null("?").alias("kernel_release"),
-            (pl.col("lost_events") if "lost_events" in cols else pl.lit(0)).fill_null(0).alias("lost_events"),
-            (weight_expr() if "repeat_count" in cols else pl.lit(1, pl.Int64)).alias("w"),
-            failed_expr().alias("root_failed") if {"exit_status", "kind"} <= cols else pl.lit(True).alias("root_failed"),
+            flags["truncated"], flags["weight"].alias("w"), flags["root_failed"],
             (pl.col("timed") if "timed" in cols else pl.lit(True)).alias("timed"),
         ).with_columns(pl.when(pl.col("timed")).then(pl.col("start_time")).alias("_timed_start"))
         proc_raw = ["host", "job_id", "pid"]
@@ -427,7 +419,7 @@ class FleetExpectedLearner(ParamsMixin):
         # new_release flag is joined to those rows, not to every trace
         fine = (
             tr.join(procs.lazy(), on=proc_raw, how="left", nulls_equal=True)
-            .filter(pl.col("lost_events") == 0)
+            .filter(~pl.col("truncated"))
             .group_by([*key, "host", "_run", "kernel_release"])
             .agg(
                 pl.col("w").sum().alias("traces"),

@@ -144,7 +144,59 @@ TRACE_LEVEL = ("kind", "job_id", "start_time", "exit_status", "pid", "kernel_rel
                "latency_ns")
 AUDIT_COLUMNS = [*FIT_COLUMNS, *TRACE_LEVEL]
 OPTIONAL_COLUMNS = {"latency_ns": pl.Int64}  # read as null where a frame lacks them
-TRACE_CATEGORICAL = ["host", "operation", "kind", "job_id", "kernel_release"]  # collect_traces' categoricals
+TRACE_CATEGORICAL = ["host", "operation", "job_id", "kernel_release"]  # collect_traces' categoricals
+
+
+def failed_expr() -> pl.Expr:
+    """The root call of a trace failed: its root frame carries an errno (`root_err`), else the
+    exit status is a negative errno (-4095..-1). A pointer-returning root's success is a kernel
+    pointer, clipped to -2147483648 in the int32 exit_status: not a failure. Without either
+    column, the trace kind decides."""
+    status = pl.col("exit_status")
+    by_status = pl.when(status.is_not_null()).then((status < 0) & (status >= -4095)).otherwise(pl.col("kind") == "failure")
+    return pl.col("root_err").fill_null(False) | by_status
+
+
+def weight_expr() -> pl.Expr:
+    """How many call trees a trace stands for (schema 2 repeat_count; null = 1)."""
+    return pl.col("repeat_count").fill_null(1).clip(1).cast(pl.Int64)
+
+
+def trace_flags(columns: Iterable[str]) -> dict[str, pl.Expr]:
+    """`truncated`, `weight` (Int64) and `root_failed` of a per-trace table, whether it is
+    collect_traces' (the flags stored) or per_trace_table's with the TRACE_LEVEL columns (derived
+    here); a column missing from both takes its default: complete, one tree, failed."""
+    cols = set(columns)
+    lost = pl.col("lost_events").fill_null(0) > 0 if "lost_events" in cols else pl.lit(False)
+    weight = weight_expr() if "repeat_count" in cols else pl.lit(1, pl.Int64)
+    failed = failed_expr() if {"exit_status", "kind"} <= cols else pl.lit(True)
+    return {
+        "truncated": (pl.col("truncated") if "truncated" in cols else lost).alias("truncated"),
+        "weight": (pl.col("weight").cast(pl.Int64) if "weight" in cols else weight).alias("weight"),
+        "root_failed": (pl.col("root_failed") if "root_failed" in cols else failed).alias("root_failed"),
+    }
+
+
+def trace_table_columns() -> list[pl.Expr]:
+    """collect_traces' per-trace table from per_trace_table(frames, keep=TRACE_LEVEL): only what
+    the audit and the expected-error learner read, each in its narrowest form. A fleet-day holds
+    millions of rows from the events pass to the findings (the audit's memory peak), so the
+    trace-level columns they only test are reduced to flags as the batch is read: `has_error`
+    (errors > 0), `root_failed` (failed_expr of root_err, exit_status and kind), `truncated`
+    (lost_events > 0), `timed` (latency_ns present: recorded in a capture window), `weight`
+    (weight_expr as UInt32: no snapshot aggregates 4 billion call trees); the frame count is
+    not kept. The text columns with few distinct values are categoricals (integer codes).
+    The trace_id text is kept for the traces with an error only (null otherwise): only
+    findings name a trace, and ids (host:boot:tid:seq) are the widest column by far."""
+    has_error = pl.col("errors") > 0
+    return [
+        pl.when(has_error).then(pl.col("trace_id")).alias("trace_id"),
+        pl.col("host", "operation").cast(pl.Categorical), "chain_hash", has_error.alias("has_error"),
+        pl.col("job_id").cast(pl.Categorical), "start_time", "pid", pl.col("kernel_release").cast(pl.Categorical),
+        failed_expr().alias("root_failed"), (pl.col("lost_events").fill_null(0) > 0).alias("truncated"),
+        weight_expr().clip(upper_bound=np.iinfo(np.uint32).max).cast(pl.UInt32).alias("weight"),
+        pl.col("latency_ns").is_not_null().alias("timed"),
+    ]
 
 
 def chain_token_hash() -> pl.Expr:
@@ -246,9 +298,7 @@ def collect_traces(
                 fit._flush()
         reps = chain_representatives(per, frames, known)
         known = reps if known is None else pl.concat([known, reps], how="vertical_relaxed")
-        # millions of rows, few distinct values: held as categoricals (integer codes)
-        traces.append(per.drop("_start", strict=False).with_columns(pl.col(TRACE_CATEGORICAL).cast(pl.Categorical))
-                      .with_columns(pl.col("latency_ns").is_not_null().alias("timed")).drop("latency_ns"))
+        traces.append(per.select(trace_table_columns()))
     if not traces:
         raise NoEventsError("no events to audit")
     if fit is not None:
