@@ -49,7 +49,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from baseline.fleet.counters import bucket_counters, counter_buckets, counter_scans, counter_sources
+from baseline.fleet.counters import (
+    bucket_counters,
+    cell_attributes,
+    counter_buckets,
+    counter_scans,
+    counter_sources,
+    split_cell_attributes,
+)
 from baseline.fleet.model import (
     EventsInput,
     GoodTraceBaseline,
@@ -72,7 +79,9 @@ from tracer.schema import (
     write_table_batches,
 )
 
-FINDINGS_WRITE_ROWS = 500_000
+# findings converted to Arrow (categoricals to text: ~230 bytes a finding) a slice at a time: at
+# 500,000 a slice the conversion added ~120 MiB at the end of the audit of a 10,000-host day
+FINDINGS_WRITE_ROWS = 125_000
 VENDOR_PREFIX = re.compile(r"\b(mlx5_ib|mlx5|bnxt_re|irdma)_")
 
 
@@ -726,16 +735,18 @@ def host_alerts(
     from the good-trace baseline; else the counters' layer), the other layers named in detail.
 
     `counters` is the counters table (lazy) or its (calls, errors) from `bucket_counters` with
-    the same `bucket`."""
-    host_calls, errs = counters if isinstance(counters, tuple) else bucket_counters(counters, bucket)
+    the same `bucket`, or (calls, errors, cell attributes) from counters.split_cell_attributes."""
+    host_calls, errs = counters[:2] if isinstance(counters, tuple) else bucket_counters(counters, bucket)
     if host_calls.is_empty():
         return pl.DataFrame(schema=polars_schema("host_alerts"))
+    layers = cell_attributes(counters) if isinstance(counters, tuple) else host_calls
     # the per-(host, probe) and per-(host, bucket) totals of millions of cells, once each; the
     # group-bys and joins over the cells run on polars' streaming engine (2-4x less CPU than the
     # in-memory one on these tables; every result is sorted or reduced order-independently)
     window_calls = _stream(host_calls.lazy().group_by("host", "probe").agg(pl.col("n").sum().alias("n_w")))
     errs = _outside_learned_bands(host_calls, errs, expected, window_calls, probe_depth)
-    ranks = probe_ranks(host_calls.group_by("probe").agg(pl.col("layer").drop_nulls().first()), probe_depth)
+    ranks = probe_ranks(layers.group_by("probe").agg(pl.col("layer").drop_nulls().first()), probe_depth)
+    del layers
     host_calls = host_calls.drop("layer", "vendor", "kernel_release", strict=False)
     calls = _stream(host_calls.lazy().group_by("host", "bucket").agg(pl.col("n").sum().alias("invocations")))
     errs = _host_specific(host_calls, errs, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction,
@@ -1083,6 +1094,10 @@ def run_audit(
     sources = counter_sources(counter_files, since_dt) if counter_files else None
     raw_scans = list(counter_scans(sources[0], since_dt)) if sources and sources[0] else []
     buckets = counter_buckets(counter_files, since_dt, sources=sources, raw_scans=raw_scans) if sources else None
+    if buckets is not None:  # (calls, errors, cell attributes): see split_cell_attributes
+        calls, attributes = split_cell_attributes(buckets[0])
+        buckets = (calls, buckets[1], attributes)
+        del calls, attributes
     # one pass over the events: per-trace table + one representative per distinct chain (and
     # the baseline fitted on the way when none is given)
     traces, chains = collect_traces(dataset, since=since_dt, batch_rows=batch_rows, fit=to_fit)
@@ -1093,7 +1108,7 @@ def run_audit(
     from baseline.fleet.expected import release_history
 
     # once: the expected-error learner and the clustering both need the hosts' kernel releases
-    releases = release_history(traces, buckets[0] if buckets is not None else None)
+    releases = release_history(traces, cell_attributes(buckets) if buckets is not None else None)
     if learn_expected:
         from baseline.fleet.expected import expected_from_traces
 

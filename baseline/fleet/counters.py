@@ -77,6 +77,31 @@ def bucket_counters(
     return pl.concat(calls, how="vertical_relaxed"), pl.concat(errors, how="vertical_relaxed")
 
 
+CELL_ATTRIBUTES = ("layer", "vendor", "kernel_release")
+
+
+def split_cell_attributes(calls: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """bucket_counters' calls table as (calls without CELL_ATTRIBUTES, attributes): the
+    attributes are one row per distinct (host, probe, layer, vendor, kernel_release), in the
+    order first seen, with its first bucket. On a fleet-day the calls are ~5M cells and these
+    ~150k combinations, so the three categorical columns (12 bytes a cell, ~55 MiB) are not held
+    beside the per-trace table; what is read of them -- a probe's first layer, a host's vendor,
+    when a host first ran a release -- reads the same off the attributes (first seen = first in
+    the calls' order). Pass the three as the counters (calls, errors, attributes): every reader
+    of bucketed counters takes either form (`cell_attributes`)."""
+    attrs = (calls.lazy().group_by("host", "probe", *CELL_ATTRIBUTES, maintain_order=True)
+             .agg(pl.col("bucket").min()).collect())
+    return calls.drop(CELL_ATTRIBUTES, strict=False), attrs
+
+
+def cell_attributes(counters: pl.DataFrame | tuple) -> pl.DataFrame:
+    """The table holding the counters' layer, vendor and kernel_release: the attributes of a
+    (calls, errors, attributes) triple (split_cell_attributes), else the calls table itself."""
+    if isinstance(counters, tuple):
+        return counters[2] if len(counters) > 2 else counters[0]
+    return counters
+
+
 def _without_repeats(lf: pl.LazyFrame, repeated: pl.DataFrame, calls: pl.DataFrame, errors: pl.DataFrame,
                      bucket: pl.Expr) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(calls, errors) of `lf` less the rows repeating a SNAPSHOT_KEY read before them (file

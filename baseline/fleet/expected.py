@@ -94,6 +94,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from baseline.fleet.counters import cell_attributes
 from baseline.fleet.model import (  # failed_expr, weight_expr: read here by callers since before they moved
     EventsInput,
     NoEventsError,
@@ -176,9 +177,9 @@ def host_vendors(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = Non
     # its own (categorical) keys and the text is built for the reduced rows only
     parts = []
     if counters is not None:
-        calls = counters[0] if isinstance(counters, tuple) else counters
-        if "vendor" in calls.columns:
-            parts.append(_stream(calls.lazy().select("host", "vendor").drop_nulls().unique())
+        attrs = cell_attributes(counters)
+        if "vendor" in attrs.columns:
+            parts.append(_stream(attrs.lazy().select("host", "vendor").drop_nulls().unique())
                          .select(pl.col("host", "vendor").cast(pl.String)).unique("host"))
     probe = pl.col("probe").cast(pl.String)
     vendor = pl.lit(None, dtype=pl.String)
@@ -440,7 +441,8 @@ class FleetExpectedLearner(ParamsMixin):
             .collect(engine="streaming")
         )
         # kernel releases a host switched to during the window
-        rel = releases if releases is not None else release_history(traces, counters[0] if counters is not None else None)
+        rel = releases if releases is not None else release_history(traces, cell_attributes(counters)
+                                                                    if counters is not None else None)
         if rel is None:
             fine = fine.with_columns(pl.lit(False).alias("new_release"))
         else:
@@ -528,7 +530,7 @@ class FleetExpectedLearner(ParamsMixin):
         run_hosts = _stream(by_run.lazy().select(*key, "host").join(chain_probes.lazy(), on=key)
                             .select("probe", "host").unique()).with_columns(pl.col("host").cast(pl.String))
         if counters is not None:
-            calls, errs = counters
+            calls, errs = counters[:2]
             run_hosts = pl.concat([run_hosts, _stream(calls.lazy().filter(pl.col("n") > 0).select("probe", "host").unique()).select(
                 pl.col("probe").cast(pl.String), pl.col("host").cast(pl.String))]).unique()
             c_err = errs.select("probe", "errno", "host").unique().select(pl.col("probe", "errno", "host").cast(pl.String))
@@ -632,7 +634,7 @@ class FleetExpectedLearner(ParamsMixin):
         band_type = pl.List(pl.Struct({"probe": pl.String, "rate_upper": pl.Float64}))
         if counters is None or cand.is_empty():
             return cand.with_columns(pl.lit(None, band_type).alias("rate_upper"))
-        calls, errs = counters
+        calls, errs = counters[:2]
         # grouped on the tables' own (categorical) keys, text for the groups only
         n = _stream(calls.lazy().group_by("host", "probe").agg(pl.col("n").sum())).with_columns(
             pl.col("host", "probe").cast(pl.String))
