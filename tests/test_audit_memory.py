@@ -12,6 +12,8 @@ traces, the expected-error learner, the host alerts, the release history and the
 
 from __future__ import annotations
 
+import datetime as dt
+
 import polars as pl
 import pytest
 
@@ -124,3 +126,45 @@ def test_the_audit_with_both_layouts_is_the_same(fleet, monkeypatch):
     assert split.findings.height and split.host_alerts.height
     for name in ("findings", "clusters", "host_alerts"):
         assert getattr(split, name).equals(getattr(wide, name)), name
+
+
+def test_cluster_names_are_the_first_mode_in_text_order_counted_on_codes():
+    """_cluster_table counts the signatures, origin layers and releases of the open findings on
+    their categorical codes; ties go to the first text (a null first), a signature with a
+    truncation note names its cluster only when no complete one does -- as mode().sort().first()
+    over the text does."""
+    from baseline.fleet.audit import _cluster_table
+
+    t0 = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
+    note = " [truncated: origin at or below x (core)]"
+    rows = [  # cluster, signature, origin layer, host, release, weight
+        (0, "b: sig", "core", "h1", "r1", 1), (0, "a: sig", "driver", "h2", "r2", 1),  # tie: a, and driver
+        (0, "b: sig", None, "h1", "r2", 5), (0, "a: sig", None, "h2", "r2", 1),  # null origin first in a tie
+        (1, "z: sig" + note, "core", "h3", "r2", 1), (1, "z: sig" + note, "core", "h3", "r2", 1),
+        (1, "y: sig", "core", "h3", "r2", 1),  # the complete one names it, though rarer
+        (2, "c: sig" + note, "uverbs", "h4", None, 2),  # only truncated ones: named by them
+    ]
+    clustered = pl.DataFrame(
+        [(c, s, o, h, j, t0 + dt.timedelta(minutes=i), f"t{i}", r, w) for i, (c, s, o, h, r, w) in enumerate(rows)
+         for j in [f"job{i % 3}"]],
+        schema={"cluster_id": pl.Int32, "signature": pl.String, "origin_layer": pl.String, "host": pl.String,
+                "job_id": pl.String, "time": pl.Datetime("ns", "UTC"), "trace_id": pl.String,
+                "kernel_release": pl.String, "weight": pl.Int64}, orient="row")
+    releases = pl.DataFrame({"host": ["h1", "h1", "h2", "h3"], "kernel_release": ["r1", "r2", "r2", "r2"],
+                             "new_release": [False, True, False, True]})
+    window = (t0, t0 + dt.timedelta(hours=1))
+    cats = clustered.with_columns(pl.col("signature", "origin_layer", "host", "job_id", "kernel_release")
+                                  .cast(pl.Categorical))
+    table = _cluster_table(cats, window, releases=releases)
+    assert table.equals(_cluster_table(clustered, window, releases=releases))
+    # all of cluster 1 on a release its host switched to; 5 of cluster 0's 8 only
+    assert table["signature"].to_list() == ["a: sig", "y: sig | since kernel update to r2", "c: sig" + note]
+    assert table["origin_layer"].to_list() == [None, "core", "uverbs"]
+    assert table["failures"].to_list() == [8, 3, 2] and table["hosts"].to_list() == [2, 1, 1]
+    # the reference: the text aggregation _cluster_table made before it counted on codes
+    text = clustered.group_by("cluster_id").agg(
+        pl.coalesce(pl.col("signature").filter(~pl.col("signature").str.contains("[truncated:", literal=True))
+                    .mode().sort().first(), pl.col("signature").mode().sort().first()),
+        pl.col("origin_layer").mode().sort().first()).sort("cluster_id")
+    plain = _cluster_table(cats, window)
+    assert plain.select("signature", "origin_layer").equals(text.select("signature", "origin_layer"))
