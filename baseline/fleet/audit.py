@@ -29,9 +29,13 @@ For each trace with an error (`run_audit`):
   host where an unexpected error alerts is a symptom of it (a crash loop's start-up), no alert.
 
 Memory: the counters are reduced to 15-minute buckets in streaming passes over batches of
-hosts before anything else is loaded; per-trace tables hold host / operation / job / kind and
-the per-chain analysis columns as categoricals; the chain analysis and signatures run once per
-distinct chain; findings are written to Parquet a slice at a time.
+hosts before anything else is loaded, their per-cell layer / vendor / kernel release kept in a
+side table (counters.split_cell_attributes); the per-trace table (model.collect_traces) holds
+host / operation / job / release as categoricals, the trace-level columns the audit only tests
+as flags (model.trace_table_columns) and the trace id of traces with an error only; the chain
+analysis and signatures run once per distinct chain, the per-chain analysis columns as
+categoricals; clusters are named by counts on those codes; findings are written to Parquet a
+slice at a time.
 
 Output: findings / clusters / host_alerts Parquet tables (tracer.schema), written atomically.
 """
