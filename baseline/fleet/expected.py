@@ -36,7 +36,10 @@ routine) learns a unit as expected when all of these hold:
   deaths; the few timed ones give the honest, wide interval. A process whose last trace came
   after its host's last capture window (its latest timed trace) is right-censored: nothing
   that followed could have been recorded, so that occurrence is neither a death nor a survival
-  and leaves both sides of the Increase (a host without any timed trace: not censored).
+  and leaves both sides of the Increase (a host without any timed trace: not censored). So is
+  a process killed with its job: another process of the same run ended with a failure of
+  another chain at or shortly after its last trace (``_killed_with_job``: a job's ranks die
+  together, and what the others did last did not end them).
 * **No significant increase in failure.** CBI's Increase(P) = P(fail | P) - P(fail | P
   observed) (Liblit et al., PLDI'05), fail = the process made no later call, observed = the probe
   was reached in a trace of the operation. A fatal error has Increase near 1; the error is kept
@@ -54,16 +57,23 @@ routine) learns a unit as expected when all of these hold:
   cgroup limit, a firmware without a capability, a half-empty GID table), which no column
   shows, so no share of a vendor group measures it. A survived ETIMEDOUT or EIO on a rack's
   hosts says something there is broken: the share still applies (and CBI's Increase to all).
+  Nor is it asked of an error its operation absorbs (the root succeeded in ``handled_share`` of
+  its occurrences: an auto counter bind's ENOMEM that _ib_modify_qp ignores on the few hosts
+  whose port is in AUTO mode): no caller saw it fail, so no fault of the hosts it is confined
+  to shows in it (a rate that rises there still raises the host's alert).
 * **Visible to its caller.** The operation absorbed it (its root succeeded) or returned the
   origin's errno unchanged, in at least ``handled_share`` of its occurrences: a caller can only
   treat an error as routine when it sees it (retry on EAGAIN, skip a GID slot on ENODATA). An
   errno turned into another on the way up (a stale handle's ENOENT in rdma_lookup_get_uobject
   that modify_qp reports as EINVAL, reference errno_conventions) reaches the caller as a
   generic failure: a finding, however often the job goes on after it.
-* **Not a regression.** When at least ``max_new_share`` of the occurrences come from kernel
-  releases a host switched to during the window (a driver update), the error started with the
-  update: a finding, not routine. Per host first: a host that shows the error only on a
-  release it switched to got it with the update. When the family also occurs on other hosts
+* **Not a regression.** When at least ``max_new_share`` of the occurrences come from hosts
+  that show the error only on a kernel release they switched to during the window (a driver
+  update), the error started with the update: a finding, not routine. Per host first: a host
+  that shows the error only on a release it switched to got it with the update; a host that
+  showed it before its update as well did not, however many of its occurrences come after
+  it (a rollout early in the window, a busy host: most of a routine error's occurrences are
+  then on the new release without the update having anything to do with them). When the family also occurs on other hosts
   (routine on one platform, an update's regression on another: a capability probe that one
   hardware generation always fails and an upgraded driver now fails on another, where nothing
   falls back), it is judged on those other hosts alone, and the entry says
@@ -251,6 +261,41 @@ def release_history(traces: pl.DataFrame, calls: pl.DataFrame | None = None) -> 
     return rel.with_columns((pl.col("since") > pl.col("since").min().over("host")).alias("new_release"))
 
 
+KILLED_WITH_JOB_S = 60  # a job's launcher ends its other ranks within this of one rank's fatal error
+
+
+def _killed_with_job(procs: pl.DataFrame, tr: pl.LazyFrame) -> pl.DataFrame:
+    """Mark as censored (`_censored`) the processes killed with their job: another process of
+    the same run ended with a failed call (its last trace, root failed) of another chain at or
+    up to KILLED_WITH_JOB_S after this process's last trace. A job's ranks die together when
+    one of them fails (the launcher or NCCL's abort ends the rest), so the others' last traces
+    -- a start-up's retried cgroup charge, an empty GID slot, a rescued pin -- were not what
+    ended them; their outcome is unknown, as for a process the data cuts short. A process
+    whose last trace is the same chain as the one that ended the job died of that error itself
+    and stays a death, so a fault every rank meets keeps its deaths."""
+    last = (procs.lazy().select("_run", "pid", "_last", "_last_row")
+            .join(tr.select("_row", "chain_hash", "root_failed"), left_on="_last_row", right_on="_row", how="left")
+            .collect(engine="streaming"))
+    ended = last.filter(pl.col("root_failed").fill_null(False)).select(
+        "_run", pl.col("pid").alias("_qpid"), pl.col("_last").alias("_qlast"), pl.col("chain_hash").alias("_qchain"))
+    if ended.is_empty():
+        return procs
+    window = dt.timedelta(seconds=KILLED_WITH_JOB_S)
+    killed = (
+        last.lazy().join(ended.lazy(), on="_run")
+        .filter((pl.col("_qpid") != pl.col("pid")) & (pl.col("_qlast") >= pl.col("_last"))
+                & (pl.col("_qlast") <= pl.col("_last") + window)
+                & (pl.col("_qchain") != pl.col("chain_hash")).fill_null(True))
+        .select("_run", "pid").unique().with_columns(pl.lit(True).alias("_killed"))
+        .collect(engine="streaming")
+    )
+    if killed.is_empty():
+        return procs
+    return (procs.join(killed, on=["_run", "pid"], how="left")
+            .with_columns((pl.col("_censored") | pl.col("_killed").fill_null(False)).alias("_censored"))
+            .drop("_killed"))
+
+
 class FleetExpectedLearner(ParamsMixin):
     """Learns which errors of a fleet are routine (see the module docstring).
 
@@ -412,6 +457,7 @@ class FleetExpectedLearner(ParamsMixin):
         procs = procs.with_columns(
             (pl.col("_last") > pl.col("_last_timed").max().over("host")).fill_null(False).alias("_censored")
         ).drop("_last_timed")
+        procs = _killed_with_job(procs, tr)
         key = ["operation", "chain_hash"]
         # a process's last trace (one failing occurrence per process, whatever the trace's repeat
         # count: of n identical trees in a row, the first n-1 were followed by the next)
@@ -478,7 +524,7 @@ class FleetExpectedLearner(ParamsMixin):
         regressed = (true.filter(pl.col("_regression") & pl.col("_split").fill_null(False))
                      .select(pl.col("operation").cast(pl.String), "probe", "errno", pl.col("host").cast(pl.String))
                      .unique())
-        true = true.filter(~(pl.col("_regression") & pl.col("_split").fill_null(False))).drop("_regression", "_split")
+        true = true.filter(~(pl.col("_regression") & pl.col("_split").fill_null(False))).drop("_split")
         split = split.select(pl.col("operation").cast(pl.String), "probe", "errno",
                              pl.col("_split").alias("update_regression"))
         chain_probes = chains.select(pl.col("operation").cast(cat), "chain_hash",
@@ -509,7 +555,10 @@ class FleetExpectedLearner(ParamsMixin):
                 pl.col("_run").filter(pl.col("survived") > 0).n_unique().alias("success_jobs"),
                 pl.col("host").n_unique().alias("hosts"),
                 pl.col("_run").n_unique().alias("jobs"),
-                (pl.col("traces") * pl.col("new_release").fill_null(False)).sum().alias("on_new_release"),
+                # occurrences on a release their host switched to, on hosts that did not show the
+                # error before the switch (see "Not a regression")
+                (pl.col("traces") * (pl.col("new_release").fill_null(False) & pl.col("_regression"))).sum()
+                .alias("on_new_release"),
                 pl.col("first_seen").min(),
                 pl.col("last_seen").max(),
             )
@@ -596,7 +645,8 @@ class FleetExpectedLearner(ParamsMixin):
                    >= self.min_hosts)
                 & (pl.col("success_jobs") >= self.min_jobs)
                 & ((pl.col("group_hosts") >= self.min_host_fraction * pl.col("observed_hosts"))
-                   | pl.col("errno").is_in(list(self.signal_errnos)))
+                   | pl.col("errno").is_in(list(self.signal_errnos))
+                   | (pl.col("handled") >= self.handled_share * pl.col("traces")))
                 & (pl.col("increase_lower") <= self.max_increase)
                 & (pl.col("new_release_share") < self.max_new_share)
                 & (pl.col("visible") >= self.handled_share * pl.col("traces"))
@@ -681,6 +731,11 @@ class FleetExpectedLearner(ParamsMixin):
             "jobs": int(row["jobs"]),
             "covers": list(row["covers"] or [row["probe"]]),
         }
+        # a host's own rate of it says how the host is configured, not a state it fell into: its
+        # operation absorbs it (no caller sees it), or its errno tells the caller what to do next
+        # (see "Fleet spread"); host alerts need another error for a persistent bad state
+        if row["handled"] >= self.handled_share * row["traces"] or row["errno"] in self.signal_errnos:
+            stats["host_configuration"] = True
         if row.get("update_regression"):  # not routine where it came with a kernel update
             stats["update_regression"] = True
         if row.get("rate_upper"):  # per covered probe: errno count / invocations, per host
