@@ -353,12 +353,16 @@ def unsampled_platforms(failing: pl.DataFrame, reps: pl.DataFrame, model: GoodTr
 
 
 def _failing(traces: pl.DataFrame) -> pl.DataFrame:
-    """The per-trace table's traces with an error frame, in the columns findings_of uses."""
+    """The per-trace table's traces with an error frame, in the columns findings_of uses, and
+    the failure records that lost every error frame: a truncated record (lost_events > 0) keeps
+    the frames entered first, so an error its operation absorbed (the root succeeded; a pin the
+    peer-memory path rescued) can be entirely in the lost tail. The tracer emitted it because a
+    call failed (kind failure): it is matched to a cause by its prefix like any truncated tree."""
     cols = set(traces.columns)
     flags = trace_flags(cols)
     # lazy: the filter gathers only the columns selected (eager, it copied every column of the
     # millions of failing traces first: +0.7 GiB at the audit's peak on a 10,000-host day)
-    return traces.lazy().filter(pl.col("has_error") if "has_error" in cols else pl.col("errors") > 0).select(
+    return traces.lazy().filter(flags["has_error"] | flags["lost_errors"]).select(
         "trace_id", "host", "job_id", pl.col("start_time").alias("time"), "operation", "chain_hash",
         flags["truncated"],
         (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).alias("kernel_release"),
@@ -782,8 +786,13 @@ def host_alerts(
     # (the bucket's bad probe: the deepest of those failing, as for rising alerts)
     # (a probe failing with an unexpected errno names the bucket before one whose errors are a
     # routine family out of its band: in a crash loop the start-up's routine errors rise too)
-    probe_bad = errs.group_by("host", "probe", "bucket").agg(pl.col("count").sum().alias("bad"),
-                                                            pl.col("_learned").all())
+    # A routine family whose host rate is a configuration (an error its operation absorbs, or
+    # one whose errno tells the caller what to do next: a half-empty GID table's ENODATA, a
+    # tight cgroup's EAGAIN) fails most of its calls on such a host all day while its processes
+    # go on: no bad state by itself. Its rate rising still alerts (below), and in a crash loop
+    # the unexpected error that ends each restart makes the buckets bad.
+    probe_bad = errs.filter(~pl.col("_config")).group_by("host", "probe", "bucket").agg(
+        pl.col("count").sum().alias("bad"), pl.col("_learned").all())
     bad = (
         _stream(host_calls.lazy().join(probe_bad.lazy(), on=["host", "probe", "bucket"])
                 .filter((pl.col("bad") >= min_bad_failures) & (pl.col("bad") >= bad_ratio * pl.col("n").clip(1))))
@@ -830,13 +839,25 @@ def host_alerts(
     series = errs
     key = ["host", "probe", "errno"]
     grid = (
-        series.select(key).unique()
+        series.select(*key, "_config").unique(subset=key)
         .join(calls.select("host", "bucket"), on="host")
-        .join(series, on=[*key, "bucket"], how="left")
-        .with_columns(pl.col("count").fill_null(0).cast(pl.Float64))
+        .join(series.select(*key, "bucket", "count"), on=[*key, "bucket"], how="left")
+        .join(host_calls.select("host", "probe", "bucket", "n"), on=["host", "probe", "bucket"], how="left")
+        .with_columns(pl.col("count").fill_null(0).cast(pl.Float64), pl.col("n").fill_null(0))
         .sort([*key, "bucket"])
     )
-    grid = grid.with_columns(pl.col("count").ewm_mean(alpha=0.2, adjust=False).shift(1).over(key).fill_null(0.0).alias("mu"))
+    # the expected count of a bucket: the series' own lagged EWMA -- of the count, or for a
+    # family whose host rate is a configuration (`_config`), of its rate per call times the
+    # bucket's calls: such an error rises and falls with the host's activity (a crash-looping
+    # or bursty host makes more of the operation), a rise of its rate is what is news
+    rate = pl.when(pl.col("n") > 0).then(pl.col("count") / pl.col("n"))
+    grid = grid.with_columns(
+        pl.when(pl.col("_config"))
+        # (the first bucket with calls has no rate before it: no evidence either way)
+        .then(rate.ewm_mean(alpha=0.2, adjust=False, ignore_nulls=True).shift(1).over(key)
+              .fill_null(rate).fill_null(0.0) * pl.col("n"))
+        .otherwise(pl.col("count").ewm_mean(alpha=0.2, adjust=False).shift(1).over(key).fill_null(0.0))
+        .alias("mu"))
     grid = grid.with_columns(((pl.col("count") - pl.col("mu")) / (pl.col("mu") + 1.0).sqrt() - cusum_k).alias("z"))
     grid = grid.with_columns(pl.col("z").cum_sum().over(key).alias("C"))
     grid = grid.with_columns((pl.col("C") - pl.min_horizontal(pl.col("C").cum_min().over(key), pl.lit(0.0))).alias("S"))
@@ -976,12 +997,14 @@ def _learned_probe_errno(expected: ExpectedErrors, probe: str, errno: str) -> bo
     return False
 
 
-def _family_band(expected: ExpectedErrors, probe: str, errno: str) -> tuple[bool, float | None]:
-    """(covered, rate band) of a counters (probe, errno): covered when an active entry matches
-    it or a learned family's errno propagates through this probe (stats `covers`); the band is
-    the widest learned `rate_upper` among the covering learned entries, None when a curated
-    entry (or a learned one without a band) covers it: never alert then."""
-    covered, bands, unbounded = False, [], False
+def _family_band(expected: ExpectedErrors, probe: str, errno: str) -> tuple[bool, float | None, bool]:
+    """(covered, rate band, configuration) of a counters (probe, errno): covered when an active
+    entry matches it or a learned family's errno propagates through this probe (stats
+    `covers`); the band is the widest learned `rate_upper` among the covering learned entries,
+    None when a curated entry (or a learned one without a band) covers it: never alert then.
+    configuration: every covering learned entry says a host's own rate of it is how the host is
+    configured (stats `host_configuration`, see baseline.fleet.expected)."""
+    covered, bands, unbounded, config = False, [], False, True
     for e in expected.entries:
         if e.status != "active":
             continue
@@ -992,6 +1015,7 @@ def _family_band(expected: ExpectedErrors, probe: str, errno: str) -> tuple[bool
         if not hit:
             continue
         covered = True
+        config = config and bool(stats.get("host_configuration"))
         band = stats.get("rate_upper")
         if isinstance(band, dict):  # learned per covered probe
             band = band.get(probe)
@@ -1000,8 +1024,8 @@ def _family_band(expected: ExpectedErrors, probe: str, errno: str) -> tuple[bool
         else:
             unbounded = True
     if not covered or unbounded:
-        return covered, None
-    return True, max(bands)
+        return covered, None, covered and config
+    return True, max(bands), config
 
 
 def _family_anchors(expected: ExpectedErrors, probe: str, errno: str,
@@ -1039,6 +1063,7 @@ def _outside_learned_bands(host_calls: pl.DataFrame, errs: pl.DataFrame, expecte
     pairs = pairs.with_columns(
         pl.Series("_covered", [v[0] for v in verdicts], dtype=pl.Boolean),
         pl.Series("_band", [v[1] for v in verdicts], dtype=pl.Float64),
+        pl.Series("_config", [v[2] for v in verdicts], dtype=pl.Boolean),
     )
     errs = errs.join(pairs, on=["probe", "errno"])
     plain = errs.filter(~pl.col("_covered"))
@@ -1076,8 +1101,10 @@ def _outside_learned_bands(host_calls: pl.DataFrame, errs: pl.DataFrame, expecte
                 rates = pl.concat([out_at_anchor, unanchored.select("host", "probe", "errno")], how="vertical_relaxed")
         banded = banded.join(rates.select("host", "probe", "errno"), on=["host", "probe", "errno"], how="semi")
         plain = pl.concat([plain, banded], how="vertical_relaxed")
-    # `_learned`: a routine family's counts, kept because the host's rate left its band
-    return plain.with_columns(pl.col("_covered").alias("_learned")).drop("_covered", "_band")
+    # `_learned`: a routine family's counts, kept because the host's rate left its band;
+    # `_config`: one whose host rate is the host's configuration (no bad state by itself)
+    return plain.with_columns(pl.col("_covered").alias("_learned"),
+                              (pl.col("_covered") & pl.col("_config")).alias("_config")).drop("_covered", "_band")
 
 
 # --------------------------------------------------------------------------------------------

@@ -162,15 +162,26 @@ def weight_expr() -> pl.Expr:
     return pl.col("repeat_count").fill_null(1).clip(1).cast(pl.Int64)
 
 
+def lost_errors_expr() -> pl.Expr:
+    """A failure record (kind failure: the tracer emitted it because a call failed) truncated
+    (lost_events > 0): the frames entered first are kept, so every error frame can be in the
+    lost tail (an error its operation absorbed). The audit matches it to a cause by its prefix."""
+    return (pl.col("lost_events").fill_null(0) > 0) & (pl.col("kind") == "failure")
+
+
 def trace_flags(columns: Iterable[str]) -> dict[str, pl.Expr]:
-    """`truncated`, `weight` (Int64) and `root_failed` of a per-trace table, whether it is
-    collect_traces' (the flags stored) or per_trace_table's with the TRACE_LEVEL columns (derived
+    """`truncated`, `weight` (Int64), `root_failed`, `has_error` and `lost_errors` of a per-trace
+    table, whether it is collect_traces' (the flags stored) or per_trace_table's with the TRACE_LEVEL columns (derived
     here); a column missing from both takes its default: complete, one tree, failed."""
     cols = set(columns)
     lost = pl.col("lost_events").fill_null(0) > 0 if "lost_events" in cols else pl.lit(False)
     weight = weight_expr() if "repeat_count" in cols else pl.lit(1, pl.Int64)
     failed = failed_expr() if {"exit_status", "kind"} <= cols else pl.lit(True)
+    has_error = pl.col("has_error") if "has_error" in cols else pl.col("errors") > 0
+    lost_errors = lost_errors_expr() if {"lost_events", "kind"} <= cols else pl.lit(False)
     return {
+        "has_error": has_error.alias("has_error"),
+        "lost_errors": (pl.col("lost_errors") if "lost_errors" in cols else lost_errors).alias("lost_errors"),
         "truncated": (pl.col("truncated") if "truncated" in cols else lost).alias("truncated"),
         "weight": (pl.col("weight").cast(pl.Int64) if "weight" in cols else weight).alias("weight"),
         "root_failed": (pl.col("root_failed") if "root_failed" in cols else failed).alias("root_failed"),
@@ -184,18 +195,20 @@ def trace_table_columns() -> list[pl.Expr]:
     trace-level columns they only test are reduced to flags as the batch is read: `has_error`
     (errors > 0), `root_failed` (failed_expr of root_err, exit_status and kind), `truncated`
     (lost_events > 0), `timed` (latency_ns present: recorded in a capture window), `weight`
-    (weight_expr as UInt32: no snapshot aggregates 4 billion call trees); the frame count is
+    (weight_expr as UInt32: no snapshot aggregates 4 billion call trees), `lost_errors`
+    (lost_errors_expr: a failure record whose error frames were all lost); the frame count is
     not kept. The text columns with few distinct values are categoricals (integer codes).
-    The trace_id text is kept for the traces with an error only (null otherwise): only
-    findings name a trace, and ids (host:boot:tid:seq) are the widest column by far."""
+    The trace_id text is kept for the traces with an error or lost errors only (null
+    otherwise): only findings name a trace, and ids (host:boot:tid:seq) are the widest column by far."""
     has_error = pl.col("errors") > 0
+    lost_errors = lost_errors_expr()
     return [
-        pl.when(has_error).then(pl.col("trace_id")).alias("trace_id"),
+        pl.when(has_error | lost_errors).then(pl.col("trace_id")).alias("trace_id"),
         pl.col("host", "operation").cast(pl.Categorical), "chain_hash", has_error.alias("has_error"),
         pl.col("job_id").cast(pl.Categorical), "start_time", "pid", pl.col("kernel_release").cast(pl.Categorical),
         failed_expr().alias("root_failed"), (pl.col("lost_events").fill_null(0) > 0).alias("truncated"),
         weight_expr().clip(upper_bound=np.iinfo(np.uint32).max).cast(pl.UInt32).alias("weight"),
-        pl.col("latency_ns").is_not_null().alias("timed"),
+        pl.col("latency_ns").is_not_null().alias("timed"), lost_errors.alias("lost_errors"),
     ]
 
 
