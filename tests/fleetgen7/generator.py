@@ -24,6 +24,7 @@ Its shape, chosen to differ from a uniform fleet of small hosts:
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -144,10 +145,12 @@ def _assign_faults(hosts: list[Host], span: float, rng: random.Random) -> dict[s
         h.faults["bnxt_qp_limit"] = (0.2 * span, 0.2 * span + max(1800.0, 0.2 * span))
     ups = [h for h in by["upstream"] if h not in rack and h not in pods]
     ups += [h for h in by["upstream"] if h not in ups]
-    faults["dmabuf_fence_timeout"] = ups[:-1][:3] or ups[:1]
+    # (hosts outside the rack and the pods first; a small fleet shares them)
+    n_dmabuf = min(3, max(1, len(ups) - 1))
+    faults["dmabuf_fence_timeout"] = ups[:n_dmabuf]
     for h in faults["dmabuf_fence_timeout"]:
         h.faults["dmabuf_fence_timeout"] = 0.35 * span
-    faults["huge_mr_mkey_limit"] = ups[-1:]
+    faults["huge_mr_mkey_limit"] = ups[n_dmabuf:n_dmabuf + 1] or ups[-1:]
     for h in faults["huge_mr_mkey_limit"]:
         h.faults["huge_mr_mkey_limit"] = (0.4 * span, 0.4 * span + max(1800.0, 0.25 * span))
     for h in faults["peer_client_missing_after_upgrade"]:
@@ -429,10 +432,13 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 2.0, seed: int
             truth_hosts.setdefault(n, set()).add(errno_of[cause])
     dense = sorted({h.name for h in roster if h.p_gid_empty > 0.5 or h.p_cgroup > 0.4 or h.counter_auto}
                    - set(truth_hosts))
-    return {"root_causes": list(ROOT_CAUSES), "fault_hosts": fault_hosts,
-            "alert_hosts": {k: sorted(v) for k, v in truth_hosts.items()}, "dense_routine_hosts": dense,
-            "hosts": [h.name for h in roster], "traces": traces.height, "operations": ops.height,
-            "variants": {h.name: h.variant for h in roster}}
+    summary = {"root_causes": list(ROOT_CAUSES), "fault_hosts": fault_hosts,
+               "alert_hosts": {k: sorted(v) for k, v in truth_hosts.items()}, "dense_routine_hosts": dense,
+               "hosts": [h.name for h in roster], "traces": traces.height, "operations": ops.height,
+               "variants": {h.name: h.variant for h in roster}}
+    # beside the tables, as the other generators do (bench_audit --quality reads alert_hosts)
+    (out / "fleetgen7.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary
 
 
 def _write(out: Path, roster: list[Host], tmpl: dict[str, Template], ops: pl.DataFrame, traces: pl.DataFrame,
