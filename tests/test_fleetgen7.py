@@ -302,3 +302,26 @@ def test_a_dense_routine_rate_is_a_configuration_not_a_bad_state():
     assert alerts.select("host", "alert").rows() == [("gpu003", "rising_errno_rate")], alerts
     old = host_alerts(counters, entry(), probe_depth=depth)
     assert "gpu007" in set(old["host"]), old
+
+
+def test_an_error_the_code_went_on_from_is_not_blamed_for_a_later_one():
+    """OFED registrations of GPU memory: pin_user_pages_fast fails EFAULT and the peer-memory
+    path takes over (routine, the root succeeds). On two hosts no peer client claims the range:
+    ib_peer_umem_get fails too, with the EFAULT the caller gets, and the job dies. The pin's
+    EFAULT came first in those trees and the code went on after it; the death is the peer
+    failure's, so the pin's error stays routine."""
+    specs, n = [], 0
+    for h in range(6):
+        host = f"gpu{h:03d}"
+        for i in range(8):
+            dying = h < 2 and i % 2 == 0
+            seq = [("reg_mr/ofed/gpu/nopeer", 0.0)] if dying else [("reg_mr/ofed/gpu", 0.0), ("reg_mr/ofed", 0.05)]
+            for key, dtt in seq:
+                specs.append({"key": key, "trace_id": f"t{n}", "host": host, "pid": 100 + i, "job": f"{host}-j{i}",
+                              "t": 60.0 * i + h + dtt, "kernel": "5.15.0-119-generic"})
+                n += 1
+    learner = FleetExpectedLearner().fit(_events(specs))
+    pin = _candidate(learner, "reg_mr", "pin_user_pages_fast", "EFAULT")
+    assert pin["failing"] == 0 and pin["censored"] == 8 and pin["expected"], pin
+    peer = _candidate(learner, "reg_mr", "ib_peer_umem_get", "EFAULT")
+    assert peer["failing"] == 8 and not peer["expected"], peer

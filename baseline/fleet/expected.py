@@ -37,9 +37,12 @@ routine) learns a unit as expected when all of these hold:
   after its host's last capture window (its latest timed trace) is right-censored: nothing
   that followed could have been recorded, so that occurrence is neither a death nor a survival
   and leaves both sides of the Increase (a host without any timed trace: not censored). So is
-  a process killed with its job: another process of the same run ended with a failure of
-  another chain at or shortly after its last trace (``_killed_with_job``: a job's ranks die
-  together, and what the others did last did not end them).
+  a process killed with its job: another process of the same run, alive at its last trace,
+  ended later with a failure of another chain (``_killed_with_job``: a job's ranks die
+  together, and what the others did last did not end them). And so is an origin superseded in
+  its tree: a later origin of the same call tree reaches the root (the code went on after this
+  error -- a fallback -- and the caller got the later one's), so a death after that tree is the
+  later origin's (``chain_origins``' ``superseded``).
 * **No significant increase in failure.** CBI's Increase(P) = P(fail | P) - P(fail | P
   observed) (Liblit et al., PLDI'05), fail = the process made no later call, observed = the probe
   was reached in a trace of the operation. A fatal error has Increase near 1; the error is kept
@@ -142,8 +145,11 @@ class FleetExpectedResult:
 
 def chain_origins(chains: pl.DataFrame) -> pl.DataFrame:
     """Per (operation, chain_hash): its error origins (probe, errno, min depth) and, per origin,
-    the probes its errno propagates through (ancestors carrying the same errno, `path`) and
-    whether it reaches the root unchanged (`to_root`: the caller sees the real errno)."""
+    the probes its errno propagates through (ancestors carrying the same errno, `path`),
+    whether it reaches the root unchanged (`to_root`: the caller sees the real errno), and
+    whether a later origin of the same tree reaches the root (`superseded`: the code went on
+    after this error -- pin_user_pages_fast's EFAULT before the peer-memory fallback -- and what
+    the caller got came from that later one)."""
     rows: list[tuple] = []
     cols = chains.select(
         pl.col("operation").cast(pl.String), "chain_hash", "trace_id", "seq", "depth",
@@ -152,6 +158,7 @@ def chain_origins(chains: pl.DataFrame) -> pl.DataFrame:
     for (op, chash, _tid), grp in cols.group_by(["operation", "chain_hash", "trace_id"], maintain_order=True):
         depth, probe, errno = grp["depth"].to_list(), grp["probe"].to_list(), grp["errno"].to_list()
         n = len(depth)
+        first = len(rows)
         for i in range(n):
             if errno[i] is None:
                 continue
@@ -172,10 +179,16 @@ def chain_origins(chains: pl.DataFrame) -> pl.DataFrame:
                         break
                     path.append(probe[j])
                     want -= 1
-            rows.append((op, chash, probe[i], errno[i], depth[i], path, len(path) == depth[i] + 1))
+            rows.append((op, chash, probe[i], errno[i], depth[i], path, len(path) == depth[i] + 1, False))
+        # an origin followed (in entry order) by another that reaches the root is superseded
+        reached = False
+        for k in range(len(rows) - 1, first - 1, -1):
+            if reached:
+                rows[k] = (*rows[k][:7], True)
+            reached = reached or rows[k][6]
     return pl.DataFrame(rows, schema={"operation": pl.String, "chain_hash": pl.UInt64, "probe": pl.String,
                                       "errno": pl.String, "origin_depth": pl.Int64, "path": pl.List(pl.String),
-                                      "to_root": pl.Boolean},
+                                      "to_root": pl.Boolean, "superseded": pl.Boolean},
                         orient="row")
 
 
@@ -261,30 +274,35 @@ def release_history(traces: pl.DataFrame, calls: pl.DataFrame | None = None) -> 
     return rel.with_columns((pl.col("since") > pl.col("since").min().over("host")).alias("new_release"))
 
 
-KILLED_WITH_JOB_S = 60  # a job's launcher ends its other ranks within this of one rank's fatal error
+KILLED_WITH_JOB_S = 60  # ranks starting together record their first calls within this of each other
 
 
 def _killed_with_job(procs: pl.DataFrame, tr: pl.LazyFrame) -> pl.DataFrame:
     """Mark as censored (`_censored`) the processes killed with their job: another process of
-    the same run ended with a failed call (its last trace, root failed) of another chain at or
-    up to KILLED_WITH_JOB_S after this process's last trace. A job's ranks die together when
-    one of them fails (the launcher or NCCL's abort ends the rest), so the others' last traces
-    -- a start-up's retried cgroup charge, an empty GID slot, a rescued pin -- were not what
-    ended them; their outcome is unknown, as for a process the data cuts short. A process
-    whose last trace is the same chain as the one that ended the job died of that error itself
-    and stays a death, so a fault every rank meets keeps its deaths."""
-    last = (procs.lazy().select("_run", "pid", "_last", "_last_row")
+    the same run, alive at this one's last trace (its first trace at or before it, or its end
+    within KILLED_WITH_JOB_S after it: ranks start together, the other's first recorded call may
+    come a moment later), ended later with a failed call (its last trace, root failed) of
+    another chain. A job's ranks die
+    together when one of them fails (the launcher or NCCL's abort ends the rest), so the
+    others' last traces -- a start-up's retried cgroup charge, an empty GID slot, a rescued pin,
+    followed by minutes of successful calls no window recorded -- were not what ended them;
+    their outcome is unknown, as for a process the data cuts short. A process whose last trace
+    is the same chain as the one that ended the job died of that error itself and stays a
+    death, so a fault every rank meets keeps its deaths; a rank of a later attempt of a requeued
+    job (it began after this one's last trace) explains nothing about this one."""
+    last = (procs.lazy().select("_run", "pid", "_first", "_last", "_last_row")
             .join(tr.select("_row", "chain_hash", "root_failed"), left_on="_last_row", right_on="_row", how="left")
             .collect(engine="streaming"))
     ended = last.filter(pl.col("root_failed").fill_null(False)).select(
-        "_run", pl.col("pid").alias("_qpid"), pl.col("_last").alias("_qlast"), pl.col("chain_hash").alias("_qchain"))
+        "_run", pl.col("pid").alias("_qpid"), pl.col("_first").alias("_qfirst"), pl.col("_last").alias("_qlast"),
+        pl.col("chain_hash").alias("_qchain"))
     if ended.is_empty():
         return procs
     window = dt.timedelta(seconds=KILLED_WITH_JOB_S)
     killed = (
         last.lazy().join(ended.lazy(), on="_run")
         .filter((pl.col("_qpid") != pl.col("pid")) & (pl.col("_qlast") >= pl.col("_last"))
-                & (pl.col("_qlast") <= pl.col("_last") + window)
+                & ((pl.col("_qfirst") <= pl.col("_last")) | (pl.col("_qlast") <= pl.col("_last") + window))
                 & (pl.col("_qchain") != pl.col("chain_hash")).fill_null(True))
         .select("_run", "pid").unique().with_columns(pl.lit(True).alias("_killed"))
         .collect(engine="streaming")
@@ -438,13 +456,15 @@ class FleetExpectedLearner(ParamsMixin):
             pl.col("start_time").max().alias("_last"),
             pl.col("_row").sort_by("start_time", "_row").last().alias("_last_row"),
             pl.col("_timed_start").max().alias("_last_timed"),
+            pl.col("start_time").min().alias("_first"),
         ).collect(engine="streaming")
         procs = procs.with_columns(
             pl.concat_str([pl.col("host").cast(pl.String),
                            pl.coalesce(pl.col("job_id").cast(pl.String),
                                        pl.when(pl.col("pid") >= 0).then(pl.format("pid:{}", pl.col("pid"))),
                                        pl.lit(""))], separator="/").rank("dense").cast(pl.UInt32).alias("_run")
-        ).with_columns(pl.col("_last").max().over("_run", "pid").alias("_last_of_process"))
+        ).with_columns(pl.col("_last").max().over("_run", "pid").alias("_last_of_process"),
+                       pl.col("_first").min().over("_run", "pid"))
         procs = procs.with_columns(
             pl.when(pl.col("_last") == pl.col("_last_of_process")).then(pl.col("_last_row"))
             .max().over("_run", "pid").alias("_last_row"),
@@ -502,14 +522,25 @@ class FleetExpectedLearner(ParamsMixin):
             (pl.col("traces") - pl.col("failing") - pl.col("censored")).alias("survived"),
         )
         origins = (
-            chain_origins(chains).group_by([*key, "probe", "errno"]).agg(pl.col("to_root").all())
+            chain_origins(chains).group_by([*key, "probe", "errno"]).agg(pl.col("to_root", "superseded").all())
         )
         origins = origins.with_columns(pl.col("operation").cast(cat))
-        true = by_run.join(origins.select(*key, "probe", "errno", "to_root"), on=key).with_columns(
+        true = by_run.join(origins.select(*key, "probe", "errno", "to_root", "superseded"), on=key).with_columns(
             # the caller can tell this error apart: its operation absorbed it (the root
             # succeeded) or returned its errno unchanged (EAGAIN to retry, ENODATA to skip a slot)
             pl.when(pl.col("to_root")).then(pl.col("traces")).otherwise(pl.col("handled")).alias("visible")
         )
+        # an origin a later one of the same tree superseded (the code went on after it: a
+        # fallback, which then failed) did not end the process: those deaths are the later
+        # origin's, this one's outcome there is unknown (censored)
+        sup = pl.col("superseded")
+        true = true.with_columns(
+            pl.when(sup).then(pl.col("censored") + pl.col("failing")).otherwise(pl.col("censored")).alias("censored"),
+            pl.when(sup).then(pl.col("timed_traces") - pl.col("timed_failing")).otherwise(pl.col("timed_traces"))
+            .alias("timed_traces"),
+            pl.when(sup).then(0).otherwise(pl.col("failing")).alias("failing"),
+            pl.when(sup).then(0).otherwise(pl.col("timed_failing")).alias("timed_failing"),
+        ).drop("superseded")
         # an update's regression beside a routine family (see "Not a regression"): a host that
         # shows the error only on a release it switched to during the window got it with the
         # update. A family that also occurs on other hosts is judged on those alone, and the
