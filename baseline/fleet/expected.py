@@ -299,14 +299,28 @@ def _killed_with_job(procs: pl.DataFrame, tr: pl.LazyFrame) -> pl.DataFrame:
     if ended.is_empty():
         return procs
     window = dt.timedelta(seconds=KILLED_WITH_JOB_S)
-    killed = (
-        last.lazy().join(ended.lazy(), on="_run")
-        .filter((pl.col("_qpid") != pl.col("pid")) & (pl.col("_qlast") >= pl.col("_last"))
-                & ((pl.col("_qfirst") <= pl.col("_last")) | (pl.col("_qlast") <= pl.col("_last") + window))
-                & (pl.col("_qchain") != pl.col("chain_hash")).fill_null(True))
-        .select("_run", "pid").unique().with_columns(pl.lit(True).alias("_killed"))
-        .collect(engine="streaming")
+    other = (pl.col("_qpid") != pl.col("pid")) & (pl.col("_qchain") != pl.col("chain_hash")).fill_null(True)
+    # (a run may hold thousands of processes -- a crash loop requeued under one job id -- so no
+    # join of every process with every failed one: those ending within the window are found by
+    # a join on the window's minute, the one ending next after it by an as-of join)
+    minute = pl.col("_last").dt.truncate(f"{KILLED_WITH_JOB_S}s")
+    soon = (
+        last.lazy().with_columns(pl.concat_list(minute, (minute + window).cast(last.schema["_last"])).alias("_b"))
+        .explode("_b")
+        .join(ended.lazy().with_columns(pl.col("_qlast").dt.truncate(f"{KILLED_WITH_JOB_S}s").alias("_b")),
+              on=["_run", "_b"])
+        .filter(other & (pl.col("_qlast") >= pl.col("_last")) & (pl.col("_qlast") <= pl.col("_last") + window))
+        .select("_run", "pid")
     )
+    alive = (
+        last.lazy().sort("_last")
+        .join_asof(ended.lazy().sort("_qlast"), left_on="_last", right_on="_qlast", by="_run",
+                   strategy="forward", allow_exact_matches=False, check_sortedness=False)  # sorted above
+        .filter(other & (pl.col("_qfirst") <= pl.col("_last")))
+        .select("_run", "pid")
+    )
+    killed = (pl.concat([soon, alive]).unique().with_columns(pl.lit(True).alias("_killed"))
+              .collect(engine="streaming"))
     if killed.is_empty():
         return procs
     return (procs.join(killed, on=["_run", "pid"], how="left")
