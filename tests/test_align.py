@@ -358,3 +358,61 @@ def test_window_hashes_pad_each_stream_start():
                       np.arange(6))
     h = align.window_hashes(s, np.zeros(2, dtype=np.uint64), 2)
     assert (h[:3] == h[3:]).all() and len(set(h[:3].tolist())) == 3
+
+
+def test_compaction_in_place_equals_a_gather_across_blocks():
+    rng = np.random.default_rng(3)
+    n = 3 * align._BLOCK + 11
+    keep = rng.random(n) < 0.7
+    keep[: align._BLOCK] = True  # a whole block kept, then sparser ones
+    keep[2 * align._BLOCK : 2 * align._BLOCK + 1000] = False
+    for dtype in (np.uint64, np.int32, np.int16):
+        a = rng.integers(0, 30000, size=n).astype(dtype)
+        want = a[keep]
+        got = align._compact(a, keep)
+        assert got.dtype == dtype and (got == want).all()
+
+
+def test_compress_loops_handed_over_equals_compress_loops_on_a_copy():
+    # the owned path compacts in place; the borrowed one gathers: same streams either way
+    rng = np.random.default_rng(4)
+    n = 2 * align._BLOCK + 77
+    tok = rng.integers(0, 3, size=n).astype(np.uint64)  # short loops everywhere
+    sid = np.sort(rng.integers(0, 40, size=n)).astype(np.int16)
+    orig = np.arange(n, dtype=np.int32)
+    borrowed = align.compress_loops(align.Streams(tok, sid, orig))
+    owned = align.compress_loops([align.Streams(tok.copy(), sid.copy(), orig.copy())])
+    for name in ("tok", "sid", "orig"):
+        assert (getattr(owned, name) == getattr(borrowed, name)).all()
+
+
+def test_end_slots_left_by_the_caller_equal_with_end_tokens(tmp_path):
+    """baseline diff packs its tokens with the END slots already in place (row -1): the
+    streams must equal align.with_end_tokens of the streams without them."""
+    from baseline.run.normalize import prepare
+    from tracer.schema import conform
+
+    rng = np.random.default_rng(6)
+    n = align._BLOCK + 5000  # two token blocks
+    probes = ["openat", "read", "close", "futex", "ibv_reg_mr", "ibv_create_qp"]
+    errnos = [None, None, None, "ENOENT", "EAGAIN", "EINVAL"]
+    df = pl.DataFrame({
+        "trace_id": ["t"] * n, "tid": rng.integers(1, 9, size=n), "pid": [1] * n,
+        "ppid": [None] * n, "comm": ["prog"] * n,
+        "probe": [probes[i] for i in rng.integers(0, len(probes), size=n)],
+        "errno": [errnos[i] for i in rng.integers(0, len(errnos), size=n)],
+        "path": [f"/data/f{i}" if i % 3 else None for i in rng.integers(0, 500, size=n)],
+    }).with_columns(pl.int_range(0, n).alias("seq"), pl.lit(0).alias("ts_ns"), pl.lit(0).alias("depth"),
+                    pl.lit(0).alias("ret"), pl.lit("good").alias("kind"))
+    p = prepare(conform(df, "events"), np.zeros(n, dtype=np.int64))
+    keep = np.flatnonzero(rng.random(n) < 0.8).astype(np.int32)
+    sid = np.asarray(p.sid)[keep].astype(np.int16)
+    open_end = np.zeros(int(sid.max()) + 1, dtype=bool)
+    open_end[2] = True  # a cut-off thread: no END
+    want = align.with_end_tokens(align.Streams(p.tokens(keep), sid, keep), open_end)
+    pos = align.end_slots(sid, open_end)
+    orig = np.insert(keep, pos, -1)
+    got = align.Streams(p.tokens(orig, end=align.END), np.insert(sid, pos, sid[pos - 1]), orig)
+    assert len(pos) == int(sid.max())  # every stream but the open one
+    for name in ("tok", "sid", "orig"):
+        assert (getattr(got, name) == getattr(want, name)).all()

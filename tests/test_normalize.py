@@ -136,6 +136,33 @@ def test_stream_numbers_follow_first_appearance_for_any_thread_ids():
         assert (_first_appearance_codes(tkey, tid) == want).all()
 
 
+def test_stream_order_is_the_stable_argsort_in_int32():
+    from baseline.run.normalize import _BLOCK, _stable_order
+
+    rng = np.random.default_rng(7)
+    # few streams (the radix path), more than 2**16 streams (the general sort), interleaved
+    # rows over several blocks, and one stream per row
+    for n, n_codes in ((3 * _BLOCK + 17, 9), (2 * _BLOCK + 5, 70_000), (1000, 1000), (0, 0)):
+        codes = rng.integers(0, max(n_codes, 1), size=n)
+        codes[:n_codes] = np.arange(n_codes)[: n]  # every code present: dense, as stream numbers
+        codes = codes.astype(np.int32)
+        counts = np.bincount(codes, minlength=n_codes)
+        starts = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)[:n_codes]
+        got = _stable_order(codes, counts, starts)
+        assert got.dtype == np.int32
+        assert (got == np.argsort(codes, kind="stable")).all()
+
+
+def test_kept_rows_are_the_rows_not_dropped_in_int32():
+    from baseline.run.normalize import _BLOCK, kept_rows
+
+    rng = np.random.default_rng(8)
+    for n in (0, 10, 2 * _BLOCK + 3):
+        drop = rng.random(n) < 0.3
+        got = kept_rows(drop)
+        assert got.dtype == np.int32 and (got == np.flatnonzero(~drop)).all()
+
+
 def _learn_templates(good: list[list[str]], bad: list[str]) -> NameTemplates:
     """NameTemplates learned from paths per good trace (trace keys 0..) and the bad one (-1)."""
     rows = [(k, p) for k, paths in enumerate(good) for p in paths] + [(-1, p) for p in bad]

@@ -87,15 +87,40 @@ def with_end_tokens(s: Streams | list[Streams], open_end: np.ndarray | None = No
         s = s.pop()
     if len(s) == 0:
         return s
-    last = np.flatnonzero(np.r_[s.sid[1:] != s.sid[:-1], True])
-    if open_end is not None and open_end.any():
-        last = last[~open_end[s.sid[last]]]
-    pos = last + 1
+    pos = end_slots(s.sid, open_end)
     tok, sid, orig = s.tok, s.sid, s.orig
     s.tok = s.sid = s.orig = None  # type: ignore[assignment]
     tok = np.insert(tok, pos, END)
-    sid = np.insert(sid, pos, sid[last])
+    sid = np.insert(sid, pos, sid[pos - 1])
     return Streams(tok, sid, np.insert(orig, pos, -1))
+
+
+def end_slots(sid: np.ndarray, open_end: np.ndarray | None = None) -> np.ndarray:
+    """Where `with_end_tokens` inserts its END tokens (`np.insert` positions): after the last
+    element of every stream in `sid` (non-decreasing), except the streams `open_end` marks.
+    A caller building the streams can leave these slots itself (`np.insert` of the row
+    numbers with -1) instead of copying every array once more."""
+    if len(sid) == 0:
+        return np.zeros(0, dtype=np.int64)
+    last = np.flatnonzero(np.r_[sid[1:] != sid[:-1], True])
+    if open_end is not None and open_end.any():
+        last = last[~open_end[sid[last]]]
+    return last + 1
+
+
+_BLOCK = 1 << 18  # positions per block of the passes done a block at a time
+
+
+def _compact(a: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``a[keep]`` written over the front of `a` itself, returned as a view of it. A block
+    at a time: every kept element moves down or stays, and a block's elements are read
+    (into a block-sized temporary) before anything at or after the block is written."""
+    w = 0
+    for lo in range(0, len(a), _BLOCK):
+        part = a[lo : lo + _BLOCK][keep[lo : lo + _BLOCK]]
+        a[w : w + len(part)] = part
+        w += len(part)
+    return a[:w]
 
 
 def _same_as_lag(s: Streams, p: int) -> np.ndarray:
@@ -130,10 +155,10 @@ def compress_loops(s: Streams | list[Streams], max_period: int = 4) -> Streams:
                 eq[np.repeat(lo - first, length) + np.arange(int(length.sum()))] = False
         keep = ~eq
         del eq
-        if owned:  # one array at a time, each old one freed as its copy is made
-            s.tok = s.tok[keep]
-            s.sid = s.sid[keep]
-            s.orig = s.orig[keep]
+        if owned:  # compacted in place: no new array per pass (each copy left a hole in the heap)
+            s.tok = _compact(s.tok, keep)
+            s.sid = _compact(s.sid, keep)
+            s.orig = _compact(s.orig, keep)
         else:
             s, owned = s.take(keep), True
     return s

@@ -909,10 +909,22 @@ class Prepared:
         path += 1
         return path, n_plain + len(self.base_values) + 1
 
-    def tokens(self, rows: np.ndarray | None = None) -> np.ndarray:
+    def tokens(self, rows: np.ndarray | None = None, end: np.uint64 | None = None) -> np.ndarray:
         """The token of each row (see `token_parts`), or of `rows` only (row numbers): the
         fields are gathered for those rows alone, one at a time as they are packed in, a
-        block of rows at a time (no per-row temporaries)."""
+        block of rows at a time (no per-row temporaries). With `end`, a row number -1 in
+        `rows` is a slot holding that token (baseline.run.align's END)."""
+        if rows is not None and end is not None:
+            out = np.empty(len(rows), dtype=np.uint64)
+            for a in range(0, len(rows), _BLOCK):
+                block, slot = rows[a : a + _BLOCK], out[a : a + _BLOCK]
+                real = block >= 0
+                if real.all():
+                    slot[:] = self._tokens(block)
+                else:
+                    slot[real] = self._tokens(block[real])
+                    slot[~real] = end
+            return out
         if rows is not None and len(rows) > _BLOCK:
             out = np.empty(len(rows), dtype=np.uint64)
             for a in range(0, len(rows), _BLOCK):
@@ -1001,6 +1013,43 @@ def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
 _BLOCK = 1 << 18  # rows per block of the passes done a block at a time
 
 
+def kept_rows(drop: np.ndarray) -> np.ndarray:
+    """The row numbers where `drop` is False, in int32 while they fit, built a block at a
+    time (no index array of every row: ``np.arange(n)[~drop]`` makes one of 8 MiB, and a
+    negated mask, for two million events)."""
+    out = np.empty(len(drop) - int(np.count_nonzero(drop)), dtype=np.int32 if len(drop) < 2**31 else np.int64)
+    at = 0
+    for a in range(0, len(drop), _BLOCK):
+        part = np.flatnonzero(~drop[a : a + _BLOCK])
+        part += a
+        out[at : at + len(part)] = part
+        at += len(part)
+    return out
+
+
+def _stable_order(codes: np.ndarray, counts: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The stable argsort of dense codes 0.. (`counts` rows of each, the first at `starts`),
+    in int32 while the rows fit: a counting sort a block of rows at a time. np.argsort gives
+    int64 and its radix sort a second int64 work array: 32 MiB for two million events, the
+    largest temporaries of a diff and the top of its heap for the rest of the run."""
+    n = len(codes)
+    out = np.empty(n, dtype=np.int32 if n < 2**31 else np.int64)
+    small = len(counts) <= 1 << 16  # uint16 keys: numpy's radix sort
+    nxt = starts.copy()  # the next free slot of each code
+    for a in range(0, n, _BLOCK):
+        block = codes[a : a + _BLOCK]
+        local = np.argsort(block.astype(np.uint16) if small else block, kind="stable")
+        in_block = np.bincount(block, minlength=len(counts))
+        first = np.cumsum(in_block)
+        first -= in_block  # where each code's rows start among the block's sorted rows
+        key = block[local]
+        dest = nxt[key] - first[key]
+        dest += np.arange(len(block))
+        out[dest] = local + a
+        nxt += in_block
+    return out
+
+
 def _narrow(a: np.ndarray) -> np.ndarray:
     """`a` in int16 when its values fit with room for +1 (codes, depths, trace numbers), else
     int32 (or as is beyond that): two million events hold a dozen such arrays."""
@@ -1061,16 +1110,19 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     # appearance, so the sorted stream numbers are the dense stream ids.
     stream_of = _first_appearance_codes(tkey, tid)
     in_order = bool(np.all((seq[1:] > seq[:-1]) | (tkey[1:] != tkey[:-1])))
+    # The streams' first rows in stream order: the streams are dense codes 0.. sorted
+    # ascending, so each one starts where the rows of the streams before it end.
+    counts = np.bincount(stream_of) if n else np.zeros(0, dtype=np.int64)
+    starts = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
     if in_order:
-        order = np.argsort(stream_of.astype(np.uint16) if stream_of.max(initial=0) < 65536 else stream_of, kind="stable")
+        order = _stable_order(stream_of, counts, starts)
     else:
         order = np.lexsort((seq, stream_of))
-    sid = stream_of[order].astype(np.int32, copy=False)
-    if n < 2**31:
-        order = order.astype(np.int32)
+        if n < 2**31:
+            order = order.astype(np.int32)
+    del counts
     # Columns constant within a stream are stored once per stream (see PerStream).
-    starts = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]]) if n else np.zeros(0, dtype=np.int64)
-    del sid  # (StreamIds: the starts are the stream ids)
     head = order[starts]  # the source row of each stream's first row
     s_tid, s_tkey = tid[head].astype(np.int32), tkey[head]
     del tid
