@@ -3,6 +3,7 @@ user and OS errors, 130 on Ctrl-C, a bug reported in one line with its traceback
 
 from __future__ import annotations
 
+import argparse
 import errno
 import re
 import sys
@@ -160,3 +161,26 @@ def test_a_reader_that_went_away_changes_neither_status_nor_stderr():
     finally:
         os.close(write)
     assert (piped.returncode, piped.stderr) == (plain.returncode, "")
+
+
+def test_baseline_command_table_names_every_module_s_subcommands():
+    """`baseline CMD` builds only CMD's module's parser (baseline.cli.COMMANDS): the table
+    must name exactly the subcommands each module registers, or a command would be missing."""
+    import baseline.cli as cli
+
+    registered: dict[str, str] = {}
+    for module in cli.SUBCOMMANDS:
+        parser = common.build_parser("baseline", "", [module])
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        registered.update(dict.fromkeys(sub.choices, module))
+    assert registered == cli.COMMANDS
+
+
+def test_baseline_runs_a_command_built_alone(capsys):
+    import baseline.cli as cli
+
+    assert cli.main(["diff", "--help"]) == 0
+    assert "name the bifurcation point" not in capsys.readouterr().err
+    # a command the table does not name still gets the full parser's answer (exit 2, usage)
+    assert cli.main(["no-such-command"]) == 2
+    assert "invalid choice" in capsys.readouterr().err
