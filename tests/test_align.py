@@ -416,3 +416,23 @@ def test_end_slots_left_by_the_caller_equal_with_end_tokens(tmp_path):
     assert len(pos) == int(sid.max())  # every stream but the open one
     for name in ("tok", "sid", "orig"):
         assert (getattr(got, name) == getattr(want, name)).all()
+
+
+def test_window_hashes_across_blocks_equal_the_whole_array_at_once():
+    # streams of many lengths (a few longer than a block), hashed all at once by the definition:
+    # the k tokens ending at each position, oldest first, PAD before the stream's start
+    rng = np.random.default_rng(9)
+    lengths = [1, 2, 5, align._BLOCK + 3, 17, align._BLOCK // 2, 1, 40_000]
+    sid = np.repeat(np.arange(len(lengths)), lengths)
+    tok = rng.integers(0, 50, size=len(sid)).astype(np.uint64)
+    role_hash = rng.integers(0, 2**63, size=len(lengths)).astype(np.uint64)
+    pos = np.concatenate([np.arange(m) for m in lengths])
+    for k in (1, 4):
+        want = role_hash[sid].copy()
+        for j in range(k):
+            t = np.full(len(tok), align.PAD, dtype=np.uint64)
+            t[j:] = tok[: len(tok) - j]
+            t[pos < j] = align.PAD
+            want = align._mix(want ^ t)
+        got = align.window_hashes(align.Streams(tok, sid, np.arange(len(tok))), role_hash, k)
+        assert (got == want).all()

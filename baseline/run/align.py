@@ -108,7 +108,7 @@ def end_slots(sid: np.ndarray, open_end: np.ndarray | None = None) -> np.ndarray
     return last + 1
 
 
-_BLOCK = 1 << 18  # positions per block of the passes done a block at a time
+_BLOCK = 1 << 18  # positions per block of the passes done a block at a time (hashing, compaction)
 
 
 def _compact(a: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -164,19 +164,11 @@ def compress_loops(s: Streams | list[Streams], max_period: int = 4) -> Streams:
     return s
 
 
-def position_in_stream(sid: np.ndarray) -> np.ndarray:
-    """0, 1, 2, ... within each run of equal stream ids."""
-    n = len(sid)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    dtype = np.int32 if n < 2**31 else np.int64
-    first = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]])
-    run_start = np.zeros(n, dtype=dtype)
-    run_start[first] = first
-    return np.arange(n, dtype=dtype) - np.maximum.accumulate(run_start)
-
-
-_BLOCK = 1 << 18  # positions hashed at a time: bounds the temporaries, stays in cache
+def _stream_firsts(sid: np.ndarray) -> np.ndarray:
+    """The first position of each run of equal stream ids (sid is non-decreasing)."""
+    first = np.flatnonzero(sid[1:] != sid[:-1])
+    first += 1
+    return np.r_[0, first] if len(sid) else first
 
 
 def window_hashes(s: Streams, role_hash: np.ndarray, k: int) -> np.ndarray:
@@ -184,9 +176,15 @@ def window_hashes(s: Streams, role_hash: np.ndarray, k: int) -> np.ndarray:
     Computed a block of positions at a time (the same numbers as all at once)."""
     n = len(s)
     out = np.empty(n, dtype=np.uint64)
-    pos = position_in_stream(s.sid) if k > 1 else None
+    # each position's place in its stream, a block at a time from the streams' first
+    # positions (no per-position arrays beside the hashes: ~16 MiB of them at 2M positions)
+    firsts = _stream_firsts(s.sid) if k > 1 else None
     for a in range(0, n, _BLOCK):
         b = min(n, a + _BLOCK)
+        if firsts is not None:
+            at = np.arange(a, b)
+            pos = at - firsts[np.searchsorted(firsts, at, side="right") - 1]
+            del at
         h = role_hash[s.sid[a:b]].astype(np.uint64, copy=False)
         t = np.empty(b - a, dtype=np.uint64)
         for j in range(k):
@@ -198,7 +196,7 @@ def window_hashes(s: Streams, role_hash: np.ndarray, k: int) -> np.ndarray:
             elif b - j > 0:
                 t[-lo:] = s.tok[: b - j]
             if j:
-                t[pos[a:b] < j] = PAD
+                t[pos < j] = PAD
             h ^= t
             _mix_inplace(h)
         out[a:b] = h
