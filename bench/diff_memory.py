@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     peak = max(samples, key=lambda s: s[1])
     print(f"exit {status}, {time.perf_counter() - t0:.2f} s, VmHWM {int(hwm) / 1024:.1f} MiB; "
           f"peak sample at {peak[0] - t0:.2f} s: RSS {peak[1]:.1f}, heap {peak[2]:.1f}, in use {peak[3]:.1f} MiB "
-          f"in {peak[4]}")
+          f"in {peak[4]}; highest in use {max(s[3] for s in samples):.1f} MiB, heap {max(s[2] for s in samples):.1f} MiB")
     stages: dict[str, list[float]] = {}
     for _, rss, heap, used, where in samples:
         top = stages.setdefault(where, [0.0, 0.0, 0.0, 0])

@@ -436,3 +436,12 @@ def test_window_hashes_across_blocks_equal_the_whole_array_at_once():
             want = align._mix(want ^ t)
         got = align.window_hashes(align.Streams(tok, sid, np.arange(len(tok))), role_hash, k)
         assert (got == want).all()
+
+
+def test_seen_in_across_blocks_equals_isin():
+    rng = np.random.default_rng(10)
+    model = rng.integers(0, 2**64 - 1, size=50_000, dtype=np.uint64)
+    values = np.concatenate([rng.choice(model, size=align._BLOCK), rng.integers(0, 2**64 - 1, size=align._BLOCK + 9,
+                                                                                   dtype=np.uint64)])
+    rng.shuffle(values)
+    assert (align.seen_in(values, model) == np.isin(values, model)).all()
