@@ -838,26 +838,38 @@ def host_alerts(
     # rising errno rate: CUSUM of Poisson-standardised counts vs the series' own lagged EWMA
     series = errs
     key = ["host", "probe", "errno"]
-    grid = (
-        series.select(*key, "_config").unique(subset=key)
-        .join(calls.select("host", "bucket"), on="host")
-        .join(series.select(*key, "bucket", "count"), on=[*key, "bucket"], how="left")
-        .join(host_calls.select("host", "probe", "bucket", "n"), on=["host", "probe", "bucket"], how="left")
-        .with_columns(pl.col("count").fill_null(0).cast(pl.Float64), pl.col("n").fill_null(0))
-        .sort([*key, "bucket"])
-    )
+    keys = series.select(*key, "_config").unique(subset=key)
+
+    def buckets_of(part: pl.DataFrame) -> pl.DataFrame:
+        """Every bucket of the host for each series of `part`, its count (0 where none)."""
+        return (part.select(key).join(calls.select("host", "bucket"), on="host")
+                .join(series.select(*key, "bucket", "count"), on=[*key, "bucket"], how="left")
+                .with_columns(pl.col("count").fill_null(0).cast(pl.Float64)))
+
     # the expected count of a bucket: the series' own lagged EWMA -- of the count, or for a
     # family whose host rate is a configuration (`_config`), of its rate per call times the
     # bucket's calls: such an error rises and falls with the host's activity (a crash-looping
     # or bursty host makes more of the operation), a rise of its rate is what is news
+    plain = buckets_of(keys.filter(~pl.col("_config"))).sort([*key, "bucket"]).with_columns(
+        pl.col("count").ewm_mean(alpha=0.2, adjust=False).shift(1).over(key).fill_null(0.0).alias("mu"))
+    configured = keys.filter(pl.col("_config"))
+    # (the calls of the configuration families' probes only: a join with every (host, probe,
+    # bucket) of the counters built a hash table of them, ~0.6 GiB at a 10,000-host day's peak)
+    configured_calls = _stream(
+        host_calls.lazy().select("host", "probe", "bucket", "n")
+        .join(configured.lazy().select("host", "probe").unique(), on=["host", "probe"], how="semi"))
     rate = pl.when(pl.col("n") > 0).then(pl.col("count") / pl.col("n"))
-    grid = grid.with_columns(
-        pl.when(pl.col("_config"))
+    configured = (
+        buckets_of(configured)
+        .join(configured_calls, on=["host", "probe", "bucket"], how="left")
+        .with_columns(pl.col("n").fill_null(0))
+        .sort([*key, "bucket"])
         # (the first bucket with calls has no rate before it: no evidence either way)
-        .then(rate.ewm_mean(alpha=0.2, adjust=False, ignore_nulls=True).shift(1).over(key)
-              .fill_null(rate).fill_null(0.0) * pl.col("n"))
-        .otherwise(pl.col("count").ewm_mean(alpha=0.2, adjust=False).shift(1).over(key).fill_null(0.0))
-        .alias("mu"))
+        .with_columns((rate.ewm_mean(alpha=0.2, adjust=False, ignore_nulls=True).shift(1).over(key)
+                       .fill_null(rate).fill_null(0.0) * pl.col("n")).alias("mu"))
+        .drop("n")
+    )
+    grid = pl.concat([plain, configured], rechunk=False)
     grid = grid.with_columns(((pl.col("count") - pl.col("mu")) / (pl.col("mu") + 1.0).sqrt() - cusum_k).alias("z"))
     grid = grid.with_columns(pl.col("z").cum_sum().over(key).alias("C"))
     grid = grid.with_columns((pl.col("C") - pl.min_horizontal(pl.col("C").cum_min().over(key), pl.lit(0.0))).alias("S"))
