@@ -114,7 +114,9 @@ def open_page(html: Path, screenshot: Path, width: int = 1280) -> PageResult:
 
 
 def _drive(pipe: _Pipe, html: Path, screenshot: Path, width: int) -> PageResult:
-    target = pipe.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    # the first command waits for chromium's start: on a VM whose page cache was just reclaimed
+    # it reads ~200 MB of binary and libraries from disk (no answer within 30 s once in CI)
+    target = pipe.send("Target.createTarget", {"url": "about:blank"}, timeout=120)["targetId"]
     session = pipe.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
     for domain in ("Page", "Runtime", "Log"):
         pipe.send(f"{domain}.enable", session=session)
