@@ -70,6 +70,9 @@ fi
 # Bytecode up front: tests and CLIs start many interpreters, and PYTHONDONTWRITEBYTECODE
 # (set on some machines) would otherwise make each one recompile polars/sklearn/airflow.
 uv sync --frozen --quiet --compile-bytecode --all-extras
+# The differ's hot loops in C (the editable install's build hook makes them too, but uv reuses a
+# cached build): built beside their source when a compiler is there, else the numpy versions run.
+if built="$(.venv/bin/python -m baseline.run.native 2>&1)"; then say "${built#baseline.run.native: }"; fi
 
 # Debian's bcc is pure Python over libbcc.so; expose only that package to the venv.
 if [ -d /usr/lib/python3/dist-packages/bcc ]; then

@@ -73,6 +73,12 @@ def test_wheel_carries_the_data_files_and_no_airflow(wheel):
     assert core and not any("airflow" in r.lower() for r in core), core
     assert any("apache-airflow" in r and "extra == 'airflow'" in r for r in requires), requires
     assert not any(n.startswith(("tests/", "dags/", "bench/")) for n in names)
+    # the differ's hot loops: their source always, the library built from it with a compiler
+    assert "baseline/run/_hotloops.c" in names
+    if shutil.which("cc") or shutil.which("gcc"):
+        from baseline.run._build_native import library_name
+
+        assert f"baseline/run/{library_name()}" in names
 
 
 def test_installed_clis_run_from_another_directory(venv, tmp_path):
@@ -85,6 +91,10 @@ def test_installed_clis_run_from_another_directory(venv, tmp_path):
     bpf_dir, expected, baseline_file = where.stdout.split()
     for p in (bpf_dir, expected, baseline_file):
         assert p.startswith(str(venv)) and not p.startswith(str(REPO)), p
+    # the wheel's compiled hot loops load from the installed package (built with a compiler)
+    if shutil.which("cc") or shutil.which("gcc"):
+        fast = _run([py, "-c", "from baseline.run import native; print(native.available())"], work)
+        assert fast.stdout.strip() == "True", fast.stderr
     for cli in ("tracer", "baseline"):
         out = _run([venv / "bin" / cli, "--version"], work)
         assert out.returncode == 0 and out.stdout.startswith(f"{cli} (tracebase) "), out

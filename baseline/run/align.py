@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from baseline.run import native
+
 PAD = np.uint64(0x9E3779B97F4A7C15)  # stands for "before the stream start"
 END = np.uint64(0xD1B54A32D192ED03)  # virtual token appended to every stream
 _MUL = np.uint64(0xBF58476D1CE4E5B9)
@@ -172,8 +174,14 @@ def _stream_firsts(sid: np.ndarray) -> np.ndarray:
 
 
 def window_hashes(s: Streams, role_hash: np.ndarray, k: int) -> np.ndarray:
-    """Hash of the length-k window ending at each position (stream start padded with PAD).
-    Computed a block of positions at a time (the same numbers as all at once)."""
+    """Hash of the length-k window ending at each position (stream start padded with PAD):
+    the compiled loop when built (baseline.run.native), else `_window_hashes_numpy`."""
+    fast = native.window_hashes(s.tok, s.sid, role_hash, k, PAD)
+    return fast if fast is not None else _window_hashes_numpy(s, role_hash, k)
+
+
+def _window_hashes_numpy(s: Streams, role_hash: np.ndarray, k: int) -> np.ndarray:
+    """`window_hashes` a block of positions at a time (the same numbers as all at once)."""
     n = len(s)
     out = np.empty(n, dtype=np.uint64)
     # each position's place in its stream, a block at a time from the streams' first
@@ -204,9 +212,16 @@ def window_hashes(s: Streams, role_hash: np.ndarray, k: int) -> np.ndarray:
 
 
 def seen_in(values: np.ndarray, model: np.ndarray) -> np.ndarray:
-    """Boolean: which uint64 `values` occur in `model`.
+    """Boolean: which uint64 `values` occur in `model`: the compiled hash set when built
+    (baseline.run.native, ~8x faster), else `_seen_in_numpy`."""
+    if len(model) == 0 or len(values) == 0:
+        return np.zeros(len(values), dtype=bool)
+    fast = native.seen_in(values, model)
+    return fast if fast is not None else _seen_in_numpy(values, model)
 
-    Sort-merge, exact on all 64 bits: the model sorted, the values visited in (almost) sorted
+
+def _seen_in_numpy(values: np.ndarray, model: np.ndarray) -> np.ndarray:
+    """`seen_in` by a sort-merge, exact on all 64 bits: the model sorted, the values visited in (almost) sorted
     order -- sorted by their high bits packed with their index, so one plain `np.sort` (fast
     for integers) replaces an argsort -- and looked up with `searchsorted`, which is cache
     friendly on sorted queries; the lookups a block at a time (bounded temporaries)."""

@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from baseline.run import compute as pc
+from baseline.run import native
 
 if TYPE_CHECKING:
     import polars as pl
@@ -1031,7 +1032,15 @@ def _stable_order(codes: np.ndarray, counts: np.ndarray, starts: np.ndarray) -> 
     """The stable argsort of dense codes 0.. (`counts` rows of each, the first at `starts`),
     in int32 while the rows fit: a counting sort a block of rows at a time. np.argsort gives
     int64 and its radix sort a second int64 work array: 32 MiB for two million events, the
-    largest temporaries of a diff and the top of its heap for the rest of the run."""
+    largest temporaries of a diff and the top of its heap for the rest of the run. The compiled
+    loop when built (baseline.run.native), else `_stable_order_numpy`."""
+    n = len(codes)
+    fast = native.stable_order(codes, starts, np.int32 if n < 2**31 else np.int64)
+    return fast if fast is not None else _stable_order_numpy(codes, counts, starts)
+
+
+def _stable_order_numpy(codes: np.ndarray, counts: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """`_stable_order` in numpy: a radix argsort per block, placed by the block's counts."""
     n = len(codes)
     out = np.empty(n, dtype=np.int32 if n < 2**31 else np.int64)
     small = len(counts) <= 1 << 16  # uint16 keys: numpy's radix sort

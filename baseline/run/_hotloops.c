@@ -1,0 +1,93 @@
+/* The differ's numeric hot loops as single passes over flat arrays (see baseline/run/native.py).
+ *
+ * Plain C99 with no Python API: built into a shared library by `python -m baseline.run.native`
+ * (scripts/setup.sh, the wheel's build hook) and called through ctypes. Every function here
+ * has a numpy twin in baseline/run/align.py or normalize.py that gives the same numbers; the
+ * twins are what a machine without a C compiler runs, and tests/test_native.py compares both.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* A signed integer array of 2, 4 or 8 bytes an element (numpy's narrow ids and codes). */
+static inline int64_t at(const void *a, int width, int64_t i) {
+    switch (width) {
+    case 2: return ((const int16_t *)a)[i];
+    case 4: return ((const int32_t *)a)[i];
+    default: return ((const int64_t *)a)[i];
+    }
+}
+
+static inline uint64_t mix(uint64_t h) { /* splitmix64's finaliser: align._mix */
+    h ^= h >> 30;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 27;
+    h *= 0x94D049BB133111EBULL;
+    return h ^ (h >> 31);
+}
+
+/* align.window_hashes: out[i] = the hash of the k tokens ending at i, PAD before the start of
+ * i's stream (sid non-decreasing), seeded with role_hash[sid[i]]; token j places back is mixed
+ * in j-th (j = 0 first), as the numpy version does. */
+void window_hashes(const uint64_t *tok, const void *sid, int sid_width, int64_t n, const uint64_t *role_hash,
+                   int64_t k, uint64_t pad, uint64_t *out) {
+    int64_t first = 0;
+    int64_t prev = n ? at(sid, sid_width, 0) : 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t s = at(sid, sid_width, i);
+        if (s != prev) {
+            first = i;
+            prev = s;
+        }
+        int64_t pos = i - first;
+        uint64_t h = role_hash[s];
+        for (int64_t j = 0; j < k; j++) {
+            h ^= j <= pos ? tok[i - j] : pad;
+            h = mix(h);
+        }
+        out[i] = h;
+    }
+}
+
+/* align.seen_in: out[i] = values[i] occurs in model. An open-addressing hash set of the model
+ * (`table`: `size` slots, a power of two, zero-filled by the caller; 0 marks an empty slot and
+ * a model value 0 is remembered apart), probed linearly. Exact on all 64 bits. */
+void seen_in(const uint64_t *values, int64_t n, const uint64_t *model, int64_t m, uint64_t *table, int64_t size,
+             uint8_t *out) {
+    const uint64_t mask = (uint64_t)size - 1;
+    int shift = 64;
+    for (int64_t s = size; s > 1; s >>= 1) shift--;
+    int has_zero = 0;
+    for (int64_t i = 0; i < m; i++) {
+        uint64_t v = model[i];
+        if (v == 0) {
+            has_zero = 1;
+            continue;
+        }
+        uint64_t h = shift < 64 ? (v * 0x9E3779B97F4A7C15ULL) >> shift : 0;
+        while (table[h] != 0 && table[h] != v) h = (h + 1) & mask;
+        table[h] = v;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t v = values[i];
+        if (v == 0) {
+            out[i] = (uint8_t)has_zero;
+            continue;
+        }
+        uint64_t h = shift < 64 ? (v * 0x9E3779B97F4A7C15ULL) >> shift : 0;
+        while (table[h] != 0 && table[h] != v) h = (h + 1) & mask;
+        out[i] = table[h] == v;
+    }
+}
+
+/* normalize._stable_order: the stable argsort of dense codes 0.. by a counting sort; `next`
+ * holds each code's first slot (the streams' starts) and is advanced in place. */
+void stable_order(const void *codes, int code_width, int64_t n, int64_t *next, void *out, int out_width) {
+    for (int64_t i = 0; i < n; i++) {
+        int64_t slot = next[at(codes, code_width, i)]++;
+        if (out_width == 4)
+            ((int32_t *)out)[slot] = (int32_t)i;
+        else
+            ((int64_t *)out)[slot] = i;
+    }
+}

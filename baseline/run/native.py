@@ -1,0 +1,119 @@
+"""The differ's compiled hot loops (`_hotloops.c`), when built: one pass over the arrays each.
+
+Each function returns None when the library is not there (no C compiler at install time, or
+``TRACEBASE_NATIVE=0`` in the environment): the caller then runs its numpy version, which gives
+the same numbers (tests/test_native.py runs both). Built by ``python -m baseline.run.native``
+(scripts/setup.sh) and by the wheel's build hook (hatch_build.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+import numpy as np
+
+from baseline.run._build_native import HERE, build, library_name
+
+__all__ = ["available", "build", "seen_in", "stable_order", "window_hashes"]
+
+_UNSET = object()
+_lib: ctypes.CDLL | None | object = _UNSET
+_P = ctypes.c_void_p
+_I = ctypes.c_int64
+_W = ctypes.c_int
+
+
+def _load() -> ctypes.CDLL | None:
+    global _lib
+    if _lib is _UNSET:
+        _lib = None
+        path = HERE / library_name()
+        if os.environ.get("TRACEBASE_NATIVE", "1") != "0" and path.exists():
+            try:
+                lib = ctypes.CDLL(str(path))
+            except OSError:  # another architecture's or a damaged build: the numpy versions
+                lib = None
+            if lib is not None:
+                lib.window_hashes.argtypes = [_P, _P, _W, _I, _P, _I, ctypes.c_uint64, _P]
+                lib.seen_in.argtypes = [_P, _I, _P, _I, _P, _I, _P]
+                lib.stable_order.argtypes = [_P, _W, _I, _P, _P, _W]
+                for f in (lib.window_hashes, lib.seen_in, lib.stable_order):
+                    f.restype = None
+                _lib = lib
+    return _lib  # type: ignore[return-value]
+
+
+def available() -> bool:
+    """Whether the compiled loops are used in this process."""
+    return _load() is not None
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.ctypes.data
+
+
+def _ids(a: np.ndarray) -> np.ndarray:
+    """`a` as contiguous signed integers of 2, 4 or 8 bytes (the widths the C side reads)."""
+    a = np.ascontiguousarray(a)
+    if a.dtype.kind != "i" or a.dtype.itemsize not in (2, 4, 8):
+        a = a.astype(np.int64)
+    return a
+
+
+def window_hashes(tok: np.ndarray, sid: np.ndarray, role_hash: np.ndarray, k: int, pad: np.uint64) -> np.ndarray | None:
+    """align.window_hashes in one pass, or None without the library."""
+    lib = _load()
+    if lib is None:
+        return None
+    tok = np.ascontiguousarray(tok, dtype=np.uint64)
+    sid = _ids(sid)
+    role_hash = np.ascontiguousarray(role_hash, dtype=np.uint64)
+    n = len(tok)
+    if n and (int(sid.min()) < 0 or int(sid.max()) >= len(role_hash)):
+        return None  # (numpy raises its IndexError for this)
+    out = np.empty(n, dtype=np.uint64)
+    lib.window_hashes(_ptr(tok), _ptr(sid), sid.dtype.itemsize, n, _ptr(role_hash), int(k), int(pad), _ptr(out))
+    return out
+
+
+def seen_in(values: np.ndarray, model: np.ndarray) -> np.ndarray | None:
+    """align.seen_in with a hash set of the model, or None without the library. The set's
+    table is the model's size rounded up to a power of two with at least a fifth free
+    (8 bytes a slot: at most ~2.5x the model, against the sorted copy and the sort keys of
+    the numpy version)."""
+    lib = _load()
+    if lib is None:
+        return None
+    values = np.ascontiguousarray(values, dtype=np.uint64)
+    model = np.ascontiguousarray(model, dtype=np.uint64)
+    size = 1 << max(int(len(model) + len(model) // 4).bit_length(), 4)
+    table = np.zeros(size, dtype=np.uint64)
+    out = np.empty(len(values), dtype=bool)
+    lib.seen_in(_ptr(values), len(values), _ptr(model), len(model), _ptr(table), size, _ptr(out))
+    return out
+
+
+def stable_order(codes: np.ndarray, starts: np.ndarray, out_dtype: type) -> np.ndarray | None:
+    """normalize._stable_order (a counting sort; `starts`: each code's first slot), or None."""
+    lib = _load()
+    if lib is None:
+        return None
+    codes = _ids(codes)
+    if len(codes) and (int(codes.min()) < 0 or int(codes.max()) >= len(starts)):
+        return None  # not dense codes 0..len(starts)-1: the numpy version says so
+    nxt = np.array(starts, dtype=np.int64)  # a copy: advanced in place
+    out = np.empty(len(codes), dtype=out_dtype)
+    lib.stable_order(_ptr(codes), codes.dtype.itemsize, len(codes), _ptr(nxt), _ptr(out), out.dtype.itemsize)
+    return out
+
+
+def _main() -> int:
+    built = build()
+    print(f"baseline.run.native: built {built}" if built else "baseline.run.native: not built (numpy versions used)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
+

@@ -1,0 +1,148 @@
+"""The differ's compiled hot loops (baseline.run.native) give the numbers of their numpy versions.
+
+Each loop is run both ways on the same arrays -- stream ids of every width numpy narrows them
+to, windows longer than their streams, hash values differing only in their high or low bits,
+a zero value -- with numpy's own argsort / isin as the reference where one exists; then
+`baseline diff` runs in two processes, one with the library and one without it
+(TRACEBASE_NATIVE=0), on two recordings of a four-thread loader written to Parquet, and the
+reports must be byte-identical. A machine without a C compiler builds nothing and diffs alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from baseline.run import _build_native, align, native
+from baseline.run.normalize import _stable_order, _stable_order_numpy
+from bench.bench_diff import _file_names, synth_trace
+from tracer.schema import write_table
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def built(need_cc) -> None:
+    """The library of this checkout's source (scripts/setup.sh builds it; a no-op then)."""
+    assert _build_native.build() is not None
+    native._lib = native._UNSET  # (looked up again: a process that started before the build)
+    assert native.available()
+
+
+def _streams(rng: np.random.Generator, lengths: list[int], vocab: int, sid_dtype: type) -> align.Streams:
+    sid = np.repeat(np.arange(len(lengths)), lengths).astype(sid_dtype)
+    tok = rng.integers(0, vocab, size=len(sid)).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    return align.Streams(tok, sid, np.arange(len(sid)))
+
+
+@pytest.mark.parametrize("sid_dtype", [np.int16, np.int32, np.int64])
+@pytest.mark.parametrize("k", [1, 2, 4, 7])
+def test_window_hashes_are_the_numpy_ones(built, sid_dtype, k):
+    rng = np.random.default_rng(k)
+    # streams shorter than, as long as and longer than a window; one empty stream id in between
+    lengths = [1, k - 1 if k > 1 else 1, k, k + 1, 0, 5000, 3, 70_000]
+    s = _streams(rng, lengths, 6, sid_dtype)
+    role_hash = align._mix(rng.integers(1, 1 << 62, size=len(lengths)).astype(np.uint64))
+    want = align._window_hashes_numpy(s, role_hash, k)
+    got = native.window_hashes(s.tok, s.sid, role_hash, k, align.PAD)
+    assert got is not None and got.dtype == np.uint64
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(align.window_hashes(s, role_hash, k), want)
+
+
+def test_window_hashes_of_no_positions(built):
+    empty = align.Streams(np.zeros(0, np.uint64), np.zeros(0, np.int16), np.zeros(0, np.int64))
+    assert len(align.window_hashes(empty, np.zeros(0, np.uint64), 3)) == 0
+
+
+@pytest.mark.parametrize("n_model", [1, 3, 1000, 200_000])
+def test_seen_in_is_exact_membership(built, n_model):
+    rng = np.random.default_rng(n_model)
+    model = rng.integers(0, 2**63, size=n_model, dtype=np.uint64) * np.uint64(2)
+    model[: n_model // 3] = model[0]  # many duplicates, as repeated windows give
+    hi_only = model[: min(n_model, 500)] ^ np.uint64(1 << 63)  # differ in the top bit only
+    lo_only = model[: min(n_model, 500)] ^ np.uint64(1)  # ... in the bottom bit only
+    # (200,000 distinct-ish values fill the table to ~0.76: long probe runs)
+    edges = np.array([0, 1, 2**64 - 1], dtype=np.uint64)
+    values = np.concatenate([model[::-1], hi_only, lo_only, edges])
+    rng.shuffle(values)
+    want = np.isin(values, model)
+    np.testing.assert_array_equal(align._seen_in_numpy(values, model), want)
+    got = native.seen_in(values, model)
+    assert got is not None
+    np.testing.assert_array_equal(got, want)
+    with_zero = np.r_[model, np.uint64(0)]  # 0 marks an empty slot in the C table: kept apart
+    np.testing.assert_array_equal(native.seen_in(values, with_zero), np.isin(values, with_zero))
+
+
+@pytest.mark.parametrize("code_dtype", [np.int32, np.int64])
+def test_stable_order_is_a_stable_argsort(built, code_dtype):
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 700, size=600_001).astype(code_dtype)  # more than one numpy block
+    counts = np.bincount(codes)
+    starts = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    want = np.argsort(codes, kind="stable")
+    np.testing.assert_array_equal(_stable_order_numpy(codes, counts, starts), want)
+    got = _stable_order(codes, counts, starts)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want)
+    bad = codes.copy()
+    bad[7] = len(starts)  # not a dense code: the C loop is not asked (it would write out of bounds)
+    assert native.stable_order(bad, starts, np.int32) is None
+
+
+def _diff(good: Path, bad: Path, env: dict[str, str], *flags: str) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "baseline.cli", "diff", str(good), str(bad), "--json", *flags],
+                          cwd=REPO, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1, proc.stderr  # an anomaly was found
+    out = json.loads(proc.stdout)
+    out["settings"].pop("elapsed_s")
+    return out
+
+
+def test_reports_with_and_without_the_library_are_identical(built, tmp_path):
+    rng = np.random.default_rng(1)
+    names = _file_names(3000, rng)
+    reads = rng.integers(1, 4, size=len(names))
+    good = write_table(synth_trace(20_000, 11, 4100, "/tmp/tmpk3j9x_2a", None, names, reads, "good-1", "good"),
+                       tmp_path / "good.parquet", "events")
+    bad = write_table(synth_trace(20_000, 22, 9300, "/tmp/tmpq8w1zz_0", 1800, names, reads, "bad-1", "failure"),
+                      tmp_path / "bad.parquet", "events")
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    probe = "from baseline.run import native; print(native.available())"
+    for flag, want in (("1", "True"), ("0", "False")):
+        out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True,
+                             env={**env, "TRACEBASE_NATIVE": flag}, check=True)
+        assert out.stdout.strip() == want
+    for flags in ((), ("-k", "3", "--context", "5")):
+        with_lib = _diff(good, bad, {**env, "TRACEBASE_NATIVE": "1"}, *flags)
+        without = _diff(good, bad, {**env, "TRACEBASE_NATIVE": "0"}, *flags)
+        assert with_lib == without
+        b = with_lib["bifurcation"]
+        assert (b["probe"], b["errno"]) == ("openat", "EACCES") and b["path"] == names[1800]
+
+
+def test_no_compiler_builds_nothing_and_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))  # named but missing
+    assert _build_native.build(dest=tmp_path) is None
+    assert "no-such-cc" in capsys.readouterr().err
+    monkeypatch.delenv("CC")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no cc, no gcc
+    assert _build_native.build(dest=tmp_path) is None
+    assert "no C compiler" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.so"))
+
+
+def test_a_stale_build_is_never_loaded(tmp_path):
+    src = tmp_path / "_hotloops.c"
+    src.write_bytes(_build_native.SOURCE.read_bytes())
+    same = _build_native.library_name(src)
+    src.write_bytes(src.read_bytes() + b"\n/* edited */\n")
+    assert _build_native.library_name(src) != same == _build_native.library_name()
