@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from baseline.run import _build_native, align, native
-from baseline.run.normalize import _stable_order, _stable_order_numpy
+from baseline.run.normalize import _first_appearance_codes, _stable_order, _stable_order_numpy
 from bench.bench_diff import _file_names, synth_trace
 from tracer.schema import write_table
 
@@ -146,3 +146,50 @@ def test_a_stale_build_is_never_loaded(tmp_path):
     same = _build_native.library_name(src)
     src.write_bytes(src.read_bytes() + b"\n/* edited */\n")
     assert _build_native.library_name(src) != same == _build_native.library_name()
+
+
+@pytest.mark.parametrize("sid_dtype", [np.int16, np.int64])
+@pytest.mark.parametrize("orig_dtype", [np.int32, np.int64])
+def test_loop_compression_is_the_numpy_one(built, sid_dtype, orig_dtype, monkeypatch):
+    rng = np.random.default_rng(3)
+    # loops of bodies 1-5 long repeated 1-6 times (some shorter than their period), noise between
+    parts, sids = [], []
+    for stream in range(60):
+        for _ in range(rng.integers(1, 40)):
+            body = rng.integers(0, 5, size=rng.integers(1, 6))
+            parts.append(np.tile(body, rng.integers(1, 7)))
+            sids.append(np.full(len(parts[-1]), stream))
+    tok = np.concatenate(parts).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    sid = np.concatenate(sids).astype(sid_dtype)
+    orig = np.arange(len(tok), dtype=orig_dtype)
+    orig[::97] = -1  # END slots
+    got = align.compress_loops([align.Streams(tok.copy(), sid.copy(), orig.copy())])
+    kept = align.Streams(tok.copy(), sid.copy(), orig.copy())
+    again = align.compress_loops(kept)  # the caller keeps its streams: they stay as they were
+    np.testing.assert_array_equal(kept.tok, tok)
+    monkeypatch.setattr(native, "_lib", None)
+    want = align.compress_loops([align.Streams(tok.copy(), sid.copy(), orig.copy())])
+    assert len(want) < len(tok) * 0.8
+    for a, b, c in ((got.tok, want.tok, again.tok), (got.sid, want.sid, again.sid), (got.orig, want.orig, again.orig)):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(c, b)
+        assert a.dtype == b.dtype
+
+
+@pytest.mark.parametrize("tid_dtype", [np.int32, np.int64])
+def test_first_appearance_codes_are_the_numpy_ones(built, tid_dtype, monkeypatch):
+    rng = np.random.default_rng(9)
+    # three traces (trace numbers as the differ narrows them), thread ids far from 0, interleaved
+    tkey = np.repeat(np.array([-1, 0, 1], dtype=np.int16), [40_000, 30_000, 30_001])
+    tid = rng.choice(np.array([4100, 4103, 4104, 9300, 9309, 70_001], dtype=tid_dtype), size=len(tkey))
+    got = _first_appearance_codes(tkey, tid)
+    monkeypatch.setattr(native, "_lib", None)
+    want = _first_appearance_codes(tkey, tid)
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype
+    # the reference: pairs numbered in order of first appearance
+    pairs = list(zip(tkey.tolist(), tid.tolist(), strict=True))
+    first: dict = {}
+    for p in pairs:
+        first.setdefault(p, len(first))
+    np.testing.assert_array_equal(want, [first[p] for p in pairs])

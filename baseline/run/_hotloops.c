@@ -91,3 +91,62 @@ void stable_order(const void *codes, int code_width, int64_t n, int64_t *next, v
             ((int64_t *)out)[slot] = i;
     }
 }
+
+/* normalize._first_appearance_codes: dense codes 0.. of the (tkey, tid) pairs by first
+ * appearance, through a direct-address table of (tkey - t_lo) * tid_span + (tid - tid_lo)
+ * slots that the caller fills with -1. */
+void first_appearance(const void *tkey, int tkey_width, const void *tid, int tid_width, int64_t n, int64_t t_lo,
+                      int64_t tid_lo, int64_t tid_span, int32_t *table, int32_t *out) {
+    int32_t next = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t key = (at(tkey, tkey_width, i) - t_lo) * tid_span + (at(tid, tid_width, i) - tid_lo);
+        int32_t c = table[key];
+        if (c < 0) c = table[key] = next++;
+        out[i] = c;
+    }
+}
+
+static inline void put(void *a, int width, int64_t i, int64_t v) {
+    switch (width) {
+    case 2: ((int16_t *)a)[i] = (int16_t)v; break;
+    case 4: ((int32_t *)a)[i] = (int32_t)v; break;
+    default: ((int64_t *)a)[i] = v;
+    }
+}
+
+/* One pass of align.compress_loops with period p, in place: a position equal (token and
+ * stream) to the one p places before it is a repetition, dropped when its run of such
+ * positions is at least p long (any run when p == 1). `drop` is a scratch byte per position.
+ * Returns the number of positions kept (moved to the front of tok, sid and orig). */
+int64_t compress_pass(uint64_t *tok, void *sid, int sid_width, void *orig, int orig_width, int64_t n, int64_t p,
+                      uint8_t *drop) {
+    int64_t any = 0;
+    for (int64_t i = 0; i < n; i++) {
+        drop[i] = i >= p && tok[i] == tok[i - p] && at(sid, sid_width, i) == at(sid, sid_width, i - p);
+        any |= drop[i];
+    }
+    if (!any) return n;
+    if (p > 1) { /* runs shorter than one loop body are kept */
+        for (int64_t i = 0; i < n;) {
+            if (!drop[i]) {
+                i++;
+                continue;
+            }
+            int64_t j = i;
+            while (j < n && drop[j]) j++;
+            if (j - i < p) memset(drop + i, 0, (size_t)(j - i));
+            i = j;
+        }
+    }
+    int64_t w = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (drop[i]) continue;
+        if (w != i) {
+            tok[w] = tok[i];
+            put(sid, sid_width, w, at(sid, sid_width, i));
+            put(orig, orig_width, w, at(orig, orig_width, i));
+        }
+        w++;
+    }
+    return w;
+}

@@ -140,7 +140,14 @@ def compress_loops(s: Streams | list[Streams], max_period: int = 4) -> Streams:
     owned = isinstance(s, list)
     if owned:
         s = s.pop()
-    for p in [*range(1, max_period + 1), 1]:
+    periods = [*range(1, max_period + 1), 1]
+    if len(s) and native.available():
+        # the compiled passes, in place (on a copy of streams the caller keeps)
+        arrays = (s.tok, s.sid, s.orig) if owned else (s.tok.copy(), s.sid.copy(), s.orig.copy())
+        fast = native.compress_loops(*arrays, periods)
+        if fast is not None:
+            return Streams(*fast)
+    for p in periods:
         eq = _same_as_lag(s, p)
         if not eq.any():
             continue

@@ -15,7 +15,7 @@ import numpy as np
 
 from baseline.run._build_native import HERE, build, library_name
 
-__all__ = ["available", "build", "seen_in", "stable_order", "window_hashes"]
+__all__ = ["available", "build", "compress_loops", "first_appearance", "seen_in", "stable_order", "window_hashes"]
 
 _UNSET = object()
 _lib: ctypes.CDLL | None | object = _UNSET
@@ -38,7 +38,10 @@ def _load() -> ctypes.CDLL | None:
                 lib.window_hashes.argtypes = [_P, _P, _W, _I, _P, _I, ctypes.c_uint64, _P]
                 lib.seen_in.argtypes = [_P, _I, _P, _I, _P, _I, _P]
                 lib.stable_order.argtypes = [_P, _W, _I, _P, _P, _W]
-                for f in (lib.window_hashes, lib.seen_in, lib.stable_order):
+                lib.first_appearance.argtypes = [_P, _W, _P, _W, _I, _I, _I, _I, _P, _P]
+                lib.compress_pass.argtypes = [_P, _P, _W, _P, _W, _I, _I, _P]
+                lib.compress_pass.restype = _I
+                for f in (lib.window_hashes, lib.seen_in, lib.stable_order, lib.first_appearance):
                     f.restype = None
                 _lib = lib
     return _lib  # type: ignore[return-value]
@@ -106,6 +109,39 @@ def stable_order(codes: np.ndarray, starts: np.ndarray, out_dtype: type) -> np.n
     out = np.empty(len(codes), dtype=out_dtype)
     lib.stable_order(_ptr(codes), codes.dtype.itemsize, len(codes), _ptr(nxt), _ptr(out), out.dtype.itemsize)
     return out
+
+
+def first_appearance(tkey: np.ndarray, tid: np.ndarray, t_lo: int, tid_lo: int, tid_span: int,
+                     span: int) -> np.ndarray | None:
+    """normalize._first_appearance_codes through its direct-address table (`span` slots; the
+    caller checked every key falls in it), int32 codes; or None without the library."""
+    lib = _load()
+    if lib is None or len(tid) >= 2**31:
+        return None
+    tkey, tid = _ids(tkey), _ids(tid)
+    table = np.full(span, -1, dtype=np.int32)
+    out = np.empty(len(tid), dtype=np.int32)
+    lib.first_appearance(_ptr(tkey), tkey.dtype.itemsize, _ptr(tid), tid.dtype.itemsize, len(tid), t_lo, tid_lo,
+                         tid_span, _ptr(table), _ptr(out))
+    return out
+
+
+def compress_loops(tok: np.ndarray, sid: np.ndarray, orig: np.ndarray, periods: list[int],
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """align.compress_loops's passes (one per period in `periods`) in place: the arrays'
+    fronts hold the kept positions, returned as views of them. None without the library or
+    for arrays it cannot write in place (the caller then runs the numpy passes)."""
+    lib = _load()
+    arrays = (tok, sid, orig)
+    if lib is None or not all(a.flags.c_contiguous and a.flags.writeable for a in arrays) or (
+            tok.dtype != np.uint64 or any(a.dtype.kind != "i" or a.dtype.itemsize not in (2, 4, 8) for a in (sid, orig))):
+        return None
+    n = len(tok)
+    drop = np.empty(n, dtype=np.uint8)
+    for p in periods:
+        n = lib.compress_pass(_ptr(tok), _ptr(sid), sid.dtype.itemsize, _ptr(orig), orig.dtype.itemsize, n, p,
+                              _ptr(drop))
+    return tok[:n], sid[:n], orig[:n]
 
 
 def _main() -> int:

@@ -995,6 +995,9 @@ def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
     if t_span * tid_span > max(4 * n, 1 << 22):
         pairs = tkey.astype(np.int64) * (1 << 32) + tid
         return numpy_of(pc.dictionary_encode(pa.array(pairs)).indices).astype(np.int64)
+    fast = native.first_appearance(tkey, tid, t_lo, tid_lo, tid_span, t_span * tid_span)
+    if fast is not None:  # the compiled loop: one pass, no key array
+        return fast
     idx = np.int32 if n < 2**31 else np.int64
     # the key built in place in one array (4 bytes a row while the table fits in int32, as it
     # does for any trace below 2**29 rows): no 8-byte temporaries per step
