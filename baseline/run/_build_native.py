@@ -8,10 +8,7 @@ build (the source edited, not rebuilt) is never loaded: baseline.run.native fall
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import zlib
 from pathlib import Path
 
@@ -28,6 +25,8 @@ def library_name(source: Path = SOURCE) -> str:
 
 def compiler() -> str | None:
     """The C compiler to use: $CC, else cc or gcc on PATH; None when there is none."""
+    import shutil  # (here: every diff imports this module for `library_name`, few build)
+
     cc = os.environ.get("CC")
     if cc:
         return cc
@@ -38,6 +37,9 @@ def build(dest: Path = HERE, quiet: bool = False) -> Path | None:
     """Compile the library into `dest` (written to a temporary name, then renamed: a reader
     never loads half a file). Returns its path, or None when no compiler is found or the
     build fails (the numpy versions are then used; the reason goes to stderr unless quiet)."""
+    import subprocess  # (here, not at the top: see `compiler`)
+    import tempfile
+
     out = dest / library_name()
     if out.exists():
         return out
