@@ -193,3 +193,23 @@ def test_first_appearance_codes_are_the_numpy_ones(built, tid_dtype, monkeypatch
     for p in pairs:
         first.setdefault(p, len(first))
     np.testing.assert_array_equal(want, [first[p] for p in pairs])
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_windows_seen_as_they_are_hashed_are_the_numpy_ones(built, k, monkeypatch):
+    rng = np.random.default_rng(11 + k)
+    bad = _streams(rng, [1, 2, 400, 3000, k], 5, np.int16)
+    good = _streams(rng, [k, 1, 2500, 0, 900, 7], 5, np.int16)
+    good.sid += np.int16(5)  # good streams are numbered after the bad ones
+    role_hash = align._mix(np.arange(1, 12, dtype=np.uint64))
+    role_hash[5:10] = role_hash[:5]  # good stream 5 + i does bad stream i's job: windows match
+    bh = align.window_hashes(bad, role_hash, k)
+    got, gh = align.seen_windows(bh, good, role_hash, k)
+    monkeypatch.setattr(native, "_lib", None)
+    want_gh = align.window_hashes(good, role_hash, k)
+    want, numpy_gh = align.seen_windows(bh, good, role_hash, k)
+    np.testing.assert_array_equal(numpy_gh, want_gh)
+    np.testing.assert_array_equal(gh, want_gh)
+    np.testing.assert_array_equal(want, np.isin(bh, want_gh))
+    np.testing.assert_array_equal(got, want)
+    assert 0 < np.count_nonzero(want) < len(want)

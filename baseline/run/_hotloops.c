@@ -49,35 +49,78 @@ void window_hashes(const uint64_t *tok, const void *sid, int sid_width, int64_t 
     }
 }
 
-/* align.seen_in: out[i] = values[i] occurs in model. An open-addressing hash set of the model
- * (`table`: `size` slots, a power of two, zero-filled by the caller; 0 marks an empty slot and
- * a model value 0 is remembered apart), probed linearly. Exact on all 64 bits. */
-void seen_in(const uint64_t *values, int64_t n, const uint64_t *model, int64_t m, uint64_t *table, int64_t size,
-             uint8_t *out) {
-    const uint64_t mask = (uint64_t)size - 1;
+/* The open-addressing hash set of align.seen_in: `size` slots (a power of two, zero-filled by
+ * the caller), 0 marking an empty slot (a value 0 is remembered apart, in *has_zero), probed
+ * linearly from a multiplicative hash of the value. */
+static inline uint64_t slot_of(uint64_t v, int shift) { return shift < 64 ? (v * 0x9E3779B97F4A7C15ULL) >> shift : 0; }
+
+static inline int shift_of(int64_t size) {
     int shift = 64;
     for (int64_t s = size; s > 1; s >>= 1) shift--;
-    int has_zero = 0;
-    for (int64_t i = 0; i < m; i++) {
-        uint64_t v = model[i];
-        if (v == 0) {
-            has_zero = 1;
-            continue;
-        }
-        uint64_t h = shift < 64 ? (v * 0x9E3779B97F4A7C15ULL) >> shift : 0;
-        while (table[h] != 0 && table[h] != v) h = (h + 1) & mask;
-        table[h] = v;
+    return shift;
+}
+
+static inline void set_add(uint64_t *table, uint64_t mask, int shift, uint64_t v, int *has_zero) {
+    if (v == 0) {
+        *has_zero = 1;
+        return;
     }
+    uint64_t h = slot_of(v, shift);
+    while (table[h] != 0 && table[h] != v) h = (h + 1) & mask;
+    table[h] = v;
+}
+
+static void set_probe(const uint64_t *table, int64_t size, int has_zero, const uint64_t *values, int64_t n,
+                      uint8_t *out) {
+    const uint64_t mask = (uint64_t)size - 1;
+    const int shift = shift_of(size);
     for (int64_t i = 0; i < n; i++) {
         uint64_t v = values[i];
         if (v == 0) {
             out[i] = (uint8_t)has_zero;
             continue;
         }
-        uint64_t h = shift < 64 ? (v * 0x9E3779B97F4A7C15ULL) >> shift : 0;
+        uint64_t h = slot_of(v, shift);
         while (table[h] != 0 && table[h] != v) h = (h + 1) & mask;
         out[i] = table[h] == v;
     }
+}
+
+/* align.seen_in: out[i] = values[i] occurs in model (exact on all 64 bits). */
+void seen_in(const uint64_t *values, int64_t n, const uint64_t *model, int64_t m, uint64_t *table, int64_t size,
+             uint8_t *out) {
+    const uint64_t mask = (uint64_t)size - 1;
+    const int shift = shift_of(size);
+    int has_zero = 0;
+    for (int64_t i = 0; i < m; i++) set_add(table, mask, shift, model[i], &has_zero);
+    set_probe(table, size, has_zero, values, n, out);
+}
+
+/* align.seen_windows: out[i] = values[i] is one of the window hashes of the model streams
+ * (tok, sid: as window_hashes takes them), hashed into the set as they are made: the model's
+ * hashes never exist as an array beside the set. */
+void seen_in_windows(const uint64_t *values, int64_t n, const uint64_t *tok, const void *sid, int sid_width, int64_t m,
+                     const uint64_t *role_hash, int64_t k, uint64_t pad, uint64_t *table, int64_t size, uint8_t *out) {
+    const uint64_t mask = (uint64_t)size - 1;
+    const int shift = shift_of(size);
+    int has_zero = 0;
+    int64_t first = 0;
+    int64_t prev = m ? at(sid, sid_width, 0) : 0;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t s = at(sid, sid_width, i);
+        if (s != prev) {
+            first = i;
+            prev = s;
+        }
+        int64_t pos = i - first;
+        uint64_t h = role_hash[s];
+        for (int64_t j = 0; j < k; j++) {
+            h ^= j <= pos ? tok[i - j] : pad;
+            h = mix(h);
+        }
+        set_add(table, mask, shift, h, &has_zero);
+    }
+    set_probe(table, size, has_zero, values, n, out);
 }
 
 /* normalize._stable_order: the stable argsort of dense codes 0.. by a counting sort; `next`

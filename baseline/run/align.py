@@ -255,6 +255,19 @@ def _seen_in_numpy(values: np.ndarray, model: np.ndarray) -> np.ndarray:
     return out
 
 
+def seen_windows(values: np.ndarray, model: Streams, role_hash: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``seen_in(values, window_hashes(model, role_hash, k))`` and those model hashes. With
+    the compiled loops the model's hashes go straight into the hash set, and their array is
+    made only once the set is freed: the set and the array never live at once (the heap's
+    high-water mark of a diff is made here)."""
+    if len(model) and len(values):
+        fast = native.seen_in_windows(values, model.tok, model.sid, role_hash, k, PAD)
+        if fast is not None:
+            return fast, window_hashes(model, role_hash, k)
+    hashes = window_hashes(model, role_hash, k)
+    return seen_in(values, hashes), hashes
+
+
 @dataclass
 class Regions:
     """Divergence regions of the bad streams: positions [start, end] inclusive."""

@@ -825,13 +825,12 @@ def diff_traces(
     timeouts = _TimedOutWaits(p, outcomes, nb)  # keeps the waits' streams: sid is released now
     _release(p, "narg", "depth", "sid")
     s = align.compress_loops(handed)
-    h = align.window_hashes(s, role_hash, k)
     # Bad streams are numbered first, so their positions are a prefix: split by views.
     split = int(np.searchsorted(s.sid, int(np.count_nonzero(is_bad_stream))))
     bs, gs = s.slice(0, split), s.slice(split, len(s))
-    bh, gh = h[:split], h[split:]
-    del s, h
-    explained = align.seen_in(bh, gh)
+    del s
+    bh = align.window_hashes(bs, role_hash, k)
+    explained, gh = align.seen_windows(bh, gs, role_hash, k)
     explained &= ~np.where(bs.orig >= 0, raw_change[np.maximum(bs.orig, 0)], False)
     del raw_change
     # An unexplained event no good stream of its role has at all (only those positions matter).

@@ -15,7 +15,7 @@ import numpy as np
 
 from baseline.run._build_native import HERE, build, library_name
 
-__all__ = ["available", "build", "compress_loops", "first_appearance", "seen_in", "stable_order", "window_hashes"]
+__all__ = ["available", "build", "compress_loops", "first_appearance", "seen_in", "seen_in_windows", "stable_order", "window_hashes"]
 
 _UNSET = object()
 _lib: ctypes.CDLL | None | object = _UNSET
@@ -37,11 +37,12 @@ def _load() -> ctypes.CDLL | None:
             if lib is not None:
                 lib.window_hashes.argtypes = [_P, _P, _W, _I, _P, _I, ctypes.c_uint64, _P]
                 lib.seen_in.argtypes = [_P, _I, _P, _I, _P, _I, _P]
+                lib.seen_in_windows.argtypes = [_P, _I, _P, _P, _W, _I, _P, _I, ctypes.c_uint64, _P, _I, _P]
                 lib.stable_order.argtypes = [_P, _W, _I, _P, _P, _W]
                 lib.first_appearance.argtypes = [_P, _W, _P, _W, _I, _I, _I, _I, _P, _P]
                 lib.compress_pass.argtypes = [_P, _P, _W, _P, _W, _I, _I, _P]
                 lib.compress_pass.restype = _I
-                for f in (lib.window_hashes, lib.seen_in, lib.stable_order, lib.first_appearance):
+                for f in (lib.window_hashes, lib.seen_in, lib.seen_in_windows, lib.stable_order, lib.first_appearance):
                     f.restype = None
                 _lib = lib
     return _lib  # type: ignore[return-value]
@@ -90,10 +91,37 @@ def seen_in(values: np.ndarray, model: np.ndarray) -> np.ndarray | None:
         return None
     values = np.ascontiguousarray(values, dtype=np.uint64)
     model = np.ascontiguousarray(model, dtype=np.uint64)
-    size = 1 << max(int(len(model) + len(model) // 4).bit_length(), 4)
+    size = _set_size(len(model))
     table = np.zeros(size, dtype=np.uint64)
     out = np.empty(len(values), dtype=bool)
     lib.seen_in(_ptr(values), len(values), _ptr(model), len(model), _ptr(table), size, _ptr(out))
+    return out
+
+
+def _set_size(n: int) -> int:
+    """Slots of the hash set of `n` values: a power of two with at least a fifth free."""
+    return 1 << max(int(n + n // 4).bit_length(), 4)
+
+
+def seen_in_windows(values: np.ndarray, tok: np.ndarray, sid: np.ndarray, role_hash: np.ndarray, k: int,
+                    pad: np.uint64) -> np.ndarray | None:
+    """``seen_in(values, window_hashes(model streams))`` with the model's window hashes put in
+    the set as they are made (no array of them), or None without the library."""
+    lib = _load()
+    if lib is None:
+        return None
+    values = np.ascontiguousarray(values, dtype=np.uint64)
+    tok = np.ascontiguousarray(tok, dtype=np.uint64)
+    sid = _ids(sid)
+    role_hash = np.ascontiguousarray(role_hash, dtype=np.uint64)
+    m = len(tok)
+    if m and (int(sid.min()) < 0 or int(sid.max()) >= len(role_hash)):
+        return None
+    size = _set_size(m)
+    table = np.zeros(size, dtype=np.uint64)
+    out = np.empty(len(values), dtype=bool)
+    lib.seen_in_windows(_ptr(values), len(values), _ptr(tok), _ptr(sid), sid.dtype.itemsize, m, _ptr(role_hash),
+                        int(k), int(pad), _ptr(table), size, _ptr(out))
     return out
 
 
