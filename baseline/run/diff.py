@@ -923,7 +923,7 @@ def diff_traces(
         named_rows = bs.orig[named]
         pathless = (named_rows >= 0) & (p.plainpath[np.maximum(named_rows, 0)] < 0)
         _demote_consequences(p, bs, named, regions.end, max_cls, recovered, b_start, score,
-                             (named_cls == 2) & (named_oc | pathless))
+                             (named_cls == 2) & (named_oc | pathless), _killed(p, bs, named, recovered), outcomes)
         del named_rows, pathless
         # Known events in another order, re-joining good behaviour: timing, not a divergence.
         reorder = (max_cls == 0) & recovered & ~has_novel
@@ -1763,15 +1763,33 @@ def _fallback_lookups(p: Prepared, bs: align.Streams, soft_change: np.ndarray, n
     return out
 
 
+def _killed(p: Prepared, bs: align.Streams, named: np.ndarray, recovered: np.ndarray) -> np.ndarray:
+    """Per region: named by the end of its thread, which its last call was no exit of its own
+    -- a thread killed by a signal (see `_killed_threads`)."""
+    end = (bs.orig[named] < 0) & ~recovered & (named > 0)
+    last = bs.orig[np.maximum(named - 1, 0)]
+    end &= (last >= 0) & (bs.sid[np.maximum(named - 1, 0)] == bs.sid[named])
+    return end & ~np.isin(p.probe[np.maximum(last, 0)], codes_where(p.probe_values, EXIT_PROBES))
+
+
 def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, region_end: np.ndarray,
                          max_cls: np.ndarray, recovered: np.ndarray, b_start: np.ndarray, score: np.ndarray,
-                         hard_change: np.ndarray) -> None:
+                         hard_change: np.ndarray, killed: np.ndarray, outcomes: EventColumns) -> None:
     """An error saying the other end went away (`PEER_ERRNOS`: EPIPE, ECONNREFUSED, ...) is a
     consequence when another process of the bad run failed -- without recovering, or with a
-    hard error at a call the good runs completed (`hard_change`) -- before its region ended: it is scored as a soft error without the outcome-change bonus, so the cause
-    ranks first. A region's end, not the named call, is compared: a writer's blocked write
-    enters before the reader fails and returns EPIPE after; a client refused while the server
-    starts keeps being refused after the server died."""
+    hard error at a call the good runs completed (`hard_change`) -- before its region ended: it
+    is scored as a soft error without the outcome-change bonus, so the cause ranks first. A
+    region's end, not the named call, is compared: a writer's blocked write enters before the
+    reader fails and returns EPIPE after; a client refused while the server starts keeps being
+    refused after the server died.
+
+    A thread of another process *killed* (`killed`: named by its end, no error of its own --
+    the pipeline's filter dying of SIGSEGV) is such a cause when it died before the error
+    returned, and the error then ranks below the death. Sequence numbers cannot say that: they
+    order calls by entry, and the writer's blocked write entered before the filter's last read
+    in some runs, after it in others. Times can: the death came after its thread's last call
+    returned (`ts_ns + latency_ns`), and the kernel answers EPIPE only after the reader is gone,
+    so the error's return at or after that time says the death may have caused it."""
     rows = bs.orig[named]
     errno = np.where(rows >= 0, p.errno[np.maximum(rows, 0)], -1)
     codes = codes_where(p.errno_values, PEER_ERRNOS)
@@ -1784,9 +1802,22 @@ def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, regi
     # failed: without recovering, or with a hard error where the good runs succeeded (grep
     # unable to read its patterns exits the way a good grep does, but the pipe's reader is gone)
     fatal = (((max_cls > 0) & ~recovered) | hard_change) & ~peer
+    killed = killed & ~peer
+    returned = None
+    if killed.any():  # when each peer error returned and each killed thread's last call did
+        last = bs.orig[np.maximum(named - 1, 0)]
+        ask = np.where(killed, last, np.where(peer, rows, -1))
+        src = np.asarray(p.order)[np.maximum(ask, 0)]
+        ts = numpy_of(pc.fill_null(outcomes.column("ts_ns"), 0))[src]
+        lat = numpy_of(pc.fill_null(outcomes.column("latency_ns"), 0))[src]
+        returned = np.where(ask >= 0, ts + lat, -1)
     for r in np.flatnonzero(peer):
-        if (fatal & (pid != pid[r]) & (seq < ended[r])).any():
+        other = pid != pid[r]
+        deaths = killed & other & (returned[r] >= returned) if returned is not None else killed & False
+        if (fatal & other & (seq < ended[r])).any() or deaths.any():
             score[r] = SEVERITY[1] + (0.0 if recovered[r] else NOT_RECOVERED_BONUS)
+        if deaths.any():  # below the death that caused it
+            score[r] = min(score[r], float(score[deaths].max()) - SEVERITY[0] / 2)
 
 
 class _TimedOutWaits:

@@ -218,6 +218,7 @@ def normalize_paths(values: pa.Array | pa.ChunkedArray, templates: NameTemplates
 
 
 _RUNS = re.compile(r"([A-Za-z0-9_]+)")
+_DIGIT_RUN = re.compile(r"[0-9]+")
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -327,7 +328,14 @@ class NameTemplates:
                 if len(members) < 2 or len(frozenset().union(*(t for _, t in members))) < 2:
                     continue
                 varying = frozenset(j for j in range(len(lengths)) if len({runs[j] for runs, _ in members}) > 1)
-                if not varying or all(runs[j].isdigit() for runs, _ in members for j in varying):
+                # A token whose values differ only in their digits (a pid, a checkpoint's
+                # `step9200`/`step3500`) is no wildcard and no fixed token either: its digits are
+                # <n> by DIGIT_RULES, as they are in a value of another shape (`step300`, another
+                # pid's length). Made <rand> here, the same name in a run where the template
+                # does not apply would not match.
+                numbered = frozenset(j for j in varying if len({_DIGIT_RUN.sub("0", runs[j]) for runs, _ in members}) == 1)
+                varying -= numbered
+                if not varying:
                     continue  # numbers (pids, counters) are <n> already
                 long_token = any(lengths[j] >= cls.MIN_TOKEN for j in varying)
                 hex_only = all(set(runs[j]) <= _HEX for runs, _ in members for j in varying)
@@ -342,8 +350,8 @@ class NameTemplates:
                                          + [runs[j] for runs in bad_runs_of((seps, lengths))])) >= 2
                     for j in varying)
                 if long_token or hex_only or short_random:
-                    out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths)) if j not in varying},
-                             varying)
+                    out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths))
+                                             if j not in varying and j not in numbered}, varying)
         # 2. paths only the bad trace has, against good paths of the same shape
         bad_only = uniq[in_bad & (n_good_of == 0)]
         if n_good and len(bad_only):

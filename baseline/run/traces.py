@@ -272,8 +272,9 @@ class EventColumns:
         return EventColumns([_Side(s.parts, t.column_names, s.mask) for t in tables for s in t.sides], names)
 
 
-# A call's outcome beyond its errno, read for a few calls only (see EventColumns.offering).
-OUTCOME_COLUMNS = ("ret", "latency_ns")
+# A call's outcome beyond its errno, and when it ran, read for a few calls only (see
+# EventColumns.offering).
+OUTCOME_COLUMNS = ("ret", "latency_ns", "ts_ns")
 
 
 def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
