@@ -4,7 +4,7 @@ the top-1 bifurcation names the injected syscall, errno and path. Also runs the 
 cases, which must report no anomaly.
 
 With --real, the real Debian programs of tests/scenarios/real.py, real_more.py, real_third.py,
-real_fourth.py, real_fifth.py, real_sixth.py, real_seventh.py, real_eighth.py and real_ninth.py instead
+real_fourth.py, real_fifth.py, real_sixth.py, real_seventh.py, real_eighth.py, real_ninth.py and real_tenth.py instead
 (gcc, git, sort, sed -i, tar, zip, make, perl, python3, xz, patch, grep -r, xargs -P, ...): three
 good runs and one bad run each; the diff of two good runs against the bad one must name the
 fault at top 1, and the third good run against the same two must be quiet. real_more.py's
@@ -48,6 +48,8 @@ from scenarios.real_seventh import QUIET_SEVENTH, REAL_SEVENTH  # noqa: E402
 from scenarios.real_seventh import quiet_teardown as seventh_teardown  # noqa: E402
 from scenarios.real_sixth import QUIET_SIXTH, REAL_SIXTH  # noqa: E402
 from scenarios.real_sixth import quiet_teardown as sixth_teardown  # noqa: E402
+from scenarios.real_tenth import QUIET_TENTH, REAL_TENTH  # noqa: E402
+from scenarios.real_tenth import quiet_teardown as tenth_teardown  # noqa: E402
 from scenarios.real_third import QUIET_THIRD, REAL_THIRD  # noqa: E402
 from scenarios.real_third import quiet_teardown as third_teardown  # noqa: E402
 
@@ -76,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fault scenarios only (skip good-vs-good)")
     parser.add_argument("--only", nargs="*", metavar="NAME", help="run only these scenarios")
     parser.add_argument("--keep", metavar="DIR", help="keep the recorded traces in DIR")
-    parser.add_argument("--real", action="store_true", help="the real Debian programs (tests/scenarios/real*.py: nine sets)")
+    parser.add_argument("--real", action="store_true", help="the real Debian programs (tests/scenarios/real*.py: ten sets)")
     args = parser.parse_args(argv)
     out = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="tracebase-acc-"))
     t0 = time.perf_counter()
@@ -91,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
                                        ("real_sixth.py", REAL_SIXTH, QUIET_SIXTH),
                                        ("real_seventh.py", REAL_SEVENTH, QUIET_SEVENTH),
                                        ("real_eighth.py", REAL_EIGHTH, QUIET_EIGHTH),
-                                       ("real_ninth.py", REAL_NINTH, QUIET_NINTH)):
+                                       ("real_ninth.py", REAL_NINTH, QUIET_NINTH),
+                                       ("real_tenth.py", REAL_TENTH, QUIET_TENTH)):
             chosen = [s for s in programs if not args.only or s.name in args.only]
             cases = [c for c in extra if not args.only or c.name in args.only]
             if not chosen and not cases:
@@ -106,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             seventh_teardown()
             eighth_teardown()
             ninth_teardown()
+            tenth_teardown()
             print(f"\n{title}: real programs (top-1 bifurcation must name the fault's syscall, errno, path):")
             print(format_table(named))
             print(f"\n{title}: good vs good (third good run vs two good runs, and noise cases; must be quiet):")

@@ -1,0 +1,107 @@
+"""A tenth set of real programs with one real fault each (tests/scenarios/real_tenth.py),
+recorded for real: three good runs and one bad run per program. The diff of two good runs
+against the bad one must name the fault at top 1 (syscall, errno, path); the third good run
+diffed against the same two must be "same". The set: a training job's storage side -- atomic
+checkpoint saves failing (rename EXDEV across two tmpfs mounts, a read-only bind remount, a
+tmpfs filling mid-shard or out of inodes, a step directory already there, O_TMPFILE + linkat
+onto a saved step, an O_DIRECT write off alignment, clone/copy_file_range fallbacks ending in
+ENOSPC, fallocate ENOSPC, a root-owned parent, a name too long, `latest` looping, dangling or
+root's), locks and pid files held by stale processes, inotify/eventfd/epoll limits and log
+rotation, in C, python3, tar, cp, sqlite3 and flock(1); and a pipeline's filter killed while
+its writer writes (the writer's EPIPE, entered before the crash or after, is the consequence).
+The good-vs-good noise cases (step numbers, temp names, fallbacks in every run, lock retries,
+stale pid files cleared, pruning, listing order, rotations, pipeline timing) must be quiet.
+Cases repeating a tested case's call, errno and kind of fault (`BENCH_ONLY`,
+`QUIET_BENCH_ONLY`) are left to the benchmark.
+
+The table of outcomes is printed at the end of the module (`.venv/bin/python -m
+bench.scenario_accuracy --real` prints the same, for every case, standalone).
+"""
+
+from __future__ import annotations
+
+import pytest
+from scenarios.harness import (
+    Outcome,
+    check_fault_case,
+    check_noise_case,
+    report_outcomes,
+    xfail_param,
+)
+from scenarios.real import REAL
+from scenarios.real_eighth import QUIET_EIGHTH, REAL_EIGHTH
+from scenarios.real_fifth import QUIET_FIFTH, REAL_FIFTH
+from scenarios.real_fourth import QUIET_FOURTH, REAL_FOURTH
+from scenarios.real_more import QUIET_MORE, REAL_MORE
+from scenarios.real_ninth import QUIET_NINTH, REAL_NINTH
+from scenarios.real_seventh import QUIET_SEVENTH, REAL_SEVENTH
+from scenarios.real_sixth import QUIET_SIXTH, REAL_SIXTH
+from scenarios.real_tenth import (
+    BENCH_ONLY,
+    QUIET_BENCH_ONLY,
+    QUIET_TENTH,
+    REAL_TENTH,
+    quiet_teardown,
+)
+from scenarios.real_third import QUIET_THIRD, REAL_THIRD
+
+OUTCOMES: list[Outcome] = []
+QUIET: list[Outcome] = []
+
+# Misses this set found and fixed (none left as xfail):
+# - a pipeline's filter killed by SIGSEGV lost to its writer's EPIPE when the writer wrote after
+#   the crash (sequence numbers order calls by entry; a blocked write enters before the death):
+#   a thread killed before the peer error returned (ts_ns + latency_ns) is its cause and ranks
+#   above it (`_demote_consequences` in baseline/run/diff.py; log_filter_crash_writer_late and
+#   log_filter_crash_writer_blocked, real_eighth's pipeline_middle_filter_sigsegv flake);
+# - a checkpoint's name whose step number and pid both vary (`.model-step9200.pt.tmp.10082`)
+#   became a template with the pid a wildcard (<rand>), while a run of another step length
+#   got <n> there: tokens differing only in digits are left to the digit rule
+#   (`NameTemplates.learn` in baseline/run/normalize.py; ckpt_steps_and_shards_vary).
+KNOWN_MISSES: dict[str, str] = {}
+QUIET_MISSES: dict[str, str] = {}
+FLAKY_QUIET: dict[str, str] = {}
+TESTED = [s for s in REAL_TENTH if s.name not in BENCH_ONLY]
+TESTED_QUIET = [c for c in QUIET_TENTH if c.name not in QUIET_BENCH_ONLY]
+
+
+@pytest.fixture(scope="module")
+def tenth_recorder(recorder, request):
+    yield recorder
+    quiet_teardown()
+    report_outcomes(request, [("tenth set of real programs, top-1 bifurcation (2 good runs vs the bad run):",
+                               OUTCOMES),
+                              ("tenth set of real programs, good vs good (must be quiet):", QUIET)])
+
+
+def test_the_set_is_new_and_covers_the_fault_kinds():
+    names = {s.name for s in REAL_TENTH}
+    earlier_sets = [*REAL, *REAL_MORE, *REAL_THIRD, *REAL_FOURTH, *REAL_FIFTH, *REAL_SIXTH, *REAL_SEVENTH,
+                    *REAL_EIGHTH, *REAL_NINTH]
+    assert len(REAL_TENTH) >= 35 and len(QUIET_TENTH) >= 12
+    assert not names & {s.name for s in earlier_sets}
+    assert not {c.name for c in QUIET_TENTH} & {c.name for c in [*QUIET_MORE, *QUIET_THIRD, *QUIET_FOURTH,
+                                                                 *QUIET_FIFTH, *QUIET_SIXTH, *QUIET_SEVENTH,
+                                                                 *QUIET_EIGHTH, *QUIET_NINTH]}
+    errnos = {s.expect_errno for s in REAL_TENTH}
+    assert {"EXDEV", "EROFS", "ENOSPC", "ENOTEMPTY", "EISDIR", "EEXIST", "EINVAL", "EACCES", "ENAMETOOLONG",
+            "ELOOP", "ENOENT", "EAGAIN", "EMFILE", "EPERM", None} <= errnos
+    probes = {p for s in REAL_TENTH for p in s.expect_probe}
+    assert {"rename", "linkat", "fallocate", "flock", "fcntl", "inotify_add_watch", "inotify_init1", "eventfd2",
+            "epoll_ctl", "mkdir", "write", "openat", "(end of thread)"} <= probes
+    assert KNOWN_MISSES.keys() <= names and (QUIET_MISSES.keys() | FLAKY_QUIET.keys()) <= {c.name for c in QUIET_TENTH}
+    assert names >= BENCH_ONLY and {c.name for c in QUIET_TENTH} >= QUIET_BENCH_ONLY
+    assert len(TESTED) >= 14 and len(TESTED_QUIET) >= 8
+
+
+@pytest.mark.parametrize("name", [xfail_param(s.name, KNOWN_MISSES) for s in TESTED])
+def test_fault_is_named_and_good_runs_are_quiet(name, tenth_recorder, tmp_path):
+    sc = next(s for s in REAL_TENTH if s.name == name)
+    # a process killed by a signal has no failing call: the recording holds its end, not an event
+    check_fault_case(sc, tenth_recorder, tmp_path, OUTCOMES, QUIET, check_recorded="(end of thread)" not in sc.expect_probe)
+
+
+@pytest.mark.parametrize("name", [xfail_param(c.name, QUIET_MISSES) for c in TESTED_QUIET])
+def test_run_to_run_noise_is_quiet(name, tenth_recorder, tmp_path):
+    case = next(c for c in QUIET_TENTH if c.name == name)
+    check_noise_case(case, tenth_recorder, tmp_path, QUIET, FLAKY_QUIET)
