@@ -99,6 +99,22 @@ def test_fault_is_named_and_good_runs_are_quiet(name, tenth_recorder, tmp_path):
     sc = next(s for s in REAL_TENTH if s.name == name)
     # a process killed by a signal has no failing call: the recording holds its end, not an event
     check_fault_case(sc, tenth_recorder, tmp_path, OUTCOMES, QUIET, check_recorded="(end of thread)" not in sc.expect_probe)
+    if "epipe" in sc.extra:
+        _check_epipe_order(tmp_path / f"{sc.name}-bad.parquet", sc.extra["epipe"])
+
+
+def _check_epipe_order(bad, order: str) -> None:
+    """The guard's premise: the shipper's write failed EPIPE and, in sequence order (entry),
+    came before the filter's last call (its write blocked on the full pipe) or after it."""
+    import polars as pl
+
+    from tracer.schema import read_events
+
+    ev = read_events(bad)
+    epipe = ev.filter((pl.col("comm") == "ship") & (pl.col("probe") == "write") & (pl.col("errno") == "EPIPE"))
+    assert epipe.height == 1, f"{bad.name}: expected one write EPIPE of the shipper, found {epipe.height}"
+    last = ev.filter(pl.col("comm") == "filter")["seq"].max()
+    assert (epipe["seq"][0] < last) == (order == "before"), f"{bad.name}: the EPIPE is not {order} the crash"
 
 
 @pytest.mark.parametrize("name", [xfail_param(c.name, QUIET_MISSES) for c in TESTED_QUIET])

@@ -883,11 +883,11 @@ REAL_TENTH: list[Scenario] = [
              description="a hung previous job holds the lock: flock(1) -n gives up (flock EWOULDBLOCK), exit 1"),
     # a pipeline's reader killed
     Scenario("log_filter_crash_writer_blocked", "sh: C ship early | C filter | wc -c", lambda b: _sh(b, PIPE_SH),
-             _pipe("early"), END, None, lambda b: NO_PATH,
+             _pipe("early"), END, None, lambda b: NO_PATH, extra={"epipe": "before"},
              description="the filter dies of SIGSEGV on a v2 header while the shipper's write is blocked on the "
              "full pipe: the write (entered before the crash) returns EPIPE after it"),
     Scenario("log_filter_crash_writer_late", "sh: C ship late | C filter | wc -c", lambda b: _sh(b, PIPE_SH),
-             _pipe("late"), END, None, lambda b: NO_PATH,
+             _pipe("late"), END, None, lambda b: NO_PATH, extra={"epipe": "after"},
              description="the filter dies of SIGSEGV on a v2 header; the shipper writes its records after: EPIPE"),
 ]
 
