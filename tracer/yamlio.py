@@ -5,14 +5,18 @@ reader of a hand-edited file wants:
 - a key given twice in one mapping. YAML forbids it, but PyYAML keeps the last value without a
   word, so an allowlist entry written `probe: openat` ... `probe: read` silently became a
   `read` entry, and a config's second `paths:` section replaced the first;
-- nesting past Python's recursion limit (`[[[[...]]]]`), which escaped as RecursionError.
-Both raise YamlContentError (a TracebaseError) naming the file and the line; syntax errors stay yaml.YAMLError for
+- nesting past Python's recursion limit (`[[[[...]]]]`), which escaped as RecursionError;
+- an integer longer than Python converts from text (4,300 digits, `sys.get_int_max_str_digits`):
+  `version: 111...1` escaped from the constructor as a ValueError (a traceback from `baseline
+  diff --allowlist`, an internal error elsewhere).
+All three raise YamlContentError (a TracebaseError) naming the file and the line; syntax errors stay yaml.YAMLError for
 the caller to word, as before.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any
 
 from tracer.errors import TracebaseError
@@ -26,6 +30,12 @@ class YamlContentError(TracebaseError):
     def __init__(self, source: str, expected: str, found: str):
         super().__init__(f"{source}: expected {expected}, found {found}")
         self.source, self.expected, self.found = source, expected, found
+
+
+class _HugeInteger(Exception):
+    def __init__(self, digits: int, line: int):
+        super().__init__(digits, line)
+        self.digits, self.line = digits, line
 
 
 class _DuplicateKey(Exception):
@@ -56,6 +66,14 @@ def _strict_loader() -> type:
                     continue
             return super().construct_mapping(node, deep=deep)
 
+        def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+            try:
+                return super().construct_yaml_int(node)
+            except ValueError:  # past int()'s digit limit: no reader of ours wants such a number
+                digits = sum(c.isdigit() for c in str(node.value))
+                raise _HugeInteger(digits, node.start_mark.line + 1) from None
+
+    StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
     StrictLoader.add_constructor("tag:yaml.org,2002:map", StrictLoader.construct_yaml_map)
     return StrictLoader
 
@@ -70,5 +88,8 @@ def safe_load(text: str | bytes, source: str) -> Any:
     except _DuplicateKey as dup:
         raise YamlContentError(source, "each key once in a mapping",
                                f"{dup.key!r} again at line {dup.line} (first at line {dup.first})") from None
+    except _HugeInteger as huge:
+        raise YamlContentError(source, f"an integer of at most {sys.get_int_max_str_digits():,} digits",
+                               f"one of {huge.digits:,} digits at line {huge.line}") from None
     except RecursionError:
         raise YamlContentError(source, "YAML nested a few hundred levels at most", "deeper nesting") from None

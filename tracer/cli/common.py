@@ -226,6 +226,43 @@ def _fit_address_space_limit() -> None:
         ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1)
 
 
+# The address space (`ulimit -v`, RLIMIT_AS) a command needs before its input counts: what
+# Python, polars, Arrow, jemalloc and OpenBLAS reserve to start their threads. Measured on the
+# reference VM (2 CPUs, bench/robust_battery.py round10): at 450-700 MB the failures were no
+# message at all -- `baseline audit` hung in polars' streaming engine (a worker thread that could
+# not be created; SIGTERM unheard, as the main thread waits in Rust), jemalloc, OpenBLAS and
+# pyarrow aborted (exit 134) or printed their own lines, a half-imported polars raised NameError
+# -- and at 976 MiB every command ran the simulator's small fleets. OpenBLAS reserves a 32 MiB
+# buffer per CPU it starts a thread for, hence the per-CPU share.
+_ADDRESS_SPACE_BASE_MIB = 896
+_ADDRESS_SPACE_PER_CPU_MIB = 32
+
+
+def min_address_space_mib() -> int:
+    """The least `ulimit -v` (MiB) a command starts under here (see _ADDRESS_SPACE_BASE_MIB)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return _ADDRESS_SPACE_BASE_MIB + _ADDRESS_SPACE_PER_CPU_MIB * cpus
+
+
+def _refuse_too_little_address_space() -> None:
+    """Under a `ulimit -v` below what the libraries take to start, one line naming the limit
+    (exit 2) before any work: past that point the failures print nothing, hang or abort."""
+    import resource
+
+    try:
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (OSError, ValueError):
+        return
+    need = min_address_space_mib()
+    if soft != resource.RLIM_INFINITY and soft < need << 20:
+        raise TracebaseError(f"ulimit -v: expected an address space of at least {need:,} MiB (what polars, "
+                             f"Arrow and OpenBLAS reserve to start on {need - _ADDRESS_SPACE_BASE_MIB >> 5} CPUs), "
+                             f"found a limit of {soft >> 20:,} MiB")
+
+
 def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
     """Error handler: a lone surrogate (an undecodable byte of a file name) as \\xNN, as error
     messages show it; any other character the stream's encoding lacks as a Python escape."""
@@ -261,6 +298,7 @@ def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help, --version, a usage error: a status, for in-process callers
             return 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 2
+        _refuse_too_little_address_space()
         stdout, sys.stdout = sys.stdout, _ClosablePipe(sys.stdout)
         try:
             return int(args.func(args) or 0)
@@ -319,7 +357,7 @@ def _internal_error(prog: str, exc: BaseException) -> int:
 
 # How running out of memory or threads surfaces from Python, the dynamic loader (a library
 # imported late cannot be mapped) and polars (a Rust panic when a thread cannot be spawned).
-_EXHAUSTED = ("failed to map segment", "cannot allocate memory", "memory allocation of",
+_EXHAUSTED = ("failed to map segment", "can't start new thread", "cannot allocate memory", "memory allocation of",
               "resource temporarily unavailable", "out of memory")
 
 
@@ -328,7 +366,9 @@ def _resources_exhausted(exc: BaseException) -> str | None:
     state, not a bug: one line saying so and naming the address-space limit when one is set.
     (An allocation failing inside Rust or jemalloc aborts the process: no line is possible.)"""
     text = str(exc)
-    native = isinstance(exc, ImportError) or type(exc).__name__ == "PanicException"
+    # (RuntimeError: threading's "can't start new thread", when the stack cannot be mapped)
+    native = (isinstance(exc, ImportError) or type(exc).__name__ == "PanicException"
+              or (isinstance(exc, RuntimeError) and "can't start new thread" in text))
     if not isinstance(exc, MemoryError) and not (native and any(s in text.lower() for s in _EXHAUSTED)):
         return None
     import resource
