@@ -124,13 +124,39 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
         try:
             yield staging
             fsync_dir(staging)
-            os.rename(staging, path)  # fails if something else created `path` meanwhile
+            _rename_dir_into_place(staging, path)
         except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
             if isinstance(exc, OSError) and isinstance(exc.filename, str) and exc.filename.startswith(f"{staging}"):
                 exc.filename = f"{path}{exc.filename[len(str(staging)):]}"  # name the path the user gave
             raise
         fsync_dir(path.parent)
+
+
+_RENAME_EXCHANGE = 2  # <linux/fs.h>
+
+
+def _rename_dir_into_place(staging: Path, path: Path) -> None:
+    """rename(staging, path); when another run created `path` meanwhile (two `coverage` or
+    `simulate` runs of one output started together), the last to finish wins, as for a file:
+    the two trees are swapped atomically (renameat2 RENAME_EXCHANGE, so a reader sees one whole
+    tree or the other) and the older one removed. Plain rename said `DIR -> DIR: Directory not
+    empty` to the run that lost the race, and exit 2."""
+    try:
+        os.rename(staging, path)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not path.is_dir() or path.is_symlink():
+            raise
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd = -100
+    if libc.renameat2(at_fdcwd, os.fsencode(staging), at_fdcwd, os.fsencode(path), _RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        raise FileExistsError(code, f"{os.strerror(code)}: written by another run meanwhile and "
+                                    "cannot be replaced", str(path))
+    shutil.rmtree(staging, ignore_errors=True)  # the other run's tree, now under our staging name
 
 
 def _remove_dead_stagings(path: Path) -> None:

@@ -419,7 +419,8 @@ def ingest_spool(
         raise TracebaseError(f"{spool}: spool directory does not exist")
     refuse_overlapping(spool, dataset, quarantine)
     result = IngestResult(rows={t: 0 for t in SPOOL_TABLES})
-    with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s):
+    new_dataset = not os.path.lexists(dataset)
+    with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s), _no_empty_tree_on_failure(dataset, new_dataset):
         result.stale_temporaries_removed = remove_stale_temporaries(dataset, quarantine)
         jobs = []
         try:
@@ -454,6 +455,33 @@ def ingest_spool(
                 newest = part_newest
         result.watermark = _publish_watermark(dataset, newest, result)
     return result
+
+
+@contextmanager
+def _no_empty_tree_on_failure(dataset: Path, new_dataset: bool) -> Iterator[None]:
+    """A run that fails (a full disk, a read-only mount, a signal) leaves no empty partition
+    directories it was about to fill, and a dataset it created holding nothing but its lock is
+    removed again: a full disk left an empty `DATASET/counters/date=D/host=H` tree that looks like
+    an ingest that found nothing. Files already renamed into place are whole snapshots and stay
+    (the rerun skips them). Runs with the lock held: no other writer is between the directories."""
+    try:
+        yield
+    except BaseException:
+        for table in (*SPOOL_TABLES, "counter_buckets"):
+            top = dataset / table
+            if top.is_dir() and not top.is_symlink():
+                for root, dirs, _files in os.walk(top, topdown=False):
+                    for d in dirs:
+                        with contextlib.suppress(OSError):  # not empty (or not ours): stays
+                            os.rmdir(os.path.join(root, d))
+                with contextlib.suppress(OSError):
+                    os.rmdir(top)
+        if new_dataset:
+            with contextlib.suppress(OSError):
+                if os.listdir(dataset) == [LOCK_NAME]:
+                    os.unlink(dataset / LOCK_NAME)
+                    os.rmdir(dataset)
+        raise
 
 
 def _ingest_host_job(job: tuple[Path, Path, Path, bool]) -> tuple[IngestResult, dt.datetime | None]:
