@@ -4,6 +4,8 @@ found, one test per defect class.
 - an integer longer than Python converts from text (a 5,000-digit `version:` in an allowlist)
   escaped the YAML loader as a ValueError: a traceback from `baseline diff --allowlist`, an
   "internal error" from `allowlist learn`; now one line naming the file and the line;
+- an allowlist entry seen in more good runs than there were (`support: {runs: 5, total: 2}`) was
+  accepted; now refused naming the field;
 - `baseline diff` printed the traceback of any bug itself (exit 2, many lines); now a bug there
   is the dispatcher's, as in every other command: one line, the traceback saved to a file;
 - under a `ulimit -v` of 450-700 MB the libraries failed without a line of ours: `baseline
@@ -13,6 +15,9 @@ found, one test per defect class.
   start is refused in one line before any work, and running out of threads is worded as such;
 - `baseline ingest` onto a full disk left an empty `DATASET/counters/date=D/host=H` tree (and
   the dataset directory with only its lock when it created it); now nothing but whole files;
+- `baseline audit -o DIR` with `DIR/.sets` a symlink wrote its output set into the link's target
+  and then removed every other directory there (as root, `.sets -> /etc` emptied /etc of its
+  directories); now refused naming the link, and only set directories the audit named are pruned;
 - two `baseline simulate` or `baseline coverage` runs of one output started together: the one
   finishing second failed, `DIR -> DIR: Directory not empty`; now the last to finish wins, its
   tree swapped in atomically.
@@ -98,6 +103,17 @@ def test_a_huge_yaml_integer_is_one_line_naming_file_and_line(where, traces, cap
     assert yamlio.safe_load("n: 12345\nx: 0x10\n", "ok.yaml") == {"n": 12345, "x": 16}
 
 
+def test_support_of_more_runs_than_there_were_is_refused(traces):
+    d, _ = traces
+    y = d / "more.yaml"
+    y.write_text("version: 1\nentries:\n" + ENTRY.replace("runs: 2", "runs: 5"))
+    with pytest.raises(TracebaseError, match=r"more.yaml: entries\[0\]: field 'support': expected runs <= total, "
+                                             r"found \{'runs': 5, 'total': 2\}"):
+        ExpectedErrors.load(y)
+    y.write_text("version: 1\nentries:\n" + ENTRY.replace("      total: 2\n", ""))  # runs alone: no total to exceed
+    assert len(ExpectedErrors.load(y).entries) == 1
+
+
 def test_a_bug_in_diff_is_one_line_with_the_traceback_in_a_file(traces, capsys, monkeypatch):
     import baseline.run.diff as run_diff
 
@@ -149,6 +165,32 @@ def test_a_thread_that_cannot_start_is_out_of_threads_not_a_bug():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert proc.stdout.startswith("out of memory or threads: RuntimeError: can't start new thread"), proc.stdout + proc.stderr
     assert "(ulimit -v)" in proc.stdout
+
+
+def test_audit_never_writes_or_removes_through_a_symlinked_sets_directory(fleet, tmp_path):
+    # `.sets -> elsewhere`: the audit wrote its set there, then removed every other directory in
+    # it (as root, `.sets -> /etc` emptied /etc of its directories)
+    victim = tmp_path / "victim"
+    (victim / "keep").mkdir(parents=True)
+    (victim / "keep" / "f").write_text("x")
+    (victim / "set-20260101T000000-1-deadbeef").mkdir()  # even one named like a set
+    out = tmp_path / "aud"
+    out.mkdir()
+    (out / ".sets").symlink_to(victim)
+    err = _one_line(_sh(f"baseline audit {fleet[0]} -o {out}", tmp_path))
+    assert f"{out}/.sets: expected the audit's own directory of output sets, found a symlink to {victim}" in err, err
+    assert sorted(p.name for p in victim.iterdir()) == ["keep", "set-20260101T000000-1-deadbeef"]
+    assert (victim / "keep" / "f").read_text() == "x"
+    # in a real .sets, only the sets the audit made are pruned; what someone else put there stays
+    (out / ".sets").unlink()
+    (out / ".sets" / "notes").mkdir(parents=True)
+    (out / ".sets" / "set-link").symlink_to(victim)
+    for _ in range(2):
+        proc = _sh(f"baseline audit {fleet[0]} -o {out}", tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    left = sorted(p.name for p in (out / ".sets").iterdir())
+    assert len(left) == 3 and {"notes", "set-link"} <= set(left), left
+    assert (victim / "keep" / "f").exists()
 
 
 def _mount_tmpfs(path: Path, size: str) -> None:

@@ -1284,8 +1284,24 @@ def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Pa
     return {name: out / f"{name}.parquet" for name in AUDIT_TABLES}
 
 
+# a set directory's name as _new_set_dir makes it: only such directories are ever removed
+_SET_NAME = re.compile(r"set-\d{8}T\d{6}-\d+-[0-9a-f]{8}")
+
+
+def _sets_dir(out: Path) -> Path:
+    """<out>/.sets, which must be the real directory the audit made: a symlink there (planted, or
+    copied from elsewhere) made the audit write into its target and then remove every directory
+    in it but the new set -- `.sets -> /etc` emptied /etc as root."""
+    sets = out / SETS_DIR
+    if sets.is_symlink() or (os.path.lexists(sets) and not sets.is_dir()):
+        found = f"a symlink to {os.readlink(sets)}" if sets.is_symlink() else "a file"
+        raise TracebaseError(f"{sets}: expected the audit's own directory of output sets, found {found} "
+                             f"(remove it, or write the audit elsewhere with -o)")
+    return sets
+
+
 def _new_set_dir(out: Path) -> Path:
-    sets = make_dirs(out / SETS_DIR)
+    sets = make_dirs(_sets_dir(out))
     # make_dirs (not mkdtemp, which makes it 0700): the set honours the umask like every output
     # and is never world-writable; the name is unique (pid + random)
     path = sets / f"set-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{os.getpid()}-{os.urandom(4).hex()}"
@@ -1338,8 +1354,10 @@ def _remove_stale_sets(out: Path) -> None:
     import shutil
 
     current = os.readlink(out / CURRENT).rsplit("/", 1)[-1] if (out / CURRENT).is_symlink() else None
-    for entry in (out / SETS_DIR).iterdir():
-        if entry.name != current:
+    for entry in _sets_dir(out).iterdir():
+        # only the sets this code makes (a name it gives, a real directory): nothing else a user
+        # or another tool put there, and never through a link
+        if entry.name != current and _SET_NAME.fullmatch(entry.name) and not entry.is_symlink() and entry.is_dir():
             shutil.rmtree(entry, ignore_errors=True)
     for entry in out.glob(".*.tmp"):  # symlinks left by a kill between symlink() and rename()
         if entry.is_symlink():

@@ -395,6 +395,9 @@ def _entry_from_dict(raw: Any, index: int, source: str) -> Entry:
         and all(type(v) is int and v >= 0 for v in support.values())  # a bool is no count
     ):
         raise TracebaseError(f"{where}: field 'support': expected {{runs: int, total: int}}, found {support!r}")
+    if support is not None and support.get("runs", 0) > support.get("total", support.get("runs", 0)):
+        # good runs an error was seen in out of all good runs: more than all is a typo, and a share > 1
+        raise TracebaseError(f"{where}: field 'support': expected runs <= total, found {support!r}")
     for name in ("first_seen", "last_seen"):  # merged by date (learn keeps the earliest first_seen)
         if raw.get(name) is not None and not _is_date_time(raw[name]):
             raise TracebaseError(
