@@ -284,6 +284,12 @@ _POSITIVE_INT_ENV = ("POLARS_MAX_THREADS",)
 
 
 def _check_environment() -> None:
+    import warnings
+
+    # joblib (under scikit-learn's clustering in the audit) warns in three lines when it cannot
+    # make its semaphore (`ulimit -f 0`: EFBIG in /dev/shm) and runs serially, which is right:
+    # the result is the same, and the command's own line, if any, says what failed.
+    warnings.filterwarnings("ignore", message=r".*joblib will operate in serial mode")
     for name in _POSITIVE_INT_ENV:
         value = os.environ.get(name)
         if value is not None:
