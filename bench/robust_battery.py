@@ -31,7 +31,7 @@ as inputs; allowlist glob bombs (braces, stars, classes), billion laughs and dee
 --spool` (no BPF program left loaded, the trace whole or absent, the rerun succeeds; under
 /tmp/tracebase-real.lock); a fresh machine (no HOME, TMPDIR unset or a file, a read-only /tmp,
 `python -m` from another cwd). Round ten (`--group round10`): allowlist YAML with 5,000-digit
-and 40-digit integers, .inf, hex, a BOM, latin-1, CRLF, two documents, a merge key, a lone
+and 40-digit integers, .inf, hex, more runs than total, a BOM, latin-1, CRLF, two documents, a merge key, a lone
 surrogate, dates and numbers where strings belong; valid Parquet of the wrong shape (another time
 zone or unit, int32/int64/uint32/decimal, large_binary, dictionary<int8>, 160,000 rows in one row
 group, a list<struct> column, a counters file given as a trace, and such files, a 0-byte part and
@@ -859,7 +859,7 @@ def _round10_yaml(d: Path, good: list[Path], bad: Path) -> list[Result]:
         "5000-digit runs": (base.replace("runs: 2", f"runs: {huge}").encode(), {2}),
         "40-digit runs": (base.replace("runs: 2", "runs: " + "9" * 40).encode(), {0, 1, 2}),
         "runs .inf": (base.replace("runs: 2", "runs: .inf").encode(), {2}),
-        "runs 0x10": (base.replace("runs: 2", "runs: 0x10").encode(), {0, 1}),
+        "runs 0x2": (base.replace("runs: 2", "runs: 0x2").encode(), {0, 1}),
         "runs > total": (base.replace("runs: 2", "runs: 5").encode(), {2}),
         "UTF-8 BOM": (("\ufeff" + base).encode(), {0, 1}),
         "latin-1 path": (base.replace("/srv/job/cache", "/srv/caf\xe9").encode("latin-1"), {2}),
