@@ -947,7 +947,8 @@ def collapse_layers(alerts: pl.DataFrame, ranks: pl.DataFrame) -> pl.DataFrame:
 
 def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: float, min_fleet_calls: int,
                    bad_ratio: float, max_shared_fraction: float, max_shared_hosts: int,
-                   window_calls: pl.DataFrame | None = None, calls: pl.DataFrame | None = None) -> pl.DataFrame:
+                   window_calls: pl.DataFrame | None = None, calls: pl.DataFrame | None = None,
+                   down_ratio: float = 0.9, down_failures: int = 3) -> pl.DataFrame:
     """The bucketed error counts (host, probe, errno, bucket, count) of cells whose failure rate
     is far above the rest of the fleet's (see host_alerts). window_calls (host, probe, n_w) and
     calls (host, bucket, ...) are host_calls' totals when the caller has them."""
@@ -992,7 +993,21 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
         .join(reporting, on="bucket")
         .filter(pl.col("shared") > pl.max_horizontal(pl.lit(max_shared_hosts), max_shared_fraction * pl.col("reporting")))
     )
-    cells = cells.join(shared, on=key, how="anti").filter(pl.col("p_host") >= fleet_ratio * pl.col("p_rest"))
+    # ... except a host on which the probe failed on (nearly) every call, `down_failures` times
+    # or more: that host is down on it, whoever shares the cause (a rack's switch no longer
+    # resolving neighbours fails every INIT->RTR of its hosts; each must be drained), while a
+    # rollout's bad library fails some of a host's calls, not all
+    # (compared with the hosts not down so: its rack-mates' failures are the same cause, not
+    # the rest of the fleet's rate)
+    down = (pl.col("p_host") >= down_ratio) & (pl.col("f") >= down_failures)
+    shared_down = cells.join(shared, on=key, how="semi").filter(down)
+    up = shared_down.group_by(key).agg(pl.col("f").sum().alias("_fd"), pl.col("n").sum().alias("_nd"))
+    up_calls = pl.col("N") - pl.col("_nd")
+    shared_down = shared_down.join(up, on=key).with_columns(
+        pl.when(up_calls >= min_fleet_calls).then((pl.col("F") - pl.col("_fd")) / up_calls)
+        .otherwise(pl.col("p_rest")).alias("p_rest")).drop("_fd", "_nd")
+    cells = pl.concat([cells.join(shared, on=key, how="anti"), shared_down],
+                      how="vertical_relaxed").filter(pl.col("p_host") >= fleet_ratio * pl.col("p_rest"))
     return errs.join(cells.select("host", "probe", "errno", "bucket"), on=["host", "probe", "errno", "bucket"], how="semi")
 
 
