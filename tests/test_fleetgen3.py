@@ -75,10 +75,10 @@ def test_the_fleet_has_what_real_fleets_have(fleet3):
     assert counters.filter((pl.col("host") == host) & (pl.col("failures") > 0)).height > 0
 
 
-# The routine family the audit may leave open on this small fleet, and why (the false findings
-# allowed): CQE compression refused by ConnectX-5 firmware shows on 2 of its 48 hosts here,
-# fewer than the learner's min_hosts (3): survival on one or two hosts is not evidence enough
-# to call an error routine (on 300 hosts it reaches 9 and is set aside).
+# The routine family seen on fewer hosts than the learner's min_hosts (3): CQE compression
+# refused by ConnectX-5 firmware shows on 2 of its 48 hosts here. Its EOPNOTSUPP tells the caller
+# to take another way, and it survived 27 times (min_hosts x min_success = 15): the survivals
+# stand in for the hosts, and it is set aside like the others (before that rule: 27 false findings).
 FEW_HOSTS = {"cqe_compression_unsupported"}
 
 
@@ -95,12 +95,12 @@ def test_audit_meets_the_bars_on_fleetgen3(fleet3):
             assert e["bifurcation_top1"] >= 0.95 and e["origin_layer_top1"] >= 0.95, (cause, e)
             assert (e["dominant_cluster_purity"] or 0) >= 0.95, (cause, e)
             assert e["set_aside_as_expected"] == 0, cause
-        elif cause in ROUTINE and cause not in FEW_HOSTS:
+        elif cause in ROUTINE:
             assert e["set_aside_as_expected"] == e["traces"] and not e.get("open_findings"), (cause, e)
+    assert s["per_root_cause"][next(iter(FEW_HOSTS))]["hosts"] < 3
     open_routine = {c: e["open_findings"] for c, e in s["per_root_cause"].items()
                     if e.get("expected_error") and e.get("open_findings")}
-    assert set(open_routine) <= FEW_HOSTS, open_routine
-    assert s["false_findings"] == sum(open_routine.values())
+    assert not open_routine and s["false_findings"] == 0, open_routine
 
 
 def test_a_retry_signal_on_a_configured_subset_of_hosts_is_routine(fleet3, tmp_path):

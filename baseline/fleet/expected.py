@@ -58,10 +58,10 @@ routine) learns a unit as expected when all of these hold:
   again; ENOENT/ENODATA, nothing there; EOPNOTSUPP, not here, take another way): survived on
   ``min_hosts`` hosts, such an error says those hosts are configured differently (an rdma
   cgroup limit, a firmware without a capability, a half-empty GID table), which no column
-  shows, so no share of a vendor group measures it. Seen in the capture windows on fewer hosts
-  (a cgroup limit on one or two), runs stand in for hosts: such an error survived in at least
-  ``min_hosts`` x ``min_jobs`` runs is as well attested as on ``min_hosts`` hosts (each run met
-  it anew and went on). A survived ETIMEDOUT or EIO on a rack's
+  shows, so no share of a vendor group measures it. On fewer hosts (a cgroup limit on one or
+  two), runs stand in for hosts: such an error survived in at least ``min_hosts`` x
+  ``min_jobs`` runs, or ``min_hosts`` x ``min_success`` times, is as well attested as on
+  ``min_hosts`` hosts (each time the process met it and went on). A survived ETIMEDOUT or EIO on a rack's
   hosts says something there is broken: the share still applies (and CBI's Increase to all).
   Nor is it asked of an error its operation absorbs (the root succeeded in ``handled_share`` of
   its occurrences: an auto counter bind's ENOMEM that _ib_modify_qp ignores on the few hosts
@@ -683,13 +683,14 @@ class FleetExpectedLearner(ParamsMixin):
             pl.Series("increase_upper", p_true_high - p_obs_low),
             pl.Series("increase_lower", p_true_low - p_obs_high),
         )
-        # a signal errno survived by many runs on fewer than min_hosts hosts (a cgroup limit or a
-        # firmware without a capability on one or two hosts): the runs stand in for the hosts
-        # when they are as many as min_hosts hosts would have needed and the capture windows saw
-        # the outcome (see "Fleet spread")
+        # a signal errno survived many times on fewer than min_hosts hosts (a cgroup limit or a
+        # firmware without a capability on one or two hosts): the runs or the occurrences stand
+        # in for the hosts when they are as many as min_hosts hosts would have needed (a later
+        # trace of the process is proof it went on, sampled or not; see "Fleet spread")
         runs_for_hosts = (
-            pl.col("errno").is_in(list(self.signal_errnos)) & pl.col("outcome_in_windows")
-            & (pl.col("success_hosts") >= 1) & (pl.col("success_jobs") >= self.min_hosts * self.min_jobs))
+            pl.col("errno").is_in(list(self.signal_errnos)) & (pl.col("success_hosts") >= 1)
+            & ((pl.col("success_jobs") >= self.min_hosts * self.min_jobs)
+               | (pl.col("success") >= self.min_hosts * self.min_success)))
         cand = cand.with_columns(
             (
                 (pl.col("success") >= self.min_success)
