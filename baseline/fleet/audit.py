@@ -74,14 +74,15 @@ from baseline.run.allowlist import ExpectedErrors, load_default
 from tracer import units
 from tracer.atomic import fsync_dir, make_dirs, output_dirs
 from tracer.errors import TracebaseError
-from tracer.schema import FINDINGS as FINDINGS_SCHEMA
 from tracer.schema import (
+    BUCKET_NS,
     dataset_files,
     encoding_options,
     polars_schema,
     write_table,
     write_table_batches,
 )
+from tracer.schema import FINDINGS as FINDINGS_SCHEMA
 
 # findings converted to Arrow (categoricals to text: ~230 bytes a finding) a slice at a time: at
 # 500,000 a slice the conversion added ~120 MiB at the end of the audit of a 10,000-host day
@@ -148,10 +149,13 @@ def analyse_traces(
     expected: ExpectedErrors,
     min_layers: int = 4,
     unsampled: pl.Series | None = None,
+    unshowable: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One row per trace that needs a finding: layered evidence, bifurcation, expected flag.
     `unsampled`: trace ids whose platform (kernel release) has no good trace of their operation
-    in the model (see `unsampled_platforms`): their bifurcation is their origin."""
+    in the model (see `unsampled_platforms`): their bifurcation is their origin.
+    `unshowable`: (operation, probe) pairs no good trace of the operation could have shown (see
+    `unshowable_probes`): a successful frame of such a probe is no divergence."""
     lf = events.lazy()
     # traces with at least one error frame
     lf = lf.filter(pl.col("errno").is_not_null().any().over("trace_id"))
@@ -246,11 +250,21 @@ def analyse_traces(
     # half-created object, a destroy of what it had built): it follows the failure, it cannot be
     # where the trace left good behaviour, and good traces never make it
     past_origin = left.fill_null(False)
+    # nor is a successful call of a probe attached only after the operation's last good traces
+    # were recorded (a probe added to the set mid-day): no good trace could show its edge
+    if unshowable is not None and unshowable.height:
+        late = unshowable.select(pl.col("operation", "probe").cast(pl.String)).with_columns(pl.lit(True).alias("_late"))
+        frames = (frames.with_columns(pl.col("operation").cast(pl.String).alias("_op_s"), pl.col("probe").cast(pl.String).alias("_pr_s"))
+                  .join(late, left_on=["_op_s", "_pr_s"], right_on=["operation", "probe"], how="left", maintain_order="left")
+                  .with_columns((pl.col("_late").fill_null(False) & pl.col("errno").is_null()).alias("_late"))
+                  .drop("_op_s", "_pr_s"))
+    else:
+        frames = frames.with_columns(pl.lit(False).alias("_late"))
     divergence = (
         frames.join(o, on="trace_id", how="left")
         .sort("trace_id", "seq")
         .filter(~pl.col("known_edge") & pl.col("operation").cast(pl.String).is_in(known_ops)
-                & ~(inside_origin & pl.col("errno").is_null()) & ~past_origin
+                & ~(inside_origin & pl.col("errno").is_null()) & ~past_origin & ~pl.col("_late")
                 & (~pl.col("trace_id").is_in(unsampled.implode()) if unsampled is not None else pl.lit(True)))
         .sort("seq")
         .group_by("trace_id", maintain_order=True)
@@ -352,6 +366,30 @@ def unsampled_platforms(failing: pl.DataFrame, reps: pl.DataFrame, model: GoodTr
     return ids.join(unsampled_chains, on=key, how="semi")["trace_id"]
 
 
+def unshowable_probes(traces: pl.DataFrame, attributes: pl.DataFrame | None) -> pl.DataFrame | None:
+    """(operation, probe) pairs whose probe was attached on no host before that host's last good
+    trace of the operation (a bucket's margin: the counters' first bucket of a probe says when
+    it was attached to the bucket, not to the second). An edge no good trace has is evidence of
+    a divergence only where a good trace could have shown it: a probe added to the set mid-day
+    (pin_user_pages_fast at noon) appears in failure records at once, but in a good trace of an
+    operation only once a capture window samples one, hours later on a small fleet. Probes
+    the counters never saw are not judged (None: no counters)."""
+    if attributes is None or attributes.is_empty() or traces.is_empty():
+        return None
+    flags = trace_flags(set(traces.columns))
+    good = (traces.lazy().filter(~flags["has_error"] & ~flags["root_failed"])
+            .group_by("host", "operation").agg(pl.col("start_time").max().alias("_last"))
+            .select(pl.col("host").cast(pl.String), pl.col("operation").cast(pl.String), "_last").collect())
+    attached = (attributes.lazy().group_by("host", "probe").agg(pl.col("bucket").min().alias("_first"))
+                .select(pl.col("host", "probe").cast(pl.String), "_first").collect())
+    ops = good.select("operation").unique()
+    shown = (good.lazy().join(attached.lazy(), on="host")
+             .filter(pl.col("_last") >= pl.col("_first") + pl.duration(nanoseconds=BUCKET_NS))
+             .select("operation", "probe").unique().collect(engine="streaming"))
+    every = ops.join(attached.select("probe").unique(), how="cross")
+    return every.join(shown, on=["operation", "probe"], how="anti")
+
+
 def _failing(traces: pl.DataFrame) -> pl.DataFrame:
     """The per-trace table's traces with an error frame, in the columns findings_of uses, and
     the failure records that lost every error frame: a truncated record (lost_events > 0) keeps
@@ -377,12 +415,15 @@ def _findings_of_failing(
     expected: ExpectedErrors,
     min_layers: int = 4,
     releases: pl.DataFrame | None = None,
+    unshowable: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """findings_of on `_failing(traces)` (run_audit frees the per-trace table before this)."""
+    """findings_of on `_failing(traces)` (run_audit frees the per-trace table before this);
+    `unshowable`: see analyse_traces."""
     key = ["operation", "chain_hash"]
     reps = chains.join(failing.lazy().select(key).unique().collect(engine="streaming"), on=key, how="semi")
     unsampled = unsampled_platforms(failing, reps, model, releases)
-    analysed = (analyse_traces(reps.drop(key), model, expected, min_layers=min_layers, unsampled=unsampled)
+    analysed = (analyse_traces(reps.drop(key), model, expected, min_layers=min_layers, unsampled=unsampled,
+                               unshowable=unshowable)
                 if reps.height else pl.DataFrame())
     if analysed.is_empty():
         return pl.DataFrame(schema=FINDING_COLUMNS).drop(["cluster_id", "score"])
@@ -739,6 +780,7 @@ def host_alerts(
     bad_ratio: float = 0.5,
     min_bad_failures: int = 1,
     persistent_buckets: int = 4,
+    ongoing_buckets: int = 2,
     min_run_failure_rate: float = 3.0,
     cusum_k: float = 1.0,
     cusum_h: float = 8.0,
@@ -815,13 +857,21 @@ def host_alerts(
     runs = (
         per.filter(pl.col("is_bad"))
         .group_by("host", "_run")
-        .agg(pl.len().alias("buckets"), pl.col("bucket").min().alias("since"),
+        .agg(pl.len().alias("buckets"), pl.col("bucket").min().alias("since"), pl.col("bucket").max().alias("_until"),
              pl.col("bad").sum(), pl.col("invocations").sum(), pl.col("bad_probe").mode().sort().first())
+        # a run still on in the window's last bucket (the host reporting there) needs only
+        # `ongoing_buckets`: a switch that failed 40 minutes before the audit is an outage in
+        # progress, and waiting for a fourth bucket costs the jobs of another hour; a run that
+        # ended (the host recovered) shorter than `persistent_buckets` was a passing burst
+        .join(per.group_by("host").agg(pl.col("bucket").max().alias("_host_last")), on="host")
+        .with_columns(((pl.col("_until") == pl.col("_host_last")) & (pl.col("_host_last") == per["bucket"].max()))
+                      .alias("_ongoing"))
         # and `min_run_failure_rate` failures a bucket over the run: a call made once per process
         # (a capability probe the host's kernel lacks, then another way) fails on "most" of its
         # one or two calls a bucket on a host that differs, which is no state it fell into; a
         # crash loop fails it at every restart
-        .filter((pl.col("buckets") >= persistent_buckets) & (pl.col("bad") >= min_run_failure_rate * pl.col("buckets")))
+        .filter(((pl.col("buckets") >= persistent_buckets) | (pl.col("_ongoing") & (pl.col("buckets") >= ongoing_buckets)))
+                & (pl.col("bad") >= min_run_failure_rate * pl.col("buckets")))
         .sort(["host", "buckets"], descending=[False, True])
         .group_by("host", maintain_order=True).first()
     )
@@ -997,15 +1047,16 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
     # or more: that host is down on it, whoever shares the cause (a rack's switch no longer
     # resolving neighbours fails every INIT->RTR of its hosts; each must be drained), while a
     # rollout's bad library fails some of a host's calls, not all
-    # (compared with the hosts not down so: its rack-mates' failures are the same cause, not
-    # the rest of the fleet's rate)
+    # (compared with the hosts not down so in the bucket, or with the fleet's rate over the window
+    # when those made few calls there: its rack-mates' failures are the same cause, not the rest
+    # of the fleet's rate)
     down = (pl.col("p_host") >= down_ratio) & (pl.col("f") >= down_failures)
     shared_down = cells.join(shared, on=key, how="semi").filter(down)
     up = shared_down.group_by(key).agg(pl.col("f").sum().alias("_fd"), pl.col("n").sum().alias("_nd"))
     up_calls = pl.col("N") - pl.col("_nd")
     shared_down = shared_down.join(up, on=key).with_columns(
         pl.when(up_calls >= min_fleet_calls).then((pl.col("F") - pl.col("_fd")) / up_calls)
-        .otherwise(pl.col("p_rest")).alias("p_rest")).drop("_fd", "_nd")
+        .otherwise(pl.col("p_rest_w")).alias("p_rest")).drop("_fd", "_nd")
     cells = pl.concat([cells.join(shared, on=key, how="anti"), shared_down],
                       how="vertical_relaxed").filter(pl.col("p_host") >= fleet_ratio * pl.col("p_rest"))
     return errs.join(cells.select("host", "probe", "errno", "bucket"), on=["host", "probe", "errno", "bucket"], how="semi")
@@ -1199,6 +1250,7 @@ def run_audit(
     # findings: computed now, the bucketed counters (~200 MB on a 10,000-host day) are freed
     # before the findings are built (the audit's peak)
     alerts = pl.DataFrame(schema=polars_schema("host_alerts"))
+    unshowable = unshowable_probes(traces, cell_attributes(buckets)) if buckets is not None else None
     if buckets is not None:
         depths = model.edges_.group_by("probe").agg(pl.col("depth").max().cast(pl.Int64))
         alerts = host_alerts(buckets, expected, probe_depth=dict(depths.iter_rows()))
@@ -1212,7 +1264,8 @@ def run_audit(
     # scikit-learn is imported now, while polars builds the findings: its modules (~125 MiB of
     # RSS) would otherwise sit beside the per-trace table and the counters at the audit's peak
     _preload_clustering()
-    findings = _findings_of_failing(failing, chains, model, expected, min_layers=min_layers, releases=releases)
+    findings = _findings_of_failing(failing, chains, model, expected, min_layers=min_layers, releases=releases,
+                                    unshowable=unshowable)
     del failing, chains
     findings = update_regressions(findings, expected, releases)
     findings, clusters = cluster_findings(findings, window, releases=releases)
