@@ -10,7 +10,7 @@
 simulator; tests/fleetgen, an independent messy-fleet generator that shares no code with it
 (routine errors originating below the root probe, sampled good traces, truncated trees, kernel
 updates mid-window, a host seen only through its counters; see tests/fleetgen/model.py); and
-tests/fleetgen3, tests/fleetgen4, tests/fleetgen5, tests/fleetgen6 and tests/fleetgen7, each written blind (without reading the
+tests/fleetgen3, tests/fleetgen4, tests/fleetgen5, tests/fleetgen6, tests/fleetgen7 and tests/fleetgen8, each written blind (without reading the
 simulator, the other generators or the audit) from the reference and the docs (see their
 __init__.py).
 
@@ -292,7 +292,8 @@ QUALITY_KEYS = ("cluster_purity", "cluster_completeness", "bifurcation_top1", "o
                 "expected_error_precision", "expected_error_recall")
 
 
-QUALITY_GENERATORS = ("simulate", "fleetgen", "fleetgen3", "fleetgen4", "fleetgen5", "fleetgen6", "fleetgen7")
+QUALITY_GENERATORS = ("simulate", "fleetgen", "fleetgen3", "fleetgen4", "fleetgen5", "fleetgen6", "fleetgen7",
+                      "fleetgen8")
 
 
 def _generate(package: str, root: Path, hosts: int, hours: float, seed: int) -> None:
@@ -311,7 +312,7 @@ def _false_host_alerts(name: str, root: Path, alerts) -> int:
     if name == "fleetgen":
         truth_hosts = set(json.loads((root / "fleetgen.json").read_text())["alert_hosts"])
         return alerts.filter(~pl.col("host").is_in(list(truth_hosts))).height
-    if name in ("fleetgen3", "fleetgen4", "fleetgen5", "fleetgen6", "fleetgen7"):
+    if name in ("fleetgen3", "fleetgen4", "fleetgen5", "fleetgen6", "fleetgen7", "fleetgen8"):
         truth = json.loads((root / f"{name}.json").read_text())["alert_hosts"]
         return sum(1 for host, errno in alerts.select("host", "errno").iter_rows()
                    if host not in truth or (errno is not None and errno not in truth[host]))
@@ -319,22 +320,23 @@ def _false_host_alerts(name: str, root: Path, alerts) -> int:
 
 
 def quality(tmp: Path, hosts: int, hours: float, seed: int, seed3: int = 3, seed4: int = 4, seed5: int = 5,
-            seed6: int = 6, seed7: int = 7) -> dict:
-    """evaluate scores of the audit on the simulator's and the six fleetgens' data (same size)."""
+            seed6: int = 6, seed7: int = 7, seed8: int = 8) -> dict:
+    """evaluate scores of the audit on the simulator's and the seven fleetgens' data (same size)."""
     import polars as pl
 
     out = {}
     sim = tmp / "q-simulate"
     simulate(sim, hosts, hours, None, 1)
     gen, gen3, gen4, gen5 = tmp / "q-fleetgen", tmp / "q-fleetgen3", tmp / "q-fleetgen4", tmp / "q-fleetgen5"
-    gen6, gen7 = tmp / "q-fleetgen6", tmp / "q-fleetgen7"
+    gen6, gen7, gen8 = tmp / "q-fleetgen6", tmp / "q-fleetgen7", tmp / "q-fleetgen8"
     _generate("fleetgen", gen, hosts, hours, seed)
     _generate("fleetgen3", gen3, hosts, hours, seed3)
     _generate("fleetgen4", gen4, hosts, hours, seed4)
     _generate("fleetgen5", gen5, hosts, hours, seed5)
     _generate("fleetgen6", gen6, hosts, hours, seed6)
     _generate("fleetgen7", gen7, hosts, hours, seed7)
-    for name, root in zip(QUALITY_GENERATORS, (sim, gen, gen3, gen4, gen5, gen6, gen7), strict=True):
+    _generate("fleetgen8", gen8, hosts, hours, seed8)
+    for name, root in zip(QUALITY_GENERATORS, (sim, gen, gen3, gen4, gen5, gen6, gen7, gen8), strict=True):
         audit = measure(BASELINE + ["audit", str(root), "--out", str(root / "audit")])
         ev = subprocess.run(BASELINE + ["evaluate", str(root), "--findings", str(root / "audit"), "--json"],
                             capture_output=True, text=True, cwd=REPO, check=True)
@@ -376,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=1,
                    help="with --datasets or --audit: measurements per command (best kept)")
     p.add_argument("--only", choices=["learn"], help="with --datasets: the learn figures only (no audit)")
-    p.add_argument("--quality", action="store_true", help="only: evaluate scores on the seven generators")
+    p.add_argument("--quality", action="store_true", help="only: evaluate scores on the eight generators")
     p.add_argument("--quality-hosts", type=int, default=300)
     p.add_argument("--quality-hours", type=float, default=6.0)
     p.add_argument("--seed", type=int, default=9, help="fleetgen seed for --quality")
@@ -385,11 +387,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed5", type=int, default=5, help="fleetgen5 seed for --quality")
     p.add_argument("--seed6", type=int, default=6, help="fleetgen6 seed for --quality")
     p.add_argument("--seed7", type=int, default=7, help="fleetgen7 seed for --quality")
+    p.add_argument("--seed8", type=int, default=8, help="fleetgen8 seed for --quality")
     args = p.parse_args(argv)
     if args.quality:
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
             scores = quality(Path(tmp), args.quality_hosts, args.quality_hours, args.seed, args.seed3, args.seed4,
-                             args.seed5, args.seed6, args.seed7)
+                             args.seed5, args.seed6, args.seed7, args.seed8)
         print(f"audit quality, {args.quality_hosts} hosts x {args.quality_hours:g} h (baseline evaluate):")
         print(f"  {'':24s}" + "".join(f" {g:>10s}" for g in QUALITY_GENERATORS))
         for key in (*QUALITY_KEYS, "failures_scored", "routine_traces", "host_alerts", "false_host_alerts",

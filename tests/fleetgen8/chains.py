@@ -16,6 +16,7 @@ fails, and what the failure propagates to, follows the reference's errors lists:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 Frame = tuple[int, str, str, str | None]  # depth, function, layer, errno
 
@@ -35,7 +36,7 @@ class Tree:
     routine: bool = False  # its only errors are routine ones
     timed_latency_ns: dict[int, int] = field(default_factory=dict)  # frame index -> extra latency
 
-    @property
+    @cached_property
     def failed(self) -> bool:
         return any(f[3] for f in self.frames)
 

@@ -40,6 +40,7 @@ same host after 60-180 s, then the host gets another job type.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -146,6 +147,15 @@ class _Run:
         self.calls: list[tuple] = []  # (host, t, tree key, pid, ppid, comm, job, job_type, gpu)
         self.f2_start = self.end * 0.72
         self.f4_window = (self.end * 0.35, self.end * 0.35 + min(7200, self.end * 0.2))
+        self._unpinned: dict[str, Tree] = {}
+
+    def tree(self, key: str, pinned: bool) -> Tree:
+        """The tree of `key` as the host's probe set of the moment sees it."""
+        if pinned:
+            return self.trees[key]
+        if key not in self._unpinned:
+            self._unpinned[key] = self.trees[key].without(PIN)
+        return self._unpinned[key]
 
     def job(self, h: _Host, t: float, jtype: str, job_id: str) -> tuple[float, bool]:
         """One job on host h from t: setup of every rank, then steady registrations until its
@@ -258,9 +268,15 @@ class _Run:
                 t = (end // 300 + 1) * 300 + rng.uniform(0, 20)
 
 
-def _frames_rows(tree: Tree, *, trace_id: str, h: _Host, t: float, pid: int, ppid: int, comm: str, job: str,
-                 jtype: str, gpu: int | None, timed: bool, repeat: int | None) -> list[dict]:
-    start = T0 + dt.timedelta(seconds=t)
+EVENT_COLUMNS = ("trace_id", "seq", "ts_ns", "pid", "tid", "ppid", "comm", "probe", "layer", "depth", "ret", "errno",
+                 "latency_ns", "arg", "kind", "command", "exit_status", "start_time", "end_time", "kernel_release",
+                 "lost_events", "job_id", "metadata", "repeat_count")
+T0_NS = int(T0.timestamp()) * 10**9
+
+
+def _frames_rows(cols: dict[str, list], tree: Tree, *, trace_id: str, h: _Host, t: float, pid: int, ppid: int,
+                 comm: str, job: str, jtype: str, gpu: int | None, timed: bool, repeat: int | None) -> None:
+    """Append the event rows of one call tree to `cols` (column lists; times as ns since the epoch)."""
     n = len(tree.frames)
     base = h.boot_ns + int(t * 1e9)
     # entry times 1.5 us apart; a frame returns after its subtree (plus any slow frame's wait)
@@ -277,31 +293,21 @@ def _frames_rows(tree: Tree, *, trace_id: str, h: _Host, t: float, pid: int, ppi
         while j < n and tree.frames[j][0] > d:
             j += 1
         exit_[i] = (exit_[j - 1] if j - 1 > i else entry[i] + extra[i]) + 800
-    end = T0 + dt.timedelta(seconds=t) + dt.timedelta(microseconds=(exit_[0] - entry[0]) / 1000) if timed else start
-    root_ret = None
-    rows = []
+    start = T0_NS + int(t * 1e9)
+    end = start + (exit_[0] - entry[0]) if timed else start
+    rets = [-ERRNO_CODES[e] if e else (WRITE_SIZES[tree.operation] if fn == "ib_uverbs_write" else 0)
+            for _, fn, _, e in tree.frames]
+    meta = [{"key": "job_type", "value": jtype}] + ([{"key": "gpu", "value": str(gpu)}] if gpu is not None else [])
+    kind = "failure" if tree.failed else "good"
     for seq, (depth, fn, layer, errno) in enumerate(tree.frames):
-        if errno:
-            ret = -ERRNO_CODES[errno]
-        elif fn == "ib_uverbs_write":
-            ret = WRITE_SIZES[tree.operation]
-        else:
-            ret = 0
-        if seq == 0:
-            root_ret = ret
-        rows.append({
-            "trace_id": trace_id, "seq": seq, "ts_ns": entry[seq] if timed else exit_[0],
-            "pid": pid, "tid": pid, "ppid": ppid, "comm": comm, "probe": fn, "layer": layer, "depth": depth,
-            "ret": ret, "errno": errno, "latency_ns": exit_[seq] - entry[seq] if timed else None,
-            "arg": tree.arg if fn.startswith("ib_uverbs_modify_qp") else None,
-            "kind": "failure" if tree.failed else "good", "command": tree.operation, "exit_status": root_ret,
-            "start_time": start, "end_time": end, "kernel_release": h.release, "lost_events": 0, "job_id": job,
-            "metadata": [{"key": "job_type", "value": jtype}] + ([{"key": "gpu", "value": str(gpu)}] if gpu is not None else []),
-            "repeat_count": repeat,
-        })
-    for r in rows:
-        r["exit_status"] = root_ret
-    return rows
+        for c, v in (("trace_id", trace_id), ("seq", seq), ("ts_ns", entry[seq] if timed else exit_[0]), ("pid", pid),
+                     ("tid", pid), ("ppid", ppid), ("comm", comm), ("probe", fn), ("layer", layer), ("depth", depth),
+                     ("ret", rets[seq]), ("errno", errno), ("latency_ns", exit_[seq] - entry[seq] if timed else None),
+                     ("arg", tree.arg if fn == "ib_uverbs_modify_qp" else None), ("kind", kind),
+                     ("command", tree.operation), ("exit_status", rets[0]), ("start_time", start), ("end_time", end),
+                     ("kernel_release", h.release), ("lost_events", 0), ("job_id", job), ("metadata", meta),
+                     ("repeat_count", repeat)):
+            cols[c].append(v)
 
 
 def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14, seed: int = 8) -> dict:
@@ -331,23 +337,23 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14, seed: int 
             probed = key if t >= h.pin_from else key + "#nopin"
             snap, _ = h.snapshot(t)
             counts[(snap, probed)] += 1
-            tree = run.trees[key] if t >= h.pin_from else run.trees[key].without(PIN)
+            tree = run.tree(key, t >= h.pin_from)
             if tree.failed:
                 emitted[(snap, probed)].append(c)
             elif h.in_window(t):
                 goods.append(c)
-        ev_rows: list[dict] = []
+        ev_rows: dict[str, list] = {c: [] for c in EVENT_COLUMNS}
         truth_rows: list[dict] = []
         seqno = 0
 
-        def emit(c: tuple, tree: Tree, repeat: int | None, h: _Host = h, ev_rows: list = ev_rows,
+        def emit(c: tuple, tree: Tree, repeat: int | None, h: _Host = h, ev_rows: dict = ev_rows,
                  truth_rows: list = truth_rows) -> None:
             nonlocal seqno
             _, t, key, pid, ppid, comm, job, jtype, gpu = c
             seqno += 1
             tid = f"{h.name}-{seqno:07x}"
-            ev_rows.extend(_frames_rows(tree, trace_id=tid, h=h, t=t, pid=pid, ppid=ppid, comm=comm, job=job,
-                                        jtype=jtype, gpu=gpu, timed=h.in_window(t), repeat=repeat))
+            _frames_rows(ev_rows, tree, trace_id=tid, h=h, t=t, pid=pid, ppid=ppid, comm=comm, job=job,
+                         jtype=jtype, gpu=gpu, timed=h.in_window(t), repeat=repeat)
             failed = tree.failed
             bif = tree.bif if failed else None
             truth_rows.append({"trace_id": tid, "host": h.name, "kind": "failure" if failed else "good",
@@ -363,38 +369,33 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14, seed: int 
         records = sorted(((cs[0][1], k, cs) for k, cs in emitted.items()), key=lambda x: x[0])
         items = [(c[1], 0, c, None) for c in goods]
         for _, (_snap, probed), cs in records:
-            tree = run.trees[probed.removesuffix("#nopin")]
-            if probed.endswith("#nopin"):
-                tree = tree.without(PIN)
+            tree = run.tree(probed.removesuffix("#nopin"), not probed.endswith("#nopin"))
             for i, c in enumerate(cs[:K_RECORDS]):
                 rep = len(cs) - K_RECORDS + 1 if i == K_RECORDS - 1 and len(cs) > K_RECORDS else None
                 items.append((c[1], 1, c, (tree, rep)))
         for t, kind, c, extra in sorted(items, key=lambda x: x[0]):
             if kind == 0:
                 key = c[2]
-                tree = run.trees[key] if t >= h.pin_from else run.trees[key].without(PIN)
-                emit(c, tree, None)
+                emit(c, run.tree(key, t >= h.pin_from), None)
             else:
                 emit(c, extra[0], extra[1])
         # counters: per snapshot and probe, the frames of every tree counted
         crow: dict[tuple[float, str], list] = {}
         for (snap, probed), n in counts.items():
-            tree = run.trees[probed.removesuffix("#nopin")]
-            if probed.endswith("#nopin"):
-                tree = tree.without(PIN)
+            tree = run.tree(probed.removesuffix("#nopin"), not probed.endswith("#nopin"))
             for _depth, fn, layer, errno in tree.frames:
                 cell = crow.setdefault((snap, fn), [layer, 0, 0, defaultdict(int)])
                 cell[1] += n
                 if errno:
                     cell[2] += n
                     cell[3][errno] += n
-        c_rows = [{"snapshot_time": T0 + dt.timedelta(seconds=snap), "interval_s": SNAP_S, "kernel_release": h.release,
-                   "vendor": h.vendor, "probe_set": "rdma", "probe": fn, "layer": v[0], "live": True,
-                   "invocations": v[1], "failures": v[2],
-                   "errno_counts": [{"errno": e, "count": k} for e, k in sorted(v[3].items())], "lost_records": 0}
-                  for (snap, fn), v in sorted(crow.items())]
-        _write(out, h.name, ev_rows, truth_rows, c_rows, ev_schema)
-    return {
+        keys = sorted(crow)
+        c_rows = {"snapshot_time": [T0_NS + int(snap * 1e9) for snap, _ in keys], "probe": [fn for _, fn in keys],
+                  "layer": [crow[k][0] for k in keys], "invocations": [crow[k][1] for k in keys],
+                  "failures": [crow[k][2] for k in keys],
+                  "errno_counts": [[{"errno": e, "count": v} for e, v in sorted(crow[k][3].items())] for k in keys]}
+        _write(out, h, ev_rows, truth_rows, c_rows, ev_schema)
+    summary = {
         "hosts": [h.name for h in fleet],
         "vendors": {h.name: f"{h.vendor}/{h.flavor}" for h in fleet},
         "alert_hosts": {k: sorted(v) for k, v in alert_hosts.items()},
@@ -406,34 +407,34 @@ def generate(out_dir: str | Path, hosts: int = 24, hours: float = 14, seed: int 
         "traces": dict(n_traces),
         "calls": len(run.calls),
     }
+    # beside the dataset, as the other generators leave theirs (bench_audit --quality reads it)
+    (out / "fleetgen8.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary
 
 
-def _split_by_date(rows: list[dict], col: str) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = defaultdict(list)
-    for r in rows:
-        out[r[col].date().isoformat()].append(r)
-    return out
-
-
-def _write(out: Path, host: str, ev_rows: list[dict], truth_rows: list[dict], c_rows: list[dict],
+def _write(out: Path, h: _Host, ev_rows: dict[str, list], truth_rows: list[dict], c_rows: dict[str, list],
            ev_schema: pl.Schema) -> None:
-    if ev_rows:
-        ev = pl.DataFrame(ev_rows, schema={k: v for k, v in ev_schema.items() if k != "host"}, strict=False)
-        ev = ev.with_columns(pl.lit(host).alias("host"))
+    utc = [pl.from_epoch(c, "ns").dt.replace_time_zone("UTC") for c in ("start_time", "end_time")]
+    if ev_rows["trace_id"]:
+        ev = pl.DataFrame(ev_rows, schema={k: (pl.Int64 if k in ("start_time", "end_time") else v)
+                                           for k, v in ev_schema.items() if k in ev_rows})
+        ev = ev.with_columns(*utc, pl.lit(h.name).alias("host"))
         dates = ev["start_time"].dt.date().cast(pl.String)
         tdate = dict(zip(ev["trace_id"], dates, strict=True))
         for d in dates.unique().sort():
-            part = ev.filter(dates == d)
-            schema.write_partition(part, out, "events", d, host, "part-0.parquet", durable=False)
+            schema.write_partition(ev.filter(dates == d), out, "events", d, h.name, "part-0.parquet", durable=False)
         truth = pl.DataFrame(truth_rows, schema=schema.polars_schema("truth"))
         tdates = truth["trace_id"].replace_strict(tdate, return_dtype=pl.String)
         for d in tdates.unique().sort():
-            schema.write_partition(truth.filter(tdates == d), out, "truth", d, host, "part-0.parquet", durable=False)
-    if c_rows:
+            schema.write_partition(truth.filter(tdates == d), out, "truth", d, h.name, "part-0.parquet", durable=False)
+    if c_rows["probe"]:
         cs = schema.polars_schema("counters")
-        c = pl.DataFrame(c_rows, schema={k: v for k, v in cs.items() if k != "host"}, strict=False)
-        c = c.with_columns(pl.lit(host).alias("host"))
+        c = pl.DataFrame(c_rows, schema={k: (pl.Int64 if k == "snapshot_time" else cs[k]) for k in c_rows})
+        c = c.with_columns(pl.from_epoch("snapshot_time", "ns").dt.replace_time_zone("UTC"), pl.lit(h.name).alias("host"),
+                           pl.lit(SNAP_S).alias("interval_s"), pl.lit(h.release).alias("kernel_release"),
+                           pl.lit(h.vendor).alias("vendor"), pl.lit("rdma").alias("probe_set"), pl.lit(True).alias("live"),
+                           pl.lit(0, pl.Int64).alias("lost_records"))
         dates = c["snapshot_time"].dt.date().cast(pl.String)
         for d in dates.unique().sort():
-            f = schema.write_partition(c.filter(dates == d), out, "counters", d, host, "part-0.parquet", durable=False)
+            f = schema.write_partition(c.filter(dates == d), out, "counters", d, h.name, "part-0.parquet", durable=False)
             schema.write_counter_buckets(f, durable=False)

@@ -1,0 +1,241 @@
+"""The audit scored on tests/fleetgen8, an eighth fleet generator written blind (from
+reference/rdma_control_path.yaml, tracer/schema.py, README.md and docs/architecture.md; without
+reading the simulator, the other generators, or the learn/audit code), and the rules it led to.
+
+The fleet (generator.py has its shape): hosts named by rack, mlx5 OFED / upstream and irdma
+racks, two low-volume service hosts, train / infer / ckpt jobs, 5 s snapshots with daemon
+restarts, pin_user_pages_fast added to the probe set mid-window; routine errors: the OFED GPU
+pin's EFAULT rescued by peer memory, ckpt jobs' CQE-compression probe (EOPNOTSUPP), an rdma
+cgroup limit on two hosts only (EAGAIN, retried); root causes: GPUs 6-7 no peer client claims,
+a rack's top-of-rack switch no longer resolving neighbours (late, still on at the end), irdma
+without a dmabuf op (fatal EOPNOTSUPP: the routine's errno), firmware QP exhaustion overlapping
+the first. Guards below build their data from the same reference chains (fleetgen8.chains),
+not from the code under test: a retry signal on fewer hosts than min_hosts but in many runs;
+a cause shared by a rack's hosts, each of them down on the probe."""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from fleetgen8 import ROOT_CAUSES, generate
+from fleetgen8.chains import all_trees, functions_used
+
+from baseline.fleet.audit import host_alerts, run_audit
+from baseline.fleet.evaluate import evaluate
+from baseline.fleet.expected import FleetExpectedLearner
+from baseline.run.allowlist import ExpectedErrors
+from tracer.schema import dataset_files, polars_schema, read
+
+REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "rdma_control_path.yaml"
+TREES = all_trees()
+T0 = dt.datetime(2026, 11, 29, 20, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture(scope="module")
+def fleet8(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fleetgen8")
+    summary = generate(root, hosts=24, hours=4, seed=8)
+    # learned expected errors only: the curated list must not be what sets the routine aside
+    result = run_audit(root, out_dir=root / "audit", expected=ExpectedErrors([]))
+    scores = evaluate(root, root / "audit")
+    print(json.dumps({k: v for k, v in scores.items() if k != "per_root_cause"}, indent=1))
+    return root, summary, result, scores
+
+
+def test_generator_is_blind():
+    """It imports only the data model: nothing of the simulator, the other generators or the
+    audit."""
+    for path in (Path(__file__).parent / "fleetgen8").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert not any(m.startswith(("baseline", "fleetgen")) for m in modules), (path, modules)
+        assert {m for m in modules if m.startswith("tracer")} <= {"tracer"}, modules
+
+
+def test_truth_comes_from_the_reference():
+    """Every function of every tree is named in the reference, and each tree's bifurcation errno
+    is one the reference gives near that function (mlx5_cmd_exec: the errno_conventions'
+    firmware mapping, LIM_ERR -> ENOMEM)."""
+    text = REFERENCE.read_text()
+    missing = {fn for fn in functions_used(TREES) if not re.search(rf"\b{re.escape(fn)}\b", text)}
+    assert not missing, missing
+    conventions = text[text.index("errno_conventions"):text.index("name_corrections_vs_brief")]
+    for tree in TREES.values():
+        if not tree.bif:
+            continue
+        fn, errno, _ = tree.bif
+        near = [text[max(0, m.start() - 900):m.end() + 900] for m in re.finditer(rf"\b{re.escape(fn)}\b", text)]
+        firmware = fn == "mlx5_cmd_exec" and f"-{errno}" in conventions
+        assert firmware or any(f"-{errno}" in w for w in near), (tree.key, fn, errno)
+        # the bifurcation is the deepest failing frame of its tree
+        failing = [f for f in tree.frames if f[3]]
+        assert max(f[0] for f in failing) == next(f[0] for f in tree.frames if f[1] == fn and f[3] == errno)
+    assert {t.root_cause for t in TREES.values() if t.root_cause} == set(ROOT_CAUSES)
+
+
+def test_the_fleet_has_the_shapes_it_is_for(fleet8):
+    root, summary, _, _ = fleet8
+    events = read(dataset_files(root, "events"), "events")
+    counters = read(dataset_files(root, "counters"), "counters")
+    truth = read(dataset_files(root, "truth"), "truth")
+    assert set(truth["root_cause"].drop_nulls()) == set(ROOT_CAUSES)
+    assert set(counters["vendor"]) == {"mlx5", "irdma"}
+    # deep trees with three functions named create_qp; write() commands return their size
+    sizes = events.group_by("trace_id").agg(pl.len(), (pl.col("probe") == "create_qp").sum().alias("cq"))
+    assert sizes["len"].max() >= 40 and sizes["cq"].max() == 3
+    roots = events.filter(pl.col("seq") == 0)
+    assert roots.filter((pl.col("probe") == "ib_uverbs_write") & pl.col("errno").is_null())["ret"].min() > 0
+    # the pin probe joins the set mid-window: its counters start then
+    pin = counters.filter(pl.col("probe") == "pin_user_pages_fast")["snapshot_time"].min()
+    assert pin > counters["snapshot_time"].min() + dt.timedelta(hours=1.5)
+    # low-volume hosts beside busy ones; daemon restarts (snapshots at another phase)
+    per_host = counters.group_by("host").agg(pl.col("invocations").sum())
+    low = per_host.filter(pl.col("host").is_in(summary["low_volume_hosts"]))["invocations"].max()
+    assert low * 50 < per_host["invocations"].max()
+    assert events["repeat_count"].fill_null(1).max() > 2
+
+
+def test_audit_scores_on_fleetgen8(fleet8):
+    _, _, result, s = fleet8
+    for key in ("cluster_purity", "cluster_completeness", "bifurcation_top1", "origin_layer_top1",
+                "expected_error_precision", "expected_error_recall", "routine_set_aside"):
+        assert s[key] == 1.0, (key, s[key])
+    assert s["false_findings"] == 0 and s["false_findings_on_good"] == 0
+    for cause, e in s["per_root_cause"].items():
+        if cause in ROOT_CAUSES:
+            assert e["detected"] == e["traces"] and e["set_aside_as_expected"] == 0, (cause, e)
+    # one cluster per cause: the fatal EOPNOTSUPP on irdma stays apart from the routine one
+    assert s["clusters"] == result.clusters.height == len(ROOT_CAUSES)
+
+
+def test_host_alerts_only_on_faulty_hosts_and_on_the_whole_rack(fleet8):
+    """No alert on a host without a fault (the two cgroup-limited hosts, the ckpt-dense rack,
+    the low-volume hosts). Every host of the rack whose switch stopped resolving neighbours and
+    that failed INIT->RTR in two buckets or more alerts, though the rack's hosts share the cause
+    and the outage began less than four buckets before the window's end."""
+    root, summary, result, _ = fleet8
+    truth = summary["alert_hosts"]
+    for host, errno in result.host_alerts.select("host", "errno").iter_rows():
+        assert host in truth and (errno is None or errno in truth[host]), (host, errno, truth.get(host))
+    counters = read(dataset_files(root, "counters"), "counters")
+    failing = (counters.filter((pl.col("probe") == "rdma_addr_find_l2_eth_by_grh") & (pl.col("failures") > 0))
+               .group_by("host").agg(pl.col("snapshot_time").dt.truncate("15m").n_unique().alias("buckets")))
+    rack = set(failing.filter(pl.col("buckets") >= 2)["host"])
+    assert len(rack) >= 2 and rack <= set(result.host_alerts["host"]), (rack, result.host_alerts)
+
+
+# --------------------------------------------------------------------------------------------
+# guards of the rules this fleet led to, on data built from the reference chains
+# --------------------------------------------------------------------------------------------
+def _events(specs: list[dict]) -> pl.DataFrame:
+    """Events rows of call trees: each spec names a fleetgen8 tree (`key`) and its trace
+    (trace_id, host, pid, job, t seconds after T0), all timed (in a capture window)."""
+    rows = []
+    for s in specs:
+        tree = TREES[s["key"]]
+        start = T0 + dt.timedelta(seconds=s["t"])
+        base = int(s["t"] * 1e9) + 10**12
+        for seq, (depth, fn, layer, errno) in enumerate(tree.frames):
+            rows.append({
+                "trace_id": s["trace_id"], "seq": seq, "ts_ns": base + 1000 * seq, "pid": s["pid"], "tid": s["pid"],
+                "ppid": 1, "comm": "python3", "probe": fn, "layer": layer, "depth": depth,
+                "ret": -11 if errno else 0, "errno": errno, "latency_ns": 1000 * (len(tree.frames) - seq),
+                "arg": tree.arg if depth == 1 else None, "kind": "failure" if tree.failed else "good",
+                "command": tree.operation, "exit_status": -11 if tree.frames[0][3] else 0,
+                "start_time": start, "end_time": start, "host": s["host"], "kernel_release": "5.15.0-122-generic",
+                "lost_events": 0, "job_id": s["job"], "repeat_count": None,
+            })
+    return pl.DataFrame(rows, schema_overrides={k: v for k, v in polars_schema("events").items()
+                                                if k in rows[0]}).with_columns(
+        [pl.lit(None, t).alias(c) for c, t in polars_schema("events").items() if c not in rows[0]]
+    ).select(polars_schema("events").names())
+
+
+def _candidate(learner: FleetExpectedLearner, op: str, probe: str, errno: str) -> dict:
+    rows = learner.candidates_.filter((pl.col("operation") == op) & (pl.col("probe") == probe)
+                                      & (pl.col("errno") == errno)).to_dicts()
+    assert len(rows) == 1, (op, probe, errno)
+    return rows[0]
+
+
+def _cgroup_fleet(limited: int, jobs: int, key: str = "create_qp/mlx5/ofed/rdmacg") -> pl.DataFrame:
+    """12 hosts making QPs; on `limited` of them the rdma cgroup's hca_object limit makes every
+    job's third create_qp fail EAGAIN at ib_rdmacg_try_charge (`key`: another failing tree), the
+    library retries and the process goes on (its next create_qp and modify_qp are recorded).
+    `jobs` jobs a host."""
+    specs, n = [], 0
+    for h in range(12):
+        host = f"r{h // 6:02d}-h{h % 6}"
+        for j in range(jobs):
+            t = 300.0 * j + h
+            seq = ["create_qp/mlx5/ofed", "create_qp/mlx5/ofed"]
+            if h < limited:
+                seq += [key, "create_qp/mlx5/ofed"]
+            seq += ["modify_qp/mlx5/RESET->INIT", "modify_qp/mlx5/INIT->RTR"]
+            for i, k in enumerate(seq):
+                specs.append({"key": k, "trace_id": f"t{n}", "host": host, "pid": 1000 + j, "job": f"{host}-{j}",
+                              "t": t + 0.01 * i})
+                n += 1
+    return _events(specs)
+
+
+def test_a_retry_signal_on_two_hosts_in_many_runs_is_routine():
+    """Two hosts of twelve have an rdma cgroup limit: EAGAIN, retried, in every job. Fewer hosts
+    than min_hosts (3), but 2 x 8 runs went on after it: as many runs as three hosts would have
+    needed (min_hosts x min_jobs) stand in for the hosts. With 2 jobs a host the evidence stays
+    too thin (a finding), and so do one host's 5 runs. An errno that is no signal (a neighbour
+    resolution's ETIMEDOUT, retried through on the same two hosts) still needs its share of
+    the hosts: something there is broken."""
+    learner = FleetExpectedLearner()
+    row = _candidate(learner.fit(_cgroup_fleet(limited=2, jobs=8)), "create_qp", "ib_rdmacg_try_charge", "EAGAIN")
+    assert row["success_hosts"] == 2 < learner.min_hosts and row["success_jobs"] == 16, row
+    assert row["expected"], row
+    thin = _candidate(FleetExpectedLearner().fit(_cgroup_fleet(limited=2, jobs=2)),
+                      "create_qp", "ib_rdmacg_try_charge", "EAGAIN")
+    assert not thin["expected"], thin
+    single = _candidate(FleetExpectedLearner().fit(_cgroup_fleet(limited=1, jobs=5)),
+                        "create_qp", "ib_rdmacg_try_charge", "EAGAIN")
+    assert not single["expected"], single
+    broken = _candidate(FleetExpectedLearner().fit(_cgroup_fleet(limited=2, jobs=8, key="modify_qp/mlx5/INIT->RTR/neigh")),
+                        "modify_qp", "rdma_addr_find_l2_eth_by_grh", "ETIMEDOUT")
+    assert broken["success_jobs"] == 16 and not broken["expected"], broken
+
+
+def _rack_counters(rack_rate: float, rack_hosts: int = 6, hosts: int = 24, buckets: int = 16) -> pl.LazyFrame:
+    """Counters (one snapshot per 15 minutes) of the probes of an INIT->RTR modify_qp on every
+    host; from bucket 10 the first `rack_hosts` hosts fail `rack_rate` of them with ETIMEDOUT at
+    rdma_addr_find_l2_eth_by_grh and every caller up to the handler (the fleetgen8 chain)."""
+    tree = TREES["modify_qp/mlx5/INIT->RTR/neigh"]
+    rows = []
+    for h in range(hosts):
+        host = f"r{h // 6:02d}-h{h % 6}"
+        for b in range(buckets):
+            calls = 40
+            fails = round(calls * rack_rate) if h < rack_hosts and b >= 10 else 0
+            for _depth, fn, layer, errno in tree.frames:
+                rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": fn,
+                             "layer": layer, "invocations": calls, "failures": fails if errno else 0,
+                             "errno_counts": [{"errno": errno, "count": fails}] if errno and fails else []})
+    return pl.DataFrame(rows).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns")).lazy()
+
+
+def test_a_rack_down_on_a_probe_alerts_on_each_host_a_shared_partial_cause_does_not():
+    """Six hosts of 24 (a rack) fail every INIT->RTR from bucket 10 on: more hosts than a cause
+    one host has (max_shared_hosts), but each is down on the probe (>= 90 % of its calls, 3 or
+    more failures): a persistent bad state on each, compared with the hosts not down. The same
+    six failing 60 % of their calls (a rollout's library on part of the fleet) stays with the
+    root-cause clusters."""
+    # call depths as the audit learns them from good traces (run_audit's probe_depth)
+    depth = {fn: d for d, fn, _, _ in TREES["modify_qp/mlx5/INIT->RTR/neigh"].frames}
+    down = host_alerts(_rack_counters(1.0), ExpectedErrors([]), probe_depth=depth)
+    assert set(down.filter(pl.col("alert") == "persistent_bad_state")["host"]) == {f"r00-h{i}" for i in range(6)}, down
+    assert set(down["probe"]) == {"rdma_addr_find_l2_eth_by_grh"}, down
+    partial = host_alerts(_rack_counters(0.6), ExpectedErrors([]), probe_depth=depth)
+    assert partial.is_empty(), partial
