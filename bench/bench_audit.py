@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.bench_audit --learn-events 100000000 --audit-hosts 10000
     .venv/bin/python -m bench.bench_audit --quality [--quality-hosts 300 --quality-hours 6]
     .venv/bin/python -m bench.bench_audit --audit DATASET [--before CHECKOUT] [--repeat N]
-    .venv/bin/python -m bench.bench_audit --stages DATASET      # the audit's memory per stage
+    .venv/bin/python -m bench.bench_audit --stages DATASET      # the audit's memory, time and faults per stage
 
 `--quality` scores the audit (`baseline evaluate`) on seven generators in one run: the project's
 simulator; tests/fleetgen, an independent messy-fleet generator that shares no code with it
@@ -215,7 +215,17 @@ AUDIT_STAGES = (("baseline.fleet.audit", ("counter_sources", "counter_buckets", 
                                           "write_audit")))
 STAGES_CODE = """
 import importlib, json, os, resource, sys, threading, time
-stage, peaks = ["start"], {}
+stage, peaks, spent = ["start"], {}, {}
+clock = [time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)]
+def charge(name):  # wall, CPU of all threads and page faults since the last stage boundary, to `name`
+    now, ru = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+    t0, r0 = clock
+    s = spent.setdefault(name, {"wall_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "minflt": 0})
+    s["wall_s"] += now - t0
+    s["user_s"] += ru.ru_utime - r0.ru_utime
+    s["sys_s"] += ru.ru_stime - r0.ru_stime
+    s["minflt"] += ru.ru_minflt - r0.ru_minflt
+    clock[:] = [now, ru]
 def rollup():
     out = {}
     with open("/proc/self/smaps_rollup") as f:
@@ -237,53 +247,69 @@ def wrap(module, name):
     if fn is None:
         return
     def inner(*a, **k):  # a sample at each stage's start and end too (a stage may take < 10 ms)
+        if stage[0] == name:  # a recursive or nested call of the same stage: charged to the outer one
+            return fn(*a, **k)
+        outer = stage[0]
+        charge(outer)
         stage[0] = name
         record()
         try:
             return fn(*a, **k)
         finally:
             record()
-            stage[0] = "after " + name
+            charge(name)
+            stage[0] = "after " + name if not outer or outer.startswith("after ") or outer == "start" else outer
     setattr(module, name, inner)
 for module, names in STAGES:
     for name in names:
         wrap(importlib.import_module(module), name)
-threading.Thread(target=sample, daemon=True).start()
+if SAMPLE:
+    threading.Thread(target=sample, daemon=True).start()
 from baseline.fleet.audit import run_audit
 t = time.perf_counter()
 run_audit(DATASET, OUT)
 wall = time.perf_counter() - t
+charge(stage[0])
 time.sleep(0.05)
 ru = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"stages": peaks, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "peak_rss_mib": ru.ru_maxrss / 1024}))
+print(json.dumps({"stages": peaks, "spent": spent, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime,
+                  "peak_rss_mib": ru.ru_maxrss / 1024, "minflt": ru.ru_minflt}))
 """
 
 
-def audit_stages(dataset: Path, work: str | None, code_root: Path = REPO) -> dict:
+def audit_stages(dataset: Path, work: str | None, code_root: Path = REPO, sample: bool = True) -> dict:
     """run_audit of `dataset` in a fresh process with a thread sampling its memory every 10 ms:
     per stage (AUDIT_STAGES; "after X": between X and the next stage) the sample of highest RSS,
     with the anonymous memory and the MADV_FREEd pages (LazyFree, still counted in the RSS) in it.
-    The allocator is configured as the baseline CLI configures it."""
+    The allocator is configured as the baseline CLI configures it. Without `sample`, memory is
+    read at the stages' boundaries only: the sampler's reads of smaps_rollup walk the page tables
+    under the lock page faults take too, and inflate the stages' system CPU time."""
     sys.path.insert(0, str(code_root))
     from baseline.cli import configure_allocator
 
     env = dict(os.environ)
     configure_allocator(env)
     with tempfile.TemporaryDirectory(dir=work) as tmp:
-        code = (f"STAGES = {AUDIT_STAGES!r}\nDATASET = {str(dataset)!r}\nOUT = {tmp + '/audit'!r}\n"
+        code = (f"STAGES = {AUDIT_STAGES!r}\nDATASET = {str(dataset)!r}\nOUT = {tmp + '/audit'!r}\nSAMPLE = {sample!r}\n"
                 + STAGES_CODE)
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=code_root, env=env,
                              check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def print_stages(dataset: Path, work: str | None) -> int:
-    r = audit_stages(dataset, work)
+def print_stages(dataset: Path, work: str | None, sample: bool = True) -> int:
+    r = audit_stages(dataset, work, sample=sample)
     print(f"run_audit of {dataset} in-process: {r['wall_s']:.1f} s, {r['cpu_s']:.1f} CPU s, peak RSS "
           f"{r['peak_rss_mib']:.0f} MiB; load average {os.getloadavg()[0]:.1f}. Highest RSS sample per stage (MiB):")
-    print(f"  {'stage':32s} {'RSS':>6s} {'anon':>6s} {'LazyFree':>8s}")
-    for name, m in r["stages"].items():
-        print(f"  {name:32s} {m['Rss']:6d} {m['Anonymous']:6d} {m['LazyFree']:8d}")
+    print(f"  {'stage':32s} {'RSS':>6s} {'anon':>6s} {'LazyFree':>8s} {'wall s':>7s} {'user s':>7s} {'sys s':>6s} "
+          f"{'faults':>9s}")
+    none = {"wall_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "minflt": 0}
+    for name in dict.fromkeys([*r["stages"], *r["spent"]]):
+        if name not in r["spent"] or r["spent"][name]["wall_s"] < 0.005 and r["stages"].get(name, {}).get("Rss", 0) == 0:
+            continue  # a stage boundary with nothing between it and the next stage
+        m, t = r["stages"].get(name, {"Rss": 0, "Anonymous": 0, "LazyFree": 0}), r["spent"].get(name, none)
+        print(f"  {name:32s} {m['Rss']:6d} {m['Anonymous']:6d} {m['LazyFree']:8d} {t['wall_s']:7.2f} "
+              f"{t['user_s']:7.2f} {t['sys_s']:6.2f} {t['minflt']:9,}")
     return 0
 
 
@@ -371,7 +397,11 @@ def main(argv: list[str] | None = None) -> int:
                         "scan of its events and counters in the same run; with --before, also the before checkout")
     p.add_argument("--stages", metavar="DATASET",
                    help="run_audit of this dataset in-process in a fresh process: the highest RSS sampled in each "
-                        "stage (where the audit's peak is), with its anonymous and MADV_FREEd (LazyFree) parts")
+                        "stage (where the audit's peak is), with its anonymous and MADV_FREEd (LazyFree) parts, and "
+                        "each stage's wall, user and system CPU seconds (all threads) and page faults")
+    p.add_argument("--no-sampler", action="store_true",
+                   help="with --stages: memory read at the stages' boundaries only, not every 10 ms (the sampler's "
+                        "reads of /proc/self/smaps_rollup add system CPU time to the stages it samples)")
     p.add_argument("--before", metavar="CHECKOUT",
                    help="with --datasets or --audit: also run the commands from this checkout (e.g. a worktree at "
                         "the previous commit), interleaved with this one's, in the same run")
@@ -402,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {key:24s}" + "".join(f" {fmt(v)}" for v in values))
         return 0
     if args.stages:
-        return print_stages(Path(args.stages), args.dir)
+        return print_stages(Path(args.stages), args.dir, sample=not args.no_sampler)
     if args.audit:
         return audit_compare(Path(args.audit), Path(args.before) if args.before else None, args.repeat, args.dir)
     if args.datasets:

@@ -72,10 +72,18 @@ def test_bench_stages_names_each_stage_of_the_audit(fleet, tmp_path):
     r = subprocess.run([sys.executable, "-m", "bench.bench_audit", "--stages", str(fleet), "--dir", str(tmp_path)],
                        capture_output=True, text=True, cwd=REPO, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    rows = {m.group(1): [int(v) for v in m.groups()[1:]]
-            for m in re.finditer(r"^  (\S+(?: \S+)?)\s+(\d+)\s+(\d+)\s+(\d+)$", r.stdout, re.M)}
+    # stage, RSS, anonymous, LazyFree (MiB); wall, user, system (s); page faults
+    rows = {m.group(1): ([int(v) for v in m.groups()[1:4]], [float(v) for v in m.groups()[4:7]])
+            for m in re.finditer(r"^  (\S+(?: \S+)?)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+[\d,]+$",
+                                 r.stdout, re.M)}
     for stage in ("counter_buckets", "collect_traces", "expected_from_traces", "host_alerts", "write_audit"):
         assert stage in rows, r.stdout
     peak = float(re.search(r"peak RSS (\d+) MiB", r.stdout).group(1))
-    for rss, anon, lazy in rows.values():
-        assert 0 < anon < rss <= peak + 1 and 0 <= lazy <= rss
+    wall = float(re.search(r"in-process: ([\d.]+) s", r.stdout).group(1))
+    for name, ((rss, anon, lazy), _times) in rows.items():
+        if rss or name in ("counter_buckets", "collect_traces", "expected_from_traces", "host_alerts", "write_audit"):
+            assert 0 < anon < rss <= peak + 1 and 0 <= lazy <= rss, name
+        # (else a stretch between two stages too short for a memory sample: its times only)
+    # the stages' wall times add up to the run's (the import before run_audit comes on top)
+    assert 0.5 * wall < sum(times[0] for _, times in rows.values()) < wall + 5, r.stdout
+    assert sum(times[1] for _, times in rows.values()) > 0, r.stdout
