@@ -560,16 +560,32 @@ def write_table_batches(
     """`write_table` for a table produced (or sliced) in pieces: each batch is conformed and
     written as one or more row groups as it comes, so the whole table never exists as Arrow at
     once. Same atomicity (temp file + rename); an empty iterable writes an empty table.
-    `parquet_options` as for write_table."""
+    `parquet_options` as for write_table.
+
+    The next batch is conformed (converted to Arrow, cast) in a background thread while the
+    writer encodes and compresses this one: both release the GIL, and on millions of rows
+    (4M audit findings: ~1 s of conversion, ~2 s of encoding) the conversion then costs no wall
+    time. One conformed batch ahead is all it holds more."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import pyarrow.parquet as pq
 
     path = Path(path)
     schema = _table_schema(table).with_metadata(_metadata(table, extra_metadata))
-    with atomic_output(path, durable=durable) as fh, pq.ParquetWriter(
-        fh, schema, compression=compression, **encoding_options(schema, parquet_options)
-    ) as writer:
-        for batch in batches:
-            writer.write_table(conform(batch, table).replace_schema_metadata(schema.metadata))
+    it = iter(batches)
+
+    def conform_next() -> pa.Table | None:
+        batch = next(it, None)
+        return None if batch is None else conform(batch, table).replace_schema_metadata(schema.metadata)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="conform-ahead") as pool, \
+            atomic_output(path, durable=durable) as fh, \
+            pq.ParquetWriter(fh, schema, compression=compression, **encoding_options(schema, parquet_options)) as writer:
+        pending = pool.submit(conform_next)
+        while (arrow := pending.result()) is not None:
+            pending = pool.submit(conform_next)
+            writer.write_table(arrow)
+            del arrow  # (not held while the next one is waited for)
     return path
 
 
