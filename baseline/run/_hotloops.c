@@ -26,6 +26,25 @@ static inline uint64_t mix(uint64_t h) { /* splitmix64's finaliser: align._mix *
     return h ^ (h >> 31);
 }
 
+/* The hash of the k tokens ending at i (window_hashes' rule below); *first and *prev carry the
+ * current stream's first position and id from one i to the next. */
+static inline uint64_t window_hash_at(const uint64_t *tok, const void *sid, int sid_width, int64_t i,
+                                      const uint64_t *role_hash, int64_t k, uint64_t pad, int64_t *first,
+                                      int64_t *prev) {
+    int64_t s = at(sid, sid_width, i);
+    if (s != *prev) {
+        *first = i;
+        *prev = s;
+    }
+    int64_t pos = i - *first;
+    uint64_t h = role_hash[s];
+    for (int64_t j = 0; j < k; j++) {
+        h ^= j <= pos ? tok[i - j] : pad;
+        h = mix(h);
+    }
+    return h;
+}
+
 /* align.window_hashes: out[i] = the hash of the k tokens ending at i, PAD before the start of
  * i's stream (sid non-decreasing), seeded with role_hash[sid[i]]; token j places back is mixed
  * in j-th (j = 0 first), as the numpy version does. */
@@ -34,18 +53,7 @@ void window_hashes(const uint64_t *tok, const void *sid, int sid_width, int64_t 
     int64_t first = 0;
     int64_t prev = n ? at(sid, sid_width, 0) : 0;
     for (int64_t i = 0; i < n; i++) {
-        int64_t s = at(sid, sid_width, i);
-        if (s != prev) {
-            first = i;
-            prev = s;
-        }
-        int64_t pos = i - first;
-        uint64_t h = role_hash[s];
-        for (int64_t j = 0; j < k; j++) {
-            h ^= j <= pos ? tok[i - j] : pad;
-            h = mix(h);
-        }
-        out[i] = h;
+        out[i] = window_hash_at(tok, sid, sid_width, i, role_hash, k, pad, &first, &prev);
     }
 }
 
@@ -107,17 +115,7 @@ void seen_in_windows(const uint64_t *values, int64_t n, const uint64_t *tok, con
     int64_t first = 0;
     int64_t prev = m ? at(sid, sid_width, 0) : 0;
     for (int64_t i = 0; i < m; i++) {
-        int64_t s = at(sid, sid_width, i);
-        if (s != prev) {
-            first = i;
-            prev = s;
-        }
-        int64_t pos = i - first;
-        uint64_t h = role_hash[s];
-        for (int64_t j = 0; j < k; j++) {
-            h ^= j <= pos ? tok[i - j] : pad;
-            h = mix(h);
-        }
+        uint64_t h = window_hash_at(tok, sid, sid_width, i, role_hash, k, pad, &first, &prev);
         set_add(table, mask, shift, h, &has_zero);
     }
     set_probe(table, size, has_zero, values, n, out);
