@@ -34,24 +34,7 @@ from scenarios.harness import (  # noqa: E402
     run_scenario,
     shared_recorder,
 )
-from scenarios.real import REAL  # noqa: E402
-from scenarios.real_eighth import QUIET_EIGHTH, REAL_EIGHTH  # noqa: E402
-from scenarios.real_eighth import quiet_teardown as eighth_teardown  # noqa: E402
-from scenarios.real_fifth import QUIET_FIFTH, REAL_FIFTH  # noqa: E402
-from scenarios.real_fifth import quiet_teardown as fifth_teardown  # noqa: E402
-from scenarios.real_fourth import QUIET_FOURTH, REAL_FOURTH  # noqa: E402
-from scenarios.real_fourth import quiet_teardown as fourth_teardown  # noqa: E402
-from scenarios.real_more import QUIET_MORE, REAL_MORE  # noqa: E402
-from scenarios.real_ninth import QUIET_NINTH, REAL_NINTH  # noqa: E402
-from scenarios.real_ninth import quiet_teardown as ninth_teardown  # noqa: E402
-from scenarios.real_seventh import QUIET_SEVENTH, REAL_SEVENTH  # noqa: E402
-from scenarios.real_seventh import quiet_teardown as seventh_teardown  # noqa: E402
-from scenarios.real_sixth import QUIET_SIXTH, REAL_SIXTH  # noqa: E402
-from scenarios.real_sixth import quiet_teardown as sixth_teardown  # noqa: E402
-from scenarios.real_tenth import QUIET_TENTH, REAL_TENTH  # noqa: E402
-from scenarios.real_tenth import quiet_teardown as tenth_teardown  # noqa: E402
-from scenarios.real_third import QUIET_THIRD, REAL_THIRD  # noqa: E402
-from scenarios.real_third import quiet_teardown as third_teardown  # noqa: E402
+from scenarios.sets import SETS  # noqa: E402
 
 
 def run_real(selected, recorder, out: Path) -> tuple[list[Outcome], list[Outcome]]:
@@ -86,15 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"recorder loaded in {time.perf_counter() - t0:.1f}s; traces in {out}")
     if args.real:
         ok = True
-        for title, programs, extra in (("real.py", REAL, []), ("real_more.py", REAL_MORE, QUIET_MORE),
-                                       ("real_third.py", REAL_THIRD, QUIET_THIRD),
-                                       ("real_fourth.py", REAL_FOURTH, QUIET_FOURTH),
-                                       ("real_fifth.py", REAL_FIFTH, QUIET_FIFTH),
-                                       ("real_sixth.py", REAL_SIXTH, QUIET_SIXTH),
-                                       ("real_seventh.py", REAL_SEVENTH, QUIET_SEVENTH),
-                                       ("real_eighth.py", REAL_EIGHTH, QUIET_EIGHTH),
-                                       ("real_ninth.py", REAL_NINTH, QUIET_NINTH),
-                                       ("real_tenth.py", REAL_TENTH, QUIET_TENTH)):
+        for real_set in SETS:
+            title, programs, extra = f"{real_set.module}.py", real_set.faults, real_set.quiet
             chosen = [s for s in programs if not args.only or s.name in args.only]
             cases = [c for c in extra if not args.only or c.name in args.only]
             if not chosen and not cases:
@@ -102,14 +78,8 @@ def main(argv: list[str] | None = None) -> int:
             t1 = time.perf_counter()
             named, quiet = run_real(chosen, recorder, out)
             quiet += [run_no_anomaly(c, recorder, out / c.name) for c in cases]
-            third_teardown()
-            fourth_teardown()
-            fifth_teardown()
-            sixth_teardown()
-            seventh_teardown()
-            eighth_teardown()
-            ninth_teardown()
-            tenth_teardown()
+            if real_set.teardown is not None:
+                real_set.teardown()
             print(f"\n{title}: real programs (top-1 bifurcation must name the fault's syscall, errno, path):")
             print(format_table(named))
             print(f"\n{title}: good vs good (third good run vs two good runs, and noise cases; must be quiet):")

@@ -11,22 +11,15 @@ bench.scenario_accuracy --real` prints the same standalone.
 from __future__ import annotations
 
 import pytest
-from scenarios.harness import (
-    Outcome,
-    check_fault_case,
-    report_outcomes,
-)
+from scenarios.harness import Outcome, check_fault_case
 from scenarios.real import REAL
+from scenarios.sets import set_recorder
 
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
 
 
-@pytest.fixture(scope="module")
-def real_recorder(recorder, request):
-    yield recorder
-    report_outcomes(request, [("real programs, top-1 bifurcation (2 good runs vs the bad run):", OUTCOMES),
-                              ("real programs, third good run vs two good runs (must be quiet):", QUIET)])
+real_recorder = set_recorder("real_recorder", "real programs", OUTCOMES, QUIET)
 
 
 def test_the_set_covers_every_miss_class():

@@ -29,14 +29,10 @@ from scenarios.harness import (
     check_noise_case,
     judge,
     record_scenario,
-    report_outcomes,
     xfail_param,
 )
-from scenarios.real import REAL
 from scenarios.real_fifth import BENCH_ONLY, QUIET_FIFTH, REAL_FIFTH, quiet_teardown
-from scenarios.real_fourth import QUIET_FOURTH, REAL_FOURTH
-from scenarios.real_more import QUIET_MORE, REAL_MORE
-from scenarios.real_third import QUIET_THIRD, REAL_THIRD
+from scenarios.sets import assert_no_program_repeats, assert_set_is_new, set_recorder
 
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
@@ -62,24 +58,15 @@ FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_FIFTH if s.name not in BENCH_ONLY]
 
 
-@pytest.fixture(scope="module")
-def fifth_recorder(recorder, request):
-    yield recorder
-    quiet_teardown()
-    report_outcomes(request, [("fifth set of real programs, top-1 bifurcation (2 good runs vs the bad run):", OUTCOMES),
-                              ("fifth set of real programs, good vs good (must be quiet):", QUIET)])
+fifth_recorder = set_recorder("fifth_recorder", "fifth set of real programs", OUTCOMES, QUIET, quiet_teardown)
 
 
 def test_the_set_is_new_and_covers_the_fault_kinds():
     names = {s.name for s in REAL_FIFTH}
-    earlier_sets = [*REAL, *REAL_MORE, *REAL_THIRD, *REAL_FOURTH]
+    assert_set_is_new("real_fifth")
     assert len(REAL_FIFTH) >= 40 and len(QUIET_FIFTH) >= 15
-    assert not names & {s.name for s in earlier_sets}
-    assert not {c.name for c in QUIET_FIFTH} & {c.name for c in [*QUIET_MORE, *QUIET_THIRD, *QUIET_FOURTH]}
     # no program repeats a fault of the earlier sets (program, errno)
-    earlier = {(s.program.split()[0], s.expect_errno) for s in earlier_sets}
-    assert not {(s.program.split()[0], s.expect_errno) for s in REAL_FIFTH
-                if not s.program.startswith(("python3", "sh", "bash", "unshare"))} & earlier
+    assert_no_program_repeats("real_fifth", scripts=("python3", "sh", "bash", "unshare"))
     errnos = {s.expect_errno for s in REAL_FIFTH}
     assert {"EACCES", "ENOENT", "EINVAL", "EBUSY", "EMFILE", "EFBIG", "EAGAIN", "ENOMEM", "EPERM", "ENOSPC",
             "ELIBBAD", None} <= errnos

@@ -19,13 +19,10 @@ from scenarios.harness import (
     check_fault_case,
     check_noise_case,
     record_scenario,
-    report_outcomes,
     xfail_param,
 )
-from scenarios.real import REAL
 from scenarios.real_fourth import BENCH_ONLY, QUIET_FOURTH, REAL_FOURTH, quiet_teardown
-from scenarios.real_more import QUIET_MORE, REAL_MORE
-from scenarios.real_third import QUIET_THIRD, REAL_THIRD
+from scenarios.sets import assert_no_program_repeats, assert_set_is_new, set_recorder
 
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
@@ -64,23 +61,15 @@ FLAKY_GOOD_VS_GOOD: dict[str, str] = {
 TESTED = [s for s in REAL_FOURTH if s.name not in BENCH_ONLY]
 
 
-@pytest.fixture(scope="module")
-def fourth_recorder(recorder, request):
-    yield recorder
-    quiet_teardown()
-    report_outcomes(request, [("fourth set of real programs, top-1 bifurcation (2 good runs vs the bad run):", OUTCOMES),
-                              ("fourth set of real programs, good vs good (must be quiet):", QUIET)])
+fourth_recorder = set_recorder("fourth_recorder", "fourth set of real programs", OUTCOMES, QUIET, quiet_teardown)
 
 
 def test_the_set_is_new_and_covers_the_fault_kinds():
     names = {s.name for s in REAL_FOURTH}
+    assert_set_is_new("real_fourth")
     assert len(REAL_FOURTH) >= 30 and len(QUIET_FOURTH) >= 10
-    assert not names & {s.name for s in [*REAL, *REAL_MORE, *REAL_THIRD]}
-    assert not {c.name for c in QUIET_FOURTH} & {c.name for c in [*QUIET_MORE, *QUIET_THIRD]}
     # no program repeats a fault of the earlier sets (program, errno)
-    earlier = {(s.program.split()[0], s.expect_errno) for s in [*REAL, *REAL_MORE, *REAL_THIRD]}
-    assert not {(s.program.split()[0], s.expect_errno) for s in REAL_FOURTH
-                if not s.program.startswith(("python3", "sh", "bash", "unshare"))} & earlier
+    assert_no_program_repeats("real_fourth", scripts=("python3", "sh", "bash", "unshare"))
     errnos = {s.expect_errno for s in REAL_FOURTH}
     assert {"EACCES", "EPERM", "EINVAL", "ENOSPC", "ENOENT", "EEXIST", "EROFS", "EXDEV", "ENOEXEC", "ENODATA",
             "ERESTARTSYS", None} <= errnos

@@ -13,15 +13,9 @@ bench.scenario_accuracy --real` prints the same, for every case, standalone).
 from __future__ import annotations
 
 import pytest
-from scenarios.harness import (
-    Outcome,
-    check_fault_case,
-    check_noise_case,
-    report_outcomes,
-    xfail_param,
-)
-from scenarios.real import REAL
+from scenarios.harness import Outcome, check_fault_case, check_noise_case, xfail_param
 from scenarios.real_more import BENCH_ONLY, QUIET_MORE, REAL_MORE
+from scenarios.sets import assert_set_is_new, set_recorder
 
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
@@ -37,17 +31,13 @@ QUIET_MISSES: dict[str, str] = {}
 TESTED = [s for s in REAL_MORE if s.name not in BENCH_ONLY]
 
 
-@pytest.fixture(scope="module")
-def more_recorder(recorder, request):
-    yield recorder
-    report_outcomes(request, [("more real programs, top-1 bifurcation (2 good runs vs the bad run):", OUTCOMES),
-                              ("more real programs, good vs good (must be quiet):", QUIET)])
+more_recorder = set_recorder("more_recorder", "more real programs", OUTCOMES, QUIET)
 
 
 def test_the_set_is_new_and_covers_the_fault_kinds():
     names = {s.name for s in REAL_MORE}
+    assert_set_is_new("real_more")
     assert len(REAL_MORE) >= 15 and len(QUIET_MORE) >= 5
-    assert not names & {s.name for s in REAL}
     errnos = {s.expect_errno for s in REAL_MORE}
     assert {"ENOSPC", "EROFS", "EACCES", "ENOENT", "EISDIR", "EMFILE", "ENOEXEC", "ETXTBSY", "ENOTDIR",
             "ECONNREFUSED", "EAGAIN", "EBUSY", "EFBIG", "ENOTEMPTY", "EPERM", "EADDRINUSE", None} <= errnos

@@ -25,18 +25,7 @@ bench.scenario_accuracy --real` prints the same, for every case, standalone).
 from __future__ import annotations
 
 import pytest
-from scenarios.harness import (
-    Outcome,
-    check_fault_case,
-    check_noise_case,
-    report_outcomes,
-    xfail_param,
-)
-from scenarios.real import REAL
-from scenarios.real_eighth import QUIET_EIGHTH, REAL_EIGHTH
-from scenarios.real_fifth import QUIET_FIFTH, REAL_FIFTH
-from scenarios.real_fourth import QUIET_FOURTH, REAL_FOURTH
-from scenarios.real_more import QUIET_MORE, REAL_MORE
+from scenarios.harness import Outcome, check_fault_case, check_noise_case, xfail_param
 from scenarios.real_ninth import (
     BENCH_ONLY,
     QUIET_BENCH_ONLY,
@@ -44,9 +33,7 @@ from scenarios.real_ninth import (
     REAL_NINTH,
     quiet_teardown,
 )
-from scenarios.real_seventh import QUIET_SEVENTH, REAL_SEVENTH
-from scenarios.real_sixth import QUIET_SIXTH, REAL_SIXTH
-from scenarios.real_third import QUIET_THIRD, REAL_THIRD
+from scenarios.sets import assert_set_is_new, set_recorder
 
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
@@ -71,24 +58,13 @@ TESTED = [s for s in REAL_NINTH if s.name not in BENCH_ONLY]
 TESTED_QUIET = [c for c in QUIET_NINTH if c.name not in QUIET_BENCH_ONLY]
 
 
-@pytest.fixture(scope="module")
-def ninth_recorder(recorder, request):
-    yield recorder
-    quiet_teardown()
-    report_outcomes(request, [("ninth set of real programs, top-1 bifurcation (2 good runs vs the bad run):",
-                               OUTCOMES),
-                              ("ninth set of real programs, good vs good (must be quiet):", QUIET)])
+ninth_recorder = set_recorder("ninth_recorder", "ninth set of real programs", OUTCOMES, QUIET, quiet_teardown)
 
 
 def test_the_set_is_new_and_covers_the_fault_kinds():
     names = {s.name for s in REAL_NINTH}
-    earlier_sets = [*REAL, *REAL_MORE, *REAL_THIRD, *REAL_FOURTH, *REAL_FIFTH, *REAL_SIXTH, *REAL_SEVENTH,
-                    *REAL_EIGHTH]
+    assert_set_is_new("real_ninth")
     assert len(REAL_NINTH) >= 30 and len(QUIET_NINTH) >= 12
-    assert not names & {s.name for s in earlier_sets}
-    assert not {c.name for c in QUIET_NINTH} & {c.name for c in [*QUIET_MORE, *QUIET_THIRD, *QUIET_FOURTH,
-                                                                 *QUIET_FIFTH, *QUIET_SIXTH, *QUIET_SEVENTH,
-                                                                 *QUIET_EIGHTH]}
     errnos = {s.expect_errno for s in REAL_NINTH}
     assert {"EEXIST", "EACCES", "ENOENT", "ENOSPC", "EPERM", "ENOMEM", "EAGAIN", "EINVAL", "ENXIO",
             "ECONNREFUSED", "EADDRINUSE", "EMFILE", None} <= errnos

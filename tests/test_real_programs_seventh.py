@@ -25,20 +25,9 @@ bench.scenario_accuracy --real` prints the same, for every case, standalone).
 from __future__ import annotations
 
 import pytest
-from scenarios.harness import (
-    Outcome,
-    check_fault_case,
-    check_noise_case,
-    report_outcomes,
-    xfail_param,
-)
-from scenarios.real import REAL
-from scenarios.real_fifth import QUIET_FIFTH, REAL_FIFTH
-from scenarios.real_fourth import QUIET_FOURTH, REAL_FOURTH
-from scenarios.real_more import QUIET_MORE, REAL_MORE
+from scenarios.harness import Outcome, check_fault_case, check_noise_case, xfail_param
 from scenarios.real_seventh import BENCH_ONLY, QUIET_SEVENTH, REAL_SEVENTH, quiet_teardown
-from scenarios.real_sixth import QUIET_SIXTH, REAL_SIXTH
-from scenarios.real_third import QUIET_THIRD, REAL_THIRD
+from scenarios.sets import assert_set_is_new, set_recorder
 
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
@@ -60,22 +49,13 @@ FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_SEVENTH if s.name not in BENCH_ONLY]
 
 
-@pytest.fixture(scope="module")
-def seventh_recorder(recorder, request):
-    yield recorder
-    quiet_teardown()
-    report_outcomes(request, [("seventh set of real programs, top-1 bifurcation (2 good runs vs the bad run):",
-                               OUTCOMES),
-                              ("seventh set of real programs, good vs good (must be quiet):", QUIET)])
+seventh_recorder = set_recorder("seventh_recorder", "seventh set of real programs", OUTCOMES, QUIET, quiet_teardown)
 
 
 def test_the_set_is_new_and_covers_the_fault_kinds():
     names = {s.name for s in REAL_SEVENTH}
-    earlier_sets = [*REAL, *REAL_MORE, *REAL_THIRD, *REAL_FOURTH, *REAL_FIFTH, *REAL_SIXTH]
+    assert_set_is_new("real_seventh")
     assert len(REAL_SEVENTH) >= 31 and len(QUIET_SEVENTH) >= 13
-    assert not names & {s.name for s in earlier_sets}
-    assert not {c.name for c in QUIET_SEVENTH} & {c.name for c in [*QUIET_MORE, *QUIET_THIRD, *QUIET_FOURTH,
-                                                                    *QUIET_FIFTH, *QUIET_SIXTH]}
     errnos = {s.expect_errno for s in REAL_SEVENTH}
     assert {"ECONNREFUSED", "EMSGSIZE", "EACCES", "EADDRNOTAVAIL", "ENETUNREACH", "EPERM", "ENOSPC", "EMFILE",
             "E2BIG", "ENOEXEC", "EEXIST", None} <= errnos

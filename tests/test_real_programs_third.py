@@ -17,16 +17,9 @@ bench.scenario_accuracy --real` prints the same, for every case, standalone).
 from __future__ import annotations
 
 import pytest
-from scenarios.harness import (
-    Outcome,
-    check_fault_case,
-    check_noise_case,
-    report_outcomes,
-    xfail_param,
-)
-from scenarios.real import REAL
-from scenarios.real_more import QUIET_MORE, REAL_MORE
+from scenarios.harness import Outcome, check_fault_case, check_noise_case, xfail_param
 from scenarios.real_third import BENCH_ONLY, QUIET_THIRD, REAL_THIRD, quiet_teardown
+from scenarios.sets import assert_no_program_repeats, assert_set_is_new, set_recorder
 
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
@@ -58,23 +51,15 @@ FLAKY_QUIET: dict[str, str] = {
 TESTED = [s for s in REAL_THIRD if s.name not in BENCH_ONLY]
 
 
-@pytest.fixture(scope="module")
-def third_recorder(recorder, request):
-    yield recorder
-    quiet_teardown()
-    report_outcomes(request, [("third set of real programs, top-1 bifurcation (2 good runs vs the bad run):", OUTCOMES),
-                              ("third set of real programs, good vs good (must be quiet):", QUIET)])
+third_recorder = set_recorder("third_recorder", "third set of real programs", OUTCOMES, QUIET, quiet_teardown)
 
 
 def test_the_set_is_new_and_covers_the_fault_kinds():
     names = {s.name for s in REAL_THIRD}
+    assert_set_is_new("real_third")
     assert len(REAL_THIRD) >= 30 and len(QUIET_THIRD) >= 10
-    assert not names & {s.name for s in [*REAL, *REAL_MORE]}
-    assert not {c.name for c in QUIET_THIRD} & {c.name for c in QUIET_MORE}
     # no program repeats a fault of the earlier sets (program, syscall, errno)
-    earlier = {(s.program.split()[0], s.expect_errno) for s in [*REAL, *REAL_MORE]}
-    assert not {(s.program.split()[0], s.expect_errno) for s in REAL_THIRD
-                if not s.program.startswith(("python3", "sh", "bash"))} & earlier
+    assert_no_program_repeats("real_third", scripts=("python3", "sh", "bash"))
     errnos = {s.expect_errno for s in REAL_THIRD}
     assert {"EACCES", "EROFS", "ENOSPC", "ENOENT", "EISDIR", "ELOOP", "EEXIST", "EPERM", "ENAMETOOLONG", "E2BIG",
             "EAGAIN", "ECONNREFUSED", "ECONNRESET", "EXDEV", "ENXIO", "ESRCH", None} <= errnos

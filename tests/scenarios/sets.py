@@ -1,0 +1,92 @@
+"""Every set of real programs, oldest first: the one list that the test modules (is a new set
+really new?) and bench/scenario_accuracy.py (every case's table) read, so a new set is added
+in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from scenarios import (
+    real,
+    real_eighth,
+    real_fifth,
+    real_fourth,
+    real_more,
+    real_ninth,
+    real_seventh,
+    real_sixth,
+    real_tenth,
+    real_third,
+)
+from scenarios.harness import NoAnomalyCase, Scenario
+
+
+@dataclass(frozen=True)
+class RealSet:
+    """One tests/scenarios/real*.py module: its fault cases, its good-vs-good noise cases and
+    the clean-up of what its noise cases leave (mounts, users' files)."""
+
+    module: str
+    faults: list[Scenario]
+    quiet: list[NoAnomalyCase]
+    teardown: Callable[[], None] | None = None
+
+
+SETS: list[RealSet] = [
+    RealSet("real", real.REAL, []),
+    RealSet("real_more", real_more.REAL_MORE, real_more.QUIET_MORE),
+    RealSet("real_third", real_third.REAL_THIRD, real_third.QUIET_THIRD, real_third.quiet_teardown),
+    RealSet("real_fourth", real_fourth.REAL_FOURTH, real_fourth.QUIET_FOURTH, real_fourth.quiet_teardown),
+    RealSet("real_fifth", real_fifth.REAL_FIFTH, real_fifth.QUIET_FIFTH, real_fifth.quiet_teardown),
+    RealSet("real_sixth", real_sixth.REAL_SIXTH, real_sixth.QUIET_SIXTH, real_sixth.quiet_teardown),
+    RealSet("real_seventh", real_seventh.REAL_SEVENTH, real_seventh.QUIET_SEVENTH, real_seventh.quiet_teardown),
+    RealSet("real_eighth", real_eighth.REAL_EIGHTH, real_eighth.QUIET_EIGHTH, real_eighth.quiet_teardown),
+    RealSet("real_ninth", real_ninth.REAL_NINTH, real_ninth.QUIET_NINTH, real_ninth.quiet_teardown),
+    RealSet("real_tenth", real_tenth.REAL_TENTH, real_tenth.QUIET_TENTH, real_tenth.quiet_teardown),
+]
+
+
+def earlier_sets(module: str) -> list[RealSet]:
+    """The sets written before `module`."""
+    index = next(i for i, s in enumerate(SETS) if s.module == module)
+    return SETS[:index]
+
+
+def assert_set_is_new(module: str) -> None:
+    """No fault case and no noise case of `module` repeats a name of an earlier set."""
+    this = next(s for s in SETS if s.module == module)
+    earlier = earlier_sets(module)
+    repeated = {s.name for s in this.faults} & {s.name for e in earlier for s in e.faults}
+    assert not repeated, f"{module}: fault cases named as in an earlier set: {sorted(repeated)}"
+    repeated = {c.name for c in this.quiet} & {c.name for e in earlier for c in e.quiet}
+    assert not repeated, f"{module}: noise cases named as in an earlier set: {sorted(repeated)}"
+
+
+def assert_no_program_repeats(module: str, *, scripts: tuple[str, ...]) -> None:
+    """No fault case of `module` repeats a fault (program, errno) of an earlier set, leaving out
+    the programs that only run a test's script (`scripts`: python3, sh ...)."""
+    this = next(s for s in SETS if s.module == module)
+    earlier = {(s.program.split()[0], s.expect_errno) for e in earlier_sets(module) for s in e.faults}
+    repeated = {(s.program.split()[0], s.expect_errno) for s in this.faults if not s.program.startswith(scripts)}
+    assert not repeated & earlier, f"{module}: faults an earlier set has: {sorted(repeated & earlier, key=str)}"
+
+
+def set_recorder(name: str, heading: str, outcomes: list, quiet: list,
+                 teardown: Callable[[], None] | None = None):
+    """A module-scoped pytest fixture called `name`: the session's recorder, and, when the
+    module's tests are done, the set's clean-up and its two tables of outcomes (top-1 and good
+    vs good) printed under `heading`."""
+    import pytest
+
+    from scenarios.harness import report_outcomes
+
+    @pytest.fixture(scope="module", name=name)
+    def fixture(recorder, request):
+        yield recorder
+        if teardown is not None:
+            teardown()
+        report_outcomes(request, [(f"{heading}, top-1 bifurcation (2 good runs vs the bad run):", outcomes),
+                                  (f"{heading}, good vs good (must be quiet):", quiet)])
+
+    return fixture
