@@ -8,41 +8,21 @@ alerts only on hosts with a host-level fault, with that fault's errno."""
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
-import json
-from pathlib import Path
 
 import polars as pl
-import pytest
+from fleet_harness import assert_generator_is_blind, audited_fleet
 from fleetgen3 import FAULTS, ROUTINE, generate
 
-from baseline.fleet.audit import run_audit
 from baseline.fleet.counters import bucket_counters
-from baseline.fleet.evaluate import evaluate
-from baseline.run.allowlist import ExpectedErrors
 from tracer.schema import dataset_files, read
 
-
-@pytest.fixture(scope="module")
-def fleet3(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fleetgen3")
-    summary = generate(root, hosts=48, hours=5, seed=11)
-    # learned expected errors only: the curated list must not be what sets the routine aside
-    result = run_audit(root, out_dir=root / "audit", expected=ExpectedErrors([]))
-    scores = evaluate(root, root / "audit")
-    print(json.dumps({k: v for k, v in scores.items() if k != "per_root_cause"}, indent=1))
-    return root, summary, result, scores
+fleet3 = audited_fleet("fleet3", generate, package="fleetgen3", hosts=48, hours=5, seed=11)
 
 
 def test_generator_is_blind():
     """It imports only the data model's writers: nothing of the simulator, fleetgen or the audit."""
-    for path in (Path(__file__).parent / "fleetgen3").glob("*.py"):
-        tree = ast.parse(path.read_text())
-        modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        assert not any(m.startswith(("baseline", "fleetgen")) and m != "fleetgen3" for m in modules), (path, modules)
-        assert {m for m in modules if m.startswith("tracer")} <= {"tracer.schema", "tracer", "tracer.atomic"}, modules
+    assert_generator_is_blind("fleetgen3", tracer_modules={"tracer.schema", "tracer", "tracer.atomic"})
 
 
 def test_the_fleet_has_what_real_fleets_have(fleet3):

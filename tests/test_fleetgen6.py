@@ -12,40 +12,19 @@ every figure 1.0, one cluster per cause, no false host alert."""
 
 from __future__ import annotations
 
-import ast
-import json
-from pathlib import Path
-
 import polars as pl
-import pytest
+from fleet_harness import assert_generator_is_blind, audited_fleet
 from fleetgen6 import ROOT_CAUSES, generate
 
-from baseline.fleet.audit import run_audit
-from baseline.fleet.evaluate import evaluate
-from baseline.run.allowlist import ExpectedErrors
 from tracer.schema import dataset_files, read
 
-
-@pytest.fixture(scope="module")
-def fleet6(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fleetgen6")
-    summary = generate(root, hosts=64, hours=2, seed=7)
-    # learned expected errors only: the curated list must not be what sets the routine aside
-    result = run_audit(root, out_dir=root / "audit", expected=ExpectedErrors([]))
-    scores = evaluate(root, root / "audit")
-    print(json.dumps({k: v for k, v in scores.items() if k != "per_root_cause"}, indent=1))
-    return root, summary, result, scores
+fleet6 = audited_fleet("fleet6", generate, package="fleetgen6", hosts=64, hours=2, seed=7)
 
 
 def test_generator_is_blind():
     """It imports only the data model's writers: nothing of the simulator, the other
     generators or the audit."""
-    for path in (Path(__file__).parent / "fleetgen6").glob("*.py"):
-        tree = ast.parse(path.read_text())
-        modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        assert not any(m.startswith(("baseline", "fleetgen")) for m in modules), (path, modules)
-        assert {m for m in modules if m.startswith("tracer")} <= {"tracer"}, modules
+    assert_generator_is_blind("fleetgen6", tracer_modules={"tracer"})
 
 
 def test_the_fleet_has_the_shapes_it_is_for(fleet6):

@@ -14,19 +14,16 @@ dense routine rate that is a host's configuration."""
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
-import json
 import re
 from pathlib import Path
 
 import polars as pl
-import pytest
+from fleet_harness import assert_generator_is_blind, audited_fleet
 from fleetgen7 import ROOT_CAUSES, generate
 from fleetgen7.templates import build, functions_used
 
 from baseline.fleet.audit import host_alerts, run_audit
-from baseline.fleet.evaluate import evaluate
 from baseline.fleet.expected import FleetExpectedLearner
 from baseline.run.allowlist import Entry, ExpectedErrors
 from tracer.schema import dataset_files, polars_schema, read
@@ -36,26 +33,13 @@ TEMPLATES = build()
 T0 = dt.datetime(2026, 11, 29, 20, 0, tzinfo=dt.UTC)
 
 
-@pytest.fixture(scope="module")
-def fleet7(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fleetgen7")
-    summary = generate(root, hosts=24, hours=2, seed=7)
-    # learned expected errors only: the curated list must not be what sets the routine aside
-    result = run_audit(root, out_dir=root / "audit", expected=ExpectedErrors([]))
-    scores = evaluate(root, root / "audit")
-    print(json.dumps({k: v for k, v in scores.items() if k != "per_root_cause"}, indent=1))
-    return root, summary, result, scores
+fleet7 = audited_fleet("fleet7", generate, package="fleetgen7", hosts=24, hours=2, seed=7)
 
 
 def test_generator_is_blind():
     """It imports only the data model's writers: nothing of the simulator, the other
     generators or the audit."""
-    for path in (Path(__file__).parent / "fleetgen7").glob("*.py"):
-        tree = ast.parse(path.read_text())
-        modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        assert not any(m.startswith(("baseline", "fleetgen")) for m in modules), (path, modules)
-        assert {m for m in modules if m.startswith("tracer")} <= {"tracer"}, modules
+    assert_generator_is_blind("fleetgen7", tracer_modules={"tracer"})
 
 
 def test_truth_comes_from_the_reference():

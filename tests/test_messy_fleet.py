@@ -6,41 +6,23 @@ routine-family traces set aside and <= 1 % left open; no host alert from a learn
 
 from __future__ import annotations
 
-import ast
-import json
-from pathlib import Path
-
 import polars as pl
 import pytest
+from fleet_harness import assert_generator_is_blind, audited_fleet
 from fleetgen import generate
 from fleetgen.model import PTR_CLIPPED
 
-from baseline.fleet.audit import run_audit
-from baseline.fleet.evaluate import evaluate
 from baseline.fleet.expected import FleetExpectedLearner, failed_expr
-from baseline.run.allowlist import ExpectedErrors
 from tracer.schema import dataset_files, read
 
 ROUTINE = ("expected:rdmacg_eagain", "expected:gid_empty_slot", "expected:counter_bind_enomem")
 
 
-@pytest.fixture(scope="module")
-def messy(tmp_path_factory):
-    root = tmp_path_factory.mktemp("messy")
-    summary = generate(root, hosts=60, hours=6, seed=5)
-    result = run_audit(root, out_dir=root / "audit", expected=ExpectedErrors([]))
-    scores = evaluate(root, root / "audit")
-    print(json.dumps({k: v for k, v in scores.items() if k != "per_root_cause"}, indent=1))
-    return root, summary, result, scores
+messy = audited_fleet("messy", generate, hosts=60, hours=6, seed=5)
 
 
 def test_generator_shares_no_code_with_the_simulator():
-    for path in (Path(__file__).parent / "fleetgen").glob("*.py"):
-        tree = ast.parse(path.read_text())
-        modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        assert not any(m.startswith("baseline") for m in modules), (path, modules)
-        assert {m for m in modules if m.startswith("tracer")} <= {"tracer.schema"}, (path, modules)
+    assert_generator_is_blind("fleetgen", tracer_modules={"tracer.schema"})
 
 
 def test_the_fleet_is_messy(messy):

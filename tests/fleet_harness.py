@@ -1,0 +1,52 @@
+"""What every blind fleet generator's test module does the same way: generate a fleet, audit it
+with learned expected errors only and score it against the generator's truth; and check that
+the generator was written without the code it scores."""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+
+def audited_fleet(name: str, generate: Callable[..., dict], *, package: str | None = None, **shape):
+    """A module-scoped pytest fixture called `name`: `generate(root, **shape)` into a fresh
+    directory, `baseline audit` of it with learned expected errors only (the curated list must
+    not be what sets the routine aside), and `baseline evaluate`'s scores, printed. The fixture
+    gives (root, generator summary, audit result, scores)."""
+    import pytest
+
+    from baseline.fleet.audit import run_audit
+    from baseline.fleet.evaluate import evaluate
+    from baseline.run.allowlist import ExpectedErrors
+
+    @pytest.fixture(scope="module", name=name)
+    def fixture(tmp_path_factory):
+        root = tmp_path_factory.mktemp(package or name)
+        summary = generate(root, **shape)
+        result = run_audit(root, out_dir=root / "audit", expected=ExpectedErrors([]))
+        scores = evaluate(root, root / "audit")
+        print(json.dumps({k: v for k, v in scores.items() if k != "per_root_cause"}, indent=1))
+        return root, summary, result, scores
+
+    return fixture
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a Python file imports (absolute names)."""
+    tree = ast.parse(path.read_text())
+    modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    return modules | {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+
+
+def assert_generator_is_blind(package: str, *, tracer_modules: set[str]) -> None:
+    """tests/`package` imports nothing of the simulator, the audit (`baseline`) or the other
+    generators, and of the tracer only `tracer_modules` (the data model's writers)."""
+    for path in (TESTS / package).glob("*.py"):
+        modules = imported_modules(path)
+        others = {m for m in modules if m.startswith(("baseline", "fleetgen")) and m.split(".")[0] != package}
+        assert not others, (path, others)
+        assert {m for m in modules if m.startswith("tracer")} <= tracer_modules, (path, modules)
