@@ -157,7 +157,8 @@ def reference_columns(decoded, names, cwd, initial_fds=None, cloexec_fds=frozens
         failed = -4095 <= ret < 0
         pair = fd_pair(third) if spec is not None and spec.fdpair is not None and not failed else None
         path, path2, arg = res.apply(int(row["pid"]), int(row["ppid"]), name, spec, row["args"], ret,
-                                     failed, s1, s2, pair)
+                                     failed, s1, s2, pair, int(row["tid"]), int(row["ts_ns"]),
+                                     int(row["ts_ns"]) + int(row["latency_ns"]))
         paths.append(path)
         paths2.append(path2)
         argcol.append(arg)

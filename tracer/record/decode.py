@@ -322,6 +322,12 @@ def resolve_columns(decoded: Decoded, names: dict[int, str], cwd: str,
     rets = rets.tolist()
     pids = head["pid"][idx].tolist()
     ppids = head["ppid"][idx].tolist()
+    # who gave an fd out and when its call returned: a close entering meanwhile on another
+    # thread freed the file before it (fdtable.ProcessState.close)
+    tids = head["tid"][idx].tolist()
+    starts = head["ts_ns"][idx].astype(np.int64)
+    starts_l = starts.tolist()
+    ends = (starts + head["latency_ns"][idx].astype(np.int64)).tolist()
 
     resolver = PathResolver(cwd, initial_fds, cloexec_fds)
     procs, state, apply, resolve = resolver.procs, resolver.state, resolver.apply, resolver.resolve
@@ -334,14 +340,14 @@ def resolve_columns(decoded: Decoded, names: dict[int, str], cwd: str,
             entry = st.fds.get(fd)
             paths[i] = entry[0] if entry else None
         elif kind == CLOSE:
-            entry = st.fds.pop(fd, None)  # Linux releases the fd even on EINTR/EIO
+            entry = st.close(fd, tids[j], starts_l[j])  # Linux releases the fd even on EINTR/EIO
             paths[i] = entry[0] if entry else None
         elif kind == NO_SPEC:
             continue
         elif kind != GENERAL and str1[i] is not None:  # PLAIN_PATH (relative) or OPEN
             path = paths[i] = resolve(st, str1[i], dirfd)
             if kind == OPEN and not failed[j]:
-                st.fds[rets[j]] = (path, opened_cloexec[j])
+                st.install(rets[j], (path, opened_cloexec[j]), tids[j], ends[j])
         else:  # GENERAL, or no readable path: the full rules
             nr = int(sub_nrs[j])
             spec = specs[nr]
@@ -350,7 +356,7 @@ def resolve_columns(decoded: Decoded, names: dict[int, str], cwd: str,
                 pair = fd_pair(_bytes_at(decoded, i, int(len1[i] + len2[i]), int(head["len3"][i])))
             paths[i], paths2[i], args_col[i] = apply(
                 pid, ppid, names.get(nr, f"syscall_{nr}"), spec, regs[j].tolist(),
-                rets[j], failed[j], str1[i], str2[i], pair,
+                rets[j], failed[j], str1[i], str2[i], pair, tids[j], starts_l[j], ends[j],
             )
     return paths, paths2, args_col, _outputs(decoded, writes[nrs], paths)
 

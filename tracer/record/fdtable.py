@@ -54,9 +54,33 @@ def clean(path: str) -> str:
 class ProcessState:
     cwd: str
     fds: dict[int, tuple[str | None, bool]] = field(default_factory=dict)  # fd -> (path, cloexec)
+    # fd -> (tid, exit time, the entry it replaced) of the call that last gave the fd out: see
+    # `close`. Not copied to a child: a new process's table is its own.
+    given: dict[int, tuple[int, int, tuple[str | None, bool] | None]] = field(default_factory=dict)
 
     def copy(self) -> ProcessState:
         return ProcessState(self.cwd, dict(self.fds))
+
+    def install(self, fd: int, entry: tuple[str | None, bool], tid: int | None, end_ns: int) -> None:
+        """fd now names `entry`, given out by thread `tid`'s call that returned at end_ns."""
+        if tid is not None:
+            self.given[fd] = (tid, end_ns, self.fds.get(fd))
+        self.fds[fd] = entry
+
+    def close(self, fd: int, tid: int | None, ts_ns: int) -> tuple[str | None, bool] | None:
+        """The entry a close of fd entering at ts_ns released (and forget it).
+
+        Calls are fed in entry order, but a descriptor is given out inside the call: another
+        thread's open that entered first can return the very number this close frees (its path
+        copied in, a page fault, a preemption, before the kernel picked the lowest free fd). A
+        close entering while that call was still in progress on another thread freed the file
+        before it, so the new one stays -- else the opener's fstat, writes and close lost their
+        path: a thread pool's worker then looked like it took a path no good run took."""
+        given = self.given.get(fd)
+        if given is not None and tid is not None and given[0] != tid and given[1] > ts_ns:
+            self.given[fd] = (given[0], given[1], None)
+            return given[2]
+        return self.fds.pop(fd, None)
 
     def fd_path(self, fd: int) -> str | None:
         entry = self.fds.get(fd)
@@ -114,10 +138,15 @@ class PathResolver:
         str1: str | None,
         str2: str | None,
         fdpair: tuple[int, int] | None = None,
+        tid: int | None = None,
+        ts_ns: int = 0,
+        end_ns: int = 0,
     ) -> tuple[str | None, str | None, str | None]:
         """Feed one call (in entry order); returns its (path, path2, arg) columns.
 
         fdpair: the two fds a successful pipe/pipe2/socketpair returned (read by BPF at exit).
+        tid, ts_ns, end_ns: the calling thread, the call's entry and return (see
+        `ProcessState.close`; without a tid, every close frees the latest entry).
         """
         st = self.state(pid, ppid)
         if spec is None:
@@ -141,14 +170,15 @@ class PathResolver:
             path2 = st.fd_path(as_int32(args[spec.fd2]))
         arg = render_arg(spec, args)
         if spec.role is not None:
-            self._update(st, pid, name, spec, args, ret, failed, path, fdpair)
+            self._update(st, pid, name, spec, args, ret, failed, path, fdpair, tid, ts_ns, end_ns)
         return path, path2, arg
 
     def _update(self, st: ProcessState, pid: int, name: str, spec: Spec, args, ret: int,
-                failed: bool, path: str | None, fdpair: tuple[int, int] | None = None) -> None:
+                failed: bool, path: str | None, fdpair: tuple[int, int] | None = None,
+                tid: int | None = None, ts_ns: int = 0, end_ns: int = 0) -> None:
         role = spec.role
         if role == "close":
-            st.fds.pop(as_int32(args[0]), None)  # Linux releases the fd even on EINTR/EIO
+            st.close(as_int32(args[0]), tid, ts_ns)  # Linux releases the fd even on EINTR/EIO
             return
         if role == "connect":
             st.fds[as_int32(args[0])] = (path, st.fds.get(as_int32(args[0]), (None, False))[1])
@@ -157,18 +187,18 @@ class PathResolver:
             return
         if role == "open":
             flags = int(args[spec.arg_index]) if spec.arg_index is not None else 0
-            st.fds[ret] = (path, bool(flags & O_CLOEXEC))
+            st.install(ret, (path, bool(flags & O_CLOEXEC)), tid, end_ns)
         elif role == "newfd":
-            st.fds[ret] = (path if spec.path is not None else None, False)
+            st.install(ret, (path if spec.path is not None else None, False), tid, end_ns)
         elif role == "dup":
             source = st.fd_path(as_int32(args[0]))
             cloexec = name == "dup3" and bool(int(args[2]) & O_CLOEXEC)
-            st.fds[ret] = (source, cloexec)
+            st.install(ret, (source, cloexec), tid, end_ns)
         elif role == "fcntl":
             cmd = as_int32(args[1])
             fd = as_int32(args[0])
             if cmd in (F_DUPFD, F_DUPFD_CLOEXEC):
-                st.fds[ret] = (st.fd_path(fd), cmd == F_DUPFD_CLOEXEC)
+                st.install(ret, (st.fd_path(fd), cmd == F_DUPFD_CLOEXEC), tid, end_ns)
             elif cmd == F_SETFD and fd in st.fds:
                 st.fds[fd] = (st.fds[fd][0], bool(int(args[2]) & FD_CLOEXEC))
         elif role == "close_range":
@@ -184,7 +214,7 @@ class PathResolver:
                 # pipe2 flags / socketpair type: O_CLOEXEC and SOCK_CLOEXEC are the same bit
                 flags_arg = int(args[1]) if name in ("pipe2", "socketpair") else 0
                 for fd in fdpair:
-                    st.fds[fd] = (label, bool(flags_arg & O_CLOEXEC))
+                    st.install(fd, (label, bool(flags_arg & O_CLOEXEC)), tid, end_ns)
         elif role == "chdir":
             if path:
                 st.cwd = path
