@@ -723,10 +723,14 @@ def diff_traces(
     retried |= _proc_scan_races(p)
     del err_rows
     for err in distinct_errors(p, np.ones(n_rows, dtype=bool), with_plain=True):
-        # No entry covers an error at a (call, path) the good runs completed successfully.
+        # No entry covers an error at a (call, path) the good runs completed successfully --
+        # timing errnos aside, but not ENOTTY: it says what the descriptor is, and the good
+        # runs' answered there (a device node made with the wrong numbers: the provider's
+        # query ioctl fails ENOTTY where the good runs' node answered it; the curated isatty
+        # entry stays for files and pipes no good run asked successfully).
         first = int(err["rows"][0])
         done_in_good = (
-            p.plainpath[first] >= 0 and p.errno[first] not in timing_codes
+            p.plainpath[first] >= 0 and p.errno[first] not in waits_codes
             and bool(np.isin(_call_keys(p, first), good_ok_calls))
         )
         # The plain normalised path first (curated globs name directories), then the

@@ -1,0 +1,364 @@
+"""An eleventh set of real programs with one real fault each: the job's local control plane --
+what an RDMA/GPU job's user-space libraries do on the host besides files and sockets to
+remote peers.
+
+- **device files**: a verbs-style provider's ioctl on a node that is the wrong device (a
+  /dev/null-like 1:3 node where the good runs' answers the ioctl: ENOTTY), a block-device node
+  made with mknod for a major no driver registered (ENXIO);
+- **sysfs/procfs**: a required attribute missing (ENOENT) among routine probes of optional
+  attributes that are missing in every run, a sysctl write refused (EINVAL: a port range
+  written backwards, in a network namespace of its own; EACCES as nobody);
+- **cgroups**: a write refused by a cgroup v2 file of a child cgroup the test creates and
+  removes (ERANGE), a job killed by the v1 memory controller's OOM killer (its end);
+- **unix domain sockets**: descriptors passed with SCM_RIGHTS past RLIMIT_NOFILE in flight
+  (sendmsg ETOOMANYREFS);
+- **memfd seals**: a write to a write-sealed memfd (EPERM), F_ADD_SEALS after F_SEAL_SEAL
+  (EPERM), a grow past F_SEAL_GROW (ftruncate EPERM).
+
+Every fault goes through one python3 program, ``ctl.py``, a job's start-up as a plan of steps
+(probes, attributes, sysctls, device opens, sockets, memfds), so each fault sits among the
+other steps' successful calls. The good-vs-good cases (`QUIET_ELEVENTH`) carry the routine
+noise of such start-ups: optional-attribute probes, device enumeration order, socket names
+with pids, connect retries of varying count while a daemon starts, memfd names with pids.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import time
+from pathlib import Path
+
+from .catalog import write
+from .harness import NoAnomalyCase, Scenario
+from .real import own
+
+PY3 = "/usr/bin/python3"
+NO_PATH = "*"
+END = frozenset({"(end of thread)"})
+PROBES_OPEN = frozenset({"openat", "open"})
+
+CTL_PY = r'''
+import fcntl, os, resource, socket, sys, threading, time
+base = sys.argv[1]
+RNDGETENTCNT = 0x80045200
+SEALS = {"seal": 1, "shrink": 2, "grow": 4, "write": 8}
+
+
+def die(msg):
+    sys.stderr.write(f"ctl: {msg}\n")
+    sys.exit(1)
+
+
+def serve(path, delay):
+    time.sleep(delay)
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(path)
+    s.listen(4)
+    c, _ = s.accept()
+    c.sendall(b"ok")
+    c.close()
+
+
+daemons = []
+for line in open(os.path.join(base, "plan")):
+    op, *a = line.split()
+    try:
+        if op == "probe":  # an optional attribute: missing is fine
+            try:
+                with open(a[0]) as fh:
+                    fh.read()
+            except OSError:
+                pass
+        elif op == "attr":
+            with open(a[0]) as fh:
+                fh.read()
+        elif op == "sysctl":  # also a cgroup file
+            with open(a[0], "w") as fh:
+                fh.write(" ".join(a[1:]) + "\n")
+        elif op == "enum":  # open every device node of a directory, in listing order
+            for name in os.listdir(a[0]):
+                os.close(os.open(os.path.join(a[0], name), os.O_RDONLY))
+        elif op == "devopen":
+            os.close(os.open(a[0], os.O_RDONLY))
+        elif op == "ioctl":  # the provider's query of the device it opened
+            fd = os.open(a[0], os.O_RDWR)
+            fcntl.ioctl(fd, RNDGETENTCNT, bytearray(4))
+            os.close(fd)
+        elif op == "memfd":  # name size seal,seal,... then steps: write | grow | addseal
+            fd = os.memfd_create(a[0].replace("PID", str(os.getpid())), os.MFD_ALLOW_SEALING)
+            os.ftruncate(fd, int(a[1]))
+            for step in a[2:]:
+                kind, _, arg = step.partition("=")
+                if kind == "seal":
+                    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, sum(SEALS[s] for s in arg.split("+")))
+                elif kind == "write":
+                    os.pwrite(fd, b"x" * int(arg), 0)
+                elif kind == "grow":
+                    os.ftruncate(fd, int(arg))
+            os.close(fd)
+        elif op == "daemon":  # a daemon thread that binds its socket after a while
+            path = a[0].replace("PID", str(os.getpid()))
+            daemons.append(threading.Thread(target=serve, args=(path, float(a[1])), daemon=True))
+            daemons[-1].start()
+        elif op == "connect_retry":
+            path = a[0].replace("PID", str(os.getpid()))
+            for _ in range(500):
+                s = socket.socket(socket.AF_UNIX)
+                try:
+                    s.connect(path)
+                    break
+                except (FileNotFoundError, ConnectionRefusedError):
+                    s.close()
+                    time.sleep(0.005)
+            else:
+                die(f"connect {path}: no daemon")
+            s.recv(2)
+            s.close()
+            for t in daemons:  # its daemon is done before the job goes on (no race with exit)
+                t.join()
+        elif op == "sendfds":  # hand N descriptors to a helper that reads them later
+            limit = int(a[0])
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+            left, right = socket.socketpair()
+            for _ in range(int(a[1])):
+                socket.send_fds(left, [b"f"], [right.fileno()])
+            left.close()
+            right.close()
+        elif op == "alloc":  # the job's buffers, touched
+            buf = bytearray(int(a[0]) << 20)
+            for i in range(0, len(buf), 4096):
+                buf[i] = 1
+        else:
+            die(f"unknown step {op}")
+    except OSError as e:
+        die(f"{op} {a[0] if a else ''}: {e.strerror}")
+print("ctl: ready")
+'''
+
+
+def _ctl(b: Path) -> list[str]:
+    return [PY3, "-S", f"{b}/ctl.py", str(b)]
+
+
+def _plan(base: Path, *steps: str) -> None:
+    write(base / "ctl.py", CTL_PY)
+    write(base / "plan", "\n".join(steps) + "\n")
+
+
+def _usual(base: Path, *mid: str) -> None:
+    """The steps every job makes around its own: optional attribute probes (missing on this
+    host in every run) and the attributes it needs."""
+    _plan(base, "probe /sys/class/net/lo/device/numa_node", "probe /sys/class/net/lo/phys_port_name",
+          "attr /sys/class/net/lo/mtu", *mid, "attr /proc/sys/net/core/somaxconn")
+
+
+# --- device files --------------------------------------------------------------------------
+def _node(base: Path, name: str, kind: int, major: int, minor: int) -> Path:
+    d = base / "dev" / "infiniband"
+    d.mkdir(parents=True, exist_ok=True)
+    node = d / name
+    os.mknod(node, kind | 0o666, os.makedev(major, minor))
+    return node
+
+
+def wrong_device_ioctl(base: Path, bad: bool) -> None:
+    # the good runs' node answers the query (1:8 is the random device: RNDGETENTCNT works for
+    # anyone); the bad run's was made with /dev/null's numbers by a provisioning script
+    _node(base, "uverbs0", 0o020000, *((1, 3) if bad else (1, 8)))
+    _usual(base, f"ioctl {base}/dev/infiniband/uverbs0")
+
+
+def block_node_no_driver(base: Path, bad: bool) -> None:
+    # 240 is a local/experimental major (no driver registered here); the good runs' node is
+    # a char node with a driver (1:3), as provisioning makes it
+    if bad:
+        _node(base, "umad0", 0o060000, 240, 0)
+    else:
+        _node(base, "umad0", 0o020000, 1, 3)
+    _usual(base, f"devopen {base}/dev/infiniband/umad0")
+
+
+# --- sysfs/procfs --------------------------------------------------------------------------
+def sysfs_attr_missing(base: Path, bad: bool) -> None:
+    iface = "ib9" if bad else "lo"
+    _usual(base, f"attr /sys/class/net/{iface}/operstate")
+
+
+def port_range_backwards(base: Path, bad: bool) -> None:
+    value = "60999 32768" if bad else "32768 60999"
+    _usual(base, f"sysctl /proc/sys/net/ipv4/ip_local_port_range {value}")
+
+
+def sysctl_as_nobody(base: Path, bad: bool) -> None:
+    # the bad run's config asks the job (nobody) to raise the listen backlog itself
+    _usual(base, *(["sysctl /proc/sys/net/core/somaxconn 8192"] if bad else []))
+    own(base)
+
+
+# --- cgroups ---------------------------------------------------------------------------------
+CGROUP2 = Path("/sys/fs/cgroup/unified")
+CGROUP_MEMORY = Path("/sys/fs/cgroup/memory")
+
+
+def _cgroup(root: Path, name: str) -> Path:
+    return root / f"tracebase11-{os.getpid()}-{name}"
+
+
+def _cg_remove(root: Path, name: str):
+    def teardown(base: Path) -> None:
+        cg = _cgroup(root, name)
+        if cg.exists():
+            for _ in range(50):
+                try:
+                    cg.rmdir()
+                    return
+                except OSError:
+                    time.sleep(0.1)  # its last process is still leaving
+    return teardown
+
+
+def cgroup2_depth_erange(base: Path, bad: bool) -> None:
+    cg = _cgroup(CGROUP2, "depth")
+    cg.mkdir(exist_ok=True)
+    _usual(base, f"sysctl {cg}/cgroup.max.depth {'-1' if bad else '4'}")
+
+
+def memcg_oom(base: Path, bad: bool) -> None:
+    cg = _cgroup(CGROUP_MEMORY, "oom")
+    cg.mkdir(exist_ok=True)
+    (cg / "memory.limit_in_bytes").write_text(("48M" if bad else "512M") + "\n")
+    write(base / "cg", f"{cg}\n")
+    _usual(base, "alloc 96")
+
+
+def _in_cgroup(b: Path) -> list[str]:
+    return ["/bin/sh", "-c", f'echo $$ > "$(cat {b}/cg)/cgroup.procs" && exec {PY3} -S {b}/ctl.py {b}']
+
+
+# --- unix domain sockets: SCM_RIGHTS ----------------------------------------------------------
+def fds_in_flight(base: Path, bad: bool) -> None:
+    _usual(base, f"sendfds {'24' if bad else '1024'} 40")
+    own(base)
+
+
+# --- memfd seals -------------------------------------------------------------------------------
+def memfd_write_sealed(base: Path, bad: bool) -> None:
+    steps = "seal=write+shrink+grow write=4096" if bad else "write=4096 seal=write+shrink+grow"
+    _usual(base, f"memfd ring 65536 {steps}")
+
+
+def memfd_seal_sealed(base: Path, bad: bool) -> None:
+    steps = "seal=seal seal=grow" if bad else "seal=grow seal=seal"
+    _usual(base, f"memfd ring 65536 write=4096 {steps}")
+
+
+def memfd_grow_sealed(base: Path, bad: bool) -> None:
+    size = "131072" if bad else "65536"
+    _usual(base, f"memfd ring 65536 seal=grow+shrink grow={size}")
+
+
+# --- refusals ------------------------------------------------------------------------------
+def _unshare_net(b: Path) -> list[str]:
+    return ["/usr/bin/unshare", "-n", *_ctl(b)]
+
+
+REAL_ELEVENTH: list[Scenario] = [
+    Scenario("uverbs_wrong_device_ioctl", "python3 ctl: open + ioctl on dev/infiniband/uverbs0", _ctl,
+             wrong_device_ioctl, frozenset({"ioctl"}), "ENOTTY", lambda b: f"{b}/dev/infiniband/uverbs0",
+             description="the node has /dev/null's numbers: the provider's ioctl fails ENOTTY"),
+    Scenario("umad_block_node_no_driver", "python3 ctl: open dev/infiniband/umad0", _ctl,
+             block_node_no_driver, PROBES_OPEN, "ENXIO", lambda b: f"{b}/dev/infiniband/umad0",
+             description="a block node of major 240, no driver: open ENXIO"),
+    Scenario("sysfs_required_attr_missing", "python3 ctl: optional probes, then the NIC's operstate", _ctl,
+             sysfs_attr_missing, PROBES_OPEN, "ENOENT", lambda b: "/sys/class/net/ib9/operstate",
+             description="the configured interface is absent; optional probes miss in every run"),
+    Scenario("netns_port_range_backwards", "unshare -n python3 ctl: writes ip_local_port_range", _unshare_net,
+             port_range_backwards, frozenset({"write"}), "EINVAL", lambda b: "/proc/sys/net/ipv4/ip_local_port_range",
+             description="min > max: the sysctl write fails EINVAL"),
+    Scenario("sysctl_write_as_nobody", "python3 ctl (nobody): writes somaxconn", _ctl,
+             sysctl_as_nobody, PROBES_OPEN, "EACCES", lambda b: "/proc/sys/net/core/somaxconn",
+             unprivileged=True, description="the job may not write a sysctl: open EACCES"),
+    Scenario("cgroup2_write_erange", "python3 ctl: writes its cgroup's cgroup.max.depth", _ctl,
+             cgroup2_depth_erange, frozenset({"write"}), "ERANGE", lambda b: str(_cgroup(CGROUP2, "depth")) + "/cgroup.max.depth",
+             teardown=_cg_remove(CGROUP2, "depth"), description="a negative depth: write ERANGE"),
+    Scenario("memcg_oom_killed", "sh: join a memory cgroup; exec python3 ctl (alloc 96 MiB)", _in_cgroup,
+             memcg_oom, END, None, lambda b: "*",
+             teardown=_cg_remove(CGROUP_MEMORY, "oom"), description="limit 48M: the OOM killer ends the job"),
+    Scenario("scm_rights_too_many_refs", "python3 ctl (nobody): 40 fds in flight, RLIMIT_NOFILE 24", _ctl,
+             fds_in_flight, frozenset({"sendmsg"}), "ETOOMANYREFS", lambda b: NO_PATH,
+             unprivileged=True, description="more descriptors in flight than the fd limit: sendmsg ETOOMANYREFS"),
+    Scenario("memfd_write_sealed", "python3 ctl: memfd sealed before its first write", _ctl,
+             memfd_write_sealed, frozenset({"pwrite64"}), "EPERM", lambda b: NO_PATH,
+             description="F_SEAL_WRITE came first: the write fails EPERM"),
+    Scenario("memfd_add_seals_sealed", "python3 ctl: F_ADD_SEALS after F_SEAL_SEAL", _ctl,
+             memfd_seal_sealed, frozenset({"fcntl"}), "EPERM", lambda b: NO_PATH,
+             description="seals sealed first: F_ADD_SEALS EPERM"),
+    Scenario("memfd_grow_sealed", "python3 ctl: ftruncate past F_SEAL_GROW", _ctl,
+             memfd_grow_sealed, frozenset({"ftruncate"}), "EPERM", lambda b: NO_PATH,
+             description="the ring is grown after F_SEAL_GROW: ftruncate EPERM"),
+]
+
+
+# --- good-vs-good noise ------------------------------------------------------------------------
+def _enum_order(base: Path, run: int) -> None:
+    names = [f"uverbs{i}" for i in range(4)]
+    random.shuffle(names)  # creation order: the listing order of a tmpfs-like directory varies
+    for name in names:
+        _node(base, name, 0o020000, 1, 3)
+    _usual(base, f"enum {base}/dev/infiniband")
+
+
+def _sock_pid(base: Path, run: int) -> None:
+    (base / "run").mkdir()
+    _usual(base, f"daemon {base}/run/ctl.PID.sock 0", f"connect_retry {base}/run/ctl.PID.sock")
+
+
+def _daemon_late(base: Path, run: int) -> None:
+    (base / "run").mkdir()
+    delay = random.choice(["0.02", "0.05", "0.1"])
+    _usual(base, f"daemon {base}/run/agent.sock {delay}", f"connect_retry {base}/run/agent.sock")
+
+
+def _memfd_pid(base: Path, run: int) -> None:
+    _usual(base, "memfd ring-PID 65536 write=4096 seal=write+shrink+grow")
+
+
+def _optional_probes(base: Path, run: int) -> None:
+    # how many ports the job probes optional attributes of (none present on this host) varies
+    ports = random.randint(1, 6)
+    _plan(base, *[f"probe /sys/class/net/lo/port{i}/phys_port_name" for i in range(ports)],
+          "attr /sys/class/net/lo/mtu")
+
+
+QUIET_ELEVENTH: list[NoAnomalyCase] = [
+    NoAnomalyCase("device_enumeration_order", _ctl, _enum_order,
+                  description="four uverbs nodes opened in listing order, created in random order"),
+    NoAnomalyCase("socket_name_with_pid", _ctl, _sock_pid,
+                  description="a daemon thread's socket named by the job's pid"),
+    NoAnomalyCase("daemon_connect_retries_vary", _ctl, _daemon_late,
+                  description="the job retries connect (ENOENT) until its daemon binds: 4 to 20 attempts"),
+    NoAnomalyCase("memfd_name_with_pid", _ctl, _memfd_pid, description="the ring's memfd name carries the pid"),
+    NoAnomalyCase("optional_attributes_vary", _ctl, _optional_probes,
+                  description="the optional attributes of 1 to 6 ports are probed (missing in every run)"),
+]
+
+
+def quiet_teardown() -> None:
+    """Stop what the cases started."""
+    for root in (CGROUP2, CGROUP_MEMORY):
+        for cg in root.glob(f"tracebase11-{os.getpid()}-*"):
+            _rmdir_quietly(cg)  # a cgroup directory goes with rmdir, never a recursive remove
+
+
+def _rmdir_quietly(cg: Path) -> None:
+    with contextlib.suppress(OSError):  # still busy: its process is going away
+        cg.rmdir()
+
+
+# Cases repeating a tested case's kind of fault, left to the benchmark (the CI subset stays
+# under ~40 s).
+BENCH_ONLY = frozenset({"umad_block_node_no_driver", "sysctl_write_as_nobody", "memfd_add_seals_sealed",
+                        "memfd_grow_sealed", "sysfs_required_attr_missing"})
+QUIET_BENCH_ONLY = frozenset({"socket_name_with_pid", "memfd_name_with_pid", "optional_attributes_vary"})
