@@ -23,7 +23,9 @@ Method
    getrandom, a thread's own exit, poll/select/epoll_wait, ...) that succeed or fail for timing (`TIMING_ERRNOS`:
    futex EAGAIN/ETIMEDOUT under contention) -- any other error on one of those still counts;
    and getpeername's ENOTCONN (`PEER_QUERY_TIMING`: the peer gone when a program asked).
-   No entry covers an error at a (call, path) the good runs completed successfully. The
+   No entry covers an error at a (call, path) the good runs completed successfully (timing
+   errnos aside -- but not ENOTTY, which says what the descriptor is: an ioctl the good runs'
+   device answered failing ENOTTY on a node with another driver's numbers). The
    failed attempts of a *retry loop* are transparent too: errors (soft, or ECONNREFUSED) at a
    call site the same thread then gets past there, each attempt within `RETRY_GAP` rows of the
    last, with a wait between (`WAIT_PROBES`: a sleep, a poll) -- a poll for a file, a connect

@@ -4,16 +4,19 @@ remote peers.
 
 - **device files**: a verbs-style provider's ioctl on a node that is the wrong device (a
   /dev/null-like 1:3 node where the good runs' answers the ioctl: ENOTTY), a block-device node
-  made with mknod for a major no driver registered (ENXIO);
+  made with mknod for a major no driver registered (ENXIO), a misc minor no driver registered
+  (ENODEV);
 - **sysfs/procfs**: a required attribute missing (ENOENT) among routine probes of optional
   attributes that are missing in every run, a sysctl write refused (EINVAL: a port range
-  written backwards, in a network namespace of its own; EACCES as nobody);
+  written backwards, in a network namespace of its own; EACCES as nobody), an OOM score
+  lowered by nobody (write EACCES);
 - **cgroups**: a write refused by a cgroup v2 file of a child cgroup the test creates and
   removes (ERANGE), a job killed by the v1 memory controller's OOM killer (its end);
 - **unix domain sockets**: descriptors passed with SCM_RIGHTS past RLIMIT_NOFILE in flight
-  (sendmsg ETOOMANYREFS);
+  (sendmsg ETOOMANYREFS), a dead log daemon's datagram socket file (sendto ECONNREFUSED), a
+  runtime directory never made (bind ENOENT);
 - **memfd seals**: a write to a write-sealed memfd (EPERM), F_ADD_SEALS after F_SEAL_SEAL
-  (EPERM), a grow past F_SEAL_GROW (ftruncate EPERM).
+  (EPERM), a grow past F_SEAL_GROW (ftruncate EPERM), a name too long (memfd_create EINVAL).
 
 Every fault goes through one python3 program, ``ctl.py``, a job's start-up as a plan of steps
 (probes, attributes, sysctls, device opens, sockets, memfds), so each fault sits among the
@@ -27,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import socket
 import time
 from pathlib import Path
 
@@ -126,6 +130,17 @@ for line in open(os.path.join(base, "plan")):
                 socket.send_fds(left, [b"f"], [right.fileno()])
             left.close()
             right.close()
+        elif op == "memfd_named":  # a memfd named from the config
+            os.close(os.memfd_create(a[0]))
+        elif op == "bind":  # the job's own control socket
+            srv = socket.socket(socket.AF_UNIX)
+            srv.bind(a[0])
+            srv.close()
+            os.unlink(a[0])
+        elif op == "log":  # one datagram to the host's log daemon
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            c.sendto(" ".join(a[1:]).encode(), a[0])
+            c.close()
         elif op == "alloc":  # the job's buffers, touched
             buf = bytearray(int(a[0]) << 20)
             for i in range(0, len(buf), 4096):
@@ -180,6 +195,17 @@ def block_node_no_driver(base: Path, bad: bool) -> None:
     _usual(base, f"devopen {base}/dev/infiniband/umad0")
 
 
+def misc_minor_no_device(base: Path, bad: bool) -> None:
+    # 10:250: a misc minor no driver registered (the misc driver answers ENODEV); the good
+    # runs' node has /dev/null's numbers
+    _node(base, "rdma_cm", 0o020000, *((10, 250) if bad else (1, 3)))
+    _usual(base, f"devopen {base}/dev/infiniband/rdma_cm")
+
+
+def memfd_name_too_long(base: Path, bad: bool) -> None:
+    _usual(base, f"memfd_named {'ring-' + 'x' * 300 if bad else 'ring'}")
+
+
 # --- sysfs/procfs --------------------------------------------------------------------------
 def sysfs_attr_missing(base: Path, bad: bool) -> None:
     iface = "ib9" if bad else "lo"
@@ -194,6 +220,13 @@ def port_range_backwards(base: Path, bad: bool) -> None:
 def sysctl_as_nobody(base: Path, bad: bool) -> None:
     # the bad run's config asks the job (nobody) to raise the listen backlog itself
     _usual(base, *(["sysctl /proc/sys/net/core/somaxconn 8192"] if bad else []))
+    own(base)
+
+
+def oom_score_lowered(base: Path, bad: bool) -> None:
+    # the job asks the OOM killer to spare it (-500) where the good runs' config volunteers
+    # it (500): lowering needs CAP_SYS_RESOURCE
+    _usual(base, f"sysctl /proc/self/oom_score_adj {'-500' if bad else '500'}")
     own(base)
 
 
@@ -238,6 +271,42 @@ def _in_cgroup(b: Path) -> list[str]:
 
 
 # --- unix domain sockets: SCM_RIGHTS ----------------------------------------------------------
+class _Receivers:
+    """Datagram sockets held by the test process for a case's runs (a host's log daemon)."""
+
+    def __init__(self) -> None:
+        self.socks: list[socket.socket] = []
+
+    def bind(self, path: Path, alive: bool) -> None:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.bind(str(path))
+        path.chmod(0o666)
+        if alive:
+            self.socks.append(s)
+        else:
+            s.close()  # the daemon died: its socket file stays behind
+
+    def stop(self, base: Path | None = None) -> None:
+        for s in self.socks:
+            s.close()
+        self.socks.clear()
+
+
+RECEIVERS = _Receivers()
+
+
+def log_daemon_gone(base: Path, bad: bool) -> None:
+    (base / "run").mkdir()
+    RECEIVERS.bind(base / "run" / "log.sock", alive=not bad)
+    _usual(base, f"log {base}/run/log.sock ctl starting")
+
+
+def control_socket_dir_missing(base: Path, bad: bool) -> None:
+    if not bad:  # the bad run's tmpfiles.d entry for run/ is missing
+        (base / "run").mkdir()
+    _usual(base, f"bind {base}/run/ctl.sock")
+
+
 def fds_in_flight(base: Path, bad: bool) -> None:
     _usual(base, f"sendfds {'24' if bad else '1024'} 40")
     own(base)
@@ -271,6 +340,21 @@ REAL_ELEVENTH: list[Scenario] = [
     Scenario("umad_block_node_no_driver", "python3 ctl: open dev/infiniband/umad0", _ctl,
              block_node_no_driver, PROBES_OPEN, "ENXIO", lambda b: f"{b}/dev/infiniband/umad0",
              description="a block node of major 240, no driver: open ENXIO"),
+    Scenario("misc_minor_no_device", "python3 ctl: open dev/infiniband/rdma_cm", _ctl,
+             misc_minor_no_device, PROBES_OPEN, "ENODEV", lambda b: f"{b}/dev/infiniband/rdma_cm",
+             description="the node is misc 10:250, a minor no driver registered: open ENODEV"),
+    Scenario("memfd_name_too_long", "python3 ctl: memfd_create(name from the config)", _ctl,
+             memfd_name_too_long, frozenset({"memfd_create"}), "EINVAL", lambda b: NO_PATH,
+             description="a 305-byte memfd name: memfd_create EINVAL"),
+    Scenario("oom_score_adj_lowered_nobody", "python3 ctl (nobody): writes /proc/self/oom_score_adj", _ctl,
+             oom_score_lowered, frozenset({"write"}), "EACCES", lambda b: "/proc/*/oom_score_adj",
+             unprivileged=True, description="lowering the OOM score needs CAP_SYS_RESOURCE: write EACCES"),
+    Scenario("log_daemon_socket_stale", "python3 ctl: sendto run/log.sock (datagram)", _ctl,
+             log_daemon_gone, frozenset({"sendto"}), "ECONNREFUSED", lambda b: f"unix:{b}/run/log.sock",
+             teardown=RECEIVERS.stop, description="the log daemon died, its socket file stayed: sendto ECONNREFUSED"),
+    Scenario("control_socket_dir_missing", "python3 ctl: bind run/ctl.sock", _ctl,
+             control_socket_dir_missing, frozenset({"bind"}), "ENOENT", lambda b: f"unix:{b}/run/ctl.sock",
+             description="the runtime directory was never made: bind ENOENT"),
     Scenario("sysfs_required_attr_missing", "python3 ctl: optional probes, then the NIC's operstate", _ctl,
              sysfs_attr_missing, PROBES_OPEN, "ENOENT", lambda b: "/sys/class/net/ib9/operstate",
              description="the configured interface is absent; optional probes miss in every run"),
@@ -347,6 +431,7 @@ QUIET_ELEVENTH: list[NoAnomalyCase] = [
 
 def quiet_teardown() -> None:
     """Stop what the cases started."""
+    RECEIVERS.stop()
     for root in (CGROUP2, CGROUP_MEMORY):
         for cg in root.glob(f"tracebase11-{os.getpid()}-*"):
             _rmdir_quietly(cg)  # a cgroup directory goes with rmdir, never a recursive remove
@@ -360,5 +445,6 @@ def _rmdir_quietly(cg: Path) -> None:
 # Cases repeating a tested case's kind of fault, left to the benchmark (the CI subset stays
 # under ~40 s).
 BENCH_ONLY = frozenset({"umad_block_node_no_driver", "sysctl_write_as_nobody", "memfd_add_seals_sealed",
-                        "memfd_grow_sealed", "sysfs_required_attr_missing"})
+                        "memfd_grow_sealed", "sysfs_required_attr_missing", "misc_minor_no_device",
+                        "memfd_name_too_long", "oom_score_adj_lowered_nobody", "control_socket_dir_missing"})
 QUIET_BENCH_ONLY = frozenset({"socket_name_with_pid", "memfd_name_with_pid", "optional_attributes_vary"})
