@@ -2,12 +2,14 @@
 recorded for real: three good runs and one bad run per program. The diff of two good runs
 against the bad one must name the fault at top 1 (syscall, errno, path); the third good run
 diffed against the same two must be "same". The set: the job's local control plane -- device
-nodes (the wrong device's ioctl ENOTTY, a block node with no driver), sysfs/procfs (a required
-attribute missing among optional probes, sysctl writes refused), cgroups (a v2 file's write
-refused, the v1 memory controller's OOM kill), descriptors passed over a unix socket past
-RLIMIT_NOFILE (ETOOMANYREFS) and memfd seals (EPERM). The
-good-vs-good noise cases (device enumeration order, socket and memfd names with pids, connect
-retries while a daemon starts, optional-attribute probes) must be quiet. Cases repeating a
+nodes (the wrong device's ioctl ENOTTY, no driver: ENXIO/ENODEV, a nodev mount), sysfs/procfs
+(a required attribute missing among optional probes, sysctl and OOM-score writes refused, a
+read-only attribute), cgroups (v2 writes refused: ERANGE, ESRCH; the v1 memory controller's
+OOM kill and EBUSY), unix sockets (SCM_RIGHTS past RLIMIT_NOFILE: ETOOMANYREFS, a dead log
+daemon's datagram socket, a runtime directory never made) and memfd seals (EPERM). The
+good-vs-good noise cases (device enumeration order and index, fd numbers, socket and memfd
+names with pids or random tokens, connect retries while a daemon starts, optional-attribute
+probes) must be quiet. Cases repeating a
 tested case's kind of fault (`BENCH_ONLY`, `QUIET_BENCH_ONLY`) are left to the benchmark.
 
 The table of outcomes is printed at the end of the module (`.venv/bin/python -m
@@ -77,10 +79,12 @@ def test_the_set_is_new_and_covers_the_fault_kinds():
     assert not {c.name for c in QUIET_ELEVENTH} & {c.name for c in [*QUIET_MORE, *QUIET_THIRD, *QUIET_FOURTH,
                                                                     *QUIET_FIFTH, *QUIET_SIXTH, *QUIET_SEVENTH,
                                                                     *QUIET_EIGHTH, *QUIET_NINTH, *QUIET_TENTH]}
-    # no (call, errno) of this set's faults was any earlier set's fault
+    # (call, errno) pairs no earlier set's fault had
     before = {(p, s.expect_errno) for s in earlier for p in s.expect_probe}
     new = {(p, s.expect_errno) for s in REAL_ELEVENTH for p in s.expect_probe} - before
-    assert {("sendmsg", "ETOOMANYREFS"), ("pwrite64", "EPERM"), ("ftruncate", "EPERM"), ("write", "ERANGE")} <= new
+    assert {("sendmsg", "ETOOMANYREFS"), ("pwrite64", "EPERM"), ("ftruncate", "EPERM"), ("write", "ERANGE"),
+            ("write", "ESRCH"), ("write", "EBUSY"), ("memfd_create", "EINVAL"), ("openat", "ENODEV")} <= new
+    assert len(REAL_ELEVENTH) >= 20 and len(QUIET_ELEVENTH) >= 8
     assert names >= BENCH_ONLY and {c.name for c in QUIET_ELEVENTH} >= QUIET_BENCH_ONLY
     assert KNOWN_MISSES.keys() <= names and (QUIET_MISSES.keys() | FLAKY_QUIET.keys()) <= {c.name for c in QUIET_ELEVENTH}
 
