@@ -19,15 +19,7 @@ bench.scenario_accuracy --real` prints the same, for every case, standalone).
 from __future__ import annotations
 
 import pytest
-from scenarios.harness import (
-    Outcome,
-    check_fault_case,
-    check_noise_case,
-    report_outcomes,
-    xfail_param,
-)
-from scenarios.real import REAL
-from scenarios.real_eighth import QUIET_EIGHTH, REAL_EIGHTH
+from scenarios.harness import Outcome, check_fault_case, check_noise_case, xfail_param
 from scenarios.real_eleventh import (
     BENCH_ONLY,
     CGROUP2,
@@ -37,14 +29,7 @@ from scenarios.real_eleventh import (
     REAL_ELEVENTH,
     quiet_teardown,
 )
-from scenarios.real_fifth import QUIET_FIFTH, REAL_FIFTH
-from scenarios.real_fourth import QUIET_FOURTH, REAL_FOURTH
-from scenarios.real_more import QUIET_MORE, REAL_MORE
-from scenarios.real_ninth import QUIET_NINTH, REAL_NINTH
-from scenarios.real_seventh import QUIET_SEVENTH, REAL_SEVENTH
-from scenarios.real_sixth import QUIET_SIXTH, REAL_SIXTH
-from scenarios.real_tenth import QUIET_TENTH, REAL_TENTH
-from scenarios.real_third import QUIET_THIRD, REAL_THIRD
+from scenarios.sets import assert_set_is_new, earlier_sets, set_recorder
 
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
@@ -62,23 +47,14 @@ TESTED = [s for s in REAL_ELEVENTH if s.name not in BENCH_ONLY]
 TESTED_QUIET = [c for c in QUIET_ELEVENTH if c.name not in QUIET_BENCH_ONLY]
 
 
-@pytest.fixture(scope="module")
-def eleventh_recorder(recorder, request):
-    yield recorder
-    quiet_teardown()
-    report_outcomes(request, [("eleventh set of real programs, top-1 bifurcation (2 good runs vs the bad run):",
-                               OUTCOMES),
-                              ("eleventh set of real programs, good vs good (must be quiet):", QUIET)])
+eleventh_recorder = set_recorder("eleventh_recorder", "eleventh set of real programs", OUTCOMES, QUIET,
+                                 quiet_teardown)
 
 
 def test_the_set_is_new_and_covers_the_fault_kinds():
     names = {s.name for s in REAL_ELEVENTH}
-    earlier = [*REAL, *REAL_MORE, *REAL_THIRD, *REAL_FOURTH, *REAL_FIFTH, *REAL_SIXTH, *REAL_SEVENTH,
-               *REAL_EIGHTH, *REAL_NINTH, *REAL_TENTH]
-    assert not names & {s.name for s in earlier}
-    assert not {c.name for c in QUIET_ELEVENTH} & {c.name for c in [*QUIET_MORE, *QUIET_THIRD, *QUIET_FOURTH,
-                                                                    *QUIET_FIFTH, *QUIET_SIXTH, *QUIET_SEVENTH,
-                                                                    *QUIET_EIGHTH, *QUIET_NINTH, *QUIET_TENTH]}
+    assert_set_is_new("real_eleventh")
+    earlier = [s for e in earlier_sets("real_eleventh") for s in e.faults]
     # (call, errno) pairs no earlier set's fault had
     before = {(p, s.expect_errno) for s in earlier for p in s.expect_probe}
     new = {(p, s.expect_errno) for s in REAL_ELEVENTH for p in s.expect_probe} - before

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from scenarios import (
     real,
     real_eighth,
+    real_eleventh,
     real_fifth,
     real_fourth,
     real_more,
@@ -44,6 +45,7 @@ SETS: list[RealSet] = [
     RealSet("real_eighth", real_eighth.REAL_EIGHTH, real_eighth.QUIET_EIGHTH, real_eighth.quiet_teardown),
     RealSet("real_ninth", real_ninth.REAL_NINTH, real_ninth.QUIET_NINTH, real_ninth.quiet_teardown),
     RealSet("real_tenth", real_tenth.REAL_TENTH, real_tenth.QUIET_TENTH, real_tenth.quiet_teardown),
+    RealSet("real_eleventh", real_eleventh.REAL_ELEVENTH, real_eleventh.QUIET_ELEVENTH, real_eleventh.quiet_teardown),
 ]
 
 
