@@ -213,3 +213,31 @@ def test_windows_seen_as_they_are_hashed_are_the_numpy_ones(built, k, monkeypatc
     np.testing.assert_array_equal(want, np.isin(bh, want_gh))
     np.testing.assert_array_equal(got, want)
     assert 0 < np.count_nonzero(want) < len(want)
+
+
+@pytest.mark.parametrize("replacement", ["<n>", "", "#", "<longer-than-a-digit>"])
+def test_digit_runs_are_re2s_and_the_numpy_ones(built, replacement, monkeypatch):
+    """The digit-run masking of path dictionaries: C, numpy (in 1 MiB parts) and RE2's own
+    ``[0-9]+`` replacement agree, on the reference file's lines (kernel sources: mlx5, ib_uverbs
+    ...), multi-byte UTF-8 around digits, runs at string starts and ends, empty strings, nulls,
+    and a sliced array (its offsets start past its buffers' first)."""
+    import pyarrow as pa
+
+    from baseline.run import compute as pc
+    from baseline.run import normalize
+
+    lines = (REPO / "reference" / "rdma_control_path.yaml").read_text().splitlines()
+    edge = ["", "7", "123", "a1b22c333", "9/x/9", "é1ü22€3", "1é", "/dev/infiniband/uverbs0",
+            "/proc/12/task/345/stat", "no digits", None, "0x7f00dead", "٣ arabic-indic digit"]
+    many = [f"/tmp/job_{i}/part-{i * 7919:08d}.bin" for i in range(60_000)]  # > 1 MiB of text: numpy in parts
+    values = pa.array(edge + lines + edge + many, type=pa.string())
+    for arr in (values, values.slice(5, len(values) - 9), pa.array([], type=pa.string()),
+                pa.array([None, None], type=pa.string())):
+        want = pc.replace_substring_regex(arr, pattern="[0-9]+", replacement=replacement)
+        got = normalize._replace_digit_runs(arr, replacement)
+        monkeypatch.setattr(native, "_lib", None)
+        twin = normalize._replace_digit_runs(arr, replacement)
+        monkeypatch.undo()
+        native._lib = native._UNSET
+        assert got.to_pylist() == want.to_pylist() == twin.to_pylist()
+        assert got.equals(want) and got.null_count == arr.null_count

@@ -191,3 +191,33 @@ int64_t compress_pass(uint64_t *tok, void *sid, int sid_width, void *orig, int o
     }
     return w;
 }
+
+/* normalize._replace_digit_runs on a string array's buffers: in each of the n strings (bytes
+ * data[offsets[i] .. offsets[i+1]), offsets relative to data), every maximal run of ASCII
+ * digits becomes the rep_len bytes of rep; runs end at string boundaries. With out == NULL
+ * only the output's byte count is returned (the caller sizes `out` with it); otherwise the
+ * bytes go to out and the n + 1 output offsets to new_offsets, and the count is returned. */
+int64_t digit_runs(const uint8_t *data, const int32_t *offsets, int64_t n, const uint8_t *rep, int64_t rep_len,
+                   uint8_t *out, int32_t *new_offsets) {
+    int64_t w = 0;
+    if (out) new_offsets[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int in_run = 0;
+        for (int64_t b = offsets[i]; b < offsets[i + 1]; b++) {
+            uint8_t c = data[b];
+            if ((uint8_t)(c - '0') <= 9) {
+                if (!in_run) {
+                    if (out) memcpy(out + w, rep, (size_t)rep_len);
+                    w += rep_len;
+                    in_run = 1;
+                }
+            } else {
+                if (out) out[w] = c;
+                w++;
+                in_run = 0;
+            }
+        }
+        if (out) new_offsets[i + 1] = (int32_t)w;
+    }
+    return w;
+}

@@ -15,7 +15,7 @@ import numpy as np
 
 from baseline.run._build_native import HERE, build, library_name
 
-__all__ = ["available", "build", "compress_loops", "first_appearance", "seen_in", "seen_in_windows", "stable_order", "window_hashes"]
+__all__ = ["available", "build", "compress_loops", "digit_runs", "first_appearance", "seen_in", "seen_in_windows", "stable_order", "window_hashes"]
 
 _UNSET = object()
 _lib: ctypes.CDLL | None | object = _UNSET
@@ -42,6 +42,8 @@ def _load() -> ctypes.CDLL | None:
                 lib.first_appearance.argtypes = [_P, _W, _P, _W, _I, _I, _I, _I, _P, _P]
                 lib.compress_pass.argtypes = [_P, _P, _W, _P, _W, _I, _I, _P]
                 lib.compress_pass.restype = _I
+                lib.digit_runs.argtypes = [_P, _P, _I, ctypes.c_char_p, _I, _P, _P]
+                lib.digit_runs.restype = _I
                 for f in (lib.window_hashes, lib.seen_in, lib.seen_in_windows, lib.stable_order, lib.first_appearance):
                     f.restype = None
                 _lib = lib
@@ -170,6 +172,28 @@ def compress_loops(tok: np.ndarray, sid: np.ndarray, orig: np.ndarray, periods: 
         n = lib.compress_pass(_ptr(tok), _ptr(sid), sid.dtype.itemsize, _ptr(orig), orig.dtype.itemsize, n, p,
                               _ptr(drop))
     return tok[:n], sid[:n], orig[:n]
+
+
+def digit_runs(data: object, offsets: np.ndarray, replacement: bytes) -> tuple[np.ndarray, np.ndarray] | None:
+    """normalize._replace_digit_runs_once on a string array's buffers: `data` the data buffer
+    (anything with an ``address``, e.g. a pyarrow.Buffer; None for no bytes), `offsets` its
+    n + 1 int32 offsets into it. Returns (new int32 offsets, new bytes), or None without the
+    library or when the output would not fit int32 offsets (the numpy version cuts it in parts)."""
+    lib = _load()
+    if lib is None:
+        return None
+    offsets = np.ascontiguousarray(offsets, dtype=np.int32)
+    n = len(offsets) - 1
+    if n < 0:
+        return None
+    base = data.address if data is not None else 0  # type: ignore[attr-defined]
+    size = lib.digit_runs(base, _ptr(offsets), n, replacement, len(replacement), None, None)
+    if size >= 2**31:
+        return None
+    out = np.empty(size, dtype=np.uint8)
+    new_offsets = np.empty(n + 1, dtype=np.int32)
+    lib.digit_runs(base, _ptr(offsets), n, replacement, len(replacement), _ptr(out), _ptr(new_offsets))
+    return new_offsets, out
 
 
 def _main() -> int:

@@ -133,6 +133,9 @@ def _replace_digit_runs(values: pa.Array, replacement: str) -> pa.Array:
         return pc.replace_substring_regex(values, pattern="[0-9]+", replacement=replacement)
     n = len(values)
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=values.offset + n + 1)[values.offset :]
+    done = native.digit_runs(values.buffers()[2], offsets, replacement.encode()) if n else None
+    if done is not None:  # one pass in C, no temporaries
+        return _with_nulls(values, pa.StringArray.from_buffers(n, pa.py_buffer(done[0]), pa.py_buffer(done[1])))
     if n == 0 or int(offsets[-1] - offsets[0]) <= _DIGIT_CHUNK:
         return _replace_digit_runs_once(values, offsets, replacement)
     parts, i = [], 0
@@ -167,7 +170,11 @@ def _replace_digit_runs_once(values: pa.Array, offsets: np.ndarray, replacement:
     for j, byte in enumerate(rep):
         out[first + j] = byte
     new_offsets = np.r_[0, end][offsets - lo].astype(np.int32)
-    result = pa.StringArray.from_buffers(n, pa.py_buffer(new_offsets), pa.py_buffer(out))
+    return _with_nulls(values, pa.StringArray.from_buffers(n, pa.py_buffer(new_offsets), pa.py_buffer(out)))
+
+
+def _with_nulls(values: pa.Array, result: pa.Array) -> pa.Array:
+    """`result` (computed for every slot) with `values`' nulls put back."""
     if values.null_count:
         result = pc.if_else(pc.is_valid(values), result, pa.scalar(None, pa.string()))
     return result
