@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Container, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,30 @@ ANALYSIS_COLUMNS = [
 _LEADING_LITERAL = re.compile(r"(?:\\b)?([A-Za-z_]{3,})(?![?*+{])")  # a pattern's leading literal word
 _PREFILTER_MIN = 1000
 _DIGITS_ALT = "|[0-9]+"
+
+
+_BACKGROUND: ThreadPoolExecutor | None = None
+
+
+def background() -> ThreadPoolExecutor:
+    """The one worker thread of the differ, made when first used: it reads Parquet columns
+    ahead (baseline.run.traces) and normalises the path dictionary while the caller's thread
+    converts the other columns (`prepare`). What it runs is mostly Arrow (Parquet decoding,
+    RE2, hashing) and the compiled loops, which release the GIL: on two cores it overlaps."""
+    global _BACKGROUND
+    if _BACKGROUND is None:
+        _BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="read-ahead")
+    return _BACKGROUND
+
+
+def _forget_background() -> None:
+    # A forked child has no copy of the thread, while the executor would count it as idle and
+    # queue work for it forever: the child makes its own when it first needs one.
+    global _BACKGROUND
+    _BACKGROUND = None
+
+
+os.register_at_fork(after_in_child=_forget_background)
 
 
 def apply_rules(values: pa.Array | pa.ChunkedArray, rules: list[tuple[str, str]]) -> pa.Array:
@@ -1202,17 +1227,22 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     depth = _narrow(ints("depth", 0))
     if len(depth) and int(depth.min()) == int(depth.max()):  # one depth (a syscall recording): stored once
         depth = np.broadcast_to(depth[:1].copy(), (n,))
+    # Paths: raw codes first; the distinct values are masked (temp rules, random tokens), the
+    # run-to-run varying names learned from the good rows, then digits (see NameTemplates).
+    # The temp-name rules and their factorisation (RE2 and Arrow's hashing, all in C++ with
+    # the GIL released: ~30-40 ms) run in the background thread while this one converts the
+    # probe, errno and comm columns (~2-3x as long: it never waits). The later steps stay
+    # here: templates and random tokens hold the GIL in Python. Same steps, same codes.
+    raw_path, raw_values = coded("path", None)
+    pre_done = background().submit(lambda: _factorize(apply_rules(raw_values.arrow, TEMP_RULES)))
     probe, probe_values = coded("probe", None)
     errno, errno_values = coded("errno", None)
     raw_comm, raw_comm_values = coded("comm", None)
     comm_norm, ncomm_values = _normalised_codes(raw_comm_values, ARG_RULES)
     ncomm = Recoded(raw_comm, comm_norm)  # looked up through the raw codes, as plainpath
-    # Paths: raw codes first; the distinct values are masked (temp rules, random tokens), the
-    # run-to-run varying names learned from the good rows, then digits (see NameTemplates).
-    raw_path, raw_values = coded("path", None)
-    pre_of_raw, pre_values = _factorize(apply_rules(raw_values.arrow, TEMP_RULES))
+    pre_of_raw, pre_values = pre_done.result()
     templates = NameTemplates.learn(pre_values, _remap(raw_path, pre_of_raw), tkey) if learn_names else NameTemplates()
-    del tkey
+    del tkey, pre_done
     final_of_pre, npath_values = _factorize(
         apply_rules(mask_random_tokens(templates.apply(pre_values.arrow)), DIGIT_RULES))
     npath_of_raw = final_of_pre[pre_of_raw]

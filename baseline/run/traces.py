@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from baseline.run.normalize import (
     DICT_COLUMNS,
     Prepared,
     _codes,
+    background,
     normalize_string,
     prepare,
 )
@@ -52,25 +53,6 @@ def describe_source(src: Any) -> str:
     return "<frame>"
 
 
-_READER: ThreadPoolExecutor | None = None
-
-
-def _reader() -> ThreadPoolExecutor:
-    """The one thread that reads columns ahead (`EventColumns.read_ahead`), made when first used."""
-    global _READER
-    if _READER is None:
-        _READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="read-ahead")
-    return _READER
-
-
-def _forget_reader() -> None:
-    # A forked child has no copy of the thread, while the executor would count it as idle and
-    # queue work for it forever: the child makes its own when it first reads ahead.
-    global _READER
-    _READER = None
-
-
-os.register_at_fork(after_in_child=_forget_reader)
 
 
 class _File:
@@ -89,7 +71,7 @@ class _File:
     def read_ahead(self, name: str) -> None:
         """Start reading a column in the read-ahead thread; the next `read` of it takes that."""
         if name in self.present and name not in self.ahead:
-            self.ahead[name] = _reader().submit(self._read, name)
+            self.ahead[name] = background().submit(self._read, name)
 
     def read(self, name: str) -> pa.ChunkedArray | pa.Array:
         started = self.ahead.pop(name, None)
