@@ -286,6 +286,14 @@ def main(argv: list[str] | None = None) -> int:
                 med = {key: float(np.median([m[key] for m in ms])) for key in ("wall_s", "cpu_s", "rss_mib")}
                 print(f"{label:28} {med['wall_s']:8.3f} {med['cpu_s']:8.3f} {med['rss_mib']:13.1f}")
                 results[label]["median"] = med
+        if args.before and args.repeat > 1:
+            # each round's CLI over the before CLI of the same round: the load changes between
+            # rounds hit both alike, so these ratios spread less than the bests and medians
+            print("\nCLI / CLI (before), paired by round: median (min-max) of the per-round ratios")
+            pairs = list(zip(samples["baseline diff (CLI)"], samples["baseline diff (CLI, before)"], strict=True))
+            for key in ("wall_s", "cpu_s", "rss_mib"):
+                r = sorted(a[key] / max(b[key], 1e-3) for a, b in pairs)
+                print(f"  {key:8} x{float(np.median(r)):.3f} (x{r[0]:.3f}-x{r[-1]:.3f})")
         lib = results["baseline diff (library)"]
         print(f"\nlibrary call inside its process (after imports): wall {lib['inner']['s']:.3f} s, "
               f"cpu {lib['inner']['cpu']:.3f} s; bifurcation: {lib['inner']['b']}")
