@@ -200,24 +200,33 @@ int64_t compress_pass(uint64_t *tok, void *sid, int sid_width, void *orig, int o
 int64_t digit_runs(const uint8_t *data, const int32_t *offsets, int64_t n, const uint8_t *rep, int64_t rep_len,
                    uint8_t *out, int32_t *new_offsets) {
     int64_t w = 0;
-    if (out) new_offsets[0] = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int in_run = 0;
-        for (int64_t b = offsets[i]; b < offsets[i + 1]; b++) {
-            uint8_t c = data[b];
-            if ((uint8_t)(c - '0') <= 9) {
-                if (!in_run) {
-                    if (out) memcpy(out + w, rep, (size_t)rep_len);
-                    w += rep_len;
-                    in_run = 1;
-                }
-            } else {
-                if (out) out[w] = c;
-                w++;
-                in_run = 0;
+    if (!out) { /* the count alone: every byte but the digits after a run's first, + rep_len - 1 a run */
+        for (int64_t i = 0; i < n; i++) {
+            const uint8_t *p = data + offsets[i], *end = data + offsets[i + 1];
+            int prev = 0;
+            for (; p < end; p++) {
+                int digit = (uint8_t)(*p - '0') <= 9;
+                w += digit ? (prev ? 0 : rep_len) : 1;
+                prev = digit;
             }
         }
-        if (out) new_offsets[i + 1] = (int32_t)w;
+        return w;
+    }
+    new_offsets[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const uint8_t *p = data + offsets[i], *end = data + offsets[i + 1];
+        uint8_t *o = out + w;
+        while (p < end) {
+            if ((uint8_t)(*p - '0') > 9) {
+                *o++ = *p++;
+                continue;
+            }
+            memcpy(o, rep, (size_t)rep_len);
+            o += rep_len;
+            while (p < end && (uint8_t)(*p - '0') <= 9) p++;
+        }
+        w = o - out;
+        new_offsets[i + 1] = (int32_t)w;
     }
     return w;
 }
