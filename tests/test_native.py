@@ -241,3 +241,47 @@ def test_digit_runs_are_re2s_and_the_numpy_ones(built, replacement, monkeypatch)
         native._lib = native._UNSET
         assert got.to_pylist() == want.to_pylist() == twin.to_pylist()
         assert got.equals(want) and got.null_count == arr.null_count
+
+
+@pytest.mark.parametrize("rows", [None, 5000])
+def test_packed_fields_are_the_numpy_ones(built, rows, monkeypatch):
+    """`_pack`'s mixed-radix tokens in one C pass equal numpy's passes: codes of every width
+    numpy narrows them to, with -1 (null) and offset 1, a broadcast field (an all-null column
+    stored once), radices whose product is just below 2**63 (the top digit's highest value),
+    lazily built fields; a uint field or a product past 2**63 leaves it to numpy (the hash)."""
+    from baseline.run.normalize import _pack
+
+    rng = np.random.default_rng(7)
+    n = 200_000
+    probe = rng.integers(-1, 300, n).astype(np.int16)
+    errno = rng.integers(-1, 40_000, n).astype(np.int32)
+    path = rng.integers(0, 2**30, n).astype(np.int64)
+    absent = np.broadcast_to(np.full(1, -1, dtype=np.int16), (n,))
+    depth = rng.integers(-3, 4, n).astype(np.int16)
+    pick = None if rows is None else np.sort(rng.choice(n, rows, replace=False))
+
+    def at(a):
+        return a if pick is None else (lambda: a[pick])
+
+    top = (1 << 63) // (301 * 40_001 * 2**30 * 2 * 7)  # the product just below 2**63
+    last = rng.integers(0, top, n).astype(np.int32)
+    last[:3] = top - 1  # the top digit's highest value
+    cases = [
+        [(at(probe), 301, 1), (at(errno), 40_001, 1), (at(path), 2**30), (at(absent), 2, 1),
+         (lambda: (depth if pick is None else depth[pick]) + 3, 7), (at(last), top)],
+        [(at(probe), 301, 1), (at(errno), 40_001, 1)],
+        [(at(probe.astype(np.uint16) % 300), 301)],  # unsigned: numpy's passes
+        [(at(path), 2**40), (at(path), 2**40)],  # past 2**63: the hash
+    ]
+    m = n if pick is None else len(pick)
+    for fields in cases:
+        got = _pack(list(fields), m)
+        monkeypatch.setattr(native, "_lib", None)
+        want = _pack(list(fields), m)
+        monkeypatch.undo()
+        assert got.dtype == np.uint64
+        np.testing.assert_array_equal(got, want)
+    assert 301 * 40_001 * 2**30 * 2 * 7 * top < 1 << 63 <= 301 * 40_001 * 2**30 * 2 * 7 * (top + 1)
+    assert int(_pack(cases[0], m).max()) < 1 << 63
+    values = [f[0]() if callable(f[0]) else f[0] for f in cases[0]]  # (the C pass was taken)
+    assert native.pack_fields(values, [f[1] for f in cases[0]], [f[2] if len(f) > 2 else 0 for f in cases[0]], m) is not None

@@ -230,3 +230,17 @@ int64_t digit_runs(const uint8_t *data, const int32_t *offsets, int64_t n, const
     }
     return w;
 }
+
+/* normalize._pack's exact branch in one pass: out[i] = the mixed-radix number of the nf fields
+ * (Horner's rule in uint64, field f's value + offset[f] as a digit of radix[f]). Field f is a
+ * signed integer array of width[f] bytes, or one value for every row when step[f] == 0 (a
+ * broadcast array). Every step is exact modulo 2**64, as numpy's uint64 loop. */
+void pack_fields(int nf, const void *const *vals, const int *width, const int *step, const uint64_t *radix,
+                 const uint64_t *offset, int64_t n, uint64_t *out) {
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t h = 0;
+        for (int f = 0; f < nf; f++)
+            h = h * radix[f] + (uint64_t)at(vals[f], width[f], step[f] ? i : 0) + offset[f];
+        out[i] = h;
+    }
+}

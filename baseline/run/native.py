@@ -15,7 +15,7 @@ import numpy as np
 
 from baseline.run._build_native import HERE, build, library_name
 
-__all__ = ["available", "build", "compress_loops", "digit_runs", "first_appearance", "seen_in", "seen_in_windows", "stable_order", "window_hashes"]
+__all__ = ["available", "build", "compress_loops", "digit_runs", "first_appearance", "pack_fields", "seen_in", "seen_in_windows", "stable_order", "window_hashes"]
 
 _UNSET = object()
 _lib: ctypes.CDLL | None | object = _UNSET
@@ -44,6 +44,8 @@ def _load() -> ctypes.CDLL | None:
                 lib.compress_pass.restype = _I
                 lib.digit_runs.argtypes = [_P, _P, _I, ctypes.c_char_p, _I, _P, _P]
                 lib.digit_runs.restype = _I
+                lib.pack_fields.argtypes = [_W, _P, _P, _P, _P, _P, _I, _P]
+                lib.pack_fields.restype = None
                 for f in (lib.window_hashes, lib.seen_in, lib.seen_in_windows, lib.stable_order, lib.first_appearance):
                     f.restype = None
                 _lib = lib
@@ -194,6 +196,35 @@ def digit_runs(data: object, offsets: np.ndarray, replacement: bytes) -> tuple[n
     new_offsets = np.empty(n + 1, dtype=np.int32)
     lib.digit_runs(base, _ptr(offsets), n, replacement, len(replacement), _ptr(out), _ptr(new_offsets))
     return new_offsets, out
+
+
+def pack_fields(values: list[np.ndarray], radix: list[int], offset: list[int], n: int) -> np.ndarray | None:
+    """normalize._pack's exact branch (the product of the radices below 2**63) in one pass, or
+    None without the library or for a field that is not a 1-D signed integer array of 2, 4 or
+    8 bytes, contiguous or one value broadcast (the caller then runs the numpy passes)."""
+    lib = _load()
+    if lib is None or not values:
+        return None
+    arrays, steps = [], []
+    for v in values:
+        if not isinstance(v, np.ndarray) or v.ndim != 1 or len(v) != n or v.dtype.kind != "i" or v.dtype.itemsize not in (2, 4, 8):
+            return None
+        if n > 1 and v.strides[0] == 0:
+            steps.append(0)
+        elif v.flags.c_contiguous:
+            steps.append(1)
+        else:
+            return None
+        arrays.append(v)
+    k = len(arrays)
+    ptrs = (ctypes.c_void_p * k)(*(_ptr(a) for a in arrays))
+    widths = (ctypes.c_int * k)(*(a.dtype.itemsize for a in arrays))
+    step = (ctypes.c_int * k)(*steps)
+    radices = np.array(radix, dtype=np.uint64)
+    offsets = np.array([o % (1 << 64) for o in offset], dtype=np.uint64)
+    out = np.empty(n, dtype=np.uint64)
+    lib.pack_fields(k, ptrs, widths, step, _ptr(radices), _ptr(offsets), n, _ptr(out))
+    return out
 
 
 def _main() -> int:

@@ -721,6 +721,13 @@ def _pack(fields: list[tuple[Any, int] | tuple[Any, int, int]], n: int | None = 
 
     if n is None:
         n = len(get(fields[0][0]))
+    if total < (1 << 63) and native.available():
+        # the fields at once (each built as the numpy passes would build it in its turn)
+        values = [get(f[0]) for f in fields]
+        done = native.pack_fields(values, list(dims), [f[2] if len(f) > 2 else 0 for f in fields], n)
+        if done is not None:
+            return done
+        fields = [(v, *f[1:]) for v, f in zip(values, fields, strict=True)]
     if total < (1 << 63):
         # Horner's rule in uint64: negative values wrap and their offset wraps them back, so
         # every step is exact modulo 2**64 and the result, below 2**63, is too.
