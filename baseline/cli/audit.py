@@ -211,6 +211,9 @@ def _check_out_dir(out: Path, flag: str) -> None:
     if not existing.is_dir() or not os.access(existing, os.W_OK):
         why = "not a directory" if not existing.is_dir() else "not writable"
         raise TracebaseError(f"{flag} {out}: cannot create or write the directory ({existing} is {why})")
+    from baseline.fleet.audit import check_output_dir
+
+    check_output_dir(out)  # a planted .sets/.current refused before minutes of work, not after
 
 
 def _audit_summary(result, files: dict | None = None, top: int = 10) -> dict:

@@ -1328,6 +1328,7 @@ def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Pa
     out = Path(out_dir)
     try:
         with output_dirs(out):  # a failed first write leaves no empty output directory behind
+            _current_pointer(out)  # before any work: a refusal leaves the directory as it was
             probe = out / ".write-test"
             probe.touch()
             probe.unlink()
@@ -1366,6 +1367,29 @@ def _sets_dir(out: Path) -> Path:
         raise TracebaseError(f"{sets}: expected the audit's own directory of output sets, found {found} "
                              f"(remove it, or write the audit elsewhere with -o)")
     return sets
+
+
+def check_output_dir(out_dir: str | os.PathLike) -> None:
+    """Refuse, before the audit's work, an output directory whose `.sets` or `.current` is not
+    what `write_audit` makes (one line naming it; write_audit checks again)."""
+    out = Path(out_dir)
+    if out.is_dir():
+        _sets_dir(out)
+        _current_pointer(out)
+
+
+def _current_pointer(out: Path) -> Path:
+    """<out>/.current, which must be absent or the symlink the audit made: a regular file, a
+    directory or a FIFO there is not ours (a copy made with `cp -L`, a user's file) and was
+    silently replaced by the new pointer (a directory: refused only after the whole set was
+    written). Refused like a linked `.sets`, naming what was found."""
+    current = out / CURRENT
+    if os.path.lexists(current) and not current.is_symlink():
+        found = ("a directory" if current.is_dir() else "a regular file" if current.is_file()
+                 else "a special file")
+        raise TracebaseError(f"{current}: expected the audit's symlink to its current output set, found {found} "
+                             f"(remove it, or write the audit elsewhere with -o)")
+    return current
 
 
 def _new_set_dir(out: Path) -> Path:
