@@ -141,8 +141,9 @@ def test_an_address_space_below_what_the_libraries_need_is_refused_in_one_line(c
     proc = _sh(f"ulimit -v 600000; timeout -k 5 60 baseline {argv}", tmp_path)
     err = _one_line(proc)
     need = common.min_address_space_mib()
-    assert err == (f"baseline: error: ulimit -v: expected an address space of at least {need:,} MiB (what polars, "
-                   f"Arrow and OpenBLAS reserve to start on {(need - 896) // 32} CPUs), found a limit of 585 MiB"), err
+    assert err.startswith(f"baseline: error: ulimit -v: expected an address space of at least {need:,} MiB (what "
+                          "polars, Arrow and OpenBLAS reserve to start "), err
+    assert err.endswith("found a limit of 585 MiB"), err
     assert not list(tmp_path.iterdir()), "nothing may be written"
     # what needs no libraries still runs: the help
     assert _sh("ulimit -v 600000; baseline --help >/dev/null", tmp_path).returncode == 0

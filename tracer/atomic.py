@@ -33,6 +33,36 @@ from typing import BinaryIO
 FILE_MODE = 0o666  # the kernel applies the umask
 DIR_MODE = 0o775  # ditto; never o+w
 
+# The temporaries (files and staging directories) this process is writing, for a stop that
+# cannot wait for the main thread: a SIGTERM arriving during a long native polars/pyarrow call
+# is heard by Python only when the call returns (seconds on a 10,000-host day), so the CLI's
+# stop watchdog removes these itself and exits (tracer.cli.common). path -> is a directory.
+_PENDING: dict[str, bool] = {}
+
+
+def _pending(path: Path, is_dir: bool) -> None:
+    _PENDING[str(path)] = is_dir
+
+
+def _done(path: Path) -> None:
+    _PENDING.pop(str(path), None)
+
+
+def abandon_pending() -> list[str]:
+    """Remove every temporary this process is still writing (called by the stop watchdog just
+    before the process exits on SIGTERM/SIGINT/SIGHUP while the main thread is in native code):
+    what a reader could see afterwards is the old output or nothing, never a temporary. A
+    native writer still holding a file open writes on into an unlinked inode. Returns the paths."""
+    removed = []
+    for path, is_dir in list(_PENDING.items()):
+        if is_dir:
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        removed.append(path)
+    return removed
+
 
 def current_umask() -> int:
     """The process umask, read without changing it (os.umask is set-and-return: another thread
@@ -121,12 +151,15 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
         _remove_dead_stagings(path)
         staging = path.parent / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
         os.mkdir(staging, DIR_MODE)
+        _pending(staging, True)
         try:
             yield staging
             fsync_dir(staging)
             _rename_dir_into_place(staging, path)
+            _done(staging)
         except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
+            _done(staging)
             if isinstance(exc, OSError) and isinstance(exc.filename, str) and exc.filename.startswith(f"{staging}"):
                 exc.filename = f"{path}{exc.filename[len(str(staging)):]}"  # name the path the user gave
             raise
@@ -202,9 +235,11 @@ def _create_temp(directory: Path, name: str) -> tuple[int, Path]:
     for _ in range(100):
         tmp = directory / f".{name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
         try:
-            return os.open(tmp, flags, FILE_MODE), tmp
+            fd = os.open(tmp, flags, FILE_MODE)
         except FileExistsError:
             continue
+        _pending(tmp, False)
+        return fd, tmp
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
 
 
@@ -263,8 +298,10 @@ def atomic_output(path: str | os.PathLike, *, durable: bool = True) -> Iterator[
             if durable:
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
+        _done(tmp)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        _done(tmp)
         if isinstance(exc, OSError):
             raise _named(exc, path) from None
         raise

@@ -43,7 +43,17 @@ def open_regular(path: str | os.PathLike, expected: str) -> BinaryIO:
     `expected`, found a FIFO (named pipe)" for anything else that is not a regular file.
     """
     source = os.fspath(path)
-    fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        # a Unix socket cannot be opened (ENXIO, "No such device or address"): say what it is
+        if exc.errno == errno.ENXIO:
+            try:
+                mode = os.stat(source).st_mode
+            except OSError:
+                raise exc from None
+            raise TracebaseError(f"{os.fsdecode(source)}: expected {expected}, found {file_kind(mode)}") from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
@@ -57,15 +67,33 @@ def open_regular(path: str | os.PathLike, expected: str) -> BinaryIO:
         raise
 
 
-def read_regular_bytes(path: str | os.PathLike, expected: str) -> bytes:
-    """The whole content of a regular file (see `open_regular`)."""
+# The most a whole-file read (a YAML allowlist or config, a BTF blob) takes into memory: the
+# largest real one is a few MiB. A 50 GiB sparse file given as `--allowlist` (st_size 50 GiB,
+# no blocks) was read until MemoryError ("out of memory or threads"); now refused by its size.
+MAX_WHOLE_FILE_BYTES = 256 << 20
+
+
+def read_regular_bytes(path: str | os.PathLike, expected: str, max_bytes: int = MAX_WHOLE_FILE_BYTES) -> bytes:
+    """The whole content of a regular file (see `open_regular`) of at most `max_bytes`."""
     with open_regular(path, expected) as fh:
-        return fh.read()
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise TracebaseError(f"{os.fsdecode(os.fspath(path))}: expected {expected} of at most "
+                                 f"{max_bytes >> 20:,} MiB, found {_size(size)}")
+        data = fh.read(max_bytes + 1)  # a file growing meanwhile (or /proc-like sizes) is capped too
+        if len(data) > max_bytes:
+            raise TracebaseError(f"{os.fsdecode(os.fspath(path))}: expected {expected} of at most "
+                                 f"{max_bytes >> 20:,} MiB, found more")
+        return data
 
 
-def read_regular_text(path: str | os.PathLike, expected: str) -> str:
+def _size(n: int) -> str:
+    return f"{n / (1 << 30):,.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):,.1f} MiB"
+
+
+def read_regular_text(path: str | os.PathLike, expected: str, max_bytes: int = MAX_WHOLE_FILE_BYTES) -> str:
     """The whole content of a regular file as UTF-8 text (UnicodeDecodeError as ``read_text``)."""
-    return read_regular_bytes(path, expected).decode()
+    return read_regular_bytes(path, expected, max_bytes).decode()
 
 
 def refuse_overwriting_inputs(output: str | os.PathLike | None, flag: str,

@@ -43,6 +43,7 @@ atomically so a reader never sees half a snapshot):
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -566,9 +567,9 @@ def write_table_batches(
     writer encodes and compresses this one: both release the GIL, and on millions of rows
     (4M audit findings: ~1 s of conversion, ~2 s of encoding) the conversion then costs no wall
     time. One conformed batch ahead is all it holds more."""
-    from concurrent.futures import ThreadPoolExecutor
-
     import pyarrow.parquet as pq
+
+    from tracer.pools import thread_pool
 
     path = Path(path)
     schema = _table_schema(table).with_metadata(_metadata(table, extra_metadata))
@@ -578,7 +579,7 @@ def write_table_batches(
         batch = next(it, None)
         return None if batch is None else conform(batch, table).replace_schema_metadata(schema.metadata)
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="conform-ahead") as pool, \
+    with thread_pool(1, "conform-ahead") as pool, \
             atomic_output(path, durable=durable) as fh, \
             pq.ParquetWriter(fh, schema, compression=compression, **encoding_options(schema, parquet_options)) as writer:
         pending = pool.submit(conform_next)
@@ -608,17 +609,38 @@ def parquet_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
             raise TypeError(f"paths: expected str or os.PathLike items, found {type(p).__name__} {p!r}")
         if not os.fspath(p):  # Path('') is '.': every Parquet file under the current directory
             raise TracebaseError("expected a file or directory path, found '' (an empty argument)")
+        text = os.fsdecode(os.fspath(p))
+        if text == "-":
+            raise TracebaseError("-: expected a Parquet file or directory, found '-' (reading standard input is "
+                                 "not supported; ./- is a file named -)")
         p = Path(p)
         if p.is_dir():
             found = parquet_files_under(p)
             if not found:
                 raise TracebaseError(f"{p}: directory holds no .parquet files")
             files.extend(found)
+        elif text.endswith("/"):
+            # Path() drops a trailing slash: `trace.parquet/` was read as the file, where every
+            # other tool says ENOTDIR (the slash asks for a directory)
+            _missing_input(text)
+            raise TracebaseError(f"{text}: expected a directory (the path ends in '/'), found a file")
         elif p.exists():
             files.append(p)
         else:
-            raise TracebaseError(f"{p}: no such file or directory")
+            _missing_input(text)
     return files
+
+
+def _missing_input(text: str) -> None:
+    """Raise the one line for an input path that is not there, with the real reason: a symlink
+    loop (ELOOP), a component that is a file (ENOTDIR), no permission to look (EACCES) were all
+    "no such file or directory" (Path.exists() hides the errno)."""
+    try:
+        os.stat(text)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, None):
+            raise TracebaseError(f"{text}: no such file or directory") from None
+        raise TracebaseError(f"{text}: {exc.strerror or exc}") from None
 
 
 def scan(paths: str | os.PathLike | Iterable[str | os.PathLike], table: str) -> pl.LazyFrame:

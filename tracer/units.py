@@ -124,6 +124,35 @@ def _parse_time(value: str | dt.datetime | dt.date, flag: str | None, expected: 
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
+def naive_time_note(value: str, parsed: dt.datetime) -> str | None:
+    """What to tell a user whose ISO time without an offset (`2026-11-28T10:00`, `2026-11-28`)
+    was read as UTC -- the rule every reader follows (options, configs, Parquet timestamps
+    without a zone, NCCL log lines) -- while the machine's local zone (TZ) is another at that
+    time: a user in Berlin typing 10:00 may mean 09:00 UTC. None when the text carries an
+    offset, is relative ('2h', 'now'), or local time is UTC then (nothing to confuse)."""
+    text = str(value).strip()
+    if text.lower() == "now" or _DURATION.match(text) or text[-1:] in ("Z", "z"):
+        return None
+    try:
+        given = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if given.tzinfo is not None:
+        return None
+    try:
+        local = parsed.astimezone()  # the zone of TZ / /etc/localtime at that instant
+    except (OverflowError, OSError, ValueError):  # outside the platform's local-time range
+        return None
+    offset = local.utcoffset()
+    if not offset:
+        return None
+    sign, minutes = ("+" if offset >= dt.timedelta(0) else "-"), abs(int(offset.total_seconds())) // 60
+    zone = f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+    return (f"note: time {text!r} has no time zone: read as UTC ({parsed:%Y-%m-%dT%H:%M:%SZ}), not local time "
+            f"({local.tzname()}, {zone}); write {text}{zone if 'T' in text or ' ' in text else 'T00:00' + zone} "
+            "for local time")
+
+
 # --------------------------------------------------------------------------------------------
 # numbers
 # --------------------------------------------------------------------------------------------

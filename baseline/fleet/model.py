@@ -328,10 +328,10 @@ def collected_ahead(batches: Iterable[pl.LazyFrame]) -> Iterator[pl.DataFrame]:
     them: overlapped, a fleet-day's events pass takes ~the CPU of both instead of their sum in
     wall time. One batch ahead only (its frames, ~50 MB at 250,000 rows, are all it adds to the
     memory); an error in the reader surfaces at the batch where it happened."""
-    from concurrent.futures import ThreadPoolExecutor
+    from tracer.pools import thread_pool
 
     it = iter(batches)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="events-ahead") as pool:
+    with thread_pool(1, "events-ahead") as pool:
 
         def read_next() -> pl.DataFrame | None:
             batch = next(it, None)  # event_batches' footer checks run here too, off the caller's thread
@@ -437,7 +437,7 @@ def _validated(files: list[Path]) -> Iterator[tuple[int, bool]]:
     Yields (rows, stores a host column) per file: the footers themselves are dropped in the
     worker, since the pool runs ahead of the batches and 10,000 footers held at once cost
     ~170 MiB that stayed in the process (fragmented) for the rest of the audit."""
-    from concurrent.futures import ThreadPoolExecutor
+    from tracer.pools import thread_pool
 
     def check(part: list[Path]) -> list[tuple[int, bool]]:
         out = []
@@ -449,7 +449,7 @@ def _validated(files: list[Path]) -> Iterator[tuple[int, bool]]:
     # a task per 64 files, not per file: a task per file cost more CPU in futures and GIL
     # handovers than the footer reads themselves (2.7 -> 1.9 CPU s for 10,000 files, warm)
     step = 64
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with thread_pool(4, "footers") as pool:  # a stop cancels the queued checks (tracer.pools)
         for part in pool.map(check, (files[i:i + step] for i in range(0, len(files), step))):
             yield from part
 

@@ -470,9 +470,13 @@ class ExpectedErrors:
     def load(cls, path: str | os.PathLike) -> ExpectedErrors:
         """Read and check an allowlist file (round-trip YAML: `save` keeps its comments and
         order). Every problem is one line naming the file, the entry and the field."""
+        given = os.fspath(path)  # as typed: Path() would drop a trailing slash (`file.yaml/` is ENOTDIR)
         path = Path(path)
+        if os.fsdecode(given) == "-":
+            raise TracebaseError("-: expected a YAML file, found '-' (reading standard input is not supported; "
+                                 "./- is a file named -)")
         try:
-            text = read_regular_text(path, "a YAML file")
+            text = read_regular_text(given, "a YAML file")
         except FileNotFoundError:
             raise TracebaseError(f"{path}: no such file") from None
         except IsADirectoryError:

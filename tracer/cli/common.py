@@ -127,27 +127,135 @@ class Stopped(BaseException):
         self.signum = signum
 
 
+# Set by our handlers once the main thread has heard a stop signal (Python runs handlers only
+# between bytecodes of the main thread): from then on the ordinary unwinding cleans up.
+_HEARD: list[int] = []
+
+# How long a stop signal may wait for the main thread before the watchdog ends the process. A
+# native polars/pyarrow call (a streaming collect, a Parquet write) hears nothing until it
+# returns: on the 10,000-host day `baseline learn` went on for 2.5 s after SIGTERM (round 11,
+# bench/robust_battery.py), and a call on more data longer. A Python-level stop unwinds in
+# well under this (temporaries removed, exit 143).
+STOP_GRACE_S = 0.5
+
+
 def _raise_stopped(signum: int, frame: Any) -> None:
+    _HEARD.append(signum)
     raise Stopped(signum)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    _HEARD.append(signum)
+    raise KeyboardInterrupt
+
+
+def _stop_watchdog(read_fd: int, ours: dict[int, Any], done: Any) -> None:
+    """A thread woken by Python's C-level signal handler (signal.set_wakeup_fd writes the signal
+    number at once, whatever the main thread is doing). When a stop signal whose handler is
+    still ours is not heard by the main thread within STOP_GRACE_S -- it is inside a native
+    call -- remove this process's temporaries and exit as the unwinding would have: no half
+    output, exit 128 + signal. A handler a command installed itself (`tracer record`, `tracer
+    run` forward or drain) is left to do its work."""
+    import signal
+    import time
+
+    from tracer import atomic
+
+    while True:
+        try:
+            data = os.read(read_fd, 64)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        if done.is_set() or not data:
+            return
+        for signum in data:
+            if signum not in ours or signal.getsignal(signum) is not ours[signum]:
+                continue
+            deadline = time.monotonic() + STOP_GRACE_S
+            while time.monotonic() < deadline and not _HEARD and not done.is_set():
+                time.sleep(0.02)
+            if _HEARD or done.is_set():
+                return  # the main thread unwinds (or has finished): its cleanup runs
+            atomic.abandon_pending()
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.flush()
+            os._exit(128 + signum)
 
 
 @contextlib.contextmanager
 def _stop_signals_unwind() -> Any:
-    """SIGTERM/SIGHUP raise Stopped while a command runs. Left alone: a signal someone set to be
-    ignored (nohup's SIGHUP) or handled, and threads other than the main one (no handlers)."""
+    """SIGTERM/SIGHUP raise Stopped while a command runs (SIGINT KeyboardInterrupt, as always),
+    and a watchdog thread makes the stop prompt when the main thread is inside a native call.
+    Left alone: a signal someone set to be ignored (nohup's SIGHUP) or handled, and threads other
+    than the main one (no handlers)."""
     import signal
     import threading
 
     installed: dict[int, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(sig) is signal.SIG_DFL:
-                installed[sig] = signal.signal(sig, _raise_stopped)
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    for sig, handler in ((signal.SIGTERM, _raise_stopped), (signal.SIGHUP, _raise_stopped),
+                         (signal.SIGINT, _raise_interrupt)):
+        current = signal.getsignal(sig)
+        if current is signal.SIG_DFL or (sig == signal.SIGINT and current is signal.default_int_handler):
+            installed[sig] = signal.signal(sig, handler)
+    _HEARD.clear()
+    done = threading.Event()
+    watchdog = _start_watchdog({sig: signal.getsignal(sig) for sig in installed}, done) if installed else None
     try:
         yield
     finally:
+        done.set()
+        if watchdog is not None:
+            watchdog()
         for sig, previous in installed.items():
             signal.signal(sig, previous)
+
+
+def _start_watchdog(ours: dict[int, Any], done: Any) -> Callable[[], None] | None:
+    """Start _stop_watchdog on a wakeup pipe; returns what stops it (None: could not start, as
+    under a thread or descriptor limit -- the stop is then heard when the native call returns)."""
+    import signal
+    import threading
+
+    try:
+        read_fd, write_fd = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    os.set_blocking(read_fd, True)
+    try:
+        previous = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except (ValueError, OSError):
+        os.close(read_fd)
+        os.close(write_fd)
+        return None
+    size = threading.stack_size()
+    try:
+        threading.stack_size(256 << 10)  # a few frames deep: not 8 MiB of the address space
+        thread = threading.Thread(target=_stop_watchdog, args=(read_fd, ours, done), name="tracebase-stop",
+                                  daemon=True)
+        thread.start()
+    except (RuntimeError, ValueError, MemoryError):
+        signal.set_wakeup_fd(previous)
+        os.close(read_fd)
+        os.close(write_fd)
+        return None
+    finally:
+        threading.stack_size(size)
+
+    def stop() -> None:
+        signal.set_wakeup_fd(previous)
+        with contextlib.suppress(OSError):
+            os.write(write_fd, b"\0")  # wakes the thread, which sees `done`
+        thread.join(timeout=1)
+        os.close(write_fd)
+        if not thread.is_alive():
+            os.close(read_fd)
+
+    return stop
 
 
 def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str] | None, epilog: str = "") -> int:
@@ -227,24 +335,72 @@ def _fit_address_space_limit() -> None:
 
 
 # The address space (`ulimit -v`, RLIMIT_AS) a command needs before its input counts: what
-# Python, polars, Arrow, jemalloc and OpenBLAS reserve to start their threads. Measured on the
-# reference VM (2 CPUs, bench/robust_battery.py round10): at 450-700 MB the failures were no
-# message at all -- `baseline audit` hung in polars' streaming engine (a worker thread that could
-# not be created; SIGTERM unheard, as the main thread waits in Rust), jemalloc, OpenBLAS and
-# pyarrow aborted (exit 134) or printed their own lines, a half-imported polars raised NameError
-# -- and at 976 MiB every command ran the simulator's small fleets. OpenBLAS reserves a 32 MiB
-# buffer per CPU it starts a thread for, hence the per-CPU share.
-_ADDRESS_SPACE_BASE_MIB = 896
-_ADDRESS_SPACE_PER_CPU_MIB = 32
+# Python, polars, Arrow, jemalloc and OpenBLAS reserve to start their threads. Below it the
+# failures print no line of ours (round ten: `baseline audit` hung in polars' streaming engine,
+# deaf to SIGTERM; jemalloc, OpenBLAS and pyarrow aborted; a half-imported polars raised
+# NameError). It grows with the threads the libraries start, which is not the CPU count alone
+# (round eleven, bench/robust_battery.py; least limit at which `baseline audit` / `learn` of a
+# 3-host fleet ran, 16 MiB steps, 2 CPUs): default 798 / 523 MiB, POLARS_MAX_THREADS=16
+# 910 / 610 (+8 MiB per polars thread), POLARS_MAX_THREADS=1 OPENBLAS_NUM_THREADS=1 735 / 485
+# (an OpenBLAS thread: its 32 MiB buffer and its stack). The floor keeps round ten's ~160 MiB
+# of margin over the audit: 960 MiB on this 2-CPU VM, as before.
+_ADDRESS_SPACE_BASE_MIB = 848
+_POLARS_THREAD_MIB = 8
+_ARROW_THREAD_MIB = 8
+_BLAS_THREAD_MIB = 40
+
+
+def _env_count(*names: str) -> int | None:
+    """The first of `names` set to a positive integer (as the library reading it takes it)."""
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value.isascii() and value.isdigit() and int(value) > 0:
+            return int(value)
+    return None
+
+
+def _cgroup_cpu_limit() -> int | None:
+    """CPUs a cgroup v2 `cpu.max` quota allows this process (ceil(quota / period)), as Rust's
+    available_parallelism (polars' default thread count) reads it; None without a quota."""
+    try:
+        with open("/proc/self/cgroup") as fh:
+            line = next((row for row in fh if row.startswith("0::")), None)
+        if line is None:
+            return None
+        with open(f"/sys/fs/cgroup{line[3:].strip()}/cpu.max") as fh:
+            quota, period = fh.read().split()[:2]
+    except (OSError, ValueError):
+        return None
+    if quota == "max" or not quota.isdigit() or not period.isdigit() or int(period) == 0:
+        return None
+    return max(1, -(-int(quota) // int(period)))
+
+
+def library_threads() -> dict[str, int]:
+    """The worker threads polars, OpenBLAS and Arrow will start in this process, from the same
+    settings they read: polars POLARS_MAX_THREADS, else the CPUs this process may run on
+    (affinity, `taskset`, and a cgroup quota); OpenBLAS OPENBLAS_NUM_THREADS / GOTO_NUM_THREADS
+    / OMP_NUM_THREADS capped at the CPUs of the affinity mask (it never starts more); Arrow
+    OMP_NUM_THREADS capped by OMP_THREAD_LIMIT, else the machine's CPU count (it ignores
+    affinity)."""
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = os.cpu_count() or 1
+    quota = _cgroup_cpu_limit()
+    usable = min(affinity, quota) if quota else affinity
+    polars = _env_count("POLARS_MAX_THREADS") or usable
+    blas = min(_env_count("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS") or affinity, affinity)
+    arrow = _env_count("OMP_NUM_THREADS") or os.cpu_count() or 1
+    limit = _env_count("OMP_THREAD_LIMIT")
+    return {"polars": polars, "openblas": blas, "arrow": min(arrow, limit) if limit else arrow}
 
 
 def min_address_space_mib() -> int:
     """The least `ulimit -v` (MiB) a command starts under here (see _ADDRESS_SPACE_BASE_MIB)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return _ADDRESS_SPACE_BASE_MIB + _ADDRESS_SPACE_PER_CPU_MIB * cpus
+    threads = library_threads()
+    return (_ADDRESS_SPACE_BASE_MIB + _POLARS_THREAD_MIB * threads["polars"] + _BLAS_THREAD_MIB * threads["openblas"]
+            + _ARROW_THREAD_MIB * threads["arrow"])
 
 
 def _refuse_too_little_address_space() -> None:
@@ -258,9 +414,11 @@ def _refuse_too_little_address_space() -> None:
         return
     need = min_address_space_mib()
     if soft != resource.RLIM_INFINITY and soft < need << 20:
+        threads = library_threads()
         raise TracebaseError(f"ulimit -v: expected an address space of at least {need:,} MiB (what polars, "
-                             f"Arrow and OpenBLAS reserve to start on {need - _ADDRESS_SPACE_BASE_MIB >> 5} CPUs), "
-                             f"found a limit of {soft >> 20:,} MiB")
+                             f"Arrow and OpenBLAS reserve to start {threads['polars']}, {threads['arrow']} and "
+                             f"{threads['openblas']} worker threads; POLARS_MAX_THREADS, OMP_NUM_THREADS and "
+                             f"OPENBLAS_NUM_THREADS set them), found a limit of {soft >> 20:,} MiB")
 
 
 def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
@@ -561,8 +719,24 @@ duration = _converter(units.parse_duration, "duration")
 """type= for a duration in seconds (> 0): 100us, 5ms, 10s, 2m, 1h, 1d, plain seconds."""
 duration_or_zero = _converter(units.parse_duration, "duration", allow_zero=True)
 duration_ns = _converter(units.parse_duration_ns, "duration")
-since = _converter(units.parse_time, "time")
-"""type= for a time: ISO date/date-time (naive = UTC), 'now', or a duration ago (2h)."""
+
+
+def since(text: str) -> Any:
+    """type= for a time: ISO date/date-time (naive = UTC), 'now', or a duration ago (2h). A time
+    without an offset is read as UTC everywhere; when the local zone differs, one note on stderr
+    says how it was read (the command goes on), so a local time is never silently shifted."""
+    try:
+        parsed = units.parse_time(text, None)
+    except TracebaseError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    note = units.naive_time_note(text, parsed) if parsed is not None else None
+    if note:
+        with contextlib.suppress(OSError, ValueError):  # stderr closed: the note is advice only
+            print(f"{os.path.basename(sys.argv[0]) or 'tracebase'}: {_printable(note)}", file=sys.stderr, flush=True)
+    return parsed
+
+
+since.__name__ = "time"
 positive_int = _converter(units.positive_int, "positive integer")
 non_negative_int = _converter(units.non_negative_int, "integer")
 positive_float = _converter(units.positive_float, "number")
