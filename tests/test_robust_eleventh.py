@@ -232,3 +232,51 @@ def test_odd_input_paths_are_one_line_saying_what_was_found(what, traces):
     if what == "sparse":
         err = _one_line(_sh(f"timeout 60 baseline export {inp} -o {d}/x.json", d))
         assert "expected a Parquet file" in err, err
+
+
+@pytest.fixture(scope="module")
+def pipeline_cfg(tmp_path_factory):
+    from baseline.pipeline.config import load_config, write_default_config
+
+    root = tmp_path_factory.mktemp("r11pipe")
+    return load_config(write_default_config(root / "cfg.yaml", root))
+
+
+def _bad_task_calls(cfg) -> list[tuple[str, object, str]]:
+    import datetime as dt
+
+    from baseline.pipeline import tasks
+
+    victim = cfg.findings.parent / "victim"
+    return [
+        ("ingest_once(None)", lambda: tasks.ingest_once(None), "cfg: expected a PipelineConfig"),
+        ("tidy(path)", lambda: tasks.tidy(str(cfg.findings)), "cfg: expected a PipelineConfig"),
+        ("audit(now=5)", lambda: tasks.audit_new_failures(cfg, now=5), "now: expected a date-time, found int 5"),
+        ("tidy(now=9999)", lambda: tasks.tidy(cfg, now=dt.datetime(9999, 12, 31, tzinfo=dt.UTC)),
+         "now: expected a time between 1678 and 2262"),
+        ("coverage_week(5)", lambda: tasks.coverage_week(5), "logical_date: expected a date-time"),
+        ("weekly_coverage(week=48)", lambda: tasks.weekly_coverage(cfg, week=48), "week: expected an ISO week"),
+        ("publish(None)", lambda: tasks.publish_findings(cfg, None), "audited: expected the audit task's result"),
+        ("publish({})", lambda: tasks.publish_findings(cfg, {}), "'stamp': expected a run stamp"),
+        ("publish(stamp ../)", lambda: tasks.publish_findings(
+            cfg, {"staging": str(cfg.findings / ".staging-x"), "stamp": "../victim"}), "'stamp': expected a run stamp"),
+        # a staging path elsewhere: publishing renamed it into findings/ (as root: any directory)
+        ("publish(staging elsewhere)", lambda: tasks.publish_findings(
+            cfg, {"staging": str(victim), "stamp": "20261128T003000Z"}), "'staging': expected"),
+    ]
+
+
+def test_dag_task_functions_refuse_wrong_arguments_in_one_line(pipeline_cfg):
+    from tracer.errors import TracebaseError
+
+    victim = pipeline_cfg.findings.parent / "victim"
+    victim.mkdir(exist_ok=True)
+    (victim / "keep").write_text("x")
+    for name, call, words in _bad_task_calls(pipeline_cfg):
+        with pytest.raises(TracebaseError) as err:
+            call()
+        assert words in str(err.value) and "\n" not in str(err.value), (name, str(err.value))
+    assert (victim / "keep").read_text() == "x" and not (pipeline_cfg.findings / "20261128T003000Z").exists()
+    from baseline.pipeline import tasks
+
+    assert tasks.coverage_week("2026-11-30T00:00") == "2026-W48"  # an ISO string (an XCom) is a time

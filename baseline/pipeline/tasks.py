@@ -24,13 +24,17 @@ the audit rewrites its staging directory, and publishing an already published ru
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
+import re
 import shutil
+from collections.abc import Callable, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
 from baseline.pipeline.config import PipelineConfig
-from tracer import atomic
+from tracer import atomic, units
 from tracer.errors import TracebaseError
 
 STAGING_PREFIX = ".staging-"
@@ -38,11 +42,50 @@ LATEST = "LATEST"
 STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
 
 
-def _now(now: dt.datetime | None) -> dt.datetime:
-    now = now or dt.datetime.now(dt.UTC)
-    return now if now.tzinfo else now.replace(tzinfo=dt.UTC)
+_STAMP = re.compile(r"\d{8}T\d{6}Z", re.ASCII)
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
+def _now(now: Any, what: str = "now") -> dt.datetime:
+    """The run's time: a datetime (naive = UTC, as every reader takes it), an ISO string (what an
+    XCom or `airflow dags test` conf carries), or None (the clock). Anything else, or a time
+    outside what int64-nanosecond timestamps hold (a clock set to 9999), is one line naming
+    `what` -- was an AttributeError from deep inside a task, or a message naming `--since`."""
+    if now is None:
+        now = dt.datetime.now(dt.UTC)
+    elif isinstance(now, dt.datetime):
+        pass
+    elif isinstance(now, str | dt.date):
+        now = units.parse_time(now, what)
+    else:
+        raise TracebaseError(f"{what}: expected a date-time, found {type(now).__name__} {now!r:.80}")
+    now = now if now.tzinfo else now.replace(tzinfo=dt.UTC)
+    try:
+        in_range = units.MIN_TIME + dt.timedelta(days=400) <= now <= units.MAX_TIME
+    except OverflowError:
+        in_range = False
+    if not in_range:
+        raise TracebaseError(f"{what}: expected a time between {units.MIN_TIME:%Y} and {units.MAX_TIME:%Y} "
+                             f"(int64-nanosecond timestamps), found {now.isoformat()} (is the system clock right?)")
+    return now
+
+
+def _checked_config(fn: _F) -> _F:
+    """Every task function's first argument is a loaded config: a path, None or a dict (what a
+    DAG or a caller may hand over by mistake) is one line saying how to get one, not an
+    AttributeError naming `.spool`."""
+
+    @functools.wraps(fn)
+    def wrapper(cfg: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(cfg, PipelineConfig):
+            raise TracebaseError(f"cfg: expected a PipelineConfig (baseline.pipeline.config.load_config(path)), "
+                                 f"found {type(cfg).__name__} {cfg!r:.80}")
+        return fn(cfg, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@_checked_config
 def ingest_once(cfg: PipelineConfig) -> dict:
     from baseline.pipeline.ingest import ingest_spool
 
@@ -50,6 +93,7 @@ def ingest_once(cfg: PipelineConfig) -> dict:
     return ingest_spool(cfg.spool, cfg.dataset, cfg.quarantine, workers=cfg.ingest_workers).to_dict()
 
 
+@_checked_config
 def tidy(cfg: PipelineConfig, now: dt.datetime | None = None) -> dict:
     from baseline.pipeline.ingest import apply_retention, compact_dataset
 
@@ -90,6 +134,7 @@ def _reading(cfg: PipelineConfig):
             raise named from exc
 
 
+@_checked_config
 def refresh_baseline(cfg: PipelineConfig, now: dt.datetime | None = None) -> dict:
     from baseline.fleet.model import fit_baseline
 
@@ -102,6 +147,7 @@ def refresh_baseline(cfg: PipelineConfig, now: dt.datetime | None = None) -> dic
             "events": header["n_events"], "operations": len(header["operations"])}
 
 
+@_checked_config
 def refresh_expected(cfg: PipelineConfig, now: dt.datetime | None = None) -> dict:
     from baseline.fleet.expected import learn_fleet_expected, merge_into_file
 
@@ -128,6 +174,7 @@ def run_stamp(now: dt.datetime | None = None) -> str:
     return _now(now).strftime(STAMP_FORMAT)
 
 
+@_checked_config
 def audit_new_failures(cfg: PipelineConfig, now: dt.datetime | None = None) -> dict:
     """Audit the recent window into findings/.staging-<stamp>/ (published by publish_findings):
     findings, clusters and host alerts Parquet plus the HTML report beside them."""
@@ -160,14 +207,14 @@ def audit_new_failures(cfg: PipelineConfig, now: dt.datetime | None = None) -> d
     }
 
 
+@_checked_config
 def publish_findings(cfg: PipelineConfig, audited: dict, now: dt.datetime | None = None) -> dict:
     """Rename the staged audit to findings/<stamp>/, point findings/LATEST at the newest
     published run (atomically) and expire runs past `retention.findings_days`.
 
     Safe to retry: when the staged directory is gone because this run was already published,
     the published directory is taken as it is."""
-    staging = Path(audited["staging"])
-    stamp = audited["stamp"]
+    staging, stamp = _staged(cfg, audited)
     final = cfg.findings / stamp
     if staging.is_dir():
         old = None
@@ -191,6 +238,25 @@ def publish_findings(cfg: PipelineConfig, audited: dict, now: dt.datetime | None
             "latest": (cfg.findings / LATEST).read_text().strip(), "expired": expired}
 
 
+def _staged(cfg: PipelineConfig, audited: Any) -> tuple[Path, str]:
+    """The staged directory and stamp of the audit task's result. The stamp names a directory
+    under findings/ that publishing renames over: only a stamp as run_stamp makes it, and only
+    the staging directory the audit made for it (a stamp of `../x` would have moved the audit
+    out of findings/ and replaced whatever was there)."""
+    if not isinstance(audited, Mapping):
+        raise TracebaseError(f"audited: expected the audit task's result (a mapping with 'staging' and 'stamp'), "
+                             f"found {type(audited).__name__} {audited!r:.80}")
+    stamp = audited.get("stamp")
+    if not isinstance(stamp, str) or not _STAMP.fullmatch(stamp):
+        raise TracebaseError(f"audited: 'stamp': expected a run stamp like 20261128T003000Z, found {stamp!r:.80}")
+    staging = audited.get("staging")
+    expected = cfg.findings / f"{STAGING_PREFIX}{stamp}"
+    if not isinstance(staging, str | os.PathLike) or Path(staging) != expected:
+        raise TracebaseError(f"audited: 'staging': expected {expected} (the audit's staging directory for "
+                             f"its stamp), found {staging!r:.120}")
+    return expected, stamp
+
+
 def _stamp_time(stamp: str) -> dt.datetime | None:
     try:
         return dt.datetime.strptime(stamp, STAMP_FORMAT).replace(tzinfo=dt.UTC)
@@ -198,6 +264,7 @@ def _stamp_time(stamp: str) -> dt.datetime | None:
         return None
 
 
+@_checked_config
 def expire_findings(cfg: PipelineConfig, now: dt.datetime | None = None) -> list[str]:
     """Remove published runs (and abandoned staging directories) older than
     `retention.findings_days`; the run LATEST names is always kept."""
@@ -230,17 +297,22 @@ def coverage_week(logical_date: dt.datetime | None, data_interval_end: dt.dateti
     last scheduled one, which may lag)."""
     from baseline.pipeline.coverage import week_label
 
-    times = [_now(t) for t in (logical_date, data_interval_end) if t is not None]
+    times = [_now(t, what) for t, what in ((logical_date, "logical_date"), (data_interval_end, "data_interval_end"))
+             if t is not None]
     end = max(times) if times else _now(now)
     this_monday = end.date() - dt.timedelta(days=end.weekday())
     return week_label(this_monday - dt.timedelta(days=7))
 
 
+@_checked_config
 def weekly_coverage(cfg: PipelineConfig, week: str | None = None) -> dict:
     """The weekly coverage report of `week` (ISO, e.g. 2026-W48; None: the week of the newest
     data; the DAG passes coverage_week() of its run)."""
     from baseline.pipeline.coverage import weekly_report, write_report
     from baseline.pipeline.nccl import load_app_failures
+
+    if week is not None and not isinstance(week, str):  # a DAG conf {"week": 48}
+        raise TracebaseError(f"week: expected an ISO week like 2026-W48, found {type(week).__name__} {week!r:.80}")
 
     parsed = load_app_failures(cfg.nccl_logs) if cfg.nccl_logs else None
     with _reading(cfg):
