@@ -1,6 +1,6 @@
 """Bad inputs, faults and signals against every CLI: rounds seven to ten (run it as root).
 
-    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|round10]
+    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|round10|round11]
 
 Each case runs a real command in a subprocess and checks the edges' contract: exit status in the
 allowed set, no traceback, no "internal error", at most one line on stderr for a failure, no
@@ -39,7 +39,13 @@ a directory named *.parquet inside a dataset); LANG=C with non-ASCII paths, TMPD
 tmpfs; ingest onto a full tmpfs at four fill levels (no empty tree, the rerun completes); two
 runs of every writer on one output started together (both succeed, the output whole); `ulimit
 -v` 450-700 MB (no hang, no abort: one line or done) and `ulimit -f` 0/8/64 (EFBIG: one line, no
-half file). Prints one line per failed case and a summary; exit 1 if any
+half file). Round eleven (`--group round11`): SIGTERM at random instants of `learn` of the 10,000-host
+day (/tmp/work/day10k, when present: the exit within 1.5 s, no temporary); an audit output whose
+`.current` is a file or a directory; input paths with a trailing slash, a symlink loop, `-`, a
+socket, a FIFO, /dev/zero, a 50 GiB sparse file, /proc files; TZ set to odd zones with times
+without an offset; the pipeline's task functions with wrong arguments; a dataset on a read-only
+ext4 loop mount; kill -9 at 20 random instants of every writer (5 with --quick), the rerun's
+visible output compared by content with two uninterrupted runs. Prints one line per failed case and a summary; exit 1 if any
 case failed. The fast suite's regressions for what this found are in tests/test_robust_edges.py,
 tests/test_robust_eighth.py, tests/test_robust_ninth.py, tests/test_robust_tenth.py and
 tests/test_bad_inputs.py.
@@ -1072,11 +1078,312 @@ def round10_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: P
     return results
 
 
+# --------------------------------------------------------------------------------------------
+# round eleven: stops during native calls, .current, odd input paths, TZ, DAG task arguments,
+# a read-only ext4 dataset, repeated kill -9 with the rerun's content compared
+# --------------------------------------------------------------------------------------------
+DAY10K = Path("/tmp/work/day10k")  # the shared 10,000-host day, read-only (skipped when absent)
+
+
+def _round11_native_stop(d: Path, rng: random.Random, quick: bool) -> list[Result]:
+    """SIGTERM at random instants of `baseline learn` of the 10,000-host day: the exit follows
+    within 1.5 s (main: up to 2.5 s, the signal heard only when a native call returned), 143,
+    no temporary left."""
+    if not DAY10K.is_dir():
+        return []
+    out = d / "stop"
+    results = []
+    for _ in range(4 if quick else 10):
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        delay = rng.uniform(1, 14)
+        proc = subprocess.Popen([str(BIN / "baseline"), "learn", str(DAY10K), "-o", str(out / "m.parquet")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        err = proc.communicate(timeout=120)[1]
+        took = time.monotonic() - sent
+        left = [p.name for p in out.iterdir()]
+        results.append(Result(f"round11 SIGTERM learn of the 10k-host day at {delay:.1f}s",
+                              proc.returncode in (0, 143) and took < 1.5 and (not left or proc.returncode == 0)
+                              and "Traceback" not in err, f"exit {proc.returncode} after {took:.2f}s, left {left}"))
+    return results
+
+
+def _round11_current(d: Path, fleet: Path) -> list[Result]:
+    results = []
+    for kind in ("file", "dir"):
+        out = d / f"aud-current-{kind}"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        cur = out / ".current"
+        if kind == "dir":
+            cur.mkdir()
+            (cur / "mine").write_text("keep")
+        else:
+            cur.write_text("keep")
+        ok, detail = run(["baseline", "audit", str(fleet), "-o", str(out)], d, {2})
+        kept = cur / "mine" if kind == "dir" else cur
+        intact = not cur.is_symlink() and kept.is_file() and kept.read_text() == "keep" and \
+            sorted(p.name for p in out.iterdir()) == [".current"]
+        results.append(Result(f"round11 audit -o DIR whose .current is a {kind}", ok and intact and ".current" in detail,
+                              f"intact {intact}; {detail}"))
+    return results
+
+
+def _round11_inputs(d: Path, good: list[Path]) -> list[Result]:
+    """Odd input paths: each one line saying what was found, never a hang or a wrong file read."""
+    g = [str(p) for p in good]
+    loop = d / "loop-a"
+    for a, b in ((loop, d / "loop-b"), (d / "loop-b", loop)):
+        if not os.path.lexists(a):
+            os.symlink(b, a)
+    sock = d / "sock"
+    if not sock.exists():
+        import socket
+
+        socket.socket(socket.AF_UNIX).bind(str(sock))
+    fifo = d / "fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    sparse = d / "sparse.parquet"
+    with open(sparse, "wb") as fh:
+        fh.truncate(50 << 30)
+    cases = {  # name: (argv, words the one line must hold)
+        "diff trailing slash": (["diff", *g, g[0] + "/"], "Not a directory"),
+        "export trailing slash": (["export", g[0] + "/", "-o", str(d / "x.json")], "Not a directory"),
+        "allowlist trailing slash": (["diff", *g, g[0], "--allowlist", g[0] + "/"], "Not a directory"),
+        "diff symlink loop": (["diff", *g, str(loop)], "symbolic links"),
+        "export symlink loop": (["export", str(loop), "-o", str(d / "x.json")], "symbolic links"),
+        "diff -": (["diff", *g, "-"], "standard input"),
+        "export -": (["export", "-", "-o", str(d / "x.json")], "standard input"),
+        "allowlist -": (["diff", *g, g[0], "--allowlist", "-"], "standard input"),
+        "diff socket": (["diff", *g, str(sock)], "found a socket"),
+        "allowlist socket": (["diff", *g, g[0], "--allowlist", str(sock)], "found a socket"),
+        "diff FIFO": (["diff", *g, str(fifo)], "FIFO"),
+        "allowlist /dev/zero": (["diff", *g, g[0], "--allowlist", "/dev/zero"], "character device"),
+        "diff sparse 50 GiB": (["diff", *g, str(sparse)], "expected a Parquet file"),
+        "allowlist sparse 50 GiB": (["diff", *g, g[0], "--allowlist", str(sparse)], "of at most"),
+        "allowlist /proc/self/status": (["diff", *g, g[0], "--allowlist", "/proc/self/status"], "/proc/self/status"),
+    }
+    results = []
+    for name, (argv, words) in cases.items():
+        proc = _sh("timeout -k 5 60 baseline " + " ".join(f"'{a}'" for a in argv) + " </dev/null >/dev/null", d)
+        results.append(Result(f"round11 input {name}", *_verdict(proc, {2}, words)))
+    sparse.unlink()
+    return results
+
+
+def _round11_tz(d: Path, fleet: Path) -> list[Result]:
+    results = []
+    for tz in ("Europe/Berlin", "Nowhere/Odd", ":/etc/localtime", "XYZ+5", "UTC-14", "Pacific/Kiritimati", ""):
+        for since, noted in (("2026-11-28T00:10", tz in ("Europe/Berlin", "XYZ+5", "UTC-14", "Pacific/Kiritimati")),
+                             ("2026-11-28T00:10Z", False)):
+            proc = _sh(f"baseline audit {fleet} --since {since} -o {d}/aud-tz >/dev/null", d, {"TZ": tz})
+            err = proc.stderr.decode()
+            ok = proc.returncode == 0 and "Traceback" not in err and (("no time zone" in err) == noted)
+            results.append(Result(f"round11 TZ={tz!r} audit --since {since}", ok,
+                                  f"exit {proc.returncode}, note {'no time zone' in err}: {err.strip()[-200:]}"))
+    return results
+
+
+_DAG_CALLS = r"""
+import datetime as dt, json, sys
+from pathlib import Path
+from baseline.pipeline import tasks
+from baseline.pipeline.config import load_config, write_default_config
+root = Path(sys.argv[1])
+cfg = load_config(write_default_config(root / "cfg.yaml", root))
+victim = root / "victim"
+victim.mkdir(exist_ok=True)
+calls = {
+    "ingest_once(None)": lambda: tasks.ingest_once(None),
+    "tidy(path)": lambda: tasks.tidy(str(root / "cfg.yaml")),
+    "audit_new_failures(now=5)": lambda: tasks.audit_new_failures(cfg, now=5),
+    "tidy(now=9999-12-31)": lambda: tasks.tidy(cfg, now=dt.datetime(9999, 12, 31, tzinfo=dt.UTC)),
+    "coverage_week(5)": lambda: tasks.coverage_week(5),
+    "weekly_coverage(week=48)": lambda: tasks.weekly_coverage(cfg, week=48),
+    "publish_findings(None)": lambda: tasks.publish_findings(cfg, None),
+    "publish_findings({})": lambda: tasks.publish_findings(cfg, {}),
+    "publish_findings(stamp ../victim)": lambda: tasks.publish_findings(
+        cfg, {"staging": str(cfg.findings / ".staging-x"), "stamp": "../victim"}),
+    "publish_findings(staging elsewhere)": lambda: tasks.publish_findings(
+        cfg, {"staging": str(victim), "stamp": "20261128T003000Z"}),
+}
+out = {}
+for name, call in calls.items():
+    try:
+        call()
+        out[name] = "returned"
+    except Exception as exc:
+        out[name] = f"{type(exc).__name__}: {str(exc)[:160]}"
+out["victim intact"] = victim.is_dir()
+print(json.dumps(out))
+"""
+
+
+def _round11_dag_tasks(d: Path) -> list[Result]:
+    """The pipeline's task functions (what every DAG task calls) with the wrong arguments a DAG
+    conf or a caller may pass: a TracebaseError (the task's one-line failure), never an
+    AttributeError/KeyError/TypeError, and nothing moved."""
+    import json
+
+    root = d / "dag"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir()
+    proc = subprocess.run([sys.executable, "-c", _DAG_CALLS, str(root)], capture_output=True, text=True, timeout=120,
+                          cwd=d)
+    try:
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return [Result("round11 DAG task functions", False, proc.stderr.strip()[-300:])]
+    results = [Result(f"round11 task {name}", str(v).startswith("TracebaseError") or str(v).startswith("ConfigError"),
+                      str(v)) for name, v in out.items() if name != "victim intact"]
+    results.append(Result("round11 task publish leaves other directories alone", out["victim intact"],
+                          f"victim intact {out['victim intact']}"))
+    return results
+
+
+def _round11_readonly_ext4(d: Path, fleet: Path) -> list[Result]:
+    """A dataset on a read-only ext4 loop mount: readers with an output elsewhere run, writers
+    into it (the default DATASET/audit, DATASET/baseline-model.parquet) are one line (EROFS)."""
+    if os.geteuid() != 0 or not shutil.which("mkfs.ext4"):
+        return []
+    img, mnt = d / "ro.img", d / "ro-mnt"
+    mnt.mkdir(exist_ok=True)
+    with open(img, "wb") as fh:
+        fh.truncate(96 << 20)
+    if subprocess.run(["mkfs.ext4", "-q", "-F", "-d", str(fleet), str(img)], capture_output=True).returncode != 0:
+        return [Result("round11 read-only ext4 dataset (mkfs)", False, "mkfs.ext4 -d failed")]
+    if subprocess.run(["mount", "-o", "loop,ro", str(img), str(mnt)], capture_output=True).returncode != 0:
+        return []
+    results = []
+    try:
+        for argv, codes, words in (
+            (["learn", str(mnt), "-o", str(d / "ro-model.parquet")], {0}, ""),
+            (["audit", str(mnt), "-o", str(d / "ro-aud")], {0}, ""),
+            (["learn", str(mnt)], {2}, "not writable"),
+            (["audit", str(mnt)], {2}, "not writable"),
+            (["coverage", str(mnt), "-o", str(d / "ro-cov")], {0}, ""),
+        ):
+            proc = _sh("baseline " + " ".join(argv) + " >/dev/null", d)
+            results.append(Result(f"round11 read-only ext4 dataset: {' '.join(argv[:1] + argv[2:3])}",
+                                  *_verdict(proc, codes, words)))
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+        img.unlink(missing_ok=True)
+    return results
+
+
+def _content(d: Path) -> dict[str, object]:
+    """What a reader sees, by content: each visible Parquet file's rows (sorted, hashed), each
+    other visible file's bytes hashed; hidden names (temporaries, .sets) skipped."""
+    import hashlib
+
+    seen: dict[str, object] = {}
+    for p in sorted(d.rglob("*")):
+        rel = p.relative_to(d)
+        if any(part.startswith(".") for part in rel.parts) or not p.is_file():
+            continue
+        if p.suffix == ".parquet":
+            try:
+                t = pl.read_parquet(p)
+                seen[str(rel)] = hashlib.sha256(t.sort(t.columns).write_csv().encode()).hexdigest()[:16]
+            except FileNotFoundError:
+                continue  # replaced or dropped meanwhile (an ingest's forked workers finish their host)
+            except Exception as exc:  # a half file a reader would take for data
+                seen[str(rel)] = f"UNREADABLE {type(exc).__name__}"
+        else:
+            try:
+                seen[str(rel)] = hashlib.sha256(p.read_bytes()).hexdigest()[:16] if p.stat().st_size else "EMPTY"
+            except FileNotFoundError:
+                continue
+    return seen
+
+
+def _round11_kill9(d: Path, fleet: Path, good: list[Path], spool: Path | None, rng: random.Random,
+                   per: int) -> list[Result]:
+    """kill -9 at `per` random instants of every writer, each followed by the same command: it
+    succeeds, and what a reader sees is, by content, what two uninterrupted runs agree on (files
+    whose content differs between two clean runs -- a run time inside -- compared by presence)."""
+    k = d / "k9"
+    writers = {
+        "learn": ["baseline", "learn", str(k / "fleet"), "-o", str(k / "out" / "m.parquet")],
+        "audit": ["baseline", "audit", str(k / "fleet"), "-o", str(k / "out" / "aud")],
+        "export": ["baseline", "export", str(good[0]), "-o", str(k / "out" / "x.json")],
+        "coverage": ["baseline", "coverage", str(k / "fleet"), "-o", str(k / "out" / "cov")],
+        "simulate": ["baseline", "simulate", "--hosts", "3", "--hours", "1", "--seed", "1", "-o", str(k / "out" / "sim")],
+        "allowlist learn": ["baseline", "allowlist", "learn", *map(str, good), "-o", str(k / "out" / "al.yaml")],
+    }
+    if spool is not None:
+        writers["ingest"] = ["baseline", "ingest", str(k / "spool"), str(k / "out" / "ds")]
+
+    def fresh() -> None:
+        shutil.rmtree(k, ignore_errors=True)
+        (k / "out").mkdir(parents=True)
+        shutil.copytree(fleet, k / "fleet", ignore=shutil.ignore_patterns("audit", "baseline-model.parquet", "expected*"))
+        if spool is not None:
+            shutil.copytree(spool, k / "spool")
+
+    def start(argv: list[str]) -> subprocess.Popen:
+        return subprocess.Popen([str(BIN / argv[0]), *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True)
+
+    results = []
+    for name, argv in writers.items():
+        clean = []
+        took = 0.0
+        for _ in range(2):
+            fresh()
+            t0 = time.monotonic()
+            start(argv).communicate(timeout=300)
+            took = time.monotonic() - t0
+            clean.append(_content(k / "out"))
+        stable = {p for p in clean[0] if clean[0].get(p) == clean[1].get(p)}
+        bad = []
+        for _ in range(per):
+            fresh()
+            delay = rng.uniform(0.2, max(0.5, took))
+            proc = start(argv)
+            time.sleep(delay)
+            proc.kill()
+            proc.wait()
+            time.sleep(0.5)  # an ingest's forked workers outlive it by their current host
+            half = [p for p, v in _content(k / "out").items() if v == "EMPTY" or str(v).startswith("UNREADABLE")]
+            again = start(argv)
+            err = again.communicate(timeout=300)[1]
+            got = _content(k / "out")
+            differ = sorted(p for p in set(clean[0]) | set(got)
+                            if (p in stable and clean[0].get(p) != got.get(p)) or ((p in clean[0]) != (p in got)))
+            debris = [str(p.relative_to(k)) for p in (k / "out").rglob(".*") if ".tmp" in p.name]
+            if again.returncode != 0 or half or differ or debris:
+                bad.append(f"at {delay:.2f}s: rerun exit {again.returncode} {err.strip()[-120:]}; half {half[:2]}, "
+                           f"differ {differ[:2]}, debris {debris[:2]}")
+        results.append(Result(f"round11 kill -9 x{per} {name}, rerun same content", not bad,
+                              f"{len(bad)} of {per} bad; " + " | ".join(bad[:2])))
+    return results
+
+
+def round11_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None, rng: random.Random,
+                  quick: bool) -> list[Result]:
+    d = base / "r11"
+    d.mkdir(exist_ok=True)
+    results = _round11_current(d, fleet)
+    results += _round11_inputs(d, good)
+    results += _round11_tz(d, fleet)
+    results += _round11_dag_tasks(d)
+    results += _round11_readonly_ext4(d, fleet)
+    results += _round11_native_stop(d, rng, quick)
+    results += _round11_kill9(d, fleet, good, spool, rng, 5 if quick else 20)
+    return results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="one signal and one kill -9 trial per writer (else 3)")
-    ap.add_argument("--group", choices=["round9", "round10"], default=None,
+    ap.add_argument("--group", choices=["round9", "round10", "round11"], default=None,
                     help="only this round's group (after the shared inputs are built)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -1181,6 +1488,8 @@ def main() -> int:
             results += round9_cases(base, fleet, good, bad, spool / "spool" if ok else None, rng, args.quick)
         if args.group in (None, "round10"):
             results += round10_cases(base, fleet, good, bad, spool / "spool" if ok else None, args.quick)
+        if args.group in (None, "round11"):
+            results += round11_cases(base, fleet, good, bad, spool / "spool" if ok else None, rng, args.quick)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     failed = [r for r in results if not r.ok]
