@@ -53,6 +53,7 @@ DIGIT_RULES: list[tuple[str, str]] = [
 ]
 PATH_RULES: list[tuple[str, str]] = TEMP_RULES + DIGIT_RULES
 RAND = "<rand>"
+_N = "<n>"  # what DIGIT_RULES make of a number
 # Where mkstemp/mktemp put their files by default: there a 6+ character alphanumeric token
 # mixing two character classes (lower, upper, digit) is taken for random; elsewhere (sed -i,
 # zip, git write theirs beside the target) it must mix all three. Run-to-run variation
@@ -291,7 +292,8 @@ class NameTemplates:
     MIN_SHORT_TOKEN = 3
 
     def __init__(self) -> None:
-        self.by_shape: dict[tuple, list[tuple[dict[int, str], frozenset[int]]]] = {}
+        # shape -> (fixed tokens, wildcards, hex places that are <n>: see `learn`)
+        self.by_shape: dict[tuple, list[tuple[dict[int, str], frozenset[int], frozenset[int]]]] = {}
 
     def __bool__(self) -> bool:
         return bool(self.by_shape)
@@ -300,13 +302,14 @@ class NameTemplates:
         return sum(len(v) for v in self.by_shape.values())
 
     def _add(self, seps: tuple[str, ...], lengths: tuple[int, ...], fixed: dict[int, str],
-             varying: frozenset[int]) -> None:
-        entry = (fixed, varying)
+             varying: frozenset[int], hex_numbered: frozenset[int] = frozenset()) -> None:
+        entry = (fixed, varying, hex_numbered)
         if entry not in self.by_shape.setdefault((seps, lengths), []):
             self.by_shape[(seps, lengths)].append(entry)
         for m in range(1, len(lengths)):  # directory prefixes ending after a wildcard
-            if seps[m].startswith("/") and any(j < m for j in varying):
-                prefix = ({j: v for j, v in fixed.items() if j < m}, frozenset(j for j in varying if j < m))
+            if seps[m].startswith("/") and any(j < m for j in varying | hex_numbered):
+                prefix = ({j: v for j, v in fixed.items() if j < m}, frozenset(j for j in varying if j < m),
+                          frozenset(j for j in hex_numbered if j < m))
                 bucket = self.by_shape.setdefault((seps[:m] + ("",), lengths[:m]), [])
                 if prefix not in bucket:
                     bucket.append(prefix)
@@ -367,7 +370,21 @@ class NameTemplates:
                 # does not apply would not match.
                 numbered = frozenset(j for j in varying if len({_DIGIT_RUN.sub("0", runs[j]) for runs, _ in members}) == 1)
                 varying -= numbered
+                # ... unless every value there is hex (git's object fan-out `12`/`34`, a uuid's
+                # `4123`/`4567`): then the digits-only difference is the luck of random hex
+                # characters, and the next run's `ab` or `4fed` at that place is the same kind
+                # of name. Such a place becomes <n> for any hex value of its length (what the
+                # digit rule makes of the all-digit ones), so the mask depends on the token's
+                # shape (place, length, alphabet), never on which hex characters it drew.
+                hex_numbered = frozenset(j for j in numbered if all(set(runs[j]) <= _HEX for runs, _ in members))
                 if not varying:
+                    # (a template only when a good or the bad value has a hex letter there: on
+                    # digits alone the digit rule gives the same <n>, and no template spares
+                    # `apply`'s Python pass over every path)
+                    if hex_numbered and any(not runs_[j].isdigit() for runs_ in
+                                            [r for r, _ in members] + bad_runs_of((seps, lengths)) for j in hex_numbered):
+                        out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths)) if j not in numbered},
+                                 frozenset(), hex_numbered)
                     continue  # numbers (pids, counters) are <n> already
                 long_token = any(lengths[j] >= cls.MIN_TOKEN for j in varying)
                 hex_only = all(set(runs[j]) <= _HEX for runs, _ in members for j in varying)
@@ -383,7 +400,10 @@ class NameTemplates:
                     for j in varying)
                 if long_token or hex_only or short_random:
                     out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths))
-                                             if j not in varying and j not in numbered}, varying)
+                                             if j not in varying and j not in numbered}, varying, hex_numbered)
+                elif hex_numbered:
+                    out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths)) if j not in numbered},
+                             frozenset(), hex_numbered)
         # 2. paths only the bad trace has, against good paths of the same shape
         bad_only = uniq[in_bad & (n_good_of == 0)]
         if n_good and len(bad_only):
@@ -421,9 +441,10 @@ class NameTemplates:
         for value in values.to_pylist():
             if value is not None:
                 seps, runs = _split_runs(value)
-                for fixed, varying in self.by_shape.get((seps, tuple(len(r) for r in runs)), ()):
-                    if all(runs[j] == v for j, v in fixed.items()):
-                        value = "".join(s + (RAND if j in varying else r) for j, (s, r) in enumerate(zip(seps, runs, strict=False))) + seps[-1]
+                for fixed, varying, hex_numbered in self.by_shape.get((seps, tuple(len(r) for r in runs)), ()):
+                    if all(runs[j] == v for j, v in fixed.items()) and all(set(runs[j]) <= _HEX for j in hex_numbered):
+                        value = "".join(s + (RAND if j in varying else _N if j in hex_numbered else r)
+                                        for j, (s, r) in enumerate(zip(seps, runs, strict=False))) + seps[-1]
                         changed = True
                         break
             out.append(value)

@@ -1,0 +1,115 @@
+"""Random names are masked by their shape, not by the luck of their characters.
+
+Real programs recorded for real, with the random names chosen: a Python program naming a cache
+entry by a uuid (read from a file, so the command is the same in every run), and git writing a
+loose object whose content is chosen so that its hash fan-out directory is `12`, `34`, `ab`,
+`3f` or `4f`. Two good runs whose names happen to differ only in digits (`4123`/`4567`, `12`/
+`34`) diffed against a third good run whose name has hex letters at that place (`4fed`, `ab`),
+and the other way round, must report no anomaly; a real fault at a hex-looking place (the
+fan-out directory taken by a file) must still be named there.
+
+The expected names are computed here from the uuid strings and by SHA-1 over git's blob header
+(git's object naming), not by the code under test.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from scenarios.harness import record_run
+
+from baseline.run.diff import diff_traces
+
+# The cache entry's name is read from <base>/name: every run runs the same command.
+UUID_PY = ("import os, sys\n"
+           "d = os.path.join(sys.argv[1], 'cache'); os.makedirs(d, exist_ok=True)\n"
+           "name = open(os.path.join(sys.argv[1], 'name')).read()\n"
+           "p = os.path.join(d, name + '.json')\n"
+           "with open(p, 'w') as fh: fh.write('{}')\n"
+           "with open(p) as fh: fh.read()\n"
+           "os.unlink(p)\n")
+UUIDS = {
+    "digits": ["1b4e28ba-2fa1-4123-883f-0001a4b5c6e7", "9e4b2c10-2fb1-4567-8901-5a6b7c8d9e0f"],  # 3rd group all digits
+    "letters": ["deadbeef-abcd-4fed-bcad-cafebabefeed"],  # no group mixes letters and digits
+    "digits_at_a": ["c0ffee11-3c2d-4a12-9e8f-77aa66bb55cc", "0badf00d-5e6f-4a34-a1b2-c3d4e5f60718"],  # 4a<n>
+}
+
+
+def _fresh(base: Path) -> None:
+    if base.exists():
+        shutil.rmtree(base)
+    base.mkdir(parents=True)
+
+
+def _record_uuid(recorder, base: Path, out: Path, name: str, label: str) -> Path:
+    _fresh(base)
+    (base / "name").write_text(name)
+    return record_run(recorder, ["/usr/bin/python3", "-S", "-c", UUID_PY, str(base)], out / f"{label}.parquet", "good")
+
+
+def _blob_with_fanout(prefix: str) -> bytes:
+    """Content whose git blob id starts with `prefix` (git names a blob sha1("blob <len>\\0" + content))."""
+    for i in range(100_000):
+        content = f"payload {i}\n".encode()
+        if hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest().startswith(prefix):
+            return content
+    raise AssertionError(prefix)
+
+
+def _record_git(recorder, base: Path, out: Path, fanout: str, label: str, taken: bool = False) -> Path:
+    """`git hash-object -w` of a blob stored under objects/<fanout>/; `taken`: a file sits where
+    that directory goes (the fault)."""
+    _fresh(base)
+    repo = base / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, capture_output=True)
+    (repo / "data.txt").write_bytes(_blob_with_fanout(fanout))
+    if taken:
+        (repo / ".git" / "objects" / fanout).write_text("not a directory\n")
+    return record_run(recorder, ["/usr/bin/git", "-C", str(repo), "hash-object", "-w", "data.txt"],
+                      out / f"{label}.parquet", "bad" if taken else "good")
+
+
+def _quiet(goods: list[Path], other: Path) -> None:
+    report = diff_traces(good=goods, bad=other)
+    bif = report.bifurcation
+    assert not report.anomaly, f"good vs good: {bif.get('probe')} {bif.get('errno')} {bif.get('path')} ({bif.get('npath')})"
+
+
+def test_uuid_names_masked_whatever_their_digits(recorder, tmp_path):
+    base, out = tmp_path / "base", tmp_path / "out"
+    out.mkdir()
+    digits = [_record_uuid(recorder, base, out, u, f"digits{i}") for i, u in enumerate(UUIDS["digits"])]
+    letters = _record_uuid(recorder, base, out, UUIDS["letters"][0], "letters")
+    at_a = [_record_uuid(recorder, base, out, u, f"at_a{i}") for i, u in enumerate(UUIDS["digits_at_a"])]
+    _quiet(digits, letters)  # 4123/4567 in the good runs, 4fed in the other
+    _quiet(at_a, digits[1])  # 4a12/4a34 in the good runs, 4567 in the other
+    _quiet([digits[0], letters], digits[1])
+
+
+def test_git_fanout_masked_whatever_its_digits_and_a_fault_there_still_named(recorder, tmp_path):
+    base, out = tmp_path / "base", tmp_path / "out"
+    out.mkdir()
+    runs = {f: _record_git(recorder, base, out, f, f"fan{f}") for f in ("12", "34", "ab", "3f", "4f")}
+    _quiet([runs["12"], runs["34"]], runs["ab"])
+    _quiet([runs["3f"], runs["4f"]], runs["12"])
+    _quiet([runs["ab"], runs["3f"]], runs["34"])
+    # the fault: objects/ab is a file, so the object cannot be stored under it
+    bad = _record_git(recorder, base, out, "ab", "bad", taken=True)
+    report = diff_traces(good=[runs["12"], runs["34"]], bad=bad)
+    bif = report.bifurcation
+    assert report.anomaly and bif is not None
+    assert bif.get("errno") in {"ENOTDIR", "EEXIST"}, bif
+    assert fnmatch.fnmatchcase(bif.get("path") or "", f"{base}/repo/.git/objects/ab*"), bif
+
+
+@pytest.mark.parametrize("prefix", ["12", "ab", "3f"])
+def test_blob_content_has_the_chosen_fanout(prefix):
+    """The names the tests rely on: git agrees with the SHA-1 computed here."""
+    content = _blob_with_fanout(prefix)
+    oid = subprocess.run(["git", "hash-object", "--stdin"], input=content, capture_output=True, check=True).stdout
+    assert oid.decode().startswith(prefix)
