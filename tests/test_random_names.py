@@ -20,10 +20,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 from scenarios.harness import record_run
 
 from baseline.run.diff import diff_traces
+from baseline.run.normalize import TEMP_RULES, NameTemplates, Values, apply_rules, normalize_paths
 
 # The cache entry's name is read from <base>/name: every run runs the same command.
 UUID_PY = ("import os, sys\n"
@@ -113,3 +116,35 @@ def test_blob_content_has_the_chosen_fanout(prefix):
     content = _blob_with_fanout(prefix)
     oid = subprocess.run(["git", "hash-object", "--stdin"], input=content, capture_output=True, check=True).stdout
     assert oid.decode().startswith(prefix)
+
+
+def _masked(good: list[list[str]], bad: list[str]) -> dict[str, str]:
+    """Each path of `good` (paths per good trace) and `bad` after the differ's path masking,
+    with the run-to-run names learned from them as `baseline diff` learns them."""
+    rows = [(k, p) for k, paths in enumerate(good) for p in paths] + [(-1, p) for p in bad]
+    distinct = sorted({p for _, p in rows})
+    pre = apply_rules(pa.array(distinct, type=pa.string()), TEMP_RULES).to_pylist()
+    codes = np.array([distinct.index(p) for _, p in rows], dtype=np.int64)
+    templates = NameTemplates.learn(Values(pa.array(pre, type=pa.string())), codes,
+                                    np.array([k for k, _ in rows], dtype=np.int64))
+    return dict(zip(distinct, normalize_paths(pa.array(distinct, type=pa.string()), templates).to_pylist(), strict=True))
+
+
+def test_pids_stay_numbers_and_fixed_hex_names_stay_names():
+    # /proc/<pid> varies only in digits (and in length): still <n> by the digit rule, whatever
+    # the pid's length; `ab` and `cafe`, the same in every run, are names, not random.
+    goods = [["/proc/1234/stat", "/srv/ab/cafe.json"], ["/proc/5678/stat", "/srv/ab/cafe.json"]]
+    bad = ["/proc/12345/stat", "/srv/ab/cafe.json", "/srv/cd/cafe.json"]
+    masked = _masked(goods, bad)
+    assert {masked[p] for p in ("/proc/1234/stat", "/proc/5678/stat", "/proc/12345/stat")} == {"/proc/<n>/stat"}
+    assert masked["/srv/ab/cafe.json"] == "/srv/ab/cafe.json"
+    assert masked["/srv/cd/cafe.json"] == "/srv/cd/cafe.json"  # another fixed place: its own name
+
+
+def test_a_digits_only_hex_place_takes_any_hex_value_but_no_other_word():
+    # git's fan-out place, the good runs drew 12 and 34: the third run's ab is the same place;
+    # `zz` (not hex) at that place keeps its name
+    goods = [["/r/.git/objects/12"], ["/r/.git/objects/34"]]
+    masked = _masked(goods, ["/r/.git/objects/ab", "/r/.git/objects/zz"])
+    assert masked["/r/.git/objects/12"] == masked["/r/.git/objects/34"] == masked["/r/.git/objects/ab"]
+    assert masked["/r/.git/objects/zz"] == "/r/.git/objects/zz"
