@@ -31,6 +31,11 @@ Method
    last, with a wait between (`WAIT_PROBES`: a sleep, a poll) -- a poll for a file, a connect
    while a service starts: how many attempts it took is timing. So is a create failing EEXIST
    whose thread removes that path and creates it again (gzip -f over the last run's output).
+   So are the misses of a *probe loop* (`_probe_misses`): a thread trying a numbered family's
+   members at one call site (uverbs0, uverbs1, ...: ENOENT/ENOTDIR each) until one answers,
+   at a call site where no thread of any run succeeded more than once or called again after
+   its success -- which member answers is the host's; a scan that opens every member (shards)
+   succeeds many times a thread and keeps its misses, and so does a probe finding none.
    So are the error-free calls on a file created exclusively (O_CREAT|O_EXCL: a lock, a temp)
    that some runs, the bad one among them, renamed over its target and others unlinked
    (`_lock_fates`): whether a program publishes or discards its lock is its own choice.
@@ -155,7 +160,11 @@ A thread its run's *teardown* cut off (`_Teardowns`: a signal another process of
 sent while it was still running) is treated the same way from the signal on: a good run's
 says nothing past it, a bad one's error-free end past it is the signal's timing. A *checked
 kill* (right after the sender's wait4/waitid found the child still running) is itself timing
-and leaves the streams. Errors are never dropped.
+and leaves the streams. A thread its own *process's exit* cut off -- another thread of the
+process called exit_group after it began, and its stream ends with no exit of its own (an
+unjoined Python daemon thread still tidying up at interpreter exit) -- is cut there the same
+way (`_Teardowns._cut_at_exit`); a crash or OOM kill makes no exit_group call. Errors are
+never dropped.
 
 **Exit status.** A bad run whose command exits with a status no good run had (column
 ``exit_status``; unknown statuses are not compared) has failed even when its calls all look
@@ -391,6 +400,9 @@ MISSING_PROBE = "(process missing)"
 PROC_PID_PATH = re.compile(r"^/proc/(\d+)(?:/|$)")
 PROC_SCAN_ERRNOS = frozenset({"ENOENT", "ESRCH"})
 PROC_SCAN_MIN = 3
+# Errnos that say a candidate is not there: the misses of a loop trying the members of a
+# numbered family until one answers (see _probe_misses).
+PROBE_MISS_ERRNOS = frozenset({"ENOENT", "ENOTDIR"})
 # Calls that write a message out (passed over when looking for the error a message reports).
 MESSAGE_WRITES = frozenset({"write", "writev"})
 # gettext's message catalogs, looked up (in each locale directory) to translate a message
@@ -710,7 +722,11 @@ def diff_traces(
     # and never failed so: an outcome change even when masking and loop compression make it
     # look like an error the good runs also have (shard-00002 missing, where the good runs'
     # scan ends with ENOENT at shard-00005).
-    raw_change = _raw_outcome_changes(p, bad_err[~outcome_change[bad_err]], good_ok_calls)
+    # The misses of a loop trying a numbered family's members until one answers (the one
+    # device node is uverbs2 on this host, uverbs0 on another): which member answered is the
+    # host's, so the misses before the answer are transparent -- no raw outcome change either.
+    probed = _probe_misses(p, err_rows)
+    raw_change = _raw_outcome_changes(p, bad_err[~outcome_change[bad_err] & ~probed[bad_err]], good_ok_calls)
     outcome_change |= raw_change
     # An error the same thread gets past later at the same call (a poll or a retry loop: the
     # file appears, the service comes up) is transient: how many attempts it took is timing.
@@ -723,6 +739,8 @@ def diff_traces(
     abandoned |= _retries_given_up(p, nb, bad_err, good_ok_calls)
     retried[idem_check] = True
     retried |= _proc_scan_races(p)
+    retried |= probed
+    del probed
     del err_rows
     for err in distinct_errors(p, np.ones(n_rows, dtype=bool), with_plain=True):
         # No entry covers an error at a (call, path) the good runs completed successfully --
@@ -1244,7 +1262,9 @@ class _Teardowns:
         sig = sig[p.errno[sig] < 0]  # (one row-sized temporary: signals are few)
         starts = stream_starts(p)
         self.good_cut = np.zeros(len(starts), dtype=bool)
-        if not len(sig):
+        # a process's exit_group: the process's own end, cutting off its threads still running
+        ends = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, ("exit_group",)), len(p.probe_values)))
+        if not len(sig) and not len(ends):
             return
         # the sender's call before each signal (noise passed over): a child check that said running
         prev = np.maximum(sig - 1, 0)
@@ -1284,9 +1304,35 @@ class _Teardowns:
                 self.cut_checked[hit] = np.minimum(self.cut_checked[hit], t)
             elif sig[i] < nb:
                 self.bad_signals.append((int(sig[i]), t))
+        self._cut_at_exit(p, ends, starts, (s_tkey, s_pid, first_seq), silent)
         self.bad_stream = s_tkey < 0
         self.good_cut = ~self.bad_stream & (self.cut_any < inf)
         self.any_bad = bool((self.bad_stream & (self.cut_any < inf)).any())
+
+    def _cut_at_exit(self, p: Prepared, ends: np.ndarray, starts: np.ndarray, streams: tuple,
+                     silent: np.ndarray) -> None:
+        """Threads their process's exit cut off: another thread of the process called
+        exit_group at seq T after the thread began, and the thread's stream ends with no exit
+        of its own (killed where it stood: Python's interpreter exit with a daemon thread
+        still tidying up, a C program returning from main while a worker flushes). Where such
+        a thread stood at T is timing, like a checked kill's: cut in `cut_checked`."""
+        if not len(ends):
+            return
+        s_tkey, s_pid, first_seq = streams
+        # per process (trace, pid): the seq and stream of its first exit_group
+        e_stream = np.searchsorted(starts, ends, side="right") - 1
+        e_key = s_tkey[e_stream] * np.int64(1 << 32) + s_pid[e_stream]
+        e_seq = np.asarray(p.seq[ends]).astype(np.int64)
+        order = np.lexsort((e_seq, e_key))
+        e_key, e_seq, e_stream = e_key[order], e_seq[order], e_stream[order]
+        head = np.r_[True, e_key[1:] != e_key[:-1]]
+        e_key, e_seq, e_stream = e_key[head], e_seq[head], e_stream[head]
+        key = s_tkey * np.int64(1 << 32) + s_pid
+        at = np.minimum(np.searchsorted(e_key, key), len(e_key) - 1)
+        hit = (e_key[at] == key) & (e_stream[at] != np.arange(len(key))) & (first_seq < e_seq[at]) & silent
+        t = np.where(hit, e_seq[at], np.iinfo(np.int64).max)
+        np.minimum(self.cut_any, t, out=self.cut_any)
+        np.minimum(self.cut_checked, t, out=self.cut_checked)
 
     def good_cut_points(self, gs: align.Streams, g_start: np.ndarray, g_end: np.ndarray, seq_rows: np.ndarray,
                         matched_role: list[str]) -> dict[str, np.ndarray]:
@@ -1398,6 +1444,58 @@ def _raw_outcome_changes(p: Prepared, cand: np.ndarray, good_ok_calls: np.ndarra
     same_fail = pc.is_in(keys(cand, p.errno[cand]), value_set=keys(failed, p.errno[failed])).to_numpy(
         zero_copy_only=False)
     out[cand] = done & ~same_fail
+    return out
+
+
+def _probe_misses(p: Prepared, err_rows: np.ndarray) -> np.ndarray:
+    """The misses of *probe loops*: a thread trying the members of a numbered family -- one
+    call site (probe and plain normalised path: uverbs0..3 mask alike) at raw paths of its
+    own -- until one answers. Per (thread, call site) the calls there are misses
+    (`PROBE_MISS_ERRNOS`), each within `RETRY_GAP` rows of the last, ending in one success
+    at a raw path none of them had; the misses are marked. Only at call sites where no thread
+    of any run, good or bad, succeeded more than once or went on calling there after its
+    success: a loop that stops at the first answer. A scan that opens every member (shards
+    00000..00004, each worker's parts) succeeds many times per thread, so a member missing
+    there stays an outcome change; a probe that finds no member (every candidate missing)
+    keeps its misses, and a hard error (EACCES at a member) is never a miss."""
+    out = np.zeros(len(p), dtype=bool)
+    if p.raw_path is None or not len(err_rows):
+        return out
+    miss_codes = codes_where(p.errno_values, PROBE_MISS_ERRNOS)
+    cand = err_rows[code_in(p.errno[err_rows], miss_codes, len(p.errno_values))]
+    if not len(cand):
+        return out
+    # every row at those call sites (any outcome), grouped by (thread, call site) in time order
+    rows = np.flatnonzero(code_in(p.probe, p.probe[cand], len(p.probe_values)) & (p.plainpath >= 0))
+    calls = _call_keys(p, rows)
+    keep = in_sorted(calls, unique_ints(_call_keys(p, cand)))
+    rows, calls = rows[keep], calls[keep]
+    order = np.lexsort((rows, calls, p.sid[rows]))
+    rows, calls = rows[order], calls[order]
+    sid = p.sid[rows].astype(np.int64)
+    first = np.flatnonzero(np.r_[True, (sid[1:] != sid[:-1]) | (calls[1:] != calls[:-1])])
+    last = np.r_[first[1:], len(rows)] - 1
+    ok = p.errno[rows] < 0
+    n_ok = np.add.reduceat(ok.astype(np.int64), first)
+    # a call site where some thread succeeded twice, or called again after its success, is
+    # no first-answer probe: none of its groups counts
+    not_probe = (n_ok > 1) | ((n_ok == 1) & ~ok[last])
+    bad_sites = unique_ints(calls[first[not_probe]])
+    group = np.repeat(np.arange(len(first)), last - first + 1)
+    # per group, before its answer: calls that are no miss, gaps too long for a
+    # loop, and the raw path of the group's answer met before it (the same path failing then
+    # answering is a wait, see _retried, not a probe)
+    raw = p.raw_path[rows]
+    odd = ~code_in(p.errno[rows], miss_codes, len(p.errno_values))
+    odd[1:] |= (np.diff(rows) > RETRY_GAP) & (group[1:] == group[:-1])
+    odd |= raw == raw[last][group]
+    odd[last] = False
+    odd_before = np.add.reduceat(odd.astype(np.int64), first)
+    probe = ~not_probe & (n_ok == 1) & (last > first) & (odd_before == 0) & (raw[last] >= 0)
+    probe &= ~in_sorted(calls[first], bad_sites)
+    hit = probe[group]
+    hit[last] = False  # the answer itself stays
+    out[rows[hit]] = True
     return out
 
 

@@ -70,6 +70,26 @@ def serve(path, delay):
     c.close()
 
 
+def serve_then_tidy(path, state, tidy):
+    # a control daemon: answers one client, saves its state, then tidies up after `tidy`
+    # seconds (closes and removes its socket); nobody joins it, so the interpreter's exit may
+    # cut it short wherever it stands
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(path)
+    s.listen(4)
+    c, _ = s.accept()
+    c.sendall(b"ok")
+    c.close()
+    try:
+        with open(state, "w") as fh:
+            fh.write("served 1\n")
+    except OSError:
+        pass  # a daemon's best effort: the job goes on without its state
+    time.sleep(tidy)
+    s.close()
+    os.unlink(path)
+
+
 daemons = []
 for line in open(os.path.join(base, "plan")):
     op, *a = line.split()
@@ -114,6 +134,24 @@ for line in open(os.path.join(base, "plan")):
             path = a[0].replace("PID", str(os.getpid()))
             daemons.append(threading.Thread(target=serve, args=(path, float(a[1])), daemon=True))
             daemons[-1].start()
+        elif op == "daemon_unjoined":  # socket state-file tidy-delay: a daemon thread left running
+            path = a[0].replace("PID", str(os.getpid()))
+            threading.Thread(target=serve_then_tidy, args=(path, a[1], float(a[2])), daemon=True).start()
+        elif op == "ask":  # one question to a daemon: connect (retrying while it starts), read
+            for _ in range(500):
+                s = socket.socket(socket.AF_UNIX)
+                try:
+                    s.connect(a[0])
+                    break
+                except (FileNotFoundError, ConnectionRefusedError):
+                    s.close()
+                    time.sleep(0.005)
+            else:
+                die(f"connect {a[0]}: no daemon")
+            s.recv(2)
+            s.close()
+        elif op == "pause":  # the job's own work, seconds
+            time.sleep(float(a[0]))
         elif op == "connect_retry":
             path = a[0].replace("PID", str(os.getpid()))
             for _ in range(500):
@@ -219,6 +257,17 @@ def misc_minor_no_device(base: Path, bad: bool) -> None:
     # runs' node has /dev/null's numbers
     _node(base, "rdma_cm", 0o020000, *((10, 250) if bad else (1, 3)))
     _usual(base, f"devopen {base}/dev/infiniband/rdma_cm")
+
+
+def device_probe_finds_none(base: Path, bad: bool) -> None:
+    # the provider tries uverbs0..3 until one opens (the good runs' node has a random index,
+    # as across hosts); on the bad run's host the driver made no node at all: every try
+    # misses. The misses of a probe that finds its member are routine (device_index_probed);
+    # these are the fault
+    (base / "dev" / "infiniband").mkdir(parents=True)
+    if not bad:
+        _node(base, f"uverbs{random.randint(0, 3)}", 0o020000, 1, 3)
+    _usual(base, f"first {base}/dev/infiniband/uverbs 4")
 
 
 def memfd_name_too_long(base: Path, bad: bool) -> None:
@@ -392,6 +441,22 @@ def memfd_grow_sealed(base: Path, bad: bool) -> None:
     _usual(base, f"memfd ring 65536 seal=grow+shrink grow={size}")
 
 
+# --- a daemon thread nobody joins --------------------------------------------------------------
+def daemon_state_unwritable(base: Path, bad: bool) -> None:
+    # the job (nobody) starts its control daemon thread, asks it once and exits without
+    # joining it; the daemon saves its state in state/. The bad run's state/ was left
+    # root-only by a provisioning step: the save fails EACCES (swallowed), and the daemon,
+    # slower to tidy up after it, is cut off by the interpreter's exit -- the error stays named
+    (base / "run").mkdir()
+    (base / "state").mkdir()
+    _usual(base, f"daemon_unjoined {base}/run/ctl.sock {base}/state/ctl.state {'2' if bad else '0'}",
+           f"ask {base}/run/ctl.sock", "pause 0.3")
+    own(base)
+    if bad:
+        os.chown(base / "state", 0, 0)
+        (base / "state").chmod(0o755)
+
+
 # --- refusals ------------------------------------------------------------------------------
 def _unshare_net(b: Path) -> list[str]:
     return ["/usr/bin/unshare", "-n", *_ctl(b)]
@@ -407,6 +472,9 @@ REAL_ELEVENTH: list[Scenario] = [
     Scenario("misc_minor_no_device", "python3 ctl: open dev/infiniband/rdma_cm", _ctl,
              misc_minor_no_device, PROBES_OPEN, "ENODEV", lambda b: f"{b}/dev/infiniband/rdma_cm",
              description="the node is misc 10:250, a minor no driver registered: open ENODEV"),
+    Scenario("uverbs_probe_finds_none", "python3 ctl: opens the first of dev/infiniband/uverbs0..3 that exists",
+             _ctl, device_probe_finds_none, PROBES_OPEN, "ENOENT", lambda b: f"{b}/dev/infiniband/uverbs[0-3]",
+             description="no uverbs node at all: every try of the probe misses (ENOENT), the job exits 1"),
     Scenario("memfd_name_too_long", "python3 ctl: memfd_create(name from the config)", _ctl,
              memfd_name_too_long, frozenset({"memfd_create"}), "EINVAL", lambda b: NO_PATH,
              description="a 305-byte memfd name: memfd_create EINVAL"),
@@ -453,6 +521,10 @@ REAL_ELEVENTH: list[Scenario] = [
     Scenario("scm_rights_too_many_refs", "python3 ctl (nobody): 40 fds in flight, RLIMIT_NOFILE 24", _ctl,
              fds_in_flight, frozenset({"sendmsg"}), "ETOOMANYREFS", lambda b: NO_PATH,
              unprivileged=True, description="more descriptors in flight than the fd limit: sendmsg ETOOMANYREFS"),
+    Scenario("daemon_state_save_refused", "python3 ctl (nobody): an unjoined daemon thread saves state/ctl.state",
+             _ctl, daemon_state_unwritable, PROBES_OPEN, "EACCES", lambda b: f"{b}/state/ctl.state",
+             unprivileged=True, description="the daemon thread's state save fails EACCES, then the "
+             "interpreter's exit cuts the thread off: the error is named, not dropped with the cut-off end"),
     Scenario("memfd_write_sealed", "python3 ctl: memfd sealed before its first write", _ctl,
              memfd_write_sealed, frozenset({"pwrite64"}), "EPERM", lambda b: NO_PATH,
              description="F_SEAL_WRITE came first: the write fails EPERM"),
@@ -508,6 +580,15 @@ def _device_index(base: Path, run: int) -> None:
     _usual(base, f"first {base}/dev/infiniband/uverbs 4")
 
 
+def _daemon_cut_at_exit(base: Path, run: int) -> None:
+    # the daemon thread tidies up (closes and removes its socket) right away in the first two
+    # runs, after 2 s in the third: the interpreter's exit cuts it off -- when a daemon thread
+    # is still working at exit is timing (pinned per run here, so the case always shows it)
+    (base / "run").mkdir()
+    _usual(base, f"daemon_unjoined {base}/run/ctl.sock {base}/run/ctl.state {'2' if run == 2 else '0'}",
+           f"ask {base}/run/ctl.sock", "pause 0.3")
+
+
 def _optional_probes(base: Path, run: int) -> None:
     # how many ports the job probes optional attributes of (none present on this host) varies
     ports = random.randint(1, 6)
@@ -527,12 +608,16 @@ QUIET_ELEVENTH: list[NoAnomalyCase] = [
                   description="0 to 12 descriptors held open before the device and socket: other fd numbers"),
     NoAnomalyCase("socket_name_random", _ctl, _random_socket_name,
                   description="the daemon's socket name carries a random token"),
-    # A false alarm of main's differ and this branch's alike, left to the benchmark: when the
-    # bad run's node has a higher index than a good run's, its miss at the good run's index is
-    # an error where a good run succeeded (the raw-path outcome-change rule that names a
-    # missing shard). One host's device index is stable; across hosts it is not.
+    # A false alarm of main's differ until the probe-loop rule (baseline/run/diff.py,
+    # _probe_misses): when the bad run's node has a higher index than a good run's, its miss at
+    # the good run's index was an error where a good run succeeded (the raw-path
+    # outcome-change rule that names a missing shard). One host's device index is stable;
+    # across hosts it is not.
     NoAnomalyCase("device_index_probed", _ctl, _device_index,
                   description="the one device node is uverbs0..3: 0 to 3 ENOENT misses before it opens"),
+    NoAnomalyCase("daemon_thread_cut_at_exit", _ctl, _daemon_cut_at_exit,
+                  description="an unjoined daemon thread tidies its socket up before the exit in two runs; "
+                  "the interpreter's exit_group cuts it off in the third"),
     NoAnomalyCase("optional_attributes_vary", _ctl, _optional_probes,
                   description="the optional attributes of 1 to 6 ports are probed (missing in every run)"),
 ]
@@ -554,7 +639,10 @@ def _rmdir_quietly(cg: Path) -> None:
 # Cases repeating a tested case's kind of fault, left to the benchmark (the CI subset stays
 # under ~40 s).
 TESTED_HERE = frozenset({"uverbs_wrong_device_ioctl", "memcg_oom_killed", "scm_rights_too_many_refs",
-                         "memfd_write_sealed", "cgroup2_procs_pid_gone", "uverbs_on_nodev_mount"})
-QUIET_TESTED_HERE = frozenset({"daemon_connect_retries_vary", "socket_name_random", "fd_numbers_vary"})
+                         "memfd_write_sealed", "cgroup2_procs_pid_gone", "uverbs_on_nodev_mount",
+                         # guards of the probe-loop and cut-at-exit rules
+                         "uverbs_probe_finds_none", "daemon_state_save_refused"})
+QUIET_TESTED_HERE = frozenset({"daemon_connect_retries_vary", "socket_name_random", "fd_numbers_vary",
+                               "device_index_probed", "daemon_thread_cut_at_exit"})
 BENCH_ONLY = frozenset(s.name for s in REAL_ELEVENTH) - TESTED_HERE
 QUIET_BENCH_ONLY = frozenset(c.name for c in QUIET_ELEVENTH) - QUIET_TESTED_HERE
