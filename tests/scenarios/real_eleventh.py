@@ -27,7 +27,8 @@ Every fault goes through one python3 program, ``ctl.py``, a job's start-up as a 
 other steps' successful calls. The good-vs-good cases (`QUIET_ELEVENTH`) carry the routine
 noise of such start-ups: optional-attribute probes, device enumeration order and index, fd
 numbers, socket names with pids or random tokens, connect retries of varying count while a
-daemon starts, memfd names with pids.
+daemon starts, memfd names with pids, a daemon thread still tidying up when the interpreter
+exits.
 """
 
 from __future__ import annotations
