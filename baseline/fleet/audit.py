@@ -818,11 +818,21 @@ def host_alerts(
     window_calls = _stream(host_calls.lazy().group_by("host", "probe").agg(pl.col("n").sum().alias("n_w")))
     errs = _outside_learned_bands(host_calls, errs, expected, window_calls, probe_depth)
     ranks = probe_ranks(layers.group_by("probe").agg(pl.col("layer").drop_nulls().first()), probe_depth)
+    groups = _host_groups(layers)
     del layers
     host_calls = host_calls.drop("layer", "vendor", "kernel_release", strict=False)
     calls = _stream(host_calls.lazy().group_by("host", "bucket").agg(pl.col("n").sum().alias("invocations")))
+    # where each host's unexpected errno starts (its deepest probe) and how many hosts show that
+    # (probe, errno) at all, before the host-specific filter: a recurring error is one host's
+    # only when few hosts have it at its origin (see `recurring` below)
+    unexpected = errs.filter(~pl.col("_learned")).select("host", "probe", "errno").unique()
+    origins = (unexpected.join(ranks, on="probe", how="left")
+               .sort(RANK_ORDER, descending=RANK_DESCENDING, nulls_last=True)
+               .group_by("host", "errno", maintain_order=True).agg(pl.col("probe").first()))
+    origins = origins.join(unexpected.group_by("probe", "errno").agg(pl.len().alias("_spread")),
+                           on=["probe", "errno"])
     errs = _host_specific(host_calls, errs, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction,
-                          max_shared_hosts, window_calls, calls)
+                          max_shared_hosts, window_calls, calls, groups=groups)
     # a bucket is bad when some probe fails (unexpectedly) on most of its calls: a crash-looping
     # host fails the same call at every restart even though most of its other calls succeed
     # (the bucket's bad probe: the deepest of those failing, as for rising alerts)
@@ -938,6 +948,29 @@ def host_alerts(
         )
     )
     rising = collapse_layers(rising, ranks)
+    # recurring: an unexpected error confined to this host (at most `max_shared_hosts` hosts show
+    # it at its origin probe: the deepest one failing with the errno) that comes back in `persistent_buckets` buckets or more, `min_rise_failures`
+    # times or more, at a rate far above the fleet's in each (the cells kept above), without
+    # ever failing most calls or rising over the host's own history: an intermittent fault
+    # present from the window's start (a peer-memory client failing 15 % of a host's GPU
+    # registrations in scattered buckets; port 2 of 8 NICs timing out its firmware commands,
+    # a crash loop that fails one call of each restart). Its own EWMA learns it as the host's
+    # normal and no bucket is bad, yet no other host has it: the host is what to drain.
+    recurring = (
+        errs.filter(~pl.col("_learned")).join(origins, on=key)
+        .group_by(key).agg(pl.col("count").sum().alias("total"), pl.col("bucket").n_unique().alias("active_buckets"),
+                           pl.col("bucket").min().alias("since"), pl.col("_spread").first())
+        .filter((pl.col("_spread") <= max_shared_hosts) & (pl.col("total") >= min_rise_failures)
+                & (pl.col("active_buckets") >= persistent_buckets))
+        .join(pl.concat([persistent.select("host"), rising.select("host")]), on="host", how="anti")
+        .select(
+            "host", pl.lit("recurring_errno").alias("alert"), "probe", "errno", "since",
+            pl.col("active_buckets").cast(pl.Float64).alias("score"),
+            pl.format("{} {} failures in {} {} intervals, on no more than {} hosts", pl.col("total"), pl.col("errno"),
+                      pl.col("active_buckets"), pl.lit(bucket), pl.col("_spread")).alias("detail"),
+        )
+    )
+    rising = pl.concat([rising, recurring], how="vertical_relaxed")
     # a routine family out of its band on a host where an unexpected error rises or persists is
     # that error's symptom (a crash-looping job redoes its start-up: its cgroup retries and
     # capability probes come back with every restart), not a second alert
@@ -998,16 +1031,20 @@ def collapse_layers(alerts: pl.DataFrame, ranks: pl.DataFrame) -> pl.DataFrame:
 def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: float, min_fleet_calls: int,
                    bad_ratio: float, max_shared_fraction: float, max_shared_hosts: int,
                    window_calls: pl.DataFrame | None = None, calls: pl.DataFrame | None = None,
-                   down_ratio: float = 0.9, down_failures: int = 3) -> pl.DataFrame:
+                   down_ratio: float = 0.9, down_failures: int = 3,
+                   groups: pl.DataFrame | None = None) -> pl.DataFrame:
     """The bucketed error counts (host, probe, errno, bucket, count) of cells whose failure rate
     is far above the rest of the fleet's (see host_alerts). window_calls (host, probe, n_w) and
-    calls (host, bucket, ...) are host_calls' totals when the caller has them."""
+    calls (host, bucket, ...) are host_calls' totals when the caller has them; groups (host,
+    vendor, kernel_release: `_host_groups`) the hosts' platforms."""
     key = ["probe", "errno", "bucket"]
     cells = _stream(
         errs.lazy().rename({"count": "f"})
         .join(host_calls.lazy(), on=["host", "probe", "bucket"], how="left")
         .with_columns(pl.col("n").fill_null(0))
     )
+    if groups is not None:
+        cells = _without_platform_wide(cells, host_calls, groups, bad_ratio, max_shared_hosts)
     fleet_calls = _stream(host_calls.lazy().group_by("probe", "bucket").agg(pl.col("n").sum().alias("N")))
     fleet_fails = cells.group_by(key).agg(pl.col("f").sum().alias("F"))
     if window_calls is None:
@@ -1060,6 +1097,43 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
     cells = pl.concat([cells.join(shared, on=key, how="anti"), shared_down],
                       how="vertical_relaxed").filter(pl.col("p_host") >= fleet_ratio * pl.col("p_rest"))
     return errs.join(cells.select("host", "probe", "errno", "bucket"), on=["host", "probe", "errno", "bucket"], how="semi")
+
+
+def _host_groups(layers: pl.DataFrame) -> pl.DataFrame:
+    """host, vendor, kernel_release: each host's platform, the last vendor and release its
+    counters name (a host rebooted into a new release belongs to that one's group)."""
+    return (layers.lazy().group_by("host").agg(pl.col("vendor").drop_nulls().last(),
+                                              pl.col("kernel_release").drop_nulls().last())
+            .with_columns(pl.col("vendor", "kernel_release").cast(pl.String)).collect())
+
+
+def _without_platform_wide(cells: pl.DataFrame, host_calls: pl.DataFrame, groups: pl.DataFrame,
+                           bad_ratio: float, min_group_hosts: int) -> pl.DataFrame:
+    """`cells` without those of a platform-wide failure: in a bucket, every host of one (vendor,
+    kernel release) group that called the probe -- `min_group_hosts` of them or more -- failed
+    it with the errno on `bad_ratio` of its calls. The cause is the platform's (a driver release
+    failing every create_qp), its root-cause cluster names it; one alert per host, each "down",
+    would page the on-call N times for one rollback. A rack's switch fails part of a platform's
+    hosts, not all of them, and keeps its per-host alerts (see the down rule)."""
+    bad = cells.filter(pl.col("f") >= bad_ratio * pl.col("n").clip(1))
+    if bad.is_empty():
+        return cells
+    plat = ["vendor", "kernel_release"]
+    bad = bad.join(groups, on="host", how="left")
+    failing = bad.group_by("probe", "errno", "bucket", *plat).agg(pl.col("host").n_unique().alias("_failing"))
+    calling = (
+        host_calls.lazy().filter(pl.col("n") > 0)
+        .join(bad.lazy().select("probe", "bucket").unique(), on=["probe", "bucket"], how="semi")
+        .join(groups.lazy(), on="host", how="left")
+        .group_by("probe", "bucket", *plat).agg(pl.col("host").n_unique().alias("_calling"))
+    )
+    wide = (_stream(failing.lazy().join(calling, on=["probe", "bucket", *plat], how="left", nulls_equal=True))
+            .filter((pl.col("_failing") >= pl.col("_calling")) & (pl.col("_calling") >= min_group_hosts)))
+    if wide.is_empty():
+        return cells
+    drop = bad.join(wide.select("probe", "errno", "bucket", *plat), on=["probe", "errno", "bucket", *plat],
+                    how="semi", nulls_equal=True).select("host", "probe", "errno", "bucket")
+    return cells.join(drop, on=["host", "probe", "errno", "bucket"], how="anti")
 
 
 def _stream(lf: pl.LazyFrame) -> pl.DataFrame:

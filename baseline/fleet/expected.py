@@ -58,10 +58,12 @@ routine) learns a unit as expected when all of these hold:
   again; ENOENT/ENODATA, nothing there; EOPNOTSUPP, not here, take another way): survived on
   ``min_hosts`` hosts, such an error says those hosts are configured differently (an rdma
   cgroup limit, a firmware without a capability, a half-empty GID table), which no column
-  shows, so no share of a vendor group measures it. On fewer hosts (a cgroup limit on one or
-  two), runs stand in for hosts: such an error survived in at least ``min_hosts`` x
+  shows, so no share of a vendor group measures it. On fewer hosts (a cgroup limit on two),
+  runs stand in for hosts: such an error survived in at least ``min_hosts`` x
   ``min_jobs`` runs, or ``min_hosts`` x ``min_success`` times, is as well attested as on
-  ``min_hosts`` hosts (each time the process met it and went on). A survived ETIMEDOUT or EIO on a rack's
+  ``min_hosts`` hosts (each time the process met it and went on). Not on one host alone: a
+  signal errno confined to one host and absent elsewhere is that host's fault (a GID entry
+  whose IP flaps there, retried through by every job), however many runs survive it. A survived ETIMEDOUT or EIO on a rack's
   hosts says something there is broken: the share still applies (and CBI's Increase to all).
   Nor is it asked of an error its operation absorbs (the root succeeded in ``handled_share`` of
   its occurrences: an auto counter bind's ENOMEM that _ib_modify_qp ignores on the few hosts
@@ -688,7 +690,10 @@ class FleetExpectedLearner(ParamsMixin):
         # in for the hosts when they are as many as min_hosts hosts would have needed (a later
         # trace of the process is proof it went on, sampled or not; see "Fleet spread")
         runs_for_hosts = (
-            pl.col("errno").is_in(list(self.signal_errnos)) & (pl.col("success_hosts") >= 1)
+            # (two hosts at least: a signal errno that one host alone shows, in however many of its
+            # runs, is that host's fault -- a GID entry whose IP flaps, retried through by every
+            # job there -- as nothing sets that host apart but the error itself)
+            pl.col("errno").is_in(list(self.signal_errnos)) & (pl.col("success_hosts") >= 2)
             & ((pl.col("success_jobs") >= self.min_hosts * self.min_jobs)
                | (pl.col("success") >= self.min_hosts * self.min_success)))
         cand = cand.with_columns(
