@@ -831,6 +831,8 @@ def host_alerts(
                .group_by("host", "errno", maintain_order=True).agg(pl.col("probe").first()))
     origins = origins.join(unexpected.group_by("probe", "errno").agg(pl.len().alias("_spread")),
                            on=["probe", "errno"])
+    origins = origins.join(_platform_wide(unexpected, window_calls, groups, max_shared_hosts),
+                           on=["probe", "errno"], how="anti")
     errs = _host_specific(host_calls, errs, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction,
                           max_shared_hosts, window_calls, calls, groups=groups)
     # a bucket is bad when some probe fails (unexpectedly) on most of its calls: a crash-looping
@@ -1105,6 +1107,24 @@ def _host_groups(layers: pl.DataFrame) -> pl.DataFrame:
     return (layers.lazy().group_by("host").agg(pl.col("vendor").drop_nulls().last(),
                                               pl.col("kernel_release").drop_nulls().last())
             .with_columns(pl.col("vendor", "kernel_release").cast(pl.String)).collect())
+
+
+def _platform_wide(unexpected: pl.DataFrame, window_calls: pl.DataFrame, groups: pl.DataFrame,
+                   min_group_hosts: int) -> pl.DataFrame:
+    """(probe, errno) shown by every host of one (vendor, kernel release) group that ran the
+    probe over the window -- `min_group_hosts` of them or more -- and by no other: the platform's
+    cause (see _without_platform_wide), not one host's."""
+    plat = ["vendor", "kernel_release"]
+    shown = unexpected.join(groups, on="host", how="left")
+    single = (shown.group_by("probe", "errno").agg(pl.len().alias("_hosts"), pl.struct(plat).n_unique().alias("_groups"),
+                                                   pl.col(plat).first())
+              .filter((pl.col("_groups") == 1) & (pl.col("_hosts") >= min_group_hosts)))
+    if single.is_empty():
+        return single.select("probe", "errno")
+    running = (window_calls.filter(pl.col("n_w") > 0).join(single.select("probe").unique(), on="probe", how="semi")
+               .join(groups, on="host", how="left").group_by("probe", *plat).agg(pl.len().alias("_running")))
+    return (single.join(running, on=["probe", *plat], how="left", nulls_equal=True)
+            .filter(pl.col("_hosts") >= pl.col("_running")).select("probe", "errno"))
 
 
 def _without_platform_wide(cells: pl.DataFrame, host_calls: pl.DataFrame, groups: pl.DataFrame,

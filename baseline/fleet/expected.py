@@ -61,9 +61,11 @@ routine) learns a unit as expected when all of these hold:
   shows, so no share of a vendor group measures it. On fewer hosts (a cgroup limit on two),
   runs stand in for hosts: such an error survived in at least ``min_hosts`` x
   ``min_jobs`` runs, or ``min_hosts`` x ``min_success`` times, is as well attested as on
-  ``min_hosts`` hosts (each time the process met it and went on). Not on one host alone: a
-  signal errno confined to one host and absent elsewhere is that host's fault (a GID entry
-  whose IP flaps there, retried through by every job), however many runs survive it. A survived ETIMEDOUT or EIO on a rack's
+  ``min_hosts`` hosts (each time the process met it and went on). On one host alone only when
+  the operation never succeeds there (the host cannot do it: a driver without a dmabuf op); an
+  operation that fails now and succeeds then on one host, with no other host showing the
+  error, is that host's fault (a GID entry whose IP flaps, retried through by every job),
+  however many runs survive it. A survived ETIMEDOUT or EIO on a rack's
   hosts says something there is broken: the share still applies (and CBI's Increase to all).
   Nor is it asked of an error its operation absorbs (the root succeeded in ``handled_share`` of
   its occurrences: an auto counter bind's ENOMEM that _ib_modify_qp ignores on the few hosts
@@ -618,6 +620,16 @@ class FleetExpectedLearner(ParamsMixin):
             .with_columns(pl.col("update_regression").fill_null(False))
             .sort(["operation", "probe", "errno"])
         )
+        # the family's hosts on which its operation also succeeded: there it comes and goes (a
+        # GID entry whose IP flaps), where it never does the host cannot do it (no dmabuf op)
+        ok = (tr.filter(~pl.col("root_failed")).select(pl.col("operation", "host").cast(pl.String)).unique())
+        also_ok = _stream(
+            true.lazy().select(pl.col("operation", "host").cast(pl.String), pl.col("probe", "errno").cast(pl.String))
+            .unique().join(ok, on=["operation", "host"], how="semi")
+            .group_by("operation", "probe", "errno").agg(pl.len().alias("hosts_also_ok")))
+        cand = (cand.with_columns(pl.col("probe", "errno").cast(pl.String))
+                .join(also_ok, on=["operation", "probe", "errno"], how="left")
+                .with_columns(pl.col("hosts_also_ok").fill_null(0)))
         schema_extra = {"observed_hosts": pl.Int64, "group_hosts": pl.Int64, "vendors": pl.String}
         if cand.is_empty():
             return cand.with_columns([pl.lit(None, t).alias(c) for c, t in schema_extra.items()]
@@ -690,10 +702,12 @@ class FleetExpectedLearner(ParamsMixin):
         # in for the hosts when they are as many as min_hosts hosts would have needed (a later
         # trace of the process is proof it went on, sampled or not; see "Fleet spread")
         runs_for_hosts = (
-            # (two hosts at least: a signal errno that one host alone shows, in however many of its
-            # runs, is that host's fault -- a GID entry whose IP flaps, retried through by every
-            # job there -- as nothing sets that host apart but the error itself)
-            pl.col("errno").is_in(list(self.signal_errnos)) & (pl.col("success_hosts") >= 2)
+            # (on one host alone only when the operation never succeeds there: the host cannot do
+            # it and takes another way, a driver without a dmabuf op. One host where the same
+            # operation fails now and succeeds then, retried through by every job -- a GID entry
+            # whose IP flaps -- and no other host shows it: that host's fault)
+            pl.col("errno").is_in(list(self.signal_errnos))
+            & ((pl.col("success_hosts") >= 2) | ((pl.col("success_hosts") >= 1) & (pl.col("hosts_also_ok") == 0)))
             & ((pl.col("success_jobs") >= self.min_hosts * self.min_jobs)
                | (pl.col("success") >= self.min_hosts * self.min_success)))
         cand = cand.with_columns(
