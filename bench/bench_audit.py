@@ -6,11 +6,11 @@
     .venv/bin/python -m bench.bench_audit --audit DATASET [--before CHECKOUT] [--repeat N]
     .venv/bin/python -m bench.bench_audit --stages DATASET      # the audit's memory, time and faults per stage
 
-`--quality` scores the audit (`baseline evaluate`) on seven generators in one run: the project's
+`--quality` scores the audit (`baseline evaluate`) on nine generators in one run: the project's
 simulator; tests/fleetgen, an independent messy-fleet generator that shares no code with it
 (routine errors originating below the root probe, sampled good traces, truncated trees, kernel
 updates mid-window, a host seen only through its counters; see tests/fleetgen/model.py); and
-tests/fleetgen3, tests/fleetgen4, tests/fleetgen5, tests/fleetgen6, tests/fleetgen7 and tests/fleetgen8, each written blind (without reading the
+tests/fleetgen3, tests/fleetgen4, tests/fleetgen5, tests/fleetgen6, tests/fleetgen7, tests/fleetgen8 and tests/fleetgen9, each written blind (without reading the
 simulator, the other generators or the audit) from the reference and the docs (see their
 __init__.py).
 
@@ -319,7 +319,7 @@ QUALITY_KEYS = ("cluster_purity", "cluster_completeness", "bifurcation_top1", "o
 
 
 QUALITY_GENERATORS = ("simulate", "fleetgen", "fleetgen3", "fleetgen4", "fleetgen5", "fleetgen6", "fleetgen7",
-                      "fleetgen8")
+                      "fleetgen8", "fleetgen9")
 
 
 def _generate(package: str, root: Path, hosts: int, hours: float, seed: int) -> None:
@@ -342,19 +342,26 @@ def _false_host_alerts(name: str, root: Path, alerts) -> int:
         truth = json.loads((root / f"{name}.json").read_text())["alert_hosts"]
         return sum(1 for host, errno in alerts.select("host", "errno").iter_rows()
                    if host not in truth or (errno is not None and errno not in truth[host]))
+    if name == "fleetgen9":
+        # a rising alert on the two hosts whose routine EAGAIN jumped is tolerated (see its docstring)
+        summary = json.loads((root / "fleetgen9.json").read_text())
+        truth, tolerated = summary["alert_hosts"], summary["tolerated_alerts"]
+        return sum(1 for host, alert, errno in alerts.select("host", "alert", "errno").iter_rows()
+                   if not (host in truth and errno in truth[host])
+                   and not (host in tolerated and alert == "rising_errno_rate" and errno in tolerated[host]))
     return -1
 
 
 def quality(tmp: Path, hosts: int, hours: float, seed: int, seed3: int = 3, seed4: int = 4, seed5: int = 5,
-            seed6: int = 6, seed7: int = 7, seed8: int = 8) -> dict:
-    """evaluate scores of the audit on the simulator's and the seven fleetgens' data (same size)."""
+            seed6: int = 6, seed7: int = 7, seed8: int = 8, seed9: int = 9) -> dict:
+    """evaluate scores of the audit on the simulator's and the eight fleetgens' data (same size)."""
     import polars as pl
 
     out = {}
     sim = tmp / "q-simulate"
     simulate(sim, hosts, hours, None, 1)
     gen, gen3, gen4, gen5 = tmp / "q-fleetgen", tmp / "q-fleetgen3", tmp / "q-fleetgen4", tmp / "q-fleetgen5"
-    gen6, gen7, gen8 = tmp / "q-fleetgen6", tmp / "q-fleetgen7", tmp / "q-fleetgen8"
+    gen6, gen7, gen8, gen9 = tmp / "q-fleetgen6", tmp / "q-fleetgen7", tmp / "q-fleetgen8", tmp / "q-fleetgen9"
     _generate("fleetgen", gen, hosts, hours, seed)
     _generate("fleetgen3", gen3, hosts, hours, seed3)
     _generate("fleetgen4", gen4, hosts, hours, seed4)
@@ -362,7 +369,8 @@ def quality(tmp: Path, hosts: int, hours: float, seed: int, seed3: int = 3, seed
     _generate("fleetgen6", gen6, hosts, hours, seed6)
     _generate("fleetgen7", gen7, hosts, hours, seed7)
     _generate("fleetgen8", gen8, hosts, hours, seed8)
-    for name, root in zip(QUALITY_GENERATORS, (sim, gen, gen3, gen4, gen5, gen6, gen7, gen8), strict=True):
+    _generate("fleetgen9", gen9, hosts, hours, seed9)
+    for name, root in zip(QUALITY_GENERATORS, (sim, gen, gen3, gen4, gen5, gen6, gen7, gen8, gen9), strict=True):
         audit = measure(BASELINE + ["audit", str(root), "--out", str(root / "audit")])
         ev = subprocess.run(BASELINE + ["evaluate", str(root), "--findings", str(root / "audit"), "--json"],
                             capture_output=True, text=True, cwd=REPO, check=True)
@@ -418,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed6", type=int, default=6, help="fleetgen6 seed for --quality")
     p.add_argument("--seed7", type=int, default=7, help="fleetgen7 seed for --quality")
     p.add_argument("--seed8", type=int, default=8, help="fleetgen8 seed for --quality")
+    p.add_argument("--seed9", type=int, default=9, help="fleetgen9 seed for --quality")
     args = p.parse_args(argv)
     if args.quality:
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
