@@ -951,8 +951,8 @@ def host_alerts(
     )
     rising = collapse_layers(rising, ranks)
     # recurring: an unexpected error confined to this host (at most `max_shared_hosts` hosts show
-    # it at its origin probe: the deepest one failing with the errno) that comes back in `persistent_buckets` buckets or more, `min_rise_failures`
-    # times or more, at a rate far above the fleet's in each (the cells kept above), without
+    # it at its origin probe: the deepest one failing with the errno) that comes back in
+    # `persistent_buckets` buckets or more, `min_rise_failures` times or more, at a rate far above the fleet's in each (the cells kept above), without
     # ever failing most calls or rising over the host's own history: an intermittent fault
     # present from the window's start (a peer-memory client failing 15 % of a host's GPU
     # registrations in scattered buckets; port 2 of 8 NICs timing out its firmware commands,
@@ -964,6 +964,12 @@ def host_alerts(
                            pl.col("bucket").min().alias("since"), pl.col("_spread").first())
         .filter((pl.col("_spread") <= max_shared_hosts) & (pl.col("total") >= min_rise_failures)
                 & (pl.col("active_buckets") >= persistent_buckets))
+        # ... in a third or more of the host's buckets since it first showed: a fault the host
+        # keeps, not a rare failure a job meets now and then (3 % of one host's INIT->RTR)
+        .join(calls.select("host", "bucket"), on="host")
+        .filter(pl.col("bucket") >= pl.col("since"))
+        .group_by(key, maintain_order=True).agg(pl.all().exclude("bucket").first(), pl.len().alias("_span"))
+        .filter(pl.col("active_buckets") * 3 >= pl.col("_span"))
         .join(pl.concat([persistent.select("host"), rising.select("host")]), on="host", how="anti")
         .select(
             "host", pl.lit("recurring_errno").alias("alert"), "probe", "errno", "since",
