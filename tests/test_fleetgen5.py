@@ -16,9 +16,6 @@ from datetime import UTC, datetime
 
 import polars as pl
 from fleet_harness import assert_generator_is_blind, audited_fleet
-from fleetgen5 import ABSORBED, FAULTS, ROUTINE, generate
-
-import pytest
 from fleetgen5 import ABSORBED, FAULTS, RELEASES, ROUTINE, generate
 
 from baseline.fleet.audit import run_audit

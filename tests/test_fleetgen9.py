@@ -13,19 +13,16 @@ test."""
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
-import json
 import re
 from pathlib import Path
 
 import polars as pl
-import pytest
+from fleet_harness import assert_generator_is_blind, audited_fleet
 from fleetgen9 import ROOT_CAUSES, generate
 from fleetgen9.chains import all_trees, functions_used
 
-from baseline.fleet.audit import host_alerts, run_audit
-from baseline.fleet.evaluate import evaluate
+from baseline.fleet.audit import host_alerts
 from baseline.run.allowlist import ExpectedErrors
 from tracer.schema import dataset_files, read
 
@@ -34,26 +31,12 @@ TREES = all_trees()
 T0 = dt.datetime(2026, 11, 30, 6, 0, tzinfo=dt.UTC)
 
 
-@pytest.fixture(scope="module")
-def fleet9(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fleetgen9")
-    summary = generate(root, hosts=16, hours=3, seed=9)
-    # learned expected errors only: the curated list must not be what sets the routine aside
-    result = run_audit(root, out_dir=root / "audit", expected=ExpectedErrors([]))
-    scores = evaluate(root, root / "audit")
-    print(json.dumps({k: v for k, v in scores.items() if k != "per_root_cause"}, indent=1))
-    return root, summary, result, scores
+fleet9 = audited_fleet("fleet9", generate, package="fleetgen9", hosts=16, hours=3, seed=9)
 
 
 def test_generator_is_blind():
     """It imports only the data model: nothing of the simulator, the other generators or the audit."""
-    for path in (Path(__file__).parent / "fleetgen9").glob("*.py"):
-        tree = ast.parse(path.read_text())
-        modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        assert not any(m.startswith("baseline") for m in modules), (path, modules)
-        assert not any(m.startswith("fleetgen") and not m.startswith("fleetgen9") for m in modules), modules
-        assert {m for m in modules if m.startswith("tracer")} <= {"tracer.schema"}, modules
+    assert_generator_is_blind("fleetgen9", tracer_modules={"tracer.schema"})
 
 
 def test_truth_comes_from_the_reference():
