@@ -1,0 +1,96 @@
+"""Listing a dataset's files: each directory read once, the same files as pathlib's rglob.
+
+A fleet-day is ~10,000 host directories per table; pathlib's rglob (Python 3.11) lists every
+directory twice, and the audit lists the events and counters tables, so the listing was ~40,000
+directory reads where ~20,000 give the same files. The reference here is rglob itself, on a
+dataset the simulator writes and on a tree with the awkward entries a hand-kept or half-written
+dataset has (dot names, nested directories, symlinks, a directory with a Parquet name)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from baseline.simulator.simulate import simulate
+from tracer import inputs
+from tracer.schema import dataset_files
+
+
+def _rglob_reference(date_dir: Path) -> list[Path]:
+    """What table_partition_files took of one date directory before: rglob, dot names dropped."""
+    return sorted(f for f in date_dir.rglob("*.parquet") if not f.name.startswith("."))
+
+
+def _count_listings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    listed: list[str] = []
+    real = os.scandir
+
+    def counting(path: str | os.PathLike[str] = ".") -> os.ScandirIterator:  # type: ignore[name-defined]
+        listed.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(inputs.os, "scandir", counting)
+    return listed
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("listing")
+    simulate(root, hosts=4, hours=1, seed=11, start="2026-11-28T00:00:00Z")
+    return root
+
+
+@pytest.mark.parametrize("table", ["events", "counters"])
+def test_simulated_dataset_lists_each_directory_once(simulated: Path, table: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    date_dirs = sorted((simulated / table).glob("date=*"))
+    expected = [f for d in date_dirs for f in _rglob_reference(d)]
+    directories = [p for d in date_dirs for p in [d, *d.rglob("*")] if p.is_dir()]
+    listed = _count_listings(monkeypatch)
+    files = dataset_files(simulated, table)
+    assert files == expected and len(files) >= 4, (files, expected)
+    # one read per directory (the table's own, for its date directories, included), none twice
+    assert sorted(listed) == sorted(map(str, [simulated / table, *directories])), listed
+
+
+def test_awkward_tree_lists_what_rglob_lists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    date = tmp_path / "events" / "date=2026-11-28"
+    (date / "host=a").mkdir(parents=True)
+    (date / "host=a" / "part-0.parquet").write_bytes(b"x")
+    (date / "host=a" / ".part-1.parquet.tmp").write_bytes(b"x")  # a write in progress
+    (date / "host=a" / ".hidden.parquet").write_bytes(b"x")  # dot name: skipped
+    (date / "host=a" / "notes.txt").write_bytes(b"x")
+    (date / "host=a" / "UPPER.PARQUET").write_bytes(b"x")  # case-sensitive, as rglob
+    (date / "host=b" / "sub" / "deeper").mkdir(parents=True)  # files at any depth
+    (date / "host=b" / "sub" / "deeper" / "part-2.parquet").write_bytes(b"x")
+    (date / "host=b" / "sub" / "part-3.parquet").write_bytes(b"x")
+    (date / "host=c.parquet").mkdir()  # a directory with a Parquet name: rglob lists it too
+    (date / "host=c.parquet" / "part-4.parquet").write_bytes(b"x")
+    (date / ".staging" / "host=d").mkdir(parents=True)  # a dot directory's files: rglob lists them
+    (date / ".staging" / "host=d" / "part-5.parquet").write_bytes(b"x")
+    decoy = tmp_path / "decoy"  # a symlinked directory is not descended into (as rglob)
+    decoy.mkdir()
+    (decoy / "part-6.parquet").write_bytes(b"x")
+    (date / "host=e").symlink_to(decoy, target_is_directory=True)
+    (date / "host=a" / "dangling.parquet").symlink_to(tmp_path / "missing")  # named, as rglob names it
+    (tmp_path / "events" / "date=2026-11-27" / "host=a").mkdir(parents=True)
+    (tmp_path / "events" / "date=2026-11-27" / "host=a" / "part-7.parquet").write_bytes(b"x")
+
+    expected = [f for d in sorted((tmp_path / "events").glob("date=*")) for f in _rglob_reference(d)]
+    assert {f.name for f in expected} >= {"part-0.parquet", "part-2.parquet", "part-5.parquet", "part-7.parquet",
+                                           "host=c.parquet", "dangling.parquet"}
+    listed = _count_listings(monkeypatch)
+    assert dataset_files(tmp_path, "events") == expected
+    assert len(listed) == len(set(listed)), listed  # each directory once
+    assert not any("decoy" in p or p.endswith("host=e") for p in listed), listed
+    # since: the earlier date's directory is not read at all
+    listed.clear()
+    since = dataset_files(tmp_path, "events", since="2026-11-28")
+    assert since == _rglob_reference(date) and not any("2026-11-27" in p for p in listed), listed
+    # a directory of traces (parquet_files_under): dot directories are skipped there
+    under = inputs.parquet_files_under(tmp_path / "events")
+    assert under == sorted(f for f in (tmp_path / "events").rglob("*.parquet")
+                           if not any(part.startswith(".") for part in f.relative_to(tmp_path / "events").parts))
+    assert "part-5.parquet" not in {f.name for f in under} and "part-0.parquet" in {f.name for f in under}
