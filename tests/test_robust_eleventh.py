@@ -84,6 +84,8 @@ try:
         print("returned", flush=True)
 except common.Stopped as exc:
     sys.exit(128 + exc.signum)
+except KeyboardInterrupt:  # SIGINT heard between two products (an idle machine multiplies fast)
+    sys.exit(130)
 """
 
 
