@@ -50,3 +50,18 @@ def assert_generator_is_blind(package: str, *, tracer_modules: set[str]) -> None
         others = {m for m in modules if m.startswith(("baseline", "fleetgen")) and m.split(".")[0] != package}
         assert not others, (path, others)
         assert {m for m in modules if m.startswith("tracer")} <= tracer_modules, (path, modules)
+
+
+PERFECT = ("cluster_purity", "cluster_completeness", "bifurcation_top1", "origin_layer_top1",
+           "expected_error_precision", "expected_error_recall", "routine_set_aside")
+
+
+def assert_every_cause_found(scores: dict, root_causes) -> None:
+    """`baseline evaluate`'s scores of a generator the audit gets right: every ratio 1.0, no
+    false finding, and every trace of each root cause detected, none set aside as expected."""
+    for key in PERFECT:
+        assert scores[key] == 1.0, (key, scores[key])
+    assert scores["false_findings"] == 0 and scores["false_findings_on_good"] == 0
+    for cause, e in scores["per_root_cause"].items():
+        if cause in root_causes:
+            assert e["detected"] == e["traces"] and e["set_aside_as_expected"] == 0, (cause, e)

@@ -27,15 +27,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from cli_harness import run_shell as _sh
 from test_bad_inputs import PROGRAM, _events, _write
 
 BIN = Path(sys.executable).parent
-
-
-def _sh(script: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`script` under bash with the venv's commands on PATH (the redirections need a shell)."""
-    full = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **(env or {})}
-    return subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=300, env=full)
 
 
 def _clean(proc: subprocess.CompletedProcess) -> None:

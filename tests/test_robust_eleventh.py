@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_harness import one_line_error as _one_line
+from cli_harness import run_shell as _sh
 from test_bad_inputs import PROGRAM, _events, _write
 
 from tracer import units
@@ -38,18 +40,6 @@ from tracer.pools import thread_pool
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _sh(script: str, cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    full = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **(env or {})}
-    return subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=full)
-
-
-def _one_line(proc: subprocess.CompletedProcess, code: int = 2) -> str:
-    err = proc.stderr.strip()
-    assert proc.returncode == code, err
-    assert "Traceback" not in err and len(err.splitlines()) == 1, err
-    return err
 
 
 @pytest.fixture(scope="module")

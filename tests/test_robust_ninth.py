@@ -20,12 +20,12 @@ simulator.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import run_shell as _sh
 from test_bad_inputs import PROGRAM, _events, _write
 
 from baseline.cli import main as baseline_main
@@ -35,11 +35,6 @@ from tracer.cli import main as tracer_main
 from tracer.errors import TracebaseError
 
 BIN = Path(sys.executable).parent
-
-
-def _sh(script: str, cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    full = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **(env or {})}
-    return subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=full)
 
 
 @pytest.fixture(scope="module")

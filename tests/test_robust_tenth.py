@@ -35,6 +35,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import one_line_error as _one_line
+from cli_harness import run_shell as _sh
 from test_bad_inputs import PROGRAM, _events, _write
 
 from baseline.cli import main as baseline_main
@@ -47,18 +49,6 @@ BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[1]
 ENTRY = ("  - id: learned-enoent-openat-0123456789\n    source: learned\n    probe: openat\n    errno: ENOENT\n"
          "    path: /srv/job/cache\n    support:\n      runs: 2\n      total: 2\n")
-
-
-def _sh(script: str, cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    full = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **(env or {})}
-    return subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=full)
-
-
-def _one_line(proc: subprocess.CompletedProcess, code: int = 2) -> str:
-    err = proc.stderr.strip()
-    assert proc.returncode == code, err
-    assert "Traceback" not in err and len(err.splitlines()) == 1, err
-    return err
 
 
 @pytest.fixture(scope="module")
