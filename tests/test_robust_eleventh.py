@@ -61,7 +61,10 @@ def fleet(tmp_path_factory):
 # A writer inside the CLI's stop handling, its temporary open, then a BLAS product of two
 # 3000x3000 matrices (several CPU seconds, the GIL released, no signal check inside).
 _NATIVE_STOP = """
-import sys, numpy as np
+import signal, sys, numpy as np
+# an interactive shell's foreground job hears Ctrl-C; a non-interactive shell's background job
+# (a CI runner's `cmd &`) starts with SIGINT ignored, which the command rightly leaves ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from tracer import atomic
 from tracer.cli import common
 a = np.ones((3000, 3000))
