@@ -404,13 +404,17 @@ def ingest_overlap_cases(base: Path, spool: Path) -> list[Result]:
     return results
 
 
+def _visible_files(d: Path) -> list[tuple[Path, Path]]:
+    """(path, path relative to d) of each file below d a reader sees: hidden names (temporaries,
+    .sets, .current) and what is not a regular file skipped."""
+    pairs = ((p, p.relative_to(d)) for p in sorted(d.rglob("*")))
+    return [(p, rel) for p, rel in pairs if not any(part.startswith(".") for part in rel.parts) and p.is_file()]
+
+
 def _digest(d: Path) -> dict[str, object]:
     """What a reader sees: visible files (shape of each Parquet table, size > 0 of the rest)."""
     seen: dict[str, object] = {}
-    for p in sorted(d.rglob("*")):
-        rel = p.relative_to(d)
-        if any(part.startswith(".") for part in rel.parts) or not p.is_file():
-            continue
+    for p, rel in _visible_files(d):
         if p.suffix == ".parquet":
             try:
                 seen[str(rel)] = pq.read_metadata(p).num_rows
@@ -1282,10 +1286,7 @@ def _content(d: Path) -> dict[str, object]:
     import hashlib
 
     seen: dict[str, object] = {}
-    for p in sorted(d.rglob("*")):
-        rel = p.relative_to(d)
-        if any(part.startswith(".") for part in rel.parts) or not p.is_file():
-            continue
+    for p, rel in _visible_files(d):
         if p.suffix == ".parquet":
             try:
                 t = pl.read_parquet(p)
