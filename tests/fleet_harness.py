@@ -5,7 +5,9 @@ the generator was written without the code it scores."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -65,3 +67,29 @@ def assert_every_cause_found(scores: dict, root_causes) -> None:
     for cause, e in scores["per_root_cause"].items():
         if cause in root_causes:
             assert e["detected"] == e["traces"] and e["set_aside_as_expected"] == 0, (cause, e)
+
+
+REFERENCE = TESTS.parent / "reference" / "rdma_control_path.yaml"
+
+
+@functools.cache
+def _reference_text() -> str:
+    return REFERENCE.read_text()
+
+
+def assert_functions_in_reference(functions: set[str]) -> None:
+    """Every function a generator's call trees use is named in the reference."""
+    text = _reference_text()
+    missing = {fn for fn in functions if not re.search(rf"\b{re.escape(fn)}\b", text)}
+    assert not missing, missing
+
+
+def assert_errno_from_reference(key: str, fn: str, errno: str, *, window: int = 900,
+                                firmware: tuple[str, ...] = ("mlx5_cmd_exec",)) -> None:
+    """`errno` is one the reference gives within `window` characters of `fn`, or, for the mlx5
+    firmware command functions (`firmware`), one of the errno_conventions' firmware mapping."""
+    text = _reference_text()
+    conventions = text[text.index("errno_conventions"):text.index("name_corrections_vs_brief")]
+    near = [text[max(0, m.start() - window):m.end() + window] for m in re.finditer(rf"\b{re.escape(fn)}\b", text)]
+    from_firmware = fn in firmware and f"-{errno}" in conventions
+    assert from_firmware or any(f"-{errno}" in w for w in near), (key, fn, errno)

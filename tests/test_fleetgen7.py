@@ -15,11 +15,15 @@ dense routine rate that is a host's configuration."""
 from __future__ import annotations
 
 import datetime as dt
-import re
-from pathlib import Path
 
 import polars as pl
-from fleet_harness import assert_every_cause_found, assert_generator_is_blind, audited_fleet
+from fleet_harness import (
+    assert_errno_from_reference,
+    assert_every_cause_found,
+    assert_functions_in_reference,
+    assert_generator_is_blind,
+    audited_fleet,
+)
 from fleetgen7 import ROOT_CAUSES, generate
 from fleetgen7.templates import build, functions_used
 
@@ -28,7 +32,6 @@ from baseline.fleet.expected import FleetExpectedLearner
 from baseline.run.allowlist import Entry, ExpectedErrors
 from tracer.schema import dataset_files, polars_schema, read
 
-REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "rdma_control_path.yaml"
 TEMPLATES = build()
 T0 = dt.datetime(2026, 11, 29, 20, 0, tzinfo=dt.UTC)
 
@@ -46,17 +49,12 @@ def test_truth_comes_from_the_reference():
     """Every function of every tree is named in the reference, and every injected or routine
     error's errno is one the reference gives for the function where it starts (mlx5 firmware
     commands: the errno_conventions' mapping, transport timeouts included)."""
-    text = REFERENCE.read_text()
-    missing = {fn for fn in functions_used(TEMPLATES) if not re.search(rf"\b{re.escape(fn)}\b", text)}
-    assert not missing, missing
-    conventions = text[text.index("errno_conventions"):text.index("name_corrections_vs_brief")]
+    assert_functions_in_reference(functions_used(TEMPLATES))
     for tmpl in TEMPLATES.values():
         for fn, errno in ((tmpl.bif, tmpl.bif_errno), *_origins(tmpl)):
             if fn is None:
                 continue
-            near = [text[max(0, m.start() - 700):m.end() + 700] for m in re.finditer(rf"\b{re.escape(fn)}\b", text)]
-            firmware = fn in ("mlx5_cmd_exec", "mlx5_cmd_do") and f"-{errno}" in conventions
-            assert firmware or any(f"-{errno}" in w for w in near), (tmpl.key, fn, errno)
+            assert_errno_from_reference(tmpl.key, fn, errno, window=700, firmware=("mlx5_cmd_exec", "mlx5_cmd_do"))
     assert {t.root_cause for t in TEMPLATES.values() if t.root_cause} == set(ROOT_CAUSES)
 
 

@@ -14,11 +14,15 @@ test."""
 from __future__ import annotations
 
 import datetime as dt
-import re
-from pathlib import Path
 
 import polars as pl
-from fleet_harness import assert_every_cause_found, assert_generator_is_blind, audited_fleet
+from fleet_harness import (
+    assert_errno_from_reference,
+    assert_every_cause_found,
+    assert_functions_in_reference,
+    assert_generator_is_blind,
+    audited_fleet,
+)
 from fleetgen9 import ROOT_CAUSES, generate
 from fleetgen9.chains import all_trees, functions_used
 
@@ -26,7 +30,6 @@ from baseline.fleet.audit import host_alerts
 from baseline.run.allowlist import ExpectedErrors
 from tracer.schema import dataset_files, read
 
-REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "rdma_control_path.yaml"
 TREES = all_trees()
 T0 = dt.datetime(2026, 11, 30, 6, 0, tzinfo=dt.UTC)
 
@@ -43,17 +46,12 @@ def test_truth_comes_from_the_reference():
     """Every function of every tree is named in the reference; each tree's bifurcation errno is
     one the reference gives near that function (mlx5_cmd_exec: the firmware transport errnos of
     errno_conventions) and is its deepest failing frame."""
-    text = REFERENCE.read_text()
-    missing = {fn for fn in functions_used(TREES) if not re.search(rf"\b{re.escape(fn)}\b", text)}
-    assert not missing, missing
-    conventions = text[text.index("errno_conventions"):text.index("name_corrections_vs_brief")]
+    assert_functions_in_reference(functions_used(TREES))
     for tree in TREES.values():
         if not tree.bif:
             continue
         fn, errno, layer = tree.bif
-        near = [text[max(0, m.start() - 900):m.end() + 900] for m in re.finditer(rf"\b{re.escape(fn)}\b", text)]
-        firmware = fn == "mlx5_cmd_exec" and f"-{errno}" in conventions
-        assert firmware or any(f"-{errno}" in w for w in near), (tree.key, fn, errno)
+        assert_errno_from_reference(tree.key, fn, errno)
         frame = next(f for f in tree.frames if f[1] == fn and f[3] == errno)
         assert frame[2] == layer
         # deepest failing frame of the chain that reaches the root (a rescued GUP EFAULT beside it)
