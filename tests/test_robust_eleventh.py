@@ -114,6 +114,30 @@ def test_a_command_handler_of_its_own_is_left_to_finish(tmp_path):
     assert (tmp_path / "o").read_bytes() == b"half"
 
 
+# Inside the CLI's stop handling, a forked worker (as ingest's -j pool) stopped by SIGTERM, as
+# multiprocessing's pool does to its workers when it closes; the parent goes on working.
+_CHILD_STOPPED = """
+import multiprocessing, os, signal, sys, time
+from tracer.cli import common
+with common._stop_signals_unwind():
+    worker = multiprocessing.get_context("fork").Process(target=time.sleep, args=(30,))
+    worker.start()
+    time.sleep(0.2)
+    os.kill(worker.pid, signal.SIGTERM)
+    worker.join()
+    time.sleep(4 * common.STOP_GRACE_S)  # the parent's own work after its pool closed
+    print("worker", worker.exitcode, flush=True)
+"""
+
+
+def test_a_stopped_forked_worker_does_not_stop_its_parent():
+    # (CI: ingest -j 2 exited 143 after its pool closed: the worker's SIGTERM was written to the
+    # wakeup pipe it inherited, and the parent's watchdog took it for its own)
+    proc = subprocess.run([sys.executable, "-c", _CHILD_STOPPED], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, "worker -15\n"), proc.stderr
+    assert proc.stderr == ""  # the worker died of the signal, no traceback of a Stopped raised in it
+
+
 def test_a_pool_stopped_cancels_its_queued_tasks():
     started = []
     t0 = time.monotonic()

@@ -1108,11 +1108,16 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
 
 
 def _host_groups(layers: pl.DataFrame) -> pl.DataFrame:
-    """host, vendor, kernel_release: each host's platform, the last vendor and release its
-    counters name (a host rebooted into a new release belongs to that one's group)."""
-    return (layers.lazy().group_by("host").agg(pl.col("vendor").drop_nulls().last(),
-                                              pl.col("kernel_release").drop_nulls().last())
-            .with_columns(pl.col("vendor", "kernel_release").cast(pl.String)).collect())
+    """host, vendor, kernel_release: each host's platform, the vendor and release of its latest
+    bucket (a host rebooted into a new release belongs to that one's group; a bucket naming two,
+    the host rebooted within it, the later in text order: the same whatever the rows' order).
+    `layers` is the calls table (per bucket) or split_cell_attributes' (its `last_bucket`)."""
+    last = "last_bucket" if "last_bucket" in layers.columns else "bucket"
+    lf = layers.lazy().select("host", last, pl.col("vendor", "kernel_release").cast(pl.String))
+    # (each column on its own: a host whose counters never name a vendor keeps its release)
+    latest = [lf.filter(pl.col(c).is_not_null()).group_by("host").agg(pl.col(c).sort_by([last, c]).last())
+              for c in ("vendor", "kernel_release")]
+    return lf.select("host").unique().join(latest[0], on="host", how="left").join(latest[1], on="host", how="left").collect()
 
 
 def _platform_wide(unexpected: pl.DataFrame, window_calls: pl.DataFrame, groups: pl.DataFrame,

@@ -83,14 +83,14 @@ CELL_ATTRIBUTES = ("layer", "vendor", "kernel_release")
 def split_cell_attributes(calls: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """bucket_counters' calls table as (calls without CELL_ATTRIBUTES, attributes): the
     attributes are one row per distinct (host, probe, layer, vendor, kernel_release), in the
-    order first seen, with its first bucket. On a fleet-day the calls are ~5M cells and these
+    order first seen, with its first and last bucket. On a fleet-day the calls are ~5M cells and these
     ~150k combinations, so the three categorical columns (12 bytes a cell, ~55 MiB) are not held
     beside the per-trace table; what is read of them -- a probe's first layer, a host's vendor,
     when a host first ran a release -- reads the same off the attributes (first seen = first in
     the calls' order). Pass the three as the counters (calls, errors, attributes): every reader
     of bucketed counters takes either form (`cell_attributes`)."""
     attrs = (calls.lazy().group_by("host", "probe", *CELL_ATTRIBUTES, maintain_order=True)
-             .agg(pl.col("bucket").min()).collect())
+             .agg(pl.col("bucket").min(), pl.col("bucket").max().alias("last_bucket")).collect())
     return calls.drop(CELL_ATTRIBUTES, strict=False), attrs
 
 

@@ -139,6 +139,39 @@ _HEARD: list[int] = []
 STOP_GRACE_S = 0.5
 
 
+# While a command runs: the signals whose handlers are ours (-> the disposition before), and the
+# watchdog's wakeup pipe. A forked child (ingest's -j workers, multiprocessing's fork context)
+# inherits both the handlers and the C-level wakeup fd -- the write end of the parent's pipe --
+# but not the watchdog thread. The SIGTERM multiprocessing sends its pool's workers when the
+# pool closes then woke the parent's watchdog, which had not heard it and ended the parent 143
+# half a second later (a fresh-clone CI run, round twelve). The child gets the dispositions
+# from before and no wakeup fd (`_forget_stop_signals`, run by os.register_at_fork).
+_OURS: dict[int, Any] = {}
+_WAKEUP_PIPE: list[int] = []
+
+
+def _forget_stop_signals() -> None:
+    """In a forked child: the stop signals as they were before the command's handlers, no
+    wakeup fd, the parent's watchdog pipe closed (a signal to the child is the child's)."""
+    import signal
+
+    if not _OURS and not _WAKEUP_PIPE:
+        return
+    with contextlib.suppress(ValueError, OSError):
+        signal.set_wakeup_fd(-1)
+    for sig, previous in _OURS.items():
+        with contextlib.suppress(ValueError, OSError, TypeError):
+            signal.signal(sig, previous)
+    for fd in _WAKEUP_PIPE:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _OURS.clear()
+    _WAKEUP_PIPE.clear()
+
+
+os.register_at_fork(after_in_child=_forget_stop_signals)
+
+
 def _raise_stopped(signum: int, frame: Any) -> None:
     _HEARD.append(signum)
     raise Stopped(signum)
@@ -202,6 +235,7 @@ def _stop_signals_unwind() -> Any:
         current = signal.getsignal(sig)
         if current is signal.SIG_DFL or (sig == signal.SIGINT and current is signal.default_int_handler):
             installed[sig] = signal.signal(sig, handler)
+    _OURS.update(installed)
     _HEARD.clear()
     done = threading.Event()
     watchdog = _start_watchdog({sig: signal.getsignal(sig) for sig in installed}, done) if installed else None
@@ -213,6 +247,7 @@ def _stop_signals_unwind() -> Any:
             watchdog()
         for sig, previous in installed.items():
             signal.signal(sig, previous)
+            _OURS.pop(sig, None)
 
 
 def _start_watchdog(ours: dict[int, Any], done: Any) -> Callable[[], None] | None:
@@ -246,7 +281,10 @@ def _start_watchdog(ours: dict[int, Any], done: Any) -> Callable[[], None] | Non
     finally:
         threading.stack_size(size)
 
+    _WAKEUP_PIPE[:] = [read_fd, write_fd]
+
     def stop() -> None:
+        _WAKEUP_PIPE.clear()
         signal.set_wakeup_fd(previous)
         with contextlib.suppress(OSError):
             os.write(write_fd, b"\0")  # wakes the thread, which sees `done`
