@@ -198,6 +198,24 @@ def test_retention_drops_old_partitions(tmp_path):
     assert sorted(p.name for p in (dataset / "events").iterdir()) == ["date=2026-11-25"]
 
 
+def test_retention_keeps_each_tables_newest_partition(tmp_path):
+    # a clock far ahead (or an ingest stopped longer than the retention) must not empty the
+    # dataset: the newest day of each table stays, the older ones go
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    make_spool(spool, hosts=1, snapshots=1, start=T0 - dt.timedelta(days=1))
+    make_spool(spool, hosts=1, snapshots=1)
+    ingest_spool(spool, dataset, quarantine)
+    tables = sorted(p.name for p in dataset.iterdir() if p.is_dir())
+    before = {t: sorted(p.name for p in (dataset / t).glob("date=*")) for t in tables}
+    assert all(len(days) == 2 for days in before.values()) and len(tables) == 3
+    removed = apply_retention(dataset, quarantine, dataset_days=30, quarantine_days=30,
+                              today=dt.date(2261, 12, 31))
+    assert removed == {"partitions": 3, "quarantined": 0, "kept_newest": 3}
+    assert {t: sorted(p.name for p in (dataset / t).glob("date=*")) for t in tables} == {
+        t: days[-1:] for t, days in before.items()}
+    assert read(dataset_files(dataset, "events"), "events").height > 0
+
+
 def test_snapshot_names():
     assert snapshot_date("snap-20261125T100000.000Z-3") == "2026-11-25"
     assert snapshot_date("snap-20261125T100000.000Z-000003") == "2026-11-25"

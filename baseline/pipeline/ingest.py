@@ -730,15 +730,24 @@ def apply_retention(
 ) -> dict[str, int]:
     """Delete dataset date partitions and quarantined entries older than the retention.
 
-    Symlinks (quarantined links) are removed as links; their targets are never touched."""
+    Each table's newest date partition is kept even when it is older (`kept_newest` counts
+    them): a clock set far ahead, or an ingest stopped for longer than the retention, would
+    otherwise leave an empty dataset -- the last data the audits have, as a findings directory's
+    LATEST run is kept. Symlinks (quarantined links) are removed as links; their targets are
+    never touched."""
     today = today or dt.datetime.now(dt.UTC).date()
     cutoff = (today - dt.timedelta(days=dataset_days)).isoformat()
-    removed = {"partitions": 0, "quarantined": 0}
+    removed = {"partitions": 0, "quarantined": 0, "kept_newest": 0}
     dataset = Path(dataset)
     if dataset.is_dir():
         with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s):
-            for date_dir in dataset.glob("*/date=*"):
-                if date_dir.name.removeprefix("date=") < cutoff:
+            for table in sorted(p for p in dataset.iterdir() if p.is_dir() and not p.is_symlink()):
+                dates = sorted(table.glob("date=*"), key=lambda d: d.name)
+                expired = [d for d in dates if d.name.removeprefix("date=") < cutoff]
+                if expired and expired[-1] == dates[-1]:
+                    expired.pop()
+                    removed["kept_newest"] += 1
+                for date_dir in expired:
                     if date_dir.is_symlink():
                         date_dir.unlink()
                     else:
