@@ -1,0 +1,103 @@
+"""The audit scored on tests/fleetgen10, a tenth fleet generator written blind (from
+reference/rdma_control_path.yaml, tracer/schema.py, README.md, docs/architecture.md and
+tests/fleet_harness.py; without reading the simulator, the other generators, or the learn/audit
+code).
+
+The fleet (generator.py has its shape and the decisions behind its truth): host clocks minutes
+off and one stepping back mid-window, spools delivered hours late, a probe rolled out to half the
+fleet mid-window, a peer-memory client reloaded host by host, two tenants per host (one's jobs
+fail behind a net-namespace gate, the other's do not), per-driver errnos, routine errors whose
+rates follow the diurnal load; six root causes, seven routine families."""
+
+from __future__ import annotations
+
+import polars as pl
+from fleet_harness import (
+    assert_errno_from_reference,
+    assert_every_cause_found,
+    assert_functions_in_reference,
+    assert_generator_is_blind,
+    audited_fleet,
+)
+from fleetgen10 import ROOT_CAUSES, generate
+from fleetgen10.chains import ROLLOUT_PROBE, all_variants, functions_used, origin
+
+from tracer.schema import dataset_files, read
+
+VARIANTS = all_variants()
+
+fleet10 = audited_fleet("fleet10", generate, package="fleetgen10", hosts=60, hours=3, seed=10)
+
+
+def test_generator_is_blind():
+    """It imports only the data model: nothing of the simulator, the other generators or the audit."""
+    assert_generator_is_blind("fleetgen10", tracer_modules={"tracer.schema"})
+
+
+def test_truth_comes_from_the_reference():
+    """Every function of every tree is named in the reference; every error a tree carries is one
+    the reference gives near the function where it starts (mlx5_core_create_cq: the firmware mapping of
+    errno_conventions), and each fault's origin is that fault's deepest failing frame."""
+    assert_functions_in_reference(functions_used(VARIANTS))
+    for v in VARIANTS:
+        # where each errno of the tree starts: its deepest frame (the callers pass it up unchanged)
+        for errno in {f[3] for f in v.frames if f[3]}:
+            fn = max((f for f in v.frames if f[3] == errno), key=lambda f: f[0])[1]
+            assert_errno_from_reference(v.key, fn, errno, firmware=("mlx5_cmd_exec", "mlx5_core_create_cq"))
+    assert {v.root_cause for v in VARIANTS if v.root_cause} == set(ROOT_CAUSES)
+    assert origin(next(v.frames for v in VARIANTS if v.root_cause == "peer_client_reload_gap"))[0] == "ib_peer_umem_get"
+
+
+def test_the_fleet_has_the_shapes_it_is_for(fleet10):
+    root, summary, _, _ = fleet10
+    counters = read(dataset_files(root, "counters"), "counters")
+    truth = read(dataset_files(root, "truth"), "truth")
+    assert set(truth["root_cause"].drop_nulls()) == set(ROOT_CAUSES)
+    assert set(counters["vendor"]) == {"mlx5", "bnxt_re", "irdma"}
+    roles = summary["roles"]
+    # the clock step: this host's snapshot times go back once, by minutes
+    step = next(h for h, r in roles.items() if "clock_step_back" in r)
+    times = counters.filter(pl.col("host") == step).unique("snapshot_time", maintain_order=True)["snapshot_time"]
+    assert (times.diff().dt.total_seconds() < -500).sum() == 1
+    # late spools: separate part files, and one holds a fault's records
+    late = {p.parent.name.removeprefix("host=") for p in dataset_files(root, "events") if p.name.startswith("part-late")}
+    assert late == {h for h, r in roles.items() if "late_spool" in r}
+    # the probe rolled out to every second host, from mid-window on
+    rolled = counters.filter(pl.col("probe") == ROLLOUT_PROBE)
+    assert 0 < rolled["host"].n_unique() < counters["host"].n_unique()
+    first, last = counters["snapshot_time"].min(), counters["snapshot_time"].max()
+    assert rolled["snapshot_time"].min() > first + (last - first) * 0.4
+    # two tenants on each host; only orion's jobs meet the net-namespace gate
+    events = read(dataset_files(root, "events"), "events")
+    tenant = events.select("trace_id", pl.col("metadata").list.eval(pl.element().struct.field("value")).list.first().alias("tenant"))
+    netns = truth.filter(pl.col("root_cause") == "tenant_netns_gid_denied").join(tenant.unique("trace_id"), on="trace_id")
+    assert set(netns["tenant"]) == {"orion"}
+    # the counter_buckets summaries are beside about half the counters files
+    assert 0 < len(dataset_files(root, "counter_buckets")) < len(dataset_files(root, "counters"))
+
+
+def test_audit_scores_on_fleetgen10(fleet10):
+    _, summary, result, s = fleet10
+    assert_every_cause_found(s, ROOT_CAUSES)
+    assert s["clusters"] == result.clusters.height == len(ROOT_CAUSES)
+    routine = s["per_root_cause"]["None"]
+    assert routine["set_aside_as_expected"] == routine["traces"] == sum(summary["routine"].values())
+
+
+def test_host_alerts_on_the_faulty_hosts_only(fleet10):
+    """The three hosts with a fault of their own alert (the irdma host out of QP context memory,
+    the host whose CQ firmware commands fail after its clock stepped, the host whose memlock
+    limit was reset, its spool late); on the 8 hosts whose peer client was reloaded an alert
+    naming EFAULT is tolerated; none elsewhere: not on the tenant's hosts, the moe job's irdma
+    hosts, the clock-skewed or late hosts, nor for any routine family."""
+    _, summary, result, _ = fleet10
+    required, tolerated = summary["alert_hosts"], summary["tolerated_alerts"]
+    alerts = result.host_alerts
+    for host, alert, errno in alerts.select("host", "alert", "errno").iter_rows():
+        if host in tolerated:
+            assert errno in tolerated[host] or errno is None, (host, alert, errno)
+        else:
+            # a persistent bad state names its probe, not always an errno
+            assert host in required and (errno in required[host] or (errno is None and alert == "persistent_bad_state")), \
+                (host, alert, errno)
+    assert set(required) <= set(alerts["host"]), alerts
