@@ -11,6 +11,8 @@ rates follow the diurnal load; six root causes, seven routine families."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import polars as pl
 from fleet_harness import (
     assert_errno_from_reference,
@@ -20,8 +22,10 @@ from fleet_harness import (
     audited_fleet,
 )
 from fleetgen10 import ROOT_CAUSES, generate
-from fleetgen10.chains import ROLLOUT_PROBE, all_variants, functions_used, origin
+from fleetgen10.chains import ROLLOUT_PROBE, all_variants, functions_used, modify_qp, origin
 
+from baseline.fleet.audit import host_alerts
+from baseline.run.allowlist import ExpectedErrors
 from tracer.schema import dataset_files, read
 
 VARIANTS = all_variants()
@@ -101,3 +105,56 @@ def test_host_alerts_on_the_faulty_hosts_only(fleet10):
             assert host in required and (errno in required[host] or (errno is None and alert == "persistent_bad_state")), \
                 (host, alert, errno)
     assert set(required) <= set(alerts["host"]), alerts
+
+
+# --------------------------------------------------------------------------------------------
+# guards of the rules this fleet led to, on counters built from the reference chains
+# --------------------------------------------------------------------------------------------
+T0 = dt.datetime(2026, 12, 1, 5, 0, tzinfo=dt.UTC)
+NETNS = modify_qp("mlx5", "INIT->RTR", fault="netns")
+DEPTH = {fn: d for d, fn, _, _ in NETNS}
+
+
+def _counters(calls_fails, hosts: int, buckets: int = 12) -> pl.LazyFrame:
+    """Counters (one snapshot per 15 minutes) of an INIT->RTR tree's probes on `hosts` mlx5
+    hosts; calls_fails(host, bucket) -> (calls, of which failing with the net-namespace gate's
+    ENODEV at ib_resolve_eth_dmac and up the chain)."""
+    rows = []
+    for h in range(hosts):
+        for b in range(buckets):
+            n, f = calls_fails(h, b)
+            for _depth, fn, layer, errno in NETNS:
+                fails = f if errno else 0
+                rows.append({"host": f"h{h:02d}", "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": fn,
+                             "layer": layer, "vendor": "mlx5", "kernel_release": "6.8.0-51-generic", "invocations": n,
+                             "failures": fails, "errno_counts": [{"errno": errno, "count": fails}] if fails else []})
+    return pl.DataFrame(rows).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns")).lazy()
+
+
+def test_a_cause_following_a_tenants_jobs_is_no_host_alert():
+    """One tenant's jobs fail INIT->RTR (ENODEV, the net-namespace gate) on 12 of 24 hosts,
+    crash-looping from host to host: each of the 12 in turn fails every call for 45 minutes
+    (only the failing tenant calls there then) after a bucket in which it fails some (the other
+    tenant's calls pass). Three hosts a bucket, a dozen over the window: the cluster's cause, no
+    host's alert. (Before: counted a bucket at a time, each host looked like the only one, and
+    its 45 minutes rose over its own history.)"""
+    def tenant(h, b):
+        if h < 12 and b >= 1 and (b - h) % 12 in (2, 3, 4):
+            return 6, 6
+        if h < 12 and b >= 1 and (b - h) % 12 == 1:
+            return 6, 2
+        return 4, 0
+    alerts = host_alerts(_counters(tenant, 24, buckets=16), ExpectedErrors([]), probe_depth=DEPTH)
+    assert alerts.is_empty(), alerts
+
+
+def test_hosts_down_together_still_alert():
+    """The rules above keep a rack's alerts: 5 of 24 hosts fail every INIT->RTR in the last
+    four buckets (their switch), the rest pass: each of the five alerts, naming the probe; one
+    host so alone alerts too."""
+    rack = host_alerts(_counters(lambda h, b: (40, 40) if h < 5 and b >= 8 else (40, 0), 24),
+                       ExpectedErrors([]), probe_depth=DEPTH)
+    assert set(rack["host"]) == {f"h{h:02d}" for h in range(5)}, rack
+    one = host_alerts(_counters(lambda h, b: (40, 40) if h == 0 and b >= 8 else (40, 0), 24),
+                      ExpectedErrors([]), probe_depth=DEPTH)
+    assert set(one["host"]) == {"h00"}, one

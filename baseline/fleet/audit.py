@@ -834,7 +834,7 @@ def host_alerts(
     origins = origins.join(_platform_wide(unexpected, window_calls, groups, max_shared_hosts),
                            on=["probe", "errno"], how="anti")
     errs = _host_specific(host_calls, errs, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction,
-                          max_shared_hosts, window_calls, calls, groups=groups)
+                          max_shared_hosts, window_calls, calls, groups=groups, bucket=bucket)
     # a bucket is bad when some probe fails (unexpectedly) on most of its calls: a crash-looping
     # host fails the same call at every restart even though most of its other calls succeed
     # (the bucket's bad probe: the deepest of those failing, as for rising alerts)
@@ -1040,7 +1040,7 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
                    bad_ratio: float, max_shared_fraction: float, max_shared_hosts: int,
                    window_calls: pl.DataFrame | None = None, calls: pl.DataFrame | None = None,
                    down_ratio: float = 0.9, down_failures: int = 3,
-                   groups: pl.DataFrame | None = None) -> pl.DataFrame:
+                   groups: pl.DataFrame | None = None, bucket: str = "15m", shared_buckets: int = 4) -> pl.DataFrame:
     """The bucketed error counts (host, probe, errno, bucket, count) of cells whose failure rate
     is far above the rest of the fleet's (see host_alerts). window_calls (host, probe, n_w) and
     calls (host, bucket, ...) are host_calls' totals when the caller has them; groups (host,
@@ -1083,8 +1083,16 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
     # hosts reporting per bucket: one row per (host, bucket) in `calls`
     reporting = (host_calls.group_by("bucket").agg(pl.col("host").n_unique().alias("reporting")) if calls is None
                  else calls.group_by("bucket").agg(pl.len().alias("reporting")))
+    # hosts failing alike: on most of their calls, in this bucket or the `shared_buckets` - 1
+    # before it. A cause that follows jobs rather than hosts (a tenant's pods behind a
+    # net-namespace gate, crash-looping from host to host as the scheduler places them) fails
+    # a few hosts a bucket and a dozen an hour: counted a bucket at a time, each host looked
+    # like the only one
+    most = cells.filter(pl.col("p_host") >= bad_ratio).select("host", *key)
+    width = pl.duration(nanoseconds=units.parse_duration_ns(bucket, "bucket"))
     shared = (
-        cells.filter(pl.col("p_host") >= bad_ratio).group_by(key).agg(pl.len().alias("shared"))
+        pl.concat([most.with_columns(pl.col("bucket") + width * k) for k in range(shared_buckets)])
+        .group_by(key).agg(pl.col("host").n_unique().alias("shared"))
         .join(reporting, on="bucket")
         .filter(pl.col("shared") > pl.max_horizontal(pl.lit(max_shared_hosts), max_shared_fraction * pl.col("reporting")))
     )
@@ -1095,8 +1103,16 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
     # (compared with the hosts not down so in the bucket, or with the fleet's rate over the window
     # when those made few calls there: its rack-mates' failures are the same cause, not the rest
     # of the fleet's rate)
+    # ... and a cause fails the hosts themselves only where it fails their calls alike: where,
+    # in the bucket, a quarter as many of the hosts failing it fail only part of their calls
+    # as are down on it, it fails some callers and not others on the same hosts (one tenant's
+    # pods behind a net-namespace gate, another's jobs passing; a down host there is one only
+    # the failing tenant called): the clusters' cause, no host's state
     down = (pl.col("p_host") >= down_ratio) & (pl.col("f") >= down_failures)
-    shared_down = cells.join(shared, on=key, how="semi").filter(down)
+    in_shared = cells.join(shared, on=key, how="semi")
+    selective = (in_shared.group_by(key).agg(down.sum().alias("_down"), (pl.col("p_host") < down_ratio).sum().alias("_part"))
+                 .filter(pl.col("_part") * 4 >= pl.col("_down")))
+    shared_down = in_shared.join(selective, on=key, how="anti").filter(down)
     up = shared_down.group_by(key).agg(pl.col("f").sum().alias("_fd"), pl.col("n").sum().alias("_nd"))
     up_calls = pl.col("N") - pl.col("_nd")
     shared_down = shared_down.join(up, on=key).with_columns(
