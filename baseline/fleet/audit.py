@@ -799,8 +799,11 @@ def host_alerts(
     the fleet made `min_fleet_calls` calls of the probe there, else over the whole window), and
     when few hosts fail that way at once: at most max(`max_shared_hosts`, `max_shared_fraction`
     of the hosts reporting in the bucket) hosts with the same probe and errno failing on
-    `bad_ratio` of their calls. A cause that hits many hosts alike (a library rollout: EFAULT
-    on every affected host, jobs crashing on it) is left to the root-cause clusters.
+    `bad_ratio` of their calls, in the bucket or the three before it. A cause that hits many
+    hosts alike (a library rollout: EFAULT on every affected host, jobs crashing on it; a
+    tenant's jobs failing wherever they are placed) is left to the root-cause clusters, except
+    on hosts down on the probe, unless the cause fails only part of other hosts' calls there
+    (see _host_specific).
 
     One errno propagating up a call chain rises at every layer it crosses: rising alerts are
     collapsed per (host, errno) onto the deepest probe (`probe_depth`: call depth per probe, e.g.
