@@ -351,25 +351,7 @@ def _audit_runs(frames: pl.DataFrame) -> pl.DataFrame | None:
     running sums for the chain hash and frame count, the same for the error count and the
     failing root, and the trace-level columns from each trace's first row. None where
     _trace_runs gives up (per_trace_table handles those)."""
-    runs = _trace_runs(frames)
-    if runs is None:
-        return None
-    err = pl.col("errno").is_not_null()
-    tid = pl.col("trace_id")
-    sums = frames.select(err.cast(pl.UInt32).cum_sum().alias("_e"),
-                         (err & (pl.col("depth") == 0)).cast(pl.UInt32).cum_sum().alias("_r"),
-                         (tid != tid.shift(1)).fill_null(True).alias("_first"))
-    ends = runs["_start"] + runs["frames"] - 1  # the row of each trace's last frame
-    errs, roots = sums["_e"].gather(ends), sums["_r"].gather(ends)
-    return pl.concat([
-        runs.select("trace_id", "host", "operation", "chain_hash", "frames"),
-        pl.DataFrame([(errs - errs.shift(1, fill_value=0)).alias("errors"),
-                      ((roots - roots.shift(1, fill_value=0)) > 0).alias("root_err")]),
-        # each trace's first row (the rows `_start` numbers): a filter, not a gather, since a
-        # batch holds one chunk per file and a gather across ~500 chunks costs ~10x more
-        frames.select(TRACE_LEVEL).filter(sums["_first"]),
-        runs.select("_start"),
-    ], how="horizontal")
+    return _trace_runs(frames, keep=TRACE_LEVEL)
 
 
 # --------------------------------------------------------------------------------------------
@@ -791,36 +773,59 @@ _REPS_EMPTY = pl.DataFrame(schema={"operation": pl.String, "chain_hash": pl.UInt
                                    "probe": pl.String, "depth": pl.Int16, "errno": pl.String})
 
 
-def _trace_runs(frames: pl.DataFrame) -> pl.DataFrame | None:
+def _trace_runs(frames: pl.DataFrame, keep: tuple[str, ...] | None = None) -> pl.DataFrame | None:
     """What fitting needs of per_trace_table (trace_id, host, operation, chain_hash, frames) plus
     `_start`, the row of each trace's first frame, without any group-by: a trace is a contiguous
     run of rows, so its chain hash is a difference of the running (wrapping) sum of the frame
     hashes at its last row and at the previous trace's last row, and its frame count a difference
     of row numbers. None when that does not hold (a trace_id in several runs) or when some trace
-    has no `command` (the operation falls back to the root frame): per_trace_table handles those."""
+    has no `command` (the operation falls back to the root frame): per_trace_table handles those.
+
+    With `keep` (the audit's events pass, `_audit_runs`): also per_trace_table's `errors` and
+    `root_err` (running sums of the error frames and failing roots, differenced the same way)
+    and the `keep` columns of each trace's first row, in per_trace_table's column order. One
+    pass: the run starts (a text comparison of every row's trace id with the previous one) and
+    the filter of the first rows are made once for both (each was made twice, ~0.1 CPU s a
+    250,000-row batch)."""
     if frames.is_empty():
         return None
     tid = pl.col("trace_id")
-    start = frames.select((tid != tid.shift(1)).fill_null(True).alias("_s"))
-    marks = start.select("_s", pl.col("_s").shift(-1, fill_value=True).alias("_e"))
+    start = (tid != tid.shift(1)).fill_null(True).alias("_s")
+    if keep is None:
+        marks = frames.select(start).with_columns(pl.col("_s").shift(-1, fill_value=True).alias("_e"))
+    else:
+        err = pl.col("errno").is_not_null()
+        marks = frames.select(start, err.cast(pl.UInt32).cum_sum().alias("_err"),
+                              (err & (pl.col("depth") == 0)).cast(pl.UInt32).cum_sum().alias("_root"))
+        marks = marks.with_columns(pl.col("_s").shift(-1, fill_value=True).alias("_e"))
     # the hash is materialised first: a running sum fused into the struct hash is ~3x slower
     hashes = frames.select(chain_token_hash()).to_series().cum_sum()
     starts = marks.select(pl.arg_where("_s")).to_series()
     ends = marks.select(pl.arg_where("_e")).to_series()
     total = hashes.gather(ends)
-    per = frames.select("trace_id", "host", "command").filter(start.to_series())  # (a gather across chunks: 3x slower)
+    # each trace's first row: a filter, not a gather (a gather across chunks: 3x slower; a batch
+    # holds one chunk per file)
+    per = frames.select("trace_id", "host", "command", *(keep or ())).filter(marks["_s"])
     command = pl.col("command")
     if not per.select((command.is_not_null() & (command != "")).all()).item():
         return None
     # every run a different trace? Distinct id hashes say yes; a collision only costs the slow path
     if per.select(tid.hash().n_unique()).item() != per.height:
         return None
-    return per.select(
+    runs = per.select(
         "trace_id", "host", command.alias("operation"),
         (total - total.shift(1, fill_value=0)).alias("chain_hash"),
         (ends - starts + 1).cast(pl.UInt32).alias("frames"),
-        starts.alias("_start"),
     )
+    if keep is None:
+        return runs.with_columns(starts.alias("_start"))
+    errs, roots = marks["_err"].gather(ends), marks["_root"].gather(ends)
+    return pl.concat([
+        runs,
+        pl.DataFrame([(errs - errs.shift(1, fill_value=0)).alias("errors"),
+                      ((roots - roots.shift(1, fill_value=0)) > 0).alias("root_err")]),
+        per.select(keep), starts.alias("_start").to_frame(),
+    ], how="horizontal")
 
 
 def _rep_frames(frames: pl.DataFrame, chains: pl.DataFrame) -> pl.DataFrame:
