@@ -135,6 +135,28 @@ def test_a_platform_wide_failure_is_no_host_alert_one_host_of_it_is():
     assert set(one["host"]) == {"b0"}, one
 
 
+def test_a_platform_without_a_vendor_or_release_is_a_platform_too():
+    """The same platform-wide failure on hosts whose counters name no vendor, or neither vendor
+    nor release (a collector without them): those hosts are still one platform (the platform
+    rule counts calling hosts on a platform number; a null vendor or release is a value of
+    it), so no alert; one host of them failing alone alerts."""
+    key = "create_qp/bnxt_re/qp_limits"
+    # (the four hosts without them last: the helper's frame takes its column types from the first rows)
+    for vendor, release in ((None, "6.17.0-5-generic"), (None, None)):
+        hosts = [(f"b{i}", "bnxt_re", "6.8.0-49-generic") if i < 20 else (f"b{i}", vendor, release) for i in range(24)]
+        wide = host_alerts(_counters(key, lambda h, b: 40 if h >= 20 else 0, hosts), ExpectedErrors([]),
+                           probe_depth=_depth(key))
+        assert wide.is_empty(), (vendor, release, wide)
+        one = host_alerts(_counters(key, lambda h, b: 40 if h == 20 else 0, hosts), ExpectedErrors([]),
+                          probe_depth=_depth(key))
+        assert set(one["host"]) == {"b20"}, (vendor, release, one)
+        # three of the four failing: the platform's fourth host calls the probe without failing,
+        # so the three are not the platform's cause, each alerts
+        three = host_alerts(_counters(key, lambda h, b: 40 if h >= 21 else 0, hosts), ExpectedErrors([]),
+                            probe_depth=_depth(key))
+        assert set(three["host"]) == {"b21", "b22", "b23"}, (vendor, release, three)
+
+
 def test_an_intermittent_fault_of_one_host_alerts_a_shared_one_does_not():
     """One host of 24 fails 3 of its 40 INIT->RTR in every other bucket (mlx5_cmd_exec
     ETIMEDOUT: one NIC of eight timing out): never most calls, never rising over its own

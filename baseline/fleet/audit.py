@@ -1171,13 +1171,26 @@ def _without_platform_wide(cells: pl.DataFrame, host_calls: pl.DataFrame, groups
     plat = ["vendor", "kernel_release"]
     bad = bad.join(groups, on="host", how="left")
     failing = bad.group_by("probe", "errno", "bucket", *plat).agg(pl.col("host").n_unique().alias("_failing"))
+    # a group is wide only with `min_group_hosts` calling hosts, all failing: so only the
+    # (probe, bucket, platform)s where that many hosts fail need their calling hosts counted
+    failing = failing.filter(pl.col("_failing") >= min_group_hosts)
+    if failing.is_empty():
+        return cells
+    # ... and they are counted on a platform number, not on its two text columns: the calls
+    # of those (probe, bucket)s are millions of cells on a fleet-day, whose join with the
+    # hosts' texts and group-by on them cost ~0.5 CPU s (every host of the calls is in
+    # `groups`, which _host_groups builds from the same counters, nulls as a platform too)
+    platforms = groups.select(plat).unique(maintain_order=True).with_row_index("_plat")
+    hosts = groups.join(platforms, on=plat, how="left", nulls_equal=True).select("host", "_plat")
+    failing = failing.join(platforms, on=plat, how="left", nulls_equal=True)
     calling = (
         host_calls.lazy().filter(pl.col("n") > 0)
-        .join(bad.lazy().select("probe", "bucket").unique(), on=["probe", "bucket"], how="semi")
-        .join(groups.lazy(), on="host", how="left")
-        .group_by("probe", "bucket", *plat).agg(pl.col("host").n_unique().alias("_calling"))
+        .join(failing.lazy().select("probe", "bucket").unique(), on=["probe", "bucket"], how="semi")
+        .join(hosts.lazy(), on="host", how="left")
+        .join(failing.lazy().select("probe", "bucket", "_plat").unique(), on=["probe", "bucket", "_plat"], how="semi")
+        .group_by("probe", "bucket", "_plat").agg(pl.col("host").n_unique().alias("_calling"))
     )
-    wide = (_stream(failing.lazy().join(calling, on=["probe", "bucket", *plat], how="left", nulls_equal=True))
+    wide = (_stream(failing.lazy().join(calling, on=["probe", "bucket", "_plat"], how="left"))
             .filter((pl.col("_failing") >= pl.col("_calling")) & (pl.col("_calling") >= min_group_hosts)))
     if wide.is_empty():
         return cells
