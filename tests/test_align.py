@@ -445,3 +445,22 @@ def test_seen_in_across_blocks_equals_isin():
                                                                                    dtype=np.uint64)])
     rng.shuffle(values)
     assert (align.seen_in(values, model) == np.isin(values, model)).all()
+
+
+def test_a_regions_max_is_over_its_own_positions():
+    # np.maximum.reduceat over the starts alone ran on past a region's end, into events outside
+    # every region (a worker thread cut off by its process's exit, whose region was dropped):
+    # xz -T2's main thread's read/write interleaving, a reordering, took the workers' cut-off
+    # ends for novel events of its own and was named in good-vs-good diffs under load
+    regions = align.Regions(np.array([2, 7]), np.array([3, 7]), np.array([0, 1]))
+    flags = np.zeros(10, dtype=bool)
+    flags[5] = flags[9] = True  # outside both regions
+    assert regions.max_over(flags).tolist() == [False, False]
+    flags[3] = True
+    assert regions.max_over(flags).tolist() == [True, False]
+    levels = np.array([0, 4, 1, 2, 0, 4, 0, 1, 0, 4], dtype=np.int8)
+    assert regions.max_over(levels).tolist() == [2, 1] and regions.max_over(levels).dtype == np.int8
+    # adjacent regions, one at the very end
+    regions = align.Regions(np.array([0, 4, 9]), np.array([3, 8, 9]), np.array([0, 0, 1]))
+    assert regions.max_over(levels).tolist() == [4, 4, 4]
+    assert regions.max_over(levels == 1).tolist() == [True, True, False]

@@ -279,6 +279,19 @@ class Regions:
     def __len__(self) -> int:
         return len(self.start)
 
+    def max_over(self, values: np.ndarray) -> np.ndarray:
+        """Per region, the max of `values` (bool or integer, one per stream position) over
+        its own positions. np.maximum.reduceat over the starts alone runs on to the next
+        region's start, or to the end: into events outside every region (a thread cut off by
+        its process's exit, whose region was dropped), which are not the region's."""
+        # one reduceat over [start, end + 1) pairs (regions ascend and do not overlap); the
+        # segments between regions are dropped, the last one runs to the array's end
+        bounds = np.empty(2 * len(self.start), dtype=np.int64)
+        bounds[0::2], bounds[1::2] = self.start, self.end + 1
+        if len(bounds) and bounds[-1] >= len(values):
+            bounds = bounds[:-1]
+        return np.maximum.reduceat(values, bounds)[0::2]
+
 
 def divergence_regions(s: Streams, explained: np.ndarray, k: int) -> Regions:
     """Maximal runs of unexplained positions per stream; runs less than k apart are merged."""

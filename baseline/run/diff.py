@@ -382,6 +382,10 @@ OWN_END_PROBES = frozenset({"exit", "exit_group"})
 REMOVE_PROBES = frozenset({"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2"})
 # Calls that check what a path is (an idempotent mkdir's check that the path is a directory).
 STAT_PROBES = frozenset({"stat", "lstat", "newfstatat", "statx"})
+# Calls that only look a name up (nothing changed, nothing read from the object): one more of
+# them in a loop over a listing is the listing being longer (see _extra_entries).
+LOOKUP_PROBES = STAT_PROBES | {"statfs", "readlink", "readlinkat", "access", "faccessat", "faccessat2",
+                               "getxattr", "lgetxattr"}
 # A lock or temp file created exclusively and then either published (renamed over its target)
 # or discarded (unlinked): see _lock_fates.
 CREATE_PROBES = frozenset({"open", "openat", "openat2"})
@@ -885,8 +889,8 @@ def diff_traces(
         # that divergence's cause: its EEXIST is an outcome change again.
         _idem_mkdir_causes(bs, regions, idem_mkdir[idem_mkdir < nb], b_cls, b_oc, k)
     if len(regions):
-        max_cls = np.maximum.reduceat(b_cls, regions.start)
-        has_novel = np.maximum.reduceat((novel & ~explained).astype(np.int8), regions.start) > 0
+        max_cls = regions.max_over(b_cls)
+        has_novel = regions.max_over(novel & ~explained)
         recovered = regions.end < b_end[regions.sid] - 1
         # Each region is named by its outcome change if any, else its most severe error, else
         # its first event; scored by that event.
@@ -900,7 +904,7 @@ def diff_traces(
         catalog = _catalog_lookups(p, bs)
         weight[catalog & (b_cls == 1) & ~b_oc] = 0
         _known_errors_after_new(regions, novel, b_cls, b_oc, weight)
-        max_weight = np.maximum.reduceat(weight, regions.start)
+        max_weight = regions.max_over(weight)
         named = regions.start.copy()
         for r in np.flatnonzero(max_weight > 0):
             seg = weight[regions.start[r] : regions.end[r] + 1]
@@ -969,7 +973,7 @@ def diff_traces(
         if state.any():
             flips = _found_where_good_missed(p, bs, novel & ~explained, good_calls, good_ok_calls, n_errnos,
                                              good_outcomes)
-            others = np.maximum.reduceat((novel & ~explained & ~flips).astype(np.int8), regions.start) > 0
+            others = regions.max_over(novel & ~explained & ~flips)
             state &= ~others
             # ... and only when, without those successes, the thread did what the good runs did
             # and nothing else in the run is anomalous (a stale done-marker found makes a job
@@ -979,6 +983,11 @@ def diff_traces(
                 for r in np.flatnonzero(state).tolist():
                     reorder[r] = _explained_without(bs, gh, role_hash, k, int(regions.start[r]), int(regions.end[r]),
                                                     np.flatnonzero(flips), (b_start, b_end), int(regions.sid[r]))
+        # A region whose only new events are lookups of names no good run looked up, each one
+        # more turn of the loop before it (df's statfs of another session's mount), re-joining
+        # good behaviour in a run exiting as the good runs did: the host's listing is longer.
+        if not exit_changed:
+            reorder |= (max_cls == 0) & recovered & has_novel & _extra_entries(p, bs, regions, novel & ~explained)
         # An error-free region right after a wait that timed out (see _TimedOutWaits) is no
         # reordering even when its events are known ones (the close and exit path every run has):
         # it is named by the timeout.
@@ -1865,6 +1874,27 @@ def _fallback_lookups(p: Prepared, bs: align.Streams, soft_change: np.ndarray, n
     ok &= (p.probe[row] == p.probe[row2]) & (p.errno[row2] < 0) & (p.plainpath[row] != p.plainpath[row2])
     out[cand[ok]] = True
     return out
+
+
+def _extra_entries(p: Prepared, bs: align.Streams, regions: align.Regions, novel: np.ndarray) -> np.ndarray:
+    """Per region: every new event (`novel`) in it is a successful lookup (LOOKUP_PROBES) right
+    after the same call on another name in its thread (or after such a new one) -- one more turn
+    of a loop over a listing the good runs walked too: another session's mount in df's table, a
+    file more in a scanned directory. A lookup that fails, a call that opens, reads or changes
+    anything, or a first lookup of its kind in the thread is not one."""
+    pos = np.flatnonzero(novel)
+    if not len(pos) or not len(regions):
+        return np.zeros(len(regions), dtype=bool)
+    prev = np.maximum(pos - 1, 0)
+    row, prow = bs.orig[pos], bs.orig[prev]
+    ok = (pos > 0) & (row >= 0) & (prow >= 0) & (bs.sid[prev] == bs.sid[pos])
+    row, prow = np.maximum(row, 0), np.maximum(prow, 0)
+    lookups = codes_where(p.probe_values, LOOKUP_PROBES)
+    ok &= np.isin(p.probe[row], lookups) & (p.probe[prow] == p.probe[row])
+    ok &= (p.errno[row] < 0) & (p.errno[prow] < 0) & (p.plainpath[row] >= 0) & (p.plainpath[row] != p.plainpath[prow])
+    misfit = np.zeros(len(bs), dtype=bool)
+    misfit[pos[~ok]] = True
+    return ~regions.max_over(misfit)
 
 
 def _killed(p: Prepared, bs: align.Streams, named: np.ndarray, recovered: np.ndarray) -> np.ndarray:
