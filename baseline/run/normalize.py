@@ -1209,6 +1209,12 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     s_tid, s_tkey = tid[head].astype(np.int32), tkey[head]
     del tid
     seq, tkey = seq[order], tkey[order]
+    # The path column is coded in the worker thread, from its Parquet pages to the temp-name
+    # rules on its distinct values (`_path_codes`: Arrow's decoding, RE2 and hashing and
+    # numpy's gathers, which release the GIL; ~0.1 s of two million-event traces), while this
+    # one converts every other column; it reads nothing this thread needs. Same steps, same codes.
+    path_done = background().submit(_path_codes, table, order)
+    table = _drop(table, "path")
 
     kept: dict[str, pa.ChunkedArray] = {}
 
@@ -1255,22 +1261,17 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     depth = _narrow(ints("depth", 0))
     if len(depth) and int(depth.min()) == int(depth.max()):  # one depth (a syscall recording): stored once
         depth = np.broadcast_to(depth[:1].copy(), (n,))
-    # Paths: raw codes first; the distinct values are masked (temp rules, random tokens), the
-    # run-to-run varying names learned from the good rows, then digits (see NameTemplates).
-    # The temp-name rules and their factorisation (RE2 and Arrow's hashing, all in C++ with
-    # the GIL released: ~30-40 ms) run in the background thread while this one converts the
-    # probe, errno and comm columns (~2-3x as long: it never waits). The later steps stay
-    # here: templates and random tokens hold the GIL in Python. Same steps, same codes.
-    raw_path, raw_values = coded("path", None)
-    pre_done = background().submit(lambda: _factorize(apply_rules(raw_values.arrow, TEMP_RULES)))
     probe, probe_values = coded("probe", None)
     errno, errno_values = coded("errno", None)
     raw_comm, raw_comm_values = coded("comm", None)
     comm_norm, ncomm_values = _normalised_codes(raw_comm_values, ARG_RULES)
     ncomm = Recoded(raw_comm, comm_norm)  # looked up through the raw codes, as plainpath
-    pre_of_raw, pre_values = pre_done.result()
+    # Paths: raw codes and the temp-name rules from the worker (see `_path_codes`); then the
+    # run-to-run varying names learned from the good rows, random tokens and digits (see
+    # NameTemplates), here: templates and random tokens hold the GIL in Python.
+    raw_path, raw_values, pre_of_raw, pre_values = path_done.result()
     templates = NameTemplates.learn(pre_values, _remap(raw_path, pre_of_raw), tkey) if learn_names else NameTemplates()
-    del tkey, pre_done
+    del tkey, path_done
     final_of_pre, npath_values = _factorize(
         apply_rules(mask_random_tokens(templates.apply(pre_values.arrow)), DIGIT_RULES))
     npath_of_raw = final_of_pre[pre_of_raw]
@@ -1344,6 +1345,15 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         path2_values=path2_values, templates=templates, raw_path=raw_path, raw_path_values=raw_values,
         raw_comm=raw_comm, raw_comm_values=raw_comm_values, n=n,
     )
+
+
+def _path_codes(table: Any, order: np.ndarray) -> tuple[np.ndarray, Values, np.ndarray, Values]:
+    """The path column's raw codes in stream `order` and its distinct values, then the
+    temp-name rules (`TEMP_RULES`) on those values, factorised: the code of each raw value
+    among the masked ones, and those. `prepare` runs it in the worker thread."""
+    codes, values = _coded_column(table.column("path"), order, None)
+    pre_of_raw, pre_values = _factorize(apply_rules(values.arrow, TEMP_RULES))
+    return _narrow(codes), values, pre_of_raw, pre_values
 
 
 def _coded_paths(col: pa.ChunkedArray, order: np.ndarray, templates: NameTemplates) -> tuple[np.ndarray, Values]:
