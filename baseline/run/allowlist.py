@@ -652,14 +652,16 @@ def learn_expected(good_traces: Any, min_support: float = 0.0, now: str | None =
         from baseline.run.traces import load_table, prepare_side
 
         prep, _ = prepare_side(load_table(good_traces), bad=False)
-    good_rows = prep.tkey >= 0
-    total = int(np.count_nonzero(np.bincount(prep.tkey[good_rows]))) if good_rows.any() else 0
+    # the good rows' errors (row numbers): only the few rows with an error are tested
+    errs = np.flatnonzero(prep.errno >= 0)
+    good_errs = errs[np.asarray(prep.tkey[errs]) >= 0] if len(errs) else errs
+    total = _good_trace_count(prep)
     if total == 0:
         return []
     starts = _trace_starts(prep)
     now = now or _utc_now()
     out = []
-    for err in distinct_errors(prep, good_rows):
+    for err in distinct_errors(prep, good_errs):
         runs = len(err["tkeys"])
         if runs / total < min_support:
             continue
@@ -680,15 +682,29 @@ def learn_expected(good_traces: Any, min_support: float = 0.0, now: str | None =
     return out
 
 
+def _good_trace_count(prep: Any) -> int:
+    """How many good traces (trace key >= 0) have rows: from the per-stream keys when the
+    trace key is stored once per stream (every stream has rows), else from every row."""
+    values = getattr(prep.tkey, "values", None)
+    if isinstance(values, np.ndarray) and hasattr(prep.tkey, "starts"):
+        keys = values[values >= 0]
+    else:
+        tkey = np.asarray(prep.tkey)
+        keys = tkey[tkey >= 0]
+    return int(np.count_nonzero(np.bincount(keys))) if len(keys) else 0
+
+
 def distinct_errors(prep: Any, rows: np.ndarray, with_plain: bool = False) -> list[dict[str, Any]]:
-    """Distinct (probe, errno, npath, ncomm) errors among `rows` (bool mask), with the row
-    indices (``rows``) and trace keys (``tkeys``) of each, sorted for stable output.
+    """Distinct (probe, errno, npath, ncomm) errors among `rows` (a bool mask, or increasing
+    row numbers), with the row indices (``rows``) and trace keys (``tkeys``) of each, sorted
+    for stable output.
 
     ``npath`` has search-path walks masked (``<search>/name``); with `with_plain` the
     combinations are also split by ``plain_npath``, the normalised path before that masking
     (curated globs like ``**/glibc-hwcaps/**`` need the directory).
     """
-    idx = np.flatnonzero(rows & (prep.errno >= 0))
+    rows = np.asarray(rows)
+    idx = np.flatnonzero(rows & (prep.errno >= 0)) if rows.dtype == bool else rows[prep.errno[rows] >= 0]
     if len(idx) == 0:
         return []
     cols = [prep.probe[idx], prep.errno[idx], prep.pathkey[idx], prep.ncomm[idx]]

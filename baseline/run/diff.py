@@ -249,6 +249,7 @@ from baseline.run.allowlist import (
     load_default,
 )
 from baseline.run.normalize import (
+    PerStream,
     Prepared,
     code_in,
     codes_where,
@@ -676,7 +677,7 @@ def diff_traces(
     del good_codes  # handed over too: prepare_both frees the per-row trace numbers once used
     p, bad_ids, good_ids = prepare_both(tables, handed, [bad_id])
     n_rows = len(p)
-    nb = int(np.count_nonzero(p.tkey < 0))  # bad rows are rows 0..nb-1
+    nb = _bad_row_count(p)  # bad rows are rows 0..nb-1
     rows = _Rows(p, bad_ids, good_ids)
     message_row = _last_output(p, nb) if exit_changed else -1
     # An idempotent mkdir (mkdir -p, makedirs(exist_ok=True)) that found its directory is a
@@ -697,9 +698,12 @@ def diff_traces(
     # sites are found with one membership pass, the rest is on that small subset.
     # Call keys are computed for those rows only (8 bytes a row otherwise): the good rows of
     # a probe some error has, then the ones at an erring call site among them.
-    err_rows = np.flatnonzero((p.errno >= 0) & (p.plainpath >= 0))
+    # The rules below start from the rows with an error (a few thousand of two million): their
+    # other columns are gathered for those rows only, never tested on every row.
+    err_any = np.flatnonzero(p.errno >= 0)
+    err_rows = err_any[p.plainpath[err_any] >= 0]
     err_calls = unique_ints(_call_keys(p, err_rows))
-    cand = np.flatnonzero(code_in(p.probe, p.probe[err_rows], len(p.probe_values)) & (p.tkey >= 0))
+    cand = _good_rows_where(code_in(p.probe[nb:], p.probe[err_rows], len(p.probe_values)), nb)
     cand_calls = _call_keys(p, cand)
     pos = np.minimum(np.searchsorted(err_calls, cand_calls), max(len(err_calls) - 1, 0))  # small sorted set
     hit = err_calls[pos] == cand_calls if len(err_calls) else np.zeros(len(cand), dtype=bool)
@@ -712,7 +716,7 @@ def diff_traces(
     del at_sites, site_calls
     # Bad errors of calls without a path (prctl, unshare, mbind) whose (call, errno) no good
     # run's process of that name had: a new failure there (see _allowlisted_cause).
-    new_pathless = _new_pathless_errors(p, nb)
+    new_pathless = _new_pathless_errors(p, nb, err_any)
     timing_codes = codes_where(p.errno_values, TIMING_ERRNOS)
     # the timing errnos that say nothing about what a descriptor is (ENOTTY does)
     waits_codes = codes_where(p.errno_values, TIMING_ERRNOS - {"ENOTTY"})
@@ -730,7 +734,7 @@ def diff_traces(
     # device node is uverbs2 on this host, uverbs0 on another): which member answered is the
     # host's, so the misses before the answer are transparent -- no raw outcome change either.
     probed = _probe_misses(p, err_rows)
-    raw_change = _raw_outcome_changes(p, bad_err[~outcome_change[bad_err] & ~probed[bad_err]], good_ok_calls)
+    raw_change = _raw_outcome_changes(p, nb, bad_err[~outcome_change[bad_err] & ~probed[bad_err]], good_ok_calls)
     outcome_change |= raw_change
     # An error the same thread gets past later at the same call (a poll or a retry loop: the
     # file appears, the service comes up) is transient: how many attempts it took is timing.
@@ -746,7 +750,7 @@ def diff_traces(
     retried |= probed
     del probed
     del err_rows
-    for err in distinct_errors(p, np.ones(n_rows, dtype=bool), with_plain=True):
+    for err in distinct_errors(p, err_any, with_plain=True):
         # No entry covers an error at a (call, path) the good runs completed successfully --
         # timing errnos aside, but not ENOTTY: it says what the descriptor is, and the good
         # runs' answered there (a device node made with the wrong numbers: the provider's
@@ -783,16 +787,22 @@ def diff_traces(
     noise = frozenset(noise_codes.tolist())  # the caller's noise probes, for the naming steps below
     # Noise probes drop out when they succeed or fail for timing (futex EAGAIN/ETIMEDOUT
     # under contention, EINTR): how often that happens is scheduling, not program logic.
-    memory_eagain = code_in(p.probe, codes_where(p.probe_values, MEMORY_LIMIT_PROBES),
+    # A row without an error drops out when it is a noise call or retried; the rest of the
+    # rule (entries, peer queries, memory limits, error classes) is about errors, so it is
+    # worked out on the rows with an error alone (`err_any`).
+    is_noise = code_in(p.probe, noise_codes, len(p.probe_values))
+    drop = retried | is_noise
+    probe_e, errno_e = p.probe[err_any], p.errno[err_any]
+    memory_eagain = code_in(probe_e, codes_where(p.probe_values, MEMORY_LIMIT_PROBES),
                             len(p.probe_values)) & code_in(
-        p.errno, codes_where(p.errno_values, ("EAGAIN", "EWOULDBLOCK")), len(p.errno_values))
-    peer_query = code_in(p.probe, codes_where(p.probe_values, PEER_QUERY_TIMING[0]),
+        errno_e, codes_where(p.errno_values, ("EAGAIN", "EWOULDBLOCK")), len(p.errno_values))
+    peer_query = code_in(probe_e, codes_where(p.probe_values, PEER_QUERY_TIMING[0]),
                          len(p.probe_values)) & code_in(
-        p.errno, codes_where(p.errno_values, PEER_QUERY_TIMING[1]), len(p.errno_values))
-    drop = expected_mask | retried | peer_query | (
-        code_in(p.probe, noise_codes, len(p.probe_values))
-        & ((err_cls_rows == 0) | (code_in(p.errno, timing_codes, len(p.errno_values)) & ~memory_eagain)))
-    del memory_eagain, peer_query
+        errno_e, codes_where(p.errno_values, PEER_QUERY_TIMING[1]), len(p.errno_values))
+    drop[err_any] = expected_mask[err_any] | retried[err_any] | peer_query | (
+        is_noise[err_any]
+        & ((err_cls_rows[err_any] == 0) | (code_in(errno_e, timing_codes, len(p.errno_values)) & ~memory_eagain)))
+    del memory_eagain, peer_query, is_noise, probe_e, errno_e, err_any
     del expected_mask, retried, abandoned
     # A supervisor's checked kill (its child found still running) is timing: dropped.
     teardown = _Teardowns(p, outcomes, noise_codes, nb)
@@ -1429,7 +1439,7 @@ def _seen_events(bad: align.Streams, good: align.Streams, role_hash: np.ndarray)
     return align.seen_in(align.window_hashes(bad, role_hash, 1), align.window_hashes(good.take(hit), role_hash, 1))
 
 
-def _raw_outcome_changes(p: Prepared, cand: np.ndarray, good_ok_calls: np.ndarray) -> np.ndarray:
+def _raw_outcome_changes(p: Prepared, nb: int, cand: np.ndarray, good_ok_calls: np.ndarray) -> np.ndarray:
     """Rows of `cand` (bad errors) whose call -- probe and path as recorded -- the good runs
     completed successfully and never failed with that errno. Only the call sites the good
     runs completed are looked at; raw paths are fetched for those rows only and compared in
@@ -1438,7 +1448,7 @@ def _raw_outcome_changes(p: Prepared, cand: np.ndarray, good_ok_calls: np.ndarra
     cand = cand[np.isin(_call_keys(p, cand), good_ok_calls)]
     if not len(cand):
         return out
-    good = np.flatnonzero(code_in(p.probe, p.probe[cand], len(p.probe_values)) & (p.tkey >= 0))
+    good = _good_rows_where(code_in(p.probe[nb:], p.probe[cand], len(p.probe_values)), nb)
     good = good[in_sorted(_call_keys(p, good), unique_ints(_call_keys(p, cand)))]
     def keys(rows: np.ndarray, errno: np.ndarray | None) -> pa.Array:
         raw = p.raw_paths(rows)
@@ -1475,7 +1485,8 @@ def _probe_misses(p: Prepared, err_rows: np.ndarray) -> np.ndarray:
     if not len(cand):
         return out
     # every row at those call sites (any outcome), grouped by (thread, call site) in time order
-    rows = np.flatnonzero(code_in(p.probe, p.probe[cand], len(p.probe_values)) & (p.plainpath >= 0))
+    rows = np.flatnonzero(code_in(p.probe, p.probe[cand], len(p.probe_values)))
+    rows = rows[p.plainpath[rows] >= 0]
     calls = _call_keys(p, rows)
     keep = in_sorted(calls, unique_ints(_call_keys(p, cand)))
     rows, calls = rows[keep], calls[keep]
@@ -1715,7 +1726,8 @@ def _proc_scan_races(p: Prepared) -> np.ndarray:
     codes = codes_where(p.errno_values, PROC_SCAN_ERRNOS)
     if not len(codes) or p.raw_path is None:
         return out
-    cand = np.flatnonzero(code_in(p.errno, codes, len(p.errno_values)) & (p.plainpath >= 0))
+    cand = np.flatnonzero(code_in(p.errno, codes, len(p.errno_values)))
+    cand = cand[p.plainpath[cand] >= 0]
     # only the few distinct normalised paths under /proc/ (raw paths fetched for those rows only)
     under = [c for c in unique_ints(np.asarray(p.plainpath[cand])).tolist()
              if (p.npath_values[c] or "").startswith("/proc/")]
@@ -1749,7 +1761,7 @@ def _shadowing_find(p: Prepared, nb: int, anomaly: dict[str, Any], good_calls: n
     if pid is None or seq is None or seq < 0:
         return -1
     finds = codes_where(p.probe_values, FIND_PROBES)
-    rows = np.flatnonzero((p.tkey[:nb] == -1) & code_in(p.probe[:nb], finds, len(p.probe_values))
+    rows = np.flatnonzero(code_in(p.probe[:nb], finds, len(p.probe_values))
                           & (p.errno[:nb] < 0) & (p.plainpath[:nb] >= 0) & (p.pid[:nb] == pid) & (p.seq[:nb] < seq))
     if not len(rows):
         return -1
@@ -1761,7 +1773,8 @@ def _shadowing_find(p: Prepared, nb: int, anomaly: dict[str, Any], good_calls: n
         if np.isin(call * n_errnos + hard, good_outcomes).any():
             continue
         name = os.path.basename(p.npath_values[int(p.plainpath[r])] or "")
-        good = np.flatnonzero((p.tkey >= 0) & (p.probe == p.probe[r]) & (p.errno < 0) & (p.plainpath >= 0))
+        good = _good_rows_where((p.probe[nb:] == p.probe[r]) & (p.errno[nb:] < 0), nb)
+        good = good[p.plainpath[good] >= 0]
         found = {os.path.basename(p.npath_values[int(c)] or "") for c in unique_ints(np.asarray(p.plainpath[good])).tolist()
                  if c != p.plainpath[r]}
         if name and name in found:
@@ -1805,7 +1818,8 @@ def _existing_directories(p: Prepared) -> tuple[np.ndarray, np.ndarray]:
     cand, nxt = cand[ok], nxt[ok]
     # only where a good run created the directory (where the good runs found it too, the
     # EEXIST is theirs as well: nothing to reinterpret)
-    made = np.flatnonzero(code_in(p.probe, mkdirs, len(p.probe_values)) & (p.errno < 0) & (p.tkey >= 0))
+    nb = _bad_row_count(p)
+    made = _good_rows_where(code_in(p.probe[nb:], mkdirs, len(p.probe_values)) & (p.errno[nb:] < 0), nb)
     ok = np.isin(_call_keys(p, cand), _call_keys(p, made))
     return cand[ok], nxt[ok]
 
@@ -2154,11 +2168,11 @@ def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: in
     return -1 if bool(np.isin(_call_keys(p, q), good_calls)) else q
 
 
-def _new_pathless_errors(p: Prepared, nb: int) -> np.ndarray:
+def _new_pathless_errors(p: Prepared, nb: int, err_any: np.ndarray) -> np.ndarray:
     """Row mask: bad errors of calls without a path whose (call, errno, process name) no good
-    row has."""
+    row has (`err_any`: the rows with an error)."""
     out = np.zeros(len(p), dtype=bool)
-    rows = np.flatnonzero((p.errno >= 0) & (p.plainpath < 0))
+    rows = err_any[p.plainpath[err_any] < 0]
     if not len(rows):
         return out
     comm = np.asarray(p.ncomm[rows]).astype(np.int64) + 1
@@ -2228,6 +2242,24 @@ def _blames_target(p: Prepared, row: int, nb: int, probe: str, errno: str | None
 
 def _normalised(p: Prepared, raw: str) -> str | None:
     return normalize_paths(pa.array([raw], type=pa.string()), p.templates)[0].as_py()
+
+
+def _bad_row_count(p: Prepared) -> int:
+    """Rows of the bad trace (trace key -1): prepare_both puts them first, rows 0..nb-1.
+    Counted per stream when the trace key is stored so (no per-row array)."""
+    tkey = p.tkey
+    if isinstance(tkey, PerStream):
+        lengths = np.diff(np.r_[tkey.starts, len(p)])
+        return int(lengths[tkey.values < 0].sum())
+    return int(np.count_nonzero(np.asarray(tkey) < 0))
+
+
+def _good_rows_where(mask: np.ndarray, nb: int) -> np.ndarray:
+    """Row numbers of the good rows (rows nb..) where `mask`, a bool per good row, holds:
+    the tests run on the good rows' slice instead of every row and a trace-key mask."""
+    found = np.flatnonzero(mask)
+    found += nb
+    return found
 
 
 def _call_keys(p: Prepared, rows: np.ndarray | int) -> np.ndarray:
