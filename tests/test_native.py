@@ -215,6 +215,31 @@ def test_windows_seen_as_they_are_hashed_are_the_numpy_ones(built, k, monkeypatc
     assert 0 < np.count_nonzero(want) < len(want)
 
 
+@pytest.mark.parametrize("m", [1, 15, 16, 17, 33, 1000])
+def test_set_lookups_asked_a_batch_ahead_change_nothing(built, m, monkeypatch):
+    # The C set asks for the slots of the next 16 values before it adds or probes them: sizes
+    # around that batch, a one-event bad run, and a bad run with nothing in common.
+    rng = np.random.default_rng(m)
+    good = _streams(rng, [m], 4, np.int16)
+    one = _streams(rng, [1], 4, np.int16)
+    other = align.Streams(good.tok[::-1] + np.uint64(1), good.sid.copy(), np.arange(m))  # no token in common
+    role_hash = align._mix(np.arange(1, 3, dtype=np.uint64))
+    for bad in (good, one, other):
+        for k in (1, 4):
+            bh = align.window_hashes(bad, role_hash, k)
+            got, gh = align.seen_windows(bh, good, role_hash, k)
+            got_set = native.seen_in(bh, gh)
+            with monkeypatch.context() as numpy_only:
+                numpy_only.setattr(native, "_lib", None)
+                want, want_gh = align.seen_windows(bh, good, role_hash, k)
+            np.testing.assert_array_equal(gh, want_gh)
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(got_set, want)
+            np.testing.assert_array_equal(want, np.isin(bh, want_gh))
+    assert align.seen_windows(align.window_hashes(other, role_hash, 1), good, role_hash, 1)[0].sum() == 0
+    assert align.seen_windows(align.window_hashes(good, role_hash, 4), good, role_hash, 4)[0].all()
+
+
 @pytest.mark.parametrize("replacement", ["<n>", "", "#", "<longer-than-a-digit>"])
 def test_digit_runs_are_re2s_and_the_numpy_ones(built, replacement, monkeypatch):
     """The digit-run masking of path dictionaries: C, numpy (in 1 MiB parts) and RE2's own

@@ -78,11 +78,23 @@ static inline void set_add(uint64_t *table, uint64_t mask, int shift, uint64_t v
     table[h] = v;
 }
 
+/* Slots are looked up a batch ahead of use: the table (8 MiB for a million windows) is far
+ * larger than the caches, so each lookup is a memory access; asking for a batch's slots
+ * first lets those accesses overlap instead of waiting for each in turn. The values are
+ * still added and probed one by one in order, so the table and the answers are the same. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+#define BATCH 16
+
 static void set_probe(const uint64_t *table, int64_t size, int has_zero, const uint64_t *values, int64_t n,
                       uint8_t *out) {
     const uint64_t mask = (uint64_t)size - 1;
     const int shift = shift_of(size);
     for (int64_t i = 0; i < n; i++) {
+        if (i + BATCH < n) PREFETCH(&table[slot_of(values[i + BATCH], shift)]);
         uint64_t v = values[i];
         if (v == 0) {
             out[i] = (uint8_t)has_zero;
@@ -100,13 +112,16 @@ void seen_in(const uint64_t *values, int64_t n, const uint64_t *model, int64_t m
     const uint64_t mask = (uint64_t)size - 1;
     const int shift = shift_of(size);
     int has_zero = 0;
-    for (int64_t i = 0; i < m; i++) set_add(table, mask, shift, model[i], &has_zero);
+    for (int64_t i = 0; i < m; i++) {
+        if (i + BATCH < m) PREFETCH(&table[slot_of(model[i + BATCH], shift)]);
+        set_add(table, mask, shift, model[i], &has_zero);
+    }
     set_probe(table, size, has_zero, values, n, out);
 }
 
 /* align.seen_windows: out[i] = values[i] is one of the window hashes of the model streams
  * (tok, sid: as window_hashes takes them), hashed into the set as they are made: the model's
- * hashes never exist as an array beside the set. */
+ * hashes never exist as an array beside the set (a batch of them at a time, see BATCH). */
 void seen_in_windows(const uint64_t *values, int64_t n, const uint64_t *tok, const void *sid, int sid_width, int64_t m,
                      const uint64_t *role_hash, int64_t k, uint64_t pad, uint64_t *table, int64_t size, uint8_t *out) {
     const uint64_t mask = (uint64_t)size - 1;
@@ -114,9 +129,14 @@ void seen_in_windows(const uint64_t *values, int64_t n, const uint64_t *tok, con
     int has_zero = 0;
     int64_t first = 0;
     int64_t prev = m ? at(sid, sid_width, 0) : 0;
-    for (int64_t i = 0; i < m; i++) {
-        uint64_t h = window_hash_at(tok, sid, sid_width, i, role_hash, k, pad, &first, &prev);
-        set_add(table, mask, shift, h, &has_zero);
+    uint64_t batch[BATCH];
+    for (int64_t lo = 0; lo < m; lo += BATCH) {
+        int64_t len = m - lo < BATCH ? m - lo : BATCH;
+        for (int64_t j = 0; j < len; j++) {
+            batch[j] = window_hash_at(tok, sid, sid_width, lo + j, role_hash, k, pad, &first, &prev);
+            PREFETCH(&table[slot_of(batch[j], shift)]);
+        }
+        for (int64_t j = 0; j < len; j++) set_add(table, mask, shift, batch[j], &has_zero);
     }
     set_probe(table, size, has_zero, values, n, out);
 }
