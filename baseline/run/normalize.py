@@ -1163,6 +1163,18 @@ def _absent(n: int) -> np.ndarray:
     return np.broadcast_to(np.int32(-1), (n,))
 
 
+def read_ahead_for_prepare(table: Any) -> None:
+    """Start reading what `prepare` decodes in the worker thread (an EventColumns; anything
+    else reads nothing ahead). The paths' strings are the slowest columns to decode (~0.2 s
+    of two million-event traces): read while the streams are sorted and the small columns
+    converted; the thread ids and seq numbers of the second file are read while this thread
+    reads the first's (seq decodes in ~20 ms a million events). `prepare` calls it; a caller
+    with work of its own to do first (baseline.run.diff's checks) calls it before that work,
+    and the columns already on their way are not asked for twice."""
+    if hasattr(table, "read_ahead"):
+        table.read_ahead(["path"], beside=["tid", "seq"])
+
+
 def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     """Normalise an events table (an Arrow table, or baseline.run.traces.EventColumns reading
     one column at a time) into a `Prepared`.
@@ -1174,12 +1186,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     only reference (as baseline.run.diff does) their Arrow buffers are freed along the way.
     """
     n = table.num_rows
-    if hasattr(table, "read_ahead"):
-        # the paths' strings are the slowest columns to decode (~0.2 s of two million-event
-        # traces): read while the streams are sorted and the small columns converted; the
-        # thread ids and seq numbers of the second file are read while this thread reads the
-        # first's (seq decodes in ~20 ms a million events)
-        table.read_ahead(["path"], beside=["tid", "seq"])
+    read_ahead_for_prepare(table)
     tid = table.column("tid")
     if tid.null_count:  # pid stands in for a missing tid (read only then)
         tid = pc.fill_null(tid, pc.fill_null(table.column("pid"), 0))
