@@ -196,3 +196,33 @@ def test_real_mktemp_short_names_are_masked(tmp_path):
                             check=True).stdout.strip() for _ in range(3)]
     templates = _learn_templates([[names[0]], [names[1]]], [names[2]])
     assert set(templates.apply(pa.array(names, type=pa.string())).to_pylist()) == {f"{tmp_path}/job.<rand>"}
+
+
+def test_later_masks_in_two_halves_are_the_whole_array_masked_at_once():
+    # prepare masks the path dictionary's second half in the worker thread while it does the
+    # first: every value is masked on its own, so the halves joined must be the one-thread
+    # result -- the reference's lines (kernel sources), mkstemp tokens under /tmp, a learned
+    # template, digits, nulls, more values than the split needs, and a sliced array.
+    from pathlib import Path
+
+    from baseline.run import normalize
+
+    lines = (Path(__file__).resolve().parents[1] / "reference" / "rdma_control_path.yaml").read_text().splitlines()
+    templates = _learn_templates([["/var/tmp/git/objects/ab/tmp_obj_Qx81Zp"], ["/var/tmp/git/objects/cd/tmp_obj_mN27vK"]],
+                                 ["/var/tmp/git/objects/ef/tmp_obj_Zt5s0L"])
+    assert templates
+    rng = np.random.default_rng(12)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"))
+    tokens = ["".join(rng.choice(letters, 6)) for _ in range(20_000)]
+    values = (lines + [f"/tmp/cc{t}.s" for t in tokens] + [None, ""]
+              + [f"/var/tmp/git/objects/{i % 256:02x}/tmp_obj_{t}" for i, t in enumerate(tokens)]
+              + [f"/dev/infiniband/uverbs{i}" for i in range(5000)] + lines)
+    arr = pa.array(values, type=pa.string())
+    assert len(arr) // 2 >= normalize._HALVES_MIN
+    for part in (arr, arr.slice(3, len(arr) - 10)):
+        whole = normalize._later_masks(part, templates)
+        halves = normalize._later_masks_in_halves(part, templates)
+        assert halves.to_pylist() == whole.to_pylist()
+    masked = normalize._later_masks_in_halves(arr, templates).to_pylist()
+    assert masked[len(lines)] == "/tmp/<rand>.s" and "/dev/infiniband/uverbs<n>" in masked
+    assert masked[len(lines) + len(tokens) + 2] == "/var/tmp/git/objects/<rand>/<rand>"

@@ -1279,8 +1279,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     raw_path, raw_values, pre_of_raw, pre_values = path_done.result()
     templates = NameTemplates.learn(pre_values, _remap(raw_path, pre_of_raw), tkey) if learn_names else NameTemplates()
     del tkey, path_done
-    final_of_pre, npath_values = _factorize(
-        apply_rules(mask_random_tokens(templates.apply(pre_values.arrow)), DIGIT_RULES))
+    final_of_pre, npath_values = _factorize(_later_masks_in_halves(pre_values.arrow, templates))
     npath_of_raw = final_of_pre[pre_of_raw]
     npath = _remap(raw_path, npath_of_raw)
     del pre_of_raw, final_of_pre
@@ -1361,6 +1360,28 @@ def _path_codes(table: Any, order: np.ndarray) -> tuple[np.ndarray, Values, np.n
     codes, values = _coded_column(table.column("path"), order, None)
     pre_of_raw, pre_values = _factorize(apply_rules(values.arrow, TEMP_RULES))
     return _narrow(codes), values, pre_of_raw, pre_values
+
+
+def _later_masks(values: pa.Array, templates: NameTemplates) -> pa.Array:
+    """The path masks after the temp-name rules: learned templates, random tokens, digits."""
+    return apply_rules(mask_random_tokens(templates.apply(values)), DIGIT_RULES)
+
+
+# Distinct paths below which `_later_masks_in_halves` does them on one thread.
+_HALVES_MIN = 20_000
+
+
+def _later_masks_in_halves(values: pa.Array, templates: NameTemplates) -> pa.Array:
+    """`_later_masks` of every value, the second half in the worker thread while this one
+    does the first: each value is masked on its own (RE2 and the digit-run loop release the
+    GIL; the worker is idle once the path column is coded), so the halves joined are the
+    whole array masked at once (~25 ms of the bench's 143,000 distinct paths on two cores)."""
+    half = len(values) // 2
+    if half < _HALVES_MIN:
+        return _later_masks(values, templates)
+    second = background().submit(_later_masks, values.slice(half), templates)
+    first = _later_masks(values.slice(0, half), templates)
+    return pa.concat_arrays([first, second.result()])
 
 
 def _coded_paths(col: pa.ChunkedArray, order: np.ndarray, templates: NameTemplates) -> tuple[np.ndarray, Values]:
