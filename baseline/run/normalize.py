@@ -1158,6 +1158,23 @@ def _narrow_chunks(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return out
 
 
+def _rows_of_chunks(col: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> np.ndarray:
+    """``numpy_of(col)[rows]`` read from each chunk in place (no concatenated copy)."""
+    chunks = [c for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]) if len(c)]
+    if len(chunks) == 1:
+        return numpy_of(chunks[0])[rows]
+    bounds = np.cumsum([0] + [len(c) for c in chunks])
+    which = np.searchsorted(bounds, rows, side="right") - 1
+    out = None
+    for i, c in enumerate(chunks):
+        sel = which == i
+        part = numpy_of(c)[rows[sel] - bounds[i]]
+        if out is None:
+            out = np.empty(len(rows), dtype=part.dtype)
+        out[sel] = part
+    return out if out is not None else numpy_of(col)[rows]
+
+
 def _absent(n: int) -> np.ndarray:
     """Codes of an all-null column: a read-only -1 for every row, stored once."""
     return np.broadcast_to(np.int32(-1), (n,))
@@ -1216,12 +1233,6 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     s_tid, s_tkey = tid[head].astype(np.int32), tkey[head]
     del tid
     seq, tkey = seq[order], tkey[order]
-    # The path column is coded in the worker thread, from its Parquet pages to the temp-name
-    # rules on its distinct values (`_path_codes`: Arrow's decoding, RE2 and hashing and
-    # numpy's gathers, which release the GIL; ~0.1 s of two million-event traces), while this
-    # one converts every other column; it reads nothing this thread needs. Same steps, same codes.
-    path_done = background().submit(_path_codes, table, order)
-    table = _drop(table, "path")
 
     kept: dict[str, pa.ChunkedArray] = {}
 
@@ -1234,18 +1245,17 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         return col
 
     def coded(name: str, rules: list[tuple[str, str]] | None) -> tuple[np.ndarray, Values]:
+        # in source order, then stream order once the Arrow column is freed (see _path_codes)
         nonlocal table
-        codes, values = _coded_column(column(name), order, rules)
-        out = (_narrow(codes), values)
+        codes, values = _coded_column(table.column(name), None, rules)
         table = _drop(table, name)
-        kept.pop(name, None)
-        return out
+        return _narrow(codes)[order], values  # narrowed first: the gather writes 2 bytes a row, not 4
 
     def ints(name: str, fill: int = -1) -> np.ndarray:
         nonlocal table
         col = table.column(name)
         col = pc.fill_null(col, fill) if col.null_count else col
-        out = numpy_of(col).astype(np.int32, copy=False)[order]
+        out = _narrow(numpy_of(col).astype(np.int32, copy=False))[order]  # (narrowed before the gather)
         table = _drop(table, name)
         return out
 
@@ -1255,8 +1265,11 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         nonlocal table
         col = table.column(name)
         col = pc.fill_null(col, -1) if col.null_count else col
-        values = numpy_of(col)
         table = _drop(table, name)
+        if not exact:  # the streams' first rows only: read in the chunks, no copy of the column
+            return PerStream(_rows_of_chunks(col, head).astype(np.int32), starts, n)
+        values = numpy_of(col)
+        del col  # (a copy when the column has several chunks: the Arrow buffers go now)
         first = values[head].astype(np.int32)
         if not exact or all(np.array_equal(values[a : a + _BLOCK], first[stream_of[a : a + _BLOCK]])
                             for a in range(0, n, _BLOCK)):  # (a block at a time: no per-row temporaries)
@@ -1268,17 +1281,24 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     depth = _narrow(ints("depth", 0))
     if len(depth) and int(depth.min()) == int(depth.max()):  # one depth (a syscall recording): stored once
         depth = np.broadcast_to(depth[:1].copy(), (n,))
+    # Paths: raw codes first; the distinct values are masked (temp rules, random tokens), the
+    # run-to-run varying names learned from the good rows, then digits (see NameTemplates).
+    # The temp-name rules and their factorisation (RE2 and Arrow's hashing, all in C++ with
+    # the GIL released: ~30-40 ms) run in the background thread while this one converts the
+    # probe, errno and comm columns (~2-3x as long: it never waits). The later steps are
+    # split between the two threads (`_later_masks_in_halves`). Coding the whole path column
+    # in the worker instead (its gathers beside this thread's) cost 25-35 MiB of peak RSS
+    # (heap holes left to the end of the run), more than the bench's RSS margin.
+    raw_path, raw_values = coded("path", None)
+    pre_done = background().submit(lambda: _factorize(apply_rules(raw_values.arrow, TEMP_RULES)))
     probe, probe_values = coded("probe", None)
     errno, errno_values = coded("errno", None)
     raw_comm, raw_comm_values = coded("comm", None)
     comm_norm, ncomm_values = _normalised_codes(raw_comm_values, ARG_RULES)
     ncomm = Recoded(raw_comm, comm_norm)  # looked up through the raw codes, as plainpath
-    # Paths: raw codes and the temp-name rules from the worker (see `_path_codes`); then the
-    # run-to-run varying names learned from the good rows, random tokens and digits (see
-    # NameTemplates), here: templates and random tokens hold the GIL in Python.
-    raw_path, raw_values, pre_of_raw, pre_values = path_done.result()
+    pre_of_raw, pre_values = pre_done.result()
     templates = NameTemplates.learn(pre_values, _remap(raw_path, pre_of_raw), tkey) if learn_names else NameTemplates()
-    del tkey, path_done
+    del tkey, pre_done
     final_of_pre, npath_values = _factorize(_later_masks_in_halves(pre_values.arrow, templates))
     npath_of_raw = final_of_pre[pre_of_raw]
     npath = _remap(raw_path, npath_of_raw)
@@ -1351,15 +1371,6 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         path2_values=path2_values, templates=templates, raw_path=raw_path, raw_path_values=raw_values,
         raw_comm=raw_comm, raw_comm_values=raw_comm_values, n=n,
     )
-
-
-def _path_codes(table: Any, order: np.ndarray) -> tuple[np.ndarray, Values, np.ndarray, Values]:
-    """The path column's raw codes in stream `order` and its distinct values, then the
-    temp-name rules (`TEMP_RULES`) on those values, factorised: the code of each raw value
-    among the masked ones, and those. `prepare` runs it in the worker thread."""
-    codes, values = _coded_column(table.column("path"), order, None)
-    pre_of_raw, pre_values = _factorize(apply_rules(values.arrow, TEMP_RULES))
-    return _narrow(codes), values, pre_of_raw, pre_values
 
 
 def _later_masks(values: pa.Array, templates: NameTemplates) -> pa.Array:
