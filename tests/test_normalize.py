@@ -226,3 +226,28 @@ def test_later_masks_in_two_halves_are_the_whole_array_masked_at_once():
     masked = normalize._later_masks_in_halves(arr, templates).to_pylist()
     assert masked[len(lines)] == "/tmp/<rand>.s" and "/dev/infiniband/uverbs<n>" in masked
     assert masked[len(lines) + len(tokens) + 2] == "/var/tmp/git/objects/<rand>/<rand>"
+
+
+def test_tokens_made_in_two_halves_are_the_tokens_of_each_row(monkeypatch):
+    # With END slots and more than two blocks, the worker thread makes the second half of the
+    # blocks: every row's token must be the one made for that row alone (search-path walks
+    # patched in, errors, several threads), and every END slot the END token.
+    from baseline.run import align, normalize
+
+    monkeypatch.setattr(normalize, "_BLOCK", 64)  # 1,000 rows: 16 blocks
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(200):
+        rows += [(r[0], 1 + i % 3, 1, None, "prog", r[5], r[6], (r[7] or "").replace("input", f"in{i}") or None)
+                 for r in WALK]
+    p = prepare(_frame(rows), np.zeros(len(rows), dtype=np.int64))
+    assert len(p.pathkey.rows)  # search-path walks patched into the path key
+    keep = np.flatnonzero(rng.random(len(p)) < 0.9)
+    sid = np.asarray(p.sid)[keep]
+    pos = align.end_slots(sid)
+    orig = np.insert(keep, pos, -1)
+    got = p.tokens(orig, end=align.END)
+    want = np.full(len(orig), align.END, dtype=np.uint64)
+    want[orig >= 0] = p._tokens(keep)
+    np.testing.assert_array_equal(got, want)
+    assert (got[orig < 0] == align.END).all() and len(np.unique(got)) == 5  # 4 events and END

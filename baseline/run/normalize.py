@@ -982,17 +982,31 @@ class Prepared:
         """The token of each row (see `token_parts`), or of `rows` only (row numbers): the
         fields are gathered for those rows alone, one at a time as they are packed in, a
         block of rows at a time (no per-row temporaries). With `end`, a row number -1 in
-        `rows` is a slot holding that token (baseline.run.align's END)."""
+        `rows` is a slot holding that token (baseline.run.align's END). With `end` and more
+        than two blocks, the worker thread makes the second half of the blocks while this one
+        makes the first (gathers and the packing loop release the GIL; each block's tokens
+        are its own)."""
         if rows is not None and end is not None:
             out = np.empty(len(rows), dtype=np.uint64)
-            for a in range(0, len(rows), _BLOCK):
-                block, slot = rows[a : a + _BLOCK], out[a : a + _BLOCK]
-                real = block >= 0
-                if real.all():
-                    slot[:] = self._tokens(block)
-                else:
-                    slot[real] = self._tokens(block[real])
-                    slot[~real] = end
+
+            def fill(lo: int, hi: int) -> None:
+                for a in range(lo, hi, _BLOCK):
+                    block, slot = rows[a : min(a + _BLOCK, hi)], out[a : min(a + _BLOCK, hi)]
+                    real = block >= 0
+                    if real.all():
+                        slot[:] = self._tokens(block)
+                    else:
+                        slot[real] = self._tokens(block[real])
+                        slot[~real] = end
+
+            blocks = (len(rows) + _BLOCK - 1) // _BLOCK
+            mid = (blocks // 2) * _BLOCK
+            if blocks > 2:
+                second = background().submit(fill, mid, len(rows))
+                fill(0, mid)
+                second.result()
+            else:
+                fill(0, len(rows))
             return out
         if rows is not None and len(rows) > _BLOCK:
             out = np.empty(len(rows), dtype=np.uint64)
