@@ -257,7 +257,6 @@ from baseline.run.normalize import (
     kept_rows,
     normalize_paths,
     numpy_of,
-    read_ahead_for_prepare,
     stream_rows,
     stream_starts,
     thread_roles,
@@ -656,9 +655,6 @@ def diff_traces(
         allow = ExpectedErrors.load(expected)
     good_tab = load_table(good, skip=("output", "start_time"))
     bad_tab, bad_id = pick_bad_trace(load_table(bad, skip=("start_time",)), describe_source(bad), trace_id)
-    # The worker thread starts decoding the columns prepare_both reads first (the same files
-    # in the same order) while this one runs the checks below on the footers and small columns.
-    read_ahead_for_prepare(EventColumns.concat([bad_tab, good_tab]))
     good_codes = number_traces(good_tab)
     check_good_commands(good_tab, describe_source(good), mixed, good_codes)
     warnings = []
