@@ -44,6 +44,13 @@ def test_arg_rendering():
     assert syscalls.sockaddr_text(b"\x01\x00\x00abstract") == "unix:@abstract"
     six = bytes([10, 0, 0, 80]) + bytes(4) + bytes(15) + b"\x01" + bytes(4)
     assert syscalls.sockaddr_text(six) == "inet6:[::1]:80"
+    # a wait for one child against a reaper's wait for any (whose ECHILD is routine)
+    wait4, waitid = syscalls.SPECS["wait4"], syscalls.SPECS["waitid"]
+    assert syscalls.render_arg(wait4, args(4242, 0, 0)) == "pid"
+    assert syscalls.render_arg(wait4, args(4242, 0, 1)) == "pid|WNOHANG"
+    assert syscalls.render_arg(wait4, args(0xFFFFFFFFFFFFFFFF, 0, 1)) is None  # -1: any child
+    assert syscalls.render_arg(waitid, args(3, 5, 0, 4)) == "pid"  # P_PIDFD, WEXITED
+    assert syscalls.render_arg(waitid, args(0, 0, 0, 4)) is None  # P_ALL
 
 
 def test_int32_and_clean():
@@ -105,6 +112,22 @@ def test_resolver_dirfd_cwd_dup_fork_exec():
     # a thread (CLONE_THREAD) does not get its own table
     feed(res, 10, "clone", args(0x3D0F00), 12)
     assert 12 not in res.procs
+
+
+def test_resolver_empty_path_not_read_and_setns():
+    """glibc's fexecve passes a "" from its read-only data, which a forked child has not
+    touched: the BPF side cannot read it (no string), yet AT_EMPTY_PATH says the call is about
+    its fd -- labelled with the fd's path (fexecve_script_cloexec: main left it unlabelled).
+    setns is labelled with its namespace file's path."""
+    res = PathResolver("/work")
+    feed(res, 10, "openat", args(AT_FDCWD_REG, 0, 0o2000000), 3, "/opt/job/bin/worker")
+    feed(res, 10, "clone", args(0x1200011), 11)
+    assert feed(res, 11, "execveat", args(3, 0, 0, 0, 0x1000), -2, None, ppid=10)[0] == "/opt/job/bin/worker"
+    assert feed(res, 10, "newfstatat", args(3, 0, 0, 0x1000), 0, None)[0] == "/opt/job/bin/worker"
+    # without AT_EMPTY_PATH an unread path stays unknown (it was a name relative to the fd)
+    assert feed(res, 10, "newfstatat", args(3, 0, 0, 0), -2, None)[0] is None
+    feed(res, 10, "openat", args(AT_FDCWD_REG, 0, 0), 4, "/run/netns/job")
+    assert feed(res, 10, "setns", args(4, 0x40000000), -22)[0] == "/run/netns/job"
 
 
 def test_resolver_sockets_and_unknown_dirfd():

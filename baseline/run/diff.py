@@ -137,7 +137,10 @@ not a stale done-marker making a job skip its work). Three refinements:
   allowlist's timing entries (`_abandoned_waits`: flock -w giving up, a child timeout kills
   in its open of a FIFO); nor is a retry loop that gave up (`_retries_given_up`: EAGAIN at a
   call the good runs completed, failed 3+ times by a thread that never completes it -- a
-  lock its hung holder never lets go -- though the good runs' own retries taught the entry).
+  lock its hung holder never lets go -- though the good runs' own retries taught the entry);
+  nor is a blocking wait for one child failing ECHILD where the good runs' waits for one child
+  there returned it (`_lost_children`: the kernel reaped it under an inherited SIGCHLD
+  SIG_IGN) -- the curated entry is for a reaper's wait for any child finding none left.
 * a wait for a descriptor that *timed out* -- poll/select/epoll_wait returning 0 after
   blocking 10 ms or more, in a thread whose role no good run saw time out -- names the
   error-free region right after it (among the k events before its start, a window of the
@@ -745,6 +748,12 @@ def diff_traces(
     # by timeout in its open of a FIFO) is where the run stopped: no entry covers it.
     abandoned = _abandoned_waits(p, nb, bad_err, good_ok_calls, good_outcomes, n_errnos)
     abandoned |= _retries_given_up(p, nb, bad_err, good_ok_calls)
+    # A wait for one child that found it reaped elsewhere, where the good runs' returned it:
+    # no entry covers it, and the good runs had another outcome there.
+    lost = _lost_children(p, nb)
+    abandoned |= lost
+    outcome_change |= lost
+    del lost
     retried[idem_check] = True
     retried |= _proc_scan_races(p)
     retried |= probed
@@ -2043,6 +2052,29 @@ def _abandoned_waits(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: n
         later = np.flatnonzero(p.sid[r + 1 : nb] == p.sid[r]) + r + 1
         done = later[p.errno[later] < 0]
         out[r] = not bool(len(done)) or not bool((_call_keys(p, done) == call).any())
+    return out
+
+
+def _lost_children(p: Prepared, nb: int) -> np.ndarray:
+    """Bad rows of a blocking wait for one child (wait4(pid), waitid(P_PID/P_PIDFD): the
+    recorder's arg "pid") failing ECHILD, of a call whose waits for one child never failed in
+    the good runs and returned there at least once: the child was reaped behind the waiter's
+    back (SIGCHLD ignored by whoever started it, so the kernel reaped it; another waiter).
+    The curated ECHILD entry is for a reaper's wait for any child finding none left; a poll
+    (WNOHANG) of one child that its reaper beat is left to it, and so is a call whose waits
+    for one child the good runs saw fail too."""
+    out = np.zeros(len(p), dtype=bool)
+    one = codes_where(p.narg_values, {"pid"})
+    echild = codes_where(p.errno_values, {"ECHILD"})
+    if not len(one) or not len(echild):
+        return out
+    cand = np.flatnonzero(np.isin(p.narg[:nb], one) & np.isin(p.errno[:nb], echild))  # (no path: not in bad_err)
+    if not len(cand):
+        return out
+    good = nb + np.flatnonzero(np.isin(p.narg[nb:], one))
+    returned = np.unique(p.probe[good[p.errno[good] < 0]])
+    failed = np.unique(p.probe[good[p.errno[good] >= 0]])
+    out[cand[np.isin(p.probe[cand], returned) & ~np.isin(p.probe[cand], failed)]] = True
     return out
 
 

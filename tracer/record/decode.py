@@ -193,9 +193,11 @@ def _render_args(head: np.ndarray, specs: dict[int, Spec]) -> list[str | None]:
         if not len(rows):
             continue
         regs = head["args"][rows]
-        # socket renders args 0 and 1, sockopt 1 and 2 (level, name); the others one register
+        # socket renders args 0 and 1, sockopt 1 and 2 (level, name), wait 0 and its options;
+        # the others one register
         cols = ([spec.arg_index, 1] if spec.arg_kind == "socket"
-                else [1, 2] if spec.arg_kind == "sockopt" else [spec.arg_index])
+                else [1, 2] if spec.arg_kind == "sockopt"
+                else [0, spec.arg_index] if spec.arg_kind in ("wait4", "waitid") else [spec.arg_index])
         values, inverse = np.unique(regs[:, cols], axis=0, return_inverse=True)
         rendered = []
         for row in values.tolist():

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tracer.record.syscalls import (
+    AT_EMPTY_PATH,
     AT_FDCWD,
     CLONE_THREAD,
     F_DUPFD,
@@ -40,6 +41,12 @@ def as_int32(register: int) -> int:
     """An int argument from its 64-bit register (AT_FDCWD arrives as 0xffffff9c)."""
     value = int(register) & 0xFFFFFFFF
     return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _empty_path(spec: Spec, args) -> bool:
+    """An *at call whose path string was not read but whose flags say AT_EMPTY_PATH: the call
+    is about its dirfd (see Spec.empty_flags)."""
+    return spec.empty_flags is not None and bool(int(args[spec.empty_flags]) & AT_EMPTY_PATH)
 
 
 def clean(path: str) -> str:
@@ -154,9 +161,9 @@ class PathResolver:
         path: str | None = None
         if spec.sockaddr is not None and str1 is not None:
             path = str1
-        elif spec.path is not None and str1 is not None:
+        elif spec.path is not None and (str1 is not None or _empty_path(spec, args)):
             dirfd = as_int32(args[spec.path[1]]) if spec.path[1] is not None else None
-            path = self.resolve(st, str1, dirfd)
+            path = self.resolve(st, "" if str1 is None else str1, dirfd)
         elif spec.fd is not None:  # also sendto on a connected socket (no address given)
             path = st.fd_path(as_int32(args[spec.fd]))
         path2: str | None = None

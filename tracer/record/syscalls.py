@@ -28,6 +28,8 @@ OUTPUT_KINDS = {"buf": 1, "iov": 2, "msg": 3}  # what argument 1 of a write-like
 
 AT_FDCWD = -100
 AT_EMPTY_PATH = 0x1000
+P_PID, P_PIDFD = 1, 3  # waitid's idtypes naming one child
+WNOHANG = 1
 AT_REMOVEDIR = 0x200
 CLONE_THREAD = 0x10000
 F_DUPFD, F_SETFD, F_DUPFD_CLOEXEC = 0, 2, 1030
@@ -130,13 +132,18 @@ class Spec:
     target, which is relative to the link, not to the cwd; a mount source).
     fd: argument index of an fd whose path labels the call when it has no path argument.
     fd2: argument index of a second fd whose path fills `path2` (sendfile, copy_file_range).
-    arg_kind: how to render `arg`: open_flags, access_mode, at_flags, socket, rename_flags.
+    arg_kind: how to render `arg`: open_flags, access_mode, at_flags, socket, rename_flags,
+    wait4/waitid ("pid" for a wait for one child).
     role: effect on the fd table / process state (see tracer.record.fdtable).
     output: what argument 1 of a write-like call is ("buf", "iov", "msg"): the BPF side copies
     the first bytes written, user space keeps them for stdout/stderr, ttys and pipes.
     fdpair: argument index of the int[2] a pipe/socketpair call fills with its new fds.
     sockerr: getsockopt: for (SOL_SOCKET, SO_ERROR) the BPF side reads the int the call wrote
     (the error a non-blocking connect ended with), which becomes the event's errno.
+    empty_flags: argument index of an *at call's flags: with AT_EMPTY_PATH there, a path string
+    the BPF side could not read is taken as "" (the call is about its dirfd). glibc's fexecve
+    and fstat pass a "" from its read-only data, whose page a forked child has not touched yet:
+    the probe cannot fault it in, yet the call is about the descriptor.
     """
 
     path: tuple[int, int | None] | None = None
@@ -152,6 +159,7 @@ class Spec:
     output: str | None = None
     fdpair: int | None = None
     sockerr: bool = False
+    empty_flags: int | None = None
 
 
 def _specs() -> dict[str, Spec]:
@@ -173,6 +181,9 @@ def _specs() -> dict[str, Spec]:
                  "getxattrat", "setxattrat", "listxattrat", "removexattrat", "file_getattr",
                  "file_setattr", "statx"):
         s[name] = Spec(path=(1, 0))
+    for name, flags in (("newfstatat", 3), ("statx", 2), ("fchownat", 4), ("fchmodat2", 3),
+                        ("name_to_handle_at", 4)):
+        s[name] = Spec(path=(1, 0), empty_flags=flags)
     # utimensat(fd, NULL, ...) / futimesat(fd, NULL, ...) are about the fd itself (glibc's
     # futimens: touch, cp -p, tar): labelled with the fd's path when there is no path string.
     for name in ("utimensat", "futimesat"):
@@ -182,7 +193,7 @@ def _specs() -> dict[str, Spec]:
     s["faccessat"] = Spec(path=(1, 0), arg_kind="access_mode", arg_index=2)
     s["faccessat2"] = Spec(path=(1, 0), arg_kind="access_mode", arg_index=2)
     s["unlinkat"] = Spec(path=(1, 0), arg_kind="at_flags", arg_index=2)
-    s["execveat"] = Spec(path=(1, 0), role="exec")
+    s["execveat"] = Spec(path=(1, 0), role="exec", empty_flags=4)
     s["open_tree"] = Spec(path=(1, 0), role="newfd")
     s["open_tree_attr"] = Spec(path=(1, 0), role="newfd")
     s["inotify_add_watch"] = Spec(path=(1, None), fd=0)
@@ -220,7 +231,7 @@ def _specs() -> dict[str, Spec]:
                  "fremovexattr", "syncfs", "sync_file_range", "listen", "shutdown",
                  "getsockopt", "setsockopt", "getsockname", "getpeername", "recvfrom",
                  "sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "splice", "tee", "vmsplice",
-                 "finit_module"):
+                 "finit_module", "setns"):
         s[name] = Spec(fd=0)
     # write-like calls: the first bytes written are captured (output column)
     for name in ("write", "pwrite64"):
@@ -230,6 +241,10 @@ def _specs() -> dict[str, Spec]:
     s["sendmsg"] = Spec(fd=0, output="msg")
     # a non-blocking connect's outcome comes back in getsockopt(SO_ERROR)'s value, ret 0
     s["getsockopt"] = Spec(fd=0, arg_kind="sockopt", arg_index=1, sockerr=True)
+    # a wait for one child (wait4(pid > 0), waitid(P_PID/P_PIDFD)) against a reaper's wait for
+    # any: ECHILD ends the second routinely, and means the first's child was reaped elsewhere
+    s["wait4"] = Spec(arg_kind="wait4", arg_index=2)  # pid in argument 0, options in 2
+    s["waitid"] = Spec(arg_kind="waitid", arg_index=3)  # idtype in argument 0, options in 3
     # fd to fd: the second fd's path in path2
     s["sendfile"] = Spec(fd=0, fd2=1)  # out_fd, in_fd
     s["copy_file_range"] = Spec(fd=0, fd2=2)  # fd_in, fd_out
@@ -370,6 +385,10 @@ def render_arg(spec: Spec, args) -> str | None:
         return "SO_ERROR" if value & 0xFFFFFFFF == SOL_SOCKET and int(args[2]) & 0xFFFFFFFF == SO_ERROR else None
     if kind == "rename_flags":
         return "|".join(n for bit, n in RENAME_FLAGS if value & bit) or None
+    if kind in ("wait4", "waitid"):  # "pid" for a wait for one child (|WNOHANG: it only polls)
+        target = int(args[0]) & 0xFFFFFFFF
+        one = 0 < target < 0x80000000 if kind == "wait4" else target in (P_PID, P_PIDFD)
+        return ("pid|WNOHANG" if value & WNOHANG else "pid") if one else None
     if kind == "pipe_flags":
         names = [n for bit, n in ((O_CLOEXEC, "O_CLOEXEC"), (0o4000, "O_NONBLOCK"), (0o40000, "O_DIRECT"))
                  if value & bit]
