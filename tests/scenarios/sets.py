@@ -19,6 +19,7 @@ from scenarios import (
     real_sixth,
     real_tenth,
     real_third,
+    real_twelfth,
 )
 from scenarios.harness import NoAnomalyCase, Scenario
 
@@ -46,6 +47,7 @@ SETS: list[RealSet] = [
     RealSet("real_ninth", real_ninth.REAL_NINTH, real_ninth.QUIET_NINTH, real_ninth.quiet_teardown),
     RealSet("real_tenth", real_tenth.REAL_TENTH, real_tenth.QUIET_TENTH, real_tenth.quiet_teardown),
     RealSet("real_eleventh", real_eleventh.REAL_ELEVENTH, real_eleventh.QUIET_ELEVENTH, real_eleventh.quiet_teardown),
+    RealSet("real_twelfth", real_twelfth.REAL_TWELFTH, real_twelfth.QUIET_TWELFTH, real_twelfth.quiet_teardown),
 ]
 
 
