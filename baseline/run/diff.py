@@ -138,7 +138,7 @@ not a stale done-marker making a job skip its work). Three refinements:
   in its open of a FIFO); nor is a retry loop that gave up (`_retries_given_up`: EAGAIN at a
   call the good runs completed, failed 3+ times by a thread that never completes it -- a
   lock its hung holder never lets go -- though the good runs' own retries taught the entry);
-  nor is a blocking wait for one child failing ECHILD where the good runs' waits for one child
+  nor is a wait for one child failing ECHILD where the good runs' waits for one child
   there returned it (`_lost_children`: the kernel reaped it under an inherited SIGCHLD
   SIG_IGN) -- the curated entry is for a reaper's wait for any child finding none left.
 * a wait for a descriptor that *timed out* -- poll/select/epoll_wait returning 0 after
@@ -2056,13 +2056,13 @@ def _abandoned_waits(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: n
 
 
 def _lost_children(p: Prepared, nb: int) -> np.ndarray:
-    """Bad rows of a blocking wait for one child (wait4(pid), waitid(P_PID/P_PIDFD): the
-    recorder's arg "pid") failing ECHILD, of a call whose waits for one child never failed in
-    the good runs and returned there at least once: the child was reaped behind the waiter's
-    back (SIGCHLD ignored by whoever started it, so the kernel reaped it; another waiter).
-    The curated ECHILD entry is for a reaper's wait for any child finding none left; a poll
-    (WNOHANG) of one child that its reaper beat is left to it, and so is a call whose waits
-    for one child the good runs saw fail too."""
+    """Bad rows of a wait for one child (wait4(pid), waitid(P_PID/P_PIDFD): the recorder's
+    arg "pid") failing ECHILD, of a call whose waits for one child never failed in the good
+    runs and returned there at least once: the child was reaped behind the waiter's back
+    (SIGCHLD ignored by whoever started it, so the kernel reaped it; another waiter). The
+    curated ECHILD entry is for a reaper's wait for any child finding none left; a call whose
+    waits for one child the good runs saw fail too is left to it. (Polls and blocking waits are
+    one: whether a pool's join polls or blocks is timing.)"""
     out = np.zeros(len(p), dtype=bool)
     one = codes_where(p.narg_values, {"pid"})
     echild = codes_where(p.errno_values, {"ECHILD"})

@@ -29,7 +29,6 @@ OUTPUT_KINDS = {"buf": 1, "iov": 2, "msg": 3}  # what argument 1 of a write-like
 AT_FDCWD = -100
 AT_EMPTY_PATH = 0x1000
 P_PID, P_PIDFD = 1, 3  # waitid's idtypes naming one child
-WNOHANG = 1
 AT_REMOVEDIR = 0x200
 CLONE_THREAD = 0x10000
 F_DUPFD, F_SETFD, F_DUPFD_CLOEXEC = 0, 2, 1030
@@ -133,7 +132,7 @@ class Spec:
     fd: argument index of an fd whose path labels the call when it has no path argument.
     fd2: argument index of a second fd whose path fills `path2` (sendfile, copy_file_range).
     arg_kind: how to render `arg`: open_flags, access_mode, at_flags, socket, rename_flags,
-    wait4/waitid ("pid" for a wait for one child).
+    wait4/waitid ("pid" for a wait for one child, blocking or not).
     role: effect on the fd table / process state (see tracer.record.fdtable).
     output: what argument 1 of a write-like call is ("buf", "iov", "msg"): the BPF side copies
     the first bytes written, user space keeps them for stdout/stderr, ttys and pipes.
@@ -385,10 +384,10 @@ def render_arg(spec: Spec, args) -> str | None:
         return "SO_ERROR" if value & 0xFFFFFFFF == SOL_SOCKET and int(args[2]) & 0xFFFFFFFF == SO_ERROR else None
     if kind == "rename_flags":
         return "|".join(n for bit, n in RENAME_FLAGS if value & bit) or None
-    if kind in ("wait4", "waitid"):  # "pid" for a wait for one child (|WNOHANG: it only polls)
+    if kind in ("wait4", "waitid"):  # "pid" for a wait for one child, none for a wait for any
+        # (not its WNOHANG: whether a pool's join polls or blocks is timing -- multiprocessing)
         target = int(args[0]) & 0xFFFFFFFF
-        one = 0 < target < 0x80000000 if kind == "wait4" else target in (P_PID, P_PIDFD)
-        return ("pid|WNOHANG" if value & WNOHANG else "pid") if one else None
+        return "pid" if (0 < target < 0x80000000 if kind == "wait4" else target in (P_PID, P_PIDFD)) else None
     if kind == "pipe_flags":
         names = [n for bit, n in ((O_CLOEXEC, "O_CLOEXEC"), (0o4000, "O_NONBLOCK"), (0o40000, "O_DIRECT"))
                  if value & bit]
