@@ -48,6 +48,8 @@ import os
 import random
 import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .catalog import write
@@ -324,8 +326,18 @@ def exec_over_nproc(base: Path, bad: bool) -> None:
     # the drop to it succeeds (setuid does not fail on RLIMIT_NPROC since Linux 3.1), the kernel
     # defers the refusal to the next execve
     _usual(base)
-    for _ in range(3 if bad else 0):
-        SLEEPERS.start(*_as_job_account("/bin/sleep", "60"))
+    stale = [SLEEPERS.start(*_as_job_account("/bin/sleep", "60")) for _ in range(3 if bad else 0)]
+    for p in stale:  # counted against the limit only once setpriv has dropped to the account
+        _wait_for(lambda p=p: f"Uid:\t{JOB_UID}\t" in Path(f"/proc/{p.pid}/status").read_text())
+
+
+def _wait_for(ready: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Poll `ready` (a loaded machine may take its time) until true; an AssertionError after
+    `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, "the case's setup did not come up"
+        time.sleep(0.01)
 
 
 def _nproc_argv(b: Path) -> list[str]:
