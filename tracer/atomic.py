@@ -48,6 +48,16 @@ def _done(path: Path) -> None:
     _PENDING.pop(str(path), None)
 
 
+def _forget_pending() -> None:
+    """In a forked child: the temporaries in _PENDING are the parent's, still being written by
+    it. A child that abandoned them (a stop watchdog, a library caller's cleanup) removed the
+    parent's temp file or staging directory from under it; the child's own writes register anew."""
+    _PENDING.clear()
+
+
+os.register_at_fork(after_in_child=_forget_pending)
+
+
 def abandon_pending() -> list[str]:
     """Remove every temporary this process is still writing (called by the stop watchdog just
     before the process exits on SIGTERM/SIGINT/SIGHUP while the main thread is in native code):
@@ -181,15 +191,25 @@ def _rename_dir_into_place(staging: Path, path: Path) -> None:
     except OSError as exc:
         if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not path.is_dir() or path.is_symlink():
             raise
+    try:
+        exchange(staging, path)
+    except OSError as exc:
+        raise FileExistsError(exc.errno, f"{exc.strerror}: written by another run meanwhile and "
+                                         "cannot be replaced", str(path)) from None
+    shutil.rmtree(staging, ignore_errors=True)  # the other run's tree, now under our staging name
+
+
+def exchange(a: str | os.PathLike, b: str | os.PathLike) -> None:
+    """Swap two existing paths in one step (renameat2 RENAME_EXCHANGE): a reader sees the one
+    tree or the other under each name, never neither. OSError where the filesystem cannot
+    (EINVAL: NFS, some overlay and FUSE mounts) -- the caller falls back or says so."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
     at_fdcwd = -100
-    if libc.renameat2(at_fdcwd, os.fsencode(staging), at_fdcwd, os.fsencode(path), _RENAME_EXCHANGE) != 0:
+    if libc.renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) != 0:
         code = ctypes.get_errno()
-        raise FileExistsError(code, f"{os.strerror(code)}: written by another run meanwhile and "
-                                    "cannot be replaced", str(path))
-    shutil.rmtree(staging, ignore_errors=True)  # the other run's tree, now under our staging name
+        raise OSError(code, os.strerror(code), str(b))
 
 
 def _remove_dead_stagings(path: Path) -> None:

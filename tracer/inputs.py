@@ -165,14 +165,16 @@ def _input_files(source: str | os.PathLike, output_real: str) -> Iterator[str | 
 
 def table_partition_files(table_dir: Path, since_date: str | None = None) -> list[Path]:
     """The Parquet files of one dataset table directory (`date=D/host=H/...`), dot names (temp
-    files of writes in progress) skipped, only dates >= `since_date` (YYYY-MM-DD) when given;
-    in date order, sorted within a date. Here, below tracer.schema (which imports this module),
-    so the dataset readers and the output-overwrite check list the same files."""
+    files of writes in progress, and whatever is below a dot-named directory: a compaction's
+    staging partition) skipped, only dates >= `since_date` (YYYY-MM-DD) when given; in date
+    order, sorted within a date. Here, below tracer.schema (which imports this module), so the
+    dataset readers and the output-overwrite check list the same files."""
     out: list[Path] = []
     for date_dir in sorted(table_dir.glob("date=*")):
         if since_date and date_dir.name.removeprefix("date=") < since_date:
             continue
-        out.extend(sorted(f for f in _parquet_below(date_dir) if not f.name.startswith(".")))
+        out.extend(sorted(f for f in _parquet_below(date_dir)
+                          if not any(part.startswith(".") for part in f.relative_to(date_dir).parts)))
     return out
 
 

@@ -982,24 +982,26 @@ def counter_buckets_of(counters: pa.Table | pl.DataFrame, host: str | None = Non
 
 
 def write_counter_buckets(counters_file: str | os.PathLike, data: pa.Table | pl.DataFrame | None = None, *,
-                          durable: bool = True) -> Path | None:
+                          durable: bool = True, placed_as: str | os.PathLike | None = None) -> Path | None:
     """Write the counter_buckets file of a dataset counters file that is in place (its writer
     calls this right after renaming it there; `data`: the rows just written, else they are read
     back). The footer records the counters file's name, size, footer hash, row count and first
     snapshot time; a crash before the rename leaves only a hidden temporary (write_table), and a
     counters file rewritten later no longer matches, so a reader never takes a stale summary.
     None (nothing written) for a file outside the dataset layout or one storing a host column
-    that is not the directory's host throughout."""
+    that is not the directory's host throughout. `placed_as`: the dataset path the file is about
+    to be renamed to (compaction writes it in a staging directory first; same bytes, same name)."""
     import polars as pl
     import pyarrow.parquet as pq
 
-    dest = counter_buckets_path(counters_file)
+    placed = Path(placed_as if placed_as is not None else counters_file)
+    dest = counter_buckets_path(placed)
     if dest is None:
         return None
     meta = validate_file(counters_file, "counters")
     names = meta.schema.to_arrow_schema().names  # (ParquetSchema.names are the leaf columns)
     size, digest = footer_fingerprint(counters_file)
-    host = partition_values(counters_file)["host"]
+    host = partition_values(placed)["host"]
     if data is None:
         with open_regular(counters_file, "a Parquet file") as fh:
             data = pq.read_table(fh, columns=[c for c in COUNTERS.names if c in names])
@@ -1017,7 +1019,7 @@ def write_counter_buckets(counters_file: str | os.PathLike, data: pa.Table | pl.
     # snapshot may be in two of them (their ranges overlap), which summaries cannot undo
     times = (data["snapshot_time"] if isinstance(data, pl.DataFrame) else pl.Series(data["snapshot_time"])).dt.epoch("ns")
     span = [times.min(), times.max()] if len(times) else None
-    source = {"name": Path(counters_file).name, "bytes": size, "footer": digest, "rows": meta.num_rows,
+    source = {"name": placed.name, "bytes": size, "footer": digest, "rows": meta.num_rows,
               "bucket": BUCKET_WIDTH, "first_bucket_ns": first, "unique": list(SNAPSHOT_KEY), "snapshots_ns": span}
     arrow = conform(buckets, "counter_buckets").drop_columns(list(PARTITION_COLUMNS))
     arrow = arrow.replace_schema_metadata(_metadata("counter_buckets", None))

@@ -10,8 +10,11 @@ of the snapshots whose rows it holds, and its name is derived from those ids. Be
 ingest reads the footers of the target partition and drops snapshots already there, so
 re-running an interval (or a run that died after writing but before cleaning the spool) adds no
 duplicate rows. The manifest lives in the data files themselves, so it cannot drift from them.
-Compaction writes the merged file first and deletes its inputs second; if it dies in between,
-the next run finds files whose snapshot sets are covered by another file and removes them.
+Compaction builds the partition anew in a hidden sibling (the merged file, hard links to the
+files it leaves alone) and swaps the two directories in one step (renameat2 RENAME_EXCHANGE), so
+no reader ever sees the merged file beside its inputs; where the filesystem cannot swap, it
+writes the merged file first and deletes its inputs second, and the next run removes inputs
+whose snapshot sets another file covers.
 A run killed at any point therefore loses and duplicates nothing; the hidden temporaries of
 its atomic writes (``.part-*.tmp``) are removed when the next run starts.
 
@@ -58,7 +61,9 @@ from tracer import atomic
 from tracer.errors import TracebaseError, printable
 from tracer.fleet.options import HOST_NAME, HOST_RULE
 from tracer.inputs import file_kind
+from tracer.pools import worker_init
 from tracer.schema import (
+    PARTITION_COLUMNS,
     TABLES,
     conform,
     counter_buckets_for,
@@ -69,6 +74,7 @@ from tracer.schema import (
     validate_file,
     write_counter_buckets,
     write_partition,
+    write_table,
 )
 
 SPOOL_TABLES = ("events", "counters")
@@ -439,7 +445,8 @@ def ingest_spool(
         if workers > 1 and len(jobs) > 1:
             # Hosts are independent (each owns its host= partitions), so they parallelise cleanly.
             ctx = multiprocessing.get_context("fork")
-            with ctx.Pool(min(workers, len(jobs))) as pool:  # never more processes than hosts
+            with ctx.Pool(min(workers, len(jobs)), initializer=worker_init,  # never more processes than hosts
+                          initargs=(os.getpid(),)) as pool:
                 parts = pool.map(_ingest_host_job, jobs, chunksize=max(1, len(jobs) // (workers * 4)))
         else:
             parts = map(_ingest_host_job, jobs)
@@ -627,14 +634,14 @@ def _write_fresh(fresh: list[tuple[str, pa.Table, Path]], dataset: Path, table: 
     return written
 
 
-def _write_summary(counters_file: Path, rows: pa.Table | None = None) -> None:
+def _write_summary(counters_file: Path, rows: pa.Table | None = None, placed_as: Path | None = None) -> None:
     """The counters file's 15-minute summary (tracer.schema.COUNTER_BUCKETS), which the audit
     reads instead of the snapshot rows. Best effort: without it (disk full, a kill before its
     rename) the audit reads the counters file itself, so a failure here loses nothing."""
     try:
-        write_counter_buckets(counters_file, rows)
+        write_counter_buckets(counters_file, rows, placed_as=placed_as)
     except (OSError, TracebaseError, *_DATA_ERRORS):
-        _drop_summary(counters_file)
+        _drop_summary(placed_as or counters_file)
 
 
 def _drop_summary(counters_file: Path) -> None:
@@ -677,22 +684,129 @@ def compact_dataset(
     if not dataset.is_dir():
         return result
     with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s):
+        _remove_dead_partition_stagings(dataset, tables)
         for part_dir in _partitions(dataset, tables):
             _compact_partition(part_dir, part_dir.parent.parent.name, min_files, small_file_bytes, result)
     return result
+
+
+def _remove_dead_partition_stagings(dataset: Path, tables: Iterable[str]) -> None:
+    """The hidden partition trees ('.host=H.<pid>-<hex>.tmp') a compaction killed with -9 left:
+    the new tree before its swap, or the old one after it (call with the lock held: no
+    compaction of ours is running). Ingest removes them too (remove_stale_temporaries)."""
+    for table in tables:
+        for date_dir in (dataset / table).glob("date=*"):
+            if not date_dir.is_dir() or date_dir.is_symlink():
+                continue
+            for entry in os.scandir(date_dir):
+                if _is_temporary(entry.name) and entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _swap_compacted(part_dir: Path, table: str, merged: pa.Table, name: str, extra: dict | None,
+                    small: list[Path], files: list[Path]) -> bool:
+    """Replace the partition directory by one holding the merged file and the files not merged
+    (hard links), in one step (atomic.exchange). Readers never see the merged file beside its
+    inputs: written in place and then deleting the inputs, a kill -9 in between left both, and
+    every reader until the next ingest counted those rows twice. The merged file's summary is
+    written first (under its final name: a summary alone is never read, and the next run
+    removes it if the swap did not happen). False, with nothing changed, where the filesystem
+    cannot swap or link (the caller compacts in place)."""
+    # date=D/.host=H.<pid>-<hex>.tmp/host=H: hidden from every reader and scan, and the staged
+    # files still sit in a host=H directory, which is where their partition key comes from
+    staging = part_dir.parent / f".{part_dir.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    new_dir = staging / part_dir.name
+    final = part_dir / name
+    try:
+        os.mkdir(staging, atomic.DIR_MODE)
+    except OSError:
+        return False
+    try:
+        os.mkdir(new_dir, atomic.DIR_MODE)
+        with contextlib.suppress(OSError):
+            os.chmod(new_dir, os.stat(part_dir).st_mode & 0o7777)
+        staged = write_table(merged, new_dir / name, table, omit_columns=PARTITION_COLUMNS, extra_metadata=extra)
+        if table == "counters":
+            _write_summary(staged, merged, placed_as=final)
+        for f in files:
+            if f not in small and f.name != name:
+                os.link(f, new_dir / f.name)
+        atomic.exchange(new_dir, part_dir)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if exc.errno in (errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK):
+            if table == "counters":
+                _drop_summary(final)
+            return False  # (NFS, some FUSE and overlay mounts): the in-place protocol
+        raise
+    atomic.fsync_dir(part_dir.parent)
+    for f in small:  # their summaries, now without a counters file
+        if f.name != name:
+            _drop_summary(f)
+    shutil.rmtree(staging, ignore_errors=True)  # the old partition, now under the staging name
+    return True
+
+
+def _compact_in_place(part_dir: Path, table: str, merged: pa.Table, name: str, extra: dict | None,
+                      small: list[Path]) -> None:
+    """Compaction where a directory swap is not possible: the merged file first, its summary,
+    then the inputs (a kill -9 between leaves inputs the merged file covers, removed by the
+    next run; readers until then see those rows twice)."""
+    date = part_dir.parent.name.removeprefix("date=")
+    host = part_dir.name.removeprefix("host=")
+    out = write_partition(merged, part_dir.parent.parent.parent, table, date, host, name, extra_metadata=extra)
+    if table == "counters":
+        _write_summary(out, merged)
+    for f in small:
+        if f != out:
+            _remove_part(f)
+
+
+def _remove_part(f: Path) -> None:
+    """Delete a counters (or events) part file that another file now covers. Its summary goes
+    first: a kill -9 between the two leaves a covered file without a summary (readers read it
+    raw; the next run removes it as a leftover), never a summary without its file, which
+    nothing would ever remove (the other order left one in a kill at that instant)."""
+    _drop_summary(f)
+    f.unlink()
+
+
+def _remove_orphan_summaries(part_dir: Path) -> None:
+    """Summaries (counter_buckets) whose counters file is not there: a compaction killed after
+    writing the merged file's summary but before its swap, or after the swap but before the
+    inputs' summaries went (an earlier version's in-place compaction killed between a file's
+    deletion and its summary's left them too). Readers never take them (a summary is only read
+    through its counters file), but a rerun must leave what an uninterrupted run leaves."""
+    summaries = counter_buckets_path(part_dir / "x.parquet")
+    if summaries is None or not summaries.parent.is_dir() or summaries.parent.is_symlink():
+        return
+    for entry in os.scandir(summaries.parent):
+        if (entry.name.startswith("part-") and entry.name.endswith(".parquet")
+                and not os.path.lexists(part_dir / entry.name)):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
 
 
 def _compact_partition(part_dir: Path, table: str, min_files: int, small_file_bytes: int, result: CompactResult) -> None:
     files = _part_files(part_dir)
     snaps = {f: file_snapshots(f) for f in files}
     # Recovery: a file whose snapshots are all inside another file is a leftover input of an
-    # interrupted compaction; keeping it would double-count rows.
+    # interrupted compaction; keeping it would double-count rows. The file covering it may be
+    # the compaction's output killed before its summary was written: written now (else the
+    # audit would read that file raw for good, and the dataset differ from an uninterrupted run's).
+    covering: set[Path] = set()
     for f in list(files):
-        if snaps[f] and any(g != f and snaps[f] < snaps[g] for g in files):
-            f.unlink()
-            _drop_summary(f)
+        bigger = [g for g in files if g != f and snaps[f] and snaps[f] < snaps[g]]
+        if bigger:
+            _remove_part(f)
             files.remove(f)
+            covering.update(bigger)
             result.leftovers_removed += 1
+    if table == "counters":
+        for g in sorted(covering & set(files)):
+            if counter_buckets_for(g) is None:
+                _write_summary(g)
+        _remove_orphan_summaries(part_dir)
     small = [f for f in files if f.stat().st_size < small_file_bytes]
     if len(small) < min_files:
         return
@@ -705,15 +819,8 @@ def _compact_partition(part_dir: Path, table: str, min_files: int, small_file_by
         merged = merged.sort_by(SORT_KEYS[table])
     name = part_name(ids or [f.name for f in small], prefix="part-c")
     extra = {"snapshots": json.dumps(ids)} if ids else None
-    date = part_dir.parent.name.removeprefix("date=")
-    host = part_dir.name.removeprefix("host=")
-    out = write_partition(merged, part_dir.parent.parent.parent, table, date, host, name, extra_metadata=extra)
-    for f in small:
-        if f != out:
-            f.unlink()
-            _drop_summary(f)
-    if table == "counters":
-        _write_summary(out, merged)
+    if not _swap_compacted(part_dir, table, merged, name, extra, small, files):
+        _compact_in_place(part_dir, table, merged, name, extra, small)
     result.partitions += 1
     result.files_in += len(small)
     result.files_out += 1

@@ -140,6 +140,7 @@ from baseline.simulator.writers import write_batch, write_spool
 from tracer import units
 from tracer.atomic import staged_dir
 from tracer.errors import TracebaseError
+from tracer.pools import worker_init
 
 DEFAULT_START = "2026-11-28T00:00:00Z"
 DEFAULT_GOOD_RATE = 0.005
@@ -339,7 +340,7 @@ def _simulate_into(out: Path, plan: FleetPlan, hosts: int, hours: float, seed: i
     tasks = [(plan, range(i, min(i + per_task, hosts)), str(out), spool) for i in range(0, hosts, per_task)]
     if workers > 1 and len(tasks) > 1:
         ctx = multiprocessing.get_context("spawn")  # fork after polars threads start can deadlock
-        with ctx.Pool(min(workers, len(tasks))) as pool:
+        with ctx.Pool(min(workers, len(tasks)), initializer=worker_init, initargs=(os.getpid(),)) as pool:
             _collect(summary, (r for rs in pool.imap(_write_hosts, tasks) for r in rs), progress)
     else:
         _collect(summary, (r for task in tasks for r in _write_hosts(task)), progress)
