@@ -10,6 +10,7 @@
   SIGTERMs its workers) leaves no temporary, exit 143; SIGINT to the process group (Ctrl-C)
   prints no worker traceback, exit 130; kill -9 of the parent alone (the OOM killer's way)
   ends the workers at once, leaving no temporary and the dataset lock free.
+- A pool worker killed (the OOM killer): one line and exit 2, not a hang holding the lock.
 - A forked child's tracer.atomic.abandon_pending leaves the parent's temporaries alone.
 """
 
@@ -267,6 +268,29 @@ def test_pool_workers_end_with_a_parent_killed_alone(tmp_path):
     assert _temporaries(tmp_path / "ds") == []
     result = ingest_spool(tmp_path / "spool", tmp_path / "ds", tmp_path / "q", lock_timeout_s=5)
     assert result.snapshots == 2 and result.quarantined == []
+
+
+def test_a_killed_pool_worker_is_one_line_not_a_hang(tmp_path):
+    """A worker the OOM killer takes: multiprocessing.Pool waited for its task for ever, the
+    dataset lock held (every later ingest timed out on it). Now one line, exit 2, the other
+    worker ended (its temporary removed), and the rerun ingests everything."""
+    proc, workers = _stuck_ingest(tmp_path)
+    os.kill(workers[0], signal.SIGKILL)
+    try:
+        err = proc.communicate(timeout=20)[1]
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        pytest.fail("ingest -j 2 still running 20 s after one of its workers was killed")
+    finally:
+        for pid in _gone(workers, 0):
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 2 and "worker process died" in err and len(err.strip().splitlines()) == 1, err
+    assert _gone(workers, 10) == []
+    left = _temporaries(tmp_path / "ds")  # the killed worker's own (SIGKILL): the rerun removes it
+    assert len(left) <= 1, left
+    result = ingest_spool(tmp_path / "spool", tmp_path / "ds", tmp_path / "q", lock_timeout_s=5)
+    assert result.snapshots == 2 and _temporaries(tmp_path / "ds") == []
 
 
 def test_forked_child_leaves_the_parents_temporaries(tmp_path):

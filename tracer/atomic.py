@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import re
 import shutil
@@ -28,7 +29,10 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    import ctypes
 
 FILE_MODE = 0o666  # the kernel applies the umask
 DIR_MODE = 0o775  # ditto; never o+w
@@ -199,13 +203,20 @@ def _rename_dir_into_place(staging: Path, path: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)  # the other run's tree, now under our staging name
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)  # (once: compaction swaps one partition after another)
+
+
 def exchange(a: str | os.PathLike, b: str | os.PathLike) -> None:
     """Swap two existing paths in one step (renameat2 RENAME_EXCHANGE): a reader sees the one
     tree or the other under each name, never neither. OSError where the filesystem cannot
     (EINVAL: NFS, some overlay and FUSE mounts) -- the caller falls back or says so."""
     import ctypes
 
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = _libc()
     at_fdcwd = -100
     if libc.renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) != 0:
         code = ctypes.get_errno()

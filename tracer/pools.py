@@ -7,7 +7,8 @@ an exception (Stopped, KeyboardInterrupt, an error, a generator closed early) ca
 tasks not yet started and does not wait for the running ones, which only read (their results
 are dropped; the process is exiting or the caller has moved on). A normal exit waits as usual.
 
-Process pools (ingest's -j workers, the simulator's) start each worker with `worker_init`.
+Process pools (ingest's -j workers, the simulator's) are `process_pool`s, whose workers start
+with `worker_init`.
 """
 
 from __future__ import annotations
@@ -15,9 +16,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import TypeVar
+
+from tracer.errors import TracebaseError
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @contextmanager
@@ -26,7 +33,7 @@ def thread_pool(max_workers: int, name: str) -> Iterator[ThreadPoolExecutor]:
     try:
         yield pool
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=True)  # (the manager thread has seen them die: it fails what was left)
         raise
     pool.shutdown(wait=True)
 
@@ -42,10 +49,11 @@ def worker_init(parent: int) -> None:
       OOM killer). An orphaned worker ran on: ingest's held the dataset lock (an inherited
       descriptor) until its host was done, the simulator's wrote into a staging directory
       whose owner was dead, which the rerun removed under it and it then recreated in part;
-    - SIGTERM and SIGHUP end it by unwinding (SystemExit 128 + signal, silent in a pool
-      worker), so its atomic writes remove their temporaries: the SIGTERM a pool sends its
-      workers when the parent is stopped left a worker's half-written '.part-*.tmp' behind
-      (a signal someone set to be ignored, nohup's SIGHUP, stays ignored);
+    - SIGTERM and SIGHUP end it after removing the temporaries it is writing
+      (atomic.abandon_pending: its own only, a forked child forgets the parent's), exit 128 +
+      signal: the SIGTERM a pool sends its workers when the parent is stopped left a worker's
+      half-written '.part-*.tmp' behind (a signal someone set to be ignored, nohup's SIGHUP,
+      stays ignored);
     - it ignores SIGINT: a Ctrl-C reaches the whole foreground process group, and each worker
       printed KeyboardInterrupt's traceback; the parent hears it and stops the pool (SIGTERM).
     """
@@ -58,8 +66,58 @@ def worker_init(parent: int) -> None:
             signal.signal(sig, _unwind)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if os.getppid() != parent:  # the parent died before the prctl: no signal will come
-        raise SystemExit(128 + signal.SIGTERM)
+        _unwind(signal.SIGTERM, None)
 
 
 def _unwind(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
+    # (not SystemExit: concurrent.futures' worker loop catches BaseException from a task and
+    # would send it back to a parent that is gone, printing a traceback)
+    from tracer import atomic
+
+    atomic.abandon_pending()
+    os._exit(128 + signum)
+
+
+@contextmanager
+def process_pool(workers: int, method: str, what: str) -> Iterator[ProcessPoolExecutor]:
+    """A process pool (multiprocessing start `method`: "fork" or "spawn") whose workers start
+    with `worker_init`. A worker that dies (the OOM killer, a kill -9) is one line naming
+    `what`, where multiprocessing.Pool waited for its task for ever (an `ingest -j 2` whose
+    worker the OOM killer took hung holding the dataset lock, and every later ingest timed
+    out on it). On a stop or an error the workers are ended at once (their temporaries go),
+    not waited for."""
+    import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
+                               initializer=worker_init, initargs=(os.getpid(),))
+    try:
+        yield pool
+    except BrokenProcessPool:
+        _end(pool)
+        raise TracebaseError(f"{what}: a worker process died (killed by a signal: out of memory, or kill -9); "
+                             "what it finished stays, a rerun does the rest") from None
+    except BaseException:
+        _end(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def results_in_order(pool: ProcessPoolExecutor, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+    """`pool.map(fn, items)` without its cancelling of the futures when the caller stops: in
+    Python 3.11 the pool's manager thread then set an exception on a cancelled future, and
+    printed its InvalidStateError traceback, when the stopped workers were seen to die."""
+    futures = [pool.submit(fn, item) for item in items]
+    for future in futures:
+        yield future.result()
+
+
+def _end(pool: ProcessPoolExecutor) -> None:
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for p in processes:
+        with contextlib.suppress(Exception):
+            p.terminate()  # SIGTERM: worker_init's handler removes its temporaries
+    for p in processes:
+        with contextlib.suppress(Exception):
+            p.join(5)
+    pool.shutdown(wait=True)  # (the manager thread has seen them die: it fails what was left)

@@ -42,7 +42,6 @@ import errno
 import fcntl
 import hashlib
 import json
-import multiprocessing
 import os
 import re
 import shutil
@@ -61,7 +60,7 @@ from tracer import atomic
 from tracer.errors import TracebaseError, printable
 from tracer.fleet.options import HOST_NAME, HOST_RULE
 from tracer.inputs import file_kind
-from tracer.pools import worker_init
+from tracer.pools import process_pool, results_in_order
 from tracer.schema import (
     PARTITION_COLUMNS,
     TABLES,
@@ -444,10 +443,10 @@ def ingest_spool(
                 jobs.append((Path(entry.path), dataset, quarantine, remove_ingested))
         if workers > 1 and len(jobs) > 1:
             # Hosts are independent (each owns its host= partitions), so they parallelise cleanly.
-            ctx = multiprocessing.get_context("fork")
-            with ctx.Pool(min(workers, len(jobs)), initializer=worker_init,  # never more processes than hosts
-                          initargs=(os.getpid(),)) as pool:
-                parts = pool.map(_ingest_host_job, jobs, chunksize=max(1, len(jobs) // (workers * 4)))
+            with process_pool(min(workers, len(jobs)), "fork", f"{dataset}: ingest -j") as pool:  # never more processes than hosts
+                size = max(1, len(jobs) // (workers * 4))  # a few tasks per worker: balanced, little overhead
+                chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+                parts = [part for chunk in results_in_order(pool, _ingest_hosts_job, chunks) for part in chunk]
         else:
             parts = map(_ingest_host_job, jobs)
         newest: dt.datetime | None = None
@@ -489,6 +488,10 @@ def _no_empty_tree_on_failure(dataset: Path, new_dataset: bool) -> Iterator[None
                     os.unlink(dataset / LOCK_NAME)
                     os.rmdir(dataset)
         raise
+
+
+def _ingest_hosts_job(jobs: list[tuple[Path, Path, Path, bool]]) -> list[tuple[IngestResult, dt.datetime | None]]:
+    return [_ingest_host_job(job) for job in jobs]
 
 
 def _ingest_host_job(job: tuple[Path, Path, Path, bool]) -> tuple[IngestResult, dt.datetime | None]:
@@ -738,6 +741,8 @@ def _swap_compacted(part_dir: Path, table: str, merged: pa.Table, name: str, ext
             if table == "counters":
                 _drop_summary(final)
             return False  # (NFS, some FUSE and overlay mounts): the in-place protocol
+        if isinstance(exc.filename, str) and exc.filename.startswith(f"{new_dir}"):
+            exc.filename = f"{part_dir}{exc.filename[len(str(new_dir)):]}"  # the path a user knows
         raise
     atomic.fsync_dir(part_dir.parent)
     for f in small:  # their summaries, now without a counters file

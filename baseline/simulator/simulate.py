@@ -123,7 +123,6 @@ arguments give byte-identical files whatever `workers` is.
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import time
 from collections.abc import Iterable
@@ -140,7 +139,7 @@ from baseline.simulator.writers import write_batch, write_spool
 from tracer import units
 from tracer.atomic import staged_dir
 from tracer.errors import TracebaseError
-from tracer.pools import worker_init
+from tracer.pools import process_pool, results_in_order
 
 DEFAULT_START = "2026-11-28T00:00:00Z"
 DEFAULT_GOOD_RATE = 0.005
@@ -339,9 +338,9 @@ def _simulate_into(out: Path, plan: FleetPlan, hosts: int, hours: float, seed: i
     per_task = max(1, min(64, -(-hosts // (workers * 4))))
     tasks = [(plan, range(i, min(i + per_task, hosts)), str(out), spool) for i in range(0, hosts, per_task)]
     if workers > 1 and len(tasks) > 1:
-        ctx = multiprocessing.get_context("spawn")  # fork after polars threads start can deadlock
-        with ctx.Pool(min(workers, len(tasks)), initializer=worker_init, initargs=(os.getpid(),)) as pool:
-            _collect(summary, (r for rs in pool.imap(_write_hosts, tasks) for r in rs), progress)
+        # spawn: fork after polars threads start can deadlock
+        with process_pool(min(workers, len(tasks)), "spawn", "simulate --workers") as pool:
+            _collect(summary, (r for rs in results_in_order(pool, _write_hosts, tasks) for r in rs), progress)
     else:
         _collect(summary, (r for task in tasks for r in _write_hosts(task)), progress)
     summary["wall_s"] = round(time.perf_counter() - t0, 3)
