@@ -176,6 +176,21 @@ def test_compaction_killed_at_every_step(tmp_path):
     assert not failures, "\n".join(failures)
 
 
+def test_compaction_keeps_what_else_is_in_the_partition(tmp_path):
+    """The swapped-in partition carries every other entry over (a file another tool put there,
+    a big part file not merged, a symlink); a directory there makes it compact in place."""
+    _batches(tmp_path)
+    part = tmp_path / "ds" / "events" / "date=2026-11-25" / "host=host000"
+    (part / "notes.txt").write_text("an operator's note")
+    (part / "link.txt").symlink_to("notes.txt")
+    (tmp_path / "ds" / "counters" / "date=2026-11-25" / "host=host000" / "subdir").mkdir()
+    compact_dataset(tmp_path / "ds", min_files=2)
+    assert (part / "notes.txt").read_text() == "an operator's note" and os.readlink(part / "link.txt") == "notes.txt"
+    assert (tmp_path / "ds" / "counters" / "date=2026-11-25" / "host=host000" / "subdir").is_dir()
+    assert len(dataset_files(tmp_path / "ds", "events")) == len(dataset_files(tmp_path / "ds", "counters")) == 1
+    _readers_see_whole_data(tmp_path / "ds", 2 * SNAPSHOTS * TRACES * 2, complete=True)
+
+
 # Run as the `baseline ingest` process: every host's part file is written by a worker that
 # stops inside its atomic write (temporary open, some bytes in), after saying so in argv[1].
 _STUCK_INGEST = r"""

@@ -707,7 +707,7 @@ def _remove_dead_partition_stagings(dataset: Path, tables: Iterable[str]) -> Non
 
 
 def _swap_compacted(part_dir: Path, table: str, merged: pa.Table, name: str, extra: dict | None,
-                    small: list[Path], files: list[Path]) -> bool:
+                    small: list[Path]) -> bool:
     """Replace the partition directory by one holding the merged file and the files not merged
     (hard links), in one step (atomic.exchange). Readers never see the merged file beside its
     inputs: written in place and then deleting the inputs, a kill -9 in between left both, and
@@ -717,6 +717,16 @@ def _swap_compacted(part_dir: Path, table: str, merged: pa.Table, name: str, ext
     cannot swap or link (the caller compacts in place)."""
     # date=D/.host=H.<pid>-<hex>.tmp/host=H: hidden from every reader and scan, and the staged
     # files still sit in a host=H directory, which is where their partition key comes from
+    merged_names = {f.name for f in small}
+    try:
+        # everything else in the partition goes along (a file by a hard link, a symlink as a
+        # link): a file another tool put there is not ours to drop. A directory, FIFO or
+        # socket cannot be carried over in one step: compacted in place then.
+        others = [e for e in os.scandir(part_dir) if e.name not in merged_names and e.name != name]
+    except OSError:
+        return False
+    if any(not (e.is_symlink() or e.is_file(follow_symlinks=False)) for e in others):
+        return False
     staging = part_dir.parent / f".{part_dir.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
     new_dir = staging / part_dir.name
     final = part_dir / name
@@ -731,9 +741,11 @@ def _swap_compacted(part_dir: Path, table: str, merged: pa.Table, name: str, ext
         staged = write_table(merged, new_dir / name, table, omit_columns=PARTITION_COLUMNS, extra_metadata=extra)
         if table == "counters":
             _write_summary(staged, merged, placed_as=final)
-        for f in files:
-            if f not in small and f.name != name:
-                os.link(f, new_dir / f.name)
+        for e in others:
+            if e.is_symlink():
+                os.symlink(os.readlink(e.path), new_dir / e.name)
+            else:
+                os.link(e.path, new_dir / e.name, follow_symlinks=False)
         atomic.exchange(new_dir, part_dir)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
@@ -824,7 +836,7 @@ def _compact_partition(part_dir: Path, table: str, min_files: int, small_file_by
         merged = merged.sort_by(SORT_KEYS[table])
     name = part_name(ids or [f.name for f in small], prefix="part-c")
     extra = {"snapshots": json.dumps(ids)} if ids else None
-    if not _swap_compacted(part_dir, table, merged, name, extra, small, files):
+    if not _swap_compacted(part_dir, table, merged, name, extra, small):
         _compact_in_place(part_dir, table, merged, name, extra, small)
     result.partitions += 1
     result.files_in += len(small)
