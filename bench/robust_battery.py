@@ -66,6 +66,7 @@ import contextlib
 import datetime as dt
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -1310,9 +1311,12 @@ def _content(d: Path) -> dict[str, object]:
                 seen[str(rel)] = f"UNREADABLE {type(exc).__name__}"
         else:
             try:
-                seen[str(rel)] = hashlib.sha256(p.read_bytes()).hexdigest()[:16] if p.stat().st_size else "EMPTY"
+                data = p.read_bytes()
             except FileNotFoundError:
                 continue
+            if p.suffix == ".html":  # the footer's "Generated <time> UTC": a run time, not content
+                data = re.sub(rb"Generated [^<]*? UTC", b"Generated UTC", data)
+            seen[str(rel)] = hashlib.sha256(data).hexdigest()[:16] if data else "EMPTY"
     return seen
 
 
