@@ -33,7 +33,7 @@ def thread_pool(max_workers: int, name: str) -> Iterator[ThreadPoolExecutor]:
     try:
         yield pool
     except BaseException:
-        pool.shutdown(wait=True)  # (the manager thread has seen them die: it fails what was left)
+        pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
 
