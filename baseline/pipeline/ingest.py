@@ -865,7 +865,9 @@ def apply_retention(
     dataset = Path(dataset)
     if dataset.is_dir():
         with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s):
-            for table in sorted(p for p in dataset.iterdir() if p.is_dir() and not p.is_symlink()):
+            # (hidden names skipped, as the table glob `*/date=*` did: a writer's staging)
+            for table in sorted(p for p in dataset.iterdir()
+                                if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")):
                 dates = sorted(table.glob("date=*"), key=lambda d: d.name)
                 expired = [d for d in dates if d.name.removeprefix("date=") < cutoff]
                 if expired and expired[-1] == dates[-1]:
