@@ -109,7 +109,7 @@ def _port_block(size: int) -> tuple[int, ...]:
     raise RuntimeError("no block of free loopback ports between 20000 and 31000")
 
 
-PORTS = _port_block(12)  # handed out by the scenario modules, one per service
+PORTS = _port_block(13)  # handed out by the scenario modules, one per service
 
 
 def _remove_root() -> None:

@@ -58,7 +58,10 @@ from .harness import PORTS, NoAnomalyCase, Scenario
 PY3 = "/usr/bin/python3"
 NO_PATH = "*"
 STDERR = "/dev/null"  # the runs' stdout and stderr: where a message without an errno goes
-PEER_PORT = PORTS[4]  # the control agent's TCP port in the bad run (the sets run one after another)
+# the control agent's TCP port in the bad run: one of its own (real_third's HTTP server had
+# PORTS[4]; its connections' TIME_WAIT made this bind fail EADDRINUSE in a full run, before the
+# getsockopt the fault is)
+PEER_PORT = PORTS[12]
 # the job's service account: a uid of this session's own (no passwd entry needed), so no other
 # process -- another session's, a test's "nobody" -- counts against its RLIMIT_NPROC
 JOB_UID = 42000 + os.getpid() % 1000
@@ -224,6 +227,7 @@ for line in open(os.path.join(base, "plan")):
                 cli_addr = a[1]
             else:
                 srv = socket.socket(socket.AF_INET)
+                srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as any server does
                 srv.bind(("127.0.0.1", int(a[1])))
                 cli_addr = ("127.0.0.1", int(a[1]))
             srv.listen(1)
