@@ -368,6 +368,34 @@ def test_socket_error_in_getsockopts_value_is_the_events_errno():
         ("connect", -115, "EINPROGRESS"), ("getsockopt", 0, "ECONNREFUSED"), ("getsockopt", -14, "EFAULT"),
         ("getsockopt", 0, "ETIMEDOUT")]
 
+def test_rt_sigreturn_returns_no_status():
+    """rt_sigreturn "returns" the register it restores: after a signal handler that interrupted
+    a failed stat, -ENOENT. That is the stat's result, reported at the stat; rt_sigreturn has no
+    errno, and -x does not keep it (make -j2's SIGCHLD named "rt_sigreturn ENOENT" in CI)."""
+    import numpy as np
+
+    from tracer.record.decode import HEADER, batch_of, build_table, decode, resolve_columns
+
+    nr = {v: k for k, v in syscalls.X86_64_NAMES.items()}
+    records = []
+    for ts, (name, ret) in enumerate([("newfstatat", -2), ("rt_sigreturn", -2), ("rt_sigreturn", 0)]):
+        head = np.zeros(1, HEADER)
+        head["ts_ns"], head["pid"], head["tid"], head["ppid"] = 1000 + ts, 10, 10, 1
+        head["nr"], head["ret"], head["comm"] = nr[name], ret, b"make"
+        records.append(head.tobytes())
+    names = syscalls.X86_64_NAMES
+    decoded = decode(batch_of(records), [59, 322], trim_before_exec_of=None)
+    columns = resolve_columns(decoded, names, "/")
+    trace = dict(trace_id="t", kind="good", command="make", exit_status=0, start_time=datetime.now(UTC),
+                 end_time=datetime.now(UTC), host="h", kernel_release="k", lost_events=0, job_id=None, metadata={})
+    table = build_table(decoded.head, columns, names, trace)
+    assert list(zip(table.column("probe").to_pylist(), table.column("ret").to_pylist(),
+                    table.column("errno").to_pylist(), strict=True)) == [
+        ("newfstatat", -2, "ENOENT"), ("rt_sigreturn", -2, None), ("rt_sigreturn", 0, None)]
+    only = build_table(decoded.head, columns, names, trace, failures_only=True)
+    assert only.column("probe").to_pylist() == ["newfstatat"]
+
+
 def test_ring_spans_walked_and_batches_split():
     """Ring buffer records (8-byte header: length with busy/discard bits, padded to 8) and
     the BPF side's per-CPU batches (records back to back, padded to 8) come apart exactly;

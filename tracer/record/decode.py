@@ -379,6 +379,12 @@ def _outputs(decoded: Decoded, write_like: np.ndarray, labels: list[str | None])
     return out
 
 
+# Calls whose return value is no status: rt_sigreturn hands back the interrupted context's
+# restored register -- the -ENOENT of a stat that a SIGCHLD handler interrupted right after it
+# failed (make -j2 reaping its recipes), which named "rt_sigreturn ENOENT" in a good-vs-good diff.
+RETURNS_NO_STATUS = frozenset({"rt_sigreturn", "sigreturn"})
+
+
 def _pick(regs: np.ndarray, index: np.ndarray) -> np.ndarray:
     return regs[np.arange(len(regs)), index]
 
@@ -392,6 +398,9 @@ def build_table(head: np.ndarray, columns: tuple[list, list, list, list], names:
     paths, paths2, argcol, output = columns
     rets = head["ret"].astype(np.int64)
     errs = np.where((rets < 0) & (rets >= -4095), rets, 0)
+    not_status = [nr for nr, name in names.items() if name in RETURNS_NO_STATUS]
+    if not_status:
+        errs[np.isin(head["nr"], not_status)] = 0
     if sock_errors is not None:
         errs = np.where(sock_errors != 0, sock_errors, errs)
     if failures_only:
