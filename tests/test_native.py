@@ -10,6 +10,7 @@ reports must be byte-identical. A machine without a C compiler builds nothing an
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -310,3 +311,62 @@ def test_packed_fields_are_the_numpy_ones(built, rows, monkeypatch):
     assert int(_pack(cases[0], m).max()) < 1 << 63
     values = [f[0]() if callable(f[0]) else f[0] for f in cases[0]]  # (the C pass was taken)
     assert native.pack_fields(values, [f[1] for f in cases[0]], [f[2] if len(f) > 2 else 0 for f in cases[0]], m) is not None
+
+
+def _dict_chunk(pa, words: list[str | None], index_type) -> object:
+    """One dictionary-encoded chunk of `words` with its own dictionary (first-appearance order)."""
+    vocab = list(dict.fromkeys(w for w in words if w is not None))
+    idx = pa.array([None if w is None else vocab.index(w) for w in words], type=index_type)
+    return pa.DictionaryArray.from_arrays(idx, pa.array(vocab, type=pa.string()))
+
+
+@pytest.mark.parametrize(("rows", "width"), [(0, 32), (1, 16), (5000, 16), (5000, 32), (5000, 64), (40_000, 32)])
+def test_codes_gathered_in_stream_order_are_the_numpy_ones(built, rows, width, monkeypatch):
+    """prepare's coded columns straight from the Arrow indices into stream order (one C pass,
+    `_gather_in_order`) equal the numpy path (codes in source order, narrowed, gathered): the
+    reference file's words as values, chunks with their own or a shared dictionary, int16,
+    int32 or int64 indices, nulls, a sliced chunk, an empty chunk, and all rows different
+    (past int16's codes: int32 out). The codes stand for the rows' strings."""
+    import pyarrow as pa
+
+    from baseline.run import normalize
+
+    words = sorted(set((REPO / "reference" / "rdma_control_path.yaml").read_text().split()))
+    rng = np.random.default_rng(rows)
+    if rows == 40_000:  # all different
+        pool = [f"{words[i % len(words)]}/{i}" for i in range(rows)]
+        rows_words: list[str | None] = list(pool)
+    else:
+        rows_words = [None if x < 0 else words[x] for x in rng.integers(-1, len(words), rows)]
+    cut = [0, rows // 3, rows // 3, rows // 2, rows]  # (an empty chunk between)
+    chunks = []
+    for i, (lo, hi) in enumerate(itertools.pairwise(cut)):
+        part = rows_words[lo:hi]
+        index_type = pa.int16() if width == 16 else pa.int32() if width == 32 else pa.int64()
+        if i == 3 and part:  # a sliced chunk: its buffers start before its first row
+            c = _dict_chunk(pa, ["pad", *part, "pad"], index_type).slice(1, len(part))
+        else:
+            c = _dict_chunk(pa, part, index_type)
+        chunks.append(c.cast(pa.dictionary(index_type, pa.string())))
+    if rows >= 2:
+        chunks.append(chunks[-1].slice(0, 1))  # the same dictionary's buffers again: one group
+        rows_words = rows_words + rows_words[cut[3] : cut[3] + 1]
+    col = pa.chunked_array(chunks, type=chunks[0].type)
+    n = len(rows_words)
+    # a stream order: rows grouped by a random stream, in row order within each (as prepare's)
+    stream = rng.integers(0, 7, n)
+    order = np.argsort(stream, kind="stable").astype(np.int32)
+    for rules in (None, normalize.ARG_RULES):
+        groups, raw, values = normalize._column_maps(col, rules)
+        got = normalize._gather_in_order(groups, raw, len(values), order)
+        assert got is not None
+        monkeypatch.setattr(native, "_lib", None)
+        assert normalize._gather_in_order(groups, raw, len(values), order) is None
+        want = normalize._narrow(normalize._gather_parts(groups, raw))[order]
+        monkeypatch.undo()
+        native._lib = native._UNSET
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        if rules is None:  # and they name the rows' own strings (int32 past int16's codes)
+            assert got.dtype == (np.int32 if rows == 40_000 else np.int16)
+            assert [None if c < 0 else values[c] for c in got.tolist()] == [rows_words[r] for r in order.tolist()]

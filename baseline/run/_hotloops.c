@@ -264,3 +264,57 @@ void pack_fields(int nf, const void *const *vals, const int *width, const int *s
         out[i] = h;
     }
 }
+
+/* normalize._coded_column's row pass fused with prepare's gather into stream order: out[i] =
+ * the code of source row r = order[i], read where it lies: chunk c with bounds[c] <= r <
+ * bounds[c + 1] (chunks of one or more rows, bounds ascending), its Arrow dictionary index
+ * j = r - bounds[c] (idx[c], signed, idx_width[c] bytes) mapped through tables[c] (int32,
+ * table_len[c] >= 1 entries), or -1 when bit valid_off[c] + j of valid[c] is clear (NULL: no
+ * nulls). An index outside its table wraps, as numpy's take(mode="wrap") in the numpy twin
+ * does (valid Arrow data has none). One write per row, in the order's sequence: no codes
+ * array in source order and no narrowing copy (out is int16 or int32, out_width bytes). */
+static inline void gather_codes_as(int nchunks, const void *const *idx, const int *idx_width,
+                                   const uint8_t *const *valid, const int64_t *valid_off, const int64_t *bounds,
+                                   const int32_t *const *tables, const int64_t *table_len, const void *order,
+                                   int order_width, int64_t n, void *out, int out_width, int iw) {
+    int c = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = at(order, order_width, i);
+        if (r < bounds[c] || r >= bounds[c + 1]) { /* rows of a stream mostly share a chunk */
+            int lo = 0, hi = nchunks;
+            while (hi - lo > 1) {
+                int mid = (lo + hi) / 2;
+                if (bounds[mid] <= r) lo = mid;
+                else hi = mid;
+            }
+            c = lo;
+        }
+        int64_t j = r - bounds[c], v;
+        if (valid[c] && !((valid[c][(valid_off[c] + j) >> 3] >> ((valid_off[c] + j) & 7)) & 1)) {
+            v = -1;
+        } else {
+            int64_t x = at(idx[c], iw ? iw : idx_width[c], j), len = table_len[c];
+            if ((uint64_t)x >= (uint64_t)len) x = ((x % len) + len) % len;
+            v = tables[c][x];
+        }
+        put(out, out_width, i, v);
+    }
+}
+
+void gather_codes(int nchunks, const void *const *idx, const int *idx_width, const uint8_t *const *valid,
+                  const int64_t *valid_off, const int64_t *bounds, const int32_t *const *tables,
+                  const int64_t *table_len, const void *order, int order_width, int64_t n, void *out,
+                  int out_width) {
+    int iw = idx_width[0];
+    for (int c = 1; c < nchunks; c++)
+        if (idx_width[c] != iw) iw = 0; /* mixed widths: read each chunk's */
+    /* the usual widths as constants (the switches of at/put leave the loop): int32 indices
+     * and order, int16 or int32 codes */
+    if (iw == 4 && order_width == 4 && out_width == 2)
+        gather_codes_as(nchunks, idx, idx_width, valid, valid_off, bounds, tables, table_len, order, 4, n, out, 2, 4);
+    else if (iw == 4 && order_width == 4 && out_width == 4)
+        gather_codes_as(nchunks, idx, idx_width, valid, valid_off, bounds, tables, table_len, order, 4, n, out, 4, 4);
+    else
+        gather_codes_as(nchunks, idx, idx_width, valid, valid_off, bounds, tables, table_len, order, order_width, n,
+                        out, out_width, iw);
+}

@@ -15,7 +15,7 @@ import numpy as np
 
 from baseline.run._build_native import HERE, build, library_name
 
-__all__ = ["available", "build", "compress_loops", "digit_runs", "first_appearance", "pack_fields", "seen_in", "seen_in_windows", "stable_order", "window_hashes"]
+__all__ = ["available", "build", "compress_loops", "digit_runs", "first_appearance", "gather_codes", "pack_fields", "seen_in", "seen_in_windows", "stable_order", "window_hashes"]
 
 _UNSET = object()
 _lib: ctypes.CDLL | None | object = _UNSET
@@ -46,6 +46,8 @@ def _load() -> ctypes.CDLL | None:
                 lib.digit_runs.restype = _I
                 lib.pack_fields.argtypes = [_W, _P, _P, _P, _P, _P, _I, _P]
                 lib.pack_fields.restype = None
+                lib.gather_codes.argtypes = [_W, _P, _P, _P, _P, _P, _P, _P, _P, _W, _I, _P, _W]
+                lib.gather_codes.restype = None
                 for f in (lib.window_hashes, lib.seen_in, lib.seen_in_windows, lib.stable_order, lib.first_appearance):
                     f.restype = None
                 _lib = lib
@@ -224,6 +226,41 @@ def pack_fields(values: list[np.ndarray], radix: list[int], offset: list[int], n
     offsets = np.array([o % (1 << 64) for o in offset], dtype=np.uint64)
     out = np.empty(n, dtype=np.uint64)
     lib.pack_fields(k, ptrs, widths, step, _ptr(radices), _ptr(offsets), n, _ptr(out))
+    return out
+
+
+def gather_codes(chunks: list[tuple[np.ndarray, object, int, np.ndarray]], order: np.ndarray,
+                 out_dtype: type) -> np.ndarray | None:
+    """normalize._coded_column's row pass and the gather into stream order in one pass:
+    ``out[i]`` = the code of source row ``order[i]``. `chunks`: per Arrow chunk, in row order,
+    (its dictionary indices as a numpy view of 2, 4 or 8-byte signed integers, its validity
+    buffer (anything with an ``address``) or None, that buffer's bit offset, its int32 code
+    table with -1 appended). None without the library or for other index widths (the caller
+    then gathers with numpy)."""
+    lib = _load()
+    if lib is None or np.dtype(out_dtype) not in (np.dtype(np.int16), np.dtype(np.int32)):
+        return None
+    chunks = [c for c in chunks if len(c[0])]
+    if any(i.dtype.kind != "i" or i.dtype.itemsize not in (2, 4, 8) or not i.flags.c_contiguous
+           or t.dtype != np.int32 or not len(t) or not t.flags.c_contiguous for i, _, _, t in chunks):
+        return None
+    order = _ids(order)
+    out = np.empty(len(order), dtype=out_dtype)
+    if not len(order):
+        return out
+    k = len(chunks)
+    bounds = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum([len(c[0]) for c in chunks], out=bounds[1:])
+    if int(order.min()) < 0 or int(order.max()) >= int(bounds[-1]):
+        return None  # not rows of these chunks: the numpy gather says so
+    idx = (ctypes.c_void_p * k)(*(_ptr(i) for i, _, _, _ in chunks))
+    width = (ctypes.c_int * k)(*(i.dtype.itemsize for i, _, _, _ in chunks))
+    valid = (ctypes.c_void_p * k)(*(v.address if v is not None else None for _, v, _, _ in chunks))  # type: ignore[attr-defined]
+    valid_off = np.array([o for _, _, o, _ in chunks], dtype=np.int64)
+    tables = (ctypes.c_void_p * k)(*(_ptr(t) for _, _, _, t in chunks))
+    table_len = np.array([len(t) for _, _, _, t in chunks], dtype=np.int64)
+    lib.gather_codes(k, idx, width, valid, _ptr(valid_off), _ptr(bounds), tables, _ptr(table_len), _ptr(order),
+                     order.dtype.itemsize, len(order), _ptr(out), out.dtype.itemsize)
     return out
 
 

@@ -626,11 +626,21 @@ def _coded_column(
     """`_codes` of a column, optionally normalised by `rules` (codes into the distinct
     normalised values) and taken in `order`: the row maps are composed on the (small)
     dictionaries first, so each row is touched by one remap and one gather."""
+    groups, raw_parts, values = _column_maps(col, rules)
+    out = _gather_parts(groups, raw_parts)
+    return (out if order is None else out[order]), values
+
+
+def _column_maps(col: pa.ChunkedArray | pa.Array, rules: list[tuple[str, str]] | None
+                 ) -> tuple[list[tuple[int, int, np.ndarray]], list[Any], Values]:
+    """The row map of a column's codes: (groups (first row, end row, code of each dictionary
+    index) of chunks sharing a dictionary, the rows' indices per group (a numpy array, or the
+    Arrow index arrays read in place), the distinct (normalised) values)."""
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     if not chunks or not all(pa.types.is_dictionary(c.type) for c in chunks):
         codes, values = _factorize_nullable(col)
         groups = [(0, len(codes), np.arange(len(values), dtype=np.int32))]
-        raw_parts = [codes]
+        raw_parts: list[Any] = [codes]
     else:
         # Batches of one column chunk share their dictionary's buffers: hash each dictionary
         # once, and convert runs of chunks with the same dictionary in one go.
@@ -657,17 +667,51 @@ def _coded_column(
     if rules is not None:
         norm_of, values = _normalised_codes(values, rules)
         groups = [(lo, hi, norm_of[m]) for lo, hi, m in groups]
+    return groups, raw_parts, values
+
+
+def _code_table(mapping: np.ndarray) -> np.ndarray:
+    return np.append(mapping.astype(np.int32, copy=False), np.int32(-1))  # index -1: null
+
+
+def _gather_parts(groups: list[tuple[int, int, np.ndarray]], raw_parts: list[Any]) -> np.ndarray:
+    """The int32 codes of every row in source order (-1 for null) from `_column_maps`."""
     n = sum(hi - lo for lo, hi, _ in groups)
     out = np.empty(n, dtype=np.int32)
     for (lo, hi, mapping), raw in zip(groups, raw_parts, strict=True):
-        table = np.append(mapping.astype(np.int32, copy=False), np.int32(-1))  # index -1: null
+        table = _code_table(mapping)
         if isinstance(raw, np.ndarray):
             np.take(table, raw, out=out[lo:hi], mode="wrap")  # (-1: null, the appended entry)
             continue
         for indices in raw:  # gathered straight from the Arrow buffers: no filled copy of them
             _take_indices(table, indices, out[lo : lo + len(indices)])
             lo += len(indices)
-    return (out if order is None else out[order]), values
+    return out
+
+
+def _gather_in_order(groups: list[tuple[int, int, np.ndarray]], raw_parts: list[Any], n_values: int,
+                     order: np.ndarray) -> np.ndarray | None:
+    """``_narrow(_gather_parts(groups, raw_parts))[order]`` in one compiled pass from the
+    Arrow index buffers (native.gather_codes: no 4-byte codes array in source order, no
+    narrowing copy), or None without the library or for codes not read from Arrow indices.
+    int16 when every code fits it (then so do the rows' codes: what `_narrow` picks), else
+    int32 narrowed as `_narrow` does (the same values, so the same type)."""
+    if not native.available() or not all(isinstance(raw, list) for raw in raw_parts):
+        return None
+    chunks = []
+    for (_, _, mapping), raw in zip(groups, raw_parts, strict=True):
+        table = _code_table(mapping)
+        for indices in raw:
+            t = indices.type
+            if not pa.types.is_signed_integer(t):
+                return None
+            dtype = np.dtype(f"i{t.bit_width // 8}")
+            data = np.frombuffer(indices.buffers()[1], dtype=dtype, count=indices.offset + len(indices))[indices.offset :] \
+                if len(indices) else np.zeros(0, dtype=dtype)
+            chunks.append((data, indices.buffers()[0] if indices.null_count else None, indices.offset, table))
+    fits16 = n_values < np.iinfo(np.int16).max - 1  # codes 0..n_values-1 and -1
+    out = native.gather_codes(chunks, order, np.int16 if fits16 else np.int32)
+    return out if out is None or fits16 else _narrow(out)
 
 
 def _take_indices(table: np.ndarray, indices: pa.Array, out: np.ndarray) -> None:
@@ -1263,10 +1307,16 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         return col
 
     def coded(name: str, rules: list[tuple[str, str]] | None) -> tuple[np.ndarray, Values]:
-        # in source order, then stream order once the Arrow column is freed (see _path_codes)
+        # Straight from the Arrow indices into stream order, narrowed, in one compiled pass;
+        # else in source order, then stream order once the Arrow column is freed
         nonlocal table
-        codes, values = _coded_column(table.column(name), None, rules)
+        groups, raw_parts, values = _column_maps(table.column(name), rules)
         table = _drop(table, name)
+        fused = _gather_in_order(groups, raw_parts, len(values), order)
+        if fused is not None:
+            return fused, values
+        codes = _gather_parts(groups, raw_parts)
+        del raw_parts
         return _narrow(codes)[order], values  # narrowed first: the gather writes 2 bytes a row, not 4
 
     def ints(name: str, fill: int = -1) -> np.ndarray:
