@@ -140,6 +140,23 @@ def test_resolver_sockets_and_unknown_dirfd():
     assert feed(res, 5, "openat", args(42, 0, 0), -2, "rel")[0] == "rel"
 
 
+def test_resolver_message_queues_named_as_queues():
+    """glibc's mq_open/mq_unlink pass the queue's name without its "/": it names a queue in the
+    IPC namespace, not a file under the cwd (main left mq_open unlabelled, so a leftover queue's
+    mq_open EEXIST had no path; mqueue_excl_leftover). The queue's descriptor labels the calls
+    on it, the columnar decoder agreeing."""
+    res = PathResolver("/work")
+    assert feed(res, 5, "mq_open", args(0, 0o302), -17, "tb13-jobq")[0] == "mqueue:/tb13-jobq"
+    assert feed(res, 5, "mq_open", args(0, 0o2), 3, "tb13-jobq")[0] == "mqueue:/tb13-jobq"
+    assert feed(res, 5, "mq_timedsend", args(3, 0, 4, 0, 0), -11)[0] == "mqueue:/tb13-jobq"
+    assert feed(res, 5, "mq_timedreceive", args(3, 0, 128, 0, 0), -90)[0] == "mqueue:/tb13-jobq"
+    assert feed(res, 5, "mq_unlink", args(0), 0, "tb13-jobq")[0] == "mqueue:/tb13-jobq"
+    from tracer.record.decode import GENERAL, _kind
+
+    # a bare name is no relative path: the columnar decoder takes the full rules for it
+    assert _kind(syscalls.SPECS["mq_unlink"]) == GENERAL and _kind(syscalls.SPECS["mq_open"]) == GENERAL
+
+
 def test_exit_status_and_command_lookup(tmp_path):
     assert exit_status_of(3 << 8) == 3
     assert exit_status_of(9) == 128 + 9

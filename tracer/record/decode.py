@@ -150,7 +150,7 @@ def _kind(spec: Spec | None) -> int:
             and spec.sockaddr is None):
         return OPEN
     if (spec.role is not None or spec.sockaddr is not None or spec.path2 is not None
-            or spec.fd2 is not None):
+            or spec.fd2 is not None or spec.path_kind != "path"):
         return GENERAL
     if spec.path is not None:
         return PLAIN_PATH

@@ -35,6 +35,9 @@ CLOSE_RANGE_CLOEXEC = 4
 # inherited ones read from /proc look like "pipe:[123]", "socket:[123]").
 PIPE_LABEL = "pipe:"
 SOCKETPAIR_LABEL = "socketpair:"
+# A POSIX message queue's name (mq_open, mq_unlink) and the calls on its descriptor: the
+# queue lives in the IPC namespace's mqueue file system, not under the cwd.
+MQUEUE_LABEL = "mqueue:/"
 
 
 def as_int32(register: int) -> int:
@@ -161,6 +164,8 @@ class PathResolver:
         path: str | None = None
         if spec.sockaddr is not None and str1 is not None:
             path = str1
+        elif spec.path_kind == "mqueue":
+            path = None if str1 is None else MQUEUE_LABEL + str1.lstrip("/")
         elif spec.path is not None and (str1 is not None or _empty_path(spec, args)):
             dirfd = as_int32(args[spec.path[1]]) if spec.path[1] is not None else None
             path = self.resolve(st, "" if str1 is None else str1, dirfd)

@@ -129,6 +129,8 @@ class Spec:
     path2 goes to the `path2` column.
     path2_kind: "path" (resolved like path), "raw" (kept as the program passed it: a symlink's
     target, which is relative to the link, not to the cwd; a mount source).
+    path_kind: "path" (resolved against the cwd or dirfd), "mqueue" (a POSIX message queue's
+    name, which is no file path: labelled ``mqueue:/NAME``, as ``unix:`` labels a socket's).
     fd: argument index of an fd whose path labels the call when it has no path argument.
     fd2: argument index of a second fd whose path fills `path2` (sendfile, copy_file_range).
     arg_kind: how to render `arg`: open_flags, access_mode, at_flags, socket, rename_flags,
@@ -148,6 +150,7 @@ class Spec:
     path: tuple[int, int | None] | None = None
     path2: tuple[int, int | None] | None = None
     path2_kind: str = "path"
+    path_kind: str = "path"
     sockaddr: int | None = None  # argument index of a struct sockaddr (length is the next one)
     fd: int | None = None
     fd2: int | None = None
@@ -219,9 +222,15 @@ def _specs() -> dict[str, Spec]:
     for name in ("accept", "accept4", "eventfd", "eventfd2", "epoll_create", "epoll_create1",
                  "timerfd_create", "signalfd", "signalfd4", "inotify_init", "inotify_init1",
                  "fanotify_init", "perf_event_open", "userfaultfd", "pidfd_open", "pidfd_getfd",
-                 "memfd_create", "memfd_secret", "io_uring_setup", "fsopen", "fsmount", "mq_open",
+                 "memfd_create", "memfd_secret", "io_uring_setup", "fsopen", "fsmount",
                  "landlock_create_ruleset", "open_by_handle_at", "bpf"):
         s[name] = Spec(role="newfd")
+    # POSIX message queues: glibc passes the name without its leading "/"; the queue's
+    # descriptor labels the calls on it, so a full queue's mq_timedsend names the queue
+    s["mq_open"] = Spec(path=(0, None), path_kind="mqueue", role="newfd")
+    s["mq_unlink"] = Spec(path=(0, None), path_kind="mqueue")
+    for name in ("mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr"):
+        s[name] = Spec(fd=0)
     # calls on an fd: labelled with the fd's path
     for name in ("read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
                  "preadv2", "pwritev2", "fstat", "fstatfs", "lseek", "fsync", "fdatasync",
