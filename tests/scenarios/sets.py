@@ -19,6 +19,7 @@ from scenarios import (
     real_sixth,
     real_tenth,
     real_third,
+    real_thirteenth,
     real_twelfth,
 )
 from scenarios.harness import NoAnomalyCase, Scenario
@@ -48,6 +49,8 @@ SETS: list[RealSet] = [
     RealSet("real_tenth", real_tenth.REAL_TENTH, real_tenth.QUIET_TENTH, real_tenth.quiet_teardown),
     RealSet("real_eleventh", real_eleventh.REAL_ELEVENTH, real_eleventh.QUIET_ELEVENTH, real_eleventh.quiet_teardown),
     RealSet("real_twelfth", real_twelfth.REAL_TWELFTH, real_twelfth.QUIET_TWELFTH, real_twelfth.quiet_teardown),
+    RealSet("real_thirteenth", real_thirteenth.REAL_THIRTEENTH, real_thirteenth.QUIET_THIRTEENTH,
+            real_thirteenth.quiet_teardown),
 ]
 
 
