@@ -34,11 +34,14 @@ from scenarios.sets import assert_no_program_repeats, assert_set_is_new, earlier
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
 
-# A fault a host's setting makes: with huge pages reserved the segment is made and there is no
-# fault to name.
+# Faults a host's setting makes: with huge pages reserved the segment is made, and with
+# io_uring disabled by sysctl the good runs are refused too; there is no fault to name.
 NEEDS_SYSCTL = {
     "sysv_shm_hugetlb_none_reserved": ("vm/nr_hugepages", "= 0", lambda v: v == 0),
+    "io_uring_refused_by_profile": ("kernel/io_uring_disabled", "= 0 (or absent)", lambda v: v == 0),
 }
+# A fault the host's topology makes: on a host with a NUMA node 1 the page moves.
+NEEDS_ONE_NODE = {"move_pages_to_missing_node"}
 KNOWN_MISSES: dict[str, str] = {}
 # A fallback the good runs never needed, met only in the diffed run and recovered from: the
 # differ names the error (its fallback-lookup rule wants the same call succeeding next at a
@@ -75,6 +78,7 @@ def test_the_set_is_new_and_covers_the_fault_kinds():
             ("epoll_ctl", "EEXIST"), ("fanotify_init", "EPERM")} <= new
     assert len(REAL_THIRTEENTH) >= 15 and len(QUIET_THIRTEENTH) >= 6
     assert names >= BENCH_ONLY and {c.name for c in QUIET_THIRTEENTH} >= QUIET_BENCH_ONLY
+    assert NEEDS_SYSCTL.keys() <= names and names >= NEEDS_ONE_NODE
     assert KNOWN_MISSES.keys() <= names and (QUIET_MISSES.keys() | FLAKY_QUIET.keys()) <= {c.name for c in QUIET_THIRTEENTH}
 
 
@@ -83,9 +87,12 @@ def test_fault_is_named_and_good_runs_are_quiet(name, thirteenth_recorder, tmp_p
     sc = next(s for s in REAL_THIRTEENTH if s.name == name)
     if name in NEEDS_SYSCTL:
         knob, wanted, holds = NEEDS_SYSCTL[name]
-        value = int(Path("/proc/sys", knob).read_text())
+        setting = Path("/proc/sys", knob)
+        value = int(setting.read_text()) if setting.exists() else 0
         if not holds(value):
             pytest.skip(f"the fault needs {knob.replace('/', '.')} {wanted}; this host has {value}")
+    if name in NEEDS_ONE_NODE and Path("/sys/devices/system/node/node1").exists():
+        pytest.skip("the fault needs a host without NUMA node 1; this host has one")
     check_fault_case(sc, thirteenth_recorder, tmp_path, OUTCOMES, QUIET)
 
 

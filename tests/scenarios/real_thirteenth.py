@@ -615,7 +615,7 @@ def _msg_polls(base: Path, run: int) -> None:
 
 def _sem_retries(base: Path, run: int) -> None:
     _usual(base, f"sem_tokens {KEY} 0", f"sem_give_later {KEY} {random.choice(['0.01', '0.03', '0.06'])}",
-           f"sem_take_retry {KEY} 2000")
+           f"sem_take_retry {KEY} 20000")  # ~40 s of polls at most: a loaded host
 
 
 def _mq_first_rank(base: Path, run: int) -> None:
