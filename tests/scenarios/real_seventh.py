@@ -58,7 +58,7 @@ from .real_third import BACKGROUND, HTTP
 
 PY3 = "/usr/bin/python3"
 NODE = "/usr/bin/node"
-NO_PATH = ""  # the fault's call has no path (a socket, a namespace, a queue, an epoll set)
+NO_PATH = ""  # the fault's call has no path (a socket, a namespace, an epoll set; a queue is mqueue:/NAME)
 UDP_PORT = PORTS[11]  # the metrics collector (UDP: nothing else of the sets uses UDP)
 NS_PORT = 8080  # inside a private network namespace: no other listener can be there
 FOREIGN_ADDR = "198.51.100.7"  # TEST-NET-2: never an address of this host
@@ -658,7 +658,7 @@ REAL_SEVENTH: list[Scenario] = [
     Scenario("mq_open_rlimit_msgqueue", "sh: prlimit --msgqueue=$(cat limit) python3 mq_open",
              lambda b: _sh(b, "exec /usr/bin/prlimit --msgqueue=$(/usr/bin/cat {b}/limit) {py} -S {b}/mq.py "
                            + MQ_NAME),
-             msgqueue_rlimit, frozenset({"mq_open"}), "EMFILE", lambda b: NO_PATH,
+             msgqueue_rlimit, frozenset({"mq_open"}), "EMFILE", lambda b: f"mqueue:{MQ_NAME}",
              description="RLIMIT_MSGQUEUE of 64 KiB, a queue of 10 x 8 KiB: mq_open fails EMFILE"),
     Scenario("execve_args_over_stack_limit", "sh: ulimit -s $(cat stack.conf); printf $(cat names.txt)",
              lambda b: _sh(b, "ulimit -s $(/usr/bin/cat {b}/stack.conf); "

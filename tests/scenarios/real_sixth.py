@@ -55,7 +55,7 @@ from .real_fifth import _cc, _root_only
 from .real_third import BACKGROUND
 
 PY3 = "/usr/bin/python3"
-NO_PATH = ""  # the fault's call has no path (a SysV or POSIX IPC object)
+NO_PATH = ""  # the fault's call has no path (a SysV IPC object; a POSIX queue is mqueue:/NAME)
 BACKEND_PORTS = (PORTS[7], PORTS[8], PORTS[9])  # the thread pool's backends; PORTS[9] is down in the bad run
 HTTP6_PORT = PORTS[10]
 MQ_NAME = f"/tracebase6-jobq-{os.getpid()}"  # per session: two sessions never share a queue
@@ -792,7 +792,7 @@ REAL_SIXTH: list[Scenario] = [
              teardown=BACKGROUND.stop, description="a hung instance holds the abstract name: bind EADDRINUSE"),
     Scenario("mq_open_over_msg_max", "C mq_open with the config's queue depth (nobody)",
              lambda b: [f"{b}/bin/mq", f"{b}/queue.conf", MQ_NAME],
-             mq_too_deep, frozenset({"mq_open"}), "EINVAL", lambda b: NO_PATH, unprivileged=True,
+             mq_too_deep, frozenset({"mq_open"}), "EINVAL", lambda b: f"mqueue:{MQ_NAME}", unprivileged=True,
              description="64 messages asked, fs.mqueue.msg_max is 10: mq_open fails EINVAL"),
     Scenario("perl_shmget_over_shmmax", "unshare -i: kernel.shmmax from a file; perl shmget 4 MiB",
              _ipc_ns("shmmax", "shm.pl"), _ipc_limit("shm.pl", SHM_PL, "67108864", "1048576"),
