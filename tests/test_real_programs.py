@@ -34,22 +34,9 @@ def test_the_set_covers_every_miss_class():
     assert {"mv_target_readonly", "ln_missing_dir"} <= names  # two-path calls, the target failed
 
 
-# A good-vs-good miss that depends on the run's luck, an xfail when it happens (never asserted;
-# the fault itself is always checked): git writes each loose object by trying to create it in
-# its two-hex-digit fan-out directory, and on ENOENT makes the directory and tries again. The
-# commit object's hash carries the time, so whether its directory already exists (a blob's or
-# tree's of the same first byte) differs from run to run: the third good run then has an ENOENT
-# + mkdir the other two had not, or lacks theirs (CI: 2 of the last 3 full runs under load). A
-# directory made on demand is host state, not the run; the differ does not know that idiom yet.
-FLAKY_GOOD_VS_GOOD = {
-    "git_commit_readonly_objects": "the commit object's fan-out directory existed in some runs only "
-                                   "(git's create, ENOENT, mkdir, create again)",
-}
-
-
 @pytest.mark.parametrize("scenario", REAL, ids=[s.name for s in REAL])
 def test_real_program_fault_is_named_and_good_runs_are_quiet(scenario, real_recorder, tmp_path):
-    check_fault_case(scenario, real_recorder, tmp_path, OUTCOMES, QUIET, flaky_quiet=FLAKY_GOOD_VS_GOOD)
+    check_fault_case(scenario, real_recorder, tmp_path, OUTCOMES, QUIET)
 
 
 def test_what_the_bad_run_wrote_is_shown(real_recorder, tmp_path):

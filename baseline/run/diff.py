@@ -43,6 +43,10 @@ Method
    run created -- mkdir EEXIST, then a successful stat of the path -- is taken for the
    mkdir's success (the stat drops out), unless the thread diverges within a window after
    it (the path was a file): then its EEXIST names that divergence, as an outcome change.
+   A directory made on demand -- a create failing ENOENT, the thread's next call a successful
+   mkdir of its parent, then the same call succeeding there (`_parents_made_on_demand`: git's
+   loose objects in their fan-out directories) -- is one create, as in a run that found the
+   directory: the failed create and the mkdir drop out.
 4. **Loop compression** (DiffTrace): repeated n-grams (n <= 4) collapse, so iteration counts
    do not matter; a virtual END token closes every stream.
 5. **Model** (stide): the set of length-k windows (default k=4) of every good stream, keyed by
@@ -390,6 +394,12 @@ STAT_PROBES = frozenset({"stat", "lstat", "newfstatat", "statx"})
 # them in a loop over a listing is the listing being longer (see _extra_entries).
 LOOKUP_PROBES = STAT_PROBES | {"statfs", "readlink", "readlinkat", "access", "faccessat", "faccessat2",
                                "getxattr", "lgetxattr"}
+# Calls that create the object at their path (open* only with O_CREAT): failing ENOENT, the
+# directory they create in is missing (see _parents_made_on_demand).
+MADE_IN_PARENT_PROBES = frozenset({"open", "openat", "openat2", "creat", "mkdir", "mkdirat", "mknod", "mknodat"})
+MKDIR_PROBES = frozenset({"mkdir", "mkdirat"})
+# Nested directories made on demand, innermost first (mkdir -p's walk up): levels at most.
+MADE_ON_DEMAND_DEPTH = 8
 # A lock or temp file created exclusively and then either published (renamed over its target)
 # or discarded (unlinked): see _lock_fates.
 CREATE_PROBES = frozenset({"open", "openat", "openat2"})
@@ -758,6 +768,10 @@ def diff_traces(
     retried |= _proc_scan_races(p)
     retried |= probed
     del probed
+    # A create failing ENOENT, the thread making the missing parent directory and creating
+    # again (git's loose objects in their fan-out directory): one create, like a good run's
+    # that found the directory (which objects' directories exist depends on their hashes).
+    retried[_parents_made_on_demand(p, codes_where(p.probe_values, noise_probes))] = True
     del err_rows
     for err in distinct_errors(p, err_any, with_plain=True):
         # No entry covers an error at a (call, path) the good runs completed successfully --
@@ -1805,6 +1819,66 @@ def _cleared_in_between(p: Prepared, lo: np.ndarray, hi: np.ndarray) -> np.ndarr
         out[i] = bool((np.isin(p.probe[between], removes) & (p.errno[between] < 0)
                        & (p.plainpath[between] == p.plainpath[lo[i]]) & (p.sid[between] == p.sid[lo[i]])).any())
     return out
+
+
+def _parents_made_on_demand(p: Prepared, noise_codes: np.ndarray) -> np.ndarray:
+    """Rows (indices) of directories made on demand: a create (`MADE_IN_PARENT_PROBES`; an
+    open only with O_CREAT) failing ENOENT whose thread's next call (noise probes passed over)
+    is a successful mkdir of that path's parent directory, and whose next call of the same
+    probe and flags, within `RETRY_GAP` rows of the mkdir, succeeds in that directory: the
+    failed create and the mkdir. Together they are one step, the same as a create that
+    found the directory: git writes each loose object into its fan-out directory
+    (`objects/ab/`), making it on ENOENT, so whether the directory existed depends on the
+    object's hash. A mkdir that fails, a second create that fails, or an ENOENT followed by
+    anything but the parent's mkdir stays. A mkdir that is itself made on demand (mkdir -p
+    walking up: `a/b` ENOENT, `a` made, `a/b` made) counts as made: levels are resolved
+    innermost first."""
+    none = np.zeros(0, dtype=np.int64)
+    enoent = codes_where(p.errno_values, ("ENOENT",))
+    probes = codes_where(p.probe_values, MADE_IN_PARENT_PROBES)
+    mkdirs = codes_where(p.probe_values, MKDIR_PROBES)
+    if not len(enoent) or not len(mkdirs) or p.raw_path is None:
+        return none
+    n_probes = len(p.probe_values)
+    cand = np.flatnonzero(code_in(p.errno, enoent, len(p.errno_values)))
+    cand = cand[code_in(p.probe[cand], probes, n_probes) & (p.plainpath[cand] >= 0) & (p.raw_path[cand] >= 0)]
+    opens = code_in(p.probe[cand], codes_where(p.probe_values, CREATE_PROBES), n_probes)
+    creating = codes_where(p.narg_values, lambda v: "O_CREAT" in v)
+    cand = cand[~opens | code_in(p.narg[cand], creating, len(p.narg_values))]
+    if not len(cand):
+        return none
+    # the rows that count as a thread's next call: not noise, not a step already resolved
+    counted = ~code_in(p.probe, noise_codes, n_probes)
+    made = np.zeros(len(p), dtype=bool)
+    for _ in range(MADE_ON_DEMAND_DEPTH):
+        rows = np.flatnonzero(counted & ~made)
+        at = np.searchsorted(rows, cand, side="right")
+        ok = at < len(rows)
+        nxt = np.where(ok, rows[np.minimum(at, len(rows) - 1)], 0)
+        ok &= (p.sid[nxt] == p.sid[cand]) & code_in(p.probe[nxt], mkdirs, n_probes) & (p.errno[nxt] < 0)
+        ok &= (p.raw_path[nxt] >= 0) & ~made[cand]
+        found = False
+        for c, m in zip(cand[ok].tolist(), nxt[ok].tolist(), strict=True):
+            created = p.raw_path_values[int(p.raw_path[c])]
+            parent = p.raw_path_values[int(p.raw_path[m])].rstrip("/")
+            if not parent or os.path.dirname(created.rstrip("/")) != parent:
+                continue
+            # the same call (probe and flags) again, after the mkdir, the first one must succeed in
+            # the directory made: a mkstemp-style name is drawn anew for it, so the raw names differ
+            # and the masked ones may too (a draw that reads as a word)
+            hi = min(m + RETRY_GAP + 1, len(p))
+            again = np.flatnonzero((p.sid[m + 1:hi] == p.sid[c]) & (p.probe[m + 1:hi] == p.probe[c])
+                                   & (p.narg[m + 1:hi] == p.narg[c]))
+            if not len(again):
+                continue
+            r = m + 1 + int(again[0])
+            if p.errno[r] < 0 and p.raw_path[r] >= 0 and os.path.dirname(
+                    p.raw_path_values[int(p.raw_path[r])].rstrip("/")) == parent:
+                made[c] = made[m] = True
+                found = True
+        if not found:
+            break
+    return np.flatnonzero(made)
 
 
 def _existing_directories(p: Prepared) -> tuple[np.ndarray, np.ndarray]:
