@@ -86,30 +86,64 @@ def shared_recorder():
     return recorder
 
 
+# One lock file per port, held for the session's life: a port another session's block has is
+# never taken, even while nothing listens on it there (between two of its cases).
+PORT_LOCKS = Path("/tmp/tracebase-ports")
+
+
+def _reserve(ports: range) -> list[int] | None:
+    """Lock files of `ports`, all taken (their descriptors, kept open), or None."""
+    import fcntl
+
+    PORT_LOCKS.mkdir(mode=0o755, exist_ok=True)
+    fds = []
+    for port in ports:
+        fd = os.open(PORT_LOCKS / str(port), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fds.append(fd)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            for held in fds:
+                os.close(held)
+            return None
+    return fds
+
+
 def _port_block(size: int) -> tuple[int, ...]:
     """`size` consecutive loopback ports free right now, below the ephemeral range (so no
     outgoing connection takes one meanwhile), starting at a place that depends on the pid so
-    concurrent sessions look in different places first."""
+    concurrent sessions look in different places first. Each port is reserved by a lock file
+    another session's search respects (`PORT_LOCKS`), and the probe binds without SO_REUSEADDR,
+    so a port with a connection of an earlier session still in TIME_WAIT is passed over too:
+    a case's server binding it without SO_REUSEADDR would fail EADDRINUSE."""
     span = 31000 - 20000 - size
     for attempt in range(200):
         first = 20000 + ((os.getpid() * 97 + attempt * 331) % span)
+        locks = _reserve(range(first, first + size))
+        if locks is None:
+            continue
         socks = []
         try:
             for port in range(first, first + size):
                 s = socket.socket()
                 socks.append(s)
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 s.bind(("127.0.0.1", port))
         except OSError:
+            for fd in locks:
+                os.close(fd)
             continue
         finally:
             for s in socks:
                 s.close()
+        _HELD_PORT_LOCKS.extend(locks)
         return tuple(range(first, first + size))
     raise RuntimeError("no block of free loopback ports between 20000 and 31000")
 
 
-PORTS = _port_block(13)  # handed out by the scenario modules, one per service
+_HELD_PORT_LOCKS: list[int] = []  # open for the session's life (closed with the process)
+# handed out by the scenario modules, one per service: no two sets share one (a connection's
+# TIME_WAIT, a server still going, from one set must not meet another's bind, in any order)
+PORTS = _port_block(15)
 
 
 def _remove_root() -> None:

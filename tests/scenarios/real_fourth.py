@@ -374,7 +374,7 @@ BIND_PY = ("import socket, sys\n"
 def bind_privileged_port(base: Path, bad: bool) -> None:
     from .harness import PORTS
     write(base / "server.py", BIND_PY)
-    write(base / "port", "80" if bad else str(PORTS[-1]))  # the bad config copied from the root service
+    write(base / "port", "80" if bad else str(PORTS[13]))  # the bad config copied from the root service
 
 
 def ld_preload_missing(base: Path, bad: bool) -> None:

@@ -956,8 +956,10 @@ def _exdev(base: Path, run: int) -> None:
 
 
 # /tmp and /dev/shm are different filesystems here (/dev/shm is always a tmpfs): the command
-# moves the file there and back, and cleans up after itself.
-SHM = "/dev/shm/tracebase-exdev"
+# moves the file there and back, and cleans up after itself. The directory in the machine-wide
+# /dev/shm is this session's own: two sessions' runs at once would meet in one (its rmdir failing
+# ENOTEMPTY while the other's file is there).
+SHM = f"/dev/shm/tracebase-exdev.{os.getpid()}"
 
 
 POOL_PY = ("import os, sys\n"

@@ -59,10 +59,12 @@ END = frozenset({"(end of thread)"})
 PROBES_OPEN = frozenset({"openat", "open"})
 PROBES_CLONE = frozenset({"clone", "clone3", "fork", "vfork"})
 PROBES_WAIT = frozenset({"poll", "ppoll", "select", "pselect6"})
-RDV_PORT = PORTS[6]  # rank 0's rendezvous port (real_third's WAIT_PORT: the sets run one after another)
+RDV_PORT = PORTS[14]  # rank 0's rendezvous port (its own: the cases of two sets may interleave)
 SESSION = os.getpid()  # segment names in the machine-wide /dev/shm are this session's own
-# uids of no account, so RLIMIT_NPROC counts only the job's own tasks (nobody's are the machine's)
-NPROC_UID = 64901
+# uids of no account, so RLIMIT_NPROC counts only the job's own tasks (nobody's are the machine's);
+# three of this session's own (RLIMIT_NPROC counts a uid's tasks machine-wide: another session's
+# ranks under the same uid at the same time would count against this one's limit)
+NPROC_UID = 61000 + (SESSION % 1000) * 3
 
 JOBINIT_C = r"""
 #define _GNU_SOURCE
