@@ -182,7 +182,11 @@ and a warning says both statuses; a region named by an event that says nothing (
 END) or by a message catalog lookup is named by that write instead when it is the same
 thread's, within 4k rows before or after; so is an error-free region that never re-joins,
 opened by an event the good runs have (known events in another order: xz -T2's main thread
-reading ahead of its decoder threads), when the write is its thread's, after its start.
+reading ahead of its decoder threads), when the write is its thread's, after its start; and so
+is an error-free region that never re-joins, named by one more turn of a search -- a successful
+lookup right after the same call on another path (`_search_went_on`: a module left out, the
+import system's search going on past the directory the good runs found it in) -- when the write
+is its thread's, after its start.
 
 The
 **bifurcation** is the top-ranked anomaly; ``first_unexplained`` separately gives the seq of
@@ -1052,6 +1056,13 @@ def diff_traces(
                 # the run exits with another status after known events in another order in a
                 # process whose threads hand input and output back and forth (how far the main
                 # thread reads ahead of its workers is timing): the message it ends with says why
+                ev, ev_seq = rows.event(message_row), int(p.seq[message_row])
+            elif (message_row >= 0 and max_cls[r] == 0 and not recovered[r]
+                    and _search_went_on(p, bs, pos) and _message_after(p, bs, message_row, start, seq_rows)):
+                # the run exits with another status after its search went on past where the good
+                # runs' stopped (a module left out: the import system's listings find it nowhere,
+                # so it stats the next directory of its path): the search found nothing, and the
+                # message it ends with says what was not found
                 ev, ev_seq = rows.event(message_row), int(p.seq[message_row])
             elif message_row >= 0 and max_cls[r] == 0 and _leftover_then_message(
                     p, bs, gh, role_hash, k, (start, int(regions.end[r]), pos), message_row, (b_start, b_end), sid,
@@ -2210,6 +2221,20 @@ def _message_after(p: Prepared, bs: align.Streams, row: int, start: int, seq_row
     `start` (a region running to the thread's end: the message is inside it)."""
     at = int(bs.orig[start])
     return at >= 0 and int(p.tid[at]) == int(p.tid[row]) and int(seq_rows[row]) >= int(seq_rows[at])
+
+
+def _search_went_on(p: Prepared, bs: align.Streams, pos: int) -> bool:
+    """Whether bad position `pos` is one more turn of a search: a successful lookup
+    (LOOKUP_PROBES) right after the same call on another path in its thread (the next directory
+    of a search path, where the good runs had found what they looked for)."""
+    if pos < 1 or bs.sid[pos - 1] != bs.sid[pos]:
+        return False
+    row, prev = int(bs.orig[pos]), int(bs.orig[pos - 1])
+    if row < 0 or prev < 0:
+        return False
+    return (p.probe_values[int(p.probe[row])] in LOOKUP_PROBES and p.probe[row] == p.probe[prev]
+            and p.errno[row] < 0 and p.errno[prev] < 0 and p.plainpath[row] >= 0
+            and p.plainpath[row] != p.plainpath[prev])
 
 
 def _threaded(p: Prepared, bs: align.Streams, pos: int, b_start: np.ndarray, nb: int) -> bool:
