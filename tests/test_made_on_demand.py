@@ -138,3 +138,68 @@ def test_directory_not_made_is_still_named(recorder, base, tmp_path, mode, state
     bif = report.bifurcation
     assert report.anomaly and bif is not None
     assert (bif["probe"], bif["errno"], bif["path"]) == (named[0], named[1], f"{base}/{named[2]}"), bif
+
+
+# --- the rule on traces written as the recorder writes them (no root needed) -------------------
+# git commit's object write as recorded (tests/scenarios/real.py's git_commit_readonly_objects):
+# mkstemp reads /dev/urandom for each name, so the retry's name is drawn after the mkdir.
+OBJ = "/srv/repo/.git/objects"
+URANDOM = [("openat", None, "/dev/urandom", "O_RDONLY"), ("read", None, "/dev/urandom", None),
+           ("close", None, "/dev/urandom", None)]
+HEAD = [("execve", None, "/usr/bin/git", None), ("openat", None, "/srv/repo/.git/index.lock", "O_RDWR|O_CREAT|O_EXCL")]
+TAIL = [("write", None, f"{OBJ}/62/tmp_obj_WRITE", None), ("close", None, f"{OBJ}/62/tmp_obj_WRITE", None),
+        ("link", None, f"{OBJ}/62/tmp_obj_WRITE", None), ("unlink", None, f"{OBJ}/62/tmp_obj_WRITE", None),
+        ("rename", None, "/srv/repo/.git/index.lock", None), ("exit_group", None, None, None)]
+CREATE = "O_RDWR|O_CREAT|O_EXCL"
+
+
+def _object_write(found: bool, mkdir_errno: str | None = None, retry_errno: str | None = None) -> list[tuple]:
+    if found:
+        return [*URANDOM, ("openat", None, f"{OBJ}/62/tmp_obj_Ab3dE9", CREATE)]
+    rows = [*URANDOM, ("openat", "ENOENT", f"{OBJ}/62/tmp_obj_Zq81xW", CREATE), ("mkdir", mkdir_errno, f"{OBJ}/62", None)]
+    if mkdir_errno:
+        return rows
+    return [*rows, *URANDOM, ("openat", retry_errno, f"{OBJ}/62/tmp_obj_Kp0sT4", CREATE)]
+
+
+def _trace(path: Path, rows: list[tuple], trace_id: str, pid: int) -> Path:
+    import polars as pl
+
+    from tracer.schema import write_table
+
+    n = len(rows)
+    df = pl.DataFrame(
+        {"trace_id": [trace_id] * n, "seq": list(range(n)), "ts_ns": [10 * i for i in range(n)],
+         "pid": [pid] * n, "tid": [pid] * n, "ppid": [1] * n, "comm": ["git"] * n,
+         "probe": [r[0] for r in rows], "depth": [0] * n, "ret": [-1 if r[1] else 0 for r in rows],
+         "errno": [r[1] for r in rows], "path": [r[2] for r in rows], "arg": [r[3] for r in rows],
+         "kind": ["good"] * n, "command": ["git"] * n},
+        schema_overrides={"pid": pl.Int32, "tid": pl.Int32, "ppid": pl.Int32, "depth": pl.Int16},
+    )
+    return write_table(df, path, "events")
+
+
+def _synthetic(tmp_path: Path, good: list[list[tuple]], bad: list[tuple]):
+    from baseline.run.allowlist import ExpectedErrors
+
+    files = [_trace(tmp_path / f"g{i}.parquet", HEAD + rows + TAIL, f"g{i}", 10 + i) for i, rows in enumerate(good)]
+    b = _trace(tmp_path / "b.parquet", HEAD + bad + TAIL, "b", 99)
+    return diff_traces(files, b, expected=ExpectedErrors([], source="<test>"))
+
+
+@pytest.mark.parametrize("bad_found", [False, True], ids=["bad run makes it", "good runs make it"])
+def test_made_on_demand_rule_on_recorded_shape(tmp_path, bad_found):
+    good = [_object_write(not bad_found), _object_write(not bad_found)]
+    report = _synthetic(tmp_path, good, _object_write(bad_found))
+    assert not report.anomaly, report.bifurcation
+
+
+@pytest.mark.parametrize(("bad", "named"), [
+    (_object_write(False, mkdir_errno="EACCES"), ("mkdir", "EACCES", f"{OBJ}/62")),
+    (_object_write(False, retry_errno="EACCES"), ("openat", "EACCES", f"{OBJ}/62/tmp_obj_Kp0sT4")),
+], ids=["mkdir fails", "second create fails"])
+def test_made_on_demand_rule_still_names_a_failure(tmp_path, bad, named):
+    # the good runs make the directory on demand as well
+    report = _synthetic(tmp_path, [_object_write(False), _object_write(False)], bad)
+    bif = report.bifurcation
+    assert (bif["probe"], bif["errno"], bif["path"]) == named, bif
