@@ -46,7 +46,9 @@ Method
    A directory made on demand -- a create failing ENOENT, the thread's next call a successful
    mkdir of its parent, then the same call succeeding there (`_parents_made_on_demand`: git's
    loose objects in their fan-out directories) -- is one create, as in a run that found the
-   directory: the failed create and the mkdir drop out.
+   directory: the failed create and the mkdir drop out. So does an input stream given back at
+   exit on a pipe -- lseek ESPIPE as a thread's last call before its exit
+   (`_exit_time_stream_syncs`): whether stdio's read-ahead held unread data is the writer's timing.
 4. **Loop compression** (DiffTrace): repeated n-grams (n <= 4) collapse, so iteration counts
    do not matter; a virtual END token closes every stream.
 5. **Model** (stide): the set of length-k windows (default k=4) of every good stream, keyed by
@@ -776,6 +778,9 @@ def diff_traces(
     # again (git's loose objects in their fan-out directory): one create, like a good run's
     # that found the directory (which objects' directories exist depends on their hashes).
     retried[_parents_made_on_demand(p, codes_where(p.probe_values, noise_probes))] = True
+    # An input stream given back at exit on a pipe (lseek ESPIPE, then the exit): whether its
+    # buffer held unread data is how much the writer had written when the reader filled it.
+    retried[_exit_time_stream_syncs(p, codes_where(p.probe_values, noise_probes))] = True
     del err_rows
     for err in distinct_errors(p, err_any, with_plain=True):
         # No entry covers an error at a (call, path) the good runs completed successfully --
@@ -1890,6 +1895,33 @@ def _parents_made_on_demand(p: Prepared, noise_codes: np.ndarray) -> np.ndarray:
         if not found:
             break
     return np.flatnonzero(made)
+
+
+def _exit_time_stream_syncs(p: Prepared, noise_codes: np.ndarray) -> np.ndarray:
+    """Rows (indices) of an exit-time sync of an input stream on a pipe: lseek failing ESPIPE
+    as a thread's last call before it exits (its next call, noise probes passed over, is
+    exit_group, or it has none). At exit, stdio gives back what an input stream read ahead
+    but did not consume (POSIX: the descriptor's offset is set to the stream's position), an
+    lseek back by that much; on a pipe it fails ESPIPE. A filter reading its first line with
+    fgets and the rest with read(2) has unread data in the stream when the writer had already
+    written more than the line when the first read came: timing (log_pipeline_timing_varies,
+    under load). An ESPIPE before other work (a program needing a seekable input) stays."""
+    none = np.zeros(0, dtype=np.int64)
+    espipe = codes_where(p.errno_values, ("ESPIPE",))
+    lseeks = codes_where(p.probe_values, ("lseek", "_llseek"))
+    if not len(espipe) or not len(lseeks):
+        return none
+    n_probes = len(p.probe_values)
+    cand = np.flatnonzero(code_in(p.errno, espipe, len(p.errno_values)))
+    cand = cand[code_in(p.probe[cand], lseeks, n_probes)]
+    if not len(cand):
+        return none
+    counted = np.flatnonzero(~code_in(p.probe, noise_codes, n_probes))
+    at = np.searchsorted(counted, cand, side="right")
+    nxt = counted[np.minimum(at, len(counted) - 1)]
+    last = (at >= len(counted)) | (p.sid[nxt] != p.sid[cand])  # nothing but noise after it in its thread
+    exits = codes_where(p.probe_values, ("exit_group",))
+    return cand[last | code_in(p.probe[nxt], exits, n_probes)]
 
 
 def _existing_directories(p: Prepared) -> tuple[np.ndarray, np.ndarray]:
