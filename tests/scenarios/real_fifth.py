@@ -40,6 +40,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 from .catalog import fill_up, mount_tmpfs, umount_after, write
@@ -580,10 +581,21 @@ HOOK = "#!/bin/sh\nif /usr/bin/git diff --cached | /usr/bin/grep -q FIXME; then 
 def git_hook_rejects(base: Path, bad: bool) -> None:
     repo = base / "repo"
     repo.mkdir()
-    sh("git init -q -b main . && echo a > a.txt && git add a.txt && git commit -q -m one", repo, GIT_ENV)
+    # each file an hour old before git adds it: an entry whose file is as new as the index (the
+    # same second) is racily clean, and git commit reads the file again to be sure -- an openat
+    # of a.txt in the runs whose setup fitted in one second only (a good-vs-good alarm under load)
+    write(repo / "a.txt", "a\n")
+    _an_hour_old(repo / "a.txt")
+    sh("git init -q -b main . && git add a.txt && git commit -q -m one", repo, GIT_ENV)
     write(repo / ".git" / "hooks" / "pre-commit", HOOK, 0o755)
     write(repo / "b.txt", "step two\n" + ("FIXME: handle retries\n" if bad else ""))
+    _an_hour_old(repo / "b.txt")
     sh("git add b.txt", repo, GIT_ENV)
+
+
+def _an_hour_old(path: Path) -> None:
+    old = time.time() - 3600
+    os.utime(path, (old, old))
 
 
 def _git(b: Path, *args: str) -> list[str]:
