@@ -784,6 +784,8 @@ INOTIFY_EVENTS_PY = ("import ctypes, os, struct, sys\n"
                      "libc = ctypes.CDLL(None, use_errno=True)\n"
                      "fd = libc.inotify_init1(os.O_CLOEXEC)\n"
                      "libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x100 | 0x8)\n"
+                     "with open(sys.argv[3], 'w') as fh:\n"
+                     "    fh.write('watching\\n')\n"
                      "seen = 0\n"
                      "while seen < int(sys.argv[2]):\n"
                      "    buf = os.read(fd, 4096)\n"
@@ -793,8 +795,10 @@ INOTIFY_EVENTS_PY = ("import ctypes, os, struct, sys\n"
                      "        off += 16 + n\n"
                      "        seen += mask & 0x8 != 0\n"
                      "print('closed', seen)\n")
-INOTIFY_SH = ('{py} -S {b}/events.py {b}/incoming 3 &\n'
-              '/usr/bin/sleep 0.1\n'
+# the files are written once the reader says it watches (a FIFO: `sleep 0.1` was too short under
+# load -- the watch came after the files, the reader waited for events that never came)
+INOTIFY_SH = ('{py} -S {b}/events.py {b}/incoming 3 {b}/ready &\n'
+              'read -r _ < {b}/ready\n'
               'for i in 1 2 3; do echo $i > {b}/incoming/part$i; /usr/bin/sleep $(/usr/bin/cat {b}/gap); done\n'
               'wait\n')
 
@@ -803,6 +807,7 @@ def _inotify_stream(base: Path, run: int) -> None:
     write(base / "events.py", INOTIFY_EVENTS_PY)
     write(base / "events.sh", INOTIFY_SH.format(b=base, py=PY3))
     (base / "incoming").mkdir()
+    os.mkfifo(base / "ready")
     write(base / "gap", ("0", "0.02", "0.01")[run % 3] + "\n")
 
 
