@@ -361,6 +361,24 @@ def _false_host_alerts(name: str, root: Path, alerts) -> int:
     return -1
 
 
+def _missed_host_alerts(name: str, root: Path, alerts) -> int:
+    """Hosts the generator's truth says must alert (`alert_hosts`) on which the audit raised no
+    alert showing the host's fault: for fleetgen any alert on the host, for fleetgen3-11 one whose
+    errno is one the host's fault shows (fleetgen10, fleetgen11: or a persistent bad state, which
+    names a probe, not an errno); -1 for the simulator (its truth names no alert hosts)."""
+    if name == "simulate":
+        return -1
+    truth = json.loads((root / f"{name}.json").read_text())["alert_hosts"]
+    seen: dict[str, set] = {}
+    for host, alert, errno in alerts.select("host", "alert", "errno").iter_rows():
+        seen.setdefault(host, set()).add(None if errno is None and alert == "persistent_bad_state" else errno)
+    if name == "fleetgen":
+        return sum(1 for host in truth if host not in seen)
+    bad_state_counts = name in ("fleetgen10", "fleetgen11")
+    return sum(1 for host, errnos in truth.items()
+               if not (seen.get(host, set()) & (set(errnos) | ({None} if bad_state_counts else set()))))
+
+
 def quality(tmp: Path, hosts: int, hours: float, seed: int, seed3: int = 3, seed4: int = 4, seed5: int = 5,
             seed6: int = 6, seed7: int = 7, seed8: int = 8, seed9: int = 9, seed10: int = 10) -> dict:
     """evaluate scores of the audit on the simulator's and the nine fleetgens' data (same size)."""
@@ -393,6 +411,8 @@ def quality(tmp: Path, hosts: int, hours: float, seed: int, seed3: int = 3, seed
             "routine_traces": scores["routine_traces"], "host_alerts": alerts.height,
             # the fleetgens know which hosts have a real host-level problem (the simulator: not scored)
             "false_host_alerts": _false_host_alerts(name, root, alerts),
+            # recall: hosts with a host-level fault the audit did not alert on
+            "missed_host_alerts": _missed_host_alerts(name, root, alerts),
         }
     return out
 
@@ -448,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"audit quality, {args.quality_hosts} hosts x {args.quality_hours:g} h (baseline evaluate):")
         print(f"  {'':24s}" + "".join(f" {g:>10s}" for g in QUALITY_GENERATORS))
         for key in (*QUALITY_KEYS, "failures_scored", "routine_traces", "host_alerts", "false_host_alerts",
-                    "audit_wall_s"):
+                    "missed_host_alerts", "audit_wall_s"):
             values = [scores[g][key] for g in QUALITY_GENERATORS]
             fmt = (lambda v: f"{v:>10,}") if isinstance(values[0], int) else (lambda v: f"{v:>10.3f}")
             print(f"  {key:24s}" + "".join(f" {fmt(v)}" for v in values))
