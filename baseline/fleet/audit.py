@@ -874,13 +874,14 @@ def host_alerts(
         .group_by("host", "_run")
         .agg(pl.len().alias("buckets"), pl.col("bucket").min().alias("since"), pl.col("bucket").max().alias("_until"),
              pl.col("bad").sum(), pl.col("invocations").sum(), pl.col("bad_probe").mode().sort().first())
-        # a run still on in the window's last bucket (the host reporting there) needs only
-        # `ongoing_buckets`: a switch that failed 40 minutes before the audit is an outage in
-        # progress, and waiting for a fourth bucket costs the jobs of another hour; a run that
-        # ended (the host recovered) shorter than `persistent_buckets` was a passing burst
+        # a run still on in the host's last bucket needs only `ongoing_buckets`: a switch that
+        # failed 40 minutes before the audit is an outage in progress, and waiting for a fourth
+        # bucket costs the jobs of another hour. So is a run the host stopped reporting in (its
+        # tracer crashed, or the host died, while failing): its last known state is the bad one,
+        # and no later bucket will ever show it recovered. A run that ended with the host
+        # reporting on (it recovered) shorter than `persistent_buckets` was a passing burst
         .join(per.group_by("host").agg(pl.col("bucket").max().alias("_host_last")), on="host")
-        .with_columns(((pl.col("_until") == pl.col("_host_last")) & (pl.col("_host_last") == per["bucket"].max()))
-                      .alias("_ongoing"))
+        .with_columns((pl.col("_until") == pl.col("_host_last")).alias("_ongoing"))
         # and `min_run_failure_rate` failures a bucket over the run: a call made once per process
         # (a capability probe the host's kernel lacks, then another way) fails on "most" of its
         # one or two calls a bucket on a host that differs, which is no state it fell into; a
