@@ -374,9 +374,10 @@ def _false_host_alerts(name: str, root: Path, alerts) -> int:
 
 def _missed_host_alerts(name: str, root: Path, alerts) -> int:
     """Hosts the generator's truth says must alert (`alert_hosts`) on which the audit raised no
-    alert showing the host's fault: for fleetgen any alert on the host, for fleetgen3-11 one whose
-    errno is one the host's fault shows (fleetgen10, fleetgen11: or a persistent bad state, which
-    names a probe, not an errno); -1 for the simulator (its truth names no alert hosts)."""
+    alert showing the host's fault, by the rule `_false_host_alerts` applies to that generator:
+    for fleetgen any alert on the host, for fleetgen3-11 one whose errno is one the host's fault
+    shows or a persistent bad state (which names a probe, not an errno), except for fleetgen9,
+    whose truth asks for the errno; -1 for the simulator (its truth names no alert hosts)."""
     if name == "simulate":
         return -1
     truth = json.loads((root / f"{name}.json").read_text())["alert_hosts"]
@@ -385,7 +386,7 @@ def _missed_host_alerts(name: str, root: Path, alerts) -> int:
         seen.setdefault(host, set()).add(None if errno is None and alert == "persistent_bad_state" else errno)
     if name == "fleetgen":
         return sum(1 for host in truth if host not in seen)
-    bad_state_counts = name in ("fleetgen10", "fleetgen11")
+    bad_state_counts = name != "fleetgen9"
     return sum(1 for host, errnos in truth.items()
                if not (seen.get(host, set()) & (set(errnos) | ({None} if bad_state_counts else set()))))
 
