@@ -21,8 +21,9 @@ A probe set is a name under bpf/probes/ (rdma, verbs-user, syscalls) or a path t
 Snapshots: <spool>/<host>/snap-<UTC time>-<seq>/{events,counters}.parquet, renamed into place
 whole. SIGTERM/SIGINT write a final snapshot and detach.
 
-exit status: 0 stopped (-d elapsed, or SIGTERM/SIGINT/SIGHUP after the final snapshot); 2 trouble
-(bad input or usage, not root, nothing could attach, an OS error: one line on stderr).
+exit status: 0 stopped (-d elapsed, the -p process exited, or SIGTERM/SIGINT/SIGHUP after the final
+snapshot); 2 trouble (bad input or usage, not root, nothing could attach, an OS error: one line on
+stderr).
 """
 
 

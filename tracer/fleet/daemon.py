@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import sys
 import tempfile
@@ -70,6 +71,7 @@ from tracer.fleet.spool import (
     remove_stale_temporaries,
     write_snapshot,
 )
+from tracer.inputs import read_regular_text
 from tracer.privilege import (
     check_bpf_environment,
     check_pid_namespace,
@@ -81,6 +83,10 @@ from tracer.privilege import (
 # retried every interval; past this many bytes of held call trees the oldest trees are dropped
 # (their counters are kept: they are a few KiB per snapshot and what alerting is built on).
 MAX_HELD_EVENT_BYTES = 64 << 20
+
+# A job metadata file is a few KiB of key: value; a larger one is refused rather than parsed while
+# the drain thread waits on the enricher.
+MAX_METADATA_BYTES = 1 << 20
 
 JOB_ENV_KEYS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOB_ID")
 META_ENV_PREFIXES = ("SLURM_JOB_", "SLURM_CLUSTER_NAME", "SLURM_STEP_ID", "TRACEBASE_META_")
@@ -127,45 +133,59 @@ class Enricher:
     """Job id and metadata for a traced process: its environment (SLURM_JOB_ID, ...), its cgroup,
     the daemon's own environment, and a metadata file (re-read when it changes)."""
 
-    def __init__(self, metadata_file: Path | None, environ: dict[str, str] | None = None):
+    def __init__(self, metadata_file: Path | None, environ: dict[str, str] | None = None, log=None):
         self.metadata_file = metadata_file
+        self.log = log  # where a metadata file refused while running is said (the daemon's log)
         env = dict(os.environ if environ is None else environ)
         self.base_job = next((env[k] for k in JOB_ENV_KEYS if env.get(k)), None)
         self.base_meta = {k: v for k, v in env.items() if k.startswith(META_ENV_PREFIXES)}
         self._file_meta: dict[str, str] = {}
-        self._file_mtime: float | None = None
+        self._file_key: tuple | None = None
         self._by_pid: dict[int, tuple[str | None, dict[str, str]]] = {}
         if metadata_file is not None:
             self._file_meta = self._load_file(strict=True)
 
+    @staticmethod
+    def _key(st: os.stat_result) -> tuple:
+        # mtime alone misses a replacement within the file system's timestamp granularity
+        return st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev
+
     def _load_file(self, strict: bool) -> dict[str, str]:
+        """The metadata file as a flat mapping. At start (strict) a bad file is refused; while
+        running, a file rewritten badly (a syntax error, a duplicate key, a FIFO, a huge file) is
+        logged once and the previous metadata kept: the tracer never stops or blocks for it.
+        The file is opened non-blocking and must be a regular file of at most
+        MAX_METADATA_BYTES: a FIFO put in its place blocked the whole daemon (its snapshots,
+        SIGTERM) until a writer came, and a huge file held the drain lock while it parsed."""
         path = self.metadata_file
         try:
-            self._file_mtime = path.stat().st_mtime
-            doc = yamlio.safe_load(path.read_text(encoding="utf-8"), str(path))
+            self._file_key = self._key(path.stat())
+            text = read_regular_text(path, "a YAML/JSON metadata file", MAX_METADATA_BYTES)
+            doc = yamlio.safe_load(text, str(path))
         except FileNotFoundError:
-            if strict:
-                raise TracebaseError(f"{path}: no such metadata file") from None
-            return self._file_meta
+            return self._refuse(strict, f"{path}: no such metadata file")
         except yaml.YAMLError as exc:
-            if strict:
-                raise TracebaseError(f"{path}: expected a YAML/JSON mapping, found a syntax error ({str(exc).splitlines()[0]})") from None
-            return self._file_meta
+            return self._refuse(strict, f"{path}: expected a YAML/JSON mapping, found a syntax error "
+                                        f"({str(exc).splitlines()[0]})")
         except UnicodeDecodeError as exc:
-            if strict:
-                raise TracebaseError(f"{path}: expected UTF-8 YAML/JSON, found an undecodable byte at offset {exc.start}") from None
-            return self._file_meta
+            return self._refuse(strict, f"{path}: expected UTF-8 YAML/JSON, found an undecodable byte at offset "
+                                        f"{exc.start}")
+        except TracebaseError as exc:  # a FIFO, a device, too big, a duplicate key, nesting
+            return self._refuse(strict, str(exc))
         except OSError as exc:  # a directory, unreadable, vanished between stat and read
-            if strict:
-                raise TracebaseError(f"{path}: expected a readable metadata file, found {exc.strerror}") from None
-            return self._file_meta
+            return self._refuse(strict, f"{path}: expected a readable metadata file, found {exc.strerror}")
         if doc is None:
             doc = {}
         if not isinstance(doc, dict):
-            if strict:
-                raise TracebaseError(f"{path}: expected a mapping of key: value, found {type(doc).__name__}")
-            return self._file_meta
+            return self._refuse(strict, f"{path}: expected a mapping of key: value, found {type(doc).__name__}")
         return {str(k): json.dumps(v) if isinstance(v, (dict, list)) else str(v) for k, v in doc.items()}
+
+    def _refuse(self, strict: bool, message: str) -> dict[str, str]:
+        if strict:
+            raise TracebaseError(message)
+        if self.log is not None:
+            self.log(f"--metadata-file: {message}; keeping the previous metadata")
+        return self._file_meta
 
     def refresh(self) -> None:
         """Re-read the metadata file if it changed; forget per-process answers (pids recycle)."""
@@ -173,10 +193,10 @@ class Enricher:
         if self.metadata_file is None:
             return
         try:
-            mtime = self.metadata_file.stat().st_mtime
+            key = self._key(self.metadata_file.stat())
         except OSError:
             return
-        if mtime != self._file_mtime:
+        if key != self._file_key:
             self._file_meta = self._load_file(strict=False)
 
     def for_pid(self, pid: int) -> tuple[str | None, dict[str, str]]:
@@ -279,6 +299,7 @@ class Daemon:
         self.held: list[HeldSnapshot] = []  # intervals the spool could not take yet, oldest first
         self._spool_error: str | None = None  # set while the spool is failing (logged once)
         self._last_written_ns: int | None = None
+        self._pidfd: int | None = None  # -p: the target, to stop when it exits
 
     def log(self, msg: str) -> None:
         print(f"tracer run: {msg}", file=self.cfg.log, flush=True)
@@ -299,6 +320,14 @@ class Daemon:
         if cfg.pid < 0 or (cfg.pid and not Path(f"/proc/{cfg.pid}").exists()):
             raise TracebaseError(f"-p/--pid: expected a running process, found no process {cfg.pid}")
         if cfg.pid:
+            # pinned before it is inspected: the tracer stops when this process exits, and a pid
+            # reused meanwhile by another process is never taken for it (see _target_exited)
+            try:
+                self._pidfd = os.pidfd_open(cfg.pid)
+            except ProcessLookupError:
+                raise TracebaseError(f"-p/--pid: expected a running process, found no process {cfg.pid}") from None
+            except OSError as exc:  # EMFILE under a low RLIMIT_NOFILE
+                raise TracebaseError(f"-p/--pid {cfg.pid}: cannot watch the process ({exc.strerror})") from None
             check_target_process(cfg.pid, "-p/--pid")  # a thread id or a kernel thread would match nothing
             check_pid_namespace("tracer run -p")  # the kernel side filters on the host's pid
         if cfg.host is not None:
@@ -324,7 +353,7 @@ class Daemon:
             check_parent_dir(cfg.control_file, "--control-file")
         if cfg.metadata_file is not None:
             check_input_file(cfg.metadata_file, "--metadata-file")
-            self.enricher = Enricher(cfg.metadata_file)  # parses it: a bad file is refused here
+            self.enricher = Enricher(cfg.metadata_file, log=self.log)  # parses it: a bad file is refused here
 
     def prepare(self) -> None:
         """Create the spool host directory, take its writer lock, remove the temporaries a killed
@@ -389,9 +418,20 @@ class Daemon:
             for problem in prog.close():
                 self.log(f"detaching set {prog.probe_set.name}: {problem}")
         self.programs = []
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
         if self.lock is not None:
             self.lock.release()
             self.lock = None
+
+    def _target_exited(self) -> bool:
+        """-p: the target process has exited (its pidfd is readable). Going on would trace
+        nothing, then whatever process the kernel hands the pid to next."""
+        if self._pidfd is None:
+            return False
+        ready, _, _ = select.select([self._pidfd], [], [], 0)
+        return bool(ready)
 
     # ---- capture windows ------------------------------------------------------------------
     def request_capture(self, *_args) -> None:
@@ -590,6 +630,9 @@ class Daemon:
             while not self.stop_requested:
                 now = time.monotonic()
                 if end is not None and now >= end:
+                    break
+                if self._target_exited():
+                    self.log(f"-p/--pid: process {cfg.pid} exited; final snapshot")
                     break
                 self._manage_capture(now)
                 wait = min(next_snap, end or next_snap) - now

@@ -1,0 +1,146 @@
+"""Round thirteen: `tracer run` running for a long time on a real host, under faults made for
+real (no mocks): the metadata file rewritten badly while it runs (a FIFO, a duplicate key, a
+huge file), and the `-p` target exiting while the daemon attaches or runs. Every case loads the
+real syscall set (raw tracepoints) as root and checks, after exit, that none of the daemon's BPF
+programs is still loaded. The wider battery is `bench/robust_battery.py --group round13`."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fleet_support import Daemon
+
+from tracer.fleet.spool import list_snapshots, read_spool
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _prog_ids(pid: int) -> set[int]:
+    """Ids of the BPF programs process `pid` holds (its fds' fdinfo): attribution by owner, so
+    other tracers sharing the machine do not count."""
+    ids = set()
+    fd_dir = Path(f"/proc/{pid}/fdinfo")
+    for info in fd_dir.iterdir():
+        try:
+            m = re.search(r"^prog_id:\s+(\d+)", info.read_text(), re.M)
+        except OSError:
+            continue
+        if m:
+            ids.add(int(m.group(1)))
+    return ids
+
+
+def _loaded_prog_ids() -> set[int]:
+    out = subprocess.run(["bpftool", "prog", "show"], capture_output=True, text=True, check=True).stdout
+    return {int(m.group(1)) for m in re.finditer(r"^(\d+):", out, re.M)}
+
+
+def _wait(cond, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _stop_or_kill(d: Daemon, timeout: float = 30.0) -> int | None:
+    """SIGTERM and wait; a daemon that does not stop is killed (and None returned) so a failing
+    case never leaves it running."""
+    d.proc.send_signal(signal.SIGTERM)
+    try:
+        return d.proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        d.proc.kill()
+        d.proc.wait()
+        return None
+    finally:
+        d._reader.join(timeout=5)
+
+
+def _replace(path: Path, make) -> None:
+    """Put a new file at `path` the way editors and config managers do: a new inode."""
+    path.unlink(missing_ok=True)
+    make(path)
+
+
+def test_metadata_file_rewritten_badly_while_running_is_logged_and_never_blocks(need_bpf, tmp_path):  # noqa: ARG001
+    """A FIFO put in the metadata file's place blocked the daemon in open() at its next refresh
+    (no more snapshots, SIGTERM unanswered); a duplicate key raised out of the loop (exit 2, no
+    final snapshot). Now each is one log line, the previous metadata is kept, snapshots go on."""
+    meta = tmp_path / "job.yaml"
+    meta.write_text("job_id: '4242'\n")
+    spool = tmp_path / "spool"
+    d = Daemon(["syscalls", "-x", "-i", "0.2s", "--metadata-file", str(meta)], spool)
+    progs = _prog_ids(d.proc.pid)
+    assert progs
+    try:
+        faults = [
+            ("duplicate key", lambda p: p.write_text("job_id: '1'\njob_id: '2'\n"), "'job_id' again"),
+            ("FIFO", os.mkfifo, "FIFO"),
+            ("huge", lambda p: p.write_bytes(b"# pad\n" * (400 << 10)), "at most 1 MiB"),
+            ("syntax error", lambda p: p.write_text("job_id: [\n"), "syntax error"),
+        ]
+        for n, (name, make, words) in enumerate(faults, start=1):
+            _replace(meta, make)
+            d.wait_for("--metadata-file:", count=n)
+            assert words in d.log[-1] or any(words in line for line in d.log), (name, "".join(d.log))
+            seen = len(list_snapshots(spool))
+            _wait(lambda s=seen: len(list_snapshots(spool)) > s + 1, f"snapshots after the {name} metadata file")
+            assert d.proc.poll() is None, (name, "".join(d.log))
+    finally:
+        rc = _stop_or_kill(d)
+    assert rc == 0, "".join(d.log)
+    assert not any("Traceback" in line for line in d.log), "".join(d.log)
+    assert sum("--metadata-file:" in line for line in d.log) == len(faults), "".join(d.log)  # once per change
+    assert not progs & _loaded_prog_ids()
+    read_spool(spool, "counters")  # every snapshot whole
+
+
+def _target(tmp_path: Path) -> subprocess.Popen:
+    """A process that makes a failing openat every 10 ms until killed (what -p traces)."""
+    code = ("import os, time\n"
+            "while True:\n"
+            "    try: os.open('/nonexistent/tracebase-r13', os.O_RDONLY)\n"
+            "    except OSError: pass\n"
+            "    time.sleep(0.01)\n")
+    return subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path)
+
+
+@pytest.mark.parametrize("when", ["running", "attaching"])
+def test_run_p_stops_when_its_process_exits(need_bpf, tmp_path, when):  # noqa: ARG001
+    """`tracer run -p PID` went on after PID exited, for its whole -d (or forever), tracing
+    nothing and then whatever process was handed the pid next. It now watches a pidfd taken
+    before the target is inspected: when the process exits (while the probes attach, or later)
+    the daemon writes its final snapshot, says so and exits 0, every program detached."""
+    target = _target(tmp_path)
+    spool = tmp_path / "spool"
+    try:
+        d = Daemon(["syscalls", "-x", "-p", str(target.pid), "-i", "0.5s", "-d", "10m"], spool,
+                   wait="probes live" if when == "running" else "compiling")
+        if when == "running":
+            progs = _prog_ids(d.proc.pid)
+            _wait(lambda: len(list_snapshots(spool)) >= 1, "a first snapshot")
+        target.kill()
+        target.wait()
+        try:
+            rc = d.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            rc = None
+            _stop_or_kill(d)
+        d._reader.join(timeout=5)
+    finally:
+        target.kill()
+        target.wait()
+    assert rc == 0, "".join(d.log)
+    assert any(f"process {target.pid} exited" in line for line in d.log), "".join(d.log)
+    assert list_snapshots(spool), "no final snapshot"
+    if when == "running":
+        assert not progs & _loaded_prog_ids()
+        counters = read_spool(spool, "counters")
+        assert counters.filter(counters["probe"] == "openat")["failures"].sum() > 0
