@@ -58,7 +58,12 @@ class WriterLock:
         self.fd: int | None = None
 
     def acquire(self) -> WriterLock:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        # The lock is held on a read-only descriptor (flock needs no write access) and the pid
+        # written through another, closed at once: a long-running writer keeps no file of the
+        # spool open for writing, so `mount -o remount,ro` of the spool's file system succeeds
+        # while it runs (it failed EBUSY for as long as the tracer ran) and the tracer holds
+        # its snapshots until the file system is writable again.
+        fd = os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -67,8 +72,11 @@ class WriterLock:
             raise TracebaseError(f"{self.path.parent}: expected one tracer per spool host directory, found "
                                  f"another writer (pid {holder}) holding {LOCK_NAME}: use another --spool or --host") from None
         try:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
+            wfd = os.open(self.path, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC)
+            try:
+                os.write(wfd, f"{os.getpid()}\n".encode())
+            finally:
+                os.close(wfd)
         except OSError as exc:  # a full spool filesystem: name the file, not just "No space left"
             os.close(fd)
             raise OSError(exc.errno, exc.strerror, str(self.path)) from None
