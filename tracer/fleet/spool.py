@@ -14,6 +14,7 @@ temporaries (`.snap-*.tmp`, `.<file>.<random>.tmp`) a killed writer left behind.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import fcntl
 import os
 import re
@@ -77,9 +78,13 @@ class WriterLock:
                 os.write(wfd, f"{os.getpid()}\n".encode())
             finally:
                 os.close(wfd)
-        except OSError as exc:  # a full spool filesystem: name the file, not just "No space left"
-            os.close(fd)
-            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
+        except OSError as exc:
+            # The pid is for the message a second writer gets; the flock is the lock. A spool
+            # that is full when the tracer starts (a boot with a full /var) is what a full spool
+            # mid-run is: snapshots held and retried, not a reason to refuse to start.
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                os.close(fd)
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
         self.fd = fd
         return self
 
