@@ -1,4 +1,4 @@
-"""Bad inputs, faults and signals against every CLI: rounds seven to ten (run it as root).
+"""Bad inputs, faults and signals against every CLI: rounds seven to thirteen (run it as root).
 
     .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|round10|round11|round12|round13]
 
@@ -53,7 +53,21 @@ order), then the readers on what is left (every visible Parquet file whole, no e
 twice, `baseline learn` of each dataset finishing or one line) and the same command again,
 compared by content; kill -9 of a pool's parent alone (ingest -j 2, simulate --workers 2: the
 workers end within 3 s); kill -9 of `tracer record -o` and `tracer run --spool` (root), the
-spool then ingested. Prints one line per failed case and a summary; exit 1 if any
+spool then ingested. Round thirteen (`--group round13`, root; the tracer of this tree, run as
+`python -m tracer.cli`): `tracer run` for a long time on a real host. One daemon through the
+spool's faults in turn (a tmpfs filled then freed, `mount -o remount,ro` then rw, its host
+directory deleted, the spool replaced by a file, the textfile directory removed, the control
+file a directory, the metadata file rewritten as a FIFO, with a duplicate key, huge, with a
+syntax error: it logs, goes on, exits 0, the spool whole and in sequence); SIGSTOP for 10 s
+while its -p target fails 20,000 times (counters exact), a SIGUSR1 storm, SIGHUP; SIGTERM amid
+0.05 s snapshots; kill -9 at random instants then a restart on the same spool; -p of a process
+that exits while the probes attach; `tracer record` of a command that execs a setuid binary,
+closes its fds, forks 2,000 children, is killed, never exits (-d), loses its output directory;
+RLIMIT_NOFILE 64, RLIMIT_MEMLOCK 4 KiB, `ulimit -v` 1 GiB, odd --ringbuf-kb/-i/-d/--examples/
+--sample; tracefs and debugfs unmounted, /sys/fs/bpf absent, no HOME, LANG=C with a non-ASCII
+spool, the cwd removed, a read-only /tmp. Every case also checks that no BPF program the
+command held is still loaded after it exits (tests/test_robust_thirteenth.py has the fast
+regressions). Prints one line per failed case and a summary; exit 1 if any
 case failed. The fast suite's regressions for what this found are in tests/test_robust_edges.py,
 tests/test_robust_eighth.py, tests/test_robust_ninth.py, tests/test_robust_tenth.py and
 tests/test_bad_inputs.py.
