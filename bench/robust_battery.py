@@ -1795,6 +1795,7 @@ def _r13_spool_faults(d: Path) -> list[Result]:
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "r13-spool", str(spool)]).returncode:
         return [Result("round13 spool faults: tmpfs", False, "cannot mount a tmpfs")]
     results = []
+    t = None
     try:
         t = _Tracer(["run", "syscalls", "-x", "-i", "0.3s", "--spool", str(spool), "--host", "h1", "--prom",
                      str(prom / "t.prom"), "--metadata-file", str(meta), "--control-file", str(ctl)], d)
@@ -1838,7 +1839,8 @@ def _r13_spool_faults(d: Path) -> list[Result]:
         results.append(Result("round13 tracer run spool faults: exit 0, spool whole, programs detached", not bad,
                               f"{bad}: {''.join(t.log[-4:]).strip()[-300:]}"))
     finally:
-        subprocess.run(["umount", "-l", str(spool)], capture_output=True)
+        if t is not None and t.proc.poll() is None:  # a step that raised: never leave the daemon running
+            t.finish(signal.SIGKILL)
         subprocess.run(["umount", "-l", str(spool)], capture_output=True)
     return results
 
