@@ -1678,6 +1678,9 @@ def _owned_prog_ids(pid: int) -> set[int]:
     return ids
 
 
+_STARTED: list[_Tracer] = []  # every tracer a case started: none outlives the group
+
+
 class _Tracer:
     """A `tracer run`/`record` subprocess: its stderr gathered, the BPF programs it holds
     sampled while it runs (checked gone after it exits)."""
@@ -1691,6 +1694,7 @@ class _Tracer:
                                      errors="backslashreplace", preexec_fn=preexec, start_new_session=True)
         self.log: list[str] = []
         self.progs: set[int] = set()
+        _STARTED.append(self)
         self._done = threading.Event()
         self._threads = [threading.Thread(target=self._read, daemon=True),
                          threading.Thread(target=self._sample, daemon=True)]
@@ -2076,6 +2080,10 @@ def round13_cases(base: Path, rng: random.Random) -> list[Result]:
                 results += fn(d / group)
             except Exception as exc:  # noqa: BLE001 - the battery's own trouble is a failed case, not the end
                 results.append(Result(f"round13 {group}: battery error", False, f"{type(exc).__name__}: {exc}"))
+            finally:
+                for t in _STARTED:
+                    if t.proc.poll() is None:
+                        t.finish(signal.SIGKILL)
         fcntl.flock(lock, fcntl.LOCK_UN)
     return results
 
