@@ -75,9 +75,11 @@ def _stop_or_kill(d: Daemon, timeout: float = 30.0) -> int | None:
 
 
 def _replace(path: Path, make) -> None:
-    """Put a new file at `path` the way editors and config managers do: a new inode."""
-    path.unlink(missing_ok=True)
-    make(path)
+    """Put a new file at `path` the way config managers do: made beside it, renamed over it
+    (a new inode, never seen half written, so each change is one log line)."""
+    tmp = path.with_name(path.name + ".new")
+    make(tmp)
+    os.replace(tmp, path)
 
 
 def test_metadata_file_rewritten_badly_while_running_is_logged_and_never_blocks(need_bpf, tmp_path):  # noqa: ARG001
