@@ -202,3 +202,47 @@ def test_spool_full_at_start_then_remounted_read_only_mid_run_holds_snapshots(ne
     seqs = [int(s.name.rsplit("-", 1)[1]) for s in snaps]
     assert seqs == list(range(len(seqs))) and len(seqs) >= 4, seqs  # every interval, in order, none twice
     read_spool(tmp_path / "copy", "counters")
+
+
+def test_a_spool_host_directory_removed_while_running_is_locked_again(tmp_path):
+    """The host directory deleted while the daemon runs took its lock file with it: the daemon
+    recreated the directory and wrote on without a lock, so a second tracer could start on the
+    same spool and write beside it. Now the daemon takes the new directory's lock before it
+    writes there; if another writer got it first, the intervals are held (not written beside
+    it) and said so. Real files and flocks; no BPF needed for this part of the loop."""
+    import io
+    import shutil
+
+    from tracer.errors import TracebaseError
+    from tracer.fleet.daemon import Daemon as FleetDaemon
+    from tracer.fleet.daemon import HeldSnapshot, RunConfig
+    from tracer.fleet.spool import WriterLock, counters_table, events_table
+
+    log = io.StringIO()
+    spool = tmp_path / "spool"
+    host = spool / "h1"
+    d = FleetDaemon(RunConfig(sets=["syscalls"], spool=spool, host="h1", log=log))
+    d.prepare()
+
+    def interval(seq: int) -> HeldSnapshot:
+        return HeldSnapshot(events_table([]), counters_table([]), time.time_ns(), seq)
+
+    try:
+        shutil.rmtree(host)
+        d.held.append(interval(0))
+        assert d.write_held() is not None
+        with pytest.raises(TracebaseError, match="another writer"):
+            WriterLock(host).acquire()  # the daemon holds the new directory's lock
+        shutil.rmtree(host)
+        host.mkdir()
+        other = WriterLock(host).acquire()  # a second tracer got there first
+        try:
+            d.held.append(interval(1))
+            assert d.write_held() is None and len(d.held) == 1
+            assert not list(host.glob("snap-*")), "written beside another writer"
+            assert "another writer" in log.getvalue()
+        finally:
+            other.release()
+        assert d.write_held() is not None and not d.held  # that writer gone: the lock is taken, written
+    finally:
+        d.close()

@@ -92,6 +92,10 @@ JOB_ENV_KEYS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOB_ID")
 META_ENV_PREFIXES = ("SLURM_JOB_", "SLURM_CLUSTER_NAME", "SLURM_STEP_ID", "TRACEBASE_META_")
 
 
+class _LockTaken(Exception):
+    """The spool host directory was recreated and another writer holds its lock."""
+
+
 @dataclass
 class HeldSnapshot:
     """A closed interval not yet in the spool: written in order, under its own time and number."""
@@ -549,10 +553,11 @@ class Daemon:
         while self.held:
             snap = self.held[0]
             try:
+                self._keep_lock()
                 last = write_snapshot(self.cfg.spool, self.ctx.host, snap.events, snap.counters, snap.when_ns,
                                       snap.seq)
-            except OSError as exc:
-                reason = f"{exc.strerror or exc}"
+            except (OSError, _LockTaken) as exc:
+                reason = str(exc) if isinstance(exc, _LockTaken) else f"{exc.strerror or exc}"
                 if self._spool_error is None:
                     self.log(f"--spool: {Path(self.cfg.spool) / self.ctx.host} not written ({reason}); snapshots "
                              "are held in memory and retried every interval")
@@ -566,6 +571,30 @@ class Daemon:
             self.log("--spool: written again; every held snapshot is in the spool")
             self._spool_error = None
         return last
+
+    def _keep_lock(self) -> None:
+        """Hold the writer lock of the host directory we write, as it is now. Deleted or
+        replaced while the tracer ran, the directory took the lock file with it: the tracer
+        recreated it and wrote on unlocked, and a second tracer started on that spool took it
+        and wrote beside it (two sequences interleaved, a name clash ending one of them). Now
+        the new directory's lock is taken first; if another writer already holds it the
+        intervals are held as for any spool that cannot be written."""
+        lock = self.lock
+        if lock is None or lock.fd is None:
+            return
+        try:
+            if os.path.samestat(os.fstat(lock.fd), os.stat(lock.path)):
+                return
+        except FileNotFoundError:
+            pass
+        make_dirs(lock.path.parent)
+        try:
+            fresh = WriterLock(lock.path.parent).acquire()
+        except TracebaseError as exc:
+            raise _LockTaken(str(exc).split(": ", 1)[-1]) from None
+        lock.release()
+        self.lock = fresh
+        self.log(f"--spool: {lock.path.parent} was removed or replaced while running; its writer lock taken again")
 
     def _bound_held(self) -> None:
         """Drop the call trees of the oldest held intervals past the memory bound; their
