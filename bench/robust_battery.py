@@ -1776,6 +1776,12 @@ def _spool_problems(spool: Path) -> list[str]:
     return out
 
 
+def _remove_tree(path: Path) -> None:
+    """rm -rf of a directory a live writer keeps renaming files into (ENOTEMPTY: again)."""
+    while path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _wait_until(cond, timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while not cond():
@@ -1813,9 +1819,9 @@ def _r13_spool_faults(d: Path) -> list[Result]:
             ("read-only", lambda: refused.append(subprocess.run(["mount", "-o", "remount,ro", str(spool)],
                                                                 capture_output=True).returncode),
              lambda: subprocess.run(["mount", "-o", "remount,rw", str(spool)], check=True)),
-            ("host dir deleted", lambda: shutil.rmtree(host), lambda: None),
-            ("spool replaced by a file", lambda: (shutil.rmtree(host), host.write_text("x")), lambda: host.unlink()),
-            ("textfile directory gone", lambda: shutil.rmtree(prom), lambda: prom.mkdir(exist_ok=True)),
+            ("host dir deleted", lambda: _remove_tree(host), lambda: None),
+            ("spool replaced by a file", lambda: (_remove_tree(host), host.write_text("x")), lambda: host.unlink()),
+            ("textfile directory gone", lambda: _remove_tree(prom), lambda: prom.mkdir(exist_ok=True)),
             ("control file a directory", lambda: ctl.mkdir(), lambda: ctl.rmdir()),
             ("metadata FIFO", lambda: (meta.unlink(), os.mkfifo(meta)), lambda: None),
             ("metadata duplicate key", lambda: (meta.unlink(), meta.write_text("a: 1\na: 2\n")), lambda: None),
