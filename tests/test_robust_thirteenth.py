@@ -159,21 +159,21 @@ def test_run_p_stops_when_its_process_exits(need_bpf, tmp_path, when):  # noqa: 
         assert counters.filter(counters["probe"] == "openat")["failures"].sum() > 0
 
 
-def test_spool_full_at_start_then_remounted_read_only_mid_run_holds_snapshots(need_bpf, tmp_path):  # noqa: ARG001
+def test_spool_full_then_remounted_read_only_mid_run_holds_snapshots(need_bpf, tmp_path):  # noqa: ARG001
     """Two faults of the spool's file system, made for real on a tmpfs in a private mount
-    namespace. Full when the tracer starts (a boot with a full /var): it refused to start
-    (exit 2, ENOSPC writing its pid into the lock file) although a spool filling mid-run is
-    held and retried; now it starts, holds the intervals and writes them once there is room.
-    Then `mount -o remount,ro`, which failed EBUSY for as long as the tracer ran (its lock
+    namespace, while the tracer runs. Full: the intervals are held and written once there is
+    room. Then `mount -o remount,ro`, which failed EBUSY for as long as the tracer ran (its lock
     file was held open for writing): now the remount succeeds, the daemon says the spool is
-    read-only, holds the intervals, and writes every one of them, in order, once read-write."""
+    read-only, holds the intervals, and writes every one of them, in order, once read-write.
+    (A spool already full when the tracer starts is refused at start, one line, exit 2:
+    tests/test_bad_inputs.py's run-spool-full.)"""
     spool, marks = tmp_path / "spool", tmp_path / "marks"
     marks.mkdir()
     (tmp_path / "copy").mkdir()
     wait = 'for i in $(seq 1200); do [ -e "{m}" ] && break; sleep 0.05; done'
     script = (f'mkdir -p "{spool}" && mount -t tmpfs -o size=4m r13-ro "{spool}" || exit 1; '
-              f'dd if=/dev/zero of="{spool}/filler" bs=64k 2>/dev/null; '
-              f'( {wait.format(m=marks / "free")}; rm -f "{spool}/filler"; touch "{marks}/is-free"; '
+              f'( {wait.format(m=marks / "full")}; dd if=/dev/zero of="{spool}/filler" bs=64k 2>/dev/null; '
+              f'{wait.format(m=marks / "free")}; rm -f "{spool}/filler"; touch "{marks}/is-free"; '
               f'{wait.format(m=marks / "ro")}; if mount -o remount,ro "{spool}"; then touch "{marks}/is-ro"; '
               f'else touch "{marks}/ro-failed"; fi; {wait.format(m=marks / "rw")}; mount -o remount,rw "{spool}"; '
               f'{wait.format(m=marks / "done")}; cp -a "{spool}/." "{tmp_path}/copy/"; '
@@ -181,6 +181,8 @@ def test_spool_full_at_start_then_remounted_read_only_mid_run_holds_snapshots(ne
     d = Daemon(["syscalls", "-x", "-i", "0.2s"], spool,
                wrapper=["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "ro"])
     try:
+        d.wait_for("probes live")
+        (marks / "full").touch()
         d.wait_for("not written (No space left on device)")
         (marks / "free").touch()
         d.wait_for("written again")
@@ -192,7 +194,7 @@ def test_spool_full_at_start_then_remounted_read_only_mid_run_holds_snapshots(ne
         d.wait_for("written again", count=2)
         assert d.proc.poll() is None, "".join(d.log)
     finally:
-        for m in ("free", "ro", "rw"):
+        for m in ("full", "free", "ro", "rw"):
             (marks / m).touch()
         rc = _stop_or_kill(d)
         (marks / "done").touch()

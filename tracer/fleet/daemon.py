@@ -331,6 +331,8 @@ class Daemon:
             except ProcessLookupError:
                 raise TracebaseError(f"-p/--pid: expected a running process, found no process {cfg.pid}") from None
             except OSError as exc:  # EMFILE under a low RLIMIT_NOFILE
+                # a thread id has no pidfd of its own (ENOENT/EINVAL): say what it is instead
+                check_target_process(cfg.pid, "-p/--pid")
                 raise TracebaseError(f"-p/--pid {cfg.pid}: cannot watch the process ({exc.strerror})") from None
             check_target_process(cfg.pid, "-p/--pid")  # a thread id or a kernel thread would match nothing
             check_pid_namespace("tracer run -p")  # the kernel side filters on the host's pid

@@ -14,7 +14,6 @@ temporaries (`.snap-*.tmp`, `.<file>.<random>.tmp`) a killed writer left behind.
 from __future__ import annotations
 
 import datetime as dt
-import errno
 import fcntl
 import os
 import re
@@ -79,12 +78,11 @@ class WriterLock:
             finally:
                 os.close(wfd)
         except OSError as exc:
-            # The pid is for the message a second writer gets; the flock is the lock. A spool
-            # that is full when the tracer starts (a boot with a full /var) is what a full spool
-            # mid-run is: snapshots held and retried, not a reason to refuse to start.
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
-                os.close(fd)
-                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
+            # A spool unwritable when the tracer starts (full, read-only, over quota) is refused
+            # with one line naming the file, so the service manager shows the failure at once;
+            # a spool that fills or goes read-only later is held and retried (daemon.py).
+            os.close(fd)
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
         self.fd = fd
         return self
 
