@@ -69,6 +69,9 @@ def run_driver(driver: Path, op: str, count: int, layer: int = 0, err: int = 0, 
     return int(out.stdout.strip())
 
 
+STARTUP_TIMEOUT_S = 180.0
+
+
 class Daemon:
     """A `tracer run` subprocess (optionally under a wrapper such as `unshare -m ...`); waits until
     its probes are attached. Its stderr is collected line by line in .log."""
@@ -85,7 +88,8 @@ class Daemon:
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         if wait:
-            self.wait_for(wait)
+            # bcc compiles the set at start: seconds idle, over 30 s at load 27 (a CI failure)
+            self.wait_for(wait, timeout=STARTUP_TIMEOUT_S)
 
     def _read(self) -> None:
         for line in self.proc.stderr:

@@ -21,6 +21,7 @@ import pytest
 from fleet_support import (
     LAYER_PEER,
     LAYER_UMEM,
+    STARTUP_TIMEOUT_S,
     Daemon,
     build_fakeverbs,
     run_driver,
@@ -465,7 +466,7 @@ def test_signals_during_start_and_sighup(fake, tmp_path):
     set_file, driver, _ = fake
     d = Daemon([str(set_file), "-i", "60s"], tmp_path / "spool", wait="compiling")
     d.proc.send_signal(signal.SIGUSR1)
-    d.wait_for("probes live")
+    d.wait_for("probes live", timeout=STARTUP_TIMEOUT_S)
     run_driver(driver, "reg_mr", 2, LAYER_PEER, errno.EIO)
     time.sleep(0.3)
     assert d.stop(signal.SIGHUP) == 0, "".join(d.log)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fleet_support import Daemon
+from fleet_support import STARTUP_TIMEOUT_S, Daemon
 
 from tracer.fleet.spool import list_snapshots, read_spool
 
@@ -181,7 +181,7 @@ def test_spool_full_then_remounted_read_only_mid_run_holds_snapshots(need_bpf, t
     d = Daemon(["syscalls", "-x", "-i", "0.2s"], spool,
                wrapper=["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "ro"])
     try:
-        d.wait_for("probes live")
+        d.wait_for("probes live", timeout=STARTUP_TIMEOUT_S)
         (marks / "full").touch()
         d.wait_for("not written (No space left on device)")
         (marks / "free").touch()
