@@ -111,3 +111,71 @@ def test_a_broken_counters_file_is_reported_first(fleet, tmp_path, broken):
         run_audit(root, tmp_path / "out")
     assert str(counters[0]) in str(err.value)
     assert not (tmp_path / "out").exists()
+
+
+# --- round thirteen: the counters bucketed on a thread of their own beside the events pass ----
+
+
+def test_bucketed_counters_count_every_snapshot_row_once(fleet):
+    """The counters reduced off the main thread (bucketed_counters) hold every call of the
+    counters files, each (host, probe, snapshot) once, as read here with plain pyarrow."""
+    import pyarrow.parquet as pq
+
+    from baseline.fleet.audit import bucketed_counters
+
+    files = dataset_files(fleet, "counters")
+    rows = pl.concat([pl.from_arrow(pq.read_table(f, columns=["snapshot_time", "probe", "invocations"]))
+                      .with_columns(pl.lit(f.parent.name.removeprefix("host=")).alias("host")) for f in files])
+    once = rows.unique(["host", "probe", "snapshot_time"], keep="first", maintain_order=True)
+    calls, errors, attributes = bucketed_counters(files, None)
+    assert calls["n"].sum() == once["invocations"].sum() > 0
+    assert set(calls["host"].unique()) == set(once["host"].unique())
+    assert set(attributes["host"].unique()) == set(once["host"].unique())
+    assert errors.height > 0
+    assert bucketed_counters([], None) is None
+
+
+def test_raise_earlier_failure_prefers_the_stage_that_came_first():
+    """The error a run reports does not depend on which thread failed first: the earlier
+    stage's error, however late it comes; none when that stage succeeded or never ran."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from baseline.fleet.audit import raise_earlier_failure
+
+    gate = threading.Event()
+
+    def fails_late():
+        gate.wait(10)
+        raise TracebaseError("counters/x.parquet: not a Parquet file")
+
+    with ThreadPoolExecutor(1) as pool:
+        late = pool.submit(fails_late)
+        gate.set()  # (the caller fails first; raise_earlier_failure waits for the earlier stage)
+        with pytest.raises(TracebaseError, match="counters/x.parquet"):
+            raise_earlier_failure(late)
+        raise_earlier_failure(pool.submit(lambda: 1))  # succeeded: the caller's own error goes on
+        raise_earlier_failure(None)
+        blocker = threading.Event()
+        pool.submit(blocker.wait, 10)
+        queued = pool.submit(lambda: 1 / 0)
+        assert queued.cancel()
+        raise_earlier_failure(queued)  # cancelled: nothing to report
+        blocker.set()
+
+
+def test_a_broken_counters_file_is_one_line_and_no_output_from_the_cli(fleet, tmp_path, capsys):
+    """The CLI's report of a counters file broken (and an events file too) while the counters
+    are read on their own thread: one line naming the counters file, exit 2, no output."""
+    from baseline.cli import main
+
+    root = _copy(fleet, tmp_path / "ds")
+    counters = dataset_files(root, "counters")
+    _break(counters[-1])
+    _break(dataset_files(root, "events")[0])
+    code = main(["audit", str(root), "--refit", "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("baseline: error: ") and str(counters[-1]) in err, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()

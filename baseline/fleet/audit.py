@@ -46,6 +46,7 @@ import datetime as dt
 import os
 import re
 from collections.abc import Callable
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,7 @@ from baseline.run.allowlist import ExpectedErrors, load_default
 from tracer import units
 from tracer.atomic import fsync_dir, make_dirs, output_dirs
 from tracer.errors import TracebaseError
+from tracer.pools import thread_pool
 from tracer.schema import (
     BUCKET_NS,
     dataset_files,
@@ -1357,19 +1359,22 @@ def run_audit(
         expected = ExpectedErrors.load(expected)
     if expected is None:
         expected = load_default()
-    # the counters first, reduced to small bucketed tables while nothing else is held
     counter_files = _counter_files(dataset, since_dt)
-    # summaries found or footers validated (Python, holds the GIL); then the scans
-    sources = counter_sources(counter_files, since_dt) if counter_files else None
-    raw_scans = list(counter_scans(sources[0], since_dt)) if sources and sources[0] else []
-    buckets = counter_buckets(counter_files, since_dt, sources=sources, raw_scans=raw_scans) if sources else None
-    if buckets is not None:  # (calls, errors, cell attributes): see split_cell_attributes
-        calls, attributes = split_cell_attributes(buckets[0])
-        buckets = (calls, buckets[1], attributes)
-        del calls, attributes
-    # one pass over the events: per-trace table + one representative per distinct chain (and
-    # the baseline fitted on the way when none is given)
-    traces, chains = collect_traces(dataset, since=since_dt, batch_rows=batch_rows, fit=to_fit)
+    with thread_pool(1, "counters") as pool:
+        # the counters are reduced to small bucketed tables on a thread of their own while this
+        # one makes the pass over the events: the two share nothing, and each runs on about one
+        # core (the summary lookups are Python under the GIL, the events pass's reductions short
+        # eager steps between its batch reads); the bucketed tables were held through the events
+        # pass before too, only the counters' scans' working set now sits beside it
+        buckets_of = pool.submit(bucketed_counters, counter_files, since_dt) if counter_files else None
+        try:
+            # one pass over the events: per-trace table + one representative per distinct chain
+            # (and the baseline fitted on the way when none is given)
+            traces, chains = collect_traces(dataset, since=since_dt, batch_rows=batch_rows, fit=to_fit)
+        except Exception:
+            raise_earlier_failure(buckets_of)  # a broken counters file is still reported first
+            raise
+        buckets = buckets_of.result() if buckets_of is not None else None
     if to_fit is not None:
         if not hasattr(to_fit, "operations_") or to_fit.n_traces_ == 0:
             raise TracebaseError(f"no good traces to learn from (kinds {', '.join(to_fit.good_kinds)})")
@@ -1421,6 +1426,34 @@ def run_audit(
     if out_dir is not None:
         result.files = write_audit(result, out_dir)
     return result
+
+
+def bucketed_counters(counter_files: list[Path], since: dt.datetime | None) -> tuple | None:
+    """The counters files reduced to the audit's bucketed tables (calls, errors, cell attributes:
+    see split_cell_attributes), or None when there are no counters to read."""
+    # summaries found or footers validated (Python, holds the GIL); then the scans
+    sources = counter_sources(counter_files, since) if counter_files else None
+    raw_scans = list(counter_scans(sources[0], since)) if sources and sources[0] else []
+    buckets = counter_buckets(counter_files, since, sources=sources, raw_scans=raw_scans) if sources else None
+    if buckets is None:
+        return None
+    calls, attributes = split_cell_attributes(buckets[0])
+    return calls, buckets[1], attributes
+
+
+def raise_earlier_failure(earlier: Future | None) -> None:
+    """Called while a stage fails on this thread: when `earlier` (a stage that ran before it on
+    one thread, now running beside it) fails too, raise `earlier`'s error instead, as the
+    single-threaded order did. The reported error then does not depend on which thread got
+    there first. Waits for `earlier`; returns when it succeeded (or was cancelled)."""
+    if earlier is None:
+        return
+    try:
+        earlier.result()
+    except CancelledError:
+        return
+    except Exception as exc:  # noqa: BLE001 (re-raised as it is)
+        raise exc from None
 
 
 def _preload_clustering() -> None:
