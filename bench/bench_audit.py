@@ -218,18 +218,31 @@ AUDIT_STAGES = (("baseline.fleet.audit", ("counter_sources", "counter_buckets", 
                 ("baseline.fleet.audit", ("_failing", "host_alerts", "_findings_of_failing", "cluster_findings",
                                           "write_audit")))
 STAGES_CODE = """
-import importlib, json, os, resource, sys, threading, time
-stage, peaks, spent = ["start"], {}, {}
-clock = [time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)]
-def charge(name):  # wall, CPU of all threads and page faults since the last stage boundary, to `name`
-    now, ru = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
-    t0, r0 = clock
-    s = spent.setdefault(name, {"wall_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "minflt": 0})
+import concurrent.futures, importlib, json, os, resource, sys, threading, time
+stage, peaks, spent, side = ["start"], {}, {}, {}
+MAIN = threading.main_thread()
+clock = [time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF), time.thread_time()]
+def charge(name):  # wall, CPU of all threads and of the main thread, page faults since the last boundary, to `name`
+    now, ru, main = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF), time.thread_time()
+    t0, r0, m0 = clock
+    s = spent.setdefault(name, {"wall_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "minflt": 0, "main_s": 0.0, "wait_s": 0.0})
     s["wall_s"] += now - t0
     s["user_s"] += ru.ru_utime - r0.ru_utime
     s["sys_s"] += ru.ru_stime - r0.ru_stime
     s["minflt"] += ru.ru_minflt - r0.ru_minflt
-    clock[:] = [now, ru]
+    s["main_s"] += main - m0
+    clock[:] = [now, ru, main]
+waited = {}
+_result = concurrent.futures.Future.result
+def result(self, timeout=None):  # the main thread's waits on other threads (read-ahead, stages run beside it)
+    if threading.current_thread() is not MAIN:
+        return _result(self, timeout)
+    t = time.perf_counter()
+    try:
+        return _result(self, timeout)
+    finally:
+        waited[stage[0]] = waited.get(stage[0], 0.0) + time.perf_counter() - t
+concurrent.futures.Future.result = result
 def rollup():
     out = {}
     with open("/proc/self/smaps_rollup") as f:
@@ -251,6 +264,14 @@ def wrap(module, name):
     if fn is None:
         return
     def inner(*a, **k):  # a sample at each stage's start and end too (a stage may take < 10 ms)
+        if threading.current_thread() is not MAIN:  # a stage run beside the main thread: its own wall and CPU
+            t, c = time.perf_counter(), time.thread_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                s = side.setdefault(name, {"wall_s": 0.0, "thread_s": 0.0})
+                s["wall_s"] += time.perf_counter() - t
+                s["thread_s"] += time.thread_time() - c
         if stage[0] == name:  # a recursive or nested call of the same stage: charged to the outer one
             return fn(*a, **k)
         outer = stage[0]
@@ -276,7 +297,10 @@ wall = time.perf_counter() - t
 charge(stage[0])
 time.sleep(0.05)
 ru = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"stages": peaks, "spent": spent, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime,
+for name, w in waited.items():
+    spent.setdefault(name, {"wall_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "minflt": 0, "main_s": 0.0, "wait_s": 0.0})
+    spent[name]["wait_s"] = w
+print(json.dumps({"stages": peaks, "spent": spent, "side": side, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime,
                   "peak_rss_mib": ru.ru_maxrss / 1024, "minflt": ru.ru_minflt}))
 """
 
@@ -306,14 +330,22 @@ def print_stages(dataset: Path, work: str | None, sample: bool = True) -> int:
     print(f"run_audit of {dataset} in-process: {r['wall_s']:.1f} s, {r['cpu_s']:.1f} CPU s, peak RSS "
           f"{r['peak_rss_mib']:.0f} MiB; load average {os.getloadavg()[0]:.1f}. Highest RSS sample per stage (MiB):")
     print(f"  {'stage':32s} {'RSS':>6s} {'anon':>6s} {'LazyFree':>8s} {'wall s':>7s} {'user s':>7s} {'sys s':>6s} "
-          f"{'faults':>9s}")
-    none = {"wall_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "minflt": 0}
+          f"{'faults':>9s} {'main s':>7s} {'wait s':>7s}")
+    none = {"wall_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "minflt": 0, "main_s": 0.0, "wait_s": 0.0}
     for name in dict.fromkeys([*r["stages"], *r["spent"]]):
         if name not in r["spent"] or r["spent"][name]["wall_s"] < 0.005 and r["stages"].get(name, {}).get("Rss", 0) == 0:
             continue  # a stage boundary with nothing between it and the next stage
         m, t = r["stages"].get(name, {"Rss": 0, "Anonymous": 0, "LazyFree": 0}), r["spent"].get(name, none)
         print(f"  {name:32s} {m['Rss']:6d} {m['Anonymous']:6d} {m['LazyFree']:8d} {t['wall_s']:7.2f} "
-              f"{t['user_s']:7.2f} {t['sys_s']:6.2f} {t['minflt']:9,}")
+              f"{t['user_s']:7.2f} {t['sys_s']:6.2f} {t['minflt']:9,} {t['main_s']:7.2f} {t['wait_s']:7.2f}")
+    # main s: the main thread's own CPU (time.thread_time); wait s: its waits on other threads'
+    # futures. Their sum is the part of the critical path the load does not stretch much; the rest
+    # of the main thread's wall is its waits inside polars/pyarrow calls (their pools' work)
+    main = sum(t["main_s"] for t in r["spent"].values())
+    wait = sum(t["wait_s"] for t in r["spent"].values())
+    print(f"  main thread: {main:.2f} CPU s + {wait:.2f} s waiting on other threads = {main + wait:.2f} s")
+    for name, t in r.get("side", {}).items():
+        print(f"  beside the main thread: {name:24s} {t['wall_s']:7.2f} s wall, {t['thread_s']:7.2f} CPU s of its thread")
     return 0
 
 
