@@ -74,14 +74,18 @@ def test_bench_stages_names_each_stage_of_the_audit(fleet, tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     # stage, RSS, anonymous, LazyFree (MiB); wall, user, system (s); page faults
     rows = {m.group(1): ([int(v) for v in m.groups()[1:4]], [float(v) for v in m.groups()[4:7]])
-            for m in re.finditer(r"^  (\S+(?: \S+)?)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+[\d,]+$",
-                                 r.stdout, re.M)}
-    for stage in ("counter_buckets", "collect_traces", "expected_from_traces", "host_alerts", "write_audit"):
+            for m in re.finditer(r"^  (\S+(?: \S+)?)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+[\d,]+"
+                                 r"\s+[\d.]+\s+[\d.]+$", r.stdout, re.M)}  # then the main thread's CPU and waits
+    for stage in ("collect_traces", "expected_from_traces", "host_alerts", "write_audit"):
         assert stage in rows, r.stdout
+    # the counters are bucketed on a thread of their own, beside the events pass
+    assert re.search(r"^  beside the main thread: counter_buckets\s+[\d.]+ s wall", r.stdout, re.M), r.stdout
+    main = re.search(r"^  main thread: ([\d.]+) CPU s \+ ([\d.]+) s waiting", r.stdout, re.M)
+    assert main and float(main.group(1)) > 0, r.stdout
     peak = float(re.search(r"peak RSS (\d+) MiB", r.stdout).group(1))
     wall = float(re.search(r"in-process: ([\d.]+) s", r.stdout).group(1))
     for name, ((rss, anon, lazy), _times) in rows.items():
-        if rss or name in ("counter_buckets", "collect_traces", "expected_from_traces", "host_alerts", "write_audit"):
+        if rss or name in ("collect_traces", "expected_from_traces", "host_alerts", "write_audit"):
             assert 0 < anon < rss <= peak + 1 and 0 <= lazy <= rss, name
         # (else a stretch between two stages too short for a memory sample: its times only)
     # the stages' wall times add up to the run's (the import before run_audit comes on top)
