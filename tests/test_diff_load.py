@@ -268,35 +268,3 @@ def test_a_process_forked_after_a_diff_reads_ahead_with_a_thread_of_its_own(runs
     with ctx.Pool(1, initializer=signal.signal, initargs=(signal.SIGTERM, signal.SIG_DFL)) as pool:
         got = pool.apply_async(report, (runs["files"], runs["bad"])).get(timeout=60)
     assert got == want
-
-
-def test_a_column_queued_behind_a_busy_worker_is_read_here_not_waited_for(runs):
-    """A column read ahead but not yet started (the worker still busy with an earlier read) is
-    taken off the worker's queue and read by the caller: the same column, and no wait. (The
-    differ reads the probe, errno and comm columns ahead this way.)"""
-    import threading
-
-    from baseline.run.normalize import background
-    from baseline.run.traces import load_table
-
-    want = load_table(runs["bad"]).column("probe")
-    table = load_table(runs["bad"])
-    busy = threading.Event()
-    release = threading.Timer(60, busy.set)  # (a regression waits for this, then fails below)
-    release.start()
-    try:
-        blocker = background().submit(busy.wait)
-        table.read_ahead(["probe"])
-        queued = table.sides[0].parts[0].ahead["probe"]
-        got = table.column("probe")
-        assert queued.cancelled() and not busy.is_set()
-        assert got.equals(want)
-    finally:
-        busy.set()
-        release.cancel()
-    blocker.result(timeout=60)
-    # once started it is waited for: the worker's result is taken, not read again
-    table.read_ahead(["errno"])
-    started = table.sides[0].parts[0].ahead["errno"]
-    started.result(timeout=60)
-    assert table.column("errno").equals(load_table(runs["bad"]).column("errno")) and not started.cancelled()

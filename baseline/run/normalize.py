@@ -1243,15 +1243,11 @@ def read_ahead_for_prepare(table: Any) -> None:
     else reads nothing ahead). The paths' strings are the slowest columns to decode (~0.2 s
     of two million-event traces): read while the streams are sorted and the small columns
     converted; the thread ids and seq numbers of the second file are read while this thread
-    reads the first's (seq decodes in ~20 ms a million events); then the probe, errno and comm
-    columns (~30 ms of this thread's decoding), which the worker reads while this thread
-    converts pid, ppid and depth and codes the paths; a column the worker has not started
-    when `prepare` asks for it is read here instead (`_File.read`: no wait behind the
-    queue). `prepare` calls it; columns already on their way are not asked for twice.
-    (Started earlier, before baseline.run.diff's
+    reads the first's (seq decodes in ~20 ms a million events). `prepare` calls it; columns
+    already on their way are not asked for twice. (Started earlier, before baseline.run.diff's
     checks, the columns waited longer in memory: ~10-15 MiB more peak RSS in the bench.)"""
     if hasattr(table, "read_ahead"):
-        table.read_ahead(["path", "probe", "errno", "comm"], beside=["tid", "seq"])
+        table.read_ahead(["path"], beside=["tid", "seq"])
 
 
 def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:

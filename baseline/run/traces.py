@@ -75,11 +75,7 @@ class _File:
 
     def read(self, name: str) -> pa.ChunkedArray | pa.Array:
         started = self.ahead.pop(name, None)
-        if started is None or started.cancel():
-            # not asked for ahead, or still queued behind the worker's other reads: read here
-            # rather than wait for it (the same column either way)
-            return self._read(name)
-        return started.result()
+        return started.result() if started is not None else self._read(name)
 
     def constant(self, name: str) -> pa.Array | None:
         """The column without reading it when the footer's statistics say what it holds:
