@@ -595,18 +595,115 @@ def _tokens(row: dict[str, Any]) -> dict[str, float]:
 
 
 def cluster_signatures(signatures: pl.DataFrame) -> np.ndarray:
-    """Cluster labels for unique signature rows: sklearn agglomerative clustering on the
-    one-hot signature tokens; distance 0 after vendor masking merges, anything else splits."""
+    """Cluster labels for unique signature rows: agglomerative clustering (complete linkage,
+    manhattan distance, cut at 0.5) of the one-hot signature tokens; distance 0 after vendor
+    masking merges, anything else splits.
+
+    The labels are scikit-learn's, `AgglomerativeClustering(distance_threshold=0.5,
+    metric="manhattan", linkage="complete").fit_predict` of the tokens one-hot encoded (scipy's
+    nearest-neighbour chain, then scikit-learn's cut of the tree), computed here without
+    importing scikit-learn: a fleet-day has a few dozen distinct signatures, and the import
+    (scipy.stats and friends) cost 2.5-3 CPU s and ~110 MiB of RSS, the clustering itself
+    milliseconds. The label values matter, not only the partition: clusters of equal size are
+    numbered in label order (cluster_findings)."""
     if signatures.height == 0:
         return np.zeros(0, dtype=int)
     if signatures.height == 1:
         return np.zeros(1, dtype=int)
-    from sklearn.cluster import AgglomerativeClustering
-    from sklearn.feature_extraction import DictVectorizer
+    rows = [_tokens(r) for r in signatures.iter_rows(named=True)]
+    names = {name: i for i, name in enumerate(sorted({k for r in rows for k in r}))}
+    x = np.zeros((len(rows), len(names)))
+    for i, r in enumerate(rows):
+        for k, v in r.items():
+            x[i, names[k]] = v
+    # manhattan distances row by row (a few dozen rows; no n x n x features array)
+    dist = np.stack([np.abs(x - x[i]).sum(axis=1) for i in range(len(x))])
+    return _cut_tree(_complete_linkage(dist), threshold=0.5)
 
-    X = DictVectorizer(sparse=False).fit_transform([_tokens(r) for r in signatures.iter_rows(named=True)])
-    model = AgglomerativeClustering(n_clusters=None, distance_threshold=0.5, metric="manhattan", linkage="complete")
-    return model.fit_predict(X)
+
+def _complete_linkage(dist: np.ndarray) -> np.ndarray:
+    """scipy.cluster.hierarchy.linkage(method="complete") of the square distance matrix `dist`:
+    the (n-1, 4) linkage matrix, step for step as scipy makes it (the nearest-neighbour chain,
+    whose ties go to the chain's previous element, else to the lowest index; merges stably
+    sorted by distance; then relabelled by union-find), so the tree -- and the labels cut from
+    it -- are the same whatever ties the distances hold."""
+    n = len(dist)
+    d = dist.astype(np.float64, copy=True)
+    np.fill_diagonal(d, np.inf)
+    size = np.ones(n, dtype=np.int64)
+    z = np.empty((n - 1, 4))
+    chain: list[int] = []
+    for k in range(n - 1):
+        if not chain:
+            chain.append(int(np.flatnonzero(size)[0]))
+        while True:
+            x = chain[-1]
+            row = np.where(size > 0, d[x], np.inf)
+            row[x] = np.inf
+            low = int(np.argmin(row))  # the first index of the minimum, as scipy's strict `<` scan
+            if len(chain) > 1:
+                y, current = chain[-2], d[x, chain[-2]]
+                if row[low] < current:
+                    y, current = low, row[low]
+            else:
+                y, current = low, row[low]
+            if len(chain) > 1 and y == chain[-2]:
+                break
+            chain.append(y)
+        del chain[-2:]
+        if x > y:
+            x, y = y, x
+        z[k] = (x, y, current, size[x] + size[y])
+        size[y] += size[x]
+        size[x] = 0
+        others = size > 0
+        others[y] = False
+        merged = np.maximum(d[x], d[y])[others]
+        d[y, others] = merged
+        d[others, y] = merged
+    z = z[np.argsort(z[:, 2], kind="mergesort")]
+    # cluster numbers: n + the merge's rank (scipy's `label`)
+    parent = list(range(2 * n - 1))
+
+    def find(i: int) -> int:
+        root = i
+        while parent[root] != root:
+            root = parent[root]
+        while parent[i] != root:
+            parent[i], i = root, parent[i]
+        return root
+
+    for k in range(n - 1):
+        a, b = find(int(z[k, 0])), find(int(z[k, 1]))
+        z[k, 0], z[k, 1] = min(a, b), max(a, b)
+        parent[a] = parent[b] = n + k
+    return z
+
+
+def _cut_tree(z: np.ndarray, threshold: float) -> np.ndarray:
+    """scikit-learn's labels for the linkage `z` cut at `threshold` (AgglomerativeClustering with
+    distance_threshold: as many clusters as merges at or above it, plus one; `_hc_cut`'s heap of
+    the nodes below the cut, a label per heap position)."""
+    import heapq
+
+    n = len(z) + 1
+    children = z[:, :2].astype(int)
+    clusters = int(np.count_nonzero(z[:, 2] >= threshold)) + 1
+    nodes = [-(int(max(children[-1])) + 1)]
+    for _ in range(clusters - 1):
+        left, right = children[-nodes[0] - n]
+        heapq.heappush(nodes, -int(left))
+        heapq.heappushpop(nodes, -int(right))
+    labels = np.zeros(n, dtype=np.intp)
+    for i, node in enumerate(nodes):
+        stack = [-node]
+        while stack:
+            top = stack.pop()
+            if top < n:
+                labels[top] = i
+            else:
+                stack.extend(int(c) for c in children[top - n])
+    return labels
 
 
 def merge_host_local(uniq: pl.DataFrame, labels: np.ndarray, open_: pl.LazyFrame, max_hosts: int = 2) -> np.ndarray:
@@ -1404,9 +1501,6 @@ def run_audit(
     # freed before the findings are joined together (findings_of, in two steps)
     failing = _failing(traces)
     del traces
-    # scikit-learn is imported now, while polars builds the findings: its modules (~125 MiB of
-    # RSS) would otherwise sit beside the per-trace table and the counters at the audit's peak
-    _preload_clustering()
     findings = _findings_of_failing(failing, chains, model, expected, min_layers=min_layers, releases=releases,
                                     unshowable=unshowable)
     del failing, chains
@@ -1454,26 +1548,6 @@ def raise_earlier_failure(earlier: Future | None) -> None:
         return
     except Exception as exc:  # noqa: BLE001 (re-raised as it is)
         raise exc from None
-
-
-def _preload_clustering() -> None:
-    """Import scikit-learn's clustering in a background thread: the import (scipy.stats and
-    friends, 1-2 s of Python) then overlaps polars' work on the findings, which releases the
-    GIL; cluster_signatures' own import finds the modules loaded (or waits for them)."""
-    import sys
-    import threading
-
-    if "sklearn.cluster" in sys.modules:
-        return
-
-    def load() -> None:
-        try:
-            import sklearn.cluster  # noqa: F401
-            import sklearn.feature_extraction  # noqa: F401
-        except Exception:  # noqa: BLE001 (cluster_signatures imports them again and reports)
-            pass
-
-    threading.Thread(target=load, name="sklearn-import", daemon=True).start()
 
 
 def _counter_files(dataset: Any, since: dt.datetime | None) -> list[Path]:
