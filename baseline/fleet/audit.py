@@ -16,7 +16,7 @@ For each trace with an error (`run_audit`):
   Traces whose root succeeded and whose errors are all known-good or expected yield no finding.
 * **Root-cause clusters**: findings are featurised by their kernel-side signature tokens
   (operation, bifurcation probe/errno, origin layer, errno-per-layer pattern, divergence
-  marker, deeper flag), exact signatures are grouped, and scikit-learn's agglomerative
+  marker, deeper flag), exact signatures are grouped, and agglomerative (scikit-learn's, computed in numpy)
   clustering merges signatures that differ only in vendor-specific probe names (all tokens
   equal after masking the vendor prefix), and those of one host-local fault (`merge_host_local`:
   same errno and origin layer, open findings from the same one or two hosts only). Each cluster
