@@ -1183,6 +1183,8 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
             .alias("p_rest"),
         )
     )
+    if groups is not None:
+        cells = _above_platform_peers(cells, host_calls, groups, min_fleet_calls)
     # hosts reporting per bucket: one row per (host, bucket) in `calls`
     reporting = (host_calls.group_by("bucket").agg(pl.col("host").n_unique().alias("reporting")) if calls is None
                  else calls.group_by("bucket").agg(pl.len().alias("reporting")))
@@ -1224,6 +1226,38 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
     cells = pl.concat([cells.join(shared, on=key, how="anti"), shared_down],
                       how="vertical_relaxed").filter(pl.col("p_host") >= fleet_ratio * pl.col("p_rest"))
     return errs.join(cells.select("host", "probe", "errno", "bucket"), on=["host", "probe", "errno", "bucket"], how="semi")
+
+
+def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups: pl.DataFrame,
+                          min_peer_calls: int) -> pl.DataFrame:
+    """`cells` with p_rest raised to the rate of the host's platform peers (the other hosts of
+    its vendor and kernel release, in the bucket) where that is higher and they made
+    `min_peer_calls` calls of the probe there: a host is singled out by failing where its peers
+    do not. A cause confined to one platform but failing part of its calls on every host of it
+    (one tenant's jobs asking an irdma device for more completion vectors than it has: EINVAL on
+    every irdma host, all day) is ~4x the whole fleet's rate on each of them when a quarter of
+    the fleet is that platform; a host that got a few more of those jobs in a bucket rose over
+    the fleet's rate and its own history, yet failed at 2-3x its peers' rate: the cluster's
+    cause, no host's (fleetgen10's az1-n124). A fault of the host's own still stands far above
+    its peers, who do not share it; a platform of one host keeps the fleet's rate."""
+    plat = ["vendor", "kernel_release"]
+    platforms = groups.select(plat).unique(maintain_order=True).with_row_index("_plat")
+    hosts = groups.join(platforms, on=plat, how="left", nulls_equal=True).select("host", "_plat")
+    cells = cells.join(hosts, on="host", how="left")
+    # the platforms' calls of the (probe, bucket)s with failures only: millions of cells on a
+    # fleet-day, of which these are a few
+    peer_calls = _stream(
+        host_calls.lazy().select("host", "probe", "bucket", "n")
+        .join(cells.lazy().select("probe", "bucket").unique(), on=["probe", "bucket"], how="semi")
+        .join(hosts.lazy(), on="host", how="left")
+        .group_by("probe", "bucket", "_plat").agg(pl.col("n").sum().alias("_N_plat")))
+    peer_fails = cells.group_by("probe", "errno", "bucket", "_plat").agg(pl.col("f").sum().alias("_F_plat"))
+    peers = pl.col("_N_plat") - pl.col("n")
+    p_peers = pl.when(peers >= min_peer_calls).then((pl.col("_F_plat") - pl.col("f")) / peers)
+    return (cells.join(peer_calls, on=["probe", "bucket", "_plat"], how="left", nulls_equal=True)
+            .join(peer_fails, on=["probe", "errno", "bucket", "_plat"], how="left", nulls_equal=True)
+            .with_columns(pl.max_horizontal(pl.col("p_rest"), p_peers).alias("p_rest"))
+            .drop("_plat", "_N_plat", "_F_plat"))
 
 
 def _host_groups(layers: pl.DataFrame) -> pl.DataFrame:
