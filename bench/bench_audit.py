@@ -16,7 +16,9 @@ simulator, the other generators or the audit) from the reference and the docs (s
 __init__.py). Host alerts are scored both ways against the generators' truth (`alert_hosts`:
 host -> the errnos its fault shows): false_host_alerts (alerts on other hosts or naming another
 errno, less what a generator tolerates) and missed_host_alerts (of truth_alert_hosts, the hosts
-without an alert showing their fault: recall; fleetgen11 was written for it).
+that must alert, without an alert showing their fault: recall; fleetgen11 was written for it).
+fleetgen3, 5, 6 and 8 tell the two apart: their `alert_hosts` is what is acceptable (every host
+with a share of a fault, a fleet-wide one too) and `required_alert_hosts` what must alert.
 
 Each measured command runs as a subprocess (the real CLI); peak RSS is
 resource.getrusage(RUSAGE_CHILDREN).ru_maxrss of that child alone (one child per measurement
@@ -404,15 +406,23 @@ def _false_host_alerts(name: str, root: Path, alerts) -> int:
     return -1
 
 
+def _required_alert_hosts(summary: dict) -> dict | list:
+    """The hosts a generator's truth says must alert: `required_alert_hosts` where the generator
+    tells it apart from `alert_hosts` (fleetgen3, 5, 6, 8: there `alert_hosts` is what is
+    acceptable, every host with a fault of its own or a share of a fleet's cause), else
+    `alert_hosts` (fleetgen, 4, 7, 9, 10, 11 name only hosts that must alert)."""
+    return summary.get("required_alert_hosts", summary["alert_hosts"])
+
+
 def _missed_host_alerts(name: str, root: Path, alerts) -> int:
-    """Hosts the generator's truth says must alert (`alert_hosts`) on which the audit raised no
-    alert showing the host's fault, by the rule `_false_host_alerts` applies to that generator:
-    for fleetgen any alert on the host, for fleetgen3-11 one whose errno is one the host's fault
-    shows or a persistent bad state (which names a probe, not an errno), except for fleetgen9,
-    whose truth asks for the errno; -1 for the simulator (its truth names no alert hosts)."""
+    """Hosts the generator's truth says must alert (`_required_alert_hosts`) on which the audit
+    raised no alert showing the host's fault, by the rule `_false_host_alerts` applies to that
+    generator: for fleetgen any alert on the host, for fleetgen3-11 one whose errno is one the
+    host's fault shows or a persistent bad state (which names a probe, not an errno), except for
+    fleetgen9, whose truth asks for the errno; -1 for the simulator (its truth names no alert hosts)."""
     if name == "simulate":
         return -1
-    truth = json.loads((root / f"{name}.json").read_text())["alert_hosts"]
+    truth = _required_alert_hosts(json.loads((root / f"{name}.json").read_text()))
     seen: dict[str, set] = {}
     for host, alert, errno in alerts.select("host", "alert", "errno").iter_rows():
         seen.setdefault(host, set()).add(None if errno is None and alert == "persistent_bad_state" else errno)
@@ -459,7 +469,9 @@ def quality(tmp: Path, hosts: int, hours: float, seed: int, seed3: int = 3, seed
             "false_host_alerts": _false_host_alerts(name, root, alerts),
             # recall: hosts with a host-level fault the audit did not alert on
             "missed_host_alerts": _missed_host_alerts(name, root, alerts),
-            "truth_alert_hosts": -1 if name == "simulate" else len(json.loads((root / f"{name}.json").read_text())["alert_hosts"]),
+            # (the hosts that must alert: see _required_alert_hosts)
+            "truth_alert_hosts": -1 if name == "simulate" else len(_required_alert_hosts(
+                json.loads((root / f"{name}.json").read_text()))),
         }
     return out
 
