@@ -895,7 +895,8 @@ def host_alerts(
     Host alerts single out hosts that behave unlike the fleet: a (host, probe, errno, bucket)
     counts as evidence only when the host's failure rate is at least `fleet_ratio` times the
     rest of the fleet's rate for the same probe and errno (in the same bucket when the rest of
-    the fleet made `min_fleet_calls` calls of the probe there, else over the whole window), and
+    the fleet made `min_fleet_calls` calls of the probe there, else over the whole window) and
+    than its platform peers' rate in the bucket (see _above_platform_peers), and
     when few hosts fail that way at once: at most max(`max_shared_hosts`, `max_shared_fraction`
     of the hosts reporting in the bucket) hosts with the same probe and errno failing on
     `bad_ratio` of their calls, in the bucket or the three before it. A cause that hits many
