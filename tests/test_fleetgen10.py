@@ -186,3 +186,18 @@ def test_a_host_of_a_platform_wide_cause_alerts_only_above_its_peers():
     assert alerts.is_empty(), alerts
     alone = host_alerts(_platform_counters(busy(45), 24, 6), ExpectedErrors([]), probe_depth=DEPTH)
     assert set(alone["host"]) == {"h00"}, alone
+
+
+def test_crash_looping_peers_do_not_hide_each_other():
+    """Two crash-looping hosts of one platform (6 irdma hosts of 24) fail every call of the
+    probe at each restart, 30 a bucket against a healthy host's 10: pooled, one's failures made
+    the other's peers fail 43 % and neither stood 4x above them (the simulator's crash loop
+    alerted an hour late). Peers failing most of their calls are no peers' rate: each alerts
+    from its first bad bucket."""
+    def loops(h, b):
+        if (h == 0 and b >= 4) or (h == 1 and b >= 2):
+            return 30, 30
+        return 10, 0
+    alerts = host_alerts(_platform_counters(loops, 24, 6), ExpectedErrors([]), probe_depth=DEPTH)
+    since = {h: s for h, s in alerts.filter(pl.col("alert") == "persistent_bad_state").select("host", "since").iter_rows()}
+    assert since == {"h00": T0 + dt.timedelta(minutes=60), "h01": T0 + dt.timedelta(minutes=30)}, alerts

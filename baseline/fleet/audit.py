@@ -1185,7 +1185,7 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
         )
     )
     if groups is not None:
-        cells = _above_platform_peers(cells, host_calls, groups, min_fleet_calls)
+        cells = _above_platform_peers(cells, host_calls, groups, min_fleet_calls, bad_ratio)
     # hosts reporting per bucket: one row per (host, bucket) in `calls`
     reporting = (host_calls.group_by("bucket").agg(pl.col("host").n_unique().alias("reporting")) if calls is None
                  else calls.group_by("bucket").agg(pl.len().alias("reporting")))
@@ -1230,7 +1230,7 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
 
 
 def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups: pl.DataFrame,
-                          min_peer_calls: int) -> pl.DataFrame:
+                          min_peer_calls: int, bad_ratio: float) -> pl.DataFrame:
     """`cells` with p_rest raised to the rate of the host's platform peers (the other hosts of
     its vendor and kernel release, in the bucket) where that is higher and they made
     `min_peer_calls` calls of the probe there: a host is singled out by failing where its peers
@@ -1252,13 +1252,20 @@ def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups:
         .join(cells.lazy().select("probe", "bucket").unique(), on=["probe", "bucket"], how="semi")
         .join(hosts.lazy(), on="host", how="left")
         .group_by("probe", "bucket", "_plat").agg(pl.col("n").sum().alias("_N_plat")))
-    peer_fails = cells.group_by("probe", "errno", "bucket", "_plat").agg(pl.col("f").sum().alias("_F_plat"))
-    peers = pl.col("_N_plat") - pl.col("n")
-    p_peers = pl.when(peers >= min_peer_calls).then((pl.col("_F_plat") - pl.col("f")) / peers)
+    # peers failing most of their calls themselves are left out: a crash-looping host calls the
+    # failing probe at every restart, many times a healthy host's calls, and two such hosts of
+    # one platform would each make the other's rate look like the platform's (the simulator's
+    # crash loops, alerted an hour late)
+    bad = pl.col("p_host") >= bad_ratio
+    peer_fails = cells.group_by("probe", "errno", "bucket", "_plat").agg(
+        pl.col("f").filter(~bad).sum().alias("_F_plat"), pl.col("n").filter(bad).sum().alias("_N_bad"))
+    own = pl.when(bad).then(0).otherwise(pl.col("n"))
+    peers = pl.col("_N_plat") - pl.col("_N_bad") - own
+    p_peers = pl.when(peers >= min_peer_calls).then((pl.col("_F_plat") - pl.when(bad).then(0).otherwise(pl.col("f"))) / peers)
     return (cells.join(peer_calls, on=["probe", "bucket", "_plat"], how="left", nulls_equal=True)
             .join(peer_fails, on=["probe", "errno", "bucket", "_plat"], how="left", nulls_equal=True)
             .with_columns(pl.max_horizontal(pl.col("p_rest"), p_peers).alias("p_rest"))
-            .drop("_plat", "_N_plat", "_F_plat"))
+            .drop("_plat", "_N_plat", "_F_plat", "_N_bad"))
 
 
 def _host_groups(layers: pl.DataFrame) -> pl.DataFrame:
