@@ -158,7 +158,8 @@ COUNTERS = pa.schema(
 # never the data: a reader takes it only when its footer (tracebase.source) names the counters
 # file's size and a hash of that file's Parquet footer (row count, column chunks, statistics)
 # and they match (`counter_buckets_for`); else it reads the counters file itself. Per (probe,
-# bucket) in order of first appearance: n = sum of invocations, layer = the first row's,
+# bucket) in order of first appearance: n = sum of invocations (a negative one, a counter reset
+# shipped as a delta, counts 0), layer = the first row's,
 # vendor = the first non-null, kernel_release = the last non-null, errno_counts = per errno the
 # sum of positive counts (nulls and zeros dropped), ordered by errno. A row repeating one already
 # read (SNAPSHOT_KEY: a snapshot delivered twice) counts once, the first copy.
@@ -946,10 +947,13 @@ def bucket_cell_aggs(calls: str = "invocations") -> list[pl.Expr]:
     """How the rows of one (host, probe, bucket) cell reduce (see COUNTER_BUCKETS): the one
     definition the summaries' writer, the audit's bucketing of snapshot rows and its merging of
     several summaries of a host share, so the two paths give the same tables. `calls`: the
-    column summed into n."""
+    column summed into n, each row's value counted from 0 up: a delta below 0 is a counter reset
+    (a daemon restarted under an exporter that ships cumulative counts as new - old: the calls
+    since the restart are unknown, and summing the negative delta took the bucket's calls below
+    its errors, a failure rate over 1 or under 0), as the errno counts' non-positive ones are."""
     import polars as pl
 
-    return [pl.col(calls).sum().alias("n"), pl.col("layer").first(), pl.col("vendor").drop_nulls().first(),
+    return [pl.col(calls).clip(lower_bound=0).sum().alias("n"), pl.col("layer").first(), pl.col("vendor").drop_nulls().first(),
             pl.col("kernel_release").drop_nulls().last()]
 
 
