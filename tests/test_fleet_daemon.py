@@ -368,9 +368,9 @@ def test_kill_9_mid_snapshot_then_restart_leaves_no_temporaries(fake, tmp_path):
     spool, prom_dir = tmp_path / "spool", tmp_path / "textfile"
     prom_dir.mkdir()
     host_dir = spool / "h1"
-    args = [str(set_file), "-x", "-i", "0.02s", "--prom", str(prom_dir / "tracebase.prom")]
+    args = [str(set_file), "-x", "-i", "0.1s", "--prom", str(prom_dir / "tracebase.prom")]
     caught: list[str] = []
-    for _ in range(10):  # each try: a daemon snapshotting every 20 ms, killed when a temp exists
+    for _ in range(10):  # each try: a daemon snapshotting every 100 ms (the floor), killed when a temp exists
         d = Daemon(args, spool)
         storm = subprocess.Popen([str(driver), "reg_mr", "200000", str(LAYER_PEER), str(errno.EIO), "0", "0", "0"],
                                  stdout=subprocess.DEVNULL)

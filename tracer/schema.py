@@ -46,6 +46,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -68,6 +69,21 @@ if TYPE_CHECKING:
 # on pyarrow/numpy alone, and importing polars costs them about a second of CPU per process.
 
 SCHEMA_VERSION = 2
+
+# A spool snapshot's name: snap-<UTC time>-<seq>. The time is the wall clock when the interval
+# closed, and wall clocks step backwards (NTP, a VM restored, an operator's `date -s`): readers
+# that sorted by it put snapshot 6 before snapshot 5. The sequence number only grows (a restarted
+# tracer continues from the highest in the spool), so readers order a host's snapshots by it
+# and use the time only to break ties (snapshots of two spools copied into one). The names are
+# unchanged: every spool written before this reads the same.
+SNAPSHOT_NAME = re.compile(r"^snap-(\d{8}T\d{6}(?:\.\d+)?Z)-(\d+)\Z")  # \Z: "$" lets a trailing newline through
+
+
+def snapshot_order(name: str) -> tuple[int, str] | None:
+    """Sort key of a snapshot directory name within its host (sequence number, then time), or
+    None for a name that is not a snapshot's."""
+    m = SNAPSHOT_NAME.match(name)
+    return (int(m.group(2)), m.group(1)) if m else None
 # Files of these versions are read; columns a version added (ADDED_COLUMNS) read as null in
 # older files, so a dataset written before an upgrade stays readable.
 READABLE_VERSIONS = ("1", "2")

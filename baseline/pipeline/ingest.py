@@ -70,6 +70,7 @@ from tracer.schema import (
     file_metadata,
     partition_path,
     partition_values,
+    snapshot_order,
     validate_file,
     write_counter_buckets,
     write_partition,
@@ -510,7 +511,10 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
     host = host_dir.name
     q_host = Path(host if _decodable(host) else shown(host).replace("/", "_"))
     try:
-        entries = sorted(os.scandir(host_dir), key=lambda e: e.name)
+        # in the order written (sequence number), not by the time in the name: a clock stepped
+        # back must not put a later interval's rows before an earlier one's
+        entries = sorted(os.scandir(host_dir), key=lambda e: (0, order, "") if (order := snapshot_order(e.name))
+                         else (1, (0, ""), e.name))
     except OSError as exc:
         raise TracebaseError(f"{shown(host_dir)}: cannot list the host's snapshots ({exc.strerror})") from None
     bad_host = host_problem(host)

@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-d", "--duration", metavar="DURATION", type=common.duration,
                    help="stop after this long (e.g. 60s, 2h, 1d)")
     p.add_argument("-i", "--interval", metavar="INTERVAL", default=5.0, type=common.duration,
-                   help="snapshot interval (default 5s)")
+                   help="snapshot interval, 100ms to 1h (default 5s)")
     p.add_argument("--spool", default="/var/spool/tracebase", type=common.output_path("the spool directory"), help="spool directory (default %(default)s)")
     p.add_argument("--good-every", metavar="DURATION", default=3600.0, type=common.duration,
                    help="open a capture window this often (default 1h)")

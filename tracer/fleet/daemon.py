@@ -35,6 +35,7 @@ from tracer.fleet.options import (
     check_host,
     check_input_file,
     check_int_range,
+    check_interval,
     check_output_dir,
     check_output_file,
     check_parent_dir,
@@ -64,6 +65,7 @@ from tracer.fleet.prom import (
     write_textfile,
 )
 from tracer.fleet.spool import (
+    SnapshotExistsError,
     WriterLock,
     counters_table,
     events_table,
@@ -312,7 +314,7 @@ class Daemon:
     def validate(self) -> None:
         """Every option, before anything is created, mounted or loaded (tracer.fleet.options)."""
         cfg = self.cfg
-        check_positive(cfg.interval_s, "-i/--interval")
+        check_interval(cfg.interval_s, "-i/--interval")
         if cfg.duration_s is not None:
             check_positive(cfg.duration_s, "-d/--duration")
         check_positive(cfg.good_every_s, "--good-every")
@@ -552,27 +554,52 @@ class Daemon:
         (ENOSPC, EROFS, EIO, EACCES after a chmod) never stops the tracer: the intervals stay in
         memory, bounded by MAX_HELD_EVENT_BYTES, and are retried at every snapshot."""
         last = None
+        clashes = 0
         while self.held:
             snap = self.held[0]
             try:
                 self._keep_lock()
                 last = write_snapshot(self.cfg.spool, self.ctx.host, snap.events, snap.counters, snap.when_ns,
                                       snap.seq)
+            except SnapshotExistsError as exc:
+                # The name is taken (a snapshot copied in, another writer): that ended the
+                # daemon, losing every held interval. Number this and the held ones after the
+                # highest in the directory and go on; a clash that persists is held as a spool
+                # that cannot be written.
+                clashes += 1
+                if clashes <= 3:
+                    self._renumber_held(snap.seq + 1)
+                    self.log(f"--spool: {exc}; written as sequence number {self.held[0].seq} instead")
+                    continue
+                reason = "its snapshot names keep being taken"
             except (OSError, _LockTaken) as exc:
                 reason = str(exc) if isinstance(exc, _LockTaken) else f"{exc.strerror or exc}"
-                if self._spool_error is None:
-                    self.log(f"--spool: {Path(self.cfg.spool) / self.ctx.host} not written ({reason}); snapshots "
-                             "are held in memory and retried every interval")
-                self._spool_error = reason
-                self._bound_held()
-                return None
-            self.held.pop(0)
-            self.snapshots += 1
-            self._last_written_ns = snap.when_ns
+            else:
+                self.held.pop(0)
+                self.snapshots += 1
+                self._last_written_ns = snap.when_ns
+                continue
+            if self._spool_error is None:
+                self.log(f"--spool: {Path(self.cfg.spool) / self.ctx.host} not written ({reason}); snapshots "
+                         "are held in memory and retried every interval")
+            self._spool_error = reason
+            self._bound_held()
+            return None
         if self._spool_error is not None:
             self.log("--spool: written again; every held snapshot is in the spool")
             self._spool_error = None
         return last
+
+    def _renumber_held(self, at_least: int) -> None:
+        """Give the held intervals fresh sequence numbers, in order, past every snapshot in the
+        host directory (and `at_least`), and continue the numbering after them."""
+        try:
+            base = max(at_least, next_seq(self.cfg.spool, self.ctx.host))
+        except OSError:
+            base = at_least
+        for k, held in enumerate(self.held):
+            held.seq = base + k
+        self._seq = base + len(self.held)
 
     def _keep_lock(self) -> None:
         """Hold the writer lock of the host directory we write, as it is now. Deleted or

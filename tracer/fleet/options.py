@@ -38,6 +38,22 @@ def check_positive(value: float, flag: str, unit: str = "s") -> float:
     return value
 
 
+# A snapshot is a directory of two fsynced Parquet files: 1ms intervals were accepted and wrote
+# as fast as the disk allowed (hundreds of directories a second, each a file for ingest to read).
+# Ten a second is the most any reader or test needs. Past an hour, an interval's call trees wait
+# in memory for the whole hour and the 5-minute ingest sees the host as silent.
+MIN_INTERVAL_S = 0.1
+MAX_INTERVAL_S = 3600.0
+
+
+def check_interval(value: float, flag: str = "-i/--interval") -> float:
+    check_positive(value, flag)
+    if not MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:
+        raise TracebaseError(f"{flag}: expected a snapshot interval from {MIN_INTERVAL_S * 1000:g}ms to "
+                             f"{MAX_INTERVAL_S / 3600:g}h, found {value:g}s")
+    return value
+
+
 def check_int_range(value: int, flag: str, lo: int, hi: int, what: str) -> int:
     if value < lo:
         raise TracebaseError(f"{flag}: expected {what}, found {value}")

@@ -14,6 +14,7 @@ temporaries (`.snap-*.tmp`, `.<file>.<random>.tmp`) a killed writer left behind.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import fcntl
 import os
 import re
@@ -25,7 +26,7 @@ import pyarrow as pa
 
 from tracer.atomic import DIR_MODE, fsync_dir, make_dirs
 from tracer.errors import TracebaseError
-from tracer.schema import COUNTERS, EVENTS, read, write_table
+from tracer.schema import COUNTERS, EVENTS, read, snapshot_order, write_table
 
 SNAPSHOT_TABLES = ("events", "counters")
 _SNAP = re.compile(r"^snap-(\d{8}T\d{6}\.\d{3}Z)-(\d+)\Z")  # \Z: "$" lets a trailing newline through
@@ -92,6 +93,11 @@ class WriterLock:
             self.fd = None
 
 
+class SnapshotExistsError(TracebaseError):
+    """The snapshot's name is taken (a directory copied into the spool, a second writer after
+    the first lost its lock): the writer picks the next free sequence number, never overwrites."""
+
+
 def snapshot_name(when_ns: int, seq: int) -> str:
     when = dt.datetime.fromtimestamp(when_ns / 1e9, tz=dt.UTC)
     return f"snap-{when:%Y%m%dT%H%M%S}.{when.microsecond // 1000:03d}Z-{seq:06d}"
@@ -117,8 +123,8 @@ def write_snapshot(spool: str | os.PathLike, host: str, events: pa.Table | pl.Da
     make_dirs(host_dir)
     name = snapshot_name(when_ns, seq)
     final = host_dir / name
-    if final.exists():
-        raise TracebaseError(f"{final}: snapshot already exists (two tracers writing one spool?)")
+    if os.path.lexists(final):
+        raise SnapshotExistsError(f"{final}: snapshot already exists (two tracers writing one spool?)")
     tmp = host_dir / f".{name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(mode=DIR_MODE)  # never world-writable, whatever the umask
@@ -126,7 +132,14 @@ def write_snapshot(spool: str | os.PathLike, host: str, events: pa.Table | pl.Da
         for table, data in (("events", events), ("counters", counters)):
             write_table(data, tmp / f"{table}.parquet", table, extra_metadata, durable=durable,
                         parquet_options=(parquet_options or {}).get(table))
-        os.rename(tmp, final)
+        try:
+            os.rename(tmp, final)
+        except OSError as exc:
+            # made meanwhile by someone else: rename(2) replaces an empty directory silently
+            # and refuses a full one (ENOTEMPTY), which is the same clash as the check above
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST) or os.path.lexists(final):
+                raise SnapshotExistsError(f"{final}: snapshot already exists (made while it was written)") from None
+            raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -136,7 +149,9 @@ def write_snapshot(spool: str | os.PathLike, host: str, events: pa.Table | pl.Da
 
 
 def list_snapshots(spool: str | os.PathLike, host: str | None = None) -> list[Path]:
-    """Complete snapshots, oldest first (by time, then sequence number)."""
+    """Complete snapshots, host by host (sorted by name), each host's in the order written: by
+    sequence number, not by the time in the name, which a clock stepped back misorders
+    (tracer.schema.snapshot_order)."""
     root = Path(spool)
     if not root.is_dir():
         raise TracebaseError(f"{root}: no such spool directory")
@@ -146,9 +161,8 @@ def list_snapshots(spool: str | os.PathLike, host: str | None = None) -> list[Pa
         if not h.is_dir():
             continue
         for d in h.iterdir():
-            m = _SNAP.match(d.name)
-            if m and d.is_dir():
-                snaps.append((m.group(1), int(m.group(2)), d))
+            if _SNAP.match(d.name) and d.is_dir():
+                snaps.append((h.name, snapshot_order(d.name), d))
     return [d for _, _, d in sorted(snaps)]
 
 

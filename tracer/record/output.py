@@ -7,20 +7,22 @@
   temporary (".NAME.<random>.tmp", tracer.atomic); the next recording to the same name removes
   those no live process holds open. Readers never take them for data (hidden, not *.parquet).
 - save(recording, path): write atomically; when that fails anyway (ENOSPC, EIO, the directory
-  made read-only meanwhile), the recording is written to a fallback file in $TMPDIR (or the
+  made read-only meanwhile) or the directory was removed while the command ran (it is never
+  recreated), the recording is written to a fallback file in $TMPDIR (or the
   current directory) and the error says exactly where, so a run that cannot be repeated is
   not lost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import socket
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from tracer.errors import TracebaseError
 
@@ -106,17 +108,31 @@ def _open_files() -> set[tuple[int, int]]:
 
 def fallback_dirs() -> list[Path]:
     """Where a trace goes when its own output cannot be written: $TMPDIR, then the cwd."""
-    return [Path(tempfile.gettempdir()), Path.cwd()]
+    dirs = [Path(tempfile.gettempdir())]
+    with contextlib.suppress(OSError):  # the current directory was removed too
+        dirs.append(Path.cwd())
+    return dirs
 
 
 def save(recording: Recording, path: Path) -> Path:
     """Write the recording to `path`; on failure to a fallback file, then raise a one-line
     TracebaseError saying why and where the data is. Returns the path written."""
+    directory = path.parent
+    if not directory.is_dir():
+        # Removed (or replaced by a file) while the command ran. Writing would recreate it
+        # (tracer.atomic makes missing parents) and put the trace where whoever removed the
+        # directory no longer looks, or into a tree being torn down: say so, keep it elsewhere.
+        found = "a file" if os.path.lexists(directory) else "nothing"
+        return _fallback(recording, path, f"its directory {directory} was removed while recording "
+                                          f"(expected a directory, found {found})")
     try:
         return recording.write(path)
     except OSError as exc:
-        first = exc
-    reason = first.strerror or str(first)
+        return _fallback(recording, path, f"writing the trace failed ({exc.strerror or exc})")
+
+
+def _fallback(recording: Recording, path: Path, reason: str) -> NoReturn:
+    """Write the recording to $TMPDIR (or the cwd) instead, then raise saying why and where."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     name = f"{path.stem or 'trace'}-{socket.gethostname()}-{stamp}-{os.getpid()}.parquet"
     tried = []
@@ -130,10 +146,10 @@ def save(recording: Recording, path: Path) -> Path:
             tried.append(f"{directory}: {exc.strerror or exc}")
             continue
         raise TracebaseError(
-            f"{path}: writing the trace failed ({reason}); the recording "
+            f"{path}: {reason}; the recording "
             f"({recording.events.num_rows} syscalls) was saved to {target} instead"
         )
     raise TracebaseError(
-        f"{path}: writing the trace failed ({reason}) and no fallback location worked "
+        f"{path}: {reason} and no fallback location worked "
         f"({'; '.join(tried) or 'none left to try'}): the recording is lost"
     )

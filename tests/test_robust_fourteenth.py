@@ -1,0 +1,141 @@
+"""Round fourteen: robust13's leftovers, each a defect of main shown by a real run (no mocks).
+
+- `tracer run -i 1ms` was accepted (a snapshot directory written as fast as the disk allows);
+- spool readers ordered a host's snapshots by the wall-clock time in their names, so a clock
+  stepped back put a later interval first;
+- `tracer record` recreated an output directory removed while the command ran;
+- a snapshot name already taken ended the daemon ("snapshot already exists"), held intervals and
+  all.
+The wider battery is `bench/robust_battery.py --group round14`."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tracer.schema import read_events, validate_file
+
+REPO = Path(__file__).resolve().parents[1]
+TRACER = [sys.executable, "-m", "tracer.cli"]
+BUSY = "ls -lR /usr/lib/python3.11 >/dev/null"
+
+
+def _one_line(proc: subprocess.CompletedProcess) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(("value", "found"), [("1ms", "found 0.001s"), ("0.05s", "found 0.05s"),
+                                              ("2h", "found 7200s"), ("1d", "found 86400s")])
+def test_run_interval_outside_100ms_to_1h_is_refused_before_anything_starts(tmp_path, value, found):
+    """-i 1ms was taken: the daemon then wrote a snapshot directory (two fsynced Parquet files)
+    on every pass of its loop. The interval is now 100 ms to 1 h, refused otherwise in one line
+    naming the flag, the range and the value, before a spool directory is made."""
+    spool = tmp_path / "spool"
+    proc = subprocess.run([*TRACER, "run", "syscalls", "-i", value, "-d", "1s", "--spool", str(spool)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    line = _one_line(proc)
+    assert "-i/--interval: expected a snapshot interval from 100ms to 1h" in line and found in line, line
+    assert not spool.exists()
+
+
+def test_spool_readers_order_by_sequence_number_when_the_clock_steps_back(tmp_path):
+    """Snapshot names carry the wall-clock time and a sequence number; readers sorted by the
+    time, so after the clock stepped back 10 s snapshot 2 came before snapshots 0 and 1. A
+    host's snapshots now read in sequence order (the names, and so every existing spool, are
+    unchanged); `baseline ingest` writes the rows in that order too."""
+    import polars as pl
+
+    from tracer.fleet.spool import (
+        counters_table,
+        events_table,
+        list_snapshots,
+        read_spool,
+        write_snapshot,
+    )
+    from tracer.schema import read
+
+    spool = tmp_path / "spool"
+    t0 = 1_764_900_000_000_000_000  # 2025-12-05T02:00:00Z
+    whens = [t0, t0 + 5 * 10**9, t0 - 5 * 10**9, t0]  # stepped back 10 s after #1; #3 ties #0's time
+    for seq, when in enumerate(whens):
+        counters = counters_table([{"host": "h1", "snapshot_time": when, "interval_s": 5.0, "probe": "openat",
+                                    "layer": "syscall", "live": True, "invocations": seq + 1, "failures": 0}])
+        write_snapshot(spool, "h1", events_table([]), counters, when, seq, durable=False)
+    other = t0 - 60 * 10**9
+    write_snapshot(spool, "h0", events_table([]), counters_table([]), other, 7, durable=False)
+
+    seqs = [int(p.name.rsplit("-", 1)[1]) for p in list_snapshots(spool, "h1")]
+    assert seqs == [0, 1, 2, 3], seqs
+    assert [p.parent.name for p in list_snapshots(spool)] == ["h0"] + ["h1"] * 4  # host by host
+    assert read_spool(spool, "counters", "h1")["invocations"].to_list() == [1, 2, 3, 4]
+
+    dataset = tmp_path / "dataset"
+    proc = subprocess.run([*TRACER[:-1], "baseline.cli", "ingest", str(spool), str(dataset)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    parts = sorted((dataset / "counters").glob("date=*/host=h1/part-*.parquet"))
+    assert len(parts) == 1, parts
+    assert read(parts, "counters").select(pl.col("invocations")).to_series().to_list() == [1, 2, 3, 4]
+
+
+def test_record_output_directory_removed_mid_run_is_not_recreated(need_bpf, tmp_path):  # noqa: ARG001
+    """The output's directory removed while the command ran was silently recreated, trace and
+    all, and the command's status returned. Now nothing is recreated: the trace is kept in
+    $TMPDIR and one line names the output, the directory, and where the trace is; exit 2."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    spare = tmp_path / "spare"
+    spare.mkdir()
+    out = out_dir / "t.parquet"
+    proc = subprocess.run([*TRACER, "record", "-o", str(out), "--", "/bin/sh", "-c", f"{BUSY}; rm -r {out_dir}"],
+                          cwd=REPO, capture_output=True, text=True, timeout=180, env={**os.environ, "TMPDIR": str(spare)})
+    assert proc.returncode == 2, proc.stderr
+    line = _one_line(proc)
+    assert line.startswith(f"tracer: error: {out}: its directory {out_dir} was removed while recording"), line
+    assert not out_dir.exists(), "the removed directory was recreated"
+    saved = Path(line.split("was saved to ", 1)[1].removesuffix(" instead"))
+    assert saved.parent == spare, line
+    validate_file(saved, "events")
+    assert read_events(saved).height > 1000
+
+
+def test_snapshot_name_already_taken_never_ends_the_daemon(tmp_path):
+    """A directory already at the name of the snapshot being written (copied in from another
+    spool, or made by a second writer) raised "snapshot already exists" out of write_held and
+    ended the daemon, every held interval lost. Now the held intervals are numbered past the
+    highest in the directory and written, the other directory untouched, and the numbering
+    goes on from there. The daemon's own write path; no BPF needed."""
+    from tracer.fleet.daemon import Daemon as FleetDaemon
+    from tracer.fleet.daemon import HeldSnapshot, RunConfig
+    from tracer.fleet.spool import counters_table, events_table, list_snapshots, snapshot_name
+
+    log = io.StringIO()
+    spool = tmp_path / "spool"
+    d = FleetDaemon(RunConfig(sets=["syscalls"], spool=spool, host="h1", log=log))
+    d.prepare()
+    try:
+        when = time.time_ns()
+        taken = spool / "h1" / snapshot_name(when, 0)
+        taken.mkdir()
+        (taken / "events.parquet").write_bytes(b"not ours")
+        d.held.append(HeldSnapshot(events_table([]), counters_table([]), when, 0))
+        d.held.append(HeldSnapshot(events_table([]), counters_table([]), when + 10**9, 1))
+        d._seq = 2
+        last = d.write_held()
+        assert last is not None and not d.held, log.getvalue()
+        assert (taken / "events.parquet").read_bytes() == b"not ours"
+        assert "already exists" in log.getvalue() and "sequence number 1" in log.getvalue(), log.getvalue()
+        seqs = [int(p.name.rsplit("-", 1)[1]) for p in list_snapshots(spool)]
+        assert seqs == [0, 1, 2], seqs
+        assert d._seq == 3  # the next interval follows on
+    finally:
+        d.close()
