@@ -1,6 +1,6 @@
-"""Bad inputs, faults and signals against every CLI: rounds seven to thirteen (run it as root).
+"""Bad inputs, faults and signals against every CLI: rounds seven to fourteen (run it as root).
 
-    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|round10|round11|round12|round13]
+    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|round10|round11|round12|round13|round14]
 
 Each case runs a real command in a subprocess and checks the edges' contract: exit status in the
 allowed set, no traceback, no "internal error", at most one line on stderr for a failure, no
@@ -67,7 +67,18 @@ RLIMIT_NOFILE 64, RLIMIT_MEMLOCK 4 KiB, `ulimit -v` 1 GiB, odd --ringbuf-kb/-i/-
 --sample; tracefs and debugfs unmounted, /sys/fs/bpf absent, no HOME, LANG=C with a non-ASCII
 spool, the cwd removed, a read-only /tmp. Every case also checks that no BPF program the
 command held is still loaded after it exits (tests/test_robust_thirteenth.py has the fast
-regressions). Prints one line per failed case and a summary; exit 1 if any
+regressions). Round fourteen (`--group round14`; the code of this tree, run with PYTHONPATH set
+to it): the secondary path options (diff --allowlist/--learned, audit --model/--allowlist/--html,
+evaluate --findings, coverage --probes/--nccl-logs, learn --expected-out, probes check SET) given
+a directory, a FIFO, /dev/full, a dangling symlink, a 4096-byte name, and as nobody a file or
+directory it may not use; a saved model truncated, of schema version 99, without metadata,
+with no rows, dictionary-encoded, with a column of the wrong type, not Parquet; the learned list
+`baseline diff` picks up from the cwd with a key twice, wrong types, 20 MB, latin-1, as a FIFO
+or a directory (allowlist learn leaves it byte for byte); TMPDIR unwritable or a file with no
+HOME and LANG=C on every writer; SIGINT twice and SIGTERM then SIGKILL into every writer, then
+a reader and the rerun; umask 002/077 on audit/--html, coverage, --expected-out, ingest; and
+robust13's leftovers (-i out of 100ms..1h, a spool whose clock stepped back, `tracer record`
+losing its output directory: tests/test_robust_fourteenth.py). Prints one line per failed case and a summary; exit 1 if any
 case failed. The fast suite's regressions for what this found are in tests/test_robust_edges.py,
 tests/test_robust_eighth.py, tests/test_robust_ninth.py, tests/test_robust_tenth.py and
 tests/test_bad_inputs.py.
@@ -2094,11 +2105,408 @@ def round13_cases(base: Path, rng: random.Random) -> list[Result]:
     return results
 
 
+# --------------------------------------------------------------------------------------------
+# round fourteen: every secondary path option given odd files, a saved model gone bad, the
+# learned list in the cwd gone bad, TMPDIR unwritable, two signals in a row, umask 002/077 on
+# the writers earlier rounds did not check, and robust13's leftovers
+# --------------------------------------------------------------------------------------------
+def _r14_env(extra: dict | None = None) -> dict:
+    # the code of this tree, whatever the venv's editable install points at
+    return {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1", **(extra or {})}
+
+
+def _r14_run(argv: list[str], cwd: Path, codes: set[int], words: str = "", env: dict | None = None,
+             timeout: float = 120, user: str | None = None) -> tuple[bool, str]:
+    tool, *rest = argv
+    cmd = [sys.executable, "-m", f"{tool}.cli", *rest]
+    if user:
+        cmd = ["setpriv", f"--reuid={user}", "--regid=nogroup", "--clear-groups", *cmd]
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=timeout, env=env or _r14_env())
+    except subprocess.TimeoutExpired:
+        return False, f"hung > {timeout:g}s"
+    return _verdict(proc, codes, words)
+
+
+def _r14_odd(d: Path, kind: str) -> str:
+    """A path of the given odd kind under d (made here)."""
+    if kind == "a directory":
+        (d / "adir").mkdir(exist_ok=True)
+        return str(d / "adir")
+    if kind == "a FIFO":
+        if not (d / "afifo").exists():
+            os.mkfifo(d / "afifo")
+        return str(d / "afifo")
+    if kind == "/dev/full":
+        return "/dev/full"
+    if kind == "a dangling symlink":
+        with contextlib.suppress(FileExistsError):
+            os.symlink("/nonexistent/tracebase-r14/x", d / "dangling")
+        return str(d / "dangling")
+    if kind == "a 4096-byte name":
+        return str(d / ("n" * 4096))
+    raise ValueError(kind)
+
+
+_R14_KINDS = ("a directory", "a FIFO", "/dev/full", "a dangling symlink", "a 4096-byte name")
+
+
+def _r14_odd_paths(d: Path, fleet: Path, good: list[Path], bad: Path) -> list[Result]:
+    """The options beside the main input and output, each given a directory, a FIFO, /dev/full,
+    a dangling symlink, a 4096-byte name, and (as nobody) a file it may not read: one line, exit
+    2, never a hang (a FIFO without a writer) or a traceback."""
+    g = list(map(str, good))
+    inputs = {
+        "diff --allowlist": lambda p: ["baseline", "diff", *g, str(bad), "--allowlist", p],
+        "diff --learned": lambda p: ["baseline", "diff", *g, str(bad), "--learned", p],
+        "audit --model": lambda p: ["baseline", "audit", str(fleet), "--model", p, "-o", str(d / "aud")],
+        "audit --allowlist": lambda p: ["baseline", "audit", str(fleet), "--allowlist", p, "-o", str(d / "aud")],
+        "evaluate --findings": lambda p: ["baseline", "evaluate", str(fleet), "--findings", p],
+        "coverage --probes": lambda p: ["baseline", "coverage", str(fleet), "--probes", p, "-o", str(d / "cov")],
+        "coverage --nccl-logs": lambda p: ["baseline", "coverage", str(fleet), "--nccl-logs", p, "-o", str(d / "cov")],
+        "probes check SET": lambda p: ["tracer", "probes", "check", p],
+    }
+    outputs = {
+        "audit --html": lambda p: ["baseline", "audit", str(fleet), "--html", p, "-o", str(d / "aud-h")],
+        "learn --expected-out": lambda p: ["baseline", "learn", str(fleet), "-o", str(d / "m.parquet"),
+                                           "--expected-out", p],
+    }
+    results = []
+    for name, argv in inputs.items():
+        for kind in _R14_KINDS:
+            if kind == "a directory" and name == "evaluate --findings":
+                continue  # a directory is what --findings takes
+            ok, detail = _r14_run(argv(_r14_odd(d, kind)), d, {2}, timeout=90)
+            results.append(Result(f"round14 {name} {kind}", ok, detail))
+    for name, argv in outputs.items():
+        for kind in ("a directory", "/dev/full", "a dangling symlink", "a 4096-byte name"):
+            ok, detail = _r14_run(argv(_r14_odd(d, kind)), d, {2}, timeout=180)
+            results.append(Result(f"round14 {name} {kind}", ok, detail))
+    # a file nobody may read, as nobody (root reads anything): inputs in a world-readable copy
+    shared = Path(tempfile.mkdtemp(prefix="tracebase-r14-", dir="/tmp"))
+    try:
+        os.chmod(shared, 0o755)
+        ds = shared / "fleet"
+        shutil.copytree(fleet, ds)
+        for p in [ds, *ds.rglob("*")]:
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+        for i, src in enumerate([*good, bad]):
+            shutil.copy(src, shared / f"t{i}.parquet")
+            os.chmod(shared / f"t{i}.parquet", 0o644)
+        secret = shared / "secret"
+        shutil.copy(REPO / "expected_errors.yaml", secret)
+        os.chmod(secret, 0o600)
+        ts = [str(shared / f"t{i}.parquet") for i in range(3)]
+        for name, argv in {
+            "diff --allowlist": ["baseline", "diff", *ts, "--allowlist", str(secret)],
+            "diff --learned": ["baseline", "diff", *ts, "--learned", str(secret)],
+            "audit --model": ["baseline", "audit", str(ds), "--model", str(secret), "-o", str(shared / "aud")],
+            "coverage --probes": ["baseline", "coverage", str(ds), "--probes", str(secret), "-o", str(shared / "cov")],
+            "audit --html into a root-only directory": ["baseline", "audit", str(ds), "-o", str(shared / "aud2"),
+                                                        "--html", str(shared / "rootonly" / "r.html")],
+        }.items():
+            (shared / "rootonly").mkdir(mode=0o700, exist_ok=True)
+            ok, detail = _r14_run(argv, shared, {2}, "ermission denied", user="nobody", timeout=180)
+            results.append(Result(f"round14 {name} unreadable/unwritable as nobody", ok, detail))
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+    return results
+
+
+def _r14_model(d: Path, fleet: Path) -> list[Result]:
+    """`baseline audit` uses the saved model: that file truncated, of another schema version,
+    with a column of the wrong type, with no rows, dictionary-encoded, or not Parquet at all. A
+    refusal is one line naming the model; no audit directory is left half written."""
+    model = fleet / "baseline-model.parquet"
+    t = pq.read_table(model)
+    meta = t.schema.metadata or {}
+    raw = model.read_bytes()
+    variants: dict[str, tuple[bytes | pa.Table, set[int]]] = {
+        "truncated footer": (raw[:-7], {2}),
+        "truncated half": (raw[: len(raw) // 2], {2}),
+        "text": (b"version: 1\n", {2}),
+        "empty file": (b"", {2}),
+        "schema version 99": (t.replace_schema_metadata({**meta, schema.META_VERSION: b"99"}), {2}),
+        "no tracebase metadata": (t.replace_schema_metadata({}), {0, 2}),
+        "zero rows": (t.slice(0, 0), {0, 2}),
+        "dictionary strings": (strings_as(t, lambda c: c.dictionary_encode()), {0, 2}),
+    }
+    num = next((f.name for f in t.schema if pa.types.is_floating(f.type) or pa.types.is_integer(f.type)), None)
+    if num:
+        i = t.schema.get_field_index(num)
+        variants[f"column {num} as strings"] = (t.set_column(i, pa.field(num, pa.string()), t.column(i).cast(pa.string())), {2})
+    results = []
+    for name, (data, codes) in variants.items():
+        bad_model = d / f"model-{name.replace(' ', '-')}.parquet"
+        if isinstance(data, bytes):
+            bad_model.write_bytes(data)
+        else:
+            pq.write_table(data, bad_model)
+        out = d / "aud-model"
+        shutil.rmtree(out, ignore_errors=True)
+        proc = subprocess.run([sys.executable, "-m", "baseline.cli", "audit", str(fleet), "--model", str(bad_model),
+                               "-o", str(out)], cwd=d, capture_output=True, timeout=300, env=_r14_env())
+        ok, detail = _verdict(proc, codes)
+        if proc.returncode == 2:
+            ok = ok and bad_model.name in proc.stderr.decode(errors="replace")
+            ok = ok and (not out.exists() or not any(out.iterdir()))
+        results.append(Result(f"round14 audit --model {name}", ok, detail))
+    return results
+
+
+def _r14_learned_in_cwd(d: Path, good: list[Path], bad: Path) -> list[Result]:
+    """./expected_errors.learned.yaml, which `baseline diff` loads by itself and `allowlist
+    learn` merges into, gone bad: a key twice, wrong types, 20 MB, not UTF-8, a FIFO, a
+    directory. diff: one line naming the file (or the diff); allowlist learn: one line and the
+    file left byte for byte."""
+    entry = ("  - id: learned-enoent-openat-0123456789\n    source: learned\n    probe: openat\n    errno: ENOENT\n"
+             "    path: /srv/job/cache\n    support: {runs: 2, total: 2}\n"
+             "    first_seen: '2026-11-29T10:00:00Z'\n    last_seen: '2026-11-29T11:00:00Z'\n")
+    cases: dict[str, bytes | None] = {
+        "top-level key twice": ("version: 1\nentries:\n" + entry + "entries: []\n").encode(),
+        "version a list": ("version: [1]\nentries:\n" + entry).encode(),
+        "entries a string": b"version: 1\nentries: openat\n",
+        "support a string": ("version: 1\nentries:\n" + entry.replace("{runs: 2, total: 2}", "lots")).encode(),
+        "20 MB of comments": b"version: 1\nentries: []\n" + b"# pad\n" * ((20 << 20) // 6),
+        "latin-1 bytes": ("version: 1\nentries:\n" + entry.replace("/srv/job/cache", "/srv/caf\xe9")).encode("latin-1"),
+        "a FIFO": None,
+        "a directory": None,
+    }
+    results = []
+    for name, data in cases.items():
+        cwd = d / f"cwd-{name.replace(' ', '-')}"
+        shutil.rmtree(cwd, ignore_errors=True)
+        cwd.mkdir()
+        learned = cwd / "expected_errors.learned.yaml"
+        if name == "a FIFO":
+            os.mkfifo(learned)
+        elif name == "a directory":
+            learned.mkdir()
+        else:
+            learned.write_bytes(data)
+        before = learned.read_bytes() if learned.is_file() else None
+        codes = {1, 2} if name == "20 MB of comments" else {2}
+        ok, detail = _r14_run(["baseline", "diff", *map(str, good), str(bad)], cwd, codes, timeout=90)
+        if ok and "exit 2" in detail:
+            ok = "expected_errors.learned.yaml" in detail
+        results.append(Result(f"round14 diff with a learned list in the cwd: {name}", ok, detail))
+        ok, detail = _r14_run(["baseline", "allowlist", "learn", *map(str, good)], cwd,
+                              {0, 2} if name == "20 MB of comments" else {2}, timeout=90)
+        kept = before is None or learned.read_bytes() == before or "exit 0" in detail
+        debris = [p.name for p in cwd.iterdir() if p.name.startswith(".")]
+        results.append(Result(f"round14 allowlist learn into a learned list in the cwd: {name}", ok and kept and not debris,
+                              f"kept {kept}, debris {debris}; {detail}"))
+    return results
+
+
+def _r14_tmpdir(d: Path, fleet: Path, good: list[Path]) -> list[Result]:
+    """TMPDIR unwritable (/proc), or a file, with HOME unset and LANG=C: every writer finishes
+    (its temporaries go beside its output) or says in one line what is wrong."""
+    g = list(map(str, good))
+    writers = {
+        "simulate": ["baseline", "simulate", "--hosts", "1", "--hours", "1", "--seed", "4", "-o", str(d / "sim")],
+        "learn": ["baseline", "learn", str(fleet), "-o", str(d / "m.parquet")],
+        "audit": ["baseline", "audit", str(fleet), "-o", str(d / "aud")],
+        "coverage": ["baseline", "coverage", str(fleet), "-o", str(d / "cov")],
+        "evaluate": ["baseline", "evaluate", str(fleet), "--findings", str(d / "aud")],
+        "export": ["baseline", "export", g[0], "-o", str(d / "x.json")],
+        "allowlist learn": ["baseline", "allowlist", "learn", *g, "-o", str(d / "a.yaml")],
+    }
+    (d / "tmpfile").write_text("not a directory")
+    results = []
+    for tmp_name, tmp in (("/proc (unwritable)", "/proc"), ("a file", str(d / "tmpfile"))):
+        env = _r14_env({"TMPDIR": tmp, "LANG": "C", "LC_ALL": "C"})
+        env.pop("HOME", None)
+        for name, argv in writers.items():
+            ok, detail = _r14_run(argv, d, {0}, env=env, timeout=300)
+            results.append(Result(f"round14 {name} with TMPDIR {tmp_name}, no HOME, LANG=C", ok, detail))
+    return results
+
+
+def _visible_whole(out: Path) -> list[str]:
+    """Visible files a reader would take for data that are not whole."""
+    bad = []
+    for p in out.rglob("*") if out.is_dir() else ([out] if out.exists() else []):
+        if p.name.startswith(".") or any(part.startswith(".") for part in p.relative_to(out.parent).parts) or not p.is_file():
+            continue
+        try:
+            if p.suffix == ".parquet":
+                pq.read_metadata(p)
+            elif p.suffix == ".json":
+                import json
+
+                json.loads(p.read_bytes() or b"x")
+            elif p.suffix in (".yaml", ".yml"):
+                import yaml
+
+                yaml.safe_load(p.read_bytes())
+        except Exception as exc:  # noqa: BLE001 - any failure to read is the finding
+            bad.append(f"{p.name}: {type(exc).__name__}")
+    return bad
+
+
+def _r14_double_signals(d: Path, fleet: Path, good: list[Path], rng: random.Random, per: int) -> list[Result]:
+    """Two signals in a row, as an impatient user or a service manager sends them: SIGINT twice
+    50 ms apart (exit 130, no traceback from the second one landing in the first's cleanup),
+    and SIGTERM then SIGKILL 0.05-0.5 s later (a stop timeout). Then what a reader sees is
+    whole, and the same command again succeeds."""
+    g = list(map(str, good))
+    out = d / "out"
+    writers = {
+        "learn": ["baseline", "learn", str(fleet), "-o", str(out / "model.parquet")],
+        "audit": ["baseline", "audit", str(fleet), "-o", str(out / "audit")],
+        "allowlist learn": ["baseline", "allowlist", "learn", *g, "-o", str(out / "al.yaml")],
+        "simulate": ["baseline", "simulate", "--hosts", "3", "--hours", "1", "--seed", "5", "-o", str(out / "sim")],
+        "export": ["baseline", "export", str(fleet / "events"), "-o", str(out / "x.json")],
+        "coverage": ["baseline", "coverage", str(fleet), "-o", str(out / "cov")],
+    }
+    results = []
+    for name, argv in writers.items():
+        tool, *rest = argv
+        for how in ("SIGINT twice", "SIGTERM then SIGKILL"):
+            for _ in range(per):
+                shutil.rmtree(out, ignore_errors=True)
+                out.mkdir()
+                delay = rng.uniform(0.4, 3.0)
+                proc = subprocess.Popen([sys.executable, "-m", f"{tool}.cli", *rest], cwd=d, env=_r14_env(),
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                time.sleep(delay)
+                if how == "SIGINT twice":
+                    proc.send_signal(signal.SIGINT)
+                    time.sleep(0.05)
+                    proc.send_signal(signal.SIGINT)
+                    codes = {0, 130, -signal.SIGINT}
+                else:
+                    proc.send_signal(signal.SIGTERM)
+                    time.sleep(rng.uniform(0.05, 0.5))
+                    with contextlib.suppress(ProcessLookupError):
+                        proc.kill()
+                    codes = {0, 143, -signal.SIGTERM, -signal.SIGKILL}
+                try:
+                    _, err = proc.communicate(timeout=120)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    _, err = proc.communicate()
+                    err = "hung; " + err
+                half = _visible_whole(out)
+                again = subprocess.run([sys.executable, "-m", f"{tool}.cli", *rest], cwd=d, env=_r14_env(),
+                                       capture_output=True, text=True, timeout=600)
+                half_after = _visible_whole(out)
+                ok = (proc.returncode in codes and "Traceback" not in err and "hung" not in err and not half
+                      and again.returncode == 0 and not half_after)
+                results.append(Result(f"round14 {name} {how} at {delay:.2f}s", ok,
+                                      f"exit {proc.returncode}, half {half[:2]}, rerun {again.returncode} "
+                                      f"{again.stderr.strip()[-150:]}, {err.strip()[-200:]}"))
+    return results
+
+
+def _r14_umask(d: Path, fleet: Path, spool: Path | None) -> list[Result]:
+    """umask 002 and 077 on the writers round eight did not check: audit -o (and --html),
+    coverage -o, learn --expected-out, ingest into a new dataset. Files 0666 & ~umask, no
+    directory world-writable (nor more open than 0775 & ~umask)."""
+    results = []
+    for mask in (0o002, 0o077):
+        out = d / f"umask{mask:03o}"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        os.chmod(out, 0o755)
+        ds = out / "fleet"
+        shutil.copytree(fleet, ds)  # learn's --expected-out and the audit read it
+        b = f"{sys.executable} -m baseline.cli"
+        scripts = [f"{b} audit {ds} -o {out}/aud --html {out}/aud.html",
+                   f"{b} coverage {ds} -o {out}/cov", f"{b} learn {ds} -o {out}/m.parquet --expected-out {out}/exp.yaml"]
+        if spool is not None:
+            scripts.append(f"cp -a {spool} {out}/spool && {b} ingest {out}/spool {out}/ingested")
+        made_before = {p for p in ds.rglob("*")}
+        for script in scripts:
+            proc = _sh(f"umask {mask:03o}; {script} >/dev/null", d, _r14_env())
+            if proc.returncode != 0:
+                results.append(Result(f"round14 umask {mask:03o}: {script.split()[3]}", False,
+                                      proc.stderr.decode(errors="replace").strip()[-200:]))
+        mine = [p for p in out.rglob("*") if p not in made_before and p != ds and not p.is_symlink()
+                and not str(p).startswith(str(out / "spool")) and not str(p).startswith(str(ds) + "/")]
+        wrong = []
+        for p in mine:
+            mode = p.stat().st_mode & 0o777
+            if p.is_file() and mode != 0o666 & ~mask:
+                wrong.append(f"{p.relative_to(out)} {mode:o}")
+            if p.is_dir() and (mode & 0o002 or mode & ~(0o775 & ~mask)):
+                wrong.append(f"{p.relative_to(out)}/ {mode:o}")
+        files = sum(1 for p in mine if p.is_file())
+        results.append(Result(f"round14 umask {mask:03o} modes of audit/coverage/learn --expected-out/ingest outputs",
+                              files >= 5 and not wrong, f"{files} files, wrong: {wrong[:5]}"))
+    return results
+
+
+def _r14_leftovers(d: Path) -> list[Result]:
+    """robust13's leftovers seen from outside: -i out of 100ms..1h refused (root: `tracer run`
+    checks its options after the root check), a spool whose clock stepped back ingested in
+    sequence order, `tracer record` whose output directory is removed mid-run (exit 2 naming
+    it, the trace kept in TMPDIR, the directory not recreated)."""
+    results = []
+    sys.path.insert(0, str(REPO))
+    from tracer.fleet.spool import counters_table, events_table, write_snapshot
+
+    spool = d / "stepped"
+    t0 = 1_764_900_000_000_000_000
+    for seq, when in enumerate([t0, t0 + 5 * 10**9, t0 - 5 * 10**9, t0 + 1 * 10**9]):
+        counters = counters_table([{"host": "h1", "snapshot_time": when, "interval_s": 5.0, "probe": "openat",
+                                    "layer": "syscall", "live": True, "invocations": seq + 1, "failures": 0}])
+        write_snapshot(spool, "h1", events_table([]), counters, when, seq, durable=False)
+    proc = subprocess.run([sys.executable, "-m", "baseline.cli", "ingest", str(spool), str(d / "stepped-ds")],
+                          cwd=d, capture_output=True, timeout=300, env=_r14_env())
+    try:
+        parts = sorted((d / "stepped-ds" / "counters").glob("date=*/host=h1/part-*.parquet"))
+        got = pq.read_table(parts).column("invocations").to_pylist() if len(parts) == 1 else parts
+    except Exception as exc:  # noqa: BLE001
+        got = f"{type(exc).__name__}: {exc}"
+    results.append(Result("round14 ingest of a spool whose clock stepped back: rows in sequence order",
+                          proc.returncode == 0 and got == [1, 2, 3, 4], f"exit {proc.returncode}, rows {got}"))
+    if os.geteuid() != 0:
+        return results
+    for value in ("1ms", "50ms", "2h"):
+        ok, detail = _r14_run(["tracer", "run", "syscalls", "-i", value, "-d", "1s", "--spool", str(d / "sp")], d, {2},
+                              "-i/--interval")
+        results.append(Result(f"round14 tracer run -i {value} refused", ok and not (d / "sp").exists(), detail))
+    out, spare = d / "rec", d / "spare"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    spare.mkdir(exist_ok=True)
+    env = _r14_env({"TMPDIR": str(spare)})
+    proc = subprocess.run([sys.executable, "-m", "tracer.cli", "record", "-o", str(out / "t.parquet"), "--", "sh", "-c",
+                           f"ls -R /usr/lib/python3 >/dev/null; rm -r {out}"], cwd=d, capture_output=True, timeout=300,
+                          env=env)
+    ok, detail = _verdict(proc, {2}, "was removed")
+    saved = list(spare.glob("t-*.parquet"))
+    results.append(Result("round14 tracer record whose output directory is removed mid-run: exit 2, kept in TMPDIR, "
+                          "not recreated", ok and not out.exists() and len(saved) == 1, f"recreated {out.exists()}, "
+                          f"saved {[p.name for p in saved]}; {detail}"))
+    return results
+
+
+def round14_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None, rng: random.Random,
+                  quick: bool) -> list[Result]:
+    d = base / "r14"
+    d.mkdir(exist_ok=True)
+    results: list[Result] = []
+    for group, fn in (("paths", lambda g: _r14_odd_paths(g, fleet, good, bad)), ("model", lambda g: _r14_model(g, fleet)),
+                      ("learned", lambda g: _r14_learned_in_cwd(g, good, bad)),
+                      ("tmpdir", lambda g: _r14_tmpdir(g, fleet, good)),
+                      ("signals", lambda g: _r14_double_signals(g, fleet, good, rng, 1 if quick else 2)),
+                      ("umask", lambda g: _r14_umask(g, fleet, spool)), ("leftovers", _r14_leftovers)):
+        (d / group).mkdir(exist_ok=True)
+        try:
+            results += fn(d / group)
+        except Exception as exc:  # noqa: BLE001 - the battery's own trouble is a failed case, not the end
+            results.append(Result(f"round14 {group}: battery error", False, f"{type(exc).__name__}: {exc}"))
+    return results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="one signal and one kill -9 trial per writer (else 3)")
-    ap.add_argument("--group", choices=["round9", "round10", "round11", "round12", "round13"], default=None,
+    ap.add_argument("--group", choices=["round9", "round10", "round11", "round12", "round13", "round14"], default=None,
                     help="only this round's group (after the shared inputs are built)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -2209,6 +2617,8 @@ def main() -> int:
             results += round12_cases(base, fleet, good, spool / "spool" if ok else None, rng, args.quick)
         if args.group in (None, "round13"):
             results += round13_cases(base, rng)
+        if args.group in (None, "round14"):
+            results += round14_cases(base, fleet, good, bad, spool / "spool" if ok else None, rng, args.quick)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     failed = [r for r in results if not r.ok]

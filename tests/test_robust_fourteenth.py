@@ -139,3 +139,56 @@ def test_snapshot_name_already_taken_never_ends_the_daemon(tmp_path):
         assert d._seq == 3  # the next interval follows on
     finally:
         d.close()
+
+
+
+_TWICE = """
+import os, signal, sys, time
+
+def register(sub):
+    sub.add_parser("work").set_defaults(func=work)
+
+def work(args):
+    try:
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C
+        time.sleep(10)
+    finally:
+        os.kill(os.getpid(), signal.SIGINT)  # pressed again while the cleanup runs
+        time.sleep(0.3)
+        print("cleanup finished", file=sys.stderr)
+"""
+
+
+def test_ctrl_c_pressed_again_during_the_cleanup_exits_130_without_a_traceback(tmp_path):
+    """A second SIGINT (Ctrl-C pressed twice; round fourteen's battery: 1 in 6 trials of
+    `learn`/`simulate`) raised KeyboardInterrupt again inside the first one's cleanup (there, a
+    pool's shutdown): a traceback, the process dead by SIGINT, the cleanup cut short. Only the
+    first stop signal unwinds now. A real command run by tracer.cli.common.run whose cleanup
+    gets the second Ctrl-C at a known point; then `baseline simulate` given a storm of them."""
+    import signal
+
+    (tmp_path / "twice.py").write_text(_TWICE)
+    code = ("import sys; from tracer.cli import common; "
+            "common.exit_process(common.run('twice', 'test', ['twice'], ['work']))")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{REPO}", "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 130 and "cleanup finished" in proc.stderr, (proc.returncode, proc.stderr[-800:])
+    assert "Traceback" not in proc.stderr, proc.stderr[-800:]
+
+    out = tmp_path / "sim"
+    proc = subprocess.Popen([*TRACER[:-1], "baseline.cli", "simulate", "--hosts", "40", "--hours", "6", "--seed", "1",
+                             "-o", str(out)], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"})
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.iterdir())) < 2 and proc.poll() is None:  # its staging directory: at work
+        assert time.monotonic() < deadline, "simulate never started writing"
+        time.sleep(0.02)
+    time.sleep(0.3)
+    end = time.monotonic() + 3
+    while proc.poll() is None and time.monotonic() < end:
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.01)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, err[-800:])
+    assert "Traceback" not in err, err[-800:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["twice.py"], list(tmp_path.iterdir())
