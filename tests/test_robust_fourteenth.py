@@ -192,3 +192,28 @@ def test_ctrl_c_pressed_again_during_the_cleanup_exits_130_without_a_traceback(t
     assert proc.returncode == 130, (proc.returncode, err[-800:])
     assert "Traceback" not in err, err[-800:]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["twice.py"], list(tmp_path.iterdir())
+
+
+def test_allowlist_learn_into_a_learned_list_of_millions_of_lines_is_refused_quickly(tmp_path):
+    """`baseline allowlist learn` merges into ./expected_errors.learned.yaml keeping its comments
+    (a round-trip YAML parse whose time grows faster than the lines): into 20 MB of comment
+    lines it ran for minutes (round fourteen's battery: > 90 s, killed). Now a file past
+    200,000 lines is refused in one line naming it, before anything is written, left byte for
+    byte."""
+    from test_bad_inputs import PROGRAM, _events, _write
+
+    good = [_write(_events(f"g{i}", PROGRAM, 10 + i), tmp_path / f"good{i}.parquet") for i in (1, 2)]
+    learned = tmp_path / "expected_errors.learned.yaml"
+    text = b"version: 1\nentries: []\n" + b"# pad\n" * ((20 << 20) // 6)
+    learned.write_bytes(text)
+    started = time.monotonic()
+    proc = subprocess.run([*TRACER[:-1], "baseline.cli", "allowlist", "learn", *map(str, good)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"})
+    took = time.monotonic() - started
+    assert proc.returncode == 2, proc.stderr[-500:]
+    line = _one_line(proc)
+    assert "expected_errors.learned.yaml: expected a YAML file of at most 200,000 lines" in line, line
+    assert learned.read_bytes() == text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["expected_errors.learned.yaml", "good1.parquet", "good2.parquet"]
+    assert took < 60, took  # on main: minutes

@@ -51,6 +51,11 @@ from tracer.inputs import read_regular_text
 
 FORMAT_VERSION = 1
 SOURCES = ("curated", "learned")
+# A file merged in place is re-read by ruamel's round-trip parser (to keep its comments), whose
+# time grows faster than the line count: 1 MiB of comment lines took 2.6 s of CPU, 4 MiB over
+# 100 s, and `allowlist learn` into 20 MB of them never finished (round fourteen). A learned
+# list of 10,000 entries is ~100,000 lines; past this a merge in place is refused, one line.
+MAX_MERGE_LINES = 200_000
 STATUSES = ("active", "stale")
 DEFAULT_PATH = resources.EXPECTED_ERRORS  # curated, tracked
 # Where `baseline allowlist learn` writes by default (the current directory), and which
@@ -525,6 +530,9 @@ class ExpectedErrors:
         """Write atomically (temp file in the same directory, then rename; mode and owner of
         a file being replaced are kept). A file this set was loaded from keeps its comments,
         its order and its formatting: entries are updated in place, new ones appended."""
+        if self._text is not None and (lines := self._text.count("\n")) > MAX_MERGE_LINES:
+            raise TracebaseError(f"{path}: expected a YAML file of at most {MAX_MERGE_LINES:,} lines to merge into "
+                                 f"(its comments are kept), found {lines:,} lines; learn into a new file instead")
         doc = _yaml().load(self._text) if self._text is not None else None
         if not isinstance(doc, dict):
             doc = _new_doc()
