@@ -2197,12 +2197,15 @@ def _r14_odd_paths(d: Path, fleet: Path, good: list[Path], bad: Path) -> list[Re
         shutil.copy(REPO / "expected_errors.yaml", secret)
         os.chmod(secret, 0o600)
         ts = [str(shared / f"t{i}.parquet") for i in range(3)]
+        work = shared / "work"  # where nobody may write: the outputs, so only the odd path fails
+        work.mkdir()
+        os.chown(work, 65534, 65534)
         for name, argv in {
             "diff --allowlist": ["baseline", "diff", *ts, "--allowlist", str(secret)],
             "diff --learned": ["baseline", "diff", *ts, "--learned", str(secret)],
-            "audit --model": ["baseline", "audit", str(ds), "--model", str(secret), "-o", str(shared / "aud")],
-            "coverage --probes": ["baseline", "coverage", str(ds), "--probes", str(secret), "-o", str(shared / "cov")],
-            "audit --html into a root-only directory": ["baseline", "audit", str(ds), "-o", str(shared / "aud2"),
+            "audit --model": ["baseline", "audit", str(ds), "--model", str(secret), "-o", str(work / "aud")],
+            "coverage --probes": ["baseline", "coverage", str(ds), "--probes", str(secret), "-o", str(work / "cov")],
+            "audit --html into a root-only directory": ["baseline", "audit", str(ds), "-o", str(work / "aud2"),
                                                         "--html", str(shared / "rootonly" / "r.html")],
         }.items():
             (shared / "rootonly").mkdir(mode=0o700, exist_ok=True)
