@@ -12,6 +12,7 @@ from scenarios import (
     real_eighth,
     real_eleventh,
     real_fifth,
+    real_fourteenth,
     real_fourth,
     real_more,
     real_ninth,
@@ -51,6 +52,8 @@ SETS: list[RealSet] = [
     RealSet("real_twelfth", real_twelfth.REAL_TWELFTH, real_twelfth.QUIET_TWELFTH, real_twelfth.quiet_teardown),
     RealSet("real_thirteenth", real_thirteenth.REAL_THIRTEENTH, real_thirteenth.QUIET_THIRTEENTH,
             real_thirteenth.quiet_teardown),
+    RealSet("real_fourteenth", real_fourteenth.REAL_FOURTEENTH, real_fourteenth.QUIET_FOURTEENTH,
+            real_fourteenth.quiet_teardown),
 ]
 
 
