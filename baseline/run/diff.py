@@ -134,7 +134,13 @@ not a stale done-marker making a job skip its work). Three refinements:
   before the message of a run exiting with another status, names the region that message
   opens (`_allowlisted_cause`), and so does one of a call without a path that no good process
   of its name failed with that errno (prctl EINVAL: an ambient capability this kernel does not
-  know, where the entry is for libcap's probe); a routine miss the good runs make too at that call site (the
+  know, where the entry is for libcap's probe), or failed so fewer times than the bad one (a
+  call without a path has no call site to tell the routine failures from the new one: three
+  optional interfaces missing in every run, SIOCGIFINDEX ENODEV, and the required one in the
+  bad run; SO_RCVBUFFORCE refused before its fallback, then SO_PRIORITY 7 refused) -- with the
+  failed call's clean-up between it and the message passed over (glibc's if_nametoindex
+  closes its socket), and the region then no reordering of known events; a routine miss the
+  good runs make too at that call site (the
   optional counters probed before a port found DOWN is reported) does not;
 * known events in another order in the thread whose child process is missing (every good run
   has it) are no reordering (make finding a stale target up to date skips its recipe);
@@ -429,6 +435,10 @@ PROC_SCAN_MIN = 3
 PROBE_MISS_ERRNOS = frozenset({"ENOENT", "ENOTDIR"})
 # Calls that write a message out (passed over when looking for the error a message reports).
 MESSAGE_WRITES = frozenset({"write", "writev"})
+# Successful calls a library makes between a failed call and its return with that error, its
+# clean-up (glibc's if_nametoindex closes the socket its SIOCGIFINDEX failed on): passed over
+# too when looking for the error a message reports.
+ERROR_CLEANUP = frozenset({"close"})
 # gettext's message catalogs, looked up (in each locale directory) to translate a message
 MESSAGE_CATALOG = re.compile(r"/LC_MESSAGES/[^/]+\.mo$")
 
@@ -734,7 +744,8 @@ def diff_traces(
     good_outcomes = unique_ints(site_calls * n_errnos + (p.errno[at_sites] + 1))
     del at_sites, site_calls
     # Bad errors of calls without a path (prctl, unshare, mbind) whose (call, errno) no good
-    # run's process of that name had: a new failure there (see _allowlisted_cause).
+    # run's process of that name had, or had fewer times: a new failure there (see
+    # _allowlisted_cause).
     new_pathless = _new_pathless_errors(p, nb, err_any)
     timing_codes = codes_where(p.errno_values, TIMING_ERRNOS)
     # the timing errnos that say nothing about what a descriptor is (ENOTTY does)
@@ -979,12 +990,17 @@ def diff_traces(
         # call site no good run has (a glob covered a path none of them touched): the message
         # reports that call (`_allowlisted_cause`: the HCA a config names missing under
         # /sys/class/infiniband, whose optional attributes are routine misses).
+        # Such a cause makes its region no reordering, even when its events are all known ones
+        # in another order (the failed call is one the good runs made and got past, fewer times:
+        # see _new_pathless_errors).
+        caused = np.zeros(len(named), dtype=bool)
         if exit_changed:
             for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist():
                 reported[r] = _allowlisted_cause(p, bs, int(named[r]), message_row, (good_calls, new_pathless),
                                                  waits_codes, noise, k)
                 if reported[r] >= 0:
                     named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
+                    caused[r] = True
         score = (np.array([SEVERITY[int(c)] for c in named_cls]) + np.where(named_oc, OUTCOME_CHANGE_BONUS, 0.0)
                  + np.where(recovered, 0.0, NOT_RECOVERED_BONUS))
         # A hard error at a call without a path (accept EMFILE, a fork's EAGAIN under a limit)
@@ -1035,7 +1051,7 @@ def diff_traces(
         # it is named by the timeout.
         timed_out = timeouts.openings(bs, regions, b_start, seq_rows, matched_role, k, max_cls == 0)
         timed_out[reported >= 0] = -1
-        reorder &= timed_out < 0
+        reorder &= (timed_out < 0) & ~caused
         score[reorder] = REORDER_SCORE
         named_seq = _seq_of(bs, named, seq_rows)
         order = np.lexsort((named_seq, -score))
@@ -2311,7 +2327,7 @@ def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: in
     in its thread) reports -- or, when the region is named by its thread's exit with no message
     near, the error right before that exit -- when that error is no call the good runs made -- its (call,
     path) is at no call site of theirs, or, for a call without a path, no good process of its
-    name failed that call with that errno, so only a broad allowlist entry set it aside (a
+    name failed that call with that errno as often (`_new_pathless_errors`), so only a broad allowlist entry set it aside (a
     sysfs glob; prctl EINVAL, libcap's probe) -- else -1. A miss the good runs make too (a
     learned entry, a probe they survive) is not the cause: they went on after it.
     `sites`: the good runs' call sites (`good_calls`), the new pathless errors (a row mask)."""
@@ -2332,8 +2348,14 @@ def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: in
 
 
 def _new_pathless_errors(p: Prepared, nb: int, err_any: np.ndarray) -> np.ndarray:
-    """Row mask: bad errors of calls without a path whose (call, errno, process name) no good
-    row has (`err_any`: the rows with an error)."""
+    """Row mask: bad errors of calls without a path whose (call, errno, process name) the bad
+    run has more often than every good run -- none of them has it at all, or each met it
+    fewer times and went on (`err_any`: the rows with an error). A call without a path has no
+    call site to tell the routine failures from the new one: three optional interfaces
+    missing in every run (SIOCGIFINDEX ENODEV) and the required one missing in the bad run
+    are four of one (ioctl, ENODEV); SO_RCVBUFFORCE refused to nobody before its fallback and
+    then SO_PRIORITY 7 refused are two of one (setsockopt, EPERM). The count says one failure
+    is new."""
     out = np.zeros(len(p), dtype=bool)
     rows = err_any[p.plainpath[err_any] < 0]
     if not len(rows):
@@ -2342,13 +2364,25 @@ def _new_pathless_errors(p: Prepared, nb: int, err_any: np.ndarray) -> np.ndarra
     key = ((p.probe[rows].astype(np.int64) * np.int64(len(p.errno_values) + 1) + p.errno[rows])
            * np.int64(len(p.ncomm_values) + 2) + comm)
     bad = rows < nb
-    out[rows[bad]] = ~np.isin(key[bad], key[~bad])
+    bad_keys, bad_counts = np.unique(key[bad], return_counts=True)
+    if not len(bad_keys):
+        return out
+    # the most times one good run has each of the bad run's keys (0: none has it)
+    good_max = np.zeros(len(bad_keys), dtype=np.int64)
+    good = ~bad & np.isin(key, bad_keys)
+    if good.any():
+        pairs, counts = np.unique(np.stack([np.asarray(p.tkey[rows[good]]).astype(np.int64), key[good]]),
+                                  axis=1, return_counts=True)
+        at = np.searchsorted(bad_keys, pairs[1])
+        np.maximum.at(good_max, at, counts)
+    more = bad_keys[bad_counts > good_max]
+    out[rows[bad]] = np.isin(key[bad], more)
     return out
 
 
 def _error_before(p: Prepared, row: int, timing_codes: np.ndarray, noise: frozenset[int]) -> int:
-    """The bad row of the thread's call right before bad row `row`, noise calls and message
-    writes passed over, when it failed with an errno that is not timing (and is no message
+    """The bad row of the thread's call right before bad row `row`, noise calls, message
+    writes and a failed call's clean-up (`ERROR_CLEANUP`) passed over, when it failed with an errno that is not timing (and is no message
     catalog lookup); -1 otherwise."""
     if row <= 0:
         return -1
@@ -2356,9 +2390,9 @@ def _error_before(p: Prepared, row: int, timing_codes: np.ndarray, noise: frozen
     def same_thread(q: int) -> bool:
         return q >= 0 and int(p.tkey[q]) == int(p.tkey[row]) and int(p.tid[q]) == int(p.tid[row])
 
-    writes = set(codes_where(p.probe_values, MESSAGE_WRITES).tolist())
+    passed = set(codes_where(p.probe_values, MESSAGE_WRITES | ERROR_CLEANUP).tolist())
     q = row - 1
-    while same_thread(q) and (int(p.probe[q]) in noise or (int(p.probe[q]) in writes and p.errno[q] < 0)):
+    while same_thread(q) and (int(p.probe[q]) in noise or (int(p.probe[q]) in passed and p.errno[q] < 0)):
         q -= 1
     if not same_thread(q) or p.errno[q] < 0 or int(p.errno[q]) in timing_codes:
         return -1
