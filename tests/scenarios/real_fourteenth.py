@@ -86,8 +86,9 @@ def serve(port, delay):
         srv.bind(("0.0.0.0", port))
         srv.listen(64)
         ready.set()
-        while True:
+        while True:  # each rank is acknowledged, so the job goes on only once it is accepted
             conn, _ = srv.accept()
+            conn.sendall(b"ok")
             held.append(conn)
     threading.Thread(target=run, daemon=True).start()
 
@@ -175,12 +176,14 @@ for line in open(os.path.join(base, "plan")):
             for _ in range(int(a[2])):
                 c = socket.socket()
                 c.connect((a[0], int(a[1])))
+                c.recv(2)  # rank 0's acknowledgement
                 held.append(c)
         elif op == "connect_retry":  # addr port tries: until rank 0 listens
             for _ in range(int(a[2])):
                 c = socket.socket()
                 try:
                     c.connect((a[0], int(a[1])))
+                    c.recv(2)  # rank 0's acknowledgement
                     held.append(c)
                     break
                 except ConnectionRefusedError:
