@@ -66,7 +66,7 @@ def test_wheel_carries_the_data_files_and_no_airflow(wheel):
         names = set(zf.namelist())
         meta = next(zf.read(n).decode() for n in names if n.endswith(".dist-info/METADATA"))
     for rel in ("bpf/syscall_recorder.c", "bpf/calltree.c", "bpf/probes/rdma.yaml", "bpf/probes/verbs-user.yaml",
-                "bpf/probes/syscalls.yaml", "expected_errors.yaml"):
+                "bpf/probes/syscalls.yaml", "expected_errors.yaml", "fallback_calls.yaml"):
         assert f"tracer/_data/{rel}" in names, rel
     requires = [line for line in meta.splitlines() if line.startswith("Requires-Dist:")]
     core = [r for r in requires if "extra ==" not in r]

@@ -59,14 +59,10 @@ QUIET_MISSES: dict[str, str] = {}
 # process_request (t.start() waiting for the handler to start) when SIGTERM came, the handler
 # long done, so sys.exit unwinds through socketserver's `except: shutdown_request(request)` on
 # the socket the handler closed: shutdown EBADF after the signal, an error, which the teardown
-# rule never drops. Not yet fixed in the differ (an error past a teardown signal in the thread
-# it interrupted): an xfail when it happens, until it is.
-_SIGTERM_IN_PROCESS_REQUEST = ("SIGTERM hit the main thread inside process_request: its cleanup's shutdown "
-                               "EBADF on the socket the handler had closed")
-FLAKY_QUIET: dict[str, str] = {
-    "http_daemon_threads_killed": _SIGTERM_IN_PROCESS_REQUEST,
-    "http_coproc_server_roundtrip": _SIGTERM_IN_PROCESS_REQUEST,
-}
+# rule never dropped. Fixed in round fourteen: a descriptor given back EBADF past the teardown
+# signal in the thread it interrupted is the unwinding's clean-up (baseline/run/diff.py,
+# `_unwind_cleanups`; tests/test_recovered_fallbacks.py forces the timing in both directions).
+FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_SIXTH if s.name not in BENCH_ONLY]
 
 

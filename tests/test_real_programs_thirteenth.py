@@ -9,8 +9,9 @@ opposite order (fcntl EDEADLK), move_pages ENODEV, mprotect PROT_EXEC EACCES on 
 membarrier EPERM, timerfd_settime and clock_nanosleep EINVAL, splice EINVAL, copy_file_range
 EXDEV, fallocate EOPNOTSUPP, io_uring_setup EPERM under a seccomp profile, epoll_ctl EEXIST and
 fanotify_init EPERM. The good-vs-good noise cases (epoll fallback, copy_file_range's EXDEV
-fallback, IPC_NOWAIT polls, a queue another rank made, sizes and periods) must be quiet; the
-same fallbacks met only in the diffed run are known false alarms (strict xfails).
+fallback, IPC_NOWAIT polls, a queue another rank made, sizes and periods) must be quiet, and so
+must the same fallbacks met only in the diffed run (a recovered fallback, see
+baseline/run/diff.py's `_recovered_fallbacks`).
 
 The table of outcomes is printed at the end of the module (`.venv/bin/python -m
 bench.scenario_accuracy --real` prints the same, for every case, standalone).
@@ -43,15 +44,10 @@ NEEDS_SYSCTL = {
 # A fault the host's topology makes: on a host with a NUMA node 1 the page moves.
 NEEDS_ONE_NODE = {"move_pages_to_missing_node"}
 KNOWN_MISSES: dict[str, str] = {}
-# A fallback the good runs never needed, met only in the diffed run and recovered from: the
-# differ names the error (its fallback-lookup rule wants the same call succeeding next at a
-# path no good run took; these fall back to another call, or to the same path without O_EXCL).
-_RECOVERED = "a recovered error only the diffed run met is named: {}"
-QUIET_MISSES: dict[str, str] = {
-    "io_uring_refused_only_in_last_run": _RECOVERED.format("io_uring_setup EPERM, then epoll"),
-    "mqueue_joined_only_in_last_run": _RECOVERED.format("mq_open O_EXCL EEXIST, then mq_open of the queue"),
-    "copy_exdev_fallback_only_in_last_run": _RECOVERED.format("copy_file_range EXDEV, then read/write"),
-}
+# A fallback the good runs never needed, met only in the diffed run and recovered from
+# (io_uring_setup EPERM then epoll, mq_open O_EXCL EEXIST then a join, copy_file_range EXDEV then
+# read/write): quiet since baseline/run/diff.py's `_recovered_fallbacks` (fallback_calls.yaml).
+QUIET_MISSES: dict[str, str] = {}
 FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_THIRTEENTH if s.name not in BENCH_ONLY]
 TESTED_QUIET = [c for c in QUIET_THIRTEENTH if c.name not in QUIET_BENCH_ONLY]

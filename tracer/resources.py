@@ -1,9 +1,10 @@
 """Where tracebase's data files are, in a checkout or in an installed package.
 
-The BPF C sources (`bpf/*.c`), the probe sets (`bpf/probes/*.yaml`) and the curated
-`expected_errors.yaml` live at the top of the checkout; the wheel carries them as package data
-under `tracer/_data/` (pyproject: [tool.hatch.build.targets.wheel.force-include]). Every module
-finds them through here, never through `Path(__file__).parents[n]`, so `tracer record` and
+The BPF C sources (`bpf/*.c`), the probe sets (`bpf/probes/*.yaml`), the curated
+`expected_errors.yaml` and the curated fallback call families (`fallback_calls.yaml`) live at
+the top of the checkout; the wheel carries them as package data under `tracer/_data/`
+(pyproject: [tool.hatch.build.targets.wheel.force-include]). Every module finds them through
+here, never through `Path(__file__).parents[n]`, so `tracer record` and
 `baseline diff` work from any directory once the wheel is installed.
 """
 
@@ -27,3 +28,4 @@ def find(*parts: str) -> Path:
 BPF_DIR = find("bpf")
 PROBES_DIR = BPF_DIR / "probes"
 EXPECTED_ERRORS = find("expected_errors.yaml")
+FALLBACK_CALLS = find("fallback_calls.yaml")

@@ -754,3 +754,56 @@ def _trace_starts(prep: Any) -> dict[int, str]:
         return {}
     col = prep.table.column("start_time")
     return {int(k): _iso(col[int(prep.order[i])].as_py()) for k, i in zip(keys, first, strict=True)}
+
+
+# ------------------------------------------------------------------------------------------
+# fallback call families (fallback_calls.yaml)
+# ------------------------------------------------------------------------------------------
+FALLBACKS_PATH = resources.FALLBACK_CALLS  # curated, tracked
+FALLBACK_KEYS = ("call", "errnos", "instead")
+
+
+@lru_cache(maxsize=4)
+def load_fallbacks(path: str | os.PathLike | None = None) -> dict[tuple[str, str], frozenset[str]]:
+    """The curated fallback call families: (failed call, errno) -> the calls that take its
+    role (`fallback_calls.yaml`; empty when the file is not there). Every problem is one line
+    naming the file, the entry and the field."""
+    path = Path(path) if path is not None else FALLBACKS_PATH
+    if not path.exists():
+        return {}
+    try:
+        text = read_regular_text(os.fspath(path), "a YAML file")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TracebaseError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    import yaml
+
+    try:
+        doc = yamlio.safe_load(text, str(path))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise TracebaseError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', None) or 'syntax error'}") from None
+    if not isinstance(doc, dict) or type(doc.get("version")) is not int or doc.get("version") != FORMAT_VERSION:
+        found = doc.get("version") if isinstance(doc, dict) else _type_name(doc)
+        raise TracebaseError(f"{path}: field 'version': expected {FORMAT_VERSION}, found {found!r}")
+    items = doc.get("fallbacks")
+    items = [] if items is None else items
+    if not isinstance(items, list):
+        raise TracebaseError(f"{path}: field 'fallbacks': expected a list, found {_type_name(items)}")
+    out: dict[tuple[str, str], frozenset[str]] = {}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or set(item) != set(FALLBACK_KEYS):
+            found = sorted(map(str, item)) if isinstance(item, dict) else _type_name(item)
+            raise TracebaseError(f"{path}: fallbacks[{i}]: expected the keys {', '.join(FALLBACK_KEYS)}, found {found}")
+        call, errnos, instead = item["call"], item["errnos"], item["instead"]
+        if not isinstance(call, str) or not call:
+            raise TracebaseError(f"{path}: fallbacks[{i}]: field 'call': expected a syscall name, found {call!r}")
+        for key, names in (("errnos", errnos), ("instead", instead)):
+            if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+                raise TracebaseError(f"{path}: fallbacks[{i}]: field '{key}': expected a list of names, found {names!r}")
+        bad = [e for e in errnos if not is_errno_name(e)]
+        if bad:
+            raise TracebaseError(f"{path}: fallbacks[{i}]: field 'errnos': expected errno names, found {bad[0]!r}")
+        for errno in errnos:
+            out[(call, errno)] = out.get((call, errno), frozenset()) | frozenset(instead)
+    return out

@@ -142,6 +142,16 @@ not a stale done-marker making a job skip its work). Three refinements:
   closes its socket), and the region then no reordering of known events; a routine miss the
   good runs make too at that call site (the
   optional counters probed before a port found DOWN is reported) does not;
+* a *recovered fallback* (`_recovered_fallbacks`) -- in a run exiting as the good runs did, a
+  region whose only error is a call no good run of the role saw fail so, after which the thread
+  gives the call's role to another means (the same call on the same path succeeding: a queue
+  joined after O_EXCL's EEXIST; or a call of its curated family in fallback_calls.yaml, on its
+  paths: epoll after io_uring_setup EPERM, read/write after copy_file_range EXDEV), releases
+  descriptors, does what the good runs do and nothing else new, writes no more messages than a
+  good run's thread, and re-joins good behaviour (or ends with its own exit after known events)
+  -- is the same work by another route: listed with the reorderings (kind ``reordering``, score
+  0.5), not an anomaly. The refusal reported and the work skipped (a pid file of a live job
+  read, a warning written, the copy left out) keeps it named;
 * known events in another order in the thread whose child process is missing (every good run
   has it) are no reordering (make finding a stale target up to date skips its recipe);
 * a wait interrupted by a signal (EINTR, ERESTART*) and never completed by its thread, at a
@@ -173,7 +183,9 @@ recorder sees the calls stop, no signal): it is named by its end, ``(end of thre
 the known call before it that shares the end's window (`_killed_threads`).
 A thread its run's *teardown* cut off (`_Teardowns`: a signal another process of the run
 sent while it was still running) is treated the same way from the signal on: a good run's
-says nothing past it, a bad one's error-free end past it is the signal's timing. A *checked
+says nothing past it, a bad one's error-free end past it is the signal's timing, and so is a descriptor given back EBADF
+past it (`_unwind_cleanups`: SIGTERM landing in socketserver's process_request after the handler
+closed the request, whose clean-up then shuts the closed socket down). A *checked
 kill* (right after the sender's wait4/waitid found the child still running) is itself timing
 and leaves the streams. A thread its own *process's exit* cut off -- another thread of the
 process called exit_group after it began, and its stream ends with no exit of its own (an
@@ -266,6 +278,7 @@ from baseline.run.allowlist import (
     distinct_errors,
     learn_expected,
     load_default,
+    load_fallbacks,
 )
 from baseline.run.normalize import (
     PerStream,
@@ -439,6 +452,8 @@ MESSAGE_WRITES = frozenset({"write", "writev"})
 # clean-up (glibc's if_nametoindex closes the socket its SIOCGIFINDEX failed on): passed over
 # too when looking for the error a message reports.
 ERROR_CLEANUP = frozenset({"close"})
+# Calls that give a descriptor back: a fallback's own descriptors closed (see _recovered_fallbacks).
+RELEASE_PROBES = frozenset({"close"})
 # gettext's message catalogs, looked up (in each locale directory) to translate a message
 MESSAGE_CATALOG = re.compile(r"/LC_MESSAGES/[^/]+\.mo$")
 
@@ -695,6 +710,7 @@ def diff_traces(
     # its input: the only other sign is the bytes it wrote). Unknown statuses say nothing.
     good_status, bad_status = exit_statuses(good_tab), exit_statuses(bad_tab)
     exit_changed = None not in good_status | bad_status and not bad_status <= good_status
+    same_exit = None not in good_status | bad_status and bad_status <= good_status
     # Threads the recording cut off (still running when it stopped: tracer record's linger or
     # -d ran out): their streams end because the recording did (see _beyond_cut_off).
     cut_good, cut_bad = cut_off_threads(good_tab), cut_off_threads(bad_tab)
@@ -931,7 +947,7 @@ def diff_traces(
         regions = _beyond_cut_off(regions, bs, bh, gh, (b_start, b_end), (g_start, g_end), open_end, b_cls,
                                   matched_role, all_open, teardown.good_cut_points(gs, g_start, g_end, seq_rows, matched_role))
     if len(regions) and teardown.any_bad:
-        regions = teardown.past_bad_cut(regions, bs, explained, novel, b_cls, seq_rows)
+        regions = teardown.past_bad_cut(regions, bs, explained, novel, b_cls, seq_rows, _unwind_cleanups(p, bs))
 
     anomalies: list[dict[str, Any]] = []
     first_unexplained = None
@@ -1046,6 +1062,12 @@ def diff_traces(
         # good behaviour in a run exiting as the good runs did: the host's listing is longer.
         if not exit_changed:
             reorder |= (max_cls == 0) & recovered & has_novel & _extra_entries(p, bs, regions, novel & ~explained)
+        # A call the diffed run's environment refused, whose role the thread gave to another
+        # means before going on with the good runs' work, in a run exiting as they did: the same
+        # work by another route (see _recovered_fallbacks), listed with the reorderings.
+        if same_exit and (max_cls > 0).any():
+            reorder |= _recovered_fallbacks(p, rows, bs, regions, named, b_cls, novel & ~explained, recovered, nb,
+                                            load_fallbacks())
         # An error-free region right after a wait that timed out (see _TimedOutWaits) is no
         # reordering even when its events are known ones (the close and exit path every run has):
         # it is named by the timeout.
@@ -1126,7 +1148,7 @@ def diff_traces(
                 {
                     "rank": rank,
                     "score": float(score[r]),
-                    "kind": "error" if max_cls[r] else ("reordering" if reorder[r] else "divergence"),
+                    "kind": "reordering" if reorder[r] else ("error" if max_cls[r] else "divergence"),
                     "probe": ev["probe"],
                     "errno": ev["errno"],
                     "path": path,
@@ -1425,9 +1447,11 @@ class _Teardowns:
         return {role: np.array(keys, dtype=gs.tok.dtype) for role, keys in out.items()}
 
     def past_bad_cut(self, regions: align.Regions, bs: align.Streams, explained: np.ndarray, novel: np.ndarray,
-                     b_cls: np.ndarray, seq_rows: np.ndarray) -> align.Regions:
+                     b_cls: np.ndarray, seq_rows: np.ndarray, cleanups: np.ndarray) -> align.Regions:
         """`regions` without the error-free ones of bad threads cut by a teardown that reach past
-        it and have, before it, only events the good runs have (see the class)."""
+        it and have, before it, only events the good runs have (see the class). A descriptor
+        given back EBADF past the teardown (`cleanups`, see _unwind_cleanups) counts as no error
+        there: the signal's unwinding tidying up a request its handler had already closed."""
         cut = self.cut_checked.copy()
         # an unchecked signal counts when the good runs sent it at that point too
         for row, t in self.bad_signals:
@@ -1439,15 +1463,27 @@ class _Teardowns:
         keep = np.ones(len(regions), dtype=bool)
         for r in np.flatnonzero(cut[regions.sid] < inf).tolist():
             lo, hi = int(regions.start[r]), int(regions.end[r]) + 1
-            if b_cls[lo:hi].any():
-                continue
             orig = bs.orig[lo:hi]
             after = (orig < 0) | (seq_rows[np.maximum(orig, 0)] > cut[int(regions.sid[r])])
+            if ((b_cls[lo:hi] > 0) & ~(cleanups[lo:hi] & after)).any():
+                continue
             # past the teardown, and nothing new before it
             keep[r] = not (after.any() and not (novel[lo:hi] & ~explained[lo:hi] & ~after).any())
         if keep.all():
             return regions
         return align.Regions(regions.start[keep], regions.end[keep], regions.sid[keep])
+
+
+def _unwind_cleanups(p: Prepared, bs: align.Streams) -> np.ndarray:
+    """Bad positions that give a descriptor back failing EBADF (`RELEASE_PROBES` and shutdown):
+    past a teardown signal in the thread it interrupted, the unwinding's clean-up of a descriptor
+    already gone -- SIGTERM landing in socketserver's process_request after the handler closed
+    the request, whose `except: shutdown_request(request)` then shuts the closed socket down."""
+    calls = codes_where(p.probe_values, RELEASE_PROBES | {"shutdown"})
+    ebadf = codes_where(p.errno_values, ("EBADF",))
+    rows = np.maximum(bs.orig, 0)
+    return (bs.orig >= 0) & code_in(p.probe[rows], calls, len(p.probe_values)) & code_in(
+        p.errno[rows], ebadf, len(p.errno_values))
 
 
 def _reordered_at_end(sids: np.ndarray, bs: align.Streams, gs: align.Streams, b_bounds: tuple, g_bounds: tuple,
@@ -2051,6 +2087,92 @@ def _extra_entries(p: Prepared, bs: align.Streams, regions: align.Regions, novel
     misfit = np.zeros(len(bs), dtype=bool)
     misfit[pos[~ok]] = True
     return ~regions.max_over(misfit)
+
+
+def _recovered_fallbacks(p: Prepared, rows: _Rows, bs: align.Streams, regions: align.Regions, named: np.ndarray,
+                         b_cls: np.ndarray, novel: np.ndarray, recovered: np.ndarray, nb: int,
+                         families: dict[tuple[str, str], frozenset[str]]) -> np.ndarray:
+    """Per region: a *recovered fallback* -- a call the diffed run's environment refused (its
+    only error, one no good run of the role met), whose role the thread then gave to another
+    means and went on with the good runs' work: the run did what they did by another route
+    (io_uring refused by a container profile, then an epoll loop; copy_file_range EXDEV across
+    two file systems, then read/write; mq_open O_CREAT|O_EXCL EEXIST, then a join of the queue).
+
+    After the failed call, every event of the region is one of: the same call on the same path
+    succeeding (the join); a call of the failed call's curated family (`fallback_calls.yaml`:
+    (call, errno) -> the calls that take its role), error-free, on the failed call's paths when
+    it has any and writing no message; a descriptor released (`RELEASE_PROBES`: the
+    alternative's descriptors closed); an event the good runs of the role have; the end of the
+    thread. At least one event takes the failed call's role, and the thread reaches the good
+    runs' behaviour again after it: the region re-joins it, or it reaches the end with a known
+    event after the alternative and its own exit last. The thread writes no more messages than
+    a good run's thread (stdout/stderr/tty/pipe writes at those call sites): a fault that is
+    reported and skipped writes one. The caller asks only when the run exits as the good runs
+    did (a fault that stops the job exits otherwise: a pid file of a live process). An event
+    after the failed call that is none of these (reading the pid file found, kill(pid, 0), a
+    message, an early end) keeps the region named."""
+    out = np.zeros(len(regions), dtype=bool)
+    cand = np.flatnonzero(b_cls[named] > 0)
+    if not len(cand):
+        return out
+    release = frozenset(codes_where(p.probe_values, RELEASE_PROBES).tolist())
+    exits = frozenset(codes_where(p.probe_values, EXIT_PROBES).tolist())
+    for r in cand.tolist():
+        e, lo, hi = int(named[r]), int(regions.start[r]), int(regions.end[r]) + 1
+        row = int(bs.orig[e])
+        if row < 0 or not novel[e] or np.count_nonzero(b_cls[lo:hi]) != 1:
+            continue
+        failed = rows.event(row)
+        family = families.get((failed["probe"], failed["errno"]), frozenset())
+        own = {x for x in (failed["path"], failed["path2"]) if x}
+        took_over, went_on, last_row = False, False, -1
+        for q in range(e + 1, hi):
+            o = int(bs.orig[q])
+            if o < 0:
+                continue  # the end of the thread
+            last_row = o
+            if p.errno[o] >= 0:
+                break
+            ev = rows.event(o)
+            if ev["probe"] == failed["probe"] and failed["path"] is not None and ev["path"] == failed["path"]:
+                took_over, went_on = True, False  # the same call, the same path: the join
+            elif ev["probe"] in family and not ev.get("output") and (not own or ev["path"] is None
+                                                                    or ev["path"] in own):
+                took_over, went_on = True, False
+            elif int(p.probe[o]) in release:
+                continue
+            elif not novel[q]:
+                went_on = went_on or took_over
+            else:
+                break
+        else:
+            if not took_over:
+                continue
+            if not recovered[r] and not (went_on and last_row >= 0 and int(p.probe[last_row]) in exits):
+                continue
+            out[r] = not _more_messages(p, nb, row)
+    return out
+
+
+def _more_messages(p: Prepared, nb: int, row: int) -> bool:
+    """Whether the thread of bad row `row` wrote more messages (stdout/stderr/tty/pipe writes:
+    the events column ``output``) at their call sites than any good run's thread did there."""
+    if p.order is None or "output" not in p.table.column_names:
+        return False
+    col = p.table.column("output")
+    if col.null_count == len(col):
+        return False
+    written = np.flatnonzero(numpy_of(col.is_valid())[p.order[:nb]])
+    mine = written[(p.tid[written] == p.tid[row]) & (p.pid[written] == p.pid[row])]
+    if not len(mine):
+        return False
+    keys = _call_keys(p, mine)
+    good = _good_rows_where(code_in(p.probe[nb:], p.probe[mine], len(p.probe_values)), nb)
+    good = good[np.isin(_call_keys(p, good), keys)]
+    if not len(good):
+        return True
+    thread = np.asarray(p.tkey[good]).astype(np.int64) * np.int64(1 << 32) + np.asarray(p.tid[good]).astype(np.int64)
+    return len(mine) > int(np.unique(thread, return_counts=True)[1].max())
 
 
 def _killed(p: Prepared, bs: align.Streams, named: np.ndarray, recovered: np.ndarray) -> np.ndarray:

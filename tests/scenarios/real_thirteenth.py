@@ -40,8 +40,8 @@ fallback in every run, non-blocking polls of empty message queues and taken sema
 (ENOMSG/EAGAIN) a varying number of times, a queue created O_EXCL by whichever rank is first
 (EEXIST and a join in one run), memfd and NUMA sizes that vary, timer periods that vary. Three
 more put a fallback only in the last run, the one diffed against the others (a different-but-
-good run): the differ names the recovered error there (io_uring_setup EPERM, mq_open EEXIST,
-copy_file_range EXDEV) -- known false alarms, strict xfails in the test module.
+good run: io_uring_setup EPERM, mq_open EEXIST, copy_file_range EXDEV, each recovered from);
+the differ passes over them as recovered fallbacks (baseline/run/diff.py, `_recovered_fallbacks`).
 """
 
 from __future__ import annotations
@@ -637,7 +637,7 @@ def _timer_periods(base: Path, run: int) -> None:
 
 
 # The same fallbacks met only in the last run, the one diffed against the others: a
-# different-but-good run (known false alarms of the differ, xfail in the test module).
+# different-but-good run (recovered fallbacks: quiet).
 def _ring_fallback_last(base: Path, run: int) -> None:
     _usual(base, *(["profile"] if run == 2 else []), "ring_or_epoll")
 
