@@ -454,6 +454,10 @@ MESSAGE_WRITES = frozenset({"write", "writev"})
 ERROR_CLEANUP = frozenset({"close"})
 # Calls that give a descriptor back: a fallback's own descriptors closed (see _recovered_fallbacks).
 RELEASE_PROBES = frozenset({"close"})
+# The longest rest of a region after a refused call that is read event by event as a fallback:
+# an alternative and the way back to the good runs' behaviour are a few events, and the rule
+# stays off the diff's cost on a long region (a thread that went another way for good).
+FALLBACK_TAIL = 256
 # gettext's message catalogs, looked up (in each locale directory) to translate a message
 MESSAGE_CATALOG = re.compile(r"/LC_MESSAGES/[^/]+\.mo$")
 
@@ -2120,7 +2124,7 @@ def _recovered_fallbacks(p: Prepared, rows: _Rows, bs: align.Streams, regions: a
     for r in cand.tolist():
         e, lo, hi = int(named[r]), int(regions.start[r]), int(regions.end[r]) + 1
         row = int(bs.orig[e])
-        if row < 0 or not novel[e] or np.count_nonzero(b_cls[lo:hi]) != 1:
+        if row < 0 or not novel[e] or hi - e > FALLBACK_TAIL or np.count_nonzero(b_cls[lo:hi]) != 1:
             continue
         failed = rows.event(row)
         family = families.get((failed["probe"], failed["errno"]), frozenset())
