@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -175,6 +176,37 @@ def test_loop_compression_is_the_numpy_one(built, sid_dtype, orig_dtype, monkeyp
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(c, b)
         assert a.dtype == b.dtype
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_loops_compressed_side_by_side_in_two_threads_equal_the_whole(built, compiled, monkeypatch):
+    """baseline diff compresses the bad streams (a prefix of the positions) in the worker
+    thread and the good ones here, each in place in its own part of the arrays: the same
+    streams as one pass over all of them, even with a loop running across the split (the
+    last bad stream ends with the body the first good one starts with)."""
+    if not compiled:
+        monkeypatch.setattr(native, "_lib", None)
+    rng = np.random.default_rng(8)
+    streams = []
+    for _ in range(30):  # loops of bodies 1-4 long repeated 1-5 times (some shorter than their period)
+        streams.append(np.concatenate([np.tile(rng.integers(0, 4, size=rng.integers(1, 5)), rng.integers(1, 6))
+                                       for _ in range(rng.integers(1, 30))]))
+    body = np.array([7, 8, 9])
+    streams[14] = np.r_[streams[14], np.tile(body, 5)]
+    streams[15] = np.r_[np.tile(body, 4), streams[15]]
+    tok = np.concatenate(streams).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    sid = np.concatenate([np.full(len(x), i) for i, x in enumerate(streams)]).astype(np.int16)
+    orig = np.arange(len(tok), dtype=np.int32)
+    split = int(np.searchsorted(sid, 15))
+    whole = align.compress_loops([align.Streams(tok.copy(), sid.copy(), orig.copy())])
+    s = align.Streams(tok.copy(), sid.copy(), orig.copy())
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(align.compress_loops, [s.slice(0, split)])
+        second = align.compress_loops([s.slice(split, len(s))])
+        first = first.result()
+    assert len(whole) < len(tok) * 0.8
+    for name in ("tok", "sid", "orig"):
+        np.testing.assert_array_equal(np.concatenate([getattr(first, name), getattr(second, name)]), getattr(whole, name))
 
 
 @pytest.mark.parametrize("tid_dtype", [np.int32, np.int64])
