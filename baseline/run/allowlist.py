@@ -492,15 +492,8 @@ class ExpectedErrors:
             raise TracebaseError(f"{path}: expected a YAML text file, found binary data") from None
         except OSError as exc:
             raise TracebaseError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        import yaml  # libyaml's C loader (yamlio): reading stays fast; save() re-reads round-trip
-
-        try:
-            doc = yamlio.safe_load(text, str(path))
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark else ""
-            problem = getattr(exc, "problem", None) or "syntax error"
-            raise TracebaseError(f"{path}: invalid YAML{where}: {problem}") from None
+        # libyaml's C loader (yamlio): reading stays fast; save() re-reads round-trip
+        doc = _parse_yaml(text, path)
         if doc is None:
             doc = {"version": FORMAT_VERSION, "entries": []}
         if not isinstance(doc, dict):
@@ -763,6 +756,19 @@ FALLBACKS_PATH = resources.FALLBACK_CALLS  # curated, tracked
 FALLBACK_KEYS = ("call", "errnos", "instead")
 
 
+def _parse_yaml(text: str, path: Path) -> object:
+    """`text` parsed, or one line naming `path`, the line and the problem (never a traceback)."""
+    import yaml  # imported late: most commands never read YAML
+
+    try:
+        return yamlio.safe_load(text, str(path))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise TracebaseError(f"{path}: invalid YAML{where}: {problem}") from None
+
+
 @lru_cache(maxsize=4)
 def load_fallbacks(path: str | os.PathLike | None = None) -> dict[tuple[str, str], frozenset[str]]:
     """The curated fallback call families: (failed call, errno) -> the calls that take its
@@ -775,14 +781,7 @@ def load_fallbacks(path: str | os.PathLike | None = None) -> dict[tuple[str, str
         text = read_regular_text(os.fspath(path), "a YAML file")
     except (OSError, UnicodeDecodeError) as exc:
         raise TracebaseError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    import yaml
-
-    try:
-        doc = yamlio.safe_load(text, str(path))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise TracebaseError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', None) or 'syntax error'}") from None
+    doc = _parse_yaml(text, path)
     if not isinstance(doc, dict) or type(doc.get("version")) is not int or doc.get("version") != FORMAT_VERSION:
         found = doc.get("version") if isinstance(doc, dict) else _type_name(doc)
         raise TracebaseError(f"{path}: field 'version': expected {FORMAT_VERSION}, found {found!r}")
