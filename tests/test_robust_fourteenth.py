@@ -159,6 +159,15 @@ def work(args):
 """
 
 
+def _ctrl_c_not_ignored() -> None:
+    """SIGINT back to its default in the child: a suite started in the background by a
+    non-interactive shell (`cmd &`, as a CI runner may) inherits SIGINT ignored, and Python then
+    rightly leaves it ignored -- the Ctrl-C this test presses would never arrive."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_pressed_again_during_the_cleanup_exits_130_without_a_traceback(tmp_path):
     """A second SIGINT (Ctrl-C pressed twice; round fourteen's battery: 1 in 6 trials of
     `learn`/`simulate`) raised KeyboardInterrupt again inside the first one's cleanup (there, a
@@ -171,14 +180,16 @@ def test_ctrl_c_pressed_again_during_the_cleanup_exits_130_without_a_traceback(t
     code = ("import sys; from tracer.cli import common; "
             "common.exit_process(common.run('twice', 'test', ['twice'], ['work']))")
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{REPO}", "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env,
+                          preexec_fn=_ctrl_c_not_ignored)
     assert proc.returncode == 130 and "cleanup finished" in proc.stderr, (proc.returncode, proc.stderr[-800:])
     assert "Traceback" not in proc.stderr, proc.stderr[-800:]
 
     out = tmp_path / "sim"
     proc = subprocess.Popen([*TRACER[:-1], "baseline.cli", "simulate", "--hosts", "40", "--hours", "6", "--seed", "1",
                              "-o", str(out)], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"})
+                            text=True, env={**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"},
+                            preexec_fn=_ctrl_c_not_ignored)
     deadline = time.monotonic() + 120
     while len(list(tmp_path.iterdir())) < 2 and proc.poll() is None:  # its staging directory: at work
         assert time.monotonic() < deadline, "simulate never started writing"

@@ -202,11 +202,19 @@ for line in open(os.path.join(base, "plan")):
             held.append(socket.socket(family, kind, proto))
         # --- scheduling
         elif op == "helper":  # file: a helper process started, its pid written to file
+            # it waits for the job's end of a pipe to close and exits by itself: killed, it was
+            # cut at a varying point (before its first call under load: a good run without it)
+            r, w = os.pipe()
             pid = os.fork()
             if pid == 0:
-                time.sleep(5)
+                os.close(w)
+                for x in held:
+                    if isinstance(x, tuple):
+                        os.close(x[1])
+                os.read(r, 1)
                 os._exit(0)
-            held.append(pid)
+            os.close(r)
+            held.append((pid, w))
             with open(a[0], "w") as fh:
                 fh.write(f"{pid}\n")
         elif op == "affinity":  # pidfile|self cpus: a process pinned
@@ -219,9 +227,9 @@ for line in open(os.path.join(base, "plan")):
     except OSError as e:
         die(f"{op} {a[0] if a else ''}: {e.strerror}")
 for x in held:
-    if isinstance(x, int):
-        os.kill(x, 9)
-        os.waitpid(x, 0)
+    if isinstance(x, tuple):
+        os.close(x[1])
+        os.waitpid(x[0], 0)
 print("net: ready")
 '''
 
