@@ -98,6 +98,24 @@ class _LockTaken(Exception):
     """The spool host directory was recreated and another writer holds its lock."""
 
 
+# Two daemons spilling into $TMPDIR/tracebase-spool at once take turns (a spill writes a few
+# snapshots: well under a second each); a holder that keeps it longer is a live `tracer run`
+# on that directory, and the next fallback directory is tried instead.
+SPILL_LOCK_WAIT_S = 10.0
+
+
+def _wait_for_lock(host_dir: Path, timeout_s: float) -> WriterLock:
+    """The writer lock of a spool host directory, waited for up to `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return WriterLock(host_dir).acquire()
+        except TracebaseError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+
+
 @dataclass
 class HeldSnapshot:
     """A closed interval not yet in the spool: written in order, under its own time and number."""
@@ -644,15 +662,31 @@ class Daemon:
 
     def spill_held(self) -> Path | None:
         """At exit with the spool still failing: write the held intervals to a spool under
-        $TMPDIR (then the cwd) so nothing is lost; returns that spool, None if none took them."""
+        $TMPDIR (then the cwd) so nothing is lost; returns that spool, None if none took them.
+
+        Every run's spill goes to the same directory, and each run numbered its intervals from
+        its own start: a second run's snapshots 0, 1, ... sat beside the first's, and the
+        readers (sequence order) interleaved the two runs, or a name clash sent the second to
+        the cwd. The held intervals are now numbered after the highest sequence number already
+        in the spill, under its host directory's writer lock (two daemons spilling at once
+        take turns), so the spill reads back run after run, each in order."""
         for root in (Path(tempfile.gettempdir()), Path.cwd()):
             spool = root / "tracebase-spool"
+            host_dir = spool / self.ctx.host
             try:
-                for snap in self.held:
-                    write_snapshot(spool, self.ctx.host, snap.events, snap.counters, snap.when_ns, snap.seq)
+                make_dirs(host_dir)
+                lock = _wait_for_lock(host_dir, SPILL_LOCK_WAIT_S)
+                try:
+                    base = next_seq(spool, self.ctx.host)
+                    while self.held:
+                        snap = self.held[0]
+                        write_snapshot(spool, self.ctx.host, snap.events, snap.counters, snap.when_ns, base)
+                        self.held.pop(0)  # written: a later failure must not write it twice
+                        base += 1
+                finally:
+                    lock.release()
             except (OSError, TracebaseError):
                 continue
-            self.held = []
             return spool
         return None
 

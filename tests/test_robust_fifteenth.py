@@ -1,0 +1,63 @@
+"""Round fifteen: robust14's leftovers and what the round15 battery found, each a defect of
+main shown by a real run (no mocks).
+
+- spills of separate `tracer run`s into $TMPDIR/tracebase-spool kept each run's own sequence
+  numbers, so the spill read back with the runs interleaved;
+- a compaction killed mid-swap left its hidden staging partition inside the table directory,
+  where the documented glob (`dataset/events/**/*.parquet`) found it: polars' scan failed on it;
+- the test harness's port lock files stayed in /tmp/tracebase-ports forever.
+The wider battery is `bench/robust_battery.py --group round15`."""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _held_daemon(spool: Path, host: str, whens: list[int]):
+    """A fleet daemon (no BPF: its spool side only) holding one interval per `whens`, numbered
+    from 0 as a fresh run numbers them."""
+    from tracer.fleet.daemon import Daemon as FleetDaemon
+    from tracer.fleet.daemon import HeldSnapshot, RunConfig
+    from tracer.fleet.spool import counters_table, events_table
+
+    d = FleetDaemon(RunConfig(sets=["syscalls"], spool=spool, host=host, log=io.StringIO()))
+    d.prepare()
+    for seq, when in enumerate(whens):
+        counters = counters_table([{"host": host, "snapshot_time": when, "interval_s": 5.0, "probe": "openat",
+                                    "layer": "syscall", "live": True, "invocations": int(when % 10**6), "failures": 0}])
+        d.held.append(HeldSnapshot(events_table([]), counters, when, seq))
+    d._seq = len(whens)
+    return d
+
+
+def test_spills_of_separate_runs_read_back_run_after_run(tmp_path, monkeypatch):
+    """Each run's held intervals were spilled under that run's own numbers 0, 1, ...: a second
+    run's spill sat beside the first's with the same numbers, and the spool's readers (sequence
+    order) gave run 1 #0, run 2 #0, run 1 #1, ... Now a spill numbers its intervals after the
+    highest already there: the second run reads after the first, each in its own order."""
+    from tracer.fleet.spool import list_snapshots, read_spool
+
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
+    t0 = 1_764_900_000_000_000_000
+    first = [t0 + k * 5 * 10**9 + 1 for k in range(3)]
+    second = [t0 + 60 * 10**9 + k * 5 * 10**9 + 2 for k in range(3)]  # a later run, the same host
+    for k, whens in enumerate((first, second)):
+        d = _held_daemon(tmp_path / f"spool{k}", "h1", whens)
+        try:
+            spilled = d.spill_held()
+        finally:
+            d.close()
+        assert spilled == tmpdir / "tracebase-spool" and not d.held
+    seqs = [int(p.name.rsplit("-", 1)[1]) for p in list_snapshots(tmpdir / "tracebase-spool", "h1")]
+    assert seqs == list(range(6)), seqs
+    got = read_spool(tmpdir / "tracebase-spool", "counters", "h1")["invocations"].to_list()
+    assert got == [w % 10**6 for w in first + second], got
+    assert not (tmp_path / "tracebase-spool").exists()  # nothing went to the cwd fallback
