@@ -84,6 +84,8 @@ SNAPSHOT_RE = re.compile(r"^snap-(\d{8})T(\d{6})(?:\.(\d+))?Z-\d+\Z")  # \Z: "$"
 # rule `tracer run --host` enforces (tracer.fleet.options), so ingest accepts what the tracer writes.
 HOST_RE = HOST_NAME
 LOCK_NAME = ".tracebase.lock"
+# a compaction's staging tree, at the dataset's top (outside the tables' globs)
+COMPACT_STAGING_PREFIX = ".compact-"
 WATERMARK_NAME = "_ingest_watermark.json"
 # Sort keys that give compacted files a stable, scan-friendly order.
 SORT_KEYS = {
@@ -698,10 +700,15 @@ def compact_dataset(
 
 
 def _remove_dead_partition_stagings(dataset: Path, tables: Iterable[str]) -> None:
-    """The hidden partition trees ('.host=H.<pid>-<hex>.tmp') a compaction killed with -9 left:
+    """The hidden partition trees a compaction killed with -9 left ('.compact-<pid>-<hex>.tmp' at
+    the dataset's top; '.host=H.<pid>-<hex>.tmp' in a date directory from earlier versions):
     the new tree before its swap, or the old one after it (call with the lock held: no
     compaction of ours is running). Ingest removes them too (remove_stale_temporaries)."""
-    for table in tables:
+    for entry in os.scandir(dataset):
+        if entry.name.startswith(COMPACT_STAGING_PREFIX) and _is_temporary(entry.name) \
+                and entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+    for table in tables:  # where round fourteen's compaction staged them
         for date_dir in (dataset / table).glob("date=*"):
             if not date_dir.is_dir() or date_dir.is_symlink():
                 continue
@@ -719,8 +726,12 @@ def _swap_compacted(part_dir: Path, table: str, merged: pa.Table, name: str, ext
     written first (under its final name: a summary alone is never read, and the next run
     removes it if the swap did not happen). False, with nothing changed, where the filesystem
     cannot swap or link (the caller compacts in place)."""
-    # date=D/.host=H.<pid>-<hex>.tmp/host=H: hidden from every reader and scan, and the staged
-    # files still sit in a host=H directory, which is where their partition key comes from
+    # <dataset>/.compact-<pid>-<hex>.tmp/host=H, outside every table directory: a staging tree
+    # beside the partition (date=D/.host=H.<pid>-<hex>.tmp/host=H, as before) was hidden from
+    # tracebase's readers, but the documented glob `dataset/events/**/*.parquet` descends into
+    # dot directories (polars, duckdb): after a kill -9 mid-swap polars' hive scan failed on
+    # its '.host' key and duckdb counted the rows twice. The swap is across directories of one
+    # file system (renameat2 allows it); the staged files still sit in a host=H directory.
     merged_names = {f.name for f in small}
     try:
         # everything else in the partition goes along (a file by a hard link, a symlink as a
@@ -731,7 +742,7 @@ def _swap_compacted(part_dir: Path, table: str, merged: pa.Table, name: str, ext
         return False
     if any(not (e.is_symlink() or e.is_file(follow_symlinks=False)) for e in others):
         return False
-    staging = part_dir.parent / f".{part_dir.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    staging = part_dir.parent.parent.parent / f"{COMPACT_STAGING_PREFIX}{os.getpid()}-{os.urandom(4).hex()}.tmp"
     new_dir = staging / part_dir.name
     final = part_dir / name
     try:
@@ -753,7 +764,7 @@ def _swap_compacted(part_dir: Path, table: str, merged: pa.Table, name: str, ext
         atomic.exchange(new_dir, part_dir)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        if exc.errno in (errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK):
+        if exc.errno in (errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV):
             if table == "counters":
                 _drop_summary(final)
             return False  # (NFS, some FUSE and overlay mounts): the in-place protocol
