@@ -124,3 +124,44 @@ def test_a_compaction_killed_mid_swap_leaves_nothing_the_documented_glob_finds(t
     assert not [p for p in dataset.rglob("*") if p.name.endswith(".tmp")]
     (merged,) = (dataset / "counters").glob("date=*/host=h1/part-*.parquet")
     assert sorted(pl.read_parquet(merged)["invocations"].to_list()) == [1, 2, 3]
+
+
+_SESSION = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from scenarios import harness
+opened = []
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        opened.append(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:  # the listing's own descriptor, closed by now
+        pass
+print(",".join(map(str, harness.PORTS)), "|".join(opened), flush=True)
+sys.stdin.read()  # holds its ports until told to end
+"""
+
+
+def test_the_scenario_ports_are_reserved_without_leaving_lock_files(tmp_path):
+    """The scenario harness reserved its 15 loopback ports with lock files in
+    /tmp/tracebase-ports, one per port, never removed (thousands after a few sessions). Now the
+    lock is a socket with an abstract name: no file is made, another session cannot take the
+    ports while the holder lives, and they are free again once it is killed with -9."""
+    tests = str(REPO / "tests")
+    holder = subprocess.Popen([sys.executable, "-c", _SESSION, tests], cwd=tmp_path, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=ENV)
+    try:
+        ports, opened = holder.stdout.readline().split(" ", 1)
+        ports = [int(p) for p in ports.split(",")]
+        assert len(ports) == 15
+        assert not [f for f in opened.split("|") if "tracebase-ports" in f], opened
+        probe = ("import sys; sys.path.insert(0, sys.argv[1]); from scenarios import harness; "
+                 "print(harness._reserve(range(int(sys.argv[2]), int(sys.argv[2]) + 1)) is not None)")
+        taken = subprocess.run([sys.executable, "-c", probe, tests, str(ports[3])], capture_output=True, text=True,
+                               timeout=120, env=ENV)
+        assert taken.stdout.strip() == "False", (taken.stdout, taken.stderr[-500:])
+    finally:
+        holder.kill()
+        holder.wait()
+    free = subprocess.run([sys.executable, "-c", probe, tests, str(ports[3])], capture_output=True, text=True,
+                          timeout=120, env=ENV)
+    assert free.stdout.strip() == "True", (free.stdout, free.stderr[-500:])

@@ -86,34 +86,35 @@ def shared_recorder():
     return recorder
 
 
-# One lock file per port, held for the session's life: a port another session's block has is
-# never taken, even while nothing listens on it there (between two of its cases).
-PORT_LOCKS = Path("/tmp/tracebase-ports")
+# One lock per port, held for the session's life: a port another session's block has is never
+# taken, even while nothing listens on it there (between two of its cases). The lock is a Unix
+# socket bound to an abstract name (Linux: no file, gone with the process that held it, kill -9
+# included), so nothing is left behind: the lock files this used, /tmp/tracebase-ports/<port>,
+# stayed there after every session, thousands of them.
+PORT_LOCK_PREFIX = "tracebase-port-"
 
 
-def _reserve(ports: range) -> list[int] | None:
-    """Lock files of `ports`, all taken (their descriptors, kept open), or None."""
-    import fcntl
-
-    PORT_LOCKS.mkdir(mode=0o755, exist_ok=True)
-    fds = []
+def _reserve(ports: range) -> list[socket.socket] | None:
+    """Locks of `ports`, all taken (their sockets, kept open), or None."""
+    held = []
     for port in ports:
-        fd = os.open(PORT_LOCKS / str(port), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        fds.append(fd)
+        lock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            for held in fds:
-                os.close(held)
+            lock.bind(f"\0{PORT_LOCK_PREFIX}{port}")
+        except OSError:  # EADDRINUSE: another session holds it
+            lock.close()
+            for other in held:
+                other.close()
             return None
-    return fds
+        held.append(lock)
+    return held
 
 
 def _port_block(size: int) -> tuple[int, ...]:
     """`size` consecutive loopback ports free right now, below the ephemeral range (so no
     outgoing connection takes one meanwhile), starting at a place that depends on the pid so
-    concurrent sessions look in different places first. Each port is reserved by a lock file
-    another session's search respects (`PORT_LOCKS`), and the probe binds without SO_REUSEADDR,
+    concurrent sessions look in different places first. Each port is reserved by a lock
+    another session's search respects (`_reserve`), and the probe binds without SO_REUSEADDR,
     so a port with a connection of an earlier session still in TIME_WAIT is passed over too:
     a case's server binding it without SO_REUSEADDR would fail EADDRINUSE."""
     span = 31000 - 20000 - size
@@ -129,8 +130,8 @@ def _port_block(size: int) -> tuple[int, ...]:
                 socks.append(s)
                 s.bind(("127.0.0.1", port))
         except OSError:
-            for fd in locks:
-                os.close(fd)
+            for lock in locks:
+                lock.close()
             continue
         finally:
             for s in socks:
@@ -140,7 +141,7 @@ def _port_block(size: int) -> tuple[int, ...]:
     raise RuntimeError("no block of free loopback ports between 20000 and 31000")
 
 
-_HELD_PORT_LOCKS: list[int] = []  # open for the session's life (closed with the process)
+_HELD_PORT_LOCKS: list[socket.socket] = []  # open for the session's life (closed with the process)
 # handed out by the scenario modules, one per service: no two sets share one (a connection's
 # TIME_WAIT, a server still going, from one set must not meet another's bind, in any order)
 PORTS = _port_block(15)
