@@ -1,6 +1,6 @@
-"""Bad inputs, faults and signals against every CLI: rounds seven to fourteen (run it as root).
+"""Bad inputs, faults and signals against every CLI: rounds seven to fifteen (run it as root).
 
-    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|round10|round11|round12|round13|round14]
+    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|...|round15 [--part P]]
 
 Each case runs a real command in a subprocess and checks the edges' contract: exit status in the
 allowed set, no traceback, no "internal error", at most one line on stderr for a failure, no
@@ -78,7 +78,18 @@ or a directory (allowlist learn leaves it byte for byte); TMPDIR unwritable or a
 HOME and LANG=C on every writer; SIGINT twice and SIGTERM then SIGKILL into every writer, then
 a reader and the rerun; umask 002/077 on audit/--html, coverage, --expected-out, ingest; and
 robust13's leftovers (-i out of 100ms..1h, a spool whose clock stepped back, `tracer record`
-losing its output directory: tests/test_robust_fourteenth.py). Prints one line per failed case and a summary; exit 1 if any
+losing its output directory: tests/test_robust_fourteenth.py). Round fifteen (`--group round15`,
+`--part numbers|parquet|streams|two|sweep|leftovers`; the code of this tree): kill -9 of the process
+group at 10 instants spread evenly over each writer's uninterrupted run (4 with --quick; learn,
+audit, allowlist learn, simulate, export, coverage, expected learn), then what a reader sees
+whole, the documented glob `<table>/**/*.parquet` read by polars with nothing under a dot name,
+the rerun equal by content, no temporary left; two writers of different inputs on one output,
+the second started at 0, 1/3 and 2/3 of the first's run (one whole output, never a mix); a
+stdout pipe whose reader has gone before the first write, and an error reported with stderr on
+/dev/full, a gone stderr reader, or stdout and stderr closed; every numeric option given -1, 0,
+nan, inf, 1e309, 2**64, '5 s', Arabic-Indic digits, ''; odd part files inside a dataset and odd
+traces (extra/missing columns, schema version 99, a nested type, no row groups, CSV, JSON,
+empty, a directory); and robust14's leftovers (tests/test_robust_fifteenth.py). Prints one line per failed case and a summary; exit 1 if any
 case failed. The fast suite's regressions for what this found are in tests/test_robust_edges.py,
 tests/test_robust_eighth.py, tests/test_robust_ninth.py, tests/test_robust_tenth.py and
 tests/test_bad_inputs.py.
@@ -2505,12 +2516,400 @@ def round14_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: P
     return results
 
 
+# --------------------------------------------------------------------------------------------
+# round fifteen: kill -9 swept evenly across each writer's run, two writers of different
+# inputs on one output, odd streams with an error to report, odd numbers on every numeric
+# option, odd Parquet files inside a dataset; the code of this tree (PYTHONPATH set to it)
+# --------------------------------------------------------------------------------------------
+def _r15_cmd(argv: list[str]) -> list[str]:
+    tool, *rest = argv
+    return [sys.executable, "-m", f"{tool}.cli", *rest]
+
+
+def _r15_start(argv: list[str], cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen(_r15_cmd(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=cwd, env=_r14_env())
+
+
+def _r15_glob_problems(out: Path) -> list[str]:
+    """The documented readers' globs on every dataset below `out` (`<table>/**/*.parquet`, as
+    docs/airflow.md reads them with polars): the scan succeeds, and finds no file under a dot
+    name (a writer's staging tree)."""
+    bad = []
+    for table_dir in sorted(p for p in out.rglob("*") if p.is_dir() and p.name in ("events", "counters")
+                            and not any(part.startswith(".") for part in p.relative_to(out).parts)):
+        hidden = [p for p in table_dir.rglob("*.parquet")
+                  if any(part.startswith(".") for part in p.relative_to(table_dir).parts)]
+        if hidden:
+            bad.append(f"{hidden[0].relative_to(out)}: a staging file under the documented glob")
+        if not any(table_dir.rglob("*.parquet")):
+            continue
+        try:
+            pl.scan_parquet(str(table_dir / "**" / "*.parquet"),
+                            hive_schema={"date": pl.String, "host": pl.String}).select(pl.len()).collect()
+        except Exception as exc:  # noqa: BLE001 - any failure to read is the finding
+            bad.append(f"{table_dir.relative_to(out)}/**/*.parquet: {type(exc).__name__} {str(exc)[:80]}")
+    return bad
+
+
+def _r15_sweep(d: Path, fleet: Path, good: list[Path], spool: Path | None, points: int) -> list[Result]:
+    """kill -9 of the process group at `points` instants spread evenly over each writer's
+    uninterrupted run time (k + 0.5) / points, so the early, middle and late phases (temp
+    written, mid-partition, between the outputs, the renames) are each hit: then what a reader
+    sees is whole, the documented glob reads, the rerun succeeds with the uninterrupted run's
+    content, and no staging or temporary is left in the output's directory."""
+    out = d / "out"
+    jobs = {
+        "learn -o": ["baseline", "learn", str(d / "fleet"), "-o", str(out / "m.parquet")],
+        "audit -o": ["baseline", "audit", str(d / "fleet"), "-o", str(out / "aud")],
+        "allowlist learn -o": ["baseline", "allowlist", "learn", *map(str, good), "-o", str(out / "al.yaml")],
+        "simulate -o": ["baseline", "simulate", "--hosts", "4", "--hours", "1", "--seed", "5", "-o", str(out / "sim")],
+        "export -o": ["baseline", "export", str(good[0]), str(good[1]), "-o", str(out / "x.json")],
+        "coverage -o": ["baseline", "coverage", str(d / "fleet"), "-o", str(out / "cov")],
+        "expected learn -o": ["baseline", "expected", "learn", str(d / "fleet"), "-o", str(out / "e.yaml")],
+    }
+    template = d / "template"
+    if spool is not None:
+        # a dataset holding the first half of the spool's snapshots, ingested three times over
+        # (three part files per partition), and the second half to ingest with compaction
+        shutil.rmtree(template, ignore_errors=True)
+        snaps = sorted(spool.glob("*/snap-*"))
+        for i, snap in enumerate(snaps):
+            shutil.copytree(snap, template / ("spool2" if i >= len(snaps) // 2 else f"spool1-{i % 3}")
+                            / snap.parent.name / snap.name)
+        for i in range(3):
+            subprocess.run(_r15_cmd(["baseline", "ingest", str(template / f"spool1-{i}"), str(template / "ds")]),
+                           capture_output=True, timeout=600, check=True, env=_r14_env())
+        jobs["ingest + compaction"] = ["baseline", "ingest", str(d / "spool2"), str(out / "ds"),
+                                       "--compact-min-files", "2"]
+
+    def fresh(name: str) -> None:
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(d / "fleet", ignore_errors=True)
+        out.mkdir(parents=True)
+        shutil.copytree(fleet, d / "fleet", ignore=shutil.ignore_patterns("audit", "baseline-model.parquet", "expected*"))
+        if name.startswith("ingest"):
+            shutil.rmtree(d / "spool2", ignore_errors=True)
+            shutil.copytree(template / "spool2", d / "spool2")
+            shutil.copytree(template / "ds", out / "ds")
+
+    results = []
+    for name, argv in jobs.items():
+        clean, took = [], 0.0
+        for _ in range(2):
+            fresh(name)
+            t0 = time.monotonic()
+            proc = _r15_start(argv, d)
+            err = proc.communicate(timeout=600)[1]
+            took = time.monotonic() - t0
+            clean.append(_content(out))
+        if proc.returncode != 0:
+            results.append(Result(f"round15 kill -9 sweep {name}: uninterrupted run", False, err.strip()[-200:]))
+            continue
+        stable = {p for p in clean[0] if clean[0].get(p) == clean[1].get(p)}
+        bad = []
+        for k in range(points):
+            fresh(name)
+            delay = took * (k + 0.5) / points
+            proc = _r15_start(argv, d)
+            time.sleep(delay)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            problems = [f"{p} {v}" for p, v in _content(out).items() if v == "EMPTY" or str(v).startswith("UNREADABLE")]
+            problems += _r15_glob_problems(out) + _visible_whole(out)
+            again = _r15_start(argv, d)
+            err = again.communicate(timeout=600)[1]
+            got = _content(out)
+            differ = sorted(p for p in set(clean[0]) | set(got)
+                            if (p in stable and clean[0].get(p) != got.get(p)) or ((p in clean[0]) != (p in got)))
+            debris = [str(p.relative_to(out)) for p in out.rglob(".*") if p.name.endswith(".tmp")]
+            if again.returncode != 0 or problems or differ or debris:
+                bad.append(f"at {delay:.2f}s of {took:.2f}: rerun exit {again.returncode} {err.strip()[-120:]}; "
+                           f"readers {problems[:2]}, differ {differ[:2]}, debris {debris[:2]}")
+        results.append(Result(f"round15 kill -9 sweep x{points} {name}: readers, glob, rerun same content", not bad,
+                              f"{len(bad)} of {points} bad; " + " | ".join(bad[:2])))
+    return results
+
+
+def _r15_two_writers(d: Path, fleet: Path, good: list[Path]) -> list[Result]:
+    """Two writers of *different* inputs on one output, the second started at 0, 1/3 and 2/3
+    of the first's run: each exits 0 (or 2 in one line), and the output is one run's whole
+    output (or, for a list merged in place, the two merged in one order or the other), never
+    a mix of the two."""
+    other = d / "fleet-b"
+    proc = subprocess.run(_r15_cmd(["baseline", "simulate", "--hosts", "5", "--hours", "1", "--seed", "9", "-o",
+                                    str(other)]), capture_output=True, timeout=600, env=_r14_env())
+    if proc.returncode != 0:
+        return [Result("round15 two writers: second fleet", False, proc.stderr.decode(errors="replace")[-200:])]
+    optional = PROGRAM[:3] + [("openat", -2, "ENOENT", "/etc/job/optional.conf")] + PROGRAM[3:]
+    good_b = [write(events(f"o{i}", optional, 40 + i, "good"), d / f"optional{i}.parquet") for i in (1, 2)]
+    k = d / "two"
+    pairs = {
+        "learn": lambda src: ["baseline", "learn", str(src), "-o", str(k / "m.parquet")],
+        "audit": lambda src: ["baseline", "audit", str(src), "-o", str(k / "aud")],
+        "coverage": lambda src: ["baseline", "coverage", str(src), "-o", str(k / "cov")],
+        "simulate": lambda src: ["baseline", "simulate", "--hosts", "3", "--hours", "1",
+                                 "--seed", "1" if src == "a" else "2", "-o", str(k / "sim")],
+        "allowlist learn": lambda src: ["baseline", "allowlist", "learn", *map(str, good if src == "a" else good_b),
+                                        "-o", str(k / "al.yaml")],
+    }
+    sources = {"learn": (fleet, other), "audit": (fleet, other), "coverage": (fleet, other), "simulate": ("a", "b"),
+               "allowlist learn": ("a", "b")}
+
+    def fresh() -> None:
+        shutil.rmtree(k, ignore_errors=True)
+        k.mkdir()
+
+    def alone(argvs: list[list[str]]) -> tuple[dict, float]:
+        fresh()
+        t0 = time.monotonic()
+        for argv in argvs:
+            subprocess.run(_r15_cmd(argv), capture_output=True, timeout=600, env=_r14_env(), cwd=d, check=True)
+        return _content(k), time.monotonic() - t0
+
+    results = []
+    for name, make in pairs.items():
+        a, b = (make(s) for s in sources[name])
+        try:
+            want_a, took = alone([a])
+            want_b, _ = alone([b])
+            wants = [want_a, want_b]
+            if name == "allowlist learn":
+                wants += [alone([a, b])[0], alone([b, a])[0]]
+        except subprocess.CalledProcessError as exc:
+            results.append(Result(f"round15 two writers {name}: alone", False, exc.stderr.decode(errors="replace")[-200:]))
+            continue
+        # the HTML footer's time is masked by _content; the rest must be one of the wanted trees
+        bad = []
+        for frac in (0.0, 1 / 3, 2 / 3):
+            fresh()
+            first = _r15_start(a, d)
+            time.sleep(took * frac)
+            second = _r15_start(b, d)
+            errs = [p.communicate(timeout=600)[1] for p in (first, second)]
+            codes = [p.returncode for p in (first, second)]
+            lines_ok = all(c == 0 or (c == 2 and len(e.strip().splitlines()) == 1 and "Traceback" not in e)
+                           for c, e in zip(codes, errs, strict=True))
+            got = _content(k)
+            whole = any(got == w for w in wants)
+            if not (lines_ok and whole and 0 in codes):
+                mixed = sorted(p for p in set(got) | set(want_a) if got.get(p) not in (want_a.get(p), want_b.get(p)))
+                bad.append(f"second at {frac:.2f}: exits {codes} {[e.strip()[-100:] for e in errs]}; "
+                           f"mixed/odd {mixed[:3]}")
+        results.append(Result(f"round15 two writers of different inputs, one output: {name}", not bad,
+                              " | ".join(bad[:2])))
+    return results
+
+
+def _r15_streams(d: Path, fleet: Path, good: list[Path], bad: Path) -> list[Result]:
+    """Odd streams with something to say: stdout a pipe whose reader has already gone (EPIPE on
+    the first write: quiet, the status unchanged), and an error to report with stderr on
+    /dev/full, stderr a pipe whose reader has gone, or stdout and stderr both closed: exit 2,
+    never death by SIGPIPE, never a hang."""
+    g = " ".join(map(str, good))
+    b = f"{sys.executable} -m baseline.cli"
+    t = f"{sys.executable} -m tracer.cli"
+    printing = {
+        "diff": (f"{b} diff {g} {bad}", 1), "diff --json": (f"{b} diff {g} {bad} --json", 1),
+        "audit --json": (f"{b} audit {fleet} -o {d}/aud --json", 0), "evaluate --json": (f"{b} evaluate {fleet} --findings {d}/aud --json", 0),  # audit's
+        "simulate --json": (f"{b} simulate --hosts 2 --hours 1 --seed 1 -o {d}/sim --json", 0),
+        "export -o -": (f"{b} export {good[0]} -o -", 0), "diff --help": (f"{b} diff --help", 0),
+        "tracer record --help": (f"{t} record --help", 0),
+    }
+    if os.geteuid() == 0:
+        printing["probes check --json"] = (f"{t} probes check syscalls --json", 0)
+    results = []
+    for name, (cmd, status) in printing.items():
+        shutil.rmtree(d / "sim", ignore_errors=True)
+        # the reader exits before the command starts: its first write meets EPIPE
+        proc = _sh(f"exec 3>&1; st=$( {{ (sleep 0.3; {cmd} 2>{d}/err; echo $? >&3) | true; }} 3>&1 ); "
+                   f"echo $st; cat {d}/err >&2", d, _r14_env(), timeout=300)
+        got = proc.stdout.decode().strip()
+        err = proc.stderr.decode(errors="replace")
+        results.append(Result(f"round15 stdout a pipe whose reader has gone: {name}",
+                              got == str(status) and not err.strip(), f"status {got!r}, stderr {err.strip()[-200:]}"))
+    failing = {
+        "diff of a missing trace": f"{b} diff {g} {d}/missing.parquet",
+        "audit of a missing dataset": f"{b} audit {d}/nodataset -o {d}/aud2",
+        "simulate --hosts 0": f"{b} simulate --hosts 0 --hours 1 -o {d}/sim0",
+        "tracer record -d nan": f"{t} record -p 1 -d nan -o {d}/r.parquet",
+    }
+    for name, cmd in failing.items():
+        for how, redir in (("stderr on /dev/full", "2>/dev/full"), ("stdout and stderr closed", ">&- 2>&-"),
+                           ("stderr a pipe whose reader has gone", "2>&3")):
+            if how.startswith("stderr a pipe"):
+                script = f"exec 4>&1; st=$( {{ (sleep 0.3; {cmd} 3>&- 2>&1 >/dev/null; echo $? >&4) | true; }} 4>&1 ); echo $st"
+            else:
+                script = f"{cmd} {redir}; echo $?"
+            try:
+                proc = _sh(script, d, _r14_env(), timeout=120)
+                got = proc.stdout.decode().strip().splitlines()[-1:] or [""]
+                ok, detail = got[0] == "2", f"status {got[0]!r}"
+            except subprocess.TimeoutExpired:
+                ok, detail = False, "hung > 120s"
+            results.append(Result(f"round15 {name} with {how}: exit 2", ok, detail))
+    return results
+
+
+_R15_NUMBERS = ("-1", "0", "nan", "inf", "1e309", str(2**64), "5 s", "\u0661\u0662", "")
+
+
+def _r15_numbers(d: Path, fleet: Path, good: list[Path], bad: Path) -> list[Result]:
+    """Every numeric option given -1, 0, nan, inf, 1e309, 2**64, '5 s', Arabic-Indic digits and
+    an empty string: a value outside the option's range is refused in one line naming the
+    option, exit 2, before any work (never a hang on 2**64 hosts, never a traceback); 0 is
+    taken or refused per option."""
+    g = list(map(str, good))
+    opts = {
+        "diff --context": lambda v: ["baseline", "diff", *g, str(bad), f"--context={v}"],
+        "diff --window": lambda v: ["baseline", "diff", *g, str(bad), f"--window={v}"],
+        "diff --max-anomalies": lambda v: ["baseline", "diff", *g, str(bad), f"--max-anomalies={v}"],
+        "export --max-events": lambda v: ["baseline", "export", g[0], f"--max-events={v}", "-o", str(d / "x.json")],
+        "simulate --hosts": lambda v: ["baseline", "simulate", f"--hosts={v}", "--hours", "1", "-o", str(d / "s")],
+        "simulate --hours": lambda v: ["baseline", "simulate", "--hosts", "2", f"--hours={v}", "-o", str(d / "s")],
+        "simulate --seed": lambda v: ["baseline", "simulate", "--hosts", "2", "--hours", "1", f"--seed={v}",
+                                      "-o", str(d / "s")],
+        "simulate --workers": lambda v: ["baseline", "simulate", "--hosts", "2", "--hours", "1", f"--workers={v}",
+                                         "-o", str(d / "s")],
+        "simulate --good-rate": lambda v: ["baseline", "simulate", "--hosts", "2", "--hours", "1", f"--good-rate={v}",
+                                           "-o", str(d / "s")],
+        "simulate --events-target": lambda v: ["baseline", "simulate", "--hosts", "2", "--hours", "1",
+                                               f"--events-target={v}", "-o", str(d / "s")],
+        "allowlist learn --min-support": lambda v: ["baseline", "allowlist", "learn", *g, f"--min-support={v}",
+                                                    "-o", str(d / "al.yaml")],
+        "expected learn --min-hosts": lambda v: ["baseline", "expected", "learn", str(fleet), f"--min-hosts={v}",
+                                                 "-o", str(d / "e.yaml")],
+        "ingest -j": lambda v: ["baseline", "ingest", str(d / "nospool"), str(d / "ds"), f"--workers={v}"],
+        "ingest --compact-min-files": lambda v: ["baseline", "ingest", str(d / "nospool"), str(d / "ds"),
+                                                 f"--compact-min-files={v}"],
+        "coverage --trend-pct": lambda v: ["baseline", "coverage", str(fleet), f"--trend-pct={v}", "-o", str(d / "cov")],
+    }
+    if os.geteuid() == 0:
+        opts.update({
+            "record -d": lambda v: ["tracer", "record", "-p", "1", f"--duration={v}", "-o", str(d / "r.parquet")],
+            "record --linger": lambda v: ["tracer", "record", f"--linger={v}", "-o", str(d / "r.parquet"), "--", "true"],
+            "record --ringbuf-mb": lambda v: ["tracer", "record", f"--ringbuf-mb={v}", "-o", str(d / "r.parquet"),
+                                              "--", "true"],
+        })
+    (d / "nospool").mkdir(exist_ok=True)
+    results = []
+    for name, make in opts.items():
+        flag = name.split()[-1]
+        for value in _R15_NUMBERS:
+            shutil.rmtree(d / "s", ignore_errors=True)
+            codes = {0, 1, 2} if value in ("0", "-1") or (flag == "--seed" and value in ("0",)) else {2}
+            if flag == "--linger" and value == "inf":
+                codes = {0}
+            try:
+                proc = subprocess.run(_r15_cmd(make(value)), cwd=d, capture_output=True, timeout=120, env=_r14_env())
+            except subprocess.TimeoutExpired:
+                results.append(Result(f"round15 {name} {value!r}", False, "hung > 120s"))
+                continue
+            ok, detail = _verdict(proc, codes)
+            err = proc.stderr.decode(errors="replace")
+            if proc.returncode == 2 and flag not in err and "-" + flag.lstrip("-")[:1] not in err:
+                ok, detail = False, f"the line does not name {flag}: {detail}"
+            results.append(Result(f"round15 {name} {value!r}", ok, detail))
+    return results
+
+
+def _r15_parquet(d: Path, fleet: Path, good: list[Path], bad: Path) -> list[Result]:
+    """Odd files inside a dataset's host partition (part-zz.parquet): extra columns, a missing
+    column, a future schema version, a nested type where a scalar belongs, no row groups,
+    CSV, JSON, empty, a directory. learn, audit and coverage each finish, or stop in one line
+    naming that file, exit 2; the same kinds as a trace given to diff and export."""
+    host_dir = next(p for p in sorted((fleet / "events").glob("date=*/host=*")) if any(p.glob("*.parquet")))
+    sample = pq.read_table(next(host_dir.glob("*.parquet")))
+    meta = sample.schema.metadata or {}
+    trace = pq.read_table(good[0])
+
+    def variants(t: pa.Table) -> dict:
+        first = t.column_names[0]
+        nested_col = next((n for n in t.column_names if pa.types.is_integer(t.schema.field(n).type)), first)
+        return {
+            "extra columns": lambda p: pq.write_table(t.append_column("zz_extra", pa.array(["x"] * t.num_rows)), p),
+            "a missing column": lambda p: pq.write_table(t.drop_columns([nested_col]), p),
+            "schema version 99": lambda p: pq.write_table(t.replace_schema_metadata(
+                {**(t.schema.metadata or {}), **{k: (b"99" if b"version" in k else v)
+                                                 for k, v in (t.schema.metadata or {}).items()}}), p),
+            "a nested type": lambda p: pq.write_table(t.set_column(t.column_names.index(nested_col), nested_col,
+                                                                    pa.array([[1]] * t.num_rows)), p),
+            "no row groups": lambda p: pq.ParquetWriter(p, t.schema).close(),
+            "CSV": lambda p: p.write_text("trace_id,seq\ng1,0\n"),
+            "JSON": lambda p: p.write_text('{"trace_id": "g1", "seq": 0}\n'),
+            "empty": lambda p: p.write_bytes(b""),
+            "a directory": lambda p: p.mkdir(),
+        }
+
+    del meta
+    results = []
+    for kind, make in variants(sample).items():
+        ds = d / "ds"
+        shutil.rmtree(ds, ignore_errors=True)
+        shutil.copytree(fleet, ds, ignore=shutil.ignore_patterns("audit", "expected*"))
+        target = ds / host_dir.relative_to(fleet) / "part-zz.parquet"
+        make(target)
+        for argv in (["learn", str(ds), "-o", str(d / "m.parquet")], ["audit", str(ds), "-o", str(d / "aud")],
+                     ["coverage", str(ds), "-o", str(d / "cov")]):
+            proc = subprocess.run(_r15_cmd(["baseline", *argv]), cwd=d, capture_output=True, timeout=300, env=_r14_env())
+            ok, detail = _verdict(proc, {0, 2})
+            if proc.returncode == 2 and "part-zz.parquet" not in proc.stderr.decode(errors="replace"):
+                ok, detail = False, f"does not name part-zz.parquet: {detail}"
+            results.append(Result(f"round15 {argv[0]} of a dataset with a part file: {kind}", ok, detail))
+    for kind, make in variants(trace).items():
+        p = d / f"trace-{kind.replace(' ', '-')}.parquet"
+        shutil.rmtree(p, ignore_errors=True)
+        make(p)
+        for argv in (["diff", *map(str, good), str(p)], ["export", str(p), "-o", str(d / "x.json")]):
+            proc = subprocess.run(_r15_cmd(["baseline", *argv]), cwd=d, capture_output=True, timeout=300, env=_r14_env())
+            ok, detail = _verdict(proc, {0, 1, 2})
+            if proc.returncode == 2 and p.name not in proc.stderr.decode(errors="replace"):
+                ok, detail = False, f"does not name {p.name}: {detail}"
+            results.append(Result(f"round15 {argv[0]} of a trace: {kind}", ok, detail))
+    return results
+
+
+def _r15_leftovers(d: Path) -> list[Result]:
+    """robust14's leftovers seen from outside: spills of two runs read back run after run; a
+    compaction killed mid-swap leaves nothing the documented glob finds; the scenario
+    harness leaves no port lock files (tests/test_robust_fifteenth.py runs them)."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(REPO / "tests" / "test_robust_fifteenth.py")], cwd=REPO, capture_output=True,
+                          timeout=900, env=_r14_env())
+    tail = proc.stdout.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    return [Result("round15 robust14's leftovers (tests/test_robust_fifteenth.py)", proc.returncode == 0, tail[0])]
+
+
+def round15_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None, quick: bool,
+                  only: str | None = None) -> list[Result]:
+    d = base / "r15"
+    d.mkdir(exist_ok=True)
+    results: list[Result] = []
+    for group, fn in (("numbers", lambda g: _r15_numbers(g, fleet, good, bad)),
+                      ("parquet", lambda g: _r15_parquet(g, fleet, good, bad)),
+                      ("streams", lambda g: _r15_streams(g, fleet, good, bad)),
+                      ("two", lambda g: _r15_two_writers(g, fleet, good)),
+                      ("sweep", lambda g: _r15_sweep(g, fleet, good, spool, 4 if quick else 10)),
+                      ("leftovers", _r15_leftovers)):
+        if only and group != only:
+            continue
+        (d / group).mkdir(exist_ok=True)
+        try:
+            results += fn(d / group)
+        except Exception as exc:  # noqa: BLE001 - the battery's own trouble is a failed case, not the end
+            results.append(Result(f"round15 {group}: battery error", False, f"{type(exc).__name__}: {exc}"))
+    return results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="one signal and one kill -9 trial per writer (else 3)")
-    ap.add_argument("--group", choices=["round9", "round10", "round11", "round12", "round13", "round14"], default=None,
-                    help="only this round's group (after the shared inputs are built)")
+    ap.add_argument("--group", choices=["round9", "round10", "round11", "round12", "round13", "round14", "round15"],
+                    default=None, help="only this round's group (after the shared inputs are built)")
+    ap.add_argument("--part", default=None, help="with --group round15: only this part (numbers, parquet, streams, "
+                    "two, sweep, leftovers)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     root = os.geteuid() == 0
@@ -2622,6 +3021,8 @@ def main() -> int:
             results += round13_cases(base, rng)
         if args.group in (None, "round14"):
             results += round14_cases(base, fleet, good, bad, spool / "spool" if ok else None, rng, args.quick)
+        if args.group in (None, "round15"):
+            results += round15_cases(base, fleet, good, bad, spool / "spool" if ok else None, args.quick, args.part)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     failed = [r for r in results if not r.ok]
