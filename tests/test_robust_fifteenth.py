@@ -165,3 +165,29 @@ def test_the_scenario_ports_are_reserved_without_leaving_lock_files(tmp_path):
     free = subprocess.run([sys.executable, "-c", probe, tests, str(ports[3])], capture_output=True, text=True,
                           timeout=120, env=ENV)
     assert free.stdout.strip() == "True", (free.stdout, free.stderr[-500:])
+
+
+def test_two_allowlist_learns_into_one_list_keep_both_runs_entries(tmp_path):
+    """Two `allowlist learn -o LIST` runs of different good traces, started together: each read
+    the list, merged its own entries and renamed its copy over the other's. Both exited 0
+    saying "1 added" and one run's entry was gone (6 of 6 pairs by hand). The read-merge-write
+    now holds an flock on the list's directory: the second merges into the first's result."""
+    from test_bad_inputs import PROGRAM, _events, _write
+
+    runs = []
+    for name in ("a", "b"):
+        program = PROGRAM[:3] + [("openat", -2, "ENOENT", f"/etc/job/{name}.conf")] + PROGRAM[3:]
+        runs.append([str(_write(_events(f"{name}{i}", program, 10 + i), tmp_path / f"{name}{i}.parquet"))
+                     for i in (1, 2)])
+    out = tmp_path / "learned.yaml"
+    for trial in range(3):
+        out.unlink(missing_ok=True)
+        procs = [subprocess.Popen([sys.executable, "-m", "baseline.cli", "allowlist", "learn", *good, "-o", str(out)],
+                                  cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                 for good in runs]
+        errs = [p.communicate(timeout=300)[1] for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], errs
+        text = out.read_text()
+        assert "/etc/job/a.conf" in text and "/etc/job/b.conf" in text, (trial, text)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a1.parquet", "a2.parquet", "b1.parquet", "b2.parquet",
+                                                         "learned.yaml"]  # no lock file beside it

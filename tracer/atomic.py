@@ -180,6 +180,30 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
         fsync_dir(path.parent)
 
 
+@contextmanager
+def merge_lock(path: str | os.PathLike) -> Iterator[None]:
+    """Serialise a read-merge-write of `path` (a YAML list merged in place) with every other
+    tracebase writer merging into the same directory: an exclusive flock on that directory,
+    held for the body. Two `allowlist learn -o LIST` runs each read the list, merged their
+    own entries and renamed theirs over it: both said "N added", and the first's entries were
+    gone (6 of 6 trials started together). The directory itself is locked, so no lock file is
+    left beside the list; where the file system has no flock (some NFS and FUSE mounts) the
+    merge goes on unserialised, as before."""
+    import fcntl
+
+    fd = None
+    with contextlib.suppress(OSError):
+        fd = os.open(Path(path).parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # (drops the flock)
+
+
 _RENAME_EXCHANGE = 2  # <linux/fs.h>
 
 

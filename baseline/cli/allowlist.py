@@ -64,13 +64,18 @@ def handle_learn(args: argparse.Namespace) -> int:
     if out.is_dir():
         raise TracebaseError(f"{out}: -o: expected a YAML file, found a directory")
     refuse_overwriting_inputs(out, "-o/--output", args.good)
-    allow = ExpectedErrors.load(out) if out.exists() else ExpectedErrors([], source=str(out))
+    if out.exists():
+        ExpectedErrors.load(out)  # a list that cannot be merged into is refused before the work
     good = load_table(args.good)
     check_good_commands(good, ", ".join(args.good), args.mixed)
     prepared, ids = prepare_side(good, bad=False)
     entries = learn_expected(prepared, min_support=args.min_support)
-    counts = allow.merge_learned(entries)
-    allow.save(out)
+    from tracer import atomic
+
+    with atomic.merge_lock(out):  # the list as it is now: another run may have merged meanwhile
+        allow = ExpectedErrors.load(out) if out.exists() else ExpectedErrors([], source=str(out))
+        counts = allow.merge_learned(entries)
+        allow.save(out)
     n_traces = len(ids)
     if args.json:
         import json

@@ -128,6 +128,7 @@ from baseline.fleet.model import (  # failed_expr, weight_expr: read here by cal
     weight_expr,  # noqa: F401
 )
 from baseline.run.allowlist import Entry, ExpectedErrors, learned_id
+from tracer import atomic
 from tracer.errors import TracebaseError
 
 VENDOR_PREFIXES = (("mlx5_", "mlx5"), ("bnxt_re_", "bnxt_re"), ("irdma_", "irdma"))
@@ -866,11 +867,12 @@ def merge_into_file(
 
     Curated entries win; learned entries carry fresh stats; unsupported ones turn stale."""
     path = Path(path)
-    expected = ExpectedErrors.load(path) if path.exists() else ExpectedErrors([], source=str(path))
-    counts = expected.merge_learned(entries, now=now)
-    fresh = {e.key(): e for e in entries}
-    for e in expected.learned():  # merge_learned refreshes support only; carry the new stats too
-        if e.key() in fresh and e.status == "active":
-            e.stats = fresh[e.key()].stats
-    expected.save(path)
+    with atomic.merge_lock(path):  # two learners into one file: each merges the other's result
+        expected = ExpectedErrors.load(path) if path.exists() else ExpectedErrors([], source=str(path))
+        counts = expected.merge_learned(entries, now=now)
+        fresh = {e.key(): e for e in entries}
+        for e in expected.learned():  # merge_learned refreshes support only; carry the new stats too
+            if e.key() in fresh and e.status == "active":
+                e.stats = fresh[e.key()].stats
+        expected.save(path)
     return counts
