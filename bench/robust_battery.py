@@ -2635,8 +2635,8 @@ def _r15_sweep(d: Path, fleet: Path, good: list[Path], spool: Path | None, point
 def _r15_two_writers(d: Path, fleet: Path, good: list[Path]) -> list[Result]:
     """Two writers of *different* inputs on one output, the second started at 0, 1/3 and 2/3
     of the first's run: each exits 0 (or 2 in one line), and the output is one run's whole
-    output (or, for a list merged in place, the two merged in one order or the other), never
-    a mix of the two."""
+    output, never a mix of the two; a list merged in place holds both runs' entries, merged in
+    one order or the other (a run that said "1 added" and lost it is a lost update)."""
     other = d / "fleet-b"
     proc = subprocess.run(_r15_cmd(["baseline", "simulate", "--hosts", "5", "--hours", "1", "--seed", "9", "-o",
                                     str(other)]), capture_output=True, timeout=600, env=_r14_env())
@@ -2675,8 +2675,8 @@ def _r15_two_writers(d: Path, fleet: Path, good: list[Path]) -> list[Result]:
             want_a, took = alone([a])
             want_b, _ = alone([b])
             wants = [want_a, want_b]
-            if name == "allowlist learn":
-                wants += [alone([a, b])[0], alone([b, a])[0]]
+            if name == "allowlist learn":  # merged in place: both runs' entries, in one order or the other
+                wants = [alone([a, b])[0], alone([b, a])[0]]
         except subprocess.CalledProcessError as exc:
             results.append(Result(f"round15 two writers {name}: alone", False, exc.stderr.decode(errors="replace")[-200:]))
             continue
