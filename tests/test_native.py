@@ -402,3 +402,47 @@ def test_codes_gathered_in_stream_order_are_the_numpy_ones(built, rows, width, m
         if rules is None:  # and they name the rows' own strings (int32 past int16's codes)
             assert got.dtype == (np.int32 if rows == 40_000 else np.int16)
             assert [None if c < 0 else values[c] for c in got.tolist()] == [rows_words[r] for r in order.tolist()]
+
+
+@pytest.mark.parametrize("src_dtype", [np.bool_, np.int8, np.int16, np.int32, np.uint32, np.int64, np.uint64, np.float64])
+@pytest.mark.parametrize("idx_dtype", [np.int16, np.int32, np.int64])
+def test_gathers_are_numpys_indexing(built, src_dtype, idx_dtype):
+    rng = np.random.default_rng(7)
+    src = rng.integers(-(1 << 40), 1 << 40, size=30_000).astype(src_dtype)
+    if src_dtype is np.float64:
+        src[:3] = [np.nan, -0.0, np.inf]  # copied bit for bit
+    hi = min(len(src), int(np.iinfo(idx_dtype).max))
+    for idx in (
+        rng.integers(-hi, hi, size=50_000).astype(idx_dtype),  # negative: from the end, as numpy
+        np.sort(rng.integers(0, hi, size=native.TAKE_MIN)).astype(idx_dtype),  # the smallest size taken
+        np.full(native.TAKE_MIN + 1, -1, dtype=idx_dtype),
+        rng.integers(0, hi, size=20_000).astype(idx_dtype)[::3],  # not contiguous
+    ):
+        got = native.take(src, idx)
+        assert got is not None and got.dtype == src.dtype
+        np.testing.assert_array_equal(got.view(np.uint8), src[idx].view(np.uint8))
+    # what numpy refuses or does otherwise is left to numpy: out of range (its IndexError),
+    # a boolean mask, a 2-D or strided source, few indices
+    assert native.take(src, np.r_[np.zeros(native.TAKE_MIN, dtype=idx_dtype), len(src)].astype(idx_dtype)) is None
+    assert native.take(src, np.r_[np.zeros(native.TAKE_MIN, dtype=idx_dtype), -len(src) - 1].astype(idx_dtype)) is None
+    assert native.take(src, np.ones(len(src), dtype=bool)) is None
+    assert native.take(src[::2], np.zeros(native.TAKE_MIN, dtype=idx_dtype)) is None
+    assert native.take(src, np.zeros(native.TAKE_MIN - 1, dtype=idx_dtype)) is None
+
+
+@pytest.mark.parametrize("code_dtype", [np.int16, np.int32])
+@pytest.mark.parametrize("row_dtype", [np.int16, np.int32, np.int64])
+def test_gathers_through_codes_are_numpys(built, code_dtype, row_dtype):
+    rng = np.random.default_rng(11)
+    table = np.append(rng.integers(-1, 1 << 20, size=300).astype(np.int32), np.int32(-1))  # -1: null's entry
+    codes = rng.integers(-1, 300, size=32_000).astype(code_dtype)
+    rows = rng.integers(-len(codes), len(codes), size=40_000).astype(row_dtype)
+    got = native.take_through(table, codes, rows)
+    assert got is not None
+    np.testing.assert_array_equal(got, table[codes[rows]])
+    assert native.take_through(table, codes, np.r_[rows, len(codes)].astype(row_dtype)) is None  # a row out of range
+    bad_codes = codes.copy()
+    bad_codes[rows[5]] = len(table)  # a code out of the table
+    assert native.take_through(table, bad_codes, rows) is None
+    with pytest.raises(IndexError):  # (what the caller's numpy fallback then says)
+        table[bad_codes[rows]]

@@ -318,3 +318,72 @@ void gather_codes(int nchunks, const void *const *idx, const int *idx_width, con
         gather_codes_as(nchunks, idx, idx_width, valid, valid_off, bounds, tables, table_len, order, order_width, n,
                         out, out_width, iw);
 }
+
+/* numpy's ``src[idx]`` for a 1-D contiguous `src` of 1, 2, 4 or 8-byte elements (copied as
+ * bytes: any dtype of that size) and signed indices of 2, 4 or 8 bytes, a negative index
+ * counting from the end. numpy casts indices that are not intp to intp, a buffer at a time,
+ * and gathers through its general iterator: ~3x this loop's time on two million int16 codes.
+ * Stops at the first index out of range and returns its position (the caller then lets numpy
+ * raise its IndexError), else -1. Each width pair is its own loop (no switch per element). */
+#define TAKE_LOOP(TS, TI)                                                                  \
+    do {                                                                                   \
+        const TS *s = (const TS *)src;                                                     \
+        const TI *x = (const TI *)idx;                                                     \
+        TS *o = (TS *)out;                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            int64_t j = x[i];                                                              \
+            j += j < 0 ? n_src : 0;                                                        \
+            if ((uint64_t)j >= (uint64_t)n_src) return i;                                  \
+            o[i] = s[j];                                                                   \
+        }                                                                                  \
+        return -1;                                                                         \
+    } while (0)
+#define TAKE_IDX(TS)                                                                       \
+    switch (idx_width) {                                                                   \
+    case 2: TAKE_LOOP(TS, int16_t);                                                        \
+    case 4: TAKE_LOOP(TS, int32_t);                                                        \
+    default: TAKE_LOOP(TS, int64_t);                                                       \
+    }
+
+int64_t take(const void *src, int src_width, int64_t n_src, const void *idx, int idx_width, int64_t n, void *out) {
+    switch (src_width) {
+    case 1: TAKE_IDX(uint8_t);
+    case 2: TAKE_IDX(uint16_t);
+    case 4: TAKE_IDX(uint32_t);
+    default: TAKE_IDX(uint64_t);
+    }
+}
+
+/* ``table[codes[rows]]`` in one pass (normalize.Recoded: the normalised path code of a row
+ * through its raw code), the same rules as `take` for both gathers: int32 `table`, codes of 2
+ * or 4 bytes, rows of 2, 4 or 8. Returns the position of the first row or code out of range,
+ * else -1. */
+#define TAKE2_LOOP(TC, TR)                                                                 \
+    do {                                                                                   \
+        const TC *c = (const TC *)codes;                                                   \
+        const TR *r = (const TR *)rows;                                                    \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            int64_t j = r[i];                                                              \
+            j += j < 0 ? n_codes : 0;                                                      \
+            if ((uint64_t)j >= (uint64_t)n_codes) return i;                                \
+            int64_t k = c[j];                                                              \
+            k += k < 0 ? n_table : 0;                                                      \
+            if ((uint64_t)k >= (uint64_t)n_table) return i;                                \
+            out[i] = table[k];                                                             \
+        }                                                                                  \
+        return -1;                                                                         \
+    } while (0)
+#define TAKE2_ROWS(TC)                                                                     \
+    switch (rows_width) {                                                                  \
+    case 2: TAKE2_LOOP(TC, int16_t);                                                       \
+    case 4: TAKE2_LOOP(TC, int32_t);                                                       \
+    default: TAKE2_LOOP(TC, int64_t);                                                      \
+    }
+
+int64_t take2(const int32_t *table, int64_t n_table, const void *codes, int codes_width, int64_t n_codes,
+              const void *rows, int rows_width, int64_t n, int32_t *out) {
+    if (codes_width == 2) {
+        TAKE2_ROWS(int16_t);
+    }
+    TAKE2_ROWS(int32_t);
+}

@@ -15,7 +15,7 @@ import numpy as np
 
 from baseline.run._build_native import HERE, build, library_name
 
-__all__ = ["available", "build", "compress_loops", "digit_runs", "first_appearance", "gather_codes", "pack_fields", "seen_in", "seen_in_windows", "stable_order", "window_hashes"]
+__all__ = ["available", "build", "compress_loops", "digit_runs", "first_appearance", "gather_codes", "pack_fields", "seen_in", "seen_in_windows", "stable_order", "take", "take_through", "window_hashes"]
 
 _UNSET = object()
 _lib: ctypes.CDLL | None | object = _UNSET
@@ -48,6 +48,10 @@ def _load() -> ctypes.CDLL | None:
                 lib.pack_fields.restype = None
                 lib.gather_codes.argtypes = [_W, _P, _P, _P, _P, _P, _P, _P, _P, _W, _I, _P, _W]
                 lib.gather_codes.restype = None
+                lib.take.argtypes = [_P, _W, _I, _P, _W, _I, _P]
+                lib.take.restype = _I
+                lib.take2.argtypes = [_P, _I, _P, _W, _I, _P, _W, _I, _P]
+                lib.take2.restype = _I
                 for f in (lib.window_hashes, lib.seen_in, lib.seen_in_windows, lib.stable_order, lib.first_appearance):
                     f.restype = None
                 _lib = lib
@@ -261,6 +265,52 @@ def gather_codes(chunks: list[tuple[np.ndarray, object, int, np.ndarray]], order
     table_len = np.array([len(t) for _, _, _, t in chunks], dtype=np.int64)
     lib.gather_codes(k, idx, width, valid, _ptr(valid_off), _ptr(bounds), tables, _ptr(table_len), _ptr(order),
                      order.dtype.itemsize, len(order), _ptr(out), out.dtype.itemsize)
+    return out
+
+
+# Below this many indices numpy's gather is as quick as the call through ctypes.
+TAKE_MIN = 1 << 12
+
+
+def _index_array(a: object) -> bool:
+    return isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype.kind == "i" and a.dtype.itemsize in (2, 4, 8)
+
+
+def take(src: np.ndarray, idx: np.ndarray) -> np.ndarray | None:
+    """``src[idx]`` for a 1-D contiguous array of 1, 2, 4 or 8-byte elements and 1-D signed
+    integer indices of 2, 4 or 8 bytes (negative ones count from the end), in one compiled
+    pass; None without the library, for other arrays, for fewer than `TAKE_MIN` indices or
+    for an index out of range (the caller then indexes with numpy, which raises for that)."""
+    if not (isinstance(src, np.ndarray) and src.ndim == 1 and src.flags.c_contiguous
+            and src.dtype.itemsize in (1, 2, 4, 8) and not src.dtype.hasobject
+            and _index_array(idx) and len(idx) >= TAKE_MIN):
+        return None
+    lib = _load()
+    if lib is None:
+        return None
+    idx = np.ascontiguousarray(idx)
+    out = np.empty(len(idx), dtype=src.dtype)
+    if lib.take(_ptr(src), src.dtype.itemsize, len(src), _ptr(idx), idx.dtype.itemsize, len(idx), _ptr(out)) >= 0:
+        return None
+    return out
+
+
+def take_through(table: np.ndarray, codes: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+    """``table[codes[rows]]`` in one compiled pass (no array of the rows' codes): `table`
+    int32, `codes` int16 or int32, `rows` signed integers of 2, 4 or 8 bytes (negative ones
+    count from the end, in both gathers); None as for `take`."""
+    if not (isinstance(table, np.ndarray) and table.ndim == 1 and table.dtype == np.int32 and table.flags.c_contiguous
+            and _index_array(codes) and codes.dtype.itemsize in (2, 4) and codes.flags.c_contiguous
+            and _index_array(rows) and len(rows) >= TAKE_MIN):
+        return None
+    lib = _load()
+    if lib is None:
+        return None
+    rows = np.ascontiguousarray(rows)
+    out = np.empty(len(rows), dtype=np.int32)
+    if lib.take2(_ptr(table), len(table), _ptr(codes), codes.dtype.itemsize, len(codes), _ptr(rows),
+                 rows.dtype.itemsize, len(rows), _ptr(out)) >= 0:
+        return None
     return out
 
 
