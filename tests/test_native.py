@@ -19,9 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
-from baseline.run import _build_native, align, native
+from baseline.run import _build_native, align, native, normalize
+from baseline.run import compute as pc
 from baseline.run.normalize import _first_appearance_codes, _stable_order, _stable_order_numpy
 from bench.bench_diff import _file_names, synth_trace
 from tracer.schema import write_table
@@ -446,3 +448,36 @@ def test_gathers_through_codes_are_numpys(built, code_dtype, row_dtype):
     assert native.take_through(table, bad_codes, rows) is None
     with pytest.raises(IndexError):  # (what the caller's numpy fallback then says)
         table[bad_codes[rows]]
+
+
+def _arrow_factorized(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    enc = pc.dictionary_encode(arr, null_encoding="encode")
+    return np.frombuffer(enc.indices.buffers()[1], dtype=np.int32)[enc.indices.offset :][: len(arr)], enc.dictionary
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_strings_factorized_are_arrows_dictionary_encoding(built, compiled, monkeypatch):
+    """normalize._factorize (the compiled pass past _FACTORIZE_MIN strings) numbers strings by
+    first appearance as Arrow's dictionary_encode does: the reference file's lines and words, each twice
+    and in both orders, prefixes of one another, strings differing in their last byte, empty
+    strings, multi-byte UTF-8, and a sliced array."""
+    if not compiled:
+        monkeypatch.setattr(native, "_lib", None)
+    lines = (REPO / "reference" / "rdma_control_path.yaml").read_text().splitlines()
+    words = [w for line in lines for w in line.split()]
+    made = [f"/data/in/blob_{i:05x}.bin" for i in range(3000)] + ["", "/", "/tmp/é", "/tmp/é\u00e9", "a" * 70, "a" * 71]
+    made += [w[: j + 1] for w in words[:200] for j in range(min(len(w), 9))]  # prefixes
+    made += [m[:-1] + chr(ord(m[-1]) ^ 1) for m in made if m]  # the last byte changed
+    values = lines + words + made
+    values = values + values[::-1] + values[::3]
+    arr = pa.array(values, type=pa.string())
+    assert len(arr) > normalize._FACTORIZE_MIN
+    for a in (arr, arr.slice(17, len(arr) - 40), arr.slice(5, normalize._FACTORIZE_MIN)):
+        want_codes, want_values = _arrow_factorized(a)
+        codes, got = normalize._factorize(a)
+        assert codes.dtype == np.int32
+        np.testing.assert_array_equal(codes, want_codes)
+        assert got.arrow.equals(want_values)
+    if compiled:  # the compiled pass ran (not Arrow's kernel)
+        done = native.factorize_strings(arr.buffers()[2], np.frombuffer(arr.buffers()[1], dtype=np.int32)[: len(arr) + 1])
+        assert done is not None and len(done[1]) == len(_arrow_factorized(arr)[1])

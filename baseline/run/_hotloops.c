@@ -387,3 +387,83 @@ int64_t take2(const int32_t *table, int64_t n_table, const void *codes, int code
     }
     TAKE2_ROWS(int32_t);
 }
+
+/* A string's 64-bit hash: 8 bytes at a time, multiplied and folded, then `mix`. Only a
+ * table's hint: equal hashes are compared byte for byte. */
+static inline uint64_t bytes_hash(const uint8_t *p, int64_t len) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)len;
+    int64_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 29;
+    }
+    if (i < len) {
+        uint64_t w = 0;
+        memcpy(&w, p + i, (size_t)(len - i));
+        h = (h ^ w) * 0x94D049BB133111EBULL;
+    }
+    return mix(h);
+}
+
+/* A slot of factorize_strings' table: a distinct string's hash, number and first row (-1: empty). */
+typedef struct {
+    uint64_t hash;
+    int32_t code;
+    int32_t row;
+} string_slot;
+
+#define FACTOR_AHEAD 16 /* strings hashed, and their slots asked for, ahead of their lookup */
+
+/* Arrow's dictionary_encode of a string array without nulls (`offsets`: its n + 1 int32
+ * offsets into `data`): codes[i] = the number of the distinct string of row i, numbered in
+ * order of first appearance; first[c] = the row where string c first appears. `table`: `size`
+ * slots (a power of two above n; emptied here), probed linearly from the hash; a slot holds the
+ * hash, so bytes are compared only on a full 64-bit match. The table is far larger than the
+ * caches: each string's slot is asked for FACTOR_AHEAD strings before it is looked at (the
+ * misses overlap instead of waiting one by one). Returns the number of distinct strings. */
+int64_t factorize_strings(const uint8_t *data, const int32_t *offsets, int64_t n, string_slot *table, int64_t size,
+                          int32_t *codes, int32_t *first) {
+    uint64_t mask = (uint64_t)size - 1;
+    uint64_t ahead[FACTOR_AHEAD];
+    int64_t distinct = 0;
+    memset(table, 0xff, (size_t)size * sizeof(string_slot));
+    for (int64_t i = 0; i < n && i < FACTOR_AHEAD; i++) {
+        ahead[i] = bytes_hash(data + offsets[i], (int64_t)offsets[i + 1] - offsets[i]);
+        PREFETCH(&table[ahead[i] & mask]);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t h = ahead[i % FACTOR_AHEAD];
+        int64_t next = i + FACTOR_AHEAD;
+        if (next < n) {
+            uint64_t hn = bytes_hash(data + offsets[next], (int64_t)offsets[next + 1] - offsets[next]);
+            ahead[next % FACTOR_AHEAD] = hn;
+            PREFETCH(&table[hn & mask]);
+        }
+        const uint8_t *p = data + offsets[i];
+        int64_t len = (int64_t)offsets[i + 1] - offsets[i];
+        uint64_t s = h & mask;
+        int32_t c;
+        for (;;) {
+            string_slot *e = &table[s];
+            c = e->code;
+            if (c < 0) {
+                c = (int32_t)distinct++;
+                e->hash = h;
+                e->code = c;
+                e->row = (int32_t)i;
+                first[c] = (int32_t)i;
+                break;
+            }
+            if (e->hash == h) {
+                int64_t j = e->row;
+                int64_t other = (int64_t)offsets[j + 1] - offsets[j];
+                if (other == len && (len == 0 || memcmp(data + offsets[j], p, (size_t)len) == 0)) break;
+            }
+            s = (s + 1) & mask;
+        }
+        codes[i] = c;
+    }
+    return distinct;
+}

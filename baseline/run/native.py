@@ -15,7 +15,7 @@ import numpy as np
 
 from baseline.run._build_native import HERE, build, library_name
 
-__all__ = ["available", "build", "compress_loops", "digit_runs", "first_appearance", "gather_codes", "pack_fields", "seen_in", "seen_in_windows", "stable_order", "take", "take_through", "window_hashes"]
+__all__ = ["available", "build", "compress_loops", "digit_runs", "factorize_strings", "first_appearance", "gather_codes", "pack_fields", "seen_in", "seen_in_windows", "stable_order", "take", "take_through", "window_hashes"]
 
 _UNSET = object()
 _lib: ctypes.CDLL | None | object = _UNSET
@@ -52,6 +52,8 @@ def _load() -> ctypes.CDLL | None:
                 lib.take.restype = _I
                 lib.take2.argtypes = [_P, _I, _P, _W, _I, _P, _W, _I, _P]
                 lib.take2.restype = _I
+                lib.factorize_strings.argtypes = [_P, _P, _I, _P, _I, _P, _P]
+                lib.factorize_strings.restype = _I
                 for f in (lib.window_hashes, lib.seen_in, lib.seen_in_windows, lib.stable_order, lib.first_appearance):
                     f.restype = None
                 _lib = lib
@@ -312,6 +314,27 @@ def take_through(table: np.ndarray, codes: np.ndarray, rows: np.ndarray) -> np.n
                  rows.dtype.itemsize, len(rows), _ptr(out)) >= 0:
         return None
     return out
+
+
+def factorize_strings(data: object, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Arrow's ``dictionary_encode`` of a string array without nulls, from its buffers:
+    `data` its data buffer (anything with an ``address``; None for no bytes), `offsets` its
+    n + 1 int32 offsets. Returns (int32 code of each string, numbered by first appearance;
+    int32 row of each distinct string's first appearance), or None without the library."""
+    lib = _load()
+    if lib is None:
+        return None
+    offsets = np.ascontiguousarray(offsets, dtype=np.int32)
+    n = len(offsets) - 1
+    if n < 0 or n >= 2**31 - 1:
+        return None
+    size = _set_size(n)
+    table = np.empty(2 * size, dtype=np.uint64)  # 16-byte slots (hash, code, row), emptied there
+    codes = np.empty(n, dtype=np.int32)
+    first = np.empty(n, dtype=np.int32)
+    base = data.address if data is not None else 0  # type: ignore[attr-defined]
+    distinct = lib.factorize_strings(base, _ptr(offsets), n, _ptr(table), size, _ptr(codes), _ptr(first))
+    return codes, first[:distinct].copy()
 
 
 def _main() -> int:
