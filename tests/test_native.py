@@ -481,3 +481,20 @@ def test_strings_factorized_are_arrows_dictionary_encoding(built, compiled, monk
     if compiled:  # the compiled pass ran (not Arrow's kernel)
         done = native.factorize_strings(arr.buffers()[2], np.frombuffer(arr.buffers()[1], dtype=np.int32)[: len(arr) + 1])
         assert done is not None and len(done[1]) == len(_arrow_factorized(arr)[1])
+
+
+def test_codes_gathered_for_rows_out_of_the_chunks_are_left_to_numpy(built):
+    """gather_codes checks the order's rows inside its pass (no min/max pass over it first):
+    a row before the first or past the last gives None, and the numpy gather its IndexError."""
+    arr = pa.array(["a", "b", None, "a"] * 2000).dictionary_encode()
+    groups, raw, values = normalize._column_maps(pa.chunked_array([arr, arr.slice(3)]), None)
+    n = 2 * len(arr) - 3
+    order = np.arange(n, dtype=np.int32)[::-1].copy()
+    got = normalize._gather_in_order(groups, raw, len(values), order)
+    np.testing.assert_array_equal(got, normalize._gather_parts(groups, raw)[order])
+    for bad in (n, -1):
+        wrong = order.copy()
+        wrong[n // 2] = bad
+        assert normalize._gather_in_order(groups, raw, len(values), wrong) is None
+    with pytest.raises(IndexError):
+        normalize._gather_parts(groups, raw)[np.r_[order, n]]

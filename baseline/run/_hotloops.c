@@ -273,13 +273,14 @@ void pack_fields(int nf, const void *const *vals, const int *width, const int *s
  * nulls). An index outside its table wraps, as numpy's take(mode="wrap") in the numpy twin
  * does (valid Arrow data has none). One write per row, in the order's sequence: no codes
  * array in source order and no narrowing copy (out is int16 or int32, out_width bytes). */
-static inline void gather_codes_as(int nchunks, const void *const *idx, const int *idx_width,
+static inline int64_t gather_codes_as(int nchunks, const void *const *idx, const int *idx_width,
                                    const uint8_t *const *valid, const int64_t *valid_off, const int64_t *bounds,
                                    const int32_t *const *tables, const int64_t *table_len, const void *order,
                                    int order_width, int64_t n, void *out, int out_width, int iw) {
     int c = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t r = at(order, order_width, i);
+        if (r < 0 || r >= bounds[nchunks]) return i; /* not a row of these chunks */
         if (r < bounds[c] || r >= bounds[c + 1]) { /* rows of a stream mostly share a chunk */
             int lo = 0, hi = nchunks;
             while (hi - lo > 1) {
@@ -299,9 +300,12 @@ static inline void gather_codes_as(int nchunks, const void *const *idx, const in
         }
         put(out, out_width, i, v);
     }
+    return -1;
 }
 
-void gather_codes(int nchunks, const void *const *idx, const int *idx_width, const uint8_t *const *valid,
+/* Returns the position of the first row of `order` out of the chunks' rows (the caller then
+ * gathers with numpy, which says so), else -1. */
+int64_t gather_codes(int nchunks, const void *const *idx, const int *idx_width, const uint8_t *const *valid,
                   const int64_t *valid_off, const int64_t *bounds, const int32_t *const *tables,
                   const int64_t *table_len, const void *order, int order_width, int64_t n, void *out,
                   int out_width) {
@@ -311,12 +315,13 @@ void gather_codes(int nchunks, const void *const *idx, const int *idx_width, con
     /* the usual widths as constants (the switches of at/put leave the loop): int32 indices
      * and order, int16 or int32 codes */
     if (iw == 4 && order_width == 4 && out_width == 2)
-        gather_codes_as(nchunks, idx, idx_width, valid, valid_off, bounds, tables, table_len, order, 4, n, out, 2, 4);
-    else if (iw == 4 && order_width == 4 && out_width == 4)
-        gather_codes_as(nchunks, idx, idx_width, valid, valid_off, bounds, tables, table_len, order, 4, n, out, 4, 4);
-    else
-        gather_codes_as(nchunks, idx, idx_width, valid, valid_off, bounds, tables, table_len, order, order_width, n,
-                        out, out_width, iw);
+        return gather_codes_as(nchunks, idx, idx_width, valid, valid_off, bounds, tables, table_len, order, 4, n, out,
+                               2, 4);
+    if (iw == 4 && order_width == 4 && out_width == 4)
+        return gather_codes_as(nchunks, idx, idx_width, valid, valid_off, bounds, tables, table_len, order, 4, n, out,
+                               4, 4);
+    return gather_codes_as(nchunks, idx, idx_width, valid, valid_off, bounds, tables, table_len, order, order_width, n,
+                           out, out_width, iw);
 }
 
 /* numpy's ``src[idx]`` for a 1-D contiguous `src` of 1, 2, 4 or 8-byte elements (copied as

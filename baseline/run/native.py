@@ -47,7 +47,7 @@ def _load() -> ctypes.CDLL | None:
                 lib.pack_fields.argtypes = [_W, _P, _P, _P, _P, _P, _I, _P]
                 lib.pack_fields.restype = None
                 lib.gather_codes.argtypes = [_W, _P, _P, _P, _P, _P, _P, _P, _P, _W, _I, _P, _W]
-                lib.gather_codes.restype = None
+                lib.gather_codes.restype = _I
                 lib.take.argtypes = [_P, _W, _I, _P, _W, _I, _P]
                 lib.take.restype = _I
                 lib.take2.argtypes = [_P, _I, _P, _W, _I, _P, _W, _I, _P]
@@ -257,16 +257,15 @@ def gather_codes(chunks: list[tuple[np.ndarray, object, int, np.ndarray]], order
     k = len(chunks)
     bounds = np.zeros(k + 1, dtype=np.int64)
     np.cumsum([len(c[0]) for c in chunks], out=bounds[1:])
-    if int(order.min()) < 0 or int(order.max()) >= int(bounds[-1]):
-        return None  # not rows of these chunks: the numpy gather says so
     idx = (ctypes.c_void_p * k)(*(_ptr(i) for i, _, _, _ in chunks))
     width = (ctypes.c_int * k)(*(i.dtype.itemsize for i, _, _, _ in chunks))
     valid = (ctypes.c_void_p * k)(*(v.address if v is not None else None for _, v, _, _ in chunks))  # type: ignore[attr-defined]
     valid_off = np.array([o for _, _, o, _ in chunks], dtype=np.int64)
     tables = (ctypes.c_void_p * k)(*(_ptr(t) for _, _, _, t in chunks))
     table_len = np.array([len(t) for _, _, _, t in chunks], dtype=np.int64)
-    lib.gather_codes(k, idx, width, valid, _ptr(valid_off), _ptr(bounds), tables, _ptr(table_len), _ptr(order),
-                     order.dtype.itemsize, len(order), _ptr(out), out.dtype.itemsize)
+    if lib.gather_codes(k, idx, width, valid, _ptr(valid_off), _ptr(bounds), tables, _ptr(table_len), _ptr(order),
+                        order.dtype.itemsize, len(order), _ptr(out), out.dtype.itemsize) >= 0:
+        return None  # not rows of these chunks (checked in the pass): the numpy gather says so
     return out
 
 

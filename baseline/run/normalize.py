@@ -1091,14 +1091,24 @@ class Prepared:
 
         n_rows = len(self) if rows is None else len(rows)
         path_radix = len(self.npath_values) + len(self.base_values) + 1
-        depth_lo = int(self.depth.min()) if len(self) else 0
+        depth_lo, depth_hi = self._depth_range()
         fields = [(at(self.probe), len(self.probe_values) + 1, 1), (at(self.errno), len(self.errno_values) + 1, 1),
                   (lambda: self._dense_path(rows)[0], path_radix), (at(self.narg), len(self.narg_values) + 1, 1),
                   (lambda: (self.depth if rows is None else take(self.depth, rows)) - depth_lo,
-                   int(self.depth.max(initial=0)) - depth_lo + 1)]
+                   depth_hi - depth_lo + 1)]
         if self.path2_values is not None and len(self.path2_values):
             fields.append((at(self.path2), len(self.path2_values) + 1, 1))
         return _pack(fields, n_rows)
+
+    def _depth_range(self) -> tuple[int, int]:
+        """(min, max(0, ...)) of the depth column, worked out once per depth array: `tokens`
+        asks for it per block of rows (two passes over every row each time otherwise)."""
+        cached = self.__dict__.get("_depth_seen")
+        if cached is None or cached[0] is not self.depth:
+            depth_lo = int(self.depth.min()) if len(self) else 0
+            cached = (self.depth, depth_lo, int(self.depth.max(initial=0)))
+            self.__dict__["_depth_seen"] = cached
+        return cached[1], cached[2]
 
     def call_keys(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The call key of each row (see `token_parts`), or of `rows` only."""
