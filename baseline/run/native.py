@@ -12,6 +12,7 @@ import ctypes
 import os
 
 import numpy as np
+import pyarrow as pa
 
 from baseline.run._build_native import HERE, build, library_name
 
@@ -328,11 +329,14 @@ def factorize_strings(data: object, offsets: np.ndarray) -> tuple[np.ndarray, np
     if n < 0 or n >= 2**31 - 1:
         return None
     size = _set_size(n)
-    table = np.empty(2 * size, dtype=np.uint64)  # 16-byte slots (hash, code, row), emptied there
+    # 16-byte slots (hash, code, row), emptied there: 8 MiB for the two path dictionaries, from
+    # Arrow's allocator, not glibc's (a block this size freed raises glibc's mmap threshold to
+    # it, and the later arrays up to that size then stay in its heap: peak RSS)
+    table = pa.allocate_buffer(16 * size)
     codes = np.empty(n, dtype=np.int32)
     first = np.empty(n, dtype=np.int32)
     base = data.address if data is not None else 0  # type: ignore[attr-defined]
-    distinct = lib.factorize_strings(base, _ptr(offsets), n, _ptr(table), size, _ptr(codes), _ptr(first))
+    distinct = lib.factorize_strings(base, _ptr(offsets), n, table.address, size, _ptr(codes), _ptr(first))
     return codes, first[:distinct].copy()
 
 
