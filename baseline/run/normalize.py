@@ -1052,6 +1052,8 @@ class Prepared:
         than two blocks, the worker thread makes the second half of the blocks while this one
         makes the first (gathers and the packing loop release the GIL; each block's tokens
         are its own)."""
+        # the depth field's range once, not per block (two passes over every row each time)
+        depth_range = self._depth_range() if rows is not None and len(rows) > _BLOCK else None
         if rows is not None and end is not None:
             out = np.empty(len(rows), dtype=np.uint64)
 
@@ -1060,9 +1062,9 @@ class Prepared:
                     block, slot = rows[a : min(a + _BLOCK, hi)], out[a : min(a + _BLOCK, hi)]
                     real = block >= 0
                     if real.all():
-                        slot[:] = self._tokens(block)
+                        slot[:] = self._tokens(block, depth_range)
                     else:
-                        slot[real] = self._tokens(block[real])
+                        slot[real] = self._tokens(block[real], depth_range)
                         slot[~real] = end
 
             blocks = (len(rows) + _BLOCK - 1) // _BLOCK
@@ -1077,11 +1079,11 @@ class Prepared:
         if rows is not None and len(rows) > _BLOCK:
             out = np.empty(len(rows), dtype=np.uint64)
             for a in range(0, len(rows), _BLOCK):
-                out[a : a + _BLOCK] = self._tokens(rows[a : a + _BLOCK])
+                out[a : a + _BLOCK] = self._tokens(rows[a : a + _BLOCK], depth_range)
             return out
         return self._tokens(rows)
 
-    def _tokens(self, rows: np.ndarray | None) -> np.ndarray:
+    def _tokens(self, rows: np.ndarray | None, depth_range: tuple[int, int] | None = None) -> np.ndarray:
         def at(a: np.ndarray) -> Any:
             if rows is None:
                 return a
@@ -1091,7 +1093,7 @@ class Prepared:
 
         n_rows = len(self) if rows is None else len(rows)
         path_radix = len(self.npath_values) + len(self.base_values) + 1
-        depth_lo, depth_hi = self._depth_range()
+        depth_lo, depth_hi = self._depth_range() if depth_range is None else depth_range
         fields = [(at(self.probe), len(self.probe_values) + 1, 1), (at(self.errno), len(self.errno_values) + 1, 1),
                   (lambda: self._dense_path(rows)[0], path_radix), (at(self.narg), len(self.narg_values) + 1, 1),
                   (lambda: (self.depth if rows is None else take(self.depth, rows)) - depth_lo,
@@ -1101,14 +1103,8 @@ class Prepared:
         return _pack(fields, n_rows)
 
     def _depth_range(self) -> tuple[int, int]:
-        """(min, max(0, ...)) of the depth column, worked out once per depth array: `tokens`
-        asks for it per block of rows (two passes over every row each time otherwise)."""
-        cached = self.__dict__.get("_depth_seen")
-        if cached is None or cached[0] is not self.depth:
-            depth_lo = int(self.depth.min()) if len(self) else 0
-            cached = (self.depth, depth_lo, int(self.depth.max(initial=0)))
-            self.__dict__["_depth_seen"] = cached
-        return cached[1], cached[2]
+        """(min, max(0, ...)) of the depth column: the depth field's offset and radix."""
+        return (int(self.depth.min()) if len(self) else 0), int(self.depth.max(initial=0))
 
     def call_keys(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The call key of each row (see `token_parts`), or of `rows` only."""
