@@ -2569,8 +2569,9 @@ def _exit_anomaly(p: Prepared, rows: _Rows, nb: int, message_row: int, context: 
 
 def _blames_target(p: Prepared, row: int, nb: int, probe: str, errno: str | None) -> bool:
     """Whether the error of a two-path call (rename/link: source, target) is the target's:
-    errors about the destination are; a lookup error (ENOENT, ENOTDIR, ...) is unless the bad
-    run showed the source failing the same way before."""
+    errors about the destination are (but not a RENAME_NOREPLACE rename's EPERM); a lookup
+    error (ENOENT, ENOTDIR, ...) is unless the bad run showed the source failing the same way
+    before."""
     if probe not in TWO_PATH_PROBES or errno not in TARGET_ERRNOS or row < 0:
         return False
     if errno in SOURCE_ERRNOS.get(probe, ()):
@@ -2578,7 +2579,18 @@ def _blames_target(p: Prepared, row: int, nb: int, probe: str, errno: str | None
     if errno in ("ENOENT", "ENOTDIR", "ELOOP", "ENAMETOOLONG"):
         same = (p.plainpath[:nb] == p.plainpath[row]) & (p.errno[:nb] == p.errno[row]) & (p.seq[:nb] < p.seq[row])
         return not bool(same.any())
-    return True
+    return not (errno == "EPERM" and _no_replace_rename(p, row))
+
+
+def _no_replace_rename(p: Prepared, row: int) -> bool:
+    """Whether `row` is a rename asked with RENAME_NOREPLACE (mv's first try, renameat2 -n):
+    its target did not exist (it would have failed EEXIST), so an EPERM is not the target's
+    inode (immutable, append-only, another's in a sticky directory) but the source's -- the
+    file a log rotation moves after chattr +i/+a, or another user's in a sticky directory."""
+    if "arg" not in p.table.column_names:  # (the per-row narg is released before the report)
+        return False
+    flags = p.value("arg", row)
+    return isinstance(flags, str) and "RENAME_NOREPLACE" in flags
 
 
 def _normalised(p: Prepared, raw: str) -> str | None:
