@@ -11,6 +11,7 @@ from scenarios import (
     real,
     real_eighth,
     real_eleventh,
+    real_fifteenth,
     real_fifth,
     real_fourteenth,
     real_fourth,
@@ -54,6 +55,8 @@ SETS: list[RealSet] = [
             real_thirteenth.quiet_teardown),
     RealSet("real_fourteenth", real_fourteenth.REAL_FOURTEENTH, real_fourteenth.QUIET_FOURTEENTH,
             real_fourteenth.quiet_teardown),
+    RealSet("real_fifteenth", real_fifteenth.REAL_FIFTEENTH, real_fifteenth.QUIET_FIFTEENTH,
+            real_fifteenth.quiet_teardown),
 ]
 
 
