@@ -118,12 +118,22 @@ for line in open(os.path.join(base, "plan")):
                 os.setxattr(a[0], a[1], value(a[2]), os.XATTR_REPLACE)
         elif op == "ltag":  # path name value: the link itself is tagged, never its target
             os.setxattr(a[0], a[1], value(a[2]), follow_symlinks=False)
-        elif op == "ftag":  # file name value: through the open descriptor
+        elif op == "ftag":  # file name value [fallback-name]: through the open descriptor
             fd = os.open(a[0], os.O_RDONLY)
-            os.setxattr(fd, a[1], value(a[2]))
+            try:
+                os.setxattr(fd, a[1], value(a[2]))
+            except PermissionError:
+                if not a[3:]:
+                    raise
+                os.setxattr(fd, a[3], value(a[2]))
             os.close(fd)
         elif op == "untag":  # file name: a stale lock's tag, required
             os.removexattr(a[0], a[1])
+        elif op == "untag_opt":  # file name: an optional tag dropped, missing is fine
+            try:
+                os.removexattr(a[0], a[1])
+            except OSError:
+                pass
         elif op == "gettag":  # file name: required
             os.getxattr(a[0], a[1])
         elif op == "gettag_opt":  # name files...: optional, missing is fine
@@ -362,6 +372,35 @@ def untag_missing(base: Path, bad: bool) -> None:
     _usual(base, f"untag {base}/out.dat user.lock")
 
 
+def required_tag_among_optional(base: Path, bad: bool) -> None:
+    # the parts' optional checksums are missing in every run (ENODATA); the output's required
+    # generation tag is missing in the bad run: a fourth getxattr ENODATA, fatal
+    parts = [_output(base, f"part{i}.dat") for i in range(3)]
+    out = _output(base)
+    if not bad:
+        os.setxattr(out, "user.generation", b"6")
+    _usual(base, f"gettag_opt user.checksum {' '.join(map(str, parts))}", f"gettag {base}/out.dat user.generation")
+
+
+def required_tag_after_optional_same_file(base: Path, bad: bool) -> None:
+    # on one file: the optional cache tag is missing in every run (getxattr ENODATA), the
+    # required generation tag right after is missing in the bad run -- the same call, path and
+    # errno as the routine miss (the tag's name is not in the trace), then the job stops
+    out = _output(base)
+    if not bad:
+        os.setxattr(out, "user.generation", b"6")
+    _usual(base, f"gettag_opt user.cache {base}/out.dat", f"gettag {base}/out.dat user.generation")
+
+
+def stale_lock_after_optional_untag(base: Path, bad: bool) -> None:
+    # the job drops its optional cache tag (missing in every run: removexattr ENODATA, fine),
+    # then the lock tag its previous attempt left, required -- missing in the bad run
+    out = _output(base)
+    if not bad:
+        os.setxattr(out, "user.lock", b"host-3:pid-771")
+    _usual(base, f"untag_opt {base}/out.dat user.cache", f"untag {base}/out.dat user.lock")
+
+
 # --- inode flags ----------------------------------------------------------------------------------
 def log_immutable(base: Path, bad: bool) -> None:
     # an administrator froze the log (chattr +i) after an incident; the job rotates it with mv
@@ -440,6 +479,17 @@ def sandbox_fdatasync(base: Path, bad: bool) -> None:
     _script(base, f"exec {_sandbox()} {base}/policy {PY3} -S {base}/cred.py {base}")
 
 
+def sandbox_fdatasync_among_statx(base: Path, bad: bool) -> None:
+    # the policy refuses statx ENOSYS in every run (ls falls back to fstatat); the bad host's
+    # also refuses fdatasync: the same errno, on a call the job cannot do without
+    for i in range(3):
+        _output(base, f"part{i}.dat")
+    _usual(base, f"sync {base}/ckpt")
+    _policy(base, ("statx", ENOSYS), *([("fdatasync", ENOSYS)] if bad else []))
+    _script(base, f"{_sandbox()} {base}/policy /usr/bin/ls -l {base}",
+            f"exec {_sandbox()} {base}/policy {PY3} -S {base}/cred.py {base}")
+
+
 def sandbox_flock(base: Path, bad: bool) -> None:
     _usual(base)
     write(base / "job.lock", "")
@@ -510,6 +560,18 @@ REAL_FIFTEENTH: list[Scenario] = [
     Scenario("stale_lock_tag_never_set", "python3 cred: removexattr user.lock",
              _cred, untag_missing, frozenset({"removexattr"}), "ENODATA", lambda b: f"{b}/out.dat",
              description="the lock tag the job clears was never set: removexattr ENODATA"),
+    Scenario("required_tag_missing_among_optional_ones", "python3 cred: getxattr user.checksum x3, user.generation",
+             _cred, required_tag_among_optional, frozenset({"getxattr"}), "ENODATA", lambda b: f"{b}/out.dat",
+             description="three optional tags missing in every run; the required one missing in the bad run"),
+    Scenario("required_tag_missing_after_optional_on_same_file", "python3 cred: getxattr user.cache, user.generation",
+             _cred, required_tag_after_optional_same_file, frozenset({"getxattr"}), "ENODATA",
+             lambda b: f"{b}/out.dat",
+             description="the optional tag is missing in every run; the required one on the same file in the bad "
+             "run: a second getxattr ENODATA at the same path"),
+    Scenario("lock_tag_missing_after_optional_untag", "python3 cred: removexattr user.cache, user.lock",
+             _cred, stale_lock_after_optional_untag, frozenset({"removexattr"}), "ENODATA", lambda b: f"{b}/out.dat",
+             description="removexattr ENODATA of the optional tag in every run; of the required lock tag in the "
+             "bad run, on the same file"),
     Scenario("rotation_of_an_immutable_log", "mv job.log job.log.1 (start.sh)",
              _start, log_immutable, frozenset({"rename", "renameat", "renameat2"}), "EPERM",
              lambda b: f"{b}/job.log", teardown=_no_flags,
@@ -539,6 +601,9 @@ REAL_FIFTEENTH: list[Scenario] = [
     Scenario("sandbox_refuses_fdatasync", "sandbox (seccomp) python3 cred: fdatasync",
              _start, sandbox_fdatasync, frozenset({"fdatasync"}), "ENOSYS", lambda b: "*",
              description="the launcher's policy refuses fdatasync: ENOSYS at the checkpoint"),
+    Scenario("sandbox_refuses_fdatasync_among_statx", "sandbox (seccomp: statx, fdatasync) ls -l, python3 cred",
+             _start, sandbox_fdatasync_among_statx, frozenset({"fdatasync"}), "ENOSYS", lambda b: "*",
+             description="statx ENOSYS in every run (ls falls back); fdatasync ENOSYS too in the bad run"),
     Scenario("sandbox_refuses_flock", "flock job.lock under sandbox (seccomp)",
              _start, sandbox_flock, frozenset({"flock"}), "EPERM", lambda b: "*",
              description="the launcher's policy refuses flock: util-linux flock's lock EPERM"),
@@ -581,6 +646,15 @@ def _statx_refused(base: Path, run: int) -> None:
     _usual(base)
     _policy(base, ("statx", ENOSYS))
     _script(base, f"{_sandbox()} {base}/policy /usr/bin/ls -l {base}", f"exec {PY3} -S {base}/cred.py {base}")
+
+
+def _namespace_fallback_once(base: Path, run: int) -> None:
+    # the job tries its config's namespace and falls back to user.* when refused; the last
+    # host's config names trusted.*, refused to the job's account: the same call on the same
+    # file succeeds right after, and the run goes on as the others did
+    _output(base, owner=NOBODY_UID)
+    ns = "trusted" if run == 2 else "user"
+    _usual(base, f"ftag {base}/out.dat {ns}.job run-0042 user.job", owner=NOBODY_UID)
 
 
 def _caps_vary(base: Path, run: int) -> None:
@@ -636,6 +710,9 @@ QUIET_FIFTEENTH: list[NoAnomalyCase] = [
                   description="XATTR_CREATE EEXIST in every run, then XATTR_REPLACE"),
     NoAnomalyCase("sandbox_statx_refused_every_run", _start, _statx_refused,
                   description="the policy refuses statx ENOSYS in every run; ls falls back; 1 to 5 files"),
+    NoAnomalyCase("tag_namespace_refused_once_then_user", _cred_nobody, _namespace_fallback_once,
+                  description="fsetxattr trusted.* EPERM in the last run only, user.* taken right after on "
+                  "the same file (a retry that succeeds: recovered)"),
     NoAnomalyCase("capsh_drops_vary", _start, _caps_vary,
                   description="capsh drops varying capabilities the job never uses"),
     NoAnomalyCase("lease_refused_every_run", _cred_nobody, _lease_fallback,
