@@ -2473,7 +2473,8 @@ def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: in
     path) is at no call site of theirs, or, for a call without a path, no good process of its
     name failed that call with that errno as often (`_new_pathless_errors`), so only a broad allowlist entry set it aside (a
     sysfs glob; prctl EINVAL, libcap's probe) -- else -1. A miss the good runs make too (a
-    learned entry, a probe they survive) is not the cause: they went on after it.
+    learned entry, a probe they survive) is not the cause: they went on after it -- unless the
+    bad run made it more often than each of them (`_failed_more_often`).
     `sites`: the good runs' call sites (`good_calls`), the new pathless errors (a row mask)."""
     good_calls, new_pathless = sites
     row = int(bs.orig[pos])
@@ -2488,7 +2489,25 @@ def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: in
         return -1
     if p.plainpath[q] < 0:
         return q if new_pathless[q] else -1
-    return -1 if bool(np.isin(_call_keys(p, q), good_calls)) else q
+    if not bool(np.isin(_call_keys(p, q), good_calls)):
+        return q
+    return q if _failed_more_often(p, q) else -1
+
+
+def _failed_more_often(p: Prepared, q: int) -> bool:
+    """Whether the bad run failed bad row `q`'s (call, path, errno) more often than every good
+    run did. A call site is keyed by path, not by what else the call names: an optional tag
+    missing on a file in every run and the required tag missing on the same file in the bad
+    run are two getxattr ENODATA of one site (the attribute's name is not in the trace), where
+    each good run has one and then reads the required tag. The count says one failure is new."""
+    nb = _bad_row_count(p)
+    same = (p.probe == p.probe[q]) & (p.plainpath == p.plainpath[q]) & (p.errno == p.errno[q])
+    bad_count = int(np.count_nonzero(same[:nb]))
+    good_rows = _good_rows_where(same[nb:], nb)
+    if not len(good_rows):
+        return True
+    per_good = np.unique(np.asarray(p.tkey[good_rows]).astype(np.int64), return_counts=True)[1]
+    return bad_count > int(per_good.max())
 
 
 def _new_pathless_errors(p: Prepared, nb: int, err_any: np.ndarray) -> np.ndarray:
