@@ -193,6 +193,14 @@ for line in open(os.path.join(base, "plan")):
             for i in range(int(a[1])):
                 syscall(SYS_add_key, b"user", f"job:token{i}".encode(), payload, len(payload),
                         ctypes.c_int(KEY_SPEC_SESSION_KEYRING))
+        elif op == "key_opt":  # payload-file: a cache key, optional (over quota: the cache stays on disk)
+            syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, None)
+            payload = value(a[0])
+            try:
+                syscall(SYS_add_key, b"user", b"job:cache", payload, len(payload),
+                        ctypes.c_int(KEY_SPEC_SESSION_KEYRING))
+            except OSError:
+                pass
         elif op == "run":  # argv...: a tool the job runs
             subprocess.run(a, stdout=subprocess.DEVNULL, check=True)
         else:
@@ -534,6 +542,15 @@ def key_quota(base: Path, bad: bool) -> None:
     _usual(base, f"keys @{base}/token 1", owner=NOBODY_UID)
 
 
+def key_quota_after_optional(base: Path, bad: bool) -> None:
+    # the job's optional cache key is past the quota in every run (add_key EDQUOT, the cache
+    # stays on disk); its required token is too in the bad run: a second add_key EDQUOT, a
+    # call without a path, the same errno as the routine one
+    write(base / "cache", "c" * 25000)
+    write(base / "token", "k" * (25000 if bad else 1000))
+    _usual(base, f"key_opt @{base}/cache", f"keys @{base}/token 1", owner=NOBODY_UID)
+
+
 def _no_flags(base: Path) -> None:
     _clear_flags(base)
 
@@ -619,6 +636,9 @@ REAL_FIFTEENTH: list[Scenario] = [
     Scenario("session_key_past_user_quota", "python3 cred (nobody): add_key 25000 bytes",
              _cred_nobody, key_quota, frozenset({"add_key"}), "EDQUOT", lambda b: "*",
              description="a credential past kernel.keys.maxbytes of an unprivileged user: add_key EDQUOT"),
+    Scenario("session_key_past_quota_after_optional_cache_key", "python3 cred (nobody): add_key cache, add_key token",
+             _cred_nobody, key_quota_after_optional, frozenset({"add_key"}), "EDQUOT", lambda b: "*",
+             description="the optional cache key refused EDQUOT in every run; the required token too in the bad run"),
 ]
 
 
