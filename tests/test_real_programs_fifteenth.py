@@ -6,7 +6,8 @@ file-system features a job's runtime uses -- extended attributes (setxattr E2BIG
 EEXIST, ENODATA, EPERM; lsetxattr and fsetxattr EPERM; removexattr ENODATA), inode flags
 (rename and truncate EPERM), leases, pipes and seals (fcntl EACCES, EBUSY, EINVAL; write EPERM),
 a seccomp launcher's policy (fdatasync ENOSYS, flock EPERM, mkdir ENOSYS), capabilities capsh
-dropped (bpf EPERM, dmesg's open of /dev/kmsg EPERM) and the key quota (add_key EDQUOT). The
+dropped (bpf EPERM, dmesg's open of /dev/kmsg EPERM), the key quota (add_key EDQUOT), and
+required misses after routine ones of the same (call, path, errno) or (call, errno). The
 good-vs-good noise cases (routine ERANGE and ENODATA of tags, fallbacks taken in every run,
 counts and sizes that vary) must be quiet.
 

@@ -26,7 +26,13 @@ do not have.
 - **capabilities** dropped by ``capsh --drop``: a BPF map the runtime creates (bpf EPERM),
   ``dmesg`` without CAP_SYSLOG under kernel.dmesg_restrict=1 (openat /dev/kmsg EPERM);
 - **keys**: a token past the unprivileged key quota (kernel.keys.maxbytes 20000) added to a
-  session keyring of its own (add_key EDQUOT).
+  session keyring of its own (add_key EDQUOT);
+- **the required miss after routine ones of the same kind**: optional tags missing on other
+  files in every run, then the required one (getxattr ENODATA); the optional tag missing on
+  the same file, then the required one there -- the trace does not name the attribute, so
+  both are (getxattr, path, ENODATA), as are two removexattr ENODATA; a policy refusing statx
+  ENOSYS in every run and fdatasync ENOSYS in the bad one; the optional cache key past the
+  quota in every run, then the required token (add_key EDQUOT, no path).
 
 Most faults go through one python3 program, ``cred.py``, a job's start-up as a plan of steps
 (files read, tags set, leases, pipes, buffers, keys), so each fault sits among the other steps'
@@ -39,7 +45,9 @@ size read (Python's getxattr retries ERANGE with a bigger buffer), optional tags
 missing (ENODATA) on a varying number of files, XATTR_CREATE refused EEXIST in every run and the
 tag replaced, a sandbox refusing statx ENOSYS in every run (glibc falls back to fstatat), capsh
 dropping varying unrelated capabilities, a lease refused in every run and the file read anyway,
-pipe sizes, key counts, sealed buffers and listed files that vary.
+pipe sizes, key counts, sealed buffers and listed files that vary; and a trusted.* tag refused
+in the last run only and user.* taken right after on the same file (a retry that succeeds:
+recovered, quiet by the differ's rule for a call failing and then succeeding on its path).
 """
 
 from __future__ import annotations
