@@ -2495,19 +2495,29 @@ def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: in
 
 
 def _failed_more_often(p: Prepared, q: int) -> bool:
-    """Whether the bad run failed bad row `q`'s (call, path, errno) more often than every good
-    run did. A call site is keyed by path, not by what else the call names: an optional tag
-    missing on a file in every run and the required tag missing on the same file in the bad
-    run are two getxattr ENODATA of one site (the attribute's name is not in the trace), where
-    each good run has one and then reads the required tag. The count says one failure is new."""
+    """Whether the bad run's failure at bad row `q` is one its call site turned from a success:
+    the bad run failed that (call, path, errno) more often than every good run did and
+    succeeded at that (call, path) fewer times than every good run did. A call site is keyed by
+    path, not by what else the call names: an optional tag missing on a file in every run and
+    the required one missing on the same file in the bad run are two getxattr ENODATA of one
+    site (the attribute's name is not in the trace), where each good run has one miss and then
+    reads the required tag. A call only asked more often (bash's isatty probe of /dev/null,
+    ENOTTY in every run, once more to print a message) is no such turn."""
     nb = _bad_row_count(p)
-    same = (p.probe == p.probe[q]) & (p.plainpath == p.plainpath[q]) & (p.errno == p.errno[q])
-    bad_count = int(np.count_nonzero(same[:nb]))
-    good_rows = _good_rows_where(same[nb:], nb)
-    if not len(good_rows):
-        return True
-    per_good = np.unique(np.asarray(p.tkey[good_rows]).astype(np.int64), return_counts=True)[1]
-    return bad_count > int(per_good.max())
+    site = (p.probe == p.probe[q]) & (p.plainpath == p.plainpath[q])
+    failed, ok = site & (p.errno == p.errno[q]), site & (p.errno < 0)
+    if int(np.count_nonzero(ok[:nb])) >= int(_per_good_counts(p, _good_rows_where(ok[nb:], nb)).min()):
+        return False
+    return int(np.count_nonzero(failed[:nb])) > int(_per_good_counts(p, _good_rows_where(failed[nb:], nb)).max())
+
+
+def _per_good_counts(p: Prepared, rows: np.ndarray) -> np.ndarray:
+    """How many of `rows` (good rows) each good trace has, 0 for a trace with none."""
+    tkey = p.tkey
+    n_good = int(np.max(tkey.values if isinstance(tkey, PerStream) else np.asarray(tkey))) + 1
+    if not len(rows):
+        return np.zeros(max(n_good, 1), dtype=np.int64)
+    return np.bincount(np.asarray(p.tkey[rows]).astype(np.int64), minlength=max(n_good, 1))
 
 
 def _new_pathless_errors(p: Prepared, nb: int, err_any: np.ndarray) -> np.ndarray:
