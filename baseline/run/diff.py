@@ -281,6 +281,7 @@ from baseline.run.allowlist import (
     load_fallbacks,
 )
 from baseline.run.normalize import (
+    ANALYSIS_COLUMNS,
     PerStream,
     Prepared,
     background,
@@ -461,6 +462,8 @@ RELEASE_PROBES = frozenset({"close"})
 FALLBACK_TAIL = 256
 # gettext's message catalogs, looked up (in each locale directory) to translate a message
 MESSAGE_CATALOG = re.compile(r"/LC_MESSAGES/[^/]+\.mo$")
+# A message's numbers (pids, sizes, times) vary run to run: compared as <n> (see _GoodMessages)
+_DIGITS = re.compile(r"[0-9]+")
 
 
 
@@ -963,6 +966,9 @@ def diff_traces(
                                   matched_role, all_open, teardown.good_cut_points(gs, g_start, g_end, seq_rows, matched_role))
     if len(regions) and teardown.any_bad:
         regions = teardown.past_bad_cut(regions, bs, explained, novel, b_cls, seq_rows, _unwind_cleanups(p, bs))
+    if len(regions) and teardown.any_bad:
+        regions = teardown.past_every_good_cut(regions, bs, gs, b_start, (g_start, g_end), b_cls,
+                                               matched_role, seq_rows)
 
     anomalies: list[dict[str, Any]] = []
     first_unexplained = None
@@ -1082,7 +1088,7 @@ def diff_traces(
         # work by another route (see _recovered_fallbacks), listed with the reorderings.
         if same_exit and (max_cls > 0).any():
             reorder |= _recovered_fallbacks(p, rows, bs, regions, named, b_cls, novel & ~explained, recovered, nb,
-                                            load_fallbacks())
+                                            load_fallbacks(), _GoodMessages(good, nb))
         # An error-free region right after a wait that timed out (see _TimedOutWaits) is no
         # reordering even when its events are known ones (the close and exit path every run has):
         # it is named by the timeout.
@@ -1375,11 +1381,13 @@ class _Teardowns:
         n = len(p)
         self.checked = np.zeros(0, dtype=np.int64)
         self.good_cut = np.zeros(0, dtype=bool)
+        self.cut_by_exit = np.zeros(0, dtype=bool)  # per stream: its process's exit_group cut it
         self.any_bad = False
         sig = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, SIGNAL_PROBES), len(p.probe_values)))
         sig = sig[p.errno[sig] < 0]  # (one row-sized temporary: signals are few)
         starts = stream_starts(p)
         self.good_cut = np.zeros(len(starts), dtype=bool)
+        self.cut_by_exit = np.zeros(len(starts), dtype=bool)
         # a process's exit_group: the process's own end, cutting off its threads still running
         ends = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, ("exit_group",)), len(p.probe_values)))
         if not len(sig) and not len(ends):
@@ -1451,6 +1459,7 @@ class _Teardowns:
         t = np.where(hit, e_seq[at], np.iinfo(np.int64).max)
         np.minimum(self.cut_any, t, out=self.cut_any)
         np.minimum(self.cut_checked, t, out=self.cut_checked)
+        self.cut_by_exit = hit
 
     def good_cut_points(self, gs: align.Streams, g_start: np.ndarray, g_end: np.ndarray, seq_rows: np.ndarray,
                         matched_role: list[str]) -> dict[str, np.ndarray]:
@@ -1491,6 +1500,46 @@ class _Teardowns:
                 continue
             # past the teardown, and nothing new before it
             keep[r] = not (after.any() and not (novel[lo:hi] & ~explained[lo:hi] & ~after).any())
+        if keep.all():
+            return regions
+        return align.Regions(regions.start[keep], regions.end[keep], regions.sid[keep])
+
+
+    def past_every_good_cut(self, regions: align.Regions, bs: align.Streams, gs: align.Streams, b_start: np.ndarray,
+                            g_bounds: tuple, b_cls: np.ndarray, matched_role: list[str],
+                            seq_rows: np.ndarray) -> align.Regions:
+        """`regions` without those of a bad thread its process's exit cut off that begin past
+        the point where every good run's thread of its role was cut off too (by a teardown or
+        its own process's exit) and hold soft errors at most: no good run saw that role go
+        that far, so a routine miss there (a background poller's probe of an optional file,
+        reached in this run only because main exited later) is no evidence either way. A hard
+        error there, and any error before the good runs' farthest cut, is still reported."""
+        g_start, g_end = g_bounds
+        if not len(regions) or not (self.cut_by_exit & self.bad_stream).any():
+            return regions
+        # per role: the token each cut good thread last made before its cut (None: cut before
+        # its first call), or the role's good threads not all cut
+        stood: dict[str, list[int | None] | None] = {}
+        for j in np.flatnonzero(~self.bad_stream).tolist():
+            role = matched_role[j]
+            if not self.good_cut[j]:
+                stood[role] = None
+                continue
+            if role in stood and stood[role] is None:
+                continue
+            lo, hi = int(g_start[j]), int(g_end[j])
+            orig = gs.orig[lo:hi]
+            seqs = np.where(orig >= 0, seq_rows[np.maximum(orig, 0)], np.iinfo(np.int64).max)
+            before = np.flatnonzero(seqs < self.cut_any[j])
+            stood.setdefault(role, []).append(int(gs.tok[lo + int(before[-1])]) if len(before) else None)  # type: ignore[union-attr]
+        keep = np.ones(len(regions), dtype=bool)
+        for r in np.flatnonzero(self.cut_by_exit[regions.sid]).tolist():
+            start, end, sid = int(regions.start[r]), int(regions.end[r]), int(regions.sid[r])
+            points = stood.get(matched_role[sid])
+            if not points or (b_cls[start : end + 1] > 1).any():
+                continue
+            passed = bs.tok[int(b_start[sid]) : start]
+            keep[r] = not all(t is None or bool((passed == t).any()) for t in points)
         if keep.all():
             return regions
         return align.Regions(regions.start[keep], regions.end[keep], regions.sid[keep])
@@ -2113,7 +2162,8 @@ def _extra_entries(p: Prepared, bs: align.Streams, regions: align.Regions, novel
 
 def _recovered_fallbacks(p: Prepared, rows: _Rows, bs: align.Streams, regions: align.Regions, named: np.ndarray,
                          b_cls: np.ndarray, novel: np.ndarray, recovered: np.ndarray, nb: int,
-                         families: dict[tuple[str, str], frozenset[str]]) -> np.ndarray:
+                         families: dict[tuple[str, str], frozenset[str]],
+                         good_messages: _GoodMessages | None = None) -> np.ndarray:
     """Per region: a *recovered fallback* -- a call the diffed run's environment refused (its
     only error, one no good run of the role met), whose role the thread then gave to another
     means and went on with the good runs' work: the run did what they did by another route
@@ -2129,7 +2179,9 @@ def _recovered_fallbacks(p: Prepared, rows: _Rows, bs: align.Streams, regions: a
     runs' behaviour again after it: the region re-joins it, or it reaches the end with a known
     event after the alternative and its own exit last. The thread writes no more messages than
     a good run's thread (stdout/stderr/tty/pipe writes at those call sites): a fault that is
-    reported and skipped writes one. The caller asks only when the run exits as the good runs
+    reported and skipped writes one; nor a message no good run's thread wrote there (the
+    same count, other words: a fallback that ends in 'short checkpoint' instead of 'ok',
+    compared with digit runs as <n>: `_GoodMessages`). The caller asks only when the run exits as the good runs
     did (a fault that stops the job exits otherwise: a pid file of a live process). An event
     after the failed call that is none of these (reading the pid file found, kill(pid, 0), a
     message, an early end) keeps the region named."""
@@ -2172,8 +2224,54 @@ def _recovered_fallbacks(p: Prepared, rows: _Rows, bs: align.Streams, regions: a
                 continue
             if not recovered[r] and not (went_on and last_row >= 0 and int(p.probe[last_row]) in exits):
                 continue
-            out[r] = not _more_messages(p, nb, row)
+            out[r] = not _more_messages(p, nb, row) and not (good_messages and good_messages.new_message(p, row))
     return out
+
+
+class _GoodMessages:
+    """The messages (events column ``output``) the good runs wrote, read on demand: the diff
+    loads the good side without its output bytes (they are asked about only here, for a
+    region about to pass as a recovered fallback). Good source row i is the prepared table's
+    row nb + i (prepare_both concatenates [bad, good])."""
+
+    def __init__(self, good: Any, nb: int):
+        self.good, self.nb = good, nb
+        self._by_site: dict[int, set[str]] | None = None
+
+    def _sites(self, p: Prepared) -> dict[int, set[str]]:
+        if self._by_site is None:
+            self._by_site = {}
+            col = load_table(self.good, skip=tuple(c for c in ANALYSIS_COLUMNS if c != "output")).column("output")
+            if p.order is None or col.null_count == len(col):
+                return self._by_site
+            table_rows = np.flatnonzero(numpy_of(col.is_valid()))
+            where = np.full(len(col), -1, dtype=np.int64)  # good source row -> prepared row
+            good_rows = np.arange(self.nb, len(p), dtype=np.int64)
+            src = np.asarray(p.order)[good_rows] - self.nb
+            ok = (src >= 0) & (src < len(col))
+            where[src[ok]] = good_rows[ok]
+            rows = where[table_rows]
+            texts = col.take(pa.array(table_rows)).to_pylist()
+            for key, text in zip(_call_keys(p, rows[rows >= 0]).tolist(), np.array(texts, dtype=object)[rows >= 0],
+                                 strict=True):
+                self._by_site.setdefault(key, set()).add(_DIGITS.sub("<n>", text))
+        return self._by_site
+
+    def new_message(self, p: Prepared, row: int) -> bool:
+        """Whether the thread of bad row `row` wrote, at some call site, a message (digit runs
+        as <n>) no good run wrote there."""
+        if p.order is None or "output" not in p.table.column_names:
+            return False
+        col = p.table.column("output")
+        if col.null_count == len(col):
+            return False
+        written = np.flatnonzero(numpy_of(col.is_valid())[p.order[:self.nb]])
+        mine = written[(p.tid[written] == p.tid[row]) & (p.pid[written] == p.pid[row])]
+        if not len(mine):
+            return False
+        sites = self._sites(p)
+        return any(_DIGITS.sub("<n>", p.value("output", int(m)) or "") not in sites.get(int(key), ())
+                   for m, key in zip(mine.tolist(), _call_keys(p, mine).tolist(), strict=True))
 
 
 def _more_messages(p: Prepared, nb: int, row: int) -> bool:
