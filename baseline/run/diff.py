@@ -450,12 +450,14 @@ PROC_SCAN_MIN = 3
 PROBE_MISS_ERRNOS = frozenset({"ENOENT", "ENOTDIR"})
 # Calls that write a message out (passed over when looking for the error a message reports).
 MESSAGE_WRITES = frozenset({"write", "writev"})
-# Successful calls a library makes between a failed call and its return with that error, its
-# clean-up (glibc's if_nametoindex closes the socket its SIOCGIFINDEX failed on): passed over
-# too when looking for the error a message reports.
-ERROR_CLEANUP = frozenset({"close"})
-# Calls that give a descriptor back: a fallback's own descriptors closed (see _recovered_fallbacks).
-RELEASE_PROBES = frozenset({"close"})
+# Calls that give a descriptor back. Two rules pass over them as tidying up, not work: a
+# library's clean-up between a failed call and its return with that error (glibc's
+# if_nametoindex closes the socket its SIOCGIFINDEX failed on), when looking for the error a
+# message reports (_error_before); a fallback's own descriptors closed (_recovered_fallbacks);
+# with shutdown, a signal's unwinding giving back what its handler closed (_unwind_cleanups).
+# One table: a call that tidies up after an error is the same call that tidies up after a
+# fallback (close_range is not here: it closes a range no rule has seen opened).
+DESCRIPTOR_RELEASES = frozenset({"close"})
 # The longest rest of a region after a refused call that is read event by event as a fallback:
 # an alternative and the way back to the good runs' behaviour are a few events, and the rule
 # stays off the diff's cost on a long region (a thread that went another way for good).
@@ -1546,11 +1548,11 @@ class _Teardowns:
 
 
 def _unwind_cleanups(p: Prepared, bs: align.Streams) -> np.ndarray:
-    """Bad positions that give a descriptor back failing EBADF (`RELEASE_PROBES` and shutdown):
+    """Bad positions that give a descriptor back failing EBADF (`DESCRIPTOR_RELEASES` and shutdown):
     past a teardown signal in the thread it interrupted, the unwinding's clean-up of a descriptor
     already gone -- SIGTERM landing in socketserver's process_request after the handler closed
     the request, whose `except: shutdown_request(request)` then shuts the closed socket down."""
-    calls = codes_where(p.probe_values, RELEASE_PROBES | {"shutdown"})
+    calls = codes_where(p.probe_values, DESCRIPTOR_RELEASES | {"shutdown"})
     ebadf = codes_where(p.errno_values, ("EBADF",))
     rows = np.maximum(bs.orig, 0)
     return (bs.orig >= 0) & code_in(p.probe[rows], calls, len(p.probe_values)) & code_in(
@@ -2173,7 +2175,7 @@ def _recovered_fallbacks(p: Prepared, rows: _Rows, bs: align.Streams, regions: a
     After the failed call, every event of the region is one of: the same call on the same path
     succeeding (the join); a call of the failed call's curated family (`fallback_calls.yaml`:
     (call, errno) -> the calls that take its role), error-free, on the failed call's paths when
-    it has any and writing no message; a descriptor released (`RELEASE_PROBES`: the
+    it has any and writing no message; a descriptor released (`DESCRIPTOR_RELEASES`: the
     alternative's descriptors closed); an event the good runs of the role have; the end of the
     thread. At least one event takes the failed call's role, and the thread reaches the good
     runs' behaviour again after it: the region re-joins it, or it reaches the end with a known
@@ -2189,7 +2191,7 @@ def _recovered_fallbacks(p: Prepared, rows: _Rows, bs: align.Streams, regions: a
     cand = np.flatnonzero(b_cls[named] > 0)
     if not len(cand):
         return out
-    release = frozenset(codes_where(p.probe_values, RELEASE_PROBES).tolist())
+    release = frozenset(codes_where(p.probe_values, DESCRIPTOR_RELEASES).tolist())
     exits = frozenset(codes_where(p.probe_values, EXIT_PROBES).tolist())
     for r in cand.tolist():
         e, lo, hi = int(named[r]), int(regions.start[r]), int(regions.end[r]) + 1
@@ -2653,7 +2655,7 @@ def _new_pathless_errors(p: Prepared, nb: int, err_any: np.ndarray) -> np.ndarra
 
 def _error_before(p: Prepared, row: int, timing_codes: np.ndarray, noise: frozenset[int]) -> int:
     """The bad row of the thread's call right before bad row `row`, noise calls, message
-    writes and a failed call's clean-up (`ERROR_CLEANUP`) passed over, when it failed with an errno that is not timing (and is no message
+    writes and a failed call's clean-up (`DESCRIPTOR_RELEASES`) passed over, when it failed with an errno that is not timing (and is no message
     catalog lookup); -1 otherwise."""
     if row <= 0:
         return -1
@@ -2661,7 +2663,7 @@ def _error_before(p: Prepared, row: int, timing_codes: np.ndarray, noise: frozen
     def same_thread(q: int) -> bool:
         return q >= 0 and int(p.tkey[q]) == int(p.tkey[row]) and int(p.tid[q]) == int(p.tid[row])
 
-    passed = set(codes_where(p.probe_values, MESSAGE_WRITES | ERROR_CLEANUP).tolist())
+    passed = set(codes_where(p.probe_values, MESSAGE_WRITES | DESCRIPTOR_RELEASES).tolist())
     q = row - 1
     while same_thread(q) and (int(p.probe[q]) in noise or (int(p.probe[q]) in passed and p.errno[q] < 0)):
         q -= 1
