@@ -10,6 +10,12 @@
   every good run's cut (none saw the role go that far) and no evidence (main named
   access ENOENT). A hard error there (the heartbeat a directory: EISDIR), and a soft one the
   good runs' threads passed without (DIR/conf missing, in rounds they all made), are named.
+* **Names new to the diffed run in a walked directory** (`_listing_twins`): `sysctl -a -r
+  ^net.ipv4.conf` in a network namespace of its own with one veth pair, and in the diffed run
+  two (readlink EINVAL at /proc/sys/net/ipv4/conf/<iface>, as at every entry: main named it);
+  a Python walker of a directory of interfaces (readlink EINVAL, mtu read, phys_port_name
+  ENOENT per entry) with one entry more -- quiet; the new entry's phys_port_name a symlink
+  loop (ELOOP, which no other entry got) -- named.
 * **A recovered fallback that says something else** (`_recovered_fallbacks`, `_GoodMessages`):
   copy_file_range EXDEV (the source on /dev/shm), then read/write, then a check of the copy
   that prints 'ok' -- quiet -- or, the source short, 'short checkpoint' at the same call site
@@ -132,6 +138,25 @@ time.sleep(linger / 1000)
 print("poller: done")
 """
 
+WALK_PY = """
+import os, sys
+root = sys.argv[1]
+for name in sorted(os.listdir(root)):
+    entry = os.path.join(root, name)
+    try:
+        os.readlink(entry)
+    except OSError:
+        pass  # a directory, not a link: EINVAL for every entry
+    with open(os.path.join(entry, "mtu")) as f:
+        mtu = f.read().strip()
+    try:
+        with open(os.path.join(entry, "phys_port_name")) as f:
+            port = f.read().strip()
+    except FileNotFoundError:
+        port = "-"
+    print(name, mtu, port)
+"""
+
 FBMSG_C = r"""
 #define _GNU_SOURCE
 #include <errno.h>
@@ -177,6 +202,7 @@ def programs(tmp_path_factory, need_cc) -> Path:
         subprocess.run([need_cc, "-O1", "-pthread", "-o", str(out / name), str(out / f"{name}.c")], check=True,
                        capture_output=True)
     (out / "poller.py").write_text(POLLER_PY)
+    (out / "walk.py").write_text(WALK_PY)
     return out
 
 
@@ -255,3 +281,48 @@ def test_a_recovered_fallback_that_writes_another_message(recorder, programs, ba
     else:
         assert not report.anomaly, _named(report)
         assert [(a["probe"], a["errno"]) for a in report.reorderings] == [("copy_file_range", "EXDEV")]
+
+
+@pytest.mark.parametrize(("fault", "named"), [(None, None), ("loop", ("ELOOP", "vethqz/phys_port_name"))],
+                         ids=["one entry more", "one entry more, its phys_port_name a symlink loop"])
+def test_a_walked_directory_with_an_entry_new_to_the_diffed_run(recorder, programs, base, tmp_path, fault, named):
+    files = []
+    listings = [["eth0", "ib0", "lo"]] * 3 + [["eth0", "ib0", "lo", "vethqz"]]
+    for i, entries in enumerate(listings):
+        shutil.rmtree(base / "net", ignore_errors=True)
+        for name in entries:
+            (base / "net" / name).mkdir(parents=True)
+            (base / "net" / name / "mtu").write_text("1500\n")
+        if fault == "loop" and i == 3:
+            (base / "net" / "vethqz" / "phys_port_name").symlink_to("phys_port_name")
+        files.append(record_run(recorder, [*PY, str(programs / "walk.py"), str(base / "net")],
+                                tmp_path / f"run{i}.parquet", "good"))
+    report = diff_traces(good=files[:3], bad=files[3])
+    if named is None:
+        assert not report.anomaly, (_named(report), report.anomalies[0] if report.anomalies else None)
+    else:
+        got = _named(report)
+        assert got is not None and got[0] in {"open", "openat"} and got[1:] == (named[0], str(base / "net" / named[1])), \
+            report.bifurcation
+
+
+@pytest.fixture
+def netns():
+    if shutil.which("ip") is None or shutil.which("sysctl") is None:
+        pytest.skip("needs iproute2's ip and procps' sysctl")
+    name = f"tbleft{os.getpid()}"
+    yield name
+    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+def test_sysctl_in_a_namespace_with_an_interface_pair_more(recorder, netns, tmp_path):
+    files = []
+    for i, pairs in enumerate([[("eth0", "ib0")]] * 3 + [[("eth0", "ib0"), ("vethq", "vethr")]]):
+        subprocess.run(["ip", "netns", "del", netns], capture_output=True)
+        subprocess.run(["ip", "netns", "add", netns], check=True)
+        for a, b in pairs:
+            subprocess.run(["ip", "-n", netns, "link", "add", a, "type", "veth", "peer", "name", b], check=True)
+        files.append(record_run(recorder, [shutil.which("ip"), "netns", "exec", netns, shutil.which("sysctl"), "-a", "-r",
+                                           "^net.ipv4.conf"], tmp_path / f"run{i}.parquet", "good"))
+    report = diff_traces(good=files[:3], bad=files[3])
+    assert not report.anomaly, (_named(report), report.anomalies[0] if report.anomalies else None)

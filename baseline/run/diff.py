@@ -445,6 +445,9 @@ MISSING_PROBE = "(process missing)"
 PROC_PID_PATH = re.compile(r"^/proc/(\d+)(?:/|$)")
 PROC_SCAN_ERRNOS = frozenset({"ENOENT", "ESRCH"})
 PROC_SCAN_MIN = 3
+# A directory walked: one good run made the same call with the same outcome at this many
+# names of one directory at least (see _listing_twins)
+LISTING_TWINS_MIN = 2
 # Errnos that say a candidate is not there: the misses of a loop trying the members of a
 # numbered family until one answers (see _probe_misses).
 PROBE_MISS_ERRNOS = frozenset({"ENOENT", "ENOTDIR"})
@@ -814,6 +817,7 @@ def diff_traces(
     del lost
     retried[idem_check] = True
     retried |= _proc_scan_races(p)
+    retried |= _listing_twins(p, nb)
     retried |= probed
     del probed
     # A create failing ENOENT, the thread making the missing parent directory and creating
@@ -1912,6 +1916,63 @@ def _proc_scan_races(p: Prepared) -> np.ndarray:
         if len(pids) >= PROC_SCAN_MIN:
             mine = cand[(sid == key[0]) & (p.probe[cand] == key[1]) & (plain == key[2])]
             out[mine] = True
+    return out
+
+
+def _listing_twins(p: Prepared, nb: int) -> np.ndarray:
+    """Bad rows at a path no good run has, made of a directory entry new to the diffed run:
+    a name N at some place of the (plain normalised) path where one good run made the very
+    call with the very outcome (probe, errno) at LISTING_TWINS_MIN or more other names, the
+    rest of the path the same. A walk of a directory with one entry more (an interface, a pid,
+    a device the host has this time: /proc/sys/net/ipv4/conf/<iface>/..., /sys/class/net/...)
+    makes for the new entry the calls, and gets the errors, every entry gets: one more turn
+    of the walk, dropped like a retry. A call or an outcome no sibling had (the new entry's
+    file a directory: EISDIR where the others' were missing) is no twin and stays."""
+    out = np.zeros(len(p), dtype=bool)
+    n = len(p)
+    if nb == 0 or nb == n:
+        return out
+    plain = np.asarray(p.plainpath[np.arange(n)]).astype(np.int64)
+    good_paths = unique_ints(plain[nb:][plain[nb:] >= 0])
+    cand = np.flatnonzero(plain[:nb] >= 0)
+    cand = cand[~in_sorted(plain[cand], good_paths)]
+    if not len(cand):
+        return out
+    n_paths, n_err = np.int64(len(p.npath_values) + 1), np.int64(len(p.errno_values) + 1)
+
+    def call_keys(rows: np.ndarray) -> np.ndarray:  # (probe, errno, plain path) as one int64
+        return (p.probe[rows].astype(np.int64) * n_err + (p.errno[rows].astype(np.int64) + 1)) * n_paths + (
+            plain[rows] + 1)
+
+    cand_keys = call_keys(cand)
+    calls = unique_ints(cand_keys // n_paths)  # the candidates' (probe, errno)
+    good = np.arange(nb, n)[plain[nb:] >= 0]
+    good_keys = call_keys(good)
+    keep = in_sorted(good_keys // n_paths, calls)
+    good, good_keys = good[keep], good_keys[keep]
+    tkey = np.asarray(p.tkey[good]).astype(np.int64)
+    # per (probe, errno, place, the path's other parts): which names each good trace had there
+    names: dict[tuple, dict[int, set[str]]] = {}
+    lengths = {len((p.npath_values[int(k % n_paths) - 1] or "").split("/")) for k in unique_ints(cand_keys).tolist()}
+    for t in unique_ints(tkey).tolist():
+        for key in unique_ints(good_keys[tkey == t]).tolist():
+            parts = (p.npath_values[int(key % n_paths) - 1] or "").split("/")
+            if len(parts) not in lengths:
+                continue
+            call = key // n_paths
+            for i in range(1, len(parts)):
+                names.setdefault((call, i, tuple(parts[:i]), tuple(parts[i + 1:])), {}).setdefault(t, set()).add(parts[i])
+    twin_keys = []
+    for key in unique_ints(cand_keys).tolist():
+        parts = (p.npath_values[int(key % n_paths) - 1] or "").split("/")
+        call = key // n_paths
+        for i in range(1, len(parts)):
+            by_trace = names.get((call, i, tuple(parts[:i]), tuple(parts[i + 1:])), {})
+            if any(len(v) >= LISTING_TWINS_MIN and parts[i] not in v for v in by_trace.values()):
+                twin_keys.append(key)
+                break
+    if twin_keys:
+        out[cand[np.isin(cand_keys, np.array(twin_keys, dtype=np.int64))]] = True
     return out
 
 
