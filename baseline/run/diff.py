@@ -2300,12 +2300,15 @@ class _GoodMessages:
     def __init__(self, good: Any, nb: int):
         self.good, self.nb = good, nb
         self._by_site: dict[int, set[str]] | None = None
+        self.usable = True
 
     def _sites(self, p: Prepared) -> dict[int, set[str]]:
         if self._by_site is None:
             self._by_site = {}
             col = load_table(self.good, skip=tuple(c for c in ANALYSIS_COLUMNS if c != "output")).column("output")
-            if p.order is None or col.null_count == len(col):
+            # (another row count: the good side is not the prepared table's tail -- say nothing)
+            self.usable = p.order is not None and len(col) == p.table.num_rows - self.nb
+            if not self.usable or col.null_count == len(col):
                 return self._by_site
             table_rows = np.flatnonzero(numpy_of(col.is_valid()))
             where = np.full(len(col), -1, dtype=np.int64)  # good source row -> prepared row
@@ -2333,7 +2336,7 @@ class _GoodMessages:
         if not len(mine):
             return False
         sites = self._sites(p)
-        return any(_DIGITS.sub("<n>", p.value("output", int(m)) or "") not in sites.get(int(key), ())
+        return self.usable and any(_DIGITS.sub("<n>", p.value("output", int(m)) or "") not in sites.get(int(key), ())
                    for m, key in zip(mine.tolist(), _call_keys(p, mine).tolist(), strict=True))
 
 
