@@ -13,9 +13,10 @@
 * **Names new to the diffed run in a walked directory** (`_listing_twins`): `sysctl -a -r
   ^net.ipv4.conf` in a network namespace of its own with one veth pair, and in the diffed run
   two (readlink EINVAL at /proc/sys/net/ipv4/conf/<iface>, as at every entry: main named it);
-  a Python walker of a directory of interfaces (readlink EINVAL, mtu read, phys_port_name
-  ENOENT per entry) with one entry more -- quiet; the new entry's phys_port_name a symlink
-  loop (ELOOP, which no other entry got) -- named.
+  the same namespaces' /sys/class/net walked by a Python walker (the new pair's links read,
+  speed EINVAL and phys_port_name ENOENT as every interface's) -- quiet; a directory of
+  interfaces under /tmp walked with one entry more whose phys_port_name is a symlink loop
+  (ELOOP, which no other entry got) -- named.
 * **A recovered fallback that says something else** (`_recovered_fallbacks`, `_GoodMessages`):
   copy_file_range EXDEV (the source on /dev/shm), then read/write, then a check of the copy
   that prints 'ok' -- quiet -- or, the source short, 'short checkpoint' at the same call site
@@ -146,15 +147,19 @@ for name in sorted(os.listdir(root)):
     try:
         os.readlink(entry)
     except OSError:
-        pass  # a directory, not a link: EINVAL for every entry
-    with open(os.path.join(entry, "mtu")) as f:
-        mtu = f.read().strip()
-    try:
-        with open(os.path.join(entry, "phys_port_name")) as f:
-            port = f.read().strip()
-    except FileNotFoundError:
-        port = "-"
-    print(name, mtu, port)
+        pass  # not a link: EINVAL for every entry of a plain directory
+    got = []
+    for attr in ("mtu", "speed", "phys_port_name"):
+        try:
+            with open(os.path.join(entry, attr)) as f:
+                got.append(f.read().strip())
+        except (FileNotFoundError, PermissionError) as e:
+            got.append(e.strerror)
+        except OSError as e:
+            if e.errno != 22:  # EINVAL: no speed on a link that is down
+                raise
+            got.append("-")
+    print(name, *got)
 """
 
 FBMSG_C = r"""
@@ -283,27 +288,24 @@ def test_a_recovered_fallback_that_writes_another_message(recorder, programs, ba
         assert [(a["probe"], a["errno"]) for a in report.reorderings] == [("copy_file_range", "EXDEV")]
 
 
-@pytest.mark.parametrize(("fault", "named"), [(None, None), ("loop", ("ELOOP", "vethqz/phys_port_name"))],
-                         ids=["one entry more", "one entry more, its phys_port_name a symlink loop"])
-def test_a_walked_directory_with_an_entry_new_to_the_diffed_run(recorder, programs, base, tmp_path, fault, named):
+def test_a_walked_directory_entry_new_to_the_diffed_run_with_another_error(recorder, programs, base, tmp_path):
+    """A directory of interfaces walked (readlink EINVAL, mtu read, speed and phys_port_name
+    missing at every entry) with one entry more whose phys_port_name is a symlink loop: ELOOP,
+    which no entry got, is named (not the new entry's routine readlink EINVAL, as on main)."""
     files = []
-    listings = [["eth0", "ib0", "lo"]] * 3 + [["eth0", "ib0", "lo", "vethqz"]]
-    for i, entries in enumerate(listings):
+    for i, entries in enumerate([["eth0", "ib0", "lo"]] * 3 + [["eth0", "ib0", "lo", "vethqz"]]):
         shutil.rmtree(base / "net", ignore_errors=True)
         for name in entries:
             (base / "net" / name).mkdir(parents=True)
             (base / "net" / name / "mtu").write_text("1500\n")
-        if fault == "loop" and i == 3:
+        if i == 3:
             (base / "net" / "vethqz" / "phys_port_name").symlink_to("phys_port_name")
         files.append(record_run(recorder, [*PY, str(programs / "walk.py"), str(base / "net")],
                                 tmp_path / f"run{i}.parquet", "good"))
     report = diff_traces(good=files[:3], bad=files[3])
-    if named is None:
-        assert not report.anomaly, (_named(report), report.anomalies[0] if report.anomalies else None)
-    else:
-        got = _named(report)
-        assert got is not None and got[0] in {"open", "openat"} and got[1:] == (named[0], str(base / "net" / named[1])), \
-            report.bifurcation
+    got = _named(report)
+    assert got is not None and got[0] in {"open", "openat"}, report.bifurcation
+    assert got[1:] == ("ELOOP", str(base / "net" / "vethqz" / "phys_port_name")), report.bifurcation
 
 
 @pytest.fixture
@@ -324,5 +326,21 @@ def test_sysctl_in_a_namespace_with_an_interface_pair_more(recorder, netns, tmp_
             subprocess.run(["ip", "-n", netns, "link", "add", a, "type", "veth", "peer", "name", b], check=True)
         files.append(record_run(recorder, [shutil.which("ip"), "netns", "exec", netns, shutil.which("sysctl"), "-a", "-r",
                                            "^net.ipv4.conf"], tmp_path / f"run{i}.parquet", "good"))
+    report = diff_traces(good=files[:3], bad=files[3])
+    assert not report.anomaly, (_named(report), report.anomalies[0] if report.anomalies else None)
+
+
+def test_sys_class_net_walked_in_a_namespace_with_an_interface_pair_more(recorder, programs, netns, tmp_path):
+    """The walker over /sys/class/net inside the namespace (ip netns exec mounts its own
+    sysfs): the new pair's links read, their speed EINVAL and phys_port_name ENOENT as every
+    interface's."""
+    files = []
+    for i, pairs in enumerate([[("eth0", "ib0")]] * 3 + [[("eth0", "ib0"), ("vethq", "vethr")]]):
+        subprocess.run(["ip", "netns", "del", netns], capture_output=True)
+        subprocess.run(["ip", "netns", "add", netns], check=True)
+        for a, b in pairs:
+            subprocess.run(["ip", "-n", netns, "link", "add", a, "type", "veth", "peer", "name", b], check=True)
+        files.append(record_run(recorder, [shutil.which("ip"), "netns", "exec", netns, *PY, str(programs / "walk.py"),
+                                           "/sys/class/net"], tmp_path / f"run{i}.parquet", "good"))
     report = diff_traces(good=files[:3], bad=files[3])
     assert not report.anomaly, (_named(report), report.anomalies[0] if report.anomalies else None)

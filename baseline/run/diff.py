@@ -448,6 +448,10 @@ PROC_SCAN_MIN = 3
 # A directory walked: one good run made the same call with the same outcome at this many
 # names of one directory at least (see _listing_twins)
 LISTING_TWINS_MIN = 2
+# Where the kernel lists the host's state (interfaces, processes, devices): an entry new there
+# is the host's, and so are its files' contents; elsewhere only a new entry's routine errors
+# are its siblings' twins (the extra file opened and read stays named: see _extra_entries)
+KERNEL_LISTINGS = ("/proc/", "/sys/")
 # Errnos that say a candidate is not there: the misses of a loop trying the members of a
 # numbered family until one answers (see _probe_misses).
 PROBE_MISS_ERRNOS = frozenset({"ENOENT", "ENOTDIR"})
@@ -1926,8 +1930,9 @@ def _listing_twins(p: Prepared, nb: int) -> np.ndarray:
     rest of the path the same. A walk of a directory with one entry more (an interface, a pid,
     a device the host has this time: /proc/sys/net/ipv4/conf/<iface>/..., /sys/class/net/...)
     makes for the new entry the calls, and gets the errors, every entry gets: one more turn
-    of the walk, dropped like a retry. A call or an outcome no sibling had (the new entry's
-    file a directory: EISDIR where the others' were missing) is no twin and stays."""
+    of the walk, dropped like a retry -- its errors anywhere, its successful calls under
+    `KERNEL_LISTINGS` only. A call or an outcome no sibling had (the new entry's file a
+    symlink loop: ELOOP where the others' were missing) is no twin and stays."""
     out = np.zeros(len(p), dtype=bool)
     n = len(p)
     if nb == 0 or nb == n:
@@ -1964,8 +1969,11 @@ def _listing_twins(p: Prepared, nb: int) -> np.ndarray:
                 names.setdefault((call, i, tuple(parts[:i]), tuple(parts[i + 1:])), {}).setdefault(t, set()).add(parts[i])
     twin_keys = []
     for key in unique_ints(cand_keys).tolist():
-        parts = (p.npath_values[int(key % n_paths) - 1] or "").split("/")
+        path = p.npath_values[int(key % n_paths) - 1] or ""
         call = key // n_paths
+        if call % n_err == 0 and not path.startswith(KERNEL_LISTINGS):
+            continue  # a successful call on a file's new entry: its contents may matter (cat d/*)
+        parts = path.split("/")
         for i in range(1, len(parts)):
             by_trace = names.get((call, i, tuple(parts[:i]), tuple(parts[i + 1:])), {})
             if any(len(v) >= LISTING_TWINS_MIN and parts[i] not in v for v in by_trace.values()):
