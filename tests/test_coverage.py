@@ -194,3 +194,29 @@ def test_app_failures_seen_by_a_live_probe_at_that_time(tmp_path):
     app = {r["verb"]: (r["failures"], r["seen"], r["category"]) for r in report.app.iter_rows(named=True)}
     assert app == {"ibv_reg_mr": (5, 3, "probed"), "ibv_modify_qp": (1, 0, "probed"), "ibv_dealloc_pd": (1, 0, "cleanup")}
     assert report.app_summary["seen"] == pytest.approx(3 / 7)
+
+
+def test_a_counter_reset_adds_no_negative_calls(tmp_path):
+    """A daemon restarted under an exporter that ships cumulative counts as new - old sends one
+    snapshot whose deltas go backwards: the report counts it from 0 up, as the audit does
+    (tracer.schema.counted_delta). Before, host d's -500 calls and -40 EFAULT were summed:
+    ib_uverbs_reg_mr's week showed fewer calls and failures than the probes counted."""
+    root = build_dataset(tmp_path / "ds")
+    later = THIS_WEEK + dt.timedelta(minutes=1)
+    rows = [(THIS_WEEK, 30, 3, 3), (later, -500, -40, -40), (later + dt.timedelta(minutes=1), 20, 1, 1)]
+    frame = pl.DataFrame(
+        {
+            "host": "d", "snapshot_time": [r[0] for r in rows], "interval_s": 60.0, "kernel_release": "6.8.0",
+            "vendor": "mlx5", "probe_set": "rdma", "probe": "ib_uverbs_reg_mr", "layer": None, "live": True,
+            "invocations": [r[1] for r in rows], "failures": [r[2] for r in rows],
+            "errno_counts": [[{"errno": "EFAULT", "count": r[3]}] for r in rows], "lost_records": 0,
+        }
+    )
+    write_table(frame, partition_path(root, "counters", THIS_WEEK.date().isoformat(), "d", "part-0.parquet"), "counters")
+    report = weekly_report(root, week="2026-W48", probe_set=PROBE_SET)
+    reg = probe_row(report, "ib_uverbs_reg_mr")
+    # hosts a, b, c: 150 calls, 12 failures, EFAULT 8 (test_per_probe_counts_errno_mix_and_trend); d: 50, 4, 4
+    assert (reg["invocations"], reg["failures"]) == (200, 16)
+    assert sorted((d["errno"], d["count"]) for d in reg["errno_counts"]) == [("EFAULT", 12), ("ENOMEM", 4)]
+    day = report.daily.filter((pl.col("week") == "current") & (pl.col("failures") > 0))
+    assert day["failures"].sum() == 16 + 4 + 4  # every probe's failures of the week: a, b, d (from 0 up)

@@ -959,17 +959,27 @@ def footer_fingerprint(path: str | os.PathLike) -> tuple[int, str]:
     return size, hashlib.blake2b(footer + tail, digest_size=16).hexdigest()
 
 
+def counted_delta(column: str) -> pl.Expr:
+    """A counters delta (`invocations`, `failures`, an errno count) as every reader counts it:
+    from 0 up. A delta below 0 is a counter reset (a daemon restarted under an exporter that
+    ships cumulative counts as new - old): the calls since the restart are unknown, and summed,
+    the negative delta took a bucket's calls below its errors (a failure rate over 1 or under 0)
+    and a week's totals below what the probes counted. The one definition the summaries' writer,
+    the audit's bucketing (and its removal of repeated snapshots) and the coverage report share."""
+    import polars as pl
+
+    return pl.col(column).clip(lower_bound=0)
+
+
 def bucket_cell_aggs(calls: str = "invocations") -> list[pl.Expr]:
     """How the rows of one (host, probe, bucket) cell reduce (see COUNTER_BUCKETS): the one
     definition the summaries' writer, the audit's bucketing of snapshot rows and its merging of
     several summaries of a host share, so the two paths give the same tables. `calls`: the
-    column summed into n, each row's value counted from 0 up: a delta below 0 is a counter reset
-    (a daemon restarted under an exporter that ships cumulative counts as new - old: the calls
-    since the restart are unknown, and summing the negative delta took the bucket's calls below
-    its errors, a failure rate over 1 or under 0), as the errno counts' non-positive ones are."""
+    column summed into n, each row's value counted by `counted_delta`, as the errno counts'
+    non-positive ones are dropped."""
     import polars as pl
 
-    return [pl.col(calls).clip(lower_bound=0).sum().alias("n"), pl.col("layer").first(), pl.col("vendor").drop_nulls().first(),
+    return [counted_delta(calls).sum().alias("n"), pl.col("layer").first(), pl.col("vendor").drop_nulls().first(),
             pl.col("kernel_release").drop_nulls().last()]
 
 

@@ -17,6 +17,7 @@ from tracer.schema import (
     BUCKET_WIDTH,
     SNAPSHOT_KEY,
     bucket_cell_aggs,
+    counted_delta,
     counter_buckets_for,
     scan,
     scan_parquet_files,
@@ -110,8 +111,8 @@ def _without_repeats(lf: pl.LazyFrame, repeated: pl.DataFrame, calls: pl.DataFra
             .select("_i", *SNAPSHOT_KEY, bucket, "invocations", "errno_counts").collect().sort("_i"))
     extra = rows.filter(~pl.struct(*SNAPSHOT_KEY).is_first_distinct())
     cell = ["host", "probe", "bucket"]
-    # (from 0 up, as bucket_cell_aggs counted them: a negative delta is a counter reset)
-    n = extra.group_by(cell).agg(pl.col("invocations").clip(lower_bound=0).sum().alias("_extra"))
+    # (as bucket_cell_aggs counted them: a negative delta is a counter reset)
+    n = extra.group_by(cell).agg(counted_delta("invocations").sum().alias("_extra"))
     calls = (calls.join(n, on=cell, how="left", maintain_order="left")
              .with_columns(pl.col("n") - pl.col("_extra").fill_null(0)).drop("_extra"))
     f = (extra.filter(pl.col("errno_counts").list.len() > 0).select(*cell, "errno_counts")

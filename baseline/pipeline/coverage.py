@@ -40,7 +40,7 @@ from baseline.pipeline.nccl import (
 from baseline.templates import change, charts, num, pct, render
 from tracer import atomic, units
 from tracer.errors import TracebaseError
-from tracer.schema import dataset_files, polars_schema, scan, write_table
+from tracer.schema import counted_delta, dataset_files, polars_schema, scan, write_table
 
 VENDOR_PREFIXES = (
     ("mlx5_ib_", "mlx5"),
@@ -181,15 +181,17 @@ def weekly_report(
     label = week_label(start)
     attached = pl.col("live").fill_null(True)
     cur = pl.col("current")
+    # deltas counted as the audit counts them (a counter reset's negative delta adds nothing)
+    calls, fails = counted_delta("invocations"), counted_delta("failures")
 
     stats = (
         lf.group_by("probe")
         .agg(
             layer=pl.col("layer").drop_nulls().first(),
-            invocations=pl.col("invocations").filter(cur).sum(),
-            failures=pl.col("failures").filter(cur).sum(),
-            prev_invocations=pl.col("invocations").filter(~cur).sum(),
-            prev_failures=pl.col("failures").filter(~cur).sum(),
+            invocations=calls.filter(cur).sum(),
+            failures=fails.filter(cur).sum(),
+            prev_invocations=calls.filter(~cur).sum(),
+            prev_failures=fails.filter(~cur).sum(),
             hosts_live=pl.col("host").filter(cur & attached).n_unique(),
         )
         .collect()
@@ -201,7 +203,7 @@ def weekly_report(
         .drop_nulls("errno_counts")
         .unnest("errno_counts")
         .group_by("probe", "errno")
-        .agg(count=pl.col("count").sum())
+        .agg(count=counted_delta("count").sum())
         .filter(pl.col("count") > 0)
         .with_columns(share=pl.col("count") / pl.col("count").sum().over("probe"))
         .sort(["probe", "count"], descending=[False, True])
@@ -212,7 +214,7 @@ def weekly_report(
             day=(pl.col("snapshot_time").dt.date() - pl.when(cur).then(pl.lit(start)).otherwise(pl.lit(prev))).dt.total_days(),
             week=pl.when(cur).then(pl.lit("current")).otherwise(pl.lit("previous")),
         )
-        .agg(failures=pl.col("failures").sum(), invocations=pl.col("invocations").sum())
+        .agg(failures=fails.sum(), invocations=calls.sum())
         .sort("week", "day")
         .collect()
     )
