@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 
 import polars as pl
 import pytest
@@ -27,7 +28,8 @@ from fleetgen12 import ROOT_CAUSES, generate
 from fleetgen12.generator import PLATFORMS, ROUTINE, frames_of
 
 from baseline.fleet.counters import bucket_counters
-from tracer.schema import COUNTERS, counter_buckets_of, dataset_files, read
+from baseline.fleet.model import GoodTraceBaseline, collect_traces
+from tracer.schema import COUNTERS, counter_buckets_of, dataset_files, read, write_partition
 
 fleet12 = audited_fleet("fleet12", generate, package="fleetgen12", hosts=36, hours=3, seed=12)
 
@@ -152,3 +154,36 @@ def test_a_counter_reset_counts_no_calls_below_zero():
     assert calls["n"].to_list() == [160] and errors["count"].to_list() == [8]
     summary = counter_buckets_of(frame)
     assert summary["n"].to_list() == [160] and summary["errno_counts"].to_list() == [[{"errno": "EFAULT", "count": 8}]]
+
+
+def _fitted_tables(root) -> dict:
+    model = GoodTraceBaseline().fit(root)
+    traces, chains = collect_traces(root)
+    out = {k: getattr(model, k) for k in ("edges_", "chains_", "op_hosts_", "operations_", "n_traces_", "n_events_")}
+    out["traces"] = traces.with_columns(pl.col(pl.Categorical).cast(pl.String))
+    out["chains"] = chains.select(pl.col("operation").cast(pl.String), "chain_hash", "seq", "probe", "errno")
+    return {k: v.sort(v.columns) if isinstance(v, pl.DataFrame) else v for k, v in out.items()}
+
+
+def test_call_trees_delivered_twice_count_once(fleet12, tmp_path):
+    """At-least-once shipping: three hosts' half hour of call trees again in a second part file
+    (the generator's), and one more host whose first file's last tree is re-sent alone (the two
+    copies next to each other in the scan). Learn's model and the audit's per-trace table and
+    chains are those of the data delivered once (each record, tracer.schema.RECORD_KEY, counted
+    once). Before, each re-sent tree was one trace of twice its frames: a chain of its own (16
+    good chains instead of 9), and the model's events per operation counted twice."""
+    root, summary, _, _ = fleet12
+    twice, once = tmp_path / "twice", tmp_path / "once"
+    shutil.copytree(root / "events", twice / "events")
+    shutil.copytree(root / "events", once / "events", ignore=shutil.ignore_patterns("part-resent-*"))
+    host = next(h for h in sorted(summary["platforms"]) if h not in summary["resent_s"])
+    first = next(f for f in dataset_files(twice, "events") if f.parent.name == f"host={host}")
+    rows = pl.read_parquet(first)
+    last = rows.filter(pl.col("trace_id") == rows["trace_id"][-1])
+    date = first.parent.parent.name.removeprefix("date=")
+    write_partition(last.to_arrow(), twice, "events", date, host, "part-resent-9.parquet", durable=False)
+    names = [f.name for f in dataset_files(twice, "events") if f.parent == first.parent]
+    assert names == [first.name, "part-resent-9.parquet"] and last.height > 1
+    got, want = _fitted_tables(twice), _fitted_tables(once)
+    for key, value in want.items():
+        assert (got[key].equals(value) if isinstance(value, pl.DataFrame) else got[key] == value), key

@@ -145,6 +145,11 @@ TRACE_FIELDS: list[pa.Field] = [
 ]
 
 EVENTS = pa.schema(EVENT_FIELDS + TRACE_FIELDS[1:])  # trace_id appears once
+# What identifies an events row: a frame (seq) of one record (trace_id: the fleet tracer's
+# host:boot:tid:seq) of a host. At-least-once shipping (a spool re-sent after a crash, a file
+# uploaded twice) repeats a snapshot's call trees in another part file of the same partition:
+# readers count each key once, its first row (as SNAPSHOT_KEY for the counters).
+RECORD_KEY = ("host", "trace_id", "seq")
 TRACES = pa.schema(TRACE_FIELDS)
 
 # --------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ import polars as pl
 
 from tracer.errors import TracebaseError
 from tracer.schema import (
+    RECORD_KEY,
     dataset_files,
     file_metadata,
     parquet_files,
@@ -301,8 +302,8 @@ def collect_traces(
     batches = event_batches(dataset, since=since, batch_rows=batch_rows, columns=AUDIT_COLUMNS)
     for frames in collected_ahead(batches):
         per = _audit_runs(frames)
-        if per is None:  # interleaved traces or traces without a command
-            per = per_trace_table(frames, keep=TRACE_LEVEL)
+        if per is None:  # records delivered twice, interleaved traces or traces without a command
+            frames, per = _runs_without_repeats(frames, keep=TRACE_LEVEL)
         if fit is not None:
             # the good traces' aggregates, merged once at the end (as fit does); `_start`, when
             # present, numbers rows of `frames`, so the whole batch goes with the good traces
@@ -344,6 +345,46 @@ def collected_ahead(batches: Iterable[pl.LazyFrame]) -> Iterator[pl.DataFrame]:
                 return
             pending = pool.submit(read_next)
             yield frames
+
+
+def without_repeated_records(frames: pl.DataFrame) -> pl.DataFrame:
+    """`frames` less the rows repeating a RECORD_KEY (host, trace id, frame) read before them in
+    the batch: a host's call trees delivered twice (at-least-once shipping: a second part file of
+    the same partition, which event_batches keeps in the batch of the first) count once, their
+    first copy. Called where a trace id starts several runs of rows (the fast paths' check), so
+    only those ids' rows are compared; the same frames (object) when nothing repeats, e.g.
+    traces whose rows are interleaved, which per_trace_table then groups by id."""
+    tid = pl.col("trace_id")
+    starts = frames.select(_run_starts()).to_series()
+    firsts = frames.select("host", "trace_id").filter(starts)
+    ids = firsts.filter(pl.struct("host", "trace_id").is_duplicated()).get_column("trace_id").unique()
+    if ids.is_empty():
+        return frames
+    rows = frames.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), *RECORD_KEY).filter(tid.is_in(ids.implode()))
+    again = rows.filter(~pl.struct(*RECORD_KEY).is_first_distinct()).get_column("_i")
+    if again.is_empty():
+        return frames
+    return frames.filter(~pl.int_range(pl.len(), dtype=pl.UInt32).is_in(again.implode()))
+
+
+def _runs_without_repeats(frames: pl.DataFrame, keep: tuple[str, ...] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(frames, per-trace table) where _trace_runs gave up on `frames`: their repeated records
+    dropped (without_repeated_records), then _trace_runs again when some were, else (interleaved
+    traces, traces without a command) per_trace_table's group-by on the trace id. With `keep`,
+    the audit's per-trace columns (collect_traces), without, fitting's (GoodTraceBaseline)."""
+    once = without_repeated_records(frames)
+    per = _trace_runs(once, keep=keep) if once is not frames else None
+    if per is None:
+        per = per_trace_table(once, keep=keep or ())
+    return once, per
+
+
+def _run_starts() -> pl.Expr:
+    """Rows that start a run of one trace's rows: the trace id changes, or the frame number does
+    not go up (a record whose second copy follows the first -- the last tree of one part file,
+    the first of the re-sent one -- is two runs of the id, not one of twice the frames)."""
+    tid, seq = pl.col("trace_id"), pl.col("seq")
+    return ((tid != tid.shift(1)) | (seq <= seq.shift(1))).fill_null(True).alias("_s")
 
 
 def _audit_runs(frames: pl.DataFrame) -> pl.DataFrame | None:
@@ -390,7 +431,10 @@ def event_batches(
     batch_rows: int = 2_000_000,
     columns: list[str] | None = None,
 ) -> Iterator[pl.LazyFrame]:
-    """Lazy event frames of about `batch_rows` rows each (whole files, so whole traces).
+    """Lazy event frames of about `batch_rows` rows each (whole files, so whole traces; and the
+    files of one directory together -- a dataset's date=D/host=H partition -- so a record
+    delivered twice, in a second part file, has both copies in one batch: see
+    without_repeated_records).
 
     `columns` narrows the scan to the columns a caller needs (projection pushdown: the wide
     trace-level columns such as `metadata` are never decoded unless asked for)."""
@@ -403,12 +447,12 @@ def event_batches(
     rows = 0
     stored = False  # a file storing the host column itself (else hive partitioning gives it)
     for f, (num_rows, has_host) in zip(files, _validated(files), strict=True):
+        if rows >= batch_rows and f.parent != Path(batch[-1]).parent:
+            yield _narrow(_scan_files(batch, stored).filter(since_filter(since_dt)), columns)
+            batch, rows, stored = [], 0, False
         batch.append(str(f))
         rows += num_rows
         stored = stored or has_host
-        if rows >= batch_rows:
-            yield _narrow(_scan_files(batch, stored).filter(since_filter(since_dt)), columns)
-            batch, rows, stored = [], 0, False
     if batch:
         yield _narrow(_scan_files(batch, stored).filter(since_filter(since_dt)), columns)
 
@@ -543,8 +587,7 @@ class GoodTraceBaseline(ParamsMixin):
         frames = good.select(RUN_COLUMNS).collect(engine="streaming")
         runs = _trace_runs(frames)
         if runs is None:
-            frames = good.select(FIT_COLUMNS).collect(engine="streaming")
-            runs = per_trace_table(frames)
+            frames, runs = _runs_without_repeats(good.select(FIT_COLUMNS).collect(engine="streaming"))
         self._accumulate(frames, runs)
 
     def _reset_pending(self) -> None:
@@ -790,7 +833,7 @@ def _trace_runs(frames: pl.DataFrame, keep: tuple[str, ...] | None = None) -> pl
     if frames.is_empty():
         return None
     tid = pl.col("trace_id")
-    start = (tid != tid.shift(1)).fill_null(True).alias("_s")
+    start = _run_starts()
     if keep is None:
         marks = frames.select(start).with_columns(pl.col("_s").shift(-1, fill_value=True).alias("_e"))
     else:
