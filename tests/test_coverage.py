@@ -220,3 +220,16 @@ def test_a_counter_reset_adds_no_negative_calls(tmp_path):
     assert sorted((d["errno"], d["count"]) for d in reg["errno_counts"]) == [("EFAULT", 12), ("ENOMEM", 4)]
     day = report.daily.filter((pl.col("week") == "current") & (pl.col("failures") > 0))
     assert day["failures"].sum() == 16 + 4 + 4  # every probe's failures of the week: a, b, d (from 0 up)
+
+
+def test_a_snapshot_delivered_twice_counts_once(tmp_path):
+    """A spool re-sent after a crash repeats host a's snapshot of THIS_WEEK in a second part
+    file: counted once (its first copy, tracer.schema.SNAPSHOT_KEY), as the audit counts it."""
+    root = build_dataset(tmp_path / "ds")
+    first = partition_path(root, "counters", THIS_WEEK.date().isoformat(), "a", "part-0.parquet")
+    again = read([first], "counters").filter(pl.col("snapshot_time") == THIS_WEEK)
+    write_table(again, first.with_name("part-resent.parquet"), "counters")
+    report = weekly_report(root, week="2026-W48", probe_set=PROBE_SET)
+    reg = probe_row(report, "ib_uverbs_reg_mr")
+    assert again.height == 3 and (reg["invocations"], reg["failures"]) == (150, 12)
+    assert sorted((d["errno"], d["count"]) for d in reg["errno_counts"]) == [("EFAULT", 8), ("ENOMEM", 4)]

@@ -40,7 +40,14 @@ from baseline.pipeline.nccl import (
 from baseline.templates import change, charts, num, pct, render
 from tracer import atomic, units
 from tracer.errors import TracebaseError
-from tracer.schema import counted_delta, dataset_files, polars_schema, scan, write_table
+from tracer.schema import (
+    SNAPSHOT_KEY,
+    counted_delta,
+    dataset_files,
+    polars_schema,
+    scan,
+    write_table,
+)
 
 VENDOR_PREFIXES = (
     ("mlx5_ib_", "mlx5"),
@@ -151,6 +158,23 @@ def _empty_counters() -> pl.LazyFrame:
     return pl.LazyFrame(schema=polars_schema("counters"))
 
 
+def _first_copies(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The counters rows less those repeating a SNAPSHOT_KEY read before them (file order): a
+    snapshot delivered twice counts once, as in the audit (baseline.fleet.counters). Repeats are
+    found per (host, snapshot) -- one group a snapshot, not a row -- and only when there are
+    any are the rows of the repeated snapshots read again to find the later copies."""
+    repeated = (lf.group_by("host", "snapshot_time")
+                .agg(pl.len().alias("_rows"), pl.col("probe").n_unique().alias("_probes"))
+                .filter(pl.col("_rows") > pl.col("_probes")).select("host", "snapshot_time")
+                .collect(engine="streaming"))
+    if repeated.is_empty():
+        return lf
+    rows = (lf.with_row_index("_i").join(repeated.lazy(), on=["host", "snapshot_time"], how="semi")
+            .select("_i", *SNAPSHOT_KEY).collect().sort("_i"))
+    again = rows.filter(~pl.struct(*SNAPSHOT_KEY).is_first_distinct()).get_column("_i")
+    return lf.with_row_index("_i").filter(~pl.col("_i").is_in(again.implode())).drop("_i")
+
+
 def weekly_report(
     dataset: str | os.PathLike,
     *,
@@ -177,7 +201,7 @@ def weekly_report(
              if f.parent.parent.name.removeprefix("date=") < end.isoformat()]
     lf = scan(files, "counters") if files else _empty_counters()
     lf = lf.filter((pl.col("snapshot_time") >= _ts(prev)) & (pl.col("snapshot_time") < _ts(end)))
-    lf = lf.with_columns(current=pl.col("snapshot_time") >= _ts(start))
+    lf = _first_copies(lf).with_columns(current=pl.col("snapshot_time") >= _ts(start))
     label = week_label(start)
     attached = pl.col("live").fill_null(True)
     cur = pl.col("current")
