@@ -110,7 +110,11 @@ def test_routine_families_set_aside(fleet12):
                    "too, where every process retries through it (the firmware is in no column; a per-host "
                    "split of survival, like update_regression's without the update, is not done). On a fleet with "
                    "more 22.39 hosts (100 hosts x 3 h) the survivals win instead and the family is set aside "
-                   "everywhere, the 28.41 hosts' deaths included: the root cause is missed")
+                   "everywhere, the 28.41 hosts' deaths included: the root cause is missed. A per-host split "
+                   "of survival alone does not separate them either: the upstream 22.39 hosts (kernel 6.8) record "
+                   "nothing after a retried NO_RES (their dma-buf registrations succeed; few teardowns are "
+                   "recorded), so every one of their occurrences is a death (f/n = 1.0 on 3-12 per host, "
+                   "ENOMEM kills on g12-r01-n2 too) beside the 28.41 hosts' 0.5-0.6 on 10-48")
 def test_errno_routine_on_one_firmware_fatal_on_another(fleet12):
     root, _, _, scores = fleet12
     assert _routine_open(root).is_empty()
