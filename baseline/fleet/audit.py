@@ -142,6 +142,40 @@ def update_regressions(findings: pl.DataFrame, expected: ExpectedErrors,
     return findings.with_columns(pl.col("expected") & ~pl.col("trace_id").is_in(mine["trace_id"].implode()))
 
 
+def seen_through_coverage_gaps(findings: pl.DataFrame, expected: ExpectedErrors,
+                               attached: pl.DataFrame | None) -> pl.DataFrame:
+    """Findings of a learned family seen on a host whose probe set lacks the family's origin
+    probe are expected: their origin is a frame the family's errno propagates through (its
+    `covers`: same operation and errno), the deepest the host's probes could show. A tracer run
+    with a reduced set (the uverbs handlers only) sees tenant kite's routine RAW_PACKET EPERM at
+    ib_uverbs_create_qp, not at create_qp where the full hosts learned it; learned there as a
+    family of its own from a handful of hosts, whose later good calls only capture windows
+    record, it looked fatal and stayed open (fleetgen13's `rdma-min` pod: 80 false findings).
+    A host that had the origin probe attached at any time in the window keeps its finding (the
+    error arose above the probe there); `attached`: the counters' (host, probe) pairs, None
+    without counters (nothing is judged)."""
+    fams = [(e.context, p, e.errno, e.probe) for e in expected.entries
+            if e.status == "active" and e.source == "learned" and e.context
+            for p in (e.stats or {}).get("covers") or [] if p != e.probe]
+    if not fams or attached is None or attached.is_empty() or findings.is_empty():
+        return findings
+    fam = pl.DataFrame(fams, schema={"operation": pl.String, "probe": pl.String, "errno": pl.String,
+                                     "_origin": pl.String}, orient="row")
+    have = attached.select(pl.col("host", "probe").cast(pl.String)).unique()
+    reporting = have.select("host").unique()
+    gaps = (
+        findings.lazy().filter(~pl.col("expected"))
+        .select("trace_id", pl.col("host", "operation", "probe", "errno").cast(pl.String))
+        .join(reporting.lazy(), on="host", how="semi")
+        .join(fam.lazy(), on=["operation", "probe", "errno"])
+        .join(have.lazy().rename({"probe": "_origin"}), on=["host", "_origin"], how="anti")
+        .select("trace_id").unique().collect()
+    )
+    if gaps.is_empty():
+        return findings
+    return findings.with_columns(pl.col("expected") | pl.col("trace_id").is_in(gaps["trace_id"].implode()))
+
+
 # --------------------------------------------------------------------------------------------
 # per-trace analysis (vectorised over all traces of a batch)
 # --------------------------------------------------------------------------------------------
@@ -1533,6 +1567,8 @@ def run_audit(
     # before the findings are built (the audit's peak)
     alerts = pl.DataFrame(schema=polars_schema("host_alerts"))
     unshowable = unshowable_probes(traces, cell_attributes(buckets)) if buckets is not None else None
+    attached = (cell_attributes(buckets).select(pl.col("host", "probe").cast(pl.String)).unique()
+                if buckets is not None else None)
     if buckets is not None:
         depths = model.edges_.group_by("probe").agg(pl.col("depth").max().cast(pl.Int64))
         alerts = host_alerts(buckets, expected, probe_depth=dict(depths.iter_rows()))
@@ -1547,6 +1583,7 @@ def run_audit(
                                     unshowable=unshowable)
     del failing, chains
     findings = update_regressions(findings, expected, releases)
+    findings = seen_through_coverage_gaps(findings, expected, attached)
     findings, clusters = cluster_findings(findings, window, releases=releases)
     findings = findings.with_columns(pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score"))
     # sorted by time a column at a time, each unsorted column dropped once its sorted copy
