@@ -12,6 +12,8 @@ namespace (generator.py has the fleet and the decisions behind its truth)."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import polars as pl
 from fleet_harness import (
     assert_errno_from_reference,
@@ -22,7 +24,7 @@ from fleet_harness import (
 from fleetgen13 import ROOT_CAUSES, ROUTINE, generate
 from fleetgen13.generator import OPS, frames_of
 
-from tracer.schema import dataset_files, read
+from tracer.schema import COUNTERS, dataset_files, read
 
 fleet13 = audited_fleet("fleet13", generate, package="fleetgen13", hosts=40, hours=3, seed=13)
 
@@ -155,3 +157,33 @@ def test_a_coverage_gap_is_judged_by_the_family_it_hides():
     assert dict(out.select("trace_id", "expected").iter_rows()) == {"t1": True, "t2": False, "t3": False,
                                                                     "t4": False, "t5": False}
     assert seen_through_coverage_gaps(findings, ExpectedErrors([family]), None)["expected"].sum() == 0
+
+
+def _peer_counters(peers: int, hosts: int = 40, buckets: int = 16) -> pl.LazyFrame:
+    """Neighbour resolution's counters on a fleet where, from the fifth 15-minute bucket on,
+    `peers` hosts fail 6 of their 20 calls a bucket with ETIMEDOUT (the ranks' QPs towards one bad
+    host: a third of their INIT->RTR) and the others none."""
+    start = dt.datetime(2026, 12, 1, 6, tzinfo=dt.UTC)
+    rows = []
+    for h in range(hosts):
+        for b in range(buckets):
+            fails = 6 if (1 <= h <= peers and b >= 4) else 0
+            rows.append({"host": f"h{h:02d}", "snapshot_time": start + dt.timedelta(minutes=15 * b + 14),
+                         "interval_s": 900.0, "kernel_release": "5.15.0-1067-nvidia", "vendor": "mlx5",
+                         "probe_set": "rdma", "probe": "rdma_addr_find_l2_eth_by_grh", "layer": "core", "live": True,
+                         "invocations": 20, "failures": fails,
+                         "errno_counts": [{"errno": "ETIMEDOUT", "count": fails}] if fails else [], "lost_records": 0})
+    return pl.DataFrame(rows, schema=pl.from_arrow(COUNTERS.empty_table()).schema).lazy()
+
+
+def test_hosts_failing_part_of_their_calls_alike_are_the_clusters():
+    """Six hosts failing a third of their calls with one errno at one probe, far above the rest of
+    the fleet, within the hour, are a cause they share (the peers of one bad NIC's host), not six
+    host faults: no alert. Before, "alike" counted only hosts failing most of their calls, and each
+    peer alerted (rising ETIMEDOUT). Two such hosts are still each one's own (both alert)."""
+    from baseline.fleet.audit import host_alerts
+    from baseline.run.allowlist import ExpectedErrors
+
+    assert host_alerts(_peer_counters(6), ExpectedErrors([])).is_empty()
+    two = host_alerts(_peer_counters(2), ExpectedErrors([]))
+    assert sorted(two["host"]) == ["h01", "h02"] and set(two["errno"]) == {"ETIMEDOUT"}

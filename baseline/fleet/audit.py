@@ -1228,7 +1228,15 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
     # net-namespace gate, crash-looping from host to host as the scheduler places them) fails
     # a few hosts a bucket and a dozen an hour: counted a bucket at a time, each host looked
     # like the only one
-    most = cells.filter(pl.col("p_host") >= bad_ratio).select("host", *key)
+    # ... or on part of them, at a rate far above the rest of the fleet's, `down_failures` times
+    # or more: each such host would be evidence alone. A multi-host job's ranks that fail
+    # towards one host whose NIC is bad (the peer side's neighbour timeout: one QP of a rank's
+    # three goes to that host) fail a few of its peers a bucket and half its pod within an hour,
+    # rarely on most of their calls: counted by "most" alone, each peer looked like the only one
+    # and alerted (fleetgen13, 300 hosts x 6 h: 3 of the bad host's 7 peers, rising ETIMEDOUT)
+    alike = (pl.col("p_host") >= bad_ratio) | (
+        (pl.col("p_host") >= fleet_ratio * pl.col("p_rest")) & (pl.col("f") >= down_failures))
+    most = cells.filter(alike).select("host", *key)
     width = pl.duration(nanoseconds=units.parse_duration_ns(bucket, "bucket"))
     shared = (
         pl.concat([most.with_columns(pl.col("bucket") + width * k) for k in range(shared_buckets)])
