@@ -462,6 +462,47 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+_PATTERN_SYNTAX = frozenset("*?[]{}\\")
+
+
+def _literal(pattern: str | None) -> bool:
+    """A pattern that only matches itself (no glob syntax): looked up, not matched."""
+    return pattern is not None and not any(ch in _PATTERN_SYNTAX for ch in pattern)
+
+
+class _MatchIndex:
+    """The entries of a set bucketed by what they can match, keeping the set's order.
+
+    An entry with a literal probe and errno is only a candidate for that (probe, errno); with a
+    literal path too, only for that path. Entries with a glob in the probe or errno are
+    candidates for everything. `candidates` yields in the set's order, so the first match is
+    the same entry a scan of the whole list finds."""
+
+    def __init__(self, key: tuple[int, int], entries: list[Entry]):
+        self.key = key
+        self.entries = entries
+        self.by_path: dict[tuple[str, str, str], list[int]] = {}
+        self.by_call: dict[tuple[str, str], list[int]] = {}
+        self.anywhere: list[int] = []
+        for i, e in enumerate(entries):
+            if _literal(e.probe) and _literal(e.errno):
+                if _literal(e.path):
+                    self.by_path.setdefault((e.probe, e.errno, e.path), []).append(i)
+                else:
+                    self.by_call.setdefault((e.probe, e.errno), []).append(i)
+            else:
+                self.anywhere.append(i)
+
+    def candidates(self, probe: str, errno: str | None, path: str | None) -> list[Entry]:
+        found = self.anywhere
+        if errno is not None:
+            exact = self.by_path.get((probe, errno, path)) if path is not None else None
+            call = self.by_call.get((probe, errno))
+            if exact or call:
+                found = sorted([*found, *(exact or ()), *(call or ())])
+        return [self.entries[i] for i in found]
+
+
 class ExpectedErrors:
     """An ordered set of expected-error entries (curated first wins on match)."""
 
@@ -559,11 +600,25 @@ class ExpectedErrors:
 
     # -------------------------------------------------------------------------- matching
     def match(self, probe: str, errno: str | None, path: str | None = None, context: str | None = None) -> Entry | None:
-        """The first active entry covering this error (curated entries before learned)."""
-        for e in self.curated() + self.learned():
+        """The first active entry covering this error (curated entries before learned).
+
+        Only the entries that can match are tested: a diff learns one entry per distinct good
+        error, so a run walking 10,000 files brings 10,000 entries, and testing each against each
+        of the bad run's 10,000 errors took minutes (`_MatchIndex`)."""
+        index = self._match_index()
+        for e in index.candidates(probe, errno, path):
             if e.matches(probe, errno, path, context):
                 return e
         return None
+
+    def _match_index(self) -> _MatchIndex:
+        # Rebuilt when the list changes length (merge_learned appends); entries are never
+        # replaced in place, and their fields are read again by `Entry.matches` at match time.
+        key = (id(self.entries), len(self.entries))
+        index = getattr(self, "_index", None)
+        if index is None or index.key != key:
+            index = self._index = _MatchIndex(key, self.curated() + self.learned())
+        return index
 
     def curated(self) -> list[Entry]:
         return [e for e in self.entries if e.source == "curated"]
@@ -591,16 +646,19 @@ class ExpectedErrors:
         now = now or _utc_now()
         counts = {"added": 0, "updated": 0, "stale": 0, "skipped_curated": 0}
         by_key = {e.key(): e for e in self.learned()}
+        curated = ExpectedErrors(self.curated())  # indexed once, not listed again per entry
+        ids = {e.id for e in self.entries}
         fresh_keys = set()
         for new in entries:
-            if any(c.matches(new.probe, new.errno, new.path, new.context) for c in self.curated()):
+            if curated.match(new.probe, new.errno, new.path, new.context) is not None:
                 counts["skipped_curated"] += 1
                 continue
             fresh_keys.add(new.key())
             old = by_key.get(new.key())
             if old is None:
-                if any(e.id == new.id for e in self.entries):
+                if new.id in ids:
                     new.id = f"{new.id}-{len(self.entries)}"
+                ids.add(new.id)
                 new.last_seen = new.last_seen or now
                 new.first_seen = new.first_seen or now
                 self.entries.append(new)
