@@ -86,7 +86,7 @@ def load_probe_set(path: str | os.PathLike) -> dict[str, dict]:
     for probe in pset.probes:
         gate = {"mlx5": probe.default_symbol, **probe.vendors} if probe.vendors else {}
         attrs = {"layer": probe.layer, "object": probe.object, "operation": probe.operation, "gate": gate}
-        for symbol in {probe.default_symbol, *probe.vendors.values()}:
+        for symbol in dict.fromkeys((probe.default_symbol, *probe.vendors.values())):  # a set's order varies by PYTHONHASHSEED
             out[symbol] = attrs
     return out
 
@@ -230,7 +230,10 @@ def weekly_report(
         .agg(count=counted_delta("count").sum())
         .filter(pl.col("count") > 0)
         .with_columns(share=pl.col("count") / pl.col("count").sum().over("probe"))
-        .sort(["probe", "count"], descending=[False, True])
+        # errno breaks ties: group_by's row order differs from run to run (polars hashes with a
+        # per-process seed), and this order is the errno_counts lists' in coverage_probes.parquet
+        # and the Markdown/HTML "errnos" cells
+        .sort(["probe", "count", "errno"], descending=[False, True, False])
         .collect()
     )
     daily = (
@@ -477,7 +480,7 @@ def uncovered_by_operation(report: CoverageReport) -> pl.DataFrame:
         app.group_by(pl.col("operation").fill_null("–"), "category")
         .agg(verbs=pl.col("verb").sort().str.join(", "), failures=pl.col("uncovered").sum())
         .with_columns(reason=pl.col("category").replace_strict(why, default=None))
-        .sort(["failures", "operation"], descending=[True, False])
+        .sort(["failures", "operation", "category"], descending=[True, False, False])  # one row per key: no ties
     )
 
 
@@ -510,7 +513,10 @@ def render_charts(report: CoverageReport, now: dt.datetime | None = None) -> dic
     mix = report.errno_mix
     if not mix.is_empty():
         probes = report.probes.filter(pl.col("failures") > 0)["probe"].head(10).to_list()
-        top_errnos = mix.group_by("errno").agg(pl.col("count").sum()).sort("count", descending=True)["errno"].head(7).to_list()
+        # errno breaks ties in the totals: group_by's order varies per process, and it picks each
+        # errno's colour and, at the 7th place, which errnos are drawn (the chart's bytes)
+        top_errnos = (mix.group_by("errno").agg(pl.col("count").sum()).sort(["count", "errno"], descending=[True, False])
+                      ["errno"].head(7).to_list())
         share = {(p, e): v for p, e, v in mix.select("probe", "errno", "share").iter_rows()}
         parts = [(e, [share.get((p, e), 0.0) for p in probes], charts.PALETTE[k % len(charts.PALETTE)])
                  for k, e in enumerate(top_errnos)]
