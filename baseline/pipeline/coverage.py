@@ -662,10 +662,15 @@ def render_html(report: CoverageReport, chart_set: dict[str, charts.Chart], now:
     end = report.start + dt.timedelta(days=6)
     has_data = bool(report.hosts) or int(report.probes["invocations"].sum()) > 0
     subtitle = f"{report.start.isoformat()} – {end.isoformat()} (UTC)" + (f" · probe set {report.probe_set}" if report.probe_set else "")
+    partial = end >= now.date()
     return render(
         "coverage.html.j2", kind="Weekly probe coverage", title=f"Probe coverage, {report.week}", subtitle=subtitle,
         headline=_headline(report), cards=_summary_items(report), charts=chart_set, sections=_sections(report),
-        has_data=has_data, week=report.week, partial=end >= now.date(), today=now.date(), generated=now,
+        has_data=has_data, week=report.week, partial=partial, today=now.date(),
+        # A finished week's page depends on its data alone: no run time in it, so a rerun on the
+        # same data is byte-identical (reports diff and cache). A week still running is "as of"
+        # its run: days after today are left out, so it says when.
+        generated=now if partial else None,
     )
 
 
