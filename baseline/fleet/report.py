@@ -118,7 +118,8 @@ def _charts(result: AuditResult, now: dt.datetime) -> dict[str, charts.Chart | N
     )
     open_ = f.filter(~pl.col("expected"))
     if open_.height:
-        layers = open_.group_by("origin_layer").agg(n=pl.len()).sort("n", descending=True)
+        # the layer breaks ties: group_by's order differs per process, and it is the bars' order
+        layers = open_.group_by("origin_layer").agg(n=pl.len()).sort(["n", "origin_layer"], descending=[True, False], nulls_last=True)
         out["layers"] = charts.hbar(
             "origin_layers", "Open findings by origin layer",
             [str(x) for x in layers["origin_layer"].to_list()], layers["n"].to_list(), xlabel="open findings",
