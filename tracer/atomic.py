@@ -247,30 +247,46 @@ def exchange(a: str | os.PathLike, b: str | os.PathLike) -> None:
         raise OSError(code, os.strerror(code), str(b))
 
 
+# '.<name>.<pid>-<8 hex>.tmp': the temporary (file or staging directory) of an output `name`
+# being written by process `pid` (_create_temp, staged_dir)
+_TEMP_NAME = re.compile(r"\.(.+)\.(\d+)-[0-9a-f]{8}\.tmp")
+
+
+def temporary_of(entry_name: str) -> tuple[str, int] | None:
+    """(output name, writer pid) when `entry_name` is a temporary this module names, else None."""
+    match = _TEMP_NAME.fullmatch(entry_name)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def writer_gone(pid: int) -> bool:
+    """Has process `pid` exited (so a temporary carrying its pid will never be renamed)? False
+    while it runs and when that cannot be told (another user's process, a number no pid has)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False
+    return False
+
+
 def _remove_dead_stagings(path: Path) -> None:
     """Remove the staging directories and temporary files for `path` ('.<name>.<pid>-<hex>.tmp')
     left by writers killed with -9 or by the OOM killer (their pid is gone): no rerun would
     otherwise remove them, and an hourly audit killed each time would fill the disk."""
-    pattern = re.compile(rf"\.{re.escape(path.name)}\.(\d+)-[0-9a-f]{{8}}\.tmp")
     try:
         entries = list(os.scandir(path.parent))
     except OSError:
         return
     for entry in entries:
-        match = pattern.fullmatch(entry.name)
-        if not match:
-            continue
-        try:
-            os.kill(int(match.group(1)), 0)
-            continue  # its writer is still running
-        except ProcessLookupError:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
-        except (PermissionError, OverflowError):
-            continue  # another user's process, or not a pid at all
+        owner = temporary_of(entry.name)
+        if owner is None or owner[0] != path.name or not writer_gone(owner[1]):
+            continue  # another output's, or its writer is still running
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
 
 
 def _remove_empty_tree(top: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from tracer import units
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, printable
 
 EPILOG = """\
 examples:
@@ -57,7 +57,8 @@ stops the recording at once and is not forwarded: the descendants left are cut o
 The output is checked before the command starts (its directory exists, is writable, not
 read-only or full; the path is not a directory). If writing still fails (say, the disk
 filled up meanwhile), the trace is saved to $TMPDIR instead and the error names that file;
-exit status 2. Hidden temporaries a killed recorder left beside FILE are removed next time.
+exit status 2. Hidden temporaries a killed recorder left beside FILE (of any trace, whatever its
+name) are removed by the next recording into that directory, which names them.
 Lost events (ring buffer full) are counted in the trace's lost_events column.
 Needs root; the kernel may have lockdown on (only tracepoints are used).
 """
@@ -154,7 +155,11 @@ def handle(args: argparse.Namespace) -> int:
     from tracer.record.output import check_output, remove_stale_temporaries, save
 
     check_output(output)
-    remove_stale_temporaries(output)  # a recorder killed with -9 while writing this file
+    stale = remove_stale_temporaries(output)  # recorders killed with -9 while writing a trace here
+    if stale and not args.quiet:
+        print(f"tracer: removed {len(stale)} stale temporar{'y' if len(stale) == 1 else 'ies'} of a killed recording: "
+              + ", ".join(printable(p.name) for p in stale[:3]) + (" ..." if len(stale) > 3 else ""),
+              file=sys.stderr)
     from tracer.record.recorder import DEFAULT_LINGER, StopSignals, SyscallRecorder, resolve_command
 
     lingering = DEFAULT_LINGER if args.linger is None else args.linger

@@ -677,6 +677,14 @@ class Daemon:
                 make_dirs(host_dir)
                 lock = _wait_for_lock(host_dir, SPILL_LOCK_WAIT_S)
                 try:
+                    # A daemon killed while spilling left its half snapshot here, and no daemon
+                    # runs on this spool to remove it at start (prepare): every later spill
+                    # passed it by, and ingest skips hidden names, so it stayed for good.
+                    stale = remove_stale_temporaries(host_dir)
+                    if stale:
+                        self.log(f"removed {len(stale)} stale temporar{'y' if len(stale) == 1 else 'ies'} of a "
+                                 f"spill killed mid-write: " + ", ".join(str(p) for p in stale[:3])
+                                 + (" ..." if len(stale) > 3 else ""))
                     base = next_seq(spool, self.ctx.host)
                     while self.held:
                         snap = self.held[0]

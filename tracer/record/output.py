@@ -4,8 +4,10 @@
   and is one, we may create files there, the filesystem is not read-only or full, and the
   path itself is not a directory. A one-line TracebaseError (exit 2) names what is wrong.
 - remove_stale_temporaries(path): a recorder killed with -9 while writing leaves its hidden
-  temporary (".NAME.<random>.tmp", tracer.atomic); the next recording to the same name removes
-  those no live process holds open. Readers never take them for data (hidden, not *.parquet).
+  temporary (".NAME.<pid>-<random>.tmp", tracer.atomic); the next recording into the same
+  directory removes those no live process holds open: NAME's own, and any other trace's whose
+  writer is gone (the default name changes at every run, so no later run would ever write that
+  NAME again). Readers never take them for data (hidden, not *.parquet).
 - save(recording, path): write atomically; when that fails anyway (ENOSPC, EIO, the directory
   made read-only meanwhile) or the directory was removed while the command ran (it is never
   recreated), the recording is written to a fallback file in $TMPDIR (or the
@@ -19,19 +21,17 @@ import contextlib
 import errno
 import os
 import socket
+import stat
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from tracer import atomic
 from tracer.errors import TracebaseError
 
 if TYPE_CHECKING:
     from tracer.record.recorder import Recording
-
-
-def _temp_glob(path: Path) -> str:
-    return f".{path.name}.*.tmp"  # tracer.atomic's temporary names for `path`
 
 
 def check_output(path: Path) -> None:
@@ -44,7 +44,11 @@ def check_output(path: Path) -> None:
             raise TracebaseError(f"{path}: directory {directory} does not exist")
         if not directory.is_dir():
             raise TracebaseError(f"{path}: {directory} is not a directory")
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        # named as tracer.atomic names its temporaries (our pid in it): one a kill -9 leaves
+        # between these lines is removed by the next recording into this directory, whatever
+        # name that one writes
+        probe = directory / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         raise TracebaseError(f"{path}: cannot write in {directory} ({exc.strerror})") from None
     try:
@@ -61,22 +65,38 @@ def check_output(path: Path) -> None:
 
 
 def remove_stale_temporaries(path: Path) -> list[Path]:
-    """Remove `path`'s leftover temporaries that no running process has open (a writer killed
-    with -9); returns what was removed."""
+    """Remove the temporaries killed recorders left in `path`'s directory that no running process
+    has open: `path`'s own, and those of every other trace whose writer's pid is gone (a recorder
+    killed while writing `trace-ls-<time>.parquet`, the default name, left its temporary there for
+    good: no later run writes that name again). Returns what was removed."""
+    directory = path.parent
+    own = f".{path.name}."
+    suffixes = {".parquet", path.suffix} - {""}
     try:
-        candidates = list(path.parent.glob(_temp_glob(path)))
+        entries = list(os.scandir(directory))
     except OSError:
         return []
+    candidates = []
+    for entry in entries:
+        name = entry.name
+        if not name.endswith(".tmp"):
+            continue
+        if name.startswith(own):
+            candidates.append(Path(entry.path))
+            continue
+        owner = atomic.temporary_of(name)
+        if owner is not None and Path(owner[0]).suffix in suffixes and atomic.writer_gone(owner[1]):
+            candidates.append(Path(entry.path))
     if not candidates:
         return []
-    held = _open_files()
+    held = _open_files()  # a live writer holds its temporary open (its pid may be another namespace's)
     removed = []
     for tmp in candidates:
         try:
-            st = tmp.stat()
+            st = tmp.stat(follow_symlinks=False)
         except OSError:
             continue
-        if (st.st_dev, st.st_ino) in held:
+        if (st.st_dev, st.st_ino) in held or not stat.S_ISREG(st.st_mode):
             continue  # a live writer's (another recording to the same name)
         try:
             tmp.unlink()
