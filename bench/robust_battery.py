@@ -79,7 +79,7 @@ HOME and LANG=C on every writer; SIGINT twice and SIGTERM then SIGKILL into ever
 a reader and the rerun; umask 002/077 on audit/--html, coverage, --expected-out, ingest; and
 robust13's leftovers (-i out of 100ms..1h, a spool whose clock stepped back, `tracer record`
 losing its output directory: tests/test_robust_fourteenth.py). Round fifteen (`--group round15`,
-`--part numbers|parquet|streams|two|sweep|leftovers`; the code of this tree): kill -9 of the process
+`--part numbers|parquet|streams|two|sweep|tracer|leftovers`; the code of this tree): kill -9 of the process
 group at 10 instants spread evenly over each writer's uninterrupted run (4 with --quick; learn,
 audit, allowlist learn, simulate, export, coverage, expected learn), then what a reader sees
 whole, the documented glob `<table>/**/*.parquet` read by polars with nothing under a dot name,
@@ -89,7 +89,10 @@ stdout pipe whose reader has gone before the first write, and an error reported 
 /dev/full, a gone stderr reader, or stdout and stderr closed; every numeric option given -1, 0,
 nan, inf, 1e309, 2**64, '5 s', Arabic-Indic digits, ''; odd part files inside a dataset and odd
 traces (extra/missing columns, schema version 99, a nested type, no row groups, CSV, JSON,
-empty, a directory); and robust14's leftovers (tests/test_robust_fifteenth.py). Prints one line per failed case and a summary; exit 1 if any
+empty, a directory); `tracer record` (default output name) and `tracer run --spool` stopped at
+12 instants spread over their run (6 with --quick) by kill -9, SIGTERM and SIGINT in turn, then
+the readers, `baseline ingest` of the spool, the command again under another name and no
+temporary left (tests/test_kill_tracer.py); and robust14's leftovers (tests/test_robust_fifteenth.py). Prints one line per failed case and a summary; exit 1 if any
 case failed. The fast suite's regressions for what this found are in tests/test_robust_edges.py,
 tests/test_robust_eighth.py, tests/test_robust_ninth.py, tests/test_robust_tenth.py and
 tests/test_bad_inputs.py.
@@ -2883,6 +2886,92 @@ def _r15_leftovers(d: Path) -> list[Result]:
     return [Result("round15 robust14's leftovers (tests/test_robust_fifteenth.py)", proc.returncode == 0, tail[0])]
 
 
+def _r15_tracer_debris(d: Path) -> list[str]:
+    return [str(p.relative_to(d)) for p in d.rglob(".*") if p.name.endswith(".tmp")]
+
+
+def _r15_tracer(d: Path, points: int) -> list[Result]:
+    """`tracer record` (its default output name, new at every run) and `tracer run --spool`
+    stopped at `points` instants spread evenly over each one's uninterrupted run -- compiling,
+    running, writing -- by kill -9 of the process group, SIGTERM and SIGINT in turn (root):
+    every visible Parquet file is whole, a spool's snapshots read whole and `baseline ingest`
+    takes them, a stop signal exits with the command's status (or 0/130/143 before it ran) and
+    leaves its trace whole; then the command again, into the same directory under another name,
+    succeeds and leaves no temporary of any run there."""
+    if os.geteuid() != 0:
+        return []
+    import fcntl
+
+    from tracer.fleet.spool import list_snapshots
+
+    jobs = {
+        "record": (["tracer", "record", "--", "/bin/sh", "-c", "ls -lR /usr/share >/dev/null 2>&1"],
+                   ["tracer", "record", "-q", "--", "/bin/true"]),
+        "run --spool": (["tracer", "run", "syscalls", "-d", "4s", "-i", "0.2s", "--spool", "spool", "--host", "h1"],
+                        ["tracer", "run", "syscalls", "-d", "0.5s", "--spool", "spool", "--host", "h1"]),
+    }
+    stops = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
+    results = []
+    with open("/tmp/tracebase-real.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for name, (argv, again_argv) in jobs.items():
+            out = d / name.split()[0]
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir(parents=True)
+            t0 = time.monotonic()
+            first = _r15_start(argv, out)
+            err = first.communicate(timeout=600)[1]
+            took = time.monotonic() - t0
+            if first.returncode != 0:
+                results.append(Result(f"round15 tracer {name}: uninterrupted run", False, err.strip()[-200:]))
+                continue
+            bad = []
+            for k in range(points):
+                shutil.rmtree(out, ignore_errors=True)
+                out.mkdir()
+                # each signal at its own instants spread over the whole run: the last kill -9
+                # lands late (the trace or the last snapshot being written)
+                per = max(1, points // len(stops))
+                sig = stops[min(k // per, len(stops) - 1)]
+                delay = took * (k % per + 0.5) / per
+                proc = _r15_start(argv, out)
+                time.sleep(delay)
+                with contextlib.suppress(ProcessLookupError):
+                    if sig == signal.SIGKILL:
+                        os.killpg(proc.pid, sig)  # the traced command too
+                    else:
+                        proc.send_signal(sig)  # forwarded to the command by the recorder itself
+                err = proc.communicate(timeout=600)[1]
+                problems = _visible_whole(out)
+                if sig != signal.SIGKILL and proc.returncode not in (0, 128 + sig):
+                    problems.append(f"exit {proc.returncode}: {err.strip()[-100:]}")
+                if name.startswith("run") and (out / "spool").is_dir():
+                    for snap in list_snapshots(out / "spool"):
+                        if sorted(p.name for p in snap.iterdir()) != ["counters.parquet", "events.parquet"]:
+                            problems.append(f"{snap.name}: half snapshot")
+                    if sig != signal.SIGKILL and _r15_tracer_debris(out):
+                        problems.append("a stop signal left temporaries")
+                    copy = d / "spool-copy"
+                    shutil.rmtree(copy, ignore_errors=True)
+                    shutil.rmtree(d / "ds", ignore_errors=True)
+                    shutil.copytree(out / "spool", copy)
+                    ing = subprocess.run(_r15_cmd(["baseline", "ingest", str(copy), str(d / "ds")]), capture_output=True,
+                                         text=True, timeout=300, env=_r14_env())
+                    shutil.rmtree(d / "ds", ignore_errors=True)
+                    if ing.returncode != 0:
+                        problems.append(f"ingest of what it left: {ing.stderr.strip()[-100:]}")
+                again = _r15_start(again_argv, out)
+                again_err = again.communicate(timeout=600)[1]
+                debris = _r15_tracer_debris(out)
+                if again.returncode != 0 or problems or debris:
+                    bad.append(f"{signal.Signals(sig).name} at {delay:.2f}s of {took:.2f}: {problems[:2]}, rerun exit "
+                               f"{again.returncode} {again_err.strip()[-100:]}, debris {debris[:2]}")
+            results.append(Result(f"round15 tracer {name} stopped x{points} (kill -9, SIGTERM, SIGINT): readers, rerun, "
+                                  "no temporary", not bad, f"{len(bad)} of {points} bad; " + " | ".join(bad[:2])))
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    return results
+
+
 def round15_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None, quick: bool,
                   only: str | None = None) -> list[Result]:
     d = base / "r15"
@@ -2893,6 +2982,7 @@ def round15_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: P
                       ("streams", lambda g: _r15_streams(g, fleet, good, bad)),
                       ("two", lambda g: _r15_two_writers(g, fleet, good)),
                       ("sweep", lambda g: _r15_sweep(g, fleet, good, spool, 4 if quick else 10)),
+                      ("tracer", lambda g: _r15_tracer(g, 6 if quick else 12)),
                       ("leftovers", _r15_leftovers)):
         if only and group != only:
             continue
@@ -2911,7 +3001,7 @@ def main() -> int:
     ap.add_argument("--group", choices=["round9", "round10", "round11", "round12", "round13", "round14", "round15"],
                     default=None, help="only this round's group (after the shared inputs are built)")
     ap.add_argument("--part", default=None, help="with --group round15: only this part (numbers, parquet, streams, "
-                    "two, sweep, leftovers)")
+                    "two, sweep, tracer, leftovers)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     root = os.geteuid() == 0
