@@ -90,7 +90,8 @@ stdout pipe whose reader has gone before the first write, and an error reported 
 nan, inf, 1e309, 2**64, '5 s', Arabic-Indic digits, ''; odd part files inside a dataset and odd
 traces (extra/missing columns, schema version 99, a nested type, no row groups, CSV, JSON,
 empty, a directory); `tracer record` (default output name) and `tracer run --spool` stopped at
-12 instants spread over their run (6 with --quick) by kill -9, SIGTERM and SIGINT in turn, then
+12 instants spread over their run (6 with --quick) by kill -9, SIGTERM and SIGINT in turn and
+by kill -9 the moment a temporary shows (a trace or snapshot being written), then
 the readers, `baseline ingest` of the spool, the command again under another name and no
 temporary left (tests/test_kill_tracer.py); and robust14's leftovers (tests/test_robust_fifteenth.py). Prints one line per failed case and a summary; exit 1 if any
 case failed. The fast suite's regressions for what this found are in tests/test_robust_edges.py,
@@ -2926,16 +2927,22 @@ def _r15_tracer(d: Path, points: int) -> list[Result]:
                 results.append(Result(f"round15 tracer {name}: uninterrupted run", False, err.strip()[-200:]))
                 continue
             bad = []
-            for k in range(points):
+            # each signal at its own instants spread over the whole run, then one kill -9 the
+            # moment a temporary shows (a trace or snapshot being written: a window a spread
+            # instant rarely hits)
+            per = max(1, points // len(stops))
+            instants = [(stops[min(k // per, len(stops) - 1)], took * (k % per + 0.5) / per) for k in range(points)]
+            for sig, delay in [*instants, (signal.SIGKILL, None)]:
                 shutil.rmtree(out, ignore_errors=True)
                 out.mkdir()
-                # each signal at its own instants spread over the whole run: the last kill -9
-                # lands late (the trace or the last snapshot being written)
-                per = max(1, points // len(stops))
-                sig = stops[min(k // per, len(stops) - 1)]
-                delay = took * (k % per + 0.5) / per
                 proc = _r15_start(argv, out)
-                time.sleep(delay)
+                if delay is None:
+                    deadline = time.monotonic() + 600
+                    while proc.poll() is None and time.monotonic() < deadline and not [
+                            p for p in out.rglob(".*") if p.name.endswith(".tmp") and p.name.startswith((".trace-", ".snap-"))]:
+                        time.sleep(0.001)
+                else:
+                    time.sleep(delay)
                 with contextlib.suppress(ProcessLookupError):
                     if sig == signal.SIGKILL:
                         os.killpg(proc.pid, sig)  # the traced command too
@@ -2964,10 +2971,12 @@ def _r15_tracer(d: Path, points: int) -> list[Result]:
                 again_err = again.communicate(timeout=600)[1]
                 debris = _r15_tracer_debris(out)
                 if again.returncode != 0 or problems or debris:
-                    bad.append(f"{signal.Signals(sig).name} at {delay:.2f}s of {took:.2f}: {problems[:2]}, rerun exit "
+                    when = "mid-write" if delay is None else f"at {delay:.2f}s of {took:.2f}"
+                    bad.append(f"{signal.Signals(sig).name} {when}: {problems[:2]}, rerun exit "
                                f"{again.returncode} {again_err.strip()[-100:]}, debris {debris[:2]}")
-            results.append(Result(f"round15 tracer {name} stopped x{points} (kill -9, SIGTERM, SIGINT): readers, rerun, "
-                                  "no temporary", not bad, f"{len(bad)} of {points} bad; " + " | ".join(bad[:2])))
+            results.append(Result(f"round15 tracer {name} stopped x{points + 1} (kill -9, SIGTERM, SIGINT, kill -9 "
+                                  "mid-write): readers, rerun, no temporary", not bad,
+                                  f"{len(bad)} of {points + 1} bad; " + " | ".join(bad[:2])))
         fcntl.flock(lock, fcntl.LOCK_UN)
     return results
 
