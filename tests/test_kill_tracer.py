@@ -49,6 +49,33 @@ def frozen_while(proc: subprocess.Popen, found, timeout: float = 120) -> list[Pa
     return []
 
 
+def killed_mid_write(path: Path) -> None:
+    """A real writer of `path` (tracer.atomic, as `tracer record` writes its trace) killed -9 with
+    half its bytes written."""
+    subprocess.run([sys.executable, "-c",
+                    "import os\nfrom tracer.atomic import atomic_output\n"
+                    f"with atomic_output({str(path)!r}) as fh:\n"
+                    "    fh.write(b'PAR1' + bytes(4096)); fh.flush(); os.kill(os.getpid(), 9)\n"],
+                   cwd=REPO, check=False)
+
+
+def test_the_next_recording_removes_any_traces_temporary_its_writer_left(tmp_path):
+    """The library rule without BPF: a recording to `next.parquet` removes the temporaries of
+    other traces whose writer was killed, and keeps a live writer's and what is no trace's."""
+    from tracer.record.output import remove_stale_temporaries
+
+    killed_mid_write(tmp_path / "trace-sh-20261203T061052Z.parquet")
+    killed_mid_write(tmp_path / "good1.parquet")
+    killed_mid_write(tmp_path / "notes.txt")  # not a trace: not the recorder's to remove
+    dead = temporaries(tmp_path)
+    assert len(dead) == 3
+    live = tmp_path / f".good2.parquet.{os.getpid()}-0123abcd.tmp"  # ours: a writer still running
+    live.write_bytes(b"PAR1")
+    removed = remove_stale_temporaries(tmp_path / "next.parquet")
+    assert sorted(p.name for p in removed) == sorted(p.name for p in dead if ".parquet." in p.name)
+    assert [p.name for p in temporaries(tmp_path)] == sorted([live.name, *(p.name for p in dead if ".txt." in p.name)])
+
+
 def record(directory: Path, *argv: str, umask: int = 0o022) -> subprocess.Popen:
     return subprocess.Popen([*TRACER, "record", *argv], cwd=directory, env=ENV, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
