@@ -1,10 +1,11 @@
 """kill -9 and stop signals through the tracer's own writers, on the real CLIs (root + bcc;
 need_bpf): `tracer record` killed while it writes its trace, then stopped by SIGTERM while it
 writes the next one; `tracer run` killed while it spills the snapshots a full spool held, then
-a second spill. After each, the readers (tracer.schema's, `baseline ingest`) take
-what is there as whole data or not at all, and nothing a killed writer left stays behind.
-The kill lands where it is meant to: the writer is frozen (SIGSTOP) once its temporary shows,
-the temporary checked still there, and only then killed."""
+a second spill. After each, the readers (tracer.schema's, `baseline ingest`) take what is
+there as whole data or not at all, and nothing a killed writer left stays behind. The kill
+lands where it is meant to: the writer is frozen (SIGSTOP) once its temporary shows, the
+temporary checked still there, and only then killed. The recorder's clean-up rule is also
+tested without BPF, on temporaries real writers killed -9 left."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,7 +36,7 @@ def temporaries(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp"))
 
 
-def frozen_while(proc: subprocess.Popen, found, timeout: float = 120) -> list[Path]:
+def frozen_while(proc: subprocess.Popen, found: Callable[[], list[Path]], timeout: float = 120) -> list[Path]:
     """Poll until found() lists something, then SIGSTOP proc and return what is still there
     (the writer cannot rename it meanwhile); [] when proc ended first."""
     deadline = time.monotonic() + timeout
