@@ -36,6 +36,13 @@ def temporaries(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp"))
 
 
+def size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:  # renamed into place meanwhile
+        return 0
+
+
 def frozen_while(proc: subprocess.Popen, found: Callable[[], list[Path]], timeout: float = 120) -> list[Path]:
     """Poll until found() lists something, then SIGSTOP proc and return what is still there
     (the writer cannot rename it meanwhile); [] when proc ended first."""
@@ -93,8 +100,8 @@ def test_record_killed_mid_write_then_stopped_mid_write(need_bpf, tmp_path):
     proc = record(tmp_path, "--", "/bin/sh", "-c", f"{BIG}; touch {done}")
     try:
         # the command has ended: what shows now is the trace being written, part of it on disk
-        caught = frozen_while(proc, lambda: done.exists() and [p for p in temporaries(tmp_path)
-                                                                if p.name.startswith(".trace-sh-") and p.stat().st_size])
+        caught = frozen_while(proc, lambda: [p for p in temporaries(tmp_path) if done.exists()
+                                             and p.name.startswith(".trace-sh-") and size(p)])
         assert caught, f"the write was never caught: {proc.communicate()[1]}"
         proc.kill()
         proc.wait(timeout=30)
@@ -109,8 +116,8 @@ def test_record_killed_mid_write_then_stopped_mid_write(need_bpf, tmp_path):
     out = tmp_path / "t.parquet"
     proc = record(tmp_path, "-o", str(out), "--", "/bin/sh", "-c", f"{BIG}; touch {done}", umask=0o027)
     try:
-        writing = frozen_while(proc, lambda: done.exists() and [p for p in temporaries(tmp_path)
-                                                                 if p.name.startswith(".t.parquet.")])
+        writing = frozen_while(proc, lambda: [p for p in temporaries(tmp_path) if done.exists()
+                                              and p.name.startswith(".t.parquet.")])
         proc.send_signal(signal.SIGTERM)  # while the trace is written, if caught there
         proc.send_signal(signal.SIGCONT)
         _, err = proc.communicate(timeout=120)
