@@ -70,19 +70,25 @@ def killed_mid_write(path: Path) -> None:
 
 def test_the_next_recording_removes_any_traces_temporary_its_writer_left(tmp_path):
     """The library rule without BPF: a recording to `next.parquet` removes the temporaries of
-    other traces whose writer was killed, and keeps a live writer's and what is no trace's."""
+    other traces whose writer was killed, and keeps a live writer's, another user's and what is
+    no trace's."""
     from tracer.record.output import remove_stale_temporaries
 
     killed_mid_write(tmp_path / "trace-sh-20261203T061052Z.parquet")
     killed_mid_write(tmp_path / "good1.parquet")
     killed_mid_write(tmp_path / "notes.txt")  # not a trace: not the recorder's to remove
-    dead = temporaries(tmp_path)
-    assert len(dead) == 3
+    killed_mid_write(tmp_path / "theirs.parquet")
+    dead = {p.name.split(".")[1]: p for p in temporaries(tmp_path)}
+    assert len(dead) == 4
+    kept = {"notes"}
+    if os.geteuid() == 0:  # another user's, in a shared directory: theirs to remove
+        os.chown(dead["theirs"], 65534, 65534)
+        kept.add("theirs")
     live = tmp_path / f".good2.parquet.{os.getpid()}-0123abcd.tmp"  # ours: a writer still running
     live.write_bytes(b"PAR1")
     removed = remove_stale_temporaries(tmp_path / "next.parquet")
-    assert sorted(p.name for p in removed) == sorted(p.name for p in dead if ".parquet." in p.name)
-    assert [p.name for p in temporaries(tmp_path)] == sorted([live.name, *(p.name for p in dead if ".txt." in p.name)])
+    assert sorted(p.name for p in removed) == sorted(p.name for k, p in dead.items() if k not in kept)
+    assert [p.name for p in temporaries(tmp_path)] == sorted([live.name, *(dead[k].name for k in kept)])
 
 
 def record(directory: Path, *argv: str, umask: int = 0o022) -> subprocess.Popen:

@@ -66,9 +66,9 @@ def check_output(path: Path) -> None:
 
 def remove_stale_temporaries(path: Path) -> list[Path]:
     """Remove the temporaries killed recorders left in `path`'s directory that no running process
-    has open: `path`'s own, and those of every other trace whose writer's pid is gone (a recorder
-    killed while writing `trace-ls-<time>.parquet`, the default name, left its temporary there for
-    good: no later run writes that name again). Returns what was removed."""
+    has open: `path`'s own, and those of every other trace we own whose writer's pid is gone (a
+    recorder killed while writing `trace-ls-<time>.parquet`, the default name, left its temporary
+    there for good: no later run writes that name again). Returns what was removed."""
     directory = path.parent
     own = f".{path.name}."
     suffixes = {".parquet", path.suffix} - {""}
@@ -86,7 +86,10 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
             continue
         owner = atomic.temporary_of(name)
         if owner is not None and Path(owner[0]).suffix in suffixes and atomic.writer_gone(owner[1]):
-            candidates.append(Path(entry.path))
+            with contextlib.suppress(OSError):
+                # ours only: in a shared directory (/tmp) another user's is theirs to remove
+                if entry.stat(follow_symlinks=False).st_uid == os.geteuid():
+                    candidates.append(Path(entry.path))
     if not candidates:
         return []
     held = _open_files()  # a live writer holds its temporary open (its pid may be another namespace's)
