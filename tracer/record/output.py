@@ -5,7 +5,7 @@
   path itself is not a directory. A one-line TracebaseError (exit 2) names what is wrong.
 - remove_stale_temporaries(path): a recorder killed with -9 while writing leaves its hidden
   temporary (".NAME.<pid>-<random>.tmp", tracer.atomic); the next recording into the same
-  directory removes those no live process holds open: NAME's own, and any other trace's whose
+  directory removes those no live process holds open: NAME's own, and any other trace's of ours whose
   writer is gone (the default name changes at every run, so no later run would ever write that
   NAME again). Readers never take them for data (hidden, not *.parquet).
 - save(recording, path): write atomically; when that fails anyway (ENOSPC, EIO, the directory
