@@ -62,6 +62,33 @@ def recorder(need_bpf):
 
 
 @pytest.fixture(scope="session")
+def generated_fleet(tmp_path_factory):
+    """`generated_fleet(package, generate, root, **shape)`: the fleet `generate(path, **shape)`
+    writes, copied into `root` (which must not exist yet); returns the generator's summary.
+
+    A generator is run once per session per (package, shape) and its output kept read-only
+    aside, so modules that audit the same fleet (tests/test_fleetgen4.py and
+    tests/test_audit_memory.py) pay for it once (about 3.5 s of CPU each). Still built on
+    demand: whichever module asks first builds it, and each gets a copy of its own to write
+    audit output into, so no test depends on another having run."""
+    import copy
+    import json
+
+    built: dict[str, tuple[Path, dict]] = {}
+
+    def get(package: str, generate, root: Path, **shape) -> dict:
+        key = json.dumps([package, shape], sort_keys=True)
+        if key not in built:
+            source = tmp_path_factory.mktemp(f"{package}-generated")
+            built[key] = (source, generate(source, **shape))
+        source, summary = built[key]
+        shutil.copytree(source, root, symlinks=True)
+        return copy.deepcopy(summary)  # a module changing its summary leaves the next one's alone
+
+    return get
+
+
+@pytest.fixture(scope="session")
 def need_cc() -> str:
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:

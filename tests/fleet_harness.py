@@ -26,9 +26,10 @@ def audited_fleet(name: str, generate: Callable[..., dict], *, package: str | No
     from baseline.run.allowlist import ExpectedErrors
 
     @pytest.fixture(scope="module", name=name)
-    def fixture(tmp_path_factory):
-        root = tmp_path_factory.mktemp(package or name)
-        summary = generate(root, **shape)
+    def fixture(tmp_path_factory, generated_fleet):
+        # the generated fleet is shared with any other module auditing the same (conftest.py)
+        root = tmp_path_factory.mktemp(package or name) / "fleet"
+        summary = generated_fleet(package or name, generate, root, **shape)
         result = run_audit(root, out_dir=root / "audit", expected=ExpectedErrors([]))
         scores = evaluate(root, root / "audit")
         print(json.dumps({k: v for k, v in scores.items() if k != "per_root_cause"}, indent=1))

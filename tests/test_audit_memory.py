@@ -33,19 +33,20 @@ from tracer.schema import dataset_files
 WIDE_ONLY = {"kind", "exit_status", "root_err", "errors", "frames", "lost_events", "repeat_count"}
 
 
-def _generate(name: str, root, hosts: int, hours: float, seed: int) -> None:
+def _generator(name: str):
     if name == "fleetgen":
         from fleetgen import generate
     else:
         from fleetgen4 import generate
-    generate(root, hosts=hosts, hours=hours, seed=seed)
+    return generate
 
 
-@pytest.fixture(scope="module", params=[("fleetgen", 30, 4.0, 12), ("fleetgen4", 24, 4.0, 1)], ids=lambda p: p[0])
-def fleet(request, tmp_path_factory):
+# fleetgen4's shape is tests/test_fleetgen4.py's: the session generates that fleet once for both
+@pytest.fixture(scope="module", params=[("fleetgen", 30, 4, 12), ("fleetgen4", 24, 4, 1)], ids=lambda p: p[0])
+def fleet(request, tmp_path_factory, generated_fleet):
     name, hosts, hours, seed = request.param
-    root = tmp_path_factory.mktemp(name)
-    _generate(name, root, hosts, hours, seed)
+    root = tmp_path_factory.mktemp(name) / "fleet"
+    generated_fleet(name, _generator(name), root, hosts=hosts, hours=hours, seed=seed)
     traces, chains = collect_traces(root, batch_rows=50_000)
     return root, traces, chains
 
