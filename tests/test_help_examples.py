@@ -121,7 +121,7 @@ def _tool(name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
+def data(tmp_path_factory, request) -> Path:
     """The files the examples name, built once (copied into each example's sandbox)."""
     base = tmp_path_factory.mktemp("help-data")
     (base / "job.sh").write_text(JOB)
@@ -180,13 +180,28 @@ def data(tmp_path_factory) -> Path:
     from conftest import bpf_unavailable_reason
 
     if bpf_unavailable_reason() is None:
-        tracer = _tool("tracer")
+        # Recorded by the session's loaded recorder, as `tracer record` records (the same
+        # SyscallRecorder.record and output.save): four `tracer record` processes compiled the
+        # BPF program four times (~3.5 s CPU each). The examples showing `tracer record` still
+        # run the CLI itself.
+        from tracer.record.output import save
+
+        recorder = request.getfixturevalue("recorder")
+
+        def record(name: str, label: str) -> int | None:
+            null = os.open(os.devnull, os.O_RDWR)
+            try:
+                rec = recorder.record([str(base / "job.sh")], label=label, cwd=base, stdin=null, stdout=null,
+                                      stderr=null, timeout=60)
+            finally:
+                os.close(null)
+            save(rec, base / f"{name}.parquet")
+            return rec.exit_status
+
         for name in ("g1", "g2", "g3"):
-            proc = _run([tracer, "record", "-q", "-o", f"{name}.parquet", "--label", "good", "--", "./job.sh"], base)
-            assert proc.returncode == 0, proc.stderr
+            assert record(name, "good") == 0
         (base / "rows.txt").rename(base / "rows.moved")
-        proc = _run([tracer, "record", "-q", "-o", "bad.parquet", "--label", "bad", "--", "./job.sh"], base)
-        assert proc.returncode == 1, proc.stderr  # cat fails: the job's own status
+        assert record("bad", "bad") == 1  # cat fails: the job's own status
         (base / "rows.moved").rename(base / "rows.txt")
         for alias, src in (("good1", "g1"), ("good2", "g2"), ("good", "g1"), ("run", "g1"), ("failures", "bad")):
             shutil.copy(base / f"{src}.parquet", base / f"{alias}.parquet")
