@@ -317,15 +317,22 @@ def netns():
     subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
 
-def test_sysctl_in_a_namespace_with_an_interface_pair_more(recorder, netns, tmp_path):
+def runs_with_a_pair_more(recorder, netns: str, tmp_path: Path, argv: list[str]) -> list[Path]:
+    """`argv` recorded inside a fresh namespace four times: three with one veth pair, the last
+    with a second pair (the same walk, one interface pair more)."""
     files = []
     for i, pairs in enumerate([[("eth0", "ib0")]] * 3 + [[("eth0", "ib0"), ("vethq", "vethr")]]):
         subprocess.run(["ip", "netns", "del", netns], capture_output=True)
         subprocess.run(["ip", "netns", "add", netns], check=True)
         for a, b in pairs:
             subprocess.run(["ip", "-n", netns, "link", "add", a, "type", "veth", "peer", "name", b], check=True)
-        files.append(record_run(recorder, [shutil.which("ip"), "netns", "exec", netns, shutil.which("sysctl"), "-a", "-r",
-                                           "^net.ipv4.conf"], tmp_path / f"run{i}.parquet", "good"))
+        files.append(record_run(recorder, [shutil.which("ip"), "netns", "exec", netns, *argv],
+                                tmp_path / f"run{i}.parquet", "good"))
+    return files
+
+
+def test_sysctl_in_a_namespace_with_an_interface_pair_more(recorder, netns, tmp_path):
+    files = runs_with_a_pair_more(recorder, netns, tmp_path, [shutil.which("sysctl"), "-a", "-r", "^net.ipv4.conf"])
     report = diff_traces(good=files[:3], bad=files[3])
     assert not report.anomaly, (_named(report), report.anomalies[0] if report.anomalies else None)
 
@@ -334,13 +341,6 @@ def test_sys_class_net_walked_in_a_namespace_with_an_interface_pair_more(recorde
     """The walker over /sys/class/net inside the namespace (ip netns exec mounts its own
     sysfs): the new pair's links read, their speed EINVAL and phys_port_name ENOENT as every
     interface's."""
-    files = []
-    for i, pairs in enumerate([[("eth0", "ib0")]] * 3 + [[("eth0", "ib0"), ("vethq", "vethr")]]):
-        subprocess.run(["ip", "netns", "del", netns], capture_output=True)
-        subprocess.run(["ip", "netns", "add", netns], check=True)
-        for a, b in pairs:
-            subprocess.run(["ip", "-n", netns, "link", "add", a, "type", "veth", "peer", "name", b], check=True)
-        files.append(record_run(recorder, [shutil.which("ip"), "netns", "exec", netns, *PY, str(programs / "walk.py"),
-                                           "/sys/class/net"], tmp_path / f"run{i}.parquet", "good"))
+    files = runs_with_a_pair_more(recorder, netns, tmp_path, [*PY, str(programs / "walk.py"), "/sys/class/net"])
     report = diff_traces(good=files[:3], bad=files[3])
     assert not report.anomaly, (_named(report), report.anomalies[0] if report.anomalies else None)
