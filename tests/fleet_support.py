@@ -106,6 +106,8 @@ class Daemon:
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
         self.proc.send_signal(sig)
-        rc = self.proc.wait(timeout=30)
+        # A stop asked for while the program compiles is honoured after the compile, which on a
+        # loaded machine (the suite's workers share two cores) takes as long as a start.
+        rc = self.proc.wait(timeout=STARTUP_TIMEOUT_S)
         self._reader.join(timeout=5)
         return rc
