@@ -14,6 +14,7 @@ import os
 import re
 import select
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -286,6 +287,29 @@ def prom_samples(programs: list[FleetProgram], totals: list[Counters]) -> tuple[
                                       p.symbol in live))
         sets.append(SetSample(pset.name, tot.lost, tot.collided))
     return probes, sets
+
+
+def _foreign_spill_dir(path: Path) -> str | None:
+    """Why the spill must not go into `path` (a directory that may already exist), or None.
+
+    The spill's first choice is $TMPDIR/tracebase-spool, usually under /tmp, where any user can
+    create that name first: as a directory of their own, the held call trees (paths, arguments
+    of root's processes) would be theirs to read or swap; as a symbolic link, root would write
+    wherever it points. Like ssh with ~/.ssh, take only a directory we own that no one else may
+    write to."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} (a symbolic link)"
+    if not stat.S_ISDIR(st.st_mode):
+        return None  # make_dirs names a file in the way
+    if st.st_uid != os.geteuid():
+        return f"{path} (owned by uid {st.st_uid}, not {os.geteuid()})"
+    if st.st_mode & 0o002:
+        return f"{path} (writable by every user, mode {stat.filemode(st.st_mode)})"
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -674,7 +698,14 @@ class Daemon:
             spool = root / "tracebase-spool"
             host_dir = spool / self.ctx.host
             try:
-                make_dirs(host_dir)
+                refused = _foreign_spill_dir(spool)
+                if refused is None:
+                    make_dirs(host_dir)
+                    refused = _foreign_spill_dir(spool) or _foreign_spill_dir(host_dir)
+                if refused:
+                    self.log(f"--spool: not spilling into {refused}; another user could read or replace "
+                             "what is written there")
+                    continue
                 lock = _wait_for_lock(host_dir, SPILL_LOCK_WAIT_S)
                 try:
                     # A daemon killed while spilling left its half snapshot here, and no daemon
