@@ -61,9 +61,15 @@
 //   PROFILE_NO_ENTRY / PROFILE_NO_EXIT   uprobe entries / returns do nothing once the key is read
 //   PROFILE_NO_COUNT                     no counter update
 //   PROFILE_CONST_KEY                    uprobes use a constant key (one thread only: measures thread_key)
+// Headers: bcc parses them three times per compile (tracepoint pass, rewrite, code
+// generation), so only what the program uses: struct pt_regs (uprobe ctx, PT_REGS_RC) from
+// uapi/linux/ptrace.h; struct task_struct's members only where the task_struct offsets did not
+// come from BTF (task_details' fallback). linux/ptrace.h and linux/sched.h cost 1.2-2.5 s of CPU
+// per program for the same instructions (tests/test_bpf_compile.py compares them).
 #include <uapi/linux/ptrace.h>
-#include <linux/ptrace.h>
+#if !(defined(TASK_REAL_PARENT_OFF) && defined(TASK_TGID_OFF) && defined(TASK_PID_OFF) && defined(TASK_COMM_OFF))
 #include <linux/sched.h>
+#endif
 
 #ifndef MAX_PROBES
 #define MAX_PROBES 64

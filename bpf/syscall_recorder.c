@@ -68,8 +68,19 @@
 // space (tracer/record/syscalls.py) and loaded into the `specs` array, indexed by syscall
 // number.
 
+// Headers: bcc parses them three times per compile (tracepoint pass, rewrite, code
+// generation), so only what the program uses. struct pt_regs comes from uapi/linux/ptrace.h;
+// struct task_struct is only ever a pointer here (incomplete type). linux/sched.h cost ~1 s of
+// CPU per start for the same instructions (tests/test_bpf_compile.py compares them).
 #include <uapi/linux/ptrace.h>
-#include <linux/sched.h>
+
+// bpf_probe_read_user(_str) under other names: bcc's frontend looks the name
+// "bpf_probe_read_user" up in /proc/kallsyms at the first call so named in a process (to fall
+// back to bpf_probe_read on kernels before 5.5, where this program cannot run: it needs the
+// ring buffer, 5.8, and bpf_task_pt_regs, 5.15), loading the whole symbol table: ~0.2 s of CPU
+// and more of wall time per start. The same helpers, declared exactly as bcc declares them.
+static typeof(bpf_probe_read_user) probe_read_user = (void *)BPF_FUNC_probe_read_user;
+static typeof(bpf_probe_read_user_str) probe_read_user_str = (void *)BPF_FUNC_probe_read_user_str;
 
 #ifndef RINGBUF_PAGES
 #define RINGBUF_PAGES 8192
@@ -375,7 +386,7 @@ static __always_inline u32 read_string(char *dst, u64 src)
 {
     if (!src)
         return 0;
-    int n = bpf_probe_read_user_str(dst, MAX_PATH, (const void *)src);
+    int n = probe_read_user_str(dst, MAX_PATH, (const void *)src);
     return n > 0 ? (u32)n : 0;
 }
 
@@ -392,7 +403,7 @@ static __always_inline u32 copy_out(char *data, u32 at, u64 src, u64 len, u32 ro
     if (!src || !len || len > MAX_OUTPUT || at > 2 * MAX_PATH + MAX_OUTPUT)
         return 0;
     at &= (4 * MAX_PATH - 1);  // a no-op on real offsets (MAX_OUTPUT <= MAX_PATH); bounds it
-    if (bpf_probe_read_user(&data[at], len, (const void *)src) != 0)
+    if (probe_read_user(&data[at], len, (const void *)src) != 0)
         return 0;
     return (u32)len;
 }
@@ -409,7 +420,7 @@ static __always_inline u32 read_output(char *data, u32 at, u32 kind, u64 *args)
     if (kind == OUT_MSG) {
         // struct user_msghdr: msg_iov at offset 16, msg_iovlen at 24
         u64 mh[2] = {};
-        if (!iov || bpf_probe_read_user(mh, sizeof(mh), (const void *)(iov + 16)) != 0)
+        if (!iov || probe_read_user(mh, sizeof(mh), (const void *)(iov + 16)) != 0)
             return 0;
         iov = mh[0];
         cnt = mh[1];
@@ -420,7 +431,7 @@ static __always_inline u32 read_output(char *data, u32 at, u32 kind, u64 *args)
         if (i >= cnt || got >= MAX_OUTPUT)
             break;
         struct iov v = {};
-        if (bpf_probe_read_user(&v, sizeof(v), (const void *)(iov + i * sizeof(v))) != 0)
+        if (probe_read_user(&v, sizeof(v), (const void *)(iov + i * sizeof(v))) != 0)
             break;
         got += copy_out(data, at + got, v.base, v.len, MAX_OUTPUT - got);
     }
@@ -604,7 +615,7 @@ int syscall_exit(struct bpf_raw_tracepoint_args *ctx)
                 if (len > SOCKADDR_MAX)
                     len = SOCKADDR_MAX;
                 if (ptr && len > 0 &&
-                    bpf_probe_read_user(data, len & (SOCKADDR_MAX * 2 - 1), (const void *)ptr) == 0)
+                    probe_read_user(data, len & (SOCKADDR_MAX * 2 - 1), (const void *)ptr) == 0)
                     len1 = (u32)len;
             } else {
                 len1 = read_string(data, ptr);

@@ -357,14 +357,15 @@ def check_probe_set(pset: ProbeSet) -> list[ProbeStatus]:
     out = []
     if pset.attach == "fexit":
         btf = _kernel_btf()
-        kallsyms = _kallsyms()
         for p in pset.probes:
             if not btf:
                 exists, where, reason = False, None, "no kernel BTF at /sys/kernel/btf/vmlinux (fexit needs it)"
             elif p.symbol in btf:
                 module = btf[p.symbol]
                 exists, where, reason = True, "vmlinux BTF" if module == "vmlinux" else f"module BTF {module}", None
-            elif p.symbol in kallsyms:
+            # kallsyms only says why a probe BTF lacks is absent: reading it cost every start of a
+            # set whose probes all exist 0.2 s of CPU (0.5 s of wall time) for nothing
+            elif p.symbol in _kallsyms():
                 exists, where = False, "kallsyms"
                 reason = "in kallsyms but not in BTF (inlined or module without BTF): fexit cannot attach"
             else:
