@@ -1,7 +1,8 @@
 """Run every benchmark in turn (`make bench`); `--full` for the issue-sized runs.
 
 Each benchmark prints its own table with ratios against a reference measured in the same run
-(untraced and strace -f, GNU diff, a bare BPF counting program, a bare polars scan). The quick
+(untraced and strace -f, GNU diff, a bare BPF counting program, an empty bcc program, a bare
+polars scan). The quick
 sizes take a few minutes in all; the full sizes (1M-event diff, 100M-event learn, 10,000-host
 audit, 1,000-host week through the DAGs) take much longer.
 """
@@ -18,6 +19,7 @@ BENCHES = [
     ("bench.scenario_accuracy", "top-1 bifurcation accuracy on real fault scenarios"),
     ("bench.bench_diff", "baseline diff on 2 x 1M events vs GNU diff"),
     ("bench.bench_fleet", "per-invocation BPF cost vs a bare counter; daemon CPU; bytes/record"),
+    ("bench.bench_start", "compile + load per BPF program at a start vs an empty bcc program"),
     ("bench.bench_dataset", "simulator throughput and bytes on disk per event"),
     ("bench.bench_audit", "baseline learn throughput/RSS; audit of a fleet day"),
     ("bench.bench_ingest", "ingest per spool snapshot vs reading the files; idempotent rerun"),
