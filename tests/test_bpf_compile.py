@@ -5,8 +5,9 @@ header three times per compile (tracepoint pass, rewrite, code generation): linu
 linux/sched.h were most of a start's CPU. The programs now include only what they use, so each
 shipped program (the recorder, a probe set of each attach kind, the no-BTF fallback) must compile
 to the very instructions and maps it compiles to with the headers it was written against. And a
-start compiles each program once and never reads /proc/kallsyms (bcc's frontend reads all of it
-for a helper named bpf_probe_read_user; the fexit probe check read it for probes BTF has).
+start compiles each program once, with bcc's one kernel-symbol lookup per compile and no more
+(it made one more at every call of a helper named bpf_probe_read_user), and the fexit probe
+check reads /proc/kallsyms only for a probe BTF lacks.
 """
 
 from __future__ import annotations
