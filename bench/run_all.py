@@ -2,9 +2,8 @@
 
 Each benchmark prints its own table with ratios against a reference measured in the same run
 (untraced and strace -f, GNU diff, a bare BPF counting program, an empty bcc program, a bare
-polars scan). The quick
-sizes take a few minutes in all; the full sizes (1M-event diff, 100M-event learn, 10,000-host
-audit, 1,000-host week through the DAGs) take much longer.
+polars scan). The quick sizes take a few minutes in all; the full sizes (1M-event diff,
+100M-event learn, 10,000-host audit, 1,000-host week through the DAGs) take much longer.
 """
 
 from __future__ import annotations

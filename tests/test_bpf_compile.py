@@ -200,7 +200,7 @@ def test_a_start_compiles_each_program_once_with_one_symbol_lookup_each(need_bpf
     bcc = load_bcc()
     libbcc = mapped_path("libbcc.so")
     child = subprocess.Popen([sys.executable, "-c", START], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+                             stderr=subprocess.PIPE, text=True, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)))
     counter = None
     try:
         counter = bcc.BPF(text=LOOKUP_COUNTER.encode())
