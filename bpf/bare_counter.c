@@ -19,9 +19,8 @@
 //   WITH_TASK_PID         the tid read through bpf_get_current_task_btf (TASK_PID_OFF)
 //   WITH_TASK_COMM        the comm read through bpf_get_current_task_btf (TASK_COMM_OFF)
 //   WITH_SMP_ID           bpf_get_smp_processor_id
+// Only the headers it uses (bcc parses each three times per compile; see calltree.c).
 #include <uapi/linux/ptrace.h>
-#include <linux/ptrace.h>
-#include <linux/sched.h>
 
 #define SLOTS 4096
 

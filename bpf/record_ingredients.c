@@ -28,8 +28,8 @@
 //   EXIT_ONLY          no sys_enter program at all (the bench attaches sys_exit alone): the
 //                      slot is taken and checked at exit
 //   KTIME_EXIT         bpf_ktime_get_ns at exit only
+// Only the headers it uses (bcc parses each three times per compile; see syscall_recorder.c).
 #include <uapi/linux/ptrace.h>
-#include <linux/sched.h>
 
 #define SLOTS 32768
 
