@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -127,3 +128,27 @@ def test_a_finished_week_does_not_carry_its_run_time(fleet, tmp_path):
     running = write_report(report, tmp_path / "running", MONDAY + dt.timedelta(days=3, hours=9, minutes=5))
     page = running["html"].read_text()
     assert "Generated 2026-11-26 09:05 UTC by tracebase" in page and "days after 2026-11-26 are not shown" in page
+
+
+def _png_text_keys(png: bytes) -> list[str]:
+    """The keywords of a PNG's text chunks (tEXt, zTXt, iTXt)."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    keys, at = [], 8
+    while at < len(png):
+        (length,), kind = struct.unpack(">I", png[at:at + 4]), png[at + 4:at + 8]
+        if kind in (b"tEXt", b"zTXt", b"iTXt"):
+            keys.append(png[at + 8:at + 8 + length].split(b"\0", 1)[0].decode("latin-1"))
+        at += 12 + length
+    return keys
+
+
+def test_charts_do_not_name_the_plotting_library_version(fleet, tmp_path):
+    """matplotlib writes a "Software" text chunk with its version by default: upgrading it alone
+    changed every chart's bytes. The charts carry no text chunk that depends on the machine."""
+    ds, _ = fleet
+    written = write_report(weekly_report(ds, week=WEEK), tmp_path / "r", MONDAY + dt.timedelta(days=8))
+    charts = sorted((tmp_path / "r").rglob("*.png"))
+    assert len(charts) >= 3, written  # per probe, errno mix, daily (app coverage needs job logs)
+    for chart in charts:
+        keys = _png_text_keys(chart.read_bytes())
+        assert "Software" not in keys, (chart, keys)

@@ -67,7 +67,9 @@ def _pyplot():
 
 def _finish(name: str, title: str, fig, note: str = "", alt: str = "") -> Chart:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", facecolor="white")
+    # No "Software" text chunk: it names the matplotlib version, so an upgrade alone would change
+    # the bytes of reports that are otherwise a function of their input.
+    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", facecolor="white", metadata={"Software": None})
     _pyplot().close(fig)
     png = buf.getvalue()
     w, h = struct.unpack(">II", png[16:24])  # IHDR
