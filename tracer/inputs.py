@@ -178,6 +178,53 @@ def table_partition_files(table_dir: Path, since_date: str | None = None) -> lis
     return out
 
 
+def input_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
+    """The input paths of a reader of Parquet files and directories (tracer.schema.parquet_files),
+    each checked as far as that needs no directory walk: an empty argument, `-`, a file named
+    with a trailing slash, a path that is not there are refused naming it. The command lines
+    run this before importing pyarrow or polars, so a mistyped path is refused at once; the
+    reader runs it again (library callers)."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    elif isinstance(paths, bytes) or not isinstance(paths, Iterable):
+        # library callers: name what was wrong, not "'NoneType' object is not iterable"
+        raise TypeError(f"paths: expected a path or an iterable of paths, found {type(paths).__name__}")
+    checked: list[Path] = []
+    for p in paths:
+        if not isinstance(p, (str, os.PathLike)):
+            raise TypeError(f"paths: expected str or os.PathLike items, found {type(p).__name__} {p!r}")
+        if not os.fspath(p):  # Path('') is '.': every Parquet file under the current directory
+            raise TracebaseError("expected a file or directory path, found '' (an empty argument)")
+        text = os.fsdecode(os.fspath(p))
+        if text == "-":
+            raise TracebaseError("-: expected a Parquet file or directory, found '-' (reading standard input is "
+                                 "not supported; ./- is a file named -)")
+        p = Path(p)
+        if p.is_dir():
+            pass
+        elif text.endswith("/"):
+            # Path() drops a trailing slash: `trace.parquet/` was read as the file, where every
+            # other tool says ENOTDIR (the slash asks for a directory)
+            _missing_input(text)
+            raise TracebaseError(f"{text}: expected a directory (the path ends in '/'), found a file")
+        elif not p.exists():
+            _missing_input(text)
+        checked.append(p)
+    return checked
+
+
+def _missing_input(text: str) -> None:
+    """Raise the one line for an input path that is not there, with the real reason: a symlink
+    loop (ELOOP), a component that is a file (ENOTDIR), no permission to look (EACCES) were all
+    "no such file or directory" (Path.exists() hides the errno)."""
+    try:
+        os.stat(text)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, None):
+            raise TracebaseError(f"{text}: no such file or directory") from None
+        raise TracebaseError(f"{text}: {exc.strerror or exc}") from None
+
+
 def parquet_files_under(directory: Path) -> list[Path]:
     """Every .parquet file below `directory`, at any depth, sorted; none under a dot name (temp
     files and staging directories of writes in progress): what a reader of a directory of

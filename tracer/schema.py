@@ -43,7 +43,6 @@ atomically so a reader never sees half a snapshot):
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
@@ -60,7 +59,7 @@ from pyarrow._parquet import ParquetReader
 
 from tracer.atomic import atomic_output
 from tracer.errors import SchemaError, TracebaseError
-from tracer.inputs import open_regular, parquet_files_under, table_partition_files
+from tracer.inputs import input_paths, open_regular, parquet_files_under, table_partition_files
 
 if TYPE_CHECKING:
     import polars as pl
@@ -618,51 +617,19 @@ def write_table_batches(
 def parquet_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
     """Expand files and directories (recursively) into a sorted list of .parquet files.
 
-    Hidden files (temp files of writes in progress) are skipped.
+    Hidden files (temp files of writes in progress) are skipped. Each path is first checked by
+    tracer.inputs.input_path, which the command lines also run before importing pyarrow.
     """
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    elif isinstance(paths, bytes) or not isinstance(paths, Iterable):
-        # library callers: name what was wrong, not "'NoneType' object is not iterable"
-        raise TypeError(f"paths: expected a path or an iterable of paths, found {type(paths).__name__}")
     files: list[Path] = []
-    for p in paths:
-        if not isinstance(p, (str, os.PathLike)):
-            raise TypeError(f"paths: expected str or os.PathLike items, found {type(p).__name__} {p!r}")
-        if not os.fspath(p):  # Path('') is '.': every Parquet file under the current directory
-            raise TracebaseError("expected a file or directory path, found '' (an empty argument)")
-        text = os.fsdecode(os.fspath(p))
-        if text == "-":
-            raise TracebaseError("-: expected a Parquet file or directory, found '-' (reading standard input is "
-                                 "not supported; ./- is a file named -)")
-        p = Path(p)
+    for p in input_paths(paths):
         if p.is_dir():
             found = parquet_files_under(p)
             if not found:
                 raise TracebaseError(f"{p}: directory holds no .parquet files")
             files.extend(found)
-        elif text.endswith("/"):
-            # Path() drops a trailing slash: `trace.parquet/` was read as the file, where every
-            # other tool says ENOTDIR (the slash asks for a directory)
-            _missing_input(text)
-            raise TracebaseError(f"{text}: expected a directory (the path ends in '/'), found a file")
-        elif p.exists():
-            files.append(p)
         else:
-            _missing_input(text)
+            files.append(p)
     return files
-
-
-def _missing_input(text: str) -> None:
-    """Raise the one line for an input path that is not there, with the real reason: a symlink
-    loop (ELOOP), a component that is a file (ENOTDIR), no permission to look (EACCES) were all
-    "no such file or directory" (Path.exists() hides the errno)."""
-    try:
-        os.stat(text)
-    except OSError as exc:
-        if exc.errno in (errno.ENOENT, None):
-            raise TracebaseError(f"{text}: no such file or directory") from None
-        raise TracebaseError(f"{text}: {exc.strerror or exc}") from None
 
 
 def scan(paths: str | os.PathLike | Iterable[str | os.PathLike], table: str) -> pl.LazyFrame:

@@ -8,7 +8,7 @@ import argparse
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
-from tracer.inputs import refuse_overwriting_inputs
+from tracer.inputs import input_paths, refuse_overwriting_inputs
 
 EPILOG = """\
 examples:
@@ -57,8 +57,8 @@ def handle_learn(args: argparse.Namespace) -> int:
         raise TracebaseError(f"--min-support: expected a fraction between 0 and 1, found {args.min_support}")
     from pathlib import Path
 
+    input_paths(args.good)  # a missing trace is refused before numpy and pyarrow are imported
     from baseline.run.allowlist import LEARNED_NAME, ExpectedErrors, learn_expected
-    from baseline.run.traces import check_good_commands, load_table, prepare_side
 
     out = Path(args.output or LEARNED_NAME)
     if out.is_dir():
@@ -66,6 +66,8 @@ def handle_learn(args: argparse.Namespace) -> int:
     refuse_overwriting_inputs(out, "-o/--output", args.good)
     if out.exists():
         ExpectedErrors.load(out)  # a list that cannot be merged into is refused before the work
+    from baseline.run.traces import check_good_commands, load_table, prepare_side
+
     good = load_table(args.good)
     check_good_commands(good, ", ".join(args.good), args.mixed)
     prepared, ids = prepare_side(good, bad=False)

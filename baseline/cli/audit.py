@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
+from tracer import units
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
@@ -120,6 +123,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=handle_report)
 
 
+# The checks below run before polars, pyarrow and the fleet modules are imported (~0.5 s of
+# CPU): a mistyped path or flag is refused at once. What only the data can tell (a torn file,
+# an empty dataset) is found by the work itself.
+def _since(since: Any) -> dt.datetime | None:
+    """--since as the fleet readers take it (baseline.fleet.model.parse_since, the same
+    tracer.units.parse_time, without importing polars)."""
+    return units.parse_time(since, "--since")
+
+
 def _check_dataset(path: str) -> None:
     if not Path(path).exists():
         raise TracebaseError(f"{path}: no such dataset (file or directory)")
@@ -151,15 +163,16 @@ def _emit(args: argparse.Namespace, summary: dict, lines: list[str]) -> int:
 
 
 def handle_learn(args: argparse.Namespace) -> int:
-    from baseline.fleet.model import fit_baseline, parse_since
     from baseline.pipeline import layout
 
     _check_dataset(args.dataset)
-    since = parse_since(args.since)
+    since = _since(args.since)
     output = args.output or str(layout.default_model(args.dataset))
     _check_writable_file(output, "-o/--output", [args.dataset])
     if args.expected_out:
         _check_writable_file(args.expected_out, "--expected-out", [args.dataset, output])
+    from baseline.fleet.model import fit_baseline  # polars: once the inputs are known good
+
     with _reading(args.dataset):
         model = fit_baseline(args.dataset, out=output, since=since)
     summary = {"model": output, "operations": model.operations_.height, "good_traces": model.n_traces_,
@@ -194,11 +207,9 @@ def _learn_expected(dataset: str, since, output: str, **params) -> tuple[dict, l
 
 
 def handle_expected_learn(args: argparse.Namespace) -> int:
-    from baseline.fleet.model import parse_since
-
     _check_dataset(args.dataset)
     _check_writable_file(args.output, "-o/--output", [args.dataset])
-    summary, lines = _learn_expected(args.dataset, parse_since(args.since), args.output, min_hosts=args.min_hosts)
+    summary, lines = _learn_expected(args.dataset, _since(args.since), args.output, min_hosts=args.min_hosts)
     return _emit(args, summary, lines)
 
 
@@ -211,9 +222,6 @@ def _check_out_dir(out: Path, flag: str) -> None:
     if not existing.is_dir() or not os.access(existing, os.W_OK):
         why = "not a directory" if not existing.is_dir() else "not writable"
         raise TracebaseError(f"{flag} {out}: cannot create or write the directory ({existing} is {why})")
-    from baseline.fleet.audit import check_output_dir
-
-    check_output_dir(out)  # a planted .sets/.current refused before minutes of work, not after
 
 
 def _audit_summary(result, files: dict | None = None, top: int = 10) -> dict:
@@ -237,17 +245,18 @@ def _audit_summary(result, files: dict | None = None, top: int = 10) -> dict:
 
 
 def handle_audit(args: argparse.Namespace) -> int:
-    from baseline.fleet.audit import run_audit
-    from baseline.fleet.model import parse_since
-    from baseline.fleet.report import terminal_report, write_html
     from baseline.pipeline import layout
 
     _check_dataset(args.dataset)
-    since = parse_since(args.since)
+    since = _since(args.since)
     out = Path(args.output) if args.output else layout.default_audit_dir(args.dataset)
     _check_out_dir(out, "-o/--output")
     if args.html:
         _check_writable_file(args.html, "--html", [args.dataset, str(out), *filter(None, [args.model, args.allowlist])])
+    from baseline.fleet.audit import check_output_dir, run_audit
+    from baseline.fleet.report import terminal_report, write_html
+
+    check_output_dir(out)  # a planted .sets/.current refused before minutes of work, not after
     model, source = args.model, "given"
     if model is None and not args.refit:
         saved = layout.saved_model(args.dataset)
@@ -271,14 +280,16 @@ def handle_audit(args: argparse.Namespace) -> int:
 
 
 def handle_report(args: argparse.Namespace) -> int:
-    from baseline.fleet.audit import read_audit
-    from baseline.fleet.report import terminal_report, write_html
+    from baseline.fleet import paths
     from baseline.pipeline import layout
 
-    directory = layout.audit_output(args.findings_dir) or Path(args.findings_dir)
-    result = read_audit(directory)
+    directory = paths.audit_dir(layout.audit_output(args.findings_dir) or Path(args.findings_dir))
     if args.html:
         _check_writable_file(args.html, "--html", [args.findings_dir, str(directory)])
+    from baseline.fleet.audit import read_audit
+    from baseline.fleet.report import terminal_report, write_html
+
+    result = read_audit(directory)
     html = str(write_html(result, args.html)) if args.html else None
     if args.json:
         return _emit(args, {"findings_dir": str(directory), "html": html, **_audit_summary(result)}, [])

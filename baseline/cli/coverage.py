@@ -99,7 +99,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from baseline.pipeline.ingest import compact_dataset, ingest_spool
+    from baseline.pipeline import layout
     from tracer.errors import TracebaseError
 
     if args.compact_min_files == 1:
@@ -107,6 +107,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     quarantine = Path(args.quarantine) if args.quarantine else Path(args.dataset).resolve().parent / "quarantine"
     if quarantine.exists() and not quarantine.is_dir():
         raise TracebaseError(f"--quarantine {quarantine}: expected a directory, found a file")
+    layout.check_spool(args.spool)  # ingest_spool's first check, before pyarrow is imported
+    from baseline.pipeline.ingest import compact_dataset, ingest_spool
+
     result = ingest_spool(args.spool, args.dataset, quarantine, remove_ingested=not args.keep_spool, workers=args.workers)
     compacted = compact_dataset(args.dataset, min_files=args.compact_min_files) if args.compact_min_files else None
     if args.json:
@@ -127,6 +130,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_coverage(args: argparse.Namespace) -> int:
     from baseline.pipeline import layout
+
+    layout.check_dataset(args.dataset)  # weekly_report's first check, before polars is imported
     from baseline.pipeline.coverage import weekly_report, write_report
     from baseline.pipeline.ingest import dataset_lock
     from baseline.pipeline.nccl import load_app_failures
@@ -160,12 +165,15 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 
 def cmd_suggest(args: argparse.Namespace) -> int:
-    from baseline.pipeline.coverage import load_probe_set
     from baseline.pipeline.suggest import load_reference_classes, read_symbols, render_text, suggest
 
     new = read_symbols(args.symbols or args.btf or "/sys/kernel/btf", base_btf=args.base_btf)
     old = read_symbols(args.old, base_btf=args.base_btf) if args.old else None
-    probes = list(load_probe_set(args.probes)) if args.probes else []
+    probes: list = []
+    if args.probes:
+        from baseline.pipeline.coverage import load_probe_set  # polars: only for --probes
+
+        probes = list(load_probe_set(args.probes))
     reference = load_reference_classes(args.reference) if args.reference else None
     report = suggest(new, old=old, probes=probes, reference=reference)
     if args.json:

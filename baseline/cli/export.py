@@ -8,7 +8,7 @@ import sys
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
-from tracer.inputs import refuse_overwriting_inputs
+from tracer.inputs import input_paths, refuse_overwriting_inputs
 
 EPILOG = """\
 open the output in https://ui.perfetto.dev (Open trace file) or chrome://tracing (Load).
@@ -55,9 +55,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from baseline import export
-
-    max_events = export.DEFAULT_MAX_EVENTS if args.max_events is None else args.max_events
     if args.output != "-":
         refuse_overwriting_inputs(args.output, "-o/--output", [*args.traces, *filter(None, [args.allowlist])])
     if args.diff:
@@ -67,12 +64,17 @@ def handle(args: argparse.Namespace) -> int:
             raise TracebaseError(f"--trace-id: with --diff expected one bad trace id, found {len(args.trace_id)}")
         if args.host or args.kind:
             raise TracebaseError("--host/--kind: expected no host or kind filter with --diff (use --trace-id), found one")
+    elif args.allowlist or args.mixed:
+        raise TracebaseError("--allowlist/--mixed: expected only with --diff, found without")
+    input_paths(args.traces)  # a missing trace is refused before polars is imported (~0.5 s)
+    from baseline import export
+
+    max_events = export.DEFAULT_MAX_EVENTS if args.max_events is None else args.max_events
+    if args.diff:
         trace = export.export_diff(args.traces[:-1], args.traces[-1], allowlist=args.allowlist,
                                    trace_id=args.trace_id[0] if args.trace_id else None, mixed=args.mixed,
                                    max_events=max_events)
     else:
-        if args.allowlist or args.mixed:
-            raise TracebaseError("--allowlist/--mixed: expected only with --diff, found without")
         trace = export.export_trace(args.traces, trace_ids=args.trace_id, hosts=args.host, kinds=args.kind,
                                     align=args.align, max_events=max_events)
     n = sum(1 for e in trace["traceEvents"] if e["ph"] != "M")

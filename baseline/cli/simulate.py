@@ -120,10 +120,13 @@ def _simulate(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     import json
 
-    from baseline.fleet.evaluate import evaluate, format_report
+    from baseline.fleet import paths
     from baseline.pipeline import layout
 
     findings = layout.find_audit(args.dataset, args.findings)  # None: evaluate names what it looked for
+    paths.dataset_dir(args.dataset)  # evaluate's first check, before polars is imported
+    from baseline.fleet.evaluate import evaluate, format_report
+
     scores = evaluate(args.dataset, findings)
     if args.json:
         print(json.dumps(scores, sort_keys=True))

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from baseline.fleet import paths
 from baseline.fleet.counters import (
     bucket_counters,
     cell_attributes,
@@ -1792,9 +1793,7 @@ def read_audit(out_dir: str | os.PathLike) -> AuditResult:
     """Load the three audit tables written by `write_audit`."""
     from tracer.schema import read
 
-    out = Path(out_dir)
-    if not out.is_dir():
-        raise TracebaseError(f"{out}: no such audit output directory")
+    out = paths.audit_dir(out_dir)
     tables = {}
     for name in ("findings", "clusters", "host_alerts"):
         path = out / f"{name}.parquet"

@@ -44,6 +44,7 @@ from pathlib import Path
 
 import polars as pl
 
+from baseline.fleet import paths
 from tracer.errors import TracebaseError
 from tracer.schema import dataset_files, parquet_files, read
 
@@ -57,11 +58,7 @@ COUNTS = ("false_findings_on_good", "false_findings")  # integers; the other hea
 
 
 def load_truth(dataset_dir: str | os.PathLike) -> pl.DataFrame:
-    root = Path(dataset_dir)
-    if not root.exists():
-        raise TracebaseError(f"{root}: no such dataset directory")
-    if not root.is_dir():
-        raise TracebaseError(f"{root}: expected a dataset directory, found a file")
+    root = paths.dataset_dir(dataset_dir)
     files = dataset_files(root, "truth")
     if not files:
         raise TracebaseError(

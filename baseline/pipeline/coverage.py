@@ -30,6 +30,7 @@ from pathlib import Path
 
 import polars as pl
 
+from baseline.pipeline.layout import check_dataset
 from baseline.pipeline.nccl import (
     DRIVER_OPS,
     ParseProblem,
@@ -185,9 +186,7 @@ def weekly_report(
     trend_change_pct: float = 25.0,
 ) -> CoverageReport:
     """Compute the coverage report for `week` (default: the week of the newest counters)."""
-    dataset = Path(dataset)
-    if not dataset.is_dir():
-        raise TracebaseError(f"{dataset}: dataset directory does not exist")
+    dataset = check_dataset(dataset)
     all_files = dataset_files(dataset, "counters")
     if week is None:
         if not all_files:

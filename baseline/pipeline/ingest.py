@@ -56,6 +56,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from baseline.pipeline.layout import check_spool
 from tracer import atomic
 from tracer.errors import TracebaseError, printable
 from tracer.fleet.options import HOST_NAME, HOST_RULE
@@ -422,9 +423,7 @@ def ingest_spool(
 
     workers > 1 ingests hosts in parallel processes (each host writes only its own partitions).
     """
-    spool, dataset, quarantine = Path(spool), Path(dataset), Path(quarantine)
-    if not spool.is_dir():
-        raise TracebaseError(f"{spool}: spool directory does not exist")
+    spool, dataset, quarantine = check_spool(spool), Path(dataset), Path(quarantine)
     refuse_overlapping(spool, dataset, quarantine)
     result = IngestResult(rows={t: 0 for t in SPOOL_TABLES})
     new_dataset = not os.path.lexists(dataset)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tracer.errors import TracebaseError
+
 MODEL_NAME = "baseline-model.parquet"
 AUDIT_DIR = "audit"
 REPORTS_DIR = "reports"
@@ -81,3 +83,22 @@ def find_audit(dataset: str | os.PathLike, findings: str | os.PathLike | None = 
         if found is not None:
             return found
     return None
+
+
+# The pipeline's input directories, checked before any work (and before the command lines
+# import pyarrow or polars: a mistyped path is refused at once). ingest_spool and
+# weekly_report check through these too, so library callers get the same line.
+def check_spool(spool: str | os.PathLike) -> Path:
+    """`spool` as a Path when it is a directory, else one line naming it."""
+    path = Path(spool)
+    if not path.is_dir():
+        raise TracebaseError(f"{path}: spool directory does not exist")
+    return path
+
+
+def check_dataset(dataset: str | os.PathLike) -> Path:
+    """`dataset` as a Path when it is a directory, else one line naming it."""
+    path = Path(dataset)
+    if not path.is_dir():
+        raise TracebaseError(f"{path}: dataset directory does not exist")
+    return path

@@ -1,0 +1,121 @@
+"""Every command refuses a mistyped flag or a missing input before importing the heavy libraries.
+
+polars, pyarrow, numpy, pandas, scikit-learn (and airflow, matplotlib) cost a command 0.3-0.6 s
+of CPU to import. A user pays that on every typo, and the error-path tests on every row, when a
+command imports them before checking what it was given. Each case runs the real console entry
+point (`baseline.cli.entry` / `tracer.cli.entry`, as the installed scripts do) in a fresh
+interpreter on this tree, and reads back, at the process's exit, which of those libraries had
+been imported: none may have been, and the error is still the one line, exit status 2. Also
+`--help` of every command. No timings: what is imported says it whatever the machine's load.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = ("polars", "pyarrow", "numpy", "pandas", "sklearn", "scipy", "airflow", "matplotlib")
+MARK = "HEAVY-IMPORTED="
+
+# Runs the console script's entry; an atexit handler (exit_process runs them before os._exit)
+# prints the heavy top-level packages then in sys.modules on stdout's last line.
+PROBE = f"""
+import atexit, sys
+HEAVY = set({HEAVY!r})
+
+def report():
+    sys.stdout.write("\\n{MARK}" + ",".join(sorted({{m.partition(".")[0] for m in sys.modules}} & HEAVY)) + "\\n")
+
+atexit.register(report)
+prog, *sys.argv[1:] = sys.argv[1:]
+sys.argv[0] = prog
+if prog == "baseline":
+    from baseline.cli import entry
+else:
+    from tracer.cli import entry
+entry()
+"""
+
+# (id, argv, words the one-line error names); {m} is a directory that does not exist.
+REFUSED = [
+    # ---- baseline
+    ("diff-flag", ["baseline", "diff", "a.parquet", "b.parquet", "--context", "nan"], "--context"),
+    ("diff-missing", ["baseline", "diff", "{m}/good.parquet", "{m}/bad.parquet"], "{m}/good.parquet"),
+    ("diff-one-trace", ["baseline", "diff", "{m}/bad.parquet"], "TRACE"),
+    ("allowlist-flag", ["baseline", "allowlist", "learn", "{m}/g.parquet", "--min-support", "2"], "--min-support"),
+    ("allowlist-missing", ["baseline", "allowlist", "learn", "{m}/g.parquet", "-o", "{m}/a.yaml"], "{m}/g.parquet"),
+    ("simulate-flag", ["baseline", "simulate", "--hosts", "x", "--out", "{m}/sim"], "--hosts"),
+    ("simulate-start", ["baseline", "simulate", "--start", "someday", "--out", "{m}/sim"], "--start"),
+    ("evaluate-flag", ["baseline", "evaluate", "{m}", "--nosuch"], "--nosuch"),
+    ("evaluate-missing", ["baseline", "evaluate", "{m}/ds"], "{m}/ds"),
+    ("learn-flag", ["baseline", "learn", "{m}/ds", "--since", "yesterday"], "--since"),
+    ("learn-missing", ["baseline", "learn", "{m}/ds", "-o", "{m}/model.parquet"], "{m}/ds"),
+    ("audit-flag", ["baseline", "audit", "{m}/ds", "--since", "soon"], "--since"),
+    ("audit-missing", ["baseline", "audit", "{m}/ds", "--out", "{m}/aud"], "{m}/ds"),
+    ("audit-out-file", ["baseline", "audit", "{here}", "--out", "{file}"], "{file}"),
+    ("expected-flag", ["baseline", "expected", "learn", "{m}/ds", "--min-hosts", "0"], "--min-hosts"),
+    ("expected-missing", ["baseline", "expected", "learn", "{m}/ds", "-o", "{m}/e.yaml"], "{m}/ds"),
+    ("report-flag", ["baseline", "report", "{m}/aud", "--html", "-"], "--html"),
+    ("report-missing", ["baseline", "report", "{m}/aud"], "{m}/aud"),
+    ("ingest-flag", ["baseline", "ingest", "{m}/spool", "{m}/ds", "--compact-min-files", "1"], "--compact-min-files"),
+    ("ingest-missing", ["baseline", "ingest", "{m}/spool", "{m}/ds"], "{m}/spool"),
+    ("coverage-flag", ["baseline", "coverage", "{m}/ds", "--trend-pct", "nan"], "--trend-pct"),
+    ("coverage-missing", ["baseline", "coverage", "{m}/ds", "--out", "{m}/rep"], "{m}/ds"),
+    ("suggest-flag", ["baseline", "suggest-probes", "--btf", "{m}/a", "--symbols", "{m}/b"], "not allowed"),
+    ("suggest-missing", ["baseline", "suggest-probes", "--symbols", "{m}/syms.txt"], "{m}/syms.txt"),
+    ("export-flag", ["baseline", "export", "{m}/t.parquet", "--kind", "bogus"], "--kind"),
+    ("export-missing", ["baseline", "export", "{m}/t.parquet", "-o", "{m}/t.json"], "{m}/t.parquet"),
+    ("export-diff-one", ["baseline", "export", "--diff", "{m}/t.parquet"], "--diff"),
+    # ---- tracer
+    ("record-flag", ["tracer", "record", "-d", "nan", "--", "true"], "-d/--duration"),
+    ("record-no-command", ["tracer", "record"], "no command given"),
+    ("run-flag", ["tracer", "run", "syscalls", "-i", "nan", "--spool", "{m}/spool"], "-i/--interval"),
+    ("probes-flag", ["tracer", "probes", "check", "--vendor", "acme"], "--vendor"),
+    ("probes-missing", ["tracer", "probes", "check", "{m}/set.yaml"], "{m}/set.yaml"),
+]
+
+HELP = [
+    ["baseline"], ["tracer"],
+    *(["baseline", *c] for c in (["diff"], ["allowlist", "learn"], ["simulate"], ["evaluate"], ["learn"],
+                                 ["audit"], ["expected", "learn"], ["report"], ["ingest"], ["coverage"],
+                                 ["suggest-probes"], ["export"])),
+    *(["tracer", *c] for c in (["record"], ["run"], ["probes", "check"])),
+]
+
+
+def run_entry(argv: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """The command run through its console entry in a fresh interpreter importing this tree;
+    the process and the heavy packages it had imported when it exited."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    env.pop("TRACEBASE_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env=env)
+    marks = [line for line in proc.stdout.splitlines() if line.startswith(MARK)]
+    assert len(marks) == 1, f"no report of the imports (exit {proc.returncode}):\n{proc.stderr}"
+    return proc, [m for m in marks[0].removeprefix(MARK).split(",") if m]
+
+
+@pytest.mark.parametrize(("argv", "word"), [pytest.param(a, w, id=i) for i, a, w in REFUSED])
+def test_refused_before_the_heavy_imports(tmp_path, argv, word):
+    names = {"m": str(tmp_path / "missing"), "here": str(tmp_path), "file": str(tmp_path / "a-file")}
+    (tmp_path / "a-file").write_text("not a directory\n")
+    argv = [a.format(**names) for a in argv]
+    proc, heavy = run_entry(argv, tmp_path)
+    err = proc.stderr.strip()
+    assert proc.returncode == 2, f"exit {proc.returncode}: {err}"
+    assert len(err.splitlines()) == 1 and err.startswith(f"{argv[0]}: error: "), err
+    assert word.format(**names) in err, err
+    assert heavy == [], f"{' '.join(argv[:3])} imported {heavy} before refusing: {err}"
+
+
+@pytest.mark.parametrize("argv", [pytest.param(a, id=" ".join(a)) for a in HELP])
+def test_help_before_the_heavy_imports(tmp_path, argv):
+    proc, heavy = run_entry([*argv, "--help"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: "), proc.stdout[:200]
+    assert heavy == [], f"{' '.join(argv)} --help imported {heavy}"
