@@ -47,8 +47,12 @@ REFUSED = [
     ("diff-flag", ["baseline", "diff", "a.parquet", "b.parquet", "--context", "nan"], "--context"),
     ("diff-missing", ["baseline", "diff", "{m}/good.parquet", "{m}/bad.parquet"], "{m}/good.parquet"),
     ("diff-one-trace", ["baseline", "diff", "{m}/bad.parquet"], "TRACE"),
+    # the allowlist (YAML) is still read first, as the diff reads it: named before the traces
+    ("diff-allowlist-missing", ["baseline", "diff", "{m}/g.parquet", "{m}/b.parquet", "--allowlist", "{m}/a.yaml"],
+     "{m}/a.yaml"),
     ("allowlist-flag", ["baseline", "allowlist", "learn", "{m}/g.parquet", "--min-support", "2"], "--min-support"),
     ("allowlist-missing", ["baseline", "allowlist", "learn", "{m}/g.parquet", "-o", "{m}/a.yaml"], "{m}/g.parquet"),
+    ("allowlist-out-dir", ["baseline", "allowlist", "learn", "{m}/g.parquet", "-o", "{here}"], "{here}"),
     ("simulate-flag", ["baseline", "simulate", "--hosts", "x", "--out", "{m}/sim"], "--hosts"),
     ("simulate-start", ["baseline", "simulate", "--start", "someday", "--out", "{m}/sim"], "--start"),
     ("evaluate-flag", ["baseline", "evaluate", "{m}", "--nosuch"], "--nosuch"),

@@ -40,14 +40,15 @@ import os
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from tracer import atomic, resources, yamlio
 from tracer.errnos import is_errno_name
 from tracer.errors import TracebaseError
 from tracer.inputs import read_regular_text
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FORMAT_VERSION = 1
 SOURCES = ("curated", "learned")
@@ -703,6 +704,8 @@ def learn_expected(good_traces: Any, min_support: float = 0.0, now: str | None =
     first/last seen from the traces' start times. Entries with support below `min_support`
     (a fraction) are dropped.
     """
+    import numpy as np  # with the traces' arrays: loading an allowlist needs no numpy
+
     from baseline.run.normalize import Prepared
 
     if isinstance(good_traces, Prepared):
@@ -744,6 +747,8 @@ def learn_expected(good_traces: Any, min_support: float = 0.0, now: str | None =
 def _good_trace_count(prep: Any) -> int:
     """How many good traces (trace key >= 0) have rows: from the per-stream keys when the
     trace key is stored once per stream (every stream has rows), else from every row."""
+    import numpy as np
+
     values = getattr(prep.tkey, "values", None)
     if isinstance(values, np.ndarray) and hasattr(prep.tkey, "starts"):
         keys = values[values >= 0]
@@ -762,6 +767,8 @@ def distinct_errors(prep: Any, rows: np.ndarray, with_plain: bool = False) -> li
     combinations are also split by ``plain_npath``, the normalised path before that masking
     (curated globs like ``**/glibc-hwcaps/**`` need the directory).
     """
+    import numpy as np
+
     rows = np.asarray(rows)
     idx = np.flatnonzero(rows & (prep.errno >= 0)) if rows.dtype == bool else rows[prep.errno[rows] >= 0]
     if len(idx) == 0:
@@ -796,6 +803,8 @@ def distinct_errors(prep: Any, rows: np.ndarray, with_plain: bool = False) -> li
 
 def _trace_starts(prep: Any) -> dict[int, str]:
     """tkey -> the trace's start time (ISO UTC), when recorded."""
+    import numpy as np
+
     from baseline.run.normalize import stream_starts
 
     starts = stream_starts(prep)
