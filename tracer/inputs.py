@@ -68,6 +68,19 @@ def open_regular(path: str | os.PathLike, expected: str) -> BinaryIO:
         raise
 
 
+def open_parquet(path: str | os.PathLike) -> BinaryIO:
+    """A Parquet input opened for reading (see `open_regular`), a missing file or a directory
+    refused in one line naming it: what tracer.schema.validate_file opens, and what a command
+    line opens to check a single-file input (`baseline audit --model`) before importing pyarrow."""
+    source = str(path)
+    try:
+        return open_regular(source, "a Parquet file")
+    except FileNotFoundError:
+        raise TracebaseError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise TracebaseError(f"{source}: is a directory, expected a Parquet file") from None
+
+
 # The most a whole-file read (a YAML allowlist or config, a BTF blob) takes into memory: the
 # largest real one is a few MiB. A 50 GiB sparse file given as `--allowlist` (st_size 50 GiB,
 # no blocks) was read until MemoryError ("out of memory or threads"); now refused by its size.

@@ -59,7 +59,13 @@ from pyarrow._parquet import ParquetReader
 
 from tracer.atomic import atomic_output
 from tracer.errors import SchemaError, TracebaseError
-from tracer.inputs import input_paths, open_regular, parquet_files_under, table_partition_files
+from tracer.inputs import (
+    input_paths,
+    open_parquet,
+    open_regular,
+    parquet_files_under,
+    table_partition_files,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -367,15 +373,10 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
     `check_nulls=False` leaves the non-null columns to a caller that reads the whole file anyway
     (ingest checks the data it holds instead of reading columns twice)."""
     source = str(path)
-    try:
-        # Opened by Python, not by Arrow's filesystem layer: a file name that is not UTF-8
-        # (surrogate-escaped) opens like any other; EACCES and friends stay OSErrors naming it.
-        # Regular files only: a FIFO would hang the open, /dev/zero be read forever.
-        fh = open_regular(source, "a Parquet file")
-    except FileNotFoundError:
-        raise TracebaseError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise TracebaseError(f"{source}: is a directory, expected a Parquet file") from None
+    # Opened by Python, not by Arrow's filesystem layer: a file name that is not UTF-8
+    # (surrogate-escaped) opens like any other; EACCES and friends stay OSErrors naming it.
+    # Regular files only: a FIFO would hang the open, /dev/zero be read forever.
+    fh = open_parquet(source)
     with fh:
         try:
             # the reader itself, not pq.read_metadata: that builds a ParquetFile and its

@@ -14,7 +14,7 @@ from tracer import units
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
-from tracer.inputs import refuse_overwriting_inputs
+from tracer.inputs import open_parquet, refuse_overwriting_inputs
 
 LEARN_EPILOG = """\
 examples:
@@ -246,6 +246,7 @@ def _audit_summary(result, files: dict | None = None, top: int = 10) -> dict:
 
 def handle_audit(args: argparse.Namespace) -> int:
     from baseline.pipeline import layout
+    from baseline.run.allowlist import ExpectedErrors
 
     _check_dataset(args.dataset)
     since = _since(args.since)
@@ -253,6 +254,10 @@ def handle_audit(args: argparse.Namespace) -> int:
     _check_out_dir(out, "-o/--output")
     if args.html:
         _check_writable_file(args.html, "--html", [args.dataset, str(out), *filter(None, [args.model, args.allowlist])])
+    if args.model:
+        open_parquet(args.model).close()  # its path (run_audit reads the model first), before polars
+    # the allowlist is read here (YAML: no polars), as run_audit would read it next
+    expected = ExpectedErrors.load(args.allowlist) if args.allowlist else None
     from baseline.fleet.audit import check_output_dir, run_audit
     from baseline.fleet.report import terminal_report, write_html
 
@@ -264,7 +269,7 @@ def handle_audit(args: argparse.Namespace) -> int:
     elif model is None:
         source = "learned from the dataset (--refit)"
     with _reading(args.dataset):
-        result = run_audit(args.dataset, out_dir=out, since=since, model=model, expected=args.allowlist,
+        result = run_audit(args.dataset, out_dir=out, since=since, model=model, expected=expected,
                            learn_expected=not args.no_learn_expected)
     html = str(write_html(result, args.html)) if args.html else None
     summary = {"dataset": args.dataset, "out": str(out), "model": model, "model_source": source,
