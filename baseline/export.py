@@ -30,13 +30,16 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
 
 from tracer import atomic
 from tracer.errors import TracebaseError
 from tracer.schema import scan
+
+if TYPE_CHECKING:
+    from baseline.run.allowlist import ExpectedErrors
 
 DEFAULT_MAX_EVENTS = 2_000_000  # a few hundred MB of JSON: about what the Perfetto UI loads comfortably
 COLUMNS = ["trace_id", "seq", "ts_ns", "pid", "tid", "comm", "probe", "layer", "depth", "ret", "errno",
@@ -244,13 +247,14 @@ def export_diff(
     good: Sequence[str | os.PathLike],
     bad: str | os.PathLike,
     *,
-    allowlist: str | os.PathLike | None = None,
+    allowlist: ExpectedErrors | str | os.PathLike | None = None,
     trace_id: str | None = None,
     mixed: bool = False,
     max_events: int = DEFAULT_MAX_EVENTS,
 ) -> dict[str, Any]:
     """The bad run beside the good run the diff compared it with, both starting at 0, and the
-    bifurcation (and what the good run did there instead) as instant events."""
+    bifurcation (and what the good run did there instead) as instant events. `allowlist`: as
+    diff_traces' `expected` (a loaded list, a YAML path, None for the curated one)."""
     from baseline.run.diff import diff_traces
 
     good = _paths(good)

@@ -79,6 +79,8 @@ REFUSED = [
     ("export-flag", ["baseline", "export", "{m}/t.parquet", "--kind", "bogus"], "--kind"),
     ("export-missing", ["baseline", "export", "{m}/t.parquet", "-o", "{m}/t.json"], "{m}/t.parquet"),
     ("export-diff-one", ["baseline", "export", "--diff", "{m}/t.parquet"], "--diff"),
+    ("export-diff-allowlist-missing",
+     ["baseline", "export", "--diff", "{m}/g.parquet", "{m}/b.parquet", "--allowlist", "{m}/a.yaml"], "{m}/a.yaml"),
     # ---- tracer
     ("record-flag", ["tracer", "record", "-d", "nan", "--", "true"], "-d/--duration"),
     ("record-no-command", ["tracer", "record"], "no command given"),

@@ -66,12 +66,17 @@ def handle(args: argparse.Namespace) -> int:
             raise TracebaseError("--host/--kind: expected no host or kind filter with --diff (use --trace-id), found one")
     elif args.allowlist or args.mixed:
         raise TracebaseError("--allowlist/--mixed: expected only with --diff, found without")
+    allowlist = args.allowlist
+    if allowlist:  # read first, as the diff reads it (YAML: before polars, like the traces' paths)
+        from baseline.run.allowlist import ExpectedErrors
+
+        allowlist = ExpectedErrors.load(allowlist)
     input_paths(args.traces)  # a missing trace is refused before polars is imported (~0.5 s)
     from baseline import export
 
     max_events = export.DEFAULT_MAX_EVENTS if args.max_events is None else args.max_events
     if args.diff:
-        trace = export.export_diff(args.traces[:-1], args.traces[-1], allowlist=args.allowlist,
+        trace = export.export_diff(args.traces[:-1], args.traces[-1], allowlist=allowlist,
                                    trace_id=args.trace_id[0] if args.trace_id else None, mixed=args.mixed,
                                    max_events=max_events)
     else:
