@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -215,6 +216,202 @@ def audit_compare(dataset: Path, before: Path | None, repeat: int, work: str | N
         for name in ("scan", *(n for n, _ in roots)):
             print(f"  {name:7s} every run: " + ", ".join(
                 f"{r['wall_s']:.1f} s / {r['cpu_s']:.1f} CPU s / {r['peak_rss_mib']:.0f} MiB" for r in runs[name]))
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# the day as the scheduled pipeline stores it (--pipeline-forms)
+# --------------------------------------------------------------------------------------------
+# The pipeline (dags/trace_ingest.py, dags/baseline_audit.py) audits the ingested dataset, never
+# the hosts' spool: ingest writes one part file per (table, date, host) partition per run (every
+# 5 minutes) and compaction merges a partition once it holds `compact_min_files` (8) small files,
+# so between compactions a partition holds 1-7 part files and after one a single file. A
+# simulated day (`baseline simulate`) holds one file per partition: compaction's end state.
+SPLIT_TABLES = ("events", "counters")
+
+
+def split_partition(job: tuple[str, str, str, str, int]) -> int:
+    """One dataset partition (table, date, host) of `src` written into `dst` as up to `parts` part
+    files, as `parts` ingest runs of the day would have left it before a compaction: whole
+    traces by the part of the partition's time span their first event starts in, counter rows by
+    their snapshot time; each file named and footed as ingest names it (snapshot ids), each counters file with
+    its counter_buckets summary (ingest writes both). Returns the files written."""
+    import json as _json
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from baseline.pipeline.ingest import part_name
+    from tracer.schema import conform, partition_path, write_counter_buckets, write_partition
+
+    src, dst, table, date_host, parts = job
+    date, host = date_host.split("/")
+    files = sorted(partition_path(src, table, date, host, "x").parent.glob("*.parquet"))
+    data = pa.concat_tables([pq.read_table(f) for f in files], promote_options="default")
+    if "host" not in data.column_names:
+        data = data.append_column("host", pa.array([host] * data.num_rows, pa.string()))
+    data = conform(data, table)
+    if table == "events":  # a trace lands in one snapshot (the one it ended in): never split one
+        start = data["start_time"].cast(pa.int64()).to_numpy()
+        _, inverse = np.unique(data["trace_id"].to_numpy(zero_copy_only=False), return_inverse=True)
+        first = np.full(inverse.max(initial=-1) + 1, np.iinfo(np.int64).max)
+        np.minimum.at(first, inverse, start)
+        when = first[inverse]
+    else:
+        when = data["snapshot_time"].cast(pa.int64()).to_numpy()
+    # `parts` runs spread evenly over the partition's time (a day: one every 24 h / parts)
+    low, span = (int(when.min()), int(when.max()) - int(when.min()) + 1) if len(when) else (0, 1)
+    which = np.clip((when - low) * parts // span, 0, parts - 1)
+    written = 0
+    for k in range(parts):
+        rows = data.filter(pa.array(which == k))
+        if not rows.num_rows:
+            continue
+        ids = [f"{host}/snap-{date}-{k}"]
+        out = write_partition(rows, dst, table, date, host, part_name(ids),
+                              extra_metadata={"snapshots": _json.dumps(ids)}, durable=False)
+        if table == "counters":
+            write_counter_buckets(out, rows, durable=False)
+        written += 1
+    return written
+
+
+def split_dataset(src: Path, dst: Path, parts: int, workers: int = 2) -> dict:
+    """`src` with every events and counters partition split as `split_partition` does, in a
+    fresh process (its process pool must not inherit our threads); the other tables (truth) and
+    job logs are linked, so `baseline evaluate` scores the copy. Wall and CPU seconds."""
+    code = (
+        "import json, resource, sys, time\n"
+        "from pathlib import Path\n"
+        "from bench.bench_audit import split_partition, SPLIT_TABLES\n"
+        "from tracer.pools import process_pool, results_in_order\n"
+        f"src, dst, parts, workers = {str(src)!r}, {str(dst)!r}, {parts}, {workers}\n"
+        "jobs = [(src, dst, t, f'{d.name[5:]}/{h.name[5:]}', parts) for t in SPLIT_TABLES\n"
+        "        for d in sorted((Path(src) / t).glob('date=*')) for h in sorted(d.glob('host=*'))]\n"
+        "t = time.perf_counter()\n"
+        "with process_pool(workers, 'fork', 'split') as pool:\n"
+        "    files = sum(results_in_order(pool, split_partition, jobs))\n"
+        "ru = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]\n"
+        "print(json.dumps({'partitions': len(jobs), 'files': files, 'wall_s': time.perf_counter() - t,\n"
+        "                  'cpu_s': sum(r.ru_utime + r.ru_stime for r in ru)}))\n"
+    )
+    dst.mkdir(parents=True, exist_ok=True)
+    for entry in sorted(src.iterdir()):
+        if entry.name not in (*SPLIT_TABLES, "counter_buckets") and not entry.name.startswith("."):
+            (dst / entry.name).symlink_to(entry.resolve())
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    return json.loads(out.stdout)
+
+
+def compact_cost(dataset: Path, min_files: int) -> dict:
+    """compact_dataset (the pipeline's tidy step) of `dataset` in a fresh process: wall, CPU s
+    and what it merged. Durable writes, as the pipeline's."""
+    code = (
+        "import json, resource, time\n"
+        "from baseline.pipeline.ingest import compact_dataset\n"
+        "t = time.perf_counter()\n"
+        f"r = compact_dataset({str(dataset)!r}, min_files={min_files})\n"
+        "ru = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "print(json.dumps({**r.to_dict(), 'wall_s': time.perf_counter() - t, 'cpu_s': ru.ru_utime + ru.ru_stime}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    return json.loads(out.stdout)
+
+
+def dataset_shape(dataset: Path) -> dict:
+    """Files per table and the most part files in one partition (what the audit opens)."""
+    from collections import Counter
+
+    from tracer.schema import dataset_files
+
+    shape = {}
+    for table in (*SPLIT_TABLES, "counter_buckets"):
+        files = dataset_files(dataset, table)
+        per = Counter(f.parent for f in files)
+        shape[table] = {"files": len(files), "partitions": len(per), "max_per_partition": max(per.values(), default=0)}
+    return shape
+
+
+def audit_outputs(out: Path, dataset: Path) -> dict:
+    """What two audits must agree on: the tables row for row (findings in their written order,
+    clusters, host alerts) and `baseline evaluate`'s scores of the findings."""
+    import hashlib
+
+    import polars as pl
+
+    digest = {}
+    for table in ("findings", "clusters", "host_alerts"):
+        df = pl.read_parquet(out / f"{table}.parquet")
+        digest[table] = (df.height, hashlib.sha1(df.hash_rows(seed=1).to_numpy().tobytes()).hexdigest()[:16])
+    r = subprocess.run(BASELINE + ["evaluate", str(dataset), "--findings", str(out), "--json"],
+                       capture_output=True, text=True, cwd=REPO)
+    digest["evaluate"] = r.stdout if r.returncode == 0 else f"exit {r.returncode}: {r.stderr.strip()[-200:]}"
+    return digest
+
+
+def pipeline_forms(dataset: Path, parts: int, repeat: int, work: str | None, modes: list[str],
+                   keep: Path | None = None) -> int:
+    """The audit of `dataset` in the two forms the pipeline stores a day in, interleaved round by
+    round: "compacted" (one file per host-day partition, `dataset` as given: a simulated day is
+    in that form already) and "uncompacted" (the same rows as `parts` ingest runs leave them
+    before a compaction: `parts` files per partition), plus the cost of that compaction; the
+    audits' outputs compared. modes: "refit" (the model learned by the audit, as --audit does)
+    and/or "model" (a model fitted once by `baseline learn`, as the pipeline's refresh_baseline
+    task does before its audit task)."""
+    shape = dataset_shape(dataset)
+    if shape["events"]["max_per_partition"] != 1:
+        print(f"note: {dataset} holds up to {shape['events']['max_per_partition']} events files per partition: "
+              f"'compacted' below is the dataset as given")
+    with tempfile.TemporaryDirectory(dir=work) as tmp:
+        base = keep or Path(tmp)
+        split = base / f"uncompacted-{parts}"
+        if not split.exists():
+            built = split_dataset(dataset, split, parts)
+            print(f"built {split}: {built['files']:,} part files from {built['partitions']:,} partitions in "
+                  f"{built['wall_s']:.0f} s ({built['cpu_s']:.0f} CPU s)")
+        compacted = base / f"compacted-{parts}"
+        if not compacted.exists():
+            subprocess.run(["cp", "-a", str(split), str(compacted)], check=True)
+            cost = compact_cost(compacted, min_files=parts)
+            print(f"compaction of the uncompacted day (compact_dataset, min_files={parts}): {cost['wall_s']:.1f} s wall, "
+                  f"{cost['cpu_s']:.1f} CPU s; {cost['partitions']:,} partitions, {cost['files_in']:,} files in, "
+                  f"{cost['files_out']:,} out")
+        forms = [("compacted (as given)", dataset), (f"uncompacted ({parts} parts)", split),
+                 ("compacted by tidy", compacted)]
+        for name, ds in forms:
+            sh = dataset_shape(ds)
+            print(f"  {name:24s} " + ", ".join(f"{t} {v['files']:,} files (<= {v['max_per_partition']} a partition)"
+                                                for t, v in sh.items()))
+        model = Path(tmp) / "model.parquet"
+        if "model" in modes:
+            subprocess.run(BASELINE + ["learn", str(dataset), "-o", str(model)], check=True,
+                           stdout=subprocess.DEVNULL, cwd=REPO)
+        runs: dict[tuple[str, str], list[dict]] = {}
+        outputs: dict[tuple[str, str], dict] = {}
+        load_start = os.getloadavg()[0]
+        for r in range(repeat):
+            for mode in modes:
+                for name, ds in forms:
+                    out = Path(tmp) / f"out-{mode}-{len(runs)}-{r}"
+                    how = ["--refit"] if mode == "refit" else ["--model", str(model)]
+                    runs.setdefault((mode, name), []).append(measure(BASELINE + ["audit", str(ds), *how, "--out", str(out)]))
+                    if r == 0:
+                        outputs[(mode, name)] = audit_outputs(out, ds)
+                    shutil.rmtree(out, ignore_errors=True)
+        print(f"load average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} CPUs); "
+              f"{repeat} rounds interleaved (every run: wall / CPU s / peak RSS)")
+        for mode in modes:
+            ref = runs[(mode, forms[0][0])]
+            for name, _ds in forms:
+                rs = runs[(mode, name)]
+                ratio = [b["cpu_s"] / a["cpu_s"] for a, b in zip(ref, rs, strict=True)]
+                same = outputs[(mode, name)] == outputs[(mode, forms[0][0])]
+                print(f"  {mode:5s} {name:24s} " + ", ".join(
+                    f"{x['wall_s']:.1f} s / {x['cpu_s']:.1f} / {x['peak_rss_mib']:.0f} MiB" for x in rs)
+                    + f"; CPU x{min(ratio):.2f}-{max(ratio):.2f} of compacted by round; outputs "
+                    + ("identical" if same else f"DIFFER: {outputs[(mode, name)]}"))
+        print(f"  outputs: {json.dumps({k: v for k, v in outputs[(modes[0], forms[0][0])].items() if k != 'evaluate'})}")
     return 0
 
 
@@ -507,6 +704,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--audit", metavar="DATASET",
                    help="audit this existing dataset only (e.g. a simulated 10,000-host day), against the bare "
                         "scan of its events and counters in the same run; with --before, also the before checkout")
+    p.add_argument("--pipeline-forms", metavar="DATASET",
+                   help="audit this day in both forms the scheduled pipeline stores it in: compacted (one file per "
+                        "host-day partition, as given) and uncompacted (--parts files per partition, as ingest's "
+                        "runs leave it before a compaction), interleaved; the compaction's own cost; outputs compared")
+    p.add_argument("--parts", type=int, default=4,
+                   help="with --pipeline-forms: part files per partition before compaction (ingest writes one a "
+                        "run; the pipeline compacts at 8: between 1 and 7, 4 on average)")
+    p.add_argument("--modes", default="refit,model",
+                   help="with --pipeline-forms: refit (the audit learns the model, as --audit) and/or model (a "
+                        "model from `baseline learn`, as the pipeline's refresh_baseline task)")
+    p.add_argument("--keep", metavar="DIR",
+                   help="with --pipeline-forms: build (or reuse) the uncompacted and compacted copies here")
     p.add_argument("--stages", metavar="DATASET",
                    help="run_audit of this dataset in-process in a fresh process: the highest RSS sampled in each "
                         "stage (where the audit's peak is), with its anonymous and MADV_FREEd (LazyFree) parts, and "
@@ -549,6 +758,12 @@ def main(argv: list[str] | None = None) -> int:
             fmt = (lambda v: f"{v:>10,}") if isinstance(values[0], int) else (lambda v: f"{v:>10.3f}")
             print(f"  {key:24s}" + "".join(f" {fmt(v)}" for v in values))
         return 0
+    if args.pipeline_forms:
+        modes = [m for m in args.modes.split(",") if m]
+        if args.parts < 1 or not modes or set(modes) - {"refit", "model"}:
+            p.error(f"--parts: expected >= 1 and --modes: refit and/or model, found {args.parts} and {args.modes!r}")
+        return pipeline_forms(Path(args.pipeline_forms), args.parts, args.repeat,
+                              args.dir, modes, Path(args.keep) if args.keep else None)
     if args.stages:
         return print_stages(Path(args.stages), args.dir, sample=not args.no_sampler)
     if args.audit:

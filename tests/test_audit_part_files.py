@@ -1,0 +1,65 @@
+"""The audit of a day does not depend on how many part files its partitions hold.
+
+The scheduled pipeline audits the ingested dataset (dags/baseline_audit.py), and that dataset's
+partitions (table, date, host) hold one part file per ingest run until compaction merges them
+(at `compact_min_files`, 8): an hourly audit reads 1-7 files per partition, a simulated day
+(and a compacted one) one. bench/bench_audit.py --pipeline-forms measures the audit of both
+forms of the 10,000-host day; this checks, on tests/fleetgen13's fleet (a generator written
+blind of the audit), that the forms give the same findings, clusters, host alerts and scores:
+the day split as three ingest runs would have left it (every counters part with its summary,
+as ingest writes them, where the generator wrote none), and that split day compacted by the
+pipeline's own compaction (which sorts the rows it merges)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import polars as pl
+from fleetgen13 import generate
+
+from baseline.cli import main
+from baseline.pipeline.ingest import compact_dataset
+from bench.bench_audit import dataset_shape, split_dataset
+
+
+def _audit(dataset, out, capsys) -> dict:
+    assert main(["audit", str(dataset), "--refit", "--out", str(out)]) == 0
+    capsys.readouterr()
+    tables = {t: pl.read_parquet(out / f"{t}.parquet") for t in ("findings", "clusters", "host_alerts")}
+    assert main(["evaluate", str(dataset), "--findings", str(out), "--json"]) == 0
+    tables["evaluate"] = json.loads(capsys.readouterr().out)
+    return tables
+
+
+def _assert_same(got: dict, want: dict, what: str) -> None:
+    for table in ("findings", "clusters", "host_alerts"):
+        assert got[table].height == want[table].height, (what, table)
+        assert got[table].equals(want[table]), (what, table)  # row for row, in the written order
+    assert got["evaluate"] == want["evaluate"], what
+
+
+def test_the_audit_reads_a_day_the_same_in_every_form_the_pipeline_stores_it(tmp_path, generated_fleet, capsys):
+    day = tmp_path / "day"
+    generated_fleet("fleetgen13", generate, day, hosts=24, hours=3, seed=13)
+    assert dataset_shape(day)["events"]["max_per_partition"] == 1
+    whole = _audit(day, tmp_path / "out-whole", capsys)
+    assert whole["findings"].height > 1000 and whole["host_alerts"].height > 0  # a day worth comparing
+
+    split = tmp_path / "split"
+    built = split_dataset(day, split, parts=3)
+    shape = dataset_shape(split)
+    assert shape["events"]["max_per_partition"] == 3 and shape["counters"]["max_per_partition"] == 3, shape
+    assert shape["counter_buckets"]["files"] == shape["counters"]["files"] == built["files"] - shape["events"]["files"]
+    for table in ("events", "counters"):  # the same rows, only in more files
+        rows = {ds: sum(pl.scan_parquet(str(f)).select(pl.len()).collect().item()
+                        for f in (ds / table).rglob("*.parquet")) for ds in (day, split)}
+        assert rows[day] == rows[split] > 0, (table, rows)
+    _assert_same(_audit(split, tmp_path / "out-split", capsys), whole, "split into 3 parts")
+
+    compacted = tmp_path / "compacted"
+    shutil.copytree(split, compacted, symlinks=True)
+    merged = compact_dataset(compacted, min_files=2)
+    assert merged.files_out == merged.partitions > 0 and merged.files_in > merged.files_out
+    assert dataset_shape(compacted)["events"]["max_per_partition"] == 1
+    _assert_same(_audit(compacted, tmp_path / "out-compacted", capsys), whole, "split, then compacted")
