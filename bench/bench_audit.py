@@ -351,14 +351,17 @@ def audit_outputs(out: Path, dataset: Path) -> dict:
 
 
 def pipeline_forms(dataset: Path, parts: int, repeat: int, work: str | None, modes: list[str],
-                   keep: Path | None = None) -> int:
+                   keep: Path | None = None, compaction: bool = True, window_hours: float = 2.0) -> int:
     """The audit of `dataset` in the two forms the pipeline stores a day in, interleaved round by
     round: "compacted" (one file per host-day partition, `dataset` as given: a simulated day is
     in that form already) and "uncompacted" (the same rows as `parts` ingest runs leave them
     before a compaction: `parts` files per partition), plus the cost of that compaction; the
     audits' outputs compared. modes: "refit" (the model learned by the audit, as --audit does)
     and/or "model" (a model fitted once by `baseline learn`, as the pipeline's refresh_baseline
-    task does before its audit task)."""
+    task does before its audit task) and/or "window" (that model, and only the last
+    `window_hours` of the day: the scheduled audit's `--since`, which still lists and opens every
+    file of the day's partitions). compaction=False: no compacted copy (compacting a
+    10,000-host day takes ~10 CPU minutes; measure compact_cost on a sample instead)."""
     shape = dataset_shape(dataset)
     if shape["events"]["max_per_partition"] != 1:
         print(f"note: {dataset} holds up to {shape['events']['max_per_partition']} events files per partition: "
@@ -371,20 +374,23 @@ def pipeline_forms(dataset: Path, parts: int, repeat: int, work: str | None, mod
             print(f"built {split}: {built['files']:,} part files from {built['partitions']:,} partitions in "
                   f"{built['wall_s']:.0f} s ({built['cpu_s']:.0f} CPU s)")
         compacted = base / f"compacted-{parts}"
-        if not compacted.exists():
+        if compaction and not compacted.exists():
             subprocess.run(["cp", "-a", str(split), str(compacted)], check=True)
             cost = compact_cost(compacted, min_files=parts)
             print(f"compaction of the uncompacted day (compact_dataset, min_files={parts}): {cost['wall_s']:.1f} s wall, "
                   f"{cost['cpu_s']:.1f} CPU s; {cost['partitions']:,} partitions, {cost['files_in']:,} files in, "
                   f"{cost['files_out']:,} out")
-        forms = [("compacted (as given)", dataset), (f"uncompacted ({parts} parts)", split),
-                 ("compacted by tidy", compacted)]
+        forms = [("compacted (as given)", dataset), (f"uncompacted ({parts} parts)", split)]
+        forms += [("compacted by tidy", compacted)] if compaction else []
+        dates = sorted(d.name.removeprefix("date=") for d in (dataset / "events").glob("date=*"))
+        hh = 24 - window_hours
+        window_since = f"{dates[-1]}T{int(hh):02d}:{int(hh % 1 * 60):02d}:00Z"
         for name, ds in forms:
             sh = dataset_shape(ds)
             print(f"  {name:24s} " + ", ".join(f"{t} {v['files']:,} files (<= {v['max_per_partition']} a partition)"
                                                 for t, v in sh.items()))
         model = Path(tmp) / "model.parquet"
-        if "model" in modes:
+        if {"model", "window"} & set(modes):
             subprocess.run(BASELINE + ["learn", str(dataset), "-o", str(model)], check=True,
                            stdout=subprocess.DEVNULL, cwd=REPO)
         runs: dict[tuple[str, str], list[dict]] = {}
@@ -395,10 +401,13 @@ def pipeline_forms(dataset: Path, parts: int, repeat: int, work: str | None, mod
                 for name, ds in forms:
                     out = Path(tmp) / f"out-{mode}-{len(runs)}-{r}"
                     how = ["--refit"] if mode == "refit" else ["--model", str(model)]
+                    how += ["--since", window_since] if mode == "window" else []
                     runs.setdefault((mode, name), []).append(measure(BASELINE + ["audit", str(ds), *how, "--out", str(out)]))
                     if r == 0:
                         outputs[(mode, name)] = audit_outputs(out, ds)
                     shutil.rmtree(out, ignore_errors=True)
+        if "window" in modes:
+            print(f"window: --since {window_since} (the last {window_hours:g} h of the day's last date)")
         print(f"load average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} CPUs); "
               f"{repeat} rounds interleaved (every run: wall / CPU s / peak RSS)")
         for mode in modes:
@@ -407,7 +416,7 @@ def pipeline_forms(dataset: Path, parts: int, repeat: int, work: str | None, mod
                 rs = runs[(mode, name)]
                 ratio = [b["cpu_s"] / a["cpu_s"] for a, b in zip(ref, rs, strict=True)]
                 same = outputs[(mode, name)] == outputs[(mode, forms[0][0])]
-                print(f"  {mode:5s} {name:24s} " + ", ".join(
+                print(f"  {mode:6s} {name:24s} " + ", ".join(
                     f"{x['wall_s']:.1f} s / {x['cpu_s']:.1f} / {x['peak_rss_mib']:.0f} MiB" for x in rs)
                     + f"; CPU x{min(ratio):.2f}-{max(ratio):.2f} of compacted by round; outputs "
                     + ("identical" if same else f"DIFFER: {outputs[(mode, name)]}"))
@@ -711,9 +720,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--parts", type=int, default=4,
                    help="with --pipeline-forms: part files per partition before compaction (ingest writes one a "
                         "run; the pipeline compacts at 8: between 1 and 7, 4 on average)")
-    p.add_argument("--modes", default="refit,model",
-                   help="with --pipeline-forms: refit (the audit learns the model, as --audit) and/or model (a "
-                        "model from `baseline learn`, as the pipeline's refresh_baseline task)")
+    p.add_argument("--modes", default="refit,model,window",
+                   help="with --pipeline-forms: refit (the audit learns the model, as --audit), model (a model "
+                        "from `baseline learn`, as the pipeline's refresh_baseline task), window (that model and "
+                        "the last --window-hours only, as the hourly scheduled audit)")
+    p.add_argument("--no-compaction", action="store_true",
+                   help="with --pipeline-forms: no compacted copy (its cost: ~10 CPU minutes for 10,000 hosts)")
+    p.add_argument("--window-hours", type=float, default=2.0,
+                   help="with --pipeline-forms and the window mode: the audit's window (the pipeline's "
+                        "audit_window_hours, 2)")
     p.add_argument("--keep", metavar="DIR",
                    help="with --pipeline-forms: build (or reuse) the uncompacted and compacted copies here")
     p.add_argument("--stages", metavar="DATASET",
@@ -760,10 +775,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.pipeline_forms:
         modes = [m for m in args.modes.split(",") if m]
-        if args.parts < 1 or not modes or set(modes) - {"refit", "model"}:
-            p.error(f"--parts: expected >= 1 and --modes: refit and/or model, found {args.parts} and {args.modes!r}")
+        if args.parts < 1 or not modes or set(modes) - {"refit", "model", "window"} or not 0 < args.window_hours < 24:
+            p.error(f"--parts, --modes, --window-hours: expected >= 1, some of refit,model,window and 0-24 h, "
+                    f"found {args.parts}, {args.modes!r} and {args.window_hours}")
         return pipeline_forms(Path(args.pipeline_forms), args.parts, args.repeat,
-                              args.dir, modes, Path(args.keep) if args.keep else None)
+                              args.dir, modes, Path(args.keep) if args.keep else None,
+                              compaction=not args.no_compaction, window_hours=args.window_hours)
     if args.stages:
         return print_stages(Path(args.stages), args.dir, sample=not args.no_sampler)
     if args.audit:
