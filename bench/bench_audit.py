@@ -5,6 +5,13 @@
     .venv/bin/python -m bench.bench_audit --quality [--quality-hosts 300 --quality-hours 6]
     .venv/bin/python -m bench.bench_audit --audit DATASET [--before CHECKOUT] [--repeat N]
     .venv/bin/python -m bench.bench_audit --stages DATASET      # the audit's memory, time and faults per stage
+    .venv/bin/python -m bench.bench_audit --pipeline-forms DATASET [--parts 4] [--repeat 3]
+
+`--pipeline-forms` is the pipeline's real path: the scheduled audit reads the ingested dataset,
+whose host-day partitions hold one part file per ingest run until compaction merges them (1-7
+files), while a simulated day (the bar's) holds one, as a compacted one does. Both forms are
+audited, interleaved and labelled, "compacted (as given)" and "uncompacted (N parts)", with the
+compaction's own cost and the outputs compared.
 
 `--quality` scores the audit (`baseline evaluate`) on thirteen generators in one run: the project's
 simulator; tests/fleetgen, an independent messy-fleet generator that shares no code with it
