@@ -191,11 +191,13 @@ def counter_sources(files: list[Path], since: dt.datetime | None = None) -> tupl
 
 def counter_buckets(files: list[Path], since: dt.datetime | None = None,
                     sources: tuple[list[Path], list[Path], list[Path]] | None = None,
-                    raw_scans: list[pl.LazyFrame] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+                    raw_scans: list[pl.LazyFrame] | None = None,
+                    batch_files: int = 2000) -> tuple[pl.DataFrame, pl.DataFrame]:
     """`bucket_counters` of a dataset's counters files, from their summaries where usable
     (`counter_sources`, or the split given in `sources`; `raw_scans`: counter_scans of its raw
     files, already made): the same (calls, errors) tables; a fleet-day reads ~5M bucket cells
-    instead of ~22M snapshot rows."""
+    instead of ~22M snapshot rows. `batch_files`: summaries of hosts with several, merged about
+    that many at a time (whole hosts)."""
     raw, single, multi = sources if sources is not None else counter_sources(files, since)
     calls: list[pl.DataFrame] = []
     errors: list[pl.DataFrame] = []
@@ -209,7 +211,7 @@ def counter_buckets(files: list[Path], since: dt.datetime | None = None,
     # whole day at once peaked at 1.57 GiB for 10,000 hosts x 4 parts, where one batch of
     # 2,000 files holds a fifth of a day's cells.
     batches = [(single, False)] if single else []
-    batches += [(batch, True) for batch in _host_batches(multi)]
+    batches += [(batch, True) for batch in _host_batches(multi, batch_files)]
     for summaries, merge in batches:
         c, e = _read_summaries(summaries, since, merge)
         calls.append(c)
