@@ -13,6 +13,21 @@ class TracebaseError(Exception):
 
     exit_status = 2
 
+    def __reduce__(self):
+        # A process pool's worker (ingest -j, simulate --workers) sends its exception to the
+        # parent by pickling it; the default re-calls __init__ with `args` (the message alone),
+        # which fails for subclasses whose __init__ takes the parts of the message (SchemaError,
+        # ConfigError, YamlContentError): the parent got "BrokenProcessPool" instead of the
+        # one-line error. Rebuilt from the message and attributes instead, without __init__.
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt(cls: type[TracebaseError], args: tuple, state: dict) -> TracebaseError:
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
 
 class SchemaError(TracebaseError):
     """A file does not match the expected tracebase schema."""
