@@ -18,6 +18,7 @@ from scenarios import (
     real_more,
     real_ninth,
     real_seventh,
+    real_sixteenth,
     real_sixth,
     real_tenth,
     real_third,
@@ -57,6 +58,8 @@ SETS: list[RealSet] = [
             real_fourteenth.quiet_teardown),
     RealSet("real_fifteenth", real_fifteenth.REAL_FIFTEENTH, real_fifteenth.QUIET_FIFTEENTH,
             real_fifteenth.quiet_teardown),
+    RealSet("real_sixteenth", real_sixteenth.REAL_SIXTEENTH, real_sixteenth.QUIET_SIXTEENTH,
+            real_sixteenth.quiet_teardown),
 ]
 
 
