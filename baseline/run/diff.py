@@ -1106,6 +1106,11 @@ def diff_traces(
         timed_out[reported >= 0] = -1
         reorder &= (timed_out < 0) & ~caused
         score[reorder] = REORDER_SCORE
+        # A process's error-free divergence right after it reaped a child whose run failed (a
+        # tool's error, then the shell's set -e exit instead of its next command) is that
+        # failure's consequence: it ranks below the child's error (`_after_failed_child`).
+        _after_failed_child(p, bs, regions, named, (named_cls == 0) & ~named_oc & (reported < 0) & ~reorder,
+                            (max_cls > 0) & ~reorder, score, b_start, outcomes, nb, k)
         named_seq = _seq_of(bs, named, seq_rows)
         order = np.lexsort((named_seq, -score))
         if (~reorder).any():
@@ -2424,6 +2429,60 @@ def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, regi
             score[r] = SEVERITY[1] + (0.0 if recovered[r] else NOT_RECOVERED_BONUS)
         if deaths.any():  # below the death that caused it
             score[r] = min(score[r], float(score[deaths].max()) - SEVERITY[0] / 2)
+
+
+# Calls that reap a child, and the calls that make one (their return value: its pid).
+CHILD_WAITS = frozenset({"wait4", "waitid", "waitpid"})
+CHILD_MAKERS = frozenset({"clone", "clone3", "fork", "vfork"})
+
+
+def _after_failed_child(p: Prepared, bs: align.Streams, regions: align.Regions, named: np.ndarray,
+                        error_free: np.ndarray, failing: np.ndarray, score: np.ndarray, b_start: np.ndarray,
+                        outcomes: EventColumns, nb: int, k: int) -> None:
+    """A region named by an error-free event (`error_free`) whose thread reaped a child within
+    the `k` events before it -- a successful wait4/waitid -- after a region with an error
+    (`failing`) in a process that thread's process made (a descendant: clone/fork return
+    values) began: the parent only reacted to how the child ended (``sh -e`` exiting instead
+    of its next command after ``renice -p`` of a pid that is gone failed ESRCH). Tokens carry
+    no exit status, so the reaction is an error-free divergence that never re-joins and
+    scores above the child's soft error at a call without a path (no call site, so no
+    outcome-change bonus); it is scored just below the child's error instead, so the cause
+    ranks first. A child's error that is a fallback the child recovered from is a reordering
+    (not in `failing`) and demotes nothing."""
+    cand = np.flatnonzero(error_free)
+    if not len(cand) or not failing.any():
+        return
+    waits = codes_where(p.probe_values, CHILD_WAITS)
+    makers = codes_where(p.probe_values, CHILD_MAKERS)
+    if not len(waits) or not len(makers):
+        return
+    bad_pid = np.asarray(p.pid[np.arange(nb)])
+    made = np.flatnonzero(np.isin(p.probe[:nb], makers) & (p.errno[:nb] < 0))
+    if not len(made):
+        return
+    ret = numpy_of(pc.fill_null(outcomes.column("ret"), -1))[np.asarray(p.order)[made]]
+    children: dict[int, set[int]] = {}
+    for parent, child in zip(bad_pid[made].tolist(), ret.tolist(), strict=True):
+        if child > 0 and child != parent:
+            children.setdefault(parent, set()).add(child)
+    region_pid = bad_pid[bs.orig[b_start[regions.sid]]]  # each stream's first position is a real row
+    started = _seq_of(bs, regions.start, p.seq)
+    fail_idx = np.flatnonzero(failing)
+    for r in cand.tolist():
+        lo, start = max(int(b_start[regions.sid[r]]), int(regions.start[r]) - k), int(regions.start[r])
+        before = bs.orig[lo:start]
+        before = before[before >= 0]
+        if not (np.isin(p.probe[before], waits) & (p.errno[before] < 0)).any():
+            continue
+        descendants, todo = set(), [int(region_pid[r])]
+        while todo:
+            for c in children.get(todo.pop(), ()):
+                if c not in descendants:
+                    descendants.add(c)
+                    todo.append(c)
+        hit = fail_idx[np.isin(region_pid[fail_idx], list(descendants)) & (started[fail_idx] < started[r])]
+        if len(hit):
+            score[r] = min(float(score[r]), float(score[hit].max()) - SEVERITY[0] / 2)
 
 
 class _TimedOutWaits:
