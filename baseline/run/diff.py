@@ -120,6 +120,12 @@ not a stale done-marker making a job skip its work). Three refinements:
   path (accept EMFILE: call sites are keyed by path) -- before the error's
   region ended: it scores as a soft error without the outcome-change bonus (a writer's
   blocked write returns EPIPE after the reader died, yet entered before the reader's error);
+* an error-free divergence of a process right after it reaped a child (a successful wait4 or
+  waitid among the k events before it), when a region with an error in a process it made (a
+  descendant) began before, is that child's failure's consequence (`_after_failed_child`):
+  it scores just below the child's error (``sh -e`` exiting instead of its next command after
+  ``renice -p`` of an exited pid failed ESRCH -- a soft error at a call without a path, so no
+  outcome-change bonus, where the shell's exit never re-joins: 2.5 over 2.0);
 * a message catalog not found (`MESSAGE_CATALOG`: gettext's LC_MESSAGES/*.mo ENOENT, looked
   up to translate a message about to be printed) does not name its region unless it is an
   outcome change; a region that opens with one is named by the error of the thread's call
