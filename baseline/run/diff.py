@@ -122,7 +122,8 @@ not a stale done-marker making a job skip its work). Three refinements:
   blocked write returns EPIPE after the reader died, yet entered before the reader's error);
 * an error-free divergence of a process right after it reaped a child (a successful wait4 or
   waitid among the k events before it), when a region with an error in a process it made (a
-  descendant) began before, is that child's failure's consequence (`_after_failed_child`):
+  descendant) began before and ended within k events of that thread's end (no work done after
+  the error), is that child's failure's consequence (`_after_failed_child`):
   it scores just below the child's error (``sh -e`` exiting instead of its next command after
   ``renice -p`` of an exited pid failed ESRCH -- a soft error at a call without a path, so no
   outcome-change bonus, where the shell's exit never re-joins: 2.5 over 2.0);
@@ -1116,7 +1117,8 @@ def diff_traces(
         # tool's error, then the shell's set -e exit instead of its next command) is that
         # failure's consequence: it ranks below the child's error (`_after_failed_child`).
         _after_failed_child(p, bs, regions, named, (named_cls == 0) & ~named_oc & (reported < 0) & ~reorder,
-                            (max_cls > 0) & ~reorder, score, b_start, outcomes, nb, k)
+                            (max_cls > 0) & ~reorder & (b_end[regions.sid] - 1 - regions.end <= k), score, b_start,
+                            outcomes, nb, k)
         named_seq = _seq_of(bs, named, seq_rows)
         order = np.lexsort((named_seq, -score))
         if (~reorder).any():
@@ -2447,8 +2449,9 @@ def _after_failed_child(p: Prepared, bs: align.Streams, regions: align.Regions, 
                         outcomes: EventColumns, nb: int, k: int) -> None:
     """A region named by an error-free event (`error_free`) whose thread reaped a child within
     the `k` events before it -- a successful wait4/waitid -- after a region with an error
-    (`failing`) in a process that thread's process made (a descendant: clone/fork return
-    values) began: the parent only reacted to how the child ended (``sh -e`` exiting instead
+    (`failing`: within `k` events of its thread's end -- the child went from its error to its
+    exit, no more work done) in a process that thread's process made (a descendant:
+    clone/fork return values) began: the parent only reacted to how the child ended (``sh -e`` exiting instead
     of its next command after ``renice -p`` of a pid that is gone failed ESRCH). Tokens carry
     no exit status, so the reaction is an error-free divergence that never re-joins and
     scores above the child's soft error at a call without a path (no call site, so no
