@@ -1,19 +1,22 @@
 """fleetgen14: a fourteenth fleet, written blind (reference/rdma_control_path.yaml, tracer/schema.py,
 README.md, docs/architecture.md and the other generators' docstrings), aimed at what the thirteen
 before it leave out: one NIC port of a multi-NIC host, an errno routine at one call site and fatal
-at another, a whole rack's tracers restarted in a maintenance window, a rate doubling every hour.
+at another, a whole rack's tracers restarted in a maintenance window, a rate doubling every hour,
+and one errno at one call site retried through by one tenant and fatal to the other.
 
 The fleet: mlx5 RoCE hosts on an upstream kernel (6.8.0-60-generic, no peer memory), racks of 8
-(`fg14-r<RR>-h<H>`), four NICs a host (mlx5_0..mlx5_3). A job runs one rank per device (4 ranks,
-one process each, started within a second), 8-20 minutes. A rank reads the 4 GID slots of its
+(`fg14-r<RR>-h<H>`), four NICs a host (mlx5_0..mlx5_3), one GPU behind each. Every device runs its
+own single-GPU jobs back to back (fine-tuning and inference: one rank, one process, 8-20
+minutes), so one device's trouble leaves the host's other three alone. A rank reads the 4 GID slots of its
 port, allocates a PD, registers a buffer, creates a CQ and an RC QP, moves it
 RESET->INIT->RTR->RTS, and every ~4 minutes rebuilds its communicator: registers a new buffer,
 deregisters the old one, creates a CQ and a QP and moves it to RTS again; at the end it
 deregisters its buffer. Two tenants alternate jobs: "aria" (ordinary buffers, the mkey cache:
 alloc_cacheable_mr) and "brisk" (very large buffers: reg_create, the firmware's CREATE_MKEY
 through mlx5_cmd_exec). The device and tenant are in each trace's metadata only: no column says
-them. A rank that fails fatally ends its job (the launcher kills the other ranks within half a
-second); the next job starts 1-3 minutes later. An `rdma-healthd` agent on every host reads the
+them. A rank that fails fatally ends its job; the scheduler resubmits it on the same device 1-3
+minutes later (a crash loop where the device stays broken), as it starts the next job after one
+that ended. An `rdma-healthd` agent on every host reads the
 4 GID slots of one device a minute (round robin) and goes on whatever it finds.
 
 The daemon: 60 s snapshots at a per-host phase; every call counted per probe (every frame of
@@ -30,15 +33,19 @@ Routine families (truth expected_error, no root cause; the process goes on):
                       retried 1-3 ms later and passing.
   double_dereg        dereg_mr ENOENT at rdma_lookup_get_uobject (under __uobj_perform_destroy):
                       a registration cache freeing an old handle twice at 10 % of rebuilds.
+  neighbour_retry     tenant aria on rack 5: INIT->RTR ETIMEDOUT at rdma_addr_find_l2_eth_by_grh
+                      (the rack's top-of-rack switch drops ARP under load: 8 % of INIT->RTR);
+                      aria's launcher (comm python3) retries every failed call up to 3 times,
+                      and a retry passes: the process goes on.
 
 Root causes (truth root_cause):
   port_route_gone  ONE port of one host (fg14-r02-h3, device mlx5_2) loses its route from 40
                    minutes on: INIT->RTR on that device fails EADDRNOTAVAIL at
                    rdma_addr_find_l2_eth_by_grh (ib_resolve_unicast_gid_dmac, ib_resolve_eth_dmac,
-                   _ib_modify_qp, modify_qp, the handler pass it up) and the rank dies. The host's
-                   three other devices stay healthy: after three failed attempts the scheduler
-                   drops the device for three jobs, then re-admits it. Decision: that host MUST
-                   alert with EADDRNOTAVAIL (a quarter of its INIT->RTR, none anywhere else).
+                   _ib_modify_qp, modify_qp, the handler pass it up) and the rank dies; that
+                   device's jobs crash-loop. The host's three other devices stay healthy, so the
+                   host's counters show part of its INIT->RTR failing, never most. Decision: that
+                   host MUST alert with EADDRNOTAVAIL (none anywhere else in the fleet).
   mkey_no_res      on three hosts of rack 7 a leaking co-located service has exhausted the NIC's
                    mkeys from 30 minutes on: half of brisk's very large registrations get NO_RES
                    from CREATE_MKEY, EAGAIN at mlx5_cmd_exec under reg_create under create_real_mr
@@ -46,9 +53,15 @@ Root causes (truth root_cause):
                    errno as the cgroup family, at another call site that is never routine there.
                    Decision: an alert on those hosts is acceptable (EAGAIN), none is required.
   cq_alloc_leak    one host (fg14-r06-h5) leaks kernel memory: create_cq fails ENOMEM at
-                   create_cq_user (kvzalloc) with a probability that doubles every hour, 1.5 %
-                   at the start, 12 % after three hours; the rank dies. Decision: that host MUST
+                   create_cq_user (kvzalloc) with a probability that doubles every hour, 4 %
+                   at the start, 32 % after three hours; the rank dies. Decision: that host MUST
                    alert with ENOMEM (a rise over its own past, not a level).
+  neighbour_timeout_fatal  the same ETIMEDOUT at the same frames on the same rack, in tenant
+                   brisk's jobs (comm brisk-worker), whose library does not retry: the rank dies.
+                   Decision: a root cause (the switch, fatal to a tenant that cannot retry),
+                   while aria's are routine: the audit must tell callers apart by what their
+                   processes do after the error, not by (operation, probe, errno) alone. An
+                   alert on rack 5's hosts is acceptable (ETIMEDOUT), none is required.
 
 Not faults (no alert may fire on them):
   maintenance      every host of rack 4 restarts its tracer 75-78 minutes into the window: a gap
@@ -82,18 +95,22 @@ SNAP_S = 60
 WINDOW_EVERY_S, WINDOW_S = 300, 30
 K = 3  # records per failure signature and snapshot
 TICK_NS = 4_000_000
-ERRNO = {"ENODATA": 61, "EAGAIN": 11, "ENOENT": 2, "ENOMEM": 12, "EADDRNOTAVAIL": 99}
+ERRNO = {"ENODATA": 61, "EAGAIN": 11, "ENOENT": 2, "ENOMEM": 12, "EADDRNOTAVAIL": 99, "ETIMEDOUT": 110}
 
 ROOT_CAUSES = {
     "port_route_gone": ("rdma_addr_find_l2_eth_by_grh", "EADDRNOTAVAIL", "core"),
     "mkey_no_res": ("mlx5_cmd_exec", "EAGAIN", "driver"),
     "cq_alloc_leak": ("create_cq_user", "ENOMEM", "driver"),
+    "neighbour_timeout_fatal": ("rdma_addr_find_l2_eth_by_grh", "ETIMEDOUT", "core"),
 }
 ROUTINE = {
     "gid_empty_slot": ("rdma_get_gid_attr", "ENODATA", "core"),
     "cgroup_charge_retry": ("ib_rdmacg_try_charge", "EAGAIN", "core"),
     "double_dereg": ("rdma_lookup_get_uobject", "ENOENT", "core"),
+    "neighbour_retry": ("rdma_addr_find_l2_eth_by_grh", "ETIMEDOUT", "core"),
 }
+# the two tenants' containers run different launchers
+COMMS = {"aria": "python3", "brisk": "brisk-worker"}
 
 # ---- call trees: (depth, function, layer); a variant's failing frames carry its errno -------
 _QG = [(0, "ib_uverbs_handler_UVERBS_METHOD_QUERY_GID_ENTRY", "uverbs"), (1, "rdma_get_gid_attr", "core"),
@@ -133,6 +150,7 @@ OPS = [("query_gid", "good"), ("query_gid", "gid_empty_slot"), ("alloc_pd", "goo
        ("reg_mr", "big"), ("reg_mr", "cgroup_charge_retry"), ("reg_mr", "mkey_no_res"), ("create_cq", "good"),
        ("create_cq", "cq_alloc_leak"), ("create_qp", "good"), ("modify_qp:RESET_to_INIT", "good"),
        ("modify_qp:INIT_to_RTR", "good"), ("modify_qp:INIT_to_RTR", "port_route_gone"),
+       ("modify_qp:INIT_to_RTR", "neighbour_retry"), ("modify_qp:INIT_to_RTR", "neighbour_timeout_fatal"),
        ("modify_qp:RTR_to_RTS", "good"), ("dereg_mr", "good"), ("dereg_mr", "double_dereg")]
 
 
@@ -179,6 +197,10 @@ def frames_of(op: str, variant: str) -> list[tuple[int, str, str, str | None]]:
                 chain = ["ib_uverbs_modify_qp", "modify_qp", "ib_modify_qp_with_udata", "_ib_modify_qp",
                          "ib_resolve_eth_dmac", "ib_resolve_unicast_gid_dmac", "rdma_addr_find_l2_eth_by_grh"]
                 return _fail(_MQ_HEAD + _MQ_RTR, chain, "EADDRNOTAVAIL", cut_after="rdma_addr_find_l2_eth_by_grh")
+            if variant in ("neighbour_retry", "neighbour_timeout_fatal"):
+                chain = ["ib_uverbs_modify_qp", "modify_qp", "ib_modify_qp_with_udata", "_ib_modify_qp",
+                         "ib_resolve_eth_dmac", "ib_resolve_unicast_gid_dmac", "rdma_addr_find_l2_eth_by_grh"]
+                return _fail(_MQ_HEAD + _MQ_RTR, chain, "ETIMEDOUT", cut_after="rdma_addr_find_l2_eth_by_grh")
             middle = _MQ_RTR
         elif transition == "RESET_to_INIT":
             middle = [(4, "rdma_counter_bind_qp_auto", "core")]
@@ -222,6 +244,7 @@ def _shape(hosts: int) -> dict:
         "trend_host": pick(6, 5),
         "mkey_hosts": sorted({pick(7, 0), pick(7, 1), pick(7, 2)}),
         "maintenance": [n for n in names if n.startswith(f"fg14-r{maint_rack:02d}-")],
+        "arp_rack": [n for n in names if n.startswith(f"fg14-r{5 if hosts > 48 else 0:02d}-")],
     }
 
 
@@ -246,8 +269,10 @@ class _Host:
             if rng.random() < 0.02:
                 return "cgroup_charge_retry"
             return "big" if tenant == "brisk" else "good"
-        if op == "create_cq" and self.name == sh["trend_host"] and rng.random() < 0.015 * 2 ** (t / 3600):
+        if op == "create_cq" and self.name == sh["trend_host"] and rng.random() < 0.04 * 2 ** (t / 3600):
             return "cq_alloc_leak"
+        if op == "modify_qp:INIT_to_RTR" and self.name in sh["arp_rack"] and rng.random() < 0.08:
+            return "neighbour_retry" if tenant == "aria" else "neighbour_timeout_fatal"
         if (op == "modify_qp:INIT_to_RTR" and self.name == sh["port_host"] and device == sh["bad_device"]
                 and t >= 2400):
             return "port_route_gone"
@@ -263,10 +288,18 @@ class _Host:
             t += rng.uniform(0.0005, 0.004)
             v = variant or self._variant(t, op, tenant, device)
             fatal = v in ROOT_CAUSES
-            out.append((t, pid, "python3", op, v, job, tenant, device, fatal))
+            comm = COMMS[tenant]
+            out.append((t, pid, comm, op, v, job, tenant, device, fatal))
             if v == "cgroup_charge_retry":  # the library waits 1-3 ms and tries again: it passes
                 t += rng.uniform(0.001, 0.003)
-                out.append((t, pid, "python3", op, "big" if tenant == "brisk" else "good", job, tenant, device, False))
+                out.append((t, pid, comm, op, "big" if tenant == "brisk" else "good", job, tenant, device, False))
+            if v == "neighbour_retry":  # aria's launcher retries a failed call up to 3 times
+                for attempt in range(3):
+                    t += rng.uniform(0.05, 0.3)
+                    again = attempt < 2 and rng.random() < 0.3
+                    out.append((t, pid, comm, op, "neighbour_retry" if again else "good", job, tenant, device, False))
+                    if not again:
+                        break
             return not fatal
 
         def connect() -> bool:
@@ -293,30 +326,19 @@ class _Host:
         return out
 
     def simulate(self) -> None:
-        rng, sh = self.rng, self.shape
-        t, n, failed_in_row, dropped = rng.uniform(0, 120), 0, 0, 0
-        while t < self.end_s:
-            n += 1
-            job, tenant = f"{self.name}-j{n}", ("brisk" if n % 2 == 0 else "aria")
-            devices = [f"mlx5_{d}" for d in range(DEVICES)]
-            if dropped > 0:
-                devices.remove(sh["bad_device"])
-                dropped -= 1
-            stop = min(t + rng.uniform(480, 1200), self.end_s)
-            ranks = [self._rank(t + rng.uniform(0, 0.8), stop, self.pid(), job, tenant, d) for d in devices]
-            fatal = [c[0] for r in ranks for c in r if c[8]]
-            if fatal:  # the launcher kills the other ranks half a second after the first death
-                kill = min(fatal) + 0.5
-                ranks = [[c for c in r if c[0] <= kill] for r in ranks]
-                end = kill
-                failed_in_row += 1
-                if self.name == sh["port_host"] and failed_in_row >= 3 and sh["bad_device"] in devices:
-                    dropped, failed_in_row = 3, 0  # the scheduler drops the device for three jobs
-            else:
-                end, failed_in_row = stop, 0
-            for r in ranks:
-                self.calls.extend(r)
-            t = end + rng.uniform(60, 180)
+        rng = self.rng
+        n = 0
+        for dev in range(DEVICES):  # each device runs its own one-rank jobs, back to back
+            device = f"mlx5_{dev}"
+            t = rng.uniform(0, 120)
+            while t < self.end_s:
+                n += 1
+                job, tenant = f"{self.name}-j{n}", ("brisk" if n % 2 == 0 else "aria")
+                stop = min(t + rng.uniform(480, 1200), self.end_s)
+                rank = self._rank(t, stop, self.pid(), job, tenant, device)
+                self.calls.extend(rank)
+                # a failed job is resubmitted on the same device 1-3 minutes later
+                t = (rank[-1][0] if rank[-1][8] else stop) + rng.uniform(60, 180)
         agent = self.pid()
         for k in range(int(self.end_s // 60)):
             ta = k * 60 + rng.uniform(0, 59)
@@ -342,9 +364,8 @@ def generate(out_dir: str | Path, hosts: int = 96, hours: float = 3.0, seed: int
         h = _Host(name, random.Random(rng.random()), hours, shape)
         h.simulate()
         ev, tr, ct = _emit(h, shape)
-        for key, n in tr.pop("_causes").items():
+        for key in tr.pop("_causes"):
             cause_hosts[key].add(name)
-            del n
         routine_traces += tr.pop("_routine")
         write_partition(pa.table(ev), out, "events", date, name, "part-0.parquet", durable=False)
         write_partition(pa.table(tr), out, "truth", date, name, "part-0.parquet", durable=False)
@@ -352,12 +373,13 @@ def generate(out_dir: str | Path, hosts: int = 96, hours: float = 3.0, seed: int
     summary = {
         "hosts": hosts, "hours": hours, "seed": seed,
         "port_host": shape["port_host"], "bad_device": shape["bad_device"], "trend_host": shape["trend_host"],
-        "mkey_hosts": shape["mkey_hosts"], "maintenance": shape["maintenance"],
+        "mkey_hosts": shape["mkey_hosts"], "maintenance": shape["maintenance"], "arp_rack": shape["arp_rack"],
         "cause_hosts": {k: sorted(v) for k, v in cause_hosts.items()},
         "routine_traces": routine_traces,
         "required_alert_hosts": {shape["port_host"]: ["EADDRNOTAVAIL"], shape["trend_host"]: ["ENOMEM"]},
         "alert_hosts": {shape["port_host"]: ["EADDRNOTAVAIL"], shape["trend_host"]: ["ENOMEM"],
-                        **{m: ["EAGAIN"] for m in shape["mkey_hosts"]}},
+                        **{m: ["EAGAIN"] for m in shape["mkey_hosts"]},
+                        **{m: ["ETIMEDOUT"] for m in shape["arp_rack"]}},
     }
     (out / "fleetgen14.json").write_text(json.dumps(summary, indent=1))
     return summary
@@ -495,7 +517,7 @@ def _counters(h: _Host, counts: dict, snap_phase: float, maint) -> dict:
         elif k == 1:
             interval = t - prev_t
         for fn, layer in PROBES.items():
-            inv, fail, hist = per[k][fn] if fn in per[k] else (0, 0, {})
+            inv, fail, hist = per[k].get(fn, (0, 0, {}))
             c_inv, c_fail, c_hist = inv, fail, dict(hist)
             if first_after and maint[2]:  # the exporter ships new cumulative minus old
                 old = cumulative[fn]
