@@ -152,10 +152,16 @@ def handle(args: argparse.Namespace) -> int:
     if args.pid is not None:
         check_target_process(args.pid)  # gone, a thread id, a zombie, a kernel thread: before compiling BPF
     output = Path(args.output) if args.output else default_output(cmd or [_comm_of(args.pid)])
-    from tracer.record.output import check_output, remove_stale_temporaries, save
+    from tracer.record.output import (
+        check_output,
+        remove_stale_fallback_temporaries,
+        remove_stale_temporaries,
+        save,
+    )
 
     check_output(output)
     stale = remove_stale_temporaries(output)  # recorders killed with -9 while writing a trace here
+    stale += remove_stale_fallback_temporaries()  # ... or while writing a fallback in $TMPDIR
     if stale and not args.quiet:
         print(f"tracer: removed {len(stale)} stale temporar{'y' if len(stale) == 1 else 'ies'} of a killed recording: "
               + ", ".join(printable(p.name) for p in stale[:3]) + (" ..." if len(stale) > 3 else ""),

@@ -16,7 +16,9 @@ Families (labels host, set, probe, layer unless said):
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,8 +115,22 @@ def write_textfile(path: str | os.PathLike, text: str) -> Path:
 
 
 def stale_temporaries(path: str | os.PathLike) -> list[Path]:
-    """Temporaries of this textfile's atomic writes left by a killed tracer ('.<name>.*.tmp')."""
+    """Temporaries of textfile writes left by a killed tracer in this textfile's directory:
+    this textfile's ('.<name>.*.tmp'), and any other *.prom's of ours whose writer is gone -- a
+    tracer killed while writing another --prom name left it there, and no later run writes
+    that name again (node_exporter skips dot files, but they pile up in its directory). Another
+    user's and a live writer's (another daemon's textfile) are left alone."""
     path = Path(path)
     if not path.parent.is_dir():
         return []
-    return sorted(p for p in path.parent.glob(f".{path.name}.*.tmp") if p.is_file() or p.is_symlink())
+    own = sorted(p for p in path.parent.glob(f".{path.name}.*.tmp") if p.is_file() or p.is_symlink())
+    others = []
+    for p in path.parent.glob(".*.prom.*.tmp"):
+        owner = atomic.temporary_of(p.name)
+        if p in own or owner is None or not owner[0].endswith(".prom") or not atomic.writer_gone(owner[1]):
+            continue
+        with contextlib.suppress(OSError):
+            st = p.lstat()
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+                others.append(p)
+    return own + sorted(others)

@@ -8,6 +8,10 @@
   directory removes those no live process holds open: NAME's own, and any other trace's of ours whose
   writer is gone (the default name changes at every run, so no later run would ever write that
   NAME again). Readers never take them for data (hidden, not *.parquet).
+- remove_stale_fallback_temporaries(): a recorder killed with -9 while writing its fallback
+  file in $TMPDIR (or the cwd) leaves that file's temporary there; no later run writes that
+  name again (it holds the writer's pid and time) and no recording writes into $TMPDIR
+  otherwise, so the next recording removes those of ours whose writer is gone.
 - save(recording, path): write atomically; when that fails anyway (ENOSPC, EIO, the directory
   made read-only meanwhile) or the directory was removed while the command ran (it is never
   recreated), the recording is written to a fallback file in $TMPDIR (or the
@@ -20,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import socket
 import stat
 import tempfile
@@ -109,6 +114,50 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
     return removed
 
 
+def _fallback_name(stem: str, pid: int) -> str:
+    """The fallback file's name; the stem (the output's), host, UTC time and writer pid keep two
+    recorders' fallbacks apart."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return f"{stem or 'trace'}-{socket.gethostname()}-{stamp}-{pid}.parquet"
+
+
+def remove_stale_fallback_temporaries() -> list[Path]:
+    """Remove the temporaries of fallback files (`_fallback`) that recorders killed mid-write
+    left in the fallback directories: ours, named as `_fallback_name` names them with the pid of
+    a writer that is gone, and held open by no process. $TMPDIR is shared: other programs'
+    temporaries, other users' and a live recorder's are left alone. Returns what was removed."""
+    pattern = re.compile(rf".+-{re.escape(socket.gethostname())}-\d{{8}}T\d{{6}}Z-(\d+)\.parquet")
+    candidates = []
+    for directory in fallback_dirs():
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            owner = atomic.temporary_of(entry.name)
+            if owner is None:
+                continue
+            match = pattern.fullmatch(owner[0])
+            # the name's pid is the writer's: a temporary of another pid's write is not a fallback's
+            if match is None or int(match.group(1)) != owner[1] or not atomic.writer_gone(owner[1]):
+                continue
+            with contextlib.suppress(OSError):
+                st = entry.stat(follow_symlinks=False)
+                if st.st_uid == os.geteuid() and stat.S_ISREG(st.st_mode):
+                    candidates.append((Path(entry.path), (st.st_dev, st.st_ino)))
+    if not candidates:
+        return []
+    held = _open_files()
+    removed = []
+    for tmp, key in candidates:
+        if key in held:
+            continue
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+            removed.append(tmp)
+    return removed
+
+
 def _open_files() -> set[tuple[int, int]]:
     """(device, inode) of every file some process has open (as far as /proc shows us)."""
     held: set[tuple[int, int]] = set()
@@ -156,8 +205,7 @@ def save(recording: Recording, path: Path) -> Path:
 
 def _fallback(recording: Recording, path: Path, reason: str) -> NoReturn:
     """Write the recording to $TMPDIR (or the cwd) instead, then raise saying why and where."""
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    name = f"{path.stem or 'trace'}-{socket.gethostname()}-{stamp}-{os.getpid()}.parquet"
+    name = _fallback_name(path.stem, os.getpid())
     tried = []
     for directory in fallback_dirs():
         target = directory / name
