@@ -3003,14 +3003,333 @@ def round15_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: P
     return results
 
 
+# ---------------------------------------------------------------- round sixteen
+
+def _r16_writers(fleet: Path, good: list[Path], spool: Path | None, out: Path) -> dict[str, list[str]]:
+    """Every writer, output under `out`, run as `python -m` on this tree (_r15_cmd)."""
+    w = _writers(fleet, good, spool, out)
+    w["audit --html"] = ["baseline", "audit", str(fleet), "-o", str(out / "audh"), "--html", str(out / "r.html")]
+    w["simulate --workers 2"] = ["baseline", "simulate", "--hosts", "2", "--hours", "1", "--seed", "1",
+                                 "--workers", "2", "-o", str(out / "simw")]
+    if spool is not None:
+        w["ingest -j 2"] = ["baseline", "ingest", str(spool), str(out / "dsj"), "--keep-spool", "-j", "2"]
+    return w
+
+
+def _r16_sh(argv: list[str], prefix: str, d: Path, env: dict | None = None, timeout: float = 180
+            ) -> subprocess.CompletedProcess:
+    import shlex
+    return subprocess.run(["bash", "-c", f"{prefix} exec {shlex.join(_r15_cmd(argv))}"], cwd=d, capture_output=True,
+                          timeout=timeout, env=env or _r14_env())
+
+
+def _r16_debris(out: Path) -> list[str]:
+    """Half files a reader would take for data, hidden temporaries, empty output trees."""
+    if not out.exists():
+        return []
+    bad = _no_half_output(out)
+    return bad + [f"empty dir {p.relative_to(out)}" for p in out.rglob("*") if p.is_dir() and not any(p.iterdir())]
+
+
+def _r16_snapshots(d: Path, spool: Path | None) -> list[Result]:
+    """`baseline ingest -j 2` (and -j 1) of a spool with one odd snapshot: truncated, empty, a
+    directory, a FIFO, /dev/zero through a symlink, a symlink loop, CSV, schema version 99, a
+    column of another type, no counters file, the snapshot directory a file. Each ends 0 (the
+    odd snapshot quarantined or skipped, named on stderr) or 2 in one line naming it; never a
+    hang on the FIFO, never a traceback from the worker; the dataset left whole; the spool
+    without the odd snapshot ingests again."""
+    if spool is None:
+        return [Result("round16 ingest odd snapshot: no spool", False, "simulate --spool failed")]
+    host = sorted(p for p in spool.iterdir() if p.is_dir())[-1]
+    snap = sorted(host.glob("snap-*"))[2]
+
+    def resave(p: Path, how) -> None:
+        t = pq.read_table(p)
+        p.unlink()
+        pq.write_table(how(t), p)
+
+    kinds = {
+        "truncated": lambda f: os.truncate(f, 100),
+        "empty": lambda f: os.truncate(f, 0),
+        "a directory": lambda f: (f.unlink(), f.mkdir()),
+        "a FIFO": lambda f: (f.unlink(), os.mkfifo(f)),
+        "/dev/zero via a symlink": lambda f: (f.unlink(), os.symlink("/dev/zero", f)),
+        "a symlink loop": lambda f: (f.unlink(), os.symlink(f.name, f)),
+        "CSV": lambda f: f.write_text("host,seq\nx,1\n"),
+        "schema version 99": lambda f: resave(f, lambda t: t.replace_schema_metadata(
+            {k: (b"99" if b"version" in k else v) for k, v in (t.schema.metadata or {}).items()})),
+        "a column of another type": lambda f: resave(f, lambda t: t.set_column(
+            0, t.column_names[0], pa.array([[1]] * t.num_rows, pa.list_(pa.int64())))),
+        "no counters file": None,
+        "the snapshot a file": None,
+    }
+    results = []
+    for kind, make in kinds.items():
+        for jobs in ("2", "1"):
+            work = d / "ing"
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir()
+            sp = work / "spool"
+            shutil.copytree(spool, sp, symlinks=True)
+            odd = sp / host.name / snap.name
+            if kind == "no counters file":
+                (odd / "counters.parquet").unlink()
+            elif kind == "the snapshot a file":
+                shutil.rmtree(odd)
+                odd.write_text("not a snapshot\n")
+            else:
+                make(odd / "events.parquet")
+            try:
+                proc = subprocess.run(_r15_cmd(["baseline", "ingest", str(sp), str(work / "ds"), "-j", jobs]),
+                                      cwd=work, capture_output=True, timeout=180, env=_r14_env())
+            except subprocess.TimeoutExpired:
+                results.append(Result(f"round16 ingest -j {jobs} odd snapshot: {kind}", False, "hung > 180s"))
+                continue
+            ok, detail = _verdict(proc, {0, 2})
+            said = proc.stderr.decode(errors="replace") + proc.stdout.decode(errors="replace")
+            if snap.name not in said:  # quarantined (the report, on stdout) or refused (stderr)
+                ok, detail = False, f"the snapshot is not named: {detail}"
+            bad = _r16_debris(work / "ds")
+            if ok and (work / "ds").exists():
+                try:
+                    pl.scan_parquet(str(work / "ds" / "events" / "**" / "*.parquet")).collect()
+                except Exception as exc:  # noqa: BLE001 - what a reader meets is the finding
+                    bad.append(f"glob read: {type(exc).__name__}: {str(exc)[:100]}")
+            results.append(Result(f"round16 ingest -j {jobs} odd snapshot: {kind}", ok and not bad,
+                                  f"{bad[:3]}; {detail}"))
+    return results
+
+
+def _r16_limits(d: Path, fleet: Path, good: list[Path], spool: Path | None) -> list[Result]:
+    """Every writer (and diff, evaluate as readers) under `ulimit -n 16`, `ulimit -v` 250 MB and
+    400 MB, `ulimit -f 1`: done, or exit 2 in one line (a MemoryError too; EFBIG, never
+    death by SIGXFSZ), no half output, no empty output tree, no hang."""
+    results = []
+    out = d / "lim"
+    cases = dict(_r16_writers(fleet, good, spool, out))
+    cases["diff"] = ["baseline", "diff", *map(str, good), str(good[1])]
+    cases["evaluate"] = ["baseline", "evaluate", str(fleet), "--json"]
+    for limit in ("ulimit -n 16", "ulimit -v 250000", "ulimit -v 400000", "ulimit -f 1"):
+        for name, argv in cases.items():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            try:
+                proc = _r16_sh(argv, f"{limit};", d)
+            except subprocess.TimeoutExpired:
+                results.append(Result(f"round16 {limit}: {name}", False, "hung > 180s"))
+                continue
+            ok, detail = _verdict(proc, {0, 1, 2} if name == "diff" else {0, 2})
+            bad = _r16_debris(out)
+            results.append(Result(f"round16 {limit}: {name}", ok and not bad, f"{bad[:3]}; {detail}"))
+    return results
+
+
+def _r16_gone(d: Path, fleet: Path, good: list[Path], spool: Path | None) -> list[Result]:
+    """The output's directory removed at 1/4, 1/2 and 3/4 of each writer's uninterrupted run:
+    done (the output whole where it went) or exit 2 in one line; no traceback; no half file
+    anywhere under the parent; a writer that recreated the directory left whole files only."""
+    results = []
+    base = d / "gone"
+    for name in _r16_writers(fleet, good, spool, base / "o"):
+        shutil.rmtree(base, ignore_errors=True)
+        (base / "o").mkdir(parents=True)
+        argv = _r16_writers(fleet, good, spool, base / "o")[name]
+        t0 = time.monotonic()
+        proc = subprocess.run(_r15_cmd(argv), cwd=d, capture_output=True, timeout=300, env=_r14_env())
+        took = time.monotonic() - t0
+        if proc.returncode != 0:
+            results.append(Result(f"round16 output directory removed mid-run: {name}: uninterrupted", False,
+                                  proc.stderr.decode(errors="replace")[-200:]))
+            continue
+        bad = []
+        for frac in (0.25, 0.5, 0.75):
+            shutil.rmtree(base, ignore_errors=True)
+            (base / "o").mkdir(parents=True)
+            p = subprocess.Popen(_r15_cmd(argv), cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 env=_r14_env(), start_new_session=True)
+            time.sleep(took * frac)
+            shutil.rmtree(base / "o", ignore_errors=True)
+            try:
+                out, err = p.communicate(timeout=300)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate()
+                bad.append(f"at {frac}: hung")
+                continue
+            ok, detail = _verdict(subprocess.CompletedProcess(argv, p.returncode, out, err), {0, 2})
+            debris = _r16_debris(base)
+            if not ok or debris:
+                bad.append(f"at {frac}: {debris[:2]} {detail}")
+        results.append(Result(f"round16 output directory removed mid-run (1/4, 1/2, 3/4): {name}", not bad,
+                              " | ".join(bad[:2])))
+    return results
+
+
+def _r16_env(d: Path, fleet: Path, good: list[Path], spool: Path | None) -> list[Result]:
+    """Every writer with HOME unset and LANG=C into a non-UTF-8 output name (b'\\xff'), with
+    TMPDIR a file and a missing directory, and TZ odd: done or one line, exit 2; the output
+    named as given (bytes), no half file."""
+    results = []
+    tz_odd = ("Mars/Olympus", "UTC+99", ":/etc/passwd", "A" * 300)
+    (d / "afile").write_text("x")
+    envs = {"HOME unset, LANG=C, a non-UTF-8 output name": {"LANG": "C", "LC_ALL": "C"},
+            "TMPDIR a file": {"TMPDIR": str(d / "afile")},
+            "TMPDIR missing": {"TMPDIR": str(d / "missing-tmp")}}
+    envs.update({f"TZ={tz[:20]}": {"TZ": tz} for tz in tz_odd})
+    for what, extra in envs.items():
+        env = {k: v for k, v in _r14_env(extra).items() if not (what.startswith("HOME") and k == "HOME")}
+        out = Path(os.fsdecode(bytes(d) + b"/out-\xff")) if what.startswith("HOME") else d / "out"
+        for name, argv in _r16_writers(fleet, good, spool, out).items():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            try:
+                proc = subprocess.run(_r15_cmd(argv), cwd=d, capture_output=True, timeout=300, env=env)
+            except subprocess.TimeoutExpired:
+                results.append(Result(f"round16 {what}: {name}", False, "hung > 300s"))
+                continue
+            ok, detail = _verdict(proc, {0, 2})
+            seen = out
+            if what.startswith("HOME"):  # the battery's reader (pyarrow) opens str paths only
+                seen = d / "out-renamed"
+                shutil.rmtree(seen, ignore_errors=True)
+                out.rename(seen)
+            bad = _r16_debris(seen)
+            if proc.returncode == 0 and not [p for p in seen.iterdir() if not p.name.startswith(".")]:
+                bad.append("exit 0 and nothing written")
+            results.append(Result(f"round16 {what}: {name}", ok and not bad, f"{bad[:3]}; {detail}"))
+    return results
+
+
+def _r16_mounts(d: Path, fleet: Path, good: list[Path], spool: Path | None) -> list[Result]:
+    """Every writer's output on a 64 KiB tmpfs (ENOSPC mid-write) and on a read-only bind mount:
+    exit 2 in one line (or done, where it fits), no half file, no empty tree left."""
+    if os.geteuid() != 0:
+        return []
+    results = []
+    mnt = _tmpfs(d / "t64", "size=64k")
+    if mnt is None:
+        return [Result("round16 64k tmpfs", False, "mount failed")]
+    with mnt as full:
+        for name, argv in _r16_writers(fleet, good, spool, full / "o").items():
+            for p in list(full.iterdir()):
+                shutil.rmtree(p) if p.is_dir() else p.unlink()
+            (full / "o").mkdir()
+            proc = subprocess.run(_r15_cmd(argv), cwd=d, capture_output=True, timeout=300, env=_r14_env())
+            ok, detail = _verdict(proc, {0, 2})
+            bad = _r16_debris(full / "o")
+            results.append(Result(f"round16 output on a 64 KiB tmpfs: {name}", ok and not bad, f"{bad[:3]}; {detail}"))
+    src = d / "rosrc"
+    src.mkdir(exist_ok=True)
+    ro = d / "ro"
+    ro.mkdir(exist_ok=True)
+    if subprocess.run(["mount", "--bind", "-o", "ro", str(src), str(ro)], capture_output=True).returncode != 0:
+        return [*results, Result("round16 read-only bind mount", False, "mount failed")]
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], capture_output=True)
+        for name, argv in _r16_writers(fleet, good, spool, ro / "o").items():
+            proc = subprocess.run(_r15_cmd(argv), cwd=d, capture_output=True, timeout=300, env=_r14_env())
+            ok, detail = _verdict(proc, {2})
+            results.append(Result(f"round16 output on a read-only bind mount: {name}", ok and not list(src.iterdir()),
+                                  detail))
+    finally:
+        subprocess.run(["umount", "-l", str(ro)], capture_output=True)
+    return results
+
+
+def _r16_inputs(d: Path, fleet: Path, good: list[Path]) -> list[Result]:
+    """Every reader's main input given a socket, a FIFO with no writer, /dev/zero, a /proc file,
+    a path with a trailing slash, one through '..' of a missing directory, a 4096-byte name and
+    a symlink loop: exit 2 in one line naming the path, never a hang on the FIFO."""
+    import socket as socketmod
+    sock = d / "sock"
+    s = socketmod.socket(socketmod.AF_UNIX)
+    with contextlib.suppress(OSError):
+        sock.unlink()
+    s.bind(str(sock))
+    fifo = d / "fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    loop = d / "loop"
+    with contextlib.suppress(FileExistsError):
+        os.symlink(loop.name, loop)
+    odd = {"a socket": str(sock), "a FIFO with no writer": str(fifo), "/dev/zero": "/dev/zero",
+           "/proc/self/status": "/proc/self/status", "a trailing slash on a file": f"{good[0]}/",
+           "'..' through a missing directory": str(d / "nodir" / ".." / good[0].name),
+           "a 4096-byte name": str(d / ("n" * 4096)), "a symlink loop": str(loop)}
+    readers = {
+        "diff": lambda p: ["baseline", "diff", str(good[0]), p],
+        "export": lambda p: ["baseline", "export", p, "-o", str(d / "x.json")],
+        "allowlist learn": lambda p: ["baseline", "allowlist", "learn", p, "-o", str(d / "a.yaml")],
+        "learn": lambda p: ["baseline", "learn", p, "-o", str(d / "m.parquet")],
+        "audit": lambda p: ["baseline", "audit", p, "-o", str(d / "aud")],
+        "coverage": lambda p: ["baseline", "coverage", p, "-o", str(d / "cov")],
+        "expected learn": lambda p: ["baseline", "expected", "learn", p, "-o", str(d / "e.yaml")],
+        "evaluate --findings": lambda p: ["baseline", "evaluate", str(fleet), "--findings", p],
+        "ingest": lambda p: ["baseline", "ingest", p, str(d / "ds")],
+    }
+    results = []
+    try:
+        for kind, path in odd.items():
+            for name, make in readers.items():
+                try:
+                    proc = subprocess.run(_r15_cmd(make(path)), cwd=d, capture_output=True, timeout=120,
+                                          env=_r14_env(), stdin=subprocess.DEVNULL)
+                except subprocess.TimeoutExpired:
+                    results.append(Result(f"round16 {name} of {kind}", False, "hung > 120s"))
+                    continue
+                ok, detail = _verdict(proc, {2})
+                err = proc.stderr.decode(errors="replace")
+                shown = path.rstrip("/")[-40:]
+                if ok and shown not in err and Path(path).name[:40] not in err:
+                    ok, detail = False, f"the path is not named: {detail}"
+                results.append(Result(f"round16 {name} of {kind}", ok, detail))
+    finally:
+        s.close()
+    return results
+
+
+def _r16_leftovers(d: Path) -> list[Result]:
+    """robust15's leftovers (tests/test_robust_sixteenth.py): a recorder killed during its
+    $TMPDIR fallback write, a daemon restarted with another --prom."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(REPO / "tests" / "test_robust_sixteenth.py")], cwd=REPO, capture_output=True,
+                          timeout=900, env=_r14_env())
+    tail = proc.stdout.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    return [Result("round16 robust15's leftovers (tests/test_robust_sixteenth.py)", proc.returncode == 0, tail[0])]
+
+
+def round16_cases(base: Path, fleet: Path, good: list[Path], spool: Path | None, only: str | None = None
+                  ) -> list[Result]:
+    d = base / "r16"
+    d.mkdir(exist_ok=True)
+    results: list[Result] = []
+    for group, fn in (("snapshots", lambda g: _r16_snapshots(g, spool)),
+                      ("limits", lambda g: _r16_limits(g, fleet, good, spool)),
+                      ("gone", lambda g: _r16_gone(g, fleet, good, spool)),
+                      ("env", lambda g: _r16_env(g, fleet, good, spool)),
+                      ("mounts", lambda g: _r16_mounts(g, fleet, good, spool)),
+                      ("inputs", lambda g: _r16_inputs(g, fleet, good)),
+                      ("leftovers", _r16_leftovers)):
+        if only and group != only:
+            continue
+        (d / group).mkdir(exist_ok=True)
+        try:
+            results += fn(d / group)
+        except Exception as exc:  # noqa: BLE001 - the battery's own trouble is a failed case, not the end
+            results.append(Result(f"round16 {group}: battery error", False, f"{type(exc).__name__}: {exc}"))
+    return results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="one signal and one kill -9 trial per writer (else 3)")
-    ap.add_argument("--group", choices=["round9", "round10", "round11", "round12", "round13", "round14", "round15"],
+    ap.add_argument("--group", choices=["round9", "round10", "round11", "round12", "round13", "round14", "round15",
+                                        "round16"],
                     default=None, help="only this round's group (after the shared inputs are built)")
     ap.add_argument("--part", default=None, help="with --group round15: only this part (numbers, parquet, streams, "
-                    "two, sweep, tracer, leftovers)")
+                    "two, sweep, tracer, leftovers); with round16: snapshots, limits, gone, env, mounts, inputs, "
+                    "leftovers")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     root = os.geteuid() == 0
@@ -3124,6 +3443,8 @@ def main() -> int:
             results += round14_cases(base, fleet, good, bad, spool / "spool" if ok else None, rng, args.quick)
         if args.group in (None, "round15"):
             results += round15_cases(base, fleet, good, bad, spool / "spool" if ok else None, args.quick, args.part)
+        if args.group in (None, "round16"):
+            results += round16_cases(base, fleet, good, spool / "spool" if ok else None, args.part)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     failed = [r for r in results if not r.ok]

@@ -142,3 +142,41 @@ def test_a_daemon_restarted_with_another_prom_removes_the_old_textfiles_temporar
         d.lock.release()
     assert [p.name for p in temporaries(textdir)] == sorted([live.name, *(dead[k].name for k in kept)])
     assert f"removed {4 - len(kept)} stale temporaries of a previous run" in log.getvalue()
+
+
+def test_a_stop_signal_in_a_child_just_forked_does_not_end_the_parent(tmp_path):
+    """A child forked while the command's stop handlers are installed (ingest's -j workers) had
+    the parent's handlers and wakeup fd until its at-fork hook ran: a SIGTERM landing there --
+    a pool ended at once because its next pipe failed under `ulimit -n 16` -- went into the
+    parent's wakeup pipe, and the parent's watchdog ended the parent 143 without a word. The
+    SIGTERM is sent here at the earliest point of the child (an at-fork hook registered first,
+    so it runs first), which is where the race put it."""
+    script = tmp_path / "fork.py"
+    script.write_text(
+        "import os, signal, time\n"
+        "os.register_at_fork(after_in_child=lambda: os.kill(os.getpid(), signal.SIGTERM))\n"
+        "from tracer.cli import common\n"
+        "with common._stop_signals_unwind():\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        os._exit(0)\n"
+        "    _, status = os.waitpid(pid, 0)\n"
+        "    time.sleep(4 * common.STOP_GRACE_S)  # the watchdog would have ended us by now\n"
+        "print('parent went on; child', os.waitstatus_to_exitcode(status), flush=True)\n")
+    proc = subprocess.run([sys.executable, str(script)], cwd=REPO, env=ENV, capture_output=True, text=True,
+                          timeout=60)
+    assert (proc.returncode, proc.stdout.strip()) == (0, f"parent went on; child {-signal.SIGTERM}"), proc.stderr
+
+
+def test_ingest_workers_under_ulimit_n_16_end_in_one_line_naming_the_limit(tmp_path):
+    """`ingest -j 2` with 16 descriptors: exit 2 and one line naming the limit, every time (it
+    was 'Too many open files' alone, and 143 with nothing at all in 2 runs of 8)."""
+    spool = tmp_path / "sim"
+    subprocess.run([sys.executable, "-m", "baseline.cli", "simulate", "--hosts", "3", "--hours", "1", "--seed", "2",
+                    "--spool", "-o", str(spool)], cwd=tmp_path, env=ENV, check=True, capture_output=True)
+    for run in range(6):
+        proc = subprocess.run(["bash", "-c", f"ulimit -n 16; exec {sys.executable} -m baseline.cli ingest "
+                               f"{spool / 'spool'} {tmp_path / 'ds'} --keep-spool -j 2"], cwd=tmp_path, env=ENV,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2, (run, proc.returncode, proc.stderr)
+        assert proc.stderr.count("\n") == 1 and "found the limit of 16 reached" in proc.stderr, proc.stderr

@@ -32,6 +32,7 @@ import contextlib
 import errno
 import importlib
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -176,7 +177,36 @@ def _forget_stop_signals() -> None:
     _WAKEUP_PIPE.clear()
 
 
-os.register_at_fork(after_in_child=_forget_stop_signals)
+# Between fork() and the child's _forget_stop_signals there is a window where the child still
+# has the parent's handlers and wakeup fd: a SIGTERM landing in it (a pool ended at once when
+# its next pipe failed under `ulimit -n 16`: `ingest -j 2`, 2 runs in 8, round sixteen) was
+# written into the parent's wakeup pipe, and the parent's watchdog ended the parent 143 with
+# no line. The stop signals are blocked across the fork: the child unblocks them once its
+# handlers are its own (a signal that came meanwhile is then delivered to those), the parent
+# once the fork is done (one sent to it meanwhile is delivered then).
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+_BLOCKED_FOR_FORK: list[set[signal.Signals]] = []
+
+
+def _block_stop_signals() -> None:
+    if _OURS:
+        with contextlib.suppress(OSError, ValueError):
+            _BLOCKED_FOR_FORK.append(signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS))
+
+
+def _restore_signal_mask() -> None:
+    if _BLOCKED_FOR_FORK:
+        with contextlib.suppress(OSError, ValueError):
+            signal.pthread_sigmask(signal.SIG_SETMASK, _BLOCKED_FOR_FORK.pop())
+
+
+def _child_after_fork() -> None:
+    _forget_stop_signals()
+    _restore_signal_mask()
+
+
+os.register_at_fork(before=_block_stop_signals, after_in_parent=_restore_signal_mask,
+                    after_in_child=_child_after_fork)
 
 
 # Only the first stop signal unwinds. A second (Ctrl-C pressed twice, a service manager's
@@ -657,6 +687,12 @@ def describe_os_error(exc: OSError) -> str:
         # it: the file the error names, if any, is not what is missing
         return ("current directory: expected an existing directory, found it removed; "
                 "cd to one or give absolute paths")
+    if exc.errno == errno.EMFILE:
+        # often no file to name (a pipe for a pool's worker, a socket): name the limit instead
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        reason += f" (ulimit -n: expected room for more open files, found the limit of {soft} reached)"
     if exc.filename is not None:
         where = os.fsdecode(exc.filename) if isinstance(exc.filename, bytes) else str(exc.filename)
         if exc.filename2 is not None:
