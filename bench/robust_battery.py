@@ -1,6 +1,6 @@
-"""Bad inputs, faults and signals against every CLI: rounds seven to fifteen (run it as root).
+"""Bad inputs, faults and signals against every CLI: rounds seven to sixteen (run it as root).
 
-    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|...|round15 [--part P]]
+    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|...|round16 [--part P]]
 
 Each case runs a real command in a subprocess and checks the edges' contract: exit status in the
 allowed set, no traceback, no "internal error", at most one line on stderr for a failure, no
@@ -93,7 +93,20 @@ empty, a directory); `tracer record` (default output name) and `tracer run --spo
 12 instants spread over their run (6 with --quick) by kill -9, SIGTERM and SIGINT in turn and
 by kill -9 the moment a temporary shows (a trace or snapshot being written), then
 the readers, `baseline ingest` of the spool, the command again under another name and no
-temporary left (tests/test_kill_tracer.py); and robust14's leftovers (tests/test_robust_fifteenth.py). Prints one line per failed case and a summary; exit 1 if any
+temporary left (tests/test_kill_tracer.py); and robust14's leftovers (tests/test_robust_fifteenth.py). Round
+sixteen (`--group round16`, `--part snapshots|limits|gone|env|mounts|inputs|leftovers`; this tree):
+`ingest -j 2` and `-j 1` of a spool with one odd snapshot (truncated, empty, a directory, a FIFO,
+/dev/zero through a symlink, a symlink loop, CSV, schema version 99, a column of another type, no
+counters file, the snapshot a file: named, quarantined or refused in one line, the dataset read
+whole by the documented glob); every writer (learn, audit, audit --html, expected learn, export,
+allowlist learn, simulate, simulate --workers 2, coverage, ingest, ingest -j 2) and diff/evaluate
+under `ulimit -n 16`, `ulimit -v` 250/400 MB and `ulimit -f 1`; every writer's output directory
+removed at 1/4, 1/2 and 3/4 of its run; HOME unset with LANG=C into a non-UTF-8 output name,
+TMPDIR a file or missing, TZ odd (Mars/Olympus, UTC+99, :/etc/passwd, 300 bytes); every writer's
+output on a 64 KiB tmpfs and on a read-only bind mount; every reader's input a socket, a FIFO
+with no writer, /dev/zero, /proc/self/status, a file with a trailing slash, '..' through a
+missing directory, a 4096-byte name, a symlink loop; and robust15's leftovers
+(tests/test_robust_sixteenth.py). Prints one line per failed case and a summary; exit 1 if any
 case failed. The fast suite's regressions for what this found are in tests/test_robust_edges.py,
 tests/test_robust_eighth.py, tests/test_robust_ninth.py, tests/test_robust_tenth.py and
 tests/test_bad_inputs.py.
