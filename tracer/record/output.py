@@ -95,6 +95,11 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
                 # ours only: in a shared directory (/tmp) another user's is theirs to remove
                 if entry.stat(follow_symlinks=False).st_uid == os.geteuid():
                     candidates.append(Path(entry.path))
+    return _remove_unheld(candidates)
+
+
+def _remove_unheld(candidates: list[Path]) -> list[Path]:
+    """Unlink the regular files among `candidates` that no running process has open; returns them."""
     if not candidates:
         return []
     held = _open_files()  # a live writer holds its temporary open (its pid may be another namespace's)
@@ -142,20 +147,9 @@ def remove_stale_fallback_temporaries() -> list[Path]:
             if match is None or int(match.group(1)) != owner[1] or not atomic.writer_gone(owner[1]):
                 continue
             with contextlib.suppress(OSError):
-                st = entry.stat(follow_symlinks=False)
-                if st.st_uid == os.geteuid() and stat.S_ISREG(st.st_mode):
-                    candidates.append((Path(entry.path), (st.st_dev, st.st_ino)))
-    if not candidates:
-        return []
-    held = _open_files()
-    removed = []
-    for tmp, key in candidates:
-        if key in held:
-            continue
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-            removed.append(tmp)
-    return removed
+                if entry.stat(follow_symlinks=False).st_uid == os.geteuid():  # another user's is theirs
+                    candidates.append(Path(entry.path))
+    return _remove_unheld(candidates)
 
 
 def _open_files() -> set[tuple[int, int]]:
