@@ -81,7 +81,7 @@ import pyarrow as pa
 
 from tracer.schema import COUNTERS, EVENTS, TRUTH, write_counter_buckets, write_partition
 
-START = dt.datetime(2026, 11, 3, 6, 0, tzinfo=dt.timezone.utc)
+START = dt.datetime(2026, 11, 3, 6, 0, tzinfo=dt.UTC)
 SNAP_NS = 60_000_000_000
 TICK_NS = 4_000_000
 WINDOW_EVERY_NS = 300_000_000_000
