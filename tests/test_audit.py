@@ -225,6 +225,41 @@ def test_rising_errno_is_one_alert_at_the_deepest_layer():
     assert flipped["since"][0] == alerts["since"][0]
 
 
+def _canary_counters(canaries: int, hosts: int = 20, buckets: int = 16) -> pl.LazyFrame:
+    """Counters of a small OFED fleet registering GPU memory (reference: ib_uverbs_reg_mr ->
+    mlx5_ib_reg_user_mr -> ib_peer_umem_get, the peer client after GUP's EFAULT): the last
+    `canaries` hosts reboot into a new kernel release at bucket 6, after which a third of their
+    GPU registrations fail ENOMEM in the peer client; every other host stays on the old release."""
+    rows = []
+    for h in range(hosts):
+        host, canary = f"gpu{h:03d}", h >= hosts - canaries
+        for b in range(buckets):
+            new = canary and b >= 6
+            fails = 33 if new else 0
+            for probe, layer in (("ib_uverbs_reg_mr", "uverbs"), ("mlx5_ib_reg_user_mr", "driver"),
+                                 ("ib_peer_umem_get", "peer-mem")):
+                rows.append({
+                    "host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": probe,
+                    "layer": layer, "vendor": "mlx5",
+                    "kernel_release": "5.15.0-126-generic" if new else "5.15.0-122-generic",
+                    "invocations": 100, "failures": fails,
+                    "errno_counts": [{"errno": "ENOMEM", "count": fails}] if fails else [],
+                })
+    return pl.DataFrame(rows).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns")).lazy()
+
+
+def test_two_canary_hosts_on_a_release_are_not_each_others_platform():
+    """Two hosts that took a release and fail a third of their GPU registrations after it each
+    alert: a platform of fewer hosts than a platform-wide cause needs (3) is no peer rate that
+    excuses them (each was the other's "platform rate", and neither alerted: fleetgen15). Three
+    such hosts are a platform failing part of its calls on every host: the cluster's, no alert."""
+    from baseline.fleet.audit import host_alerts
+
+    alerts = host_alerts(_canary_counters(2), ExpectedErrors([]))
+    assert sorted(alerts.select("host", "errno").unique().rows()) == [("gpu018", "ENOMEM"), ("gpu019", "ENOMEM")]
+    assert host_alerts(_canary_counters(3), ExpectedErrors([])).is_empty()
+
+
 def test_findings_are_written_in_slices(audited, tmp_path, monkeypatch):
     """Findings go to Parquet a slice at a time (categoricals turned to text per slice): the
     file reads back the same as the one written in one piece."""

@@ -1220,7 +1220,7 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
         )
     )
     if groups is not None:
-        cells = _above_platform_peers(cells, host_calls, groups, min_fleet_calls, bad_ratio)
+        cells = _above_platform_peers(cells, host_calls, groups, min_fleet_calls, bad_ratio, max_shared_hosts)
     # hosts reporting per bucket: one row per (host, bucket) in `calls`
     reporting = (host_calls.group_by("bucket").agg(pl.col("host").n_unique().alias("reporting")) if calls is None
                  else calls.group_by("bucket").agg(pl.len().alias("reporting")))
@@ -1273,7 +1273,7 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
 
 
 def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups: pl.DataFrame,
-                          min_peer_calls: int, bad_ratio: float) -> pl.DataFrame:
+                          min_peer_calls: int, bad_ratio: float, min_group_hosts: int = 3) -> pl.DataFrame:
     """`cells` with p_rest raised to the rate of the host's platform peers (the other hosts of
     its vendor and kernel release, in the bucket) where that is higher and they made
     `min_peer_calls` calls of the probe there: a host is singled out by failing where its peers
@@ -1283,7 +1283,11 @@ def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups:
     the fleet is that platform; a host that got a few more of those jobs in a bucket rose over
     the fleet's rate and its own history, yet failed at 2-3x its peers' rate: the cluster's
     cause, no host's (fleetgen10's az1-n124). A fault of the host's own still stands far above
-    its peers, who do not share it; a platform of one host keeps the fleet's rate."""
+    its peers, who do not share it; a platform of one host keeps the fleet's rate, and so does
+    one of fewer than `min_group_hosts` hosts calling the probe in the bucket, the size from which
+    a failure shared by a whole platform is the platform's (_without_platform_wide): two canary
+    hosts that took a release, failing a third of their GPU registrations after it, would each
+    be the other's "platform rate" and neither alert (fleetgen15)."""
     plat = ["vendor", "kernel_release"]
     platforms = groups.select(plat).unique(maintain_order=True).with_row_index("_plat")
     hosts = groups.join(platforms, on=plat, how="left", nulls_equal=True).select("host", "_plat")
@@ -1294,7 +1298,8 @@ def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups:
         host_calls.lazy().select("host", "probe", "bucket", "n")
         .join(cells.lazy().select("probe", "bucket").unique(), on=["probe", "bucket"], how="semi")
         .join(hosts.lazy(), on="host", how="left")
-        .group_by("probe", "bucket", "_plat").agg(pl.col("n").sum().alias("_N_plat")))
+        .group_by("probe", "bucket", "_plat").agg(pl.col("n").sum().alias("_N_plat"),
+                                                  pl.col("host").filter(pl.col("n") > 0).n_unique().alias("_H_plat")))
     # peers failing most of their calls themselves are left out: a crash-looping host calls the
     # failing probe at every restart, many times a healthy host's calls, and two such hosts of
     # one platform would each make the other's rate look like the platform's (the simulator's
@@ -1304,11 +1309,11 @@ def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups:
         pl.col("f").filter(~bad).sum().alias("_F_plat"), pl.col("n").filter(bad).sum().alias("_N_bad"))
     own = pl.when(bad).then(0).otherwise(pl.col("n"))
     peers = pl.col("_N_plat") - pl.col("_N_bad") - own
-    p_peers = pl.when(peers >= min_peer_calls).then((pl.col("_F_plat") - pl.when(bad).then(0).otherwise(pl.col("f"))) / peers)
+    p_peers = pl.when((peers >= min_peer_calls) & (pl.col("_H_plat") >= min_group_hosts)).then((pl.col("_F_plat") - pl.when(bad).then(0).otherwise(pl.col("f"))) / peers)
     return (cells.join(peer_calls, on=["probe", "bucket", "_plat"], how="left", nulls_equal=True)
             .join(peer_fails, on=["probe", "errno", "bucket", "_plat"], how="left", nulls_equal=True)
             .with_columns(pl.max_horizontal(pl.col("p_rest"), p_peers).alias("p_rest"))
-            .drop("_plat", "_N_plat", "_F_plat", "_N_bad"))
+            .drop("_plat", "_N_plat", "_H_plat", "_F_plat", "_N_bad"))
 
 
 def _host_groups(layers: pl.DataFrame) -> pl.DataFrame:
