@@ -332,38 +332,40 @@ def generate(out_dir, hosts: int = 64, hours: float = 3.0, seed: int = 15) -> di
     for c, rep, timed in records:
         _emit(c, rep, timed, ev_rows, truth_rows)
     # counters: every probe of the host's set in every snapshot it was up
-    cells: dict = {}
+    tally: dict[str, list] = defaultdict(list)
     for (name, snap), per_tree in counts.items():
         for frames, n in per_tree.items():
             for _d, f, _l, err in frames:
-                cell = cells.setdefault((name, snap, f), {})
-                cell[None] = cell.get(None, 0) + n
-                if err:
-                    cell[err] = cell.get(err, 0) + n
-    cols: dict[str, list] = defaultdict(list)
+                for key, value in (("host", name), ("snap", snap), ("probe", f), ("errno", err), ("n", n)):
+                    tally[key].append(value)
+    tally_df = pl.DataFrame(tally, schema={"host": pl.String, "snap": pl.Int64, "probe": pl.String, "errno": pl.String,
+                                           "n": pl.Int64})
+    per_cell = tally_df.group_by("host", "snap", "probe").agg(pl.col("n").sum().alias("invocations"))
+    per_errno = (tally_df.drop_nulls("errno").group_by("host", "snap", "probe", "errno").agg(pl.col("n").sum().alias("count"))
+                 .sort("errno").group_by("host", "snap", "probe")
+                 .agg(pl.struct("errno", "count").alias("errno_counts"), pl.col("count").sum().alias("failures")))
+    grid: dict[str, list] = defaultdict(list)
     for host in fleet:
-        probes = _probes(host.ofed)
         first, last = (0 - host.snap_phase) // SNAP_NS + 1, (span - host.snap_phase) // SNAP_NS
         for s in range(first, last + 1):
             t_end = host.snap_phase + s * SNAP_NS
             if host.upgrade_at is not None and host.upgrade_at <= t_end < host.upgrade_at + 240_000_000_000:
                 continue  # rebooting: no daemon
-            wall, release = _wall(host, t_end), host.release_at(t_end)
-            for probe, layer in probes:
-                cell = cells.get((host.name, s, probe), {})
-                errnos = [{"errno": e, "count": v} for e, v in sorted(cell.items(), key=str) if e is not None]
-                cols["host"].append(host.name)
-                cols["snapshot_time"].append(wall)
-                cols["kernel_release"].append(release)
-                cols["probe"].append(probe)
-                cols["layer"].append(layer)
-                cols["invocations"].append(cell.get(None, 0))
-                cols["failures"].append(sum(e["count"] for e in errnos))
-                cols["errno_counts"].append(errnos or None)
-    n = len(cols["host"])
-    cols.update(interval_s=[60.0] * n, vendor=["mlx5"] * n, probe_set=["rdma"] * n, live=[True] * n,
-                lost_records=[0] * n)
-    counter_rows = pl.from_arrow(pa.Table.from_pydict(cols, schema=COUNTERS))
+            for key, value in (("host", host.name), ("snap", s), ("snapshot_time", _wall(host, t_end)),
+                               ("kernel_release", host.release_at(t_end)), ("ofed", host.ofed)):
+                grid[key].append(value)
+    probes = pl.concat([pl.DataFrame(_probes(o), schema=["probe", "layer"], orient="row").with_columns(ofed=pl.lit(o))
+                        for o in (True, False)])
+    counter_rows = (
+        pl.DataFrame(grid).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns"))
+        .join(probes, on="ofed").drop("ofed")
+        .join(per_cell, on=["host", "snap", "probe"], how="left").join(per_errno, on=["host", "snap", "probe"], how="left")
+        .with_columns(pl.col("invocations", "failures").fill_null(0), interval_s=pl.lit(60.0), vendor=pl.lit("mlx5"),
+                      probe_set=pl.lit("rdma"), live=pl.lit(True), lost_records=pl.lit(0))
+        .sort("host", "snap", "probe").drop("snap")
+        .select([pl.col(f.name) for f in COUNTERS])
+    )
+    counter_rows = pl.from_arrow(pa.Table.from_batches(counter_rows.to_arrow().cast(COUNTERS).to_batches(), COUNTERS))
     _write(out, ev_rows, truth_rows, counter_rows)
     routine = defaultdict(int)
     causes = defaultdict(int)
@@ -404,7 +406,8 @@ def _rank(host: Host, job: str, r: int, pid: int, t: int, end: int, span: int, r
         frames = failing_tree(op, host.ofed, variant, fail, absorbed, origin_children=fail is not None
                               and fail.startswith("ib_peer_umem_get"))
         slow, jitter = _slowdown(host, frac(t)), 0.5 + rng.random()
-        total = sum(_own_cost(f, err, slow) * (jitter if err != "ETIMEDOUT" else 1) for _d, f, _l, err in frames)
+        other, commands, timeout = _costs(frames)
+        total = int((other + commands * _own_cost("mlx5_cmd_exec", None, slow)) * jitter) + timeout
         c = {"host": host, "t": t, "lat": int(total), "frames": frames, "slow": slow, "jitter": jitter, "op": op,
              "variant": variant, "pid": pid, "job": job, "rank": r, "cause": cause, "routine": routine,
              "sig": (op, variant, frames)}
@@ -476,6 +479,15 @@ def _own_cost(f: str, err: str | None, slow: float) -> int:
     return 8_000
 
 
+@functools.cache
+def _costs(frames) -> tuple[int, int, int]:
+    """(own cost of the frames that are not firmware commands, firmware commands, timeouts' cost)."""
+    other = sum(_own_cost(f, err, 1.0) for _d, f, _l, err in frames if f != "mlx5_cmd_exec")
+    commands = sum(1 for _d, f, _l, err in frames if f == "mlx5_cmd_exec" and err != "ETIMEDOUT")
+    timeout = sum(_own_cost(f, err, 1.0) for _d, f, _l, err in frames if err == "ETIMEDOUT")
+    return other, commands, timeout
+
+
 def _slowdown(host: Host, frac: float) -> float:
     return 1 + 59 * (frac - 0.20) / 0.80 if host.slow and frac > 0.20 else 1.0
 
@@ -515,18 +527,26 @@ def _emit(c: dict, rep: int, timed: bool, ev_rows: list, truth_rows: list) -> No
         tick = (end_t // TICK_NS) * TICK_NS
         start = end = _wall(host, tick)
     meta = [{"key": "rank", "value": str(c["rank"])}, {"key": "tenant", "value": "atlas"}]
-    lats = _latencies(frames, c["slow"], c["jitter"]) if timed else [(0, None)] * len(frames)
-    for seq, ((d, f, layer, err), (off, lat)) in enumerate(zip(frames, lats, strict=True)):
-        _append(ev_rows, {
-            "trace_id": trace_id, "seq": seq,
-            "ts_ns": (mono + off) if timed else ((host.boot_at(end_t)[1] // TICK_NS) * TICK_NS),
-            "pid": c["pid"], "tid": c["pid"], "ppid": 1, "comm": "python3", "probe": f, "layer": layer, "depth": d,
-            "ret": -ERRNO[err] if err else 0, "errno": err, "latency_ns": lat if timed else None,
-            "path": None, "arg": c["variant"] or None, "path2": None, "output": None,
-            "kind": "failure" if failed else "good", "command": c["op"],
-            "exit_status": -ERRNO[root_err] if root_err else 0, "start_time": start, "end_time": end,
-            "host": host.name, "kernel_release": host.release_at(c["t"]), "lost_events": 0, "job_id": c["job"],
-            "metadata": meta, "repeat_count": rep if rep > 1 else None})
+    n = len(frames)
+    lats = _latencies(frames, c["slow"], c["jitter"]) if timed else None
+    tick_ns = (host.boot_at(end_t)[1] // TICK_NS) * TICK_NS
+    cols = ev_rows
+    cols["trace_id"] += [trace_id] * n
+    cols["seq"] += range(n)
+    cols["ts_ns"] += [mono + off for off, _ in lats] if timed else [tick_ns] * n
+    cols["probe"] += [f for _d, f, _l, _e in frames]
+    cols["layer"] += [lay for _d, _f, lay, _e in frames]
+    cols["depth"] += [d for d, _f, _l, _e in frames]
+    cols["errno"] += [e for _d, _f, _l, e in frames]
+    cols["ret"] += [-ERRNO[e] if e else 0 for _d, _f, _l, e in frames]
+    cols["latency_ns"] += [lat for _, lat in lats] if timed else [None] * n
+    for name, value in (("pid", c["pid"]), ("tid", c["pid"]), ("ppid", 1), ("comm", "python3"), ("path", None),
+                        ("arg", c["variant"] or None), ("path2", None), ("output", None),
+                        ("kind", "failure" if failed else "good"), ("command", c["op"]),
+                        ("exit_status", -ERRNO[root_err] if root_err else 0), ("start_time", start), ("end_time", end),
+                        ("host", host.name), ("kernel_release", host.release_at(c["t"])), ("lost_events", 0),
+                        ("job_id", c["job"]), ("metadata", meta), ("repeat_count", rep if rep > 1 else None)):
+        cols[name] += [value] * n
     origin = None
     if root_err:
         # the deepest frame on the root's error chain: the last failing frame with the root's errno
@@ -539,11 +559,6 @@ def _emit(c: dict, rep: int, timed: bool, ev_rows: list, truth_rows: list) -> No
         "bifurcation_probe": origin[1] if origin else None, "bifurcation_errno": origin[3] if origin else None,
         "origin_layer": origin[2] if origin else None, "expected_error": bool(failed and c["cause"] is None),
         "held_out": False})
-
-
-def _append(cols: dict[str, list], row: dict) -> None:
-    for k, v in row.items():
-        cols[k].append(v)
 
 
 def _write(out: Path, ev_rows: dict, truth_rows: list, counters: pl.DataFrame) -> None:
