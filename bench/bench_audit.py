@@ -5,6 +5,7 @@
     .venv/bin/python -m bench.bench_audit --quality [--quality-hosts 300 --quality-hours 6]
     .venv/bin/python -m bench.bench_audit --audit DATASET [--before CHECKOUT] [--repeat N]
     .venv/bin/python -m bench.bench_audit --stages DATASET      # the audit's memory, time and faults per stage
+    .venv/bin/python -m bench.bench_audit --timeline DATASET [--before CHECKOUT] [--repeat N]  # serial CPU per stage
     .venv/bin/python -m bench.bench_audit --pipeline-forms DATASET [--parts 4] [--repeat 3]
 
 `--pipeline-forms` is the pipeline's real path: the scheduled audit reads the ingested dataset,
@@ -576,6 +577,148 @@ def print_stages(dataset: Path, work: str | None, sample: bool = True) -> int:
     return 0
 
 
+# run_audit's stages for --timeline (main-thread calls of these functions; "after X" is the time
+# between X and the next stage: e.g. "after collect_traces" is the wait for the counters' thread)
+TIMELINE_STAGES = (("baseline.fleet.audit", ("collect_traces",)),
+                   ("baseline.fleet.expected", ("release_history", "expected_from_traces")),
+                   ("baseline.fleet.audit", ("host_alerts", "_failing", "_findings_of_failing", "cluster_findings",
+                                             "write_audit")))
+TIMELINE_CODE = """
+import importlib, json, os, resource, threading, time
+stage, MAIN, MAINTID = ["start"], threading.main_thread(), threading.get_native_id()
+def wrap(module, name):
+    fn = getattr(module, name, None)
+    if fn is None:
+        return
+    def inner(*a, **k):
+        if threading.current_thread() is not MAIN or stage[0] == name:
+            return fn(*a, **k)
+        outer, stage[0] = stage[0], name
+        try:
+            return fn(*a, **k)
+        finally:
+            stage[0] = "after " + name if outer == "start" or outer.startswith("after ") else outer
+    setattr(module, name, inner)
+for module, names in STAGES:
+    for name in names:
+        wrap(importlib.import_module(module), name)
+samples, done, me = [], threading.Event(), [0]
+def snap():  # per thread: (name, ns on a core, ns runnable on a run queue) from schedstat
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) == me[0]:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                run, wait = f.read().split()[:2]
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                comm = f.read().strip()
+        except (OSError, ValueError):
+            continue
+        out[int(tid)] = (comm, int(run), int(wait))
+    return out
+def sampler():
+    me[0] = threading.get_native_id()
+    while not done.is_set():
+        samples.append((time.perf_counter(), stage[0], snap()))
+        time.sleep(PERIOD)
+from baseline.fleet.audit import run_audit
+threading.Thread(target=sampler, daemon=True).start()
+t0, c0 = time.perf_counter(), os.times()
+result = run_audit(DATASET, OUT)
+wall, c1 = time.perf_counter() - t0, os.times()
+done.set()
+time.sleep(PERIOD * 2)
+samples.append((time.perf_counter(), "end", snap()))
+per = {}
+for (ta, st, a), (tb, _, b) in zip(samples, samples[1:]):
+    dt = tb - ta
+    ran = {t: b[t][1] - (a[t][1] if t in a else 0) for t in b}
+    run = sum(ran.values())
+    want = sum(ran[t] + b[t][2] - (a[t][2] if t in a else 0) for t in b)
+    s = per.setdefault(st, dict.fromkeys(("wall_s", "cpu_s", "runnable_s", "serial_cpu_s", "serial_wall_s",
+                                          "two_core_s", "main_cpu_s"), 0.0) | {"threads": {}})
+    s["wall_s"] += dt
+    s["cpu_s"] += run / 1e9
+    s["runnable_s"] += want / 1e9
+    s["two_core_s"] += max(run / 2, max(ran.values(), default=0)) / 1e9
+    s["main_cpu_s"] += ran.get(MAINTID, 0) / 1e9
+    if want / 1e9 < 1.5 * dt:
+        s["serial_cpu_s"] += run / 1e9
+        s["serial_wall_s"] += dt
+    for t, ns in ran.items():
+        if ns:
+            key = "main" if t == MAINTID else b[t][0].rstrip("0123456789-_ ") or b[t][0]
+            s["threads"][key] = s["threads"].get(key, 0.0) + ns / 1e9
+print(json.dumps({"stages": per, "wall_s": wall, "cpu_s": c1.user + c1.system - c0.user - c0.system,
+                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "load": os.getloadavg()[0]}))
+"""
+
+
+def audit_timeline(dataset: Path, out: Path, code_root: Path = REPO, period: float = 0.05) -> dict:
+    """run_audit of `dataset` (outputs into `out`) in a fresh process of `code_root`'s checkout,
+    with a thread reading every thread's /proc/self/task/*/schedstat every `period` s: per stage,
+    wall, CPU of all threads, runnable thread-seconds (on a core or waiting for one: a figure other
+    processes' load does not change), "serial" CPU and wall (intervals in which fewer than 1.5
+    threads were runnable on average: one thread's work, whatever the load), a two-core estimate
+    (each interval's max(CPU / 2, its busiest thread's CPU)), the main thread's CPU and each
+    thread name's CPU. The allocator is configured as the baseline CLI configures it."""
+    sys.path.insert(0, str(code_root))
+    from baseline.cli import configure_allocator
+
+    env = dict(os.environ)
+    configure_allocator(env)
+    env["PYTHONPATH"] = str(code_root)
+    code = (f"STAGES = {TIMELINE_STAGES!r}\nDATASET = {str(dataset)!r}\nOUT = {str(out)!r}\nPERIOD = {period!r}\n"
+            + TIMELINE_CODE)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=code_root, env=env)
+    if r.returncode != 0:
+        raise SystemExit(f"timeline of {dataset} in {code_root} failed: {r.stderr.strip()[-500:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def print_timeline(dataset: Path, before: Path | None, repeat: int, work: str | None) -> int:
+    import hashlib
+
+    import polars as pl
+
+    checkouts = [("this", REPO)] + ([("before", before)] if before else [])
+    runs: dict[str, list] = {name: [] for name, _ in checkouts}
+    digests: dict[str, set] = {name: set() for name, _ in checkouts}
+    with tempfile.TemporaryDirectory(dir=work) as tmp:
+        for i in range(repeat):
+            for name, root in checkouts:  # interleaved: each round runs every checkout once
+                out = Path(tmp) / f"{name}-{i}"
+                r = audit_timeline(dataset, out, root)
+                runs[name].append(r)
+                digests[name].add(tuple(
+                    (t, hashlib.sha1(pl.read_parquet(out / f"{t}.parquet").hash_rows(seed=1).to_numpy().tobytes())
+                     .hexdigest()[:16]) for t in ("findings", "clusters", "host_alerts")))
+                shutil.rmtree(out)
+                tot = {k: sum(s[k] for s in r["stages"].values()) for k in ("serial_cpu_s", "two_core_s", "runnable_s")}
+                print(f"round {i + 1} {name}: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} CPU s, "
+                      f"{tot['serial_cpu_s']:.2f} serial CPU s, two-core estimate {tot['two_core_s']:.1f} s, "
+                      f"{tot['runnable_s'] / r['wall_s']:.2f} threads runnable on average, "
+                      f"peak {r['peak_rss_mib']:.0f} MiB, load {r['load']:.1f}", flush=True)
+                print(f"  {'stage':28s} {'wall s':>7s} {'CPU s':>6s} {'serial':>6s} {'ser. wall':>9s} "
+                      f"{'2-core':>6s} {'main':>5s}  CPU by thread")
+                for stage, s in r["stages"].items():
+                    top = sorted(s["threads"].items(), key=lambda kv: -kv[1])[:4]
+                    print(f"  {stage:28s} {s['wall_s']:7.2f} {s['cpu_s']:6.2f} {s['serial_cpu_s']:6.2f} "
+                          f"{s['serial_wall_s']:9.2f} {s['two_core_s']:6.2f} {s['main_cpu_s']:5.2f}  "
+                          + ", ".join(f"{k} {v:.1f}" for k, v in top), flush=True)
+    for name, _ in checkouts:
+        serial = sorted(sum(s["serial_cpu_s"] for s in r["stages"].values()) for r in runs[name])
+        cpu = sorted(r["cpu_s"] for r in runs[name])
+        print(f"{name}: serial CPU s {', '.join(f'{x:.2f}' for x in serial)}; CPU s {', '.join(f'{x:.1f}' for x in cpu)}; "
+              f"outputs {'the same in every run' if len(digests[name]) == 1 else 'DIFFER between runs'}")
+    if before:
+        print("outputs (findings row for row, clusters, host alerts): "
+              + ("identical" if digests["this"] == digests["before"] else "DIFFER"))
+    return 0
+
+
 QUALITY_KEYS = ("cluster_purity", "cluster_completeness", "bifurcation_top1", "origin_layer_top1",
                 "false_findings_on_good", "routine_set_aside", "routine_open_findings", "false_findings",
                 "expected_error_precision", "expected_error_recall")
@@ -758,14 +901,19 @@ def main(argv: list[str] | None = None) -> int:
                    help="run_audit of this dataset in-process in a fresh process: the highest RSS sampled in each "
                         "stage (where the audit's peak is), with its anonymous and MADV_FREEd (LazyFree) parts, and "
                         "each stage's wall, user and system CPU seconds (all threads) and page faults")
+    p.add_argument("--timeline", metavar="DATASET",
+                   help="run_audit of this dataset with every thread's schedstat sampled every 50 ms: per stage the "
+                        "CPU, the serial CPU (seconds in which one thread was runnable: what a second core cannot "
+                        "speed up, a figure the machine's load does not change) and a two-core estimate; with "
+                        "--before and --repeat, interleaved with that checkout's runs")
     p.add_argument("--no-sampler", action="store_true",
                    help="with --stages: memory read at the stages' boundaries only, not every 10 ms (the sampler's "
                         "reads of /proc/self/smaps_rollup add system CPU time to the stages it samples)")
     p.add_argument("--before", metavar="CHECKOUT",
-                   help="with --datasets or --audit: also run the commands from this checkout (e.g. a worktree at "
+                   help="with --datasets, --audit or --timeline: also run the commands from this checkout (e.g. a worktree at "
                         "the previous commit), interleaved with this one's, in the same run")
     p.add_argument("--repeat", type=int, default=1,
-                   help="with --datasets or --audit: measurements per command (best kept)")
+                   help="with --datasets, --audit or --timeline: measurements per command (best kept)")
     p.add_argument("--only", choices=["learn"], help="with --datasets: the learn figures only (no audit)")
     p.add_argument("--quality", action="store_true", help="only: evaluate scores on the fifteen generators")
     p.add_argument("--quality-hosts", type=int, default=300)
@@ -806,6 +954,8 @@ def main(argv: list[str] | None = None) -> int:
         return pipeline_forms(Path(args.pipeline_forms), args.parts, args.repeat,
                               args.dir, modes, Path(args.keep) if args.keep else None,
                               compaction=not args.no_compaction, window_hours=args.window_hours)
+    if args.timeline:
+        return print_timeline(Path(args.timeline), Path(args.before) if args.before else None, args.repeat, args.dir)
     if args.stages:
         return print_stages(Path(args.stages), args.dir, sample=not args.no_sampler)
     if args.audit:
