@@ -617,10 +617,15 @@ def snap():  # per thread: (name, ns on a core, ns runnable on a run queue) from
             continue
         out[int(tid)] = (comm, int(run), int(wait))
     return out
+peaks, PAGE = {}, os.sysconf("SC_PAGE_SIZE")
 def sampler():
     me[0] = threading.get_native_id()
     while not done.is_set():
-        samples.append((time.perf_counter(), stage[0], snap()))
+        st = stage[0]
+        samples.append((time.perf_counter(), st, snap()))
+        with open("/proc/self/statm") as f:  # (not smaps_rollup: statm walks no page tables)
+            rss = int(f.read().split()[1]) * PAGE / 2**20
+        peaks[st] = max(peaks.get(st, 0.0), rss)
         time.sleep(PERIOD)
 from baseline.fleet.audit import run_audit
 threading.Thread(target=sampler, daemon=True).start()
@@ -650,6 +655,9 @@ for (ta, st, a), (tb, _, b) in zip(samples, samples[1:]):
         if ns:
             key = "main" if t == MAINTID else b[t][0].rstrip("0123456789-_ ") or b[t][0]
             s["threads"][key] = s["threads"].get(key, 0.0) + ns / 1e9
+for st, rss in peaks.items():
+    per.setdefault(st, dict.fromkeys(("wall_s", "cpu_s", "runnable_s", "serial_cpu_s", "serial_wall_s",
+                                      "two_core_s", "main_cpu_s"), 0.0) | {"threads": {}})["rss_mib"] = rss
 print(json.dumps({"stages": per, "wall_s": wall, "cpu_s": c1.user + c1.system - c0.user - c0.system,
                   "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "load": os.getloadavg()[0]}))
@@ -663,7 +671,7 @@ def audit_timeline(dataset: Path, out: Path, code_root: Path = REPO, period: flo
     processes' load does not change), "serial" CPU and wall (intervals in which fewer than 1.5
     threads were runnable on average: one thread's work, whatever the load), a two-core estimate
     (each interval's max(CPU / 2, its busiest thread's CPU)), the main thread's CPU and each
-    thread name's CPU. The allocator is configured as the baseline CLI configures it."""
+    thread name's CPU and the highest RSS sampled (/proc/self/statm). The allocator is configured as the baseline CLI configures it."""
     sys.path.insert(0, str(code_root))
     from baseline.cli import configure_allocator
 
@@ -702,11 +710,12 @@ def print_timeline(dataset: Path, before: Path | None, repeat: int, work: str | 
                       f"{tot['runnable_s'] / r['wall_s']:.2f} threads runnable on average, "
                       f"peak {r['peak_rss_mib']:.0f} MiB, load {r['load']:.1f}", flush=True)
                 print(f"  {'stage':28s} {'wall s':>7s} {'CPU s':>6s} {'serial':>6s} {'ser. wall':>9s} "
-                      f"{'2-core':>6s} {'main':>5s}  CPU by thread")
+                      f"{'2-core':>6s} {'main':>5s} {'RSS':>5s}  CPU by thread")
                 for stage, s in r["stages"].items():
                     top = sorted(s["threads"].items(), key=lambda kv: -kv[1])[:4]
                     print(f"  {stage:28s} {s['wall_s']:7.2f} {s['cpu_s']:6.2f} {s['serial_cpu_s']:6.2f} "
-                          f"{s['serial_wall_s']:9.2f} {s['two_core_s']:6.2f} {s['main_cpu_s']:5.2f}  "
+                          f"{s['serial_wall_s']:9.2f} {s['two_core_s']:6.2f} {s['main_cpu_s']:5.2f} "
+                          f"{s.get('rss_mib', 0):5.0f}  "
                           + ", ".join(f"{k} {v:.1f}" for k, v in top), flush=True)
     for name, _ in checkouts:
         serial = sorted(sum(s["serial_cpu_s"] for s in r["stages"].values()) for r in runs[name])
