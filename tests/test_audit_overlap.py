@@ -198,11 +198,14 @@ def test_the_time_sort_on_two_threads_is_one_gather_of_the_frame(fleet):
     order = shuffled.select(pl.arg_sort_by("time", "trace_id")).to_series()
     for width in (len(shuffled.columns), 5, 1):  # every column, an odd count, one
         part = shuffled.select(shuffled.columns[:width])
-        got = _gathered(part, order)
+        columns = {name: part.get_column(name) for name in part.columns}
+        got = _gathered(columns, order)
+        assert columns == {}  # each unsorted column let go of
         assert got.schema == part.schema
         assert got.equals(part[order])
     empty = shuffled.clear()
-    assert _gathered(empty, empty.select(pl.arg_sort_by("time", "trace_id")).to_series()).equals(empty)
+    order = empty.select(pl.arg_sort_by("time", "trace_id")).to_series()
+    assert _gathered({name: empty.get_column(name) for name in empty.columns}, order).equals(empty)
 
 
 def test_an_audit_without_counters_lists_none_on_the_counters_thread(fleet, tmp_path):

@@ -1605,33 +1605,35 @@ def run_audit(
     # dropped once its sorted copy exists: a sort of the table holds two copies of millions of
     # findings at once
     order = findings.select(pl.arg_sort_by("time", "trace_id")).to_series()
-    findings = _gathered(findings, order)
-    del order
+    unsorted = {name: findings.get_column(name) for name in findings.columns}
+    del findings  # (the columns in `unsorted` are the only references left: freed as they are sorted)
+    findings = _gathered(unsorted, order)
+    del order, unsorted
     result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces_audited)
     if out_dir is not None:
         result.files = write_audit(result, out_dir)
     return result
 
 
-def _gathered(frame: pl.DataFrame, order: pl.Series) -> pl.DataFrame:
-    """`frame`'s rows in `order`, a column at a time on each of two threads: a gather of one
-    column runs on one core (polars releases the GIL for it), and the sort of millions of
-    findings was ~1.5 CPU s of one thread at the end of the audit. Each column is dropped from
-    `frame` once its sorted copy exists. The largest column is gathered beside the smallest, the
-    second largest beside the second smallest, and so on: two columns in flight then hold little
-    more than one did (two large text columns at once held ~250 MiB more at the audit's peak)."""
-    by_size = sorted(frame.columns, key=lambda name: frame.get_column(name).estimated_size(), reverse=True)
+def _gathered(columns: dict[str, pl.Series], order: pl.Series) -> pl.DataFrame:
+    """The frame of `columns` with its rows in `order`, a column at a time on each of two threads:
+    a gather of one column runs on one core (polars releases the GIL for it), and the sort of
+    millions of findings was ~1.5 CPU s of one thread at the end of the audit. Each column is
+    popped from `columns` once its sorted copy exists (the caller holds no other reference to
+    the unsorted frame, so it is freed a column at a time). The largest column is gathered beside
+    the smallest, the second largest beside the second smallest, and so on: two columns in
+    flight then hold little more than one did."""
+    names = list(columns)
+    by_size = sorted(names, key=lambda name: columns[name].estimated_size(), reverse=True)
     pairs = [[by_size[i], by_size[-1 - i]] if i != len(by_size) - 1 - i else [by_size[i]]
              for i in range((len(by_size) + 1) // 2)]
-    sorted_: dict[str, pl.Series] = {}
-    names = frame.columns
+    done: dict[str, pl.Series] = {}
     with thread_pool(2, "time-sort") as pool:
         for pair in pairs:
-            unsorted = [frame.get_column(name) for name in pair]
-            sorted_.update(zip(pair, pool.map(lambda column: column.gather(order), unsorted), strict=True))
-            frame = frame.drop(pair)
+            unsorted = [columns.pop(name) for name in pair]
+            done.update(zip(pair, pool.map(lambda column: column.gather(order), unsorted), strict=True))
             del unsorted
-    return pl.DataFrame([sorted_.pop(name) for name in names])
+    return pl.DataFrame([done.pop(name) for name in names])
 
 
 def bucketed_counters(counter_files: list[Path], since: dt.datetime | None) -> tuple | None:
