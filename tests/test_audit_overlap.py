@@ -181,31 +181,7 @@ def test_a_broken_counters_file_is_one_line_and_no_output_from_the_cli(fleet, tm
     assert not (tmp_path / "out").exists()
 
 
-# --- round seventeen: the counters' listing on the counters' thread, the time sort on two ------
-
-
-def test_the_time_sort_on_two_threads_is_one_gather_of_the_frame(fleet):
-    """_gathered (a column on each of two threads, the unsorted columns dropped as it goes) gives
-    the frame gathered whole, column for column, for any column count; and the audit's findings
-    are the plain sort by (time, trace_id)."""
-    from baseline.fleet.audit import _gathered
-
-    findings = run_audit(fleet).findings
-    assert findings.height > 1_000
-    assert findings.equals(findings.sort("time", "trace_id"))
-    shuffled = findings.sample(fraction=1.0, shuffle=True, seed=1)
-    assert not shuffled.equals(findings)
-    order = shuffled.select(pl.arg_sort_by("time", "trace_id")).to_series()
-    for width in (len(shuffled.columns), 5, 1):  # every column, an odd count, one
-        part = shuffled.select(shuffled.columns[:width])
-        columns = {name: part.get_column(name) for name in part.columns}
-        got = _gathered(columns, order)
-        assert columns == {}  # each unsorted column let go of
-        assert got.schema == part.schema
-        assert got.equals(part[order])
-    empty = shuffled.clear()
-    order = empty.select(pl.arg_sort_by("time", "trace_id")).to_series()
-    assert _gathered({name: empty.get_column(name) for name in empty.columns}, order).equals(empty)
+# --- round seventeen: the counters' listing on the counters' thread -------------------------
 
 
 def test_an_audit_without_counters_lists_none_on_the_counters_thread(fleet, tmp_path):

@@ -1552,8 +1552,9 @@ def run_audit(
         # core (the summary lookups are Python under the GIL, the events pass's reductions short
         # eager steps between its batch reads); the bucketed tables were held through the events
         # pass before too, only the counters' scans' working set now sits beside it. The
-        # counters' listing goes there too: ~0.3 CPU s of one thread (10,383 directories on a
-        # 10,000-host day) the events pass no longer waits for
+        # counters' listing goes there too: ~0.5 CPU s of this thread alone before the events
+        # pass began (10,383 directories on a 10,000-host day); the critical path is now
+        # max(events, listing + counters) instead of listing + max(events, counters)
         buckets_of = pool.submit(_listed_bucketed_counters, dataset, since_dt)
         try:
             # one pass over the events: per-trace table + one representative per distinct chain
@@ -1601,39 +1602,19 @@ def run_audit(
     findings = seen_through_coverage_gaps(findings, expected, attached)
     findings, clusters = cluster_findings(findings, window, releases=releases)
     findings = findings.with_columns(pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score"))
-    # sorted by time a column at a time (two threads, a column each), each unsorted column
-    # dropped once its sorted copy exists: a sort of the table holds two copies of millions of
-    # findings at once
+    # sorted by time a column at a time, each unsorted column dropped once its sorted copy
+    # exists: a sort of the table holds two copies of millions of findings at once
     order = findings.select(pl.arg_sort_by("time", "trace_id")).to_series()
-    unsorted = {name: findings.get_column(name) for name in findings.columns}
-    del findings  # (the columns in `unsorted` are the only references left: freed as they are sorted)
-    findings = _gathered(unsorted, order)
-    del order, unsorted
+    columns = []
+    for name in findings.columns:
+        columns.append(findings.get_column(name).gather(order))
+        findings = findings.drop(name)
+    findings = pl.DataFrame(columns)
+    del order, columns
     result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces_audited)
     if out_dir is not None:
         result.files = write_audit(result, out_dir)
     return result
-
-
-def _gathered(columns: dict[str, pl.Series], order: pl.Series) -> pl.DataFrame:
-    """The frame of `columns` with its rows in `order`, a column at a time on each of two threads:
-    a gather of one column runs on one core (polars releases the GIL for it), and the sort of
-    millions of findings was ~1.5 CPU s of one thread at the end of the audit. Each column is
-    popped from `columns` once its sorted copy exists (the caller holds no other reference to
-    the unsorted frame, so it is freed a column at a time). The largest column is gathered beside
-    the smallest, the second largest beside the second smallest, and so on: two columns in
-    flight then hold little more than one did."""
-    names = list(columns)
-    by_size = sorted(names, key=lambda name: columns[name].estimated_size(), reverse=True)
-    pairs = [[by_size[i], by_size[-1 - i]] if i != len(by_size) - 1 - i else [by_size[i]]
-             for i in range((len(by_size) + 1) // 2)]
-    done: dict[str, pl.Series] = {}
-    with thread_pool(2, "time-sort") as pool:
-        for pair in pairs:
-            unsorted = [columns.pop(name) for name in pair]
-            done.update(zip(pair, pool.map(lambda column: column.gather(order), unsorted), strict=True))
-            del unsorted
-    return pl.DataFrame([done.pop(name) for name in names])
 
 
 def bucketed_counters(counter_files: list[Path], since: dt.datetime | None) -> tuple | None:
