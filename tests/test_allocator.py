@@ -91,3 +91,30 @@ def test_bench_stages_names_each_stage_of_the_audit(fleet, tmp_path):
     # the stages' wall times add up to the run's (the import before run_audit comes on top)
     assert 0.5 * wall < sum(times[0] for _, times in rows.values()) < wall + 5, r.stdout
     assert sum(times[1] for _, times in rows.values()) > 0, r.stdout
+
+
+def test_bench_timeline_charges_every_threads_cpu_to_a_stage(fleet, tmp_path):
+    """bench_audit --timeline: each thread's CPU (schedstat, sampled) charged to the main thread's
+    stage, the serial part of it (one runnable thread) no more than the stage's CPU, and the
+    stages' CPU together the audit process's (less the sampler's own thread). No wall-time
+    bounds: the figures are the ones the machine's load does not change."""
+    r = subprocess.run([sys.executable, "-m", "bench.bench_audit", "--timeline", str(fleet), "--dir", str(tmp_path)],
+                       capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    # stage, wall, CPU, serial CPU, serial wall, two-core estimate, main thread's CPU, RSS, CPU by thread
+    rows = {m.group(1): [float(v) for v in m.groups()[1:8]]
+            for m in re.finditer(r"^  (\S+(?: \S+)?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
+                                 r"\s+(\d+)  \S", r.stdout, re.M)}
+    for stage in ("collect_traces", "expected_from_traces", "host_alerts", "write_audit"):
+        assert stage in rows, r.stdout
+    for name, (wall, cpu, serial, serial_wall, two_core, main, rss) in rows.items():
+        assert 0 <= serial <= cpu + 0.01 and serial_wall <= wall + 0.01, name
+        assert main <= cpu + 0.01 and two_core <= cpu + 0.01, name
+        assert rss > 0 or wall < 0.2, name
+    run = re.search(r"^round 1 this: [\d.]+ s wall, ([\d.]+) CPU s, ([\d.]+) serial CPU s", r.stdout, re.M)
+    assert run, r.stdout
+    cpu, serial = float(run.group(1)), float(run.group(2))
+    assert 0.7 * cpu <= sum(v[1] for v in rows.values()) <= cpu + 0.1, r.stdout
+    assert serial == pytest.approx(sum(v[2] for v in rows.values()), abs=0.02)
+    assert re.search(r"^  collect_traces .* main [\d.]+", r.stdout, re.M), r.stdout  # threads named, main apart
+    assert "outputs the same in every run" in r.stdout
