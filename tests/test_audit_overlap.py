@@ -194,3 +194,21 @@ def test_an_audit_without_counters_lists_none_on_the_counters_thread(fleet, tmp_
     result = run_audit(root)
     assert result.host_alerts.is_empty()
     assert result.findings.height > 1_000
+
+
+def test_a_counters_table_that_cannot_be_listed_is_one_line_and_reported_first(fleet, tmp_path, capsys):
+    """An error of the counters' listing, now on the counters' thread (a date entry that is a
+    file, not a directory), reaches the CLI as one line naming it, exit 2, no output, and is
+    still reported before a broken events file, as when the listing came before the events pass."""
+    from baseline.cli import main
+
+    root = _copy(fleet, tmp_path / "ds")
+    bad = root / "counters" / "date=9999-01-01"
+    bad.write_bytes(b"")
+    _break(dataset_files(root, "events")[0])
+    code = main(["audit", str(root), "--refit", "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("baseline: error: ") and str(bad) in err, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()
