@@ -270,6 +270,33 @@ def writer_gone(pid: int) -> bool:
     return False
 
 
+def flock_held(path: str | os.PathLike) -> bool | None:
+    """Does some process of this machine hold an flock on `path` (a writer lock such as the
+    spool's `.tracer.lock`)? Read from /proc/locks, so the lock is never taken, not even for an
+    instant (trying it would refuse a tracer starting in that instant). None when it cannot be
+    told: no such file, or no /proc/locks. A lock held on another machine (NFS) is not seen."""
+    try:
+        st = os.stat(path)
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    # '1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF': the device as major:minor in hex, then the
+    # inode; a waiter's line starts with '1: ->' and names the same file
+    want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    for line in lines:
+        fields = line.split()
+        if "FLOCK" not in fields or "->" in fields:
+            continue
+        try:
+            major, minor, inode = fields[fields.index("FLOCK") + 4].split(":")
+            if (int(major, 16), int(minor, 16), int(inode)) == want:
+                return True
+        except (IndexError, ValueError):
+            continue
+    return False
+
+
 def _remove_dead_stagings(path: Path) -> None:
     """Remove the staging directories and temporary files for `path` ('.<name>.<pid>-<hex>.tmp')
     left by writers killed with -9 or by the OOM killer (their pid is gone): no rerun would

@@ -112,6 +112,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     result = ingest_spool(args.spool, args.dataset, quarantine, remove_ingested=not args.keep_spool, workers=args.workers)
     compacted = compact_dataset(args.dataset, min_files=args.compact_min_files) if args.compact_min_files else None
+    for w in result.warnings:  # with --json too: in the JSON ("warnings") and said where a person looks
+        print(f"baseline ingest: warning: {w}", file=sys.stderr)
     if args.json:
         print(json.dumps({"ingest": result.to_dict(), "compact": compacted.to_dict() if compacted else None}))
         return 0
@@ -121,6 +123,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(f"quarantined {q['path']}: {q['reason']}")
     if result.stale_temporaries_removed:
         print(f"removed {result.stale_temporaries_removed} temporaries an interrupted run left")
+    if result.spool_temporaries_removed:
+        gone = result.spool_temporaries_removed
+        print(f"removed {len(gone)} temporar{'y' if len(gone) == 1 else 'ies'} a killed tracer left in the spool: "
+              + ", ".join(gone[:3]) + (" ..." if len(gone) > 3 else ""))
     if result.watermark:
         print(f"dataset complete up to {result.watermark} (newest snapshot committed)")
     if compacted and compacted.partitions:

@@ -16,7 +16,12 @@ no reader ever sees the merged file beside its inputs; where the filesystem cann
 writes the merged file first and deletes its inputs second, and the next run removes inputs
 whose snapshot sets another file covers.
 A run killed at any point therefore loses and duplicates nothing; the hidden temporaries of
-its atomic writes (``.part-*.tmp``) are removed when the next run starts.
+its atomic writes (``.part-*.tmp``) are removed when the next run starts. In the spool, the
+hidden temporaries a tracer killed mid-snapshot left (``.snap-*.tmp``) are removed by the tracer
+when it restarts; for a host whose tracer never restarts, ingest removes those no writer holds
+(the host's ``.tracer.lock`` not held on this machine, no live pid in their names) once they are
+older than ``ABANDONED_AFTER_S`` (unless ``remove_ingested`` is off: ``--keep-spool`` leaves the
+spool as it is).
 
 Bad input never stops the rest: a file that cannot be read, has the wrong table, version or
 columns, nulls in a non-null column, or cannot be written is moved to
@@ -88,6 +93,13 @@ LOCK_NAME = ".tracebase.lock"
 # a compaction's staging tree, at the dataset's top (outside the tables' globs)
 COMPACT_STAGING_PREFIX = ".compact-"
 WATERMARK_NAME = "_ingest_watermark.json"
+# The fleet tracer's writer lock in each spool host directory (tracer.fleet.spool.LOCK_NAME;
+# that module imports polars, which ingest does not need).
+SPOOL_WRITER_LOCK = ".tracer.lock"
+# A spool temporary is abandoned once no writer holds the host and it is this old: a snapshot is
+# written in well under a second, and a tracer on another machine (NFS), whose lock cannot be
+# seen from here, is given an hour.
+ABANDONED_AFTER_S = 3600.0
 # Sort keys that give compacted files a stable, scan-friendly order.
 SORT_KEYS = {
     "events": [("start_time", "ascending"), ("trace_id", "ascending"), ("seq", "ascending")],
@@ -106,6 +118,8 @@ class IngestResult:
     files_written: list[str] = field(default_factory=list)
     quarantined: list[dict[str, str]] = field(default_factory=list)  # {path, reason}
     stale_temporaries_removed: int = 0  # left by a run that was killed
+    spool_temporaries_removed: list[str] = field(default_factory=list)  # abandoned by a killed tracer
+    warnings: list[str] = field(default_factory=list)  # one line each: ingested, but something is amiss
     watermark: str | None = None  # newest snapshot time committed (ISO, UTC)
 
     @property
@@ -418,6 +432,7 @@ def ingest_spool(
     remove_ingested: bool = True,
     workers: int = 1,
     lock_timeout_s: float = 600.0,
+    abandoned_after_s: float = ABANDONED_AFTER_S,
 ) -> IngestResult:
     """Ingest every complete snapshot under `spool` into `dataset` (see module docstring).
 
@@ -442,7 +457,7 @@ def ingest_spool(
                 dest = quarantine_file(Path(entry.path), quarantine, Path("_spool") / entry.name, reason)
                 result.quarantined.append({"path": shown(dest), "reason": reason})
             elif entry.is_dir(follow_symlinks=False):
-                jobs.append((Path(entry.path), dataset, quarantine, remove_ingested))
+                jobs.append((Path(entry.path), dataset, quarantine, remove_ingested, abandoned_after_s))
         if workers > 1 and len(jobs) > 1:
             # Hosts are independent (each owns its host= partitions), so they parallelise cleanly.
             with process_pool(min(workers, len(jobs)), "fork", f"{dataset}: ingest -j") as pool:  # never more processes than hosts
@@ -459,6 +474,8 @@ def ingest_spool(
                 result.rows[table] += n
             result.files_written += part.files_written
             result.quarantined += part.quarantined
+            result.warnings += part.warnings
+            result.spool_temporaries_removed += part.spool_temporaries_removed
             if part_newest is not None and (newest is None or part_newest > newest):
                 newest = part_newest
         result.watermark = _publish_watermark(dataset, newest, result)
@@ -492,15 +509,73 @@ def _no_empty_tree_on_failure(dataset: Path, new_dataset: bool) -> Iterator[None
         raise
 
 
-def _ingest_hosts_job(jobs: list[tuple[Path, Path, Path, bool]]) -> list[tuple[IngestResult, dt.datetime | None]]:
+_HostJob = tuple[Path, Path, Path, bool, float]  # host dir, dataset, quarantine, remove ingested, abandoned after
+
+
+def _ingest_hosts_job(jobs: list[_HostJob]) -> list[tuple[IngestResult, dt.datetime | None]]:
     return [_ingest_host_job(job) for job in jobs]
 
 
-def _ingest_host_job(job: tuple[Path, Path, Path, bool]) -> tuple[IngestResult, dt.datetime | None]:
-    host_dir, dataset, quarantine, remove = job
+def _ingest_host_job(job: _HostJob) -> tuple[IngestResult, dt.datetime | None]:
+    host_dir, dataset, quarantine, remove, abandoned_after_s = job
     result = IngestResult(rows={t: 0 for t in SPOOL_TABLES})
+    if remove:
+        result.spool_temporaries_removed = [shown(p) for p in remove_abandoned_spool_temporaries(host_dir, abandoned_after_s)]
     newest = _ingest_host(host_dir, dataset, quarantine, result, remove)
     return result, newest
+
+
+def _newest_mtime(path: str) -> float:
+    """The latest change of a temporary: its own, or for a directory any entry's in it (a
+    snapshot being written touches its files, not the directory)."""
+    newest = os.lstat(path).st_mtime
+    if os.path.isdir(path) and not os.path.islink(path):
+        with os.scandir(path) as inner:
+            for e in inner:
+                with contextlib.suppress(OSError):
+                    newest = max(newest, e.stat(follow_symlinks=False).st_mtime)
+    return newest
+
+
+def _live_writer_inside(path: str) -> bool:
+    """Does a temporary (or one inside a snapshot's staging directory) carry the pid of a
+    process still running here?"""
+    names = [os.path.basename(path)]
+    if os.path.isdir(path) and not os.path.islink(path):
+        with contextlib.suppress(OSError), os.scandir(path) as inner:
+            names += [e.name for e in inner]
+    return any((owner := atomic.temporary_of(n)) is not None and not atomic.writer_gone(owner[1]) for n in names)
+
+
+def remove_abandoned_spool_temporaries(host_dir: str | os.PathLike, older_than_s: float = ABANDONED_AFTER_S,
+                                       now: float | None = None) -> list[Path]:
+    """Remove the hidden temporaries in a spool host directory that no writer will finish: a
+    tracer killed -9 mid-snapshot leaves `.snap-*.tmp`, which only that host's tracer removed,
+    at its restart; a host retired, or moved to another spool, kept them for good. One goes when
+    the host's writer lock is held by no process here, no live process's pid is in its name or
+    its files' names, and nothing in it changed for `older_than_s`. Returns what went; what
+    cannot be removed (a read-only spool) stays, quietly: it is the tracer's, not ingest's."""
+    host_dir = Path(host_dir)
+    now = time.time() if now is None else now
+    if atomic.flock_held(host_dir / SPOOL_WRITER_LOCK):
+        return []  # a tracer writes this host now: its temporaries are its own to finish or remove
+    removed = []
+    try:
+        entries = [e for e in os.scandir(host_dir) if _is_temporary(e.name)]
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            if now - _newest_mtime(entry.path) < older_than_s or _live_writer_inside(entry.path):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+        removed.append(Path(entry.path))
+    return removed
 
 
 def _quarantine(result: IngestResult, path: Path, quarantine: Path, relative: Path, reason: str) -> None:
@@ -552,6 +627,14 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
             continue
         snap_id = f"{host}/{entry.name}"
         expected = {f"{t}.parquet" for t in SPOOL_TABLES}
+        # The tracer renames a snapshot into place with both files (tracer.fleet.spool), so one
+        # missing was removed or lost by hand or by a file system: the other is ingested (its
+        # rows are good), but the gap in that table is said, naming the snapshot, not left
+        # for an audit to find as a host that went quiet.
+        missing = [f"{t}.parquet" for t in SPOOL_TABLES if not os.path.lexists(snap / f"{t}.parquet")]
+        if missing:
+            result.warnings.append(f"{shown(snap)}: expected {' and '.join(sorted(expected))}, found no "
+                                   f"{' and no '.join(missing)} (ingested without {'them' if len(missing) > 1 else 'it'})")
         for table in SPOOL_TABLES:
             path = snap / f"{table}.parquet"
             if not os.path.lexists(path):

@@ -9,6 +9,7 @@ control file appears. SIGTERM/SIGINT stop the loop after a final snapshot.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -61,7 +62,10 @@ from tracer.fleet.program import (
 from tracer.fleet.prom import (
     ProbeSample,
     SetSample,
+    dead_temporaries,
+    previous_textfile,
     prometheus_text,
+    remember_textfile,
     stale_temporaries,
     write_textfile,
 )
@@ -420,6 +424,15 @@ class Daemon:
             for tmp in stale_temporaries(cfg.prom):
                 tmp.unlink(missing_ok=True)
                 stale.append(tmp)
+        # --prom moved to another directory (or dropped) since the last daemon of this host: a
+        # daemon killed mid-write left its temporary there, and no later run looks in it
+        previous = previous_textfile(host_dir)
+        if previous is not None and (cfg.prom is None or previous.parent != Path(os.path.abspath(cfg.prom)).parent):
+            for tmp in dead_temporaries(previous.parent):
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+                    stale.append(tmp)
+        remember_textfile(host_dir, cfg.prom)
         if stale:
             self.log(f"removed {len(stale)} stale temporar{'y' if len(stale) == 1 else 'ies'} of a previous run: "
                      + ", ".join(str(p) for p in stale[:3]) + (" ..." if len(stale) > 3 else ""))

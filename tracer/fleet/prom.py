@@ -114,6 +114,12 @@ def write_textfile(path: str | os.PathLike, text: str) -> Path:
     return atomic.write_text(path, text, durable=False)
 
 
+# In each spool host directory: the absolute --prom path of the last daemon that wrote there,
+# so a daemon restarted with --prom in another directory (or none) can clear the old one's
+# temporaries (no dot-.tmp name: the spool's own temporaries are removed by that pattern)
+TEXTFILE_RECORD = ".tracer.prom-path"
+
+
 def stale_temporaries(path: str | os.PathLike) -> list[Path]:
     """Temporaries of textfile writes left by a killed tracer in this textfile's directory:
     this textfile's ('.<name>.*.tmp'), and any other *.prom's of ours whose writer is gone -- a
@@ -124,13 +130,40 @@ def stale_temporaries(path: str | os.PathLike) -> list[Path]:
     if not path.parent.is_dir():
         return []
     own = sorted(p for p in path.parent.glob(f".{path.name}.*.tmp") if p.is_file() or p.is_symlink())
-    others = []
-    for p in path.parent.glob(".*.prom.*.tmp"):
+    return own + [p for p in dead_temporaries(path.parent) if p not in own]
+
+
+def dead_temporaries(directory: str | os.PathLike) -> list[Path]:
+    """The *.prom temporaries in `directory` that are ours (our uid, a regular file) and whose
+    writer is gone: no one will rename them."""
+    found = []
+    for p in Path(directory).glob(".*.prom.*.tmp"):
         owner = atomic.temporary_of(p.name)
-        if p in own or owner is None or not owner[0].endswith(".prom") or not atomic.writer_gone(owner[1]):
+        if owner is None or not owner[0].endswith(".prom") or not atomic.writer_gone(owner[1]):
             continue
         with contextlib.suppress(OSError):
             st = p.lstat()
             if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
-                others.append(p)
-    return own + sorted(others)
+                found.append(p)
+    return sorted(found)
+
+
+def previous_textfile(host_dir: str | os.PathLike) -> Path | None:
+    """The --prom path the last daemon on this spool host directory wrote (TEXTFILE_RECORD)."""
+    try:
+        data = (Path(host_dir) / TEXTFILE_RECORD).read_bytes()
+    except OSError:
+        return None
+    name = os.fsdecode(data.removesuffix(b"\n"))
+    return Path(name) if name.startswith("/") and "\0" not in name else None
+
+
+def remember_textfile(host_dir: str | os.PathLike, path: str | os.PathLike | None) -> None:
+    """Record this daemon's --prom (absolute) in the host directory, or forget the last one's.
+    Best effort: a spool that cannot take it only loses the old directory's cleanup."""
+    record = Path(host_dir) / TEXTFILE_RECORD
+    with contextlib.suppress(OSError):
+        if path is None:
+            record.unlink(missing_ok=True)
+        else:
+            atomic.write_bytes(record, os.fsencode(os.path.abspath(path)) + b"\n", durable=False)
