@@ -65,8 +65,8 @@ from tracer.fleet.prom import (
     dead_temporaries,
     previous_textfile,
     prometheus_text,
-    remember_textfile,
     stale_temporaries,
+    textfile_note,
     write_textfile,
 )
 from tracer.fleet.spool import (
@@ -418,7 +418,7 @@ class Daemon:
             make_dirs(host_dir)
         except OSError as exc:
             raise TracebaseError(f"--spool: cannot create {host_dir} ({exc.strerror})") from None
-        self.lock = WriterLock(host_dir).acquire()
+        self.lock = WriterLock(host_dir, textfile_note(cfg.prom)).acquire()
         stale = remove_stale_temporaries(host_dir)
         if cfg.prom is not None:
             for tmp in stale_temporaries(cfg.prom):
@@ -426,13 +426,12 @@ class Daemon:
                 stale.append(tmp)
         # --prom moved to another directory (or dropped) since the last daemon of this host: a
         # daemon killed mid-write left its temporary there, and no later run looks in it
-        previous = previous_textfile(host_dir)
+        previous = previous_textfile(self.lock.previous)
         if previous is not None and (cfg.prom is None or previous.parent != Path(os.path.abspath(cfg.prom)).parent):
             for tmp in dead_temporaries(previous.parent):
                 with contextlib.suppress(OSError):
                     tmp.unlink()
                     stale.append(tmp)
-        remember_textfile(host_dir, cfg.prom)
         if stale:
             self.log(f"removed {len(stale)} stale temporar{'y' if len(stale) == 1 else 'ies'} of a previous run: "
                      + ", ".join(str(p) for p in stale[:3]) + (" ..." if len(stale) > 3 else ""))
@@ -673,7 +672,7 @@ class Daemon:
             pass
         make_dirs(lock.path.parent)
         try:
-            fresh = WriterLock(lock.path.parent).acquire()
+            fresh = WriterLock(lock.path.parent, lock.note).acquire()
         except TracebaseError as exc:
             raise _LockTaken(str(exc).split(": ", 1)[-1]) from None
         lock.release()

@@ -114,12 +114,6 @@ def write_textfile(path: str | os.PathLike, text: str) -> Path:
     return atomic.write_text(path, text, durable=False)
 
 
-# In each spool host directory: the absolute --prom path of the last daemon that wrote there,
-# so a daemon restarted with --prom in another directory (or none) can clear the old one's
-# temporaries (no dot-.tmp name: the spool's own temporaries are removed by that pattern)
-TEXTFILE_RECORD = ".tracer.prom-path"
-
-
 def stale_temporaries(path: str | os.PathLike) -> list[Path]:
     """Temporaries of textfile writes left by a killed tracer in this textfile's directory:
     this textfile's ('.<name>.*.tmp'), and any other *.prom's of ours whose writer is gone -- a
@@ -148,22 +142,17 @@ def dead_temporaries(directory: str | os.PathLike) -> list[Path]:
     return sorted(found)
 
 
-def previous_textfile(host_dir: str | os.PathLike) -> Path | None:
-    """The --prom path the last daemon on this spool host directory wrote (TEXTFILE_RECORD)."""
-    try:
-        data = (Path(host_dir) / TEXTFILE_RECORD).read_bytes()
-    except OSError:
-        return None
-    name = os.fsdecode(data.removesuffix(b"\n"))
-    return Path(name) if name.startswith("/") and "\0" not in name else None
+# The spool host directory's writer lock file (tracer.fleet.spool.WriterLock) holds the writer's
+# pid, then 'prom <absolute --prom path>': a daemon restarted with --prom in another directory
+# (or none) learns there where the killed one wrote, and clears that directory's temporaries.
+def textfile_note(path: str | os.PathLike | None) -> bytes:
+    """What a daemon with this --prom writes after its pid in the writer lock file."""
+    return b"" if path is None else b"prom " + os.fsencode(os.path.abspath(path)) + b"\n"
 
 
-def remember_textfile(host_dir: str | os.PathLike, path: str | os.PathLike | None) -> None:
-    """Record this daemon's --prom (absolute) in the host directory, or forget the last one's.
-    Best effort: a spool that cannot take it only loses the old directory's cleanup."""
-    record = Path(host_dir) / TEXTFILE_RECORD
-    with contextlib.suppress(OSError):
-        if path is None:
-            record.unlink(missing_ok=True)
-        else:
-            atomic.write_bytes(record, os.fsencode(os.path.abspath(path)) + b"\n", durable=False)
+def previous_textfile(lock_content: bytes) -> Path | None:
+    """The --prom path the last daemon on a spool host directory wrote (its textfile_note)."""
+    for line in lock_content.split(b"\n")[1:]:
+        if line.startswith(b"prom /") and b"\0" not in line:
+            return Path(os.fsdecode(line[5:]))
+    return None

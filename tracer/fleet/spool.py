@@ -13,6 +13,7 @@ temporaries (`.snap-*.tmp`, `.<file>.<random>.tmp`) a killed writer left behind.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import errno
 import fcntl
@@ -52,11 +53,15 @@ def remove_stale_temporaries(directory: str | os.PathLike, pattern: re.Pattern[s
 
 class WriterLock:
     """One writer per host directory of a spool: an flock on <host>/.tracer.lock, held for the
-    writer's lifetime (released by the kernel if the writer dies, so a kill -9 never wedges it)."""
+    writer's lifetime (released by the kernel if the writer dies, so a kill -9 never wedges it).
+    The file holds the writer's pid on its first line, then `note` (the daemon's --prom path);
+    `previous` is what the last writer left there, read once the lock is ours."""
 
-    def __init__(self, host_dir: str | os.PathLike):
+    def __init__(self, host_dir: str | os.PathLike, note: bytes = b""):
         self.path = Path(host_dir) / LOCK_NAME
         self.fd: int | None = None
+        self.note = note
+        self.previous = b""
 
     def acquire(self) -> WriterLock:
         # The lock is held on a read-only descriptor (flock needs no write access) and the pid
@@ -68,14 +73,16 @@ class WriterLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            holder = os.read(fd, 32).split(b"\n", 1)[0].decode(errors="replace").strip() or "?"
             os.close(fd)
             raise TracebaseError(f"{self.path.parent}: expected one tracer per spool host directory, found "
                                  f"another writer (pid {holder}) holding {LOCK_NAME}: use another --spool or --host") from None
+        with contextlib.suppress(OSError):
+            self.previous = os.pread(fd, 8192, 0)
         try:
             wfd = os.open(self.path, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC)
             try:
-                os.write(wfd, f"{os.getpid()}\n".encode())
+                os.write(wfd, f"{os.getpid()}\n".encode() + self.note)
             finally:
                 os.close(wfd)
         except OSError as exc:
