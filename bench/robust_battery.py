@@ -3333,16 +3333,419 @@ def round16_cases(base: Path, fleet: Path, good: list[Path], spool: Path | None,
     return results
 
 
+# --------------------------------------------------------------------------------------------
+# round seventeen
+# --------------------------------------------------------------------------------------------
+def _r17_whole(path: Path) -> str | None:
+    """None when `path` is a whole output a reader can take (Parquet footer, JSON, YAML, HTML
+    closed), else what is wrong."""
+    try:
+        if path.is_dir():
+            bad = _visible_whole(path) + _r15_glob_problems(path)
+            return "; ".join(bad[:2]) or None
+        data = path.read_bytes()
+        if not data:
+            return "empty"
+        if path.suffix == ".parquet":
+            pq.read_table(path)
+        elif path.suffix == ".json":
+            import json
+
+            json.loads(data)
+        elif path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            yaml.safe_load(data)
+        elif path.suffix == ".html" and b"</html>" not in data[-200:]:
+            return "html not closed"
+    except Exception as exc:  # noqa: BLE001 - any failure to read is the finding
+        return f"{type(exc).__name__}: {str(exc)[:80]}"
+    return None
+
+
+def _r17_temporaries(d: Path) -> list[str]:
+    return [str(p.relative_to(d)) for p in d.rglob(".*") if p.name.endswith(".tmp")]
+
+
+def _r17_argv(d: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None) -> list[Result]:
+    """Argument shapes a shell script produces: a flag given twice (the last wins, or one
+    line), `--` before the positionals, options after or between them, `-` as a path (stdin is
+    no trace: one line naming it), file names with a leading dash (through `./` or after `--`)
+    and with a newline. Each ends in its expected status, never a traceback, one line on
+    trouble; what a command says it wrote is there under exactly that name, whole; no
+    temporary is left."""
+    g = list(map(str, good))
+    dash = d / "-g1.parquet"
+    shutil.copy(good[0], dash)
+    nl_in = d / "nl\nin.parquet"
+    shutil.copy(bad, nl_in)
+    o = d / "o"
+    cases: list[tuple[str, list[str], set[int], Path | None]] = [
+        ("diff -- GOOD BAD", ["baseline", "diff", "--", *g, str(bad)], {1}, None),
+        ("diff, --json twice", ["baseline", "diff", *g, str(bad), "--json", "--json"], {1}, None),
+        ("diff, --context twice", ["baseline", "diff", *g, str(bad), "--context", "3", "--context", "5"], {1}, None),
+        ("diff, an option between the positionals", ["baseline", "diff", g[0], "--json", g[1], str(bad)], {1}, None),
+        ("diff of '-'", ["baseline", "diff", g[0], "-"], {2}, None),
+        ("diff of ./-g1.parquet", ["baseline", "diff", g[0], "./-g1.parquet"], {0}, None),
+        ("diff -- of -g1.parquet", ["baseline", "diff", "--", g[0], "-g1.parquet"], {0}, None),
+        ("diff of -g1.parquet without --", ["baseline", "diff", g[0], "-g1.parquet"], {2}, None),
+        ("diff of a name with a newline", ["baseline", "diff", *g, str(nl_in)], {1}, None),
+        ("export -o twice", ["baseline", "export", g[0], "-o", str(o / "a.json"), "-o", str(o / "b.json")], {0},
+         o / "b.json"),
+        ("export -o before the input", ["baseline", "export", "-o", str(o / "c.json"), g[0]], {0}, o / "c.json"),
+        ("export -o ./-x.json", ["baseline", "export", g[0], "-o", "./-x.json"], {0}, d / "-x.json"),
+        ("export -o a name with a newline", ["baseline", "export", g[0], "-o", str(o / "n\nl.json")], {0},
+         o / "n\nl.json"),
+        ("export of '-'", ["baseline", "export", "-", "-o", str(o / "d.json")], {2}, None),
+        ("learn -o before the dataset", ["baseline", "learn", "-o", str(o / "m.parquet"), str(fleet)], {0},
+         o / "m.parquet"),
+        ("learn -- DATASET -o twice", ["baseline", "learn", "-o", str(o / "m1.parquet"), "-o",
+                                       str(o / "m2.parquet"), "--", str(fleet)], {0}, o / "m2.parquet"),
+        ("learn -o -", ["baseline", "learn", str(fleet), "-o", "-"], {2}, None),
+        ("learn of '-'", ["baseline", "learn", "-", "-o", str(o / "m3.parquet")], {2}, None),
+        ("audit --since twice, --json", ["baseline", "audit", str(fleet), "--since", "2h", "--since", "2026-11-27", "-o",
+                                         str(o / "aud"), "--json"], {0}, o / "aud"),
+        ("audit -o a name with a newline", ["baseline", "audit", str(fleet), "-o", str(o / "a\nud")], {0},
+         o / "a\nud"),
+        ("allowlist learn -o between the traces", ["baseline", "allowlist", "learn", g[0], "-o", str(o / "al.yaml"),
+                                                   g[1]], {0}, o / "al.yaml"),
+        ("allowlist learn -o ./-l.yaml", ["baseline", "allowlist", "learn", *g, "-o", "./-l.yaml"], {0},
+         d / "-l.yaml"),
+        ("allowlist learn -o -", ["baseline", "allowlist", "learn", *g, "-o", "-"], {2}, None),
+        ("simulate --hosts twice", ["baseline", "simulate", "--hosts", "9", "--hosts", "2", "--hours", "1", "-o",
+                                    str(o / "s\nim")], {0}, o / "s\nim"),
+        ("simulate -o -", ["baseline", "simulate", "--hosts", "2", "--hours", "1", "-o", "-"], {2}, None),
+        ("evaluate --json twice", ["baseline", "evaluate", str(fleet), "--json", "--json"], {0, 2}, None),
+        ("coverage -o twice", ["baseline", "coverage", str(fleet), "-o", str(o / "cov1"), "-o", str(o / "cov2")],
+         {0}, o / "cov2"),
+        ("probes check -- syscalls --json", ["tracer", "probes", "check", "--json", "--", "syscalls"], {0, 1}, None),
+    ]
+    if spool is not None:
+        cases += [
+            ("ingest -- SPOOL DATASET", ["baseline", "ingest", "--keep-spool", "--", str(spool), str(o / "ds")], {0},
+             o / "ds"),
+            ("ingest --keep-spool twice -j twice", ["baseline", "ingest", str(spool), str(o / "ds2"), "--keep-spool",
+                                                    "--keep-spool", "-j", "3", "-j", "1"], {0}, o / "ds2"),
+            ("ingest of '-'", ["baseline", "ingest", "-", str(o / "ds3")], {2}, None),
+        ]
+    if os.geteuid() == 0:
+        cases += [
+            ("tracer record -o twice", ["tracer", "record", "-q", "-o", str(o / "r1.parquet"), "-o",
+                                        str(o / "r2.parquet"), "--", "/bin/true"], {0}, o / "r2.parquet"),
+            ("tracer record -o a name with a newline", ["tracer", "record", "-q", "-o", str(o / "r\nn.parquet"), "--",
+                                                        "/bin/true"], {0}, o / "r\nn.parquet"),
+            ("tracer record -o ./-r.parquet", ["tracer", "record", "-q", "-o", "./-r.parquet", "--", "/bin/true"], {0},
+             d / "-r.parquet"),
+        ]
+    results = []
+    import fcntl
+    with open("/tmp/tracebase-real.lock", "w") as lock:
+        for name, argv, codes, wrote in cases:
+            shutil.rmtree(o, ignore_errors=True)
+            o.mkdir()
+            if argv[0] == "tracer" and argv[1] == "record":
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                proc = subprocess.run(_r15_cmd(argv), cwd=d, capture_output=True, timeout=300, env=_r14_env(),
+                                      stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                results.append(Result(f"round17 argv {name}", False, "hung > 300s"))
+                continue
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+            ok, detail = _verdict(proc, codes)
+            problems = []
+            if wrote is not None:
+                others = [p.name for p in o.iterdir() if p != wrote and not p.name.startswith(".")]
+                if not wrote.exists():
+                    problems.append(f"{wrote.name!r} not written; found {sorted(p.name for p in o.iterdir())[:4]}")
+                elif (why := _r17_whole(wrote)) is not None:
+                    problems.append(f"{wrote.name!r}: {why}")
+                if others and "twice" in name:
+                    problems.append(f"also written: {others[:3]}")
+            if proc.returncode == 2 and "'-'" in name and "-" not in proc.stderr.decode(errors="replace"):
+                problems.append("the path '-' is not named")
+            if "\n" in proc.stderr.decode(errors="replace").strip() and proc.returncode != 0:
+                problems.append("more than one line")
+            problems += _r17_temporaries(o) + _r17_temporaries(d)
+            for p in (d / "-x.json", d / "-l.yaml", d / "-r.parquet"):
+                if p.exists():
+                    p.unlink()
+            results.append(Result(f"round17 argv {name}", ok and not problems, f"{problems[:3]}; {detail}"))
+    return results
+
+
+def _r17_typed(table: pa.Table, kind: str) -> tuple[pa.Table, dict]:
+    """A snapshot file's table in another writer's representation (`kind`) and the writer's
+    options: the same rows (equal) or rows a schema refuses (nulls where none may be)."""
+    if kind == "large_string":
+        return strings_as(table, lambda c: c.cast(pa.large_string())), {}
+    if kind == "dictionary":
+        return table, {"use_dictionary": True}
+    if kind == "plain (no dictionary)":
+        return table, {"use_dictionary": False}
+    if kind == "dictionary-typed columns":
+        return strings_as(table, lambda c: c.dictionary_encode()), {}
+    if kind == "string_view":
+        return strings_as(table, lambda c: c.cast(pa.string_view())), {}
+    if kind == "a 0-row row group first":
+        return pa.concat_tables([table.slice(0, 0), table]), {"row_group_size": max(1, table.num_rows)}
+    if kind == "zero rows":
+        return table.slice(0, 0), {}
+    if kind == "nulls in a non-null column":
+        name = next(f.name for f in table.schema if not f.nullable and pa.types.is_string(f.type))
+        i = table.schema.get_field_index(name)
+        col = pa.array([None] * table.num_rows, pa.string())
+        return table.set_column(i, pa.field(name, pa.string(), True), col), {}
+    if kind == "every column nullable":
+        return table.cast(pa.schema([f.with_nullable(True) for f in table.schema], metadata=table.schema.metadata)), {}
+    raise ValueError(kind)
+
+
+_R17_TYPED = ("large_string", "dictionary", "plain (no dictionary)", "dictionary-typed columns", "string_view",
+              "a 0-row row group first", "zero rows", "nulls in a non-null column", "every column nullable")
+
+
+def _r17_parquet(d: Path, spool: Path | None) -> list[Result]:
+    """`baseline ingest` of a spool whose one snapshot has both files rewritten by another
+    writer: large/view strings, dictionary on and off, dictionary-typed columns, a 0-row row
+    group before the rows, zero rows, nulls in a non-null column, every column nullable; and a
+    snapshot whose files say schema version 9999 or 1.9 (the future, a past that never was).
+    Exit 0 with the snapshot's rows ingested as the clean file's (equal representations) or
+    the file quarantined with its name and the reason (refused data), never a traceback, the
+    dataset read whole by the documented glob."""
+    if spool is None:
+        return []
+    snap = sorted(spool.glob("*/snap-*"))[len(list(spool.glob("*/snap-*"))) // 2]
+    clean_dir = d / "clean"
+    shutil.rmtree(clean_dir, ignore_errors=True)
+    shutil.copytree(spool, clean_dir / "spool")
+    proc = subprocess.run(_r15_cmd(["baseline", "ingest", str(clean_dir / "spool"), str(clean_dir / "ds"), "--json"]),
+                          cwd=d, capture_output=True, timeout=300, env=_r14_env())
+    if proc.returncode != 0:
+        return [Result("round17 parquet: the clean ingest", False, proc.stderr.decode(errors="replace")[-200:])]
+    import json
+    clean_rows = json.loads(proc.stdout)["ingest"]["rows"]
+    kinds: list[str] = [*_R17_TYPED, "schema version 9999", "schema version 1.9"]
+    results = []
+    for kind in kinds:
+        work = d / "w"
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(spool, work / "spool")
+        odd = work / "spool" / snap.parent.name / snap.name
+        lost = {"events": 0, "counters": 0}
+        for table_name in ("events", "counters"):
+            path = odd / f"{table_name}.parquet"
+            t = pq.read_table(path)
+            meta = dict(t.schema.metadata or {})
+            if kind.startswith("schema version"):
+                meta[schema.META_VERSION] = kind.rsplit(" ", 1)[1].encode()
+                t2, opts = t, {}
+            else:
+                t2, opts = _r17_typed(t, kind)
+            if kind in ("zero rows", "nulls in a non-null column") or kind.startswith("schema version"):
+                lost[table_name] = t.num_rows
+            pq.write_table(t2.replace_schema_metadata(meta), path, **opts)
+        try:
+            proc = subprocess.run(_r15_cmd(["baseline", "ingest", str(work / "spool"), str(work / "ds"), "--json"]),
+                                  cwd=d, capture_output=True, timeout=300, env=_r14_env())
+        except subprocess.TimeoutExpired:
+            results.append(Result(f"round17 ingest of a snapshot written as {kind}", False, "hung > 300s"))
+            continue
+        ok, detail = _verdict(proc, {0, 2})
+        problems = []
+        if proc.returncode == 0:
+            got = json.loads(proc.stdout)["ingest"]
+            want = {t: clean_rows[t] - lost[t] for t in clean_rows}
+            if got["rows"] != want:
+                problems.append(f"rows {got['rows']} against {want}")
+            refused = any(v for v in lost.values()) and kind != "zero rows"
+            if refused and not any(snap.name in q["path"] for q in got["quarantined"]):
+                problems.append("the refused snapshot is not quarantined")
+            problems += _r15_glob_problems(work) + _r17_temporaries(work / "ds")
+        elif snap.name not in proc.stderr.decode(errors="replace"):
+            problems.append("the snapshot is not named")
+        results.append(Result(f"round17 ingest of a snapshot written as {kind}", ok and not problems,
+                              f"{problems[:3]}; {detail}"))
+    return results
+
+
+def _r17_concurrent(d: Path, spool: Path | None) -> list[Result]:
+    """Two `baseline ingest` of two different spools (the snapshots split in two) into one
+    dataset at once, the second started at 0, 1/3 and 2/3 of the first's run; then two
+    `tracer record -o same.parquet` at once (root). Each exits 0 (or 2 in one line), the
+    dataset holds every row of both exactly once (the clean single ingest's rows), no staging
+    or temporary is left; the trace is one whole recording."""
+    results = []
+    if spool is not None:
+        snaps = sorted(spool.glob("*/snap-*"))
+        split = d / "split"
+        shutil.rmtree(split, ignore_errors=True)
+        for i, snap in enumerate(snaps):
+            shutil.copytree(snap, split / f"spool{i % 2}" / snap.parent.name / snap.name)
+        alone = subprocess.run(_r15_cmd(["baseline", "ingest", str(spool), str(split / "all"), "--keep-spool"]),
+                               cwd=d, capture_output=True, timeout=300, env=_r14_env())
+        want = _content(split / "all") if alone.returncode == 0 else None
+        rows_want = {t: pl.scan_parquet(str(split / "all" / t / "**" / "*.parquet"), hive_schema={
+            "date": pl.String, "host": pl.String}).select(pl.len()).collect().item() for t in ("events", "counters")}
+        t0 = time.monotonic()
+        subprocess.run(_r15_cmd(["baseline", "ingest", str(split / "spool0"), str(split / "probe"), "--keep-spool"]),
+                       cwd=d, capture_output=True, timeout=300, env=_r14_env())
+        took = time.monotonic() - t0
+        for frac in (0.0, 1 / 3, 2 / 3):
+            shutil.rmtree(split / "ds", ignore_errors=True)
+            procs = []
+            for k in (0, 1):
+                procs.append(_r15_start(["baseline", "ingest", str(split / f"spool{k}"), str(split / "ds"),
+                                         "--keep-spool"], d))
+                if k == 0:
+                    time.sleep(took * frac)
+            errs = [p.communicate(timeout=600)[1] for p in procs]
+            codes = [p.returncode for p in procs]
+            problems = [f"exit {c}: {e.strip()[-100:]}" for c, e in zip(codes, errs, strict=True)
+                        if c != 0 and not (c == 2 and len(e.strip().splitlines()) == 1)]
+            if codes == [0, 0]:
+                rows = {t: pl.scan_parquet(str(split / "ds" / t / "**" / "*.parquet"), hive_schema={
+                    "date": pl.String, "host": pl.String}).select(pl.len()).collect().item() for t in ("events", "counters")}
+                if rows != rows_want:
+                    problems.append(f"rows {rows} against one ingest's {rows_want}")
+            problems += _r15_glob_problems(split / "ds") + _r17_temporaries(split / "ds")
+            results.append(Result(f"round17 two ingests of different spools into one dataset, second at {frac:.2f}",
+                                  not problems and want is not None, "; ".join(problems[:3])))
+    if os.geteuid() == 0:
+        import fcntl
+        with open("/tmp/tracebase-real.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            r = d / "rec"
+            for offset in (0.0, 0.5):
+                shutil.rmtree(r, ignore_errors=True)
+                r.mkdir(parents=True)
+                procs = []
+                for k in (0, 1):
+                    procs.append(_r15_start(["tracer", "record", "-q", "-o", str(r / "same.parquet"), "--", "/bin/sh",
+                                             "-c", f"ls -R /usr/share/doc >/dev/null; exit {k}"], r))
+                    time.sleep(offset)
+                errs = [p.communicate(timeout=600)[1] for p in procs]
+                codes = [p.returncode for p in procs]
+                problems = [f"exit {c}: {e.strip()[-100:]}" for c, e in zip(codes, errs, strict=True)
+                            if c not in (0, 1) and not (c == 2 and len(e.strip().splitlines()) == 1)]
+                why = _r17_whole(r / "same.parquet") if (r / "same.parquet").exists() else "absent"
+                if why:
+                    problems.append(f"same.parquet: {why}")
+                else:
+                    statuses = pl.read_parquet(r / "same.parquet")["exit_status"].unique().to_list()
+                    if len(statuses) != 1:
+                        problems.append(f"a mix of the two recordings: exit statuses {statuses}")
+                problems += _r17_temporaries(r)
+                results.append(Result(f"round17 two tracer record -o same.parquet, second at +{offset:g}s",
+                                      not problems, "; ".join(problems[:3]) + f" exits {codes}"))
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return results
+
+
+def _r17_kill9(d: Path, fleet: Path, good: list[Path], spool: Path | None, rng: random.Random, per: int
+               ) -> list[Result]:
+    """kill -9 of the process group at `per` random instants (uniform 0.05-3 s) of every
+    writer -- ingest, ingest -j 2, audit, learn, simulate, allowlist learn, export, expected
+    learn, coverage, and as root `tracer record -o` and the daemon's snapshot writer (`tracer run
+    --spool`) --, then: every output present is whole (Parquet, YAML, JSON, HTML; the documented
+    glob reads a dataset), the next run succeeds, and once it has no temporary is left (a killed
+    daemon's spool: after the next daemon on it)."""
+    out = d / "out"
+    jobs = dict(_r16_writers(fleet, good, spool, out))
+    jobs.pop("audit --html", None)
+    if os.geteuid() == 0:
+        jobs["tracer record -o"] = ["tracer", "record", "-q", "-o", str(out / "t.parquet"), "--", "/bin/sh", "-c",
+                                    "ls -lR /usr/share >/dev/null 2>&1"]
+        jobs["tracer run --spool"] = ["tracer", "run", "syscalls", "-d", "3s", "-i", "0.2s", "--spool",
+                                      str(out / "spool"), "--host", "h1"]
+    results = []
+    import fcntl
+    with open("/tmp/tracebase-real.lock", "w") as lock:
+        for name, argv in jobs.items():
+            tracer = argv[0] == "tracer"
+            if tracer:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            bad = []
+            try:
+                for _ in range(per):
+                    shutil.rmtree(out, ignore_errors=True)
+                    out.mkdir(parents=True)
+                    if name.startswith("allowlist"):
+                        shutil.copy(REPO / "expected_errors.yaml", out / "a.yaml")  # a list merged in place
+                    before = (out / "a.yaml").read_bytes() if name.startswith("allowlist") else None
+                    delay = rng.uniform(0.05, 3.0)
+                    proc = _r15_start(argv, d)
+                    time.sleep(delay)
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    problems = [f"{p.name}: {why}" for p in out.iterdir()
+                                if not p.name.startswith(".") and (why := _r17_whole(p)) is not None]
+                    if before is not None and (out / "a.yaml").read_bytes() not in (before,) and \
+                            _r17_whole(out / "a.yaml") is not None:
+                        problems.append("the merged list is not whole")
+                    again = _r15_start(argv, d)
+                    err = again.communicate(timeout=600)[1]
+                    if again.returncode not in (0, 1):
+                        problems.append(f"the next run: exit {again.returncode} {err.strip()[-120:]}")
+                    if name == "tracer run --spool":
+                        ing = subprocess.run(_r15_cmd(["baseline", "ingest", str(out / "spool"), str(out / "ds")]),
+                                             cwd=d, capture_output=True, timeout=300, env=_r14_env())
+                        ok, detail = _verdict(ing, {0})
+                        if not ok:
+                            problems.append(f"ingest of the spool: {detail[-120:]}")
+                    problems += [f"left {p}" for p in _r17_temporaries(out)]
+                    if problems:
+                        bad.append(f"at {delay:.2f}s: {problems[:3]}")
+            finally:
+                if tracer:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+            results.append(Result(f"round17 kill -9 x{per} at random 0.05-3 s: {name}", not bad,
+                                  f"{len(bad)} of {per} bad; " + " | ".join(bad[:2])))
+    return results
+
+
+def _r17_leftovers(d: Path) -> list[Result]:
+    """robust16's leftovers (tests/test_robust_seventeenth.py): a snapshot without one of its
+    files, a daemon whose --prom moved directory, a spool host whose tracer never restarts."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(REPO / "tests" / "test_robust_seventeenth.py")], cwd=REPO, capture_output=True,
+                          timeout=900, env=_r14_env())
+    tail = proc.stdout.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    return [Result("round17 robust16's leftovers (tests/test_robust_seventeenth.py)", proc.returncode == 0, tail[0])]
+
+
+def round17_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None, rng: random.Random,
+                  quick: bool, only: str | None = None) -> list[Result]:
+    d = base / "r17"
+    d.mkdir(exist_ok=True)
+    results: list[Result] = []
+    for group, fn in (("argv", lambda g: _r17_argv(g, fleet, good, bad, spool)),
+                      ("parquet", lambda g: _r17_parquet(g, spool)),
+                      ("concurrent", lambda g: _r17_concurrent(g, spool)),
+                      ("kill9", lambda g: _r17_kill9(g, fleet, good, spool, rng, 3 if quick else 8)),
+                      ("leftovers", _r17_leftovers)):
+        if only and group != only:
+            continue
+        (d / group).mkdir(exist_ok=True)
+        try:
+            results += fn(d / group)
+        except Exception as exc:  # noqa: BLE001 - the battery's own trouble is a failed case, not the end
+            results.append(Result(f"round17 {group}: battery error", False, f"{type(exc).__name__}: {exc}"))
+    return results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="one signal and one kill -9 trial per writer (else 3)")
     ap.add_argument("--group", choices=["round9", "round10", "round11", "round12", "round13", "round14", "round15",
-                                        "round16"],
+                                        "round16", "round17"],
                     default=None, help="only this round's group (after the shared inputs are built)")
     ap.add_argument("--part", default=None, help="with --group round15: only this part (numbers, parquet, streams, "
                     "two, sweep, tracer, leftovers); with round16: snapshots, limits, gone, env, mounts, inputs, "
-                    "leftovers")
+                    "leftovers; with round17: argv, parquet, concurrent, kill9, leftovers")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     root = os.geteuid() == 0
@@ -3458,6 +3861,9 @@ def main() -> int:
             results += round15_cases(base, fleet, good, bad, spool / "spool" if ok else None, args.quick, args.part)
         if args.group in (None, "round16"):
             results += round16_cases(base, fleet, good, spool / "spool" if ok else None, args.part)
+        if args.group in (None, "round17"):
+            results += round17_cases(base, fleet, good, bad, spool / "spool" if ok else None, rng, args.quick,
+                                     args.part)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     failed = [r for r in results if not r.ok]

@@ -172,3 +172,45 @@ def test_ingest_removes_a_killed_tracers_snapshot_temporary_no_writer_holds_once
     assert proc.returncode == 0, proc.stderr
     assert f"removed 2 temporaries a killed tracer left in the spool: {held}, {live}" in proc.stdout, proc.stdout
     assert young.exists() and not held.exists() and not live.exists()
+
+
+def _trace(path: Path, trace_id: str, program: list[tuple[str, str | None, str | None]], pid: int) -> Path:
+    import polars as pl
+
+    from tracer.schema import write_table
+
+    n = len(program)
+    frame = pl.DataFrame(
+        {"trace_id": [trace_id] * n, "seq": list(range(n)), "ts_ns": [i * 10 for i in range(n)], "pid": [pid] * n,
+         "tid": [pid] * n, "ppid": [1] * n, "comm": ["prog"] * n, "probe": [p for p, _, _ in program],
+         "depth": [0] * n, "ret": [-1 if e else 0 for _, e, _ in program], "errno": [e for _, e, _ in program],
+         "path": [x for _, _, x in program], "kind": ["good"] * n, "command": ["prog /srv/in.txt"] * n},
+        schema_overrides={"pid": pl.Int32, "tid": pl.Int32, "ppid": pl.Int32, "depth": pl.Int16})
+    return write_table(frame, path, "events")
+
+
+def test_options_between_the_positionals_are_taken_as_with_gnu_tools(tmp_path):
+    """`baseline diff good1 --json good2 bad` and `baseline allowlist learn a -o LIST b` (an
+    option between the traces, as a script appending to a command line writes it): argparse
+    stopped the traces at the option and refused the rest as 'unrecognized arguments' --
+    naming the traces as the mistake. Now they are read as written; with `--` a name that
+    starts with a dash is a trace, as before."""
+    prog = [("execve", None, "/usr/bin/prog"), ("openat", None, "/etc/ld.so.cache"), ("close", None, None),
+            ("openat", None, "/srv/in.txt"), ("read", None, None), ("exit_group", None, None)]
+    probe = [*prog[:3], ("openat", "ENOENT", "/etc/prog/optional.conf"), *prog[3:]]
+    good1 = _trace(tmp_path / "good1.parquet", "g1", prog, 10)
+    good2 = _trace(tmp_path / "-good2.parquet", "g2", probe, 11)
+    bad = _trace(tmp_path / "bad.parquet", "b1", [*prog[:3], ("openat", "EACCES", "/srv/in.txt"),
+                                                  ("exit_group", None, None)], 12)
+    proc = subprocess.run([*BASELINE, "diff", str(good1), "--json", str(good2), str(bad)], cwd=tmp_path, env=ENV,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[0])["anomaly"], proc.stdout[:300]
+    learned = tmp_path / "list.yaml"
+    proc = subprocess.run([*BASELINE, "allowlist", "learn", str(good1), "-o", str(learned), str(good2)],
+                          cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "optional.conf" in learned.read_text()  # the second trace, after -o, was read
+    proc = subprocess.run([*BASELINE, "diff", "--json", "--", "good1.parquet", "-good2.parquet"], cwd=tmp_path,
+                          env=ENV, capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1) and proc.stderr == "", proc.stderr

@@ -73,6 +73,30 @@ class ArgumentParser(argparse.ArgumentParser):
                 raise _on_stdout(exc) from None
             # stderr unwritable: the exit status still says it
 
+    _intermixing = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """A command's options may come before, between or after its positionals, as with GNU
+        tools (`baseline diff good1 --json good2 bad`, `allowlist learn a -o list b`): plain
+        argparse stops a `nargs='+'` positional at the first option and calls the rest
+        "unrecognized arguments", naming the traces as if they were the mistake. Commands whose
+        shape intermixing cannot parse (sub-commands, `tracer record`'s `-- CMD...`), and any
+        command line with `--` (Python 3.11's intermixed parse drops it and reads a `-name`
+        after it as an option), parse as before."""
+        if self._intermixing or not self._can_intermix() or args is None or "--" in args:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True  # parse_known_intermixed_args calls parse_known_args itself
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+    def _can_intermix(self) -> bool:
+        if any(isinstance(a, argparse._SubParsersAction) or a.nargs in (argparse.REMAINDER, argparse.PARSER)
+               for a in self._actions):
+            return False
+        return not any(any(not a.option_strings for a in g._group_actions) for g in self._mutually_exclusive_groups)
+
     def error(self, message: str) -> NoReturn:
         root = self.prog.split(" ", 1)[0]
         message = message.removeprefix("argument ")
