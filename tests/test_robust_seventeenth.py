@@ -8,7 +8,9 @@ shown by a real run (no mocks).
   new directory only: the old one's, left by the killed daemon, stayed in that directory;
 - a spool host whose tracer never restarts (retired, moved to another spool) kept the
   `.snap-*.tmp` a tracer killed mid-snapshot left, for good: only the tracer removed them, at
-  its restart, and ingest skips hidden names.
+  its restart, and ingest skips hidden names;
+- (found by the round17 battery) an option between a command's positionals (`baseline diff
+  good1 --json good2 bad`) was refused as 'unrecognized arguments: good2 bad'.
 The wider battery is `bench/robust_battery.py --group round17`."""
 
 from __future__ import annotations
