@@ -12,7 +12,6 @@ the fleet and the decisions behind its truth)."""
 from __future__ import annotations
 
 import polars as pl
-import pytest
 from fleet_harness import (
     assert_errno_from_reference,
     assert_functions_in_reference,
@@ -25,19 +24,6 @@ from fleetgen14.generator import OPS, frames_of
 from tracer.schema import dataset_files, read
 
 fleet14 = audited_fleet("fleet14", generate, package="fleetgen14", hosts=64, hours=3, seed=14)
-
-# Found by this generator, not fixed: the expected-error families are learned per (operation,
-# origin probe, errno), so one family holds tenant aria's ETIMEDOUT at rdma_addr_find_l2_eth_by_grh
-# (retried through, the process goes on) and tenant brisk's (the rank dies). Its survival is mixed,
-# it is not learned, and aria's retried failures stay open (74 false findings on main, clustered
-# with brisk's: purity 0.83). Telling them apart needs the caller (comm, or the job's tenant) in the
-# family's key, which collect_traces' table does not carry.
-MIXED_CALLERS = pytest.mark.xfail(strict=True, reason=(
-    "expected-error families are keyed by (operation, origin probe, errno) only: tenant aria's "
-    "retried-through ETIMEDOUT at rdma_addr_find_l2_eth_by_grh shares a family with tenant brisk's "
-    "fatal one, so it is not learned and aria's ~74 traces stay open findings (no comm/tenant in "
-    "the family key)"))
-
 
 def test_generator_is_blind():
     """It imports only the data model: nothing of the simulator, the other generators or the audit."""
@@ -112,7 +98,6 @@ def test_routine_families_set_aside(fleet14):
     assert opened.is_empty(), opened.group_by("host", "operation", "bifurcation_probe", "bifurcation_errno").len()
 
 
-@MIXED_CALLERS
 def test_a_tenant_retrying_through_an_errno_is_routine_beside_one_it_kills(fleet14):
     """Tenant aria's ETIMEDOUT, retried through, is set aside; brisk's, fatal, stays open in a
     cluster of its own."""

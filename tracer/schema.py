@@ -247,6 +247,9 @@ FINDINGS = pa.schema(
         pa.field("signature", pa.string()),
         pa.field("cluster_id", pa.int32()),
         pa.field("score", pa.float64()),
+        # the trace's process name: an expected error can be routine for one caller only (an
+        # entry's `comm`); null in findings written before it was recorded
+        pa.field("comm", pa.string()),
     ]
 )
 

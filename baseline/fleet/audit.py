@@ -119,6 +119,27 @@ def _expected_lookup(pairs: pl.DataFrame, expected: ExpectedErrors) -> pl.DataFr
     return pairs.with_columns(pl.Series("is_expected", flags, dtype=pl.Boolean))
 
 
+def caller_expected(findings: pl.DataFrame, callers: ExpectedErrors) -> pl.DataFrame:
+    """Open findings whose origin (operation, probe, errno) an entry naming their trace's caller
+    (``comm``) covers are expected: routine for that caller, while the same family stays a
+    finding for the callers it kills (baseline.fleet.expected, "Caller"). Chains are analysed
+    once for all their traces, whatever process made them, so these entries are matched here,
+    per distinct (family, comm) of the open findings; `callers`: the entries with a ``comm``
+    (ExpectedErrors.split_by_caller). Nothing to do (no column built) without such an entry."""
+    if not len(callers) or findings.is_empty() or "comm" not in findings.columns:
+        return findings
+    on = ["operation", "probe", "errno", "comm"]
+    keys = (findings.lazy().filter(~pl.col("expected") & pl.col("comm").is_not_null() & pl.col("errno").is_not_null())
+            .select(on).unique().collect().with_columns(pl.col(on).cast(pl.String)))
+    hit = [callers.match(p, e, context=o, comm=c) is not None for o, p, e, c in keys.select(on).iter_rows()]
+    keys = keys.filter(pl.Series(hit, dtype=pl.Boolean))
+    if keys.is_empty():
+        return findings
+    mark = (findings.select(pl.col(on).cast(pl.String))
+            .join(keys.with_columns(pl.lit(True).alias("_caller")), on=on, how="left", maintain_order="left"))
+    return findings.with_columns(pl.col("expected") | mark["_caller"].fill_null(False))
+
+
 def update_regressions(findings: pl.DataFrame, expected: ExpectedErrors,
                        releases: pl.DataFrame | None) -> pl.DataFrame:
     """Findings of a learned family marked ``update_regression`` (baseline.fleet.expected: routine
@@ -441,7 +462,7 @@ def _failing(traces: pl.DataFrame) -> pl.DataFrame:
         "trace_id", "host", "job_id", pl.col("start_time").alias("time"), "operation", "chain_hash",
         flags["truncated"],
         (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).alias("kernel_release"),
-        flags["weight"],
+        flags["weight"], (pl.col("comm") if "comm" in cols else pl.lit(None, pl.String)).cast(pl.Categorical).alias("comm"),
     ).collect()
 
 
@@ -491,7 +512,7 @@ def _findings_of_failing(
     out = pl.concat([failing, per_row], how="horizontal")
     return out.select(
         "trace_id", pl.col("host", "job_id", "operation").cast(pl.Categorical), "time", *analysed.columns[5:],
-        "signature", "truncated", pl.col("kernel_release").cast(pl.Categorical), "weight",
+        "signature", "truncated", pl.col("kernel_release").cast(pl.Categorical), "weight", "comm",
     )
 
 
@@ -1577,6 +1598,9 @@ def run_audit(
 
         learned = expected_from_traces(traces, chains, counters=buckets, releases=releases).entries
         expected = expected + ExpectedErrors(learned, source="<learned from dataset>")
+    # entries naming a caller (comm) are matched per finding's process (caller_expected); the
+    # chains' analysis and the counters know no process, so they take the others only
+    anyone, callers = expected.split_by_caller()
 
     # the host alerts need the expected errors (curated + learned) and the model, nothing of the
     # findings: computed now, the bucketed counters (~200 MB on a 10,000-host day) are freed
@@ -1587,7 +1611,7 @@ def run_audit(
                 if buckets is not None else None)
     if buckets is not None:
         depths = model.edges_.group_by("probe").agg(pl.col("depth").max().cast(pl.Int64))
-        alerts = host_alerts(buckets, expected, probe_depth=dict(depths.iter_rows()))
+        alerts = host_alerts(buckets, anyone, probe_depth=dict(depths.iter_rows()))
         del buckets
     window = (traces["start_time"].min(), traces["start_time"].max())
     traces_audited = traces.height
@@ -1595,11 +1619,12 @@ def run_audit(
     # freed before the findings are joined together (findings_of, in two steps)
     failing = _failing(traces)
     del traces
-    findings = _findings_of_failing(failing, chains, model, expected, min_layers=min_layers, releases=releases,
+    findings = _findings_of_failing(failing, chains, model, anyone, min_layers=min_layers, releases=releases,
                                     unshowable=unshowable)
     del failing, chains
+    findings = caller_expected(findings, callers)
     findings = update_regressions(findings, expected, releases)
-    findings = seen_through_coverage_gaps(findings, expected, attached)
+    findings = seen_through_coverage_gaps(findings, anyone, attached)
     findings, clusters = cluster_findings(findings, window, releases=releases)
     findings = findings.with_columns(pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score"))
     # sorted by time a column at a time, each unsorted column dropped once its sorted copy

@@ -427,7 +427,8 @@ class FleetExpectedLearner(ParamsMixin):
             raise TracebaseError("no events to learn expected errors from")
         self.candidates_ = self._candidates(traces, chains, counters, releases)
         self.entries_ = [self._entry(r) for r in self.candidates_.filter(pl.col("expected")).iter_rows(named=True)]
-        self.families_ = self.candidates_.filter(pl.col("expected")).select("operation", "probe", "errno")
+        # comm null: routine for every caller, seen or not; else for that caller only
+        self.families_ = self.candidates_.filter(pl.col("expected")).select("operation", "probe", "errno", "comm")
         return self
 
     def _check_fitted(self) -> None:
@@ -437,12 +438,17 @@ class FleetExpectedLearner(ParamsMixin):
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' first.")
 
     def predict(self, X: pl.DataFrame) -> np.ndarray:
-        """True for errors (rows with operation, probe, errno at their origin) that are routine."""
+        """True for errors (rows with operation, probe, errno at their origin, and the caller's
+        `comm` when known) that are routine: a family learned for every caller, or for this one."""
         self._check_fitted()
-        keys = X.select(pl.col("operation", "probe", "errno").cast(pl.String))
-        hit = keys.join(self.families_.with_columns(pl.lit(True).alias("_hit")), on=["operation", "probe", "errno"],
-                        how="left", maintain_order="left")
-        return hit["_hit"].fill_null(False).to_numpy()
+        fam = ["operation", "probe", "errno"]
+        comm = pl.col("comm").cast(pl.String) if "comm" in X.columns else pl.lit(None, pl.String)
+        keys = X.select(pl.col(*fam).cast(pl.String), comm.alias("comm"))
+        anyone = self.families_.filter(pl.col("comm").is_null()).select(*fam, pl.lit(True).alias("_any"))
+        mine = self.families_.filter(pl.col("comm").is_not_null()).with_columns(pl.lit(True).alias("_mine"))
+        hit = (keys.join(anyone, on=fam, how="left", maintain_order="left")
+               .join(mine, on=[*fam, "comm"], how="left", maintain_order="left"))
+        return (hit["_any"].fill_null(False) | hit["_mine"].fill_null(False)).to_numpy()
 
     def to_expected(self) -> ExpectedErrors:
         self._check_fitted()
@@ -467,6 +473,7 @@ class FleetExpectedLearner(ParamsMixin):
             .fill_null("?").alias("kernel_release"),
             flags["truncated"], flags["weight"].alias("w"), flags["root_failed"],
             (pl.col("timed") if "timed" in cols else pl.lit(True)).alias("timed"),
+            (pl.col("comm") if "comm" in cols else pl.lit(None, pl.String)).cast(cat).alias("comm"),
         ).with_columns(pl.when(pl.col("timed")).then(pl.col("start_time")).alias("_timed_start"))
         proc_raw = ["host", "job_id", "pid"]
         # a run is the scheduler job on its host; without a job id, the process; without either,
@@ -512,7 +519,7 @@ class FleetExpectedLearner(ParamsMixin):
         fine = (
             tr.join(procs.lazy(), on=proc_raw, how="left", nulls_equal=True)
             .filter(~pl.col("truncated"))
-            .group_by([*key, "host", "_run", "kernel_release"])
+            .group_by([*key, "host", "_run", "kernel_release", "comm"])
             .agg(
                 pl.col("w").sum().alias("traces"),
                 (last & ~pl.col("_censored")).cast(pl.Int64).sum().alias("failing"),
@@ -539,7 +546,7 @@ class FleetExpectedLearner(ParamsMixin):
         else:
             fine = fine.join(rel.select(pl.col("host", "kernel_release").cast(cat), "new_release"),
                              on=["host", "kernel_release"], how="left")
-        by_run = fine.group_by([*key, "host", "_run", "new_release"]).agg(
+        by_run = fine.group_by([*key, "host", "_run", "new_release", "comm"]).agg(
             pl.col("traces", "failing", "censored", "handled", "timed_traces", "timed_failing").sum(),
             pl.col("first_seen").min(),
             pl.col("last_seen").max(),
@@ -597,27 +604,7 @@ class FleetExpectedLearner(ParamsMixin):
                  pl.col("timed_failing").sum().alias("observed_timed_failing"))
         )
         cand = (
-            true.group_by(["operation", "probe", "errno"])
-            .agg(
-                pl.col("traces").sum(),
-                pl.col("failing").sum(),
-                pl.col("censored").sum(),
-                pl.col("timed_traces").sum(),
-                pl.col("timed_failing").sum(),
-                pl.col("survived").sum(),
-                pl.col("handled").sum(),
-                pl.col("visible").sum(),
-                pl.col("host").filter(pl.col("survived") > 0).n_unique().alias("success_hosts"),
-                pl.col("_run").filter(pl.col("survived") > 0).n_unique().alias("success_jobs"),
-                pl.col("host").n_unique().alias("hosts"),
-                pl.col("_run").n_unique().alias("jobs"),
-                # occurrences on a release their host switched to, on hosts that did not show the
-                # error before the switch (see "Not a regression")
-                (pl.col("traces") * (pl.col("new_release").fill_null(False) & pl.col("_regression"))).sum()
-                .alias("on_new_release"),
-                pl.col("first_seen").min(),
-                pl.col("last_seen").max(),
-            )
+            true.group_by(["operation", "probe", "errno"]).agg(*self._family_aggs())
             .join(observed, on=["operation", "probe"], how="left")
             .with_columns(pl.col("operation").cast(pl.String))
             .join(split, on=["operation", "probe", "errno"], how="left")
@@ -634,7 +621,8 @@ class FleetExpectedLearner(ParamsMixin):
         cand = (cand.with_columns(pl.col("probe", "errno").cast(pl.String))
                 .join(also_ok, on=["operation", "probe", "errno"], how="left")
                 .with_columns(pl.col("hosts_also_ok").fill_null(0)))
-        schema_extra = {"observed_hosts": pl.Int64, "group_hosts": pl.Int64, "vendors": pl.String}
+        schema_extra = {"observed_hosts": pl.Int64, "group_hosts": pl.Int64, "vendors": pl.String, "comm": pl.String,
+                        "fatal_to": pl.List(pl.String)}
         if cand.is_empty():
             return cand.with_columns([pl.lit(None, t).alias(c) for c, t in schema_extra.items()]
                                      + [pl.lit(False).alias("expected")])
@@ -667,6 +655,29 @@ class FleetExpectedLearner(ParamsMixin):
                           pl.col("observed_hosts").fill_null(pl.col("group_hosts")))
             .drop("_vendors")
         )
+        cand = self._verdict(cand)
+        # a family whose survival depends on the caller: its callers judged apart (see "Caller")
+        callers = self._by_caller(true, cand)
+        cand = cand.with_columns(pl.lit(None, pl.String).alias("comm"), pl.lit(None, pl.List(pl.String)).alias("fatal_to"))
+        if callers is not None:
+            cand = pl.concat([cand, callers.select(cand.columns)], how="vertical_relaxed")
+        # propagation paths and rate bands of the learned families
+        paths = (
+            chain_origins(chains).group_by("operation", "probe", "errno")
+            .agg(pl.col("path").list.explode().unique().sort().alias("covers"))
+        )
+        cand = cand.join(paths, on=["operation", "probe", "errno"], how="left")
+        return self._with_bands(cand, counters, vendors, regressed)
+
+    def _verdict(self, cand: pl.DataFrame, spread: bool = True) -> pl.DataFrame:
+        """The candidates' statistics (Increase and its bounds) and verdict (`expected`: every
+        predicate of the module docstring holds). spread=False: the fleet-spread predicate is
+        not asked (a caller's sub-family: see "Caller")."""
+        z = self.z
+        spread_ok = ((pl.col("group_hosts") >= self.min_host_fraction * pl.col("observed_hosts"))
+                     | pl.col("errno").is_in(list(self.signal_errnos))
+                     | (pl.col("handled") >= self.handled_share * pl.col("traces")))
+        spread = spread_ok if spread else pl.lit(True)
         # the outcome where the recording shows it (see "Survival"): each side of Increase from
         # the timed traces when it has at least min_timed of them, else from all traces -- for
         # the error a bound that can only make it look more fatal; for the probe's traces, where
@@ -727,21 +738,68 @@ class FleetExpectedLearner(ParamsMixin):
                     .then(pl.max_horizontal("success_hosts", "group_hosts")).otherwise(pl.col("success_hosts"))
                     >= self.min_hosts) | runs_for_hosts)
                 & ((pl.col("success_jobs") >= self.min_jobs) | (absorbed & (pl.col("jobs") >= self.min_jobs)))
-                & ((pl.col("group_hosts") >= self.min_host_fraction * pl.col("observed_hosts"))
-                   | pl.col("errno").is_in(list(self.signal_errnos))
-                   | (pl.col("handled") >= self.handled_share * pl.col("traces")))
+                & spread
                 & (pl.col("increase_lower") <= self.max_increase)
                 & (pl.col("new_release_share") < self.max_new_share)
                 & (pl.col("visible") >= self.handled_share * pl.col("traces"))
             ).alias("expected")
         )
-        # propagation paths and rate bands of the learned families
-        paths = (
-            chain_origins(chains).group_by("operation", "probe", "errno")
-            .agg(pl.col("path").list.explode().unique().sort().alias("covers"))
-        )
-        cand = cand.join(paths, on=["operation", "probe", "errno"], how="left")
-        return self._with_bands(cand, counters, vendors, regressed)
+        return cand
+
+    def _by_caller(self, true: pl.DataFrame, cand: pl.DataFrame) -> pl.DataFrame | None:
+        """Sub-families (operation, probe, errno, comm) of the families not learned fleet-wide
+        that some caller survives and another is killed by (see "Caller"): each caller's own
+        statistics and verdict (fleet spread not asked), `expected` only where another caller
+        of the family is shown to die of it (Increase's lower bound above ``max_increase``),
+        `fatal_to` naming those callers. None when no family has two callers."""
+        fam = ["operation", "probe", "errno"]
+        open_ = cand.filter(~pl.col("expected")).select(fam)
+        if open_.is_empty() or "comm" not in true.columns:
+            return None
+        # grouped on the categorical codes first: the families' rows only, text for those
+        per = (true.lazy().filter(pl.col("comm").is_not_null())
+               .with_columns(pl.col("operation").cast(pl.String))
+               .join(open_.lazy(), on=fam, how="semi")
+               .filter(pl.col("comm").n_unique().over(fam) >= 2)
+               .group_by([*fam, "comm"]).agg(*self._family_aggs())
+               .with_columns(pl.col("comm").cast(pl.String))
+               .collect())
+        if per.is_empty():
+            return None
+        # what the fleet shows of the family whoever calls: its probe's base rate (Increase's
+        # second side), its spread, release history and hosts
+        fleet = ["observed", "observed_failing", "observed_timed", "observed_timed_failing", "update_regression",
+                 "hosts_also_ok", "group_hosts", "observed_hosts", "vendors"]
+        per = self._verdict(per.join(cand.select(*fam, *fleet), on=fam, how="left"), spread=False)
+        fatal = pl.col("increase_lower") > self.max_increase
+        killed = per.group_by(fam).agg(pl.col("comm").filter(fatal).sort().alias("fatal_to"))
+        per = per.join(killed, on=fam, how="left").with_columns(
+            (pl.col("expected") & (pl.col("fatal_to").list.len() > 0)).alias("expected"))
+        return per.sort([*fam, "comm"])
+
+    @staticmethod
+    def _family_aggs() -> list[pl.Expr]:
+        """A family's statistics from `true`'s rows (per chain, run, release and caller)."""
+        return [
+            pl.col("traces").sum(),
+            pl.col("failing").sum(),
+            pl.col("censored").sum(),
+            pl.col("timed_traces").sum(),
+            pl.col("timed_failing").sum(),
+            pl.col("survived").sum(),
+            pl.col("handled").sum(),
+            pl.col("visible").sum(),
+            pl.col("host").filter(pl.col("survived") > 0).n_unique().alias("success_hosts"),
+            pl.col("_run").filter(pl.col("survived") > 0).n_unique().alias("success_jobs"),
+            pl.col("host").n_unique().alias("hosts"),
+            pl.col("_run").n_unique().alias("jobs"),
+            # occurrences on a release their host switched to, on hosts that did not show the
+            # error before the switch (see "Not a regression")
+            (pl.col("traces") * (pl.col("new_release").fill_null(False) & pl.col("_regression"))).sum()
+            .alias("on_new_release"),
+            pl.col("first_seen").min(),
+            pl.col("last_seen").max(),
+        ]
 
     def _update_regressions(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
         """Families (fam, `_split`) whose occurrences on hosts that show them only on a release
@@ -794,9 +852,10 @@ class FleetExpectedLearner(ParamsMixin):
         return cand.join(per, on=["operation", "probe", "errno"], how="left")
 
     def _entry(self, row: dict[str, Any]) -> Entry:
+        comm = row.get("comm")
         stats = {
             "statistic": "CBI Increase(P) = P(fail|P) - P(fail|P observed)",
-            "unit": "operation, origin probe, errno",
+            "unit": "operation, origin probe, errno" + (", caller (comm)" if comm is not None else ""),
             "increase": round(float(row["increase"]), 6),
             "increase_upper": round(float(row["increase_upper"]), 6),
             "increase_lower": round(float(row["increase_lower"]), 6),
@@ -819,16 +878,19 @@ class FleetExpectedLearner(ParamsMixin):
         # (see "Fleet spread"); host alerts need another error for a persistent bad state
         if row["handled"] >= self.handled_share * row["traces"] or row["errno"] in self.signal_errnos:
             stats["host_configuration"] = True
+        if comm is not None:  # routine for this caller; the callers named die of it (see "Caller")
+            stats["fatal_to"] = list(row["fatal_to"] or [])
         if row.get("update_regression"):  # not routine where it came with a kernel update
             stats["update_regression"] = True
         if row.get("rate_upper"):  # per covered probe: errno count / invocations, per host
             stats["rate_upper"] = {b["probe"]: round(float(b["rate_upper"]), 6) for b in row["rate_upper"]}
         return Entry(
-            id=learned_id(row["probe"], row["errno"], None, row["operation"]),
+            id=learned_id(row["probe"], row["errno"], None, row["operation"], comm),
             source="learned",
             probe=row["probe"],
             errno=row["errno"],
             context=row["operation"],
+            comm=comm,
             support={"runs": int(row["success"]), "total": int(row["observed"] or row["traces"])},
             first_seen=_iso(row["first_seen"]),
             last_seen=_iso(row["last_seen"]),

@@ -140,12 +140,14 @@ RUN_COLUMNS = [c for c in FIT_COLUMNS if c != "arg"]  # fitting's fast path (see
 # pid tells one process of a job from its requeued successor; kernel_release, lost_events and
 # repeat_count (schema 2: an example standing for N identical call trees) are read per trace;
 # latency_ns of a trace's first frame only says whether the tree was timed (recorded in a capture
-# window, where the process's successful calls are recorded too): collect_traces keeps `timed`
+# window, where the process's successful calls are recorded too): collect_traces keeps `timed`;
+# comm (the process name, read from a trace's first frame) is the caller an expected error can
+# depend on: one tenant's launcher retries an errno another's library dies of (baseline.fleet.expected)
 TRACE_LEVEL = ("kind", "job_id", "start_time", "exit_status", "pid", "kernel_release", "lost_events", "repeat_count",
-               "latency_ns")
+               "latency_ns", "comm")
 AUDIT_COLUMNS = [*FIT_COLUMNS, *TRACE_LEVEL]
-OPTIONAL_COLUMNS = {"latency_ns": pl.Int64}  # read as null where a frame lacks them
-TRACE_CATEGORICAL = ["host", "operation", "job_id", "kernel_release"]  # collect_traces' categoricals
+OPTIONAL_COLUMNS = {"latency_ns": pl.Int64, "comm": pl.String}  # read as null where a frame lacks them
+TRACE_CATEGORICAL = ["host", "operation", "job_id", "kernel_release", "comm"]  # collect_traces' categoricals
 
 
 def failed_expr() -> pl.Expr:
@@ -210,6 +212,7 @@ def trace_table_columns() -> list[pl.Expr]:
         failed_expr().alias("root_failed"), (pl.col("lost_events").fill_null(0) > 0).alias("truncated"),
         weight_expr().clip(upper_bound=np.iinfo(np.uint32).max).cast(pl.UInt32).alias("weight"),
         pl.col("latency_ns").is_not_null().alias("timed"), lost_errors.alias("lost_errors"),
+        pl.col("comm").cast(pl.Categorical),
     ]
 
 

@@ -11,6 +11,7 @@ File format (``expected_errors.yaml``, version 1)::
         errno: ENOENT              # symbolic name, or a glob such as "ERESTART*"
         path: "/sys/class/infiniband/**"   # optional glob on the normalised path
         context: "python*"         # optional glob on the call context (process name / root op)
+        comm: "brisk-*"            # optional glob on the caller's process name (comm)
         support: {runs: 4, total: 4}   # learned: good runs seen in / total
         first_seen: "2026-11-29T10:00:00Z"
         last_seen: "2026-11-29T11:00:00Z"
@@ -19,8 +20,16 @@ File format (``expected_errors.yaml``, version 1)::
 
 Globs (`glob_match`, linear time): ``*``/``?``/``[...]`` stay within one path component;
 ``**`` matches anything; ``**/x`` matches ``x`` at any depth; ``{a,b}`` alternatives.
-A missing ``path``/``context`` matches anything, except that a *learned* entry without a path
+A missing ``path``/``context``/``comm`` matches anything, except that a *learned* entry without a path
 (learned from errors that had none) matches only errors without a path.
+
+``comm`` names the caller an error is routine for: the same errno at the same call site can be
+retried through by one program and fatal to another (one tenant's launcher retries an ARP
+timeout, another's library dies of it). An entry with ``comm`` matches only errors whose process
+name is known and matches it: `baseline diff` gives the traced process's name (normalised as for
+``context``), the fleet audit each trace's ``comm`` (the fleet learner writes such entries for a
+family whose survival depends on the caller: baseline.fleet.expected, "Caller"). Counters carry no
+process name, so host alerts use the entries without ``comm`` only.
 Paths are matched in their normalised form (see baseline.run.normalize: numbers and addresses as
 ``<n>``, temp names as ``tmp<rand>``, search-path walks as ``<search>/name``), so a learned
 pattern generalises across runs; curated globs are also tried on the path before search-path
@@ -333,8 +342,10 @@ class Entry:
     last_seen: str | None = None
     stats: dict[str, Any] | None = None
     status: str = "active"
+    comm: str | None = None  # the caller (process name) it is routine for; None: any caller
 
-    def matches(self, probe: str, errno: str | None, path: str | None = None, context: str | None = None) -> bool:
+    def matches(self, probe: str, errno: str | None, path: str | None = None, context: str | None = None,
+                comm: str | None = None) -> bool:
         if self.status != "active" or errno is None:
             return False
         if self.path is None and self.source == "learned" and path is not None:
@@ -344,14 +355,15 @@ class Entry:
             and glob_match(self.probe, probe)
             and glob_match(self.path, path)
             and glob_match(self.context, context)
+            and glob_match(self.comm, comm)  # an unknown caller never matches a caller's entry
         )
 
     def key(self) -> tuple:
-        return (self.probe, self.errno, self.path, self.context)
+        return (self.probe, self.errno, self.path, self.context, self.comm)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        order = ["id", "source", "reason", "probe", "errno", "path", "context", "support",
+        order = ["id", "source", "reason", "probe", "errno", "path", "context", "comm", "support",
                  "first_seen", "last_seen", "stats", "status"]
         return {k: d[k] for k in order if d[k] is not None}
 
@@ -362,8 +374,10 @@ except ImportError:  # pragma: no cover (a Python built without it)
     from hashlib import sha1 as _sha1
 
 
-def learned_id(probe: str, errno: str, path: str | None, context: str | None) -> str:
-    digest = _sha1(f"{probe}\0{errno}\0{path}\0{context}".encode()).hexdigest()[:10]
+def learned_id(probe: str, errno: str, path: str | None, context: str | None, comm: str | None = None) -> str:
+    # (the caller joins the digest only when there is one: ids learned before it stay the same)
+    text = f"{probe}\0{errno}\0{path}\0{context}" + (f"\0{comm}" if comm is not None else "")
+    digest = _sha1(text.encode()).hexdigest()[:10]
     return f"learned-{errno.lower()}-{probe}-{digest}"
 
 
@@ -378,7 +392,8 @@ def _entry_from_dict(raw: Any, index: int, source: str) -> Entry:
     for name in ("id", "source", "probe", "errno"):
         if raw.get(name) in (None, ""):
             raise TracebaseError(f"{where}: field '{name}': expected a value, found none")
-    for name in ("id", "source", "probe", "errno", "reason", "path", "context", "first_seen", "last_seen", "status"):
+    for name in ("id", "source", "probe", "errno", "reason", "path", "context", "comm", "first_seen", "last_seen",
+                 "status"):
         if name in raw and raw[name] is not None and not isinstance(raw[name], str):
             raise TracebaseError(f"{where}: field '{name}': expected a string, found {raw[name]!r}")
     if raw["source"] not in SOURCES:
@@ -388,7 +403,9 @@ def _entry_from_dict(raw: Any, index: int, source: str) -> Entry:
     errno = raw["errno"]
     if not (_GLOB_CHARS & set(errno)) and not is_errno_name(errno):
         raise TracebaseError(f"{where}: field 'errno': expected a symbolic errno name like ENOENT, found {errno!r}")
-    for name in ("probe", "errno", "path", "context"):
+    if raw.get("comm") == "":  # would match no process: a caller's name is never empty
+        raise TracebaseError(f"{where}: field 'comm': expected a process name or glob like 'python*', found ''")
+    for name in ("probe", "errno", "path", "context", "comm"):
         if raw.get(name):
             check_glob(raw[name], f"{where}: field '{name}'")
     status = raw.get("status", "active")
@@ -600,7 +617,8 @@ class ExpectedErrors:
         return atomic.write_text(Path(path), self._text)
 
     # -------------------------------------------------------------------------- matching
-    def match(self, probe: str, errno: str | None, path: str | None = None, context: str | None = None) -> Entry | None:
+    def match(self, probe: str, errno: str | None, path: str | None = None, context: str | None = None,
+              comm: str | None = None) -> Entry | None:
         """The first active entry covering this error (curated entries before learned).
 
         Only the entries that can match are tested: a diff learns one entry per distinct good
@@ -608,9 +626,17 @@ class ExpectedErrors:
         of the bad run's 10,000 errors took minutes (`_MatchIndex`)."""
         index = self._match_index()
         for e in index.candidates(probe, errno, path):
-            if e.matches(probe, errno, path, context):
+            if e.matches(probe, errno, path, context, comm):
                 return e
         return None
+
+    def split_by_caller(self) -> tuple[ExpectedErrors, ExpectedErrors]:
+        """(entries for any caller, entries naming a caller: ``comm``), each in this set's order.
+        Where errors are judged without their process name (a chain analysed once for all its
+        traces, counters) only the first apply; the second are matched per trace's comm."""
+        anyone = ExpectedErrors([e for e in self.entries if e.comm is None], source=self.source)
+        callers = ExpectedErrors([e for e in self.entries if e.comm is not None], source=self.source)
+        return anyone, callers
 
     def _match_index(self) -> _MatchIndex:
         # Rebuilt when the list changes length (merge_learned appends); entries are never
@@ -651,7 +677,7 @@ class ExpectedErrors:
         ids = {e.id for e in self.entries}
         fresh_keys = set()
         for new in entries:
-            if curated.match(new.probe, new.errno, new.path, new.context) is not None:
+            if curated.match(new.probe, new.errno, new.path, new.context, new.comm) is not None:
                 counts["skipped_curated"] += 1
                 continue
             fresh_keys.add(new.key())

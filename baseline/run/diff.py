@@ -852,11 +852,13 @@ def diff_traces(
         )
         # The plain normalised path first (curated globs name directories), then the
         # search-masked one (learned entries generalise over search directories), then the
-        # second path of a two-path call.
+        # second path of a two-path call. The process name is the context (diff's learned
+        # entries) and the caller an entry's `comm` names (routine for one program only).
+        comm = err["ncomm"]
         entry = None if done_in_good else (
-            rules.match(err["probe"], err["errno"], err["plain_npath"], err["ncomm"])
-            or rules.match(err["probe"], err["errno"], err["npath"], err["ncomm"])
-            or (rules.match(err["probe"], err["errno"], err["path2"], err["ncomm"]) if err.get("path2") else None)
+            rules.match(err["probe"], err["errno"], err["plain_npath"], comm, comm)
+            or rules.match(err["probe"], err["errno"], err["npath"], comm, comm)
+            or (rules.match(err["probe"], err["errno"], err["path2"], comm, comm) if err.get("path2") else None)
         )
         covered = err["rows"]
         if entry is not None and abandoned[covered].any():
