@@ -457,7 +457,6 @@ class FleetExpectedLearner(ParamsMixin):
     # ---------------------------------------------------------------- the statistics
     def _candidates(self, traces: pl.DataFrame, chains: pl.DataFrame, counters: Any,
                     releases: pl.DataFrame | None = None) -> pl.DataFrame:
-        z = self.z
         cols = set(traces.columns)
         # a million traces or more: keys stay categorical (integer codes) and text is built only
         # for the distinct values (runs, releases); the candidates table is text again
