@@ -76,6 +76,9 @@ GOOD_ENTRY = {"id": "a", "source": "curated", "reason": "r", "probe": "openat", 
         ({"version": 1, "entrys": [GOOD_ENTRY]}, "unknown top-level key 'entrys' (expected version and entries)"),
         ({"version": 1, "entries": [], "notes": "x"}, "unknown top-level key 'notes'"),
         ({"version": 1, "entries": [{**GOOD_ENTRY, "paht": "/x"}]}, "entries[0]: unknown field 'paht'"),
+        ({"version": 1, "entries": [{**GOOD_ENTRY, "comm": ""}]},
+         "entries[0]: field 'comm': expected a process name or glob like 'python*', found ''"),
+        ({"version": 1, "entries": [{**GOOD_ENTRY, "comm": 3}]}, "entries[0]: field 'comm': expected a string, found 3"),
     ],
 )
 def test_bad_allowlists_name_file_entry_and_field(tmp_path, doc, message):
