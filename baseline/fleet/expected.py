@@ -92,6 +92,18 @@ routine) learns a unit as expected when all of these hold:
   falls back), it is judged on those other hosts alone, and the entry says
   ``update_regression``: the audit keeps its occurrences on such hosts as findings.
 
+* **Caller.** A family that fails the above fleet-wide is judged again per caller (``comm``, the
+  trace's process name): the same errno at the same call site can be retried through by one
+  program and kill another (tenant aria's launcher retries the ARP timeout at
+  rdma_addr_find_l2_eth_by_grh, tenant brisk's library does not: tests/fleetgen14), and the
+  family, mixing both, is neither. A caller's sub-family is learned (an entry with ``comm``,
+  ``stats.fatal_to`` naming the others) when another caller of the family is shown to die of it
+  (Increase's lower bound above ``max_increase``) and it passes every predicate on its own
+  statistics -- survival, Increase against the probe's fleet-wide base rate, visibility, not a
+  regression -- except the fleet spread: the fault behind it (a rack's switch) stays visible
+  through the caller it kills, whose findings stay open. A family consistent fleet-wide stays one
+  entry without ``comm``: routine for every caller, one never seen included.
+
 Rates come from the exact counters, never from sampled good traces: for every learned family
 and every probe its errno propagates through, the per-host rate (errno count / invocations) gives
 a band (the ``band_quantile`` of the group's hosts times ``band_factor``); host alerts fire on a
