@@ -88,6 +88,23 @@ def test_an_entry_matching_the_second_path_makes_the_error_expected(tmp_path):
     assert r.expected_ignored["by_entry"]["cross-fs"]["count"] == 1
 
 
+def test_an_entry_naming_a_caller_covers_that_process_only(tmp_path):
+    """`comm:` on an entry: routine for the process it names (here `tool`), not for another."""
+    body = [("renameat", "EXDEV", "/srv/in/a.txt", "/mnt/other/a.txt", None), ("exit_group", None, None, None, None)]
+    g = [trace(tmp_path / "g.parquet", START + [("renameat", None, "/srv/in/b.txt", "/srv/in/c.txt", None),
+                                                 body[1]], "g")]
+    b = trace(tmp_path / "b.parquet", START + [("renameat", None, "/srv/in/b.txt", "/srv/in/c.txt", None)] + body, "b")
+    from baseline.run.allowlist import Entry
+
+    def ignored(comm: str) -> int:
+        allow = ExpectedErrors([Entry("cross-fs", "curated", "renameat", "EXDEV", reason="mv falls back to copy",
+                                      comm=comm)])
+        return diff_traces(g, b, expected=allow).expected_ignored["by_entry"].get("cross-fs", {}).get("count", 0)
+
+    assert ignored("to?l") == 1
+    assert ignored("rsync") == 0
+
+
 def test_content_free_divergence_shows_the_next_informative_event(tmp_path):
     body = [("openat", None, "/srv/conf", None, None), ("read", None, "/srv/conf", None, None),
             ("exit_group", None, None, None, None)]
