@@ -197,10 +197,13 @@ def _learn_expected(dataset: str, since, output: str, **params) -> tuple[dict, l
              + ", ".join(f"{k} {v}" for k, v in counts.items()) + f" -> {output}"]
     for e in result.entries:
         s = e.stats or {}
-        entries.append({"context": e.context, "probe": e.probe, "errno": e.errno, **s})
+        entries.append({"context": e.context, "probe": e.probe, "errno": e.errno, "comm": e.comm, **s})
+        # a caller's family: routine for that process only, the ones it kills named
+        caller = (f"  for {e.comm} only (fatal to {', '.join(s.get('fatal_to') or []) or '-'})"
+                  if e.comm is not None else "")
         lines.append(f"  {e.context}: {e.probe} {e.errno}  increase {s.get('increase'):+.3f} "
                      f"(upper {s.get('increase_upper'):+.3f}), {s.get('hosts')} hosts, {s.get('jobs')} jobs, "
-                     f"{s.get('traces')} traces")
+                     f"{s.get('traces')} traces{caller}")
     summary = {"file": output, "learned": len(result.entries), "candidates": result.candidates.height,
                **counts, "entries": entries}
     return summary, lines
