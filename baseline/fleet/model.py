@@ -483,12 +483,23 @@ def _validated(files: list[Path]) -> Iterator[tuple[int, bool]]:
             yield from part
 
 
+# read as categoricals (integer codes) as the batch is decoded: a per-frame text column of which the
+# audit keeps a trace's first value only (the process name: read as text it raised the events
+# pass's peak on a simulated 1,000-host day from 348 to 406 MiB, as codes to 357)
+CATEGORICAL_ON_READ = ("comm",)
+
+
 def _narrow(lf: pl.LazyFrame, columns: list[str] | None) -> pl.LazyFrame:
     if not columns:
         return lf
     have = set(lf.collect_schema().names())
-    return lf.select(pl.col(c) if c in have or c not in OPTIONAL_COLUMNS else pl.lit(None, OPTIONAL_COLUMNS[c]).alias(c)
-                     for c in columns)
+
+    def column(c: str) -> pl.Expr:
+        if c not in have and c in OPTIONAL_COLUMNS:
+            return pl.lit(None, OPTIONAL_COLUMNS[c]).alias(c)
+        return pl.col(c).cast(pl.Categorical) if c in CATEGORICAL_ON_READ else pl.col(c)
+
+    return lf.select(column(c) for c in columns)
 
 
 def _scan_files(files: list[str], stored: bool | None = None) -> pl.LazyFrame:
