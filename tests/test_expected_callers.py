@@ -15,6 +15,7 @@ family consistent fleet-wide, routine for any caller, one never seen (``kite-age
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -160,3 +161,21 @@ def test_the_audit_sets_aside_a_callers_routine_error_only_for_that_caller(tmp_p
     assert opened == 0 and aside > 5
     # the open timeouts are one cluster, whoever's
     assert findings.filter(~pl.col("expected"), pl.col("errno").cast(pl.String) == "ETIMEDOUT")["cluster_id"].n_unique() == 1
+
+
+def test_findings_written_before_the_caller_was_recorded_still_read(tmp_path):
+    """An audit's findings from before `comm` was a column read back with it null (the data
+    model's ADDED_COLUMNS), so `baseline report` of an old audit still works."""
+    import pyarrow.parquet as pq
+
+    from baseline.fleet.audit import read_audit, write_audit
+    from tracer import schema
+
+    day = fleet(("python3", "brisk-worker"), seed=18, hosts=6, hours=1.0)
+    files = write_audit(run_audit(day, expected=ExpectedErrors([])), tmp_path / "audit")
+    assert read_audit(tmp_path / "audit").findings["comm"].null_count() == 0
+    findings = Path(files["findings"]).resolve()
+    old = pq.read_table(findings).drop_columns(sorted(schema.ADDED_COLUMNS["findings"]))
+    pq.write_table(old.replace_schema_metadata({schema.META_TABLE: b"findings", schema.META_VERSION: b"2"}), findings)
+    again = read_audit(tmp_path / "audit").findings
+    assert again.height == old.num_rows > 0 and again["comm"].null_count() == again.height

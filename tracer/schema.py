@@ -95,6 +95,7 @@ READABLE_VERSIONS = ("1", "2")
 ADDED_COLUMNS: dict[str, frozenset[str]] = {
     "events": frozenset({"path2", "output", "repeat_count"}),
     "coverage_app": frozenset({"seen"}),
+    "findings": frozenset({"comm"}),  # the trace's process name (an expected error routine for one caller)
 }
 META_TABLE = b"tracebase.table"
 META_VERSION = b"tracebase.schema_version"
