@@ -849,6 +849,7 @@ def diff_traces(
         done_in_good = (
             p.plainpath[first] >= 0 and p.errno[first] not in waits_codes
             and bool(np.isin(_call_keys(p, first), good_ok_calls))
+            and not _enotty_known_there(p, first, good_outcomes, n_errnos)
         )
         # The plain normalised path first (curated globs name directories), then the
         # search-masked one (learned entries generalise over search directories), then the
@@ -1152,6 +1153,13 @@ def diff_traces(
                 # runs' stopped (a module left out: the import system's listings find it nowhere,
                 # so it stats the next directory of its path): the search found nothing, and the
                 # message it ends with says what was not found
+                ev, ev_seq = rows.event(message_row), int(p.seq[message_row])
+            elif (message_row >= 0 and max_cls[r] == 0 and not recovered[r]
+                    and _source_reread(p, bs, pos, int(b_start[sid]))
+                    and _message_after(p, bs, message_row, start, seq_rows)):
+                # the run exits with another status, its thread reopening a file it had read
+                # before (a traceback quoting the script's source lines) and then writing its
+                # message: the reread is the message being composed, the message says why
                 ev, ev_seq = rows.event(message_row), int(p.seq[message_row])
             elif message_row >= 0 and max_cls[r] == 0 and _leftover_then_message(
                     p, bs, gh, role_hash, k, (start, int(regions.end[r]), pos), message_row, (b_start, b_end), sid,
@@ -2671,6 +2679,23 @@ def _search_went_on(p: Prepared, bs: align.Streams, pos: int) -> bool:
             and p.plainpath[row] != p.plainpath[prev])
 
 
+def _source_reread(p: Prepared, bs: align.Streams, pos: int, start: int) -> bool:
+    """Whether bad position `pos` is an error-free open (CREATE_PROBES) of a path its stream
+    (from bad position `start`, the stream's first) already opened without error: a file read
+    again -- Python's traceback reopens the script and every module of its frames to quote
+    their lines (linecache), after the interpreter read them to run them."""
+    row = int(bs.orig[pos])
+    if row < 0 or p.errno[row] >= 0 or p.plainpath[row] < 0:
+        return False
+    opens = codes_where(p.probe_values, CREATE_PROBES)
+    if not np.isin(p.probe[row], opens):
+        return False
+    before = bs.orig[start:pos]
+    before = before[before >= 0]
+    return bool(np.any((p.plainpath[before] == p.plainpath[row]) & (p.errno[before] < 0)
+                       & np.isin(p.probe[before], opens)))
+
+
 def _threaded(p: Prepared, bs: align.Streams, pos: int, b_start: np.ndarray, nb: int) -> bool:
     """Whether bad position `pos` is in a process the bad run has more than one thread of."""
     at = int(bs.orig[pos])
@@ -2884,6 +2909,18 @@ def _good_rows_where(mask: np.ndarray, nb: int) -> np.ndarray:
     found = np.flatnonzero(mask)
     found += nb
     return found
+
+
+def _enotty_known_there(p: Prepared, row: int, good_outcomes: np.ndarray, n_errnos: np.int64) -> bool:
+    """`row` fails ENOTTY at a call site where the good runs failed ENOTTY too: the descriptor
+    is no terminal in their runs as well, so ENOTTY says nothing new about it, however many
+    other ioctls succeeded there (python's open() of a script asks isatty -- TCGETS, ENOTTY --
+    besides FIOCLEX's success; a traceback reopening the script repeats the question). The
+    ENOTTY exclusion from the covered timing errnos is for a node the good runs' ioctl answered
+    and never refused so."""
+    if p.errno_values[p.errno[row]] != "ENOTTY":
+        return False
+    return bool(np.isin(_call_keys(p, row) * n_errnos + (p.errno[row] + 1), good_outcomes).any())
 
 
 def _call_keys(p: Prepared, rows: np.ndarray | int) -> np.ndarray:

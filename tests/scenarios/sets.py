@@ -17,6 +17,7 @@ from scenarios import (
     real_fourth,
     real_more,
     real_ninth,
+    real_seventeenth,
     real_seventh,
     real_sixteenth,
     real_sixth,
@@ -60,6 +61,8 @@ SETS: list[RealSet] = [
             real_fifteenth.quiet_teardown),
     RealSet("real_sixteenth", real_sixteenth.REAL_SIXTEENTH, real_sixteenth.QUIET_SIXTEENTH,
             real_sixteenth.quiet_teardown),
+    RealSet("real_seventeenth", real_seventeenth.REAL_SEVENTEENTH, real_seventeenth.QUIET_SEVENTEENTH,
+            real_seventeenth.quiet_teardown),
 ]
 
 
