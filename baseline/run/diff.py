@@ -1702,7 +1702,7 @@ def _probe_misses(p: Prepared, err_rows: np.ndarray) -> np.ndarray:
     # answering is a wait, see _retried, not a probe)
     raw = p.raw_path[rows]
     odd = ~code_in(p.errno[rows], miss_codes, len(p.errno_values))
-    odd[1:] |= (np.diff(rows) > RETRY_GAP) & (group[1:] == group[:-1])
+    odd[1:] |= (_gaps_past_misses(p, rows, miss_codes) > RETRY_GAP) & (group[1:] == group[:-1])
     odd |= raw == raw[last][group]
     odd[last] = False
     odd_before = np.add.reduceat(odd.astype(np.int64), first)
@@ -1712,6 +1712,28 @@ def _probe_misses(p: Prepared, err_rows: np.ndarray) -> np.ndarray:
     hit[last] = False  # the answer itself stays
     out[rows[hit]] = True
     return out
+
+
+def _gaps_past_misses(p: Prepared, rows: np.ndarray, miss_codes: np.ndarray) -> np.ndarray:
+    """Per pair of consecutive `rows` (sorted within each group): the rows between them, not
+    counting misses (calls failing with `miss_codes`, ENOENT/ENOTDIR). A loader trying a
+    library in each directory of its path first tries every hwcaps subdirectory of that
+    directory (glibc-hwcaps/x86-64-v4 ... tls/haswell/x86_64: some thirty misses, each with a
+    stat of the subdirectory) -- those misses are the same walk, not a pause between its steps;
+    what else happened in between is what tells two loops apart (RETRY_GAP)."""
+    gaps = np.diff(rows)
+    long = np.flatnonzero(gaps > RETRY_GAP)
+    if not len(long):
+        return gaps
+    gaps = gaps.copy()
+    lo, hi = int(rows[long].min()), int(rows[long + 1].max())
+    # cumulative count of non-miss rows over the span the long gaps cover (not the whole table)
+    errno = np.asarray(p.errno[lo:hi])
+    missing = (errno >= 0) & code_in(np.maximum(errno, 0), miss_codes, len(p.errno_values))
+    kept = np.r_[0, np.cumsum(~missing, dtype=np.int64)]
+    a, b = rows[long] - lo, rows[long + 1] - lo
+    gaps[long] = kept[b] - kept[a + 1] + 1  # the rows strictly between, misses aside (+1: diff's own step)
+    return gaps
 
 
 def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarray:

@@ -215,11 +215,20 @@ def _classes(token: str) -> int:
 _ADDRESS = re.compile(r"0[xX][0-9a-fA-F]+\Z")
 
 
+# Platform names a path holds as directory names (the dynamic loader's legacy hwcaps and
+# platform subdirectories, multiarch triplets' first part): fixed words, never a random token,
+# even under a temp root (a job unpacked in /tmp: tls/haswell/avx512_1/x86_64 is ld.so's, not
+# mkstemp's).
+PLATFORM_NAMES = frozenset({"x86_64", "avx512_1", "aarch64", "ppc64le", "s390x", "armv7l", "i686"})
+
+
 def _mask_tokens(value: str) -> str:
     need = 2 if value.startswith(TEMP_ROOTS) else 3
 
     def one(m: re.Match) -> str:
         token = m.group(0)
+        if token in PLATFORM_NAMES:
+            return token
         return RAND if _classes(token) >= need and not _ADDRESS.match(token) else token  # addresses: <n> later
 
     return _TOKEN.sub(one, value)
@@ -1437,8 +1446,16 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         split: dict[int, tuple[str, str]] = {}
         for code in unique_ints(np.r_[npath[failed], npath[nxt]]).tolist():
             split[code] = os.path.split(npath_values[code].rstrip("/"))
+        between_set = frozenset(between.tolist())
         for i, j in pairs:
             (d0, b0), (d1, b1) = split[int(npath[i])], split[int(npath[j])]
+            if b0 and b1 == os.path.basename(d0) and d1 == os.path.dirname(d0):
+                # the next call looks the failed lookup's own directory up (ld.so: is this
+                # directory there at all?) -- the walk's next step is the lookup after it
+                j = _after_directory_check(j, probe, between_set, starts, n)
+                if j < 0 or npath[j] < 0:
+                    continue
+                d1, b1 = os.path.split(npath_values[int(npath[j])].rstrip("/"))
             if b0 and b0 == b1 and d0 != d1:
                 search_rows.append(i)
                 search_keys.append(SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index)))
@@ -1600,3 +1617,19 @@ def process_roles(df: pl.DataFrame, trace_key: str = "trace_id") -> pl.DataFrame
         {trace_key: list(cols[0]), "tid": list(cols[1]), "role_key": list(cols[2]), "role": list(cols[3])},
         schema={trace_key: df.schema[trace_key], "tid": df.schema["tid"], "role_key": pl.String, "role": pl.String},
     )
+
+
+def _after_directory_check(j: int, probe: np.ndarray, between: frozenset[int], starts: np.ndarray, n: int) -> int:
+    """The row of the lookup after row `j` (a check of a failed lookup's directory) in its
+    stream, the scheduler's and allocator's calls (`between`) passed over; -1 if there is none.
+    ld.so (glibc 2.33+) stats each directory a library was not found in (its hwcaps
+    subdirectories first), so its search-path walks interleave those checks between steps."""
+    stream = np.searchsorted(starts, j, side="right")
+    k = j + 1
+    for _ in range(MAX_BETWEEN + 1):
+        if k >= n or np.searchsorted(starts, k, side="right") != stream:
+            return -1
+        if int(probe[k]) not in between:
+            return k
+        k += 1
+    return -1
