@@ -12,6 +12,7 @@ from baseline.run.normalize import (
     NameTemplates,
     Values,
     normalize_events,
+    normalize_paths,
     normalize_string,
     prepare,
     process_roles,
@@ -66,6 +67,43 @@ def test_search_path_walk_is_masked_but_a_missing_file_is_not():
     # The frame-level twin agrees.
     df = normalize_events(pl.from_arrow(table))
     assert df.get_column("npath").to_list() == paths
+
+
+# ld.so (glibc 2.33+) stats each hwcaps subdirectory a library was not found in before it
+# tries the next one: the check of the failed lookup's own directory is part of the walk.
+LOADER_WALK = [
+    ("t", 1, 1, None, "job", "openat", "ENOENT", "/opt/a/glibc-hwcaps/x86-64-v3/libjob.so.1"),
+    ("t", 1, 1, None, "job", "newfstatat", "ENOENT", "/opt/a/glibc-hwcaps/x86-64-v3"),
+    ("t", 1, 1, None, "job", "openat", "ENOENT", "/opt/a/tls/x86_64/libjob.so.1"),
+    ("t", 1, 1, None, "job", "newfstatat", "ENOENT", "/opt/a/tls/x86_64"),
+    ("t", 1, 1, None, "job", "openat", "ENOENT", "/opt/a/libjob.so.1"),
+    ("t", 1, 1, None, "job", "newfstatat", None, "/opt/a"),
+    ("t", 1, 1, None, "job", "openat", None, "/opt/b/libjob.so.1"),
+    ("t", 1, 1, None, "job", "openat", "ENOENT", "/srv/data/input.txt"),  # then a plain missing file
+    ("t", 1, 1, None, "job", "newfstatat", None, "/srv/data"),
+    ("t", 1, 1, None, "job", "write", None, None),
+]
+
+
+def test_loader_walk_with_directory_checks_is_masked():
+    table = _frame(LOADER_WALK)
+    p = prepare(table, np.zeros(table.num_rows, dtype=np.int64))
+    paths = [p.path_string(int(k)) for k in p.pathkey]
+    assert paths == ["<search>/libjob.so.<n>", "/opt/a/glibc-hwcaps/x<n>-<n>-v<n>", "<search>/libjob.so.<n>",
+                     "/opt/a/tls/x<n>_<n>", "<search>/libjob.so.<n>", "/opt/a", "/opt/b/libjob.so.<n>",
+                     "/srv/data/input.txt", "/srv/data", None]
+    df = normalize_events(pl.from_arrow(table))
+    assert df.get_column("npath").to_list() == paths
+
+
+@pytest.mark.parametrize("name", ["x86_64", "avx512_1", "aarch64"])
+def test_platform_directory_names_are_no_random_tokens_under_tmp(name):
+    # a job unpacked under /tmp: ld.so's legacy subdirectories there are words, not mkstemp's
+    path = f"/tmp/job/lib/tls/haswell/{name}/libjob.so.1"
+    masked = normalize_paths(pa.array([path])).to_pylist()[0]
+    assert "<rand>" not in masked, masked
+    assert normalize_paths(pa.array(["/tmp/job/lib/x86_6Q/libjob.so.1"])).to_pylist()[0] == \
+        "/tmp/job/lib/<rand>/libjob.so.<n>"
 
 
 def test_prepare_orders_rows_into_thread_streams():

@@ -504,14 +504,21 @@ def normalize_events(df: pl.DataFrame, stream_keys: tuple[str, ...] = ("trace_id
     df = _mapped(df, "arg", PATH_RULES, "narg")
     df = _mapped(df, "comm", ARG_RULES, "ncomm")
 
-    same_stream = pl.lit(True)
+    same_stream = same_stream2 = pl.lit(True)
     for key in stream_keys:
         same_stream = same_stream & (pl.col(key).shift(-1) == pl.col(key))
+        same_stream2 = same_stream2 & (pl.col(key).shift(-2) == pl.col(key))
     base = pl.col("npath").str.extract(r"([^/]+)/*$", 1)
     dirname = pl.col("npath").str.extract(r"^(.*)/[^/]+/*$", 1)
-    searching = (
-        pl.col("errno").is_in(SEARCH_ERRNOS)
-        & same_stream.fill_null(False)
+    # the next lookup of the walk: the next row, or the one after it when the next row checks
+    # the failed lookup's own directory (ld.so, see `_after_directory_check`)
+    checks_dir = same_stream.fill_null(False) & (pl.col("npath").shift(-1) == dirname).fill_null(False)
+    searching = pl.col("errno").is_in(SEARCH_ERRNOS) & pl.when(checks_dir).then(
+        same_stream2.fill_null(False)
+        & (base.shift(-2) == base).fill_null(False)
+        & (dirname.shift(-2) != dirname).fill_null(False)
+    ).otherwise(
+        same_stream.fill_null(False)
         & (base.shift(-1) == base).fill_null(False)
         & (dirname.shift(-1) != dirname).fill_null(False)
     )
