@@ -1453,19 +1453,36 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         split: dict[int, tuple[str, str]] = {}
         for code in unique_ints(np.r_[npath[failed], npath[nxt]]).tolist():
             split[code] = os.path.split(npath_values[code].rstrip("/"))
-        between_set = frozenset(between.tolist())
+        checked: list[int] = []  # failed lookups whose next call checks their own directory
+        check_rows: list[int] = []  # ... and those checks
         for i, j in pairs:
             (d0, b0), (d1, b1) = split[int(npath[i])], split[int(npath[j])]
-            if b0 and b1 == os.path.basename(d0) and d1 == os.path.dirname(d0):
-                # the next call looks the failed lookup's own directory up (ld.so: is this
-                # directory there at all?) -- the walk's next step is the lookup after it
-                j = _after_directory_check(j, probe, between_set, starts, n)
-                if j < 0 or npath[j] < 0:
-                    continue
-                d1, b1 = os.path.split(npath_values[int(npath[j])].rstrip("/"))
             if b0 and b0 == b1 and d0 != d1:
                 search_rows.append(i)
                 search_keys.append(SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index)))
+            elif b0 and b1 == os.path.basename(d0) and d1 == os.path.dirname(d0):
+                checked.append(i)
+                check_rows.append(j)
+        # ld.so (glibc 2.33+) stats each directory it did not find a library in (is it there at
+        # all?) before its next step: for those, the walk's next lookup is the one after the check
+        if checked:
+            failed = np.array(checked, dtype=np.int64)
+            nxt = _next_lookups(np.array(check_rows, dtype=np.int64) + 1, probe, between, probe_values, starts,
+                                failed, n)
+            ok = nxt >= 0
+            failed, nxt = failed[ok], nxt[ok]
+            ok = npath[nxt] >= 0
+            failed, nxt = failed[ok], nxt[ok]
+            for code in unique_ints(npath[nxt]).tolist():
+                split.setdefault(code, os.path.split(npath_values[code].rstrip("/")))
+            for i, j in zip(failed.tolist(), nxt.tolist(), strict=True):
+                (d0, b0), (d1, b1) = split[int(npath[i])], split[int(npath[j])]
+                if b0 and b0 == b1 and d0 != d1:
+                    search_rows.append(i)
+                    search_keys.append(SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index)))
+            by_row = np.argsort(np.array(search_rows, dtype=np.int64), kind="stable").tolist()
+            search_rows = [search_rows[k] for k in by_row]
+            search_keys = [search_keys[k] for k in by_row]
         del failed, nxt, same, keep
     base_values = Values(pa.array(list(base_index), type=pa.string()))
     # Per row only the raw path codes are kept: the normalised path is looked up through them.
@@ -1626,17 +1643,21 @@ def process_roles(df: pl.DataFrame, trace_key: str = "trace_id") -> pl.DataFrame
     )
 
 
-def _after_directory_check(j: int, probe: np.ndarray, between: frozenset[int], starts: np.ndarray, n: int) -> int:
-    """The row of the lookup after row `j` (a check of a failed lookup's directory) in its
-    stream, the scheduler's and allocator's calls (`between`) passed over; -1 if there is none.
-    ld.so (glibc 2.33+) stats each directory a library was not found in (its hwcaps
-    subdirectories first), so its search-path walks interleave those checks between steps."""
-    stream = np.searchsorted(starts, j, side="right")
-    k = j + 1
-    for _ in range(MAX_BETWEEN + 1):
-        if k >= n or np.searchsorted(starts, k, side="right") != stream:
-            return -1
-        if int(probe[k]) not in between:
-            return k
-        k += 1
-    return -1
+
+def _next_lookups(start: np.ndarray, probe: np.ndarray, between: np.ndarray, probe_values: Values,
+                  starts: np.ndarray, failed: np.ndarray, n: int) -> np.ndarray:
+    """Per row of `start` (the row after a directory check): the first row from there that is
+    not one of the scheduler's and allocator's calls (`between`), in the stream of the
+    matching `failed` row; -1 where there is none within MAX_BETWEEN rows."""
+    nxt = start.copy()
+    moving = np.flatnonzero(nxt < n)
+    moving = moving[code_in(probe[nxt[moving]], between, len(probe_values))]
+    for _ in range(MAX_BETWEEN):
+        if not len(moving):
+            break
+        nxt[moving] += 1
+        moving = moving[nxt[moving] < n]
+        moving = moving[code_in(probe[nxt[moving]], between, len(probe_values))]
+    nxt[moving] = n
+    same = np.searchsorted(starts, failed, side="right") == np.searchsorted(starts, np.minimum(nxt, n - 1), side="right")
+    return np.where((nxt < n) & same, nxt, -1)
