@@ -25,14 +25,17 @@ Method
    and getpeername's ENOTCONN (`PEER_QUERY_TIMING`: the peer gone when a program asked).
    No entry covers an error at a (call, path) the good runs completed successfully (timing
    errnos aside -- but not ENOTTY, which says what the descriptor is: an ioctl the good runs'
-   device answered failing ENOTTY on a node with another driver's numbers). The
+   device answered failing ENOTTY on a node with another driver's numbers; unless the good
+   runs failed ENOTTY there too, `_enotty_known_there`: python's isatty of a script). The
    failed attempts of a *retry loop* are transparent too: errors (soft, or ECONNREFUSED) at a
    call site the same thread then gets past there, each attempt within `RETRY_GAP` rows of the
    last, with a wait between (`WAIT_PROBES`: a sleep, a poll) -- a poll for a file, a connect
    while a service starts: how many attempts it took is timing. So is a create failing EEXIST
    whose thread removes that path and creates it again (gzip -f over the last run's output).
    So are the misses of a *probe loop* (`_probe_misses`): a thread trying a numbered family's
-   members at one call site (uverbs0, uverbs1, ...: ENOENT/ENOTDIR each) until one answers,
+   members at one call site (uverbs0, uverbs1, ...: ENOENT/ENOTDIR each; ld.so trying
+   LD_LIBRARY_PATH directories l0, l3, l2 -- their hwcaps subdirectories' misses in between
+   do not count as a pause, `_gaps_past_misses`) until one answers,
    at a call site where no thread of any run succeeded more than once or called again after
    its success -- which member answers is the host's; a scan that opens every member (shards)
    succeeds many times a thread and keeps its misses, and so does a probe finding none.
@@ -159,6 +162,9 @@ not a stale done-marker making a job skip its work). Three refinements:
   -- is the same work by another route: listed with the reorderings (kind ``reordering``, score
   0.5), not an anomaly. The refusal reported and the work skipped (a pid file of a live job
   read, a warning written, the copy left out) keeps it named;
+* a region with no error that opens by reopening a file its thread opened before (a Python
+  traceback quoting the script's lines), in a run exiting with another status whose thread
+  then writes its message, is named by that message (`_source_reread`);
 * known events in another order in the thread whose child process is missing (every good run
   has it) are no reordering (make finding a stale target up to date skips its recipe);
 * a wait interrupted by a signal (EINTR, ERESTART*) and never completed by its thread, at a

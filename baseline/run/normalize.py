@@ -10,7 +10,8 @@ the order in which a library walks its search path. This module turns raw events
   -> ``<n>`` (so ``/proc/1234/fd/7`` -> ``/proc/<n>/fd/<n>``).
 * search-path probing: a failed lookup (ENOENT/ENOTDIR) immediately followed, in the same
   thread, by a lookup of the same file name in another directory (only the scheduler's and the
-  allocator's calls between: a futex, an mmap) is a search-path walk (ld.so,
+  allocator's calls between: a futex, an mmap; or ld.so's check of the failed lookup's own
+  directory) is a search-path walk (ld.so,
   Python imports, $PATH lookups); its directory becomes ``<search>`` so the number and order of
   directories tried does not matter once runs of identical templates are collapsed.
 * process identity: a thread is named by its *role* -- its position in the fork tree and the
