@@ -405,6 +405,9 @@ CONTENTION_ERRNOS = frozenset({"EAGAIN", "EWOULDBLOCK"})
 GIVE_UP_MIN = 3
 # Rows at most between two attempts of a retry loop (a wait, a close, a new socket, ...).
 RETRY_GAP = 16
+# The longest gap between two steps of a probe loop looked into for misses (see
+# _gaps_past_misses): ld.so's subdirectories of one directory are some forty rows.
+WALK_GAP = 256
 # Calls a retry loop waits in between attempts.
 WAIT_PROBES = frozenset({"nanosleep", "clock_nanosleep", "poll", "ppoll", "select", "pselect6", "epoll_wait",
                          "epoll_pwait", "epoll_pwait2", "wait4", "waitid", "pause", "sched_yield"})
@@ -1726,19 +1729,22 @@ def _gaps_past_misses(p: Prepared, rows: np.ndarray, miss_codes: np.ndarray) -> 
     library in each directory of its path first tries every hwcaps subdirectory of that
     directory (glibc-hwcaps/x86-64-v4 ... tls/haswell/x86_64: some thirty misses, each with a
     stat of the subdirectory) -- those misses are the same walk, not a pause between its steps;
-    what else happened in between is what tells two loops apart (RETRY_GAP)."""
+    what else happened in between is what tells two loops apart (RETRY_GAP). Only gaps up to
+    WALK_GAP rows are looked into (a directory's subdirectories are fewer): the work is bounded
+    by their number, never the table's size."""
     gaps = np.diff(rows)
-    long = np.flatnonzero(gaps > RETRY_GAP)
+    long = np.flatnonzero((gaps > RETRY_GAP) & (gaps <= WALK_GAP))
     if not len(long):
         return gaps
     gaps = gaps.copy()
-    lo, hi = int(rows[long].min()), int(rows[long + 1].max())
-    # cumulative count of non-miss rows over the span the long gaps cover (not the whole table)
-    errno = np.asarray(p.errno[lo:hi])
+    inner = gaps[long] - 1  # rows strictly between each pair
+    # every row strictly between, pair by pair (each run of `inner` rows after the pair's first)
+    pair = np.repeat(np.arange(len(long)), inner)
+    offset = np.arange(int(inner.sum())) - np.repeat(np.cumsum(inner) - inner, inner)
+    between = rows[long][pair] + 1 + offset
+    errno = np.asarray(p.errno[between])
     missing = (errno >= 0) & code_in(np.maximum(errno, 0), miss_codes, len(p.errno_values))
-    kept = np.r_[0, np.cumsum(~missing, dtype=np.int64)]
-    a, b = rows[long] - lo, rows[long + 1] - lo
-    gaps[long] = kept[b] - kept[a + 1] + 1  # the rows strictly between, misses aside (+1: diff's own step)
+    gaps[long] = np.bincount(pair, weights=~missing, minlength=len(long)).astype(gaps.dtype) + 1
     return gaps
 
 
