@@ -10,51 +10,28 @@ control file appears. SIGTERM/SIGINT stop the loop after a final snapshot.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
 import select
 import signal
 import stat
-import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import yaml
 
-from tracer import yamlio
 from tracer.atomic import make_dirs
 from tracer.errors import TracebaseError
-from tracer.fleet.options import (
-    HOST_NAME,
-    HOST_RULE,
-    check_host,
-    check_input_file,
-    check_int_range,
-    check_interval,
-    check_output_dir,
-    check_output_file,
-    check_parent_dir,
-    check_positive,
-)
-from tracer.fleet.probes import PROBES_DIR, load_probe_set
+from tracer.fleet.config import CheckedRun, HostContext, RunConfig, check_run, host_context
+from tracer.fleet.metadata import Enricher
 from tracer.fleet.program import (
-    DEFAULT_EXAMPLES,
-    DEFAULT_LATENCY_BOUND_NS,
-    DEFAULT_RINGBUF_KB,
-    DEFAULT_SAMPLE_EVERY,
-    DEFAULT_SLOTS,
-    MAX_EXAMPLES,
     Batch,
     Counters,
     FleetProgram,
-    HostContext,
     assign_repeats,
     counter_rows,
     events_from_batch,
@@ -78,25 +55,16 @@ from tracer.fleet.spool import (
     remove_stale_temporaries,
     write_snapshot,
 )
-from tracer.inputs import read_regular_text
-from tracer.privilege import (
-    check_bpf_environment,
-    check_pid_namespace,
-    check_root,
-    check_target_process,
-)
+from tracer.privilege import check_bpf_environment
+
+# RunConfig, HostContext and Enricher live in light modules (tracer.fleet.config, .metadata) so
+# that `tracer run` checks its options before importing this one; they stay importable from here.
+__all__ = ["Daemon", "Enricher", "HeldSnapshot", "HostContext", "RunConfig", "run_daemon"]
 
 # Snapshots the spool could not take (full disk, read-only remount, EIO) are held in memory and
 # retried every interval; past this many bytes of held call trees the oldest trees are dropped
 # (their counters are kept: they are a few KiB per snapshot and what alerting is built on).
 MAX_HELD_EVENT_BYTES = 64 << 20
-
-# A job metadata file is a few KiB of key: value; a larger one is refused rather than parsed while
-# the drain thread waits on the enricher.
-MAX_METADATA_BYTES = 1 << 20
-
-JOB_ENV_KEYS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOB_ID")
-META_ENV_PREFIXES = ("SLURM_JOB_", "SLURM_CLUSTER_NAME", "SLURM_STEP_ID", "TRACEBASE_META_")
 
 
 class _LockTaken(Exception):
@@ -129,151 +97,6 @@ class HeldSnapshot:
     counters: pa.Table
     when_ns: int
     seq: int
-
-
-@dataclass
-class RunConfig:
-    sets: list[str]
-    spool: Path
-    interval_s: float = 5.0
-    duration_s: float | None = None
-    pid: int = 0
-    failures_only: bool = False
-    good_every_s: float = 3600.0
-    good_window_s: float = 10.0
-    sample_every: int = DEFAULT_SAMPLE_EVERY
-    latency_bound_ns: int = DEFAULT_LATENCY_BOUND_NS
-    ringbuf_kb: int = DEFAULT_RINGBUF_KB
-    examples: int = DEFAULT_EXAMPLES  # full call trees per failure signature per interval
-    slots: int = DEFAULT_SLOTS  # per-thread tree slots of each program (a power of two; library use, tests)
-    best_effort: bool = False
-    prom: Path | None = None
-    metadata_file: Path | None = None
-    control_file: Path | None = None
-    host: str | None = None
-    probes_dir: Path = PROBES_DIR
-    log: object = field(default=sys.stderr, repr=False)
-
-
-# --------------------------------------------------------------------------------------------
-# job metadata
-# --------------------------------------------------------------------------------------------
-class Enricher:
-    """Job id and metadata for a traced process: its environment (SLURM_JOB_ID, ...), its cgroup,
-    the daemon's own environment, and a metadata file (re-read when it changes)."""
-
-    def __init__(self, metadata_file: Path | None, environ: dict[str, str] | None = None, log=None):
-        self.metadata_file = metadata_file
-        self.log = log  # where a metadata file refused while running is said (the daemon's log)
-        env = dict(os.environ if environ is None else environ)
-        self.base_job = next((env[k] for k in JOB_ENV_KEYS if env.get(k)), None)
-        self.base_meta = {k: v for k, v in env.items() if k.startswith(META_ENV_PREFIXES)}
-        self._file_meta: dict[str, str] = {}
-        self._file_key: tuple | None = None
-        self._by_pid: dict[int, tuple[str | None, dict[str, str]]] = {}
-        if metadata_file is not None:
-            self._file_meta = self._load_file(strict=True)
-
-    @staticmethod
-    def _key(st: os.stat_result) -> tuple:
-        # mtime alone misses a replacement within the file system's timestamp granularity
-        return st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev
-
-    def _load_file(self, strict: bool) -> dict[str, str]:
-        """The metadata file as a flat mapping. At start (strict) a bad file is refused; while
-        running, a file rewritten badly (a syntax error, a duplicate key, a FIFO, a huge file) is
-        logged once and the previous metadata kept: the tracer never stops or blocks for it.
-        The file is opened non-blocking and must be a regular file of at most
-        MAX_METADATA_BYTES: a FIFO put in its place blocked the whole daemon (its snapshots,
-        SIGTERM) until a writer came, and a huge file held the drain lock while it parsed."""
-        path = self.metadata_file
-        try:
-            self._file_key = self._key(path.stat())
-            text = read_regular_text(path, "a YAML/JSON metadata file", MAX_METADATA_BYTES)
-            doc = yamlio.safe_load(text, str(path))
-        except FileNotFoundError:
-            return self._refuse(strict, f"{path}: no such metadata file")
-        except yaml.YAMLError as exc:
-            return self._refuse(strict, f"{path}: expected a YAML/JSON mapping, found a syntax error "
-                                        f"({str(exc).splitlines()[0]})")
-        except UnicodeDecodeError as exc:
-            return self._refuse(strict, f"{path}: expected UTF-8 YAML/JSON, found an undecodable byte at offset "
-                                        f"{exc.start}")
-        except TracebaseError as exc:  # a FIFO, a device, too big, a duplicate key, nesting
-            return self._refuse(strict, str(exc))
-        except OSError as exc:  # a directory, unreadable, vanished between stat and read
-            return self._refuse(strict, f"{path}: expected a readable metadata file, found {exc.strerror}")
-        if doc is None:
-            doc = {}
-        if not isinstance(doc, dict):
-            return self._refuse(strict, f"{path}: expected a mapping of key: value, found {type(doc).__name__}")
-        return {str(k): json.dumps(v) if isinstance(v, (dict, list)) else str(v) for k, v in doc.items()}
-
-    def _refuse(self, strict: bool, message: str) -> dict[str, str]:
-        if strict:
-            raise TracebaseError(message)
-        if self.log is not None:
-            self.log(f"--metadata-file: {message}; keeping the previous metadata")
-        return self._file_meta
-
-    def refresh(self) -> None:
-        """Re-read the metadata file if it changed; forget per-process answers (pids recycle)."""
-        self._by_pid.clear()
-        if self.metadata_file is None:
-            return
-        try:
-            key = self._key(self.metadata_file.stat())
-        except OSError:
-            return
-        if key != self._file_key:
-            self._file_meta = self._load_file(strict=False)
-
-    def for_pid(self, pid: int) -> tuple[str | None, dict[str, str]]:
-        if pid not in self._by_pid:
-            self._by_pid[pid] = self._lookup(pid)
-        return self._by_pid[pid]
-
-    def _lookup(self, pid: int) -> tuple[str | None, dict[str, str]]:
-        meta = dict(self.base_meta)
-        meta.update(self._file_meta)
-        job = self._file_meta.get("job_id") or self.base_job
-        cgroup = process_cgroup(pid)
-        if cgroup:
-            meta["cgroup"] = cgroup
-        penv = process_environ(pid)
-        for key in JOB_ENV_KEYS:
-            if penv.get(key):
-                job = penv[key]
-                break
-        meta.update({k: v for k, v in penv.items() if k.startswith(META_ENV_PREFIXES)})
-        if job is None and cgroup:
-            m = re.search(r"job_(\d+)", cgroup)  # slurm's cgroup v2 layout: .../job_<id>/step_...
-            job = m.group(1) if m else None
-        return job, meta
-
-
-def process_cgroup(pid: int) -> str | None:
-    try:
-        text = Path(f"/proc/{pid}/cgroup").read_text()
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith("0::"):
-            return line[3:]
-    return text.splitlines()[0].split(":", 2)[-1] if text else None
-
-
-def process_environ(pid: int) -> dict[str, str]:
-    try:
-        raw = Path(f"/proc/{pid}/environ").read_bytes()
-    except OSError:
-        return {}
-    out = {}
-    for item in raw.split(b"\0"):
-        key, sep, value = item.partition(b"=")
-        if sep:
-            out[key.decode(errors="replace")] = value.decode(errors="replace")
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -320,9 +143,9 @@ def _foreign_spill_dir(path: Path) -> str | None:
 # the loop
 # --------------------------------------------------------------------------------------------
 class Daemon:
-    def __init__(self, config: RunConfig):
+    def __init__(self, config: RunConfig, ctx: HostContext | None = None):
         self.cfg = config
-        self.ctx = HostContext() if config.host is None else HostContext(host=config.host)
+        self.ctx = host_context(config) if ctx is None else ctx
         self.programs: list[FleetProgram] = []
         self.sets: list = []
         self.lock: WriterLock | None = None
@@ -357,57 +180,14 @@ class Daemon:
         print(f"tracer run: {msg}", file=self.cfg.log, flush=True)
 
     # ---- setup ----------------------------------------------------------------------------
-    def validate(self) -> None:
-        """Every option, before anything is created, mounted or loaded (tracer.fleet.options)."""
-        cfg = self.cfg
-        check_interval(cfg.interval_s, "-i/--interval")
-        if cfg.duration_s is not None:
-            check_positive(cfg.duration_s, "-d/--duration")
-        check_positive(cfg.good_every_s, "--good-every")
-        check_positive(cfg.good_window_s, "--good-window")
-        check_positive(cfg.latency_bound_ns, "--latency-bound", " ns")
-        check_int_range(cfg.sample_every, "--sample", 1, 1 << 30, "a positive integer N (1 in N)")
-        check_int_range(cfg.ringbuf_kb, "--ringbuf-kb", 1, 1 << 20, "a positive size in KiB")
-        check_int_range(cfg.examples, "--examples", 1, MAX_EXAMPLES, "a positive number of call trees per signature")
-        if cfg.pid < 0 or (cfg.pid and not Path(f"/proc/{cfg.pid}").exists()):
-            raise TracebaseError(f"-p/--pid: expected a running process, found no process {cfg.pid}")
-        if cfg.pid:
-            # pinned before it is inspected: the tracer stops when this process exits, and a pid
-            # reused meanwhile by another process is never taken for it (see _target_exited)
-            try:
-                self._pidfd = os.pidfd_open(cfg.pid)
-            except ProcessLookupError:
-                raise TracebaseError(f"-p/--pid: expected a running process, found no process {cfg.pid}") from None
-            except OSError as exc:  # EMFILE under a low RLIMIT_NOFILE
-                # a thread id has no pidfd of its own (ENOENT/EINVAL): say what it is instead
-                check_target_process(cfg.pid, "-p/--pid")
-                raise TracebaseError(f"-p/--pid {cfg.pid}: cannot watch the process ({exc.strerror})") from None
-            check_target_process(cfg.pid, "-p/--pid")  # a thread id or a kernel thread would match nothing
-            check_pid_namespace("tracer run -p")  # the kernel side filters on the host's pid
-        if cfg.host is not None:
-            check_host(cfg.host, "--host")
-        elif not HOST_NAME.match(self.ctx.host):
-            raise TracebaseError(f"--host: this machine's name is not usable as a spool directory: expected {HOST_RULE}, "
-                                 f"found {self.ctx.host!r}; pass --host NAME")
-        # as any other user, say that first: every later check would fail for that reason
-        check_root("tracer run")
-        # no probe set is compiled before every one of them loaded
-        self.sets = [load_probe_set(s, cfg.probes_dir) for s in cfg.sets]
-        names = [pset.name for pset in self.sets]
-        for i, pset in enumerate(self.sets):
-            # the set name labels the spool's rows and the Prometheus series: two sets of one
-            # name would mix their counters and duplicate series (node_exporter drops the file)
-            if pset.name in names[:i]:
-                raise TracebaseError(f"SET: expected probe sets with distinct names, found {pset.name!r} twice "
-                                     f"({self.sets[names.index(pset.name)].source} and {pset.source})")
-        check_output_dir(Path(cfg.spool), "--spool")
-        if cfg.prom is not None:
-            check_output_file(cfg.prom, "--prom", ".prom", " (node_exporter's textfile collector reads only *.prom)")
-        if cfg.control_file is not None:
-            check_parent_dir(cfg.control_file, "--control-file")
-        if cfg.metadata_file is not None:
-            check_input_file(cfg.metadata_file, "--metadata-file")
-            self.enricher = Enricher(cfg.metadata_file, log=self.log)  # parses it: a bad file is refused here
+    def validate(self, checked: CheckedRun | None = None) -> None:
+        """Every option, before anything is created, mounted or loaded: tracer.fleet.config's
+        check_run, the check `tracer run` makes before importing this module; `checked` is its
+        result when the caller already made it."""
+        if checked is None:
+            checked = check_run(self.cfg, self.ctx, log=self.log)
+        self.sets, self._pidfd, self.enricher = checked.sets, checked.pidfd, checked.enricher
+        self.enricher.log = self.log  # its later problems go to this daemon's log
 
     def prepare(self) -> None:
         """Create the spool host directory, take its writer lock, remove the temporaries a killed
@@ -436,8 +216,8 @@ class Daemon:
             self.log(f"removed {len(stale)} stale temporar{'y' if len(stale) == 1 else 'ies'} of a previous run: "
                      + ", ".join(str(p) for p in stale[:3]) + (" ..." if len(stale) > 3 else ""))
 
-    def start(self) -> None:
-        self.validate()
+    def start(self, checked: CheckedRun | None = None) -> None:
+        self.validate(checked)
         note = check_bpf_environment("tracer run")  # root first; then bcc, headers, tracefs
         if note:
             self.log(note)
@@ -804,13 +584,13 @@ class Daemon:
         return 0
 
 
-def run_daemon(config: RunConfig) -> int:
+def run_daemon(config: RunConfig, ctx: HostContext | None = None, checked: CheckedRun | None = None) -> int:
     """Start, run until -d/SIGTERM/SIGINT/SIGHUP, final snapshot, detach.
 
     The handlers are in place before the (seconds long) start: a stop asked for while the
     program compiles still ends with a final snapshot, and a SIGUSR1 (`systemctl reload`) that
     early opens a window instead of killing the process (SIGUSR1's default action)."""
-    daemon = Daemon(config)
+    daemon = Daemon(config, ctx)
     stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
     previous = {sig: signal.getsignal(sig) for sig in (*stops, signal.SIGUSR1)}
     for sig in stops:
@@ -819,7 +599,7 @@ def run_daemon(config: RunConfig) -> int:
         signal.signal(sig, daemon.request_stop)
     signal.signal(signal.SIGUSR1, daemon.request_capture)
     try:
-        daemon.start()
+        daemon.start(checked)
         return daemon.run()
     finally:
         daemon.close()

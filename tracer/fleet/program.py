@@ -22,7 +22,6 @@ import mmap
 import os
 import secrets
 import select
-import socket
 import struct
 import threading
 import time
@@ -37,6 +36,15 @@ from tracer import resources
 from tracer.btf import BTF_STRUCT, VMLINUX_BTF, btf_sections, btf_types
 from tracer.errnos import errno_name
 from tracer.errors import EnvironmentProblem, TracebaseError
+from tracer.fleet.config import (  # the defaults and HostContext: light, for the CLI's checks
+    DEFAULT_EXAMPLES,
+    DEFAULT_LATENCY_BOUND_NS,
+    DEFAULT_RINGBUF_KB,
+    DEFAULT_SAMPLE_EVERY,
+    DEFAULT_SLOTS,
+    MAX_EXAMPLES,
+    HostContext,
+)
 from tracer.fleet.probes import (
     ProbeSet,
     ProbeStatus,
@@ -62,14 +70,8 @@ HEADER_SIZE, FRAME_SIZE = HEADER.itemsize, FRAME.itemsize  # 80, 32
 ERRNO_BUCKETS = 136
 HEALTH_LOST, HEALTH_EMITTED, HEALTH_TRUNCATED, HEALTH_ORPHAN, HEALTH_DEFERRED, HEALTH_COLLIDED = range(6)
 HEALTH_SLOTS = 6
-DEFAULT_SLOTS = 4096  # per-thread tree slots (SLOTS in calltree.c), ~600 bytes each
-DEFAULT_EXAMPLES = 4  # full call trees per failure signature per snapshot interval (AGG_EXAMPLES)
-MAX_EXAMPLES = 2**31 - 1  # --examples MAX_EXAMPLES: every failing tree a record (aggregation off)
 MAX_SIGNATURES = 8192  # distinct failure signatures the kernel aggregates per two intervals
 KINDS = {1: "failure", 2: "good"}
-DEFAULT_LATENCY_BOUND_NS = 50_000_000
-DEFAULT_RINGBUF_KB = 256
-DEFAULT_SAMPLE_EVERY = 10
 _ATTACH_DEFINE = {"uprobe": "-DATTACH_UPROBE", "fexit": "-DATTACH_FEXIT", "syscalls": "-DATTACH_SYSCALLS"}
 
 
@@ -945,23 +947,6 @@ def assign_repeats(batch: Batch, closed: Interval) -> tuple[np.ndarray, int]:
 # --------------------------------------------------------------------------------------------
 # rows of the shared tables
 # --------------------------------------------------------------------------------------------
-@dataclass
-class HostContext:
-    """What every row of this host's records carries."""
-
-    host: str = field(default_factory=socket.gethostname)
-    kernel_release: str = field(default_factory=lambda: os.uname().release)
-    boot_id: str = field(default_factory=lambda: _boot_id())
-    wall_minus_mono_ns: int = field(default_factory=lambda: time.time_ns() - time.monotonic_ns())
-
-
-def _boot_id() -> str:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8]
-    except OSError:
-        return "noboot"
-
-
 def frame_errno(ret_kind: str, ret: int, failed: bool) -> str | None:
     if not failed:
         return None
