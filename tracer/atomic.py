@@ -146,6 +146,15 @@ def output_dirs(path: str | os.PathLike) -> Iterator[Path]:
         raise
 
 
+def check_staged_dir(path: str | os.PathLike) -> None:
+    """What `staged_dir` refuses before it writes anything: a name taken by something that is
+    not a directory (a file, a symbolic link, a FIFO). For commands that check their output
+    before importing what they need to fill it (`baseline simulate`): the same error either way."""
+    path = Path(path)
+    if not path.is_dir() and os.path.lexists(path):
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+
+
 @contextmanager
 def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
     """A directory tree that appears whole or not at all, like `atomic_output` for one file.
@@ -159,8 +168,7 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
     if path.is_dir():
         yield path
         return
-    if os.path.lexists(path):
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+    check_staged_dir(path)
     with output_dirs(path.parent):
         _remove_dead_stagings(path)
         staging = path.parent / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"

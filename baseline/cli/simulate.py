@@ -77,21 +77,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _simulate(args: argparse.Namespace) -> int:
     import json
 
+    from baseline.simulator.plan import DEFAULT_GOOD_RATE, check_simulate
+
     # Numbers are parsed here (not by argparse `type=`) with the shared parsers, so a bad value
     # gives the one-line `baseline: error: --flag: expected ..., found ...` and exit status 2;
-    # the simulator's own limits (MAX_HOSTS, the span of int64-ns timestamps) are checked by
-    # plan_fleet, which library callers go through too.
+    # the simulator's own limits (MAX_HOSTS, the span of int64-ns timestamps, --scenario, --out
+    # a file) are checked by baseline.simulator.plan, which `simulate` goes through too.
     hosts = units.positive_int(args.hosts, "--hosts")
     hours = units.positive_float(args.hours, "--hours")
     workers = units.positive_int(args.workers, "--workers")
     seed = units.non_negative_int(args.seed, "--seed")  # numpy's SeedSequence takes no negative seed
     events_target = None if args.events_target is None else units.positive_int(args.events_target, "--events-target")
-    good_rate = None if args.good_rate is None else units.fraction(args.good_rate, "--good-rate")
-    # The simulator (polars, pyarrow, numpy: ~1 s) is imported once the flags are known good,
-    # so a mistyped number is refused at once.
-    from baseline.simulator.simulate import DEFAULT_GOOD_RATE, simulate
-
-    good_rate = DEFAULT_GOOD_RATE if good_rate is None else good_rate
+    good_rate = DEFAULT_GOOD_RATE if args.good_rate is None else units.fraction(args.good_rate, "--good-rate")
+    check_simulate(args.out, hosts, hours, seed, args.start, spool=args.spool, scenarios=args.scenario,
+                   good_rate=good_rate, events_target=events_target, workers=workers)
+    # The simulator (polars, pyarrow, numpy, pandas: ~1 s) is imported once everything it
+    # would refuse has been checked, so a mistyped flag is refused at once.
+    from baseline.simulator.simulate import simulate
 
     def progress(n: int, _r: dict) -> None:
         if sys.stderr.isatty() and (n % 100 == 0 or n == hosts):

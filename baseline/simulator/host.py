@@ -13,8 +13,8 @@ import numpy as np
 import polars as pl
 
 from baseline.simulator import catalog as cat
+from baseline.simulator.plan import NS
 
-NS = 1_000_000_000
 INTERVAL_NS = 5 * NS  # snapshot interval of the fleet tracer
 GOOD_LATENCY_BOUND_NS = 50_000_000  # good traces are captured only under 50 ms
 

@@ -122,11 +122,10 @@ arguments give byte-identical files whatever `workers` is.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -134,82 +133,26 @@ import numpy as np
 from baseline.simulator import catalog as cat
 from baseline.simulator.host import NS, FleetPlan, HostResult, generate_calls, host_name, profile
 from baseline.simulator.joblogs import write_joblog
+from baseline.simulator.plan import (  # the checks: light, the CLI makes them before importing this module
+    DEFAULT_GOOD_RATE,
+    DEFAULT_START,
+    SCENARIOS,
+    check_plan,
+    check_simulate,
+)
 from baseline.simulator.tables import VOCAB, HostPart, assemble, build, host_part, host_result
 from baseline.simulator.writers import write_batch, write_spool
 from tracer import units
 from tracer.atomic import staged_dir
-from tracer.errors import TracebaseError
 from tracer.pools import process_pool, results_in_order
 
-DEFAULT_START = "2026-11-28T00:00:00Z"
-DEFAULT_GOOD_RATE = 0.005
-MAX_SPOOL_HOSTS = 200
-# The largest fleet the simulator plans (hosts are permuted and profiled up front); a typo of
-# a few digits more is refused at once instead of failing in numpy or running for days.
-MAX_HOSTS = 1_000_000
-MAX_TIME_NS = int(units.MAX_TIME.timestamp()) * NS
-
 __all__ = ["simulate", "simulate_host", "plan_fleet", "SCENARIOS", "DEFAULT_START"]
-SCENARIOS = cat.SCENARIOS
-
-
-def parse_start(start: str | datetime | None) -> int:
-    """UTC start as ns since the epoch. Accepts ISO 8601 ('2026-11-28T00:00:00Z')."""
-    if start is None:
-        start = DEFAULT_START
-    if isinstance(start, str):
-        try:
-            dt = datetime.fromisoformat(start.replace("Z", "+00:00"))
-        except ValueError:
-            raise TracebaseError(f"--start: expected an ISO 8601 time like {DEFAULT_START}, found {start!r}") from None
-    else:
-        dt = start
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    try:
-        in_range = units.MIN_TIME <= dt <= units.MAX_TIME
-    except OverflowError:  # an offset that carries the time past year 1 or 9999
-        in_range = False
-    if not in_range:
-        raise TracebaseError(f"--start: expected a time between {units.MIN_TIME:%Y} and {units.MAX_TIME:%Y} "
-                             f"(int64-nanosecond timestamps), found {start!r}")
-    return int(dt.timestamp()) * NS + dt.microsecond * 1000
-
-
-def parse_scenarios(scenarios: str | Iterable[str] | None) -> frozenset[str]:
-    """'all' (default), 'none', or names from SCENARIOS (comma-separated or a list)."""
-    if scenarios is None:
-        return frozenset(SCENARIOS)
-    if isinstance(scenarios, str):
-        scenarios = [s for s in scenarios.split(",") if s.strip()]
-    names = {s.strip() for s in scenarios}
-    if names == {"all"}:
-        return frozenset(SCENARIOS)
-    if names == {"none"} or not names:
-        return frozenset()
-    unknown = sorted(names - set(SCENARIOS))
-    if unknown:
-        raise TracebaseError(f"--scenario: expected names from {', '.join(SCENARIOS)} (or all, none), found {', '.join(unknown)}")
-    return frozenset(names)
 
 
 def plan_fleet(hosts: int, hours: float, seed: int, start: str | datetime | None = None,
                good_rate: float = DEFAULT_GOOD_RATE, held_out_fraction: float = 0.2,
                scenarios: str | Iterable[str] | None = None) -> FleetPlan:
-    if not isinstance(hosts, int) or not 1 <= hosts <= MAX_HOSTS:
-        raise TracebaseError(f"--hosts: expected an integer in [1, {MAX_HOSTS}], found {hosts!r}")
-    if not (isinstance(hours, (int, float)) and math.isfinite(hours) and hours > 0):
-        raise TracebaseError(f"--hours: expected a positive number, found {hours!r}")
-    if not 0.0 <= good_rate <= 1.0:
-        raise TracebaseError(f"--good-rate: expected a probability in 0..1, found {good_rate!r}")
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:  # SeedSequence: >= 0
-        raise TracebaseError(f"--seed: expected an integer >= 0, found {seed!r}")
-    sc = parse_scenarios(scenarios)
-    start_ns = parse_start(start)
-    # timestamps are int64 ns (Arrow, polars): the simulated span must end before they wrap
-    if start_ns + hours * 3600 * NS > MAX_TIME_NS:
-        raise TracebaseError(f"--hours: expected a span ending before {units.MAX_TIME:%Y} "
-                             f"(int64-nanosecond timestamps), found {hours!r}")
+    sc, start_ns = check_plan(hosts, hours, seed, start, good_rate, scenarios)
     # Each enabled injected cause surely shows on one host (distinct hosts when the fleet allows).
     rng = np.random.default_rng([seed, hosts])
     order = rng.permutation(hosts)
@@ -317,13 +260,11 @@ def simulate(
     traces and hosts per root cause, the good_rate used, wall seconds.
     """
     t0 = time.perf_counter()
+    check_simulate(out_dir, hosts, hours, seed, start, spool=spool, scenarios=scenarios, good_rate=good_rate,
+                   events_target=events_target, workers=workers)  # what `baseline simulate` checks first
     plan = plan_fleet(hosts, hours, seed, start, good_rate, held_out_fraction, scenarios)
-    workers = units.positive_int(workers, "--workers")  # 0 divided by zero sizing the tasks
-    if spool and hosts > MAX_SPOOL_HOSTS:
-        raise TracebaseError(f"--spool: writes one directory per host snapshot; expected at most {MAX_SPOOL_HOSTS} hosts, found {hosts}")
+    workers = units.positive_int(workers, "--workers")
     if events_target is not None:
-        if events_target < 1:
-            raise TracebaseError(f"--events-target: expected a positive integer, found {events_target!r}")
         plan = FleetPlan(**{**plan.__dict__, "good_rate": estimate_good_rate(plan, events_target)})
     with staged_dir(out_dir) as out:  # a dataset that appears whole or not at all
         return _simulate_into(out, plan, hosts, hours, seed, spool, workers, progress, t0)
