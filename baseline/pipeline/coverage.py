@@ -23,13 +23,18 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
+from baseline.pipeline.coverage_inputs import (  # light: `baseline coverage` checks them before polars
+    load_probe_set,
+    newest_week,
+    week_label,
+    week_start,
+)
 from baseline.pipeline.layout import check_dataset
 from baseline.pipeline.nccl import (
     DRIVER_OPS,
@@ -39,8 +44,7 @@ from baseline.pipeline.nccl import (
     verb_mapping,
 )
 from baseline.templates import change, charts, num, pct, render
-from tracer import atomic, units
-from tracer.errors import TracebaseError
+from tracer import atomic
 from tracer.schema import (
     SNAPSHOT_KEY,
     counted_delta,
@@ -68,64 +72,6 @@ def probe_vendor(probe: str) -> str | None:
         if probe.startswith(prefix):
             return vendor
     return None
-
-
-# --------------------------------------------------------------------------------------------
-# probe sets
-# --------------------------------------------------------------------------------------------
-def load_probe_set(path: str | os.PathLike) -> dict[str, dict]:
-    """Probe symbol -> {layer, object, operation, gate} for every symbol a probe set can trace.
-
-    Uses tracer.fleet.probes (the one probe-set loader). Each probe contributes its default (mlx5
-    namespace) symbol and every vendor alternative of the namespace gate; ``gate`` maps
-    vendor -> symbol for the probe the symbol belongs to.
-    """
-    from tracer.fleet.probes import load_probe_set as load_set
-
-    pset = load_set(str(path), vendor=None)
-    out: dict[str, dict] = {}
-    for probe in pset.probes:
-        gate = {"mlx5": probe.default_symbol, **probe.vendors} if probe.vendors else {}
-        attrs = {"layer": probe.layer, "object": probe.object, "operation": probe.operation, "gate": gate}
-        for symbol in dict.fromkeys((probe.default_symbol, *probe.vendors.values())):  # a set's order varies by PYTHONHASHSEED
-            out[symbol] = attrs
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# weeks
-# --------------------------------------------------------------------------------------------
-def week_start(week: str) -> dt.date:
-    """Monday of an ISO week given as 2026-W48 or as any date inside it (2026-11-25, or a
-    date-time in it). Weeks outside the int64-nanosecond range of the data's timestamps are
-    refused here, naming the flag, rather than overflowing later."""
-    expected = "an ISO week like 2026-W48 or a date"
-    week = week.strip()
-    try:
-        iso = _ISO_WEEK.fullmatch(week)
-        if iso:
-            monday = dt.date.fromisocalendar(int(iso.group(1)), int(iso.group(2)), 1)
-        elif _ISO_DAY.match(week) and (len(week) == 10 or week[10] in "Tt "):
-            day = dt.date.fromisoformat(week[:10])
-            monday = day - dt.timedelta(days=day.weekday())
-        else:
-            raise ValueError(week)
-    except (ValueError, OverflowError):  # OverflowError: the Monday of 0001-W01 is in year 0
-        raise TracebaseError(f"--week: expected {expected}, found {week!r}") from None
-    if not units.MIN_TIME.date() <= monday <= (units.MAX_TIME - dt.timedelta(days=14)).date():
-        raise TracebaseError(f"--week: expected {expected} between {units.MIN_TIME:%Y} and "
-                             f"{units.MAX_TIME:%Y}, found {week!r}")
-    return monday
-
-
-# ASCII digits only: int() and fromisoformat would take other scripts' digits
-_ISO_WEEK = re.compile(r"(\d{4})-[Ww](\d{2})", re.ASCII)
-_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
-
-
-def week_label(monday: dt.date) -> str:
-    year, num, _ = monday.isocalendar()
-    return f"{year}-W{num:02d}"
 
 
 def _ts(day: dt.date) -> dt.datetime:
@@ -187,12 +133,8 @@ def weekly_report(
 ) -> CoverageReport:
     """Compute the coverage report for `week` (default: the week of the newest counters)."""
     dataset = check_dataset(dataset)
-    all_files = dataset_files(dataset, "counters")
     if week is None:
-        if not all_files:
-            raise TracebaseError(f"{dataset}: no counters in the dataset; give --week or ingest first")
-        newest = all_files[-1].parent.parent.name.removeprefix("date=")
-        week = newest
+        week = newest_week(dataset)
     start = week_start(week)
     prev = start - dt.timedelta(days=7)
     end = start + dt.timedelta(days=7)

@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import datetime as dt
 import errno as _errno
-import glob
 import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import polars as pl
 
+from baseline.pipeline.coverage_inputs import expand_paths  # light: the CLI checks the paths first
 from tracer.errnos import errno_name
 from tracer.errors import TracebaseError
 from tracer.schema import polars_schema, read
@@ -282,17 +281,6 @@ def parse_nccl_lines(
         )
     frame = pl.DataFrame(rows, schema=polars_schema("app_failures"))
     return ParsedLog(frame, problems, count, ignored)
-
-
-def expand_paths(patterns: Iterable[str | os.PathLike]) -> list[Path]:
-    out: list[Path] = []
-    for pattern in map(str, patterns):
-        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-        for m in matches:
-            if not Path(m).is_file():
-                raise TracebaseError(f"{m}: no such application log or app_failures file")
-            out.append(Path(m))
-    return out
 
 
 def load_app_failures(paths: Iterable[str | os.PathLike]) -> ParsedLog:

@@ -1,0 +1,123 @@
+"""The inputs of the weekly coverage report checked without polars: --week, --probes,
+--nccl-logs (and the dataset directory).
+
+`baseline coverage` calls `check_coverage_inputs` before it imports baseline.pipeline.coverage
+and .nccl (polars, pyarrow, numpy: ~0.4 s of CPU), so a mistyped week, a missing probe set or
+log is refused at once; `weekly_report` and `load_app_failures` go through the same functions
+(week_start, load_probe_set, expand_paths), so the line is the same either way. What only the
+files' contents tell (a log's lines, an app_failures file's schema) is still read after.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import glob
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from baseline.pipeline.layout import check_dataset
+from tracer import units
+from tracer.errors import TracebaseError
+from tracer.inputs import table_partition_files
+
+
+# --------------------------------------------------------------------------------------------
+# probe sets
+# --------------------------------------------------------------------------------------------
+def load_probe_set(path: str | os.PathLike) -> dict[str, dict]:
+    """Probe symbol -> {layer, object, operation, gate} for every symbol a probe set can trace.
+
+    Uses tracer.fleet.probes (the one probe-set loader). Each probe contributes its default (mlx5
+    namespace) symbol and every vendor alternative of the namespace gate; ``gate`` maps
+    vendor -> symbol for the probe the symbol belongs to.
+    """
+    from tracer.fleet.probes import load_probe_set as load_set
+
+    pset = load_set(str(path), vendor=None)
+    out: dict[str, dict] = {}
+    for probe in pset.probes:
+        gate = {"mlx5": probe.default_symbol, **probe.vendors} if probe.vendors else {}
+        attrs = {"layer": probe.layer, "object": probe.object, "operation": probe.operation, "gate": gate}
+        for symbol in dict.fromkeys((probe.default_symbol, *probe.vendors.values())):  # a set's order varies by PYTHONHASHSEED
+            out[symbol] = attrs
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# weeks
+# --------------------------------------------------------------------------------------------
+def week_start(week: str) -> dt.date:
+    """Monday of an ISO week given as 2026-W48 or as any date inside it (2026-11-25, or a
+    date-time in it). Weeks outside the int64-nanosecond range of the data's timestamps are
+    refused here, naming the flag, rather than overflowing later."""
+    expected = "an ISO week like 2026-W48 or a date"
+    week = week.strip()
+    try:
+        iso = _ISO_WEEK.fullmatch(week)
+        if iso:
+            monday = dt.date.fromisocalendar(int(iso.group(1)), int(iso.group(2)), 1)
+        elif _ISO_DAY.match(week) and (len(week) == 10 or week[10] in "Tt "):
+            day = dt.date.fromisoformat(week[:10])
+            monday = day - dt.timedelta(days=day.weekday())
+        else:
+            raise ValueError(week)
+    except (ValueError, OverflowError):  # OverflowError: the Monday of 0001-W01 is in year 0
+        raise TracebaseError(f"--week: expected {expected}, found {week!r}") from None
+    if not units.MIN_TIME.date() <= monday <= (units.MAX_TIME - dt.timedelta(days=14)).date():
+        raise TracebaseError(f"--week: expected {expected} between {units.MIN_TIME:%Y} and "
+                             f"{units.MAX_TIME:%Y}, found {week!r}")
+    return monday
+
+
+# ASCII digits only: int() and fromisoformat would take other scripts' digits
+_ISO_WEEK = re.compile(r"(\d{4})-[Ww](\d{2})", re.ASCII)
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+
+
+def week_label(monday: dt.date) -> str:
+    year, num, _ = monday.isocalendar()
+    return f"{year}-W{num:02d}"
+
+
+def expand_paths(patterns: Iterable[str | os.PathLike]) -> list[Path]:
+    out: list[Path] = []
+    for pattern in map(str, patterns):
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        for m in matches:
+            if not Path(m).is_file():
+                raise TracebaseError(f"{m}: no such application log or app_failures file")
+            out.append(Path(m))
+    return out
+
+
+def newest_week(dataset: Path) -> str:
+    """The date of the newest counters partition: the week a report without --week covers."""
+    table = dataset / "counters"
+    files = table_partition_files(table) if table.is_dir() else []  # tracer.schema.dataset_files' listing
+    if not files:
+        raise TracebaseError(f"{dataset}: no counters in the dataset; give --week or ingest first")
+    return files[-1].parent.parent.name.removeprefix("date=")
+
+
+@dataclass(frozen=True)
+class CoverageInputs:
+    dataset: Path
+    week: dt.date  # the Monday of --week, else of the newest counters' week
+    probes: dict[str, dict]  # load_probe_set(--probes); {} without one
+    logs: list[Path]  # --nccl-logs expanded (globs), every one a file
+
+
+def check_coverage_inputs(dataset: str | os.PathLike, week: str | None = None,
+                          probe_set: str | os.PathLike | None = None,
+                          logs: Iterable[str | os.PathLike] | None = None) -> CoverageInputs:
+    """The dataset directory, the application logs' paths, --week (or that there are counters
+    to take the week from) and --probes, in that order (the order the report meets them), each
+    refused with the line the report would give."""
+    path = check_dataset(dataset)
+    found = expand_paths(logs) if logs else []
+    monday = week_start(newest_week(path) if week is None else week)
+    probes = load_probe_set(probe_set) if probe_set else {}
+    return CoverageInputs(path, monday, probes, found)
