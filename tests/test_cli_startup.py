@@ -41,7 +41,9 @@ else:
 entry()
 """
 
-# (id, argv, words the one-line error names); {m} is a directory that does not exist.
+# (id, argv, words the one-line error names[, "root"]); {m} is a directory that does not exist,
+# {here} an empty one, {file} a file holding one line of text, {syms} a symbol list of one name. "root": refused after the
+# command's check that it runs as root (a probe set, --spool, -o: root's own mistakes).
 REFUSED = [
     # ---- baseline
     ("diff-flag", ["baseline", "diff", "a.parquet", "b.parquet", "--context", "nan"], "--context"),
@@ -81,12 +83,51 @@ REFUSED = [
     ("export-diff-one", ["baseline", "export", "--diff", "{m}/t.parquet"], "--diff"),
     ("export-diff-allowlist-missing",
      ["baseline", "export", "--diff", "{m}/g.parquet", "{m}/b.parquet", "--allowlist", "{m}/a.yaml"], "{m}/a.yaml"),
+    # the simulator's own limits (baseline.simulator.plan) and --out a file
+    ("simulate-hours-huge", ["baseline", "simulate", "--hours", "1e308", "--out", "{m}/sim"], "2262"),
+    ("simulate-hosts-huge", ["baseline", "simulate", "--hosts", "2000000", "--out", "{m}/sim"], "--hosts"),
+    ("simulate-scenario", ["baseline", "simulate", "--scenario", "nosuch", "--out", "{m}/sim"], "nosuch"),
+    ("simulate-spool-hosts", ["baseline", "simulate", "--hosts", "300", "--spool", "--out", "{m}/sim"], "--spool"),
+    ("simulate-out-file", ["baseline", "simulate", "--hosts", "1", "--out", "{file}"], "{file}"),
+    # coverage's --week, --probes, --nccl-logs and a dataset without counters
+    ("coverage-week", ["baseline", "coverage", "{here}", "--week", "2026-W99", "--out", "{m}/rep"], "--week"),
+    ("coverage-no-counters", ["baseline", "coverage", "{here}", "--out", "{m}/rep"], "no counters"),
+    ("coverage-probes-missing",
+     ["baseline", "coverage", "{here}", "--week", "2026-W48", "--probes", "{m}/p.yaml", "--out", "{m}/rep"], "{m}/p.yaml"),
+    ("coverage-probes-not-a-set", ["baseline", "coverage", "{here}", "--week", "2026-W48", "--probes", "{file}"], "{file}"),
+    ("coverage-nccl-missing", ["baseline", "coverage", "{here}", "--nccl-logs", "{m}/nccl.log", "--out", "{m}/rep"],
+     "{m}/nccl.log"),
+    ("suggest-probes-set-missing", ["baseline", "suggest-probes", "--symbols", "{syms}", "--probes", "{m}/p.yaml"],
+     "{m}/p.yaml"),
     # ---- tracer
     ("record-flag", ["tracer", "record", "-d", "nan", "--", "true"], "-d/--duration"),
     ("record-no-command", ["tracer", "record"], "no command given"),
+    ("record-pid-and-command", ["tracer", "record", "-p", "1", "--", "true"], "exclude each other"),
+    ("record-pid-gone", ["tracer", "record", "-p", "999999999"], "999999999", "root"),
+    ("record-out-dir-missing", ["tracer", "record", "-o", "{m}/t.parquet", "--", "true"], "{m}", "root"),
     ("run-flag", ["tracer", "run", "syscalls", "-i", "nan", "--spool", "{m}/spool"], "-i/--interval"),
+    # tracer run's checks (tracer.fleet.config.check_run), before tracer.fleet.daemon is imported
+    ("run-interval-short", ["tracer", "run", "syscalls", "-i", "1ms", "--spool", "{m}/spool"], "-i/--interval"),
+    ("run-good-window-inf", ["tracer", "run", "syscalls", "--good-window", "inf", "--spool", "{m}/spool"],
+     "--good-window"),
+    ("run-pid-gone", ["tracer", "run", "syscalls", "-p", "999999999", "--spool", "{m}/spool"], "999999999"),
+    ("run-host", ["tracer", "run", "syscalls", "--host", "../x", "--spool", "{m}/spool"], "--host"),
+    ("run-unknown-set", ["tracer", "run", "nosuchset", "--spool", "{m}/spool"], "nosuchset", "root"),
+    ("run-set-missing", ["tracer", "run", "{m}/set.yaml", "--spool", "{m}/spool"], "{m}/set.yaml", "root"),
+    ("run-set-twice", ["tracer", "run", "syscalls", "syscalls", "--spool", "{m}/spool"], "twice", "root"),
+    ("run-spool-file", ["tracer", "run", "syscalls", "--spool", "{file}"], "{file}", "root"),
+    ("run-prom-dir-missing", ["tracer", "run", "syscalls", "--spool", "{here}/spool", "--prom", "{m}/t.prom"],
+     "--prom", "root"),
+    ("run-control-dir-missing", ["tracer", "run", "syscalls", "--spool", "{here}/spool", "--control-file", "{m}/go"],
+     "--control-file", "root"),
+    ("run-metadata-missing", ["tracer", "run", "syscalls", "--spool", "{here}/spool", "--metadata-file", "{m}/m.yaml"],
+     "{m}/m.yaml", "root"),
+    ("run-metadata-not-a-mapping", ["tracer", "run", "syscalls", "--spool", "{here}/spool", "--metadata-file", "{file}"],
+     "{file}", "root"),
     ("probes-flag", ["tracer", "probes", "check", "--vendor", "acme"], "--vendor"),
     ("probes-missing", ["tracer", "probes", "check", "{m}/set.yaml"], "{m}/set.yaml"),
+    ("probes-unknown-set", ["tracer", "probes", "check", "nosuchset"], "nosuchset"),
+    ("probes-not-a-set", ["tracer", "probes", "check", "{file}"], "{file}"),
 ]
 
 HELP = [
@@ -110,10 +151,16 @@ def run_entry(argv: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess, 
     return proc, [m for m in marks[0].removeprefix(MARK).split(",") if m]
 
 
-@pytest.mark.parametrize(("argv", "word"), [pytest.param(a, w, id=i) for i, a, w in REFUSED])
+AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="refused for not being root before this check")
+
+
+@pytest.mark.parametrize(("argv", "word"), [pytest.param(a, w, id=i, marks=[AS_ROOT] if root else [])
+                                            for i, a, w, *root in REFUSED])
 def test_refused_before_the_heavy_imports(tmp_path, argv, word):
-    names = {"m": str(tmp_path / "missing"), "here": str(tmp_path), "file": str(tmp_path / "a-file")}
+    names = {"m": str(tmp_path / "missing"), "here": str(tmp_path), "file": str(tmp_path / "a-file"),
+             "syms": str(tmp_path / "syms.txt")}
     (tmp_path / "a-file").write_text("not a directory\n")
+    (tmp_path / "syms.txt").write_text("ib_uverbs_reg_mr\n")
     argv = [a.format(**names) for a in argv]
     proc, heavy = run_entry(argv, tmp_path)
     err = proc.stderr.strip()
