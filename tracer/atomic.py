@@ -29,10 +29,11 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5-10 ms of every command's start)
 if TYPE_CHECKING:
     import ctypes
+    from typing import BinaryIO
 
 FILE_MODE = 0o666  # the kernel applies the umask
 DIR_MODE = 0o775  # ditto; never o+w

@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from decimal import Decimal
 
 from tracer.errors import TracebaseError
 
@@ -61,7 +60,10 @@ def parse_duration(text: str | float | int, flag: str | None = "--duration", *, 
         match = _DURATION.match(str(text))
         if not match:
             raise _fail(flag, what, text)
-        # Decimal so that '100us' is exactly 1e-4 s, not 100 * 1e-6.
+        # Decimal so that '100us' is exactly 1e-4 s, not 100 * 1e-6 (imported here: only a
+        # duration given needs it, not --help)
+        from decimal import Decimal
+
         seconds = float(Decimal(match.group(1)) * UNIT_NS[match.group(2) or "s"] / 10**9)
     if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
         raise _fail(flag, what, text)

@@ -36,7 +36,7 @@ examples:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from baseline.simulator.catalog import SCENARIOS
+    from baseline.simulator.plan import SCENARIOS  # not the catalog: --help needs only the names
 
     p = subparsers.add_parser(
         "simulate", help="write a simulated RDMA fleet (events, counters, ground truth)",

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from baseline.simulator.plan import BACKGROUND_CAUSES, INJECTED_CAUSES, SCENARIOS  # noqa: F401  (the names, kept in the light module)
 from tracer.errnos import errno_number
 
 PROBE_SET = "rdma"
@@ -179,17 +180,6 @@ UNPROBED_CLEANUP = {
     "origin_layer": "core",
 }
 
-INJECTED_CAUSES = (
-    "dmabuf_peer_fallback",  # (a)
-    "efault_peer_cascade",  # (b)
-    "dmabuf_eperm_new_driver",  # (c)
-    "mkey_cache_enomem",  # (d)
-    "crash_loop_fw_bad_state",  # (e)
-    "cleanup_ebusy_unprobed",  # (f)
-)
-BACKGROUND_CAUSES = ("memlock_limit", "stale_qp_handle", "neigh_resolve_timeout", "gid_query_empty_slot",
-                     "rdmacg_eagain_retry")
-SCENARIOS = INJECTED_CAUSES + BACKGROUND_CAUSES
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from baseline.simulator import catalog as cat
 from tracer import units
 from tracer.atomic import check_staged_dir
 from tracer.errors import TracebaseError
@@ -29,7 +28,19 @@ MAX_SPOOL_HOSTS = 200
 MAX_HOSTS = 1_000_000
 MAX_TIME_NS = int(units.MAX_TIME.timestamp()) * NS
 
-SCENARIOS = cat.SCENARIOS
+# The root causes (baseline.simulator.catalog says what each does): here, in the light module,
+# because `baseline simulate --help` lists them and --scenario is checked against them.
+INJECTED_CAUSES = (
+    "dmabuf_peer_fallback",  # (a)
+    "efault_peer_cascade",  # (b)
+    "dmabuf_eperm_new_driver",  # (c)
+    "mkey_cache_enomem",  # (d)
+    "crash_loop_fw_bad_state",  # (e)
+    "cleanup_ebusy_unprobed",  # (f)
+)
+BACKGROUND_CAUSES = ("memlock_limit", "stale_qp_handle", "neigh_resolve_timeout", "gid_query_empty_slot",
+                     "rdmacg_eagain_retry")
+SCENARIOS = INJECTED_CAUSES + BACKGROUND_CAUSES
 
 
 def parse_start(start: str | datetime | None) -> int:

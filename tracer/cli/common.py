@@ -34,12 +34,14 @@ import importlib
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
 
 from tracer import units
 from tracer.errors import TracebaseError, printable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5-10 ms of every command's start)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -262,8 +264,6 @@ def _stop_watchdog(read_fd: int, ours: dict[int, Any], done: Any) -> None:
     import signal
     import time
 
-    from tracer import atomic
-
     while True:
         try:
             data = os.read(read_fd, 64)
@@ -281,7 +281,11 @@ def _stop_watchdog(read_fd: int, ours: dict[int, Any], done: Any) -> None:
                 time.sleep(0.02)
             if _HEARD or done.is_set():
                 return  # the main thread unwinds (or has finished): its cleanup runs
-            atomic.abandon_pending()
+            # tracer.atomic tracks the temporaries; a process that never imported it has none
+            # (and --help or a refused flag does not pay for importing it and shutil here)
+            atomic = sys.modules.get("tracer.atomic")
+            if atomic is not None:
+                atomic.abandon_pending()
             with contextlib.suppress(OSError, ValueError):
                 sys.stderr.flush()
             os._exit(128 + signum)
@@ -805,6 +809,7 @@ def _silence_stdout() -> None:
 
 def _save_traceback(prog: str) -> str:
     import tempfile
+    import traceback  # here, not at the top: --help and the refused flags never need it
 
     try:
         fd, path = tempfile.mkstemp(prefix=f"{prog}-crash-", suffix=".txt")
