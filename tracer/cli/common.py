@@ -5,11 +5,13 @@ with ``set_defaults(func=handler)`` where ``handler(args) -> int`` returns the e
 Subcommand modules import heavy libraries (polars, pyarrow, numpy, the fleet and simulator
 modules: 0.3-0.6 s of CPU) inside their handlers, after the handler's cheap checks -- flag
 values, input paths, output directories -- so `--help`, a mistyped flag and a missing input
-are answered at once. The path checks are the readers' own, kept in light modules both call
+are answered at once. The checks are the library's own, kept in light modules both call
 (tracer.inputs.input_paths / open_parquet, baseline.pipeline.layout.check_spool /
-check_dataset, baseline.fleet.paths), so the line is the same either way;
-tests/test_cli_startup.py holds every command to this. (Not yet `tracer run`'s probe sets and
-files: the daemon checks them in Daemon.validate, whose module imports pyarrow and polars.)
+check_dataset, baseline.fleet.paths, tracer.fleet.config.check_run for `tracer run`,
+baseline.simulator.plan for the simulator's limits, baseline.pipeline.coverage_inputs for
+coverage's --week/--probes/--nccl-logs), so the line is the same either way;
+tests/test_cli_startup.py holds every command to this. Left after the imports: what only the
+data tells (a torn Parquet file, a log's lines, a dataset's tables).
 
 The edges every command shares live here:
 - `run` turns every user error into one line on stderr and exit status 2: a TracebaseError, an
