@@ -4,11 +4,8 @@ one-line message naming what is missing and the command that fixes it."""
 from __future__ import annotations
 
 import atexit
-import ctypes
-import ctypes.util
 import errno
 import os
-import platform
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -73,7 +70,8 @@ def check_bcc() -> None:
 def nearest_installed_headers(src: Path = Path("/usr/src")) -> Path | None:
     """The newest Debian kernel headers tree installed (linux-headers-<version>-<arch>), for a
     kernel that has no headers package of its own: our programs need only its generic headers."""
-    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    machine = os.uname().machine  # platform.machine()'s answer, without importing platform
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine)
 
     def version(path: Path) -> tuple:
         return tuple(int(part) if part.isdigit() else 0 for part in path.name.replace("-", ".").split("."))
@@ -111,6 +109,11 @@ def tracefs_dir() -> Path | None:
 
 def _mount(source: str, target: Path, fstype: str) -> str | None:
     """mount(2) through libc (no dependency on mount(8)); returns the error text or None."""
+    # ctypes.util (subprocess, tempfile) imported here: `tracer run`'s option checks import
+    # this module before refusing a typo, and only a mount needs libc
+    import ctypes
+    import ctypes.util
+
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     if libc.mount(source.encode(), str(target).encode(), fstype.encode(), 0, None) == 0:
         return None
@@ -196,10 +199,9 @@ def check_bpf_environment(what: str) -> str | None:
 
 
 def check_arch() -> None:
-    if platform.machine() != "x86_64":
-        raise EnvironmentProblem(
-            f"tracer record supports x86_64 only (this machine is {platform.machine()})"
-        )
+    machine = os.uname().machine
+    if machine != "x86_64":
+        raise EnvironmentProblem(f"tracer record supports x86_64 only (this machine is {machine})")
 
 
 # The initial PID namespace's inode number, fixed by the kernel (PROC_PID_INIT_INO).
