@@ -176,3 +176,29 @@ def test_help_before_the_heavy_imports(tmp_path, argv):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("usage: "), proc.stdout[:200]
     assert heavy == [], f"{' '.join(argv)} --help imported {heavy}"
+
+
+def test_the_library_refuses_with_the_cli_line(tmp_path):
+    """The checks moved before the imports are the library's own: Daemon.validate, simulate and
+    weekly_report refuse with the line the command prints (library first, one message)."""
+    from baseline.pipeline.coverage import weekly_report
+    from baseline.simulator.simulate import simulate
+    from tracer.errors import TracebaseError
+    from tracer.fleet.daemon import Daemon, RunConfig
+
+    m = tmp_path / "missing"
+    cases = [
+        (lambda: Daemon(RunConfig(sets=["syscalls"], spool=m / "spool", interval_s=0.001)).validate(),
+         ["tracer", "run", "syscalls", "-i", "1ms", "--spool", f"{m}/spool"]),
+        (lambda: simulate(m / "sim", hosts=1, hours=1e308),
+         ["baseline", "simulate", "--hosts", "1", "--hours", "1e308", "--out", f"{m}/sim"]),
+        (lambda: weekly_report(tmp_path, week="2026-W99"),
+         ["baseline", "coverage", str(tmp_path), "--week", "2026-W99", "--out", f"{m}/rep"]),
+    ]
+    for call, argv in cases:
+        with pytest.raises(TracebaseError) as refused:
+            call()
+        proc, heavy = run_entry(argv, tmp_path)
+        assert (proc.returncode, proc.stderr.strip()) == (2, f"{argv[0]}: error: {refused.value}")
+        assert heavy == [], argv
+    assert not m.exists()  # refused before anything was made
