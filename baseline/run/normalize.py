@@ -1432,23 +1432,12 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         failed = np.flatnonzero(code_in(errno, search_errnos, len(errno_values)))
         failed = failed[(npath[failed] >= 0) & (failed < n - 1)]
         between = codes_where(probe_values, BETWEEN_ANY_CALLS)
-        # each failed lookup's next call that is not one of those: the rows after it, stepped
-        # over a few at a time (only the failed lookups' rows are looked at, never all rows)
-        nxt = failed + 1
-        moving = np.flatnonzero(code_in(probe[nxt], between, len(probe_values)))
-        for _ in range(MAX_BETWEEN):
-            if not len(moving):
-                break
-            nxt[moving] += 1
-            moving = moving[nxt[moving] < n]
-            moving = moving[code_in(probe[nxt[moving]], between, len(probe_values))]
-        nxt[moving] = n  # still among those calls: no next lookup
-        ok = nxt < n
+        # each failed lookup's next call that is not one of those, in its own stream
+        nxt = _next_lookups(failed + 1, probe, between, probe_values, starts, failed, n)
+        ok = nxt >= 0
         failed, nxt = failed[ok], nxt[ok]
-        del ok, moving
-        # the same stream: no stream starts after the failed lookup, up to its next step
-        same = np.searchsorted(starts, failed, side="right") == np.searchsorted(starts, nxt, side="right")
-        keep = same & (npath[nxt] >= 0) & (npath[nxt] != npath[failed])
+        del ok
+        keep = (npath[nxt] >= 0) & (npath[nxt] != npath[failed])
         failed, nxt = failed[keep], nxt[keep]
         pairs = list(zip(failed.tolist(), nxt.tolist(), strict=True))
         split: dict[int, tuple[str, str]] = {}
@@ -1484,7 +1473,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
             by_row = np.argsort(np.array(search_rows, dtype=np.int64), kind="stable").tolist()
             search_rows = [search_rows[k] for k in by_row]
             search_keys = [search_keys[k] for k in by_row]
-        del failed, nxt, same, keep
+        del failed, nxt, keep
     base_values = Values(pa.array(list(base_index), type=pa.string()))
     # Per row only the raw path codes are kept: the normalised path is looked up through them.
     del npath
@@ -1647,9 +1636,11 @@ def process_roles(df: pl.DataFrame, trace_key: str = "trace_id") -> pl.DataFrame
 
 def _next_lookups(start: np.ndarray, probe: np.ndarray, between: np.ndarray, probe_values: Values,
                   starts: np.ndarray, failed: np.ndarray, n: int) -> np.ndarray:
-    """Per row of `start` (the row after a directory check): the first row from there that is
-    not one of the scheduler's and allocator's calls (`between`), in the stream of the
-    matching `failed` row; -1 where there is none within MAX_BETWEEN rows."""
+    """Per row of `start` (the row after a failed lookup, or after ld.so's check of its
+    directory): the first row from there that is not one of the scheduler's and allocator's
+    calls (`between`), stepped over a few at a time (only those rows are looked at, never all
+    rows), in the stream of the matching `failed` row; -1 where there is none within
+    MAX_BETWEEN rows or the stream ends first."""
     nxt = start.copy()
     moving = np.flatnonzero(nxt < n)
     moving = moving[code_in(probe[nxt[moving]], between, len(probe_values))]
