@@ -148,3 +148,27 @@ def test_a_digits_only_hex_place_takes_any_hex_value_but_no_other_word():
     masked = _masked(goods, ["/r/.git/objects/ab", "/r/.git/objects/zz"])
     assert masked["/r/.git/objects/12"] == masked["/r/.git/objects/34"] == masked["/r/.git/objects/ab"]
     assert masked["/r/.git/objects/zz"] == "/r/.git/objects/zz"
+
+
+@pytest.mark.parametrize(("good_token", "bad_token"), [("aB3xYz", "GFSXPA"), ("qzkwbd", "Xk2pQ9"), ("mNb7Qe", "408215")])
+def test_a_single_class_mkstemp_draw_is_the_same_place_as_a_mixed_one(good_token, bad_token):
+    # fontconfig writes its cache through mkstemp (`<hash>-le64.cache-8.TMP-XXXXXX`): a run that
+    # builds the cache opens one such name. One draw of 6 from 62 characters in ~90 is a single
+    # class (all capitals, all lower case, all digits), which no shape rule tells from a word;
+    # the same place of one good run's name, as long, is the same generator's draw
+    # (realscout17's font_cache_built_or_left, a false alarm in one CI run in ~45).
+    base = "/tmp/job/fc/cache/b232f8fc2e6306f849e431b47f01be7d-le64.cache-8.TMP-"
+    goods = [[base + good_token, "/tmp/job/fc/fonts.conf"], ["/tmp/job/fc/fonts.conf"]]
+    masked = _masked(goods, [base + bad_token, "/tmp/job/fc/fonts.conf"])
+    assert masked[base + bad_token] == masked[base + good_token]
+    assert masked[base + bad_token].endswith(".TMP-<rand>")
+
+
+def test_a_word_beside_a_random_name_of_another_length_keeps_its_name():
+    # the relaxation needs the same place of the same shape: a fixed file next to the random
+    # ones (`config.lock` against `aB3xYz.lock` is that shape; `settings.lock` is not) and a
+    # word where both good runs had words stay names
+    goods = [["/srv/job/aB3xYz.lock"], ["/srv/job/Qp9wEr.lock"]]
+    masked = _masked(goods, ["/srv/job/settings.lock", "/srv/job/manifest_v1.json"])
+    assert masked["/srv/job/settings.lock"] == "/srv/job/settings.lock"
+    assert masked["/srv/job/manifest_v1.json"] == "/srv/job/manifest_v<n>.json"

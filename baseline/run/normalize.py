@@ -270,6 +270,20 @@ def _random_token(token: str) -> bool:
     return len(token) >= NameTemplates.MIN_TOKEN and (_classes(token) >= 2 or (len(token) >= 16 and set(token) <= _HEX))
 
 
+def _drawn_alike(token: str, other: str) -> bool:
+    """Two tokens at the same place of two paths of one shape (so of one length) that one
+    random-name generator drew: both random-looking, or one of them and the other of the same
+    alphabet. mkstemp draws 6 characters of 62: one draw in ~90 is a single class (``GFSXPA``,
+    ``qzkwbd``), which `_random_token` cannot tell from a word, so requiring both sides to look
+    random made one good-vs-bad pair in ~45 an anomaly (fontconfig's ``cache-8.TMP-XXXXXX``
+    built by the bad run and one good run). A word at the place of a good run's random name,
+    letter for letter as long, is what this gives up."""
+    if len(token) < NameTemplates.MIN_TOKEN:
+        return False
+    one, two = _random_token(token), _random_token(other)
+    return (one and two) or ((one or two) and "_" not in token + other)
+
+
 def _split_runs(value: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     parts = _RUNS.split(value)
     return tuple(parts[0::2]), tuple(parts[1::2])
@@ -417,8 +431,10 @@ class NameTemplates:
         # 2. paths only the bad trace has, against good paths of the same shape
         bad_only = uniq[in_bad & (n_good_of == 0)]
         if n_good and len(bad_only):
+            # (a token of MIN_TOKEN characters or more: the bad side's may be one of mkstemp's
+            # single-class draws, see `_drawn_alike`)
             cand = [(v, _split_runs(v)) for v in (values[c] for c in bad_only.tolist())
-                    if v is not None and any(_random_token(t) for t in _RUNS.findall(v))]
+                    if v is not None and any(len(t) >= cls.MIN_TOKEN for t in _RUNS.findall(v))]
             if cand:
                 shapes = {(seps, tuple(len(r) for r in runs)) for _, (seps, runs) in cand}
                 lengths_wanted = pa.array(sorted({len(v) for v, _ in cand}), type=pa.int32())
@@ -435,7 +451,7 @@ class NameTemplates:
                     lengths = tuple(len(r) for r in runs)
                     for other in by_shape.get((seps, lengths), ()):
                         varying = frozenset(j for j in range(len(runs)) if runs[j] != other[j])
-                        randomish = [j for j in varying if _random_token(runs[j]) and _random_token(other[j])]
+                        randomish = [j for j in varying if _drawn_alike(runs[j], other[j])]
                         rest_hex = all(set(runs[j]) <= _HEX and set(other[j]) <= _HEX for j in varying)
                         if randomish and (len(randomish) == len(varying) or rest_hex):
                             out._add(seps, lengths, {j: runs[j] for j in range(len(runs)) if j not in varying}, varying)
