@@ -184,17 +184,19 @@ def test_a_retry_signal_on_two_hosts_in_many_runs_is_routine():
     assert broken["success_jobs"] == 16 and not broken["expected"], broken
 
 
-def _rack_counters(rack_rate: float, rack_hosts: int = 6, hosts: int = 24, buckets: int = 16) -> pl.LazyFrame:
+def _rack_counters(rack_rate: float, rack_hosts: int = 6, hosts: int = 24, buckets: int = 16, start: int = 10,
+                   calls_of: dict[tuple[int, int], int] | None = None) -> pl.LazyFrame:
     """Counters (one snapshot per 15 minutes) of the probes of an INIT->RTR modify_qp on every
-    host; from bucket 10 the first `rack_hosts` hosts fail `rack_rate` of them with ETIMEDOUT at
-    rdma_addr_find_l2_eth_by_grh and every caller up to the handler (the fleetgen8 chain)."""
+    host; from bucket `start` the first `rack_hosts` hosts fail `rack_rate` of them with ETIMEDOUT at
+    rdma_addr_find_l2_eth_by_grh and every caller up to the handler (the fleetgen8 chain).
+    40 calls a bucket, or `calls_of[(host index, bucket)]`."""
     tree = TREES["modify_qp/mlx5/INIT->RTR/neigh"]
     rows = []
     for h in range(hosts):
         host = f"r{h // 6:02d}-h{h % 6}"
         for b in range(buckets):
-            calls = 40
-            fails = round(calls * rack_rate) if h < rack_hosts and b >= 10 else 0
+            calls = (calls_of or {}).get((h, b), 40)
+            fails = round(calls * rack_rate) if h < rack_hosts and b >= start else 0
             for _depth, fn, layer, errno in tree.frames:
                 rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": fn,
                              "layer": layer, "invocations": calls, "failures": fails if errno else 0,
@@ -215,3 +217,17 @@ def test_a_rack_down_on_a_probe_alerts_on_each_host_a_shared_partial_cause_does_
     assert set(down["probe"]) == {"rdma_addr_find_l2_eth_by_grh"}, down
     partial = host_alerts(_rack_counters(0.6), ExpectedErrors([]), probe_depth=depth)
     assert partial.is_empty(), partial
+
+
+def test_a_host_down_through_a_bucket_of_one_call_stays_down():
+    """The rack goes down three buckets before the window's end; one host calls the probe once in
+    the middle bucket (and that call fails too). Down is judged over the run of buckets, not
+    each alone: that host alerts from the run's first bucket like its rack-mates. Judged alone,
+    its 1-of-1 bucket was not down (fewer than 3 failures) and broke the run into two single
+    buckets, too short to alert (fleetgen7's peer client gone after an upgrade on a host whose
+    registrations went 5 of 5, 1 of 1, 4 of 4)."""
+    depth = {fn: d for d, fn, _, _ in TREES["modify_qp/mlx5/INIT->RTR/neigh"].frames}
+    alerts = host_alerts(_rack_counters(1.0, start=13, calls_of={(0, 14): 1}), ExpectedErrors([]), probe_depth=depth)
+    down = alerts.filter(pl.col("alert") == "persistent_bad_state")
+    assert set(down["host"]) == {f"r00-h{i}" for i in range(6)}, alerts
+    assert down.filter(pl.col("host") == "r00-h0")["since"].item() == T0 + dt.timedelta(minutes=15 * 13), down

@@ -1278,8 +1278,12 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
     # as are down on it, it fails some callers and not others on the same hosts (one tenant's
     # pods behind a net-namespace gate, another's jobs passing; a down host there is one only
     # the failing tenant called): the clusters' cause, no host's state
-    down = (pl.col("p_host") >= down_ratio) & (pl.col("f") >= down_failures)
-    in_shared = cells.join(shared, on=key, how="semi")
+    # (down over a run of consecutive buckets, not each bucket alone: a host that called the
+    # probe once in one bucket of the run and failed that call too is no less down there, and
+    # judged alone that bucket broke the run in two too short to alert -- fleetgen7's peer
+    # client gone after an upgrade: 5 of 5, 1 of 1, 4 of 4)
+    in_shared = _with_down_runs(cells.join(shared, on=key, how="semi"), width, down_ratio, down_failures)
+    down = pl.col("_down")
     selective = (in_shared.group_by(key).agg(down.sum().alias("_down"), (pl.col("p_host") < down_ratio).sum().alias("_part"))
                  .filter(pl.col("_part") * 4 >= pl.col("_down")))
     shared_down = in_shared.join(selective, on=key, how="anti").filter(down)
@@ -1288,9 +1292,22 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
     shared_down = shared_down.join(up, on=key).with_columns(
         pl.when(up_calls >= min_fleet_calls).then((pl.col("F") - pl.col("_fd")) / up_calls)
         .otherwise(pl.col("p_rest_w")).alias("p_rest")).drop("_fd", "_nd")
-    cells = pl.concat([cells.join(shared, on=key, how="anti"), shared_down],
+    cells = pl.concat([cells.join(shared, on=key, how="anti"), shared_down.drop("_down")],
                       how="vertical_relaxed").filter(pl.col("p_host") >= fleet_ratio * pl.col("p_rest"))
     return errs.join(cells.select("host", "probe", "errno", "bucket"), on=["host", "probe", "errno", "bucket"], how="semi")
+
+
+def _with_down_runs(cells: pl.DataFrame, width: pl.Expr, down_ratio: float, down_failures: int) -> pl.DataFrame:
+    """`cells` (host, probe, errno, bucket, f, p_host, ...) with `_down`: the cell fails
+    `down_ratio` of the host's calls or more, in a run of such buckets back to back on the host
+    (same probe and errno) that failed `down_failures` times or more in all."""
+    run_key = ["host", "probe", "errno"]
+    high = pl.col("p_host") >= down_ratio
+    follows = (high.shift(1).over(run_key).fill_null(False)
+               & ((pl.col("bucket") - pl.col("bucket").shift(1).over(run_key)) == width).fill_null(False))
+    cells = cells.sort([*run_key, "bucket"]).with_columns((~(high & follows)).cum_sum().over(run_key).alias("_run"))
+    return cells.with_columns(
+        (high & (pl.col("f").sum().over([*run_key, "_run"]) >= down_failures)).alias("_down")).drop("_run")
 
 
 def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups: pl.DataFrame,
