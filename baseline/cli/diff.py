@@ -81,6 +81,10 @@ def handle(args: argparse.Namespace) -> int:
         # Arrow buffers from the system allocator go back to the OS when freed (the default
         # mimalloc pool keeps ~100 MiB of read buffers for a million events mapped).
         os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+        # numpy's OpenBLAS starts a thread per further CPU at import, which spins on its core
+        # waiting for work (~40-80 ms of CPU on this 2-core machine, taken from the thread that
+        # reads Parquet ahead); the diff calls no BLAS routine. A user's setting wins.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         _one_malloc_arena()
         _arrow_without_pandas()
     from baseline.run.diff import diff_traces, write_report
