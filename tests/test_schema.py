@@ -235,6 +235,32 @@ def test_many_distinct_paths_stay_dictionary_encoded(tmp_path):
     assert pq.read_table(path).column("path").to_pylist() == names + names
 
 
+def test_sequence_numbers_are_delta_coded_and_old_files_still_read(tmp_path):
+    """An events file's `seq` counts up row by row: delta-coded it decodes ~10x faster than
+    plain zstd pages (the diff reads it for every row of both traces) and takes bytes, not a
+    megabyte. Files written before (plain pages) read the same."""
+    n = 50_000
+    df = pl.DataFrame({"trace_id": ["t"] * n, "seq": list(range(n)), "ts_ns": [1000 * i for i in range(n)],
+                       "probe": ["read"] * n, "depth": [0] * n, "ret": [1] * n, "kind": ["good"] * n})
+    new = schema.write_table(df, tmp_path / "new.parquet", "events")
+    group = pq.ParquetFile(new).metadata.row_group(0)
+    seq = next(group.column(i) for i in range(group.num_columns) if group.column(i).path_in_schema == "seq")
+    assert "DELTA_BINARY_PACKED" in seq.encodings and "PLAIN" not in seq.encodings, seq.encodings
+    assert seq.total_compressed_size < 2_000, seq.total_compressed_size
+    # the caller's own encoding for the column wins; its others keep ours
+    mine = schema.encoding_options(pq.read_schema(new), {"column_encoding": {"ts_ns": "DELTA_BINARY_PACKED"}})
+    assert mine["column_encoding"] == {"ts_ns": "DELTA_BINARY_PACKED", "seq": "DELTA_BINARY_PACKED"}
+    assert schema.encoding_options(pq.read_schema(new), {"use_dictionary": True}).get("column_encoding") is None
+    old = tmp_path / "old.parquet"
+    pq.write_table(pq.read_table(new), old, compression="zstd", use_dictionary=["trace_id", "probe", "kind"])
+    group = pq.ParquetFile(old).metadata.row_group(0)
+    assert "DELTA_BINARY_PACKED" not in next(group.column(i) for i in range(group.num_columns)
+                                             if group.column(i).path_in_schema == "seq").encodings
+    for path in (new, old):
+        assert schema.read_events(path)["seq"].to_list() == list(range(n))
+        assert pl.read_parquet(path)["seq"].to_list() == list(range(n))
+
+
 def test_a_scan_failing_on_torn_pages_is_traced_to_its_file(tmp_path):
     """Footers validate, pages do not decode: polars' error does not say which file; the data
     model names it (the CLIs report it as bad input, exit 2, not as a bug)."""

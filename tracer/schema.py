@@ -532,12 +532,29 @@ def _dictionary_columns(name: str, t: pa.DataType) -> list[str]:
     return [name] if worthy else []
 
 
+# Integer columns that count up row by row, delta-coded (DELTA_BINARY_PACKED) unless the
+# caller's options say otherwise: an events file's `seq` (0, 1, 2, ... in a recording) plain and
+# zstd-compressed decodes in ~20 ms per million rows, the compressor's work, and takes ~1 MB;
+# delta-coded, ~2 ms and ~5 KB. Every reader decodes both encodings (old files stay readable).
+DELTA_COLUMNS = ("seq",)
+
+
 def encoding_options(schema: pa.Schema, options: dict | None = None) -> dict:
     """Parquet writer options: `options` as given, with defaults for dictionary encoding
-    (`_dictionary_columns`, pages up to DICTIONARY_PAGE_LIMIT) where they say nothing."""
+    (`_dictionary_columns`, pages up to DICTIONARY_PAGE_LIMIT) and for DELTA_COLUMNS' encoding
+    where they say nothing."""
     out = dict(options or {})
     out.setdefault("use_dictionary", [c for f in schema for c in _dictionary_columns(f.name, f.type)])
     out.setdefault("dictionary_pagesize_limit", DICTIONARY_PAGE_LIMIT)
+    dictionary = out["use_dictionary"]
+    # (a column with a dictionary takes no other encoding: Arrow's writer refuses the pair)
+    delta = [c for c in DELTA_COLUMNS if c in schema.names and pa.types.is_integer(schema.field(c).type)
+             and not (dictionary is True or (not isinstance(dictionary, bool) and c in dictionary))]
+    if delta:
+        encodings = dict(out.get("column_encoding") or {})
+        for c in delta:
+            encodings.setdefault(c, "DELTA_BINARY_PACKED")
+        out["column_encoding"] = encodings
     return out
 
 
