@@ -191,6 +191,29 @@ def test_stream_order_is_the_stable_argsort_in_int32():
         assert (got == np.argsort(codes, kind="stable")).all()
 
 
+def test_membership_in_a_sorted_set_is_numpys_isin():
+    """`in_sorted` by lookup table (a set spanning few integers) and by binary search (a wide
+    one) answers as np.isin: values below, inside and above the set, negative codes (null),
+    int32 and int64, few and many values, the compiled gather and numpy's."""
+    from baseline.run.normalize import _LUT_MIN, in_sorted, unique_ints
+
+    rng = np.random.default_rng(12)
+    cases = []
+    for n, span, dtype in ((300_000, 150_000, np.int64), (300_000, 150_000, np.int32), (5_000, 60_000, np.int64),
+                           (100, 1_000, np.int64), (300_000, 2**40, np.int64), (50_000, 2 * _LUT_MIN, np.int64)):
+        values = rng.integers(-3, span, size=n).astype(dtype)
+        for k in (1, 7, span // 3):
+            cases.append((values, unique_ints(rng.integers(-1, span + 5, size=min(k, 100_000)).astype(dtype))))
+    big = np.iinfo(np.int64)
+    cases.append((np.array([big.min, -1, 0, 5, big.max], dtype=np.int64), np.array([0, 5, 9], dtype=np.int64)))
+    cases.append((np.arange(10, dtype=np.int64), np.zeros(0, dtype=np.int64)))
+    cases.append((np.arange(10, dtype=np.int64), np.array([big.min, big.max], dtype=np.int64)))
+    for values, sorted_set in cases:
+        got = in_sorted(values, sorted_set)
+        assert got.dtype == bool and got.shape == values.shape
+        assert (got == np.isin(values, sorted_set)).all(), (len(values), len(sorted_set), values.dtype)
+
+
 def test_kept_rows_are_the_rows_not_dropped_in_int32():
     from baseline.run.normalize import _BLOCK, kept_rows
 
