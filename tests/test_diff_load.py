@@ -38,12 +38,13 @@ NONE = ExpectedErrors([], source="<test>")
 LIBS = ["/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libz.so.1", "/lib/x86_64-linux-gnu/libz.so.1"]
 
 
-def events(trace_id: str, pid: int, tmp: str, fail: int | None = None, kind: str = "good") -> pl.DataFrame:
+def events(trace_id: str, pid: int, tmp: str, fail: int | None = None, kind: str = "good",
+           n_files: int = 40) -> pl.DataFrame:
     rows = [(pid, "execve", None, "/usr/bin/loader", None), (pid, "openat", "ENOENT", LIBS[0], None),
             (pid, "openat", None, LIBS[1], None), (pid, "mkdir", None, tmp, None),
             (pid, "clone", None, None, None)]
     worker = pid + 1
-    for i in range(40):
+    for i in range(n_files):
         who = pid if i % 2 else worker
         name = f"/data/in/part-{i:04d}.bin"
         if i == fail:
@@ -122,6 +123,22 @@ def test_the_cli_imports_neither_pandas_nor_polars(runs):
     last = proc.stdout.strip().splitlines()[-1]
     assert last == "1 False False False", (last, proc.stderr[-500:])
     assert json.loads(proc.stdout.strip().splitlines()[0])["bifurcation"]["errno"] == "EACCES"
+
+
+def test_a_diff_of_thousands_of_paths_imports_no_numpy_ma(tmp_path):
+    """Past normalize._FACTORIZE_MIN distinct paths the dictionaries are factorised by the
+    compiled pass, whose first rows became an Arrow index array through pa.array, which looks
+    at np.ma and so imports numpy.ma (12-20 ms of CPU a diff); the CLI imports none of it."""
+    good = write_table(events("g1", 100, "/tmp/tmpa1b2c3d4", n_files=5000), tmp_path / "good.parquet", "events")
+    bad = write_table(events("b1", 300, "/tmp/tmpz0x9c8v7", fail=4000, kind="failure", n_files=5000),
+                      tmp_path / "bad.parquet", "events")
+    code = ("import sys; from baseline.cli import main; rc = main(['diff', *sys.argv[1:], '--json']); "
+            "print(rc, 'numpy.ma' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code, str(good), str(bad)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last == "1 False", (last, proc.stderr[-500:])
+    assert json.loads(proc.stdout.strip().splitlines()[0])["bifurcation"]["path"] == "/data/in/part-4000.bin"
 
 
 @pytest.mark.parametrize("arr", [
