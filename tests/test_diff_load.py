@@ -7,6 +7,7 @@ written through tracer.schema; the reference for each helper is pyarrow/RE2/nump
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -132,13 +133,17 @@ def test_a_diff_of_thousands_of_paths_imports_no_numpy_ma(tmp_path):
     good = write_table(events("g1", 100, "/tmp/tmpa1b2c3d4", n_files=5000), tmp_path / "good.parquet", "events")
     bad = write_table(events("b1", 300, "/tmp/tmpz0x9c8v7", fail=4000, kind="failure", n_files=5000),
                       tmp_path / "bad.parquet", "events")
-    code = ("import sys; from baseline.cli import main; rc = main(['diff', *sys.argv[1:], '--json']); "
-            "print(rc, 'numpy.ma' in sys.modules)")
-    proc = subprocess.run([sys.executable, "-c", code, str(good), str(bad)], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
-    last = proc.stdout.strip().splitlines()[-1]
-    assert last == "1 False", (last, proc.stderr[-500:])
-    assert json.loads(proc.stdout.strip().splitlines()[0])["bifurcation"]["path"] == "/data/in/part-4000.bin"
+    code = ("import os, sys; from baseline.cli import main; rc = main(['diff', *sys.argv[1:], '--json']); "
+            "print(rc, 'numpy.ma' in sys.modules, os.environ.get('OPENBLAS_NUM_THREADS'))")
+    # (and OpenBLAS held to one thread, which would spin on the second core, unless the user
+    # says otherwise)
+    for given, want in ((None, "1"), ("2", "2")):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        proc = subprocess.run([sys.executable, "-c", code, str(good), str(bad)], cwd=REPO, capture_output=True,
+                              text=True, timeout=120, env={**env, **({"OPENBLAS_NUM_THREADS": given} if given else {})})
+        last = proc.stdout.strip().splitlines()[-1]
+        assert last == f"1 False {want}", (last, proc.stderr[-500:])
+        assert json.loads(proc.stdout.strip().splitlines()[0])["bifurcation"]["path"] == "/data/in/part-4000.bin"
 
 
 @pytest.mark.parametrize("arr", [
