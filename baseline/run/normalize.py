@@ -1331,7 +1331,8 @@ def read_ahead_for_prepare(table: Any) -> None:
     else reads nothing ahead). The paths' strings are the slowest columns to decode (~0.2 s
     of two million-event traces): read while the streams are sorted and the small columns
     converted; the thread ids and seq numbers of the second file are read while this thread
-    reads the first's (seq decodes in ~20 ms a million events). `prepare` calls it; columns
+    reads the first's (seq decodes in ~20 ms a million events plain, ~2 ms delta-coded as
+    tracer.schema writes it now). `prepare` calls it; columns
     already on their way are not asked for twice. (Started earlier, before baseline.run.diff's
     checks, the columns waited longer in memory: ~10-15 MiB more peak RSS in the bench.)"""
     if hasattr(table, "read_ahead"):
