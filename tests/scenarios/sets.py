@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from scenarios import (
     real,
+    real_eighteenth,
     real_eighth,
     real_eleventh,
     real_fifteenth,
@@ -63,6 +64,8 @@ SETS: list[RealSet] = [
             real_sixteenth.quiet_teardown),
     RealSet("real_seventeenth", real_seventeenth.REAL_SEVENTEENTH, real_seventeenth.QUIET_SEVENTEENTH,
             real_seventeenth.quiet_teardown),
+    RealSet("real_eighteenth", real_eighteenth.REAL_EIGHTEENTH, real_eighteenth.QUIET_EIGHTEENTH,
+            real_eighteenth.quiet_teardown),
 ]
 
 
