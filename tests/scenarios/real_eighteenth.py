@@ -133,6 +133,35 @@ def cache(s):  # an fd cache of the inputs: on EMFILE it evicts its oldest entry
         os.close(fd)
 
 
+def pin(s):  # descriptors the job keeps for its whole life (eventfds of its progress threads)
+    global PINNED
+    PINNED = [os.eventfd(0) for _ in range(s["n"])]
+
+
+def mixed(s):  # an fd cache whose entries are files, pipes and eventfds: on EMFILE at any of
+    # them it evicts its oldest entry and retries
+    names = sorted(os.listdir(s["dir"]))
+    held = []
+    for i, kind in enumerate(s["kinds"]):
+        while True:
+            try:
+                if kind == "f":
+                    held.append((os.open(os.path.join(s["dir"], names[i % len(names)]), os.O_RDONLY),))
+                elif kind == "p":
+                    held.append(os.pipe())
+                else:
+                    held.append((os.eventfd(0),))
+                break
+            except OSError as e:
+                if e.errno != 24 or not held:
+                    raise
+                for fd in held.pop(0):
+                    os.close(fd)
+    for fds in held:
+        for fd in fds:
+            os.close(fd)
+
+
 def dupfd(s):
     import fcntl
     fd = os.open(s["path"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -159,8 +188,10 @@ def sigqueue(s):  # progress notifications to a worker that blocks them and drai
     signal.pthread_sigmask(signal.SIG_BLOCK, [sig])
     pid = os.getpid()
     for i in range(s["n"]):
+        tries = 0
         while libc.sigqueue(pid, sig, ctypes.c_void_p(i + 1)) != 0:
-            if ctypes.get_errno() != 11 or not s.get("retry"):
+            tries += 1
+            if ctypes.get_errno() != 11 or not s.get("retry") or tries > 3:
                 die(f"sigqueue {i}")
             while signal.sigtimedwait([sig], 0) is not None:
                 pass
@@ -229,7 +260,7 @@ def aio(s):  # io_setup(2) is not in libc: the raw call, as libaio makes it
         ctx = ctypes.c_ulong(0)
         if libc.syscall(206, depth, ctypes.byref(ctx)) == 0:
             break
-        if ctypes.get_errno() != 11 or not s.get("fallback"):
+        if ctypes.get_errno() != 11 or not s.get("fallback") or depth // 2 < s.get("floor", 1):
             die(f"io_setup({depth})")
         depth //= 2
     libc.syscall(207, ctx)
@@ -409,6 +440,28 @@ def cgroup_descendants_max(base: Path, bad: bool) -> None:
     _plan(base, {"op": "cgroups", "parent": str(parent), "n": 6})
 
 
+# --- routine refusals the good runs get past, turned fatal -----------------------------------
+def cache_with_pinned_fds(base: Path, bad: bool) -> None:
+    # the fd cache evicts on EMFILE in every run; the bad host's spec gives the job 29 progress
+    # threads (an eventfd each) under its limit of 32, so the cache's first open has nothing to
+    # evict
+    _plan(base, _nofile(32), {"op": "pin", "n": 29 if bad else 8},
+          {"op": "cache", "dir": f"{base}/data", "n": 60})
+
+
+def sigqueue_limit_zero(base: Path, bad: bool) -> None:
+    # the job's notifications meet the limit and are retried after a drain in every run; the bad
+    # host's spec sets RLIMIT_SIGPENDING to 0: nothing to drain, the job gives up after 3 tries
+    n = 0 if bad else 8
+    _plan(base, {"op": "limits", "limits": {"sigpending": [n, n]}}, {"op": "sigqueue", "n": 20, "retry": True})
+
+
+def aio_floor_above_max_nr(base: Path, bad: bool) -> None:
+    # the engine asks 2^18 events and halves on EAGAIN down to its floor: 65536 is taken on the
+    # good hosts; the bad host's config raised the floor to 2^17 (copied from a tuned host)
+    _plan(base, {"op": "aio", "depth": 1 << 18, "fallback": True, "floor": 1 << 17 if bad else 1024})
+
+
 REAL_EIGHTEENTH: list[Scenario] = [
     Scenario("pipe_per_worker_past_nofile", "python3 worker pool (pipe pair per worker)", _quota, pipes_per_worker,
              frozenset({"pipe2", "pipe"}), "EMFILE", lambda b: NO_PATH,
@@ -455,6 +508,15 @@ REAL_EIGHTEENTH: list[Scenario] = [
              cgroup_descendants_max, frozenset({"mkdir", "mkdirat"}), "EAGAIN",
              lambda b: f"{cgroup_dir(b)}/worker4", teardown=remove_cgroup,
              description="a cgroup v2 child per worker under cgroup.max.descendants 4: mkdir EAGAIN"),
+    Scenario("fd_cache_nothing_to_evict", "python3 fd cache (evicts on EMFILE) with pinned eventfds", _quota,
+             cache_with_pinned_fds, frozenset({"openat", "open"}), "EMFILE", lambda b: f"{b}/data/in0000.rec",
+             description="29 pinned eventfds under a limit of 32: the cache's first open EMFILE, nothing to evict"),
+    Scenario("sigqueue_refused_from_the_first", "python3 sigqueue retried after a drain", _quota_as_job,
+             sigqueue_limit_zero, frozenset({"rt_sigqueueinfo"}), "EAGAIN", lambda b: NO_PATH,
+             description="RLIMIT_SIGPENDING 0: the first sigqueue EAGAIN, nothing to drain, given up"),
+    Scenario("aio_fallback_floor_too_high", "python3 io_setup halved down to a floor", _quota,
+             aio_floor_above_max_nr, frozenset({"io_setup"}), "EAGAIN", lambda b: NO_PATH,
+             description="io_setup halved on EAGAIN down to a floor of 2^17, still past fs.aio-max-nr"),
 ]
 
 
@@ -497,6 +559,11 @@ def _cgroups_vary(base: Path, run: int) -> None:
     _plan(base, {"op": "cgroups", "parent": str(parent), "n": random.randint(2, 8)})
 
 
+def _emfile_at_any_kind(base: Path, run: int) -> None:
+    kinds = random.choices("fpe", k=random.randint(30, 60))
+    _plan(base, _nofile(24), {"op": "mixed", "dir": f"{base}/data", "kinds": "".join(kinds)})
+
+
 def _soft_limit_varies(base: Path, run: int) -> None:
     n = random.choice([1024, 2048, 4096, 8192])
     _plan(base, {"op": "limits", "limits": {"nofile": [n, 1 << 16]}}, {"op": "pipes", "n": 16})
@@ -519,6 +586,9 @@ QUIET_EIGHTEENTH: list[NoAnomalyCase] = [
                   description="a control pipe polled with a 1 ms timeout 1 to 8 times before data comes"),
     NoAnomalyCase("cgroup_children_vary", _quota, _cgroups_vary,
                   description="2 to 8 worker cgroups under cgroup.max.descendants 16"),
+    NoAnomalyCase("emfile_recovered_at_varying_calls", _quota, _emfile_at_any_kind,
+                  description="an fd cache of files, pipes and eventfds under a limit of 24: EMFILE at "
+                              "whichever kind comes next, evict, retry"),
     NoAnomalyCase("nofile_soft_limit_varies", _quota, _soft_limit_varies,
                   description="a soft descriptor limit of 1024 to 8192 set at start"),
 ]
