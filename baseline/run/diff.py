@@ -403,6 +403,9 @@ RETRY_ERRNOS = SOFT_ERRNOS | {"ECONNREFUSED"}
 # good runs got past, they are where the run stopped (see _retries_given_up).
 CONTENTION_ERRNOS = frozenset({"EAGAIN", "EWOULDBLOCK"})
 GIVE_UP_MIN = 3
+# Errnos of a full descriptor table: a cache that closes an entry and tries again gets past them
+# (see _descriptor_room_made).
+TABLE_FULL_ERRNOS = frozenset({"EMFILE", "ENFILE"})
 # Rows at most between two attempts of a retry loop (a wait, a close, a new socket, ...).
 RETRY_GAP = 16
 # The longest gap between two steps of a probe loop looked into for misses (see
@@ -829,6 +832,9 @@ def diff_traces(
     # by timeout in its open of a FIFO) is where the run stopped: no entry covers it.
     abandoned = _abandoned_waits(p, nb, bad_err, good_ok_calls, good_outcomes, n_errnos)
     abandoned |= _retries_given_up(p, nb, bad_err, good_ok_calls)
+    # the same for a call without a path, in a run that failed (see _pathless_retries_given_up)
+    given_up = _pathless_retries_given_up(p, nb, err_any) if exit_changed else np.zeros(n_rows, dtype=bool)
+    abandoned |= given_up
     # A wait for one child that found it reaped elsewhere, where the good runs' returned it:
     # no entry covers it, and the good runs had another outcome there.
     lost = _lost_children(p, nb)
@@ -838,6 +844,7 @@ def diff_traces(
     retried[idem_check] = True
     retried |= _proc_scan_races(p)
     retried |= _listing_twins(p, nb)
+    retried |= _descriptor_room_made(p, err_any)
     retried |= probed
     del probed
     # A create failing ENOENT, the thread making the missing parent directory and creating
@@ -1064,6 +1071,16 @@ def diff_traces(
             for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist():
                 reported[r] = _allowlisted_cause(p, bs, int(named[r]), message_row, (good_calls, new_pathless),
                                                  waits_codes, noise, k)
+                if reported[r] >= 0:
+                    named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
+                    caused[r] = True
+        # A region named by an error-free event near the message (or exit) of a run exiting with
+        # another status, right after a call without a path the thread gave up retrying (see
+        # _pathless_retries_given_up): the message reports that call, a contention errno the
+        # good runs met and got past (io_setup EAGAIN at the last depth an engine would halve to).
+        if given_up.any():
+            for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist():
+                reported[r] = _given_up_cause(p, bs, int(named[r]), message_row, given_up, noise, k)
                 if reported[r] >= 0:
                     named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
                     caused[r] = True
@@ -1800,6 +1817,45 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
         np.add.at(edges, hi, -1)
         out = np.cumsum(edges[:-1]) > 0
         out &= ~code_in(p.errno, hard_codes, len(p.errno_values))
+    return out
+
+
+def _descriptor_room_made(p: Prepared, err_any: np.ndarray) -> np.ndarray:
+    """Rows of a full descriptor table the thread made room in: a call failing EMFILE/ENFILE
+    (`TABLE_FULL_ERRNOS`), then, each within `RETRY_GAP` rows of the last, a descriptor given
+    back (`DESCRIPTOR_RELEASES`) and the same call -- probe, and path as recorded -- succeeding
+    (failures of it in between are more turns of the same eviction). An fd cache evicting its
+    oldest entry does this: which of its opens meets the limit (a file, a pipe, an eventfd) and
+    how often is how its entries came and went, not a failure. A call failing with nothing
+    given back before its next attempt, or never succeeding, stays an error."""
+    out = np.zeros(len(p), dtype=bool)
+    codes = codes_where(p.errno_values, TABLE_FULL_ERRNOS)
+    cand = err_any[code_in(p.errno[err_any], codes, len(p.errno_values))] if len(codes) else err_any[:0]
+    if not len(cand):
+        return out
+    releases = set(codes_where(p.probe_values, DESCRIPTOR_RELEASES).tolist())
+    raw = p.raw_path
+    n = len(p)
+
+    def same_call(a: int, b: int) -> bool:
+        if p.probe[a] != p.probe[b] or p.plainpath[a] != p.plainpath[b]:
+            return False
+        return raw is None or raw[a] == raw[b]
+
+    for r in cand.tolist():  # few: the rows failing so
+        sid, last, released = p.sid[r], r, False
+        q = r + 1
+        while q < n and q - last <= RETRY_GAP and p.sid[q] == sid:
+            if int(p.probe[q]) in releases and p.errno[q] < 0:
+                released, last = True, q
+            elif same_call(r, q):
+                if p.errno[q] < 0:
+                    out[r] = released
+                    break
+                if p.errno[q] != p.errno[r]:
+                    break
+                last = q
+            q += 1
     return out
 
 
@@ -2664,6 +2720,62 @@ def _retries_given_up(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: 
         if not (len(done) and (_call_keys(p, done) == call).any()):
             out[rows] = True
     return out
+
+
+def _pathless_retries_given_up(p: Prepared, nb: int, err_any: np.ndarray) -> np.ndarray:
+    """Bad rows of a retry loop at a call without a path that ended refused: per bad thread and
+    probe, the trailing run of contention errors (`CONTENTION_ERRNOS`) -- the thread's last
+    calls of that probe, none succeeding after them -- where every good run had that (probe,
+    errno) in a process of the same name and ended its calls of that probe there with a
+    success. The good runs met the limit and got past it (sigqueue retried after a drain,
+    io_setup halved until the kernel took it), so the allowlist learned the errno as routine;
+    the bad run's last attempt failed, and it is where the run stopped. Called for a run that
+    exits with another status only: how a loop of a run that did not fail ends is timing."""
+    out = np.zeros(len(p), dtype=bool)
+    codes = codes_where(p.errno_values, CONTENTION_ERRNOS)
+    if not len(codes):
+        return out
+    cand = err_any[(p.plainpath[err_any] < 0) & code_in(p.errno[err_any], codes, len(p.errno_values))]
+    bad_cand = cand[cand < nb]
+    if not len(bad_cand):
+        return out
+    good_traces = np.unique(np.asarray(p.tkey[nb:]).astype(np.int64))
+    for probe, comm in {(int(a), int(b)) for a, b in zip(p.probe[bad_cand].tolist(),
+                                                           np.asarray(p.ncomm[bad_cand]).tolist(), strict=True)}:
+        rows = np.flatnonzero((p.probe == probe) & (np.asarray(p.ncomm) == comm))
+        good = rows[rows >= nb]
+        good_failed = good[code_in(p.errno[good], codes, len(p.errno_values))]
+        failed_in = np.unique(np.asarray(p.tkey[good_failed]).astype(np.int64))
+        if len(failed_in) < len(good_traces):
+            continue  # a good run that never met it: not a limit every run meets
+        tkey = np.asarray(p.tkey[good]).astype(np.int64)
+        if any(p.errno[good[tkey == t][-1]] >= 0 for t in good_traces.tolist()):
+            continue  # a good run ended refused there too: how such a loop ends is no sign
+        bad = rows[rows < nb]
+        for sid in np.unique(p.sid[bad]).tolist():
+            thread = bad[p.sid[bad] == sid]
+            refused = code_in(p.errno[thread], codes, len(p.errno_values))
+            ok_at = np.flatnonzero(~refused)
+            streak = thread[(ok_at[-1] + 1 if len(ok_at) else 0):]
+            out[streak] = True
+    return out
+
+
+def _given_up_cause(p: Prepared, bs: align.Streams, pos: int, message_row: int, given_up: np.ndarray,
+                    noise: frozenset[int], k: int) -> int:
+    """The bad row of the call without a path the thread gave up retrying (`given_up`, see
+    _pathless_retries_given_up) right before the run's message near bad position `pos` (or
+    right before its thread's exit, no message near) -- else -1. Its contention errno is timing
+    to `_allowlisted_cause`; a retry loop given up is not."""
+    row = int(bs.orig[pos])
+    if message_row >= 0 and (row == message_row or _near(p, message_row, bs, pos, 4 * k)):
+        anchor = message_row
+    elif row >= 0 and p.probe_values[int(p.probe[row])] in ("exit_group", "exit"):
+        anchor = row
+    else:
+        return -1
+    q = _error_before(p, anchor, np.zeros(0, dtype=np.int64), noise)
+    return q if q >= 0 and given_up[q] else -1
 
 
 def _catalog_lookups(p: Prepared, bs: align.Streams) -> np.ndarray:

@@ -119,6 +119,11 @@ def pipes(s):
 
 def cache(s):  # an fd cache of the inputs: on EMFILE it evicts its oldest entry and retries
     names = sorted(os.listdir(s["dir"]))[: s["n"]]
+    pinned = []
+    if "leave" in s:  # progress threads (an eventfd each) take all but `leave` free descriptors
+        top = resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 1 - s["leave"]
+        while not pinned or pinned[-1] < top:  # the lowest free number first: gaps fill first
+            pinned.append(os.eventfd(0))
     held = []
     for name in names:
         while True:
@@ -129,13 +134,8 @@ def cache(s):  # an fd cache of the inputs: on EMFILE it evicts its oldest entry
                 if e.errno != 24 or not held:
                     raise
                 os.close(held.pop(0))
-    for fd in held:
+    for fd in held + pinned:
         os.close(fd)
-
-
-def pin(s):  # descriptors the job keeps for its whole life (eventfds of its progress threads)
-    global PINNED
-    PINNED = [os.eventfd(0) for _ in range(s["n"])]
 
 
 def mixed(s):  # an fd cache whose entries are files, pipes and eventfds: on EMFILE at any of
@@ -442,11 +442,10 @@ def cgroup_descendants_max(base: Path, bad: bool) -> None:
 
 # --- routine refusals the good runs get past, turned fatal -----------------------------------
 def cache_with_pinned_fds(base: Path, bad: bool) -> None:
-    # the fd cache evicts on EMFILE in every run; the bad host's spec gives the job 29 progress
-    # threads (an eventfd each) under its limit of 32, so the cache's first open has nothing to
-    # evict
-    _plan(base, _nofile(32), {"op": "pin", "n": 29 if bad else 8},
-          {"op": "cache", "dir": f"{base}/data", "n": 60})
+    # the fd cache evicts on EMFILE in every run; the bad host's spec gives the job as many
+    # progress threads (an eventfd each) as leave no descriptor free under its limit of 64, so
+    # the cache's first open has nothing to evict
+    _plan(base, _nofile(64), {"op": "cache", "dir": f"{base}/data", "n": 90, "leave": 0 if bad else 24})
 
 
 def sigqueue_limit_zero(base: Path, bad: bool) -> None:
@@ -510,7 +509,7 @@ REAL_EIGHTEENTH: list[Scenario] = [
              description="a cgroup v2 child per worker under cgroup.max.descendants 4: mkdir EAGAIN"),
     Scenario("fd_cache_nothing_to_evict", "python3 fd cache (evicts on EMFILE) with pinned eventfds", _quota,
              cache_with_pinned_fds, frozenset({"openat", "open"}), "EMFILE", lambda b: f"{b}/data/in0000.rec",
-             description="29 pinned eventfds under a limit of 32: the cache's first open EMFILE, nothing to evict"),
+             description="eventfds leave no descriptor free: the fd cache's first open EMFILE, nothing to evict"),
     Scenario("sigqueue_refused_from_the_first", "python3 sigqueue retried after a drain", _quota_as_job,
              sigqueue_limit_zero, frozenset({"rt_sigqueueinfo"}), "EAGAIN", lambda b: NO_PATH,
              description="RLIMIT_SIGPENDING 0: the first sigqueue EAGAIN, nothing to drain, given up"),
