@@ -24,7 +24,12 @@ the first seventeen sets do not have.
 - **asynchronous I/O**: a storage engine's AIO context of 131,072 events past ``fs.aio-max-nr``
   (io_setup EAGAIN);
 - **cgroups**: a supervisor making a cgroup v2 child per worker under a parent whose
-  ``cgroup.max.descendants`` is 4 (mkdir EAGAIN at the 5th).
+  ``cgroup.max.descendants`` is 4 (mkdir EAGAIN at the 5th);
+- **a limit every run meets and gets past, turned fatal**: an fd cache evicting on EMFILE whose
+  first open finds every descriptor taken by the job's eventfds (openat EMFILE, nothing to
+  evict), sigqueue retried after a drain under RLIMIT_SIGPENDING 0 (rt_sigqueueinfo EAGAIN,
+  nothing to drain: given up), an AIO context halved on EAGAIN down to a floor still past
+  ``fs.aio-max-nr`` (io_setup EAGAIN: given up).
 
 Most faults go through one python3 program, ``quota.py``, a long-running job as a plan of
 steps (a long prefix of file reads first, then limits, sysctls, workers, pipes, signals, IPC
@@ -38,8 +43,9 @@ that meets EMFILE a varying number of times and evicts its oldest entry and retr
 run), worker pools of varying size, sigqueue refused EAGAIN a varying number of times and
 retried after the worker drains, SysV objects and POSIX queues of varying count, an AIO
 context asked too deep and halved until the kernel takes it (every run, 1 to 3 refusals),
-polls timing out a varying number of times, cgroup children of varying count, and a descriptor
-soft limit that varies.
+polls timing out a varying number of times, inotify events read through epoll in varying
+number, cgroup children of varying count, and a descriptor soft limit that varies; and an fd
+cache meeting EMFILE at whichever kind of descriptor it opens next (a file, a pipe, an eventfd).
 """
 
 from __future__ import annotations
@@ -290,6 +296,26 @@ def polls(s):  # a worker waiting on its control pipe, with a short timeout
     os.write(w, b"go")
     p.poll(1000)
     os.read(r, 2)
+
+
+def watch(s):  # a spool watcher: inotify through epoll, drained until a poll times out
+    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    if fd < 0 or libc.inotify_add_watch(fd, s["dir"].encode(), 0x100 | 0x8) < 0:  # IN_CREATE | IN_CLOSE_WRITE
+        die("inotify")
+    ep = select.epoll()
+    ep.register(fd, select.EPOLLIN)
+    for i in range(s["n"]):
+        with open(os.path.join(s["dir"], f"part{i:03d}"), "w") as f:
+            f.write("x" * i)
+        if i % s["every"] == 0:
+            ep.poll(0)
+    while ep.poll(0.01):
+        try:
+            os.read(fd, 65536)
+        except BlockingIOError:
+            break
+    ep.close()
+    os.close(fd)
 
 
 for step in plan:
@@ -563,6 +589,10 @@ def _emfile_at_any_kind(base: Path, run: int) -> None:
     _plan(base, _nofile(24), {"op": "mixed", "dir": f"{base}/data", "kinds": "".join(kinds)})
 
 
+def _watch_events_vary(base: Path, run: int) -> None:
+    _plan(base, {"op": "watch", "dir": f"{base}/out", "n": random.randint(5, 40), "every": random.randint(1, 6)})
+
+
 def _soft_limit_varies(base: Path, run: int) -> None:
     n = random.choice([1024, 2048, 4096, 8192])
     _plan(base, {"op": "limits", "limits": {"nofile": [n, 1 << 16]}}, {"op": "pipes", "n": 16})
@@ -588,6 +618,9 @@ QUIET_EIGHTEENTH: list[NoAnomalyCase] = [
     NoAnomalyCase("emfile_recovered_at_varying_calls", _quota, _emfile_at_any_kind,
                   description="an fd cache of files, pipes and eventfds under a limit of 24: EMFILE at "
                               "whichever kind comes next, evict, retry"),
+    NoAnomalyCase("inotify_events_through_epoll_vary", _quota, _watch_events_vary,
+                  description="a spool watcher's inotify events read through epoll: 5 to 40 files, "
+                              "varying reads and polls"),
     NoAnomalyCase("nofile_soft_limit_varies", _quota, _soft_limit_varies,
                   description="a soft descriptor limit of 1024 to 8192 set at start"),
 ]
