@@ -68,6 +68,19 @@ def test_a_full_table_made_room_in_is_quiet(tmp_path):
     assert not report.anomaly, report.bifurcation
 
 
+def test_evictions_one_after_another_are_quiet(tmp_path):
+    # the slot the first eviction freed was taken by another entry's reopen: the open meets the
+    # limit again, a second entry is closed, the open gets through
+    good = _cache(40, {21, 30})
+    bad = _cache(40, set())
+    at = bad.index(("openat", None, "/srv/data/in0018.rec"))
+    bad[at:at] = [("openat", "EMFILE", "/srv/data/in0018.rec"), ("close", None, "/srv/data/in0000.rec"),
+                  ("openat", None, "/srv/data/in0000.rec"),
+                  ("openat", "EMFILE", "/srv/data/in0018.rec"), ("close", None, "/srv/data/in0001.rec")]
+    report = _diff(tmp_path, [good, _cache(40, {25, 33})], bad)
+    assert not report.anomaly, report.bifurcation
+
+
 def test_a_full_table_not_made_room_in_is_named(tmp_path):
     report = _diff(tmp_path, [_cache(40, {21, 30}), _cache(40, {25, 33})], _cache(40, {18}, evict=False), 1)
     bif = report.bifurcation

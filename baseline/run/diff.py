@@ -1822,40 +1822,52 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
 
 def _descriptor_room_made(p: Prepared, err_any: np.ndarray) -> np.ndarray:
     """Rows of a full descriptor table the thread made room in: a call failing EMFILE/ENFILE
-    (`TABLE_FULL_ERRNOS`), then, each within `RETRY_GAP` rows of the last, a descriptor given
-    back (`DESCRIPTOR_RELEASES`) and the same call -- probe, and path as recorded -- succeeding
-    (failures of it in between are more turns of the same eviction). An fd cache evicting its
-    oldest entry does this: which of its opens meets the limit (a file, a pipe, an eventfd) and
-    how often is how its entries came and went, not a failure. A call failing with nothing
-    given back before its next attempt, or never succeeding, stays an error."""
+    (`TABLE_FULL_ERRNOS`) followed, within `RETRY_GAP` rows of its thread, by a descriptor given
+    back (`DESCRIPTOR_RELEASES`) and then the same call -- probe, and path as recorded --
+    succeeding, or failing so again where that attempt made room in its turn (one eviction
+    after another). An fd cache evicting its oldest entry does this: which of its opens meets
+    the limit (a file, a pipe, an eventfd) and how often is how its entries came and went, not a
+    failure. A call failing with nothing given back before its next attempt, or never getting
+    past, stays an error. Vectorised over a window of `RETRY_GAP` rows per failure (in blocks:
+    an accept loop's EMFILE storm has a hundred thousand)."""
     out = np.zeros(len(p), dtype=bool)
     codes = codes_where(p.errno_values, TABLE_FULL_ERRNOS)
     cand = err_any[code_in(p.errno[err_any], codes, len(p.errno_values))] if len(codes) else err_any[:0]
     if not len(cand):
         return out
-    releases = set(codes_where(p.probe_values, DESCRIPTOR_RELEASES).tolist())
-    raw = p.raw_path
-    n = len(p)
+    releases = codes_where(p.probe_values, DESCRIPTOR_RELEASES)
+    n, step = len(p), np.arange(1, RETRY_GAP + 1)
 
-    def same_call(a: int, b: int) -> bool:
-        if p.probe[a] != p.probe[b] or p.plainpath[a] != p.plainpath[b]:
-            return False
-        return raw is None or raw[a] == raw[b]
+    def at(column: Any, rows: np.ndarray) -> np.ndarray:  # a column at a 2-D block of rows
+        return np.asarray(column[rows.ravel()]).reshape(rows.shape)
 
-    for r in cand.tolist():  # few: the rows failing so
-        sid, last, released = p.sid[r], r, False
-        q = r + 1
-        while q < n and q - last <= RETRY_GAP and p.sid[q] == sid:
-            if int(p.probe[q]) in releases and p.errno[q] < 0:
-                released, last = True, q
-            elif same_call(r, q):
-                if p.errno[q] < 0:
-                    out[r] = released
-                    break
-                if p.errno[q] != p.errno[r]:
-                    break
-                last = q
-            q += 1
+    blocks = []
+    for lo in range(0, len(cand), 1 << 16):
+        r = cand[lo : lo + (1 << 16)]
+        idx = np.minimum(r[:, None] + step, n - 1)
+        mine = at(p.sid, r[:, None])
+        # a thread's rows are contiguous: past its last row the window holds no more of it
+        valid = np.logical_and.accumulate((r[:, None] + step < n) & (at(p.sid, idx) == mine), axis=1)
+        same = valid & (at(p.probe, idx) == at(p.probe, r[:, None])) & (
+            at(p.plainpath, idx) == at(p.plainpath, r[:, None]))
+        if p.raw_path is not None:
+            same &= at(p.raw_path, idx) == at(p.raw_path, r[:, None])
+        errno = at(p.errno, idx)
+        released = valid & code_in(at(p.probe, idx), releases, len(p.probe_values)) & (errno < 0)
+        # a release before each position of the window
+        released_before = np.logical_or.accumulate(np.c_[np.zeros(len(r), dtype=bool), released[:, :-1]], axis=1)
+        blocks.append((r, idx, same & released_before, errno, at(p.errno, r[:, None])))
+    for r, _, made_room, errno, _own in blocks:
+        out[r] = (made_room & (errno < 0)).any(axis=1)
+    # one eviction after another: an attempt that made room for the next failing one
+    for _ in range(RETRY_GAP * 4):
+        changed = False
+        for r, idx, made_room, errno, own in blocks:
+            more = ~out[r] & (made_room & (errno == own) & out[idx]).any(axis=1)
+            if more.any():
+                out[r[more]] = changed = True
+        if not changed:
+            break
     return out
 
 
