@@ -1837,6 +1837,14 @@ def _descriptor_room_made(p: Prepared, err_any: np.ndarray) -> np.ndarray:
         return out
     releases = codes_where(p.probe_values, DESCRIPTOR_RELEASES)
     n, step = len(p), np.arange(1, RETRY_GAP + 1)
+    # only failures with a release within the window can have made room (a storm of EMFILE
+    # with no close in between -- an accept loop spinning -- drops out here, cheaply)
+    given_back = np.flatnonzero(code_in(p.probe, releases, len(p.probe_values)) & (p.errno < 0))
+    at_next = np.searchsorted(given_back, cand, side="right")
+    cand = cand[(at_next < len(given_back))
+                & (given_back[np.minimum(at_next, max(len(given_back) - 1, 0))] - cand <= RETRY_GAP)]
+    if not len(cand):
+        return out
 
     def at(column: Any, rows: np.ndarray) -> np.ndarray:  # a column at a 2-D block of rows
         return np.asarray(column[rows.ravel()]).reshape(rows.shape)
