@@ -313,9 +313,10 @@ def _killed_with_job(procs: pl.DataFrame, tr: pl.LazyFrame) -> pl.DataFrame:
     is the same chain as the one that ended the job died of that error itself and stays a
     death, so a fault every rank meets keeps its deaths; a rank of a later attempt of a requeued
     job (it began after this one's last trace) explains nothing about this one."""
-    last = (procs.lazy().select("_run", "pid", "_first", "_last", "_last_row")
-            .join(tr.select("_row", "chain_hash", "root_failed"), left_on="_last_row", right_on="_row", how="left")
-            .collect(engine="streaming"))
+    # each process's last trace by its row number (`_row` is the per-trace table's row index): a
+    # gather, where a join on the row built a hash table of every trace (~0.3 CPU s on a fleet-day)
+    last = pl.concat([procs.select("_run", "pid", "_first", "_last", "_last_row"),
+                      tr.select("chain_hash", "root_failed").collect().gather(procs["_last_row"])], how="horizontal")
     ended = last.filter(pl.col("root_failed").fill_null(False)).select(
         "_run", pl.col("pid").alias("_qpid"), pl.col("_first").alias("_qfirst"), pl.col("_last").alias("_qlast"),
         pl.col("chain_hash").alias("_qchain"))
@@ -605,8 +606,10 @@ class FleetExpectedLearner(ParamsMixin):
                                      pl.col("probe").cast(pl.String)).unique()
         # per (chain, run) row times the chain's probes: millions of rows, reduced as they are
         # joined (eager, the join held them all: +0.25 GiB on a fleet-day)
+        # (summed per chain first: the sums are integer and per chain, so the join meets one row
+        # a chain instead of one a (chain, run): ~600k on a fleet-day, some thousand chains)
         observed = _stream(
-            by_run.lazy().select(*key, "traces", "failing", "censored", "timed_traces", "timed_failing")
+            by_run.lazy().group_by(key).agg(pl.col("traces", "failing", "censored", "timed_traces", "timed_failing").sum())
             .join(chain_probes.lazy(), on=key)
             .group_by(["operation", "probe"])
             .agg((pl.col("traces") - pl.col("censored")).sum().alias("observed"),
@@ -624,7 +627,8 @@ class FleetExpectedLearner(ParamsMixin):
         )
         # the family's hosts on which its operation also succeeded: there it comes and goes (a
         # GID entry whose IP flaps), where it never does the host cannot do it (no dmabuf op)
-        ok = (tr.filter(~pl.col("root_failed")).select(pl.col("operation", "host").cast(pl.String)).unique())
+        # (unique on the codes, then text: 5.5M traces on a fleet-day, a few thousand pairs)
+        ok = tr.filter(~pl.col("root_failed")).select("operation", "host").unique().select(pl.col("operation", "host").cast(pl.String))
         also_ok = _stream(
             true.lazy().select(pl.col("operation", "host").cast(pl.String), pl.col("probe", "errno").cast(pl.String))
             .unique().join(ok, on=["operation", "host"], how="semi")
@@ -641,7 +645,7 @@ class FleetExpectedLearner(ParamsMixin):
         vendors = host_vendors(traces, chains, counters)
         err_hosts = true.select("operation", "probe", "errno", "host").unique().with_columns(
             pl.col("operation", "host").cast(pl.String))
-        run_hosts = _stream(by_run.lazy().select(*key, "host").join(chain_probes.lazy(), on=key)
+        run_hosts = _stream(by_run.lazy().select(*key, "host").unique().join(chain_probes.lazy(), on=key)
                             .select("probe", "host").unique()).with_columns(pl.col("host").cast(pl.String))
         if counters is not None:
             calls, errs = counters[:2]
