@@ -154,3 +154,31 @@ def test_a_retry_then_die_fault_stays_a_finding():
     assert no_res["outcome_in_windows"] and not no_res["expected"], no_res
     assert no_res["increase_lower"] > learner.max_increase, no_res
     assert verdict(learner, "ib_rdmacg_try_charge")["expected"]
+
+
+def test_ranks_ending_at_the_same_instant_are_all_weighed_whatever_their_order():
+    """A rank whose last trace (a routine error it went on from) came more than a minute before
+    its job's end is killed with the job when another rank, alive then, ended later with a
+    failed call of another chain. Two ranks end at the same instant after it: one of its own
+    chain (no evidence), one of another (the job's fatal error). The other one decides, in
+    whichever order the process table lists them: the as-of join took the first of the tied
+    ranks it met, so the answer followed the row order."""
+    from baseline.fleet.expected import KILLED_WITH_JOB_S, _killed_with_job
+
+    t0 = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
+    later = t0 + dt.timedelta(seconds=2 * KILLED_WITH_JOB_S)
+    # per-trace rows: 0 the rank's routine error (chain 1, root succeeded), 1 the same chain
+    # failing the root, 2 the job's fatal error (chain 2)
+    traces = pl.LazyFrame({"chain_hash": [1, 1, 2], "root_failed": [False, True, True]},
+                          schema={"chain_hash": pl.UInt64, "root_failed": pl.Boolean})
+    rank = {"_run": 1, "pid": 10, "_first": t0 - dt.timedelta(minutes=5), "_last": t0, "_last_row": 0}
+    same_chain = {"_run": 1, "pid": 20, "_first": t0 - dt.timedelta(minutes=5), "_last": later, "_last_row": 1}
+    fatal = {"_run": 1, "pid": 30, "_first": t0 - dt.timedelta(minutes=5), "_last": later, "_last_row": 2}
+    for order in ([rank, same_chain, fatal], [rank, fatal, same_chain], [fatal, same_chain, rank]):
+        procs = pl.DataFrame(order, schema={"_run": pl.UInt32, "pid": pl.Int64, "_first": pl.Datetime("ns", "UTC"),
+                                            "_last": pl.Datetime("ns", "UTC"), "_last_row": pl.UInt32}
+                             ).with_columns(pl.lit(False).alias("_censored"))
+        censored = sorted(_killed_with_job(procs, traces).filter(pl.col("_censored"))["pid"])
+        # (the two tied ranks, of different chains, count each other as the job's end: the rule's
+        # reading of ranks dying together, the same in every order)
+        assert censored == [10, 20, 30], (order, censored)

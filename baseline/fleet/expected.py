@@ -336,10 +336,16 @@ def _killed_with_job(procs: pl.DataFrame, tr: pl.LazyFrame) -> pl.DataFrame:
         .filter(other & (pl.col("_qlast") >= pl.col("_last")) & (pl.col("_qlast") <= pl.col("_last") + window))
         .select("_run", "pid")
     )
-    alive = (
+    # (every failed process ending at that next instant, not the one of them the as-of join
+    # happens to meet first: a job's ranks killed together end at the same recorded instant, and
+    # which of them came first was the sorts' order, not the data's)
+    next_end = (
         last.lazy().sort("_last")
-        .join_asof(ended.lazy().sort("_qlast"), left_on="_last", right_on="_qlast", by="_run",
-                   strategy="forward", allow_exact_matches=False, check_sortedness=False)  # sorted above
+        .join_asof(ended.lazy().select("_run", "_qlast").unique().sort("_qlast"), left_on="_last", right_on="_qlast",
+                   by="_run", strategy="forward", allow_exact_matches=False, check_sortedness=False)  # sorted
+    )
+    alive = (
+        next_end.join(ended.lazy(), on=["_run", "_qlast"])
         .filter(other & (pl.col("_qfirst") <= pl.col("_last")))
         .select("_run", "pid")
     )
