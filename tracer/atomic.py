@@ -33,6 +33,7 @@ from pathlib import Path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5-10 ms of every command's start)
 if TYPE_CHECKING:
     import ctypes
+    from collections.abc import Callable
     from typing import BinaryIO
 
 FILE_MODE = 0o666  # the kernel applies the umask
@@ -306,6 +307,48 @@ def flock_held(path: str | os.PathLike) -> bool | None:
     return False
 
 
+# The fleet tracer's writer lock in each spool host directory: `tracer run` holds an flock on it
+# for its life (tracer.fleet.spool.WriterLock); ingest reads whether one is held (flock_held)
+# before removing a killed tracer's temporaries. Here, not in tracer.fleet.spool, because that
+# module imports polars, which ingest's workers must not need.
+SPOOL_LOCK_NAME = ".tracer.lock"
+
+
+def remove_entry(path: str | os.PathLike) -> None:
+    """Remove `path`: a directory (not a symlink to one) with all it holds, anything else unlinked.
+    Raises OSError when it cannot (a read-only directory, a vanished entry); a tree is removed as
+    far as it can be first (what cannot go stays, what can goes)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+        if os.path.lexists(path):
+            raise OSError(errno.ENOTEMPTY, "cannot remove all of it", os.fspath(path))
+    else:
+        os.unlink(path)
+
+
+def remove_temporaries(directory: str | os.PathLike, is_temporary: Callable[[str], bool],
+                       keep: Callable[[str], bool] | None = None) -> list[Path]:
+    """Remove the entries of `directory` whose name `is_temporary` says is a temporary and that
+    `keep(path)` does not keep (a young one, a live writer's); returns those that went. What
+    cannot be removed, or is kept because `keep` cannot tell (OSError), stays and is not listed:
+    the spool's tracer (at its start) and ingest (for a host no tracer holds) both call this."""
+    try:
+        with os.scandir(directory) as listing:
+            paths = [entry.path for entry in listing if is_temporary(entry.name)]
+    except OSError:
+        return []
+    removed = []
+    for path in paths:
+        try:
+            if keep is not None and keep(path):
+                continue
+            remove_entry(path)
+        except OSError:
+            continue
+        removed.append(Path(path))
+    return removed
+
+
 def _remove_dead_stagings(path: Path) -> None:
     """Remove the staging directories and temporary files for `path` ('.<name>.<pid>-<hex>.tmp')
     left by writers killed with -9 or by the OOM killer (their pid is gone): no rerun would
@@ -318,11 +361,8 @@ def _remove_dead_stagings(path: Path) -> None:
         owner = temporary_of(entry.name)
         if owner is None or owner[0] != path.name or not writer_gone(owner[1]):
             continue  # another output's, or its writer is still running
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
+        with contextlib.suppress(OSError):
+            remove_entry(entry.path)
 
 
 def _remove_empty_tree(top: Path) -> None:

@@ -93,9 +93,6 @@ LOCK_NAME = ".tracebase.lock"
 # a compaction's staging tree, at the dataset's top (outside the tables' globs)
 COMPACT_STAGING_PREFIX = ".compact-"
 WATERMARK_NAME = "_ingest_watermark.json"
-# The fleet tracer's writer lock in each spool host directory (tracer.fleet.spool.LOCK_NAME;
-# that module imports polars, which ingest does not need).
-SPOOL_WRITER_LOCK = ".tracer.lock"
 # A spool temporary is abandoned once no writer holds the host and it is this old: a snapshot is
 # written in well under a second, and a tracer on another machine (NFS), whose lock cannot be
 # seen from here, is given an hour.
@@ -302,10 +299,7 @@ def remove_stale_temporaries(*roots: Path) -> int:
                 if _is_temporary(name):
                     path = os.path.join(dirpath, name)
                     try:
-                        if os.path.isdir(path) and not os.path.islink(path):
-                            shutil.rmtree(path)
-                        else:
-                            os.unlink(path)
+                        atomic.remove_entry(path)
                         removed += 1
                     except FileNotFoundError:
                         pass
@@ -557,25 +551,11 @@ def remove_abandoned_spool_temporaries(host_dir: str | os.PathLike, older_than_s
     cannot be removed (a read-only spool) stays, quietly: it is the tracer's, not ingest's."""
     host_dir = Path(host_dir)
     now = time.time() if now is None else now
-    if atomic.flock_held(host_dir / SPOOL_WRITER_LOCK):
+    if atomic.flock_held(host_dir / atomic.SPOOL_LOCK_NAME):
         return []  # a tracer writes this host now: its temporaries are its own to finish or remove
-    removed = []
-    try:
-        entries = [e for e in os.scandir(host_dir) if _is_temporary(e.name)]
-    except OSError:
-        return removed
-    for entry in entries:
-        try:
-            if now - _newest_mtime(entry.path) < older_than_s or _live_writer_inside(entry.path):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
-        except OSError:
-            continue
-        removed.append(Path(entry.path))
-    return removed
+    # kept: changed within older_than_s, or a live process's pid in its name or its files' names
+    return atomic.remove_temporaries(host_dir, _is_temporary, lambda path: now - _newest_mtime(path) < older_than_s
+                                     or _live_writer_inside(path))
 
 
 def _quarantine(result: IngestResult, path: Path, quarantine: Path, relative: Path, reason: str) -> None:

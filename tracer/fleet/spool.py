@@ -25,30 +25,20 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from tracer.atomic import DIR_MODE, fsync_dir, make_dirs
+from tracer.atomic import DIR_MODE, SPOOL_LOCK_NAME, fsync_dir, make_dirs, remove_temporaries
 from tracer.errors import TracebaseError
 from tracer.schema import COUNTERS, EVENTS, read, snapshot_order, write_table
 
 SNAPSHOT_TABLES = ("events", "counters")
 _SNAP = re.compile(r"^snap-(\d{8}T\d{6}\.\d{3}Z)-(\d+)\Z")  # \Z: "$" lets a trailing newline through
 _STALE = re.compile(r"^\..+\.tmp$")  # .snap-<ts>-<seq>.tmp, .<file>.<random>.tmp, .part-*.tmp
-LOCK_NAME = ".tracer.lock"
+LOCK_NAME = SPOOL_LOCK_NAME  # the name ingest looks for too (it lives in tracer.atomic, which has no polars)
+
+
 def remove_stale_temporaries(directory: str | os.PathLike, pattern: re.Pattern[str] = _STALE) -> list[Path]:
     """Remove the hidden temporaries a killed writer left in directory; returns what went.
     Only call it while holding the directory's writer lock (a live writer's temp looks the same)."""
-    removed = []
-    directory = Path(directory)
-    if not directory.is_dir():
-        return removed
-    for entry in directory.iterdir():
-        if not pattern.match(entry.name):
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-        removed.append(entry)
-    return removed
+    return remove_temporaries(directory, pattern.match)
 
 
 class WriterLock:
