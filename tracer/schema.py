@@ -347,6 +347,9 @@ def validate_schema(found: pa.Schema, table: str, source: str, restored: Iterabl
     optional = ADDED_COLUMNS.get(table, frozenset()) | frozenset(restored)
     for field in expected:
         idx = found.get_field_index(field.name)
+        if idx < 0 and len(twice := found.get_all_field_indices(field.name)) > 1:
+            # (get_field_index says -1 for a name given twice: not "no such column")
+            raise SchemaError(source, field.name, "one column of that name", f"{len(twice)} columns of that name")
         if idx < 0:
             if field.name in optional:
                 continue
@@ -354,6 +357,35 @@ def validate_schema(found: pa.Schema, table: str, source: str, restored: Iterabl
         got = found.field(idx).type
         if not got.equals(field.type) and not _compatible(got, field.type):
             raise SchemaError(source, field.name, str(field.type), str(got))
+
+
+def not_utf8(column: pa.ChunkedArray | pa.Array) -> str | None:
+    """Arrow's words for the first string in `column` whose bytes are not UTF-8, or None.
+
+    Parquet readers take a string column's bytes as written, so a file from another writer can
+    hold any (a comm or path copied from the kernel unchecked); polars refuses such a file when
+    a dataset is scanned, and pyarrow fails only when a value is turned into Python. Strings
+    are checked wherever they are (a dictionary's values, a list's structs); other columns
+    cost nothing."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    for chunk in chunks:
+        if pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary  # the values, not the codes (a few distinct strings)
+        if not _holds_strings(chunk.type):
+            continue
+        try:
+            chunk.validate(full=True)
+        except pa.ArrowInvalid as exc:
+            return " ".join(str(exc).split())
+    return None
+
+
+def _holds_strings(t: pa.DataType) -> bool:
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return True
+    if pa.types.is_dictionary(t):
+        return _holds_strings(t.value_type)
+    return any(_holds_strings(t.field(i).type) for i in range(t.num_fields))
 
 
 def _compatible(got: pa.DataType, want: pa.DataType) -> bool:

@@ -74,6 +74,7 @@ from tracer.schema import (
     counter_buckets_for,
     counter_buckets_path,
     file_metadata,
+    not_utf8,
     partition_path,
     partition_values,
     snapshot_order,
@@ -375,6 +376,11 @@ def _read_valid(path: Path, table: str, host: str | None = None) -> pa.Table:
         if not f.nullable and data.column(f.name).null_count:
             n = data.column(f.name).null_count
             raise TracebaseError(f"{shown(path)}: column '{f.name}': expected no nulls (non-null column), found {n} nulls")
+        # bytes that are not UTF-8 in a string column went into the dataset, where every later
+        # scan of it (audit, expected learn) failed on that file
+        if (why := not_utf8(data.column(f.name))) is not None:
+            raise TracebaseError(f"{shown(path)}: column '{f.name}': expected UTF-8 strings, "
+                                 f"found bytes that are not UTF-8 ({why})")
     return data
 
 
@@ -547,14 +553,18 @@ def remove_abandoned_spool_temporaries(host_dir: str | os.PathLike, older_than_s
     tracer killed -9 mid-snapshot leaves `.snap-*.tmp`, which only that host's tracer removed,
     at its restart; a host retired, or moved to another spool, kept them for good. One goes when
     the host's writer lock is held by no process here, no live process's pid is in its name or
-    its files' names, and nothing in it changed for `older_than_s`. Returns what went; what
-    cannot be removed (a read-only spool) stays, quietly: it is the tracer's, not ingest's."""
+    its files' names, and its change time is more than `older_than_s` from now, either way (one
+    ahead is a clock set back since). Returns what went; what cannot be removed (a read-only
+    spool) stays, quietly: it is the tracer's, not ingest's."""
     host_dir = Path(host_dir)
     now = time.time() if now is None else now
     if atomic.flock_held(host_dir / atomic.SPOOL_LOCK_NAME):
         return []  # a tracer writes this host now: its temporaries are its own to finish or remove
-    # kept: changed within older_than_s, or a live process's pid in its name or its files' names
-    return atomic.remove_temporaries(host_dir, _is_temporary, lambda path: now - _newest_mtime(path) < older_than_s
+    # kept: changed within older_than_s of now, or a live process's pid in its name or its files'
+    # names. Within, either side: a change time further ahead of now than that is a clock set
+    # back since (NTP's correction of a machine that booted ahead): taken as "not younger" such
+    # a temporary stayed until the clock caught up, for good after a year-ahead boot.
+    return atomic.remove_temporaries(host_dir, _is_temporary, lambda path: abs(now - _newest_mtime(path)) < older_than_s
                                      or _live_writer_inside(path))
 
 
