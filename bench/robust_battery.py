@@ -1,6 +1,6 @@
-"""Bad inputs, faults and signals against every CLI: rounds seven to seventeen (run it as root).
+"""Bad inputs, faults and signals against every CLI: rounds seven to eighteen (run it as root).
 
-    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|...|round17 [--part P]]
+    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|...|round18 [--part P]]
 
 Each case runs a real command in a subprocess and checks the edges' contract: exit status in the
 allowed set, no traceback, no "internal error", at most one line on stderr for a failure, no
@@ -117,7 +117,16 @@ file's, or quarantined and named); two `ingest`s of different spools into one da
 at 0, 1/3, 2/3) and two `tracer record -o same.parquet` at once; kill -9 of the group at 8
 random instants (0.05-3 s; 3 with --quick) of every writer, `tracer record` and `tracer run
 --spool` included (every output present whole, the next run succeeds, no temporary left after
-it); and robust16's leftovers (tests/test_robust_seventeenth.py). Prints one line per failed case and a summary; exit 1 if any
+it); and robust16's leftovers (tests/test_robust_seventeenth.py). Round eighteen (`--group round18`,
+`--part utf8|clock|keep|leftovers`; this tree): strings that are not UTF-8 inside Parquet (a
+trace's comm, path, errno, command or trace_id for diff, diff --json, export and allowlist
+learn; a dataset part's comm for learn, audit, expected learn and coverage; a spool snapshot's
+comm for ingest, then audit and expected learn of the dataset it made) and a trace with a column
+given twice; a clock set back (a killed tracer's spool temporaries dated a day and a year ahead,
++10 min and -1 min; snapshots named a year ahead); ENOSPC over an earlier output (every writer
+run once on a tmpfs, the tmpfs then filled to leave 0 to 2x the output's size free and the writer
+run again: a failure leaves the earlier output as it was, by content, no temporary either way);
+and tests/test_robust_eighteenth.py. Prints one line per failed case and a summary; exit 1 if any
 case failed. The fast suite's regressions for what this found are in tests/test_robust_edges.py,
 tests/test_robust_eighth.py, tests/test_robust_ninth.py, tests/test_robust_tenth.py and
 tests/test_bad_inputs.py.
@@ -3748,16 +3757,216 @@ def round17_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: P
     return results
 
 
+# ---------------------------------------------------------------- round eighteen
+
+def _r18_not_utf8(table: pa.Table, column: str, spoil: bytes = b"\xff") -> pa.Table:
+    """`table` with `spoil` (not UTF-8) appended to every value of the string `column`, stored
+    as a writer that does not validate stores it (a binary array's buffers under the string
+    type); a dictionary column is decoded first."""
+    values = table.column(column).combine_chunks()
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    raw = pa.array([None if v is None else v.encode() + spoil for v in values.to_pylist()], pa.binary())
+    strings = pa.Array.from_buffers(pa.string(), len(raw), raw.buffers(), null_count=raw.null_count)
+    i = table.column_names.index(column)
+    field = table.schema.field(i)
+    return table.set_column(i, pa.field(column, pa.string(), field.nullable), strings)
+
+
+def _r18_rewrite(path: Path, change) -> None:
+    """Rewrite a Parquet file through `change(table)`, its tracebase metadata kept."""
+    f = pq.ParquetFile(path)
+    table = change(f.read()).replace_schema_metadata(f.schema_arrow.metadata)
+    pq.write_table(table, path)
+
+
+def _r18_utf8(d: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None) -> list[Result]:
+    """Strings that are not UTF-8 inside Parquet, and odd column sets: a trace whose comm,
+    path, errno, command or trace_id has such bytes, and one with a column given twice, for
+    diff (as the failing run and as a good one), diff --json, export, allowlist learn (one line
+    naming the file and the column, exit 2, or the run as with a clean trace); one events part
+    of a dataset so spoiled for learn, audit, expected learn, coverage (one line or done); one
+    spool snapshot so spoiled for ingest, then audit and expected learn of what it made (the
+    snapshot quarantined, the dataset read whole)."""
+    results = []
+    g = list(map(str, good))
+    for column in ("comm", "path", "errno", "command", "trace_id"):
+        odd = d / f"odd-{column}.parquet"
+        shutil.copy(bad, odd)
+        _r18_rewrite(odd, lambda t, c=column: _r18_not_utf8(t, c))
+        for name, argv, codes in [
+            ("diff (failing run)", ["baseline", "diff", *g, str(odd)], {1, 2}),
+            ("diff (a good run) --json", ["baseline", "diff", str(odd), g[1], str(bad), "--json"], {1, 2}),
+            ("export", ["baseline", "export", str(odd), "-o", str(d / "x.json")], {0, 2}),
+            ("allowlist learn", ["baseline", "allowlist", "learn", g[0], str(odd), "-o", str(d / "a.yaml")], {0, 2}),
+        ]:
+            ok, detail = _r14_run(argv, d, codes)
+            results.append(Result(f"round18 {name} of a trace whose {column} is not UTF-8", ok, detail))
+    twice = d / "twice.parquet"
+    table = pq.read_table(bad)
+    pq.write_table(pa.Table.from_arrays([*table.columns, table.column("path")], names=[*table.column_names, "path"])
+                   .replace_schema_metadata(table.schema.metadata), twice)
+    for name, argv in [("diff", ["baseline", "diff", *g, str(twice)]),
+                       ("export", ["baseline", "export", str(twice), "-o", str(d / "x2.json")])]:
+        proc = subprocess.run(_r15_cmd(argv), cwd=d, capture_output=True, timeout=300, env=_r14_env())
+        ok, detail = _verdict(proc, {2})
+        said = proc.stderr.decode(errors="replace")
+        results.append(Result(f"round18 {name} of a trace with a column given twice", ok and "no such column" not in said,
+                              detail))
+    ds = d / "fleet-odd"
+    shutil.copytree(fleet, ds)
+    part = sorted((ds / "events").rglob("*.parquet"))[0]
+    _r18_rewrite(part, lambda t: _r18_not_utf8(t, "comm"))
+    for name, argv in [("learn", ["baseline", "learn", str(ds), "-o", str(d / "m.parquet")]),
+                       ("audit", ["baseline", "audit", str(ds), "-o", str(d / "aud")]),
+                       ("expected learn", ["baseline", "expected", "learn", str(ds), "-o", str(d / "e.yaml")]),
+                       ("coverage", ["baseline", "coverage", str(ds), "-o", str(d / "cov")])]:
+        ok, detail = _r14_run(argv, d, {0, 2}, timeout=300)
+        results.append(Result(f"round18 {name} of a dataset with a part whose comm is not UTF-8", ok, detail))
+    if spool is None:
+        return [*results, Result("round18 ingest of a snapshot not UTF-8: no spool", False, "simulate --spool failed")]
+    sp = d / "spool"
+    shutil.copytree(spool, sp)
+    snap = next(s for s in sorted(sp.glob("*/snap-*")) if pq.ParquetFile(s / "events.parquet").metadata.num_rows)
+    _r18_rewrite(snap / "events.parquet", lambda t: _r18_not_utf8(t, "comm"))
+    proc = subprocess.run(_r15_cmd(["baseline", "ingest", str(sp), str(d / "ds"), "--quarantine", str(d / "q")]),
+                          cwd=d, capture_output=True, timeout=300, env=_r14_env())
+    ok, detail = _verdict(proc, {0})
+    problems = [] if any((d / "q").rglob("*.reason")) else ["the snapshot was not quarantined"]
+    for name, argv in [("audit", ["baseline", "audit", str(d / "ds"), "-o", str(d / "aud-ds")]),
+                       ("expected learn", ["baseline", "expected", "learn", str(d / "ds"), "-o", str(d / "e-ds.yaml")])]:
+        done = subprocess.run(_r15_cmd(argv), cwd=d, capture_output=True, timeout=300, env=_r14_env())
+        if done.returncode != 0:
+            problems.append(f"{name} of the dataset: exit {done.returncode} {done.stderr.decode(errors='replace')[-160:]}")
+    results.append(Result("round18 ingest of a snapshot whose comm is not UTF-8, then audit and expected learn",
+                          ok and not problems, f"{problems[:2]}; {detail}"))
+    return results
+
+
+def _r18_clock(d: Path, spool: Path | None) -> list[Result]:
+    """A clock set back: a killed tracer's `.snap-*.tmp` (no writer holds the host, no live pid
+    in its names) dated a day and a year ahead of now, one a minute old and one 10 minutes
+    ahead; ingest removes the first two as abandoned and keeps the others (within the hour
+    either way). Then snapshots named a year ahead of now are ingested (the order is by
+    sequence number) and the quarantine retention run with entries dated ahead: no error."""
+    if spool is None:
+        return [Result("round18 clock: no spool", False, "simulate --spool failed")]
+    sp = d / "spool"
+    shutil.copytree(spool, sp)
+    hosts = sorted(p for p in sp.iterdir() if p.is_dir())
+    made = {}
+    for i, ahead in enumerate((86400, 365 * 86400, -60, 600)):
+        tmp = hosts[i % len(hosts)] / f".snap-20261128T001945.000Z-00009{i}.tmp"
+        tmp.mkdir()
+        (tmp / "events.parquet").write_bytes(b"PAR1" + bytes(64) + b"PAR1")
+        (tmp / ".counters.parquet.999999999-0123abcd.tmp").write_bytes(b"PAR1")
+        then = time.time() + ahead
+        for p in [*tmp.iterdir(), tmp]:
+            os.utime(p, (then, then))
+        made[ahead] = tmp
+    # (without --keep-spool, which leaves the spool as it is, its temporaries too)
+    proc = subprocess.run(_r15_cmd(["baseline", "ingest", str(sp), str(d / "ds"), "--quarantine", str(d / "q")]),
+                          cwd=d, capture_output=True, timeout=300, env=_r14_env())
+    ok, detail = _verdict(proc, {0})
+    wrong = [f"{ahead:+d} s: {'kept' if tmp.exists() else 'removed'}" for ahead, tmp in made.items()
+             if tmp.exists() != (abs(ahead) < 3600)]
+    results = [Result("round18 ingest of spool temporaries dated ahead of the clock (a day, a year, +10 min, -1 min)",
+                      ok and not wrong, f"{wrong}; {detail}")]
+    ahead = d / "spool-ahead"
+    shutil.copytree(spool, ahead)
+    for snap in sorted(ahead.glob("*/snap-*")):
+        snap.rename(snap.with_name(snap.name.replace("snap-2026", "snap-2027")))
+    proc = subprocess.run(_r15_cmd(["baseline", "ingest", str(ahead), str(d / "ds-ahead"), "--quarantine",
+                                    str(d / "q-ahead")]), cwd=d, capture_output=True, timeout=300, env=_r14_env())
+    ok, detail = _verdict(proc, {0})
+    results.append(Result("round18 ingest of snapshots named a year ahead of the clock", ok, detail))
+    return results
+
+
+def _r18_keep(d: Path, fleet: Path, good: list[Path], spool: Path | None, quick: bool) -> list[Result]:
+    """Nothing already written is lost: each writer's output is made once on a tmpfs, then the
+    tmpfs is filled to leave N bytes free, N swept from 0 to twice the output's size (so ENOSPC
+    comes at the temp write, its end, the second or third of several outputs), and the writer
+    run again into the same place. A run that fails says so in one line (exit 2) and leaves the
+    earlier output as it was, by content; one that succeeds leaves a whole output; no
+    temporary is left either way."""
+    results = []
+    fractions = (0, 0.5, 1.0, 2.0) if quick else (0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.25, 2.0)
+    mnt = _tmpfs(d / "mnt", "size=16m")
+    if mnt is None:
+        return [Result("round18 keep: tmpfs", False, "mount failed")]
+    with mnt as root:
+        for name, argv in _r16_writers(fleet, good, spool, root / "o").items():
+            if name in ("audit --html",):
+                continue
+            bad = []
+            for frac in fractions:
+                for p in root.iterdir():
+                    shutil.rmtree(p) if p.is_dir() else p.unlink()
+                (root / "o").mkdir()
+                first = subprocess.run(_r15_cmd(argv), cwd=d, capture_output=True, timeout=300, env=_r14_env())
+                if first.returncode != 0:
+                    bad.append(f"the first run: exit {first.returncode} {first.stderr.decode(errors='replace')[-120:]}")
+                    break
+                before = _content(root / "o")
+                size = sum(p.stat().st_size for p, _ in _visible_files(root / "o"))
+                free = int(size * frac)
+                with open(root / "filler", "wb") as fh:
+                    fh.write(b"\0" * max(shutil.disk_usage(root).free - free, 0))
+                proc = subprocess.run(_r15_cmd(argv), cwd=d, capture_output=True, timeout=300, env=_r14_env())
+                ok, detail = _verdict(proc, {0, 2})
+                problems = [] if ok else [detail[-120:]]
+                if proc.returncode != 0 and _content(root / "o") != before:
+                    after = _content(root / "o")
+                    lost = sorted(k for k in before if after.get(k) != before[k])
+                    problems.append(f"the earlier output changed: {lost[:3]}")
+                problems += _r16_debris(root / "o")
+                if problems:
+                    bad.append(f"{free} B free (x{frac:g}): {problems[:3]}")
+            results.append(Result(f"round18 ENOSPC over an earlier output, {len(fractions)} fill levels: {name}", not bad,
+                                  " | ".join(bad[:2])))
+    return results
+
+
+def _r18_leftovers(d: Path) -> list[Result]:
+    """What round eighteen fixed (tests/test_robust_eighteenth.py)."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(REPO / "tests" / "test_robust_eighteenth.py")], cwd=REPO, capture_output=True,
+                          timeout=900, env=_r14_env())
+    tail = proc.stdout.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    return [Result("round18 tests/test_robust_eighteenth.py", proc.returncode == 0, tail[0])]
+
+
+def round18_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None, quick: bool,
+                  only: str | None = None) -> list[Result]:
+    d = base / "r18"
+    d.mkdir(exist_ok=True)
+    results: list[Result] = []
+    for group, fn in (("utf8", lambda g: _r18_utf8(g, fleet, good, bad, spool)),
+                      ("clock", lambda g: _r18_clock(g, spool)),
+                      ("keep", lambda g: _r18_keep(g, fleet, good, spool, quick)),
+                      ("leftovers", _r18_leftovers)):
+        if only and group != only:
+            continue
+        (d / group).mkdir(exist_ok=True)
+        try:
+            results += fn(d / group)
+        except Exception as exc:  # noqa: BLE001 - the battery's own trouble is a failed case, not the end
+            results.append(Result(f"round18 {group}: battery error", False, f"{type(exc).__name__}: {exc}"))
+    return results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="one signal and one kill -9 trial per writer (else 3)")
     ap.add_argument("--group", choices=["round9", "round10", "round11", "round12", "round13", "round14", "round15",
-                                        "round16", "round17"],
+                                        "round16", "round17", "round18"],
                     default=None, help="only this round's group (after the shared inputs are built)")
     ap.add_argument("--part", default=None, help="with --group round15: only this part (numbers, parquet, streams, "
                     "two, sweep, tracer, leftovers); with round16: snapshots, limits, gone, env, mounts, inputs, "
-                    "leftovers; with round17: argv, parquet, concurrent, kill9, leftovers")
+                    "leftovers; with round17: argv, parquet, concurrent, kill9, leftovers; with round18: utf8, clock, keep, "
+                    "leftovers")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     root = os.geteuid() == 0
@@ -3876,6 +4085,8 @@ def main() -> int:
         if args.group in (None, "round17"):
             results += round17_cases(base, fleet, good, bad, spool / "spool" if ok else None, rng, args.quick,
                                      args.part)
+        if args.group in (None, "round18"):
+            results += round18_cases(base, fleet, good, bad, spool / "spool" if ok else None, args.quick, args.part)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     failed = [r for r in results if not r.ok]
