@@ -137,3 +137,39 @@ def test_ingest_removes_an_abandoned_spool_temporary_dated_ahead_of_the_clock(sp
     assert proc.returncode == 0, proc.stderr
     assert not made[86400].exists() and not made[365 * 86400].exists()
     assert made[-60].exists() and made[600].exists()
+
+
+def test_an_audit_that_cannot_write_its_output_set_leaves_no_set_behind(tmp_path):
+    """`baseline audit -o out` on a tmpfs that then fills up: the run fails in one line (exit 2),
+    the earlier output reads as it was, and no `.sets/set-*` directory of the failed run is left
+    (on main each failed run left one, empty or half written, until a later run succeeded: an
+    hourly audit on a full disk gathered one an hour)."""
+    fleet = tmp_path / "fleet"
+    subprocess.run([*BASELINE, "simulate", "--hosts", "3", "--hours", "1", "--seed", "3", "-o", str(fleet)],
+                   cwd=tmp_path, env=ENV, check=True, capture_output=True, timeout=300)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)]).returncode:
+        pytest.skip("cannot mount a tmpfs (not root)")
+    try:
+        out = disk / "aud"
+        assert _baseline("audit", str(fleet), "-o", str(out), cwd=tmp_path).returncode == 0
+        before = {name: pq.read_table(out / f"{name}.parquet") for name in ("findings", "clusters", "host_alerts")}
+        sets = sorted((out / ".sets").iterdir())
+        assert len(sets) == 1
+        failed = 0
+        for free in (0, 4096):
+            with open(disk / "filler", "wb") as fh:
+                fh.write(b"\0" * max(os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize - free, 0))
+            proc = _baseline("audit", str(fleet), "-o", str(out), cwd=tmp_path)
+            (disk / "filler").unlink()
+            if proc.returncode == 0:
+                continue  # it fitted: nothing to see at this level
+            one_line_error(proc)
+            failed += 1
+            assert sorted((out / ".sets").iterdir()) == sets, free
+            for name, table in before.items():
+                assert pq.read_table(out / f"{name}.parquet").equals(table)
+        assert failed, "the disk never filled up: nothing was tried"
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)

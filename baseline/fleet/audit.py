@@ -42,6 +42,7 @@ Output: findings / clusters / host_alerts Parquet tables (tracer.schema), writte
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import re
@@ -1722,17 +1723,25 @@ def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Pa
             probe.unlink()
             _adopt_plain_files(out)
             new = _new_set_dir(out)
-            # millions of rows: converted to Arrow (categoricals to text) a slice at a time
-            findings = result.findings.select([c for c in polars_schema("findings").names() if c in result.findings.columns])
-            # trace_id is unique per finding: a dictionary would only hash millions of ids to give
-            # up at its size limit (~1 CPU s per 4M findings); every other text column repeats
-            plain = {"use_dictionary": [c for c in encoding_options(FINDINGS_SCHEMA)["use_dictionary"] if c != "trace_id"]}
-            write_table_batches(findings.iter_slices(FINDINGS_WRITE_ROWS), new / "findings.parquet", "findings",
-                                parquet_options=plain)
-            write_table(result.clusters, new / "clusters.parquet", "clusters")
-            write_table(result.host_alerts, new / "host_alerts.parquet", "host_alerts")
-            fsync_dir(new)
-            _point_current(out, new)
+            try:
+                # millions of rows: converted to Arrow (categoricals to text) a slice at a time
+                findings = result.findings.select([c for c in polars_schema("findings").names()
+                                                   if c in result.findings.columns])
+                # trace_id is unique per finding: a dictionary would only hash millions of ids to
+                # give up at its size limit (~1 CPU s per 4M findings); every other text column repeats
+                plain = {"use_dictionary": [c for c in encoding_options(FINDINGS_SCHEMA)["use_dictionary"]
+                                            if c != "trace_id"]}
+                write_table_batches(findings.iter_slices(FINDINGS_WRITE_ROWS), new / "findings.parquet", "findings",
+                                    parquet_options=plain)
+                write_table(result.clusters, new / "clusters.parquet", "clusters")
+                write_table(result.host_alerts, new / "host_alerts.parquet", "host_alerts")
+                fsync_dir(new)
+                _point_current(out, new)
+            except BaseException:
+                # a write that failed (a full disk: every hourly run) left its set behind, empty or
+                # half, until a later run succeeded; never the set .current already points at
+                _remove_unpublished(out, new)
+                raise
             _link_tables(out)
             _remove_stale_sets(out)
     except OSError as exc:
@@ -1828,6 +1837,15 @@ def _adopt_plain_files(out: Path) -> None:
     for name in plain:
         _replace_symlink(out / f"{name}.parquet", f"{CURRENT}/{name}.parquet")
     fsync_dir(out)
+
+
+def _remove_unpublished(out: Path, set_dir: Path) -> None:
+    import shutil
+
+    with contextlib.suppress(OSError):
+        if os.readlink(out / CURRENT) == f"{SETS_DIR}/{set_dir.name}":
+            return  # published: the rename happened before the failure (its fsync)
+    shutil.rmtree(set_dir, ignore_errors=True)
 
 
 def _remove_stale_sets(out: Path) -> None:
