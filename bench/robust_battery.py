@@ -3014,26 +3014,32 @@ def _r15_tracer(d: Path, points: int) -> list[Result]:
     return results
 
 
-def round15_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None, quick: bool,
-                  only: str | None = None) -> list[Result]:
-    d = base / "r15"
+def _parts(d: Path, label: str, only: str | None, parts: tuple) -> list[Result]:
+    """Run a round's parts ((name, fn(directory)) in order; only `only` when given), each in a
+    directory of its own under `d`; a part's own trouble is one failed case, not the end."""
     d.mkdir(exist_ok=True)
     results: list[Result] = []
-    for group, fn in (("numbers", lambda g: _r15_numbers(g, fleet, good, bad)),
-                      ("parquet", lambda g: _r15_parquet(g, fleet, good, bad)),
-                      ("streams", lambda g: _r15_streams(g, fleet, good, bad)),
-                      ("two", lambda g: _r15_two_writers(g, fleet, good)),
-                      ("sweep", lambda g: _r15_sweep(g, fleet, good, spool, 4 if quick else 10)),
-                      ("tracer", lambda g: _r15_tracer(g, 6 if quick else 12)),
-                      ("leftovers", _r15_leftovers)):
+    for group, fn in parts:
         if only and group != only:
             continue
         (d / group).mkdir(exist_ok=True)
         try:
             results += fn(d / group)
         except Exception as exc:  # noqa: BLE001 - the battery's own trouble is a failed case, not the end
-            results.append(Result(f"round15 {group}: battery error", False, f"{type(exc).__name__}: {exc}"))
+            results.append(Result(f"{label} {group}: battery error", False, f"{type(exc).__name__}: {exc}"))
     return results
+
+
+def round15_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None, quick: bool,
+                  only: str | None = None) -> list[Result]:
+    return _parts(base / "r15", "round15", only, (
+        ("numbers", lambda g: _r15_numbers(g, fleet, good, bad)),
+        ("parquet", lambda g: _r15_parquet(g, fleet, good, bad)),
+        ("streams", lambda g: _r15_streams(g, fleet, good, bad)),
+        ("two", lambda g: _r15_two_writers(g, fleet, good)),
+        ("sweep", lambda g: _r15_sweep(g, fleet, good, spool, 4 if quick else 10)),
+        ("tracer", lambda g: _r15_tracer(g, 6 if quick else 12)),
+        ("leftovers", _r15_leftovers)))
 
 
 # ---------------------------------------------------------------- round sixteen
@@ -3333,24 +3339,14 @@ def _r16_leftovers(d: Path) -> list[Result]:
 
 def round16_cases(base: Path, fleet: Path, good: list[Path], spool: Path | None, only: str | None = None
                   ) -> list[Result]:
-    d = base / "r16"
-    d.mkdir(exist_ok=True)
-    results: list[Result] = []
-    for group, fn in (("snapshots", lambda g: _r16_snapshots(g, spool)),
-                      ("limits", lambda g: _r16_limits(g, fleet, good, spool)),
-                      ("gone", lambda g: _r16_gone(g, fleet, good, spool)),
-                      ("env", lambda g: _r16_env(g, fleet, good, spool)),
-                      ("mounts", lambda g: _r16_mounts(g, fleet, good, spool)),
-                      ("inputs", lambda g: _r16_inputs(g, fleet, good)),
-                      ("leftovers", _r16_leftovers)):
-        if only and group != only:
-            continue
-        (d / group).mkdir(exist_ok=True)
-        try:
-            results += fn(d / group)
-        except Exception as exc:  # noqa: BLE001 - the battery's own trouble is a failed case, not the end
-            results.append(Result(f"round16 {group}: battery error", False, f"{type(exc).__name__}: {exc}"))
-    return results
+    return _parts(base / "r16", "round16", only, (
+        ("snapshots", lambda g: _r16_snapshots(g, spool)),
+        ("limits", lambda g: _r16_limits(g, fleet, good, spool)),
+        ("gone", lambda g: _r16_gone(g, fleet, good, spool)),
+        ("env", lambda g: _r16_env(g, fleet, good, spool)),
+        ("mounts", lambda g: _r16_mounts(g, fleet, good, spool)),
+        ("inputs", lambda g: _r16_inputs(g, fleet, good)),
+        ("leftovers", _r16_leftovers)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -3739,22 +3735,12 @@ def _r17_leftovers(d: Path) -> list[Result]:
 
 def round17_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None, rng: random.Random,
                   quick: bool, only: str | None = None) -> list[Result]:
-    d = base / "r17"
-    d.mkdir(exist_ok=True)
-    results: list[Result] = []
-    for group, fn in (("argv", lambda g: _r17_argv(g, fleet, good, bad, spool)),
-                      ("parquet", lambda g: _r17_parquet(g, spool)),
-                      ("concurrent", lambda g: _r17_concurrent(g, spool)),
-                      ("kill9", lambda g: _r17_kill9(g, fleet, good, spool, rng, 3 if quick else 8)),
-                      ("leftovers", _r17_leftovers)):
-        if only and group != only:
-            continue
-        (d / group).mkdir(exist_ok=True)
-        try:
-            results += fn(d / group)
-        except Exception as exc:  # noqa: BLE001 - the battery's own trouble is a failed case, not the end
-            results.append(Result(f"round17 {group}: battery error", False, f"{type(exc).__name__}: {exc}"))
-    return results
+    return _parts(base / "r17", "round17", only, (
+        ("argv", lambda g: _r17_argv(g, fleet, good, bad, spool)),
+        ("parquet", lambda g: _r17_parquet(g, spool)),
+        ("concurrent", lambda g: _r17_concurrent(g, spool)),
+        ("kill9", lambda g: _r17_kill9(g, fleet, good, spool, rng, 3 if quick else 8)),
+        ("leftovers", _r17_leftovers)))
 
 
 # ---------------------------------------------------------------- round eighteen
@@ -3939,21 +3925,11 @@ def _r18_leftovers(d: Path) -> list[Result]:
 
 def round18_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None, quick: bool,
                   only: str | None = None) -> list[Result]:
-    d = base / "r18"
-    d.mkdir(exist_ok=True)
-    results: list[Result] = []
-    for group, fn in (("utf8", lambda g: _r18_utf8(g, fleet, good, bad, spool)),
-                      ("clock", lambda g: _r18_clock(g, spool)),
-                      ("keep", lambda g: _r18_keep(g, fleet, good, spool, quick)),
-                      ("leftovers", _r18_leftovers)):
-        if only and group != only:
-            continue
-        (d / group).mkdir(exist_ok=True)
-        try:
-            results += fn(d / group)
-        except Exception as exc:  # noqa: BLE001 - the battery's own trouble is a failed case, not the end
-            results.append(Result(f"round18 {group}: battery error", False, f"{type(exc).__name__}: {exc}"))
-    return results
+    return _parts(base / "r18", "round18", only, (
+        ("utf8", lambda g: _r18_utf8(g, fleet, good, bad, spool)),
+        ("clock", lambda g: _r18_clock(g, spool)),
+        ("keep", lambda g: _r18_keep(g, fleet, good, spool, quick)),
+        ("leftovers", _r18_leftovers)))
 
 
 def main() -> int:
