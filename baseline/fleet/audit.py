@@ -270,19 +270,25 @@ def analyse_traces(
         ).alias("_pattern_all"),
         layers_on_path.alias("_layers"),
     )
-    frames = lf2.collect()
+    frames = _with_failed_callee(lf2.collect(), depth)
     root_failed = frames.group_by("trace_id").agg(
         (pl.col("is_err") & (pl.col("depth") == 0)).any().alias("root_failed")
     )
     frames = frames.join(root_failed, on="trace_id")
-    # origin: the deepest chain frame (failing root), else the first unexplained unexpected error,
-    # else (every error of a trace whose root succeeded is known-good or expected) its first
-    # error, set aside: such a trace gets an expected finding rather than none, so that routine
-    # errors are accounted as set aside
+    # origin: the deepest chain frame (failing root), else the first unexplained unexpected error
+    # that is an origin itself (none of its callees failed: the learner's unit, chain_origins --
+    # a frame passing a callee's error on, or turning it into another, before the operation
+    # absorbed it is that error's path, not a cause of its own: ALLOC_Q_COUNTER's NO_RES EAGAIN
+    # up through __rdma_counter_bind_qp, turned into ENOMEM by rdma_counter_bind_qp_auto, which
+    # _ib_modify_qp ignores, was a finding at __rdma_counter_bind_qp though both origins were
+    # learned: tests/fleetgen16), else (every error of a trace whose root succeeded is known-good
+    # or expected) its first error, set aside: such a trace gets an expected finding rather than
+    # none, so that routine errors are accounted as set aside
     origin_rank = (
         pl.when(pl.col("root_failed") & pl.col("on_chain"))
         .then(pl.col("depth").cast(pl.Int64) * 1_000_000 + pl.col("seq"))
-        .when(~pl.col("root_failed") & pl.col("is_err") & ~pl.col("explained") & ~pl.col("is_expected"))
+        .when(~pl.col("root_failed") & pl.col("is_err") & ~pl.col("explained") & ~pl.col("is_expected")
+              & ~pl.col("_callee_failed"))
         .then(-pl.col("seq"))
         .when(~pl.col("root_failed") & pl.col("is_err"))
         .then(-(1 << 40) - pl.col("seq"))
@@ -361,6 +367,26 @@ def analyse_traces(
         "bifurcation_probe", "bifurcation_errno", "bifurcation_seq", "origin_layer", "stop_layer",
         "deeper_than_probes", "pattern", pl.col("div_probe").alias("divergence"), "probe", "errno",
     )
+
+
+def _with_failed_callee(frames: pl.DataFrame, max_depth: int) -> pl.DataFrame:
+    """`frames` (pre-order rows sorted by trace_id, seq) with `_callee_failed`: a frame one of
+    whose direct callees returned an error (the frame passes it on, or turns it into another),
+    so it is no origin of its own (as in expected.chain_origins)."""
+    rows = frames.with_row_index("_row")
+    last_at = [pl.when(pl.col("depth") == d).then(pl.col("_row")).forward_fill().alias(f"_r{d}")
+               for d in range(max_depth)]
+    parent = pl.lit(None, pl.UInt32)
+    for d in range(max_depth, 0, -1):
+        parent = pl.when(pl.col("depth") == d).then(pl.col(f"_r{d - 1}")).otherwise(parent)
+    # the parent row must be of the same trace (a tree whose frame at depth d-1 is not probed
+    # has none): the join on both keys drops another trace's row
+    failed_parents = (rows.lazy().with_columns(last_at)
+                      .filter(pl.col("is_err") & (pl.col("depth") > 0))
+                      .select(parent.alias("_row"), "trace_id").unique()
+                      .with_columns(pl.lit(True).alias("_callee_failed")).collect())
+    return (rows.join(failed_parents, on=["_row", "trace_id"], how="left", maintain_order="left")
+            .with_columns(pl.col("_callee_failed").fill_null(False)).drop("_row"))
 
 
 FINDING_COLUMNS = {**polars_schema("findings"), "pattern": pl.String, "divergence": pl.String,

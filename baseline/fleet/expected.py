@@ -681,6 +681,11 @@ class FleetExpectedLearner(ParamsMixin):
         callers = self._by_caller(true, cand)
         cand = cand.with_columns(pl.lit(None, pl.String).alias("comm"), pl.lit(None, pl.List(pl.String)).alias("fatal_to"))
         if callers is not None:
+            # a family that passed fleet-wide but kills one of its callers is learned per
+            # surviving caller instead: no entry without `comm` (routine for every caller)
+            split = callers.select("operation", "probe", "errno").unique().with_columns(pl.lit(True).alias("_split"))
+            cand = (cand.join(split, on=["operation", "probe", "errno"], how="left", maintain_order="left")
+                    .with_columns(pl.col("expected") & ~pl.col("_split").fill_null(False)).drop("_split"))
             cand = pl.concat([cand, callers.select(cand.columns)], how="vertical_relaxed")
         # propagation paths and rate bands of the learned families
         paths = (
@@ -768,13 +773,16 @@ class FleetExpectedLearner(ParamsMixin):
         return cand
 
     def _by_caller(self, true: pl.DataFrame, cand: pl.DataFrame) -> pl.DataFrame | None:
-        """Sub-families (operation, probe, errno, comm) of the families not learned fleet-wide
-        that some caller survives and another is killed by (see "Caller"): each caller's own
-        statistics and verdict (fleet spread not asked), `expected` only where another caller
-        of the family is shown to die of it (Increase's lower bound above ``max_increase``),
-        `fatal_to` naming those callers. None when no family has two callers."""
+        """Sub-families (operation, probe, errno, comm) of the families that some caller
+        survives and another is killed by (see "Caller"): each caller's own statistics and
+        verdict (fleet spread not asked), `expected` only where another caller of the family is
+        shown to die of it (Increase's lower bound above ``max_increase``), `fatal_to` naming
+        those callers. A family not learned fleet-wide gives every caller's row; one learned
+        fleet-wide only when a caller dies of it (its entry is then split by caller: an agent
+        that goes on through a driver restart's EIO beside ranks it kills where the restart
+        never ended, tests/fleetgen16). None when no family has two callers."""
         fam = ["operation", "probe", "errno"]
-        open_ = cand.filter(~pl.col("expected")).select(fam)
+        open_ = cand.select(fam)
         if open_.is_empty() or "comm" not in true.columns:
             return None
         # grouped on the categorical codes first: the families' rows only, text for those
@@ -791,12 +799,14 @@ class FleetExpectedLearner(ParamsMixin):
         # second side), its spread, release history and hosts
         fleet = ["observed", "observed_failing", "observed_timed", "observed_timed_failing", "update_regression",
                  "hosts_also_ok", "group_hosts", "observed_hosts", "vendors"]
-        per = self._verdict(per.join(cand.select(*fam, *fleet), on=fam, how="left"), spread=False)
+        per = self._verdict(per.join(cand.select(*fam, *fleet, pl.col("expected").alias("_learned")), on=fam,
+                                     how="left"), spread=False)
         fatal = pl.col("increase_lower") > self.max_increase
         killed = per.group_by(fam).agg(pl.col("comm").filter(fatal).sort().alias("fatal_to"))
         per = per.join(killed, on=fam, how="left").with_columns(
             (pl.col("expected") & (pl.col("fatal_to").list.len() > 0)).alias("expected"))
-        return per.sort([*fam, "comm"])
+        per = per.filter(~pl.col("_learned") | (pl.col("fatal_to").list.len() > 0)).drop("_learned")
+        return None if per.is_empty() else per.sort([*fam, "comm"])
 
     @staticmethod
     def _family_aggs() -> list[pl.Expr]:

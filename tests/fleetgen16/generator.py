@@ -271,12 +271,15 @@ class Host:
                 plan.append((t, "reg_mr", None, pid))
                 t += rng.uniform(200, 280)
         plan.sort()
-        kill = math.inf
+        kill, dead = math.inf, set()
         for t, op, tr, pid in plan:
             if t >= kill or t >= end:
                 break
+            if pid in dead:
+                continue
             call = self.add_call(t, op, tr, pid, "trainer", job)
-            if call["fatal"]:
+            if call["fatal"]:  # the rank exits; the launcher kills the others 0.3 s later
+                dead.add(pid)
                 kill = min(kill, t + call["dur"] + 0.3)
         return None if kill == math.inf else kill
 
