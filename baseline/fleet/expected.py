@@ -101,7 +101,11 @@ routine) learns a unit as expected when all of these hold:
   (Increase's lower bound above ``max_increase``) and it passes every predicate on its own
   statistics -- survival, Increase against the probe's fleet-wide base rate, visibility, not a
   regression -- except the fleet spread: the fault behind it (a rack's switch) stays visible
-  through the caller it kills, whose findings stay open. A family consistent fleet-wide stays one
+  through the caller it kills, whose findings stay open. A family that passes fleet-wide is
+  split so too when one of its callers is shown to die of it: an agent going on through a
+  driver restart's EIO at rdma_alloc_begin_uobject on every host outnumbers the ranks it kills
+  on the one host whose restart never ended (tests/fleetgen16), and one entry for every caller
+  set those deaths aside. A family consistent fleet-wide (no caller shown to die of it) stays one
   entry without ``comm``: routine for every caller, one never seen included.
 
 Rates come from the exact counters, never from sampled good traces: for every learned family
