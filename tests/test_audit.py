@@ -142,6 +142,27 @@ def test_expected_error_is_set_aside():
     assert result.clusters.height == 0
 
 
+def test_an_absorbed_error_is_judged_at_its_origin_not_at_a_frame_passing_it_on():
+    """A tree whose root succeeded: GUP's EFAULT passes up through __ib_umem_get, which turns it
+    into ENOMEM, and ib_umem_get_peer passes that on before the driver falls back. The origin is
+    pin_user_pages_fast (no frame above it failed without a failing callee: the learner's unit,
+    chain_origins). Main took the first unexpected error frame in entry order, ib_umem_get_peer,
+    and left an open finding where the origin is routine (tests/fleetgen16: a counter bind's NO_RES
+    EAGAIN up through __rdma_counter_bind_qp, 403 false findings)."""
+    frames = REG_MR_PEER[:4] + [(4, "pin_user_pages_fast", "core"), (2, "reg_create", "driver")]
+    rows = good_fleet(8) + trace_rows("t:absorbed", "reg_mr", frames,
+                                      errnos={2: "ENOMEM", 3: "ENOMEM", 4: "EFAULT"}, kind="failure")
+    gup = ExpectedErrors([Entry(id="gup", source="curated", reason="GPU memory: GUP refuses it, the driver falls back",
+                                probe="pin_user_pages_fast", errno="EFAULT")])
+    result = run_audit(events_frame(rows), expected=gup, learn_expected=False)
+    f = result.findings.filter(pl.col("trace_id") == "t:absorbed").row(0, named=True)
+    assert f["expected"] is True and f["cluster_id"] is None, f
+    # not routine: an open finding named at its origin (main: at ib_umem_get_peer)
+    result = run_audit(events_frame(rows), expected=ExpectedErrors([]), learn_expected=False)
+    f = result.findings.filter(pl.col("trace_id") == "t:absorbed").row(0, named=True)
+    assert f["expected"] is False and (f["probe"], f["errno"]) == ("pin_user_pages_fast", "EFAULT"), f
+
+
 def test_wilson_bounds():
     low, high = wilson_bounds([0, 50], [10, 100], 1.96)
     assert low[0] == 0 and 0.27 < high[0] < 0.28
