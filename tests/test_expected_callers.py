@@ -138,6 +138,18 @@ def test_a_family_is_learned_for_the_caller_that_survives_it():
     assert learner.predict(asked).tolist() == [True, False, False, True, True]
 
 
+def test_a_family_that_passes_fleet_wide_is_split_when_a_caller_dies_of_it():
+    """One job in six is brisk-worker's: python3's retried timeouts outnumber its deaths, and the
+    family pooled over both passes fleet-wide. brisk-worker is still shown to die of it, so the
+    family is learned for python3 only (main learned it for every caller and set brisk-worker's
+    deaths aside: tests/fleetgen16's agent beside the ranks a never-ending driver restart kills)."""
+    learner = FleetExpectedLearner().fit(fleet(("python3",) * 5 + ("brisk-worker",), seed=18))
+    timeout = [e for e in learner.entries_ if (e.probe, e.errno, e.context) == (*TIMEOUT, "modify_qp")]
+    assert [(e.comm, e.stats["fatal_to"]) for e in timeout] == [("python3", ["brisk-worker"])]
+    pooled = learner.candidates_.filter(pl.col("probe") == TIMEOUT[0], pl.col("comm").is_null())
+    assert pooled["increase_lower"].item() <= learner.max_increase and not pooled["expected"].item()
+
+
 def test_the_audit_sets_aside_a_callers_routine_error_only_for_that_caller(tmp_path):
     """Learned into a file (its `comm:` kept) and applied to another day with a third launcher:
     python3's timeouts set aside, brisk-worker's open in a cluster of their own, kite-agent's
