@@ -806,10 +806,22 @@ class FleetExpectedLearner(ParamsMixin):
         per = self._verdict(per.join(cand.select(*fam, *fleet, pl.col("expected").alias("_learned")), on=fam,
                                      how="left"), spread=False)
         fatal = pl.col("increase_lower") > self.max_increase
+        # a family that passed fleet-wide is split only when a caller dies of it significantly
+        # more often than the family's other callers (the Wilson lower bound of its failing share
+        # above the others' upper bound by more than max_increase, as for update regressions):
+        # ranks dying every time beside an agent that goes on, not a caller whose last sampled
+        # trace was a routine retry a few times more often than another's (tests/fleetgen3)
+        n = pl.col("traces") - pl.col("censored")
+        per = per.with_columns(n.alias("_n"), (n.sum().over(fam) - n).alias("_on"),
+                               (pl.col("failing").sum().over(fam) - pl.col("failing")).alias("_of"))
+        low, _ = wilson_bounds(per["failing"].to_numpy(), per["_n"].to_numpy(), self.z)
+        _, others_high = wilson_bounds(per["_of"].to_numpy(), per["_on"].to_numpy(), self.z)
+        per = per.with_columns(pl.Series("_apart", (low - others_high) > self.max_increase)).drop("_n", "_on", "_of")
+        fatal = fatal & (~pl.col("_learned") | pl.col("_apart"))
         killed = per.group_by(fam).agg(pl.col("comm").filter(fatal).sort().alias("fatal_to"))
         per = per.join(killed, on=fam, how="left").with_columns(
             (pl.col("expected") & (pl.col("fatal_to").list.len() > 0)).alias("expected"))
-        per = per.filter(~pl.col("_learned") | (pl.col("fatal_to").list.len() > 0)).drop("_learned")
+        per = per.filter(~pl.col("_learned") | (pl.col("fatal_to").list.len() > 0)).drop("_learned", "_apart")
         return None if per.is_empty() else per.sort([*fam, "comm"])
 
     @staticmethod
