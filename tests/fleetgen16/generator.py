@@ -452,7 +452,7 @@ def _write(data: pl.DataFrame, out: Path, table: str, date: str, host: str, name
 def _write_host(out: Path, h: Host, rows: list[dict], truth: list[dict], counters: dict, resend: bool) -> None:
     ev = pl.DataFrame(rows, infer_schema_length=None) if rows else None
     by_trace_date = {r["trace_id"]: _date(_wall(r.pop("_date"))) for r in truth}
-    tr = pl.DataFrame(truth)
+    tr = pl.DataFrame(truth, infer_schema_length=None)
     for date in sorted(set(by_trace_date.values())):
         ids = [t for t, d in by_trace_date.items() if d == date]
         _write(tr.filter(pl.col("trace_id").is_in(ids)), out, "truth", date, h.name, "part-0.parquet")
@@ -468,7 +468,7 @@ def _write_host(out: Path, h: Host, rows: list[dict], truth: list[dict], counter
                          "invocations": c[0] if c else 0, "failures": c[1] if c else 0,
                          "errno_counts": [{"errno": e, "count": n} for e, n in sorted(c[2].items())] if c else [],
                          "lost_records": 0})
-    cf = pl.DataFrame(crow)
+    cf = pl.DataFrame(crow, infer_schema_length=None)
     cf = cf.with_columns(date=pl.col("snapshot_time").dt.date().cast(pl.String))
     for (date,), part in cf.group_by("date"):
         _write(part.drop("date"), out, "counters", date, h.name, "part-0.parquet")
