@@ -647,7 +647,7 @@ class FleetExpectedLearner(ParamsMixin):
                 .join(also_ok, on=["operation", "probe", "errno"], how="left")
                 .with_columns(pl.col("hosts_also_ok").fill_null(0)))
         schema_extra = {"observed_hosts": pl.Int64, "group_hosts": pl.Int64, "vendors": pl.String, "comm": pl.String,
-                        "fatal_to": pl.List(pl.String)}
+                        "fatal_to": pl.List(pl.String), "fleet_wide": pl.Boolean}
         if cand.is_empty():
             return cand.with_columns([pl.lit(None, t).alias(c) for c, t in schema_extra.items()]
                                      + [pl.lit(False).alias("expected")])
@@ -683,7 +683,8 @@ class FleetExpectedLearner(ParamsMixin):
         cand = self._verdict(cand)
         # a family whose survival depends on the caller: its callers judged apart (see "Caller")
         callers = self._by_caller(true, cand)
-        cand = cand.with_columns(pl.lit(None, pl.String).alias("comm"), pl.lit(None, pl.List(pl.String)).alias("fatal_to"))
+        cand = cand.with_columns(pl.lit(None, pl.String).alias("comm"), pl.lit(None, pl.List(pl.String)).alias("fatal_to"),
+                                 pl.lit(None, pl.Boolean).alias("fleet_wide"))
         if callers is not None:
             # a family that passed fleet-wide but kills one of its callers is learned per
             # surviving caller instead: no entry without `comm` (routine for every caller)
@@ -821,7 +822,8 @@ class FleetExpectedLearner(ParamsMixin):
         killed = per.group_by(fam).agg(pl.col("comm").filter(fatal).sort().alias("fatal_to"))
         per = per.join(killed, on=fam, how="left").with_columns(
             (pl.col("expected") & (pl.col("fatal_to").list.len() > 0)).alias("expected"))
-        per = per.filter(~pl.col("_learned") | (pl.col("fatal_to").list.len() > 0)).drop("_learned", "_apart")
+        per = (per.filter(~pl.col("_learned") | (pl.col("fatal_to").list.len() > 0)).drop("_apart")
+               .rename({"_learned": "fleet_wide"}))
         return None if per.is_empty() else per.sort([*fam, "comm"])
 
     @staticmethod
@@ -927,6 +929,8 @@ class FleetExpectedLearner(ParamsMixin):
             stats["host_configuration"] = True
         if comm is not None:  # routine for this caller; the callers named die of it (see "Caller")
             stats["fatal_to"] = list(row["fatal_to"] or [])
+            if row.get("fleet_wide"):  # split from a family that passed fleet-wide: counters' band holds
+                stats["fleet_wide"] = True
         if row.get("update_regression"):  # not routine where it came with a kernel update
             stats["update_regression"] = True
         if row.get("rate_upper"):  # per covered probe: errno count / invocations, per host
