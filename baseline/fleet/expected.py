@@ -105,7 +105,9 @@ routine) learns a unit as expected when all of these hold:
   split so too when one of its callers is shown to die of it: an agent going on through a
   driver restart's EIO at rdma_alloc_begin_uobject on every host outnumbers the ranks it kills
   on the one host whose restart never ended (tests/fleetgen16), and one entry for every caller
-  set those deaths aside. A family consistent fleet-wide (no caller shown to die of it) stays one
+  set those deaths aside (only when that caller dies of it significantly more often than the
+  others; its sub-families say ``stats.fleet_wide``, and the host alerts, whose counters know no
+  caller, keep the family's band). A family consistent fleet-wide (no caller shown to die of it) stays one
   entry without ``comm``: routine for every caller, one never seen included.
 
 Rates come from the exact counters, never from sampled good traces: for every learned family
