@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fault scenarios only (skip good-vs-good)")
     parser.add_argument("--only", nargs="*", metavar="NAME", help="run only these scenarios")
     parser.add_argument("--keep", metavar="DIR", help="keep the recorded traces in DIR")
-    parser.add_argument("--real", action="store_true", help="the real Debian programs (tests/scenarios/real*.py: eighteen sets)")
+    parser.add_argument("--real", action="store_true", help="the real Debian programs (tests/scenarios/real*.py: nineteen sets)")
     args = parser.parse_args(argv)
     out = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="tracebase-acc-"))
     t0 = time.perf_counter()

@@ -17,6 +17,7 @@ from scenarios import (
     real_fourteenth,
     real_fourth,
     real_more,
+    real_nineteenth,
     real_ninth,
     real_seventeenth,
     real_seventh,
@@ -66,6 +67,8 @@ SETS: list[RealSet] = [
             real_seventeenth.quiet_teardown),
     RealSet("real_eighteenth", real_eighteenth.REAL_EIGHTEENTH, real_eighteenth.QUIET_EIGHTEENTH,
             real_eighteenth.quiet_teardown),
+    RealSet("real_nineteenth", real_nineteenth.REAL_NINETEENTH, real_nineteenth.QUIET_NINETEENTH,
+            real_nineteenth.quiet_teardown),
 ]
 
 
