@@ -120,7 +120,9 @@ not a stale done-marker making a job skip its work). Three refinements:
 * an error saying the other end went away or is not there (`PEER_ERRNOS`: EPIPE, ECONNRESET,
   ECONNREFUSED, ...) is a consequence when another process of the bad run failed -- without
   recovering, or with a hard error at a call the good runs completed or at a call without a
-  path (accept EMFILE: call sites are keyed by path) -- before the error's
+  path (accept EMFILE: call sites are keyed by path), or with a soft error at a call the good
+  runs completed right before its thread ended (grep -f exiting 2 on a missing pattern file,
+  its exit re-joining the good runs') -- before the error's
   region ended: it scores as a soft error without the outcome-change bonus (a writer's
   blocked write returns EPIPE after the reader died, yet entered before the reader's error);
 * an error-free divergence of a process right after it reaped a child (a successful wait4 or
@@ -1091,8 +1093,14 @@ def diff_traces(
         # way one does: it too makes the peers' "other end gone" errors consequences.
         named_rows = bs.orig[named]
         pathless = (named_rows >= 0) & (p.plainpath[np.maximum(named_rows, 0)] < 0)
+        # So can a soft error where the good runs succeeded (an outcome change) after which its
+        # thread ended within k events -- the process went from its error to its exit, the
+        # way grep -f exits 2 on a missing pattern file: its exit re-joins the good runs'
+        # (recovered), yet the pipe's reader is gone.
+        exited = named_oc & (max_cls > 0) & (b_end[regions.sid] - 1 - regions.end <= k)
         _demote_consequences(p, bs, named, regions.end, max_cls, recovered, b_start, score,
-                             (named_cls == 2) & (named_oc | pathless), _killed(p, bs, named, recovered), outcomes)
+                             ((named_cls == 2) & (named_oc | pathless)) | exited, _killed(p, bs, named, recovered),
+                             outcomes)
         del named_rows, pathless
         # Known events in another order, re-joining good behaviour: timing, not a divergence.
         reorder = (max_cls == 0) & recovered & ~has_novel
@@ -2516,7 +2524,8 @@ def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, regi
                          hard_change: np.ndarray, killed: np.ndarray, outcomes: EventColumns) -> None:
     """An error saying the other end went away (`PEER_ERRNOS`: EPIPE, ECONNREFUSED, ...) is a
     consequence when another process of the bad run failed -- without recovering, or with a
-    hard error at a call the good runs completed (`hard_change`) -- before its region ended: it
+    hard error at a call the good runs completed, or with any error there right before its
+    thread ended (`hard_change`) -- before its region ended: it
     is scored as a soft error without the outcome-change bonus, so the cause ranks first. A
     region's end, not the named call, is compared: a writer's blocked write enters before the
     reader fails and returns EPIPE after; a client refused while the server starts keeps being

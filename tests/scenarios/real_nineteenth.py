@@ -96,6 +96,40 @@ def daemon(s):  # fork, setsid, fork: the middle process exits, the launcher wai
         sys.exit(f"tree: daemon failed to start: {msg.decode().strip()}")
 
 
+def detach(s):  # a daemon the launcher does not wait for: it works on after the launcher exits
+    if os.fork() != 0:
+        os._exit(0)
+    os.setsid()
+    if os.fork() != 0:
+        os._exit(0)
+    time.sleep(s["after"])
+    with open(s["spool"], "rb") as f:
+        f.read()
+    with open(s["done"], "w") as f:
+        f.write("done\n")
+
+
+def spawn_logged(s):  # posix_spawn with its stdout sent to a log file (a spawn file action)
+    pids = []
+    for path, log in s["workers"]:
+        acts = [(os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)]
+        try:
+            pids.append(os.posix_spawn(path, [path], {"PATH": "/usr/bin:/bin"}, file_actions=acts))
+        except OSError as e:
+            sys.exit(f"tree: cannot start {path}: {e}")
+    for pid in pids:
+        os.waitpid(pid, 0)
+
+
+def popen_cwd(s):  # subprocess runs each step in its own directory: a chdir error comes back
+    import subprocess
+    for cwd, argv in s["steps"]:
+        try:
+            subprocess.run(argv, cwd=cwd, check=True)
+        except (OSError, subprocess.CalledProcessError) as e:
+            sys.exit(f"tree: {e}")
+
+
 def spawn(s):  # workers started with posix_spawn (vfork-like): an exec error comes back to us
     pids = []
     for path in s["workers"]:
@@ -215,6 +249,35 @@ def pool_item_missing(base: Path, bad: bool) -> None:
     _plan(base, {"op": "pool", "dir": str(items), "out": f"{base}/out", "items": [[n, 0] for n in names]})
 
 
+def daemon_spool_missing_after_exit(base: Path, bad: bool) -> None:
+    spool = base / "spool"
+    spool.mkdir()
+    if not bad:
+        write(spool / "batch.dat", "job\n" * 200)
+    _plan(base, {"op": "detach", "after": 0.3, "spool": f"{spool}/batch.dat", "done": f"{base}/out/done"})
+
+
+def spawn_log_dir_missing(base: Path, bad: bool) -> None:
+    workers = []
+    for i in range(4):
+        log = base / "logs" / f"w{i}"
+        if not (bad and i == 2):  # the bad host's provisioning skipped worker 2's log directory
+            log.mkdir(parents=True)
+        workers.append(["/bin/date", f"{log}/out.log"])
+    _plan(base, {"op": "spawn_logged", "workers": workers})
+
+
+def popen_step_dir_missing(base: Path, bad: bool) -> None:
+    steps = []
+    for i in range(4):
+        work = base / "work" / f"step{i}"
+        if not (bad and i == 2):
+            work.mkdir(parents=True)
+            write(work / "input.txt", "".join(f"{(j * 7919) % 1000}\n" for j in range(500)))
+        steps.append([str(work), ["/usr/bin/sort", "-n", "-o", "sorted.txt", "input.txt"]])
+    _plan(base, {"op": "popen_cwd", "steps": steps})
+
+
 # --- shells and wrappers ---------------------------------------------------------------------
 def _start(b: Path) -> list[str]:
     return ["/bin/bash", f"{b}/start.sh"]
@@ -249,6 +312,18 @@ def pipefail_middle_patterns_missing(base: Path, bad: bool) -> None:
     if not bad:
         write(base / "conf" / "patterns.txt", "level=error\n")
     write(base / "start.sh", "set -o pipefail\n"
+          f"cat {base}/in/part0.txt {base}/in/part1.txt {base}/in/part2.txt"
+          f" | grep -F -f {base}/conf/patterns.txt | sort > {base}/out/hits.txt\n")
+
+
+def pipefail_middle_fails_upstream_epipe(base: Path, bad: bool) -> None:
+    _texts(base, lines=40000)  # 3 x ~1.3 MB: cat is still writing when grep exits
+    (base / "conf").mkdir()
+    if not bad:
+        write(base / "conf" / "patterns.txt", "level=error\n")
+    # SIGPIPE ignored, as a CI runner's children inherit it: cat's write fails EPIPE, every time,
+    # and cat says so (killed by the signal instead, its EPIPE is there in some runs only)
+    write(base / "start.sh", "set -o pipefail\ntrap '' PIPE\n"
           f"cat {base}/in/part0.txt {base}/in/part1.txt {base}/in/part2.txt"
           f" | grep -F -f {base}/conf/patterns.txt | sort > {base}/out/hits.txt\n")
 
@@ -386,6 +461,11 @@ REAL_NINETEENTH: list[Scenario] = [
              pipefail_middle_patterns_missing, frozenset({"openat", "open"}), "ENOENT",
              lambda b: f"{b}/conf/patterns.txt",
              description="the middle stage of a pipefail pipeline, grep -f, finds its pattern file missing"),
+    Scenario("pipefail_middle_fails_upstream_epipe", "bash set -o pipefail, SIGPIPE ignored: cat (4 MB) | grep -F -f | sort",
+             _start, pipefail_middle_fails_upstream_epipe, frozenset({"openat", "open"}), "ENOENT",
+             lambda b: f"{b}/conf/patterns.txt",
+             description="grep -f in the middle of a pipeline exits at once; cat upstream, still writing, "
+                         "then meets EPIPE (SIGPIPE ignored: the consequence, not the fault)"),
     Scenario("pipeline_middle_tee_disk_full", "sh (dash): cat | tee copy | wc -l", _dash,
              pipeline_middle_tee_full, frozenset({"write"}), "ENOSPC", lambda b: f"{b}/mnt/copy.txt",
              teardown=umount_after("mnt"),
@@ -404,6 +484,17 @@ REAL_NINETEENTH: list[Scenario] = [
              lambda b: f"{b}/bin/worker2",
              description="a worker started by posix_spawn (vfork-like) whose binary lost its x bit: "
                          "execve EACCES reported back to the supervisor"),
+    Scenario("detached_daemon_spool_missing", "python3 daemon the launcher does not wait for", _tree,
+             daemon_spool_missing_after_exit, frozenset({"openat", "open"}), "ENOENT",
+             lambda b: f"{b}/spool/batch.dat",
+             description="a double-forked daemon finds its spool file missing 0.3 s after its launcher exited"),
+    Scenario("posix_spawn_file_action_log_dir_missing", "python3 posix_spawn x4, stdout to a log file", _tree,
+             spawn_log_dir_missing, frozenset({"openat", "open"}), "ENOENT", lambda b: f"{b}/logs/w2/out.log",
+             description="a posix_spawn file action (stdout to a log) fails in the spawned child before exec"),
+    Scenario("popen_cwd_step_dir_missing", "python3 subprocess.run(cwd=step dir) x4", _tree,
+             popen_step_dir_missing, frozenset({"chdir"}), "ENOENT", lambda b: f"{b}/work/step2",
+             description="subprocess's child cannot chdir to its step's directory: the error comes back "
+                         "through the exec pipe"),
     Scenario("timeout_wrapped_server_port_taken", "timeout 20 python3 server", _timeout, wrapped_server_port_taken,
              frozenset({"bind"}), "EADDRINUSE", lambda b: f"inet:127.0.0.1:{SERVER_PORT}", teardown=_stop_stale,
              description="a server started under timeout finds its loopback port held by a stale server"),
