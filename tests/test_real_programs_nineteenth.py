@@ -3,13 +3,18 @@ recorded for real: three good runs and one bad run per program. The diff of two 
 against the bad one must name the fault at top 1 (syscall, errno, path); the third good run
 diffed against the same two must be "same". The set: where in a process tree the failing call
 is made -- a subshell's cat (the script's grandchild, openat ENOENT), a double-forked daemon
-whose parent already exited (openat EACCES), the middle stage of a pipeline with and without
-pipefail (grep -f openat ENOENT, tee write ENOSPC), one of xargs -P4's, make -j4's or a python
-pool's parallel workers while the others succeed (openat EACCES, write ENOSPC, openat ENOENT),
-an exec failing inside posix_spawn (execve EACCES), a timeout- or setsid-wrapped child (bind
-EADDRINUSE, rename ENOENT) and an orphan reparented to a subreaper (openat EACCES). The
-good-vs-good noise cases (parallel workers taking items in any order, a pipeline's stages
-interleaving over inputs of varying size, a daemon's parent exiting early or late) must be quiet.
+whose parent already exited (openat EACCES; openat ENOENT after its launcher exited), the
+middle stage of a pipeline with and without pipefail (grep -f openat ENOENT, also with cat's
+later write EPIPE upstream; tee write ENOSPC), one of xargs -P4's, make -j4's or a python pool's
+parallel workers while the others succeed (openat EACCES, write ENOSPC, openat ENOENT), a spawn's
+child failing before or at its exec (posix_spawn execve EACCES and file action openat ENOENT;
+subprocess chdir ENOENT), a timeout- or setsid-wrapped child (bind EADDRINUSE, rename ENOENT)
+and an orphan reparented to a subreaper (openat EACCES). The good-vs-good noise cases (parallel
+workers taking items in any order, a pipeline's stages interleaving over inputs of varying size,
+a daemon's parent exiting early or late, orphans reaped in any order) must be quiet.
+
+pipefail_middle_fails_upstream_epipe failed on main (write EPIPE named: grep's soft ENOENT,
+its exit re-joining the good runs', did not count as the failed peer).
 
 The table of outcomes is printed at the end of the module (`.venv/bin/python -m
 bench.scenario_accuracy --real` prints the same, for every case, standalone).
@@ -58,7 +63,7 @@ def test_the_set_is_new_and_covers_the_fault_kinds():
     assert_no_program_repeats("real_nineteenth", scripts=("python3", "bash", "sh"))
     pairs = {(p, s.expect_errno) for s in REAL_NINETEENTH for p in s.expect_probe}
     assert {("openat", "ENOENT"), ("openat", "EACCES"), ("write", "ENOSPC"), ("execve", "EACCES"),
-            ("bind", "EADDRINUSE"), ("renameat2", "ENOENT")} <= pairs
+            ("bind", "EADDRINUSE"), ("renameat2", "ENOENT"), ("chdir", "ENOENT")} <= pairs
     earlier = {s.description for e in earlier_sets("real_nineteenth") for s in e.faults}
     assert not earlier & {s.description for s in REAL_NINETEENTH}
     assert len(REAL_NINETEENTH) >= 8 and len(QUIET_NINETEENTH) >= 4

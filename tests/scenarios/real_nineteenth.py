@@ -9,9 +9,12 @@ tmpfs, a refused bind on loopback) placed there.
   (openat ENOENT, two forks below the script);
 - **a double-forked daemon** (fork, setsid, fork, the middle process exits at once; the
   launcher waits on the daemon's readiness pipe): the daemon's state file unreadable to the
-  job's account (openat EACCES);
+  job's account (openat EACCES); a daemon nobody waits for, its spool file missing 0.3 s after
+  its launcher exited (openat ENOENT);
 - **the middle stage of a pipeline**: ``grep -F -f patterns`` between ``cat`` and ``sort``
-  under bash's ``set -o pipefail`` (openat ENOENT: the pattern file missing); ``tee`` between
+  under bash's ``set -o pipefail`` (openat ENOENT: the pattern file missing), and the same with
+  4 MB flowing and SIGPIPE ignored, so cat upstream then fails write EPIPE (the consequence,
+  later, and a hard error); ``tee`` between
   ``cat`` and ``wc -l`` under dash without pipefail, its copy on a full tmpfs (write ENOSPC:
   the pipeline's status is wc's, 0);
 - **one of several parallel workers while the others succeed**: ``xargs -P4`` running ``cp``
@@ -20,7 +23,9 @@ tmpfs, a refused bind on loopback) placed there.
   worker finds one item missing (openat ENOENT);
 - **an exec failing inside a spawn**: a supervisor starting its workers with
   ``os.posix_spawn`` (glibc: clone(CLONE_VM|CLONE_VFORK), the exec's error handed back to the
-  parent), one worker's binary not executable (execve EACCES);
+  parent), one worker's binary not executable (execve EACCES), or a spawn file action (stdout
+  to a log) failing in the child before its exec (openat ENOENT); ``subprocess.run(cwd=...)``
+  whose child cannot chdir to its step's directory (chdir ENOENT, back through the exec pipe);
 - **a wrapper's child**: ``timeout 20 python3 server`` whose server's port a stale process
   holds (bind EADDRINUSE); ``setsid -w rotate.sh`` whose ``mv`` finds the archive directory
   missing (rename ENOENT);
@@ -36,8 +41,9 @@ Same types and harness as real.py (`Scenario`, `NoAnomalyCase`); the expectation
 The good-vs-good cases (`QUIET_NINETEENTH`) carry the noise of process trees: the order in
 which parallel workers run and which worker takes which item (``xargs -P4``, ``make -j4``, a
 pool's ``imap_unordered``, with jitter in every item's time), pids, a pipeline's stages
-interleaving over inputs of varying size, and a daemon's middle process exiting before or
-after the daemon's first calls.
+interleaving over inputs of varying size, a daemon's middle process exiting before or after
+the daemon's first calls, orphans ending (and reaped by a subreaper) in any order, and a
+detached daemon outliving its launcher by 50 to 300 ms.
 """
 
 from __future__ import annotations
@@ -553,6 +559,24 @@ def _daemon_race(base: Path, run: int) -> None:
     write(base / "plan.json", json.dumps(plan))
 
 
+def _orphans_jitter(base: Path, run: int) -> None:
+    shards = base / "shards"
+    shards.mkdir()
+    launch = []
+    for i in range(4):
+        write(shards / f"shard{i}.bin", f"shard {i}\n" * 100)
+        launch.append(f"sleep 0.0{random.randint(0, 3)}; cat {shards}/shard{i}.bin > {base}/out/shard{i}.bin &")
+    _plan(base, {"op": "subreaper", "launch": launch})
+
+
+def _detached_after_varies(base: Path, run: int) -> None:
+    spool = base / "spool"
+    spool.mkdir()
+    write(spool / "batch.dat", "job\n" * 200)
+    _plan(base, {"op": "detach", "after": random.choice([0.05, 0.15, 0.3]), "spool": f"{spool}/batch.dat",
+                 "done": f"{base}/out/done"})
+
+
 QUIET_NINETEENTH: list[NoAnomalyCase] = [
     NoAnomalyCase("xargs_p4_workers_take_items_in_any_order", _xargs_jitter_argv, _xargs_jitter,
                   description="xargs -P4 over 12 shuffled items with 0 to 40 ms of jitter each"),
@@ -564,6 +588,10 @@ QUIET_NINETEENTH: list[NoAnomalyCase] = [
                   description="cat | grep | sort | uniq -c over 500 to 6000 lines a part"),
     NoAnomalyCase("daemon_middle_exits_early_or_late", _tree, _daemon_race,
                   description="a double-forked daemon reading its state 0 to 20 ms after its parent's fork"),
+    NoAnomalyCase("subreaper_reaps_orphans_in_any_order", _tree, _orphans_jitter,
+                  description="four orphaned cats, each after 0 to 30 ms, reaped by a subreaper as they end"),
+    NoAnomalyCase("detached_daemon_outlives_launcher_by_varying_time", _tree, _detached_after_varies,
+                  description="a detached daemon reading its spool 50 to 300 ms after its launcher exited"),
 ]
 
 
