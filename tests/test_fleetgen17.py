@@ -64,7 +64,7 @@ def test_the_fleet_has_the_shapes_it_is_for(fleet17):
     assert stood_for == origin["failures"].sum() > 5 * qp.height
     lost = dict(counters.filter(pl.col("lost_records") > 0).group_by("host").agg(
         pl.col("snapshot_time").n_unique()).iter_rows())
-    assert lost.pop(summary["qp_limit_host"]) > 50 and max(lost.values(), default=0) <= 2, lost
+    assert lost.pop(summary["qp_limit_host"]) >= 5 and max(lost.values(), default=0) <= 2, lost
     # the cold init: ETIMEDOUT only on rebooted 28.39 hosts, at most once per boot, in reg_mr
     cold = traces.filter(pl.col("exit_status") == -110)
     assert set(cold["host"]) == set(summary["cold_hosts"]) and set(cold["command"]) == {"reg_mr"}

@@ -48,15 +48,16 @@ Root causes (truth root_cause; ROOT_CAUSES: origin probe, errno, operation):
                        errno_conventions' command timeout), up through mlx5_ib_reg_user_mr and
                        the handler; that rank dies, its job with it; the relaunched job's first
                        reg_mr runs the init again and it succeeds. One failure per boot (11 in
-                       all, on 8 hosts). Decision: no host alert required (the next job passes,
+                       all on 8 hosts at the default shape). Decision: no host alert required (the next job passes,
                        the host is healthy now: the cluster names the firmware); an alert with
                        ETIMEDOUT on those hosts is acceptable.
   bnxt_qp_limit_einval   one bnxt_re host's replacement NIC came with a firmware profile of a few
                        QPs: from 30 % of the window every rank's second create_qp fails EINVAL at
                        bnxt_re_create_qp ("bnxt_re_test_qp_limits fails; max QPs exceeded"), the
                        job is killed and relaunched 1-3 s later: a crash loop, a storm of
-                       identical failures whose records the ring drops (most in repeat_count,
-                       lost_records in the counters). Decision: that host MUST alert with EINVAL.
+                       identical failures (most in repeat_count, exact) whose bursts overflow
+                       the ring: that snapshot's sampled good traces are lost (lost_records).
+                       Decision: that host MUST alert with EINVAL.
 
 Truth per trace: root_cause for the fatal failures, expected_error for the routine ones, the
 bifurcation probe and errno = the origin (the deepest failing frame, whose errno reaches the root)
@@ -82,6 +83,7 @@ START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 NS = 1_000_000_000
 SNAP_S = 60
 K_RECORDS = 3
+STORM = 20  # failures of one signature in a snapshot beyond which the ring overflows
 WINDOW_EVERY_S, WINDOW_LEN_S = 300, 60
 QPS = 6  # RC QPs a rank creates (one per peer rank of its ring)
 U, C, D = "uverbs", "core", "driver"
@@ -205,6 +207,8 @@ class Host:
         self.calls: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])  # (snapshot, probe) -> calls, failures
         self.errnos: dict[tuple[int, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self.pending: dict[tuple[int, tuple], list] = defaultdict(list)  # (snapshot, signature) -> failure trees
+        self.goods: dict[int, list] = defaultdict(list)  # snapshot -> good trees sampled in a capture window
+        self.cold_pending = False  # this boot's UMR init has not run yet (28.39: it will time out)
         self.lost: dict[int, int] = defaultdict(int)
         self.n = 0
 
@@ -240,22 +244,31 @@ class Host:
         trace = (t, op, pid, job, frames, transition, cause, routine, errno, origin)
         if errno is None:
             if self.in_window(t):
-                self._emit(trace, timed=True, repeat=None)
+                self.goods[snap].append(trace)
             return
         sig = (op, tuple((f[1], f[3]) for f in frames))
         self.pending[(snap, sig)].append(trace)
 
     def flush(self) -> None:
         """Failure trees: the first K_RECORDS of a signature per snapshot as records, the rest in
-        the last record's repeat_count; in a storm (more than 20 a snapshot) the ring dropped the rest's
-        records, counted in lost_records."""
+        the last record's repeat_count (counted in the kernel, exact). In a storm (a signature
+        failing more than STORM times in a snapshot) the failure records' bursts overflow the
+        ring: the snapshot's good-trace samples are dropped and counted in lost_records (the
+        counters stay exact)."""
+        storms = set()
         for (snap, _), traces in sorted(self.pending.items(), key=lambda kv: kv[1][0][0]):
             head = traces[:K_RECORDS]
             for i, tr in enumerate(head):
                 repeat = len(traces) - K_RECORDS + 1 if i == K_RECORDS - 1 and len(traces) > K_RECORDS else None
                 self._emit(tr, timed=self.in_window(tr[0]), repeat=repeat)
-            if len(traces) > 20:
-                self.lost[snap] += (len(traces) - K_RECORDS) * len(traces[0][4])
+            if len(traces) > STORM:
+                storms.add(snap)
+        for snap, goods in sorted(self.goods.items()):
+            if snap in storms:
+                self.lost[snap] += sum(len(tr[4]) for tr in goods)
+                continue
+            for tr in goods:
+                self._emit(tr, timed=True, repeat=None)
 
     def _emit(self, trace: tuple, *, timed: bool, repeat: int | None) -> None:
         t, op, pid, job, frames, transition, cause, routine, errno, origin = trace
@@ -423,10 +436,16 @@ def generate(out_dir: str | os.PathLike, hosts: int = 48, hours: float = 2.0, se
 
     pid0 = 4000
     for h in fleet:
-        h.cold_pending = False
         cold_next = False  # the next job's first reg_mr runs the UMR init (first after a boot)
         t = float(h.rng.uniform(0, 120))
+        ended = t  # when the slot's previous job ended
         while t < end_s - 60:
+            # a reboot between two jobs (or one still down at t): the next job starts in the new
+            # boot's first capture window, and its first reg_mr runs the UMR init
+            gap = next(((a, b) for a, b in h.down if ended <= a < t + 20), None)
+            if gap is not None:
+                t = max(t, gap[1] + 20)
+                cold_next, h.cold_pending = True, h.fw == "28.39.2048"
             nxt = next(((a, b) for a, b in sorted(h.down) if a > t), None)
             until = min(t + float(h.rng.uniform(600, 1500)), end_s - 5)
             cut = nxt is not None and nxt[0] < until
@@ -443,7 +462,7 @@ def generate(out_dir: str | os.PathLike, hosts: int = 48, hours: float = 2.0, se
                               drift=h is drift_host, cold=cold_next and rank == 0, until=until)
                 if d is not None:
                     died = d if died is None else min(died, d)
-            cold_next = False
+            cold_next, ended = False, until if died is None else died
             if died is not None:
                 # a cold-init timeout leaves the UMR resources uncreated: the relaunch runs the init again
                 cold_next = was_pending and not h.cold_pending
