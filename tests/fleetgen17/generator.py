@@ -435,6 +435,7 @@ def generate(out_dir: str | os.PathLike, hosts: int = 48, hours: float = 2.0, se
     qp_host = next(h for h in fleet if h.vendor == "bnxt_re" and h.name.endswith("-h3"))
 
     pid0 = 4000
+    date = START.strftime("%Y-%m-%d")
     for h in fleet:
         cold_next = False  # the next job's first reg_mr runs the UMR init (first after a boot)
         t = float(h.rng.uniform(0, 120))
@@ -474,13 +475,11 @@ def generate(out_dir: str | os.PathLike, hosts: int = 48, hours: float = 2.0, se
             else:
                 t = until + float(h.rng.uniform(60, 120))
         h.flush()
-
-    date = START.strftime("%Y-%m-%d")
-    for h in fleet:
-        events = pa.Table.from_pydict(dict(h.rows), schema=EVENTS)
-        write_partition(events, out, "events", date, h.name, "part-0.parquet")
+        # written host by host, its rows dropped: the generator's memory is one host's, not the fleet's
+        write_partition(pa.Table.from_pydict(dict(h.rows), schema=EVENTS), out, "events", date, h.name, "part-0.parquet")
         write_partition(h.counters(), out, "counters", date, h.name, "part-0.parquet")
         write_partition(pa.Table.from_pylist(h.truth, schema=TRUTH), out, "truth", date, h.name, "part-0.parquet")
+        h.rows, h.truth, h.calls, h.errnos, h.pending, h.goods = {}, [], {}, {}, {}, {}
 
     cold_hosts = sorted(h.name for h in rebooted if h.fw == "28.39.2048")
     summary = {
