@@ -71,6 +71,13 @@ def test_the_fleet_has_the_shapes_it_is_for(fleet17):
     per_boot = cold.with_columns(boot=pl.col("metadata").list.eval(pl.element().struct.field("value")).list.last())
     assert per_boot.group_by("host", "boot").len()["len"].max() == 1
     assert cold.height > len(summary["cold_hosts"])  # some hosts rebooted twice
+    # a reboot: nothing traced or counted while the host is down (from going down to its tracer's restart)
+    for host, spans in summary["reboots"].items():
+        for down, up in spans:
+            span = [pl.lit(x).str.to_datetime(time_zone="UTC") for x in (down, up)]
+            assert traces.filter(pl.col("host") == host, pl.col("end_time").is_between(*span, closed="none")).is_empty()
+            assert counters.filter(pl.col("host") == host,
+                                   pl.col("snapshot_time").is_between(*span, closed="none")).is_empty()
     # the drift: the cgroup's EAGAIN share more than doubles on one host, and no job there fails
     half = counters["snapshot_time"].min() + (counters["snapshot_time"].max() - counters["snapshot_time"].min()) / 2
     charge = counters.filter(pl.col("probe") == "ib_rdmacg_try_charge", pl.col("host") == summary["drift_host"])

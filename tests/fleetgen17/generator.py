@@ -230,8 +230,8 @@ class Host:
         if origin is None:
             frames = [(d, fn, ly, None) for d, fn, ly in tree]
         else:
-            idx = max(i for i, f in enumerate(tree) if f[1] == origin) if origin != "mlx5_cmd_exec" else \
-                next(i for i, f in enumerate(tree) if f[1] == origin)
+            # the first frame of that name: the cold init's first firmware command is the one that times out
+            idx = next(i for i, f in enumerate(tree) if f[1] == origin)
             frames = failing(tree, idx, errno)
         snap = self.snapshot(t)
         for _, fn, _, e in frames:
@@ -354,8 +354,10 @@ class Host:
         return pa.Table.from_pydict(dict(rows), schema=COUNTERS)
 
 
-def _run_rank(h: Host, t: float, pid: int, job: str, *, qp_limit: bool, drift: bool, cold: bool, until: float) -> float | None:
-    """One rank from t; returns the time it died of a fault (None: it ran to its end)."""
+def _run_rank(h: Host, t: float, pid: int, job: str, *, qp_limit: bool, drift: bool, cold: bool, until: float,
+              teardown: bool) -> float | None:
+    """One rank from t to `until` (its teardown there when `teardown`: a reboot takes a rank
+    without one); returns the time it died of a fault (None: it ran to its end)."""
     rng = h.rng
     for slot in range(4):
         t += 0.002
@@ -393,13 +395,12 @@ def _run_rank(h: Host, t: float, pid: int, job: str, *, qp_limit: bool, drift: b
         for tr in ("RESET->INIT", "INIT->RTR", "RTR->RTS"):
             t += 0.003
             h.call(t, "modify_qp", pid, job, f"modify_qp:{tr}")
-    while True:
+    while t + 300 < until - 1:
         t += float(rng.uniform(180, 300))
-        if t >= until:
-            break
         h.call(t, "reg_mr", pid, job, "reg_mr")
         h.call(t + 0.004, "dereg_mr", pid, job, "dereg_mr")
-    h.call(max(t, until - 0.5), "dereg_mr", pid, job, "dereg_mr")
+    if teardown:
+        h.call(max(t + 0.01, until - 0.5), "dereg_mr", pid, job, "dereg_mr")
     return None
 
 
@@ -460,7 +461,7 @@ def generate(out_dir: str | os.PathLike, hosts: int = 48, hours: float = 2.0, se
                     break  # the launcher killed the job before this rank started
                 pid0 += 1
                 d = _run_rank(h, start, pid0, f"{h.name}-job{pid0 - rank}", qp_limit=qp_limit,
-                              drift=h is drift_host, cold=cold_next and rank == 0, until=until)
+                              drift=h is drift_host, cold=cold_next and rank == 0, until=until, teardown=not cut)
                 if d is not None:
                     died = d if died is None else min(died, d)
             cold_next, ended = False, until if died is None else died
@@ -491,6 +492,8 @@ def generate(out_dir: str | os.PathLike, hosts: int = 48, hours: float = 2.0, se
         "required_alert_hosts": {qp_host.name: ["EINVAL"]},
         "qp_limit_host": qp_host.name, "drift_host": drift_host.name, "cold_hosts": cold_hosts,
         "rebooted_hosts": sorted(h.name for h in rebooted), "rebooted_twice": sorted(twice),
+        # host -> [down, tracer up again] per reboot, ISO times: nothing may be counted or traced between
+        "reboots": {h.name: [[(START + timedelta(seconds=x)).isoformat() for x in ab] for ab in h.down] for h in rebooted},
         "bnxt_hosts": sorted(h.name for h in fleet if h.vendor == "bnxt_re"),
     }
     (out / "fleetgen17.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
