@@ -1,18 +1,19 @@
 """fleetgen17: a seventeenth fleet, written blind (reference/rdma_control_path.yaml, tracer/schema.py,
 README.md, docs/architecture.md and the other generators' docstrings).
 
-The fleet: racks of 8 hosts (`fg17-r<RR>-h<H>`). Racks 0-4 are mlx5 RoCE hosts on 6.8.0-60-generic
-whose tracer probes every function of the chains below (statics included: the kernel keeps them
-out of line); their NICs run firmware 28.39.2048 (racks 1 and 3) or 28.41.1000 (the others).
-Racks 5-6 are bnxt_re hosts on 6.8.0-1021-oem, a build that inlines the core's static functions
-(uverbs_request/uverbs_response, the two static create_qp, modify_qp, _ib_modify_qp,
-rdma_fill_sgid_attr, ib_resolve_eth_dmac, ib_modify_qp_with_udata): those frames never show
-there, nor do their counters, so the same operation's chain has gaps (bnxt_re_create_qp sits two
-levels under the handler, mlx5_ib_create_qp four). One job slot a host: jobs of 10-25 minutes of 4
-ranks, 1-2 minutes apart. A rank reads the 4 GID slots of its port, allocates a PD, registers a
-buffer, creates 6 RC QPs (one per peer) (each RESET->INIT->RTR->RTS), re-registers its buffer every 3-5 minutes
-(register the new, deregister the old) and at the end deregisters it and exits 0. A rank that
-fails fatally ends its job (the launcher kills the others: no teardown).
+The fleet: racks of 8 hosts (`fg17-r<RR>-h<H>`). All racks but the last two are mlx5 RoCE hosts
+on 6.8.0-60-generic whose tracer probes every function of the chains below (statics included: the
+kernel keeps them out of line); their NICs run firmware 28.39.2048 (racks 1 and 3) or 28.41.1000
+(the others). The last two racks are bnxt_re hosts on 6.8.0-1021-oem, a build that inlines the
+core's static functions (uverbs_request/uverbs_response, the two static create_qp, modify_qp,
+_ib_modify_qp, rdma_fill_sgid_attr, ib_resolve_eth_dmac, ib_modify_qp_with_udata): those frames
+never show there, nor do their counters, so the same operation's chain has gaps
+(bnxt_re_create_qp sits two levels under the handler, mlx5_ib_create_qp four). One job slot a
+host: jobs of 10-25 minutes of 4 ranks, 1-2 minutes apart. A rank reads the 4 GID slots of its
+port, allocates a PD, registers a buffer, creates 6 RC QPs (one per peer; each
+RESET->INIT->RTR->RTS), re-registers its buffer every 3-5 minutes (register the new, deregister
+the old) and at the end deregisters it and exits 0. A rank that fails fatally ends its job (the
+launcher kills the others: no teardown).
 
 The daemon (`tracer run -i 60s`): 60 s snapshots at a per-host phase, every call counted per probe;
 a tree is emitted when any probe in it fails, the first 3 of a signature per snapshot as records
