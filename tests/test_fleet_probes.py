@@ -182,3 +182,16 @@ def test_probes_check_bad_set_files_are_one_line_exit_2(tmp_path, make, words):
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
     for word in words:
         assert word in out.stderr, out.stderr
+
+
+def test_a_library_name_resolves_to_the_shared_object_not_a_linker_script():
+    """'c' and 'libc.so.6' name libc's shared object. Debian's unversioned
+    /usr/lib/x86_64-linux-gnu/libc.so is a linker script (text), where no uprobe can be placed;
+    and bcc's cache lookup takes the name's stem ('c'), so a full name never matched there."""
+    from tracer.fleet.probes import resolve_library
+
+    for name in ("c", "libc", "libc.so.6"):
+        path = resolve_library(name)
+        assert path is not None and Path(path).name.startswith("libc.so."), (name, path)
+        assert Path(path).read_bytes()[:4] == b"\x7fELF", (name, path)
+    assert resolve_library("no-such-library-anywhere") is None

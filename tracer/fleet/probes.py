@@ -289,22 +289,36 @@ def syscall_numbers() -> dict[str, int]:
 
 
 def resolve_library(library: str) -> str | None:
-    """A library path, or a name ('ibverbs', 'libibverbs.so.1') found by the dynamic linker."""
+    """A library path, or a name ('ibverbs', 'libibverbs.so.1') found by the dynamic linker: its
+    cache first, else the usual directories. Only an ELF file: an unversioned `libc.so` in a
+    library directory is often a linker script, which no uprobe can be placed in."""
     if os.sep in library:
         return library if Path(library).is_file() else None
+    # bcc looks the cache up for "lib<stem>.so*": it takes the stem, bytes
+    stem = library.removeprefix("lib").split(".so")[0]
     try:
         from tracer.privilege import load_bcc
 
-        found = load_bcc().BPF.find_library(library if library.startswith("lib") else f"lib{library}.so")
+        found = load_bcc().BPF.find_library(stem.encode())
     except Exception:  # noqa: BLE001 - bcc missing: no dynamic-linker lookup
         found = None
-    if not found:
-        for libdir in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu"):
-            hits = sorted(Path(libdir).glob(f"lib{library.removeprefix('lib')}.so*"))
-            if hits:
-                return str(hits[0])
-        return None
-    return found.decode() if isinstance(found, bytes) else str(found)
+    if found:
+        return found.decode() if isinstance(found, bytes) else str(found)
+    for libdir in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu"):
+        # the name as given first, then the others in name order
+        hits = sorted(Path(libdir).glob(f"lib{stem}.so*"), key=lambda path: (path.name != library, path.name))
+        for hit in hits:
+            if _is_elf(hit):
+                return str(hit)
+    return None
+
+
+def _is_elf(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return False
 
 
 def elf_function_symbols(path: str) -> set[str]:
