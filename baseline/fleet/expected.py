@@ -166,6 +166,15 @@ def wilson_bounds(successes: np.ndarray, n: np.ndarray, z: float) -> tuple[np.nd
     return low, high
 
 
+def increase_lower(failing: np.ndarray, n: np.ndarray, other_failing: np.ndarray, other_n: np.ndarray,
+                   z: float) -> np.ndarray:
+    """How much more often, at the least, `failing` of `n` fail than `other_failing` of `other_n`:
+    the Wilson lower bound of the one share less the upper bound of the other (vectorised)."""
+    low, _ = wilson_bounds(failing, n, z)
+    _, other_high = wilson_bounds(other_failing, other_n, z)
+    return low - other_high
+
+
 @dataclass
 class FleetExpectedResult:
     entries: list[Entry]  # predicates that passed, as learned expected_errors.yaml entries
@@ -817,9 +826,9 @@ class FleetExpectedLearner(ParamsMixin):
         n = pl.col("traces") - pl.col("censored")
         per = per.with_columns(n.alias("_n"), (n.sum().over(fam) - n).alias("_on"),
                                (pl.col("failing").sum().over(fam) - pl.col("failing")).alias("_of"))
-        low, _ = wilson_bounds(per["failing"].to_numpy(), per["_n"].to_numpy(), self.z)
-        _, others_high = wilson_bounds(per["_of"].to_numpy(), per["_on"].to_numpy(), self.z)
-        per = per.with_columns(pl.Series("_apart", (low - others_high) > self.max_increase)).drop("_n", "_on", "_of")
+        apart = increase_lower(per["failing"].to_numpy(), per["_n"].to_numpy(), per["_of"].to_numpy(),
+                               per["_on"].to_numpy(), self.z) > self.max_increase
+        per = per.with_columns(pl.Series("_apart", apart)).drop("_n", "_on", "_of")
         fatal = fatal & (~pl.col("_learned") | pl.col("_apart"))
         killed = per.group_by(fam).agg(pl.col("comm").filter(fatal).sort().alias("fatal_to"))
         per = per.join(killed, on=fam, how="left").with_columns(
@@ -863,9 +872,8 @@ class FleetExpectedLearner(ParamsMixin):
         g = true.group_by(fam).agg(
             pl.col("failing").filter(reg).sum().alias("rf"), outcome.filter(reg).sum().alias("rn"),
             pl.col("failing").filter(~reg).sum().alias("ef"), outcome.filter(~reg).sum().alias("en"))
-        reg_low, _ = wilson_bounds(g["rf"].to_numpy(), g["rn"].to_numpy(), self.z)
-        _, est_high = wilson_bounds(g["ef"].to_numpy(), g["en"].to_numpy(), self.z)
-        split = (g["rn"].to_numpy() > 0) & (g["en"].to_numpy() > 0) & (reg_low - est_high > self.max_increase)
+        more = increase_lower(g["rf"].to_numpy(), g["rn"].to_numpy(), g["ef"].to_numpy(), g["en"].to_numpy(), self.z)
+        split = (g["rn"].to_numpy() > 0) & (g["en"].to_numpy() > 0) & (more > self.max_increase)
         return g.select(fam).with_columns(pl.Series("_split", split, dtype=pl.Boolean))
 
     def _with_bands(self, cand: pl.DataFrame, counters: Any, vendors: pl.DataFrame,  # noqa: ARG002
