@@ -97,6 +97,10 @@ int main(int argc, char **argv) {
 # closed) and then for the signal, as a loaded host's scheduler may leave it; with `double`, it
 # shuts the closed request down itself first (a bug: EBADF before any signal). It says
 # 'served' when done with the request; the script stops it after that line.
+# "served" is printed once process_request has returned (service_actions, back in serve_forever's
+# loop), except in the late mode: there the start script's kill must land inside process_request.
+# Printed inside it in every mode, the kill landed there in a good run now and then under load (the
+# main thread preempted between its write and its return), and that run had the clean-up EBADF too.
 SERVER_PY = ("import functools, http.server, os, select, signal, sys, threading\n"
              "root, port, mode = sys.argv[1], int(sys.argv[2]), open(sys.argv[3]).read().strip()\n"
              "class Quiet(http.server.SimpleHTTPRequestHandler):\n"
@@ -105,6 +109,7 @@ SERVER_PY = ("import functools, http.server, os, select, signal, sys, threading\
              "class Server(http.server.ThreadingHTTPServer):\n"
              "    allow_reuse_address = True\n"
              "    daemon_threads = False\n"
+             "    served = False\n"
              "    def process_request(self, request, client_address):\n"
              "        super().process_request(request, client_address)\n"
              "        if mode != 'normal':\n"
@@ -116,9 +121,15 @@ SERVER_PY = ("import functools, http.server, os, select, signal, sys, threading\
              "                request.shutdown(1)\n"
              "            except OSError:\n"
              "                pass\n"
-             "        print('served', flush=True)\n"
              "        if mode == 'late':\n"
+             "            print('served', flush=True)\n"
              "            select.select([], [], [], 30)\n"
+             "        self.served = True\n"
+             "    def service_actions(self):\n"
+             "        super().service_actions()\n"
+             "        if self.served:\n"
+             "            self.served = False\n"
+             "            print('served', flush=True)\n"
              "srv = Server(('127.0.0.1', port), functools.partial(Quiet, directory=root))\n"
              "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\n"
              "print('ready', flush=True)\n"
