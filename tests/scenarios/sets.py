@@ -27,6 +27,7 @@ from scenarios import (
     real_third,
     real_thirteenth,
     real_twelfth,
+    real_twentyfirst,
 )
 from scenarios.harness import NoAnomalyCase, Scenario
 
@@ -69,6 +70,8 @@ SETS: list[RealSet] = [
             real_eighteenth.quiet_teardown),
     RealSet("real_nineteenth", real_nineteenth.REAL_NINETEENTH, real_nineteenth.QUIET_NINETEENTH,
             real_nineteenth.quiet_teardown),
+    RealSet("real_twentyfirst", real_twentyfirst.REAL_TWENTYFIRST, real_twentyfirst.QUIET_TWENTYFIRST,
+            real_twentyfirst.quiet_teardown),
 ]
 
 
