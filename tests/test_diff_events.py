@@ -190,3 +190,62 @@ def test_outcome_change_outranks_novelty(tmp_path):
     b = trace(tmp_path / "b.parquet", START + bad_body, "b")
     r = diff_traces(g, b)
     assert (r.bifurcation["probe"], r.bifurcation["errno"]) == ("readlink", "ENOTDIR")
+
+
+def _with_status(path: Path, status: int) -> Path:
+    """The trace at `path` rewritten with the command's exit status in every row (as tracer
+    record writes it)."""
+    df = pl.read_parquet(path).with_columns(pl.lit(status, dtype=pl.Int32).alias("exit_status"))
+    return write_table(df, path, "events")
+
+
+# zstd --rm of a log another account owns, in a sticky spool (as `strace -f` shows it): the
+# .zst is written, copying the log's owner to it fails chown EPERM twice (ignored: chmod goes
+# on as in the good runs), then the log's unlink fails EPERM and zstd reports that one.
+ZST, LOG = "/spool/service.log.zst", "/spool/service.log"
+ZSTD_GOOD = [("openat", None, LOG, None, None), ("openat", None, ZST, None, None), ("write", None, ZST, None, None),
+             ("close", None, ZST, None, None), ("utimensat", None, ZST, None, None), ("chown", None, ZST, None, None),
+             ("chmod", None, ZST, None, None), ("chown", None, ZST, None, None), ("close", None, LOG, None, None),
+             ("newfstatat", None, LOG, None, None), ("unlink", None, LOG, None, None),
+             ("exit_group", None, None, None, None)]
+
+
+def _zstd_bad(report_chown: bool = False) -> list[tuple]:
+    """The bad run: both chowns EPERM, the unlink EPERM and zstd's message; with `report_chown`
+    a message right after the first chown's error too."""
+    bad = [(c, "EPERM", pth, p2, o) if c in ("chown", "unlink") else (c, e, pth, p2, o)
+           for c, e, pth, p2, o in ZSTD_GOOD]
+    bad.insert(11, ("write", None, "/dev/pts/0", None, f"zstd: {LOG}: Operation not permitted\n"))
+    if report_chown:
+        bad.insert(6, ("write", None, "/dev/pts/0", None, f"zstd: {ZST}: cannot change owner\n"))
+    return bad
+
+
+def test_an_error_passed_over_in_silence_does_not_name_the_region_the_message_reports(tmp_path):
+    g = [_with_status(trace(tmp_path / f"g{i}.parquet", START + ZSTD_GOOD, f"g{i}", pid=10 + i), 0) for i in range(2)]
+    b = _with_status(trace(tmp_path / "b.parquet", START + _zstd_bad(), "b", pid=99, kind="failure"), 1)
+    bif = diff_traces(g, b, expected=NONE).bifurcation
+    assert (bif["probe"], bif["errno"], bif["path"]) == ("unlink", "EPERM", LOG)
+
+
+def test_a_reported_error_under_the_earlier_errors_path_keeps_the_earlier_one(tmp_path):
+    # the later error is on a path under the earlier one's (a directory not made, then a file
+    # in it): the earlier error is the cause, whatever the message quotes
+    good = [("mkdir", None, "/srv/out", None, None), ("openat", None, "/srv/out/a.txt", None, None),
+            ("write", None, "/srv/out/a.txt", None, None), ("exit_group", None, None, None, None)]
+    bad = [("mkdir", "EACCES", "/srv/out", None, None), ("openat", "EACCES", "/srv/out/a.txt", None, None),
+           ("write", None, "/dev/pts/0", None, "tool: /srv/out/a.txt: Permission denied\n"),
+           ("exit_group", None, None, None, None)]
+    g = [_with_status(trace(tmp_path / f"g{i}.parquet", START + good, f"g{i}", pid=10 + i), 0) for i in range(2)]
+    b = _with_status(trace(tmp_path / "b.parquet", START + bad, "b", pid=99, kind="failure"), 1)
+    bif = diff_traces(g, b, expected=NONE).bifurcation
+    assert (bif["probe"], bif["errno"], bif["path"]) == ("mkdir", "EACCES", "/srv/out")
+
+
+def test_an_error_the_thread_reported_keeps_the_name_before_a_later_one(tmp_path):
+    # the thread wrote a message right after the first error: it was reported, not passed over
+    bad = _zstd_bad(report_chown=True)
+    g = [_with_status(trace(tmp_path / f"g{i}.parquet", START + ZSTD_GOOD, f"g{i}", pid=10 + i), 0) for i in range(2)]
+    b = _with_status(trace(tmp_path / "b.parquet", START + bad, "b", pid=99, kind="failure"), 1)
+    bif = diff_traces(g, b, expected=NONE).bifurcation
+    assert (bif["probe"], bif["errno"], bif["path"]) == ("chown", "EPERM", ZST)

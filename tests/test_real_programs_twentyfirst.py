@@ -41,10 +41,7 @@ from scenarios.sets import assert_no_program_repeats, assert_set_is_new, earlier
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
 
-KNOWN_MISSES: dict[str, str] = {
-    "wf_zstd_rm_foreign_log_sticky_spool": "chown EPERM named: the first of the region's equally severe errors, "
-                                           "one zstd passed over in silence, not the unlink EPERM it reports",
-}
+KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
 FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_TWENTYFIRST if s.name not in BENCH_ONLY]

@@ -154,6 +154,12 @@ not a stale done-marker making a job skip its work). Three refinements:
   closes its socket), and the region then no reordering of known events; a routine miss the
   good runs make too at that call site (the
   optional counters probed before a port found DOWN is reported) does not;
+* of a region's equally heavy errors, the first one names it unless the run's last message (a
+  run exiting with another status) reports a later one at another path, not under the first's,
+  with nothing written between the two (`_silent_before_reported`): the earlier error was
+  passed over in silence (zstd --rm of another account's log: chown EPERM twice copying the
+  owner to the .zst, ignored; then unlink EPERM, reported). A directory that could not be
+  made, then a file in it, keeps the directory;
 * a *recovered fallback* (`_recovered_fallbacks`) -- in a run exiting as the good runs did, a
   region whose only error is a call no good run of the role saw fail so, after which the thread
   gives the call's role to another means (the same call on the same path succeeding: a queue
@@ -1038,6 +1044,8 @@ def diff_traces(
             seg = weight[regions.start[r] : regions.end[r] + 1]
             named[r] = regions.start[r] + int(np.argmax(seg == max_weight[r]))
         _killed_threads(p, bs, regions, named, max_weight, recovered, has_novel, b_end)
+        if exit_changed and message_row >= 0:
+            _silent_before_reported(p, bs, regions, named, (weight, max_weight), message_row, timing_codes, noise)
         named_cls, named_oc = b_cls[named], b_oc[named]
         # A region that opens with a message catalog lookup reports the error the thread met
         # just before it, even one the good runs met as well and got past (cp --reflink=always:
@@ -2896,6 +2904,49 @@ def _near(p: Prepared, row: int, bs: align.Streams, pos: int, window: int) -> bo
         return False
     same = at if at < len(p) and int(p.tkey[at]) == -1 else at - 1  # END: the thread's last row
     return int(p.tid[same]) == int(p.tid[row]) and int(p.tkey[same]) == int(p.tkey[row]) == -1
+
+
+def _silent_before_reported(p: Prepared, bs: align.Streams, regions: align.Regions, named: np.ndarray,
+                            weights: tuple[np.ndarray, np.ndarray], message_row: int, timing_codes: np.ndarray,
+                            noise: frozenset[int]) -> None:
+    """Rename, in place, a region named by an error its thread passed over in silence when the
+    run's last message (a run exiting with another status) reports a later error of the same
+    region, as severe, at another path: the message says which failure stopped the program.
+    zstd --rm of another account's log in a sticky spool: copying the log's owner to the .zst
+    fails chown EPERM twice, ignored (chmod and the rest go on as in the good runs), then the
+    unlink of the log fails EPERM and is what zstd reports -- the first error in the region was
+    no more the cause than the second. The earlier error keeps the name when the thread wrote
+    anything between the two (it was reported too: tar's "Cannot mkdir" before the next
+    member's error) or when the later error's path is the earlier's or under it (a directory
+    that could not be made, then a file in it: the earlier one is the cause)."""
+    weight, max_weight = weights
+    q = _error_before(p, message_row, timing_codes, noise)
+    if q < 0:
+        return
+    at = np.flatnonzero(bs.orig == q)
+    if not len(at):
+        return
+    pos = int(at[0])
+    r = np.flatnonzero((regions.start <= pos) & (regions.end >= pos))
+    if not len(r):
+        return
+    r = int(r[0])
+    first = int(named[r])
+    row = int(bs.orig[first])
+    if (pos <= first or row < 0 or max_weight[r] <= 0 or weight[pos] != max_weight[r] or weight[first] != max_weight[r]
+            or int(p.tid[row]) != int(p.tid[q]) or int(p.tkey[row]) != int(p.tkey[q]) or p.errno[row] < 0):
+        return
+    if p.plainpath[row] < 0 or p.plainpath[q] < 0:
+        return
+    earlier, later = p.path_string(int(p.plainpath[row])), p.path_string(int(p.plainpath[q]))
+    if not earlier or not later or later == earlier or later.startswith(earlier.rstrip("/") + "/"):
+        return
+    if "output" in p.table.column_names and p.order is not None and q - row > 1:
+        between = numpy_of(p.table.column("output").is_valid())[np.asarray(p.order[row + 1 : q])]
+        same = (np.asarray(p.tid[row + 1 : q]) == int(p.tid[q]))
+        if bool((between & same).any()):
+            return
+    named[r] = pos
 
 
 def _reported_error(p: Prepared, bs: align.Streams, pos: int, timing_codes: np.ndarray, noise: frozenset[int]) -> int:
