@@ -13,7 +13,8 @@ dictionary missing (newfstatat ENOENT) and zstd --rm of another account's log in
 ENOENT), install -d over a file (mkdir EEXIST), sort -o onto and find -delete on read-only
 mounts (EROFS), split under a file (openat ENOTDIR), openssl dgst -out onto a directory (EISDIR).
 The good-vs-good noise cases (git's object fan-out and pack names, sed -i's temp names, zstd
--T2's threads, zip's temp archive, python's bytecode cache cold or warm) must be quiet.
+-T2's threads, zip's temp archive, python's bytecode cache cold or warm, git status writing
+back a refreshed index in some runs only) must be quiet.
 
 wf_zstd_rm_foreign_log_sticky_spool failed on main (chown EPERM named: the first of the
 region's equally severe errors, one zstd passed over in silence, not the unlink EPERM its

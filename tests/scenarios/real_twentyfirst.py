@@ -36,8 +36,9 @@ is newfstatat, not openat). Case names start with ``wf_`` (no earlier set's do).
 
 The good-vs-good cases (`QUIET_TWENTYFIRST`) carry the noise of these tools: git's object
 fan-out and pack temp names (content differing run to run), sed -i's random temp names,
-zstd's compression threads over inputs of varying size, zip's temp archive when updating, and
-python's bytecode cache cold in some runs and warm in others.
+zstd's compression threads over inputs of varying size, zip's temp archive when updating,
+python's bytecode cache cold in some runs and warm in others, and git status refreshing and
+writing back its index in some runs only.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ import os
 import random
 import subprocess
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -512,6 +514,18 @@ def _py_main(b: Path) -> list[str]:
     return [PY3, "-S", f"{b}/main.py", f"{b}/in.txt"]
 
 
+def _git_index_stale_or_fresh(base: Path, run: int) -> None:
+    repo = base / "repo"
+    _repo(base, files=20)
+    past = time.time() - 100
+    for p in repo.glob("src*.txt"):  # older than the index: no entry is racily clean
+        os.utime(p, (past, past))
+    _commit_all(repo)
+    if run % 2 == 0:  # a build touched the sources since: git status finds their stat data
+        for p in repo.glob("src*.txt"):  # changed, rehashes them (same content) and writes
+            os.utime(p, (past + 50, past + 50))  # the refreshed index back (index.lock, rename)
+
+
 QUIET_TWENTYFIRST: list[NoAnomalyCase] = [
     NoAnomalyCase("wf_git_commit_object_fanout_and_pack", _sh_argv("commit.sh"), _git_commit_fanout,
                   description="git add, commit and gc of 30 files whose content (so object names) differs"),
@@ -523,6 +537,9 @@ QUIET_TWENTYFIRST: list[NoAnomalyCase] = [
                   description="zip adding four logs to an existing archive through a temp archive"),
     NoAnomalyCase("wf_python_bytecode_cache_cold_or_warm", _py_main, _pycache_warm_or_cold,
                   description="a python job whose module's __pycache__ is cold in some runs, warm in others"),
+    NoAnomalyCase("wf_git_status_index_stale_or_fresh", _git_status, _git_index_stale_or_fresh,
+                  description="git status refreshing and writing back its index in some runs (sources "
+                              "touched since the commit), only reading it in others"),
 ]
 
 
