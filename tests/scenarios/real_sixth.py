@@ -40,11 +40,13 @@ input order, a server killed at a varying moment, logger.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -726,7 +728,23 @@ def dependency_never_ready(base: Path, bad: bool) -> None:
     write(base / "etc" / "svc.conf", "port=8080\nworkers=4\n")
     write(base / "wait.sh", WAIT_DEP_SH.format(py=PY3, b=base))
     if not bad:
-        threading.Timer(0.05, lambda: (base / "dep.ready").touch()).start()
+        _ready_after_start(base, 0.05)
+
+
+def _ready_after_start(base: Path, delay: float) -> None:
+    """dep.ready appears `delay` s after the start script began waiting (it creates `waiting`
+    first), not after this setup: a timer started here fired before the script's first check
+    when the recorder took longer than the delay to start it (under load), and that good run
+    polled no time at all -- no sleep child, a process the other good runs had."""
+    def later() -> None:
+        deadline = time.monotonic() + 60
+        while not (base / "waiting").exists() and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(delay)
+        with contextlib.suppress(OSError):  # the case is over, its directory gone (the script never ran)
+            (base / "dep.ready").touch()
+
+    threading.Thread(target=later, daemon=True).start()
 
 
 # --- the set ------------------------------------------------------------------------------------
@@ -895,7 +913,8 @@ BENCH_ONLY = frozenset({"pthreads_shard_unreadable", "http_page_unreadable"})
 
 
 # --- good vs good: run-to-run noise -------------------------------------------------------------
-WAIT_DEP_SH = ('i=0\n'
+WAIT_DEP_SH = (': > {b}/waiting\n'
+               'i=0\n'
                'until [ -e {b}/dep.ready ]; do\n'
                '    i=$((i + 1)); [ $i -gt 100 ] && exit 1\n'
                '    /usr/bin/sleep 0.02\n'
@@ -910,8 +929,7 @@ def _dep_later(base: Path, run: int) -> None:
     (base / "etc").mkdir()
     write(base / "etc" / "svc.conf", "port=8080\nworkers=4\n")
     write(base / "wait.sh", WAIT_DEP_SH.format(py=PY3, b=base))
-    delay = (0.05, 0.25, 0.12)[run % 3]
-    threading.Timer(delay, lambda: (base / "dep.ready").touch()).start()
+    _ready_after_start(base, (0.05, 0.25, 0.12)[run % 3])
 
 
 LOCK_RETRY_PY = ("import fcntl, os, sys, time\n"
