@@ -69,6 +69,20 @@ def worker_init(parent: int) -> None:
         _unwind(signal.SIGTERM, None)
 
 
+def children_waitable() -> None:
+    """Give SIGCHLD its default action when it was ignored: call it before starting a child
+    this process must wait for. An ignored SIGCHLD is inherited through exec (a parent that set
+    it, a supervisor, `trap '' CHLD` in a script), and under it the kernel reaps every child the
+    moment it exits: waitpid fails with ECHILD, so its exit status is lost (`tracer record --
+    CMD` failed with "No child processes" and wrote no trace; subprocess reports such a child
+    as exit 0). strace resets it so for the same reason; the child then starts with the
+    default, as under any shell. A handler someone installed stays (it can still wait)."""
+    with contextlib.suppress(ValueError, OSError):  # not the main thread: signal.signal refuses
+        if signal.getsignal(signal.SIGCHLD) in (signal.SIG_IGN, signal.SIG_DFL):
+            # (SIG_DFL again too: that clears an inherited SA_NOCLDWAIT, which reaps alike)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+
+
 def _unwind(signum: int, frame: object) -> None:
     # (not SystemExit: concurrent.futures' worker loop catches BaseException from a task and
     # would send it back to a parent that is gone, printing a traceback)
@@ -89,6 +103,7 @@ def process_pool(workers: int, method: str, what: str) -> Iterator[ProcessPoolEx
     import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
 
+    children_waitable()
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
                                initializer=worker_init, initargs=(os.getpid(),))
     try:

@@ -76,6 +76,7 @@ import pyarrow as pa
 
 from tracer import resources
 from tracer.errors import EnvironmentProblem, TracebaseError
+from tracer.pools import children_waitable
 from tracer.record.btf import pt_regs_cast_ids
 from tracer.record.decode import (
     HEADER,
@@ -498,6 +499,7 @@ class SyscallRecorder:
         copy of this large process's page tables: os.fork and a gate cost 10-40 ms of the
         command's wall time); the child's own calls before its execve are trimmed at decode."""
         control = self.bpf[b"control"]
+        children_waitable()  # an inherited SIG_IGN would let the kernel reap it: no exit status
         control[ct.c_int(2)] = ct.c_uint(os.getpid())
         try:
             proc = subprocess.Popen(argv, executable=exe, env=env, cwd=cwd, stdin=stdio[0],
