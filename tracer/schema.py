@@ -440,10 +440,12 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
         if meta.schema.equals(known):
             if check_nulls and not all_required:
                 validate_required(meta, table, source)
+            validate_ranges(meta, table, source, key)
             return meta
     validate_schema(meta.schema.to_arrow_schema(), table, source, restored=restored)
     if check_nulls:
         validate_required(meta, table, source)
+    validate_ranges(meta, table, source, key)
     passed = _PASSED_SCHEMAS.setdefault(key, [])
     if len(passed) < 8:
         passed.append((meta.schema, _all_required(meta.schema, table)))
@@ -498,6 +500,123 @@ def validate_required(meta: pq.FileMetaData, table: str, source: str) -> None:
                 raise SchemaError(
                     source, name, "no nulls (a required column)", f"{data.column(name).null_count} null value(s)"
                 )
+
+
+# The times a file may hold: the span of the int64 nanosecond timestamps less a margin
+# (tracer.units.MIN_TIME..MAX_TIME, as the time flags take), checked in every file read
+# (validate_ranges), since the readers add windows and buckets to them: a start_time of
+# 2262-04-11 (valid Parquet, another writer's sentinel) ended `baseline audit` and `expected
+# learn` in an internal error (polars' overflow adding a minute), and ingest let it into the
+# dataset. (Counts are not bounded: a negative delta is a counter reset, which every reader
+# counts from 0 up, tracer.schema.counted_delta.)
+_TIME_RANGES: dict[str, dict[str, tuple[int, int]]] = {}
+
+
+def time_ranges(table: str) -> dict[str, tuple[int, int]]:
+    """The timestamp columns of `table` -> (least, greatest) allowed, in nanoseconds since the
+    epoch."""
+    if table not in _TIME_RANGES:
+        import datetime as dt
+
+        from tracer.units import MAX_TIME, MIN_TIME
+
+        epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+        span = tuple(int((t - epoch).total_seconds()) * 1_000_000_000 for t in (MIN_TIME, MAX_TIME))
+        _TIME_RANGES[table] = {f.name: span for f in _table_schema(table) if pa.types.is_timestamp(f.type)}
+    return _TIME_RANGES[table]
+
+
+def _shown_time(ns: int) -> str:
+    import datetime as dt
+
+    seconds, rest = divmod(ns, 1_000_000_000)
+    return f"{(dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds)).strftime('%Y-%m-%dT%H:%M:%S')}.{rest:09d}Z"
+
+
+def _out_of_range(table: str, name: str, least: int, greatest: int) -> tuple[str, str] | None:
+    """(expected, found) when a time column's least or greatest value is out of its range."""
+    low, high = time_ranges(table)[name]
+    if low <= least and greatest <= high:
+        return None
+    return (f"times between {_shown_time(low)[:10]} and {_shown_time(high)[:10]}",
+            _shown_time(least if least < low else greatest))
+
+
+def validate_ranges(meta: pq.FileMetaData, table: str, source: str, layout: object = None) -> None:
+    """Raise SchemaError naming the first time column (time_ranges) holding a time out of its
+    range, with the time found.
+
+    Cheap, as validate_required: the footer's per-row-group min/max statistics answer it
+    (int64; the schema was validated first). Only a column written without them is read, that
+    column alone (every writer here keeps the times' statistics: --since prunes on them).
+    `layout`: a key naming the file's column layout (validate_file: the table and its Arrow
+    schema)."""
+    ranges = time_ranges(table)
+    if not ranges or not meta.num_rows:
+        return
+    schema = meta.schema
+    index = _column_index(schema, layout)
+    unknown: list[str] = []
+    for name in ranges:
+        i = index.get(name)
+        if i is None:
+            continue
+        least = greatest = None
+        for rg in range(meta.num_row_groups):
+            column = meta.row_group(rg).column(i)
+            if not column.num_values:
+                continue  # an empty row group: nothing to bound
+            stats = column.statistics
+            if stats is not None and stats.has_null_count and stats.null_count == column.num_values:
+                continue  # all nulls: no min/max written, nothing to bound
+            if stats is None or not stats.has_min_max or column.physical_type != "INT64":
+                unknown.append(name)
+                break
+            low, high = stats.min_raw, stats.max_raw
+            least = low if least is None else min(least, low)
+            greatest = high if greatest is None else max(greatest, high)
+        else:
+            if least is not None and (why := _out_of_range(table, name, least, greatest)):
+                raise SchemaError(source, name, *why)
+    if unknown:
+        import pyarrow.parquet as pq
+
+        try:
+            with open_regular(source, "a Parquet file") as fh:
+                data = pq.read_table(fh, columns=unknown)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
+        check_ranges(data, table, source)
+
+
+def _column_index(schema: pq.ParquetSchema, key: object) -> dict[str, int]:
+    """Column path -> index, kept per `key` (the footer's Arrow schema text: a dataset's files
+    share a few; building it costs as much as the rest of the check)."""
+    found = _COLUMN_INDEX.get(key) if key is not None else None
+    if found is None or len(found) != len(schema):
+        found = {schema.column(i).path: i for i in range(len(schema))}
+        if key is not None:
+            if len(_COLUMN_INDEX) > 64:
+                _COLUMN_INDEX.clear()
+            _COLUMN_INDEX[key] = found
+    return found
+
+
+_COLUMN_INDEX: dict[object, dict[str, int]] = {}
+
+
+def check_ranges(data: pa.Table, table: str, source: str) -> None:
+    """validate_ranges on data already read: SchemaError naming `source` and the first time
+    column of `data` holding a time out of its range."""
+    import pyarrow.compute as pc
+
+    for name in time_ranges(table):
+        if name not in data.column_names or not pa.types.is_timestamp(data.column(name).type):
+            continue
+        column = data.column(name)
+        bounds = pc.min_max(column.cast(pa.timestamp("ns", column.type.tz)).cast(pa.int64())).as_py()
+        if bounds["min"] is not None and (why := _out_of_range(table, name, bounds["min"], bounds["max"])):
+            raise SchemaError(source, name, *why)
 
 
 def validate_files(files: Sequence[str | os.PathLike], table: str) -> None:
