@@ -1,6 +1,6 @@
-"""Bad inputs, faults and signals against every CLI: rounds seven to eighteen (run it as root).
+"""Bad inputs, faults and signals against every CLI: rounds seven to nineteen (run it as root).
 
-    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|...|round18 [--part P]]
+    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|...|round19 [--part P]]
 
 Each case runs a real command in a subprocess and checks the edges' contract: exit status in the
 allowed set, no traceback, no "internal error", at most one line on stderr for a failure, no
@@ -126,7 +126,17 @@ given twice; a clock set back (a killed tracer's spool temporaries dated a day a
 +10 min and -1 min; snapshots named a year ahead); ENOSPC over an earlier output (every writer
 run once on a tmpfs, the tmpfs then filled to leave 0 to 2x the output's size free and the writer
 run again: a failure leaves the earlier output as it was, by content, no temporary either way);
-and tests/test_robust_eighteenth.py. Prints one line per failed case and a summary; exit 1 if any
+and tests/test_robust_eighteenth.py. Round nineteen (`--group round19`, `--part
+signals|limits|env|values|streams|leftovers`; this tree): a parent that ignores SIGCHLD (`tracer
+record -- CMD` ending 7, 0, by SIGTERM, through a grandchild: CMD's status and a whole trace;
+ingest -j 2, simulate --workers 2) and one that ignores SIGINT/SIGTERM/SIGHUP/SIGPIPE; every
+writer and diff under `ulimit -s` 256 KiB, 1 MiB, unlimited; COLUMNS 1/0/-5/10**20/'wide' for
+every --help and a diff, OPENBLAS_NUM_THREADS and OMP_NUM_THREADS odd; valid Parquet whose
+values sit at the edges (times at the ends of the int64 ns range and at 1970, int64 extremes,
+negative counts in a counters file, a nan/0/negative interval, a zero-row row group first), as
+a dataset part for learn/audit/expected learn/coverage and as a spool snapshot for ingest then
+audit and expected learn; every --json command to `| head -c 10`, `>&-`, /dev/full, `2>&-`;
+and tests/test_robust_nineteenth.py. Prints one line per failed case and a summary; exit 1 if any
 case failed. The fast suite's regressions for what this found are in tests/test_robust_edges.py,
 tests/test_robust_eighth.py, tests/test_robust_ninth.py, tests/test_robust_tenth.py and
 tests/test_bad_inputs.py.
@@ -3932,17 +3942,279 @@ def round18_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: P
         ("leftovers", _r18_leftovers)))
 
 
+# ---------------------------------------------------------------- round nineteen
+
+# A parent's signal state, inherited through exec: set by a tiny launcher, then the command.
+_R19_LAUNCH = ("import os, signal, sys\n"
+               "for name in sys.argv[1].split(','):\n"
+               "    signal.signal(getattr(signal, name), signal.SIG_IGN)\n"
+               "os.execvp(sys.argv[2], sys.argv[2:])\n")
+
+
+def _r19_run(argv: list[str], cwd: Path, codes: set[int], ignored: str = "", env: dict | None = None,
+             prefix: str = "", timeout: float = 300) -> tuple[subprocess.CompletedProcess | None, tuple[bool, str]]:
+    """`argv` on this tree (_r15_cmd), with the signals named in `ignored` (comma-separated)
+    set to SIG_IGN by the parent, and a shell `prefix` (a ulimit) when given."""
+    import shlex
+
+    cmd = _r15_cmd(argv)
+    if ignored:
+        cmd = [sys.executable, "-c", _R19_LAUNCH, ignored, *cmd]
+    if prefix:
+        cmd = ["bash", "-c", f"{prefix}; exec {shlex.join(cmd)}"]
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=timeout, env=env or _r14_env())
+    except subprocess.TimeoutExpired:
+        return None, (False, f"hung > {timeout:g}s")
+    return proc, _verdict(proc, codes)
+
+
+def _r19_signals(d: Path, fleet: Path, spool: Path | None) -> list[Result]:
+    """A parent that ignores SIGCHLD (inherited through exec: a supervisor, `trap '' CHLD`):
+    the kernel then reaps every child at once, and a waitpid fails with ECHILD. `tracer record
+    -- CMD` (root) must still report CMD's own status (7, 0, a signal's 128+N) and write the
+    trace; ingest -j 2 and simulate --workers 2 (process pools) must finish as without it. And
+    SIGINT, SIGTERM and SIGHUP ignored at the start (a background job of a script, nohup):
+    the writers run to the end, exit 0."""
+    results = []
+    if os.geteuid() == 0:
+        for shown, script, code in (("exit 7", "exit 7", 7), ("exit 0", "true", 0), ("a SIGTERM", "kill -TERM $$", 143),
+                                    ("a child's child", "sh -c 'exit 3'", 3)):
+            out = d / f"rec-{code}.parquet"
+            proc, (ok, detail) = _r19_run(["tracer", "record", "-o", str(out), "--", "sh", "-c", script], d, {code},
+                                          ignored="SIGCHLD", timeout=120)
+            problems = [] if ok else [detail]
+            if proc is not None and proc.returncode == code and (not out.exists() or _r17_whole(out) is not None):
+                problems.append("no whole trace written")
+            results.append(Result(f"round19 tracer record of a command ending with {shown} under an ignored SIGCHLD",
+                                  not problems, "; ".join(problems)))
+    writers = {"simulate --workers 2": ["baseline", "simulate", "--hosts", "3", "--hours", "1", "--seed", "1",
+                                        "--workers", "2", "-o", str(d / "sim")]}
+    if spool is not None:
+        writers["ingest -j 2"] = ["baseline", "ingest", str(spool), str(d / "ds"), "--keep-spool", "-j", "2"]
+    for name, argv in writers.items():
+        _, (ok, detail) = _r19_run(argv, d, {0}, ignored="SIGCHLD")
+        results.append(Result(f"round19 {name} under an ignored SIGCHLD", ok, detail))
+    for name, argv in [("learn", ["baseline", "learn", str(fleet), "-o", str(d / "m.parquet")]),
+                       ("audit", ["baseline", "audit", str(fleet), "-o", str(d / "aud")])]:
+        _, (ok, detail) = _r19_run(argv, d, {0}, ignored="SIGINT,SIGTERM,SIGHUP,SIGPIPE")
+        results.append(Result(f"round19 {name} with SIGINT, SIGTERM, SIGHUP and SIGPIPE ignored", ok, detail))
+    return results
+
+
+def _r19_limits(d: Path, fleet: Path, good: list[Path], spool: Path | None) -> list[Result]:
+    """Every writer and diff under `ulimit -s` 256 KiB, 1 MiB and unlimited (the stack size is
+    also glibc's default for new threads: polars', Arrow's, OpenBLAS's): done, or one line.
+    (Below ~96 KiB the Python interpreter itself dies of SIGSEGV before any code of ours runs:
+    not a case.)"""
+    results = []
+    cases = dict(_r16_writers(fleet, good, spool, d / "o"))
+    cases["diff"] = ["baseline", "diff", *map(str, good), str(good[0])]
+    for stack in ("256", "1024", "unlimited"):
+        bad = []
+        for name, argv in cases.items():
+            _, (ok, detail) = _r19_run(argv, d, {0, 1, 2}, prefix=f"ulimit -s {stack}")
+            if not ok:
+                bad.append(f"{name}: {detail[-160:]}")
+        results.append(Result(f"round19 every writer and diff under ulimit -s {stack}", not bad, " | ".join(bad[:3])))
+    return results
+
+
+def _r19_env(d: Path, fleet: Path, good: list[Path]) -> list[Result]:
+    """Settings of the libraries and the terminal given odd values: COLUMNS (argparse's help
+    width) 1, 0, -5, 10**20 and 'wide' for every command's --help and for a diff;
+    OPENBLAS_NUM_THREADS and OMP_NUM_THREADS 'abc', -1, 0, 99999, '1e3' for audit and learn
+    (the ulimit -v floor counts threads from them): done, or one line naming the variable."""
+    results = []
+    commands = [["baseline", "--help"], ["tracer", "--help"]] + [
+        ["baseline", *c.split(), "--help"] for c in ("diff", "allowlist learn", "simulate", "learn", "audit", "evaluate",
+                                                     "export", "ingest", "coverage", "suggest-probes", "expected learn",
+                                                     "report")] + [
+        ["tracer", *c.split(), "--help"] for c in ("record", "run", "probes check")]
+    for columns in ("1", "0", "-5", "1" + "0" * 20, "wide"):
+        bad = []
+        for argv in [*commands, ["baseline", "diff", *map(str, good), str(good[0])]]:
+            _, (ok, detail) = _r19_run(argv, d, {0}, env=_r14_env({"COLUMNS": columns}), timeout=120)
+            if not ok:
+                bad.append(f"{' '.join(argv[:3])}: {detail[-120:]}")
+        results.append(Result(f"round19 COLUMNS={columns} for every --help and a diff", not bad, " | ".join(bad[:3])))
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        for value in ("abc", "-1", "0", "99999", "1e3"):
+            for name, argv in [("audit", ["baseline", "audit", str(fleet), "-o", str(d / "aud")]),
+                               ("learn", ["baseline", "learn", str(fleet), "-o", str(d / "m.parquet")])]:
+                _, (ok, detail) = _r19_run(argv, d, {0, 2}, env=_r14_env({var: value}))
+                results.append(Result(f"round19 {name} with {var}={value!r}", ok, detail))
+    return results
+
+
+_R19_NS_MAX, _R19_NS_MIN = 2**63 - 1, -2**63 + 1  # (-2**63 is Arrow's NaT)
+
+
+def _r19_set(table: pa.Table, name: str, values: list, typ: pa.DataType | None = None) -> pa.Table:
+    i = table.column_names.index(name)
+    field = table.schema.field(i)
+    array = pa.array(values, pa.int64()).cast(field.type) if pa.types.is_timestamp(field.type) else \
+        pa.array(values, typ or field.type)
+    return table.set_column(i, field, array)
+
+
+def _r19_zero_row_group_first(path: Path) -> None:
+    f = pq.ParquetFile(path)
+    table = f.read()
+    with pq.ParquetWriter(path, table.schema.with_metadata(f.schema_arrow.metadata)) as w:
+        w.write_table(table.slice(0, 0))
+        w.write_table(table)
+
+
+def _r19_value_changes() -> dict[str, tuple[str, object]]:
+    """name -> (table, change(table) or a file rewrite): valid Parquet, values at the edges."""
+    n = lambda t: t.num_rows  # noqa: E731
+    return {
+        "start_time at the int64 ns maximum (2262-04-11)": ("events", lambda t: _r19_set(t, "start_time", [_R19_NS_MAX] * n(t))),
+        "start_time at the int64 ns minimum (1677-09-21)": ("events", lambda t: _r19_set(t, "start_time", [_R19_NS_MIN] * n(t))),
+        "end_time at the int64 ns maximum": ("events", lambda t: _r19_set(t, "end_time", [_R19_NS_MAX] * n(t))),
+        "start_time at 1970-01-01": ("events", lambda t: _r19_set(t, "start_time", [0] * n(t))),
+        "ts_ns at int64 extremes": ("events", lambda t: _r19_set(t, "ts_ns", [_R19_NS_MAX - i if i % 2 else _R19_NS_MIN + i
+                                                                               for i in range(n(t))])),
+        "ret and latency_ns at int64 minimum": ("events", lambda t: _r19_set(_r19_set(t, "ret", [-2**63] * n(t)), "latency_ns",
+                                                                                     [-2**63] * n(t))),
+        "a zero-row row group first (events)": ("events", _r19_zero_row_group_first),
+        "snapshot_time at the int64 ns maximum": ("counters", lambda t: _r19_set(t, "snapshot_time", [_R19_NS_MAX] * n(t))),
+        "snapshot_time at 1970-01-01": ("counters", lambda t: _r19_set(t, "snapshot_time", [0] * n(t))),
+        "a negative invocations count": ("counters", lambda t: _r19_set(t, "invocations", [-5] * n(t))),
+        "a negative failures count": ("counters", lambda t: _r19_set(t, "failures", [-1] * n(t))),
+        "a negative lost_records count": ("counters", lambda t: _r19_set(t, "lost_records", [-7] * n(t))),
+        "a negative errno count": ("counters", lambda t: _r19_set(t, "errno_counts", [[{"errno": "ENOENT", "count": -4}]] * n(t))),
+        "invocations at int64 maximum": ("counters", lambda t: _r19_set(t, "invocations", [2**63 - 1] * n(t))),
+        "interval_s nan": ("counters", lambda t: _r19_set(t, "interval_s", [float("nan")] * n(t))),
+        "interval_s 0 and negative": ("counters", lambda t: _r19_set(t, "interval_s", [0.0, -5.0] * (n(t) // 2) + [0.0] * (n(t) % 2))),
+        "a zero-row row group first (counters)": ("counters", _r19_zero_row_group_first),
+    }
+
+
+def _r19_apply(path: Path, change) -> None:
+    if change is _r19_zero_row_group_first:
+        change(path)
+    else:
+        _r18_rewrite(path, change)
+
+
+def _r19_values(d: Path, fleet: Path, spool: Path | None) -> list[Result]:
+    """Valid Parquet whose values sit at the edges: times at the ends of the int64 nanosecond
+    range and at 1970, int64 extremes in ts_ns/ret/latency, negative counts (invocations,
+    failures, lost_records, an errno's count), a nan/0/negative interval, a zero-row row group
+    first. (1) One part of a dataset so written: learn, audit, expected learn, coverage end 0 or
+    in one line naming the file (never an internal error). (2) One spool snapshot so written:
+    ingest ends 0 and the snapshot is either ingested or quarantined with its reason; then
+    audit and expected learn of the dataset end 0 (nothing that poisons every later scan got
+    in)."""
+    results = []
+    for i, (name, (table, change)) in enumerate(_r19_value_changes().items()):
+        ds = d / f"ds{i}"
+        shutil.copytree(fleet, ds)
+        _r19_apply(sorted((ds / table).rglob("*.parquet"))[0], change)
+        bad = []
+        for cmd, argv in [("learn", ["baseline", "learn", str(ds), "-o", str(d / f"m{i}.parquet")]),
+                          ("audit", ["baseline", "audit", str(ds), "-o", str(d / f"aud{i}")]),
+                          ("expected learn", ["baseline", "expected", "learn", str(ds), "-o", str(d / f"e{i}.yaml")]),
+                          ("coverage", ["baseline", "coverage", str(ds), "-o", str(d / f"cov{i}")])]:
+            _, (ok, detail) = _r19_run(argv, d, {0, 2})
+            if not ok:
+                bad.append(f"{cmd}: {detail[-200:]}")
+        results.append(Result(f"round19 a dataset part with {name}: learn, audit, expected learn, coverage", not bad,
+                              " | ".join(bad[:2])))
+        if spool is None:
+            continue
+        sp = d / f"spool{i}"
+        shutil.copytree(spool, sp)
+        snap = next(s for s in sorted(sp.glob("*/snap-*")) if pq.ParquetFile(s / "events.parquet").metadata.num_rows)
+        _r19_apply(snap / f"{table}.parquet", change)
+        bad = []
+        _, (ok, detail) = _r19_run(["baseline", "ingest", str(sp), str(d / f"ids{i}"), "--quarantine", str(d / f"q{i}")],
+                                   d, {0})
+        if not ok:
+            bad.append(f"ingest: {detail[-200:]}")
+        for cmd, argv in [("audit", ["baseline", "audit", str(d / f"ids{i}"), "-o", str(d / f"iaud{i}")]),
+                          ("expected learn", ["baseline", "expected", "learn", str(d / f"ids{i}"), "-o",
+                                              str(d / f"ie{i}.yaml")])]:
+            _, (ok, detail) = _r19_run(argv, d, {0})
+            if not ok:
+                bad.append(f"{cmd} of the dataset: {detail[-200:]}")
+        results.append(Result(f"round19 ingest of a snapshot with {name}, then audit and expected learn", not bad,
+                              " | ".join(bad[:2])))
+    return results
+
+
+def _r19_streams(d: Path, fleet: Path, good: list[Path], spool: Path | None) -> list[Result]:
+    """Every command that prints a result, with --json: stdout to a reader that takes 10 bytes
+    and goes (`| head -c 10`), closed (`>&-`), /dev/full, and stderr closed (`2>&-`): the
+    status of an undisturbed run (0 or 1; /dev/full: 2 in one line)."""
+    import shlex
+
+    results = []
+    commands = {
+        "diff --json": (["baseline", "diff", *map(str, good), str(good[0]), "--json"], 0),
+        "audit --json": (["baseline", "audit", str(fleet), "-o", str(d / "aud"), "--json"], 0),
+        "learn --json": (["baseline", "learn", str(fleet), "-o", str(d / "m.parquet"), "--json"], 0),
+        "expected learn --json": (["baseline", "expected", "learn", str(fleet), "-o", str(d / "e.yaml"), "--json"], 0),
+        "coverage --json": (["baseline", "coverage", str(fleet), "-o", str(d / "cov"), "--json"], 0),
+        "simulate --json": (["baseline", "simulate", "--hosts", "2", "--hours", "1", "--seed", "1", "-o", str(d / "sim"),
+                             "--json"], 0),
+        "export -o -": (["baseline", "export", str(good[0]), "-o", "-"], 0),
+        "tracer probes check --json": (["tracer", "probes", "check", "--json"], None),
+    }
+    if spool is not None:
+        commands["ingest --json"] = (["baseline", "ingest", str(spool), str(d / "ds"), "--keep-spool", "--json"], 0)
+    for name, (argv, code) in commands.items():
+        cmd = shlex.join(_r15_cmd(argv))
+        first = subprocess.run(["bash", "-c", f"{cmd} >/dev/null 2>&1; echo $?"], cwd=d, capture_output=True, text=True,
+                               timeout=300, env=_r14_env())
+        status = int(first.stdout.strip() or -1) if code is None else code
+        bad = []
+        for how, script, want in (("| head -c 10", f"{cmd} 2>err | head -c 10 >/dev/null; exit ${{PIPESTATUS[0]}}", status),
+                                  (">&-", f"{cmd} >&- 2>err", status), ("2>&-", f"{cmd} 2>&- >/dev/null", status),
+                                  (">/dev/full", f"{cmd} >/dev/full 2>err", 2)):
+            proc = subprocess.run(["bash", "-c", script], cwd=d, capture_output=True, timeout=300, env=_r14_env())
+            err = (d / "err").read_bytes() if (d / "err").exists() else b""
+            (d / "err").unlink(missing_ok=True)
+            lines = [x for x in err.decode(errors="replace").splitlines() if x.strip()]
+            if proc.returncode != want or b"Traceback" in err or (want == 2 and len(lines) != 1):
+                bad.append(f"{how}: exit {proc.returncode} (expected {want}) {lines[-1:] if lines else ''}")
+        results.append(Result(f"round19 {name} to a gone, closed or full stdout, stderr closed", not bad, " | ".join(bad)))
+    return results
+
+
+def _r19_leftovers(d: Path) -> list[Result]:
+    """What round nineteen fixed (tests/test_robust_nineteenth.py)."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(REPO / "tests" / "test_robust_nineteenth.py")], cwd=REPO, capture_output=True,
+                          timeout=900, env=_r14_env())
+    tail = proc.stdout.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    return [Result("round19 tests/test_robust_nineteenth.py", proc.returncode == 0, tail[0])]
+
+
+def round19_cases(base: Path, fleet: Path, good: list[Path], spool: Path | None, only: str | None = None
+                  ) -> list[Result]:
+    return _parts(base / "r19", "round19", only, (
+        ("signals", lambda g: _r19_signals(g, fleet, spool)),
+        ("limits", lambda g: _r19_limits(g, fleet, good, spool)),
+        ("env", lambda g: _r19_env(g, fleet, good)),
+        ("values", lambda g: _r19_values(g, fleet, spool)),
+        ("streams", lambda g: _r19_streams(g, fleet, good, spool)),
+        ("leftovers", _r19_leftovers)))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="one signal and one kill -9 trial per writer (else 3)")
     ap.add_argument("--group", choices=["round9", "round10", "round11", "round12", "round13", "round14", "round15",
-                                        "round16", "round17", "round18"],
+                                        "round16", "round17", "round18", "round19"],
                     default=None, help="only this round's group (after the shared inputs are built)")
     ap.add_argument("--part", default=None, help="with --group round15: only this part (numbers, parquet, streams, "
                     "two, sweep, tracer, leftovers); with round16: snapshots, limits, gone, env, mounts, inputs, "
                     "leftovers; with round17: argv, parquet, concurrent, kill9, leftovers; with round18: utf8, clock, keep, "
-                    "leftovers")
+                    "leftovers; with round19: signals, limits, env, values, streams, leftovers")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     root = os.geteuid() == 0
@@ -4063,6 +4335,8 @@ def main() -> int:
                                      args.part)
         if args.group in (None, "round18"):
             results += round18_cases(base, fleet, good, bad, spool / "spool" if ok else None, args.quick, args.part)
+        if args.group in (None, "round19"):
+            results += round19_cases(base, fleet, good, spool / "spool" if ok else None, args.part)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     failed = [r for r in results if not r.ok]
