@@ -127,7 +127,7 @@ given twice; a clock set back (a killed tracer's spool temporaries dated a day a
 run once on a tmpfs, the tmpfs then filled to leave 0 to 2x the output's size free and the writer
 run again: a failure leaves the earlier output as it was, by content, no temporary either way);
 and tests/test_robust_eighteenth.py. Round nineteen (`--group round19`, `--part
-signals|limits|env|values|streams|leftovers`; this tree): a parent that ignores SIGCHLD (`tracer
+signals|limits|env|values|streams|polars|leftovers`; this tree): a parent that ignores SIGCHLD (`tracer
 record -- CMD` ending 7, 0, by SIGTERM, through a grandchild: CMD's status and a whole trace;
 ingest -j 2, simulate --workers 2) and one that ignores SIGINT/SIGTERM/SIGHUP/SIGPIPE; every
 writer and diff under `ulimit -s` 256 KiB, 1 MiB, unlimited; COLUMNS 1/0/-5/10**20/'wide' for
@@ -136,7 +136,8 @@ values sit at the edges (times at the ends of the int64 ns range and at 1970, in
 negative counts in a counters file, a nan/0/negative interval, a zero-row row group first), as
 a dataset part for learn/audit/expected learn/coverage and as a spool snapshot for ingest then
 audit and expected learn; every --json command to `| head -c 10`, `>&-`, /dev/full, `2>&-`;
-and tests/test_robust_nineteenth.py. Prints one line per failed case and a summary; exit 1 if any
+traces, dataset parts and spool snapshots written by polars (large_list, large_string) for every
+reader; and tests/test_robust_nineteenth.py. Prints one line per failed case and a summary; exit 1 if any
 case failed. The fast suite's regressions for what this found are in tests/test_robust_edges.py,
 tests/test_robust_eighth.py, tests/test_robust_ninth.py, tests/test_robust_tenth.py and
 tests/test_bad_inputs.py.
@@ -4184,6 +4185,74 @@ def _r19_streams(d: Path, fleet: Path, good: list[Path], spool: Path | None) -> 
     return results
 
 
+def _r19_polars_rewrite(path: Path, out: Path | None = None) -> Path:
+    """The file as polars writes a frame, the tracebase footer keys given (`write_parquet(...,
+    metadata=...)`): large_string, and large_list of structs of large_string for the nested
+    columns."""
+    meta = {k.decode(): v.decode() for k, v in (pq.ParquetFile(path).schema_arrow.metadata or {}).items()
+            if k.startswith(b"tracebase.")}
+    out = out or path
+    tmp = out.with_name(out.name + ".polars")
+    pl.read_parquet(path).write_parquet(tmp, metadata=meta)
+    tmp.rename(out)
+    return out
+
+
+def _r19_polars(d: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None) -> list[Result]:
+    """Files written by polars instead of pyarrow (with the tracebase footer keys): a trace
+    for diff (its report equal to the pyarrow-written trio's), diff --json, export and
+    allowlist learn; a dataset's events and counters parts for learn, audit, expected learn and
+    coverage; three spool snapshots for ingest (every row in, nothing quarantined), then audit."""
+    results = []
+    pl_good, pl_bad = (_r19_polars_rewrite(p, p.with_name(f"pl-{p.name}")) for p in (good[0], bad))
+    want = subprocess.run(_r15_cmd(["baseline", "diff", *map(str, good), str(bad)]), cwd=d, capture_output=True,
+                          timeout=300, env=_r14_env())
+    got = subprocess.run(_r15_cmd(["baseline", "diff", str(pl_good), str(good[1]), str(pl_bad)]), cwd=d,
+                         capture_output=True, timeout=300, env=_r14_env())
+    ok, detail = _verdict(got, {1})
+    same = got.stdout.replace(b"pl-", b"") == want.stdout
+    results.append(Result("round19 diff of traces written by polars (the report as pyarrow's)", ok and same,
+                          detail if not ok else "" if same else "another report"))
+    for name, argv, codes in [
+        ("diff --json", ["baseline", "diff", str(pl_good), str(good[1]), str(pl_bad), "--json"], {1}),
+        ("export", ["baseline", "export", str(pl_bad), "-o", str(d / "x.json")], {0}),
+        ("allowlist learn", ["baseline", "allowlist", "learn", str(pl_good), str(good[1]), "-o", str(d / "a.yaml")], {0}),
+    ]:
+        _, (ok, detail) = _r19_run(argv, d, codes)
+        results.append(Result(f"round19 {name} of a trace written by polars", ok, detail))
+    ds = d / "ds"
+    shutil.copytree(fleet, ds)
+    for table in ("events", "counters"):
+        _r19_polars_rewrite(sorted((ds / table).rglob("*.parquet"))[0])
+    for name, argv in [("learn", ["baseline", "learn", str(ds), "-o", str(d / "m.parquet")]),
+                       ("audit", ["baseline", "audit", str(ds), "-o", str(d / "aud")]),
+                       ("expected learn", ["baseline", "expected", "learn", str(ds), "-o", str(d / "e.yaml")]),
+                       ("coverage", ["baseline", "coverage", str(ds), "-o", str(d / "cov")])]:
+        _, (ok, detail) = _r19_run(argv, d, {0})
+        results.append(Result(f"round19 {name} of a dataset with parts written by polars", ok, detail))
+    if spool is not None:
+        sp = d / "spool"
+        shutil.copytree(spool, sp)
+        rows = sum(pq.ParquetFile(f).metadata.num_rows for f in sp.glob("*/snap-*/events.parquet"))
+        for snap in sorted(sp.glob("*/snap-*"))[:3]:
+            for table in ("events", "counters"):
+                _r19_polars_rewrite(snap / f"{table}.parquet")
+        _, (ok, detail) = _r19_run(["baseline", "ingest", str(sp), str(d / "ids"), "--quarantine", str(d / "q")], d, {0})
+        problems = [] if ok else [detail]
+        if any((d / "q").rglob("*.reason")):
+            problems.append("quarantined: " + next((d / "q").rglob("*.reason")).read_text()[:160])
+        got_rows = sum(pq.ParquetFile(f).metadata.num_rows for f in (d / "ids" / "events").rglob("*.parquet")) \
+            if (d / "ids" / "events").exists() else 0
+        if got_rows != rows:
+            problems.append(f"{got_rows} of {rows} events rows in the dataset")
+        _, (ok, detail) = _r19_run(["baseline", "audit", str(d / "ids"), "-o", str(d / "iaud")], d, {0})
+        if not ok:
+            problems.append(f"audit: {detail}")
+        results.append(Result("round19 ingest of snapshots written by polars, then audit", not problems,
+                              " | ".join(problems[:2])))
+    return results
+
+
 def _r19_leftovers(d: Path) -> list[Result]:
     """What round nineteen fixed (tests/test_robust_nineteenth.py)."""
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
@@ -4193,7 +4262,7 @@ def _r19_leftovers(d: Path) -> list[Result]:
     return [Result("round19 tests/test_robust_nineteenth.py", proc.returncode == 0, tail[0])]
 
 
-def round19_cases(base: Path, fleet: Path, good: list[Path], spool: Path | None, only: str | None = None
+def round19_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None, only: str | None = None
                   ) -> list[Result]:
     return _parts(base / "r19", "round19", only, (
         ("signals", lambda g: _r19_signals(g, fleet, spool)),
@@ -4201,6 +4270,7 @@ def round19_cases(base: Path, fleet: Path, good: list[Path], spool: Path | None,
         ("env", lambda g: _r19_env(g, fleet, good)),
         ("values", lambda g: _r19_values(g, fleet, spool)),
         ("streams", lambda g: _r19_streams(g, fleet, good, spool)),
+        ("polars", lambda g: _r19_polars(g, fleet, good, bad, spool)),
         ("leftovers", _r19_leftovers)))
 
 
@@ -4214,7 +4284,7 @@ def main() -> int:
     ap.add_argument("--part", default=None, help="with --group round15: only this part (numbers, parquet, streams, "
                     "two, sweep, tracer, leftovers); with round16: snapshots, limits, gone, env, mounts, inputs, "
                     "leftovers; with round17: argv, parquet, concurrent, kill9, leftovers; with round18: utf8, clock, keep, "
-                    "leftovers; with round19: signals, limits, env, values, streams, leftovers")
+                    "leftovers; with round19: signals, limits, env, values, streams, polars, leftovers")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     root = os.geteuid() == 0
@@ -4336,7 +4406,7 @@ def main() -> int:
         if args.group in (None, "round18"):
             results += round18_cases(base, fleet, good, bad, spool / "spool" if ok else None, args.quick, args.part)
         if args.group in (None, "round19"):
-            results += round19_cases(base, fleet, good, spool / "spool" if ok else None, args.part)
+            results += round19_cases(base, fleet, good, bad, spool / "spool" if ok else None, args.part)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     failed = [r for r in results if not r.ok]

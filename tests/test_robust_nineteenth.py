@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from cli_harness import one_line_error
+from test_bad_inputs import PROGRAM, _events, _write
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = [sys.executable, "-m", "baseline.cli"]
@@ -167,3 +168,66 @@ def test_a_time_out_of_range_is_found_in_a_file_written_without_statistics(fleet
     pq.write_table(table.replace_schema_metadata(f.schema_arrow.metadata), part, write_statistics=False)
     with pytest.raises(Exception, match=r"column 'end_time': expected times between 1678-01-01 and 2262-01-01"):
         validate_file(part, "events")
+
+
+def _polars_rewrite(path: Path, out: Path | None = None) -> Path:
+    """The file as polars writes a frame (`write_parquet` with the tracebase footer keys):
+    large_list of structs of large_string for nested columns, large_string for flat ones."""
+    import polars as pl
+
+    meta = {k.decode(): v.decode() for k, v in (pq.ParquetFile(path).schema_arrow.metadata or {}).items()
+            if k.startswith(b"tracebase.")}
+    frame = pl.read_parquet(path)
+    out = out or path
+    tmp = out.with_name(out.name + ".polars")
+    frame.write_parquet(tmp, metadata=meta)
+    tmp.rename(out)
+    return out
+
+
+def _without_elapsed(report: str) -> dict:
+    import json
+
+    data = json.loads(report)
+    data.get("settings", {}).pop("elapsed_s", None)
+    return data
+
+
+def test_a_trace_written_by_polars_diffs_as_the_same_trace_written_by_pyarrow(tmp_path):
+    g1 = _write(_events("g1", PROGRAM, 11), tmp_path / "g1.parquet")
+    g2 = _write(_events("g2", PROGRAM, 12), tmp_path / "g2.parquet")
+    bad = _write(_events("b1", [*PROGRAM[:6], ("openat", -2, "ENOENT", "/srv/job/data/rows.jsonl"),
+                                ("exit_group", 1, None, None)], 30), tmp_path / "bad.parquet")
+    (tmp_path / "pl").mkdir()
+    pl_g1, pl_bad = (_polars_rewrite(p, tmp_path / "pl" / p.name) for p in (g1, bad))
+    assert pa.types.is_large_list(pq.read_schema(pl_bad).field("metadata").type)
+    want = _run([*BASELINE, "diff", str(g1), str(g2), str(bad), "--json"], tmp_path)
+    got = _run([*BASELINE, "diff", str(pl_g1), str(g2), str(pl_bad), "--json"], tmp_path)
+    assert (want.returncode, got.returncode) == (1, 1), got.stderr
+    assert _without_elapsed(got.stdout) == _without_elapsed(want.stdout)
+    for argv in (["export", str(pl_bad), "-o", str(tmp_path / "x.json")],
+                 ["allowlist", "learn", str(pl_g1), str(g2), "-o", str(tmp_path / "a.yaml")]):
+        done = _run([*BASELINE, *argv], tmp_path)
+        assert done.returncode == 0, done.stderr
+
+
+def test_a_dataset_part_and_a_spool_snapshot_written_by_polars_are_read_as_pyarrows(fleet, spool, tmp_path):
+    ds = tmp_path / "ds"
+    shutil.copytree(fleet, ds)
+    for table in ("events", "counters"):
+        _polars_rewrite(sorted((ds / table).rglob("*.parquet"))[0])
+    for argv in (["audit", str(ds), "-o", str(tmp_path / "aud")], ["coverage", str(ds), "-o", str(tmp_path / "cov")],
+                 ["expected", "learn", str(ds), "-o", str(tmp_path / "e.yaml")]):
+        done = _run([*BASELINE, *argv], tmp_path)
+        assert done.returncode == 0, done.stderr
+    sp = tmp_path / "spool"
+    shutil.copytree(spool, sp)
+    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in sp.glob("*/snap-*/events.parquet"))
+    for snap in sorted(sp.glob("*/snap-*"))[:3]:
+        for table in ("events", "counters"):
+            _polars_rewrite(snap / f"{table}.parquet")
+    out, quarantine = tmp_path / "ids", tmp_path / "q"
+    done = _run([*BASELINE, "ingest", str(sp), str(out), "--quarantine", str(quarantine)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not list(quarantine.rglob("*.reason")), [p.read_text() for p in quarantine.rglob("*.reason")]
+    assert sum(pq.ParquetFile(f).metadata.num_rows for f in (out / "events").rglob("*.parquet")) == rows
