@@ -290,3 +290,123 @@ def test_a_process_forked_after_a_diff_reads_ahead_with_a_thread_of_its_own(runs
     with ctx.Pool(1, initializer=signal.signal, initargs=(signal.SIGTERM, signal.SIG_DFL)) as pool:
         got = pool.apply_async(report, (runs["files"], runs["bad"])).get(timeout=60)
     assert got == want
+
+
+# A process running the CLI's main on argv, reporting how the early reads (baseline.run.early)
+# went: whether the differ's modules were imported when they started, the columns each file
+# handed over, what was left unclaimed; stdout's last line is that report as JSON.
+EARLY_PROBE = """
+import json, sys
+from baseline.run import early
+seen = {"started_before_the_differ": None, "read": [], "claimed": {}}
+read_early, claim = early.read_early, early.claim
+def recording_read_early(files, plan):
+    plan = list(plan)
+    seen["started_before_the_differ"] = "baseline.run.diff" not in sys.modules
+    seen["read"] += [[str(files[i]), name] for i, name, _ in plan]
+    return read_early(files, plan)
+def recording_claim(path):
+    got = claim(path)
+    if got:
+        seen["claimed"][str(path)] = sorted(n for n, f in got.items() if f.result() is not None)
+    return got
+early.read_early, early.claim = recording_read_early, recording_claim
+if sys.argv[1] == "off":  # the same CLI without early reads
+    early.read_early = lambda files, plan: None
+from baseline.cli import main
+rc = main(["diff", *sys.argv[2:]])
+seen["rc"], seen["left"] = rc, len(early._EARLY)
+sys.stdout.write("\\n" + json.dumps(seen) + "\\n")
+"""
+
+
+def _cli_with_early_reads(mode: str, *argv) -> tuple[subprocess.CompletedProcess, dict]:
+    proc = subprocess.run([sys.executable, "-c", EARLY_PROBE, mode, *map(str, argv)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    return proc, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_the_cli_reads_the_first_columns_while_the_differ_loads(runs):
+    """A one-shot diff starts decoding the columns `prepare` needs first (thread ids, sequence
+    numbers, paths) in its worker thread as soon as pyarrow is in, before the differ's modules
+    are imported; the diff takes each of them instead of reading it again, and its report is
+    byte for byte the one without early reads (text and --json)."""
+    good, bad = runs["files"], runs["bad"]
+    for flags in (["--json"], [], ["--json", "--no-learn", "-k", "3", "--context", "5"]):
+        proc, seen = _cli_with_early_reads("on", *good, bad, *flags)
+        assert seen["started_before_the_differ"] is True, seen
+        assert {tuple(r) for r in seen["read"]} == {(str(f), c) for f in [bad, *good] for c in ("tid", "seq", "path")}
+        assert seen["claimed"] == {str(f): ["path", "seq", "tid"] for f in [bad, *good]}, seen
+        assert seen["left"] == 0 and seen["rc"] == 1
+        plain, unseen = _cli_with_early_reads("off", *good, bad, *flags)
+        assert unseen["claimed"] == {} and unseen["rc"] == 1
+        strip = (lambda out: out.split("\n")[:-2]) if "--json" not in flags else (
+            lambda out: {**json.loads(out.split("\n")[0]), "settings": None})
+        assert strip(proc.stdout) == strip(plain.stdout) and proc.stderr == plain.stderr
+        if "--json" in flags:
+            assert json.loads(proc.stdout.split("\n")[0])["bifurcation"]["path"] == "/data/in/part-0017.bin"
+
+
+def _written_other_ways(frame: pl.DataFrame, tmp_path: Path) -> list[Path]:
+    """One events table as our writer and as plain pyarrow with other settings store it."""
+    out = [write_table(frame, tmp_path / "ours.parquet", "events")]
+    # the footer's table name and version as tracebase's writer stores them (validate_file)
+    table = schema.conform(frame, "events").replace_schema_metadata(pq.read_schema(out[0]).metadata)
+    for name, options in (("plain", {"use_dictionary": False, "compression": "snappy"}),
+                          ("v2-pages", {"data_page_version": "2.0", "data_page_size": 256, "compression": "gzip"}),
+                          ("groups", {"row_group_size": 7, "compression": "none", "use_dictionary": ["path"]})):
+        pq.write_table(table, tmp_path / f"{name}.parquet", **options)
+        out.append(tmp_path / f"{name}.parquet")
+    return out
+
+
+def test_a_column_read_early_is_the_column_read_then(runs, tmp_path):
+    """What a file hands over from the early reads equals its ordinary read of the column,
+    whoever wrote it and however (dictionary or plain pages, v1 or v2, several row groups)."""
+    from baseline.run import early
+    from baseline.run.traces import _File
+
+    frame = runs["frames"][2].with_columns(pl.when(pl.col("probe") == "read").then(None).otherwise(pl.col("path"))
+                                           .alias("path"))
+    for path in _written_other_ways(frame, tmp_path):
+        want = {c: _File(path).read(c) for c in ("tid", "seq", "path", "trace_id")}
+        early.read_early([path], [(0, c, c in ("path", "trace_id")) for c in ("tid", "seq", "path", "trace_id")])
+        f = _File(path)
+        assert sorted(f.early) == ["path", "seq", "tid", "trace_id"], path
+        for c, col in want.items():
+            got = f.read(c)
+            assert got.type == col.type and got.equals(col), (path.name, c)
+        assert set(f.early) <= {"trace_id"}  # the footer's statistics answered (one trace id)
+        early.forget()
+
+
+def test_an_early_read_of_a_file_changed_or_torn_since_is_not_used(runs, tmp_path):
+    """A file replaced between the early read and the diff's own is read again (its identity
+    changed); a column whose pages do not decode is read again by the diff, which names the
+    file and the column, exit 2 from the CLI; a directory of traces is read the ordinary way."""
+    from baseline.run import early
+    from baseline.run.traces import _File
+
+    g1, g2, bad = runs["frames"]
+    target = write_table(g1, tmp_path / "t.parquet", "events")
+    early.read_early([target], [(0, "tid", False)])
+    early.background().submit(lambda: None).result()  # the early read is done
+    write_table(g2, tmp_path / "t.parquet", "events")
+    f = _File(target)
+    assert f.early == {} and f.read("tid").to_pylist() == g2["tid"].to_list()
+
+    torn = write_table(bad, tmp_path / "torn.parquet", "events")
+    meta = pq.ParquetFile(torn).metadata.row_group(0)
+    col = next(meta.column(i) for i in range(meta.num_columns) if meta.column(i).path_in_schema == "tid")
+    data = bytearray(torn.read_bytes())
+    start = col.dictionary_page_offset or col.data_page_offset
+    data[start + 8: start + col.total_compressed_size - 8] = bytes(col.total_compressed_size - 16)
+    torn.write_bytes(bytes(data))
+    proc, seen = _cli_with_early_reads("on", *runs["files"], torn)
+    err = proc.stderr.strip()
+    assert seen["rc"] == 2 and seen["claimed"][str(torn)] == ["path", "seq"], seen
+    assert len(err.splitlines()) == 1 and str(torn) in err and "tid" in err and "unreadable data" in err, err
+
+    proc, seen = _cli_with_early_reads("on", runs["dir"], runs["bad"], "--json")
+    assert seen["rc"] == 1 and seen["claimed"] == {str(runs["bad"]): ["path", "seq", "tid"]}, seen
+    assert json.loads(proc.stdout.split("\n")[0])["bifurcation"]["path"] == "/data/in/part-0017.bin"
