@@ -498,3 +498,24 @@ def test_codes_gathered_for_rows_out_of_the_chunks_are_left_to_numpy(built):
         assert normalize._gather_in_order(groups, raw, len(values), wrong) is None
     with pytest.raises(IndexError):
         normalize._gather_parts(groups, raw)[np.r_[order, n]]
+
+
+@pytest.mark.parametrize("a_type", [np.int16, np.int32, np.int64, np.uint16, np.uint64])
+@pytest.mark.parametrize("v_type", [np.int16, np.int32, np.int64, np.uint32])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_a_sorted_search_is_numpys_whatever_the_value_types(a_type, v_type, side):
+    """native.search_sorted casts the searched values to the array's type (numpy would copy the
+    whole array to a common type on every call): the same positions, values beyond the
+    array's type included (numpy's own then), scalars and empty searches too."""
+    rng = np.random.default_rng(3)
+    top = min(np.iinfo(a_type).max, 30_000)
+    a = np.sort(rng.integers(0, top, 5_000)).astype(a_type)
+    values = [rng.integers(0, top, 300).astype(v_type), np.arange(0, 40, dtype=v_type), np.zeros(0, dtype=v_type),
+              np.array([np.iinfo(v_type).max, 0, 5], dtype=v_type)]
+    if np.iinfo(v_type).min < 0:
+        values.append(np.array([-1, np.iinfo(v_type).min, 7], dtype=v_type))
+    for v in values:
+        got, want = native.search_sorted(a, v, side), np.searchsorted(a, v, side)
+        assert got.tolist() == want.tolist(), (v[:5], side)
+    for scalar in (0, int(a[17]), top + 70_000, -3, np.int64(int(a[-1])), v_type(1)):
+        assert int(native.search_sorted(a, scalar, side)) == int(np.searchsorted(a, scalar, side)), scalar

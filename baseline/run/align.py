@@ -75,7 +75,7 @@ class Streams:
     def bounds(self, n_streams: int) -> tuple[np.ndarray, np.ndarray]:
         """First and one-past-last position of every stream id in 0..n_streams-1."""
         ids = np.arange(n_streams)
-        return np.searchsorted(self.sid, ids, "left"), np.searchsorted(self.sid, ids, "right")
+        return native.search_sorted(self.sid, ids, "left"), native.search_sorted(self.sid, ids, "right")
 
 
 def with_end_tokens(s: Streams | list[Streams], open_end: np.ndarray | None = None) -> Streams:

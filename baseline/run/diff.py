@@ -291,7 +291,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from baseline.run import align
+from baseline.run import align, native
 from baseline.run import compute as pc
 from baseline.run.allowlist import (
     Entry,
@@ -983,7 +983,7 @@ def diff_traces(
     # the arrays): the bad side, then its window hashes, in the worker thread while this one
     # compresses the good side (the compiled passes release the GIL; the worker is idle here).
     s = handed.pop()
-    split = int(np.searchsorted(s.sid, int(np.count_nonzero(is_bad_stream))))
+    split = int(native.search_sorted(s.sid, np.count_nonzero(is_bad_stream)))
     bad_side = background().submit(_compressed_and_hashed, s.slice(0, split), role_hash, k)
     gs = align.compress_loops([s.slice(split, len(s))])
     del s

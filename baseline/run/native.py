@@ -274,6 +274,21 @@ def gather_codes(chunks: list[tuple[np.ndarray, object, int, np.ndarray]], order
 TAKE_MIN = 1 << 12
 
 
+def search_sorted(a: np.ndarray, v: object, side: str = "left") -> np.ndarray | np.integer:
+    """`np.searchsorted(a, v, side)` without converting `a`: numpy casts both to a common type
+    first, so a narrow sorted array (the differ's int16/int32 stream ids and kept rows)
+    searched for int64 values was copied whole on every call (~1 ms per 2M elements, tens of
+    calls a diff). Integer values that fit `a`'s type are cast instead (the same positions);
+    anything else is numpy's own."""
+    if isinstance(a, np.ndarray) and a.dtype.kind in "iu":
+        w = np.asarray(v)
+        if w.dtype != a.dtype and w.dtype.kind in "iu" and w.size:
+            info = np.iinfo(a.dtype)
+            if info.min <= int(w.min()) and int(w.max()) <= info.max:
+                return np.searchsorted(a, w.astype(a.dtype), side)  # type: ignore[call-overload]
+    return np.searchsorted(a, v, side)  # type: ignore[call-overload]
+
+
 def _index_array(a: object) -> bool:
     return isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype.kind == "i" and a.dtype.itemsize in (2, 4, 8)
 

@@ -932,7 +932,7 @@ class StreamIds(_RowView):
         if (isinstance(idx, np.ndarray) and idx.dtype != bool and len(idx) > len(self.starts)
                 and int(idx[0]) >= 0 and bool(np.all(idx[1:] >= idx[:-1]))):
             # increasing rows (the kept rows of a diff): where each stream starts among them
-            bounds = np.searchsorted(idx, self.starts)
+            bounds = native.search_sorted(idx, self.starts)
             return np.repeat(np.arange(len(self.starts), dtype=np.int32), np.diff(np.r_[bounds, len(idx)]))
         if isinstance(idx, slice) or (isinstance(idx, np.ndarray) and (idx.dtype == bool or len(idx) > self.n // 8)):
             return np.asarray(self)[idx]
@@ -988,7 +988,7 @@ class Patched(_RowView):
         out = self.base[rows]
         if len(self.rows) and np.ndim(out) and len(rows) > len(self.rows) and bool(np.all(rows[1:] > rows[:-1])):
             # many increasing rows (the kept rows of a diff): look the few patched rows up in them
-            at = np.minimum(np.searchsorted(rows, self.rows), len(rows) - 1)
+            at = np.minimum(native.search_sorted(rows, self.rows), len(rows) - 1)
             hit = rows[at] == self.rows
             out[at[hit]] = self.values[hit]
         elif len(self.rows):
