@@ -312,3 +312,20 @@ def test_tokens_made_in_two_halves_are_the_tokens_of_each_row(monkeypatch):
     want[orig >= 0] = p._tokens(keep)
     np.testing.assert_array_equal(got, want)
     assert (got[orig < 0] == align.END).all() and len(np.unique(got)) == 5  # 4 events and END
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_trace_numbers_of_any_integer_type_prepare_alike(big):
+    """prepare narrows the trace numbers it is given: int16 ones (what the diff hands over)
+    are taken as they are, not widened to int64 first; any integer type, a list too, gives
+    the same streams, order and per-stream trace numbers, of the same type."""
+    rows = [("t", tid, 1, None, "prog", "openat", None, f"/data/{i}") for i, tid in enumerate([5, 6, 5, 7, 6, 5])]
+    table = _frame(rows)
+    keys = [-1, -1, 0, 0, 1, 40_000 if big else 1]
+    want = prepare(table, np.array(keys, dtype=np.int64))
+    for given in (np.array(keys, dtype=np.int32), list(keys), np.array(keys, dtype=np.int64)[::-1][::-1],
+                  *([] if big else [np.array(keys, dtype=np.int16), np.array(keys, dtype=np.int8)])):
+        got = prepare(table, given)
+        for name in ("order", "sid", "tkey", "tid"):
+            a, b = np.asarray(getattr(got, name)), np.asarray(getattr(want, name))
+            assert a.dtype == b.dtype and a.tolist() == b.tolist(), (name, type(given), a, b)

@@ -1333,7 +1333,10 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     tid = numpy_of(tid)
     seq = _narrow_chunks(table.column("seq"))
     table = _drop(table, "tid", "seq", "trace_id", "kind", "command")
-    tkey = _narrow(np.asarray(tkey, dtype=np.int64))
+    # signed integers narrowed as they are: the diff hands over int16 trace numbers, which
+    # np.asarray(..., int64) widened (a 16 MiB copy of two million rows) only to narrow again
+    tkey = np.asarray(tkey)
+    tkey = _narrow(tkey if tkey.dtype.kind == "i" else tkey.astype(np.int64))
     # Stream order: stable sort by (trace, thread); rows already in seq order per trace (the
     # normal case) need no seq key, otherwise a full lexsort. Streams are numbered by first
     # appearance, so the sorted stream numbers are the dense stream ids.

@@ -462,7 +462,10 @@ def prepare_both(
     good_codes, good_ids = good_trace_codes or number_traces(good)
     del good_trace_codes
     small = np.int16 if len(good_ids) < 2**15 - 1 else np.int64  # trace numbers: 2 bytes a row
-    tkey = np.concatenate([np.full(bad.num_rows, -1, dtype=small), good_codes.astype(small)])
+    # written in place (no narrowed copy of the good rows' numbers to concatenate)
+    tkey = np.empty(bad.num_rows + len(good_codes), dtype=small)
+    tkey[: bad.num_rows] = -1
+    tkey[bad.num_rows :] = good_codes
     both = EventColumns.concat([bad, good])
     tables.clear()
     del bad, good, good_codes
