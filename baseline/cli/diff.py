@@ -77,8 +77,6 @@ def handle(args: argparse.Namespace) -> int:
     if learned:
         expected = expected + ExpectedErrors.load(learned)
     input_paths(args.traces)
-    from baseline.run import early
-
     if "pyarrow" not in sys.modules:  # a fresh process: set up Arrow for a one-shot diff
         # Arrow buffers from the system allocator go back to the OS when freed (the default
         # mimalloc pool keeps ~100 MiB of read buffers for a million events mapped).
@@ -89,26 +87,20 @@ def handle(args: argparse.Namespace) -> int:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         _one_malloc_arena()
         _arrow_without_pandas()
-        # The columns the diff decodes first, read in the worker thread while this one imports
-        # the differ's modules and runs its checks (the second core was idle until then).
-        early.read_early_for_diff(args.traces[:-1], args.traces[-1])
     from baseline.run.diff import diff_traces, write_report
 
     good, bad = args.traces[:-1], args.traces[-1]
-    try:
-        report = diff_traces(
-            good,
-            bad,
-            expected=expected,
-            learn=not args.no_learn,
-            k=args.window,
-            context=args.context,
-            trace_id=args.trace_id,
-            mixed=args.mixed,
-            max_anomalies=args.max_anomalies,
-        )
-    finally:
-        early.forget()  # what the diff did not claim (it stopped on bad input): not waited for
+    report = diff_traces(
+        good,
+        bad,
+        expected=expected,
+        learn=not args.no_learn,
+        k=args.window,
+        context=args.context,
+        trace_id=args.trace_id,
+        mixed=args.mixed,
+        max_anomalies=args.max_anomalies,
+    )
     for w in report.warnings:
         print(f"baseline diff: warning: {w}", file=sys.stderr)
     write_report(report, args.json)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Container, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,6 @@ import pyarrow as pa
 
 from baseline.run import compute as pc
 from baseline.run import native
-from baseline.run.early import background
 
 if TYPE_CHECKING:
     import polars as pl
@@ -90,6 +90,30 @@ ANALYSIS_COLUMNS = [
 _LEADING_LITERAL = re.compile(r"(?:\\b)?([A-Za-z_]{3,})(?![?*+{])")  # a pattern's leading literal word
 _PREFILTER_MIN = 1000
 _DIGITS_ALT = "|[0-9]+"
+
+
+_BACKGROUND: ThreadPoolExecutor | None = None
+
+
+def background() -> ThreadPoolExecutor:
+    """The one worker thread of the differ, made when first used: it reads Parquet columns
+    ahead (baseline.run.traces) and normalises the path dictionary while the caller's thread
+    converts the other columns (`prepare`). What it runs is mostly Arrow (Parquet decoding,
+    RE2, hashing) and the compiled loops, which release the GIL: on two cores it overlaps."""
+    global _BACKGROUND
+    if _BACKGROUND is None:
+        _BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="read-ahead")
+    return _BACKGROUND
+
+
+def _forget_background() -> None:
+    # A forked child has no copy of the thread, while the executor would count it as idle and
+    # queue work for it forever: the child makes its own when it first needs one.
+    global _BACKGROUND
+    _BACKGROUND = None
+
+
+os.register_at_fork(after_in_child=_forget_background)
 
 
 def apply_rules(values: pa.Array | pa.ChunkedArray, rules: list[tuple[str, str]]) -> pa.Array:

@@ -14,7 +14,6 @@ import pyarrow as pa
 from pyarrow._parquet import ParquetReader
 
 from baseline.run import compute as pc
-from baseline.run import early
 from baseline.run.normalize import (
     ANALYSIS_COLUMNS,
     DICT_COLUMNS,
@@ -69,8 +68,6 @@ class _File:
         first = self.meta.row_group(0) if self.meta.num_row_groups else None
         self.index = {first.column(i).path_in_schema: i for i in range(first.num_columns)} if first else {}
         self.ahead: dict[str, Future] = {}
-        # columns baseline.run.early started reading before this module was imported (the CLI)
-        self.early = early.claim(path)
 
     def read_ahead(self, name: str) -> None:
         """Start reading a column in the read-ahead thread; the next `read` of it takes that."""
@@ -123,21 +120,15 @@ class _File:
             known = self.constant(name)
             if known is not None:
                 return known
-            started = self.early.pop(name, None)
-            # read early (baseline.run.early: the same reader and settings, the file unchanged
-            # since), else now; an early read that failed is read again here to say why
-            col = started.result() if started is not None else None
             try:
-                if col is None:
-                    with open(self.path, "rb") as fh:  # Python opens any file name (see validate_file)
-                        # pyarrow.parquet.ParquetFile's reader with its settings, without importing
-                        # pyarrow.parquet (see tracer.schema): a flat schema's column is its leaf.
-                        reader = ParquetReader()
-                        reader.open(fh, metadata=self.meta, read_dictionary=[name] if name in DICT_COLUMNS else None,
-                                    arrow_extensions_enabled=True)
-                        # One column chunk at a time: Arrow's thread pool only adds CPU (~30 %) here.
-                        col = reader.read_all(column_indices=[reader.column_name_idx(name)],
-                                              use_threads=False).column(0)
+                with open(self.path, "rb") as fh:  # Python opens any file name (see validate_file)
+                    # pyarrow.parquet.ParquetFile's reader with its settings, without importing
+                    # pyarrow.parquet (see tracer.schema): a flat schema's column is its leaf.
+                    reader = ParquetReader()
+                    reader.open(fh, metadata=self.meta, read_dictionary=[name] if name in DICT_COLUMNS else None,
+                                arrow_extensions_enabled=True)
+                    # One column chunk at a time: Arrow's thread pool only adds CPU (~30 %) here.
+                    col = reader.read_all(column_indices=[reader.column_name_idx(name)], use_threads=False).column(0)
             except (pa.ArrowException, OSError) as exc:
                 # a footer that validated can still front corrupt pages (a torn copy, a bit flip)
                 raise SchemaError(self.path, name, "readable column data", f"unreadable data ({exc})") from None
