@@ -1377,12 +1377,14 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         order = np.lexsort((seq, stream_of))
         if n < 2**31:
             order = order.astype(np.int32)
-    del counts
     # Columns constant within a stream are stored once per stream (see PerStream).
     head = order[starts]  # the source row of each stream's first row
     s_tid, s_tkey = tid[head].astype(np.int32), tkey[head]
     del tid
-    seq, tkey = take(seq, order), take(tkey, order)
+    # a stream is one (trace, thread): its trace number repeated over its rows is the rows'
+    # trace numbers in stream order, written in sequence (no gather through the order)
+    seq, tkey = take(seq, order), np.repeat(s_tkey, counts)
+    del counts
 
     kept: dict[str, pa.ChunkedArray] = {}
 
