@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import stat
+import time
 from pathlib import Path
 
 import polars as pl
@@ -521,3 +522,48 @@ def test_the_dataset_lock_follows_the_umask(tmp_path, mask):
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "ds" / LOCK_NAME).stat().st_mode) == 0o666 & ~mask
     assert stat.S_IMODE((tmp_path / "ds").stat().st_mode) == 0o775 & ~mask
+
+
+def test_quarantine_retention_counts_from_the_quarantine_not_the_files_age(tmp_path):
+    # a snapshot written long ago (a host whose spool shipped late) and quarantined now is kept the
+    # retention from now: by its own mtime the next retention run deleted it before anyone read why
+    import os
+
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    make_spool(spool, hosts=1, snapshots=2)
+    snaps = sorted((spool / "host000").iterdir())
+    (snaps[0] / "events.parquet").write_bytes(b"not parquet")
+    old = time.time() - 40 * 86400
+    os.utime(snaps[0] / "events.parquet", (old, old))
+    result = ingest_spool(spool, dataset, quarantine)
+    entry = Path(result.quarantined[0]["path"])
+    reason = entry.with_name(entry.name + ".reason")
+    assert entry.is_file() and reason.is_file()
+
+    today = dt.datetime.now(dt.UTC).date()
+    removed = apply_retention(dataset, quarantine, dataset_days=3650, quarantine_days=30, today=today)
+    assert removed["quarantined"] == 0 and entry.is_file() and reason.is_file()
+    removed = apply_retention(dataset, quarantine, dataset_days=3650, quarantine_days=30,
+                              today=today + dt.timedelta(days=31))
+    assert removed["quarantined"] == 2 and not entry.exists() and not reason.exists()
+    assert not any(quarantine.iterdir())  # the emptied host and snapshot directories went too
+
+
+def test_a_quarantine_time_dated_ahead_is_re_dated_not_kept_until_the_clock_catches_up(tmp_path):
+    import os
+
+    quarantine = tmp_path / "q"
+    entry = quarantine / "host000" / "snap-20261125T100000.000Z-1"
+    entry.mkdir(parents=True)
+    (entry / "events.parquet").write_bytes(b"x")
+    reason = entry.with_name(entry.name + ".reason")
+    reason.write_text("a reason\n")
+    ahead = time.time() + 400 * 86400  # quarantined while the clock was a year ahead
+    os.utime(reason, (ahead, ahead))
+    today = dt.datetime.now(dt.UTC).date()
+    assert apply_retention(tmp_path / "ds", quarantine, dataset_days=30, quarantine_days=30,
+                           today=today)["quarantined"] == 0
+    assert reason.stat().st_mtime <= time.time()  # re-dated to now
+    assert apply_retention(tmp_path / "ds", quarantine, dataset_days=30, quarantine_days=30,
+                           today=today + dt.timedelta(days=31))["quarantined"] == 2
+    assert not entry.exists() and not reason.exists()

@@ -94,6 +94,7 @@ LOCK_NAME = ".tracebase.lock"
 # a compaction's staging tree, at the dataset's top (outside the tables' globs)
 COMPACT_STAGING_PREFIX = ".compact-"
 WATERMARK_NAME = "_ingest_watermark.json"
+REASON_SUFFIX = ".reason"  # a quarantined entry's sidecar: why, and (its time) when
 # A spool temporary is abandoned once no writer holds the host and it is this old: a snapshot is
 # written in well under a second, and a tracer on another machine (NFS), whose lock cannot be
 # seen from here, is given an hour.
@@ -325,7 +326,7 @@ def quarantine_file(path: Path, quarantine: Path, relative: Path, reason: str) -
     dest = _unique(quarantine / relative)
     try:
         atomic.make_dirs(dest.parent)
-        atomic.write_text(dest.with_name(dest.name + ".reason"), reason.rstrip("\n") + "\n")
+        atomic.write_text(dest.with_name(dest.name + REASON_SUFFIX), reason.rstrip("\n") + "\n")
         try:
             os.rename(path, dest)
         except OSError as exc:
@@ -936,6 +937,63 @@ def _compact_partition(part_dir: Path, table: str, min_files: int, small_file_by
     result.files_out += 1
 
 
+# a quarantine time this far ahead of the clock was taken before the clock was set back
+_AHEAD_S = 86_400.0
+
+
+def _quarantined_at(path: str) -> float:
+    """When the entry at `path` (its reason sidecar, written as it was quarantined, or the entry
+    itself when it has none) was quarantined. A time dated ahead of the clock is re-dated to now,
+    so the entry is kept the retention from now, not until the clock catches up with it."""
+    stamp = os.lstat(path).st_mtime
+    now = time.time()
+    if stamp > now + _AHEAD_S:
+        os.utime(path, follow_symlinks=False)
+        return now
+    return stamp
+
+
+def _remove_expired_quarantine(quarantine: Path, cutoff: float) -> int:
+    """Remove the quarantined entries (a file, a snapshot directory, a link: never a link's
+    target) quarantined before `cutoff`, each with its reason sidecar; returns how many paths
+    went. An entry's age counts from its quarantine (the sidecar's time), not from its own
+    mtime: a snapshot written weeks ago and quarantined today is kept the retention from today,
+    where its own mtime had it deleted by the next run, before anyone could read why. A directory
+    without a sidecar is the layout's (a host's), walked into; one left empty is removed."""
+    removed = 0
+    for dirpath, dirnames, filenames in os.walk(quarantine, topdown=True, followlinks=False):
+        names = set(dirnames) | set(filenames)
+        walk_into = []
+        for name in sorted(names):
+            if name.endswith(REASON_SUFFIX) and name[: -len(REASON_SUFFIX)] in names:
+                continue  # goes with its entry
+            path = os.path.join(dirpath, name)
+            is_dir = name in dirnames and not os.path.islink(path)
+            reason = path + REASON_SUFFIX if name + REASON_SUFFIX in names else None
+            if is_dir and reason is None:
+                walk_into.append(name)
+                continue
+            try:
+                if _quarantined_at(reason or path) >= cutoff:
+                    continue
+                if is_dir:
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
+                removed += 1
+                if reason:
+                    os.unlink(reason)
+                    removed += 1
+            except FileNotFoundError:
+                pass
+        dirnames[:] = walk_into
+    for dirpath, _dirnames, _filenames in os.walk(quarantine, topdown=False, followlinks=False):
+        if dirpath != str(quarantine):
+            with contextlib.suppress(OSError):
+                os.rmdir(dirpath)  # only when empty
+    return removed
+
+
 def apply_retention(
     dataset: str | os.PathLike,
     quarantine: str | os.PathLike,
@@ -975,17 +1033,5 @@ def apply_retention(
     q_cutoff = dt.datetime.combine(today - dt.timedelta(days=quarantine_days), dt.time(), dt.UTC).timestamp()
     quarantine = Path(quarantine)
     if quarantine.is_dir() and not quarantine.is_symlink():
-        for dirpath, dirnames, filenames in os.walk(quarantine, topdown=False, followlinks=False):
-            links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
-            for name in filenames + links:
-                path = os.path.join(dirpath, name)
-                try:
-                    if os.lstat(path).st_mtime < q_cutoff:
-                        os.unlink(path)
-                        removed["quarantined"] += 1
-                except FileNotFoundError:
-                    pass
-            if dirpath != str(quarantine):
-                with contextlib.suppress(OSError):
-                    os.rmdir(dirpath)  # only when empty
+        removed["quarantined"] = _remove_expired_quarantine(quarantine, q_cutoff)
     return removed
