@@ -8,7 +8,9 @@ forms of the 10,000-host day; this checks, on tests/fleetgen13's fleet (a genera
 blind of the audit), that the forms give the same findings, clusters, host alerts and scores:
 the day split as three ingest runs would have left it (every counters part with its summary,
 as ingest writes them, where the generator wrote none), and that split day compacted by the
-pipeline's own compaction (which sorts the rows it merges)."""
+pipeline's own compaction (which sorts the rows it merges), and the day compacted across hosts
+into day files (`compact_days`: the end state of a closed day, several files of whole hosts,
+read in batches that end between them)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from fleetgen13 import generate
 
 from baseline.cli import main
 from baseline.fleet.counters import counter_buckets, counter_sources
-from baseline.pipeline.ingest import compact_dataset
+from baseline.pipeline.ingest import compact_dataset, compact_days
 from bench.bench_audit import dataset_shape, split_dataset
 from tracer.schema import dataset_files
 
@@ -82,3 +84,34 @@ def test_hosts_with_several_summaries_reduce_the_same_in_batches(tmp_path, gener
     batched = counter_buckets(files, batch_files=4)
     for a, b in zip(whole, batched, strict=True):
         assert a.height > 0 and a.equals(b)
+
+
+def test_the_audit_reads_a_day_compacted_across_hosts_the_same(tmp_path, generated_fleet, capsys):
+    """The day layout (a closed day's events in a few files across hosts, the host column stored):
+    the same findings row for row, clusters, host alerts and `baseline evaluate` scores as the
+    day one file per host-day; also after a late snapshot's partition sits beside the day files."""
+    import datetime as dt
+
+    day = tmp_path / "day"
+    generated_fleet("fleetgen13", generate, day, hosts=24, hours=3, seed=13)
+    whole = _audit(day, tmp_path / "out-whole", capsys)
+    assert whole["findings"].height > 1000 and whole["host_alerts"].height > 0
+
+    days = tmp_path / "days"
+    shutil.copytree(day, days, symlinks=True)
+    rows = sum(pl.scan_parquet(str(f)).select(pl.len()).collect().item() for f in dataset_files(day, "events"))
+    result = compact_days(days, days_after=1, today=dt.date(2100, 1, 1), file_rows=rows // 5)
+    assert result.days >= 1 and result.day_files_out >= 5 and not result.days_left, result
+    assert not list((days / "events").glob("date=*/host=*"))
+    _assert_same(_audit(days, tmp_path / "out-days", capsys), whole, "compacted across hosts")
+
+    # one host's partition moved out of its day file and back beside it, as a late snapshot's
+    late = tmp_path / "late"
+    shutil.copytree(day, late, symlinks=True)
+    date_dir = sorted((late / "events").glob("date=*"))[0]
+    moved = sorted(date_dir.glob("host=*"))[3]
+    shutil.move(moved, tmp_path / "aside")
+    assert compact_days(late, days_after=1, today=dt.date(2100, 1, 1), file_rows=rows // 5).days >= 1
+    shutil.move(tmp_path / "aside", moved)  # its host in no day file: a late host's partition
+    assert list(date_dir.glob("day-*.parquet")) and moved.is_dir()
+    _assert_same(_audit(late, tmp_path / "out-late", capsys), whole, "day files and a late partition")

@@ -36,6 +36,19 @@ Dataset layout (a directory tree; `dataset_files` globs it):
 The `host` column is in the directory name only (PARTITION_COLUMNS), so pandas, pyarrow, DuckDB
 and polars read a table directory with hive partitioning; our readers restore it from the path
 and accept files that still carry it.
+Dataset layout version 2 (DATASET_LAYOUT_VERSION) adds the *day layout* of a closed day
+(DAY_TABLES: the events), written by the pipeline's day compaction (baseline.pipeline.ingest
+`compact_days`) once a date is older than its grace period:
+    <root>/<table>/date=YYYY-MM-DD/day-NNNN.parquet
+a few files across hosts, sorted by host then time, each holding whole hosts (a host is in one
+day file only: `tracebase.hosts` in the footer names its first and last), the `host` column
+stored. Snapshots ingested late for such a day go to date=D/host=H/ beside the day files until
+the next day compaction merges them in. Every reader here reads either layout (the host from
+the file or from the path); a day file's footer also carries the ingest manifest of its hosts
+(`tracebase.day_snapshots`, see `day_snapshots_of`). pandas and pyarrow read a table mixing
+the two layouts as one hive dataset; polars and DuckDB refuse files at two depths in one hive
+scan, so read the forms apart there (`date=*/host=*/*.parquet` with hive partitioning,
+`date=*/day-*.parquet` without) or through `scan`/`dataset_files`.
 Spool layout (written by `tracer run`, one directory per 5-second snapshot, renamed into place
 atomically so a reader never sees half a snapshot):
     <spool>/<host>/snap-<YYYYmmddTHHMMSS.fffZ>-<seq>/{events,counters}.parquet
@@ -43,6 +56,8 @@ atomically so a reader never sees half a snapshot):
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import json
 import os
 import re
@@ -1068,6 +1083,104 @@ HIVE_KEYS = pa.schema([("date", pa.date32()), ("host", pa.string())])
 
 def partition_path(root: str | os.PathLike, table: str, date: str, host: str, name: str) -> Path:
     return Path(root) / table / f"date={date}" / f"host={host}" / name
+
+
+# The day layout (see the module docstring): version 1 is date=D/host=H/part-*.parquet alone.
+DATASET_LAYOUT_VERSION = 2
+DAY_TABLES = ("events",)
+DAY_FILE_PREFIX = "day-"
+META_LAYOUT_DAY = "day"  # tracebase.layout of a day file
+
+
+def day_file_path(root: str | os.PathLike, table: str, date: str, index: int) -> Path:
+    return Path(root) / table / f"date={date}" / f"{DAY_FILE_PREFIX}{index:04d}.parquet"
+
+
+def is_day_file(path: str | os.PathLike) -> bool:
+    """A day-layout file: <table>/date=D/day-NNNN.parquet (whole hosts, host column stored)."""
+    p = Path(path)
+    return p.name.startswith(DAY_FILE_PREFIX) and p.name.endswith(".parquet") and p.parent.name.startswith("date=")
+
+
+def encode_day_snapshots(snapshots: dict[str, Iterable[str]]) -> str:
+    """A day file's ingest manifest ({host: snapshot ids "<host>/snap-<time>-<seq>"}) as footer
+    text. A host-day is up to 17,280 snapshot ids (one per 5 s): as JSON a day file of 250 hosts
+    carried ~100 MiB of footer, zstd-compressed ~30 MiB, which every reader of the file parses.
+    Here each host's ids are (time in ms, sequence number) pairs, sorted and delta-coded as
+    int64 before zstd (a 5 s cadence compresses to a few bytes a snapshot); an id of another
+    shape is kept as text. Decoded by `day_snapshots_of`."""
+    import base64
+
+    import numpy as np
+
+    hosts, counts, other = [], [], {}
+    times: list[int] = []
+    seqs: list[int] = []
+    for host, ids in sorted(snapshots.items()):
+        pairs = []
+        for sid in ids:
+            h, _, name = sid.partition("/")
+            m = SNAPSHOT_NAME.match(name)
+            when = None
+            if h == host and m:
+                with contextlib.suppress(ValueError):
+                    when = dt.datetime.strptime(m.group(1), "%Y%m%dT%H%M%S.%fZ" if "." in m.group(1)
+                                                else "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+            # only names that print back exactly as read (milliseconds, no leading zeros in seq)
+            if when is not None and _snapshot_name(when, int(m.group(2))) == name:
+                pairs.append(((when - _EPOCH) // dt.timedelta(milliseconds=1), int(m.group(2))))
+            else:
+                other.setdefault(host, []).append(sid)
+        pairs.sort()
+        hosts.append(host)
+        counts.append(len(pairs))
+        times.extend(t for t, _ in pairs)
+        seqs.extend(q for _, q in pairs)
+    t = np.asarray(times, np.int64)
+    q = np.asarray(seqs, np.int64)
+    head = json.dumps({"hosts": hosts, "counts": counts, "other": {h: sorted(v) for h, v in other.items()}},
+                      separators=(",", ":")).encode()
+    raw = (len(head).to_bytes(8, "little") + head + np.diff(t, prepend=0).tobytes()
+           + np.diff(q, prepend=0).tobytes())
+    return base64.b64encode(pa.compress(raw, "zstd", asbytes=True)).decode() + f":{len(raw)}"
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def _snapshot_name(when: dt.datetime, seq: int) -> str:
+    return f"snap-{when.strftime('%Y%m%dT%H%M%S')}.{when.microsecond // 1000:03d}Z-{seq}"
+
+
+def day_snapshots_of(text: str | None, hosts: Iterable[str] | None = None) -> dict[str, frozenset[str]]:
+    """The {host: snapshot ids} of a day file's `tracebase.day_snapshots` ({} when absent);
+    only `hosts` when given (ingest asks for one host: the others' ids are never formatted)."""
+    import base64
+
+    import numpy as np
+
+    if not text:
+        return {}
+    body, _, size = text.rpartition(":")
+    raw = pa.decompress(base64.b64decode(body), int(size), "zstd", asbytes=True)
+    n = int.from_bytes(raw[:8], "little")
+    head = json.loads(raw[8:8 + n])
+    total = sum(head["counts"])
+    t = np.cumsum(np.frombuffer(raw, np.int64, total, 8 + n))
+    q = np.cumsum(np.frombuffer(raw, np.int64, total, 8 + n + 8 * total))
+    out: dict[str, frozenset[str]] = {}
+    at = 0
+    wanted = None if hosts is None else set(hosts)
+    for host, count in zip(head["hosts"], head["counts"], strict=True):
+        if wanted is not None and host not in wanted:
+            at += count
+            continue
+        out[host] = frozenset(
+            f"{host}/{_snapshot_name(_EPOCH + dt.timedelta(milliseconds=ms), int(seq))}"
+            for ms, seq in zip(t[at:at + count].tolist(), q[at:at + count].tolist(), strict=True)
+        ) | frozenset(head["other"].get(host, ()))
+        at += count
+    return out
 
 
 def partition_values(path: str | os.PathLike) -> dict[str, str]:

@@ -47,6 +47,7 @@ from tracer.schema import (
     RECORD_KEY,
     dataset_files,
     file_metadata,
+    is_day_file,
     parquet_files,
     validate_file,
     write_table,
@@ -449,11 +450,28 @@ def event_batches(
     batch: list[str] = []
     rows = 0
     stored = False  # a file storing the host column itself (else hive partitioning gives it)
+    # A closed day compacted across hosts (tracer.schema's day layout) is a few day files in
+    # one date directory, each holding whole hosts: a batch may end between two of them. Not
+    # while late partitions (date=D/host=H) sit beside them: a host's late rows must meet its
+    # day file's in one batch (a record delivered twice), so that date stays one batch.
+    compacted = {f.parent for f in files if is_day_file(f)}
+    mixed = {f.parent.parent for f in files if f.parent.parent in compacted and not is_day_file(f)}
+
+    def unit(f: Path) -> Path:
+        """What a batch never splits: a partition directory, a day file, a day with late partitions."""
+        day = is_day_file(f)
+        if (f.parent if day else f.parent.parent) in mixed:
+            return f.parent if day else f.parent.parent
+        return f if day else f.parent
+
+    last: Path | None = None
     for f, (num_rows, has_host) in zip(files, _validated(files), strict=True):
-        if rows >= batch_rows and f.parent != Path(batch[-1]).parent:
+        here = unit(f)
+        if rows >= batch_rows and here != last:
             yield _narrow(_scan_files(batch, stored).filter(since_filter(since_dt)), columns)
             batch, rows, stored = [], 0, False
         batch.append(str(f))
+        last = here
         rows += num_rows
         stored = stored or has_host
     if batch:

@@ -26,6 +26,7 @@ Example (relative paths are resolved against the config file's directory)::
     thresholds:
       compact_min_files: 8                 # compact a partition once it holds this many small files
       compact_small_file_mb: 16            # files below this size count as small
+      compact_days_after: 2                # compact a date's events across hosts this many days after it (0: never)
       audit_window_hours: 2                # audit failures newer than this
       baseline_window_days: 7              # learn the baseline and expected errors from this window
       trend_change_pct: 25                 # week-over-week change that counts as rising/falling
@@ -72,6 +73,11 @@ class Retention:
 class Thresholds:
     compact_min_files: int = 8
     compact_small_file_mb: float = 16.0
+    # a closed date's events compacted across hosts into day files this many days after it
+    # (baseline.pipeline.ingest.compact_days: a few files instead of one per host-day, which the
+    # audit pays per file); 0 never. Late snapshots of such a day are kept beside its day files
+    # until the next run merges them in.
+    compact_days_after: int = 2
     audit_window_hours: float = 2.0
     baseline_window_days: float = 7.0
     trend_change_pct: float = 25.0
@@ -108,7 +114,7 @@ _INT_RANGES = {"dataset_days": 1, "quarantine_days": 1, "findings_days": 1, "com
 # task failed with OverflowError deep inside instead of naming the key.
 _MAX_DAYS = units.MAX_DURATION_S // 86400
 _MAXIMA = {"dataset_days": _MAX_DAYS, "quarantine_days": _MAX_DAYS, "findings_days": _MAX_DAYS,
-           "baseline_window_days": _MAX_DAYS, "audit_window_hours": _MAX_DAYS * 24}
+           "baseline_window_days": _MAX_DAYS, "audit_window_hours": _MAX_DAYS * 24, "compact_days_after": _MAX_DAYS}
 
 
 def _describe(value: object) -> str:
@@ -186,7 +192,7 @@ def config_from_dict(data: object, source: str = "<config>", base_dir: Path | No
     thr = _section(source, data, "thresholds", thr_fields, required=False)
     checked: dict[str, float | int] = {}
     for key, value in thr.items():
-        integer = key == "compact_min_files"
+        integer = key in ("compact_min_files", "compact_days_after")
         minimum = _INT_RANGES.get(key, 0.0)
         number = _number(source, f"thresholds.{key}", value, integer=integer, minimum=minimum)
         if not integer and number <= 0:

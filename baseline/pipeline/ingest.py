@@ -68,11 +68,17 @@ from tracer.fleet.options import HOST_NAME, HOST_RULE
 from tracer.inputs import file_kind
 from tracer.pools import process_pool, results_in_order
 from tracer.schema import (
+    DAY_FILE_PREFIX,
+    DAY_TABLES,
+    META_LAYOUT_DAY,
     PARTITION_COLUMNS,
     TABLES,
     conform,
     counter_buckets_for,
     counter_buckets_path,
+    day_file_path,
+    day_snapshots_of,
+    encode_day_snapshots,
     file_metadata,
     not_utf8,
     partition_path,
@@ -135,6 +141,10 @@ class CompactResult:
     files_in: int = 0
     files_out: int = 0
     leftovers_removed: int = 0  # files covered by a compacted file (interrupted compaction)
+    days: int = 0  # closed days compacted across hosts (compact_days)
+    day_files_in: int = 0
+    day_files_out: int = 0
+    days_left: list[str] = field(default_factory=list)  # closed days left as they are, with the reason
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -203,6 +213,37 @@ def file_snapshots(path: Path) -> frozenset[str]:
     except (OSError, pa.ArrowInvalid):
         return frozenset()
     return frozenset(json.loads(raw)) if raw else frozenset()
+
+
+def day_files(date_dir: Path) -> list[Path]:
+    """The day-layout files of a date directory (tracer.schema DAY_TABLES), sorted."""
+    if not (date_dir / f"{DAY_FILE_PREFIX}0000.parquet").exists():  # one stat on a date not compacted
+        return []
+    return sorted(p for p in date_dir.glob(f"{DAY_FILE_PREFIX}*.parquet") if not p.name.startswith("."))
+
+
+def day_file_hosts(path: Path) -> tuple[str, str] | None:
+    """(first, last) host of a day file, from its footer (None: not a day file of ours)."""
+    try:
+        meta = file_metadata(path)
+        first, last = json.loads(meta["hosts"]) if meta.get("layout") == META_LAYOUT_DAY else (None, None)
+    except (OSError, pa.ArrowInvalid, KeyError, ValueError, TypeError):
+        return None
+    return (first, last) if isinstance(first, str) and isinstance(last, str) else None
+
+
+def day_manifest(date_dir: Path, host: str) -> frozenset[str]:
+    """Snapshot ids of `host` that a day file of `date_dir` holds (its footer's manifest):
+    a snapshot ingested late for a day compacted across hosts is skipped when the day has it."""
+    for f in day_files(date_dir):
+        span = day_file_hosts(f)
+        if span is not None and span[0] <= host <= span[1]:
+            try:
+                text = file_metadata(f).get("day_snapshots")
+            except (OSError, pa.ArrowInvalid):
+                return frozenset()
+            return day_snapshots_of(text, [host]).get(host, frozenset())
+    return frozenset()
 
 
 # --------------------------------------------------------------------------------------------
@@ -599,10 +640,12 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
     manifests: dict[tuple[str, str], frozenset[str]] = {}
 
     def present(table: str, date: str) -> frozenset[str]:
-        """Snapshot ids already in this host's partition (read from the part files' footers once)."""
+        """Snapshot ids already in this host's partition (read from the part files' footers once),
+        and in the day file holding the host when the date was compacted across hosts."""
         if (table, date) not in manifests:
             target_dir = partition_path(dataset, table, date, host, "x").parent
-            manifests[(table, date)] = frozenset().union(*(file_snapshots(p) for p in _part_files(target_dir)))
+            manifests[(table, date)] = frozenset().union(*(file_snapshots(p) for p in _part_files(target_dir)),
+                                                         day_manifest(target_dir.parent, host))
         return manifests[(table, date)]
 
     for entry in entries:
@@ -765,17 +808,182 @@ def compact_dataset(
     small_file_bytes: int = 16 << 20,
     tables: Iterable[str] = ("events", "counters"),
     lock_timeout_s: float = 600.0,
+    days_after: int | None = None,
+    today: dt.date | None = None,
+    day_file_rows: int = 0,
 ) -> CompactResult:
-    """Merge partitions holding >= `min_files` small part files into one file each."""
+    """Merge partitions holding >= `min_files` small part files into one file each; then, with
+    `days_after` (days >= 1), compact every date of DAY_TABLES at least that many days before
+    `today` (UTC) across hosts into day files (compact_days). `min_files` 0 skips the first."""
     dataset = Path(dataset)
+    tables = tuple(tables)
     result = CompactResult()
     if not dataset.is_dir():
         return result
     with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s):
         _remove_dead_partition_stagings(dataset, tables)
-        for part_dir in _partitions(dataset, tables):
-            _compact_partition(part_dir, part_dir.parent.parent.name, min_files, small_file_bytes, result)
+        if min_files:
+            for part_dir in _partitions(dataset, tables):
+                _compact_partition(part_dir, part_dir.parent.parent.name, min_files, small_file_bytes, result)
+        if days_after is not None:
+            _compact_closed_days(dataset, [t for t in tables if t in DAY_TABLES], days_after, today,
+                                 day_file_rows or DAY_FILE_ROWS, result)
     return result
+
+
+# A day file holds whole hosts, about this many rows (the audit's events batch: each day file is
+# one batch), in row groups of DAY_ROW_GROUP_ROWS (polars decodes a file's row groups in parallel).
+DAY_FILE_ROWS = 250_000
+DAY_ROW_GROUP_ROWS = 65_536
+
+
+def compact_days(
+    dataset: str | os.PathLike,
+    *,
+    days_after: int = 2,
+    today: dt.date | None = None,
+    tables: Iterable[str] = DAY_TABLES,
+    file_rows: int = DAY_FILE_ROWS,
+    lock_timeout_s: float = 600.0,
+) -> CompactResult:
+    """Compact every closed date (at least `days_after` days before `today`, UTC) of the day
+    tables across hosts: the date's host partitions (and day files already there, when late
+    snapshots came in since) become a few day files (tracer.schema: DAY_TABLES, day_file_path),
+    sorted by host then time, whole hosts each, the host column and the hosts' ingest manifest
+    stored. The date directory is built anew in a staging tree at the dataset's top and swapped
+    in with one renameat2(RENAME_EXCHANGE): a reader sees the old partitions or the new day
+    files, never both and never neither; a kill -9 leaves hidden debris the next run removes.
+    Where the filesystem cannot swap, the date is left as it is (said in `days_left`)."""
+    return compact_dataset(dataset, min_files=0, tables=tables, lock_timeout_s=lock_timeout_s,
+                           days_after=days_after, today=today, day_file_rows=file_rows)
+
+
+def _compact_closed_days(dataset: Path, tables: list[str], days_after: int, today: dt.date | None,
+                         file_rows: int, result: CompactResult) -> None:
+    if days_after < 1:
+        raise TracebaseError(f"days_after: expected a number of days >= 1 (a day still open is never compacted), "
+                             f"found {days_after}")
+    today = today or dt.datetime.now(dt.UTC).date()
+    last = (today - dt.timedelta(days=days_after)).isoformat()
+    for table in tables:
+        top = dataset / table
+        if not top.is_dir() or top.is_symlink():
+            continue
+        for date_dir in sorted(top.glob("date=*")):
+            if date_dir.name.removeprefix("date=") <= last and date_dir.is_dir() and not date_dir.is_symlink():
+                _compact_day(dataset, date_dir, table, file_rows, result)
+
+
+@dataclass
+class _DayUnit:
+    """What a day file will hold of one source: a host partition's files, or an earlier day file."""
+    first: str
+    last: str
+    files: list[Path]
+    rows: int
+    snapshots: dict[str, frozenset[str]]
+
+
+def _day_units(date_dir: Path) -> tuple[list[_DayUnit], int, str | None]:
+    """The date directory's sources, the number of host partitions among them, or why the date
+    is left alone (anything but host partitions of part files and day files of ours: not ours
+    to drop, and a directory swap would drop it)."""
+    units: list[_DayUnit] = []
+    partitions = 0
+    for e in sorted(os.scandir(date_dir), key=lambda e: e.name):
+        if _is_temporary(e.name):
+            continue  # a killed write's temporary: goes with the old tree
+        if e.is_symlink():
+            return [], 0, f"{shown(e.path)}: a symlink (not followed)"
+        if e.name.startswith("host=") and e.is_dir(follow_symlinks=False):
+            host = e.name.removeprefix("host=")
+            files = []
+            for f in sorted(os.scandir(e.path), key=lambda f: f.name):
+                if _is_temporary(f.name):
+                    continue
+                if not (f.name.startswith("part-") and f.name.endswith(".parquet") and f.is_file(follow_symlinks=False)):
+                    return [], 0, f"{shown(f.path)}: not a part file of ours"
+                files.append(Path(f.path))
+            if files:
+                partitions += 1
+                rows = sum(pq.read_metadata(f).num_rows for f in files)
+                ids = frozenset().union(*(file_snapshots(f) for f in files))
+                units.append(_DayUnit(host, host, files, rows, {host: ids} if ids else {}))
+        elif e.name.startswith(DAY_FILE_PREFIX) and e.name.endswith(".parquet") and e.is_file(follow_symlinks=False):
+            span = day_file_hosts(Path(e.path))
+            if span is None:
+                return [], 0, f"{shown(e.path)}: a day file without its hosts in the footer"
+            meta = file_metadata(Path(e.path))
+            units.append(_DayUnit(span[0], span[1], [Path(e.path)], pq.read_metadata(e.path).num_rows,
+                                  dict(day_snapshots_of(meta.get("day_snapshots")))))
+        else:
+            return [], 0, f"{shown(e.path)}: not a host partition or day file"
+    return units, partitions, None
+
+
+def _compact_day(dataset: Path, date_dir: Path, table: str, file_rows: int, result: CompactResult) -> None:
+    try:
+        units, partitions, problem = _day_units(date_dir)
+    except (OSError, pa.ArrowInvalid) as exc:
+        problem = f"{shown(date_dir)}: cannot read ({getattr(exc, 'strerror', None) or exc})"
+    if problem:
+        result.days_left.append(problem)
+        return
+    if not partitions:
+        return  # day files only (or empty): compacted already
+    # groups of whole sources, about file_rows rows each; a source whose hosts reach into the
+    # group's (a late partition of a host a day file holds) joins it: a host is in one day file
+    units.sort(key=lambda u: (u.first, u.last))
+    groups: list[list[_DayUnit]] = []
+    for u in units:
+        if groups and (sum(g.rows for g in groups[-1]) < file_rows or u.first <= max(g.last for g in groups[-1])):
+            groups[-1].append(u)
+        else:
+            groups.append([u])
+    staging = dataset / f"{COMPACT_STAGING_PREFIX}{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    new_dir = staging / date_dir.name
+    date = date_dir.name.removeprefix("date=")
+    keys = [("host", "ascending"), *SORT_KEYS[table]]
+    try:
+        os.mkdir(staging, atomic.DIR_MODE)
+        os.mkdir(new_dir, atomic.DIR_MODE)
+        with contextlib.suppress(OSError):
+            os.chmod(new_dir, os.stat(date_dir).st_mode & 0o7777)
+        for index, group in enumerate(groups):
+            merged = pa.concat_tables([_read_part(f, table) for u in group for f in u.files]).sort_by(keys)
+            hosts = merged.column("host")
+            snapshots: dict[str, set[str]] = defaultdict(set)
+            for u in group:
+                for h, ids in u.snapshots.items():
+                    snapshots[h] |= ids
+            extra = {"layout": META_LAYOUT_DAY,
+                     "hosts": json.dumps([hosts[0].as_py(), hosts[-1].as_py()] if len(hosts)
+                                         else [group[0].first, group[-1].last])}
+            if snapshots:
+                extra["day_snapshots"] = encode_day_snapshots(snapshots)
+            target = day_file_path(dataset, table, date, index)
+            write_table(merged, new_dir / target.name, table, extra_metadata=extra,
+                        parquet_options={"row_group_size": DAY_ROW_GROUP_ROWS})
+            del merged, hosts
+        atomic.fsync_dir(new_dir)
+        atomic.exchange(new_dir, date_dir)
+    except (TracebaseError, *_DATA_ERRORS) as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        result.days_left.append(f"{shown(date_dir)}: cannot compact across hosts ({exc})")
+        return
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if exc.errno in (errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV):
+            # (NFS, some FUSE and overlay mounts): no half-safe fallback -- the date stays per host
+            result.days_left.append(f"{shown(date_dir)}: left per host (the filesystem cannot swap "
+                                    f"directories: {exc.strerror})")
+            return
+        raise
+    atomic.fsync_dir(date_dir.parent)
+    shutil.rmtree(staging, ignore_errors=True)  # the old date directory, now under the staging name
+    result.days += 1
+    result.day_files_in += sum(len(u.files) for u in units)
+    result.day_files_out += len(groups)
 
 
 def _remove_dead_partition_stagings(dataset: Path, tables: Iterable[str]) -> None:

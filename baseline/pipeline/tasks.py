@@ -5,7 +5,7 @@ runs without Airflow (the embedded default: cron, a shell loop, or by hand). Eve
 takes a validated `PipelineConfig` and returns a small JSON-friendly dict (an XCom value).
 
 ingest_once        spool -> dataset (idempotent), with quarantine; publishes the ingest watermark
-tidy               compact small files, drop data and quarantine past retention
+tidy               compact small files and closed days (across hosts), drop data and quarantine past retention
 refresh_baseline   fit the good-trace baseline on the last `baseline_window_days`
 refresh_expected   learn fleet expected errors and merge them into expected_errors.yaml
 audit_new_failures audit failures of the last `audit_window_hours` into a staging directory
@@ -101,6 +101,8 @@ def tidy(cfg: PipelineConfig, now: dt.datetime | None = None) -> dict:
         cfg.dataset,
         min_files=cfg.thresholds.compact_min_files,
         small_file_bytes=int(cfg.thresholds.compact_small_file_mb * (1 << 20)),
+        days_after=cfg.thresholds.compact_days_after or None,
+        today=_now(now).date(),
     )
     expired = apply_retention(
         cfg.dataset,

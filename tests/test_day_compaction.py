@@ -1,0 +1,287 @@
+"""A closed day compacted across hosts (the day layout: tracer.schema, baseline.pipeline.ingest
+`compact_days`): every reader reads it as it read the host partitions, ingest's idempotency
+manifest stays true for snapshots that come in late, retention and quarantine keep working, and
+a kill -9 at any instant leaves readers the old partitions or the new day files, never both and
+never neither. The audit's outputs on both layouts: tests/test_audit_part_files.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from test_ingest import T0, make_spool, write_snapshot
+
+from baseline.fleet.model import event_batches
+from baseline.pipeline.ingest import (
+    apply_retention,
+    compact_dataset,
+    compact_days,
+    file_snapshots,
+    ingest_spool,
+)
+from baseline.simulator.simulate import simulate
+from tracer.schema import dataset_files, file_metadata, read, read_arrow, scan
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
+DAY = "2026-11-28"
+TODAY = dt.date(2026, 12, 1)  # the day is three days old: closed and past a grace of 2
+KEY = ["host", "trace_id", "seq"]
+
+
+def _events(dataset: Path) -> pl.DataFrame:
+    return read(dataset_files(dataset, "events"), "events").sort(KEY)
+
+
+@pytest.fixture(scope="module")
+def simulated_day(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("simday") / "ds"
+    simulate(root, hosts=12, hours=3, seed=7, start=f"{DAY}T00:00:00Z")
+    return root
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, symlinks=True)
+    return dst
+
+
+def test_a_closed_day_reads_the_same_in_day_files(simulated_day, tmp_path):
+    day = _copy(simulated_day, tmp_path / "day")
+    before = _events(day)
+    rows = before.height
+    result = compact_days(day, days_after=2, today=TODAY, file_rows=rows // 4)
+    assert result.days == 1 and result.day_files_in == 12 and 3 <= result.day_files_out <= 5, result
+    date_dir = day / "events" / f"date={DAY}"
+    files = sorted(p.name for p in date_dir.iterdir())
+    assert files == [f"day-{i:04d}.parquet" for i in range(result.day_files_out)], files
+    # sorted by host then time, whole hosts a file, the span in the footer
+    spans = []
+    for f in sorted(date_dir.iterdir()):
+        frame = pl.read_parquet(f)
+        assert frame["host"].is_sorted()
+        meta = file_metadata(f)
+        assert meta["layout"] == "day"
+        spans.append(tuple(__import__("json").loads(meta["hosts"])))
+        assert spans[-1] == (frame["host"][0], frame["host"][-1])
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)), spans  # a host in one file only
+    after = _events(day)
+    assert after.equals(before)
+    # the other readers of tracer.schema
+    assert scan(day / "events", "events").select(pl.len()).collect().item() == rows
+    arrow = read_arrow(dataset_files(day, "events"), "events", columns=["host", "trace_id", "seq"])
+    assert pl.from_arrow(arrow).sort(KEY).equals(before.select(KEY))
+    batches = [b.collect() for b in event_batches(day, batch_rows=rows // 4, columns=["host", "trace_id", "seq"])]
+    assert len(batches) == result.day_files_out  # a batch may end between two day files
+    hosts_per_batch = [set(b["host"].unique()) for b in batches]
+    assert all(not (a & b) for i, a in enumerate(hosts_per_batch) for b in hosts_per_batch[i + 1:])
+    assert pl.concat(batches).sort(KEY).equals(before.select(KEY))
+    # counters (and their summaries) are not day tables: left per host
+    assert len(dataset_files(day, "counters")) == len(dataset_files(simulated_day, "counters"))
+    # a second run finds nothing to do, and a day inside its grace period is never touched
+    assert compact_days(day, days_after=2, today=TODAY).days == 0
+    young = _copy(simulated_day, tmp_path / "young")
+    assert compact_days(young, days_after=4, today=TODAY).days == 0
+    assert _events(young).equals(before)
+
+
+def test_the_tidy_task_compacts_closed_days(tmp_path, simulated_day):
+    from baseline.pipeline.config import load_config
+    from baseline.pipeline.tasks import tidy
+
+    day = _copy(simulated_day, tmp_path / "ds")
+    cfg_path = tmp_path / "pipeline.yaml"
+    cfg_path.write_text(
+        "version: 1\npaths:\n"
+        + "".join(f"  {k}: {tmp_path / k}\n" for k in ("spool", "quarantine", "findings", "reports"))
+        + f"  dataset: {day}\n  model: {tmp_path / 'model.parquet'}\n  expected_errors: {tmp_path / 'e.yaml'}\n"
+        + "thresholds:\n  compact_days_after: 2\n"
+    )
+    cfg = load_config(cfg_path)
+    assert cfg.thresholds.compact_days_after == 2
+    out = tidy(cfg, now=dt.datetime(2026, 12, 1, 3, tzinfo=dt.UTC))
+    assert out["compact"]["days"] == 1, out
+    assert not list((day / "events" / f"date={DAY}").glob("host=*"))
+    off = tmp_path / "off.yaml"
+    off.write_text(cfg_path.read_text().replace("compact_days_after: 2", "compact_days_after: 0"))
+    assert load_config(off).thresholds.compact_days_after == 0
+
+
+def _ingested(tmp_path: Path, hosts: int = 3, snapshots: int = 4) -> tuple[Path, Path, Path]:
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    make_spool(spool, hosts=hosts, snapshots=snapshots)
+    ingest_spool(spool, dataset, quarantine, remove_ingested=False)  # the spool kept: re-sent later
+    return spool, dataset, quarantine
+
+
+LATER = dt.date(2026, 11, 28)  # T0 (2026-11-25) is three days before
+
+
+def test_late_snapshots_for_a_compacted_day_are_neither_lost_nor_duplicated(tmp_path):
+    spool, dataset, quarantine = _ingested(tmp_path)
+    want = _events(dataset)
+    assert want.height == 24
+    done = compact_days(dataset, days_after=2, today=LATER)
+    assert done.days == 1 and done.day_files_out == 1
+    (day_file,) = (dataset / "events" / "date=2026-11-25").iterdir()
+    assert file_snapshots(day_file) == frozenset()  # the manifest is per host, compressed
+    # the whole spool re-sent (a run killed before its cleanup): nothing new
+    again = ingest_spool(spool, dataset, quarantine, remove_ingested=False)
+    assert again.new_rows == 0 and again.already_ingested == 12, again
+    assert _events(dataset).equals(want)
+    # a late snapshot of that day: kept beside the day files, read with them
+    write_snapshot(spool, "host001", T0 + dt.timedelta(minutes=30), 50)
+    late = ingest_spool(spool, dataset, quarantine, remove_ingested=False)
+    assert late.snapshots == 1 and late.rows["events"] == 2, late
+    with_late = _events(dataset)
+    assert with_late.height == 26 and with_late.select(KEY).is_unique().all()
+    assert (dataset / "events" / "date=2026-11-25" / "host=host001").is_dir()
+    batches = [b.collect() for b in event_batches(dataset, batch_rows=1, columns=KEY)]
+    assert len(batches) == 1  # late rows meet their host's day file in one batch
+    # re-sent once more, then merged by the next day compaction, then re-sent again: still once
+    assert ingest_spool(spool, dataset, quarantine, remove_ingested=False).new_rows == 0
+    merged = compact_days(dataset, days_after=2, today=LATER)
+    assert merged.days == 1 and merged.day_files_in == 2, merged
+    assert sorted(p.name for p in (dataset / "events" / "date=2026-11-25").iterdir()) == ["day-0000.parquet"]
+    assert _events(dataset).equals(with_late)
+    final = ingest_spool(spool, dataset, quarantine)
+    assert final.new_rows == 0 and final.already_ingested == 13, final
+    assert _events(dataset).equals(with_late)
+    # the counters stay per host, their manifest in their own footers as before
+    assert read(dataset_files(dataset, "counters"), "counters").height == 26
+
+
+def test_retention_and_quarantine_work_on_a_compacted_day(tmp_path):
+    spool, dataset, quarantine = _ingested(tmp_path)
+    make_spool(spool, hosts=3, snapshots=2, start=T0 + dt.timedelta(days=2))  # 2026-11-27: not closed yet
+    ingest_spool(spool, dataset, quarantine)
+    assert compact_days(dataset, days_after=2, today=LATER).days == 1
+    assert (dataset / "events" / "date=2026-11-25" / "day-0000.parquet").is_file()
+    # a bad late file for the compacted day is quarantined with its reason; the day is untouched
+    snap = write_snapshot(spool, "host002", T0 + dt.timedelta(hours=1), 70)
+    (snap / "events.parquet").write_bytes(b"not parquet")
+    before = _events(dataset)
+    result = ingest_spool(spool, dataset, quarantine)
+    assert [q["path"].endswith("events.parquet") for q in result.quarantined] == [True], result.quarantined
+    assert Path(result.quarantined[0]["path"] + ".reason").is_file()
+    assert _events(dataset).equals(before)
+    # retention drops the compacted day like any date partition, and keeps the newest
+    removed = apply_retention(dataset, quarantine, dataset_days=1, quarantine_days=30, today=dt.date(2026, 11, 27))
+    assert removed["partitions"] >= 2  # events (day files) and counters of 2026-11-25
+    assert not (dataset / "events" / "date=2026-11-25").exists()
+    assert sorted(_events(dataset)["start_time"].dt.date().unique().to_list()) == [dt.date(2026, 11, 27)]
+
+
+def test_a_date_holding_something_else_is_left_as_it_is(simulated_day, tmp_path):
+    day = _copy(simulated_day, tmp_path / "day")
+    date_dir = day / "events" / f"date={DAY}"
+    (date_dir / "README.txt").write_text("an operator's note")
+    before = _events(day)
+    result = compact_days(day, days_after=2, today=TODAY)
+    assert result.days == 0 and len(result.days_left) == 1 and "README.txt" in result.days_left[0]
+    assert (date_dir / "README.txt").is_file() and len(list(date_dir.glob("host=*"))) == 12
+    assert _events(day).equals(before)
+
+
+_KILLED = """
+import os, signal, sys, datetime as dt
+from baseline.pipeline import ingest
+
+where = sys.argv[2]
+if where in ("before-swap", "after-swap"):
+    real = ingest.atomic.exchange
+    def exchange(a, b):
+        if where == "after-swap":
+            real(a, b)
+        os.kill(os.getpid(), signal.SIGKILL)
+    ingest.atomic.exchange = exchange
+elif where == "mid-write":
+    real_write = ingest.write_table
+    calls = []
+    def write_table(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real_write(*args, **kwargs)
+    ingest.write_table = write_table
+elif where == "cleanup":
+    real_rmtree = ingest.shutil.rmtree
+    def rmtree(path, *args, **kwargs):
+        if ".compact-" in str(path):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real_rmtree(path, *args, **kwargs)
+    ingest.shutil.rmtree = rmtree
+ingest.compact_days(sys.argv[1], days_after=2, today=dt.date(2026, 12, 1), file_rows=int(sys.argv[3]))
+"""
+
+
+def _check_whole(dataset: Path, want: pl.DataFrame) -> None:
+    got = _events(dataset)
+    assert got.height == want.height and got.equals(want)  # never both forms, never neither
+    glob = pl.scan_parquet(str(dataset / "events" / "**" / "*.parquet"), hive_partitioning=False)
+    assert glob.select(pl.len()).collect().item() == want.height  # the documented glob: no debris
+
+
+@pytest.mark.parametrize("where", ["mid-write", "before-swap", "after-swap", "cleanup"])
+def test_a_day_compaction_killed_at_each_step_leaves_one_form(simulated_day, tmp_path, where):
+    day = _copy(simulated_day, tmp_path / "day")
+    want = _events(day)
+    proc = subprocess.run([sys.executable, "-c", _KILLED, str(day), where, str(want.height // 3)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=ENV)
+    assert proc.returncode == -9, proc.stderr[-800:]
+    hidden = [p for p in day.iterdir() if p.name.startswith(".compact-")]
+    assert hidden, "the kill left no staging: it landed outside the compaction"
+    swapped = not list((day / "events" / f"date={DAY}").glob("host=*"))
+    assert swapped == (where in ("after-swap", "cleanup"))
+    _check_whole(day, want)
+    # the next run removes the debris and finishes (or finds the day done)
+    compact_days(day, days_after=2, today=TODAY, file_rows=want.height // 3)
+    assert not [p for p in day.rglob("*") if p.name.endswith(".tmp")]
+    assert not list((day / "events" / f"date={DAY}").glob("host=*"))
+    _check_whole(day, want)
+
+
+def test_kill_9_trials_at_random_instants(simulated_day, tmp_path):
+    """The CLI-free trial: compact_days in a process killed with -9 at a random instant of its
+    run, the readers checked, the next run finishing the job; five trials."""
+    want = _events(simulated_day)
+    code = ("import sys, datetime as dt\nfrom baseline.pipeline.ingest import compact_days\n"
+            f"compact_days(sys.argv[1], days_after=2, today=dt.date(2026, 12, 1), file_rows={want.height // 6})\n")
+    timing = _copy(simulated_day, tmp_path / "timing")
+    t = time.monotonic()
+    subprocess.run([sys.executable, "-c", code, str(timing)], check=True, env=ENV, timeout=300)
+    full_s = time.monotonic() - t
+    rng = random.Random(20)
+    landed = 0
+    for trial in range(5):
+        day = _copy(simulated_day, tmp_path / f"trial{trial}")
+        proc = subprocess.Popen([sys.executable, "-c", code, str(day)], env=ENV, stderr=subprocess.PIPE)
+        try:
+            proc.wait(timeout=rng.uniform(0.3, 1.0) * full_s)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            landed += 1
+        _check_whole(day, want)
+        compact_days(day, days_after=2, today=TODAY, file_rows=want.height // 6)
+        _check_whole(day, want)
+        assert not [p for p in day.rglob("*") if p.name.endswith(".tmp")]
+    print(f"{landed} of 5 kills landed mid-run (a full run {full_s:.2f} s)")
+
+
+def test_compact_dataset_runs_both_steps(tmp_path):
+    """The pipeline's one call: host partitions first (min_files), then closed days."""
+    spool, dataset, quarantine = _ingested(tmp_path)
+    result = compact_dataset(dataset, min_files=2, days_after=2, today=LATER)
+    assert result.days == 1
+    assert _events(dataset).height == 24
+    with pytest.raises(Exception, match="days_after"):
+        compact_dataset(dataset, days_after=0, today=LATER)
