@@ -192,12 +192,33 @@ def scan_audit_reference(root: Path) -> dict:
     return measure([sys.executable, "-c", code])
 
 
-def audit_compare(dataset: Path, before: Path | None, repeat: int, work: str | None) -> int:
-    """`baseline audit` of an existing dataset (e.g. a simulated 10,000-host day) with this
-    checkout and optionally `before`, interleaved, each against the bare scan of the same files
-    in the same run (best of `repeat` wall; peak RSS of that run)."""
+def form_label(dataset: Path) -> str:
+    """Which form of the pipeline's a dataset's events are in: day files across hosts (a closed
+    day after `compact_days`), one file per host-day (compacted, or simulated), or more."""
     from collections import Counter
 
+    from tracer.schema import dataset_files, is_day_file
+
+    files = dataset_files(dataset, "events")
+    days = [f for f in files if is_day_file(f)]
+    per = Counter(f.parent for f in files if not is_day_file(f))
+    most = max(per.values(), default=0)
+    parts = []
+    if days:
+        parts.append(f"day layout: {len(days):,} day files across hosts")
+    if per:
+        parts.append(("one file per host-day" if most == 1 else f"up to {most} events files per host-day")
+                     + (f" ({len(per):,} host partitions)" if days else ""))
+    return " + ".join(parts) or "no events"
+
+
+def audit_compare(dataset: Path, before: Path | None, repeat: int, work: str | None,
+                  before_dataset: Path | None = None) -> int:
+    """`baseline audit` of an existing dataset (e.g. a simulated 10,000-host day) with this
+    checkout and optionally `before`, interleaved, each against the bare scan of the same files
+    in the same run (best of `repeat` wall; peak RSS of that run). `before_dataset`: the before
+    checkout audits that dataset instead (the same day in another form: main on the day as
+    given, this checkout on it compacted across hosts), and its scan is measured too."""
     import pyarrow.parquet as pq
 
     from tracer.schema import counter_buckets_for, dataset_files
@@ -207,25 +228,27 @@ def audit_compare(dataset: Path, before: Path | None, repeat: int, work: str | N
     counters = sum(pq.read_metadata(f).num_rows for f in counter_files)
     summarised = sum(counter_buckets_for(f) is not None for f in counter_files)
     roots = [("now", REPO)] + ([("before", before.resolve())] if before else [])
+    data = {"now": dataset, "before": before_dataset or dataset}
+    scans = ["scan"] + (["scan-before"] if before_dataset else [])
     best: dict[str, dict] = {}
     runs: dict[str, list[dict]] = {}
     load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(dir=work) as tmp:
         for _ in range(repeat):
-            for name, root in [("scan", REPO), *roots]:
-                if name == "scan":
-                    r = scan_audit_reference(dataset)
+            for name, root in [*((s, REPO) for s in scans), *roots]:
+                if name.startswith("scan"):
+                    r = scan_audit_reference(dataset if name == "scan" else data["before"])
                 else:  # --refit: the model is learned from the dataset in both (no saved model used)
-                    r = measure(BASELINE + ["audit", str(dataset), "--refit", "--out", f"{tmp}/{name}"], root)
+                    r = measure(BASELINE + ["audit", str(data[name]), "--refit", "--out", f"{tmp}/{name}"], root)
                 runs.setdefault(name, []).append(r)
                 if name not in best or r["wall_s"] < best[name]["wall_s"]:
                     best[name] = r
     ref = best["scan"]
-    most = max(Counter(f.parent for f in dataset_files(dataset, "events")).values(), default=0)
-    form = "compacted form: one file per host-day" if most == 1 else f"up to {most} events files per host-day"
-    print(f"dataset {dataset} ({form}): {events:,} events, {counters:,} counter rows in {len(counter_files):,} files "
+    print(f"dataset {dataset} ({form_label(dataset)}): {events:,} events, {counters:,} counter rows in {len(counter_files):,} files "
           f"({summarised:,} with a matching counter_buckets summary); load average {load_start:.1f} at the "
           f"start, {os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} CPUs)")
+    if before_dataset:
+        print(f"before audits {before_dataset} ({form_label(before_dataset)}); scan-before is its bare scan")
     print(f"reference: bare polars scan of the same events and counters files: {ref['wall_s']:.2f} s "
           f"({ref['cpu_s']:.1f} CPU s), peak RSS {ref['peak_rss_mib']:.0f} MiB (best of {repeat})")
     for name, _root in roots:
@@ -234,9 +257,14 @@ def audit_compare(dataset: Path, before: Path | None, repeat: int, work: str | N
               f"{au['cpu_s']:.1f} CPU s ({au['cpu_s'] / ref['cpu_s']:.1f}x), "
               f"peak RSS {au['peak_rss_mib']:.0f} MiB ({au['peak_rss_mib'] / 1024:.2f} GiB)")
     if repeat > 1:  # the wall time mostly measures the machine's load: every run's CPU and peak
-        for name in ("scan", *(n for n, _ in roots)):
-            print(f"  {name:7s} every run: " + ", ".join(
+        for name in (*scans, *(n for n, _ in roots)):
+            print(f"  {name:11s} every run: " + ", ".join(
                 f"{r['wall_s']:.1f} s / {r['cpu_s']:.1f} CPU s / {r['peak_rss_mib']:.0f} MiB" for r in runs[name]))
+    if before:  # paired by round: the two ran minutes apart, under the same load
+        cpu = [a["cpu_s"] / b["cpu_s"] for a, b in zip(runs["now"], runs["before"], strict=True)]
+        wall = [a["wall_s"] / b["wall_s"] for a, b in zip(runs["now"], runs["before"], strict=True)]
+        print("  now / before by round: CPU " + ", ".join(f"x{x:.2f}" for x in cpu)
+              + "; wall " + ", ".join(f"x{x:.2f}" for x in wall))
     return 0
 
 
@@ -325,6 +353,22 @@ def split_dataset(src: Path, dst: Path, parts: int, workers: int = 2) -> dict:
     return json.loads(out.stdout)
 
 
+def day_compact_cost(dataset: Path) -> dict:
+    """compact_days (the pipeline's tidy step for a closed day) of `dataset` in a fresh process:
+    wall, CPU s, peak RSS and what it merged. Durable writes, as the pipeline's."""
+    code = (
+        "import datetime as dt, json, resource, time\n"
+        "from baseline.pipeline.ingest import compact_days\n"
+        "t = time.perf_counter()\n"
+        f"r = compact_days({str(dataset)!r}, days_after=1, today=dt.date(9999, 1, 1))\n"
+        "ru = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "print(json.dumps({**r.to_dict(), 'wall_s': time.perf_counter() - t, 'cpu_s': ru.ru_utime + ru.ru_stime,\n"
+        "                  'peak_rss_mib': ru.ru_maxrss / 1024}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    return json.loads(out.stdout)
+
+
 def compact_cost(dataset: Path, min_files: int) -> dict:
     """compact_dataset (the pipeline's tidy step) of `dataset` in a fresh process: wall, CPU s
     and what it merged. Durable writes, as the pipeline's."""
@@ -372,7 +416,8 @@ def audit_outputs(out: Path, dataset: Path) -> dict:
 
 
 def pipeline_forms(dataset: Path, parts: int, repeat: int, work: str | None, modes: list[str],
-                   keep: Path | None = None, compaction: bool = True, window_hours: float = 2.0) -> int:
+                   keep: Path | None = None, compaction: bool = True, window_hours: float = 2.0,
+                   day: bool = True) -> int:
     """The audit of `dataset` in the two forms the pipeline stores a day in, interleaved round by
     round: "compacted" (one file per host-day partition, `dataset` as given: a simulated day is
     in that form already) and "uncompacted" (the same rows as `parts` ingest runs leave them
@@ -401,14 +446,23 @@ def pipeline_forms(dataset: Path, parts: int, repeat: int, work: str | None, mod
             print(f"compaction of the uncompacted day (compact_dataset, min_files={parts}): {cost['wall_s']:.1f} s wall, "
                   f"{cost['cpu_s']:.1f} CPU s; {cost['partitions']:,} partitions, {cost['files_in']:,} files in, "
                   f"{cost['files_out']:,} out")
+        days = base / "compacted-across-hosts"
+        if day and not days.exists():  # a closed day's end state: tidy's day compaction of the day as given
+            subprocess.run(["cp", "-a", str(dataset), str(days)], check=True)
+            cost = day_compact_cost(days)
+            print(f"day compaction of the day as given (compact_days): {cost['wall_s']:.1f} s wall, "
+                  f"{cost['cpu_s']:.1f} CPU s, peak RSS {cost['peak_rss_mib']:.0f} MiB; {cost['days']} days, "
+                  f"{cost['day_files_in']:,} files in, {cost['day_files_out']:,} day files out"
+                  + (f"; left: {cost['days_left']}" if cost["days_left"] else ""))
         forms = [("compacted (as given)", dataset), (f"uncompacted ({parts} parts)", split)]
         forms += [("compacted by tidy", compacted)] if compaction else []
+        forms += [("day files across hosts", days)] if day else []
         dates = sorted(d.name.removeprefix("date=") for d in (dataset / "events").glob("date=*"))
         hh = 24 - window_hours
         window_since = f"{dates[-1]}T{int(hh):02d}:{int(hh % 1 * 60):02d}:00Z"
         for name, ds in forms:
             sh = dataset_shape(ds)
-            print(f"  {name:24s} " + ", ".join(f"{t} {v['files']:,} files (<= {v['max_per_partition']} a partition)"
+            print(f"  {name:24s} [{form_label(ds)}] " + ", ".join(f"{t} {v['files']:,} files (<= {v['max_per_partition']} a partition)"
                                                 for t, v in sh.items()))
         model = Path(tmp) / "model.parquet"
         if {"model", "window"} & set(modes):
@@ -910,6 +964,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --pipeline-forms: refit (the audit learns the model, as --audit), model (a model "
                         "from `baseline learn`, as the pipeline's refresh_baseline task), window (that model and "
                         "the last --window-hours only, as the hourly scheduled audit)")
+    p.add_argument("--no-day", action="store_true",
+                   help="with --pipeline-forms: no day-compacted copy (compact_days across hosts)")
+    p.add_argument("--before-dataset", metavar="DIR",
+                   help="with --audit and --before: the before checkout audits DIR (the same day in another form)")
     p.add_argument("--no-compaction", action="store_true",
                    help="with --pipeline-forms: no compacted copy (its cost: ~10 CPU minutes for 10,000 hosts)")
     p.add_argument("--window-hours", type=float, default=2.0,
@@ -975,13 +1033,17 @@ def main(argv: list[str] | None = None) -> int:
                     f"found {args.parts}, {args.modes!r} and {args.window_hours}")
         return pipeline_forms(Path(args.pipeline_forms), args.parts, args.repeat,
                               args.dir, modes, Path(args.keep) if args.keep else None,
-                              compaction=not args.no_compaction, window_hours=args.window_hours)
+                              compaction=not args.no_compaction, window_hours=args.window_hours,
+                              day=not args.no_day)
     if args.timeline:
         return print_timeline(Path(args.timeline), Path(args.before) if args.before else None, args.repeat, args.dir)
     if args.stages:
         return print_stages(Path(args.stages), args.dir, sample=not args.no_sampler)
     if args.audit:
-        return audit_compare(Path(args.audit), Path(args.before) if args.before else None, args.repeat, args.dir)
+        if args.before_dataset and not args.before:
+            p.error("--before-dataset: expected with --before CHECKOUT, found no --before")
+        return audit_compare(Path(args.audit), Path(args.before) if args.before else None, args.repeat, args.dir,
+                             Path(args.before_dataset) if args.before_dataset else None)
     if args.datasets:
         return compare(Path(args.datasets[0]), Path(args.datasets[1]), Path(args.before) if args.before else None,
                        args.repeat, args.dir, args.only)

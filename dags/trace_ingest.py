@@ -1,8 +1,8 @@
 """trace_ingest: every 5 minutes, move tracer spool snapshots into the fleet dataset.
 
 Ingest is idempotent (a rerun of an interval adds no duplicate rows, a killed run loses none),
-unreadable files go to quarantine with the reason, small files are compacted and old partitions
-expire. Each completed run publishes the dataset's ingest watermark. When new rows land, the
+unreadable files go to quarantine with the reason, small files are compacted, a closed day's
+events compacted across hosts (`thresholds.compact_days_after`) and old partitions expire. Each completed run publishes the dataset's ingest watermark. When new rows land, the
 `tracebase_dataset` asset is updated, which triggers baseline_audit.
 """
 
@@ -49,7 +49,7 @@ def trace_ingest():
 
     @task(retries=2, retry_delay=dt.timedelta(minutes=1))
     def compact_and_expire(config_path: str, ingested: dict) -> dict:  # noqa: ARG001 - runs after ingest
-        """Merge small part files; remove partitions and quarantine past their retention."""
+        """Merge small part files and closed days; remove partitions and quarantine past their retention."""
         from baseline.pipeline.config import load_config
         from baseline.pipeline.tasks import tidy
 

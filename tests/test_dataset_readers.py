@@ -134,3 +134,47 @@ def test_typed_hive_keys_keep_numeric_host_names(tmp_path, simulated):
         assert frame["host"].astype(object).value_counts().to_dict() == names, reader
         if reader != "ours":
             assert {type(v) for v in frame["date"].astype(object)} <= {dt.date, pd.Timestamp}, reader
+
+
+@pytest.fixture(scope="module")
+def mixed_layouts(tmp_path_factory):
+    """Two dates: the first closed and compacted across hosts (day files, host stored), the
+    second one file per host-day, as a live dataset holds them."""
+    from baseline.pipeline.ingest import compact_days
+
+    root = tmp_path_factory.mktemp("mixed") / "ds"
+    simulate(root, hosts=4, hours=30, seed=5, start="2026-11-28T00:00:00Z")
+    assert compact_days(root, days_after=1, today=dt.date(2026, 11, 29)).days == 1
+    assert list((root / "events" / "date=2026-11-28").glob("day-*.parquet"))
+    assert list((root / "events" / "date=2026-11-29").glob("host=*"))
+    return root
+
+
+@pytest.mark.parametrize("reader", ["pandas", "pyarrow.dataset", "polars", "duckdb", "read_arrow"])
+def test_a_table_holding_day_files_reads_by_the_documented_recipes(mixed_layouts, reader):
+    """docs/airflow.md's readers of a table holding both layouts: pandas and pyarrow with the
+    hive keys pinned, polars and DuckDB each form's glob apart, stacked; and tracebase's
+    read_arrow with host asked as a dictionary (a day file's plain column beside hosts restored
+    from the path: 'Unable to merge' before)."""
+    from tracer.schema import HIVE_KEYS, read_arrow
+
+    want = read(dataset_files(mixed_layouts, "events"), "events")
+    d = str(mixed_layouts / "events")
+    keys = ds.partitioning(HIVE_KEYS, flavor="hive")
+    frame = {
+        "pandas": lambda: pd.read_parquet(d, partitioning=keys),
+        "pyarrow.dataset": lambda: ds.dataset(d, format="parquet", partitioning=keys).to_table().to_pandas(),
+        "polars": lambda: pl.concat([
+            pl.scan_parquet(f"{d}/date=*/host=*/*.parquet", hive_schema={"date": pl.Date, "host": pl.String}).drop("date"),
+            pl.scan_parquet(f"{d}/date=*/day-*.parquet", hive_partitioning=False),
+        ], how="diagonal_relaxed").collect().to_pandas(),
+        "duckdb": lambda: duckdb.sql(
+            f"select * exclude (date) from read_parquet('{d}/date=*/host=*/*.parquet', hive_partitioning = true, "
+            "hive_types = {'date': DATE, 'host': VARCHAR}) "
+            f"union all by name select * from read_parquet('{d}/date=*/day-*.parquet')").df(),
+        "read_arrow": lambda: read_arrow(dataset_files(mixed_layouts, "events"), "events",
+                                         columns=["host", "trace_id", "probe"],
+                                         dictionary_columns=["host", "probe"]).to_pandas(),
+    }[reader]()
+    assert len(frame) == want.height
+    assert frame["host"].astype(str).value_counts().to_dict() == dict(want["host"].value_counts().rows())

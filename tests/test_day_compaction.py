@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -94,7 +95,7 @@ def test_a_closed_day_reads_the_same_in_day_files(simulated_day, tmp_path):
 
 
 def test_the_tidy_task_compacts_closed_days(tmp_path, simulated_day):
-    from baseline.pipeline.config import load_config
+    from baseline.pipeline.config import ConfigError, load_config
     from baseline.pipeline.tasks import tidy
 
     day = _copy(simulated_day, tmp_path / "ds")
@@ -113,6 +114,11 @@ def test_the_tidy_task_compacts_closed_days(tmp_path, simulated_day):
     off = tmp_path / "off.yaml"
     off.write_text(cfg_path.read_text().replace("compact_days_after: 2", "compact_days_after: 0"))
     assert load_config(off).thresholds.compact_days_after == 0
+    for bad, found in (("-1", "found -1"), ("1.5", "found 1.5 (float)"), ("yes", "found True (bool)")):
+        off.write_text(cfg_path.read_text().replace("compact_days_after: 2", f"compact_days_after: {bad}"))
+        with pytest.raises(ConfigError, match=rf"key 'thresholds.compact_days_after': expected an integer >= 0 "
+                                              rf"and <= \d+, {re.escape(found)}"):
+            load_config(off)
 
 
 def _ingested(tmp_path: Path, hosts: int = 3, snapshots: int = 4) -> tuple[Path, Path, Path]:

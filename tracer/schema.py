@@ -46,9 +46,11 @@ stored. Snapshots ingested late for such a day go to date=D/host=H/ beside the d
 the next day compaction merges them in. Every reader here reads either layout (the host from
 the file or from the path); a day file's footer also carries the ingest manifest of its hosts
 (`tracebase.day_snapshots`, see `day_snapshots_of`). pandas and pyarrow read a table mixing
-the two layouts as one hive dataset; polars and DuckDB refuse files at two depths in one hive
-scan, so read the forms apart there (`date=*/host=*/*.parquet` with hive partitioning,
-`date=*/day-*.parquet` without) or through `scan`/`dataset_files`.
+the two layouts as one hive dataset with the keys pinned (`partitioning=HIVE_KEYS`; inferred,
+they type the key `host` a dictionary and refuse the day files' string column); polars and
+DuckDB refuse files at two depths in one hive scan, so read the forms apart there
+(`date=*/host=*/*.parquet` with hive partitioning, `date=*/day-*.parquet` without) or through
+`scan`/`dataset_files`.
 Spool layout (written by `tracer run`, one directory per 5-second snapshot, renamed into place
 atomically so a reader never sees half a snapshot):
     <spool>/<host>/snap-<YYYYmmddTHHMMSS.fffZ>-<seq>/{events,counters}.parquet
@@ -1016,7 +1018,7 @@ def read_arrow(
             # ParquetFile, not pq.read_table: that one goes through pyarrow.dataset, whose
             # import pulls in pandas (~0.25 s of CPU and ~30 MiB for every reading command).
             part = pq.ParquetFile(
-                fh, metadata=meta, read_dictionary=[c for c in dictionary_columns if c in names]
+                fh, metadata=meta, read_dictionary=[c for c in dictionary_columns if c in names and c in present]
             ).read(columns=[n for n in names if n in present])
         for name in names:  # a column added by a later schema version: null in older files
             if name not in present:
@@ -1028,8 +1030,23 @@ def read_arrow(
                     part = part.append_column(pa.field(name, column.type), column)
                 else:
                     part = part.append_column(field, pa.nulls(part.num_rows, field.type))
-        parts.append(part.select(names))
+        parts.append(_one_string_type(part.select(names), dictionary_columns))
     return pa.concat_tables(parts, promote_options="permissive")
+
+
+def _one_string_type(part: pa.Table, dictionary_columns: Sequence[str]) -> pa.Table:
+    """Every file's columns in one Arrow type: a column stored dictionary-typed (a frame polars
+    wrote with a Categorical) decoded unless asked for as a dictionary, one asked for encoded
+    where the file stored plain values (a day file's `host`, beside partitions whose `host` the
+    path gives, encoded); the files' tables then concatenate (a dictionary beside a plain string
+    column was "Unable to merge")."""
+    for i, f in enumerate(part.schema):
+        want = f.name in dictionary_columns
+        if pa.types.is_dictionary(f.type) and not want:
+            part = part.set_column(i, f.name, part.column(i).cast(f.type.value_type))
+        elif want and not pa.types.is_dictionary(f.type):
+            part = part.set_column(i, f.name, part.column(i).dictionary_encode())
+    return part
 
 
 def traces_of(events: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:

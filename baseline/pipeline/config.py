@@ -109,7 +109,7 @@ class PipelineConfig:
         return out
 
 
-_INT_RANGES = {"dataset_days": 1, "quarantine_days": 1, "findings_days": 1, "compact_min_files": 2}
+_INT_RANGES = {"dataset_days": 1, "quarantine_days": 1, "findings_days": 1, "compact_min_files": 2, "compact_days_after": 0}
 # Upper bounds for values that become durations (timedelta, int64-ns timestamps): past them a
 # task failed with OverflowError deep inside instead of naming the key.
 _MAX_DAYS = units.MAX_DURATION_S // 86400

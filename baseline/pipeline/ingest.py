@@ -15,6 +15,10 @@ files it leaves alone) and swaps the two directories in one step (renameat2 RENA
 no reader ever sees the merged file beside its inputs; where the filesystem cannot swap, it
 writes the merged file first and deletes its inputs second, and the next run removes inputs
 whose snapshot sets another file covers.
+A closed day's events (tracer.schema DAY_TABLES) are then compacted across hosts (`compact_days`):
+the date directory built anew as a few day files (whole hosts each, host column and the hosts'
+snapshot ids stored) and swapped in whole the same way; ingest looks a late snapshot of such a
+day up in its host's day-file manifest, and writes it beside the day files when new.
 A run killed at any point therefore loses and duplicates nothing; the hidden temporaries of
 its atomic writes (``.part-*.tmp``) are removed when the next run starts. In the spool, the
 hidden temporaries a tracer killed mid-snapshot left (``.snap-*.tmp``) are removed by the tracer
