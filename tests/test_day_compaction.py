@@ -291,3 +291,24 @@ def test_compact_dataset_runs_both_steps(tmp_path):
     assert _events(dataset).height == 24
     with pytest.raises(Exception, match="days_after"):
         compact_dataset(dataset, days_after=0, today=LATER)
+
+
+def test_baseline_ingest_compacts_closed_days_on_request(tmp_path, capsys):
+    """`baseline ingest --compact-days-after DAYS`: the cron user's tidy (default 0: never)."""
+    from baseline.cli import main
+
+    spool, dataset = tmp_path / "spool", tmp_path / "ds"
+    make_spool(spool, hosts=3, snapshots=2)  # 2026-11-25: days old by the clock
+    assert main(["ingest", str(spool), str(dataset), "--compact-days-after", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "compacted 1 closed days across hosts (3 files -> 1 day files)" in out, out
+    assert [p.name for p in (dataset / "events" / "date=2026-11-25").iterdir()] == ["day-0000.parquet"]
+    assert _events(dataset).height == 12
+    make_spool(spool, hosts=1, snapshots=1, start=T0 + dt.timedelta(hours=2))
+    assert main(["ingest", str(spool), str(dataset)]) == 0  # by default: a late partition beside the day files
+    capsys.readouterr()
+    assert (dataset / "events" / "date=2026-11-25" / "host=host000").is_dir() and _events(dataset).height == 14
+    for bad in ("-1", "x", "1.5"):
+        assert main(["ingest", str(spool), str(dataset), "--compact-days-after", bad]) == 2
+        err = capsys.readouterr().err
+        assert "--compact-days-after" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err

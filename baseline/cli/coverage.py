@@ -17,6 +17,7 @@ INGEST_EPILOG = """examples:
   baseline ingest /var/spool/tracebase /srv/tracebase/dataset
   baseline ingest SPOOL DATASET --quarantine /srv/tracebase/quarantine --keep-spool
   baseline ingest SPOOL DATASET --compact-min-files 4 --json
+  baseline ingest SPOOL DATASET --compact-days-after 2     # closed days' events into day files across hosts
 """
 
 COVERAGE_EPILOG = """examples:
@@ -50,6 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-spool", action="store_true", help="leave ingested snapshots in the spool")
     p.add_argument("--compact-min-files", type=common.non_negative_int, default=8, metavar="N",
                    help="compact a partition holding at least N small files (default 8; 0 disables)")
+    p.add_argument("--compact-days-after", type=common.non_negative_int, default=0, metavar="DAYS",
+                   help="compact the events of every date at least DAYS days old (UTC) across hosts into day "
+                        "files (the pipeline's tidy does at 2; default 0: never)")
     p.add_argument("-j", "--workers", type=common.positive_int, default=1, metavar="N", help="ingest hosts in N processes (default 1)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_ingest)
@@ -111,7 +115,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from baseline.pipeline.ingest import compact_dataset, ingest_spool
 
     result = ingest_spool(args.spool, args.dataset, quarantine, remove_ingested=not args.keep_spool, workers=args.workers)
-    compacted = compact_dataset(args.dataset, min_files=args.compact_min_files) if args.compact_min_files else None
+    compacted = compact_dataset(args.dataset, min_files=args.compact_min_files,
+                                days_after=args.compact_days_after or None) \
+        if args.compact_min_files or args.compact_days_after else None
     for w in result.warnings:  # with --json too: in the JSON ("warnings") and said where a person looks
         print(f"baseline ingest: warning: {w}", file=sys.stderr)
     if args.json:
@@ -131,6 +137,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(f"dataset complete up to {result.watermark} (newest snapshot committed)")
     if compacted and compacted.partitions:
         print(f"compacted {compacted.partitions} partitions ({compacted.files_in} files -> {compacted.files_out})")
+    if compacted and compacted.days:
+        print(f"compacted {compacted.days} closed days across hosts ({compacted.day_files_in} files -> "
+              f"{compacted.day_files_out} day files)")
+    for left in compacted.days_left if compacted else ():
+        print(f"baseline ingest: warning: {left}", file=sys.stderr)
     return 0
 
 
