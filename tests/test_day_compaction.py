@@ -312,3 +312,23 @@ def test_baseline_ingest_compacts_closed_days_on_request(tmp_path, capsys):
         assert main(["ingest", str(spool), str(dataset), "--compact-days-after", bad]) == 2
         err = capsys.readouterr().err
         assert "--compact-days-after" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_a_filesystem_that_cannot_swap_keeps_the_day_per_host(simulated_day, tmp_path, monkeypatch):
+    """No half-safe fallback: where renameat2(RENAME_EXCHANGE) is refused (EINVAL: NFS, some
+    overlay and FUSE mounts) the date stays as it was, said in days_left, no staging left."""
+    import errno
+
+    from baseline.pipeline import ingest
+
+    def refuse(a, b):
+        raise OSError(errno.EINVAL, os.strerror(errno.EINVAL), str(b))
+
+    day = _copy(simulated_day, tmp_path / "day")
+    before = _events(day)
+    monkeypatch.setattr(ingest.atomic, "exchange", refuse)
+    result = compact_days(day, days_after=2, today=TODAY)
+    assert result.days == 0 and len(result.days_left) == 1 and "cannot swap directories" in result.days_left[0]
+    assert len(list((day / "events" / f"date={DAY}").glob("host=*"))) == 12
+    assert not [p for p in day.iterdir() if p.name.startswith(".compact-")]
+    assert _events(day).equals(before)

@@ -983,6 +983,9 @@ def _compact_day(dataset: Path, date_dir: Path, table: str, file_rows: int, resu
                                     f"directories: {exc.strerror})")
             return
         raise
+    except BaseException:  # a signal's unwinding, out of memory: the staging tree goes (hidden either way)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     atomic.fsync_dir(date_dir.parent)
     shutil.rmtree(staging, ignore_errors=True)  # the old date directory, now under the staging name
     result.days += 1
