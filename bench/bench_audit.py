@@ -10,9 +10,12 @@
 
 `--pipeline-forms` is the pipeline's real path: the scheduled audit reads the ingested dataset,
 whose host-day partitions hold one part file per ingest run until compaction merges them (1-7
-files), while a simulated day (the bar's) holds one, as a compacted one does. Both forms are
-audited, interleaved and labelled, "compacted (as given)" and "uncompacted (N parts)", with the
-compaction's own cost and the outputs compared.
+files), while a simulated day (the bar's) holds one, as a compacted one does; a closed day is then
+compacted across hosts by tidy (`compact_days`: a few day files). The forms are audited,
+interleaved and labelled, "compacted (as given)", "uncompacted (N parts)", "compacted by tidy"
+and "day files across hosts" (`--no-day`: not that one), with each compaction's own cost and the
+outputs compared. `--audit DAY --before CHECKOUT --before-dataset GIVEN` pairs this checkout on
+one form with the before checkout on another (CPU and wall ratios by round).
 
 `--quality` scores the audit (`baseline evaluate`) on seventeen generators in one run: the project's
 simulator; tests/fleetgen, an independent messy-fleet generator that shares no code with it

@@ -468,3 +468,38 @@ def test_a_shared_probe_rising_with_the_call_mix_is_not_the_family_rising():
     assert alerts["errno"].to_list() == ["EAGAIN"]
     # judged at the shared probe alone (no call depths: no operation entry known), gpu003 alerts
     assert set(host_alerts(counters, learned)["host"]) == {"gpu003", "gpu005"}
+
+
+def _two_runs_counters(order: int) -> pl.LazyFrame:
+    """A crash-looping host (gpu003) fails its registrations in two runs of 4 buckets (2-5 and
+    12-15; the second with more failures) among 20 healthy hosts; rows in one of three orders."""
+    import random
+
+    rows = []
+    for h in range(20):
+        host = f"gpu{h:03d}"
+        for b in range(24):
+            fails = (8 if 2 <= b <= 5 else 9 if 12 <= b <= 15 else 0) if host == "gpu003" else 0
+            rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": "mlx5_ib_reg_user_mr",
+                         "layer": "driver", "invocations": 10, "failures": fails,
+                         "errno_counts": [{"errno": "EIO", "count": fails}] if fails else []})
+    if order:
+        random.Random(order).shuffle(rows)
+    return pl.DataFrame(rows).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns")).lazy()
+
+
+def test_a_persistent_bad_state_names_one_run_whatever_the_order():
+    """Two runs as long: the one with the most failures (then the latest) is named, in any row
+    order and any thread count. Sorted on the length alone the runs came in the group-by's
+    order: the 10,000-host day's audit named 08:00 for a host one file per host-day and 11:00
+    with its events compacted across hosts (the counters the same)."""
+    from baseline.fleet.audit import host_alerts
+
+    since = set()
+    for order in range(3):
+        alerts = host_alerts(_two_runs_counters(order), ExpectedErrors([]))
+        alerts = alerts.filter(pl.col("alert") == "persistent_bad_state")
+        assert alerts["host"].to_list() == ["gpu003"], alerts
+        since.add(alerts["since"][0])
+        assert "(36 failures)" in alerts["detail"][0], alerts["detail"][0]
+    assert since == {T0 + dt.timedelta(minutes=15 * 12)}

@@ -1071,7 +1071,11 @@ def host_alerts(
         # crash loop fails it at every restart
         .filter(((pl.col("buckets") >= persistent_buckets) | (pl.col("_ongoing") & (pl.col("buckets") >= ongoing_buckets)))
                 & (pl.col("bad") >= min_run_failure_rate * pl.col("buckets")))
-        .sort(["host", "buckets"], descending=[False, True])
+        # a host's longest run; of runs as long, the one with the most failures, then the latest:
+        # the group-by above gives its runs in no set order, and sorted on the length alone two
+        # runs of 4 buckets were taken in that order -- the same counters named 08:00 on the day
+        # one file per host-day and 11:00 on it compacted across hosts
+        .sort(["host", "buckets", "bad", "since"], descending=[False, True, True, True])
         .group_by("host", maintain_order=True).first()
     )
     persistent = runs.select(
