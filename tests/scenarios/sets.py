@@ -27,6 +27,7 @@ from scenarios import (
     real_third,
     real_thirteenth,
     real_twelfth,
+    real_twentieth,
     real_twentyfirst,
 )
 from scenarios.harness import NoAnomalyCase, Scenario
@@ -70,6 +71,8 @@ SETS: list[RealSet] = [
             real_eighteenth.quiet_teardown),
     RealSet("real_nineteenth", real_nineteenth.REAL_NINETEENTH, real_nineteenth.QUIET_NINETEENTH,
             real_nineteenth.quiet_teardown),
+    RealSet("real_twentieth", real_twentieth.REAL_TWENTIETH, real_twentieth.QUIET_TWENTIETH,
+            real_twentieth.quiet_teardown),
     RealSet("real_twentyfirst", real_twentyfirst.REAL_TWENTYFIRST, real_twentyfirst.QUIET_TWENTYFIRST,
             real_twentyfirst.quiet_teardown),
 ]
