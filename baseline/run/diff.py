@@ -191,6 +191,26 @@ not a stale done-marker making a job skip its work). Three refinements:
   full accept queue, a server that never answers). Tokens carry no return value and waits are
   noise probes, so the program's reaction (its message, a close, the exit path every run has)
   was named instead; return values and latencies are read for the waits only, when asked.
+* so does a thread's *first read of a file, or listing of a directory, that came back empty*
+  -- read returning 0, getdents64 only "." and ".." -- at a call site (role, call, path) where a
+  good run's first call had content and none came back empty (`_EmptyAnswers`: a manifest its
+  generator never wrote to, an input directory a copy step left empty), for the error-free
+  region within 4k events after it (the program may open and close its output first, as every
+  run does); its ``empty_answer`` is true. And a *checked kill* (see Threads cut off) no good
+  run of the sender's role sent names the error-free region of the sender right after it that
+  never re-joins the good runs (`_KillsOnlyHere`: a supervisor killing its worker at a deadline
+  its config set too short; a kill that was only timing leaves the sender doing what the good
+  runs did next).
+* a region with no error reaching its thread's end whose last call is a signal sent
+  successfully (abort()'s tgkill of SIGABRT, raise(), a script killing its own group) is
+  named by that call (`_raised_signals`), not by the first call of abort()'s preamble.
+* the top anomaly -- an error at a path, or a thread's end with nothing failed -- ranks behind
+  an error-free divergence of *another* process of the bad run that caused it
+  (`_cause_in_another_process`): a successful truncate/unlink/rename/O_TRUNC open of a path
+  the ended thread's process had used (a cleaner truncating a shard a job had mapped: SIGBUS),
+  or of the error's own path before it; or a call going elsewhere where the good runs touched
+  the error's path at that point (a build step writing to the directory its config names, so
+  the publish step's cp finds nothing): that divergence takes the top score.
 
 **Threads cut off.** A thread still running when its recording stopped (tracer record's
 linger or -d ran out; the trace's metadata lists it, tracer.schema.CUT_OFF_KEY) did not end:
@@ -429,6 +449,13 @@ TIMEOUT_WAITS = frozenset({"poll", "ppoll", "select", "pselect6", "epoll_wait", 
 # event loop between transfers) returns 0 within microseconds; a wait for an answer that does
 # not come returns 0 when its timeout runs out, tens of milliseconds to seconds later.
 TIMED_OUT_MIN_NS = 10_000_000
+# Reads of a file and listings of a directory: a thread's first one at a path coming back empty
+# (read 0, a listing of nothing but "." and "..") where the good runs' first one there had
+# content is a different answer from a successful call (see _EmptyAnswers).
+FIRST_READ_PROBES = frozenset({"read", "pread64", "readv", "preadv", "preadv2"})
+LISTING_PROBES = frozenset({"getdents64"})
+# An empty directory's listing: "." and "..", one 24-byte struct linux_dirent64 each.
+EMPTY_LISTING_BYTES = 48
 # Calls that send a signal: a successful one by another process of the run, to threads still
 # running at that point, is a teardown (see _Teardowns).
 SIGNAL_PROBES = frozenset({"kill", "tkill", "tgkill", "pidfd_send_signal", "rt_sigqueueinfo", "rt_tgsigqueueinfo"})
@@ -606,6 +633,8 @@ def _describe(a: dict[str, Any]) -> str:
         out += f" (other path: {a['path2']})"
     if a.get("timed_out_ms") is not None:
         out += f" (timed out: nothing ready after {a['timed_out_ms']:g} ms, where the good runs' waits were answered)"
+    elif a.get("empty_answer"):
+        out += " (came back empty: nothing to read, where the good runs' first call there had content)"
     else:
         out += f" -> {a['errno']}" if a["errno"] else " (no error: a path good runs never took)"
     return out
@@ -977,6 +1006,8 @@ def diff_traces(
     del salted, orig
     p.errno[idem_mkdir] = idem_errno  # tokens made: shown as recorded
     timeouts = _TimedOutWaits(p, outcomes, nb)  # keeps the waits' streams: sid is released now
+    empties = _EmptyAnswers(p, outcomes, nb)  # so do the first reads'
+    kills = _KillsOnlyHere(p, teardown, nb)  # and the checked kills'
     _release(p, "narg", "depth", "sid")
     # Bad streams are numbered first, so their positions are a prefix: split by views. A loop
     # never spans two streams, so each side is compressed on its own (in place, in its part of
@@ -1046,6 +1077,7 @@ def diff_traces(
         _killed_threads(p, bs, regions, named, max_weight, recovered, has_novel, b_end)
         if exit_changed and message_row >= 0:
             _silent_before_reported(p, bs, regions, named, (weight, max_weight), message_row, timing_codes, noise)
+        _raised_signals(p, bs, regions, named, max_cls, b_end)
         named_cls, named_oc = b_cls[named], b_oc[named]
         # A region that opens with a message catalog lookup reports the error the thread met
         # just before it, even one the good runs met as well and got past (cp --reflink=always:
@@ -1155,6 +1187,18 @@ def diff_traces(
         # reordering even when its events are known ones (the close and exit path every run has):
         # it is named by the timeout.
         timed_out = timeouts.openings(bs, regions, b_start, seq_rows, matched_role, k, max_cls == 0)
+        # ... and so is one after a first read or listing that came back empty where the good
+        # runs' had content (see _EmptyAnswers), within 4k events: the program may first do
+        # what every run does with what it read (open its output, write its header) before
+        # the emptiness shows. It is named by that call.
+        empty = empties.openings(bs, regions, b_start, seq_rows, matched_role, k, (max_cls == 0) & (timed_out < 0),
+                                 reach=4 * k)
+        timed_out = np.where(timed_out >= 0, timed_out, empty)
+        # ... and so is one of a sender that never re-joins the good runs right after a checked
+        # kill no good run of its role sent (see _KillsOnlyHere): named by the kill.
+        killed = kills.openings(bs, regions, b_start, seq_rows, matched_role, k,
+                                (max_cls == 0) & ~recovered & (timed_out < 0))
+        timed_out = np.where(timed_out >= 0, timed_out, killed)
         timed_out[reported >= 0] = -1
         reorder &= (timed_out < 0) & ~caused
         score[reorder] = REORDER_SCORE
@@ -1253,16 +1297,23 @@ def diff_traces(
                     "then_wrote": rows.output_after(nb, ev_seq, ev["pid"]),
                     "next_event": next_event,
                     "timed_out_ms": timeouts.waited.get(int(timed_out[r])) if timed_out[r] >= 0 else None,
+                    "empty_answer": bool(empty[r] >= 0 and timed_out[r] == empty[r]),
                     "process": proc,
                     "position": ev_seq,
                     "recovered": bool(recovered[r]),
                     "unexplained_events": int(regions.end[r] - regions.start[r] + 1),
                     "last_common": [_strip(e) for e in last_common],
                     "good_instead": [_strip(e) for e in good_instead],
+                    # (for _cause_in_another_process, removed below)
+                    "_row": int(bs.orig[pos]) if reported[r] < 0 and timed_out[r] < 0 else -1,
+                    "_good_npaths": {e["npath"] for e in good_instead if e.get("npath")},
                 }
             )
     reorderings = [a for a in anomalies if a["kind"] == "reordering"]
     anomalies = [a for a in anomalies if a["kind"] != "reordering"]
+    _cause_in_another_process(p, nb, anomalies)
+    for a in anomalies + reorderings:
+        del a["_row"], a["_good_npaths"]
     count = int((~reorder).sum()) if len(regions) else 0
 
     # Roles every good trace has and the bad trace lacks.
@@ -2314,6 +2365,8 @@ def _known_errors_after_new(regions: align.Regions, novel: np.ndarray, b_cls: np
 
 
 EXIT_PROBES = frozenset({"exit", "exit_group"})
+# Successful calls that change a file other processes may be using (see _cause_in_another_process).
+CHANGING_CALLS = frozenset({"truncate", "ftruncate", "unlink", "unlinkat", "rename", "renameat", "renameat2"})
 
 
 def _killed_threads(p: Prepared, bs: align.Streams, regions: align.Regions, named: np.ndarray, max_weight: np.ndarray,
@@ -2339,6 +2392,73 @@ def _killed_threads(p: Prepared, bs: align.Streams, regions: align.Regions, name
     exits = codes_where(p.probe_values, EXIT_PROBES)
     cand &= ~np.isin(p.probe[np.maximum(last, 0)], exits)
     named[cand] = ends[cand]
+
+
+def _cause_in_another_process(p: Prepared, nb: int, anomalies: list[dict[str, Any]]) -> None:
+    """The top anomaly -- an error at a path, or a thread's end with nothing failed (killed by
+    a signal) -- put behind an error-free divergence of *another* process of the bad run that
+    made it happen, which then ranks first (its score raised to the top one's; ties go to the
+    earliest event). The divergence is a successful call that
+    * changed the file the failing thread was using: a truncate, an unlink, a rename, an open
+      with O_TRUNC (`CHANGING_CALLS`) at a path the ended thread's process had used before
+      (a cleaner truncating a shard a job had mapped: the job dies of SIGBUS touching it), or
+      at the very path of the error; or
+    * went elsewhere where the good runs touched the error's path at that point (`good_instead`
+      holds it): the build step writing its result to the directory its config names, so the
+      publish step's cp finds no result where every good run's build had put it.
+    The top anomaly is the consequence: what the person needs is the call that made it.
+    Updates `anomalies` in place (order and ranks)."""
+    if len(anomalies) < 2 or p.pid is None:
+        return
+    top = anomalies[0]
+    ended = top["probe"] == END_PROBE and top["errno"] is None
+    if not ended and (top["errno"] is None or not top["npath"]):
+        return
+    top_pid = top["process"]["pid"]
+    used: set[int] | None = None
+    for i, a in enumerate(anomalies[1:], start=1):
+        row = a["_row"]
+        if (a["kind"] != "divergence" or a["errno"] is not None or row < 0 or row >= nb
+                or a["process"]["pid"] in (None, top_pid) or not a["npath"]):
+            continue
+        changing = a["probe"] in CHANGING_CALLS or (
+            a["probe"] in FIND_PROBES and "O_TRUNC" in str(p.value("arg", row) or ""))
+        if ended:
+            if not changing:
+                continue
+            if used is None:
+                mine = np.flatnonzero(p.pid[:nb] == top_pid)
+                used = set(np.unique(p.plainpath[mine]).tolist())
+            hit = int(p.plainpath[row]) in used
+        else:
+            hit = a["position"] < top["position"] and (
+                (changing and a["npath"] == top["npath"]) or top["npath"] in a["_good_npaths"])
+        if hit:
+            a["score"] = max(float(a["score"]), float(top["score"]))
+            a["rank"], top["rank"] = top["rank"], a["rank"]
+            anomalies.insert(0, anomalies.pop(i))
+            return
+
+
+def _raised_signals(p: Prepared, bs: align.Streams, regions: align.Regions, named: np.ndarray, max_cls: np.ndarray,
+                    b_end: np.ndarray) -> None:
+    """A region with no error reaching the end of its thread -- its END, no exit call of the
+    thread's own -- whose last call, in the region, is a signal sent successfully
+    (`SIGNAL_PROBES`) is a thread that signalled itself and died of it: abort() (glibc:
+    gettid, getpid, tgkill SIGABRT) after a check failed, raise(), a script's kill of its own
+    process group. strace shows `+++ killed by SIGABRT +++` right after that call; the region is
+    named by it, not by the first new call of the abort's preamble (gettid says nothing).
+    Nothing failed before it, so the region has no error to name. Updates `named` in place."""
+    ends = regions.end
+    last = bs.orig[np.maximum(ends - 1, 0)]
+    cand = ((max_cls == 0) & (ends == b_end[regions.sid] - 1) & (bs.orig[ends] < 0) & (ends - 1 >= regions.start)
+            & (last >= 0))
+    if not cand.any():
+        return
+    signals = codes_where(p.probe_values, SIGNAL_PROBES)
+    at = np.maximum(last, 0)
+    cand &= np.isin(p.probe[at], signals) & (p.errno[at] < 0)
+    named[cand] = ends[cand] - 1
 
 
 def _fallback_lookups(p: Prepared, bs: align.Streams, soft_change: np.ndarray, novel: np.ndarray) -> np.ndarray:
@@ -2650,7 +2770,7 @@ class _TimedOutWaits:
         self.timed: np.ndarray | None = None  # per wait row: timed out (read on first use)
         self.waited: dict[int, float] = {}  # timed-out row -> milliseconds it waited
 
-    def _timed_out(self, matched_role: list[str]) -> np.ndarray:
+    def _hits(self, matched_role: list[str]) -> np.ndarray:
         if self.timed is None:
             src = self.p.order[self.rows]
             ret = numpy_of(pc.fill_null(self.outcomes.column("ret"), -1))[src]
@@ -2663,28 +2783,100 @@ class _TimedOutWaits:
         return self.timed
 
     def openings(self, bs: align.Streams, regions: align.Regions, b_start: np.ndarray, seq_rows: np.ndarray,
-                 matched_role: list[str], k: int, asked: np.ndarray) -> np.ndarray:
+                 matched_role: list[str], k: int, asked: np.ndarray, reach: int | None = None) -> np.ndarray:
         """Per region (where `asked`): the row of the first timed-out wait of its stream among
-        the k events before its start (a window of the model: the events a timeout is followed
-        by -- a close, a message -- can match one by chance, the timeout itself never can) and
-        its first event (its END: the thread's end); else -1."""
+        the k events (`reach`, if given) before its start (a window of the model: the events a
+        timeout is followed by -- a close, a message -- can match one by chance, the timeout
+        itself never can) and its first event (its END: the thread's end); else -1."""
         out = np.full(len(regions), -1, dtype=np.int64)
         asked = asked & np.isin(regions.sid, self.sid)  # regions in a thread that waited at all
         if not asked.any():
             return out
-        timed = self._timed_out(matched_role)
+        timed = self._hits(matched_role)
         if not timed.any():
             return out
         rows, sids, seqs = self.rows[timed], self.sid[timed], seq_rows[self.rows[timed]]
         for r in np.flatnonzero(asked & np.isin(regions.sid, sids)).tolist():  # in a thread that timed out
             sid, start = int(regions.sid[r]), int(regions.start[r])
-            back = start - k
+            back = start - (k if reach is None else reach)
             lo = int(_seq_of(bs, np.array([back]), seq_rows)[0]) if back >= b_start[sid] else -1
             hi = int(seq_rows[bs.orig[start]]) if bs.orig[start] >= 0 else np.iinfo(np.int64).max
             hit = np.flatnonzero((sids == sid) & (seqs > lo) & (seqs < hi))
             if len(hit):
                 out[r] = int(rows[hit[np.argmin(seqs[hit])]])
         return out
+
+
+class _EmptyAnswers(_TimedOutWaits):
+    """A thread's first read of a file (`FIRST_READ_PROBES`) returning 0, or its first listing
+    of a directory (`LISTING_PROBES`) returning nothing but "." and "..", in the bad run, at a
+    call site (role, call, plain normalised path) where a good run's thread made such a first
+    call and none of them found it empty: the file or the directory had content in every good
+    run and nothing in this one (a manifest its generator never wrote a line to, a staging
+    directory a copy step left empty). The call succeeded; only its return value says so, and
+    a token has none -- so the error-free divergence right after it (the program's message,
+    the work it skips) would otherwise name the program's reaction instead. Named the way a
+    wait that timed out is (see _TimedOutWaits.openings). A later read returning 0 is the end
+    of the data, every run's; a first one the good runs saw empty too is the program's way.
+    Return values are read for these calls only, and only when a region asks."""
+
+    def __init__(self, p: Prepared, outcomes: EventColumns, nb: int):
+        reads = codes_where(p.probe_values, FIRST_READ_PROBES)
+        listings = codes_where(p.probe_values, LISTING_PROBES)
+        files = codes_where(p.npath_values, lambda v: v.startswith("/") and not v.startswith("/dev/"))
+        cand = np.flatnonzero(code_in(p.probe, np.concatenate([reads, listings]), len(p.probe_values))
+                              & (p.errno < 0) & code_in(p.plainpath, files, len(p.npath_values)))
+        # each thread's first call of its kind at its path (rows of a stream are in its order)
+        order = np.lexsort((p.seq[cand], p.plainpath[cand], p.probe[cand], p.sid[cand]))
+        cand = cand[order]
+        first = np.ones(len(cand), dtype=bool)
+        first[1:] = ((p.sid[cand[1:]] != p.sid[cand[:-1]]) | (p.probe[cand[1:]] != p.probe[cand[:-1]])
+                     | (p.plainpath[cand[1:]] != p.plainpath[cand[:-1]]))
+        self.rows = np.sort(cand[first])
+        self.sid = p.sid[self.rows]
+        self.site = p.probe[self.rows].astype(np.int64) * (len(p.npath_values) + 1) + p.plainpath[self.rows]
+        self.listing = np.isin(p.probe[self.rows], listings)
+        self.p, self.outcomes, self.nb = p, outcomes, nb
+        self.timed = None
+        self.waited = {}  # (no wait: nothing timed)
+
+    def _hits(self, matched_role: list[str]) -> np.ndarray:
+        if self.timed is None:
+            ret = numpy_of(pc.fill_null(self.outcomes.column("ret"), -1))[self.p.order[self.rows]]
+            empty = np.where(self.listing, (ret >= 0) & (ret <= EMPTY_LISTING_BYTES), ret == 0)
+            role = np.array([matched_role[int(j)] for j in self.sid], dtype=object)
+            good = self.rows >= self.nb
+            sites = {(r, int(c)) for r, c in zip(role[good], self.site[good], strict=True)}
+            empty_sites = {(r, int(c)) for r, c in zip(role[good & empty], self.site[good & empty], strict=True)}
+            self.timed = empty & ~good & np.array(
+                [(r, int(c)) in sites and (r, int(c)) not in empty_sites for r, c in zip(role, self.site, strict=True)],
+                dtype=bool)
+        return self.timed
+
+
+class _KillsOnlyHere(_TimedOutWaits):
+    """Checked kills (see _Teardowns) the bad run sent from a role whose good runs sent none:
+    a supervisor whose child was still running when it decided to end it -- its deadline (read
+    from a config) passed, a health check said stalled. A checked kill is dropped from the
+    streams as timing (a pool's terminate finding its workers gone or not), so the sender's
+    reaction after it (its message, its exit with another status) would name the region
+    instead. Named the way a wait that timed out is (see _TimedOutWaits.openings), for a region
+    of the sender that never re-joins the good runs: a kill that was only timing leaves the
+    sender doing what the good runs did next."""
+
+    def __init__(self, p: Prepared, teardown: _Teardowns, nb: int):
+        self.rows = np.sort(teardown.checked)
+        self.sid = p.sid[self.rows]
+        self.p, self.nb = p, nb
+        self.timed = None
+        self.waited = {}
+
+    def _hits(self, matched_role: list[str]) -> np.ndarray:
+        if self.timed is None:
+            good = self.rows >= self.nb
+            roles = {matched_role[int(j)] for j in self.sid[good]}
+            self.timed = ~good & np.array([matched_role[int(j)] not in roles for j in self.sid], dtype=bool)
+        return self.timed
 
 
 def _abandoned_waits(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: np.ndarray,
