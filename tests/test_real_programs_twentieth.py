@@ -17,8 +17,10 @@ Failed on main (the differ named the job's reaction, not the call that went anot
 nofail_inputs_dir_listing_empty and nofail_manifest_empty (the message / the output's close:
 the empty answer is in no token), nofail_short_read_abort (gettid, abort()'s preamble, not its
 tgkill), nofail_deadline_below_worker_time_killed (the message: a checked kill was dropped as
-timing), nofail_build_writes_to_staging_publish_enoent (cp's ENOENT, the consequence) and
-nofail_cleaner_truncates_mapped_shard_sigbus (the job's end, not the cleaner's truncate).
+timing), nofail_build_writes_to_staging_publish_enoent (cp's ENOENT, the consequence),
+nofail_cleaner_truncates_mapped_shard_sigbus (the job's end, not the cleaner's truncate) and
+nofail_env_file_selects_cpu_backend (python's bytecode-cache miss of the other module,
+openat ENOENT __pycache__/backend_cpu.*.pyc, not the lookup of backend_cpu.py opening the region).
 
 The table of outcomes is printed at the end of the module (`.venv/bin/python -m
 bench.scenario_accuracy --real` prints the same, for every case, standalone).
@@ -42,13 +44,7 @@ from scenarios.sets import assert_no_program_repeats, assert_set_is_new, earlier
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
 
-KNOWN_MISSES: dict[str, str] = {
-    "nofail_env_file_selects_cpu_backend": (
-        "python's bytecode-cache miss of the module it imports instead (openat ENOENT "
-        "__pycache__/backend_cpu.*.pyc, a soft error at a path no good run had) outranks the "
-        "successful stat of backend_cpu.py that opens the region; the good runs' miss of "
-        "backend_gpu's cache is the same routine miss on the other branch"),
-}
+KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
 FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_TWENTIETH if s.name not in BENCH_ONLY]

@@ -52,6 +52,10 @@ Method
    directory: the failed create and the mkdir drop out. So does an input stream given back at
    exit on a pipe -- lseek ESPIPE as a thread's last call before its exit
    (`_exit_time_stream_syncs`): whether stdio's read-ahead held unread data is the writer's timing.
+   So does a cache miss its thread fills -- an open ENOENT at a path the thread then renames a
+   file onto or creates, within `CACHE_FILL_ROWS` rows, at a call site no good run opened
+   (`_cache_misses_filled`: python's bytecode cache of the module it imports): which cache a
+   run misses follows what it loads.
 4. **Loop compression** (DiffTrace): repeated n-grams (n <= 4) collapse, so iteration counts
    do not matter; a virtual END token closes every stream.
 5. **Model** (stide): the set of length-k windows (default k=4) of every good stream, keyed by
@@ -436,6 +440,10 @@ GIVE_UP_MIN = 3
 TABLE_FULL_ERRNOS = frozenset({"EMFILE", "ENFILE"})
 # Rows at most between two attempts of a retry loop (a wait, a close, a new socket, ...).
 RETRY_GAP = 16
+# How far (rows of the stream-ordered table, in the same thread) a cache miss's fill is looked for (see
+# _cache_misses_filled): python compiles the module between its bytecode cache's miss and the
+# rename onto it, some twenty rows.
+CACHE_FILL_ROWS = 64
 # The longest gap between two steps of a probe loop looked into for misses (see
 # _gaps_past_misses): ld.so's subdirectories of one directory are some forty rows.
 WALK_GAP = 256
@@ -888,6 +896,9 @@ def diff_traces(
     # again (git's loose objects in their fan-out directory): one create, like a good run's
     # that found the directory (which objects' directories exist depends on their hashes).
     retried[_parents_made_on_demand(p, codes_where(p.probe_values, noise_probes))] = True
+    # A cache miss the thread then fills (python's bytecode cache of the module it imports:
+    # missing, compiled, renamed onto it): which cache a run misses follows what it loads.
+    retried[_cache_misses_filled(p, good_ok_calls)] = True
     # An input stream given back at exit on a pipe (lseek ESPIPE, then the exit): whether its
     # buffer held unread data is how much the writer had written when the reader filled it.
     retried[_exit_time_stream_syncs(p, codes_where(p.probe_values, noise_probes))] = True
@@ -2289,6 +2300,48 @@ def _parents_made_on_demand(p: Prepared, noise_codes: np.ndarray) -> np.ndarray:
         if not found:
             break
     return np.flatnonzero(made)
+
+
+def _cache_misses_filled(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
+    """Rows (indices) of a cache miss its thread fills: an open for reading (`CREATE_PROBES`
+    without O_CREAT) failing ENOENT at a path the same thread then publishes within
+    `CACHE_FILL_ROWS` rows -- renames a file onto it (`PUBLISH_PROBES`, the path as the
+    target) or creates it (an open with O_CREAT) successfully -- at a call site (call, path)
+    no good run opened successfully. Python's bytecode cache (``__pycache__/m.cpython-311.pyc``
+    missing, the module compiled, the cache written to a temporary and renamed onto it),
+    ccache, a font cache: which entries a run misses follows what it loads, and the fill says
+    the miss was only a cache's. Left in, the miss of a module imported on another branch (an
+    environment variable choosing the fallback backend) named its region instead of the new
+    lookup that opens it. A miss where the good runs found the file is an outcome change and
+    stays, filled or not (a state file missing, then written afresh)."""
+    none = np.zeros(0, dtype=np.int64)
+    enoent = codes_where(p.errno_values, ("ENOENT",))
+    opens = codes_where(p.probe_values, CREATE_PROBES)
+    if not len(enoent) or not len(opens) or p.raw_path is None:
+        return none
+    n_probes, n_args = len(p.probe_values), len(p.narg_values)
+    creating = code_in(p.narg, codes_where(p.narg_values, lambda v: "O_CREAT" in v), n_args)
+    is_open = code_in(p.probe, opens, n_probes)
+    cand = np.flatnonzero(code_in(p.errno, enoent, len(p.errno_values)) & is_open & ~creating
+                          & (p.raw_path >= 0) & (p.plainpath >= 0))
+    if not len(cand):
+        return none
+    publish = code_in(p.probe, codes_where(p.probe_values, PUBLISH_PROBES), n_probes)
+    fills = (p.errno < 0) & (publish | (is_open & creating))
+    ahead = np.cumsum(fills)
+    cand = cand[ahead[np.minimum(cand + CACHE_FILL_ROWS, len(p) - 1)] > ahead[cand]]  # a fill soon after
+    if len(cand):
+        cand = cand[~np.isin(_call_keys(p, cand), good_ok_calls)]
+    out = []
+    for c in cand.tolist():  # few: misses with a publish or create right after them
+        want = p.raw_path_values[int(p.raw_path[c])]
+        hi = min(c + CACHE_FILL_ROWS + 1, len(p))
+        later = c + 1 + np.flatnonzero((p.sid[c + 1 : hi] == p.sid[c]) & fills[c + 1 : hi])
+        for r in later.tolist():
+            if (p.value("path2", r) if publish[r] else p.value("path", r)) == want:
+                out.append(c)
+                break
+    return np.array(out, dtype=np.int64)
 
 
 def _exit_time_stream_syncs(p: Prepared, noise_codes: np.ndarray) -> np.ndarray:
