@@ -89,3 +89,21 @@ def test_fault_is_named_and_good_runs_are_quiet(name, twentieth_recorder, tmp_pa
 def test_run_to_run_noise_is_quiet(name, twentieth_recorder, tmp_path):
     case = next(c for c in QUIET_TWENTIETH if c.name == name)
     check_noise_case(case, twentieth_recorder, tmp_path, QUIET, FLAKY_QUIET)
+
+
+def test_an_empty_listing_says_so(twentieth_recorder, tmp_path):
+    """The report of an empty first listing marks it (`empty_answer`, JSON) and says it came
+    back empty (text), where a path no good run took would be said of a new event: the
+    getdents64 of inputs/ is the same call at the same path as the good runs', only its
+    answer differs."""
+    from scenarios.harness import record_scenario
+
+    from baseline.run.diff import diff_traces
+
+    sc = next(s for s in REAL_TWENTIETH if s.name == "nofail_inputs_dir_listing_empty")
+    goods, bad, base = record_scenario(sc, twentieth_recorder, tmp_path)
+    report = diff_traces(good=goods, bad=bad)
+    top = report.to_dict()["anomalies"][0]
+    assert (top["probe"], top["path"], top["empty_answer"]) == ("getdents64", f"{base}/inputs", True)
+    assert "came back empty" in report.render_text()
+    assert not any(a["empty_answer"] for a in report.to_dict()["anomalies"][1:])

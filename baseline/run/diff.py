@@ -2320,25 +2320,31 @@ def _cache_misses_filled(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
     if not len(enoent) or not len(opens) or p.raw_path is None:
         return none
     n_probes, n_args = len(p.probe_values), len(p.narg_values)
-    creating = code_in(p.narg, codes_where(p.narg_values, lambda v: "O_CREAT" in v), n_args)
-    is_open = code_in(p.probe, opens, n_probes)
-    cand = np.flatnonzero(code_in(p.errno, enoent, len(p.errno_values)) & is_open & ~creating
-                          & (p.raw_path >= 0) & (p.plainpath >= 0))
+    creating = codes_where(p.narg_values, lambda v: "O_CREAT" in v)
+    publish = codes_where(p.probe_values, PUBLISH_PROBES)
+    # one pass over the rows (the errno column), then the few misses only
+    cand = np.flatnonzero(code_in(p.errno, enoent, len(p.errno_values)))
+    cand = cand[code_in(p.probe[cand], opens, n_probes) & ~code_in(p.narg[cand], creating, n_args)]
+    cand = cand[(p.raw_path[cand] >= 0) & (p.plainpath[cand] >= 0)]
     if not len(cand):
         return none
-    publish = code_in(p.probe, codes_where(p.probe_values, PUBLISH_PROBES), n_probes)
-    fills = (p.errno < 0) & (publish | (is_open & creating))
-    ahead = np.cumsum(fills)
-    cand = cand[ahead[np.minimum(cand + CACHE_FILL_ROWS, len(p) - 1)] > ahead[cand]]  # a fill soon after
-    if len(cand):
-        cand = cand[~np.isin(_call_keys(p, cand), good_ok_calls)]
+    cand = cand[~np.isin(_call_keys(p, cand), good_ok_calls)]
+    if not len(cand):
+        return none
+    # the fills: successful renames, and opens with O_CREAT (one pass over the probe column)
+    fills = np.flatnonzero(code_in(p.probe, np.concatenate([publish, opens]), n_probes))
+    fills = fills[(p.errno[fills] < 0) & (code_in(p.probe[fills], publish, n_probes)
+                                          | code_in(p.narg[fills], creating, n_args))]
+    at = np.searchsorted(fills, cand, side="right")
+    nxt = fills[np.minimum(at, max(len(fills) - 1, 0))] if len(fills) else cand
+    cand = cand[(at < len(fills)) & (nxt - cand <= CACHE_FILL_ROWS) & (p.sid[nxt] == p.sid[cand])]
     out = []
-    for c in cand.tolist():  # few: misses with a publish or create right after them
+    for c in cand.tolist():  # misses with a fill of their thread right after them: few
         want = p.raw_path_values[int(p.raw_path[c])]
-        hi = min(c + CACHE_FILL_ROWS + 1, len(p))
-        later = c + 1 + np.flatnonzero((p.sid[c + 1 : hi] == p.sid[c]) & fills[c + 1 : hi])
-        for r in later.tolist():
-            if (p.value("path2", r) if publish[r] else p.value("path", r)) == want:
+        near = fills[(fills > c) & (fills <= c + CACHE_FILL_ROWS)]
+        for r in near[p.sid[near] == p.sid[c]].tolist():
+            moved = bool(code_in(p.probe[r : r + 1], publish, n_probes)[0])
+            if (p.value("path2", r) if moved else p.value("path", r)) == want:
                 out.append(c)
                 break
     return np.array(out, dtype=np.int64)
@@ -2874,36 +2880,46 @@ class _EmptyAnswers(_TimedOutWaits):
     Return values are read for these calls only, and only when a region asks."""
 
     def __init__(self, p: Prepared, outcomes: EventColumns, nb: int):
-        reads = codes_where(p.probe_values, FIRST_READ_PROBES)
-        listings = codes_where(p.probe_values, LISTING_PROBES)
-        files = codes_where(p.npath_values, lambda v: v.startswith("/") and not v.startswith("/dev/"))
-        cand = np.flatnonzero(code_in(p.probe, np.concatenate([reads, listings]), len(p.probe_values))
-                              & (p.errno < 0) & code_in(p.plainpath, files, len(p.npath_values)))
-        # each thread's first call of its kind at its path (rows of a stream are in its order)
-        order = np.lexsort((p.seq[cand], p.plainpath[cand], p.probe[cand], p.sid[cand]))
-        cand = cand[order]
-        first = np.ones(len(cand), dtype=bool)
-        first[1:] = ((p.sid[cand[1:]] != p.sid[cand[:-1]]) | (p.probe[cand[1:]] != p.probe[cand[:-1]])
-                     | (p.plainpath[cand[1:]] != p.plainpath[cand[:-1]]))
-        self.rows = np.sort(cand[first])
+        # every successful read or listing at a path (one pass over the probe column); which is
+        # its thread's first at that path, and at a file, is worked out when a region asks
+        self.reads = codes_where(p.probe_values, FIRST_READ_PROBES)
+        self.listings = codes_where(p.probe_values, LISTING_PROBES)
+        rows = np.flatnonzero(code_in(p.probe, np.concatenate([self.reads, self.listings]), len(p.probe_values)))
+        self.rows = rows[(p.errno[rows] < 0) & (p.plainpath[rows] >= 0)]
         self.sid = p.sid[self.rows]
-        self.site = p.probe[self.rows].astype(np.int64) * (len(p.npath_values) + 1) + p.plainpath[self.rows]
-        self.listing = np.isin(p.probe[self.rows], listings)
         self.p, self.outcomes, self.nb = p, outcomes, nb
         self.timed = None
         self.waited = {}  # (no wait: nothing timed)
 
     def _hits(self, matched_role: list[str]) -> np.ndarray:
         if self.timed is None:
-            ret = numpy_of(pc.fill_null(self.outcomes.column("ret"), -1))[self.p.order[self.rows]]
-            empty = np.where(self.listing, (ret >= 0) & (ret <= EMPTY_LISTING_BYTES), ret == 0)
-            role = np.array([matched_role[int(j)] for j in self.sid], dtype=object)
-            good = self.rows >= self.nb
-            sites = {(r, int(c)) for r, c in zip(role[good], self.site[good], strict=True)}
-            empty_sites = {(r, int(c)) for r, c in zip(role[good & empty], self.site[good & empty], strict=True)}
-            self.timed = empty & ~good & np.array(
-                [(r, int(c)) in sites and (r, int(c)) not in empty_sites for r, c in zip(role, self.site, strict=True)],
-                dtype=bool)
+            p, rows, sid = self.p, self.rows, self.sid
+            self.timed = np.zeros(len(rows), dtype=bool)
+            # each thread's first call of its kind at its path (seq orders a thread's rows)
+            order = np.lexsort((p.seq[rows], p.plainpath[rows], p.probe[rows], sid))
+            srt = rows[order]
+            head = np.ones(len(srt), dtype=bool)
+            head[1:] = ((sid[order][1:] != sid[order][:-1]) | (p.probe[srt[1:]] != p.probe[srt[:-1]])
+                        | (p.plainpath[srt[1:]] != p.plainpath[srt[:-1]]))
+            first = order[head]  # indices into rows
+            # at a file or a directory: a path, not a pipe, a socket or a device
+            codes = np.unique(p.plainpath[rows[first]])
+            files = codes[[v.startswith("/") and not v.startswith("/dev/") for v in
+                           (p.npath_values[int(c)] for c in codes)]] if len(codes) else codes
+            first = first[np.isin(p.plainpath[rows[first]], files)]
+            if not len(first):
+                return self.timed
+            ret = numpy_of(pc.fill_null(self.outcomes.column("ret"), -1))[p.order[rows[first]]]
+            listing = np.isin(p.probe[rows[first]], self.listings)
+            empty = np.where(listing, (ret >= 0) & (ret <= EMPTY_LISTING_BYTES), ret == 0)
+            # call sites keyed by (role, call, path): roles numbered per stream
+            names: dict[str, int] = {}
+            role_of = np.array([names.setdefault(r, len(names)) for r in matched_role], dtype=np.int64)
+            key = ((role_of[sid[first]] * (len(p.probe_values) + 1) + p.probe[rows[first]]) * (len(p.npath_values) + 1)
+                   + p.plainpath[rows[first]])
+            good = rows[first] >= self.nb
+            hit = empty & ~good & np.isin(key, key[good]) & ~np.isin(key, key[good & empty])
+            self.timed[first[hit]] = True
         return self.timed
 
 
