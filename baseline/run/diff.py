@@ -214,7 +214,10 @@ not a stale done-marker making a job skip its work). Three refinements:
   the ended thread's process had used (a cleaner truncating a shard a job had mapped: SIGBUS),
   or of the error's own path before it; or a call going elsewhere where the good runs touched
   the error's path at that point (a build step writing to the directory its config names, so
-  the publish step's cp finds nothing): that divergence takes the top score.
+  the publish step's cp finds nothing): that divergence takes the top score. A top ENOENT at
+  a path under a directory whose first listing came back empty before it (an empty answer,
+  above) is named by that listing (`_empty_listing_cause`: dash's glob over an empty
+  directory leaves its pattern, and cat fails on ``incoming/*.csv``).
 
 **Threads cut off.** A thread still running when its recording stopped (tracer record's
 linger or -d ran out; the trace's metadata lists it, tracer.schema.CUT_OFF_KEY) did not end:
@@ -1323,6 +1326,15 @@ def diff_traces(
     reorderings = [a for a in anomalies if a["kind"] == "reordering"]
     anomalies = [a for a in anomalies if a["kind"] != "reordering"]
     _cause_in_another_process(p, nb, anomalies)
+    if anomalies and anomalies[0]["errno"] in MISSING_NAME_ERRNOS and anomalies[0]["path"]:
+        # a name not found under a directory whose listing came back empty (see _empty_listing_cause)
+        hit = _empty_listing_cause(p, empties, matched_role, anomalies[0])
+        if hit >= 0:
+            ev = rows.event(hit)
+            anomalies[0].update(probe=ev["probe"], errno=None, path=ev["path"], npath=ev["npath"], path2=ev["path2"],
+                                position=ev["seq"], then_wrote=rows.output_after(nb, ev["seq"], ev["pid"]),
+                                next_event=None, empty_answer=True, process={**anomalies[0]["process"],
+                                "pid": ev["pid"], "tid": ev["tid"], "comm": ev["comm"]})
     for a in anomalies + reorderings:
         del a["_row"], a["_good_npaths"]
     count = int((~reorder).sum()) if len(regions) else 0
@@ -2424,6 +2436,9 @@ def _known_errors_after_new(regions: align.Regions, novel: np.ndarray, b_cls: np
 
 
 EXIT_PROBES = frozenset({"exit", "exit_group"})
+# Errors saying a name is not there: after an empty listing of its directory, a consequence
+# (see _empty_listing_cause).
+MISSING_NAME_ERRNOS = frozenset({"ENOENT"})
 # Successful calls that change a file other processes may be using (see _cause_in_another_process).
 CHANGING_CALLS = frozenset({"truncate", "ftruncate", "unlink", "unlinkat", "rename", "renameat", "renameat2"})
 
@@ -2451,6 +2466,25 @@ def _killed_threads(p: Prepared, bs: align.Streams, regions: align.Regions, name
     exits = codes_where(p.probe_values, EXIT_PROBES)
     cand &= ~np.isin(p.probe[np.maximum(last, 0)], exits)
     named[cand] = ends[cand]
+
+
+def _empty_listing_cause(p: Prepared, empties: _EmptyAnswers, matched_role: list[str], top: dict[str, Any]) -> int:
+    """The row of an empty answer (see _EmptyAnswers) of the bad run before the top anomaly, a
+    name not found (`MISSING_NAME_ERRNOS`) at a path under the directory it listed (or at the
+    file it read): the shell's glob over an empty directory leaves its pattern as it is, and
+    cat fails ENOENT on ``incoming/*.csv``; the listing that came back empty is where the run
+    left the good runs' way, the error its consequence. Else -1. Return values are read only
+    here, for a run whose top anomaly is such an error."""
+    hits = empties.rows[empties._hits(matched_role)]
+    if not len(hits):
+        return -1
+    hits = hits[p.seq[hits] < top["position"]]
+    path = top["path"].rstrip("/")
+    for r in hits[np.argsort(p.seq[hits])].tolist():
+        d = (p.value("path", r) or "").rstrip("/")
+        if d and (path == d or path.startswith(d + "/")):
+            return int(r)
+    return -1
 
 
 def _cause_in_another_process(p: Prepared, nb: int, anomalies: list[dict[str, Any]]) -> None:

@@ -431,6 +431,78 @@ def cleaner_truncates_mapped_shard(base: Path, bad: bool) -> None:
                  "cleaner": [PY3, "-S", f"{base}/cleaner.py", f"{base}/retention.json"]})
 
 
+SWEEP_PY = r'''
+import fnmatch, json, os, sys
+
+conf = json.load(open(sys.argv[1]))
+for name in sorted(os.listdir(conf["dir"])):
+    if fnmatch.fnmatch(name, conf["stale"]):
+        os.unlink(os.path.join(conf["dir"], name))
+'''
+
+STAGE_SH = """\
+set -e
+{py} -S {base}/sweep.py {base}/sweep.json
+cat {base}/run/*.lock > /dev/null || true
+cp {base}/run/params.json {base}/out/params.json
+"""
+
+
+def sweep_removes_live_params(base: Path, bad: bool) -> None:
+    run = base / "run"
+    run.mkdir()
+    (base / "out").mkdir()
+    write(run / "params.json", json.dumps({"lr": 0.1}))
+    write(run / "old.lock", "1\n")
+    write(base / "sweep.py", SWEEP_PY)
+    # the bad host's sweep pattern was widened from the stale locks to everything in run/
+    write(base / "sweep.json", json.dumps({"dir": str(run), "stale": "*" if bad else "*.lock"}))
+    write(base / "start.sh", STAGE_SH.format(py=PY3, base=base))
+
+
+COUNT_C = r'''
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    int fd = open(argv[1], O_RDONLY);
+    if (fd < 0) { perror(argv[1]); return 2; }
+    char buf[4096];
+    long lines = 0;
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        for (ssize_t i = 0; i < n; i++) lines += buf[i] == '\n';
+    close(fd);
+    if (lines == 0) { fprintf(stderr, "count: %s: no records\n", argv[1]); return 1; }
+    printf("%ld records\n", lines);
+    return 0;
+}
+'''
+
+
+def c_reader_input_empty(base: Path, bad: bool) -> None:
+    _cc(base, "count", COUNT_C)
+    # the bad host's export step created the file and crashed before writing a record
+    write(base / "export.csv", "" if bad else "".join(f"{i},row\n" for i in range(300)))
+    _inputs(base)
+
+
+def _count(b: Path) -> list[str]:
+    return ["/bin/sh", "-c", f"cat {b}/data/* > /dev/null && exec {b}/count {b}/export.csv"]
+
+
+def glob_matches_nothing(base: Path, bad: bool) -> None:
+    inp = base / "incoming"
+    inp.mkdir()
+    (base / "out").mkdir()
+    if not bad:  # the bad host's upstream transfer delivered nothing
+        for i in range(4):
+            write(inp / f"part{i}.csv", f"{i},x\n" * 20)
+    # dash leaves a pattern that matches nothing as it is: cat then opens 'incoming/*.csv'
+    write(base / "start.sh", f"cat {inp}/*.csv > {base}/out/all.csv\n")
+
+
 REAL_TWENTIETH: list[Scenario] = [
     # a wrong answer from good calls
     Scenario("nofail_model_config_names_legacy", "python3 job: model from its JSON config", _job,
@@ -488,6 +560,18 @@ REAL_TWENTIETH: list[Scenario] = [
              lambda b: f"{b}/spool/shard-live.dat",
              description="the cleaner's retention pattern matches the live shard: its truncate succeeds, the "
                          "job touching its mapping dies of SIGBUS after"),
+    Scenario("nofail_sweep_removes_live_params_cp_enoent", "sh -e: python3 sweep of run/, then cp run/params.json",
+             _start, sweep_removes_live_params, frozenset({"unlink", "unlinkat"}), None,
+             lambda b: f"{b}/run/params.json",
+             description="the sweep's pattern matches everything in run/: its unlink of params.json succeeds, "
+                         "the next step's cp fails ENOENT (the consequence)"),
+    Scenario("nofail_c_reader_export_empty", "sh: cat inputs, then a C line counter of the export", _count,
+             c_reader_input_empty, frozenset({"read"}), None, lambda b: f"{b}/export.csv",
+             description="the export is empty: the counter's first read returns 0, it says 'no records', exit 1"),
+    Scenario("nofail_glob_matches_nothing_cat_enoent", "sh (dash): cat incoming/*.csv > out/all.csv", _start,
+             glob_matches_nothing, frozenset({"getdents64", "getdents"}), None, lambda b: f"{b}/incoming",
+             description="incoming/ is empty: the shell's listing has only . and .., the pattern stays as "
+                         "it is and cat fails ENOENT on 'incoming/*.csv' (the consequence)"),
 ]
 
 
