@@ -10,7 +10,9 @@ its config says so that the publish step's cp fails ENOENT later, a supervisor k
 worker at a deadline from its config, a job killed by its alarm watchdog while blocked in flock,
 and deaths by a signal with nothing failed before: SIGXCPU under ulimit -t, SIGFPE in a C
 worker, abort() after a short read, SIGBUS in a job whose mapped shard a cleaner process of the
-same run truncated. The good-vs-good noise cases (config values, listings, manifest sizes,
+same run truncated, a sweep unlinking the live params.json before cp copies it, a C counter
+whose export is empty, and dash's glob over an empty directory (cat then fails ENOENT on the
+pattern itself). The good-vs-good noise cases (config values, listings, manifest sizes,
 dated release targets, poll counts, lock waits, CPU work varying) must be quiet.
 
 Failed on main (the differ named the job's reaction, not the call that went another way):
@@ -20,7 +22,10 @@ tgkill), nofail_deadline_below_worker_time_killed (the message: a checked kill w
 timing), nofail_build_writes_to_staging_publish_enoent (cp's ENOENT, the consequence),
 nofail_cleaner_truncates_mapped_shard_sigbus (the job's end, not the cleaner's truncate) and
 nofail_env_file_selects_cpu_backend (python's bytecode-cache miss of the other module,
-openat ENOENT __pycache__/backend_cpu.*.pyc, not the lookup of backend_cpu.py opening the region).
+openat ENOENT __pycache__/backend_cpu.*.pyc, not the lookup of backend_cpu.py opening the region),
+and the three written after the mechanisms, to see whether they carry:
+nofail_sweep_removes_live_params_cp_enoent (cp's ENOENT), nofail_c_reader_export_empty (the
+counter's message) and nofail_glob_matches_nothing_cat_enoent (cat's ENOENT on the pattern).
 
 The table of outcomes is printed at the end of the module (`.venv/bin/python -m
 bench.scenario_accuracy --real` prints the same, for every case, standalone).

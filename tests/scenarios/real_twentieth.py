@@ -10,14 +10,18 @@ process's death by a signal nothing failed before.
   file), a VERSION file read successfully whose content fails the job's compatibility check
   (its message, exit 1);
 - **a successful call with a different answer that matters**: an input directory whose listing
-  comes back empty (getdents64 returns 0 at once; the job says "no inputs" and exits 1), a
-  manifest that is empty (read returns 0 at its first call; the job does nothing, exit 0);
+  comes back empty (getdents64 returns only "." and ".."; the job says "no inputs" and exits
+  1), a manifest that is empty (read returns 0 at its first call; the job does nothing, exit
+  0), a C line counter's export that is empty (its first read() returns 0: "no records");
 - **the first failed call a consequence of a successful one**: a build step writing its result
   to the directory its config names (``staging`` on the bad host) -- it succeeds -- so the
   publish step's ``cp`` of the usual path fails ENOENT later; a supervisor whose config gives its
   worker a deadline below the worker's time, killing it (kill SIGTERM succeeds; the worker is cut
   off, the supervisor exits 1); a job with an ``alarm`` watchdog blocking in ``flock`` on a lock
-  a stale process holds (flock ERESTARTSYS when SIGALRM kills it: the stall's place);
+  a stale process holds (flock ERESTARTSYS when SIGALRM kills it: the stall's place); a sweep
+  whose widened pattern unlinks the live ``params.json`` (the next step's cp fails ENOENT);
+  dash's ``cat incoming/*.csv`` over an empty directory (the glob's listing comes back empty,
+  the pattern stays as it is, cat fails ENOENT on it);
 - **death by a signal with no failing call before it**: SIGXCPU from ``ulimit -t`` on a job
   whose input grew, SIGFPE in a C worker dividing by a batch size of 0 read from its config
   (the python supervisor's wait4 reports the signal), abort() in a C reader after a short read
