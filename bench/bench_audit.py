@@ -1003,7 +1003,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=1,
                    help="with --datasets, --audit or --timeline: measurements per command (best kept)")
     p.add_argument("--only", choices=["learn"], help="with --datasets: the learn figures only (no audit)")
-    p.add_argument("--quality", action="store_true", help="only: evaluate scores on the seventeen generators")
+    p.add_argument("--quality", action="store_true", help="only: evaluate scores on the eighteen generators")
     p.add_argument("--quality-hosts", type=int, default=300)
     p.add_argument("--quality-hours", type=float, default=6.0)
     p.add_argument("--seed", type=int, default=9, help="fleetgen seed for --quality")

@@ -281,6 +281,51 @@ def test_two_canary_hosts_on_a_release_are_not_each_others_platform():
     assert host_alerts(_canary_counters(3), ExpectedErrors([])).is_empty()
 
 
+# reference: ib_uverbs_create_qp -> ... -> mlx5_ib_create_qp -> mlx5_qpc_create_qp -> mlx5_cmd_exec
+# (CREATE_QP; BAD_SYS_STATE -> -EIO), and query_gid's rdma_get_gid_attr, which an agent calls all day
+_CREATE_QP_CHAIN = (("ib_uverbs_create_qp", "uverbs"), ("mlx5_ib_create_qp", "driver"),
+                    ("mlx5_qpc_create_qp", "driver"))
+
+
+def _drained_counters(resumes: bool, hosts: int = 20, buckets: int = 12) -> pl.LazyFrame:
+    """Counters of a small mlx5 fleet, one snapshot per 15 minutes: every host's jobs create 12 QPs
+    a bucket and its agent reads 60 GID entries. gpu007's firmware fails every CREATE_QP with EIO in
+    buckets 6 and 7 (its jobs crash-loop); then the host is drained: no job, so no create_qp, while
+    its tracer reports on (the agent's reads) -- or, with `resumes`, its jobs come back and pass."""
+    rows = []
+    for h in range(hosts):
+        host = f"gpu{h:03d}"
+        for b in range(buckets):
+            bad = host == "gpu007" and b in (6, 7)
+            gone = host == "gpu007" and b >= 8 and not resumes
+            for probe, layer in _CREATE_QP_CHAIN:
+                calls = 0 if gone else 12
+                rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": probe,
+                             "layer": layer, "vendor": "mlx5", "invocations": calls, "failures": calls if bad else 0,
+                             "errno_counts": [{"errno": "EIO", "count": calls}] if bad else []})
+            rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": "rdma_get_gid_attr",
+                         "layer": "core", "vendor": "mlx5", "invocations": 60, "failures": 0, "errno_counts": []})
+    return pl.DataFrame(rows).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns")).lazy()
+
+
+def test_a_bad_state_its_callers_left_is_still_on():
+    """A host failing every CREATE_QP for two buckets, after which no create_qp is called there again
+    while the host reports on (drained: its jobs went elsewhere), is in a bad state no later call
+    showed it left: it alerts like a run still on in the host's last bucket (fleetgen18's culprit,
+    drained 25 minutes after its NIC's firmware began killing a 256-rank job at every requeue;
+    before, two buckets that ended with the host reporting on were a passing burst). The same two
+    buckets followed by create_qp passing again are one: no bad state."""
+    from baseline.fleet.audit import host_alerts
+
+    depth = {fn: d for d, (fn, _) in enumerate(_CREATE_QP_CHAIN)}
+    alerts = host_alerts(_drained_counters(resumes=False), ExpectedErrors([]), probe_depth=depth)
+    down = alerts.filter(pl.col("alert") == "persistent_bad_state")
+    assert down.select("host", "probe", "since").rows() == [
+        ("gpu007", "mlx5_qpc_create_qp", T0 + dt.timedelta(minutes=15 * 6))], alerts
+    recovered = host_alerts(_drained_counters(resumes=True), ExpectedErrors([]), probe_depth=depth)
+    assert recovered.filter(pl.col("alert") == "persistent_bad_state").is_empty(), recovered
+
+
 def test_findings_are_written_in_slices(audited, tmp_path, monkeypatch):
     """Findings go to Parquet a slice at a time (categoricals turned to text per slice): the
     file reads back the same as the one written in one piece."""

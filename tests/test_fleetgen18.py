@@ -70,7 +70,7 @@ def test_the_fleet_has_the_shapes_it_is_for(fleet18):
     last = (big.filter(pl.col("host") != culprit).sort("end_time").group_by("host", "pid")
             .agg(pl.col("exit_status").last(), pl.col("restart").last()))
     killed = last.filter(pl.col("exit_status") == -61, pl.col("restart") < summary["big_job_restarts"])
-    assert killed.height > 200 and killed["host"].n_unique() == len(summary["big_job_hosts"]) - 1
+    assert killed.height > 80 and killed["host"].n_unique() == len(summary["big_job_hosts"]) - 1
     # the culprit's clock is behind: at a requeue its fatal failure is stamped before its victims' last records
     for r in sorted(set(fatal["restart"]))[1:3]:
         first_fatal = fatal.filter(pl.col("restart") == r)["end_time"].min()

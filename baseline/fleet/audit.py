@@ -1048,6 +1048,9 @@ def host_alerts(
         .with_columns(pl.col("bad").is_not_null().alias("is_bad"), pl.col("bad").fill_null(0))
         .sort(["host", "bucket"])
     )
+    # the bucket of each host's last call of each probe (see `_ongoing` below)
+    probe_last = _stream(host_calls.lazy().filter(pl.col("n") > 0).group_by("host", "probe")
+                         .agg(pl.col("bucket").max().alias("_probe_last")))
     # longest run of bad buckets per host
     per = per.with_columns(
         (pl.col("is_bad") != pl.col("is_bad").shift(1).over("host")).fill_null(True).cum_sum().over("host").alias("_run")
@@ -1062,9 +1065,15 @@ def host_alerts(
         # bucket costs the jobs of another hour. So is a run the host stopped reporting in (its
         # tracer crashed, or the host died, while failing): its last known state is the bad one,
         # and no later bucket will ever show it recovered. A run that ended with the host
-        # reporting on (it recovered) shorter than `persistent_buckets` was a passing burst
+        # reporting on (it recovered) shorter than `persistent_buckets` was a passing burst.
+        # So is a run after which its bad probe was never called again on a host that reported
+        # on: the host was drained, or its jobs went elsewhere, while failing (a NIC whose
+        # firmware failed every CREATE_QP for 15 minutes, killing a 256-rank job at each requeue,
+        # until the scheduler left the host), which no later call showed recovered either
         .join(per.group_by("host").agg(pl.col("bucket").max().alias("_host_last")), on="host")
-        .with_columns((pl.col("_until") == pl.col("_host_last")).alias("_ongoing"))
+        .join(probe_last, left_on=["host", "bad_probe"], right_on=["host", "probe"], how="left")
+        .with_columns(((pl.col("_until") == pl.col("_host_last"))
+                       | (pl.col("_until") >= pl.col("_probe_last")).fill_null(False)).alias("_ongoing"))
         # and `min_run_failure_rate` failures a bucket over the run: a call made once per process
         # (a capability probe the host's kernel lacks, then another way) fails on "most" of its
         # one or two calls a bucket on a host that differs, which is no state it fell into; a

@@ -58,7 +58,8 @@ Routine families (truth expected_error, no root cause; the process goes on):
 
 Root causes (truth root_cause; ROOT_CAUSES: origin probe, errno, operation):
   culprit_create_qp_eio     one mlx5 host of the big job, from 30 % of the window until it is
-                            drained at 70 %: its NIC firmware answers CREATE_QP with BAD_SYS_STATE
+                            drained at 55 % (`drain_at`: the on-call drains it about 25 minutes
+                            after the onset, once the job's owner has complained): its NIC firmware answers CREATE_QP with BAD_SYS_STATE
                             (errno_conventions: -> -EIO at mlx5_cmd_exec under mlx5_qpc_create_qp;
                             the driver unwinds with its static destroy_qp, the core aborts the
                             uobject). Other firmware commands still pass. Every new QP there fails,
@@ -81,6 +82,13 @@ Root causes (truth root_cause; ROOT_CAUSES: origin probe, errno, operation):
 
 Decided before the first audit, for what an SRE would want: one page for the culprit, none for its
 255 victims or the maintenance window, the irdma regression as a cluster.
+
+Changed after the first audits (the truth did not change): the culprit was first drained at 70 % of
+the window, a crash loop of three or four 15-minute buckets that main alerted on
+(rising_errno_rate EIO, or a persistent bad state); at 55 % the loop spans two buckets (the job
+dies at its next evaluation communicator after the onset, up to 20 minutes later) and then no
+create_qp is ever called there again while the host reports on: main raised no alert, the one the
+truth requires. `drain_at=0.70` gives the first shape.
 
 `generate(out_dir, hosts, hours, seed) -> summary` writes events, counters, counter_buckets and
 truth in the dataset layout and `<out_dir>/fleetgen18.json`: `required_alert_hosts` (host -> errnos
@@ -317,7 +325,8 @@ def _iso(t: datetime) -> str:
     return t.isoformat().replace("+00:00", "Z")
 
 
-def generate(out_dir: str | os.PathLike, hosts: int = 48, hours: float = 2.0, seed: int = 18) -> dict:
+def generate(out_dir: str | os.PathLike, hosts: int = 48, hours: float = 2.0, seed: int = 18,
+             drain_at: float = 0.55) -> dict:
     out = Path(out_dir)
     rng = np.random.default_rng(seed)
     end_s = hours * 3600.0
@@ -346,7 +355,7 @@ def generate(out_dir: str | os.PathLike, hosts: int = 48, hours: float = 2.0, se
     irdma = [h for h in fleet if h.vendor == "irdma"]
     for h in irdma:
         h.irdma_update = float(rng.uniform(0.35, 0.45) * end_s)
-    onset, drain = 0.30 * end_s, 0.70 * end_s
+    onset, drain = 0.30 * end_s, drain_at * end_s
 
     # --- the agent
     for h in fleet:
