@@ -660,10 +660,12 @@ def wrap(module, name):
         if threading.current_thread() is not MAIN or stage[0] == name:
             return fn(*a, **k)
         outer, stage[0] = stage[0], name
-        try:
+        samples.append((time.perf_counter(), name, snap()))  # a sample at each stage's start and end
+        try:                                                   # too: a stage may end within one period
             return fn(*a, **k)
         finally:
             stage[0] = "after " + name if outer == "start" or outer.startswith("after ") else outer
+            samples.append((time.perf_counter(), stage[0], snap()))
     setattr(module, name, inner)
 for module, names in STAGES:
     for name in names:
@@ -701,6 +703,7 @@ wall, c1 = time.perf_counter() - t0, os.times()
 done.set()
 time.sleep(PERIOD * 2)
 samples.append((time.perf_counter(), "end", snap()))
+samples.sort(key=lambda s: s[0])  # the sampler's and the stages' own, in time order
 per = {}
 for (ta, st, a), (tb, _, b) in zip(samples, samples[1:]):
     dt = tb - ta
