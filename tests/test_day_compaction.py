@@ -332,3 +332,40 @@ def test_a_filesystem_that_cannot_swap_keeps_the_day_per_host(simulated_day, tmp
     assert len(list((day / "events" / f"date={DAY}").glob("host=*"))) == 12
     assert not [p for p in day.iterdir() if p.name.startswith(".compact-")]
     assert _events(day).equals(before)
+
+
+def test_a_day_file_whose_footer_does_not_read_is_said_not_a_crash(tmp_path, capsys):
+    """A day file truncated, or whose ingest manifest does not decode (written by other code,
+    or damaged): `baseline ingest` names the file in a warning and takes the host's late
+    snapshots as new (as for a part file whose footer does not read); the day compaction
+    leaves the date as it is, naming the file. It failed as an internal error (a base64
+    traceback) in the manifest lookup, and the compaction of that date too."""
+    import pyarrow.parquet as pq
+
+    from baseline.cli import main
+
+    spool, dataset, quarantine = _ingested(tmp_path, hosts=2, snapshots=2)
+    assert compact_days(dataset, days_after=2, today=LATER).days == 1
+    day_file = dataset / "events" / "date=2026-11-25" / "day-0000.parquet"
+    table = pq.read_table(day_file)
+    meta = dict(table.schema.metadata)
+    assert meta[b"tracebase.day_snapshots"]
+    for damage in ("manifest", "truncated"):
+        if damage == "manifest":
+            meta[b"tracebase.day_snapshots"] = b"not base64 at all:99"
+            pq.write_table(table.replace_schema_metadata(meta), day_file)
+        else:
+            with open(day_file, "r+b") as fh:
+                fh.truncate(os.path.getsize(day_file) // 2)
+        write_snapshot(spool, "host001", T0 + dt.timedelta(minutes=30 + len(damage)), 60 + len(damage))
+        assert main(["ingest", str(spool), str(dataset), "--keep-spool", "--compact-days-after", "2"]) == 0
+        captured = capsys.readouterr()
+        warnings = [line for line in captured.err.splitlines() if str(day_file) in line]
+        assert "internal error" not in captured.err and "Traceback" not in captured.err, captured.err
+        # the lookup (per host of the spool), then the compaction leaving the date
+        assert any("host001 on 2026-11-25 unknown" in w for w in warnings[:-1]), warnings
+        left = "the date left as it is" if damage == "manifest" else "cannot read its footer"
+        assert left in warnings[-1] and "unknown" not in warnings[-1], warnings
+        assert (dataset / "events" / "date=2026-11-25" / "host=host001").is_dir()
+    with pytest.raises(Exception, match=re.escape(str(day_file))):
+        _events(dataset)  # the readers refuse the truncated file, naming it

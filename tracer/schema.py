@@ -1169,19 +1169,33 @@ def _snapshot_name(when: dt.datetime, seq: int) -> str:
     return f"snap-{when.strftime('%Y%m%dT%H%M%S')}.{when.microsecond // 1000:03d}Z-{seq}"
 
 
-def day_snapshots_of(text: str | None, hosts: Iterable[str] | None = None) -> dict[str, frozenset[str]]:
+def day_snapshots_of(text: str | None, hosts: Iterable[str] | None = None,
+                     source: str = "<day file>") -> dict[str, frozenset[str]]:
     """The {host: snapshot ids} of a day file's `tracebase.day_snapshots` ({} when absent);
-    only `hosts` when given (ingest asks for one host: the others' ids are never formatted)."""
+    only `hosts` when given (ingest asks for one host: the others' ids are never formatted).
+    A text that does not decode raises SchemaError naming `source` (the file): a footer
+    written by other code, or damaged, failed as a base64/zstd/JSON traceback in ingest."""
+    if not text:
+        return {}
+    try:
+        return _decode_day_snapshots(text, hosts)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, pa.ArrowException) as exc:
+        # (binascii.Error and json's errors are ValueErrors; a short buffer is numpy's ValueError)
+        raise SchemaError(source, None, "a tracebase.day_snapshots manifest (base64 of zstd, ':' and its size)",
+                          f"one that does not decode ({type(exc).__name__}: {exc})") from None
+
+
+def _decode_day_snapshots(text: str, hosts: Iterable[str] | None) -> dict[str, frozenset[str]]:
     import base64
 
     import numpy as np
 
-    if not text:
-        return {}
     body, _, size = text.rpartition(":")
     raw = pa.decompress(base64.b64decode(body), int(size), "zstd", asbytes=True)
     n = int.from_bytes(raw[:8], "little")
     head = json.loads(raw[8:8 + n])
+    if len(raw) != 8 + n + 16 * sum(head["counts"]):  # numpy would read past the ids or stop short silently
+        raise ValueError(f"{len(raw)} bytes for {sum(head['counts'])} ids")
     total = sum(head["counts"])
     t = np.cumsum(np.frombuffer(raw, np.int64, total, 8 + n))
     q = np.cumsum(np.frombuffer(raw, np.int64, total, 8 + n + 8 * total))

@@ -238,15 +238,22 @@ def day_file_hosts(path: Path) -> tuple[str, str] | None:
 
 def day_manifest(date_dir: Path, host: str) -> frozenset[str]:
     """Snapshot ids of `host` that a day file of `date_dir` holds (its footer's manifest):
-    a snapshot ingested late for a day compacted across hosts is skipped when the day has it."""
+    a snapshot ingested late for a day compacted across hosts is skipped when the day has it.
+    Raises TracebaseError naming the file when the host is in no day file that reads and one
+    does not (truncated, or a manifest that does not decode): the caller says so and takes the
+    host's snapshots as new, as for a part file whose footer does not read (file_snapshots)."""
+    unreadable: list[str] = []
     for f in day_files(date_dir):
+        try:
+            meta = file_metadata(f)
+        except (OSError, pa.ArrowInvalid) as exc:
+            unreadable.append(f"{shown(f)}: cannot read its footer ({getattr(exc, 'strerror', None) or exc})")
+            continue
         span = day_file_hosts(f)
         if span is not None and span[0] <= host <= span[1]:
-            try:
-                text = file_metadata(f).get("day_snapshots")
-            except (OSError, pa.ArrowInvalid):
-                return frozenset()
-            return day_snapshots_of(text, [host]).get(host, frozenset())
+            return day_snapshots_of(meta.get("day_snapshots"), [host], source=shown(f)).get(host, frozenset())
+    if unreadable:
+        raise TracebaseError(unreadable[0])
     return frozenset()
 
 
@@ -648,8 +655,14 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
         and in the day file holding the host when the date was compacted across hosts."""
         if (table, date) not in manifests:
             target_dir = partition_path(dataset, table, date, host, "x").parent
+            try:
+                in_day = day_manifest(target_dir.parent, host)
+            except TracebaseError as exc:
+                result.warnings.append(f"{exc} (the ingest manifest of {shown(host)} on {date} unknown: "
+                                       f"its snapshots taken as new)")
+                in_day = frozenset()
             manifests[(table, date)] = frozenset().union(*(file_snapshots(p) for p in _part_files(target_dir)),
-                                                         day_manifest(target_dir.parent, host))
+                                                         in_day)
         return manifests[(table, date)]
 
     for entry in entries:
@@ -914,12 +927,15 @@ def _day_units(date_dir: Path) -> tuple[list[_DayUnit], int, str | None]:
                 ids = frozenset().union(*(file_snapshots(f) for f in files))
                 units.append(_DayUnit(host, host, files, rows, {host: ids} if ids else {}))
         elif e.name.startswith(DAY_FILE_PREFIX) and e.name.endswith(".parquet") and e.is_file(follow_symlinks=False):
+            try:
+                meta = file_metadata(Path(e.path))
+            except (OSError, pa.ArrowInvalid) as exc:  # truncated, unreadable: named, the date left alone
+                return [], 0, f"{shown(e.path)}: cannot read its footer ({getattr(exc, 'strerror', None) or exc})"
             span = day_file_hosts(Path(e.path))
             if span is None:
                 return [], 0, f"{shown(e.path)}: a day file without its hosts in the footer"
-            meta = file_metadata(Path(e.path))
             units.append(_DayUnit(span[0], span[1], [Path(e.path)], pq.read_metadata(e.path).num_rows,
-                                  dict(day_snapshots_of(meta.get("day_snapshots")))))
+                                  dict(day_snapshots_of(meta.get("day_snapshots"), source=shown(e.path)))))
         else:
             return [], 0, f"{shown(e.path)}: not a host partition or day file"
     return units, partitions, None
@@ -928,6 +944,8 @@ def _day_units(date_dir: Path) -> tuple[list[_DayUnit], int, str | None]:
 def _compact_day(dataset: Path, date_dir: Path, table: str, file_rows: int, result: CompactResult) -> None:
     try:
         units, partitions, problem = _day_units(date_dir)
+    except TracebaseError as exc:  # a day file's manifest that does not decode (names the file)
+        problem = f"{exc} (the date left as it is)"
     except (OSError, pa.ArrowInvalid) as exc:
         problem = f"{shown(date_dir)}: cannot read ({getattr(exc, 'strerror', None) or exc})"
     if problem:
