@@ -334,6 +334,40 @@ def test_a_filesystem_that_cannot_swap_keeps_the_day_per_host(simulated_day, tmp
     assert _events(day).equals(before)
 
 
+def _empty_events_snapshot(spool: Path, host: str, when: dt.datetime, seq: int) -> Path:
+    """A real snapshot whose interval had no event rows (counters only): a quiet host."""
+    from tracer.schema import TABLES, write_table
+
+    snap = write_snapshot(spool, host, when, seq)
+    write_table(TABLES["events"].empty_table(), snap / "events.parquet", "events")
+    return snap
+
+
+def test_a_quiet_host_in_a_day_file_is_found_by_its_manifest(tmp_path):
+    """A host whose events are empty all day is in its day file's manifest, rows or none: its
+    re-sent snapshots are not taken again. The day file's host span came from its rows, so a
+    quiet host sorting first or last in a file was in no span: ingest took its snapshots as new
+    (late partitions for good, and the day recompacted by every tidy)."""
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    for s in range(3):
+        when = T0 + dt.timedelta(seconds=5 * s)
+        for h in range(5):  # host000, host002, host004 quiet; host001, host003 with rows
+            (write_snapshot if h % 2 else _empty_events_snapshot)(spool, f"host{h:03d}", when, s)
+    first = ingest_spool(spool, dataset, quarantine, remove_ingested=False)
+    assert first.snapshots == 15 and first.rows["events"] == 12, first
+    want = _events(dataset)
+    done = compact_days(dataset, days_after=2, today=LATER, file_rows=1)  # quiet hosts at each file's edges
+    assert done.days == 1 and done.day_files_out == 3, done
+    again = ingest_spool(spool, dataset, quarantine, remove_ingested=False)
+    assert again.snapshots == 0 and again.already_ingested == 15, again
+    spans = [file_metadata(f)["hosts"] for f in sorted((dataset / "events" / "date=2026-11-25").iterdir())]
+    assert spans == ['["host000", "host001"]', '["host002", "host003"]', '["host004", "host004"]'], spans
+    assert sorted(p.name for p in (dataset / "events" / "date=2026-11-25").iterdir()) == [
+        "day-0000.parquet", "day-0001.parquet", "day-0002.parquet"]
+    assert compact_days(dataset, days_after=2, today=LATER).days == 0  # nothing late: not rewritten
+    assert _events(dataset).equals(want)
+
+
 def test_a_day_file_whose_footer_does_not_read_is_said_not_a_crash(tmp_path, capsys):
     """A day file truncated, or whose ingest manifest does not decode (written by other code,
     or damaged): `baseline ingest` names the file in a warning and takes the host's late

@@ -973,20 +973,22 @@ def _compact_day(dataset: Path, date_dir: Path, table: str, file_rows: int, resu
             os.chmod(new_dir, os.stat(date_dir).st_mode & 0o7777)
         for index, group in enumerate(groups):
             merged = pa.concat_tables([_read_part(f, table) for u in group for f in u.files]).sort_by(keys)
-            hosts = merged.column("host")
             snapshots: dict[str, set[str]] = defaultdict(set)
             for u in group:
                 for h, ids in u.snapshots.items():
                     snapshots[h] |= ids
+            # the span every host of the group, rows or none: a host whose events are empty
+            # (its snapshots in the manifest all the same) sorting first or last was outside a
+            # span taken from the rows, so ingest found no day file holding it and took its
+            # re-sent snapshots as new (late partitions for good, the day recompacted each run)
             extra = {"layout": META_LAYOUT_DAY,
-                     "hosts": json.dumps([hosts[0].as_py(), hosts[-1].as_py()] if len(hosts)
-                                         else [group[0].first, group[-1].last])}
+                     "hosts": json.dumps([min(u.first for u in group), max(u.last for u in group)])}
             if snapshots:
                 extra["day_snapshots"] = encode_day_snapshots(snapshots)
             target = day_file_path(dataset, table, date, index)
             write_table(merged, new_dir / target.name, table, extra_metadata=extra,
                         parquet_options={"row_group_size": DAY_ROW_GROUP_ROWS})
-            del merged, hosts
+            del merged
         atomic.fsync_dir(new_dir)
         atomic.exchange(new_dir, date_dir)
     except (TracebaseError, *_DATA_ERRORS) as exc:
