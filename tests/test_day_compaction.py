@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pytest
 from test_ingest import T0, make_spool, write_snapshot
 
@@ -403,3 +404,27 @@ def test_a_day_file_whose_footer_does_not_read_is_said_not_a_crash(tmp_path, cap
         assert (dataset / "events" / "date=2026-11-25" / "host=host001").is_dir()
     with pytest.raises(Exception, match=re.escape(str(day_file))):
         _events(dataset)  # the readers refuse the truncated file, naming it
+
+
+def test_a_file_of_a_newer_schema_version_is_not_rewritten_as_this_one(simulated_day, tmp_path):
+    """A file a newer tracebase wrote (schema version 3) in a closed date: the readers refuse it
+    naming the file, and so does the compaction, which leaves the date and the file as they are.
+    It read such files raw and wrote their rows into day files as version 2, the file's own
+    columns dropped and the refusal gone."""
+    import pyarrow.parquet as pq
+
+    day = _copy(simulated_day, tmp_path / "day")
+    newer = sorted((day / "events" / f"date={DAY}").glob("host=*/*.parquet"))[3]
+    table = pq.read_table(newer)
+    meta = {**table.schema.metadata, b"tracebase.schema_version": b"3"}
+    pq.write_table(table.append_column("added_later", pa.array([1] * table.num_rows)).replace_schema_metadata(meta),
+                   newer)
+    written = newer.read_bytes()
+    with pytest.raises(Exception, match=re.escape(f"{newer}: expected schema version 1 or 2, found schema version 3")):
+        _events(day)
+    result = compact_days(day, days_after=2, today=TODAY)
+    assert result.days == 0 and len(result.days_left) == 1, result
+    assert str(newer) in result.days_left[0] and "schema version 3" in result.days_left[0], result.days_left
+    assert newer.read_bytes() == written
+    assert len(list((day / "events" / f"date={DAY}").glob("host=*"))) == 12
+    assert not [p for p in day.iterdir() if p.name.startswith(".compact-")]

@@ -810,7 +810,11 @@ def _partitions(dataset: Path, tables: Iterable[str]) -> list[Path]:
 
 
 def _read_part(path: Path, table: str) -> pa.Table:
-    """A dataset part file as the full table (partition keys restored from its directory)."""
+    """A dataset part file as the full table (partition keys restored from its directory),
+    validated first (SchemaError naming it): read raw and conformed, a file of a newer schema
+    version (a newer tracebase's writer on the same dataset) or of another table was rewritten
+    as this version's, its own columns dropped, where a reader refuses it."""
+    validate_file(path, table)
     data = pq.ParquetFile(path).read()
     for key, value in partition_values(path).items():
         if key in TABLES[table].names and key not in data.column_names:
