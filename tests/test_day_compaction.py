@@ -428,3 +428,56 @@ def test_a_file_of_a_newer_schema_version_is_not_rewritten_as_this_one(simulated
     assert newer.read_bytes() == written
     assert len(list((day / "events" / f"date={DAY}").glob("host=*"))) == 12
     assert not [p for p in day.iterdir() if p.name.startswith(".compact-")]
+
+
+@pytest.fixture(scope="module")
+def simulated_days(tmp_path_factory) -> Path:
+    """Four closed days of a small fleet: a backlog, as the first run after an upgrade meets."""
+    root = tmp_path_factory.mktemp("simdays") / "ds"
+    simulate(root, hosts=4, hours=96, seed=11, start="2026-11-20T00:00:00Z")
+    return root
+
+
+def test_a_backlog_of_closed_days_is_compacted_newest_first_within_the_budget(simulated_days, tmp_path):
+    """The whole run holds the dataset's exclusive lock: a backlog of closed dates (every date
+    kept, 90 by default, the first time) held it for hours, where an ingest or an audit waits
+    600 s for it. Now the newest date first, and no new date once the budget is spent (one at
+    least): the rest is said and left to the next run."""
+    ds = _copy(simulated_days, tmp_path / "ds")
+    want = _events(ds)
+    dates = sorted(p.name for p in (ds / "events").iterdir())
+    assert len(dates) == 4
+    today = dt.date(2026, 11, 26)  # every date closed
+    done: list[str] = []
+    for left in (3, 2, 1, 0):
+        result = compact_days(ds, days_after=2, today=today, budget_s=0)  # spent at once: one date a run
+        assert result.days == 1, result
+        now = [d for d in dates if not list((ds / "events" / d).glob("host=*"))]
+        (new,) = set(now) - set(done)
+        assert new == max(set(dates) - set(done))  # the newest date not yet compacted
+        done = now
+        assert result.days_left == ([f"{left} older closed dates not looked at (the day compaction's 0 s budget "
+                                     f"spent: the next run goes on)"] if left else []), result.days_left
+        assert _events(ds).equals(want)
+    assert compact_days(ds, days_after=2, today=today, budget_s=0).days == 0
+
+
+def test_tidy_drops_dates_past_retention_before_compacting(simulated_days, tmp_path):
+    """Retention first: a date past it is dropped, not compacted across hosts first (its whole
+    day read and rewritten, holding the lock) and then dropped."""
+    from baseline.pipeline.config import load_config
+    from baseline.pipeline.tasks import tidy
+
+    ds = _copy(simulated_days, tmp_path / "ds")
+    cfg_path = tmp_path / "pipeline.yaml"
+    cfg_path.write_text(
+        "version: 1\npaths:\n"
+        + "".join(f"  {k}: {tmp_path / k}\n" for k in ("spool", "quarantine", "findings", "reports"))
+        + f"  dataset: {ds}\n  model: {tmp_path / 'model.parquet'}\n  expected_errors: {tmp_path / 'e.yaml'}\n"
+        + "retention:\n  dataset_days: 4\nthresholds:\n  compact_days_after: 2\n"
+    )
+    out = tidy(load_config(cfg_path), now=dt.datetime(2026, 11, 25, 3, tzinfo=dt.UTC))
+    # kept: 2026-11-21 and later; closed: 2026-11-23 and before -> 11-21, 11-22, 11-23 compacted
+    assert sorted(p.name for p in (ds / "events").iterdir()) == [
+        "date=2026-11-21", "date=2026-11-22", "date=2026-11-23"], out
+    assert out["compact"]["days"] == 3 and out["compact"]["day_files_in"] == 12, out

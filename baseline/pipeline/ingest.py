@@ -832,10 +832,12 @@ def compact_dataset(
     days_after: int | None = None,
     today: dt.date | None = None,
     day_file_rows: int = 0,
+    days_budget_s: float | None = None,
 ) -> CompactResult:
     """Merge partitions holding >= `min_files` small part files into one file each; then, with
     `days_after` (days >= 1), compact every date of DAY_TABLES at least that many days before
-    `today` (UTC) across hosts into day files (compact_days). `min_files` 0 skips the first."""
+    `today` (UTC) across hosts into day files (compact_days), newest first, starting no new
+    date once `days_budget_s` (DAY_COMPACTION_BUDGET_S) is spent. `min_files` 0 skips the first."""
     dataset = Path(dataset)
     tables = tuple(tables)
     result = CompactResult()
@@ -848,7 +850,8 @@ def compact_dataset(
                 _compact_partition(part_dir, part_dir.parent.parent.name, min_files, small_file_bytes, result)
         if days_after is not None:
             _compact_closed_days(dataset, [t for t in tables if t in DAY_TABLES], days_after, today,
-                                 day_file_rows or DAY_FILE_ROWS, result)
+                                 day_file_rows or DAY_FILE_ROWS, result,
+                                 DAY_COMPACTION_BUDGET_S if days_budget_s is None else days_budget_s)
     return result
 
 
@@ -856,6 +859,9 @@ def compact_dataset(
 # one batch), in row groups of DAY_ROW_GROUP_ROWS (polars decodes a file's row groups in parallel).
 DAY_FILE_ROWS = 250_000
 DAY_ROW_GROUP_ROWS = 65_536
+# One run starts no new date after this many seconds (see _compact_closed_days): well below the
+# 600 s an ingest or an audit waits for the dataset lock, and the DAG's 20-minute task timeout.
+DAY_COMPACTION_BUDGET_S = 300.0
 
 
 def compact_days(
@@ -866,6 +872,7 @@ def compact_days(
     tables: Iterable[str] = DAY_TABLES,
     file_rows: int = DAY_FILE_ROWS,
     lock_timeout_s: float = 600.0,
+    budget_s: float = DAY_COMPACTION_BUDGET_S,
 ) -> CompactResult:
     """Compact every closed date (at least `days_after` days before `today`, UTC) of the day
     tables across hosts: the date's host partitions (and day files already there, when late
@@ -874,25 +881,38 @@ def compact_days(
     stored. The date directory is built anew in a staging tree at the dataset's top and swapped
     in with one renameat2(RENAME_EXCHANGE): a reader sees the old partitions or the new day
     files, never both and never neither; a kill -9 leaves hidden debris the next run removes.
-    Where the filesystem cannot swap, the date is left as it is (said in `days_left`)."""
+    Where the filesystem cannot swap, the date is left as it is (said in `days_left`). Newest
+    date first; no new date once `budget_s` is spent (one at least): the rest, said in
+    `days_left`, goes to the next run, so the exclusive lock is not held for hours."""
     return compact_dataset(dataset, min_files=0, tables=tables, lock_timeout_s=lock_timeout_s,
-                           days_after=days_after, today=today, day_file_rows=file_rows)
+                           days_after=days_after, today=today, day_file_rows=file_rows, days_budget_s=budget_s)
 
 
 def _compact_closed_days(dataset: Path, tables: list[str], days_after: int, today: dt.date | None,
-                         file_rows: int, result: CompactResult) -> None:
+                         file_rows: int, result: CompactResult, budget_s: float) -> None:
     if days_after < 1:
         raise TracebaseError(f"days_after: expected a number of days >= 1 (a day still open is never compacted), "
                              f"found {days_after}")
     today = today or dt.datetime.now(dt.UTC).date()
     last = (today - dt.timedelta(days=days_after)).isoformat()
-    for table in tables:
-        top = dataset / table
-        if not top.is_dir() or top.is_symlink():
-            continue
-        for date_dir in sorted(top.glob("date=*")):
-            if date_dir.name.removeprefix("date=") <= last and date_dir.is_dir() and not date_dir.is_symlink():
-                _compact_day(dataset, date_dir, table, file_rows, result)
+    closed = [date_dir for table in tables
+              if (top := dataset / table).is_dir() and not top.is_symlink()
+              for date_dir in top.glob("date=*")
+              if date_dir.name.removeprefix("date=") <= last and date_dir.is_dir() and not date_dir.is_symlink()]
+    # Newest first, and no new date once `budget_s` is spent and one was compacted: the whole
+    # run holds the dataset's exclusive lock, and the first run after an upgrade (or after
+    # compact_days_after was set) met every closed date kept (90 by default, ~134 s each on a
+    # 10,000-host day): hours of lock, where an ingest or an audit waits 600 s for it and the
+    # DAG's tidy is killed at 20 minutes. The rest is left for the next run (every 5 minutes in
+    # the DAG); the newest dates first, as the baseline's window reads them.
+    started, compacted = time.monotonic(), result.days
+    closed.sort(key=lambda d: (d.name, d.parent.name), reverse=True)
+    for at, date_dir in enumerate(closed):
+        if result.days > compacted and time.monotonic() - started >= budget_s:
+            result.days_left.append(f"{len(closed) - at} older closed dates not looked at (the day compaction's "
+                                    f"{budget_s:g} s budget spent: the next run goes on)")
+            return
+        _compact_day(dataset, date_dir, date_dir.parent.name, file_rows, result)
 
 
 @dataclass

@@ -97,18 +97,20 @@ def ingest_once(cfg: PipelineConfig) -> dict:
 def tidy(cfg: PipelineConfig, now: dt.datetime | None = None) -> dict:
     from baseline.pipeline.ingest import apply_retention, compact_dataset
 
-    compacted = compact_dataset(
-        cfg.dataset,
-        min_files=cfg.thresholds.compact_min_files,
-        small_file_bytes=int(cfg.thresholds.compact_small_file_mb * (1 << 20)),
-        days_after=cfg.thresholds.compact_days_after or None,
-        today=_now(now).date(),
-    )
+    # retention first: a date past it is dropped, not compacted across hosts and then dropped
+    # (and a compaction stopped by the task's timeout no longer keeps retention from running)
     expired = apply_retention(
         cfg.dataset,
         cfg.quarantine,
         dataset_days=cfg.retention.dataset_days,
         quarantine_days=cfg.retention.quarantine_days,
+        today=_now(now).date(),
+    )
+    compacted = compact_dataset(
+        cfg.dataset,
+        min_files=cfg.thresholds.compact_min_files,
+        small_file_bytes=int(cfg.thresholds.compact_small_file_mb * (1 << 20)),
+        days_after=cfg.thresholds.compact_days_after or None,
         today=_now(now).date(),
     )
     return {"compact": compacted.to_dict(), "expired": expired}
