@@ -481,3 +481,42 @@ def test_tidy_drops_dates_past_retention_before_compacting(simulated_days, tmp_p
     assert sorted(p.name for p in (ds / "events").iterdir()) == [
         "date=2026-11-21", "date=2026-11-22", "date=2026-11-23"], out
     assert out["compact"]["days"] == 3 and out["compact"]["day_files_in"] == 12, out
+
+
+_RETENTION_KILLED = """
+import os, signal, sys, datetime as dt
+from pathlib import Path
+from baseline.pipeline import ingest
+
+real = ingest.shutil.rmtree
+
+def rmtree(path, *args, **kwargs):  # the events date: one day file deleted, then kill -9
+    days = sorted(Path(path).rglob("day-*.parquet"))
+    if not days:
+        return real(path, *args, **kwargs)  # another table's date
+    days[0].unlink()
+    os.kill(os.getpid(), signal.SIGKILL)
+ingest.shutil.rmtree = rmtree
+ingest.apply_retention(sys.argv[1], sys.argv[2], dataset_days=5, quarantine_days=5, today=dt.date(2026, 11, 26))
+"""
+
+
+def test_a_retention_run_killed_mid_drop_leaves_a_date_whole_or_gone(simulated_days, tmp_path):
+    """Retention of a date compacted across hosts, killed with -9 while deleting it: readers see
+    the whole date or none of it, and the next run removes what is left. Deleted in place, part
+    of the date's day files stayed (whole hosts gone, the rest read as that day's data)."""
+    ds = _copy(simulated_days, tmp_path / "ds")
+    expired = ds / "events" / "date=2026-11-20"
+    kept = _events(ds).filter(pl.col("start_time").dt.date() >= dt.date(2026, 11, 21))
+    rows = read(list(expired.rglob("*.parquet")), "events").height
+    assert compact_days(ds, days_after=2, today=dt.date(2026, 11, 26), file_rows=rows // 3).days == 4
+    assert len(list(expired.glob("day-*.parquet"))) >= 2
+    proc = subprocess.run([sys.executable, "-c", _RETENTION_KILLED, str(ds), str(tmp_path / "q")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=ENV)
+    assert proc.returncode == -9, proc.stderr[-800:]
+    assert not expired.exists(), sorted(p.name for p in expired.iterdir())  # gone for readers at once
+    assert _events(ds).sort(KEY).equals(kept.sort(KEY))
+    assert [p for p in ds.iterdir() if p.name.startswith(".compact-")]  # the rest, hidden
+    apply_retention(ds, tmp_path / "q", dataset_days=5, quarantine_days=5, today=dt.date(2026, 11, 26))
+    assert not [p for p in ds.iterdir() if p.name.startswith(".compact-")]
+    assert _events(ds).sort(KEY).equals(kept.sort(KEY))

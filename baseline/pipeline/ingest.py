@@ -1037,6 +1037,21 @@ def _compact_day(dataset: Path, date_dir: Path, table: str, file_rows: int, resu
     result.day_files_out += len(groups)
 
 
+def _drop_tree(dataset: Path, tree: Path) -> None:
+    """Remove a date directory at once for readers: renamed out of the table into a hidden
+    staging name at the dataset's top (what a killed compaction leaves; the next compaction,
+    ingest or retention removes it), then deleted. Deleted in place, a kill -9 mid-way left part
+    of a date that every reader took for data: with a day compacted across hosts, some of its
+    day files (whole hosts gone, the rest read). In place still where the rename is refused
+    (the table directory on another mount)."""
+    staging = dataset / f"{COMPACT_STAGING_PREFIX}{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    try:
+        os.rename(tree, staging)
+    except OSError:
+        staging = tree
+    shutil.rmtree(staging, ignore_errors=True)
+
+
 def _remove_dead_partition_stagings(dataset: Path, tables: Iterable[str]) -> None:
     """The hidden partition trees a compaction killed with -9 left ('.compact-<pid>-<hex>.tmp' at
     the dataset's top; '.host=H.<pid>-<hex>.tmp' in a date directory from earlier versions):
@@ -1275,6 +1290,7 @@ def apply_retention(
     dataset = Path(dataset)
     if dataset.is_dir():
         with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s):
+            _remove_dead_partition_stagings(dataset, ())  # an earlier run's drop, killed mid-way
             # (hidden names skipped, as the table glob `*/date=*` did: a writer's staging)
             for table in sorted(p for p in dataset.iterdir()
                                 if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")):
@@ -1287,7 +1303,7 @@ def apply_retention(
                     if date_dir.is_symlink():
                         date_dir.unlink()
                     else:
-                        shutil.rmtree(date_dir, ignore_errors=True)
+                        _drop_tree(dataset, date_dir)
                     removed["partitions"] += 1
     q_cutoff = dt.datetime.combine(today - dt.timedelta(days=quarantine_days), dt.time(), dt.UTC).timestamp()
     quarantine = Path(quarantine)
