@@ -226,10 +226,11 @@ def day_files(date_dir: Path) -> list[Path]:
     return sorted(p for p in date_dir.glob(f"{DAY_FILE_PREFIX}*.parquet") if not p.name.startswith("."))
 
 
-def day_file_hosts(path: Path) -> tuple[str, str] | None:
-    """(first, last) host of a day file, from its footer (None: not a day file of ours)."""
+def day_file_hosts(path: Path, meta: dict[str, str] | None = None) -> tuple[str, str] | None:
+    """(first, last) host of a day file, from its footer (None: not a day file of ours);
+    `meta`: its footer's metadata when the caller has read it already (file_metadata)."""
     try:
-        meta = file_metadata(path)
+        meta = file_metadata(path) if meta is None else meta
         first, last = json.loads(meta["hosts"]) if meta.get("layout") == META_LAYOUT_DAY else (None, None)
     except (OSError, pa.ArrowInvalid, KeyError, ValueError, TypeError):
         return None
@@ -249,7 +250,7 @@ def day_manifest(date_dir: Path, host: str) -> frozenset[str]:
         except (OSError, pa.ArrowInvalid) as exc:
             unreadable.append(f"{shown(f)}: cannot read its footer ({getattr(exc, 'strerror', None) or exc})")
             continue
-        span = day_file_hosts(f)
+        span = day_file_hosts(f, meta)
         if span is not None and span[0] <= host <= span[1]:
             return day_snapshots_of(meta.get("day_snapshots"), [host], source=shown(f)).get(host, frozenset())
     if unreadable:
@@ -955,7 +956,7 @@ def _day_units(date_dir: Path) -> tuple[list[_DayUnit], int, str | None]:
                 meta = file_metadata(Path(e.path))
             except (OSError, pa.ArrowInvalid) as exc:  # truncated, unreadable: named, the date left alone
                 return [], 0, f"{shown(e.path)}: cannot read its footer ({getattr(exc, 'strerror', None) or exc})"
-            span = day_file_hosts(Path(e.path))
+            span = day_file_hosts(Path(e.path), meta)
             if span is None:
                 return [], 0, f"{shown(e.path)}: a day file without its hosts in the footer"
             units.append(_DayUnit(span[0], span[1], [Path(e.path)], pq.read_metadata(e.path).num_rows,
