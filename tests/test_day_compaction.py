@@ -520,3 +520,33 @@ def test_a_retention_run_killed_mid_drop_leaves_a_date_whole_or_gone(simulated_d
     apply_retention(ds, tmp_path / "q", dataset_days=5, quarantine_days=5, today=dt.date(2026, 11, 26))
     assert not [p for p in ds.iterdir() if p.name.startswith(".compact-")]
     assert _events(ds).sort(KEY).equals(kept.sort(KEY))
+
+
+def test_a_day_file_another_writer_made_is_merged_by_its_stored_hosts(simulated_day, tmp_path):
+    """A day file written by other code: the host column stored, but no tracebase.hosts or
+    manifest in its footer (and the metadata column first, shifting the leaf columns). Its host
+    span comes from the column's statistics: a late partition beside it is merged by the next
+    compaction, where the date was left alone by every run, said each time."""
+    import pyarrow.parquet as pq
+
+    day = _copy(simulated_day, tmp_path / "day")
+    want = _events(day)
+    date_dir = day / "events" / f"date={DAY}"
+    hosts = sorted(p.name for p in date_dir.glob("host=*"))
+    late = date_dir / hosts[4]
+    moved = tmp_path / "late"
+    shutil.move(late, moved)  # one host's partition kept aside: it comes in late
+    rows = read(dataset_files(day, "events"), "events").sort("host", "start_time", "trace_id", "seq").to_arrow()
+    rows = rows.select(["metadata", *[n for n in rows.column_names if n != "metadata"]])
+    for h in hosts:
+        if h != hosts[4]:
+            shutil.rmtree(date_dir / h)
+    pq.write_table(rows.replace_schema_metadata({"tracebase.table": "events", "tracebase.schema_version": "2"}),
+                   date_dir / "day-0000.parquet", row_group_size=len(rows) // 3 + 1)
+    shutil.move(moved, late)
+    assert _events(day).equals(want)
+    result = compact_days(day, days_after=2, today=TODAY)
+    assert result.days == 1 and result.days_left == [], result
+    assert sorted(p.name for p in date_dir.iterdir()) == ["day-0000.parquet"]
+    assert _events(day).equals(want)
+    assert file_metadata(date_dir / "day-0000.parquet")["hosts"] == f'["{hosts[0][5:]}", "{hosts[-1][5:]}"]'

@@ -233,7 +233,38 @@ def day_file_hosts(path: Path, meta: dict[str, str] | None = None) -> tuple[str,
         meta = file_metadata(path) if meta is None else meta
         first, last = json.loads(meta["hosts"]) if meta.get("layout") == META_LAYOUT_DAY else (None, None)
     except (OSError, pa.ArrowInvalid, KeyError, ValueError, TypeError):
+        first = last = None
+    if isinstance(first, str) and isinstance(last, str):
+        return first, last
+    return _stored_host_span(path)
+
+
+def _stored_host_span(path: Path) -> tuple[str, str] | None:
+    """(min, max) of a day file's stored `host` column from its row groups' statistics: a day
+    file another writer made (the host column, no tracebase.hosts in the footer). Without it
+    such a date was left alone by every compaction for good, its late partitions never merged.
+    None when the column or its statistics are missing, or a row group's host is null."""
+    try:
+        meta = pq.read_metadata(path)
+        if not meta.num_row_groups:
+            return None
+        first_group = meta.row_group(0)  # the leaf column's index (a nested column before it shifts it)
+        index = next((i for i in range(first_group.num_columns)
+                      if first_group.column(i).path_in_schema == "host"), None)
+        if index is None:
+            return None
+        lows, highs = [], []
+        for g in range(meta.num_row_groups):
+            stats = meta.row_group(g).column(index).statistics
+            if stats is None or not stats.has_min_max or stats.null_count:
+                return None
+            lows.append(stats.min)
+            highs.append(stats.max)
+    except (OSError, pa.ArrowInvalid):
         return None
+    first, last = min(lows), max(highs)
+    first = first.decode() if isinstance(first, bytes) else first
+    last = last.decode() if isinstance(last, bytes) else last
     return (first, last) if isinstance(first, str) and isinstance(last, str) else None
 
 
