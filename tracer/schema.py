@@ -525,13 +525,7 @@ def validate_required(meta: pq.FileMetaData, table: str, source: str) -> None:
             if nulls:
                 raise SchemaError(source, field.name, "no nulls (a required column)", f"{nulls} null value(s)")
     if unknown:
-        import pyarrow.parquet as pq
-
-        try:
-            with open_regular(source, "a Parquet file") as fh:
-                data = pq.read_table(fh, columns=unknown)
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
+        data = _columns_without_statistics(source, unknown)
         for name in unknown:
             if data.column(name).null_count:
                 raise SchemaError(
@@ -616,14 +610,19 @@ def validate_ranges(meta: pq.FileMetaData, table: str, source: str, layout: obje
             if least is not None and (why := _out_of_range(table, name, least, greatest)):
                 raise SchemaError(source, name, *why)
     if unknown:
-        import pyarrow.parquet as pq
-
-        try:
-            with open_regular(source, "a Parquet file") as fh:
-                data = pq.read_table(fh, columns=unknown)
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
+        data = _columns_without_statistics(source, unknown)
         check_ranges(data, table, source)
+
+
+def _columns_without_statistics(source: str | os.PathLike, names: list[str]) -> pa.Table:
+    """The columns a footer's statistics cannot answer for (a writer that kept none), read."""
+    import pyarrow.parquet as pq
+
+    try:
+        with open_regular(source, "a Parquet file") as fh:
+            return pq.read_table(fh, columns=names)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
 
 
 def _column_index(schema: pq.ParquetSchema, key: object) -> dict[str, int]:
