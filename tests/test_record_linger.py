@@ -71,7 +71,11 @@ def test_daemon_failing_after_the_script_returned_is_recorded_by_default(recorde
 
 def test_linger_zero_stops_with_the_command_and_marks_what_was_left(recorder, tmp_path):
     conf = tmp_path / "daemon.conf"
-    script = f"( /usr/bin/sleep 0.3; exec /usr/bin/cat {conf} ) & echo started"
+    # (the command counts to 50,000 in the shell itself -- no process of its own -- before it
+    # exits, so the subshell has made its first calls: on an idle machine sh exited before the
+    # child it forked had run at all, and nothing of it was recorded to be marked cut off)
+    script = (f"( /usr/bin/sleep 0.5; exec /usr/bin/cat {conf} ) & "
+              "i=0; while [ $i -lt 50000 ]; do i=$((i + 1)); done; echo started")
     rec, df = record(recorder, ["/bin/sh", "-c", script], linger=0)
     try:
         assert rec.stop_reason == "exited" and rec.exit_status == 0
