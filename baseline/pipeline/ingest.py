@@ -1018,7 +1018,7 @@ def _compact_day(dataset: Path, date_dir: Path, table: str, file_rows: int, resu
             groups[-1].append(u)
         else:
             groups.append([u])
-    staging = dataset / f"{COMPACT_STAGING_PREFIX}{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    staging = _staging_path(dataset)
     new_dir = staging / date_dir.name
     date = date_dir.name.removeprefix("date=")
     keys = [("host", "ascending"), *SORT_KEYS[table]]
@@ -1069,6 +1069,12 @@ def _compact_day(dataset: Path, date_dir: Path, table: str, file_rows: int, resu
     result.day_files_out += len(groups)
 
 
+def _staging_path(dataset: Path) -> Path:
+    """A fresh hidden staging name at the dataset's top (outside the tables' globs), which
+    `_remove_dead_partition_stagings` removes when the run that made it was killed."""
+    return dataset / f"{COMPACT_STAGING_PREFIX}{os.getpid()}-{os.urandom(4).hex()}.tmp"
+
+
 def _drop_tree(dataset: Path, tree: Path) -> None:
     """Remove a date directory at once for readers: renamed out of the table into a hidden
     staging name at the dataset's top (what a killed compaction leaves; the next compaction,
@@ -1076,7 +1082,7 @@ def _drop_tree(dataset: Path, tree: Path) -> None:
     of a date that every reader took for data: with a day compacted across hosts, some of its
     day files (whole hosts gone, the rest read). In place still where the rename is refused
     (the table directory on another mount)."""
-    staging = dataset / f"{COMPACT_STAGING_PREFIX}{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    staging = _staging_path(dataset)
     try:
         os.rename(tree, staging)
     except OSError:
@@ -1127,7 +1133,7 @@ def _swap_compacted(part_dir: Path, table: str, merged: pa.Table, name: str, ext
         return False
     if any(not (e.is_symlink() or e.is_file(follow_symlinks=False)) for e in others):
         return False
-    staging = part_dir.parent.parent.parent / f"{COMPACT_STAGING_PREFIX}{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    staging = _staging_path(part_dir.parent.parent.parent)
     new_dir = staging / part_dir.name
     final = part_dir / name
     try:
