@@ -191,3 +191,52 @@ def test_findings_written_before_the_caller_was_recorded_still_read(tmp_path):
     pq.write_table(old.replace_schema_metadata({schema.META_TABLE: b"findings", schema.META_VERSION: b"2"}), findings)
     again = read_audit(tmp_path / "audit").findings
     assert again.height == old.num_rows > 0 and again["comm"].null_count() == again.height
+
+
+def fleet_with_one_host_tool(ranks_fail_there: bool, seed: int = 18, hosts: int = 24,
+                             hours: float = 4.0) -> pl.DataFrame:
+    """brisk-worker ranks on every host die of the firmware timeout (8 % of their INIT->RTR),
+    except on host gpu00 unless `ranks_fail_there`; on gpu00 alone a ``fw-diag`` tool runs every
+    10 minutes, meets the timeout three times, retrying each, and goes on."""
+    rng = np.random.default_rng(seed)
+    rec = Recorder()
+    for h in range(hosts):
+        host = f"gpu{h:02d}"
+        t, pid, jobno = float(rng.uniform(0, 300)), 1000 + 7 * h, 0
+        fails_here = h != 0 or ranks_fail_there
+        while t < hours * 3600:
+            jobno += 1
+            pid += int(rng.integers(1, 40))
+            job, end = f"{host}-job{jobno}", t + float(rng.uniform(900, 2400))
+            for _ in range(4):
+                rec.call(host, job, pid, "brisk-worker", t, "create_qp")
+                t += float(rng.uniform(0.005, 0.05))
+            while t < end:
+                if fails_here and rng.random() < 0.08:
+                    rec.call(host, job, pid, "brisk-worker", t, "modify_qp", TIMEOUT)
+                    break  # the rank dies
+                rec.call(host, job, pid, "brisk-worker", t, "modify_qp")
+                t += float(rng.exponential(120))
+            t += float(rng.exponential(300))
+        if h == 0:
+            for run in range(int(hours * 6)):
+                t0, diag = 600.0 * run + 30.0, 50_000 + run
+                for i in range(3):
+                    rec.call(host, None, diag, "fw-diag", t0 + i, "modify_qp", TIMEOUT)
+                rec.call(host, None, diag, "fw-diag", t0 + 3.5, "modify_qp")
+    return rec.frame()
+
+
+def test_a_tool_going_on_through_a_family_on_its_one_host_is_routine_for_it():
+    """fw-diag on one host retries the timeout that kills brisk-worker's ranks on the 23 others:
+    on its host no other caller dies of it, so the tool's 24 runs stand in for the hosts it lacks
+    and the family is learned for fw-diag (main required min_hosts hosts of a caller whose errno
+    is no retry signal: tests/fleetgen19's rdma-memtest probing the memlock limit, 36 open
+    findings clustered with the rare ENOMEM that kills ranks). Where the ranks of the tool's
+    host die of it too, the host is at fault and nothing is learned (tests/fleetgen16's
+    firmware EIO an agent goes on through)."""
+    learner = FleetExpectedLearner().fit(fleet_with_one_host_tool(ranks_fail_there=False))
+    timeout = [e for e in learner.entries_ if (e.probe, e.errno, e.context) == (*TIMEOUT, "modify_qp")]
+    assert [(e.comm, e.stats["fatal_to"]) for e in timeout] == [("fw-diag", ["brisk-worker"])]
+    learner = FleetExpectedLearner().fit(fleet_with_one_host_tool(ranks_fail_there=True))
+    assert not [e for e in learner.entries_ if (e.probe, e.errno) == TIMEOUT]

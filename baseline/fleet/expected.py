@@ -105,7 +105,12 @@ routine) learns a unit as expected when all of these hold:
   (Increase's lower bound above ``max_increase``) and it passes every predicate on its own
   statistics -- survival, Increase against the probe's fleet-wide base rate, visibility, not a
   regression -- except the fleet spread: the fault behind it (a rack's switch) stays visible
-  through the caller it kills, whose findings stay open. A family that passes fleet-wide is
+  through the caller it kills, whose findings stay open. A surviving caller seen on fewer than
+  ``min_hosts`` hosts counts (its runs standing in for hosts, as for a signal errno, on one host
+  too) where on none of its hosts the family ends another caller's process: the program's own use
+  of it (a diagnostic probing the memlock limit on one host, reg_mr ENOMEM at ib_umem_get, while
+  the same family kills ranks on forty others: tests/fleetgen19); where it does, the host is at
+  fault (one host's firmware EIO an agent goes on through and ranks die of: tests/fleetgen16). A family that passes fleet-wide is
   split so too when one of its callers is shown to die of it: an agent going on through a
   driver restart's EIO at rdma_alloc_begin_uobject on every host outnumbers the ranks it kills
   on the one host whose restart never ended (tests/fleetgen16), and one entry for every caller
@@ -762,6 +767,8 @@ class FleetExpectedLearner(ParamsMixin):
         # firmware without a capability on one or two hosts): the runs or the occurrences stand
         # in for the hosts when they are as many as min_hosts hosts would have needed (a later
         # trace of the process is proof it went on, sampled or not; see "Fleet spread")
+        runs = ((pl.col("success_jobs") >= self.min_hosts * self.min_jobs)
+                | (pl.col("success") >= self.min_hosts * self.min_success))
         runs_for_hosts = (
             # (on one host alone only when the operation never succeeds there: the host cannot do
             # it and takes another way, a driver without a dmabuf op. One host where the same
@@ -769,8 +776,11 @@ class FleetExpectedLearner(ParamsMixin):
             # whose IP flaps -- and no other host shows it: that host's fault)
             pl.col("errno").is_in(list(self.signal_errnos))
             & ((pl.col("success_hosts") >= 2) | ((pl.col("success_hosts") >= 1) & (pl.col("hosts_also_ok") == 0)))
-            & ((pl.col("success_jobs") >= self.min_hosts * self.min_jobs)
-               | (pl.col("success") >= self.min_hosts * self.min_success)))
+            & runs)
+        if "own_use" in cand.columns:
+            # a caller's own use of a family that kills another caller elsewhere (see "Caller"):
+            # its runs stand in for hosts whatever the errno, and on one host too
+            runs_for_hosts = runs_for_hosts | (pl.col("own_use") & runs)
         absorbed = pl.col("handled") >= self.handled_share * pl.col("traces")
         # an error that came with an update (see "Not a regression") must be shown harmless, not
         # merely not shown harmful: routine only where the capture windows show its outcome
@@ -824,6 +834,19 @@ class FleetExpectedLearner(ParamsMixin):
                .collect())
         if per.is_empty():
             return None
+        # a caller's own use: on none of its hosts does the family end another caller's process
+        # (a diagnostic probing the memlock limit on one host, while the same reg_mr ENOMEM kills
+        # ranks on forty others: tests/fleetgen19). Where it does (one host's firmware EIO that
+        # an agent goes on through and ranks die of: tests/fleetgen16), the host is at fault
+        rows = (true.lazy().filter(pl.col("comm").is_not_null())
+                .with_columns(pl.col("operation", "host", "comm").cast(pl.String))
+                .join(open_.lazy(), on=fam, how="semi"))
+        deaths = rows.filter(pl.col("failing") > 0).select(*fam, "host", pl.col("comm").alias("_killed")).unique()
+        shared = (rows.select(*fam, "host", "comm").unique().join(deaths, on=[*fam, "host"])
+                  .filter(pl.col("_killed") != pl.col("comm")).select(*fam, "comm").unique()
+                  .with_columns(pl.lit(True).alias("_shared")).collect())
+        per = (per.join(shared, on=[*fam, "comm"], how="left")
+               .with_columns((~pl.col("_shared").fill_null(False)).alias("own_use")).drop("_shared"))
         # what the fleet shows of the family whoever calls: its probe's base rate (Increase's
         # second side), its spread, release history and hosts
         fleet = ["observed", "observed_failing", "observed_timed", "observed_timed_failing", "update_regression",
