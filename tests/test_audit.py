@@ -326,6 +326,19 @@ def test_a_bad_state_its_callers_left_is_still_on():
     assert recovered.filter(pl.col("alert") == "persistent_bad_state").is_empty(), recovered
 
 
+def test_a_bad_state_names_its_probes_own_failures():
+    """The persistent bad state's detail counts the failures of the probe it names: gpu007's 24
+    failed CREATE_QPs in its two bad buckets, not 72 -- each failed at three probes of the chain
+    (fleetgen19's storm host read "mlx5_cmd_exec failed on most calls (36867186 failures)" for
+    4.1M failed calls, every one counted at the nine frames its errno went up through)."""
+    from baseline.fleet.audit import host_alerts
+
+    depth = {fn: d for d, (fn, _) in enumerate(_CREATE_QP_CHAIN)}
+    alerts = host_alerts(_drained_counters(resumes=False), ExpectedErrors([]), probe_depth=depth)
+    down = alerts.filter(pl.col("alert") == "persistent_bad_state").row(0, named=True)
+    assert down["probe"] == "mlx5_qpc_create_qp" and down["detail"].endswith("(24 failures)"), down
+
+
 def test_findings_are_written_in_slices(audited, tmp_path, monkeypatch):
     """Findings go to Parquet a slice at a time (categoricals turned to text per slice): the
     file reads back the same as the one written in one piece."""

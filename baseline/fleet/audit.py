@@ -1041,6 +1041,10 @@ def host_alerts(
             pl.col("bad").sum(),
             pl.col("probe").sort_by(["_learned", *RANK_ORDER], descending=[False, *RANK_DESCENDING], nulls_last=True)
             .first().alias("bad_probe"),
+            # the named probe's own failures: `bad` counts a failed call once at every probe its
+            # errno went up through (a CREATE_QP firmware error nine frames deep, nine times)
+            pl.col("bad").sort_by(["_learned", *RANK_ORDER], descending=[False, *RANK_DESCENDING], nulls_last=True)
+            .first().alias("_bad_probe_n"),
         )
     )
     per = (
@@ -1059,7 +1063,8 @@ def host_alerts(
         per.filter(pl.col("is_bad"))
         .group_by("host", "_run")
         .agg(pl.len().alias("buckets"), pl.col("bucket").min().alias("since"), pl.col("bucket").max().alias("_until"),
-             pl.col("bad").sum(), pl.col("invocations").sum(), pl.col("bad_probe").mode().sort().first())
+             pl.col("bad").sum(), pl.col("invocations").sum(), pl.col("bad_probe").mode().sort().first(),
+             pl.col("_bad_probe_n").filter(pl.col("bad_probe") == pl.col("bad_probe").mode().sort().first()).sum())
         # a run still on in the host's last bucket needs only `ongoing_buckets`: a switch that
         # failed 40 minutes before the audit is an outage in progress, and waiting for a fourth
         # bucket costs the jobs of another hour. So is a run the host stopped reporting in (its
@@ -1095,7 +1100,7 @@ def host_alerts(
         "since",
         pl.col("buckets").cast(pl.Float64).alias("score"),
         pl.format("{} consecutive {} intervals in which {} failed on most calls ({} failures)",
-                  pl.col("buckets"), pl.lit(bucket), pl.col("bad_probe"), pl.col("bad")).alias("detail"),
+                  pl.col("buckets"), pl.lit(bucket), pl.col("bad_probe"), pl.col("_bad_probe_n")).alias("detail"),
     )
     # rising errno rate: CUSUM of Poisson-standardised counts vs the series' own lagged EWMA
     series = errs
