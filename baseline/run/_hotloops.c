@@ -472,3 +472,436 @@ int64_t factorize_strings(const uint8_t *data, const int32_t *offsets, int64_t n
     }
     return distinct;
 }
+
+/* ------------------------------------------------------------------------------------------
+ * A dictionary-encoded string column chunk of a Parquet file, read without Arrow
+ * (baseline/run/native.py: read_dictionary_chunk). Arrow's reader inserts every dictionary
+ * page into a hash table (its memo table, so that pages can be unified) and builds the
+ * indices through a dictionary builder: ~30 % of a path column's read. The differ wants the
+ * page's values and the rows' indices as they are. Anything this reader does not know (page
+ * kinds, encodings, codecs, a chunk that falls back to plain pages) makes it return a
+ * negative number, and the caller reads the column through Arrow as before.
+ * ------------------------------------------------------------------------------------------ */
+#include <stdlib.h>
+
+typedef size_t (*zstd_decompress_fn)(void *dst, size_t cap, const void *src, size_t size);
+
+typedef struct {
+    const uint8_t *p, *end;
+    int err;
+} thrift;
+
+static uint64_t t_varint(thrift *t) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (t->p >= t->end)
+            break;
+        uint8_t b = *t->p++;
+        v |= (uint64_t)(b & 0x7F) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    t->err = 1;
+    return 0;
+}
+
+static int64_t t_zigzag(thrift *t) {
+    uint64_t v = t_varint(t);
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static void t_skip(thrift *t, int type, int depth);
+
+static void t_skip_struct(thrift *t, int depth) {
+    if (depth > 32) { /* nesting no page header has */
+        t->err = 1;
+        return;
+    }
+    while (!t->err) {
+        if (t->p >= t->end) {
+            t->err = 1;
+            return;
+        }
+        uint8_t h = *t->p++;
+        if (h == 0)
+            return; /* stop */
+        if ((h >> 4) == 0)
+            t_zigzag(t); /* a long-form field id */
+        t_skip(t, h & 0x0F, depth + 1);
+    }
+}
+
+/* One value of compact type `type` (in a struct: booleans are in the field header). */
+static void t_skip(thrift *t, int type, int depth) {
+    int64_t n;
+    switch (type) {
+    case 1: case 2: return;
+    case 3: n = 1; break;
+    case 4: case 5: case 6: t_varint(t); return;
+    case 7: n = 8; break;
+    case 8: n = (int64_t)t_varint(t); break;
+    case 9: case 10: {
+        if (t->p >= t->end) {
+            t->err = 1;
+            return;
+        }
+        uint8_t h = *t->p++;
+        int64_t size = h >> 4, elem = h & 0x0F;
+        if (size == 15)
+            size = (int64_t)t_varint(t);
+        for (int64_t i = 0; i < size && !t->err; i++) {
+            if (elem == 1 || elem == 2) { /* booleans in a list: a byte each */
+                if (t->p >= t->end) t->err = 1; else t->p++;
+            } else
+                t_skip(t, (int)elem, depth + 1);
+        }
+        return;
+    }
+    case 11: {
+        int64_t size = (int64_t)t_varint(t);
+        if (size == 0)
+            return;
+        if (t->p >= t->end) {
+            t->err = 1;
+            return;
+        }
+        uint8_t kv = *t->p++;
+        for (int64_t i = 0; i < size && !t->err; i++) {
+            t_skip(t, kv >> 4, depth + 1);
+            t_skip(t, kv & 0x0F, depth + 1);
+        }
+        return;
+    }
+    case 12: t_skip_struct(t, depth); return;
+    default: t->err = 1; return;
+    }
+    if (n < 0 || n > t->end - t->p)
+        t->err = 1;
+    else
+        t->p += n;
+}
+
+/* The fields of a PageHeader the reader uses (parquet.thrift); -1: absent. */
+typedef struct {
+    int64_t type, uncompressed, compressed;
+    int64_t num_values, encoding, def_encoding;           /* DataPageHeader / DictionaryPageHeader */
+    int64_t v2_nulls, v2_rows, v2_def_len, v2_rep_len, v2_compressed; /* DataPageHeaderV2 */
+} page_header;
+
+/* Reads the fields of the nested header struct `kind` (5 data, 7 dictionary, 8 data v2). */
+static void t_sub_header(thrift *t, int kind, page_header *ph) {
+    int16_t last = 0;
+    while (!t->err) {
+        if (t->p >= t->end) {
+            t->err = 1;
+            return;
+        }
+        uint8_t h = *t->p++;
+        if (h == 0)
+            return;
+        int type = h & 0x0F;
+        int16_t id = (h >> 4) ? (int16_t)(last + (h >> 4)) : (int16_t)t_zigzag(t);
+        last = id;
+        if (type == 1 || type == 2) { /* a boolean: v2's is_compressed, the dictionary's is_sorted */
+            if (kind == 8 && id == 7)
+                ph->v2_compressed = type == 1;
+            continue;
+        }
+        if (type != 5) {
+            t_skip(t, type, 1);
+            continue;
+        }
+        int64_t v = t_zigzag(t);
+        if (kind == 8) {
+            switch (id) {
+            case 1: ph->num_values = v; break;
+            case 2: ph->v2_nulls = v; break;
+            case 3: ph->v2_rows = v; break;
+            case 4: ph->encoding = v; break;
+            case 5: ph->v2_def_len = v; break;
+            case 6: ph->v2_rep_len = v; break;
+            }
+        } else {
+            if (id == 1) ph->num_values = v;
+            else if (id == 2) ph->encoding = v;
+            else if (id == 3 && kind == 5) ph->def_encoding = v;
+        }
+    }
+}
+
+/* Parses the page header at p; returns its length, or -1. */
+static int64_t page_header_at(const uint8_t *p, const uint8_t *end, page_header *ph) {
+    thrift t = {p, end, 0};
+    page_header z = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1};
+    *ph = z;
+    int16_t last = 0;
+    for (;;) {
+        if (t.err || t.p >= t.end)
+            return -1;
+        uint8_t h = *t.p++;
+        if (h == 0)
+            break;
+        int type = h & 0x0F;
+        int16_t id = (h >> 4) ? (int16_t)(last + (h >> 4)) : (int16_t)t_zigzag(&t);
+        last = id;
+        if (type == 5 && id >= 1 && id <= 3) {
+            int64_t v = t_zigzag(&t);
+            if (id == 1) ph->type = v;
+            else if (id == 2) ph->uncompressed = v;
+            else ph->compressed = v;
+        } else if (type == 12 && (id == 5 || id == 7 || id == 8)) {
+            t_sub_header(&t, id, ph);
+        } else {
+            t_skip(&t, type, 0);
+        }
+    }
+    if (t.err || ph->type < 0 || ph->uncompressed < 0 || ph->compressed < 0 || ph->compressed > end - t.p)
+        return -1;
+    return t.p - p;
+}
+
+/* The RLE / bit-packed hybrid (Parquet's levels and dictionary indices): n values of `width`
+ * bits from [p, end) into out (NULL: only checked and counted). Returns 0, or -1 when the data
+ * ends early or a value is >= `limit` (limit 0: no check). */
+static int hybrid(const uint8_t *p, const uint8_t *end, int width, int64_t n, uint32_t *out, uint32_t limit) {
+    int64_t done = 0;
+    int bytes = (width + 7) / 8;
+    uint64_t mask = width >= 32 ? 0xFFFFFFFFULL : ((1ULL << width) - 1);
+    while (done < n) {
+        thrift t = {p, end, 0};
+        uint64_t header = t_varint(&t);
+        if (t.err)
+            return -1;
+        p = t.p;
+        if (header & 1) { /* bit-packed groups of 8 */
+            uint64_t groups = header >> 1;
+            if (groups == 0 || groups > (uint64_t)(end - p) || (int64_t)groups * width > end - p)
+                return -1;
+            int64_t count = (int64_t)groups * 8, take = count < n - done ? count : n - done;
+            int64_t nbytes = (int64_t)groups * width;
+            uint32_t bad = 0;
+            for (int64_t i = 0; i < take; i++) {
+                uint64_t bit = (uint64_t)i * (uint64_t)width, w = 0;
+                int64_t at = (int64_t)(bit >> 3);
+                if (at + 8 <= nbytes) {
+                    memcpy(&w, p + at, 8); /* one unaligned load: the value's <= 39 bits */
+                } else {
+                    for (int64_t b = 0; at + b < nbytes && b < 8; b++)
+                        w |= (uint64_t)p[at + b] << (8 * b);
+                }
+                uint32_t v = (uint32_t)((w >> (bit & 7)) & mask);
+                bad |= limit && v >= limit;
+                out[done + i] = v;
+            }
+            if (bad)
+                return -1;
+            p += (int64_t)groups * width;
+            done += take;
+        } else { /* a run of one value */
+            int64_t count = (int64_t)(header >> 1);
+            if (bytes > end - p)
+                return -1;
+            uint32_t v = 0;
+            for (int b = 0; b < bytes; b++)
+                v |= (uint32_t)p[b] << (8 * b);
+            p += bytes;
+            if (count > n - done)
+                count = n - done;
+            if (count > 0 && limit && v >= limit)
+                return -1;
+            for (int64_t i = 0; i < count; i++)
+                out[done + i] = v;
+            done += count;
+            if (header >> 1 == 0 && bytes == 0)
+                return -1; /* no progress */
+        }
+    }
+    return 0;
+}
+
+/* The page's data as stored uncompressed: src itself, or decompressed into *scratch (grown). */
+static const uint8_t *page_data(const uint8_t *src, int64_t size, int64_t uncompressed, int codec,
+                                zstd_decompress_fn zstd, uint8_t **scratch, int64_t *cap) {
+    if (codec == 0)
+        return size == uncompressed ? src : NULL;
+    if (codec != 6 || zstd == NULL) /* 6: ZSTD */
+        return NULL;
+    if (uncompressed > *cap || *scratch == NULL) { /* (an empty page too: a pointer, not NULL) */
+        free(*scratch);
+        *scratch = malloc(uncompressed ? (size_t)uncompressed : 1);
+        *cap = *scratch ? uncompressed : 0;
+        if (!*scratch)
+            return NULL;
+    }
+    size_t got = zstd(*scratch, (size_t)uncompressed, src, (size_t)size);
+    return got == (size_t)uncompressed ? *scratch : NULL;
+}
+
+/* The dictionary page's header at the chunk's start: info = (values, uncompressed bytes).
+ * Returns 0, or -1 when the chunk does not start with a PLAIN dictionary page. */
+int64_t parquet_dictionary_info(const uint8_t *chunk, int64_t len, int64_t *info) {
+    page_header ph;
+    if (page_header_at(chunk, chunk + len, &ph) < 0 || ph.type != 2 || ph.num_values < 0
+        || (ph.encoding != 0 && ph.encoding != 2)) /* PLAIN, PLAIN_DICTIONARY */
+        return -1;
+    info[0] = ph.num_values;
+    info[1] = ph.uncompressed;
+    return 0;
+}
+
+/* A column chunk of `rows` rows (a flat column: max definition level 0 or 1) whose first page
+ * is its dictionary and whose data pages are all dictionary indices, into Arrow's buffers:
+ * the dictionary's int32 offsets (n_dict + 1) and bytes (data, at most data_cap), the rows'
+ * int32 indices (0 under nulls) and validity bitmap (bits set: valid). Returns the rows'
+ * null count, or a negative number when the chunk is not one this reader knows. */
+int64_t parquet_dictionary_chunk(const uint8_t *chunk, int64_t len, int codec, void *zstd_fn, int max_def,
+                                 int64_t rows, int64_t n_dict, int32_t *offsets, uint8_t *data,
+                                 int64_t data_cap, int32_t *indices, uint8_t *valid) {
+    zstd_decompress_fn zstd = (zstd_decompress_fn)zstd_fn;
+    const uint8_t *p = chunk, *end = chunk + len;
+    uint8_t *scratch = NULL;
+    int64_t cap = 0, nulls = 0, row = 0, result = -1;
+    uint32_t *levels = NULL, *spare = NULL;
+    int64_t levels_cap = 0, vals_cap = 0;
+    page_header ph;
+    if (max_def < 0 || max_def > 1 || n_dict < 0 || n_dict >= INT32_MAX)
+        return -1;
+    int64_t h = page_header_at(p, end, &ph);
+    if (h < 0 || ph.type != 2 || ph.num_values != n_dict)
+        goto out;
+    p += h;
+    {
+        const uint8_t *d = page_data(p, ph.compressed, ph.uncompressed, codec, zstd, &scratch, &cap);
+        if (!d)
+            goto out;
+        const uint8_t *de = d + ph.uncompressed;
+        int64_t at_byte = 0;
+        offsets[0] = 0;
+        for (int64_t i = 0; i < n_dict; i++) {
+            if (de - d < 4)
+                goto out;
+            uint32_t n = (uint32_t)d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16 | (uint32_t)d[3] << 24;
+            d += 4;
+            if ((int64_t)n > de - d || (int64_t)n > data_cap - at_byte || at_byte + n >= INT32_MAX)
+                goto out;
+            memcpy(data + at_byte, d, n);
+            d += n;
+            at_byte += n;
+            offsets[i + 1] = (int32_t)at_byte;
+        }
+        p += ph.compressed;
+    }
+    memset(valid, 0, (size_t)((rows + 7) / 8));
+    while (p < end && row < rows) {
+        h = page_header_at(p, end, &ph);
+        if (h < 0)
+            goto out;
+        p += h;
+        const uint8_t *body = p;
+        p += ph.compressed;
+        if (ph.type == 1) /* an index page: nothing of the rows */
+            continue;
+        if ((ph.type != 0 && ph.type != 3) || (ph.encoding != 8 && ph.encoding != 2) || ph.num_values < 0
+            || ph.num_values > rows - row) /* RLE_DICTIONARY, PLAIN_DICTIONARY */
+            goto out;
+        int64_t n = ph.num_values;
+        const uint8_t *d, *de, *lv = NULL, *lve = NULL;
+        if (ph.type == 0) {
+            d = page_data(body, ph.compressed, ph.uncompressed, codec, zstd, &scratch, &cap);
+            if (!d)
+                goto out;
+            de = d + ph.uncompressed;
+            if (max_def == 1) { /* RLE levels behind their 4-byte length */
+                if (ph.def_encoding != 3 || de - d < 4)
+                    goto out;
+                uint32_t ln = (uint32_t)d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16 | (uint32_t)d[3] << 24;
+                if ((int64_t)ln > de - d - 4)
+                    goto out;
+                lv = d + 4;
+                lve = lv + ln;
+                d = lve;
+            }
+        } else {
+            if (ph.v2_rep_len != 0 || ph.v2_def_len < 0 || ph.v2_def_len > ph.compressed
+                || ph.v2_rows != n || (max_def == 0 && ph.v2_def_len != 0))
+                goto out;
+            lv = max_def ? body : NULL;
+            lve = body + ph.v2_def_len;
+            int64_t rest = ph.compressed - ph.v2_def_len, rest_plain = ph.uncompressed - ph.v2_def_len;
+            d = ph.v2_compressed ? page_data(lve, rest, rest_plain, codec, zstd, &scratch, &cap)
+                                 : (rest == rest_plain ? lve : NULL);
+            if (!d)
+                goto out;
+            de = d + rest_plain;
+        }
+        if (n > levels_cap) {
+            free(levels);
+            levels = malloc((size_t)n * sizeof(uint32_t));
+            levels_cap = levels ? n : 0;
+            if (!levels)
+                goto out;
+        }
+        int64_t present = n;
+        if (lv) {
+            if (hybrid(lv, lve, 1, n, levels, 2) < 0)
+                goto out;
+            present = 0;
+            for (int64_t i = 0; i < n; i++)
+                present += levels[i];
+        }
+        if (ph.type == 3 && ph.v2_nulls >= 0 && ph.v2_nulls != n - present)
+            goto out;
+        /* the indices: their bit width in a byte, then the hybrid runs of the present values,
+         * decoded behind the rows' slots when some rows are null, then spread over the rows */
+        uint32_t *idx = (uint32_t *)(indices + row);
+        uint32_t *vals = idx;
+        if (lv && present < n) {
+            if (present + 1 > vals_cap) {
+                free(spare);
+                spare = malloc((size_t)(present + 1) * sizeof(uint32_t));
+                vals_cap = spare ? present + 1 : 0;
+                if (!spare)
+                    goto out;
+            }
+            vals = spare;
+        }
+        if (present > 0) {
+            if (de - d < 1 || d[0] > 32)
+                goto out;
+            if (hybrid(d + 1, de, d[0], present, vals, (uint32_t)n_dict) < 0)
+                goto out;
+        }
+        if (vals != idx) { /* without branches: a null row takes 0 and does not advance k */
+            vals[present] = 0;
+            int64_t k = 0;
+            for (int64_t i = 0; i < n; i++) {
+                uint32_t l = levels[i];
+                idx[i] = vals[k] & (0u - l);
+                k += l;
+            }
+        }
+        if (lv && present < n) {
+            for (int64_t i = 0; i < n; i++)
+                valid[(row + i) >> 3] |= (uint8_t)(levels[i] << ((row + i) & 7));
+        } else { /* every row valid: whole bytes at once */
+            int64_t i = row, stop = row + n;
+            for (; i < stop && (i & 7); i++)
+                valid[i >> 3] |= (uint8_t)(1u << (i & 7));
+            if (stop - i >= 8) {
+                memset(valid + (i >> 3), 0xFF, (size_t)((stop - i) >> 3));
+                i += (stop - i) & ~(int64_t)7;
+            }
+            for (; i < stop; i++)
+                valid[i >> 3] |= (uint8_t)(1u << (i & 7));
+        }
+        nulls += n - present;
+        row += n;
+    }
+    if (row == rows)
+        result = nulls;
+out:
+    free(scratch);
+    free(levels);
+    free(spare);
+    return result;
+}

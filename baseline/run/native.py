@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from baseline.run._build_native import HERE, build, library_name
 
-__all__ = ["available", "build", "compress_loops", "digit_runs", "factorize_strings", "first_appearance", "gather_codes", "pack_fields", "seen_in", "seen_in_windows", "stable_order", "take", "take_through", "window_hashes"]
+__all__ = ["available", "build", "compress_loops", "digit_runs", "factorize_strings", "first_appearance", "gather_codes", "pack_fields", "read_dictionary_chunk", "seen_in", "seen_in_windows", "stable_order", "take", "take_through", "window_hashes"]
 
 _UNSET = object()
 _lib: ctypes.CDLL | None | object = _UNSET
@@ -55,6 +55,10 @@ def _load() -> ctypes.CDLL | None:
                 lib.take2.restype = _I
                 lib.factorize_strings.argtypes = [_P, _P, _I, _P, _I, _P, _P]
                 lib.factorize_strings.restype = _I
+                lib.parquet_dictionary_info.argtypes = [_P, _I, _P]
+                lib.parquet_dictionary_info.restype = _I
+                lib.parquet_dictionary_chunk.argtypes = [_P, _I, _W, _P, _W, _I, _I, _P, _P, _I, _P, _P]
+                lib.parquet_dictionary_chunk.restype = _I
                 for f in (lib.window_hashes, lib.seen_in, lib.seen_in_windows, lib.stable_order, lib.first_appearance):
                     f.restype = None
                 _lib = lib
@@ -353,6 +357,71 @@ def factorize_strings(data: object, offsets: np.ndarray) -> tuple[np.ndarray, np
     base = data.address if data is not None else 0  # type: ignore[attr-defined]
     distinct = lib.factorize_strings(base, _ptr(offsets), n, table.address, size, _ptr(codes), _ptr(first))
     return codes, first[:distinct].copy()
+
+
+# Parquet's codec numbers (parquet.thrift's CompressionCodec) the chunk reader decompresses
+_CODECS = {"UNCOMPRESSED": 0, "ZSTD": 6}
+_zstd: int | None | object = _UNSET
+
+
+def _zstd_decompress() -> int | None:
+    """The address of libzstd's ZSTD_decompress (dlopen'd: every Debian system has the
+    library, as dpkg depends on it; no headers needed), or None where it is missing."""
+    global _zstd
+    if _zstd is _UNSET:
+        try:
+            _zstd = ctypes.cast(ctypes.CDLL("libzstd.so.1").ZSTD_decompress, ctypes.c_void_p).value
+        except (OSError, AttributeError):
+            _zstd = None
+    return _zstd  # type: ignore[return-value]
+
+
+def read_dictionary_chunk(fh: object, chunk: object, max_def: int, rows: int) -> pa.DictionaryArray | None:
+    """A dictionary-encoded string column chunk of a Parquet file (`chunk`: pyarrow's
+    ColumnChunkMetaData of a flat column, `max_def` its maximum definition level, `rows` its
+    row group's rows; `fh` the open file) as Arrow's reader gives it with ``read_dictionary``:
+    the dictionary page's values in order, the rows' int32 indices, nulls where undefined.
+    Without Arrow's memo table (it hashes every dictionary page: ~30 % of a path column's
+    read) or its dictionary builder. None without the library, and for any chunk it does not
+    know (a codec other than zstd or none, plain pages after the dictionary, levels other than
+    RLE, pages it cannot parse, values beyond the dictionary, an unreadable file): the caller
+    then reads the column through Arrow, which decodes or refuses it as it always has."""
+    lib = _load()
+    if lib is None or max_def not in (0, 1) or not 0 <= rows < 2**31 - 1:
+        return None
+    codec = _CODECS.get(chunk.compression)  # type: ignore[attr-defined]
+    zstd = _zstd_decompress() if codec == 6 else 0
+    if codec is None or zstd is None or chunk.physical_type != "BYTE_ARRAY" or not chunk.has_dictionary_page:  # type: ignore[attr-defined]
+        return None
+    start, size = chunk.dictionary_page_offset, chunk.total_compressed_size  # type: ignore[attr-defined]
+    if not start or start >= chunk.data_page_offset or size <= 0:  # type: ignore[attr-defined]
+        return None  # (a writer's offset 0 for "none": not a dictionary page at byte 0)
+    buf = np.empty(size, dtype=np.uint8)
+    try:
+        fh.seek(start)  # type: ignore[attr-defined]
+        if fh.readinto(buf) != size:  # type: ignore[attr-defined]
+            return None
+    except OSError:
+        return None
+    info = np.zeros(2, dtype=np.int64)
+    if lib.parquet_dictionary_info(_ptr(buf), size, _ptr(info)) < 0:
+        return None
+    n_dict, plain = int(info[0]), int(info[1])
+    data_cap = plain - 4 * n_dict  # the page's bytes less each value's 4-byte length
+    if data_cap < 0 or n_dict >= 2**31 - 1:
+        return None
+    offsets = pa.allocate_buffer(4 * (n_dict + 1))
+    data = pa.allocate_buffer(max(data_cap, 1))
+    indices = pa.allocate_buffer(4 * rows)
+    valid = pa.allocate_buffer((rows + 7) // 8)
+    nulls = lib.parquet_dictionary_chunk(_ptr(buf), size, codec, zstd, max_def, rows, n_dict, offsets.address,
+                                         data.address, data_cap, indices.address, valid.address)
+    if nulls < 0:
+        return None
+    dictionary = pa.Array.from_buffers(pa.string(), n_dict, [None, offsets, data])
+    codes = pa.Array.from_buffers(pa.int32(), rows, [valid if nulls else None, indices], null_count=nulls)
+    # safe=False: every index was checked against the dictionary's size as it was decoded
+    return pa.DictionaryArray.from_arrays(codes, dictionary, safe=False)
 
 
 def _main() -> int:

@@ -14,6 +14,7 @@ import pyarrow as pa
 from pyarrow._parquet import ParquetReader
 
 from baseline.run import compute as pc
+from baseline.run import native
 from baseline.run.normalize import (
     ANALYSIS_COLUMNS,
     DICT_COLUMNS,
@@ -115,6 +116,36 @@ class _File:
         return pa.DictionaryArray.from_arrays(pa.Array.from_buffers(pa.int32(), self.num_rows, [None, zeros]),
                                               pa.array([value], type=pa.string()), safe=False)
 
+    def _own_dictionary_read(self, fh: Any, name: str) -> pa.ChunkedArray | None:
+        """A dictionary-encoded string column read page by page by the compiled reader
+        (native.read_dictionary_chunk: Arrow's result without its memo table), one chunk per
+        row group as Arrow gives it; None when any chunk is one that reader does not know."""
+        i = self.index.get(name)
+        if i is None or not self.meta.num_row_groups or not native.available():
+            return None
+        leaf = self.meta.schema.column(i)
+        if leaf.max_repetition_level != 0:
+            return None
+        chunks = []
+        for g in range(self.meta.num_row_groups):
+            group = self.meta.row_group(g)
+            if group.num_rows <= 0:
+                return None
+            chunk = native.read_dictionary_chunk(fh, group.column(i), leaf.max_definition_level, group.num_rows)
+            if chunk is None:
+                return None
+            chunks.append(chunk)
+        return pa.chunked_array(chunks)
+
+    def _arrow_read(self, fh: Any, name: str) -> pa.ChunkedArray:
+        # pyarrow.parquet.ParquetFile's reader with its settings, without importing
+        # pyarrow.parquet (see tracer.schema): a flat schema's column is its leaf.
+        reader = ParquetReader()
+        reader.open(fh, metadata=self.meta, read_dictionary=[name] if name in DICT_COLUMNS else None,
+                    arrow_extensions_enabled=True)
+        # One column chunk at a time: Arrow's thread pool only adds CPU (~30 %) here.
+        return reader.read_all(column_indices=[reader.column_name_idx(name)], use_threads=False).column(0)
+
     def _read(self, name: str) -> pa.ChunkedArray | pa.Array:
         if name in self.present:
             known = self.constant(name)
@@ -122,13 +153,8 @@ class _File:
                 return known
             try:
                 with open(self.path, "rb") as fh:  # Python opens any file name (see validate_file)
-                    # pyarrow.parquet.ParquetFile's reader with its settings, without importing
-                    # pyarrow.parquet (see tracer.schema): a flat schema's column is its leaf.
-                    reader = ParquetReader()
-                    reader.open(fh, metadata=self.meta, read_dictionary=[name] if name in DICT_COLUMNS else None,
-                                arrow_extensions_enabled=True)
-                    # One column chunk at a time: Arrow's thread pool only adds CPU (~30 %) here.
-                    col = reader.read_all(column_indices=[reader.column_name_idx(name)], use_threads=False).column(0)
+                    own = self._own_dictionary_read(fh, name) if name in DICT_COLUMNS else None
+                    col = own if own is not None else self._arrow_read(fh, name)
             except (pa.ArrowException, OSError) as exc:
                 # a footer that validated can still front corrupt pages (a torn copy, a bit flip)
                 raise SchemaError(self.path, name, "readable column data", f"unreadable data ({exc})") from None
