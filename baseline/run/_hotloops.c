@@ -484,7 +484,9 @@ int64_t factorize_strings(const uint8_t *data, const int32_t *offsets, int64_t n
  * ------------------------------------------------------------------------------------------ */
 #include <stdlib.h>
 
-typedef size_t (*zstd_decompress_fn)(void *dst, size_t cap, const void *src, size_t size);
+/* libzstd's ZSTD_decompressDCtx, with a context the caller keeps (ZSTD_decompress makes and
+ * frees one, ~100 KiB of fresh pages, on every call: once a page here) */
+typedef size_t (*zstd_decompress_fn)(void *dctx, void *dst, size_t cap, const void *src, size_t size);
 
 typedef struct {
     const uint8_t *p, *end;
@@ -721,10 +723,10 @@ static int hybrid(const uint8_t *p, const uint8_t *end, int width, int64_t n, ui
 
 /* The page's data as stored uncompressed: src itself, or decompressed into *scratch (grown). */
 static const uint8_t *page_data(const uint8_t *src, int64_t size, int64_t uncompressed, int codec,
-                                zstd_decompress_fn zstd, uint8_t **scratch, int64_t *cap) {
+                                zstd_decompress_fn zstd, void *dctx, uint8_t **scratch, int64_t *cap) {
     if (codec == 0)
         return size == uncompressed ? src : NULL;
-    if (codec != 6 || zstd == NULL) /* 6: ZSTD */
+    if (codec != 6 || zstd == NULL || dctx == NULL) /* 6: ZSTD */
         return NULL;
     if (uncompressed > *cap || *scratch == NULL) { /* (an empty page too: a pointer, not NULL) */
         free(*scratch);
@@ -733,7 +735,7 @@ static const uint8_t *page_data(const uint8_t *src, int64_t size, int64_t uncomp
         if (!*scratch)
             return NULL;
     }
-    size_t got = zstd(*scratch, (size_t)uncompressed, src, (size_t)size);
+    size_t got = zstd(dctx, *scratch, (size_t)uncompressed, src, (size_t)size);
     return got == (size_t)uncompressed ? *scratch : NULL;
 }
 
@@ -754,7 +756,7 @@ int64_t parquet_dictionary_info(const uint8_t *chunk, int64_t len, int64_t *info
  * the dictionary's int32 offsets (n_dict + 1) and bytes (data, at most data_cap), the rows'
  * int32 indices (0 under nulls) and validity bitmap (bits set: valid). Returns the rows'
  * null count, or a negative number when the chunk is not one this reader knows. */
-int64_t parquet_dictionary_chunk(const uint8_t *chunk, int64_t len, int codec, void *zstd_fn, int max_def,
+int64_t parquet_dictionary_chunk(const uint8_t *chunk, int64_t len, int codec, void *zstd_fn, void *dctx, int max_def,
                                  int64_t rows, int64_t n_dict, int32_t *offsets, uint8_t *data,
                                  int64_t data_cap, int32_t *indices, uint8_t *valid) {
     zstd_decompress_fn zstd = (zstd_decompress_fn)zstd_fn;
@@ -771,7 +773,7 @@ int64_t parquet_dictionary_chunk(const uint8_t *chunk, int64_t len, int codec, v
         goto out;
     p += h;
     {
-        const uint8_t *d = page_data(p, ph.compressed, ph.uncompressed, codec, zstd, &scratch, &cap);
+        const uint8_t *d = page_data(p, ph.compressed, ph.uncompressed, codec, zstd, dctx, &scratch, &cap);
         if (!d)
             goto out;
         const uint8_t *de = d + ph.uncompressed;
@@ -807,7 +809,7 @@ int64_t parquet_dictionary_chunk(const uint8_t *chunk, int64_t len, int codec, v
         int64_t n = ph.num_values;
         const uint8_t *d, *de, *lv = NULL, *lve = NULL;
         if (ph.type == 0) {
-            d = page_data(body, ph.compressed, ph.uncompressed, codec, zstd, &scratch, &cap);
+            d = page_data(body, ph.compressed, ph.uncompressed, codec, zstd, dctx, &scratch, &cap);
             if (!d)
                 goto out;
             de = d + ph.uncompressed;
@@ -828,7 +830,7 @@ int64_t parquet_dictionary_chunk(const uint8_t *chunk, int64_t len, int codec, v
             lv = max_def ? body : NULL;
             lve = body + ph.v2_def_len;
             int64_t rest = ph.compressed - ph.v2_def_len, rest_plain = ph.uncompressed - ph.v2_def_len;
-            d = ph.v2_compressed ? page_data(lve, rest, rest_plain, codec, zstd, &scratch, &cap)
+            d = ph.v2_compressed ? page_data(lve, rest, rest_plain, codec, zstd, dctx, &scratch, &cap)
                                  : (rest == rest_plain ? lve : NULL);
             if (!d)
                 goto out;

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 
 import numpy as np
 import pyarrow as pa
@@ -57,7 +58,7 @@ def _load() -> ctypes.CDLL | None:
                 lib.factorize_strings.restype = _I
                 lib.parquet_dictionary_info.argtypes = [_P, _I, _P]
                 lib.parquet_dictionary_info.restype = _I
-                lib.parquet_dictionary_chunk.argtypes = [_P, _I, _W, _P, _W, _I, _I, _P, _P, _I, _P, _P]
+                lib.parquet_dictionary_chunk.argtypes = [_P, _I, _W, _P, _P, _W, _I, _I, _P, _P, _I, _P, _P]
                 lib.parquet_dictionary_chunk.restype = _I
                 for f in (lib.window_hashes, lib.seen_in, lib.seen_in_windows, lib.stable_order, lib.first_appearance):
                     f.restype = None
@@ -361,19 +362,30 @@ def factorize_strings(data: object, offsets: np.ndarray) -> tuple[np.ndarray, np
 
 # Parquet's codec numbers (parquet.thrift's CompressionCodec) the chunk reader decompresses
 _CODECS = {"UNCOMPRESSED": 0, "ZSTD": 6}
-_zstd: int | None | object = _UNSET
+_zstd: tuple[int, int] | None | object = _UNSET
+_contexts = threading.local()
 
 
-def _zstd_decompress() -> int | None:
-    """The address of libzstd's ZSTD_decompress (dlopen'd: every Debian system has the
-    library, as dpkg depends on it; no headers needed), or None where it is missing."""
+def _zstd_decompress() -> tuple[int, int] | None:
+    """(the address of libzstd's ZSTD_decompressDCtx, this thread's decompression context),
+    or None where the library is missing. libzstd.so.1 is dlopen'd (every Debian system has
+    it, as dpkg depends on it; no headers needed); each thread that reads keeps one context
+    (~100 KiB) for the process's life, as Arrow's readers make one per column chunk."""
     global _zstd
     if _zstd is _UNSET:
         try:
-            _zstd = ctypes.cast(ctypes.CDLL("libzstd.so.1").ZSTD_decompress, ctypes.c_void_p).value
+            lib = ctypes.CDLL("libzstd.so.1")
+            lib.ZSTD_createDCtx.restype = ctypes.c_void_p
+            _zstd = (ctypes.cast(lib.ZSTD_decompressDCtx, ctypes.c_void_p).value, lib.ZSTD_createDCtx)
         except (OSError, AttributeError):
             _zstd = None
-    return _zstd  # type: ignore[return-value]
+    if _zstd is None:
+        return None
+    fn, create = _zstd  # type: ignore[misc]
+    dctx = getattr(_contexts, "dctx", None)
+    if dctx is None:
+        dctx = _contexts.dctx = create()
+    return (fn, dctx) if dctx else None
 
 
 def read_dictionary_chunk(fh: object, chunk: object, max_def: int, rows: int) -> pa.DictionaryArray | None:
@@ -390,7 +402,7 @@ def read_dictionary_chunk(fh: object, chunk: object, max_def: int, rows: int) ->
     if lib is None or max_def not in (0, 1) or not 0 <= rows < 2**31 - 1:
         return None
     codec = _CODECS.get(chunk.compression)  # type: ignore[attr-defined]
-    zstd = _zstd_decompress() if codec == 6 else 0
+    zstd = _zstd_decompress() if codec == 6 else (0, 0)
     if codec is None or zstd is None or chunk.physical_type != "BYTE_ARRAY" or not chunk.has_dictionary_page:  # type: ignore[attr-defined]
         return None
     start, size = chunk.dictionary_page_offset, chunk.total_compressed_size  # type: ignore[attr-defined]
@@ -414,7 +426,7 @@ def read_dictionary_chunk(fh: object, chunk: object, max_def: int, rows: int) ->
     data = pa.allocate_buffer(max(data_cap, 1))
     indices = pa.allocate_buffer(4 * rows)
     valid = pa.allocate_buffer((rows + 7) // 8)
-    nulls = lib.parquet_dictionary_chunk(_ptr(buf), size, codec, zstd, max_def, rows, n_dict, offsets.address,
+    nulls = lib.parquet_dictionary_chunk(_ptr(buf), size, codec, *zstd, max_def, rows, n_dict, offsets.address,
                                          data.address, data_cap, indices.address, valid.address)
     if nulls < 0:
         return None
