@@ -1,5 +1,6 @@
-"""The compiled reader of dictionary-encoded string column chunks (baseline.run.native.
-read_dictionary_chunk, used by baseline.run.traces._File for the differ's string columns): on
+"""The compiled reader of dictionary-encoded column chunks (baseline.run.native.
+read_dictionary_chunk and read_int_dictionary_chunk, used by baseline.run.traces._File for the
+differ's string and 32/16-bit integer columns): on
 files written by pyarrow and polars with other settings than tracer.schema's (page versions,
 page and row-group sizes, codecs, dictionaries that overflow into plain pages, required and
 nullable columns, every null pattern), it gives exactly what Arrow's reader gives with
@@ -121,6 +122,67 @@ def test_a_pyarrow_file_reads_as_arrow_reads_it(tmp_path, options, read, nulls):
         _same(own, arrow)
 
 
+def _own_ints(path: Path, name: str) -> pa.ChunkedArray | None:
+    meta = pq.ParquetFile(path).metadata
+    i = next(i for i in range(meta.num_columns) if meta.schema.column(i).path == name)
+    kind = meta.schema.to_arrow_schema().field(name).type
+    chunks = []
+    with open(path, "rb") as fh:
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            chunk = native.read_int_dictionary_chunk(fh, group.column(i), meta.schema.column(i).max_definition_level,
+                                                     group.num_rows, kind)
+            if chunk is None:
+                return None
+            chunks.append(chunk)
+    return pa.chunked_array(chunks)
+
+
+def _ints(n: int, nulls: str, seed: int, low: int, high: int) -> list[int | None]:
+    """Process and thread ids, depths: the reference's errno numbers' spread of values
+    (few distinct, in runs) with some far apart."""
+    rng = np.random.default_rng(seed)
+    values = np.repeat(rng.integers(low, high, n // 50 + 1), 50)[:n]
+    null = {"none": np.zeros(n, bool), "all": np.ones(n, bool), "alternate": np.arange(n) % 2 == 1,
+            "most": rng.random(n) < 0.7}[nulls]
+    return [None if z else int(v) for v, z in zip(values, null, strict=True)]
+
+
+INTS = [  # (Arrow type, value range, whether the compiled reader reads it)
+    (pa.int32(), (-(2**31), 2**31 - 1), True),
+    (pa.int32(), (1, 4_194_304), True),  # pids
+    (pa.int16(), (-(2**15), 2**15 - 1), True),  # depths
+    (pa.int8(), (-128, 127), False),  # other types: Arrow's
+    (pa.uint16(), (0, 2**16 - 1), False),
+    (pa.uint32(), (0, 2**32 - 1), False),
+    (pa.int64(), (-(2**40), 2**40), False),
+]
+
+
+@pytest.mark.parametrize("nulls", ["none", "all", "alternate", "most"])
+@pytest.mark.parametrize("options", [{"compression": "zstd"}, {"compression": "none", "data_page_version": "2.0"},
+                                     {"compression": "zstd", "data_page_size": 128, "row_group_size": 999},
+                                     {"compression": "snappy"}, {"compression": "zstd", "dictionary_pagesize_limit": 64}],
+                         ids=["zstd", "v2", "small-pages", "snappy", "plain-after-dictionary"])
+@pytest.mark.parametrize(("kind", "span", "read"), INTS, ids=[f"{k}-{s[1]}" for k, s, _ in INTS])
+def test_an_integer_column_reads_as_arrow_reads_it(tmp_path, kind, span, read, options, nulls):
+    table = pa.table({"pid": pa.array(_ints(5000, nulls, 3, *span), kind)})
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, **options)
+    own, arrow = _own_ints(path, "pid"), pq.read_table(path, use_threads=False).column("pid")
+    if read and (options["compression"] == "snappy" or ("dictionary_pagesize_limit" in options and nulls != "all")):
+        read = False
+    assert (own is not None) == read
+    if own is not None:
+        assert own.type == arrow.type == kind and own.num_chunks == arrow.num_chunks
+        own.validate(full=True)
+        assert own.equals(arrow)
+        assert [c.null_count for c in own.chunks] == [c.null_count for c in arrow.chunks]
+        for chunk in own.chunks:  # the slots under nulls hold 0 (no value of another row)
+            slots = np.frombuffer(chunk.buffers()[1], dtype=kind.to_pandas_dtype(), count=len(chunk))
+            assert not slots[~np.asarray(chunk.is_valid())].any()
+
+
 @pytest.mark.parametrize("options", [{"compression": "zstd"}, {"compression": "none", "data_page_version": "2.0"}])
 def test_a_required_column_has_no_levels_and_reads_alike(tmp_path, options):
     table = pa.table({"comm": pa.array(_strings(3000, "none", 3), pa.string())},
@@ -228,3 +290,7 @@ def test_a_diff_reads_its_string_columns_so_and_reports_alike(tmp_path, monkeypa
                 own = part._own_dictionary_read(fh, name)
                 assert own is not None
                 _same(own, part._arrow_read(fh, name))
+            for name in ("pid", "tid", "ppid", "depth"):
+                own = part._own_dictionary_read(fh, name)
+                assert own is not None and own.equals(part._arrow_read(fh, name))
+            assert part._own_dictionary_read(fh, "seq") is None  # (delta-coded: Arrow's)

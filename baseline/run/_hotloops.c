@@ -753,8 +753,8 @@ int64_t parquet_dictionary_info(const uint8_t *chunk, int64_t len, int64_t *info
 
 /* A column chunk of `rows` rows (a flat column: max definition level 0 or 1) whose first page
  * is its dictionary and whose data pages are all dictionary indices, into Arrow's buffers:
- * the dictionary's int32 offsets (n_dict + 1) and bytes (data, at most data_cap), the rows'
- * int32 indices (0 under nulls) and validity bitmap (bits set: valid). Returns the rows'
+ * the dictionary's int32 offsets (n_dict + 1) and bytes (data, at most data_cap; offsets NULL:
+ * the dictionary's values are 32-bit integers, copied into data), the rows' int32 indices (0 under nulls) and validity bitmap (bits set: valid). Returns the rows'
  * null count, or a negative number when the chunk is not one this reader knows. */
 int64_t parquet_dictionary_chunk(const uint8_t *chunk, int64_t len, int codec, void *zstd_fn, void *dctx, int max_def,
                                  int64_t rows, int64_t n_dict, int32_t *offsets, uint8_t *data,
@@ -778,6 +778,13 @@ int64_t parquet_dictionary_chunk(const uint8_t *chunk, int64_t len, int codec, v
             goto out;
         const uint8_t *de = d + ph.uncompressed;
         int64_t at_byte = 0;
+        if (offsets == NULL) { /* 32-bit integers (parquet_int_dictionary_chunk): 4 bytes each */
+            if (ph.uncompressed != 4 * n_dict || data_cap < 4 * n_dict)
+                goto out;
+            memcpy(data, d, (size_t)(4 * n_dict));
+            p += ph.compressed;
+            goto pages;
+        }
         offsets[0] = 0;
         for (int64_t i = 0; i < n_dict; i++) {
             if (de - d < 4)
@@ -793,6 +800,7 @@ int64_t parquet_dictionary_chunk(const uint8_t *chunk, int64_t len, int codec, v
         }
         p += ph.compressed;
     }
+pages:
     memset(valid, 0, (size_t)((rows + 7) / 8));
     while (p < end && row < rows) {
         h = page_header_at(p, end, &ph);
@@ -906,4 +914,48 @@ out:
     free(levels);
     free(spare);
     return result;
+}
+
+/* A dictionary-encoded INT32 column chunk (the differ's pid, tid, ppid, depth) as Arrow reads
+ * it without read_dictionary: the rows' values (`width` 4: int32, 2: int16, the type Arrow
+ * reads the column as; 0 under nulls) into out, the validity bitmap into valid; dict (n_dict
+ * int32) and indices (rows int32) are the caller's scratch. Returns the null count, or a
+ * negative number (a chunk parquet_dictionary_chunk does not know, a value beyond int16). */
+int64_t parquet_int_dictionary_chunk(const uint8_t *chunk, int64_t len, int codec, void *zstd_fn, void *dctx,
+                                     int max_def, int64_t rows, int64_t n_dict, int32_t *dict, int32_t *indices,
+                                     uint8_t *valid, void *out, int width) {
+    if (width != 2 && width != 4)
+        return -1;
+    int64_t nulls = parquet_dictionary_chunk(chunk, len, codec, zstd_fn, dctx, max_def, rows, n_dict, NULL,
+                                             (uint8_t *)dict, 4 * n_dict, indices, valid);
+    if (nulls < 0)
+        return nulls;
+    if (n_dict == 0 && nulls != rows)
+        return -1;
+    if (width == 2) {
+        for (int64_t i = 0; i < n_dict; i++)
+            if (dict[i] < INT16_MIN || dict[i] > INT16_MAX)
+                return -1;
+    }
+    /* a null row's index is 0 (see the spread above): its slot holds dict[0] until cleared */
+    if (width == 4) {
+        int32_t *o = (int32_t *)out;
+        for (int64_t i = 0; i < rows; i++)
+            o[i] = n_dict ? dict[indices[i]] : 0;
+    } else {
+        int16_t *o = (int16_t *)out;
+        for (int64_t i = 0; i < rows; i++)
+            o[i] = (int16_t)(n_dict ? dict[indices[i]] : 0);
+    }
+    if (nulls && n_dict && dict[0] != 0) {
+        for (int64_t i = 0; i < rows; i++) {
+            if (!(valid[i >> 3] >> (i & 7) & 1)) {
+                if (width == 4)
+                    ((int32_t *)out)[i] = 0;
+                else
+                    ((int16_t *)out)[i] = 0;
+            }
+        }
+    }
+    return nulls;
 }

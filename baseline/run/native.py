@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from baseline.run._build_native import HERE, build, library_name
 
-__all__ = ["available", "build", "compress_loops", "digit_runs", "factorize_strings", "first_appearance", "gather_codes", "pack_fields", "read_dictionary_chunk", "seen_in", "seen_in_windows", "stable_order", "take", "take_through", "window_hashes"]
+__all__ = ["available", "build", "compress_loops", "digit_runs", "factorize_strings", "first_appearance", "gather_codes", "pack_fields", "read_dictionary_chunk", "read_int_dictionary_chunk", "seen_in", "seen_in_windows", "stable_order", "take", "take_through", "window_hashes"]
 
 _UNSET = object()
 _lib: ctypes.CDLL | None | object = _UNSET
@@ -60,6 +60,8 @@ def _load() -> ctypes.CDLL | None:
                 lib.parquet_dictionary_info.restype = _I
                 lib.parquet_dictionary_chunk.argtypes = [_P, _I, _W, _P, _P, _W, _I, _I, _P, _P, _I, _P, _P]
                 lib.parquet_dictionary_chunk.restype = _I
+                lib.parquet_int_dictionary_chunk.argtypes = [_P, _I, _W, _P, _P, _W, _I, _I, _P, _P, _P, _P, _W]
+                lib.parquet_int_dictionary_chunk.restype = _I
                 for f in (lib.window_hashes, lib.seen_in, lib.seen_in_windows, lib.stable_order, lib.first_appearance):
                     f.restype = None
                 _lib = lib
@@ -388,22 +390,14 @@ def _zstd_decompress() -> tuple[int, int] | None:
     return (fn, dctx) if dctx else None
 
 
-def read_dictionary_chunk(fh: object, chunk: object, max_def: int, rows: int) -> pa.DictionaryArray | None:
-    """A dictionary-encoded string column chunk of a Parquet file (`chunk`: pyarrow's
-    ColumnChunkMetaData of a flat column, `max_def` its maximum definition level, `rows` its
-    row group's rows; `fh` the open file) as Arrow's reader gives it with ``read_dictionary``:
-    the dictionary page's values in order, the rows' int32 indices, nulls where undefined.
-    Without Arrow's memo table (it hashes every dictionary page: ~30 % of a path column's
-    read) or its dictionary builder. None without the library, and for any chunk it does not
-    know (a codec other than zstd or none, plain pages after the dictionary, levels other than
-    RLE, pages it cannot parse, values beyond the dictionary, an unreadable file): the caller
-    then reads the column through Arrow, which decodes or refuses it as it always has."""
+def _chunk_bytes(fh: object, chunk: object, physical: str) -> tuple[np.ndarray, int, tuple[int, int], int, int] | None:
+    """A dictionary-encoded column chunk's bytes as stored, with (its codec, the zstd
+    decompressor and context, its dictionary's values, its dictionary page's bytes
+    uncompressed); None for a chunk the compiled reader does not know or cannot read."""
     lib = _load()
-    if lib is None or max_def not in (0, 1) or not 0 <= rows < 2**31 - 1:
-        return None
     codec = _CODECS.get(chunk.compression)  # type: ignore[attr-defined]
     zstd = _zstd_decompress() if codec == 6 else (0, 0)
-    if codec is None or zstd is None or chunk.physical_type != "BYTE_ARRAY" or not chunk.has_dictionary_page:  # type: ignore[attr-defined]
+    if lib is None or codec is None or zstd is None or chunk.physical_type != physical or not chunk.has_dictionary_page:  # type: ignore[attr-defined]
         return None
     start, size = chunk.dictionary_page_offset, chunk.total_compressed_size  # type: ignore[attr-defined]
     if not start or start >= chunk.data_page_offset or size <= 0:  # type: ignore[attr-defined]
@@ -416,24 +410,65 @@ def read_dictionary_chunk(fh: object, chunk: object, max_def: int, rows: int) ->
     except OSError:
         return None
     info = np.zeros(2, dtype=np.int64)
-    if lib.parquet_dictionary_info(_ptr(buf), size, _ptr(info)) < 0:
+    if lib.parquet_dictionary_info(_ptr(buf), size, _ptr(info)) < 0 or not 0 <= int(info[0]) < 2**31 - 1:
         return None
-    n_dict, plain = int(info[0]), int(info[1])
+    return buf, codec, zstd, int(info[0]), int(info[1])
+
+
+def read_dictionary_chunk(fh: object, chunk: object, max_def: int, rows: int) -> pa.DictionaryArray | None:
+    """A dictionary-encoded string column chunk of a Parquet file (`chunk`: pyarrow's
+    ColumnChunkMetaData of a flat column, `max_def` its maximum definition level, `rows` its
+    row group's rows; `fh` the open file) as Arrow's reader gives it with ``read_dictionary``:
+    the dictionary page's values in order, the rows' int32 indices, nulls where undefined.
+    Without Arrow's memo table (it hashes every dictionary page: ~30 % of a path column's
+    read) or its dictionary builder. None without the library, and for any chunk it does not
+    know (a codec other than zstd or none, plain pages after the dictionary, levels other than
+    RLE, pages it cannot parse, values beyond the dictionary, an unreadable file): the caller
+    then reads the column through Arrow, which decodes or refuses it as it always has."""
+    if max_def not in (0, 1) or not 0 <= rows < 2**31 - 1:
+        return None
+    got = _chunk_bytes(fh, chunk, "BYTE_ARRAY")
+    if got is None:
+        return None
+    buf, codec, zstd, n_dict, plain = got
     data_cap = plain - 4 * n_dict  # the page's bytes less each value's 4-byte length
-    if data_cap < 0 or n_dict >= 2**31 - 1:
+    if data_cap < 0:
         return None
     offsets = pa.allocate_buffer(4 * (n_dict + 1))
     data = pa.allocate_buffer(max(data_cap, 1))
     indices = pa.allocate_buffer(4 * rows)
     valid = pa.allocate_buffer((rows + 7) // 8)
-    nulls = lib.parquet_dictionary_chunk(_ptr(buf), size, codec, *zstd, max_def, rows, n_dict, offsets.address,
-                                         data.address, data_cap, indices.address, valid.address)
+    nulls = _lib.parquet_dictionary_chunk(_ptr(buf), len(buf), codec, *zstd, max_def, rows, n_dict,  # type: ignore[union-attr]
+                                          offsets.address, data.address, data_cap, indices.address, valid.address)
     if nulls < 0:
         return None
     dictionary = pa.Array.from_buffers(pa.string(), n_dict, [None, offsets, data])
     codes = pa.Array.from_buffers(pa.int32(), rows, [valid if nulls else None, indices], null_count=nulls)
     # safe=False: every index was checked against the dictionary's size as it was decoded
     return pa.DictionaryArray.from_arrays(codes, dictionary, safe=False)
+
+
+def read_int_dictionary_chunk(fh: object, chunk: object, max_def: int, rows: int, kind: pa.DataType) -> pa.Array | None:
+    """A dictionary-encoded INT32 column chunk (see `read_dictionary_chunk`) as Arrow reads
+    it when its type is `kind` (pa.int32() or pa.int16(): the caller's reading of the file's
+    schema): each row's value, null where undefined. None as for `read_dictionary_chunk`, and
+    for any other type or a value beyond it."""
+    width = {pa.int32(): 4, pa.int16(): 2}.get(kind)
+    if width is None or max_def not in (0, 1) or not 0 <= rows < 2**31 - 1:
+        return None
+    got = _chunk_bytes(fh, chunk, "INT32")
+    if got is None:
+        return None
+    buf, codec, zstd, n_dict, _ = got
+    scratch = np.empty(n_dict + rows, dtype=np.int32)  # the dictionary, then the rows' indices
+    values = pa.allocate_buffer(width * rows)
+    valid = pa.allocate_buffer((rows + 7) // 8)
+    nulls = _lib.parquet_int_dictionary_chunk(_ptr(buf), len(buf), codec, *zstd, max_def, rows, n_dict,  # type: ignore[union-attr]
+                                              _ptr(scratch), _ptr(scratch) + 4 * n_dict, valid.address,
+                                              values.address, width)
+    if nulls < 0:
+        return None
+    return pa.Array.from_buffers(kind, rows, [valid if nulls else None, values], null_count=nulls)
 
 
 def _main() -> int:

@@ -117,21 +117,34 @@ class _File:
                                               pa.array([value], type=pa.string()), safe=False)
 
     def _own_dictionary_read(self, fh: Any, name: str) -> pa.ChunkedArray | None:
-        """A dictionary-encoded string column read page by page by the compiled reader
-        (native.read_dictionary_chunk: Arrow's result without its memo table), one chunk per
-        row group as Arrow gives it; None when any chunk is one that reader does not know."""
+        """A dictionary-encoded column read page by page by the compiled reader, one chunk per
+        row group as Arrow gives it: strings of DICT_COLUMNS as Arrow's ``read_dictionary``
+        (native.read_dictionary_chunk: without its memo table), 32- and 16-bit integers as
+        their values (native.read_int_dictionary_chunk); None when any chunk is one that
+        reader does not know (Arrow then reads the column)."""
         i = self.index.get(name)
         if i is None or not self.meta.num_row_groups or not native.available():
             return None
         leaf = self.meta.schema.column(i)
         if leaf.max_repetition_level != 0:
             return None
+        kind = None
+        if name not in DICT_COLUMNS:
+            # the type Arrow reads the column as (the file's stored Arrow schema, else its
+            # Parquet types): of those, only plain 32- and 16-bit integers are read here
+            kind = self.meta.schema.to_arrow_schema().field(name).type
+            if kind not in (pa.int32(), pa.int16()):
+                return None
         chunks = []
         for g in range(self.meta.num_row_groups):
             group = self.meta.row_group(g)
             if group.num_rows <= 0:
                 return None
-            chunk = native.read_dictionary_chunk(fh, group.column(i), leaf.max_definition_level, group.num_rows)
+            if kind is None:
+                chunk = native.read_dictionary_chunk(fh, group.column(i), leaf.max_definition_level, group.num_rows)
+            else:
+                chunk = native.read_int_dictionary_chunk(fh, group.column(i), leaf.max_definition_level,
+                                                         group.num_rows, kind)
             if chunk is None:
                 return None
             chunks.append(chunk)
@@ -153,7 +166,7 @@ class _File:
                 return known
             try:
                 with open(self.path, "rb") as fh:  # Python opens any file name (see validate_file)
-                    own = self._own_dictionary_read(fh, name) if name in DICT_COLUMNS else None
+                    own = self._own_dictionary_read(fh, name)
                     col = own if own is not None else self._arrow_read(fh, name)
             except (pa.ArrowException, OSError) as exc:
                 # a footer that validated can still front corrupt pages (a torn copy, a bit flip)
