@@ -209,6 +209,23 @@ def test_a_polars_file_reads_as_arrow_reads_it_or_is_left_to_arrow(tmp_path, com
         _same(own, _arrow(path, "path"))
 
 
+def test_large_strings_of_an_events_file_read_as_arrow_reads_them(tmp_path):
+    """A path column stored as large strings (polars' type, in the file's stored Arrow schema)
+    reads as dictionary<int32, string> through Arrow's read_dictionary and so through the
+    reader (the type checked in traces._File before the reader is asked)."""
+    path = tmp_path / "events.parquet"
+    frame = schema.conform(_events("g1", 100, "/tmp/tmpa1b2c3d4", None, "good"), "events")
+    meta = {schema.META_TABLE: b"events", schema.META_VERSION: str(schema.SCHEMA_VERSION).encode()}
+    large = frame.set_column(frame.schema.get_field_index("path"), "path", frame.column("path").cast(pa.large_string()))
+    pq.write_table(large.replace_schema_metadata(meta), path, compression="zstd")
+    part = traces._File(path)
+    assert part.meta.schema.to_arrow_schema().field("path").type == pa.large_string()
+    with open(path, "rb") as fh:
+        own = part._own_dictionary_read(fh, "path")
+        assert own is not None
+        _same(own, part._arrow_read(fh, "path"))
+
+
 def test_values_beyond_the_dictionary_or_a_torn_page_are_left_to_arrow(tmp_path):
     """A page the reader cannot decode exactly (bytes overwritten) is refused by it, never
     read as something else: Arrow then reads or refuses the column as it always has."""

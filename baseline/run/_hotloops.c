@@ -743,6 +743,9 @@ static const uint8_t *page_data(const uint8_t *src, int64_t size, int64_t uncomp
  * Returns 0, or -1 when the chunk does not start with a PLAIN dictionary page. */
 int64_t parquet_dictionary_info(const uint8_t *chunk, int64_t len, int64_t *info) {
     page_header ph;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+    return -1; /* Parquet's integers are little-endian, read here as the machine's: Arrow's */
+#endif
     if (page_header_at(chunk, chunk + len, &ph) < 0 || ph.type != 2 || ph.num_values < 0
         || (ph.encoding != 0 && ph.encoding != 2)) /* PLAIN, PLAIN_DICTIONARY */
         return -1;

@@ -128,13 +128,17 @@ class _File:
         leaf = self.meta.schema.column(i)
         if leaf.max_repetition_level != 0:
             return None
-        kind = None
-        if name not in DICT_COLUMNS:
-            # the type Arrow reads the column as (the file's stored Arrow schema, else its
-            # Parquet types): of those, only plain 32- and 16-bit integers are read here
-            kind = self.meta.schema.to_arrow_schema().field(name).type
-            if kind not in (pa.int32(), pa.int16()):
+        # the type Arrow reads the column as (the file's stored Arrow schema, else its Parquet
+        # types): strings (Arrow's read_dictionary gives dictionary<int32, string> for any of
+        # them, bytes without a string type stay binary: Arrow's) and plain 32- and 16-bit integers
+        kind = self.meta.schema.to_arrow_schema().field(name).type
+        if name in DICT_COLUMNS:
+            value = kind.value_type if pa.types.is_dictionary(kind) else kind
+            if not (pa.types.is_string(value) or pa.types.is_large_string(value) or pa.types.is_string_view(value)):
                 return None
+            kind = None
+        elif kind not in (pa.int32(), pa.int16()):
+            return None
         chunks = []
         for g in range(self.meta.num_row_groups):
             group = self.meta.row_group(g)
