@@ -26,7 +26,7 @@ from tracer.schema import write_table
 
 REFERENCE = Path("/work/shared/reference/rdma_control_path.yaml")
 NONE = ExpectedErrors([], source="<test>")
-pytestmark = pytest.mark.skipif(not native.available(), reason="the compiled loops are not built (no C compiler)")
+pytestmark = pytest.mark.skipif(not native.available(), reason="the compiled loops are not used (not built: no C compiler; or TRACEBASE_NATIVE=0)")
 
 
 def _words() -> list[str]:
