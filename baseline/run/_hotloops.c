@@ -721,6 +721,16 @@ static int hybrid(const uint8_t *p, const uint8_t *end, int width, int64_t n, ui
     return 0;
 }
 
+/* Whether n definition levels of bit width 1 at [p, end) are one run: 1 (every row defined),
+ * 0 (none), -1 (anything else, decoded row by row). */
+static int level_run(const uint8_t *p, const uint8_t *end, int64_t n) {
+    thrift t = {p, end, 0};
+    uint64_t header = t_varint(&t);
+    if (t.err || (header & 1) || (int64_t)(header >> 1) < n || t.p >= end || *t.p > 1)
+        return -1;
+    return *t.p;
+}
+
 /* The page's data as stored uncompressed: src itself, or decompressed into *scratch (grown). */
 static const uint8_t *page_data(const uint8_t *src, int64_t size, int64_t uncompressed, int codec,
                                 zstd_decompress_fn zstd, void *dctx, uint8_t **scratch, int64_t *cap) {
@@ -847,15 +857,19 @@ pages:
                 goto out;
             de = d + rest_plain;
         }
-        if (n > levels_cap) {
-            free(levels);
-            levels = malloc((size_t)n * sizeof(uint32_t));
-            levels_cap = levels ? n : 0;
-            if (!levels)
-                goto out;
-        }
-        int64_t present = n;
-        if (lv) {
+        /* levels that are one run (every row defined, or none: most pages of most columns)
+         * are not spelled out row by row (4 bytes a row of fresh memory) */
+        int run = lv ? level_run(lv, lve, n) : 1;
+        int mixed = run < 0;
+        int64_t present = run == 0 ? 0 : n;
+        if (mixed) {
+            if (n > levels_cap) {
+                free(levels);
+                levels = malloc((size_t)n * sizeof(uint32_t));
+                levels_cap = levels ? n : 0;
+                if (!levels)
+                    goto out;
+            }
             if (hybrid(lv, lve, 1, n, levels, 2) < 0)
                 goto out;
             present = 0;
@@ -868,7 +882,7 @@ pages:
          * decoded behind the rows' slots when some rows are null, then spread over the rows */
         uint32_t *idx = (uint32_t *)(indices + row);
         uint32_t *vals = idx;
-        if (lv && present < n) {
+        if (mixed && present < n) {
             if (present + 1 > vals_cap) {
                 free(spare);
                 spare = malloc((size_t)(present + 1) * sizeof(uint32_t));
@@ -883,6 +897,8 @@ pages:
                 goto out;
             if (hybrid(d + 1, de, d[0], present, vals, (uint32_t)n_dict) < 0)
                 goto out;
+        } else {
+            memset(idx, 0, (size_t)n * sizeof(uint32_t)); /* every row null: index 0 */
         }
         if (vals != idx) { /* without branches: a null row takes 0 and does not advance k */
             vals[present] = 0;
@@ -893,7 +909,9 @@ pages:
                 k += l;
             }
         }
-        if (lv && present < n) {
+        if (present == 0) {
+            /* no row valid: the bitmap's bits stay clear */
+        } else if (mixed && present < n) {
             for (int64_t i = 0; i < n; i++)
                 valid[(row + i) >> 3] |= (uint8_t)(levels[i] << ((row + i) & 7));
         } else { /* every row valid: whole bytes at once */
