@@ -311,3 +311,76 @@ def test_a_diff_reads_its_string_columns_so_and_reports_alike(tmp_path, monkeypa
                 own = part._own_dictionary_read(fh, name)
                 assert own is not None and own.equals(part._arrow_read(fh, name))
             assert part._own_dictionary_read(fh, "seq") is None  # (delta-coded: Arrow's)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_chunk_with_bytes_changed_is_read_as_arrow_reads_it_or_left_to_arrow(tmp_path, seed):
+    """Bytes of a column chunk changed at random (page headers, levels, indices, compressed
+    data): the reader never fails otherwise than by None, never reads what Arrow refuses, and
+    what it reads is what Arrow reads (a changed byte in a part of a page neither uses)."""
+    rng = np.random.default_rng(seed)
+    settings = [{"compression": "zstd"}, {"compression": "none"}, {"compression": "zstd", "data_page_version": "2.0"},
+                {"compression": "none", "data_page_version": "2.0", "data_page_size": 200}]
+    read = 0
+    for trial in range(150):
+        ints = trial % 3 == 2
+        name = "pid" if ints else "path"
+        column = pa.array(_ints(800, "most", trial, 0, 5000), pa.int32()) if ints else \
+            pa.array(_strings(800, ["none", "alternate", "most"][trial % 3], trial), pa.string())
+        path = tmp_path / "t.parquet"
+        pq.write_table(pa.table({name: column}), path, **settings[trial % 4])
+        chunk = pq.ParquetFile(path).metadata.row_group(0).column(0)
+        data = bytearray(path.read_bytes())
+        lo = chunk.dictionary_page_offset
+        for _ in range(int(rng.integers(1, 4))):
+            data[int(rng.integers(lo, lo + chunk.total_compressed_size))] = int(rng.integers(0, 256))
+        path.write_bytes(bytes(data))
+        own = _own_ints(path, name) if ints else _own(path, name)
+        try:
+            arrow = pq.read_table(path, use_threads=False).column(name) if ints else _arrow(path, name)
+        except (pa.ArrowException, OSError):
+            assert own is None, trial
+            continue
+        if own is not None:
+            read += 1
+            assert own.equals(arrow), trial
+    assert read > 30  # (most changes fall in the compressed data or the values, and are refused)
+
+
+def _varint_end(data: bytes | bytearray, at: int) -> int:
+    while data[at] & 0x80:
+        at += 1
+    return at + 1
+
+
+def test_a_page_header_without_a_required_field_is_refused_as_arrow_refuses_it(tmp_path):
+    """The first data page's header loses its repetition_level_encoding (a required field of
+    parquet.thrift's DataPageHeader: its field header renumbered to an unknown id): Arrow's
+    Thrift code refuses the header; so does the reader (it had read on: it uses no such field
+    for a flat column)."""
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"path": pa.array(_strings(2000, "alternate", 9), pa.string())}), path, compression="none")
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(0)
+    data = bytearray(path.read_bytes())
+    at, field = chunk.data_page_offset, 0
+    while data[at]:  # the PageHeader's fields (compact protocol, short field headers)
+        header = data[at]
+        field += header >> 4
+        at += 1
+        if header & 0x0F == 5:  # an i32
+            at = _varint_end(data, at)
+        elif header & 0x0F == 12 and field == 5:  # the DataPageHeader
+            seen = 0
+            while data[at] & 0x0F == 5:
+                seen += data[at] >> 4
+                if seen == 4:  # repetition_level_encoding: renumbered 4 -> 5 (statistics, a struct there)
+                    data[at] = 0x25
+                    break
+                at = _varint_end(data, at + 1)
+            break
+        else:
+            raise AssertionError(f"unexpected page header field {header:#x}")
+    path.write_bytes(bytes(data))
+    with pytest.raises(OSError, match="(?i)thrift|page header"):
+        _arrow(path, "path")
+    assert _own(path, "path") is None

@@ -536,6 +536,10 @@ static void t_skip_struct(thrift *t, int depth) {
 /* One value of compact type `type` (in a struct: booleans are in the field header). */
 static void t_skip(thrift *t, int type, int depth) {
     int64_t n;
+    if (depth > 32) { /* nesting no page header has (lists of lists too) */
+        t->err = 1;
+        return;
+    }
     switch (type) {
     case 1: case 2: return;
     case 3: n = 1; break;
@@ -592,6 +596,9 @@ typedef struct {
 
 /* Reads the fields of the nested header struct `kind` (5 data, 7 dictionary, 8 data v2). */
 static void t_sub_header(thrift *t, int kind, page_header *ph) {
+    /* the struct's required i32 fields (parquet.thrift), as bits of their ids: a header without
+     * one is refused, as Arrow's Thrift code refuses it */
+    unsigned need = kind == 5 ? 0xFu : kind == 7 ? 0x3u : 0x3Fu, seen = 0;
     int16_t last = 0;
     while (!t->err) {
         if (t->p >= t->end) {
@@ -599,8 +606,11 @@ static void t_sub_header(thrift *t, int kind, page_header *ph) {
             return;
         }
         uint8_t h = *t->p++;
-        if (h == 0)
+        if (h == 0) {
+            if ((seen & need) != need)
+                t->err = 1;
             return;
+        }
         int type = h & 0x0F;
         int16_t id = (h >> 4) ? (int16_t)(last + (h >> 4)) : (int16_t)t_zigzag(t);
         last = id;
@@ -614,6 +624,12 @@ static void t_sub_header(thrift *t, int kind, page_header *ph) {
             continue;
         }
         int64_t v = t_zigzag(t);
+        if (v < INT32_MIN || v > INT32_MAX) { /* an i32 that is not one */
+            t->err = 1;
+            return;
+        }
+        if (id >= 1 && id <= 6)
+            seen |= 1u << (id - 1);
         if (kind == 8) {
             switch (id) {
             case 1: ph->num_values = v; break;
@@ -648,6 +664,8 @@ static int64_t page_header_at(const uint8_t *p, const uint8_t *end, page_header 
         last = id;
         if (type == 5 && id >= 1 && id <= 3) {
             int64_t v = t_zigzag(&t);
+            if (v < INT32_MIN || v > INT32_MAX)
+                return -1;
             if (id == 1) ph->type = v;
             else if (id == 2) ph->uncompressed = v;
             else ph->compressed = v;
@@ -734,6 +752,8 @@ static int level_run(const uint8_t *p, const uint8_t *end, int64_t n) {
 /* The page's data as stored uncompressed: src itself, or decompressed into *scratch (grown). */
 static const uint8_t *page_data(const uint8_t *src, int64_t size, int64_t uncompressed, int codec,
                                 zstd_decompress_fn zstd, void *dctx, uint8_t **scratch, int64_t *cap) {
+    if (size < 0 || uncompressed < 0) /* (a v2 page's sizes less its levels' can be) */
+        return NULL;
     if (codec == 0)
         return size == uncompressed ? src : NULL;
     if (codec != 6 || zstd == NULL || dctx == NULL) /* 6: ZSTD */
