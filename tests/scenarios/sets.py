@@ -29,6 +29,7 @@ from scenarios import (
     real_twelfth,
     real_twentieth,
     real_twentyfirst,
+    real_twentysecond,
 )
 from scenarios.harness import NoAnomalyCase, Scenario
 
@@ -75,6 +76,8 @@ SETS: list[RealSet] = [
             real_twentieth.quiet_teardown),
     RealSet("real_twentyfirst", real_twentyfirst.REAL_TWENTYFIRST, real_twentyfirst.QUIET_TWENTYFIRST,
             real_twentyfirst.quiet_teardown),
+    RealSet("real_twentysecond", real_twentysecond.REAL_TWENTYSECOND, real_twentysecond.QUIET_TWENTYSECOND,
+            real_twentysecond.quiet_teardown),
 ]
 
 
