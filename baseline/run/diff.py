@@ -55,7 +55,15 @@ Method
    So does a cache miss its thread fills -- an open ENOENT at a path the thread then renames a
    file onto or creates, within `CACHE_FILL_ROWS` rows, at a call site no good run opened
    (`_cache_misses_filled`: python's bytecode cache of the module it imports): which cache a
-   run misses follows what it loads.
+   run misses follows what it loads. A cache the good runs found warm, missed here (an
+   existence check or an open failing ENOENT) and published again by a rename onto it within
+   those rows (`_warm_caches_refilled`), drops out with its fill: warm in some runs, cold in
+   others. So does a writer's rotation of its own file (`_rotations`: close, backups shifted,
+   the file renamed aside to a longer name and created again): how many times a log rotates
+   on size is how much the run wrote. A wait for one child failing ECHILD because the
+   process's own SIGCHLD handler had reaped every child first (`_reaped_by_own_reaper`) is
+   taken for that wait's success, the handler's reaping wait dropping out: which of the two
+   reaps it is the child's timing.
 4. **Loop compression** (DiffTrace): repeated n-grams (n <= 4) collapse, so iteration counts
    do not matter; a virtual END token closes every stream.
 5. **Model** (stide): the set of length-k windows (default k=4) of every good stream, keyed by
@@ -814,6 +822,11 @@ def diff_traces(
     idem_mkdir, idem_check = _existing_directories(p)
     idem_errno = p.errno[idem_mkdir].copy()
     p.errno[idem_mkdir] = -1
+    # A wait for one child that the process's own SIGCHLD handler reaped first is that wait's
+    # success; the handler's reaping wait drops out below.
+    own_reaped, own_reapers = _reaped_by_own_reaper(p, nb, outcomes)
+    own_errno = p.errno[own_reaped].copy()
+    p.errno[own_reaped] = -1
 
     # Expected errors: curated file + learned from the good runs, matched per distinct error.
     learned: list[Entry] = learn_expected(p) if learn else []
@@ -890,6 +903,7 @@ def diff_traces(
     outcome_change |= lost
     del lost
     retried[idem_check] = True
+    retried[own_reapers] = True
     retried |= _proc_scan_races(p)
     retried |= _listing_twins(p, nb)
     retried |= _descriptor_room_made(p, err_any)
@@ -902,6 +916,12 @@ def diff_traces(
     # A cache miss the thread then fills (python's bytecode cache of the module it imports:
     # missing, compiled, renamed onto it): which cache a run misses follows what it loads.
     retried[_cache_misses_filled(p, good_ok_calls)] = True
+    # A cache the good runs found warm, missed and filled again (computed, written to a
+    # temporary, renamed onto it): the miss and the fill drop out.
+    retried[_warm_caches_refilled(p, good_ok_calls)] = True
+    # A writer rotating its own file (close, shift the backups, rename it aside, create it
+    # again): how many times it rotated is how much it wrote.
+    retried[_rotations(p)] = True
     # An input stream given back at exit on a pipe (lseek ESPIPE, then the exit): whether its
     # buffer held unread data is how much the writer had written when the reader filled it.
     retried[_exit_time_stream_syncs(p, codes_where(p.probe_values, noise_probes))] = True
@@ -1019,6 +1039,7 @@ def diff_traces(
         handed[0].tok[salted] ^= RAW_CHANGE_SALT
     del salted, orig
     p.errno[idem_mkdir] = idem_errno  # tokens made: shown as recorded
+    p.errno[own_reaped] = own_errno
     timeouts = _TimedOutWaits(p, outcomes, nb)  # keeps the waits' streams: sid is released now
     empties = _EmptyAnswers(p, outcomes, nb)  # so do the first reads'
     kills = _KillsOnlyHere(p, teardown, nb)  # and the checked kills'
@@ -2362,6 +2383,119 @@ def _cache_misses_filled(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
+# Calls that only ask whether a path is there (a cache's existence check, os.path.exists).
+EXISTS_PROBES = STAT_PROBES | {"access", "faccessat", "faccessat2"}
+
+
+def _warm_caches_refilled(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
+    """Rows (indices) of a cache miss at a call site the good runs completed (they found the
+    cache warm) that its thread then fills by publishing: an existence check (`EXISTS_PROBES`)
+    or an open for reading failing ENOENT, followed within `CACHE_FILL_ROWS` rows of the same
+    thread by a successful rename (`PUBLISH_PROBES`) of a temporary onto that very path; the
+    miss and the error-free rows up to and including the rename. A cache warm in some runs and
+    cold in others (an earlier job on the host filled it, or not): the cold run computes what
+    the warm one read, and publishes it atomically where the warm run found it; the thread
+    then goes on as the warm runs did. Errors in between stay (the fill's own failures), and a
+    miss filled some other way (written in place, or not at all: a state file the job starts
+    afresh without) stays an outcome change. `_cache_misses_filled` is the same for call sites
+    no good run completed (python's bytecode cache of a module only this run imports)."""
+    none = np.zeros(0, dtype=np.int64)
+    enoent = codes_where(p.errno_values, ("ENOENT",))
+    asks = codes_where(p.probe_values, EXISTS_PROBES | CREATE_PROBES)
+    publish = codes_where(p.probe_values, PUBLISH_PROBES)
+    if not len(enoent) or not len(asks) or not len(publish) or p.raw_path is None:
+        return none
+    n_probes, n_args = len(p.probe_values), len(p.narg_values)
+    creating = codes_where(p.narg_values, lambda v: "O_CREAT" in v)
+    cand = np.flatnonzero(code_in(p.errno, enoent, len(p.errno_values)))
+    cand = cand[code_in(p.probe[cand], asks, n_probes) & ~code_in(p.narg[cand], creating, n_args)]
+    cand = cand[(p.raw_path[cand] >= 0) & (p.plainpath[cand] >= 0)]
+    if not len(cand):
+        return none
+    cand = cand[np.isin(_call_keys(p, cand), good_ok_calls)]
+    if not len(cand):
+        return none
+    fills = np.flatnonzero(code_in(p.probe, publish, n_probes))
+    fills = fills[p.errno[fills] < 0]
+    if not len(fills):
+        return none
+    at = np.searchsorted(fills, cand, side="right")
+    nxt = fills[np.minimum(at, len(fills) - 1)]
+    cand = cand[(at < len(fills)) & (nxt - cand <= CACHE_FILL_ROWS) & (p.sid[nxt] == p.sid[cand])]
+    out: list[np.ndarray] = []
+    for c in cand.tolist():  # misses with a publish of their thread right after them: few
+        want = p.raw_path_values[int(p.raw_path[c])]
+        near = fills[(fills > c) & (fills <= c + CACHE_FILL_ROWS)]
+        for r in near[p.sid[near] == p.sid[c]].tolist():
+            if p.value("path2", r) == want:
+                span = np.arange(c + 1, r + 1)
+                span = span[(p.sid[span] == p.sid[c]) & (p.errno[span] < 0)]
+                out.extend([np.array([c]), span])
+                break
+    return np.unique(np.concatenate(out)) if out else none
+
+
+# Rows at most between a rotated file's close and its renaming aside (the backups shifted in
+# between: an existence check, a removal and a rename for each), and between that rename and
+# the file's creation again (see _rotations).
+ROTATION_ROWS = 48
+REOPEN_ROWS = 4
+
+
+def _rotations(p: Prepared) -> np.ndarray:
+    """Rows (indices) of a writer rotating its file: a successful rename of a path X to a longer
+    name beginning with X (``app.log`` to ``app.log.1``; `PUBLISH_PROBES`), the same thread
+    creating X again (an open with O_CREAT) within `REOPEN_ROWS` rows after it and having closed
+    X within `ROTATION_ROWS` rows before it, every row in between on X or a name beginning with
+    X (the backups shifted: existence checks, removals, renames). Those rows drop out when they
+    succeed or miss (ENOENT: no such backup yet): a log rotating on size rotates 0, 1 or 2
+    times as the run wrote less or more (Python's RotatingFileHandler, a logger's own size
+    check). Any other error in the rotation stays (a directory where a backup goes: unlink
+    EISDIR, and the rotation then has no rename to be found by)."""
+    none = np.zeros(0, dtype=np.int64)
+    publish = codes_where(p.probe_values, PUBLISH_PROBES)
+    opens = codes_where(p.probe_values, CREATE_PROBES)
+    closes = codes_where(p.probe_values, ("close",))
+    if not len(publish) or not len(opens) or not len(closes) or p.raw_path is None or p.path2 is None:
+        return none
+    n_probes, n_args = len(p.probe_values), len(p.narg_values)
+    cand = np.flatnonzero(code_in(p.probe, publish, n_probes))
+    cand = cand[(p.errno[cand] < 0) & (p.raw_path[cand] >= 0)]
+    if not len(cand):
+        return none
+    creating = codes_where(p.narg_values, lambda v: "O_CREAT" in v)
+    enoent = codes_where(p.errno_values, ("ENOENT",))
+    out: list[np.ndarray] = []
+    for r in cand.tolist():  # renames: few
+        x = p.raw_path_values[int(p.raw_path[r])]
+        aside = p.value("path2", r)
+        if not aside or len(aside) <= len(x) or not aside.startswith(x):
+            continue
+        sid = p.sid[r]
+        after = np.arange(r + 1, min(r + 1 + REOPEN_ROWS, len(p)))
+        after = after[(p.sid[after] == sid) & code_in(p.probe[after], opens, n_probes) & (p.errno[after] < 0)
+                      & code_in(p.narg[after], creating, n_args)]
+        reopen = next((int(a) for a in after.tolist() if p.value("path", a) == x), -1)
+        if reopen < 0:
+            continue
+        start = -1
+        for b in range(r - 1, max(r - 1 - ROTATION_ROWS, -1), -1):
+            if p.sid[b] != sid:
+                break
+            path = p.value("path", b)
+            if not path or not path.startswith(x):
+                break
+            if path == x and code_in(p.probe[b : b + 1], closes, n_probes)[0]:
+                start = b
+                break
+        if start < 0:
+            continue
+        span = np.arange(start, reopen + 1)
+        keep = (p.errno[span] >= 0) & ~code_in(p.errno[span], enoent, len(p.errno_values))
+        out.append(span[~keep])
+    return np.unique(np.concatenate(out)) if out else none
+
+
 def _exit_time_stream_syncs(p: Prepared, noise_codes: np.ndarray) -> np.ndarray:
     """Rows (indices) of an exit-time sync of an input stream on a pipe: lseek failing ESPIPE
     as a thread's last call before it exits (its next call, noise probes passed over, is
@@ -3011,7 +3145,8 @@ def _lost_children(p: Prepared, nb: int) -> np.ndarray:
     (SIGCHLD ignored by whoever started it, so the kernel reaped it; another waiter). The
     curated ECHILD entry is for a reaper's wait for any child finding none left; a call whose
     waits for one child the good runs saw fail too is left to it. (Polls and blocking waits are
-    one: whether a pool's join polls or blocks is timing.)"""
+    one: whether a pool's join polls or blocks is timing.) A wait whose child the process's own
+    reaper returned is a success by then (`_reaped_by_own_reaper`), not a candidate."""
     out = np.zeros(len(p), dtype=bool)
     one = codes_where(p.narg_values, {"pid"})
     echild = codes_where(p.errno_values, {"ECHILD"})
@@ -3025,6 +3160,51 @@ def _lost_children(p: Prepared, nb: int) -> np.ndarray:
     failed = np.unique(p.probe[good[p.errno[good] >= 0]])
     out[cand[np.isin(p.probe[cand], returned) & ~np.isin(p.probe[cand], failed)]] = True
     return out
+
+
+def _reaped_by_own_reaper(p: Prepared, nb: int, outcomes: EventColumns) -> tuple[np.ndarray, np.ndarray]:
+    """(bad rows of a wait for one child failing ECHILD that its process's own reaper made
+    fail, bad rows of that reaper's waits that returned the child). A wait for one child
+    (wait4(pid), waitid(P_PID): the recorder's arg "pid") finds its child gone when the
+    process had already reaped, itself, every child it made before the wait (clone/fork return
+    values, all returned by its own successful waits), at least one by a wait for *any* child
+    (a SIGCHLD handler's waitpid(-1, WNOHANG)) that no wait for one child returned: the child
+    ended before the main line waited, and the handler got there first. Which of the two
+    reaps it is the child's timing, so the failed wait is taken for the success it stands for
+    and the handler's reaping wait drops out -- the thread then reads like a run in which the
+    main line reaped the child and the handler found none left. A child the kernel reaped
+    (SIGCHLD ignored) was returned by no wait, and a pid that was never the process's child (a
+    daemon that double-forked) leaves every wait for any child accounted for: both stay
+    (`_lost_children`). Few rows: the loop is over the failed waits."""
+    none = np.zeros(0, dtype=np.int64)
+    one = codes_where(p.narg_values, {"pid"})
+    echild = codes_where(p.errno_values, {"ECHILD"})
+    waits = codes_where(p.probe_values, CHILD_WAITS)
+    makers = codes_where(p.probe_values, CHILD_MAKERS)
+    if not len(one) or not len(echild) or not len(waits) or not len(makers):
+        return none, none
+    cand = np.flatnonzero(np.isin(p.narg[:nb], one) & np.isin(p.errno[:nb], echild) & np.isin(p.probe[:nb], waits))
+    if not len(cand):
+        return none, none
+    bad_pid = np.asarray(p.pid[np.arange(nb)])
+    seq = np.asarray(p.seq[:nb])
+    rows = np.flatnonzero((np.isin(p.probe[:nb], makers) | np.isin(p.probe[:nb], waits)) & (p.errno[:nb] < 0))
+    rows = rows[np.isin(bad_pid[rows], bad_pid[cand])]
+    if not len(rows):
+        return none, none
+    ret = numpy_of(pc.fill_null(outcomes.column("ret"), -1))[np.asarray(p.order)[rows]]
+    is_wait = np.isin(p.probe[rows], waits)
+    for_one = is_wait & np.isin(p.narg[rows], one)
+    hit, reapers = [], []
+    for c in cand.tolist():
+        mine = (bad_pid[rows] == bad_pid[c]) & (seq[rows] < seq[c]) & (ret > 0)
+        made = {int(r) for r in ret[mine & ~is_wait].tolist()} - {int(bad_pid[c])}
+        by_one = {int(r) for r in ret[mine & for_one].tolist()}
+        by_any = {int(r) for r in ret[mine & is_wait & ~for_one].tolist()}
+        if made and made <= (by_one | by_any) and by_any - by_one:
+            hit.append(c)
+            reapers.extend(rows[mine & is_wait & ~for_one & np.isin(ret, list(by_any - by_one))].tolist())
+    return np.array(hit, dtype=np.int64), np.unique(np.array(reapers, dtype=np.int64))
 
 
 def _retries_given_up(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: np.ndarray) -> np.ndarray:
