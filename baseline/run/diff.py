@@ -2403,8 +2403,8 @@ def _warm_caches_refilled(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
     enoent = codes_where(p.errno_values, ("ENOENT",))
     asks = codes_where(p.probe_values, EXISTS_PROBES | CREATE_PROBES)
     publish = codes_where(p.probe_values, PUBLISH_PROBES)
-    if not len(enoent) or not len(asks) or not len(publish) or p.raw_path is None:
-        return none
+    if not len(enoent) or not len(asks) or not len(publish) or p.raw_path is None or not p.has_column("path2"):
+        return none  # (a table without second paths -- schema 1, or none recorded -- has no renames' targets)
     n_probes, n_args = len(p.probe_values), len(p.narg_values)
     creating = codes_where(p.narg_values, lambda v: "O_CREAT" in v)
     cand = np.flatnonzero(code_in(p.errno, enoent, len(p.errno_values)))
@@ -2456,7 +2456,8 @@ def _rotations(p: Prepared) -> np.ndarray:
     publish = codes_where(p.probe_values, PUBLISH_PROBES)
     opens = codes_where(p.probe_values, CREATE_PROBES)
     closes = codes_where(p.probe_values, ("close",))
-    if not len(publish) or not len(opens) or not len(closes) or p.raw_path is None or p.path2 is None:
+    if (not len(publish) or not len(opens) or not len(closes) or p.raw_path is None
+            or not p.has_column("path2")):
         return none
     n_probes, n_args = len(p.probe_values), len(p.narg_values)
     cand = np.flatnonzero(code_in(p.probe, publish, n_probes))
