@@ -2466,8 +2466,16 @@ def _rotations(p: Prepared) -> np.ndarray:
         return none
     creating = codes_where(p.narg_values, lambda v: "O_CREAT" in v)
     enoent = codes_where(p.errno_values, ("ENOENT",))
+    # only renames followed closely by a successful create of their thread (vectorised: a trace
+    # may hold thousands of renames -- git's objects, a build's outputs -- and few rotations)
+    reopened = np.zeros(len(cand), dtype=bool)
+    for d in range(1, REOPEN_ROWS + 1):
+        a = np.minimum(cand + d, len(p) - 1)
+        reopened |= ((cand + d < len(p)) & (p.sid[a] == p.sid[cand]) & code_in(p.probe[a], opens, n_probes)
+                     & (p.errno[a] < 0) & code_in(p.narg[a], creating, n_args))
+    cand = cand[reopened]
     out: list[np.ndarray] = []
-    for r in cand.tolist():  # renames: few
+    for r in cand.tolist():  # renames just before a create: few
         x = p.raw_path_values[int(p.raw_path[r])]
         aside = p.value("path2", r)
         if not aside or len(aside) <= len(x) or not aside.startswith(x):
