@@ -2406,22 +2406,22 @@ def _warm_caches_refilled(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
     if not len(enoent) or not len(asks) or not len(publish) or p.raw_path is None or not p.has_column("path2"):
         return none  # (a table without second paths -- schema 1, or none recorded -- has no renames' targets)
     n_probes, n_args = len(p.probe_values), len(p.narg_values)
+    # the successful renames first (one pass over the probe column): most runs have none, and
+    # a miss counts only with one of its thread's right after it
+    fills = np.flatnonzero(code_in(p.probe, publish, n_probes))
+    fills = fills[p.errno[fills] < 0]
+    if not len(fills):
+        return none
     creating = codes_where(p.narg_values, lambda v: "O_CREAT" in v)
     cand = np.flatnonzero(code_in(p.errno, enoent, len(p.errno_values)))
+    at = np.searchsorted(fills, cand, side="right")
+    nxt = fills[np.minimum(at, len(fills) - 1)]
+    cand = cand[(at < len(fills)) & (nxt - cand <= CACHE_FILL_ROWS) & (p.sid[nxt] == p.sid[cand])]
     cand = cand[code_in(p.probe[cand], asks, n_probes) & ~code_in(p.narg[cand], creating, n_args)]
     cand = cand[(p.raw_path[cand] >= 0) & (p.plainpath[cand] >= 0)]
     if not len(cand):
         return none
     cand = cand[np.isin(_call_keys(p, cand), good_ok_calls)]
-    if not len(cand):
-        return none
-    fills = np.flatnonzero(code_in(p.probe, publish, n_probes))
-    fills = fills[p.errno[fills] < 0]
-    if not len(fills):
-        return none
-    at = np.searchsorted(fills, cand, side="right")
-    nxt = fills[np.minimum(at, len(fills) - 1)]
-    cand = cand[(at < len(fills)) & (nxt - cand <= CACHE_FILL_ROWS) & (p.sid[nxt] == p.sid[cand])]
     out: list[np.ndarray] = []
     for c in cand.tolist():  # misses with a publish of their thread right after them: few
         want = p.raw_path_values[int(p.raw_path[c])]
