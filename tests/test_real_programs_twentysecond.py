@@ -11,10 +11,13 @@ heartbeat, a nonblocking read meeting EAGAIN or not) and identity (pids, ports, 
 the time written into status files). Six cases force their variation so that the third good
 run and the bad run show one the first two good runs never did.
 
-On main (1c1c7f3): 19/20 at top 1 (the cache warm in the good runs and cold in the bad run
-named its stat miss) and 29/35 good vs good (the cache cold in the third run only, the child
-reaped by its own SIGCHLD handler before the main line's waitpid, the log rotating in the third
-run only -- each once as a noise case and once as a fault case's third good run -- were named).
+On main (1c1c7f3): 20/22 at top 1 (the cache warm in the good runs and cold in the bad run
+named its stat miss; Popen.wait finding its helper reaped by the job's handler named wait4
+ECHILD) and 29/39 good vs good (the cache cold in the third run only, a child reaped by its own
+SIGCHLD handler before the main line's wait, a log rotating on size or on time in the third run
+only -- as noise cases and as fault cases' third good runs -- were named). The last two fault
+cases and two noise cases were written after the mechanisms, on programs they were not shaped
+on (TimedRotatingFileHandler, subprocess.Popen.wait).
 
 The table of outcomes is printed at the end of the module (`.venv/bin/python -m
 bench.scenario_accuracy --real` prints the same, for every case, standalone).

@@ -45,7 +45,11 @@ EEXIST) before a config private to root, a 3 ms SIGALRM heartbeat interrupting w
 a child reaped by the program's own SIGCHLD handler before its main line waits (wait4 ECHILD
 there; the result's final name a directory: rename EISDIR), a log that rotates in the bad run
 only before an exclusive summary that already exists (openat EEXIST), and a nonblocking pipe
-read that meets EAGAIN before the index it names turns out missing.
+read that meets EAGAIN before the index it names turns out missing. Two more, written after the
+differ's mechanisms for these, on programs they were not shaped on: a TimedRotatingFileHandler
+rotating on time in the bad run only (``results`` a file: openat ENOTDIR), and subprocess's
+Popen.wait finding its helper reaped by the job's SIGCHLD handler (then link EEXIST: the last
+release's binary still there).
 
 The good-vs-good cases (`QUIET_TWENTYSECOND`) are these programs' good runs alone. Three of
 them, and the third good runs of three fault cases, were not quiet on main (1c1c7f3): the cache cold in the third run only (newfstatat ENOENT of the entry), the child
@@ -826,6 +830,77 @@ def nonblocking_read_index_missing(base: Path, bad: bool) -> None:
     _nb_setup(base, _NB_RUN(bad), bad)
 
 
+# --- written after the three mechanisms, on programs they were not shaped on --------------------------
+TIMED_JOB = r"""
+import logging, logging.handlers, os, sys, time
+base = sys.argv[1]
+pause = float(open(os.path.join(base, "pause")).read())
+handler = logging.handlers.TimedRotatingFileHandler(os.path.join(base, "logs", "job.log"), when="S", interval=1)
+log = logging.getLogger("job")
+log.addHandler(handler)
+log.setLevel(logging.INFO)
+for i in range(20):
+    log.info("batch %02d done", i)
+    if i == 10:
+        time.sleep(pause)  # a slow batch: the log's second is over and it rotates at the next record
+with open(os.path.join(base, "results", "batches.txt"), "w") as f:
+    f.write("20\n")
+"""
+_TIMED_RUN = _RunIndex()
+
+
+def _timed_setup(base: Path, run: int, bad: bool) -> None:
+    write(base / "job.py", TIMED_JOB)
+    (base / "logs").mkdir()
+    write(base / "pause", "0\n" if run < 2 else "1.3\n")  # rotates on time in runs 2 and 3 only
+    if bad:  # a packaging step left results as a file, not a directory
+        write(base / "results", "old\n")
+    else:
+        (base / "results").mkdir()
+
+
+def timed_rotation_results_not_dir(base: Path, bad: bool) -> None:
+    _timed_setup(base, _TIMED_RUN(bad), bad)
+
+
+POPEN_JOB = _status_lines() + r"""
+import os, signal, subprocess, sys, time
+base = sys.argv[1]
+child_s, parent_s = open(os.path.join(base, "timing")).read().split()
+reaped = []
+
+def on_child(signum, frame):  # a supervisor's reaper for helpers it does not track
+    try:
+        while (pid := os.waitpid(-1, os.WNOHANG)[0]) > 0:
+            reaped.append(pid)
+    except ChildProcessError:
+        pass
+
+signal.signal(signal.SIGCHLD, on_child)
+helper = subprocess.Popen(["/bin/sleep", child_s])
+time.sleep(float(parent_s))
+helper.wait()  # subprocess takes ECHILD for status 0 when the handler reaped it first
+os.link(os.path.join(base, "build", "app.bin"), os.path.join(base, "release", "app.bin"))
+status(base, f"reaped by handler: {reaped}")
+"""
+_POPEN_RUN = _RunIndex()
+
+
+def _popen_setup(base: Path, run: int, bad: bool) -> None:
+    write(base / "job.py", POPEN_JOB)
+    # the helper outlives the parent's pause in the first two good runs, not in the others
+    write(base / "timing", "0.3 0\n" if run < 2 else "0 0.2\n")
+    (base / "build").mkdir()
+    write(base / "build" / "app.bin", "ELF" * 100)
+    (base / "release").mkdir()
+    if bad:  # the previous release's binary was never removed
+        write(base / "release" / "app.bin", "old")
+
+
+def popen_reaped_link_exists(base: Path, bad: bool) -> None:
+    _popen_setup(base, _POPEN_RUN(bad), bad)
+
+
 REAL_TWENTYSECOND: list[Scenario] = [
     Scenario("nd_set_order_shard_missing", "python3 job.py (a set of shards)", _py("job.py"), set_of_shards,
              OPEN, "ENOENT", lambda b: f"{b}/in/shard_07.dat",
@@ -899,6 +974,15 @@ REAL_TWENTYSECOND: list[Scenario] = [
              _py("job.py"), nonblocking_read_index_missing, OPEN, "ENOENT", lambda b: f"{b}/index/shard_b.idx",
              description="a nonblocking read that finds its answer at once or after EAGAINs; the index it "
                          "names is missing"),
+    # written after the mechanisms (_rotations, _reaped_by_own_reaper), on programs they were not shaped on
+    Scenario("nd_timed_rotation_results_is_file", "python3 job.py (TimedRotatingFileHandler, each second)",
+             _py("job.py"), timed_rotation_results_not_dir, OPEN, "ENOTDIR", lambda b: f"{b}/results/batches.txt",
+             description="a log rotating on time in the bad run only; results is a file"),
+    Scenario("nd_popen_wait_after_handler_reaped", "python3 job.py (Popen.wait after a SIGCHLD reaper)",
+             _py("job.py"), popen_reaped_link_exists, frozenset({"link", "linkat"}), "EEXIST",
+             lambda b: f"{b}/release/app.bin",
+             description="subprocess's wait finding its helper reaped by the job's handler; the release "
+                         "link already exists"),
 ]
 
 
@@ -963,6 +1047,10 @@ QUIET_TWENTYSECOND: list[NoAnomalyCase] = [
                   description="a child reaped by waitpid in two runs, by the SIGCHLD handler in the third"),
     NoAnomalyCase("nd_log_rotates_in_the_third_run_only", _py("job.py"), lambda b, run: _rotate_setup(b, run, False),
                   description="a size-rotated log rotating twice in the third run, never in the first two"),
+    NoAnomalyCase("nd_log_rotates_on_time_in_the_third_run", _py("job.py"), lambda b, run: _timed_setup(b, run, False),
+                  description="a TimedRotatingFileHandler rotating in the third run only (a slow batch)"),
+    NoAnomalyCase("nd_popen_helper_reaped_by_handler", _py("job.py"), lambda b, run: _popen_setup(b, run, False),
+                  description="Popen.wait reaping its helper in two runs, finding it reaped by the handler in one"),
     NoAnomalyCase("nd_nonblocking_read_ready_or_eagain", _py("job.py"), lambda b, run: _nb_setup(b, run, False),
                   description="a nonblocking pipe read ready at once in two runs, after EAGAINs in the third"),
 ]
