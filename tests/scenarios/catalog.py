@@ -23,6 +23,17 @@ def write(path: Path, text: str, mode: int = 0o644) -> Path:
     return path
 
 
+def gone_pid() -> int:
+    """The pid of a process that has exited and been reaped: a pid file that outlived its process.
+
+    Not pid_max - 1, which is "never handed out" only on a machine that never wraps its pids
+    (pid_max is 32768 here and the suite wraps them: a live process held it now and then). The
+    kernel hands pids out cyclically, so a reaped pid returns only after a whole wrap."""
+    gone = subprocess.Popen(["/bin/true"], stdin=subprocess.DEVNULL)
+    gone.wait()
+    return gone.pid
+
+
 def mount_tmpfs(target: Path, size: str, readonly: bool = False) -> None:
     target.mkdir(exist_ok=True)
     opts = f"size={size},mode=0755" + (",ro" if readonly else "")

@@ -40,7 +40,7 @@ import socket
 import time
 from pathlib import Path
 
-from .catalog import write
+from .catalog import gone_pid, write
 from .harness import NoAnomalyCase, Scenario
 from .real import own
 
@@ -331,9 +331,8 @@ def cgroup2_procs_esrch(base: Path, bad: bool) -> None:
     cg = _cgroup(CGROUP2, "procs")
     cg.mkdir(exist_ok=True)
     # the good runs move the job itself (0); the bad run's launcher wrote a pid that is gone
-    # (one below pid_max: never handed out here)
-    pid = int(Path("/proc/sys/kernel/pid_max").read_text()) - 1
-    _usual(base, f"sysctl {cg}/cgroup.procs {pid if bad else 0}")
+    # (a reaped process's: a live one's would move that process into the cgroup)
+    _usual(base, f"sysctl {cg}/cgroup.procs {gone_pid() if bad else 0}")
 
 
 def memcg_limit_below_usage(base: Path, bad: bool) -> None:

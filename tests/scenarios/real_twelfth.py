@@ -52,7 +52,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .catalog import write
+from .catalog import gone_pid, write
 from .harness import PORTS, NoAnomalyCase, Scenario
 
 PY3 = "/usr/bin/python3"
@@ -374,17 +374,8 @@ def _env_signals(b: Path) -> list[str]:
 
 
 def adopt_gone(base: Path, bad: bool) -> None:
-    # the previous launcher's worker is adopted by pidfd; in the bad run its pid file outlived
-    # it: the pid of a worker that has exited and been reaped. (pid_max - 1 was not "never handed
-    # out": pid_max is 32768 here and the suite wraps the pids, so now and then a live process
-    # held it and pidfd_open succeeded. The kernel hands pids out cyclically, so a reaped pid
-    # comes back only after a whole wrap, not within the run.)
-    if bad:
-        gone = subprocess.Popen(["/bin/true"], stdin=subprocess.DEVNULL)
-        gone.wait()
-        pid = gone.pid
-    else:
-        pid = SLEEPERS.start("/bin/sleep", "60").pid
+    # the previous launcher's worker is adopted by pidfd; in the bad run its pid file outlived it
+    pid = gone_pid() if bad else SLEEPERS.start("/bin/sleep", "60").pid
     write(base / "worker.pid", f"{pid}\n")
     _usual(base, f"adopt {base}/worker.pid")
 
