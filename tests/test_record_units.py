@@ -10,7 +10,12 @@ import pytest
 
 from tracer.record import syscalls
 from tracer.record.fdtable import PathResolver, as_int32, clean
-from tracer.record.recorder import CommandNotFound, exit_status_of, resolve_command
+from tracer.record.recorder import (
+    CommandNotExecutable,
+    CommandNotFound,
+    exit_status_of,
+    resolve_command,
+)
 
 AT_FDCWD_REG = 0xFFFFFFFFFFFFFF9C
 
@@ -167,8 +172,10 @@ def test_exit_status_and_command_lookup(tmp_path):
     script = tmp_path / "s.sh"
     script.write_text("#!/bin/sh\n")
     os.chmod(script, 0o644)
-    with pytest.raises(CommandNotFound, match="not an executable"):
+    # found but not runnable: 126 as in a shell (`sh -c ./s.sh` says "Permission denied", 126)
+    with pytest.raises(CommandNotExecutable, match="not an executable") as info:
         resolve_command(str(script))
+    assert info.value.exit_status == 126
 
 
 # --- columnar decoding == feeding every event to PathResolver.apply ------------------------

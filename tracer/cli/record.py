@@ -37,7 +37,8 @@ daemon failing as it starts is caught), and stops as soon as the last one exits.
 still running when recording stops (linger or -d over) are cut off, not ended: the trace's
 metadata lists them (cut_off_tids) and `baseline diff` does not call their end an anomaly.
 The exit status is the command's (128+N when killed by signal N); 127 when the command is
-not found, 2 for a usage or environment problem (not root, no bcc, no kernel headers).
+not found (or the interpreter its #! line names is not), 126 when it is found but cannot
+run (a directory, no execute permission, not a program), 2 for a usage or environment problem (not root, no bcc, no kernel headers).
 
 -p PID attaches to a running process and follows the children it creates from then on;
 recording stops when it exits (and those children are gone, or --linger ran out), after -d

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes as ct
+import errno
 import math
 import os
 import select
@@ -128,8 +129,12 @@ def resolve_command(name: str, env: Mapping[str, str] | None = None) -> str:
     if "/" in name:
         if not os.path.exists(name):
             raise CommandNotFound(f"{name}: no such file")
-        if os.path.isdir(name) or not os.access(name, os.X_OK):
-            raise CommandNotFound(f"{name}: not an executable file")
+        # found but not runnable is 126 in every shell (`sh -c /tmp`: "Is a directory"), not
+        # 127: a script telling "missing" from "broken" by the status reads it as a shell's
+        if os.path.isdir(name):
+            raise CommandNotExecutable(f"{name}: not an executable file (a directory)")
+        if not os.access(name, os.X_OK):
+            raise CommandNotExecutable(f"{name}: not an executable file (permission denied)")
         return name
     search = (env or os.environ).get("PATH", os.defpath)
     found = shutil.which(name, path=search)
@@ -507,6 +512,11 @@ class SyscallRecorder:
                                     restore_signals=True)
         except OSError as exc:
             self._stop()
+            if exc.errno == errno.ENOENT:
+                # the file exists (resolve_command saw it): what execve did not find is the
+                # interpreter its #! line names, or its ELF loader; a shell says 127 for it
+                raise CommandNotFound(f"{argv[0]}: cannot execute: required file not found "
+                                      f"(the interpreter its #! line or its ELF header names)") from None
             raise CommandNotExecutable(f"{argv[0]}: {exc.strerror or exc}") from None
         finally:
             control[ct.c_int(2)] = ct.c_uint(0)
