@@ -365,7 +365,7 @@ from baseline.run.traces import (
     prepare_both,
 )
 from tracer import units
-from tracer.errors import printable
+from tracer.errors import TracebaseError, printable
 
 if TYPE_CHECKING:
     from baseline.run.traces import PathsLike
@@ -792,6 +792,13 @@ def diff_traces(
     good_tab = load_table(good, skip=("output", "start_time"))
     bad_tab, bad_id = pick_bad_trace(load_table(bad, skip=("start_time",)), describe_source(bad), trace_id)
     good_codes = number_traces(good_tab)
+    if bad_id in good_codes[1]:
+        # the same recording as good and as bad (one file twice, a copy, a glob of GOOD that
+        # caught BAD): every call of it is explained by itself, so the answer was always "no
+        # anomaly", a wrong one for a failing run
+        raise TracebaseError(f"{printable(describe_source(bad))}: trace_id: expected a bad trace that is not also "
+                             f"a GOOD trace, found {printable(bad_id)!r} among the GOOD traces too (a trace is "
+                             "always explained by itself; leave it out of GOOD)")
     check_good_commands(good_tab, describe_source(good), mixed, good_codes)
     warnings = []
     if "failure" in set(pc.unique(good_tab.column("kind")).to_pylist()):
