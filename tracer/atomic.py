@@ -26,14 +26,13 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5-10 ms of every command's start)
 if TYPE_CHECKING:
     import ctypes
-    from collections.abc import Callable
     from typing import BinaryIO
 
 FILE_MODE = 0o666  # the kernel applies the umask
@@ -190,15 +189,97 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
         fsync_dir(path.parent)
 
 
+def lock_holders(fd: int) -> list[int]:
+    """The pids holding a flock on the file `fd` is open on, from /proc/locks (empty when it
+    cannot be read: no /proc, another namespace's pids are shown as 0 and dropped)."""
+    try:
+        st = os.fstat(fd)
+        text = Path("/proc/locks").read_text()
+    except OSError:
+        return []
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    pids: list[int] = []
+    for line in text.splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a waiter's line has "->" after
+        # the number and is not a holder
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == key and fields[4].isdigit():
+            pid = int(fields[4])
+            if pid and pid != os.getpid() and pid not in pids:
+                pids.append(pid)
+    return pids
+
+
+def describe_holders(pids: list[int]) -> str:
+    """`pids` for a user deciding whether to wait or kill: pid, command line, and whether it is
+    stopped (Ctrl-Z, SIGSTOP: it will never let go by itself)."""
+    if not pids:
+        return "another process"
+    shown = []
+    for pid in pids[:3]:
+        what = f"pid {pid}"
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").strip()
+            what += f" ({cmdline.decode(errors='replace')[:80]})"
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state in ("T", "t"):
+                what += ", stopped (SIGSTOP or Ctrl-Z: send it SIGCONT or end it)"
+        shown.append(what)
+    from tracer.errors import printable
+
+    return printable("; ".join(shown))
+
+
+def wait_for_flock(fd: int, operation: int, what: str, timeout_s: float, *, say_after_s: float = 1.0,
+                   say: Callable[[str], None] | None = None) -> None:
+    """flock(fd, operation), waiting at most `timeout_s`; after `say_after_s` of waiting, one
+    line naming who holds it goes to `say` (stderr by default). A blocking flock waited
+    silently for as long as the holder lived: a writer stopped with Ctrl-Z or SIGSTOP held the
+    next run forever with nothing on the terminal. TracebaseError past the bound, naming the
+    holder. `what` names the locked thing for both lines."""
+    import fcntl
+    import sys
+    import time
+
+    from tracer.errors import TracebaseError
+
+    start = time.monotonic()
+    said = False
+    while True:
+        try:
+            fcntl.flock(fd, operation | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            waited = time.monotonic() - start
+            if waited >= timeout_s:
+                raise TracebaseError(f"{what}: expected the lock within {timeout_s:g} s, found it held by "
+                                     f"{describe_holders(lock_holders(fd))}") from None
+            if not said and waited >= say_after_s:
+                said = True
+                line = f"{what}: waiting up to {timeout_s:g} s for the lock held by {describe_holders(lock_holders(fd))}"
+                if say is not None:
+                    say(line)
+                else:
+                    with contextlib.suppress(OSError, ValueError):
+                        name = Path(sys.argv[0]).name if sys.argv else ""
+                        name = "tracebase" if name in ("", "-c", "__main__.py") else name
+                        print(f"{name}: {line}", file=sys.stderr, flush=True)
+            time.sleep(min(0.2, max(0.01, timeout_s - waited)))
+
+
+MERGE_LOCK_TIMEOUT_S = 120.0  # a merge holds it well under a second: a holder this long is stuck
+
+
 @contextmanager
-def merge_lock(path: str | os.PathLike) -> Iterator[None]:
+def merge_lock(path: str | os.PathLike, timeout_s: float = MERGE_LOCK_TIMEOUT_S) -> Iterator[None]:
     """Serialise a read-merge-write of `path` (a YAML list merged in place) with every other
     tracebase writer merging into the same directory: an exclusive flock on that directory,
     held for the body. Two `allowlist learn -o LIST` runs each read the list, merged their
     own entries and renamed theirs over it: both said "N added", and the first's entries were
     gone (6 of 6 trials started together). The directory itself is locked, so no lock file is
     left beside the list; where the file system has no flock (some NFS and FUSE mounts) the
-    merge goes on unserialised, as before."""
+    merge goes on unserialised, as before. A holder that keeps it (stopped with Ctrl-Z) is
+    named on stderr after a second, and past `timeout_s` the merge is refused naming it."""
     import fcntl
 
     fd = None
@@ -206,8 +287,10 @@ def merge_lock(path: str | os.PathLike) -> Iterator[None]:
         fd = os.open(Path(path).parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         if fd is not None:
+            from tracer.errors import printable
+
             with contextlib.suppress(OSError):
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                wait_for_flock(fd, fcntl.LOCK_EX, printable(str(path)), timeout_s)
         yield
     finally:
         if fd is not None:

@@ -307,18 +307,11 @@ def dataset_lock(dataset: str | os.PathLike, *, exclusive: bool, timeout_s: floa
         yield False
         return
     try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise TracebaseError(
-                        f"{dataset}: expected the dataset lock within {timeout_s:g} s, found it held by another "
-                        f"{'run' if exclusive else 'ingest'} (one writer per dataset)"
-                    ) from None
-                time.sleep(0.2)
+        # after a second of waiting, one line names the holder (a stopped ingest or tidy would
+        # otherwise hold every audit for the whole bound with nothing said); past the bound,
+        # the error names it too
+        atomic.wait_for_flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH,
+                              f"{shown(dataset)}: the dataset lock", timeout_s)
         yield True
     finally:
         os.close(fd)
