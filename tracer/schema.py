@@ -75,7 +75,7 @@ import pyarrow as pa
 from pyarrow._parquet import ParquetReader
 
 from tracer.atomic import atomic_output
-from tracer.errors import SchemaError, TracebaseError
+from tracer.errors import SchemaError, TracebaseError, printable
 from tracer.inputs import (
     input_paths,
     open_parquet,
@@ -653,6 +653,54 @@ def check_ranges(data: pa.Table, table: str, source: str) -> None:
         bounds = pc.min_max(column.cast(pa.timestamp("ns", column.type.tz)).cast(pa.int64())).as_py()
         if bounds["min"] is not None and (why := _out_of_range(table, name, bounds["min"], bounds["max"])):
             raise SchemaError(source, name, *why)
+
+
+def check_counts(data: pa.Table, table: str, source: str) -> None:
+    """SchemaError naming `source` and the first row of a counters table whose counts cannot
+    be one interval's: failures above the row's invocations, or an errno histogram summing to
+    more than its failures. The probe counts a call and its failure in one step, in the same
+    generation (bpf/calltree.c, count_call), so no snapshot of ours holds such a row; one
+    another writer made or that was damaged gave a failure rate over 1 to every reader. A row
+    with a negative count is a counter reset (counted_delta) and is not judged."""
+    if table != "counters" or not data.num_rows or not {"invocations", "failures"} <= set(data.column_names):
+        return
+    import pyarrow.compute as pc
+
+    calls, failures = data.column("invocations"), data.column("failures")
+    judged = pc.and_(pc.greater_equal(calls, 0), pc.greater_equal(failures, 0))
+    over = pc.and_(judged, pc.greater(failures, calls))
+    if pc.any(over).as_py():
+        row = pc.index(over, True).as_py()
+        raise SchemaError(source, "failures", "at most the row's invocations (one interval's calls and their failures)",
+                          f"{failures[row].as_py()} failures of {calls[row].as_py()} invocations"
+                          f" in row {row}" + _probe_of(data, row))
+    if "errno_counts" not in data.column_names:
+        return
+    counts = data.column("errno_counts")
+    flat = pc.list_flatten(counts)
+    if not len(flat):
+        return
+    values = pc.struct_field(flat, "count")
+    parents = pc.list_parent_indices(counts)
+    sums = pa.table({"row": parents, "count": values}).group_by("row").aggregate(
+        [("count", "sum"), ("count", "min")])
+    rows = sums.column("row").to_numpy()
+    total, least = sums.column("count_sum"), sums.column("count_min")
+    row_failures = pc.take(failures, pa.array(rows))
+    bad = pc.and_(pc.and_(pc.greater_equal(least, 0), pc.greater_equal(row_failures, 0)),
+                  pc.greater(total, row_failures))
+    if pc.any(bad).as_py():
+        at = pc.index(bad, True).as_py()
+        row = int(rows[at])
+        raise SchemaError(source, "errno_counts", "an errno histogram summing to at most the row's failures",
+                          f"{total[at].as_py()} errors counted for {row_failures[at].as_py()} failures in row {row}"
+                          + _probe_of(data, row))
+
+
+def _probe_of(data: pa.Table, row: int) -> str:
+    if "probe" not in data.column_names:
+        return ""
+    return f" (probe {printable(str(data.column('probe')[row].as_py()))})"
 
 
 def validate_files(files: Sequence[str | os.PathLike], table: str) -> None:

@@ -77,6 +77,7 @@ from tracer.schema import (
     META_LAYOUT_DAY,
     PARTITION_COLUMNS,
     TABLES,
+    check_counts,
     conform,
     counter_buckets_for,
     counter_buckets_path,
@@ -465,6 +466,9 @@ def _read_valid(path: Path, table: str, host: str | None = None) -> pa.Table:
                 raise TracebaseError(f"{shown(path)}: column '{f.name}': expected UTF-8 strings, "
                                      f"found bytes that are not UTF-8 ({why})") from None
         raise TracebaseError(f"{shown(path)}: unreadable data ({' '.join(str(exc).split())})") from None
+    # counts no interval can hold (failures above invocations): a failure rate over 1 for
+    # every later reader of the dataset, so the snapshot is quarantined with the row named
+    check_counts(data, table, shown(path))
     return data
 
 
