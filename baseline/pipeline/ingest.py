@@ -221,10 +221,39 @@ def file_snapshots(path: Path) -> frozenset[str]:
 
 
 def day_files(date_dir: Path) -> list[Path]:
-    """The day-layout files of a date directory (tracer.schema DAY_TABLES), sorted."""
-    if not (date_dir / f"{DAY_FILE_PREFIX}0000.parquet").exists():  # one stat on a date not compacted
+    """The day-layout files of a date directory (tracer.schema DAY_TABLES), sorted.
+
+    day-0000 is looked for first (one stat on a date not compacted). Without it the directory
+    is listed, once per process while it is unchanged: a day-0000 removed by hand left
+    day-0001.. unseen, so the re-sent snapshots of every host in them were ingested again
+    (each of their rows read twice by every reader)."""
+    if (date_dir / f"{DAY_FILE_PREFIX}0000.parquet").exists():
+        return sorted(p for p in date_dir.glob(f"{DAY_FILE_PREFIX}*.parquet") if not p.name.startswith("."))
+    try:
+        st = os.stat(date_dir)
+    except OSError:
         return []
-    return sorted(p for p in date_dir.glob(f"{DAY_FILE_PREFIX}*.parquet") if not p.name.startswith("."))
+    key = (st.st_dev, st.st_ino, st.st_mtime_ns)
+    cached = _DAY_LISTINGS.get(str(date_dir))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        with os.scandir(date_dir) as entries:
+            found = sorted(Path(e.path) for e in entries if e.name.startswith(DAY_FILE_PREFIX)
+                           and e.name.endswith(".parquet") and e.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+    # an mtime within the file system's timestamp granularity of now may not change with the
+    # next entry (a rename in the same tick): such a listing is not kept
+    if time.time_ns() - st.st_mtime_ns > 2_000_000_000:
+        if len(_DAY_LISTINGS) >= 4096:
+            _DAY_LISTINGS.clear()
+        _DAY_LISTINGS[str(date_dir)] = (key, found)
+    return found
+
+
+# date directory -> ((dev, inode, mtime), its day files) for dates without day-0000 (day_files)
+_DAY_LISTINGS: dict[str, tuple[tuple[int, int, int], list[Path]]] = {}
 
 
 def day_file_hosts(path: Path, meta: dict[str, str] | None = None) -> tuple[str, str] | None:
