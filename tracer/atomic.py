@@ -205,7 +205,7 @@ def lock_holders(fd: int) -> list[int]:
         # the number and is not a holder
         if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == key and fields[4].isdigit():
             pid = int(fields[4])
-            if pid and pid != os.getpid() and pid not in pids:
+            if pid and pid not in pids:
                 pids.append(pid)
     return pids
 
@@ -218,6 +218,9 @@ def describe_holders(pids: list[int]) -> str:
     shown = []
     for pid in pids[:3]:
         what = f"pid {pid}"
+        if pid == os.getpid():
+            shown.append(f"this process (pid {pid})")
+            continue
         with contextlib.suppress(OSError, ValueError, IndexError):
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").strip()
             what += f" ({cmdline.decode(errors='replace')[:80]})"
@@ -230,13 +233,13 @@ def describe_holders(pids: list[int]) -> str:
     return printable("; ".join(shown))
 
 
-def wait_for_flock(fd: int, operation: int, what: str, timeout_s: float, *, say_after_s: float = 1.0,
-                   say: Callable[[str], None] | None = None) -> None:
+def wait_for_flock(fd: int, operation: int, what: str, timeout_s: float, *, lock: str = "the lock",
+                   say_after_s: float = 1.0, say: Callable[[str], None] | None = None) -> None:
     """flock(fd, operation), waiting at most `timeout_s`; after `say_after_s` of waiting, one
     line naming who holds it goes to `say` (stderr by default). A blocking flock waited
     silently for as long as the holder lived: a writer stopped with Ctrl-Z or SIGSTOP held the
     next run forever with nothing on the terminal. TracebaseError past the bound, naming the
-    holder. `what` names the locked thing for both lines."""
+    holder. `what` names the locked thing and `lock` the lock, for both lines."""
     import fcntl
     import sys
     import time
@@ -252,11 +255,11 @@ def wait_for_flock(fd: int, operation: int, what: str, timeout_s: float, *, say_
         except BlockingIOError:
             waited = time.monotonic() - start
             if waited >= timeout_s:
-                raise TracebaseError(f"{what}: expected the lock within {timeout_s:g} s, found it held by "
+                raise TracebaseError(f"{what}: expected {lock} within {timeout_s:g} s, found it held by "
                                      f"{describe_holders(lock_holders(fd))}") from None
             if not said and waited >= say_after_s:
                 said = True
-                line = f"{what}: waiting up to {timeout_s:g} s for the lock held by {describe_holders(lock_holders(fd))}"
+                line = f"{what}: waiting up to {timeout_s:g} s for {lock}, held by {describe_holders(lock_holders(fd))}"
                 if say is not None:
                     say(line)
                 else:
@@ -290,7 +293,7 @@ def merge_lock(path: str | os.PathLike, timeout_s: float = MERGE_LOCK_TIMEOUT_S)
             from tracer.errors import printable
 
             with contextlib.suppress(OSError):
-                wait_for_flock(fd, fcntl.LOCK_EX, printable(str(path)), timeout_s)
+                wait_for_flock(fd, fcntl.LOCK_EX, printable(str(path)), timeout_s, lock="the merge lock on its directory")
         yield
     finally:
         if fd is not None:

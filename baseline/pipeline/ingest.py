@@ -341,7 +341,7 @@ def dataset_lock(dataset: str | os.PathLike, *, exclusive: bool, timeout_s: floa
         # otherwise hold every audit for the whole bound with nothing said); past the bound,
         # the error names it too
         atomic.wait_for_flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH,
-                              f"{shown(dataset)}: the dataset lock", timeout_s)
+                              shown(dataset), timeout_s, lock="the dataset lock")
         yield True
     finally:
         os.close(fd)
