@@ -1084,6 +1084,13 @@ def _compact_day(dataset: Path, date_dir: Path, table: str, file_rows: int, resu
             result.days_left.append(f"{shown(date_dir)}: left per host (the filesystem cannot swap "
                                     f"directories: {exc.strerror})")
             return
+        if exc.errno == errno.EBUSY:
+            # the date directory is a mount point (an old date kept on another volume, bind
+            # mounted read-only): it cannot be renamed, ever. Raised, it stopped the compaction
+            # of every other date, every run, and the tidy task with it
+            result.days_left.append(f"{shown(date_dir)}: left per host (a mount point, or busy: "
+                                    f"{exc.strerror})")
+            return
         raise
     except BaseException:  # a signal's unwinding, out of memory: the staging tree goes (hidden either way)
         shutil.rmtree(staging, ignore_errors=True)
