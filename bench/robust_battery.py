@@ -137,8 +137,26 @@ negative counts in a counters file, a nan/0/negative interval, a zero-row row gr
 a dataset part for learn/audit/expected learn/coverage and as a spool snapshot for ingest then
 audit and expected learn; every --json command to `| head -c 10`, `>&-`, /dev/full, `2>&-`;
 traces, dataset parts and spool snapshots written by polars (large_list, large_string) for every
-reader; and tests/test_robust_nineteenth.py. Prints one line per failed case and a summary; exit 1 if any
-case failed. The fast suite's regressions for what this found are in tests/test_robust_edges.py,
+reader; and tests/test_robust_nineteenth.py. Round twenty (`--group round20`, `--part
+inputs|locks|counts|days|signals|mounts|leftovers`; this tree): `baseline diff` of a zero-event
+trace (as BAD, among GOOD), a GOOD of schema version 99, GOOD traces of two commands (with and
+without --mixed), the same file or a copy as GOOD and BAD, a trace still being written (a
+writer's hidden temporary, cut short); `tracer record` of a command not found, a directory, a
+file without execute permission, a script whose #! interpreter is missing, a command killed by
+SIGKILL/SIGTERM (the status a shell gives, one line, the trace whole when CMD ran); a lock held
+by a stopped process (`allowlist learn -o` into its directory, `audit` of a dataset an ingest
+holds: a line naming the holder within 10 s, done once it lets go); counters no interval can
+hold (failures above invocations, errno counts above failures; a counter reset as a guard) in a
+spool snapshot (quarantined) and a dataset part (learn, audit, coverage: 0 or one line); a
+compacted date whose day-0000 was removed by hand, the spool re-sent (no row twice), and kill -9
+of the day compaction at random instants while `baseline export` reads the dataset in a loop
+(each export the uninterrupted one byte for byte, or one line); SIGTERM and SIGINT at random
+instants of ingest with day compaction, learn, audit, coverage, allowlist learn and diff over an
+earlier output; a 2 MiB tmpfs filling up under ingest (then the rerun with room: no row twice),
+the output's tmpfs lazily unmounted mid-run (audit, learn, coverage), a date directory
+bind-mounted read-only under the day compaction, ingest -j 1/-j 2 of 40 hosts under `ulimit -n
+24`; and tests/test_robust_twentieth.py. Prints one line per failed case (with --verbose every
+case) and a summary; exit 1 if any case failed. The fast suite's regressions for what this found are in tests/test_robust_edges.py,
 tests/test_robust_eighth.py, tests/test_robust_ninth.py, tests/test_robust_tenth.py and
 tests/test_bad_inputs.py.
 """
@@ -4274,17 +4292,477 @@ def round19_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: P
         ("leftovers", _r19_leftovers)))
 
 
+# --------------------------------------------------------------------------------------------
+# round twenty
+# --------------------------------------------------------------------------------------------
+_R20_HOLDER = ("import fcntl, os, sys, time\n"
+               "fd = os.open(sys.argv[1], os.O_RDONLY | (os.O_DIRECTORY if os.path.isdir(sys.argv[1]) else 0))\n"
+               "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+               "print('held', flush=True)\n"
+               "time.sleep(600)\n")
+
+
+def _r20_run(argv: list[str], cwd: Path, codes: set[int], words: str = "", timeout: float = 300,
+             prefix: str = "") -> tuple[subprocess.CompletedProcess | None, tuple[bool, str]]:
+    proc, verdict = _r19_run(argv, cwd, codes, prefix=prefix, timeout=timeout)
+    if proc is not None and words and words not in proc.stderr.decode(errors="replace"):
+        return proc, (False, f"no {words!r} in: {verdict[1]}")
+    return proc, verdict
+
+
+def _r20_inputs(d: Path, good: list[Path], bad: Path) -> list[Result]:
+    """`baseline diff` odd inputs (a trace of zero events as BAD and among GOOD, a newer schema
+    version, good traces of two commands, the same file or a copy as good and bad, a trace
+    still being written: a writer's hidden temporary, cut short) and `tracer record` of a
+    command that is not found, is a directory, has no execute permission, names a missing #!
+    interpreter, is killed by SIGKILL/SIGTERM: the status a shell gives (127, 126, 128+N), one
+    line, and for a killed command the whole trace."""
+    results = []
+    zero = write(events("z", PROGRAM, 13, "good").slice(0, 0), d / "zero.parquet")
+    newer = write(events("n", PROGRAM, 14, "good"), d / "newer.parquet", schema_version="99")
+    other = events("o", [(pr, r, e, x.replace("job", "other") if x else x) for pr, r, e, x in PROGRAM], 15, "good")
+    other = write(other.set_column(other.schema.get_field_index("command"), "command",
+                                   pa.array(["./other"] * len(other))), d / "other.parquet")
+    copy = d / "bad-copy.parquet"
+    shutil.copy(bad, copy)
+    whole = bad.read_bytes()
+    writing = d / f".bad.parquet.{os.getpid()}-abcdef.tmp"
+    writing.write_bytes(whole[: len(whole) // 2])
+    g = [str(p) for p in good]
+    cases = [("a zero-event BAD", [*g, str(zero)], {2}, "empty"),
+             ("a zero-event GOOD among others", [*g, str(zero), str(bad)], {1, 2}, ""),
+             ("a GOOD of schema version 99", [*g, str(newer), str(bad)], {2}, "99"),
+             ("GOOD traces of two commands", [*g, str(other), str(bad)], {2}, "--mixed"),
+             ("GOOD traces of two commands with --mixed", [*g, str(other), str(bad), "--mixed"], {1}, ""),
+             ("the same file as GOOD and BAD", [*g, str(bad), str(bad)], {2}, "GOOD"),
+             ("a copy of BAD among GOOD", [*g, str(copy), str(bad)], {2}, "GOOD"),
+             ("a GOOD that is its own BAD", [g[0], g[0]], {2}, "GOOD"),
+             ("a trace still being written as BAD", [*g, str(writing)], {2}, "")]
+    for name, argv, codes, words in cases:
+        _, (ok, detail) = _r20_run(["baseline", "diff", *argv], d, codes, words)
+        results.append(Result(f"round20 diff of {name}", ok, detail))
+    if os.geteuid() != 0:
+        return results
+    (d / "adir").mkdir(exist_ok=True)
+    noexec = d / "noexec.sh"
+    noexec.write_text("#!/bin/sh\nexit 0\n")
+    noexec.chmod(0o644)
+    interp = d / "interp.sh"
+    interp.write_text("#!/nonexistent/interpreter\nexit 0\n")
+    interp.chmod(0o755)
+    for name, cmd, code in [("a command not found", ["no-such-command-r20"], 127), ("a directory", [str(d / "adir")], 126),
+                            ("a file without execute permission", [str(noexec)], 126),
+                            ("a script whose #! interpreter is missing", [str(interp)], 127),
+                            ("a command killed by SIGKILL", ["sh", "-c", "kill -KILL $$"], 137),
+                            ("a command killed by SIGTERM", ["sh", "-c", "kill -TERM $$"], 143)]:
+        out = d / f"rec-{code}-{len(results)}.parquet"
+        shell = subprocess.run(["sh", "-c", " ".join(f"'{c}'" for c in cmd)], capture_output=True, timeout=30)
+        proc, (ok, detail) = _r20_run(["tracer", "record", "-o", str(out), "--", *cmd], d, {code}, timeout=120)
+        problems = [] if ok else [detail]
+        if shell.returncode != code:
+            problems.append(f"the shell itself says {shell.returncode}")
+        if code > 128 and _r17_whole(out) is not None:
+            problems.append(f"no whole trace: {_r17_whole(out)}")
+        if code < 128 and (out.exists() or proc is None or len(proc.stderr.splitlines()) != 1):
+            problems.append("a trace written, or not one line")
+        results.append(Result(f"round20 tracer record of {name}: exit {code} as a shell", not problems,
+                              "; ".join(problems)))
+    return results
+
+
+def _r20_wait_line(proc: subprocess.Popen, seconds: float) -> str:
+    import select
+
+    ready, _, _ = select.select([proc.stderr], [], [], seconds)
+    return proc.stderr.readline() if ready else ""
+
+
+def _r20_locks(d: Path, fleet: Path, good: list[Path]) -> list[Result]:
+    """A lock held by a stopped process (Ctrl-Z, SIGSTOP): `allowlist learn -o` into its
+    directory and `audit` of a dataset whose lock an ingest holds say within 10 s who holds it
+    (pid, stopped), and finish once it lets go."""
+    results = []
+    lists = d / "lists"
+    lists.mkdir(exist_ok=True)
+    ds = d / "ds"
+    shutil.copytree(fleet, ds)
+    from baseline.pipeline.ingest import LOCK_NAME
+
+    (ds / LOCK_NAME).touch()
+    for name, held, argv in [("allowlist learn -o", lists, ["baseline", "allowlist", "learn", *map(str, good), "-o",
+                                                            str(lists / "l.yaml")]),
+                             ("audit", ds / LOCK_NAME, ["baseline", "audit", str(ds), "-o", str(d / "aud")])]:
+        holder = subprocess.Popen([sys.executable, "-c", _R20_HOLDER, str(held)], stdout=subprocess.PIPE, text=True)
+        holder.stdout.readline()
+        holder.send_signal(signal.SIGSTOP)
+        proc = subprocess.Popen(_r15_cmd(argv), cwd=d, env=_r14_env(), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            line = _r20_wait_line(proc, 10)
+        finally:
+            holder.send_signal(signal.SIGCONT)
+            holder.kill()
+            holder.wait()
+        try:
+            _, err = proc.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            err = "hung"
+        problems = []
+        if f"pid {holder.pid}" not in line or "stopped" not in line:
+            problems.append(f"no line naming the stopped holder within 10 s ({line.strip()[:120]!r})")
+        if proc.returncode != 0 or "Traceback" in err:
+            problems.append(f"exit {proc.returncode}: {err.strip()[-200:]}")
+        results.append(Result(f"round20 {name} behind a lock a stopped process holds", not problems,
+                              "; ".join(problems)))
+    return results
+
+
+def _r20_counts(d: Path, fleet: Path, spool: Path | None) -> list[Result]:
+    """Counts no interval can hold (failures > invocations, an errno histogram summing past the
+    failures) in a spool snapshot: ingest quarantines it naming the column; and a counter reset
+    (negative deltas) still goes in. In a dataset part: learn, audit, coverage end 0 or in one
+    line (never an internal error)."""
+    if spool is None:
+        return []
+    import pyarrow.compute as pc
+
+    results = []
+
+    def over_failures(t: pa.Table) -> pa.Table:
+        i = t.schema.get_field_index("failures")
+        return t.set_column(i, t.schema.field(i), pc.add(t.column("invocations"), 5))
+
+    def over_errnos(t: pa.Table) -> pa.Table:
+        i = t.schema.get_field_index("errno_counts")
+        rows = [[{"errno": "ENOENT", "count": max(f, 0) + 3}] for f in t.column("failures").to_pylist()]
+        return t.set_column(i, t.schema.field(i), pa.array(rows, t.schema.field(i).type))
+
+    def reset(t: pa.Table) -> pa.Table:
+        i = t.schema.get_field_index("invocations")
+        return t.set_column(i, t.schema.field(i), pa.array([-1000] * len(t), pa.int64()))
+
+    for k, (name, change, quarantined) in enumerate([("failures above invocations", over_failures, True),
+                                                     ("errno counts above failures", over_errnos, True),
+                                                     ("a counter reset (negative invocations)", reset, False)]):
+        sp = d / f"spool{k}"
+        shutil.copytree(spool, sp)
+        snap = sorted(sp.glob("*/snap-*"))[0]
+        _r18_rewrite(snap / "counters.parquet", change)
+        _, (ok, detail) = _r20_run(["baseline", "ingest", str(sp), str(d / f"ds{k}"), "--quarantine",
+                                    str(d / f"q{k}")], d, {0})
+        reasons = [p.read_text() for p in (d / f"q{k}").rglob("*.reason")] if (d / f"q{k}").exists() else []
+        problems = [] if ok else [detail]
+        if quarantined and not any("counters.parquet" in r for r in reasons):
+            problems.append("not quarantined")
+        if not quarantined and reasons:
+            problems.append(f"quarantined: {reasons[0][:160]}")
+        results.append(Result(f"round20 ingest of a snapshot with {name}", not problems, "; ".join(problems)))
+        ds = d / f"part{k}"
+        shutil.copytree(fleet, ds)
+        _r18_rewrite(sorted((ds / "counters").rglob("*.parquet"))[0], change)
+        bad = []
+        for cmd, argv in [("learn", ["baseline", "learn", str(ds), "-o", str(d / f"m{k}.parquet")]),
+                          ("audit", ["baseline", "audit", str(ds), "-o", str(d / f"aud{k}")]),
+                          ("coverage", ["baseline", "coverage", str(ds), "-o", str(d / f"cov{k}")])]:
+            _, (ok, detail) = _r20_run(argv, d, {0, 2})
+            if not ok:
+                bad.append(f"{cmd}: {detail[-160:]}")
+        results.append(Result(f"round20 a dataset part with {name}: learn, audit, coverage", not bad, " | ".join(bad)))
+    return results
+
+
+def _r20_keys(ds: Path) -> tuple[int, int]:
+    """(rows, distinct (trace_id, seq, start_time)) of a dataset's events, as the documented glob
+    reads them (a host partition's files hold no host column, a day file does: not compared)."""
+    frame = pl.read_parquet(str(ds / "events" / "**" / "*.parquet"), columns=["trace_id", "seq", "start_time"],
+                            hive_partitioning=False)
+    return frame.height, frame.unique().height
+
+
+def _r20_days(d: Path) -> list[Result]:
+    """A closed day compacted across hosts. (1) day-0000 removed by hand, then the whole spool
+    sent again: no row twice. (2) kill -9 of the day compaction at random instants while
+    `baseline export` of the dataset's events reads in a loop (export takes no lock): each
+    export is the uninterrupted one byte for byte, or exit 2 in one line; never another answer.
+    Then the compaction again, and the export equal."""
+    results = []
+    sp = d / "spool"
+    r = subprocess.run(_r15_cmd(["baseline", "simulate", "--hosts", "6", "--hours", "2", "--seed", "4", "--start",
+                                 "2026-11-20T00:00:00Z", "--spool", "-o", str(sp)]), cwd=d, capture_output=True,
+                       env=_r14_env(), timeout=600)
+    if r.returncode != 0:
+        return [Result("round20 days: simulate", False, r.stderr.decode(errors="replace")[-200:])]
+    spool = sp / "spool"
+    ds = d / "ds"
+    ingest = ["baseline", "ingest", str(spool), str(ds), "--keep-spool", "--quarantine", str(d / "q")]
+    _, (ok, detail) = _r20_run(ingest, d, {0})
+    rows = _r20_keys(ds)
+    compact = ("import sys, datetime as dt\nfrom baseline.pipeline.ingest import compact_days\n"
+               "compact_days(sys.argv[1], days_after=2, today=dt.date(2026, 12, 1), file_rows=int(sys.argv[2]))\n")
+    base = d / "base"
+    shutil.copytree(ds, base)
+    ref = d / "ref.json"
+    _, (ok_ref, detail_ref) = _r20_run(["baseline", "export", str(base / "events"), "-o", str(ref)], d, {0})
+    subprocess.run([sys.executable, "-c", compact, str(ds), str(max(rows[0] // 4, 1))], env=_r14_env(), timeout=600,
+                   check=False)
+    date_dirs = sorted(p for p in (ds / "events").glob("date=*") if (p / "day-0000.parquet").exists())
+    problems = [] if ok and ok_ref else [detail, detail_ref]
+    if not date_dirs:
+        problems.append("nothing compacted")
+    else:
+        (date_dirs[0] / "day-0000.parquet").unlink()
+        _, (ok, detail) = _r20_run(ingest, d, {0})
+        n, distinct = _r20_keys(ds)
+        if not ok or n != distinct:
+            problems.append(f"{n - distinct} rows twice after re-sending the spool ({detail[-120:]})")
+    results.append(Result("round20 a date whose day-0000 was removed by hand, the spool re-sent", not problems,
+                          "; ".join(problems)))
+    # (2) kill -9 of the compaction while export reads
+    rng = random.Random(20)
+    wrong, lines, kills = [], [], 0
+    want = ref.read_bytes() if ref.exists() else b""
+    for trial in range(6):
+        work = d / f"k{trial}"
+        shutil.copytree(base, work)
+        compactor = subprocess.Popen([sys.executable, "-c", compact, str(work), str(max(rows[0] // 4, 1))],
+                                     env=_r14_env(), start_new_session=True)
+        deadline = time.monotonic() + rng.uniform(0.3, 2.5)
+        n = 0
+        while time.monotonic() < deadline or n == 0:
+            out = d / f"x{trial}-{n}.json"
+            proc = subprocess.run(_r15_cmd(["baseline", "export", str(work / "events"), "-o", str(out)]), cwd=d,
+                                  capture_output=True, env=_r14_env(), timeout=300)
+            ok, detail = _verdict(proc, {0, 2})
+            if not ok:
+                lines.append(detail)
+            elif proc.returncode == 0 and out.read_bytes() != want:
+                wrong.append(f"trial {trial} read {n}")
+            n += 1
+        if compactor.poll() is None:
+            os.killpg(compactor.pid, signal.SIGKILL)
+            kills += 1
+        compactor.wait()
+        subprocess.run([sys.executable, "-c", compact, str(work), str(max(rows[0] // 4, 1))], env=_r14_env(),
+                       timeout=600, check=False)
+        proc = subprocess.run(_r15_cmd(["baseline", "export", str(work / "events"), "-o", str(d / "after.json")]),
+                              cwd=d, capture_output=True, env=_r14_env(), timeout=300)
+        if proc.returncode != 0 or (d / "after.json").read_bytes() != want:
+            wrong.append(f"trial {trial}: after the rerun ({proc.returncode})")
+        if _r17_temporaries(work):
+            wrong.append(f"trial {trial}: temporaries left {_r17_temporaries(work)[:2]}")
+    results.append(Result(f"round20 export reading while the day compaction is killed -9 ({kills} of 6 killed)",
+                          not wrong and not lines, "; ".join((wrong + lines)[:3])))
+    return results
+
+
+def _r20_signals(d: Path, fleet: Path, good: list[Path], spool: Path | None, rng: random.Random) -> list[Result]:
+    """SIGTERM and SIGINT at a random instant of ingest (with day compaction), learn, audit,
+    allowlist learn, diff and coverage, each run over an earlier output: exit 0 (done), 130 or
+    143, at most one line, no temporary, and the earlier output there whole (as before or as
+    the new run's)."""
+    results = []
+    writers = {"learn": (["baseline", "learn", str(fleet), "-o", str(d / "m.parquet")], d / "m.parquet"),
+               "audit": (["baseline", "audit", str(fleet), "-o", str(d / "aud")], d / "aud"),
+               "coverage": (["baseline", "coverage", str(fleet), "-o", str(d / "cov")], d / "cov"),
+               "allowlist learn": (["baseline", "allowlist", "learn", *map(str, good), "-o", str(d / "al.yaml")],
+                                   d / "al.yaml"),
+               "diff --json": (["baseline", "diff", *map(str, good), "--json"], None)}
+    if spool is not None:
+        writers["ingest --compact-days-after 1"] = (["baseline", "ingest", str(spool), str(d / "ds"), "--keep-spool",
+                                                     "--compact-days-after", "1"], d / "ds")
+    for name, (argv, out) in writers.items():
+        subprocess.run(_r15_cmd(argv), cwd=d, capture_output=True, env=_r14_env(), timeout=600)  # the earlier output
+        before = _digest(out) if out is not None and out.is_dir() else (out.read_bytes() if out and out.exists() else None)
+        bad = []
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            proc = subprocess.Popen(_r15_cmd(argv), cwd=d, env=_r14_env(), stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+            time.sleep(rng.uniform(0.2, 2.5))
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, sig)
+            try:
+                _, err = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                bad.append(f"{sig.name}: no exit within 60 s")
+                continue
+            text = err.decode(errors="replace")
+            lines = [x for x in text.splitlines() if x.strip()]
+            # -sig: the signal came before the interpreter had started our code (no handler yet,
+            # nothing written): a shell reports it as 128+N, the same as the handler's exit
+            if proc.returncode not in (0, 1, 128 + sig, -sig) or "Traceback" in text or len(lines) > 1:
+                bad.append(f"{sig.name}: exit {proc.returncode}: {text.strip()[-160:]}")
+            if _r17_temporaries(d):
+                bad.append(f"{sig.name}: temporaries {_r17_temporaries(d)[:2]}")
+            if out is not None and out.exists():
+                if out.is_dir():
+                    half = _no_half_output(out)
+                    if half:
+                        bad.append(f"{sig.name}: {half[:2]}")
+                elif out.suffix == ".parquet" and _r17_whole(out) is not None:
+                    bad.append(f"{sig.name}: {_r17_whole(out)}")
+            elif before is not None:
+                bad.append(f"{sig.name}: the earlier output is gone")
+        results.append(Result(f"round20 SIGTERM and SIGINT into {name} over an earlier output", not bad,
+                              " | ".join(bad[:2])))
+    return results
+
+
+def _r20_mounts(d: Path, fleet: Path, spool: Path | None) -> list[Result]:
+    """Real file-system faults (root): a 2 MiB tmpfs filling up during ingest of a spool (ENOSPC
+    part-way: one line, the dataset readable, the rerun after freeing completes with every
+    row once); audit -o and learn -o on a tmpfs lazily unmounted mid-run (the output's file
+    system gone: one line or done, never a traceback); a read-only bind mount over one date of
+    a dataset under ingest and under the day compaction (one line or done; the date left as it
+    was); ingest -j 2 of many hosts under `ulimit -n 24` (done or one line, no row twice)."""
+    if os.geteuid() != 0 or spool is None:
+        return []
+    results = []
+    # (1) ingest onto a full tmpfs, then again with room
+    mnt = _tmpfs(d / "t2m", "size=2m")
+    if mnt is None:
+        return [Result("round20 2 MiB tmpfs", False, "mount failed")]
+    with mnt as small:
+        big = small / "spool"
+        shutil.copytree(spool, big)
+        with open(small / "filler", "wb") as fh:  # leave about the room of a third of the spool
+            free = shutil.disk_usage(small).free
+            fh.write(b"\0" * max(free - 200_000, 0))
+        proc, (ok, detail) = _r20_run(["baseline", "ingest", str(big), str(small / "ds"), "--quarantine",
+                                       str(small / "q")], d, {0, 2})
+        problems = [] if ok else [detail]
+        problems += _no_half_output(small / "ds") if (small / "ds").exists() else []
+        (small / "filler").unlink()
+        _, (ok2, detail2) = _r20_run(["baseline", "ingest", str(big), str(small / "ds"), "--quarantine",
+                                      str(small / "q")], d, {0})
+        if not ok2:
+            problems.append(f"rerun: {detail2}")
+        elif (small / "ds" / "events").exists():
+            n, distinct = _r20_keys(small / "ds")
+            if n != distinct:
+                problems.append(f"{n - distinct} rows twice")
+        results.append(Result(f"round20 ingest onto a 2 MiB tmpfs filling up (first run exit "
+                              f"{proc.returncode if proc else None}), then with room", not problems,
+                              "; ".join(problems)))
+    # (2) the output's file system unmounted (lazily) mid-run
+    for name, argv_of in [("audit -o", lambda o: ["baseline", "audit", str(fleet), "-o", str(o / "aud")]),
+                          ("learn -o", lambda o: ["baseline", "learn", str(fleet), "-o", str(o / "m.parquet")]),
+                          ("coverage -o", lambda o: ["baseline", "coverage", str(fleet), "-o", str(o / "cov")])]:
+        bad = []
+        for delay in (0.5, 1.5):
+            mnt = _tmpfs(d / "vanish", "size=64m")
+            if mnt is None:
+                bad.append("mount failed")
+                break
+            proc = subprocess.Popen(_r15_cmd(argv_of(d / "vanish")), cwd=d, env=_r14_env(), stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE)
+            time.sleep(delay)
+            subprocess.run(["umount", "-l", str(d / "vanish")], capture_output=True)
+            try:
+                _, err = proc.communicate(timeout=300)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                bad.append(f"{delay}s: hung")
+                continue
+            text = err.decode(errors="replace")
+            lines = [x for x in text.splitlines() if x.strip()]
+            if proc.returncode not in (0, 2) or "Traceback" in text or "internal error" in text or len(lines) > 1:
+                bad.append(f"{delay}s: exit {proc.returncode}: {text.strip()[-160:]}")
+        results.append(Result(f"round20 {name} on a file system lazily unmounted mid-run", not bad, " | ".join(bad)))
+    # (3) a read-only bind mount over one date of a dataset
+    ds = d / "ro-ds"
+    r = subprocess.run(_r15_cmd(["baseline", "simulate", "--hosts", "3", "--hours", "2", "--seed", "5", "--start",
+                                 "2026-11-20T23:00:00Z", "-o", str(ds)]), cwd=d, capture_output=True,
+                       env=_r14_env(), timeout=600)
+    dates = sorted((ds / "events").glob("date=*")) if r.returncode == 0 else []
+    if dates:
+        target = dates[0]
+        before = _digest(target)
+        subprocess.run(["mount", "--bind", str(target), str(target)], capture_output=True)
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(target)], capture_output=True)
+        try:
+            code = ("import sys, datetime as dt\nfrom baseline.pipeline.ingest import compact_days\n"
+                    "from tracer.errors import TracebaseError\n"
+                    "try:\n    r = compact_days(sys.argv[1], days_after=2, today=dt.date(2026, 12, 1))\n"
+                    "except TracebaseError as e:\n    print(e, file=sys.stderr); sys.exit(2)\n")
+            proc = subprocess.run([sys.executable, "-c", code, str(ds)], capture_output=True, env=_r14_env(),
+                                  timeout=600)
+            ok, detail = _verdict(proc, {0, 2})
+            after = _digest(target)
+            problems = [] if ok else [detail]
+            if after != before:
+                problems.append("the read-only date changed")
+            _, (ok, detail) = _r20_run(["baseline", "audit", str(ds), "-o", str(d / "ro-aud")], d, {0})
+            if not ok:
+                problems.append(f"audit after: {detail}")
+            results.append(Result("round20 day compaction with one date on a read-only bind mount", not problems,
+                                  "; ".join(problems)))
+        finally:
+            subprocess.run(["umount", "-l", str(target)], capture_output=True)
+    # (4) EMFILE: ingest -j 2 of many hosts under ulimit -n 24
+    many = d / "many"
+    r = subprocess.run(_r15_cmd(["baseline", "simulate", "--hosts", "40", "--hours", "1", "--seed", "6", "--spool",
+                                 "-o", str(many)]), cwd=d, capture_output=True, env=_r14_env(), timeout=900)
+    if r.returncode == 0:
+        problems = []
+        for workers in ("1", "2"):
+            sp = d / f"many-sp{workers}"
+            shutil.copytree(many / "spool", sp)
+            _, (ok, detail) = _r20_run(["baseline", "ingest", str(sp), str(d / f"many-ds{workers}"), "-j", workers,
+                                        "--quarantine", str(d / f"many-q{workers}")], d, {0, 2},
+                                       prefix="ulimit -n 24")
+            if not ok:
+                problems.append(f"-j {workers}: {detail}")
+            _, (ok, detail) = _r20_run(["baseline", "ingest", str(sp), str(d / f"many-ds{workers}"), "-j", workers,
+                                        "--quarantine", str(d / f"many-q{workers}")], d, {0})
+            if not ok:
+                problems.append(f"-j {workers} rerun: {detail}")
+            elif (d / f"many-ds{workers}" / "events").exists():
+                n, distinct = _r20_keys(d / f"many-ds{workers}")
+                if n != distinct:
+                    problems.append(f"-j {workers}: {n - distinct} rows twice")
+        results.append(Result("round20 ingest of 40 hosts under ulimit -n 24 (-j 1, -j 2), then without",
+                              not problems, " | ".join(problems)))
+    return results
+
+
+def _r20_leftovers(d: Path) -> list[Result]:
+    """What round twenty fixed (tests/test_robust_twentieth.py)."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(REPO / "tests" / "test_robust_twentieth.py")], cwd=REPO, capture_output=True,
+                          timeout=900, env=_r14_env())
+    tail = proc.stdout.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    return [Result("round20 tests/test_robust_twentieth.py", proc.returncode == 0, tail[0])]
+
+
+def round20_cases(base: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | None, rng: random.Random,
+                  only: str | None = None) -> list[Result]:
+    return _parts(base / "r20", "round20", only, (
+        ("inputs", lambda g: _r20_inputs(g, good, bad)),
+        ("locks", lambda g: _r20_locks(g, fleet, good)),
+        ("counts", lambda g: _r20_counts(g, fleet, spool)),
+        ("days", _r20_days),
+        ("signals", lambda g: _r20_signals(g, fleet, good, spool, rng)),
+        ("mounts", lambda g: _r20_mounts(g, fleet, spool)),
+        ("leftovers", _r20_leftovers)))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--verbose", action="store_true", help="print every case, not only the failed ones")
     ap.add_argument("--quick", action="store_true", help="one signal and one kill -9 trial per writer (else 3)")
     ap.add_argument("--group", choices=["round9", "round10", "round11", "round12", "round13", "round14", "round15",
-                                        "round16", "round17", "round18", "round19"],
+                                        "round16", "round17", "round18", "round19", "round20"],
                     default=None, help="only this round's group (after the shared inputs are built)")
     ap.add_argument("--part", default=None, help="with --group round15: only this part (numbers, parquet, streams, "
                     "two, sweep, tracer, leftovers); with round16: snapshots, limits, gone, env, mounts, inputs, "
                     "leftovers; with round17: argv, parquet, concurrent, kill9, leftovers; with round18: utf8, clock, keep, "
-                    "leftovers; with round19: signals, limits, env, values, streams, polars, leftovers")
+                    "leftovers; with round19: signals, limits, env, values, streams, polars, leftovers; with round20: inputs, "
+                    "locks, counts, days, signals, mounts, leftovers")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     root = os.geteuid() == 0
@@ -4407,11 +4885,13 @@ def main() -> int:
             results += round18_cases(base, fleet, good, bad, spool / "spool" if ok else None, args.quick, args.part)
         if args.group in (None, "round19"):
             results += round19_cases(base, fleet, good, bad, spool / "spool" if ok else None, args.part)
+        if args.group in (None, "round20"):
+            results += round20_cases(base, fleet, good, bad, spool / "spool" if ok else None, rng, args.part)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     failed = [r for r in results if not r.ok]
-    for r in failed:
-        print(f"FAIL {r.case}: {r.detail}")
+    for r in results if args.verbose else failed:
+        print(f"{'ok' if r.ok else 'FAIL'} {r.case}" + ("" if r.ok else f": {r.detail}"))
     print(f"{len(results)} cases, {len(failed)} failed")
     return 1 if failed else 0
 
