@@ -664,37 +664,33 @@ def check_counts(data: pa.Table, table: str, source: str) -> None:
     with a negative count is a counter reset (counted_delta) and is not judged."""
     if table != "counters" or not data.num_rows or not {"invocations", "failures"} <= set(data.column_names):
         return
-    import pyarrow.compute as pc
+    import numpy as np
 
-    calls, failures = data.column("invocations"), data.column("failures")
-    judged = pc.and_(pc.greater_equal(calls, 0), pc.greater_equal(failures, 0))
-    over = pc.and_(judged, pc.greater(failures, calls))
-    if pc.any(over).as_py():
-        row = pc.index(over, True).as_py()
+    # numpy on the whole columns: a spool snapshot's counters are a few rows, and pyarrow's
+    # compute calls (a group_by above all) cost ~5x more per file than the arithmetic
+    calls = data.column("invocations").to_numpy(zero_copy_only=False)
+    failures = data.column("failures").to_numpy(zero_copy_only=False)
+    over = (calls >= 0) & (failures >= 0) & (failures > calls)
+    if over.any():
+        row = int(np.argmax(over))
         raise SchemaError(source, "failures", "at most the row's invocations (one interval's calls and their failures)",
-                          f"{failures[row].as_py()} failures of {calls[row].as_py()} invocations"
-                          f" in row {row}" + _probe_of(data, row))
+                          f"{failures[row]} failures of {calls[row]} invocations in row {row}" + _probe_of(data, row))
     if "errno_counts" not in data.column_names:
         return
-    counts = data.column("errno_counts")
-    flat = pc.list_flatten(counts)
-    if not len(flat):
+    histograms = data.column("errno_counts").combine_chunks()
+    if not len(histograms.flatten()):
         return
-    values = pc.struct_field(flat, "count")
-    parents = pc.list_parent_indices(counts)
-    sums = pa.table({"row": parents, "count": values}).group_by("row").aggregate(
-        [("count", "sum"), ("count", "min")])
-    rows = sums.column("row").to_numpy()
-    total, least = sums.column("count_sum"), sums.column("count_min")
-    row_failures = pc.take(failures, pa.array(rows))
-    bad = pc.and_(pc.and_(pc.greater_equal(least, 0), pc.greater_equal(row_failures, 0)),
-                  pc.greater(total, row_failures))
-    if pc.any(bad).as_py():
-        at = pc.index(bad, True).as_py()
-        row = int(rows[at])
+    offsets = histograms.offsets.to_numpy() - histograms.offsets[0].as_py()  # (a slice's offsets start past 0)
+    counts = histograms.flatten().field("count").fill_null(0).to_numpy(zero_copy_only=False)
+    total = np.concatenate([[0], np.cumsum(counts)])
+    negative = np.concatenate([[0], np.cumsum(counts < 0)])
+    sums = total[offsets[1:]] - total[offsets[:-1]]
+    judged = (negative[offsets[1:]] == negative[offsets[:-1]]) & (failures >= 0)
+    bad = judged & (sums > failures)
+    if bad.any():
+        row = int(np.argmax(bad))
         raise SchemaError(source, "errno_counts", "an errno histogram summing to at most the row's failures",
-                          f"{total[at].as_py()} errors counted for {row_failures[at].as_py()} failures in row {row}"
-                          + _probe_of(data, row))
+                          f"{sums[row]} errors counted for {failures[row]} failures in row {row}" + _probe_of(data, row))
 
 
 def _probe_of(data: pa.Table, row: int) -> str:
