@@ -1,6 +1,6 @@
-"""Bad inputs, faults and signals against every CLI: rounds seven to nineteen (run it as root).
+"""Bad inputs, faults and signals against every CLI: rounds seven to twenty (run it as root).
 
-    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|...|round19 [--part P]]
+    .venv/bin/python bench/robust_battery.py [--quick] [--seed N] [--group round9|...|round20 [--part P]] [--verbose]
 
 Each case runs a real command in a subprocess and checks the edges' contract: exit status in the
 allowed set, no traceback, no "internal error", at most one line on stderr for a failure, no
