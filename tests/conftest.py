@@ -16,7 +16,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 _AIRFLOW_HOME = tempfile.mkdtemp(prefix="tracebase-airflow-")
-os.environ.setdefault("AIRFLOW_HOME", _AIRFLOW_HOME)
+# One Airflow home (its sqlite database) per test process: pytest-xdist's workers inherit the
+# controller's environment, and two workers running `initdb` on one database race ("table team
+# already exists") whenever a module's tests are spread over workers (`-n 2` without loadscope).
+# A home the user set before pytest started is kept.
+if os.environ.get("AIRFLOW_HOME") in (None, os.environ.get("TRACEBASE_TEST_AIRFLOW_HOME")):
+    os.environ["AIRFLOW_HOME"] = os.environ["TRACEBASE_TEST_AIRFLOW_HOME"] = _AIRFLOW_HOME
 os.environ.setdefault("AIRFLOW__CORE__DAGS_FOLDER", str(REPO / "dags"))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 os.environ.setdefault("AIRFLOW__CORE__UNIT_TEST_MODE", "True")

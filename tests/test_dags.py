@@ -169,9 +169,31 @@ def test_task_callables_are_thin_library_calls(dagbag, tmp_path):
     from baseline.pipeline.tasks import ingest_once
 
     config = write_config(tmp_path)
-    result = ingest_once(load_config(config))
+    cfg = load_config(config)
+    cfg.spool.mkdir(parents=True)  # the hosts' upload target, empty before their first upload
+    result = ingest_once(cfg)
     assert result["snapshots"] == 0 and result["new_rows"] == 0
     assert dagbag.get_dag("trace_ingest").get_task("ingest").python_callable.__name__ == "ingest"
+
+
+@pytest.mark.parametrize("present", ["nothing", "a file"])
+def test_a_missing_spool_is_named_not_created(tmp_path, present):
+    """A mistyped spool path used to be created empty and ingested as 0 snapshots on every run,
+    with nothing said; now the task fails with one line naming the config, the key and the path
+    (as `baseline ingest` does), and creates nothing."""
+    from baseline.pipeline.config import load_config
+    from baseline.pipeline.tasks import ingest_once
+    from tracer.errors import TracebaseError
+
+    config = write_config(tmp_path, paths={"spool": str(tmp_path / "spoool")})
+    if present == "a file":
+        (tmp_path / "spoool").write_text("")
+    with pytest.raises(TracebaseError) as err:
+        ingest_once(load_config(config))
+    assert str(err.value) == (f"{config}: key 'paths.spool': expected the directory the tracer hosts upload to, "
+                              f"found {present} at {tmp_path / 'spoool'} (create it, or correct the path)")
+    assert (tmp_path / "spoool").is_file() == (present == "a file")
+    assert not (tmp_path / "dataset").exists() or not any((tmp_path / "dataset").iterdir())
 
 
 def test_each_task_function_runs_without_airflow(tmp_path):

@@ -89,7 +89,12 @@ def _checked_config(fn: _F) -> _F:
 def ingest_once(cfg: PipelineConfig) -> dict:
     from baseline.pipeline.ingest import ingest_spool
 
-    atomic.make_dirs(cfg.spool)
+    # Not created here: a mistyped spool path would otherwise be made empty and every run would
+    # report 0 snapshots, forever, with nothing said. The hosts' upload target is set up with them.
+    if not cfg.spool.is_dir():
+        what = "a file" if cfg.spool.exists() else "nothing"
+        raise TracebaseError(f"{cfg.source}: key 'paths.spool': expected the directory the tracer hosts upload to, "
+                             f"found {what} at {cfg.spool} (create it, or correct the path)")
     return ingest_spool(cfg.spool, cfg.dataset, cfg.quarantine, workers=cfg.ingest_workers).to_dict()
 
 
