@@ -172,3 +172,43 @@ def test_a_word_beside_a_random_name_of_another_length_keeps_its_name():
     masked = _masked(goods, ["/srv/job/settings.lock", "/srv/job/manifest_v1.json"])
     assert masked["/srv/job/settings.lock"] == "/srv/job/settings.lock"
     assert masked["/srv/job/manifest_v1.json"] == "/srv/job/manifest_v<n>.json"
+
+
+def _git_pack_names(pid: int, seed: str) -> list[str]:
+    """What git pack-objects (pid `pid`) names under objects/pack: its mkstemp names, then the
+    `.tmp-<pid>-pack-<sha1>.<ext>` names it chmods (the sha1 of a pack made of `seed`)."""
+    import random
+
+    rng = random.Random(seed)
+    sha = hashlib.sha1(seed.encode()).hexdigest()
+    draw = "".join(rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") for _ in range(6))
+    pack = "/srv/repo/.git/objects/pack/"
+    return [f"{pack}tmp_idx_{draw}", *(f"{pack}.tmp-{pid}-pack-{sha}.{ext}" for ext in ("pack", "idx", "rev"))]
+
+
+def test_a_pid_with_one_digit_more_is_the_same_git_pack_name():
+    # fresh-clone CI of round twenty-one: the good runs' git pack-objects ran as pids 99xx, the
+    # third run's as 10022 (a freshly booted machine's pids cross 9999; they wrap at pid_max,
+    # 32768 here, too). The good runs' names made a template of their shape (.tmp-<4 digits>-
+    # pack-<40 hex>.idx, the hash a wildcard); the third run's name, a digit longer, was no
+    # longer that shape: its hash masked as <n>, the good runs' as <rand>, and the rename of
+    # tmp_idx_x81w2L was "a path good runs never took".
+    goods = [_git_pack_names(9971, "run0"), _git_pack_names(9990, "run1")]
+    bad = _git_pack_names(10022, "run2")
+    masked = _masked(goods, bad)
+    for k in range(1, 4):  # .pack, .idx, .rev: each the same name in the three runs
+        assert masked[goods[0][k]] == masked[goods[1][k]] == masked[bad[k]], (goods[0][k], bad[k])
+    # ... and the other way round, and three digits against five (pids wrap)
+    masked = _masked([_git_pack_names(10022, "a"), _git_pack_names(31999, "b")], _git_pack_names(812, "c"))
+    assert len({masked[n] for n in (_git_pack_names(10022, "a")[2], _git_pack_names(812, "c")[2])}) == 1
+
+
+def test_an_extension_beside_the_random_hash_keeps_its_name():
+    # git renames .pack, .idx and .rev of one hash in every run: the extension is a name the
+    # good runs share, not a draw, though it varies among the paths of that shape. Taken for a
+    # wildcard beside the hash, an extension no good run wrote (.mtx) compared alike.
+    goods = [_git_pack_names(9971, "run0"), _git_pack_names(9990, "run1")]
+    odd = "/srv/repo/.git/objects/pack/.tmp-9995-pack-" + hashlib.sha1(b"run2").hexdigest() + ".mtx"
+    masked = _masked(goods, [*_git_pack_names(9995, "run2"), odd])
+    assert masked[goods[0][2]].endswith(".idx") and masked[goods[0][3]].endswith(".rev")
+    assert masked[odd].endswith(".mtx") and masked[odd] != masked[goods[0][2]]

@@ -284,9 +284,62 @@ def _drawn_alike(token: str, other: str) -> bool:
     return (one and two) or ((one or two) and "_" not in token + other)
 
 
+def _by_number_shape(groups: dict[tuple, list[Any]]) -> dict[tuple, list[Any]]:
+    """Groups of paths of one shape (seps, token lengths) joined where they differ only in
+    the lengths of tokens that are numbers in every member (pid 9971 in one run, 10022 in the
+    next: git's `.tmp-<pid>-pack-<sha>.idx`); the key's length there is -1. A place where some
+    member holds letters keeps its length (a hex draw that happened to be all digits,
+    `12345678` beside `1b4e28ba`, is the same group as before)."""
+    out: dict[tuple, list[Any]] = {}
+    for (seps, lengths), members in groups.items():
+        key = tuple(-1 if all(_is_number(runs[j]) for runs, _ in members) else n for j, n in enumerate(lengths))
+        out.setdefault((seps, key), []).extend(members)
+    return out
+
+
+def _by_fixed_names(members: list[tuple[tuple[str, ...], frozenset[int]]]) -> list[list[tuple[tuple[str, ...], frozenset[int]]]]:
+    """Paths of one shape (runs, good traces holding them) split by the places holding fixed
+    names: a place whose every value occurs in two or more good traces (git's `.idx` and `.rev`
+    beside each pack, in every run) names files, where a random draw is a run's own. Left
+    together, such a place varied among the group's values and became a wildcard beside the
+    random one, and a different extension of the same length compared alike. Numbers are
+    left to DIGIT_RULES (a pid repeated by chance is no name)."""
+    if len(members) < 3:
+        return [members]
+    places = []
+    for j in range(len(members[0][0])):
+        traces_of: dict[str, set[int]] = {}
+        for runs, traces in members:
+            traces_of.setdefault(runs[j], set()).update(traces)
+        if len(traces_of) > 1 and all(len(t) >= 2 for t in traces_of.values()) and not all(map(_is_number, traces_of)):
+            places.append(j)
+    if not places:
+        return [members]
+    split: dict[tuple[str, ...], list[tuple[tuple[str, ...], frozenset[int]]]] = {}
+    for runs, traces in members:
+        split.setdefault(tuple(runs[j] for j in places), []).append((runs, traces))
+    return list(split.values())
+
+
 def _split_runs(value: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     parts = _RUNS.split(value)
     return tuple(parts[0::2]), tuple(parts[1::2])
+
+
+def _lengths(runs: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(len(r) for r in runs)
+
+
+def _is_number(token: str) -> bool:
+    """ASCII digits only (what DIGIT_RULES make <n> whatever their count)."""
+    return token.isascii() and token.isdigit()
+
+
+def _number_shape(runs: tuple[str, ...]) -> tuple[int, ...]:
+    """Token lengths, -1 for a token of digits only: two paths that differ in how many digits
+    a number has (pid 9971 in one run, 10022 in the next: git's `.tmp-<pid>-pack-<sha>.idx`)
+    have one number shape, where their shapes differ."""
+    return tuple(-1 if _is_number(r) else len(r) for r in runs)
 
 
 class NameTemplates:
@@ -314,10 +367,19 @@ class NameTemplates:
 
     MIN_TOKEN = 6
     MIN_SHORT_TOKEN = 3
+    NUMBER_SPAN = 2  # digits a number of the bad trace's path may have more or fewer than a good run's
 
     def __init__(self) -> None:
         # shape -> (fixed tokens, wildcards, hex places that are <n>: see `learn`)
         self.by_shape: dict[tuple, list[tuple[dict[int, str], frozenset[int], frozenset[int]]]] = {}
+        # The same templates again for the values whose numbers are longer or shorter: the
+        # templates learned from values with a token of digits only at a place that is no
+        # wildcard (a pid, a counter), by separators, each with its token lengths (-1: a
+        # number of any length there). Consulted only when no template of the exact shape
+        # applies (pid 10022 where the good runs had 9971; a wildcard place that drew digits
+        # only in this run is still its length, not a number).
+        self.by_number_shape: dict[tuple, list[tuple[tuple[int, ...], tuple[dict[int, str], frozenset[int],
+                                                                              frozenset[int]]]]] = {}
 
     def __bool__(self) -> bool:
         return bool(self.by_shape)
@@ -326,17 +388,24 @@ class NameTemplates:
         return sum(len(v) for v in self.by_shape.values())
 
     def _add(self, seps: tuple[str, ...], lengths: tuple[int, ...], fixed: dict[int, str],
-             varying: frozenset[int], hex_numbered: frozenset[int] = frozenset()) -> None:
-        entry = (fixed, varying, hex_numbered)
-        if entry not in self.by_shape.setdefault((seps, lengths), []):
-            self.by_shape[(seps, lengths)].append(entry)
-        for m in range(1, len(lengths)):  # directory prefixes ending after a wildcard
-            if seps[m].startswith("/") and any(j < m for j in varying | hex_numbered):
-                prefix = ({j: v for j, v in fixed.items() if j < m}, frozenset(j for j in varying if j < m),
-                          frozenset(j for j in hex_numbered if j < m))
-                bucket = self.by_shape.setdefault((seps[:m] + ("",), lengths[:m]), [])
-                if prefix not in bucket:
-                    bucket.append(prefix)
+             varying: frozenset[int], hex_numbered: frozenset[int] = frozenset(),
+             numbers: frozenset[int] = frozenset()) -> None:
+        """A template of the shape (`seps`, `lengths`); `numbers`: its places holding digits
+        only (no wildcard), where a number of any length fits (`by_number_shape`)."""
+        for m in range(len(lengths), 0, -1):  # the whole shape, then directory prefixes ending after a wildcard
+            if m < len(lengths) and not (seps[m].startswith("/") and any(j < m for j in varying | hex_numbered)):
+                continue
+            entry = ({j: v for j, v in fixed.items() if j < m}, frozenset(j for j in varying if j < m),
+                     frozenset(j for j in hex_numbered if j < m))
+            head = seps[:m] + ("",) if m < len(lengths) else seps
+            bucket = self.by_shape.setdefault((head, lengths[:m]), [])
+            if entry not in bucket:
+                bucket.append(entry)
+            if any(j < m for j in numbers):
+                pattern = tuple(-1 if j in numbers else n for j, n in enumerate(lengths[:m]))
+                flexible = self.by_number_shape.setdefault(head, [])
+                if (pattern, entry) not in flexible:
+                    flexible.append((pattern, entry))
 
     @classmethod
     def learn(cls, values: Values, codes: np.ndarray, tkey: np.ndarray) -> NameTemplates:
@@ -365,17 +434,22 @@ class NameTemplates:
             partial = (n_good_of > 0) & (n_good_of < n_good)
             bad_runs_cache: list[dict[tuple, list[tuple[str, ...]]]] = []
 
-            def bad_runs_of(shape: tuple) -> list[tuple[str, ...]]:
-                """The bad trace's own values of `shape` (split once, only when asked)."""
+            def bad_runs_of(key: tuple, lengths: tuple[int, ...]) -> list[tuple[str, ...]]:
+                """The bad trace's own values of a group's shape `key` (-1: a number of any
+                length, or any token as long as the first member's, `lengths`; split once, only
+                when asked)."""
                 if not bad_runs_cache:
                     by: dict[tuple, list[tuple[str, ...]]] = {}
                     for code in np.flatnonzero(in_bad & (n_good_of == 0)).tolist():
                         value = values[code]
                         if value is not None:
                             seps_, runs_ = _split_runs(value)
-                            by.setdefault((seps_, tuple(len(r) for r in runs_)), []).append(runs_)
+                            by.setdefault((seps_, len(runs_)), []).append(runs_)
                     bad_runs_cache.append(by)
-                return bad_runs_cache[0].get(shape, [])
+                seps_, shape_ = key
+                return [runs_ for runs_ in bad_runs_cache[0].get((seps_, len(shape_)), ())
+                        if all(len(r) == m or (n < 0 and _is_number(r))
+                               for r, n, m in zip(runs_, shape_, lengths, strict=True))]
             for code in np.flatnonzero(partial).tolist():
                 value = values[code]
                 if value is None:
@@ -383,9 +457,12 @@ class NameTemplates:
                 seps, runs = _split_runs(value)
                 traces = frozenset(np.flatnonzero(presence[good_idx, code]).tolist())
                 groups.setdefault((seps, tuple(len(r) for r in runs)), []).append((runs, traces))
-            for (seps, lengths), members in groups.items():
+            for (seps, shape), members in [(key, sub) for key, group in _by_number_shape(groups).items()
+                                           for sub in _by_fixed_names(group)]:
                 if len(members) < 2 or len(frozenset().union(*(t for _, t in members))) < 2:
                     continue
+                lengths = tuple(len(r) for r in members[0][0])  # (of the first: numbers vary in length)
+                numbers = frozenset(j for j, n in enumerate(shape) if n < 0)  # digits only in every member
                 varying = frozenset(j for j in range(len(lengths)) if len({runs[j] for runs, _ in members}) > 1)
                 # A token whose values differ only in their digits (a pid, a checkpoint's
                 # `step9200`/`step3500`) is no wildcard and no fixed token either: its digits are
@@ -400,15 +477,17 @@ class NameTemplates:
                 # of name. Such a place becomes <n> for any hex value of its length (what the
                 # digit rule makes of the all-digit ones), so the mask depends on the token's
                 # shape (place, length, alphabet), never on which hex characters it drew.
-                hex_numbered = frozenset(j for j in numbered if all(set(runs[j]) <= _HEX for runs, _ in members))
+                # (of one length: numbers of several lengths are counters, not hex draws)
+                hex_numbered = frozenset(j for j in numbered if all(set(runs[j]) <= _HEX for runs, _ in members)
+                                         and len({len(runs[j]) for runs, _ in members}) == 1)
                 if not varying:
                     # (a template only when a good or the bad value has a hex letter there: on
                     # digits alone the digit rule gives the same <n>, and no template spares
                     # `apply`'s Python pass over every path)
                     if hex_numbered and any(not runs_[j].isdigit() for runs_ in
-                                            [r for r, _ in members] + bad_runs_of((seps, lengths)) for j in hex_numbered):
+                                            [r for r, _ in members] + bad_runs_of((seps, shape), lengths) for j in hex_numbered):
                         out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths)) if j not in numbered},
-                                 frozenset(), hex_numbered)
+                                 frozenset(), hex_numbered, numbers)
                     continue  # numbers (pids, counters) are <n> already
                 long_token = any(lengths[j] >= cls.MIN_TOKEN for j in varying)
                 hex_only = all(set(runs[j]) <= _HEX for runs, _ in members for j in varying)
@@ -420,14 +499,14 @@ class NameTemplates:
                     lengths[j] >= cls.MIN_SHORT_TOKEN
                     and len({runs[j] for runs, _ in members}) == len(members)
                     and _classes("".join([runs[j] for runs, _ in members]
-                                         + [runs[j] for runs in bad_runs_of((seps, lengths))])) >= 2
+                                         + [runs[j] for runs in bad_runs_of((seps, shape), lengths)])) >= 2
                     for j in varying)
                 if long_token or hex_only or short_random:
                     out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths))
-                                             if j not in varying and j not in numbered}, varying, hex_numbered)
+                                             if j not in varying and j not in numbered}, varying, hex_numbered, numbers)
                 elif hex_numbered:
                     out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths)) if j not in numbered},
-                             frozenset(), hex_numbered)
+                             frozenset(), hex_numbered, numbers)
         # 2. paths only the bad trace has, against good paths of the same shape
         bad_only = uniq[in_bad & (n_good_of == 0)]
         if n_good and len(bad_only):
@@ -436,25 +515,38 @@ class NameTemplates:
             cand = [(v, _split_runs(v)) for v in (values[c] for c in bad_only.tolist())
                     if v is not None and any(len(t) >= cls.MIN_TOKEN for t in _RUNS.findall(v))]
             if cand:
-                shapes = {(seps, tuple(len(r) for r in runs)) for _, (seps, runs) in cand}
-                lengths_wanted = pa.array(sorted({len(v) for v, _ in cand}), type=pa.int32())
+                shapes = {(seps, shape(runs)) for _, (seps, runs) in cand for shape in (_lengths, _number_shape)}
+                # good values as long as a candidate, or as long as it would be with each of its
+                # numbers up to NUMBER_SPAN digits shorter or longer (a pid past 9999)
+                wanted: set[int] = set()
+                for v, (_, runs) in cand:
+                    span = cls.NUMBER_SPAN * sum(_is_number(r) for r in runs)
+                    wanted.update(range(len(v) - span, len(v) + span + 1))
+                lengths_wanted = pa.array(sorted(wanted), type=pa.int32())
                 good_codes = uniq[n_good_of > 0]
                 good_vals = pc.take(values.arrow, arrow_of(np.asarray(good_codes)))
                 near = pc.fill_null(pc.is_in(pc.utf8_length(good_vals), value_set=lengths_wanted), False)
                 by_shape: dict[tuple, list[tuple[str, ...]]] = {}
+                by_numbers: dict[tuple, list[tuple[str, ...]]] = {}
                 for v in pc.filter(good_vals, near).to_pylist():
                     seps, runs = _split_runs(v)
-                    shape = (seps, tuple(len(r) for r in runs))
-                    if shape in shapes:
-                        by_shape.setdefault(shape, []).append(runs)
+                    for table, shape in ((by_shape, _lengths(runs)), (by_numbers, _number_shape(runs))):
+                        if (seps, shape) in shapes:
+                            table.setdefault((seps, shape), []).append(runs)
                 for _, (seps, runs) in cand:
-                    lengths = tuple(len(r) for r in runs)
-                    for other in by_shape.get((seps, lengths), ()):
-                        varying = frozenset(j for j in range(len(runs)) if runs[j] != other[j])
+                    lengths = _lengths(runs)
+                    numbers = frozenset(j for j, r in enumerate(runs) if _is_number(r))
+                    # the good values of its shape, then those whose numbers are longer or shorter
+                    for other in (*by_shape.get((seps, lengths), ()),
+                                  *(o for o in by_numbers.get((seps, _number_shape(runs)), ()) if _lengths(o) != lengths)):
+                        # numbers are <n> by DIGIT_RULES whichever they are: no wildcards, no fixed tokens
+                        moved = frozenset(j for j in numbers if runs[j] != other[j] and len(runs[j]) != len(other[j]))
+                        varying = frozenset(j for j in range(len(runs)) if runs[j] != other[j]) - moved
                         randomish = [j for j in varying if _drawn_alike(runs[j], other[j])]
                         rest_hex = all(set(runs[j]) <= _HEX and set(other[j]) <= _HEX for j in varying)
                         if randomish and (len(randomish) == len(varying) or rest_hex):
-                            out._add(seps, lengths, {j: runs[j] for j in range(len(runs)) if j not in varying}, varying)
+                            out._add(seps, lengths, {j: runs[j] for j in range(len(runs)) if j not in varying | moved},
+                                     varying, numbers=numbers - varying)
                             break
         return out
 
@@ -464,17 +556,31 @@ class NameTemplates:
             return values
         out = []
         changed = False
+        by_number_shape = self.by_number_shape
         for value in values.to_pylist():
             if value is not None:
                 seps, runs = _split_runs(value)
-                for fixed, varying, hex_numbered in self.by_shape.get((seps, tuple(len(r) for r in runs)), ()):
-                    if all(runs[j] == v for j, v in fixed.items()) and all(set(runs[j]) <= _HEX for j in hex_numbered):
-                        value = "".join(s + (RAND if j in varying else _N if j in hex_numbered else r)
-                                        for j, (s, r) in enumerate(zip(seps, runs, strict=False))) + seps[-1]
-                        changed = True
-                        break
+                found = self._match(self.by_shape.get((seps, tuple(len(r) for r in runs)), ()), runs)
+                if found is None and by_number_shape and seps in by_number_shape and any(map(_is_number, runs)):
+                    found = self._match((entry for pattern, entry in by_number_shape[seps]
+                                         if all(len(r) == n or (n < 0 and _is_number(r))
+                                                for r, n in zip(runs, pattern, strict=True))), runs)
+                if found is not None:
+                    varying, hex_numbered = found
+                    value = "".join(s + (RAND if j in varying else _N if j in hex_numbered else r)
+                                    for j, (s, r) in enumerate(zip(seps, runs, strict=False))) + seps[-1]
+                    changed = True
             out.append(value)
         return pa.array(out, type=pa.string()) if changed else values
+
+    @staticmethod
+    def _match(entries: Iterable[tuple[dict[int, str], frozenset[int], frozenset[int]]],
+               runs: tuple[str, ...]) -> tuple[frozenset[int], frozenset[int]] | None:
+        """(wildcards, hex places) of the first template of `entries` that `runs` fits."""
+        for fixed, varying, hex_numbered in entries:
+            if all(runs[j] == v for j, v in fixed.items()) and all(set(runs[j]) <= _HEX for j in hex_numbered):
+                return varying, hex_numbered
+        return None
 
 
 def normalize_path_expr(col: str = "path") -> pl.Expr:
