@@ -273,3 +273,22 @@ def test_real_git_gc_runs_whose_pids_have_more_digits_are_alike_and_a_fault_is_n
     bif = diff_traces(good=[short[0][0], short[1][0]], bad=bad).bifurcation
     assert bif is not None and bif.get("errno") == "EPERM", bif
     assert fnmatch.fnmatchcase(bif.get("path") or "", f"{base}/repo/.git/objects/pack/*"), bif
+
+
+def test_numbered_names_every_run_shares_do_not_split_a_random_names_template():
+    # Every run writes shards part0..part11 under a directory named by a random draw: the shard
+    # names occur in every good run, like an extension, but differ only in their digits -- a
+    # counter, <n> by the digit rule. Split by them, the template held only the shard numbers
+    # the good runs wrote, and the bad run's part12 under its own random directory stood out.
+    import random
+
+    rng = random.Random(4)
+
+    def run(shards: int) -> list[str]:
+        token = "".join(rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") for _ in range(8))
+        return [f"/srv/job/{token}/part{i}/out.bin" for i in range(shards)]
+
+    goods, bad = [run(12), run(12)], run(13)
+    masked = _masked(goods, bad)
+    assert {masked[p] for p in bad} == {"/srv/job/<rand>/part<n>/out.bin"}
+    assert {masked[p] for g in goods for p in g} == {"/srv/job/<rand>/part<n>/out.bin"}

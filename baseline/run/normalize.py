@@ -25,6 +25,7 @@ normalises in well under a second. polars is imported only by the frame-level he
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable, Container, Iterable
@@ -302,8 +303,9 @@ def _by_fixed_names(members: list[tuple[tuple[str, ...], frozenset[int]]]) -> li
     names: a place whose every value occurs in two or more good traces (git's `.idx` and `.rev`
     beside each pack, in every run) names files, where a random draw is a run's own. Left
     together, such a place varied among the group's values and became a wildcard beside the
-    random one, and a different extension of the same length compared alike. Numbers are
-    left to DIGIT_RULES (a pid repeated by chance is no name)."""
+    random one, and a different extension of the same length compared alike. Values that
+    differ only in their digits (`part7`, `part12`; a pid repeated by chance) are left to
+    DIGIT_RULES, as `learn` leaves them."""
     if len(members) < 3:
         return [members]
     places = []
@@ -311,7 +313,8 @@ def _by_fixed_names(members: list[tuple[tuple[str, ...], frozenset[int]]]) -> li
         traces_of: dict[str, set[int]] = {}
         for runs, traces in members:
             traces_of.setdefault(runs[j], set()).update(traces)
-        if len(traces_of) > 1 and all(len(t) >= 2 for t in traces_of.values()) and not all(map(_is_number, traces_of)):
+        if (len(traces_of) > 1 and all(len(t) >= 2 for t in traces_of.values())
+                and len({_DIGIT_RUN.sub("0", v) for v in traces_of}) > 1):  # (not `part7`/`part12`: numbered)
             places.append(j)
     if not places:
         return [members]
@@ -537,8 +540,10 @@ class NameTemplates:
                     lengths = _lengths(runs)
                     numbers = frozenset(j for j, r in enumerate(runs) if _is_number(r))
                     # the good values of its shape, then those whose numbers are longer or shorter
-                    for other in (*by_shape.get((seps, lengths), ()),
-                                  *(o for o in by_numbers.get((seps, _number_shape(runs)), ()) if _lengths(o) != lengths)):
+                    # (lazily: the loop stops at the first good value it learns from)
+                    for other in itertools.chain(by_shape.get((seps, lengths), ()),
+                                                 (o for o in by_numbers.get((seps, _number_shape(runs)), ())
+                                                  if _lengths(o) != lengths)):
                         # numbers are <n> by DIGIT_RULES whichever they are: no wildcards, no fixed tokens
                         moved = frozenset(j for j in numbers if runs[j] != other[j] and len(runs[j]) != len(other[j]))
                         varying = frozenset(j for j in range(len(runs)) if runs[j] != other[j]) - moved
