@@ -44,16 +44,12 @@ QUIET: list[Outcome] = []
 
 KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
-# A differ miss that depends on the names a run draws, not on the code under test: xfail when it
-# happens, never asserted. Seen once in a fresh-clone CI (round twenty): the third run's rename of
-# git's tmp_idx_x81w2L to .tmp-10022-pack-<sha>.idx was "a path good runs never took" against good
-# runs that renamed tmp_idx_d76asc and tmp_idx_pl0N5c (statically, x81w2L and pl0N5c mask to <rand>,
-# d76asc to d<n>asc); the learned name templates did not make the three alike. Left for the next
-# round's differ work (closing note), with the recordings' names above to rebuild it from.
-FLAKY_QUIET: dict[str, str] = {
-    "wf_git_commit_object_fanout_and_pack": "a mkstemp name of git's pack index that masks unlike the good "
-                                            "runs' (tmp_idx_d76asc -> d<n>asc): random-name masking, not timing",
-}
+# A differ miss that depends on timing, not on the code under test: xfail when it happens, never
+# asserted. (Empty since round twenty-one: wf_git_commit_object_fanout_and_pack's false alarm in a
+# fresh-clone CI was git pack-objects' pid, one digit longer in the third run than in the good
+# runs' .tmp-<pid>-pack-<sha1> names, not the draw of tmp_idx_x81w2L; test_random_names.py records
+# it with the pids forced and the differ now holds it.)
+FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_TWENTYFIRST if s.name not in BENCH_ONLY]
 TESTED_QUIET = [c for c in QUIET_TWENTYFIRST if c.name not in QUIET_BENCH_ONLY]
 TOOLS = ("git", "sqlite3", "tar", "unzip", "zip", "lz4", "gzip", "zstd", "flock", "install", "sort", "find",
