@@ -366,6 +366,13 @@ class NameTemplates:
     A template's differing tokens are wildcards; so are the same tokens of its directory
     prefixes (``objects/<rand>`` of ``objects/<rand>/tmp_obj_<rand>``). Applied to every path:
     a value of a template's shape with the same fixed tokens gets ``<rand>`` for the wildcards.
+
+    A token of digits only is a number whatever its length: paths that differ only in how many
+    digits a number has are one group, and a template applies to a value whose numbers are
+    longer or shorter (git's ``.tmp-<pid>-pack-<sha1>.idx`` with a pid of 4 digits in the good
+    runs and 5 in the bad one: pids cross 9999 and wrap at pid_max). A place whose every value
+    occurs in two or more good traces (git's ``.idx``/``.rev`` beside each hash) names files:
+    it splits the group instead of becoming a wildcard beside the random token.
     """
 
     MIN_TOKEN = 6
