@@ -550,3 +550,72 @@ def test_a_day_file_another_writer_made_is_merged_by_its_stored_hosts(simulated_
     assert sorted(p.name for p in date_dir.iterdir()) == ["day-0000.parquet"]
     assert _events(day).equals(want)
     assert file_metadata(date_dir / "day-0000.parquet")["hosts"] == f'["{hosts[0][5:]}", "{hosts[-1][5:]}"]'
+
+
+def test_a_date_to_compact_is_looked_over_reading_each_footer_once(tmp_path, monkeypatch):
+    """The day compaction's look over a date (its host partitions' part files, its day files)
+    read every footer twice: once for the rows, once for the snapshot ids or the hosts. The
+    footers of a day of 10,000 part files are read once each now, and the result is the same."""
+    import pyarrow.parquet as pq
+
+    from baseline.pipeline import ingest
+
+    spool, dataset, quarantine = _ingested(tmp_path)
+    assert compact_days(dataset, days_after=2, today=LATER).days == 1
+    # a late partition beside the day file, of two part files (two ingest runs)
+    write_snapshot(spool, "host001", T0 + dt.timedelta(minutes=30), 50)
+    ingest_spool(spool, dataset, quarantine, remove_ingested=False)
+    write_snapshot(spool, "host001", T0 + dt.timedelta(minutes=31), 51)
+    ingest_spool(spool, dataset, quarantine, remove_ingested=False)
+    date_dir = dataset / "events" / "date=2026-11-25"
+    parts = sorted((date_dir / "host=host001").glob("part-*.parquet"))
+    assert len(parts) == 2 and (date_dir / "day-0000.parquet").is_file()
+    reads: dict[str, int] = {}
+    real = pq.read_metadata
+
+    def counted(where, *args, **kwargs):
+        name = getattr(where, "name", where)  # a path, or a file opened by descriptor (open_regular)
+        name = Path(os.readlink(f"/proc/self/fd/{name}") if isinstance(name, int) else name).name
+        reads[name] = reads.get(name, 0) + 1
+        return real(where, *args, **kwargs)
+
+    monkeypatch.setattr(pq, "read_metadata", counted)
+    units, partitions, problem = ingest._day_units(date_dir)
+    monkeypatch.setattr(pq, "read_metadata", real)
+    assert problem is None and partitions == 1
+    assert reads == {"day-0000.parquet": 1, **{p.name: 1 for p in parts}}
+    late = next(u for u in units if u.files == parts)
+    assert late.rows == 4 and len(late.snapshots["host001"]) == 2  # 2 rows a snapshot, both ids
+    (day,) = (u for u in units if u.files == [date_dir / "day-0000.parquet"])
+    assert (day.first, day.last) == ("host000", "host002") and day.rows == 24
+    assert sum(len(ids) for ids in day.snapshots.values()) == 12
+    # ... and the compaction it leads to is the one it was: the late rows merged, none twice
+    merged = compact_days(dataset, days_after=2, today=LATER)
+    assert merged.days == 1 and merged.day_files_in == 3, merged
+    assert _events(dataset).height == 28 and _events(dataset).select(KEY).is_unique().all()
+
+
+def test_snapshot_names_are_parsed_by_one_parser_for_ingest_and_the_day_files():
+    """Ingest dated snapshots with its own regex beside tracer.schema's parser for the day
+    files' manifest (a strptime): two readings of one name. Now ingest uses tracer.schema's; a
+    name either takes as a snapshot's codes into the manifest and decodes back as it was."""
+    from baseline.pipeline import ingest
+    from tracer import schema
+
+    assert ingest.snapshot_time is schema.snapshot_time
+    assert not hasattr(ingest, "SNAPSHOT_RE")
+    names = ["snap-20261125T100000.000Z-3", "snap-20261125T100000Z-4", "snap-20261125T235959.999Z-12345",
+             "snap-20261125T100000.5Z-5", "snap-20261125T100000.123456789Z-6", "snap-20261125T100000.000Z-000007",
+             "snap-20240229T120000.250Z-8"]
+    for name in names:
+        when = schema.snapshot_time(name)
+        assert when is not None and when.tzinfo is not None, name
+        assert ingest.snapshot_date(name) == when.date().isoformat()
+    assert schema.parse_snapshot_name("snap-20261125T100000.5Z-5") == (
+        dt.datetime(2026, 11, 25, 10, 0, 0, 500_000, tzinfo=dt.UTC), 5)
+    for bad in ["snap-20261345T100000.000Z-3", "snap-20230229T100000Z-3", "snap-20261125T246000Z-3",
+                "snap-20261125T100000.000Z-3\n", ".snap-20261125T100000.000Z-3.tmp", "snap-2026112T100000Z-3",
+                "snap-20261125T100000.Z-3"]:
+        assert schema.parse_snapshot_name(bad) is None and ingest.snapshot_date(bad) is None, bad
+    ids = {"h1": [f"h1/{n}" for n in names] + ["h1/not-a-snapshot", "h2/snap-20261125T100000.000Z-9"]}
+    assert schema.day_snapshots_of(schema.encode_day_snapshots(ids)) == {"h1": frozenset(ids["h1"])}

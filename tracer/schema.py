@@ -58,7 +58,6 @@ atomically so a reader never sees half a snapshot):
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
@@ -106,6 +105,31 @@ def snapshot_order(name: str) -> tuple[int, str] | None:
     None for a name that is not a snapshot's."""
     m = SNAPSHOT_NAME.match(name)
     return (int(m.group(2)), m.group(1)) if m else None
+
+
+def parse_snapshot_name(name: str) -> tuple[dt.datetime, int] | None:
+    """(UTC time, sequence number) of a snapshot directory name, or None if it is not one (a
+    date that does not exist, such as month 13, included). The one parser of the names: ingest
+    dates its snapshots with it and the day files' manifest codes them with it, so the two
+    cannot disagree about which names are snapshots (a fraction of any length is read to the
+    microsecond)."""
+    m = SNAPSHOT_NAME.match(name)
+    if not m:
+        return None
+    stamp = m.group(1)
+    d, t, frac = stamp[:8], stamp[9:15], stamp[16:-1] or "0"
+    try:
+        when = dt.datetime(int(d[:4]), int(d[4:6]), int(d[6:8]), int(t[:2]), int(t[2:4]), int(t[4:6]),
+                           int(frac[:6].ljust(6, "0")), tzinfo=dt.UTC)
+    except ValueError:
+        return None
+    return when, int(m.group(2))
+
+
+def snapshot_time(name: str) -> dt.datetime | None:
+    """UTC time of a snapshot directory name, or None if it is not one (parse_snapshot_name)."""
+    parsed = parse_snapshot_name(name)
+    return parsed[0] if parsed else None
 # Files of these versions are read; columns a version added (ADDED_COLUMNS) read as null in
 # older files, so a dataset written before an upgrade stays readable.
 READABLE_VERSIONS = ("1", "2")
@@ -547,21 +571,16 @@ def time_ranges(table: str) -> dict[str, tuple[int, int]]:
     """The timestamp columns of `table` -> (least, greatest) allowed, in nanoseconds since the
     epoch."""
     if table not in _TIME_RANGES:
-        import datetime as dt
-
         from tracer.units import MAX_TIME, MIN_TIME
 
-        epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-        span = tuple(int((t - epoch).total_seconds()) * 1_000_000_000 for t in (MIN_TIME, MAX_TIME))
+        span = tuple(int((t - _EPOCH).total_seconds()) * 1_000_000_000 for t in (MIN_TIME, MAX_TIME))
         _TIME_RANGES[table] = {f.name: span for f in _table_schema(table) if pa.types.is_timestamp(f.type)}
     return _TIME_RANGES[table]
 
 
 def _shown_time(ns: int) -> str:
-    import datetime as dt
-
     seconds, rest = divmod(ns, 1_000_000_000)
-    return f"{(dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds)).strftime('%Y-%m-%dT%H:%M:%S')}.{rest:09d}Z"
+    return f"{(_EPOCH + dt.timedelta(seconds=seconds)).strftime('%Y-%m-%dT%H:%M:%S')}.{rest:09d}Z"
 
 
 def _out_of_range(table: str, name: str, least: int, greatest: int) -> tuple[str, str] | None:
@@ -1108,13 +1127,24 @@ def read_traces(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> pl.Da
 
 def file_metadata(path: str | os.PathLike) -> dict[str, str]:
     """The tracebase.* key-value metadata of a file, without the prefix."""
+    return footer_metadata(read_footer(path))
+
+
+def read_footer(path: str | os.PathLike) -> pq.FileMetaData:
+    """A Parquet file's footer (row counts, row groups, key-value metadata), read once: a caller
+    wanting both the rows and the tracebase.* metadata takes them from it (footer_metadata)
+    rather than opening and parsing the file twice."""
     import pyarrow.parquet as pq
 
     with open_regular(path, "a Parquet file") as fh:
-        kv = pq.read_metadata(fh).metadata or {}
+        return pq.read_metadata(fh)
+
+
+def footer_metadata(footer: pq.FileMetaData) -> dict[str, str]:
+    """The tracebase.* key-value metadata of a footer read by read_footer, without the prefix."""
     return {
         k.decode().removeprefix("tracebase."): v.decode()
-        for k, v in kv.items()
+        for k, v in (footer.metadata or {}).items()
         if k.startswith(b"tracebase.")
     }
 
@@ -1180,15 +1210,10 @@ def encode_day_snapshots(snapshots: dict[str, Iterable[str]]) -> str:
         pairs = []
         for sid in ids:
             h, _, name = sid.partition("/")
-            m = SNAPSHOT_NAME.match(name)
-            when = None
-            if h == host and m:
-                with contextlib.suppress(ValueError):
-                    when = dt.datetime.strptime(m.group(1), "%Y%m%dT%H%M%S.%fZ" if "." in m.group(1)
-                                                else "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+            parsed = parse_snapshot_name(name) if h == host else None
             # only names that print back exactly as read (milliseconds, no leading zeros in seq)
-            if when is not None and _snapshot_name(when, int(m.group(2))) == name:
-                pairs.append(((when - _EPOCH) // dt.timedelta(milliseconds=1), int(m.group(2))))
+            if parsed is not None and _snapshot_name(*parsed) == name:
+                pairs.append(((parsed[0] - _EPOCH) // dt.timedelta(milliseconds=1), parsed[1]))
             else:
                 other.setdefault(host, []).append(sid)
         pairs.sort()

@@ -52,7 +52,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import shutil
 import stat
 import time
@@ -85,10 +84,13 @@ from tracer.schema import (
     day_snapshots_of,
     encode_day_snapshots,
     file_metadata,
+    footer_metadata,
     not_utf8,
     partition_path,
     partition_values,
+    read_footer,
     snapshot_order,
+    snapshot_time,
     validate_file,
     write_counter_buckets,
     write_partition,
@@ -96,7 +98,6 @@ from tracer.schema import (
 )
 
 SPOOL_TABLES = ("events", "counters")
-SNAPSHOT_RE = re.compile(r"^snap-(\d{8})T(\d{6})(?:\.(\d+))?Z-\d+\Z")  # \Z: "$" lets a trailing newline through
 # A host directory name becomes the `host=` partition value and the host column: one safe path
 # component that pandas/pyarrow/DuckDB read back unchanged (no '%', '/', '=', spaces). The same
 # rule `tracer run --host` enforces (tracer.fleet.options), so ingest accepts what the tracer writes.
@@ -187,19 +188,6 @@ def snapshot_date(name: str) -> str | None:
     return when.date().isoformat() if when else None
 
 
-def snapshot_time(name: str) -> dt.datetime | None:
-    """UTC time of a snapshot directory name, or None if it is not one."""
-    m = SNAPSHOT_RE.match(name)
-    if not m:
-        return None
-    d, t, frac = m.group(1), m.group(2), m.group(3) or "0"
-    try:
-        return dt.datetime(int(d[:4]), int(d[4:6]), int(d[6:8]), int(t[:2]), int(t[2:4]), int(t[4:6]),
-                           int(frac[:6].ljust(6, "0")), tzinfo=dt.UTC)
-    except ValueError:
-        return None
-
-
 def part_name(snapshot_ids: Iterable[str], prefix: str = "part") -> str:
     digest = hashlib.sha1("\n".join(sorted(snapshot_ids)).encode()).hexdigest()[:16]
     return f"{prefix}-{digest}.parquet"
@@ -214,9 +202,15 @@ def _part_files(directory: Path) -> list[Path]:
 def file_snapshots(path: Path) -> frozenset[str]:
     """Snapshot ids recorded in a part file's footer (empty when written by something else)."""
     try:
-        raw = file_metadata(path).get("snapshots")
+        meta = file_metadata(path)
     except (OSError, pa.ArrowInvalid):
         return frozenset()
+    return snapshots_in(meta)
+
+
+def snapshots_in(meta: dict[str, str]) -> frozenset[str]:
+    """Snapshot ids of a part file's tracebase.* metadata (file_metadata, footer_metadata)."""
+    raw = meta.get("snapshots")
     return frozenset(json.loads(raw)) if raw else frozenset()
 
 
@@ -256,26 +250,30 @@ def day_files(date_dir: Path) -> list[Path]:
 _DAY_LISTINGS: dict[str, tuple[tuple[int, int, int], list[Path]]] = {}
 
 
-def day_file_hosts(path: Path, meta: dict[str, str] | None = None) -> tuple[str, str] | None:
+def day_file_hosts(path: Path, meta: dict[str, str] | None = None,
+                   footer: pq.FileMetaData | None = None) -> tuple[str, str] | None:
     """(first, last) host of a day file, from its footer (None: not a day file of ours);
-    `meta`: its footer's metadata when the caller has read it already (file_metadata)."""
+    `meta`: its footer's metadata when the caller has read it already (file_metadata), `footer`
+    the footer itself (read_footer): the file is not read again."""
     try:
-        meta = file_metadata(path) if meta is None else meta
+        if meta is None:
+            meta = file_metadata(path) if footer is None else footer_metadata(footer)
         first, last = json.loads(meta["hosts"]) if meta.get("layout") == META_LAYOUT_DAY else (None, None)
     except (OSError, pa.ArrowInvalid, KeyError, ValueError, TypeError):
         first = last = None
     if isinstance(first, str) and isinstance(last, str):
         return first, last
-    return _stored_host_span(path)
+    return _stored_host_span(path, footer)
 
 
-def _stored_host_span(path: Path) -> tuple[str, str] | None:
+def _stored_host_span(path: Path, footer: pq.FileMetaData | None = None) -> tuple[str, str] | None:
     """(min, max) of a day file's stored `host` column from its row groups' statistics: a day
     file another writer made (the host column, no tracebase.hosts in the footer). Without it
     such a date was left alone by every compaction for good, its late partitions never merged.
-    None when the column or its statistics are missing, or a row group's host is null."""
+    None when the column or its statistics are missing, or a row group's host is null.
+    `footer`: the file's footer when the caller has read it (read_footer)."""
     try:
-        meta = pq.read_metadata(path)
+        meta = pq.read_metadata(path) if footer is None else footer
         if not meta.num_row_groups:
             return None
         first_group = meta.row_group(0)  # the leaf column's index (a nested column before it shifts it)
@@ -1005,18 +1003,21 @@ def _day_units(date_dir: Path) -> tuple[list[_DayUnit], int, str | None]:
                 files.append(Path(f.path))
             if files:
                 partitions += 1
-                rows = sum(pq.read_metadata(f).num_rows for f in files)
-                ids = frozenset().union(*(file_snapshots(f) for f in files))
+                # each footer read once, for its rows and its snapshot ids (it was read twice)
+                footers = [read_footer(f) for f in files]
+                rows = sum(f.num_rows for f in footers)
+                ids = frozenset().union(*(snapshots_in(footer_metadata(f)) for f in footers))
                 units.append(_DayUnit(host, host, files, rows, {host: ids} if ids else {}))
         elif e.name.startswith(DAY_FILE_PREFIX) and e.name.endswith(".parquet") and e.is_file(follow_symlinks=False):
             try:
-                meta = file_metadata(Path(e.path))
+                footer = read_footer(e.path)
             except (OSError, pa.ArrowInvalid) as exc:  # truncated, unreadable: named, the date left alone
                 return [], 0, f"{shown(e.path)}: cannot read its footer ({getattr(exc, 'strerror', None) or exc})"
-            span = day_file_hosts(Path(e.path), meta)
+            meta = footer_metadata(footer)
+            span = day_file_hosts(Path(e.path), meta, footer)
             if span is None:
                 return [], 0, f"{shown(e.path)}: a day file without its hosts in the footer"
-            units.append(_DayUnit(span[0], span[1], [Path(e.path)], pq.read_metadata(e.path).num_rows,
+            units.append(_DayUnit(span[0], span[1], [Path(e.path)], footer.num_rows,
                                   dict(day_snapshots_of(meta.get("day_snapshots"), source=shown(e.path)))))
         else:
             return [], 0, f"{shown(e.path)}: not a host partition or day file"
