@@ -513,7 +513,7 @@ def pipeline_forms(dataset: Path, parts: int, repeat: int, work: str | None, mod
 # run_audit's stages, in order (functions of these modules wrapped by audit_stages)
 AUDIT_STAGES = (("baseline.fleet.audit", ("counter_sources", "counter_buckets", "collect_traces")),
                 ("baseline.fleet.expected", ("release_history", "expected_from_traces")),
-                ("baseline.fleet.audit", ("_failing", "host_alerts", "_findings_of_failing", "cluster_findings",
+                ("baseline.fleet.audit", ("host_alerts", "_filter_by_column", "_findings_of_failing", "cluster_findings",
                                           "write_audit")))
 STAGES_CODE = """
 import concurrent.futures, importlib, json, os, resource, sys, threading, time
@@ -651,7 +651,7 @@ def print_stages(dataset: Path, work: str | None, sample: bool = True) -> int:
 # between X and the next stage: e.g. "after collect_traces" is the wait for the counters' thread)
 TIMELINE_STAGES = (("baseline.fleet.audit", ("collect_traces",)),
                    ("baseline.fleet.expected", ("release_history", "expected_from_traces")),
-                   ("baseline.fleet.audit", ("host_alerts", "_failing", "_findings_of_failing", "cluster_findings",
+                   ("baseline.fleet.audit", ("host_alerts", "_filter_by_column", "_findings_of_failing", "cluster_findings",
                                              "write_audit")))
 TIMELINE_CODE = """
 import importlib, json, os, resource, threading, time

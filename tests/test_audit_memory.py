@@ -191,3 +191,52 @@ def test_cluster_names_are_the_first_mode_in_text_order_counted_on_codes():
         pl.col("origin_layer").mode().sort().first()).sort("cluster_id")
     plain = _cluster_table(cats, window)
     assert plain.select("signature", "origin_layer").equals(text.select("signature", "origin_layer"))
+
+
+def test_the_platforms_calls_counted_in_parts_are_the_same(fleet, monkeypatch):
+    """The platform rules' calls per (probe, bucket, platform) and how many hosts made them are
+    counted over disjoint sets of hosts and added (a distinct count over all ~5M cells of a
+    fleet-day held ~330 MiB, the audit's peak): the numbers of one count over every cell, in
+    parts of any size, with host codes or host texts, and the host alerts the same."""
+    import baseline.fleet.audit as audit
+
+    root = fleet[0]
+    calls, errors = counter_buckets(dataset_files(root, "counters"))
+    groups = _host_groups(calls)
+    hosts = audit._platform_hosts(groups)[1]
+    assert hosts["_plat"].n_unique() > 1  # several platforms: the count is per platform
+    # the reference: one distinct count of the hosts with calls, per (probe, bucket, platform)
+    want = (calls.filter(pl.col("n") > 0).join(hosts, on="host", how="left")
+            .group_by("probe", "bucket", "_plat")
+            .agg(pl.col("n").sum().alias("_N_plat"), pl.col("host").n_unique().cast(pl.UInt32).alias("_H_plat")))
+    assert want["_H_plat"].max() > 1
+
+    def rows(df: pl.DataFrame) -> pl.DataFrame:
+        return df.with_columns(pl.col("probe").cast(pl.String)).sort("probe", "bucket", "_plat")
+
+    slim = calls.drop(CELL_ATTRIBUTES)
+    alerts = host_alerts((slim, errors, split_cell_attributes(calls)[1]), load_default())
+    for part_rows in (10**9, calls.height // 3, 97):
+        monkeypatch.setattr(audit, "PLATFORM_CALLS_PART_ROWS", part_rows)
+        got = audit._platform_calls(slim, hosts)
+        assert got.schema == want.schema and rows(got).equals(rows(want)), part_rows
+        text = slim.with_columns(pl.col("host").cast(pl.String))
+        assert rows(audit._platform_calls(text, hosts.with_columns(pl.col("host").cast(pl.String)))).equals(rows(want))
+        assert alerts.equals(host_alerts((slim, errors, split_cell_attributes(calls)[1]), load_default())), part_rows
+
+
+def test_the_failing_traces_filtered_a_column_at_a_time_are_the_filtered_table(fleet):
+    """run_audit filters the failing traces' columns one at a time once the per-trace table is
+    freed (_failing_columns, _filter_by_column), so that no moment holds both whole: the rows,
+    order, columns and types of the whole table filtered at once."""
+    from baseline.fleet.audit import _failing_columns, _filter_by_column
+
+    _, traces, _ = fleet
+    columns = _failing_columns(traces)
+    assert columns.height == traces.height and columns["_failing"].any() and not columns["_failing"].all()
+    want = columns.filter("_failing").drop("_failing")
+    got = _filter_by_column(columns, "_failing")
+    assert got.equals(want) and got.schema == want.schema and _failing(traces).equals(want)
+    assert columns.width == want.width + 1  # the caller's frame is left whole (only references dropped)
+    empty = _filter_by_column(columns.clear(), "_failing")
+    assert empty.is_empty() and empty.schema == want.schema

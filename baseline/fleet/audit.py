@@ -481,16 +481,38 @@ def _failing(traces: pl.DataFrame) -> pl.DataFrame:
     the frames entered first, so an error its operation absorbed (the root succeeded; a pin the
     peer-memory path rescued) can be entirely in the lost tail. The tracer emitted it because a
     call failed (kind failure): it is matched to a cause by its prefix like any truncated tree."""
+    return _filter_by_column(_failing_columns(traces), "_failing")
+
+
+def _failing_columns(traces: pl.DataFrame) -> pl.DataFrame:
+    """The columns of `_failing` for every trace, and `_failing` (the row is one of its traces):
+    the plain columns share the per-trace table's memory (no copy). run_audit frees the table,
+    then filters these a column at a time (_filter_by_column): the filter of the whole table
+    held the failing traces' copy beside the table it came from (most traces of a fleet-day
+    fail somewhere: ~230 of its ~290 MiB, the audit's peak once the host alerts were leaner)."""
     cols = set(traces.columns)
     flags = trace_flags(cols)
-    # lazy: the filter gathers only the columns selected (eager, it copied every column of the
-    # millions of failing traces first: +0.7 GiB at the audit's peak on a 10,000-host day)
-    return traces.lazy().filter(flags["has_error"] | flags["lost_errors"]).select(
+    return traces.select(
         "trace_id", "host", "job_id", pl.col("start_time").alias("time"), "operation", "chain_hash",
         flags["truncated"],
         (pl.col("kernel_release") if "kernel_release" in cols else pl.lit(None, pl.String)).alias("kernel_release"),
         flags["weight"], (pl.col("comm") if "comm" in cols else pl.lit(None, pl.String)).cast(pl.Categorical).alias("comm"),
-    ).collect()
+        (flags["has_error"] | flags["lost_errors"]).alias("_failing"),
+    )
+
+
+def _filter_by_column(frame: pl.DataFrame, mask: str) -> pl.DataFrame:
+    """`frame`'s rows where its boolean column `mask` is true, without it, filtered a column at a
+    time, each column dropped from `frame` once its filtered copy exists: when the caller holds
+    no other reference to the columns, their memory goes as the copies are made, and at most one
+    column is held twice (a filter of the whole frame holds every column twice at its end)."""
+    keep = frame.get_column(mask)
+    frame = frame.drop(mask)
+    columns = []
+    for name in frame.columns:
+        columns.append(frame.get_column(name).filter(keep))
+        frame = frame.drop(name)
+    return pl.DataFrame(columns, schema={c.name: c.dtype for c in columns})
 
 
 def _findings_of_failing(
@@ -1257,7 +1279,9 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
         .with_columns(pl.col("n").fill_null(0))
     )
     if groups is not None:
-        cells = _without_platform_wide(cells, host_calls, groups, bad_ratio, max_shared_hosts)
+        # the platforms' calls per (probe, bucket), once for both platform rules below
+        platform_calls = _platform_calls(host_calls, _platform_hosts(groups)[1])
+        cells = _without_platform_wide(cells, host_calls, groups, bad_ratio, max_shared_hosts, platform_calls)
     fleet_calls = _stream(host_calls.lazy().group_by("probe", "bucket").agg(pl.col("n").sum().alias("N")))
     fleet_fails = cells.group_by(key).agg(pl.col("f").sum().alias("F"))
     if window_calls is None:
@@ -1286,7 +1310,8 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
         )
     )
     if groups is not None:
-        cells = _above_platform_peers(cells, host_calls, groups, min_fleet_calls, bad_ratio, max_shared_hosts)
+        cells = _above_platform_peers(cells, host_calls, groups, min_fleet_calls, bad_ratio, max_shared_hosts,
+                                      platform_calls)
     # hosts reporting per bucket: one row per (host, bucket) in `calls`
     reporting = (host_calls.group_by("bucket").agg(pl.col("host").n_unique().alias("reporting")) if calls is None
                  else calls.group_by("bucket").agg(pl.len().alias("reporting")))
@@ -1356,7 +1381,8 @@ def _with_down_runs(cells: pl.DataFrame, width: pl.Expr, down_ratio: float, down
 
 
 def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups: pl.DataFrame,
-                          min_peer_calls: int, bad_ratio: float, min_group_hosts: int = 3) -> pl.DataFrame:
+                          min_peer_calls: int, bad_ratio: float, min_group_hosts: int = 3,
+                          platform_calls: pl.DataFrame | None = None) -> pl.DataFrame:
     """`cells` with p_rest raised to the rate of the host's platform peers (the other hosts of
     its vendor and kernel release, in the bucket) where that is higher and they made
     `min_peer_calls` calls of the probe there: a host is singled out by failing where its peers
@@ -1370,19 +1396,15 @@ def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups:
     one of fewer than `min_group_hosts` hosts calling the probe in the bucket, the size from which
     a failure shared by a whole platform is the platform's (_without_platform_wide): two canary
     hosts that took a release, failing a third of their GPU registrations after it, would each
-    be the other's "platform rate" and neither alert (fleetgen15)."""
-    plat = ["vendor", "kernel_release"]
-    platforms = groups.select(plat).unique(maintain_order=True).with_row_index("_plat")
-    hosts = groups.join(platforms, on=plat, how="left", nulls_equal=True).select("host", "_plat")
+    be the other's "platform rate" and neither alert (fleetgen15).
+    `platform_calls`: _platform_calls of `host_calls` when the caller has it."""
+    hosts = _platform_hosts(groups)[1]
     cells = cells.join(hosts, on="host", how="left")
-    # the platforms' calls of the (probe, bucket)s with failures only: millions of cells on a
-    # fleet-day, of which these are a few
-    peer_calls = _stream(
-        host_calls.lazy().select("host", "probe", "bucket", "n")
-        .join(cells.lazy().select("probe", "bucket").unique(), on=["probe", "bucket"], how="semi")
-        .join(hosts.lazy(), on="host", how="left")
-        .group_by("probe", "bucket", "_plat").agg(pl.col("n").sum().alias("_N_plat"),
-                                                  pl.col("host").filter(pl.col("n") > 0).n_unique().alias("_H_plat")))
+    # the platforms' calls of the (probe, bucket)s with failures (a (probe, bucket, platform)
+    # without calls has no row: no peers, as with _N_plat 0)
+    if platform_calls is None:
+        platform_calls = _platform_calls(host_calls, hosts)
+    peer_calls = platform_calls.join(cells.select("probe", "bucket").unique(), on=["probe", "bucket"], how="semi")
     # peers failing most of their calls themselves are left out: a crash-looping host calls the
     # failing probe at every restart, many times a healthy host's calls, and two such hosts of
     # one platform would each make the other's rate look like the platform's (the simulator's
@@ -1397,6 +1419,42 @@ def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups:
             .join(peer_fails, on=["probe", "errno", "bucket", "_plat"], how="left", nulls_equal=True)
             .with_columns(pl.max_horizontal(pl.col("p_rest"), p_peers).alias("p_rest"))
             .drop("_plat", "_N_plat", "_H_plat", "_F_plat", "_N_bad"))
+
+
+def _platform_hosts(groups: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(platforms, hosts) of `_host_groups`: each distinct (vendor, kernel_release) numbered
+    `_plat` in the order first seen (nulls a platform too), and each host's number."""
+    plat = ["vendor", "kernel_release"]
+    platforms = groups.select(plat).unique(maintain_order=True).with_row_index("_plat")
+    return platforms, groups.join(platforms, on=plat, how="left", nulls_equal=True).select("host", "_plat")
+
+
+PLATFORM_CALLS_PART_ROWS = 1_000_000  # cells a pass of _platform_calls (see there)
+
+
+def _platform_calls(host_calls: pl.DataFrame, hosts: pl.DataFrame) -> pl.DataFrame:
+    """Per (probe, bucket, _plat) with calls: the platform's calls (`_N_plat`) and how many of
+    its hosts made them (`_H_plat`, UInt32); `hosts`: (host, _plat) from _platform_hosts.
+
+    The distinct count is made over disjoint sets of hosts (by the host's code), about
+    PLATFORM_CALLS_PART_ROWS cells at a time, and the parts' counts added: the same numbers,
+    since no host is in two sets. Over all ~5M cells of a fleet-day at once, polars' distinct
+    count per group took ~330 MiB, the audit's memory peak (bench_audit --stages: host_alerts);
+    a part takes ~55 MiB, in the same CPU time."""
+    with_calls = host_calls.lazy().filter(pl.col("n") > 0).select("host", "probe", "bucket", "n")
+    parts = max(1, -(-host_calls.height // PLATFORM_CALLS_PART_ROWS))
+    code = pl.col("host").to_physical() if host_calls.schema["host"] == pl.Categorical else pl.col("host").hash()
+    per_part = [
+        _stream(with_calls.filter(code % parts == part)
+                .join(hosts.lazy(), on="host", how="left")
+                .group_by("probe", "bucket", "_plat")
+                .agg(pl.col("n").sum().alias("_N_plat"), pl.col("host").n_unique().cast(pl.UInt32).alias("_H_plat")))
+        for part in range(parts)
+    ]
+    if parts == 1:
+        return per_part[0]
+    return (pl.concat(per_part).group_by("probe", "bucket", "_plat")
+            .agg(pl.col("_N_plat").sum(), pl.col("_H_plat").sum()))
 
 
 def _host_groups(layers: pl.DataFrame) -> pl.DataFrame:
@@ -1431,13 +1489,15 @@ def _platform_wide(unexpected: pl.DataFrame, window_calls: pl.DataFrame, groups:
 
 
 def _without_platform_wide(cells: pl.DataFrame, host_calls: pl.DataFrame, groups: pl.DataFrame,
-                           bad_ratio: float, min_group_hosts: int) -> pl.DataFrame:
+                           bad_ratio: float, min_group_hosts: int,
+                           platform_calls: pl.DataFrame | None = None) -> pl.DataFrame:
     """`cells` without those of a platform-wide failure: in a bucket, every host of one (vendor,
     kernel release) group that called the probe -- `min_group_hosts` of them or more -- failed
     it with the errno on `bad_ratio` of its calls. The cause is the platform's (a driver release
     failing every create_qp), its root-cause cluster names it; one alert per host, each "down",
     would page the on-call N times for one rollback. A rack's switch fails part of a platform's
-    hosts, not all of them, and keeps its per-host alerts (see the down rule)."""
+    hosts, not all of them, and keeps its per-host alerts (see the down rule).
+    `platform_calls`: _platform_calls of `host_calls` when the caller has it."""
     bad = cells.filter(pl.col("f") >= bad_ratio * pl.col("n").clip(1))
     if bad.is_empty():
         return cells
@@ -1449,21 +1509,15 @@ def _without_platform_wide(cells: pl.DataFrame, host_calls: pl.DataFrame, groups
     failing = failing.filter(pl.col("_failing") >= min_group_hosts)
     if failing.is_empty():
         return cells
-    # ... and they are counted on a platform number, not on its two text columns: the calls
-    # of those (probe, bucket)s are millions of cells on a fleet-day, whose join with the
-    # hosts' texts and group-by on them cost ~0.5 CPU s (every host of the calls is in
-    # `groups`, which _host_groups builds from the same counters, nulls as a platform too)
-    platforms = groups.select(plat).unique(maintain_order=True).with_row_index("_plat")
-    hosts = groups.join(platforms, on=plat, how="left", nulls_equal=True).select("host", "_plat")
+    # ... and they are counted on a platform number, not on its two text columns (every host
+    # of the calls is in `groups`, which _host_groups builds from the same counters, nulls as a
+    # platform too)
+    platforms, hosts = _platform_hosts(groups)
     failing = failing.join(platforms, on=plat, how="left", nulls_equal=True)
-    calling = (
-        host_calls.lazy().filter(pl.col("n") > 0)
-        .join(failing.lazy().select("probe", "bucket").unique(), on=["probe", "bucket"], how="semi")
-        .join(hosts.lazy(), on="host", how="left")
-        .join(failing.lazy().select("probe", "bucket", "_plat").unique(), on=["probe", "bucket", "_plat"], how="semi")
-        .group_by("probe", "bucket", "_plat").agg(pl.col("host").n_unique().alias("_calling"))
-    )
-    wide = (_stream(failing.lazy().join(calling, on=["probe", "bucket", "_plat"], how="left"))
+    if platform_calls is None:
+        platform_calls = _platform_calls(host_calls, hosts)
+    calling = platform_calls.select("probe", "bucket", "_plat", pl.col("_H_plat").alias("_calling"))
+    wide = (failing.join(calling, on=["probe", "bucket", "_plat"], how="left")
             .filter((pl.col("_failing") >= pl.col("_calling")) & (pl.col("_calling") >= min_group_hosts)))
     if wide.is_empty():
         return cells
@@ -1683,9 +1737,11 @@ def run_audit(
     window = (traces["start_time"].min(), traces["start_time"].max())
     traces_audited = traces.height
     # the per-trace table is the biggest thing held: only its failing traces go on, and it is
-    # freed before the findings are joined together (findings_of, in two steps)
-    failing = _failing(traces)
+    # freed before the findings are joined together (findings_of, in two steps); the columns
+    # they keep are filtered once it is gone, a column at a time (`_failing`, in two steps)
+    failing = _failing_columns(traces)
     del traces
+    failing = _filter_by_column(failing, "_failing")
     findings = _findings_of_failing(failing, chains, model, anyone, min_layers=min_layers, releases=releases,
                                     unshowable=unshowable)
     del failing, chains
