@@ -49,6 +49,9 @@ def test_audit_runs_with_the_allocator_setting(fleet, tmp_path, how):
     # polars' own defaults first, then ours: the value jemalloc keeps is ours
     assert _last(settings, "muzzy_decay_ms") == "0", settings
     assert ("muzzy_decay_ms", "1000") in settings, "polars no longer sets its own decay: revisit ALLOCATOR_CONF"
+    # dirty pages purged after 100 ms, not polars' 500: the peak RSS is the live set plus what
+    # was freed within the decay time (bench_audit --audit; docs/benchmarks.md, round twenty-one)
+    assert _last(settings, "dirty_decay_ms") == "100", settings
     assert (tmp_path / "audit" / "findings.parquet").exists()
 
 

@@ -60,7 +60,13 @@ an OS error: one line on stderr); 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIG
 # in the process's RSS until the kernel needs the memory, and an audit frees hundreds of MiB
 # within seconds: on a 10,000-host day up to ~0.55 GiB of the RSS while the findings are built
 # was such pages (the peak RSS ~190 MiB lower, a few % more page faults; bench_audit --audit).
-ALLOCATOR_CONF = "muzzy_decay_ms:0"
+# dirty_decay_ms:100: freed pages are purged after 100 ms instead of 500. An audit's peak is its
+# live set (~1.15 GiB on a 10,000-host day) plus what it freed in the last half second and
+# jemalloc had not returned yet (a page freed in one thread's arena is not reused by another's),
+# so the faster the machine ran the audit, the higher its peak: 1.27-1.57 GiB for the same code
+# and day. At 100 ms, five paired CLI runs of the day (both layouts, load 3-8): 1.16-1.28 GiB
+# against 1.28-1.46, CPU +3 % (at 0 ms: +27 %).
+ALLOCATOR_CONF = "muzzy_decay_ms:0,dirty_decay_ms:100"
 
 
 def configure_allocator(environ: MutableMapping[str, str] = os.environ) -> None:
