@@ -700,6 +700,8 @@ class FleetExpectedLearner(ParamsMixin):
                           pl.col("observed_hosts").fill_null(pl.col("group_hosts")))
             .drop("_vendors")
         )
+        cand = cand.join(self._fatal_hosts(true, fam), on=fam, how="left").with_columns(
+            pl.col("fatal_hosts").fill_null(0))
         cand = self._verdict(cand)
         # a family whose survival depends on the caller: its callers judged apart (see "Caller")
         callers = self._by_caller(true, cand)
@@ -711,6 +713,8 @@ class FleetExpectedLearner(ParamsMixin):
             split = callers.select("operation", "probe", "errno").unique().with_columns(pl.lit(True).alias("_split"))
             cand = (cand.join(split, on=["operation", "probe", "errno"], how="left", maintain_order="left")
                     .with_columns(pl.col("expected") & ~pl.col("_split").fill_null(False)).drop("_split"))
+            if "fatal_hosts" not in callers.columns:  # (a caller's sub-family is judged on its own deaths)
+                callers = callers.with_columns(pl.lit(0, pl.Int64).alias("fatal_hosts"))
             cand = pl.concat([cand, callers.select(cand.columns)], how="vertical_relaxed")
         # propagation paths and rate bands of the learned families
         paths = (
@@ -788,9 +792,12 @@ class FleetExpectedLearner(ParamsMixin):
         # a capability the new driver refuses and every process does without (tests/fleetgen19:
         # create_cq EOPNOTSUPP at create_cq_user on every upgraded host); a fatal one, or one
         # whose outcome the windows do not show, stays a finding
+        # ... and fatal on none of its hosts: a fleet-wide bound hides a few hosts whose processes
+        # it kills every time (tests/fleetgen20: harmless on ConnectX-7, fatal on two ConnectX-6 Dx)
+        fatal_hosts = pl.col("fatal_hosts").fill_null(0) if "fatal_hosts" in cand.columns else pl.lit(0)
         not_regression = (pl.col("new_release_share") < self.max_new_share) | (
             pl.col("outcome_in_windows") & (pl.col("timed_traces") >= self.min_timed)
-            & (pl.col("increase_upper") <= self.max_increase))
+            & (pl.col("increase_upper") <= self.max_increase) & (fatal_hosts == 0))
         cand = cand.with_columns(
             (
                 # an error its operation absorbs (the root still succeeded) is survived by the call
@@ -896,6 +903,24 @@ class FleetExpectedLearner(ParamsMixin):
             pl.col("first_seen").min(),
             pl.col("last_seen").max(),
         ]
+
+    def _fatal_hosts(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
+        """Per family (fam, `fatal_hosts`): the hosts on which it ends most of the processes
+        that meet it (the Wilson lower bound of the host's failing share above one half) and
+        significantly more of them than on its other hosts (by more than ``max_increase``). A
+        family harmless on most hosts can be fatal on a few of another kind -- a NIC model whose
+        pinned library has no fallback, drained by the scheduler after a few failed jobs -- and
+        its few deaths there vanish in the fleet-wide Increase (tests/fleetgen20)."""
+        per = true.group_by([*fam, "host"]).agg(pl.col("failing").sum().alias("_hf"),
+                                                (pl.col("traces") - pl.col("censored")).sum().alias("_hn"))
+        per = per.with_columns(pl.col("_hf").sum().over(fam).alias("_af"), pl.col("_hn").sum().over(fam).alias("_an"))
+        hf, hn = per["_hf"].to_numpy(), per["_hn"].to_numpy()
+        low, _ = wilson_bounds(hf, hn, self.z)
+        more = increase_lower(hf, hn, per["_af"].to_numpy() - hf, per["_an"].to_numpy() - hn, self.z)
+        fatal = (hn > 0) & (low > 0.5) & (more > self.max_increase)
+        return (per.select(fam).with_columns(pl.Series("_fatal", fatal, dtype=pl.Boolean))
+                .group_by(fam).agg(pl.col("_fatal").sum().cast(pl.Int64).alias("fatal_hosts"))
+                .with_columns(pl.col(fam).cast(pl.String)))
 
     def _update_regressions(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
         """Families (fam, `_split`) whose occurrences on hosts that show them only on a release
