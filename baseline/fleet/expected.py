@@ -700,13 +700,6 @@ class FleetExpectedLearner(ParamsMixin):
                           pl.col("observed_hosts").fill_null(pl.col("group_hosts")))
             .drop("_vendors")
         )
-        # each host's last success of each operation (for `_fatal_hosts`)
-        ok_last = _stream(tr.filter(~pl.col("root_failed")).group_by("operation", "host")
-                          .agg(pl.col("start_time").max().alias("_ok_last"))).with_columns(
-            pl.col("operation", "host").cast(pl.String))
-        run_last = procs.group_by("_run").agg(pl.col("_last").max().alias("_run_last"))
-        cand = cand.join(self._fatal_hosts(true, fam, ok_last, run_last), on=fam, how="left").with_columns(
-            pl.col("fatal_hosts").fill_null(0))
         cand = self._verdict(cand)
         # a family whose survival depends on the caller: its callers judged apart (see "Caller")
         callers = self._by_caller(true, cand)
@@ -718,8 +711,6 @@ class FleetExpectedLearner(ParamsMixin):
             split = callers.select("operation", "probe", "errno").unique().with_columns(pl.lit(True).alias("_split"))
             cand = (cand.join(split, on=["operation", "probe", "errno"], how="left", maintain_order="left")
                     .with_columns(pl.col("expected") & ~pl.col("_split").fill_null(False)).drop("_split"))
-            if "fatal_hosts" not in callers.columns:  # (a caller's sub-family is judged on its own deaths)
-                callers = callers.with_columns(pl.lit(0, pl.Int64).alias("fatal_hosts"))
             cand = pl.concat([cand, callers.select(cand.columns)], how="vertical_relaxed")
         # propagation paths and rate bands of the learned families
         paths = (
@@ -797,12 +788,9 @@ class FleetExpectedLearner(ParamsMixin):
         # a capability the new driver refuses and every process does without (tests/fleetgen19:
         # create_cq EOPNOTSUPP at create_cq_user on every upgraded host); a fatal one, or one
         # whose outcome the windows do not show, stays a finding
-        # ... and fatal on none of its hosts: a fleet-wide bound hides a few hosts whose processes
-        # it kills every time (tests/fleetgen20: harmless on ConnectX-7, fatal on two ConnectX-6 Dx)
-        fatal_hosts = pl.col("fatal_hosts").fill_null(0) if "fatal_hosts" in cand.columns else pl.lit(0)
         not_regression = (pl.col("new_release_share") < self.max_new_share) | (
             pl.col("outcome_in_windows") & (pl.col("timed_traces") >= self.min_timed)
-            & (pl.col("increase_upper") <= self.max_increase) & (fatal_hosts == 0))
+            & (pl.col("increase_upper") <= self.max_increase))
         cand = cand.with_columns(
             (
                 # an error its operation absorbs (the root still succeeded) is survived by the call
@@ -908,41 +896,6 @@ class FleetExpectedLearner(ParamsMixin):
             pl.col("first_seen").min(),
             pl.col("last_seen").max(),
         ]
-
-    def _fatal_hosts(self, true: pl.DataFrame, fam: list[str], ok_last: pl.DataFrame,
-                     run_last: pl.DataFrame) -> pl.DataFrame:
-        """Per family (fam, `fatal_hosts`): the hosts on which it ends most of the processes
-        that meet it (the Wilson lower bound of the host's failing share above one half),
-        significantly more of them than on its other hosts (by more than ``max_increase``), and
-        where its operation has not succeeded since it first showed there (`ok_last`: each
-        host's last success of each operation) and every run (job) that met it there, at least
-        ``min_jobs``, ended with it (`run_last`: each run's last trace, of any process). A family harmless on most hosts can be fatal on
-        a few of another kind -- a NIC model whose pinned library has no fallback, drained by
-        the scheduler after a few failed jobs -- and its few deaths there vanish in the
-        fleet-wide Increase (tests/fleetgen20). The last two keep the sampling's gap apart: a
-        fallback taken once per process whose process no later window caught looks fatal on a
-        host, but its jobs' later traces, of any rank, show they went on (tests/fleetgen19's
-        benign CQE-padding refusal on hosts whose windows caught no create_cq after it)."""
-        ended = (true.select(*fam, "host", "_run", "last_seen").join(run_last, on="_run")
-                 .group_by([*fam, "host", "_run"])
-                 .agg((pl.col("_run_last") <= pl.col("last_seen").max()).first().alias("_ended"))
-                 .group_by([*fam, "host"]).agg(pl.len().alias("_runs"), pl.col("_ended").sum().alias("_runs_ended")))
-        per = true.group_by([*fam, "host"]).agg(pl.col("failing").sum().alias("_hf"),
-                                                (pl.col("traces") - pl.col("censored")).sum().alias("_hn"),
-                                                pl.col("first_seen").min().alias("_first"))
-        per = per.join(ended, on=[*fam, "host"], how="left")
-        per = (per.with_columns(pl.col("operation", "host").cast(pl.String))
-               .join(ok_last, on=["operation", "host"], how="left")
-               .with_columns((pl.col("_ok_last").is_null() | (pl.col("_ok_last") < pl.col("_first"))).alias("_never_ok")))
-        per = per.with_columns(pl.col("_hf").sum().over(fam).alias("_af"), pl.col("_hn").sum().over(fam).alias("_an"))
-        hf, hn = per["_hf"].to_numpy(), per["_hn"].to_numpy()
-        low, _ = wilson_bounds(hf, hn, self.z)
-        more = increase_lower(hf, hn, per["_af"].to_numpy() - hf, per["_an"].to_numpy() - hn, self.z)
-        all_ended = ((per["_runs_ended"] == per["_runs"]) & (per["_runs"] >= self.min_jobs)).fill_null(False).to_numpy()
-        fatal = (hn > 0) & (low > 0.5) & (more > self.max_increase) & per["_never_ok"].to_numpy() & all_ended
-        return (per.select(fam).with_columns(pl.Series("_fatal", fatal, dtype=pl.Boolean))
-                .group_by(fam).agg(pl.col("_fatal").sum().cast(pl.Int64).alias("fatal_hosts"))
-                .with_columns(pl.col(fam).cast(pl.String)))
 
     def _update_regressions(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
         """Families (fam, `_split`) whose occurrences on hosts that show them only on a release
