@@ -720,7 +720,10 @@ RAW_TRACEPOINT_PROBE(sched_process_exit) {
     if (!s || s->regs_off == 0)
         return 0;
     void *task = bpf_get_current_task_btf();
-    u64 key = *(u64 *)(task + TASK_STACK_OFF) + s->regs_off;   // its task_pt_regs: its slot key
+    // its task_pt_regs: its slot key. The loaded task->stack is a pointer to the verifier
+    // (untrusted memory since 6.x); slot_of's hash of it spilled as u32 was refused ("invalid
+    // size of register spill") and the hook never attached: a number through the map first.
+    u64 key = as_number(*(void **)(task + TASK_STACK_OFF)) + s->regs_off;
 #else
     u64 key = bpf_get_current_pid_tgid();
 #endif
