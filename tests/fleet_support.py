@@ -3,12 +3,16 @@ its driver with cc, and write a probe set for it."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import platform
 import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from select import PIPE_BUF
 
 C_DIR = Path(__file__).resolve().parent / "c"
 REPO = Path(__file__).resolve().parents[1]
@@ -70,6 +74,8 @@ def run_driver(driver: Path, op: str, count: int, layer: int = 0, err: int = 0, 
 
 
 STARTUP_TIMEOUT_S = 180.0
+_FILLER = "#\n"  # Daemon.hold()'s pipe filler: never a line of the daemon's
+_WRITE_NR = {"x86_64": 1, "aarch64": 64}  # write(2) in /proc/PID/syscall
 
 
 class Daemon:
@@ -85,6 +91,9 @@ class Daemon:
                                      cwd=REPO, stderr=subprocess.PIPE, text=True,
                                      preexec_fn=lambda: signal.signal(signal.SIGHUP, sighup))
         self.log: list[str] = []
+        self._reading, self._parked = threading.Event(), threading.Event()
+        self._reading.set()
+        self._held_at = 0
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         if wait:
@@ -93,7 +102,49 @@ class Daemon:
 
     def _read(self) -> None:
         for line in self.proc.stderr:
-            self.log.append(line)
+            if line != _FILLER:
+                self.log.append(line)
+            if not self._reading.is_set():  # hold(): read nothing more until release()
+                self._parked.set()
+                self._reading.wait()
+                self._parked.clear()
+
+    def hold(self) -> None:
+        """Stop reading the daemon's stderr and fill its pipe: the daemon's next log line then
+        waits in write(2) until release(). A test acts while the daemon stands just before that
+        line (wait_blocked), so whatever the line announces must already be done."""
+        self._reading.clear()
+        self._held_at = len(self.log)
+        # a second writer of the same pipe; its filler lines are never logged
+        fd = os.open(f"/proc/{self.proc.pid}/fd/2", os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            os.write(fd, _FILLER.encode())  # wakes a reader waiting in read(): it parks after it
+            if not self._parked.wait(30):
+                raise AssertionError("the stderr reader did not stop")
+            self._held_at = len(self.log)
+            for chunk in (_FILLER * (PIPE_BUF // 2), _FILLER):  # whole lines, each write atomic
+                with contextlib.suppress(BlockingIOError):
+                    while True:
+                        os.write(fd, chunk.encode())
+        finally:
+            os.close(fd)
+
+    def wait_blocked(self, timeout: float = 30.0) -> None:
+        """Until the daemon's main thread waits in write(2) on its stderr (a held log line)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            fields = Path(f"/proc/{self.proc.pid}/syscall").read_text().split()
+            if fields[:2] == [str(_WRITE_NR[platform.machine()]), "0x2"]:
+                return
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"tracer run never waited on a log line: {''.join(self.log)}")
+            time.sleep(0.01)
+
+    def release(self) -> str:
+        """Read stderr again; returns the line the daemon was held at."""
+        self._reading.set()
+        self.wait_for("", count=self._held_at + 1)
+        return self.log[self._held_at]
 
     def wait_for(self, text: str, timeout: float = 30.0, count: int = 1) -> None:
         deadline = time.monotonic() + timeout

@@ -142,7 +142,7 @@ def test_capture_windows_on_schedule_on_signal_and_control_file(fake, tmp_path):
     # 3 s windows: each driver run (a process start, slow on a loaded machine) must fall inside one
     d = Daemon([str(set_file), "-i", "0.5s", "--good-window", "3s", "--good-every", "1h", "--sample", "1",
                 "--control-file", str(control)], tmp_path / "spool")
-    run_driver(driver, "reg_mr", 3)  # first window opens at start: a fresh baseline
+    run_driver(driver, "reg_mr", 3)  # the start's window (a fresh baseline) is open before the probes attach
     d.wait_for("capture window closed")
     run_driver(driver, "reg_mr", 7)  # outside any window: counted, never recorded
     d.proc.send_signal(signal.SIGUSR1)
@@ -160,6 +160,38 @@ def test_capture_windows_on_schedule_on_signal_and_control_file(fake, tmp_path):
     assert per_kind == [("failure", "reg_mr", 1), ("good", "alloc_pd", 4), ("good", "reg_mr", 3)]
     counters = read_spool(tmp_path / "spool", "counters")
     assert counters.filter(counters["probe"] == "fv_uverbs_reg_mr")["invocations"].sum() == 13
+
+
+def test_a_window_is_open_in_the_kernel_when_its_line_is_written_and_closed_when_closed(fake, tmp_path):
+    """What a window's log lines promise, at the three moments that were races: a call that
+    starts once "probes live" is written is in the start's window (the window was opened in the
+    main loop, after that line), one that starts once "capture window open" is written is in
+    the window (the line came before the kernel's flag), and one that starts once "capture
+    window closed" is written is not (the same). The daemon is held just before each line (its
+    stderr pipe full), the driver runs, then the line is let through: no timing involved."""
+    set_file, driver, _ = fake
+    d = Daemon([str(set_file), "-i", "30s", "--good-window", "5s", "--good-every", "1h", "--sample", "1"],
+               tmp_path / "spool", wait="compiling")
+    d.hold()
+    d.wait_blocked(timeout=STARTUP_TIMEOUT_S)  # compiled and attached: writing "probes live"
+    run_driver(driver, "reg_mr", 3)
+    assert "probes live" in d.release()
+    d.wait_for("capture window open")
+    d.hold()
+    d.wait_blocked()  # the 5 s window ended: writing "capture window closed"
+    run_driver(driver, "reg_mr", 5)
+    assert "capture window closed" in d.release()
+    d.hold()
+    d.proc.send_signal(signal.SIGUSR1)
+    d.wait_blocked()  # writing "capture window open"
+    run_driver(driver, "alloc_pd", 4)
+    assert "capture window open" in d.release()
+    assert d.stop() == 0
+    events = read_spool(tmp_path / "spool", "events")
+    per_kind = events.filter(events["seq"] == 0).group_by("kind", "command").len().sort("kind", "command").rows()
+    assert per_kind == [("good", "alloc_pd", 4), ("good", "reg_mr", 3)]
+    counters = read_spool(tmp_path / "spool", "counters")
+    assert counters.filter(counters["probe"] == "fv_uverbs_reg_mr")["invocations"].sum() == 8
 
 
 def test_best_effort_runs_without_the_probes_that_cannot_attach(fake, tmp_path):

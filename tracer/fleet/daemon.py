@@ -233,6 +233,11 @@ class Daemon:
                 prog = FleetProgram(pset, ringbuf_kb=cfg.ringbuf_kb, sample_every=cfg.sample_every,
                                     latency_bound_ns=cfg.latency_bound_ns, target_pid=cfg.pid,
                                     failures_only=cfg.failures_only, examples=cfg.examples, slots=cfg.slots)
+                # The start's window (a fresh baseline) is open in the kernel before any probe
+                # attaches: every call a live probe sees, from the first, is in it. Opened in the
+                # main loop instead, the calls made between "probes live" and that first pass
+                # were counted but never recorded.
+                prog.set_capture(not cfg.failures_only)
                 prog.compile()
                 self.programs.append(prog)
                 self.pending.append([])
@@ -251,9 +256,10 @@ class Daemon:
             raise
         self._seq = next_seq(cfg.spool, self.ctx.host)
         self._last_snap_wall = time.time_ns()
-        now = time.monotonic()
         if not cfg.failures_only:
-            self._next_window = now  # a fresh baseline right away, then on the schedule
+            # a fresh baseline right away (open since before the attach), then on the schedule;
+            # its length counts from now, when every set's probes are live
+            self._open_window(time.monotonic(), scheduled=True)
 
     def close(self) -> None:
         for prog in self.programs:
@@ -296,21 +302,33 @@ class Daemon:
                 self._control_failing = True
             else:
                 self.capture_requested = True
-        open_now = self._window_until is not None and now < self._window_until
-        if self.capture_requested or (self._next_window is not None and now >= self._next_window):
-            if self._next_window is not None and now >= self._next_window:
-                self._next_window = now + cfg.good_every_s
-            self.capture_requested = False
-            self._window_until = now + cfg.good_window_s
-            if not open_now:
-                self.log(f"capture window open for {cfg.good_window_s:g}s")
-            open_now = True
-        elif self._window_until is not None and not open_now:
+        scheduled = self._next_window is not None and now >= self._next_window
+        if self.capture_requested or scheduled:
+            self._open_window(now, scheduled)
+        elif self._window_until is not None and now >= self._window_until:
             self._window_until = None
+            self._set_capture(False)
             self.log("capture window closed")
+
+    def _open_window(self, now: float, scheduled: bool) -> None:
+        """Open a capture window (or extend the open one) for --good-window from now."""
+        was_open = self._window_until is not None and now < self._window_until
+        if scheduled:
+            self._next_window = now + self.cfg.good_every_s
+        self.capture_requested = False
+        self._window_until = now + self.cfg.good_window_s
+        self._set_capture(True)
+        if not was_open:
+            self.log(f"capture window open for {self.cfg.good_window_s:g}s")
+
+    def _set_capture(self, open_: bool) -> None:
+        """The kernel's flag first, the log line after: a window's lines say what the programs
+        already do, so whoever acts on "capture window open" (a test, an operator's script after
+        `systemctl reload`) has every call it then starts recorded, and nothing it starts after
+        "capture window closed" is."""
         for prog in self.programs:
-            if prog.capture_open != open_now:
-                prog.set_capture(open_now)
+            if prog.capture_open != open_:
+                prog.set_capture(open_)
 
     # ---- data -----------------------------------------------------------------------------
     def _drain(self, timeout_ms: int) -> None:
