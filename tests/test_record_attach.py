@@ -42,6 +42,18 @@ def shell_loop(tmp_path: Path, iterations: int | None, pause: float = 0.1) -> su
     return proc
 
 
+def wait_turns(tmp_path: Path, turns: int, timeout: float = 60.0) -> None:
+    """Until the shell loop has written `turns` more lines to log.txt. Two turns after an attach
+    means one whole turn (its `cat data.txt`) began after it: the line before a turn's cat is
+    written first."""
+    log = tmp_path / "log.txt"
+    target = log.stat().st_size + 2 * turns  # "x\n" per turn
+    deadline = time.monotonic() + timeout
+    while log.stat().st_size < target:
+        assert time.monotonic() < deadline, "shell loop stopped turning"
+        time.sleep(0.02)
+
+
 def stop(proc: subprocess.Popen) -> None:
     with contextlib.suppress(ProcessLookupError):
         proc.kill()
@@ -182,7 +194,7 @@ def test_cli_attach_stops_on_sigint_and_writes_trace(need_bpf, tmp_path):
                                   cwd=REPO, stderr=subprocess.PIPE, text=True)
         first = tracer.stderr.readline()  # printed once attached
         assert f"recording pid {loop.pid}" in first, first
-        time.sleep(0.6)
+        wait_turns(tmp_path, 2)  # a cat of data.txt started while recording (a fixed 0.6 s was a guess)
         tracer.send_signal(signal.SIGINT)
         rest = tracer.stderr.read()
         assert tracer.wait(timeout=60) == 0, rest
@@ -212,7 +224,7 @@ def test_cli_attach_with_duration_and_sigterm(need_bpf, tmp_path):
                                   cwd=REPO, stderr=subprocess.PIPE, text=True)
         first = tracer.stderr.readline()  # printed once recording (and SIGTERM handling) began
         assert f"recording pid {loop.pid}" in first, first
-        time.sleep(0.3)
+        wait_turns(tmp_path, 2)
         tracer.terminate()
         rest = tracer.stderr.read()
         assert tracer.wait(timeout=60) == 0, rest

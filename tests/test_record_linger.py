@@ -191,7 +191,8 @@ def test_attached_process_children_are_followed_after_it_exits(recorder, tmp_pat
 def test_stop_signal_during_the_linger_ends_it_and_leaves_the_daemon(need_bpf, tmp_path, sig):
     out, ready, pidfile = tmp_path / "t.parquet", tmp_path / "ready", tmp_path / "daemon.pid"
     script = (f"/bin/sh -c 'echo $$ > {pidfile}; exec /usr/bin/sleep 60' </dev/null >/dev/null 2>&1 & "
-              f"while [ ! -s {pidfile} ]; do /usr/bin/sleep 0.01; done; touch {ready}; exit 4")
+              f"while [ ! -s {pidfile} ]; do /usr/bin/sleep 0.01; done; echo $$ > {ready}.tmp; "
+              f"mv {ready}.tmp {ready}; exit 4")
     proc = subprocess.Popen([*TRACER, "--linger", "60", "-o", str(out), "--", "/bin/sh", "-c", script],
                             cwd=REPO, stderr=subprocess.PIPE, text=True)
     daemon = None
@@ -201,7 +202,12 @@ def test_stop_signal_during_the_linger_ends_it_and_leaves_the_daemon(need_bpf, t
             assert time.monotonic() < deadline and proc.poll() is None, "the script never got ready"
             time.sleep(0.02)
         daemon = int(pidfile.read_text())
-        time.sleep(0.5)  # the script has exited: the recorder is in the linger
+        # the script has exited and the recorder reaped it: it is in the linger (a fixed 0.5 s
+        # was a guess; a signal before the reap is forwarded to the script instead)
+        script_pid = int(ready.read_text())
+        while os.path.exists(f"/proc/{script_pid}"):
+            assert time.monotonic() < deadline and proc.poll() is None, "the script was never reaped"
+            time.sleep(0.02)
         t0 = time.monotonic()
         proc.send_signal(sig)
         err = proc.stderr.read()

@@ -147,6 +147,15 @@ def start(out: Path, *cmd: str) -> subprocess.Popen:
     return proc
 
 
+def _children(pid: int) -> list[int]:
+    """pid's child processes (of any of its threads); [] once it is gone."""
+    kids = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            kids += [int(c) for c in (task / "children").read_text().split()]
+    return kids
+
+
 def wait_for_file(path: Path, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -158,14 +167,16 @@ def wait_for_file(path: Path, timeout: float = 60) -> None:
 def test_stop_signal_is_forwarded_and_the_trace_written(need_bpf, tmp_path, sig):
     out, ready = tmp_path / "t.parquet", tmp_path / "ready"
     # a command that reports the signal it got and exits 7 (python: handlers run at once)
+    # ready once it has read /etc/hostname 5 times (a fixed 0.2 s after the first was a guess)
     script = (f"import signal, sys, time, pathlib\n"
               f"signal.signal({int(sig)}, lambda s, f: (print('got', s, file=sys.stderr), sys.exit(7)))\n"
-              f"pathlib.Path({str(ready)!r}).touch()\n"
-              f"while True: open('/etc/hostname').read(); time.sleep(0.01)\n")
+              f"n = 0\n"
+              f"while True:\n"
+              f"    open('/etc/hostname').read(); time.sleep(0.01); n += 1\n"
+              f"    if n == 5: pathlib.Path({str(ready)!r}).touch()\n")
     proc = start(out, "/usr/bin/python3", "-S", "-c", script)
     try:
         wait_for_file(ready)
-        time.sleep(0.2)
         proc.send_signal(sig)
         err = proc.stderr.read()
         assert proc.wait(timeout=60) == 7, err
@@ -252,10 +263,16 @@ def test_sigterm_reaches_the_commands_children_too(need_bpf, tmp_path):
     """`sh -c 'sleep 60'` killed by SIGTERM would leave sleep running: the descendants the
     recorder follows get the signal too, as a terminal's job would."""
     out, ready = tmp_path / "t.parquet", tmp_path / "ready"
-    proc = start(out, "/bin/sh", "-c", f"touch {ready}; /usr/bin/sleep 60; echo never")
+    proc = start(out, "/bin/sh", "-c", f"echo $$ > {ready}.tmp; mv {ready}.tmp {ready}; /usr/bin/sleep 60; echo never")
     try:
         wait_for_file(ready)
-        time.sleep(0.3)  # sleep has started
+        # sleep has started: the shell's child has exec'd it (a fixed 0.3 s was a guess; a
+        # SIGTERM before the fork ends sh alone, and no sleep is there to check)
+        shell = int(ready.read_text())
+        deadline = time.monotonic() + 60
+        while not any(Path(f"/proc/{c}/comm").read_text() == "sleep\n" for c in _children(shell)):
+            assert time.monotonic() < deadline, "sleep never started"
+            time.sleep(0.02)
         proc.send_signal(signal.SIGTERM)
         err = proc.stderr.read()
         assert proc.wait(timeout=60) == 128 + 15, err
