@@ -76,11 +76,14 @@ def test_exec_from_a_thread_other_than_the_leader(recorder, tmp_path):
     everything the new image does are recorded under that pid."""
     script = tmp_path / "thread_exec.py"
     script.write_text(textwrap.dedent("""
-        import os, threading, time
+        import os, platform, threading, time
         def run():
-            # wait until the leader sleeps: calls it entered after the execve would otherwise be
-            # its own (comm python3), legitimately recorded after it
-            time.sleep(0.3)
+            # wait until the leader sleeps (in clock_nanosleep): calls it entered after the
+            # execve would otherwise be its own (comm python3), legitimately recorded after it
+            # (a fixed 0.3 s was a guess; on a loaded machine the leader may not be there yet)
+            nr = {"x86_64": "230", "aarch64": "115"}[platform.machine()]
+            while open(f"/proc/self/task/{os.getpid()}/syscall").read().split()[0] != nr:
+                time.sleep(0.01)
             os.execv("/bin/echo", ["/bin/echo", "from-a-thread"])
         threading.Thread(target=run).start()
         time.sleep(30)
