@@ -70,12 +70,15 @@ def test_daemon_failing_after_the_script_returned_is_recorded_by_default(recorde
 
 
 def test_linger_zero_stops_with_the_command_and_marks_what_was_left(recorder, tmp_path):
-    conf = tmp_path / "daemon.conf"
-    # (the command counts to 50,000 in the shell itself -- no process of its own -- before it
-    # exits, so the subshell has made its first calls: on an idle machine sh exited before the
-    # child it forked had run at all, and nothing of it was recorded to be marked cut off)
-    script = (f"( /usr/bin/sleep 0.5; exec /usr/bin/cat {conf} ) & "
-              "i=0; while [ $i -lt 50000 ]; do i=$((i + 1)); done; echo started")
+    conf, made = tmp_path / "daemon.conf", tmp_path / "made"
+    # The command exits once the subshell has made its first call (the file `made`; on an idle
+    # machine sh exited before the child it forked had run at all, and nothing of it was
+    # recorded to be marked cut off). The subshell's cat comes 0.5 s after the command is
+    # reaped ($$ gone), which is when the recording stops: 0.5 s after the fork, as before,
+    # was overrun by counting to 50,000 in the shell at load 29, and the cat was recorded.
+    # Both wait in shell builtins, so no short-lived process of theirs is in the trace.
+    script = (f"( : > {made}; while kill -0 $$ 2>/dev/null; do :; done; /usr/bin/sleep 0.5; "
+              f"exec /usr/bin/cat {conf} ) & while [ ! -e {made} ]; do :; done; echo started")
     rec, df = record(recorder, ["/bin/sh", "-c", script], linger=0)
     try:
         assert rec.stop_reason == "exited" and rec.exit_status == 0
