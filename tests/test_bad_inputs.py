@@ -168,7 +168,7 @@ CASES: list[Case] = [
     C("diff-null-kind", "baseline", "diff", "{good1}", "{null_kind}", words=("{null_kind}", "kind", "null")),
     C("diff-null-probe-good", "baseline", "diff", "{null_probe}", "{bad}", words=("{null_probe}", "probe")),
     C("diff-non-utf8-missing", "baseline", "diff", "{good1}", "{tmp}/gone-\udcfe.parquet", words="gone-"),
-    C("diff-non-utf8-ok", "baseline", "diff", "{good1}", "{good2}", "{nonutf8}", code=0),
+    C("diff-non-utf8-ok", "baseline", "diff", "{nonutf8}", "{good2}", code=0),
     C("diff-unreadable", "baseline", "diff", "{good1}", "{secret}", words=("{secret}", "permission"), user=True),
     C("diff-allowlist-missing", "baseline", "diff", "{good1}", "{bad}", "--allowlist", "{tmp}/no.yaml",
       words="no.yaml"),
