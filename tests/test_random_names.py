@@ -216,6 +216,26 @@ def test_an_extension_beside_the_random_hash_keeps_its_name():
     assert masked[odd].endswith(".mtx") and masked[odd] != masked[goods[0][2]]
 
 
+def test_git_object_fan_out_shared_by_the_good_runs_is_no_name():
+    # A fresh-clone CI of round twenty-one: git commit writes each object through
+    # objects/<2 hex>/tmp_obj_<6 random>. Two good runs that committed in the same second wrote the
+    # same objects, so every fan-out directory (bc, 31, 5d) was in both; the third's commit object
+    # landed in ef/. Taken for a name because the good runs shared it, the fan-out made ef/'s
+    # rename "a path good runs never took" (main before the extension rule was quiet).
+    def objects(run: int, dirs: tuple[str, ...], draws: tuple[str, ...]) -> list[str]:
+        return [f"/srv/r{run}/.git/objects/{d}/tmp_obj_{x}" for d, x in zip(dirs, draws, strict=True)]
+
+    base = "/srv/repo/.git/objects/"
+    goods = [[p.replace(f"/srv/r{k}/.git/objects/", base) for p in objects(k, d, x)] for k, (d, x) in enumerate([
+        (("bc", "bc", "31", "31", "5d", "5d"), ("d4BkTJ", "iMofrB", "voRQah", "xh1hHX", "LdMLHY", "unzpC4")),
+        (("bc", "bc", "31", "31", "5d", "5d"), ("qcNwL2", "e5tlbM", "Ri7uFU", "G75BIO", "mcyEBF", "pYBh3Q")),
+    ])]
+    bad = [base + p for p in ("bc/tmp_obj_OOwrjr", "bc/tmp_obj_UOMh4t", "31/tmp_obj_if0Dtg", "31/tmp_obj_2ZdTB9",
+                              "ef/tmp_obj_7Q61WO", "ef/tmp_obj_4Z5oY5")]
+    masked = _masked(goods, bad)
+    assert masked[base + "ef/tmp_obj_4Z5oY5"] in {masked[p] for p in goods[0]}
+
+
 LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
 PACK_TMP = re.compile(r"/objects/pack/\.tmp-([0-9]+)-pack-[0-9a-f]{40}\.idx$")
 

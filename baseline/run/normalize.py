@@ -298,18 +298,24 @@ def _by_number_shape(groups: dict[tuple, list[Any]]) -> dict[tuple, list[Any]]:
     return out
 
 
-def _by_fixed_names(members: list[tuple[tuple[str, ...], frozenset[int]]]) -> list[list[tuple[tuple[str, ...], frozenset[int]]]]:
+def _by_fixed_names(seps: tuple[str, ...], members: list[tuple[tuple[str, ...], frozenset[int]]]
+                    ) -> list[list[tuple[tuple[str, ...], frozenset[int]]]]:
     """Paths of one shape (runs, good traces holding them) split by the places holding fixed
     names: a place whose every value occurs in two or more good traces (git's `.idx` and `.rev`
     beside each pack, in every run) names files, where a random draw is a run's own. Left
     together, such a place varied among the group's values and became a wildcard beside the
     random one, and a different extension of the same length compared alike. Values that
     differ only in their digits (`part7`, `part12`; a pid repeated by chance) are left to
-    DIGIT_RULES, as `learn` leaves them."""
+    DIGIT_RULES, as `learn` leaves them. Only a place right after a dot (an extension, a dotted
+    suffix) counts: a directory's values shared by every good trace are a coincidence of content,
+    not names (git's object fan-out `objects/bc/`, `objects/5d/`: hashes of what the runs wrote,
+    alike when two runs committed in the same second, another prefix in the next run)."""
     if len(members) < 3:
         return [members]
     places = []
     for j in range(len(members[0][0])):
+        if not seps[j].endswith("."):
+            continue
         traces_of: dict[str, set[int]] = {}
         for runs, traces in members:
             traces_of.setdefault(runs[j], set()).update(traces)
@@ -468,7 +474,7 @@ class NameTemplates:
                 traces = frozenset(np.flatnonzero(presence[good_idx, code]).tolist())
                 groups.setdefault((seps, tuple(len(r) for r in runs)), []).append((runs, traces))
             for (seps, shape), members in [(key, sub) for key, group in _by_number_shape(groups).items()
-                                           for sub in _by_fixed_names(group)]:
+                                           for sub in _by_fixed_names(key[0], group)]:
                 if len(members) < 2 or len(frozenset().union(*(t for _, t in members))) < 2:
                     continue
                 lengths = tuple(len(r) for r in members[0][0])  # (of the first: numbers vary in length)
