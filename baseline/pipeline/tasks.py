@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from baseline.pipeline.config import PipelineConfig
+from baseline.pipeline.config import ConfigError, PipelineConfig
 from tracer import atomic, units
 from tracer.errors import TracebaseError
 
@@ -93,8 +93,8 @@ def ingest_once(cfg: PipelineConfig) -> dict:
     # report 0 snapshots, forever, with nothing said. The hosts' upload target is set up with them.
     if not cfg.spool.is_dir():
         what = "a file" if cfg.spool.exists() else "nothing"
-        raise TracebaseError(f"{cfg.source}: key 'paths.spool': expected the directory the tracer hosts upload to, "
-                             f"found {what} at {cfg.spool} (create it, or correct the path)")
+        raise ConfigError(cfg.source, "paths.spool", "the directory the tracer hosts upload to",
+                          f"{what} at {cfg.spool} (create it, or correct the path)")
     return ingest_spool(cfg.spool, cfg.dataset, cfg.quarantine, workers=cfg.ingest_workers).to_dict()
 
 
