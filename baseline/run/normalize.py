@@ -376,9 +376,10 @@ class NameTemplates:
     A token of digits only is a number whatever its length: paths that differ only in how many
     digits a number has are one group, and a template applies to a value whose numbers are
     longer or shorter (git's ``.tmp-<pid>-pack-<sha1>.idx`` with a pid of 4 digits in the good
-    runs and 5 in the bad one: pids cross 9999 and wrap at pid_max). A place whose every value
-    occurs in two or more good traces (git's ``.idx``/``.rev`` beside each hash) names files:
-    it splits the group instead of becoming a wildcard beside the random token.
+    runs and 5 in the bad one: pids cross 9999 and wrap at pid_max). A place right after a dot
+    whose every value occurs in two or more good traces (git's ``.idx``/``.rev`` beside each
+    hash) names files: it splits the group instead of becoming a wildcard beside the random
+    token (a directory's shared values are not names: see `_by_fixed_names`).
     """
 
     MIN_TOKEN = 6
@@ -472,12 +473,12 @@ class NameTemplates:
                     continue
                 seps, runs = _split_runs(value)
                 traces = frozenset(np.flatnonzero(presence[good_idx, code]).tolist())
-                groups.setdefault((seps, tuple(len(r) for r in runs)), []).append((runs, traces))
+                groups.setdefault((seps, _lengths(runs)), []).append((runs, traces))
             for (seps, shape), members in [(key, sub) for key, group in _by_number_shape(groups).items()
                                            for sub in _by_fixed_names(key[0], group)]:
                 if len(members) < 2 or len(frozenset().union(*(t for _, t in members))) < 2:
                     continue
-                lengths = tuple(len(r) for r in members[0][0])  # (of the first: numbers vary in length)
+                lengths = _lengths(members[0][0])  # (of the first: numbers vary in length)
                 numbers = frozenset(j for j, n in enumerate(shape) if n < 0)  # digits only in every member
                 varying = frozenset(j for j in range(len(lengths)) if len({runs[j] for runs, _ in members}) > 1)
                 # A token whose values differ only in their digits (a pid, a checkpoint's
@@ -578,7 +579,7 @@ class NameTemplates:
         for value in values.to_pylist():
             if value is not None:
                 seps, runs = _split_runs(value)
-                found = self._match(self.by_shape.get((seps, tuple(len(r) for r in runs)), ()), runs)
+                found = self._match(self.by_shape.get((seps, _lengths(runs)), ()), runs)
                 if found is None and by_number_shape and seps in by_number_shape and any(map(_is_number, runs)):
                     found = self._match((entry for pattern, entry in by_number_shape[seps]
                                          if all(len(r) == n or (n < 0 and _is_number(r))
