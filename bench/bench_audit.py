@@ -17,12 +17,12 @@ and "day files across hosts" (`--no-day`: not that one), with each compaction's 
 outputs compared. `--audit DAY --before CHECKOUT --before-dataset GIVEN` pairs this checkout on
 one form with the before checkout on another (CPU and wall ratios by round).
 
-`--quality` scores the audit (`baseline evaluate`) on twenty generators in one run: the project's
+`--quality` scores the audit (`baseline evaluate`) on twenty-one generators in one run: the project's
 simulator; tests/fleetgen, an independent messy-fleet generator that shares no code with it
 (routine errors originating below the root probe, sampled good traces, truncated trees, kernel
 updates mid-window, a host seen only through its counters; see tests/fleetgen/model.py); and
 tests/fleetgen3, tests/fleetgen4, tests/fleetgen5, tests/fleetgen6, tests/fleetgen7, tests/fleetgen8, tests/fleetgen9,
-tests/fleetgen10, tests/fleetgen11, tests/fleetgen12, tests/fleetgen13, tests/fleetgen14, tests/fleetgen15, tests/fleetgen16, tests/fleetgen17, tests/fleetgen18, tests/fleetgen19 and tests/fleetgen20, each written blind (without reading the
+tests/fleetgen10, tests/fleetgen11, tests/fleetgen12, tests/fleetgen13, tests/fleetgen14, tests/fleetgen15, tests/fleetgen16, tests/fleetgen17, tests/fleetgen18, tests/fleetgen19, tests/fleetgen20 and tests/fleetgen21, each written blind (without reading the
 simulator, the other generators or the audit) from the reference and the docs (see their
 __init__.py). Host alerts are scored both ways against the generators' truth (`alert_hosts`:
 host -> the errnos its fault shows): false_host_alerts (alerts on other hosts or naming another
@@ -51,8 +51,12 @@ leaf switch, hosts joining and drained, and a probe set upgraded mid-day;
 fleetgen20 an update's error every process survives at the cost of seconds of retries a QP, the
 same update's errno a routine fallback on one NIC model and fatal on two hosts of another, a broken
 NIC only the node agent meets after the scheduler drained its jobs, and a rare fatal ETIMEDOUT one
-per host beside a daemon surviving it on two hosts).
-fleetgen3, 5, 6, 8, 13, 14, 15, 16, 17, 18 and 19 tell the two apart: their `alert_hosts` is what is
+per host beside a daemon surviving it on two hosts;
+fleetgen21 a scheduler requeueing jobs under the same id whose dying rank frees what it made before
+it exits, one bad port of a dual-port NIC in every job on its host, a peer-memory ENOMEM of one GPU
+driver version named in the metadata only, the cgroup's EAGAIN retried by create_qp and fatal to
+create_cq, clocks stepping back so snapshot intervals overlap, and a latency-only firmware regression).
+fleetgen3, 5, 6, 8, 13, 14, 15, 16, 17, 18, 19, 20 and 21 tell the two apart: their `alert_hosts` is what is
 acceptable (every host with a share of a fault, a fleet-wide one too) and `required_alert_hosts`
 what must alert.
 
@@ -812,7 +816,8 @@ QUALITY_KEYS = ("cluster_purity", "cluster_completeness", "bifurcation_top1", "o
 
 QUALITY_GENERATORS = ("simulate", "fleetgen", "fleetgen3", "fleetgen4", "fleetgen5", "fleetgen6", "fleetgen7",
                       "fleetgen8", "fleetgen9", "fleetgen10", "fleetgen11", "fleetgen12", "fleetgen13", "fleetgen14",
-                      "fleetgen15", "fleetgen16", "fleetgen17", "fleetgen18", "fleetgen19", "fleetgen20")
+                      "fleetgen15", "fleetgen16", "fleetgen17", "fleetgen18", "fleetgen19", "fleetgen20",
+                      "fleetgen21")
 
 
 def _generate(package: str, root: Path, hosts: int, hours: float, seed: int) -> None:
@@ -852,14 +857,15 @@ def _false_host_alerts(name: str, root: Path, alerts) -> int:
                    if not (host in tolerated and errno in (*tolerated[host], None))
                    and not (host in truth and (errno in truth[host] or (errno is None and alert == "persistent_bad_state"))))
     if name in ("fleetgen13", "fleetgen14", "fleetgen15", "fleetgen16", "fleetgen17", "fleetgen18", "fleetgen19",
-                "fleetgen20"):
+                "fleetgen20", "fleetgen21"):
         # `alert_hosts` is what is acceptable (fleetgen13: the rare fault's host, the upgraded hosts'
         # regression besides the two that must alert; fleetgen14: the mkey hosts' EAGAIN and the
         # ARP-dropping rack's ETIMEDOUT besides the port's and the leak's hosts; fleetgen17: the
         # cold-init hosts' ETIMEDOUT besides the QP-limit host; fleetgen18: the irdma hosts'
         # ENOMEM besides the culprit's EIO; fleetgen19: the leaf switch's rack's ETIMEDOUT and the
         # second wave's EINVAL besides the storm host's ENOMEM; fleetgen20: the upgraded ConnectX-7
-        # hosts' EBUSY and the ConnectX-6 Dx hosts' EOPNOTSUPP besides the broken NIC's EIO); a persistent bad
+        # hosts' EBUSY and the ConnectX-6 Dx hosts' EOPNOTSUPP besides the broken NIC's EIO; fleetgen21: the
+        # tight-cgroup hosts' EAGAIN and the 560 driver's hosts' ENOMEM besides the bad port's ETIMEDOUT); a persistent bad
         # state names its probe, not an errno
         truth = json.loads((root / f"{name}.json").read_text())["alert_hosts"]
         return sum(1 for host, alert, errno in alerts.select("host", "alert", "errno").iter_rows()
@@ -877,7 +883,7 @@ def _false_host_alerts(name: str, root: Path, alerts) -> int:
 
 def _required_alert_hosts(summary: dict) -> dict | list:
     """The hosts a generator's truth says must alert: `required_alert_hosts` where the generator
-    tells it apart from `alert_hosts` (fleetgen3, 5, 6, 8, 13, 14, 15, 16, 17, 18, 19, 20: there `alert_hosts` is what is
+    tells it apart from `alert_hosts` (fleetgen3, 5, 6, 8, 13, 14, 15, 16, 17, 18, 19, 20, 21: there `alert_hosts` is what is
     acceptable, every host with a fault of its own or a share of a fleet's cause), else
     `alert_hosts` (fleetgen, 4, 7, 9, 10, 11 name only hosts that must alert)."""
     return summary.get("required_alert_hosts", summary["alert_hosts"])
@@ -905,8 +911,9 @@ def _missed_host_alerts(name: str, root: Path, alerts) -> int:
 def quality(tmp: Path, hosts: int, hours: float, seed: int, seed3: int = 3, seed4: int = 4, seed5: int = 5,
             seed6: int = 6, seed7: int = 7, seed8: int = 8, seed9: int = 9, seed10: int = 10,
             seed11: int = 11, seed12: int = 12, seed13: int = 13, seed14: int = 14, seed15: int = 15,
-            seed16: int = 16, seed17: int = 17, seed18: int = 18, seed19: int = 19, seed20: int = 20) -> dict:
-    """evaluate scores of the audit on the simulator's and the nineteen fleetgens' data (same size)."""
+            seed16: int = 16, seed17: int = 17, seed18: int = 18, seed19: int = 19, seed20: int = 20,
+            seed21: int = 21) -> dict:
+    """evaluate scores of the audit on the simulator's and the twenty fleetgens' data (same size)."""
     import polars as pl
 
     out = {}
@@ -941,8 +948,10 @@ def quality(tmp: Path, hosts: int, hours: float, seed: int, seed3: int = 3, seed
     _generate("fleetgen19", gen19, hosts, hours, seed19)
     gen20 = tmp / "q-fleetgen20"
     _generate("fleetgen20", gen20, hosts, hours, seed20)
+    gen21 = tmp / "q-fleetgen21"
+    _generate("fleetgen21", gen21, hosts, hours, seed21)
     for name, root in zip(QUALITY_GENERATORS, (sim, gen, gen3, gen4, gen5, gen6, gen7, gen8, gen9, gen10, gen11, gen12, gen13,
-                                                     gen14, gen15, gen16, gen17, gen18, gen19, gen20),
+                                                     gen14, gen15, gen16, gen17, gen18, gen19, gen20, gen21),
                           strict=True):
         audit = measure(BASELINE + ["audit", str(root), "--out", str(root / "audit")])
         ev = subprocess.run(BASELINE + ["evaluate", str(root), "--findings", str(root / "audit"), "--json"],
@@ -1021,7 +1030,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=1,
                    help="with --datasets, --audit or --timeline: measurements per command (best kept)")
     p.add_argument("--only", choices=["learn"], help="with --datasets: the learn figures only (no audit)")
-    p.add_argument("--quality", action="store_true", help="only: evaluate scores on the twenty generators")
+    p.add_argument("--quality", action="store_true", help="only: evaluate scores on the twenty-one generators")
     p.add_argument("--quality-hosts", type=int, default=300)
     p.add_argument("--quality-hours", type=float, default=6.0)
     p.add_argument("--seed", type=int, default=9, help="fleetgen seed for --quality")
@@ -1043,13 +1052,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed18", type=int, default=18, help="fleetgen18 seed for --quality")
     p.add_argument("--seed19", type=int, default=19, help="fleetgen19 seed for --quality")
     p.add_argument("--seed20", type=int, default=20, help="fleetgen20 seed for --quality")
+    p.add_argument("--seed21", type=int, default=21, help="fleetgen21 seed for --quality")
     args = p.parse_args(argv)
     if args.quality:
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
             scores = quality(Path(tmp), args.quality_hosts, args.quality_hours, args.seed, args.seed3, args.seed4,
                              args.seed5, args.seed6, args.seed7, args.seed8, args.seed9, args.seed10, args.seed11, args.seed12,
                              args.seed13, args.seed14, args.seed15, args.seed16, args.seed17,
-                             args.seed18, args.seed19, args.seed20)
+                             args.seed18, args.seed19, args.seed20, args.seed21)
         print(f"audit quality, {args.quality_hosts} hosts x {args.quality_hours:g} h (baseline evaluate):")
         print(f"  {'':24s}" + "".join(f" {g:>10s}" for g in QUALITY_GENERATORS))
         for key in (*QUALITY_KEYS, "failures_scored", "routine_traces", "host_alerts", "false_host_alerts",
