@@ -25,10 +25,11 @@ normalises in well under a second. polars is imported only by the frame-level he
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import os
 import re
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Container, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -351,6 +352,54 @@ def _number_shape(runs: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(-1 if _is_number(r) else len(r) for r in runs)
 
 
+class _TwinIndex:
+    """The good values of each shape (`table`, in the order `NameTemplates.learn`'s search
+    takes them), looked up by a bad-only candidate's tokens at the places where a good value
+    must hold the same token to teach a template with it; anything else is passed over
+    unseen, so the search costs the few values that agree there, not every value of the shape.
+
+    A pair teaches a template when its differing places are all drawn alike, or are all hex
+    on both sides (`learn`, step 2). So the candidate's tokens must be found unchanged
+
+    * at every place shorter than `MIN_TOKEN` that is not a number (`_drawn_alike` never
+      takes such a token; a number may be one of another length, moved), and at every place
+      holding a "_" in a token that does not look random (`tmp_obj_abcdef`, a single-class
+      draw: `_drawn_alike` takes it beside nothing), or
+    * at every place where it is not hex.
+
+    The good values agreeing at either set of places are the union of two dictionary
+    lookups, merged back into the table's order so the first value the search learns from is
+    the one the full scan would have met first (the same templates)."""
+
+    def __init__(self, table: dict[tuple, list[tuple[str, ...]]]) -> None:
+        self.table = table
+        self.indexes: dict[tuple, dict[tuple[str, ...], list[int]]] = {}
+
+    def _positions(self, key: tuple, places: tuple[int, ...], runs: tuple[str, ...]) -> list[int]:
+        """Positions (ascending) in `table[key]` of the values holding `runs`' tokens at `places`."""
+        index = self.indexes.get((key, places))
+        if index is None:
+            index = {}
+            for i, other in enumerate(self.table[key]):
+                index.setdefault(tuple(other[j] for j in places), []).append(i)
+            self.indexes[(key, places)] = index
+        return index.get(tuple(runs[j] for j in places), [])
+
+    def twins(self, key: tuple, runs: tuple[str, ...], shape: tuple[int, ...]) -> Iterator[tuple[str, ...]]:
+        """The values of `table[key]` that may teach a template with `runs`, in table order;
+        `shape`: the key's token lengths (-1: a number of any length)."""
+        if key not in self.table:
+            return
+        short = tuple(j for j, n in enumerate(shape) if 0 <= n < NameTemplates.MIN_TOKEN
+                      or (n >= 0 and "_" in runs[j] and not _random_token(runs[j])))
+        not_hex = tuple(j for j, r in enumerate(runs) if not set(r) <= _HEX)
+        bucket, last = self.table[key], -1
+        for i in heapq.merge(self._positions(key, short, runs), self._positions(key, not_hex, runs)):
+            if i != last:
+                yield bucket[i]
+                last = i
+
+
 class NameTemplates:
     """Names that vary from one run to the next at the same place: temporary files of any
     naming scheme (git's ``tmp_obj_XXXXXX``, zip's ``ziXXXXXX``), per-run object ids.
@@ -397,6 +446,10 @@ class NameTemplates:
         # only in this run is still its length, not a number).
         self.by_number_shape: dict[tuple, list[tuple[tuple[int, ...], tuple[dict[int, str], frozenset[int],
                                                                               frozenset[int]]]]] = {}
+        # the templates already added, hashable (a bucket's `in` was a scan: quadratic in the
+        # templates of one shape, each shard of a run's own directory one of them)
+        self._seen: set[tuple] = set()
+        self._seen_numbers: set[tuple] = set()
 
     def __bool__(self) -> bool:
         return bool(self.by_shape)
@@ -415,14 +468,15 @@ class NameTemplates:
             entry = ({j: v for j, v in fixed.items() if j < m}, frozenset(j for j in varying if j < m),
                      frozenset(j for j in hex_numbered if j < m))
             head = seps[:m] + ("",) if m < len(lengths) else seps
-            bucket = self.by_shape.setdefault((head, lengths[:m]), [])
-            if entry not in bucket:
-                bucket.append(entry)
+            seen = (head, lengths[:m], frozenset(entry[0].items()), entry[1], entry[2])
+            if seen not in self._seen:
+                self._seen.add(seen)
+                self.by_shape.setdefault((head, lengths[:m]), []).append(entry)
             if any(j < m for j in numbers):
                 pattern = tuple(-1 if j in numbers else n for j, n in enumerate(lengths[:m]))
-                flexible = self.by_number_shape.setdefault(head, [])
-                if (pattern, entry) not in flexible:
-                    flexible.append((pattern, entry))
+                if (pattern, seen) not in self._seen_numbers:
+                    self._seen_numbers.add((pattern, seen))
+                    self.by_number_shape.setdefault(head, []).append((pattern, entry))
 
     @classmethod
     def learn(cls, values: Values, codes: np.ndarray, tkey: np.ndarray) -> NameTemplates:
@@ -550,14 +604,19 @@ class NameTemplates:
                     for table, shape in ((by_shape, _lengths(runs)), (by_numbers, _number_shape(runs))):
                         if (seps, shape) in shapes:
                             table.setdefault((seps, shape), []).append(runs)
+                exact, numbered = _TwinIndex(by_shape), _TwinIndex(by_numbers)
                 for _, (seps, runs) in cand:
                     lengths = _lengths(runs)
                     numbers = frozenset(j for j, r in enumerate(runs) if _is_number(r))
+                    number_shape = _number_shape(runs)
                     # the good values of its shape, then those whose numbers are longer or shorter
-                    # (lazily: the loop stops at the first good value it learns from)
-                    for other in itertools.chain(by_shape.get((seps, lengths), ()),
-                                                 (o for o in by_numbers.get((seps, _number_shape(runs)), ())
-                                                  if _lengths(o) != lengths)):
+                    # (lazily: the loop stops at the first good value it learns from), each only
+                    # where it agrees with the candidate at the places no template could vary
+                    # (`_TwinIndex`: the search was quadratic when a candidate had no twin)
+                    for other in itertools.chain(
+                            exact.twins((seps, lengths), runs, lengths),
+                            (o for o in numbered.twins((seps, number_shape), runs, number_shape)
+                             if _lengths(o) != lengths)):
                         # numbers are <n> by DIGIT_RULES whichever they are: no wildcards, no fixed tokens
                         moved = frozenset(j for j in numbers if runs[j] != other[j] and len(runs[j]) != len(other[j]))
                         varying = frozenset(j for j in range(len(runs)) if runs[j] != other[j]) - moved
