@@ -58,7 +58,10 @@ Method
    run misses follows what it loads. A cache the good runs found warm, missed here (an
    existence check or an open failing ENOENT) and published again by a rename onto it within
    those rows (`_warm_caches_refilled`), drops out with its fill: warm in some runs, cold in
-   others. So does a writer's rotation of its own file (`_rotations`: close, backups shifted,
+   others -- also when the fill is made by processes the missing one starts (a shell script's
+   mkdir -p, sha256sum, mv: `_warm_caches_refilled_by_children`, their soft errors with them);
+   a fill that fails hard in the cache's directory is named by that error, not by the miss.
+   So does a writer's rotation of its own file (`_rotations`: close, backups shifted,
    the file renamed aside to a longer name and created again): how many times a log rotates
    on size is how much the run wrote. A wait for one child failing ECHILD because the
    process's own SIGCHLD handler had reaped every child first (`_reaped_by_own_reaper`) is
@@ -926,6 +929,9 @@ def diff_traces(
     # A cache the good runs found warm, missed and filled again (computed, written to a
     # temporary, renamed onto it): the miss and the fill drop out.
     retried[_warm_caches_refilled(p, good_ok_calls)] = True
+    # ... and one filled by the processes it starts (a shell script's mkdir -p, sha256sum, mv):
+    # the miss, the fill's calls and its new processes' soft errors drop out.
+    retried[_warm_caches_refilled_by_children(p, good_ok_calls)] = True
     # A writer rotating its own file (close, shift the backups, rename it aside, create it
     # again): how many times it rotated is how much it wrote.
     retried[_rotations(p)] = True
@@ -2440,6 +2446,126 @@ def _warm_caches_refilled(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
                 out.extend([np.array([c]), span])
                 break
     return np.unique(np.concatenate(out)) if out else none
+
+
+def _warm_caches_refilled_by_children(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
+    """Rows (indices) of a cache miss at a call site the good runs completed that the missing
+    process then fills through *child processes* -- a shell script's ``[ -f cache/x ] || {
+    mkdir -p cache; sha256sum p > cache/x.tmp && mv cache/x.tmp cache/x; }``, cold in one run
+    only: an existence check (`EXISTS_PROBES`) or an open for reading failing ENOENT, then a
+    successful rename (`PUBLISH_PROBES`) onto that very path by a child of the missing process
+    that started after the miss, within `CACHE_FILL_ROWS` rows of the missing thread. The
+    fill is the children the process started between the miss and the publisher, the
+    publisher included (mkdir, sha256sum, mv: processes the warm runs never start), and the
+    missing thread's rows up to the publisher's last. The miss drops out; so do the fill's
+    rows without an error, the missing thread's lookups failing softly (its $PATH search for
+    the commands) and its children's soft errors (`SOFT_ERRNOS`: libselinux's statfs
+    of /sys/fs/selinux at every coreutils start, glibc's missing locale archive) -- programs a
+    warm run never starts have no good run to be compared with, and their fill was published.
+    A hard error of a fill's child (EACCES, ENOSPC) stays, and so does everything when nothing
+    is published (sha256sum's input missing before `&&`: the miss is then an outcome change),
+    but for the miss when the fill failed hard in the cache's directory (`_fills_failed_hard`).
+    `_warm_caches_refilled` is the same fill made by the missing thread itself."""
+    none = np.zeros(0, dtype=np.int64)
+    enoent = codes_where(p.errno_values, ("ENOENT",))
+    asks = codes_where(p.probe_values, EXISTS_PROBES | CREATE_PROBES)
+    publish = codes_where(p.probe_values, PUBLISH_PROBES)
+    if not len(enoent) or not len(asks) or p.raw_path is None or not p.has_column("path2"):
+        return none
+    n_probes, n_args = len(p.probe_values), len(p.narg_values)
+    fills = np.flatnonzero(code_in(p.probe, publish, n_probes))
+    fills = fills[p.errno[fills] < 0]  # (none at all: a fill may still have failed hard)
+    creating = codes_where(p.narg_values, lambda v: "O_CREAT" in v)
+    cand = np.flatnonzero(code_in(p.errno, enoent, len(p.errno_values)))
+    cand = cand[code_in(p.probe[cand], asks, n_probes) & ~code_in(p.narg[cand], creating, n_args)]
+    cand = cand[(p.raw_path[cand] >= 0) & (p.plainpath[cand] >= 0)]
+    if not len(cand):
+        return none
+    cand = cand[np.isin(_call_keys(p, cand), good_ok_calls)]
+    if not len(cand):
+        return none
+    # the renames onto a path some candidate missed (their targets read once each)
+    wanted = {p.raw_path_values[int(p.raw_path[c])] for c in cand.tolist()}
+    onto: dict[str, list[int]] = {}
+    for r in fills.tolist():
+        target = p.value("path2", r)
+        if target in wanted:
+            onto.setdefault(target, []).append(r)
+    err_class = np.zeros(len(p.errno_values) + 1, dtype=np.int8)  # by errno code, -1 (none) last
+    err_class[:-1] = [_error_class(v) for v in p.errno_values]
+    out: list[np.ndarray] = []
+    if len(wanted) > len(onto):
+        out.append(_fills_failed_hard(p, cand, onto, err_class))
+    if not onto:
+        return np.unique(np.concatenate(out)) if out else none
+    pid, ppid, tkey, seq = (np.asarray(a) for a in (p.pid, p.ppid, p.tkey, p.seq))
+    lookups = codes_where(p.probe_values, LOOKUP_PROBES)
+    for c in cand.tolist():
+        for r in onto.get(p.raw_path_values[int(p.raw_path[c])], ()):
+            if tkey[r] != tkey[c] or pid[r] == pid[c] or ppid[r] != pid[c] or seq[r] <= seq[c]:
+                continue
+            trace = np.flatnonzero(tkey == tkey[c])
+            publisher = trace[pid[trace] == pid[r]]
+            start, end = seq[publisher].min(), seq[publisher].max()
+            mine = trace[p.sid[trace] == p.sid[c]]
+            if start <= seq[c] or np.count_nonzero((seq[mine] > seq[c]) & (seq[mine] < start)) > CACHE_FILL_ROWS:
+                continue
+            # the children the process started from the miss to the publisher (by their first row)
+            kids = trace[(ppid[trace] == pid[c]) & (pid[trace] != pid[c])]
+            first = {}
+            for k, q in zip(pid[kids].tolist(), seq[kids].tolist(), strict=True):
+                first[k] = min(q, first.get(k, q))
+            fill_pids = [k for k, q in first.items() if seq[c] < q <= start]
+            fill = kids[np.isin(pid[kids], fill_pids)]
+            fill = fill[err_class[p.errno[fill]] < 2]
+            # (the thread's lookups failing softly are its $PATH search for the commands it
+            # starts: /usr/local/bin/mkdir before /usr/bin/mkdir; an open's error stays)
+            span = mine[(seq[mine] > seq[c]) & (seq[mine] <= end)]
+            span = span[(p.errno[span] < 0) | (code_in(p.probe[span], lookups, n_probes)
+                                               & (err_class[p.errno[span]] == 1))]
+            out.extend([np.array([c]), span, fill])
+            break
+    return np.unique(np.concatenate(out)) if out else none
+
+
+def _fills_failed_hard(p: Prepared, cand: np.ndarray, onto: dict[str, list[int]], err_class: np.ndarray) -> np.ndarray:
+    """Rows (indices) of the cache misses of `cand` that nothing published onto (no key of
+    `onto`) whose fill failed with a hard error: within `CACHE_FILL_ROWS` rows of the missing
+    thread after the miss, the thread or a child process it started there met a hard error at
+    a path in the missed path's directory (the shell's ``> cache/x.tmp`` in an immutable
+    cache directory: openat EPERM). The miss, an outcome change, outranked that error in
+    their region (5.5 against 4): it was only the cache being cold, the failed fill is what
+    went wrong. So did the later misses of the same entry (ENOENT, the reads the fill was for:
+    `cat cache/x`), which drop out too. A miss with no such error stays (a fill that failed
+    softly: sha256sum's input missing)."""
+    hard = np.flatnonzero(err_class[p.errno] == 2)  # one pass over the errno column; then the few
+    hard = hard[p.raw_path[hard] >= 0]
+    cand = cand[[p.raw_path_values[int(p.raw_path[c])] not in onto for c in cand.tolist()]]
+    if not len(hard) or not len(cand):
+        return np.zeros(0, dtype=np.int64)
+    starts = stream_starts(p)
+    h_tkey, h_seq, h_ppid, h_sid = (np.asarray(p.tkey[hard]), np.asarray(p.seq[hard]), np.asarray(p.ppid[hard]),
+                                    np.asarray(p.sid[hard]))
+    h_start_seq = np.asarray(p.seq[starts[h_sid]])  # when each hard error's thread began
+    out: list[int] = []
+    for c in cand.tolist():
+        sid, seq = p.sid[c], p.seq[c]
+        stop = min(c + CACHE_FILL_ROWS, len(p) - 1)
+        while p.sid[stop] != sid:  # (the thread's last row, when it ends sooner)
+            stop -= 1
+        limit = p.seq[stop]
+        near = (h_tkey == p.tkey[c]) & (h_seq > seq) & (
+            ((h_sid == sid) & (h_seq <= limit))
+            | ((h_ppid == p.pid[c]) & (h_start_seq > seq) & (h_start_seq <= limit)))
+        want = p.raw_path_values[int(p.raw_path[c])]
+        folder = os.path.dirname(want) + "/"
+        if any(p.raw_path_values[int(p.raw_path[r])].startswith(folder) for r in hard[near].tolist()):
+            # the miss, and the later misses of the same entry: the reads the fill was for
+            # (`cat cache/x`, another outcome change, in a process of its own)
+            later = np.flatnonzero(p.raw_path == p.raw_path[c])
+            later = later[(np.asarray(p.tkey[later]) == p.tkey[c]) & (np.asarray(p.seq[later]) >= seq)]
+            out.extend(later[p.errno[later] == p.errno[c]].tolist())
+    return np.array(out, dtype=np.int64)
 
 
 # Rows at most between a rotated file's close and its renaming aside (the backups shifted in
