@@ -2470,7 +2470,8 @@ def _warm_caches_refilled_by_children(p: Prepared, good_ok_calls: np.ndarray) ->
     enoent = codes_where(p.errno_values, ("ENOENT",))
     asks = codes_where(p.probe_values, EXISTS_PROBES | CREATE_PROBES)
     publish = codes_where(p.probe_values, PUBLISH_PROBES)
-    if not len(enoent) or not len(asks) or p.raw_path is None or not p.has_column("path2"):
+    if (not len(enoent) or not len(asks) or p.raw_path is None or p.pid is None or p.ppid is None
+            or not p.has_column("path2")):
         return none
     n_probes, n_args = len(p.probe_values), len(p.narg_values)
     fills = np.flatnonzero(code_in(p.probe, publish, n_probes))
@@ -2558,8 +2559,8 @@ def _fills_failed_hard(p: Prepared, cand: np.ndarray, onto: dict[str, list[int]]
             ((h_sid == sid) & (h_seq <= limit))
             | ((h_ppid == p.pid[c]) & (h_start_seq > seq) & (h_start_seq <= limit)))
         want = p.raw_path_values[int(p.raw_path[c])]
-        folder = os.path.dirname(want) + "/"
-        if any(p.raw_path_values[int(p.raw_path[r])].startswith(folder) for r in hard[near].tolist()):
+        folder = os.path.dirname(want).rstrip("/") + "/"
+        if folder != "/" and any(p.raw_path_values[int(p.raw_path[r])].startswith(folder) for r in hard[near].tolist()):
             # the miss, and the later misses of the same entry: the reads the fill was for
             # (`cat cache/x`, another outcome change, in a process of its own)
             later = np.flatnonzero(p.raw_path == p.raw_path[c])
