@@ -141,12 +141,75 @@ def caller_expected(findings: pl.DataFrame, callers: ExpectedErrors) -> pl.DataF
     return findings.with_columns(pl.col("expected") | mark["_caller"].fill_null(False))
 
 
+def routine_for_their_callers(alerts: pl.DataFrame, traces: pl.DataFrame, chains: pl.DataFrame,
+                              callers: ExpectedErrors) -> pl.DataFrame:
+    """Host alerts naming an errno (a rising rate, a recurring errno) are dropped where every
+    recorded failure of that errno on the host, at or through the alert's probe, comes from a
+    caller the errno's family is learned routine for (an entry with ``comm``: baseline.fleet.
+    expected, "Caller"). The counters know no process, so a pingmesh daemon's stale-peer
+    ETIMEDOUT, routine for it, rises above the family's band on the two hosts that run it
+    (tests/fleetgen20); the failures recorded there say who met it, and none of them is an
+    alarm. One failure of another caller there (a rank dying of it) keeps the alert; so does a
+    host whose failures of the errno no recorded trace shows. `callers`: the entries naming a
+    caller (ExpectedErrors.split_by_caller)."""
+    named = alerts.filter(pl.col("errno").is_not_null()) if alerts.height else alerts
+    if not len(callers) or named.is_empty() or "comm" not in traces.columns:
+        return alerts
+    from baseline.fleet.expected import chain_origins
+
+    hosts = named["host"].cast(pl.String).unique()
+    failed = (traces.lazy().filter(pl.col("has_error") & pl.col("host").cast(pl.String).is_in(hosts.implode()))
+              .select(pl.col("host", "operation", "comm").cast(pl.String), "chain_hash").unique().collect())
+    if failed.is_empty():
+        return alerts
+    mine = chains.filter(pl.col("chain_hash").is_in(failed["chain_hash"].unique().implode()))
+    origins = (chain_origins(mine).filter(~pl.col("superseded"))
+               .join(named.select(pl.col("errno").cast(pl.String)).unique(), on="errno", how="semi"))
+    # per alert: the (operation, origin, errno, caller) of each failure of its errno through its probe
+    met = (named.select(pl.col("host", "probe", "errno").cast(pl.String)).unique()
+           .join(failed, on="host")
+           .join(origins.rename({"probe": "origin"}), on=["operation", "chain_hash", "errno"])
+           .filter(pl.col("path").list.contains(pl.col("probe")))
+           .select("host", "probe", "errno", "operation", "origin", "comm").unique())
+    if met.is_empty():
+        return alerts
+    routine = [c is not None and callers.match(origin, e, context=op, comm=c) is not None
+               for op, origin, e, c in met.select("operation", "origin", "errno", "comm").iter_rows()]
+    quiet = (met.with_columns(pl.Series("_routine", routine, dtype=pl.Boolean))
+             .group_by("host", "probe", "errno").agg(pl.col("_routine").all())
+             .filter(pl.col("_routine")).drop("_routine"))
+    if quiet.is_empty():
+        return alerts
+    keys = alerts.select(pl.col("host", "probe", "errno").cast(pl.String))
+    drop = keys.join(quiet.with_columns(pl.lit(True).alias("_q")), on=["host", "probe", "errno"], how="left",
+                     maintain_order="left")["_q"].fill_null(False)
+    return alerts.filter(~drop)
+
+
+def fatal_hosts_kept(findings: pl.DataFrame, expected: ExpectedErrors) -> pl.DataFrame:
+    """Findings of a learned family on the hosts its entry names in ``fatal_hosts`` (the hosts
+    of a NIC model the update's family kills on, beside the fallback the others take:
+    baseline.fleet.expected, "Not a regression") are not expected there."""
+    rows = [(e.context, e.probe, e.errno, h) for e in expected.entries
+            if e.status == "active" and e.source == "learned" for h in (e.stats or {}).get("fatal_hosts") or []]
+    if not rows or findings.is_empty():
+        return findings
+    fatal = pl.DataFrame(rows, schema={"operation": pl.String, "probe": pl.String, "errno": pl.String,
+                                       "host": pl.String}, orient="row")
+    mine = (findings.lazy().select("trace_id", pl.col("operation", "probe", "errno", "host").cast(pl.String))
+            .join(fatal.lazy(), on=["operation", "probe", "errno", "host"], how="semi").select("trace_id").collect())
+    if mine.is_empty():
+        return findings
+    return findings.with_columns(pl.col("expected") & ~pl.col("trace_id").is_in(mine["trace_id"].implode()))
+
+
 def update_regressions(findings: pl.DataFrame, expected: ExpectedErrors,
                        releases: pl.DataFrame | None) -> pl.DataFrame:
     """Findings of a learned family marked ``update_regression`` (baseline.fleet.expected: routine
     on some hosts, come with a kernel update on others) are not expected on the hosts that show
     it only on a release they switched to during the window: there it is the update's
     regression. Nothing to do (no column built) without such a family."""
+    findings = fatal_hosts_kept(findings, expected)
     fams = [(e.context, e.probe, e.errno) for e in expected.entries
             if e.status == "active" and e.source == "learned" and (e.stats or {}).get("update_regression")]
     if not fams or releases is None or findings.is_empty():
@@ -1711,8 +1774,13 @@ def run_audit(
     releases = release_history(traces, cell_attributes(buckets) if buckets is not None else None)
     if learn_expected:
         from baseline.fleet.expected import expected_from_traces
+        from baseline.fleet.model import host_nic_identity
 
-        learned = expected_from_traces(traces, chains, counters=buckets, releases=releases).entries
+        def nic_identity(hosts: list[str], errnos: list[str]) -> pl.DataFrame:
+            return host_nic_identity(dataset, hosts, errnos, since=since_dt)
+
+        learned = expected_from_traces(traces, chains, counters=buckets, releases=releases,
+                                       nic_identity=nic_identity).entries
         expected = expected + ExpectedErrors(learned, source="<learned from dataset>")
     # entries naming a caller (comm) are matched per finding's process (caller_expected); the
     # chains' analysis and the counters know no process, so they take the others only
@@ -1734,6 +1802,7 @@ def run_audit(
         alerts = host_alerts(buckets, anyone + ExpectedErrors(fleet_wide, source=anyone.source) if fleet_wide else anyone,
                              probe_depth=dict(depths.iter_rows()))
         del buckets
+        alerts = routine_for_their_callers(alerts, traces, chains, callers)
     window = (traces["start_time"].min(), traces["start_time"].max())
     traces_audited = traces.height
     # the per-trace table is the biggest thing held: only its failing traces go on, and it is

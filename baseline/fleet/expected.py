@@ -94,7 +94,15 @@ routine) learns a unit as expected when all of these hold:
   (routine on one platform, an update's regression on another: a capability probe that one
   hardware generation always fails and an upgraded driver now fails on another, where nothing
   falls back), it is judged on those other hosts alone, and the entry says
-  ``update_regression``: the audit keeps its occurrences on such hosts as findings.
+  ``update_regression``: the audit keeps its occurrences on such hosts as findings. Split by
+  NIC as well: where the update's family came to every host alike, the hosts of a NIC model and
+  firmware (the traces' metadata, NIC_KEYS) whose processes die of it together -- the Wilson
+  lower bound of their failing share above 1/2 and significantly above the family's other
+  hosts -- are judged apart, the entry naming them in ``fatal_hosts`` (the audit keeps their
+  findings): a refusal the ConnectX-7 hosts' provider falls back from and the ConnectX-6 Dx
+  hosts' pinned image dies of (tests/fleetgen20), which pooled sat within the bound of "shown
+  harmless". Per NIC, not per host: a host whose windows caught nothing after its update shows
+  a benign refusal as every rank's last trace (tests/fleetgen19).
 
 * **Caller.** A family that fails the above fleet-wide is judged again per caller (``comm``, the
   trace's process name): the same errno at the same call site can be retried through by one
@@ -110,7 +118,12 @@ routine) learns a unit as expected when all of these hold:
   too) where on none of its hosts the family ends another caller's process: the program's own use
   of it (a diagnostic probing the memlock limit on one host, reg_mr ENOMEM at ib_umem_get, while
   the same family kills ranks on forty others: tests/fleetgen19); where it does, the host is at
-  fault (one host's firmware EIO an agent goes on through and ranks die of: tests/fleetgen16). A family that passes fleet-wide is
+  fault (one host's firmware EIO an agent goes on through and ranks die of: tests/fleetgen16).
+  So does a family's only caller on fewer than ``min_hosts`` hosts where, on each, the same
+  operation succeeded for another caller between the family's first and last occurrence
+  there: a diagnostic finding its memlock limit while the ranks there register their buffers
+  (tests/fleetgen20); a NIC failing everyone's registrations, met by a node agent alone once
+  the host was drained, is not (nothing else succeeds there). A family that passes fleet-wide is
   split so too when one of its callers is shown to die of it: an agent going on through a
   driver restart's EIO at rdma_alloc_begin_uobject on every host outnumbers the ranks it kills
   on the one host whose restart never ended (tests/fleetgen16), and one entry for every caller
@@ -137,6 +150,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,12 +165,16 @@ from baseline.fleet.model import (  # failed_expr, weight_expr: read here by cal
     ParamsMixin,
     collect_traces,
     failed_expr,  # noqa: F401
+    host_nic_identity,
     trace_flags,
     weight_expr,  # noqa: F401
 )
 from baseline.run.allowlist import Entry, ExpectedErrors, learned_id
 from tracer import atomic
 from tracer.errors import TracebaseError
+
+# (hosts, errnos) -> host, nic: see FleetExpectedLearner.fit_traces
+NicIdentity = Callable[[list[str], list[str]], pl.DataFrame]
 
 VENDOR_PREFIXES = (("mlx5_", "mlx5"), ("bnxt_re_", "bnxt_re"), ("irdma_", "irdma"))
 
@@ -460,14 +478,23 @@ class FleetExpectedLearner(ParamsMixin):
             since_dt = parse_since(since)
             files = dataset_files(X, "counters", since=since_dt.date().isoformat() if since_dt else None)
             counters = counter_buckets(files, since_dt) if files else None
-        return self.fit_traces(traces, chains, counters)
+
+        def nic_identity(hosts: list[str], errnos: list[str]) -> pl.DataFrame:
+            return host_nic_identity(X, hosts, errnos, since=since)
+
+        return self.fit_traces(traces, chains, counters, nic_identity=nic_identity)
 
     def fit_traces(self, traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = None,
-                   releases: pl.DataFrame | None = None) -> FleetExpectedLearner:
+                   releases: pl.DataFrame | None = None,
+                   nic_identity: NicIdentity | None = None) -> FleetExpectedLearner:
         """fit on the output of collect_traces (and optional bucketed counters); `releases`:
-        release_history of the same traces and counters when the caller has it already."""
+        release_history of the same traces and counters when the caller has it already;
+        `nic_identity(hosts, errnos)`: the hosts' NIC model and firmware (host, nic: see
+        baseline.fleet.model.host_nic_identity) for the "Not a regression" split by NIC, read
+        only when a family needs it (None: no split)."""
         if traces.is_empty():
             raise TracebaseError("no events to learn expected errors from")
+        self._nic_identity = nic_identity
         self.candidates_ = self._candidates(traces, chains, counters, releases)
         self.entries_ = [self._entry(r) for r in self.candidates_.filter(pl.col("expected")).iter_rows(named=True)]
         # comm null: routine for every caller, seen or not; else for that caller only
@@ -630,6 +657,15 @@ class FleetExpectedLearner(ParamsMixin):
                      .select(pl.col("operation").cast(pl.String), "probe", "errno", pl.col("host").cast(pl.String))
                      .unique())
         true = true.filter(~(pl.col("_regression") & pl.col("_split").fill_null(False))).drop("_split")
+        # an update's family fatal on one NIC model beside a fallback on the others (see "Not a
+        # regression"): judged without those hosts, whose occurrences the audit keeps as findings
+        fatal_nic = self._fatal_nic_hosts(true, fam)
+        if not fatal_nic.is_empty():
+            true = (true.with_columns(pl.col("operation", "host").cast(pl.String).name.prefix("_"))
+                    .join(fatal_nic.select(pl.col("operation", "host").name.prefix("_"), "probe", "errno"),
+                          on=["_operation", "probe", "errno", "_host"], how="anti")
+                    .drop("_operation", "_host"))
+            regressed = pl.concat([regressed, fatal_nic.select(regressed.columns)]).unique()
         split = split.select(pl.col("operation").cast(pl.String), "probe", "errno",
                              pl.col("_split").alias("update_regression"))
         chain_probes = chains.select(pl.col("operation").cast(cat), "chain_hash",
@@ -653,6 +689,7 @@ class FleetExpectedLearner(ParamsMixin):
             .with_columns(pl.col("operation").cast(pl.String))
             .join(split, on=["operation", "probe", "errno"], how="left")
             .with_columns(pl.col("update_regression").fill_null(False))
+            .join(fatal_nic.group_by(fam).agg(pl.col("host").sort().alias("fatal_hosts")), on=fam, how="left")
             .sort(["operation", "probe", "errno"])
         )
         # the family's hosts on which its operation also succeeded: there it comes and goes (a
@@ -702,7 +739,7 @@ class FleetExpectedLearner(ParamsMixin):
         )
         cand = self._verdict(cand)
         # a family whose survival depends on the caller: its callers judged apart (see "Caller")
-        callers = self._by_caller(true, cand)
+        callers = self._by_caller(true, cand, traces)
         cand = cand.with_columns(pl.lit(None, pl.String).alias("comm"), pl.lit(None, pl.List(pl.String)).alias("fatal_to"),
                                  pl.lit(None, pl.Boolean).alias("fleet_wide"))
         if callers is not None:
@@ -811,7 +848,8 @@ class FleetExpectedLearner(ParamsMixin):
         )
         return cand
 
-    def _by_caller(self, true: pl.DataFrame, cand: pl.DataFrame) -> pl.DataFrame | None:
+    def _by_caller(self, true: pl.DataFrame, cand: pl.DataFrame,
+                   traces: pl.DataFrame | None = None) -> pl.DataFrame | None:
         """Sub-families (operation, probe, errno, comm) of the families that some caller
         survives and another is killed by (see "Caller"): each caller's own statistics and
         verdict (fleet spread not asked), `expected` only where another caller of the family is
@@ -819,21 +857,28 @@ class FleetExpectedLearner(ParamsMixin):
         those callers. A family not learned fleet-wide gives every caller's row; one learned
         fleet-wide only when a caller dies of it (its entry is then split by caller: an agent
         that goes on through a driver restart's EIO beside ranks it kills where the restart
-        never ended, tests/fleetgen16). None when no family has two callers."""
+        never ended, tests/fleetgen16). A family not learned fleet-wide with one caller alone,
+        on fewer than ``min_hosts`` hosts, gives that caller's row too, learned where its use is
+        its own (`_alone_own_use`). None when no family has two callers or such a one."""
         fam = ["operation", "probe", "errno"]
         open_ = cand.select(fam)
         if open_.is_empty() or "comm" not in true.columns:
             return None
+        alone = self._alone_own_use(true, cand, traces)
         # grouped on the categorical codes first: the families' rows only, text for those
         per = (true.lazy().filter(pl.col("comm").is_not_null())
                .with_columns(pl.col("operation").cast(pl.String))
                .join(open_.lazy(), on=fam, how="semi")
-               .filter(pl.col("comm").n_unique().over(fam) >= 2)
+               .join(alone.lazy().with_columns(pl.lit(True).alias("_alone")), on=fam, how="left")
+               .filter((pl.col("comm").n_unique().over(fam) >= 2) | pl.col("_alone").fill_null(False))
+               .drop("_alone")
                .group_by([*fam, "comm"]).agg(*self._family_aggs())
                .with_columns(pl.col("comm").cast(pl.String))
                .collect())
         if per.is_empty():
             return None
+        per = per.join(alone.with_columns(pl.lit(True).alias("_alone")), on=fam, how="left").with_columns(
+            pl.col("_alone").fill_null(False))
         # a caller's own use: on none of its hosts does the family end another caller's process
         # (a diagnostic probing the memlock limit on one host, while the same reg_mr ENOMEM kills
         # ranks on forty others: tests/fleetgen19). Where it does (one host's firmware EIO that
@@ -850,7 +895,7 @@ class FleetExpectedLearner(ParamsMixin):
         # what the fleet shows of the family whoever calls: its probe's base rate (Increase's
         # second side), its spread, release history and hosts
         fleet = ["observed", "observed_failing", "observed_timed", "observed_timed_failing", "update_regression",
-                 "hosts_also_ok", "group_hosts", "observed_hosts", "vendors"]
+                 "fatal_hosts", "hosts_also_ok", "group_hosts", "observed_hosts", "vendors"]
         per = self._verdict(per.join(cand.select(*fam, *fleet, pl.col("expected").alias("_learned")), on=fam,
                                      how="left"), spread=False)
         fatal = pl.col("increase_lower") > self.max_increase
@@ -868,10 +913,46 @@ class FleetExpectedLearner(ParamsMixin):
         fatal = fatal & (~pl.col("_learned") | pl.col("_apart"))
         killed = per.group_by(fam).agg(pl.col("comm").filter(fatal).sort().alias("fatal_to"))
         per = per.join(killed, on=fam, how="left").with_columns(
-            (pl.col("expected") & (pl.col("fatal_to").list.len() > 0)).alias("expected"))
-        per = (per.filter(~pl.col("_learned") | (pl.col("fatal_to").list.len() > 0)).drop("_apart")
+            (pl.col("expected") & ((pl.col("fatal_to").list.len() > 0) | pl.col("_alone"))).alias("expected"))
+        per = (per.filter(~pl.col("_learned") | (pl.col("fatal_to").list.len() > 0)).drop("_apart", "_alone")
                .rename({"_learned": "fleet_wide"}))
         return None if per.is_empty() else per.sort([*fam, "comm"])
+
+    def _alone_own_use(self, true: pl.DataFrame, cand: pl.DataFrame, traces: pl.DataFrame | None) -> pl.DataFrame:
+        """Families (operation, probe, errno; text) not learned fleet-wide whose one caller meets
+        them on fewer than ``min_hosts`` hosts while, on each of those hosts, the same operation
+        succeeded for another caller between the family's first and last occurrence there: a
+        program's own use of an error (a diagnostic finding its memlock limit by registering
+        doubling buffers until reg_mr ENOMEM, every ten minutes on one host, while the ranks
+        there register theirs: tests/fleetgen20), not a state the host is in -- a NIC failing
+        every CREATE_MKEY fails everyone's, and once the scheduler drained the host only its
+        node agent meets it (the same test's broken NIC: no other caller succeeds there after
+        the fault, so nothing is learned). Its caller's row is then judged as a caller's
+        sub-family whose use is its own (see "Caller": runs standing in for hosts)."""
+        fam = ["operation", "probe", "errno"]
+        empty = pl.DataFrame(schema={c: pl.String for c in fam})
+        if traces is None or "comm" not in traces.columns or cand.is_empty():
+            return empty
+        open_ = cand.filter(~pl.col("expected")).select(fam)
+        spans = (true.lazy().with_columns(pl.col("operation").cast(pl.String))
+                 .join(open_.lazy(), on=fam, how="semi")
+                 .filter((pl.col("comm").n_unique().over(fam) == 1) & pl.col("comm").is_not_null().all().over(fam)
+                         & (pl.col("host").n_unique().over(fam) < self.min_hosts))
+                 .group_by(*fam, "host", "comm").agg(pl.col("first_seen").min(), pl.col("last_seen").max())
+                 .with_columns(pl.col("host", "comm").cast(pl.String))
+                 .collect())
+        if spans.is_empty():
+            return empty
+        ok = (traces.lazy().filter(~pl.col("root_failed") & pl.col("comm").is_not_null())
+              .select(pl.col("operation", "host", "comm").cast(pl.String), "start_time")
+              .join(spans.lazy().select("operation", "host").unique(), on=["operation", "host"], how="semi")
+              .collect())
+        others_ok = (spans.join(ok.rename({"comm": "_other"}), on=["operation", "host"])
+                     .filter((pl.col("_other") != pl.col("comm")) & pl.col("start_time").is_between("first_seen", "last_seen"))
+                     .select(*fam, "host").unique())
+        per_fam = spans.join(others_ok.with_columns(pl.lit(True).alias("_ok")), on=[*fam, "host"], how="left")
+        return (per_fam.group_by(fam).agg(pl.col("_ok").fill_null(False).all())
+                .filter(pl.col("_ok")).select(fam))
 
     @staticmethod
     def _family_aggs() -> list[pl.Expr]:
@@ -896,6 +977,53 @@ class FleetExpectedLearner(ParamsMixin):
             pl.col("first_seen").min(),
             pl.col("last_seen").max(),
         ]
+
+    def _fatal_nic_hosts(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
+        """(fam, host) as text: the hosts of an update's family (at least ``max_new_share`` of its
+        occurrences came with the update: see "Not a regression") whose NIC -- model and
+        firmware, from the traces' metadata -- is one the family kills on: the hosts of that NIC
+        together died of it (the Wilson lower bound of their failing share above 1/2) and
+        significantly more often than the family's other hosts (Increase's lower bound, group
+        against the rest, above ``max_increase``). Two ConnectX-6 Dx hosts whose pinned image has
+        no fallback for the update's create_cq EOPNOTSUPP lose every rank, beside forty
+        ConnectX-7 hosts whose provider creates the CQ again without compression
+        (tests/fleetgen20): weighed fleet-wide their deaths are within the bound of "shown
+        harmless", weighed by NIC they are the family's whole story there. Per NIC, not per host:
+        a host whose windows caught none of its jobs after the update shows the refusal as
+        every rank's last trace (tests/fleetgen19's benign CQE-padding refusal, 5 of 64 hosts),
+        which alone looks like deaths; hosts of one NIC model dying together while the other
+        models' go on is what an SRE calls a platform's fault. Only read (the metadata, a second
+        targeted pass) for a family with a host where it killed and nothing survived it."""
+        empty = pl.DataFrame(schema={**{c: pl.String for c in fam}, "host": pl.String})
+        reader = getattr(self, "_nic_identity", None)
+        if reader is None or true.is_empty():
+            return empty
+        outcome = pl.col("traces") - pl.col("censored")
+        new = (pl.col("traces") * (pl.col("new_release").fill_null(False) & pl.col("_regression"))).sum()
+        update_fams = (true.group_by(fam).agg((new / pl.col("traces").sum()).alias("_share"))
+                       .filter(pl.col("_share") >= self.max_new_share).select(fam))
+        per_host = (true.join(update_fams, on=fam, how="semi")
+                    .group_by(*fam, "host").agg(pl.col("failing").sum(), outcome.sum().alias("_n"),
+                                                pl.col("survived").sum())
+                    .with_columns(pl.col("operation", "host").cast(pl.String)))
+        killed = per_host.filter((pl.col("failing") > 0) & (pl.col("survived") == 0)).select(fam).unique()
+        per_host = per_host.join(killed, on=fam, how="semi")
+        if per_host.is_empty():
+            return empty
+        nics = reader(per_host["host"].unique().sort().to_list(), per_host["errno"].unique().sort().to_list())
+        if nics.is_empty():
+            return empty
+        by_nic = (per_host.join(nics, on="host").group_by(*fam, "nic")
+                  .agg(pl.col("failing", "_n").sum(), pl.col("host"))
+                  .with_columns(pl.col("failing").sum().over(fam).alias("_tf"), pl.col("_n").sum().over(fam).alias("_tn"),
+                                pl.col("nic").n_unique().over(fam).alias("_nics")))
+        f, n = by_nic["failing"].to_numpy(), by_nic["_n"].to_numpy()
+        rest_f, rest_n = by_nic["_tf"].to_numpy() - f, by_nic["_tn"].to_numpy() - n
+        low, _ = wilson_bounds(f, n, self.z)
+        fatal = ((by_nic["_nics"].to_numpy() >= 2) & (rest_n > 0) & (low > 0.5)
+                 & (increase_lower(f, n, rest_f, rest_n, self.z) > self.max_increase))
+        return (by_nic.filter(pl.Series(fatal, dtype=pl.Boolean)).select(*fam, "host").explode("host")
+                .select(empty.columns).cast(empty.schema))
 
     def _update_regressions(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
         """Families (fam, `_split`) whose occurrences on hosts that show them only on a release
@@ -979,6 +1107,8 @@ class FleetExpectedLearner(ParamsMixin):
                 stats["fleet_wide"] = True
         if row.get("update_regression"):  # not routine where it came with a kernel update
             stats["update_regression"] = True
+        if row.get("fatal_hosts"):  # not routine on the hosts of the NIC it kills on (see "Not a regression")
+            stats["fatal_hosts"] = list(row["fatal_hosts"])
         if row.get("rate_upper"):  # per covered probe: errno count / invocations, per host
             stats["rate_upper"] = {b["probe"]: round(float(b["rate_upper"]), 6) for b in row["rate_upper"]}
         return Entry(
@@ -1007,9 +1137,10 @@ def learn_fleet_expected(
 
 
 def expected_from_traces(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = None,
-                         releases: pl.DataFrame | None = None, **params: Any) -> FleetExpectedResult:
+                         releases: pl.DataFrame | None = None, nic_identity: NicIdentity | None = None,
+                         **params: Any) -> FleetExpectedResult:
     """FleetExpectedLearner.fit_traces on collect_traces' output (and bucketed counters)."""
-    learner = FleetExpectedLearner(**params).fit_traces(traces, chains, counters, releases)
+    learner = FleetExpectedLearner(**params).fit_traces(traces, chains, counters, releases, nic_identity)
     return FleetExpectedResult(learner.entries_, learner.candidates_)
 
 

@@ -418,6 +418,52 @@ def event_files(dataset: str | os.PathLike | Iterable[str | os.PathLike], since:
     return parquet_files(dataset)
 
 
+# metadata keys naming a host's NIC: its model and firmware (free-form job metadata; a fleet's
+# tracer or launcher sets what it knows). Keys of the job or the process (tenant, rank, image)
+# say nothing of the hardware and are left out
+NIC_KEYS = ("nic_model", "fw_version", "nic_fw", "hca_type", "board_id")
+
+
+def host_nic_identity(dataset: EventsInput, hosts: Iterable[str], errnos: Iterable[str],
+                      since: str | dt.datetime | None = None) -> pl.DataFrame:
+    """host, nic: the NIC a host ran (its NIC_KEYS metadata as sorted "key=value" pairs joined
+    by ",") when it last met one of `errnos`, for the given hosts; a host whose traces carry no
+    such key is left out. A targeted second read (host, seq, errno, start time, metadata; one
+    row a trace whose frames carry one of the errnos, on those hosts only), made by the
+    expected-error learner only for a family it may call harmless and on whose hosts it kills
+    (baseline.fleet.expected: "Not a regression"): the audit's events pass never decodes the
+    wide metadata column."""
+    empty = pl.DataFrame(schema={"host": pl.String, "nic": pl.String})
+    hosts, errnos = list(hosts), list(errnos)
+    if not hosts or not errnos:
+        return empty
+    since_dt = parse_since(since)
+    if isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
+        lf = dataset.lazy()
+    else:
+        lf = _scan_files([str(f) for f in event_files(dataset, since=since_dt.date().isoformat() if since_dt else None)])
+    if "metadata" not in lf.collect_schema().names():
+        return empty
+    rows = (
+        lf.filter(since_filter(since_dt))
+        .filter(pl.col("host").cast(pl.String).is_in(hosts) & pl.col("errno").cast(pl.String).is_in(errnos))
+        .select(pl.col("host").cast(pl.String), "trace_id", "start_time", "metadata")
+        .unique(["host", "trace_id"])
+        .sort("start_time")
+        .group_by("host").agg(pl.col("metadata").drop_nulls().last())
+        .collect()
+    )
+    pairs = (
+        rows.drop_nulls("metadata").explode("metadata").unnest("metadata")
+        .filter(pl.col("key").is_in(list(NIC_KEYS)) & pl.col("value").is_not_null())
+    )
+    if pairs.is_empty():
+        return empty
+    return (pairs.sort("host", "key")
+            .group_by("host", maintain_order=True)
+            .agg(pl.format("{}={}", "key", "value").str.join(",").alias("nic")))
+
+
 def parse_since(since: str | dt.datetime | None) -> dt.datetime | None:
     """ISO date/time (naive = UTC) or a time ago ('2h') -> aware datetime (tracer.units.parse_time)."""
     return parse_time(since, "--since")
