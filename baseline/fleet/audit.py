@@ -1774,13 +1774,16 @@ def run_audit(
     releases = release_history(traces, cell_attributes(buckets) if buckets is not None else None)
     if learn_expected:
         from baseline.fleet.expected import expected_from_traces
-        from baseline.fleet.model import host_nic_identity
+        from baseline.fleet.model import good_root_latency, host_nic_identity
 
         def nic_identity(hosts: list[str], errnos: list[str]) -> pl.DataFrame:
             return host_nic_identity(dataset, hosts, errnos, since=since_dt)
 
+        def good_latency(operation: str, hosts: list[str]) -> pl.DataFrame:
+            return good_root_latency(dataset, operation, hosts, since=since_dt)
+
         learned = expected_from_traces(traces, chains, counters=buckets, releases=releases,
-                                       nic_identity=nic_identity).entries
+                                       nic_identity=nic_identity, good_latency=good_latency).entries
         expected = expected + ExpectedErrors(learned, source="<learned from dataset>")
     # entries naming a caller (comm) are matched per finding's process (caller_expected); the
     # chains' analysis and the counters know no process, so they take the others only

@@ -165,6 +165,7 @@ from baseline.fleet.model import (  # failed_expr, weight_expr: read here by cal
     ParamsMixin,
     collect_traces,
     failed_expr,  # noqa: F401
+    good_root_latency,
     host_nic_identity,
     trace_flags,
     weight_expr,  # noqa: F401
@@ -175,6 +176,8 @@ from tracer.errors import TracebaseError
 
 # (hosts, errnos) -> host, nic: see FleetExpectedLearner.fit_traces
 NicIdentity = Callable[[list[str], list[str]], pl.DataFrame]
+# (operation, hosts) -> host, kernel_release, latency_ns: see FleetExpectedLearner.fit_traces
+GoodLatency = Callable[[str, list[str]], pl.DataFrame]
 
 VENDOR_PREFIXES = (("mlx5_", "mlx5"), ("bnxt_re_", "bnxt_re"), ("irdma_", "irdma"))
 
@@ -437,6 +440,10 @@ class FleetExpectedLearner(ParamsMixin):
         least this share of occurrences.
     batch_rows : int
         Rows per streamed batch when fitting from files.
+    slow_factor : float
+        An update's family is not shown harmless where the operation's good calls on its hosts
+        took this many times longer (median) after the update than before (see "Not a
+        regression").
     """
 
     def __init__(self, min_hosts: int = 3, min_jobs: int = 2, min_success: int = 5, min_host_fraction: float = 0.25,
@@ -444,7 +451,7 @@ class FleetExpectedLearner(ParamsMixin):
                  band_quantile: float = 0.95, band_factor: float = 2.0, handled_share: float = 0.95,
                  batch_rows: int = 500_000,
                  signal_errnos: tuple[str, ...] = ("EAGAIN", "ENOENT", "ENODATA", "EOPNOTSUPP"), min_timed: int = 5,
-                 min_timed_survived: int = 1):
+                 min_timed_survived: int = 1, slow_factor: float = 10.0):
         self.min_hosts = min_hosts
         self.min_jobs = min_jobs
         self.min_success = min_success
@@ -459,6 +466,7 @@ class FleetExpectedLearner(ParamsMixin):
         self.signal_errnos = signal_errnos
         self.min_timed = min_timed
         self.min_timed_survived = min_timed_survived
+        self.slow_factor = slow_factor
 
     # ---------------------------------------------------------------- fitting
     def fit(self, X: EventsInput, y: None = None, since: str | dt.datetime | None = None,  # noqa: ARG002
@@ -482,19 +490,26 @@ class FleetExpectedLearner(ParamsMixin):
         def nic_identity(hosts: list[str], errnos: list[str]) -> pl.DataFrame:
             return host_nic_identity(X, hosts, errnos, since=since)
 
-        return self.fit_traces(traces, chains, counters, nic_identity=nic_identity)
+        def good_latency(operation: str, hosts: list[str]) -> pl.DataFrame:
+            return good_root_latency(X, operation, hosts, since=since)
+
+        return self.fit_traces(traces, chains, counters, nic_identity=nic_identity, good_latency=good_latency)
 
     def fit_traces(self, traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = None,
                    releases: pl.DataFrame | None = None,
-                   nic_identity: NicIdentity | None = None) -> FleetExpectedLearner:
+                   nic_identity: NicIdentity | None = None,
+                   good_latency: GoodLatency | None = None) -> FleetExpectedLearner:
         """fit on the output of collect_traces (and optional bucketed counters); `releases`:
         release_history of the same traces and counters when the caller has it already;
         `nic_identity(hosts, errnos)`: the hosts' NIC model and firmware (host, nic: see
         baseline.fleet.model.host_nic_identity) for the "Not a regression" split by NIC, read
-        only when a family needs it (None: no split)."""
+        only when a family needs it (None: no split); `good_latency(operation, hosts)`: the
+        root latencies of the operation's timed good traces there by kernel release
+        (baseline.fleet.model.good_root_latency), for the same predicate (None: not asked)."""
         if traces.is_empty():
             raise TracebaseError("no events to learn expected errors from")
         self._nic_identity = nic_identity
+        self._good_latency = good_latency
         self.candidates_ = self._candidates(traces, chains, counters, releases)
         self.entries_ = [self._entry(r) for r in self.candidates_.filter(pl.col("expected")).iter_rows(named=True)]
         # comm null: routine for every caller, seen or not; else for that caller only
@@ -737,6 +752,7 @@ class FleetExpectedLearner(ParamsMixin):
                           pl.col("observed_hosts").fill_null(pl.col("group_hosts")))
             .drop("_vendors")
         )
+        cand = cand.join(self._slowed_by_update(true, cand, rel), on=["operation", "probe", "errno"], how="left")
         cand = self._verdict(cand)
         # a family whose survival depends on the caller: its callers judged apart (see "Caller")
         callers = self._by_caller(true, cand, traces)
@@ -825,9 +841,13 @@ class FleetExpectedLearner(ParamsMixin):
         # a capability the new driver refuses and every process does without (tests/fleetgen19:
         # create_cq EOPNOTSUPP at create_cq_user on every upgraded host); a fatal one, or one
         # whose outcome the windows do not show, stays a finding
+        # ... and not where the operation's good calls got much slower on those hosts with the
+        # update (see "Not a regression": survived, at the cost of seconds of retries)
+        slowed = (pl.col("slowed_after_update").fill_null(False) if "slowed_after_update" in cand.columns
+                  else pl.lit(False))
         not_regression = (pl.col("new_release_share") < self.max_new_share) | (
             pl.col("outcome_in_windows") & (pl.col("timed_traces") >= self.min_timed)
-            & (pl.col("increase_upper") <= self.max_increase))
+            & (pl.col("increase_upper") <= self.max_increase) & ~slowed)
         cand = cand.with_columns(
             (
                 # an error its operation absorbs (the root still succeeded) is survived by the call
@@ -895,7 +915,7 @@ class FleetExpectedLearner(ParamsMixin):
         # what the fleet shows of the family whoever calls: its probe's base rate (Increase's
         # second side), its spread, release history and hosts
         fleet = ["observed", "observed_failing", "observed_timed", "observed_timed_failing", "update_regression",
-                 "fatal_hosts", "hosts_also_ok", "group_hosts", "observed_hosts", "vendors"]
+                 "fatal_hosts", "slowed_after_update", "hosts_also_ok", "group_hosts", "observed_hosts", "vendors"]
         per = self._verdict(per.join(cand.select(*fam, *fleet, pl.col("expected").alias("_learned")), on=fam,
                                      how="left"), spread=False)
         fatal = pl.col("increase_lower") > self.max_increase
@@ -977,6 +997,45 @@ class FleetExpectedLearner(ParamsMixin):
             pl.col("first_seen").min(),
             pl.col("last_seen").max(),
         ]
+
+    def _slowed_by_update(self, true: pl.DataFrame, cand: pl.DataFrame, rel: pl.DataFrame | None) -> pl.DataFrame:
+        """(operation, probe, errno, slowed_after_update) for the update's families that might be
+        shown harmless (at least ``max_new_share`` of their occurrences came with the update and
+        ``min_timed`` were timed): True where, on the hosts it came to, the operation's timed
+        good calls took at least ``slow_factor`` times longer (median) on the release they
+        switched to than before, each side with ``min_timed`` calls. Every process survives a
+        firmware that answers 30 % of CREATE_QP with RES_BUSY, retrying after a second or more,
+        but the good create_qp calls there take 377 ms instead of 2.8 ms (tests/fleetgen20): a
+        cost the update brought, not a harmless refusal. Read (the latencies, a second targeted
+        pass) only for such families."""
+        fam = ["operation", "probe", "errno"]
+        out = pl.DataFrame(schema={"operation": pl.String, "probe": pl.String, "errno": pl.String,
+                                   "slowed_after_update": pl.Boolean})
+        reader = getattr(self, "_good_latency", None)
+        if reader is None or rel is None or cand.is_empty():
+            return out
+        asked = cand.filter((pl.col("on_new_release") >= self.max_new_share * pl.col("traces"))
+                            & (pl.col("timed_traces") >= self.min_timed)).select(fam)
+        if asked.is_empty():
+            return out
+        hosts = (true.filter(pl.col("_regression")).select(pl.col("operation", "host").cast(pl.String), "probe", "errno")
+                 .unique().join(asked, on=fam, how="semi"))
+        switched = rel.select(pl.col("host", "kernel_release").cast(pl.String), "new_release")
+        rows = []
+        for (op,), group in hosts.group_by("operation"):
+            lat = reader(str(op), group["host"].unique().sort().to_list())
+            if lat.is_empty():
+                continue
+            lat = lat.join(switched, on=["host", "kernel_release"], how="left").with_columns(
+                pl.col("new_release").fill_null(False))
+            for (probe, errno), fam_hosts in group.group_by("probe", "errno"):
+                mine = lat.filter(pl.col("host").is_in(fam_hosts["host"].implode()))
+                before = mine.filter(~pl.col("new_release"))["latency_ns"]
+                after = mine.filter(pl.col("new_release"))["latency_ns"]
+                if before.len() >= self.min_timed and after.len() >= self.min_timed:
+                    slowed = float(after.median()) >= self.slow_factor * max(float(before.median()), 1.0)
+                    rows.append((str(op), probe, errno, slowed))
+        return pl.DataFrame(rows, schema=out.schema, orient="row") if rows else out
 
     def _fatal_nic_hosts(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
         """(fam, host) as text: the hosts of an update's family (at least ``max_new_share`` of its
@@ -1138,9 +1197,10 @@ def learn_fleet_expected(
 
 def expected_from_traces(traces: pl.DataFrame, chains: pl.DataFrame, counters: Any = None,
                          releases: pl.DataFrame | None = None, nic_identity: NicIdentity | None = None,
-                         **params: Any) -> FleetExpectedResult:
+                         good_latency: GoodLatency | None = None, **params: Any) -> FleetExpectedResult:
     """FleetExpectedLearner.fit_traces on collect_traces' output (and bucketed counters)."""
-    learner = FleetExpectedLearner(**params).fit_traces(traces, chains, counters, releases, nic_identity)
+    learner = FleetExpectedLearner(**params).fit_traces(traces, chains, counters, releases, nic_identity,
+                                                        good_latency)
     return FleetExpectedResult(learner.entries_, learner.candidates_)
 
 

@@ -464,6 +464,38 @@ def host_nic_identity(dataset: EventsInput, hosts: Iterable[str], errnos: Iterab
             .agg(pl.format("{}={}", "key", "value").str.join(",").alias("nic")))
 
 
+def good_root_latency(dataset: EventsInput, operation: str, hosts: Iterable[str],
+                      since: str | dt.datetime | None = None) -> pl.DataFrame:
+    """host, kernel_release, latency_ns: the root latency of every timed good trace of
+    `operation` on the given hosts (root frame without an errno, recorded in a capture window).
+    A targeted second read (root rows of those hosts only), made by the expected-error learner
+    for an update's family it may call harmless (baseline.fleet.expected: "Not a regression"):
+    the per-trace table keeps no latency, a column of millions of rows for this one question."""
+    empty = pl.DataFrame(schema={"host": pl.String, "kernel_release": pl.String, "latency_ns": pl.Int64})
+    hosts = list(hosts)
+    if not hosts:
+        return empty
+    since_dt = parse_since(since)
+    if isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
+        lf = dataset.lazy()
+    else:
+        lf = _scan_files([str(f) for f in event_files(dataset, since=since_dt.date().isoformat() if since_dt else None)])
+    names = set(lf.collect_schema().names())
+    if not {"latency_ns", "kernel_release", "command"} <= names:
+        return empty
+    command = pl.col("command")
+    root_op = (pl.when(command.is_not_null() & (command != "")).then(command)
+               .otherwise(pl.concat_str([pl.col("probe"), pl.col("arg").fill_null("")], separator=" ").str.strip_chars()))
+    return (
+        lf.filter(since_filter(since_dt))
+        .filter((pl.col("depth") == 0) & pl.col("errno").is_null() & pl.col("latency_ns").is_not_null()
+                & pl.col("host").cast(pl.String).is_in(hosts))
+        .filter(root_op == operation)
+        .select(pl.col("host", "kernel_release").cast(pl.String), pl.col("latency_ns").cast(pl.Int64))
+        .collect()
+    )
+
+
 def parse_since(since: str | dt.datetime | None) -> dt.datetime | None:
     """ISO date/time (naive = UTC) or a time ago ('2h') -> aware datetime (tracer.units.parse_time)."""
     return parse_time(since, "--since")
