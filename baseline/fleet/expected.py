@@ -963,7 +963,9 @@ class FleetExpectedLearner(ParamsMixin):
                  .collect())
         if spans.is_empty():
             return empty
-        ok = (traces.lazy().filter(~pl.col("root_failed") & pl.col("comm").is_not_null())
+        # (root_failed from the columns at hand: the narrow per-trace table's flag or the wide one's)
+        root_failed = trace_flags(set(traces.columns))["root_failed"]
+        ok = (traces.lazy().filter(~root_failed & pl.col("comm").is_not_null())
               .select(pl.col("operation", "host", "comm").cast(pl.String), "start_time")
               .join(spans.lazy().select("operation", "host").unique(), on=["operation", "host"], how="semi")
               .collect())
