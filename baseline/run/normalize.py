@@ -782,6 +782,18 @@ def code_in(codes: np.ndarray, members: Any, n_values: int) -> np.ndarray:
     return take(lut, codes)
 
 
+def view_in(view: Any, members: Any, n_values: int) -> np.ndarray:
+    """Boolean per row: which rows' codes (0..n_values-1, -1 for null) of a column or a
+    `Recoded` view are among `members`. Through a `Recoded` (the plain path of each row from
+    its raw path code) the members' table is looked up through the small raw-code table
+    first, so the rows' codes are gathered once, never made as a column of their own."""
+    if not isinstance(view, Recoded):
+        return code_in(np.asarray(view), members, n_values)
+    lut = np.zeros(n_values + 1, dtype=bool)  # the extra last entry: null (-1) is never a member
+    lut[np.asarray(members, dtype=np.int64)] = True
+    return take(lut[view.table], view.codes)  # the table's own last entry (-1) is null's
+
+
 def codes_where(values: Iterable[str], member: Container[str] | Callable[[str], bool]) -> np.ndarray:
     """The codes (int32, ascending) of the distinct `values` of a column that are in `member`
     (a set of names) or for which it holds (a predicate): e.g. a rule's errnos, as codes of
