@@ -2205,13 +2205,7 @@ def _listing_twins(p: Prepared, nb: int) -> np.ndarray:
     if nb == 0 or nb == n:
         return out
     plain = np.asarray(p.plainpath)
-    # the plain paths the good runs have, as a table over the path codes (sorting a million
-    # codes for their distinct values took ~25 ms of the ~35 this function took when, as
-    # almost always, no bad row is left); its last entry, null's, is never a candidate
-    in_good = np.zeros(len(p.npath_values) + 1, dtype=bool)
-    in_good[plain[nb:]] = True
-    in_good[-1] = True
-    cand = np.flatnonzero(~take(in_good, plain[:nb]))
+    cand = _paths_new_to_bad(plain, nb, len(p.npath_values))
     if not len(cand):
         return out
     n_paths, n_err = np.int64(len(p.npath_values) + 1), np.int64(len(p.errno_values) + 1)
@@ -2253,6 +2247,17 @@ def _listing_twins(p: Prepared, nb: int) -> np.ndarray:
     if twin_keys:
         out[cand[np.isin(cand_keys, np.array(twin_keys, dtype=np.int64))]] = True
     return out
+
+
+def _paths_new_to_bad(plain: np.ndarray, nb: int, n_paths: int) -> np.ndarray:
+    """The bad rows (0..nb-1) at a plain path (codes 0..n_paths-1, -1 none) no good row has.
+    The good rows' paths are marked in a table over the path codes: sorting their million
+    codes for the distinct values took ~25 ms of the ~35 `_listing_twins` took when, as
+    almost always, no bad row is left. The table's last entry, null's, is never new."""
+    in_good = np.zeros(n_paths + 1, dtype=bool)
+    in_good[plain[nb:]] = True
+    in_good[-1] = True
+    return np.flatnonzero(~take(in_good, plain[:nb]))
 
 
 def _shadowing_find(p: Prepared, nb: int, anomaly: dict[str, Any], good_calls: np.ndarray,
