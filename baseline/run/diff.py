@@ -1048,11 +1048,15 @@ def diff_traces(
     # An error at the very path where the good runs succeeded keeps a token of its own: the
     # same-looking misses before it (a provider looked for in p1, p2, then p3, where the good
     # runs found it) would otherwise fold it away as one more turn of a loop.
-    salted = raw_change[orig]
-    salted &= orig >= 0  # (an END slot's -1 read the last row)
-    if salted.any():
-        handed[0].tok[salted] ^= RAW_CHANGE_SALT
-    del salted, orig
+    # (Most diffs have no such error: the gathers through every position are skipped then.)
+    any_raw_change = bool(raw_change.any())
+    if any_raw_change:
+        salted = raw_change[orig]
+        salted &= orig >= 0  # (an END slot's -1 read the last row)
+        if salted.any():
+            handed[0].tok[salted] ^= RAW_CHANGE_SALT
+        del salted
+    del orig
     p.errno[idem_mkdir] = idem_errno  # tokens made: shown as recorded
     p.errno[own_reaped] = own_errno
     timeouts = _TimedOutWaits(p, outcomes, nb)  # keeps the waits' streams: sid is released now
@@ -1071,7 +1075,8 @@ def diff_traces(
     bs, bh = bad_side.result()
     del bad_side
     explained, gh = align.seen_windows(bh, gs, role_hash, k)
-    explained &= ~np.where(bs.orig >= 0, raw_change[np.maximum(bs.orig, 0)], False)
+    if any_raw_change:
+        explained &= ~np.where(bs.orig >= 0, raw_change[np.maximum(bs.orig, 0)], False)
     del raw_change
     # An unexplained event no good stream of its role has at all (only those positions matter).
     unexplained = np.flatnonzero(~explained)
