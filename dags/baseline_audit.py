@@ -55,40 +55,48 @@ def baseline_audit():
     def validate_config() -> str:
         """Validate the pipeline config (param `config`, else Variable tracebase_config); its path."""
         from baseline.pipeline.config import validated_config_path
+        from baseline.pipeline.tasks import one_line_failure
 
-        return validated_config_path(get_current_context()["params"].get("config"))
+        with one_line_failure():  # the library's one line in the log, not a traceback
+            return validated_config_path(get_current_context()["params"].get("config"))
 
     @task(retries=2, retry_delay=RETRY)
     def refresh_baseline(config_path: str) -> dict:
         """Refit the per-operation good-trace baseline on the recent window."""
         from baseline.pipeline.config import load_config
+        from baseline.pipeline.tasks import one_line_failure
         from baseline.pipeline.tasks import refresh_baseline as refresh
 
-        return refresh(load_config(config_path), now=run_time())
+        with one_line_failure():  # the library's one line in the log, not a traceback
+            return refresh(load_config(config_path), now=run_time())
 
     @task(retries=2, retry_delay=RETRY)
     def refresh_expected(config_path: str) -> dict:
         """Relearn the expected errors from good traces (curated entries are kept)."""
         from baseline.pipeline.config import load_config
+        from baseline.pipeline.tasks import one_line_failure
         from baseline.pipeline.tasks import refresh_expected as refresh
 
-        return refresh(load_config(config_path), now=run_time())
+        with one_line_failure():  # the library's one line in the log, not a traceback
+            return refresh(load_config(config_path), now=run_time())
 
     @task(retries=2, retry_delay=RETRY)
     def audit(config_path: str, model: dict, expected: dict) -> dict:  # noqa: ARG001 - ordering
         """Audit new failures: bifurcation points, root-cause clusters, host alerts (staged)."""
         from baseline.pipeline.config import load_config
-        from baseline.pipeline.tasks import audit_new_failures
+        from baseline.pipeline.tasks import audit_new_failures, one_line_failure
 
-        return audit_new_failures(load_config(config_path), now=run_time())
+        with one_line_failure():  # the library's one line in the log, not a traceback
+            return audit_new_failures(load_config(config_path), now=run_time())
 
     @task(outlets=[TRACEBASE_FINDINGS], retries=2, retry_delay=RETRY)
     def publish(config_path: str, audited: dict) -> dict:
         """Publish the staged findings and report.html; findings/LATEST; the findings asset."""
         from baseline.pipeline.config import load_config
-        from baseline.pipeline.tasks import publish_findings
+        from baseline.pipeline.tasks import one_line_failure, publish_findings
 
-        return publish_findings(load_config(config_path), audited, now=run_time())
+        with one_line_failure():  # the library's one line in the log, not a traceback
+            return publish_findings(load_config(config_path), audited, now=run_time())
 
     path = validate_config()
     audited = audit(path, refresh_baseline(path), refresh_expected(path))

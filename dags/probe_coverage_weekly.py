@@ -37,18 +37,21 @@ def probe_coverage_weekly():
     def validate_config() -> str:
         """Validate the pipeline config (param `config`, else Variable tracebase_config); its path."""
         from baseline.pipeline.config import validated_config_path
+        from baseline.pipeline.tasks import one_line_failure
 
-        return validated_config_path(get_current_context()["params"].get("config"))
+        with one_line_failure():  # the library's one line in the log, not a traceback
+            return validated_config_path(get_current_context()["params"].get("config"))
 
     @task(retries=2, retry_delay=dt.timedelta(minutes=2))
     def coverage_report(config_path: str) -> dict:
         """The report of one ISO week (param `week`, else the last complete week): HTML, Markdown, Parquet."""
         from baseline.pipeline.config import load_config
-        from baseline.pipeline.tasks import coverage_week, weekly_coverage
+        from baseline.pipeline.tasks import coverage_week, one_line_failure, weekly_coverage
 
         ctx = get_current_context()
-        week = ctx["params"].get("week") or coverage_week(ctx.get("logical_date"), ctx.get("data_interval_end"))
-        return weekly_coverage(load_config(config_path), week=week)
+        with one_line_failure():  # the library's one line in the log, not a traceback
+            week = ctx["params"].get("week") or coverage_week(ctx.get("logical_date"), ctx.get("data_interval_end"))
+            return weekly_coverage(load_config(config_path), week=week)
 
     coverage_report(validate_config())
 

@@ -36,24 +36,28 @@ def trace_ingest():
     def validate_config() -> str:
         """Validate the pipeline config (param `config`, else Variable tracebase_config); its path."""
         from baseline.pipeline.config import validated_config_path
+        from baseline.pipeline.tasks import one_line_failure
 
-        return validated_config_path(get_current_context()["params"].get("config"))
+        with one_line_failure():  # the library's one line in the log, not a traceback
+            return validated_config_path(get_current_context()["params"].get("config"))
 
     @task(retries=2, retry_delay=dt.timedelta(minutes=1))  # idempotent: a rerun adds no duplicate rows
     def ingest(config_path: str) -> dict:
         """Spool snapshots into the dataset; unreadable files to quarantine; the watermark."""
         from baseline.pipeline.config import load_config
-        from baseline.pipeline.tasks import ingest_once
+        from baseline.pipeline.tasks import ingest_once, one_line_failure
 
-        return ingest_once(load_config(config_path))
+        with one_line_failure():  # the library's one line in the log, not a traceback
+            return ingest_once(load_config(config_path))
 
     @task(retries=2, retry_delay=dt.timedelta(minutes=1))
     def compact_and_expire(config_path: str, ingested: dict) -> dict:  # noqa: ARG001 - runs after ingest
         """Merge small part files and closed days; remove partitions and quarantine past their retention."""
         from baseline.pipeline.config import load_config
-        from baseline.pipeline.tasks import tidy
+        from baseline.pipeline.tasks import one_line_failure, tidy
 
-        return tidy(load_config(config_path))
+        with one_line_failure():  # the library's one line in the log, not a traceback
+            return tidy(load_config(config_path))
 
     @task(outlets=[TRACEBASE_DATASET])
     def announce_new_data(ingested: dict) -> dict:

@@ -28,7 +28,7 @@ import functools
 import os
 import re
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -68,6 +68,30 @@ def _now(now: Any, what: str = "now") -> dt.datetime:
         raise TracebaseError(f"{what}: expected a time between {units.MIN_TIME:%Y} and {units.MAX_TIME:%Y} "
                              f"(int64-nanosecond timestamps), found {now.isoformat()} (is the system clock right?)")
     return now
+
+
+class TaskFailed(SystemExit):
+    """A task's failure as the one line a CLI prints (the library's message), for Airflow.
+
+    Airflow's task runner logs every exception it catches with its traceback -- some 40 lines
+    of its own frames around the one line that says what is wrong (a missing spool, a file
+    that is not Parquet) -- except SystemExit, which it logs as one line, `Task exited
+    exit_code=<message>`, and then fails or retries the task as it would for any other error.
+    Raised only by `one_line_failure`, around a DAG task's library call."""
+
+
+@contextmanager
+def one_line_failure() -> Iterator[None]:
+    """Turn the library's one-line errors (TracebaseError: a bad config, a bad input, a lock
+    held too long) and OS errors (a full or read-only disk, EACCES) raised inside into
+    TaskFailed carrying that line. Anything else -- a bug -- keeps its traceback."""
+    try:
+        yield
+    except TracebaseError as exc:
+        raise TaskFailed(str(exc)) from None
+    except OSError as exc:
+        where = f"{os.fsdecode(exc.filename)}: " if exc.filename is not None else ""
+        raise TaskFailed(f"{where}{exc.strerror or exc}") from None
 
 
 def _checked_config(fn: _F) -> _F:
