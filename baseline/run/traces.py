@@ -24,7 +24,8 @@ from baseline.run.normalize import (
     normalize_string,
     prepare,
 )
-from tracer.errors import SchemaError, TracebaseError
+from tracer.errors import SchemaError, TracebaseError, printable
+from tracer.inputs import input_paths
 from tracer.schema import (
     EVENTS,
     conform,
@@ -332,8 +333,17 @@ def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
         frame = conform(src, "events").select([*columns, *OUTCOME_COLUMNS, "exit_status", "metadata"])
         table = EventColumns([_Side([_Frame(frame)], columns)], columns)
     else:  # files/directories: polars is not needed (nor imported by this module)
-        files = parquet_files(src)
-        table = EventColumns([_Side([_File(f) for f in files], columns)], columns)
+        given = [(p, [_File(f) for f in parquet_files(p)]) for p in input_paths(src)]
+        table = EventColumns([_Side([part for _, parts in given for part in parts], columns)], columns)
+        if table.num_rows:
+            # One path among several that holds no event (a recording that captured nothing,
+            # a file cut to its footer) was taken silently: as a GOOD trace it vouches for no
+            # behaviour, and the caller believes a baseline of N runs it does not have.
+            for path, parts in given:
+                if not any(part.num_rows for part in parts):
+                    raise TracebaseError(f"{printable(os.fspath(path))}: expected events, found an empty trace "
+                                         f"(0 rows in {len(parts)} file{'s' if len(parts) != 1 else ''}), "
+                                         f"beside {table.num_rows} events in the other inputs")
     if table.num_rows == 0:
         raise TracebaseError(f"{describe_source(src)}: expected events, found an empty trace")
     return table
