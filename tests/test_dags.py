@@ -207,7 +207,7 @@ def test_each_task_function_runs_without_airflow(tmp_path):
     first = pipeline.ingest_once(cfg)
     assert first["new_rows"] > 0 and first["quarantined"] == []
     assert pipeline.ingest_once(cfg)["new_rows"] == 0
-    assert pipeline.tidy(cfg, now=RUN_AT)["expired"] == {"partitions": 0, "quarantined": 0, "kept_newest": 0}
+    assert pipeline.tidy(cfg, now=RUN_AT)["expired"] == {"partitions": 0, "quarantined": 0, "kept_newest": 0, "left": []}
     model = pipeline.refresh_baseline(cfg, now=RUN_AT)
     assert model["traces"] > 0 and Path(model["model"]).is_file()
     expected = pipeline.refresh_expected(cfg, now=RUN_AT)

@@ -211,7 +211,7 @@ def test_retention_keeps_each_tables_newest_partition(tmp_path):
     assert all(len(days) == 2 for days in before.values()) and len(tables) == 3
     removed = apply_retention(dataset, quarantine, dataset_days=30, quarantine_days=30,
                               today=dt.date(2261, 12, 31))
-    assert removed == {"partitions": 3, "quarantined": 0, "kept_newest": 3}
+    assert removed == {"partitions": 3, "quarantined": 0, "kept_newest": 3, "left": []}
     assert {t: sorted(p.name for p in (dataset / t).glob("date=*")) for t in tables} == {
         t: days[-1:] for t, days in before.items()}
     assert read(dataset_files(dataset, "events"), "events").height > 0

@@ -60,6 +60,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -1109,19 +1110,27 @@ def _staging_path(dataset: Path) -> Path:
     return dataset / f"{COMPACT_STAGING_PREFIX}{os.getpid()}-{os.urandom(4).hex()}.tmp"
 
 
-def _drop_tree(dataset: Path, tree: Path) -> None:
+def _drop_tree(dataset: Path, tree: Path) -> str | None:
     """Remove a date directory at once for readers: renamed out of the table into a hidden
     staging name at the dataset's top (what a killed compaction leaves; the next compaction,
     ingest or retention removes it), then deleted. Deleted in place, a kill -9 mid-way left part
     of a date that every reader took for data: with a day compacted across hosts, some of its
     day files (whole hosts gone, the rest read). In place still where the rename is refused
-    (the table directory on another mount)."""
+    (the table directory on another mount). None when it is gone, else why it is not (the
+    first error: EROFS, EACCES), and what could not be removed stays where it was."""
     staging = _staging_path(dataset)
     try:
         os.rename(tree, staging)
     except OSError:
         staging = tree
-    shutil.rmtree(staging, ignore_errors=True)
+    errors: list[str] = []
+    shutil.rmtree(staging, onerror=lambda _fn, path, info: errors.append(
+        f"{shown(path)}: {getattr(info[1], 'strerror', None) or info[1]}"))
+    if not errors or not os.path.lexists(staging):
+        return None
+    # (renamed, what is left stays hidden -- no reader sees half a date -- and the next run's
+    # _remove_dead_partition_stagings tries again)
+    return errors[0]
 
 
 def _remove_dead_partition_stagings(dataset: Path, tables: Iterable[str]) -> None:
@@ -1348,17 +1357,19 @@ def apply_retention(
     quarantine_days: int,
     today: dt.date | None = None,
     lock_timeout_s: float = 600.0,
-) -> dict[str, int]:
+) -> dict[str, Any]:
     """Delete dataset date partitions and quarantined entries older than the retention.
 
     Each table's newest date partition is kept even when it is older (`kept_newest` counts
     them): a clock set far ahead, or an ingest stopped for longer than the retention, would
     otherwise leave an empty dataset -- the last data the audits have, as a findings directory's
     LATEST run is kept. Symlinks (quarantined links) are removed as links; their targets are
-    never touched."""
+    never touched. A date directory past the retention that is a mount point (an old date kept
+    on a volume of its own), or that cannot be removed (read-only, not ours to delete), is left
+    as it is and named in `left` with the reason; the other dates are still dropped."""
     today = today or dt.datetime.now(dt.UTC).date()
     cutoff = (today - dt.timedelta(days=dataset_days)).isoformat()
-    removed = {"partitions": 0, "quarantined": 0, "kept_newest": 0}
+    removed: dict[str, Any] = {"partitions": 0, "quarantined": 0, "kept_newest": 0, "left": []}
     dataset = Path(dataset)
     if dataset.is_dir():
         with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s):
@@ -1374,8 +1385,18 @@ def apply_retention(
                 for date_dir in expired:
                     if date_dir.is_symlink():
                         date_dir.unlink()
+                    elif os.path.ismount(date_dir):
+                        # Its rename is EBUSY and an rmtree in place emptied the volume someone
+                        # mounted there, then counted the date dropped on every run while the
+                        # mount point stayed. Whoever mounted it decides what goes.
+                        removed["left"].append(f"{shown(date_dir)}: left (a mount point: unmount it, "
+                                               f"or remove its files by hand)")
+                        continue
                     else:
-                        _drop_tree(dataset, date_dir)
+                        problem = _drop_tree(dataset, date_dir)
+                        if problem:
+                            removed["left"].append(f"{shown(date_dir)}: left ({problem})")
+                            continue
                     removed["partitions"] += 1
     q_cutoff = dt.datetime.combine(today - dt.timedelta(days=quarantine_days), dt.time(), dt.UTC).timestamp()
     quarantine = Path(quarantine)
