@@ -73,15 +73,17 @@ def handle(args: argparse.Namespace) -> int:
         allowlist = ExpectedErrors.load(allowlist)
     input_paths(args.traces)  # a missing trace is refused before polars is imported (~0.5 s)
     from baseline import export
+    from baseline.pipeline.ingest import reading_datasets
 
     max_events = export.DEFAULT_MAX_EVENTS if args.max_events is None else args.max_events
-    if args.diff:
-        trace = export.export_diff(args.traces[:-1], args.traces[-1], allowlist=allowlist,
-                                   trace_id=args.trace_id[0] if args.trace_id else None, mixed=args.mixed,
-                                   max_events=max_events)
-    else:
-        trace = export.export_trace(args.traces, trace_ids=args.trace_id, hosts=args.host, kinds=args.kind,
-                                    align=args.align, max_events=max_events)
+    with reading_datasets(args.traces):  # a dataset's events: a running ingest or compaction first
+        if args.diff:
+            trace = export.export_diff(args.traces[:-1], args.traces[-1], allowlist=allowlist,
+                                       trace_id=args.trace_id[0] if args.trace_id else None, mixed=args.mixed,
+                                       max_events=max_events)
+        else:
+            trace = export.export_trace(args.traces, trace_ids=args.trace_id, hosts=args.host, kinds=args.kind,
+                                        align=args.align, max_events=max_events)
     n = sum(1 for e in trace["traceEvents"] if e["ph"] != "M")
     if args.output == "-":
         export.dump(trace, sys.stdout)

@@ -346,6 +346,30 @@ def dataset_lock(dataset: str | os.PathLike, *, exclusive: bool, timeout_s: floa
         os.close(fd)
 
 
+def dataset_holding(path: str | os.PathLike) -> Path | None:
+    """The dataset `path` is in (the dataset itself, a table, a date, a host, a part file): the
+    nearest directory at most four levels up that holds the dataset lock file, or None (a
+    recording, a directory no ingest ever wrote)."""
+    here = Path(os.path.abspath(path))
+    for candidate in [here, *here.parents][:5]:
+        if os.path.isfile(candidate / LOCK_NAME):
+            return candidate
+    return None
+
+
+@contextmanager
+def reading_datasets(paths: Iterable[str | os.PathLike], timeout_s: float = 600.0) -> Iterator[None]:
+    """The shared lock of every dataset one of `paths` lies in, for a reader given files or
+    directories rather than a dataset (`baseline export DATASET/events`): a running ingest or
+    compaction finishes first, as for audit and coverage. Without it a reader could meet a
+    retention's drop or a compaction half done. Paths outside a dataset need no lock."""
+    datasets = sorted({d for d in map(dataset_holding, paths) if d is not None})
+    with contextlib.ExitStack() as stack:
+        for dataset in datasets:
+            stack.enter_context(dataset_lock(dataset, exclusive=False, timeout_s=timeout_s))
+        yield
+
+
 def _open_lock(dataset: Path, path: Path, exclusive: bool) -> int | None:
     try:
         if exclusive:
