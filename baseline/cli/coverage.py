@@ -116,7 +116,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     result = ingest_spool(args.spool, args.dataset, quarantine, remove_ingested=not args.keep_spool, workers=args.workers)
     compacted = compact_dataset(args.dataset, min_files=args.compact_min_files,
-                                days_after=args.compact_days_after or None) \
+                                days_after=args.compact_days_after or None, quarantine=quarantine) \
         if args.compact_min_files or args.compact_days_after else None
     for w in result.warnings:  # with --json too: in the JSON ("warnings") and said where a person looks
         print(f"baseline ingest: warning: {w}", file=sys.stderr)
@@ -140,6 +140,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if compacted and compacted.days:
         print(f"compacted {compacted.days} closed days across hosts ({compacted.day_files_in} files -> "
               f"{compacted.day_files_out} day files)")
+    for q in compacted.quarantined if compacted else ():
+        print(f"quarantined {q['path']}: {q['reason']}")
     for left in compacted.days_left if compacted else ():
         print(f"baseline ingest: warning: {left}", file=sys.stderr)
     return 0

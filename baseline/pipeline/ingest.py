@@ -152,6 +152,9 @@ class CompactResult:
     day_files_in: int = 0
     day_files_out: int = 0
     days_left: list[str] = field(default_factory=list)  # closed days left as they are, with the reason
+    # counters parts another writer put in the dataset whose counts no interval can hold: moved
+    # to quarantine, as ingest does with such a snapshot ({"path": ..., "reason": ...})
+    quarantined: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -914,11 +917,15 @@ def compact_dataset(
     today: dt.date | None = None,
     day_file_rows: int = 0,
     days_budget_s: float | None = None,
+    quarantine: str | os.PathLike | None = None,
 ) -> CompactResult:
     """Merge partitions holding >= `min_files` small part files into one file each; then, with
     `days_after` (days >= 1), compact every date of DAY_TABLES at least that many days before
     `today` (UTC) across hosts into day files (compact_days), newest first, starting no new
-    date once `days_budget_s` (DAY_COMPACTION_BUDGET_S) is spent. `min_files` 0 skips the first."""
+    date once `days_budget_s` (DAY_COMPACTION_BUDGET_S) is spent. `min_files` 0 skips the first.
+    With `quarantine`, a counters part file without a summary of ours (so not written by
+    ingest, which checks every snapshot's counts) whose counts no interval can hold
+    (tracer.schema.check_counts) is moved there with the reason, before any merge."""
     dataset = Path(dataset)
     tables = tuple(tables)
     result = CompactResult()
@@ -928,7 +935,10 @@ def compact_dataset(
         _remove_dead_partition_stagings(dataset, tables)
         if min_files:
             for part_dir in _partitions(dataset, tables):
-                _compact_partition(part_dir, part_dir.parent.parent.name, min_files, small_file_bytes, result)
+                table = part_dir.parent.parent.name
+                if table == "counters" and quarantine is not None:
+                    _quarantine_impossible_counts(dataset, part_dir, Path(quarantine), result)
+                _compact_partition(part_dir, table, min_files, small_file_bytes, result)
         if days_after is not None:
             _compact_closed_days(dataset, [t for t in tables if t in DAY_TABLES], days_after, today,
                                  day_file_rows or DAY_FILE_ROWS, result,
@@ -1275,6 +1285,26 @@ def _remove_orphan_summaries(part_dir: Path) -> None:
                 and not os.path.lexists(part_dir / entry.name)):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(entry.path)
+
+
+def _quarantine_impossible_counts(dataset: Path, part_dir: Path, quarantine: Path, result: CompactResult) -> None:
+    """Quarantine the counters parts of `part_dir` that ingest did not write (no summary of
+    ours matches them: copied in by hand, another tool's writer, damaged since) and whose counts
+    no interval can hold. Merged, such a part gave a failure rate over 1 to every reader, for
+    good. A part written by ingest was checked when its snapshot came in: not read again, so
+    the steady state costs one summary look-up per file, which the compaction makes anyway."""
+    for f in _part_files(part_dir):
+        if counter_buckets_for(f) is not None:
+            continue
+        try:
+            data = _read_part(f, "counters")
+        except (TracebaseError, *_DATA_ERRORS):
+            continue  # unreadable, another table: the merge ("cannot compact") or the reader names it
+        try:
+            check_counts(data, "counters", shown(f))
+        except TracebaseError as exc:
+            dest = quarantine_file(f, quarantine, f.relative_to(dataset), str(exc))
+            result.quarantined.append({"path": shown(dest), "reason": str(exc)})
 
 
 def _compact_partition(part_dir: Path, table: str, min_files: int, small_file_bytes: int, result: CompactResult) -> None:

@@ -141,6 +141,7 @@ def tidy(cfg: PipelineConfig, now: dt.datetime | None = None) -> dict:
         small_file_bytes=int(cfg.thresholds.compact_small_file_mb * (1 << 20)),
         days_after=cfg.thresholds.compact_days_after or None,
         today=_now(now).date(),
+        quarantine=cfg.quarantine,
     )
     return {"compact": compacted.to_dict(), "expired": expired}
 
