@@ -179,17 +179,19 @@ def test_export_of_a_dataset_waits_for_the_writer_holding_its_lock(tmp_path):
 # ------------------------------------------------------------------------------------------
 # a counters part another writer put in the dataset
 # ------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("column", ["failures", "errno_counts"])
-def test_compaction_quarantines_a_counters_part_with_counts_no_interval_can_hold(tmp_path, column):
+@pytest.mark.parametrize("column, resent", [("failures", False), ("errno_counts", False), ("failures", True)])
+def test_compaction_quarantines_a_counters_part_with_counts_no_interval_can_hold(tmp_path, column, resent):
     """A counters part without a summary of ours (copied in, another writer) whose row has
     failures above invocations, or an errno histogram above its failures: the compaction
     (`baseline ingest --compact-min-files 2`, the pipeline's tidy) moves it to quarantine with
     the reason naming the file, the column and the probe, and merges the rest. main merged it,
-    and every reader saw a failure rate over 1."""
+    and every reader saw a failure rate over 1. `resent`: the spool's snapshots come again
+    (--keep-spool), and ingest, which writes a missing summary for the parts of a partition
+    it meets again, quarantines the part instead of vouching for it (the battery found that)."""
     spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
     for seq in range(3):
         write_snapshot(spool, "host000", T0 + dt.timedelta(seconds=5 * seq), seq)
-    ingest_spool(spool, dataset, quarantine)
+    ingest_spool(spool, dataset, quarantine, remove_ingested=not resent)
     part_dir = next((dataset / "counters").glob("date=*/host=host000"))
     source = sorted(part_dir.glob("part-*.parquet"))[0]
     table = pq.read_table(source)
@@ -208,8 +210,8 @@ def test_compaction_quarantines_a_counters_part_with_counts_no_interval_can_hold
     pq.write_table(table.replace_schema_metadata(pq.read_schema(source).metadata), odd)
     assert counter_buckets_path(odd) is None or not counter_buckets_path(odd).exists()
     proc = subprocess.run([*BASELINE, "ingest", str(spool), str(dataset), "--quarantine", str(quarantine),
-                           "--compact-min-files", "2"], cwd=tmp_path, env=ENV, capture_output=True, text=True,
-                          timeout=300)
+                           "--compact-min-files", "2", *(["--keep-spool"] if resent else [])], cwd=tmp_path, env=ENV,
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     said = [line for line in proc.stdout.splitlines() if line.startswith("quarantined")]
     assert len(said) == 1 and odd.name in said[0] and f"column '{column}'" in said[0], proc.stdout

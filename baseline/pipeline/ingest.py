@@ -815,7 +815,14 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
             if table == "counters":
                 for part in _part_files(partition_path(dataset, table, date, host, "x").parent):
                     if counter_buckets_for(part) is None:
-                        _write_summary(part)
+                        # (a part another writer put there has no summary either: a summary
+                        # would vouch for counts no interval can hold, which compaction then
+                        # trusts -- quarantined instead)
+                        problem = _impossible_counts(part)
+                        if problem:
+                            _quarantine(result, part, quarantine, part.relative_to(dataset), problem)
+                        else:
+                            _write_summary(part)
     result.snapshots += len(new_ids)
     result.already_ingested += len(seen_ids - new_ids)
     if remove:
@@ -1296,15 +1303,24 @@ def _quarantine_impossible_counts(dataset: Path, part_dir: Path, quarantine: Pat
     for f in _part_files(part_dir):
         if counter_buckets_for(f) is not None:
             continue
-        try:
-            data = _read_part(f, "counters")
-        except (TracebaseError, *_DATA_ERRORS):
-            continue  # unreadable, another table: the merge ("cannot compact") or the reader names it
-        try:
-            check_counts(data, "counters", shown(f))
-        except TracebaseError as exc:
-            dest = quarantine_file(f, quarantine, f.relative_to(dataset), str(exc))
-            result.quarantined.append({"path": shown(dest), "reason": str(exc)})
+        problem = _impossible_counts(f)
+        if problem:
+            dest = quarantine_file(f, quarantine, f.relative_to(dataset), problem)
+            result.quarantined.append({"path": shown(dest), "reason": problem})
+
+
+def _impossible_counts(counters_file: Path) -> str | None:
+    """Why a dataset counters file holds counts no interval can hold (check_counts), or None --
+    also for a file that cannot be read: the merge ("cannot compact") or the reader names it."""
+    try:
+        data = _read_part(counters_file, "counters")
+    except (TracebaseError, *_DATA_ERRORS):
+        return None
+    try:
+        check_counts(data, "counters", shown(counters_file))
+    except TracebaseError as exc:
+        return str(exc)
+    return None
 
 
 def _compact_partition(part_dir: Path, table: str, min_files: int, small_file_bytes: int, result: CompactResult) -> None:
