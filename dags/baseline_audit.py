@@ -21,6 +21,13 @@ from airflow.sdk import (
     task,
 )
 
+from baseline.pipeline.allocator import configure_allocator
+
+# The task process parses this file, then the task body imports baseline.pipeline (and with it
+# polars): polars' allocator reads its setting at that import, so it is set here, at parse time,
+# as the `baseline` console script sets it (a setting in _RJEM_MALLOC_CONF still wins)
+configure_allocator()
+
 TRACEBASE_DATASET = Asset(name="tracebase_dataset", uri="file:///tracebase/dataset")
 TRACEBASE_FINDINGS = Asset(name="tracebase_findings", uri="file:///tracebase/findings")
 RETRY = dt.timedelta(minutes=2)

@@ -13,6 +13,13 @@ import datetime as dt
 from airflow.sdk import Asset, Param, dag, get_current_context, task
 from airflow.sdk.exceptions import AirflowSkipException
 
+from baseline.pipeline.allocator import configure_allocator
+
+# The task process parses this file, then the task body imports baseline.pipeline (and with it
+# polars): polars' allocator reads its setting at that import, so it is set here, at parse time,
+# as the `baseline` console script sets it (a setting in _RJEM_MALLOC_CONF still wins)
+configure_allocator()
+
 TRACEBASE_DATASET = Asset(name="tracebase_dataset", uri="file:///tracebase/dataset")
 
 

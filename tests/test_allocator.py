@@ -61,6 +61,40 @@ def test_a_users_setting_wins(fleet, tmp_path):
     assert _last(settings, "muzzy_decay_ms") == "250", settings
 
 
+# What an Airflow task process does before the task body runs: parse its DAG file (here with
+# DagBag, as the task runner does), then the body imports baseline.pipeline and with it polars.
+# Printed: whether polars was imported by the parse, then jemalloc's settings on stderr.
+DAG_TASK_ORDER = """
+import sys
+from airflow.dag_processing.dagbag import DagBag
+bag = DagBag(dag_folder=sys.argv[1])
+assert not bag.import_errors, bag.import_errors
+print("polars imported by the parse:", "polars" in sys.modules)
+from baseline.pipeline import tasks  # the task bodies' own import
+import polars as pl
+print(pl.Series(range(100_000)).sum())
+"""
+
+
+@pytest.mark.parametrize("dag_file", ["baseline_audit.py", "trace_ingest.py", "probe_coverage_weekly.py"])
+def test_a_dag_task_process_runs_with_the_allocator_setting(dag_file):
+    """Airflow runs a task in a process that parses the DAG file, then runs the task body, which
+    imports polars: the setting the console script makes must be made by then (on main it was
+    not: jemalloc kept polars' dirty_decay_ms 500 and muzzy_decay_ms 1000 in the audit task)."""
+    argv = [sys.executable, "-c", DAG_TASK_ORDER, os.path.join(REPO, "dags", dag_file)]
+    r, settings = _settings(argv, "confirm_conf:true")
+    assert "polars imported by the parse: False" in r.stdout, r.stdout  # else no setting could reach it
+    assert _last(settings, "muzzy_decay_ms") == "0", settings
+    assert _last(settings, "dirty_decay_ms") == "100", settings
+
+
+def test_configure_allocator_is_idempotent():
+    env = {"_RJEM_MALLOC_CONF": "narenas:2"}
+    configure_allocator(env)
+    configure_allocator(env)  # a DAG file parsed twice in one process
+    assert env["_RJEM_MALLOC_CONF"] == f"{ALLOCATOR_CONF},narenas:2"
+
+
 def test_configure_allocator_keeps_the_users_options_last():
     env: dict[str, str] = {}
     configure_allocator(env)
