@@ -91,6 +91,7 @@ from tracer.schema import FINDINGS as FINDINGS_SCHEMA
 # findings converted to Arrow (categoricals to text: ~230 bytes a finding) a slice at a time: at
 # 500,000 a slice the conversion added ~120 MiB at the end of the audit of a 10,000-host day
 FINDINGS_WRITE_ROWS = 125_000
+ROW_JOIN_SLICE_ROWS = 500_000  # failing traces per slice of the join to their chain (_findings_of_failing)
 VENDOR_PREFIX = re.compile(r"\b(mlx5_ib|mlx5|bnxt_re|irdma)_")
 
 
@@ -573,7 +574,11 @@ def _filter_by_column(frame: pl.DataFrame, mask: str) -> pl.DataFrame:
     frame = frame.drop(mask)
     columns = []
     for name in frame.columns:
-        columns.append(frame.get_column(name).filter(keep))
+        # in one chunk: the per-trace table comes in one chunk per events batch, and a frame of
+        # these beside columns made in one piece (the findings' chain columns) is rechunked by
+        # the next select, a copy of every such column at the audit's peak (~210 MiB on a
+        # 10,000-host day); here the copy is one column's, made while the old one is dropped
+        columns.append(frame.get_column(name).filter(keep).rechunk())
         frame = frame.drop(name)
     return pl.DataFrame(columns, schema={c.name: c.dtype for c in columns})
 
@@ -615,8 +620,12 @@ def _findings_of_failing(
     # key), not by a join: a join copies every column of the millions of failing rows too, the
     # audit's memory peak; this way those columns are shared and only the chain columns are built
     on = [*key, "truncated"]
-    row = failing.select(on).join(per_chain.select(on).with_row_index("_row"), on=on, how="left",
-                                  maintain_order="left")["_row"]
+    # a slice of the failing traces at a time: the join of all of them at once held ~400 MiB of
+    # hash-join state beside them on a 10,000-host day (4.2M rows against a few hundred chains),
+    # the audit's memory peak; a slice's is a tenth of it, and the row numbers are the same
+    chain_rows = per_chain.select(on).with_row_index("_row")
+    row = pl.concat([part.select(on).join(chain_rows, on=on, how="left", maintain_order="left")["_row"]
+                     for part in failing.iter_slices(ROW_JOIN_SLICE_ROWS)], rechunk=True)
     if row.null_count():  # a trace whose chain has no analysis gets no finding (as an inner join)
         failing, row = failing.filter(row.is_not_null()), row.drop_nulls()
     chain_cols = [c for c in (*analysed.columns[5:], "signature") if c not in on]
@@ -1764,6 +1773,9 @@ def run_audit(
             raise_earlier_failure(buckets_of)  # a broken counters file is still reported first
             raise
         buckets = buckets_of.result()
+        # the future holds its result: without this, `del buckets` below freed nothing, and the
+        # bucketed counters (~130 MiB on a 10,000-host day) stayed to the end of the audit
+        del buckets_of
     if to_fit is not None:
         if not hasattr(to_fit, "operations_") or to_fit.n_traces_ == 0:
             raise TracebaseError(f"no good traces to learn from (kinds {', '.join(to_fit.good_kinds)})")
