@@ -144,7 +144,7 @@ def _port_block(size: int) -> tuple[int, ...]:
 _HELD_PORT_LOCKS: list[socket.socket] = []  # open for the session's life (closed with the process)
 # handed out by the scenario modules, one per service: no two sets share one (a connection's
 # TIME_WAIT, a server still going, from one set must not meet another's bind, in any order)
-PORTS = _port_block(16)
+PORTS = _port_block(18)
 
 
 def _remove_root() -> None:

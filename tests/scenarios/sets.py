@@ -30,6 +30,7 @@ from scenarios import (
     real_twentieth,
     real_twentyfirst,
     real_twentysecond,
+    real_twentythird,
 )
 from scenarios.harness import NoAnomalyCase, Scenario
 
@@ -78,6 +79,8 @@ SETS: list[RealSet] = [
             real_twentyfirst.quiet_teardown),
     RealSet("real_twentysecond", real_twentysecond.REAL_TWENTYSECOND, real_twentysecond.QUIET_TWENTYSECOND,
             real_twentysecond.quiet_teardown),
+    RealSet("real_twentythird", real_twentythird.REAL_TWENTYTHIRD, real_twentythird.QUIET_TWENTYTHIRD,
+            real_twentythird.quiet_teardown),
 ]
 
 

@@ -1,0 +1,2 @@
+/* The runtime libtb23.so depends on. */
+int tb23_dep_answer(void) { return 42; }
