@@ -22,6 +22,8 @@ Method
    timing/allocator/randomness *noise probes* (`NOISE_PROBES`: brk, mmap, futex, rt_sigreturn,
    getrandom, a thread's own exit, poll/select/epoll_wait, ...) that succeed or fail for timing (`TIMING_ERRNOS`:
    futex EAGAIN/ETIMEDOUT under contention) -- any other error on one of those still counts;
+   so are successful reads of the kernel's random devices (`RANDOM_DEVICES`: getrandom by
+   another door; a JVM's NativePRNG refills from /dev/urandom when its buffer is 100 ms old);
    and getpeername's ENOTCONN (`PEER_QUERY_TIMING`: the peer gone when a program asked).
    No entry covers an error at a (call, path) the good runs completed successfully (timing
    errnos aside -- but not ENOTTY, which says what the descriptor is: an ioctl the good runs'
@@ -119,7 +121,10 @@ set's order under a per-run hash seed), not a thread stopping early. So is a reg
 error that re-joins good behaviour and whose only new events are successes at call sites
 where every good run failed with a soft error, when without them the thread did what the good
 runs did and nothing else in the run is anomalous (rm -f finding a file an earlier run left;
-not a stale done-marker making a job skip its work). Three refinements:
+not a stale done-marker making a job skip its work). So is an error-free region whose thread,
+once its sleeps are left out, did only what the good runs did, in a run exiting as they did
+(`_only_slept`: HotSpot's VM Thread sleeping 1 ms at a time while threads reach a safepoint,
+as often as the machine was slow). Three refinements:
 
 * an error at the *raw* path (before masking) where the good runs succeeded, and never failed
   so, is an outcome change even when masking and loop compression explain its window (shard
@@ -406,6 +411,16 @@ NOISE_PROBES = frozenset(
         "exit",
     }
 )
+# Reading the kernel's random devices is getrandom by another door: where a reader refills its
+# buffer is timing (a JVM's NativePRNG reads /dev/urandom again when its buffer is 100 ms old:
+# between two createTempFile names in a slow run, before the first in a fast one). A read that
+# fails still counts.
+RANDOM_DEVICES = frozenset({"/dev/urandom", "/dev/random"})
+RANDOM_READS = frozenset({"read", "pread64", "readv", "preadv", "preadv2"})
+# Calls that only pass time. A region whose only difference from the good runs is that its
+# thread slept (`_only_slept`) is a backoff's timing: HotSpot's VM Thread sleeps 1 ms at a time
+# while it waits for the other threads to reach a safepoint, as often as they are slow.
+SLEEP_PROBES = frozenset({"nanosleep", "clock_nanosleep"})
 # EAGAIN from a call that maps memory is no contention but a resource limit: too much memory
 # locked (mmap(MAP_LOCKED) over RLIMIT_MEMLOCK, what registering RDMA memory meets). It stays
 # in the streams even though EAGAIN is a timing errno elsewhere (futex, a non-blocking read).
@@ -985,7 +1000,7 @@ def diff_traces(
     # rule (entries, peer queries, memory limits, error classes) is about errors, so it is
     # worked out on the rows with an error alone (`err_any`).
     is_noise = code_in(p.probe, noise_codes, len(p.probe_values))
-    drop = retried | is_noise
+    drop = retried | is_noise | _random_device_reads(p)
     probe_e, errno_e = p.probe[err_any], p.errno[err_any]
     memory_eagain = code_in(probe_e, codes_where(p.probe_values, MEMORY_LIMIT_PROBES),
                             len(p.probe_values)) & code_in(
@@ -1232,6 +1247,11 @@ def diff_traces(
         # good behaviour in a run exiting as the good runs did: the host's listing is longer.
         if not exit_changed:
             reorder |= (max_cls == 0) & recovered & has_novel & _extra_entries(p, bs, regions, novel & ~explained)
+        # A region whose only difference from the good runs is sleeping (its calls without its
+        # sleeps have only windows the good runs have), in a run exiting as they did: a backoff
+        # slept as often as the machine was slow (see _only_slept).
+        if same_exit:
+            reorder |= _only_slept(p, bs, regions, max_cls, gh, role_hash, k, (b_start, b_end))
         # A call the diffed run's environment refused, whose role the thread gave to another
         # means before going on with the good runs' work, in a run exiting as they did: the same
         # work by another route (see _recovered_fallbacks), listed with the reorderings.
@@ -2878,6 +2898,44 @@ def _fallback_lookups(p: Prepared, bs: align.Streams, soft_change: np.ndarray, n
     row, row2 = np.maximum(row, 0), np.maximum(row2, 0)
     ok &= (p.probe[row] == p.probe[row2]) & (p.errno[row2] < 0) & (p.plainpath[row] != p.plainpath[row2])
     out[cand[ok]] = True
+    return out
+
+
+def _random_device_reads(p: Prepared) -> np.ndarray:
+    """Per row: a successful read of a kernel random device (`RANDOM_DEVICES`), which drops out
+    of the streams as getrandom does -- where a reader refills its buffer is timing."""
+    out = np.zeros(len(p.probe), dtype=bool)
+    # one Arrow pass over the distinct paths (a Python loop over 143k of them would show)
+    devices = np.flatnonzero(numpy_of(pc.fill_null(pc.is_in(p.npath_values.arrow,
+                                                            value_set=pa.array(sorted(RANDOM_DEVICES))), False)))
+    reads = codes_where(p.probe_values, RANDOM_READS)
+    if not len(devices) or not len(reads):
+        return out
+    out = code_in(p.probe, reads, len(p.probe_values))
+    out &= code_in(p.plainpath, devices, len(p.npath_values)) & (p.errno < 0)
+    return out
+
+
+def _only_slept(p: Prepared, bs: align.Streams, regions: align.Regions, max_cls: np.ndarray, gh: np.ndarray,
+                role_hash: np.ndarray, k: int, bounds: tuple) -> np.ndarray:
+    """Per region: error-free, with a successful sleep (`SLEEP_PROBES`) among its calls, and,
+    once its thread's sleeps are left out, only windows some good stream of its role has: the
+    thread slept where the good runs' did not (or more often), and did nothing else new -- a
+    backoff's sleeps (HotSpot's VM Thread waiting for a safepoint). A sleep followed by a call
+    the good runs never made there, or by an error, keeps its region."""
+    out = np.zeros(len(regions), dtype=bool)
+    cand = np.flatnonzero(max_cls == 0)
+    sleeps = codes_where(p.probe_values, SLEEP_PROBES)
+    if not len(cand) or not len(sleeps):
+        return out
+    for r in cand.tolist():  # the error-free regions only, each with its k-1 positions around
+        sid, start, end = int(regions.sid[r]), int(regions.start[r]), int(regions.end[r])
+        lo, hi = max(int(bounds[0][sid]), start - (k - 1)), min(int(bounds[1][sid]), end + k)
+        rows = bs.orig[lo:hi]
+        at = np.maximum(rows, 0)
+        slept = (rows >= 0) & code_in(p.probe[at], sleeps, len(p.probe_values)) & (p.errno[at] < 0)
+        if slept[start - lo : end + 1 - lo].any():
+            out[r] = _explained_without(bs, gh, role_hash, k, start, end, lo + np.flatnonzero(slept), bounds, sid)
     return out
 
 
