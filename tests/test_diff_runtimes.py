@@ -79,6 +79,13 @@ def test_a_safepoint_backoff_slept_in_one_run_only_is_quiet(tmp_path):
     assert [r["probe"] for r in report.reorderings] == ["clock_nanosleep"]
 
 
+def test_a_run_that_never_backed_off_where_both_good_runs_did_is_quiet(tmp_path):
+    """The other way round: both good runs' VM Thread slept before its end, the third run's
+    did not. On main its end was named, `(end of thread)`, a thread stopping early."""
+    report = _diff(tmp_path, [_run(1), _run(3)], _run(0))
+    assert not report.anomaly, report.bifurcation
+
+
 def test_a_sleep_then_a_call_no_good_run_made_is_still_named(tmp_path):
     """Guard: the thread slept and then did something new (wrote a file the good runs never
     wrote): not only time passed."""

@@ -1251,7 +1251,8 @@ def diff_traces(
         # sleeps have only windows the good runs have), in a run exiting as they did: a backoff
         # slept as often as the machine was slow (see _only_slept).
         if same_exit:
-            reorder |= _only_slept(p, bs, regions, max_cls, gh, role_hash, k, (b_start, b_end))
+            reorder |= _only_slept(p, (bs, gs), regions, max_cls, gh, role_hash, k,
+                                   ((b_start, b_end), (g_start, g_end)), (matched_role, is_bad_stream))
         # A call the diffed run's environment refused, whose role the thread gave to another
         # means before going on with the good runs' work, in a run exiting as they did: the same
         # work by another route (see _recovered_fallbacks), listed with the reorderings.
@@ -2916,26 +2917,58 @@ def _random_device_reads(p: Prepared) -> np.ndarray:
     return out
 
 
-def _only_slept(p: Prepared, bs: align.Streams, regions: align.Regions, max_cls: np.ndarray, gh: np.ndarray,
-                role_hash: np.ndarray, k: int, bounds: tuple) -> np.ndarray:
-    """Per region: error-free, with a successful sleep (`SLEEP_PROBES`) among its calls, and,
-    once its thread's sleeps are left out, only windows some good stream of its role has: the
-    thread slept where the good runs' did not (or more often), and did nothing else new -- a
-    backoff's sleeps (HotSpot's VM Thread waiting for a safepoint). A sleep followed by a call
-    the good runs never made there, or by an error, keeps its region."""
+def _only_slept(p: Prepared, sides: tuple[align.Streams, align.Streams], regions: align.Regions,
+                max_cls: np.ndarray, gh: np.ndarray, role_hash: np.ndarray, k: int,
+                bounds: tuple[tuple, tuple], roles: tuple[list[str], np.ndarray]) -> np.ndarray:
+    """Per region: error-free, and, once the successful sleeps (`SLEEP_PROBES`) are left out of
+    its thread and of the good streams of its role, only windows those have: the thread slept
+    where the good runs did not, or did not where they did, and did nothing else new -- a
+    backoff's sleeps (HotSpot's VM Thread waiting 1 ms at a time for a safepoint, in some runs
+    and not others). A sleep followed by a call the good runs never made there keeps its
+    region. `sides` is (bad, good) streams, `bounds` their (start, end) per stream and `roles`
+    (matched role per stream, whether the stream is the bad run's)."""
     out = np.zeros(len(regions), dtype=bool)
     cand = np.flatnonzero(max_cls == 0)
     sleeps = codes_where(p.probe_values, SLEEP_PROBES)
     if not len(cand) or not len(sleeps):
         return out
+    (bs, gs), (b_bounds, g_bounds), (matched_role, is_bad_stream) = sides, bounds, roles
+
+    def slept(side: align.Streams, lo: int, hi: int) -> np.ndarray:
+        rows = side.orig[lo:hi]
+        at = np.maximum(rows, 0)
+        return (rows >= 0) & code_in(p.probe[at], sleeps, len(p.probe_values)) & (p.errno[at] < 0)
+
+    awake: dict[str, np.ndarray | None] = {}  # role -> window hashes of its good streams without sleeps
+
+    def good_awake(role: str) -> np.ndarray | None:
+        if role not in awake:
+            parts = []
+            for j in np.flatnonzero(~is_bad_stream).tolist():
+                if matched_role[j] == role:
+                    lo, hi = int(g_bounds[0][j]), int(g_bounds[1][j])
+                    asleep = slept(gs, lo, hi)
+                    if asleep.any():
+                        parts.append(gs.take(lo + np.flatnonzero(~asleep)))
+            awake[role] = None if not parts else align.window_hashes(
+                align.Streams(*(np.concatenate([getattr(x, f) for x in parts]) for f in ("tok", "sid", "orig"))),
+                role_hash, k)
+        return awake[role]
+
     for r in cand.tolist():  # the error-free regions only, each with its k-1 positions around
         sid, start, end = int(regions.sid[r]), int(regions.start[r]), int(regions.end[r])
-        lo, hi = max(int(bounds[0][sid]), start - (k - 1)), min(int(bounds[1][sid]), end + k)
-        rows = bs.orig[lo:hi]
-        at = np.maximum(rows, 0)
-        slept = (rows >= 0) & code_in(p.probe[at], sleeps, len(p.probe_values)) & (p.errno[at] < 0)
-        if slept[start - lo : end + 1 - lo].any():
-            out[r] = _explained_without(bs, gh, role_hash, k, start, end, lo + np.flatnonzero(slept), bounds, sid)
+        lo, hi = max(int(b_bounds[0][sid]), start - (k - 1)), min(int(b_bounds[1][sid]), end + k)
+        asleep = slept(bs, lo, hi)
+        model = good_awake(matched_role[sid])
+        if model is None and not asleep[start - lo : end + 1 - lo].any():
+            continue  # no sleep here nor in the good runs of the role: not this rule's
+        h = align.window_hashes(bs.take(lo + np.flatnonzero(~asleep)), role_hash, k)
+        if lo != int(b_bounds[0][sid]):
+            h = h[k - 1 :]  # the first k-1 windows would be padded as if the stream began there
+        seen = align.seen_in(h, gh)
+        if model is not None:
+            seen |= align.seen_in(h, model)
+        out[r] = bool(seen.all())
     return out
 
 
