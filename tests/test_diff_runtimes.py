@@ -152,3 +152,25 @@ def test_a_random_device_read_that_fails_still_counts(tmp_path):
     report = _diff(tmp_path, [_temp_files(0), _temp_files(0)], _temp_files(0, extra=failed))
     assert report.anomaly
     assert report.bifurcation["errno"] == "EIO"
+
+
+def test_a_thread_killed_right_after_a_sleep_is_still_named_by_its_end(tmp_path):
+    """Guard (real_tenth's log_filter_crash_writer_*, which the first version of the rule
+    broke): a filter that reads, sleeps, looks up its schema and dies of SIGSEGV. Left out,
+    the sleep took with it the context of the window at the thread's end, whose too few
+    remaining calls then matched any good stream's start: the crash passed for a reordering."""
+    def filter_run(crash: bool) -> list:
+        rows = [(0, "filter", "execve", None, "/srv/job/filter", None, 0),
+                (0, "filter", "openat", None, "/etc/ld.so.cache", "O_RDONLY|O_CLOEXEC", 3),
+                (0, "filter", "close", None, "/etc/ld.so.cache", None, 0),
+                (0, "filter", "read", None, "pipe:[7]", None, 4096),
+                (0, "filter", "read", None, "pipe:[7]", None, 512),
+                (0, "filter", "clock_nanosleep", None, None, None, 0),
+                (0, "filter", "access", None, "/srv/job/schema.json", None, 0)]
+        if crash:
+            return rows  # SIGSEGV: the calls stop, no exit of its own
+        return rows + [(0, "filter", "newfstatat", None, "pipe:[8]", None, 0),
+                       (0, "filter", "write", None, "pipe:[8]", None, 512),
+                       (0, "filter", "exit_group", None, None, None, 0)]
+    report = _diff(tmp_path, [filter_run(False), filter_run(False)], filter_run(True))  # the pipeline exits as wc does: 0
+    assert report.bifurcation["probe"] == "(end of thread)"

@@ -122,9 +122,10 @@ error that re-joins good behaviour and whose only new events are successes at ca
 where every good run failed with a soft error, when without them the thread did what the good
 runs did and nothing else in the run is anomalous (rm -f finding a file an earlier run left;
 not a stale done-marker making a job skip its work). So is an error-free region whose thread,
-once its sleeps are left out, did only what the good runs did, in a run exiting as they did
-(`_only_slept`: HotSpot's VM Thread sleeping 1 ms at a time while threads reach a safepoint,
-as often as the machine was slow). Three refinements:
+once its sleeps (and the good runs' of its role) are left out, did only what the good runs
+did, in a run exiting as they did (`_only_slept`: HotSpot's VM Thread sleeping 1 ms at a time
+while threads reach a safepoint, as often as the machine was slow, or not at all). Three
+refinements:
 
 * an error at the *raw* path (before masking) where the good runs succeeded, and never failed
   so, is an outcome change even when masking and loop compression explain its window (shard
@@ -421,6 +422,8 @@ RANDOM_READS = frozenset({"read", "pread64", "readv", "preadv", "preadv2"})
 # thread slept (`_only_slept`) is a backoff's timing: HotSpot's VM Thread sleeps 1 ms at a time
 # while it waits for the other threads to reach a safepoint, as often as they are slow.
 SLEEP_PROBES = frozenset({"nanosleep", "clock_nanosleep"})
+# How far back past a region `_only_slept` looks for k-1 calls that are no sleeps.
+SLEPT_CONTEXT = 64
 # EAGAIN from a call that maps memory is no contention but a resource limit: too much memory
 # locked (mmap(MAP_LOCKED) over RLIMIT_MEMLOCK, what registering RDMA memory meets). It stays
 # in the streams even though EAGAIN is a timing errno elsewhere (futex, a non-blocking read).
@@ -2955,16 +2958,25 @@ def _only_slept(p: Prepared, sides: tuple[align.Streams, align.Streams], regions
                 role_hash, k)
         return awake[role]
 
-    for r in cand.tolist():  # the error-free regions only, each with its k-1 positions around
+    for r in cand.tolist():  # the error-free regions only, each with the windows through it
         sid, start, end = int(regions.sid[r]), int(regions.start[r]), int(regions.end[r])
-        lo, hi = max(int(b_bounds[0][sid]), start - (k - 1)), min(int(b_bounds[1][sid]), end + k)
+        first = int(b_bounds[0][sid])
+        lo, hi = max(first, start - (k - 1) - SLEPT_CONTEXT), min(int(b_bounds[1][sid]), end + k)
         asleep = slept(bs, lo, hi)
         model = good_awake(matched_role[sid])
         if model is None and not asleep[start - lo : end + 1 - lo].any():
             continue  # no sleep here nor in the good runs of the role: not this rule's
-        h = align.window_hashes(bs.take(lo + np.flatnonzero(~asleep)), role_hash, k)
-        if lo != int(b_bounds[0][sid]):
-            h = h[k - 1 :]  # the first k-1 windows would be padded as if the stream began there
+        idx = lo + np.flatnonzero(~asleep)
+        before = np.count_nonzero(idx < start)
+        if before < k - 1 and lo != first:
+            continue  # sleeps all the way back: too little context to tell (kept named)
+        # every window ending in the region or in the k-1 positions after it, each with k-1
+        # calls before it that are no sleeps (or the stream's start): a window of fewer would
+        # be padded as if the stream began there and match any good stream's start
+        idx = idx[max(0, before - (k - 1)) :]
+        h = align.window_hashes(bs.take(idx), role_hash, k)[idx >= start]
+        if not len(h) or (idx[0] != first and before < k - 1):
+            continue
         seen = align.seen_in(h, gh)
         if model is not None:
             seen |= align.seen_in(h, model)

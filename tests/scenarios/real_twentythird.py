@@ -18,10 +18,11 @@ private to root, the service port already bound (bind EADDRINUSE), a JNI library
 dependency missing (ld.so's openat ENOENT beside it), a file-descriptor table full at the limit
 ``ulimit -n`` set (openat EMFILE amid a merge's opens), ``java.io.tmpdir`` root's (the random-named
 ``createTempFile``: EACCES), a result on a full tmpfs (write ENOSPC), a dated parent directory
-missing (mkdir ENOENT), an ``ATOMIC_MOVE`` onto another file system (rename EXDEV); node's helper
-module missing (statx ENOENT), a native addon private to root (dlopen's openat EACCES), its port
-in use (bind EADDRINUSE), a report written through the thread pool into root's directory
-(EACCES), an export on a full tmpfs (ENOSPC), a JSON config that is a directory (read EISDIR),
+missing (mkdir ENOENT), an ``ATOMIC_MOVE`` onto another file system (rename EXDEV); node's
+``mkdirSync(recursive)`` where an old cache is a file (mkdir ENOTDIR), a native addon on a volume
+mounted noexec (dlopen's mmap EPERM), its port in use (bind EADDRINUSE), a report written
+through the thread pool onto a read-only volume (EROFS), an export on a full tmpfs (ENOSPC), a
+JSON config that is a directory (read EISDIR),
 a release directory renamed over a non-empty one (ENOTEMPTY: the target, the directory that is
 not empty -- first written as the source, corrected from the recording, not the differ); perl opening inputs in hash order
 with one missing, perl setting a stamp's times on root's file (utimensat EPERM); python importing
@@ -30,6 +31,17 @@ a module an earlier ``sys.path`` entry shadows with a copy private to root.
 Noise cases (``QUIET_TWENTYTHIRD``) are good runs alone, differing only in pids, thread counts
 and completion order, GC and JIT activity, temp names, kernel-assigned ports, timer races,
 children and hash seeds.
+
+On main (f35f046), scored on one corpus of three recordings of every case (load ~30-40) with
+main's diff and the branch's: every fault named at top 1 (57/57; one expectation, the rename's
+ENOTEMPTY, was first written as its source and corrected from the recording), but 55/57 third
+good runs and 41/42 noise cases quiet -- the JVM's VM Thread sleeping (clock_nanosleep, its
+safepoint backoff) in one run and not another, named as a divergence or as the other run's
+`(end of thread)`. Loops of single cases on main showed two more: NativePRNG's read of
+/dev/urandom falling between two createTempFile names in a slow run (the next name's stat
+ENOENT named, ~1 run in 10), and node's SIGCHLD delivered to its second thread (libuv's handler
+running there; ~1 in 20, not handled: an xfail when it happens). After the branch's rules
+(`_random_device_reads`, `_only_slept`): 57/57, 57/57 and 42/42 on the same files.
 
 The programs (tests/scenarios/programs/runtimes23: a Java class, a node script, a JNI library
 and its dependency, an N-API addon) are compiled once per process (`build()`), into a directory
