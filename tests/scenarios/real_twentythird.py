@@ -50,7 +50,9 @@ beside the cases' under the harness's root, readable by the unprivileged account
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import glob
 import os
 import random
 import shutil
@@ -110,10 +112,29 @@ def _dirs(base: Path, *names: str, owner_nobody: bool = False) -> None:
             _nobody(base / n)
 
 
+def _jvm(*args: str) -> list[str]:
+    """A java command line, after removing the hsperfdata files of JVMs that are gone. Every
+    HotSpot start sweeps /tmp/hsperfdata_<user>/ and deletes the files of dead JVMs it finds
+    (open, flock, unlink); a service JVM an earlier case killed would leave one for the next
+    run only, a difference between runs that is the test machine's, not the program's."""
+    for f in glob.glob("/tmp/hsperfdata_*/*"):
+        name = os.path.basename(f)
+        if not name.isdigit():
+            continue
+        try:
+            os.kill(int(name), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                os.unlink(f)
+        except OSError:
+            pass
+    return [JAVA, *args]
+
+
 def _java(mode: str, *jvm: str):
     """The Job class in `mode`; JVM options may name the case's directory as {b}."""
     def argv(b: Path) -> list[str]:
-        return [JAVA, *(a.format(b=b) for a in jvm), "-cp", str(build() / "classes"), "Job", mode, str(b)]
+        return _jvm(*(a.format(b=b) for a in jvm), "-cp", str(build() / "classes"), "Job", mode, str(b))
     return argv
 
 
@@ -155,7 +176,7 @@ HOLDER = _PortHolder()
 
 # --- the JVM ---------------------------------------------------------------------------------
 def _classpath_argv(b: Path) -> list[str]:
-    return [JAVA, "-cp", f"{b}/lib/app.jar:{b}/lib/util.jar", "Job", "classpath", str(b)]
+    return _jvm("-cp", f"{b}/lib/app.jar:{b}/lib/util.jar", "Job", "classpath", str(b))
 
 
 def classpath_jar_missing(base: Path, bad: bool) -> None:
@@ -180,7 +201,7 @@ def java_port_bound(base: Path, bad: bool) -> None:
 
 
 def _jni_argv(b: Path) -> list[str]:
-    return [JAVA, f"-Djava.library.path={b}/native", "-cp", str(build() / "classes"), "Job", "jni", str(b)]
+    return _jvm(f"-Djava.library.path={b}/native", "-cp", str(build() / "classes"), "Job", "jni", str(b))
 
 
 def jni_dependency_missing(base: Path, bad: bool) -> None:
