@@ -142,12 +142,6 @@ def test_without_the_abort_path_every_cause_is_found(fleet21_control):
     assert set(peer["host"]) <= set(summary["roles"]["gpu560"])
 
 
-@pytest.mark.xfail(strict=True, reason="main is wrong: the learner's outcome 'fail = the process (host, job, pid) made no "
-                   "later call' counts the dying rank's abort path (destroy_qp, dereg_mr, dealloc_pd within 200 ms, "
-                   "then exit) as going on: judged on timed traces p_fail_true 0.07 against 0.23 observed, Increase "
-                   "-0.16 (upper 0.09), so reg_mr ENOMEM at ib_peer_umem_get is learned routine and all 102 traces "
-                   "are set aside; right: later calls that only free what the process made (the reference's cleanup "
-                   "class) are its death, not survival -- the control fleet without them is scored perfectly")
 def test_an_aborting_rank_is_not_a_survivor(fleet21):
     """The 560 driver's peer-memory ENOMEM kills the rank that meets it; that the rank frees its
     QP, MRs and PD on the way out does not make the error routine."""

@@ -342,6 +342,56 @@ def release_history(traces: pl.DataFrame, calls: pl.DataFrame | None = None) -> 
     return rel.with_columns((pl.col("since") > pl.col("since").min().over("host")).alias("new_release"))
 
 
+# A dying process's abort path: what it frees between the fatal error and its exit (NCCL's abort
+# destroys its QPs, deregisters its MRs and deallocates its PD 20-200 ms after the error, then the
+# process exits). A survivor tears down when its work is done, minutes or hours after a routine
+# error; this bound separates the two with an order of magnitude to spare either way.
+ABORT_PATH_S = 2.0
+# The reference's cleanup class (rdma_control_path.yaml classification_heuristics: cleanup =
+# dealloc/destroy/dereg/release/unpin/uncharge/abort/put; its cleanup operations dealloc_pd,
+# destroy_qp, dereg_mr), matched at the start of a word of the operation: `command`
+# ("destroy_qp") or root probe + arg when the tracer recorded no command ("... DESTROY_QP")
+CLEANUP_OPERATION = r"(?i)(?:^|[\s_])(?:dealloc|destroy|dereg|release|unpin|uncharge|abort|put)(?:_|$)"
+
+
+def _abort_path_ends(procs: pl.DataFrame, tr: pl.LazyFrame) -> pl.DataFrame:
+    """Move a process's last trace (`_last`, `_last_row`) back to the failed call it died of when
+    everything it did after that call only freed resources (the reference's cleanup operations),
+    within ABORT_PATH_S, and then nothing: the abort path of a process dying of the error, not
+    its going on. Left as they were: a process whose last call that is not cleanup succeeded (a
+    normal exit's teardown), or whose cleanup came later than ABORT_PATH_S after it."""
+    cleanup = pl.col("operation").cast(pl.String).str.contains(CLEANUP_OPERATION)
+    # per process (as `procs` keys it), its last trace that is not cleanup, by (start, row) as
+    # `_candidates` orders a process's traces (a gather of its flag by row, as in _killed_with_job)
+    work = (
+        tr.with_columns(pl.when(~cleanup).then(pl.col("start_time")).alias("_work_start"))
+        .group_by(["host", "job_id", "pid"])
+        .agg(pl.col("_work_start").max().alias("_work_last"),
+             pl.col("_row").sort_by("_work_start", "_row", nulls_last=False).last().alias("_work_row"))
+        .collect(engine="streaming")
+    )
+    work = work.filter(pl.col("_work_last").is_not_null())
+    if work.is_empty():
+        return procs
+    work = work.with_columns(tr.select("root_failed").collect().get_column("root_failed").gather(work["_work_row"])
+                             .fill_null(False).alias("_work_failed"))
+    out = procs.join(work, on=["host", "job_id", "pid"], how="left", nulls_equal=True)
+    # the process's latest such trace over its keys (`_candidates` merges a process's rows the same way)
+    latest = pl.col("_work_last").max().over("_run", "pid")
+    out = out.with_columns(
+        latest.alias("_work_latest"),
+        pl.when(pl.col("_work_last") == latest).then(pl.col("_work_row")).max().over("_run", "pid").alias("_work_row"),
+        pl.when(pl.col("_work_last") == latest).then(pl.col("_work_failed")).max().over("_run", "pid")
+        .alias("_work_failed"),
+    )
+    aborted = (pl.col("_work_failed").fill_null(False) & (pl.col("_work_latest") < pl.col("_last"))
+               & (pl.col("_last") - pl.col("_work_latest") <= dt.timedelta(seconds=ABORT_PATH_S)))
+    return out.with_columns(
+        pl.when(aborted).then(pl.col("_work_latest")).otherwise(pl.col("_last")).alias("_last"),
+        pl.when(aborted).then(pl.col("_work_row")).otherwise(pl.col("_last_row")).alias("_last_row"),
+    ).drop("_work_last", "_work_row", "_work_failed", "_work_latest")
+
+
 KILLED_WITH_JOB_S = 60  # ranks starting together record their first calls within this of each other
 
 
@@ -586,6 +636,8 @@ class FleetExpectedLearner(ParamsMixin):
             .max().over("_run", "pid").alias("_last_row"),
             pl.col("_last_of_process").alias("_last"),
         ).drop("_last_of_process")
+        # a dying process's abort path (its cleanup after the fatal error) is not its going on
+        procs = _abort_path_ends(procs, tr)
         # right-censored: a process whose last trace came after its host's last capture window
         # (the host's latest timed trace) could not have shown a later call -- outside windows a
         # survivor leaves nothing -- so its end is unknown, neither a death nor a survival (the
