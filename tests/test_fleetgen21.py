@@ -174,10 +174,6 @@ def test_the_slow_host_is_named(fleet21):
     assert summary["slow_host"] in set(result.host_alerts["host"])
 
 
-@pytest.mark.xfail(strict=True, reason="main's cluster names probe, errno, origin layer and divergence point (and a "
-                   "platform's vendor and kernel release), not the trace metadata its hosts share: the cluster over "
-                   "exactly the 560.35.03 hosts (same kernel as the rest) does not say gpu_driver=560.35.03; right: "
-                   "name the metadata value every trace of the cluster has and no other host shows")
 def test_the_peer_memory_cluster_names_the_gpu_driver(fleet21_control):
     _, _, result, _ = fleet21_control
     peer = result.clusters.filter(pl.col("signature").str.contains("ib_peer_umem_get"))

@@ -69,6 +69,7 @@ from baseline.fleet.model import (
     GoodTraceBaseline,
     ancestor_columns,
     collect_traces,
+    event_batches,
     max_depth_of,
     parse_since,
     trace_flags,
@@ -955,6 +956,62 @@ def cluster_findings(
     return findings, clusters
 
 
+# A cluster's hosts "share" a metadata value when every one of them shows that value alone for
+# its key and at least this share of all hosts showing it are the cluster's: the value marks
+# the fault's hosts (a GPU driver version on a quarter of the fleet), not a fleet-wide default
+SHARED_METADATA_COVER = 0.75
+
+
+def host_metadata(dataset: Any, since: dt.datetime | None = None) -> pl.DataFrame:
+    """host, key, value: the distinct job-metadata values of each host's traces (a pass over the
+    events reading host, seq and metadata only: the audit's main pass never decodes metadata)."""
+    parts = [
+        lf.filter(pl.col("seq") == 0).select(pl.col("host").cast(pl.String), "metadata")
+        .explode("metadata").drop_nulls("metadata")
+        .select("host", pl.col("metadata").struct.field("key"), pl.col("metadata").struct.field("value"))
+        .unique().collect()
+        for lf in event_batches(dataset, since=since, columns=["host", "seq", "metadata"])
+    ]
+    schema = {"host": pl.String, "key": pl.String, "value": pl.String}
+    return pl.concat(parts).unique() if parts else pl.DataFrame(schema=schema)
+
+
+def name_shared_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, metadata: pl.DataFrame) -> pl.DataFrame:
+    """The clusters over two hosts or more whose hosts share a metadata value (see
+    SHARED_METADATA_COVER) say so in their signature ("| hosts share gpu_driver=560.35.03 (12 of
+    12 hosts with it)"): probe, errno and origin name the code, the value names what the SRE acts
+    on (the hosts' driver version, when nothing else tells them apart). One host's cluster names
+    the host already."""
+    if clusters.is_empty() or metadata.is_empty():
+        return clusters
+    on_hosts = (findings.lazy().filter(pl.col("cluster_id").is_not_null())
+                .select("cluster_id", pl.col("host").cast(pl.String)).unique().collect())
+    sizes = on_hosts.group_by("cluster_id").agg(pl.len().alias("_n")).filter(pl.col("_n") >= 2)
+    # a host's value of a key when its traces show that one alone
+    single = metadata.filter(pl.len().over("host", "key") == 1)
+    holders = metadata.group_by("key", "value").agg(pl.col("host").n_unique().alias("_with"))
+    key_hosts = metadata.group_by("key").agg(pl.col("host").n_unique().alias("_key_hosts"))
+    shared = (
+        on_hosts.join(sizes, on="cluster_id").join(single, on="host")
+        .group_by("cluster_id", "key", "value").agg(pl.len().alias("_have"), pl.col("_n").first())
+        .join(holders, on=["key", "value"]).join(key_hosts, on="key")
+        .filter((pl.col("_have") == pl.col("_n")) & (pl.col("_n") >= SHARED_METADATA_COVER * pl.col("_with"))
+                & (pl.col("_with") < pl.col("_key_hosts")))
+        .sort("cluster_id", "key", "value")
+        .group_by("cluster_id", maintain_order=True)
+        .agg(pl.format("{}={} ({} of {} hosts with it)", "key", "value", "_have", "_with").str.join(", ")
+             .alias("_shared"))
+    )
+    if shared.is_empty():
+        return clusters
+    return (clusters.join(shared.with_columns(pl.col("cluster_id").cast(clusters.schema["cluster_id"])),
+                          on="cluster_id", how="left", maintain_order="left")
+            .with_columns(pl.when(pl.col("_shared").is_not_null())
+                          .then(pl.concat_str([pl.col("signature"), pl.lit(" | hosts share "), pl.col("_shared")]))
+                          .otherwise(pl.col("signature")).alias("signature"))
+            .drop("_shared"))
+
+
 def _trend(first: dt.datetime, counts_recent: int, counts_before: int, window, recent_fraction: float) -> str:
     start, end = window
     if start is None or end is None or end <= start:
@@ -1833,6 +1890,8 @@ def run_audit(
     findings = update_regressions(findings, expected, releases)
     findings = seen_through_coverage_gaps(findings, anyone, attached)
     findings, clusters = cluster_findings(findings, window, releases=releases)
+    if clusters.height and (clusters["hosts"] >= 2).any():  # (one host's cluster names its host)
+        clusters = name_shared_metadata(clusters, findings, host_metadata(dataset, since_dt))
     findings = findings.with_columns(pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score"))
     # sorted by time a column at a time, each unsorted column dropped once its sorted copy
     # exists: a sort of the table holds two copies of millions of findings at once

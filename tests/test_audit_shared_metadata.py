@@ -1,0 +1,70 @@
+"""A cluster names the job-metadata value its hosts share (a GPU driver version, when nothing the
+kernel shows tells the fault's hosts apart): every host of the cluster shows that value alone for
+its key, and the hosts showing it are (nearly) the cluster's. A fleet-wide default, a value most
+of whose hosts are elsewhere, or one host's cluster (the host names it) say nothing more.
+
+The metadata is read from real events Parquet (tracer.schema's writer) by host_metadata, as the
+audit reads it; tests/test_fleetgen21.py checks the whole audit on a generated fleet."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import polars as pl
+
+from baseline.fleet.audit import host_metadata, name_shared_metadata
+from tracer.schema import polars_schema, write_table
+
+T0 = dt.datetime(2026, 12, 1, 6, 0, tzinfo=dt.UTC)
+
+
+def _events(path: Path, hosts: dict[str, list[dict[str, str]]]) -> Path:
+    """One single-frame trace per metadata dict of each host, written as an events file."""
+    rows: dict[str, list] = {name: [] for name in polars_schema("events").names()}
+    n = 0
+    for host, metas in hosts.items():
+        for meta in metas:
+            n += 1
+            values = {"trace_id": f"{host}.{n}", "seq": 0, "ts_ns": n, "pid": 100 + n, "tid": 100 + n, "ppid": 1,
+                      "comm": "python3", "probe": "ib_uverbs_reg_mr", "layer": "uverbs", "depth": 0, "ret": 0,
+                      "kind": "good", "command": "reg_mr", "exit_status": 0, "start_time": T0 + dt.timedelta(seconds=n),
+                      "end_time": T0 + dt.timedelta(seconds=n), "host": host, "kernel_release": "5.15.0-1067-nvidia",
+                      "lost_events": 0, "job_id": f"{host}-job",
+                      "metadata": [{"key": k, "value": v} for k, v in meta.items()]}
+            for name in rows:
+                rows[name].append(values.get(name))
+    frame = pl.DataFrame(rows, schema=polars_schema("events"))
+    write_table(frame, path, "events")
+    return path
+
+
+def test_the_hosts_shared_driver_is_named_and_nothing_else(tmp_path):
+    drivers = {f"h{i:02d}": "560.35.03" if i < 4 else "550.90.07" for i in range(16)}
+    fleet = {
+        host: [{"gpu_driver": driver, "tenant": "aria", "rack": f"r{int(host[1:]) // 2}", "requeue": str(r)}
+               for r in (0, 1)]
+        for host, driver in drivers.items()
+    }
+    metadata = host_metadata(_events(tmp_path / "events.parquet", fleet))
+    assert set(metadata.filter(pl.col("host") == "h00").select("key", "value").iter_rows()) == {
+        ("gpu_driver", "560.35.03"), ("tenant", "aria"), ("rack", "r0"), ("requeue", "0"), ("requeue", "1")}
+    clusters = pl.DataFrame({"cluster_id": [0, 1, 2, 3], "signature": ["peer", "one", "racks", "mixed"]},
+                            schema={"cluster_id": pl.Int32, "signature": pl.String})
+    findings = pl.DataFrame({
+        "cluster_id": [0] * 4 + [1] + [2, 2] + [3, 3, 3],
+        # 0: the four 560 hosts; 1: one host; 2: two hosts of one rack (both its hosts) but of
+        # different drivers; 3: three 550 hosts of thirteen
+        "host": ["h00", "h01", "h02", "h03", "h05", "h06", "h07", "h08", "h10", "h12"],
+    }, schema_overrides={"cluster_id": pl.Int32})
+    named = dict(name_shared_metadata(clusters, findings, metadata).select("cluster_id", "signature").iter_rows())
+    assert named == {0: "peer | hosts share gpu_driver=560.35.03 (4 of 4 hosts with it)", 1: "one",
+                     2: "racks | hosts share rack=r3 (2 of 2 hosts with it)", 3: "mixed"}, named
+
+
+def test_no_metadata_no_change(tmp_path):
+    metadata = host_metadata(_events(tmp_path / "events.parquet", {"h1": [{}], "h2": [{}]}))
+    assert metadata.is_empty() and metadata.columns == ["host", "key", "value"]
+    clusters = pl.DataFrame({"cluster_id": [0], "signature": ["x"]}, schema={"cluster_id": pl.Int32, "signature": pl.String})
+    findings = pl.DataFrame({"cluster_id": [0, 0], "host": ["h1", "h2"]}, schema_overrides={"cluster_id": pl.Int32})
+    assert name_shared_metadata(clusters, findings, metadata).equals(clusters)
