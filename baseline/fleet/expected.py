@@ -360,7 +360,12 @@ def _abort_path_ends(procs: pl.DataFrame, tr: pl.LazyFrame) -> pl.DataFrame:
     within ABORT_PATH_S, and then nothing: the abort path of a process dying of the error, not
     its going on. Left as they were: a process whose last call that is not cleanup succeeded (a
     normal exit's teardown), or whose cleanup came later than ABORT_PATH_S after it."""
-    cleanup = pl.col("operation").cast(pl.String).str.contains(CLEANUP_OPERATION)
+    # matched on the distinct operations (a few dozen), not on each of millions of traces' text
+    operations = tr.select(pl.col("operation").unique()).collect().get_column("operation").cast(pl.String)
+    cleanup_operations = operations.filter(operations.str.contains(CLEANUP_OPERATION)).to_list()
+    if not cleanup_operations:
+        return procs
+    cleanup = pl.col("operation").is_in(cleanup_operations)
     # per process (as `procs` keys it), its last trace that is not cleanup, by (start, row) as
     # `_candidates` orders a process's traces (a gather of its flag by row, as in _killed_with_job)
     work = (
