@@ -42,7 +42,10 @@ routine) learns a unit as expected when all of these hold:
   together, and what the others did last did not end them). And so is an origin superseded in
   its tree: a later origin of the same call tree reaches the root (the code went on after this
   error -- a fallback -- and the caller got the later one's), so a death after that tree is the
-  later origin's (``chain_origins``' ``superseded``).
+  later origin's (``chain_origins``' ``superseded``). Calls that only free resources (the
+  reference's cleanup class: destroy/dereg/dealloc...) within ``ABORT_PATH_S`` of a failed call,
+  followed by nothing, are the abort path of a process dying of that call, not its going on: the
+  failed call is its last (``_abort_path_ends``; tests/fleetgen21).
 * **No significant increase in failure.** CBI's Increase(P) = P(fail | P) - P(fail | P
   observed) (Liblit et al., PLDI'05), fail = the process made no later call, observed = the probe
   was reached in a trace of the operation. A fatal error has Increase near 1; the error is kept
