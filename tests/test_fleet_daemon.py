@@ -3,7 +3,6 @@ the syscall set, writing a real spool; plus its error paths."""
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import io
 import os
@@ -52,11 +51,18 @@ def test_sigterm_flushes_a_final_snapshot_with_every_failure(fake, tmp_path):
     spool = tmp_path / "spool"
     d = Daemon([str(set_file), "-x", "-i", "60s", "--metadata-file", str(meta), "--prom", str(tmp_path / "t.prom")], spool)
     env = dict(os.environ, SLURM_JOB_ID="9001")
-    # the process lingers: enrichment reads /proc/<pid> when the record is read (<= 100 ms later)
-    assert run_driver(driver, "reg_mr", 30, LAYER_PEER, errno.EFAULT, env=env, end_wait_ms=400) == 30
-    run_driver(driver, "reg_mr", 10)
-    time.sleep(0.3)
-    assert d.stop() == 0
+    # Enrichment reads /proc/<pid> when a record is read, so the traced process must still be
+    # there then: it waits after its calls until the daemon has stopped, whose final drain reads
+    # every record. (It lingered 400 ms before, a margin a drain thread at load 30 can overrun.)
+    lingering = subprocess.Popen([str(driver), "reg_mr", "30", str(LAYER_PEER), str(errno.EFAULT), "0", "0",
+                                  "600000", "0"], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert int(lingering.stdout.readline()) == 30  # its calls are made: it now sleeps
+        run_driver(driver, "reg_mr", 10)
+        assert d.stop() == 0
+    finally:
+        lingering.kill()
+        lingering.communicate()
     snaps = list_snapshots(spool)
     assert len(snaps) == 1  # the interval never elapsed: only SIGTERM's final snapshot
     events, counters = read_snapshot(snaps[0])
@@ -484,7 +490,9 @@ def test_a_full_textfile_directory_never_stops_the_tracer(fake, tmp_path):
                wrapper=wrapper)
     run_driver(driver, "reg_mr", 3, LAYER_PEER, errno.EIO)
     d.wait_for("not written (No space left on device)")
-    time.sleep(1.0)  # a few more intervals, each failing to write the textfile
+    # a few more intervals, each failing to write the textfile after its snapshot (counted, not
+    # slept: at load 30 one second may not hold even one interval)
+    _wait_snapshots(d, len(list_snapshots(tmp_path / "spool")) + 3)
     assert d.proc.poll() is None  # still running
     assert d.stop() == 0, "".join(d.log)
     assert sum("not written" in line for line in d.log) == 1  # once per outage, not every interval
@@ -496,13 +504,21 @@ def test_signals_during_start_and_sighup(fake, tmp_path):
     """SIGUSR1 while the program compiles opens a window instead of killing the tracer (its
     default action); SIGHUP (a closed terminal) stops it like SIGTERM: final snapshot, exit 0."""
     set_file, driver, _ = fake
-    d = Daemon([str(set_file), "-i", "60s"], tmp_path / "spool", wait="compiling")
+    # a window long enough that no load closes it before the driver's calls
+    d = Daemon([str(set_file), "-i", "60s", "--good-window", "10m", "--good-every", "1h", "--sample", "1"],
+               tmp_path / "spool", wait="compiling")
     d.proc.send_signal(signal.SIGUSR1)
     d.wait_for("probes live", timeout=STARTUP_TIMEOUT_S)
+    d.wait_for("capture window open")
     run_driver(driver, "reg_mr", 2, LAYER_PEER, errno.EIO)
-    time.sleep(0.3)
+    run_driver(driver, "alloc_pd", 3)  # in the window: recorded as good traces
     assert d.stop(signal.SIGHUP) == 0, "".join(d.log)
-    assert read_spool(tmp_path / "spool", "events").filter(pl.col("kind") == "failure")["trace_id"].n_unique() == 2
+    # the early SIGUSR1 asked for the window the start opens anyway: one window, not two
+    assert sum("capture window open" in line for line in d.log) == 1, "".join(d.log)
+    events = read_spool(tmp_path / "spool", "events")
+    assert events.filter(pl.col("kind") == "failure")["trace_id"].n_unique() == 2
+    per_kind = events.filter(events["seq"] == 0).group_by("kind", "command").len().sort("kind", "command").rows()
+    assert per_kind == [("failure", "reg_mr", 2), ("good", "alloc_pd", 3)]
     # and a stop asked for during the start still ends with a final snapshot
     d = Daemon([str(set_file), "-x", "-i", "60s"], tmp_path / "spool2", wait="compiling")
     assert d.stop(signal.SIGTERM) == 0, "".join(d.log)
@@ -513,13 +529,18 @@ def test_an_ignored_sighup_stays_ignored(fake, tmp_path):
     """Under nohup (SIGHUP ignored when it starts) a closed terminal does not stop the tracer;
     SIGTERM still does, with its final snapshot."""
     set_file, _, _ = fake
-    d = Daemon([str(set_file), "-x", "-i", "60s"], tmp_path / "spool", sighup=signal.SIG_IGN)
+    spool = tmp_path / "spool"
+    d = Daemon([str(set_file), "-x", "-i", "0.2s"], spool, sighup=signal.SIG_IGN)
+    # the kernel drops a SIGHUP whose disposition is SIG_IGN: the daemon left it so
+    assert _signal_mask(d.proc.pid, "SigIgn") & (1 << (signal.SIGHUP - 1)), "SIGHUP is not ignored"
     d.proc.send_signal(signal.SIGHUP)
-    with contextlib.suppress(subprocess.TimeoutExpired):  # a stop (final snapshot, detach) takes < 5 s
-        d.proc.wait(timeout=5)
+    # Handled as a stop, it would end the run after at most two snapshots more than the spool
+    # holds once it was sent (one being written then, the final one): three more, counted,
+    # show the daemon running on, with no wait for nothing to happen
+    _wait_snapshots(d, len(list_snapshots(spool)) + 3)
     assert d.proc.poll() is None, "".join(d.log)
     assert d.stop(signal.SIGTERM) == 0, "".join(d.log)
-    assert len(list_snapshots(tmp_path / "spool")) == 1
+    assert sum("stopped:" in line for line in d.log) == 1, "".join(d.log)  # by the SIGTERM only
 
 
 def test_control_file_that_cannot_be_removed_is_logged_not_fatal(fake, tmp_path):
@@ -528,10 +549,30 @@ def test_control_file_that_cannot_be_removed_is_logged_not_fatal(fake, tmp_path)
     d = Daemon([str(set_file), "-i", "0.2s", "--control-file", str(control)], tmp_path / "spool")
     control.mkdir()  # unlink() of a directory fails
     d.wait_for("--control-file: cannot remove")
-    time.sleep(0.5)
+    # the main loop looks at the control file several times per interval: three more intervals
+    # (counted, not slept) are many more failed removals, none of them logged again
+    _wait_snapshots(d, len(list_snapshots(tmp_path / "spool")) + 3)
     assert d.proc.poll() is None
     assert d.stop() == 0
     assert sum("--control-file: cannot remove" in line for line in d.log) == 1
+
+
+def _signal_mask(pid: int, field: str) -> int:
+    """A signal set of /proc/PID/status (SigIgn, SigCgt, ...) as a bit mask."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1], 16)
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+def _wait_snapshots(d: Daemon, at_least: int, timeout: float = STARTUP_TIMEOUT_S) -> None:
+    """Until the daemon's spool holds `at_least` snapshots: intervals that really passed, where a
+    sleep would only guess how many a loaded machine lets pass."""
+    deadline = time.monotonic() + timeout
+    while len(list_snapshots(d.spool)) < at_least:
+        assert d.proc.poll() is None, f"tracer run exited ({d.proc.returncode}): {''.join(d.log)}"
+        assert time.monotonic() < deadline, f"fewer than {at_least} snapshots in {timeout:g} s: {''.join(d.log)}"
+        time.sleep(0.05)
 
 
 def _spool_outage_wrapper(spool: Path, marks: Path, tmpdir: Path, copy_to: Path | None = None) -> list[str]:
