@@ -20,6 +20,7 @@ import pytest
 from fleet_support import (
     LAYER_PEER,
     REPO,
+    STARTUP_TIMEOUT_S,
     TRACER,
     Daemon,
     build_fakeverbs,
@@ -28,6 +29,10 @@ from fleet_support import (
 )
 
 from tracer.fleet.spool import list_snapshots, read_snapshot
+
+# Each command below compiles BPF first: seconds idle, over 60 s at load 39 (three timeouts in a
+# fresh clone's `make test` here), so each has the suite's start-up bound and a minute to run.
+_TIMEOUT_S = STARTUP_TIMEOUT_S + 60
 
 # Unmount every tracefs/debugfs (stacked mounts too), prove none is left, then run the command.
 _UNMOUNT = textwrap.dedent("""\
@@ -81,7 +86,7 @@ def test_tracer_run_mounts_tracefs_and_exits_cleanly(fresh, fake, tmp_path):
 def test_syscalls_set_runs_without_tracefs_mounted(fresh, tmp_path):
     out = subprocess.run([*fresh, *TRACER, "run", "syscalls", "-x", "-d", "1s", "-i", "1s",
                           "--spool", str(tmp_path / "spool"), "--host", "h1"],
-                         cwd=REPO, capture_output=True, text=True, timeout=60)
+                         cwd=REPO, capture_output=True, text=True, timeout=_TIMEOUT_S)
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr and "stopped:" in out.stderr
     assert list_snapshots(tmp_path / "spool")
@@ -90,7 +95,7 @@ def test_syscalls_set_runs_without_tracefs_mounted(fresh, tmp_path):
 def test_probes_check_attach_mounts_tracefs(fresh, fake):
     set_file, _ = fake
     out = subprocess.run([*fresh, *TRACER, "probes", "check", str(set_file), "--attach", "--json"],
-                         cwd=REPO, capture_output=True, text=True, timeout=60)
+                         cwd=REPO, capture_output=True, text=True, timeout=_TIMEOUT_S)
     assert out.returncode == 0, out.stderr
     assert "mounted tracefs" in out.stderr and "Traceback" not in out.stderr
     (entry,) = json.loads(out.stdout)
@@ -114,7 +119,7 @@ def test_close_never_raises_when_tracefs_vanishes(fresh, fake):
         assert prog.close() == []  # closing twice is harmless
     """)
     out = subprocess.run([*fresh, sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
-                         timeout=60)
+                         timeout=_TIMEOUT_S)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) == 12  # 6 uprobes + 6 uretprobes could not be removed through tracefs
     assert "Traceback" not in out.stderr and "Exception ignored" not in out.stderr
