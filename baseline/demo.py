@@ -28,7 +28,9 @@ from pathlib import Path
 from tracer import resources
 from tracer.errors import TracebaseError
 
-REPO = Path(__file__).resolve().parents[1]
+# The directory holding this `baseline` package (the checkout, or site-packages when installed):
+# the simulator's subprocess runs there so that `-m baseline.cli` imports this same package.
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 # The bundled "job": reads config.ini, then the data file it names. Python's own import-path
 # probing (routine ENOENTs) happens in good and bad runs alike.
@@ -111,7 +113,7 @@ def fleet_pipeline(out: Path, hosts: int, hours: float, seed: int) -> dict:
     subprocess.run(
         [sys.executable, "-m", "baseline.cli", "simulate", "--hosts", str(hosts), "--hours", str(hours),
          "--seed", str(seed), "--start", start.strftime("%Y-%m-%dT%H:%M:%SZ"), "--out", str(fleet / "dataset")],
-        check=True, cwd=REPO,
+        check=True, cwd=PACKAGE_ROOT,
     )
     cfg = config_from_dict(
         {
@@ -161,13 +163,16 @@ def fleet_pipeline(out: Path, hosts: int, hours: float, seed: int) -> dict:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m baseline.demo", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=str(REPO / "out" / "demo"), help="output directory")
+    # relative to the current directory (the checkout's top for `make demo`): an installed
+    # package's parent is site-packages, no place for outputs (and read-only for a system install)
+    parser.add_argument("--out", default=str(Path("out") / "demo"),
+                        help="output directory (default: out/demo under the current directory)")
     parser.add_argument("--hosts", type=int, default=40)
     parser.add_argument("--hours", type=float, default=6.0)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-record", action="store_true", help="only the fleet pipeline")
     args = parser.parse_args(argv)
-    out = Path(args.out)
+    out = Path(args.out).absolute()  # the simulator's subprocess runs in another directory
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("MPLBACKEND", "Agg")
     try:

@@ -27,8 +27,8 @@ REPO = Path(__file__).resolve().parents[1]
 UV = shutil.which("uv")
 
 
-def _run(cmd: list[str], cwd: Path, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=300, **kw)
+def _run(cmd: list[str], cwd: Path, timeout: float = 300, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=timeout, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +115,23 @@ def test_installed_clis_run_from_another_directory(venv, tmp_path):
     differ = _run([venv / "bin" / "baseline", "diff", "g1.parquet", "g2.parquet", "bad.parquet"], work)
     assert differ.returncode == 1, differ.stdout + differ.stderr
     assert "bifurcation" in differ.stdout
+
+
+@pytest.mark.slow
+def test_installed_demo_writes_under_the_current_directory(venv, tmp_path):
+    """`python -m baseline.demo` of the installed package, from another directory: its outputs
+    go to ./out/demo there. Its default was the package's parent directory (right for a checkout
+    only), so an installed demo wrote into site-packages (a system install: a read-only tree)."""
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    # the fleet pipeline only (recording is the test above); a small fleet: ~1 min at load 15
+    demo = _run([venv / "bin" / "python", "-m", "baseline.demo", "--skip-record", "--hosts", "4", "--hours", "1"],
+                work, timeout=1200)
+    assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr
+    out = work / "out" / "demo"
+    summary = json.loads((out / "summary.json").read_text())
+    assert Path(summary["published"]["published"]).is_relative_to(out), summary["published"]
+    assert Path(summary["coverage"]["files"]["html"]).is_file()
+    assert Path(summary["coverage"]["files"]["html"]).is_relative_to(out)
+    assert f"all outputs under {out}" in demo.stdout
+    assert not [p for p in venv.rglob("summary.json")], "the demo wrote into the installed package's tree"
