@@ -54,17 +54,16 @@ def failing_opens(df: pl.DataFrame, path: str) -> pl.DataFrame:
 def test_daemon_failing_after_the_script_returned_is_recorded_by_default(recorder, tmp_path):
     conf = tmp_path / "daemon.conf"
     script = f"( /usr/bin/sleep 0.3; exec /usr/bin/cat {conf} ) & echo started; exit 5"
-    t0 = time.monotonic()
     rec, df = record(recorder, ["/bin/sh", "-c", script])
-    took = time.monotonic() - t0
     assert rec.exit_status == 5 and df["exit_status"][0] == 5  # the script's, not the daemon's
     assert rec.stop_reason == "exited" and not rec.cut_off and CUT_OFF_KEY not in meta_of(rec)
     assert meta_of(rec)["linger_s"] == "3"
     # the daemon's failure, 0.3 s after the script returned, is in the trace ...
     fail = failing_opens(df, str(conf))
     assert fail.height == 1 and fail["comm"][0] == "cat"
-    # ... and the recording stopped as soon as it exited, not at the end of the linger
-    assert took < 2.5, took
+    # ... and the recording stopped as soon as it exited, not at the end of the linger: the
+    # linger says "exited" only when it saw no descendant left before its time ran out (a wall
+    # time bound here, 2.5 s, measured the machine: 11.9 s for this 0.3 s script at load 40)
     script_exit = df.filter((pl.col("pid") == rec.pid) & (pl.col("probe") == "exit_group"))["ts_ns"][0]
     assert fail["ts_ns"][0] - script_exit > 0.2e9
 
@@ -109,7 +108,9 @@ def test_daemon_outliving_the_linger_is_cut_off_and_good_runs_stay_quiet(recorde
             left |= rec.cut_off
             kill_all(rec.cut_off)
             assert rec.stop_reason == "linger" and rec.exit_status == 0 and meta_of(rec)["stopped"] == "linger"
-            assert 0.4 + 0.1 * i <= took < 0.4 + 0.1 * i + 2.5, took
+            # at the linger's end, not before; the upper bound only catches a linger read in
+            # the wrong unit: a whole recording took 12 s at load 40, so 2.5 s of slack failed
+            assert 0.4 + 0.1 * i <= took < 0.4 + 0.1 * i + 60, took
             # the loop's subshell is among the threads cut off, the script's own shell is not
             loop_pid = df.filter((pl.col("ppid") == rec.pid) & (pl.col("pid") != rec.pid))["pid"][0]
             assert loop_pid in rec.cut_off and rec.pid not in rec.cut_off
@@ -145,12 +146,13 @@ def test_double_forked_setsid_daemon_is_followed(recorder, tmp_path):
 
 def test_duration_shorter_than_the_linger_stops_the_recording(recorder, tmp_path):
     t0 = time.monotonic()
-    rec, df = record(recorder, ["/bin/sh", "-c", DAEMON], linger=30, duration=0.6)
+    # a linger (10 min) far beyond what load adds to a recording (12 s at load 40)
+    rec, df = record(recorder, ["/bin/sh", "-c", DAEMON], linger=600, duration=0.6)
     took = time.monotonic() - t0
     try:
         assert rec.stop_reason == "duration" and meta_of(rec)["stopped"] == "duration"
         assert rec.exit_status == 0  # the command had exited: its status is known
-        assert 0.6 <= took < 5, took
+        assert 0.6 <= took < 60, took
         assert rec.cut_off and rec.pid not in rec.cut_off
     finally:
         kill_all(rec.cut_off)
@@ -161,12 +163,14 @@ def test_timeout_kills_the_descendants_too(recorder):
     descendants followed are SIGKILLed (a shell killed alone would leave its sleep running,
     and the linger waiting for it)."""
     t0 = time.monotonic()
-    rec, df = record(recorder, ["/bin/sh", "-c", "/usr/bin/sleep 30; echo never"], linger=math.inf,
+    # an hour's sleep: the 0.5 s timeout and the command's own end stay apart at any load (a
+    # 30 s sleep with a 10 s bound left 20 s for a recording that took 12 s at load 40)
+    rec, df = record(recorder, ["/bin/sh", "-c", "/usr/bin/sleep 3600; echo never"], linger=math.inf,
                      timeout=0.5)
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 120
     assert rec.exit_status == 137 and not rec.cut_off
     sleeper = df.filter((pl.col("probe") == "execve") & (pl.col("path") == "/usr/bin/sleep"))["pid"][0]
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while os.path.exists(f"/proc/{sleeper}") and time.monotonic() < deadline:
         time.sleep(0.05)  # killed; reaped by init once it is reparented
     assert not os.path.exists(f"/proc/{sleeper}"), f"sleep {sleeper} still running"
@@ -193,10 +197,12 @@ def test_attached_process_children_are_followed_after_it_exits(recorder, tmp_pat
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_stop_signal_during_the_linger_ends_it_and_leaves_the_daemon(need_bpf, tmp_path, sig):
     out, ready, pidfile = tmp_path / "t.parquet", tmp_path / "ready", tmp_path / "daemon.pid"
-    script = (f"/bin/sh -c 'echo $$ > {pidfile}; exec /usr/bin/sleep 60' </dev/null >/dev/null 2>&1 & "
+    # an hour's linger, so that "at once" and "at its end" stay apart at any load (a 60 s linger
+    # with a 10 s bound failed at load 40: 11.3 s from the signal to the exit)
+    script = (f"/bin/sh -c 'echo $$ > {pidfile}; exec /usr/bin/sleep 3600' </dev/null >/dev/null 2>&1 & "
               f"while [ ! -s {pidfile} ]; do /usr/bin/sleep 0.01; done; echo $$ > {ready}.tmp; "
               f"mv {ready}.tmp {ready}; exit 4")
-    proc = subprocess.Popen([*TRACER, "--linger", "60", "-o", str(out), "--", "/bin/sh", "-c", script],
+    proc = subprocess.Popen([*TRACER, "--linger", "1h", "-o", str(out), "--", "/bin/sh", "-c", script],
                             cwd=REPO, stderr=subprocess.PIPE, text=True)
     daemon = None
     try:
@@ -211,13 +217,9 @@ def test_stop_signal_during_the_linger_ends_it_and_leaves_the_daemon(need_bpf, t
         while os.path.exists(f"/proc/{script_pid}"):
             assert time.monotonic() < deadline and proc.poll() is None, "the script was never reaped"
             time.sleep(0.02)
-        t0 = time.monotonic()
         proc.send_signal(sig)
-        err = proc.stderr.read()
-        status = proc.wait(timeout=60)
-        took = time.monotonic() - t0
-        assert status == 4, err  # the script's exit status, not the signal's
-        assert took < 10, took  # at once, not at the end of the 60 s linger
+        _, err = proc.communicate(timeout=600)  # at once, not at the end of the hour's linger
+        assert proc.returncode == 4, err  # the script's exit status, not the signal's
         assert os.path.exists(f"/proc/{daemon}")  # not forwarded: the daemon is left alone
         assert f"stopped by {sig.name}, exit status 4; " in err and "still running when" in err, err
         df = read_events(out)
