@@ -125,8 +125,11 @@ def test_bench_stages_names_each_stage_of_the_audit(fleet, tmp_path):
         if rss or name in ("collect_traces", "expected_from_traces", "host_alerts", "write_audit"):
             assert 0 < anon < rss <= peak + 1 and 0 <= lazy <= rss, name
         # (else a stretch between two stages too short for a memory sample: its times only)
-    # the stages' wall times add up to the run's (the import before run_audit comes on top)
-    assert 0.5 * wall < sum(times[0] for _, times in rows.values()) < wall + 5, r.stdout
+    # the stages' wall times add up to the run's: together they cover it, and all but "start"
+    # (the import before run_audit, then run_audit's steps before its first stage) fit inside
+    # it. The import itself has no bound: 9.7 s at load 41, over the 5 s this once allowed it.
+    total = sum(times[0] for _, times in rows.values())
+    assert 0.5 * wall < total and total - rows["start"][1][0] < wall + 2, r.stdout
     assert sum(times[1] for _, times in rows.values()) > 0, r.stdout
 
 
