@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -26,6 +27,18 @@ os.environ.setdefault("AIRFLOW__CORE__DAGS_FOLDER", str(REPO / "dags"))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 os.environ.setdefault("AIRFLOW__CORE__UNIT_TEST_MODE", "True")
 
+
+
+def tmp_nobody_reaches() -> Path:
+    """A temporary directory whose every ancestor any user may enter, for files a test reads as
+    nobody. $TMPDIR first; a private one (libpam-tmpdir's /tmp/user/0, a runner's 0700 scratch
+    directory) is no place for them, so then /tmp or /var/tmp."""
+    for candidate in (tempfile.gettempdir(), "/tmp", "/var/tmp"):
+        path = Path(candidate)
+        if path.is_dir() and all(p.stat().st_mode & stat.S_IXOTH for p in (path, *path.parents)):
+            return path
+    pytest.fail(f"no temporary directory an unprivileged user can enter: {tempfile.gettempdir()}, /tmp and "
+                "/var/tmp each have an ancestor without o+x")
 
 def bpf_unavailable_reason() -> str | None:
     """Why real BPF tests cannot run here, or None when they can."""

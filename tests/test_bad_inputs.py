@@ -27,6 +27,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import tmp_nobody_reaches
 
 from tracer import schema
 
@@ -529,8 +530,9 @@ def _mount_tmpfs(where: Path, options: str) -> bool:
 
 @pytest.fixture(scope="module")
 def inputs():
-    base = Path(tempfile.mkdtemp(prefix="tracebase-bad-inputs-"))
-    os.chmod(base, 0o755)  # rows that run as nobody read the shared inputs
+    # rows that run as nobody read the shared inputs: a directory they can reach, open to them
+    base = Path(tempfile.mkdtemp(prefix="tracebase-bad-inputs-", dir=tmp_nobody_reaches()))
+    os.chmod(base, 0o755)
     mounts: list[Path] = []
     try:  # a failed setup still unmounts and removes what it made
         d = {"tmp": base}

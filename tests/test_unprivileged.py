@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import tmp_nobody_reaches
 
 BIN = Path(sys.executable).parent
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
@@ -43,24 +44,9 @@ def _as_nobody(cmd: list[str], cwd: Path, home: Path) -> subprocess.CompletedPro
     return subprocess.run([*NOBODY, *cmd], cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
 
 
-def _searchable_by_others(path: Path) -> bool:
-    return all(p.stat().st_mode & stat.S_IXOTH for p in (path, *path.parents))
-
-
-def _tmp_nobody_reaches() -> Path:
-    """A temporary directory whose every ancestor nobody may enter. $TMPDIR first; a private
-    one (libpam-tmpdir's /tmp/user/0, a runner's 0700 scratch directory) is no place for files
-    another user must read, so then /tmp or /var/tmp."""
-    for candidate in (tempfile.gettempdir(), "/tmp", "/var/tmp"):
-        if Path(candidate).is_dir() and _searchable_by_others(Path(candidate)):
-            return Path(candidate)
-    pytest.fail(f"no temporary directory an unprivileged user can enter: {tempfile.gettempdir()}, /tmp and "
-                "/var/tmp each have an ancestor without o+x")
-
-
 @pytest.fixture(scope="module")
 def root_outputs():
-    base = Path(tempfile.mkdtemp(prefix="tracebase-unpriv-", dir=_tmp_nobody_reaches()))
+    base = Path(tempfile.mkdtemp(prefix="tracebase-unpriv-", dir=tmp_nobody_reaches()))
     os.chmod(base, 0o755)
     try:  # a failed setup still removes what it made
         baseline, tracer = str(BIN / "baseline"), str(BIN / "tracer")
