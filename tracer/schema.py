@@ -313,7 +313,7 @@ CLUSTERS = pa.schema(
 HOST_ALERTS = pa.schema(
     [
         pa.field("host", pa.string(), nullable=False),
-        pa.field("alert", pa.string(), nullable=False),  # persistent_bad_state | rising_errno_rate | recurring_errno
+        pa.field("alert", pa.string(), nullable=False),  # persistent_bad_state | rising_errno_rate | recurring_errno | rising_latency
         pa.field("probe", pa.string()),
         pa.field("errno", pa.string()),
         pa.field("since", pa.timestamp("ns", tz="UTC")),

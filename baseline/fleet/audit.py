@@ -1875,6 +1875,13 @@ def run_audit(
                              probe_depth=dict(depths.iter_rows()))
         del buckets
         alerts = routine_for_their_callers(alerts, traces, chains, callers)
+    # a host whose successful calls got slower and stayed so (no errno: nothing above sees it),
+    # from a targeted read of the good traces' root latencies (baseline.fleet.latency)
+    from baseline.fleet.latency import good_root_latencies, rising_latency
+
+    slow = rising_latency(good_root_latencies(dataset, since=since_dt))
+    if not slow.is_empty():
+        alerts = pl.concat([alerts, slow], how="vertical_relaxed")
     window = (traces["start_time"].min(), traces["start_time"].max())
     traces_audited = traces.height
     # the per-trace table is the biggest thing held: only its failing traces go on, and it is
