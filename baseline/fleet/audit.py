@@ -1825,7 +1825,10 @@ def run_audit(
         try:
             # one pass over the events: per-trace table + one representative per distinct chain
             # (and the baseline fitted on the way when none is given)
-            traces, chains = collect_traces(dataset, since=since_dt, batch_rows=batch_rows, fit=to_fit)
+            # (with the root rows of timed good traces for the rising_latency alert, see below)
+            good_roots: list[pl.DataFrame] = []
+            traces, chains = collect_traces(dataset, since=since_dt, batch_rows=batch_rows, fit=to_fit,
+                                            good_roots=good_roots)
         except Exception:
             raise_earlier_failure(buckets_of)  # a broken counters file is still reported first
             raise
@@ -1833,6 +1836,13 @@ def run_audit(
         # the future holds its result: without this, `del buckets` below freed nothing, and the
         # bucketed counters (~130 MiB on a 10,000-host day) stayed to the end of the audit
         del buckets_of
+    # a host whose successful calls got slower and stayed so (no errno: no alert from the
+    # counters sees it), from the good traces' root latencies (baseline.fleet.latency); the
+    # rows are freed at once, the alerts are all that is kept
+    from baseline.fleet.latency import rising_latency
+
+    slow = rising_latency(pl.concat(good_roots, how="vertical_relaxed"))
+    del good_roots
     if to_fit is not None:
         if not hasattr(to_fit, "operations_") or to_fit.n_traces_ == 0:
             raise TracebaseError(f"no good traces to learn from (kinds {', '.join(to_fit.good_kinds)})")
@@ -1875,11 +1885,6 @@ def run_audit(
                              probe_depth=dict(depths.iter_rows()))
         del buckets
         alerts = routine_for_their_callers(alerts, traces, chains, callers)
-    # a host whose successful calls got slower and stayed so (no errno: nothing above sees it),
-    # from a targeted read of the good traces' root latencies (baseline.fleet.latency)
-    from baseline.fleet.latency import good_root_latencies, rising_latency
-
-    slow = rising_latency(good_root_latencies(dataset, since=since_dt))
     if not slow.is_empty():
         alerts = pl.concat([alerts, slow], how="vertical_relaxed")
     window = (traces["start_time"].min(), traces["start_time"].max())

@@ -24,9 +24,11 @@ fault):
     job, whatever its rank count), and the host's last slot with traces is still above the
     midpoint (a slow job or hour that recovered is a burst, not a state).
 
-The traces are read in a targeted pass of their own (the root rows of timed good traces, seven
-columns, a lazy scan): the audit's per-trace table keeps no latency, which would be a column of
-millions of rows for this one question.
+The rows read are the root rows of timed good traces (model.good_root_rows: six columns). The
+audit's per-trace table keeps no latency (a column of millions of rows for this one question):
+run_audit takes these rows from the frames of its one pass over the events (collect_traces'
+`good_roots`, a filter a batch); `good_root_latencies` reads them in a targeted lazy scan of
+their own (a dataset without an audit pass; ~1 CPU s of a 2,000-host day, mostly opening files).
 """
 
 from __future__ import annotations
@@ -37,18 +39,27 @@ import math
 import numpy as np
 import polars as pl
 
-from baseline.fleet.model import EventsInput, _scan_files, event_files, parse_since, since_filter
+from baseline.fleet.model import (
+    EventsInput,
+    _scan_files,
+    event_files,
+    good_root_rows,
+    parse_since,
+    since_filter,
+)
 from tracer.schema import polars_schema
 
 ALERT = "rising_latency"
 _REFERENCE_BUCKET = "1h"
 _SLOT = "15m"
+_BURST_GAP_NS = 60 * 10**9
 
 
 def good_root_latencies(dataset: EventsInput, since: str | dt.datetime | None = None) -> pl.DataFrame:
     """host, probe, arg, command, start_time, latency_ns: the root row of every timed good trace
-    (kind good, root without an errno, latency measured). Only these columns are decoded, and only
-    root rows with a latency leave the scan."""
+    (model.good_root_rows), in a targeted read of their own: only these columns are decoded, and
+    only root rows with a latency leave the scan. (The audit takes the same rows from its one
+    pass over the events instead: collect_traces' `good_roots`.)"""
     empty = pl.DataFrame(schema={"host": pl.String, "probe": pl.String, "arg": pl.String, "command": pl.String,
                                  "start_time": pl.Datetime("ns", "UTC"), "latency_ns": pl.Int64})
     since_dt = parse_since(since)
@@ -59,18 +70,9 @@ def good_root_latencies(dataset: EventsInput, since: str | dt.datetime | None = 
         if not files:
             return empty
         lf = _scan_files([str(f) for f in files])
-    names = set(lf.collect_schema().names())
-    if not {"latency_ns", "depth", "errno", "kind", "probe", "start_time"} <= names:
+    if not {"latency_ns", "depth", "errno", "kind", "probe", "start_time"} <= set(lf.collect_schema().names()):
         return empty
-    optional = [pl.col(c).cast(pl.String) if c in names else pl.lit(None, pl.String).alias(c) for c in ("arg", "command")]
-    return (
-        lf.filter(since_filter(since_dt))
-        .filter((pl.col("depth") == 0) & pl.col("latency_ns").is_not_null() & pl.col("errno").is_null()
-                & (pl.col("kind") == "good"))
-        .select(pl.col("host", "probe").cast(pl.String), *optional,
-                pl.col("start_time").cast(pl.Datetime("ns", "UTC")), pl.col("latency_ns").cast(pl.Int64))
-        .collect(engine="streaming")
-    )
+    return good_root_rows(lf.filter(since_filter(since_dt))).collect(engine="streaming")
 
 
 def rising_latency(
@@ -112,13 +114,25 @@ def rising_latency(
         return pl.DataFrame(schema=out_schema)
     series = (roots.join(candidates.select("host", *op), on=["host", *op], how="semi")
               .join(reference.select(*op, "_hour", "_fleet"), on=[*op, "_hour"])
-              .with_columns((pl.col("_log") - pl.col("_fleet")).alias("_rel"))
+              .with_columns((pl.col("_log") - pl.col("_fleet")).alias("_rel"),
+                            pl.col("start_time").dt.truncate(_SLOT).to_physical().alias("_slot"))
               .sort("host", *op, "start_time"))
+    # one numpy slice per series (a polars group-by iteration costs ~1 ms a group, and a
+    # healthy 2,000-host day has a few hundred candidates: hosts timed in few jobs an hour)
+    keys = series.group_by("host", *op, maintain_order=True).agg(pl.len().alias("_n"))
+    series = series.with_columns(pl.col("start_time").to_physical().alias("_start"))
+    arrays = {name: series[name].to_numpy() for name in ("_rel", "_slot", "_start", "latency_ns", "_fleet")}
     rows = []
-    for (host, probe, arg), part in series.group_by("host", *op, maintain_order=True):
-        alert = _change_point(part, min_ratio, min_rise_ns, min_traces, max_overlap, min_slots)
+    end = 0
+    for host, probe, arg, n in keys.iter_rows():
+        start, end = end, end + n
+        alert = _change_point({name: a[start:end] for name, a in arrays.items()}, min_ratio, min_rise_ns,
+                              min_traces, max_overlap, min_slots)
         if alert is not None:
-            rows.append({"host": host, "probe": probe, "arg": arg, **alert})
+            first = series.row(start + alert.pop("_split"), named=True)
+            operation = f"{first['command'] or probe} {arg}".strip()
+            rows.append({"host": host, "probe": probe, "since": first["start_time"],
+                         "detail": f"{operation}: {alert.pop('_detail')}", **alert})
     if not rows:
         return pl.DataFrame(schema=out_schema)
     found = pl.DataFrame(rows)
@@ -128,42 +142,42 @@ def rising_latency(
     ).sort(["score", "host"], descending=[True, False])
 
 
-def _change_point(part: pl.DataFrame, min_ratio: float, min_rise_ns: int, min_traces: int,
+def _change_point(part: dict[str, np.ndarray], min_ratio: float, min_rise_ns: int, min_traces: int,
                   max_overlap: float, min_slots: int) -> dict | None:
-    """The alert of one (host, operation) series sorted by time, or None: the split with the
-    largest rise of the median relative latency, then the guards."""
-    rel = part["_rel"].to_numpy()
+    """The alert of one (host, operation) series sorted by time (numpy columns), or None: of the
+    splits between two bursts (traces more than a minute apart: one job's ranks are never cut),
+    the one with the largest rise of the median relative latency, then the guards."""
+    rel, slots = part["_rel"], part["_slot"]
     n = rel.size
     best, split = -math.inf, -1
-    for k in range(min_traces, n - min_traces + 1):
+    starts = part["_start"]
+    for k in np.flatnonzero(np.diff(starts) > _BURST_GAP_NS) + 1:
+        if k < min_traces or n - k < min_traces:
+            continue
         rise = float(np.median(rel[k:]) - np.median(rel[:k]))
         if rise > best:
-            best, split = rise, k
+            best, split = rise, int(k)
     if split < 0 or best < math.log(min_ratio):
         return None
     before, after = rel[:split], rel[split:]
     mid = (np.median(before) + np.median(after)) / 2
     if np.mean(before > mid) > max_overlap or np.mean(after > mid) < 1 - max_overlap:
         return None
-    slots = part["start_time"].dt.truncate(_SLOT).to_numpy()
     if np.unique(slots[:split]).size < min_slots or np.unique(slots[split:]).size < min_slots:
         return None
     if np.median(rel[slots == slots[-1]]) <= mid:  # recovered by the end: a burst, not a state
         return None
-    raw = part["latency_ns"].to_numpy()
+    raw = part["latency_ns"]
     was, now = float(np.median(raw[:split])), float(np.median(raw[split:]))
     if now - was < min_rise_ns:
         return None
-    fleet_now = float(np.exp(np.median(part["_fleet"].to_numpy()[split:])))
-    operation = part["command"][0] or part["probe"][0]
-    if part["arg"][0]:
-        operation = f"{operation} {part['arg'][0]}"
+    fleet_now = float(np.exp(np.median(part["_fleet"][split:])))
     ratio = now / was
     return {
-        "since": part["start_time"][split],
+        "_split": split,
         "score": ratio,
-        "detail": (f"{operation}: good traces' median latency {_ms(was)} -> {_ms(now)} ({ratio:.1f}x; "
-                   f"{split} traces before, {n - split} since), other hosts' {_ms(fleet_now)} meanwhile"),
+        "_detail": (f"good traces' median latency {_ms(was)} -> {_ms(now)} ({ratio:.1f}x; "
+                    f"{split} traces before, {n - split} since), other hosts' {_ms(fleet_now)} meanwhile"),
     }
 
 

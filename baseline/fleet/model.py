@@ -289,18 +289,34 @@ def chain_representatives(per_trace: pl.DataFrame, frames: pl.DataFrame, known: 
     return reps.join(keys, on="trace_id").sort(["trace_id", "seq"])
 
 
+def good_root_rows(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """host, probe, arg, command, start_time, latency_ns of the root rows of timed good traces
+    (kind good, root without an errno, latency measured): what baseline.fleet.latency's
+    rising_latency alert reads, from the audit's pass or a targeted read of its own."""
+    names = set(lf.collect_schema().names())
+    optional = [pl.col(c).cast(pl.String) if c in names else pl.lit(None, pl.String).alias(c) for c in ("arg", "command")]
+    return (lf.filter((pl.col("depth") == 0) & pl.col("latency_ns").is_not_null() & pl.col("errno").is_null()
+                      & (pl.col("kind") == "good"))
+            .select(pl.col("host", "probe").cast(pl.String), *optional,
+                    pl.col("start_time").cast(pl.Datetime("ns", "UTC")), pl.col("latency_ns").cast(pl.Int64)))
+
+
 def collect_traces(
     dataset: EventsInput,
     since: str | dt.datetime | None = None,
     batch_rows: int = 500_000,
     fit: GoodTraceBaseline | None = None,
+    good_roots: list[pl.DataFrame] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """One streaming pass over a dataset's events: (traces, chains).
 
     traces: one row per trace (per_trace_table with the TRACE_LEVEL columns; TRACE_CATEGORICAL
     columns as categoricals); chains: the frames of one representative trace per distinct
     (operation, chain_hash), operation categorical too. With `fit`, the
-    good traces of each batch are also fed to that model (partial_fit without a second read)."""
+    good traces of each batch are also fed to that model (partial_fit without a second read).
+    With `good_roots`, each batch's `good_root_rows` are appended to that list (the per-trace
+    table keeps no latency: the rising_latency alert's rows, taken from frames already decoded,
+    cost a filter a batch instead of a second read of every file)."""
     traces: list[pl.DataFrame] = []
     known: pl.DataFrame | None = None
     batches = event_batches(dataset, since=since, batch_rows=batch_rows, columns=AUDIT_COLUMNS)
@@ -308,6 +324,8 @@ def collect_traces(
         per = _audit_runs(frames)
         if per is None:  # records delivered twice, interleaved traces or traces without a command
             frames, per = _runs_without_repeats(frames, keep=TRACE_LEVEL)
+        if good_roots is not None:
+            good_roots.append(good_root_rows(frames.lazy()).collect())
         if fit is not None:
             # the good traces' aggregates, merged once at the end (as fit does); `_start`, when
             # present, numbers rows of `frames`, so the whole batch goes with the good traces
