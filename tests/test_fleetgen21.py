@@ -15,7 +15,6 @@ from __future__ import annotations
 from datetime import datetime
 
 import polars as pl
-import pytest
 from fleet_harness import (
     assert_errno_from_reference,
     assert_every_cause_found,
