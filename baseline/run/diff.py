@@ -544,6 +544,8 @@ PROC_SCAN_MIN = 3
 # A directory walked: one good run made the same call with the same outcome at this many
 # names of one directory at least (see _listing_twins)
 LISTING_TWINS_MIN = 2
+# Calls that list a directory: the start of a sweep over its entries (see _sweep_turns)
+LISTING_PROBES = frozenset({"getdents64", "getdents"})
 # Where the kernel lists the host's state (interfaces, processes, devices): an entry new there
 # is the host's, and so are its files' contents; elsewhere only a new entry's routine errors
 # are its siblings' twins (the extra file opened and read stays named: see _extra_entries)
@@ -936,6 +938,9 @@ def diff_traces(
     retried[own_reapers] = True
     retried |= _proc_scan_races(p)
     retried |= _listing_twins(p, nb)
+    # One more turn of a directory sweep (the JVM's hsperfdata sweep finding another JVM alive)
+    if same_exit:
+        retried |= _sweep_turns(p, nb, rules)
     retried |= _descriptor_room_made(p, err_any)
     retried |= probed
     del probed
@@ -2275,6 +2280,71 @@ def _listing_twins(p: Prepared, nb: int) -> np.ndarray:
                 break
     if twin_keys:
         out[cand[np.isin(cand_keys, np.array(twin_keys, dtype=np.int64))]] = True
+    return out
+
+
+def _sweep_turns(p: Prepared, nb: int, rules: ExpectedErrors) -> np.ndarray:
+    """Bad rows of one more turn of a directory sweep, in a run that ended as the good runs did:
+    a thread lists a directory D (getdents, successfully), then visits its entries one after
+    the other, each visit a block of consecutive calls of the thread on D/<name>; a visit of
+    an entry no good run's calls named, one of whose calls fails and all of whose errors are
+    expected (an allowlist entry covers them), is one more turn of the walk. The HotSpot JVM
+    sweeps /tmp/hsperfdata_<user>/ at start: for another JVM's file it opens it, takes a
+    non-blocking flock and leaves it on EAGAIN (that JVM is alive) -- whether one runs is the
+    host's, and the curated entry covers the EAGAIN but not the open of a path the good runs
+    never took. A visit without an error (the dead JVM's file deleted), with an error no entry
+    covers, not directly after the listing or another visit of D, or in a run whose exit
+    status changed (a stale lock the program then fails on) stays."""
+    out = np.zeros(len(p), dtype=bool)
+    if nb == 0 or nb == len(p):
+        return out
+    lists = codes_where(p.probe_values, LISTING_PROBES)
+    if not len(lists):
+        return out
+    plain = np.asarray(p.plainpath)
+    listed = np.flatnonzero(code_in(p.probe[:nb], lists, len(p.probe_values)) & (p.errno[:nb] < 0) & (plain[:nb] >= 0))
+    if not len(listed):
+        return out
+    dirs = {(int(s), int(c)) for s, c in zip(p.sid[listed], plain[listed], strict=True)}
+    # a visit's error, in a thread that listed a directory: where a turn is looked for (the
+    # plain path may be the good runs' too: /tmp/hsperfdata_root/<n> is also their own file)
+    cand = np.flatnonzero((p.errno[:nb] >= 0) & (plain[:nb] >= 0))
+    cand = cand[np.isin(p.sid[cand], p.sid[listed])]
+    if not len(cand):
+        return out
+    dir_code = {p.npath_values[c]: c for c in {c for _, c in dirs}}
+    parents: dict[int, int | None] = {}
+
+    def listed_parent(c: int) -> int | None:  # the code of the plain path's directory, when listed
+        if c not in parents:
+            parents[c] = dir_code.get(os.path.dirname((p.npath_values[c] or "").rstrip("/")))
+        return parents[c]
+
+    done: set[int] = set()
+    for r in cand.tolist():
+        if r in done:
+            continue
+        sid, path = int(p.sid[r]), int(plain[r])
+        d = listed_parent(path)
+        if d is None or (sid, d) not in dirs:
+            continue
+        lo, hi = r, r + 1  # the visit: the thread's consecutive calls on this entry
+        while lo > 0 and p.sid[lo - 1] == sid and plain[lo - 1] == path:
+            lo -= 1
+        while hi < nb and p.sid[hi] == sid and plain[hi] == path:
+            hi += 1
+        done.update(range(lo, hi))
+        # back to the listing over other entries' visits: nothing else in between
+        k = lo - 1
+        while k >= 0 and p.sid[k] == sid and plain[k] >= 0 and plain[k] != d and listed_parent(int(plain[k])) == d:
+            k -= 1
+        if k < 0 or p.sid[k] != sid or plain[k] != d or not code_in(p.probe[k:k + 1], lists, len(p.probe_values))[0]:
+            continue
+        errs = np.arange(lo, hi)[p.errno[lo:hi] >= 0]
+        comm = p.ncomm_values[int(p.ncomm[r])] if p.ncomm[r] >= 0 else None
+        if all(rules.match(p.probe_values[int(p.probe[e])], p.errno_values[int(p.errno[e])], p.npath_values[path], comm, comm)
+               for e in errs.tolist()):
+            out[lo:hi] = True
     return out
 
 
