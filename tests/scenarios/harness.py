@@ -181,6 +181,12 @@ def record_run(recorder, argv: list[str], out: Path, label: str, unprivileged: b
     )
     if rec.lost_events:
         raise AssertionError(f"{out.name}: {rec.lost_events} events lost")
+    if rec.signal:
+        # the test process got a stop signal (a runner's time cap: `timeout` signals the whole
+        # process group) and the recorder forwarded it to the program: its trace is of a killed
+        # run, and a diff would name the kill (xz's signal handler writing its self-pipe)
+        raise AssertionError(f"{out.name}: the recording got {rec.signal} and forwarded it to {argv[0]}: "
+                             "a killed run, not the program's behaviour")
     return rec.write(out)
 
 
