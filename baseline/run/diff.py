@@ -2305,14 +2305,21 @@ def _sweep_turns(p: Prepared, nb: int, rules: ExpectedErrors) -> np.ndarray:
     listed = np.flatnonzero(code_in(p.probe[:nb], lists, len(p.probe_values)) & (p.errno[:nb] < 0) & (plain[:nb] >= 0))
     if not len(listed):
         return out
-    dirs = {(int(s), int(c)) for s, c in zip(p.sid[listed], plain[listed], strict=True)}
+    # the thread of a row is its stream: rows are grouped by stream, numbered as `sid` is
+    starts = np.r_[stream_starts(p), len(p)]
+    n_paths = np.int64(len(p.npath_values) + 1)
+    listed_sid = np.searchsorted(starts, listed, side="right") - 1
+    dirs = set(unique_ints(listed_sid.astype(np.int64) * n_paths + plain[listed]).tolist())  # (thread, directory)
     # a visit's error, in a thread that listed a directory: where a turn is looked for (the
     # plain path may be the good runs' too: /tmp/hsperfdata_root/<n> is also their own file)
     cand = np.flatnonzero((p.errno[:nb] >= 0) & (plain[:nb] >= 0))
-    cand = cand[np.isin(p.sid[cand], p.sid[listed])]
+    cand_sid = np.searchsorted(starts, cand, side="right") - 1
+    keep = np.isin(cand_sid, listed_sid)
+    cand, cand_sid = cand[keep], cand_sid[keep]
     if not len(cand):
         return out
-    dir_code = {p.npath_values[c]: c for c in {c for _, c in dirs}}
+    dir_code = {p.npath_values[c]: c for c in unique_ints(plain[listed]).tolist()}
+    list_codes = set(lists.tolist())
     parents: dict[int, int | None] = {}
 
     def listed_parent(c: int) -> int | None:  # the code of the plain path's directory, when listed
@@ -2320,30 +2327,38 @@ def _sweep_turns(p: Prepared, nb: int, rules: ExpectedErrors) -> np.ndarray:
             parents[c] = dir_code.get(os.path.dirname((p.npath_values[c] or "").rstrip("/")))
         return parents[c]
 
-    done: set[int] = set()
-    for r in cand.tolist():
-        if r in done:
+    covered: dict[tuple[int, int, int, int], bool] = {}
+
+    def expected(key: tuple[int, int, int, int]) -> bool:  # (probe, errno, plain path, comm) codes
+        if key not in covered:  # a sweep's visits repeat one masked error: match it once
+            comm = p.ncomm_values[key[3]] if key[3] >= 0 else None
+            covered[key] = rules.match(p.probe_values[key[0]], p.errno_values[key[1]], p.npath_values[key[2]],
+                                       comm, comm) is not None
+        return covered[key]
+
+    done = -1  # the last row of the last visit looked at (candidates come in row order)
+    for r, sid in zip(cand.tolist(), cand_sid.tolist(), strict=True):
+        if r <= done:
             continue
-        sid, path = int(p.sid[r]), int(plain[r])
+        path = int(plain[r])
         d = listed_parent(path)
-        if d is None or (sid, d) not in dirs:
+        if d is None or sid * int(n_paths) + d not in dirs:
             continue
+        first, end = int(starts[sid]), min(int(starts[sid + 1]), nb)  # the thread's rows
         lo, hi = r, r + 1  # the visit: the thread's consecutive calls on this entry
-        while lo > 0 and p.sid[lo - 1] == sid and plain[lo - 1] == path:
+        while lo > first and plain[lo - 1] == path:
             lo -= 1
-        while hi < nb and p.sid[hi] == sid and plain[hi] == path:
+        while hi < end and plain[hi] == path:
             hi += 1
-        done.update(range(lo, hi))
+        done = hi - 1
         # back to the listing over other entries' visits: nothing else in between
         k = lo - 1
-        while k >= 0 and p.sid[k] == sid and plain[k] >= 0 and plain[k] != d and listed_parent(int(plain[k])) == d:
+        while k >= first and plain[k] >= 0 and plain[k] != d and listed_parent(int(plain[k])) == d:
             k -= 1
-        if k < 0 or p.sid[k] != sid or plain[k] != d or not code_in(p.probe[k:k + 1], lists, len(p.probe_values))[0]:
+        if k < first or plain[k] != d or int(p.probe[k]) not in list_codes or p.errno[k] >= 0:
             continue
         errs = np.arange(lo, hi)[p.errno[lo:hi] >= 0]
-        comm = p.ncomm_values[int(p.ncomm[r])] if p.ncomm[r] >= 0 else None
-        if all(rules.match(p.probe_values[int(p.probe[e])], p.errno_values[int(p.errno[e])], p.npath_values[path], comm, comm)
-               for e in errs.tolist()):
+        if all(expected((int(p.probe[e]), int(p.errno[e]), path, int(p.ncomm[e]))) for e in errs.tolist()):
             out[lo:hi] = True
     return out
 
