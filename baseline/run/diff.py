@@ -2286,9 +2286,10 @@ def _listing_twins(p: Prepared, nb: int) -> np.ndarray:
 def _sweep_turns(p: Prepared, nb: int, rules: ExpectedErrors) -> np.ndarray:
     """Bad rows of one more turn of a directory sweep, in a run that ended as the good runs did:
     a thread lists a directory D (getdents, successfully), then visits its entries one after
-    the other, each visit a block of consecutive calls of the thread on D/<name>; a visit of
-    an entry no good run's calls named, one of whose calls fails and all of whose errors are
-    expected (an allowlist entry covers them), is one more turn of the walk. The HotSpot JVM
+    the other, each visit a block of consecutive calls of the thread on D/<name>; a visit one
+    of whose calls fails and all of whose errors are expected (an allowlist entry covers
+    them) is one more turn of the walk (the caller asks only when the exit status is the good
+    runs'). The HotSpot JVM
     sweeps /tmp/hsperfdata_<user>/ at start: for another JVM's file it opens it, takes a
     non-blocking flock and leaves it on EAGAIN (that JVM is alive) -- whether one runs is the
     host's, and the curated entry covers the EAGAIN but not the open of a path the good runs
