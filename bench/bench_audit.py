@@ -717,11 +717,18 @@ time.sleep(PERIOD * 2)
 samples.append((time.perf_counter(), "end", snap()))
 samples.sort(key=lambda s: s[0])  # the sampler's and the stages' own, in time order
 per = {}
-for (ta, st, a), (tb, _, b) in zip(samples, samples[1:]):
+# Each thread's counters as a running maximum: the sampler's and a stage's snapshots overlap in
+# time, so one started later may have read a thread before the other did (a negative delta).
+seen = {t: (v[1], v[2]) for t, v in samples[0][2].items()}
+for (ta, st, _), (tb, _, b) in zip(samples, samples[1:]):
     dt = tb - ta
-    ran = {t: b[t][1] - (a[t][1] if t in a else 0) for t in b}
+    ran, waited = {}, {}
+    for t, (_comm, run_ns, wait_ns) in b.items():
+        run_before, wait_before = seen.get(t, (0, 0))
+        ran[t], waited[t] = max(0, run_ns - run_before), max(0, wait_ns - wait_before)
+        seen[t] = (max(run_before, run_ns), max(wait_before, wait_ns))
     run = sum(ran.values())
-    want = sum(ran[t] + b[t][2] - (a[t][2] if t in a else 0) for t in b)
+    want = run + sum(waited.values())
     s = per.setdefault(st, dict.fromkeys(("wall_s", "cpu_s", "runnable_s", "serial_cpu_s", "serial_wall_s",
                                           "two_core_s", "main_cpu_s"), 0.0) | {"threads": {}})
     s["wall_s"] += dt

@@ -212,6 +212,42 @@ def test_sigterm_ignored_by_the_command_then_killed(need_bpf, tmp_path):
     assert read_events(out)["exit_status"][0] == 137
 
 
+def test_a_thread_the_recorder_starts_during_the_spawn_is_never_signalled(need_bpf, tmp_path):
+    """The fork hook follows every child of the recorder while it spawns the command, threads
+    included: a worker pool growing then put the recorder's own thread in the `traced` map, and
+    the SIGKILL after a forwarded SIGTERM's grace (kill() on a thread's id signals its whole
+    process) killed the recorder silently (a fresh-clone CI under load: the command printed
+    "got 15", the recorder nothing). Run in a child process: a regression kills it, not pytest."""
+    ready = tmp_path / "ready"
+    script = f"""
+import os, signal, subprocess, threading, time
+import tracer.record.recorder as recorder_module
+from tracer.record.recorder import SyscallRecorder
+
+real_popen, started = subprocess.Popen, []
+def popen_beside_a_new_thread(*args, **kwargs):  # a library's pool grows during the spawn
+    parked = threading.Thread(target=time.sleep, args=(30,), daemon=True)
+    parked.start()
+    started.append(parked.native_id)
+    return real_popen(*args, **kwargs)
+recorder_module.subprocess.Popen = popen_beside_a_new_thread
+
+def stop_when_ready():
+    while not os.path.exists({str(ready)!r}):
+        time.sleep(0.02)
+    os.kill(os.getpid(), signal.SIGTERM)
+threading.Thread(target=stop_when_ready, daemon=True).start()
+with SyscallRecorder(ringbuf_mb=4) as rec:
+    r = rec.record(["/bin/sh", "-c", "trap '' TERM; touch {ready}; while :; do sleep 0.1; done"],
+                   kill_after=0.5)
+    assert started and os.path.exists(f"/proc/self/task/{{started[0]}}"), started
+    print("signal", r.signal, "exit status", r.exit_status)
+"""
+    r = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert r.stdout.strip() == "signal SIGTERM exit status 137", r.stdout
+
+
 # --- kill -9 ------------------------------------------------------------------------------
 def test_kill_9_leaves_nothing_readers_take_and_the_next_run_cleans_up(need_bpf, tmp_path):
     out = tmp_path / "t.parquet"

@@ -520,6 +520,7 @@ class SyscallRecorder:
             raise CommandNotExecutable(f"{argv[0]}: {exc.strerror or exc}") from None
         finally:
             control[ct.c_int(2)] = ct.c_uint(0)
+            self._forget_own_threads()
         # _follow waits for it; subprocess must never reap it behind our back (or a caller's,
         # when the recording stops before the command ends)
         proc._child_created = False
@@ -735,14 +736,25 @@ class SyscallRecorder:
             self._poll()
         return "exited", None
 
+    def _forget_own_threads(self) -> None:
+        """Drop from the `traced` map the threads this process started while the fork hook
+        followed its children (a library's worker pool growing during the spawn): kill() on a
+        thread's id signals its whole process, so a forwarded stop signal, or the SIGKILL
+        after the grace, would otherwise reach the recorder itself."""
+        traced = self.bpf[b"traced"]
+        for tid in _own_threads():
+            with contextlib.suppress(KeyError):
+                del traced[ct.c_uint(tid)]
+
     def _signal_tree(self, pid: int | None, sig: int) -> None:
         """Send sig to the command (None: it has been reaped) and to every descendant still
         followed, as a terminal does to a foreground job: a shell killed by it would
-        otherwise leave its children running."""
+        otherwise leave its children running. Never to a thread of ours (see
+        _forget_own_threads: one may have started since)."""
         targets = {int(k.value) for k in self.bpf[b"traced"]}
         if pid is not None:
             targets.add(pid)
-        targets.discard(os.getpid())
+        targets -= _own_threads() | {os.getpid()}
         for target in sorted(targets, key=lambda t: t != pid):  # the command first
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(target, sig)
@@ -820,6 +832,14 @@ def check_linger(linger: float) -> float:
     if isinstance(linger, bool) or not isinstance(linger, (int, float)) or math.isnan(linger) or linger < 0:
         raise TracebaseError(f"linger: expected seconds >= 0 or inf, found {linger!r}")
     return float(linger)
+
+
+def _own_threads() -> frozenset[int]:
+    """The ids of this process's threads."""
+    try:
+        return frozenset(int(t) for t in os.listdir("/proc/self/task"))
+    except OSError:
+        return frozenset({os.getpid()})
 
 
 def _threads_of(pids: Sequence[int]) -> frozenset[int]:
