@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from baseline.fleet.audit import host_metadata, name_shared_metadata
+from baseline.fleet.model import collect_traces
 from tracer.schema import polars_schema, write_table
 
 T0 = dt.datetime(2026, 12, 1, 6, 0, tzinfo=dt.UTC)
@@ -68,3 +69,20 @@ def test_no_metadata_no_change(tmp_path):
     clusters = pl.DataFrame({"cluster_id": [0], "signature": ["x"]}, schema={"cluster_id": pl.Int32, "signature": pl.String})
     findings = pl.DataFrame({"cluster_id": [0, 0], "host": ["h1", "h2"]}, schema_overrides={"cluster_id": pl.Int32})
     assert name_shared_metadata(clusters, findings, metadata).equals(clusters)
+
+
+def test_the_audits_events_pass_takes_the_metadata_a_read_of_its_own_finds(tmp_path):
+    """run_audit takes the hosts' metadata from its one events pass (collect_traces'
+    host_metadata, the wide column dropped as each batch is read): the same rows host_metadata
+    reads, over batches that split the hosts, and nothing of it left in the per-trace table."""
+    fleet = {f"h{i:02d}": [{"gpu_driver": "560.35.03" if i < 3 else "550.90.07", "requeue": str(r)} for r in (0, 1)]
+             for i in range(8)}
+    fleet["h07"] = [{}]
+    events = _events(tmp_path / "events.parquet", fleet)
+    parts: list[pl.DataFrame] = []
+    traces, _chains = collect_traces(events, batch_rows=3, host_metadata=parts)
+    taken = pl.concat(parts).unique().sort(pl.all())
+    assert taken.equals(host_metadata(events).sort(pl.all()))
+    assert taken.filter(pl.col("host") == "h01").rows() == [
+        ("h01", "gpu_driver", "560.35.03"), ("h01", "requeue", "0"), ("h01", "requeue", "1")]
+    assert "metadata" not in traces.columns and traces.height == 15

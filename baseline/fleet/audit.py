@@ -71,6 +71,7 @@ from baseline.fleet.model import (
     collect_traces,
     event_batches,
     max_depth_of,
+    metadata_pairs,
     parse_since,
     trace_flags,
 )
@@ -964,14 +965,14 @@ SHARED_METADATA_COVER = 0.75
 
 def host_metadata(dataset: Any, since: dt.datetime | None = None) -> pl.DataFrame:
     """host, key, value: the distinct job-metadata values of each host's traces (a pass over the
-    events reading host, seq and metadata only: the audit's main pass never decodes metadata)."""
-    parts = [
-        lf.filter(pl.col("seq") == 0).select(pl.col("host").cast(pl.String), "metadata")
-        .explode("metadata").drop_nulls("metadata")
-        .select("host", pl.col("metadata").struct.field("key"), pl.col("metadata").struct.field("value"))
-        .unique().collect()
-        for lf in event_batches(dataset, since=since, columns=["host", "seq", "metadata"])
-    ]
+    events reading host, seq and metadata only; run_audit takes them from its events pass
+    instead, collect_traces' `host_metadata`)."""
+    parts = [metadata_pairs(lf).collect()
+             for lf in event_batches(dataset, since=since, columns=["host", "seq", "metadata"])]
+    return _metadata_of(parts)
+
+
+def _metadata_of(parts: list[pl.DataFrame]) -> pl.DataFrame:
     schema = {"host": pl.String, "key": pl.String, "value": pl.String}
     return pl.concat(parts).unique() if parts else pl.DataFrame(schema=schema)
 
@@ -1826,9 +1827,11 @@ def run_audit(
             # one pass over the events: per-trace table + one representative per distinct chain
             # (and the baseline fitted on the way when none is given)
             # (with the root rows of timed good traces for the rising_latency alert, see below)
+            # (and each host's metadata values, for the clusters' shared ones: name_shared_metadata)
             good_roots: list[pl.DataFrame] = []
+            metadata: list[pl.DataFrame] = []
             traces, chains = collect_traces(dataset, since=since_dt, batch_rows=batch_rows, fit=to_fit,
-                                            good_roots=good_roots)
+                                            good_roots=good_roots, host_metadata=metadata)
         except Exception:
             raise_earlier_failure(buckets_of)  # a broken counters file is still reported first
             raise
@@ -1903,7 +1906,8 @@ def run_audit(
     findings = seen_through_coverage_gaps(findings, anyone, attached)
     findings, clusters = cluster_findings(findings, window, releases=releases)
     if clusters.height and (clusters["hosts"] >= 2).any():  # (one host's cluster names its host)
-        clusters = name_shared_metadata(clusters, findings, host_metadata(dataset, since_dt))
+        clusters = name_shared_metadata(clusters, findings, _metadata_of(metadata))
+    del metadata
     findings = findings.with_columns(pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score"))
     # sorted by time a column at a time, each unsorted column dropped once its sorted copy
     # exists: a sort of the table holds two copies of millions of findings at once

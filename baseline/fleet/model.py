@@ -35,7 +35,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -307,6 +307,7 @@ def collect_traces(
     batch_rows: int = 500_000,
     fit: GoodTraceBaseline | None = None,
     good_roots: list[pl.DataFrame] | None = None,
+    host_metadata: list[pl.DataFrame] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """One streaming pass over a dataset's events: (traces, chains).
 
@@ -316,11 +317,23 @@ def collect_traces(
     good traces of each batch are also fed to that model (partial_fit without a second read).
     With `good_roots`, each batch's `good_root_rows` are appended to that list (the per-trace
     table keeps no latency: the rising_latency alert's rows, taken from frames already decoded,
-    cost a filter a batch instead of a second read of every file)."""
+    cost a filter a batch instead of a second read of every file). With `host_metadata`, each
+    batch's metadata_pairs are appended to that list, taken aside on the reading thread and the
+    wide column dropped there: a second read of the files for them (the clusters' shared values,
+    baseline.fleet.audit.name_shared_metadata) cost twice the CPU, most of it opening 10,000
+    files again."""
     traces: list[pl.DataFrame] = []
     known: pl.DataFrame | None = None
-    batches = event_batches(dataset, since=since, batch_rows=batch_rows, columns=AUDIT_COLUMNS)
-    for frames in collected_ahead(batches):
+    columns, aside = AUDIT_COLUMNS, None
+    if host_metadata is not None:
+        columns = [*AUDIT_COLUMNS, "metadata"]
+
+        def aside(frames: pl.DataFrame) -> pl.DataFrame:
+            host_metadata.append(metadata_pairs(frames.lazy()).collect())
+            return frames.drop("metadata")
+
+    batches = event_batches(dataset, since=since, batch_rows=batch_rows, columns=columns)
+    for frames in collected_ahead(batches, aside):
         per = _audit_runs(frames)
         if per is None:  # records delivered twice, interleaved traces or traces without a command
             frames, per = _runs_without_repeats(frames, keep=TRACE_LEVEL)
@@ -343,8 +356,23 @@ def collect_traces(
     return pl.concat(traces, how="vertical_relaxed"), chains_df
 
 
-def collected_ahead(batches: Iterable[pl.LazyFrame]) -> Iterator[pl.DataFrame]:
-    """The batches collected (streaming engine) one ahead, in a background thread, in order.
+def metadata_pairs(events: pl.LazyFrame) -> pl.LazyFrame:
+    """host, key, value: the distinct job-metadata values of the events' traces (their first
+    frames'; a frame without a metadata column has none)."""
+    if "metadata" not in events.collect_schema().names():
+        return pl.LazyFrame(schema={"host": pl.String, "key": pl.String, "value": pl.String})
+    # (distinct lists first: a host's traces mostly repeat one job's list, 0.5 -> 0.3 CPU s a
+    # million traces)
+    return (events.filter(pl.col("seq") == 0).select(pl.col("host").cast(pl.String), "metadata").unique()
+            .explode("metadata").drop_nulls("metadata")
+            .select("host", pl.col("metadata").struct.field("key"), pl.col("metadata").struct.field("value"))
+            .unique())
+
+
+def collected_ahead(batches: Iterable[pl.LazyFrame],
+                    aside: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> Iterator[pl.DataFrame]:
+    """The batches collected (streaming engine) one ahead, in a background thread, in order;
+    `aside` (frames -> frames) runs on that thread too, on each batch as it is read.
 
     Reading and decoding a batch's files is mostly I/O wait and polars work without the GIL,
     while a caller's per-batch reductions are short eager steps that leave a core idle between
@@ -358,7 +386,10 @@ def collected_ahead(batches: Iterable[pl.LazyFrame]) -> Iterator[pl.DataFrame]:
 
         def read_next() -> pl.DataFrame | None:
             batch = next(it, None)  # event_batches' footer checks run here too, off the caller's thread
-            return None if batch is None else batch.collect(engine="streaming")
+            if batch is None:
+                return None
+            frames = batch.collect(engine="streaming")
+            return aside(frames) if aside is not None else frames
 
         pending = pool.submit(read_next)
         while True:
