@@ -697,11 +697,11 @@ class SyscallRecorder:
         """The processes and threads the kernel side follows that are alive (the `traced`
         map: fork adds, exit removes; an id no longer in use -- a thread that exec'd left its
         old tid behind -- is skipped), never the recorder's own."""
-        alive = []
+        alive, ours = [], _own_threads()
         for key in self.bpf[b"traced"]:
             tid = int(key.value)
-            if os.path.exists(f"/proc/self/task/{tid}"):
-                continue  # a thread of ours started while spawning the command
+            if tid in ours:
+                continue  # a thread of ours started while spawning the command (_forget_own_threads)
             try:
                 os.kill(tid, 0)
             except ProcessLookupError:
