@@ -49,7 +49,12 @@ QUIET_MISSES: dict[str, str] = {}
 # fresh-clone CI was git pack-objects' pid, one digit longer in the third run than in the good
 # runs' .tmp-<pid>-pack-<sha1> names, not the draw of tmp_idx_x81w2L; test_random_names.py records
 # it with the pids forced and the differ now holds it.)
-FLAKY_QUIET: dict[str, str] = {}
+FLAKY_QUIET: dict[str, str] = {
+    "wf_git_commit_object_fanout_and_pack": "the loose objects' fan-out directories are a random draw of the "
+                                            "object names: when both good runs happened to have objects/00 and the "
+                                            "third did not, its ENOENT on objects/00 (the first directory gc's "
+                                            "sweep opens) is named (once in a fresh-clone CI under load)",
+}
 TESTED = [s for s in REAL_TWENTYFIRST if s.name not in BENCH_ONLY]
 TESTED_QUIET = [c for c in QUIET_TWENTYFIRST if c.name not in QUIET_BENCH_ONLY]
 TOOLS = ("git", "sqlite3", "tar", "unzip", "zip", "lz4", "gzip", "zstd", "flock", "install", "sort", "find",
