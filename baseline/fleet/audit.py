@@ -65,6 +65,7 @@ from baseline.fleet.counters import (
     split_cell_attributes,
 )
 from baseline.fleet.model import (
+    METADATA_PAIRS_SCHEMA,
     EventsInput,
     GoodTraceBaseline,
     ancestor_columns,
@@ -973,8 +974,7 @@ def host_metadata(dataset: Any, since: dt.datetime | None = None) -> pl.DataFram
 
 
 def _metadata_of(parts: list[pl.DataFrame]) -> pl.DataFrame:
-    schema = {"host": pl.String, "key": pl.String, "value": pl.String}
-    return pl.concat(parts).unique() if parts else pl.DataFrame(schema=schema)
+    return pl.concat(parts).unique() if parts else pl.DataFrame(schema=METADATA_PAIRS_SCHEMA)
 
 
 def name_shared_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, metadata: pl.DataFrame) -> pl.DataFrame:

@@ -356,11 +356,14 @@ def collect_traces(
     return pl.concat(traces, how="vertical_relaxed"), chains_df
 
 
+METADATA_PAIRS_SCHEMA = {"host": pl.String, "key": pl.String, "value": pl.String}
+
+
 def metadata_pairs(events: pl.LazyFrame) -> pl.LazyFrame:
     """host, key, value: the distinct job-metadata values of the events' traces (their first
     frames'; a frame without a metadata column has none)."""
     if "metadata" not in events.collect_schema().names():
-        return pl.LazyFrame(schema={"host": pl.String, "key": pl.String, "value": pl.String})
+        return pl.LazyFrame(schema=METADATA_PAIRS_SCHEMA)
     # (distinct lists first: a host's traces mostly repeat one job's list, 0.5 -> 0.3 CPU s a
     # million traces)
     return (events.filter(pl.col("seq") == 0).select(pl.col("host").cast(pl.String), "metadata").unique()

@@ -754,7 +754,7 @@ class SyscallRecorder:
         targets = {int(k.value) for k in self.bpf[b"traced"]}
         if pid is not None:
             targets.add(pid)
-        targets -= _own_threads() | {os.getpid()}
+        targets -= _own_threads()  # (our pid among them)
         for target in sorted(targets, key=lambda t: t != pid):  # the command first
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(target, sig)
