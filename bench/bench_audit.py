@@ -684,9 +684,15 @@ for module, names in STAGES:
         wrap(importlib.import_module(module), name)
 samples, done, me = [], threading.Event(), [0]
 def snap():  # per thread: (name, ns on a core, ns runnable on a run queue) from schedstat
-    out = {}
+    # key 0: the process's CPU less the sampler's (threads that ended between two samples too)
+    out, process_ns, sampler_ns = {}, time.process_time_ns(), 0
     for tid in os.listdir("/proc/self/task"):
         if int(tid) == me[0]:
+            try:
+                with open(f"/proc/self/task/{tid}/schedstat") as f:
+                    sampler_ns = int(f.read().split()[0])
+            except (OSError, ValueError):
+                pass
             continue
         try:
             with open(f"/proc/self/task/{tid}/schedstat") as f:
@@ -696,6 +702,7 @@ def snap():  # per thread: (name, ns on a core, ns runnable on a run queue) from
         except (OSError, ValueError):
             continue
         out[int(tid)] = (comm, int(run), int(wait))
+    out[0] = ("(process)", process_ns - sampler_ns, 0)
     return out
 peaks, PAGE = {}, os.sysconf("SC_PAGE_SIZE")
 def sampler():
@@ -727,12 +734,15 @@ for (ta, st, _), (tb, _, b) in zip(samples, samples[1:]):
         run_before, wait_before = seen.get(t, (0, 0))
         ran[t], waited[t] = max(0, run_ns - run_before), max(0, wait_ns - wait_before)
         seen[t] = (max(run_before, run_ns), max(wait_before, wait_ns))
+    # the process's CPU in the interval: more than its live threads' when one ended since the
+    # last sample (a pool's short-lived worker: the stage's CPU all the same)
+    process, _ = ran.pop(0, 0), waited.pop(0, 0)
     run = sum(ran.values())
     want = run + sum(waited.values())
     s = per.setdefault(st, dict.fromkeys(("wall_s", "cpu_s", "runnable_s", "serial_cpu_s", "serial_wall_s",
                                           "two_core_s", "main_cpu_s"), 0.0) | {"threads": {}})
     s["wall_s"] += dt
-    s["cpu_s"] += run / 1e9
+    s["cpu_s"] += max(run, process) / 1e9
     s["runnable_s"] += want / 1e9
     s["two_core_s"] += max(run / 2, max(ran.values(), default=0)) / 1e9
     s["main_cpu_s"] += ran.get(MAINTID, 0) / 1e9
@@ -755,7 +765,8 @@ print(json.dumps({"stages": per, "wall_s": wall, "cpu_s": c1.user + c1.system - 
 def audit_timeline(dataset: Path, out: Path, code_root: Path = REPO, period: float = 0.05) -> dict:
     """run_audit of `dataset` (outputs into `out`) in a fresh process of `code_root`'s checkout,
     with a thread reading every thread's /proc/self/task/*/schedstat every `period` s: per stage,
-    wall, CPU of all threads, runnable thread-seconds (on a core or waiting for one: a figure other
+    wall, CPU of all threads (the process's, less the sampler's: threads that ended between two
+    samples too), runnable thread-seconds (on a core or waiting for one: a figure other
     processes' load does not change), "serial" CPU and wall (intervals in which fewer than 1.5
     threads were runnable on average: one thread's work, whatever the load), a two-core estimate
     (each interval's max(CPU / 2, its busiest thread's CPU)), the main thread's CPU and each
