@@ -109,12 +109,11 @@ def test_crash_mid_write_leaves_no_file_under_final_name(tmp_path):
         f"""
         import os, polars as pl, pyarrow.parquet as pq
         from tracer import schema
-        real = pq.write_table
-        def dying(table, where, **kw):
-            where.write(b"PAR1 partial bytes")
-            where.flush()
+        real = pq.ParquetWriter.write_table
+        def dying(self, table, **kw):
+            real(self, table, **kw)  # the data pages are in the file, the footer is not
             os._exit(9)
-        pq.write_table = dying
+        pq.ParquetWriter.write_table = dying
         df = pl.DataFrame({{"trace_id": ["t"], "seq": [0], "ts_ns": [0], "probe": ["x"],
                            "depth": [0], "ret": [0], "kind": ["full"]}})
         schema.write_table(df, {str(target)!r}, "events")

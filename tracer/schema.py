@@ -59,6 +59,7 @@ atomically so a reader never sees half a snapshot):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import re
@@ -140,6 +141,9 @@ ADDED_COLUMNS: dict[str, frozenset[str]] = {
 }
 META_TABLE = b"tracebase.table"
 META_VERSION = b"tracebase.schema_version"
+# JSON in an events file's footer: the distinct job-metadata pairs of its traces (see
+# trace_metadata_summary); a summary, not data: readers may always decode the column instead
+META_TRACE_METADATA = b"tracebase.trace_metadata"
 
 TRACE_KINDS = ("good", "failure", "full")
 
@@ -836,9 +840,120 @@ def write_table(
     if omit_columns:
         arrow = arrow.drop_columns([c for c in omit_columns if c in arrow.column_names])
     arrow = arrow.replace_schema_metadata(_metadata(table, extra_metadata))
-    with atomic_output(path, durable=durable) as fh:
-        pq.write_table(arrow, fh, compression=compression, **encoding_options(arrow.schema, parquet_options))
+    summary = trace_metadata_summary(arrow) if table == "events" else None
+    options = encoding_options(arrow.schema, parquet_options)
+    row_group_size = options.pop("row_group_size", None)  # (pq.write_table's, the writer's write_table takes it)
+    with atomic_output(path, durable=durable) as fh, \
+            pq.ParquetWriter(fh, arrow.schema, compression=compression, **options) as writer:
+        writer.write_table(arrow, row_group_size=row_group_size)
+        if summary is not None:
+            # the footer's key-values only, not the Arrow schema (ARROW:schema), whose text then
+            # stays the same in every file (validate_file checks a schema once per process); and
+            # a tool that reads the file and writes its rows back with pyarrow carries the
+            # summary into that schema, where trace_metadata_pairs tells it is not ours
+            writer.add_key_value_metadata({META_TRACE_METADATA.decode(): summary})
     return path
+
+
+# A summary bigger than this is not written (a day file of thousands of hosts with per-trace
+# values): the footer is read by every reader, the summary by the audit only
+TRACE_METADATA_SUMMARY_LIMIT = 1 << 20
+
+
+def trace_metadata_summary(events: pa.Table) -> str | None:
+    """The footer summary of an events table about to be written: the distinct (host, key,
+    value) of its traces' first frames' `metadata` (what baseline.fleet.model.metadata_pairs
+    decodes from the column, which repeats the list on every frame of every trace: on a fleet
+    day it is most of the events' decoded bytes, and the audit wants only these pairs).
+
+    JSON: `rows` (the table's row count: a file whose rows were filtered or appended to by a
+    tool that carried the footer along does not match), `start_ns` (least start_time) and
+    `start_nulls` (a `since` that cuts the file needs the rows), `pairs` ([key, value]),
+    `hosts` ({host: pair indexes}) when the table stores its host column, else `all` (pair
+    indexes; the host is the file's dataset directory). None when there is no metadata column,
+    a stored host is null, or the summary would exceed TRACE_METADATA_SUMMARY_LIMIT."""
+    import pyarrow.compute as pc
+
+    names = events.column_names
+    if "metadata" not in names or "seq" not in names or "start_time" not in names:
+        return None
+    by_host = "host" in names
+    if by_host and events["host"].null_count:
+        return None
+    first = events.filter(pc.equal(events["seq"], 0))
+    lists = first["metadata"].combine_chunks()
+    pairs = pc.list_flatten(lists)
+    parents = pc.list_parent_indices(lists)
+    if len(pairs):
+        kept = pairs.is_valid()  # (a null pair is dropped, as metadata_pairs' drop_nulls does)
+        pairs, parents = pairs.filter(kept), parents.filter(kept)
+    columns = {"key": pairs.field("key"), "value": pairs.field("value")}
+    if by_host:
+        columns["host"] = pc.take(first["host"].combine_chunks(), parents).cast(pa.string())
+    distinct = pa.table(columns).group_by(list(columns), use_threads=False).aggregate([]).to_pylist()
+    index: dict[tuple, int] = {}
+    by: dict[str, list[int]] = {}
+    for row in distinct:
+        i = index.setdefault((row["key"], row["value"]), len(index))
+        by.setdefault(row.get("host", ""), []).append(i)
+    start = pc.min_max(events["start_time"].cast(pa.int64()))
+    summary = {"rows": events.num_rows, "start_ns": start["min"].as_py(),
+               "start_nulls": events["start_time"].null_count > 0, "pairs": [list(k) for k in index]}
+    if by_host:
+        summary["hosts"] = {h: sorted(ix) for h, ix in by.items()}
+    else:
+        summary["all"] = sorted(by.get("", []))
+    text = json.dumps(summary, separators=(",", ":"))
+    return text if len(text) <= TRACE_METADATA_SUMMARY_LIMIT else None
+
+
+def trace_metadata_pairs(footer: pq.FileMetaData, path: str | os.PathLike,
+                         since_ns: int | None = None) -> list[tuple[str, str | None, str | None]] | None:
+    """(host, key, value) from an events file's footer summary (trace_metadata_summary): the
+    pairs its first frames carry, as read from `path` (a host-less summary takes the host of
+    the file's dataset directory) and, with `since_ns`, from its rows starting at or after
+    it. None when the footer has no usable summary: none written, not ours (carried into the
+    Arrow schema by a tool that rewrote the file), not matching the file's row count, or
+    `since_ns` cuts the file; the caller then decodes the column."""
+    kv = footer.metadata or {}
+    text = kv.get(META_TRACE_METADATA)
+    if text is None or META_TRACE_METADATA in _arrow_schema_keys(kv.get(b"ARROW:schema")):
+        return None
+    try:
+        summary = json.loads(text)
+        if summary["rows"] != footer.num_rows:
+            return None
+        if since_ns is not None and (summary["start_nulls"] or summary["start_ns"] is None
+                                     or summary["start_ns"] < since_ns):
+            return None
+        pairs = [tuple(p) for p in summary["pairs"]]
+        if "hosts" in summary:
+            return [(h, *pairs[i]) for h, ix in summary["hosts"].items() for i in ix]
+        host = partition_values(path).get("host")
+        if host is None:
+            return None
+        return [(host, *pairs[i]) for i in summary["all"]]
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None  # (a summary we cannot read is one we do not have: the column is decoded)
+
+
+def _arrow_schema_keys(serialized: bytes | None) -> frozenset[bytes]:
+    """The metadata keys of a footer's serialized Arrow schema (ARROW:schema); cached, since a
+    dataset's files share a few schema texts."""
+    if not serialized:
+        return frozenset()
+    return _schema_keys_cached(serialized)
+
+
+@functools.lru_cache(maxsize=64)
+def _schema_keys_cached(serialized: bytes) -> frozenset[bytes]:
+    import base64
+
+    try:
+        schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(serialized)))
+    except (ValueError, pa.ArrowException):
+        return frozenset()
+    return frozenset(schema.metadata or {})
 
 
 def write_table_batches(

@@ -968,9 +968,11 @@ def host_metadata(dataset: Any, since: dt.datetime | None = None) -> pl.DataFram
     """host, key, value: the distinct job-metadata values of each host's traces (a pass over the
     events reading host, seq and metadata only; run_audit takes them from its events pass
     instead, collect_traces' `host_metadata`)."""
+    from_footers: list[pl.DataFrame] = []
     parts = [metadata_pairs(lf).collect()
-             for lf in event_batches(dataset, since=since, columns=["host", "seq", "metadata"])]
-    return _metadata_of(parts)
+             for lf in event_batches(dataset, since=since, columns=["host", "seq", "metadata"],
+                                     footer_metadata=from_footers)]
+    return _metadata_of(parts + from_footers)
 
 
 def _metadata_of(parts: list[pl.DataFrame]) -> pl.DataFrame:

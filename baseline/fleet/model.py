@@ -49,6 +49,7 @@ from tracer.schema import (
     file_metadata,
     is_day_file,
     parquet_files,
+    trace_metadata_pairs,
     validate_file,
     write_table,
 )
@@ -318,10 +319,11 @@ def collect_traces(
     With `good_roots`, each batch's `good_root_rows` are appended to that list (the per-trace
     table keeps no latency: the rising_latency alert's rows, taken from frames already decoded,
     cost a filter a batch instead of a second read of every file). With `host_metadata`, each
-    batch's metadata_pairs are appended to that list, taken aside on the reading thread and the
-    wide column dropped there (the clusters' shared values, baseline.fleet.audit's
-    name_shared_metadata): a second read of every file for them cost ~3-4 CPU s more on a
-    10,000-host day; the column's decode itself (~6 CPU s there) is paid either way."""
+    batch's metadata_pairs are appended to that list (the clusters' shared values,
+    baseline.fleet.audit's name_shared_metadata): from the files' footer summaries where every
+    file of the batch has one (event_batches' `footer_metadata`), else taken aside on the
+    reading thread and the wide column dropped there. Decoding the column cost ~8-10 CPU s of
+    a 10,000-host day's ~50 (a second read of every file for it, ~3-4 more)."""
     traces: list[pl.DataFrame] = []
     known: pl.DataFrame | None = None
     columns, aside = AUDIT_COLUMNS, None
@@ -329,10 +331,13 @@ def collect_traces(
         columns = [*AUDIT_COLUMNS, "metadata"]
 
         def aside(frames: pl.DataFrame) -> pl.DataFrame:
+            if "metadata" not in frames.columns:  # (taken from the footers)
+                return frames
             host_metadata.append(metadata_pairs(frames.lazy()).collect())
             return frames.drop("metadata")
 
-    batches = event_batches(dataset, since=since, batch_rows=batch_rows, columns=columns)
+    batches = event_batches(dataset, since=since, batch_rows=batch_rows, columns=columns,
+                            footer_metadata=host_metadata)
     for frames in collected_ahead(batches, aside):
         per = _audit_runs(frames)
         if per is None:  # records delivered twice, interleaved traces or traces without a command
@@ -553,6 +558,9 @@ def parse_since(since: str | dt.datetime | None) -> dt.datetime | None:
     return parse_time(since, "--since")
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
 def since_filter(since: dt.datetime | None) -> pl.Expr:
     if since is None:
         return pl.lit(True)
@@ -564,6 +572,7 @@ def event_batches(
     since: str | dt.datetime | None = None,
     batch_rows: int = 2_000_000,
     columns: list[str] | None = None,
+    footer_metadata: list[pl.DataFrame] | None = None,
 ) -> Iterator[pl.LazyFrame]:
     """Lazy event frames of about `batch_rows` rows each (whole files, so whole traces; and the
     files of one directory together -- a dataset's date=D/host=H partition -- so a record
@@ -571,7 +580,13 @@ def event_batches(
     without_repeated_records).
 
     `columns` narrows the scan to the columns a caller needs (projection pushdown: the wide
-    trace-level columns such as `metadata` are never decoded unless asked for)."""
+    trace-level columns such as `metadata` are never decoded unless asked for).
+
+    `footer_metadata` (with `metadata` among `columns`): a batch every file of which has a
+    usable metadata summary in its footer (tracer.schema.trace_metadata_pairs; files tracebase
+    wrote) is scanned without the `metadata` column and its summaries' pairs (metadata_pairs'
+    host, key, value) are appended to this list instead; a batch with a file lacking one
+    keeps the column, for the caller to take its pairs from (metadata_pairs)."""
     since_dt = parse_since(since)
     if isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
         yield _narrow(dataset.lazy().filter(since_filter(since_dt)), columns)
@@ -594,33 +609,53 @@ def event_batches(
             return f.parent if day else f.parent.parent
         return f if day else f.parent
 
+    summarised = footer_metadata is not None and columns is not None and "metadata" in columns
+    since_ns = None if since_dt is None else (since_dt - _EPOCH) // dt.timedelta(microseconds=1) * 1000
+    pairs: list[tuple] | None = [] if summarised else None
+
+    def scan() -> pl.LazyFrame:
+        lf = _scan_files(batch, stored).filter(since_filter(since_dt))
+        if pairs is None:
+            return _narrow(lf, columns)
+        footer_metadata.append(pl.DataFrame(pairs, schema=METADATA_PAIRS_SCHEMA, orient="row").unique())
+        return _narrow(lf, [c for c in columns if c != "metadata"])
+
     last: Path | None = None
-    for f, (num_rows, has_host) in zip(files, _validated(files), strict=True):
+    for f, (num_rows, has_host, found) in zip(files, _validated(files, summarised, since_ns), strict=True):
         here = unit(f)
         if rows >= batch_rows and here != last:
-            yield _narrow(_scan_files(batch, stored).filter(since_filter(since_dt)), columns)
-            batch, rows, stored = [], 0, False
+            yield scan()
+            batch, rows, stored, pairs = [], 0, False, [] if summarised else None
         batch.append(str(f))
         last = here
         rows += num_rows
         stored = stored or has_host
+        if pairs is not None:
+            if found is None:
+                pairs = None  # (this batch decodes the column)
+            else:
+                pairs.extend(found)
     if batch:
-        yield _narrow(_scan_files(batch, stored).filter(since_filter(since_dt)), columns)
+        yield scan()
 
 
-def _validated(files: list[Path]) -> Iterator[tuple[int, bool]]:
+def _validated(files: list[Path], summaries: bool = False,
+               since_ns: int | None = None) -> Iterator[tuple[int, bool, list[tuple] | None]]:
     """validate_file over the files, footers read by a few threads (a footer read is mostly
     I/O wait, and a fleet-day is 10,000+ files), in file order; errors surface in order.
-    Yields (rows, stores a host column) per file: the footers themselves are dropped in the
-    worker, since the pool runs ahead of the batches and 10,000 footers held at once cost
-    ~170 MiB that stayed in the process (fragmented) for the rest of the audit."""
+    Yields (rows, stores a host column, metadata pairs) per file, the pairs those of the
+    footer's summary (trace_metadata_pairs, from rows starting at `since_ns` or later) when
+    `summaries`, else None. The footers themselves are dropped in the worker, since the pool
+    runs ahead of the batches and 10,000 footers held at once cost ~170 MiB that stayed in the
+    process (fragmented) for the rest of the audit."""
     from tracer.pools import thread_pool
 
-    def check(part: list[Path]) -> list[tuple[int, bool]]:
+    def check(part: list[Path]) -> list[tuple[int, bool, list[tuple] | None]]:
         out = []
         for f in part:
             meta = validate_file(f, "events")
-            out.append((meta.num_rows, "host" in meta.schema.names))
+            found = trace_metadata_pairs(meta, f, since_ns) if summaries else None
+            out.append((meta.num_rows, "host" in meta.schema.names, found))
         return out
 
     # a task per 64 files, not per file: a task per file cost more CPU in futures and GIL
