@@ -153,3 +153,22 @@ def test_a_file_storing_its_hosts_and_an_oversized_summary(tmp_path, monkeypatch
     f = write_table(both, tmp_path / "events" / "both.parquet", "events")
     assert META_TRACE_METADATA not in (read_footer(f).metadata or {})
     assert set(host_metadata(f).iter_rows()) == _decoded(tmp_path)
+
+
+def test_a_summary_not_as_written_is_not_believed(tmp_path):
+    """Crafted or damaged summaries (nesting, wrong types, indexes out of range, negative ones
+    that Python would take from the end) are ignored, never a traceback: the column is read."""
+    _write_fleet(tmp_path)
+    f = partition_path(tmp_path, "events", DATE, "gpu001", "part-00000.parquet")
+    table = pq.read_table(f, partitioning=None)
+    good = read_footer(f).metadata[META_TRACE_METADATA].decode()
+    bad = ["[" * 100_000 + "]" * 100_000, "not json", "{\"pairs\": 1e999}", "[]", '{"rows": 6}',
+           good.replace('"all":[', '"all":[-1,'), good.replace('"all":[', '"all":[99,'),
+           good.replace('"all":[', '"all":["0",'), good.replace('"pairs":[', '"pairs":[[1,2],'),
+           good.replace('"all":', '"hosts":'), good.replace('"start_ns":', '"start_ns":"x","was":')]
+    for text in bad:
+        with pq.ParquetWriter(f, table.schema) as writer:
+            writer.write_table(table)
+            writer.add_key_value_metadata({META_TRACE_METADATA: text})
+        assert trace_metadata_pairs(read_footer(f), f, since_ns=0) is None, text[:60]
+        assert set(host_metadata(tmp_path).iter_rows()) == _decoded(tmp_path)

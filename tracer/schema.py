@@ -919,22 +919,35 @@ def trace_metadata_pairs(footer: pq.FileMetaData, path: str | os.PathLike,
     text = kv.get(META_TRACE_METADATA)
     if text is None or META_TRACE_METADATA in _arrow_schema_keys(kv.get(b"ARROW:schema")):
         return None
+    # (a summary we cannot read, or one not as trace_metadata_summary writes it, is one we do
+    # not have: the column is decoded)
     try:
         summary = json.loads(text)
-        if summary["rows"] != footer.num_rows:
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(summary, dict) or summary.get("rows") != footer.num_rows:
+        return None
+    start = summary.get("start_ns")
+    if since_ns is not None and (summary.get("start_nulls") is not False or not isinstance(start, int)
+                                 or start < since_ns):
+        return None
+    pairs = summary.get("pairs")
+    if not isinstance(pairs, list) or not all(
+            isinstance(p, list) and len(p) == 2 and all(v is None or isinstance(v, str) for v in p) for p in pairs):
+        return None
+
+    def indexed(ix: object) -> bool:
+        return isinstance(ix, list) and all(type(i) is int and 0 <= i < len(pairs) for i in ix)
+
+    hosts = summary.get("hosts")
+    if hosts is not None:
+        if not isinstance(hosts, dict) or not all(indexed(ix) for ix in hosts.values()):
             return None
-        if since_ns is not None and (summary["start_nulls"] or summary["start_ns"] is None
-                                     or summary["start_ns"] < since_ns):
-            return None
-        pairs = [tuple(p) for p in summary["pairs"]]
-        if "hosts" in summary:
-            return [(h, *pairs[i]) for h, ix in summary["hosts"].items() for i in ix]
-        host = partition_values(path).get("host")
-        if host is None:
-            return None
-        return [(host, *pairs[i]) for i in summary["all"]]
-    except (ValueError, KeyError, TypeError, IndexError):
-        return None  # (a summary we cannot read is one we do not have: the column is decoded)
+        return [(h, *pairs[i]) for h, ix in hosts.items() for i in ix]
+    host = partition_values(path).get("host")
+    if host is None or not indexed(summary.get("all")):
+        return None
+    return [(host, *pairs[i]) for i in summary["all"]]
 
 
 def _arrow_schema_keys(serialized: bytes | None) -> frozenset[bytes]:
