@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 import yaml
 
-from baseline.fleet.latency import good_root_latencies, rising_latency
+from baseline.fleet.latency import _median, good_root_latencies, rising_latency
 from tracer.schema import polars_schema, write_partition
 
 REFERENCE = Path("/work/shared/reference/rdma_control_path.yaml")
@@ -140,3 +140,15 @@ def test_no_good_traces():
     empty = good_root_latencies(pl.DataFrame(schema=polars_schema("events")))
     assert empty.is_empty()
     assert rising_latency(empty).schema == polars_schema("host_alerts")
+
+
+def test_the_split_search_median_is_numpys():
+    """The change-point search's median (a sort's middle, for speed) is np.median's value
+    exactly, odd and even counts, at every scale the relative log latencies take."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    for n in [*range(1, 40), 999, 1000]:
+        for scale in (1e-3, 1.0, 1e6):
+            values = rng.normal(size=n) * scale
+            assert _median(values) == float(np.median(values))

@@ -157,7 +157,7 @@ def _change_point(part: dict[str, np.ndarray], min_ratio: float, min_rise_ns: in
     for k in np.flatnonzero(np.diff(starts) > _BURST_GAP_NS) + 1:
         if k < min_traces or n - k < min_traces:
             continue
-        rise = float(np.median(rel[k:]) - np.median(rel[:k]))
+        rise = _median(rel[k:]) - _median(rel[:k])
         if rise > best:
             best, split = rise, int(k)
     if split < 0 or best < math.log(min_ratio):
@@ -182,6 +182,15 @@ def _change_point(part: dict[str, np.ndarray], min_ratio: float, min_rise_ns: in
         "_detail": (f"good traces' median latency {_ms(was)} -> {_ms(now)} ({ratio:.1f}x; "
                     f"{split} traces before, {n - split} since), other hosts' {_ms(fleet_now)} meanwhile"),
     }
+
+
+def _median(values: np.ndarray) -> float:
+    """np.median of a short float array without its generic machinery (~25 us a call, and a
+    10,000-host day makes ~18,000 of them here): the same value, the middle of a sort (the mean
+    of the two middle ones for an even count, as np.median takes it)."""
+    ordered = np.sort(values)
+    n = ordered.size
+    return float((ordered[(n - 1) // 2] + ordered[n // 2]) / 2)
 
 
 def _ms(ns: float) -> str:
