@@ -558,7 +558,12 @@ def parse_since(since: str | dt.datetime | None) -> dt.datetime | None:
     return parse_time(since, "--since")
 
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+def _epoch_ns(when: dt.datetime) -> int:
+    """An aware datetime as nanoseconds since the epoch, exactly (no float seconds; a pendulum
+    DateTime, as Airflow hands a task its interval, too: its difference is no timedelta)."""
+    import calendar
+
+    return calendar.timegm(when.utctimetuple()) * 1_000_000_000 + when.microsecond * 1000
 
 
 def since_filter(since: dt.datetime | None) -> pl.Expr:
@@ -610,7 +615,7 @@ def event_batches(
         return f if day else f.parent
 
     summarised = footer_metadata is not None and columns is not None and "metadata" in columns
-    since_ns = None if since_dt is None else (since_dt - _EPOCH) // dt.timedelta(microseconds=1) * 1000
+    since_ns = None if since_dt is None else _epoch_ns(since_dt)
     pairs: list[tuple] | None = [] if summarised else None
 
     def scan() -> pl.LazyFrame:
