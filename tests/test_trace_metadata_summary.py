@@ -186,3 +186,30 @@ def test_a_since_as_airflow_gives_it(tmp_path):
         batches = list(event_batches(tmp_path, since=since, columns=["host", "seq", "metadata"], footer_metadata=footers))
         assert all(("metadata" not in lf.collect_schema().names()) is decoded for lf in batches)
         assert set(host_metadata(tmp_path, since=since).iter_rows()) == _decoded(tmp_path, since)
+
+
+def test_a_writer_without_polars_writes_none_and_stays_without_it(tmp_path):
+    """The recorder and the fleet daemon's spool write events on pyarrow alone: the summary
+    never imports polars for them (~1 CPU s); their files simply have none (ingest rewrites
+    the spool's, and the audit decodes the column of a file without one)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    dest = tmp_path / "rec.parquet"
+    frame = _frames("gpu001", FLEET["gpu001"])
+    frame.write_parquet(tmp_path / "src.parquet")
+    script = textwrap.dedent(f"""
+        import sys
+        import pyarrow.parquet as pq
+        from tracer import schema
+        table = pq.read_table({str(tmp_path / "src.parquet")!r})
+        schema.write_table(table, {str(dest)!r}, "events")
+        assert "polars" not in sys.modules, "polars imported"
+    """)
+    root = Path(schema.__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-c", script], cwd=root, check=True)
+    assert META_TRACE_METADATA not in (read_footer(dest).metadata or {})
+    assert set(host_metadata(dest).iter_rows()) == {
+        ("gpu001", "nic_fw", "28.41.1000"), ("gpu001", "gpu_driver", "560.35.03"), ("gpu001", "restart", "1"),
+        ("gpu001", "team", None)}

@@ -860,10 +860,24 @@ def write_table(
 TRACE_METADATA_SUMMARY_LIMIT = 1 << 20
 
 
+def first_frame_metadata(events: pl.LazyFrame) -> pl.LazyFrame:
+    """host, key, value: the distinct job-metadata pairs of the events' traces' first frames
+    (seq 0; a null pair or list gives none). The one definition: the audit's
+    (baseline.fleet.model.metadata_pairs) and the footer summary's (trace_metadata_summary)."""
+    import polars as pl
+
+    # (distinct lists first: a host's traces mostly repeat one job's list, 0.5 -> 0.3 CPU s a
+    # million traces)
+    return (events.filter(pl.col("seq") == 0).select(pl.col("host").cast(pl.String), "metadata").unique()
+            .explode("metadata").drop_nulls("metadata")
+            .select("host", pl.col("metadata").struct.field("key"), pl.col("metadata").struct.field("value"))
+            .unique())
+
+
 def trace_metadata_summary(events: pa.Table) -> str | None:
     """The footer summary of an events table about to be written: the distinct (host, key,
-    value) of its traces' first frames' `metadata` (what baseline.fleet.model.metadata_pairs
-    decodes from the column, which repeats the list on every frame of every trace: on a fleet
+    value) of its traces' first frames' `metadata` (first_frame_metadata: what the audit would
+    decode from the column, which repeats the list on every frame of every trace; on a fleet
     day it is most of the events' decoded bytes, and the audit wants only these pairs).
 
     JSON: `rows` (the table's row count: a file whose rows were filtered or appended to by a
@@ -871,31 +885,28 @@ def trace_metadata_summary(events: pa.Table) -> str | None:
     `start_nulls` (a `since` that cuts the file needs the rows), `pairs` ([key, value]),
     `hosts` ({host: pair indexes}) when the table stores its host column, else `all` (pair
     indexes; the host is the file's dataset directory). None when there is no metadata column,
-    a stored host is null, or the summary would exceed TRACE_METADATA_SUMMARY_LIMIT."""
-    import pyarrow.compute as pc
+    a stored host is null, the summary would exceed TRACE_METADATA_SUMMARY_LIMIT, or the
+    writing process has not loaded polars: the recorder and the fleet daemon's spool work on
+    pyarrow alone (polars' import is ~1 CPU s), their files are rewritten by ingest, and
+    pyarrow's own kernels took ~2 us a row here (polars ~0.2)."""
+    import sys
 
     names = events.column_names
-    if "metadata" not in names or "seq" not in names or "start_time" not in names:
+    if "polars" not in sys.modules or not {"metadata", "seq", "start_time"} <= set(names):
         return None
+    import polars as pl
+    import pyarrow.compute as pc
+
     by_host = "host" in names
     if by_host and events["host"].null_count:
         return None
-    first = events.filter(pc.equal(events["seq"], 0))
-    lists = first["metadata"].combine_chunks()
-    pairs = pc.list_flatten(lists)
-    parents = pc.list_parent_indices(lists)
-    if len(pairs):
-        kept = pairs.is_valid()  # (a null pair is dropped, as metadata_pairs' drop_nulls does)
-        pairs, parents = pairs.filter(kept), parents.filter(kept)
-    columns = {"key": pairs.field("key"), "value": pairs.field("value")}
-    if by_host:
-        columns["host"] = pc.take(first["host"].combine_chunks(), parents).cast(pa.string())
-    distinct = pa.table(columns).group_by(list(columns), use_threads=False).aggregate([]).to_pylist()
+    frame = pl.from_arrow(events.select([c for c in ("host", "seq", "metadata") if c in names]))
+    if not by_host:
+        frame = frame.with_columns(pl.lit("", pl.String).alias("host"))
     index: dict[tuple, int] = {}
     by: dict[str, list[int]] = {}
-    for row in distinct:
-        i = index.setdefault((row["key"], row["value"]), len(index))
-        by.setdefault(row.get("host", ""), []).append(i)
+    for host, key, value in first_frame_metadata(frame.lazy()).collect().iter_rows():
+        by.setdefault(host, []).append(index.setdefault((key, value), len(index)))
     start = pc.min_max(events["start_time"].cast(pa.int64()))
     summary = {"rows": events.num_rows, "start_ns": start["min"].as_py(),
                "start_nulls": events["start_time"].null_count > 0, "pairs": [list(k) for k in index]}

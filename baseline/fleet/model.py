@@ -47,6 +47,7 @@ from tracer.schema import (
     RECORD_KEY,
     dataset_files,
     file_metadata,
+    first_frame_metadata,
     is_day_file,
     parquet_files,
     trace_metadata_pairs,
@@ -369,12 +370,7 @@ def metadata_pairs(events: pl.LazyFrame) -> pl.LazyFrame:
     frames'; a frame without a metadata column has none)."""
     if "metadata" not in events.collect_schema().names():
         return pl.LazyFrame(schema=METADATA_PAIRS_SCHEMA)
-    # (distinct lists first: a host's traces mostly repeat one job's list, 0.5 -> 0.3 CPU s a
-    # million traces)
-    return (events.filter(pl.col("seq") == 0).select(pl.col("host").cast(pl.String), "metadata").unique()
-            .explode("metadata").drop_nulls("metadata")
-            .select("host", pl.col("metadata").struct.field("key"), pl.col("metadata").struct.field("value"))
-            .unique())
+    return first_frame_metadata(events)
 
 
 def collected_ahead(batches: Iterable[pl.LazyFrame],
