@@ -344,7 +344,9 @@ def collect_traces(
         if per is None:  # records delivered twice, interleaved traces or traces without a command
             frames, per = _runs_without_repeats(frames, keep=TRACE_LEVEL)
         if good_roots is not None:
-            good_roots.append(good_root_rows(frames.lazy()).collect())
+            # (one chunk a batch: filtered from a scan, the rows came in a chunk per file, and
+            # rising_latency's group-bys over the day's ~10,000 chunks took twice the CPU)
+            good_roots.append(good_root_rows(frames.lazy()).collect().rechunk())
         if fit is not None:
             # the good traces' aggregates, merged once at the end (as fit does); `_start`, when
             # present, numbers rows of `frames`, so the whole batch goes with the good traces
