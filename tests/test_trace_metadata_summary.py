@@ -213,3 +213,18 @@ def test_a_writer_without_polars_writes_none_and_stays_without_it(tmp_path):
     assert set(host_metadata(dest).iter_rows()) == {
         ("gpu001", "nic_fw", "28.41.1000"), ("gpu001", "gpu_driver", "560.35.03"), ("gpu001", "restart", "1"),
         ("gpu001", "team", None)}
+
+
+def test_a_summary_copied_into_a_rewritten_files_schema_is_not_believed(tmp_path):
+    """A tool that copies the footer's key-values into the schema of the file it writes (the
+    same row count, values it may have changed) puts the summary into ARROW:schema, where
+    tracebase never writes it: not believed, the column is read."""
+    _write_fleet(tmp_path)
+    f = partition_path(tmp_path, "events", DATE, "gpu001", "part-00000.parquet")
+    kv = {k: v for k, v in read_footer(f).metadata.items() if k != b"ARROW:schema"}
+    table = pq.read_table(f, partitioning=None)
+    pq.write_table(table.replace_schema_metadata(kv), f)
+    assert META_TRACE_METADATA in read_footer(f).metadata
+    assert trace_metadata_pairs(read_footer(f), f) is None
+    pairs, without_column = _read_from_footers(tmp_path)
+    assert not without_column and pairs == _decoded(tmp_path)

@@ -848,9 +848,10 @@ def write_table(
         writer.write_table(arrow, row_group_size=row_group_size)
         if summary is not None:
             # the footer's key-values only, not the Arrow schema (ARROW:schema), whose text then
-            # stays the same in every file (validate_file checks a schema once per process); and
-            # a tool that reads the file and writes its rows back with pyarrow carries the
-            # summary into that schema, where trace_metadata_pairs tells it is not ours
+            # stays the same in every file (validate_file checks a schema once per process); a
+            # tool that copies footer key-values into the schema it writes puts the summary
+            # there, where trace_metadata_pairs tells it is not ours (pyarrow's own read and
+            # write drop it: the schema it reads back holds the ARROW:schema metadata only)
             writer.add_key_value_metadata({META_TRACE_METADATA.decode(): summary})
     return path
 
@@ -961,16 +962,12 @@ def trace_metadata_pairs(footer: pq.FileMetaData, path: str | os.PathLike,
     return [(host, *pairs[i]) for i in summary["all"]]
 
 
+@functools.lru_cache(maxsize=64)
 def _arrow_schema_keys(serialized: bytes | None) -> frozenset[bytes]:
     """The metadata keys of a footer's serialized Arrow schema (ARROW:schema); cached, since a
     dataset's files share a few schema texts."""
     if not serialized:
         return frozenset()
-    return _schema_keys_cached(serialized)
-
-
-@functools.lru_cache(maxsize=64)
-def _schema_keys_cached(serialized: bytes) -> frozenset[bytes]:
     import base64
 
     try:

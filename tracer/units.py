@@ -77,6 +77,15 @@ def parse_duration_ns(text: str | float | int, flag: str | None = "--duration", 
     return round(parse_duration(text, flag, allow_zero=allow_zero) * 10**9)
 
 
+def epoch_ns(when: dt.datetime) -> int:
+    """An aware datetime as nanoseconds since the epoch, exactly: no float seconds (at today's
+    dates `timestamp() * 1e6` can land a microsecond off), and a pendulum DateTime, as Airflow
+    hands a task its interval, too (its difference is no timedelta)."""
+    import calendar
+
+    return calendar.timegm(when.utctimetuple()) * 1_000_000_000 + when.microsecond * 1000
+
+
 def parse_time(
     value: str | dt.datetime | dt.date | None,
     flag: str | None = "--since",

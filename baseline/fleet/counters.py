@@ -22,6 +22,7 @@ from tracer.schema import (
     scan,
     scan_parquet_files,
 )
+from tracer.units import epoch_ns
 
 
 def bucket_counters(
@@ -162,7 +163,7 @@ def counter_sources(files: list[Path], since: dt.datetime | None = None) -> tupl
     the file's first bucket); else from its counters files, all of them (the same rows either
     way: reading per host keeps each (host, probe, bucket) cell from one source)."""
     by_host = _files_by_host(files)
-    since_ns = None if since is None else int(since.timestamp() * 1_000_000) * 1000
+    since_ns = None if since is None else epoch_ns(since)
     aligned = since_ns is None or since_ns % BUCKET_NS == 0
     raw: list[Path] = []
     single: list[Path] = []

@@ -54,7 +54,7 @@ from tracer.schema import (
     validate_file,
     write_table,
 )
-from tracer.units import parse_time
+from tracer.units import epoch_ns, parse_time
 
 MODEL_VERSION = 2  # 2: chain_hash = wrapping sum of per-frame hashes (chain_token_hash)
 MODEL_KIND = "GoodTraceBaseline"
@@ -556,14 +556,6 @@ def parse_since(since: str | dt.datetime | None) -> dt.datetime | None:
     return parse_time(since, "--since")
 
 
-def _epoch_ns(when: dt.datetime) -> int:
-    """An aware datetime as nanoseconds since the epoch, exactly (no float seconds; a pendulum
-    DateTime, as Airflow hands a task its interval, too: its difference is no timedelta)."""
-    import calendar
-
-    return calendar.timegm(when.utctimetuple()) * 1_000_000_000 + when.microsecond * 1000
-
-
 def since_filter(since: dt.datetime | None) -> pl.Expr:
     if since is None:
         return pl.lit(True)
@@ -613,7 +605,7 @@ def event_batches(
         return f if day else f.parent
 
     summarised = footer_metadata is not None and columns is not None and "metadata" in columns
-    since_ns = None if since_dt is None else _epoch_ns(since_dt)
+    since_ns = None if since_dt is None else epoch_ns(since_dt)
     pairs: list[tuple] | None = [] if summarised else None
 
     def scan() -> pl.LazyFrame:
