@@ -106,10 +106,6 @@ def _describe(report) -> str:
     return f"{b.get('probe')} {b.get('errno')} {b.get('path')}"
 
 
-@pytest.mark.xfail(strict=True, reason="left open: the _sweep_turns rule that made this quiet (round twenty-two) "
-                   "dropped visits whose paths the good runs also made, and broke test_record_linger's cut-off "
-                   "thread case (a fresh-clone CI); it was taken out -- a sweep's visit must be new to the good runs "
-                   "by its raw path (the other JVM's pid), not its normalised one")
 def test_a_sweep_that_leaves_a_live_lock_is_one_more_turn(recorder, tmp_path):
     # hsperfdata_<user>/<pid>: the curated entry for the JVM's sweep covers the EAGAIN
     goods, other = _sweeps(recorder, tmp_path, "hsperfdata_job", "lenient")
@@ -147,10 +143,6 @@ def _hsperfdata_file(pid: int, deadline_s: float = 60.0) -> Path:
     raise AssertionError(f"{want}: the sleeping JVM made no hsperfdata file within {deadline_s:.0f} s")
 
 
-@pytest.mark.xfail(strict=True, reason="left open: the _sweep_turns rule that made this quiet (round twenty-two) "
-                   "dropped visits whose paths the good runs also made, and broke test_record_linger's cut-off "
-                   "thread case (a fresh-clone CI); it was taken out -- a sweep's visit must be new to the good runs "
-                   "by its raw path (the other JVM's pid), not its normalised one")
 def test_a_jvm_start_while_another_jvm_runs_is_quiet(recorder, tmp_path):
     if not (JAVA and JAVAC):
         print("SKIP: java/javac not installed (apt-get install default-jdk-headless)", file=sys.stderr)

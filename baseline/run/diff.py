@@ -544,6 +544,8 @@ PROC_SCAN_MIN = 3
 # A directory walked: one good run made the same call with the same outcome at this many
 # names of one directory at least (see _listing_twins)
 LISTING_TWINS_MIN = 2
+# Calls that list a directory: the start of a sweep over its entries (see _sweep_turns)
+LISTING_PROBES = frozenset({"getdents64", "getdents"})
 # Where the kernel lists the host's state (interfaces, processes, devices): an entry new there
 # is the host's, and so are its files' contents; elsewhere only a new entry's routine errors
 # are its siblings' twins (the extra file opened and read stays named: see _extra_entries)
@@ -936,6 +938,9 @@ def diff_traces(
     retried[own_reapers] = True
     retried |= _proc_scan_races(p)
     retried |= _listing_twins(p, nb)
+    # One more turn of a directory sweep (the JVM's hsperfdata sweep finding another JVM alive)
+    if same_exit:
+        retried |= _sweep_turns(p, nb, rules)
     retried |= _descriptor_room_made(p, err_any)
     retried |= probed
     del probed
@@ -2276,6 +2281,106 @@ def _listing_twins(p: Prepared, nb: int) -> np.ndarray:
     if twin_keys:
         out[cand[np.isin(cand_keys, np.array(twin_keys, dtype=np.int64))]] = True
     return out
+
+
+def _sweep_turns(p: Prepared, nb: int, rules: ExpectedErrors) -> np.ndarray:
+    """Bad rows of one more turn of a directory sweep, in a run that ended as the good runs did:
+    a thread lists a directory D (getdents, successfully), then visits its entries one after
+    the other, each visit a block of consecutive calls of the thread on D/<name>; a visit one
+    of whose calls fails and all of whose errors are expected (an allowlist entry covers
+    them) is one more turn of the walk (the caller asks only when the exit status is the good
+    runs'). The HotSpot JVM
+    sweeps /tmp/hsperfdata_<user>/ at start: for another JVM's file it opens it, takes a
+    non-blocking flock and leaves it on EAGAIN (that JVM is alive) -- whether one runs is the
+    host's, and the curated entry covers the EAGAIN but not the open of a path the good runs
+    never took. A visit without an error (the dead JVM's file deleted), with an error no entry
+    covers, not directly after the listing or another visit of D, of an entry whose raw path a
+    good run visited too (the same directory's same file: the good runs explain it, or not), or
+    in a run whose exit status changed (a stale lock the program then fails on) stays."""
+    out = np.zeros(len(p), dtype=bool)
+    if nb == 0 or nb == len(p) or p.raw_path is None:
+        return out
+    lists = codes_where(p.probe_values, LISTING_PROBES)
+    if not len(lists):
+        return out
+    plain = np.asarray(p.plainpath)
+    listed = np.flatnonzero(code_in(p.probe[:nb], lists, len(p.probe_values)) & (p.errno[:nb] < 0) & (plain[:nb] >= 0))
+    if not len(listed):
+        return out
+    # the thread of a row is its stream: rows are grouped by stream, numbered as `sid` is
+    starts = np.r_[stream_starts(p), len(p)]
+    n_paths = np.int64(len(p.npath_values) + 1)
+    listed_sid = np.searchsorted(starts, listed, side="right") - 1
+    dirs = set(unique_ints(listed_sid.astype(np.int64) * n_paths + plain[listed]).tolist())  # (thread, directory)
+    # a visit's error, in a thread that listed a directory: where a turn is looked for (the
+    # plain path may be the good runs' too: /tmp/hsperfdata_root/<n> is also their own file)
+    cand = np.flatnonzero((p.errno[:nb] >= 0) & (plain[:nb] >= 0))
+    cand_sid = np.searchsorted(starts, cand, side="right") - 1
+    keep = np.isin(cand_sid, listed_sid)
+    cand, cand_sid = cand[keep], cand_sid[keep]
+    if not len(cand):
+        return out
+    dir_code = {p.npath_values[c]: c for c in unique_ints(plain[listed]).tolist()}
+    list_codes = set(lists.tolist())
+    parents: dict[int, int | None] = {}
+
+    def listed_parent(c: int) -> int | None:  # the code of the plain path's directory, when listed
+        if c not in parents:
+            parents[c] = dir_code.get(os.path.dirname((p.npath_values[c] or "").rstrip("/")))
+        return parents[c]
+
+    covered: dict[tuple[int, int, int, int], bool] = {}
+
+    def expected(key: tuple[int, int, int, int]) -> bool:  # (probe, errno, plain path, comm) codes
+        if key not in covered:  # a sweep's visits repeat one masked error: match it once
+            comm = p.ncomm_values[key[3]] if key[3] >= 0 else None
+            covered[key] = rules.match(p.probe_values[key[0]], p.errno_values[key[1]], p.npath_values[key[2]],
+                                       comm, comm) is not None
+        return covered[key]
+
+    raw = np.asarray(p.raw_path)
+    good_raw: np.ndarray | None = None  # the good rows' raw paths, once a visit qualifies
+    done = -1  # the last row of the last visit looked at (candidates come in row order)
+    for r, sid in zip(cand.tolist(), cand_sid.tolist(), strict=True):
+        if r <= done:
+            continue
+        path = int(plain[r])
+        d = listed_parent(path)
+        if d is None or sid * int(n_paths) + d not in dirs:
+            continue
+        first, end = int(starts[sid]), min(int(starts[sid + 1]), nb)  # the thread's rows
+        lo, hi = r, r + 1  # the visit: the thread's consecutive calls on this entry
+        while lo > first and plain[lo - 1] == path:
+            lo -= 1
+        while hi < end and plain[hi] == path:
+            hi += 1
+        done = hi - 1
+        # back to the listing over other entries' visits: nothing else in between
+        k = lo - 1
+        while k >= first and plain[k] >= 0 and plain[k] != d and listed_parent(int(plain[k])) == d:
+            k -= 1
+        if k < first or plain[k] != d or int(p.probe[k]) not in list_codes or p.errno[k] >= 0:
+            continue
+        errs = np.arange(lo, hi)[p.errno[lo:hi] >= 0]
+        if not all(expected((int(p.probe[e]), int(p.errno[e]), path, int(p.ncomm[e]))) for e in errs.tolist()):
+            continue
+        # the entry itself new to the good runs (another JVM's pid): a visit of an entry they
+        # visited too is theirs to explain (an `ls` cut off by the recording makes the same
+        # visits as the complete run, and its last ones must still line up with the good runs')
+        if good_raw is None:
+            good_raw = _raw_paths_of_good(p, nb)
+        if not good_raw[raw[lo:hi] + 1].any():
+            out[lo:hi] = True
+    return out
+
+
+def _raw_paths_of_good(p: Prepared, nb: int) -> np.ndarray:
+    """A table over the raw path codes, shifted by one (index 0: no path): True where a good
+    row (nb..) has that raw path."""
+    seen = np.zeros(len(p.raw_path_values) + 1, dtype=bool)
+    seen[np.asarray(p.raw_path[nb:]) + 1] = True
+    seen[0] = False
+    return seen
 
 
 def _paths_new_to_bad(plain: np.ndarray, nb: int, n_paths: int) -> np.ndarray:
