@@ -47,11 +47,6 @@ FLAKY_QUIET: dict[str, str] = {
                                    "own libuv loop) instead of the main thread; libuv's handler then runs there (a "
                                    "read and two writes of its signal pipes) and that thread's divergence is named -- "
                                    "a signal handler's calls on another thread are not yet set aside (1 of ~20 runs)",
-    "rt_java_gc_churn": "now and then the GC adds a worker thread (UseDynamicNumberOfGCThreads): the VM Thread, "
-                        "right after its clone3, recomputes the CPU count (sched_getaffinity, then the cgroup "
-                        "cpu.cfs_quota_us reads) where the good runs' VM Thread went on to sleep and end; that "
-                        "re-probe, a step the JVM's own start makes on another thread, is named as a divergence "
-                        "(1 of ~5 runs idle, found after the round's last green CI)",
 }
 TESTED = [s for s in REAL_TWENTYTHIRD if s.name not in BENCH_ONLY]
 TESTED_QUIET = [c for c in QUIET_TWENTYTHIRD if c.name not in QUIET_BENCH_ONLY]

@@ -124,7 +124,9 @@ runs did and nothing else in the run is anomalous (rm -f finding a file an earli
 not a stale done-marker making a job skip its work). So is an error-free region whose thread,
 once its sleeps (and the good runs' of its role) are left out, did only what the good runs
 did, in a run exiting as they did (`_only_slept`: HotSpot's VM Thread sleeping 1 ms at a time
-while threads reach a safepoint, as often as the machine was slow, or not at all). Three
+while threads reach a safepoint, as often as the machine was slow, or not at all), or did,
+once more, a step of calls some good stream made in that order on another thread
+(`_known_step_elsewhere`: the VM Thread recounting the CPUs as the GC adds a worker). Three
 refinements:
 
 * an error at the *raw* path (before masking) where the good runs succeeded, and never failed
@@ -424,6 +426,10 @@ RANDOM_READS = frozenset({"read", "pread64", "readv", "preadv", "preadv2"})
 SLEEP_PROBES = frozenset({"nanosleep", "clock_nanosleep"})
 # How far back past a region `_only_slept` looks for k-1 calls that are no sleeps.
 SLEPT_CONTEXT = 64
+# The fewest calls of a step a thread repeats that the good runs made on another of the
+# program's threads (`_known_step_elsewhere`): one call alone is found anywhere. And the most:
+# a step is a few calls (the JVM's CPU count is 9), not a thread's whole other work.
+KNOWN_STEP_MIN, KNOWN_STEP_MAX = 2, 64
 # EAGAIN from a call that maps memory is no contention but a resource limit: too much memory
 # locked (mmap(MAP_LOCKED) over RLIMIT_MEMLOCK, what registering RDMA memory meets). It stays
 # in the streams even though EAGAIN is a timing errno elsewhere (futex, a non-blocking read).
@@ -1261,6 +1267,10 @@ def diff_traces(
         if same_exit:
             reorder |= _only_slept(p, (bs, gs), regions, max_cls, gh, role_hash, k,
                                    ((b_start, b_end), (g_start, g_end)), (matched_role, is_bad_stream))
+            # ... or doing, once more, a step the good runs made on another of their threads (see
+            # _known_step_elsewhere: the JVM's VM Thread recounting the CPUs as its GC grows)
+            reorder |= _known_step_elsewhere((bs, gs), regions, max_cls, novel & ~explained, gh, role_hash, k,
+                                             (b_start, b_end))
         # A call the diffed run's environment refused, whose role the thread gave to another
         # means before going on with the good runs' work, in a run exiting as they did: the same
         # work by another route (see _recovered_fallbacks), listed with the reorderings.
@@ -3087,6 +3097,74 @@ def _only_slept(p: Prepared, sides: tuple[align.Streams, align.Streams], regions
             seen |= align.seen_in(h, model)
         out[r] = bool(seen.all())
     return out
+
+
+def _known_step_elsewhere(sides: tuple[align.Streams, align.Streams], regions: align.Regions, max_cls: np.ndarray,
+                          novel: np.ndarray, gh: np.ndarray, role_hash: np.ndarray, k: int,
+                          b_bounds: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per region: error-free, its new events (`novel`: none of its role's good streams has
+    them) inside one block of KNOWN_STEP_MIN..KNOWN_STEP_MAX calls (grown by up to k-1 of the region's
+    other events each side) that some good stream made in that very order (on another thread:
+    the events' tokens know no role), and without that block its thread did only what the good
+    runs of its role did (every window through the gap is one of theirs, a loop the block split
+    joined again) -- one more turn of a step the program takes elsewhere: HotSpot's VM Thread,
+    as its GC adds a worker, recounting the CPUs (sched_getaffinity, the cgroup's
+    cpu.cfs_quota_us and cpu.cfs_period_us) the way the JVM's start did on its main thread, in
+    some runs and not others. The caller asks only in a run exiting as the good runs did; a
+    block with a call no good stream made there in that order, or after which the thread goes
+    on otherwise, keeps its region."""
+    bs, gs = sides
+    out = np.zeros(len(regions), dtype=bool)
+    for r in np.flatnonzero(max_cls == 0).tolist():
+        sid, start, end = int(regions.sid[r]), int(regions.start[r]), int(regions.end[r])
+        new = start + np.flatnonzero(novel[start : end + 1])
+        if not len(new) or int(new[-1]) - int(new[0]) >= KNOWN_STEP_MAX:
+            continue
+        first, last = int(b_bounds[0][sid]), int(b_bounds[1][sid])
+        # the smallest blocks first: the new events alone, then a few of the region's others
+        for grow in range(2 * (k - 1) + 1):
+            done = False
+            for before in range(min(grow, k - 1) + 1):
+                lo_b, hi_b = int(new[0]) - before, int(new[-1]) + 1 + grow - before
+                if (grow - before > k - 1 or lo_b < start or hi_b > end + 1 or hi_b - lo_b < KNOWN_STEP_MIN
+                        or (bs.orig[lo_b:hi_b] < 0).any()):
+                    continue
+                if _without_block_seen(bs, (lo_b, hi_b), (first, last), (start, end), gh, role_hash, k) and _occurs_in(
+                        bs.tok[lo_b:hi_b], gs.tok):
+                    out[r] = done = True
+                    break
+            if done:
+                break
+    return out
+
+
+def _without_block_seen(bs: align.Streams, block: tuple[int, int], stream: tuple[int, int],
+                        region: tuple[int, int], gh: np.ndarray, role_hash: np.ndarray, k: int) -> bool:
+    """Every window of the thread ending in its `region` or k-1 events past it, once `block` is
+    left out, is one of the good runs' (`gh`; see _known_step_elsewhere)."""
+    (lo_b, hi_b), (first, last), (start, end) = block, stream, region
+    lo, hi = max(first, min(start, lo_b) - (k - 1)), min(last, end + k)
+    idx = np.r_[np.arange(lo, lo_b), np.arange(hi_b, hi)]
+    tok = bs.tok[idx]
+    if len(idx) > 1:  # a loop the block split (a sleep before it, one after): one turn again
+        joined = np.r_[True, tok[1:] != tok[:-1]]
+        idx = idx[joined]
+    if np.count_nonzero(idx < lo_b) < k - 1 and lo != first:
+        return False  # (too little context: a window of fewer would be padded as a stream's start)
+    h = align.window_hashes(bs.take(idx), role_hash, k)[idx >= start]
+    return bool(len(h)) and bool(align.seen_in(h, gh).all())
+
+
+def _occurs_in(block: np.ndarray, tokens: np.ndarray) -> bool:
+    """The token sequence `block` occurs contiguously in `tokens` (streams back to back: a
+    match across two of them would need the END token between them, never in the caller's
+    blocks of real calls; only a stream the recording cut off has no END)."""
+    at = np.flatnonzero(tokens[: len(tokens) - len(block) + 1] == block[0])
+    for j in range(1, len(block)):
+        if not len(at):
+            return False
+        at = at[tokens[at + j] == block[j]]
+    return bool(len(at))
 
 
 def _extra_entries(p: Prepared, bs: align.Streams, regions: align.Regions, novel: np.ndarray) -> np.ndarray:
