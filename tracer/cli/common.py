@@ -191,17 +191,18 @@ def _forget_stop_signals() -> None:
     wakeup fd, the parent's watchdog pipe closed (a signal to the child is the child's)."""
     import signal
 
-    if not _OURS and not _WAKEUP_PIPE:
+    if not _OURS and not _WAKEUP_PIPE and not _AFTER_STOP:
         return
     with contextlib.suppress(ValueError, OSError):
         signal.set_wakeup_fd(-1)
-    for sig, previous in _OURS.items():
+    for sig, previous in [*_OURS.items(), *_AFTER_STOP.items()]:
         with contextlib.suppress(ValueError, OSError, TypeError):
             signal.signal(sig, previous)
     for fd in _WAKEUP_PIPE:
         with contextlib.suppress(OSError):
             os.close(fd)
     _OURS.clear()
+    _AFTER_STOP.clear()
     _WAKEUP_PIPE.clear()
 
 
@@ -243,17 +244,85 @@ os.register_at_fork(before=_block_stop_signals, after_in_parent=_restore_signal_
 # trials of `learn`/`simulate`), cutting the cleanup short. Later ones are noted and dropped: the
 # cleanup takes milliseconds, the exit status is the first signal's, and SIGKILL still ends it.
 def _raise_stopped(signum: int, frame: Any) -> None:
-    first = not _HEARD
-    _HEARD.append(signum)
-    if first:
-        raise Stopped(signum)
+    if _SENDING_AGAIN[0]:
+        return  # (inside _stop_swallowed: the stop is sent again, to be heard outside it)
+    if _first_stop(signum):
+        _RAISED[:] = [Stopped(signum)]
+        raise _RAISED[0]
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
-    first = not _HEARD
+    if _SENDING_AGAIN[0]:
+        return
+    if _first_stop(signum):
+        _RAISED[:] = [KeyboardInterrupt()]
+        raise _RAISED[0]
+
+
+def _first_stop(signum: int) -> bool:
+    """Note a stop signal heard; True for the one that unwinds: the first, or the first since
+    the one before was swallowed (see _stop_swallowed) -- unless a stop is unwinding the main
+    thread already. Polars has a SIGINT handler of its own (chained before Python's): a Ctrl-C
+    during a collect raises its own KeyboardInterrupt there, and our handler, run after it at the
+    first bytecode of the unwinding (a `with` block's exit), raised a second one that cut the
+    cleanup short (the staging directory left: pola-rs/polars#23988)."""
+    underway = isinstance(sys.exc_info()[1], (KeyboardInterrupt, Stopped))
+    first = not underway and (not _HEARD or _AGAIN[0])
+    _AGAIN[0] = False
     _HEARD.append(signum)
-    if first:
-        raise KeyboardInterrupt
+    return first
+
+
+# The stop our handler raised last. Python runs a handler at the next bytecode of the main
+# thread, which may be inside a weakref callback or a __del__ the collector called: an
+# exception there cannot propagate -- Python printed "Exception ignored in: ..." with a
+# traceback and went on, and so did the command, its stop spent (1 in ~8 storms of Ctrl-C on
+# `baseline simulate`, a fresh-clone CI). `_stop_swallowed` hears it and has it sent again.
+_RAISED: list[BaseException] = []
+_AGAIN = [False]  # the last stop was swallowed: the next one heard unwinds
+_SENDING_AGAIN = [False]  # True while _stop_swallowed runs: a handler run in it raises nothing
+_UNRAISABLE_BEFORE: list[Any] = [sys.unraisablehook]
+# How often a swallowed stop is sent again until the main thread hears it where it unwinds.
+RESEND_EVERY_S = 0.02
+
+
+def _stop_swallowed(unraisable: Any) -> None:
+    """sys.unraisablehook while a command runs: the stop our handler raised, swallowed where no
+    exception propagates, is sent again by a thread until a handler raises it where it unwinds
+    (a handler can only raise in the main thread, and one run inside this hook would be
+    swallowed too). The stop still counts as heard meanwhile: the watchdog leaves the main
+    thread to unwind. Anything else goes to the hook from before."""
+    import threading
+
+    if not (_RAISED and unraisable.exc_value is _RAISED[0] and _HEARD):
+        _UNRAISABLE_BEFORE[0](unraisable)
+        return
+    _SENDING_AGAIN[0] = True
+    _RAISED.clear()
+    _AGAIN[0] = True
+    with contextlib.suppress(RuntimeError):  # (no thread to be had: the next stop sent unwinds)
+        threading.Thread(target=_send_again, args=(_HEARD[0],), name="stop-again", daemon=True).start()
+    _SENDING_AGAIN[0] = False  # (the last step: no call after it, where a handler could run)
+
+
+# The dispositions from before of the signals `_late_stop` now drops (see _stop_signals_unwind).
+_AFTER_STOP: dict[int, Any] = {}
+
+
+def _late_stop(signum: int, frame: Any) -> None:
+    """A stop signal after a command was stopped, while its process ends: dropped."""
+
+
+def _send_again(signum: int) -> None:
+    """Send `signum` to this process until the main thread has raised it again, while our
+    handlers are in place (the command done, the signal would meet another disposition)."""
+    import time
+
+    while _AGAIN[0] and signum in _OURS:
+        time.sleep(RESEND_EVERY_S)
+        if _AGAIN[0] and signum in _OURS and not _SENDING_AGAIN[0]:
+            with contextlib.suppress(OSError):
+                os.kill(os.getpid(), signum)
 
 
 def _stop_watchdog(read_fd: int, ours: dict[int, Any], done: Any) -> None:
@@ -309,10 +378,17 @@ def _stop_signals_unwind() -> Any:
     for sig, handler in ((signal.SIGTERM, _raise_stopped), (signal.SIGHUP, _raise_stopped),
                          (signal.SIGINT, _raise_interrupt)):
         current = signal.getsignal(sig)
-        if current is signal.SIG_DFL or (sig == signal.SIGINT and current is signal.default_int_handler):
+        if current is _late_stop:  # (an earlier command of this process was stopped)
+            signal.signal(sig, handler)
+            installed[sig] = _AFTER_STOP.pop(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+        elif current is signal.SIG_DFL or (sig == signal.SIGINT and current is signal.default_int_handler):
             installed[sig] = signal.signal(sig, handler)
     _OURS.update(installed)
     _HEARD.clear()
+    _RAISED.clear()
+    _AGAIN[0] = False
+    if installed:
+        _UNRAISABLE_BEFORE[0], sys.unraisablehook = sys.unraisablehook, _stop_swallowed
     done = threading.Event()
     watchdog = _start_watchdog({sig: signal.getsignal(sig) for sig in installed}, done) if installed else None
     try:
@@ -322,8 +398,19 @@ def _stop_signals_unwind() -> Any:
         if watchdog is not None:
             watchdog()
         for sig, previous in installed.items():
-            signal.signal(sig, previous)
+            # A stopped command's process is ending: further stops (Ctrl-C held down, a storm
+            # of them) are dropped until it has -- the disposition from before raised
+            # KeyboardInterrupt in the exit's own work (a pool's shutdown, an atexit handler):
+            # a traceback, or death by SIGINT (a fresh-clone CI). The next command of this
+            # process, if any, restores it (see above).
+            if _HEARD:
+                _AFTER_STOP[sig] = previous
+                signal.signal(sig, _late_stop)
+            else:
+                signal.signal(sig, previous)
             _OURS.pop(sig, None)
+        if installed and sys.unraisablehook is _stop_swallowed:
+            sys.unraisablehook = _UNRAISABLE_BEFORE[0]
 
 
 def _start_watchdog(ours: dict[int, Any], done: Any) -> Callable[[], None] | None:
