@@ -42,12 +42,7 @@ QUIET: list[Outcome] = []
 
 KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
-FLAKY_QUIET: dict[str, str] = {
-    "rt_node_children_exit_order": "now and then the kernel delivers a child's SIGCHLD to node's second thread (its "
-                                   "own libuv loop) instead of the main thread; libuv's handler then runs there (a "
-                                   "read and two writes of its signal pipes) and that thread's divergence is named -- "
-                                   "a signal handler's calls on another thread are not yet set aside (1 of ~20 runs)",
-}
+FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_TWENTYTHIRD if s.name not in BENCH_ONLY]
 TESTED_QUIET = [c for c in QUIET_TWENTYTHIRD if c.name not in QUIET_BENCH_ONLY]
 TOOLS = ("java", "javac", "jar", "node", "perl", "python3", "cc", "mount", "setpriv")
