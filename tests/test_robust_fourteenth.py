@@ -168,6 +168,17 @@ def _ctrl_c_not_ignored() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def _run_command(tmp_path, name: str, source: str) -> subprocess.CompletedProcess:
+    """Module `name` (`source`: a `register(sub)` adding the command `work`) run as a real
+    command by tracer.cli.common.run in a fresh process, SIGINT at its default there."""
+    (tmp_path / f"{name}.py").write_text(source)
+    code = ("import sys; from tracer.cli import common; "
+            f"common.exit_process(common.run({name!r}, 'test', [{name!r}], ['work']))")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{REPO}", "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env=env, preexec_fn=_ctrl_c_not_ignored)
+
+
 def test_ctrl_c_pressed_again_during_the_cleanup_exits_130_without_a_traceback(tmp_path):
     """A second SIGINT (Ctrl-C pressed twice; round fourteen's battery: 1 in 6 trials of
     `learn`/`simulate`) raised KeyboardInterrupt again inside the first one's cleanup (there, a
@@ -176,12 +187,7 @@ def test_ctrl_c_pressed_again_during_the_cleanup_exits_130_without_a_traceback(t
     gets the second Ctrl-C at a known point; then `baseline simulate` given a storm of them."""
     import signal
 
-    (tmp_path / "twice.py").write_text(_TWICE)
-    code = ("import sys; from tracer.cli import common; "
-            "common.exit_process(common.run('twice', 'test', ['twice'], ['work']))")
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{REPO}", "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env,
-                          preexec_fn=_ctrl_c_not_ignored)
+    proc = _run_command(tmp_path, "twice", _TWICE)
     assert proc.returncode == 130 and "cleanup finished" in proc.stderr, (proc.returncode, proc.stderr[-800:])
     assert "Traceback" not in proc.stderr, proc.stderr[-800:]
 
@@ -238,12 +244,7 @@ def test_ctrl_c_landing_in_a_weakref_callback_still_stops_the_command(tmp_path):
     printed "Exception ignored in: ... Traceback ... KeyboardInterrupt" and the command went on,
     the stop spent. It is delivered again once the callback returns: exit 130, the cleanup run,
     no traceback, nothing done after the stop."""
-    (tmp_path / "in_callback.py").write_text(_IN_A_CALLBACK)
-    code = ("import sys; from tracer.cli import common; "
-            "common.exit_process(common.run('in_callback', 'test', ['in_callback'], ['work']))")
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{REPO}", "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                          env=env, preexec_fn=_ctrl_c_not_ignored)
+    proc = _run_command(tmp_path, "in_callback", _IN_A_CALLBACK)
     assert proc.returncode == 130 and "cleanup finished" in proc.stderr, (proc.returncode, proc.stderr[-800:])
     assert "Traceback" not in proc.stderr and "went on" not in proc.stderr, proc.stderr[-800:]
 
@@ -270,12 +271,7 @@ def test_a_stop_a_library_raised_itself_is_not_raised_again_in_the_cleanup(tmp_p
     (a `with` block's exit) and, having heard no stop yet, raised a second one there: the
     staging directory's removal was skipped (a storm of Ctrl-C on `baseline simulate`, 1 in ~3
     after this round's other stop fixes). A stop already unwinding is the first."""
-    (tmp_path / "by_library.py").write_text(_RAISED_BY_A_LIBRARY)
-    code = ("import sys; from tracer.cli import common; "
-            "common.exit_process(common.run('by_library', 'test', ['by_library'], ['work']))")
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{REPO}", "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                          env=env, preexec_fn=_ctrl_c_not_ignored)
+    proc = _run_command(tmp_path, "by_library", _RAISED_BY_A_LIBRARY)
     assert proc.returncode == 130 and "cleanup finished" in proc.stderr, (proc.returncode, proc.stderr[-800:])
     assert "Traceback" not in proc.stderr, proc.stderr[-800:]
 
@@ -303,12 +299,7 @@ def test_ctrl_c_while_a_stopped_command_exits_is_dropped(tmp_path):
     a pool's shutdown, bcc's cleanup). Our handlers were gone by then, so one more Ctrl-C of a
     storm raised KeyboardInterrupt there: "Exception ignored in ...", a traceback, or death by
     SIGINT (a fresh-clone CI, `baseline simulate`). They are dropped until the process ends."""
-    (tmp_path / "at_exit.py").write_text(_AT_EXIT)
-    code = ("import sys; from tracer.cli import common; "
-            "common.exit_process(common.run('at_exit', 'test', ['at_exit'], ['work']))")
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{REPO}", "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                          env=env, preexec_fn=_ctrl_c_not_ignored)
+    proc = _run_command(tmp_path, "at_exit", _AT_EXIT)
     assert proc.returncode == 130 and "exit work finished" in proc.stderr, (proc.returncode, proc.stderr[-800:])
     assert "Traceback" not in proc.stderr, proc.stderr[-800:]
 
