@@ -906,7 +906,10 @@ def trace_metadata_summary(events: pa.Table) -> str | None:
         frame = frame.with_columns(pl.lit("", pl.String).alias("host"))
     index: dict[tuple, int] = {}
     by: dict[str, list[int]] = {}
-    for host, key, value in first_frame_metadata(frame.lazy()).collect().iter_rows():
+    # (sorted: polars' unique() comes in any order, and the footer is part of the file's bytes,
+    # which a seed makes identical run to run -- a fresh-clone CI's test_simulate saw it vary)
+    pairs = first_frame_metadata(frame.lazy()).sort("host", "key", "value", nulls_last=True).collect()
+    for host, key, value in pairs.iter_rows():
         by.setdefault(host, []).append(index.setdefault((key, value), len(index)))
     start = pc.min_max(events["start_time"].cast(pa.int64()))
     summary = {"rows": events.num_rows, "start_ns": start["min"].as_py(),
