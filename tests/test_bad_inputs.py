@@ -690,3 +690,22 @@ def test_bad_input(case: Case, inputs):
         for word in case.words:
             word = _expand(word, inputs)
             assert word.lower() in err.lower(), f"{word!r} not in: {err}"
+
+
+def test_a_bad_trace_of_control_characters_without_raw_columns_is_diffed(tmp_path):
+    """A trace with no arg, path2 or output column (a synthetic one, another tool's) whose one
+    path is control characters: the differ freed the rows' source order once no raw column
+    was left, and reading an outcome through it (the listing-came-back-empty check) was an
+    internal error (the robust battery's `diff trace control-chars`, rounds 19-22 unnoticed).
+    Diffed now: exit 1, the path shown escaped."""
+    odd = "/srv/\x1b[31m\n\u202e\x00x"
+    bad_program = [*PROGRAM[:6], ("openat", -2, "ENOENT", "/srv/job/data/rows.jsonl"), ("exit_group", 1, None, None)]
+    goods = [_write(_events(f"g{i}", PROGRAM, 10 + i), tmp_path / f"good{i}.parquet") for i in (1, 2)]
+    bad = _events("b1", bad_program, 30)
+    for name, value in (("kind", "failure"), ("path", odd)):  # every call at that one path
+        bad = bad.set_column(bad.schema.get_field_index(name), name, pa.array([value] * bad.num_rows))
+    bad_path = _write(bad, tmp_path / "odd.parquet")
+    proc = subprocess.run([str(BIN / "baseline"), "diff", *map(str, goods), str(bad_path)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "internal error" not in proc.stderr, (proc.returncode, proc.stderr)
+    assert "/srv/\\x1b[31m\\n\\u202e\\x00x" in proc.stdout and "\x1b" not in proc.stdout, proc.stdout

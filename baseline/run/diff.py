@@ -770,13 +770,13 @@ class _Rows:
 
 def _release(p: Prepared, *names: str) -> None:
     """Drop per-row arrays the rest of the diff does not read (display needs seq, probe,
-    errno, path key, pid, tid, trace key and the raw path/comm), and the source order when
-    no raw column in source order is left: freed before the window model is built."""
+    errno, path key, pid, tid, trace key and the raw path/comm): freed before the window model
+    is built. The source order stays, even with no raw column left in `p.table`: the outcome
+    columns (ret, latency) are read in source order through it (a trace without arg, path2 and
+    output columns, whose listing came back empty, failed on it: an internal error)."""
     for name in names:
         setattr(p, name, None)
     p.table = p.table.select([c for c in ("arg", "path2", "output") if c in p.table.column_names])
-    if not p.table.column_names:
-        p.order = None
 
 
 def _stream_roles(p: Prepared) -> tuple[np.ndarray, list[str], list[str]]:
