@@ -709,3 +709,26 @@ def test_a_bad_trace_of_control_characters_without_raw_columns_is_diffed(tmp_pat
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "internal error" not in proc.stderr, (proc.returncode, proc.stderr)
     assert "/srv/\\x1b[31m\\n\\u202e\\x00x" in proc.stdout and "\x1b" not in proc.stdout, proc.stdout
+
+
+def test_too_few_open_files_is_one_line_naming_the_limit(tmp_path):
+    """`ulimit -n 8`: polars' runtime could not open its descriptors at the first query and
+    panicked (a Rust backtrace, then "internal error"; the robust battery's `audit/learn with
+    RLIMIT_NOFILE 8`). Now one line naming the limit, before any work; --help still answers."""
+    import resource
+
+    goods = [_write(_events(f"g{i}", PROGRAM, 10 + i), tmp_path / f"good{i}.parquet") for i in (1, 2)]
+
+    def eight() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (8, 8))
+
+    for argv in (["baseline", "learn", str(tmp_path), "-o", str(tmp_path / "m.parquet")],
+                 ["baseline", "diff", *map(str, goods)]):
+        proc = subprocess.run([str(BIN / argv[0]), *argv[1:]], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300, preexec_fn=eight)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and "ulimit -n" in lines[0] and "8" in lines[0], proc.stderr
+    proc = subprocess.run([str(BIN / "baseline"), "--help"], capture_output=True, text=True, timeout=300,
+                          preexec_fn=eight)
+    assert proc.returncode == 0 and "usage" in proc.stdout, proc.stderr
+    assert not (tmp_path / "m.parquet").exists()

@@ -622,6 +622,28 @@ def _refuse_too_little_address_space() -> None:
                              f"OPENBLAS_NUM_THREADS set them), found a limit of {soft >> 20:,} MiB")
 
 
+# The fewest open files a command is started with: polars' runtime opens its own descriptors
+# (epoll, eventfds) at the first query and, refused (`ulimit -n 8`), panicked -- a Rust
+# backtrace, then "internal error" -- where 9-12 gave the one-line EMFILE. tracer record's BPF
+# programs need more than 20 anyway.
+MIN_OPEN_FILES = 16
+
+
+def _refuse_too_few_files() -> None:
+    """Under a `ulimit -n` below MIN_OPEN_FILES, one line naming the limit (exit 2) before any
+    work. The limit is not raised: a command run under `tracer record` inherits it, and a
+    recording of how it meets its limit is what such a user wants."""
+    import resource
+
+    try:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (OSError, ValueError):
+        return
+    if soft != resource.RLIM_INFINITY and soft < MIN_OPEN_FILES:
+        raise TracebaseError(f"ulimit -n: expected room for at least {MIN_OPEN_FILES} open files (polars', Arrow's "
+                             f"and the inputs' descriptors), found a limit of {soft}")
+
+
 def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
     """Error handler: a lone surrogate (an undecodable byte of a file name) as \\xNN, as error
     messages show it; any other character the stream's encoding lacks as a Python escape."""
@@ -664,6 +686,7 @@ def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str
         except SystemExit as exc:  # --help, --version, a usage error: a status, for in-process callers
             return 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 2
         _refuse_too_little_address_space()
+        _refuse_too_few_files()
         stdout, sys.stdout = sys.stdout, _ClosablePipe(sys.stdout)
         try:
             return int(args.func(args) or 0)
