@@ -459,6 +459,40 @@ def test_audit_output_set_is_replaced_as_a_whole_under_kill_9(tmp_path):
     assert not list(out.glob(".*.tmp")) and not list((out / ".sets").glob("*/.*.tmp"))
 
 
+def test_a_live_audits_set_is_left_to_it_and_a_dead_ones_removed(tmp_path):
+    """Two audits into one output directory: each one's clean-up of the sets no longer current
+    removed the other's set while that one was still writing it, and the other failed "cannot
+    write audit output (No such file or directory)" (the robust battery's round10). A set (or a
+    temporary symlink) named by another live process's pid is left; a dead writer's goes."""
+    import subprocess
+    import sys
+
+    from baseline.fleet.audit import write_audit
+
+    out = tmp_path / "audit"
+    write_audit(_marked_result("A", 5), out)
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    try:
+        theirs = out / ".sets" / f"set-20261204T170000-{live.pid}-0badc0de"
+        gone = out / ".sets" / f"set-20261204T170000-{dead.pid}-0badc0de"
+        for d in (theirs, gone):
+            d.mkdir()
+            (d / "findings.parquet").write_bytes(b"half")
+        (out / f".current.{live.pid}.abcdef.tmp").symlink_to(".sets/x")
+        (out / f".current.{dead.pid}.abcdef.tmp").symlink_to(".sets/x")
+        write_audit(_marked_result("B", 5), out)
+        assert theirs.is_dir() and (out / f".current.{live.pid}.abcdef.tmp").is_symlink()
+        assert not gone.exists() and not (out / f".current.{dead.pid}.abcdef.tmp").is_symlink()
+        assert read(out / "clusters.parquet", "clusters")["signature"][0] == "B"
+    finally:
+        live.kill()
+        live.wait()
+    write_audit(_marked_result("C", 5), out)  # its writer gone: removed at the next write
+    assert not theirs.exists() and len(list((out / ".sets").iterdir())) == 1
+
+
 def test_host_alerts_respect_learned_families():
     """A learned routine family never alerts at its usual rate; a host whose rate of it leaves the
     learned band does (the band is per probe the errno goes through); a curated entry (no band)

@@ -2115,17 +2115,33 @@ def _remove_unpublished(out: Path, set_dir: Path) -> None:
 
 
 def _remove_stale_sets(out: Path) -> None:
+    """Remove the sets no longer current, and the symlinks a kill left between symlink() and
+    rename() -- but not another live audit's: two audits into one output directory (two
+    schedulers, a rerun by hand) removed each other's set while it was being written, and the
+    other one failed "cannot write audit output (No such file or directory)" (the robust
+    battery's round10, 1 trial in 3). A live writer's set goes at the first write after it
+    ended."""
     import shutil
 
     current = os.readlink(out / CURRENT).rsplit("/", 1)[-1] if (out / CURRENT).is_symlink() else None
     for entry in _sets_dir(out).iterdir():
         # only the sets this code makes (a name it gives, a real directory): nothing else a user
         # or another tool put there, and never through a link
-        if entry.name != current and _SET_NAME.fullmatch(entry.name) and not entry.is_symlink() and entry.is_dir():
+        if (entry.name != current and _SET_NAME.fullmatch(entry.name) and not entry.is_symlink() and entry.is_dir()
+                and not _written_by_another_live_process(entry.name.split("-")[2])):
             shutil.rmtree(entry, ignore_errors=True)
     for entry in out.glob(".*.tmp"):  # symlinks left by a kill between symlink() and rename()
-        if entry.is_symlink():
+        if entry.is_symlink() and not _written_by_another_live_process(entry.name.rsplit(".", 3)[-3]):
             entry.unlink(missing_ok=True)
+
+
+def _written_by_another_live_process(pid_text: str) -> bool:
+    """The pid in a set's or a temporary symlink's name is another process that still runs."""
+    from tracer.atomic import writer_gone
+
+    if not pid_text.isdigit() or int(pid_text) == os.getpid():
+        return False
+    return not writer_gone(int(pid_text))
 
 
 def read_audit(out_dir: str | os.PathLike) -> AuditResult:
