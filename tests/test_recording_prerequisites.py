@@ -123,3 +123,27 @@ def test_missing_kernel_headers_name_the_links_that_fix_them(tmp_path):
     assert f"kernel headers for {os.uname().release} are missing" in first
     assert "second=0" in done.stdout, (tmp_path / "second.err").read_text()
     assert out.stat().st_size > 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (tracer record loads BPF programs)")
+def test_too_few_open_files_for_the_recorder_is_one_line_naming_the_limit(tmp_path):
+    """`ulimit -n 20`: bcc printed "could not open bpf map ... Too many open files" and the
+    load failed as "check `dmesg` and that the kernel allows BPF tracepoint programs" (the
+    recorder takes ~25 descriptors: a recording failed at 24 and 28, ran at 30). Now one line
+    naming the limit and how a command meets a lower one; at 32 it records."""
+    import resource
+
+    def limit(n: int):
+        return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    argv = [*TRACER, "record", "-o", str(tmp_path / "t.parquet"), "--", "/bin/true"]
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env,
+                          preexec_fn=limit(20))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert "ulimit -n" in lines[0] and "limit of 20" in lines[0] and "sh -c 'ulimit -n" in lines[0], lines
+    assert not (tmp_path / "t.parquet").exists()
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env,
+                          preexec_fn=limit(32))
+    assert proc.returncode == 0 and (tmp_path / "t.parquet").exists(), proc.stderr

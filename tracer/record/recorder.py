@@ -200,6 +200,24 @@ class Recording:
         return write_table(self.events, path, "events", {"recorder": "tracer record"})
 
 
+# The fewest open files the recorder starts with: bcc's maps, programs, the ring buffer and the
+# attached tracepoints take ~25-30 descriptors (measured: a recording of /bin/true failed at 24-28,
+# ran at 30). Below, bcc printed "could not open bpf map ... Too many open files" and the load
+# failed as "check `dmesg` and that the kernel allows BPF tracepoint programs".
+RECORD_MIN_FILES = 32
+
+
+def _refuse_too_few_files() -> None:
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft != resource.RLIM_INFINITY and soft < RECORD_MIN_FILES:
+        raise EnvironmentProblem(
+            f"ulimit -n: expected room for at least {RECORD_MIN_FILES} open files (the BPF maps, programs and "
+            f"ring buffer), found a limit of {soft}; a command that should meet a lower limit can set it itself: "
+            "tracer record -- sh -c 'ulimit -n 16; exec ./job'")
+
+
 class SyscallRecorder:
     """Compiles and loads the BPF program once; records commands one after another.
 
@@ -264,6 +282,7 @@ class SyscallRecorder:
         note = check_recording_environment()
         if note:
             self.notes.append(note)
+        _refuse_too_few_files()
         # First with the argument registers read through bpf_rdonly_cast (kernels from 6.2
         # with BTF); a kernel without it, or refusing it, gets the helper calls instead.
         for regs_cast in ((True, False) if pt_regs_cast_ids() else (False,)):
