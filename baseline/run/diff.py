@@ -2348,8 +2348,7 @@ def _sweep_turns(p: Prepared, nb: int, rules: ExpectedErrors) -> np.ndarray:
                                        comm, comm) is not None
         return covered[key]
 
-    raw = np.asarray(p.raw_path)
-    good_raw: np.ndarray | None = None  # the good rows' raw paths, once a visit qualifies
+    raw_new: np.ndarray | None = None  # bad rows at a raw path no good row has, once a visit qualifies
     done = -1  # the last row of the last visit looked at (candidates come in row order)
     for r, sid in zip(cand.tolist(), cand_sid.tolist(), strict=True):
         if r <= done:
@@ -2377,20 +2376,12 @@ def _sweep_turns(p: Prepared, nb: int, rules: ExpectedErrors) -> np.ndarray:
         # the entry itself new to the good runs (another JVM's pid): a visit of an entry they
         # visited too is theirs to explain (an `ls` cut off by the recording makes the same
         # visits as the complete run, and its last ones must still line up with the good runs')
-        if good_raw is None:
-            good_raw = _raw_paths_of_good(p, nb)
-        if not good_raw[raw[lo:hi] + 1].any():
+        if raw_new is None:
+            raw_new = np.zeros(nb, dtype=bool)
+            raw_new[_paths_new_to_bad(np.asarray(p.raw_path), nb, len(p.raw_path_values))] = True
+        if raw_new[lo:hi].all():
             out[lo:hi] = True
     return out
-
-
-def _raw_paths_of_good(p: Prepared, nb: int) -> np.ndarray:
-    """A table over the raw path codes, shifted by one (index 0: no path): True where a good
-    row (nb..) has that raw path."""
-    seen = np.zeros(len(p.raw_path_values) + 1, dtype=bool)
-    seen[np.asarray(p.raw_path[nb:]) + 1] = True
-    seen[0] = False
-    return seen
 
 
 def _paths_new_to_bad(plain: np.ndarray, nb: int, n_paths: int) -> np.ndarray:
@@ -3121,20 +3112,16 @@ def _known_step_elsewhere(sides: tuple[align.Streams, align.Streams], regions: a
         if not len(new) or int(new[-1]) - int(new[0]) >= KNOWN_STEP_MAX:
             continue
         first, last = int(b_bounds[0][sid]), int(b_bounds[1][sid])
-        # the smallest blocks first: the new events alone, then a few of the region's others
-        for grow in range(2 * (k - 1) + 1):
-            done = False
-            for before in range(min(grow, k - 1) + 1):
-                lo_b, hi_b = int(new[0]) - before, int(new[-1]) + 1 + grow - before
-                if (grow - before > k - 1 or lo_b < start or hi_b > end + 1 or hi_b - lo_b < KNOWN_STEP_MIN
-                        or (bs.orig[lo_b:hi_b] < 0).any()):
-                    continue
-                if _without_block_seen(bs, (lo_b, hi_b), (first, last), (start, end), gh, role_hash, k) and _occurs_in(
-                        bs.tok[lo_b:hi_b], gs.tok):
-                    out[r] = done = True
-                    break
-            if done:
-                break
+        # the smallest blocks first: the new events alone, then up to k-1 of the region's
+        # others on each side
+        blocks = [(int(new[0]) - before, int(new[-1]) + 1 + after)
+                  for grow in range(2 * (k - 1) + 1) for before in range(min(grow, k - 1) + 1)
+                  if (after := grow - before) <= k - 1]
+        out[r] = any(_without_block_seen(bs, (lo_b, hi_b), (first, last), (start, end), gh, role_hash, k)
+                     and _occurs_in(bs.tok[lo_b:hi_b], gs.tok)
+                     for lo_b, hi_b in blocks
+                     if lo_b >= start and hi_b <= end + 1 and hi_b - lo_b >= KNOWN_STEP_MIN
+                     and not (bs.orig[lo_b:hi_b] < 0).any())
     return out
 
 

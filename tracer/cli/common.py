@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 
 from tracer import units
 from tracer.errors import TracebaseError, printable
+from tracer.limits import require_open_files
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5-10 ms of every command's start)
 if TYPE_CHECKING:
@@ -625,23 +626,10 @@ def _refuse_too_little_address_space() -> None:
 # The fewest open files a command is started with: polars' runtime opens its own descriptors
 # (epoll, eventfds) at the first query and, refused (`ulimit -n 8`), panicked -- a Rust
 # backtrace, then "internal error" -- where 9-12 gave the one-line EMFILE. tracer record's BPF
-# programs need more than 20 anyway.
+# programs need more (tracer.record.recorder's RECORD_MIN_FILES).
 MIN_OPEN_FILES = 16
 
 
-def _refuse_too_few_files() -> None:
-    """Under a `ulimit -n` below MIN_OPEN_FILES, one line naming the limit (exit 2) before any
-    work. The limit is not raised: a command run under `tracer record` inherits it, and a
-    recording of how it meets its limit is what such a user wants."""
-    import resource
-
-    try:
-        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    except (OSError, ValueError):
-        return
-    if soft != resource.RLIM_INFINITY and soft < MIN_OPEN_FILES:
-        raise TracebaseError(f"ulimit -n: expected room for at least {MIN_OPEN_FILES} open files (polars', Arrow's "
-                             f"and the inputs' descriptors), found a limit of {soft}")
 
 
 def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
@@ -686,7 +674,7 @@ def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str
         except SystemExit as exc:  # --help, --version, a usage error: a status, for in-process callers
             return 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 2
         _refuse_too_little_address_space()
-        _refuse_too_few_files()
+        require_open_files(MIN_OPEN_FILES, "polars', Arrow's and the inputs' descriptors")
         stdout, sys.stdout = sys.stdout, _ClosablePipe(sys.stdout)
         try:
             return int(args.func(args) or 0)

@@ -77,6 +77,7 @@ import pyarrow as pa
 
 from tracer import resources
 from tracer.errors import EnvironmentProblem, TracebaseError
+from tracer.limits import require_open_files
 from tracer.pools import children_waitable
 from tracer.record.btf import pt_regs_cast_ids
 from tracer.record.decode import (
@@ -207,17 +208,6 @@ class Recording:
 RECORD_MIN_FILES = 32
 
 
-def _refuse_too_few_files() -> None:
-    import resource
-
-    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    if soft != resource.RLIM_INFINITY and soft < RECORD_MIN_FILES:
-        raise EnvironmentProblem(
-            f"ulimit -n: expected room for at least {RECORD_MIN_FILES} open files (the BPF maps, programs and "
-            f"ring buffer), found a limit of {soft}; a command that should meet a lower limit can set it itself: "
-            "tracer record -- sh -c 'ulimit -n 16; exec ./job'")
-
-
 class SyscallRecorder:
     """Compiles and loads the BPF program once; records commands one after another.
 
@@ -282,7 +272,9 @@ class SyscallRecorder:
         note = check_recording_environment()
         if note:
             self.notes.append(note)
-        _refuse_too_few_files()
+        require_open_files(RECORD_MIN_FILES, "the BPF maps, programs and ring buffer",
+                           "; a command that should meet a lower limit can set it itself: "
+                           "tracer record -- sh -c 'ulimit -n 16; exec ./job'")
         # First with the argument registers read through bpf_rdonly_cast (kernels from 6.2
         # with BTF); a kernel without it, or refusing it, gets the helper calls instead.
         for regs_cast in ((True, False) if pt_regs_cast_ids() else (False,)):
