@@ -2277,16 +2277,20 @@ def _r14_odd_paths(d: Path, fleet: Path, good: list[Path], bad: Path) -> list[Re
         work = shared / "work"  # where nobody may write: the outputs, so only the odd path fails
         work.mkdir()
         os.chown(work, 65534, 65534)
-        for name, argv in {
-            "diff --allowlist": ["baseline", "diff", *ts, "--allowlist", str(secret)],
-            "diff --learned": ["baseline", "diff", *ts, "--learned", str(secret)],
-            "audit --model": ["baseline", "audit", str(ds), "--model", str(secret), "-o", str(work / "aud")],
-            "coverage --probes": ["baseline", "coverage", str(ds), "--probes", str(secret), "-o", str(work / "cov")],
-            "audit --html into a root-only directory": ["baseline", "audit", str(ds), "-o", str(work / "aud2"),
-                                                        "--html", str(shared / "rootonly" / "r.html")],
+        # (the --html directory is checked before any work: "directory ... is not writable")
+        for name, (argv, says) in {
+            "diff --allowlist": (["baseline", "diff", *ts, "--allowlist", str(secret)], "ermission denied"),
+            "diff --learned": (["baseline", "diff", *ts, "--learned", str(secret)], "ermission denied"),
+            "audit --model": (["baseline", "audit", str(ds), "--model", str(secret), "-o", str(work / "aud")],
+                              "ermission denied"),
+            "coverage --probes": (["baseline", "coverage", str(ds), "--probes", str(secret), "-o", str(work / "cov")],
+                                  "ermission denied"),
+            "audit --html into a root-only directory": (["baseline", "audit", str(ds), "-o", str(work / "aud2"),
+                                                         "--html", str(shared / "rootonly" / "r.html")],
+                                                        "is not writable"),
         }.items():
             (shared / "rootonly").mkdir(mode=0o700, exist_ok=True)
-            ok, detail = _r14_run(argv, shared, {2}, "ermission denied", user="nobody", timeout=180)
+            ok, detail = _r14_run(argv, shared, {2}, says, user="nobody", timeout=180)
             results.append(Result(f"round14 {name} unreadable/unwritable as nobody", ok, detail))
     finally:
         shutil.rmtree(shared, ignore_errors=True)
@@ -3421,7 +3425,9 @@ def _r17_argv(d: Path, fleet: Path, good: list[Path], bad: Path, spool: Path | N
     temporary is left."""
     g = list(map(str, good))
     dash = d / "-g1.parquet"
-    shutil.copy(good[0], dash)
+    # another good run than the GOOD it is diffed against (a trace diffed against itself is
+    # refused: it is always explained by itself)
+    shutil.copy(good[1], dash)
     nl_in = d / "nl\nin.parquet"
     shutil.copy(bad, nl_in)
     o = d / "o"
@@ -4052,7 +4058,7 @@ def _r19_env(d: Path, fleet: Path, good: list[Path]) -> list[Result]:
         ["tracer", *c.split(), "--help"] for c in ("record", "run", "probes check")]
     for columns in ("1", "0", "-5", "1" + "0" * 20, "wide"):
         bad = []
-        for argv in [*commands, ["baseline", "diff", *map(str, good), str(good[0])]]:
+        for argv in [*commands, ["baseline", "diff", *map(str, good[:-1]), str(good[-1])]]:
             _, (ok, detail) = _r19_run(argv, d, {0}, env=_r14_env({"COLUMNS": columns}), timeout=120)
             if not ok:
                 bad.append(f"{' '.join(argv[:3])}: {detail[-120:]}")
@@ -4172,7 +4178,7 @@ def _r19_streams(d: Path, fleet: Path, good: list[Path], spool: Path | None) -> 
 
     results = []
     commands = {
-        "diff --json": (["baseline", "diff", *map(str, good), str(good[0]), "--json"], 0),
+        "diff --json": (["baseline", "diff", *map(str, good[:-1]), str(good[-1]), "--json"], 0),
         "audit --json": (["baseline", "audit", str(fleet), "-o", str(d / "aud"), "--json"], 0),
         "learn --json": (["baseline", "learn", str(fleet), "-o", str(d / "m.parquet"), "--json"], 0),
         "expected learn --json": (["baseline", "expected", "learn", str(fleet), "-o", str(d / "e.yaml"), "--json"], 0),
