@@ -29,7 +29,8 @@ from fleet_support import (
 from prometheus_client.parser import text_string_to_metric_families
 
 from tracer.fleet.daemon import Enricher
-from tracer.fleet.program import DEFAULT_EXAMPLES
+from tracer.fleet.probes import load_probe_set
+from tracer.fleet.program import DEFAULT_EXAMPLES, open_files_needed
 from tracer.fleet.spool import list_snapshots, read_snapshot, read_spool
 from tracer.schema import validate_file
 
@@ -220,6 +221,31 @@ def test_best_effort_runs_without_the_probes_that_cannot_attach(fake, tmp_path):
     live = dict(counters.select("probe", "live").iter_rows())
     assert live["fv_missing_symbol"] is False and live["fv_uverbs_reg_mr"] is True
     assert read_spool(tmp_path / "s2", "events")["trace_id"].n_unique() == 2
+
+
+@pytest.mark.parametrize("which", ["syscalls", "fakeverbs"])
+def test_open_files_limit_checked_before_the_spool_and_enough_at_the_floor(fake, tmp_path, which):
+    """Below the descriptors its probe sets hold, `tracer run` is one line naming the limit, exit
+    2, and creates no spool (bcc said "could not compile", or the attach "--best-effort runs with
+    the probes that attach", or the first snapshot's write failed after "probes live"); at that
+    floor it runs and writes its snapshot, for raw syscall tracepoints and for uprobes alike."""
+    set_arg = "syscalls" if which == "syscalls" else str(fake[0])
+    need = open_files_needed([load_probe_set(set_arg)])
+
+    def run(limit: int, spool: Path) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-c", f'ulimit -n {limit}; exec "$@"', "bash", *TRACER, "run", set_arg, "-x",
+                               "-d", "1s", "--spool", str(spool)], cwd=REPO, capture_output=True, text=True, timeout=60)
+
+    low = run(need - 1, tmp_path / "low")
+    assert low.returncode == 2, low.stderr
+    assert low.stderr.strip().splitlines() == [
+        f"tracer: error: ulimit -n: expected room for at least {need} open files (the probe sets' BPF maps, programs "
+        f"and links, and the snapshots' files), found a limit of {need - 1}"]
+    assert not (tmp_path / "low").exists()
+    enough = run(need, tmp_path / "enough")
+    assert enough.returncode == 0, enough.stderr
+    assert "Traceback" not in enough.stderr
+    assert len(list_snapshots(tmp_path / "enough")) == 1
 
 
 def test_syscalls_set_runs_against_a_real_program(fake, tmp_path):

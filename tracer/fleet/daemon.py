@@ -35,6 +35,7 @@ from tracer.fleet.program import (
     assign_repeats,
     counter_rows,
     events_from_batch,
+    open_files_needed,
 )
 from tracer.fleet.prom import (
     ProbeSample,
@@ -55,6 +56,7 @@ from tracer.fleet.spool import (
     remove_stale_temporaries,
     write_snapshot,
 )
+from tracer.limits import require_open_files
 from tracer.privilege import check_bpf_environment
 
 # RunConfig, HostContext and Enricher live in light modules (tracer.fleet.config, .metadata) so
@@ -221,6 +223,11 @@ class Daemon:
         note = check_bpf_environment("tracer run")  # root first; then bcc, headers, tracefs
         if note:
             self.log(note)
+        # before the spool is touched: below its need bcc failed as "could not compile" or
+        # "cannot attach ... --best-effort runs with the probes that attach", or the first
+        # snapshot's write failed after "probes live"
+        require_open_files(open_files_needed(self.sets), "the probe sets' BPF maps, programs and links, "
+                           "and the snapshots' files")
         self.prepare()
         self.log(f"pid {os.getpid()} writing {Path(self.cfg.spool) / self.ctx.host}; compiling "
                  + ", ".join(pset.name for pset in self.sets))

@@ -25,6 +25,7 @@ import select
 import struct
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,6 +74,23 @@ HEALTH_SLOTS = 6
 MAX_SIGNATURES = 8192  # distinct failure signatures the kernel aggregates per two intervals
 KINDS = {1: "failure", 2: "good"}
 _ATTACH_DEFINE = {"uprobe": "-DATTACH_UPROBE", "fexit": "-DATTACH_FEXIT", "syscalls": "-DATTACH_SYSCALLS"}
+
+# Descriptors a daemon holds (counted in /proc/PID/fd of `tracer run syscalls`: 15 maps, the
+# BTF, 3 programs and 2 links per set; a uprobe or fexit probe adds an entry and a return
+# program, each with its link or perf event), and its own: stdio, /dev/null, the writer lock,
+# pipes, a snapshot's temporary and directory. Measured: the syscalls set runs from a limit of
+# 30 and fails at 28 (its first snapshot's write), 24 (attach) and 16-20 (bcc's map creation).
+RUN_BASE_FILES = 16
+SET_FILES = 20
+SYSCALL_PROGRAM_FILES = 6
+PER_PROBE_FILES = 4
+
+
+def open_files_needed(sets: Sequence[ProbeSet]) -> int:
+    """The open files `tracer run` needs for these probe sets (see RUN_BASE_FILES)."""
+    return RUN_BASE_FILES + sum(
+        SET_FILES + (SYSCALL_PROGRAM_FILES if s.attach == "syscalls" else PER_PROBE_FILES * len(s.probes))
+        for s in sets)
 
 
 def bucket_errno(bucket: int) -> str:
