@@ -595,3 +595,28 @@ def test_a_persistent_bad_state_names_one_run_whatever_the_order():
         since.add(alerts["since"][0])
         assert "(36 failures)" in alerts["detail"][0], alerts["detail"][0]
     assert since == {T0 + dt.timedelta(minutes=15 * 12)}
+
+
+@pytest.mark.parametrize(("since", "kept"), [
+    ({"h1": "2026-12-03T08:00:00Z"}, {"late"}),  # from the stop on
+    ({"h1": "not a time"}, {"early", "late"}),  # a hand-edited file: throughout
+    ({}, {"early", "late"}),  # fatal_hosts alone (the NIC split): throughout
+])
+def test_fatal_since_keeps_a_hosts_findings_from_its_stop(since, kept):
+    """A learned entry's fatal_hosts keep that host's findings of the family (not expected), from
+    the time fatal_since gives for it (baseline.fleet.expected, "Stopped on a host"); another
+    host's findings stay expected."""
+    from baseline.fleet.audit import fatal_hosts_kept
+
+    utc = dt.UTC
+    findings = pl.DataFrame({
+        "trace_id": ["early", "late", "other"],
+        "time": [dt.datetime(2026, 12, 3, 7, 44, tzinfo=utc), dt.datetime(2026, 12, 3, 8, 2, tzinfo=utc),
+                 dt.datetime(2026, 12, 3, 8, 2, tzinfo=utc)],
+        "operation": ["alloc_pd"] * 3, "probe": ["ib_rdmacg_try_charge"] * 3, "errno": ["EAGAIN"] * 3,
+        "host": ["h1", "h1", "h2"], "expected": [True] * 3,
+    }).with_columns(pl.col("time").dt.cast_time_unit("ns"))
+    entry = Entry("learned-x", "learned", "ib_rdmacg_try_charge", "EAGAIN", context="alloc_pd",
+                  stats={"fatal_hosts": ["h1"], "fatal_since": since})
+    out = fatal_hosts_kept(findings, ExpectedErrors([entry]))
+    assert set(out.filter(~pl.col("expected"))["trace_id"]) == kept

@@ -193,18 +193,39 @@ def routine_for_their_callers(alerts: pl.DataFrame, traces: pl.DataFrame, chains
 def fatal_hosts_kept(findings: pl.DataFrame, expected: ExpectedErrors) -> pl.DataFrame:
     """Findings of a learned family on the hosts its entry names in ``fatal_hosts`` (the hosts
     of a NIC model the update's family kills on, beside the fallback the others take:
-    baseline.fleet.expected, "Not a regression") are not expected there."""
-    rows = [(e.context, e.probe, e.errno, h) for e in expected.entries
-            if e.status == "active" and e.source == "learned" for h in (e.stats or {}).get("fatal_hosts") or []]
+    baseline.fleet.expected, "Not a regression"; or where its operation stopped succeeding,
+    from the time ``fatal_since`` gives: "Stopped on a host") are not expected there."""
+    rows = []
+    for e in expected.entries:
+        if e.status == "active" and e.source == "learned":
+            since = (e.stats or {}).get("fatal_since") or {}
+            for h in (e.stats or {}).get("fatal_hosts") or []:
+                rows.append((e.context, e.probe, e.errno, h, _utc_time(since.get(h)) if isinstance(since, dict) else None))
     if not rows or findings.is_empty():
         return findings
     fatal = pl.DataFrame(rows, schema={"operation": pl.String, "probe": pl.String, "errno": pl.String,
-                                       "host": pl.String}, orient="row")
-    mine = (findings.lazy().select("trace_id", pl.col("operation", "probe", "errno", "host").cast(pl.String))
-            .join(fatal.lazy(), on=["operation", "probe", "errno", "host"], how="semi").select("trace_id").collect())
+                                       "host": pl.String, "_since": pl.Datetime("ns", "UTC")}, orient="row")
+    mine = (findings.lazy().select("trace_id", "time", pl.col("operation", "probe", "errno", "host").cast(pl.String))
+            .join(fatal.lazy(), on=["operation", "probe", "errno", "host"])
+            .filter(pl.col("_since").is_null() | (pl.col("time") >= pl.col("_since")))
+            .select("trace_id").collect())
     if mine.is_empty():
         return findings
     return findings.with_columns(pl.col("expected") & ~pl.col("trace_id").is_in(mine["trace_id"].implode()))
+
+
+def _utc_time(text: Any) -> dt.datetime | None:
+    """An ISO time of a learned entry's stats (written by baseline.fleet.expected), None when
+    absent or unreadable (a hand-edited file: the host's findings are then kept throughout)."""
+    if text is None:
+        return None
+    if isinstance(text, dt.datetime):
+        return text if text.tzinfo else text.replace(tzinfo=dt.UTC)
+    try:
+        t = dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
 
 
 def update_regressions(findings: pl.DataFrame, expected: ExpectedErrors,

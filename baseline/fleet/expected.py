@@ -106,6 +106,19 @@ routine) learns a unit as expected when all of these hold:
   hosts' pinned image dies of (tests/fleetgen20), which pooled sat within the bound of "shown
   harmless". Per NIC, not per host: a host whose windows caught nothing after its update shows
   a benign refusal as every rank's last trace (tests/fleetgen19).
+* **Stopped on a host.** A family is not routine on the few hosts (fewer than half of its own)
+  where its operation stopped succeeding: from some counter bucket on, every call of the
+  operation's root probe failed with the family's errno for at least ``STOPPED_BUCKETS``
+  buckets in a row (``min_success`` calls or more), after a bucket in which one succeeded, and a
+  capture window saw a process die of it there -- unless some caller went on through it there
+  (that is the split by caller's: a health agent beside the ranks it kills, tests/fleetgen16).
+  The entry names such hosts in ``fatal_hosts`` and the stop's first bucket in ``fatal_since``;
+  the audit keeps their occurrences from then on as findings, and the family is judged without
+  them. One host whose rdma cgroup limit went to zero, every rank's alloc_pd failing the EAGAIN
+  that thirty-nine other hosts' ranks retry through now and then (tests/fleetgen22): pooled, its
+  deaths sat within the bound of routine, and neither the records' outcomes (a retry loop's
+  attempts before the last are survivals; outside the windows a survivor leaves no later trace
+  either) nor a host's share of deaths tells it apart -- the exact counters do.
 
 * **Caller.** A family that fails the above fleet-wide is judged again per caller (``comm``, the
   trace's process name): the same errno at the same call site can be retried through by one
@@ -183,6 +196,10 @@ NicIdentity = Callable[[list[str], list[str]], pl.DataFrame]
 GoodLatency = Callable[[str, list[str]], pl.DataFrame]
 
 VENDOR_PREFIXES = (("mlx5_", "mlx5"), ("bnxt_re_", "bnxt_re"), ("irdma_", "irdma"))
+
+# consecutive counter buckets (baseline.fleet.counters: 15 minutes) in which every call of an
+# operation failed with a family's errno, for "Stopped on a host"
+STOPPED_BUCKETS = 2
 
 
 def wilson_bounds(successes: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
@@ -735,6 +752,11 @@ class FleetExpectedLearner(ParamsMixin):
         # an update's family fatal on one NIC model beside a fallback on the others (see "Not a
         # regression"): judged without those hosts, whose occurrences the audit keeps as findings
         fatal_nic = self._fatal_nic_hosts(true, fam)
+        # ... and a family on the few hosts where its operation stopped succeeding (see "Stopped
+        # on a host"): judged without them too, their occurrences kept as findings
+        stopped = self._stopped_hosts(true, fam, counters, chains)
+        if not stopped.is_empty():
+            fatal_nic = pl.concat([fatal_nic, stopped.select(fatal_nic.columns)]).unique()
         if not fatal_nic.is_empty():
             true = (true.with_columns(pl.col("operation", "host").cast(pl.String).name.prefix("_"))
                     .join(fatal_nic.select(pl.col("operation", "host").name.prefix("_"), "probe", "errno"),
@@ -765,6 +787,8 @@ class FleetExpectedLearner(ParamsMixin):
             .join(split, on=["operation", "probe", "errno"], how="left")
             .with_columns(pl.col("update_regression").fill_null(False))
             .join(fatal_nic.group_by(fam).agg(pl.col("host").sort().alias("fatal_hosts")), on=fam, how="left")
+            .join(stopped.group_by(fam).agg(pl.struct("host", "since").sort_by("host").alias("fatal_since")),
+                  on=fam, how="left")
             .sort(["operation", "probe", "errno"])
         )
         # the family's hosts on which its operation also succeeded: there it comes and goes (a
@@ -975,7 +999,7 @@ class FleetExpectedLearner(ParamsMixin):
         # what the fleet shows of the family whoever calls: its probe's base rate (Increase's
         # second side), its spread, release history and hosts
         fleet = ["observed", "observed_failing", "observed_timed", "observed_timed_failing", "update_regression",
-                 "fatal_hosts", "slowed_after_update", "hosts_also_ok", "group_hosts", "observed_hosts", "vendors"]
+                 "fatal_hosts", "fatal_since", "slowed_after_update", "hosts_also_ok", "group_hosts", "observed_hosts", "vendors"]
         per = self._verdict(per.join(cand.select(*fam, *fleet, pl.col("expected").alias("_learned")), on=fam,
                                      how="left"), spread=False)
         fatal = pl.col("increase_lower") > self.max_increase
@@ -1146,6 +1170,65 @@ class FleetExpectedLearner(ParamsMixin):
         return (by_nic.filter(pl.Series(fatal, dtype=pl.Boolean)).select(*fam, "host").explode("host")
                 .select(empty.columns).cast(empty.schema))
 
+    def _stopped_hosts(self, true: pl.DataFrame, fam: list[str], counters: Any, chains: pl.DataFrame) -> pl.DataFrame:
+        """(fam, host) as text: the hosts where the family's operation stopped succeeding (see
+        "Stopped on a host"). From the exact counters of the operation's root probe: a stretch
+        of at least STOPPED_BUCKETS consecutive counter buckets in which every call failed with
+        the family's errno, at least ``min_success`` calls, after a bucket in which some call
+        succeeded; a capture window saw a process die of it there (timed_failing); and such
+        hosts are fewer than half of the family's. One host whose rdma cgroup limit went to
+        zero, every rank's alloc_pd failing EAGAIN until it gave up, beside thirty-nine whose
+        ranks retry through the same EAGAIN now and then (tests/fleetgen22): pooled, its deaths
+        were within the bound of routine, and the records' own outcomes cannot show them --
+        a survivor outside a capture window leaves no later trace either, and a retry loop's
+        attempts before the last are survivals."""
+        empty = pl.DataFrame(schema={**{c: pl.String for c in fam}, "host": pl.String,
+                                     "since": pl.Datetime("ns", "UTC")})
+        if counters is None or true.is_empty():
+            return empty
+        # a caller that went on through it there (survived, never died of it: a health agent
+        # beside the ranks it kills, tests/fleetgen16) leaves the host to the split by caller
+        per_caller = true.group_by(*fam, "host", "comm").agg(pl.col("failing", "timed_failing", "survived").sum())
+        per_host = (per_caller.group_by(*fam, "host")
+                    .agg(pl.col("failing", "timed_failing").sum(),
+                         ((pl.col("failing") == 0) & (pl.col("survived") > 0)).any().alias("_went_on"))
+                    .with_columns(pl.col("operation", "host", "probe", "errno").cast(pl.String),
+                                  pl.col("host").n_unique().over(fam).alias("_hosts")))
+        seen_dying = per_host.filter((pl.col("failing") > 0) & (pl.col("timed_failing") > 0) & ~pl.col("_went_on"))
+        if seen_dying.is_empty():
+            return empty
+        roots = (chains.filter(pl.col("depth") == 0).select(pl.col("operation", "probe").cast(pl.String))
+                 .unique().rename({"probe": "root"}))
+        cells = seen_dying.join(roots, on="operation")
+        if cells.is_empty():
+            return empty
+        calls, errors = counters[:2]
+        wanted = cells.select("host", "root").unique()
+        text = [pl.col("host").cast(pl.String), pl.col("probe").cast(pl.String).alias("root")]
+        n = (calls.lazy().select(*text, "bucket", "n").join(wanted.lazy(), on=["host", "root"], how="semi")
+             .filter(pl.col("n") > 0).collect())
+        failed = (errors.lazy().select(*text, pl.col("errno").cast(pl.String), "bucket", "count")
+                  .join(wanted.lazy(), on=["host", "root"], how="semi").collect())
+        buckets = (cells.select(*fam, "host", "root", "_hosts").join(n, on=["host", "root"])
+                   .join(failed, on=["host", "root", "errno", "bucket"], how="left")
+                   .with_columns(pl.col("count").fill_null(0))
+                   .sort("bucket")
+                   .with_columns((pl.col("count") >= pl.col("n")).alias("_stopped")))
+        # stretches of consecutive stopped buckets, each after a bucket where a call succeeded
+        key = [*fam, "host"]
+        runs = (buckets.with_columns((pl.col("_stopped") != pl.col("_stopped").shift(1).over(key)).fill_null(True)
+                                     .cum_sum().over(key).alias("_stretch"),
+                                     (~pl.col("_stopped")).cum_sum().over(key).alias("_ok_before"))
+                .filter(pl.col("_stopped") & (pl.col("_ok_before") > 0))
+                .group_by(*key, "_stretch", "_hosts").agg(pl.len().alias("_buckets"), pl.col("n").sum().alias("_calls"),
+                                                          pl.col("bucket").min().alias("since")))
+        hit = runs.filter((pl.col("_buckets") >= STOPPED_BUCKETS) & (pl.col("_calls") >= self.min_success))
+        # from the first such stretch's first bucket: before it the host's occurrences were
+        # as routine as anywhere (its ranks retried through them)
+        hit = (hit.group_by(*key, "_hosts").agg(pl.col("since").min())
+               .filter(2 * pl.col("host").n_unique().over(fam) < pl.col("_hosts")))
+        return hit.select(empty.columns).cast(empty.schema)
+
     def _update_regressions(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
         """Families (fam, `_split`) whose occurrences on hosts that show them only on a release
         they switched to during the window (`_regression`) are significantly more fatal there
@@ -1230,6 +1313,8 @@ class FleetExpectedLearner(ParamsMixin):
             stats["update_regression"] = True
         if row.get("fatal_hosts"):  # not routine on the hosts of the NIC it kills on (see "Not a regression")
             stats["fatal_hosts"] = list(row["fatal_hosts"])
+        if row.get("fatal_since"):  # ... or stopped succeeding on, from then (see "Stopped on a host")
+            stats["fatal_since"] = {s["host"]: _iso(s["since"]) for s in row["fatal_since"]}
         if row.get("rate_upper"):  # per covered probe: errno count / invocations, per host
             stats["rate_upper"] = {b["probe"]: round(float(b["rate_upper"]), 6) for b in row["rate_upper"]}
         return Entry(
