@@ -29,6 +29,7 @@ from scenarios import (
     real_twelfth,
     real_twentieth,
     real_twentyfirst,
+    real_twentyfourth,
     real_twentysecond,
     real_twentythird,
 )
@@ -81,6 +82,8 @@ SETS: list[RealSet] = [
             real_twentysecond.quiet_teardown),
     RealSet("real_twentythird", real_twentythird.REAL_TWENTYTHIRD, real_twentythird.QUIET_TWENTYTHIRD,
             real_twentythird.quiet_teardown),
+    RealSet("real_twentyfourth", real_twentyfourth.REAL_TWENTYFOURTH, real_twentyfourth.QUIET_TWENTYFOURTH,
+            real_twentyfourth.quiet_teardown),
 ]
 
 
