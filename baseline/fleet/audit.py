@@ -1322,7 +1322,12 @@ def host_alerts(
     totals = series.group_by(key).agg(pl.col("count").sum().alias("total"), pl.len().alias("active_buckets"))
     rising = (
         alarms.join(totals, on=key).filter((pl.col("total") >= min_rise_failures) & (pl.col("active_buckets") >= 3))
-        .join(persistent.select("host"), on="host", how="anti")
+        # one alert a host for one incident -- the persistent bad state says it -- unless the
+        # rate rose before the host fell into that state: the early warning is kept (a noisy
+        # neighbour filling a cgroup: reg_mr's EAGAIN rising 45 minutes before every alloc_pd
+        # failed, tests/fleetgen25)
+        .join(persistent.select("host", pl.col("since").alias("_bad_since")), on="host", how="left")
+        .filter(pl.col("_bad_since").is_null() | (pl.col("since") < pl.col("_bad_since")))
         .select(
             "host", pl.lit("rising_errno_rate").alias("alert"), "probe", "errno", "since", "score",
             pl.format("{} {} failures; CUSUM {} over the host's own EWMA", pl.col("total"),
@@ -1361,15 +1366,18 @@ def host_alerts(
     rising = pl.concat([rising, recurring], how="vertical_relaxed")
     # a routine family out of its band on a host where an unexpected error rises or persists is
     # that error's symptom (a crash-looping job redoes its start-up: its cgroup retries and
-    # capability probes come back with every restart), not a second alert
+    # capability probes come back with every restart), not a second alert -- when it rose with
+    # or after that error; one that rose before it is the warning (a noisy neighbour filling a
+    # cgroup: the routine reg_mr EAGAIN rising 45 minutes before every alloc_pd failed,
+    # tests/fleetgen25)
     learned = errs.filter(pl.col("_learned")).select("probe", "errno").unique()
     symptom = rising.join(learned, on=["probe", "errno"], how="semi")
-    plain_hosts = pl.concat([
-        rising.join(learned, on=["probe", "errno"], how="anti").select("host"),
-        persistent.join(learned.select("probe").unique(), on="probe", how="anti").select("host"),
-    ], how="vertical_relaxed").unique()
-    rising = rising.join(symptom.join(plain_hosts, on="host", how="semi").select("host", "probe", "errno"),
-                         on=["host", "probe", "errno"], how="anti")
+    plain_hosts = (pl.concat([
+        rising.join(learned, on=["probe", "errno"], how="anti").select("host", "since"),
+        persistent.join(learned.select("probe").unique(), on="probe", how="anti").select("host", "since"),
+    ], how="vertical_relaxed").group_by("host").agg(pl.col("since").min().alias("_plain_since")))
+    symptom = symptom.join(plain_hosts, on="host").filter(pl.col("since") >= pl.col("_plain_since"))
+    rising = rising.join(symptom.select("host", "probe", "errno"), on=["host", "probe", "errno"], how="anti")
     out = pl.concat([persistent, rising], how="vertical_relaxed").with_columns(pl.col(pl.Categorical).cast(pl.String))
     return out.sort(["alert", "score", "host"], descending=[False, True, False])
 
