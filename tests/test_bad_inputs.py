@@ -732,3 +732,30 @@ def test_too_few_open_files_is_one_line_naming_the_limit(tmp_path):
                           preexec_fn=eight)
     assert proc.returncode == 0 and "usage" in proc.stdout, proc.stderr
     assert not (tmp_path / "m.parquet").exists()
+
+
+_NOT_TEXT = "expected footer key-value metadata in UTF-8, found key"
+
+
+@pytest.mark.parametrize(("key", "value", "says"), [
+    (schema.META_VERSION, b"\xff", f"{_NOT_TEXT} 'tracebase.schema_version' with a value in other bytes"),
+    (schema.META_TABLE, b"\xc3\x28", f"{_NOT_TEXT} 'tracebase.table' with a value in other bytes"),
+    (b"tracebase.trace_metadata", b"\xff\xfe", f"{_NOT_TEXT} 'tracebase.trace_metadata' with a value in other bytes"),
+    (b"\xff\xfe", b"x", f"{_NOT_TEXT} '\\xff\\xfe' named in other bytes"),
+    (schema.META_VERSION, b" 2 ", "expected schema version 1 or 2, found schema version ' 2 '"),
+])
+def test_footer_metadata_not_utf8_is_one_line(tmp_path, key, value, says):
+    """A footer key or value that is not UTF-8 was an internal error (UnicodeDecodeError in the
+    checks, or polars' 'File out of specification: invalid utf8' once the batch's other files
+    were read), and ingest stopped at it every run; a version with spaces was shown without them.
+    Now one line naming the file and the key, for a trace and for a dataset alike."""
+    meta = {schema.META_TABLE: b"events", schema.META_VERSION: str(schema.SCHEMA_VERSION).encode(), key: value}
+    odd = tmp_path / "data" / "odd.parquet"
+    odd.parent.mkdir()
+    pq.write_table(_events("b1", PROGRAM, 30).replace_schema_metadata(meta), odd)
+    good = _write(_events("g1", PROGRAM, 10), tmp_path / "good.parquet")
+    for argv in (["diff", str(good), str(odd)], ["learn", str(odd.parent), "-o", str(tmp_path / "m.parquet")]):
+        proc = subprocess.run([sys.executable, "-m", "baseline.cli", *argv], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip().splitlines() == [f"baseline: error: {odd}: {says}"], proc.stderr
+    assert not (tmp_path / "m.parquet").exists()

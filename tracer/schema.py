@@ -488,13 +488,14 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
         except (pa.ArrowInvalid, OSError) as exc:
             raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
     kv = meta.metadata or {}
+    _require_text_footer(kv, source)
     got_table = kv.get(META_TABLE, b"").decode() or "(none)"
     if got_table != table:
-        raise SchemaError(source, None, f"a tracebase '{table}' table", f"table '{got_table}'")
+        raise SchemaError(source, None, f"a tracebase '{table}' table", f"table {_shown(got_table)}")
     got_version = kv.get(META_VERSION, b"").decode() or "(none)"
     if got_version not in READABLE_VERSIONS:
         raise SchemaError(
-            source, None, f"schema version {' or '.join(READABLE_VERSIONS)}", f"schema version {got_version}"
+            source, None, f"schema version {' or '.join(READABLE_VERSIONS)}", f"schema version {_shown(got_version)}"
         )
     # a dataset's files share a few footer schemas: one that passed (same table, same Arrow
     # schema text, same partition keys from the path, same Parquet schema) passes again, and
@@ -515,6 +516,27 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
     if len(passed) < 8:
         passed.append((meta.schema, _all_required(meta.schema, table)))
     return meta
+
+
+def _require_text_footer(kv: dict[bytes, bytes], source: str) -> None:
+    """Every key and value of the footer's key-value metadata is UTF-8: polars refuses to scan a
+    file with one that is not ("File out of specification: invalid utf8", after the batch's
+    other files were read), and the checks below decode them."""
+    for key, value in kv.items():
+        for part in (key, value):
+            if part.isascii():
+                continue
+            try:
+                part.decode()
+            except UnicodeDecodeError:
+                name = key.decode(errors="backslashreplace")
+                raise SchemaError(source, None, "footer key-value metadata in UTF-8",
+                                  f"key '{name}' {'named' if part is key else 'with a value'} in other bytes") from None
+
+
+def _shown(text: str) -> str:
+    """A footer value as found: quoted, so that spaces or control characters around it show."""
+    return repr(text) if text != text.strip() or not text.isprintable() else f"'{text}'"
 
 
 # (table, ARROW:schema, partition keys) -> [(Parquet schema, every non-nullable column REQUIRED)]
