@@ -759,3 +759,35 @@ def test_footer_metadata_not_utf8_is_one_line(tmp_path, key, value, says):
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.strip().splitlines() == [f"baseline: error: {odd}: {says}"], proc.stderr
     assert not (tmp_path / "m.parquet").exists()
+
+
+@pytest.mark.skipif(not ROOT or shutil.which("setpriv") is None, reason="needs root and setpriv to run as nobody")
+def test_a_partition_directory_the_user_cannot_list_is_named_not_skipped():
+    """A host= directory (or a date=, or the table directory) the user may not list was skipped
+    as rglob skips it: `baseline learn` fitted without that host's data and exited 0. Now one
+    line naming it, exit 2, no output; a file system's lost+found (root's alone) is still
+    passed over."""
+    base = Path(tempfile.mkdtemp(prefix="tracebase-unlistable-", dir=tmp_nobody_reaches()))
+    try:
+        os.chmod(base, 0o777)
+        fleet = base / "fleet"
+        subprocess.run([sys.executable, "-m", "baseline.cli", "simulate", "--hosts", "2", "--hours", "1", "--seed", "1",
+                        "-o", str(fleet)], check=True, capture_output=True, timeout=300)
+        for d in fleet.rglob("*"):
+            os.chmod(d, 0o755 if d.is_dir() else 0o644)
+        date_dir = sorted((fleet / "events").glob("date=*"))[0]
+        lost = date_dir / "lost+found"
+        lost.mkdir(mode=0o700)
+        learn = [*NOBODY, sys.executable, "-m", "baseline.cli", "learn", str(fleet), "-o", str(base / "m.parquet")]
+        ok = subprocess.run(learn, capture_output=True, text=True, timeout=300)
+        assert ok.returncode == 0, ok.stderr
+        (base / "m.parquet").unlink()
+        for hidden in (sorted(date_dir.glob("host=*"))[1], date_dir, fleet / "events"):
+            os.chmod(hidden, 0o700)
+            proc = subprocess.run(learn, capture_output=True, text=True, timeout=300)
+            os.chmod(hidden, 0o755)
+            assert proc.returncode == 2, proc.stderr
+            assert proc.stderr.strip().splitlines() == [f"baseline: error: {hidden}: Permission denied"]
+            assert not (base / "m.parquet").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -491,7 +491,7 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
     _require_text_footer(kv, source)
     got_table = kv.get(META_TABLE, b"").decode() or "(none)"
     if got_table != table:
-        raise SchemaError(source, None, f"a tracebase '{table}' table", f"table {_shown(got_table)}")
+        raise SchemaError(source, None, f"a tracebase '{table}' table", "table " + _shown(got_table, quote="'"))
     got_version = kv.get(META_VERSION, b"").decode() or "(none)"
     if got_version not in READABLE_VERSIONS:
         raise SchemaError(
@@ -534,9 +534,10 @@ def _require_text_footer(kv: dict[bytes, bytes], source: str) -> None:
                                   f"key '{name}' {'named' if part is key else 'with a value'} in other bytes") from None
 
 
-def _shown(text: str) -> str:
-    """A footer value as found: quoted, so that spaces or control characters around it show."""
-    return repr(text) if text != text.strip() or not text.isprintable() else f"'{text}'"
+def _shown(text: str, quote: str = "") -> str:
+    """A footer value as found; in Python's quotes when spaces or control characters around or
+    in it would not show ("found schema version 2" for ' 2 ' contradicted itself)."""
+    return repr(text) if text != text.strip() or not text.isprintable() else f"{quote}{text}{quote}"
 
 
 # (table, ARROW:schema, partition keys) -> [(Parquet schema, every non-nullable column REQUIRED)]
