@@ -256,6 +256,8 @@ CASES: list[Case] = [
     C("simulate-start-offset-past-9999", "baseline", "simulate", "--start", "9999-12-31T23:59:59-23:59",
       "--out", "{tmp}/sim", words="--start"),
     C("simulate-scenario", "baseline", "simulate", "--scenario", "nosuch", "--out", "{tmp}/sim", words="nosuch"),
+    # (an empty list ran every host without a root cause: a name lost from a script's variable)
+    C("simulate-scenario-empty", "baseline", "simulate", "--scenario", "", "--out", "{tmp}/sim", words="found ''"),
     C("simulate-start", "baseline", "simulate", "--start", "someday", "--out", "{tmp}/sim", words="--start"),
     C("simulate-start-nan", "baseline", "simulate", "--start", "nan", "--out", "{tmp}/sim", words="--start"),
     C("simulate-no-out", "baseline", "simulate", "--hosts", "1", words="--out"),

@@ -75,7 +75,9 @@ def parse_scenarios(scenarios: str | Iterable[str] | None) -> frozenset[str]:
     names = {s.strip() for s in scenarios}
     if names == {"all"}:
         return frozenset(SCENARIOS)
-    if names == {"none"} or not names:
+    if not names:  # '' or ',': a name lost from a script's variable, not a request for none
+        raise TracebaseError(f"--scenario: expected names from {', '.join(SCENARIOS)} (or all, none), found ''")
+    if names == {"none"}:
         return frozenset()
     unknown = sorted(names - set(SCENARIOS))
     if unknown:

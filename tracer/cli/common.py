@@ -650,6 +650,9 @@ codecs.register_error(_ESCAPE, _escape_unencodable)
 # threads cannot be set to 0", a traceback at the first query) or warn on every command
 # instead of naming the variable.
 _POSITIVE_INT_ENV = ("POLARS_MAX_THREADS",)
+# ... and make a thread each up to the number asked: 100,000 took polars' pool minutes to start
+# (the command seemed hung; 1,000 added 16 s to a learn of 0.3 s)
+MAX_POOL_THREADS = 1024
 
 
 def _check_environment() -> None:
@@ -662,7 +665,7 @@ def _check_environment() -> None:
     for name in _POSITIVE_INT_ENV:
         value = os.environ.get(name)
         if value is not None:
-            units.positive_int(value, f"environment variable {name}")
+            units.int_range(value, f"environment variable {name}", lo=1, hi=MAX_POOL_THREADS)
 
 
 def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str] | None, epilog: str = "") -> int:
