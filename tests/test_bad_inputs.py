@@ -793,3 +793,22 @@ def test_a_partition_directory_the_user_cannot_list_is_named_not_skipped():
             assert not (base / "m.parquet").exists()
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_success_lines_show_output_names_escaped(tmp_path):
+    """The success lines printed the output's name as given: an ESC reached the terminal and a
+    newline split the line (the error lines escaped the same names already)."""
+    good = _write(_events("g1", PROGRAM, 10), tmp_path / "good.parquet")
+    odd = "e\x1b[2J\nx"
+    runs = {
+        "export": (["export", str(good), "-o", str(tmp_path / f"{odd}.json")], "wrote "),
+        "learn": (["learn", str(good), "-o", str(tmp_path / f"{odd}.parquet")], "learned "),
+        "simulate": (["simulate", "--hosts", "1", "--hours", "0.1", "-o", str(tmp_path / odd)], "1 hosts x 0.1 h -> "),
+    }
+    for name, (argv, starts) in runs.items():
+        proc = subprocess.run([sys.executable, "-m", "baseline.cli", *argv], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, (name, proc.stderr)
+        text = proc.stdout + proc.stderr
+        assert "\x1b" not in text, (name, text)
+        line = next(x for x in text.splitlines() if x.startswith(starts))
+        assert "e\\x1b[2J\\nx" in line, (name, line)

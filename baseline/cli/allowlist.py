@@ -7,7 +7,7 @@ import argparse
 
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, printable
 from tracer.inputs import input_paths, refuse_overwriting_inputs
 
 EPILOG = """\
@@ -91,7 +91,7 @@ def handle_learn(args: argparse.Namespace) -> int:
     print(
         f"learned {len(entries)} expected error(s) from {n_traces} good trace(s): "
         f"{counts['added']} added, {counts['updated']} updated, {counts['stale']} now stale, "
-        f"{counts['skipped_curated']} already covered by curated entries -> {out}"
+        f"{counts['skipped_curated']} already covered by curated entries -> {printable(str(out))}"
     )
     for e in entries:
         sup = e.support or {}

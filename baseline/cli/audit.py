@@ -12,7 +12,7 @@ from pathlib import Path
 from tracer import units
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, printable
 from tracer.inputs import open_parquet, refuse_overwriting_inputs
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5-10 ms of every command's start)
@@ -181,7 +181,7 @@ def handle_learn(args: argparse.Namespace) -> int:
     summary = {"model": output, "operations": model.operations_.height, "good_traces": model.n_traces_,
                "events": model.n_events_, "since": since.isoformat() if since else None}
     lines = [f"learned {model.operations_.height} operations from {model.n_traces_} good traces "
-             f"({model.n_events_} events) -> {output}"]
+             f"({model.n_events_} events) -> {printable(str(output))}"]
     if args.expected_out:
         expected, more = _learn_expected(args.dataset, since, args.expected_out)
         summary["expected_errors"] = expected
@@ -197,7 +197,7 @@ def _learn_expected(dataset: str, since, output: str, **params) -> tuple[dict, l
     counts = merge_into_file(output, result.entries)
     entries = []
     lines = [f"expected errors: {len(result.entries)} learned of {result.candidates.height} candidates; "
-             + ", ".join(f"{k} {v}" for k, v in counts.items()) + f" -> {output}"]
+             + ", ".join(f"{k} {v}" for k, v in counts.items()) + f" -> {printable(str(output))}"]
     for e in result.entries:
         s = e.stats or {}
         entries.append({"context": e.context, "probe": e.probe, "errno": e.errno, "comm": e.comm, **s})
@@ -282,11 +282,11 @@ def handle_audit(args: argparse.Namespace) -> int:
                "since": since.isoformat() if since else None, "html": html, **_audit_summary(result, result.files)}
     if args.json:
         return _emit(args, summary, [])
-    print(f"baseline model: {model or 'none saved'} ({source})")  # what this audit was judged against
+    print(f"baseline model: {printable(str(model)) if model else 'none saved'} ({source})")  # what this audit was judged against
     sys.stdout.write(terminal_report(result))
-    print(f"wrote {', '.join(str(p) for p in result.files.values())}")
+    print(f"wrote {', '.join(printable(str(p)) for p in result.files.values())}")
     if html:
-        print(f"wrote {html}")
+        print(f"wrote {printable(str(html))}")
     return 0
 
 
@@ -306,5 +306,5 @@ def handle_report(args: argparse.Namespace) -> int:
         return _emit(args, {"findings_dir": str(directory), "html": html, **_audit_summary(result)}, [])
     sys.stdout.write(terminal_report(result))
     if html:
-        print(f"wrote {html}")
+        print(f"wrote {printable(str(html))}")
     return 0

@@ -12,6 +12,7 @@ import sys
 
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
+from tracer.errors import printable
 
 INGEST_EPILOG = """examples:
   baseline ingest /var/spool/tracebase /srv/tracebase/dataset
@@ -183,7 +184,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     probed = (f"; {report.app_summary.get('probed', 0):.0%} of {report.app_total} app failures on probed functions, "
               f"{report.app_summary.get('seen', 0):.0%} seen by a live probe") if report.app_total else ""
     print(f"{report.week}: {report.hosts} hosts, {report.probes.height} probes, {len(report.never_fired)} never fired{probed}")
-    print(f"wrote {written['html']}, {written['markdown']} and 3 Parquet tables")
+    print(f"wrote {printable(str(written['html']))}, {printable(str(written['markdown']))} and 3 Parquet tables")
     return 0
 
 

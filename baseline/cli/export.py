@@ -7,7 +7,7 @@ import sys
 
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, printable
 from tracer.inputs import input_paths, refuse_overwriting_inputs
 
 EPILOG = """\
@@ -94,5 +94,5 @@ def handle(args: argparse.Namespace) -> int:
         raise  # -o /dev/stdout or a FIFO whose reader stopped early (| head): quiet, as for `-o -`
     except OSError as exc:
         raise TracebaseError(f"{args.output}: cannot write ({exc.strerror})") from None
-    print(f"wrote {path}: {n} trace events", file=sys.stderr)
+    print(f"wrote {printable(str(path))}: {n} trace events", file=sys.stderr)
     return 0

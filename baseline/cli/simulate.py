@@ -8,6 +8,7 @@ import sys
 from tracer import units
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
+from tracer.errors import printable
 
 SIMULATE_EPILOG = """\
 examples:
@@ -110,7 +111,7 @@ def _simulate(args: argparse.Namespace) -> int:
         print(json.dumps(summary, sort_keys=True))
         return 0
     total = sum(summary["bytes"].values())
-    print(f"{summary['hosts']} hosts x {summary['hours']} h -> {args.out}  ({summary['wall_s']} s)")
+    print(f"{summary['hosts']} hosts x {summary['hours']} h -> {printable(str(args.out))}  ({summary['wall_s']} s)")
     print(f"  events {summary['events']:,} rows in {summary['traces']:,} traces "
           f"({summary['failures']:,} failures, {summary['good']:,} good), counters {summary['counters']:,}, "
           f"truth {summary['truth']:,}; {total / 1e6:.1f} MB")

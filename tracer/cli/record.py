@@ -210,7 +210,7 @@ def handle(args: argparse.Namespace) -> int:
         ending = describe_ending(recording, attached=args.pid is not None, linger=lingering)
         print(
             f"tracer: {recording.events.num_rows} syscalls, {recording.lost_events} lost, "
-            f"{recording.duration_s:.2f}s ({rate:,.0f} events/s), {ending} -> {written}",
+            f"{recording.duration_s:.2f}s ({rate:,.0f} events/s), {ending} -> {printable(str(written))}",
             file=sys.stderr,
         )
     if args.pid is not None or recording.exit_status is None:
