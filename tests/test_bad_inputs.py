@@ -812,3 +812,17 @@ def test_success_lines_show_output_names_escaped(tmp_path):
         assert "\x1b" not in text, (name, text)
         line = next(x for x in text.splitlines() if x.startswith(starts))
         assert "e\\x1b[2J\\nx" in line, (name, line)
+
+
+def test_charts_with_no_writable_matplotlib_directory_print_nothing_of_matplotlib(tmp_path):
+    """Where matplotlib's config directory is not writable (a service user, HOME read-only) it
+    printed two lines of advice ("created a temporary cache directory ...") around coverage's own."""
+    fleet = tmp_path / "fleet"
+    subprocess.run([sys.executable, "-m", "baseline.cli", "simulate", "--hosts", "2", "--hours", "1", "--seed", "1",
+                    "-o", str(fleet)], check=True, capture_output=True, timeout=300)
+    env = {**os.environ, "MPLCONFIGDIR": "/etc/passwd"}
+    proc = subprocess.run([sys.executable, "-m", "baseline.cli", "coverage", str(fleet), "-o", str(tmp_path / "cov")],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "atplotlib" not in proc.stderr + proc.stdout, proc.stderr
+    assert list((tmp_path / "cov").glob("*/report.html"))

@@ -15,12 +15,20 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import io
+import logging
 import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from baseline.templates import pct
+
+# matplotlib warns on stderr where its config directory is not writable (HOME read-only, a
+# service user: "created a temporary cache directory ... it is highly recommended to set the
+# MPLCONFIGDIR") and while a fresh machine builds its font cache: lines of another library's
+# advice around a command's own; the charts are the same either way. (Set before any chart
+# function imports a matplotlib module.)
+logging.getLogger("matplotlib").setLevel(logging.ERROR)
 
 RATIO_FOR_LOG = 50
 WIDTH = 10.6  # inches: the page's content width (1,056 CSS px at 96 dpi, less the figure padding)
