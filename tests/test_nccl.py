@@ -67,8 +67,15 @@ def test_load_from_logs_and_parquet(tmp_path):
     again = load_app_failures([table, log])
     assert again.failures.height == 14
     assert read(table, "app_failures").equals(parsed.failures)
-    with pytest.raises(TracebaseError, match="nope.log: no such application log or app_failures file"):
+    with pytest.raises(TracebaseError, match="nope.log: expected an application log or app_failures file, found no such"):
         load_app_failures([tmp_path / "nope.log"])
+    # a device (said as such, not "no such"); a binary caught by a wide glob (it matched no line,
+    # and the report said nothing of it)
+    with pytest.raises(TracebaseError, match="/dev/zero: expected an application log .*, found not a regular file"):
+        load_app_failures(["/dev/zero"])
+    (tmp_path / "nccl-tool.log").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00")
+    with pytest.raises(TracebaseError, match=r"nccl-tool.log: expected .* \(text\), found binary data"):
+        load_app_failures([str(tmp_path / "nccl-*.log")])
 
 
 def test_verbs_map_to_uverbs_handlers_and_driver_ops():

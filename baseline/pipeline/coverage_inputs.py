@@ -20,7 +20,7 @@ from pathlib import Path
 
 from baseline.pipeline.layout import check_dataset
 from tracer import units
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, printable
 from tracer.inputs import table_partition_files
 
 
@@ -88,9 +88,26 @@ def expand_paths(patterns: Iterable[str | os.PathLike]) -> list[Path]:
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         for m in matches:
             if not Path(m).is_file():
-                raise TracebaseError(f"{m}: no such application log or app_failures file")
+                what = "not a regular file" if os.path.exists(m) else "no such file"
+                raise TracebaseError(f"{printable(m)}: expected an application log or app_failures file, found {what}")
+            if _binary(Path(m)):
+                # (an executable or an image given by a glob too wide: parsed, it matched no line
+                # and the report said nothing of it)
+                raise TracebaseError(f"{printable(m)}: expected an application log or app_failures file (text), "
+                                     "found binary data (NUL bytes)")
             out.append(Path(m))
     return out
+
+
+def _binary(path: Path) -> bool:
+    """A NUL byte in the file's first 8 KiB (what grep and git call binary). A Parquet
+    app_failures file is binary by design: its magic bytes say so."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(8192)
+    except OSError:
+        return False  # the reader names the error
+    return b"\0" in head and not head.startswith(b"PAR1")
 
 
 def newest_week(dataset: Path) -> str:
