@@ -826,3 +826,18 @@ def test_charts_with_no_writable_matplotlib_directory_print_nothing_of_matplotli
     assert proc.returncode == 0, proc.stderr
     assert "atplotlib" not in proc.stderr + proc.stdout, proc.stderr
     assert list((tmp_path / "cov").glob("*/report.html"))
+
+
+def test_coverage_of_data_at_the_end_of_time_names_the_dataset_not_week(tmp_path):
+    """Without --week the report covers the newest counters' week; where that week cannot be
+    covered (the last two weeks int64 nanoseconds reach) the error named a --week never given."""
+    fleet = tmp_path / "fleet"
+    subprocess.run([sys.executable, "-m", "baseline.cli", "simulate", "--hosts", "1", "--hours", "1",
+                    "--start", "2261-12-31T23:00:00", "-o", str(fleet)], check=True, capture_output=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "baseline.cli", "coverage", str(fleet), "-o", str(tmp_path / "c")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"baseline: error: {fleet}: the newest counters (2261-12-31) are in no week a report covers (an ISO week like "
+        "2026-W48 or a date between 1678 and 2262); give --week"]
+    assert not (tmp_path / "c").exists()

@@ -135,6 +135,14 @@ def check_coverage_inputs(dataset: str | os.PathLike, week: str | None = None,
     refused with the line the report would give."""
     path = check_dataset(dataset)
     found = expand_paths(logs) if logs else []
-    monday = week_start(newest_week(path) if week is None else week)
+    if week is None:
+        newest = newest_week(path)
+        try:
+            monday = week_start(newest)
+        except TracebaseError as exc:  # named as the dataset's, not as a --week never given
+            raise TracebaseError(f"{path}: the newest counters ({newest}) are in no week a report covers "
+                                 f"({str(exc).split('expected ', 1)[-1].split(', found')[0]}); give --week") from None
+    else:
+        monday = week_start(week)
     probes = load_probe_set(probe_set) if probe_set else {}
     return CoverageInputs(path, monday, probes, found)
