@@ -1186,13 +1186,13 @@ class FleetExpectedLearner(ParamsMixin):
                                      "since": pl.Datetime("ns", "UTC")})
         if counters is None or true.is_empty():
             return empty
-        # a caller that went on through it there (survived, never died of it: a health agent
-        # beside the ranks it kills, tests/fleetgen16) leaves the host to the split by caller
-        # (only a family something went on through anywhere can be learned at all: a fatal one,
+        # only a family something went on through somewhere can be learned at all (a fatal one,
         # the simulator's peer-memory EFAULT cascade on 83 hosts of a fleet-day, is left out)
         went_on = true.group_by(fam).agg((pl.col("survived") + pl.col("handled")).sum().alias("_on")).filter(pl.col("_on") > 0)
         per_caller = (true.join(went_on.select(fam), on=fam, how="semi")
                       .group_by(*fam, "host", "comm").agg(pl.col("failing", "timed_failing", "survived").sum()))
+        # a caller that went on through it on the host (survived, never died of it: a health
+        # agent beside the ranks it kills, tests/fleetgen16) leaves the host to the split by caller
         per_host = (per_caller.group_by(*fam, "host")
                     .agg(pl.col("failing", "timed_failing").sum(),
                          ((pl.col("failing") == 0) & (pl.col("survived") > 0)).any().alias("_went_on"))
