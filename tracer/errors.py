@@ -45,7 +45,10 @@ class EnvironmentProblem(TracebaseError):
 def printable(text: str) -> str:
     """`text` on one line and inert in a terminal: control and format characters (a newline,
     ESC, a right-to-left override) as Python escapes. Paths, command names and outputs come
-    from the traced programs, which may put any byte in a file name or in their comm."""
+    from the traced programs, which may put any byte in a file name or in their comm. A byte
+    of a file name that is not UTF-8 (a lone surrogate, os.fsdecode's) shows as \\xNN, as the
+    command lines' error stream shows it."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return "".join(c if c.isprintable() else f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF
+                   else repr(c)[1:-1] for c in text)
