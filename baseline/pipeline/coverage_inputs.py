@@ -53,7 +53,7 @@ def week_start(week: str) -> dt.date:
     """Monday of an ISO week given as 2026-W48 or as any date inside it (2026-11-25, or a
     date-time in it). Weeks outside the int64-nanosecond range of the data's timestamps are
     refused here, naming the flag, rather than overflowing later."""
-    expected = "an ISO week like 2026-W48 or a date"
+    expected = WEEK_WORDS
     week = week.strip()
     try:
         iso = _ISO_WEEK.fullmatch(week)
@@ -67,9 +67,16 @@ def week_start(week: str) -> dt.date:
     except (ValueError, OverflowError):  # OverflowError: the Monday of 0001-W01 is in year 0
         raise TracebaseError(f"--week: expected {expected}, found {week!r}") from None
     if not units.MIN_TIME.date() <= monday <= (units.MAX_TIME - dt.timedelta(days=14)).date():
-        raise TracebaseError(f"--week: expected {expected} between {units.MIN_TIME:%Y} and "
-                             f"{units.MAX_TIME:%Y}, found {week!r}")
+        raise TracebaseError(f"--week: expected {expected} {_week_range()}, found {week!r}")
     return monday
+
+
+WEEK_WORDS = "an ISO week like 2026-W48 or a date"
+
+
+def _week_range() -> str:
+    """The weeks a report can cover: inside the int64-nanosecond range of the timestamps."""
+    return f"between {units.MIN_TIME:%Y} and {units.MAX_TIME:%Y}"
 
 
 # ASCII digits only: int() and fromisoformat would take other scripts' digits
@@ -141,7 +148,7 @@ def check_coverage_inputs(dataset: str | os.PathLike, week: str | None = None,
             monday = week_start(newest)
         except TracebaseError as exc:  # named as the dataset's, not as a --week never given
             raise TracebaseError(f"{path}: the newest counters ({newest}) are in no week a report covers "
-                                 f"({str(exc).split('expected ', 1)[-1].split(', found')[0]}); give --week") from None
+                                 f"({WEEK_WORDS} {_week_range()}); give --week") from exc
     else:
         monday = week_start(week)
     probes = load_probe_set(probe_set) if probe_set else {}

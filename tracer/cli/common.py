@@ -630,8 +630,6 @@ def _refuse_too_little_address_space() -> None:
 MIN_OPEN_FILES = 16
 
 
-
-
 def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
     """Error handler: a lone surrogate (an undecodable byte of a file name) as \\xNN, as error
     messages show it; any other character the stream's encoding lacks as a Python escape."""
