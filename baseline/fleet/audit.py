@@ -2046,7 +2046,8 @@ def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Pa
 
 
 # a set directory's name as _new_set_dir makes it: only such directories are ever removed
-_SET_NAME = re.compile(r"set-\d{8}T\d{6}-\d+-[0-9a-f]{8}")
+_SET_NAME = re.compile(r"set-\d{8}T\d{6}-(?P<pid>\d+)-[0-9a-f]{8}")  # _new_set_dir's names
+_LINK_TEMPORARY = re.compile(r"\..+\.(?P<pid>\d+)\.[0-9a-f]{6}\.tmp")  # _replace_symlink's
 
 
 def _sets_dir(out: Path) -> Path:
@@ -2156,21 +2157,23 @@ def _remove_stale_sets(out: Path) -> None:
     for entry in _sets_dir(out).iterdir():
         # only the sets this code makes (a name it gives, a real directory): nothing else a user
         # or another tool put there, and never through a link
-        if (entry.name != current and _SET_NAME.fullmatch(entry.name) and not entry.is_symlink() and entry.is_dir()
-                and not _written_by_another_live_process(entry.name.split("-")[2])):
+        named = _SET_NAME.fullmatch(entry.name)
+        if (entry.name != current and named and not entry.is_symlink() and entry.is_dir()
+                and not _written_by_another_live_process(named)):
             shutil.rmtree(entry, ignore_errors=True)
     for entry in out.glob(".*.tmp"):  # symlinks left by a kill between symlink() and rename()
-        if entry.is_symlink() and not _written_by_another_live_process(entry.name.rsplit(".", 3)[-3]):
+        if entry.is_symlink() and not _written_by_another_live_process(_LINK_TEMPORARY.fullmatch(entry.name)):
             entry.unlink(missing_ok=True)
 
 
-def _written_by_another_live_process(pid_text: str) -> bool:
-    """The pid in a set's or a temporary symlink's name is another process that still runs."""
+def _written_by_another_live_process(named: re.Match | None) -> bool:
+    """The pid in a set's or a temporary symlink's name (the patterns' `pid`) is another
+    process that still runs."""
     from tracer.atomic import writer_gone
 
-    if not pid_text.isdigit() or int(pid_text) == os.getpid():
+    if named is None or int(named["pid"]) == os.getpid():
         return False
-    return not writer_gone(int(pid_text))
+    return not writer_gone(int(named["pid"]))
 
 
 def read_audit(out_dir: str | os.PathLike) -> AuditResult:
