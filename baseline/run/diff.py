@@ -1270,7 +1270,9 @@ def diff_traces(
             # ... or doing, once more, a step the good runs made on another of their threads (see
             # _known_step_elsewhere: the JVM's VM Thread recounting the CPUs as its GC grows)
             reorder |= _known_step_elsewhere((bs, gs), regions, max_cls, novel & ~explained, gh, role_hash, k,
-                                             (b_start, b_end))
+                                             (b_start, b_end), teardown.good_reach(bs, gs, (b_start, b_end),
+                                                                                   (g_start, g_end), matched_role,
+                                                                                   seq_rows))
         # A call the diffed run's environment refused, whose role the thread gave to another
         # means before going on with the good runs' work, in a run exiting as they did: the same
         # work by another route (see _recovered_fallbacks), listed with the reorderings.
@@ -1734,20 +1736,11 @@ class _Teardowns:
         return align.Regions(regions.start[keep], regions.end[keep], regions.sid[keep])
 
 
-    def past_every_good_cut(self, regions: align.Regions, bs: align.Streams, gs: align.Streams, b_start: np.ndarray,
-                            g_bounds: tuple, b_cls: np.ndarray, matched_role: list[str],
-                            seq_rows: np.ndarray) -> align.Regions:
-        """`regions` without those of a bad thread its process's exit cut off that begin past
-        the point where every good run's thread of its role was cut off too (by a teardown or
-        its own process's exit) and hold soft errors at most: no good run saw that role go
-        that far, so a routine miss there (a background poller's probe of an optional file,
-        reached in this run only because main exited later) is no evidence either way. A hard
-        error there, and any error before the good runs' farthest cut, is still reported."""
+    def _stood(self, gs: align.Streams, g_bounds: tuple, matched_role: list[str],
+               seq_rows: np.ndarray) -> dict[str, list[int | None] | None]:
+        """Per role: the token each cut good thread of it last made before its cut (None: cut
+        before its first call), or None when some good thread of the role was not cut."""
         g_start, g_end = g_bounds
-        if not len(regions) or not (self.cut_by_exit & self.bad_stream).any():
-            return regions
-        # per role: the token each cut good thread last made before its cut (None: cut before
-        # its first call), or the role's good threads not all cut
         stood: dict[str, list[int | None] | None] = {}
         for j in np.flatnonzero(~self.bad_stream).tolist():
             role = matched_role[j]
@@ -1761,6 +1754,42 @@ class _Teardowns:
             seqs = np.where(orig >= 0, seq_rows[np.maximum(orig, 0)], np.iinfo(np.int64).max)
             before = np.flatnonzero(seqs < self.cut_any[j])
             stood.setdefault(role, []).append(int(gs.tok[lo + int(before[-1])]) if len(before) else None)  # type: ignore[union-attr]
+        return stood
+
+    def good_reach(self, bs: align.Streams, gs: align.Streams, b_bounds: tuple, g_bounds: tuple,
+                   matched_role: list[str], seq_rows: np.ndarray) -> np.ndarray:
+        """Per stream: for a bad thread every good thread of whose role a teardown or its
+        process's exit cut off, the position just past the bad thread's last event of a token
+        one of them was cut at -- how far the good runs saw that role go; what the bad thread
+        did after (its own exit: rt_sigprocmask, madvise, exit, which the good runs' threads
+        never reached) is no evidence either way. Else the stream's end."""
+        b_start, b_end = b_bounds
+        reach = np.asarray(b_end).copy()
+        if not (self.good_cut & ~self.bad_stream).any():
+            return reach
+        stood = self._stood(gs, g_bounds, matched_role, seq_rows)
+        for sid in np.flatnonzero(self.bad_stream[: len(reach)]).tolist():
+            points = stood.get(matched_role[sid])
+            if not points or None in points:
+                continue
+            lo, hi = int(b_start[sid]), int(b_end[sid])
+            at = [np.flatnonzero(bs.tok[lo:hi] == t) for t in points]
+            if all(len(a) for a in at):
+                reach[sid] = lo + 1 + max(int(a[-1]) for a in at)
+        return reach
+
+    def past_every_good_cut(self, regions: align.Regions, bs: align.Streams, gs: align.Streams, b_start: np.ndarray,
+                            g_bounds: tuple, b_cls: np.ndarray, matched_role: list[str],
+                            seq_rows: np.ndarray) -> align.Regions:
+        """`regions` without those of a bad thread its process's exit cut off that begin past
+        the point where every good run's thread of its role was cut off too (by a teardown or
+        its own process's exit) and hold soft errors at most: no good run saw that role go
+        that far, so a routine miss there (a background poller's probe of an optional file,
+        reached in this run only because main exited later) is no evidence either way. A hard
+        error there, and any error before the good runs' farthest cut, is still reported."""
+        if not len(regions) or not (self.cut_by_exit & self.bad_stream).any():
+            return regions
+        stood = self._stood(gs, g_bounds, matched_role, seq_rows)
         keep = np.ones(len(regions), dtype=bool)
         for r in np.flatnonzero(self.cut_by_exit[regions.sid]).tolist():
             start, end, sid = int(regions.start[r]), int(regions.end[r]), int(regions.sid[r])
@@ -3092,7 +3121,7 @@ def _only_slept(p: Prepared, sides: tuple[align.Streams, align.Streams], regions
 
 def _known_step_elsewhere(sides: tuple[align.Streams, align.Streams], regions: align.Regions, max_cls: np.ndarray,
                           novel: np.ndarray, gh: np.ndarray, role_hash: np.ndarray, k: int,
-                          b_bounds: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+                          b_bounds: tuple[np.ndarray, np.ndarray], reach: np.ndarray) -> np.ndarray:
     """Per region: error-free, its new events (`novel`: none of its role's good streams has
     them) inside one block of KNOWN_STEP_MIN..KNOWN_STEP_MAX calls (grown by up to k-1 of the region's
     other events each side) that some good stream made in that very order (on another thread:
@@ -3103,15 +3132,17 @@ def _known_step_elsewhere(sides: tuple[align.Streams, align.Streams], regions: a
     cpu.cfs_quota_us and cpu.cfs_period_us) the way the JVM's start did on its main thread, in
     some runs and not others. The caller asks only in a run exiting as the good runs did; a
     block with a call no good stream made there in that order, or after which the thread goes
-    on otherwise, keeps its region."""
+    on otherwise, keeps its region. Past `reach` (Teardowns.good_reach: where every good
+    thread of the role was cut off by its process's exit, the bad thread's own exit after) the
+    thread is judged by nothing: no good run's thread of its role went that far."""
     bs, gs = sides
     out = np.zeros(len(regions), dtype=bool)
     for r in np.flatnonzero(max_cls == 0).tolist():
         sid, start, end = int(regions.sid[r]), int(regions.start[r]), int(regions.end[r])
-        new = start + np.flatnonzero(novel[start : end + 1])
+        first, last = int(b_bounds[0][sid]), min(int(b_bounds[1][sid]), int(reach[sid]))
+        new = start + np.flatnonzero(novel[start : min(end + 1, last)])
         if not len(new) or int(new[-1]) - int(new[0]) >= KNOWN_STEP_MAX:
             continue
-        first, last = int(b_bounds[0][sid]), int(b_bounds[1][sid])
         # the smallest blocks first: the new events alone, then up to k-1 of the region's
         # others on each side
         blocks = [(int(new[0]) - before, int(new[-1]) + 1 + after)
