@@ -471,6 +471,8 @@ PEER_QUERY_TIMING = (frozenset({"getpeername"}), frozenset({"ENOTCONN"}))
 PEER_ERRNOS = frozenset({"EPIPE", "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ENOTCONN"})
 # Errnos of a poll or retry loop: transient when the thread later succeeds at the same call.
 RETRY_ERRNOS = SOFT_ERRNOS | {"ECONNREFUSED"}
+# How the recorder writes a struct sockaddr (tracer.record.syscalls): the peer of a connect
+SOCKET_ADDRESS_PREFIXES = ("inet:", "inet6:", "unix:")
 # Errnos of contention (a lock held, a resource busy for now): retried without end at a call the
 # good runs got past, they are where the run stopped (see _retries_given_up).
 CONTENTION_ERRNOS = frozenset({"EAGAIN", "EWOULDBLOCK"})
@@ -2007,6 +2009,9 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
     last = np.r_[first[1:], len(rows)] - 1
     chains = is_cand[first] & ok[last] & (last > first)
     lo, hi = rows[first[chains]], rows[last[chains]]
+    if len(lo):
+        keep = _same_peer(p, lo, hi)
+        lo, hi = lo[keep], hi[keep]
     if not len(lo):
         return out
     # a loop waits between attempts (a sleep, a poll, a child's exit): a wait row in
@@ -2025,6 +2030,23 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
         out = np.cumsum(edges[:-1]) > 0
         out &= ~code_in(p.errno, hard_codes, len(p.errno_values))
     return out
+
+
+def _same_peer(p: Prepared, first: np.ndarray, success: np.ndarray) -> np.ndarray:
+    """Per retry chain (its first failed attempt, its success): whether the success reached the
+    address the attempt was refused at, when that is a socket address. Ports are masked in the
+    call site (the kernel assigns them anew each run), but within a run a retry goes to the
+    same peer: a pool worker refused by one backend (ECONNREFUSED) that then takes the next
+    task, another backend's, and connects is no retry of the refused connect -- that backend is
+    down (a thread pool reusing the worker that failed fast, where it usually starts a fifth)."""
+    keep = np.ones(len(first), dtype=bool)
+    if p.raw_path is None:
+        return keep
+    raw_a, raw_b = p.raw_path[first], p.raw_path[success]
+    for i in np.flatnonzero(raw_a != raw_b).tolist():
+        if int(raw_a[i]) >= 0 and p.raw_path_values[int(raw_a[i])].startswith(SOCKET_ADDRESS_PREFIXES):
+            keep[i] = False
+    return keep
 
 
 def _descriptor_room_made(p: Prepared, err_any: np.ndarray) -> np.ndarray:
