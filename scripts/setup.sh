@@ -37,6 +37,18 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
     fi
+    # Programs the real-program tests run that a fresh machine of this kind lacks
+    # (tests/scenarios/real_twentyfifth.py; a few MB). Without them that set skips, saying so.
+    tools=()
+    for pkg in rsync cpio socat netcat-openbsd logrotate m4 pigz lzop dos2unix; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || tools+=("$pkg")
+    done
+    if [ ${#tools[@]} -gt 0 ]; then
+        say "installing Debian packages the real-program tests run: ${tools[*]}"
+        [ ${#need[@]} -gt 0 ] || apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${tools[@]}" >/dev/null
+        need+=("${tools[@]}")
+    fi
     # Headless Chromium renders the HTML reports in the tests (screenshots, console errors);
     # ~110 MB, about 40 s here. Without it those tests skip with the reason.
     if ! command -v chromium >/dev/null; then

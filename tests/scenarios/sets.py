@@ -28,6 +28,7 @@ from scenarios import (
     real_thirteenth,
     real_twelfth,
     real_twentieth,
+    real_twentyfifth,
     real_twentyfirst,
     real_twentyfourth,
     real_twentysecond,
@@ -84,6 +85,8 @@ SETS: list[RealSet] = [
             real_twentythird.quiet_teardown),
     RealSet("real_twentyfourth", real_twentyfourth.REAL_TWENTYFOURTH, real_twentyfourth.QUIET_TWENTYFOURTH,
             real_twentyfourth.quiet_teardown),
+    RealSet("real_twentyfifth", real_twentyfifth.REAL_TWENTYFIFTH, real_twentyfifth.QUIET_TWENTYFIFTH,
+            real_twentyfifth.quiet_teardown),
 ]
 
 
