@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -567,3 +569,47 @@ def test_a_quarantine_time_dated_ahead_is_re_dated_not_kept_until_the_clock_catc
     assert apply_retention(tmp_path / "ds", quarantine, dataset_days=30, quarantine_days=30,
                            today=today + dt.timedelta(days=31))["quarantined"] == 2
     assert not entry.exists() and not reason.exists()
+
+
+def test_two_ingests_of_one_spool_take_turns(tmp_path):
+    """Two ingests moving one spool's snapshots into two datasets (adversarial battery, round
+    twenty-five): each read snapshots the other was removing -- the same rows went into both
+    datasets, and the one that lost a race stopped (exit 2) on a snapshot gone from under it,
+    leaving a quarantine reason for a good snapshot. The spool's ingest lock makes the second
+    wait: every row once, in one dataset or the other, nothing quarantined."""
+    from baseline.pipeline.ingest import spool_lock
+    from tracer.errors import TracebaseError
+
+    spool = tmp_path / "spool"
+    make_spool(spool, hosts=4, snapshots=6)
+    # one holding it: the next waits, then gives up naming the lock and the spool as it was
+    before = sorted(p.relative_to(spool) for p in spool.rglob("*"))
+    with spool_lock(spool, exclusive=True), pytest.raises(TracebaseError, match="spool's ingest lock within 0.3 s"):
+        ingest_spool(spool, tmp_path / "ds0", tmp_path / "q0", lock_timeout_s=0.3)
+    assert sorted(p.relative_to(spool) for p in spool.rglob("*") if p.name != ".ingest.lock") == before
+    runs = [subprocess.Popen([sys.executable, "-m", "baseline.cli", "ingest", str(spool), str(tmp_path / f"ds{i}"), "--quarantine",
+                              str(tmp_path / f"q{i}"), *(["-j", "2"] if i == 2 else [])],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for i in (1, 2)]
+    errors = [r.communicate(timeout=120)[1] for r in runs]
+    assert [r.returncode for r in runs] == [0, 0], errors
+    rows = {table: sum(row_count(tmp_path / f"ds{i}", table) for i in (1, 2)) for table in ("events", "counters")}
+    assert rows == {"events": 2 * 4 * 6, "counters": 2 * 4 * 6}, rows  # 2 frames, 2 counter rows a snapshot
+    assert not any((tmp_path / f"q{i}").exists() and any((tmp_path / f"q{i}").rglob("*")) for i in (1, 2))
+
+
+def test_a_snapshot_removed_while_ingest_reads_is_skipped_with_a_warning(tmp_path):
+    """A snapshot removed from the spool while ingest read it (by hand, a clean-up job) was
+    'cannot quarantine ...: No such file or directory', exit 2, and a quarantine reason left for
+    nothing: now a warning naming it, and the rest ingested."""
+    from baseline.pipeline.ingest import quarantine_file
+    from tracer.errors import TracebaseError
+
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    make_spool(spool, hosts=1, snapshots=2)
+    gone = sorted(spool.rglob("events.parquet"))[0]
+    gone.unlink()
+    with pytest.raises(TracebaseError, match="removed from the spool while ingest read it"):
+        quarantine_file(gone, quarantine, Path("h") / "events.parquet", "unreadable")
+    assert not quarantine.exists() or not any(quarantine.rglob("*.reason"))
+    result = ingest_spool(spool, dataset, quarantine)
+    assert result.rows == {"events": 2, "counters": 4} and not result.quarantined

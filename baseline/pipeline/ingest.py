@@ -104,6 +104,7 @@ SPOOL_TABLES = ("events", "counters")
 # rule `tracer run --host` enforces (tracer.fleet.options), so ingest accepts what the tracer writes.
 HOST_RE = HOST_NAME
 LOCK_NAME = ".tracebase.lock"
+SPOOL_INGEST_LOCK = ".ingest.lock"  # in the spool's root, beside the host directories (spool_lock)
 # a compaction's staging tree, at the dataset's top (outside the tables' globs)
 COMPACT_STAGING_PREFIX = ".compact-"
 WATERMARK_NAME = "_ingest_watermark.json"
@@ -332,9 +333,29 @@ def dataset_lock(dataset: str | os.PathLike, *, exclusive: bool, timeout_s: floa
     Yields whether the lock is held: a reader that cannot create the lock file (a read-only
     dataset, an unprivileged analyst) reads without it. A writer that cannot is an error, and
     so is waiting longer than `timeout_s` for another run."""
-    dataset = Path(dataset)
-    path = dataset / LOCK_NAME
-    fd = _open_lock(dataset, path, exclusive)
+    with _directory_lock(Path(dataset), LOCK_NAME, "the dataset lock", exclusive=exclusive,
+                         timeout_s=timeout_s) as held:
+        yield held
+
+
+@contextmanager
+def spool_lock(spool: Path, *, exclusive: bool, timeout_s: float = 600.0) -> Iterator[bool]:
+    """Hold the spool's ingest lock (<spool>/.ingest.lock): exclusive for an ingest that moves
+    snapshots out of it, shared for one that leaves them (--keep-spool). Two ingests moving from
+    one spool into two datasets each read a snapshot the other was removing: the same rows went
+    into both, and the one that lost the race stopped on a snapshot gone from under it. The
+    second now waits for the first, as for the dataset lock (one line after a second, an error
+    past the bound). A keep-spool ingest that cannot create the lock file (a spool it may only
+    read) goes on without it."""
+    with _directory_lock(spool, SPOOL_INGEST_LOCK, "the spool's ingest lock", exclusive=exclusive,
+                         timeout_s=timeout_s, create_dir=False) as held:
+        yield held
+
+
+@contextmanager
+def _directory_lock(directory: Path, name: str, words: str, *, exclusive: bool, timeout_s: float,
+                    create_dir: bool = True) -> Iterator[bool]:
+    fd = _open_lock(directory, directory / name, exclusive, words, create_dir)
     if fd is None:
         yield False
         return
@@ -343,7 +364,7 @@ def dataset_lock(dataset: str | os.PathLike, *, exclusive: bool, timeout_s: floa
         # otherwise hold every audit for the whole bound with nothing said); past the bound,
         # the error names it too
         atomic.wait_for_flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH,
-                              shown(dataset), timeout_s, lock="the dataset lock")
+                              shown(directory), timeout_s, lock=words)
         yield True
     finally:
         os.close(fd)
@@ -373,16 +394,16 @@ def reading_datasets(paths: Iterable[str | os.PathLike], timeout_s: float = 600.
         yield
 
 
-def _open_lock(dataset: Path, path: Path, exclusive: bool) -> int | None:
+def _open_lock(directory: Path, path: Path, exclusive: bool, words: str, create_dir: bool) -> int | None:
     try:
-        if exclusive:
-            atomic.make_dirs(dataset)
+        if exclusive and create_dir:
+            atomic.make_dirs(directory)
         # the umask decides, as for every output: under umask 002 the group that shares the
         # dataset can take the writer's lock too (0644 locked out every writer but the first)
         return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, atomic.FILE_MODE)
     except OSError as exc:
         if exclusive:
-            raise TracebaseError(f"{path}: cannot create the dataset lock ({exc.strerror})") from None
+            raise TracebaseError(f"{shown(path)}: cannot create {words} ({exc.strerror})") from None
     try:  # flock needs no write access: a reader of someone else's dataset still shares the lock
         return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError:
@@ -456,12 +477,20 @@ def quarantine_file(path: Path, quarantine: Path, relative: Path, reason: str) -
     """Move `path` (a file, directory or symlink: the link itself, never its target) to
     quarantine/relative and write the reason beside it. The reason is written first, so a run
     killed in between leaves the file in the spool, to be quarantined again."""
+    if not os.path.lexists(path):
+        raise VanishedError(path)
     dest = _unique(quarantine / relative)
+    sidecar = dest.with_name(dest.name + REASON_SUFFIX)
     try:
         atomic.make_dirs(dest.parent)
-        atomic.write_text(dest.with_name(dest.name + REASON_SUFFIX), reason.rstrip("\n") + "\n")
+        atomic.write_text(sidecar, reason.rstrip("\n") + "\n")
         try:
             os.rename(path, dest)
+        except FileNotFoundError:
+            if os.path.lexists(path):
+                raise
+            sidecar.unlink(missing_ok=True)  # no reason kept for a file that is not there
+            raise VanishedError(path) from None
         except OSError as exc:
             if exc.errno != errno.EXDEV:
                 raise
@@ -469,6 +498,14 @@ def quarantine_file(path: Path, quarantine: Path, relative: Path, reason: str) -
     except OSError as exc:
         raise TracebaseError(f"{shown(dest)}: cannot quarantine {shown(path)} ({exc.strerror or exc})") from None
     return dest
+
+
+class VanishedError(TracebaseError):
+    """A spool entry removed while ingest read the spool (by hand, a clean-up job): nothing to
+    quarantine, and no fault of the rest of the run."""
+
+    def __init__(self, path: Path):
+        super().__init__(f"{shown(path)}: removed from the spool while ingest read it (skipped)")
 
 
 def _file_problem(path: Path) -> str | None:
@@ -585,7 +622,9 @@ def ingest_spool(
     refuse_overlapping(spool, dataset, quarantine)
     result = IngestResult(rows={t: 0 for t in SPOOL_TABLES})
     new_dataset = not os.path.lexists(dataset)
-    with dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s), _no_empty_tree_on_failure(dataset, new_dataset):
+    with spool_lock(spool, exclusive=remove_ingested, timeout_s=lock_timeout_s), \
+            dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s), \
+            _no_empty_tree_on_failure(dataset, new_dataset):
         result.stale_temporaries_removed = remove_stale_temporaries(dataset, quarantine)
         jobs = []
         try:
@@ -597,8 +636,7 @@ def ingest_spool(
                 continue
             if entry.is_symlink():
                 reason = f"{shown(entry.path)}: expected a host directory, found a symlink (not followed out of the spool)"
-                dest = quarantine_file(Path(entry.path), quarantine, Path("_spool") / entry.name, reason)
-                result.quarantined.append({"path": shown(dest), "reason": reason})
+                _quarantine(result, Path(entry.path), quarantine, Path("_spool") / entry.name, reason)
             elif entry.is_dir(follow_symlinks=False):
                 jobs.append((Path(entry.path), dataset, quarantine, remove_ingested, abandoned_after_s))
         if workers > 1 and len(jobs) > 1:
@@ -712,7 +750,11 @@ def remove_abandoned_spool_temporaries(host_dir: str | os.PathLike, older_than_s
 
 
 def _quarantine(result: IngestResult, path: Path, quarantine: Path, relative: Path, reason: str) -> None:
-    dest = quarantine_file(path, quarantine, relative, reason)
+    try:
+        dest = quarantine_file(path, quarantine, relative, reason)
+    except VanishedError as gone:
+        result.warnings.append(str(gone))
+        return
     result.quarantined.append({"path": shown(dest), "reason": reason})
 
 
