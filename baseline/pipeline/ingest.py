@@ -104,7 +104,6 @@ SPOOL_TABLES = ("events", "counters")
 # rule `tracer run --host` enforces (tracer.fleet.options), so ingest accepts what the tracer writes.
 HOST_RE = HOST_NAME
 LOCK_NAME = ".tracebase.lock"
-SPOOL_INGEST_LOCK = ".ingest.lock"  # in the spool's root, beside the host directories (spool_lock)
 # a compaction's staging tree, at the dataset's top (outside the tables' globs)
 COMPACT_STAGING_PREFIX = ".compact-"
 WATERMARK_NAME = "_ingest_watermark.json"
@@ -333,29 +332,9 @@ def dataset_lock(dataset: str | os.PathLike, *, exclusive: bool, timeout_s: floa
     Yields whether the lock is held: a reader that cannot create the lock file (a read-only
     dataset, an unprivileged analyst) reads without it. A writer that cannot is an error, and
     so is waiting longer than `timeout_s` for another run."""
-    with _directory_lock(Path(dataset), LOCK_NAME, "the dataset lock", exclusive=exclusive,
-                         timeout_s=timeout_s) as held:
-        yield held
-
-
-@contextmanager
-def spool_lock(spool: Path, *, exclusive: bool, timeout_s: float = 600.0) -> Iterator[bool]:
-    """Hold the spool's ingest lock (<spool>/.ingest.lock): exclusive for an ingest that moves
-    snapshots out of it, shared for one that leaves them (--keep-spool). Two ingests moving from
-    one spool into two datasets each read a snapshot the other was removing: the same rows went
-    into both, and the one that lost the race stopped on a snapshot gone from under it. The
-    second now waits for the first, as for the dataset lock (one line after a second, an error
-    past the bound). A keep-spool ingest that cannot create the lock file (a spool it may only
-    read) goes on without it."""
-    with _directory_lock(spool, SPOOL_INGEST_LOCK, "the spool's ingest lock", exclusive=exclusive,
-                         timeout_s=timeout_s, create_dir=False) as held:
-        yield held
-
-
-@contextmanager
-def _directory_lock(directory: Path, name: str, words: str, *, exclusive: bool, timeout_s: float,
-                    create_dir: bool = True) -> Iterator[bool]:
-    fd = _open_lock(directory, directory / name, exclusive, words, create_dir)
+    dataset = Path(dataset)
+    path = dataset / LOCK_NAME
+    fd = _open_lock(dataset, path, exclusive)
     if fd is None:
         yield False
         return
@@ -364,7 +343,27 @@ def _directory_lock(directory: Path, name: str, words: str, *, exclusive: bool, 
         # otherwise hold every audit for the whole bound with nothing said); past the bound,
         # the error names it too
         atomic.wait_for_flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH,
-                              shown(directory), timeout_s, lock=words)
+                              shown(dataset), timeout_s, lock="the dataset lock")
+        yield True
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def spool_lock(spool: Path, *, exclusive: bool, timeout_s: float = 600.0) -> Iterator[bool]:
+    """Hold the spool's ingest lock (a flock on the spool directory itself: no file is left in
+    the spool): exclusive for an ingest that moves snapshots out of it, shared for one that
+    leaves them (--keep-spool). Two ingests moving from one spool into two datasets each read
+    snapshots the other was removing: the same rows went into both, and the one that lost the
+    race stopped on a snapshot gone from under it. The second now waits for the first, as for
+    the dataset lock (one line after a second, an error past the bound)."""
+    try:
+        fd = os.open(spool, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise TracebaseError(f"{shown(spool)}: cannot open the spool ({exc.strerror})") from None
+    try:
+        atomic.wait_for_flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH, shown(spool), timeout_s,
+                              lock="the spool's ingest lock")
         yield True
     finally:
         os.close(fd)
@@ -394,16 +393,16 @@ def reading_datasets(paths: Iterable[str | os.PathLike], timeout_s: float = 600.
         yield
 
 
-def _open_lock(directory: Path, path: Path, exclusive: bool, words: str, create_dir: bool) -> int | None:
+def _open_lock(dataset: Path, path: Path, exclusive: bool) -> int | None:
     try:
-        if exclusive and create_dir:
-            atomic.make_dirs(directory)
+        if exclusive:
+            atomic.make_dirs(dataset)
         # the umask decides, as for every output: under umask 002 the group that shares the
         # dataset can take the writer's lock too (0644 locked out every writer but the first)
         return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, atomic.FILE_MODE)
     except OSError as exc:
         if exclusive:
-            raise TracebaseError(f"{shown(path)}: cannot create {words} ({exc.strerror})") from None
+            raise TracebaseError(f"{path}: cannot create the dataset lock ({exc.strerror})") from None
     try:  # flock needs no write access: a reader of someone else's dataset still shares the lock
         return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError:
