@@ -173,7 +173,10 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
     with output_dirs(path.parent):
         _remove_dead_stagings(path)
         staging = path.parent / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
-        os.mkdir(staging, DIR_MODE)
+        try:
+            os.mkdir(staging, DIR_MODE)
+        except OSError as exc:
+            raise _named(exc, path) from None
         _pending(staging, True)
         try:
             yield staging
@@ -618,9 +621,19 @@ def _write_through(path: Path, mode: int) -> Iterator[BinaryIO]:
 
 
 def _named(exc: OSError, path: Path) -> OSError:
-    if exc.filename is not None or exc.errno is None:
+    """`exc` naming `path` when it names no file or our temporary of it: the one-line error
+    says the output the user gave ('/nowrite/fleet: Permission denied'), not
+    '/nowrite/.fleet.11443-ceadd6a0.tmp'."""
+    if exc.errno is None or not (exc.filename is None or _is_temporary_of(exc.filename, path)):
         return exc
     return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(path))
+
+
+def _is_temporary_of(name: object, path: Path) -> bool:
+    if not isinstance(name, str) or os.path.dirname(name) != str(path.parent):
+        return False
+    made = temporary_of(os.path.basename(name))
+    return made is not None and made[0] == path.name
 
 
 def write_bytes(path: str | os.PathLike, data: bytes, *, durable: bool = True) -> Path:

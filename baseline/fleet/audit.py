@@ -2039,8 +2039,18 @@ def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Pa
                 raise
             _link_tables(out)
             _remove_stale_sets(out)
+            # the directory removed while the set was written (rm -rf of the output mid-run):
+            # the links were made again in a new one, pointing at nothing, and the run said
+            # it wrote them
+            gone = [f"{name}.parquet" for name in AUDIT_TABLES if not (out / f"{name}.parquet").exists()]
+            if gone:
+                raise TracebaseError(f"{out}: expected the audit's tables there once written, found {', '.join(gone)} "
+                                     "missing (the directory was removed or replaced while the audit wrote it); "
+                                     "run the audit again")
     except OSError as exc:
         where = exc.filename or out
+        if isinstance(where, str) and where.startswith(f"{out / SETS_DIR}/"):
+            where = out  # the audit's own set directory or temporary: the output the user gave
         raise TracebaseError(f"{where}: cannot write audit output ({exc.strerror or exc})") from None
     return {name: out / f"{name}.parquet" for name in AUDIT_TABLES}
 

@@ -507,6 +507,8 @@ def _reserve_standard_streams() -> None:
 
 # glibc's mallopt parameter for the number of malloc arenas (<malloc.h> M_ARENA_MAX)
 _M_ARENA_MAX = -8
+# polars' warning when its compiled library fails to import (polars/_utils/polars_version.py)
+_POLARS_NOT_LOADED = "Polars binary is missing"
 
 
 def _fit_address_space_limit() -> None:
@@ -531,9 +533,20 @@ def _fit_address_space_limit() -> None:
     if soft == resource.RLIM_INFINITY:
         return
     import ctypes
+    import warnings
 
     with contextlib.suppress(OSError, AttributeError):  # not glibc (musl has no per-thread arenas)
         ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1)
+    # polars' jemalloc starts background purging threads; refused under the limit, each failure
+    # printed a line (13,000 of them under `ulimit -v 1600000`) and the process aborted (134).
+    # Read when polars' library loads, after this.
+    os.environ.setdefault("_RJEM_MALLOC_CONF", "background_thread:false")
+    # ... and so did Arrow's jemalloc: the system allocator (one arena, above) instead
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    # polars' library that cannot be mapped is only a warning of polars' ("Polars binary is
+    # missing!"), then a NameError at its first use: an error here, worded by
+    # _resources_exhausted with the limit
+    warnings.filterwarnings("error", message=_POLARS_NOT_LOADED, category=UserWarning)
 
 
 # The address space (`ulimit -v`, RLIMIT_AS) a command needs before its input counts: what
@@ -746,7 +759,9 @@ def _resources_exhausted(exc: BaseException) -> str | None:
     # (RuntimeError: threading's "can't start new thread", when the stack cannot be mapped)
     native = (isinstance(exc, ImportError) or type(exc).__name__ == "PanicException"
               or (isinstance(exc, RuntimeError) and "can't start new thread" in text))
-    if not isinstance(exc, MemoryError) and not (native and any(s in text.lower() for s in _EXHAUSTED)):
+    if isinstance(exc, UserWarning) and _POLARS_NOT_LOADED in text:
+        text = "polars' library could not be loaded"
+    elif not isinstance(exc, MemoryError) and not (native and any(s in text.lower() for s in _EXHAUSTED)):
         return None
     import resource
 
