@@ -3712,14 +3712,15 @@ def _reaped_by_own_reaper(p: Prepared, outcomes: EventColumns) -> tuple[np.ndarr
     makers = codes_where(p.probe_values, CHILD_MAKERS)
     if not len(one) or not len(echild) or not len(waits) or not len(makers):
         return none, none
-    cand = np.flatnonzero(np.isin(p.narg, one) & np.isin(p.errno, echild) & np.isin(p.probe, waits))
+    cand = np.flatnonzero(code_in(p.errno, echild, len(p.errno_values)))  # (errors are few: the rest on them)
+    cand = cand[np.isin(p.narg[cand], one) & np.isin(p.probe[cand], waits)]
     if not len(cand):
         return none, none
     # a process of a run: (trace, pid) -- runs reuse pids
     pid = np.asarray(p.pid).astype(np.int64)
     proc = np.asarray(p.tkey).astype(np.int64) * np.int64(1 << 32) + pid
     seq = np.asarray(p.seq)
-    rows = np.flatnonzero((np.isin(p.probe, makers) | np.isin(p.probe, waits)) & (p.errno < 0))
+    rows = np.flatnonzero(code_in(p.probe, np.r_[makers, waits], len(p.probe_values)) & (p.errno < 0))
     rows = rows[np.isin(proc[rows], proc[cand])]
     if not len(rows):
         return none, none
