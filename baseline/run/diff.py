@@ -1284,10 +1284,10 @@ def diff_traces(
                                    ((b_start, b_end), (g_start, g_end)), (matched_role, is_bad_stream))
             # ... or doing, once more, a step the good runs made on another of their threads (see
             # _known_step_elsewhere: the JVM's VM Thread recounting the CPUs as its GC grows)
-            reorder |= _known_step_elsewhere((bs, gs), regions, max_cls, novel & ~explained, gh, role_hash, k,
-                                             (b_start, b_end), teardown.good_reach(bs, gs, (b_start, b_end),
-                                                                                   (g_start, g_end), matched_role,
-                                                                                   seq_rows))
+            if (max_cls == 0).any():
+                reach = teardown.good_reach(bs, gs, (b_start, b_end), (g_start, g_end), matched_role, seq_rows)
+                reorder |= _known_step_elsewhere((bs, gs), regions, max_cls, novel & ~explained, gh, role_hash, k,
+                                                 (b_start, b_end), reach)
         # A call the diffed run's environment refused, whose role the thread gave to another
         # means before going on with the good runs' work, in a run exiting as they did: the same
         # work by another route (see _recovered_fallbacks), listed with the reorderings.
