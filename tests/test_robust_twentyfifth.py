@@ -11,8 +11,8 @@ every writer, full and read-only volumes, `ulimit -n`/`-v`, signals, concurrency
 - `baseline ingest` under `ulimit -v` 1.4-1.6 GB (above the 960 MiB floor it refuses below):
   Arrow's jemalloc failed to start its background threads (13,000 lines, then SIGABRT), or
   polars' library failed to load ("Polars binary is missing!", then a NameError called an
-  internal error); Arrow's pool is the system allocator under a limit now, polars' jemalloc
-  starts no background thread, and a polars that cannot load is one line naming the limit.
+  internal error); Arrow's pool is the system allocator under a limit now, and a polars that
+  cannot load is one line naming the limit.
 
 (Two ingests of one spool: test_ingest's `take_turns` and `removed_while` tests.)
 """

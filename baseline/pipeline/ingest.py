@@ -350,7 +350,7 @@ def dataset_lock(dataset: str | os.PathLike, *, exclusive: bool, timeout_s: floa
 
 
 @contextmanager
-def spool_lock(spool: Path, *, exclusive: bool, timeout_s: float = 600.0) -> Iterator[bool]:
+def spool_lock(spool: Path, *, exclusive: bool, timeout_s: float = 600.0) -> Iterator[None]:
     """Hold the spool's ingest lock (a flock on the spool directory itself: no file is left in
     the spool): exclusive for an ingest that moves snapshots out of it, shared for one that
     leaves them (--keep-spool). Two ingests moving from one spool into two datasets each read
@@ -364,7 +364,7 @@ def spool_lock(spool: Path, *, exclusive: bool, timeout_s: float = 600.0) -> Ite
     try:
         atomic.wait_for_flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH, shown(spool), timeout_s,
                               lock="the spool's ingest lock")
-        yield True
+        yield
     finally:
         os.close(fd)
 

@@ -537,11 +537,10 @@ def _fit_address_space_limit() -> None:
 
     with contextlib.suppress(OSError, AttributeError):  # not glibc (musl has no per-thread arenas)
         ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1)
-    # polars' jemalloc starts background purging threads; refused under the limit, each failure
-    # printed a line (13,000 of them under `ulimit -v 1600000`) and the process aborted (134).
-    # Read when polars' library loads, after this.
-    os.environ.setdefault("_RJEM_MALLOC_CONF", "background_thread:false")
-    # ... and so did Arrow's jemalloc: the system allocator (one arena, above) instead
+    # Arrow's jemalloc starts background purging threads; refused under the limit, each failure
+    # printed a line (13,000 of them under `ulimit -v 1600000`, `baseline ingest`) and the
+    # process aborted (134): the system allocator (one arena, above) instead. Read when
+    # pyarrow loads, after this.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     # polars' library that cannot be mapped is only a warning of polars' ("Polars binary is
     # missing!"), then a NameError at its first use: an error here, worded by
