@@ -51,13 +51,13 @@ sys.exit(3 if mode == "fails" else 0)
 """
 
 
-def _runs(recorder, tmp_path: Path, bad_mode: str) -> tuple[list[Path], Path]:
+def _runs(recorder, tmp_path: Path, bad_mode: str, program: str = PROGRAM) -> tuple[list[Path], Path]:
     d, out = tmp_path / "d", tmp_path / "out"
     d.mkdir()
     out.mkdir()
     for name in ("quota", "period", "other", "done"):
         (d / name).write_text("-1\n")
-    argv = ["/usr/bin/python3", "-S", "-c", PROGRAM]
+    argv = ["/usr/bin/python3", "-S", "-c", program]
     goods = [record_run(recorder, [*argv, "once", str(d)], out / f"good{i}.parquet", "good") for i in range(2)]
     bad = record_run(recorder, [*argv, bad_mode, str(d)], out / "bad.parquet", "good")
     return goods, bad
@@ -135,18 +135,6 @@ with open(os.path.join(d, "out"), "w") as fh:
 """
 
 
-def _exit_runs(recorder, tmp_path: Path, bad_mode: str) -> tuple[list[Path], Path]:
-    d, out = tmp_path / "d", tmp_path / "out"
-    d.mkdir()
-    out.mkdir()
-    for name in ("quota", "period", "other", "done"):
-        (d / name).write_text("-1\n")
-    argv = ["/usr/bin/python3", "-S", "-c", EXIT_PROGRAM]
-    goods = [record_run(recorder, [*argv, "once", str(d)], out / f"good{i}.parquet", "good") for i in range(2)]
-    bad = record_run(recorder, [*argv, bad_mode, str(d)], out / "bad.parquet", "good")
-    return goods, bad
-
-
 def _worker_exited(trace: Path) -> bool:
     import polars as pl
 
@@ -155,7 +143,7 @@ def _worker_exited(trace: Path) -> bool:
 
 
 def test_the_step_once_more_then_the_threads_own_exit_no_good_run_reached_is_quiet(recorder, tmp_path):
-    goods, bad = _exit_runs(recorder, tmp_path, "again")
+    goods, bad = _runs(recorder, tmp_path, "again", EXIT_PROGRAM)
     assert _worker_exited(bad) and not any(_worker_exited(g) for g in goods)
     report = diff_traces(goods, bad)
     assert not report.anomaly, _named(report)
@@ -163,7 +151,7 @@ def test_the_step_once_more_then_the_threads_own_exit_no_good_run_reached_is_qui
 
 
 def test_a_thread_going_on_otherwise_before_its_own_exit_is_still_named(recorder, tmp_path):
-    goods, bad = _exit_runs(recorder, tmp_path, "then")
+    goods, bad = _runs(recorder, tmp_path, "then", EXIT_PROGRAM)
     assert _worker_exited(bad)
     report = diff_traces(goods, bad)
     # named where the worker's divergence begins (its second read of the settings), as above
