@@ -107,6 +107,11 @@ def test_resolver_dirfd_cwd_dup_fork_exec():
     feed3(res, 10, "pipe2", args(0, 0o2000000), 0, pair=(5, 6))
     assert feed(res, 10, "write", args(6), 3)[0] == "pipe:"
     assert feed3(res, 10, "sendfile", args(5, 3, 0, 10), 10) == ("pipe:", "/work/data/in.txt", None)
+    # splice: the end that is no pipe labels the call, whichever argument it is (a full volume's
+    # ENOSPC at fd_out was named `pipe:`, fd_in); tee's two ends are both pipes
+    assert feed3(res, 10, "splice", args(5, 0, 3, 0, 10, 1), -28) == ("/work/data/in.txt", "pipe:", None)
+    assert feed3(res, 10, "splice", args(3, 0, 6, 0, 10, 1), 10) == ("/work/data/in.txt", "pipe:", None)
+    assert feed3(res, 10, "tee", args(5, 6, 10, 0), 10) == ("pipe:", "pipe:", None)
     # fork: the child gets a copy; exec drops O_CLOEXEC fds (fd 3 was opened with it)
     feed(res, 10, "clone", args(0x1200011), 11)
     feed(res, 10, "close", args(4))

@@ -60,6 +60,11 @@ def clean(path: str) -> str:
     return "/" + "/".join(parts)
 
 
+def _is_pipe(label: str | None) -> bool:
+    """A pipe's label: ours (PIPE_LABEL) or one read from /proc for an inherited fd ("pipe:[123]")."""
+    return label is not None and label.startswith(PIPE_LABEL)
+
+
 @dataclass
 class ProcessState:
     cwd: str
@@ -180,6 +185,8 @@ class PathResolver:
                 path2 = self.resolve(st, str2, dirfd2)
         elif spec.fd2 is not None:
             path2 = st.fd_path(as_int32(args[spec.fd2]))
+            if spec.pipe_second and _is_pipe(path) and path2 is not None and not _is_pipe(path2):
+                path, path2 = path2, path
         arg = render_arg(spec, args)
         if spec.role is not None:
             self._update(st, pid, name, spec, args, ret, failed, path, fdpair, tid, ts_ns, end_ns)

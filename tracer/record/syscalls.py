@@ -133,6 +133,9 @@ class Spec:
     name, which is no file path: labelled ``mqueue:/NAME``, as ``unix:`` labels a socket's).
     fd: argument index of an fd whose path labels the call when it has no path argument.
     fd2: argument index of a second fd whose path fills `path2` (sendfile, copy_file_range).
+    pipe_second: of fd and fd2, the end that is a pipe goes to `path2` (splice: one end is always
+    a pipe, which says nothing; the file or socket at the other end is what the call is about --
+    a full volume's ENOSPC named `pipe:` when the pipe was the end read).
     arg_kind: how to render `arg`: open_flags, access_mode, at_flags, socket, rename_flags,
     wait4/waitid ("pid" for a wait for one child, blocking or not).
     role: effect on the fd table / process state (see tracer.record.fdtable).
@@ -162,6 +165,7 @@ class Spec:
     fdpair: int | None = None
     sockerr: bool = False
     empty_flags: int | None = None
+    pipe_second: bool = False
 
 
 def _specs() -> dict[str, Spec]:
@@ -256,7 +260,7 @@ def _specs() -> dict[str, Spec]:
     # fd to fd: the second fd's path in path2
     s["sendfile"] = Spec(fd=0, fd2=1)  # out_fd, in_fd
     s["copy_file_range"] = Spec(fd=0, fd2=2)  # fd_in, fd_out
-    s["splice"] = Spec(fd=0, fd2=2)
+    s["splice"] = Spec(fd=0, fd2=2, pipe_second=True)  # fd_in, fd_out: the end that is no pipe first
     s["tee"] = Spec(fd=0, fd2=1)
     s["mmap"] = Spec(fd=4)
     s["close"] = Spec(fd=0, role="close")
