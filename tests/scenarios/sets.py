@@ -32,6 +32,7 @@ from scenarios import (
     real_twentyfirst,
     real_twentyfourth,
     real_twentysecond,
+    real_twentysixth,
     real_twentythird,
 )
 from scenarios.harness import NoAnomalyCase, Scenario
@@ -87,6 +88,8 @@ SETS: list[RealSet] = [
             real_twentyfourth.quiet_teardown),
     RealSet("real_twentyfifth", real_twentyfifth.REAL_TWENTYFIFTH, real_twentyfifth.QUIET_TWENTYFIFTH,
             real_twentyfifth.quiet_teardown),
+    RealSet("real_twentysixth", real_twentysixth.REAL_TWENTYSIXTH, real_twentysixth.QUIET_TWENTYSIXTH,
+            real_twentysixth.quiet_teardown),
 ]
 
 
