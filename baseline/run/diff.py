@@ -1033,15 +1033,13 @@ def diff_traces(
         is_noise[err_any]
         & ((err_cls_rows[err_any] == 0) | (code_in(errno_e, timing_codes, len(p.errno_values)) & ~memory_eagain)))
     del memory_eagain, peer_query, is_noise, probe_e, errno_e, err_any
-    # An error the good runs had at the same call with the same errno (rsync's sender probing
-    # each file with an O_DIRECTORY open: ENOTDIR, in every run) is a known event: a region it
-    # sits in is judged as one of known events (in another order: timing; its socket writes
-    # interleave with its file reads as the buffers fill). An outcome change (the very path the
-    # good runs opened), a wait abandoned and a child lost keep their class.
-    known = bad_err[~outcome_change[bad_err] & ~abandoned[bad_err]]
-    known = known[np.isin(_call_keys(p, known) * n_errnos + (p.errno[known] + 1), good_outcomes)]
-    err_cls_rows[known] = 0
-    del expected_mask, retried, abandoned, known
+    # Errors the good runs had at the same call with the same errno (see _known_errors_gone_on):
+    # an outcome change (the very path the good runs opened), a wait abandoned and a child lost
+    # are none.
+    known_errors = bad_err[~outcome_change[bad_err] & ~abandoned[bad_err] & (err_cls_rows[bad_err] > 0)]
+    known_errors = known_errors[np.isin(_call_keys(p, known_errors) * n_errnos + (p.errno[known_errors] + 1),
+                                        good_outcomes)]
+    del expected_mask, retried, abandoned
     # A supervisor's checked kill (its child found still running) is timing: dropped.
     teardown = _Teardowns(p, outcomes, noise_codes, nb)
     drop[teardown.checked] = True
@@ -1130,6 +1128,8 @@ def diff_traces(
 
     seq_rows = p.seq
     b_cls = np.where(bs.orig >= 0, err_cls_rows[np.maximum(bs.orig, 0)], 0) * ~explained
+    b_cls[_known_errors_gone_on(bs, known_errors, explained, k, n_rows)] = 0
+    del known_errors
     b_start, b_end = bs.bounds(n_streams)
     g_start, g_end = gs.bounds(n_streams)
     if len(regions) and open_end.any():
@@ -2043,6 +2043,26 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
         out = np.cumsum(edges[:-1]) > 0
         out &= ~code_in(p.errno, hard_codes, len(p.errno_values))
     return out
+
+
+def _known_errors_gone_on(bs: align.Streams, known_rows: np.ndarray, explained: np.ndarray, k: int,
+                          n_rows: int) -> np.ndarray:
+    """Bad positions of an error the good runs had at the same call with the same errno
+    (`known_rows`), after which the thread went on as they did -- the window the error opens
+    is one of theirs: a known event, so a region it sits in is judged as one of known events
+    (in another order: timing). rsync's sender probes each file with an O_DIRECTORY open
+    (ENOTDIR, in every run) amid socket writes that interleave with its reads as the buffers
+    fill. An error after which the thread goes another way than the good runs (no mkdir after
+    the ENOENT they made the directory after: the program gave up) keeps its class."""
+    if not len(known_rows):
+        return np.zeros(0, dtype=np.int64)
+    known = np.zeros(n_rows, dtype=bool)
+    known[known_rows] = True
+    pos = np.flatnonzero((bs.orig >= 0) & known[np.maximum(bs.orig, 0)])
+    after = pos + (k - 1)
+    ok = after < len(bs)
+    ok[ok] = (bs.sid[after[ok]] == bs.sid[pos[ok]]) & explained[after[ok]]
+    return pos[ok]
 
 
 def _same_peer(p: Prepared, first: np.ndarray, success: np.ndarray) -> np.ndarray:
