@@ -268,6 +268,16 @@ def test_config_loads_and_resolves_relative_paths(tmp_path):
         ("paths: {spool: [\n", "expected valid YAML, found invalid YAML at line"),
         (GOOD_PATHS + "ingest_workers: 0\n", "key 'ingest_workers': expected an integer >= 1, found 0"),
         (GOOD_PATHS + "nccl_logs: 7\n", "key 'nccl_logs': expected a list of file paths or globs, found 7 (int)"),
+        # falsy values were taken for "no logs" (a battery's `nccl_logs: false`)
+        (GOOD_PATHS + "nccl_logs: false\n", "key 'nccl_logs': expected a list of file paths or globs, found False"),
+        (GOOD_PATHS + "nccl_logs: {}\n", "key 'nccl_logs': expected a list of file paths or globs, found {}"),
+        # an output the refresh wrote over the config itself, or among the dataset's events
+        (GOOD_PATHS.replace("model: m/baseline.parquet", "model: pipeline.yaml"),
+         "key 'paths.model': expected a path other than this config file"),
+        (GOOD_PATHS.replace("findings: f", "findings: ds/events"),
+         "key 'paths.findings': expected a path outside the dataset's tables, found"),
+        (GOOD_PATHS.replace("reports: r", "reports: ds"),
+         "key 'paths.reports': expected a path outside the dataset's tables, found"),
         # values that overflowed a task deep inside (timedelta, int64 ns), nan, NUL, a duplicate key
         (GOOD_PATHS + "retention: {dataset_days: 1000000000000}\n",
          "key 'retention.dataset_days': expected an integer >= 1 and <= 106751, found 1000000000000"),

@@ -175,7 +175,9 @@ def config_from_dict(data: object, source: str = "<config>", base_dir: Path | No
     probe_set = data.get("probe_set")
     probe_path = as_path("probe_set", probe_set) if probe_set is not None else None
 
-    logs = data.get("nccl_logs") or []
+    logs = data.get("nccl_logs")
+    if logs is None:  # (`false`, `0` or `{}` are no list of logs: refused below, not taken as none)
+        logs = []
     if isinstance(logs, str):
         logs = [logs]
     if not isinstance(logs, list) or not all(isinstance(x, str) and x and "\0" not in x for x in logs):
@@ -199,6 +201,7 @@ def config_from_dict(data: object, source: str = "<config>", base_dir: Path | No
             raise ConfigError(source, f"thresholds.{key}", "a number > 0", repr(value))
         checked[key] = number
     thresholds = Thresholds(**checked)  # type: ignore[arg-type]
+    _refuse_outputs_in_tables(source, resolved)
     return PipelineConfig(
         source=source,
         probe_set=probe_path,
@@ -231,7 +234,39 @@ def load_config(path: str | os.PathLike) -> PipelineConfig:
         mark = getattr(exc, "problem_mark", None)
         where = f"invalid YAML at line {mark.line + 1}" if mark else "invalid YAML"
         raise ConfigError(source, None, "valid YAML", where) from None
-    return config_from_dict(data, source, Path(path).resolve().parent)
+    config = config_from_dict(data, source, Path(path).resolve().parent)
+    _refuse_overwriting(source, Path(path), config)
+    return config
+
+
+# the paths the pipeline's tasks write (each a file or a directory of their outputs)
+OUTPUT_KEYS = ("quarantine", "findings", "reports", "model", "expected_errors")
+
+
+def _refuse_outputs_in_tables(source: str, resolved: dict[str, Path]) -> None:
+    """An output at the dataset itself or inside one of its tables (`findings: dataset/events`):
+    the published run's files landed among the events, and every later reader of that table
+    took them for part files. Inside the dataset directory, beside the tables, is the default."""
+    from tracer.schema import TABLES
+
+    dataset = Path(os.path.abspath(resolved["dataset"]))
+    tables = [dataset / name for name in TABLES]
+    for key in OUTPUT_KEYS:
+        out = Path(os.path.abspath(resolved[key]))
+        inside = next((t for t in tables if out == t or t in out.parents), None)
+        if out == dataset or inside is not None:
+            where = "the dataset itself" if out == dataset else f"inside the dataset's {inside.name} table"
+            raise ConfigError(source, f"paths.{key}", "a path outside the dataset's tables", f"{out} ({where})")
+
+
+def _refuse_overwriting(source: str, config_path: Path, config: PipelineConfig) -> None:
+    """An output path that is the config file itself (`model: pipeline.yaml`): the baseline
+    refresh wrote the model over the config, and the next run could not load it."""
+    here = Path(os.path.abspath(config_path))
+    for key in OUTPUT_KEYS:
+        out = Path(os.path.abspath(getattr(config, key)))
+        if out == here or (out.exists() and here.exists() and os.path.samefile(out, here)):
+            raise ConfigError(source, f"paths.{key}", "a path other than this config file", str(out))
 
 
 def resolve_config_path(param: str | None = None) -> Path:
