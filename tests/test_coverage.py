@@ -166,6 +166,12 @@ def test_cli_coverage(tmp_path):
     assert status == 0, err
     assert "2026-W48: 3 hosts" in out and "74% of 99 app failures on probed functions" in out
     assert "warning: " in err and "nccl.log:101" in err
+    # a log named twice, or named and matched by a glob, or under another name, is read once
+    (tmp_path / "same.log").symlink_to(log)
+    status, again, err = run_cli("coverage", str(root), "--week", "2026-W48", "--probes", str(PROBE_SET),
+                                 "--nccl-logs", str(log), str(log), str(tmp_path / "*.log"),
+                                 "--out", str(tmp_path / "out2"))
+    assert status == 0 and "74% of 99 app failures on probed functions" in again, again + err
     status, _, err = run_cli("coverage", str(root), "--week", "someday")
     assert status == 2 and err == "baseline: error: --week: expected an ISO week like 2026-W48 or a date, found 'someday'\n"
     status, _, err = run_cli("coverage", str(root), "--probes", str(tmp_path / "none.yaml"))

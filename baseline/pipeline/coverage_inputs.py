@@ -90,7 +90,11 @@ def week_label(monday: dt.date) -> str:
 
 
 def expand_paths(patterns: Iterable[str | os.PathLike]) -> list[Path]:
+    """The files `patterns` name (globs expanded), each once: a log named twice, or named and
+    also matched by a glob (`--nccl-logs all.log all.log`, `a.log *.log`), was read twice and
+    its failures counted twice."""
     out: list[Path] = []
+    seen: set[tuple[int, int]] = set()  # (device, inode): one file under two names too
     for pattern in map(str, patterns):
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         for m in matches:
@@ -102,7 +106,10 @@ def expand_paths(patterns: Iterable[str | os.PathLike]) -> list[Path]:
                 # and the report said nothing of it)
                 raise TracebaseError(f"{printable(m)}: expected an application log or app_failures file (text), "
                                      "found binary data (NUL bytes)")
-            out.append(Path(m))
+            st = os.stat(m)
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                out.append(Path(m))
     return out
 
 
