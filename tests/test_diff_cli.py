@@ -370,3 +370,25 @@ def test_undecodable_file_name_is_read(capsys, tmp_path, traces):
     shutil.copy(good, odd)
     status, out, err = run_cli(capsys, "diff", odd, bad)
     assert status == 1 and "bifurcation: openat /srv/in.txt -> EACCES" in out and err == "", (out, err)
+
+
+def test_a_bad_trace_of_another_command_is_said(tmp_path):
+    """`baseline diff ls.parquet job.parquet`: good runs of `ls`, a bad run of another program
+    -- a diff of two programs, exit 1 with a meaningless bifurcation and not a word (the
+    data-input battery). Now a warning says which commands; --mixed (good runs of several
+    commands, knowingly) says nothing."""
+    from baseline.run.diff import diff_traces
+
+    def trace(path: Path, command: str, trace_id: str) -> Path:
+        rows = {"trace_id": [trace_id] * 2, "seq": [0, 1], "ts_ns": [1, 2], "pid": [7, 7], "tid": [7, 7],
+                "ppid": [1, 1], "comm": ["x", "x"], "probe": ["openat", "read"], "layer": ["syscall"] * 2,
+                "depth": [0, 0], "ret": [3, 1], "errno": [None, None], "latency_ns": [10, 10],
+                "path": ["/etc/hosts", "/etc/hosts"], "kind": ["full"] * 2, "command": [command] * 2}
+        write_table(pl.DataFrame(rows), path, "events")
+        return path
+
+    goods = [trace(tmp_path / f"g{i}.parquet", "ls /tmp", f"g{i}") for i in range(2)]
+    other = diff_traces(goods, trace(tmp_path / "b.parquet", "./job.sh", "b"))
+    assert other.warnings == ["the BAD trace ran './job.sh', the GOOD traces 'ls /tmp': a diff of different commands"]
+    same = diff_traces(goods, trace(tmp_path / "b2.parquet", "ls /tmp", "b2"))
+    assert same.warnings == [] and not same.anomaly

@@ -368,6 +368,7 @@ from baseline.run.normalize import (
 from baseline.run.traces import (
     OUTCOME_COLUMNS,
     EventColumns,
+    bad_command_of,
     check_good_commands,
     cut_off_threads,
     describe_source,
@@ -837,8 +838,15 @@ def diff_traces(
         raise TracebaseError(f"{printable(describe_source(bad))}: trace_id: expected a bad trace that is not also "
                              f"a GOOD trace, found {printable(bad_id)!r} among the GOOD traces too (a trace is "
                              "always explained by itself; leave it out of GOOD)")
-    check_good_commands(good_tab, describe_source(good), mixed, good_codes)
+    good_commands = check_good_commands(good_tab, describe_source(good), mixed, good_codes)
     warnings = []
+    # a bad trace of another program than the good runs' (`diff ls.parquet job.parquet`): a diff
+    # of two programs names a meaningless bifurcation -- said, as the command may differ in
+    # arguments only where the tool was called another way
+    bad_command = bad_command_of(bad_tab)
+    if not mixed and bad_command is not None and bad_command not in good_commands:
+        warnings.append(f"the BAD trace ran {printable(bad_command)!r}, the GOOD traces "
+                        f"{'; '.join(repr(printable(c)) for c in good_commands[:3])}: a diff of different commands")
     if "failure" in set(pc.unique(good_tab.column("kind")).to_pylist()):
         warnings.append("some GOOD traces are labelled kind=failure")
 

@@ -485,6 +485,14 @@ def check_good_commands(
     return distinct
 
 
+def bad_command_of(bad: EventColumns | pa.Table) -> str | None:
+    """The bad trace's command, noise-normalised as check_good_commands compares the good ones'
+    (None: not recorded)."""
+    if not bad.num_rows:
+        return None
+    return normalize_string(bad.column("command")[0].as_py())
+
+
 def prepare_side(table: EventColumns | pa.Table, bad: bool) -> tuple[Prepared, list[str]]:
     """Prepare one side: the bad trace gets tkey -1, good traces 0.."""
     codes, ids = number_traces(table)
