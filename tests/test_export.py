@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -256,6 +257,14 @@ def test_simulated_fleet_trees_pass_the_format_checks(tmp_path):
     simulate(tmp_path / "fleet", hosts=2, hours=1, seed=3)
     events = check_trace_event_format(export(tmp_path, tmp_path / "fleet" / "events", "--kind", "failure"))
     assert any(e["ph"] == "X" and e["args"].get("errno") for e in events)
+    # records delivered twice (a part file shipped again beside the first) export once, as
+    # learn and audit count them (the data-input battery: every event twice)
+    from baseline.export import load_events
+
+    once = load_events(tmp_path / "fleet" / "events").height
+    part = sorted((tmp_path / "fleet" / "events").rglob("*.parquet"))[0]
+    shutil.copy(part, part.with_name("part-99999.parquet"))
+    assert load_events(tmp_path / "fleet" / "events").height == once
 
 
 # --------------------------------------------------------------------------------------------
