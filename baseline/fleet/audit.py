@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import os
 import re
 from collections.abc import Callable
@@ -688,6 +689,7 @@ def _sequence_match(sequences_of: Callable[[str | None, str], list], release: st
     return None
 
 
+@functools.lru_cache(maxsize=4096)  # each complete chain is folded once, not once per truncated chain
 def _folded(frames: tuple) -> tuple:
     """`frames` with each repeated turn of a loop of one to three frames kept once (as the
     differ's loop compression folds repeated n-grams): how many turns a loop took is how long
