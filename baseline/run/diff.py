@@ -3236,11 +3236,8 @@ def _without_block_seen(bs: align.Streams, block: tuple[int, int], stream: tuple
     left out, is one of the good runs' (`gh`; see _known_step_elsewhere)."""
     (lo_b, hi_b), (first, last), (start, end) = block, stream, region
     lo, hi = max(first, min(start, lo_b) - (k - 1)), min(last, end + k)
-    idx = np.r_[np.arange(lo, lo_b), np.arange(hi_b, hi)]
-    tok = bs.tok[idx]
-    if len(idx) > 1:  # a loop the block split (a sleep before it, one after): one turn again
-        joined = np.r_[True, tok[1:] != tok[:-1]]
-        idx = idx[joined]
+    # a loop the block split (a sleep before it, one after): one turn again
+    idx = _one_turn(bs, np.r_[np.arange(lo, lo_b), np.arange(hi_b, hi)])
     if np.count_nonzero(idx < lo_b) < k - 1 and lo != first:
         return False  # (too little context: a window of fewer would be padded as a stream's start)
     h = align.window_hashes(bs.take(idx), role_hash, k)[idx >= start]
