@@ -88,8 +88,8 @@ def test_known_mistakes_give_known_fractions(truth):
 
 def test_false_findings_on_good_and_expected_flags(truth):
     f = perfect_findings(truth)
-    held = truth.filter(pl.col("held_out"))["trace_id"].head(3)
-    extra = pl.DataFrame({"trace_id": held, "host": "x", "expected": False, "bifurcation_probe": "p",
+    held = truth.filter(pl.col("held_out")).head(3)
+    extra = pl.DataFrame({"trace_id": held["trace_id"], "host": held["host"], "expected": False, "bifurcation_probe": "p",
                           "bifurcation_errno": None, "origin_layer": "core", "cluster_id": 500, "score": 1.0},
                          schema_overrides={"cluster_id": pl.Int32, "bifurcation_errno": pl.String})
     s = score(truth, pl.concat([f, extra], how="vertical_relaxed"))

@@ -701,6 +701,84 @@ def check_ranges(data: pa.Table, table: str, source: str) -> None:
             raise SchemaError(source, name, *why)
 
 
+# The values an events row may not hold whatever wrote it: column -> (the allowed values, or the
+# least allowed number; what is expected). No writer of ours makes them, and every reader took
+# them wrongly without a word: a kind outside TRACE_KINDS is neither a good trace nor a failure,
+# a negative depth or frame number breaks the pre-order the call trees are rebuilt from, a
+# repeat count under 1 or a negative loss count weighs a record below nothing. Checked where the
+# columns are decoded anyway (the fleet's event batches: event_value_problem; `baseline diff`'s
+# column reads: column_value_problem).
+EVENT_VALUE_RULES: dict[str, tuple[tuple[str, ...] | int, str]] = {
+    "kind": (TRACE_KINDS, "a trace kind of " + ", ".join(TRACE_KINDS)),
+    "depth": (0, "a call depth of 0 or more (0: the trace's top-level call)"),
+    "seq": (0, "a frame number of 0 or more"),
+    "repeat_count": (1, "a repeat count of 1 or more (null: 1)"),
+    "lost_events": (0, "a count of lost events of 0 or more"),
+}
+
+
+def _found_value(value: object, row: int) -> str:
+    text = str(value) if len(str(value)) <= 60 else str(value)[:57] + "..."
+    return f"{_shown(text, quote=chr(39) if isinstance(value, str) else '')} in row {row}"
+
+
+def event_value_problem(frame: pl.DataFrame) -> tuple[str, str, str] | None:
+    """(column, expected, found) for the first row of a polars events frame breaking one of
+    EVENT_VALUE_RULES (in the columns it holds), or None: one vectorised pass per column."""
+    import polars as pl
+
+    rules = {c: rule for c, rule in EVENT_VALUE_RULES.items() if c in frame.columns}
+    if not rules or frame.is_empty():
+        return None
+
+    def bad(column: str) -> pl.Expr:
+        allowed = rules[column][0]
+        value = pl.col(column)
+        wrong = ~value.cast(pl.String).is_in(allowed) if isinstance(allowed, tuple) else value < allowed
+        return wrong.fill_null(False)
+
+    broken = frame.select(bad(c).any().alias(c) for c in rules).row(0)
+    for column, hit in zip(rules, broken, strict=True):
+        if hit:
+            row = frame.select(bad(column).arg_true().first()).item()
+            return column, rules[column][1], _found_value(frame.get_column(column)[row], row)
+    return None
+
+
+def column_value_problem(name: str, values: pa.Array | pa.ChunkedArray) -> tuple[str, str] | None:
+    """(expected, found) when an events column read as Arrow breaks its EVENT_VALUE_RULES rule,
+    else None (`baseline diff`'s reads: pyarrow, no polars)."""
+    rule = EVENT_VALUE_RULES.get(name)
+    if rule is None or not len(values):
+        return None
+    import pyarrow.compute as pc
+
+    allowed, expected = rule
+    if isinstance(allowed, tuple):
+        distinct = values.unique()
+        if pa.types.is_dictionary(distinct.type):
+            distinct = distinct.dictionary_decode()
+        if all(v is None or v in allowed for v in distinct.to_pylist()):
+            return None
+        row = next(i for i, v in enumerate(values.to_pylist()) if v is not None and v not in allowed)
+    else:
+        least = pc.min(values).as_py()
+        if least is None or least >= allowed:
+            return None
+        row = next(i for i, v in enumerate(values.to_pylist()) if v is not None and v < allowed)
+    return expected, _found_value(values[row].as_py(), row)
+
+
+def check_event_table(data: pa.Table, table: str, source: str) -> None:
+    """SchemaError naming `source`, the column and the row of an events table (a snapshot's,
+    a file's) breaking EVENT_VALUE_RULES; as check_counts for the counters."""
+    if table != "events":
+        return
+    for name in EVENT_VALUE_RULES:
+        if name in data.column_names and (why := column_value_problem(name, data.column(name))) is not None:
+            raise SchemaError(source, name, *why)
+
+
 def check_counts(data: pa.Table, table: str, source: str) -> None:
     """SchemaError naming `source` and the first row of a counters table whose counts cannot
     be one interval's: failures above the row's invocations, or an errno histogram summing to

@@ -74,6 +74,7 @@ from baseline.fleet.model import (
     event_batches,
     max_depth_of,
     metadata_pairs,
+    own_trace_ids,
     parse_since,
     trace_flags,
 )
@@ -1976,6 +1977,10 @@ def run_audit(
         findings = findings.drop(name)
     findings = pl.DataFrame(columns)
     del order, columns
+    # ids another collector numbered per host were read qualified by their host (model.HOST_MARK)
+    findings = own_trace_ids(findings)
+    if "example_trace_id" in clusters.columns:
+        clusters = own_trace_ids(clusters, "example_trace_id")
     result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces_audited)
     if out_dir is not None:
         result.files = write_audit(result, out_dir)

@@ -104,12 +104,15 @@ def evaluate(dataset_dir: str | os.PathLike, findings_dir: str | os.PathLike | N
 
 def score(truth: pl.DataFrame, findings: pl.DataFrame) -> dict:
     """The metrics of the module docstring from in-memory truth and findings tables."""
+    # a trace is (host, trace id): a collector may number each host's traces from 1 (the
+    # audit's findings keep the ids as the data gives them); a truth without hosts has the id
+    key = ["host", "trace_id"] if truth.get_column("host").null_count() == 0 else ["trace_id"]
     # one finding per trace: prefer an open finding, then the highest score
     f = (
         findings.sort(["expected", "score"], descending=[False, True], nulls_last=True)
-        .unique("trace_id", keep="first", maintain_order=True)
+        .unique(key, keep="first", maintain_order=True)
         .select(
-            "trace_id", pl.col("expected").fill_null(False).alias("f_expected"), "cluster_id",
+            *key, pl.col("expected").fill_null(False).alias("f_expected"), "cluster_id",
             pl.col("bifurcation_probe").alias("f_bif_probe"), pl.col("bifurcation_errno").alias("f_bif_errno"),
             pl.col("origin_layer").alias("f_origin"),
         )
@@ -118,7 +121,7 @@ def score(truth: pl.DataFrame, findings: pl.DataFrame) -> dict:
         observable=~pl.col("trace_id").str.contains(UNOBSERVED_MARK, literal=True),
         label=pl.col("root_cause").fill_null("(good)"),
     )
-    joined = t.join(f, on="trace_id", how="left").with_columns(has_finding=pl.col("f_expected").is_not_null())
+    joined = t.join(f, on=key, how="left").with_columns(has_finding=pl.col("f_expected").is_not_null())
     unexpected_fail = joined.filter(
         (pl.col("kind") == "failure") & ~pl.col("expected_error").fill_null(False)
         & pl.col("root_cause").is_not_null() & pl.col("observable")
@@ -133,7 +136,7 @@ def score(truth: pl.DataFrame, findings: pl.DataFrame) -> dict:
     # purity over clustered open findings (including ones on traces the truth calls good/expected)
     clustered = joined.filter(pl.col("has_finding") & ~pl.col("f_expected") & pl.col("cluster_id").is_not_null())
     # findings whose trace is missing from the truth table count as their own label
-    orphan = f.join(t.select("trace_id"), on="trace_id", how="anti").filter(
+    orphan = f.join(t.select(key), on=key, how="anti").filter(
         ~pl.col("f_expected") & pl.col("cluster_id").is_not_null()
     ).with_columns(label=pl.lit("(not in truth)"))
     labels = pl.concat([clustered.select("cluster_id", "label"), orphan.select("cluster_id", "label")])

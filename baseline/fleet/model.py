@@ -42,14 +42,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from tracer.errors import TracebaseError
+from tracer.errors import SchemaError, TracebaseError
 from tracer.schema import (
     RECORD_KEY,
     dataset_files,
+    event_value_problem,
     file_metadata,
     first_frame_metadata,
     is_day_file,
     parquet_files,
+    partition_values,
     trace_metadata_pairs,
     validate_file,
     write_table,
@@ -327,15 +329,15 @@ def collect_traces(
     a 10,000-host day's ~50 (a second read of every file for it, ~3-4 more)."""
     traces: list[pl.DataFrame] = []
     known: pl.DataFrame | None = None
-    columns, aside = AUDIT_COLUMNS, None
-    if host_metadata is not None:
-        columns = [*AUDIT_COLUMNS, "metadata"]
+    columns = AUDIT_COLUMNS if host_metadata is None else [*AUDIT_COLUMNS, "metadata"]
 
-        def aside(frames: pl.DataFrame) -> pl.DataFrame:
-            if "metadata" not in frames.columns:  # (taken from the footers)
-                return frames
-            host_metadata.append(metadata_pairs(frames.lazy()).collect())
-            return frames.drop("metadata")
+    def aside(frames: pl.DataFrame) -> pl.DataFrame:
+        """On the reading thread: the values checked (checked_values), the metadata pairs taken."""
+        frames = checked_values(frames, dataset, since)
+        if host_metadata is None or "metadata" not in frames.columns:  # (none asked, or from the footers)
+            return frames
+        host_metadata.append(metadata_pairs(frames.lazy()).collect())
+        return frames.drop("metadata")
 
     batches = event_batches(dataset, since=since, batch_rows=batch_rows, columns=columns,
                             footer_metadata=host_metadata)
@@ -365,6 +367,23 @@ def collect_traces(
 
 
 METADATA_PAIRS_SCHEMA = {"host": pl.String, "key": pl.String, "value": pl.String}
+
+
+def checked_values(frames: pl.DataFrame, dataset: EventsInput, since: str | dt.datetime | None = None) -> pl.DataFrame:
+    """`frames` (a batch of `dataset`'s events) when they break none of the data model's value
+    rules (tracer.schema.event_value_rules), else the SchemaError naming the first file of
+    the dataset that breaks one, its column and row: read again only then, file by file."""
+    problem = event_value_problem(frames)
+    if problem is None:
+        return frames
+    column = problem[0]
+    if not isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
+        since_dt = parse_since(since)
+        for f in event_files(dataset, since=since_dt.date().isoformat() if since_dt else None):
+            rows = _scan_files([str(f)]).filter(since_filter(since_dt)).select(column).collect()
+            if (found := event_value_problem(rows)) is not None:
+                raise SchemaError(str(f), *found)
+    raise SchemaError("events", *problem)
 
 
 def metadata_pairs(events: pl.LazyFrame) -> pl.LazyFrame:
@@ -584,12 +603,14 @@ def event_batches(
     keeps the column, for the caller to take its pairs from (metadata_pairs)."""
     since_dt = parse_since(since)
     if isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
-        yield _narrow(dataset.lazy().filter(since_filter(since_dt)), columns)
+        lf = dataset.lazy().filter(since_filter(since_dt))
+        yield _narrow(lf.with_columns(host_qualified_ids()) if _has_ids(lf) else lf, columns)
         return
     files = event_files(dataset, since=since_dt.date().isoformat() if since_dt else None)
     batch: list[str] = []
     rows = 0
     stored = False  # a file storing the host column itself (else hive partitioning gives it)
+    named = True  # every file's trace ids start with its host's name (_ids_name_their_host)
     # A closed day compacted across hosts (tracer.schema's day layout) is a few day files in
     # one date directory, each holding whole hosts: a batch may end between two of them. Not
     # while late partitions (date=D/host=H) sit beside them: a host's late rows must meet its
@@ -610,21 +631,24 @@ def event_batches(
 
     def scan() -> pl.LazyFrame:
         lf = _scan_files(batch, stored).filter(since_filter(since_dt))
+        if not named:
+            lf = lf.with_columns(host_qualified_ids())
         if pairs is None:
             return _narrow(lf, columns)
         footer_metadata.append(pl.DataFrame(pairs, schema=METADATA_PAIRS_SCHEMA, orient="row").unique())
         return _narrow(lf, [c for c in columns if c != "metadata"])
 
     last: Path | None = None
-    for f, (num_rows, has_host, found) in zip(files, _validated(files, summarised, since_ns), strict=True):
+    for f, (num_rows, has_host, found, ids_named) in zip(files, _validated(files, summarised, since_ns), strict=True):
         here = unit(f)
         if rows >= batch_rows and here != last:
             yield scan()
-            batch, rows, stored, pairs = [], 0, False, [] if summarised else None
+            batch, rows, stored, named, pairs = [], 0, False, True, [] if summarised else None
         batch.append(str(f))
         last = here
         rows += num_rows
         stored = stored or has_host
+        named = named and ids_named
         if pairs is not None:
             if found is None:
                 pairs = None  # (this batch decodes the column)
@@ -635,22 +659,22 @@ def event_batches(
 
 
 def _validated(files: list[Path], summaries: bool = False,
-               since_ns: int | None = None) -> Iterator[tuple[int, bool, list[tuple] | None]]:
+               since_ns: int | None = None) -> Iterator[tuple[int, bool, list[tuple] | None, bool]]:
     """validate_file over the files, footers read by a few threads (a footer read is mostly
     I/O wait, and a fleet-day is 10,000+ files), in file order; errors surface in order.
-    Yields (rows, stores a host column, metadata pairs) per file, the pairs those of the
-    footer's summary (trace_metadata_pairs, from rows starting at `since_ns` or later) when
-    `summaries`, else None. The footers themselves are dropped in the worker, since the pool
+    Yields (rows, stores a host column, metadata pairs, trace ids name the host) per file, the
+    pairs those of the footer's summary (trace_metadata_pairs, from rows starting at `since_ns`
+    or later) when `summaries`, else None; the last _ids_name_their_host's. The footers themselves are dropped in the worker, since the pool
     runs ahead of the batches and 10,000 footers held at once cost ~170 MiB that stayed in the
     process (fragmented) for the rest of the audit."""
     from tracer.pools import thread_pool
 
-    def check(part: list[Path]) -> list[tuple[int, bool, list[tuple] | None]]:
+    def check(part: list[Path]) -> list[tuple[int, bool, list[tuple] | None, bool]]:
         out = []
         for f in part:
             meta = validate_file(f, "events")
             found = trace_metadata_pairs(meta, f, since_ns) if summaries else None
-            out.append((meta.num_rows, "host" in meta.schema.names, found))
+            out.append((meta.num_rows, "host" in meta.schema.names, found, _ids_name_their_host(meta, f)))
         return out
 
     # a task per 64 files, not per file: a task per file cost more CPU in futures and GIL
@@ -659,6 +683,62 @@ def _validated(files: list[Path], summaries: bool = False,
     with thread_pool(4, "footers") as pool:  # a stop cancels the queued checks (tracer.pools)
         for part in pool.map(check, (files[i:i + step] for i in range(0, len(files), step))):
             yield from part
+
+
+# A trace id names a trace on its host: the data model's record key is (host, trace_id, seq).
+# The tracer's and the simulator's ids start with "<host>:" and so are unique across hosts, but
+# another collector may number each host's traces from 1, and the audit's per-trace steps (runs,
+# group-bys, joins, the findings' filters) key on the id alone: two hosts' "t1" would be one
+# trace. So an id that does not start with its host's name is read as "<host>HOST_MARK<id>"
+# (host_qualified_ids), and what the audit writes has the mark taken off again (own_trace_ids).
+# A control character: no id is taken for another, and the original is the text after it.
+HOST_MARK = "\x1f"
+
+
+def host_qualified_ids() -> pl.Expr:
+    """trace_id, unique across hosts: as it is when it starts with "<host>:", else "<host>\\x1f<id>"."""
+    tid, host = pl.col("trace_id"), pl.col("host").cast(pl.String)
+    return (pl.when(tid.str.starts_with(pl.concat_str(host, pl.lit(":")))).then(tid)
+            .otherwise(pl.concat_str(host, pl.lit(HOST_MARK), tid)).alias("trace_id"))
+
+
+def own_trace_ids(frame: pl.DataFrame, column: str = "trace_id") -> pl.DataFrame:
+    """`frame` with `column` (trace ids host_qualified_ids made) as the data names them."""
+    ids = frame.get_column(column)
+    if ids.is_empty() or not ids.str.contains(HOST_MARK, literal=True).any():
+        return frame
+    return frame.with_columns(ids.str.splitn(HOST_MARK, 2).struct.field("field_1").fill_null(ids).alias(column))
+
+
+def _has_ids(lf: pl.LazyFrame) -> bool:
+    return {"trace_id", "host"} <= set(lf.collect_schema().names())
+
+
+def _ids_name_their_host(meta: Any, path: Path) -> bool:
+    """Whether every trace id of a dataset file (`meta`: its footer) starts with "<host>:", the
+    host its directory names, shown by the footer's statistics alone (no data read): the ids
+    starting with a prefix are one interval of the text order, so a row group whose least and
+    greatest id start with it has no other. False when that cannot be shown (no statistics, a
+    file storing its host column: a day file of many hosts), and the batch's ids are checked a
+    row at a time instead (host_qualified_ids)."""
+    host = partition_values(path).get("host")
+    if meta.num_rows == 0:
+        return True
+    if host is None or "host" in meta.schema.names or meta.num_row_groups == 0:
+        return False
+    prefix = host + ":"
+    first = meta.row_group(0)
+    where = next((j for j in range(first.num_columns) if first.column(j).path_in_schema == "trace_id"), None)
+    if where is None:
+        return False
+    for i in range(meta.num_row_groups):
+        stats = meta.row_group(i).column(where).statistics
+        if stats is None or not stats.has_min_max:
+            return False
+        low, high = stats.min, stats.max
+        if not (isinstance(low, str) and isinstance(high, str) and low.startswith(prefix) and high.startswith(prefix)):
+            return False
+    return True
 
 
 # read as categoricals (integer codes) as the batch is decoded: a per-frame text column of which the
@@ -776,7 +856,7 @@ class GoodTraceBaseline(ParamsMixin):
         """Accumulate the good rows of one batch of events. The filter runs inside the scan, and
         `arg` is decoded only when some trace lacks a `command` (per_trace_table's fallback)."""
         good = X.lazy().filter(pl.col("kind").is_in(list(self.good_kinds)))
-        frames = good.select(RUN_COLUMNS).collect(engine="streaming")
+        frames = checked_values(good.select(RUN_COLUMNS).collect(engine="streaming"), X)
         runs = _trace_runs(frames)
         if runs is None:
             frames, runs = _runs_without_repeats(good.select(FIT_COLUMNS).collect(engine="streaming"))

@@ -78,6 +78,7 @@ from tracer.schema import (
     PARTITION_COLUMNS,
     TABLES,
     check_counts,
+    check_event_table,
     conform,
     counter_buckets_for,
     counter_buckets_path,
@@ -560,6 +561,9 @@ def _read_valid(path: Path, table: str, host: str | None = None) -> pa.Table:
     # counts no interval can hold (failures above invocations): a failure rate over 1 for
     # every later reader of the dataset, so the snapshot is quarantined with the row named
     check_counts(data, table, shown(path))
+    # values no call tree holds (a kind outside good/failure/full, a negative depth): read
+    # silently by every later reader, so quarantined as the counts are
+    check_event_table(data, table, shown(path))
     return data
 
 

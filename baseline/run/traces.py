@@ -28,6 +28,8 @@ from tracer.errors import SchemaError, TracebaseError, printable
 from tracer.inputs import input_paths
 from tracer.schema import (
     EVENTS,
+    check_event_table,
+    column_value_problem,
     conform,
     cut_off_tids,
     not_utf8,
@@ -171,6 +173,8 @@ class _File:
         if name in self.present:
             known = self.constant(name)
             if known is not None:
+                if (wrong := column_value_problem(name, known)) is not None:  # one kind no trace has
+                    raise SchemaError(self.path, name, *wrong)
                 return known
             try:
                 with open(self.path, "rb") as fh:  # Python opens any file name (see validate_file)
@@ -183,6 +187,8 @@ class _File:
             # the diff, as a UnicodeDecodeError (~10 ms per million distinct paths)
             if (why := not_utf8(col)) is not None:
                 raise SchemaError(self.path, name, "UTF-8 strings", f"bytes that are not UTF-8 ({why})")
+            if (wrong := column_value_problem(name, col)) is not None:  # a kind no trace has, a negative depth
+                raise SchemaError(self.path, name, *wrong)
             return col
         if name in self.restored:  # a partition key: the directory names it (host=<h>)
             return pa.array([self.restored[name]] * self.num_rows, pa.string())
@@ -331,6 +337,7 @@ def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
         # exit_status and metadata ride along for exit_statuses and cut_off_threads (not
         # analysis columns)
         frame = conform(src, "events").select([*columns, *OUTCOME_COLUMNS, "exit_status", "metadata"])
+        check_event_table(frame, "events", "<events frame>")
         table = EventColumns([_Side([_Frame(frame)], columns)], columns)
     else:  # files/directories: polars is not needed (nor imported by this module)
         given = [(p, [_File(f) for f in parquet_files(p)]) for p in input_paths(src)]
