@@ -32,6 +32,7 @@ from scenarios import (
     real_twentyfirst,
     real_twentyfourth,
     real_twentysecond,
+    real_twentyseventh,
     real_twentysixth,
     real_twentythird,
 )
@@ -90,6 +91,8 @@ SETS: list[RealSet] = [
             real_twentyfifth.quiet_teardown),
     RealSet("real_twentysixth", real_twentysixth.REAL_TWENTYSIXTH, real_twentysixth.QUIET_TWENTYSIXTH,
             real_twentysixth.quiet_teardown),
+    RealSet("real_twentyseventh", real_twentyseventh.REAL_TWENTYSEVENTH, real_twentyseventh.QUIET_TWENTYSEVENTH,
+            real_twentyseventh.quiet_teardown),
 ]
 
 
