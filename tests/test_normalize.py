@@ -69,6 +69,32 @@ def test_search_path_walk_is_masked_but_a_missing_file_is_not():
     assert df.get_column("npath").to_list() == paths
 
 
+# execvp trying $PATH's entries: directories that differ only in digits are one template
+# (site<n>/bin), but a lookup of the same name in each is still a walk; the same template in one
+# directory (log1, then log2) is two files, no walk.
+EXECVP_WALK = [
+    ("t", 1, 1, None, "launch", "execve", "ENOENT", "/opt/site0/bin/jobtool"),
+    ("t", 1, 1, None, "launch", "execve", "ENOENT", "/opt/site1/bin/jobtool"),
+    ("t", 1, 1, None, "launch", "execve", "ENOENT", "/opt/site2/bin/jobtool"),
+    ("t", 1, 1, None, "launch", "execve", None, "/opt/bin/jobtool"),
+    ("t", 1, 1, None, "jobtool", "openat", "ENOENT", "/var/log/job/run1.log"),
+    ("t", 1, 1, None, "jobtool", "openat", None, "/var/log/job/run2.log"),
+    ("t", 1, 1, None, "jobtool", "openat", "ENOENT", "/tmp/tmp.Xa9Zq1b2c3/out"),
+    ("t", 1, 1, None, "jobtool", "write", None, None),
+]
+
+
+def test_walk_through_directories_one_template_masks_every_miss():
+    table = _frame(EXECVP_WALK)
+    p = prepare(table, np.zeros(table.num_rows, dtype=np.int64))
+    paths = [p.path_string(int(k)) for k in p.pathkey]
+    assert paths == ["<search>/jobtool"] * 3 + ["/opt/bin/jobtool", "/var/log/job/run<n>.log",
+                                                 "/var/log/job/run<n>.log", "/tmp/tmp<rand>/out", None]
+    # the frame-level twin agrees, on a frame polars read (its strings are no plain Arrow strings)
+    df = normalize_events(pl.from_arrow(table).with_columns(pl.col("path").cast(pl.Categorical).cast(pl.String)))
+    assert df.get_column("npath").to_list() == paths
+
+
 # ld.so (glibc 2.33+) stats each hwcaps subdirectory a library was not found in before it
 # tries the next one: the check of the failed lookup's own directory is part of the walk.
 LOADER_WALK = [

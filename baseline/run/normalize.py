@@ -685,7 +685,8 @@ def _mapped(df: pl.DataFrame, col: str, rules: list[tuple[str, str]], out: str) 
     import polars as pl
 
     uniq = df.select(pl.col(col).unique()).drop_nulls()
-    arrow = uniq.get_column(col).cast(pl.String).to_arrow()
+    # (polars hands strings over as large or view strings; the rules' kernels take plain ones)
+    arrow = uniq.get_column(col).cast(pl.String).to_arrow().cast(pa.string())
     mapped = normalize_paths(arrow) if rules is PATH_RULES else apply_rules(arrow, rules)
     uniq = uniq.with_columns(pl.Series(out, mapped, dtype=pl.String))
     return df.join(uniq, on=col, how="left", nulls_equal=False)
@@ -711,17 +712,26 @@ def normalize_events(df: pl.DataFrame, stream_keys: tuple[str, ...] = ("trace_id
         same_stream2 = same_stream2 & (pl.col(key).shift(-2) == pl.col(key))
     base = pl.col("npath").str.extract(r"([^/]+)/*$", 1)
     dirname = pl.col("npath").str.extract(r"^(.*)/[^/]+/*$", 1)
+    raw_base = pl.col("path").str.extract(r"([^/]+)/*$", 1)
+    raw_dir = pl.col("path").str.extract(r"^(.*)/[^/]+/*$", 1)
+
+    def other_directory(k: int) -> pl.Expr:
+        """The lookup k rows on is in another directory: as templates, or as written when the
+        two are one template (prepare's `walks_on`)."""
+        return ((dirname.shift(-k) != dirname)
+                | ((raw_dir.shift(-k) != raw_dir) & (raw_base.shift(-k) == raw_base))).fill_null(False)
+
     # the next lookup of the walk: the next row, or the one after it when the next row checks
     # the failed lookup's own directory (ld.so, see `_after_directory_check`)
     checks_dir = same_stream.fill_null(False) & (pl.col("npath").shift(-1) == dirname).fill_null(False)
     searching = pl.col("errno").is_in(SEARCH_ERRNOS) & pl.when(checks_dir).then(
         same_stream2.fill_null(False)
         & (base.shift(-2) == base).fill_null(False)
-        & (dirname.shift(-2) != dirname).fill_null(False)
+        & other_directory(2)
     ).otherwise(
         same_stream.fill_null(False)
         & (base.shift(-1) == base).fill_null(False)
-        & (dirname.shift(-1) != dirname).fill_null(False)
+        & other_directory(1)
     )
     return df.with_columns(
         pl.when(searching).then(pl.lit(SEARCH_DIR + "/") + base).otherwise(pl.col("npath")).alias("npath")
@@ -1682,17 +1692,31 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         ok = nxt >= 0
         failed, nxt = failed[ok], nxt[ok]
         del ok
-        keep = (npath[nxt] >= 0) & (npath[nxt] != npath[failed])
+        # (the raw paths too: $PATH's site0/bin and site1/bin are one template, site<n>/bin)
+        keep = (npath[nxt] >= 0) & ((npath[nxt] != npath[failed]) | (raw_path[nxt] != raw_path[failed]))
         failed, nxt = failed[keep], nxt[keep]
         pairs = list(zip(failed.tolist(), nxt.tolist(), strict=True))
         split: dict[int, tuple[str, str]] = {}
         for code in unique_ints(np.r_[npath[failed], npath[nxt]]).tolist():
             split[code] = os.path.split(npath_values[code].rstrip("/"))
+
+        def walks_on(i: int, j: int, npath: np.ndarray = npath) -> bool:
+            """Row j looks up row i's file name in another directory: their templates' names
+            agree and their directories differ -- as templates, or, where the two are one
+            template, as written (the same name in two directories the digits mask alike)."""
+            (d0, b0), (d1, b1) = split[int(npath[i])], split[int(npath[j])]
+            if not b0 or b0 != b1:
+                return False
+            if d0 != d1:
+                return True
+            (r0, n0), (r1, n1) = (os.path.split(raw_values.arrow[int(raw_path[k])].as_py().rstrip("/")) for k in (i, j))
+            return n0 == n1 and r0 != r1
+
         checked: list[int] = []  # failed lookups whose next call checks their own directory
         check_rows: list[int] = []  # ... and those checks
         for i, j in pairs:
             (d0, b0), (d1, b1) = split[int(npath[i])], split[int(npath[j])]
-            if b0 and b0 == b1 and d0 != d1:
+            if walks_on(i, j):
                 search_rows.append(i)
                 search_keys.append(SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index)))
             elif b0 and b1 == os.path.basename(d0) and d1 == os.path.dirname(d0):
@@ -1711,14 +1735,14 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
             for code in unique_ints(npath[nxt]).tolist():
                 split.setdefault(code, os.path.split(npath_values[code].rstrip("/")))
             for i, j in zip(failed.tolist(), nxt.tolist(), strict=True):
-                (d0, b0), (d1, b1) = split[int(npath[i])], split[int(npath[j])]
-                if b0 and b0 == b1 and d0 != d1:
+                if walks_on(i, j):
+                    b0 = split[int(npath[i])][1]
                     search_rows.append(i)
                     search_keys.append(SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index)))
             by_row = np.argsort(np.array(search_rows, dtype=np.int64), kind="stable").tolist()
             search_rows = [search_rows[k] for k in by_row]
             search_keys = [search_keys[k] for k in by_row]
-        del failed, nxt, keep
+        del failed, nxt, keep, walks_on
     base_values = Values(pa.array(list(base_index), type=pa.string()))
     # Per row only the raw path codes are kept: the normalised path is looked up through them.
     del npath
