@@ -36,16 +36,10 @@ QUIET: list[Outcome] = []
 
 KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
-_COMPILEALL_RACE = (
-    "compileall -j 4: the four ProcessPoolExecutor workers race to make each __pycache__ (py_compile's "
-    "os.makedirs(exist_ok=True) swallows EEXIST for every loser); which worker wins varies from run to run "
-    "(strace over 6 good runs: pkg/core/__pycache__ made by the 2nd, 3rd or 4th process, the others' mkdirs "
-    "EEXIST, counts per worker varying), and in about one good run in six the differ names a loser's swallowed "
-    "mkdir EEXIST of pkg/core/__pycache__ (or plugins/) as the bifurcation of a run that exited 0")
-FLAKY_QUIET: dict[str, str] = {
-    "t27_compileall_plugins_root_owned": _COMPILEALL_RACE,  # its third good run against the first two
-    "t27_compileall_workers": _COMPILEALL_RACE,
-}
+# compileall -j 4's workers race to make each __pycache__ (py_compile's makedirs, EEXIST caught):
+# named ~1 good run in 6 as the set was written (FLAKY_QUIET); an EEXIST on a directory the run
+# made before is that directory now (diff._made_earlier_in_run, tests/test_diff_mkdir_races.py)
+FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_TWENTYSEVENTH if s.name not in BENCH_ONLY]
 TESTED_QUIET = [c for c in QUIET_TWENTYSEVENTH if c.name not in QUIET_BENCH_ONLY]
 TOOLS = ("prove", "perl", "pod2man", "python3", "xgettext", "msgcat", "gencat", "bc", "jar", "bzip2recover",

@@ -2933,17 +2933,44 @@ def _existing_directories(p: Prepared) -> tuple[np.ndarray, np.ndarray]:
     if not len(mkdirs) or not len(stats) or not len(eexist):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     cand = np.flatnonzero(code_in(p.errno, eexist, len(p.errno_values)))
-    cand = cand[np.isin(p.probe[cand], mkdirs) & (cand + 1 < len(p))]
+    cand = cand[np.isin(p.probe[cand], mkdirs) & (cand + 1 < len(p)) & (p.plainpath[cand] >= 0)]
     nxt = cand + 1
-    ok = (np.isin(p.probe[nxt], stats) & (p.errno[nxt] < 0) & (p.sid[nxt] == p.sid[cand])
-          & (p.plainpath[nxt] == p.plainpath[cand]) & (p.plainpath[cand] >= 0))
-    cand, nxt = cand[ok], nxt[ok]
+    checked = (np.isin(p.probe[nxt], stats) & (p.errno[nxt] < 0) & (p.sid[nxt] == p.sid[cand])
+               & (p.plainpath[nxt] == p.plainpath[cand]))
+    raced = ~checked & _made_earlier_in_run(p, cand, mkdirs)
+    cand, nxt, checked = cand[checked | raced], nxt[checked | raced], checked[checked | raced]
     # only where a good run created the directory (where the good runs found it too, the
     # EEXIST is theirs as well: nothing to reinterpret)
     nb = _bad_row_count(p)
     made = _good_rows_where(code_in(p.probe[nb:], mkdirs, len(p.probe_values)) & (p.errno[nb:] < 0), nb)
     ok = np.isin(_call_keys(p, cand), _call_keys(p, made))
-    return cand[ok], nxt[ok]
+    return cand[ok], nxt[ok & checked]
+
+
+def _made_earlier_in_run(p: Prepared, rows: np.ndarray, mkdirs: np.ndarray) -> np.ndarray:
+    """For each mkdir row failing EEXIST (`rows`): whether its run made that directory before
+    it -- a successful mkdir of the path, earlier in the trace, by any of its threads. Workers
+    racing to make one directory (py_compile's os.makedirs under compileall -j, its
+    FileExistsError caught, no check after it): which of them makes it is their timing, and
+    the losers' EEXIST is the winner's directory. A directory in the path's place before the
+    run started (an earlier run's, a file) has no such mkdir: it stays an error."""
+    out = np.zeros(len(rows), dtype=bool)
+    if not len(rows):
+        return out
+    path = p.plainpath[rows]
+    made = np.flatnonzero(np.isin(p.plainpath, path) & (p.errno < 0))
+    made = made[np.isin(p.probe[made], mkdirs)]
+    if not len(made):
+        return out
+    tkey = np.asarray(p.tkey[made]).astype(np.int64)
+    first: dict[tuple[int, int], int] = {}
+    for t, q, seq in zip(tkey.tolist(), p.plainpath[made].tolist(), p.seq[made].tolist(), strict=True):
+        if seq < first.get((t, q), seq + 1):
+            first[(t, q)] = seq
+    for i, (t, q, seq) in enumerate(zip(np.asarray(p.tkey[rows]).astype(np.int64).tolist(), path.tolist(),
+                                         p.seq[rows].tolist(), strict=True)):
+        out[i] = first.get((t, q), seq) < seq
+    return out
 
 
 def _known_errors_after_new(regions: align.Regions, novel: np.ndarray, b_cls: np.ndarray, b_oc: np.ndarray,
