@@ -172,6 +172,11 @@ def test_cli_coverage(tmp_path):
                                  "--nccl-logs", str(log), str(log), str(tmp_path / "*.log"),
                                  "--out", str(tmp_path / "out2"))
     assert status == 0 and "74% of 99 app failures on probed functions" in again, again + err
+    # a glob matching nothing (a typo, a week without logs) is said, not taken silently for no logs
+    status, again, err = run_cli("coverage", str(root), "--week", "2026-W48", "--probes", str(PROBE_SET),
+                                 "--nccl-logs", str(log), str(tmp_path / "ncl-*.log"), "--out", str(tmp_path / "out3"))
+    assert status == 0 and "74% of 99 app failures on probed functions" in again, again + err
+    assert f"warning: {tmp_path}/ncl-*.log: a glob that matched no file (no application failures read from it)" in err
     status, _, err = run_cli("coverage", str(root), "--week", "someday")
     assert status == 2 and err == "baseline: error: --week: expected an ISO week like 2026-W48 or a date, found 'someday'\n"
     status, _, err = run_cli("coverage", str(root), "--probes", str(tmp_path / "none.yaml"))

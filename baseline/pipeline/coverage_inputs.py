@@ -113,6 +113,12 @@ def expand_paths(patterns: Iterable[str | os.PathLike]) -> list[Path]:
     return out
 
 
+def unmatched_globs(patterns: Iterable[str | os.PathLike]) -> list[str]:
+    """The glob patterns among `patterns` matching no file (a typo, or a week without logs):
+    expand_paths takes them for nothing, and the report said nothing of them."""
+    return [printable(p) for p in map(str, patterns) if glob.has_magic(p) and not glob.glob(p)]
+
+
 def _binary(path: Path) -> bool:
     """A NUL byte in the file's first 8 KiB (what grep and git call binary). A Parquet
     app_failures file is binary by design: its magic bytes say so."""

@@ -27,7 +27,10 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from baseline.pipeline.coverage_inputs import expand_paths  # light: the CLI checks the paths first
+from baseline.pipeline.coverage_inputs import (  # light: the CLI checks the paths first
+    expand_paths,
+    unmatched_globs,
+)
 from tracer.errnos import errno_name
 from tracer.errors import TracebaseError
 from tracer.schema import polars_schema, read
@@ -192,7 +195,7 @@ class ParseProblem:
     text: str
 
     def __str__(self) -> str:
-        return f"{self.source}: {self.reason}: {self.text[:120]!r}"
+        return f"{self.source}: {self.reason}: {self.text[:120]!r}" if self.text else f"{self.source}: {self.reason}"
 
 
 @dataclass
@@ -288,6 +291,9 @@ def load_app_failures(paths: Iterable[str | os.PathLike]) -> ParsedLog:
     frames: list[pl.DataFrame] = []
     problems: list[ParseProblem] = []
     lines = ignored = 0
+    paths = list(paths)
+    problems.extend(ParseProblem(p, "a glob that matched no file (no application failures read from it)", "")
+                    for p in unmatched_globs(paths))
     for path in expand_paths(paths):
         if path.suffix == ".parquet":
             frames.append(read(path, "app_failures"))
