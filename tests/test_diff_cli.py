@@ -392,3 +392,24 @@ def test_a_bad_trace_of_another_command_is_said(tmp_path):
     assert other.warnings == ["the BAD trace ran './job.sh', the GOOD traces 'ls /tmp': a diff of different commands"]
     same = diff_traces(goods, trace(tmp_path / "b2.parquet", "ls /tmp", "b2"))
     assert same.warnings == [] and not same.anomaly
+
+
+def test_a_trace_holding_its_rows_twice_reads_as_once(capsys, tmp_path):
+    """Every row twice (a file re-sent and concatenated, at-least-once shipping): each (trace,
+    seq) counts once, its first copy (tracer.schema.RECORD_KEY). The doubled trace read as a
+    thread doing everything twice: two good runs' copies were 'no anomaly' for nothing, and a
+    doubled good run against a bad one was named at its first repeated frame."""
+    good = trace_frame("g1")
+    failing = PROGRAM[:3] + [("openat", "EACCES", "/srv/in.txt"), ("write", None, None), ("exit_group", None, None)]
+    bad = trace_frame("b1", failing, pid=88)
+    once = [write(tmp_path / "good.parquet", good), write(tmp_path / "bad.parquet", bad)]
+    twice = [write(tmp_path / "good2.parquet", good, good), write(tmp_path / "bad2.parquet", bad, bad)]
+    status, expect, _ = run_cli(capsys, "diff", *once, "--json")
+    assert status == 1
+    for pair in ((once[0], twice[1]), (twice[0], once[1]), twice):
+        status, out, _ = run_cli(capsys, "diff", *pair, "--json")
+        got, want = json.loads(out), json.loads(expect)
+        assert status == 1 and got["bifurcation"] == want["bifurcation"] and got["events"] == want["events"], out
+    same = write(tmp_path / "same2.parquet", trace_frame("b0", pid=77), trace_frame("b0", pid=77))
+    status, out, _ = run_cli(capsys, "diff", twice[0], same)
+    assert status == 0 and out.startswith("no anomaly"), out

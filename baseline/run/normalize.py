@@ -1555,7 +1555,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     from the local table as soon as they are consumed, so when the caller hands over its
     only reference (as baseline.run.diff does) their Arrow buffers are freed along the way.
     """
-    n = table.num_rows
+    n = n_source = table.num_rows
     read_ahead_for_prepare(table)
     tid = table.column("tid")
     if tid.null_count:  # pid stands in for a missing tid (read only then)
@@ -1583,6 +1583,19 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         order = np.lexsort((seq, stream_of))
         if n < 2**31:
             order = order.astype(np.int32)
+        # A record delivered twice (a trace file holding its rows twice: at-least-once shipping,
+        # two copies concatenated) counts once, its first copy (tracer.schema.RECORD_KEY): its
+        # repeated frames read as a thread doing everything twice. The sort is stable, so the
+        # first copy of a (trace, thread, seq) comes first.
+        again = np.zeros(n, dtype=bool)
+        again[1:] = (seq[order[1:]] == seq[order[:-1]]) & (stream_of[order[1:]] == stream_of[order[:-1]])
+        if again.any():
+            order = order[~again]
+            n = len(order)
+            counts = np.bincount(stream_of[order], minlength=len(counts))
+            starts = np.zeros(len(counts), dtype=np.int64)
+            np.cumsum(counts[:-1], out=starts[1:])
+        del again
     # Columns constant within a stream are stored once per stream (see PerStream).
     head = order[starts]  # the source row of each stream's first row
     s_tid, s_tkey = tid[head].astype(np.int32), tkey[head]
@@ -1636,7 +1649,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         del col  # (a copy when the column has several chunks: the Arrow buffers go now)
         first = values[head].astype(np.int32)
         if not exact or all(np.array_equal(values[a : a + _BLOCK], first[stream_of[a : a + _BLOCK]])
-                            for a in range(0, n, _BLOCK)):  # (a block at a time: no per-row temporaries)
+                            for a in range(0, n_source, _BLOCK)):  # (a block at a time: no per-row temporaries)
             return PerStream(first, starts, n)
         return take(values.astype(np.int32, copy=False), order)
 
@@ -1669,9 +1682,9 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     del pre_of_raw, final_of_pre
     no_values = Values(pa.array([], type=pa.string()))
     arg = column("arg")
-    narg, narg_values = _coded_paths(arg, order, templates) if arg.null_count < n else (_absent(n), no_values)
+    narg, narg_values = _coded_paths(arg, order, templates) if arg.null_count < n_source else (_absent(n), no_values)
     del arg
-    if "path2" in table.column_names and column("path2").null_count < n:
+    if "path2" in table.column_names and column("path2").null_count < n_source:
         path2, path2_values = _coded_paths(kept["path2"], order, templates)
     else:
         path2, path2_values = _absent(n), no_values
@@ -1752,7 +1765,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     for name in KEPT_COLUMNS:
         if name in table.column_names and name not in kept and name not in ("path", "comm"):
             column(name)
-    kept = {c: kept[c] for c in KEPT_COLUMNS if c in kept and kept[c].null_count < n}
+    kept = {c: kept[c] for c in KEPT_COLUMNS if c in kept and kept[c].null_count < n_source}
     return Prepared(
         table=pa.table(kept) if kept else pa.table({"_": pa.nulls(n)}).drop_columns(["_"]),  # all-null: not kept
         order=order, tkey=PerStream(s_tkey, starts, n), tid=PerStream(s_tid, starts, n), pid=pid, ppid=ppid,
