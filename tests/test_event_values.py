@@ -126,3 +126,19 @@ def test_column_rules_on_arrow_and_polars_agree():
         assert column_value_problem(column, values)[1] == f"{WRONG[column][1][6:]}", column
         assert event_value_problem(pl.DataFrame({column: values.to_pylist()}))[2] == WRONG[column][1][6:]
         assert column_value_problem(column, pa.array([good, None, good])) is None
+
+
+def test_audit_names_a_counters_row_with_more_failures_than_calls(fleet, tmp_path):
+    """A dataset another writer made (no 15-minute summaries beside its counters): a row
+    counting more failures than invocations gave its cell a failure rate over 1; ingest
+    quarantines such a snapshot (check_counts), and the audit now names the file and row."""
+    copy = tmp_path / "fleet"
+    shutil.copytree(fleet, copy)
+    shutil.rmtree(copy / "counter_buckets")
+    target = sorted(dataset_files(copy, "counters"))[1]
+    table = pq.read_table(target)
+    calls = table.column("invocations").to_pylist()
+    _with_value(target, "failures", calls[1] + 3)
+    err = one_line_error(run_shell(f"baseline audit {copy}", tmp_path))
+    assert str(target) in err and "column 'failures'" in err and f"found {calls[1] + 3} failures of {calls[1]}" in err, err
+    assert "in row 1" in err

@@ -12,13 +12,17 @@ from pathlib import Path
 
 import polars as pl
 
+from tracer.errors import SchemaError, TracebaseError
 from tracer.schema import (
     BUCKET_NS,
     BUCKET_WIDTH,
     SNAPSHOT_KEY,
     bucket_cell_aggs,
+    check_counts,
     counted_delta,
     counter_buckets_for,
+    partition_values,
+    read_arrow,
     scan,
     scan_parquet_files,
 )
@@ -66,7 +70,13 @@ def bucket_counters(
         # extra copies' counts are subtracted from their cells
         d = (lf.group_by("host", "snapshot_time").agg(pl.len().alias("_rows"), pl.col("probe").n_unique().alias("_probes"))
              .filter(pl.col("_rows") > pl.col("_probes")).select("host", "snapshot_time"))
-        c, e, d = pl.collect_all([c, e, d], engine="streaming")
+        # a row counting more failures than calls (no snapshot of ours holds one: ingest
+        # quarantines it, tracer.schema.check_counts) gave its cell a failure rate over 1
+        v = (lf.filter((pl.col("failures") > pl.col("invocations")) & (pl.col("invocations") >= 0))
+             .select("host", "snapshot_time", "probe", "invocations", "failures").head(1))
+        c, e, d, v = pl.collect_all([c, e, d, v], engine="streaming")
+        if v.height:
+            raise ImpossibleCounts(*v.row(0))
         if d.height:
             c, e = _without_repeats(lf, d, c, e, t)
         # millions of (host, probe, bucket) cells, few distinct names: categoricals
@@ -190,6 +200,29 @@ def counter_sources(files: list[Path], since: dt.datetime | None = None) -> tupl
     return raw, single, multi
 
 
+class ImpossibleCounts(TracebaseError):
+    """A counters row counting more failures than invocations (host, snapshot, probe, counts);
+    counter_buckets names its file."""
+
+    def __init__(self, host: str, when: dt.datetime, probe: str, invocations: int, failures: int):
+        self.host, self.when, self.probe = str(host), when, str(probe)
+        super().__init__(f"counters of host {self.host} at {when:%Y-%m-%d %H:%M:%S} UTC: column 'failures': expected at "
+                         f"most the row's invocations, found {failures} failures of {invocations} invocations "
+                         f"(probe {self.probe})")
+
+
+def _named_file(err: ImpossibleCounts, files: list[Path]) -> TracebaseError:
+    """`err` with the counters file that holds its row (tracer.schema.check_counts' message)."""
+    for f in files:
+        if partition_values(f).get("host", err.host) != err.host:
+            continue
+        try:
+            check_counts(read_arrow(f, "counters"), "counters", str(f))
+        except SchemaError as named:
+            return named
+    return err
+
+
 def counter_buckets(files: list[Path], since: dt.datetime | None = None,
                     sources: tuple[list[Path], list[Path], list[Path]] | None = None,
                     raw_scans: list[pl.LazyFrame] | None = None,
@@ -203,7 +236,10 @@ def counter_buckets(files: list[Path], since: dt.datetime | None = None,
     calls: list[pl.DataFrame] = []
     errors: list[pl.DataFrame] = []
     if raw:
-        c, e = bucket_counters(raw_scans if raw_scans else counter_scans(raw, since))
+        try:
+            c, e = bucket_counters(raw_scans if raw_scans else counter_scans(raw, since))
+        except ImpossibleCounts as err:
+            raise _named_file(err, raw) from None
         calls.append(c)
         errors.append(e)
     # Hosts with several summaries are merged in memory (file order decides "first" and "last"),
