@@ -112,12 +112,13 @@ def score(truth: pl.DataFrame, findings: pl.DataFrame) -> dict:
         findings.sort(["expected", "score"], descending=[False, True], nulls_last=True)
         .unique(key, keep="first", maintain_order=True)
         .select(
-            *key, pl.col("expected").fill_null(False).alias("f_expected"), "cluster_id",
+            *(pl.col(c).cast(pl.String) for c in key), pl.col("expected").fill_null(False).alias("f_expected"), "cluster_id",
             pl.col("bifurcation_probe").alias("f_bif_probe"), pl.col("bifurcation_errno").alias("f_bif_errno"),
             pl.col("origin_layer").alias("f_origin"),
         )
     )
     t = truth.with_columns(
+        *(pl.col(c).cast(pl.String) for c in key),
         observable=~pl.col("trace_id").str.contains(UNOBSERVED_MARK, literal=True),
         label=pl.col("root_cause").fill_null("(good)"),
     )
