@@ -1128,13 +1128,19 @@ def _cluster_table(clustered: pl.DataFrame, window, recent_fraction: float = 0.2
         .collect()
     )
     if releases is not None and "kernel_release" in clustered.columns:
+        # a release some host updated to in the window is new for the hosts that joined the
+        # fleet running it too (a rolling re-image: the cluster's hosts that came up on it), so
+        # long as some host of the cluster failed on it only after its own update
         rel = releases.select(pl.col("host").cast(clustered.schema["host"]),
-                              pl.col("kernel_release").cast(clustered.schema["kernel_release"]), "new_release")
+                              pl.col("kernel_release").cast(clustered.schema["kernel_release"]),
+                              pl.col("new_release").alias("_switched"),
+                              pl.col("new_release").any().over("kernel_release").alias("new_release"))
         joined = lf.join(rel.lazy(), on=["host", "kernel_release"], how="left").with_columns(
-            pl.col("new_release").fill_null(False))
+            pl.col("new_release", "_switched").fill_null(False))
         upd = (
             joined.group_by("cluster_id")
-            .agg((pl.col("weight") * pl.col("new_release")).sum().alias("_new"), pl.col("weight").sum().alias("_all"))
+            .agg((pl.col("weight") * (pl.col("new_release") & pl.col("_switched").any())).sum().alias("_new"),
+                 pl.col("weight").sum().alias("_all"))
             .join(_first_mode(joined.filter(pl.col("new_release")), "kernel_release").rename({"kernel_release": "_release"}),
                   on="cluster_id", how="left")
             .collect()
