@@ -698,7 +698,8 @@ HOST_MARK = "\x1f"
 def host_qualified_ids() -> pl.Expr:
     """trace_id, unique across hosts: as it is when it starts with "<host>:", else "<host>\\x1f<id>"."""
     tid, host = pl.col("trace_id"), pl.col("host").cast(pl.String)
-    return (pl.when(tid.str.starts_with(pl.concat_str(host, pl.lit(":")))).then(tid)
+    # (a row without a host keeps its id: there is nothing to qualify it by)
+    return (pl.when(host.is_null() | tid.str.starts_with(pl.concat_str(host, pl.lit(":")))).then(tid)
             .otherwise(pl.concat_str(host, pl.lit(HOST_MARK), tid)).alias("trace_id"))
 
 
