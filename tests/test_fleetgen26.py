@@ -20,7 +20,6 @@ from __future__ import annotations
 from datetime import datetime
 
 import polars as pl
-import pytest
 from fleet_harness import (
     assert_errno_from_reference,
     assert_every_cause_found,
@@ -164,11 +163,11 @@ JOB_PROVENANCE = (
     "A limit of the documented rule, not a misreading of it")
 
 
-@pytest.mark.xfail(strict=True, reason=JOB_PROVENANCE)
 def test_the_cluster_names_where_its_jobs_came_from(fleet26):
     """The one thing that tells login03's fault from a fleet-wide one is the jobs' origin: the
     EPERM cluster should say its jobs share submit_host=login03 (as a cluster of one driver's
-    hosts says `| hosts share gpu_driver=...`)."""
+    hosts says `| hosts share gpu_driver=...`). A strict xfail as written (JOB_PROVENANCE); the
+    audit's job-level rule (audit.name_shared_job_metadata) names it now."""
     _, _, result, _ = fleet26
     rows = result.clusters.filter(pl.col("signature").str.contains("ib_umem_get EPERM", literal=True))
     assert rows.height == 1 and "submit_host=login03" in rows["signature"][0], rows

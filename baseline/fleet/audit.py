@@ -1064,6 +1064,74 @@ def name_shared_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, metadat
             .drop("_shared"))
 
 
+# A value every failing job of a cluster carries names it when that many jobs would so seldom
+# share it by chance: (share of the jobs on the cluster's hosts carrying it) ** (the cluster's
+# jobs) at most JOB_CHANCE, over at least JOB_MIN jobs. The second read it takes is bounded by
+# JOB_READ_HOSTS hosts (over that, no job-level name is looked for).
+JOB_CHANCE = 1e-3
+JOB_MIN = 3
+JOB_READ_HOSTS = 2000
+
+
+def name_shared_job_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, metadata: pl.DataFrame,
+                             read_jobs: Callable[[list[str]], pl.DataFrame]) -> pl.DataFrame:
+    """The clusters whose failing jobs all carry one job-metadata value that the jobs of their
+    hosts seldom share say so ("| jobs share submit_host=login03 (52 of 52 jobs; 110 of 332 on
+    its hosts)"): a login node's limits push kills the jobs submitted there on whichever hosts
+    they ran (tests/fleetgen26), where the hosts share nothing -- what name_shared_metadata
+    compares. `metadata`: the hosts' (host, key, value) pairs of the events pass, which pick the
+    candidates (a value every host of the cluster shows) before `read_jobs(hosts)` (job_id,
+    key, value of every job on those hosts: model.job_metadata) is read, for those only."""
+    if clusters.is_empty() or metadata.is_empty() or "job_id" not in findings.columns:
+        return clusters
+    opened = (findings.lazy().filter(pl.col("cluster_id").is_not_null())
+              .select("cluster_id", pl.col("host", "job_id").cast(pl.String)).collect())
+    sizes = opened.group_by("cluster_id").agg(pl.col("host").n_unique().alias("_hosts"),
+                                              pl.col("job_id").drop_nulls().n_unique().alias("_jobs"))
+    named = clusters.filter(pl.col("signature").str.contains(" | hosts share ", literal=True))["cluster_id"]
+    sizes = sizes.filter((pl.col("_hosts") >= 2) & (pl.col("_jobs") >= JOB_MIN)
+                         & ~pl.col("cluster_id").is_in(named.cast(sizes.schema["cluster_id"]).implode()))
+    on_hosts = opened.select("cluster_id", "host").unique().join(sizes, on="cluster_id")
+    candidates = (on_hosts.join(metadata.drop_nulls(), on="host")
+                  .group_by("cluster_id", "key", "value").agg(pl.len().alias("_on"), pl.col("_hosts").first())
+                  .filter(pl.col("_on") == pl.col("_hosts")))
+    hosts = on_hosts.join(candidates.select("cluster_id").unique(), on="cluster_id")["host"].unique().to_list()
+    if candidates.is_empty() or len(hosts) > JOB_READ_HOSTS:
+        return clusters
+    jobs = read_jobs(hosts)
+    if jobs.is_empty():
+        return clusters
+    notes: dict[int, str] = {}
+    for (cid,), grp in on_hosts.join(candidates.select("cluster_id").unique(), on="cluster_id").group_by(
+            "cluster_id", maintain_order=True):
+        mine = opened.filter(pl.col("cluster_id") == cid)["job_id"].drop_nulls().unique()
+        # the population: every job with a trace on the cluster's hosts (job_metadata reads them
+        # all; its rows are per job, whichever host), and those carrying each candidate value
+        population = jobs.join(jobs.filter(pl.col("job_id").is_in(mine.implode())).select("key").unique(), on="key")
+        shares = []
+        for key, value in candidates.filter(pl.col("cluster_id") == cid).select("key", "value").iter_rows():
+            with_key = population.filter(pl.col("key") == key)
+            carriers = with_key.filter(pl.col("value") == value)["job_id"].unique()
+            have = int(mine.is_in(carriers.implode()).sum())
+            total, holders = with_key["job_id"].n_unique(), carriers.len()
+            if have != mine.len() or not total or holders >= total:
+                continue
+            if (holders / total) ** have <= JOB_CHANCE:
+                shares.append(f"{key}={value} ({have} of {mine.len()} jobs; {holders} of {total} on its hosts)")
+        if shares:
+            notes[int(cid)] = ", ".join(sorted(shares))
+        del grp
+    if not notes:
+        return clusters
+    note = pl.DataFrame({"cluster_id": list(notes), "_jobs_share": list(notes.values())},
+                        schema={"cluster_id": clusters.schema["cluster_id"], "_jobs_share": pl.String})
+    return (clusters.join(note, on="cluster_id", how="left", maintain_order="left")
+            .with_columns(pl.when(pl.col("_jobs_share").is_not_null())
+                          .then(pl.concat_str([pl.col("signature"), pl.lit(" | jobs share "), pl.col("_jobs_share")]))
+                          .otherwise(pl.col("signature")).alias("signature"))
+            .drop("_jobs_share"))
+
+
 def _trend(first: dt.datetime, counts_recent: int, counts_before: int, window, recent_fraction: float) -> str:
     start, end = window
     if start is None or end is None or end <= start:
@@ -1971,7 +2039,13 @@ def run_audit(
     findings = seen_through_coverage_gaps(findings, anyone, attached)
     findings, clusters = cluster_findings(findings, window, releases=releases)
     if clusters.height and (clusters["hosts"] >= 2).any():  # (one host's cluster names its host)
-        clusters = name_shared_metadata(clusters, findings, _metadata_of(metadata))
+        host_pairs = _metadata_of(metadata)
+        clusters = name_shared_metadata(clusters, findings, host_pairs)
+        from baseline.fleet.model import job_metadata
+
+        clusters = name_shared_job_metadata(clusters, findings, host_pairs,
+                                            lambda hosts: job_metadata(dataset, hosts, since=since_dt))
+        del host_pairs
     del metadata
     findings = findings.with_columns(pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score"))
     # sorted by time a column at a time, each unsorted column dropped once its sorted copy

@@ -498,6 +498,40 @@ def event_files(dataset: str | os.PathLike | Iterable[str | os.PathLike], since:
 NIC_KEYS = ("nic_model", "fw_version", "nic_fw", "hca_type", "board_id")
 
 
+JOB_METADATA_SCHEMA = {"job_id": pl.String, "key": pl.String, "value": pl.String}
+
+
+def job_metadata(dataset: EventsInput, hosts: Iterable[str], since: str | dt.datetime | None = None) -> pl.DataFrame:
+    """job_id, key, value: the job-metadata pairs of every job with a trace on the given hosts
+    (its traces' first frames). A targeted second read (seq 0 rows of those hosts' files only),
+    made by the audit only for a cluster a job-level value may name
+    (audit.name_shared_job_metadata): the events pass keeps each host's pairs, not each job's."""
+    hosts = sorted(set(hosts))
+    if not hosts:
+        return pl.DataFrame(schema=JOB_METADATA_SCHEMA)
+    since_dt = parse_since(since)
+    if isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
+        lf = dataset.lazy()
+    else:
+        wanted = set(hosts)
+        files = [f for f in event_files(dataset, since=since_dt.date().isoformat() if since_dt else None)
+                 if partition_values(f).get("host", next(iter(wanted))) in wanted]  # (a day file: its rows say)
+        if not files:
+            return pl.DataFrame(schema=JOB_METADATA_SCHEMA)
+        lf = _scan_files([str(f) for f in files])
+    if not {"metadata", "job_id", "seq"} <= set(lf.collect_schema().names()):
+        return pl.DataFrame(schema=JOB_METADATA_SCHEMA)
+    return (
+        lf.filter(since_filter(since_dt))
+        .filter((pl.col("seq") == 0) & pl.col("job_id").is_not_null() & pl.col("host").cast(pl.String).is_in(hosts))
+        .select(pl.col("job_id").cast(pl.String), "metadata").unique()
+        .explode("metadata").drop_nulls("metadata")
+        .select("job_id", pl.col("metadata").struct.field("key"), pl.col("metadata").struct.field("value"))
+        .unique()
+        .collect()
+    )
+
+
 def host_nic_identity(dataset: EventsInput, hosts: Iterable[str], errnos: Iterable[str],
                       since: str | dt.datetime | None = None) -> pl.DataFrame:
     """host, nic: the NIC a host ran (its NIC_KEYS metadata as sorted "key=value" pairs joined
