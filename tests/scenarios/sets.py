@@ -28,6 +28,7 @@ from scenarios import (
     real_thirteenth,
     real_twelfth,
     real_twentieth,
+    real_twentyeighth,
     real_twentyfifth,
     real_twentyfirst,
     real_twentyfourth,
@@ -93,6 +94,8 @@ SETS: list[RealSet] = [
             real_twentysixth.quiet_teardown),
     RealSet("real_twentyseventh", real_twentyseventh.REAL_TWENTYSEVENTH, real_twentyseventh.QUIET_TWENTYSEVENTH,
             real_twentyseventh.quiet_teardown),
+    RealSet("real_twentyeighth", real_twentyeighth.REAL_TWENTYEIGHTH, real_twentyeighth.QUIET_TWENTYEIGHTH,
+            real_twentyeighth.quiet_teardown),
 ]
 
 
