@@ -86,3 +86,40 @@ def test_the_audits_events_pass_takes_the_metadata_a_read_of_its_own_finds(tmp_p
     assert taken.filter(pl.col("host") == "h01").rows() == [
         ("h01", "gpu_driver", "560.35.03"), ("h01", "requeue", "0"), ("h01", "requeue", "1")]
     assert "metadata" not in traces.columns and traces.height == 15
+
+
+def _job_case(carriers: int, others: int, failing: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Ten hosts, each running jobs of both submit hosts; cluster 0's `failing` jobs all from
+    login03, which submitted `carriers` of the jobs on those hosts (`others` from login01)."""
+    hosts = [f"h{i}" for i in range(10)]
+    jobs = [(f"j{i}", "login03") for i in range(carriers)] + [(f"k{i}", "login01") for i in range(others)]
+    findings = pl.DataFrame({"cluster_id": [0] * failing, "host": [hosts[i % 10] for i in range(failing)],
+                             "job_id": [jobs[i][0] for i in range(failing)]},
+                            schema={"cluster_id": pl.Int32, "host": pl.String, "job_id": pl.String})
+    clusters = pl.DataFrame({"cluster_id": [0], "signature": ["create_cq: ib_umem_get EPERM | origin core"]},
+                            schema={"cluster_id": pl.Int32, "signature": pl.String})
+    pairs = pl.DataFrame([(h, "submit_host", v) for h in hosts for v in ("login01", "login03")],
+                         schema=["host", "key", "value"], orient="row")
+    per_job = pl.DataFrame([(j, "submit_host", v) for j, v in jobs], schema=["job_id", "key", "value"], orient="row")
+    return clusters, findings, pairs, per_job
+
+
+def test_jobs_sharing_a_seldom_value_name_it_and_a_common_one_does_not():
+    from baseline.fleet.audit import name_shared_job_metadata
+
+    read: list[list[str]] = []
+
+    def reader(per_job):
+        return lambda hosts: read.append(sorted(hosts)) or per_job
+
+    clusters, findings, pairs, per_job = _job_case(carriers=30, others=60, failing=12)
+    named = name_shared_job_metadata(clusters, findings, pairs, reader(per_job))
+    assert named["signature"][0].endswith("| jobs share submit_host=login03 (12 of 12 jobs; 30 of 90 on its hosts)")
+    assert read == [[f"h{i}" for i in range(10)]]
+    # the same twelve jobs where login03 submitted 80 of 90: (8/9) ** 12 is no rarity
+    clusters, findings, pairs, per_job = _job_case(carriers=80, others=10, failing=12)
+    assert name_shared_job_metadata(clusters, findings, pairs, reader(per_job)).equals(clusters)
+    # two jobs are too few to say anything, and nothing is read for them
+    clusters, findings, pairs, per_job = _job_case(carriers=30, others=60, failing=2)
+    read.clear()
+    assert name_shared_job_metadata(clusters, findings, pairs, reader(per_job)).equals(clusters) and not read

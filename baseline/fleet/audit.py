@@ -1102,8 +1102,7 @@ def name_shared_job_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, met
     if jobs.is_empty():
         return clusters
     notes: dict[int, str] = {}
-    for (cid,), grp in on_hosts.join(candidates.select("cluster_id").unique(), on="cluster_id").group_by(
-            "cluster_id", maintain_order=True):
+    for cid in candidates["cluster_id"].unique().sort().to_list():
         mine = opened.filter(pl.col("cluster_id") == cid)["job_id"].drop_nulls().unique()
         # the population: every job with a trace on the cluster's hosts (job_metadata reads them
         # all; its rows are per job, whichever host), and those carrying each candidate value
@@ -1120,7 +1119,6 @@ def name_shared_job_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, met
                 shares.append(f"{key}={value} ({have} of {mine.len()} jobs; {holders} of {total} on its hosts)")
         if shares:
             notes[int(cid)] = ", ".join(sorted(shares))
-        del grp
     if not notes:
         return clusters
     note = pl.DataFrame({"cluster_id": list(notes), "_jobs_share": list(notes.values())},
