@@ -42,7 +42,13 @@ QUIET: list[Outcome] = []
 
 KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
-FLAKY_QUIET: dict[str, str] = {}
+FLAKY_QUIET: dict[str, str] = {
+    "rt_java_gc_churn": (
+        "CI 41 (under the load of helpers' runs): the third good run's JVM opened /proc/sys/vm/overcommit_memory, "
+        "which no run kept here opens (HotSpot reads it where a commit of heap memory fails, for its diagnostics): "
+        "1 flag in ~30 runs of the case that session, none in 27 runs after it (6 of them at the session's base "
+        "3bca7e7); open"),
+}
 TESTED = [s for s in REAL_TWENTYTHIRD if s.name not in BENCH_ONLY]
 TESTED_QUIET = [c for c in QUIET_TWENTYTHIRD if c.name not in QUIET_BENCH_ONLY]
 TOOLS = ("java", "javac", "jar", "node", "perl", "python3", "cc", "mount", "setpriv")
