@@ -142,3 +142,28 @@ def test_audit_names_a_counters_row_with_more_failures_than_calls(fleet, tmp_pat
     err = one_line_error(run_shell(f"baseline audit {copy}", tmp_path))
     assert str(target) in err and "column 'failures'" in err and f"found {calls[1] + 3} failures of {calls[1]}" in err, err
     assert "in row 1" in err
+
+
+@pytest.mark.parametrize(("column", "value", "shown"), [
+    ("failures", None, "failures of"),  # one more failure than the row's calls
+    ("invocations", 2**62, f"found {2**62} in row 1"),  # summed, the week's calls overflowed
+])
+def test_coverage_names_a_counters_row_no_interval_holds(fleet, tmp_path, column, value, shown):
+    copy = tmp_path / "fleet"
+    shutil.copytree(fleet, copy)
+    target = sorted(dataset_files(copy, "counters"))[1]
+    calls = pq.read_table(target).column("invocations").to_pylist()
+    _with_value(target, column, calls[1] + 1 if value is None else value)
+    err = one_line_error(run_shell(f"baseline coverage {copy} --out {tmp_path / 'out'}", tmp_path))
+    assert str(target) in err and f"column '{column}'" in err and shown in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_ingest_quarantines_a_count_no_interval_holds(tmp_path):
+    spool, dataset, quarantine = tmp_path / "spool", tmp_path / "ds", tmp_path / "q"
+    write_snapshot(spool, "host000", T0, 0)
+    odd = write_snapshot(spool, "host001", T0, 0, probes={"ib_uverbs_reg_mr": (2**61, 1, {"EFAULT": 1})})
+    result = ingest_spool(spool, dataset, quarantine)
+    assert len(result.quarantined) == 1, result
+    reason = result.quarantined[0]["reason"]
+    assert "column 'invocations'" in reason and f"found {2**61} in row 0" in reason and odd.name in reason, reason

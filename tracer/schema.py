@@ -779,10 +779,16 @@ def check_event_table(data: pa.Table, table: str, source: str) -> None:
             raise SchemaError(source, name, *why)
 
 
+# The most one counters row may count (2^50, ~1.1e15): a probe firing 10^9 times a second for the
+# longest interval (-i 1h) counts 3.6e12. Sums of such rows over a week's snapshots stay far
+# inside int64, where a row near 2^62 (a damaged file) overflowed the coverage report's sums.
+COUNT_LIMIT = 2**50
+
+
 def check_counts(data: pa.Table, table: str, source: str) -> None:
     """SchemaError naming `source` and the first row of a counters table whose counts cannot
     be one interval's: failures above the row's invocations, or an errno histogram summing to
-    more than its failures. The probe counts a call and its failure in one step, in the same
+    more than its failures, or a count over COUNT_LIMIT. The probe counts a call and its failure in one step, in the same
     generation (bpf/calltree.c, count_call), so no snapshot of ours holds such a row; one
     another writer made or that was damaged gave a failure rate over 1 to every reader. A row
     with a negative count is a counter reset (counted_delta) and is not judged."""
@@ -794,6 +800,12 @@ def check_counts(data: pa.Table, table: str, source: str) -> None:
     # compute calls (a group_by above all) cost ~5x more per file than the arithmetic
     calls = data.column("invocations").to_numpy(zero_copy_only=False)
     failures = data.column("failures").to_numpy(zero_copy_only=False)
+    for name, counts in (("invocations", calls), ("failures", failures)):
+        huge = counts > COUNT_LIMIT
+        if huge.any():
+            row = int(np.argmax(huge))
+            raise SchemaError(source, name, f"at most {COUNT_LIMIT:,} (2^50) in one interval (no probe counts more)",
+                              f"{counts[row]} in row {row}" + _probe_of(data, row))
     over = (calls >= 0) & (failures >= 0) & (failures > calls)
     if over.any():
         row = int(np.argmax(over))

@@ -16,6 +16,7 @@ from tracer.errors import SchemaError, TracebaseError
 from tracer.schema import (
     BUCKET_NS,
     BUCKET_WIDTH,
+    COUNT_LIMIT,
     SNAPSHOT_KEY,
     bucket_cell_aggs,
     check_counts,
@@ -72,8 +73,7 @@ def bucket_counters(
              .filter(pl.col("_rows") > pl.col("_probes")).select("host", "snapshot_time"))
         # a row counting more failures than calls (no snapshot of ours holds one: ingest
         # quarantines it, tracer.schema.check_counts) gave its cell a failure rate over 1
-        v = (lf.filter((pl.col("failures") > pl.col("invocations")) & (pl.col("invocations") >= 0))
-             .select("host", "snapshot_time", "probe", "invocations", "failures").head(1))
+        v = impossible_counts(lf)
         c, e, d, v = pl.collect_all([c, e, d, v], engine="streaming")
         if v.height:
             raise ImpossibleCounts(*v.row(0))
@@ -200,18 +200,26 @@ def counter_sources(files: list[Path], since: dt.datetime | None = None) -> tupl
     return raw, single, multi
 
 
+def impossible_counts(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The first counters row (host, snapshot_time, probe, invocations, failures) no interval
+    can hold: more failures than calls, or a count over tracer.schema.COUNT_LIMIT."""
+    calls, fails = pl.col("invocations"), pl.col("failures")
+    return (lf.filter(((fails > calls) & (calls >= 0)) | (calls > COUNT_LIMIT) | (fails > COUNT_LIMIT))
+            .select("host", "snapshot_time", "probe", "invocations", "failures").head(1))
+
+
 class ImpossibleCounts(TracebaseError):
-    """A counters row counting more failures than invocations (host, snapshot, probe, counts);
-    counter_buckets names its file."""
+    """A counters row no interval can hold (impossible_counts: host, snapshot, probe, counts);
+    named_file names its file."""
 
     def __init__(self, host: str, when: dt.datetime, probe: str, invocations: int, failures: int):
         self.host, self.when, self.probe = str(host), when, str(probe)
-        super().__init__(f"counters of host {self.host} at {when:%Y-%m-%d %H:%M:%S} UTC: column 'failures': expected at "
-                         f"most the row's invocations, found {failures} failures of {invocations} invocations "
-                         f"(probe {self.probe})")
+        super().__init__(f"counters of host {self.host} at {when:%Y-%m-%d %H:%M:%S} UTC: expected counts one interval "
+                         f"can hold (failures at most the invocations, each at most {COUNT_LIMIT:,}), found "
+                         f"{failures} failures of {invocations} invocations (probe {self.probe})")
 
 
-def _named_file(err: ImpossibleCounts, files: list[Path]) -> TracebaseError:
+def named_file(err: ImpossibleCounts, files: list[Path]) -> TracebaseError:
     """`err` with the counters file that holds its row (tracer.schema.check_counts' message)."""
     for f in files:
         if partition_values(f).get("host", err.host) != err.host:
@@ -239,7 +247,7 @@ def counter_buckets(files: list[Path], since: dt.datetime | None = None,
         try:
             c, e = bucket_counters(raw_scans if raw_scans else counter_scans(raw, since))
         except ImpossibleCounts as err:
-            raise _named_file(err, raw) from None
+            raise named_file(err, raw) from None
         calls.append(c)
         errors.append(e)
     # Hosts with several summaries are merged in memory (file order decides "first" and "last"),

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import polars as pl
 
+from baseline.fleet.counters import ImpossibleCounts, impossible_counts, named_file
 from baseline.pipeline.coverage_inputs import (  # light: `baseline coverage` checks them before polars
     load_probe_set,
     newest_week,
@@ -142,6 +143,11 @@ def weekly_report(
              if f.parent.parent.name.removeprefix("date=") < end.isoformat()]
     lf = scan(files, "counters") if files else _empty_counters()
     lf = lf.filter((pl.col("snapshot_time") >= _ts(prev)) & (pl.col("snapshot_time") < _ts(end)))
+    # counts no interval holds (ingest quarantines them; another writer's dataset may have them):
+    # a failure rate over 1, or sums that overflowed, in the report without a word
+    odd = impossible_counts(lf).collect()
+    if odd.height:
+        raise named_file(ImpossibleCounts(*odd.row(0)), files)
     lf = _first_copies(lf).with_columns(current=pl.col("snapshot_time") >= _ts(start))
     label = week_label(start)
     attached = pl.col("live").fill_null(True)
