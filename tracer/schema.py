@@ -751,18 +751,23 @@ def column_value_problem(name: str, values: pa.Array | pa.ChunkedArray) -> tuple
     rule = EVENT_VALUE_RULES.get(name)
     if rule is None or not len(values):
         return None
-    import pyarrow.compute as pc
+    # the kernels called as pyarrow.compute's wrappers call them: importing pyarrow.compute
+    # costs `baseline diff` ~30 ms of CPU (see baseline.run.compute)
+    from pyarrow import _compute
 
     allowed, expected = rule
     if isinstance(allowed, tuple):
-        distinct = values.unique()
-        if pa.types.is_dictionary(distinct.type):
-            distinct = distinct.dictionary_decode()
-        if all(v is None or v in allowed for v in distinct.to_pylist()):
+        distinct = _compute.call_function("unique", [values])
+        if pa.types.is_dictionary(distinct.type):  # (its words by their codes: dictionary_decode imports it too)
+            words = distinct.dictionary.to_pylist()
+            seen = [None if i is None else words[i] for i in distinct.indices.to_pylist()]
+        else:
+            seen = distinct.to_pylist()
+        if all(v is None or v in allowed for v in seen):
             return None
         row = next(i for i, v in enumerate(values.to_pylist()) if v is not None and v not in allowed)
     else:
-        least = pc.min(values).as_py()
+        least = _compute.call_function("min_max", [values])["min"].as_py()
         if least is None or least >= allowed:
             return None
         row = next(i for i, v in enumerate(values.to_pylist()) if v is not None and v < allowed)
