@@ -161,3 +161,25 @@ def test_one_id_on_two_hosts_is_two_traces(tmp_path):
     assert result.traces_audited == 78
     found = result.findings.select("host", "trace_id", "bifurcation_probe", "bifurcation_errno").rows()
     assert found == [("nodea", "1", "mlx5_ib_create_qp", "ENOMEM")]
+
+
+@pytest.mark.parametrize("name", ["gpu0000[0]", "gpu*", "gpu0000?", "gpu["])
+def test_a_host_named_with_glob_characters_is_read_as_named(tmp_path, name):
+    """A host directory named with glob characters (another tool's dataset: ingest refuses such
+    names) is that host's files alone: `gpu0000[0]` read gpu00000's files in its place (findings
+    and an alert lost, exit 0), `gpu*` and `gpu[` were internal errors."""
+    given = tmp_path / "given"
+    simulate(given, hosts=6, hours=2, seed=3)
+    renamed = tmp_path / "renamed"
+    shutil.copytree(given, renamed)
+    for table in ("events", "counters", "counter_buckets", "truth"):
+        for part in (renamed / table).glob("date=*/host=gpu00001"):
+            part.rename(part.with_name(f"host={name}"))
+    a = run_audit(given, expected=ExpectedErrors([]))
+    b = run_audit(renamed, expected=ExpectedErrors([]))
+    assert b.traces_audited == a.traces_audited
+    as_named = pl.col("host").cast(pl.String).replace("gpu00001", name)
+    key = ["host", "trace_id"]
+    assert b.findings.with_columns(pl.col("host").cast(pl.String)).sort(key).equals(
+        a.findings.with_columns(as_named).sort(key))
+    assert b.host_alerts.with_columns(pl.col("host").cast(pl.String)).equals(a.host_alerts.with_columns(as_named))

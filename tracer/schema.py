@@ -1267,6 +1267,7 @@ def scan_parquet_files(files: Sequence[str | os.PathLike], table: str, names: Se
             and all(_plain_partition_path(p) for p in paths)):
         hive = pl.scan_parquet(
             paths,
+            glob=False,  # the listed files by name: a host named gpu[0] is no pattern
             schema=pl.Schema({k: v for k, v in schema.items() if k not in PARTITION_COLUMNS}),
             missing_columns="insert",
             extra_columns="ignore",
@@ -1277,6 +1278,7 @@ def scan_parquet_files(files: Sequence[str | os.PathLike], table: str, names: Se
         return hive.select(names)
     lf = pl.scan_parquet(
         paths,
+        glob=False,
         schema=schema,
         missing_columns="insert",
         extra_columns="ignore",
@@ -1292,10 +1294,12 @@ def scan_parquet_files(files: Sequence[str | os.PathLike], table: str, names: Se
 
 def _plain_partition_path(path: str) -> bool:
     """.../date=D/host=H/<file>, and no other "=" in the path: polars' hive partitioning reads
-    every key=value directory and URL-decodes values, so only such paths give the same host."""
+    every key=value directory and URL-decodes values, so only such paths give the same host.
+    Nor a glob character anywhere: polars' hive partitioning starts from the path before the
+    first one (a host named gpu* was a schema error, gpu[0] read other hosts' files)."""
     parts = path.split("/")
     return (len(parts) >= 3 and parts[-3].startswith("date=") and parts[-2].startswith("host=")
-            and path.count("=") == 2 and "%" not in parts[-2])
+            and path.count("=") == 2 and "%" not in parts[-2] and not any(c in path for c in "*?[]{}"))
 
 
 def read(paths: str | os.PathLike | Iterable[str | os.PathLike], table: str) -> pl.DataFrame:
