@@ -130,3 +130,22 @@ def test_report_of_missing_dir(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     code, _, err = run(["report", tmp_path / "empty"], capsys)
     _one_line_error(code, err, "findings.parquet", "no such file")
+
+
+@pytest.mark.parametrize(("argv", "flag", "where"), [
+    (["audit", "{d}", "-o", "{d}/events/x"], "-o/--output", "inside the dataset's events table"),
+    (["audit", "{d}", "-o", "{d}"], "-o/--output", "the dataset itself"),
+    (["learn", "{d}", "-o", "{d}/counters/model.parquet"], "-o/--output", "inside the dataset's counters table"),
+    (["learn", "{d}", "--expected-out", "{d}/events/e.yaml"], "--expected-out", "inside the dataset's events table"),
+    (["coverage", "{d}", "--out", "{d}/truth/reports"], "--out", "inside the dataset's truth table"),
+])
+def test_an_output_among_the_dataset_s_tables_is_refused(fleet, capsys, argv, flag, where):
+    """`audit DS -o DS/events/x` wrote the audit's tables among the events' part files (a later
+    `export DS/events` failed on them); the pipeline config refused that place already."""
+    root = fleet
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    status = main([a.format(d=root) for a in argv])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert f"{flag} {root}" in err and f"outside the dataset's tables, found {where}" in err, err
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before

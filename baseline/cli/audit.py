@@ -172,8 +172,10 @@ def handle_learn(args: argparse.Namespace) -> int:
     since = _since(args.since)
     output = args.output or str(layout.default_model(args.dataset))
     _check_writable_file(output, "-o/--output", [args.dataset])
+    layout.refuse_among_tables(args.dataset, output, "-o/--output", "a model file")
     if args.expected_out:
         _check_writable_file(args.expected_out, "--expected-out", [args.dataset, output])
+        layout.refuse_among_tables(args.dataset, args.expected_out, "--expected-out", "a YAML file")
     from baseline.fleet.model import fit_baseline  # polars: once the inputs are known good
 
     with _reading(args.dataset):
@@ -258,6 +260,7 @@ def handle_audit(args: argparse.Namespace) -> int:
     since = _since(args.since)
     out = Path(args.output) if args.output else layout.default_audit_dir(args.dataset)
     _check_out_dir(out, "-o/--output")
+    layout.refuse_among_tables(args.dataset, out, "-o/--output", "an output directory")
     if args.html:
         _check_writable_file(args.html, "--html", [args.dataset, str(out), *filter(None, [args.model, args.allowlist])])
     if args.model:

@@ -153,6 +153,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     from baseline.pipeline.coverage_inputs import check_coverage_inputs
 
     layout.check_dataset(args.dataset)  # weekly_report's first check, before anything else is looked at
+    if args.output:
+        layout.refuse_among_tables(args.dataset, args.output, "--out", "a reports directory")
     logs = args.nccl_logs
     if logs is None:  # the dataset's own job logs (baseline simulate writes them beside the tables)
         logs = [str(p) for p in layout.job_logs(args.dataset)]

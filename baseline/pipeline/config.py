@@ -247,15 +247,11 @@ def _refuse_outputs_in_tables(source: str, resolved: dict[str, Path]) -> None:
     """An output at the dataset itself or inside one of its tables (`findings: dataset/events`):
     the published run's files landed among the events, and every later reader of that table
     took them for part files. Inside the dataset directory, beside the tables, is the default."""
-    from tracer.schema import TABLES
+    from baseline.pipeline.layout import among_tables
 
-    dataset = Path(os.path.abspath(resolved["dataset"]))
-    tables = [dataset / name for name in TABLES]
     for key in OUTPUT_KEYS:
         out = Path(os.path.abspath(resolved[key]))
-        inside = next((t for t in tables if out == t or t in out.parents), None)
-        if out == dataset or inside is not None:
-            where = "the dataset itself" if out == dataset else f"inside the dataset's {inside.name} table"
+        if (where := among_tables(resolved["dataset"], out)) is not None:
             raise ConfigError(source, f"paths.{key}", "a path outside the dataset's tables", f"{out} ({where})")
 
 

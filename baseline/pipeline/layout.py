@@ -102,3 +102,25 @@ def check_dataset(dataset: str | os.PathLike) -> Path:
     if not path.is_dir():
         raise TracebaseError(f"{path}: dataset directory does not exist")
     return path
+
+
+def among_tables(dataset: str | os.PathLike, out: str | os.PathLike) -> str | None:
+    """Where `out` lies when it is the dataset itself or inside one of its tables ("the dataset
+    itself", "inside the dataset's events table"), else None: an output there lands among the
+    table's part files, and every later reader of that table takes it for one (`baseline audit
+    DS -o DS/events/x` made `baseline export DS/events` fail on the audit's clusters)."""
+    from tracer.schema import TABLES
+
+    dataset = Path(os.path.abspath(dataset))
+    here = Path(os.path.abspath(out))
+    if here == dataset:
+        return "the dataset itself"
+    inside = next((name for name in TABLES if here == dataset / name or dataset / name in here.parents), None)
+    return f"inside the dataset's {inside} table" if inside is not None else None
+
+
+def refuse_among_tables(dataset: str | os.PathLike, out: str | os.PathLike, flag: str, what: str) -> None:
+    """TracebaseError naming `flag` when `out` lies among the dataset's tables (among_tables)."""
+    where = among_tables(dataset, out)
+    if where is not None:
+        raise TracebaseError(f"{flag} {out}: expected {what} outside the dataset's tables, found {where}")
