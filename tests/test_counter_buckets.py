@@ -323,3 +323,23 @@ def test_a_summary_that_counted_repeats_twice_is_not_used(tmp_path):
         w.write_table(table)
         w.add_key_value_metadata({"tracebase.source": json.dumps(source)})
     assert counter_buckets_for(a) is None and counter_sources([a])[0] == [a]
+
+
+def test_a_summary_whose_pages_do_not_decode_is_read_from_its_counters(simulated, tmp_path):
+    """A summary with its first bytes overwritten (its footer intact: it passes as matching)
+    stopped the audit with an unreadable-data error; a cache gone bad is read around, from its
+    host's counters files: the same tables (docs/architecture.md: "a stale or broken summary")."""
+    with_summaries = audit_tables(simulated, tmp_path / "a")
+    broken = tmp_path / "broken"
+    shutil.copytree(simulated, broken)
+    shutil.rmtree(broken / "audit", ignore_errors=True)
+    victims = sorted(dataset_files(broken, "counter_buckets"))[3:5]
+    for v in victims:
+        with open(v, "r+b") as fh:
+            fh.seek(4)
+            fh.write(b"garbage!")
+    files = dataset_files(broken, "counters")
+    calls, errors = counter_buckets(files)
+    raw_calls, raw_errors = bucket_counters(counter_scans(files))
+    assert sorted_frame(calls).equals(sorted_frame(raw_calls)) and sorted_frame(errors).equals(sorted_frame(raw_errors))
+    assert_same_tables(with_summaries, audit_tables(broken, tmp_path / "b"))

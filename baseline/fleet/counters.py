@@ -258,12 +258,43 @@ def counter_buckets(files: list[Path], since: dt.datetime | None = None,
     batches = [(single, False)] if single else []
     batches += [(batch, True) for batch in _host_batches(multi, batch_files)]
     for summaries, merge in batches:
-        c, e = _read_summaries(summaries, since, merge)
+        try:
+            c, e = _read_summaries(summaries, since, merge)
+        except (pl.exceptions.PolarsError, OSError):
+            # a summary whose pages do not decode (its footer validated: a torn copy, a bit
+            # flip) is a cache gone bad: its hosts are read from their counters files instead
+            broken = {partition_values(s).get("host") for s in summaries if not _reads_whole(s)}
+            if not broken:
+                raise
+            kept = [s for s in summaries if partition_values(s).get("host") not in broken]
+            by_host = _files_by_host(files)
+            raw_files = [f for h in sorted(broken, key=str) for f in by_host.get(h, [])]
+            try:
+                parts = [bucket_counters(counter_scans(raw_files, since))]
+            except ImpossibleCounts as err:
+                raise named_file(err, raw_files) from None
+            if kept:
+                parts.append(_read_summaries(kept, since, merge))
+            c = pl.concat([p[0] for p in parts], how="vertical_relaxed")
+            e = pl.concat([p[1] for p in parts], how="vertical_relaxed")
         calls.append(c)
         errors.append(e)
     if len(calls) == 1:
         return calls[0], errors[0]
     return pl.concat(calls, how="vertical_relaxed"), pl.concat(errors, how="vertical_relaxed")
+
+
+def _reads_whole(path: Path) -> bool:
+    """Whether a Parquet file's data decode (read in full with pyarrow)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with open(path, "rb") as fh:
+            pq.ParquetFile(fh).read(use_threads=False).validate(full=True)
+    except (pa.ArrowException, OSError):
+        return False
+    return True
 
 
 def _read_summaries(files: list[Path], since: dt.datetime | None, merge: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
