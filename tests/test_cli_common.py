@@ -184,3 +184,19 @@ def test_baseline_runs_a_command_built_alone(capsys):
     # a command the table does not name still gets the full parser's answer (exit 2, usage)
     assert cli.main(["no-such-command"]) == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_a_stop_heard_in_polars_own_code_is_heard_again_later():
+    """A handler run while polars' Python code runs -- maybe a callback of its Rust code
+    (DataFrame.dtypes building a dtype object): raising there was a Rust panic (a stack
+    backtrace and an internal error, 2 SIGTERMs in ~20 at the end of `baseline simulate`).
+    There the stop is not raised but sent again, to be raised where our code runs."""
+    import sys as _sys
+
+    from tracer.cli import common
+
+    scope: dict = {"__name__": "polars.datatypes.classes", "_sys": _sys}
+    exec("def here():\n    return _sys._getframe()\n", scope)
+    assert common._in_native_callback(scope["here"]())
+    assert not common._in_native_callback(_sys._getframe())
+    assert not common._in_native_callback(None)

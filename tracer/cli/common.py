@@ -248,6 +248,9 @@ def _raise_stopped(signum: int, frame: Any) -> None:
     if _SENDING_AGAIN[0]:
         return  # (inside _stop_swallowed: the stop is sent again, to be heard outside it)
     if _first_stop(signum):
+        if _in_native_callback(frame):
+            _hear_again(signum)
+            return
         _RAISED[:] = [Stopped(signum)]
         raise _RAISED[0]
 
@@ -256,8 +259,42 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
     if _SENDING_AGAIN[0]:
         return
     if _first_stop(signum):
+        if _in_native_callback(frame):
+            _hear_again(signum)
+            return
         _RAISED[:] = [KeyboardInterrupt()]
         raise _RAISED[0]
+
+
+# Python code of these libraries may be running as a callback of their native code (polars
+# building a dtype's Python object for DataFrame.dtypes): an exception raised there is no Python
+# exception to the caller but a Rust panic (`Result::unwrap()` on the PyErr: a 30-frame stack
+# backtrace and an internal error, exit 2 -- 2 SIGTERMs in ~20 at the end of `baseline simulate`).
+_NATIVE_CALLERS = ("polars", "pyarrow")
+
+
+def _in_native_callback(frame: Any) -> bool:
+    """The handler runs in a polars or pyarrow module's own Python code (maybe called back from
+    native code): the stop is not raised there but heard again a moment later (_hear_again),
+    where our code runs."""
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    return isinstance(module, str) and module.partition(".")[0] in _NATIVE_CALLERS
+
+
+def _hear_again(signum: int) -> None:
+    """The stop heard but not raised: sent again (_send_again) until a handler raises it where it
+    unwinds; it counts as heard meanwhile (the watchdog leaves the main thread to unwind)."""
+    import threading
+
+    _AGAIN[0] = True
+    if _RESENDER and _RESENDER[0].is_alive():
+        return
+    with contextlib.suppress(RuntimeError):
+        _RESENDER[:] = [threading.Thread(target=_send_again, args=(signum,), name="stop-again", daemon=True)]
+        _RESENDER[0].start()
+
+
+_RESENDER: list[Any] = []  # the thread sending a deferred stop again (_hear_again)
 
 
 def _first_stop(signum: int) -> bool:
