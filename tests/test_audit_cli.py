@@ -149,3 +149,18 @@ def test_an_output_among_the_dataset_s_tables_is_refused(fleet, capsys, argv, fl
     assert status == 2 and err.count("\n") == 1, err
     assert f"{flag} {root}" in err and f"outside the dataset's tables, found {where}" in err, err
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+
+
+def test_a_dataset_without_its_events_table_says_so(fleet, tmp_path, capsys):
+    """Counters and their summaries but no events/: the directory was read as a directory of
+    events files and the first summary named ("found table 'counter_buckets'")."""
+    import shutil
+
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    for table in ("counters", "counter_buckets"):
+        shutil.copytree(fleet / table, ds / table)
+    for command in ("audit", "learn"):
+        code, _, err = run([command, ds], capsys)
+        assert code == 2 and err == (f"baseline: error: {ds}: expected an events table ({ds}/events/date=*/host=*/"
+                                     "*.parquet), found none beside its counters, counter_buckets\n"), err

@@ -489,6 +489,13 @@ def event_files(dataset: str | os.PathLike | Iterable[str | os.PathLike], since:
                 where = f" with date >= {since[:10]}" if since else ""
                 raise TracebaseError(f"{root}: dataset holds no events files{where}")
             return files
+        # a dataset without its events table: its other tables' files are no events directory
+        # (their table mismatch was named instead: "expected a tracebase 'events' table, found
+        # table 'counter_buckets'")
+        others = [t for t in ("counters", "counter_buckets", "truth") if (root / t).is_dir()]
+        if root.is_dir() and others:
+            raise TracebaseError(f"{root}: expected an events table ({root}/events/date=*/host=*/*.parquet), found "
+                                 f"none beside its {', '.join(others)}")
     return parquet_files(dataset)
 
 
