@@ -173,6 +173,8 @@ def _mkdir(path: Path) -> Path:
                                         b"  - {symbol: openat, layer: syscall, colour: red}\n"),
          ["k.yaml: probes[0]: expected only the keys symbol, layer", "found unknown key 'colour'"]),
         (lambda d: d / "missing.yaml", ["missing.yaml: no such probe set file"]),
+        # a device is there: "no such file" misled (battery)
+        (lambda d: "/dev/null", ["/dev/null: expected a probe set YAML file, found a character device"]),
         (lambda d: "", ["probe set: expected a set name or a .yaml path, found ''"]),
     ],
 )

@@ -34,6 +34,7 @@ import yaml
 from tracer import resources, yamlio
 from tracer.btf import BTF_FUNC, btf_sections, btf_types
 from tracer.errors import TracebaseError
+from tracer.inputs import file_kind
 
 PROBES_DIR = resources.PROBES_DIR
 
@@ -90,6 +91,8 @@ def resolve_set_path(name_or_path: str, probes_dir: Path = PROBES_DIR) -> Path:
     if candidate.suffix in (".yaml", ".yml") or os.sep in name_or_path:
         if candidate.is_dir():
             raise TracebaseError(f"{candidate}: expected a probe set YAML file, found a directory")
+        if candidate.exists() and not candidate.is_file():  # a device, a FIFO: there, but no file
+            raise TracebaseError(f"{candidate}: expected a probe set YAML file, found {file_kind(candidate.stat().st_mode)}")
         if not candidate.is_file():
             raise TracebaseError(f"{candidate}: no such probe set file (expected a probe set name or YAML file)")
         return candidate
