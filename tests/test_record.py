@@ -473,3 +473,12 @@ def test_call_refused_by_seccomp_is_recorded(recorder, need_cc, tmp_path):
     assert all(ret > 0 for _, ret in clones.rows())
     last = df.filter(pl.col("pid") == pl.col("tid")).sort("seq")
     assert last.filter(pl.col("pid") == df["pid"][0])["probe"].to_list()[-2:] == ["set_mempolicy", "exit_group"]
+
+
+@pytest.mark.parametrize("host", ["", "a/b", "..", "h\nx", ".hidden"])
+def test_record_refuses_a_host_name_no_dataset_can_hold(capsys, tmp_path, host):
+    """`tracer run --host` kept these out already (check_host); `tracer record --host` stored
+    them (battery). Refused before anything is recorded or written."""
+    out = tmp_path / "t.parquet"
+    status, err = cli(capsys, "--host", host, "-o", str(out), "--", "true")
+    assert status == 2 and err.startswith("tracer: error: --host: expected a host name") and not out.exists(), err

@@ -161,6 +161,10 @@ def handle(args: argparse.Namespace) -> int:
     )
 
     check_output(output)
+    if args.host is not None:  # the host a dataset partitions by: the rule `tracer run --host` keeps
+        from tracer.fleet.options import check_host
+
+        check_host(args.host)
     stale = remove_stale_temporaries(output)  # recorders killed with -9 while writing a trace here
     stale += remove_stale_fallback_temporaries()  # ... or while writing a fallback in $TMPDIR
     if stale and not args.quiet:
