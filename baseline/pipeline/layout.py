@@ -23,6 +23,10 @@ AUDIT_DIR = "audit"
 REPORTS_DIR = "reports"
 JOBLOGS_GLOB = "joblogs/*.log"
 LATEST = "LATEST"  # a pipeline findings directory names its newest published run here
+# The tables a dataset directory holds (tracer.schema's partitioned tables: <table>/date=D/...),
+# named here without importing it (the commands refuse a bad output before pyarrow loads); an
+# audit's findings/ beside them is an output directory, not one of them
+DATASET_TABLES = ("events", "counters", "counter_buckets", "truth")
 
 
 def home(dataset: str | os.PathLike) -> Path:
@@ -109,13 +113,11 @@ def among_tables(dataset: str | os.PathLike, out: str | os.PathLike) -> str | No
     itself", "inside the dataset's events table"), else None: an output there lands among the
     table's part files, and every later reader of that table takes it for one (`baseline audit
     DS -o DS/events/x` made `baseline export DS/events` fail on the audit's clusters)."""
-    from tracer.schema import TABLES
-
     dataset = Path(os.path.abspath(dataset))
     here = Path(os.path.abspath(out))
     if here == dataset:
         return "the dataset itself"
-    inside = next((name for name in TABLES if here == dataset / name or dataset / name in here.parents), None)
+    inside = next((name for name in DATASET_TABLES if here == dataset / name or dataset / name in here.parents), None)
     return f"inside the dataset's {inside} table" if inside is not None else None
 
 
