@@ -371,7 +371,7 @@ METADATA_PAIRS_SCHEMA = {"host": pl.String, "key": pl.String, "value": pl.String
 
 def checked_values(frames: pl.DataFrame, dataset: EventsInput, since: str | dt.datetime | None = None) -> pl.DataFrame:
     """`frames` (a batch of `dataset`'s events) when they break none of the data model's value
-    rules (tracer.schema.event_value_rules), else the SchemaError naming the first file of
+    rules (tracer.schema.EVENT_VALUE_RULES), else the SchemaError naming the first file of
     the dataset that breaks one, its column and row: read again only then, file by file."""
     problem = event_value_problem(frames)
     if problem is None:
