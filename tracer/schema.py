@@ -1217,19 +1217,27 @@ def unreadable_file_error(exc: BaseException, under: str | os.PathLike | None = 
         return None
     if not any(word in text for word in _CORRUPTION_WORDS):
         return None
-    import pyarrow.parquet as pq
-
     prefix = os.path.join(os.path.abspath(under), "") if under is not None else ""
     for path in reversed(list(_SCANNED)):
         if prefix and not os.path.abspath(path).startswith(prefix):
             continue  # another dataset this process read earlier
-        try:
-            with open(path, "rb") as fh:
-                pq.ParquetFile(fh).read(use_threads=False).validate(full=True)  # full: UTF-8 too, as polars checks
-        except FileNotFoundError:
+        found = data_read_failure(path)
+        if found is None or isinstance(found, FileNotFoundError):
             continue
-        except (pa.ArrowException, OSError) as found:
-            return SchemaError(path, None, "readable Parquet data", f"unreadable data ({' '.join(str(found).split())})")
+        return SchemaError(path, None, "readable Parquet data", f"unreadable data ({' '.join(str(found).split())})")
+    return None
+
+
+def data_read_failure(path: str | os.PathLike) -> Exception | None:
+    """The error reading a Parquet file's data in full raises (pyarrow, UTF-8 checked too, as
+    polars checks it), or None when every page decodes."""
+    import pyarrow.parquet as pq
+
+    try:
+        with open(path, "rb") as fh:
+            pq.ParquetFile(fh).read(use_threads=False).validate(full=True)
+    except (pa.ArrowException, OSError) as found:
+        return found
     return None
 
 

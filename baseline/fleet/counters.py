@@ -22,6 +22,7 @@ from tracer.schema import (
     check_counts,
     counted_delta,
     counter_buckets_for,
+    data_read_failure,
     partition_values,
     read_arrow,
     scan,
@@ -244,10 +245,7 @@ def counter_buckets(files: list[Path], since: dt.datetime | None = None,
     calls: list[pl.DataFrame] = []
     errors: list[pl.DataFrame] = []
     if raw:
-        try:
-            c, e = bucket_counters(raw_scans if raw_scans else counter_scans(raw, since))
-        except ImpossibleCounts as err:
-            raise named_file(err, raw) from None
+        c, e = _raw_buckets(raw, since, raw_scans)
         calls.append(c)
         errors.append(e)
     # Hosts with several summaries are merged in memory (file order decides "first" and "last"),
@@ -263,16 +261,13 @@ def counter_buckets(files: list[Path], since: dt.datetime | None = None,
         except (pl.exceptions.PolarsError, OSError):
             # a summary whose pages do not decode (its footer validated: a torn copy, a bit
             # flip) is a cache gone bad: its hosts are read from their counters files instead
-            broken = {partition_values(s).get("host") for s in summaries if not _reads_whole(s)}
+            broken = {partition_values(s).get("host") for s in summaries if data_read_failure(s) is not None}
             if not broken:
                 raise
             kept = [s for s in summaries if partition_values(s).get("host") not in broken]
             by_host = _files_by_host(files)
             raw_files = [f for h in sorted(broken, key=str) for f in by_host.get(h, [])]
-            try:
-                parts = [bucket_counters(counter_scans(raw_files, since))]
-            except ImpossibleCounts as err:
-                raise named_file(err, raw_files) from None
+            parts = [_raw_buckets(raw_files, since)]
             if kept:
                 parts.append(_read_summaries(kept, since, merge))
             c = pl.concat([p[0] for p in parts], how="vertical_relaxed")
@@ -284,17 +279,14 @@ def counter_buckets(files: list[Path], since: dt.datetime | None = None,
     return pl.concat(calls, how="vertical_relaxed"), pl.concat(errors, how="vertical_relaxed")
 
 
-def _reads_whole(path: Path) -> bool:
-    """Whether a Parquet file's data decode (read in full with pyarrow)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+def _raw_buckets(files: list[Path], since: dt.datetime | None,
+                 scans: list[pl.LazyFrame] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """bucket_counters of counters files read raw (`scans`: their counter_scans, already made),
+    a row no interval holds named by its file (named_file)."""
     try:
-        with open(path, "rb") as fh:
-            pq.ParquetFile(fh).read(use_threads=False).validate(full=True)
-    except (pa.ArrowException, OSError):
-        return False
-    return True
+        return bucket_counters(scans if scans else counter_scans(files, since))
+    except ImpossibleCounts as err:
+        raise named_file(err, files) from None
 
 
 def _read_summaries(files: list[Path], since: dt.datetime | None, merge: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
