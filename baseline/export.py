@@ -112,7 +112,7 @@ def _placed(events: pl.DataFrame, align: str) -> pl.DataFrame:
     Within a trace, events keep their offsets on the host clock; the trace is placed at its
     wall-clock start_time (align="wall") or at 0 (align="start")."""
     # (a trace is (host, id): another collector may number each host's traces from 1)
-    first = pl.col("ts_ns").min().over("host", "trace_id") if "host" in events.columns else pl.col("ts_ns").min().over("trace_id")
+    first = pl.col("ts_ns").min().over("host", "trace_id")
     if align == "start":
         base = pl.lit(0, dtype=pl.Int64)
     elif align == "wall":

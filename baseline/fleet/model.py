@@ -517,16 +517,8 @@ def job_metadata(dataset: EventsInput, hosts: Iterable[str], since: str | dt.dat
     if not hosts:
         return pl.DataFrame(schema=JOB_METADATA_SCHEMA)
     since_dt = parse_since(since)
-    if isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
-        lf = dataset.lazy()
-    else:
-        wanted = set(hosts)
-        files = [f for f in event_files(dataset, since=since_dt.date().isoformat() if since_dt else None)
-                 if partition_values(f).get("host", next(iter(wanted))) in wanted]  # (a day file: its rows say)
-        if not files:
-            return pl.DataFrame(schema=JOB_METADATA_SCHEMA)
-        lf = _scan_files([str(f) for f in files])
-    if not {"metadata", "job_id", "seq"} <= set(lf.collect_schema().names()):
+    lf = _events_scan(dataset, since_dt, hosts)
+    if lf is None or not {"metadata", "job_id", "seq"} <= set(lf.collect_schema().names()):
         return pl.DataFrame(schema=JOB_METADATA_SCHEMA)
     return (
         lf.filter(since_filter(since_dt))
@@ -537,6 +529,19 @@ def job_metadata(dataset: EventsInput, hosts: Iterable[str], since: str | dt.dat
         .unique()
         .collect()
     )
+
+
+def _events_scan(dataset: EventsInput, since: dt.datetime | None, hosts: list[str] | None = None) -> pl.LazyFrame | None:
+    """The events of a targeted second read: a frame as given, else a scan of the dataset's files
+    from `since`'s date on -- with `hosts`, only those hosts' partitions (and the day files,
+    whose rows name their hosts); None when no file is left."""
+    if isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
+        return dataset.lazy()
+    files = event_files(dataset, since=since.date().isoformat() if since else None)
+    if hosts is not None:
+        wanted = set(hosts)
+        files = [f for f in files if (host := partition_values(f).get("host")) is None or host in wanted]
+    return _scan_files([str(f) for f in files]) if files else None
 
 
 def host_nic_identity(dataset: EventsInput, hosts: Iterable[str], errnos: Iterable[str],
@@ -553,11 +558,8 @@ def host_nic_identity(dataset: EventsInput, hosts: Iterable[str], errnos: Iterab
     if not hosts or not errnos:
         return empty
     since_dt = parse_since(since)
-    if isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
-        lf = dataset.lazy()
-    else:
-        lf = _scan_files([str(f) for f in event_files(dataset, since=since_dt.date().isoformat() if since_dt else None)])
-    if "metadata" not in lf.collect_schema().names():
+    lf = _events_scan(dataset, since_dt)
+    if lf is None or "metadata" not in lf.collect_schema().names():
         return empty
     rows = (
         lf.filter(since_filter(since_dt))
@@ -591,11 +593,8 @@ def good_root_latency(dataset: EventsInput, operation: str, hosts: Iterable[str]
     if not hosts:
         return empty
     since_dt = parse_since(since)
-    if isinstance(dataset, (pl.LazyFrame, pl.DataFrame)):
-        lf = dataset.lazy()
-    else:
-        lf = _scan_files([str(f) for f in event_files(dataset, since=since_dt.date().isoformat() if since_dt else None)])
-    names = set(lf.collect_schema().names())
+    lf = _events_scan(dataset, since_dt)
+    names = set(lf.collect_schema().names()) if lf is not None else set()
     if not {"latency_ns", "kernel_release", "command"} <= names:
         return empty
     command = pl.col("command")
