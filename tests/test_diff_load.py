@@ -27,6 +27,7 @@ from baseline.run.normalize import (
     SEARCH_KEY_OFFSET,
     _pack,
     _replace_digit_runs,
+    isin,
     numpy_of,
     unique_ints,
 )
@@ -216,6 +217,37 @@ def test_loop_compression_of_handed_over_streams_is_the_same():
 def test_unique_ints_is_np_unique(a):
     got = unique_ints(a)
     assert got.dtype == a.dtype and got.tolist() == np.unique(a).tolist()
+
+
+@pytest.mark.parametrize(("values", "members"), [
+    (np.array([3, -1, 3, 7, -1], np.int16), np.array([7, -1], np.int16)),
+    (np.array([2**40, 5, 2**41], np.int64), np.array([2**41, 9, 2**41], np.int64)),  # spread: binary search
+    (np.arange(100_000, dtype=np.int64), np.array([5, 99_999, 200_000])),  # narrow: lookup table
+    (np.array([2**63 + 5, 1], np.uint64), np.array([2**63 + 5], np.uint64)),
+    (np.array([], np.int32), np.array([1], np.int32)), (np.array([1, 2], np.int32), np.array([], np.int32)),
+    (np.array(4, np.int64), np.array([4, 8])), (np.array([[1, 2], [3, 4]]), np.array([4, 1])),
+    (np.array([1, 2], np.int64), np.array([2], np.uint64)),  # mixed signedness: numpy's own
+    (np.array(["a", "b"]), np.array(["b"])),
+])
+def test_isin_is_np_isin(values, members):
+    got = isin(values, members)
+    want = np.isin(values, members)
+    assert got.shape == want.shape and got.tolist() == want.tolist()
+
+
+def test_the_differ_calls_no_numpy_set_routine_that_imports_numpy_ma():
+    """np.isin's sort path, np.intersect1d and a plain np.unique import numpy.ma on first use
+    (~10 ms of CPU a diff: the bench's 2 x 1M-event diff did, through one np.isin on its known
+    errors); the differ goes through `isin` and `unique_ints` instead."""
+    import re
+
+    # a call with its arguments (one level of nested parentheses), over line breaks
+    calls = re.compile(r"np\.(isin|in1d|intersect1d|setdiff1d|union1d|setxor1d|unique)\((?:[^()]|\([^()]*\))*\)")
+    found = [f"{path.name}: {m.group(0)}" for path in sorted((REPO / "baseline" / "run").glob("*.py"))
+             for m in calls.finditer(path.read_text())
+             if not (m.group(1) == "unique" and "return_" in m.group(0))  # (those never look at np.ma)
+             and m.group(0) != "np.isin(values, members)"]  # isin's own fallback: other dtypes
+    assert not found, found
 
 
 def test_columns_the_footer_describes_give_the_same_report(runs, tmp_path):

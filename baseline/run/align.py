@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from baseline.run import native
+from baseline.run.normalize import isin
 
 PAD = np.uint64(0x9E3779B97F4A7C15)  # stands for "before the stream start"
 END = np.uint64(0xD1B54A32D192ED03)  # virtual token appended to every stream
@@ -340,7 +341,7 @@ def anchor_in_good(
     if len(hits) == 0:
         return None
     sids = good.sid[hits]
-    ok = np.isin(sids, candidate_streams)
+    ok = isin(sids, candidate_streams)
     if ok.any():
         hits, sids = hits[ok], sids[ok]
     if call_of_row is not None and bad_call is not None:

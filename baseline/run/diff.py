@@ -355,6 +355,7 @@ from baseline.run.normalize import (
     code_in,
     codes_where,
     in_sorted,
+    isin,
     kept_rows,
     normalize_paths,
     numpy_of,
@@ -920,7 +921,7 @@ def diff_traces(
     bad_err = err_rows[err_rows < nb]
     outcome_change = np.zeros(n_rows, dtype=bool)
     bad_calls = _call_keys(p, bad_err)
-    outcome_change[bad_err] = np.isin(bad_calls, good_calls) & ~np.isin(
+    outcome_change[bad_err] = isin(bad_calls, good_calls) & ~isin(
         bad_calls * n_errnos + (p.errno[bad_err] + 1), good_outcomes)
     # An error the same thread gets past later at the same call (a poll or a retry loop: the
     # file appears, the service comes up) is transient: how many attempts it took is timing.
@@ -929,7 +930,7 @@ def diff_traces(
     # changes below: ~20 ms less on this thread's path for two million events.
     retry_codes = codes_where(p.errno_values, RETRY_ERRNOS)
     hard_codes = codes_where(p.errno_values, lambda v: _error_class(v) == 2 and v not in RETRY_ERRNOS)
-    retried_done = background().submit(_retried, p, err_rows[np.isin(p.errno[err_rows], retry_codes)], hard_codes)
+    retried_done = background().submit(_retried, p, err_rows[isin(p.errno[err_rows], retry_codes)], hard_codes)
     # An error at the very path (as recorded, before masking) where the good runs succeeded
     # and never failed so: an outcome change even when masking and loop compression make it
     # look like an error the good runs also have (shard-00002 missing, where the good runs'
@@ -994,7 +995,7 @@ def diff_traces(
         first = int(err["rows"][0])
         done_in_good = (
             p.plainpath[first] >= 0 and p.errno[first] not in waits_codes
-            and bool(np.isin(_call_keys(p, first), good_ok_calls))
+            and bool(isin(_call_keys(p, first), good_ok_calls))
             and not _enotty_known_there(p, first, good_outcomes, n_errnos)
         )
         # The plain normalised path first (curated globs name directories), then the
@@ -1045,7 +1046,7 @@ def diff_traces(
     # an outcome change (the very path the good runs opened), a wait abandoned and a child lost
     # are none.
     known_errors = bad_err[~outcome_change[bad_err] & ~abandoned[bad_err] & (err_cls_rows[bad_err] > 0)]
-    known_errors = known_errors[np.isin(_call_keys(p, known_errors) * n_errnos + (p.errno[known_errors] + 1),
+    known_errors = known_errors[isin(_call_keys(p, known_errors) * n_errnos + (p.errno[known_errors] + 1),
                                         good_outcomes)]
     del expected_mask, retried, abandoned
     # A supervisor's checked kill (its child found still running) is timing: dropped.
@@ -1595,15 +1596,15 @@ def _beyond_cut_off(regions: align.Regions, bs: align.Streams, bh: np.ndarray, g
         start, end, sid = int(regions.start[r]), int(regions.end[r]), int(regions.sid[r])
         if b_cls[start : end + 1].any():
             continue
-        if bool(np.isin(bh[start - 1], last_windows)):
+        if bool(isin(bh[start - 1], last_windows)):
             keep[r] = False
         elif all_open is not None and all_open.get(matched_role[sid], False):
             # every good run's thread of this role was cut off: none saw how it ends, so a
             # bad thread that went past where one was cut says nothing new by its end
-            passed = bool(np.isin(bh[b_start[sid] : start], last_windows).any())
+            passed = bool(isin(bh[b_start[sid] : start], last_windows).any())
             points = (cut_points or {}).get(matched_role[sid])
             if not passed and points is not None:
-                passed = bool(np.isin(bs.tok[b_start[sid] : start], points).any())
+                passed = bool(isin(bs.tok[b_start[sid] : start], points).any())
             keep[r] = not passed
     if keep.all():
         return regions
@@ -1859,10 +1860,10 @@ def _reordered_at_end(sids: np.ndarray, bs: align.Streams, gs: align.Streams, b_
         goods = [key for key in streams_of if key[0] == role and key[1] >= 0][:MAX_SAME_ROLE]
         mine = tokens(bs, b_bounds, [sid])
         singles = [j for key in goods for j in streams_of[key]][:MAX_SAME_ROLE]
-        out[i] = any(np.isin(tokens(gs, g_bounds, [j]), mine).all() for j in singles)
+        out[i] = any(isin(tokens(gs, g_bounds, [j]), mine).all() for j in singles)
         if not out[i] and goods:
             ours = tokens(bs, b_bounds, streams_of[(role, -1)])
-            out[i] = any(np.isin(tokens(gs, g_bounds, streams_of[key]), ours).all() for key in goods)
+            out[i] = any(isin(tokens(gs, g_bounds, streams_of[key]), ours).all() for key in goods)
     return out
 
 
@@ -1893,7 +1894,7 @@ def _raw_outcome_changes(p: Prepared, nb: int, cand: np.ndarray, good_ok_calls: 
     runs completed are looked at; raw paths are fetched for those rows only and compared in
     Arrow (call key, raw path, errno joined into one string)."""
     out = np.zeros(len(p), dtype=bool)
-    cand = cand[np.isin(_call_keys(p, cand), good_ok_calls)]
+    cand = cand[isin(_call_keys(p, cand), good_ok_calls)]
     if not len(cand):
         return out
     good = _good_rows_where(code_in(p.probe[nb:], p.probe[cand], len(p.probe_values)), nb)
@@ -2156,7 +2157,7 @@ def _idem_mkdir_causes(bs: align.Streams, regions: align.Regions, rows: np.ndarr
     the mkdir is a soft error -- an outcome change where the good runs created the directory."""
     if not len(rows):
         return
-    pos = np.flatnonzero(np.isin(bs.orig, rows))
+    pos = np.flatnonzero(isin(bs.orig, rows))
     for q in pos.tolist():
         r = np.flatnonzero((regions.sid == bs.sid[q]) & (regions.start - k <= q) & (regions.end >= q))
         if not len(r):
@@ -2186,7 +2187,7 @@ def _explained_without(bs: align.Streams, gh: np.ndarray, role_hash: np.ndarray,
     lo = max(int(bounds[0][sid]), start - (k - 1))
     hi = min(int(bounds[1][sid]), end + k)
     idx = np.arange(lo, hi)
-    idx = idx[~np.isin(idx, drop)]
+    idx = idx[~isin(idx, drop)]
     if not len(idx):
         return True
     h = align.window_hashes(bs.take(idx), role_hash, k)
@@ -2207,10 +2208,10 @@ def _found_where_good_missed(p: Prepared, bs: align.Streams, cand: np.ndarray, g
     if not len(pos):
         return out
     calls = _call_keys(p, rows)
-    hit = np.isin(calls, good_calls) & ~np.isin(calls, good_ok_calls)
+    hit = isin(calls, good_calls) & ~isin(calls, good_ok_calls)
     hard = codes_where(p.errno_values, lambda v: v not in SOFT_ERRNOS).astype(np.int64) + 1
     for i in np.flatnonzero(hit).tolist():  # few: the good runs' outcomes there are soft errors only
-        hit[i] = not np.isin(calls[i] * n_errnos + hard, good_outcomes).any()
+        hit[i] = not isin(calls[i] * n_errnos + hard, good_outcomes).any()
     out[pos[hit]] = True
     return out
 
@@ -2283,13 +2284,13 @@ def _lock_fates(p: Prepared) -> np.ndarray:
     published = unique_ints(key_on[code_in(probe_on, codes_where(p.probe_values, PUBLISH_PROBES), n_probes)])
     discarded = unique_ints(key_on[code_in(probe_on, codes_where(p.probe_values, DISCARD_PROBES), n_probes)])
     made = unique_ints((np.asarray(p.tkey[created]).astype(np.int64) + 1) * width + path[created])
-    pub, dis = np.isin(made, published), np.isin(made, discarded)
+    pub, dis = isin(made, published), isin(made, discarded)
     made_path = made % width
-    both = np.intersect1d(np.intersect1d(made_path[pub & ~dis], made_path[dis & ~pub]),
-                          made_path[made // width == 0])
+    both = unique_ints(made_path[pub & ~dis])
+    both = both[isin(both, made_path[dis & ~pub]) & isin(both, made_path[made // width == 0])]
     if not len(both):
         return none
-    rows = on[np.isin(path[on], both)]
+    rows = on[isin(path[on], both)]
     return rows[~in_sorted(rows, created)]  # the creates stay: a create failing is a fault
 
 
@@ -2306,7 +2307,7 @@ def _proc_scan_races(p: Prepared) -> np.ndarray:
     # only the few distinct normalised paths under /proc/ (raw paths fetched for those rows only)
     under = [c for c in unique_ints(np.asarray(p.plainpath[cand])).tolist()
              if (p.npath_values[c] or "").startswith("/proc/")]
-    cand = cand[np.isin(np.asarray(p.plainpath[cand]), under)]
+    cand = cand[isin(np.asarray(p.plainpath[cand]), under)]
     if not len(cand):
         return out
     raw = p.raw_paths(cand).to_pylist()
@@ -2381,7 +2382,7 @@ def _listing_twins(p: Prepared, nb: int) -> np.ndarray:
                 twin_keys.append(key)
                 break
     if twin_keys:
-        out[cand[np.isin(cand_keys, np.array(twin_keys, dtype=np.int64))]] = True
+        out[cand[isin(cand_keys, np.array(twin_keys, dtype=np.int64))]] = True
     return out
 
 
@@ -2418,7 +2419,7 @@ def _sweep_turns(p: Prepared, nb: int, rules: ExpectedErrors) -> np.ndarray:
     # plain path may be the good runs' too: /tmp/hsperfdata_root/<n> is also their own file)
     cand = np.flatnonzero((p.errno[:nb] >= 0) & (plain[:nb] >= 0))
     cand_sid = np.searchsorted(starts, cand, side="right") - 1
-    keep = np.isin(cand_sid, listed_sid)
+    keep = isin(cand_sid, listed_sid)
     cand, cand_sid = cand[keep], cand_sid[keep]
     if not len(cand):
         return out
@@ -2502,11 +2503,11 @@ def _shadowing_find(p: Prepared, nb: int, anomaly: dict[str, Any], good_calls: n
     if not len(rows):
         return -1
     calls = _call_keys(p, rows)
-    hit = np.isin(calls, good_calls) & ~np.isin(calls, good_ok_calls)
+    hit = isin(calls, good_calls) & ~isin(calls, good_ok_calls)
     hard = codes_where(p.errno_values, lambda v: v not in SOFT_ERRNOS).astype(np.int64) + 1
     for r in rows[hit][np.argsort(p.seq[rows[hit]], kind="stable")].tolist():
         call = _call_keys(p, np.array([r]))[0]
-        if np.isin(call * n_errnos + hard, good_outcomes).any():
+        if isin(call * n_errnos + hard, good_outcomes).any():
             continue
         name = os.path.basename(p.npath_values[int(p.plainpath[r])] or "")
         good = _good_rows_where((p.probe[nb:] == p.probe[r]) & (p.errno[nb:] < 0), nb)
@@ -2527,9 +2528,9 @@ def _cleared_in_between(p: Prepared, lo: np.ndarray, hi: np.ndarray) -> np.ndarr
     removes = codes_where(p.probe_values, REMOVE_PROBES)
     if not len(eexist) or not len(removes):
         return out
-    for i in np.flatnonzero(np.isin(p.errno[lo], eexist)).tolist():
+    for i in np.flatnonzero(isin(p.errno[lo], eexist)).tolist():
         between = np.arange(lo[i] + 1, hi[i])
-        out[i] = bool((np.isin(p.probe[between], removes) & (p.errno[between] < 0)
+        out[i] = bool((isin(p.probe[between], removes) & (p.errno[between] < 0)
                        & (p.plainpath[between] == p.plainpath[lo[i]]) & (p.sid[between] == p.sid[lo[i]])).any())
     return out
 
@@ -2620,7 +2621,7 @@ def _cache_misses_filled(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
     cand = cand[(p.raw_path[cand] >= 0) & (p.plainpath[cand] >= 0)]
     if not len(cand):
         return none
-    cand = cand[~np.isin(_call_keys(p, cand), good_ok_calls)]
+    cand = cand[~isin(_call_keys(p, cand), good_ok_calls)]
     if not len(cand):
         return none
     # the fills: successful renames, and opens with O_CREAT. Only those within
@@ -2688,7 +2689,7 @@ def _warm_caches_refilled(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
     cand = cand[(p.raw_path[cand] >= 0) & (p.plainpath[cand] >= 0)]
     if not len(cand):
         return none
-    cand = cand[np.isin(_call_keys(p, cand), good_ok_calls)]
+    cand = cand[isin(_call_keys(p, cand), good_ok_calls)]
     out: list[np.ndarray] = []
     for c in cand.tolist():  # misses with a publish of their thread right after them: few
         want = p.raw_path_values[int(p.raw_path[c])]
@@ -2699,7 +2700,7 @@ def _warm_caches_refilled(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
                 span = span[(p.sid[span] == p.sid[c]) & (p.errno[span] < 0)]
                 out.extend([np.array([c]), span])
                 break
-    return np.unique(np.concatenate(out)) if out else none
+    return unique_ints(np.concatenate(out)) if out else none
 
 
 def _warm_caches_refilled_by_children(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
@@ -2736,7 +2737,7 @@ def _warm_caches_refilled_by_children(p: Prepared, good_ok_calls: np.ndarray) ->
     cand = cand[(p.raw_path[cand] >= 0) & (p.plainpath[cand] >= 0)]
     if not len(cand):
         return none
-    cand = cand[np.isin(_call_keys(p, cand), good_ok_calls)]
+    cand = cand[isin(_call_keys(p, cand), good_ok_calls)]
     if not len(cand):
         return none
     # the renames onto a path some candidate missed (their targets read once each)
@@ -2752,7 +2753,7 @@ def _warm_caches_refilled_by_children(p: Prepared, good_ok_calls: np.ndarray) ->
     if len(wanted) > len(onto):
         out.append(_fills_failed_hard(p, cand, onto, err_class))
     if not onto:
-        return np.unique(np.concatenate(out)) if out else none
+        return unique_ints(np.concatenate(out)) if out else none
     pid, ppid, tkey, seq = (np.asarray(a) for a in (p.pid, p.ppid, p.tkey, p.seq))
     lookups = codes_where(p.probe_values, LOOKUP_PROBES)
     for c in cand.tolist():
@@ -2771,7 +2772,7 @@ def _warm_caches_refilled_by_children(p: Prepared, good_ok_calls: np.ndarray) ->
             for k, q in zip(pid[kids].tolist(), seq[kids].tolist(), strict=True):
                 first[k] = min(q, first.get(k, q))
             fill_pids = [k for k, q in first.items() if seq[c] < q <= start]
-            fill = kids[np.isin(pid[kids], fill_pids)]
+            fill = kids[isin(pid[kids], fill_pids)]
             fill = fill[err_class[p.errno[fill]] < 2]
             # (the thread's lookups failing softly are its $PATH search for the commands it
             # starts: /usr/local/bin/mkdir before /usr/bin/mkdir; an open's error stays)
@@ -2780,7 +2781,7 @@ def _warm_caches_refilled_by_children(p: Prepared, good_ok_calls: np.ndarray) ->
                                                & (err_class[p.errno[span]] == 1))]
             out.extend([np.array([c]), span, fill])
             break
-    return np.unique(np.concatenate(out)) if out else none
+    return unique_ints(np.concatenate(out)) if out else none
 
 
 def _fills_failed_hard(p: Prepared, cand: np.ndarray, onto: dict[str, list[int]], err_class: np.ndarray) -> np.ndarray:
@@ -2890,7 +2891,7 @@ def _rotations(p: Prepared) -> np.ndarray:
         span = np.arange(start, reopen + 1)
         keep = (p.errno[span] >= 0) & ~code_in(p.errno[span], enoent, len(p.errno_values))
         out.append(span[~keep])
-    return np.unique(np.concatenate(out)) if out else none
+    return unique_ints(np.concatenate(out)) if out else none
 
 
 def _exit_time_stream_syncs(p: Prepared, noise_codes: np.ndarray) -> np.ndarray:
@@ -2933,9 +2934,9 @@ def _existing_directories(p: Prepared) -> tuple[np.ndarray, np.ndarray]:
     if not len(mkdirs) or not len(stats) or not len(eexist):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     cand = np.flatnonzero(code_in(p.errno, eexist, len(p.errno_values)))
-    cand = cand[np.isin(p.probe[cand], mkdirs) & (cand + 1 < len(p)) & (p.plainpath[cand] >= 0)]
+    cand = cand[isin(p.probe[cand], mkdirs) & (cand + 1 < len(p)) & (p.plainpath[cand] >= 0)]
     nxt = cand + 1
-    checked = (np.isin(p.probe[nxt], stats) & (p.errno[nxt] < 0) & (p.sid[nxt] == p.sid[cand])
+    checked = (isin(p.probe[nxt], stats) & (p.errno[nxt] < 0) & (p.sid[nxt] == p.sid[cand])
                & (p.plainpath[nxt] == p.plainpath[cand]))
     raced = ~checked & _made_earlier_in_run(p, cand, mkdirs)
     cand, nxt, checked = cand[checked | raced], nxt[checked | raced], checked[checked | raced]
@@ -2943,7 +2944,7 @@ def _existing_directories(p: Prepared) -> tuple[np.ndarray, np.ndarray]:
     # EEXIST is theirs as well: nothing to reinterpret)
     nb = _bad_row_count(p)
     made = _good_rows_where(code_in(p.probe[nb:], mkdirs, len(p.probe_values)) & (p.errno[nb:] < 0), nb)
-    ok = np.isin(_call_keys(p, cand), _call_keys(p, made))
+    ok = isin(_call_keys(p, cand), _call_keys(p, made))
     return cand[ok], nxt[ok & checked]
 
 
@@ -2958,8 +2959,8 @@ def _made_earlier_in_run(p: Prepared, rows: np.ndarray, mkdirs: np.ndarray) -> n
     if not len(rows):
         return out
     path = p.plainpath[rows]
-    made = np.flatnonzero(np.isin(p.plainpath, path) & (p.errno < 0))
-    made = made[np.isin(p.probe[made], mkdirs)]
+    made = np.flatnonzero(isin(p.plainpath, path) & (p.errno < 0))
+    made = made[isin(p.probe[made], mkdirs)]
     if not len(made):
         return out
     tkey = np.asarray(p.tkey[made]).astype(np.int64)
@@ -3022,7 +3023,7 @@ def _killed_threads(p: Prepared, bs: align.Streams, regions: align.Regions, name
     if not cand.any():
         return
     exits = codes_where(p.probe_values, EXIT_PROBES)
-    cand &= ~np.isin(p.probe[np.maximum(last, 0)], exits)
+    cand &= ~isin(p.probe[np.maximum(last, 0)], exits)
     named[cand] = ends[cand]
 
 
@@ -3079,7 +3080,7 @@ def _cause_in_another_process(p: Prepared, nb: int, anomalies: list[dict[str, An
                 continue
             if used is None:
                 mine = np.flatnonzero(p.pid[:nb] == top_pid)
-                used = set(np.unique(p.plainpath[mine]).tolist())
+                used = set(unique_ints(p.plainpath[mine]).tolist())
             hit = int(p.plainpath[row]) in used
         else:
             hit = a["position"] < top["position"] and (
@@ -3108,7 +3109,7 @@ def _raised_signals(p: Prepared, bs: align.Streams, regions: align.Regions, name
         return
     signals = codes_where(p.probe_values, SIGNAL_PROBES)
     at = np.maximum(last, 0)
-    cand &= np.isin(p.probe[at], signals) & (p.errno[at] < 0)
+    cand &= isin(p.probe[at], signals) & (p.errno[at] < 0)
     named[cand] = ends[cand] - 1
 
 
@@ -3297,7 +3298,7 @@ def _extra_entries(p: Prepared, bs: align.Streams, regions: align.Regions, novel
     ok = (pos > 0) & (row >= 0) & (prow >= 0) & (bs.sid[prev] == bs.sid[pos])
     row, prow = np.maximum(row, 0), np.maximum(prow, 0)
     lookups = codes_where(p.probe_values, LOOKUP_PROBES)
-    ok &= np.isin(p.probe[row], lookups) & (p.probe[prow] == p.probe[row])
+    ok &= isin(p.probe[row], lookups) & (p.probe[prow] == p.probe[row])
     ok &= (p.errno[row] < 0) & (p.errno[prow] < 0) & (p.plainpath[row] >= 0) & (p.plainpath[row] != p.plainpath[prow])
     misfit = np.zeros(len(bs), dtype=bool)
     misfit[pos[~ok]] = True
@@ -3435,7 +3436,7 @@ def _more_messages(p: Prepared, nb: int, row: int) -> bool:
         return False
     keys = _call_keys(p, mine)
     good = _good_rows_where(code_in(p.probe[nb:], p.probe[mine], len(p.probe_values)), nb)
-    good = good[np.isin(_call_keys(p, good), keys)]
+    good = good[isin(_call_keys(p, good), keys)]
     if not len(good):
         return True
     thread = np.asarray(p.tkey[good]).astype(np.int64) * np.int64(1 << 32) + np.asarray(p.tid[good]).astype(np.int64)
@@ -3448,7 +3449,7 @@ def _killed(p: Prepared, bs: align.Streams, named: np.ndarray, recovered: np.nda
     end = (bs.orig[named] < 0) & ~recovered & (named > 0)
     last = bs.orig[np.maximum(named - 1, 0)]
     end &= (last >= 0) & (bs.sid[np.maximum(named - 1, 0)] == bs.sid[named])
-    return end & ~np.isin(p.probe[np.maximum(last, 0)], codes_where(p.probe_values, EXIT_PROBES))
+    return end & ~isin(p.probe[np.maximum(last, 0)], codes_where(p.probe_values, EXIT_PROBES))
 
 
 def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, region_end: np.ndarray,
@@ -3473,7 +3474,7 @@ def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, regi
     rows = bs.orig[named]
     errno = np.where(rows >= 0, p.errno[np.maximum(rows, 0)], -1)
     codes = codes_where(p.errno_values, PEER_ERRNOS)
-    peer = np.isin(errno, codes) & (max_cls > 0)
+    peer = isin(errno, codes) & (max_cls > 0)
     if not peer.any():
         return
     pid = p.pid[bs.orig[b_start[bs.sid[named]]]]  # each stream's first position is a real row
@@ -3527,7 +3528,7 @@ def _after_failed_child(p: Prepared, bs: align.Streams, regions: align.Regions, 
     if not len(waits) or not len(makers):
         return
     bad_pid = np.asarray(p.pid[np.arange(nb)])
-    made = np.flatnonzero(np.isin(p.probe[:nb], makers) & (p.errno[:nb] < 0))
+    made = np.flatnonzero(isin(p.probe[:nb], makers) & (p.errno[:nb] < 0))
     if not len(made):
         return
     ret = numpy_of(pc.fill_null(outcomes.column("ret"), -1))[np.asarray(p.order)[made]]
@@ -3542,7 +3543,7 @@ def _after_failed_child(p: Prepared, bs: align.Streams, regions: align.Regions, 
         lo, start = max(int(b_start[regions.sid[r]]), int(regions.start[r]) - k), int(regions.start[r])
         before = bs.orig[lo:start]
         before = before[before >= 0]
-        if not (np.isin(p.probe[before], waits) & (p.errno[before] < 0)).any():
+        if not (isin(p.probe[before], waits) & (p.errno[before] < 0)).any():
             continue
         descendants, todo = set(), [int(region_pid[r])]
         while todo:
@@ -3550,7 +3551,7 @@ def _after_failed_child(p: Prepared, bs: align.Streams, regions: align.Regions, 
                 if c not in descendants:
                     descendants.add(c)
                     todo.append(c)
-        hit = fail_idx[np.isin(region_pid[fail_idx], list(descendants)) & (started[fail_idx] < started[r])]
+        hit = fail_idx[isin(region_pid[fail_idx], list(descendants)) & (started[fail_idx] < started[r])]
         if len(hit):
             score[r] = min(float(score[r]), float(score[hit].max()) - SEVERITY[0] / 2)
 
@@ -3593,14 +3594,14 @@ class _TimedOutWaits:
         timeout is followed by -- a close, a message -- can match one by chance, the timeout
         itself never can) and its first event (its END: the thread's end); else -1."""
         out = np.full(len(regions), -1, dtype=np.int64)
-        asked = asked & np.isin(regions.sid, self.sid)  # regions in a thread that waited at all
+        asked = asked & isin(regions.sid, self.sid)  # regions in a thread that waited at all
         if not asked.any():
             return out
         timed = self._hits(matched_role)
         if not timed.any():
             return out
         rows, sids, seqs = self.rows[timed], self.sid[timed], seq_rows[self.rows[timed]]
-        for r in np.flatnonzero(asked & np.isin(regions.sid, sids)).tolist():  # in a thread that timed out
+        for r in np.flatnonzero(asked & isin(regions.sid, sids)).tolist():  # in a thread that timed out
             sid, start = int(regions.sid[r]), int(regions.start[r])
             back = start - (k if reach is None else reach)
             lo = int(_seq_of(bs, np.array([back]), seq_rows)[0]) if back >= b_start[sid] else -1
@@ -3648,14 +3649,14 @@ class _EmptyAnswers(_TimedOutWaits):
                         | (p.plainpath[srt[1:]] != p.plainpath[srt[:-1]]))
             first = order[head]  # indices into rows
             # at a file or a directory: a path, not a pipe, a socket or a device
-            codes = np.unique(p.plainpath[rows[first]])
+            codes = unique_ints(p.plainpath[rows[first]])
             files = codes[[v.startswith("/") and not v.startswith("/dev/") for v in
                            (p.npath_values[int(c)] for c in codes)]] if len(codes) else codes
-            first = first[np.isin(p.plainpath[rows[first]], files)]
+            first = first[isin(p.plainpath[rows[first]], files)]
             if not len(first):
                 return self.timed
             ret = numpy_of(pc.fill_null(self.outcomes.column("ret"), -1))[p.order[rows[first]]]
-            listing = np.isin(p.probe[rows[first]], self.listings)
+            listing = isin(p.probe[rows[first]], self.listings)
             empty = np.where(listing, (ret >= 0) & (ret <= EMPTY_LISTING_BYTES), ret == 0)
             # call sites keyed by (role, call, path): roles numbered per stream
             names: dict[str, int] = {}
@@ -3663,7 +3664,7 @@ class _EmptyAnswers(_TimedOutWaits):
             key = ((role_of[sid[first]] * (len(p.probe_values) + 1) + p.probe[rows[first]]) * (len(p.npath_values) + 1)
                    + p.plainpath[rows[first]])
             good = rows[first] >= self.nb
-            hit = empty & ~good & np.isin(key, key[good]) & ~np.isin(key, key[good & empty])
+            hit = empty & ~good & isin(key, key[good]) & ~isin(key, key[good & empty])
             self.timed[first[hit]] = True
         return self.timed
 
@@ -3703,11 +3704,11 @@ def _abandoned_waits(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: n
     when the good runs were interrupted there too; abandoned, they are where the run stopped."""
     out = np.zeros(len(p), dtype=bool)
     codes = codes_where(p.errno_values, lambda v: v == "EINTR" or v.startswith("ERESTART"))
-    cand = bad_err[np.isin(p.errno[bad_err], codes)] if len(codes) else bad_err[:0]
+    cand = bad_err[isin(p.errno[bad_err], codes)] if len(codes) else bad_err[:0]
     if not len(cand):
         return out
     calls = _call_keys(p, cand)
-    ok = np.isin(calls, good_ok_calls) & ~np.isin(calls * n_errnos + (p.errno[cand] + 1), good_outcomes)
+    ok = isin(calls, good_ok_calls) & ~isin(calls * n_errnos + (p.errno[cand] + 1), good_outcomes)
     for r, call in zip(cand[ok].tolist(), calls[ok].tolist(), strict=True):  # few
         later = np.flatnonzero(p.sid[r + 1 : nb] == p.sid[r]) + r + 1
         done = later[p.errno[later] < 0]
@@ -3729,13 +3730,13 @@ def _lost_children(p: Prepared, nb: int) -> np.ndarray:
     echild = codes_where(p.errno_values, {"ECHILD"})
     if not len(one) or not len(echild):
         return out
-    cand = np.flatnonzero(np.isin(p.narg[:nb], one) & np.isin(p.errno[:nb], echild))  # (no path: not in bad_err)
+    cand = np.flatnonzero(isin(p.narg[:nb], one) & isin(p.errno[:nb], echild))  # (no path: not in bad_err)
     if not len(cand):
         return out
-    good = nb + np.flatnonzero(np.isin(p.narg[nb:], one))
-    returned = np.unique(p.probe[good[p.errno[good] < 0]])
-    failed = np.unique(p.probe[good[p.errno[good] >= 0]])
-    out[cand[np.isin(p.probe[cand], returned) & ~np.isin(p.probe[cand], failed)]] = True
+    good = nb + np.flatnonzero(isin(p.narg[nb:], one))
+    returned = unique_ints(p.probe[good[p.errno[good] < 0]])
+    failed = unique_ints(p.probe[good[p.errno[good] >= 0]])
+    out[cand[isin(p.probe[cand], returned) & ~isin(p.probe[cand], failed)]] = True
     return out
 
 
@@ -3765,7 +3766,7 @@ def _reaped_by_own_reaper(p: Prepared, outcomes: EventColumns) -> tuple[np.ndarr
     if not len(one) or not len(echild) or not len(waits) or not len(makers):
         return none, none
     cand = np.flatnonzero(code_in(p.errno, echild, len(p.errno_values)))  # (errors are few: the rest on them)
-    cand = cand[np.isin(p.narg[cand], one) & np.isin(p.probe[cand], waits)]
+    cand = cand[isin(p.narg[cand], one) & isin(p.probe[cand], waits)]
     if not len(cand):
         return none, none
     # a process of a run: (trace, pid) -- runs reuse pids
@@ -3773,12 +3774,12 @@ def _reaped_by_own_reaper(p: Prepared, outcomes: EventColumns) -> tuple[np.ndarr
     proc = np.asarray(p.tkey).astype(np.int64) * np.int64(1 << 32) + pid
     seq = np.asarray(p.seq)
     rows = np.flatnonzero(code_in(p.probe, np.r_[makers, waits], len(p.probe_values)) & (p.errno < 0))
-    rows = rows[np.isin(proc[rows], proc[cand])]
+    rows = rows[isin(proc[rows], proc[cand])]
     if not len(rows):
         return none, none
     ret = numpy_of(pc.fill_null(outcomes.column("ret"), -1))[np.asarray(p.order)[rows]]
-    is_wait = np.isin(p.probe[rows], waits)
-    for_one = is_wait & np.isin(p.narg[rows], one)
+    is_wait = isin(p.probe[rows], waits)
+    for_one = is_wait & isin(p.narg[rows], one)
     hit, reapers = [], []
     for c in cand.tolist():
         mine = (proc[rows] == proc[c]) & (seq[rows] < seq[c]) & (ret > 0)
@@ -3787,8 +3788,8 @@ def _reaped_by_own_reaper(p: Prepared, outcomes: EventColumns) -> tuple[np.ndarr
         by_any = {int(r) for r in ret[mine & is_wait & ~for_one].tolist()}
         if made and made <= (by_one | by_any) and by_any - by_one:
             hit.append(c)
-            reapers.extend(rows[mine & is_wait & ~for_one & np.isin(ret, list(by_any - by_one))].tolist())
-    return np.array(hit, dtype=np.int64), np.unique(np.array(reapers, dtype=np.int64))
+            reapers.extend(rows[mine & is_wait & ~for_one & isin(ret, list(by_any - by_one))].tolist())
+    return np.array(hit, dtype=np.int64), unique_ints(np.array(reapers, dtype=np.int64))
 
 
 def _retries_given_up(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: np.ndarray) -> np.ndarray:
@@ -3800,11 +3801,11 @@ def _retries_given_up(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: 
     stopped, and no entry covers it."""
     out = np.zeros(len(p), dtype=bool)
     codes = codes_where(p.errno_values, CONTENTION_ERRNOS)
-    cand = bad_err[np.isin(p.errno[bad_err], codes)] if len(codes) else bad_err[:0]
+    cand = bad_err[isin(p.errno[bad_err], codes)] if len(codes) else bad_err[:0]
     if not len(cand):
         return out
     calls = _call_keys(p, cand)
-    ok = np.isin(calls, good_ok_calls)
+    ok = isin(calls, good_ok_calls)
     cand, calls = cand[ok], calls[ok]
     sids = np.asarray(p.sid[cand]).astype(np.int64)
     for sid, call in {(int(a), int(b)) for a, b in zip(sids.tolist(), calls.tolist(), strict=True)}:  # few
@@ -3835,20 +3836,20 @@ def _pathless_retries_given_up(p: Prepared, nb: int, err_any: np.ndarray) -> np.
     bad_cand = cand[cand < nb]
     if not len(bad_cand):
         return out
-    good_traces = np.unique(np.asarray(p.tkey[nb:]).astype(np.int64))
+    good_traces = unique_ints(np.asarray(p.tkey[nb:]).astype(np.int64))
     for probe, comm in {(int(a), int(b)) for a, b in zip(p.probe[bad_cand].tolist(),
                                                            np.asarray(p.ncomm[bad_cand]).tolist(), strict=True)}:
         rows = np.flatnonzero((p.probe == probe) & (np.asarray(p.ncomm) == comm))
         good = rows[rows >= nb]
         good_failed = good[code_in(p.errno[good], codes, len(p.errno_values))]
-        failed_in = np.unique(np.asarray(p.tkey[good_failed]).astype(np.int64))
+        failed_in = unique_ints(np.asarray(p.tkey[good_failed]).astype(np.int64))
         if len(failed_in) < len(good_traces):
             continue  # a good run that never met it: not a limit every run meets
         tkey = np.asarray(p.tkey[good]).astype(np.int64)
         if any(p.errno[good[tkey == t][-1]] >= 0 for t in good_traces.tolist()):
             continue  # a good run ended refused there too: how such a loop ends is no sign
         bad = rows[rows < nb]
-        for sid in np.unique(p.sid[bad]).tolist():
+        for sid in unique_ints(p.sid[bad]).tolist():
             thread = bad[p.sid[bad] == sid]
             refused = code_in(p.errno[thread], codes, len(p.errno_values))
             ok_at = np.flatnonzero(~refused)
@@ -3884,7 +3885,7 @@ def _catalog_lookups(p: Prepared, bs: align.Streams) -> np.ndarray:
     if not codes:
         return np.zeros(len(bs), dtype=bool)
     plain = np.where(rows >= 0, p.plainpath[np.maximum(rows, 0)], -1)
-    return np.isin(plain, codes) & (rows >= 0)
+    return isin(plain, codes) & (rows >= 0)
 
 
 def _last_output(p: Prepared, nb: int) -> int:
@@ -3930,12 +3931,12 @@ def _source_reread(p: Prepared, bs: align.Streams, pos: int, start: int) -> bool
     if row < 0 or p.errno[row] >= 0 or p.plainpath[row] < 0:
         return False
     opens = codes_where(p.probe_values, CREATE_PROBES)
-    if not np.isin(p.probe[row], opens):
+    if not isin(p.probe[row], opens):
         return False
     before = bs.orig[start:pos]
     before = before[before >= 0]
     return bool(np.any((p.plainpath[before] == p.plainpath[row]) & (p.errno[before] < 0)
-                       & np.isin(p.probe[before], opens)))
+                       & isin(p.probe[before], opens)))
 
 
 def _threaded(p: Prepared, bs: align.Streams, pos: int, b_start: np.ndarray, nb: int) -> bool:
@@ -3943,7 +3944,7 @@ def _threaded(p: Prepared, bs: align.Streams, pos: int, b_start: np.ndarray, nb:
     at = int(bs.orig[pos])
     if at < 0:
         return False
-    heads = np.unique(b_start[b_start < len(bs)])  # (an empty stream shares the next one's start)
+    heads = unique_ints(b_start[b_start < len(bs)])  # (an empty stream shares the next one's start)
     rows = bs.orig[heads]
     rows = rows[(rows >= 0) & (rows < nb)]
     return int(np.count_nonzero(np.asarray(p.pid[rows]) == int(p.pid[at]))) > 1
@@ -4041,7 +4042,7 @@ def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: in
         return -1
     if p.plainpath[q] < 0:
         return q if new_pathless[q] else -1
-    if not bool(np.isin(_call_keys(p, q), good_calls)):
+    if not bool(isin(_call_keys(p, q), good_calls)):
         return q
     return q if _failed_more_often(p, q) else -1
 
@@ -4094,14 +4095,14 @@ def _new_pathless_errors(p: Prepared, nb: int, err_any: np.ndarray) -> np.ndarra
         return out
     # the most times one good run has each of the bad run's keys (0: none has it)
     good_max = np.zeros(len(bad_keys), dtype=np.int64)
-    good = ~bad & np.isin(key, bad_keys)
+    good = ~bad & isin(key, bad_keys)
     if good.any():
         pairs, counts = np.unique(np.stack([np.asarray(p.tkey[rows[good]]).astype(np.int64), key[good]]),
                                   axis=1, return_counts=True)
         at = np.searchsorted(bad_keys, pairs[1])
         np.maximum.at(good_max, at, counts)
     more = bad_keys[bad_counts > good_max]
-    out[rows[bad]] = np.isin(key[bad], more)
+    out[rows[bad]] = isin(key[bad], more)
     return out
 
 
@@ -4205,7 +4206,7 @@ def _enotty_known_there(p: Prepared, row: int, good_outcomes: np.ndarray, n_errn
     and never refused so."""
     if p.errno_values[p.errno[row]] != "ENOTTY":
         return False
-    return bool(np.isin(_call_keys(p, row) * n_errnos + (p.errno[row] + 1), good_outcomes).any())
+    return bool(isin(_call_keys(p, row) * n_errnos + (p.errno[row] + 1), good_outcomes).any())
 
 
 def _call_keys(p: Prepared, rows: np.ndarray | int) -> np.ndarray:
