@@ -28,16 +28,17 @@ from tracer.schema import dataset_files, read, validate_file, write_partition
 PER_HOST = "t:"  # every host's ids start so: "gpu00003:17" becomes "t:17" (":unobserved-" marks kept)
 
 
-def _renamed(src: Path, dst: Path, rename: bool = True) -> Path:
+def _renamed(src: Path, dst: Path, rename: bool = True, statistics: bool = True) -> Path:
     """A copy of the dataset `src` whose events' and truth's trace ids drop their host: "t:<n>"
-    (rename=False: the same ids, rewritten by pyarrow with its default column statistics)."""
+    (rename=False: the same ids), rewritten by pyarrow with its default column statistics or
+    (statistics=False) none."""
     shutil.copytree(src, dst)
     for table in ("events", "truth"):
         for f in (dst / table).rglob("*.parquet"):
             data = pq.read_table(f)
             at = data.schema.get_field_index("trace_id")
             ids = pc.replace_substring_regex(data["trace_id"], r"^[^:]*:", PER_HOST) if rename else data["trace_id"]
-            pq.write_table(data.set_column(at, data.schema.field(at), ids), f)
+            pq.write_table(data.set_column(at, data.schema.field(at), ids), f, write_statistics=statistics)
     return dst
 
 
@@ -65,13 +66,17 @@ def test_the_renamed_ids_repeat_across_hosts(fleets):
 
 
 def test_footer_statistics_tell_which_files_need_their_host(fleets, tmp_path):
-    """Files whose id statistics start with "<host>:" are read as they are; the others (other
-    ids, or no statistics to tell) have their ids checked a row at a time."""
+    """Files whose id statistics start with "<host>:" are read as they are (the simulator's, as
+    the daemon's and ingest's, keep them); the others (other ids, or no statistics to tell) have
+    their ids checked a row at a time -- with the same findings."""
     given, renamed = fleets
     with_statistics = _renamed(given, tmp_path / "with_statistics", rename=False)
-    for root, named in ((with_statistics, True), (renamed, False)):
+    without = _renamed(given, tmp_path / "without_statistics", rename=False, statistics=False)
+    for root, named in ((given, True), (with_statistics, True), (without, False), (renamed, False)):
         files = dataset_files(root, "events")
-        assert {_ids_name_their_host(validate_file(f, "events"), f) for f in files} == {named}
+        assert {_ids_name_their_host(validate_file(f, "events"), f) for f in files} == {named}, root.name
+    key = ["host", "trace_id"]
+    assert _audit(without)[0].findings.sort(key).equals(_audit(given)[0].findings.sort(key))
 
 
 def test_audit_is_the_same_whatever_the_ids(fleets):

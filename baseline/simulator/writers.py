@@ -43,12 +43,14 @@ def write_dataset(root: Path, result: HostResult, tables: tuple[str, ...] = ("ev
 
 # Simulated data is regenerable: no fsync (the rename stays atomic). Events: dictionaries only for
 # the string columns (the high-entropy integers compress better plain), delta-coded clocks.
-# Column statistics only on the time columns (what --since / time-window scans prune on): string
+# Column statistics only on the time columns (what --since / time-window scans prune on) and the
+# trace ids (as the daemon and ingest write them: the audit reads from their min and max that every
+# id of a file names its host, model._ids_name_their_host); other string
 # and nested statistics cost more than the data itself in files of a few thousand rows.
 _EVENT_STRINGS = ["trace_id", "comm", "probe", "layer", "errno", "path", "arg", "kind", "command", "host",
                   "kernel_release", "job_id", "metadata"]
 PARQUET_OPTIONS: dict[str, dict] = {
-    "events": {"use_dictionary": _EVENT_STRINGS, "write_statistics": ["start_time", "end_time"],
+    "events": {"use_dictionary": _EVENT_STRINGS, "write_statistics": ["start_time", "end_time", "trace_id"],
                "column_encoding": {"ts_ns": "DELTA_BINARY_PACKED", "latency_ns": "DELTA_BINARY_PACKED"}},
     "counters": {"write_statistics": ["snapshot_time"]},
     "truth": {"write_statistics": False},
