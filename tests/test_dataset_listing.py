@@ -12,9 +12,11 @@ import os
 from pathlib import Path
 
 import pytest
+from cli_harness import one_line_error, run_shell
 
 from baseline.simulator.simulate import simulate
 from tracer import inputs
+from tracer.errors import TracebaseError
 from tracer.schema import dataset_files
 
 
@@ -96,3 +98,73 @@ def test_awkward_tree_lists_what_rglob_lists(tmp_path: Path, monkeypatch: pytest
     assert under == sorted(f for f in (tmp_path / "events").rglob("*.parquet")
                            if not any(part.startswith(".") for part in f.relative_to(tmp_path / "events").parts))
     assert "part-5.parquet" not in {f.name for f in under} and "part-0.parquet" in {f.name for f in under}
+
+
+def _copy(simulated: Path, dst: Path) -> tuple[Path, Path, Path]:
+    """A copy of the simulated dataset and the events partitions of its first two hosts."""
+    import shutil
+
+    shutil.copytree(simulated, dst)
+    first, second = sorted((dst / "events").glob("date=*/host=*"))[:2]
+    return dst, first, second
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink", "same-partition"])
+def test_a_second_name_of_a_file_is_refused(simulated: Path, tmp_path: Path, link: str) -> None:
+    """A link in host B's partition to host A's file read A's records a second time as B's (the
+    host comes from the directory): 285 traces became 312, exit 0. Two names of one file in a
+    table are refused by every reader of the dataset, naming both."""
+    root, first, second = _copy(simulated, tmp_path / "ds")
+    target = first / sorted(p.name for p in first.glob("*.parquet"))[0]
+    name = (first if link == "same-partition" else second) / "part-99999.parquet"
+    if link == "hardlink":
+        os.link(target, name)
+    else:
+        name.symlink_to(os.path.relpath(target, name.parent))
+    with pytest.raises(TracebaseError) as err:
+        dataset_files(root, "events")
+    assert str(err.value).startswith(f"{name}: expected a file of its own, found another name of {target}")
+    for command in ("audit ds -o out", "learn ds -o model.parquet", "export ds -o out.jsonl"):
+        proc = run_shell(f"baseline {command}", cwd=tmp_path)
+        assert f"{name.relative_to(tmp_path)}: expected a file of its own" in one_line_error(proc), command
+
+
+def test_files_linked_from_elsewhere_and_copies_are_read(simulated: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dataset assembled from symlinks to files kept elsewhere (one name each in the table) is
+    read as the files themselves; a copy is data (a second delivery), not a second name; and in
+    the usual case the check costs no system call (the listing's inode numbers)."""
+    import shutil
+
+    store = tmp_path / "store"
+    linked = tmp_path / "linked"
+    shutil.copytree(simulated, store)
+    for f in dataset_files(store, "events"):
+        dst = linked / f.relative_to(store)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.symlink_to(f)
+    assert [f.relative_to(linked) for f in dataset_files(linked, "events")] == [
+        f.relative_to(store) for f in dataset_files(store, "events")]
+    root, first, second = _copy(simulated, tmp_path / "copied")
+    shutil.copyfile(next(first.glob("*.parquet")), second / "part-99999.parquet")
+    assert second / "part-99999.parquet" in dataset_files(root, "events")
+    stats: list[str] = []
+    real = os.stat
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: stats.append(os.fspath(p)) or real(p, *a, **k))
+    assert len(dataset_files(simulated, "events")) >= 4
+    assert not [p for p in stats if p.endswith(".parquet")], stats  # (the table directory's own is_dir only)
+
+
+def test_a_dataset_root_reads_as_its_table(simulated: Path, tmp_path: Path) -> None:
+    """`baseline export DS` (and any reader of one table given a dataset root) reads DS's events
+    table, as `baseline export DS/events` does, where it read every table's files and refused
+    the first counters file ("expected a tracebase 'events' table, found table 'counter_buckets'")."""
+    from tracer.schema import scan
+
+    assert scan(simulated, "events").collect().equals(scan(simulated / "events", "events").collect())
+    outs = []
+    for given in (simulated, simulated / "events"):
+        proc = run_shell(f"baseline export {given} -o x.json", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        outs.append((tmp_path / "x.json").read_text())
+    assert outs[0] == outs[1] and '"ph"' in outs[0]

@@ -186,15 +186,49 @@ def table_partition_files(table_dir: Path, since_date: str | None = None) -> lis
     order, sorted within a date. Here, below tracer.schema (which imports this module), so the
     dataset readers and the output-overwrite check list the same files."""
     out: list[Path] = []
+    inodes: dict[Path, int | None] = {}
     # (listed here, not by glob, which skips a directory it cannot list: "holds no files")
     with os.scandir(table_dir) as it:
         dates = sorted(table_dir / e.name for e in it if fnmatchcase(e.name, "date=*"))
     for date_dir in dates:
         if since_date and date_dir.name.removeprefix("date=") < since_date:
             continue
-        out.extend(sorted(f for f in _parquet_below(date_dir)
+        out.extend(sorted(f for f in _parquet_below(date_dir, inodes)
                           if not any(part.startswith(".") for part in f.relative_to(date_dir).parts)))
+    _refuse_second_names(out, inodes)
     return out
+
+
+def _refuse_second_names(files: list[Path], inodes: dict[Path, int | None]) -> None:
+    """TracebaseError when two of a table's files are one file (a symlink or a hard link to
+    another partition's file): the host comes from the directory, so host B's link to host A's
+    file read A's traces a second time as B's, with exit 0. Free in the usual case: the
+    directory listing's inode numbers (`inodes`: None for a symlink, whose target is looked
+    up) are compared first, and only a repeated number is confirmed by device and inode."""
+    by_inode: dict[int, list[Path]] = {}
+    for f in files:
+        ino = inodes.get(f)
+        if ino is None:
+            try:
+                ino = os.stat(f).st_ino
+            except (OSError, ValueError):
+                continue  # a dangling or looping link: its reader names it
+        by_inode.setdefault(ino, []).append(f)
+    for names in by_inode.values():
+        if len(names) < 2:
+            continue
+        seen: dict[tuple[int, int], Path] = {}
+        for f in names:
+            try:
+                st = os.stat(f)
+            except (OSError, ValueError):
+                continue
+            first = seen.setdefault((st.st_dev, st.st_ino), f)
+            if first != f:
+                raise TracebaseError(
+                    f"{f}: expected a file of its own, found another name of {first} (a symbolic or "
+                    "hard link): a partition's host and date come from its directory, so the same "
+                    "records would be read twice under two partitions; remove one of the names")
 
 
 def input_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
@@ -256,7 +290,7 @@ def parquet_files_under(directory: Path) -> list[Path]:
 _IGNORED_WALK_ERRORS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
 
-def _parquet_below(directory: Path) -> list[Path]:
+def _parquet_below(directory: Path, inodes: dict[Path, int | None] | None = None) -> list[Path]:
     """What `directory.rglob("*.parquet")` finds (Python 3.11), unsorted, each directory listed
     once: rglob lists every directory twice (once for its subdirectories, once to match names),
     and a fleet-day's dataset is ~10,000 host directories per table, listed again by the audit's
@@ -265,7 +299,9 @@ def _parquet_below(directory: Path) -> list[Path]:
     any entry whose name matches (case-sensitive), symlinked directories not descended into.
     Unlike rglob, a directory that cannot be listed is an error naming it (PermissionError):
     skipped, a host= directory a user may not read dropped that host's data from an audit or a
-    model with exit 0 -- save a file system's lost+found (root's alone, never data)."""
+    model with exit 0 -- save a file system's lost+found (root's alone, never data).
+    `inodes`, when given, receives each found file's inode number from the listing (None for a
+    symbolic link: its target's is another)."""
     found: list[Path] = []
     todo = [directory]
     while todo:
@@ -280,6 +316,8 @@ def _parquet_below(directory: Path) -> list[Path]:
         for entry in entries:
             if fnmatchcase(entry.name, "*.parquet"):
                 found.append(top / entry.name)
+                if inodes is not None:
+                    inodes[found[-1]] = None if entry.is_symlink() else entry.inode()
             try:
                 descend = entry.is_dir() and not entry.is_symlink()
             except OSError as e:  # as rglob: a vanished or looping entry is not a directory

@@ -64,6 +64,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Sequence
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -1143,16 +1144,18 @@ def write_table_batches(
 # --------------------------------------------------------------------------------------------
 # reading
 # --------------------------------------------------------------------------------------------
-def parquet_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
+def parquet_files(paths: str | os.PathLike | Iterable[str | os.PathLike], table: str | None = None) -> list[Path]:
     """Expand files and directories (recursively) into a sorted list of .parquet files.
 
     Hidden files (temp files of writes in progress) are skipped. Each path is first checked by
-    tracer.inputs.input_path, which the command lines also run before importing pyarrow.
+    tracer.inputs.input_path, which the command lines also run before importing pyarrow. A
+    dataset root holding `table` (``<dir>/<table>/date=*``) gives that table's files, as
+    `dataset_files` lists them (a dataset's other tables are no `table`).
     """
     files: list[Path] = []
     for p in input_paths(paths):
         if p.is_dir():
-            found = parquet_files_under(p)
+            found = _dataset_table_files(p, table) or parquet_files_under(p)
             if not found:
                 raise TracebaseError(f"{p}: directory holds no .parquet files")
             files.extend(found)
@@ -1161,12 +1164,22 @@ def parquet_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
     return files
 
 
+def _dataset_table_files(directory: Path, table: str | None) -> list[Path]:
+    """`table`'s files when `directory` is a dataset root holding it, else none."""
+    if table is None or not (directory / table).is_dir():
+        return []
+    with os.scandir(directory / table) as it:
+        if not any(fnmatchcase(e.name, "date=*") for e in it):
+            return []
+    return table_partition_files(directory / table)
+
+
 def scan(paths: str | os.PathLike | Iterable[str | os.PathLike], table: str) -> pl.LazyFrame:
     """Validated lazy scan of one table over files/directories; columns in schema order.
 
     Files older than a column (ADDED_COLUMNS) are scanned apart and given it as typed nulls:
     polars inserts missing columns relative to the first file only."""
-    files = parquet_files(paths)
+    files = parquet_files(paths, table)
     added = ADDED_COLUMNS.get(table, frozenset())
     older: list[Path] = []
     current: list[Path] = []
@@ -1337,7 +1350,7 @@ def read_arrow(
     """
     import pyarrow.parquet as pq
 
-    files = parquet_files(paths)
+    files = parquet_files(paths, table)
     schema = _table_schema(table)
     names = list(columns or schema.names)
     parts = []
