@@ -1007,10 +1007,14 @@ def cluster_findings(
     return findings, clusters
 
 
-# A cluster's hosts "share" a metadata value when every one of them shows that value alone for
-# its key and at least this share of all hosts showing it are the cluster's: the value marks
-# the fault's hosts (a GPU driver version on a quarter of the fleet), not a fleet-wide default
+# A cluster's hosts "share" a metadata value when every one of them shows that value and at
+# least this share of all hosts showing it are the cluster's: the value marks the fault's hosts
+# (a GPU driver version on a quarter of the fleet), not a fleet-wide default
 SHARED_METADATA_COVER = 0.75
+# A value some of those hosts (or a cluster's jobs) showed beside another of its key -- a driver
+# updated during the window, a requeue count that rose with every failure -- names the cluster
+# only when at least this share of its failures (weighted) carried it themselves
+CARRIED_SHARE = 0.9
 
 
 def host_metadata(dataset: Any, since: dt.datetime | None = None) -> pl.DataFrame:
@@ -1028,27 +1032,36 @@ def _metadata_of(parts: list[pl.DataFrame]) -> pl.DataFrame:
     return pl.concat(parts).unique() if parts else pl.DataFrame(schema=METADATA_PAIRS_SCHEMA)
 
 
-def name_shared_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, metadata: pl.DataFrame) -> pl.DataFrame:
+TraceMetadataReader = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+def name_shared_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, metadata: pl.DataFrame,
+                         read_traces: TraceMetadataReader | None = None) -> pl.DataFrame:
     """The clusters over two hosts or more whose hosts share a metadata value (see
     SHARED_METADATA_COVER) say so in their signature ("| hosts share gpu_driver=560.35.03 (12 of
     12 hosts with it)"): probe, errno and origin name the code, the value names what the SRE acts
     on (the hosts' driver version, when nothing else tells them apart). One host's cluster names
-    the host already."""
+    the host already. A value some host showed beside another of its key names the cluster when
+    its failures carried it (`carried_by_failures`, through `read_traces`: model.trace_metadata)."""
     if clusters.is_empty() or metadata.is_empty():
         return clusters
     on_hosts = (findings.lazy().filter(pl.col("cluster_id").is_not_null())
                 .select("cluster_id", pl.col("host").cast(pl.String)).unique().collect())
     sizes = on_hosts.group_by("cluster_id").agg(pl.len().alias("_n")).filter(pl.col("_n") >= 2)
-    # a host's value of a key when its traces show that one alone
-    single = metadata.filter(pl.len().over("host", "key") == 1)
+    # whether a host's traces show that value alone for its key
+    alone = metadata.with_columns((pl.len().over("host", "key") == 1).alias("_alone"))
     holders = metadata.group_by("key", "value").agg(pl.col("host").n_unique().alias("_with"))
     key_hosts = metadata.group_by("key").agg(pl.col("host").n_unique().alias("_key_hosts"))
     shared = (
-        on_hosts.join(sizes, on="cluster_id").join(single, on="host")
-        .group_by("cluster_id", "key", "value").agg(pl.len().alias("_have"), pl.col("_n").first())
+        on_hosts.join(sizes, on="cluster_id").join(alone, on="host")
+        .group_by("cluster_id", "key", "value").agg(pl.len().alias("_have"), pl.col("_n").first(),
+                                                    pl.col("_alone").all())
         .join(holders, on=["key", "value"]).join(key_hosts, on="key")
         .filter((pl.col("_have") == pl.col("_n")) & (pl.col("_n") >= SHARED_METADATA_COVER * pl.col("_with"))
                 & (pl.col("_with") < pl.col("_key_hosts")))
+    )
+    shared = (
+        carried_by_failures(shared, findings, read_traces)
         .sort("cluster_id", "key", "value")
         .group_by("cluster_id", maintain_order=True)
         .agg(pl.format("{}={} ({} of {} hosts with it)", "key", "value", "_have", "_with").str.join(", ")
@@ -1064,6 +1077,34 @@ def name_shared_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, metadat
             .drop("_shared"))
 
 
+def carried_by_failures(candidates: pl.DataFrame, findings: pl.DataFrame,
+                        read_traces: TraceMetadataReader | None) -> pl.DataFrame:
+    """`candidates` (cluster_id, key, value, _alone, ...) less those not `_alone` (a host or job
+    of the cluster showed the key's other values too) whose cluster's failures did not carry the
+    value: at least CARRIED_SHARE of them (weighted), as their first frames show -- read for
+    those clusters' failures only, on at most JOB_READ_HOSTS hosts (over that, or without a
+    reader, only the values shown alone stay)."""
+    unsure = candidates.filter(~pl.col("_alone"))
+    if unsure.is_empty():
+        return candidates
+    sure = candidates.filter(pl.col("_alone"))
+    weight = pl.col("weight") if "weight" in findings.columns else pl.lit(1.0)
+    members = (findings.lazy().filter(pl.col("cluster_id").is_not_null())
+               .select(pl.col("cluster_id").cast(candidates.schema["cluster_id"]),
+                       pl.col("host", "trace_id").cast(pl.String), weight.cast(pl.Float64).alias("_w"))
+               .join(unsure.lazy().select("cluster_id").unique(), on="cluster_id", how="semi").collect())
+    if read_traces is None or members["host"].n_unique() > JOB_READ_HOSTS:
+        return sure
+    pairs = read_traces(members.select("host", "trace_id").unique())
+    totals = members.group_by("cluster_id").agg(pl.col("_w").sum().alias("_total"))
+    carried = (members.join(pairs, on=["host", "trace_id"])
+               .group_by("cluster_id", "key", "value").agg(pl.col("_w").sum().alias("_carried")))
+    confirmed = (unsure.join(carried, on=["cluster_id", "key", "value"]).join(totals, on="cluster_id")
+                 .filter(pl.col("_carried") >= CARRIED_SHARE * pl.col("_total"))
+                 .select(unsure.columns))
+    return pl.concat([sure, confirmed])
+
+
 # A value every failing job of a cluster carries names it when that many jobs would so seldom
 # share it by chance: (share of the jobs on the cluster's hosts carrying it) ** (the cluster's
 # jobs) at most JOB_CHANCE, over at least JOB_MIN jobs. The second read it takes is bounded by
@@ -1074,14 +1115,17 @@ JOB_READ_HOSTS = 2000
 
 
 def name_shared_job_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, metadata: pl.DataFrame,
-                             read_jobs: Callable[[list[str]], pl.DataFrame]) -> pl.DataFrame:
+                             read_jobs: Callable[[list[str]], pl.DataFrame],
+                             read_traces: TraceMetadataReader | None = None) -> pl.DataFrame:
     """The clusters whose failing jobs all carry one job-metadata value that the jobs of their
     hosts seldom share say so ("| jobs share submit_host=login03 (52 of 52 jobs; 110 of 332 on
     its hosts)"): a login node's limits push kills the jobs submitted there on whichever hosts
     they ran (tests/fleetgen26), where the hosts share nothing -- what name_shared_metadata
     compares. `metadata`: the hosts' (host, key, value) pairs of the events pass, which pick the
     candidates (a value every host of the cluster shows) before `read_jobs(hosts)` (job_id,
-    key, value of every job on those hosts: model.job_metadata) is read, for those only."""
+    key, value of every job on those hosts: model.job_metadata) is read, for those only. A value
+    some failing job showed beside another of its key (a requeue count that rose with each
+    failure) names the cluster only when its failures carried it (carried_by_failures)."""
     if clusters.is_empty() or metadata.is_empty() or "job_id" not in findings.columns:
         return clusters
     opened = (findings.lazy().filter(pl.col("cluster_id").is_not_null())
@@ -1101,13 +1145,12 @@ def name_shared_job_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, met
     jobs = read_jobs(hosts)
     if jobs.is_empty():
         return clusters
-    notes: dict[int, str] = {}
+    shares: list[tuple[int, str, str, bool, str]] = []
     for cid in candidates["cluster_id"].unique().sort().to_list():
         mine = opened.filter(pl.col("cluster_id") == cid)["job_id"].drop_nulls().unique()
         # the population: every job with a trace on the cluster's hosts (job_metadata reads them
         # all; its rows are per job, whichever host), and those carrying each candidate value
         population = jobs.join(jobs.filter(pl.col("job_id").is_in(mine.implode())).select("key").unique(), on="key")
-        shares = []
         for key, value in candidates.filter(pl.col("cluster_id") == cid).select("key", "value").iter_rows():
             with_key = population.filter(pl.col("key") == key)
             carriers = with_key.filter(pl.col("value") == value)["job_id"].unique()
@@ -1116,13 +1159,17 @@ def name_shared_job_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, met
             if have != mine.len() or not total or holders >= total:
                 continue
             if (holders / total) ** have <= JOB_CHANCE:
-                shares.append(f"{key}={value} ({have} of {mine.len()} jobs; {holders} of {total} on its hosts)")
-        if shares:
-            notes[int(cid)] = ", ".join(sorted(shares))
-    if not notes:
+                alone = with_key.filter(pl.col("job_id").is_in(mine.implode())).height == mine.len()
+                shares.append((int(cid), key, value, alone,
+                               f"{key}={value} ({have} of {mine.len()} jobs; {holders} of {total} on its hosts)"))
+    if not shares:
         return clusters
-    note = pl.DataFrame({"cluster_id": list(notes), "_jobs_share": list(notes.values())},
-                        schema={"cluster_id": clusters.schema["cluster_id"], "_jobs_share": pl.String})
+    found = pl.DataFrame(shares, schema={"cluster_id": clusters.schema["cluster_id"], "key": pl.String,
+                                         "value": pl.String, "_alone": pl.Boolean, "_text": pl.String}, orient="row")
+    note = (carried_by_failures(found, findings, read_traces).sort("cluster_id", "_text")
+            .group_by("cluster_id", maintain_order=True).agg(pl.col("_text").str.join(", ").alias("_jobs_share")))
+    if note.is_empty():
+        return clusters
     return (clusters.join(note, on="cluster_id", how="left", maintain_order="left")
             .with_columns(pl.when(pl.col("_jobs_share").is_not_null())
                           .then(pl.concat_str([pl.col("signature"), pl.lit(" | jobs share "), pl.col("_jobs_share")]))
@@ -2038,11 +2085,14 @@ def run_audit(
     findings, clusters = cluster_findings(findings, window, releases=releases)
     if clusters.height and (clusters["hosts"] >= 2).any():  # (one host's cluster names its host)
         host_pairs = _metadata_of(metadata)
-        clusters = name_shared_metadata(clusters, findings, host_pairs)
-        from baseline.fleet.model import job_metadata
+        from baseline.fleet.model import job_metadata, trace_metadata
 
+        def read_traces(traces: pl.DataFrame) -> pl.DataFrame:
+            return trace_metadata(dataset, traces, since=since_dt)
+
+        clusters = name_shared_metadata(clusters, findings, host_pairs, read_traces)
         clusters = name_shared_job_metadata(clusters, findings, host_pairs,
-                                            lambda hosts: job_metadata(dataset, hosts, since=since_dt))
+                                            lambda hosts: job_metadata(dataset, hosts, since=since_dt), read_traces)
         del host_pairs
     del metadata
     findings = findings.with_columns(pl.when(pl.col("expected")).then(0.0).otherwise(1.0).alias("score"))

@@ -531,6 +531,35 @@ def job_metadata(dataset: EventsInput, hosts: Iterable[str], since: str | dt.dat
     )
 
 
+TRACE_METADATA_SCHEMA = {"host": pl.String, "trace_id": pl.String, "key": pl.String, "value": pl.String}
+
+
+def trace_metadata(dataset: EventsInput, traces: pl.DataFrame, since: str | dt.datetime | None = None) -> pl.DataFrame:
+    """host, trace_id, key, value: the job-metadata pairs the given traces (`traces`: host and
+    trace_id as the audit keys them, host_qualified_ids) carry on their first frames. A targeted
+    second read (those traces' hosts' partitions, seq 0 rows), made by the audit only for a
+    cluster whose named value some of its hosts or jobs showed beside another of the same key
+    (audit.name_shared_metadata): whether the failures themselves carried it."""
+    if traces.is_empty():
+        return pl.DataFrame(schema=TRACE_METADATA_SCHEMA)
+    keys = traces.select(pl.col("host", "trace_id").cast(pl.String)).unique()
+    since_dt = parse_since(since)
+    lf = _events_scan(dataset, since_dt, keys["host"].unique().to_list())
+    if lf is None or not {"metadata", "seq"} <= set(lf.collect_schema().names()):
+        return pl.DataFrame(schema=TRACE_METADATA_SCHEMA)
+    return (
+        lf.filter(since_filter(since_dt))
+        .filter(pl.col("seq") == 0)
+        .with_columns(host_qualified_ids())
+        .select(pl.col("host").cast(pl.String), pl.col("trace_id").cast(pl.String), "metadata")
+        .join(keys.lazy(), on=["host", "trace_id"], how="semi")
+        .unique(["host", "trace_id"])
+        .explode("metadata").drop_nulls("metadata")
+        .select("host", "trace_id", pl.col("metadata").struct.field("key"), pl.col("metadata").struct.field("value"))
+        .collect()
+    )
+
+
 def _events_scan(dataset: EventsInput, since: dt.datetime | None, hosts: list[str] | None = None) -> pl.LazyFrame | None:
     """The events of a targeted second read: a frame as given, else a scan of the dataset's files
     from `since`'s date on -- with `hosts`, only those hosts' partitions (and the day files,
