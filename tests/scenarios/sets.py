@@ -32,6 +32,7 @@ from scenarios import (
     real_twentyfifth,
     real_twentyfirst,
     real_twentyfourth,
+    real_twentyninth,
     real_twentysecond,
     real_twentyseventh,
     real_twentysixth,
@@ -96,6 +97,8 @@ SETS: list[RealSet] = [
             real_twentyseventh.quiet_teardown),
     RealSet("real_twentyeighth", real_twentyeighth.REAL_TWENTYEIGHTH, real_twentyeighth.QUIET_TWENTYEIGHTH,
             real_twentyeighth.quiet_teardown),
+    RealSet("real_twentyninth", real_twentyninth.REAL_TWENTYNINTH, real_twentyninth.QUIET_TWENTYNINTH,
+            real_twentyninth.quiet_teardown),
 ]
 
 
