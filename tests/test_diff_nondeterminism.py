@@ -163,3 +163,53 @@ def test_a_rotation_that_fails_is_still_named(tmp_path):
     r = _diff(tmp_path, [_log_run(None), _log_run(None)], _log_run("blocked"))
     bif = r.bifurcation
     assert r.anomaly and (bif["probe"], bif["errno"], bif["path"]) == ("unlink", "EISDIR", LOG + ".1"), bif
+
+
+# --- a pool of /proc scanner threads taking pids from a shared counter ---------------------------
+def _scan(pid: int, kernel: bool) -> list[tuple]:
+    """One pid of a /proc scan as procps-like code makes it: its stat read, its exe resolved (a
+    kernel thread has none: readlink ENOENT)."""
+    return [("openat", None, f"/proc/{pid}/stat", 3), ("read", None, f"/proc/{pid}/stat", 300),
+            ("close", None, f"/proc/{pid}/stat", 0),
+            ("readlink", "ENOENT" if kernel else None, f"/proc/{pid}/exe", -2 if kernel else 15)]
+
+
+def _pool_trace(path: Path, shares: dict[int, list[int]], trace_id: str, pid: int) -> Path:
+    """A scanner process (pid) whose worker threads (tid -> the pids it took) scan /proc; pids
+    under 10 are kernel threads. The main thread starts the workers and joins them."""
+    rows = [(pid, "execve", None, "/usr/bin/procscan", 0)]
+    rows += [(pid, "clone", None, None, pid + 1 + i) for i in range(len(shares))]
+    for i, (_, pids) in enumerate(sorted(shares.items())):
+        rows += [(pid + 1 + i, *call) for q in pids for call in _scan(q, q < 10)]
+    rows += [(pid, "exit_group", None, None, 0)]
+    n = len(rows)
+    df = pl.DataFrame(
+        {
+            "trace_id": [trace_id] * n, "seq": list(range(n)), "ts_ns": [10 * i for i in range(n)],
+            "pid": [pid] * n, "tid": [r[0] for r in rows], "ppid": [1] * n, "comm": ["procscan"] * n,
+            "probe": [r[1] for r in rows], "depth": [0] * n, "ret": [r[4] for r in rows],
+            "errno": [r[2] for r in rows], "path": [r[3] for r in rows], "path2": [None] * n, "arg": [None] * n,
+            "kind": ["good"] * n, "command": ["procscan"] * n,
+        },
+        schema_overrides={"pid": pl.Int32, "tid": pl.Int32, "ppid": pl.Int32, "depth": pl.Int16, "ret": pl.Int64},
+    )
+    return write_table(df, path, "events")
+
+
+def test_which_pool_worker_meets_the_kernel_threads_is_timing(tmp_path):
+    """Four scanner threads take pids from a shared counter: in the good runs one worker met the
+    kernel threads (no exe: readlink ENOENT), in the third another worker met one of them (pid 4)
+    as the last pid it took. The scan is the process's, not a thread's: quiet (it named readlink
+    ENOENT /proc/4/exe -- tests/scenarios/real_twentyninth.py's tb29-procscan, 1 run in 4)."""
+    user = list(range(1000, 1040))
+    # (the last worker starts when the counter is nearly spent: a pid or two)
+    goods = [{0: [2, 3, 4, *user[:13]], 1: user[13:26], 2: user[26:39], 3: user[39:]},
+             {0: user[:13], 1: [2, 3, 4, *user[13:26]], 2: user[26:38], 3: user[38:]}]
+    bad = {0: [2, 3, *user[:14]], 1: user[14:27], 2: user[27:40], 3: [4]}
+    files = [_pool_trace(tmp_path / f"g{i}.parquet", g, f"g{i}", 5000 + 100 * i) for i, g in enumerate(goods)]
+    report = diff_traces(files, _pool_trace(tmp_path / "b.parquet", bad, "b", 9000), expected=NONE)
+    assert not report.anomaly, report.bifurcation
+    # guard: a process that resolves one pid's exe (a pid file's daemon) and fails is named
+    one = [_pool_trace(tmp_path / f"o{i}.parquet", {0: [1500]}, f"o{i}", 6000 + 100 * i) for i in range(2)]
+    report = diff_traces(one, _pool_trace(tmp_path / "ob.parquet", {0: [4]}, "ob", 9500), expected=NONE)
+    assert report.anomaly and (report.bifurcation["probe"], report.bifurcation["errno"]) == ("readlink", "ENOENT")

@@ -2295,9 +2295,12 @@ def _lock_fates(p: Prepared) -> np.ndarray:
 
 
 def _proc_scan_races(p: Prepared) -> np.ndarray:
-    """Rows of an error of `PROC_SCAN_ERRNOS` at /proc/<pid> or below in a thread that made the same
-    call (probe, normalised path) for at least `PROC_SCAN_MIN` different pids: a scan meeting
-    a process that exited between its listing and its read (see PROC_PID_PATH)."""
+    """Rows of an error of `PROC_SCAN_ERRNOS` at /proc/<pid> or below in a process whose threads
+    made the same call (probe, normalised path) for at least `PROC_SCAN_MIN` different pids: a
+    scan meeting a process that exited between its listing and its read, or a kernel thread (no
+    exe), see PROC_PID_PATH. The process's threads together: a pool of scanner threads takes
+    pids from a shared counter, and which worker meets the kernel threads is timing (one that
+    met a single pid, /proc/4/exe, was named)."""
     out = np.zeros(len(p), dtype=bool)
     codes = codes_where(p.errno_values, PROC_SCAN_ERRNOS)
     if not len(codes) or p.raw_path is None:
@@ -2315,15 +2318,22 @@ def _proc_scan_races(p: Prepared) -> np.ndarray:
     if not len(cand):
         return out
     starts = np.r_[stream_starts(p), len(p)]
-    sid = np.asarray(p.sid[cand])
+    # each stream's process: (trace, pid) of its first row; a stream without a pid is its own
+    first = starts[:-1]
+    pid = np.asarray(p.pid[first]).astype(np.int64)
+    process = np.where(pid >= 0, np.asarray(p.tkey[first]).astype(np.int64) * (1 << 32) + pid,
+                       -1 - np.arange(len(first), dtype=np.int64))
+    of_cand = process[np.asarray(p.sid[cand])]
     plain = np.asarray(p.plainpath[cand])
-    for key in {(int(a), int(b), int(c)) for a, b, c in zip(sid, p.probe[cand], plain, strict=True)}:
-        lo, hi = int(starts[key[0]]), int(starts[key[0] + 1])
-        at = lo + np.flatnonzero((p.probe[lo:hi] == key[1]) & (np.asarray(p.plainpath[lo:hi]) == key[2]))
-        pids = {m.group(1) for path in p.raw_paths(at).to_pylist() if path and (m := PROC_PID_PATH.match(path))}
-        if len(pids) >= PROC_SCAN_MIN:
-            mine = cand[(sid == key[0]) & (p.probe[cand] == key[1]) & (plain == key[2])]
-            out[mine] = True
+    for key in {(int(a), int(b), int(c)) for a, b, c in zip(of_cand, p.probe[cand], plain, strict=True)}:
+        pids: set[str] = set()
+        for s in np.flatnonzero(process == key[0]).tolist():
+            lo, hi = int(starts[s]), int(starts[s + 1])
+            at = lo + np.flatnonzero((p.probe[lo:hi] == key[1]) & (np.asarray(p.plainpath[lo:hi]) == key[2]))
+            pids |= {m.group(1) for path in p.raw_paths(at).to_pylist() if path and (m := PROC_PID_PATH.match(path))}
+            if len(pids) >= PROC_SCAN_MIN:
+                out[cand[(of_cand == key[0]) & (p.probe[cand] == key[1]) & (plain == key[2])]] = True
+                break
     return out
 
 
