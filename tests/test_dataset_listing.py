@@ -72,7 +72,7 @@ def test_awkward_tree_lists_what_rglob_lists(tmp_path: Path, monkeypatch: pytest
     (date / "host=c.parquet" / "part-4.parquet").write_bytes(b"x")
     (date / ".staging" / "host=d").mkdir(parents=True)  # a dot directory's files: rglob lists them, readers do not
     (date / ".staging" / "host=d" / "part-5.parquet").write_bytes(b"x")
-    decoy = tmp_path / "decoy"  # a symlinked directory is not descended into (as rglob)
+    decoy = tmp_path / "decoy"  # a symlinked directory: not descended into by rglob, by a dataset's listing yes
     decoy.mkdir()
     (decoy / "part-6.parquet").write_bytes(b"x")
     (date / "host=e").symlink_to(decoy, target_is_directory=True)
@@ -84,15 +84,17 @@ def test_awkward_tree_lists_what_rglob_lists(tmp_path: Path, monkeypatch: pytest
     assert {f.name for f in found} >= {"part-0.parquet", "part-2.parquet", "part-5.parquet", "part-7.parquet",
                                         "host=c.parquet", "dangling.parquet"}
     # (a compaction's staging partition, date=D/.host=H.<pid>-<hex>.tmp/host=H, is such a directory)
-    expected = [f for f in found if ".staging" not in f.parts]
+    expected = sorted([f for f in found if ".staging" not in f.parts and "2026-11-27" not in str(f)]
+                      + [date / "host=e" / "part-6.parquet"])
+    expected = [f for f in found if "2026-11-27" in str(f)] + expected
     listed = _count_listings(monkeypatch)
     assert dataset_files(tmp_path, "events") == expected
     assert len(listed) == len(set(listed)), listed  # each directory once
-    assert not any("decoy" in p or p.endswith("host=e") for p in listed), listed
     # since: the earlier date's directory is not read at all
     listed.clear()
     since = dataset_files(tmp_path, "events", since="2026-11-28")
-    assert since == [f for f in _rglob_reference(date) if ".staging" not in f.parts] and not any("2026-11-27" in p for p in listed), listed
+    assert since == sorted([f for f in _rglob_reference(date) if ".staging" not in f.parts]
+                           + [date / "host=e" / "part-6.parquet"]) and not any("2026-11-27" in p for p in listed), listed
     # a directory of traces (parquet_files_under): dot directories are skipped there
     under = inputs.parquet_files_under(tmp_path / "events")
     assert under == sorted(f for f in (tmp_path / "events").rglob("*.parquet")
@@ -168,3 +170,22 @@ def test_a_dataset_root_reads_as_its_table(simulated: Path, tmp_path: Path) -> N
         assert proc.returncode == 0, proc.stderr
         outs.append((tmp_path / "x.json").read_text())
     assert outs[0] == outs[1] and '"ph"' in outs[0]
+
+
+def test_a_partition_linked_in_from_elsewhere_is_read(simulated: Path, tmp_path: Path) -> None:
+    """A host partition kept on another volume and symlinked into the dataset is read (it was
+    skipped: that host's findings, alerts and coverage missing with exit 0); a link back to a
+    directory the walk is in is not walked round; two links to one directory are refused."""
+    root, first, _ = _copy(simulated, tmp_path / "ds")
+    want = [f.relative_to(root) for f in dataset_files(root, "events")]
+    elsewhere = tmp_path / "volume2" / first.name
+    elsewhere.parent.mkdir()
+    first.rename(elsewhere)
+    first.symlink_to(elsewhere, target_is_directory=True)
+    assert [f.relative_to(root) for f in dataset_files(root, "events")] == want
+    (elsewhere / "loop").symlink_to(first.parent, target_is_directory=True)  # .../date=D/host=H/loop -> date=D
+    assert [f.relative_to(root) for f in dataset_files(root, "events")] == want
+    twin = first.parent / "host=gpu09999"
+    twin.symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(TracebaseError, match="a link to the directory"):
+        dataset_files(root, "events")

@@ -273,6 +273,58 @@ def wait_for_flock(fd: int, operation: int, what: str, timeout_s: float, *, lock
             time.sleep(min(0.2, max(0.01, timeout_s - waited)))
 
 
+# The dataset lock: a file in the dataset's top directory, held shared by its readers (audit,
+# coverage, export) and exclusively by its writers (ingest, tidy, `baseline simulate` writing
+# into an existing dataset), so a reader never meets a write half done.
+DATASET_LOCK_NAME = ".tracebase.lock"
+
+
+@contextmanager
+def dataset_lock(dataset: str | os.PathLike, *, exclusive: bool, timeout_s: float = 600.0) -> Iterator[bool]:
+    """Hold the dataset's lock: exclusive for writers, shared for readers (flock, released by
+    the kernel when the process dies, so a killed run never leaves it held).
+
+    Yields whether the lock is held: a reader that cannot create the lock file (a read-only
+    dataset, an unprivileged analyst) reads without it. A writer that cannot is an error, and
+    so is waiting longer than `timeout_s` for another run."""
+    import fcntl
+
+    from tracer.errors import shown
+
+    dataset = Path(dataset)
+    fd = _open_dataset_lock(dataset, dataset / DATASET_LOCK_NAME, exclusive)
+    if fd is None:
+        yield False
+        return
+    try:
+        # after a second of waiting, one line names the holder (a stopped ingest or tidy would
+        # otherwise hold every audit for the whole bound with nothing said); past the bound,
+        # the error names it too
+        wait_for_flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH, shown(dataset), timeout_s,
+                       lock="the dataset lock")
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _open_dataset_lock(dataset: Path, path: Path, exclusive: bool) -> int | None:
+    from tracer.errors import TracebaseError
+
+    try:
+        if exclusive:
+            make_dirs(dataset)
+        # the umask decides, as for every output: under umask 002 the group that shares the
+        # dataset can take the writer's lock too (0644 locked out every writer but the first)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+    except OSError as exc:
+        if exclusive:
+            raise TracebaseError(f"{path}: cannot create the dataset lock ({exc.strerror})") from None
+    try:  # flock needs no write access: a reader of someone else's dataset still shares the lock
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+
+
 MERGE_LOCK_TIMEOUT_S = 120.0  # a merge holds it well under a second: a holder this long is stuck
 
 

@@ -7,6 +7,8 @@ Everything else is a bug and is allowed to show a traceback.
 
 from __future__ import annotations
 
+import os
+
 
 class TracebaseError(Exception):
     """An error caused by input or environment, reported without a traceback (exit 2)."""
@@ -52,3 +54,9 @@ def printable(text: str) -> str:
         return text
     return "".join(c if c.isprintable() else f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF
                    else repr(c)[1:-1] for c in text)
+
+
+def shown(name: str | os.PathLike) -> str:
+    """A file name as printable text on one line: undecodable bytes (surrogate escapes) as
+    \\xNN, control characters (a newline, ESC) as Python escapes."""
+    return printable(os.fsencode(name).decode("utf-8", "backslashreplace"))

@@ -193,7 +193,7 @@ def table_partition_files(table_dir: Path, since_date: str | None = None) -> lis
     for date_dir in dates:
         if since_date and date_dir.name.removeprefix("date=") < since_date:
             continue
-        out.extend(sorted(f for f in _parquet_below(date_dir, inodes)
+        out.extend(sorted(f for f in _parquet_below(date_dir, inodes, follow_links=True)
                           if not any(part.startswith(".") for part in f.relative_to(date_dir).parts)))
     _refuse_second_names(out, inodes)
     return out
@@ -290,22 +290,34 @@ def parquet_files_under(directory: Path) -> list[Path]:
 _IGNORED_WALK_ERRORS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
 
-def _parquet_below(directory: Path, inodes: dict[Path, int | None] | None = None) -> list[Path]:
+def _parquet_below(directory: Path, inodes: dict[Path, int | None] | None = None,
+                   follow_links: bool = False) -> list[Path]:
     """What `directory.rglob("*.parquet")` finds (Python 3.11), unsorted, each directory listed
     once: rglob lists every directory twice (once for its subdirectories, once to match names),
     and a fleet-day's dataset is ~10,000 host directories per table, listed again by the audit's
     counters and events passes (the day's two tables: 40,774 -> 20,388 directory reads, system
     time 0.31-0.49 -> 0.22-0.24 s with the directories cached). As rglob:
-    any entry whose name matches (case-sensitive), symlinked directories not descended into.
+    any entry whose name matches (case-sensitive), symlinked directories not descended into
+    (unless `follow_links`).
     Unlike rglob, a directory that cannot be listed is an error naming it (PermissionError):
     skipped, a host= directory a user may not read dropped that host's data from an audit or a
     model with exit 0 -- save a file system's lost+found (root's alone, never data).
     `inodes`, when given, receives each found file's inode number from the listing (None for a
-    symbolic link: its target's is another)."""
+    symbolic link: its target's is another). `follow_links`: symlinked directories are descended
+    into too -- a dataset's host partition kept on another volume and linked in (skipped, that
+    host's data was missing from an audit with exit 0) -- save one leading back to a directory
+    the walk is in (a loop); a directory two links lead to is an error naming both (its files
+    would be read twice, as two partitions')."""
     found: list[Path] = []
-    todo = [directory]
+    # each directory to list with the directories (device, inode) its walk went through links to,
+    # the top one first: a link back to one of them is a loop
+    todo: list[tuple[Path, frozenset[tuple[int, int]]]] = [(directory, frozenset())]
+    followed: dict[tuple[int, int], Path] = {}
+    if follow_links:
+        st = os.stat(directory)
+        todo = [(directory, frozenset({(st.st_dev, st.st_ino)}))]
     while todo:
-        top = todo.pop()
+        top, chain = todo.pop()
         try:
             with os.scandir(top) as it:
                 entries = list(it)
@@ -319,11 +331,31 @@ def _parquet_below(directory: Path, inodes: dict[Path, int | None] | None = None
                 if inodes is not None:
                     inodes[found[-1]] = None if entry.is_symlink() else entry.inode()
             try:
-                descend = entry.is_dir() and not entry.is_symlink()
+                walk = chain
+                if entry.is_dir() and entry.is_symlink() and follow_links:
+                    walk = _new_link_target(top / entry.name, top, chain, followed)
+                descend = entry.is_dir() and (not entry.is_symlink() or walk is not chain)
             except OSError as e:  # as rglob: a vanished or looping entry is not a directory
                 if e.errno not in _IGNORED_WALK_ERRORS:
                     raise
                 descend = False
             if descend:
-                todo.append(top / entry.name)
+                todo.append((top / entry.name, walk))
     return found
+
+
+def _new_link_target(link: Path, top: Path, chain: frozenset[tuple[int, int]],
+                     followed: dict[tuple[int, int], Path]) -> frozenset[tuple[int, int]]:
+    """The chain to walk a symlinked directory met in `top` with, or `chain` itself when it is
+    not to be walked: a directory the walk is in (a loop). TracebaseError when another link of
+    this walk led to it already."""
+    st = os.stat(link)
+    key = (st.st_dev, st.st_ino)
+    target, here = os.path.realpath(link), os.path.realpath(top)
+    if key in chain or os.path.commonpath([target, here]) == target:
+        return chain
+    first = followed.setdefault(key, link)
+    if first != link:
+        raise TracebaseError(f"{link}: expected a directory of its own, found a link to the directory {first} "
+                             "links to: its files would be read twice, as two partitions'; remove one of the links")
+    return chain | {key}

@@ -67,7 +67,8 @@ import pyarrow.parquet as pq
 
 from baseline.pipeline.layout import check_spool
 from tracer import atomic
-from tracer.errors import TracebaseError, printable
+from tracer.atomic import DATASET_LOCK_NAME, dataset_lock
+from tracer.errors import TracebaseError, shown
 from tracer.fleet.options import HOST_NAME, HOST_RULE
 from tracer.inputs import file_kind
 from tracer.pools import process_pool, results_in_order
@@ -104,7 +105,7 @@ SPOOL_TABLES = ("events", "counters")
 # component that pandas/pyarrow/DuckDB read back unchanged (no '%', '/', '=', spaces). The same
 # rule `tracer run --host` enforces (tracer.fleet.options), so ingest accepts what the tracer writes.
 HOST_RE = HOST_NAME
-LOCK_NAME = ".tracebase.lock"
+LOCK_NAME = DATASET_LOCK_NAME  # (tracer.atomic: `baseline simulate` takes it too)
 # a compaction's staging tree, at the dataset's top (outside the tables' globs)
 COMPACT_STAGING_PREFIX = ".compact-"
 WATERMARK_NAME = "_ingest_watermark.json"
@@ -164,12 +165,6 @@ class CompactResult:
 # --------------------------------------------------------------------------------------------
 # names
 # --------------------------------------------------------------------------------------------
-def shown(name: str | os.PathLike) -> str:
-    """A file name as printable text on one line: undecodable bytes (surrogate escapes) as
-    \\xNN, control characters (a newline, ESC) as Python escapes."""
-    return printable(os.fsencode(name).decode("utf-8", "backslashreplace"))
-
-
 def _decodable(name: str) -> bool:
     try:
         name.encode("utf-8")
@@ -326,31 +321,6 @@ def day_manifest(date_dir: Path, host: str) -> frozenset[str]:
 # the dataset lock and the watermark
 # --------------------------------------------------------------------------------------------
 @contextmanager
-def dataset_lock(dataset: str | os.PathLike, *, exclusive: bool, timeout_s: float = 600.0) -> Iterator[bool]:
-    """Hold the dataset's lock: exclusive for writers, shared for readers (flock, released by
-    the kernel when the process dies, so a killed run never leaves it held).
-
-    Yields whether the lock is held: a reader that cannot create the lock file (a read-only
-    dataset, an unprivileged analyst) reads without it. A writer that cannot is an error, and
-    so is waiting longer than `timeout_s` for another run."""
-    dataset = Path(dataset)
-    path = dataset / LOCK_NAME
-    fd = _open_lock(dataset, path, exclusive)
-    if fd is None:
-        yield False
-        return
-    try:
-        # after a second of waiting, one line names the holder (a stopped ingest or tidy would
-        # otherwise hold every audit for the whole bound with nothing said); past the bound,
-        # the error names it too
-        atomic.wait_for_flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH,
-                              shown(dataset), timeout_s, lock="the dataset lock")
-        yield True
-    finally:
-        os.close(fd)
-
-
-@contextmanager
 def spool_lock(spool: Path, *, exclusive: bool, timeout_s: float = 600.0) -> Iterator[None]:
     """Hold the spool's ingest lock (a flock on the spool directory itself: no file is left in
     the spool): exclusive for an ingest that moves snapshots out of it, shared for one that
@@ -392,22 +362,6 @@ def reading_datasets(paths: Iterable[str | os.PathLike], timeout_s: float = 600.
         for dataset in datasets:
             stack.enter_context(dataset_lock(dataset, exclusive=False, timeout_s=timeout_s))
         yield
-
-
-def _open_lock(dataset: Path, path: Path, exclusive: bool) -> int | None:
-    try:
-        if exclusive:
-            atomic.make_dirs(dataset)
-        # the umask decides, as for every output: under umask 002 the group that shares the
-        # dataset can take the writer's lock too (0644 locked out every writer but the first)
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, atomic.FILE_MODE)
-    except OSError as exc:
-        if exclusive:
-            raise TracebaseError(f"{path}: cannot create the dataset lock ({exc.strerror})") from None
-    try:  # flock needs no write access: a reader of someone else's dataset still shares the lock
-        return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
-    except OSError:
-        return None
 
 
 def read_watermark(dataset: str | os.PathLike) -> dict | None:

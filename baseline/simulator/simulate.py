@@ -122,6 +122,7 @@ arguments give byte-identical files whatever `workers` is.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Iterable
@@ -143,7 +144,7 @@ from baseline.simulator.plan import (  # the checks: light, the CLI makes them b
 from baseline.simulator.tables import VOCAB, HostPart, assemble, build, host_part, host_result
 from baseline.simulator.writers import write_batch, write_spool
 from tracer import units
-from tracer.atomic import staged_dir
+from tracer.atomic import dataset_lock, staged_dir
 from tracer.pools import process_pool, results_in_order
 
 __all__ = ["simulate", "simulate_host", "plan_fleet", "SCENARIOS", "DEFAULT_START"]
@@ -267,7 +268,11 @@ def simulate(
     if events_target is not None:
         plan = FleetPlan(**{**plan.__dict__, "good_rate": estimate_good_rate(plan, events_target)})
     with staged_dir(out_dir) as out:  # a dataset that appears whole or not at all
-        return _simulate_into(out, plan, hosts, hours, seed, spool, workers, progress, t0)
+        # written into an existing dataset: its lock, so an audit (coverage, export) reading
+        # it meanwhile sees it before or after, not half of each (its shared lock waits)
+        writing_in_place = dataset_lock(out, exclusive=True) if out == Path(out_dir) else contextlib.nullcontext()
+        with writing_in_place:
+            return _simulate_into(out, plan, hosts, hours, seed, spool, workers, progress, t0)
 
 
 def _simulate_into(out: Path, plan: FleetPlan, hosts: int, hours: float, seed: int, spool: bool,
