@@ -87,3 +87,28 @@ def test_ranges():
         units.int_range("11", "--k", lo=1, hi=10)
     with pytest.raises(TracebaseError, match=r"expected a finite number in \(0, 100\], found '0'"):
         units.finite_float("0", "--pct", lo=0, hi=100, lo_open=True)
+
+
+@pytest.mark.parametrize("fn", [units.positive_int, units.non_negative_int])
+def test_an_integer_past_pythons_digit_limit_is_refused_naming_the_flag(fn):
+    """int() refuses more than 4,300 digits with a ValueError, which reached `baseline simulate
+    --hosts 111...1` as an internal error and a crash file."""
+    with pytest.raises(TracebaseError, match=r"^--hosts: expected .*, found '1{20}\.\.\. \(4,301 digits\)'$"):
+        fn("1" * 4301, "--hosts")
+
+
+def test_compact_days_after_past_the_calendar_names_its_range(tmp_path):
+    """--compact-days-after 3000000 overflowed the date arithmetic (an internal error and a crash
+    file): the flag takes at most a century, and the library compacts nothing that old."""
+    import datetime as dt
+
+    from cli_harness import one_line_error, run_shell
+
+    from baseline.pipeline.ingest import compact_days
+
+    for days in ("3000000", "9" * 40):
+        proc = run_shell(f"baseline ingest spool ds --compact-days-after {days}", cwd=tmp_path)
+        assert "--compact-days-after: expected an integer in [0, 36500]" in one_line_error(proc)
+    (tmp_path / "ds" / "events" / "date=2026-11-28").mkdir(parents=True)
+    result = compact_days(tmp_path / "ds", days_after=10**9, today=dt.date(2026, 12, 5))
+    assert result.days == 0 and not result.days_left  # (no date is that old)

@@ -174,7 +174,10 @@ def _as_int(text: str | int, flag: str | None, expected: str) -> int:
         return text
     if not _INTEGER.fullmatch(str(text)):  # int() would take '1_000' and non-ASCII digits
         raise _fail(flag, expected, text)
-    return int(str(text).strip(), 10)
+    try:
+        return int(str(text).strip(), 10)
+    except ValueError:  # past Python's 4,300 digits (no flag takes such a number)
+        raise _fail(flag, expected, f"{str(text).strip()[:20]}... ({len(str(text).strip()):,} digits)") from None
 
 
 def positive_int(text: str | int, flag: str | None = None) -> int:

@@ -14,6 +14,8 @@ from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import printable
 
+MAX_DAYS_AFTER = 36_500  # a century: --compact-days-after past it names no date the calendar has
+
 INGEST_EPILOG = """examples:
   baseline ingest /var/spool/tracebase /srv/tracebase/dataset
   baseline ingest SPOOL DATASET --quarantine /srv/tracebase/quarantine --keep-spool
@@ -52,9 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-spool", action="store_true", help="leave ingested snapshots in the spool")
     p.add_argument("--compact-min-files", type=common.non_negative_int, default=8, metavar="N",
                    help="compact a partition holding at least N small files (default 8; 0 disables)")
-    p.add_argument("--compact-days-after", type=common.non_negative_int, default=0, metavar="DAYS",
+    p.add_argument("--compact-days-after", type=common.int_range(0, MAX_DAYS_AFTER), default=0, metavar="DAYS",
                    help="compact the events of every date at least DAYS days old (UTC) across hosts into day "
-                        "files (the pipeline's tidy does at 2; default 0: never)")
+                        "files (the pipeline's tidy does at 2; default 0: never; at most 36,500)")
     p.add_argument("-j", "--workers", type=common.positive_int, default=1, metavar="N", help="ingest hosts in N processes (default 1)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_ingest)

@@ -989,7 +989,10 @@ def _compact_closed_days(dataset: Path, tables: list[str], days_after: int, toda
         raise TracebaseError(f"days_after: expected a number of days >= 1 (a day still open is never compacted), "
                              f"found {days_after}")
     today = today or dt.datetime.now(dt.UTC).date()
-    last = (today - dt.timedelta(days=days_after)).isoformat()
+    try:
+        last = (today - dt.timedelta(days=days_after)).isoformat()
+    except OverflowError:  # before the calendar's first day: no date is that old
+        return
     closed = [date_dir for table in tables
               if (top := dataset / table).is_dir() and not top.is_symlink()
               for date_dir in top.glob("date=*")
