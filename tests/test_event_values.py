@@ -73,6 +73,20 @@ def test_audit_names_the_file_column_and_row(fleet, tmp_path, column):
     assert not (copy / "audit").exists()  # nothing written from data it cannot read
 
 
+def test_learn_names_a_trace_of_no_kind_too(fleet, tmp_path):
+    """`baseline learn` reads the good traces only: a row of kind 'sampled' went out with the
+    failures and the model was learned from fewer traces with exit 0, where the audit of the same
+    dataset refused it. It is read on to the value check, which names it."""
+    copy = tmp_path / "fleet"
+    shutil.copytree(fleet, copy)
+    target = sorted(dataset_files(copy, "events"))[2]
+    value, shown = WRONG["kind"]
+    _with_value(target, "kind", value)
+    err = one_line_error(run_shell(f"baseline learn {copy} -o model.parquet", tmp_path))
+    assert str(target) in err and "column 'kind'" in err and shown in err, err
+    assert not (tmp_path / "model.parquet").exists()
+
+
 def test_audit_of_the_fleet_as_written_is_clean(fleet, tmp_path):
     copy = tmp_path / "fleet"
     shutil.copytree(fleet, copy)

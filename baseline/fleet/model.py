@@ -45,6 +45,7 @@ import polars as pl
 from tracer.errors import SchemaError, TracebaseError
 from tracer.schema import (
     RECORD_KEY,
+    TRACE_KINDS,
     dataset_files,
     event_value_problem,
     file_metadata,
@@ -895,7 +896,7 @@ class GoodTraceBaseline(ParamsMixin):
         seen = False
         for batch in event_batches(X, since=since, batch_rows=self.batch_rows, columns=[*FIT_COLUMNS, "kind"]):
             seen = True
-            self._add_events(batch)
+            self._add_events(batch, X, since)
             if len(self._pending[0]) >= _FLUSH_EVERY:  # bounded memory on long inputs
                 self._flush()
         if not seen:
@@ -922,11 +923,17 @@ class GoodTraceBaseline(ParamsMixin):
         self._flush()
         return self
 
-    def _add_events(self, X: pl.LazyFrame | pl.DataFrame) -> None:
+    def _add_events(self, X: pl.LazyFrame | pl.DataFrame, source: EventsInput | None = None,
+                    since: str | dt.datetime | None = None) -> None:
         """Accumulate the good rows of one batch of events. The filter runs inside the scan, and
-        `arg` is decoded only when some trace lacks a `command` (per_trace_table's fallback)."""
-        good = X.lazy().filter(pl.col("kind").is_in(list(self.good_kinds)))
-        frames = checked_values(good.select(RUN_COLUMNS).collect(engine="streaming"), X)
+        `arg` is decoded only when some trace lacks a `command` (per_trace_table's fallback).
+        Rows of a kind no trace has go on to the value check, which names them (`source`: where
+        the batch came from, for the file it names): filtered out with the failures, a file of
+        kind 'bogus' was learned from less with exit 0 where the audit refused it."""
+        kind = pl.col("kind").cast(pl.String)
+        good = X.lazy().filter(kind.is_in(list(self.good_kinds)) | ~kind.is_in(list(TRACE_KINDS)) | kind.is_null())
+        frames = checked_values(good.select(*RUN_COLUMNS, "kind").collect(engine="streaming"),
+                                X if source is None else source, since).drop("kind")
         runs = _trace_runs(frames)
         if runs is None:
             frames, runs = _runs_without_repeats(good.select(FIT_COLUMNS).collect(engine="streaming"))
