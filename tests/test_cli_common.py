@@ -79,6 +79,20 @@ def test_interrupt_is_130_and_quiet(commands, capsys):
     assert _run(commands, capsys, "do", "interrupt") == (130, "")
 
 
+def test_interrupt_while_the_stop_handlers_are_set_up_is_130_and_quiet(commands, capsys, monkeypatch):
+    """Ctrl-C landing once run() has put in its SIGINT handler but before the command starts (the
+    watchdog thread starting) raised out of run(): a traceback, death by SIGINT (the adversarial
+    battery's early signals, 2 in 60)."""
+    def interrupted(*_args):
+        raise KeyboardInterrupt
+
+    import signal
+
+    monkeypatch.setattr(common, "_start_watchdog", interrupted)
+    monkeypatch.setattr(signal, "getsignal", lambda sig: signal.SIG_DFL)  # (as in a command's own process)
+    assert _run(commands, capsys, "do", "ok") == (130, "")
+
+
 def test_a_bug_is_one_line_with_the_traceback_saved(commands, capsys, monkeypatch, tmp_path):
     monkeypatch.delenv("TRACEBASE_DEBUG", raising=False)
     monkeypatch.setenv("TMPDIR", str(tmp_path))

@@ -428,8 +428,9 @@ def _stop_signals_unwind() -> Any:
     if installed:
         _UNRAISABLE_BEFORE[0], sys.unraisablehook = sys.unraisablehook, _stop_swallowed
     done = threading.Event()
-    watchdog = _start_watchdog({sig: signal.getsignal(sig) for sig in installed}, done) if installed else None
-    try:
+    watchdog = None
+    try:  # (a stop landing while the watchdog starts is heard, and the handlers put back, too)
+        watchdog = _start_watchdog({sig: signal.getsignal(sig) for sig in installed}, done) if installed else None
         yield
     finally:
         done.set()
@@ -506,6 +507,8 @@ def run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str]
             return _run(prog, description, modules, argv, epilog)
     except Stopped as exc:  # one that landed after the command's own handler returned
         return 128 + exc.signum
+    except KeyboardInterrupt:  # Ctrl-C while the handlers were being set up (the watchdog starting)
+        return 130
 
 
 def _reserve_standard_streams() -> None:
