@@ -1067,14 +1067,20 @@ def name_shared_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, metadat
         .agg(pl.format("{}={} ({} of {} hosts with it)", "key", "value", "_have", "_with").str.join(", ")
              .alias("_shared"))
     )
-    if shared.is_empty():
+    return _noted(clusters, shared.rename({"_shared": "_note"}), " | hosts share ")
+
+
+def _noted(clusters: pl.DataFrame, notes: pl.DataFrame, label: str) -> pl.DataFrame:
+    """`clusters` with `label` and the cluster's `_note` (notes: cluster_id, _note) after the
+    signature of each cluster that has one."""
+    if notes.is_empty():
         return clusters
-    return (clusters.join(shared.with_columns(pl.col("cluster_id").cast(clusters.schema["cluster_id"])),
+    return (clusters.join(notes.with_columns(pl.col("cluster_id").cast(clusters.schema["cluster_id"])),
                           on="cluster_id", how="left", maintain_order="left")
-            .with_columns(pl.when(pl.col("_shared").is_not_null())
-                          .then(pl.concat_str([pl.col("signature"), pl.lit(" | hosts share "), pl.col("_shared")]))
+            .with_columns(pl.when(pl.col("_note").is_not_null())
+                          .then(pl.concat_str([pl.col("signature"), pl.lit(label), pl.col("_note")]))
                           .otherwise(pl.col("signature")).alias("signature"))
-            .drop("_shared"))
+            .drop("_note"))
 
 
 def carried_by_failures(candidates: pl.DataFrame, findings: pl.DataFrame,
@@ -1166,15 +1172,9 @@ def name_shared_job_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, met
         return clusters
     found = pl.DataFrame(shares, schema={"cluster_id": clusters.schema["cluster_id"], "key": pl.String,
                                          "value": pl.String, "_alone": pl.Boolean, "_text": pl.String}, orient="row")
-    note = (carried_by_failures(found, findings, read_traces).sort("cluster_id", "_text")
-            .group_by("cluster_id", maintain_order=True).agg(pl.col("_text").str.join(", ").alias("_jobs_share")))
-    if note.is_empty():
-        return clusters
-    return (clusters.join(note, on="cluster_id", how="left", maintain_order="left")
-            .with_columns(pl.when(pl.col("_jobs_share").is_not_null())
-                          .then(pl.concat_str([pl.col("signature"), pl.lit(" | jobs share "), pl.col("_jobs_share")]))
-                          .otherwise(pl.col("signature")).alias("signature"))
-            .drop("_jobs_share"))
+    notes = (carried_by_failures(found, findings, read_traces).sort("cluster_id", "_text")
+             .group_by("cluster_id", maintain_order=True).agg(pl.col("_text").str.join(", ").alias("_note")))
+    return _noted(clusters, notes, " | jobs share ")
 
 
 def _trend(first: dt.datetime, counts_recent: int, counts_before: int, window, recent_fraction: float) -> str:
