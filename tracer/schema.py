@@ -980,17 +980,18 @@ def write_table(
 TRACE_METADATA_SUMMARY_LIMIT = 1 << 20
 
 
-def first_frame_metadata(events: pl.LazyFrame) -> pl.LazyFrame:
-    """host, key, value: the distinct job-metadata pairs of the events' traces' first frames
-    (seq 0; a null pair or list gives none). The one definition: the audit's
-    (baseline.fleet.model.metadata_pairs) and the footer summary's (trace_metadata_summary)."""
+def first_frame_metadata(events: pl.LazyFrame, by: Sequence[str] = ("host",)) -> pl.LazyFrame:
+    """host (or the `by` columns, as strings), key, value: the distinct job-metadata pairs of the
+    events' traces' first frames (seq 0; a null pair or list gives none). The one definition: the
+    audit's (baseline.fleet.model.metadata_pairs, and its targeted reads per job and per trace)
+    and the footer summary's (trace_metadata_summary)."""
     import polars as pl
 
     # (distinct lists first: a host's traces mostly repeat one job's list, 0.5 -> 0.3 CPU s a
     # million traces)
-    return (events.filter(pl.col("seq") == 0).select(pl.col("host").cast(pl.String), "metadata").unique()
+    return (events.filter(pl.col("seq") == 0).select(*(pl.col(c).cast(pl.String) for c in by), "metadata").unique()
             .explode("metadata").drop_nulls("metadata")
-            .select("host", pl.col("metadata").struct.field("key"), pl.col("metadata").struct.field("value"))
+            .select(*by, pl.col("metadata").struct.field("key"), pl.col("metadata").struct.field("value"))
             .unique())
 
 

@@ -521,15 +521,9 @@ def job_metadata(dataset: EventsInput, hosts: Iterable[str], since: str | dt.dat
     lf = _events_scan(dataset, since_dt, hosts)
     if lf is None or not {"metadata", "job_id", "seq"} <= set(lf.collect_schema().names()):
         return pl.DataFrame(schema=JOB_METADATA_SCHEMA)
-    return (
-        lf.filter(since_filter(since_dt))
-        .filter((pl.col("seq") == 0) & pl.col("job_id").is_not_null() & pl.col("host").cast(pl.String).is_in(hosts))
-        .select(pl.col("job_id").cast(pl.String), "metadata").unique()
-        .explode("metadata").drop_nulls("metadata")
-        .select("job_id", pl.col("metadata").struct.field("key"), pl.col("metadata").struct.field("value"))
-        .unique()
-        .collect()
-    )
+    on_hosts = lf.filter(since_filter(since_dt)).filter(pl.col("job_id").is_not_null()
+                                                        & pl.col("host").cast(pl.String).is_in(hosts))
+    return first_frame_metadata(on_hosts, by=("job_id",)).collect()
 
 
 TRACE_METADATA_SCHEMA = {"host": pl.String, "trace_id": pl.String, "key": pl.String, "value": pl.String}
@@ -548,17 +542,10 @@ def trace_metadata(dataset: EventsInput, traces: pl.DataFrame, since: str | dt.d
     lf = _events_scan(dataset, since_dt, keys["host"].unique().to_list())
     if lf is None or not {"metadata", "seq"} <= set(lf.collect_schema().names()):
         return pl.DataFrame(schema=TRACE_METADATA_SCHEMA)
-    return (
-        lf.filter(since_filter(since_dt))
-        .filter(pl.col("seq") == 0)
-        .with_columns(host_qualified_ids())
-        .select(pl.col("host").cast(pl.String), pl.col("trace_id").cast(pl.String), "metadata")
-        .join(keys.lazy(), on=["host", "trace_id"], how="semi")
-        .unique(["host", "trace_id"])
-        .explode("metadata").drop_nulls("metadata")
-        .select("host", "trace_id", pl.col("metadata").struct.field("key"), pl.col("metadata").struct.field("value"))
-        .collect()
-    )
+    traced = (lf.filter(since_filter(since_dt)).filter(pl.col("seq") == 0).with_columns(host_qualified_ids())
+              .with_columns(pl.col("host", "trace_id").cast(pl.String))
+              .join(keys.lazy(), on=["host", "trace_id"], how="semi"))
+    return first_frame_metadata(traced, by=("host", "trace_id")).collect()
 
 
 def _events_scan(dataset: EventsInput, since: dt.datetime | None, hosts: list[str] | None = None) -> pl.LazyFrame | None:
