@@ -129,6 +129,26 @@ def test_cli_records_failures_only_and_passes_exit_status(need_bpf, tmp_path):
     assert hit.height >= 1 and set(hit["errno"]) == {"ENOENT"}
 
 
+def test_names_that_are_not_utf8_are_recorded_escaped(need_bpf, tmp_path):
+    """A file name, an argument and a working directory with a byte that is not UTF-8 (a file
+    called f<0xff>): the recording failed whole (UnicodeEncodeError, no trace, exit 2); the names
+    are kept as their \\xNN escapes, the way the command lines show them, and the command's
+    exit status passes through."""
+    work = Path(os.fsdecode(bytes(tmp_path) + b"/d\xff"))
+    work.mkdir()
+    out = tmp_path / "t.parquet"
+    name = os.fsdecode(b"f\xff")  # (a lone surrogate: the raw byte on the command line)
+    proc = subprocess.run([*TRACER, "record", "-o", str(out), "--", "/bin/sh", "-c", f"cat ./{name} 2>/dev/null; exit 3",
+                           os.fsdecode(b"arg\xff")], capture_output=True, text=True, cwd=work, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    df = read_events(out)
+    missing = df.filter(pl.col("probe") == "openat", pl.col("errno") == "ENOENT",
+                        pl.col("path").str.ends_with("/d\\xff/f\\xff"))
+    assert missing.height == 1, df.filter(pl.col("path").str.contains("xff", literal=True))
+    meta = dict(zip(*df["metadata"][0].struct.unnest().to_dict(as_series=False).values(), strict=True))
+    assert meta["cwd"].endswith("/d\\xff") and "arg\\xff" in df["command"][0]
+
+
 def cli(capsys, *argv) -> tuple[int, str]:
     try:
         status = tracer_main(["record", *argv])

@@ -159,6 +159,24 @@ def _kind(spec: Spec | None) -> int:
     return NO_SPEC  # a spec with only an arg rendering (none today): arg column only
 
 
+def _escaped(text: str | None) -> str | None:
+    """`text` as Arrow can store it (UTF-8): a byte of a name that is not UTF-8 (kept as a
+    surrogate escape when decoded) as its \\xNN escape, the way the command lines show it. A
+    path, an argument or the working directory naming a file `f\\xff` failed the whole
+    recording (UnicodeEncodeError, no trace written)."""
+    if text is None or text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _text_column(values: list[str | None]) -> pa.Array:
+    """A string column of names as the traced program gave them (see `_escaped`)."""
+    try:
+        return pa.array(values, pa.string())
+    except UnicodeEncodeError:  # (rare: a name that is not UTF-8)
+        return pa.array([_escaped(v) for v in values], pa.string())
+
+
 def _strings(decoded: Decoded, offset: np.ndarray, length: np.ndarray) -> list[str | None]:
     """Decode each row's NUL-terminated string at HEADER_SIZE + offset in its record (length
     incl. the NUL; 0 = none)."""
@@ -425,13 +443,15 @@ def build_table(head: np.ndarray, columns: tuple[list, list, list, list], names:
     latency = pa.array(head["latency_ns"].astype(np.int64), mask=at_enter)
 
     def constant(value, type_):
+        value = _escaped(value) if isinstance(value, str) else value
         return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value], type_))
 
     def timestamp(dt: datetime):
         ns = int(dt.timestamp() * 1_000_000) * 1000
         return pa.array(np.full(n, ns, np.int64)).cast(pa.timestamp("ns", tz="UTC"))
 
-    meta_items = pa.array(metadata_list(trace["metadata"]), METADATA_TYPE.value_type)
+    meta_items = pa.array([{k: _escaped(v) for k, v in item.items()} for item in metadata_list(trace["metadata"]) or []],
+                          METADATA_TYPE.value_type)
     k = len(meta_items)
     metadata = pa.ListArray.from_arrays(
         pa.array(np.arange(0, n * k + 1, k, dtype=np.int32) if k else np.zeros(n + 1, np.int32)),
@@ -452,9 +472,9 @@ def build_table(head: np.ndarray, columns: tuple[list, list, list, list], names:
         "ret": pa.array(rets),
         "errno": errno,
         "latency_ns": latency,
-        "path": pa.array(paths, pa.string()),
-        "arg": pa.array(argcol, pa.string()),
-        "path2": pa.array(paths2, pa.string()),
+        "path": _text_column(paths),
+        "arg": _text_column(argcol),
+        "path2": _text_column(paths2),
         "output": pa.array(output, pa.string()),
         "kind": constant(trace["kind"], pa.string()),
         "command": constant(trace["command"], pa.string()),
