@@ -213,3 +213,13 @@ def test_which_pool_worker_meets_the_kernel_threads_is_timing(tmp_path):
     one = [_pool_trace(tmp_path / f"o{i}.parquet", {0: [1500]}, f"o{i}", 6000 + 100 * i) for i in range(2)]
     report = diff_traces(one, _pool_trace(tmp_path / "ob.parquet", {0: [4]}, "ob", 9500), expected=NONE)
     assert report.anomaly and (report.bifurcation["probe"], report.bifurcation["errno"]) == ("readlink", "ENOENT")
+
+
+def test_traces_without_an_exit_or_a_signal_are_diffed(tmp_path):
+    """Traces with no exit_group and no signal (a recording cut by -d or -p's detach, a trace
+    another tool wrote) stopped the diff: an internal error (`_Teardowns` left without its
+    per-stream arrays). A bad run doing something else is named; the same run is quiet."""
+    good = {100: [("openat", None, "/srv/in.txt", None, "O_RDONLY", 3)]}
+    report = _diff(tmp_path, [good], {100: [("read", None, "/srv/in.txt", None, None, 0)]})
+    assert report.anomaly and report.bifurcation["probe"] == "read"
+    assert not _diff(tmp_path / "same", [good, good], good).anomaly

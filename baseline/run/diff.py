@@ -1643,10 +1643,17 @@ class _Teardowns:
         starts = stream_starts(p)
         self.good_cut = np.zeros(len(starts), dtype=bool)
         self.cut_by_exit = np.zeros(len(starts), dtype=bool)
+        s_tkey = np.asarray(p.tkey[starts]).astype(np.int64)
+        self.bad_stream = s_tkey < 0
+        # per stream: the first teardown that cut it (seq), for checked kills and for any signal
+        inf = np.iinfo(np.int64).max
+        self.cut_checked = np.full(len(starts), inf, dtype=np.int64)
+        self.cut_any = np.full(len(starts), inf, dtype=np.int64)
+        self.bad_signals: list[tuple[int, int]] = []  # (row, seq) of the bad run's unchecked signals
         # a process's exit_group: the process's own end, cutting off its threads still running
         ends = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, ("exit_group",)), len(p.probe_values)))
         if not len(sig) and not len(ends):
-            return
+            return  # (no teardown: a recording cut by -d or -p's detach, a trace another tool wrote)
         # the sender's call before each signal (noise passed over): a child check that said running
         prev = np.maximum(sig - 1, 0)
         moving = np.flatnonzero(code_in(p.probe[prev], noise_codes, len(p.probe_values)) & (prev > 0))
@@ -1664,18 +1671,12 @@ class _Teardowns:
             checked[np.flatnonzero(check)[ret == 0]] = True
         self.checked = sig[checked]
         last = np.r_[starts[1:], n] - 1
-        s_tkey = np.asarray(p.tkey[starts]).astype(np.int64)
         s_pid = np.asarray(p.pid[starts]).astype(np.int64)
         first_seq, last_seq = np.asarray(p.seq[starts]), np.asarray(p.seq[last])
         silent = ~code_in(p.probe[last], codes_where(p.probe_values, OWN_END_PROBES), len(p.probe_values))
         sig_tkey = np.asarray(p.tkey[sig]).astype(np.int64)
         sig_pid = np.asarray(p.pid[sig]).astype(np.int64)
         sig_seq = np.asarray(p.seq[sig])
-        # per stream: the first teardown that cut it (seq), for checked kills and for any signal
-        inf = np.iinfo(np.int64).max
-        self.cut_checked = np.full(len(starts), inf, dtype=np.int64)
-        self.cut_any = np.full(len(starts), inf, dtype=np.int64)
-        self.bad_signals: list[tuple[int, int]] = []  # (row, seq) of the bad run's unchecked signals
         for i in range(len(sig)):
             t = int(sig_seq[i])
             hit = (s_tkey == sig_tkey[i]) & (s_pid != sig_pid[i]) & (first_seq < t) & (
@@ -1686,7 +1687,6 @@ class _Teardowns:
             elif sig[i] < nb:
                 self.bad_signals.append((int(sig[i]), t))
         self._cut_at_exit(p, ends, starts, (s_tkey, s_pid, first_seq), silent)
-        self.bad_stream = s_tkey < 0
         self.good_cut = ~self.bad_stream & (self.cut_any < inf)
         self.any_bad = bool((self.bad_stream & (self.cut_any < inf)).any())
 
