@@ -413,3 +413,26 @@ def test_a_trace_holding_its_rows_twice_reads_as_once(capsys, tmp_path):
     same = write(tmp_path / "same2.parquet", trace_frame("b0", pid=77), trace_frame("b0", pid=77))
     status, out, _ = run_cli(capsys, "diff", twice[0], same)
     assert status == 0 and out.startswith("no anomaly"), out
+
+
+def _recorded(path: Path, trace_id: str, failures_only: bool, program=PROGRAM) -> Path:
+    """A trace as `tracer record` writes it, with (-x) only its failing calls or every call."""
+    frame = trace_frame(trace_id, [c for c in program if c[1]] if failures_only else program)
+    cell = [{"key": "failures_only", "value": str(failures_only).lower()}]
+    frame = frame.with_columns(pl.Series("metadata", [cell] * frame.height))
+    return write(path, frame)
+
+
+def test_a_failing_calls_only_recording_against_full_ones_is_refused(capsys, tmp_path):
+    """`tracer record -x` keeps the failing calls alone: diffed against full recordings of the same
+    run, every success it lacks reads as a divergence (ls named at its execve or its first
+    catalog lookup, exit 1). Refused, naming the files of each kind; -x against -x is a diff."""
+    failing = [*PROGRAM[:3], ("openat", "ENOENT", "/usr/lib/locale/C.utf8/LC_IDENTIFICATION"), *PROGRAM[3:]]
+    full = [_recorded(tmp_path / f"f{i}.parquet", f"f{i}", False, failing) for i in range(2)]
+    only = [_recorded(tmp_path / f"x{i}.parquet", f"x{i}", True, failing) for i in range(2)]
+    assert_user_error(capsys, ["diff", *full, only[0]], f"{only[0]}: expected recordings made the same way",
+                      "BAD recorded with -x", "GOOD with every call")
+    assert_user_error(capsys, ["diff", *only, full[0]], "GOOD recorded with -x", "BAD with every call")
+    assert_user_error(capsys, ["diff", only[0], full[1], only[1]], "expected GOOD recordings made the same way")
+    assert run_cli(capsys, "diff", only[0], only[1])[0] == 0
+    assert run_cli(capsys, "diff", full[0], full[1])[0] == 0

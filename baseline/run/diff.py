@@ -370,14 +370,15 @@ from baseline.run.traces import (
     OUTCOME_COLUMNS,
     EventColumns,
     bad_command_of,
+    check_failures_only,
     check_good_commands,
-    cut_off_threads,
     describe_source,
     exit_statuses,
     load_table,
     number_traces,
     pick_bad_trace,
     prepare_both,
+    recording_settings,
 )
 from tracer import units
 from tracer.errors import TracebaseError, printable
@@ -859,7 +860,8 @@ def diff_traces(
     same_exit = None not in good_status | bad_status and bad_status <= good_status
     # Threads the recording cut off (still running when it stopped: tracer record's linger or
     # -d ran out): their streams end because the recording did (see _beyond_cut_off).
-    cut_good, cut_bad = cut_off_threads(good_tab), cut_off_threads(bad_tab)
+    (cut_good, x_good), (cut_bad, x_bad) = recording_settings(good_tab), recording_settings(bad_tab)
+    check_failures_only(x_good, x_bad, describe_source(good), describe_source(bad))
     # return values and latencies, read for the waits of a thread that diverged only (see _TimedOutWaits)
     outcomes = EventColumns.concat([bad_tab, good_tab]).offering(OUTCOME_COLUMNS)
     tables = [bad_tab, good_tab]

@@ -32,6 +32,7 @@ from tracer.schema import (
     column_value_problem,
     conform,
     cut_off_tids,
+    metadata_dict,
     not_utf8,
     parquet_files,
     partition_values,
@@ -383,17 +384,48 @@ def exit_statuses(table: EventColumns) -> set[int | None]:
 
 def cut_off_threads(table: EventColumns) -> dict[str, frozenset[int]]:
     """Per trace id, the threads its recording says were cut off (tracer.schema.CUT_OFF_KEY:
-    still running when the recording stopped); traces without any are left out. A trace's
-    metadata is the same on every row: a one-trace file reads one row of the column (the
-    whole column of a million-event recording takes a second)."""
-    out: dict[str, frozenset[int]] = {}
+    still running when the recording stopped); traces without any are left out."""
+    return recording_settings(table)[0]
+
+
+# the recording's setting of `tracer record -x` (tracer.record.recorder: "true" / "false")
+FAILURES_ONLY_KEY = "failures_only"
+
+
+def recording_settings(table: EventColumns) -> tuple[dict[str, frozenset[int]], dict[str, bool]]:
+    """Per trace id: the threads its recording says were cut off (see cut_off_threads), and
+    whether it was recorded with failing calls only (`tracer record -x`; traces whose metadata
+    does not say are left out). A trace's metadata is the same on every row: a one-trace file
+    reads one row of the column (the whole column of a million-event recording takes a second)."""
+    cut_off: dict[str, frozenset[int]] = {}
+    failures_only: dict[str, bool] = {}
     for side in table.sides:
         for part in side.parts:
-            for trace, meta in _first_metadata(part):
+            for trace, cell in _first_metadata(part):
+                meta = metadata_dict(cell)
                 cut = cut_off_tids(meta)
                 if cut:
-                    out[trace] = out.get(trace, frozenset()) | cut
-    return out
+                    cut_off[trace] = cut_off.get(trace, frozenset()) | cut
+                if meta.get(FAILURES_ONLY_KEY) in ("true", "false"):
+                    failures_only[trace] = meta[FAILURES_ONLY_KEY] == "true"
+    return cut_off, failures_only
+
+
+def check_failures_only(good: dict[str, bool], bad: dict[str, bool], good_source: str, bad_source: str) -> None:
+    """Refuse a diff of a failing-calls-only recording (`tracer record -x`) against full ones, or
+    the other way round: every success one side lacks reads as a divergence (the same command's
+    `ls` was named at its first catalog lookup, or at its execve, exit 1)."""
+    goods, bads = set(good.values()), set(bad.values())
+    advice = "a diff would name every success one side lacks; record them all with -x or all without"
+    if len(goods) > 1:
+        raise TracebaseError(f"{good_source}: expected GOOD recordings made the same way, found some recorded "
+                             f"with -x (failing calls only) and some with every call: {advice}")
+    if goods and bads and goods != bads:
+        x_side, full_side = ("GOOD", "BAD") if True in goods else ("BAD", "GOOD")
+        where = {"GOOD": good_source, "BAD": bad_source}
+        raise TracebaseError(
+            f"{where[x_side]}: expected recordings made the same way, found {x_side} recorded with -x (failing "
+            f"calls only) and {full_side} with every call ({where[full_side]}): {advice}")
 
 
 def _first_metadata(part: _File | _Frame) -> list[tuple[str, list | None]]:
