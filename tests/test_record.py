@@ -147,6 +147,9 @@ def test_names_that_are_not_utf8_are_recorded_escaped(need_bpf, tmp_path):
     assert missing.height == 1, df.filter(pl.col("path").str.contains("xff", literal=True))
     meta = dict(zip(*df["metadata"][0].struct.unnest().to_dict(as_series=False).values(), strict=True))
     assert meta["cwd"].endswith("/d\\xff") and "arg\\xff" in df["command"][0]
+    from tracer.record.metadata_keys import RECORDER_KEYS
+
+    assert set(meta) <= RECORDER_KEYS  # (every key the recorder writes is one --meta may not take)
 
 
 def cli(capsys, *argv) -> tuple[int, str]:
@@ -174,6 +177,16 @@ def test_cli_bad_meta(capsys):
     assert status == 2 and "--meta 'novalue': expected KEY=VALUE" in err
     status, err = cli(capsys, "--meta", "=x", "--", "true")
     assert status == 2 and "expected KEY=VALUE" in err
+    # a key the recorder writes itself replaced its value (cut_off_tids lost the cut-off threads)
+    status, err = cli(capsys, "--meta", "cut_off_tids=x", "--", "true")
+    assert status == 2 and "--meta cut_off_tids: expected a key of your own, found one the recorder writes" in err
+    # a key given twice kept the last value without a word
+    status, err = cli(capsys, "--meta", "job_id=1", "--meta", "job_id=2", "--", "true")
+    assert status == 2 and "--meta 'job_id=2': expected each key once, found job_id given before (job_id=1)" in err
+    from tracer.record.metadata_keys import RECORDER_KEYS
+    from tracer.schema import CUT_OFF_KEY
+
+    assert CUT_OFF_KEY in RECORDER_KEYS
 
 
 def test_cli_unwritable_output(capsys, tmp_path):

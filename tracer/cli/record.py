@@ -117,12 +117,21 @@ def linger(text: str) -> float:
 
 
 def parse_meta(items: list[str]) -> dict[str, str]:
+    """--meta KEY=VALUE items as a dict: a key given twice, or one the recorder writes itself
+    (tracer.record.metadata_keys.RECORDER_KEYS), is refused before anything is recorded (the last
+    value, or the user's, silently won)."""
+    from tracer.record.metadata_keys import check_user_meta
+
     meta: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise TracebaseError(f"--meta {item!r}: expected KEY=VALUE")
+        if key.strip() in meta:
+            raise TracebaseError(f"--meta {item!r}: expected each key once, found {key.strip()} given "
+                                 f"before ({key.strip()}={meta[key.strip()]})")
         meta[key.strip()] = value
+    check_user_meta(meta)
     return meta
 
 

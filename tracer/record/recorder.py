@@ -90,6 +90,7 @@ from tracer.record.decode import (
     socket_errors,
     split_records,
 )
+from tracer.record.metadata_keys import check_user_meta
 from tracer.record.ringbuf import Batch, RingReader, ring_reader, samples
 from tracer.record.syscalls import X86_64_NAMES, bpf_spec_table, syscall_names
 from tracer.schema import CUT_OFF_KEY, format_tids, write_table
@@ -460,6 +461,7 @@ class SyscallRecorder:
         alive, at most this many seconds (0: stop with the command; math.inf: until the last
         one exits). `duration` bounds it too.
         """
+        check_user_meta(meta)
         if label not in LABEL_KINDS:
             raise TracebaseError(f"label: expected good or bad, found {label!r}")
         if not argv:
@@ -558,6 +560,7 @@ class SyscallRecorder:
         by a signal: only its parent can wait for it). on_start is called once recording has
         begun and the stop signals are handled (e.g. to tell the user).
         """
+        check_user_meta(meta)
         from tracer.record.procfs import snapshot
 
         if label not in LABEL_KINDS:
