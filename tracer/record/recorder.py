@@ -54,6 +54,7 @@ table columnar with the trace-level columns on every row (see tracer.schema).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes as ct
 import errno
@@ -296,12 +297,16 @@ class SyscallRecorder:
                     f"loading {BPF_SOURCE.name} failed ({str(exc).splitlines()[0]}); "
                     "check `dmesg` and that the kernel allows BPF tracepoint programs"
                 ) from None
-        specs = self.bpf[b"specs"]
-        for nr, bits in bpf_spec_table().items():
-            specs[ct.c_uint(nr)] = ct.c_uint(bits)
-        self._set_recording(False)
-        self._detach()  # bcc attached them: they run only while a recording is on
-        self._ring = ring_reader(self.bpf, b"events", self.ringbuf_pages)
+        try:
+            specs = self.bpf[b"specs"]
+            for nr, bits in bpf_spec_table().items():
+                specs[ct.c_uint(nr)] = ct.c_uint(bits)
+            self._set_recording(False)
+            self._detach()  # bcc attached them: they run only while a recording is on
+            self._ring = ring_reader(self.bpf, b"events", self.ringbuf_pages)
+        except BaseException:  # (`with` runs no __exit__ for a failed __enter__)
+            self.close()
+            raise
         return self
 
     def _compile(self, regs_cast: bool):
@@ -311,12 +316,16 @@ class SyscallRecorder:
 
         BPF = load_bcc().BPF  # noqa: N806 - bcc's class name
         bpf = BPF(src_file=str(BPF_SOURCE).encode(), cflags=self.cflags(regs_cast))
+        # bcc registers its cleanup to run at exit; `close` runs it (and the kernel drops what
+        # a killed process had attached). Run again at exit after a stop had cut ours short, it
+        # detached what was gone: "Failed to detach BPF from tracepoint" and a traceback.
+        atexit.unregister(bpf.cleanup)
         try:
             for _kind, _hook, fn in (p for p in self.PROGRAMS if p[0] == "raw"):
                 if regs_cast:
                     _patch_kfunc_calls(bpf, fn, pt_regs_cast_ids()[1])
                 bpf.load_func(fn, BPF.RAW_TRACEPOINT)
-        except Exception:
+        except BaseException:  # (a stop too: bcc's cleanup no longer runs at exit)
             with contextlib.suppress(Exception):
                 bpf.cleanup()
             raise
