@@ -223,3 +223,14 @@ def test_traces_without_an_exit_or_a_signal_are_diffed(tmp_path):
     report = _diff(tmp_path, [good], {100: [("read", None, "/srv/in.txt", None, None, 0)]})
     assert report.anomaly and report.bifurcation["probe"] == "read"
     assert not _diff(tmp_path / "same", [good, good], good).anomaly
+
+
+def test_a_process_the_bad_run_never_started_is_shown_without_placeholders(tmp_path):
+    """A good runs' process the bad run never started has no pid, tid or position: the text said
+    "process python3 pid None tid None role ..., seq -1"."""
+    child = {101: [("openat", None, "/srv/job/part.txt", None, "O_RDONLY", 3), EXIT]}
+    parent = {100: [("clone", None, None, None, None, 101), ("wait4", None, None, None, None, 101), EXIT]}
+    report = _diff(tmp_path, [{**parent, **child}] * 2, {100: [("exit_group", None, None, None, None, 0)]})
+    text = report.render_text()
+    assert report.anomaly and "missing_process" in {a["kind"] for a in report.anomalies}, text
+    assert "None" not in text and "seq -1" not in text, text

@@ -64,6 +64,8 @@ def test_detect_vendor_from_sysfs(tmp_path):
     ("text", "message"),
     [
         ("version: 2\n", "field 'version': expected 1, found 2"),
+        ("", "expected a mapping with version/name/attach/probes, found an empty file"),
+        ("- a\n- b\n", "expected a mapping with version/name/attach/probes, found a YAML list"),
         ("version: 1\nname: x\nattach: kprobe\nprobes: []\n", "field 'attach': expected one of fexit, uprobe, syscalls, found 'kprobe'"),
         ("version: 1\nname: x\nattach: fexit\nprobes: []\n", "field 'probes': expected at least one probe, found an empty list"),
         ("version: 1\nname: x\nattach: fexit\nprobes:\n  - {symbol: f, layer: gpu}\n",

@@ -329,3 +329,16 @@ def test_cut_off_metadata_reads_from_files_and_frames(recorder, tmp_path):
     both = tmp_path / "both.parquet"
     write_table(pa.concat_tables([rec.events, other.events]), both, "events")
     assert cut_off_threads(load_table(both)) == expected
+
+
+def test_cli_linger_0_names_why_the_threads_were_cut_off(need_bpf, tmp_path):
+    """--linger 0 stops with the command: the summary said "still running when None stopped the
+    recording" (no signal stopped it)."""
+    out = tmp_path / "t.parquet"
+    proc = subprocess.run([*TRACER, "--linger", "0", "-o", str(out), "--", "/bin/sh", "-c",
+                           "/usr/bin/sleep 30 </dev/null >/dev/null 2>&1 & exit 0"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    kill_all(cut_off_tids({m["key"]: m["value"] for m in read_events(out)["metadata"][0]}))
+    assert proc.returncode == 0, proc.stderr
+    assert "1 descendant thread still running when the command exited (--linger 0), cut off" in proc.stderr
+    assert "None" not in proc.stderr

@@ -640,8 +640,7 @@ class DiffReport:
             b = self.bifurcation
             assert b is not None
             lines.append(f"bifurcation: {_describe(b)}")
-            lines.append(f"  process {_process(b['process'])}, seq {b['position']}"
-                         + ("" if b["recovered"] else ", never re-joins good behaviour"))
+            lines.append(f"  {_where(b)}" + ("" if b["recovered"] else ", never re-joins good behaviour"))
             if b["last_common"]:
                 lines.append("  last common events:")
                 lines += [f"    {_event_line(e)}" for e in b["last_common"]]
@@ -657,7 +656,7 @@ class DiffReport:
                 lines.append(f"later anomalies (ranked, {self.anomaly_count - 1} in all):")
                 for a in later:
                     lines.append(f"  {a['rank']}. [{a['score']:.1f}] {_describe(a)} "
-                                 f"(process {_process(a['process'])}, seq {a['position']})")
+                                 f"({_where(a)})")
         ign = self.expected_ignored
         if ign["total"]:
             lines.append(f"expected errors ignored: {ign['total']}")
@@ -699,8 +698,12 @@ def _describe(a: dict[str, Any]) -> str:
     return out
 
 
-def _process(p: dict[str, Any]) -> str:
-    return f"{p['comm']} pid {p['pid']} tid {p['tid']} role {p['role']}"
+def _where(a: dict[str, Any]) -> str:
+    """"process COMM pid P tid T role R, seq S" of an anomaly; a process of the good runs the
+    bad run never started has no pid, tid or seq of its own (they read "None" and "-1")."""
+    p = a["process"]
+    words = [f"process {p['comm']}"] + [f"{k} {p[k]}" for k in ("pid", "tid", "role") if p.get(k) is not None]
+    return " ".join(words) + (f", seq {a['position']}" if a["position"] is not None and a["position"] >= 0 else "")
 
 
 def _event_line(e: dict[str, Any]) -> str:

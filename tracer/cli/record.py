@@ -248,8 +248,9 @@ def describe_ending(recording, *, attached: bool, linger: float) -> str:
         ending = f"stopped by {sig}, {ending}"
     others = recording.cut_off - {recording.pid}
     if others and not root_alive:
-        why = {"linger": f"after the {linger:g}s linger", "duration": "when -d ran out"}.get(
-            reason, f"when {sig} stopped the recording")
+        why = {"linger": f"after the {linger:g}s linger", "duration": "when -d ran out",
+               "exited": "when the command exited (--linger 0)" if not linger else "when the command exited"}.get(
+            reason, f"when {sig} stopped the recording" if sig else "when the recording stopped")
         ending += f"; {len(others)} descendant thread{'s' if len(others) > 1 else ''} still running {why}, cut off"
     return ending
 

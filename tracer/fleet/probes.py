@@ -127,7 +127,8 @@ def load_probe_set(name_or_path: str, probes_dir: Path = PROBES_DIR, vendor: str
     except OSError as exc:
         raise TracebaseError(f"{source}: expected a readable probe set file, found {exc.strerror}") from None
     if not isinstance(doc, dict):
-        raise TracebaseError(f"{source}: expected a mapping with version/name/attach/probes, found {type(doc).__name__}")
+        found = "an empty file" if doc is None else f"a YAML {type(doc).__name__}"
+        raise TracebaseError(f"{source}: expected a mapping with version/name/attach/probes, found {found}")
     unknown = sorted(str(k) for k in doc if k not in SET_KEYS)
     if unknown:
         raise TracebaseError(f"{source}: expected only the keys {', '.join(SET_KEYS)}, found unknown key {unknown[0]!r}")
