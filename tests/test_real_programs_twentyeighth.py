@@ -47,6 +47,9 @@ QUIET_MISSES: dict[str, str] = {}
 FLAKY_QUIET: dict[str, str] = {
     "t28_pg_ctl_service_life": "fast shutdown SIGTERMs a backend before it reads its client's Terminate: the "
                                "backend's sendto of its FATAL to the closed socket fails EPIPE in some good runs",
+    # (once in CI 48, none in the five CIs before it)
+    "t28_pg_basebackup_wal_streamer": "a client's last message on the server's socket races the server closing "
+                                      "it at the backup's end: sendto EPIPE on .s.PGSQL.5432 in some good runs",
 }
 TESTED = [s for s in REAL_TWENTYEIGHTH if s.name not in BENCH_ONLY]
 TESTED_QUIET = [c for c in QUIET_TWENTYEIGHTH if c.name not in QUIET_BENCH_ONLY]
