@@ -23,7 +23,9 @@ Method
    getrandom, a thread's own exit, poll/select/epoll_wait, ...) that succeed or fail for timing (`TIMING_ERRNOS`:
    futex EAGAIN/ETIMEDOUT under contention) -- any other error on one of those still counts;
    so are successful reads of the kernel's random devices (`RANDOM_DEVICES`: getrandom by
-   another door; a JVM's NativePRNG refills from /dev/urandom when its buffer is 100 ms old);
+   another door; a JVM's NativePRNG refills from /dev/urandom when its buffer is 100 ms old)
+   and successful calls on the files the allocator reads when it first needs them
+   (`ALLOCATOR_FILES`: glibc's malloc reads /proc/sys/vm/overcommit_memory as an arena first shrinks);
    and getpeername's ENOTCONN (`PEER_QUERY_TIMING`: the peer gone when a program asked).
    No entry covers an error at a (call, path) the good runs completed successfully (timing
    errnos aside -- but not ENOTTY, which says what the descriptor is: an ioctl the good runs'
@@ -427,6 +429,12 @@ NOISE_PROBES = frozenset(
 # fails still counts.
 RANDOM_DEVICES = frozenset({"/dev/urandom", "/dev/random"})
 RANDOM_READS = frozenset({"read", "pread64", "readv", "preadv", "preadv2"})
+# Files the C library's allocator reads once per process, at the first moment it needs them,
+# which is timing: glibc's malloc opens, reads and closes /proc/sys/vm/overcommit_memory when a
+# thread's arena first gives memory back (check_may_shrink_heap) -- in 13 of 20 runs of pigz
+# -p 4 on one input, by whichever worker exits first. Their successful calls drop out (any
+# call: open, read, close); a failed one still counts.
+ALLOCATOR_FILES = frozenset({"/proc/sys/vm/overcommit_memory"})
 # Calls that only pass time. A region whose only difference from the good runs is that its
 # thread slept (`_only_slept`) is a backoff's timing: HotSpot's VM Thread sleeps 1 ms at a time
 # while it waits for the other threads to reach a safepoint, as often as they are slow.
@@ -1035,7 +1043,7 @@ def diff_traces(
     # rule (entries, peer queries, memory limits, error classes) is about errors, so it is
     # worked out on the rows with an error alone (`err_any`).
     is_noise = code_in(p.probe, noise_codes, len(p.probe_values))
-    drop = retried | is_noise | _random_device_reads(p)
+    drop = retried | is_noise | _timing_reads(p)
     probe_e, errno_e = p.probe[err_any], p.errno[err_any]
     memory_eagain = code_in(probe_e, codes_where(p.probe_values, MEMORY_LIMIT_PROBES),
                             len(p.probe_values)) & code_in(
@@ -3146,19 +3154,27 @@ def _fallback_lookups(p: Prepared, bs: align.Streams, soft_change: np.ndarray, n
     return out
 
 
-def _random_device_reads(p: Prepared) -> np.ndarray:
+def _timing_reads(p: Prepared) -> np.ndarray:
     """Per row: a successful read of a kernel random device (`RANDOM_DEVICES`), which drops out
-    of the streams as getrandom does -- where a reader refills its buffer is timing."""
+    of the streams as getrandom does -- where a reader refills its buffer is timing -- or a
+    successful call on a file the allocator reads when it first needs it (`ALLOCATOR_FILES`)."""
     out = np.zeros(len(p.probe), dtype=bool)
     # one Arrow pass over the distinct paths (a Python loop over 143k of them would show)
-    devices = np.flatnonzero(numpy_of(pc.fill_null(pc.is_in(p.npath_values.arrow,
-                                                            value_set=pa.array(sorted(RANDOM_DEVICES))), False)))
-    reads = codes_where(p.probe_values, RANDOM_READS)
-    if not len(devices) or not len(reads):
+    watched = sorted(RANDOM_DEVICES | ALLOCATOR_FILES)
+    found = numpy_of(pc.fill_null(pc.is_in(p.npath_values.arrow, value_set=pa.array(watched)), False))
+    if not found.any():
         return out
-    out = code_in(p.probe, reads, len(p.probe_values))
-    out &= code_in(p.plainpath, devices, len(p.npath_values)) & (p.errno < 0)
-    return out
+    found_paths = p.npath_values.arrow.filter(pa.array(found)).to_pylist()
+    codes = np.flatnonzero(found)
+    devices = codes[[path in RANDOM_DEVICES for path in found_paths]]
+    allocator = codes[[path in ALLOCATOR_FILES for path in found_paths]]
+    ok = p.errno < 0
+    if len(devices):
+        reads = codes_where(p.probe_values, RANDOM_READS)
+        out |= code_in(p.probe, reads, len(p.probe_values)) & code_in(p.plainpath, devices, len(p.npath_values))
+    if len(allocator):
+        out |= code_in(p.plainpath, allocator, len(p.npath_values))
+    return out & ok
 
 
 def _only_slept(p: Prepared, sides: tuple[align.Streams, align.Streams], regions: align.Regions,
