@@ -264,6 +264,40 @@ def test_a_background_thread_cut_off_by_its_process_exit(recorder, programs, bas
         assert got is not None and got[0] in probes and got[1:] == (errno, str(base / name)), report.bifurcation
 
 
+def test_a_pool_whose_good_runs_threads_never_ran(recorder, programs, base, tmp_path):
+    """"C pool of four: one round" failed in CI 43 and CI 49 (named access ENOENT optional): under
+    the suite's load the good runs' four workers were cut before their first call, so no good run
+    had a stream of the workers' role at all. The good runs here are recorded as the test above
+    records them, then left as the scheduler leaves them then: the main thread alone (its clone
+    calls return the workers' ids, which make no call). The workers' round in the diffed run is
+    past every good cut: quiet. A hard error there (heartbeat a directory: EISDIR) is named."""
+    import polars as pl
+
+    from tracer.schema import write_table
+
+    def run(i: int, rounds: int, linger: int, heartbeat_dir: bool = False) -> Path:
+        for child in base.iterdir():
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        (base / "conf").write_text("interval=1\n")
+        if heartbeat_dir:
+            (base / "heartbeat").mkdir()
+        for name, value in (("rounds", rounds), ("linger", linger), ("workers", 4)):
+            (base / name).write_text(f"{value}\n")
+        return record_run(recorder, [str(programs / "poller"), str(base)], tmp_path / f"run{i}.parquet", "good")
+
+    goods = []
+    for i in range(3):
+        events = pl.read_parquet(run(i, 0, 0))
+        main = events.filter(pl.col("tid") == pl.col("pid"))
+        goods.append(write_table(main.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("seq")),
+                                 tmp_path / f"main{i}.parquet", "events"))
+    report = diff_traces(good=goods, bad=run(3, 1, 30))
+    assert not report.anomaly, (_named(report), report.anomalies[0] if report.anomalies else None)
+    report = diff_traces(good=goods, bad=run(4, 1, 30, heartbeat_dir=True))
+    got = _named(report)
+    assert got is not None and got[1:] == ("EISDIR", str(base / "heartbeat")), report.bifurcation
+
+
 @pytest.mark.parametrize(("short", "named"), [(False, False), (True, True)],
                          ids=["fallback, then ok", "fallback, then 'short checkpoint' instead"])
 def test_a_recovered_fallback_that_writes_another_message(recorder, programs, base, tmp_path, short, named):

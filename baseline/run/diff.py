@@ -531,6 +531,8 @@ CHECK_LOOKBACK = 16
 # A thread's own end: a stream ending without one was ended from outside (a signal, another
 # thread's exit_group).
 OWN_END_PROBES = frozenset({"exit", "exit_group"})
+# calls whose return value is a new thread's or process's id (see _Teardowns._silent_children)
+SPAWN_PROBES = frozenset({"clone", "clone3", "fork", "vfork"})
 # Calls that remove a path: a create failing EEXIST, then one of these on its path, then the
 # create succeeding, is a file replaced (see _cleared_in_between).
 REMOVE_PROBES = frozenset({"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2"})
@@ -1663,6 +1665,7 @@ class _Teardowns:
         self.cut_checked = np.full(len(starts), inf, dtype=np.int64)
         self.cut_any = np.full(len(starts), inf, dtype=np.int64)
         self.bad_signals: list[tuple[int, int]] = []  # (row, seq) of the bad run's unchecked signals
+        self._spawned = (p, outcomes, starts)  # for _silent_children, worked out only when asked
         # a process's exit_group: the process's own end, cutting off its threads still running
         ends = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, ("exit_group",)), len(p.probe_values)))
         if not len(sig) and not len(ends):
@@ -1791,7 +1794,40 @@ class _Teardowns:
             seqs = np.where(orig >= 0, seq_rows[np.maximum(orig, 0)], np.iinfo(np.int64).max)
             before = np.flatnonzero(seqs < self.cut_any[j])
             stood.setdefault(role, []).append(int(gs.tok[lo + int(before[-1])]) if len(before) else None)  # type: ignore[union-attr]
+        # A thread role no good run has a stream of, where every good run's process of it made a
+        # thread that never made a call: cut before its first one (a worker pool started as main
+        # exited, whose threads the scheduler ran in some good runs and in none in others).
+        absent = {matched_role[j] for j in np.flatnonzero(self.bad_stream).tolist()} - set(stood)
+        absent = {role for role in absent if "/~" in role}
+        if absent:
+            silent = self._silent_children(matched_role)
+            goods = int(np.count_nonzero(unique_ints(np.asarray(self._spawned[0].tkey[self._spawned[2]])) >= 0))
+            for role in absent:
+                parent = role.rsplit("/~", 1)[0]
+                if goods and all(parent in roles for roles in silent.values()) and len(silent) == goods:
+                    stood[role] = [None]
         return stood
+
+    def _silent_children(self, matched_role: list[str]) -> dict[int, set[str]]:
+        """Per good trace (tkey): the roles of the streams that made a thread or process
+        (`SPAWN_PROBES`, its id returned) which made no call in that trace -- cut off by an exit
+        before its first one."""
+        p, outcomes, starts = self._spawned
+        rows = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, SPAWN_PROBES), len(p.probe_values))
+                              & (np.asarray(p.tkey) >= 0))
+        if not len(rows):
+            return {}
+        ret = numpy_of(pc.fill_null(outcomes.column("ret"), -1))[np.asarray(p.order)[rows]]
+        s_tkey = np.asarray(p.tkey[starts]).astype(np.int64)
+        s_tid = np.asarray(p.tid[starts]).astype(np.int64)
+        seen = set(zip(s_tkey.tolist(), s_tid.tolist(), strict=True))
+        row_sid = np.searchsorted(starts, rows, side="right") - 1
+        out: dict[int, set[str]] = {}
+        for r, child, sid in zip(rows.tolist(), ret.tolist(), row_sid.tolist(), strict=True):
+            tkey = int(p.tkey[r])
+            if child > 0 and (tkey, int(child)) not in seen:
+                out.setdefault(tkey, set()).add(matched_role[sid])
+        return out
 
     def good_reach(self, bs: align.Streams, gs: align.Streams, b_bounds: tuple, g_bounds: tuple,
                    matched_role: list[str], seq_rows: np.ndarray) -> np.ndarray:
