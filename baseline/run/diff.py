@@ -540,6 +540,11 @@ REMOVE_PROBES = frozenset({"unlink", "unlinkat", "rmdir", "rename", "renameat", 
 STAT_PROBES = frozenset({"stat", "lstat", "newfstatat", "statx"})
 # Calls that only look a name up (nothing changed, nothing read from the object): one more of
 # them in a loop over a listing is the listing being longer (see _extra_entries).
+# Calls that plumb descriptors: which descriptor a child's stdin is can be timing (make -j
+# gives stdin to one running job at a time, a broken pipe to the others: whether the first
+# job has finished when the second starts decides which the second gets -- see
+# _descriptor_plumbing).
+PLUMBING_PROBES = frozenset({"dup", "dup2", "dup3", "pipe", "pipe2", "close", "fcntl"})
 LOOKUP_PROBES = STAT_PROBES | {"statfs", "readlink", "readlinkat", "access", "faccessat", "faccessat2",
                                "getxattr", "lgetxattr"}
 # Calls that create the object at their path (open* only with O_CREAT): failing ENOENT, the
@@ -1300,6 +1305,12 @@ def diff_traces(
         # good behaviour in a run exiting as the good runs did: the host's listing is longer.
         if not exit_changed:
             reorder |= (max_cls == 0) & recovered & has_novel & _extra_entries(p, bs, regions, novel & ~explained)
+        # A region whose only new events are descriptors plumbed (a pipe made, dup2'd onto a
+        # child's stdin before its exec, closed), re-joining good behaviour in a run exiting as
+        # the good runs did: which descriptor a child got is timing (see _descriptor_plumbing).
+        if same_exit:
+            reorder |= (max_cls == 0) & recovered & has_novel & _descriptor_plumbing(p, bs, regions,
+                                                                                      novel & ~explained)
         # A region whose only difference from the good runs is sleeping (its calls without its
         # sleeps have only windows the good runs have), in a run exiting as they did: a backoff
         # slept as often as the machine was slow (see _only_slept).
@@ -3370,6 +3381,23 @@ def _extra_entries(p: Prepared, bs: align.Streams, regions: align.Regions, novel
     misfit = np.zeros(len(bs), dtype=bool)
     misfit[pos[~ok]] = True
     return ~regions.max_over(misfit)
+
+
+def _descriptor_plumbing(p: Prepared, bs: align.Streams, regions: align.Regions, novel: np.ndarray) -> np.ndarray:
+    """Per region: it has new events (`novel`), each a successful call that plumbs descriptors
+    (`PLUMBING_PROBES`: a pipe made, a descriptor duplicated onto another, one closed) -- make
+    -j2's second job given a broken pipe for stdin (dup2 before its exec) when the first was
+    still running, and none when it had finished."""
+    pos = np.flatnonzero(novel)
+    if not len(pos) or not len(regions):
+        return np.zeros(len(regions), dtype=bool)
+    row = bs.orig[pos]
+    ok = row >= 0
+    row = np.maximum(row, 0)
+    ok &= code_in(p.probe[row], codes_where(p.probe_values, PLUMBING_PROBES), len(p.probe_values)) & (p.errno[row] < 0)
+    misfit = np.zeros(len(bs), dtype=bool)
+    misfit[pos[~ok]] = True
+    return regions.max_over(novel) & ~regions.max_over(misfit)
 
 
 def _recovered_fallbacks(p: Prepared, rows: _Rows, bs: align.Streams, regions: align.Regions, named: np.ndarray,

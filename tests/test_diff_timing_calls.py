@@ -1,4 +1,5 @@
-"""Calls the C library's allocator makes when it first needs them, recorded for real.
+"""Calls whose presence is timing, recorded for real: the allocator's first look at the host,
+and which descriptor a child's stdin is.
 
 glibc's malloc opens, reads and closes /proc/sys/vm/overcommit_memory the first time a thread's
 arena gives memory back (`check_may_shrink_heap`): whether and where a run does that is timing
@@ -7,6 +8,13 @@ was once named "a path good runs never took" against two that did not). The prog
 makes it happen on demand: a worker thread grows its arena and keeps the memory, or frees it.
 Those calls drop out of the diff (`ALLOCATOR_FILES`); a read of another kernel tunable by the
 program itself is still named.
+
+make -j2 gives stdin to one running job at a time and a broken pipe to the others (a pipe made,
+its write end closed, the read end dup2'd onto the child's stdin before its exec): whether the
+first job had finished when the second started decides which the second gets (3 make runs in 12
+here did no dup2; a good run that did was named "dup2 pipe:" against two that did not). A region
+whose only new events plumb descriptors, re-joining good behaviour in a run exiting as the good
+runs did, is timing (`_descriptor_plumbing`); in a run exiting otherwise it is still named.
 """
 
 from __future__ import annotations
@@ -72,11 +80,11 @@ def shrink(tmp_path_factory, need_cc) -> Path:
     return out / "shrink"
 
 
-def _record(recorder, shrink: Path, modes: list[str], tmp_path: Path) -> list[Path]:
+def _record(recorder, program: Path, modes: list[str], tmp_path: Path) -> list[Path]:
     mode_file, runs = tmp_path / "mode", []
     for i, mode in enumerate(modes):  # one command line for every run: the mode is in a file
         mode_file.write_text(f"{mode}\n")
-        runs.append(record_run(recorder, [str(shrink), str(mode_file)], tmp_path / f"run{i}-{mode}.parquet", "good"))
+        runs.append(record_run(recorder, [str(program), str(mode_file)], tmp_path / f"run{i}-{mode}.parquet", "good"))
     return runs
 
 
@@ -103,3 +111,67 @@ def test_a_kernel_tunable_the_program_reads_itself_is_still_named(recorder, shri
     report = diff_traces(good=goods, bad=diffed)
     b = report.bifurcation
     assert b is not None and b["path"] == "/proc/sys/kernel/pid_max" and b["errno"] is None, b
+
+
+# --- which descriptor a child's stdin is -----------------------------------------------------------
+SPAWN_C = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* spawn FILE: FILE holds the MODE. Runs /bin/true the way make -j2 runs its second job: with the
+   parent's stdin ("stdin"), or -- the first job still running -- with a broken pipe for stdin
+   ("pipe": a pipe made, its write end closed, the read end dup2'd onto the child's stdin before
+   its exec). "pipe-fails" does the same but runs /bin/false and exits with its status. */
+int main(int argc, char **argv) {
+    char mode[16] = "stdin";
+    FILE *f = argc > 1 ? fopen(argv[1], "r") : NULL;
+    if (f && fscanf(f, "%15s", mode) != 1) strcpy(mode, "stdin");
+    if (f) fclose(f);
+    int broken = -1;
+    if (strncmp(mode, "pipe", 4) == 0) {
+        int pd[2];
+        if (pipe2(pd, O_CLOEXEC) != 0) return 2;
+        close(pd[1]);
+        broken = pd[0];
+    }
+    const char *prog = strcmp(mode, "pipe-fails") == 0 ? "/bin/false" : "/bin/true";
+    pid_t child = fork();
+    if (child == 0) {
+        if (broken >= 0) dup2(broken, 0);
+        execl(prog, prog, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    puts("job done");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def spawn(tmp_path_factory, need_cc) -> Path:
+    out = tmp_path_factory.mktemp("plumbing")
+    (out / "spawn.c").write_text(SPAWN_C)
+    subprocess.run([need_cc, "-O1", "-o", str(out / "spawn"), str(out / "spawn.c")], check=True, capture_output=True)
+    return out / "spawn"
+
+
+@pytest.mark.parametrize(("good_modes", "diffed"), [(["stdin", "stdin"], "pipe"), (["pipe", "pipe"], "stdin"),
+                                                    (["stdin", "pipe"], "pipe")],
+                         ids=["a broken pipe the good runs' child never got", "the parent's stdin where they got a pipe",
+                              "one good run's child got the pipe too"])
+def test_a_childs_stdin_plumbed_another_way_is_quiet(recorder, spawn, tmp_path, good_modes, diffed):
+    *goods, bad = _record(recorder, spawn, [*good_modes, diffed], tmp_path)
+    report = diff_traces(good=goods, bad=bad)
+    assert not report.anomaly, report.bifurcation
+
+
+def test_the_same_plumbing_in_a_run_that_exits_otherwise_is_named(recorder, spawn, tmp_path):
+    *goods, bad = _record(recorder, spawn, ["stdin", "stdin", "pipe-fails"], tmp_path)
+    assert diff_traces(good=goods, bad=bad).anomaly
