@@ -312,6 +312,38 @@ def test_differ_skips_the_end_of_a_cut_off_thread_only(recorder, tmp_path):
     assert early.anomaly and early.bifurcation["probe"] == "(end of thread)"
 
 
+def test_a_locale_walk_cut_between_its_two_turns_is_quiet(recorder, tmp_path):
+    """cat under LANG=C.UTF-8 looks each locale category up in C.UTF-8/ (ENOENT), then in
+    C.utf8/. A recording whose linger ended between the two (CI 53: a daemon's cat cut after
+    'openat .../C.UTF-8/LC_NUMERIC ENOENT') holds the first turn of a walk without its next:
+    it is the same walk's turn as elsewhere in the traces, not an error of its own. From real
+    recordings; the cut is made as the recording would have made it."""
+    from baseline.run.diff import diff_traces
+
+    argv = ["/bin/sh", "-c", "for i in 1 2 3; do /usr/bin/cat /etc/hostname; done >/dev/null"]
+    runs = [record(recorder, argv)[1] for _ in range(3)]
+    df = runs[2]
+    cats = df.filter((pl.col("probe") == "execve") & (pl.col("path") == "/usr/bin/cat"))["tid"].to_list()
+    last = cats[-1]
+    rows = df.filter(pl.col("tid") == last).sort("seq").with_row_index()
+    misses = rows.filter((pl.col("errno") == "ENOENT") & pl.col("path").str.contains("/C.UTF-8/LC_"))
+    assert misses.height >= 2, rows.select("probe", "errno", "path").to_dicts()  # the walk this is about
+    cut_at = int(misses["index"][1]) + 1  # right after the walk's second category's first turn
+    goods = pl.concat(runs[:2])
+    assert not diff_traces(good=goods, bad=df).anomaly
+    cut = _cut(df, last, cut_at, mark=False)
+    # every thread the cut left running is marked, as the recording marks them (cat, its shell)
+    ended = set(cut.filter(pl.col("probe").is_in(["exit", "exit_group"]))["tid"].to_list())
+    running = set(cut["tid"].to_list()) - ended
+    assert {last, cut["pid"][0]} <= running
+    meta = {m["key"]: m["value"] for m in df["metadata"][0]} | {CUT_OFF_KEY: format_tids(running)}
+    marked = cut.with_columns(pl.Series("metadata", [metadata_list(meta)] * cut.height, dtype=cut.schema["metadata"]))
+    report = diff_traces(good=goods, bad=marked)
+    assert not report.anomaly, report.render_text()
+    # the same cut not marked is threads that stopped early
+    assert diff_traces(good=goods, bad=cut).anomaly
+
+
 def test_cut_off_metadata_reads_from_files_and_frames(recorder, tmp_path):
     """The differ reads the marker from one row of a one-trace file and from frames alike."""
     from baseline.run.traces import cut_off_threads, load_table

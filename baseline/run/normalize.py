@@ -1709,7 +1709,11 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         # scheduler's and the allocator's calls (`BETWEEN_ANY_CALLS`): under load a thread
         # hands the GIL over (futex) or grows its heap between any two lookups of a walk.
         failed = np.flatnonzero(code_in(errno, search_errnos, len(errno_values)))
-        failed = failed[(npath[failed] >= 0) & (failed < n - 1)]
+        failed = failed[npath[failed] >= 0]
+        # failed lookups that end their stream: a walk whose next turn the thread's end cut
+        # (a recording's cut-off, a kill) -- see below
+        ends_stream = failed[isin(failed, np.r_[starts[1:], n] - 1)]
+        failed = failed[failed < n - 1]
         between = codes_where(probe_values, BETWEEN_ANY_CALLS)
         # each failed lookup's next call that is not one of those, in its own stream
         nxt = _next_lookups(failed + 1, probe, between, probe_values, starts, failed, n)
@@ -1763,6 +1767,20 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
                     b0 = split[int(npath[i])][1]
                     search_rows.append(i)
                     search_keys.append(SEARCH_KEY_OFFSET + base_index.setdefault(b0, len(base_index)))
+        # A failed lookup ending its stream, at a path (as recorded) that is a turn of a walk
+        # elsewhere in the traces, is that turn too: cat's locale walk (C.UTF-8/LC_NUMERIC
+        # ENOENT, then C.utf8/LC_NUMERIC) cut by the end of the recording between the two.
+        unsorted = bool(checked)
+        if len(ends_stream) and search_rows:
+            walked = dict(zip(raw_path[np.array(search_rows, dtype=np.int64)].tolist(), search_keys, strict=True))
+            masked = set(search_rows)
+            for i in ends_stream.tolist():
+                key = walked.get(int(raw_path[i]))
+                if key is not None and i not in masked:
+                    search_rows.append(i)
+                    search_keys.append(key)
+                    unsorted = True
+        if unsorted:
             by_row = np.argsort(np.array(search_rows, dtype=np.int64), kind="stable").tolist()
             search_rows = [search_rows[k] for k in by_row]
             search_keys = [search_keys[k] for k in by_row]
