@@ -35,8 +35,8 @@ def _userfaultfd_usable() -> bool:
 
 def test_fd_freed_during_an_open_keeps_the_opened_path(recorder, tmp_path):
     """A close entering while another thread's open of the same number is in progress freed the
-    file before it: the worker's fstat, read and close name its file, the main thread's close
-    the file it opened."""
+    file before it: the worker's fstat, read and close name its file, the main thread's read
+    and close the file it opened."""
     if not _userfaultfd_usable():
         pytest.skip("userfaultfd needs root or vm.unprivileged_userfaultfd=1")
     base = ROOT / "fd_race"
@@ -57,6 +57,10 @@ def test_fd_freed_during_an_open_keeps_the_opened_path(recorder, tmp_path):
     a_opened = ev.filter(pl.col("probe") == "openat", pl.col("path") == f"{base}/a.cfg")
     assert a_opened["ret"].to_list() == [fd], "the worker did not get the number the main thread closed"
     assert main_close["path"].to_list() == [f"{base}/a.cfg"], main_close.select("seq", "path")
+    # ... and its read of that number, entering after the worker's open too, before the open
+    # had a number, read its own file (tracer.record.fdtable `ProcessState.fd_path`)
+    main_read = ev.filter(pl.col("tid") == pl.col("pid"), pl.col("probe") == "pread64", pl.col("seq") > open_seq)
+    assert main_read["path"].to_list() == [f"{base}/a.cfg"], main_read.select("seq", "path")
     after = worker.filter(pl.col("seq") > open_seq, pl.col("probe").is_in(["newfstatat", "fstat", "read", "close"]))
     assert set(after["probe"].to_list()) >= {"read", "close"}
     assert after["path"].to_list() == [f"{base}/b.cfg"] * after.height, after.select("seq", "probe", "path")

@@ -356,8 +356,11 @@ def resolve_columns(decoded: Decoded, names: dict[int, str], cwd: str,
         st = procs.get(pid)
         if st is None:
             st = state(pid, ppid)
-        if kind == FD_LABEL:
+        if kind == FD_LABEL:  # st.fd_path(fd, tid, start), inline: the commonest kind
             entry = st.fds.get(fd)
+            given = st.given.get(fd)
+            if given is not None and given[0] != tids[j] and given[1] > starts_l[j]:
+                entry = given[2]  # another thread's call gave the number out after this one entered
             paths[i] = entry[0] if entry else None
         elif kind == CLOSE:
             entry = st.close(fd, tids[j], starts_l[j])  # Linux releases the fd even on EINTR/EIO

@@ -97,8 +97,17 @@ class ProcessState:
             return given[2]
         return self.fds.pop(fd, None)
 
-    def fd_path(self, fd: int) -> str | None:
+    def fd_path(self, fd: int, tid: int | None = None, ts_ns: int = 0) -> str | None:
+        """What fd names for thread `tid`'s call entering at ts_ns. A number another thread's
+        call gave out that had not returned yet when this call entered is still the file it
+        replaced for this one: the kernel frees a descriptor's number early in close, so a
+        socket() entering before a thread's close can return that thread's number while the
+        thread's own read on it -- entering after the socket() -- is still on the old file
+        (a client pool's read of its connection was left without a path)."""
         entry = self.fds.get(fd)
+        given = self.given.get(fd) if tid is not None else None
+        if given is not None and given[0] != tid and given[1] > ts_ns:
+            entry = given[2]
         return entry[0] if entry else None
 
 
@@ -175,7 +184,7 @@ class PathResolver:
             dirfd = as_int32(args[spec.path[1]]) if spec.path[1] is not None else None
             path = self.resolve(st, "" if str1 is None else str1, dirfd)
         elif spec.fd is not None:  # also sendto on a connected socket (no address given)
-            path = st.fd_path(as_int32(args[spec.fd]))
+            path = st.fd_path(as_int32(args[spec.fd]), tid, ts_ns)
         path2: str | None = None
         if spec.path2 is not None and str2 is not None:
             if spec.path2_kind == "raw":
@@ -184,7 +193,7 @@ class PathResolver:
                 dirfd2 = as_int32(args[spec.path2[1]]) if spec.path2[1] is not None else None
                 path2 = self.resolve(st, str2, dirfd2)
         elif spec.fd2 is not None:
-            path2 = st.fd_path(as_int32(args[spec.fd2]))
+            path2 = st.fd_path(as_int32(args[spec.fd2]), tid, ts_ns)
             if spec.pipe_second and _is_pipe(path) and path2 is not None and not _is_pipe(path2):
                 path, path2 = path2, path
         arg = render_arg(spec, args)

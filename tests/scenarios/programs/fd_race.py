@@ -1,7 +1,7 @@
 """A descriptor given out while another thread's close of the same number is in progress, made
 to happen every run: a worker's open enters and blocks copying its path (the path's page is
 missing, registered with userfaultfd) before the kernel picks the lowest free fd; the main
-thread then closes that fd and only then lets the copy finish. In entry order the main
+thread then reads that fd (still its own file), closes it, and only then lets the copy finish. In entry order the main
 thread's close comes after the worker's open, which returns the number the close freed.
 
 usage: fd_race.py DIR   (DIR/a.cfg is opened and closed by the main thread, DIR/b.cfg by the
@@ -50,6 +50,7 @@ t = threading.Thread(target=worker)
 t.start()
 select.select([uffd], [], [])
 os.read(uffd, 32)  # the fault message: the worker is blocked in its open's path copy
+os.pread(keep, 8, 0)  # still a.cfg: the worker's open, which entered first, has no number yet
 os.close(keep)
 src = ctypes.create_string_buffer(os.path.join(d, "b.cfg").encode(), mmap.PAGESIZE)
 fcntl.ioctl(uffd, UFFDIO_COPY, bytearray(struct.pack("QQQQq", addr, ctypes.addressof(src), mmap.PAGESIZE, 0, 0)))
