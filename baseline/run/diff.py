@@ -3153,8 +3153,12 @@ def _cause_in_another_process(p: Prepared, nb: int, anomalies: list[dict[str, An
                 used = set(unique_ints(p.plainpath[mine]).tolist())
             hit = int(p.plainpath[row]) in used
         else:
+            # (going elsewhere: a call at the error's own path that the good runs made there
+            # too -- run-parts' stat of the script whose exec then failed, its loop's waits
+            # interleaved another way under load -- is the same step, not its cause)
             hit = a["position"] < top["position"] and (
-                (changing and a["npath"] == top["npath"]) or top["npath"] in a["_good_npaths"])
+                (changing and a["npath"] == top["npath"])
+                or (a["npath"] != top["npath"] and top["npath"] in a["_good_npaths"]))
         if hit:
             a["score"] = max(float(a["score"]), float(top["score"]))
             a["rank"], top["rank"] = top["rank"], a["rank"]
