@@ -56,7 +56,13 @@ def printable(text: str) -> str:
                    else repr(c)[1:-1] for c in text)
 
 
+def escaped_name(text: str) -> str:
+    """A name as UTF-8 text: a byte that was not UTF-8 (kept as a surrogate escape when the
+    name was decoded) as its \\xNN escape, the way command lines show it."""
+    return text if text.isascii() else text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def shown(name: str | os.PathLike) -> str:
     """A file name as printable text on one line: undecodable bytes (surrogate escapes) as
     \\xNN, control characters (a newline, ESC) as Python escapes."""
-    return printable(os.fsencode(name).decode("utf-8", "backslashreplace"))
+    return printable(escaped_name(os.fsdecode(name)))

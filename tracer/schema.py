@@ -76,7 +76,7 @@ import pyarrow as pa
 from pyarrow._parquet import ParquetReader
 
 from tracer.atomic import atomic_output
-from tracer.errors import SchemaError, TracebaseError, printable
+from tracer.errors import SchemaError, TracebaseError, printable, shown
 from tracer.inputs import (
     input_paths,
     open_parquet,
@@ -1279,8 +1279,7 @@ def scan_parquet_files(files: Sequence[str | os.PathLike], table: str, names: Se
         try:
             p.encode()
         except UnicodeEncodeError:  # polars takes UTF-8 paths only
-            shown = p.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            raise TracebaseError(f"{shown}: file name is not valid UTF-8; rename the file to read it") from None
+            raise TracebaseError(f"{shown(p)}: file name is not valid UTF-8; rename the file to read it") from None
     schema = polars_schema(table)
     names = list(names or schema.names())
     restore = [c for c in PARTITION_COLUMNS if c in names and any(f"/{c}=" in p for p in paths)]

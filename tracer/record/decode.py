@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from tracer.errnos import MAX_ERRNO, errno_name
+from tracer.errors import escaped_name
 from tracer.record.fdtable import PIPE_LABEL, SOCKETPAIR_LABEL, PathResolver, clean
 from tracer.record.ringbuf import Batch
 from tracer.record.syscalls import (
@@ -164,9 +165,7 @@ def _escaped(text: str | None) -> str | None:
     surrogate escape when decoded) as its \\xNN escape, the way the command lines show it. A
     path, an argument or the working directory naming a file `f\\xff` failed the whole
     recording (UnicodeEncodeError, no trace written)."""
-    if text is None or text.isascii():
-        return text
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return None if text is None else escaped_name(text)
 
 
 def _text_column(values: list[str | None]) -> pa.Array:
