@@ -358,6 +358,8 @@ def _tree(root: Path) -> set[str]:
         (["--control-file", ""], ["--control-file: expected a path, found ''"]),
         (["syscalls", "-i", "0"], ["-i/--interval: expected a duration", "found '0'"]),
         (["syscalls", "--good-window", "0s"], ["--good-window: expected a duration", "found '0s'"]),
+        (["syscalls", "--good-window", "2h"], ["--good-window: expected at most --good-every (3600s", "found 7200s"]),
+        (["syscalls", "--good-every", "5s"], ["--good-window: expected at most --good-every (5s", "found 10s"]),
         (["syscalls", "--ringbuf-kb", "99999999"], ["--ringbuf-kb: expected a positive size in KiB of at most"]),
         (["syscalls", "--examples", "99999999999"], ["--examples: expected a positive number of call trees per signature of at most"]),
     ],

@@ -109,6 +109,11 @@ def check_run(cfg: RunConfig, ctx: HostContext, log=None) -> CheckedRun:
         check_positive(cfg.duration_s, "-d/--duration")
     check_positive(cfg.good_every_s, "--good-every")
     check_positive(cfg.good_window_s, "--good-window")
+    if cfg.good_window_s > cfg.good_every_s:
+        # a window still open when the next one is due: the capture never closes, which is
+        # --good-window as long as --good-every, said so -- not what a longer one reads as
+        raise TracebaseError(f"--good-window: expected at most --good-every ({cfg.good_every_s:g}s; a window as long "
+                             f"as it captures all the time), found {cfg.good_window_s:g}s")
     check_positive(cfg.latency_bound_ns, "--latency-bound", " ns")
     check_int_range(cfg.sample_every, "--sample", 1, 1 << 30, "a positive integer N (1 in N)")
     check_int_range(cfg.ringbuf_kb, "--ringbuf-kb", 1, 1 << 20, "a positive size in KiB")
