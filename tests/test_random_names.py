@@ -236,6 +236,21 @@ def test_git_object_fan_out_shared_by_the_good_runs_is_no_name():
     assert masked[base + "ef/tmp_obj_4Z5oY5"] in {masked[p] for p in goods[0]}
 
 
+def test_git_object_fan_out_directories_are_one_name_whatever_the_digits():
+    # Fresh-clone CIs of rounds twenty-six to twenty-eight (2 in 8 under load): the commit
+    # object's fan-out directory, new in each run, was "3a" in one good run, "fe" in the other
+    # and "d7" in the third -- "<n>a", "fe", "d<n>" by the digit rule, so the third's ENOENT
+    # on objects/d7/tmp_obj_... (then its mkdir) was a path no good run took.
+    base = "/srv/repo/.git/objects/"
+    goods = [[base + "3a", base + "3a/tmp_obj_x1Kq9Z"], [base + "fe", base + "fe/tmp_obj_Pq2wLm"]]
+    bad = [base + "d7", base + "d7/tmp_obj_tjFiq1", base + "pack/pack-1.idx", base + "info/packs"]
+    masked = _masked(goods, bad)
+    assert masked[base + "d7"] == masked[base + "3a"] == masked[base + "fe"] == base + "<xx>"
+    assert masked[base + "d7/tmp_obj_tjFiq1"] == masked[base + "fe/tmp_obj_Pq2wLm"]
+    # the other entries of objects/ keep their names
+    assert masked[base + "pack/pack-1.idx"] == base + "pack/pack-<n>.idx" and masked[base + "info/packs"] == base + "info/packs"
+
+
 LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
 PACK_TMP = re.compile(r"/objects/pack/\.tmp-([0-9]+)-pack-[0-9a-f]{40}\.idx$")
 

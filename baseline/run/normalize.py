@@ -49,6 +49,10 @@ if TYPE_CHECKING:
 # tokens (`mask_random_tokens`) and run-to-run varying names (`NameTemplates`) become <rand>.
 TEMP_RULES: list[tuple[str, str]] = [
     (r"\btmp(?:\.[A-Za-z0-9]{6,}|[a-z0-9_]{8}\b)", "tmp<rand>"),  # mktemp(1), Python tempfile
+    # git's loose objects fan out into directories named by their hash's first two hex digits:
+    # a commit's hash varies with its time, so which objects/<xx> a run creates (ENOENT, mkdir,
+    # then the object) is a draw -- "3a" and "d7" masked by the digit rule as "<n>a", "d<n>"
+    (r"\bobjects/[0-9a-f]{2}(/|$)", r"objects/<xx>\1"),
 ]
 DIGIT_RULES: list[tuple[str, str]] = [
     # addresses, long hex ids, then any digit run: pids (/proc/<n>/), fds (fd/<n>), counters
