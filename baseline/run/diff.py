@@ -543,8 +543,8 @@ STAT_PROBES = frozenset({"stat", "lstat", "newfstatat", "statx"})
 # Calls that plumb descriptors: which descriptor a child's stdin is can be timing (make -j
 # gives stdin to one running job at a time, a broken pipe to the others: whether the first
 # job has finished when the second starts decides which the second gets -- see
-# _descriptor_plumbing).
-PLUMBING_PROBES = frozenset({"dup", "dup2", "dup3", "pipe", "pipe2", "close", "fcntl"})
+# _descriptor_plumbing). Not fcntl: a lock taken where the good runs took none is no plumbing.
+PLUMBING_PROBES = frozenset({"dup", "dup2", "dup3", "pipe", "pipe2", "close"})
 LOOKUP_PROBES = STAT_PROBES | {"statfs", "readlink", "readlinkat", "access", "faccessat", "faccessat2",
                                "getxattr", "lgetxattr"}
 # Calls that create the object at their path (open* only with O_CREAT): failing ENOENT, the
