@@ -540,6 +540,10 @@ REMOVE_PROBES = frozenset({"unlink", "unlinkat", "rmdir", "rename", "renameat", 
 STAT_PROBES = frozenset({"stat", "lstat", "newfstatat", "statx"})
 # Calls that only look a name up (nothing changed, nothing read from the object): one more of
 # them in a loop over a listing is the listing being longer (see _extra_entries).
+# Calls that write to a descriptor. One failing EPIPE as its thread's last call is the writer
+# killed by SIGPIPE: its reader had gone (see _sigpipe_deaths).
+WRITING_PROBES = frozenset({"write", "writev", "pwrite64", "pwritev", "pwritev2", "sendto", "sendmsg", "sendmmsg",
+                            "splice", "sendfile", "sendfile64", "copy_file_range", "vmsplice", "tee"})
 # Calls that plumb descriptors: which descriptor a child's stdin is can be timing (make -j
 # gives stdin to one running job at a time, a broken pipe to the others: whether the first
 # job has finished when the second starts decides which the second gets -- see
@@ -1084,6 +1088,16 @@ def diff_traces(
     # a good run's thread its run's teardown cut off says nothing past there, like one the
     # recording cut off
     open_end |= teardown.good_cut
+    # ... and so does one its reader's early exit killed (SIGPIPE); in a bad run exiting as the
+    # good runs did, that death is timing too: its EPIPE drops out and the thread merely stops
+    # (see _sigpipe_deaths). In a run exiting otherwise it stays, ranked as a consequence.
+    sigpipe_rows, sigpipe_streams = _sigpipe_deaths(p, s_tkey)
+    bad_sigpipe = sigpipe_rows[sigpipe_rows < nb]
+    open_end |= sigpipe_streams & ~is_bad_stream
+    if same_exit:
+        open_end |= sigpipe_streams
+        drop[bad_sigpipe] = True
+        bad_sigpipe = bad_sigpipe[:0]
     good_roles = {rk for rk, b in zip(s_rolekey, is_bad_stream, strict=True) if not b}
     matched_role = list(s_rolekey)
     if any(rk not in good_roles for rk, b in zip(s_rolekey, is_bad_stream, strict=True) if b):
@@ -1165,13 +1179,30 @@ def diff_traces(
         all_open: dict[str, bool] = {}
         for j in np.flatnonzero(~is_bad_stream & (g_end > g_start)).tolist():
             all_open[matched_role[j]] = all_open.get(matched_role[j], True) and bool(open_end[j])
+        cut_points = teardown.good_cut_points(gs, g_start, g_end, seq_rows, matched_role)
+        # (a good thread SIGPIPE killed stood at its last call before the failed write)
+        for j in np.flatnonzero(sigpipe_streams & ~is_bad_stream & (g_end > g_start)).tolist():
+            orig = gs.orig[int(g_start[j]) : int(g_end[j])]
+            ok = np.flatnonzero((orig >= 0) & (p.errno[np.maximum(orig, 0)] < 0))
+            if not len(ok):
+                continue
+            last_tok = gs.tok[int(g_start[j]) + int(ok[-1]) : int(g_start[j]) + int(ok[-1]) + 1]
+            role = matched_role[j]
+            cut_points[role] = np.concatenate([cut_points[role], last_tok]) if role in cut_points else last_tok
         regions = _beyond_cut_off(regions, bs, bh, gh, (b_start, b_end), (g_start, g_end), open_end, b_cls,
-                                  matched_role, all_open, teardown.good_cut_points(gs, g_start, g_end, seq_rows, matched_role))
+                                  matched_role, all_open, cut_points)
     if len(regions) and teardown.any_bad:
         regions = teardown.past_bad_cut(regions, bs, explained, novel, b_cls, seq_rows, _unwind_cleanups(p, bs))
     if len(regions) and teardown.any_bad:
         regions = teardown.past_every_good_cut(regions, bs, gs, b_start, (g_start, g_end), b_cls,
                                                matched_role, seq_rows)
+    # A bad thread SIGPIPE killed, in a run exiting as the good runs did: how far it got before
+    # its reader left is timing -- its error-free end, of calls the good runs made, drops out
+    if len(regions) and same_exit and (sigpipe_streams & is_bad_stream).any():
+        to_end = (regions.end == b_end[regions.sid] - 1) & sigpipe_streams[regions.sid]
+        keep_r = ~(to_end & (regions.max_over(b_cls) == 0) & ~regions.max_over(novel & ~explained))
+        if not keep_r.all():
+            regions = align.Regions(regions.start[keep_r], regions.end[keep_r], regions.sid[keep_r])
 
     anomalies: list[dict[str, Any]] = []
     first_unexplained = None
@@ -1270,6 +1301,12 @@ def diff_traces(
                              ((named_cls == 2) & (named_oc | pathless)) | exited, _killed(p, bs, named, recovered),
                              outcomes)
         del named_rows, pathless
+        # A writer killed by SIGPIPE in a run exiting otherwise is its reader's consequence:
+        # ranked as a soft error, below the cause (a pipeline's reader that had read enough,
+        # then the run's real failure after it)
+        if len(bad_sigpipe):
+            at = isin(bs.orig[named], bad_sigpipe)
+            score[at] = np.minimum(score[at], SEVERITY[1] + NOT_RECOVERED_BONUS)
         # Known events in another order, re-joining good behaviour: timing, not a divergence.
         reorder = (max_cls == 0) & recovered & ~has_novel
         # So is a region re-joining good behaviour whose only new events are successes where
@@ -3385,6 +3422,37 @@ def _extra_entries(p: Prepared, bs: align.Streams, regions: align.Regions, novel
     misfit = np.zeros(len(bs), dtype=bool)
     misfit[pos[~ok]] = True
     return ~regions.max_over(misfit)
+
+
+def _sigpipe_deaths(p: Prepared, s_tkey: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Threads killed by SIGPIPE: a stream whose last call is a write (`WRITING_PROBES`) failing
+    EPIPE -- the reader had gone, and the default action of the signal that comes with the
+    error ended the process there (a writer that handles it goes on, or exits) -- or one to a
+    pipe that returned what it had written when the reader left. Returns those
+    rows, and per stream whether its process is one of them (every thread of a process the
+    signal killed stops where it stood): `cut -f1 log | head -3` -- whether cut finished its
+    file before head had its three lines, or was killed after 1 or 17 writes, is timing."""
+    none = (np.zeros(0, dtype=np.int64), np.zeros(len(s_tkey), dtype=bool))
+    epipe = codes_where(p.errno_values, ("EPIPE",))
+    if not len(s_tkey):
+        return none
+    starts = stream_starts(p)
+    last = np.r_[starts[1:], len(p)] - 1
+    writes = code_in(p.probe[last], codes_where(p.probe_values, WRITING_PROBES), len(p.probe_values))
+    hit = writes & code_in(p.errno[last], epipe, len(p.errno_values))
+    # ... or a write to a pipe that succeeded and was its thread's last call: a writer blocked
+    # on a full pipe whose reader left wakes with what it wrote so far, and the next write's
+    # signal kills it before that write's return is recorded (cat | grep -m2)
+    pipes = np.flatnonzero(numpy_of(pc.fill_null(pc.starts_with(p.npath_values.arrow, "pipe:"), False)))
+    if len(pipes):
+        hit |= writes & (p.errno[last] < 0) & code_in(p.plainpath[last], pipes, len(p.npath_values))
+    if not hit.any():
+        return none
+    s_pid = np.asarray(p.pid[starts]).astype(np.int64)
+    killed = {(int(t), int(pid)) for t, pid in zip(s_tkey[hit].tolist(), s_pid[hit].tolist(), strict=True)}
+    streams = np.array([(int(t), int(pid)) in killed for t, pid in zip(s_tkey.tolist(), s_pid.tolist(), strict=True)],
+                       dtype=bool)
+    return last[hit].astype(np.int64), streams
 
 
 def _descriptor_plumbing(p: Prepared, bs: align.Streams, regions: align.Regions, novel: np.ndarray) -> np.ndarray:
