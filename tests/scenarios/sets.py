@@ -26,6 +26,7 @@ from scenarios import (
     real_tenth,
     real_third,
     real_thirteenth,
+    real_thirtieth,
     real_twelfth,
     real_twentieth,
     real_twentyeighth,
@@ -99,6 +100,8 @@ SETS: list[RealSet] = [
             real_twentyeighth.quiet_teardown),
     RealSet("real_twentyninth", real_twentyninth.REAL_TWENTYNINTH, real_twentyninth.QUIET_TWENTYNINTH,
             real_twentyninth.quiet_teardown),
+    RealSet("real_thirtieth", real_thirtieth.REAL_THIRTIETH, real_thirtieth.QUIET_THIRTIETH,
+            real_thirtieth.quiet_teardown),
 ]
 
 
