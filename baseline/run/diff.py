@@ -1315,7 +1315,7 @@ def diff_traces(
         # Known events in another order up to the end of the thread: see _reordered_at_end.
         at_end = np.flatnonzero((max_cls == 0) & ~recovered & ~has_novel)
         if len(at_end):
-            reorder[at_end] = _reordered_at_end(regions.sid[at_end], bs, gs, (b_start, b_end), (g_start, g_end),
+            reorder[at_end] = _reordered_at_end(p, regions.sid[at_end], bs, gs, (b_start, b_end), (g_start, g_end),
                                                 matched_role, s_tkey)
         # A process every good run has is missing: known events in another order in the thread
         # that would have started it are where the run went another way (make finding an
@@ -1936,8 +1936,8 @@ def _unwind_cleanups(p: Prepared, bs: align.Streams) -> np.ndarray:
         p.errno[rows], ebadf, len(p.errno_values))
 
 
-def _reordered_at_end(sids: np.ndarray, bs: align.Streams, gs: align.Streams, b_bounds: tuple, g_bounds: tuple,
-                      matched_role: list[str], s_tkey: np.ndarray) -> np.ndarray:
+def _reordered_at_end(p: Prepared, sids: np.ndarray, bs: align.Streams, gs: align.Streams, b_bounds: tuple,
+                      g_bounds: tuple, matched_role: list[str], s_tkey: np.ndarray) -> np.ndarray:
     """For bad streams `sids` whose last region has no error and only events the good runs
     have: whether the thread did every kind of event a good thread of its role did -- or all
     the bad run's threads of its role together did what a good run's did (a thread pool shares
@@ -1946,10 +1946,15 @@ def _reordered_at_end(sids: np.ndarray, bs: align.Streams, gs: align.Streams, b_
     streams_of: dict[tuple[str, int], list[int]] = {}
     for j in range(len(s_tkey)):
         streams_of.setdefault((matched_role[j], int(s_tkey[j])), []).append(j)
+    sleeps = codes_where(p.probe_values, SLEEP_PROBES)
 
     def tokens(side: align.Streams, bounds: tuple, js: list[int]) -> np.ndarray:
         lo, hi = bounds
-        return unique_ints(np.concatenate([side.tok[lo[j] : hi[j]] for j in js]))
+        at = np.concatenate([np.arange(lo[j], hi[j]) for j in js]) if js else np.zeros(0, dtype=np.int64)
+        # (a sleep is no kind of work: whether a thread slept in its exit handshake is timing)
+        orig = side.orig[at]
+        slept = (orig >= 0) & code_in(p.probe[np.maximum(orig, 0)], sleeps, len(p.probe_values))
+        return unique_ints(side.tok[at[~slept]])
 
     out = np.zeros(len(sids), dtype=bool)
     for i, sid in enumerate(sids.tolist()):
