@@ -39,21 +39,14 @@ QUIET: list[Outcome] = []
 
 KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
-# rsync's third process (the receiver forked by the generator) reads the multiplexed stream from
-# its socketpair in chunks whose number depends on how the sender's writes were coalesced: 60,
-# 61 and 59 reads in three good runs; the diff named "read None socketpair:" (score 2.5, a
-# divergence) for the run with 59; another time the second process (role rsync/rsync#0, the
-# generator: 13, 16 and 16 socketpair reads, its reads and writes interleaved differently) had its
-# "write None socketpair:" named (divergence 2.5). 2 of 27 module runs. t30_rsync_process_trio (rsync
-# as root, --delete): once (1 of 14) the third run's rsync#0 did a newfstatat and utimensat of dst
-# (the directory's time fixed at the end) where the references went on to kill, wait4 and
-# clock_nanosleep (the exit handshake); the diff named "newfstatat None .../dst" (divergence 1.0).
+# t30_rsync_process_trio (rsync as root, --delete): once (1 of 14) the third run's rsync#0 did a
+# newfstatat and utimensat of dst (the directory's time fixed at the end) where the references
+# went on to kill, wait4 and clock_nanosleep (the exit handshake); the diff named "newfstatat
+# None .../dst" (divergence 1.0). (t30_rsync_dest_recreated_root's socketpair read counts, 2 of
+# 27, are quiet since a reordered end is judged without its sleeps: tests/test_diff_exit_sleeps.py.)
 FLAKY_QUIET: dict[str, str] = {
     "t30_rsync_process_trio": "one run's rsync#0 fixed dst's time at the end (newfstatat, utimensat) where the "
                               "others went to the exit handshake: 'newfstatat None .../dst' was named",
-    "t30_rsync_dest_recreated_root": "rsync's processes read their socketpair a different number of times (59-61 "
-                                     "in the receiver, 13-16 in the generator): the diff named 'read None "
-                                     "socketpair:' or 'write None socketpair:'",
 }
 # A top-1 miss that depends on timing (never strictly xfailed: it passes most runs); none now.
 FLAKY_MISSES: dict[str, str] = {}
