@@ -3448,7 +3448,7 @@ def _sigpipe_deaths(p: Prepared, s_tkey: np.ndarray) -> tuple[np.ndarray, np.nda
     # ... or a write to a pipe that succeeded and was its thread's last call: a writer blocked
     # on a full pipe whose reader left wakes with what it wrote so far, and the next write's
     # signal kills it before that write's return is recorded (cat | grep -m2)
-    pipes = np.flatnonzero(numpy_of(pc.fill_null(pc.starts_with(p.npath_values.arrow, "pipe:"), False)))
+    pipes = np.flatnonzero(numpy_of(pc.fill_null(pc.match_substring_regex(p.npath_values.arrow, "^pipe:"), False)))
     if len(pipes):
         hit |= writes & (p.errno[last] < 0) & code_in(p.plainpath[last], pipes, len(p.npath_values))
     if not hit.any():
