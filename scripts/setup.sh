@@ -38,10 +38,10 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
     fi
     # Programs the real-program tests run that a fresh machine of this kind lacks
-    # (tests/scenarios/real_twentyfifth.py, real_twentysixth.py, real_thirtieth.py; a few MB).
-    # Without them a set skips, saying so.
+    # (tests/scenarios/real_twentyfifth.py, real_twentysixth.py, real_thirtieth.py,
+    # real_thirtyfirst.py; a few MB). Without them a set skips, saying so.
     tools=()
-    for pkg in rsync cpio socat netcat-openbsd logrotate m4 pigz lzop dos2unix brotli zstd ninja-build; do
+    for pkg in rsync cpio socat netcat-openbsd logrotate m4 pigz lzop dos2unix brotli zstd ninja-build zip; do
         dpkg -s "$pkg" >/dev/null 2>&1 || tools+=("$pkg")
     done
     if [ ${#tools[@]} -gt 0 ]; then

@@ -27,6 +27,7 @@ from scenarios import (
     real_third,
     real_thirteenth,
     real_thirtieth,
+    real_thirtyfirst,
     real_twelfth,
     real_twentieth,
     real_twentyeighth,
@@ -102,6 +103,8 @@ SETS: list[RealSet] = [
             real_twentyninth.quiet_teardown),
     RealSet("real_thirtieth", real_thirtieth.REAL_THIRTIETH, real_thirtieth.QUIET_THIRTIETH,
             real_thirtieth.quiet_teardown),
+    RealSet("real_thirtyfirst", real_thirtyfirst.REAL_THIRTYFIRST, real_thirtyfirst.QUIET_THIRTYFIRST,
+            real_thirtyfirst.quiet_teardown),
 ]
 
 
