@@ -538,8 +538,6 @@ SPAWN_PROBES = frozenset({"clone", "clone3", "fork", "vfork"})
 REMOVE_PROBES = frozenset({"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2"})
 # Calls that check what a path is (an idempotent mkdir's check that the path is a directory).
 STAT_PROBES = frozenset({"stat", "lstat", "newfstatat", "statx"})
-# Calls that only look a name up (nothing changed, nothing read from the object): one more of
-# them in a loop over a listing is the listing being longer (see _extra_entries).
 # Calls that write to a descriptor. One failing EPIPE as its thread's last call is the writer
 # killed by SIGPIPE: its reader had gone (see _sigpipe_deaths).
 WRITING_PROBES = frozenset({"write", "writev", "pwrite64", "pwritev", "pwritev2", "sendto", "sendmsg", "sendmmsg",
@@ -549,6 +547,8 @@ WRITING_PROBES = frozenset({"write", "writev", "pwrite64", "pwritev", "pwritev2"
 # job has finished when the second starts decides which the second gets -- see
 # _descriptor_plumbing). Not fcntl: a lock taken where the good runs took none is no plumbing.
 PLUMBING_PROBES = frozenset({"dup", "dup2", "dup3", "pipe", "pipe2", "close"})
+# Calls that only look a name up (nothing changed, nothing read from the object): one more of
+# them in a loop over a listing is the listing being longer (see _extra_entries).
 LOOKUP_PROBES = STAT_PROBES | {"statfs", "readlink", "readlinkat", "access", "faccessat", "faccessat2",
                                "getxattr", "lgetxattr"}
 # Calls that create the object at their path (open* only with O_CREAT): failing ENOENT, the
@@ -3424,9 +3424,7 @@ def _extra_entries(p: Prepared, bs: align.Streams, regions: align.Regions, novel
     lookups = codes_where(p.probe_values, LOOKUP_PROBES)
     ok &= isin(p.probe[row], lookups) & (p.probe[prow] == p.probe[row])
     ok &= (p.errno[row] < 0) & (p.errno[prow] < 0) & (p.plainpath[row] >= 0) & (p.plainpath[row] != p.plainpath[prow])
-    misfit = np.zeros(len(bs), dtype=bool)
-    misfit[pos[~ok]] = True
-    return ~regions.max_over(misfit)
+    return _news_all(bs, regions, pos, ok)
 
 
 def _sigpipe_deaths(p: Prepared, s_tkey: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -3453,11 +3451,9 @@ def _sigpipe_deaths(p: Prepared, s_tkey: np.ndarray) -> tuple[np.ndarray, np.nda
         hit |= writes & (p.errno[last] < 0) & code_in(p.plainpath[last], pipes, len(p.npath_values))
     if not hit.any():
         return none
-    s_pid = np.asarray(p.pid[starts]).astype(np.int64)
-    killed = {(int(t), int(pid)) for t, pid in zip(s_tkey[hit].tolist(), s_pid[hit].tolist(), strict=True)}
-    streams = np.array([(int(t), int(pid)) in killed for t, pid in zip(s_tkey.tolist(), s_pid.tolist(), strict=True)],
-                       dtype=bool)
-    return last[hit].astype(np.int64), streams
+    # (trace, pid) as one key: the trace number (-1 for the bad run) above the 32-bit pid
+    process = (s_tkey.astype(np.int64) + 1) * (1 << 32) + np.asarray(p.pid[starts]).astype(np.int64)
+    return last[hit].astype(np.int64), isin(process, unique_ints(process[hit]))
 
 
 def _descriptor_plumbing(p: Prepared, bs: align.Streams, regions: align.Regions, novel: np.ndarray) -> np.ndarray:
@@ -3472,9 +3468,15 @@ def _descriptor_plumbing(p: Prepared, bs: align.Streams, regions: align.Regions,
     ok = row >= 0
     row = np.maximum(row, 0)
     ok &= code_in(p.probe[row], codes_where(p.probe_values, PLUMBING_PROBES), len(p.probe_values)) & (p.errno[row] < 0)
+    return regions.max_over(novel) & _news_all(bs, regions, pos, ok)
+
+
+def _news_all(bs: align.Streams, regions: align.Regions, pos: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """Per region: whether every new event in it (positions `pos`) is one of its kind (`ok`,
+    per position of `pos`); true for a region without new events."""
     misfit = np.zeros(len(bs), dtype=bool)
     misfit[pos[~ok]] = True
-    return regions.max_over(novel) & ~regions.max_over(misfit)
+    return ~regions.max_over(misfit)
 
 
 def _recovered_fallbacks(p: Prepared, rows: _Rows, bs: align.Streams, regions: align.Regions, named: np.ndarray,
