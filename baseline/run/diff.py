@@ -3446,9 +3446,11 @@ def _sigpipe_deaths(p: Prepared, s_tkey: np.ndarray) -> tuple[np.ndarray, np.nda
     # ... or a write to a pipe that succeeded and was its thread's last call: a writer blocked
     # on a full pipe whose reader left wakes with what it wrote so far, and the next write's
     # signal kills it before that write's return is recorded (cat | grep -m2)
-    pipes = np.flatnonzero(numpy_of(pc.fill_null(pc.match_substring_regex(p.npath_values.arrow, "^pipe:"), False)))
-    if len(pipes):
-        hit |= writes & (p.errno[last] < 0) & code_in(p.plainpath[last], pipes, len(p.npath_values))
+    ended_writing = writes & (p.errno[last] < 0) & (p.plainpath[last] >= 0)
+    if ended_writing.any():  # (the few paths those writes name, not every distinct path)
+        codes = unique_ints(p.plainpath[last[ended_writing]])
+        pipes = codes[[str(p.npath_values[int(c)]).startswith("pipe:") for c in codes.tolist()]]
+        hit |= ended_writing & isin(p.plainpath[last], pipes)
     if not hit.any():
         return none
     # (trace, pid) as one key: the trace number (-1 for the bad run) above the 32-bit pid
