@@ -37,12 +37,12 @@ from pathlib import Path
 
 from .catalog import mount_tmpfs, umount, write
 from .harness import ROOT, NoAnomalyCase, Scenario
+from .real import own
 
 OPEN = frozenset({"openat", "open", "openat2", "creat"})
 STAT = frozenset({"newfstatat", "stat", "statx", "lstat", "fstatat64"})
 MKDIR = frozenset({"mkdir", "mkdirat"})
 PY3 = "/usr/bin/python3"
-NOBODY_UID = 65534
 
 
 def _dirs(base: Path, *names: str) -> None:
@@ -52,14 +52,6 @@ def _dirs(base: Path, *names: str) -> None:
 
 def _sh(script: str) -> list[str]:
     return ["/bin/sh", "-c", script]
-
-
-def _own(path: Path) -> None:
-    """Hand `path` (recursively) to nobody."""
-    for root, dirs, files in os.walk(path):
-        for name in [*dirs, *files]:
-            os.chown(os.path.join(root, name), NOBODY_UID, NOBODY_UID, follow_symlinks=False)
-    os.chown(path, NOBODY_UID, NOBODY_UID)
 
 
 # --- the tree every case walks: d/{a,b,c}/f-NN.txt and d/grow.log ----------------------------------
@@ -107,7 +99,7 @@ def _ls_argv(b: Path) -> list[str]:
 
 def ls_subdir_recreated_root(base: Path, bad: bool) -> None:
     _tree(base)
-    _own(base)
+    own(base)
     if bad:  # a restore recreated d/c root:0700
         os.chown(base / "d" / "c", 0, 0)
         (base / "d" / "c").chmod(0o700)
@@ -146,7 +138,7 @@ def _sha_argv(b: Path) -> list[str]:
 
 def sha_file_restored_root(base: Path, bad: bool) -> None:
     _tree(base)
-    _own(base)
+    own(base)
     if bad:  # a restore put one file back root:0600
         f = base / "d" / "c" / "f-07.txt"
         os.chown(f, 0, 0)
@@ -262,7 +254,7 @@ def _walk_argv(b: Path) -> list[str]:
 def walk_subdir_recreated_root(base: Path, bad: bool) -> None:
     _tree(base)
     write(base / "walk.py", WALK_PY)
-    _own(base)
+    own(base)
     if bad:  # a restore recreated d/c root:0700
         os.chown(base / "d" / "c", 0, 0)
         (base / "d" / "c").chmod(0o700)
