@@ -39,15 +39,12 @@ QUIET: list[Outcome] = []
 
 KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
-# t30_rsync_process_trio (rsync as root, --delete): once (1 of 14) the third run's rsync#0 did a
-# newfstatat and utimensat of dst (the directory's time fixed at the end) where the references
-# went on to kill, wait4 and clock_nanosleep (the exit handshake); the diff named "newfstatat
-# None .../dst" (divergence 1.0). (t30_rsync_dest_recreated_root's socketpair read counts, 2 of
-# 27, are quiet since a reordered end is judged without its sleeps: tests/test_diff_exit_sleeps.py.)
-FLAKY_QUIET: dict[str, str] = {
-    "t30_rsync_process_trio": "one run's rsync#0 fixed dst's time at the end (newfstatat, utimensat) where the "
-                              "others went to the exit handshake: 'newfstatat None .../dst' was named",
-}
+# t30_rsync_process_trio and t30_rsync_dest_recreated_root: rsync's generator resetting dst's
+# time at the end (newfstatat, utimensat) in one good run of ~70 is quiet since a reset right
+# after the thread's check of its path is timing (tests/test_diff_attributes_retouched.py); the
+# socketpair read counts since a reordered end is judged without its sleeps
+# (tests/test_diff_exit_sleeps.py).
+FLAKY_QUIET: dict[str, str] = {}
 # A top-1 miss that depends on timing (never strictly xfailed: it passes most runs); none now.
 FLAKY_MISSES: dict[str, str] = {}
 TESTED = [s for s in REAL_THIRTIETH if s.name not in BENCH_ONLY]

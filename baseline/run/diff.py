@@ -547,6 +547,11 @@ WRITING_PROBES = frozenset({"write", "writev", "pwrite64", "pwritev", "pwritev2"
 # job has finished when the second starts decides which the second gets -- see
 # _descriptor_plumbing). Not fcntl: a lock taken where the good runs took none is no plumbing.
 PLUMBING_PROBES = frozenset({"dup", "dup2", "dup3", "pipe", "pipe2", "close"})
+# Calls that set a file's attributes (times, mode, owner). One more of them, right after the
+# thread's check of the same path, is the check having found the attribute off this time
+# (see _attributes_retouched).
+ATTRIBUTE_PROBES = frozenset({"utimensat", "futimesat", "utimes", "utime", "chmod", "fchmod", "fchmodat", "fchmodat2",
+                              "chown", "fchown", "fchownat", "lchown"})
 # Calls that only look a name up (nothing changed, nothing read from the object): one more of
 # them in a loop over a listing is the listing being longer (see _extra_entries).
 LOOKUP_PROBES = STAT_PROBES | {"statfs", "readlink", "readlinkat", "access", "faccessat", "faccessat2",
@@ -1348,6 +1353,11 @@ def diff_traces(
         if same_exit:
             reorder |= (max_cls == 0) & recovered & has_novel & _descriptor_plumbing(p, bs, regions,
                                                                                       novel & ~explained)
+            # ... or whose only new events reset a path's attributes right after the thread's
+            # check of that path found them off: the check is the good runs' too, what it found
+            # is timing (see _attributes_retouched).
+            reorder |= (max_cls == 0) & recovered & has_novel & _attributes_retouched(p, bs, regions,
+                                                                                       novel & ~explained)
         # A region whose only difference from the good runs is sleeping (its calls without its
         # sleeps have only windows the good runs have), in a run exiting as they did: a backoff
         # slept as often as the machine was slow (see _only_slept).
@@ -3470,6 +3480,27 @@ def _descriptor_plumbing(p: Prepared, bs: align.Streams, regions: align.Regions,
     ok = row >= 0
     row = np.maximum(row, 0)
     ok &= code_in(p.probe[row], codes_where(p.probe_values, PLUMBING_PROBES), len(p.probe_values)) & (p.errno[row] < 0)
+    return regions.max_over(novel) & _news_all(bs, regions, pos, ok)
+
+
+def _attributes_retouched(p: Prepared, bs: align.Streams, regions: align.Regions, novel: np.ndarray) -> np.ndarray:
+    """Per region: it has new events (`novel`), each a successful call setting the attributes
+    of a path (`ATTRIBUTE_PROBES`) right after the thread's successful check of the same path
+    (`STAT_PROBES`, or another such setting after it) -- rsync's generator stats each
+    directory at the end and resets its time only when it differs: whether the receiver's last
+    rename into it came after the generator's touch-up during the transfer is timing."""
+    pos = np.flatnonzero(novel)
+    if not len(pos) or not len(regions):
+        return np.zeros(len(regions), dtype=bool)
+    prev = np.maximum(pos - 1, 0)
+    row, prow = bs.orig[pos], bs.orig[prev]
+    ok = (pos > 0) & (row >= 0) & (prow >= 0) & (bs.sid[prev] == bs.sid[pos])
+    row, prow = np.maximum(row, 0), np.maximum(prow, 0)
+    n_probes = len(p.probe_values)
+    setters = codes_where(p.probe_values, ATTRIBUTE_PROBES)
+    checks = codes_where(p.probe_values, STAT_PROBES | ATTRIBUTE_PROBES)
+    ok &= code_in(p.probe[row], setters, n_probes) & code_in(p.probe[prow], checks, n_probes)
+    ok &= (p.errno[row] < 0) & (p.errno[prow] < 0) & (p.plainpath[row] >= 0) & (p.plainpath[row] == p.plainpath[prow])
     return regions.max_over(novel) & _news_all(bs, regions, pos, ok)
 
 
