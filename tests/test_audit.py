@@ -459,11 +459,13 @@ def test_audit_output_set_is_replaced_as_a_whole_under_kill_9(tmp_path):
     assert not list(out.glob(".*.tmp")) and not list((out / ".sets").glob("*/.*.tmp"))
 
 
-def test_a_live_audits_set_is_left_to_it_and_a_dead_ones_removed(tmp_path):
+def test_a_set_being_written_is_left_to_its_writer_and_a_finished_one_removed(tmp_path):
     """Two audits into one output directory: each one's clean-up of the sets no longer current
     removed the other's set while that one was still writing it, and the other failed "cannot
-    write audit output (No such file or directory)" (the robust battery's round10). A set (or a
-    temporary symlink) named by another live process's pid is left; a dead writer's goes."""
+    write audit output (No such file or directory)" (the robust battery's round10). A set whose
+    writer holds its flock is left; a set whose writer is done (no lock, its process alive or
+    not) goes, and so does a staged set of a dead writer; a temporary symlink named by another
+    live process's pid is left, a dead writer's goes."""
     import subprocess
     import sys
 
@@ -471,26 +473,63 @@ def test_a_live_audits_set_is_left_to_it_and_a_dead_ones_removed(tmp_path):
 
     out = tmp_path / "audit"
     write_audit(_marked_result("A", 5), out)
-    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    sets = out / ".sets"
+    writing = sets / "set-20261204T170000-4242-0badc0de"
+    writing.mkdir()
+    (writing / "findings.parquet").write_bytes(b"half")
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time\n"
+                               "fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)\n"
+                               "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)",
+                               str(writing)], stdout=subprocess.PIPE, text=True)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     try:
-        theirs = out / ".sets" / f"set-20261204T170000-{live.pid}-0badc0de"
-        gone = out / ".sets" / f"set-20261204T170000-{dead.pid}-0badc0de"
-        for d in (theirs, gone):
+        assert holder.stdout.readline().strip() == "locked"
+        finished = sets / f"set-20261204T170000-{holder.pid}-0badc0de"  # its writer alive, done with it
+        staged_live = sets / f".new-set-20261204T170000-{holder.pid}-00c0ffee"
+        staged_dead = sets / f".new-set-20261204T170000-{dead.pid}-00c0ffee"
+        for d in (finished, staged_live, staged_dead):
             d.mkdir()
-            (d / "findings.parquet").write_bytes(b"half")
-        (out / f".current.{live.pid}.abcdef.tmp").symlink_to(".sets/x")
+        (out / f".current.{holder.pid}.abcdef.tmp").symlink_to(".sets/x")
         (out / f".current.{dead.pid}.abcdef.tmp").symlink_to(".sets/x")
         write_audit(_marked_result("B", 5), out)
-        assert theirs.is_dir() and (out / f".current.{live.pid}.abcdef.tmp").is_symlink()
-        assert not gone.exists() and not (out / f".current.{dead.pid}.abcdef.tmp").is_symlink()
+        assert writing.is_dir() and staged_live.is_dir() and (out / f".current.{holder.pid}.abcdef.tmp").is_symlink()
+        assert not finished.exists() and not staged_dead.exists()
+        assert not (out / f".current.{dead.pid}.abcdef.tmp").is_symlink()
         assert read(out / "clusters.parquet", "clusters")["signature"][0] == "B"
     finally:
-        live.kill()
-        live.wait()
+        holder.kill()
+        holder.wait()
     write_audit(_marked_result("C", 5), out)  # its writer gone: removed at the next write
-    assert not theirs.exists() and len(list((out / ".sets").iterdir())) == 1
+    assert not writing.exists() and not staged_live.exists() and len(list(sets.iterdir())) == 1
+
+
+def test_concurrent_audits_into_one_directory_leave_one_set(tmp_path):
+    """Two audits writing one output directory over and over at the same time: every write
+    succeeds, the tables read are always of one run, and once both are done exactly one set is
+    left -- the one .current points at (a set published and superseded while its writer was
+    still finishing was left until the next audit)."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "audit"
+    script = MARKED_RESULT + (
+        "import sys\nfrom baseline.fleet.audit import write_audit\n"
+        "result = marked_result(sys.argv[1], 2_000)\n"
+        f"for _ in range(12):\n    write_audit(result, {str(out)!r})\n"
+    )
+    for _ in range(3):
+        writers = [subprocess.Popen([sys.executable, "-c", script, mark], stderr=subprocess.PIPE, text=True)
+                   for mark in "AB"]
+        errors = [w.communicate(timeout=300)[1] for w in writers]
+        assert [w.returncode for w in writers] == [0, 0], errors
+        left = sorted(p.name for p in (out / ".sets").iterdir())
+        assert [f".sets/{name}" for name in left] == [os.readlink(out / ".current")], left
+        marks = {read(out / "findings.parquet", "findings")["signature"].str.split(":").list.first()[0],
+                 read(out / "clusters.parquet", "clusters")["signature"][0],
+                 read(out / "host_alerts.parquet", "host_alerts")["host"][0]}
+        assert len(marks) == 1, marks
 
 
 def test_host_alerts_respect_learned_families():

@@ -128,6 +128,11 @@ CASES: list[Case] = [
       words="{emptydir}", root=True),
     C("run-prom-readonly", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--prom", "{ro}/x.prom", "-d", "2s",
       words="{ro}", root=True),
+    # the spool holds snapshots only: its readers take what is under it for hosts and snapshots
+    C("run-prom-in-spool", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--prom", "{tmp}/spool/t.prom",
+      "-d", "2s", words=("--prom", "outside the spool", "{tmp}/spool/t.prom"), root=True),
+    C("run-control-in-spool", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--control-file",
+      "{tmp}/spool/h1/capture-now", "-d", "2s", words=("--control-file", "outside the spool"), root=True),
     C("run-metadata-missing", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--metadata-file",
       "{tmp}/nometa.yaml", "-d", "2s", words="nometa.yaml", root=True),
     C("run-metadata-list", "tracer", "run", "syscalls", "--spool", "{tmp}/spool", "--metadata-file", "{list_yaml}",
@@ -692,6 +697,8 @@ def test_bad_input(case: Case, inputs):
         for word in case.words:
             word = _expand(word, inputs)
             assert word.lower() in err.lower(), f"{word!r} not in: {err}"
+        if "{full}" in " ".join(case.argv):  # a refused write leaves nothing behind: no empty directory
+            assert sorted(p.name for p in inputs["full"].iterdir()) == ["filler"]
 
 
 def test_a_bad_trace_of_control_characters_without_raw_columns_is_diffed(tmp_path):

@@ -169,6 +169,26 @@ def test_capture_windows_on_schedule_on_signal_and_control_file(fake, tmp_path):
     assert counters.filter(counters["probe"] == "fv_uverbs_reg_mr")["invocations"].sum() == 13
 
 
+def test_sigusr2_writes_a_snapshot_now_and_the_daemon_goes_on(fake, tmp_path):
+    """SIGUSR2 (default action: terminate) is "write what you have now": a snapshot of the
+    interval so far, the daemon still running, the next interval counted from it."""
+    set_file, driver, _ = fake
+    spool = tmp_path / "spool"
+    d = Daemon([str(set_file), "-x", "-i", "1h"], spool)
+    run_driver(driver, "reg_mr", 5, LAYER_PEER, errno.EFAULT)
+    d.proc.send_signal(signal.SIGUSR2)
+    d.wait_for("SIGUSR2: snapshot")
+    assert d.proc.poll() is None
+    first = list_snapshots(spool)
+    assert len(first) == 1 and any(str(first[0]) in line for line in d.log)
+    run_driver(driver, "reg_mr", 3, LAYER_PEER, errno.EFAULT)
+    assert d.stop() == 0
+    snaps = list_snapshots(spool)
+    assert snaps[0] == first[0] and len(snaps) == 2
+    failures = [read_snapshot(s)[1].filter(pl.col("probe") == "fv_uverbs_reg_mr")["failures"].sum() for s in snaps]
+    assert failures == [5, 3]
+
+
 def test_a_window_is_open_in_the_kernel_when_its_line_is_written_and_closed_when_closed(fake, tmp_path):
     """What a window's log lines promise, at the three moments that were races: a call that
     starts once "probes live" is written is in the start's window (the window was opened in the

@@ -2177,32 +2177,36 @@ def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Pa
             probe.touch()
             probe.unlink()
             _adopt_plain_files(out)
-            new = _new_set_dir(out)
+            new, held = _new_set_dir(out)
             try:
-                # millions of rows: converted to Arrow (categoricals to text) a slice at a time
-                findings = result.findings.select([c for c in polars_schema("findings").names()
-                                                   if c in result.findings.columns])
-                # trace_id is unique per finding: a dictionary would only hash millions of ids to
-                # give up at its size limit (~1 CPU s per 4M findings); every other text column repeats
-                plain = {"use_dictionary": [c for c in encoding_options(FINDINGS_SCHEMA)["use_dictionary"]
-                                            if c != "trace_id"]}
-                write_table_batches(findings.iter_slices(FINDINGS_WRITE_ROWS), new / "findings.parquet", "findings",
-                                    parquet_options=plain)
-                write_table(result.clusters, new / "clusters.parquet", "clusters")
-                write_table(result.host_alerts, new / "host_alerts.parquet", "host_alerts")
-                fsync_dir(new)
-                _point_current(out, new)
-            except BaseException:
-                # a write that failed (a full disk: every hourly run) left its set behind, empty or
-                # half, until a later run succeeded; never the set .current already points at
-                _remove_unpublished(out, new)
-                raise
-            _link_tables(out)
-            _remove_stale_sets(out)
+                try:
+                    # millions of rows: converted to Arrow (categoricals to text) a slice at a time
+                    findings = result.findings.select([c for c in polars_schema("findings").names()
+                                                       if c in result.findings.columns])
+                    # trace_id is unique per finding: a dictionary would only hash millions of ids to
+                    # give up at its size limit (~1 CPU s per 4M findings); every other text column repeats
+                    plain = {"use_dictionary": [c for c in encoding_options(FINDINGS_SCHEMA)["use_dictionary"]
+                                                if c != "trace_id"]}
+                    write_table_batches(findings.iter_slices(FINDINGS_WRITE_ROWS), new / "findings.parquet",
+                                        "findings", parquet_options=plain)
+                    write_table(result.clusters, new / "clusters.parquet", "clusters")
+                    write_table(result.host_alerts, new / "host_alerts.parquet", "host_alerts")
+                    fsync_dir(new)
+                    _point_current(out, new)
+                except BaseException:
+                    # a write that failed (a full disk: every hourly run) left its set behind, empty
+                    # or half, until a later run succeeded; never the set .current already points at
+                    _remove_unpublished(out, new)
+                    raise
+                _link_tables(out)
+                _remove_stale_sets(out)
+            finally:
+                os.close(held)  # from here the set is any later audit's to remove once superseded
+            _remove_if_superseded(out, new)
             # the directory removed while the set was written (rm -rf of the output mid-run):
             # the links were made again in a new one, pointing at nothing, and the run said
             # it wrote them
-            gone = [f"{name}.parquet" for name in AUDIT_TABLES if not (out / f"{name}.parquet").exists()]
+            gone = _tables_missing(out)
             if gone:
                 raise TracebaseError(f"{out}: expected the audit's tables there once written, found {', '.join(gone)} "
                                      "missing (the directory was removed or replaced while the audit wrote it); "
@@ -2215,8 +2219,29 @@ def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Pa
     return {name: out / f"{name}.parquet" for name in AUDIT_TABLES}
 
 
+def _tables_missing(out: Path) -> list[str]:
+    """The table links of `out` that lead nowhere. A set that went while they were followed,
+    because another audit published its own and pruned it meanwhile, is no loss: the links
+    are followed again through the new `.current` (a few times: each needs another audit's
+    whole write to lose)."""
+    for _ in range(8):
+        before = _current_target(out)
+        gone = [f"{name}.parquet" for name in AUDIT_TABLES if not (out / f"{name}.parquet").exists()]
+        if not gone or _current_target(out) == before:
+            return gone
+    return gone
+
+
+def _current_target(out: Path) -> str | None:
+    try:
+        return os.readlink(out / CURRENT)
+    except OSError:
+        return None
+
+
 # a set directory's name as _new_set_dir makes it: only such directories are ever removed
 _SET_NAME = re.compile(r"set-\d{8}T\d{6}-(?P<pid>\d+)-[0-9a-f]{8}")  # _new_set_dir's names
+_STAGED_NAME = re.compile(r"\.new-(?P<set>set-\d{8}T\d{6}-(?P<pid>\d+)-[0-9a-f]{8})")  # before its lock
 _LINK_TEMPORARY = re.compile(r"\..+\.(?P<pid>\d+)\.[0-9a-f]{6}\.tmp")  # _replace_symlink's
 
 
@@ -2255,12 +2280,28 @@ def _current_pointer(out: Path) -> Path:
     return current
 
 
-def _new_set_dir(out: Path) -> Path:
+def _new_set_dir(out: Path) -> tuple[Path, int]:
+    """A new set directory, and a descriptor holding an exclusive flock on it: while its writer
+    holds it, another audit's clean-up leaves the set alone (see _remove_stale_sets). It is
+    made under a staging name, locked, then renamed: a set under its real name is never
+    unlocked before its writer is done with it or gone."""
+    import fcntl
+
     sets = make_dirs(_sets_dir(out))
     # make_dirs (not mkdtemp, which makes it 0700): the set honours the umask like every output
     # and is never world-writable; the name is unique (pid + random)
-    path = sets / f"set-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{os.getpid()}-{os.urandom(4).hex()}"
-    return make_dirs(path)
+    name = f"set-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{os.getpid()}-{os.urandom(4).hex()}"
+    staged = make_dirs(sets / f".new-{name}")
+    held = os.open(staged, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        os.rename(staged, sets / name)
+    except BaseException:
+        os.close(held)
+        with contextlib.suppress(OSError):
+            os.rmdir(staged)
+        raise
+    return sets / name, held
 
 
 def _replace_symlink(link: Path, target: str) -> None:
@@ -2295,11 +2336,14 @@ def _adopt_plain_files(out: Path) -> None:
              and not (out / f"{name}.parquet").is_symlink()]
     if not plain:
         return
-    adopted = _new_set_dir(out)
-    for name in plain:
-        os.link(out / f"{name}.parquet", adopted / f"{name}.parquet")
-    fsync_dir(adopted)
-    _point_current(out, adopted)
+    adopted, held = _new_set_dir(out)
+    try:
+        for name in plain:
+            os.link(out / f"{name}.parquet", adopted / f"{name}.parquet")
+        fsync_dir(adopted)
+        _point_current(out, adopted)
+    finally:
+        os.close(held)  # superseded by this audit's own set in a moment
     for name in plain:
         _replace_symlink(out / f"{name}.parquet", f"{CURRENT}/{name}.parquet")
     fsync_dir(out)
@@ -2316,28 +2360,63 @@ def _remove_unpublished(out: Path, set_dir: Path) -> None:
 
 def _remove_stale_sets(out: Path) -> None:
     """Remove the sets no longer current, and the symlinks a kill left between symlink() and
-    rename() -- but not another live audit's: two audits into one output directory (two
-    schedulers, a rerun by hand) removed each other's set while it was being written, and the
-    other one failed "cannot write audit output (No such file or directory)" (the robust
-    battery's round10, 1 trial in 3). A live writer's set goes at the first write after it
-    ended."""
+    rename() -- but not a set another audit is still writing: two audits into one output
+    directory (two schedulers, a rerun by hand) removed each other's set while it was being
+    written, and the other one failed "cannot write audit output (No such file or directory)"
+    (the robust battery's round10, 1 trial in 3). A set is being written while its writer
+    holds the flock _new_set_dir took (a writer killed -9 holds none); one finished and
+    superseded goes here, or at its own writer's end (see _remove_if_superseded)."""
     import shutil
 
     current = os.readlink(out / CURRENT).rsplit("/", 1)[-1] if (out / CURRENT).is_symlink() else None
     for entry in _sets_dir(out).iterdir():
+        staged = _STAGED_NAME.fullmatch(entry.name)
+        if staged and not entry.is_symlink() and entry.is_dir():  # a writer killed before its lock
+            if not _written_by_another_live_process(staged):
+                shutil.rmtree(entry, ignore_errors=True)
+            continue
         # only the sets this code makes (a name it gives, a real directory): nothing else a user
         # or another tool put there, and never through a link
         named = _SET_NAME.fullmatch(entry.name)
         if (entry.name != current and named and not entry.is_symlink() and entry.is_dir()
-                and not _written_by_another_live_process(named)):
+                and not _being_written(entry)):
             shutil.rmtree(entry, ignore_errors=True)
     for entry in out.glob(".*.tmp"):  # symlinks left by a kill between symlink() and rename()
         if entry.is_symlink() and not _written_by_another_live_process(_LINK_TEMPORARY.fullmatch(entry.name)):
             entry.unlink(missing_ok=True)
 
 
+def _being_written(set_dir: Path) -> bool:
+    """Another audit holds the set's flock (see _new_set_dir). A set that cannot be opened to
+    ask is left as if it were."""
+    import fcntl
+
+    try:
+        fd = os.open(set_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _remove_if_superseded(out: Path, set_dir: Path) -> None:
+    """This audit's set, published, then superseded by another audit's before this one ended:
+    that audit's clean-up found it still locked, and nobody else would remove it before the
+    next audit. Checked after the lock is released, so one of the two always removes it."""
+    import shutil
+
+    with contextlib.suppress(OSError):
+        if os.readlink(out / CURRENT) != f"{SETS_DIR}/{set_dir.name}":
+            shutil.rmtree(set_dir, ignore_errors=True)
+
+
 def _written_by_another_live_process(named: re.Match | None) -> bool:
-    """The pid in a set's or a temporary symlink's name (the patterns' `pid`) is another
+    """The pid in a staged set's or a temporary symlink's name (the patterns' `pid`) is another
     process that still runs."""
     from tracer.atomic import writer_gone
 

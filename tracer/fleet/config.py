@@ -99,6 +99,19 @@ class CheckedRun:
     enricher: Enricher
 
 
+def check_outside_spool(path: str | os.PathLike | None, option: str, spool: Path) -> None:
+    """The spool holds snapshots and nothing else: its readers (ingest, audit) take what they
+    find under it for host directories and snapshots, and an ingest that moves snapshots away
+    would take another tool's file with it."""
+    if path is None:
+        return
+    # realpath, not Path.resolve: a link loop on the way is a path like any other here
+    inside, where = Path(os.path.realpath(path)), Path(os.path.realpath(spool))
+    if inside == where or where in inside.parents:
+        raise TracebaseError(f"{option}: expected a path outside the spool {spool} (it holds snapshots only), "
+                             f"found {path}")
+
+
 def check_run(cfg: RunConfig, ctx: HostContext, log=None) -> CheckedRun:
     """Every option, before anything is created, mounted or loaded (tracer.fleet.options).
 
@@ -152,6 +165,8 @@ def check_run(cfg: RunConfig, ctx: HostContext, log=None) -> CheckedRun:
                 raise TracebaseError(f"SET: expected probe sets with distinct names, found {pset.name!r} twice "
                                      f"({sets[names.index(pset.name)].source} and {pset.source})")
         check_output_dir(Path(cfg.spool), "--spool")
+        for option, path in (("--prom", cfg.prom), ("--control-file", cfg.control_file)):
+            check_outside_spool(path, option, Path(cfg.spool))
         if cfg.prom is not None:
             check_output_file(cfg.prom, "--prom", ".prom", " (node_exporter's textfile collector reads only *.prom)")
         if cfg.control_file is not None:

@@ -4,7 +4,9 @@ Attaches the chosen probe sets (one calltree.c program each), and every interval
 default) writes one snapshot into the spool atomically: the call trees that arrived (failures,
 plus good traces from capture windows) as `events`, and the counter deltas as `counters`.
 Capture windows open on a schedule (--good-every/--good-window), on SIGUSR1, or when the
-control file appears. SIGTERM/SIGINT stop the loop after a final snapshot.
+control file appears. SIGUSR2 writes a snapshot now (the next interval starts from it: an
+on-call engineer's "what has it seen so far", without a stop). SIGTERM/SIGINT stop the loop
+after a final snapshot.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tracer.atomic import make_dirs
+from tracer.atomic import make_dirs, output_dirs
 from tracer.errors import TracebaseError
 from tracer.fleet.config import CheckedRun, HostContext, RunConfig, check_run, host_context
 from tracer.fleet.metadata import Enricher
@@ -165,6 +167,7 @@ class Daemon:
         self._drain_error: BaseException | None = None
         self.stop_requested = False
         self.capture_requested = False
+        self.snapshot_requested = False
         self.snapshots = 0
         self.records = 0
         self.lost = 0
@@ -196,11 +199,14 @@ class Daemon:
         tracer left (snapshot temp dirs, textfile temps): a restart leaves only complete files."""
         cfg = self.cfg
         host_dir = Path(cfg.spool) / self.ctx.host
-        try:
-            make_dirs(host_dir)
-        except OSError as exc:
-            raise TracebaseError(f"--spool: cannot create {host_dir} ({exc.strerror})") from None
-        self.lock = WriterLock(host_dir, textfile_note(cfg.prom)).acquire()
+        # the host directory (and the spool) made here go again when the lock cannot be written
+        # (a full or read-only spool): a refused start leaves no empty host directory behind
+        with contextlib.ExitStack() as made:
+            try:
+                made.enter_context(output_dirs(host_dir))
+            except OSError as exc:
+                raise TracebaseError(f"--spool: cannot create {host_dir} ({exc.strerror})") from None
+            self.lock = WriterLock(host_dir, textfile_note(cfg.prom)).acquire()
         stale = remove_stale_temporaries(host_dir)
         if cfg.prom is not None:
             for tmp in stale_temporaries(cfg.prom):
@@ -291,6 +297,9 @@ class Daemon:
     # ---- capture windows ------------------------------------------------------------------
     def request_capture(self, *_args) -> None:
         self.capture_requested = True
+
+    def request_snapshot(self, *_args) -> None:
+        self.snapshot_requested = True
 
     def request_stop(self, *_args) -> None:
         self.stop_requested = True
@@ -586,7 +595,12 @@ class Daemon:
                 wait = min(next_snap, end or next_snap) - now
                 time.sleep(max(0.0, min(wait, 0.1)))
                 now = time.monotonic()
-                if now >= next_snap:
+                if self.snapshot_requested:  # SIGUSR2: now, and the next interval from here
+                    self.snapshot_requested = False
+                    written = self.snapshot()
+                    self.log(f"SIGUSR2: snapshot {written or 'held (the spool is failing)'}")
+                    next_snap = now + cfg.interval_s
+                elif now >= next_snap:
                     self.snapshot()
                     next_snap += cfg.interval_s
                     if next_snap <= now:  # fell behind (a slow disk): do not burst to catch up
@@ -614,15 +628,17 @@ def run_daemon(config: RunConfig, ctx: HostContext | None = None, checked: Check
 
     The handlers are in place before the (seconds long) start: a stop asked for while the
     program compiles still ends with a final snapshot, and a SIGUSR1 (`systemctl reload`) that
-    early opens a window instead of killing the process (SIGUSR1's default action)."""
+    early opens a window instead of killing the process (SIGUSR1's default action); a SIGUSR2
+    that early is the first snapshot written as soon as the loop runs."""
     daemon = Daemon(config, ctx)
     stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-    previous = {sig: signal.getsignal(sig) for sig in (*stops, signal.SIGUSR1)}
+    previous = {sig: signal.getsignal(sig) for sig in (*stops, signal.SIGUSR1, signal.SIGUSR2)}
     for sig in stops:
         if sig == signal.SIGHUP and previous[sig] is signal.SIG_IGN:
             continue  # started under nohup: hangups were asked to be ignored, as the CLIs leave them
         signal.signal(sig, daemon.request_stop)
     signal.signal(signal.SIGUSR1, daemon.request_capture)
+    signal.signal(signal.SIGUSR2, daemon.request_snapshot)
     try:
         daemon.start(checked)
         return daemon.run()

@@ -59,7 +59,10 @@ class WriterLock:
         # spool open for writing, so `mount -o remount,ro` of the spool's file system succeeds
         # while it runs (it failed EBUSY for as long as the tracer ran) and the tracer holds
         # its snapshots until the file system is writable again.
-        fd = os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:  # made here, or there before: one made here goes again if the pid cannot be written
+            fd, made = os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666), True
+        except FileExistsError:
+            fd, made = os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o666), False
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -78,7 +81,12 @@ class WriterLock:
         except OSError as exc:
             # A spool unwritable when the tracer starts (full, read-only, over quota) is refused
             # with one line naming the file, so the service manager shows the failure at once;
-            # a spool that fills or goes read-only later is held and retried (daemon.py).
+            # a spool that fills or goes read-only later is held and retried (daemon.py). The
+            # empty lock file made here goes (still locked: no other writer is using it), so the
+            # host directory made for it can go too.
+            if made:
+                with contextlib.suppress(OSError):
+                    self.path.unlink()
             os.close(fd)
             raise OSError(exc.errno, exc.strerror, str(self.path)) from None
         self.fd = fd
