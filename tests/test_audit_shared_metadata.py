@@ -100,7 +100,8 @@ def _job_case(carriers: int, others: int, failing: int) -> tuple[pl.DataFrame, p
                             schema={"cluster_id": pl.Int32, "signature": pl.String})
     pairs = pl.DataFrame([(h, "submit_host", v) for h in hosts for v in ("login01", "login03")],
                          schema=["host", "key", "value"], orient="row")
-    per_job = pl.DataFrame([(j, "submit_host", v) for j, v in jobs], schema=["job_id", "key", "value"], orient="row")
+    per_job = pl.DataFrame([(hosts[i % 10], j, "submit_host", v) for i, (j, v) in enumerate(jobs)],
+                           schema=["host", "job_id", "key", "value"], orient="row")
     return clusters, findings, pairs, per_job
 
 
@@ -123,3 +124,32 @@ def test_jobs_sharing_a_seldom_value_name_it_and_a_common_one_does_not():
     clusters, findings, pairs, per_job = _job_case(carriers=30, others=60, failing=2)
     read.clear()
     assert name_shared_job_metadata(clusters, findings, pairs, reader(per_job)).equals(clusters) and not read
+
+
+def test_each_cluster_weighs_the_jobs_of_its_own_hosts():
+    """Two clusters on two groups of hosts, read at once: every job on the first group's hosts
+    carries its NIC's firmware (and every job on the second group's the other one). Among the
+    pooled jobs of both groups that firmware looked rare -- 21 of 38 -- and named the first
+    cluster (tests/fleetgen34); among its own hosts' jobs it is everyone's, and names nothing.
+    A value rare on a cluster's own hosts still names it."""
+    from baseline.fleet.audit import name_shared_job_metadata
+
+    groups = {0: ["a1", "a2"], 1: ["b1", "b2"]}
+    rows, failing = [], []
+    for cid, hosts in groups.items():
+        for i in range(20):
+            host, job = hosts[i % 2], f"{cid}-j{i}"
+            rows.append((host, job, "nic_fw", f"fw-{cid}"))
+            # the second group's failing jobs are the 5 of its 20 from one image: (5/20) ** 5 < 1e-3
+            rows.append((host, job, "image", "nccl-new" if cid == 1 and i < 5 else "nccl-old"))
+            if (cid == 0 and i < 10) or (cid == 1 and i < 5):
+                failing.append((cid, host, job))
+    per_job = pl.DataFrame(rows, schema=["host", "job_id", "key", "value"], orient="row")
+    findings = pl.DataFrame(failing, schema={"cluster_id": pl.Int32, "host": pl.String, "job_id": pl.String},
+                            orient="row")
+    clusters = pl.DataFrame({"cluster_id": [0, 1], "signature": ["fw", "image"]},
+                            schema={"cluster_id": pl.Int32, "signature": pl.String})
+    pairs = per_job.select("host", "key", "value").unique()
+    named = dict(name_shared_job_metadata(clusters, findings, pairs, lambda hosts: per_job)
+                 .select("cluster_id", "signature").iter_rows())
+    assert named == {0: "fw", 1: "image | jobs share image=nccl-new (5 of 5 jobs; 5 of 20 on its hosts)"}, named

@@ -1128,8 +1128,8 @@ def name_shared_job_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, met
     its hosts)"): a login node's limits push kills the jobs submitted there on whichever hosts
     they ran (tests/fleetgen26), where the hosts share nothing -- what name_shared_metadata
     compares. `metadata`: the hosts' (host, key, value) pairs of the events pass, which pick the
-    candidates (a value every host of the cluster shows) before `read_jobs(hosts)` (job_id,
-    key, value of every job on those hosts: model.job_metadata) is read, for those only. A value
+    candidates (a value every host of the cluster shows) before `read_jobs(hosts)` (host,
+    job_id, key, value of every job on those hosts: model.job_metadata) is read, for those only. A value
     some failing job showed beside another of its key (a requeue count that rose with each
     failure) names the cluster only when its failures carried it (carried_by_failures)."""
     if clusters.is_empty() or metadata.is_empty() or "job_id" not in findings.columns:
@@ -1154,9 +1154,13 @@ def name_shared_job_metadata(clusters: pl.DataFrame, findings: pl.DataFrame, met
     shares: list[tuple[int, str, str, bool, str]] = []
     for cid in candidates["cluster_id"].unique().sort().to_list():
         mine = opened.filter(pl.col("cluster_id") == cid)["job_id"].drop_nulls().unique()
-        # the population: every job with a trace on the cluster's hosts (job_metadata reads them
-        # all; its rows are per job, whichever host), and those carrying each candidate value
-        population = jobs.join(jobs.filter(pl.col("job_id").is_in(mine.implode())).select("key").unique(), on="key")
+        # the population: every job with a trace on this cluster's hosts -- not on every
+        # candidate cluster's (read at once): a value all the jobs of one cluster's hosts
+        # carry (their NIC's firmware) looked rare among the pooled jobs of two clusters
+        # (tests/fleetgen34) -- and those carrying each candidate value
+        here = on_hosts.filter(pl.col("cluster_id") == cid)["host"].implode()
+        local = jobs.filter(pl.col("host").is_in(here)).select("job_id", "key", "value").unique()
+        population = local.join(local.filter(pl.col("job_id").is_in(mine.implode())).select("key").unique(), on="key")
         for key, value in candidates.filter(pl.col("cluster_id") == cid).select("key", "value").iter_rows():
             with_key = population.filter(pl.col("key") == key)
             carriers = with_key.filter(pl.col("value") == value)["job_id"].unique()

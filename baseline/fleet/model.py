@@ -506,12 +506,13 @@ def event_files(dataset: str | os.PathLike | Iterable[str | os.PathLike], since:
 NIC_KEYS = ("nic_model", "fw_version", "nic_fw", "hca_type", "board_id")
 
 
-JOB_METADATA_SCHEMA = {"job_id": pl.String, "key": pl.String, "value": pl.String}
+JOB_METADATA_SCHEMA = {"host": pl.String, "job_id": pl.String, "key": pl.String, "value": pl.String}
 
 
 def job_metadata(dataset: EventsInput, hosts: Iterable[str], since: str | dt.datetime | None = None) -> pl.DataFrame:
-    """job_id, key, value: the job-metadata pairs of every job with a trace on the given hosts
-    (its traces' first frames). A targeted second read (seq 0 rows of those hosts' files only),
+    """host, job_id, key, value: the job-metadata pairs of every job with a trace on the given
+    hosts (its traces' first frames), per host it ran on (each cluster weighs the jobs of its
+    own hosts). A targeted second read (seq 0 rows of those hosts' files only),
     made by the audit only for a cluster a job-level value may name
     (audit.name_shared_job_metadata): the events pass keeps each host's pairs, not each job's."""
     hosts = sorted(set(hosts))
@@ -523,7 +524,7 @@ def job_metadata(dataset: EventsInput, hosts: Iterable[str], since: str | dt.dat
         return pl.DataFrame(schema=JOB_METADATA_SCHEMA)
     on_hosts = lf.filter(since_filter(since_dt)).filter(pl.col("job_id").is_not_null()
                                                         & pl.col("host").cast(pl.String).is_in(hosts))
-    return first_frame_metadata(on_hosts, by=("job_id",)).collect()
+    return first_frame_metadata(on_hosts, by=("host", "job_id")).collect()
 
 
 TRACE_METADATA_SCHEMA = {"host": pl.String, "trace_id": pl.String, "key": pl.String, "value": pl.String}
