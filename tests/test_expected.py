@@ -8,7 +8,14 @@ import polars as pl
 import pytest
 import yaml
 
-from baseline.run.allowlist import DEFAULT_PATH, Entry, ExpectedErrors, glob_match, learn_expected
+from baseline.run.allowlist import (
+    DEFAULT_PATH,
+    Entry,
+    ExpectedErrors,
+    glob_match,
+    learn_expected,
+    only_match,
+)
 from tracer.errors import TracebaseError
 from tracer.schema import write_table
 
@@ -161,6 +168,29 @@ def test_learn_expected_from_good_runs_counts_support(tmp_path):
     assert [e.probe for e in learn_expected([a, b], min_support=0.75)] == ["openat"]
 
 
+def test_a_learned_path_matches_itself_alone_whatever_its_characters(tmp_path):
+    """A learned entry's path is a path a good run took, not a pattern: a name not UTF-8 (the
+    recorder's ``\\xe9``), a bracket, braces, a star or a question mark in it made it a glob
+    that never matched the path it came from, and `baseline diff` named the good runs' own
+    routine error (real_thirtysecond's ls of ``caf\\xe9 link``: lgetxattr ENODATA)."""
+    names = ["caf\\xe9 link", "a[1].txt", "x{1,2}", "star*", "what?", "back\\slash"]
+    good = _trace(tmp_path / "g.parquet", "g", [("lgetxattr", "ENODATA", f"/srv/{n}") for n in names])
+    entries = learn_expected([good])
+    taken = sorted(only_match(e.path) for e in entries)  # the normalised paths, as diff passes them
+    assert len(taken) == len(names) and None not in taken
+    assert "/srv/caf\\xe<n> link" in taken and "/srv/a[<n>].txt" in taken
+    learned = ExpectedErrors(entries)
+    for path in taken:
+        assert learned.match("lgetxattr", "ENODATA", path, "prog") is not None, path
+    # ... and nothing else: the star, the class, the question mark and the braces are literal
+    for other in ["/srv/starry", "/srv/a<n>.txt", "/srv/whatx", "/srv/x<n>", "/srv/back/slash"]:
+        assert learned.match("lgetxattr", "ENODATA", other, "prog") is None, other
+    saved = tmp_path / "learned.yaml"
+    learned.save(saved)
+    again = ExpectedErrors.load(saved)
+    assert all(again.match("lgetxattr", "ENODATA", path, "prog") is not None for path in taken)
+
+
 @pytest.mark.parametrize(
     ("pattern", "value", "hit"),
     [
@@ -183,6 +213,10 @@ def test_learn_expected_from_good_runs_counts_support(tmp_path):
         ("a\\*b", "a*b", True),
         ("a\\*b", "axb", False),
         ("[unterminated", "[unterminated", True),
+        ("a\\{b,c\\}", "a{b,c}", True),  # an escaped brace is no alternative
+        ("a\\{b,c\\}", "ab", False),
+        ("{x\\,y,z}", "x,y", True),  # nor an escaped comma a separator
+        ("{x\\,y,z}", "z", True),
     ],
 )
 def test_glob_semantics(pattern, value, hit):

@@ -46,6 +46,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import os
+import re
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -83,11 +84,29 @@ _GLOB_CHARS = set("*?{")
 _LIT, _ONE, _CLASS, _STAR, _DSTAR, _DSTAR_DIR = range(6)
 
 
+_GLOB_SPECIAL = re.compile(r"([\\*?\[\]{}])")
+
+
+def glob_escape(text: str) -> str:
+    """`text` as a glob that matches it alone: every character the glob syntax gives a meaning
+    (``\\ * ? [ ] { }``) escaped. A learned entry's path is a path a good run took, not a
+    pattern: ``caf\\xe9 link`` (a name not UTF-8, as the recorder escapes it), ``a[1].txt`` or
+    ``x{1,2}`` taken as globs never matched themselves, and the good runs' own error was named."""
+    return _GLOB_SPECIAL.sub(r"\\\1", text)
+
+
 def _expand_braces(pattern: str) -> list[str]:
-    """``a{b,c}d`` -> ``[abd, acd]`` (nested braces too); an unmatched ``{`` is literal."""
+    """``a{b,c}d`` -> ``[abd, acd]`` (nested braces too); an unmatched ``{`` is literal, an
+    escaped one (``\\{``) too."""
     depth, start = 0, -1
+    escaped = False
     for i, c in enumerate(pattern):
-        if c == "{":
+        if escaped:
+            escaped = False
+            continue
+        if c == "\\":
+            escaped = True
+        elif c == "{":
             if depth == 0:
                 start = i
             depth += 1
@@ -95,7 +114,12 @@ def _expand_braces(pattern: str) -> list[str]:
             depth -= 1
             if depth == 0:
                 inner, alts, level, last = pattern[start + 1 : i], [], 0, 0
+                inner_escaped = False
                 for j, d in enumerate(inner):
+                    if inner_escaped:
+                        inner_escaped = False
+                        continue
+                    inner_escaped = d == "\\"
                     level += d == "{"
                     level -= d == "}"
                     if d == "," and level == 0:
@@ -119,8 +143,14 @@ def brace_alternatives(pattern: str) -> int:
     cap = MAX_BRACE_ALTERNATIVES + 1
     # one frame per open brace: [alternatives closed so far, product of the open alternative]
     stack: list[list[int]] = [[0, 1]]
+    escaped = False
     for c in pattern:
-        if c == "{":
+        if escaped:
+            escaped = False
+            continue
+        if c == "\\":
+            escaped = True
+        elif c == "{":
             stack.append([0, 1])
         elif c == "," and len(stack) > 1:
             stack[-1] = [min(cap, stack[-1][0] + stack[-1][1]), 1]
@@ -261,7 +291,7 @@ class _Glob:
         self.toks = _compile_glob(pattern)
         self.start = frozenset(_closure(self.toks, {0}))
         self.accept = len(self.toks)
-        self.literal = pattern if not any(ch in pattern for ch in "*?[\\") else None
+        self.literal = only_match(pattern)
         self.table: dict[tuple[frozenset[int], str], frozenset[int]] = {}
 
     def match(self, value: str) -> bool:
@@ -279,6 +309,25 @@ class _Glob:
                 return False
             states = nxt
         return self.accept in states
+
+
+def only_match(pattern: str) -> str | None:
+    """The one value a brace-free pattern matches when it has no wildcard or class (escapes
+    undone: a learned path, glob_escape'd), else None."""
+    if not any(ch in pattern for ch in "*?[\\"):
+        return pattern
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i + 1])
+            i += 2
+            continue
+        if c in "*?[":
+            return None
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 @lru_cache(maxsize=4096)
@@ -483,6 +532,11 @@ def _type_name(value: Any) -> str:
 _PATTERN_SYNTAX = frozenset("*?[]{}\\")
 
 
+def _has_braces(pattern: str) -> bool:
+    """Brace alternatives to expand (an escaped brace is none)."""
+    return len(_expand_braces(pattern)) != 1 or _expand_braces(pattern)[0] != pattern
+
+
 def _literal(pattern: str | None) -> bool:
     """A pattern that only matches itself (no glob syntax): looked up, not matched."""
     return pattern is not None and not any(ch in _PATTERN_SYNTAX for ch in pattern)
@@ -503,9 +557,11 @@ class _MatchIndex:
         self.by_call: dict[tuple[str, str], list[int]] = {}
         self.anywhere: list[int] = []
         for i, e in enumerate(entries):
+            # a learned path is escaped (glob_escape): still one path, looked up unescaped
+            path = only_match(e.path) if e.path is not None and not _has_braces(e.path) else None
             if _literal(e.probe) and _literal(e.errno):
-                if _literal(e.path):
-                    self.by_path.setdefault((e.probe, e.errno, e.path), []).append(i)
+                if path is not None:
+                    self.by_path.setdefault((e.probe, e.errno, path), []).append(i)
                 else:
                     self.by_call.setdefault((e.probe, e.errno), []).append(i)
             else:
@@ -760,8 +816,9 @@ def learn_expected(good_traces: Any, min_support: float = 0.0, now: str | None =
                 source="learned",
                 probe=err["probe"],
                 errno=err["errno"],
-                path=err["npath"],
-                context=err["ncomm"],
+                # a path and a process name taken, as globs that match them alone
+                path=None if err["npath"] is None else glob_escape(err["npath"]),
+                context=None if err["ncomm"] is None else glob_escape(err["ncomm"]),
                 support={"runs": runs, "total": int(total)},
                 first_seen=seen[0] if seen else now,
                 last_seen=seen[-1] if seen else now,

@@ -29,8 +29,8 @@ that a botched rotation made a cycle (mv's openat ELOOP), a spool file restored 
 ELOOP), a spool directory recreated root:0755 (sh's redirection through /proc/self/fd/3 EACCES),
 a directory deep in a tree recreated root:0755 (mkdir -p's mkdir EACCES).
 
-Good runs vary naturally: random release and session names, random upload names (of random
-length), mktemp's names, pids. Noise cases (``QUIET_THIRTYSECOND``) are good runs alone: mktemp
+Good runs vary naturally: random release and session names, random upload ids (the title
+is the same), mktemp's names, pids. Noise cases (``QUIET_THIRTYSECOND``) are good runs alone: mktemp
 names with spaces and tabs, a listing whose order and names change every run, tar and rsync
 round trips of odd names, os.fwalk through /proc/self/fd, cp -a of hard links into a random
 stage, sha256sum of newline names.

@@ -28,6 +28,7 @@ from scenarios import (
     real_thirteenth,
     real_thirtieth,
     real_thirtyfirst,
+    real_thirtysecond,
     real_twelfth,
     real_twentieth,
     real_twentyeighth,
@@ -105,6 +106,8 @@ SETS: list[RealSet] = [
             real_thirtieth.quiet_teardown),
     RealSet("real_thirtyfirst", real_thirtyfirst.REAL_THIRTYFIRST, real_thirtyfirst.QUIET_THIRTYFIRST,
             real_thirtyfirst.quiet_teardown),
+    RealSet("real_thirtysecond", real_thirtysecond.REAL_THIRTYSECOND, real_thirtysecond.QUIET_THIRTYSECOND,
+            real_thirtysecond.quiet_teardown),
 ]
 
 
