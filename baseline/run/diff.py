@@ -439,6 +439,10 @@ ALLOCATOR_FILES = frozenset({"/proc/sys/vm/overcommit_memory"})
 # thread slept (`_only_slept`) is a backoff's timing: HotSpot's VM Thread sleeps 1 ms at a time
 # while it waits for the other threads to reach a safepoint, as often as they are slow.
 SLEEP_PROBES = frozenset({"nanosleep", "clock_nanosleep"})
+# ... and calls that only measure time (the clock, the CPU time used): one more or fewer is a
+# timer's timing too -- G1's service thread samples its CPU time (getrusage) at each periodic
+# task it runs, none in a run slow enough that the JVM shut down before the first.
+TIMING_PROBES = SLEEP_PROBES | {"getrusage", "times", "clock_gettime", "clock_getres", "gettimeofday", "time"}
 # How far back past a region `_only_slept` looks for k-1 calls that are no sleeps.
 SLEPT_CONTEXT = 64
 # The fewest calls of a step a thread repeats that the good runs made on another of the
@@ -1956,7 +1960,7 @@ def _reordered_at_end(p: Prepared, sids: np.ndarray, bs: align.Streams, gs: alig
     streams_of: dict[tuple[str, int], list[int]] = {}
     for j in range(len(s_tkey)):
         streams_of.setdefault((matched_role[j], int(s_tkey[j])), []).append(j)
-    sleeps = codes_where(p.probe_values, SLEEP_PROBES)
+    sleeps = codes_where(p.probe_values, TIMING_PROBES)
 
     def tokens(side: align.Streams, bounds: tuple, js: list[int]) -> np.ndarray:
         lo, hi = bounds
@@ -3283,16 +3287,17 @@ def _timing_reads(p: Prepared) -> np.ndarray:
 def _only_slept(p: Prepared, sides: tuple[align.Streams, align.Streams], regions: align.Regions,
                 max_cls: np.ndarray, gh: np.ndarray, role_hash: np.ndarray, k: int,
                 bounds: tuple[tuple, tuple], roles: tuple[list[str], np.ndarray]) -> np.ndarray:
-    """Per region: error-free, and, once the successful sleeps (`SLEEP_PROBES`) are left out of
-    its thread and of the good streams of its role, only windows those have: the thread slept
-    where the good runs did not, or did not where they did, and did nothing else new -- a
-    backoff's sleeps (HotSpot's VM Thread waiting 1 ms at a time for a safepoint, in some runs
-    and not others). A sleep followed by a call the good runs never made there keeps its
+    """Per region: error-free, and, once the successful sleeps and time measurements
+    (`TIMING_PROBES`) are left out of its thread and of the good streams of its role, only
+    windows those have: the thread slept where the good runs did not, or did not where they did,
+    and did nothing else new -- a backoff's sleeps (HotSpot's VM Thread waiting 1 ms at a time
+    for a safepoint, in some runs and not others), a periodic task's CPU-time samples (G1's
+    service thread, whose first task a slow run's shutdown came before). A sleep followed by a call the good runs never made there keeps its
     region. `sides` is (bad, good) streams, `bounds` their (start, end) per stream and `roles`
     (matched role per stream, whether the stream is the bad run's)."""
     out = np.zeros(len(regions), dtype=bool)
     cand = np.flatnonzero(max_cls == 0)
-    sleeps = codes_where(p.probe_values, SLEEP_PROBES)
+    sleeps = codes_where(p.probe_values, TIMING_PROBES)
     if not len(cand) or not len(sleeps):
         return out
     (bs, gs), (b_bounds, g_bounds), (matched_role, is_bad_stream) = sides, bounds, roles
