@@ -1537,6 +1537,51 @@ RANK_ORDER = ["_depth", "_layer_rank", "probe"]  # deepest first (see probe_rank
 RANK_DESCENDING = [True, True, False]
 
 
+def chain_edges(chains: pl.DataFrame) -> pl.DataFrame:
+    """parent, probe: the calls the failure chains show (one representative trace per chain,
+    frames in entry order: a frame's parent is the nearest earlier frame one level up). A
+    fallback only failures take -- OFED's ib_peer_umem_get under __ib_umem_get, when a capture
+    window never caught a rescued registration -- is in no good trace."""
+    rows: set[tuple[str, str]] = set()
+    if chains.is_empty():
+        return pl.DataFrame(schema={"parent": pl.String, "probe": pl.String})
+    cols = chains.select("trace_id", "seq", "depth", pl.col("probe").cast(pl.String)).sort("trace_id", "seq")
+    for _tid, grp in cols.group_by("trace_id", maintain_order=True):
+        stack: list[str] = []  # stack[d]: the latest frame at depth d
+        for depth, probe in zip(grp["depth"].to_list(), grp["probe"].to_list(), strict=True):
+            if depth is None or depth < 0 or depth > len(stack):
+                stack = stack[:0]
+                continue
+            del stack[depth:]
+            if depth and stack:
+                rows.add((stack[-1], probe))
+            stack.append(probe)
+    return pl.DataFrame(sorted(rows), schema={"parent": pl.String, "probe": pl.String}, orient="row")
+
+
+def call_ranks(edges: pl.DataFrame) -> dict[str, int]:
+    """probe -> its rank in the call graph of the good traces and the failure chains: the
+    longest chain of calls from a root down to it (`edges`: parent -> probe). Deeper in one
+    chain is a higher rank in every chain: a probe's depth differs between operations (mlx5's
+    CQ and QP buffers reach __ib_umem_get three calls deeper than reg_mr does), so the largest
+    depth seen named __ib_umem_get "deeper" than ib_peer_umem_get, the callee of it where an
+    errno starts (tests/fleetgen35)."""
+    pairs = (edges.select(pl.col("parent", "probe").cast(pl.String)).drop_nulls().unique()
+             .filter(pl.col("parent") != pl.col("probe")).rows())
+    rank = dict.fromkeys(edges.select(pl.col("probe").cast(pl.String)).to_series().to_list(), 0)
+    for parent, _ in pairs:
+        rank.setdefault(parent, 0)
+    for _ in range(len(rank)):  # longest paths (Bellman-Ford; a recursion's cycle stops at the bound)
+        changed = False
+        for parent, probe in pairs:
+            if rank[parent] + 1 > rank[probe]:
+                rank[probe] = rank[parent] + 1
+                changed = True
+        if not changed:
+            break
+    return rank
+
+
 def probe_ranks(layers: pl.DataFrame, probe_depth: dict[str, int] | None = None) -> pl.DataFrame:
     """probe, layer, _depth (call depth from `probe_depth`, null when unknown), _layer_rank
     (LAYER_DEPTH of the layer): sorting on RANK_ORDER puts the deepest probe first."""
@@ -2061,13 +2106,14 @@ def run_audit(
     attached = (cell_attributes(buckets).select(pl.col("host", "probe").cast(pl.String)).unique()
                 if buckets is not None else None)
     if buckets is not None:
-        depths = model.edges_.group_by("probe").agg(pl.col("depth").max().cast(pl.Int64))
+        depths = call_ranks(pl.concat([model.edges_.select(pl.col("parent", "probe").cast(pl.String)),
+                                       chain_edges(chains)]))
         # a family split by caller only because one caller dies of it (it passed fleet-wide,
         # stats fleet_wide) is still what the hosts' counters show routinely: its band holds for
         # them (a driver restart's EIO on every host, tests/fleetgen16), as counters know no caller
         fleet_wide = [replace(e, comm=None) for e in callers.entries if (e.stats or {}).get("fleet_wide")]
         alerts = host_alerts(buckets, anyone + ExpectedErrors(fleet_wide, source=anyone.source) if fleet_wide else anyone,
-                             probe_depth=dict(depths.iter_rows()))
+                             probe_depth=depths)
         del buckets
         alerts = routine_for_their_callers(alerts, traces, chains, callers)
     if not slow.is_empty():
@@ -2177,7 +2223,8 @@ def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Pa
     try:
         with output_dirs(out):  # a failed first write leaves no empty output directory behind
             _current_pointer(out)  # before any work: a refusal leaves the directory as it was
-            probe = out / ".write-test"
+            # (a name of its own: two audits into one directory unlinked each other's probe)
+            probe = out / f".write-test.{os.getpid()}.{os.urandom(3).hex()}.tmp"
             probe.touch()
             probe.unlink()
             _adopt_plain_files(out)
@@ -2382,30 +2429,37 @@ def _remove_stale_sets(out: Path) -> None:
         # only the sets this code makes (a name it gives, a real directory): nothing else a user
         # or another tool put there, and never through a link
         named = _SET_NAME.fullmatch(entry.name)
-        if (entry.name != current and named and not entry.is_symlink() and entry.is_dir()
-                and not _being_written(entry)):
-            shutil.rmtree(entry, ignore_errors=True)
+        if entry.name != current and named and not entry.is_symlink() and entry.is_dir():
+            _remove_if_stale(out, entry)
     for entry in out.glob(".*.tmp"):  # symlinks left by a kill between symlink() and rename()
-        if entry.is_symlink() and not _written_by_another_live_process(_LINK_TEMPORARY.fullmatch(entry.name)):
-            entry.unlink(missing_ok=True)
+        probe = entry.name.startswith(".write-test.") and entry.is_file() and not entry.is_symlink()
+        if ((entry.is_symlink() or probe)
+                and not _written_by_another_live_process(_LINK_TEMPORARY.fullmatch(entry.name))):
+            entry.unlink(missing_ok=True)  # ... or the write probe left by a kill between its two calls
 
 
-def _being_written(set_dir: Path) -> bool:
-    """Another audit holds the set's flock (see _new_set_dir). A set that cannot be opened to
-    ask is left as if it were."""
+def _remove_if_stale(out: Path, set_dir: Path) -> None:
+    """Remove `set_dir` unless another audit holds its flock (being written, see _new_set_dir)
+    or it is current. Current is asked again under the set's lock: the caller's reading is
+    older, and the set another audit published after it (then unlocked) was removed as the
+    directory's current set (two audits in a loop, under load). Once its lock is free a
+    set's writer has published it or died, and a set is never made current again."""
     import fcntl
+    import shutil
 
     try:
         fd = os.open(set_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        return True
+        return  # (not ours to judge: left as it is)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return
+        if _current_target(out) != f"{SETS_DIR}/{set_dir.name}":
+            shutil.rmtree(set_dir, ignore_errors=True)
     finally:
         os.close(fd)
-    return False
 
 
 def _remove_if_superseded(out: Path, set_dir: Path) -> None:
