@@ -82,7 +82,9 @@ routine) learns a unit as expected when all of these hold:
   treat an error as routine when it sees it (retry on EAGAIN, skip a GID slot on ENODATA). An
   errno turned into another on the way up (a stale handle's ENOENT in rdma_lookup_get_uobject
   that modify_qp reports as EINVAL, reference errno_conventions) reaches the caller as a
-  generic failure: a finding, however often the job goes on after it.
+  generic failure: a finding, however often the job goes on after it. An origin superseded in
+  its tree (the code went on from it to a fallback whose own errno reached the caller) was
+  handled there: visible, as where the fallback succeeds.
 * **Not a regression.** When at least ``max_new_share`` of the occurrences come from hosts
   that show the error only on a kernel release they switched to during the window (a driver
   update), the error started with the update: a finding, not routine -- unless it is shown
@@ -720,8 +722,12 @@ class FleetExpectedLearner(ParamsMixin):
         origins = origins.with_columns(pl.col("operation").cast(cat))
         true = by_run.join(origins.select(*key, "probe", "errno", "to_root", "superseded"), on=key).with_columns(
             # the caller can tell this error apart: its operation absorbed it (the root
-            # succeeded) or returned its errno unchanged (EAGAIN to retry, ENODATA to skip a slot)
-            pl.when(pl.col("to_root")).then(pl.col("traces")).otherwise(pl.col("handled")).alias("visible")
+            # succeeded) or returned its errno unchanged (EAGAIN to retry, ENODATA to skip a slot);
+            # or the code went on from it to a later origin that reached the root: the error was
+            # handled there (the pin's EFAULT before a peer client's own EINVAL: that tree's
+            # failure is the fallback's, tests/fleetgen35), as where the fallback succeeds
+            pl.when(pl.col("to_root") | pl.col("superseded")).then(pl.col("traces")).otherwise(pl.col("handled"))
+            .alias("visible")
         )
         # an origin a later one of the same tree superseded (the code went on after it: a
         # fallback, which then failed) did not end the process: those deaths are the later
