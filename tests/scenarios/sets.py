@@ -29,6 +29,7 @@ from scenarios import (
     real_thirtieth,
     real_thirtyfirst,
     real_thirtysecond,
+    real_thirtythird,
     real_twelfth,
     real_twentieth,
     real_twentyeighth,
@@ -108,6 +109,8 @@ SETS: list[RealSet] = [
             real_thirtyfirst.quiet_teardown),
     RealSet("real_thirtysecond", real_thirtysecond.REAL_THIRTYSECOND, real_thirtysecond.QUIET_THIRTYSECOND,
             real_thirtysecond.quiet_teardown),
+    RealSet("real_thirtythird", real_thirtythird.REAL_THIRTYTHIRD, real_thirtythird.QUIET_THIRTYTHIRD,
+            real_thirtythird.quiet_teardown),
 ]
 
 
