@@ -193,6 +193,36 @@ def test_stop_signal_is_forwarded_and_the_trace_written(need_bpf, tmp_path, sig)
     assert hidden(tmp_path) == []
 
 
+def test_sigusr1_and_sigusr2_are_passed_to_the_command_and_recording_goes_on(need_bpf, tmp_path):
+    """SIGUSR1/SIGUSR2 are the command's (a log reopen, a state dump): their default action ended
+    the recorder silently, the recording lost and the command left running untraced. They are
+    passed on, the command handles them and goes on, and the trace is written whole."""
+    out, ready, seen = tmp_path / "t.parquet", tmp_path / "ready", tmp_path / "seen"
+    script = (f"import os, signal, sys, time, pathlib\n"
+              f"got = []\n"
+              f"for s in (signal.SIGUSR1, signal.SIGUSR2): signal.signal(s, lambda n, f: got.append(n))\n"
+              f"pathlib.Path({str(ready)!r}).touch()\n"
+              f"while len(got) < 2: time.sleep(0.01)\n"
+              f"pathlib.Path({str(seen)!r}).write_text(' '.join(map(str, got)))\n"
+              f"open('/etc/hostname').read()\n")
+    proc = start(out, "/usr/bin/python3", "-S", "-c", script)
+    try:
+        wait_for_file(ready)
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGUSR2)
+        err = proc.stderr.read()
+        assert proc.wait(timeout=60) == 0, err
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    assert seen.read_text() == f"{int(signal.SIGUSR1)} {int(signal.SIGUSR2)}"
+    df = read_events(out)
+    assert df["exit_status"][0] == 0 and df.filter(pl.col("path") == "/etc/hostname").height >= 1
+    assert "signal" not in {m["key"] for m in df["metadata"][0]}  # no stop: recorded to the end
+    assert hidden(tmp_path) == []
+
+
 def test_sigterm_ignored_by_the_command_then_killed(need_bpf, tmp_path):
     out, ready = tmp_path / "t.parquet", tmp_path / "ready"
     script = f"trap '' TERM; touch {ready}; while :; do sleep 0.1; done"

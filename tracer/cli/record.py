@@ -180,7 +180,13 @@ def handle(args: argparse.Namespace) -> int:
         print(f"tracer: removed {len(stale)} stale temporar{'y' if len(stale) == 1 else 'ies'} of a killed recording: "
               + ", ".join(printable(p.name) for p in stale[:3]) + (" ..." if len(stale) > 3 else ""),
               file=sys.stderr)
-    from tracer.record.recorder import DEFAULT_LINGER, StopSignals, SyscallRecorder, resolve_command
+    from tracer.record.recorder import (
+        DEFAULT_LINGER,
+        FORWARDED_SIGNALS,
+        StopSignals,
+        SyscallRecorder,
+        resolve_command,
+    )
 
     lingering = DEFAULT_LINGER if args.linger is None else args.linger
 
@@ -190,9 +196,11 @@ def handle(args: argparse.Namespace) -> int:
         resolve_command(cmd[0])
     # Once the BPF program is loaded, stop signals (SIGINT/SIGTERM/SIGHUP) end the recording,
     # not the recorder: the command gets them (see SyscallRecorder.record), and one arriving
-    # while the trace is written does not cut the write short.
-    with SyscallRecorder(ringbuf_mb=args.ringbuf_mb, failures_only=args.failures) as recorder, \
-            StopSignals():
+    # while the trace is written does not cut the write short. SIGUSR1/SIGUSR2 are passed on to
+    # the command while it runs; before and after it, dropped (their default action ended the
+    # recorder silently and lost the recording).
+    with StopSignals(FORWARDED_SIGNALS), \
+            SyscallRecorder(ringbuf_mb=args.ringbuf_mb, failures_only=args.failures) as recorder, StopSignals():
         for note in recorder.notes if not args.quiet else ():
             print(f"tracer: {note}", file=sys.stderr)  # e.g. the kfunc refused: a slower path
         if cmd:

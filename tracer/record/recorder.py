@@ -33,6 +33,8 @@ the command's exit (and its descendants', during the linger) and Recording.signa
 signal. A stop signal that arrives during the linger (the command has exited) ends the
 recording at once and is not forwarded: what is left running is no longer the user's
 foreground job (Ctrl-C reached those still in its process group anyway); they are cut off.
+SIGUSR1 and SIGUSR2 are passed to the command alone and recording goes on (`FORWARDED_SIGNALS`);
+with no command to pass them to (before its spawn, after its exit, attached), they are dropped.
 
 Attaching (-p): the running process's pid goes into the same map, so its threads and the
 children it creates from then on are followed the same way; its cwd and fd table come from
@@ -102,6 +104,10 @@ POLL_MS = 10  # how often the ring buffer is read (the BPF side never wakes us)
 MAX_OUTPUT = 256  # bytes of a write-like call's output kept (output column)
 STAGE_FLUSH = 8192  # bytes of records the BPF side batches per CPU per ring buffer record
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# Signals a wrapper passes on and goes on recording: they are the command's (a daemon's log
+# reopen, a dump of its state), and their default action ended `tracer record` silently,
+# losing the recording, with the command left running untraced. Attached (-p), ignored.
+FORWARDED_SIGNALS = (signal.SIGUSR1, signal.SIGUSR2)
 # Seconds recording goes on after the command exited while descendants it left are alive. A
 # start script's daemon that fails does so as it starts (reading its config, binding its
 # port): within ~1 s even on a loaded machine (an interpreter's start-up alone is 0.1-0.5 s
@@ -488,7 +494,7 @@ class SyscallRecorder:
         start_time = datetime.now(UTC)
         # Stop signals are noted from before the spawn (exec resets their handlers in the
         # child) so that none can kill the recorder before _follow reads them.
-        with StopSignals() as held:
+        with StopSignals((*STOP_SIGNALS, *FORWARDED_SIGNALS)) as held:
             pid = self._spawn(exe, list(argv), env, run_cwd, (stdin, stdout, stderr))
             status, stopped_by, stop_reason = self._follow(pid, timeout, duration, kill_after, held, linger)
         batch, lost, end_time, cut_off = self._stop()
@@ -586,7 +592,7 @@ class SyscallRecorder:
             target = snapshot(pid)
             since_ns = self._reset()
             start_time = datetime.now(UTC)
-            with StopSignals() as held:
+            with StopSignals((*STOP_SIGNALS, *FORWARDED_SIGNALS)) as held:
                 self.bpf[b"traced"][ct.c_uint(pid)] = ct.c_uint(target.ppid)
                 stop_reason, stopped_by, gone = self._follow_attached(pidfd, duration, on_start, held, linger)
         finally:
@@ -690,6 +696,10 @@ class SyscallRecorder:
                 if done:
                     break
                 for sig in held.pending():
+                    if sig in FORWARDED_SIGNALS:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, sig)  # (not reaped yet: the pid is still the command's)
+                        continue
                     stopped_by = stopped_by or sig.name
                     if sig == signal.SIGINT and foreground:
                         # Ctrl-C: the terminal sent it to the command's process group too
@@ -746,7 +756,8 @@ class SyscallRecorder:
         until = time.monotonic() + linger
         while self._followed():
             for sig in held.pending():
-                return "signal", sig.name
+                if sig not in FORWARDED_SIGNALS:  # (the command is gone: nothing to pass them to)
+                    return "signal", sig.name
             now = time.monotonic()
             if stop_at and now >= stop_at:
                 return "duration", None
@@ -800,7 +811,8 @@ class SyscallRecorder:
             if exited.poll(0):
                 return (*self._linger(linger, stop_at, held, []), True)
             for sig in held.pending():
-                return "signal", sig.name, False
+                if sig not in FORWARDED_SIGNALS:  # (not our process: never passed on)
+                    return "signal", sig.name, False
             if stop_at and time.monotonic() >= stop_at:
                 return "duration", None, False
 
