@@ -58,6 +58,8 @@ from tracer.errors import TracebaseError
 from tracer.inputs import read_regular_text
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import numpy as np
 
 FORMAT_VERSION = 1
@@ -95,18 +97,25 @@ def glob_escape(text: str) -> str:
     return _GLOB_SPECIAL.sub(r"\\\1", text)
 
 
+def _unescaped(text: str) -> Iterator[tuple[int, str]]:
+    """(index, character) of each character of `text` that is not escaped (``\\x`` is
+    neither the backslash nor the x): the ones glob syntax can mean something."""
+    escaped = False
+    for i, c in enumerate(text):
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        else:
+            yield i, c
+
+
 def _expand_braces(pattern: str) -> list[str]:
     """``a{b,c}d`` -> ``[abd, acd]`` (nested braces too); an unmatched ``{`` is literal, an
     escaped one (``\\{``) too."""
     depth, start = 0, -1
-    escaped = False
-    for i, c in enumerate(pattern):
-        if escaped:
-            escaped = False
-            continue
-        if c == "\\":
-            escaped = True
-        elif c == "{":
+    for i, c in _unescaped(pattern):
+        if c == "{":
             if depth == 0:
                 start = i
             depth += 1
@@ -114,12 +123,7 @@ def _expand_braces(pattern: str) -> list[str]:
             depth -= 1
             if depth == 0:
                 inner, alts, level, last = pattern[start + 1 : i], [], 0, 0
-                inner_escaped = False
-                for j, d in enumerate(inner):
-                    if inner_escaped:
-                        inner_escaped = False
-                        continue
-                    inner_escaped = d == "\\"
+                for j, d in _unescaped(inner):
                     level += d == "{"
                     level -= d == "}"
                     if d == "," and level == 0:
@@ -143,14 +147,8 @@ def brace_alternatives(pattern: str) -> int:
     cap = MAX_BRACE_ALTERNATIVES + 1
     # one frame per open brace: [alternatives closed so far, product of the open alternative]
     stack: list[list[int]] = [[0, 1]]
-    escaped = False
-    for c in pattern:
-        if escaped:
-            escaped = False
-            continue
-        if c == "\\":
-            escaped = True
-        elif c == "{":
+    for _, c in _unescaped(pattern):
+        if c == "{":
             stack.append([0, 1])
         elif c == "," and len(stack) > 1:
             stack[-1] = [min(cap, stack[-1][0] + stack[-1][1]), 1]

@@ -3423,6 +3423,15 @@ def _occurs_in(block: np.ndarray, tokens: np.ndarray) -> bool:
     return bool(len(at))
 
 
+def _with_previous(bs: align.Streams, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of the events at positions `pos` and of the event before each in its thread,
+    and whether both are real calls of one thread (not the stream's first event, no END)."""
+    prev = np.maximum(pos - 1, 0)
+    row, prow = bs.orig[pos], bs.orig[prev]
+    ok = (pos > 0) & (row >= 0) & (prow >= 0) & (bs.sid[prev] == bs.sid[pos])
+    return np.maximum(row, 0), np.maximum(prow, 0), ok
+
+
 def _extra_entries(p: Prepared, bs: align.Streams, regions: align.Regions, novel: np.ndarray) -> np.ndarray:
     """Per region: every new event (`novel`) in it is a successful lookup (LOOKUP_PROBES) right
     after the same call on another name in its thread (or after such a new one) -- one more turn
@@ -3432,10 +3441,7 @@ def _extra_entries(p: Prepared, bs: align.Streams, regions: align.Regions, novel
     pos = np.flatnonzero(novel)
     if not len(pos) or not len(regions):
         return np.zeros(len(regions), dtype=bool)
-    prev = np.maximum(pos - 1, 0)
-    row, prow = bs.orig[pos], bs.orig[prev]
-    ok = (pos > 0) & (row >= 0) & (prow >= 0) & (bs.sid[prev] == bs.sid[pos])
-    row, prow = np.maximum(row, 0), np.maximum(prow, 0)
+    row, prow, ok = _with_previous(bs, pos)
     lookups = codes_where(p.probe_values, LOOKUP_PROBES)
     ok &= isin(p.probe[row], lookups) & (p.probe[prow] == p.probe[row])
     ok &= (p.errno[row] < 0) & (p.errno[prow] < 0) & (p.plainpath[row] >= 0) & (p.plainpath[row] != p.plainpath[prow])
@@ -3497,10 +3503,7 @@ def _attributes_retouched(p: Prepared, bs: align.Streams, regions: align.Regions
     pos = np.flatnonzero(novel)
     if not len(pos) or not len(regions):
         return np.zeros(len(regions), dtype=bool)
-    prev = np.maximum(pos - 1, 0)
-    row, prow = bs.orig[pos], bs.orig[prev]
-    ok = (pos > 0) & (row >= 0) & (prow >= 0) & (bs.sid[prev] == bs.sid[pos])
-    row, prow = np.maximum(row, 0), np.maximum(prow, 0)
+    row, prow, ok = _with_previous(bs, pos)
     n_probes = len(p.probe_values)
     setters = codes_where(p.probe_values, ATTRIBUTE_PROBES)
     checks = codes_where(p.probe_values, STAT_PROBES | ATTRIBUTE_PROBES)
