@@ -30,6 +30,7 @@ from scenarios import (
     real_thirtyfirst,
     real_thirtysecond,
     real_thirtythird,
+    real_thirtyfourth,
     real_twelfth,
     real_twentieth,
     real_twentyeighth,
@@ -111,6 +112,8 @@ SETS: list[RealSet] = [
             real_thirtysecond.quiet_teardown),
     RealSet("real_thirtythird", real_thirtythird.REAL_THIRTYTHIRD, real_thirtythird.QUIET_THIRTYTHIRD,
             real_thirtythird.quiet_teardown),
+    RealSet("real_thirtyfourth", real_thirtyfourth.REAL_THIRTYFOURTH, real_thirtyfourth.QUIET_THIRTYFOURTH,
+            real_thirtyfourth.quiet_teardown),
 ]
 
 
