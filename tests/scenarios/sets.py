@@ -27,6 +27,7 @@ from scenarios import (
     real_third,
     real_thirteenth,
     real_thirtieth,
+    real_thirtyfifth,
     real_thirtyfirst,
     real_thirtyfourth,
     real_thirtysecond,
@@ -114,6 +115,8 @@ SETS: list[RealSet] = [
             real_thirtythird.quiet_teardown),
     RealSet("real_thirtyfourth", real_thirtyfourth.REAL_THIRTYFOURTH, real_thirtyfourth.QUIET_THIRTYFOURTH,
             real_thirtyfourth.quiet_teardown),
+    RealSet("real_thirtyfifth", real_thirtyfifth.REAL_THIRTYFIFTH, real_thirtyfifth.QUIET_THIRTYFIFTH,
+            real_thirtyfifth.quiet_teardown),
 ]
 
 
