@@ -1552,7 +1552,7 @@ def chain_edges(chains: pl.DataFrame) -> pl.DataFrame:
         stack: list[str] = []  # stack[d]: the latest frame at depth d
         for depth, probe in zip(grp["depth"].to_list(), grp["probe"].to_list(), strict=True):
             if depth is None or depth < 0 or depth > len(stack):
-                stack = stack[:0]
+                stack = []
                 continue
             del stack[depth:]
             if depth and stack:

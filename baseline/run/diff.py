@@ -3292,7 +3292,8 @@ def _only_slept(p: Prepared, sides: tuple[align.Streams, align.Streams], regions
     windows those have: the thread slept where the good runs did not, or did not where they did,
     and did nothing else new -- a backoff's sleeps (HotSpot's VM Thread waiting 1 ms at a time
     for a safepoint, in some runs and not others), a periodic task's CPU-time samples (G1's
-    service thread, whose first task a slow run's shutdown came before). A sleep followed by a call the good runs never made there keeps its
+    service thread, whose first task a slow run's shutdown came before). A sleep followed by a
+    call the good runs never made there keeps its
     region. `sides` is (bad, good) streams, `bounds` their (start, end) per stream and `roles`
     (matched role per stream, whether the stream is the bad run's)."""
     out = np.zeros(len(regions), dtype=bool)
