@@ -112,6 +112,36 @@ def test_git_fanout_masked_whatever_its_digits_and_a_fault_there_still_named(rec
     assert fnmatch.fnmatchcase(bif.get("path") or "", f"{base}/repo/.git/objects/ab*"), bif
 
 
+def _record_link_switch(recorder, base: Path, out: Path, target: str, label: str) -> Path:
+    """`ln -sfn <target> app/current` over an existing link: ln makes a temporary link of a
+    random name (Cu + 6 characters) with the target's text, then renames it over `current`."""
+    _fresh(base)
+    app = base / "app"
+    (app / target).mkdir(parents=True)
+    (app / "current").symlink_to("releases/previous")
+    (base / "target").write_text(target)  # read by the shell: every run's command is the same
+    script = 'exec /usr/bin/ln -sfn "$(cat "$1/target")" "$1/app/current"'
+    return record_run(recorder, ["/bin/sh", "-c", script, "sh", str(base)], out / f"{label}.parquet", "good")
+
+
+def test_a_relative_symlink_target_of_a_random_release_is_masked(recorder, tmp_path):
+    """A symlink's target is the link's text, relative here (`releases/rel-4a2e144f`): a shape no
+    path of the path column has, so the names learned from the paths never reached it, and every
+    good run's `ln -sfn` was named against the others (the thirty-sixth set of real programs,
+    4 runs in 4). The second paths' own varying names are learned too; a target of another
+    fixed shape is still named."""
+    base, out = tmp_path / "base", tmp_path / "out"
+    out.mkdir()
+    goods = [_record_link_switch(recorder, base, out, f"releases/rel-{tag}", f"rel{i}")
+             for i, tag in enumerate(("4a2e144f", "7d963fe6", "169436e1"))]
+    for i in range(3):
+        _quiet([g for j, g in enumerate(goods) if j != i], goods[i])
+    staging = _record_link_switch(recorder, base, out, "staging/rel-5b3f255a", "staging")
+    report = diff_traces(good=goods, bad=staging)
+    top = report.bifurcation
+    assert report.anomaly and "staging/rel-5b3f255a" in f"{top['path']} {top['path2']}", report.render_text()
+
+
 @pytest.mark.parametrize("prefix", ["12", "ab", "3f"])
 def test_blob_content_has_the_chosen_fanout(prefix):
     """The names the tests rely on: git agrees with the SHA-1 computed here."""

@@ -458,6 +458,24 @@ class NameTemplates:
     def __bool__(self) -> bool:
         return bool(self.by_shape)
 
+    def merged(self, other: NameTemplates) -> NameTemplates:
+        """These templates and `other`'s in one set (neither changed)."""
+        out = NameTemplates()
+        for source in (self, other):
+            for key, entries in source.by_shape.items():
+                for entry in entries:
+                    seen = (*key, frozenset(entry[0].items()), entry[1], entry[2])
+                    if seen not in out._seen:
+                        out._seen.add(seen)
+                        out.by_shape.setdefault(key, []).append(entry)
+            for head, numbered in source.by_number_shape.items():
+                for pattern, entry in numbered:
+                    seen = (head, pattern, frozenset(entry[0].items()), entry[1], entry[2])
+                    if seen not in out._seen_numbers:
+                        out._seen_numbers.add(seen)
+                        out.by_number_shape.setdefault(head, []).append((pattern, entry))
+        return out
+
     def __len__(self) -> int:
         return sum(len(v) for v in self.by_shape.values())
 
@@ -1690,7 +1708,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     ncomm = Recoded(raw_comm, comm_norm)  # looked up through the raw codes, as plainpath
     pre_of_raw, pre_values = pre_done.result()
     templates = NameTemplates.learn(pre_values, _remap(raw_path, pre_of_raw), tkey) if learn_names else NameTemplates()
-    del tkey, pre_done
+    del pre_done
     final_of_pre, npath_values = _factorize(_later_masks_in_halves(pre_values.arrow, templates))
     npath_of_raw = final_of_pre[pre_of_raw]
     npath = _remap(raw_path, npath_of_raw)
@@ -1700,9 +1718,10 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     narg, narg_values = _coded_paths(arg, order, templates) if arg.null_count < n_source else (_absent(n), no_values)
     del arg
     if "path2" in table.column_names and column("path2").null_count < n_source:
-        path2, path2_values = _coded_paths(kept["path2"], order, templates)
+        path2, path2_values = _coded_paths(kept["path2"], order, templates, tkey if learn_names else None)
     else:
         path2, path2_values = _absent(n), no_values
+    del tkey
     search_rows: list[int] = []
     search_keys: list[int] = []
     base_index: dict[str, int] = {}
@@ -1833,9 +1852,17 @@ def _later_masks_in_halves(values: pa.Array, templates: NameTemplates) -> pa.Arr
     return pa.concat_arrays([first, second.result()])
 
 
-def _coded_paths(col: pa.ChunkedArray, order: np.ndarray, templates: NameTemplates) -> tuple[np.ndarray, Values]:
-    """Codes of a path-like column into its distinct masked values (see `normalize_paths`)."""
+def _coded_paths(col: pa.ChunkedArray, order: np.ndarray, templates: NameTemplates,
+                 tkey: np.ndarray | None = None) -> tuple[np.ndarray, Values]:
+    """Codes of a path-like column into its distinct masked values (see `normalize_paths`).
+    With `tkey` (the rows' traces, in `order`), names that vary at the same place of this
+    column's own values are learned too: a symlink's target is the link's text, often relative
+    (`ln -sfn releases/rel-4a2e144f current`), a shape no path of the path column has."""
     raw, values = _coded_column(col, order, None)
+    if tkey is not None:
+        own = NameTemplates.learn(values, raw, tkey)
+        if own:
+            templates = templates.merged(own)
     norm_of_raw, norm_values = _factorize(normalize_paths(values.arrow, templates))
     return _remap(raw, norm_of_raw), norm_values
 
