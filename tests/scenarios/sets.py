@@ -31,6 +31,7 @@ from scenarios import (
     real_thirtyfirst,
     real_thirtyfourth,
     real_thirtysecond,
+    real_thirtysixth,
     real_thirtythird,
     real_twelfth,
     real_twentieth,
@@ -117,6 +118,8 @@ SETS: list[RealSet] = [
             real_thirtyfourth.quiet_teardown),
     RealSet("real_thirtyfifth", real_thirtyfifth.REAL_THIRTYFIFTH, real_thirtyfifth.QUIET_THIRTYFIFTH,
             real_thirtyfifth.quiet_teardown),
+    RealSet("real_thirtysixth", real_thirtysixth.REAL_THIRTYSIXTH, real_thirtysixth.QUIET_THIRTYSIXTH,
+            real_thirtysixth.quiet_teardown),
 ]
 
 
