@@ -31,6 +31,7 @@ from scenarios import (
     real_thirtyfirst,
     real_thirtyfourth,
     real_thirtysecond,
+    real_thirtyseventh,
     real_thirtysixth,
     real_thirtythird,
     real_twelfth,
@@ -120,6 +121,8 @@ SETS: list[RealSet] = [
             real_thirtyfifth.quiet_teardown),
     RealSet("real_thirtysixth", real_thirtysixth.REAL_THIRTYSIXTH, real_thirtysixth.QUIET_THIRTYSIXTH,
             real_thirtysixth.quiet_teardown),
+    RealSet("real_thirtyseventh", real_thirtyseventh.REAL_THIRTYSEVENTH, real_thirtyseventh.QUIET_THIRTYSEVENTH,
+            real_thirtyseventh.quiet_teardown),
 ]
 
 
