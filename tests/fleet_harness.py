@@ -38,6 +38,50 @@ def audited_fleet(name: str, generate: Callable[..., dict], *, package: str | No
     return fixture
 
 
+# A generated dataset's tables as its tests read them: each record's truth is keyed by the
+# audit's trace key (host, trace_id).
+TRUTH_KEY = ["host", "trace_id"]
+
+
+def dataset_events(root: Path):
+    """Every events row of the dataset at `root`."""
+    from tracer.schema import dataset_files, read
+
+    return read(dataset_files(root, "events"), "events")
+
+
+def dataset_truth(root: Path):
+    """The generator's truth table: one row per record."""
+    from tracer.schema import dataset_files, read
+
+    return read(dataset_files(root, "truth"), "truth")
+
+
+def dataset_counters(root: Path):
+    """The counters, each snapshot's row once (SNAPSHOT_KEY: a re-sent snapshot counts once)."""
+    from tracer.schema import SNAPSHOT_KEY, dataset_files, read
+
+    return read(dataset_files(root, "counters"), "counters").unique(list(SNAPSHOT_KEY), keep="first")
+
+
+def roots_with_truth(root: Path, events=None):
+    """The records' root frames (of `events`, or of every events row) with their truth."""
+    import polars as pl
+
+    roots = (dataset_events(root) if events is None else events).filter(pl.col("seq") == 0)
+    return roots.join(dataset_truth(root).select(*TRUTH_KEY, "root_cause", "expected_error"), on=TRUTH_KEY,
+                      how="left")
+
+
+def findings_with_truth(root: Path):
+    """The audit's findings (`root`/audit) with each one's truth."""
+    from tracer.schema import read
+
+    findings = read(root / "audit" / "findings.parquet", "findings")
+    return findings.join(dataset_truth(root).select(*TRUTH_KEY, "kind", "root_cause", "expected_error"),
+                         on=TRUTH_KEY, how="left")
+
+
 def imported_modules(path: Path) -> set[str]:
     """Every module a Python file imports (absolute names)."""
     tree = ast.parse(path.read_text())

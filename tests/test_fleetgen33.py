@@ -24,10 +24,15 @@ from fleet_harness import (
     assert_functions_in_reference,
     assert_generator_is_blind,
     audited_fleet,
+    dataset_counters,
+    dataset_events,
+    dataset_truth,
+    findings_with_truth,
+    roots_with_truth,
 )
 from fleetgen33 import FAMILIES, LAYER, ROOT_CAUSES, ROUTINE, TREES, generate
 
-from tracer.schema import SNAPSHOT_KEY, counter_buckets_for, dataset_files, read, validate_file
+from tracer.schema import counter_buckets_for, dataset_files, validate_file
 
 # 3 hosts x 2 h (~1 s to build); the control: 3 hosts x 1.5 h, the routine only; and the upper end
 # of the angle, a 6-host CI cluster for 3 h (the same three causes on hosts 0-2, hosts 3-5 clean)
@@ -54,28 +59,6 @@ RETRIED_UNSEEN = ("create_qp EAGAIN at ib_rdmacg_try_charge, retried through out
 
 KEY = ["host", "trace_id"]
 FW, MEMLOCK, ARP = "fw_create_qp_int_err", "memlock_unset_enomem", "neighbour_timeout"
-
-
-def _events(root) -> pl.DataFrame:
-    return read(dataset_files(root, "events"), "events")
-
-
-def _truth(root) -> pl.DataFrame:
-    return read(dataset_files(root, "truth"), "truth")
-
-
-def _roots(root) -> pl.DataFrame:
-    roots = _events(root).filter(pl.col("seq") == 0)
-    return roots.join(_truth(root).select(*KEY, "root_cause", "expected_error"), on=KEY, how="left")
-
-
-def _findings(root) -> pl.DataFrame:
-    findings = read(root / "audit" / "findings.parquet", "findings")
-    return findings.join(_truth(root).select(*KEY, "kind", "root_cause", "expected_error"), on=KEY, how="left")
-
-
-def _counters(root) -> pl.DataFrame:
-    return read(dataset_files(root, "counters"), "counters").unique(list(SNAPSHOT_KEY), keep="first")
 
 
 # --------------------------------------------------------------------------------------------
@@ -112,8 +95,8 @@ def test_every_file_validates_and_truth_is_one_row_per_record(fleet33):
             validate_file(f, table)
     for f in dataset_files(root, "counters"):
         assert counter_buckets_for(f) is not None, f
-    records = _events(root).select(KEY).unique()
-    truth = _truth(root)
+    records = dataset_events(root).select(KEY).unique()
+    truth = dataset_truth(root)
     assert truth.select(KEY).is_unique().all()
     assert truth.height == records.height
     assert truth.join(records, on=KEY, how="anti").height == 0
@@ -123,10 +106,10 @@ def test_counters_agree_with_the_records(fleet33):
     """Per family origin (probe, errno) the counters' failures equal the family's records: every
     failure is recorded here (none aggregated, nothing lost)."""
     root, _, _, _ = fleet33
-    cells = _counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
+    cells = dataset_counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
     counted = dict(((p, e), n) for p, e, n in cells.filter(pl.col("count") > 0).group_by("probe", "errno")
                    .agg(pl.col("count").sum()).iter_rows())
-    roots = _roots(root)
+    roots = roots_with_truth(root)
     for family, (probe, errno, _) in FAMILIES.items():
         n = roots.filter(pl.col("root_cause") == family)["repeat_count"].fill_null(1).sum()
         assert counted.get((probe, errno), 0) == n > 0, (family, counted.get((probe, errno)), n)
@@ -137,9 +120,9 @@ def test_the_fleet_is_small_and_young(fleet33):
     records on each; each root cause on one host, with 3-6 records there (as many as a routine
     family on that host); good traces of every operation, but few (a few dozen a host)."""
     root, summary, _, _ = fleet33
-    truth = _truth(root)
+    truth = dataset_truth(root)
     assert truth["host"].n_unique() == 3
-    events = _events(root)
+    events = dataset_events(root)
     span = events["end_time"].max() - events["start_time"].min()
     assert span.total_seconds() <= 2 * 3600 + 60, span
     for family in ROUTINE:
@@ -159,7 +142,7 @@ def test_every_fatal_cause_ends_its_process_and_routine_goes_on(fleet33):
     after a routine one the same pid has a later record (or, at the end of its job, none at all
     for a reason of its own) -- at least the agent's GID scans always go on."""
     root, _, _, _ = fleet33
-    roots = _roots(root).select("host", "pid", "start_time", "root_cause")
+    roots = roots_with_truth(root).select("host", "pid", "start_time", "root_cause")
     last = roots.group_by("host", "pid").agg(pl.col("start_time").max().alias("last"))
     joined = roots.join(last, on=["host", "pid"])
     fatal = joined.filter(pl.col("root_cause").is_in(list(ROOT_CAUSES)))
@@ -174,8 +157,8 @@ def test_every_fatal_cause_ends_its_process_and_routine_goes_on(fleet33):
 def _assert_cause_reported(root, result, cause: str) -> None:
     """`cause`'s records are open findings with the right bifurcation and origin layer, in one
     cluster that holds nothing else, with its failure and host counts."""
-    findings = _findings(root)
-    truth = _truth(root)
+    findings = findings_with_truth(root)
+    truth = dataset_truth(root)
     probe, errno, layer = ROOT_CAUSES[cause]
     got = findings.filter(pl.col("root_cause") == cause)
     want = truth.filter(pl.col("root_cause") == cause).height
@@ -231,8 +214,8 @@ def test_every_cause_is_found(fleet33):
 def test_routine_set_aside(fleet33):
     """Every routine record -- a handful a host -- is set aside and in no cluster."""
     root, _, _, _ = fleet33
-    findings = _findings(root)
-    truth = _truth(root)
+    findings = findings_with_truth(root)
+    truth = dataset_truth(root)
     for family in ROUTINE:
         want = truth.filter(pl.col("root_cause") == family).height
         got = findings.filter(pl.col("root_cause") == family)
@@ -261,7 +244,7 @@ def test_control_fleet_raises_nothing(control33):
     """The routine alone on 3 young hosts: no cluster, no alert, no open finding."""
     root, summary, result, scores = control33
     assert set(summary["counts"]) == set(ROUTINE), summary["counts"]
-    findings = _findings(root)
+    findings = findings_with_truth(root)
     opened = findings.filter(~pl.col("expected").fill_null(False))
     assert opened.height == 0, opened.group_by("root_cause", "bifurcation_probe", "bifurcation_errno").len()
     assert result.clusters.height == 0, result.clusters

@@ -30,11 +30,16 @@ from fleet_harness import (
     assert_functions_in_reference,
     assert_generator_is_blind,
     audited_fleet,
+    dataset_counters,
+    dataset_events,
+    dataset_truth,
+    findings_with_truth,
+    roots_with_truth,
 )
 from fleetgen34 import FAMILIES, LAYER, ROOT_CAUSES, ROUTINE, TREES, generate
 from fleetgen34.generator import FAMILY_GROUPS, GROUPS
 
-from tracer.schema import SNAPSHOT_KEY, counter_buckets_for, dataset_files, read, validate_file
+from tracer.schema import counter_buckets_for, dataset_files, read, validate_file
 
 # 8 hosts x 3 h (~5 s to build); the control: 8 hosts x 2 h, the routine and the mess only
 SHAPE = {"hosts": 8, "hours": 3, "seed": 34}
@@ -58,28 +63,6 @@ big34 = audited_fleet("big34", generate, package="fleetgen34", **BIG)
 
 KEY = ["host", "trace_id"]
 FLAG, FW, ARP = "qp_flag_unsupported", "fw_create_qp_int_err", "neighbour_timeout"
-
-
-def _events(root) -> pl.DataFrame:
-    return read(dataset_files(root, "events"), "events")
-
-
-def _truth(root) -> pl.DataFrame:
-    return read(dataset_files(root, "truth"), "truth")
-
-
-def _roots(root) -> pl.DataFrame:
-    roots = _events(root).filter(pl.col("seq") == 0)
-    return roots.join(_truth(root).select(*KEY, "root_cause", "expected_error"), on=KEY, how="left")
-
-
-def _findings(root) -> pl.DataFrame:
-    findings = read(root / "audit" / "findings.parquet", "findings")
-    return findings.join(_truth(root).select(*KEY, "kind", "root_cause", "expected_error"), on=KEY, how="left")
-
-
-def _counters(root) -> pl.DataFrame:
-    return read(dataset_files(root, "counters"), "counters").unique(list(SNAPSHOT_KEY), keep="first")
 
 
 def _machine(summary) -> pl.Expr:
@@ -122,8 +105,8 @@ def test_every_file_validates_and_truth_is_one_row_per_record(fleet34):
             validate_file(f, table)
     for f in dataset_files(root, "counters"):
         assert counter_buckets_for(f) is not None, f
-    records = _events(root).select(KEY).unique()
-    truth = _truth(root)
+    records = dataset_events(root).select(KEY).unique()
+    truth = dataset_truth(root)
     assert truth.select(KEY).is_unique().all()
     assert truth.height == records.height
     assert truth.join(records, on=KEY, how="anti").height == 0
@@ -134,10 +117,10 @@ def test_counters_agree_with_the_records(fleet34):
     failure is recorded here (none aggregated, nothing lost), under both names of the renamed host
     and whatever part file a late snapshot landed in."""
     root, _, _, _ = fleet34
-    cells = _counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
+    cells = dataset_counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
     counted = dict(((p, e), n) for p, e, n in cells.filter(pl.col("count") > 0).group_by("probe", "errno")
                    .agg(pl.col("count").sum()).iter_rows())
-    roots = _roots(root)
+    roots = roots_with_truth(root)
     for family, (probe, errno, _) in FAMILIES.items():
         n = roots.filter(pl.col("root_cause") == family)["repeat_count"].fill_null(1).sum()
         assert counted.get((probe, errno), 0) == n > 0, (family, counted.get((probe, errno)), n)
@@ -150,14 +133,14 @@ def test_the_fleet_is_heterogeneous_and_messy(fleet34):
     whose snapshot ranges overlap earlier ones; two clocks minutes off."""
     root, summary, _, _ = fleet34
     roles = summary["roles"]
-    counters = _counters(root)
+    counters = dataset_counters(root)
     releases = counters.group_by("host").agg(pl.col("kernel_release").unique())
     by_host = {h: set(r) for h, r in releases.iter_rows()}
     for h in roles["ofed"]:
         assert by_host[h] == {GROUPS["ofed"]["kernel"]}, (h, by_host[h])
     for h in roles["upstream"]:
         assert by_host[h] == {GROUPS["upstream"]["kernel"]}, (h, by_host[h])
-    truth = _truth(root)
+    truth = dataset_truth(root)
     for family, groups in FAMILY_GROUPS.items():
         hosts = set(truth.filter(pl.col("root_cause") == family)["host"].to_list())
         allowed = {h for g in groups for h in roles[g]}
@@ -182,7 +165,7 @@ def test_every_fatal_cause_ends_its_process_and_routine_goes_on(fleet34):
     """The truth's reason in the data: after a root cause's record its pid has no later record (on
     the machine, across the rename); after the agent's empty-slot ENODATA the same pid goes on."""
     root, summary, _, _ = fleet34
-    roots = _roots(root).with_columns(_machine(summary)).select("machine", "pid", "ts_ns", "root_cause")
+    roots = roots_with_truth(root).with_columns(_machine(summary)).select("machine", "pid", "ts_ns", "root_cause")
     last = roots.group_by("machine", "pid").agg(pl.col("ts_ns").max().alias("last"))
     joined = roots.join(last, on=["machine", "pid"])
     fatal = joined.filter(pl.col("root_cause").is_in(list(ROOT_CAUSES)))
@@ -197,8 +180,8 @@ def test_every_fatal_cause_ends_its_process_and_routine_goes_on(fleet34):
 def _assert_cause_reported(root, result, cause: str) -> None:
     """`cause`'s records are open findings with the right bifurcation and origin layer, in one
     cluster that holds nothing else, with its failure and host counts."""
-    findings = _findings(root)
-    truth = _truth(root)
+    findings = findings_with_truth(root)
+    truth = dataset_truth(root)
     probe, errno, layer = ROOT_CAUSES[cause]
     got = findings.filter(pl.col("root_cause") == cause)
     want = truth.filter(pl.col("root_cause") == cause).height
@@ -243,8 +226,8 @@ def _assert_named_by_what_its_hosts_jobs_seldom_share(root, result) -> None:
     """Every "jobs share k=v (a of b jobs; c of d on its hosts)" of a cause's cluster counts c and d
     over the jobs on that cluster's own hosts, and names only a value those jobs seldom share:
     (c/d) ** b at most 1e-3 (docs/architecture.md, name_shared_job_metadata)."""
-    findings = _findings(root)
-    roots = _events(root).filter((pl.col("seq") == 0) & pl.col("job_id").is_not_null())
+    findings = findings_with_truth(root)
+    roots = dataset_events(root).filter((pl.col("seq") == 0) & pl.col("job_id").is_not_null())
     pairs = roots.select("host", "job_id", pl.col("metadata")).explode("metadata").unnest("metadata")
     problems = []
     for cid, signature in result.clusters.select("cluster_id", "signature").iter_rows():
@@ -285,8 +268,8 @@ def test_routine_set_aside(fleet34):
     """Every routine record -- the old group's padding refusal included -- is set aside and in no
     cluster."""
     root, _, _, _ = fleet34
-    findings = _findings(root)
-    truth = _truth(root)
+    findings = findings_with_truth(root)
+    truth = dataset_truth(root)
     for family in ROUTINE:
         want = truth.filter(pl.col("root_cause") == family).height
         got = findings.filter(pl.col("root_cause") == family)
@@ -316,7 +299,7 @@ def test_control_fleet_raises_nothing(control34):
     alert, no open finding."""
     root, summary, result, scores = control34
     assert set(summary["counts"]) == set(ROUTINE), summary["counts"]
-    findings = _findings(root)
+    findings = findings_with_truth(root)
     opened = findings.filter(~pl.col("expected").fill_null(False))
     assert opened.height == 0, opened.group_by("root_cause", "host", "bifurcation_probe", "bifurcation_errno").len()
     assert result.clusters.height == 0, result.clusters

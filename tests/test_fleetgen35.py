@@ -30,11 +30,16 @@ from fleet_harness import (
     assert_functions_in_reference,
     assert_generator_is_blind,
     audited_fleet,
+    dataset_counters,
+    dataset_events,
+    dataset_truth,
+    findings_with_truth,
+    roots_with_truth,
 )
 from fleetgen35 import FAMILIES, LAYER, ROOT_CAUSES, ROUTINE, TREES, generate
 from fleetgen35.generator import DRIVER_NEW
 
-from tracer.schema import SNAPSHOT_KEY, counter_buckets_for, dataset_files, read, validate_file
+from tracer.schema import counter_buckets_for, dataset_files, validate_file
 
 # 8 hosts x 5 h (~12 s to build); the control: 8 hosts x 4 h, the update (client reloaded), the
 # rhythm and the routine only; the upper end: 16 hosts x 6 h, the same roles by index
@@ -68,28 +73,6 @@ dma35 = audited_fleet("dma35", generate, package="fleetgen35", **DMA_ONLY)
 KEY = ["host", "trace_id"]
 NO_CLIENT, DMA_MAP, KZALLOC = "peermem_not_loaded", "peer_dma_map_einval", "peer_umem_enomem"
 RESCUED = "peer_gup_rescued"
-
-
-def _events(root) -> pl.DataFrame:
-    return read(dataset_files(root, "events"), "events")
-
-
-def _truth(root) -> pl.DataFrame:
-    return read(dataset_files(root, "truth"), "truth")
-
-
-def _roots(root) -> pl.DataFrame:
-    roots = _events(root).filter(pl.col("seq") == 0)
-    return roots.join(_truth(root).select(*KEY, "root_cause", "expected_error"), on=KEY, how="left")
-
-
-def _findings(root) -> pl.DataFrame:
-    findings = read(root / "audit" / "findings.parquet", "findings")
-    return findings.join(_truth(root).select(*KEY, "kind", "root_cause", "expected_error"), on=KEY, how="left")
-
-
-def _counters(root) -> pl.DataFrame:
-    return read(dataset_files(root, "counters"), "counters").unique(list(SNAPSHOT_KEY), keep="first")
 
 
 # --------------------------------------------------------------------------------------------
@@ -129,8 +112,8 @@ def test_every_file_validates_and_truth_is_one_row_per_record(fleet35):
             validate_file(f, table)
     for f in dataset_files(root, "counters"):
         assert counter_buckets_for(f) is not None, f
-    records = _events(root).select(KEY).unique()
-    truth = _truth(root)
+    records = dataset_events(root).select(KEY).unique()
+    truth = dataset_truth(root)
     assert truth.select(KEY).is_unique().all()
     assert truth.height == records.height
     assert truth.join(records, on=KEY, how="anti").height == 0
@@ -141,10 +124,10 @@ def test_counters_agree_with_the_records(fleet35):
     its record's repeat_count: every failure is recorded (none lost), the rescued pins' EFAULT
     under the causes' fallbacks included."""
     root, _, _, _ = fleet35
-    cells = _counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
+    cells = dataset_counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
     counted = dict(((p, e), n) for p, e, n in cells.filter(pl.col("count") > 0).group_by("probe", "errno")
                    .agg(pl.col("count").sum()).iter_rows())
-    ev = _events(root)
+    ev = dataset_events(root)
     weight = ev.filter(pl.col("seq") == 0).select(*KEY, pl.col("repeat_count").fill_null(1).alias("w"))
     frames = ev.filter(pl.col("errno").is_not_null()).join(weight, on=KEY)
     recorded = dict(((p, e), n) for p, e, n in frames.group_by("probe", "errno").agg(pl.col("w").sum()).iter_rows())
@@ -160,7 +143,7 @@ def test_the_peer_path_holds_in_the_data(fleet35):
     cause's ib_peer_umem_get fails with its errno and the root with the same; the missing client
     only on its hosts after their update to the new GPU driver."""
     root, summary, _, _ = fleet35
-    ev = _events(root).join(_truth(root).select(*KEY, "root_cause"), on=KEY, how="left")
+    ev = dataset_events(root).join(dataset_truth(root).select(*KEY, "root_cause"), on=KEY, how="left")
     reg = ev.filter(pl.col("command") == "reg_mr")
     peer = reg.filter(pl.col("probe") == "ib_peer_umem_get").select(*KEY, "errno", "kind", "root_cause")
     assert peer.height and (peer["kind"] == "failure").all(), peer.group_by("kind").len()
@@ -193,7 +176,7 @@ def test_rates_follow_the_job_rhythm(fleet35):
     root, summary, _, _ = fleet35
     causes = {h for c in ROOT_CAUSES for h in summary["roles"][c]}
     busy = dt.datetime.fromisoformat(summary["busy_start"])
-    c = _counters(root).filter((pl.col("probe") == "pin_user_pages_fast") & ~pl.col("host").is_in(list(causes)))
+    c = dataset_counters(root).filter((pl.col("probe") == "pin_user_pages_fast") & ~pl.col("host").is_in(list(causes)))
     c = c.with_columns(pl.col("failures").alias("f"))
     before = c.filter(pl.col("snapshot_time") < busy)
     after = c.filter(pl.col("snapshot_time") >= busy)
@@ -207,7 +190,7 @@ def test_every_fatal_cause_ends_its_process_and_routine_goes_on(fleet35):
     """The truth's reason in the data: after a root cause's record its pid has no later record;
     after a rescued registration the rank mostly goes on (a later record of the same pid)."""
     root, _, _, _ = fleet35
-    roots = _roots(root).select("host", "pid", "ts_ns", "root_cause")
+    roots = roots_with_truth(root).select("host", "pid", "ts_ns", "root_cause")
     last = roots.group_by("host", "pid").agg(pl.col("ts_ns").max().alias("last"))
     joined = roots.join(last, on=["host", "pid"])
     fatal = joined.filter(pl.col("root_cause").is_in(list(ROOT_CAUSES)))
@@ -222,8 +205,8 @@ def test_every_fatal_cause_ends_its_process_and_routine_goes_on(fleet35):
 def _assert_cause_reported(root, result, cause: str) -> None:
     """`cause`'s records are open findings with the right bifurcation and origin layer, in one
     cluster that holds nothing else, with its failure and host counts."""
-    findings = _findings(root)
-    truth = _truth(root)
+    findings = findings_with_truth(root)
+    truth = dataset_truth(root)
     probe, errno, layer = ROOT_CAUSES[cause]
     got = findings.filter(pl.col("root_cause") == cause)
     want = truth.filter(pl.col("root_cause") == cause).height
@@ -270,8 +253,8 @@ def _assert_named_by_what_its_hosts_jobs_seldom_share(root, result) -> None:
     """Every "jobs share k=v (a of b jobs; c of d on its hosts)" of a cluster counts c and d over
     the jobs on that cluster's own hosts, and names only a value those jobs seldom share: (c/d) ** b
     at most 1e-3 (docs/architecture.md, name_shared_job_metadata)."""
-    findings = _findings(root)
-    roots = _events(root).filter((pl.col("seq") == 0) & pl.col("job_id").is_not_null())
+    findings = findings_with_truth(root)
+    roots = dataset_events(root).filter((pl.col("seq") == 0) & pl.col("job_id").is_not_null())
     pairs = roots.select("host", "job_id", pl.col("metadata")).explode("metadata").unnest("metadata")
     problems = []
     for cid, signature in result.clusters.select("cluster_id", "signature").iter_rows():
@@ -309,8 +292,8 @@ def test_every_cause_is_found(fleet35):
 
 
 def _assert_routine_set_aside(root) -> None:
-    findings = _findings(root)
-    truth = _truth(root)
+    findings = findings_with_truth(root)
+    truth = dataset_truth(root)
     for family in ROUTINE:
         want = truth.filter(pl.col("root_cause") == family).height
         got = findings.filter(pl.col("root_cause") == family)
@@ -378,7 +361,7 @@ def test_control_fleet_raises_nothing(control35):
     no alert, no open finding."""
     root, summary, result, scores = control35
     assert set(summary["counts"]) == set(ROUTINE), summary["counts"]
-    findings = _findings(root)
+    findings = findings_with_truth(root)
     opened = findings.filter(~pl.col("expected").fill_null(False))
     assert opened.height == 0, opened.group_by("root_cause", "host", "bifurcation_probe", "bifurcation_errno").len()
     assert result.clusters.height == 0, result.clusters

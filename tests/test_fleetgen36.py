@@ -31,11 +31,16 @@ from fleet_harness import (
     assert_functions_in_reference,
     assert_generator_is_blind,
     audited_fleet,
+    dataset_counters,
+    dataset_events,
+    dataset_truth,
+    findings_with_truth,
+    roots_with_truth,
 )
 from fleetgen36 import FAMILIES, LAYER, ROOT_CAUSES, ROUTINE, TREES, generate
 from fleetgen36.generator import BNXT_FW_NEW, TREE_FAMILY
 
-from tracer.schema import SNAPSHOT_KEY, counter_buckets_for, dataset_files, read, validate_file
+from tracer.schema import counter_buckets_for, dataset_files, validate_file
 
 # 12 hosts x 3 h (~2 s to build); the control: 12 hosts x 3 h, the routine and the NVM update only;
 # the upper end: 24 hosts (8 a vendor) x 4 h, the same roles by index
@@ -70,28 +75,6 @@ MEMLOCK, QP_LIMIT, HW_MODIFY = "kestrel_memlock_enomem", "bnxt_qp_limit_einval",
 # the vendors each routine family belongs to (generator.py: the reference's reasons)
 ROUTINE_VENDORS = {"mlx5_cq_comp_refused": {"mlx5"}, "counter_auto_enomem": {"bnxt_re", "irdma"},
                    "irdma_query_ex_einval": {"irdma"}}
-
-
-def _events(root) -> pl.DataFrame:
-    return read(dataset_files(root, "events"), "events")
-
-
-def _truth(root) -> pl.DataFrame:
-    return read(dataset_files(root, "truth"), "truth")
-
-
-def _roots(root) -> pl.DataFrame:
-    roots = _events(root).filter(pl.col("seq") == 0)
-    return roots.join(_truth(root).select(*KEY, "root_cause", "expected_error"), on=KEY, how="left")
-
-
-def _findings(root) -> pl.DataFrame:
-    findings = read(root / "audit" / "findings.parquet", "findings")
-    return findings.join(_truth(root).select(*KEY, "kind", "root_cause", "expected_error"), on=KEY, how="left")
-
-
-def _counters(root) -> pl.DataFrame:
-    return read(dataset_files(root, "counters"), "counters").unique(list(SNAPSHOT_KEY), keep="first")
 
 
 def _meta(key: str) -> pl.Expr:
@@ -136,8 +119,8 @@ def test_every_file_validates_and_truth_is_one_row_per_record(fleet36):
             validate_file(f, table)
     for f in dataset_files(root, "counters"):
         assert counter_buckets_for(f) is not None, f
-    records = _events(root).select(KEY).unique()
-    truth = _truth(root)
+    records = dataset_events(root).select(KEY).unique()
+    truth = dataset_truth(root)
     assert truth.select(KEY).is_unique().all()
     assert truth.height == records.height
     assert truth.join(records, on=KEY, how="anti").height == 0
@@ -147,10 +130,10 @@ def test_counters_agree_with_the_records(fleet36):
     """Per (probe, errno) the counters' failures equal the records' failing frames, each weighted
     by its record's repeat_count: every failure is recorded (none lost)."""
     root, _, _, _ = fleet36
-    cells = _counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
+    cells = dataset_counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
     counted = dict(((p, e), n) for p, e, n in cells.filter(pl.col("count") > 0).group_by("probe", "errno")
                    .agg(pl.col("count").sum()).iter_rows())
-    ev = _events(root)
+    ev = dataset_events(root)
     weight = ev.filter(pl.col("seq") == 0).select(*KEY, pl.col("repeat_count").fill_null(1).alias("w"))
     frames = ev.filter(pl.col("errno").is_not_null()).join(weight, on=KEY)
     recorded = dict(((p, e), n) for p, e, n in frames.group_by("probe", "errno").agg(pl.col("w").sum()).iter_rows())
@@ -167,12 +150,12 @@ def test_the_fleet_has_three_vendors_and_each_its_routine(fleet36):
     QP-limit cause only on the updated bnxt_re hosts after their update; the modify cause on its
     irdma host only."""
     root, summary, _, _ = fleet36
-    vendors = dict(_counters(root).group_by("host").agg(pl.col("vendor").unique()).iter_rows())
+    vendors = dict(dataset_counters(root).group_by("host").agg(pl.col("vendor").unique()).iter_rows())
     assert all(len(v) == 1 for v in vendors.values()), vendors
     vendor_of = {h: v[0] for h, v in vendors.items()}
     assert vendor_of == summary["vendor_of"]
     assert sorted(list(vendor_of.values()).count(v) for v in ("mlx5", "bnxt_re", "irdma")) == [4, 4, 4]
-    roots = _roots(root).with_columns(_meta("tenant"), _meta("job_type"), _meta("memlock"), _meta("nic_fw"))
+    roots = roots_with_truth(root).with_columns(_meta("tenant"), _meta("job_type"), _meta("memlock"), _meta("nic_fw"))
     roots = roots.with_columns(pl.col("host").replace_strict(vendor_of).alias("vendor"))
     ran = roots.group_by("vendor").agg(pl.col("tenant").unique(), pl.col("job_type").unique())
     for vendor, tenants, types in ran.iter_rows():
@@ -184,7 +167,7 @@ def test_the_fleet_has_three_vendors_and_each_its_routine(fleet36):
     assert set(ml["vendor"]) == {"mlx5", "bnxt_re", "irdma"}
     assert set(ml["tenant"]) == {"kestrel"} and set(ml["memlock"]) == {"64M"}
     assert (ml["start_time"] >= dt.datetime.fromisoformat(summary["policy_time"])).all()
-    ev = _events(root).join(_truth(root).select(*KEY, "root_cause"), on=KEY)
+    ev = dataset_events(root).join(dataset_truth(root).select(*KEY, "root_cause"), on=KEY)
     drivers = set(ev.filter((pl.col("root_cause") == MEMLOCK) & (pl.col("depth") == 1) & pl.col("errno").is_not_null())
                   ["probe"])
     assert drivers == {"mlx5_ib_reg_user_mr", "bnxt_re_reg_user_mr", "irdma_reg_user_mr"}, drivers
@@ -200,7 +183,7 @@ def test_every_fatal_cause_ends_its_process_and_routine_goes_on(fleet36):
     """The truth's reason in the data: after a root cause's record its pid has no later record;
     after each routine family's record the same pid mostly goes on."""
     root, _, _, _ = fleet36
-    roots = _roots(root).select("host", "pid", "ts_ns", "root_cause")
+    roots = roots_with_truth(root).select("host", "pid", "ts_ns", "root_cause")
     last = roots.group_by("host", "pid").agg(pl.col("ts_ns").max().alias("last"))
     joined = roots.join(last, on=["host", "pid"])
     fatal = joined.filter(pl.col("root_cause").is_in(list(ROOT_CAUSES)))
@@ -216,8 +199,8 @@ def test_every_fatal_cause_ends_its_process_and_routine_goes_on(fleet36):
 def _assert_cause_reported(root, result, cause: str) -> None:
     """`cause`'s records are open findings with the right bifurcation and origin layer, in one
     cluster that holds nothing else, with its failure and host counts."""
-    findings = _findings(root)
-    truth = _truth(root)
+    findings = findings_with_truth(root)
+    truth = dataset_truth(root)
     probe, errno, layer = ROOT_CAUSES[cause]
     got = findings.filter(pl.col("root_cause") == cause)
     want = truth.filter(pl.col("root_cause") == cause).height
@@ -241,7 +224,7 @@ def test_tenant_memlock_enomem_is_one_cluster_across_vendors(fleet36):
     -- one core origin, three vendor namespaces above it: one cluster over hosts of all three."""
     root, summary, result, _ = fleet36
     _assert_cause_reported(root, result, MEMLOCK)
-    hosts = set(_findings(root).filter(pl.col("root_cause") == MEMLOCK)["host"])
+    hosts = set(findings_with_truth(root).filter(pl.col("root_cause") == MEMLOCK)["host"])
     assert {summary["vendor_of"][h] for h in hosts} == {"mlx5", "bnxt_re", "irdma"}
 
 
@@ -266,8 +249,8 @@ def _assert_named_by_what_its_hosts_jobs_seldom_share(root, result) -> None:
     """Every "jobs share k=v (a of b jobs; c of d on its hosts)" of a cluster counts c and d over
     the jobs on that cluster's own hosts, and names only a value those jobs seldom share: (c/d) ** b
     at most 1e-3 (docs/architecture.md, name_shared_job_metadata)."""
-    findings = _findings(root)
-    roots = _events(root).filter((pl.col("seq") == 0) & pl.col("job_id").is_not_null())
+    findings = findings_with_truth(root)
+    roots = dataset_events(root).filter((pl.col("seq") == 0) & pl.col("job_id").is_not_null())
     pairs = roots.select("host", "job_id", pl.col("metadata")).explode("metadata").unnest("metadata")
     problems = []
     for cid, signature in result.clusters.select("cluster_id", "signature").iter_rows():
@@ -305,8 +288,8 @@ def test_every_cause_is_found(fleet36):
 
 
 def _assert_routine_set_aside(root) -> None:
-    findings = _findings(root)
-    truth = _truth(root)
+    findings = findings_with_truth(root)
+    truth = dataset_truth(root)
     for family in ROUTINE:
         want = truth.filter(pl.col("root_cause") == family).height
         got = findings.filter(pl.col("root_cause") == family)
@@ -353,7 +336,7 @@ def test_control_fleet_raises_nothing(control36):
     alert, no open finding."""
     root, summary, result, scores = control36
     assert set(summary["counts"]) == set(ROUTINE), summary["counts"]
-    findings = _findings(root)
+    findings = findings_with_truth(root)
     opened = findings.filter(~pl.col("expected").fill_null(False))
     assert opened.height == 0, opened.group_by("root_cause", "host", "bifurcation_probe", "bifurcation_errno").len()
     assert result.clusters.height == 0, result.clusters
@@ -370,7 +353,7 @@ def test_twenty_four_host_fleet_every_cause_found(big36):
     root, summary, result, scores = big36
     for cause in ROOT_CAUSES:
         _assert_cause_reported(root, result, cause)
-    hosts = set(_findings(root).filter(pl.col("root_cause") == MEMLOCK)["host"])
+    hosts = set(findings_with_truth(root).filter(pl.col("root_cause") == MEMLOCK)["host"])
     assert {summary["vendor_of"][h] for h in hosts} == {"mlx5", "bnxt_re", "irdma"}
     for family in ROUTINE:
         e = scores["per_root_cause"][family]

@@ -30,11 +30,16 @@ from fleet_harness import (
     assert_functions_in_reference,
     assert_generator_is_blind,
     audited_fleet,
+    dataset_counters,
+    dataset_events,
+    dataset_truth,
+    findings_with_truth,
+    roots_with_truth,
 )
 from fleetgen37 import FAMILIES, LAYER, ROOT_CAUSES, ROUTINE, TREES, generate
 from fleetgen37.generator import TREE_FAMILY
 
-from tracer.schema import SNAPSHOT_KEY, counter_buckets_for, dataset_files, read, validate_file
+from tracer.schema import counter_buckets_for, dataset_files, validate_file
 
 # 9 hosts x 40 h (~4 s to build, <1 s to audit); the control: 9 hosts x 40 h, the rhythm and the
 # routine only; the upper end: 10 hosts x 48 h (two full days), the same roles by index
@@ -82,28 +87,6 @@ SAMPLED_OUT = ("a batch start-up's burst fills the capture window past the sampl
 KEY = ["host", "trace_id"]
 LEAK, FW = "pinned_leak_enomem", "fw_cmd_timeout"
 EAGAIN, COMP = "night_cgroup_eagain", "serve_cq_comp_refused"
-
-
-def _events(root) -> pl.DataFrame:
-    return read(dataset_files(root, "events"), "events")
-
-
-def _truth(root) -> pl.DataFrame:
-    return read(dataset_files(root, "truth"), "truth")
-
-
-def _roots(root) -> pl.DataFrame:
-    roots = _events(root).filter(pl.col("seq") == 0)
-    return roots.join(_truth(root).select(*KEY, "root_cause", "expected_error"), on=KEY, how="left")
-
-
-def _findings(root) -> pl.DataFrame:
-    findings = read(root / "audit" / "findings.parquet", "findings")
-    return findings.join(_truth(root).select(*KEY, "kind", "root_cause", "expected_error"), on=KEY, how="left")
-
-
-def _counters(root) -> pl.DataFrame:
-    return read(dataset_files(root, "counters"), "counters").unique(list(SNAPSHOT_KEY), keep="first")
 
 
 def _meta(key: str) -> pl.Expr:
@@ -154,8 +137,8 @@ def test_every_file_validates_and_truth_is_one_row_per_record(fleet37):
             validate_file(f, table)
     for f in dataset_files(root, "counters"):
         assert counter_buckets_for(f) is not None, f
-    records = _events(root).select(KEY).unique()
-    truth = _truth(root)
+    records = dataset_events(root).select(KEY).unique()
+    truth = dataset_truth(root)
     assert truth.select(KEY).is_unique().all()
     assert truth.height == records.height
     assert truth.join(records, on=KEY, how="anti").height == 0
@@ -165,10 +148,10 @@ def test_counters_agree_with_the_records(fleet37):
     """Per (probe, errno) the counters' failures equal the records' failing frames, each weighted
     by its record's repeat_count: every failure is recorded (none lost)."""
     root, _, _, _ = fleet37
-    cells = _counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
+    cells = dataset_counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
     counted = dict(((p, e), n) for p, e, n in cells.filter(pl.col("count") > 0).group_by("probe", "errno")
                    .agg(pl.col("count").sum()).iter_rows())
-    ev = _events(root)
+    ev = dataset_events(root)
     weight = ev.filter(pl.col("seq") == 0).select(*KEY, pl.col("repeat_count").fill_null(1).alias("w"))
     frames = ev.filter(pl.col("errno").is_not_null()).join(weight, on=KEY)
     recorded = dict(((p, e), n) for p, e, n in frames.group_by("probe", "errno").agg(pl.col("w").sum()).iter_rows())
@@ -179,8 +162,8 @@ def test_counters_agree_with_the_records(fleet37):
 
 def _reg_mr_failure_share(root, host: str) -> pl.DataFrame:
     """Per 4 hours of the window: the share of the host's reg_mr calls failing ENOMEM at ib_umem_get."""
-    c = _counters(root).filter((pl.col("host") == host) & (pl.col("probe") == "ib_umem_get"))
-    reg = _counters(root).filter((pl.col("host") == host) & (pl.col("probe") == "mlx5_ib_reg_user_mr"))
+    c = dataset_counters(root).filter((pl.col("host") == host) & (pl.col("probe") == "ib_umem_get"))
+    reg = dataset_counters(root).filter((pl.col("host") == host) & (pl.col("probe") == "mlx5_ib_reg_user_mr"))
     enomem = c.select("snapshot_time", pl.col("errno_counts").list.eval(
         pl.element().filter(pl.element().struct.field("errno") == "ENOMEM").struct.field("count")).list.sum()
         .fill_null(0).alias("enomem"))
@@ -202,7 +185,7 @@ def test_the_leak_drifts_up_over_a_day(fleet37):
     after = share.filter(pl.col("block") + dt.timedelta(hours=4) > leak_start)["share"].to_list()
     assert after[0] < 0.05 and max(after[-3:]) > 0.6, after
     assert sum(b >= a - 0.1 for a, b in zip(after, after[1:], strict=False)) >= len(after) - 2, after
-    roots = _roots(root)
+    roots = roots_with_truth(root)
     assert set(roots.filter(pl.col("root_cause") == LEAK)["host"]) == {summary["leak_host"]}
 
 
@@ -212,8 +195,8 @@ def test_the_night_rhythm_and_the_second_days_family(fleet37):
     day, on every host, by serve jobs only; the firmware timeouts within their one hour on their
     one host."""
     root, summary, _, _ = fleet37
-    c = _counters(root).filter(pl.col("probe") == "ib_rdmacg_try_charge").with_columns(_night())
-    qp = _counters(root).filter(pl.col("probe") == "ib_uverbs_create_qp").select(
+    c = dataset_counters(root).filter(pl.col("probe") == "ib_rdmacg_try_charge").with_columns(_night())
+    qp = dataset_counters(root).filter(pl.col("probe") == "ib_uverbs_create_qp").select(
         "host", "snapshot_time", pl.col("invocations").alias("qp"))
     c = c.join(qp, on=["host", "snapshot_time"])
     rates = (c.group_by("host", "night").agg(pl.col("failures").sum(), pl.col("qp").sum())
@@ -223,7 +206,7 @@ def test_the_night_rhythm_and_the_second_days_family(fleet37):
         assert r[True] >= 3 * r[False] and r[True] > 0, (host, r)
     fleet = dict(rates.group_by("night").agg(pl.col("failures").sum() / pl.col("qp").sum()).iter_rows())
     assert fleet[True] >= 3 * fleet[False] > 0, fleet
-    roots = _roots(root).with_columns(_meta("job_type"))
+    roots = roots_with_truth(root).with_columns(_meta("job_type"))
     comp = roots.filter(pl.col("root_cause") == COMP)
     assert (comp["start_time"] >= dt.datetime.fromisoformat(summary["serve_start"])).all()
     assert set(comp["job_type"]) == {"serve"} and set(comp["host"]) == set(summary["hosts"])
@@ -240,7 +223,7 @@ def test_every_fatal_cause_ends_its_process_and_routine_goes_on(fleet37):
     only in capture windows, 5 % of the time, so a rank that goes on shows it only when one of its
     later calls falls in a window or fails: about half of them here)."""
     root, _, _, _ = fleet37
-    roots = _roots(root).select("host", "pid", "ts_ns", "root_cause")
+    roots = roots_with_truth(root).select("host", "pid", "ts_ns", "root_cause")
     last = roots.group_by("host", "pid").agg(pl.col("ts_ns").max().alias("last"))
     joined = roots.join(last, on=["host", "pid"])
     fatal = joined.filter(pl.col("root_cause").is_in(list(ROOT_CAUSES)))
@@ -256,8 +239,8 @@ def test_every_fatal_cause_ends_its_process_and_routine_goes_on(fleet37):
 def _assert_cause_reported(root, result, cause: str) -> None:
     """`cause`'s records are open findings with the right bifurcation and origin layer, in one
     cluster that holds nothing else, with its failure and host counts."""
-    findings = _findings(root)
-    truth = _truth(root)
+    findings = findings_with_truth(root)
+    truth = dataset_truth(root)
     probe, errno, layer = ROOT_CAUSES[cause]
     got = findings.filter(pl.col("root_cause") == cause)
     want = truth.filter(pl.col("root_cause") == cause).height
@@ -273,7 +256,7 @@ def _assert_cause_reported(root, result, cause: str) -> None:
         (probe, errno, layer)}, (cause, got.select("bifurcation_probe", "bifurcation_errno", "origin_layer"))
     row = result.clusters.filter(pl.col("cluster_id") == cid).row(0, named=True)
     # a cluster counts the failures its records stand for (repeat_count: K=3 a signature a snapshot)
-    weight = _events(root).filter(pl.col("seq") == 0).select(*KEY, pl.col("repeat_count").fill_null(1).alias("w"))
+    weight = dataset_events(root).filter(pl.col("seq") == 0).select(*KEY, pl.col("repeat_count").fill_null(1).alias("w"))
     failures = got.select(KEY).join(weight, on=KEY)["w"].sum()
     assert row["failures"] == failures and row["hosts"] == got["host"].n_unique(), (cause, failures, row)
     assert row["origin_layer"] == layer and f"{probe} {errno}" in row["signature"], (cause, row)
@@ -285,7 +268,7 @@ def test_the_leak_is_reported_as_a_rising_cluster(fleet37):
     trend rising (a day's drift, not a step)."""
     root, summary, result, _ = fleet37
     _assert_cause_reported(root, result, LEAK)
-    cid = _findings(root).filter(pl.col("root_cause") == LEAK)["cluster_id"][0]
+    cid = findings_with_truth(root).filter(pl.col("root_cause") == LEAK)["cluster_id"][0]
     row = result.clusters.filter(pl.col("cluster_id") == cid).row(0, named=True)
     assert row["trend"] == "rising", row
 
@@ -294,7 +277,7 @@ def test_the_leak_is_found_by_a_cluster_or_an_alert_naming_its_host(fleet37):
     """The brief's minimum: the leak's host is named, by the leak's cluster (its findings there)
     or by an alert at a frame its records fail at."""
     root, summary, result, _ = fleet37
-    f = _findings(root).filter((pl.col("root_cause") == LEAK) & pl.col("cluster_id").is_not_null())
+    f = findings_with_truth(root).filter((pl.col("root_cause") == LEAK) & pl.col("cluster_id").is_not_null())
     by_cluster = summary["leak_host"] in set(f["host"])
     by_alert = any(r[0] == summary["leak_host"] for r in _alerts_at_cause_frames(summary, result))
     assert by_cluster or by_alert
@@ -322,8 +305,8 @@ def test_every_cause_is_found(fleet37):
 
 
 def _assert_routine_set_aside(root) -> None:
-    findings = _findings(root)
-    truth = _truth(root)
+    findings = findings_with_truth(root)
+    truth = dataset_truth(root)
     for family in ROUTINE:
         want = truth.filter(pl.col("root_cause") == family).height
         got = findings.filter(pl.col("root_cause") == family)
@@ -376,7 +359,7 @@ def test_control_fleet_raises_nothing(control37):
     finding."""
     root, summary, result, scores = control37
     assert set(summary["counts"]) == set(ROUTINE), summary["counts"]
-    findings = _findings(root)
+    findings = findings_with_truth(root)
     opened = findings.filter(~pl.col("expected").fill_null(False))
     assert opened.height == 0, opened.group_by("root_cause", "host", "bifurcation_probe", "bifurcation_errno").len()
     assert result.clusters.height == 0, result.clusters
@@ -406,7 +389,7 @@ def test_two_day_fleet_every_cause_found(big37):
 
 def _assert_control_raises_nothing(root, summary, result, scores) -> None:
     assert set(summary["counts"]) == set(ROUTINE), summary["counts"]
-    findings = _findings(root)
+    findings = findings_with_truth(root)
     opened = findings.filter(~pl.col("expected").fill_null(False))
     assert opened.height == 0, opened.group_by("root_cause", "host", "bifurcation_probe", "bifurcation_errno").len()
     assert result.clusters.height == 0, result.clusters
@@ -444,7 +427,7 @@ def test_a_timed_retry_unseen_after_sits_in_a_capped_window(seed37b):
     is in a capture window that already holds the tracer's 12 good create_qp trees of its host (a
     batch start-up's burst): its rank's calls after the retry were sampled out, not absent."""
     root, _, _, _ = seed37b
-    roots = _roots(root)
+    roots = roots_with_truth(root)
     last = roots.group_by("host", "pid").agg(pl.col("ts_ns").max().alias("last"))
     timed = (roots.filter((pl.col("root_cause") == EAGAIN) & pl.col("latency_ns").is_not_null())
              .join(last, on=["host", "pid"]))

@@ -31,6 +31,10 @@ from fleet_harness import (
     assert_functions_in_reference,
     assert_generator_is_blind,
     audited_fleet,
+    dataset_events,
+    dataset_truth,
+    findings_with_truth,
+    roots_with_truth,
 )
 from fleetgen38 import FAMILIES, LAYER, ROOT_CAUSES, ROUTINE, TREES, generate
 from fleetgen38.generator import TREE_FAMILY
@@ -62,27 +66,9 @@ STORM, FW = "svc_qp_fw_enomem", "fw_cmd_timeout"
 COMP, GID = "cq_comp_refused", "gid_empty_slot"
 
 
-def _raw_events(root) -> pl.DataFrame:
-    return read(dataset_files(root, "events"), "events")
-
-
 def _events(root) -> pl.DataFrame:
     """Each record's frames once (RECORD_KEY: a re-sent snapshot's trees count once, their first copy)."""
-    return _raw_events(root).unique(list(RECORD_KEY), keep="first", maintain_order=True)
-
-
-def _truth(root) -> pl.DataFrame:
-    return read(dataset_files(root, "truth"), "truth")
-
-
-def _roots(root) -> pl.DataFrame:
-    roots = _events(root).filter(pl.col("seq") == 0)
-    return roots.join(_truth(root).select(*KEY, "root_cause", "expected_error"), on=KEY, how="left")
-
-
-def _findings(root) -> pl.DataFrame:
-    findings = read(root / "audit" / "findings.parquet", "findings")
-    return findings.join(_truth(root).select(*KEY, "kind", "root_cause", "expected_error"), on=KEY, how="left")
+    return dataset_events(root).unique(list(RECORD_KEY), keep="first", maintain_order=True)
 
 
 def _raw_counters(root) -> pl.DataFrame:
@@ -143,7 +129,7 @@ def test_every_file_validates_and_truth_is_one_row_per_record(fleet38):
     for f in dataset_files(root, "counters"):
         assert counter_buckets_for(f) is not None, f
     records = _events(root).select(KEY).unique()
-    truth = _truth(root)
+    truth = dataset_truth(root)
     assert truth.select(KEY).is_unique().all()
     assert truth.height == records.height
     assert truth.join(records, on=KEY, how="anti").height == 0
@@ -176,7 +162,7 @@ def test_the_storm_is_aggregated_lossy_and_cut(fleet38):
     at the root probe equals the records' weight plus the lost records, exactly."""
     root, summary, _, _ = fleet38
     host = summary["storm_host"]
-    roots = _roots(root).filter(pl.col("root_cause") == STORM)
+    roots = roots_with_truth(root, _events(root)).filter(pl.col("root_cause") == STORM)
     assert set(roots["host"]) == {host}
     w = roots["repeat_count"].fill_null(1)
     assert w.max() >= 15 and w.sum() >= 5 * roots.height, (w.max(), w.sum(), roots.height)
@@ -213,10 +199,10 @@ def test_the_restart_the_hour_down_and_the_resent_snapshots(fleet38):
     raw = _raw_counters(root).filter(pl.col("host") == host)
     dup = raw.height - raw.unique(list(SNAPSHOT_KEY)).height
     assert dup >= 30 * 12 * len({p for p in raw["probe"]}) - 100, dup
-    ev = _raw_events(root).filter(pl.col("host") == host)
+    ev = dataset_events(root).filter(pl.col("host") == host)
     assert ev.height > ev.unique(list(RECORD_KEY)).height
     twice = (ev.filter(pl.col("seq") == 0).group_by("trace_id").len().filter(pl.col("len") > 1)
-             .join(_truth(root).filter(pl.col("host") == host), on="trace_id"))
+             .join(dataset_truth(root).filter(pl.col("host") == host), on="trace_id"))
     assert set(twice["root_cause"].drop_nulls()) >= {GID, FW}, set(twice["root_cause"].drop_nulls())
 
 
@@ -224,7 +210,7 @@ def test_every_fatal_cause_ends_its_process_and_routine_goes_on(fleet38):
     """The truth's reason in the data: after a root cause's record its pid has no later record;
     after each routine family's record the same pid often has a later one."""
     root, _, _, _ = fleet38
-    roots = _roots(root).select("host", "pid", "ts_ns", "root_cause")
+    roots = roots_with_truth(root, _events(root)).select("host", "pid", "ts_ns", "root_cause")
     last = roots.group_by("host", "pid").agg(pl.col("ts_ns").max().alias("last"))
     joined = roots.join(last, on=["host", "pid"])
     fatal = joined.filter(pl.col("root_cause").is_in(list(ROOT_CAUSES)))
@@ -241,8 +227,8 @@ def _assert_cause_reported(root, result, cause: str) -> None:
     """`cause`'s records are open findings (each record once) with the right bifurcation and
     origin layer, in one cluster that holds nothing else, with its failure weight (repeat_count)
     and host count."""
-    findings = _findings(root)
-    truth = _truth(root)
+    findings = findings_with_truth(root)
+    truth = dataset_truth(root)
     probe, errno, layer = ROOT_CAUSES[cause]
     got = findings.filter(pl.col("root_cause") == cause)
     want = truth.filter(pl.col("root_cause") == cause).height
@@ -268,7 +254,7 @@ def test_the_storm_is_one_cluster_with_its_exact_weight(fleet38):
     ENOMEM at ib_uverbs_create_qp less the lost records."""
     root, summary, result, _ = fleet38
     _assert_cause_reported(root, result, STORM)
-    cid = _findings(root).filter(pl.col("root_cause") == STORM)["cluster_id"][0]
+    cid = findings_with_truth(root).filter(pl.col("root_cause") == STORM)["cluster_id"][0]
     row = result.clusters.filter(pl.col("cluster_id") == cid).row(0, named=True)
     c = _counters(root).filter(pl.col("host") == summary["storm_host"])
     lost = summary["lost_records"][summary["storm_host"]]
@@ -297,8 +283,8 @@ def test_every_cause_is_found(fleet38):
 
 
 def _assert_routine_set_aside(root) -> None:
-    findings = _findings(root)
-    truth = _truth(root)
+    findings = findings_with_truth(root)
+    truth = dataset_truth(root)
     for family in ROUTINE:
         want = truth.filter(pl.col("root_cause") == family).height
         got = findings.filter(pl.col("root_cause") == family)
@@ -339,7 +325,7 @@ def test_no_host_alert_off_a_causes_frames(fleet38):
 
 def _assert_control_raises_nothing(root, summary, result, scores) -> None:
     assert set(summary["counts"]) == set(ROUTINE), summary["counts"]
-    findings = _findings(root)
+    findings = findings_with_truth(root)
     opened = findings.filter(~pl.col("expected").fill_null(False))
     assert opened.height == 0, opened.group_by("root_cause", "host", "bifurcation_probe", "bifurcation_errno").len()
     assert result.clusters.height == 0, result.clusters
@@ -377,14 +363,14 @@ def test_storm_with_its_own_restart_and_resent_snapshots(stormy38):
     once) less the lost records; the timeout, the routine and the alerts as on the plain fleet."""
     root, summary, result, scores = stormy38
     host = summary["storm_host"]
-    raw = _raw_events(root).filter((pl.col("host") == host) & (pl.col("seq") == 0))
+    raw = dataset_events(root).filter((pl.col("host") == host) & (pl.col("seq") == 0))
     heavy = raw.filter(pl.col("repeat_count") >= 10)
     assert heavy.height > heavy.unique(KEY).height, "no aggregated storm record was re-sent"
     gaps = _snapshot_gaps(root, host).filter(pl.col("gap") > dt.timedelta(seconds=6))
     assert gaps.height == 1 and gaps["interval_s"][0] < 5.0, gaps
     for cause in ROOT_CAUSES:
         _assert_cause_reported(root, result, cause)
-    cid = _findings(root).filter(pl.col("root_cause") == STORM)["cluster_id"][0]
+    cid = findings_with_truth(root).filter(pl.col("root_cause") == STORM)["cluster_id"][0]
     row = result.clusters.filter(pl.col("cluster_id") == cid).row(0, named=True)
     c = _counters(root).filter(pl.col("host") == host)
     assert row["failures"] == _errno_count(c, "ib_uverbs_create_qp", "ENOMEM") - summary["lost_records"][host], row
