@@ -82,6 +82,63 @@ def findings_with_truth(root: Path):
                          on=TRUTH_KEY, how="left")
 
 
+def assert_trees_from_the_reference(trees: dict, families: dict, layer: dict, tree_family: dict) -> None:
+    """Every function of every tree (`trees`: name -> (operation, argument, frames of (depth,
+    function, errno))) is in the reference; every family's errno (`families`: key -> (probe,
+    errno, layer)) is one the reference gives near its origin, at the layer `layer` gives its
+    probe; every failing frame of a tree fails with its family's errno (`tree_family`: tree ->
+    family), and the family's origin is one of them; a tree with no failing frame has none."""
+    assert_functions_in_reference({fn for _, _, frames in trees.values() for _, fn, _ in frames})
+    for key, (probe, errno, origin_layer) in families.items():
+        assert_errno_from_reference(key, probe, errno)
+        assert layer[probe] == origin_layer, key
+    for name, (_, _, frames) in trees.items():
+        failing = [(fn, e) for _, fn, e in frames if e]
+        if failing:
+            probe, errno, _ = families[tree_family[name]]
+            assert (probe, errno) in failing, name
+            assert {e for _, e in failing} == {errno}, name
+        else:
+            assert name not in tree_family, name
+
+
+def assert_files_valid_and_truth_one_row_per_record(root: Path, events=None) -> None:
+    """Events, counters, their summaries and truth validate through tracer.schema; truth has one
+    row per record (host, trace_id: of `events`, or of every events row) and none more; every
+    counters file has its summary."""
+    from tracer.schema import counter_buckets_for, dataset_files, validate_file
+
+    for table in ("events", "counters", "truth", "counter_buckets"):
+        files = dataset_files(root, table)
+        assert files, table
+        for f in files:
+            validate_file(f, table)
+    for f in dataset_files(root, "counters"):
+        assert counter_buckets_for(f) is not None, f
+    records = (dataset_events(root) if events is None else events).select(TRUTH_KEY).unique()
+    truth = dataset_truth(root)
+    assert truth.select(TRUTH_KEY).is_unique().all()
+    assert truth.height == records.height
+    assert truth.join(records, on=TRUTH_KEY, how="anti").height == 0
+
+
+def assert_counters_agree_with_the_records(root: Path, families: dict) -> None:
+    """Per (probe, errno) the counters' failures equal the records' failing frames, each weighted
+    by its record's repeat_count (every failure recorded, none lost); every family is counted."""
+    import polars as pl
+
+    cells = dataset_counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
+    counted = dict(((p, e), n) for p, e, n in cells.filter(pl.col("count") > 0).group_by("probe", "errno")
+                   .agg(pl.col("count").sum()).iter_rows())
+    ev = dataset_events(root)
+    weight = ev.filter(pl.col("seq") == 0).select(*TRUTH_KEY, pl.col("repeat_count").fill_null(1).alias("w"))
+    frames = ev.filter(pl.col("errno").is_not_null()).join(weight, on=TRUTH_KEY)
+    recorded = dict(((p, e), n) for p, e, n in frames.group_by("probe", "errno").agg(pl.col("w").sum()).iter_rows())
+    assert counted == recorded
+    for family, (probe, errno, _) in families.items():
+        assert counted.get((probe, errno), 0) > 0, family
+
+
 def imported_modules(path: Path) -> set[str]:
     """Every module a Python file imports (absolute names)."""
     tree = ast.parse(path.read_text())

@@ -21,6 +21,7 @@ import pytest
 from fleet_harness import (
     assert_errno_from_reference,
     assert_every_cause_found,
+    assert_files_valid_and_truth_one_row_per_record,
     assert_functions_in_reference,
     assert_generator_is_blind,
     audited_fleet,
@@ -31,8 +32,6 @@ from fleet_harness import (
     roots_with_truth,
 )
 from fleetgen33 import FAMILIES, LAYER, ROOT_CAUSES, ROUTINE, TREES, generate
-
-from tracer.schema import counter_buckets_for, dataset_files, validate_file
 
 # 3 hosts x 2 h (~1 s to build); the control: 3 hosts x 1.5 h, the routine only; and the upper end
 # of the angle, a 6-host CI cluster for 3 h (the same three causes on hosts 0-2, hosts 3-5 clean)
@@ -88,18 +87,7 @@ def test_every_file_validates_and_truth_is_one_row_per_record(fleet33):
     """Events, counters, their summaries and truth validate through tracer.schema; truth has one
     row per record (host, trace_id) and none more; every counters file's summary matches it."""
     root, _, _, _ = fleet33
-    for table in ("events", "counters", "truth", "counter_buckets"):
-        files = dataset_files(root, table)
-        assert files, table
-        for f in files:
-            validate_file(f, table)
-    for f in dataset_files(root, "counters"):
-        assert counter_buckets_for(f) is not None, f
-    records = dataset_events(root).select(KEY).unique()
-    truth = dataset_truth(root)
-    assert truth.select(KEY).is_unique().all()
-    assert truth.height == records.height
-    assert truth.join(records, on=KEY, how="anti").height == 0
+    assert_files_valid_and_truth_one_row_per_record(root)
 
 
 def test_counters_agree_with_the_records(fleet33):

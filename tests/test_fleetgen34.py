@@ -27,6 +27,7 @@ import polars as pl
 from fleet_harness import (
     assert_errno_from_reference,
     assert_every_cause_found,
+    assert_files_valid_and_truth_one_row_per_record,
     assert_functions_in_reference,
     assert_generator_is_blind,
     audited_fleet,
@@ -39,7 +40,7 @@ from fleet_harness import (
 from fleetgen34 import FAMILIES, LAYER, ROOT_CAUSES, ROUTINE, TREES, generate
 from fleetgen34.generator import FAMILY_GROUPS, GROUPS
 
-from tracer.schema import counter_buckets_for, dataset_files, read, validate_file
+from tracer.schema import dataset_files, read
 
 # 8 hosts x 3 h (~5 s to build); the control: 8 hosts x 2 h, the routine and the mess only
 SHAPE = {"hosts": 8, "hours": 3, "seed": 34}
@@ -98,18 +99,7 @@ def test_every_file_validates_and_truth_is_one_row_per_record(fleet34):
     """Events, counters, their summaries and truth validate through tracer.schema; truth has one
     row per record (host, trace_id) and none more; every counters file's summary matches it."""
     root, _, _, _ = fleet34
-    for table in ("events", "counters", "truth", "counter_buckets"):
-        files = dataset_files(root, table)
-        assert files, table
-        for f in files:
-            validate_file(f, table)
-    for f in dataset_files(root, "counters"):
-        assert counter_buckets_for(f) is not None, f
-    records = dataset_events(root).select(KEY).unique()
-    truth = dataset_truth(root)
-    assert truth.select(KEY).is_unique().all()
-    assert truth.height == records.height
-    assert truth.join(records, on=KEY, how="anti").height == 0
+    assert_files_valid_and_truth_one_row_per_record(root)
 
 
 def test_counters_agree_with_the_records(fleet34):

@@ -25,8 +25,10 @@ import re
 
 import polars as pl
 from fleet_harness import (
+    assert_counters_agree_with_the_records,
     assert_errno_from_reference,
     assert_every_cause_found,
+    assert_files_valid_and_truth_one_row_per_record,
     assert_functions_in_reference,
     assert_generator_is_blind,
     audited_fleet,
@@ -38,8 +40,6 @@ from fleet_harness import (
 )
 from fleetgen35 import FAMILIES, LAYER, ROOT_CAUSES, ROUTINE, TREES, generate
 from fleetgen35.generator import DRIVER_NEW
-
-from tracer.schema import counter_buckets_for, dataset_files, validate_file
 
 # 8 hosts x 5 h (~12 s to build); the control: 8 hosts x 4 h, the update (client reloaded), the
 # rhythm and the routine only; the upper end: 16 hosts x 6 h, the same roles by index
@@ -105,18 +105,7 @@ def test_every_file_validates_and_truth_is_one_row_per_record(fleet35):
     """Events, counters, their summaries and truth validate through tracer.schema; truth has one
     row per record (host, trace_id) and none more; every counters file's summary matches it."""
     root, _, _, _ = fleet35
-    for table in ("events", "counters", "truth", "counter_buckets"):
-        files = dataset_files(root, table)
-        assert files, table
-        for f in files:
-            validate_file(f, table)
-    for f in dataset_files(root, "counters"):
-        assert counter_buckets_for(f) is not None, f
-    records = dataset_events(root).select(KEY).unique()
-    truth = dataset_truth(root)
-    assert truth.select(KEY).is_unique().all()
-    assert truth.height == records.height
-    assert truth.join(records, on=KEY, how="anti").height == 0
+    assert_files_valid_and_truth_one_row_per_record(root)
 
 
 def test_counters_agree_with_the_records(fleet35):
@@ -124,16 +113,7 @@ def test_counters_agree_with_the_records(fleet35):
     its record's repeat_count: every failure is recorded (none lost), the rescued pins' EFAULT
     under the causes' fallbacks included."""
     root, _, _, _ = fleet35
-    cells = dataset_counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
-    counted = dict(((p, e), n) for p, e, n in cells.filter(pl.col("count") > 0).group_by("probe", "errno")
-                   .agg(pl.col("count").sum()).iter_rows())
-    ev = dataset_events(root)
-    weight = ev.filter(pl.col("seq") == 0).select(*KEY, pl.col("repeat_count").fill_null(1).alias("w"))
-    frames = ev.filter(pl.col("errno").is_not_null()).join(weight, on=KEY)
-    recorded = dict(((p, e), n) for p, e, n in frames.group_by("probe", "errno").agg(pl.col("w").sum()).iter_rows())
-    assert counted == recorded
-    for family, (probe, errno, _) in FAMILIES.items():
-        assert counted.get((probe, errno), 0) > 0, family
+    assert_counters_agree_with_the_records(root, FAMILIES)
 
 
 def test_the_peer_path_holds_in_the_data(fleet35):

@@ -26,10 +26,11 @@ import re
 
 import polars as pl
 from fleet_harness import (
-    assert_errno_from_reference,
+    assert_counters_agree_with_the_records,
     assert_every_cause_found,
-    assert_functions_in_reference,
+    assert_files_valid_and_truth_one_row_per_record,
     assert_generator_is_blind,
+    assert_trees_from_the_reference,
     audited_fleet,
     dataset_counters,
     dataset_events,
@@ -39,8 +40,6 @@ from fleet_harness import (
 )
 from fleetgen36 import FAMILIES, LAYER, ROOT_CAUSES, ROUTINE, TREES, generate
 from fleetgen36.generator import BNXT_FW_NEW, TREE_FAMILY
-
-from tracer.schema import counter_buckets_for, dataset_files, validate_file
 
 # 12 hosts x 3 h (~2 s to build); the control: 12 hosts x 3 h, the routine and the NVM update only;
 # the upper end: 24 hosts (8 a vendor) x 4 h, the same roles by index
@@ -94,52 +93,21 @@ def test_truth_comes_from_the_reference():
     """Every function of every tree is in the reference; every family's errno is one the reference
     gives near its origin; every failing frame of a tree fails with its family's errno, and the
     family's origin is one of them."""
-    assert_functions_in_reference({fn for _, _, frames in TREES.values() for _, fn, _ in frames})
-    for key, (probe, errno, layer) in FAMILIES.items():
-        assert_errno_from_reference(key, probe, errno)
-        assert LAYER[probe] == layer, key
-    for name, (_, _, frames) in TREES.items():
-        failing = [(fn, e) for _, fn, e in frames if e]
-        if failing:
-            probe, errno, _ = FAMILIES[TREE_FAMILY[name]]
-            assert (probe, errno) in failing, name
-            assert {e for _, e in failing} == {errno}, name
-        else:
-            assert name not in TREE_FAMILY, name
+    assert_trees_from_the_reference(TREES, FAMILIES, LAYER, TREE_FAMILY)
 
 
 def test_every_file_validates_and_truth_is_one_row_per_record(fleet36):
     """Events, counters, their summaries and truth validate through tracer.schema; truth has one
     row per record (host, trace_id) and none more; every counters file's summary matches it."""
     root, _, _, _ = fleet36
-    for table in ("events", "counters", "truth", "counter_buckets"):
-        files = dataset_files(root, table)
-        assert files, table
-        for f in files:
-            validate_file(f, table)
-    for f in dataset_files(root, "counters"):
-        assert counter_buckets_for(f) is not None, f
-    records = dataset_events(root).select(KEY).unique()
-    truth = dataset_truth(root)
-    assert truth.select(KEY).is_unique().all()
-    assert truth.height == records.height
-    assert truth.join(records, on=KEY, how="anti").height == 0
+    assert_files_valid_and_truth_one_row_per_record(root)
 
 
 def test_counters_agree_with_the_records(fleet36):
     """Per (probe, errno) the counters' failures equal the records' failing frames, each weighted
     by its record's repeat_count: every failure is recorded (none lost)."""
     root, _, _, _ = fleet36
-    cells = dataset_counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
-    counted = dict(((p, e), n) for p, e, n in cells.filter(pl.col("count") > 0).group_by("probe", "errno")
-                   .agg(pl.col("count").sum()).iter_rows())
-    ev = dataset_events(root)
-    weight = ev.filter(pl.col("seq") == 0).select(*KEY, pl.col("repeat_count").fill_null(1).alias("w"))
-    frames = ev.filter(pl.col("errno").is_not_null()).join(weight, on=KEY)
-    recorded = dict(((p, e), n) for p, e, n in frames.group_by("probe", "errno").agg(pl.col("w").sum()).iter_rows())
-    assert counted == recorded
-    for family, (probe, errno, _) in FAMILIES.items():
-        assert counted.get((probe, errno), 0) > 0, family
+    assert_counters_agree_with_the_records(root, FAMILIES)
 
 
 def test_the_fleet_has_three_vendors_and_each_its_routine(fleet36):

@@ -25,10 +25,11 @@ import datetime as dt
 import polars as pl
 import pytest
 from fleet_harness import (
-    assert_errno_from_reference,
+    assert_counters_agree_with_the_records,
     assert_every_cause_found,
-    assert_functions_in_reference,
+    assert_files_valid_and_truth_one_row_per_record,
     assert_generator_is_blind,
+    assert_trees_from_the_reference,
     audited_fleet,
     dataset_counters,
     dataset_events,
@@ -38,8 +39,6 @@ from fleet_harness import (
 )
 from fleetgen37 import FAMILIES, LAYER, ROOT_CAUSES, ROUTINE, TREES, generate
 from fleetgen37.generator import TREE_FAMILY
-
-from tracer.schema import counter_buckets_for, dataset_files, validate_file
 
 # 9 hosts x 40 h (~4 s to build, <1 s to audit); the control: 9 hosts x 40 h, the rhythm and the
 # routine only; the upper end: 10 hosts x 48 h (two full days), the same roles by index
@@ -112,52 +111,21 @@ def test_truth_comes_from_the_reference():
     gives near its origin (mlx5_cmd_exec's ETIMEDOUT from the errno_conventions' firmware mapping);
     every failing frame of a tree fails with its family's errno, and the family's origin is one of
     them."""
-    assert_functions_in_reference({fn for _, _, frames in TREES.values() for _, fn, _ in frames})
-    for key, (probe, errno, layer) in FAMILIES.items():
-        assert_errno_from_reference(key, probe, errno)
-        assert LAYER[probe] == layer, key
-    for name, (_, _, frames) in TREES.items():
-        failing = [(fn, e) for _, fn, e in frames if e]
-        if failing:
-            probe, errno, _ = FAMILIES[TREE_FAMILY[name]]
-            assert (probe, errno) in failing, name
-            assert {e for _, e in failing} == {errno}, name
-        else:
-            assert name not in TREE_FAMILY, name
+    assert_trees_from_the_reference(TREES, FAMILIES, LAYER, TREE_FAMILY)
 
 
 def test_every_file_validates_and_truth_is_one_row_per_record(fleet37):
     """Events, counters, their summaries and truth validate through tracer.schema; truth has one
     row per record (host, trace_id) and none more; every counters file's summary matches it."""
     root, _, _, _ = fleet37
-    for table in ("events", "counters", "truth", "counter_buckets"):
-        files = dataset_files(root, table)
-        assert files, table
-        for f in files:
-            validate_file(f, table)
-    for f in dataset_files(root, "counters"):
-        assert counter_buckets_for(f) is not None, f
-    records = dataset_events(root).select(KEY).unique()
-    truth = dataset_truth(root)
-    assert truth.select(KEY).is_unique().all()
-    assert truth.height == records.height
-    assert truth.join(records, on=KEY, how="anti").height == 0
+    assert_files_valid_and_truth_one_row_per_record(root)
 
 
 def test_counters_agree_with_the_records(fleet37):
     """Per (probe, errno) the counters' failures equal the records' failing frames, each weighted
     by its record's repeat_count: every failure is recorded (none lost)."""
     root, _, _, _ = fleet37
-    cells = dataset_counters(root).select("probe", "errno_counts").explode("errno_counts").unnest("errno_counts")
-    counted = dict(((p, e), n) for p, e, n in cells.filter(pl.col("count") > 0).group_by("probe", "errno")
-                   .agg(pl.col("count").sum()).iter_rows())
-    ev = dataset_events(root)
-    weight = ev.filter(pl.col("seq") == 0).select(*KEY, pl.col("repeat_count").fill_null(1).alias("w"))
-    frames = ev.filter(pl.col("errno").is_not_null()).join(weight, on=KEY)
-    recorded = dict(((p, e), n) for p, e, n in frames.group_by("probe", "errno").agg(pl.col("w").sum()).iter_rows())
-    assert counted == recorded
-    for family, (probe, errno, _) in FAMILIES.items():
-        assert counted.get((probe, errno), 0) > 0, family
+    assert_counters_agree_with_the_records(root, FAMILIES)
 
 
 def _reg_mr_failure_share(root, host: str) -> pl.DataFrame:

@@ -26,10 +26,10 @@ import datetime as dt
 
 import polars as pl
 from fleet_harness import (
-    assert_errno_from_reference,
     assert_every_cause_found,
-    assert_functions_in_reference,
+    assert_files_valid_and_truth_one_row_per_record,
     assert_generator_is_blind,
+    assert_trees_from_the_reference,
     audited_fleet,
     dataset_events,
     dataset_truth,
@@ -42,10 +42,8 @@ from fleetgen38.generator import TREE_FAMILY
 from tracer.schema import (
     RECORD_KEY,
     SNAPSHOT_KEY,
-    counter_buckets_for,
     dataset_files,
     read,
-    validate_file,
 )
 
 # 8 hosts x 3 h (~3 s to build); the control: the same shape, the artefacts and the routine only;
@@ -102,18 +100,7 @@ def test_truth_comes_from_the_reference():
     gives near its origin (mlx5_cmd_exec's ENOMEM and ETIMEDOUT from the errno_conventions' firmware
     mapping); every failing frame of a tree fails with its family's errno, and the family's origin is
     one of them."""
-    assert_functions_in_reference({fn for _, _, frames in TREES.values() for _, fn, _ in frames})
-    for key, (probe, errno, layer) in FAMILIES.items():
-        assert_errno_from_reference(key, probe, errno)
-        assert LAYER[probe] == layer, key
-    for name, (_, _, frames) in TREES.items():
-        failing = [(fn, e) for _, fn, e in frames if e]
-        if failing:
-            probe, errno, _ = FAMILIES[TREE_FAMILY[name]]
-            assert (probe, errno) in failing, name
-            assert {e for _, e in failing} == {errno}, name
-        else:
-            assert name not in TREE_FAMILY, name
+    assert_trees_from_the_reference(TREES, FAMILIES, LAYER, TREE_FAMILY)
 
 
 def test_every_file_validates_and_truth_is_one_row_per_record(fleet38):
@@ -121,18 +108,7 @@ def test_every_file_validates_and_truth_is_one_row_per_record(fleet38):
     row per record (host, trace_id) -- a re-sent record once -- and none more; every counters file's
     summary matches it."""
     root, _, _, _ = fleet38
-    for table in ("events", "counters", "truth", "counter_buckets"):
-        files = dataset_files(root, table)
-        assert files, table
-        for f in files:
-            validate_file(f, table)
-    for f in dataset_files(root, "counters"):
-        assert counter_buckets_for(f) is not None, f
-    records = _events(root).select(KEY).unique()
-    truth = dataset_truth(root)
-    assert truth.select(KEY).is_unique().all()
-    assert truth.height == records.height
-    assert truth.join(records, on=KEY, how="anti").height == 0
+    assert_files_valid_and_truth_one_row_per_record(root, _events(root))
 
 
 def test_counters_agree_with_the_records(fleet38):
