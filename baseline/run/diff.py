@@ -518,6 +518,10 @@ TIMEOUT_WAITS = frozenset({"poll", "ppoll", "select", "pselect6", "epoll_wait", 
 # event loop between transfers) returns 0 within microseconds; a wait for an answer that does
 # not come returns 0 when its timeout runs out, tens of milliseconds to seconds later.
 TIMED_OUT_MIN_NS = 10_000_000
+# ... and a wait returning nothing ready after blocking this long at least is a timer's expiry:
+# an event loop sleeping until its next timer (node's setTimeout, libuv's epoll_pwait with the
+# time left) returns 0 when the timer is due, a millisecond to seconds later.
+TIMER_EXPIRY_MIN_NS = 1_000_000
 # Reads of a file and listings of a directory: a thread's first one at a path coming back empty
 # (read 0, a listing of nothing but "." and "..") where the good runs' first one there had
 # content is a different answer from a successful call (see _EmptyAnswers).
@@ -1384,6 +1388,11 @@ def diff_traces(
         # reordering even when its events are known ones (the close and exit path every run has):
         # it is named by the timeout.
         timed_out = timeouts.openings(bs, regions, b_start, seq_rows, matched_role, k, max_cls == 0)
+        # ... unless the program waits on its own timers (the good runs' waits of the role
+        # expired too) and the region is known events in another order re-joining the good
+        # runs, in a run exiting as they did: the timer came due later, the loop went on as theirs
+        if same_exit:
+            timed_out[reorder & ~has_novel & timeouts.on_timers(timed_out, matched_role)] = -1
         # ... and so is one after a first read or listing that came back empty where the good
         # runs' had content (see _EmptyAnswers), within 4k events: the program may first do
         # what every run does with what it read (open its output, write its header) before
@@ -3790,6 +3799,7 @@ class _TimedOutWaits:
         self.p, self.outcomes, self.nb = p, outcomes, nb
         self.timed: np.ndarray | None = None  # per wait row: timed out (read on first use)
         self.waited: dict[int, float] = {}  # timed-out row -> milliseconds it waited
+        self.timer_roles: set[str] = set()  # roles whose good runs' waits expired on a timer
 
     def _hits(self, matched_role: list[str]) -> np.ndarray:
         if self.timed is None:
@@ -3798,7 +3808,9 @@ class _TimedOutWaits:
             lat = numpy_of(pc.fill_null(self.outcomes.column("latency_ns"), 0))[src]
             timed = (ret == 0) & (lat >= TIMED_OUT_MIN_NS)
             self.waited = dict(zip(self.rows[timed].tolist(), (lat[timed] / 1e6).round(1).tolist(), strict=True))
-            good_roles = {matched_role[int(j)] for j in self.sid[timed & (self.rows >= self.nb)]}
+            good = self.rows >= self.nb
+            good_roles = {matched_role[int(j)] for j in self.sid[timed & good]}
+            self.timer_roles = {matched_role[int(j)] for j in self.sid[(ret == 0) & (lat >= TIMER_EXPIRY_MIN_NS) & good]}
             self.timed = timed & (self.rows < self.nb) & np.array(
                 [matched_role[int(j)] not in good_roles for j in self.sid], dtype=bool)
         return self.timed
@@ -3825,6 +3837,18 @@ class _TimedOutWaits:
             hit = np.flatnonzero((sids == sid) & (seqs > lo) & (seqs < hi))
             if len(hit):
                 out[r] = int(rows[hit[np.argmin(seqs[hit])]])
+        return out
+
+    def on_timers(self, rows: np.ndarray, matched_role: list[str]) -> np.ndarray:
+        """Per timed-out wait row (of `openings`; -1: none): its thread's role waited for a
+        timer in the good runs too -- some wait of theirs returned nothing ready after
+        blocking `TIMER_EXPIRY_MIN_NS` or more, the program's own timers (a server answering
+        each request after a random delay): how long this one waited is how the timers fell."""
+        found = rows >= 0
+        out = np.zeros(len(rows), dtype=bool)
+        if found.any() and self.timer_roles:
+            sids = self.sid[np.searchsorted(self.rows, rows[found])]  # (p.sid is released by now)
+            out[found] = [matched_role[int(j)] in self.timer_roles for j in sids]
         return out
 
 
