@@ -527,6 +527,14 @@ TIMER_EXPIRY_MIN_NS = 1_000_000
 # content is a different answer from a successful call (see _EmptyAnswers).
 FIRST_READ_PROBES = frozenset({"read", "pread64", "readv", "preadv", "preadv2"})
 LISTING_PROBES = frozenset({"getdents64"})
+# Calls that look at a file without using it: a sweep of a directory of other processes' files
+# (HotSpot's start going through /tmp/hsperfdata_<user>/ for dead JVMs' files) opens, checks
+# and tries to lock each entry, and leaves the ones another process holds (see _EmptyAnswers).
+LOOK_ONLY_PROBES = frozenset({"openat", "open", "openat2", "newfstatat", "fstat", "statx", "lstat", "stat",
+                              "fcntl", "flock", "close", "access", "faccessat", "faccessat2", "readlink",
+                              "readlinkat"})
+LOCK_PROBES = frozenset({"flock", "fcntl"})
+LOCK_HELD_ERRNOS = frozenset({"EAGAIN", "EWOULDBLOCK", "EACCES"})
 # An empty directory's listing: "." and "..", one 24-byte struct linux_dirent64 each.
 EMPTY_LISTING_BYTES = 48
 # Calls that send a signal: a successful one by another process of the run, to threads still
@@ -3863,6 +3871,9 @@ class _EmptyAnswers(_TimedOutWaits):
     the work it skips) would otherwise name the program's reaction instead. Named the way a
     wait that timed out is (see _TimedOutWaits.openings). A later read returning 0 is the end
     of the data, every run's; a first one the good runs saw empty too is the program's way.
+    So is a listing whose content, in every good run, was only other processes' files the
+    thread found held and left alone (`_foreign_content`): JVMs running beside the good runs
+    when HotSpot swept /tmp/hsperfdata_<user>/, none beside this one.
     Return values are read for these calls only, and only when a region asks."""
 
     def __init__(self, p: Prepared, outcomes: EventColumns, nb: int):
@@ -3874,6 +3885,7 @@ class _EmptyAnswers(_TimedOutWaits):
         self.rows = rows[(p.errno[rows] < 0) & (p.plainpath[rows] >= 0)]
         self.sid = p.sid[self.rows]
         self.p, self.outcomes, self.nb = p, outcomes, nb
+        self.row_sid = p.sid  # (released from `p` before a region asks: a thread's rows are a run of them)
         self.timed = None
         self.waited = {}  # (no wait: nothing timed)
 
@@ -3905,8 +3917,37 @@ class _EmptyAnswers(_TimedOutWaits):
                    + p.plainpath[rows[first]])
             good = rows[first] >= self.nb
             hit = empty & ~good & isin(key, key[good]) & ~isin(key, key[good & empty])
+            if hit.any() and (good & listing).any():
+                # a listing whose every good run found only other processes' files: no answer
+                with_content = good & ~empty
+                foreign = np.zeros(len(first), dtype=bool)
+                for i in np.flatnonzero(with_content & listing & isin(key, key[hit])).tolist():
+                    foreign[i] = self._foreign_content(int(rows[first[i]]))
+                hit &= isin(key, key[with_content & ~foreign])
             self.timed[first[hit]] = True
         return self.timed
+
+    def _foreign_content(self, row: int) -> bool:
+        """The entries the thread went on to touch after the listing at `row` (calls under the
+        listed directory, up to its next listing there) were only looked at -- opened, checked,
+        a lock tried (LOOK_ONLY_PROBES) -- and some lock was refused: files another live process
+        holds, which the thread leaves alone."""
+        p, sid = self.p, self.row_sid
+        directory = p.npath_values[int(p.plainpath[row])] + "/"
+        locks = set(codes_where(p.probe_values, LOCK_PROBES).tolist())
+        held = set(codes_where(p.errno_values, LOCK_HELD_ERRNOS).tolist())
+        touched = refused = False
+        for r in range(row + 1, min(len(sid), row + WALK_GAP)):
+            if sid[r] != sid[row] or (p.plainpath[r] == p.plainpath[row] and p.probe[r] == p.probe[row]):
+                break  # the thread's end, or its next listing of the directory
+            path = p.npath_values[int(p.plainpath[r])] if p.plainpath[r] >= 0 else None
+            if path is None or not path.startswith(directory):
+                continue
+            if p.probe_values[int(p.probe[r])] not in LOOK_ONLY_PROBES:
+                return False  # an entry used: read, written, removed, mapped
+            touched = True
+            refused |= int(p.probe[r]) in locks and int(p.errno[r]) in held
+        return touched and refused
 
 
 class _KillsOnlyHere(_TimedOutWaits):
