@@ -1337,7 +1337,7 @@ def diff_traces(
         at_end = np.flatnonzero((max_cls == 0) & ~recovered & ~has_novel)
         if len(at_end):
             reorder[at_end] = _reordered_at_end(p, regions.sid[at_end], bs, gs, (b_start, b_end), (g_start, g_end),
-                                                matched_role, s_tkey)
+                                                matched_role, s_tkey, bool(same_exit))
         # A process every good run has is missing: known events in another order in the thread
         # that would have started it are where the run went another way (make finding an
         # earlier run's output up to date and skipping the recipe), not timing.
@@ -1423,6 +1423,7 @@ def diff_traces(
                             (max_cls > 0) & ~reorder & (b_end[regions.sid] - 1 - regions.end <= k), score, b_start,
                             outcomes, nb, k)
         named_seq = _seq_of(bs, named, seq_rows)
+        _first_of_repeats(p, bs, regions, named, (named_cls > 0) & ~reorder & (reported < 0), score)
         order = np.lexsort((named_seq, -score))
         if (~reorder).any():
             first_unexplained = int(_seq_of(bs, regions.start[~reorder], seq_rows).min())
@@ -1968,12 +1969,16 @@ def _unwind_cleanups(p: Prepared, bs: align.Streams) -> np.ndarray:
 
 
 def _reordered_at_end(p: Prepared, sids: np.ndarray, bs: align.Streams, gs: align.Streams, b_bounds: tuple,
-                      g_bounds: tuple, matched_role: list[str], s_tkey: np.ndarray) -> np.ndarray:
+                      g_bounds: tuple, matched_role: list[str], s_tkey: np.ndarray,
+                      same_exit: bool = False) -> np.ndarray:
     """For bad streams `sids` whose last region has no error and only events the good runs
     have: whether the thread did every kind of event a good thread of its role did -- or all
     the bad run's threads of its role together did what a good run's did (a thread pool shares
     its work differently each run). Then the region is the same work in another order (a set
-    iterated under a per-run hash seed), not a thread stopping early."""
+    iterated under a per-run hash seed), not a thread stopping early. In a run exiting as the
+    good runs did, so is a thread whose kinds missing from a good one's were all done by other
+    threads of its process: work the program hands to a thread of its own in some runs (zstd
+    -T0 reads a large enough input on its I/O thread, a smaller one on its main thread)."""
     streams_of: dict[tuple[str, int], list[int]] = {}
     for j in range(len(s_tkey)):
         streams_of.setdefault((matched_role[j], int(s_tkey[j])), []).append(j)
@@ -1997,7 +2002,21 @@ def _reordered_at_end(p: Prepared, sids: np.ndarray, bs: align.Streams, gs: alig
         if not out[i] and goods:
             ours = tokens(bs, b_bounds, streams_of[(role, -1)])
             out[i] = any(isin(tokens(gs, g_bounds, streams_of[key]), ours).all() for key in goods)
+        if not out[i] and same_exit and singles:
+            siblings = [j for j in range(len(s_tkey)) if s_tkey[j] == -1 and j != sid
+                        and _stream_pid(p, bs, b_bounds, j) == _stream_pid(p, bs, b_bounds, sid)]
+            theirs = tokens(bs, b_bounds, siblings)
+            out[i] = any(isin(kinds[~isin(kinds, mine)], theirs).all()
+                         for kinds in (tokens(gs, g_bounds, [j]) for j in singles))
     return out
+
+
+def _stream_pid(p: Prepared, side: align.Streams, bounds: tuple, j: int) -> int:
+    """The process of stream `j` (-1: no call of it in `side`)."""
+    lo, hi = int(bounds[0][j]), int(bounds[1][j])
+    rows = side.orig[lo:hi]
+    rows = rows[rows >= 0]
+    return int(p.pid[rows[0]]) if len(rows) else -1
 
 
 def _seen_events(bad: align.Streams, good: align.Streams, role_hash: np.ndarray) -> np.ndarray:
@@ -2184,7 +2203,24 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
         np.add.at(edges, hi, -1)
         out = np.cumsum(edges[:-1]) > 0
         out &= ~code_in(p.errno, hard_codes, len(p.errno_values))
+        out[_work_on_files(p, np.flatnonzero(out), _call_keys(p, lo))] = False
     return out
+
+
+def _work_on_files(p: Prepared, body: np.ndarray, sites: np.ndarray) -> np.ndarray:
+    """The rows of a retry loop's `body` that work on a file (a path, not a socket, a pipe or
+    /dev, /proc, /sys, which a wait loop polls) at a call site other than the loop's own
+    (`sites`): work the thread does while it waits, which the good runs do wherever they do
+    it -- curl loads its CA file between its ClientHello and the server's answer, inside the
+    wait where the answer was late (recvfrom EAGAIN, poll) and after it where it was there."""
+    body = body[p.plainpath[body] >= 0]
+    if not len(body):
+        return body
+    values = p.npath_values.arrow
+    files = numpy_of(pc.fill_null(pc.match_substring_regex(values, "^/"), False)) & ~numpy_of(
+        pc.fill_null(pc.match_substring_regex(values, "^/(dev|proc|sys)/"), False))
+    body = body[files[p.plainpath[body]]]
+    return body[~isin(_call_keys(p, body), unique_ints(sites))]
 
 
 def _known_errors_gone_on(bs: align.Streams, known_rows: np.ndarray, explained: np.ndarray, k: int,
@@ -3383,7 +3419,9 @@ def _known_step_elsewhere(sides: tuple[align.Streams, align.Streams], regions: a
                           b_bounds: tuple[np.ndarray, np.ndarray], reach: np.ndarray) -> np.ndarray:
     """Per region: error-free, its new events (`novel`: none of its role's good streams has
     them) inside one block of KNOWN_STEP_MIN..KNOWN_STEP_MAX calls (grown by up to k-1 of the region's
-    other events each side) that some good stream made in that very order (on another thread:
+    other events each side, or of the calls leading into it: a step's first call may be one the
+    thread makes in the good runs as well -- zstd's stat of its input, then the reads its I/O
+    thread makes in runs of a larger input) that some good stream made in that very order (on another thread:
     the events' tokens know no role), and without that block its thread did only what the good
     runs of its role did (every window through the gap is one of theirs, a loop the block split
     joined again) -- one more turn of a step the program takes elsewhere: HotSpot's VM Thread,
@@ -3403,14 +3441,14 @@ def _known_step_elsewhere(sides: tuple[align.Streams, align.Streams], regions: a
         if not len(new) or int(new[-1]) - int(new[0]) >= KNOWN_STEP_MAX:
             continue
         # the smallest blocks first: the new events alone, then up to k-1 of the region's
-        # others on each side
+        # others (or of the calls before it) on each side
         blocks = [(int(new[0]) - before, int(new[-1]) + 1 + after)
                   for grow in range(2 * (k - 1) + 1) for before in range(min(grow, k - 1) + 1)
                   if (after := grow - before) <= k - 1]
         out[r] = any(_without_block_seen(bs, (lo_b, hi_b), (first, last), (start, end), gh, role_hash, k)
                      and _occurs_in(bs.tok[lo_b:hi_b], gs.tok)
                      for lo_b, hi_b in blocks
-                     if lo_b >= start and hi_b <= end + 1 and hi_b - lo_b >= KNOWN_STEP_MIN
+                     if lo_b >= max(first, start - (k - 1)) and hi_b <= end + 1 and hi_b - lo_b >= KNOWN_STEP_MIN
                      and not (bs.orig[lo_b:hi_b] < 0).any())
     return out
 
@@ -3737,6 +3775,27 @@ def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, regi
 # Calls that reap a child, and the calls that make one (their return value: its pid).
 CHILD_WAITS = frozenset({"wait4", "waitid", "waitpid"})
 CHILD_MAKERS = frozenset({"clone", "clone3", "fork", "vfork"})
+
+
+def _first_of_repeats(p: Prepared, bs: align.Streams, regions: align.Regions, named: np.ndarray,
+                      errors: np.ndarray, score: np.ndarray) -> None:
+    """Regions named (`errors`) by the same failed call (probe, errno) in one thread on paths of
+    one directory are one failure met again: each takes the group's highest score, so the first
+    ranks first (c_rehash on a read-only certs volume: the first link's EROFS, after which it
+    went on, and the second's, after which it gave up -- the second only scored the give-up)."""
+    at = np.flatnonzero(errors)
+    if len(at) < 2:
+        return
+    rows = bs.orig[named[at]]
+    groups: dict[tuple[int, int, int, str], list[int]] = {}
+    for r, row in zip(at.tolist(), rows.tolist(), strict=True):
+        if row < 0 or p.plainpath[row] < 0:
+            continue
+        directory = p.npath_values[int(p.plainpath[row])].rsplit("/", 1)[0]
+        groups.setdefault((int(regions.sid[r]), int(p.probe[row]), int(p.errno[row]), directory), []).append(r)
+    for members in groups.values():
+        if len(members) > 1:
+            score[members] = score[members].max()
 
 
 def _after_failed_child(p: Prepared, bs: align.Streams, regions: align.Regions, named: np.ndarray,

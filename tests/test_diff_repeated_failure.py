@@ -1,0 +1,47 @@
+"""The same failed call met again in one thread is one failure: the first names it.
+
+c_rehash on a read-only certs volume (the blind thirty-eighth set's t38_c_rehash_certs_readonly)
+links each certificate twice: its subject hash (57904111.0), then its old md5 hash (b3b18db6.0).
+Both symlinks fail EROFS; c_rehash goes on after the first and gives up after the second, so the
+second scored the give-up (not recovered) and was named. Regions named by the same call (probe,
+errno) in one thread, on paths of one directory, take the group's highest score, and the first
+ranks first (`_first_of_repeats`).
+
+Kept as recorded here (tests/recordings/c_rehash_readonly: two good runs and the bad run).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from baseline.run.diff import diff_traces
+from tracer.schema import write_table
+
+RECORDED = Path(__file__).resolve().parent / "recordings" / "c_rehash_readonly"
+GOODS = [RECORDED / "good0.parquet", RECORDED / "good1.parquet"]
+BAD = RECORDED / "bad.parquet"
+
+
+def test_the_premise_both_links_failed_the_first_went_on():
+    failed = pl.read_parquet(BAD).filter((pl.col("probe") == "symlink") & (pl.col("errno") == "EROFS"))
+    assert [p.rsplit("/", 1)[1] for p in failed.sort("seq")["path"]] == ["57904111.0", "b3b18db6.0"]
+
+
+def test_the_first_of_the_repeated_failures_is_named():
+    report = diff_traces(good=GOODS, bad=BAD)
+    top = report.bifurcation
+    assert (top["probe"], top["errno"]) == ("symlink", "EROFS") and top["path"].endswith("/certs/57904111.0")
+
+
+def test_another_failure_after_it_is_another(tmp_path):
+    """The second link failing with another errno (EACCES: not the volume again): not the same
+    failure met again -- the one after which c_rehash gave up is named first, as before."""
+    events = pl.read_parquet(BAD)
+    second = (pl.col("probe") == "symlink") & pl.col("path").str.ends_with("/b3b18db6.0")
+    events = events.with_columns(pl.when(second).then(pl.lit("EACCES")).otherwise(pl.col("errno")).alias("errno"),
+                                 pl.when(second).then(pl.lit(-13, pl.Int64)).otherwise(pl.col("ret")).alias("ret"))
+    report = diff_traces(good=GOODS, bad=write_table(events, tmp_path / "eacces.parquet", "events"))
+    top = report.bifurcation
+    assert (top["errno"], top["path"].rsplit("/", 1)[1]) == ("EACCES", "b3b18db6.0"), report.render_text()
