@@ -27,9 +27,11 @@ from scenarios import (
     real_third,
     real_thirteenth,
     real_thirtieth,
+    real_thirtyeighth,
     real_thirtyfifth,
     real_thirtyfirst,
     real_thirtyfourth,
+    real_thirtyninth,
     real_thirtysecond,
     real_thirtyseventh,
     real_thirtysixth,
@@ -123,6 +125,10 @@ SETS: list[RealSet] = [
             real_thirtysixth.quiet_teardown),
     RealSet("real_thirtyseventh", real_thirtyseventh.REAL_THIRTYSEVENTH, real_thirtyseventh.QUIET_THIRTYSEVENTH,
             real_thirtyseventh.quiet_teardown),
+    RealSet("real_thirtyeighth", real_thirtyeighth.REAL_THIRTYEIGHTH, real_thirtyeighth.QUIET_THIRTYEIGHTH,
+            real_thirtyeighth.quiet_teardown),
+    RealSet("real_thirtyninth", real_thirtyninth.REAL_THIRTYNINTH, real_thirtyninth.QUIET_THIRTYNINTH,
+            real_thirtyninth.quiet_teardown),
 ]
 
 
