@@ -14,6 +14,7 @@ from scenarios import (
     real_eleventh,
     real_fifteenth,
     real_fifth,
+    real_fortieth,
     real_fourteenth,
     real_fourth,
     real_more,
@@ -129,6 +130,7 @@ SETS: list[RealSet] = [
             real_thirtyeighth.quiet_teardown),
     RealSet("real_thirtyninth", real_thirtyninth.REAL_THIRTYNINTH, real_thirtyninth.QUIET_THIRTYNINTH,
             real_thirtyninth.quiet_teardown),
+    RealSet("real_fortieth", real_fortieth.REAL_FORTIETH, real_fortieth.QUIET_FORTIETH, real_fortieth.quiet_teardown),
 ]
 
 
