@@ -15,6 +15,7 @@ from scenarios import (
     real_fifteenth,
     real_fifth,
     real_fortieth,
+    real_fortyfirst,
     real_fourteenth,
     real_fourth,
     real_more,
@@ -131,6 +132,8 @@ SETS: list[RealSet] = [
     RealSet("real_thirtyninth", real_thirtyninth.REAL_THIRTYNINTH, real_thirtyninth.QUIET_THIRTYNINTH,
             real_thirtyninth.quiet_teardown),
     RealSet("real_fortieth", real_fortieth.REAL_FORTIETH, real_fortieth.QUIET_FORTIETH, real_fortieth.quiet_teardown),
+    RealSet("real_fortyfirst", real_fortyfirst.REAL_FORTYFIRST, real_fortyfirst.QUIET_FORTYFIRST,
+            real_fortyfirst.quiet_teardown),
 ]
 
 
