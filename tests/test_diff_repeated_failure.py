@@ -45,3 +45,20 @@ def test_another_failure_after_it_is_another(tmp_path):
     report = diff_traces(good=GOODS, bad=write_table(events, tmp_path / "eacces.parquet", "events"))
     top = report.bifurcation
     assert (top["errno"], top["path"].rsplit("/", 1)[1]) == ("EACCES", "b3b18db6.0"), report.render_text()
+
+
+SQLITE = Path(__file__).resolve().parent / "recordings" / "sqlite_rw_fallback"
+
+
+def test_a_failure_handled_at_once_is_no_first_of_repeats():
+    """sqlite in a database directory it may not write (tests/scenarios/real_sixth.py's
+    sqlite_wal_dir_not_writable): the read-write open of jobs.db fails EACCES and sqlite opens
+    it read-only at once; the WAL's create in the same directory then fails EACCES and the job
+    stops. The same call and errno in one directory, but the first was dealt with: the WAL's
+    is named (recorded: tests/recordings/sqlite_rw_fallback)."""
+    events = pl.read_parquet(SQLITE / "bad.parquet")
+    failed = events.filter((pl.col("probe") == "openat") & (pl.col("errno") == "EACCES")).sort("seq")
+    assert [p.rsplit("/", 1)[1] for p in failed["path"]] == ["jobs.db", "jobs.db-wal"]
+    report = diff_traces(good=[SQLITE / "good0.parquet", SQLITE / "good1.parquet"], bad=SQLITE / "bad.parquet")
+    top = report.bifurcation
+    assert (top["probe"], top["errno"]) == ("openat", "EACCES") and top["path"].endswith("/db/jobs.db-wal")

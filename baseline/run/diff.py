@@ -2203,16 +2203,17 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
         np.add.at(edges, hi, -1)
         out = np.cumsum(edges[:-1]) > 0
         out &= ~code_in(p.errno, hard_codes, len(p.errno_values))
-        out[_work_on_files(p, np.flatnonzero(out), _call_keys(p, lo))] = False
+        out[_work_on_files(p, np.flatnonzero(out), p.plainpath[lo])] = False
     return out
 
 
-def _work_on_files(p: Prepared, body: np.ndarray, sites: np.ndarray) -> np.ndarray:
+def _work_on_files(p: Prepared, body: np.ndarray, loop_paths: np.ndarray) -> np.ndarray:
     """The rows of a retry loop's `body` that work on a file (a path, not a socket, a pipe or
-    /dev, /proc, /sys, which a wait loop polls) at a call site other than the loop's own
-    (`sites`): work the thread does while it waits, which the good runs do wherever they do
-    it -- curl loads its CA file between its ClientHello and the server's answer, inside the
-    wait where the answer was late (recvfrom EAGAIN, poll) and after it where it was there."""
+    /dev, /proc, /sys, which a wait loop polls) other than the loop's own (`loop_paths`: gzip
+    -f's removal of the output its create found there is the loop's): work the thread does
+    while it waits, which the good runs do wherever they do it -- curl loads its CA file
+    between its ClientHello and the server's answer, inside the wait where the answer was late
+    (recvfrom EAGAIN, poll) and after it where it was there."""
     body = body[p.plainpath[body] >= 0]
     if not len(body):
         return body
@@ -2220,7 +2221,7 @@ def _work_on_files(p: Prepared, body: np.ndarray, sites: np.ndarray) -> np.ndarr
     files = numpy_of(pc.fill_null(pc.match_substring_regex(values, "^/"), False)) & ~numpy_of(
         pc.fill_null(pc.match_substring_regex(values, "^/(dev|proc|sys)/"), False))
     body = body[files[p.plainpath[body]]]
-    return body[~isin(_call_keys(p, body), unique_ints(sites))]
+    return body[~isin(p.plainpath[body], unique_ints(loop_paths))]
 
 
 def _known_errors_gone_on(bs: align.Streams, known_rows: np.ndarray, explained: np.ndarray, k: int,
@@ -3782,20 +3783,34 @@ def _first_of_repeats(p: Prepared, bs: align.Streams, regions: align.Regions, na
     """Regions named (`errors`) by the same failed call (probe, errno) in one thread on paths of
     one directory are one failure met again: each takes the group's highest score, so the first
     ranks first (c_rehash on a read-only certs volume: the first link's EROFS, after which it
-    went on, and the second's, after which it gave up -- the second only scored the give-up)."""
+    went on, and the second's, after which it gave up -- the second only scored the give-up).
+    A failure the thread got past at once at the same path (`_handled_at_once`: sqlite opening
+    its database read-only after the read-write open's EACCES) is no such first: it was dealt
+    with, the later one was not."""
     at = np.flatnonzero(errors)
     if len(at) < 2:
         return
     rows = bs.orig[named[at]]
     groups: dict[tuple[int, int, int, str], list[int]] = {}
     for r, row in zip(at.tolist(), rows.tolist(), strict=True):
-        if row < 0 or p.plainpath[row] < 0:
+        if row < 0 or p.plainpath[row] < 0 or _handled_at_once(p, row):
             continue
         directory = p.npath_values[int(p.plainpath[row])].rsplit("/", 1)[0]
         groups.setdefault((int(regions.sid[r]), int(p.probe[row]), int(p.errno[row]), directory), []).append(r)
     for members in groups.values():
         if len(members) > 1:
             score[members] = score[members].max()
+
+
+def _handled_at_once(p: Prepared, row: int) -> bool:
+    """A call of the thread at the same path succeeded within RETRY_GAP rows after the failed
+    `row` (rows are in stream order: a thread's rows run together)."""
+    for q in range(row + 1, min(len(p.tid), row + 1 + RETRY_GAP)):
+        if p.tid[q] != p.tid[row] or p.tkey[q] != p.tkey[row]:
+            return False
+        if p.plainpath[q] == p.plainpath[row] and p.errno[q] < 0:
+            return True
+    return False
 
 
 def _after_failed_child(p: Prepared, bs: align.Streams, regions: align.Regions, named: np.ndarray,
