@@ -11,6 +11,7 @@ Permissions (least privilege, but readable where the umask says so):
   dataset, report and Prometheus textfile unreadable to node_exporter or an unprivileged
   analysis user);
 - a file that is rewritten keeps its mode and owner (an allowlist someone made 0644 stays so);
+  one this process may not write (another user's, or made read-only) is refused, not replaced;
 - directories are created 0775 & ~umask: never world-writable, even under umask 000 (a
   world-writable spool or dataset would let any user plant snapshots or Parquet files).
 Use `make_dirs` for every directory a writer creates (`output_dirs` for a command's output
@@ -531,6 +532,24 @@ def _create_temp(directory: Path, name: str) -> tuple[int, Path]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
 
 
+def _refuse_unwritable(path: Path) -> None:
+    """PermissionError (EACCES) when `path` is a file this process may not write, in a
+    directory it may: the rename would replace it anyway -- another user's file (whose owner a
+    rewrite cannot keep) or one made read-only -- where `cp` or an editor's save is refused."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return  # not there (the usual case), or unreachable: the create reports it
+    if not stat.S_ISREG(st.st_mode):
+        return
+    effective = os.access in os.supports_effective_ids
+    if os.access(path, os.W_OK, effective_ids=effective) or not os.access(path.parent, os.W_OK,
+                                                                         effective_ids=effective):
+        return  # writable, or the directory is not either (a read-only volume: the create says so)
+    raise PermissionError(errno.EACCES, f"not writable by this user (owner uid {st.st_uid}, mode "
+                          f"{stat.S_IMODE(st.st_mode):04o}): it would be replaced", str(path))
+
+
 def _keep_mode_and_owner(fd: int, path: Path) -> None:
     """Give the temp file the mode and owner of the file it is about to replace."""
     try:
@@ -575,6 +594,7 @@ def atomic_output(path: str | os.PathLike, *, durable: bool = True) -> Iterator[
             # `-o link` to /nonexistent/dir/x created /nonexistent/dir)
             raise FileNotFoundError(errno.ENOENT, f"a symlink to {path}, whose directory does not exist", str(given))
         make_dirs(path.parent)
+        _refuse_unwritable(path)
         fd, tmp = _create_temp(path.parent, path.name)
     except OSError as exc:
         raise _named(exc, path) from None

@@ -142,6 +142,8 @@ def _check_dataset(path: str) -> None:
 
 def _check_writable_file(path: str, flag: str, inputs: list[str]) -> None:
     parent = Path(path).resolve().parent
+    if parent.exists() and not parent.is_dir():
+        raise TracebaseError(f"{flag} {path}: {parent} is not a directory")
     if not parent.is_dir():
         raise TracebaseError(f"{flag} {path}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
@@ -262,7 +264,10 @@ def handle_audit(args: argparse.Namespace) -> int:
     _check_out_dir(out, "-o/--output")
     layout.refuse_among_tables(args.dataset, out, "-o/--output", "an output directory")
     if args.html:
-        _check_writable_file(args.html, "--html", [args.dataset, str(out), *filter(None, [args.model, args.allowlist])])
+        # (the model `baseline learn` saved is read by default: an input too)
+        saved = None if args.model or args.refit else layout.saved_model(args.dataset)
+        _check_writable_file(args.html, "--html", [args.dataset, str(out),
+                                                   *(str(p) for p in (args.model, args.allowlist, saved) if p)])
     if args.model:
         open_parquet(args.model).close()  # its path (run_audit reads the model first), before polars
     # the allowlist is read here (YAML: no polars), as run_audit would read it next

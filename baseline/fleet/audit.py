@@ -69,6 +69,7 @@ from baseline.fleet.model import (
     METADATA_PAIRS_SCHEMA,
     EventsInput,
     GoodTraceBaseline,
+    NoEventsError,
     ancestor_columns,
     collect_traces,
     event_batches,
@@ -76,6 +77,7 @@ from baseline.fleet.model import (
     metadata_pairs,
     own_trace_ids,
     parse_since,
+    scope,
     trace_flags,
 )
 from baseline.run.allowlist import ExpectedErrors, load_default
@@ -2090,6 +2092,8 @@ def run_audit(
         # the future holds its result: without this, `del buckets` below freed nothing, and the
         # bucketed counters (~130 MiB on a 10,000-host day) stayed to the end of the audit
         del buckets_of
+    if traces.is_empty():  # (files there, every row before --since)
+        raise NoEventsError(f"{scope(dataset, since_dt)}no events to audit")
     # a host whose successful calls got slower and stayed so (no errno: no alert from the
     # counters sees it), from the good traces' root latencies (baseline.fleet.latency); the
     # rows are freed at once, the alerts are all that is kept
@@ -2099,7 +2103,8 @@ def run_audit(
     del good_roots
     if to_fit is not None:
         if not hasattr(to_fit, "operations_") or to_fit.n_traces_ == 0:
-            raise TracebaseError(f"no good traces to learn from (kinds {', '.join(to_fit.good_kinds)})")
+            raise TracebaseError(f"{scope(dataset, since_dt)}no good traces to learn from "
+                                 f"(kinds {', '.join(to_fit.good_kinds)})")
         model = to_fit
     from baseline.fleet.expected import release_history
 

@@ -187,6 +187,7 @@ from baseline.fleet.model import (  # failed_expr, weight_expr: read here by cal
     failed_expr,  # noqa: F401
     good_root_latency,
     host_nic_identity,
+    scope,
     trace_flags,
     weight_expr,  # noqa: F401
 )
@@ -556,7 +557,9 @@ class FleetExpectedLearner(ParamsMixin):
         try:
             traces, chains = collect_traces(X, since=since, batch_rows=self.batch_rows)
         except NoEventsError:
-            raise NoEventsError("no events to learn expected errors from") from None
+            traces = None
+        if traces is None or traces.is_empty():
+            raise NoEventsError(f"{scope(X, since)}no events to learn expected errors from")
         if counters is None and isinstance(X, (str, os.PathLike)) and (Path(X) / "counters").is_dir():
             from baseline.fleet.counters import counter_buckets
             from baseline.fleet.model import parse_since

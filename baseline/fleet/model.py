@@ -71,6 +71,14 @@ class NoEventsError(TracebaseError):
     other TracebaseError from a read (a corrupt file, a schema mismatch) keeps its own message."""
 
 
+def scope(X: EventsInput, since: str | dt.datetime | None) -> str:
+    """What a read covered, for a message: "DATASET: " (when X is a path) and " since T
+    (--since)" -- an empty window names both, not only that nothing was found."""
+    where = f"{os.fspath(X)}: " if isinstance(X, (str, os.PathLike)) else ""
+    when = parse_since(since) if since is not None else None
+    return where + (f"nothing since {when.isoformat()} (--since): " if when else "")
+
+
 class NotFittedError(TracebaseError, ValueError):
     """Raised when a model is used before `fit` (same idea as sklearn's NotFittedError)."""
 
@@ -360,7 +368,7 @@ def collect_traces(
         known = reps if known is None else pl.concat([known, reps], how="vertical_relaxed")
         traces.append(per.select(trace_table_columns()))
     if not traces:
-        raise NoEventsError("no events to audit")
+        raise NoEventsError(f"{scope(dataset, since)}no events to audit")
     if fit is not None:
         fit._flush()
     chains_df = known.with_columns(pl.col("operation").cast(pl.Categorical)) if known is not None else pl.DataFrame()
@@ -888,10 +896,10 @@ class GoodTraceBaseline(ParamsMixin):
             if len(self._pending[0]) >= _FLUSH_EVERY:  # bounded memory on long inputs
                 self._flush()
         if not seen:
-            raise TracebaseError("no events to learn from")
+            raise TracebaseError(f"{scope(X, since)}no events to learn from")
         self._flush()
         if self.n_traces_ == 0:
-            raise TracebaseError(f"no good traces to learn from (kinds {', '.join(self.good_kinds)})")
+            raise TracebaseError(f"{scope(X, since)}no good traces to learn from (kinds {', '.join(self.good_kinds)})")
         return self
 
     def partial_fit(self, X: pl.LazyFrame | pl.DataFrame, y: None = None) -> GoodTraceBaseline:  # noqa: ARG002

@@ -26,6 +26,8 @@ def dataset_dir(dataset: str | os.PathLike) -> Path:
 def audit_dir(out_dir: str | os.PathLike) -> Path:
     """An audit output directory (findings/clusters/host_alerts) as a Path, else one line."""
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise TracebaseError(f"{out}: expected an audit output directory, found a file")
     if not out.is_dir():
         raise TracebaseError(f"{out}: no such audit output directory")
     return out

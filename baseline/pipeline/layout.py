@@ -14,6 +14,7 @@ defaults sit beside that file.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from tracer.errors import TracebaseError
@@ -40,9 +41,20 @@ def default_model(dataset: str | os.PathLike) -> Path:
 
 
 def saved_model(dataset: str | os.PathLike) -> Path | None:
-    """The model `baseline learn DATASET` wrote, when there is one."""
+    """The model `baseline learn DATASET` wrote, when there is one; something else at its path
+    (a directory, a FIFO) is refused, not taken for "no model saved"."""
+    from tracer.inputs import file_kind
+
     path = default_model(dataset)
-    return path if path.is_file() else None
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise TracebaseError(f"{path}: the saved model cannot be read: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise TracebaseError(f"{path}: expected the model `baseline learn` saves, found {file_kind(st.st_mode)}")
+    return path
 
 
 def default_audit_dir(dataset: str | os.PathLike) -> Path:
