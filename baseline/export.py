@@ -268,7 +268,8 @@ def export_diff(
     good_ev = load_events(good, trace_ids=good_ids[:1], max_events=max_events)
     trace = chrome_trace([Side(bad_ev, "bad"), Side(good_ev, "good")], align="start",
                          other={"bad_trace": report.bad_trace, "good_trace": good_ids[0],
-                                "anomaly_count": report.anomaly_count})
+                                "anomaly_count": report.anomaly_count,
+                                "allowlist": report.settings.get("allowlist")})
     if bif is not None:
         trace["traceEvents"].extend(_marks(trace["traceEvents"], bif, bad_ev["trace_id"][0], good_ids[0]))
     return trace

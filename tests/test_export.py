@@ -279,6 +279,7 @@ def test_simulated_fleet_trees_pass_the_format_checks(tmp_path):
         (["{events}", "--max-events", "0"], ["--max-events", "positive"]),
         (["--diff", "{events}"], ["--diff", "GOOD... BAD"]),
         (["{events}", "--allowlist", "x.yaml"], ["--allowlist", "only with --diff"]),
+        (["{events}", "--learned", "x.yaml"], ["--learned", "only with --diff"]),
         (["{events}", "-o", "{tmp}"], ["cannot write", "Is a directory"]),
         (["{events}", "-o", "/proc/tracebase-export.json"], ["cannot write"]),
     ],
@@ -291,3 +292,38 @@ def test_bad_input(tmp_path, capsys, argv, words):
     assert status == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     for w in words:
         assert w in err, err
+
+
+LEARNED = """\
+version: 1
+entries:
+  - id: learned-enoent-team-optional-conf
+    source: learned
+    reason: the team's optional config, absent on most hosts
+    probe: openat
+    errno: ENOENT
+    path: "/etc/team/optional.conf"
+"""
+
+
+def test_diff_export_judges_with_the_learned_list_beside_it_as_diff_does(tmp_path, monkeypatch):
+    """`baseline diff` run from a directory holding ./expected_errors.learned.yaml loads it;
+    `baseline export --diff` from there does too (it did not: the two could disagree on one pair
+    of traces). The export says which lists judged it (otherData.allowlist)."""
+    recorded = REPO / "tests" / "recordings" / "c_rehash_readonly"
+    traces = [recorded / "good0.parquet", recorded / "good1.parquet", recorded / "bad.parquet"]
+
+    def judged_with(cwd: Path) -> str:
+        monkeypatch.chdir(cwd)
+        return export(tmp_path, "--diff", *traces)["otherData"]["allowlist"]
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert "expected_errors.learned.yaml" not in judged_with(plain)
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "expected_errors.learned.yaml").write_text(LEARNED)
+    assert "expected_errors.learned.yaml" in judged_with(team)
+    monkeypatch.chdir(plain)  # ... and one named with --learned, from anywhere
+    named = export(tmp_path, "--diff", "--learned", team / "expected_errors.learned.yaml", *traces)
+    assert "expected_errors.learned.yaml" in named["otherData"]["allowlist"]

@@ -68,14 +68,11 @@ def handle(args: argparse.Namespace) -> int:
     # A bug here is the dispatcher's like every command's: one line, exit 2 (never 1, "anomaly"),
     # the traceback in a file; printing it here put a traceback on stderr (an allowlist with a
     # 5,000-digit number did).
-    from baseline.run.allowlist import LEARNED_NAME, ExpectedErrors, load_default
+    from baseline.run.allowlist import diff_expected
 
     # The allowlists (YAML), then the traces' paths, are checked before pyarrow is imported
     # (~0.3 s of CPU): a mistyped path is refused at once, in the order the work reads them.
-    expected = ExpectedErrors.load(args.allowlist) if args.allowlist else load_default()
-    learned = args.learned or (LEARNED_NAME if os.path.exists(LEARNED_NAME) else None)
-    if learned:
-        expected = expected + ExpectedErrors.load(learned)
+    expected = diff_expected(args.allowlist, args.learned)
     input_paths(args.traces)
     if "pyarrow" not in sys.modules:  # a fresh process: set up Arrow for a one-shot diff
         # Arrow buffers from the system allocator go back to the OS when freed (the default

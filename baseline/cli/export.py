@@ -48,6 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--align", choices=["wall", "start"], default="wall",
                    help="place traces at their wall-clock start (default) or all at 0")
     p.add_argument("--allowlist", metavar="FILE", help="with --diff: expected-errors YAML")
+    p.add_argument("--learned", metavar="FILE",
+                   help="with --diff: learned expected errors, loaded beside the allowlist, as `baseline diff` "
+                        "does (default: ./expected_errors.learned.yaml when it exists)")
     p.add_argument("--mixed", action="store_true", help="with --diff: accept good traces of different commands")
     p.add_argument("--max-events", type=common.positive_int, default=None, metavar="N",
                    help="refuse to export more than N events (default 2,000,000)")
@@ -56,7 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     if args.output != "-":
-        refuse_overwriting_inputs(args.output, "-o/--output", [*args.traces, *filter(None, [args.allowlist])])
+        refuse_overwriting_inputs(args.output, "-o/--output", [*args.traces, *filter(None, [args.allowlist,
+                                                                                          args.learned])])
     if args.diff:
         if len(args.traces) < 2:
             raise TracebaseError(f"TRACE: with --diff expected GOOD... BAD (two or more), found {len(args.traces)}")
@@ -64,13 +68,13 @@ def handle(args: argparse.Namespace) -> int:
             raise TracebaseError(f"--trace-id: with --diff expected one bad trace id, found {len(args.trace_id)}")
         if args.host or args.kind:
             raise TracebaseError("--host/--kind: expected no host or kind filter with --diff (use --trace-id), found one")
-    elif args.allowlist or args.mixed:
-        raise TracebaseError("--allowlist/--mixed: expected only with --diff, found without")
-    allowlist = args.allowlist
-    if allowlist:  # read first, as the diff reads it (YAML: before polars, like the traces' paths)
-        from baseline.run.allowlist import ExpectedErrors
+    elif args.allowlist or args.learned or args.mixed:
+        raise TracebaseError("--allowlist/--learned/--mixed: expected only with --diff, found without")
+    allowlist = None
+    if args.diff:  # read first, as `baseline diff` reads them (YAML: before polars, like the traces' paths)
+        from baseline.run.allowlist import diff_expected
 
-        allowlist = ExpectedErrors.load(allowlist)
+        allowlist = diff_expected(args.allowlist, args.learned)
     input_paths(args.traces)  # a missing trace is refused before polars is imported (~0.5 s)
     from baseline import export
     from baseline.pipeline.ingest import reading_datasets

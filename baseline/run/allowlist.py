@@ -765,6 +765,16 @@ def load_default() -> ExpectedErrors:
     return ExpectedErrors([], source="<none>")
 
 
+def diff_expected(allowlist: str | os.PathLike | None = None, learned: str | os.PathLike | None = None) -> ExpectedErrors:
+    """The expected errors a single-run diff judges with (`baseline diff`, `baseline export
+    --diff` alike): the allowlist given, else the curated default, and beside it the learned
+    list given, else ./expected_errors.learned.yaml when it exists (`baseline allowlist learn`
+    writes it there)."""
+    expected = ExpectedErrors.load(allowlist) if allowlist else load_default()
+    learned = learned or (LEARNED_NAME if os.path.exists(LEARNED_NAME) else None)
+    return expected + ExpectedErrors.load(learned) if learned else expected
+
+
 def _iso(value: Any) -> str | None:
     if value is None:
         return None
