@@ -125,7 +125,10 @@ def parse_snapshot_name(name: str) -> tuple[dt.datetime, int] | None:
                            int(frac[:6].ljust(6, "0")), tzinfo=dt.UTC)
     except ValueError:
         return None
-    return when, int(m.group(2))
+    seq = int(m.group(2))
+    if seq >= 1 << 63:  # the tracer's counter is an int64: a larger one was not written by it
+        return None
+    return when, seq
 
 
 def snapshot_time(name: str) -> dt.datetime | None:

@@ -450,6 +450,9 @@ def quarantine_file(path: Path, quarantine: Path, relative: Path, reason: str) -
                 raise
             shutil.move(str(path), dest)  # another filesystem: copies symlinks as links
     except OSError as exc:
+        if not os.path.lexists(dest):  # no reason kept beside a file that is not there
+            with contextlib.suppress(OSError):
+                sidecar.unlink(missing_ok=True)
         raise TracebaseError(f"{shown(dest)}: cannot quarantine {shown(path)} ({exc.strerror or exc})") from None
     return dest
 
@@ -595,6 +598,12 @@ def ingest_spool(
                 reason = f"{shown(entry.path)}: expected a host directory, found a symlink (not followed out of the spool)"
                 _quarantine(result, Path(entry.path), quarantine, Path("_spool") / entry.name, reason)
             elif entry.is_dir(follow_symlinks=False):
+                if remove_ingested and not os.access(entry.path, os.W_OK):
+                    # (its snapshots, once in the dataset, could not leave the spool: every
+                    # later run would find them "already ingested", and the spool would grow)
+                    raise TracebaseError(f"{shown(entry.path)}: expected a spool host directory this user may "
+                                         f"empty, found it not writable (ingest as the spool's owner, or pass "
+                                         f"--keep-spool)")
                 jobs.append((Path(entry.path), dataset, quarantine, remove_ingested, abandoned_after_s))
         if workers > 1 and len(jobs) > 1:
             # Hosts are independent (each owns its host= partitions), so they parallelise cleanly.
@@ -759,10 +768,18 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
             reason = f"{shown(snap)}: expected a snapshot directory, found a symlink (not followed out of the spool)"
             _quarantine(result, snap, quarantine, q_host / entry.name, reason)
             continue
-        when = snapshot_time(entry.name) if entry.is_dir(follow_symlinks=False) else None
+        when = snapshot_time(entry.name)
+        if when is not None and not entry.is_dir(follow_symlinks=False):
+            try:
+                found = file_kind(entry.stat(follow_symlinks=False).st_mode)
+            except OSError:
+                found = "something else"
+            reason = f"{shown(snap)}: expected a snapshot directory, found {found}"
+            _quarantine(result, snap, quarantine, q_host / entry.name, reason)
+            continue
         if when is None:
-            reason = (f"{shown(snap)}: expected a snapshot directory named snap-YYYYmmddTHHMMSS.fffZ-SEQ, "
-                      f"found '{shown(entry.name)}'")
+            reason = (f"{shown(snap)}: expected a snapshot directory named snap-YYYYmmddTHHMMSS.fffZ-SEQ "
+                      f"(SEQ below 2^63), found '{shown(entry.name)}'")
             _quarantine(result, snap, quarantine, q_host / entry.name, reason)
             continue
         snap_id = f"{host}/{entry.name}"
@@ -775,6 +792,7 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
         if missing:
             result.warnings.append(f"{shown(snap)}: expected {' and '.join(sorted(expected))}, found no "
                                    f"{' and no '.join(missing)} (ingested without {'them' if len(missing) > 1 else 'it'})")
+        read: list[tuple[str, str, pa.Table, Path]] = []
         for table in SPOOL_TABLES:
             path = snap / f"{table}.parquet"
             if not os.path.lexists(path):
@@ -784,9 +802,18 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
                 seen_ids.add(snap_id)
                 continue
             try:
-                batches[(table, date)].append((snap_id, _read_valid(path, table, host), path))
+                read.append((table, date, _read_valid(path, table, host), path))
             except TracebaseError as exc:
                 _quarantine(result, path, quarantine, q_host / entry.name / path.name, str(exc))
+        # the name dates the snapshot's rows (their partition, the dataset's watermark): one
+        # whose name says another day than its counters were taken on (renamed by hand, copied
+        # with a clock of 1970) would file a day's rows under a date no reader of that day looks at
+        misdated = next((_misdated(snap, when, rows) for table, _, rows, _ in read if table == "counters"), None)
+        if misdated:
+            _quarantine(result, snap, quarantine, q_host / entry.name, misdated)
+            continue
+        for table, date, rows, path in read:
+            batches[(table, date)].append((snap_id, rows, path))
         try:
             others = sorted(os.scandir(snap), key=lambda e: e.name)
         except OSError as exc:
@@ -828,6 +855,26 @@ def _ingest_host(host_dir: Path, dataset: Path, quarantine: Path, result: Ingest
         for snap in finished:
             shutil.rmtree(snap, ignore_errors=True)
     return newest
+
+
+# How far a snapshot's name may be from the time its counters were taken (the same wall clock,
+# read once when the interval closed: seconds apart at most).
+MISDATED_AFTER = dt.timedelta(hours=1)
+
+
+def _misdated(snap: Path, when: dt.datetime, counters: pa.Table) -> str | None:
+    """Why a snapshot's name cannot date its rows (its time more than MISDATED_AFTER from its
+    counters' snapshot_time), or None."""
+    if "snapshot_time" not in counters.column_names or counters.num_rows == 0:
+        return None
+    taken = [t for t in counters.column("snapshot_time").to_pylist() if t is not None]
+    if not taken:
+        return None
+    far = max(taken, key=lambda t: abs(t - when))
+    if abs(far - when) <= MISDATED_AFTER:
+        return None
+    return (f"{shown(snap)}: expected a name within {MISDATED_AFTER} of its counters' snapshot_time, found "
+            f"{when.isoformat().replace('+00:00', 'Z')} for counters taken at {far.isoformat().replace('+00:00', 'Z')}")
 
 
 class DatasetWriteError(TracebaseError):
