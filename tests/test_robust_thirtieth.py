@@ -615,8 +615,11 @@ def test_a_rewritten_list_keeps_its_mode_and_owner(shared_dir):
 # signals while writing
 # ---------------------------------------------------------------------------------------------
 def _start(args, cwd) -> subprocess.Popen:
+    # SIGHUP as a terminal session gives it (SIG_DFL): the suite may run under nohup, whose
+    # ignored SIGHUP the command would inherit and rightly leave alone
     return subprocess.Popen([BASELINE, *map(str, args)], cwd=cwd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
 
 
 def _wait_for(cond, proc, what, timeout=60):

@@ -193,7 +193,13 @@ def handle(args: argparse.Namespace) -> int:
     for note in filter(None, [check_recording_environment()]):
         print(f"tracer: {note}", file=sys.stderr)
     if cmd:
-        resolve_command(cmd[0])
+        executable = resolve_command(cmd[0])
+        # the command's own files are its inputs: `-o job.sh -- ./job.sh` replaced the script
+        # it recorded with the trace (an argument naming an existing file, `python3 job.py`, too)
+        from tracer.inputs import refuse_overwriting_inputs
+
+        refuse_overwriting_inputs(output, "-o/--output",
+                                  [executable, *(a for a in cmd[1:] if os.path.isfile(a))])
     # Once the BPF program is loaded, stop signals (SIGINT/SIGTERM/SIGHUP) end the recording,
     # not the recorder: the command gets them (see SyscallRecorder.record), and one arriving
     # while the trace is written does not cut the write short. SIGUSR1/SIGUSR2 are passed on to

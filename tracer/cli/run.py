@@ -34,8 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter, epilog=EPILOG,
     )
     p.add_argument("sets", nargs="*", metavar="SET", default=["rdma"], help="probe sets (default: rdma)")
-    p.add_argument("-p", "--pid", type=common.non_negative_int, default=0, metavar="PID",
-                   help="trace only this process")
+    p.add_argument("-p", "--pid", type=common.positive_int, metavar="PID",
+                   help="trace only this process (default: every process)")
     p.add_argument("-x", "--failures", dest="failures_only", action="store_true",
                    help="failures only: no good-trace capture")
     common.hidden_alias(p, "--failures-only", dest="failures_only", action="store_true")
@@ -75,7 +75,7 @@ def handle(args: argparse.Namespace) -> int:
         spool=Path(args.spool),
         interval_s=args.interval,
         duration_s=args.duration,
-        pid=args.pid,
+        pid=args.pid or 0,
         failures_only=args.failures_only,
         good_every_s=args.good_every,
         good_window_s=args.good_window,

@@ -849,6 +849,8 @@ class StopSignals:
 
     def __enter__(self) -> StopSignals:
         for sig in self.signals:
+            if signal.getsignal(sig) is signal.SIG_IGN:
+                continue  # ignored when we started (nohup's SIGHUP): it stays so, for the command too
             self._previous[sig] = signal.signal(sig, self._note)
         return self
 
