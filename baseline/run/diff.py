@@ -1993,6 +1993,7 @@ def _reordered_at_end(p: Prepared, sids: np.ndarray, bs: align.Streams, gs: alig
         return unique_ints(side.tok[at[~slept]])
 
     out = np.zeros(len(sids), dtype=bool)
+    threads_of: dict[int, list[int]] | None = None  # pid -> the bad run's streams of it (made when asked)
     for i, sid in enumerate(sids.tolist()):
         role = matched_role[sid]
         goods = [key for key in streams_of if key[0] == role and key[1] >= 0][:MAX_SAME_ROLE]
@@ -2003,8 +2004,11 @@ def _reordered_at_end(p: Prepared, sids: np.ndarray, bs: align.Streams, gs: alig
             ours = tokens(bs, b_bounds, streams_of[(role, -1)])
             out[i] = any(isin(tokens(gs, g_bounds, streams_of[key]), ours).all() for key in goods)
         if not out[i] and same_exit and singles:
-            siblings = [j for j in range(len(s_tkey)) if s_tkey[j] == -1 and j != sid
-                        and _stream_pid(p, bs, b_bounds, j) == _stream_pid(p, bs, b_bounds, sid)]
+            if threads_of is None:
+                threads_of = {}
+                for j in np.flatnonzero(s_tkey == -1).tolist():
+                    threads_of.setdefault(_stream_pid(p, bs, b_bounds, j), []).append(j)
+            siblings = [j for j in threads_of.get(_stream_pid(p, bs, b_bounds, sid), []) if j != sid]
             theirs = tokens(bs, b_bounds, siblings)
             out[i] = any(isin(kinds[~isin(kinds, mine)], theirs).all()
                          for kinds in (tokens(gs, g_bounds, [j]) for j in singles))
