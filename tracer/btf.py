@@ -29,6 +29,10 @@ def btf_sections(data: bytes) -> tuple[bytes, bytes]:
     magic, _ver, _flags, hdr_len, type_off, type_len, str_off, str_len = _HEADER.unpack_from(data)
     if magic != 0xEB9F:
         raise ValueError("not BTF")
+    if hdr_len + max(type_off + type_len, str_off + str_len) > len(data):
+        # (a blob cut short: its header's sections end past it -- read as nothing before)
+        raise ValueError(f"not BTF (cut short: its header's sections end at byte "
+                         f"{hdr_len + max(type_off + type_len, str_off + str_len):,}, the blob has {len(data):,})")
     types = data[hdr_len + type_off: hdr_len + type_off + type_len]
     strings = data[hdr_len + str_off: hdr_len + str_off + str_len]
     return types, strings

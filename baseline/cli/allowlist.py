@@ -66,9 +66,10 @@ def handle_learn(args: argparse.Namespace) -> int:
     if out.exists():
         ExpectedErrors.load(out)  # a list that cannot be merged into is refused before the work
     input_paths(args.good)  # a missing trace is refused before pyarrow is imported (~0.3 s)
-    from baseline.run.traces import check_good_commands, load_table, prepare_side
+    from baseline.run.traces import check_good_commands, check_good_kinds, load_table, prepare_side
 
     good = load_table(args.good)
+    check_good_kinds(good, ", ".join(args.good))
     check_good_commands(good, ", ".join(args.good), args.mixed)
     prepared, ids = prepare_side(good, bad=False)
     entries = learn_expected(prepared, min_support=args.min_support)

@@ -174,10 +174,11 @@ def handle_learn(args: argparse.Namespace) -> int:
     since = _since(args.since)
     output = args.output or str(layout.default_model(args.dataset))
     _check_writable_file(output, "-o/--output", [args.dataset])
-    layout.refuse_among_tables(args.dataset, output, "-o/--output", "a model file")
+    layout.refuse_among_tables(layout.home(args.dataset), output, "-o/--output", "a model file")
     if args.expected_out:
         _check_writable_file(args.expected_out, "--expected-out", [args.dataset, output])
         layout.refuse_among_tables(args.dataset, args.expected_out, "--expected-out", "a YAML file")
+        _check_list_to_merge(args.expected_out)  # a list it cannot merge into: refused before the model is written
     from baseline.fleet.model import fit_baseline  # polars: once the inputs are known good
 
     with _reading(args.dataset):
@@ -216,9 +217,22 @@ def _learn_expected(dataset: str, since, output: str, **params) -> tuple[dict, l
     return summary, lines
 
 
+def _check_list_to_merge(path: str) -> None:
+    """An existing list the learned entries will merge into loads (its version, its entries),
+    before any work: a refusal after the work left its other outputs written."""
+    if os.path.lexists(path):
+        from baseline.run.allowlist import ExpectedErrors
+
+        ExpectedErrors.load(path)
+
+
 def handle_expected_learn(args: argparse.Namespace) -> int:
+    from baseline.pipeline import layout
+
     _check_dataset(args.dataset)
     _check_writable_file(args.output, "-o/--output", [args.dataset])
+    layout.refuse_among_tables(layout.home(args.dataset), args.output, "-o/--output", "a YAML file")
+    _check_list_to_merge(args.output)
     summary, lines = _learn_expected(args.dataset, _since(args.since), args.output, min_hosts=args.min_hosts)
     return _emit(args, summary, lines)
 
@@ -262,7 +276,7 @@ def handle_audit(args: argparse.Namespace) -> int:
     since = _since(args.since)
     out = Path(args.output) if args.output else layout.default_audit_dir(args.dataset)
     _check_out_dir(out, "-o/--output")
-    layout.refuse_among_tables(args.dataset, out, "-o/--output", "an output directory")
+    layout.refuse_among_tables(layout.home(args.dataset), out, "-o/--output", "an output directory")
     if args.html:
         # (the model `baseline learn` saved is read by default: an input too)
         saved = None if args.model or args.refit else layout.saved_model(args.dataset)

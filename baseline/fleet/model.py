@@ -495,7 +495,7 @@ def event_files(dataset: str | os.PathLike | Iterable[str | os.PathLike], since:
         if (root / "events").is_dir():
             files = dataset_files(root, "events", since=since)
             if not files:
-                where = f" with date >= {since[:10]}" if since else ""
+                where = f" with date >= {since[:10]} (--since)" if since else ""
                 raise TracebaseError(f"{root}: dataset holds no events files{where}")
             return files
         # a dataset without its events table: its other tables' files are no events directory
@@ -1130,10 +1130,10 @@ class GoodTraceBaseline(ParamsMixin):
             header = None
         if not isinstance(header, dict) or header.get("model") != MODEL_KIND:
             raise TracebaseError(f"{path}: expected a {MODEL_KIND} model header, found {raw!r:.80}")
-        if header.get("model_version") != MODEL_VERSION:
+        if header.get("model_version") != MODEL_VERSION or isinstance(header.get("model_version"), bool):
             raise TracebaseError(
                 f"{path}: expected model version {MODEL_VERSION}, found model version "
-                f"{header.get('model_version')} (re-run `baseline learn`)"
+                f"{json.dumps(header.get('model_version'))} (re-run `baseline learn`)"
             )
         params = header.get("params", {})
         if "good_kinds" in params:

@@ -47,7 +47,7 @@ def terminal_report(result: AuditResult, top: int = 15) -> str:
     if result.host_alerts.height:
         lines.append("host alerts:")
         for r in result.host_alerts.head(top).iter_rows(named=True):
-            what = f" {r['probe']} {r['errno']}" if r["probe"] else ""
+            what = " ".join(["", *(str(r[k]) for k in ("probe", "errno") if r[k])]) if r["probe"] else ""
             lines.append(f"  {r['host']:<12} {r['alert']:<21}{what} since {_fmt_time(r['since'])}: {r['detail']}")
         if result.host_alerts.height > top:
             lines.append(f"  ... {result.host_alerts.height - top} more alerts")

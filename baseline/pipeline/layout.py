@@ -31,9 +31,27 @@ DATASET_TABLES = ("events", "counters", "counter_buckets", "truth")
 
 
 def home(dataset: str | os.PathLike) -> Path:
-    """The directory the defaults live in: the dataset directory, or a file's directory."""
+    """The directory the defaults live in: the dataset directory, or a file's directory -- but
+    never inside a table's partitions (`baseline learn DS/events/date=D/host=H/part.parquet`
+    wrote its model among the part files, and every reader of DS then failed on it): a path
+    under <table>/date=D/ has its dataset's directory."""
     path = Path(dataset)
-    return path if path.is_dir() or not path.suffix else path.parent
+    base = path if path.is_dir() or not path.suffix else path.parent
+    parts = base.parts
+    for i, name in enumerate(parts):
+        if name.startswith("date=") and i >= 2 and parts[i - 1] in DATASET_TABLES:
+            return Path(*parts[: i - 1])
+    if base.name in DATASET_TABLES and base.parent != base and _partitioned(base):
+        return base.parent
+    return base
+
+
+def _partitioned(table_dir: Path) -> bool:
+    """`table_dir` holds date=D partitions (a table of a dataset, not a dataset named so)."""
+    try:
+        return any(e.name.startswith("date=") and e.is_dir() for e in os.scandir(table_dir))
+    except OSError:
+        return False
 
 
 def default_model(dataset: str | os.PathLike) -> Path:

@@ -160,7 +160,10 @@ def read_symbols(path: str | os.PathLike, base_btf: str | os.PathLike | None = N
     if _is_btf(path):
         base = b""
         if base_btf is not None:
-            base = btf_sections(read_regular_bytes(base_btf, "a BTF blob"))[1]
+            try:
+                base = btf_sections(read_regular_bytes(base_btf, "a BTF blob"))[1]
+            except ValueError as exc:
+                raise TracebaseError(f"{base_btf}: expected the base BTF blob (--base-btf), found {exc}") from None
         try:
             names = btf_function_names(str(path), base)
         except (ValueError, IndexError, UnicodeDecodeError) as exc:

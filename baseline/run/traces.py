@@ -524,6 +524,17 @@ def check_good_commands(
     return distinct
 
 
+def check_good_kinds(good: EventColumns | pa.Table, source: str) -> None:
+    """Traces to learn expected errors from are good runs: a recording labelled bad (kind
+    failure) or a fleet's failure records would teach their own errors as expected."""
+    failing = pc.filter(good.column("trace_id"), pc.call_function("equal", [good.column("kind"), pa.scalar("failure")]))
+    if len(failing):
+        ids = pc.unique(failing)
+        raise TracebaseError(f"{source}: kind: expected good traces (recorded with --label good, or full), found "
+                             f"{len(ids)} of kind failure ({printable(str(ids[0]))}{', ...' if len(ids) > 1 else ''}): "
+                             f"their errors would be learned as expected")
+
+
 def bad_command_of(bad: EventColumns | pa.Table) -> str | None:
     """The bad trace's command, noise-normalised as check_good_commands compares the good ones'
     (None: not recorded)."""
