@@ -18,7 +18,8 @@ xfail(strict=True) with the behaviour observed. Fixed with it: 2000 one-event pr
 (a loop over every stream per region ended in the thread's end, this round's `_reordered_at_end`
 siblings: 3 s now, as before it). Open: `--` after an option placed between positionals; two
 GOOD runs under one trace id merged without a word; an empty file inside a GOOD directory
-skipped, named when given directly; `--learned`/`--allowlist` given twice keep the last."""
+skipped, named when given directly. (`--learned`/`--allowlist` given twice kept the last: both
+are loaded now.)"""
 
 from __future__ import annotations
 
@@ -773,11 +774,6 @@ def test_allowlist_that_is_a_parquet_file_is_refused(rec, cwd):
     diff_refused(cwd, [rec["good0"], rec["bad"], "--allowlist", rec["good1"]], [rec["good1"], rec["bad"]], rec["good1"])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a list flag given twice keeps the last one without a word: `baseline diff good0.parquet good1.parquet "
-    "bad.parquet --no-learn --json --learned a.yaml --learned b.yaml` exits 1, expected_ignored.by_entry = "
-    "['b-newfstatat', 'curated-enoent-ld-so-preload', 'curated-enotty-isatty'] -- a.yaml's entry (lseek ESPIPE) "
-    "is dropped, its 2 errors no longer set aside, stderr empty (--allowlist a.yaml --allowlist b.yaml alike: by_entry = ['b-newfstatat'])"))
 @pytest.mark.parametrize("flag", ["--learned", "--allowlist"])
 def test_a_list_flag_given_twice_loads_both_or_is_refused(rec, tmp_path, cwd, flag):
     a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"

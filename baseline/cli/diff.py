@@ -40,10 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
     )
     p.add_argument("traces", nargs="+", metavar="TRACE", help="GOOD... then BAD (the last one)")
-    p.add_argument("--allowlist", metavar="FILE",
-                   help="curated expected-errors YAML (default: the package's expected_errors.yaml)")
-    p.add_argument("--learned", metavar="FILE",
-                   help="learned expected errors, loaded beside the allowlist (default: "
+    p.add_argument("--allowlist", metavar="FILE", action="append",
+                   help="curated expected-errors YAML, repeatable (default: the package's expected_errors.yaml)")
+    p.add_argument("--learned", metavar="FILE", action="append",
+                   help="learned expected errors, loaded beside the allowlist, repeatable (default: "
                         "./expected_errors.learned.yaml when it exists; see `baseline allowlist learn`)")
     p.add_argument("--no-learn", action="store_true",
                    help="do not treat errors seen in the GOOD runs as expected")

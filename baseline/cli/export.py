@@ -47,10 +47,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="only traces of this kind (repeatable)")
     p.add_argument("--align", choices=["wall", "start"], default="wall",
                    help="place traces at their wall-clock start (default) or all at 0")
-    p.add_argument("--allowlist", metavar="FILE", help="with --diff: expected-errors YAML")
-    p.add_argument("--learned", metavar="FILE",
+    p.add_argument("--allowlist", metavar="FILE", action="append", help="with --diff: expected-errors YAML (repeatable)")
+    p.add_argument("--learned", metavar="FILE", action="append",
                    help="with --diff: learned expected errors, loaded beside the allowlist, as `baseline diff` "
-                        "does (default: ./expected_errors.learned.yaml when it exists)")
+                        "does, repeatable (default: ./expected_errors.learned.yaml when it exists)")
     p.add_argument("--mixed", action="store_true", help="with --diff: accept good traces of different commands")
     p.add_argument("--max-events", type=common.positive_int, default=None, metavar="N",
                    help="refuse to export more than N events (default 2,000,000)")
@@ -59,8 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     if args.output != "-":
-        refuse_overwriting_inputs(args.output, "-o/--output", [*args.traces, *filter(None, [args.allowlist,
-                                                                                          args.learned])])
+        refuse_overwriting_inputs(args.output, "-o/--output", [*args.traces, *(args.allowlist or []),
+                                                                *(args.learned or [])])
     if args.diff:
         if len(args.traces) < 2:
             raise TracebaseError(f"TRACE: with --diff expected GOOD... BAD (two or more), found {len(args.traces)}")

@@ -58,7 +58,7 @@ from tracer.errors import TracebaseError
 from tracer.inputs import read_regular_text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
     import numpy as np
 
@@ -765,14 +765,22 @@ def load_default() -> ExpectedErrors:
     return ExpectedErrors([], source="<none>")
 
 
-def diff_expected(allowlist: str | os.PathLike | None = None, learned: str | os.PathLike | None = None) -> ExpectedErrors:
+def diff_expected(allowlists: Sequence[str | os.PathLike] | None = None,
+                  learned: Sequence[str | os.PathLike] | None = None) -> ExpectedErrors:
     """The expected errors a single-run diff judges with (`baseline diff`, `baseline export
-    --diff` alike): the allowlist given, else the curated default, and beside it the learned
-    list given, else ./expected_errors.learned.yaml when it exists (`baseline allowlist learn`
-    writes it there)."""
-    expected = ExpectedErrors.load(allowlist) if allowlist else load_default()
-    learned = learned or (LEARNED_NAME if os.path.exists(LEARNED_NAME) else None)
-    return expected + ExpectedErrors.load(learned) if learned else expected
+    --diff` alike): the allowlists given (each --allowlist; a second one was dropped without a
+    word before), else the curated default, and beside them the learned lists given, else
+    ./expected_errors.learned.yaml when it exists (`baseline allowlist learn` writes it there)."""
+    if isinstance(allowlists, (str, os.PathLike)):
+        allowlists = [allowlists]
+    if isinstance(learned, (str, os.PathLike)):
+        learned = [learned]
+    expected = load_default() if not allowlists else ExpectedErrors.load(allowlists[0])
+    for path in list(allowlists or [])[1:]:
+        expected = expected + ExpectedErrors.load(path)
+    for path in learned or ([LEARNED_NAME] if os.path.exists(LEARNED_NAME) else []):
+        expected = expected + ExpectedErrors.load(path)
+    return expected
 
 
 def _iso(value: Any) -> str | None:
