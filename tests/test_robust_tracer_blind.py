@@ -399,7 +399,8 @@ def test_pid_1_is_recorded_or_refused_in_one_line(need_bpf, tmp_path):
 
 def test_pid_that_exits_while_recorded_ends_the_recording(need_bpf, tmp_path):
     out = tmp_path / "t.parquet"
-    target = subprocess.Popen(["/bin/sh", "-c", "sleep 1.5; cat /etc/hostname >/dev/null; exit 5"])
+    # (alive long enough for the recorder's start under the suite's load: 1.5 s was not, CI 77)
+    target = subprocess.Popen(["/bin/sh", "-c", "sleep 6; cat /etc/hostname >/dev/null; exit 5"])
     try:
         t0 = time.monotonic()
         p = tracer("record", "-q", "-o", out, "-p", target.pid)
