@@ -849,8 +849,8 @@ class StopSignals:
 
     def __enter__(self) -> StopSignals:
         for sig in self.signals:
-            if signal.getsignal(sig) is signal.SIG_IGN:
-                continue  # ignored when we started (nohup's SIGHUP): it stays so, for the command too
+            if sig == signal.SIGHUP and signal.getsignal(sig) is signal.SIG_IGN:
+                continue  # nohup's: it stays ignored, for the command too (README)
             self._previous[sig] = signal.signal(sig, self._note)
         return self
 
