@@ -16,6 +16,30 @@ newest_headers() {
     done | sort -V | tail -1
 }
 
+# Another apt may hold the package locks for a while: apt-daily or unattended-upgrades on a
+# machine's first boot, a second checkout's setup. dpkg's lock is waited for by apt itself
+# (DPkg::Lock::Timeout); the package lists' lock of `apt-get update` is not, so that is retried.
+APT_WAIT=900
+apt_install() {
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout="$APT_WAIT" install -y -qq "$@" >/dev/null
+}
+lists_updated=0
+apt_update_once() {
+    [ "$lists_updated" = 0 ] || return 0
+    local waited=0 out
+    until out=$(apt-get -o DPkg::Lock::Timeout="$APT_WAIT" update -qq 2>&1); do
+        if [[ $out != *"Could not get lock"* ]] || [ "$waited" -ge "$APT_WAIT" ]; then
+            echo "$out" >&2
+            return 1
+        fi
+        [ "$waited" -gt 0 ] || say "another apt holds the package lists (${out%%$'\n'*}); waiting up to ${APT_WAIT}s"
+        sleep 5
+        waited=$((waited + 5))
+    done
+    [ -z "$out" ] || echo "$out" >&2
+    lists_updated=1
+}
+
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     need=()
     dpkg -s python3-bpfcc >/dev/null 2>&1 || need+=(python3-bpfcc)
@@ -34,8 +58,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     fi
     if [ ${#need[@]} -gt 0 ]; then
         say "installing Debian packages: ${need[*]}"
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+        apt_update_once
+        apt_install "${need[@]}"
     fi
     # Programs the real-program tests run that a fresh machine of this kind lacks
     # (tests/scenarios/real_twentyfifth.py, real_twentysixth.py, real_thirtieth.py,
@@ -46,16 +70,16 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     done
     if [ ${#tools[@]} -gt 0 ]; then
         say "installing Debian packages the real-program tests run: ${tools[*]}"
-        [ ${#need[@]} -gt 0 ] || apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${tools[@]}" >/dev/null
+        apt_update_once
+        apt_install --no-install-recommends "${tools[@]}"
         need+=("${tools[@]}")
     fi
     # Headless Chromium renders the HTML reports in the tests (screenshots, console errors);
     # ~110 MB, about 40 s here. Without it those tests skip with the reason.
     if ! command -v chromium >/dev/null; then
         say "installing Debian package: chromium (the report rendering tests use it headless)"
-        [ ${#need[@]} -gt 0 ] || apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+        apt_update_once
+        apt_install --no-install-recommends chromium
     fi
     if [ ! -e "$build/include" ]; then
         hdr="$(newest_headers)"

@@ -11,6 +11,7 @@ from baseline.run.normalize import (
     SEARCH_KEY_OFFSET,
     NameTemplates,
     Values,
+    normalize_comms,
     normalize_events,
     normalize_paths,
     normalize_string,
@@ -55,6 +56,23 @@ WALK = [
     ("t", 1, 1, None, "prog", "openat", "ENOENT", "/srv/data/input.txt"),  # a plain missing file
     ("t", 1, 1, None, "prog", "write", None, None),
 ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "masked"),
+    [
+        ("10-ea3f1e", "<n>-<rand>"),  # a run-parts hook named at random (openssl rand -hex 3)
+        ("hook-3FA85F6457", "hook-<rand>"),
+        ("python3.11", "python<n>.<n>"),
+        ("e2fsck", "e<n>fsck"),  # not hex: a program's own name
+        ("deadbeef", "deadbeef"),  # letters only: a word
+        ("kworker/0:1H", "kworker/<n>:<n>H"),
+        ("sha256sum", "sha<n>sum"),
+        (None, None),
+    ],
+)
+def test_process_name_masking(raw, masked):
+    assert normalize_comms(pa.array([raw], type=pa.string())).to_pylist() == [masked]
 
 
 def test_search_path_walk_is_masked_but_a_missing_file_is_not():

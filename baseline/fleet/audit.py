@@ -198,13 +198,17 @@ def fatal_hosts_kept(findings: pl.DataFrame, expected: ExpectedErrors) -> pl.Dat
     """Findings of a learned family on the hosts its entry names in ``fatal_hosts`` (the hosts
     of a NIC model the update's family kills on, beside the fallback the others take:
     baseline.fleet.expected, "Not a regression"; or where its operation stopped succeeding,
-    from the time ``fatal_since`` gives: "Stopped on a host") are not expected there."""
+    from the time ``fatal_since`` gives: "Stopped on a host") or in ``absent_hosts`` (where the
+    same callers ran its operation throughout the learning window and never met it: "Absent on
+    a host") are not expected there."""
     rows = []
     for e in expected.entries:
         if e.status == "active" and e.source == "learned":
             since = (e.stats or {}).get("fatal_since") or {}
             for h in (e.stats or {}).get("fatal_hosts") or []:
                 rows.append((e.context, e.probe, e.errno, h, _utc_time(since.get(h)) if isinstance(since, dict) else None))
+            rows += [(e.context, e.probe, e.errno, h, None) for h in (e.stats or {}).get("absent_hosts") or []
+                     if isinstance(h, str)]
     if not rows or findings.is_empty():
         return findings
     fatal = pl.DataFrame(rows, schema={"operation": pl.String, "probe": pl.String, "errno": pl.String,

@@ -205,6 +205,10 @@ VENDOR_PREFIXES = (("mlx5_", "mlx5"), ("bnxt_re_", "bnxt_re"), ("irdma_", "irdma
 # consecutive counter buckets (baseline.fleet.counters: 15 minutes) in which every call of an
 # operation failed with a family's errno, for "Stopped on a host"
 STOPPED_BUCKETS = 2
+# "Absent on a host": how many of the family's occurrences a host's timed traces of the same
+# operation and callers should have shown at the family's own rate, with none shown anywhere on
+# it, for the family to count as new there (P(none) = e^-7, about 1 in 1,100, per host)
+ABSENCE_MIN_EXPECTED = 7.0
 
 
 def wilson_bounds(successes: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
@@ -752,6 +756,7 @@ class FleetExpectedLearner(ParamsMixin):
         # by the audit: baseline.fleet.audit.update_regressions); a family seen only so is judged
         # as a whole (its new_release_share decides)
         fam = ["operation", "probe", "errno"]
+        absent = self._absent_hosts(true, by_run, fam)
         true = true.with_columns(
             pl.col("new_release").fill_null(False).all().over([*fam, "host"]).alias("_regression"))
         split = self._update_regressions(true, fam)
@@ -866,7 +871,39 @@ class FleetExpectedLearner(ParamsMixin):
             .agg(pl.col("path").list.explode().unique().sort().alias("covers"))
         )
         cand = cand.join(paths, on=["operation", "probe", "errno"], how="left")
+        cand = cand.join(absent.group_by(fam).agg(pl.col("host").sort().alias("absent_hosts")), on=fam, how="left")
         return self._with_bands(cand, counters, vendors, regressed)
+
+    def _absent_hosts(self, true: pl.DataFrame, by_run: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
+        """(fam, host) as text: the hosts where the family is new -- see "Absent on a host". The
+        family's rate is its timed occurrences over the timed traces of its operation by its
+        callers (comm) on the hosts it occurred on; a host whose processes of those callers made
+        enough timed traces of the operation to expect ABSENCE_MIN_EXPECTED occurrences at that
+        rate, and showed none at all (timed or not), never met it: a routine refusal of one
+        hardware generation's firmware (ConnectX-6 Dx ranks probing a CQE padding it lacks)
+        is not routine on the ConnectX-7 hosts whose ranks create the same CQs without it
+        every day, and when a firmware flash takes the capability from those, their ranks die
+        of the same probe and errno (tests/fleetgen42). Timed traces only: outside capture
+        windows successes leave no trace while failures always do."""
+        text = [pl.col("operation", "host").cast(pl.String), pl.col("comm").cast(pl.String)]
+        runs = (by_run.lazy().select(*text, "timed_traces").group_by("operation", "host", "comm")
+                .agg(pl.col("timed_traces").sum().alias("_n")))
+        mine = (true.lazy().select(*text, pl.col("probe", "errno").cast(pl.String), "timed_traces", "traces")
+                .group_by(*fam, "host", "comm").agg(pl.col("timed_traces").sum().alias("_k"),
+                                                    pl.col("traces").sum().alias("_all")))
+        rate = (mine.join(runs, on=["operation", "host", "comm"], nulls_equal=True)
+                .group_by(fam).agg((pl.col("_k").sum() / pl.col("_n").sum()).alias("_rate"))
+                .filter(pl.col("_rate").is_finite() & (pl.col("_rate") > 0)))
+        seen = mine.filter(pl.col("_all") > 0).select(*fam, "host").unique()
+        callers = mine.select(*fam, "comm").unique()
+        return _stream(
+            callers.join(runs, on=["operation", "comm"], nulls_equal=True)
+            .group_by(*fam, "host").agg(pl.col("_n").sum())
+            .join(seen, on=[*fam, "host"], how="anti")
+            .join(rate, on=fam)
+            .filter(pl.col("_n") * pl.col("_rate") >= ABSENCE_MIN_EXPECTED)
+            .select(*fam, "host")
+        )
 
     def _verdict(self, cand: pl.DataFrame, spread: bool = True) -> pl.DataFrame:
         """The candidates' statistics (Increase and its bounds) and verdict (`expected`: every
@@ -1343,6 +1380,8 @@ class FleetExpectedLearner(ParamsMixin):
             stats["fatal_hosts"] = list(row["fatal_hosts"])
         if row.get("fatal_since"):  # ... or stopped succeeding on, from then (see "Stopped on a host")
             stats["fatal_since"] = {s["host"]: _iso(s["since"]) for s in row["fatal_since"]}
+        if row.get("absent_hosts"):  # not routine where the same callers never met it (see "Absent on a host")
+            stats["absent_hosts"] = list(row["absent_hosts"])
         if row.get("rate_upper"):  # per covered probe: errno count / invocations, per host
             stats["rate_upper"] = {b["probe"]: round(float(b["rate_upper"]), 6) for b in row["rate_upper"]}
         return Entry(

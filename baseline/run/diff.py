@@ -873,7 +873,8 @@ def diff_traces(
         allow = expected
     else:
         allow = ExpectedErrors.load(expected)
-    good_tab = load_table(good, skip=("output", "start_time"))
+    warnings: list[str] = []
+    good_tab = load_table(good, skip=("output", "start_time"), warnings=warnings)
     bad_tab, bad_id = pick_bad_trace(load_table(bad, skip=("start_time",)), describe_source(bad), trace_id)
     good_codes = number_traces(good_tab)
     if bad_id in good_codes[1]:
@@ -884,7 +885,6 @@ def diff_traces(
                              f"a GOOD trace, found {printable(bad_id)!r} among the GOOD traces too (a trace is "
                              "always explained by itself; leave it out of GOOD)")
     good_commands = check_good_commands(good_tab, describe_source(good), mixed, good_codes)
-    warnings = []
     # a bad trace of another program than the good runs' (`diff ls.parquet job.parquet`): a diff
     # of two programs names a meaningless bifurcation -- said, as the command may differ in
     # arguments only where the tool was called another way

@@ -72,6 +72,22 @@ _RANDOM_PREFILTER = r"^(?:/tmp|/var/tmp|/dev/shm)/.*[A-Za-z0-9_]{6}|[0-9][A-Za-z
 ARG_RULES: list[tuple[str, str]] = [
     (r"0[xX][0-9a-fA-F]+|[0-9]+", "<n>"),
 ]
+# Process names: a program's name is its file's, and files named at random run too (run-parts
+# hooks named <nn>-<hex>, scripts a job writes under a hash): a hex word of 6+ characters that
+# mixes digits and letters is taken for random before the numbers are masked (it named each
+# child of one run-parts differently in every run). Python's re, not RE2 (lookarounds): a
+# trace has a few dozen distinct names.
+_RANDOM_HEX_WORD = re.compile(
+    r"(?<![0-9A-Za-z])(?:(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{6,}"
+    r"|(?=[0-9A-F]*[A-F])(?=[0-9A-F]*[0-9])[0-9A-F]{6,})(?![0-9A-Za-z])")
+
+
+def normalize_comms(values: pa.Array) -> pa.Array:
+    """Process names normalised: random hex words, then numbers and addresses (ARG_RULES)."""
+    if len(values) and pc.any(pc.fill_null(pc.match_substring_regex(values, "[0-9a-fA-F]{6}"), False)).as_py():
+        values = pa.array([None if v is None else _RANDOM_HEX_WORD.sub(RAND, v) for v in values.to_pylist()],
+                          type=pa.string())
+    return apply_rules(values, ARG_RULES)
 
 # A failed lookup with one of these errnos, followed by the same name elsewhere, is a
 # search-path walk.
@@ -702,14 +718,19 @@ def normalize_string(value: str | None, rules: list[tuple[str, str]] | None = No
     return (apply_rules(arr, rules) if rules else normalize_paths(arr))[0].as_py()
 
 
-def _mapped(df: pl.DataFrame, col: str, rules: list[tuple[str, str]], out: str) -> pl.DataFrame:
-    """Add `out` = rules applied to `col`, computed once per distinct value and joined back."""
+def _mapped(df: pl.DataFrame, col: str, rules: list[tuple[str, str]] | Callable[[pa.Array], pa.Array],
+            out: str) -> pl.DataFrame:
+    """Add `out` = rules (or a function of the values) applied to `col`, computed once per
+    distinct value and joined back."""
     import polars as pl
 
     uniq = df.select(pl.col(col).unique()).drop_nulls()
     # (polars hands strings over as large or view strings; the rules' kernels take plain ones)
     arrow = uniq.get_column(col).cast(pl.String).to_arrow().cast(pa.string())
-    mapped = normalize_paths(arrow) if rules is PATH_RULES else apply_rules(arrow, rules)
+    if callable(rules):
+        mapped = rules(arrow)
+    else:
+        mapped = normalize_paths(arrow) if rules is PATH_RULES else apply_rules(arrow, rules)
     uniq = uniq.with_columns(pl.Series(out, mapped, dtype=pl.String))
     return df.join(uniq, on=col, how="left", nulls_equal=False)
 
@@ -726,7 +747,7 @@ def normalize_events(df: pl.DataFrame, stream_keys: tuple[str, ...] = ("trace_id
     df = df.sort([*stream_keys, "seq"])
     df = _mapped(df, "path", PATH_RULES, "npath")
     df = _mapped(df, "arg", PATH_RULES, "narg")
-    df = _mapped(df, "comm", ARG_RULES, "ncomm")
+    df = _mapped(df, "comm", normalize_comms, "ncomm")
 
     same_stream = same_stream2 = pl.lit(True)
     for key in stream_keys:
@@ -1704,7 +1725,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     probe, probe_values = coded("probe", None)
     errno, errno_values = coded("errno", None)
     raw_comm, raw_comm_values = coded("comm", None)
-    comm_norm, ncomm_values = _normalised_codes(raw_comm_values, ARG_RULES)
+    comm_norm, ncomm_values = _factorize(normalize_comms(raw_comm_values.arrow))
     ncomm = Recoded(raw_comm, comm_norm)  # looked up through the raw codes, as plainpath
     pre_of_raw, pre_values = pre_done.result()
     templates = NameTemplates.learn(pre_values, _remap(raw_path, pre_of_raw), tkey) if learn_names else NameTemplates()

@@ -326,11 +326,12 @@ class EventColumns:
 OUTCOME_COLUMNS = ("ret", "latency_ns", "ts_ns")
 
 
-def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
+def load_table(src: PathsLike, skip: tuple[str, ...] = (), warnings: list[str] | None = None) -> EventColumns:
     """Events (dictionary-encoded strings) from Parquet files/directories, validated by
     tracer.schema (footers now, columns when read), or from a frame (conformed to the events
     schema). Only the columns the analysis needs are offered (`ANALYSIS_COLUMNS`, less `skip`:
-    e.g. the good side of a diff needs no output bytes, the diff no start times)."""
+    e.g. the good side of a diff needs no output bytes, the diff no start times). What the
+    caller should be told but need not stop for is appended to `warnings`."""
     columns = [c for c in ANALYSIS_COLUMNS if c not in skip]
     if isinstance(src, pa.Table) or type(src).__module__.startswith("polars"):
         if hasattr(src, "collect"):  # a polars LazyFrame
@@ -352,9 +353,75 @@ def load_table(src: PathsLike, skip: tuple[str, ...] = ()) -> EventColumns:
                     raise TracebaseError(f"{printable(os.fspath(path))}: expected events, found an empty trace "
                                          f"(0 rows in {len(parts)} file{'s' if len(parts) != 1 else ''}), "
                                          f"beside {table.num_rows} events in the other inputs")
+            _check_one_run_per_trace_id([part for _, parts in given for part in parts])
+            if warnings is not None:
+                warnings += _empty_files_in_directories(given)
     if table.num_rows == 0:
         raise TracebaseError(f"{describe_source(src)}: expected events, found an empty trace")
     return table
+
+
+def _empty_files_in_directories(given: list[tuple[Any, list[_File]]]) -> list[str]:
+    """A file of no events inside a directory of traces (a recording that captured nothing, a
+    copy cut short) is left out of the diff, said: the caller counts on a run it does not have.
+    (The directory as a whole holding nothing, or such a file named on its own, is refused.)"""
+    said = []
+    for path, parts in given:
+        empty = [part.path for part in parts if not part.num_rows]
+        if empty and os.path.isdir(path):
+            first = printable(os.fspath(empty[0]))
+            more = f" and {len(empty) - 1} more file{'s' if len(empty) > 2 else ''} of it" if len(empty) > 1 else ""
+            said.append(f"{first}{more}: no events (0 rows), left out of {printable(os.fspath(path))}'s traces")
+    return said
+
+
+def _check_one_run_per_trace_id(parts: list[_File]) -> None:
+    """Two different recordings under one trace id (a copy of a run edited, ids made by a
+    broken launcher) would be read as one run whose threads did everything twice, or the
+    second's rows dropped as repeats of the first's (one (trace, thread, seq) counts once):
+    refused, naming both. The same file twice or a copy of it (same rows, same size) is one run
+    read twice, and the part files of one recording hold other seq numbers: both fine. Footers
+    only: a file of several traces says nothing here."""
+    seen: dict[str, tuple[_File, tuple[int, int]]] = {}
+    for part in parts:
+        ident, span = part.constant("trace_id"), _value_range(part, "seq")
+        if ident is None or span is None or not len(ident) or ident.null_count:
+            continue
+        trace = ident.dictionary[0].as_py() if pa.types.is_dictionary(ident.type) else ident[0].as_py()
+        first = seen.setdefault(trace, (part, span))
+        if first[0] is part:
+            continue
+        other, other_span = first
+        same_copy = other.num_rows == part.num_rows and other_span == span and \
+            _size(other.path) == _size(part.path)
+        if not same_copy and span[0] <= other_span[1] and other_span[0] <= span[1]:
+            raise TracebaseError(
+                f"{printable(os.fspath(part.path))}: trace_id: expected another run's own id, found "
+                f"{printable(trace)!r}, the id of {printable(os.fspath(other.path))} too, with its seq numbers "
+                f"({span[0]}-{span[1]} and {other_span[0]}-{other_span[1]}): two different recordings under one "
+                "trace id; give one of them, or a copy of the file with its own trace_id")
+
+
+def _value_range(part: _File, name: str) -> tuple[int, int] | None:
+    """(min, max) of an integer column from the footer's statistics, or None."""
+    i = part.index.get(name)
+    if i is None or not part.meta.num_row_groups:
+        return None
+    low = high = None
+    for g in range(part.meta.num_row_groups):
+        stats = part.meta.row_group(g).column(i).statistics
+        if stats is None or not stats.has_min_max:
+            return None
+        low = stats.min if low is None else min(low, stats.min)
+        high = stats.max if high is None else max(high, stats.max)
+    return (low, high) if isinstance(low, int) and isinstance(high, int) else None
+
+
+def _size(path: Any) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1
 
 
 def exit_statuses(table: EventColumns) -> set[int | None]:

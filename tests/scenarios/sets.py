@@ -16,6 +16,8 @@ from scenarios import (
     real_fifth,
     real_fortieth,
     real_fortyfirst,
+    real_fortysecond,
+    real_fortythird,
     real_fourteenth,
     real_fourth,
     real_more,
@@ -134,6 +136,10 @@ SETS: list[RealSet] = [
     RealSet("real_fortieth", real_fortieth.REAL_FORTIETH, real_fortieth.QUIET_FORTIETH, real_fortieth.quiet_teardown),
     RealSet("real_fortyfirst", real_fortyfirst.REAL_FORTYFIRST, real_fortyfirst.QUIET_FORTYFIRST,
             real_fortyfirst.quiet_teardown),
+    RealSet("real_fortysecond", real_fortysecond.REAL_FORTYSECOND, real_fortysecond.QUIET_FORTYSECOND,
+            real_fortysecond.quiet_teardown),
+    RealSet("real_fortythird", real_fortythird.REAL_FORTYTHIRD, real_fortythird.QUIET_FORTYTHIRD,
+            real_fortythird.quiet_teardown),
 ]
 
 

@@ -88,13 +88,45 @@ class ArgumentParser(argparse.ArgumentParser):
         shape intermixing cannot parse (sub-commands, `tracer record`'s `-- CMD...`), and any
         command line with `--` (Python 3.11's intermixed parse drops it and reads a `-name`
         after it as an option), parse as before."""
-        if self._intermixing or not self._can_intermix() or args is None or "--" in args:
+        if self._intermixing or not self._can_intermix() or args is None:
             return super().parse_known_args(args, namespace)
         self._intermixing = True  # parse_known_intermixed_args calls parse_known_args itself
         try:
+            if "--" in args:
+                return self._parse_intermixed_with_separator(list(args), namespace)
             return self.parse_known_intermixed_args(args, namespace)
         finally:
             self._intermixing = False
+
+    def _parse_intermixed_with_separator(self, args: list[str], namespace: Any) -> Any:
+        """`diff good1 --json good2 -- -bad.parquet`: every word after the first `--` is a
+        positional, the words before it intermix. Python 3.11's intermixed parse loses the
+        `--`, so the words after it stand in as marks no option can look like (a NUL cannot be
+        in an argv word), with the positionals' types held back until the real words are in."""
+        cut = args.index("--")
+        marks = {f"\0{k}": word for k, word in enumerate(args[cut + 1:])}
+        positionals = [a for a in self._actions if not a.option_strings]
+        types = [(a, a.type) for a in positionals]
+        for action in positionals:
+            action.type = None
+        try:
+            namespace, extras = self.parse_known_intermixed_args(args[:cut] + list(marks), namespace)
+        finally:
+            for action, kind in types:
+                action.type = kind
+
+        def real(action: argparse.Action, value: Any) -> Any:
+            if not isinstance(value, str):
+                return value  # a default that is not a string is taken as it is (as argparse does)
+            return self._get_value(action, marks.get(value, value))
+
+        for action in positionals:
+            value = getattr(namespace, action.dest, None)
+            if isinstance(value, list):
+                setattr(namespace, action.dest, [real(action, v) for v in value])
+            elif value is not None:
+                setattr(namespace, action.dest, real(action, value))
+        return namespace, [marks.get(e, e) for e in extras]
 
     def _can_intermix(self) -> bool:
         if any(isinstance(a, argparse._SubParsersAction) or a.nargs in (argparse.REMAINDER, argparse.PARSER)
