@@ -37,13 +37,13 @@ from __future__ import annotations
 
 import os
 import random
-import secrets
 import socket
 import subprocess
 import threading
 from pathlib import Path
 
 from .catalog import umount
+from .files import shell_argv, token, write_file
 from .harness import PROGRAMS, PY, ROOT, NoAnomalyCase, Scenario, _port_block
 
 OPEN = frozenset({"openat", "open", "openat2", "creat"})
@@ -58,35 +58,18 @@ LOGJOB = str(PROGRAMS / "fortieth" / "logjob.py")
 COLLECTOR_PORT = _port_block(1)[0]
 
 
-def _write(path: Path, data: str | bytes, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode()
-    path.write_bytes(data)
-    path.chmod(mode)
-    return path
-
-
-def _sh(script: str, *args: str) -> list[str]:
-    return ["/bin/sh", "-c", script, "sh", *args]
-
-
-def _token(n: int = 6) -> str:
-    return secrets.token_hex(n)
-
-
 def _text(lo: int, hi: int) -> str:
-    return "".join(f"{_token(4)} line {i} {_token(8)}\n" for i in range(random.randrange(lo, hi)))
+    return "".join(f"{token(4)} line {i} {token(8)}\n" for i in range(random.randrange(lo, hi)))
 
 
 def _msgs(base: Path, n: int = MESSAGES, width: int = 0) -> Path:
     """n messages of random contents (width > 0: all of that many characters)."""
     if width:
-        lines = [f"job step {i:03d} {_token(width)[:width]}" for i in range(n)]
+        lines = [f"job step {i:03d} {token(width)[:width]}" for i in range(n)]
     else:
-        lines = [f"job step {i} done in {random.randrange(1, 99999)} ms ({_token(random.randrange(2, 12))})"
+        lines = [f"job step {i} done in {random.randrange(1, 99999)} ms ({token(random.randrange(2, 12))})"
                  for i in range(n)]
-    return _write(base / "msgs.txt", "".join(f"{line}\n" for line in lines))
+    return write_file(base / "msgs.txt", "".join(f"{line}\n" for line in lines))
 
 
 def _tmpfs(target: Path, size: str, inodes: int | None = None) -> Path:
@@ -189,7 +172,7 @@ def _umounting(*names: str, stop: bool = False):
 
 def _fill(path: Path, free_kib: int, size_kib: int) -> None:
     """A filler leaving about free_kib KiB of a size_kib KiB tmpfs."""
-    _write(path, os.urandom((size_kib - free_kib) * 1024))
+    write_file(path, os.urandom((size_kib - free_kib) * 1024))
 
 
 # --- logger -u as nobody: the syslog socket a daemon's restart left root:0600 -------------------------------
@@ -246,7 +229,7 @@ def _dd_fifo_argv(b: Path) -> list[str]:
 
 def dd_fifo_no_reader(base: Path, bad: bool) -> None:
     _stop_listeners()
-    _write(base / "out" / "batch.log", _text(20, 60))  # < 8 KiB: fits the pipe's buffer
+    write_file(base / "out" / "batch.log", _text(20, 60))  # < 8 KiB: fits the pipe's buffer
     if bad:  # the shipper (fluent-bit's in_pipe) is not running: the FIFO stayed, nobody reads it
         (base / "run").mkdir()
         os.mkfifo(base / "run" / "shipper.fifo", 0o644)
@@ -259,9 +242,9 @@ TEE_SH = 'cat "$1/out/job.out" | tee -a "$1/log/job.log" > /dev/null'
 
 
 def tee_append_full_log(base: Path, bad: bool) -> None:
-    _write(base / "out" / "job.out", _text(1200, 1400))  # ~60 KiB
+    write_file(base / "out" / "job.out", _text(1200, 1400))  # ~60 KiB
     _tmpfs(base / "log", "1m")
-    _write(base / "log" / "job.log", _text(5, 30))
+    write_file(base / "log" / "job.log", _text(5, 30))
     # the log volume: another job's debug log filled it (the bad run: 8 KiB left)
     _fill(base / "log" / "debug.log", 8 if bad else random.randrange(400, 800), 1024)
 
@@ -279,9 +262,9 @@ def flock_log_out_of_inodes(base: Path, bad: bool) -> None:
     # the log volume: a tmpfs of a fixed number of inodes; the bad run's has as many as its files
     # (a rotation's leftovers took the rest): the root directory, app.log and the rotations
     _tmpfs(base / "log", "4m", inodes=rotated + 2 if bad else 64)
-    _write(base / "log" / "app.log", _text(5, 30))
+    write_file(base / "log" / "app.log", _text(5, 30))
     for n in range(1, rotated + 1):
-        _write(base / "log" / f"app.log.{n}", _text(5, 30))
+        write_file(base / "log" / f"app.log.{n}", _text(5, 30))
 
 
 # --- logrotate copytruncate: the copy on a full log tmpfs ---------------------------------------------------------
@@ -299,9 +282,9 @@ def _logrotate_argv(b: Path) -> list[str]:
 
 
 def _copytruncate_logs(base: Path, log_kib: int) -> None:
-    _write(base / "logrotate.conf", COPYTRUNCATE_CONF.format(b=base))
-    _write(base / "log" / "app.log", _text(log_kib * 1024 // 37, log_kib * 1024 // 37 + 1))
-    _write(base / "state" / "logrotate.status",
+    write_file(base / "logrotate.conf", COPYTRUNCATE_CONF.format(b=base))
+    write_file(base / "log" / "app.log", _text(log_kib * 1024 // 37, log_kib * 1024 // 37 + 1))
+    write_file(base / "state" / "logrotate.status",
            f'logrotate state -- version 2\n"{base}/log/app.log" 2026-1-{random.randrange(1, 28)}-3:0:0\n')
 
 
@@ -317,9 +300,9 @@ def _savelog_argv(b: Path) -> list[str]:
 
 
 def savelog_log_dir_ro(base: Path, bad: bool) -> None:
-    _write(base / "log" / "app.log", _text(10, 80))
+    write_file(base / "log" / "app.log", _text(10, 80))
     for n in (0, 1):
-        _write(base / "log" / f"app.log.{n}", _text(10, 80))
+        write_file(base / "log" / f"app.log.{n}", _text(10, 80))
     if bad:  # the container's log volume came up :ro
         _bind_ro(base / "log")
 
@@ -331,7 +314,7 @@ def _script_argv(b: Path) -> list[str]:
 
 def script_typescript_ro(base: Path, bad: bool) -> None:
     _msgs(base)
-    _write(base / "log" / "session.log", _text(2, 10))
+    write_file(base / "log" / "session.log", _text(2, 10))
     if bad:  # the audit log volume mounted read-only by the new host image
         _bind_ro(base / "log")
 
@@ -344,7 +327,7 @@ TEXTFILE_SH = ('while read -r name value; do printf "# TYPE %s gauge\\n%s %s\\n"
 
 def _metrics(base: Path) -> None:
     names = ("backup_last_success_seconds", "backup_bytes", "backup_files", "backup_duration_seconds")
-    _write(base / "metrics.txt", "".join(f"{n} {random.randrange(1, 10**9)}\n" for n in names))
+    write_file(base / "metrics.txt", "".join(f"{n} {random.randrange(1, 10**9)}\n" for n in names))
 
 
 def mv_textfile_across_mounts(base: Path, bad: bool) -> None:
@@ -353,7 +336,7 @@ def mv_textfile_across_mounts(base: Path, bad: bool) -> None:
     (base / "textfile").mkdir()
     if bad:  # node_exporter's new deployment mounts its collector directory as a volume of its own
         _tmpfs(base / "textfile", "1m")
-    _write(base / "textfile" / "node.prom", f"node_boot 1{random.randrange(10**8)}\n")
+    write_file(base / "textfile" / "node.prom", f"node_boot 1{random.randrange(10**8)}\n")
 
 
 # --- python3 RotatingFileHandler: backups named onto an archive volume of its own ---------------------------------
@@ -413,7 +396,7 @@ REAL_FORTIETH: list[Scenario] = [
              dd_fifo_no_reader, OPEN, "ENXIO", lambda b: f"{b}/run/shipper.fifo", teardown=_stop_listeners,
              description="dd oflag=nonblock of a log batch into a log shipper's named pipe that no shipper "
                          "reads (open ENXIO)"),
-    Scenario("t40_tee_append_full_log", "tee -a (a job's output into its log)", lambda b: _sh(TEE_SH, str(b)),
+    Scenario("t40_tee_append_full_log", "tee -a (a job's output into its log)", lambda b: shell_argv(TEE_SH, str(b)),
              tee_append_full_log, WRITE, "ENOSPC", lambda b: f"{b}/log/job.log", teardown=_umounting("log"),
              description="tee -a of a job's ~60 KiB output into a log tmpfs another job's debug log filled "
                          "(write ENOSPC)"),
@@ -434,7 +417,7 @@ REAL_FORTIETH: list[Scenario] = [
              description="script -a appending a session's typescript into a log directory mounted read-only "
                          "(open EROFS)"),
     Scenario("t40_mv_textfile_across_mounts", "mv (a textfile collector's staged .prom file)",
-             lambda b: _sh(TEXTFILE_SH, str(b)), mv_textfile_across_mounts, RENAME, "EXDEV",
+             lambda b: shell_argv(TEXTFILE_SH, str(b)), mv_textfile_across_mounts, RENAME, "EXDEV",
              lambda b: f"{b}/*backup.prom*", teardown=_umounting("textfile"),
              description="mv of a staged .prom file into a node_exporter textfile directory now a volume of its "
                          "own: rename EXDEV (then mv's non-atomic copy)"),
@@ -487,15 +470,15 @@ def _textfile_noise_argv(b: Path) -> list[str]:
 def _textfile_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _metrics(base)
     (base / "textfile").mkdir()
-    _write(base / "textfile" / "node.prom", f"node_boot 1{random.randrange(10**8)}\n")
+    write_file(base / "textfile" / "node.prom", f"node_boot 1{random.randrange(10**8)}\n")
 
 
 FLOCK_TEE_SH = 'exec flock "$1/log/.app.lock" sh -c \'tee -a "$1/log/app.log" < "$1/out/job.out" > /dev/null\' sh "$1"'
 
 
 def _flock_tee_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    _write(base / "out" / "job.out", _text(40, 400))
-    _write(base / "log" / "app.log", _text(5, 100))
+    write_file(base / "out" / "job.out", _text(40, 400))
+    write_file(base / "log" / "app.log", _text(5, 100))
 
 
 def _copytruncate_noise(base: Path, run: int) -> None:  # noqa: ARG001
@@ -507,8 +490,8 @@ def _savelog_noise_argv(b: Path) -> list[str]:
 
 
 def _savelog_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    _write(base / "log" / "app.log", _text(10, 400))
-    _write(base / "log" / "app.log.0", _text(10, 400))
+    write_file(base / "log" / "app.log", _text(10, 400))
+    write_file(base / "log" / "app.log.0", _text(10, 400))
     subprocess.run(["gzip", "-c", str(base / "log" / "app.log.0")], check=True,
                    stdout=(base / "log" / "app.log.1.gz").open("wb"))
 
@@ -525,7 +508,7 @@ QUIET_FORTIETH: list[NoAnomalyCase] = [
                               "rolling over at the sixth"),
     NoAnomalyCase("t40_textfile_tmp_rename", _textfile_noise_argv, _textfile_noise,
                   description="a textfile collector's .prom of four random gauges: tmp written, os.replace"),
-    NoAnomalyCase("t40_flock_tee_append", lambda b: _sh(FLOCK_TEE_SH, str(b)), _flock_tee_noise,
+    NoAnomalyCase("t40_flock_tee_append", lambda b: shell_argv(FLOCK_TEE_SH, str(b)), _flock_tee_noise,
                   description="flock around tee -a of a job's output of random length into its log"),
     NoAnomalyCase("t40_logrotate_copytruncate_random_log", _logrotate_argv, _copytruncate_noise,
                   description="logrotate -f copytruncate of a log of random size and contents"),

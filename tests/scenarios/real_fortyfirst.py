@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import os
 import random
-import secrets
 import subprocess
 from pathlib import Path
 
+from .files import run_quiet, shell_argv, token, write_file
 from .harness import ROOT, NoAnomalyCase, Scenario
 
 OPEN = frozenset({"openat", "open", "openat2", "creat"})
@@ -49,35 +49,14 @@ MOUNT = frozenset({"mount", "fsconfig", "fsmount", "move_mount"})
 PIVOT = frozenset({"pivot_root"})
 
 
-def _write(path: Path, data: str | bytes, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode()
-    path.write_bytes(data)
-    path.chmod(mode)
-    return path
-
-
-def _sh(script: str, *args: str) -> list[str]:
-    return ["/bin/sh", "-c", script, "sh", *args]
-
-
-def _token(n: int = 6) -> str:
-    return secrets.token_hex(n)
-
-
 def _text(lo: int, hi: int) -> str:
-    return "".join(f"{_token(4)} line {i} {_token(8)}\n" for i in range(random.randrange(lo, hi)))
-
-
-def _run(*argv: str) -> None:
-    subprocess.run(list(argv), check=True, capture_output=True)
+    return "".join(f"{token(4)} line {i} {token(8)}\n" for i in range(random.randrange(lo, hi)))
 
 
 def _tmpfs(target: Path, size: str, inodes: int | None = None) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     opts = f"mode=0755,size={size}" + (f",nr_inodes={inodes}" if inodes else "")
-    _run("mount", "-t", "tmpfs", "-o", opts, "tracebase-test", str(target))
+    run_quiet("mount", "-t", "tmpfs", "-o", opts, "tracebase-test", str(target))
     return target
 
 
@@ -94,7 +73,7 @@ def _overlay(base: Path, lower: str, *, upper: bool = True, opts: str = "") -> P
         o += f",upperdir={base}/up/upper,workdir={base}/up/work"
     if opts:
         o += f",{opts}"
-    _run("mount", "-t", "overlay", "-o", o, "tracebase-ovl", str(root))
+    run_quiet("mount", "-t", "overlay", "-o", o, "tracebase-ovl", str(root))
     return root
 
 
@@ -116,7 +95,7 @@ def _unmount_root(base: Path) -> None:
 def _image(lower: Path, files: dict[str, str | bytes]) -> Path:
     """An image layer: `files` (relative names) in the directory lower."""
     for name, data in files.items():
-        _write(lower / name, data)
+        write_file(lower / name, data)
     return lower
 
 
@@ -134,7 +113,7 @@ def _fill_blocks(mnt: Path, free_kib: int) -> None:
     """A filler leaving about free_kib KiB of the tmpfs mnt."""
     st = os.statvfs(mnt)
     left = st.f_bavail * st.f_frsize // 1024
-    _write(mnt / "filler", b"\0" * max(0, (left - free_kib) * 1024))
+    write_file(mnt / "filler", b"\0" * max(0, (left - free_kib) * 1024))
 
 
 # --- mount -t overlay in unshare -m: the work directory a provisioning script never made ------------------
@@ -183,7 +162,7 @@ def ps_chroot_without_proc(base: Path, bad: bool) -> None:
     _tmpfs(base / "up", "4m")
     root = _overlay(base, "/")
     if not bad:  # the bad run's wrapper script lost its `mount -t proc proc $root/proc`
-        _run("mount", "-t", "proc", "proc", str(root / "proc"))
+        run_quiet("mount", "-t", "proc", "proc", str(root / "proc"))
 
 
 # --- mkdir -p in an overlay of image layers alone (no upper: read-only) ---------------------------------------
@@ -221,7 +200,7 @@ def _rename_argv(b: Path) -> list[str]:
 
 def _releases(lower: Path) -> None:
     for _ in range(4):
-        _write(lower / "srv" / "app" / "releases" / f"r{_token(3)}" / "app.tar", _text(2, 20))
+        write_file(lower / "srv" / "app" / "releases" / f"r{token(3)}" / "app.tar", _text(2, 20))
 
 
 def rename_lower_dir_no_redirect(base: Path, bad: bool) -> None:
@@ -243,10 +222,10 @@ def _git_argv(b: Path) -> list[str]:
 
 def _git_image(lower: Path) -> None:
     repo = lower / "src" / "app"
-    _write(repo / "README", _text(2, 9))
+    write_file(repo / "README", _text(2, 9))
     for _ in range(4):
-        _write(repo / "plugins" / f"p_{_token(3)}.py", _text(2, 30))
-    for argv in (["init", "-q", "-b", "main", "."], ["add", "-A"], ["commit", "-q", "-m", f"image {_token(4)}"]):
+        write_file(repo / "plugins" / f"p_{token(3)}.py", _text(2, 30))
+    for argv in (["init", "-q", "-b", "main", "."], ["add", "-A"], ["commit", "-q", "-m", f"image {token(4)}"]):
         subprocess.run(["git", *argv], cwd=repo, env=GIT_ENV, check=True, capture_output=True)
 
 
@@ -264,7 +243,7 @@ def _truncate_argv(b: Path) -> list[str]:
 
 
 def truncate_copy_up_full_upper(base: Path, bad: bool) -> None:
-    _write(base / "lower" / "var" / "lib" / "app" / "data.img", os.urandom(random.randrange(600, 700) * 1024))
+    write_file(base / "lower" / "var" / "lib" / "app" / "data.img", os.urandom(random.randrange(600, 700) * 1024))
     # the bad host's upper tmpfs: 256 KiB (a size= meant for a /run)
     _tmpfs(base / "up", "256k" if bad else "4m")
     _overlay(base, f"{base}/lower")
@@ -276,7 +255,7 @@ def _chmod_argv(b: Path) -> list[str]:
 
 
 def chmod_copy_up_full_upper(base: Path, bad: bool) -> None:
-    _write(base / "lower" / "etc" / "ssl" / "private" / "bundle.pem", _text(9000, 10000))  # ~350 KiB
+    write_file(base / "lower" / "etc" / "ssl" / "private" / "bundle.pem", _text(9000, 10000))  # ~350 KiB
     _tmpfs(base / "up", "2m")
     _overlay(base, f"{base}/lower", opts="metacopy=off")
     # the upper's tmpfs: another job's scratch files filled it (the bad run: 64 KiB left)
@@ -293,7 +272,7 @@ def _app_conf() -> str:
 
 
 def sed_in_place_full_upper(base: Path, bad: bool) -> None:
-    _write(base / "lower" / "etc" / "app" / "app.conf", _app_conf())
+    write_file(base / "lower" / "etc" / "app" / "app.conf", _app_conf())
     _tmpfs(base / "up", "2m")
     _overlay(base, f"{base}/lower")
     _fill_blocks(base / "up", 96 if bad else random.randrange(900, 1200))
@@ -309,18 +288,18 @@ def rm_whiteout_upper_out_of_inodes(base: Path, bad: bool) -> None:
                             "var/cache/app/meta.json": _text(1, 5)})
     _tmpfs(base / "up", "4m", inodes=64)
     _overlay(base, f"{base}/lower")
-    (base / "root" / "var" / "cache" / "app" / f"new-{_token(3)}").touch()  # the upper has var/cache/app
+    (base / "root" / "var" / "cache" / "app" / f"new-{token(3)}").touch()  # the upper has var/cache/app
     if bad:  # the upper tmpfs: a build's object files took the rest of its inodes
         _fill_inodes(base / "up")
 
 
 REAL_FORTYFIRST: list[Scenario] = [
     Scenario("t41_mount_overlay_missing_workdir", "mount -t overlay (in unshare -m: a job's root)",
-             lambda b: ["unshare", "-m", *_sh(MOUNT_SH, str(b))], mount_overlay_missing_workdir, MOUNT, "ENOENT",
+             lambda b: ["unshare", "-m", *shell_argv(MOUNT_SH, str(b))], mount_overlay_missing_workdir, MOUNT, "ENOENT",
              lambda b: f"{b}/*",
              description="mount -t overlay with a workdir= a provisioning script never made (mount ENOENT)"),
     Scenario("t41_pivot_root_not_a_mount", "pivot_root (in unshare -m: into a job's root)",
-             lambda b: ["unshare", "-m", *_sh(PIVOT_SH, f"{b}/root")], pivot_root_not_a_mount, PIVOT, "EBUSY",
+             lambda b: ["unshare", "-m", *shell_argv(PIVOT_SH, f"{b}/root")], pivot_root_not_a_mount, PIVOT, "EBUSY",
              lambda b: f"{b}/root", teardown=_unmount_root,
              description="pivot_root into a root unpacked into a directory of the host's root file system, "
                          "never mounted on itself (pivot_root EBUSY)"),
@@ -393,7 +372,7 @@ SED_NOISE_SH = _ovl_sh("$1/lower") + 'exec sed -i "s/^listen=.*/listen=0.0.0.0:8
 
 def _sed_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _dirs(base)
-    _write(base / "lower" / "etc" / "app" / "app.conf", f"listen=127.0.0.1:{random.randrange(1024, 65535)}\n"
+    write_file(base / "lower" / "etc" / "app" / "app.conf", f"listen=127.0.0.1:{random.randrange(1024, 65535)}\n"
            + _text(20, 400))
 
 
@@ -411,7 +390,7 @@ RM_NOISE_SH = _ovl_sh("$1/lower") + 'cd "$1/root/var/cache/app" && exec rm -f --
 
 def _rm_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _dirs(base)
-    _image(base / "lower", {f"var/cache/app/{_token(4)}.db": _text(1, 30) for _ in range(5)})
+    _image(base / "lower", {f"var/cache/app/{token(4)}.db": _text(1, 30) for _ in range(5)})
 
 
 TAR_NOISE_SH = _ovl_sh("$1/lower") + 'exec tar -x -f "$1/layer.tar" -C "$1/root"'
@@ -421,9 +400,9 @@ def _tar_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _dirs(base)
     _image(base / "lower", {"etc/os-release": _text(2, 9), "srv/app/app.conf": _text(5, 40)})
     src = base / "layer-src"
-    _image(src, {f"srv/app/{_token(3)}.py": _text(1, 80) for _ in range(6)})
-    _write(src / "etc" / "app.env", _text(1, 10))
-    _run("tar", "-c", "-f", str(base / "layer.tar"), "-C", str(src), "srv", "etc")
+    _image(src, {f"srv/app/{token(3)}.py": _text(1, 80) for _ in range(6)})
+    write_file(src / "etc" / "app.env", _text(1, 10))
+    run_quiet("tar", "-c", "-f", str(base / "layer.tar"), "-C", str(src), "srv", "etc")
 
 
 CHROOT_NOISE_SH = (_ovl_sh("/")
@@ -438,26 +417,26 @@ PIVOT_NOISE_SH = _ovl_sh("/") + 'mkdir "$1/root/.old" && cd "$1/root" && /usr/sb
 
 
 QUIET_FORTYFIRST: list[NoAnomalyCase] = [
-    NoAnomalyCase("t41_mount_overlay_and_read", lambda b: ["unshare", "-m", *_sh(MOUNT_SH, str(b))],
+    NoAnomalyCase("t41_mount_overlay_and_read", lambda b: ["unshare", "-m", *shell_argv(MOUNT_SH, str(b))],
                   _mount_read_noise,
                   description="unshare -m: an overlay of a layer of random contents mounted, its config read"),
-    NoAnomalyCase("t41_sed_in_place_copy_up", lambda b: ["unshare", "-m", *_sh(SED_NOISE_SH, str(b))], _sed_noise,
+    NoAnomalyCase("t41_sed_in_place_copy_up", lambda b: ["unshare", "-m", *shell_argv(SED_NOISE_SH, str(b))], _sed_noise,
                   description="unshare -m: sed -i of a lower config of random length and contents (copy-up)"),
-    NoAnomalyCase("t41_rename_lower_dir_redirect", lambda b: ["unshare", "-m", *_sh(RENAME_NOISE_SH, str(b))],
+    NoAnomalyCase("t41_rename_lower_dir_redirect", lambda b: ["unshare", "-m", *shell_argv(RENAME_NOISE_SH, str(b))],
                   _rename_noise,
                   description="unshare -m: rename.ul of a lower directory of four releases of random names "
                               "(redirect_dir=on)"),
-    NoAnomalyCase("t41_rm_lower_files_whiteouts", lambda b: ["unshare", "-m", *_sh(RM_NOISE_SH, str(b))], _rm_noise,
+    NoAnomalyCase("t41_rm_lower_files_whiteouts", lambda b: ["unshare", "-m", *shell_argv(RM_NOISE_SH, str(b))], _rm_noise,
                   description="unshare -m: rm of five lower files of random names (whiteouts)"),
-    NoAnomalyCase("t41_tar_layer_into_overlay", lambda b: ["unshare", "-m", *_sh(TAR_NOISE_SH, str(b))], _tar_noise,
+    NoAnomalyCase("t41_tar_layer_into_overlay", lambda b: ["unshare", "-m", *shell_argv(TAR_NOISE_SH, str(b))], _tar_noise,
                   description="unshare -m: tar -x of a layer of random file names over a lower layer"),
-    NoAnomalyCase("t41_chroot_overlay_of_host_root", lambda b: ["unshare", "-m", *_sh(CHROOT_NOISE_SH, str(b))],
+    NoAnomalyCase("t41_chroot_overlay_of_host_root", lambda b: ["unshare", "-m", *shell_argv(CHROOT_NOISE_SH, str(b))],
                   _chroot_noise,
                   description="unshare -m: chroot into an overlay of the host's root, a shell writing its pid"),
     NoAnomalyCase("t41_unshare_pid_mount_proc_ps",
                   lambda b: ["unshare", "-m", "-p", "-f", "--mount-proc", "ps", "-o", "pid=,comm="], _chroot_noise,
                   description="unshare -m -p -f --mount-proc ps: a new pid namespace's ps"),
-    NoAnomalyCase("t41_pivot_root_into_overlay", lambda b: ["unshare", "-m", *_sh(PIVOT_NOISE_SH, str(b))],
+    NoAnomalyCase("t41_pivot_root_into_overlay", lambda b: ["unshare", "-m", *shell_argv(PIVOT_NOISE_SH, str(b))],
                   _chroot_noise,
                   description="unshare -m: pivot_root into an overlay of the host's root, /bin/true there"),
 ]

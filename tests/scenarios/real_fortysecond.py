@@ -42,12 +42,12 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import secrets
 import signal
 import subprocess
 import time
 from pathlib import Path
 
+from .files import chown_nobody, run_quiet, shell_argv, token, write_file
 from .harness import ROOT, NoAnomalyCase, Scenario
 
 OPEN = frozenset({"openat", "open", "openat2", "creat"})
@@ -60,40 +60,14 @@ FLOCK = frozenset({"flock"})
 NOBODY_UID = 65534
 
 
-def _write(path: Path, data: str | bytes, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode()
-    path.write_bytes(data)
-    path.chmod(mode)
-    return path
-
-
-def _sh(script: str, *args: str) -> list[str]:
-    return ["/bin/sh", "-c", script, "sh", *args]
-
-
-def _token(n: int = 6) -> str:
-    return secrets.token_hex(n)
-
-
 def _text(lo: int, hi: int) -> str:
-    return "".join(f"{_token(4)} line {i} {_token(8)}\n" for i in range(random.randrange(lo, hi)))
-
-
-def _run(*argv: str) -> None:
-    subprocess.run(list(argv), check=True, capture_output=True)
-
-
-def _nobody(*paths: Path) -> None:
-    for p in paths:
-        os.chown(p, NOBODY_UID, NOBODY_UID)
+    return "".join(f"{token(4)} line {i} {token(8)}\n" for i in range(random.randrange(lo, hi)))
 
 
 def _bind(target: Path, opts: str) -> None:
     """Bind target onto itself, then remount the bind with `opts` (ro / noexec)."""
-    _run("mount", "--bind", str(target), str(target))
-    _run("mount", "-o", f"remount,bind,{opts}", str(target))
+    run_quiet("mount", "--bind", str(target), str(target))
+    run_quiet("mount", "-o", f"remount,bind,{opts}", str(target))
 
 
 def _unmount(target: Path) -> None:
@@ -145,9 +119,9 @@ def _flock_argv(b: Path) -> list[str]:
 
 
 def flock_lock_dir_is_file(base: Path, bad: bool) -> None:
-    _write(base / "spool" / "ran", _text(1, 6))
+    write_file(base / "spool" / "ran", _text(1, 6))
     if bad:  # a cleanup's `: > /run/lock/app` (meant for a log) left a file where the directory was
-        _write(base / "run" / "lock" / "app", "")
+        write_file(base / "run" / "lock" / "app", "")
     else:
         (base / "run" / "lock" / "app").mkdir(parents=True)
 
@@ -155,7 +129,7 @@ def flock_lock_dir_is_file(base: Path, bad: bool) -> None:
 # --- logrotate: the previous run, still in its slow postrotate, holds the state file's lock ----------------
 def _logrotate_conf(base: Path, name: str, postrotate: str = "") -> Path:
     post = f"  postrotate\n    {postrotate}\n  endscript\n" if postrotate else ""
-    return _write(base / "etc" / f"{name}.conf",
+    return write_file(base / "etc" / f"{name}.conf",
                   f"{base}/log/{name}.log {{\n  rotate 3\n  missingok\n  nocompress\n{post}}}\n")
 
 
@@ -164,13 +138,13 @@ def _logrotate_argv(b: Path) -> list[str]:
 
 
 def logrotate_state_locked(base: Path, bad: bool) -> None:
-    _write(base / "log" / "app.log", _text(5, 60))
-    _write(base / "log" / "app.log.1", _text(5, 60))
+    write_file(base / "log" / "app.log", _text(5, 60))
+    write_file(base / "log" / "app.log.1", _text(5, 60))
     # logrotate writes its state 0640 (and takes no lock on a world-readable one)
-    _write(base / "state" / "status", f'logrotate state -- version 2\n"{base}/log/app.log" 2026-12-1-0:0:0\n', 0o640)
+    write_file(base / "state" / "status", f'logrotate state -- version 2\n"{base}/log/app.log" 2026-12-1-0:0:0\n', 0o640)
     _logrotate_conf(base, "app")
     if bad:  # the previous hourly run: its postrotate (a reload that hangs) keeps it, and its lock, alive
-        _write(base / "log" / "web.log", _text(5, 60))
+        write_file(base / "log" / "web.log", _text(5, 60))
         _logrotate_conf(base, "web", "sleep 120")
         HOLDERS.start(["/usr/sbin/logrotate", "-f", "-s", f"{base}/state/status", f"{base}/etc/web.conf"])
         deadline = time.monotonic() + 20
@@ -188,7 +162,7 @@ def _ssd_argv(b: Path) -> list[str]:
 
 def start_stop_daemon_run_ro(base: Path, bad: bool) -> None:
     (base / "run" / "app").mkdir(parents=True)
-    _write(base / "run" / "app" / ".keep", "")
+    write_file(base / "run" / "app" / ".keep", "")
     if bad:  # the unit's ReadOnlyPaths= copied onto the host's bind of /run/app (a ro bind)
         _bind(base / "run" / "app", "ro")
 
@@ -203,7 +177,7 @@ HOOKS = ("10-rotate", "20-clean-spool", "50-report")
 
 def _hooks(d: Path, names: tuple[str, ...] | list[str]) -> None:
     for name in names:
-        _write(d / name, f"#!/bin/sh\necho {_token(4)} {name} >> \"{d.parent}/hooks.out\"\n", 0o755)
+        write_file(d / name, f"#!/bin/sh\necho {token(4)} {name} >> \"{d.parent}/hooks.out\"\n", 0o755)
 
 
 def _run_parts_argv(b: Path) -> list[str]:
@@ -231,7 +205,7 @@ def _sqlite_argv(b: Path) -> list[str]:
 
 def sqlite3_state_dir_missing(base: Path, bad: bool) -> None:
     (base / "var" / "lib").mkdir(parents=True)
-    _write(base / "var" / "lib" / "other" / f"{_token(3)}.db", _text(1, 5))
+    write_file(base / "var" / "lib" / "other" / f"{token(3)}.db", _text(1, 5))
     if not bad:  # the bad host's package left out the `install -d /var/lib/app` of its postinst
         (base / "var" / "lib" / "app").mkdir()
 
@@ -251,7 +225,7 @@ def _maildir(base: Path, tmp: bool = True) -> Path:
 
 def mktemp_maildir_tmp_missing(base: Path, bad: bool) -> None:
     md = _maildir(base, tmp=not bad)  # the bad host's spool was restored from a backup that skips tmp/
-    _write(md / "cur" / f"{int(time.time())}.{_token(3)}.host:2,S", _text(2, 10))
+    write_file(md / "cur" / f"{int(time.time())}.{token(3)}.host:2,S", _text(2, 10))
 
 
 # --- mv: a maildir reader marking messages seen, the maildir bind-mounted read-only ---------------------------
@@ -260,7 +234,7 @@ SEEN_SH = 'for m in "$1"/Maildir/new/*; do mv "$m" "$1/Maildir/cur/${m##*/}:2,S"
 
 def _messages(md: Path, n: int = 3) -> None:
     for _ in range(n):
-        _write(md / "new" / f"{int(time.time())}.M{random.randrange(10**5)}P{random.randrange(10**5)}.host",
+        write_file(md / "new" / f"{int(time.time())}.M{random.randrange(10**5)}P{random.randrange(10**5)}.host",
                _text(2, 20))
 
 
@@ -281,7 +255,7 @@ TEE_SH = 'echo $$ | tee "$1/run/worker/worker.pid" > /dev/null && exec sleep 0.1
 def tee_pidfile_run_dir_root(base: Path, bad: bool) -> None:
     (base / "run" / "worker").mkdir(parents=True)
     if not bad:  # after the reboot, tmpfiles.d's line for /run/worker gave no user: root:0755
-        _nobody(base / "run" / "worker")
+        chown_nobody(base / "run" / "worker")
 
 
 # --- rm -f of a stale pidfile by the next start, its run directory root:0755 ----------------------------------
@@ -291,10 +265,10 @@ def _rm_argv(b: Path) -> list[str]:
 
 def rm_stale_pidfile_root_dir(base: Path, bad: bool) -> None:
     (base / "run" / "agent").mkdir(parents=True)
-    _write(base / "run" / "agent" / "agent.pid", f"{random.randrange(300, 4000000)}\n")
-    _nobody(base / "run" / "agent" / "agent.pid")
+    write_file(base / "run" / "agent" / "agent.pid", f"{random.randrange(300, 4000000)}\n")
+    chown_nobody(base / "run" / "agent" / "agent.pid")
     if not bad:  # the directory recreated by a root-run `mkdir -p` in the unit's ExecStartPre=+
-        _nobody(base / "run" / "agent")
+        chown_nobody(base / "run" / "agent")
 
 
 # --- ln -sfn: the release switch, the deploy directory made by a root-run bootstrap ---------------------------
@@ -302,11 +276,11 @@ LN_SH = 'exec ln -sfn "releases/$(cat "$1/app/NEXT")" "$1/app/current"'
 
 
 def _releases(app: Path) -> list[str]:
-    names = [f"r-{_token(4)}" for _ in range(2)]
+    names = [f"r-{token(4)}" for _ in range(2)]
     for name in names:
-        _write(app / "releases" / name / "app.py", _text(2, 20))
+        write_file(app / "releases" / name / "app.py", _text(2, 20))
     os.symlink(f"releases/{names[0]}", app / "current")
-    _write(app / "NEXT", names[1])
+    write_file(app / "NEXT", names[1])
     return names
 
 
@@ -314,10 +288,10 @@ def ln_release_switch_root_dir(base: Path, bad: bool) -> None:
     app = base / "app"
     _releases(app)
     for p in [app / "releases", *(app / "releases").iterdir(), app / "NEXT"]:
-        _nobody(p)
+        chown_nobody(p)
     os.lchown(app / "current", NOBODY_UID, NOBODY_UID)
     if not bad:  # the bad host's bootstrap ran `mkdir /srv/app` as root and chowned only releases/
-        _nobody(app)
+        chown_nobody(app)
 
 
 # --- touch: a periodic runner's stamp, left root:0644 by a manual root run -------------------------------------
@@ -328,12 +302,12 @@ def _touch_argv(b: Path) -> list[str]:
 def touch_stamp_root_owned(base: Path, bad: bool) -> None:
     spool = base / "var" / "spool" / "periodic"
     spool.mkdir(parents=True)
-    _nobody(spool)
+    chown_nobody(spool)
     for name in ("hourly.stamp", "daily.stamp", "weekly.stamp"):
-        _write(spool / name, "")
+        write_file(spool / name, "")
         os.utime(spool / name, (time.time() - random.randrange(3600, 86400),) * 2)
         if not (bad and name == "daily.stamp"):  # the bad host: an admin's `sudo periodic daily` made it root's
-            _nobody(spool / name)
+            chown_nobody(spool / name)
 
 
 # --- python3's sqlite3 reader of a database shared read-only: the writer switched it to WAL ----------------------
@@ -357,7 +331,7 @@ def sqlite_reader_wal_on_ro_mount(base: Path, bad: bool) -> None:
     db.execute(f"pragma journal_mode={'wal' if bad else 'delete'}")
     db.execute("create table jobs(id integer primary key, name text, state text)")
     db.executemany("insert into jobs(name, state) values (?, ?)",
-                   [(_token(4), random.choice(["queued", "done"])) for _ in range(random.randrange(5, 50))])
+                   [(token(4), random.choice(["queued", "done"])) for _ in range(random.randrange(5, 50))])
     db.commit()
     db.close()  # the last connection's close checkpoints and removes -wal and -shm
     _bind(base / "share", "ro")  # the readers' bind of the writer's volume: read-only, good runs too
@@ -398,15 +372,15 @@ REAL_FORTYSECOND: list[Scenario] = [
                          "EROFS in the good runs too) after the writer switched it to WAL: openat O_CREAT of "
                          "queue.db-wal EROFS"),
     Scenario("t42_mktemp_maildir_tmp_missing", "mktemp -p (a maildir delivery script's)",
-             lambda b: _sh(DELIVER_SH, str(b)), mktemp_maildir_tmp_missing, OPEN, "ENOENT",
+             lambda b: shell_argv(DELIVER_SH, str(b)), mktemp_maildir_tmp_missing, OPEN, "ENOENT",
              lambda b: f"{b}/Maildir/tmp/msg.*",
              description="a maildir delivery whose spool lost its tmp/: mktemp's openat O_EXCL ENOENT"),
-    Scenario("t42_mv_maildir_ro", "mv (a maildir reader marking messages seen)", lambda b: _sh(SEEN_SH, str(b)),
+    Scenario("t42_mv_maildir_ro", "mv (a maildir reader marking messages seen)", lambda b: shell_argv(SEEN_SH, str(b)),
              mv_maildir_ro, RENAME, "EROFS", lambda b: f"{b}/Maildir/*", teardown=_unmount_maildir,
              description="a maildir reader's mv of new/ messages to cur/ on a spool bind-mounted read-only "
                          "(renameat2 EROFS)"),
     Scenario("t42_tee_pidfile_run_dir_root", "tee (as nobody: a shell daemon's pidfile)",
-             lambda b: _sh(TEE_SH, str(b)), tee_pidfile_run_dir_root, OPEN, "EACCES",
+             lambda b: shell_argv(TEE_SH, str(b)), tee_pidfile_run_dir_root, OPEN, "EACCES",
              lambda b: f"{b}/run/worker/worker.pid", unprivileged=True,
              description="a shell daemon's `echo $$ | tee` of its pidfile, as nobody, into a run directory "
                          "recreated root:0755 (openat EACCES)"),
@@ -415,7 +389,7 @@ REAL_FORTYSECOND: list[Scenario] = [
              description="rm -f of a stale pidfile, as nobody, in a run directory recreated root:0755 "
                          "(unlinkat EACCES)"),
     Scenario("t42_ln_release_switch_root_dir", "ln -sfn (as nobody: the current release switch)",
-             lambda b: _sh(LN_SH, str(b)), ln_release_switch_root_dir, SYMLINK, "EACCES",
+             lambda b: shell_argv(LN_SH, str(b)), ln_release_switch_root_dir, SYMLINK, "EACCES",
              lambda b: f"{b}/app/*", unprivileged=True,
              description="ln -sfn switching current to the next release, as nobody, in a deploy directory a "
                          "root-run bootstrap made (symlinkat of its temporary EACCES)"),
@@ -434,7 +408,7 @@ FLOCK_NOISE_SH = ('for i in 1 2 3; do flock "$1/run/counter.lock" /bin/sh -c '
 
 
 def _flock_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    _write(base / "counter", f"{random.randrange(1000)}\n")
+    write_file(base / "counter", f"{random.randrange(1000)}\n")
     (base / "run").mkdir()
 
 
@@ -451,7 +425,7 @@ def _run_dir(base: Path, run: int) -> None:  # noqa: ARG001
 
 
 def _run_parts_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    names = sorted(f"{random.randrange(10, 99)}-{_token(3)}" for _ in range(4))
+    names = sorted(f"{random.randrange(10, 99)}-{token(3)}" for _ in range(4))
     _hooks(base / "hooks.d", names)
 
 
@@ -463,9 +437,9 @@ SQLITE_NOISE_SH = ('db="$1/queue.db"; sqlite3 "$db" "pragma journal_mode=wal; '
 
 
 def _sqlite_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    rows = "".join(f"insert into jobs(name, state) values ('{_token(4)}', '{random.choice(['queued', 'done'])}');\n"
+    rows = "".join(f"insert into jobs(name, state) values ('{token(4)}', '{random.choice(['queued', 'done'])}');\n"
                    for _ in range(20))
-    _write(base / "batch.sql", f"begin;\n{rows}commit;\n")
+    write_file(base / "batch.sql", f"begin;\n{rows}commit;\n")
 
 
 MAILDIR_NOISE_SH = ('for i in 1 2 3; do /bin/sh -c \'' + DELIVER_SH.replace("'", "") + '\' sh "$1" || exit 1; done; '
@@ -477,9 +451,9 @@ def _maildir_noise(base: Path, run: int) -> None:  # noqa: ARG001
 
 
 def _logrotate_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    _write(base / "log" / "app.log", _text(5, 400))
-    _write(base / "log" / "app.log.1", _text(5, 60))
-    _write(base / "etc" / "app.conf",
+    write_file(base / "log" / "app.log", _text(5, 400))
+    write_file(base / "log" / "app.log.1", _text(5, 60))
+    write_file(base / "etc" / "app.conf",
            f"{base}/log/app.log {{\n  rotate 3\n  missingok\n  compress\n  delaycompress\n  create 0640 root root\n}}\n")
     (base / "state").mkdir()
 
@@ -498,23 +472,23 @@ DAEMON_NOISE_SH = ('sleep 30 & echo $! > "$1/run/d.pid"; sleep 0.1; pid=$(cat "$
 
 
 QUIET_FORTYSECOND: list[NoAnomalyCase] = [
-    NoAnomalyCase("t42_flock_three_contenders", lambda b: _sh(FLOCK_NOISE_SH, str(b)), _flock_noise,
+    NoAnomalyCase("t42_flock_three_contenders", lambda b: shell_argv(FLOCK_NOISE_SH, str(b)), _flock_noise,
                   description="three shells contending for one flock to bump a counter of random start"),
-    NoAnomalyCase("t42_start_stop_daemon_cycle", lambda b: _sh(SSD_NOISE_SH, str(b)), _run_dir,
+    NoAnomalyCase("t42_start_stop_daemon_cycle", lambda b: shell_argv(SSD_NOISE_SH, str(b)), _run_dir,
                   description="start-stop-daemon --start --background --make-pidfile, then --stop "
                               "--remove-pidfile through the pidfile"),
     NoAnomalyCase("t42_run_parts_random_hooks", lambda b: ["run-parts", "--report", f"{b}/hooks.d"],
                   _run_parts_noise, description="run-parts over four hooks of random names"),
-    NoAnomalyCase("t42_sqlite3_wal_writer_and_reader", lambda b: _sh(SQLITE_NOISE_SH, str(b)), _sqlite_noise,
+    NoAnomalyCase("t42_sqlite3_wal_writer_and_reader", lambda b: shell_argv(SQLITE_NOISE_SH, str(b)), _sqlite_noise,
                   description="a sqlite3 WAL database: a writer of random rows beside a concurrent reader"),
-    NoAnomalyCase("t42_maildir_deliver_and_read", lambda b: _sh(MAILDIR_NOISE_SH, str(b)), _maildir_noise,
+    NoAnomalyCase("t42_maildir_deliver_and_read", lambda b: shell_argv(MAILDIR_NOISE_SH, str(b)), _maildir_noise,
                   description="three maildir deliveries (mktemp in tmp/, mv to new/), then marked seen (to cur/)"),
     NoAnomalyCase("t42_logrotate_compress_random_log",
                   lambda b: ["/usr/sbin/logrotate", "-f", "-s", f"{b}/state/status", f"{b}/etc/app.conf"], _logrotate_noise,
                   description="logrotate -f of a log of random size with compress and delaycompress"),
-    NoAnomalyCase("t42_ln_sfn_switch_random_releases", lambda b: _sh(LN_NOISE_SH, str(b)), _ln_noise,
+    NoAnomalyCase("t42_ln_sfn_switch_random_releases", lambda b: shell_argv(LN_NOISE_SH, str(b)), _ln_noise,
                   description="ln -sfn between two releases of random names, and back"),
-    NoAnomalyCase("t42_shell_daemon_killed_by_pidfile", lambda b: _sh(DAEMON_NOISE_SH, str(b)), _run_dir,
+    NoAnomalyCase("t42_shell_daemon_killed_by_pidfile", lambda b: shell_argv(DAEMON_NOISE_SH, str(b)), _run_dir,
                   description="a shell's background daemon killed through its pidfile, waited for with kill -0"),
 ]
 

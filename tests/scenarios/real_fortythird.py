@@ -53,6 +53,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from .files import run_quiet, shell_argv
 from .harness import PROGRAMS, ROOT, NoAnomalyCase, Scenario
 
 OPEN = frozenset({"openat", "open", "openat2", "creat"})
@@ -79,14 +80,6 @@ def _loader(*args: str) -> list[str]:
     return [PY, "-S", "-B", LOADER, *args]
 
 
-def _sh(script: str, *args: str) -> list[str]:
-    return ["/bin/sh", "-c", script, "sh", *args]
-
-
-def _run(*argv: str) -> None:
-    subprocess.run(list(argv), check=True, capture_output=True)
-
-
 def _write(path: Path, data: str | bytes, mode: int = 0o644) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.parent.chmod(0o755)
@@ -110,14 +103,14 @@ def ring_bin() -> str:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.parent.chmod(0o755)
         tmp = out.parent / ".tb43-ring.tmp"
-        _run("gcc", "-O1", "-pthread", "-o", str(tmp), str(RING_SRC))
+        run_quiet("gcc", "-O1", "-pthread", "-o", str(tmp), str(RING_SRC))
         tmp.rename(out)
     return str(out)
 
 
 def _tmpfs(target: Path, opts: str) -> Path:
     target.mkdir(parents=True, exist_ok=True)
-    _run("mount", "-t", "tmpfs", "-o", opts, "tracebase-test", str(target))
+    run_quiet("mount", "-t", "tmpfs", "-o", opts, "tracebase-test", str(target))
     return target
 
 
@@ -151,7 +144,7 @@ SHM_SH = 'mount --bind "$1/shm" /dev/shm && shift && exec "$@"'
 
 
 def _in_shm(b: Path, *argv: str) -> list[str]:
-    return ["unshare", "-m", *_sh(SHM_SH, str(b), *argv)]
+    return ["unshare", "-m", *shell_argv(SHM_SH, str(b), *argv)]
 
 
 # --- multiprocessing.Queue (fork workers): its SemLock in a /dev/shm mounted read-only ------------------------
@@ -183,7 +176,7 @@ FSIZE_SH = ('mount --bind "$1/shm" /dev/shm && read -r blocks < "$1/fsize.conf" 
 
 
 def _fsize_argv(b: Path) -> list[str]:
-    return ["unshare", "-m", *_sh(FSIZE_SH, str(b))]
+    return ["unshare", "-m", *shell_argv(FSIZE_SH, str(b))]
 
 
 def shared_memory_ftruncate_fsize(base: Path, bad: bool) -> None:
@@ -210,7 +203,7 @@ NPROC_SH = ('read -r n < "$1/nproc.conf" && exec prlimit --nproc="$n" ' + " ".jo
 
 
 def _nproc_argv(b: Path) -> list[str]:
-    return _sh(NPROC_SH, str(b))
+    return shell_argv(NPROC_SH, str(b))
 
 
 def _account_idle(uid: int, timeout: float = 20.0) -> None:
@@ -277,7 +270,7 @@ NOFILE_SH = ('read -r n < "$1/nofile.conf" && ulimit -n "$n" && '
 
 
 def _fdpass_argv(b: Path) -> list[str]:
-    return _sh(NOFILE_SH, str(b))
+    return shell_argv(NOFILE_SH, str(b))
 
 
 def fdpass_batches_over_nofile(base: Path, bad: bool) -> None:
@@ -331,7 +324,7 @@ MEMLOCK_SH = 'read -r l < "$1/memlock.conf" && exec prlimit --memlock="$l" ' + "
 
 
 def _pinned_argv(b: Path) -> list[str]:
-    return _sh(MEMLOCK_SH, str(b), ring_bin())
+    return shell_argv(MEMLOCK_SH, str(b), ring_bin())
 
 
 def ring_pinned_over_memlock(base: Path, bad: bool) -> None:
@@ -405,7 +398,7 @@ PRIVATE_SHM = 'mount -t tmpfs -o size=32m,mode=1777 tracebase-shm /dev/shm && sh
 
 
 def _private_shm(b: Path, *argv: str) -> list[str]:
-    return ["unshare", "-m", *_sh(PRIVATE_SHM, str(b), *argv)]
+    return ["unshare", "-m", *shell_argv(PRIVATE_SHM, str(b), *argv)]
 
 
 def _shards_noise(base: Path, run: int) -> None:  # noqa: ARG001

@@ -56,6 +56,7 @@ import time
 from pathlib import Path
 
 from .catalog import fill_up, umount
+from .files import mounted_tmpfs, shell_argv, write_file
 from .harness import PY, ROOT, NoAnomalyCase, Scenario, _port_block
 
 OPEN = frozenset({"openat", "open", "openat2"})
@@ -69,19 +70,6 @@ CA_SUBJECT = "/CN=tb38 test CA/O=tracebase"  # the same in every run: the CA's <
 # this set's own ports: the fault cases' s_server (plain, and one asking for a client certificate),
 # the port a stale server holds, the noise cases' s_servers
 SERVE_PORT, MTLS_PORT, TAKEN_PORT, NOISE_PORT, NOISE_MTLS_PORT = _port_block(5)
-
-
-def _write(path: Path, data: str | bytes, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode()
-    path.write_bytes(data)
-    path.chmod(mode)
-    return path
-
-
-def _sh(script: str, *args: str) -> list[str]:
-    return ["/bin/sh", "-c", script, "sh", *args]
 
 
 def _openssl(*args: str) -> None:
@@ -133,13 +121,6 @@ def _subject_hash() -> str:
         _ca(Path(tmp))
         return subprocess.run([OPENSSL, "x509", "-noout", "-hash", "-in", f"{tmp}/ca.pem"], check=True,
                               capture_output=True, text=True).stdout.strip()
-
-
-def _tmpfs(target: Path, size: str) -> Path:
-    target.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"mode=0755,size={size}", "tracebase-test", str(target)],
-                   check=True, capture_output=True)
-    return target
 
 
 def _remount_ro(target: Path) -> None:
@@ -206,8 +187,8 @@ def _req_argv(b: Path) -> list[str]:
 
 def openssl_req_key_on_readonly_secrets(base: Path, bad: bool) -> None:
     (base / "csr").mkdir()
-    secrets_dir = _tmpfs(base / "secrets", "1m")
-    _write(secrets_dir / "README", "keys of the web tier\n")
+    secrets_dir = mounted_tmpfs(base / "secrets", "1m")
+    write_file(secrets_dir / "README", "keys of the web tier\n")
     if bad:  # the new pod spec mounts the secrets volume readOnly: true
         _remount_ro(secrets_dir)
 
@@ -223,9 +204,9 @@ def openssl_x509_sign_certs_volume_full(base: Path, bad: bool) -> None:
     pki = base / "pki"
     _ca(pki)
     _key_and_csr(pki, "server", "/CN=localhost", "DNS:localhost,IP:127.0.0.1")
-    _write(pki / "ca.srl", secrets.token_hex(8).upper() + "\n")  # the CA's next serial: random
-    certs = _tmpfs(base / "certs", "1m")
-    _write(certs / "old" / f"server-{random.randrange(1000, 9999)}.pem", os.urandom(random.randrange(1, 64) * 1024))
+    write_file(pki / "ca.srl", secrets.token_hex(8).upper() + "\n")  # the CA's next serial: random
+    certs = mounted_tmpfs(base / "certs", "1m")
+    write_file(certs / "old" / f"server-{random.randrange(1000, 9999)}.pem", os.urandom(random.randrange(1, 64) * 1024))
     if bad:  # a backup of the old certificates, with their logs, filled the volume
         fill_up(certs)
 
@@ -237,8 +218,8 @@ def _c_rehash_argv(b: Path) -> list[str]:
 
 def c_rehash_certs_readonly(base: Path, bad: bool) -> None:
     _ca(base / "pki")
-    certs = _tmpfs(base / "certs", "1m")
-    _write(certs / "tb38-ca.pem", (base / "pki" / "ca.pem").read_bytes())
+    certs = mounted_tmpfs(base / "certs", "1m")
+    write_file(certs / "tb38-ca.pem", (base / "pki" / "ca.pem").read_bytes())
     if bad:  # the image build's certificate layer, now mounted read-only
         _remount_ro(certs)
 
@@ -252,9 +233,9 @@ def openssl_verify_cafile_parent_is_file(base: Path, bad: bool) -> None:
     pki = _pki(base / "pki")
     tls = base / "etc" / "tls"
     if bad:  # `cp ca.pem /etc/tls/ca` before the directory existed: ca is the bundle
-        _write(tls / "ca", (pki / "ca.pem").read_bytes())
+        write_file(tls / "ca", (pki / "ca.pem").read_bytes())
     else:
-        _write(tls / "ca" / "ca.pem", (pki / "ca.pem").read_bytes())
+        write_file(tls / "ca" / "ca.pem", (pki / "ca.pem").read_bytes())
 
 
 # --- curl --capath: the "directory" is the bundle file -------------------------------------------------------------
@@ -268,9 +249,9 @@ def curl_capath_is_bundle_file(base: Path, bad: bool) -> None:
     certs = base / "etc" / "tls" / "certs"
     (base / "out").mkdir()
     if bad:  # the deploy wrote the bundle where the hashed directory belongs
-        _write(certs, (pki / "ca.pem").read_bytes())
+        write_file(certs, (pki / "ca.pem").read_bytes())
     else:
-        _write(certs / "tb38-ca.pem", (pki / "ca.pem").read_bytes())
+        write_file(certs / "tb38-ca.pem", (pki / "ca.pem").read_bytes())
         subprocess.run([OPENSSL, "rehash", str(certs)], check=True, capture_output=True)
     _s_server(pki, SERVE_PORT)
 
@@ -285,11 +266,11 @@ def curl_client_cert_is_directory(base: Path, bad: bool) -> None:
     pki = _pki(base / "pki", client=True)
     tls = base / "etc" / "tls"
     (base / "out").mkdir()
-    _write(tls / "client.key", (pki / "client.key").read_bytes(), 0o600)
+    write_file(tls / "client.key", (pki / "client.key").read_bytes(), 0o600)
     if bad:  # a manifest's `ensure => directory` on the certificate's path (meant for its parent)
         (tls / "client.pem").mkdir()
     else:
-        _write(tls / "client.pem", (pki / "client.pem").read_bytes())
+        write_file(tls / "client.pem", (pki / "client.pem").read_bytes())
     _s_server(pki, MTLS_PORT, "-Verify", "1", "-CAfile", str(pki / "ca.pem"))
 
 
@@ -303,7 +284,7 @@ def openssl_s_client_cafile_symlink_loop(base: Path, bad: bool) -> None:
     pki = _pki(base / "pki")
     tls = base / "etc" / "tls"
     alt = base / "etc" / "alternatives"
-    _write(alt / "tb38-ca.pem.real", (pki / "ca.pem").read_bytes())
+    write_file(alt / "tb38-ca.pem.real", (pki / "ca.pem").read_bytes())
     tls.mkdir(parents=True)
     # etc/tls/ca.pem -> alternatives/tb38-ca.pem -> the real file; the bad run's update-alternatives
     # pointed the alternative back at etc/tls/ca.pem
@@ -322,9 +303,9 @@ def wget_ca_certificate_removed(base: Path, bad: bool) -> None:
     pki = _pki(base / "pki")
     (base / "out").mkdir()
     tls = base / "etc" / "tls"
-    _write(tls / "internal-ca-2025.pem", (pki / "ca.pem").read_bytes())
+    write_file(tls / "internal-ca-2025.pem", (pki / "ca.pem").read_bytes())
     if not bad:  # the bad run's clean-up of old CA files matched internal-ca.pem too
-        _write(tls / "internal-ca.pem", (pki / "ca.pem").read_bytes())
+        write_file(tls / "internal-ca.pem", (pki / "ca.pem").read_bytes())
     _s_server(pki, SERVE_PORT)
 
 
@@ -354,8 +335,8 @@ def python_capath_hash_link_dangles(base: Path, bad: bool) -> None:
     pki = _pki(base / "pki")
     certs = base / "etc" / "tls" / "certs"
     (base / "out").mkdir()
-    _write(certs / "tb38-ca.pem", (pki / "ca.pem").read_bytes())
-    _write(certs / "other-ca.pem", (pki / "server.pem").read_bytes())  # another file, hashed too
+    write_file(certs / "tb38-ca.pem", (pki / "ca.pem").read_bytes())
+    write_file(certs / "other-ca.pem", (pki / "server.pem").read_bytes())  # another file, hashed too
     subprocess.run([OPENSSL, "rehash", str(certs)], check=True, capture_output=True)
     if bad:  # the CA file renamed by a deploy, no rehash after it: <hash>.0 points at nothing
         (certs / "tb38-ca.pem").rename(certs / "tb38-ca-2026.pem")
@@ -371,7 +352,7 @@ def _curl_cacert_argv(b: Path) -> list[str]:
 def curl_cacert_root_only(base: Path, bad: bool) -> None:
     pki = _pki(base / "pki")
     # the bad run's bundle: rewritten by a root job with umask 077
-    _write(base / "etc" / "tls" / "ca-bundle.pem", (pki / "ca.pem").read_bytes(), 0o600 if bad else 0o644)
+    write_file(base / "etc" / "tls" / "ca-bundle.pem", (pki / "ca.pem").read_bytes(), 0o600 if bad else 0o644)
     _s_server(pki, SERVE_PORT)
 
 
@@ -397,10 +378,10 @@ def _tls_service_argv(b: Path) -> list[str]:
 def python_tls_service_key_root_only(base: Path, bad: bool) -> None:
     pki = _pki(base / "pki")
     tls = base / "etc" / "tls"
-    _write(tls / "server.pem", (pki / "server.pem").read_bytes())
-    _write(tls / "ca.pem", (pki / "ca.pem").read_bytes())
+    write_file(tls / "server.pem", (pki / "server.pem").read_bytes())
+    write_file(tls / "ca.pem", (pki / "ca.pem").read_bytes())
     # the good runs' key: group-readable by the service (nogroup); the bad run's: a rotation job's 0600 root
-    key = _write(tls / "private" / "server.key", (pki / "server.key").read_bytes(), 0o600 if bad else 0o640)
+    key = write_file(tls / "private" / "server.key", (pki / "server.key").read_bytes(), 0o600 if bad else 0o640)
     if not bad:
         os.chown(key, 0, 65534)
 
@@ -547,8 +528,8 @@ def _https_noise_argv(b: Path) -> list[str]:
 
 def _https_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _pki(base / "pki")
-    _write(base / "www" / "index.html", f"<p>build {secrets.token_hex(8)}</p>\n")
-    _write(base / "www" / "data.bin", os.urandom(random.randrange(4, 64) * 1024))
+    write_file(base / "www" / "index.html", f"<p>build {secrets.token_hex(8)}</p>\n")
+    write_file(base / "www" / "data.bin", os.urandom(random.randrange(4, 64) * 1024))
     (base / "out").mkdir()
 
 
@@ -607,7 +588,7 @@ SESS_NOISE_SH = (
 def _sess_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _stop_services()  # a server an earlier failed run left
     pki = _pki(base / "pki")
-    _write(base / "req.txt", "GET / HTTP/1.0\r\n\r\n")
+    write_file(base / "req.txt", "GET / HTTP/1.0\r\n\r\n")
     # the server exits after the health probe and the two clients
     _s_server(pki, NOISE_PORT, "-naccept", "3")
 
@@ -624,15 +605,15 @@ def _rehash_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _key_and_csr(pki, "server", "/CN=localhost", "DNS:localhost")
     _sign(pki, "server", ca="inter")
     certs = base / "certs"
-    _write(certs / f"root-{secrets.token_hex(4)}.pem", (pki / "ca.pem").read_bytes())
+    write_file(certs / f"root-{secrets.token_hex(4)}.pem", (pki / "ca.pem").read_bytes())
     for _ in range(2):  # other, unrelated CAs of the host, randomly named
         other = base / "other" / secrets.token_hex(4)
         _ca(other, subject=f"/CN=tb38 other CA {len(list(certs.iterdir()))}")
-        _write(certs / f"ca-{secrets.token_hex(4)}.crt", (other / "ca.pem").read_bytes())
+        write_file(certs / f"ca-{secrets.token_hex(4)}.crt", (other / "ca.pem").read_bytes())
 
 
 def _inter(pki: Path) -> None:
-    ext = _write(pki / "inter.ext", "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n")
+    ext = write_file(pki / "inter.ext", "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n")
     _openssl("x509", "-req", "-in", str(pki / "inter.csr"), "-CA", str(pki / "ca.pem"), "-CAkey", str(pki / "ca.key"),
              "-set_serial", _serial(), "-days", "30", "-extfile", str(ext), "-out", str(pki / "inter.pem"))
 
@@ -646,14 +627,14 @@ def _mtls_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _stop_services()
     pki = _pki(base / "pki", client=True)
     certs = base / "certs"
-    _write(certs / f"tb38-{secrets.token_hex(3)}.pem", (pki / "ca.pem").read_bytes())
+    write_file(certs / f"tb38-{secrets.token_hex(3)}.pem", (pki / "ca.pem").read_bytes())
     subprocess.run(["/usr/bin/c_rehash", str(certs)], check=True, capture_output=True)
     (base / "out").mkdir()
     _s_server(pki, NOISE_MTLS_PORT, "-Verify", "1", "-CAfile", str(pki / "ca.pem"), "-naccept", "2")
 
 
 QUIET_THIRTYEIGHTH: list[NoAnomalyCase] = [
-    NoAnomalyCase("t38_openssl_mint_ca_and_server_cert", lambda b: _sh(MINT_NOISE_SH, str(b)), _mint_noise,
+    NoAnomalyCase("t38_openssl_mint_ca_and_server_cert", lambda b: shell_argv(MINT_NOISE_SH, str(b)), _mint_noise,
                   description="openssl req -x509 of a CA, req -new and x509 -req -CAcreateserial of a server "
                               "certificate (fresh keys, a random serial), then openssl verify"),
     NoAnomalyCase("t38_python_https_server_random_port_curl", _https_noise_argv, _https_noise,
@@ -662,9 +643,9 @@ QUIET_THIRTYEIGHTH: list[NoAnomalyCase] = [
     NoAnomalyCase("t38_python_tls13_ticket_resumption", _resume_noise_argv, _resume_noise,
                   description="a Python TLS 1.3 server and client on port 0, the second connection resuming the "
                               "first's session from a ticket"),
-    NoAnomalyCase("t38_openssl_s_client_sess_out_sess_in", lambda b: _sh(SESS_NOISE_SH, str(b)), _sess_noise,
+    NoAnomalyCase("t38_openssl_s_client_sess_out_sess_in", lambda b: shell_argv(SESS_NOISE_SH, str(b)), _sess_noise,
                   description="openssl s_client -sess_out, then -sess_in resuming, to an openssl s_server -www"),
-    NoAnomalyCase("t38_openssl_rehash_random_names_verify_capath", lambda b: _sh(REHASH_NOISE_SH, str(b)),
+    NoAnomalyCase("t38_openssl_rehash_random_names_verify_capath", lambda b: shell_argv(REHASH_NOISE_SH, str(b)),
                   _rehash_noise,
                   description="openssl rehash of three randomly named CA files, then verify -CApath -untrusted of "
                               "a chain with random serials"),

@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import secrets
 import shutil
 import signal
 import subprocess
@@ -53,6 +52,7 @@ import time
 from pathlib import Path
 
 from .catalog import umount
+from .files import shell_argv, token, write_file
 from .harness import ROOT, NoAnomalyCase, Scenario
 
 OPEN = frozenset({"openat", "open", "openat2", "creat"})
@@ -66,25 +66,8 @@ def _dirs(base: Path, *names: str) -> None:
         (base / n).mkdir(parents=True, exist_ok=True)
 
 
-def _write(path: Path, data: str | bytes, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode()
-    path.write_bytes(data)
-    path.chmod(mode)
-    return path
-
-
-def _sh(script: str, *args: str) -> list[str]:
-    return ["/bin/sh", "-c", script, "sh", *args]
-
-
-def _token(n: int = 6) -> str:
-    return secrets.token_hex(n)
-
-
 def _fill(path: Path, nbytes: int) -> None:
-    _write(path, os.urandom(nbytes))
+    write_file(path, os.urandom(nbytes))
 
 
 def _tool(dst: Path, src: str, mode: int = 0o755) -> Path:
@@ -127,7 +110,7 @@ def _runuser_argv(b: Path) -> list[str]:
 
 def runuser_tools_root_only(base: Path, bad: bool) -> None:
     _tool(base / "tools" / "bin" / "prep", "/usr/bin/sha256sum")
-    _write(base / "tools" / "DEPLOY_ID", _token(4) + "\n")
+    write_file(base / "tools" / "DEPLOY_ID", token(4) + "\n")
     _input(base)
     if bad:  # the tools were deployed by a root shell with umask 077
         (base / "tools").chmod(0o700)
@@ -148,12 +131,12 @@ def _stdbuf_argv(b: Path) -> list[str]:
 def stdbuf_filter_venv_gone(base: Path, bad: bool) -> None:
     venv = base / "venv"
     _dirs(venv, "bin")
-    _write(venv / "pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\n")
+    write_file(venv / "pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\n")
     # the venv was made on the old image (python3.9): its interpreter link now dangles
     os.symlink("/usr/bin/python3.9" if bad else "/usr/bin/python3", venv / "bin" / "python3")
-    _write(base / "bin" / "filter.py", f"#!{venv}/bin/python3 -S\n" + FILTER_PY, 0o755)
+    write_file(base / "bin" / "filter.py", f"#!{venv}/bin/python3 -S\n" + FILTER_PY, 0o755)
     levels = ("INFO", "INFO", "WARN", "ERROR")
-    _write(base / "in" / "events.log", "".join(f"{i} {random.choice(levels)} step {_token(3)}\n"
+    write_file(base / "in" / "events.log", "".join(f"{i} {random.choice(levels)} step {token(3)}\n"
                                                for i in range(random.randrange(50, 200))))
 
 
@@ -165,7 +148,7 @@ def _flock_argv(b: Path) -> list[str]:
 def flock_lock_root_0600(base: Path, bad: bool) -> None:
     _dirs(base, "locks")
     # root's lock file, with the previous owner's pid; a rerun as root with umask 077 made it 0600
-    _write(base / "locks" / "train.lock", f"{random.randrange(1000, 99999)}\n", 0o600 if bad else 0o644)
+    write_file(base / "locks" / "train.lock", f"{random.randrange(1000, 99999)}\n", 0o600 if bad else 0o644)
     _input(base)
 
 
@@ -185,7 +168,7 @@ def _rootfs(rootfs: Path, loader: bool = True) -> None:
     _dirs(rootfs, "lib64", "tmp")
     if loader:
         os.symlink(f"/lib/x86_64-linux-gnu/{LOADER}", rootfs / "lib64" / LOADER)
-    _write(rootfs / "etc" / "job.conf", f"run_id = {_token(4)}\nseed = {random.randrange(10**6)}\n")
+    write_file(rootfs / "etc" / "job.conf", f"run_id = {token(4)}\nseed = {random.randrange(10**6)}\n")
 
 
 def chroot_rootfs_no_loader(base: Path, bad: bool) -> None:
@@ -237,7 +220,7 @@ def _nsenter_argv(b: Path) -> list[str]:
 
 
 def nsenter_netns_deleted(base: Path, bad: bool) -> None:
-    _write(base / "run" / "job.id", _token(4) + "\n")
+    write_file(base / "run" / "job.id", token(4) + "\n")
     _dirs(base, "run/netns")
     if not bad:  # the bad run's namespace was removed (`ip netns del`) by a clean-up cron
         _persistent_netns(base / "run" / "netns" / "job")
@@ -250,7 +233,7 @@ def _unshare_argv(b: Path) -> list[str]:
 
 def unshare_netns_path_is_dir(base: Path, bad: bool) -> None:
     _dirs(base, "run/netns")
-    _write(base / "run" / "job.id", _token(4) + "\n")
+    write_file(base / "run" / "job.id", token(4) + "\n")
     if bad:  # the setup script's `mkdir -p "$NETNS"` made the whole path, the last part too
         _dirs(base, "run/netns/job")
     else:  # the mount point unshare binds the namespace on, as `ip netns add` makes it
@@ -264,10 +247,10 @@ def _env_argv(b: Path) -> list[str]:
 
 
 def env_chdir_latest_is_file(base: Path, bad: bool) -> None:
-    run_id = f"run-{_token(4)}"
+    run_id = f"run-{token(4)}"
     _fill(base / "runs" / run_id / "params.bin", 8192)
     if bad:  # the older launcher kept the current run id in a file called latest
-        _write(base / "runs" / "latest", run_id + "\n")
+        write_file(base / "runs" / "latest", run_id + "\n")
     else:
         os.symlink(run_id, base / "runs" / "latest")
 
@@ -290,7 +273,7 @@ def _nice_argv(b: Path) -> list[str]:
 
 def nice_tool_empty(base: Path, bad: bool) -> None:
     if bad:  # the fetch failed after `install -m 755 /dev/null` made the file
-        _write(base / "bin" / "convert", b"", 0o755)
+        write_file(base / "bin" / "convert", b"", 0o755)
     else:
         _tool(base / "bin" / "convert", "/usr/bin/sum")
     _input(base)
@@ -307,7 +290,7 @@ def taskset_musl_tool(base: Path, bad: bool) -> None:
         glibc, musl = b"/lib64/ld-linux-x86-64.so.2", b"/lib/ld-musl-x86_64.so.1"
         assert data.count(glibc) == 1
         data = data.replace(glibc, musl + b"\0" * (len(glibc) - len(musl)))
-    _write(base / "bin" / "fetcher", data, 0o755)
+    write_file(base / "bin" / "fetcher", data, 0o755)
     _input(base)
 
 
@@ -324,7 +307,7 @@ def sha1sum_shard_is_dir(base: Path, bad: bool) -> None:
             _fill(s / "part-1", 2048)
         else:
             _fill(s, random.randrange(2, 16) * 1024)
-    _write(base / "manifest.txt", "".join(f"{s}\n" for s in shards))
+    write_file(base / "manifest.txt", "".join(f"{s}\n" for s in shards))
 
 
 # --- script -qc (as the job): a session log a root rerun left root's -----------------------------------------
@@ -336,7 +319,7 @@ def script_log_root_owned(base: Path, bad: bool) -> None:
     logs = base / "logs"
     _dirs(base, "logs")
     os.chown(logs, NOBODY_UID, NOBODY_UID)
-    log = _write(logs / "session.log", f"Script started {_token(4)}\n")  # the previous session's
+    log = write_file(logs / "session.log", f"Script started {token(4)}\n")  # the previous session's
     if not bad:  # the bad run's was left by a rerun as root (root:0644)
         os.chown(log, NOBODY_UID, NOBODY_UID)
     _input(base)
@@ -408,7 +391,7 @@ def _job_root(base: Path) -> None:
 
 
 def _random_inputs(base: Path, lo: int = 3, hi: int = 7) -> list[Path]:
-    files = [base / "in" / f"sample-{_token(3)}.bin" for _ in range(random.randrange(lo, hi))]
+    files = [base / "in" / f"sample-{token(3)}.bin" for _ in range(random.randrange(lo, hi))]
     for f in files:
         _fill(f, random.randrange(1, 32) * 1024)
     return sorted(files)
@@ -427,7 +410,7 @@ TASKSET_NOISE_SH = 'read cpu < "$1/spec/cpu" && exec taskset -c "$cpu" sha256sum
 
 def _taskset_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _job_root(base)
-    _write(base / "spec" / "cpu", f"{random.randrange(os.cpu_count() or 1)}\n")
+    write_file(base / "spec" / "cpu", f"{random.randrange(os.cpu_count() or 1)}\n")
     _random_inputs(base)
 
 
@@ -435,14 +418,14 @@ NICE_NOISE_SH = 'read n < "$1/spec/nice" && exec nice -n "$n" sort -o "$1/out/so
 
 
 def _lines(base: Path) -> None:
-    _write(base / "in" / "lines.txt", "".join(f"{_token(6)} {random.randrange(10**6)}\n"
+    write_file(base / "in" / "lines.txt", "".join(f"{token(6)} {random.randrange(10**6)}\n"
                                               for _ in range(random.randrange(500, 3000))))
     _dirs(base, "out")
 
 
 def _nice_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _job_root(base)
-    _write(base / "spec" / "nice", f"{random.randrange(-5, 20)}\n")
+    write_file(base / "spec" / "nice", f"{random.randrange(-5, 20)}\n")
     _lines(base)
 
 
@@ -452,8 +435,8 @@ CLASS_NOISE_SH = ('read io < "$1/spec/ionice" && read sched < "$1/spec/chrt" && 
 
 def _class_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _job_root(base)
-    _write(base / "spec" / "ionice", random.choice(["-c 3", f"-c 2 -n {random.randrange(8)}"]) + "\n")
-    _write(base / "spec" / "chrt", random.choice(["--batch 0", "--other 0", "--idle 0"]) + "\n")
+    write_file(base / "spec" / "ionice", random.choice(["-c 3", f"-c 2 -n {random.randrange(8)}"]) + "\n")
+    write_file(base / "spec" / "chrt", random.choice(["--batch 0", "--other 0", "--idle 0"]) + "\n")
     _random_inputs(base)
 
 
@@ -486,8 +469,8 @@ def _flock_env_argv(b: Path) -> list[str]:
 def _flock_env_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _job_root(base)
     files = _random_inputs(base)
-    _write(base / "manifest.txt", "".join(f"{f}\n" for f in files))
-    _write(base / "locks" / "job.lock", f"{random.randrange(1000, 99999)}\n")
+    write_file(base / "manifest.txt", "".join(f"{f}\n" for f in files))
+    write_file(base / "locks" / "job.lock", f"{random.randrange(1000, 99999)}\n")
 
 
 def _nsenter_chroot_argv(b: Path) -> list[str]:
@@ -496,25 +479,25 @@ def _nsenter_chroot_argv(b: Path) -> list[str]:
 
 def _nsenter_chroot_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _job_root(base)
-    _write(base / "run" / "job.id", _token(4) + "\n")
+    write_file(base / "run" / "job.id", token(4) + "\n")
     _persistent_netns(base / "run" / "netns" / "job")
     _rootfs(base / "rootfs")
 
 
 QUIET_THIRTYFIFTH: list[NoAnomalyCase] = [
-    NoAnomalyCase("t35_timeout_never_fires", lambda b: _sh(TIMEOUT_NOISE_SH, str(b)), _timeout_noise,
+    NoAnomalyCase("t35_timeout_never_fires", lambda b: shell_argv(TIMEOUT_NOISE_SH, str(b)), _timeout_noise,
                   description="timeout -k 1 5 of sha256sum over a random number of randomly named inputs: the "
                               "timer is armed and never fires"),
-    NoAnomalyCase("t35_taskset_either_cpu", lambda b: _sh(TASKSET_NOISE_SH, str(b)), _taskset_noise,
+    NoAnomalyCase("t35_taskset_either_cpu", lambda b: shell_argv(TASKSET_NOISE_SH, str(b)), _taskset_noise,
                   description="taskset -c of a CPU the spec picks at random (0 or 1) running sha256sum"),
-    NoAnomalyCase("t35_nice_random_level", lambda b: _sh(NICE_NOISE_SH, str(b)), _nice_noise,
+    NoAnomalyCase("t35_nice_random_level", lambda b: shell_argv(NICE_NOISE_SH, str(b)), _nice_noise,
                   description="nice -n of a random level (-5..19, as root) running sort of random lines"),
-    NoAnomalyCase("t35_ionice_chrt_random_classes", lambda b: _sh(CLASS_NOISE_SH, str(b)), _class_noise,
+    NoAnomalyCase("t35_ionice_chrt_random_classes", lambda b: shell_argv(CLASS_NOISE_SH, str(b)), _class_noise,
                   description="ionice (idle, or best-effort at a random level) and chrt (batch, other or idle) "
                               "picked at random, running b2sum"),
     NoAnomalyCase("t35_setsid_nohup_stdbuf_sort", _detach_argv, _detach_noise,
                   description="setsid -w nohup stdbuf -oL -eL sort of random lines"),
-    NoAnomalyCase("t35_unshare_private_scratch", lambda b: _sh(UNSHARE_NOISE_SH, str(b)), _unshare_noise,
+    NoAnomalyCase("t35_unshare_private_scratch", lambda b: shell_argv(UNSHARE_NOISE_SH, str(b)), _unshare_noise,
                   description="unshare -m -n with a private scratch tmpfs, random inputs copied and summed there"),
     NoAnomalyCase("t35_flock_env_xargs_manifest", _flock_env_argv, _flock_env_noise,
                   description="flock -c of env -i xargs -I{} sha1sum over a manifest of random names, the lock "

@@ -51,6 +51,7 @@ import time
 from pathlib import Path
 
 from .catalog import umount
+from .files import shell_argv, write_file
 from .harness import ROOT, NoAnomalyCase, Scenario
 
 OPEN = frozenset({"openat", "open", "openat2", "creat"})
@@ -64,19 +65,6 @@ SETUP_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL"
 def _dirs(base: Path, *names: str) -> None:
     for n in names:
         (base / n).mkdir(parents=True, exist_ok=True)
-
-
-def _write(path: Path, data: str | bytes, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode()
-    path.write_bytes(data)
-    path.chmod(mode)
-    return path
-
-
-def _sh(script: str, *args: str) -> list[str]:
-    return ["/bin/sh", "-c", script, "sh", *args]
 
 
 def _token(n: int = 6) -> str:
@@ -119,7 +107,7 @@ def _use_up_inodes(d: Path, leave: int = 0, prefix: str = "spill") -> int:
 
 
 def _fill(path: Path, nbytes: int) -> None:
-    _write(path, os.urandom(nbytes))
+    write_file(path, os.urandom(nbytes))
 
 
 # --- mktemp -d -p: a scratch tmpfs whose inodes a leftover job used up -------------------------------
@@ -130,7 +118,7 @@ def _mktemp_argv(b: Path) -> list[str]:
 def mktemp_scratch_inodes(base: Path, bad: bool) -> None:
     scratch = _mount(base / "scratch", "size=16m,nr_inodes=96")
     for _ in range(random.randrange(5, 20)):  # an earlier job's cache, random names
-        _write(scratch / f"cache-{_token(4)}.npy", os.urandom(512))
+        write_file(scratch / f"cache-{_token(4)}.npy", os.urandom(512))
     if bad:  # a crashed job's spill files: one per sample, every inode taken, megabytes free
         _use_up_inodes(scratch)
 
@@ -174,7 +162,7 @@ def cpio_scratch_inodes(base: Path, bad: bool) -> None:
         _use_up_inodes(scratch / "leftover", leave=20, prefix="shard")
     else:
         for _ in range(random.randrange(10, 40)):
-            _write(scratch / "leftover" / f"shard-{_token(3)}", b"x")
+            write_file(scratch / "leftover" / f"shard-{_token(3)}", b"x")
 
 
 # --- bzip2 -k: an activation dump compressed into a scratch a leftover dump nearly filled ------------------
@@ -216,8 +204,8 @@ def _env_argv(b: Path) -> list[str]:
 def env_prep_noexec(base: Path, bad: bool) -> None:
     # the node image's fstab hardened the scratch mount with noexec
     scratch = _mount(base / "scratch", "size=4m,nosuid,nodev" + (",noexec" if bad else ""))
-    _write(scratch / "bin" / "prep.sh", PREP_SH, 0o755)
-    _write(scratch / "run-id", _token(4))
+    write_file(scratch / "bin" / "prep.sh", PREP_SH, 0o755)
+    write_file(scratch / "run-id", _token(4))
 
 
 # --- nohup: a staged binary on a scratch remounted noexec -----------------------------------------------
@@ -243,7 +231,7 @@ def dd_rootfs_nodev(base: Path, bad: bool) -> None:
     _dirs(rootfs, "dev", "etc", "tmp")
     for name, minor in (("null", 3), ("zero", 5), ("urandom", 9)):
         os.mknod(rootfs / "dev" / name, 0o666 | 0o020000, os.makedev(1, minor))
-    _write(rootfs / "etc" / "hostname", f"job-{_token(3)}\n")
+    write_file(rootfs / "etc" / "hostname", f"job-{_token(3)}\n")
     _dirs(base, "out")
 
 
@@ -253,7 +241,7 @@ def _suid_argv(b: Path) -> list[str]:
 
 
 def suid_reader_nosuid(base: Path, bad: bool) -> None:
-    _write(base / "secret" / "token", _token(16) + "\n", 0o600)  # root:0600
+    write_file(base / "secret" / "token", _token(16) + "\n", 0o600)  # root:0600
     tools = _mount(base / "tools", "size=4m,nodev" + (",nosuid" if bad else ""))
     _dirs(tools, "bin")
     shutil.copy2("/usr/bin/cat", tools / "bin" / "read-token")
@@ -268,7 +256,7 @@ def _touch_argv(b: Path) -> list[str]:
 
 def touch_stamps_ro_bind(base: Path, bad: bool) -> None:
     for _ in range(random.randrange(1, 4)):
-        _write(base / "work" / "stamps" / f"fetch-{_token(3)}.done", "")
+        write_file(base / "work" / "stamps" / f"fetch-{_token(3)}.done", "")
     _fill(base / "work" / "ckpt" / "epoch-0001.pt", 4096)
     if bad:  # the job's sandbox bind-mounted its stamps read-only (meant for the inputs only)
         stamps = str(base / "work" / "stamps")
@@ -286,7 +274,7 @@ def head_shards_hidden(base: Path, bad: bool) -> None:
         _fill(base / "data" / f"shard-{i:03d}.bin", 4096)
     if bad:  # a leftover job's scratch tmpfs was mounted over data/: the shards are under it
         data = _mount(base / "data", "size=4m")
-        _write(data / f"tmp-{_token(4)}", "scratch\n")
+        write_file(data / f"tmp-{_token(4)}", "scratch\n")
 
 
 # --- fallocate --zero-range: the checkpoint slot moved to a tmpfs ---------------------------------------
@@ -338,7 +326,7 @@ def _stop_holders(base: Path | None = None) -> None:
 
 def perl_lock_held(base: Path, bad: bool) -> None:
     locks = _mount(base / "locks", "size=1m")
-    _write(locks / "train.lock", f"{random.randrange(1000, 99999)}\n")  # the previous owner's pid
+    write_file(locks / "train.lock", f"{random.randrange(1000, 99999)}\n")  # the previous owner's pid
     _dirs(base, "out")
     if bad:  # the previous run's flock(1) wrapper outlived it (its child hung)
         _start_holder(locks / "train.lock")
@@ -370,7 +358,7 @@ REAL_THIRTYFOURTH: list[Scenario] = [
              description="bzip2 -k of a 512 KiB dump on a 2 MiB scratch tmpfs a leftover dump left 256 KiB "
                          "of (write ENOSPC midway)"),
     Scenario("t34_cat_merge_scratch_full", "cat (shard parts merged into scratch through sh's redirect)",
-             lambda b: _sh(MERGE_SH, str(b)), cat_merge_scratch_full, WRITE, "ENOSPC",
+             lambda b: shell_argv(MERGE_SH, str(b)), cat_merge_scratch_full, WRITE, "ENOSPC",
              lambda b: f"{b}/scratch/merged.bin",
              teardown=_umounting("scratch"),
              description="cat of six 128 KiB parts into a 2 MiB scratch tmpfs a failed run's merge left "
@@ -429,8 +417,8 @@ def _mktemp_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _job_root(base)
     scratch = _mount(base / "scratch", "size=16m,nr_inodes=96")
     for _ in range(random.randrange(5, 40)):
-        _write(scratch / f"cache-{_token(4)}.npy", os.urandom(256))
-    _write(base / "inputs" / "config.json", f'{{"seed": {random.randrange(10**6)}}}\n')
+        write_file(scratch / f"cache-{_token(4)}.npy", os.urandom(256))
+    write_file(base / "inputs" / "config.json", f'{{"seed": {random.randrange(10**6)}}}\n')
 
 
 def _bzip2_noise(base: Path, run: int) -> None:  # noqa: ARG001
@@ -461,7 +449,7 @@ env JOB_STAGE=prep "$d/prep.sh" && cat "$d/../stage" > /dev/null
 def _helper_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _job_root(base)
     _mount(base / "scratch", "size=4m,nosuid,nodev")
-    _write(base / "prep.sh", PREP_SH.replace("${0%/bin/*}", "$(dirname \"$0\")/.."), 0o755)
+    write_file(base / "prep.sh", PREP_SH.replace("${0%/bin/*}", "$(dirname \"$0\")/.."), 0o755)
 
 
 def _lock_noise(base: Path, run: int) -> None:  # noqa: ARG001
@@ -474,7 +462,7 @@ SORT_NOISE_SH = 'sort -S 64K -T "$1/tmp" -o "$1/out/sorted.txt" "$1/in/lines.txt
 
 def _sort_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _job_root(base)
-    _write(base / "in" / "lines.txt", "".join(f"{_token(8)} {random.randrange(10**6)}\n" for _ in range(12000)))
+    write_file(base / "in" / "lines.txt", "".join(f"{_token(8)} {random.randrange(10**6)}\n" for _ in range(12000)))
     _mount(base / "tmp", "size=16m,nr_inodes=256,noexec,nosuid,nodev")
     _dirs(base, "out")
 
@@ -496,25 +484,25 @@ def _head_noise(base: Path, run: int) -> None:  # noqa: ARG001
     data = _mount(base / "data", "size=4m,nr_inodes=64")
     for i in range(3):
         _fill(data / f"shard-{i:03d}.bin", 4096)
-    _write(data / f"tmp-{_token(4)}", "scratch\n")
+    write_file(data / f"tmp-{_token(4)}", "scratch\n")
 
 
 QUIET_THIRTYFOURTH: list[NoAnomalyCase] = [
-    NoAnomalyCase("t34_mktemp_inode_limited_scratch", lambda b: _sh(MKTEMP_NOISE_SH, str(b)), _mktemp_noise,
+    NoAnomalyCase("t34_mktemp_inode_limited_scratch", lambda b: shell_argv(MKTEMP_NOISE_SH, str(b)), _mktemp_noise,
                   description="mktemp -d and mktemp in a scratch tmpfs (nr_inodes=96) holding a random number "
                               "of an earlier job's files, removed after"),
     NoAnomalyCase("t34_bzip2_sized_scratch", _bzip2_argv, _bzip2_noise,
                   description="bzip2 -k of a random dump on a 4 MiB scratch with room to spare"),
-    NoAnomalyCase("t34_cpio_roundtrip_random_names", lambda b: _sh(CPIO_NOISE_SH, str(b)), _cpio_noise,
+    NoAnomalyCase("t34_cpio_roundtrip_random_names", lambda b: shell_argv(CPIO_NOISE_SH, str(b)), _cpio_noise,
                   description="cpio -o of a tree of random sample names, unpacked into an inode-limited tmpfs"),
-    NoAnomalyCase("t34_helper_from_mktemp_scratch", lambda b: _sh(HELPER_NOISE_SH, str(b)), _helper_noise,
+    NoAnomalyCase("t34_helper_from_mktemp_scratch", lambda b: shell_argv(HELPER_NOISE_SH, str(b)), _helper_noise,
                   description="a prep script copied to a mktemp directory of a nosuid,nodev scratch and run "
                               "by env"),
     NoAnomalyCase("t34_perl_job_lock_free", _perl_argv, _lock_noise,
                   description="the launcher taking a free job lock whose file holds a random previous pid"),
-    NoAnomalyCase("t34_sort_tmp_on_tmpfs", lambda b: _sh(SORT_NOISE_SH, str(b)), _sort_noise,
+    NoAnomalyCase("t34_sort_tmp_on_tmpfs", lambda b: shell_argv(SORT_NOISE_SH, str(b)), _sort_noise,
                   description="sort -S 64K -T of random lines with its temporary files on a noexec tmpfs"),
-    NoAnomalyCase("t34_fallocate_punch_sparse_copy", lambda b: _sh(SPARSE_NOISE_SH, str(b)), _sparse_noise,
+    NoAnomalyCase("t34_fallocate_punch_sparse_copy", lambda b: shell_argv(SPARSE_NOISE_SH, str(b)), _sparse_noise,
                   description="fallocate, dd conv=notrunc, a punched hole, truncate and cp --sparse=always of "
                               "random data on a tmpfs"),
     NoAnomalyCase("t34_head_shards_on_data_tmpfs", _head_argv, _head_noise,

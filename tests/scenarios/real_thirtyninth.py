@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import os
 import random
-import secrets
 import subprocess
 import tarfile
 from pathlib import Path
 
 from .catalog import umount
+from .files import mounted_tmpfs, shell_argv, token, write_file
 from .harness import ROOT, NoAnomalyCase, Scenario
 
 OPEN = frozenset({"openat", "open", "openat2", "creat"})
@@ -54,36 +54,12 @@ MEMBERS = 5
 NOBODY_UID = 65534
 
 
-def _write(path: Path, data: str | bytes, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode()
-    path.write_bytes(data)
-    path.chmod(mode)
-    return path
-
-
-def _sh(script: str, *args: str) -> list[str]:
-    return ["/bin/sh", "-c", script, "sh", *args]
-
-
-def _token(n: int = 6) -> str:
-    return secrets.token_hex(n)
-
-
 def _blob(lo_kib: int, hi_kib: int) -> bytes:
     return os.urandom(random.randrange(lo_kib, hi_kib) * 1024 + random.randrange(1024))
 
 
 def _text(lo: int, hi: int) -> str:
-    return "".join(f"{_token(4)} line {i} {_token(8)}\n" for i in range(random.randrange(lo, hi)))
-
-
-def _tmpfs(target: Path, size: str) -> Path:
-    target.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"mode=0755,size={size}", "tracebase-test", str(target)],
-                   check=True, capture_output=True)
-    return target
+    return "".join(f"{token(4)} line {i} {token(8)}\n" for i in range(random.randrange(lo, hi)))
 
 
 def _bind_ro(target: Path) -> None:
@@ -107,7 +83,7 @@ def _own(path: Path, uid: int = NOBODY_UID) -> None:
 
 
 def _limit(base: Path, name: str, value: int | None) -> None:
-    _write(base / name, "unlimited\n" if value is None else f"{value}\n")
+    write_file(base / name, "unlimited\n" if value is None else f"{value}\n")
 
 
 # --- tar -x: a release's hard-link member across into a bin/ mounted as a tmpfs of its own ---------------
@@ -117,11 +93,11 @@ def _tar_link_argv(b: Path) -> list[str]:
 
 def _release_tree(root: Path) -> None:
     """A release whose tool ships under two names: a hard link, as `make install` made it."""
-    _write(root / "app" / "libexec" / "app-tool", _blob(16, 128), 0o755)
+    write_file(root / "app" / "libexec" / "app-tool", _blob(16, 128), 0o755)
     (root / "app" / "bin").mkdir(parents=True)
     os.link(root / "app" / "libexec" / "app-tool", root / "app" / "bin" / "app-tool")
     for n in range(3):
-        _write(root / "app" / "share" / f"doc-{n}.txt", _text(5, 40))
+        write_file(root / "app" / "share" / f"doc-{n}.txt", _text(5, 40))
 
 
 def tar_hardlink_member_across_mounts(base: Path, bad: bool) -> None:
@@ -135,7 +111,7 @@ def tar_hardlink_member_across_mounts(base: Path, bad: bool) -> None:
             tf.add(base / "build" / rel, rel, recursive=False)
     (base / "srv" / "app" / "bin").mkdir(parents=True)
     if bad:  # the new host image mounts the release's bin/ as a tmpfs of its own (a wrapper overlay)
-        _tmpfs(base / "srv" / "app" / "bin", "8m")
+        mounted_tmpfs(base / "srv" / "app" / "bin", "8m")
 
 
 # --- tar -x --same-owner in unshare -r: members of an unmapped uid ------------------------------------------
@@ -145,7 +121,7 @@ def _tar_owner_argv(b: Path) -> list[str]:
 
 def tar_same_owner_unmapped_uid(base: Path, bad: bool) -> None:
     for n in range(3):
-        _write(base / "build" / "site" / f"page-{n}.html", f"<p>{_text(2, 12)}</p>\n")
+        write_file(base / "build" / "site" / f"page-{n}.html", f"<p>{_text(2, 12)}</p>\n")
     (base / "dist").mkdir()
     (base / "www").mkdir()
     # the CI job packs with --owner=0 --group=0; the bad run's job lost those flags: its members
@@ -166,8 +142,8 @@ def cpio_pass_copy_passes_path_max(base: Path, bad: bool) -> None:
         rel += "/" + _LEVEL.format(12)
     leaf = base / "build" / rel
     leaf.mkdir(parents=True)
-    _write(leaf / "gen-table.c", _text(3, 20))
-    _write(base / "build" / "top.txt", _text(3, 20))
+    write_file(leaf / "gen-table.c", _text(3, 20))
+    write_file(base / "build" / "top.txt", _text(3, 20))
     # the stage's directory name is long, as a deploy names it after the release and the hosts: the
     # good copy's deepest path comes to ~3990 bytes, the bad one's passes 4096
     room = 3990 - len(f"{base}/stage/") - 1 - len(good) - 1 - len("gen-table.c")
@@ -177,7 +153,7 @@ def cpio_pass_copy_passes_path_max(base: Path, bad: bool) -> None:
         n = min(240, room)
         parts.append(name[:n])
         room -= n + 1
-    _write(base / "stage-name", "/".join(parts) + "\n")
+    write_file(base / "stage-name", "/".join(parts) + "\n")
     (base / "stage" / "/".join(parts)).mkdir(parents=True)
 
 
@@ -186,7 +162,7 @@ XZ_SH = 'ulimit -v "$(cat "$1/vmem")"; exec xz -9 -k -T1 "$1/dist/app.tar"'
 
 
 def xz_vmem_limit(base: Path, bad: bool) -> None:
-    _write(base / "dist" / "app.tar", _blob(256, 1024))
+    write_file(base / "dist" / "app.tar", _blob(256, 1024))
     _limit(base, "vmem", 300000 if bad else None)  # the bad job's launcher: ~300 MiB, xz -9 needs ~674 MiB
 
 
@@ -196,9 +172,9 @@ def _zstd_argv(b: Path) -> list[str]:
 
 
 def zstd_decompress_ro_bind(base: Path, bad: bool) -> None:
-    _write(base / "dist" / "assets.tar", _blob(64, 512))
+    write_file(base / "dist" / "assets.tar", _blob(64, 512))
     subprocess.run(["zstd", "-q", "--rm", str(base / "dist" / "assets.tar")], check=True, capture_output=True)
-    _write(base / "release" / "VERSION", f"1.{random.randrange(100)}.{random.randrange(100)}\n")
+    write_file(base / "release" / "VERSION", f"1.{random.randrange(100)}.{random.randrange(100)}\n")
     if bad:  # the container's compose file mounts the release directory :ro
         _bind_ro(base / "release")
 
@@ -209,7 +185,7 @@ ZIP_SH = "trap '' XFSZ; ulimit -f \"$(cat \"$1/fsize\")\"; cd \"$1/build\" && ex
 
 def zip_bundle_past_fsize(base: Path, bad: bool) -> None:
     for n in range(3):
-        _write(base / "build" / "bundle" / f"chunk-{n}.bin", _blob(300, 600))  # incompressible
+        write_file(base / "build" / "bundle" / f"chunk-{n}.bin", _blob(300, 600))  # incompressible
     (base / "dist").mkdir()
     _limit(base, "fsize", 1024 if bad else None)  # the bad job's launcher: 512 KiB
 
@@ -221,12 +197,12 @@ def _unzip_argv(b: Path) -> list[str]:
 
 def unzip_archive_cleaned_up(base: Path, bad: bool) -> None:
     for n in range(3):
-        _write(base / "src" / "app" / f"mod-{n}.js", _text(5, 30))
+        write_file(base / "src" / "app" / f"mod-{n}.js", _text(5, 30))
     (base / "cache").mkdir()
     (base / "www").mkdir()
     subprocess.run(["zip", "-q", "-r", str(base / "cache" / "app-1.4.2.zip"), "app"], cwd=base / "src",
                    check=True, capture_output=True)
-    _write(base / "cache" / f"app-1.3.{random.randrange(10)}.zip.part", _blob(1, 8))  # a stale download
+    write_file(base / "cache" / f"app-1.3.{random.randrange(10)}.zip.part", _blob(1, 8))  # a stale download
     if bad:  # the cache clean-up's find -mmin +60 (the archive kept its build time's mtime) removed it
         (base / "cache" / "app-1.4.2.zip").unlink()
 
@@ -240,9 +216,9 @@ CONTROL = "Package: tb-app\nVersion: {v}\nArchitecture: all\nMaintainer: CI <ci@
 
 
 def _pkg_tree(root: Path, version: str, names: list[str]) -> None:
-    _write(root / "DEBIAN" / "control", CONTROL.format(v=version))
+    write_file(root / "DEBIAN" / "control", CONTROL.format(v=version))
     for name in names:
-        _write(root / "opt" / "tb-app" / name, _text(5, 40))
+        write_file(root / "opt" / "tb-app" / name, _text(5, 40))
 
 
 def dpkg_deb_build_unreadable(base: Path, bad: bool) -> None:
@@ -265,7 +241,7 @@ def dpkg_deb_extract_ro_bind(base: Path, bad: bool) -> None:
     (base / "out").mkdir()
     subprocess.run(["dpkg-deb", "--root-owner-group", "-Zgzip", "-b", str(base / "pkg"), str(base / "out" / "app.deb")],
                    check=True, capture_output=True)
-    _write(base / "rootfs" / "etc" / "hostname", f"node-{_token(3)}\n")
+    write_file(base / "rootfs" / "etc" / "hostname", f"node-{token(3)}\n")
     if bad:  # the image builder mounts the root file system read-only (the sealed base layer)
         _bind_ro(base / "rootfs")
 
@@ -277,7 +253,7 @@ def _ar_argv(b: Path) -> list[str]:
 
 def ar_lib_dir_root(base: Path, bad: bool) -> None:
     for name in ("codec.o", "frame.o", "base.o"):
-        _write(base / "obj" / name, _blob(2, 16))
+        write_file(base / "obj" / name, _blob(2, 16))
     (base / "lib").mkdir()
     subprocess.run(["ar", "rcs", str(base / "lib" / "libtb.a"), str(base / "obj" / "base.o")], check=True,
                    capture_output=True)
@@ -301,11 +277,11 @@ def _logrotate_argv(b: Path) -> list[str]:
 
 
 def _logs(base: Path) -> None:
-    _write(base / "logrotate.conf", LOGROTATE_CONF.format(b=base))
-    _write(base / "log" / "app.log", _text(20, 200))
+    write_file(base / "logrotate.conf", LOGROTATE_CONF.format(b=base))
+    write_file(base / "log" / "app.log", _text(20, 200))
     for n in (1, 2):
-        _write(base / "log" / f"app.log.{n}.gz", _blob(1, 4))
-    _write(base / "state" / "logrotate.status",
+        write_file(base / "log" / f"app.log.{n}.gz", _blob(1, 4))
+    write_file(base / "state" / "logrotate.status",
            f'logrotate state -- version 2\n"{base}/log/app.log" 2026-1-{random.randrange(1, 28)}-3:0:0\n')
 
 
@@ -326,12 +302,12 @@ REAL_THIRTYNINTH: list[Scenario] = [
              description="tar -x --same-owner in a user namespace mapping root only, of an archive a CI job "
                          "built without --owner=0: members of uid 1000 (fchown EINVAL)"),
     Scenario("t39_cpio_pass_copy_passes_path_max", "cpio -pdm (after cd: a build tree into a stage)",
-             lambda b: _sh(CPIO_SH, str(b)), cpio_pass_copy_passes_path_max, MKDIR | OPEN | STAT, "ENAMETOOLONG",
+             lambda b: shell_argv(CPIO_SH, str(b)), cpio_pass_copy_passes_path_max, MKDIR | OPEN | STAT, "ENAMETOOLONG",
              # the recorder keeps a path's first 511 bytes: the copy's deep names end there
              lambda b: f"{b}/stage/release-*",
              description="cpio -pdm of a build tree nested one level deeper, so that its copy's deepest "
                          "directory passes PATH_MAX (its stat ENAMETOOLONG)"),
-    Scenario("t39_xz_vmem_limit", "xz -9 -k (under a launcher's ulimit -v)", lambda b: _sh(XZ_SH, str(b)),
+    Scenario("t39_xz_vmem_limit", "xz -9 -k (under a launcher's ulimit -v)", lambda b: shell_argv(XZ_SH, str(b)),
              xz_vmem_limit, MMAP, "ENOMEM", lambda b: NO_PATH,
              description="xz -9 of a release tarball under ulimit -v of ~300 MiB: its ~674 MiB encoder "
                          "cannot be mapped (mmap ENOMEM)"),
@@ -341,7 +317,7 @@ REAL_THIRTYNINTH: list[Scenario] = [
              description="zstd -d -o into a release directory a compose file bind-mounts read-only "
                          "(open EROFS)"),
     Scenario("t39_zip_bundle_past_fsize", "zip -q -r (a bundle, under a launcher's ulimit -f)",
-             lambda b: _sh(ZIP_SH, str(b)), zip_bundle_past_fsize, WRITE, "EFBIG", lambda b: f"{b}/dist/*",
+             lambda b: shell_argv(ZIP_SH, str(b)), zip_bundle_past_fsize, WRITE, "EFBIG", lambda b: f"{b}/dist/*",
              description="zip -r of a bundle of incompressible chunks under ulimit -f of 512 KiB, SIGXFSZ "
                          "ignored (the temporary archive's write EFBIG)"),
     Scenario("t39_unzip_archive_cleaned_up", "unzip -q -o (a downloaded release)", _unzip_argv,
@@ -376,7 +352,7 @@ TAR_NOISE_SH = ('tar -czf "$1/dist/release.tar.gz" -C "$1/build" . && '
 
 def _tar_noise(base: Path, run: int) -> None:  # noqa: ARG001
     for _ in range(MEMBERS):
-        _write(base / "build" / f"asset-{_token(4)}.js", _text(5, 60))
+        write_file(base / "build" / f"asset-{token(4)}.js", _text(5, 60))
     (base / "dist").mkdir()
 
 
@@ -384,14 +360,14 @@ XZ_NOISE_SH = 'xz -T0 -6 -k "$1/dist/app.tar" && exec xz -t -T0 "$1/dist/app.tar
 
 
 def _xz_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    _write(base / "dist" / "app.tar", _text(3000, 9000).encode() + _blob(64, 512))
+    write_file(base / "dist" / "app.tar", _text(3000, 9000).encode() + _blob(64, 512))
 
 
 ZSTD_NOISE_SH = 'zstd -q -T0 -10 "$1/dist/app.tar" -o "$1/dist/app.tar.zst" && exec zstd -q -t "$1/dist/app.tar.zst"'
 
 
 def _zstd_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    _write(base / "dist" / "app.tar", _text(3000, 9000).encode() + _blob(64, 512))
+    write_file(base / "dist" / "app.tar", _text(3000, 9000).encode() + _blob(64, 512))
 
 
 CPIO_NOISE_SH = ('cd "$1/build" && find . -print | cpio -o -H newc --quiet > "$1/dist/initrd.cpio" && '
@@ -401,7 +377,7 @@ CPIO_NOISE_SH = ('cd "$1/build" && find . -print | cpio -o -H newc --quiet > "$1
 def _cpio_noise(base: Path, run: int) -> None:  # noqa: ARG001
     for d in ("bin", "etc"):
         for _ in range(3):
-            _write(base / "build" / d / f"{d}-{_token(3)}", _text(2, 30))
+            write_file(base / "build" / d / f"{d}-{token(3)}", _text(2, 30))
     (base / "dist").mkdir()
     (base / "out").mkdir()
 
@@ -412,7 +388,7 @@ DEB_NOISE_SH = ('dpkg-deb --root-owner-group -b "$1/pkg" "$1/out/app.deb" && '
 
 def _deb_noise(base: Path, run: int) -> None:  # noqa: ARG001
     version = f"{random.randrange(1, 9)}.{random.randrange(100)}.{random.randrange(1000)}"
-    _pkg_tree(base / "pkg", version, [f"mod_{_token(3)}.py" for _ in range(MEMBERS)])
+    _pkg_tree(base / "pkg", version, [f"mod_{token(3)}.py" for _ in range(MEMBERS)])
     (base / "out").mkdir()
 
 
@@ -422,7 +398,7 @@ ZIP_NOISE_SH = ('cd "$1/build" && zip -q -r "$1/dist/bundle.zip" bundle && '
 
 def _zip_noise(base: Path, run: int) -> None:  # noqa: ARG001
     for _ in range(MEMBERS):
-        _write(base / "build" / "bundle" / f"page-{_token(4)}.html", _text(5, 80))
+        write_file(base / "build" / "bundle" / f"page-{token(4)}.html", _text(5, 80))
     (base / "dist").mkdir()
     (base / "out").mkdir()
 
@@ -432,18 +408,18 @@ def _logrotate_noise(base: Path, run: int) -> None:  # noqa: ARG001
 
 
 QUIET_THIRTYNINTH: list[NoAnomalyCase] = [
-    NoAnomalyCase("t39_tar_czf_tzvf_random_assets", lambda b: _sh(TAR_NOISE_SH, str(b)), _tar_noise,
+    NoAnomalyCase("t39_tar_czf_tzvf_random_assets", lambda b: shell_argv(TAR_NOISE_SH, str(b)), _tar_noise,
                   description="tar -czf of five randomly named assets of random sizes, then tar -tzvf"),
-    NoAnomalyCase("t39_xz_T0_random_tarball", lambda b: _sh(XZ_NOISE_SH, str(b)), _xz_noise,
+    NoAnomalyCase("t39_xz_T0_random_tarball", lambda b: shell_argv(XZ_NOISE_SH, str(b)), _xz_noise,
                   description="xz -T0 -6 -k of a random tarball of random size, then xz -t -T0"),
-    NoAnomalyCase("t39_zstd_T0_random_tarball", lambda b: _sh(ZSTD_NOISE_SH, str(b)), _zstd_noise,
+    NoAnomalyCase("t39_zstd_T0_random_tarball", lambda b: shell_argv(ZSTD_NOISE_SH, str(b)), _zstd_noise,
                   description="zstd -T0 -10 of a random tarball of random size, then zstd -t"),
-    NoAnomalyCase("t39_cpio_newc_round_trip", lambda b: _sh(CPIO_NOISE_SH, str(b)), _cpio_noise,
+    NoAnomalyCase("t39_cpio_newc_round_trip", lambda b: shell_argv(CPIO_NOISE_SH, str(b)), _cpio_noise,
                   description="cpio -o -H newc of six randomly named files in two directories, cpio -idm back"),
-    NoAnomalyCase("t39_dpkg_deb_random_version", lambda b: _sh(DEB_NOISE_SH, str(b)), _deb_noise,
+    NoAnomalyCase("t39_dpkg_deb_random_version", lambda b: shell_argv(DEB_NOISE_SH, str(b)), _deb_noise,
                   description="dpkg-deb -b of a package of random version with five randomly named modules, "
                               "then dpkg-deb -c"),
-    NoAnomalyCase("t39_zip_unzip_round_trip", lambda b: _sh(ZIP_NOISE_SH, str(b)), _zip_noise,
+    NoAnomalyCase("t39_zip_unzip_round_trip", lambda b: shell_argv(ZIP_NOISE_SH, str(b)), _zip_noise,
                   description="zip -r of five randomly named pages, unzip -d back"),
     NoAnomalyCase("t39_logrotate_compress_random_log", _logrotate_argv, _logrotate_noise,
                   description="logrotate -f with compress of a log of random contents, two older rotations, a "

@@ -40,9 +40,9 @@ from __future__ import annotations
 
 import os
 import random
-import secrets
 from pathlib import Path
 
+from .files import shell_argv, token
 from .harness import NoAnomalyCase, Scenario
 from .real import own
 
@@ -70,16 +70,8 @@ def _write(path: Path, data: str | bytes, mode: int = 0o644) -> Path:
     return path
 
 
-def _sh(script: str, *args: str) -> list[str]:
-    return ["/bin/sh", "-c", script, "sh", *args]
-
-
 def _text(name: str, lines: int = 40) -> str:
     return "".join(f"{name} row {k} value {(k * 37) % 101}\n" for k in range(lines))
-
-
-def _token(n: int = 6) -> str:
-    return secrets.token_hex(n)
 
 
 # --- cpio -0 -pdm, as nobody, after cd: a mirror's leaf recreated as root ------------------------
@@ -89,7 +81,7 @@ _MIRROR = "/".join(f"mirror level {i:02d} " + "m" * 60 for i in range(1, 13))  #
 
 
 def _cpio_argv(b: Path) -> list[str]:
-    return _sh('cd "$1/src" && exec /usr/bin/cpio -0 -p -d -m --quiet "$1/$2" < "$1/list"', str(b), _MIRROR)
+    return shell_argv('cd "$1/src" && exec /usr/bin/cpio -0 -p -d -m --quiet "$1/$2" < "$1/list"', str(b), _MIRROR)
 
 
 def cpio_mirror_leaf_root(base: Path, bad: bool) -> None:
@@ -140,7 +132,7 @@ def gzip_name_too_long(base: Path, bad: bool) -> None:
         _write(base / "inbox" / name, _text(name, 80))
     # the scanner names each upload after its title plus a random id; the bad host's title is longer
     length = 253 if bad else 240
-    _write(base / "inbox" / _long_name(length, f" {_token(3)}"), _text("scan", 200))
+    _write(base / "inbox" / _long_name(length, f" {token(3)}"), _text("scan", 200))
 
 
 # --- cp -a of a tree whose copy passes PATH_MAX ------------------------------------------------------------
@@ -190,18 +182,18 @@ APP_CONF = "[main]\nname = shop\ndebug = on\nworkers = 4\n"
 
 def _sed_argv(b: Path) -> list[str]:
     # after cd, as the deploy's hook runs it: sed resolves each hop relative to the name it read
-    return _sh('cd "$1/etc" && exec /usr/bin/sed --follow-symlinks -i -e "s/^debug = .*/debug = off/" "app conf"',
+    return shell_argv('cd "$1/etc" && exec /usr/bin/sed --follow-symlinks -i -e "s/^debug = .*/debug = off/" "app conf"',
                str(b))
 
 
 def sed_chain_release_removed(base: Path, bad: bool) -> None:
-    release = f"v2 build-{_token(4)}"  # each deploy's release has a random build id
+    release = f"v2 build-{token(4)}"  # each deploy's release has a random build id
     _dirs(base, "etc/conf.d", "releases")
     os.symlink("conf.d/current", base / "etc" / "app conf")
     os.symlink(f"../../releases/{release}/app.conf", base / "etc" / "conf.d" / "current")
     if not bad:  # the bad host's cleanup removed the release that current still points at
         _write(base / "releases" / release / "app.conf", APP_CONF)
-    _write(base / "releases" / f"v1 build-{_token(4)}" / "app.conf", APP_CONF)
+    _write(base / "releases" / f"v1 build-{token(4)}" / "app.conf", APP_CONF)
 
 
 # --- awk: tab-separated destinations with spaces -------------------------------------------------------------
@@ -218,7 +210,7 @@ def _awk_argv(b: Path) -> list[str]:
 
 
 def awk_host_dir_is_file(base: Path, bad: bool) -> None:
-    request = _token(4)  # the batch's request id: a different one every run
+    request = token(4)  # the batch's request id: a different one every run
     rows = [f"{h}\t{lg}\treq-{request} {h} {lg} line {k}\n" for k in range(30) for h in _HOSTS for lg in _LOGS]
     _write(base / "manifest.tsv", "".join(rows))
     _write(base / "split.awk", AWK_PROG)
@@ -234,13 +226,13 @@ DRAFTS = ["-draft 1.txt", "-draft 2.txt", "--help.txt", "-n"]
 
 
 def _mv_argv(b: Path) -> list[str]:
-    return _sh('cd "$1/in" && shift && exec /usr/bin/mv -t ../done -- "$@"', str(b), *DRAFTS)
+    return shell_argv('cd "$1/in" && shift && exec /usr/bin/mv -t ../done -- "$@"', str(b), *DRAFTS)
 
 
 def mv_target_chain_cycle(base: Path, bad: bool) -> None:
     for name in DRAFTS:
         _write(base / "in" / name, _text(name))
-    quarter = f"2024 q3 {_token(3)}"  # the rotation names each quarter's folder with a random suffix
+    quarter = f"2024 q3 {token(3)}"  # the rotation names each quarter's folder with a random suffix
     _dirs(base / "archive", quarter)
     os.symlink("archive/current", base / "done")
     # the bad host's rotation pointed current back at done: done -> archive/current -> ../done
@@ -265,7 +257,7 @@ SHA_NAMES = ["line\nbreak.csv", "back\\slash.csv", "tab\there.csv", f"{CAFE}.csv
 
 
 def _sha_argv(b: Path) -> list[str]:
-    return _sh('cd "$1/data" && exec /usr/bin/sha256sum -c --quiet SHA256SUMS', str(b))
+    return shell_argv('cd "$1/data" && exec /usr/bin/sha256sum -c --quiet SHA256SUMS', str(b))
 
 
 def _sha_list(names: list[str], base: Path) -> str:
@@ -314,7 +306,7 @@ def python_case_twin_symlink(base: Path, bad: bool) -> None:
     _write(base / "merge.py", TWINS_PY)
     _dirs(base, "out")
     for name in ("Settings.ini", "settings.ini", "SETTINGS.INI.", "settings.ini."):
-        _write(base / "conf" / name, f"[{name}]\nsession = {_token(4)}\n")
+        _write(base / "conf" / name, f"[{name}]\nsession = {token(4)}\n")
     if bad:  # a planted link in place of the lower-case twin
         (base / "conf" / "settings.ini").unlink()
         os.symlink("/etc/hostname", base / "conf" / "settings.ini")
@@ -328,12 +320,12 @@ SPOOL_SH = ('cd "$1" && exec 3<"spool dir" && '
 
 
 def _spool_argv(b: Path) -> list[str]:
-    return _sh(SPOOL_SH, str(b))
+    return shell_argv(SPOOL_SH, str(b))
 
 
 def spool_dir_recreated_root(base: Path, bad: bool) -> None:
     for i in (1, 2):
-        _write(base / "spool dir" / f"batch {i}", _text(f"batch {i} {_token(3)}"))
+        _write(base / "spool dir" / f"batch {i}", _text(f"batch {i} {token(3)}"))
     own(base / "spool dir")
     if bad:  # the restore recreated the spool directory root:0755
         os.chown(base / "spool dir", 0, 0)
@@ -428,7 +420,7 @@ def _mktemp_noise(base: Path, run: int) -> None:  # noqa: ARG001
 
 def _odd_names() -> list[str]:
     """Upload names of a run: odd characters, a random part each run (so the listing order differs)."""
-    t = _token
+    t = token
     return [f"upload {t(3)}.txt", f"-dash {t(3)}", f"new\nline {t(3)}", f"{CAFE} {t(3)}", f"tab\t{t(3)}",
             f"Case {t(2)}", f"trailing {t(2)}.", f"long {'L' * 180} {t(3)}"]
 
@@ -447,7 +439,7 @@ def _find_argv(b: Path) -> list[str]:
 
 
 def _tar_argv(b: Path) -> list[str]:
-    return _sh('cd "$1" && tar -cf "out/odd names.tar" tree && mkdir "out/x" && '
+    return shell_argv('cd "$1" && tar -cf "out/odd names.tar" tree && mkdir "out/x" && '
                'tar -xf "out/odd names.tar" -C "out/x" && tar -tf "out/odd names.tar" > "out/toc"', str(b))
 
 
@@ -495,7 +487,7 @@ def _sha_noise(base: Path, run: int) -> None:  # noqa: ARG001
 
 
 QUIET_THIRTYSECOND: list[NoAnomalyCase] = [
-    NoAnomalyCase("t32_mktemp_odd_templates", lambda b: _sh(MKTEMP_SH, str(b)), _mktemp_noise,
+    NoAnomalyCase("t32_mktemp_odd_templates", lambda b: shell_argv(MKTEMP_SH, str(b)), _mktemp_noise,
                   description="mktemp -d and mktemp -p with spaces, a tab, a newline and a leading dash in the "
                               "templates: random names each run"),
     NoAnomalyCase("t32_find_odd_names_order", _find_argv, _tree_noise,
@@ -508,9 +500,9 @@ QUIET_THIRTYSECOND: list[NoAnomalyCase] = [
                   description="rsync -a of odd names, random each run, through its random temporary names"),
     NoAnomalyCase("t32_python_fwalk_proc_fd", lambda b: [PY3, "-S", f"{b}/walk.py", str(b)], _fwalk_noise,
                   description="os.fwalk over odd names, each stat through /proc/self/fd/N/<name>"),
-    NoAnomalyCase("t32_cp_hardlinks_random_stage", lambda b: _sh(HARDLINK_SH, str(b)), _hardlink_noise,
+    NoAnomalyCase("t32_cp_hardlinks_random_stage", lambda b: shell_argv(HARDLINK_SH, str(b)), _hardlink_noise,
                   description="cp -a of hard links (a newline, not UTF-8, a leading dash) into a mktemp stage"),
-    NoAnomalyCase("t32_sha256sum_newline_names", lambda b: _sh(SHA_NOISE_SH, str(b)), _sha_noise,
+    NoAnomalyCase("t32_sha256sum_newline_names", lambda b: shell_argv(SHA_NOISE_SH, str(b)), _sha_noise,
                   description="sha256sum and sha256sum -c of random odd names (escaped newlines, a tab)"),
 ]
 

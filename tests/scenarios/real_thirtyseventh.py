@@ -38,41 +38,17 @@ import hashlib
 import json
 import os
 import random
-import secrets
 import subprocess
 from pathlib import Path
 
 from .catalog import fill_up, umount
+from .files import mounted_tmpfs, shell_argv, token, write_file
 from .harness import PY, ROOT, NoAnomalyCase, Scenario
 
 OPEN = frozenset({"openat", "open", "openat2", "creat"})
 WRITE = frozenset({"write", "writev", "pwrite64"})
 LINK = frozenset({"link", "linkat"})
 SHARDS = 4
-
-
-def _write(path: Path, data: str | bytes, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode()
-    path.write_bytes(data)
-    path.chmod(mode)
-    return path
-
-
-def _sh(script: str, *args: str) -> list[str]:
-    return ["/bin/sh", "-c", script, "sh", *args]
-
-
-def _token(n: int = 6) -> str:
-    return secrets.token_hex(n)
-
-
-def _tmpfs(target: Path, size: str) -> Path:
-    target.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"mode=0755,size={size}", "tracebase-test", str(target)],
-                   check=True, capture_output=True)
-    return target
 
 
 def _remount_ro(target: Path) -> None:
@@ -92,7 +68,7 @@ def _blob(lo_kib: int, hi_kib: int) -> bytes:
 
 def _fsize(base: Path, blocks: int | None) -> None:
     """The job's RLIMIT_FSIZE for its launcher (dash's ulimit -f: 512-byte blocks)."""
-    _write(base / "fsize", "unlimited\n" if blocks is None else f"{blocks}\n")
+    write_file(base / "fsize", "unlimited\n" if blocks is None else f"{blocks}\n")
 
 
 # the launcher's limits: SIGXFSZ ignored (as a Python launcher leaves it), a file size limit
@@ -106,10 +82,10 @@ def _dd_argv(b: Path) -> list[str]:
 
 
 def dd_sync_ckpt_remounted_ro(base: Path, bad: bool) -> None:
-    _write(base / "stage" / "shard-00003.bin", _blob(64, 512))
-    ckpt = _tmpfs(base / "ckpt", "16m")
+    write_file(base / "stage" / "shard-00003.bin", _blob(64, 512))
+    ckpt = mounted_tmpfs(base / "ckpt", "16m")
     for n in range(3):  # the shards this step's earlier dd runs wrote
-        _write(ckpt / "step-00300" / f"shard-{n:05d}.bin", _blob(64, 512))
+        write_file(ckpt / "step-00300" / f"shard-{n:05d}.bin", _blob(64, 512))
     if bad:  # an I/O error on the volume: errors=remount-ro took it read-only mid-checkpoint
         _remount_ro(ckpt)
 
@@ -144,12 +120,12 @@ def _writer_argv(b: Path) -> list[str]:
 
 
 def python_fallocate_shard_disk_full(base: Path, bad: bool) -> None:
-    _write(base / "stage" / "weights.bin", os.urandom(2048 * 1024))  # 4 shards of 512 KiB
-    ckpt = _tmpfs(base / "ckpt", "4m")
+    write_file(base / "stage" / "weights.bin", os.urandom(2048 * 1024))  # 4 shards of 512 KiB
+    ckpt = mounted_tmpfs(base / "ckpt", "4m")
     # the previous run's checkpoint, never cleaned up: the bad run's is big enough that only two
     # of the four new shards fit
     stale = (4096 - 1300) * 1024 if bad else random.randrange(256, 1024) * 1024
-    _write(ckpt / "stale" / f"step-{random.randrange(100, 999):05d}.bin", os.urandom(stale))
+    write_file(ckpt / "stale" / f"step-{random.randrange(100, 999):05d}.bin", os.urandom(stale))
 
 
 # --- rsync --inplace: a mirror tmpfs a runaway log filled ---------------------------------------------------
@@ -159,10 +135,10 @@ def _rsync_argv(b: Path) -> list[str]:
 
 def rsync_inplace_mirror_full(base: Path, bad: bool) -> None:
     for n in range(SHARDS):
-        _write(base / "ckpt" / f"shard-{n:05d}.bin", _blob(128, 384))
-    mirror = _tmpfs(base / "mirror", "4m")
+        write_file(base / "ckpt" / f"shard-{n:05d}.bin", _blob(128, 384))
+    mirror = mounted_tmpfs(base / "mirror", "4m")
     (mirror / "ckpt").mkdir()
-    _write(mirror / "sync.log", os.urandom(random.randrange(16, 256) * 1024))
+    write_file(mirror / "sync.log", os.urandom(random.randrange(16, 256) * 1024))
     if bad:  # the mirror job's log, left at debug, filled the mirror volume
         fill_up(mirror)
 
@@ -172,7 +148,7 @@ SPLIT_SH = LIMITED + 'exec split -b 1M -d -a 3 "$1/stage/model.bin" "$1/shards/m
 
 
 def split_model_past_fsize(base: Path, bad: bool) -> None:
-    _write(base / "stage" / "model.bin", _blob(2600, 3800))
+    write_file(base / "stage" / "model.bin", _blob(2600, 3800))
     (base / "shards").mkdir()
     _fsize(base, 1024 if bad else None)  # the bad job's launcher: 512 KiB
 
@@ -184,7 +160,7 @@ TRUNCATE_SH = LIMITED + 'exec truncate -s 64M "$1/ckpt/shard-00000.bin"'
 def truncate_prealloc_past_fsize(base: Path, bad: bool) -> None:
     (base / "ckpt").mkdir()
     for n in range(1, 1 + random.randrange(0, 3)):  # shards already there from a resumed save
-        _write(base / "ckpt" / f"shard-{n:05d}.bin", _blob(4, 64))
+        write_file(base / "ckpt" / f"shard-{n:05d}.bin", _blob(4, 64))
     _fsize(base, 32768 if bad else None)  # the bad job's launcher: 16 MiB
 
 
@@ -193,7 +169,7 @@ CP_SH = LIMITED + 'exec cp --reflink=auto "$1/ckpt/step-00400/model.bin" "$1/ckp
 
 
 def cp_reflink_past_fsize(base: Path, bad: bool) -> None:
-    _write(base / "ckpt" / "step-00400" / "model.bin", _blob(1200, 2000))
+    write_file(base / "ckpt" / "step-00400" / "model.bin", _blob(1200, 2000))
     (base / "ckpt" / "best").mkdir()
     _fsize(base, 1024 if bad else None)  # the bad job's launcher: 512 KiB
 
@@ -207,9 +183,9 @@ def _shards_with_manifest(step: Path, algo: str, manifest: str, names: list[str]
     lines = []
     for name in names:
         data = _blob(16, 256)
-        _write(step / name, data)
+        write_file(step / name, data)
         lines.append(f"{hashlib.new(algo, data).hexdigest()}  {step}/{name}\n")
-    _write(step / manifest, "".join(lines))
+    write_file(step / manifest, "".join(lines))
 
 
 def sha512sum_manifest_shard_missing(base: Path, bad: bool) -> None:
@@ -227,7 +203,7 @@ def _sync_argv(b: Path) -> list[str]:
 def sync_f_step_dir_removed(base: Path, bad: bool) -> None:
     for step in (400, 500, 600):
         for name in ("model.bin", "optim.bin"):
-            _write(base / "ckpt" / f"step-{step:05d}" / name, _blob(8, 128))
+            write_file(base / "ckpt" / f"step-{step:05d}" / name, _blob(8, 128))
     if bad:  # the clean-up sorted steps as strings once they reached six digits and removed the newest
         subprocess.run(["rm", "-rf", str(base / "ckpt" / "step-00600")], check=True)
 
@@ -262,9 +238,9 @@ def _dataset(data: Path, names: list[str]) -> None:
             records.append([off, len(rec)])
             body += rec
             off += len(rec)
-        _write(data / name, body)
+        write_file(data / name, body)
         shards.append({"name": name, "records": records})
-    _write(data / "index.json", json.dumps({"shards": shards}))
+    write_file(data / "index.json", json.dumps({"shards": shards}))
 
 
 def python_mmap_reader_shard_truncated(base: Path, bad: bool) -> None:
@@ -279,11 +255,11 @@ def _link_argv(b: Path) -> list[str]:
 
 
 def link_latest_across_mounts(base: Path, bad: bool) -> None:
-    ckpt = _tmpfs(base / "ckpt", "8m")
-    _write(ckpt / "step-00700" / "model.bin", _blob(64, 512))
+    ckpt = mounted_tmpfs(base / "ckpt", "8m")
+    write_file(ckpt / "step-00700" / "model.bin", _blob(64, 512))
     (ckpt / "latest").mkdir()
     if bad:  # the new node image mounts latest/ as a tmpfs of its own (for a fast-restore cache)
-        _tmpfs(ckpt / "latest", "8m")
+        mounted_tmpfs(ckpt / "latest", "8m")
 
 
 REAL_THIRTYSEVENTH: list[Scenario] = [
@@ -302,16 +278,16 @@ REAL_THIRTYSEVENTH: list[Scenario] = [
              teardown=_umounting("mirror"),
              description="rsync --inplace of a checkpoint onto a mirror tmpfs a debug log filled (write ENOSPC)"),
     Scenario("t37_split_model_past_fsize", "split -b 1M (a model into shards, under ulimit -f)",
-             lambda b: _sh(SPLIT_SH, str(b)), split_model_past_fsize, WRITE, "EFBIG",
+             lambda b: shell_argv(SPLIT_SH, str(b)), split_model_past_fsize, WRITE, "EFBIG",
              lambda b: f"{b}/shards/model.bin.000",
              description="split -b 1M of a model file under a launcher's ulimit -f of 512 KiB, SIGXFSZ "
                          "ignored (the first shard's write EFBIG)"),
     Scenario("t37_truncate_prealloc_past_fsize", "truncate -s 64M (preallocating a shard, under ulimit -f)",
-             lambda b: _sh(TRUNCATE_SH, str(b)), truncate_prealloc_past_fsize, frozenset({"ftruncate", "truncate"}),
+             lambda b: shell_argv(TRUNCATE_SH, str(b)), truncate_prealloc_past_fsize, frozenset({"ftruncate", "truncate"}),
              "EFBIG", lambda b: f"{b}/ckpt/shard-00000.bin",
              description="truncate -s 64M preallocating a shard under ulimit -f of 16 MiB (ftruncate EFBIG)"),
     Scenario("t37_cp_reflink_past_fsize", "cp --reflink=auto (a step's model as best, under ulimit -f)",
-             lambda b: _sh(CP_SH, str(b)), cp_reflink_past_fsize, frozenset({"copy_file_range", "write"}), "EFBIG",
+             lambda b: shell_argv(CP_SH, str(b)), cp_reflink_past_fsize, frozenset({"copy_file_range", "write"}), "EFBIG",
              lambda b: f"{b}/ckpt/*/model.bin",  # copy_file_range's path is its source, path2 the copy
              description="cp --reflink=auto of a step's model into best/ under ulimit -f of 512 KiB: no "
                          "clone on tmpfs, the copy stops at the limit (copy_file_range EFBIG)"),
@@ -343,7 +319,7 @@ DD_NOISE_SH = ('for f in "$1"/stage/*.bin; do dd if="$f" of="$1/ckpt/${f##*/}" b
 
 def _dd_noise(base: Path, run: int) -> None:  # noqa: ARG001
     for _ in range(SHARDS):  # shard names carry the writer's random id
-        _write(base / "stage" / f"shard-{_token(4)}.bin", _blob(16, 256))
+        write_file(base / "stage" / f"shard-{token(4)}.bin", _blob(16, 256))
     (base / "ckpt").mkdir()
 
 
@@ -352,8 +328,8 @@ def _writer_noise_argv(b: Path) -> list[str]:  # the same command in every run: 
 
 
 def _writer_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    _write(base / "stage" / "weights.bin", _blob(256, 1024))
-    _write(base / "prefix", f"shard-{_token(4)}\n")
+    write_file(base / "stage" / "weights.bin", _blob(256, 1024))
+    write_file(base / "prefix", f"shard-{token(4)}\n")
     (base / "ckpt").mkdir()
 
 
@@ -364,8 +340,8 @@ SPLIT_NOISE_SH = ('split -b 256K -d -a 3 "$1/stage/model.bin" "$1/shards/model.b
 
 def _split_noise(base: Path, run: int) -> None:  # noqa: ARG001
     data = os.urandom(1024 * 1024 - random.randrange(1, 64 * 1024))  # four pieces, whatever the size
-    _write(base / "stage" / "model.bin", data)
-    _write(base / "stage" / "SHA256SUMS", f"{hashlib.sha256(data).hexdigest()}  model.bin\n")
+    write_file(base / "stage" / "model.bin", data)
+    write_file(base / "stage" / "SHA256SUMS", f"{hashlib.sha256(data).hexdigest()}  model.bin\n")
     (base / "shards").mkdir()
     (base / "out").mkdir()
 
@@ -376,8 +352,8 @@ TAR_NOISE_SH = 'tar -cf "$1/out/ckpt.tar" -C "$1" ckpt && exec sync -f "$1/out/c
 def _tar_noise(base: Path, run: int) -> None:  # noqa: ARG001
     step = base / "ckpt" / f"step-{random.randrange(1, 99999):05d}"
     for _ in range(SHARDS):
-        _write(step / f"rank{_token(2)}.pt", _blob(8, 128))
-    _write(step / "meta.json", json.dumps({"step": step.name, "loss": random.random()}))
+        write_file(step / f"rank{token(2)}.pt", _blob(8, 128))
+    write_file(step / "meta.json", json.dumps({"step": step.name, "loss": random.random()}))
     (base / "out").mkdir()
 
 
@@ -388,12 +364,12 @@ def _rsync_noise_argv(b: Path) -> list[str]:
 def _rsync_noise(base: Path, run: int) -> None:  # noqa: ARG001
     for n in range(SHARDS):
         new = _blob(64, 256)
-        _write(base / "ckpt" / f"shard-{n:05d}.bin", new)
+        write_file(base / "ckpt" / f"shard-{n:05d}.bin", new)
         old = bytearray(new)  # the mirror's older copy: some blocks differ
         for _ in range(random.randrange(1, 8)):
             i = random.randrange(len(old))
             old[i] ^= 0xFF
-        _write(base / "mirror" / "ckpt" / f"shard-{n:05d}.bin", bytes(old))
+        write_file(base / "mirror" / "ckpt" / f"shard-{n:05d}.bin", bytes(old))
 
 
 LATEST_NOISE_SH = ('read step < "$1/spec/step" && cp --reflink=auto "$1/stage/model.bin" "$1/ckpt/$step/model.bin" && '
@@ -403,29 +379,29 @@ LATEST_NOISE_SH = ('read step < "$1/spec/step" && cp --reflink=auto "$1/stage/mo
 
 def _latest_noise(base: Path, run: int) -> None:  # noqa: ARG001
     step = f"step-{random.randrange(1, 99999):05d}"
-    _write(base / "spec" / "step", f"{step}\n")
-    _write(base / "spec" / "prealloc", f"{random.randrange(1, 64)}M\n")
-    _write(base / "stage" / "model.bin", _blob(64, 512))
+    write_file(base / "spec" / "step", f"{step}\n")
+    write_file(base / "spec" / "prealloc", f"{random.randrange(1, 64)}M\n")
+    write_file(base / "stage" / "model.bin", _blob(64, 512))
     (base / "ckpt" / step).mkdir(parents=True)
-    _write(base / "ckpt" / "latest" / "model.bin", _blob(64, 512))  # the previous step's, replaced by ln -f
+    write_file(base / "ckpt" / "latest" / "model.bin", _blob(64, 512))  # the previous step's, replaced by ln -f
 
 
 QUIET_THIRTYSEVENTH: list[NoAnomalyCase] = [
-    NoAnomalyCase("t37_dd_fsync_random_shard_names", lambda b: _sh(DD_NOISE_SH, str(b)), _dd_noise,
+    NoAnomalyCase("t37_dd_fsync_random_shard_names", lambda b: shell_argv(DD_NOISE_SH, str(b)), _dd_noise,
                   description="dd conv=fsync oflag=sync of four randomly named shards of random sizes, then "
                               "sync -f"),
     NoAnomalyCase("t37_python_shard_writer_random_prefix", _writer_noise_argv, _writer_noise,
                   description="the Python shard writer (posix_fallocate, pwrite, fsync, os.replace) of a random "
                               "model into four shards with a random prefix"),
-    NoAnomalyCase("t37_split_cat_sha256_reassembly", lambda b: _sh(SPLIT_NOISE_SH, str(b)), _split_noise,
+    NoAnomalyCase("t37_split_cat_sha256_reassembly", lambda b: shell_argv(SPLIT_NOISE_SH, str(b)), _split_noise,
                   description="split -b 256K of a random model into four pieces, cat reassembly, sha256sum -c"),
-    NoAnomalyCase("t37_tar_checkpoint_dir_sync", lambda b: _sh(TAR_NOISE_SH, str(b)), _tar_noise,
+    NoAnomalyCase("t37_tar_checkpoint_dir_sync", lambda b: shell_argv(TAR_NOISE_SH, str(b)), _tar_noise,
                   description="tar of a checkpoint directory of a random step with randomly named rank files, "
                               "then sync -f of the archive"),
     NoAnomalyCase("t37_rsync_inplace_older_mirror", _rsync_noise_argv, _rsync_noise,
                   description="rsync --inplace of four shards over a mirror's older copies, a random number of "
                               "bytes different"),
-    NoAnomalyCase("t37_cp_reflink_ln_latest_truncate", lambda b: _sh(LATEST_NOISE_SH, str(b)), _latest_noise,
+    NoAnomalyCase("t37_cp_reflink_ln_latest_truncate", lambda b: shell_argv(LATEST_NOISE_SH, str(b)), _latest_noise,
                   description="cp --reflink=auto into a random step, ln -f latest/, truncate -s of a random size"),
 ]
 

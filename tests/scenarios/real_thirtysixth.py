@@ -42,11 +42,11 @@ from __future__ import annotations
 import difflib
 import os
 import random
-import secrets
 import subprocess
 from pathlib import Path
 
 from .catalog import fill_up, umount
+from .files import mounted_tmpfs, shell_argv, token, write_file
 from .harness import PY, ROOT, NoAnomalyCase, Scenario
 
 OPEN = frozenset({"openat", "open", "openat2", "creat"})
@@ -63,30 +63,13 @@ def _dirs(base: Path, *names: str) -> None:
         (base / n).mkdir(parents=True, exist_ok=True)
 
 
-def _write(path: Path, data: str | bytes, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode()
-    path.write_bytes(data)
-    path.chmod(mode)
-    return path
-
-
-def _sh(script: str, *args: str) -> list[str]:
-    return ["/bin/sh", "-c", script, "sh", *args]
-
-
-def _token(n: int = 6) -> str:
-    return secrets.token_hex(n)
-
-
 def _config(path: Path, mode: int = 0o644) -> Path:
     """An application config with random values (a previous deploy's render)."""
-    lines = [f"# rendered by deploy {_token(4)}", "[server]", f"listen = 127.0.0.1:{random.randrange(1024, 65000)}",
-             f"workers = {random.randrange(1, 33)}", f"release = {_token(5)}", "[storage]",
-             f"path = /srv/data/{_token(3)}", f"quota_mb = {random.randrange(100, 10000)}"]
-    lines += [f"opt_{_token(2)} = {_token(4)}" for _ in range(random.randrange(2, 12))]
-    return _write(path, "\n".join(lines) + "\n", mode)
+    lines = [f"# rendered by deploy {token(4)}", "[server]", f"listen = 127.0.0.1:{random.randrange(1024, 65000)}",
+             f"workers = {random.randrange(1, 33)}", f"release = {token(5)}", "[storage]",
+             f"path = /srv/data/{token(3)}", f"quota_mb = {random.randrange(100, 10000)}"]
+    lines += [f"opt_{token(2)} = {token(4)}" for _ in range(random.randrange(2, 12))]
+    return write_file(path, "\n".join(lines) + "\n", mode)
 
 
 def _bind(src: Path, target: Path, ro: bool) -> None:
@@ -96,13 +79,6 @@ def _bind(src: Path, target: Path, ro: bool) -> None:
     subprocess.run(["mount", "--bind", str(src), str(target)], check=True, capture_output=True)
     if ro:
         subprocess.run(["mount", "-o", "remount,ro,bind", str(target)], check=True, capture_output=True)
-
-
-def _tmpfs(target: Path, size: str) -> Path:
-    target.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"mode=0755,size={size}", "tracebase-test", str(target)],
-                   check=True, capture_output=True)
-    return target
 
 
 def _immutable(path: Path, on: bool) -> None:
@@ -178,9 +154,9 @@ TEMPLATE = "[server]\nlisten = {host}:{port}\nworkers = {workers}\nrelease = {re
 
 
 def _values(base: Path) -> None:
-    _write(base / "values.env", f"host=127.0.0.{random.randrange(1, 255)}\nport={random.randrange(1024, 65000)}\n"
-                                f"workers={random.randrange(1, 33)}\nrelease={_token(5)}\n")
-    _write(base / "templates" / "app.conf.tmpl", TEMPLATE)
+    write_file(base / "values.env", f"host=127.0.0.{random.randrange(1, 255)}\nport={random.randrange(1024, 65000)}\n"
+                                f"workers={random.randrange(1, 33)}\nrelease={token(5)}\n")
+    write_file(base / "templates" / "app.conf.tmpl", TEMPLATE)
 
 
 def _python_argv(b: Path) -> list[str]:
@@ -231,7 +207,7 @@ def patch_immutable_target(base: Path, bad: bool) -> None:
     conf = _config(base / "etc" / "app" / "app.conf")
     old = conf.read_text().splitlines(keepends=True)
     new = [("workers = 64\n" if line.startswith("workers = ") else line) for line in old]
-    _write(base / "stage" / "tuning.patch", "".join(difflib.unified_diff(old, new, "a/app.conf", "b/app.conf")))
+    write_file(base / "stage" / "tuning.patch", "".join(difflib.unified_diff(old, new, "a/app.conf", "b/app.conf")))
     if bad:
         _immutable(conf, True)
 
@@ -245,10 +221,10 @@ def _m4_argv(b: Path) -> list[str]:
 
 
 def m4_include_fragment_missing(base: Path, bad: bool) -> None:
-    _write(base / "site" / "app.conf.m4", SITE_M4.format(name=f"{_token(3)}.example", workers=random.randrange(1, 9)))
-    _write(base / "templates" / "fragments" / "logging.m4", f"log_level `{random.choice(['info', 'debug'])}'\n")
+    write_file(base / "site" / "app.conf.m4", SITE_M4.format(name=f"{token(3)}.example", workers=random.randrange(1, 9)))
+    write_file(base / "templates" / "fragments" / "logging.m4", f"log_level `{random.choice(['info', 'debug'])}'\n")
     if not bad:  # the bad run's template package (v2) dropped tls.m4 it still includes
-        _write(base / "templates" / "fragments" / "tls.m4", f"ssl_certificate /etc/ssl/{_token(3)}.pem\n")
+        write_file(base / "templates" / "fragments" / "tls.m4", f"ssl_certificate /etc/ssl/{token(3)}.pem\n")
 
 
 # --- csplit: conf.d removed by a clean-up before the split ---------------------------------------------------------
@@ -268,12 +244,12 @@ TEE_SH = 'sort -u "$1/stage/hosts" | tee "$1/etc/app/hosts.conf"'
 
 
 def tee_link_into_removed_dir(base: Path, bad: bool) -> None:
-    _write(base / "stage" / "hosts", "".join(f"10.0.{random.randrange(256)}.{random.randrange(256)} node-{_token(2)}\n"
+    write_file(base / "stage" / "hosts", "".join(f"10.0.{random.randrange(256)}.{random.randrange(256)} node-{token(2)}\n"
                                              for _ in range(random.randrange(5, 40))))
     _dirs(base, "etc/app")
     os.symlink(f"{base}/shared/config/hosts.conf", base / "etc" / "app" / "hosts.conf")
     if not bad:  # the bad host's `tmpreaper` removed the shared config directory
-        _write(base / "shared" / "config" / "hosts.conf", "# empty\n")
+        write_file(base / "shared" / "config" / "hosts.conf", "# empty\n")
 
 
 # --- chown -R current/: ln -sfn switched onto a release the upload never finished ----------------------------
@@ -282,10 +258,10 @@ def _chown_argv(b: Path) -> list[str]:
 
 
 def chown_current_missing_release(base: Path, bad: bool) -> None:
-    old = f"rel-{_token(4)}"
+    old = f"rel-{token(4)}"
     for n in range(random.randrange(2, 6)):
         _config(base / "app" / "releases" / old / "conf" / f"part-{n}.conf")
-    new = f"rel-{_token(4)}"
+    new = f"rel-{token(4)}"
     if not bad:  # the bad run's upload of the new release failed; the link was switched anyway
         for n in range(random.randrange(2, 6)):
             _config(base / "app" / "releases" / new / "conf" / f"part-{n}.conf")
@@ -299,11 +275,11 @@ ENV_TEMPLATE = "[server]\nlisten = ${host}:${port}\nworkers = ${workers}\nreleas
 
 
 def envsubst_render_disk_full(base: Path, bad: bool) -> None:
-    _write(base / "values.env", f"host=127.0.0.{random.randrange(1, 255)}\nport={random.randrange(1024, 65000)}\n"
-                                f"workers={random.randrange(1, 33)}\nrelease={_token(5)}\n")
-    _write(base / "templates" / "app.conf.tmpl", ENV_TEMPLATE)
-    etc = _tmpfs(base / "etc" / "app", "256k")
-    _write(etc / "debug.log", os.urandom(random.randrange(4, 64) * 1024))
+    write_file(base / "values.env", f"host=127.0.0.{random.randrange(1, 255)}\nport={random.randrange(1024, 65000)}\n"
+                                f"workers={random.randrange(1, 33)}\nrelease={token(5)}\n")
+    write_file(base / "templates" / "app.conf.tmpl", ENV_TEMPLATE)
+    etc = mounted_tmpfs(base / "etc" / "app", "256k")
+    write_file(etc / "debug.log", os.urandom(random.randrange(4, 64) * 1024))
     if bad:  # the service's debug log, left on, filled the config tmpfs
         fill_up(etc)
 
@@ -348,7 +324,7 @@ REAL_THIRTYSIXTH: list[Scenario] = [
              csplit_fragments_dir_missing, OPEN, "ENOENT", lambda b: f"{b}/etc/app/conf.d/part-*",
              description="csplit cutting a config into conf.d/part-NN after a clean-up removed conf.d"),
     Scenario("t36_tee_link_into_removed_dir", "tee (sorted hosts into a linked config)",
-             lambda b: _sh(TEE_SH, str(b)), tee_link_into_removed_dir, OPEN, "ENOENT",
+             lambda b: shell_argv(TEE_SH, str(b)), tee_link_into_removed_dir, OPEN, "ENOENT",
              lambda b: f"{b}/etc/app/hosts.conf",
              description="tee writing through etc/app/hosts.conf, a link into a shared config directory a "
                          "tmpreaper removed (open ENOENT)"),
@@ -357,7 +333,7 @@ REAL_THIRTYSIXTH: list[Scenario] = [
              description="chown -R of current/ after ln -sfn switched it onto a release whose upload "
                          "failed (stat ENOENT through the dangling link)"),
     Scenario("t36_envsubst_render_disk_full", "envsubst (a template onto a config tmpfs)",
-             lambda b: _sh(ENVSUBST_SH, str(b)), envsubst_render_disk_full, WRITE, "ENOSPC",
+             lambda b: shell_argv(ENVSUBST_SH, str(b)), envsubst_render_disk_full, WRITE, "ENOSPC",
              lambda b: f"{b}/etc/app/app.conf", teardown=_umounting("etc/app"),
              description="envsubst rendering onto a config tmpfs a debug log left on had filled "
                          "(write ENOSPC)"),
@@ -366,7 +342,7 @@ REAL_THIRTYSIXTH: list[Scenario] = [
 
 # --- good-vs-good noise ----------------------------------------------------------------------------
 def _random_configs(d: Path, lo: int = 3, hi: int = 7) -> list[Path]:
-    return sorted(_config(d / f"{_token(3)}.conf") for _ in range(random.randrange(lo, hi)))
+    return sorted(_config(d / f"{token(3)}.conf") for _ in range(random.randrange(lo, hi)))
 
 
 SED_NOISE_SH = 'exec sed -i -e "s/^workers = .*/workers = $(cat "$1/spec/workers")/" -e "/^opt_/d" "$1"/etc/app/*.conf'
@@ -374,7 +350,7 @@ SED_NOISE_SH = 'exec sed -i -e "s/^workers = .*/workers = $(cat "$1/spec/workers
 
 def _sed_noise(base: Path, run: int) -> None:  # noqa: ARG001
     _random_configs(base / "etc" / "app")
-    _write(base / "spec" / "workers", f"{random.randrange(1, 65)}\n")
+    write_file(base / "spec" / "workers", f"{random.randrange(1, 65)}\n")
 
 
 def _perl_bak_argv(b: Path) -> list[str]:
@@ -410,12 +386,12 @@ for name in sorted(os.listdir(f"{base}/values")):
 
 
 def _python_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    _write(base / "templates" / "app.conf.tmpl", TEMPLATE)
+    write_file(base / "templates" / "app.conf.tmpl", TEMPLATE)
     _dirs(base, "etc/app")
     for _ in range(random.randrange(2, 6)):
-        _write(base / "values" / f"svc-{_token(3)}", f"host=10.0.0.{random.randrange(1, 255)}\n"
+        write_file(base / "values" / f"svc-{token(3)}", f"host=10.0.0.{random.randrange(1, 255)}\n"
                                                      f"port={random.randrange(1024, 65000)}\n"
-                                                     f"workers={random.randrange(1, 33)}\nrelease={_token(5)}\n")
+                                                     f"workers={random.randrange(1, 33)}\nrelease={token(5)}\n")
 
 
 SWITCH_SH = ('read id < "$1/spec/release" && install -D -m 0644 "$1/stage/app.conf" "$1/app/releases/$id/app.conf" '
@@ -423,11 +399,11 @@ SWITCH_SH = ('read id < "$1/spec/release" && install -D -m 0644 "$1/stage/app.co
 
 
 def _switch_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    old = f"rel-{_token(4)}"
+    old = f"rel-{token(4)}"
     _config(base / "app" / "releases" / old / "app.conf")
     os.symlink(f"releases/{old}", base / "app" / "current")
     _config(base / "stage" / "app.conf")
-    _write(base / "spec" / "release", f"rel-{_token(4)}\n")
+    write_file(base / "spec" / "release", f"rel-{token(4)}\n")
 
 
 PIPE_SH = ('set -a && . "$1/values.env" && m4 -I "$1/templates" "$1/site/app.conf.m4" | envsubst | '
@@ -436,10 +412,10 @@ PIPE_M4 = "server_name `${host}'\ninclude(`fragments/tls.m4')dnl\nlisten ${port}
 
 
 def _pipe_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    _write(base / "values.env", f"host={_token(3)}.example\nport={random.randrange(1024, 65000)}\n"
-                                f"release={_token(5)}\n")
-    _write(base / "site" / "app.conf.m4", PIPE_M4)
-    _write(base / "templates" / "fragments" / "tls.m4", f"ssl_certificate /etc/ssl/{_token(3)}.pem\n")
+    write_file(base / "values.env", f"host={token(3)}.example\nport={random.randrange(1024, 65000)}\n"
+                                f"release={token(5)}\n")
+    write_file(base / "site" / "app.conf.m4", PIPE_M4)
+    write_file(base / "templates" / "fragments" / "tls.m4", f"ssl_certificate /etc/ssl/{token(3)}.pem\n")
     _config(base / "etc" / "app" / "app.conf")
 
 
@@ -448,9 +424,9 @@ FRAGMENTS_SH = ('csplit -s -z -f "$1/etc/app/conf.d/part-" "$1/stage/app.conf" "
 
 
 def _fragments_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    sections = [f"[{_token(3)}]\n" + "".join(f"k{_token(2)} = {_token(4)}\n" for _ in range(random.randrange(1, 6)))
+    sections = [f"[{token(3)}]\n" + "".join(f"k{token(2)} = {token(4)}\n" for _ in range(random.randrange(1, 6)))
                 for _ in range(random.randrange(2, 9))]
-    _write(base / "stage" / "app.conf", f"# {_token(4)}\n" + "".join(sections))
+    write_file(base / "stage" / "app.conf", f"# {token(4)}\n" + "".join(sections))
     _dirs(base, "etc/app/conf.d")
 
 
@@ -462,11 +438,11 @@ def _patch_noise(base: Path, run: int) -> None:  # noqa: ARG001
     old = conf.read_text().splitlines(keepends=True)
     new = [(f"quota_mb = {random.randrange(100, 10000)}\n" if line.startswith("quota_mb = ") else line)
            for line in old]
-    _write(base / "stage" / "tuning.patch", "".join(difflib.unified_diff(old, new, "a/app.conf", "b/app.conf")))
+    write_file(base / "stage" / "tuning.patch", "".join(difflib.unified_diff(old, new, "a/app.conf", "b/app.conf")))
 
 
 QUIET_THIRTYSIXTH: list[NoAnomalyCase] = [
-    NoAnomalyCase("t36_sed_inplace_random_configs", lambda b: _sh(SED_NOISE_SH, str(b)), _sed_noise,
+    NoAnomalyCase("t36_sed_inplace_random_configs", lambda b: shell_argv(SED_NOISE_SH, str(b)), _sed_noise,
                   description="sed -i over a random number of randomly named configs (sed's temp names random)"),
     NoAnomalyCase("t36_perl_pi_bak_stale_backup", _perl_bak_argv, _perl_bak_noise,
                   description="perl -pi.bak over a config whose previous backup is there (link EEXIST, then "
@@ -476,14 +452,14 @@ QUIET_THIRTYSIXTH: list[NoAnomalyCase] = [
     NoAnomalyCase("t36_python_mkstemp_replace_many", lambda b: [*PY, "-c", RENDER_MANY_PY, str(b)], _python_noise,
                   description="a Python render of a random number of randomly named configs through mkstemp "
                               "and os.replace"),
-    NoAnomalyCase("t36_install_then_ln_sfn_switch", lambda b: _sh(SWITCH_SH, str(b)), _switch_noise,
+    NoAnomalyCase("t36_install_then_ln_sfn_switch", lambda b: shell_argv(SWITCH_SH, str(b)), _switch_noise,
                   description="install -D into a random release, then ln -sfn switching current from a random "
                               "old release onto it"),
-    NoAnomalyCase("t36_m4_envsubst_tee_render", lambda b: _sh(PIPE_SH, str(b)), _pipe_noise,
+    NoAnomalyCase("t36_m4_envsubst_tee_render", lambda b: shell_argv(PIPE_SH, str(b)), _pipe_noise,
                   description="m4 | envsubst | tee of random values over the previous render"),
-    NoAnomalyCase("t36_csplit_chmod_chown_fragments", lambda b: _sh(FRAGMENTS_SH, str(b)), _fragments_noise,
+    NoAnomalyCase("t36_csplit_chmod_chown_fragments", lambda b: shell_argv(FRAGMENTS_SH, str(b)), _fragments_noise,
                   description="csplit into a random number of conf.d fragments, then chmod -R and chown -R"),
-    NoAnomalyCase("t36_patch_backup_timestamped", lambda b: _sh(PATCH_NOISE_SH, str(b)), _patch_noise,
+    NoAnomalyCase("t36_patch_backup_timestamped", lambda b: shell_argv(PATCH_NOISE_SH, str(b)), _patch_noise,
                   description="patch -b with the time in nanoseconds in the backup's suffix"),
 ]
 

@@ -47,12 +47,12 @@ import base64
 import hashlib
 import os
 import random
-import secrets
 import subprocess
 import zipfile
 from pathlib import Path
 
 from .catalog import mount_tmpfs, umount
+from .files import shell_argv, token, write_file
 from .harness import ROOT, NoAnomalyCase, Scenario
 from .real import own
 
@@ -77,28 +77,11 @@ def _dirs(base: Path, *names: str) -> None:
         (base / n).mkdir(parents=True, exist_ok=True)
 
 
-def _write(path: Path, data: str | bytes, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode()
-    path.write_bytes(data)
-    path.chmod(mode)
-    return path
-
-
-def _sh(script: str, *args: str) -> list[str]:
-    return ["/bin/sh", "-c", script, "sh", *args]
-
-
-def _token(n: int = 6) -> str:
-    return secrets.token_hex(n)
-
-
 # --- a small distribution, written by hand -------------------------------------------------------
 def _dist_files(name: str = "tinyjob", version: str = "0.1") -> dict[str, str]:
     """The files of a tiny distribution: a package, its entry point and its metadata. Each build
     has a random build id in the package, as a real build's version stamp would."""
-    build = _token(4)
+    build = token(4)
     info = f"{name}-{version}.dist-info"
     return {
         f"{name}/__init__.py": f'"""A tiny training job."""\nBUILD = "{build}"\n',
@@ -139,8 +122,8 @@ def _install_by_hand(site: Path, name: str = "tinyjob", version: str = "0.1") ->
     info = f"{name}-{version}.dist-info"
     files[f"{info}/INSTALLER"] = "pip\n"
     for arc, text in files.items():
-        _write(site / arc, text)
-    _write(site / info / "RECORD", _record(files, info))
+        write_file(site / arc, text)
+    write_file(site / info / "RECORD", _record(files, info))
 
 
 def _venv(env: Path, *flags: str) -> Path:
@@ -171,7 +154,7 @@ def venv_clear_stale_root(base: Path, bad: bool) -> None:
     env = _venv(base / "env")
     _install_by_hand(env / SITE)
     for mod in ("__init__.py", "loader.py", "augment.py"):
-        _write(env / SITE / "jobkit_old" / mod, f"# stale release {_token(3)}\n")
+        write_file(env / SITE / "jobkit_old" / mod, f"# stale release {token(3)}\n")
     own(base / "env")
     if bad:  # a `sudo pip install` of the old release left its package root's
         os.chown(env / SITE / "jobkit_old", 0, 0)
@@ -227,7 +210,7 @@ def pip_requirement_wheel_missing(base: Path, bad: bool) -> None:
     _make_wheel(base / "wheels" / WHEEL_NAME)
     if not bad:  # the bad host's build step built the job's wheel only, not its dependency's
         _make_wheel(base / "wheels" / UTIL_WHEEL, name="tinyutil", version="0.2")
-    _write(base / "requirements.txt", f"# job {_token(3)}\n{base}/wheels/{WHEEL_NAME}\n{base}/wheels/{UTIL_WHEEL}\n")
+    write_file(base / "requirements.txt", f"# job {token(3)}\n{base}/wheels/{WHEEL_NAME}\n{base}/wheels/{UTIL_WHEEL}\n")
     _dirs(base, "site")
 
 
@@ -247,7 +230,7 @@ CONSOLE_SH = 'PATH="$1/envs/job/bin:$PATH" && cd "$1" && tinyjob-train --epochs 
 def _venv_with_script(env: Path) -> None:
     _venv(env)
     _install_by_hand(env / SITE)
-    _write(env / "bin" / "tinyjob-train", CONSOLE_SCRIPT.format(python=env / "bin" / "python3"), 0o755)
+    write_file(env / "bin" / "tinyjob-train", CONSOLE_SCRIPT.format(python=env / "bin" / "python3"), 0o755)
 
 
 def console_script_relocated_venv(base: Path, bad: bool) -> None:
@@ -267,15 +250,15 @@ def _compileall_argv(b: Path) -> list[str]:
 def _job_sources(base: Path, order: list[str] | None = None) -> None:
     names = order or ["jobkit/__init__.py", "jobkit/model.py", "jobkit/data/__init__.py", "jobkit/data/loader.py",
                       "jobkit/data/augment.py", "jobkit/utils.py"]
-    build = _token(4)
+    build = token(4)
     for n in names:
-        _write(base / "pkg" / n, f'"""{n}."""\nBUILD = "{build}"\n\n\ndef f(x):\n    return x * 2 + {len(n)}\n')
+        write_file(base / "pkg" / n, f'"""{n}."""\nBUILD = "{build}"\n\n\ndef f(x):\n    return x * 2 + {len(n)}\n')
 
 
 def compileall_pycache_is_file(base: Path, bad: bool) -> None:
     _job_sources(base)
     if bad:  # `cp -r` of a colleague's tree copied a __pycache__ symlink's target as a file
-        _write(base / "pkg" / "jobkit" / "data" / "__pycache__", "stale\n")
+        write_file(base / "pkg" / "jobkit" / "data" / "__pycache__", "stale\n")
 
 
 # --- python3 -m py_compile under PYTHONPYCACHEPREFIX: the cache remounted read-only ---------------------------
@@ -285,9 +268,9 @@ def _py_compile_argv(b: Path) -> list[str]:
 
 
 def py_compile_prefix_read_only(base: Path, bad: bool) -> None:
-    build = _token(4)
-    _write(base / "src" / "job.py", f'import util\nBUILD = "{build}"\nprint(util.double(21))\n')
-    _write(base / "src" / "util.py", f'BUILD = "{build}"\n\n\ndef double(x):\n    return 2 * x\n')
+    build = token(4)
+    write_file(base / "src" / "job.py", f'import util\nBUILD = "{build}"\nprint(util.double(21))\n')
+    write_file(base / "src" / "util.py", f'BUILD = "{build}"\n\n\ndef double(x):\n    return 2 * x\n')
     mount_tmpfs(base / "cache", "16m", readonly=bad)  # the node's cache volume came back read-only
 
 
@@ -305,12 +288,12 @@ def _zipapp_argv(b: Path) -> list[str]:
 
 
 def zipapp_module_link_dangles(base: Path, bad: bool) -> None:
-    build = _token(4)
-    _write(base / "app" / "jobapp" / "__init__.py", f'BUILD = "{build}"\n')
-    _write(base / "app" / "jobapp" / "main.py", "from . import shared\n\n\ndef run():\n    shared.hello()\n")
+    build = token(4)
+    write_file(base / "app" / "jobapp" / "__init__.py", f'BUILD = "{build}"\n')
+    write_file(base / "app" / "jobapp" / "main.py", "from . import shared\n\n\ndef run():\n    shared.hello()\n")
     _dirs(base, "dist")
     if not bad:  # the bad host's cleanup removed the shared checkout the module links to
-        _write(base / "checkout" / "shared.py", "def hello():\n    print('hello')\n")
+        write_file(base / "checkout" / "shared.py", "def hello():\n    print('hello')\n")
     os.symlink("../../checkout/shared.py", base / "app" / "jobapp" / "shared.py")
 
 
@@ -334,9 +317,9 @@ TAR_SH = 'cd "$1" && exec /usr/bin/python3 -m tarfile -c dist/tinyjob-0.1.tar.gz
 def tarfile_dist_removed(base: Path, bad: bool) -> None:
     for arc, text in _dist_files().items():
         if not arc.startswith(DIST_INFO):
-            _write(base / "tinyjob-0.1" / arc, text)
-    _write(base / "tinyjob-0.1" / "PKG-INFO", "Metadata-Version: 2.1\nName: tinyjob\nVersion: 0.1\n")
-    _write(base / "tinyjob-0.1" / "pyproject.toml", '[project]\nname = "tinyjob"\nversion = "0.1"\n')
+            write_file(base / "tinyjob-0.1" / arc, text)
+    write_file(base / "tinyjob-0.1" / "PKG-INFO", "Metadata-Version: 2.1\nName: tinyjob\nVersion: 0.1\n")
+    write_file(base / "tinyjob-0.1" / "pyproject.toml", '[project]\nname = "tinyjob"\nversion = "0.1"\n')
     if not bad:  # `git clean -fdx` removed dist/ between the build steps
         _dirs(base, "dist")
 
@@ -351,8 +334,8 @@ def _pth_argv(b: Path) -> list[str]:
 
 def pth_root_only(base: Path, bad: bool) -> None:
     env = _venv(base / "env")
-    _write(base / "vendor" / "jobvendor.py", f'VERSION = "{_token(3)}"\n')
-    pth = _write(env / SITE / "jobvendor.pth", f"{base}/vendor\n")
+    write_file(base / "vendor" / "jobvendor.py", f'VERSION = "{token(3)}"\n')
+    pth = write_file(env / SITE / "jobvendor.pth", f"{base}/vendor\n")
     own(base / "env")
     own(base / "vendor")
     if bad:  # restored from the image's backup as root:0600
@@ -378,7 +361,7 @@ def _launcher_argv(b: Path) -> list[str]:
 def entry_points_dist_info_root(base: Path, bad: bool) -> None:
     env = _venv(base / "env")
     _install_by_hand(env / SITE)
-    _write(base / "launch.py", LAUNCHER_PY)
+    write_file(base / "launch.py", LAUNCHER_PY)
     own(base / "env")
     if bad:  # a hardening script made the dist-info directory root:0700
         info = env / SITE / DIST_INFO
@@ -398,7 +381,7 @@ REAL_THIRTYTHIRD: list[Scenario] = [
              unprivileged=True,
              description="venv --clear of an environment holding a stale package directory a sudo pip left"),
     Scenario("t33_launcher_venv_python_dangles", "sh (a launcher exec'ing the environment's python3)",
-             lambda b: _sh(LAUNCH_SH, str(b)), venv_python_link_dangles, EXEC, "ENOENT",
+             lambda b: shell_argv(LAUNCH_SH, str(b)), venv_python_link_dangles, EXEC, "ENOENT",
              lambda b: f"{b}/env/bin/python3",
              description="a launcher exec'ing env/bin/python3, a link to an interpreter under /opt an "
                          "upgrade removed"),
@@ -416,7 +399,7 @@ REAL_THIRTYTHIRD: list[Scenario] = [
              lambda b: f"{b}/wheels/{UTIL_WHEEL}",
              description="pip install -r of wheel paths, the dependency's wheel never built into the wheelhouse"),
     Scenario("t33_console_script_relocated_venv", "sh (a venv's console script found on PATH)",
-             lambda b: _sh(CONSOLE_SH, str(b)), console_script_relocated_venv, EXEC, "ENOENT",
+             lambda b: shell_argv(CONSOLE_SH, str(b)), console_script_relocated_venv, EXEC, "ENOENT",
              lambda b: f"{b}/envs/job/bin/tinyjob-train",
              description="a console script of an environment moved after it was built: its shebang names the "
                          "old place"),
@@ -437,7 +420,7 @@ REAL_THIRTYTHIRD: list[Scenario] = [
              description="a wheel unpacked into site/ by zipfile -e, its dist-info directory left by a root "
                          "install"),
     Scenario("t33_tarfile_sdist_dist_removed", "python3 -m tarfile -c (an sdist, after cd)",
-             lambda b: _sh(TAR_SH, str(b)), tarfile_dist_removed, OPEN, "ENOENT",
+             lambda b: shell_argv(TAR_SH, str(b)), tarfile_dist_removed, OPEN, "ENOENT",
              lambda b: "*dist/tinyjob-0.1.tar.gz",
              description="tarfile -c of an sdist tree into dist/, which a git clean removed"),
     Scenario("t33_venv_pth_root_only", "env/bin/python3 -c (site reads a .pth, as the job)", _pth_argv,
@@ -483,9 +466,9 @@ PYTHONPYCACHEPREFIX="$d" /usr/bin/python3 "$1/src/job.py" > "$1/out" && rm -rf -
 
 
 def _py_compile_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    build = _token(4)
-    _write(base / "src" / "job.py", f'import util\nBUILD = "{build}"\nprint(util.double(21))\n')
-    _write(base / "src" / "util.py", f'BUILD = "{build}"\n\n\ndef double(x):\n    return 2 * x\n')
+    build = token(4)
+    write_file(base / "src" / "job.py", f'import util\nBUILD = "{build}"\nprint(util.double(21))\n')
+    write_file(base / "src" / "util.py", f'BUILD = "{build}"\n\n\ndef double(x):\n    return 2 * x\n')
 
 
 ZIPAPP_NOISE_SH = r"""/usr/bin/python3 -m zipapp "$1/app" -o "$1/dist/job.pyz" -p "/usr/bin/env python3" -m jobapp.main:run &&
@@ -507,33 +490,33 @@ ARCHIVE_NOISE_SH = r"""cd "$1" &&
 
 def _archive_noise(base: Path, run: int) -> None:  # noqa: ARG001
     tarfile_dist_removed(base, False)
-    _write(base / "session", _token(4))
+    write_file(base / "session", token(4))
     _dirs(base, "out")
 
 
 def _archive_argv(b: Path) -> list[str]:
     # the session id is read by the shell at run time (argv must not depend on the run's setup)
-    return _sh('s=$(cat "$1/session") && set -- "$1" "$s" && ' + ARCHIVE_NOISE_SH, str(b))
+    return shell_argv('s=$(cat "$1/session") && set -- "$1" "$s" && ' + ARCHIVE_NOISE_SH, str(b))
 
 
 def _entry_noise(base: Path, run: int) -> None:  # noqa: ARG001
     env = _venv(base / "env")
     version = f"0.1.{random.randrange(1, 10**6)}"  # a random version: the dist-info's name differs
     _install_by_hand(env / SITE, version=version)
-    _write(base / "vendor" / "jobvendor.py", f'VERSION = "{_token(3)}"\n')
-    _write(env / SITE / "jobvendor.pth", f"{base}/vendor\n")
-    _write(base / "launch.py", "import jobvendor\n" + LAUNCHER_PY)
+    write_file(base / "vendor" / "jobvendor.py", f'VERSION = "{token(3)}"\n')
+    write_file(env / SITE / "jobvendor.pth", f"{base}/vendor\n")
+    write_file(base / "launch.py", "import jobvendor\n" + LAUNCHER_PY)
 
 
 CONSOLE_NOISE_SH = 'for d in "$1"/envs/*/bin; do PATH="$d:$PATH"; done && cd "$1" && tinyjob-train --epochs 1'
 
 
 def _console_noise(base: Path, run: int) -> None:  # noqa: ARG001
-    _venv_with_script(base / "envs" / f"job-{_token(4)}")
+    _venv_with_script(base / "envs" / f"job-{token(4)}")
 
 
 QUIET_THIRTYTHIRD: list[NoAnomalyCase] = [
-    NoAnomalyCase("t33_venv_mktemp_dirs", lambda b: _sh(VENV_NOISE_SH, str(b)), _venv_noise,
+    NoAnomalyCase("t33_venv_mktemp_dirs", lambda b: shell_argv(VENV_NOISE_SH, str(b)), _venv_noise,
                   description="python3 -m venv --without-pip into a mktemp directory, its python run, removed"),
     NoAnomalyCase("t33_pip_target_rebuilt_wheel",
                   lambda b: [PY3, *PIP, "--find-links", f"{b}/wheels", "--target", f"{b}/site", "tinyjob"],
@@ -542,15 +525,15 @@ QUIET_THIRTYTHIRD: list[NoAnomalyCase] = [
                               "temporary directories, byte-compiled files)"),
     NoAnomalyCase("t33_compileall_shuffled_sources", _compileall_argv, _compileall_noise,
                   description="compileall of sources written in a random order with a random build id"),
-    NoAnomalyCase("t33_py_compile_mktemp_prefix", lambda b: _sh(PY_COMPILE_NOISE_SH, str(b)), _py_compile_noise,
+    NoAnomalyCase("t33_py_compile_mktemp_prefix", lambda b: shell_argv(PY_COMPILE_NOISE_SH, str(b)), _py_compile_noise,
                   description="py_compile and a run under a PYTHONPYCACHEPREFIX in a mktemp directory"),
-    NoAnomalyCase("t33_zipapp_build_and_run", lambda b: _sh(ZIPAPP_NOISE_SH, str(b)), _zipapp_noise,
+    NoAnomalyCase("t33_zipapp_build_and_run", lambda b: shell_argv(ZIPAPP_NOISE_SH, str(b)), _zipapp_noise,
                   description="zipapp of an application with a random build id, then the archive run through "
                               "its shebang"),
     NoAnomalyCase("t33_zipfile_tarfile_roundtrip", _archive_argv, _archive_noise,
                   description="zipfile -c/-l and tarfile -c/-l of an sdist tree into archives named after a "
                               "random session"),
-    NoAnomalyCase("t33_console_script_random_env", lambda b: _sh(CONSOLE_NOISE_SH, str(b)), _console_noise,
+    NoAnomalyCase("t33_console_script_random_env", lambda b: shell_argv(CONSOLE_NOISE_SH, str(b)), _console_noise,
                   description="a console script found on PATH in an environment with a random name"),
     NoAnomalyCase("t33_launcher_entry_points_pth", _launcher_argv, _entry_noise,
                   description="a venv's launcher reading entry points of a distribution of a random version, "

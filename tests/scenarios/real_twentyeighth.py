@@ -60,6 +60,7 @@ import time
 from pathlib import Path
 
 from .catalog import fill_up, mount_tmpfs, umount, write
+from .files import chown_nobody
 from .harness import NOBODY, ROOT, NoAnomalyCase, Scenario, _port_block
 
 NOBODY_UID = 65534
@@ -361,16 +362,11 @@ def build() -> Path:
     return out
 
 
-def _nobody(*paths: Path) -> None:
-    for p in paths:
-        os.chown(p, NOBODY_UID, NOBODY_UID)
-
-
 def _dirs(base: Path, *names: str, owner_nobody: bool = False) -> None:
     for n in names:
         (base / n).mkdir(parents=True, exist_ok=True)
         if owner_nobody:
-            _nobody(base / n)
+            chown_nobody(base / n)
 
 
 def _sh(script: str) -> list[str]:
@@ -487,7 +483,7 @@ def psql_server_socket_stale(base: Path, bad: bool) -> None:
     s.bind(str(base / "run" / PG_SOCKET))
     s.close()
     write(base / "run" / f"{PG_SOCKET}.lock", f"{os.getpid()}\n{base}/pg/data\n")
-    _nobody(base / "run" / PG_SOCKET, base / "run" / f"{PG_SOCKET}.lock")
+    chown_nobody(base / "run" / PG_SOCKET, base / "run" / f"{PG_SOCKET}.lock")
 
 
 # --- vacuumdb -j 4 under ulimit -n ----------------------------------------------------------------

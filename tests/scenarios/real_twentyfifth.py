@@ -55,6 +55,7 @@ import threading
 from pathlib import Path
 
 from .catalog import fill_up, mount_tmpfs, umount, write
+from .files import chown_nobody
 from .harness import ROOT, NoAnomalyCase, Scenario
 
 NOBODY_UID = 65534
@@ -246,16 +247,11 @@ def build() -> Path:
     return out
 
 
-def _nobody(*paths: Path) -> None:
-    for p in paths:
-        os.chown(p, NOBODY_UID, NOBODY_UID)
-
-
 def _dirs(base: Path, *names: str, owner_nobody: bool = False) -> None:
     for n in names:
         (base / n).mkdir(parents=True, exist_ok=True)
         if owner_nobody:
-            _nobody(base / n)
+            chown_nobody(base / n)
 
 
 def _umount(*names: str):
@@ -454,7 +450,7 @@ def lzop_output_left_over(base: Path, bad: bool) -> None:
 def dos2unix_dir_root_owned(base: Path, bad: bool) -> None:
     _dirs(base, "conf", owner_nobody=not bad)  # the bad host's conf/ was made by a root install
     write(base / "conf" / "app.ini", "".join(f"key{i}=value{i}\r\n" for i in range(50)), 0o666)
-    _nobody(base / "conf" / "app.ini")  # the job's own file
+    chown_nobody(base / "conf" / "app.ini")  # the job's own file
 
 
 def _dos2unix_argv(b: Path) -> list[str]:
@@ -466,7 +462,7 @@ def tune2fs_image_root_owned(base: Path, bad: bool) -> None:
     _dirs(base, "img", owner_nobody=True)
     shutil.copy(build() / "fs.img", base / "img" / "fs.img")
     if not bad:  # the bad host's image was left root's by a root-run build step (0644)
-        _nobody(base / "img" / "fs.img")
+        chown_nobody(base / "img" / "fs.img")
 
 
 def _tune2fs_argv(b: Path) -> list[str]:
@@ -562,7 +558,7 @@ def ed_config_root_owned(base: Path, bad: bool) -> None:
     _dirs(base, "etc", owner_nobody=True)
     write(base / "etc" / "app.conf", "host=0.0.0.0\nport=80\nworkers=4\n")
     if not bad:  # the bad host's config was rewritten by root (0644, root's)
-        _nobody(base / "etc" / "app.conf")
+        chown_nobody(base / "etc" / "app.conf")
 
 
 # --- tee -------------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ import subprocess
 from pathlib import Path
 
 from .catalog import fill_up, mount_tmpfs, umount, write
+from .files import chown_nobody
 from .harness import ROOT, NoAnomalyCase, Scenario
 
 NOBODY_UID = 65534
@@ -226,16 +227,11 @@ def build() -> Path:
     return out
 
 
-def _nobody(*paths: Path) -> None:
-    for p in paths:
-        os.chown(p, NOBODY_UID, NOBODY_UID)
-
-
 def _dirs(base: Path, *names: str, owner_nobody: bool = False) -> None:
     for n in names:
         (base / n).mkdir(parents=True, exist_ok=True)
         if owner_nobody:
-            _nobody(base / n)
+            chown_nobody(base / n)
 
 
 def _umount(*names: str):
@@ -303,7 +299,7 @@ def ar_object_missing(base: Path, bad: bool) -> None:
 def strip_dir_not_writable(base: Path, bad: bool) -> None:
     _dirs(base, "bin", owner_nobody=not bad)  # the bad host's bin/ was made by a root install
     shutil.copy(build() / "prog", base / "bin" / "prog")
-    _nobody(base / "bin" / "prog")  # the job's own binary, writable by it
+    chown_nobody(base / "bin" / "prog")  # the job's own binary, writable by it
 
 
 def objcopy_debug_full(base: Path, bad: bool) -> None:
@@ -393,7 +389,7 @@ def gpg_keybox_private(base: Path, bad: bool) -> None:
     _keybox(base)
     home = base / "gnupg"
     for p in [home, *home.iterdir()]:
-        _nobody(p)
+        chown_nobody(p)
     if bad:  # root ran gpg on the job's homedir and left the keybox its own, private
         os.chown(home / "pubring.kbx", 0, 0)
         (home / "pubring.kbx").chmod(0o600)

@@ -45,13 +45,13 @@ from __future__ import annotations
 
 import bz2
 import functools
-import os
 import random
 import shutil
 import subprocess
 from pathlib import Path
 
 from .catalog import fill_up, mount_tmpfs, umount, write
+from .files import chown_nobody
 from .harness import ROOT, NoAnomalyCase, Scenario
 
 NOBODY_UID = 65534
@@ -193,16 +193,11 @@ def build() -> Path:
     return out
 
 
-def _nobody(*paths: Path) -> None:
-    for p in paths:
-        os.chown(p, NOBODY_UID, NOBODY_UID)
-
-
 def _dirs(base: Path, *names: str, owner_nobody: bool = False) -> None:
     for n in names:
         (base / n).mkdir(parents=True, exist_ok=True)
         if owner_nobody:
-            _nobody(base / n)
+            chown_nobody(base / n)
 
 
 def _umount(*names: str):
@@ -328,7 +323,7 @@ def compileall_plugins_root_owned(base: Path, bad: bool) -> None:
     _package(base)
     for p in [base / "pkg", *(base / "pkg").rglob("*")]:
         if not (bad and p == base / "pkg" / "plugins"):  # a root-run step made plugins/ in the bad tree
-            _nobody(p)
+            chown_nobody(p)
 
 
 # --- python3 -m zipapp -p ------------------------------------------------------------------------
@@ -344,12 +339,12 @@ def zipapp_release_root_owned(base: Path, bad: bool) -> None:
     write(base / "src" / "tb27app" / "replay.py", "".join(f"STEP_{i} = {random.randrange(999)}\n"
                                                             for i in range(40)))
     for p in [base / "src", *(base / "src").rglob("*"), base / "dist"]:
-        _nobody(p)
+        chown_nobody(p)
     # the previous build's archive: the job's own; on the bad host a root-run release step
     # rewrote it (root's, left world-writable): the job can rewrite it but not chmod it
     write(base / "dist" / "tb27.pyz", "#!/usr/bin/env python3\nPK\n", 0o666 if bad else 0o644)
     if not bad:
-        _nobody(base / "dist" / "tb27.pyz")
+        chown_nobody(base / "dist" / "tb27.pyz")
 
 
 # --- python3 -m venv (noise only) ------------------------------------------------------------------

@@ -44,13 +44,13 @@ from __future__ import annotations
 
 import functools
 import glob
-import os
 import random
 import shutil
 import subprocess
 from pathlib import Path
 
 from .catalog import fill_up, mount_tmpfs, umount, write
+from .files import chown_nobody
 from .harness import NOBODY, ROOT, NoAnomalyCase, Scenario
 
 NOBODY_UID = 65534
@@ -215,16 +215,11 @@ def build() -> Path:
     return out
 
 
-def _nobody(*paths: Path) -> None:
-    for p in paths:
-        os.chown(p, NOBODY_UID, NOBODY_UID)
-
-
 def _dirs(base: Path, *names: str, owner_nobody: bool = False) -> None:
     for n in names:
         (base / n).mkdir(parents=True, exist_ok=True)
         if owner_nobody:
-            _nobody(base / n)
+            chown_nobody(base / n)
 
 
 def _umount(*names: str):
@@ -398,7 +393,7 @@ def msgmerge_po_dir_root_owned(base: Path, bad: bool) -> None:
     write(base / "po" / "de.po", PO_HEAD + 'msgid "Hello"\nmsgstr "Hallo"\n\nmsgid "Bye"\nmsgstr "Tschuess"\n')
     write(base / "po" / "tb26.pot", PO_HEAD.replace("de", "") + 'msgid "Hello"\nmsgstr ""\n\n'
           'msgid "Goodbye"\nmsgstr ""\n\nmsgid "Retry"\nmsgstr ""\n')
-    _nobody(base / "po" / "de.po")  # the job's own catalogue
+    chown_nobody(base / "po" / "de.po")  # the job's own catalogue
 
 
 # --- groff -man -t -------------------------------------------------------------------------------
@@ -470,7 +465,7 @@ def yq_values_root_owned(base: Path, bad: bool) -> None:
     write(base / "deploy" / "values.yaml", "replicas: 1\nimage:\n  repo: tb26/api\n  tag: '1.25'\n"
           "env:\n" + "".join(f"  - name: K{i}\n    value: v{random.randrange(999)}\n" for i in range(20)))
     if not bad:  # the bad host's values file was rewritten by root (0644, root's)
-        _nobody(base / "deploy" / "values.yaml")
+        chown_nobody(base / "deploy" / "values.yaml")
 
 
 # --- start-stop-daemon ---------------------------------------------------------------------------

@@ -61,6 +61,7 @@ import subprocess
 from pathlib import Path
 
 from .catalog import fill_up, mount_tmpfs, umount, write
+from .files import chown_nobody
 from .harness import PORTS, PROGRAMS, ROOT, NoAnomalyCase, Scenario
 
 JAVA = "/usr/bin/java"
@@ -100,16 +101,11 @@ def build() -> Path:
     return out
 
 
-def _nobody(*paths: Path) -> None:
-    for p in paths:
-        os.chown(p, NOBODY_UID, NOBODY_UID)
-
-
 def _dirs(base: Path, *names: str, owner_nobody: bool = False) -> None:
     for n in names:
         (base / n).mkdir(parents=True, exist_ok=True)
         if owner_nobody:
-            _nobody(base / n)
+            chown_nobody(base / n)
 
 
 def _jvm(*args: str) -> list[str]:
@@ -191,7 +187,7 @@ def properties_private(base: Path, bad: bool) -> None:
     _dirs(base, "out", owner_nobody=True)
     write(base / "conf" / "app.properties", "threads=4\nqueue=batch\n", 0o600 if bad else 0o644)
     if not bad:  # the bad host's config was rewritten by root with a private mode
-        _nobody(base / "conf" / "app.properties")
+        chown_nobody(base / "conf" / "app.properties")
 
 
 def java_port_bound(base: Path, bad: bool) -> None:
@@ -365,7 +361,7 @@ def perl_stamp_foreign(base: Path, bad: bool) -> None:
     for name in ("a.stamp", "build.stamp", "c.stamp"):
         write(base / "stamps" / name, "")
         if not (bad and name == "build.stamp"):  # a build run as root left its stamp root's
-            _nobody(base / "stamps" / name)
+            chown_nobody(base / "stamps" / name)
 
 
 # --- python --------------------------------------------------------------------------------------
