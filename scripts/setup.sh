@@ -9,6 +9,9 @@
 # Every action it takes is printed, prefixed with "setup:".
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A minimal PATH (cron, `env -i`, PATH=/usr/bin:/bin) misses /usr/sbin's bpftool and /usr/local's
+# tools: each run would install them again
+export PATH="$PATH:/usr/local/bin:/usr/local/sbin:/usr/sbin:/sbin"
 say() { echo "setup: $*" >&2; }
 newest_headers() {
     for d in /usr/src/linux-headers-*-amd64 /usr/src/linux-headers-*-arm64; do
@@ -100,13 +103,33 @@ elif [ "$(id -u)" != 0 ]; then
     say "not root: skipping bcc/kernel-header install (tracing needs root; analysis works without)"
 fi
 
-if ! command -v uv >/dev/null; then
-    say "installing uv with pip"
-    python3 -m pip install -q uv
+# uv: on PATH, where its installers put it, or in a venv of its own under .tools/ (Debian's
+# Python is externally managed: `pip install uv` into it is refused, PEP 668).
+find_uv() {
+    command -v uv && return
+    local c
+    for c in "$HOME/.local/bin/uv" "$HOME/.cargo/bin/uv" /usr/local/bin/uv "$PWD/.tools/uv/bin/uv"; do
+        if [ -x "$c" ]; then echo "$c"; return; fi
+    done
+    return 1
+}
+if ! UV="$(find_uv)"; then
+    say "installing uv into .tools/uv (a venv of its own)"
+    if ! python3 -m venv .tools/uv >/dev/null 2>&1; then
+        rm -rf .tools/uv
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+            say "installing Debian package: python3-venv (to make that venv)"
+            apt_update_once
+            apt_install python3-venv
+        fi
+        python3 -m venv .tools/uv
+    fi
+    .tools/uv/bin/python -m pip install -q --disable-pip-version-check uv
+    UV="$PWD/.tools/uv/bin/uv"
 fi
 # Bytecode up front: tests and CLIs start many interpreters, and PYTHONDONTWRITEBYTECODE
 # (set on some machines) would otherwise make each one recompile polars/sklearn/airflow.
-uv sync --frozen --quiet --compile-bytecode --all-extras
+"$UV" sync --frozen --quiet --compile-bytecode --all-extras
 # The differ's hot loops in C (the editable install's build hook makes them too, but uv reuses a
 # cached build): built beside their source when a compiler is there, else the numpy versions run.
 if built="$(.venv/bin/python -m baseline.run.native 2>&1)"; then say "${built#baseline.run.native: }"; fi
@@ -114,7 +137,12 @@ if built="$(.venv/bin/python -m baseline.run.native 2>&1)"; then say "${built#ba
 # Debian's bcc is pure Python over libbcc.so; expose only that package to the venv.
 if [ -d /usr/lib/python3/dist-packages/bcc ]; then
     site="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-    mkdir -p .venv/bcc-shim
-    ln -sfn /usr/lib/python3/dist-packages/bcc .venv/bcc-shim/bcc
-    echo "$PWD/.venv/bcc-shim" > "$site/debian_bcc.pth"
+    # written only when not already so: an installed checkout may be mounted read-only
+    if [ "$(readlink .venv/bcc-shim/bcc 2>/dev/null)" != /usr/lib/python3/dist-packages/bcc ]; then
+        mkdir -p .venv/bcc-shim
+        ln -sfn /usr/lib/python3/dist-packages/bcc .venv/bcc-shim/bcc
+    fi
+    if [ "$(cat "$site/debian_bcc.pth" 2>/dev/null)" != "$PWD/.venv/bcc-shim" ]; then
+        echo "$PWD/.venv/bcc-shim" > "$site/debian_bcc.pth"
+    fi
 fi

@@ -79,7 +79,10 @@ def test_systemd_analyze_verify_accepts_the_unit(tmp_path):
               "checks the unit", file=sys.stderr)
         pytest.skip("systemd-analyze is not installed (apt-get install systemd)")
     # verify checks that the ExecStart binary exists: point it at this checkout's tracer
-    tracer = Path(sys.executable).with_name("tracer")
+    # (through a link of a plain name: a checkout path with a space would split the command line)
+    tracer = tmp_path / "bin" / "tracer"
+    tracer.parent.mkdir()
+    tracer.symlink_to(Path(sys.executable).with_name("tracer"))
     text = UNIT.read_text().replace("/opt/tracebase/.venv/bin/tracer", str(tracer))
     copy_ = tmp_path / UNIT.name
     copy_.write_text(text)

@@ -24,7 +24,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-UV = shutil.which("uv")
+# where scripts/setup.sh finds or puts it (a venv of its own under .tools/ when none is installed)
+UV = shutil.which("uv") or next((str(c) for c in (Path.home() / ".local/bin/uv", Path.home() / ".cargo/bin/uv",
+                                                  REPO / ".tools/uv/bin/uv") if c.is_file()), None)
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float = 300, **kw) -> subprocess.CompletedProcess:

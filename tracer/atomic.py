@@ -187,8 +187,13 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
         except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
             _done(staging)
-            if isinstance(exc, OSError) and isinstance(exc.filename, str) and exc.filename.startswith(f"{staging}"):
-                exc.filename = f"{path}{exc.filename[len(str(staging)):]}"  # name the path the user gave
+            if isinstance(exc, OSError) and isinstance(exc.filename, str):
+                # name the path the user gave; the body may have named the staging absolute
+                # (a relative output, a writer resolving it) or as given
+                for made in (str(staging), os.path.abspath(staging)):
+                    if exc.filename == made or exc.filename.startswith(made + os.sep):
+                        exc.filename = f"{path}{exc.filename[len(made):]}"
+                        break
             raise
         fsync_dir(path.parent)
 

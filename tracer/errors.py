@@ -36,7 +36,10 @@ class SchemaError(TracebaseError):
 
     def __init__(self, source: str, column: str | None, expected: str, found: str):
         self.source, self.column, self.expected, self.found = source, column, expected, found
-        where = f"{source}: column '{column}'" if column else source
+        # a file name may hold a newline: escaped here, as the one-line error would show it as a
+        # space, naming another file
+        name = shown(source) if isinstance(source, (str, os.PathLike)) else str(source)
+        where = f"{name}: column '{column}'" if column else name
         super().__init__(f"{where}: expected {expected}, found {found}")
 
 

@@ -189,7 +189,10 @@ def table_partition_files(table_dir: Path, since_date: str | None = None) -> lis
     inodes: dict[Path, int | None] = {}
     # (listed here, not by glob, which skips a directory it cannot list: "holds no files")
     with os.scandir(table_dir) as it:
-        dates = sorted(table_dir / e.name for e in it if fnmatchcase(e.name, "date=*"))
+        entries = list(it)
+    dates = sorted(table_dir / e.name for e in entries if fnmatchcase(e.name, "date=*"))
+    if dates:  # a table (a directory of date partitions), not another directory of the dataset's
+        _refuse_misnamed_dates(table_dir, [e for e in entries if not fnmatchcase(e.name, "date=*")])
     for date_dir in dates:
         if since_date and date_dir.name.removeprefix("date=") < since_date:
             continue
@@ -197,6 +200,26 @@ def table_partition_files(table_dir: Path, since_date: str | None = None) -> lis
                           if not any(part.startswith(".") for part in f.relative_to(date_dir).parts)))
     _refuse_second_names(out, inodes)
     return out
+
+
+def _refuse_misnamed_dates(table_dir: Path, others: list[os.DirEntry]) -> None:
+    """TracebaseError naming a directory beside a table's date partitions that is not one
+    (`dateX/`, `2026-11-28/`, a partition renamed by hand) and holds Parquet files: its records
+    were left out of every read with exit 0 -- a third of a fleet's hosts dropped from a model.
+    Dot names (a write in progress) and `_`-names (the _SUCCESS markers and _metadata of other
+    writers) are other tools' own; a directory of no Parquet file says nothing."""
+    for entry in others:
+        if entry.name.startswith((".", "_")):
+            continue
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            continue
+        if is_dir and _parquet_below(table_dir / entry.name, follow_links=False):
+            raise TracebaseError(
+                f"{table_dir / entry.name}: expected a date partition named date=YYYY-MM-DD, found a directory "
+                f"holding Parquet files whose records every reader would leave out; rename it date=<its date> "
+                "or move it out of the table")
 
 
 def _refuse_second_names(files: list[Path], inodes: dict[Path, int | None]) -> None:

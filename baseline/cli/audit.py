@@ -149,6 +149,13 @@ def _check_writable_file(path: str, flag: str, inputs: list[str]) -> None:
     if not os.access(parent, os.W_OK):
         raise TracebaseError(f"{flag} {path}: directory {parent} is not writable")
     refuse_overwriting_inputs(path, flag, inputs)
+    from baseline.pipeline import layout
+
+    # an audit's output set is written whole by the audit alone (a reader never sees one run's
+    # findings beside another's clusters): a model written into it through the audit's link broke that
+    if layout.audit_output(Path(path).parent) is not None:
+        raise TracebaseError(f"{flag} {path}: expected a path outside an audit's output set, found the audit "
+                             f"output {Path(path).parent} (its files are replaced together by `baseline audit`)")
 
 
 def _reading(dataset: str):

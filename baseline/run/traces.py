@@ -71,7 +71,11 @@ class _File:
         self.present = set(self.meta.schema.names)
         self.restored = partition_values(path)
         first = self.meta.row_group(0) if self.meta.num_row_groups else None
-        self.index = {first.column(i).path_in_schema: i for i in range(first.num_columns)} if first else {}
+        try:
+            self.index = {first.column(i).path_in_schema: i for i in range(first.num_columns)} if first else {}
+        except UnicodeDecodeError as exc:  # a footer whose column chunks name columns in no text
+            raise SchemaError(path, None, "column chunks named by UTF-8 column paths",
+                              f"a column path that is not UTF-8 ({exc.object[:40]!r})") from None
         self.ahead: dict[str, Future] = {}
         self.arrow_schema: pa.Schema | None = None  # the types Arrow reads the columns as
 

@@ -22,8 +22,11 @@ from tracer.inputs import file_kind
 # Letters, digits, '.', '-', '_' (what hostnames and k8s node names use); not '.' or '..', no
 # leading '.' (readers skip hidden entries: the host's snapshots would be invisible).
 # \Z, not $: "$" also matches before a trailing newline, and "gpu1\n" is no host name
-HOST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,252}\Z")
-HOST_RULE = "a host name of letters, digits, '.', '-', '_' (one path component, not starting with '.')"
+# At most 250 characters: a dataset's partition directory is "host=<name>", and a file name
+# holds 255 bytes (a 253-character DNS name made ingest fail for the whole spool, every run)
+HOST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,249}\Z")
+HOST_RULE = ("a host name of letters, digits, '.', '-', '_' (one path component, not starting with '.', "
+             "at most 250 characters)")
 
 
 def check_host(host: str, flag: str = "--host") -> str:
