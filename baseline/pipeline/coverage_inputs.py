@@ -68,8 +68,8 @@ def week_start(week: str) -> dt.date:
         raise TracebaseError(f"--week: expected {expected}, found {week!r}") from None
     # a week holding a day of the range is covered: the Monday of 1678-01-02's week, 1677-12-27,
     # is still inside the int64-nanosecond range (from 1677-09-21), MIN_TIME being a round bound
-    if not units.MIN_TIME.date() <= monday + dt.timedelta(days=6) \
-            or monday > (units.MAX_TIME - dt.timedelta(days=14)).date():
+    # (monday + 6 days overflows at 9999-W52: the bound moves instead)
+    if monday < units.MIN_TIME.date() - dt.timedelta(days=6) or monday > (units.MAX_TIME - dt.timedelta(days=14)).date():
         raise TracebaseError(f"--week: expected {expected} {_week_range()}, found {week!r}")
     return monday
 
