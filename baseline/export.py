@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 import polars as pl
 
 from tracer import atomic
-from tracer.errors import SchemaError, TracebaseError
-from tracer.schema import RECORD_KEY, data_read_failure, parquet_files, scan
+from tracer.errors import TracebaseError
+from tracer.schema import RECORD_KEY, parquet_files, scan, unreadable_data_error
 
 if TYPE_CHECKING:
     from baseline.run.allowlist import ExpectedErrors
@@ -121,9 +121,9 @@ def _check_pages(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> None
         budget -= os.path.getsize(f)
         if budget < 0:
             return
-        found = data_read_failure(f)
-        if found is not None:
-            raise SchemaError(f, None, "readable Parquet data", f"unreadable data ({' '.join(str(found).split())})")
+        error = unreadable_data_error(f)
+        if error is not None:
+            raise error
 
 
 def _placed(events: pl.DataFrame, align: str) -> pl.DataFrame:

@@ -1238,11 +1238,19 @@ def unreadable_file_error(exc: BaseException, under: str | os.PathLike | None = 
     for path in reversed(list(_SCANNED)):
         if prefix and not os.path.abspath(path).startswith(prefix):
             continue  # another dataset this process read earlier
-        found = data_read_failure(path)
-        if found is None or isinstance(found, FileNotFoundError):
-            continue
-        return SchemaError(path, None, "readable Parquet data", f"unreadable data ({' '.join(str(found).split())})")
+        error = unreadable_data_error(path)
+        if error is not None:
+            return error
     return None
+
+
+def unreadable_data_error(path: str | os.PathLike) -> SchemaError | None:
+    """The SchemaError naming `path` when its data does not decode in full (data_read_failure),
+    else None (a file gone meanwhile included: its reader says so)."""
+    found = data_read_failure(path)
+    if found is None or isinstance(found, FileNotFoundError):
+        return None
+    return SchemaError(path, None, "readable Parquet data", f"unreadable data ({' '.join(str(found).split())})")
 
 
 def data_read_failure(path: str | os.PathLike) -> Exception | None:

@@ -24,7 +24,7 @@ from baseline.run.normalize import (
     normalize_string,
     prepare,
 )
-from tracer.errors import SchemaError, TracebaseError, printable
+from tracer.errors import SchemaError, TracebaseError, printable, shown
 from tracer.inputs import input_paths
 from tracer.schema import (
     EVENTS,
@@ -354,7 +354,7 @@ def load_table(src: PathsLike, skip: tuple[str, ...] = (), warnings: list[str] |
             # behaviour, and the caller believes a baseline of N runs it does not have.
             for path, parts in given:
                 if not any(part.num_rows for part in parts):
-                    raise TracebaseError(f"{printable(os.fspath(path))}: expected events, found an empty trace "
+                    raise TracebaseError(f"{shown(path)}: expected events, found an empty trace "
                                          f"(0 rows in {len(parts)} file{'s' if len(parts) != 1 else ''}), "
                                          f"beside {table.num_rows} events in the other inputs")
             _check_one_run_per_trace_id([part for _, parts in given for part in parts])
@@ -373,9 +373,9 @@ def _empty_files_in_directories(given: list[tuple[Any, list[_File]]]) -> list[st
     for path, parts in given:
         empty = [part.path for part in parts if not part.num_rows]
         if empty and os.path.isdir(path):
-            first = printable(os.fspath(empty[0]))
+            first = shown(empty[0])
             more = f" and {len(empty) - 1} more file{'s' if len(empty) > 2 else ''} of it" if len(empty) > 1 else ""
-            said.append(f"{first}{more}: no events (0 rows), left out of {printable(os.fspath(path))}'s traces")
+            said.append(f"{first}{more}: no events (0 rows), left out of {shown(path)}'s traces")
     return said
 
 
@@ -400,14 +400,15 @@ def _check_one_run_per_trace_id(parts: list[_File]) -> None:
             _size(other.path) == _size(part.path)
         if not same_copy and span[0] <= other_span[1] and other_span[0] <= span[1]:
             raise TracebaseError(
-                f"{printable(os.fspath(part.path))}: trace_id: expected another run's own id, found "
-                f"{printable(trace)!r}, the id of {printable(os.fspath(other.path))} too, with its seq numbers "
+                f"{shown(part.path)}: trace_id: expected another run's own id, found "
+                f"{printable(trace)!r}, the id of {shown(other.path)} too, with its seq numbers "
                 f"({span[0]}-{span[1]} and {other_span[0]}-{other_span[1]}): two different recordings under one "
                 "trace id; give one of them, or a copy of the file with its own trace_id")
 
 
-def _value_range(part: _File, name: str) -> tuple[int, int] | None:
-    """(min, max) of an integer column from the footer's statistics, or None."""
+def _value_range(part: _File, name: str, *, without_nulls: bool = False) -> tuple[int, int] | None:
+    """(min, max) of an integer column from the footer's statistics, or None (no statistics;
+    with `without_nulls`, also when they do not say that no row is null)."""
     i = part.index.get(name)
     if i is None or not part.meta.num_row_groups:
         return None
@@ -415,6 +416,8 @@ def _value_range(part: _File, name: str) -> tuple[int, int] | None:
     for g in range(part.meta.num_row_groups):
         stats = part.meta.row_group(g).column(i).statistics
         if stats is None or not stats.has_min_max:
+            return None
+        if without_nulls and (not stats.has_null_count or stats.null_count):
             return None
         low = stats.min if low is None else min(low, stats.min)
         high = stats.max if high is None else max(high, stats.max)
@@ -528,20 +531,10 @@ def _first_metadata(part: _File | _Frame) -> list[tuple[str, list | None]]:
 
 
 def _one_value(part: _File, name: str) -> int | None:
-    """The value every row of the file holds in column `name`, from the footer (None: the
-    statistics do not say, or some rows are null)."""
-    i = part.index.get(name)
-    if i is None or not part.meta.num_row_groups:
-        return None
-    value = None
-    for g in range(part.meta.num_row_groups):
-        stats = part.meta.row_group(g).column(i).statistics
-        if stats is None or not stats.has_min_max or not stats.has_null_count or stats.null_count:
-            return None
-        if stats.min != stats.max or (value is not None and stats.min != value):
-            return None
-        value = stats.min
-    return value
+    """The value every row of the file holds in integer column `name`, from the footer (None:
+    the statistics do not say, or some rows are null)."""
+    span = _value_range(part, name, without_nulls=True)
+    return span[0] if span is not None and span[0] == span[1] else None
 
 
 def number_traces(table: EventColumns | pa.Table) -> tuple[np.ndarray, list[str]]:
