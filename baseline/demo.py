@@ -173,7 +173,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip-record", action="store_true", help="only the fleet pipeline")
     args = parser.parse_args(argv)
     out = Path(args.out).absolute()  # the simulator's subprocess runs in another directory
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        lock = _only_demo_in(out)
+    except TracebaseError as exc:
+        print(f"demo: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"demo: error: {out}: cannot write the demo's outputs ({exc.strerror})", file=sys.stderr)
+        return 2
     os.environ.setdefault("MPLBACKEND", "Agg")
     try:
         if not args.skip_record:
@@ -182,8 +190,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TracebaseError as exc:
         print(f"demo: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        os.close(lock)
     _say(f"all outputs under {out}")
     return 0
+
+
+def _only_demo_in(out: Path) -> int:
+    """An exclusive lock on `out` (its `.demo.lock`), held until the demo ends: two demos in one
+    directory rebuilt and renamed each other's job files (one's good runs failed, then its
+    rename of a file the other had moved was a traceback). The kernel drops it with the process."""
+    import fcntl
+
+    fd = os.open(out / ".demo.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise TracebaseError(f"{out}: another demo is running there (pid {holder}); wait for it, "
+                             "or give this one another --out") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
 
 
 if __name__ == "__main__":

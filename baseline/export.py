@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
 
+from baseline.fleet.model import checked_values
 from tracer import atomic
 from tracer.errors import TracebaseError
 from tracer.schema import RECORD_KEY, parquet_files, scan, unreadable_data_error
@@ -90,10 +91,12 @@ def load_events(
         filters.append(pl.col("trace_id").is_in(trace_ids))
     if hosts:
         filters.append(pl.col("host").is_in(hosts))
-    if kinds:
-        filters.append(pl.col("kind").is_in(kinds))
     for f in filters:
         lf = lf.filter(f)
+    if kinds:
+        # a kind no trace has is a damaged file, not a trace the filter leaves out (audit refuses it)
+        checked_values(lf.select(pl.col("kind").unique()).collect(), paths)
+        lf = lf.filter(pl.col("kind").is_in(kinds))
     n = lf.select(pl.len()).collect().item()
     what = ", ".join(
         f"{name} {', '.join(values)}" for name, values in (("trace", trace_ids), ("host", hosts), ("kind", kinds)) if values
@@ -107,7 +110,8 @@ def load_events(
             "narrow with --trace-id, --host or --kind (or raise --max-events)"
         )
     _check_pages(paths)
-    return lf.collect()
+    # the data model's value rules (a repeat count of 0, a negative depth): refused as audit does
+    return checked_values(lf.collect(), paths)
 
 
 def _check_pages(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> None:

@@ -107,8 +107,10 @@ fi
 # Python is externally managed: `pip install uv` into it is refused, PEP 668).
 find_uv() {
     command -v uv && return
-    local c
-    for c in "$HOME/.local/bin/uv" "$HOME/.cargo/bin/uv" /usr/local/bin/uv "$PWD/.tools/uv/bin/uv"; do
+    local c home
+    # HOME may be unset (env -i, some CI runners): the account's home from the passwd database
+    home="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
+    for c in "${home:-/nonexistent}/.local/bin/uv" "${home:-/nonexistent}/.cargo/bin/uv" /usr/local/bin/uv "$PWD/.tools/uv/bin/uv"; do
         if [ -x "$c" ]; then echo "$c"; return; fi
     done
     return 1

@@ -6,9 +6,11 @@ module top level, before any test imports airflow (see shared/reference/airflow-
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -39,6 +41,28 @@ def tmp_nobody_reaches() -> Path:
             return path
     pytest.fail(f"no temporary directory an unprivileged user can enter: {tempfile.gettempdir()}, /tmp and "
                 "/var/tmp each have an ancestor without o+x")
+
+@functools.cache
+def _tools_blocked_for_nobody() -> str | None:
+    """Why nobody (uid 65534) cannot run this checkout's tools, or None: a checkout cloned under
+    umask 077 (its directories and .venv 0700) keeps every other user out."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return None  # (such tests skip for these reasons themselves)
+    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+                           "import baseline.cli, tracer.cli"], cwd="/", capture_output=True, text=True, timeout=120)
+    if proc.returncode == 0:
+        return None
+    why = (proc.stderr.strip().splitlines() or ["no output"])[-1][:200]
+    return (f"other users cannot run this checkout's tools ({why}): the checkout or its .venv is not readable "
+            "by them (cloned under umask 077?); tests that run them as nobody cannot run here")
+
+
+def tools_run_as_nobody() -> None:
+    """Skip the calling test, saying why, when nobody cannot run this checkout's tools."""
+    reason = _tools_blocked_for_nobody()
+    if reason is not None:
+        pytest.skip(reason)
+
 
 def bpf_unavailable_reason() -> str | None:
     """Why real BPF tests cannot run here, or None when they can."""

@@ -27,7 +27,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import tmp_nobody_reaches
+from conftest import tmp_nobody_reaches, tools_run_as_nobody
 
 from tracer import schema
 
@@ -677,6 +677,7 @@ def test_bad_input(case: Case, inputs):
     tool, *rest = argv
     cmd = [str(BIN / tool), *rest]
     if case.user:
+        tools_run_as_nobody()
         cmd = [*NOBODY, *cmd]
     env = dict(os.environ, TRACEBASE_DEBUG="")
     env.pop("TRACEBASE_DEBUG")
@@ -787,6 +788,7 @@ def test_a_partition_directory_the_user_cannot_list_is_named_not_skipped():
         date_dir = sorted((fleet / "events").glob("date=*"))[0]
         lost = date_dir / "lost+found"
         lost.mkdir(mode=0o700)
+        tools_run_as_nobody()
         learn = [*NOBODY, sys.executable, "-m", "baseline.cli", "learn", str(fleet), "-o", str(base / "m.parquet")]
         ok = subprocess.run(learn, capture_output=True, text=True, timeout=300)
         assert ok.returncode == 0, ok.stderr

@@ -240,3 +240,21 @@ def test_a_tool_going_on_through_a_family_on_its_one_host_is_routine_for_it():
     assert [(e.comm, e.stats["fatal_to"]) for e in timeout] == [("fw-diag", ["brisk-worker"])]
     learner = FleetExpectedLearner().fit(fleet_with_one_host_tool(ranks_fail_there=True))
     assert not [e for e in learner.entries_ if (e.probe, e.errno) == TIMEOUT]
+
+
+def test_a_windows_entry_for_every_caller_gives_way_where_the_audited_day_splits_it():
+    # the good window saw only the agent that goes on (an entry without comm); the audited day
+    # shows ranks dying of the same family: its per-caller entries take the window's place
+    from baseline.fleet.audit import superseded_by_callers
+    from baseline.run.allowlist import Entry
+
+    fam = {"probe": "rdma_addr_find_l2_eth_by_grh", "errno": "ETIMEDOUT", "context": "modify_qp"}
+    window = Entry(id="w", source="learned", **fam)
+    curated = Entry(id="c", source="curated", **fam)
+    other = Entry(id="o", source="learned", probe="ib_umem_get", errno="ENOMEM", context="reg_mr")
+    day = [Entry(id="d", source="learned", comm="pingmesh", stats={"fatal_to": ["python3"]}, **fam)]
+    kept = superseded_by_callers(ExpectedErrors([window, curated, other]), day)
+    assert [e.id for e in kept.entries] == ["c", "o"]
+    # a day without such a split leaves the window's list as it is
+    same = ExpectedErrors([window, other])
+    assert superseded_by_callers(same, [Entry(id="d2", source="learned", comm="pingmesh", stats={}, **fam)]) is same

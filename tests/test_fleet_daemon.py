@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import tools_run_as_nobody
 from fleet_support import (
     LAYER_PEER,
     LAYER_UMEM,
@@ -419,6 +420,7 @@ def test_run_checks_every_option_before_creating_anything(tmp_path, args, words)
 def test_not_root_is_said_as_such(tmp_path, command):
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         pytest.skip("needs root and setpriv to run the command as an unprivileged user")
+    tools_run_as_nobody()
     tmp_path.chmod(0o777)
     out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-B",
                           "-m", "tracer.cli", *command, *(["--spool", str(tmp_path / "s")] if command[0] == "run" else [])],

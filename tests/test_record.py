@@ -10,6 +10,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import tools_run_as_nobody
 from record_support import ENV, record
 
 from tracer.cli import main as tracer_main
@@ -112,6 +113,19 @@ def test_no_lost_events_on_ordinary_workload(recorder):
     assert rec.lost_events == 0 and rec.raw_records >= df.height
 
 
+def test_identity_queries_say_root_or_not(recorder):
+    # a set-uid helper's "am I root?" under a nosuid mount: geteuid answers the caller's uid and
+    # no call fails; the recording keeps the answer as the call's arg (tests/real_fortyfourth)
+    script = "id -u; setpriv --reuid=65534 --regid=65534 --clear-groups id -u"
+    rec, df = record(recorder, ["/bin/sh", "-c", script])
+    assert rec.exit_status == 0
+    ids = df.filter(pl.col("probe").is_in(["getuid", "geteuid", "getgid", "getegid"]))
+    by_comm = {(r["comm"], r["arg"]) for r in ids.select("comm", "arg").iter_rows(named=True)}
+    assert ("id", "root") in by_comm and ("id", "not root") in by_comm, by_comm
+    assert set(ids["arg"]) == {"root", "not root"}
+    assert df.filter(pl.col("probe") == "getpid")["arg"].null_count() == df.filter(pl.col("probe") == "getpid").height
+
+
 # --- the CLI --------------------------------------------------------------------------------
 def test_cli_records_failures_only_and_passes_exit_status(need_bpf, tmp_path):
     out = tmp_path / "bad.parquet"
@@ -212,6 +226,7 @@ def test_cli_command_not_found(need_bpf, capsys, tmp_path):
 
 
 def test_cli_not_root(need_bpf, tmp_path):
+    tools_run_as_nobody()
     tmp_path.chmod(0o777)
     proc = subprocess.run(
         ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",

@@ -375,3 +375,21 @@ def test_the_recorder_leaves_bccs_cleanup_at_exit_to_close(need_bpf, monkeypatch
     finally:
         recorder.close()
     assert recorder.bpf is None
+
+
+def test_records_under_a_turkish_locale(need_bpf, tmp_path):
+    # bcc's clang lower-cased its option names with the dotless i under tr_TR and refused them
+    # ("unknown argument '-discard-value-names'"): the compile runs under LC_CTYPE C.UTF-8
+    import shutil
+
+    if shutil.which("localedef") is None:
+        pytest.skip("localedef (libc-bin) is missing: cannot build the tr_TR.UTF-8 locale")
+    made = subprocess.run(["localedef", "-i", "tr_TR", "-f", "UTF-8", str(tmp_path / "tr_TR.UTF-8")],
+                          capture_output=True, text=True, timeout=120)
+    if not (tmp_path / "tr_TR.UTF-8").exists():
+        pytest.skip(f"localedef could not build tr_TR.UTF-8 (locale sources missing?): {made.stderr[-200:]}")
+    out = tmp_path / "t.parquet"
+    proc = tracer("-q", "-o", str(out), "--", "true",
+                  env={"LOCPATH": str(tmp_path), "LC_ALL": "", "LANG": "", "LC_CTYPE": "tr_TR.UTF-8"})
+    assert proc.returncode == 0, proc.stderr
+    assert validate_file(out, "events") is not None

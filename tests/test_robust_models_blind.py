@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from conftest import tools_run_as_nobody
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / ".venv" / "bin"
@@ -81,6 +82,7 @@ entries:
 def run(args, *, cwd=None, timeout=120, user=None, umask=None, tool=BASELINE, env=None):
     cmd = [tool, *map(str, args)]
     if user == "nobody":
+        tools_run_as_nobody()
         cmd = [*NOBODY, *cmd]
     preexec = (lambda: os.umask(umask)) if umask is not None else None
     return subprocess.run(cmd, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,

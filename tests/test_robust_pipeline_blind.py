@@ -34,6 +34,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import tools_run_as_nobody
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / ".venv" / "bin"
@@ -52,6 +53,7 @@ WEEK = "2026-W48"
 def run(args, *, cwd=None, env=None, timeout=120, user=None):
     cmd = [BASELINE, *map(str, args)]
     if user == "nobody":
+        tools_run_as_nobody()
         cmd = [*NOBODY, *cmd]
     return subprocess.run(cmd, cwd=cwd, env=env if env is not None else os.environ.copy(), capture_output=True,
                           text=True, errors="replace", timeout=timeout, stdin=subprocess.DEVNULL)

@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from conftest import tools_run_as_nobody
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / ".venv" / "bin"
@@ -58,6 +59,7 @@ NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
 def run(args, *, cwd=None, env=None, timeout=120, user=None, umask=None, tool=BASELINE, stdin=None):
     cmd = [tool, *map(str, args)]
     if user == "nobody":
+        tools_run_as_nobody()
         cmd = [*NOBODY, *cmd]
     preexec = (lambda: os.umask(umask)) if umask is not None else None
     return subprocess.run(cmd, cwd=cwd, env=env if env is not None else os.environ.copy(),

@@ -47,13 +47,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from conftest import tools_run_as_nobody
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = str(REPO / ".venv" / "bin" / "baseline")
 RECORDINGS = REPO / "tests" / "recordings" / "c_rehash_readonly"
 GOOD0, GOOD1, BAD = (RECORDINGS / n for n in ("good0.parquet", "good1.parquet", "bad.parquet"))
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-SCRATCH = Path("/tmp/rb31d")
+# every user can enter it (the unprivileged cases run in it); one per user, as another user's
+# (a root run's, left behind) cannot be written into
+SCRATCH = Path("/tmp") / f"rb31d-{os.geteuid()}"
 IS_ROOT = os.geteuid() == 0
 
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="mounts and setpriv need root")
@@ -71,6 +74,7 @@ def _child_signals() -> None:
 def run(args, *, cwd, umask=None, user=None, stdout=subprocess.PIPE, timeout=120):
     cmd = [BASELINE, *(a if isinstance(a, bytes) else str(a) for a in args)]
     if user == "nobody":
+        tools_run_as_nobody()
         cmd = NOBODY + cmd
 
     def pre():

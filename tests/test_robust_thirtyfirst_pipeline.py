@@ -34,6 +34,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import tools_run_as_nobody
 
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
@@ -65,6 +66,7 @@ def run(*args: str, cwd: Path | None = None, user: int | None = None, umask: int
         timeout: float = 120) -> subprocess.CompletedProcess:
     argv = list(args)
     if user is not None:
+        tools_run_as_nobody()
         argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *argv]
 
     def pre() -> None:
@@ -287,8 +289,8 @@ def world(tmp_path_factory):
 
 @pytest.fixture
 def open_tmp():
-    """Scratch an unprivileged user can reach (pytest's own tmp root is 0700): /tmp/rb31p/."""
-    base = Path("/tmp/rb31p")
+    """Scratch an unprivileged user can reach (pytest's own tmp root is 0700): /tmp/rb31p-UID/."""
+    base = Path("/tmp") / f"rb31p-{os.geteuid()}"  # one per user: a root run leaves it root's
     base.mkdir(mode=0o755, exist_ok=True)
     os.chmod(base, 0o755)
     path = Path(tempfile.mkdtemp(prefix="t-", dir=base))

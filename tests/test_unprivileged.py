@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import tmp_nobody_reaches
+from conftest import tmp_nobody_reaches, tools_run_as_nobody
 
 BIN = Path(sys.executable).parent
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
@@ -46,6 +46,7 @@ def _as_nobody(cmd: list[str], cwd: Path, home: Path) -> subprocess.CompletedPro
 
 @pytest.fixture(scope="module")
 def root_outputs():
+    tools_run_as_nobody()
     base = Path(tempfile.mkdtemp(prefix="tracebase-unpriv-", dir=tmp_nobody_reaches()))
     os.chmod(base, 0o755)
     try:  # a failed setup still removes what it made

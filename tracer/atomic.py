@@ -625,6 +625,13 @@ def atomic_output(path: str | os.PathLike, *, durable: bool = True) -> Iterator[
 _DESCRIPTOR_PATH = re.compile(r"/(?:proc/(?:self|thread-self|\d+)|dev)/fd/(\d+)")
 
 
+def output_target(path: str | os.PathLike) -> tuple[int | None, Path]:
+    """Where a write to `path` lands (see `_resolve_output`): (descriptor number, path) for one
+    of our own descriptors, else (None, the final target of its symlinks); OSError ELOOP for a
+    loop. For checks made before the work that produces the output."""
+    return _resolve_output(Path(path))
+
+
 def _resolve_output(path: Path) -> tuple[int | None, Path]:
     """Follow an output path's symlinks: (descriptor number, path) when they lead to one of our
     own descriptors (/dev/stdout -> /proc/self/fd/1), else (None, the final target).

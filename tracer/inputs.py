@@ -108,9 +108,30 @@ def _size(n: int) -> str:
     return f"{n / (1 << 30):,.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):,.1f} MiB"
 
 
+# Byte-order marks of the Unicode encodings a text editor saves with (YAML 1.2 section 5.2: a
+# processor must read UTF-16 and UTF-32 as well as UTF-8); longest first (UTF-32 LE starts as
+# UTF-16 LE's).
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xef\xbb\xbf", "utf-8-sig"),
+         (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
 def read_regular_text(path: str | os.PathLike, expected: str, max_bytes: int = MAX_WHOLE_FILE_BYTES) -> str:
-    """The whole content of a regular file as UTF-8 text (UnicodeDecodeError as ``read_text``)."""
-    return read_regular_bytes(path, expected, max_bytes).decode()
+    """The whole content of a regular file as text: UTF-8, or the UTF-16/UTF-32 its byte-order
+    mark says (UnicodeDecodeError as ``read_text``; `not_text` says what it found)."""
+    data = read_regular_bytes(path, expected, max_bytes)
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            return data.decode(codec)
+    return data.decode()
+
+
+def not_text(exc: UnicodeDecodeError) -> str:
+    """What a file that did not decode holds, for a message: binary data, or text in another
+    encoding than UTF-8 (Latin-1's é: 'bytes that are not UTF-8 (0xe9 at byte 3)')."""
+    data = exc.object if isinstance(exc.object, bytes) else b""
+    if b"\x00" in data[:65536]:
+        return "binary data (NUL bytes)"
+    return f"bytes that are not UTF-8 (0x{data[exc.start]:02x} at byte {exc.start}; save the file as UTF-8)"
 
 
 def refuse_overwriting_inputs(output: str | os.PathLike | None, flag: str,

@@ -4,9 +4,11 @@ one-line message naming what is missing and the command that fixes it."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import errno
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -28,6 +30,32 @@ def check_root(what: str = "tracer record") -> None:
 # interpreter's package directories, which a venv made by another interpreter (pyenv, uv's
 # managed Pythons, a venv without --system-site-packages) does not see.
 SYSTEM_BCC_DIRS = ("/usr/lib/python3/dist-packages", "/usr/lib/python3/site-packages")
+
+
+@contextlib.contextmanager
+def compiler_locale() -> Iterator[None]:
+    """LC_CTYPE set to C.UTF-8 (else C) while bcc's built-in clang runs: under a Turkish
+    LC_CTYPE clang lower-cases its own option names with the dotless i and refuses them
+    ("unknown argument '-discard-value-names'"), and the compile failed as if the kernel
+    had refused BPF. Python's own text encoding is fixed at start-up and stays."""
+    import locale
+
+    try:
+        before = locale.setlocale(locale.LC_CTYPE)
+    except locale.Error:
+        before = None
+    for name in ("C.UTF-8", "C"):
+        try:
+            locale.setlocale(locale.LC_CTYPE, name)
+            break
+        except locale.Error:
+            continue
+    try:
+        yield
+    finally:
+        if before is not None:
+            with contextlib.suppress(locale.Error):
+                locale.setlocale(locale.LC_CTYPE, before)
 
 
 def load_bcc() -> ModuleType:

@@ -80,7 +80,7 @@ from baseline.fleet.model import (
     scope,
     trace_flags,
 )
-from baseline.run.allowlist import ExpectedErrors, load_default
+from baseline.run.allowlist import Entry, ExpectedErrors, load_default
 from tracer import units
 from tracer.atomic import fsync_dir, make_dirs, output_dirs
 from tracer.errors import TracebaseError
@@ -220,6 +220,22 @@ def fatal_hosts_kept(findings: pl.DataFrame, expected: ExpectedErrors) -> pl.Dat
     if mine.is_empty():
         return findings
     return findings.with_columns(pl.col("expected") & ~pl.col("trace_id").is_in(mine["trace_id"].implode()))
+
+
+def superseded_by_callers(given: ExpectedErrors, learned: list[Entry]) -> ExpectedErrors:
+    """`given` without its learned entries (another window's, from a file) that name no caller
+    for a family the audited data splits by caller: there, callers are shown to die of it
+    (``stats.fatal_to``) beside others that go on, so the window's "routine for every caller"
+    would set the dying callers' findings aside (a pingmesh agent alone met the ARP timeout in
+    the good window; on the audited day ranks die of it: tests/fleetgen43). The day's entries
+    per caller take its place. Curated entries are the operator's word and stay."""
+    split = {(e.context, e.probe, e.errno) for e in learned
+             if e.comm is not None and (e.stats or {}).get("fatal_to")}
+    if not split:
+        return given
+    kept = [e for e in given.entries
+            if not (e.source == "learned" and e.comm is None and (e.context, e.probe, e.errno) in split)]
+    return given if len(kept) == len(given.entries) else ExpectedErrors(kept, source=given.source)
 
 
 def _utc_time(text: Any) -> dt.datetime | None:
@@ -2126,7 +2142,7 @@ def run_audit(
 
         learned = expected_from_traces(traces, chains, counters=buckets, releases=releases,
                                        nic_identity=nic_identity, good_latency=good_latency).entries
-        expected = expected + ExpectedErrors(learned, source="<learned from dataset>")
+        expected = superseded_by_callers(expected, learned) + ExpectedErrors(learned, source="<learned from dataset>")
     # entries naming a caller (comm) are matched per finding's process (caller_expected); the
     # chains' analysis and the counters know no process, so they take the others only
     anyone, callers = expected.split_by_caller()

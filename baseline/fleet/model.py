@@ -1135,10 +1135,7 @@ class GoodTraceBaseline(ParamsMixin):
                 f"{path}: expected model version {MODEL_VERSION}, found model version "
                 f"{json.dumps(header.get('model_version'))} (re-run `baseline learn`)"
             )
-        params = header.get("params", {})
-        if "good_kinds" in params:
-            params["good_kinds"] = tuple(params["good_kinds"])
-        model = cls(**params)
+        model = cls(**_header_params(path, header.get("params", {})))
         table = pl.read_parquet(path)
         rec = pl.col("record")
         model.edges_ = table.filter(rec == "edge").select("operation", "parent", "probe", "depth", "count")
@@ -1148,7 +1145,36 @@ class GoodTraceBaseline(ParamsMixin):
             "operation", "host", pl.col("count").alias("traces"), pl.col("frames").alias("events")
         )
         model._summarise()
+        for key, learned in (("n_traces", model.n_traces_), ("n_events", model.n_events_)):
+            # a model whose rows were lost (a rewrite, a filter) would judge every trace unknown
+            if key in header and header[key] != learned:
+                raise TracebaseError(f"{path}: header field {key!r}: expected the {learned} its rows hold, "
+                                     f"found {json.dumps(header[key])} (a damaged model: re-run `baseline learn`)")
         return model
+
+
+def _header_params(path: str | os.PathLike, params: Any) -> dict[str, Any]:
+    """The model header's `params` as GoodTraceBaseline's keyword arguments; TracebaseError
+    naming the file and the parameter when one is not what `baseline learn` writes."""
+    def wrong(field: str, expected: str, found: Any) -> TracebaseError:
+        return TracebaseError(f"{path}: header field {field!r}: expected {expected}, found {json.dumps(found)}")
+
+    if not isinstance(params, dict):
+        raise wrong("params", "a JSON object of GoodTraceBaseline's parameters", params)
+    known = GoodTraceBaseline().get_params()
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise wrong(f"params.{unknown[0]}", f"one of {', '.join(sorted(known))}", params[unknown[0]])
+    out = dict(params)
+    for field in ("min_support", "batch_rows"):
+        value = params.get(field, known[field])
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise wrong(f"params.{field}", "a whole number >= 1", value)
+    kinds = params.get("good_kinds", list(known["good_kinds"]))
+    if not isinstance(kinds, list | tuple) or not kinds or not all(isinstance(k, str) and k for k in kinds):
+        raise wrong("params.good_kinds", "a non-empty list of trace kinds", kinds)
+    out["good_kinds"] = tuple(kinds)
+    return out
 
 
 def _merge(old: pl.DataFrame, new: pl.DataFrame, keys: list[str], sums: list[str], keep: list[str] = ()) -> pl.DataFrame:

@@ -44,7 +44,7 @@ import yaml
 
 from tracer import atomic, units, yamlio
 from tracer.errors import TracebaseError
-from tracer.inputs import read_regular_text
+from tracer.inputs import not_text, read_regular_text
 
 CONFIG_VERSION = 1
 VARIABLE_NAME = "tracebase_config"
@@ -222,8 +222,8 @@ def load_config(path: str | os.PathLike) -> PipelineConfig:
         raise ConfigError(source, None, "a pipeline config file", "no such file") from None
     except IsADirectoryError:
         raise ConfigError(source, None, "a readable YAML file", "a directory") from None
-    except UnicodeDecodeError:
-        raise ConfigError(source, None, "a readable YAML file", "binary data (not UTF-8 text)") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(source, None, "a readable YAML file", not_text(exc)) from None
     except OSError as exc:  # EACCES, ENAMETOOLONG, ELOOP, EIO...: a task's log says which, in one line
         raise ConfigError(source, None, "a readable YAML file", exc.strerror or type(exc).__name__) from None
     try:

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 from tracer import atomic, resources, yamlio
 from tracer.errnos import is_errno_name
 from tracer.errors import TracebaseError
-from tracer.inputs import read_regular_text
+from tracer.inputs import not_text, read_regular_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -601,8 +601,8 @@ class ExpectedErrors:
             raise TracebaseError(f"{path}: is a directory, expected a YAML file") from None
         except PermissionError:
             raise TracebaseError(f"{path}: permission denied, expected a readable YAML file") from None
-        except UnicodeDecodeError:
-            raise TracebaseError(f"{path}: expected a YAML text file, found binary data") from None
+        except UnicodeDecodeError as exc:
+            raise TracebaseError(f"{path}: expected a YAML text file, found {not_text(exc)}") from None
         except OSError as exc:
             raise TracebaseError(f"{path}: cannot read: {exc.strerror or exc}") from None
         # libyaml's C loader (yamlio): reading stays fast; save() re-reads round-trip

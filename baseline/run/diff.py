@@ -205,7 +205,11 @@ refinements:
   allowlist's timing entries (`_abandoned_waits`: flock -w giving up, a child timeout kills
   in its open of a FIFO); nor is a retry loop that gave up (`_retries_given_up`: EAGAIN at a
   call the good runs completed, failed 3+ times by a thread that never completes it -- a
-  lock its hung holder never lets go -- though the good runs' own retries taught the entry);
+  lock its hung holder never lets go -- though the good runs' own retries taught the entry;
+  at a call without a path, in a run exiting with another status, also a refusal every good
+  run fell back from -- EACCES/EPERM, `FALLBACK_ERRNOS`: perf's kernel-time counter refused,
+  retried user-only -- refused at the bad run's last attempt too); a wait killed in a process
+  after another process failed ranks below that failure (`_demote_killed_waits`);
   nor is a wait for one child failing ECHILD where the good runs' waits for one child
   there returned it (`_lost_children`: the kernel reaped it under an inherited SIGCHLD
   SIG_IGN) -- the curated entry is for a reaper's wait for any child finding none left.
@@ -381,6 +385,7 @@ from baseline.run.traces import (
     pick_bad_trace,
     prepare_both,
     recording_settings,
+    trace_values,
 )
 from tracer import units
 from tracer.errors import TracebaseError, printable
@@ -496,6 +501,11 @@ SOCKET_ADDRESS_PREFIXES = ("inet:", "inet6:", "unix:")
 # good runs got past, they are where the run stopped (see _retries_given_up).
 CONTENTION_ERRNOS = frozenset({"EAGAIN", "EWOULDBLOCK"})
 GIVE_UP_MIN = 3
+# Errnos of a refusal a program falls back from (perf's kernel-time counter refused by
+# perf_event_paranoid, retried user-only; SO_RCVBUFFORCE refused, then SO_RCVBUF): at a call
+# without a path every good run got past, a bad run whose last attempt was refused too stopped
+# there (see _pathless_retries_given_up).
+FALLBACK_ERRNOS = frozenset({"EACCES", "EPERM"})
 # Errnos of a full descriptor table: a cache that closes an entry and tries again gets past them
 # (see _descriptor_room_made).
 TABLE_FULL_ERRNOS = frozenset({"EMFILE", "ENFILE"})
@@ -841,6 +851,11 @@ def _stream_roles(p: Prepared) -> tuple[np.ndarray, list[str], list[str]]:
     return np.array(rows["tkey"], dtype=np.int64), [k for k, _ in pairs], [r for _, r in pairs]
 
 
+def _lost_events(table: EventColumns) -> int:
+    """The events the recordings of `table` say they lost (lost_events: one value per trace)."""
+    return sum(v for v in trace_values(table, "lost_events") if v is not None and v > 0)
+
+
 def diff_traces(
     good: PathsLike,
     bad: PathsLike,
@@ -899,6 +914,13 @@ def diff_traces(
     # when every call it made looks like the good runs' (a validator's exit 3 after reading
     # its input: the only other sign is the bytes it wrote). Unknown statuses say nothing.
     good_status, bad_status = exit_statuses(good_tab), exit_statuses(bad_tab)
+    # A recording whose ring buffer overflowed lacks calls: the bad run's bifurcation may be
+    # among them, and a good run's missing calls leave the bad run's same calls unexplained.
+    for side, lost in (("BAD trace", _lost_events(bad_tab)), ("GOOD traces", _lost_events(good_tab))):
+        if lost:
+            warnings.append(f"the {side} lost {lost:,} events (the recording's buffer overflowed): "
+                            + ("the bifurcation may lie among them" if side == "BAD trace" else
+                               "calls of the BAD trace they would explain may be shown as new"))
     exit_changed = None not in good_status | bad_status and not bad_status <= good_status
     same_exit = None not in good_status | bad_status and bad_status <= good_status
     # Threads the recording cut off (still running when it stopped: tracer record's linger or
@@ -3749,6 +3771,7 @@ def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, regi
     so the error's return at or after that time says the death may have caused it."""
     rows = bs.orig[named]
     errno = np.where(rows >= 0, p.errno[np.maximum(rows, 0)], -1)
+    _demote_killed_waits(p, named, rows, errno, max_cls, recovered, hard_change, score, outcomes)
     codes = codes_where(p.errno_values, PEER_ERRNOS)
     peer = isin(errno, codes) & (max_cls > 0)
     if not peer.any():
@@ -3775,6 +3798,32 @@ def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, regi
             score[r] = SEVERITY[1] + (0.0 if recovered[r] else NOT_RECOVERED_BONUS)
         if deaths.any():  # below the death that caused it
             score[r] = min(score[r], float(score[deaths].max()) - SEVERITY[0] / 2)
+
+
+def _demote_killed_waits(p: Prepared, named: np.ndarray, rows: np.ndarray, errno: np.ndarray, max_cls: np.ndarray,
+                         recovered: np.ndarray, hard_change: np.ndarray, score: np.ndarray,
+                         outcomes: EventColumns) -> None:
+    """A wait interrupted by a signal (EINTR, ERESTART*: `_abandoned_waits`) that returned after
+    another process of the bad run failed (without recovering, or a hard error where the good
+    runs succeeded) ranks below that failure: the process was killed in its wait by whoever
+    gave up -- perf's workload child blocked on its go pipe, killed once perf's counters were
+    refused (real_fortyfifth). Sequence numbers order calls by entry, and the wait entered long
+    before; its return (`ts_ns + latency_ns`) came after the failure's."""
+    codes = codes_where(p.errno_values, lambda v: v == "EINTR" or v.startswith("ERESTART"))
+    waits = isin(errno, codes) & (max_cls > 0) if len(codes) else np.zeros(len(named), dtype=bool)
+    if not waits.any():
+        return
+    fatal = (((max_cls > 0) & ~recovered) | hard_change) & ~waits & (rows >= 0)
+    if not fatal.any():
+        return
+    src = np.asarray(p.order)[np.maximum(rows, 0)]
+    ts = numpy_of(pc.fill_null(outcomes.column("ts_ns"), 0))[src]
+    returned = ts + numpy_of(pc.fill_null(outcomes.column("latency_ns"), 0))[src]
+    pid = p.pid[np.maximum(rows, 0)]
+    for r in np.flatnonzero(waits & (rows >= 0)).tolist():
+        causes = fatal & (pid != pid[r]) & (returned <= returned[r])
+        if causes.any():
+            score[r] = min(score[r], float(score[causes].max()) - SEVERITY[0] / 2)
 
 
 # Calls that reap a child, and the calls that make one (their return value: its pid).
@@ -4188,7 +4237,7 @@ def _pathless_retries_given_up(p: Prepared, nb: int, err_any: np.ndarray) -> np.
     the bad run's last attempt failed, and it is where the run stopped. Called for a run that
     exits with another status only: how a loop of a run that did not fail ends is timing."""
     out = np.zeros(len(p), dtype=bool)
-    codes = codes_where(p.errno_values, CONTENTION_ERRNOS)
+    codes = codes_where(p.errno_values, CONTENTION_ERRNOS | FALLBACK_ERRNOS)
     if not len(codes):
         return out
     cand = err_any[(p.plainpath[err_any] < 0) & code_in(p.errno[err_any], codes, len(p.errno_values))]

@@ -472,8 +472,12 @@ def read_int_dictionary_chunk(fh: object, chunk: object, max_def: int, rows: int
 
 
 def _main() -> int:
+    existed = (HERE / library_name()).exists()
     built = build()
-    print(f"baseline.run.native: built {built}" if built else "baseline.run.native: not built (numpy versions used)")
+    if built is None:
+        print("baseline.run.native: not built (numpy versions used)")
+    else:  # (setup prints every action it takes: a library already there was not built again)
+        print(f"baseline.run.native: {'up to date' if existed else 'built'} {built}")
     return 0
 
 

@@ -168,11 +168,25 @@ class _File:
     def _arrow_read(self, fh: Any, name: str) -> pa.ChunkedArray:
         # pyarrow.parquet.ParquetFile's reader with its settings, without importing
         # pyarrow.parquet (see tracer.schema): a flat schema's column is its leaf.
+        as_dictionary = name in DICT_COLUMNS
         reader = ParquetReader()
-        reader.open(fh, metadata=self.meta, read_dictionary=[name] if name in DICT_COLUMNS else None,
+        reader.open(fh, metadata=self.meta, read_dictionary=[name] if as_dictionary else None,
                     arrow_extensions_enabled=True)
-        # One column chunk at a time: Arrow's thread pool only adds CPU (~30 %) here.
-        return reader.read_all(column_indices=[reader.column_name_idx(name)], use_threads=False).column(0)
+        try:
+            # One column chunk at a time: Arrow's thread pool only adds CPU (~30 %) here.
+            return reader.read_all(column_indices=[reader.column_name_idx(name)], use_threads=False).column(0)
+        except (pa.ArrowException, OSError):
+            if not as_dictionary:
+                raise
+        # Arrow cannot decode DELTA_BYTE_ARRAY / DELTA_LENGTH_BYTE_ARRAY pages (parquet-mr's v2
+        # writers' strings) straight into a dictionary ("Not yet implemented", an OSError): read
+        # the strings, then encode them (a corrupt page fails this read too, and is refused).
+        fh.seek(0)
+        reader = ParquetReader()
+        reader.open(fh, metadata=self.meta, arrow_extensions_enabled=True)
+        column = reader.read_all(column_indices=[reader.column_name_idx(name)], use_threads=False).column(0)
+        return pa.chunked_array([chunk.cast(pa.string()).dictionary_encode() for chunk in column.chunks],
+                                pa.dictionary(pa.int32(), pa.string()))
 
     def _read(self, name: str) -> pa.ChunkedArray | pa.Array:
         if name in self.present:
@@ -433,23 +447,29 @@ def _size(path: Any) -> int:
 
 def exit_statuses(table: EventColumns) -> set[int | None]:
     """The exit statuses the traces of `table` ended with (None: not known -- a fleet call
-    tree, a frame without the column). Read from the Parquet footer's statistics when they say
-    it (one recording: one value in every row), else from the column (one int32 column)."""
+    tree, a frame without the column)."""
+    return trace_values(table, "exit_status")
+
+
+def trace_values(table: EventColumns, name: str) -> set[int | None]:
+    """The values an integer trace-level column (one value on every row of a trace: exit_status,
+    lost_events) takes in `table` (None: not known). Read from the Parquet footer's statistics
+    when they say it (one recording: one value in every row), else from the column."""
     out: set[int | None] = set()
     for side in table.sides:
-        if any(isinstance(part, _Frame) and "exit_status" not in part.table.column_names for part in side.parts):
+        if any(isinstance(part, _Frame) and name not in part.table.column_names for part in side.parts):
             out.add(None)
             continue
         if side.mask is not None:  # rows of one trace picked out of several
-            chunks = _Side(side.parts, ["exit_status"], side.mask).chunks("exit_status")
+            chunks = _Side(side.parts, [name], side.mask).chunks(name)
         else:
             chunks = []
             for part in side.parts:
-                known = _one_value(part, "exit_status") if isinstance(part, _File) else None
+                known = _one_value(part, name) if isinstance(part, _File) else None
                 if known is not None:
                     out.add(known)
                     continue
-                col = part.read("exit_status")
+                col = part.read(name)
                 chunks += col.chunks if isinstance(col, pa.ChunkedArray) else [col]
         for chunk in chunks:
             out.update(pc.unique(chunk).to_pylist())

@@ -15,7 +15,9 @@ from scenarios import (
     real_fifteenth,
     real_fifth,
     real_fortieth,
+    real_fortyfifth,
     real_fortyfirst,
+    real_fortyfourth,
     real_fortysecond,
     real_fortythird,
     real_fourteenth,
@@ -140,6 +142,10 @@ SETS: list[RealSet] = [
             real_fortysecond.quiet_teardown),
     RealSet("real_fortythird", real_fortythird.REAL_FORTYTHIRD, real_fortythird.QUIET_FORTYTHIRD,
             real_fortythird.quiet_teardown),
+    RealSet("real_fortyfourth", real_fortyfourth.REAL_FORTYFOURTH, real_fortyfourth.QUIET_FORTYFOURTH,
+            real_fortyfourth.quiet_teardown),
+    RealSet("real_fortyfifth", real_fortyfifth.REAL_FORTYFIFTH, real_fortyfifth.QUIET_FORTYFIFTH,
+            real_fortyfifth.quiet_teardown),
 ]
 
 

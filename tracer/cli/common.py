@@ -34,6 +34,7 @@ import contextlib
 import errno
 import importlib
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -57,6 +58,13 @@ class ArgumentParser(argparse.ArgumentParser):
 
     Subparsers inherit the class (argparse creates them with type(parent)).
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A negative number with a unit (`-d -5ms`) is a value, as `-d -1` is: argparse took it
+        # for an option and said "expected one argument" to a user who gave one. No option of
+        # ours starts with a digit.
+        self._negative_number_matcher = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[A-Za-zµ]*$")
 
     def _print_message(self, message: str, file: Any = None) -> None:
         """--help, --version and usage text: argparse drops an OSError writing them (`--help

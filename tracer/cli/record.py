@@ -9,6 +9,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tracer import units
 from tracer.cli import common
@@ -17,7 +18,7 @@ from tracer.errors import TracebaseError, printable
 
 EPILOG = """\
 examples:
-    tracer record -- ls -l /etc               # trace-ls-<UTC time>.parquet in the current dir
+    tracer record -- ls -l /etc               # trace-ls-<UTC time>-<pid>.parquet here
     tracer record -o good1.parquet --label good -- ./job.sh
     tracer record -o bad.parquet --label bad -- ./job.sh
     tracer record -x -- make                  # only failing syscalls
@@ -136,9 +137,12 @@ def parse_meta(items: list[str]) -> dict[str, str]:
 
 
 def default_output(cmd: list[str]) -> Path:
-    """trace-NAME-UTCTIME.parquet, NAME from the command (or the -p target's comm)."""
+    """trace-NAME-UTCTIME-PID.parquet, NAME from the command (or the -p target's comm), PID the
+    recorder's: recordings started in the same second (a loop of `tracer record ... &`) each
+    keep their own file (with the time alone, the last to finish replaced the others')."""
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in os.path.basename(cmd[0]))
-    return Path(f"trace-{name or 'cmd'}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.parquet")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return Path(f"trace-{name or 'cmd'}-{stamp}-{os.getpid()}.parquet")
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -169,7 +173,7 @@ def handle(args: argparse.Namespace) -> int:
         save,
     )
 
-    check_output(output)
+    check_output(args.output or output)  # as given: Path() drops a trailing "/"
     if args.host is not None:  # the host a dataset partitions by: the rule `tracer run --host` keeps
         from tracer.fleet.options import check_host
 
@@ -226,6 +230,8 @@ def handle(args: argparse.Namespace) -> int:
         recorder.close()  # detach before the (possibly long) write
         written = save(recording, output)
     if args.json:
+        if not _stdout_at_line_start(recording.events):
+            print()  # the command's last line had no end: the summary gets its own (`| tail -1 | jq`)
         print(json.dumps({
             "output": str(written), "syscalls": recording.events.num_rows, "lost_events": recording.lost_events,
             "duration_s": round(recording.duration_s, 6), "exit_status": recording.exit_status,
@@ -267,6 +273,44 @@ def describe_ending(recording, *, attached: bool, linger: float) -> str:
             reason, f"when {sig} stopped the recording" if sig else "when the recording stopped")
         ending += f"; {len(others)} descendant thread{'s' if len(others) > 1 else ''} still running {why}, cut off"
     return ending
+
+
+_WRITES = ("write", "writev", "pwrite64", "pwritev", "pwritev2")
+
+
+def _stdout_at_line_start(events: Any) -> bool:
+    """Whether what the command wrote to our stdout ended a line (or it wrote nothing there):
+    its last write to the same file, as recorded (`path`: pipe:[inode], socket:[inode], or the
+    file or terminal's path; `output`: the write's first bytes). Unknown (not captured whole,
+    our stdout not a file we can name) counts as not."""
+    import stat
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        st = os.fstat(sys.stdout.fileno())
+        if stat.S_ISFIFO(st.st_mode):
+            label = f"pipe:[{st.st_ino}]"
+        elif stat.S_ISSOCK(st.st_mode):
+            label = f"socket:[{st.st_ino}]"
+        else:
+            label = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
+    except (OSError, ValueError):
+        return False
+    if events is None or not events.num_rows:
+        return True
+    mine = pc.and_(pc.equal(events.column("path").cast("string"), label),
+                   pc.and_(pc.is_in(events.column("probe").cast("string"), value_set=pa.array(_WRITES, pa.string())),
+                           pc.is_null(events.column("errno"))))
+    rows = pc.indices_nonzero(pc.fill_null(mine, False))
+    if not len(rows):
+        return True
+    last = int(rows[-1].as_py())
+    text, size = events.column("output")[last].as_py(), events.column("ret")[last].as_py()
+    if size == 0:
+        return True
+    return isinstance(text, str) and text.endswith("\n") and len(text.encode("utf-8", "surrogateescape")) == size
 
 
 def _comm_of(pid: int) -> str:

@@ -112,6 +112,22 @@ def check_outside_spool(path: str | os.PathLike | None, option: str, spool: Path
                              f"found {path}")
 
 
+def check_distinct_files(roles: list[tuple[str, str | os.PathLike | None]]) -> None:
+    """TracebaseError naming both flags when one file is given two roles: the control file is
+    deleted once seen (`--metadata-file md.yaml --control-file md.yaml` deleted the job's
+    metadata), the textfile is rewritten every interval (over the user's metadata, or seen as
+    a control file each time). Compared by resolved path."""
+    seen: dict[str, str] = {}
+    for option, path in roles:
+        if path is None:
+            continue
+        real = os.path.realpath(path)
+        if real in seen:
+            raise TracebaseError(f"{option}: expected a file of its own, found {os.fspath(path)!r}, "
+                                 f"which {seen[real]} names too")
+        seen[real] = option
+
+
 def check_run(cfg: RunConfig, ctx: HostContext, log=None) -> CheckedRun:
     """Every option, before anything is created, mounted or loaded (tracer.fleet.options).
 
@@ -167,6 +183,8 @@ def check_run(cfg: RunConfig, ctx: HostContext, log=None) -> CheckedRun:
         check_output_dir(Path(cfg.spool), "--spool")
         for option, path in (("--prom", cfg.prom), ("--control-file", cfg.control_file)):
             check_outside_spool(path, option, Path(cfg.spool))
+        check_distinct_files([("--prom", cfg.prom), ("--metadata-file", cfg.metadata_file),
+                              ("--control-file", cfg.control_file)])
         if cfg.prom is not None:
             check_output_file(cfg.prom, "--prom", ".prom", " (node_exporter's textfile collector reads only *.prom)")
         if cfg.control_file is not None:

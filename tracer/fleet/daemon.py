@@ -180,9 +180,15 @@ class Daemon:
         self._spool_error: str | None = None  # set while the spool is failing (logged once)
         self._last_written_ns: int | None = None
         self._pidfd: int | None = None  # -p: the target, to stop when it exits
+        self._log_lost = 0  # log lines its log (stderr) would not take
 
     def log(self, msg: str) -> None:
-        print(f"tracer run: {msg}", file=self.cfg.log, flush=True)
+        # a log that cannot be written (stderr on a full disk, /dev/full, a closed journal
+        # pipe) loses the line, not the snapshots: faults at run time never stop the tracer
+        try:
+            print(f"tracer run: {msg}", file=self.cfg.log, flush=True)
+        except (OSError, ValueError):
+            self._log_lost += 1
 
     # ---- setup ----------------------------------------------------------------------------
     def validate(self, checked: CheckedRun | None = None) -> None:

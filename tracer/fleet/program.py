@@ -591,9 +591,12 @@ class FleetProgram:
 
     def compile(self) -> FleetProgram:
         """Compile only (nothing is loaded into the kernel until attach)."""
+        from tracer.privilege import compiler_locale
+
         bpf_class = _quiet_bpf_class()
         try:
-            self.bpf = bpf_class(src_file=str(CALLTREE_C).encode(), cflags=self.cflags())
+            with compiler_locale():
+                self.bpf = bpf_class(src_file=str(CALLTREE_C).encode(), cflags=self.cflags())
         except Exception as exc:  # bcc raises bare Exception on compile errors
             raise EnvironmentProblem(f"{CALLTREE_C}: bcc could not compile the {self.probe_set.name} program: {exc}") from None
         return self

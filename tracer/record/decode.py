@@ -403,6 +403,10 @@ def _outputs(decoded: Decoded, write_like: np.ndarray, labels: list[str | None])
 # restored register -- the -ENOENT of a stat that a SIGCHLD handler interrupted right after it
 # failed (make -j2 reaping its recipes), which named "rt_sigreturn ENOENT" in a good-vs-good diff.
 RETURNS_NO_STATUS = frozenset({"rt_sigreturn", "sigreturn"})
+# Calls that cannot fail and whose answer steers the program: a set-uid helper's "am I root?"
+# (geteuid under a nosuid mount answers the caller's uid: the helper refuses and no call fails).
+# Their `arg` says "root" or "not root" -- not the number, which a differ masks as run-to-run noise.
+IDENTITY_QUERIES = frozenset({"getuid", "geteuid", "getgid", "getegid"})
 
 
 def _pick(regs: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -417,6 +421,11 @@ def build_table(head: np.ndarray, columns: tuple[list, list, list, list], names:
     the errno of a getsockopt(SO_ERROR) whose value is an error, its ret staying 0."""
     paths, paths2, argcol, output = columns
     rets = head["ret"].astype(np.int64)
+    identity = [nr for nr, name in names.items() if name in IDENTITY_QUERIES]
+    if identity:
+        for i in np.flatnonzero(np.isin(head["nr"], identity)).tolist():
+            if argcol[i] is None:
+                argcol[i] = "root" if rets[i] == 0 else "not root"
     errs = np.where((rets < 0) & (rets >= -4095), rets, 0)
     not_status = [nr for nr, name in names.items() if name in RETURNS_NO_STATUS]
     if not_status:

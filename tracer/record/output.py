@@ -39,33 +39,50 @@ if TYPE_CHECKING:
     from tracer.record.recorder import Recording
 
 
-def check_output(path: Path) -> None:
-    """Fail before running the command, not after, when the trace could not be written."""
+def check_output(given: str | os.PathLike) -> None:
+    """Fail before running the command, not after, when the trace could not be written: a
+    path ending in "/" (a directory's name), a symlink loop, a directory, a missing or
+    unwritable, read-only or full directory -- of the file its symlinks lead to, as the write
+    follows them (tracer.atomic)."""
+    text = os.fspath(given)
+    path = Path(text)
+    if text.endswith("/"):  # Path() drops the slash: `-o newdir/` wrote a file named newdir
+        raise TracebaseError(f"{text}: expected a file name for the trace, found a directory's name (it ends in /)")
+    try:
+        descriptor, target = atomic.output_target(path)
+    except OSError as exc:
+        raise TracebaseError(f"{path}: {exc.strerror} (a symlink loop), expected a file name for the trace") from None
+    if descriptor is not None:
+        return  # /dev/stdout, /proc/self/fd/N: written in place
+    label = str(path)
+    if target != Path(os.path.abspath(path)):
+        label = f"{path} (-> {target})"
+        path = target  # a symlink: its target's directory is where the file is made
     directory = path.parent
     try:
         if path.is_dir():
-            raise TracebaseError(f"{path}: is a directory, expected a file name for the trace")
+            raise TracebaseError(f"{label}: is a directory, expected a file name for the trace")
         if not directory.exists():
-            raise TracebaseError(f"{path}: directory {directory} does not exist")
+            raise TracebaseError(f"{label}: directory {directory} does not exist")
         if not directory.is_dir():
-            raise TracebaseError(f"{path}: {directory} is not a directory")
+            raise TracebaseError(f"{label}: {directory} is not a directory")
         # named as tracer.atomic names its temporaries (our pid in it): one a kill -9 leaves
         # between these lines is removed by the next recording into this directory, whatever
         # name that one writes
         probe = directory / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        raise TracebaseError(f"{path}: cannot write in {directory} ({exc.strerror})") from None
+        raise TracebaseError(f"{label}: cannot write in {directory} ({exc.strerror})") from None
     try:
         os.close(fd)
         os.unlink(probe)
         fs = os.statvfs(directory)
     except OSError as exc:
-        raise TracebaseError(f"{path}: cannot write in {directory} ({exc.strerror})") from None
+        raise TracebaseError(f"{label}: cannot write in {directory} ({exc.strerror})") from None
     if fs.f_flag & os.ST_RDONLY:
-        raise TracebaseError(f"{path}: cannot write in {directory} (Read-only file system)")
+        raise TracebaseError(f"{label}: cannot write in {directory} (Read-only file system)")
     if fs.f_bavail == 0:
-        raise TracebaseError(f"{path}: cannot write in {directory} "
+        raise TracebaseError(f"{label}: cannot write in {directory} "
                              f"({os.strerror(errno.ENOSPC)}: 0 bytes free)")
 
 
