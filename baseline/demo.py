@@ -82,6 +82,9 @@ def record_and_diff(out: Path) -> dict | None:
         for i in (1, 2):
             recorder.record(argv, cwd=str(job), label="good").write(work / f"good{i}.parquet")
         (job / "data" / "rows.jsonl").rename(job / "data" / "rows.jsonl.moved")
+        # the bad run's own traceback reaches the terminal: said first, so it is not taken for
+        # the demo failing
+        _say("the bad run (its data file moved away) fails on purpose: the job's traceback below is the fault")
         bad = recorder.record(argv, cwd=str(job), label="bad")
         bad.write(work / "bad.parquet")
     report = diff_traces([work / "good1.parquet", work / "good2.parquet"], work / "bad.parquet")

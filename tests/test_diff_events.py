@@ -56,6 +56,20 @@ def test_two_path_call_reports_the_target_that_failed_and_keeps_both(tmp_path):
     assert 'the bad run then wrote: "mv: cannot move \'a.txt\': Permission denied\\n"' in text
 
 
+def test_a_message_cut_at_its_first_characters_says_so(tmp_path):
+    body = [("newfstatat", None, "/srv/in/a.txt", None, None),
+            ("renameat2", None, "/srv/in/a.txt", "/srv/out/a.txt", None),
+            ("exit_group", None, None, None, None)]
+    long = "mv: cannot move 'a.txt': Permission denied; " + "x" * 300 + "\n"
+    bad_body = [body[0], ("renameat2", "EACCES", "/srv/in/a.txt", "/srv/out/a.txt", None),
+                ("write", None, "/dev/pts/0", None, long), body[2]]
+    g = [trace(tmp_path / f"g{i}.parquet", START + body, f"g{i}", pid=10 + i) for i in range(2)]
+    b = trace(tmp_path / "b.parquet", START + bad_body, "b", pid=99, kind="failure")
+    r = diff_traces(g, b, expected=NONE)
+    assert r.bifurcation["then_wrote"] == long[:256]
+    assert "the bad run then wrote (its first 256 characters): \"mv: cannot move" in r.render_text()
+
+
 def test_source_blamed_when_the_bad_run_shows_it_missing(tmp_path):
     # The source failing the same way just before (a routine probe the good runs also make,
     # so not itself an anomaly) says the source is what is missing.

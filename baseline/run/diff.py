@@ -697,7 +697,8 @@ class DiffReport:
             if b.get("next_event"):
                 lines.append(f"  then: {_event_line(b['next_event'])}")
             if b.get("then_wrote"):
-                lines.append(f"  the bad run then wrote: {_quoted(b['then_wrote'])}")
+                cut = f" (its first {OUTPUT_BYTES} characters)" if len(b["then_wrote"]) >= OUTPUT_BYTES else ""
+                lines.append(f"  the bad run then wrote{cut}: {_quoted(b['then_wrote'])}")
             if b["good_instead"]:
                 lines.append("  good runs did instead:")
                 lines += [f"    {_event_line(e)}" for e in b["good_instead"]]

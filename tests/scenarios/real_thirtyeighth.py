@@ -57,7 +57,7 @@ from pathlib import Path
 
 from .catalog import fill_up, umount
 from .files import mounted_tmpfs, shell_argv, write_file
-from .harness import PY, ROOT, NoAnomalyCase, Scenario, _port_block
+from .harness import PY, ROOT, NoAnomalyCase, Scenario, _port_block, skip_if_loopback_down
 
 OPEN = frozenset({"openat", "open", "openat2"})
 WRITE = frozenset({"write", "writev", "pwrite64"})
@@ -141,6 +141,7 @@ def _wait_port(port: int, deadline: float = 10.0) -> None:
             return
         except OSError:
             time.sleep(0.02)
+    skip_if_loopback_down()
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
