@@ -65,10 +65,13 @@ def open_regular(path: str | os.PathLike, expected: str) -> BinaryIO:
         if not stat.S_ISREG(mode):
             raise TracebaseError(f"{os.fsdecode(source)}: expected {expected}, found {file_kind(mode)}")
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    # Outside the clean-up above: once fdopen has wrapped the descriptor, a stop (SIGTERM raising
+    # Stopped) landing inside it closes the descriptor with the wrapper, and closing it again was
+    # EBADF -- an ingest stopped at that moment exited 2 "Bad file descriptor", not 143.
+    return os.fdopen(fd, "rb")
 
 
 def open_parquet(path: str | os.PathLike) -> BinaryIO:
