@@ -39,8 +39,14 @@ KNOWN_MISSES: dict[str, str] = {}
 # Fixed since written: t42_run_parts_random_hooks (each child's role was keyed by its hook's
 # random name, run-parts/<n>-ea<n>e<n>a#0: process names mask random hex words now).
 QUIET_MISSES: dict[str, str] = {}
-# A good-vs-good miss that depends on timing (an xfail when it happens, never asserted); none now.
-FLAKY_QUIET: dict[str, str] = {}
+# A good-vs-good miss that depends on timing (an xfail when it happens, never asserted).
+FLAKY_QUIET: dict[str, str] = {
+    "t42_start_stop_daemon_cycle": (
+        "timing, under the full suite's load only (CI 86, once; 3 of 3 alone quiet): one good run's "
+        "recording showed a process the others had not ('(process missing)'): the daemon "
+        "start-stop-daemon --background forks, and whether its short-lived intermediate is recorded "
+        "before the stop races the recording's end"),
+}
 # A top-1 miss that depends on timing (never strictly xfailed: it passes most runs); none now.
 FLAKY_MISSES: dict[str, str] = {}
 TESTED = [s for s in REAL_FORTYSECOND if s.name not in BENCH_ONLY]

@@ -174,11 +174,14 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
     with output_dirs(path.parent):
         _remove_dead_stagings(path)
         staging = path.parent / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        # registered before it exists: a stop landing between the mkdir and the registration
+        # left the staging directory behind (a coverage report stopped by SIGTERM, CI 86)
+        _pending(staging, True)
         try:
             os.mkdir(staging, DIR_MODE)
         except OSError as exc:
+            _done(staging)
             raise _named(exc, path) from None
-        _pending(staging, True)
         try:
             yield staging
             fsync_dir(staging)
@@ -528,11 +531,15 @@ def _create_temp(directory: Path, name: str) -> tuple[int, Path]:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     for _ in range(100):
         tmp = directory / f".{name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        _pending(tmp, False)  # before it exists, as for a staging directory (see staged_dir)
         try:
             fd = os.open(tmp, flags, FILE_MODE)
         except FileExistsError:
+            _done(tmp)
             continue
-        _pending(tmp, False)
+        except OSError:  # (not made; a stop landing here leaves it registered, removed at exit)
+            _done(tmp)
+            raise
         return fd, tmp
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
 
