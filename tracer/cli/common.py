@@ -795,6 +795,28 @@ def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str
     except BrokenPipeError:
         _silence_stdout()
         return 0
+    except Exception as exc:
+        if _HEARD:
+            # A stop landed inside code that turned it into another exception -- a native
+            # module's initialisation ("ImportError: initialization failed", a coverage report
+            # stopped while matplotlib loaded), a clean-up that failed on the way out: the stop
+            # is what ended the command.
+            _abandon_writes()
+            return 128 + _HEARD[0]
+        return _failed(prog, exc)
+    except BaseException as exc:
+        # A Rust panic in polars (pyo3's PanicException derives from BaseException, so that
+        # `except Exception` does not swallow it): a bug or an environment polars refuses, one
+        # line all the same, not a traceback and exit 1.
+        if type(exc).__name__ != "PanicException":
+            raise
+        return _internal_error(prog, exc)
+
+
+def _failed(prog: str, exc: Exception) -> int:
+    """The exit status and line of a command that failed with `exc` (not a stop)."""
+    try:
+        raise exc
     except OSError as exc:
         _say(prog, str(_unreadable_data(exc) or describe_os_error(exc)))
         return 2
@@ -808,13 +830,6 @@ def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str
         _say(prog, loop)
         return 2
     except Exception as exc:
-        return _internal_error(prog, exc)
-    except BaseException as exc:
-        # A Rust panic in polars (pyo3's PanicException derives from BaseException, so that
-        # `except Exception` does not swallow it): a bug or an environment polars refuses, one
-        # line all the same, not a traceback and exit 1.
-        if type(exc).__name__ != "PanicException":
-            raise
         return _internal_error(prog, exc)
 
 
