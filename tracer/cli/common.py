@@ -796,7 +796,7 @@ def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str
         _silence_stdout()
         return 0
     except Exception as exc:
-        if _HEARD:
+        if _HEARD and _in_main_thread():  # (other threads install no handlers: _HEARD is not theirs)
             # A stop landed inside code that turned it into another exception -- a native
             # module's initialisation ("ImportError: initialization failed", a coverage report
             # stopped while matplotlib loaded), a clean-up that failed on the way out: the stop
@@ -811,6 +811,12 @@ def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str
         if type(exc).__name__ != "PanicException":
             raise
         return _internal_error(prog, exc)
+
+
+def _in_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def _failed(prog: str, exc: Exception) -> int:
