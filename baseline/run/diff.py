@@ -3788,10 +3788,7 @@ def _demote_consequences(p: Prepared, bs: align.Streams, named: np.ndarray, regi
     if killed.any():  # when each peer error returned and each killed thread's last call did
         last = bs.orig[np.maximum(named - 1, 0)]
         ask = np.where(killed, last, np.where(peer, rows, -1))
-        src = np.asarray(p.order)[np.maximum(ask, 0)]
-        ts = numpy_of(pc.fill_null(outcomes.column("ts_ns"), 0))[src]
-        lat = numpy_of(pc.fill_null(outcomes.column("latency_ns"), 0))[src]
-        returned = np.where(ask >= 0, ts + lat, -1)
+        returned = np.where(ask >= 0, _returned_at(p, ask, outcomes), -1)
     for r in np.flatnonzero(peer):
         other = pid != pid[r]
         deaths = killed & other & (returned[r] >= returned) if returned is not None else killed & False
@@ -3817,14 +3814,20 @@ def _demote_killed_waits(p: Prepared, named: np.ndarray, rows: np.ndarray, errno
     fatal = (((max_cls > 0) & ~recovered) | hard_change) & ~waits & (rows >= 0)
     if not fatal.any():
         return
-    src = np.asarray(p.order)[np.maximum(rows, 0)]
-    ts = numpy_of(pc.fill_null(outcomes.column("ts_ns"), 0))[src]
-    returned = ts + numpy_of(pc.fill_null(outcomes.column("latency_ns"), 0))[src]
+    returned = _returned_at(p, rows, outcomes)
     pid = p.pid[np.maximum(rows, 0)]
     for r in np.flatnonzero(waits & (rows >= 0)).tolist():
         causes = fatal & (pid != pid[r]) & (returned <= returned[r])
         if causes.any():
             score[r] = min(score[r], float(score[causes].max()) - SEVERITY[0] / 2)
+
+
+def _returned_at(p: Prepared, rows: np.ndarray, outcomes: EventColumns) -> np.ndarray:
+    """When each of `rows` (-1: none, read as row 0) returned: ts_ns + latency_ns, in source
+    order through p.order (the outcome columns are not in the prepared rows)."""
+    src = np.asarray(p.order)[np.maximum(rows, 0)]
+    ts = numpy_of(pc.fill_null(outcomes.column("ts_ns"), 0))[src]
+    return ts + numpy_of(pc.fill_null(outcomes.column("latency_ns"), 0))[src]
 
 
 # Calls that reap a child, and the calls that make one (their return value: its pid).

@@ -275,33 +275,26 @@ def describe_ending(recording, *, attached: bool, linger: float) -> str:
     return ending
 
 
-_WRITES = ("write", "writev", "pwrite64", "pwritev", "pwritev2")
-
-
 def _stdout_at_line_start(events: Any) -> bool:
     """Whether what the command wrote to our stdout ended a line (or it wrote nothing there):
-    its last write to the same file, as recorded (`path`: pipe:[inode], socket:[inode], or the
-    file or terminal's path; `output`: the write's first bytes). Unknown (not captured whole,
-    our stdout not a file we can name) counts as not."""
-    import stat
-
+    its last write to the same file, as recorded (`path`: the label the recorder gives an
+    inherited descriptor, its /proc link -- pipe:[inode], socket:[inode], a file or terminal;
+    `output`: the write's first bytes). Unknown (not captured whole, our stdout not a file we
+    can name) counts as not."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from tracer.record.syscalls import SPECS
+
     try:
-        st = os.fstat(sys.stdout.fileno())
-        if stat.S_ISFIFO(st.st_mode):
-            label = f"pipe:[{st.st_ino}]"
-        elif stat.S_ISSOCK(st.st_mode):
-            label = f"socket:[{st.st_ino}]"
-        else:
-            label = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
+        label = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
     except (OSError, ValueError):
         return False
+    writes = pa.array(sorted(name for name, spec in SPECS.items() if spec.output is not None), pa.string())
     if events is None or not events.num_rows:
         return True
     mine = pc.and_(pc.equal(events.column("path").cast("string"), label),
-                   pc.and_(pc.is_in(events.column("probe").cast("string"), value_set=pa.array(_WRITES, pa.string())),
+                   pc.and_(pc.is_in(events.column("probe").cast("string"), value_set=writes),
                            pc.is_null(events.column("errno"))))
     rows = pc.indices_nonzero(pc.fill_null(mine, False))
     if not len(rows):
