@@ -61,11 +61,16 @@ WALK = [
 @pytest.mark.parametrize(
     ("raw", "masked"),
     [
-        ("10-ea3f1e", "<n>-<rand>"),  # a run-parts hook named at random (openssl rand -hex 3)
-        ("hook-3FA85F6457", "hook-<rand>"),
+        ("10-ea3f1e", "<n>-<n>"),  # a run-parts hook named at random (openssl rand -hex 3)
+        ("10-123456", "<n>-<n>"),  # ... whose six hex digits happened to be all digits
+        ("10-abcdef", "<n>-<n>"),  # ... or all letters
+        ("hook-3FA85F6457", "hook-<n>"),
+        ("worker-99999", "worker-<n>"),  # a pid of five digits or six: the same name
+        ("worker-100000", "worker-<n>"),
         ("python3.11", "python<n>.<n>"),
         ("e2fsck", "e<n>fsck"),  # not hex: a program's own name
-        ("deadbeef", "deadbeef"),  # letters only: a word
+        ("feedback", "feedback"),  # not hex digits alone: a word
+        ("Deadbeef", "Deadbeef"),  # mixed case: a word
         ("kworker/0:1H", "kworker/<n>:<n>H"),
         ("sha256sum", "sha<n>sum"),
         (None, None),

@@ -73,19 +73,19 @@ ARG_RULES: list[tuple[str, str]] = [
     (r"0[xX][0-9a-fA-F]+|[0-9]+", "<n>"),
 ]
 # Process names: a program's name is its file's, and files named at random run too (run-parts
-# hooks named <nn>-<hex>, scripts a job writes under a hash): a hex word of 6+ characters that
-# mixes digits and letters is taken for random before the numbers are masked (it named each
-# child of one run-parts differently in every run). Python's re, not RE2 (lookarounds): a
-# trace has a few dozen distinct names.
-_RANDOM_HEX_WORD = re.compile(
-    r"(?<![0-9A-Za-z])(?:(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{6,}"
-    r"|(?=[0-9A-F]*[A-F])(?=[0-9A-F]*[0-9])[0-9A-F]{6,})(?![0-9A-Za-z])")
+# hooks named <nn>-<hex>, scripts a job writes under a hash): a word of 6+ hex digits of one
+# case is taken for random and masked as a number is (<n>), whatever it happens to mix -- a
+# random hex word is all digits one time in 17 and all letters one time in 360, and masking it
+# as anything else named that run's hook differently from the others'. A real program named
+# by six hex letters ("facade") is only masked: the same in every run. Python's re, not RE2
+# (lookarounds): a trace has a few dozen distinct names.
+_RANDOM_HEX_WORD = re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-f]{6,}|[0-9A-F]{6,})(?![0-9A-Za-z])")
 
 
 def normalize_comms(values: pa.Array) -> pa.Array:
     """Process names normalised: random hex words, then numbers and addresses (ARG_RULES)."""
     if len(values) and pc.any(pc.fill_null(pc.match_substring_regex(values, "[0-9a-fA-F]{6}"), False)).as_py():
-        values = pa.array([None if v is None else _RANDOM_HEX_WORD.sub(RAND, v) for v in values.to_pylist()],
+        values = pa.array([None if v is None else _RANDOM_HEX_WORD.sub(_N, v) for v in values.to_pylist()],
                           type=pa.string())
     return apply_rules(values, ARG_RULES)
 
