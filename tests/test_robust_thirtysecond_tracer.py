@@ -706,7 +706,8 @@ def test_record_kill9_during_final_write_half_file_is_refused_and_swept(tmp_path
 
 def test_record_sigterm_during_linger_stops_and_keeps_command_status(tmp_path):
     rec = popen([TRACER, "record", "--linger", "60s", "-o", "l.parquet", "--", "sh", "-c",
-                 "sleep 30 & touch started; exit 3"], tmp_path)
+                 "sleep 30 > /dev/null 2>&1 & touch started; exit 3"], tmp_path)
+    # (the sleep must not hold the recorder's stdout/stderr pipes: communicate() would wait for it)
     try:
         wait_for(lambda: (tmp_path / "started").exists() or rec.poll() is not None, 120, "start")
         time.sleep(1.0)

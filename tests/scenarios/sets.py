@@ -19,6 +19,8 @@ from scenarios import (
     real_fortyfirst,
     real_fortyfourth,
     real_fortysecond,
+    real_fortyseventh,
+    real_fortysixth,
     real_fortythird,
     real_fourteenth,
     real_fourth,
@@ -146,6 +148,10 @@ SETS: list[RealSet] = [
             real_fortyfourth.quiet_teardown),
     RealSet("real_fortyfifth", real_fortyfifth.REAL_FORTYFIFTH, real_fortyfifth.QUIET_FORTYFIFTH,
             real_fortyfifth.quiet_teardown),
+    RealSet("real_fortysixth", real_fortysixth.REAL_FORTYSIXTH, real_fortysixth.QUIET_FORTYSIXTH,
+            real_fortysixth.quiet_teardown),
+    RealSet("real_fortyseventh", real_fortyseventh.REAL_FORTYSEVENTH, real_fortyseventh.QUIET_FORTYSEVENTH,
+            real_fortyseventh.quiet_teardown),
 ]
 
 
