@@ -64,6 +64,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
+from fleet_tables import frame
 
 from tracer.schema import polars_schema, write_partition
 
@@ -581,7 +582,7 @@ def _emit_host(out, host, hi, rng, calls, chains, span, gaps, loss, summary):
             truth["held_out"].append(rng.random() < 0.1)
     date = T0.strftime("%Y-%m-%d")
     if ev["trace_id"]:
-        events = pl.DataFrame({c: ev[c] for c in ev}, schema={c: schema[c] for c in ev})
+        events = frame({c: ev[c] for c in ev}, {c: schema[c] for c in ev})
         write_partition(events, out, "events", date, host, "part-0000.parquet", durable=False)
         tschema = polars_schema("truth")
         write_partition(pl.DataFrame(dict(truth), schema={c: tschema[c] for c in truth}), out, "truth", date, host,
@@ -628,6 +629,6 @@ def _emit_host(out, host, hi, rng, calls, chains, span, gaps, loss, summary):
             rows["errno_counts"].append([{"errno": e, "count": k} for e, k in sorted(errs.items())] or None)
             rows["lost_records"].append(lost_records.get(i, 0))
     cschema = polars_schema("counters")
-    counters = pl.DataFrame(dict(rows), schema={c: cschema[c] for c in rows})
+    counters = frame(dict(rows), {c: cschema[c] for c in rows})
     write_partition(counters, out, "counters", date, host, "part-0000.parquet", durable=False)
     summary["attempts_lost"] += sum(lost_records.values())

@@ -123,6 +123,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from fleet_tables import frame
 
 from tracer.schema import polars_schema, write_counter_buckets, write_partition
 
@@ -522,9 +523,9 @@ def generate(out_dir, hosts: int = 8, hours: float = 5, seed: int = 35, faults: 
             truth["held_out"].append(False)
 
         evs = polars_schema("events")
-        frame = pl.DataFrame({c: ev[c] for c in ev}, schema={c: evs[c] for c in ev}).with_columns(
+        events = frame({c: ev[c] for c in ev}, {c: evs[c] for c in ev}).with_columns(
             pl.lit(host).alias("host"))
-        write_partition(frame, out, "events", date, host, "part-0000.parquet", durable=False)
+        write_partition(events, out, "events", date, host, "part-0000.parquet", durable=False)
         ts = polars_schema("truth")
         tframe = pl.DataFrame({c: truth[c] for c in truth}, schema={c: ts[c] for c in truth}).with_columns(
             pl.lit(host).alias("host"))
@@ -544,7 +545,7 @@ def generate(out_dir, hosts: int = 8, hours: float = 5, seed: int = 35, faults: 
                 rows_err.append([{"errno": e, "count": n} for e, n in sorted(c.items())] if c else [])
         cs = polars_schema("counters")
         n = len(rows_t)
-        cframe = pl.DataFrame({
+        cframe = frame({
             "host": [host] * n, "snapshot_time": rows_t, "interval_s": [SNAP_S] * n,
             "kernel_release": [KERNEL] * n, "vendor": ["mlx5"] * n, "probe_set": ["rdma"] * n,
             "probe": rows_p, "layer": [LAYER[p] for p in rows_p], "live": [True] * n,
