@@ -307,8 +307,10 @@ def _group_resolution(host_probe: pl.DataFrame, universe: list[str], label: str,
     return pl.DataFrame(rows, schema=polars_schema("coverage_groups"))
 
 
-# An application failure at time t is counted by the probe in the snapshot that ends in
-# (t, t + interval]; the slack absorbs clock skew between the job's log and the host's tracer.
+# An application failure logged at time t is counted by the probe in a snapshot ending near it:
+# the kernel call failed before the job logged it, so the snapshot that counted the failure ends
+# in (t - latency, t + interval] -- it can close between the failure and the log line. The slack
+# absorbs that latency and the clock skew between the job's log and the host's tracer, both ways.
 SEEN_SLACK = dt.timedelta(seconds=10)
 
 
@@ -319,7 +321,8 @@ def _host_key(col: str) -> pl.Expr:
 
 def seen_by_live_probe(failures: pl.DataFrame, counters: pl.LazyFrame) -> pl.Series:
     """Per application failure: did a live probe on a kernel counterpart of its verb count a
-    failure on the same host at that time (the snapshot after it, within SEEN_SLACK)? A failure
+    failure on the same host at that time (a snapshot ending from SEEN_SLACK before it to one
+    interval and SEEN_SLACK after it)? A failure
     without a timestamp counts as seen when such a probe counted failures on the host that week.
     """
     n = failures.height
@@ -342,11 +345,13 @@ def seen_by_live_probe(failures: pl.DataFrame, counters: pl.LazyFrame) -> pl.Ser
         return pl.Series("seen", [False] * n)
     interval = dt.timedelta(seconds=float(hits["interval_s"].max() or 5.0))
     timed = pairs.filter(pl.col("time").is_not_null()).sort("time")
-    matched = timed.join_asof(
-        hits.select("host", "probe", "snapshot_time").sort("snapshot_time"),
-        left_on="time", right_on="snapshot_time", by=["host", "probe"],
-        strategy="forward", tolerance=interval + SEEN_SLACK, check_sortedness=False,  # sorted above
-    ).filter(pl.col("snapshot_time").is_not_null())["i"]
+    snapshots = hits.select("host", "probe", "snapshot_time").sort("snapshot_time")
+    matched = pl.concat([
+        timed.join_asof(snapshots, left_on="time", right_on="snapshot_time", by=["host", "probe"],
+                        strategy=strategy, tolerance=tolerance, check_sortedness=False)  # sorted above
+        .filter(pl.col("snapshot_time").is_not_null())["i"]
+        for strategy, tolerance in (("forward", interval + SEEN_SLACK), ("backward", SEEN_SLACK))
+    ])
     untimed = pairs.filter(pl.col("time").is_null()).join(
         hits.select("host", "probe").unique(), on=["host", "probe"], how="semi")["i"]
     seen = set(matched.to_list()) | set(untimed.to_list())

@@ -332,6 +332,7 @@ JSON object (``DiffReport.to_dict``; also docs/diff-json.md)
 
 from __future__ import annotations
 
+import errno as errno_names
 import os
 import re
 import sys
@@ -1135,12 +1136,13 @@ def diff_traces(
     # ... and so does one its reader's early exit killed (SIGPIPE); in a bad run exiting as the
     # good runs did, that death is timing too: its EPIPE drops out and the thread merely stops
     # (see _sigpipe_deaths). In a run exiting otherwise it stays, ranked as a consequence.
-    sigpipe_rows, sigpipe_streams = _sigpipe_deaths(p, s_tkey)
+    sigpipe_rows, reraise_rows, sigpipe_streams = _sigpipe_deaths(p, s_tkey)
     bad_sigpipe = sigpipe_rows[sigpipe_rows < nb]
     open_end |= sigpipe_streams & ~is_bad_stream
     if same_exit:
         open_end |= sigpipe_streams
         drop[bad_sigpipe] = True
+        drop[reraise_rows[reraise_rows < nb]] = True  # its handler's re-raise goes with it
         bad_sigpipe = bad_sigpipe[:0]
     good_roles = {rk for rk, b in zip(s_rolekey, is_bad_stream, strict=True) if not b}
     matched_role = list(s_rolekey)
@@ -1227,6 +1229,10 @@ def diff_traces(
         # (a good thread SIGPIPE killed stood at its last call before the failed write)
         for j in np.flatnonzero(sigpipe_streams & ~is_bad_stream & (g_end > g_start)).tolist():
             orig = gs.orig[int(g_start[j]) : int(g_end[j])]
+            # (before the failed write: a handler's re-raise after it is no work)
+            failed_write = np.flatnonzero(isin(orig, sigpipe_rows))
+            if len(failed_write):
+                orig = orig[: int(failed_write[0])]
             ok = np.flatnonzero((orig >= 0) & (p.errno[np.maximum(orig, 0)] < 0))
             if not len(ok):
                 continue
@@ -1319,6 +1325,16 @@ def diff_traces(
                 if reported[r] >= 0:
                     named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
                     caused[r] = True
+        # A region named by a message whose text quotes the error of the call that failed right
+        # before it in its thread ("write stdout: Resource temporarily unavailable" after a
+        # non-blocking write's EAGAIN): the program says that call is why, whatever the
+        # allowlist or the timing errnos make of it, and whether or not the run's exit shows it
+        # (a pipeline's stage exiting 1 under a shell that exits 0).
+        for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist():
+            reported[r] = _quoted_error(p, int(bs.orig[named[r]]), nb, noise)
+            if reported[r] >= 0:
+                named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
+                caused[r] = True
         # A region named by an error-free event near the message (or exit) of a run exiting with
         # another status, right after a call without a path the thread gave up retrying (see
         # _pathless_retries_given_up): the message reports that call, a contention errno the
@@ -3532,21 +3548,32 @@ def _extra_entries(p: Prepared, bs: align.Streams, regions: align.Regions, novel
     return _news_all(bs, regions, pos, ok)
 
 
-def _sigpipe_deaths(p: Prepared, s_tkey: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+# What a signal handler does between the signal and the re-raise that ends its process (coreutils
+# sort's handler for SIGPIPE: its temporary files removed, the default action restored, then
+# raise(): rt_sigaction, gettid, getpid, tgkill, rt_sigreturn), at most RERAISE_TAIL calls.
+RERAISE_CALLS = SIGNAL_PROBES | {"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "gettid", "getpid",
+                                 "getppid", "unlink", "unlinkat", "close", "munmap", "write"}
+RERAISE_TAIL = 32
+
+
+def _sigpipe_deaths(p: Prepared, s_tkey: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Threads killed by SIGPIPE: a stream whose last call is a write (`WRITING_PROBES`) failing
     EPIPE -- the reader had gone, and the default action of the signal that comes with the
     error ended the process there (a writer that handles it goes on, or exits) -- or one to a
-    pipe that returned what it had written when the reader left. Returns those
-    rows, and per stream whether its process is one of them (every thread of a process the
-    signal killed stops where it stood): `cut -f1 log | head -3` -- whether cut finished its
-    file before head had its three lines, or was killed after 1 or 17 writes, is timing."""
-    none = (np.zeros(0, dtype=np.int64), np.zeros(len(s_tkey), dtype=bool))
+    pipe that returned what it had written when the reader left, or one whose handler of the
+    signal cleaned up and raised it again after the failed write (`RERAISE_CALLS`: sort).
+    Returns the failed (or last) writes' rows, the handler's rows after them, and per stream
+    whether its process is one of them (every thread of a process the signal killed stops
+    where it stood): `cut -f1 log | head -3` -- whether cut finished its file before head had
+    its three lines, or was killed after 1 or 17 writes, is timing."""
+    none = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(len(s_tkey), dtype=bool))
     epipe = codes_where(p.errno_values, ("EPIPE",))
     if not len(s_tkey):
         return none
     starts = stream_starts(p)
     last = np.r_[starts[1:], len(p)] - 1
-    writes = code_in(p.probe[last], codes_where(p.probe_values, WRITING_PROBES), len(p.probe_values))
+    writing = codes_where(p.probe_values, WRITING_PROBES)
+    writes = code_in(p.probe[last], writing, len(p.probe_values))
     hit = writes & code_in(p.errno[last], epipe, len(p.errno_values))
     # ... or a write to a pipe that succeeded and was its thread's last call: a writer blocked
     # on a full pipe whose reader left wakes with what it wrote so far, and the next write's
@@ -3556,11 +3583,34 @@ def _sigpipe_deaths(p: Prepared, s_tkey: np.ndarray) -> tuple[np.ndarray, np.nda
         codes = unique_ints(p.plainpath[last[ended_writing]])
         pipes = codes[[str(p.npath_values[int(c)]).startswith("pipe:") for c in codes.tolist()]]
         hit |= ended_writing & isin(p.plainpath[last], pipes)
+    write_rows = last.copy()
+    tails: list[np.ndarray] = []
+    # ... or a handler's re-raise after the failed write: the stream's last EPIPE write, then
+    # only the handler's calls, one of them a signal sent
+    if len(epipe) and (tail_end := np.flatnonzero(~hit & code_in(p.probe[last], codes_where(
+            p.probe_values, RERAISE_CALLS), len(p.probe_values)))).size:
+        reraise = codes_where(p.probe_values, RERAISE_CALLS)
+        senders = codes_where(p.probe_values, SIGNAL_PROBES)
+        for i in tail_end.tolist():
+            lo, end = int(starts[i]), int(last[i])
+            q = end
+            while q > lo and end - q < RERAISE_TAIL and bool(code_in(p.probe[q:q + 1], reraise, len(p.probe_values))[0]) \
+                    and not (bool(code_in(p.probe[q:q + 1], writing, len(p.probe_values))[0]) and p.errno[q] >= 0):
+                q -= 1
+            if q == end or not bool(code_in(p.probe[q:q + 1], writing, len(p.probe_values))[0]) \
+                    or not bool(code_in(p.errno[q:q + 1], epipe, len(p.errno_values))[0]):
+                continue
+            if not code_in(p.probe[q + 1:end + 1], senders, len(p.probe_values)).any():
+                continue
+            hit[i] = True
+            write_rows[i] = q
+            tails.append(np.arange(q + 1, end + 1, dtype=np.int64))
     if not hit.any():
         return none
     # (trace, pid) as one key: the trace number (-1 for the bad run) above the 32-bit pid
     process = (s_tkey.astype(np.int64) + 1) * (1 << 32) + np.asarray(p.pid[starts]).astype(np.int64)
-    return last[hit].astype(np.int64), isin(process, unique_ints(process[hit]))
+    tail_rows = np.concatenate(tails) if tails else np.zeros(0, dtype=np.int64)
+    return write_rows[hit].astype(np.int64), tail_rows, isin(process, unique_ints(process[hit]))
 
 
 def _descriptor_plumbing(p: Prepared, bs: align.Streams, regions: align.Regions, novel: np.ndarray) -> np.ndarray:
@@ -4456,7 +4506,20 @@ def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: in
         return q if new_pathless[q] else -1
     if not bool(isin(_call_keys(p, q), good_calls)):
         return q
-    return q if _failed_more_often(p, q) else -1
+    return q if _failed_more_often(p, q) or _never_failed_so(p, q) else -1
+
+
+def _never_failed_so(p: Prepared, q: int) -> bool:
+    """Whether no good run failed bad row `q`'s (call, path) with its errno. A site whose
+    successes cannot be counted apart shares its path with other objects (every pipe is
+    `pipe:`): a non-blocking write's EAGAIN before the job's "write stdout: Resource
+    temporarily unavailable" is met at a site the good runs wrote to as often (their other
+    pipes), but none of them ever failed there so (real_fortyseventh's
+    `nonblocking_record_over_pipe`, which the curated entry for pipe EAGAIN set aside)."""
+    nb = _bad_row_count(p)
+    good = slice(nb, None)
+    same = (p.probe[good] == p.probe[q]) & (p.plainpath[good] == p.plainpath[q]) & (p.errno[good] == p.errno[q])
+    return not bool(np.any(same))
 
 
 def _failed_more_often(p: Prepared, q: int) -> bool:
@@ -4516,6 +4579,23 @@ def _new_pathless_errors(p: Prepared, nb: int, err_any: np.ndarray) -> np.ndarra
     more = bad_keys[bad_counts > good_max]
     out[rows[bad]] = isin(key[bad], more)
     return out
+
+
+def _quoted_error(p: Prepared, row: int, nb: int, noise: frozenset[int]) -> int:
+    """The bad row of the call that failed right before bad row `row` in its thread when `row`
+    is a message write whose text holds that error's description (strerror: "Resource
+    temporarily unavailable" for EAGAIN, what perror and err(3) print); -1 otherwise."""
+    if not 0 <= row < nb or p.order is None or "output" not in p.table.column_names \
+            or p.probe_values[int(p.probe[row])] not in MESSAGE_WRITES:
+        return -1
+    text = p.table.column("output")[int(p.order[row])].as_py()
+    if not text:
+        return -1
+    q = _error_before(p, row, np.zeros(0, dtype=np.int32), noise)
+    if q < 0:
+        return -1
+    number = getattr(errno_names, p.errno_values[int(p.errno[q])], None)
+    return q if isinstance(number, int) and os.strerror(number) in text else -1
 
 
 def _error_before(p: Prepared, row: int, timing_codes: np.ndarray, noise: frozenset[int]) -> int:

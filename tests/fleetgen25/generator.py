@@ -89,6 +89,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
+from fleet_tables import frame
 
 from tracer.schema import metadata_list, polars_schema, write_counter_buckets, write_partition
 
@@ -565,7 +566,7 @@ def _emit_host(root: Path, host: dict, roles: dict, duration: float, seed: int, 
             truth["origin_layer"].append(layer)
         truth["expected_error"].append(bool(rec["expected"]))
         truth["held_out"].append(fam is None and hrng.random() < 0.1)
-    events = pl.DataFrame({c: ev[c] for c in ev}, schema={c: event_types[c] for c in ev})
+    events = frame({c: ev[c] for c in ev}, {c: event_types[c] for c in ev})
     write_partition(events, root, "events", date, host["name"], "part-00000.parquet", durable=False)
     truth_df = pl.DataFrame({c: truth[c] for c in truth}, schema={c: truth_types[c] for c in truth})
     write_partition(truth_df, root, "truth", date, host["name"], "part-00000.parquet", durable=False)
@@ -607,7 +608,7 @@ def _emit_host(root: Path, host: dict, roles: dict, duration: float, seed: int, 
             cnt["lost_records"].append(0)
         if negative:
             reset_done = True
-    counters = pl.DataFrame({c: cnt[c] for c in cnt}, schema={c: counter_types[c] for c in cnt})
+    counters = frame({c: cnt[c] for c in cnt}, {c: counter_types[c] for c in cnt})
     path = write_partition(counters, root, "counters", date, host["name"], "part-00000.parquet", durable=False)
     write_counter_buckets(path, durable=False)
 
