@@ -203,7 +203,8 @@ refinements:
 * a wait interrupted by a signal (EINTR, ERESTART*) and never completed by its thread, at a
   (call, path) the good runs completed and never saw interrupted, is not covered by the
   allowlist's timing entries (`_abandoned_waits`: flock -w giving up, a child timeout kills
-  in its open of a FIFO); nor is a retry loop that gave up (`_retries_given_up`: EAGAIN at a
+  in its open of a FIFO; `_killed_in_waits`: a call without a path, its thread's last, in a
+  run a signal ended -- kill -9 of a job stuck in its sleep); nor is a retry loop that gave up (`_retries_given_up`: EAGAIN at a
   call the good runs completed, failed 3+ times by a thread that never completes it -- a
   lock its hung holder never lets go -- though the good runs' own retries taught the entry;
   at a call without a path, in a run exiting with another status, also a refusal every good
@@ -916,6 +917,12 @@ def diff_traces(
     # when every call it made looks like the good runs' (a validator's exit 3 after reading
     # its input: the only other sign is the bytes it wrote). Unknown statuses say nothing.
     good_status, bad_status = exit_statuses(good_tab), exit_statuses(bad_tab)
+    # ... and a GOOD run that failed (a recording of the failing run given as GOOD by mistake)
+    # teaches its errors as expected: said, as a diff of different commands is
+    failed_good = sorted(s for s in good_status if s is not None and s != 0)
+    if failed_good:
+        warnings.append(f"some GOOD traces exited with status {', '.join(map(str, failed_good))}, not 0: a failed "
+                        "run given as GOOD has its errors taken as expected")
     # A recording whose ring buffer overflowed lacks calls: the bad run's bifurcation may be
     # among them, and a good run's missing calls leave the bad run's same calls unexplained.
     for side, lost in (("BAD trace", _lost_events(bad_tab)), ("GOOD traces", _lost_events(good_tab))):
@@ -1019,6 +1026,10 @@ def diff_traces(
     # the same for a call without a path, in a run that failed (see _pathless_retries_given_up)
     given_up = _pathless_retries_given_up(p, nb, err_any) if exit_changed else np.zeros(n_rows, dtype=bool)
     abandoned |= given_up
+    # ... and a call without a path a signal from outside ended the run in (kill -9 of a job
+    # stuck in its sleep: the only trace of it, see _killed_in_waits)
+    if exit_changed and any(s is not None and s > 128 for s in bad_status):
+        abandoned |= _killed_in_waits(p, nb, err_any)
     # A wait for one child that found it reaped elsewhere, where the good runs' returned it:
     # no entry covers it, and the good runs had another outcome there.
     lost = _lost_children(p, nb)
@@ -1162,6 +1173,9 @@ def diff_traces(
     # the kept row numbers, built in their final (narrow) type: no 8-byte index array
     keep = kept_rows(drop)
     del drop
+    # which rows were kept, a bit each: the rows just before a region are read from them
+    # (`_rows_before`), as loop compression left only a loop's first turn in the streams
+    kept_bits = _bitmap(keep, len(p))
     _release(p, "ppid", "ncomm")
     sid = p.sid[keep]
     if n_streams < 2**15:  # stream ids in 2 bytes a position
@@ -1507,8 +1521,7 @@ def diff_traces(
                 # a file an earlier run left, read, then the good runs' work, then the message the
                 # run exits with: the message says why, not the leftover
                 ev, ev_seq = rows.event(message_row), int(p.seq[message_row])
-            lc_lo = max(int(b_start[sid]), start - context)
-            last_common = [_event(rows, bs, q) for q in range(lc_lo, start)]
+            last_common = [rows.event(q) for q in _rows_before(p, kept_bits, bs, start, int(b_start[sid]), context)]
             candidates = np.array(
                 [j for j in range(n_streams)
                  if not is_bad_stream[j] and matched_role[j] == matched_role[sid] and g_end[j] > g_start[j]],
@@ -2815,7 +2828,54 @@ def _parents_made_on_demand(p: Prepared, noise_codes: np.ndarray) -> np.ndarray:
                 found = True
         if not found:
             break
+    _made_top_down(p, cand[~made[cand]], counted, mkdirs, made)
     return np.flatnonzero(made)
+
+
+def _made_top_down(p: Prepared, cand: np.ndarray, counted: np.ndarray, mkdirs: np.ndarray, made: np.ndarray) -> None:
+    """Directories made on demand from the top down (GNU tar extracting an archive without
+    directory entries: a member's create fails ENOENT, then mkdirat of each ancestor, the
+    existing ones failing EEXIST, down to its parent, made; then the create again): the failed
+    create, the walk's mkdirs and their EEXISTs are one step with the create, marked in `made`.
+    Which ancestors already existed follows the archive's order of members, not the program."""
+    if not len(cand):
+        return
+    rows = np.flatnonzero(counted & ~made)
+    at = np.searchsorted(rows, cand, side="right")
+    ok = at < len(rows)
+    nxt = np.where(ok, rows[np.minimum(at, len(rows) - 1)], 0)
+    ok &= (p.sid[nxt] == p.sid[cand]) & code_in(p.probe[nxt], mkdirs, len(p.probe_values)) & (p.raw_path[nxt] >= 0)
+    eexist = codes_where(p.errno_values, ("EEXIST",))
+    for c, first in zip(cand[ok].tolist(), at[ok].tolist(), strict=True):
+        created = p.raw_path_values[int(p.raw_path[c])].rstrip("/")
+        parent = os.path.dirname(created)
+        walk: list[int] = []
+        depth = -1
+        for i in range(first, min(first + MADE_ON_DEMAND_DEPTH, len(rows))):
+            m = int(rows[i])
+            if p.sid[m] != p.sid[c] or not bool(code_in(p.probe[m:m + 1], mkdirs, len(p.probe_values))[0]) \
+                    or p.raw_path[m] < 0:
+                break
+            made_dir = p.raw_path_values[int(p.raw_path[m])].rstrip("/")
+            if not made_dir or not (parent == made_dir or parent.startswith(made_dir + "/")) \
+                    or made_dir.count("/") <= depth:
+                break
+            failed = int(p.errno[m])
+            if failed >= 0 and not bool(code_in(p.errno[m:m + 1], eexist, len(p.errno_values))[0]):
+                break
+            walk.append(m)
+            depth = made_dir.count("/")
+            if made_dir == parent:
+                if failed < 0:  # the parent itself made here: then the create again, succeeding
+                    hi = min(m + RETRY_GAP + 1, len(p))
+                    again = np.flatnonzero((p.sid[m + 1:hi] == p.sid[c]) & (p.probe[m + 1:hi] == p.probe[c])
+                                           & (p.narg[m + 1:hi] == p.narg[c]))
+                    r = m + 1 + int(again[0]) if len(again) else -1
+                    if r >= 0 and p.errno[r] < 0 and p.raw_path[r] >= 0 and os.path.dirname(
+                            p.raw_path_values[int(p.raw_path[r])].rstrip("/")) == parent:
+                        made[c] = True
+                        made[walk] = True
+                break
 
 
 def _cache_misses_filled(p: Prepared, good_ok_calls: np.ndarray) -> np.ndarray:
@@ -3911,11 +3971,14 @@ def _first_of_repeats(p: Prepared, bs: align.Streams, regions: align.Regions, na
 
 def _handled_at_once(p: Prepared, row: int) -> bool:
     """A call of the thread at the same path succeeded within RETRY_GAP rows after the failed
-    `row` (rows are in stream order: a thread's rows run together)."""
+    `row` (rows are in stream order: a thread's rows run together). Giving the descriptor back
+    is no such call: shutil closing both files after the sendfile that filled the disk
+    (real_fortysixth's `copytree_tmpfs_fills_late`) dealt with nothing."""
+    releases = codes_where(p.probe_values, DESCRIPTOR_RELEASES)
     for q in range(row + 1, min(len(p.tid), row + 1 + RETRY_GAP)):
         if p.tid[q] != p.tid[row] or p.tkey[q] != p.tkey[row]:
             return False
-        if p.plainpath[q] == p.plainpath[row] and p.errno[q] < 0:
+        if p.plainpath[q] == p.plainpath[row] and p.errno[q] < 0 and int(p.probe[q]) not in releases:
             return True
     return False
 
@@ -4175,6 +4238,37 @@ def _abandoned_waits(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: n
         later = np.flatnonzero(p.sid[r + 1 : nb] == p.sid[r]) + r + 1
         done = later[p.errno[later] < 0]
         out[r] = not bool(len(done)) or not bool((_call_keys(p, done) == call).any())
+    return out
+
+
+def _killed_in_waits(p: Prepared, nb: int, err_any: np.ndarray) -> np.ndarray:
+    """Bad rows of a call without a path interrupted by a signal (EINTR, ERESTART*) that is
+    its thread's last call, in a run a signal ended (its exit status 128 + the signal, which no
+    good run had: the caller checks), at a call the good runs of the process's name made and
+    completed, never interrupted: the run was killed there (kill -9 of a job stuck in its
+    nanosleep). `_abandoned_waits` judges the calls with a path; without one there is no call
+    site, so the thread's end and the run's death stand in for it."""
+    out = np.zeros(len(p), dtype=bool)
+    codes = codes_where(p.errno_values, lambda v: v == "EINTR" or v.startswith("ERESTART"))
+    if not len(codes):
+        return out
+    cand = err_any[(err_any < nb) & (p.plainpath[err_any] < 0)]
+    cand = cand[isin(p.errno[cand], codes)]
+    # the thread's last row (rows of a thread run together)
+    cand = cand[(cand + 1 >= nb) | (p.sid[np.minimum(cand + 1, len(p) - 1)] != p.sid[cand])]
+    if not len(cand):
+        return out
+    good = _good_rows_where(isin(p.probe[nb:], unique_ints(p.probe[cand])), nb)
+
+    def key(rows: np.ndarray) -> np.ndarray:  # (call, process name)
+        return (p.probe[rows].astype(np.int64) * np.int64(len(p.ncomm_values) + 1)
+                + np.asarray(p.ncomm[rows]).astype(np.int64))
+
+    good_keys = key(good)
+    completed = unique_ints(good_keys[p.errno[good] < 0])
+    interrupted = unique_ints(good_keys[isin(p.errno[good], codes)])
+    cand_keys = key(cand)
+    out[cand[isin(cand_keys, completed) & ~isin(cand_keys, interrupted)]] = True
     return out
 
 
@@ -4713,6 +4807,43 @@ def _seq_of(s: align.Streams, pos: np.ndarray, seq_rows: np.ndarray) -> np.ndarr
     prev = s.orig[np.maximum(pos - 1, 0)]
     row = np.where(orig >= 0, orig, prev)
     return np.where(row >= 0, seq_rows[np.maximum(row, 0)], -1)
+
+
+def _bitmap(rows: np.ndarray, n: int) -> np.ndarray:
+    """`rows` (indices below `n`) as a packed bit mask (np.packbits order)."""
+    mask = np.zeros(n, dtype=bool)
+    mask[rows] = True
+    return np.packbits(mask)
+
+
+def _rows_before(p: Prepared, kept_bits: np.ndarray, bs: align.Streams, start: int, stream_start: int,
+                 context: int) -> list[int]:
+    """Up to `context` kept rows of the thread right before the region starting at bad position
+    `start`, oldest first: the raw rows, not the positions before it -- a loop's later turns
+    are compressed out of the streams, so the positions before a region after 20,000 turns are
+    the loop's first turn."""
+    if start <= stream_start:
+        return []
+    prev = int(bs.orig[start - 1])
+    if prev < 0:
+        return []
+    tid, tkey = p.tid[prev], p.tkey[prev]
+
+    def same_thread(q: int) -> bool:
+        return 0 <= q < len(p) and p.tid[q] == tid and p.tkey[q] == tkey
+
+    row = int(bs.orig[start])
+    if row < 0:  # the thread's end: after its last row
+        row = prev + 1
+        while same_thread(row):
+            row += 1
+    out: list[int] = []
+    q = row - 1
+    while same_thread(q) and len(out) < context:
+        if (int(kept_bits[q >> 3]) >> (7 - (q & 7))) & 1:
+            out.append(q)
+        q -= 1
+    return out[::-1]
 
 
 def _event(rows: _Rows, s: align.Streams, pos: int) -> dict[str, Any]:

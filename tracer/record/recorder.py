@@ -227,7 +227,7 @@ class SyscallRecorder:
     to a hash (tests use a tiny number to exercise that).
     """
 
-    def __init__(self, ringbuf_mb: int = 64, max_path: int = 512, failures_only: bool = False,
+    def __init__(self, ringbuf_mb: int = 64, max_path: int = 4096, failures_only: bool = False,
                  slots: int | None = None):
         if max_path & (max_path - 1) or not 64 <= max_path <= 4096:
             raise TracebaseError(f"max_path: expected a power of two in 64..4096, found {max_path}")
