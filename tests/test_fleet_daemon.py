@@ -278,7 +278,8 @@ def test_syscalls_set_runs_against_a_real_program(fake, tmp_path):
     proc.communicate("go\n", timeout=30)
     assert proc.returncode == 0
     time.sleep(0.3)
-    assert d.stop() == 0
+    rc = d.stop()
+    assert rc == 0, "".join(d.log[-15:])
     events = read_spool(tmp_path / "spool", "events")
     assert set(events["pid"]) == {proc.pid}
     readlink = events.filter(events["probe"] == "readlink")

@@ -678,6 +678,7 @@ class DiffReport:
             "bad_trace": self.bad_trace,
             "events": self.events,
             "settings": self.settings,
+            "warnings": self.warnings,
         }
 
     def render_text(self) -> str:
@@ -755,8 +756,25 @@ def _where(a: dict[str, Any]) -> str:
     """"process COMM pid P tid T role R, seq S" of an anomaly; a process of the good runs the
     bad run never started has no pid, tid or seq of its own (they read "None" and "-1")."""
     p = a["process"]
-    words = [f"process {p['comm']}"] + [f"{k} {p[k]}" for k in ("pid", "tid", "role") if p.get(k) is not None]
+    words = [f"process {p['comm']}"] + [f"{k} {_short_role(p[k]) if k == 'role' else p[k]}"
+                                        for k in ("pid", "tid", "role") if p.get(k) is not None]
     return " ".join(words) + (f", seq {a['position']}" if a["position"] is not None and a["position"] >= 0 else "")
+
+
+def _short_role(role: str) -> str:
+    """A role as the text report shows it: a run of 3+ equal ancestors as one, with its count
+    (a fork chain 200 deep is `chain/chain/.../chain#0`, a line of 2,000 characters; the JSON
+    keeps the role whole)."""
+    parts = role.split("/")
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        j = i
+        while j + 1 < len(parts) and parts[j + 1] == parts[i]:
+            j += 1
+        out.append(f"{parts[i]}(x{j - i + 1})" if j - i >= 2 else "/".join(parts[i:j + 1]))
+        i = j + 1
+    return "/".join(out)
 
 
 def _event_line(e: dict[str, Any]) -> str:
