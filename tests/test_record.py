@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -330,7 +331,8 @@ def test_command_that_cannot_be_executed(recorder, tmp_path):
     assert info.value.exit_status == 126
     rec, df = record(recorder, ["/bin/true"])
     assert rec.exit_status == 0 and df["probe"][0] == "execve" and df["path"][0] == "/bin/true"
-    assert not recorder.bpf.raw_tracepoint_fds  # detached again
+    # switched off again (the programs stay attached between recordings: recorder._stop)
+    assert recorder.bpf[b"control"][ctypes.c_int(0)].value == 0
 
 
 def test_argument_registers_through_the_kfunc_and_the_helpers_agree(recorder, tmp_path, monkeypatch, capfd):

@@ -41,7 +41,7 @@ TRACER = str(BIN / "tracer")
 BASELINE = str(BIN / "baseline")
 
 # The one big case: a program making this many system calls, recorded twice and diffed.
-BIG_CALLS = 1_500_000
+BIG_CALLS = 1_000_000
 BIG_RECORD_BOUND_S = 240.0
 BIG_DIFF_BOUND_S = 120.0
 SMALL_BOUND_S = 60.0

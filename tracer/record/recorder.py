@@ -307,8 +307,9 @@ class SyscallRecorder:
             specs = self.bpf[b"specs"]
             for nr, bits in bpf_spec_table().items():
                 specs[ct.c_uint(nr)] = ct.c_uint(bits)
+            # (bcc attached the tracepoint__* programs already: they stay, stopped by control[0]
+            # like the others between recordings -- see _stop)
             self._set_recording(False)
-            self._detach()  # bcc attached them: they run only while a recording is on
             self._ring = ring_reader(self.bpf, b"events", self.ringbuf_pages)
         except BaseException:  # (`with` runs no __exit__ for a failed __enter__)
             self.close()
@@ -354,8 +355,9 @@ class SyscallRecorder:
         try:
             for kind, hook, fn in self.PROGRAMS:
                 if kind == "raw":
-                    self.bpf.attach_raw_tracepoint(tp=hook, fn_name=fn)
-                else:
+                    if hook not in self.bpf.raw_tracepoint_fds:
+                        self.bpf.attach_raw_tracepoint(tp=hook, fn_name=fn)
+                elif hook not in self.bpf.tracepoint_fds:  # (bcc attaches tracepoint__* at load)
                     self.bpf.attach_tracepoint(tp=hook, fn_name=fn)
         except Exception as exc:  # bcc raises bare Exceptions
             self._detach()
@@ -365,8 +367,10 @@ class SyscallRecorder:
             ) from None
         self._attached = True
 
-    def _detach(self) -> None:
+    def _detach(self, kinds: tuple[str, ...] = ("raw", "tp")) -> None:
         for kind, hook, _fn in self.PROGRAMS:
+            if kind not in kinds:
+                continue
             with contextlib.suppress(Exception):  # bcc raises bare Exceptions
                 if kind == "raw":
                     self.bpf.detach_raw_tracepoint(hook)
@@ -375,6 +379,8 @@ class SyscallRecorder:
         self._attached = False
 
     def close(self) -> None:
+        if self.bpf is not None:
+            self._detach()
         if self._ring is not None:
             self._ring.close()
             self._ring = None
@@ -635,7 +641,13 @@ class SyscallRecorder:
         # must never read as a thread ending early (marking one that did end costs less).
         cut_off = _threads_of(self._followed())
         self._set_recording(False)
-        self._detach()
+        # The syscall programs are detached: attached, they put every syscall of the machine
+        # on the kernel's slow path. The sched_process_fork/exit programs stay (they run at a
+        # fork or an exit only, and check control[0] or the traced map first): a perf-event
+        # tracepoint's detach waits for an RCU grace period, ~75 ms each here, twice per
+        # recording -- most of a short recording's time, minutes of the test suite's
+        # thousands. close() detaches them.
+        self._detach(kinds=("raw",))
         cut_off |= _threads_of(self._followed())
         self.bpf[b"traced"].clear()  # stop following descendants that outlive the recording
         time.sleep(0.002)  # programs already running finish in microseconds
