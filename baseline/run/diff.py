@@ -2831,23 +2831,28 @@ def _parents_made_on_demand(p: Prepared, noise_codes: np.ndarray) -> np.ndarray:
             parent = p.raw_path_values[int(p.raw_path[m])].rstrip("/")
             if not parent or os.path.dirname(created.rstrip("/")) != parent:
                 continue
-            # the same call (probe and flags) again, after the mkdir, the first one must succeed in
-            # the directory made: a mkstemp-style name is drawn anew for it, so the raw names differ
-            # and the masked ones may too (a draw that reads as a word)
-            hi = min(m + RETRY_GAP + 1, len(p))
-            again = np.flatnonzero((p.sid[m + 1:hi] == p.sid[c]) & (p.probe[m + 1:hi] == p.probe[c])
-                                   & (p.narg[m + 1:hi] == p.narg[c]))
-            if not len(again):
-                continue
-            r = m + 1 + int(again[0])
-            if p.errno[r] < 0 and p.raw_path[r] >= 0 and os.path.dirname(
-                    p.raw_path_values[int(p.raw_path[r])].rstrip("/")) == parent:
+            if _created_again_in(p, c, m, parent):
                 made[c] = made[m] = True
                 found = True
         if not found:
             break
     _made_top_down(p, cand[~made[cand]], counted, mkdirs, made)
     return np.flatnonzero(made)
+
+
+def _created_again_in(p: Prepared, c: int, m: int, parent: str) -> bool:
+    """Whether the failed create at row `c` was made again right after the mkdir at row `m`:
+    the same call (probe and flags) of the thread within RETRY_GAP rows, its first one,
+    succeeding in `parent`, the directory made. A mkstemp-style name is drawn anew for it, so
+    the raw names differ and the masked ones may too (a draw that reads as a word)."""
+    hi = min(m + RETRY_GAP + 1, len(p))
+    again = np.flatnonzero((p.sid[m + 1:hi] == p.sid[c]) & (p.probe[m + 1:hi] == p.probe[c])
+                           & (p.narg[m + 1:hi] == p.narg[c]))
+    if not len(again):
+        return False
+    r = m + 1 + int(again[0])
+    return bool(p.errno[r] < 0 and p.raw_path[r] >= 0
+                and os.path.dirname(p.raw_path_values[int(p.raw_path[r])].rstrip("/")) == parent)
 
 
 def _made_top_down(p: Prepared, cand: np.ndarray, counted: np.ndarray, mkdirs: np.ndarray, made: np.ndarray) -> None:
@@ -2863,36 +2868,29 @@ def _made_top_down(p: Prepared, cand: np.ndarray, counted: np.ndarray, mkdirs: n
     ok = at < len(rows)
     nxt = np.where(ok, rows[np.minimum(at, len(rows) - 1)], 0)
     ok &= (p.sid[nxt] == p.sid[cand]) & code_in(p.probe[nxt], mkdirs, len(p.probe_values)) & (p.raw_path[nxt] >= 0)
-    eexist = codes_where(p.errno_values, ("EEXIST",))
+    mkdir_codes = set(mkdirs.tolist())
+    eexist = set(codes_where(p.errno_values, ("EEXIST",)).tolist())
     for c, first in zip(cand[ok].tolist(), at[ok].tolist(), strict=True):
-        created = p.raw_path_values[int(p.raw_path[c])].rstrip("/")
-        parent = os.path.dirname(created)
+        parent = os.path.dirname(p.raw_path_values[int(p.raw_path[c])].rstrip("/"))
         walk: list[int] = []
         depth = -1
-        for i in range(first, min(first + MADE_ON_DEMAND_DEPTH, len(rows))):
-            m = int(rows[i])
-            if p.sid[m] != p.sid[c] or not bool(code_in(p.probe[m:m + 1], mkdirs, len(p.probe_values))[0]) \
-                    or p.raw_path[m] < 0:
+        for m in rows[first:first + MADE_ON_DEMAND_DEPTH].tolist():
+            if p.sid[m] != p.sid[c] or int(p.probe[m]) not in mkdir_codes or p.raw_path[m] < 0:
                 break
             made_dir = p.raw_path_values[int(p.raw_path[m])].rstrip("/")
             if not made_dir or not (parent == made_dir or parent.startswith(made_dir + "/")) \
                     or made_dir.count("/") <= depth:
                 break
             failed = int(p.errno[m])
-            if failed >= 0 and not bool(code_in(p.errno[m:m + 1], eexist, len(p.errno_values))[0]):
+            if failed >= 0 and failed not in eexist:
                 break
             walk.append(m)
             depth = made_dir.count("/")
             if made_dir == parent:
-                if failed < 0:  # the parent itself made here: then the create again, succeeding
-                    hi = min(m + RETRY_GAP + 1, len(p))
-                    again = np.flatnonzero((p.sid[m + 1:hi] == p.sid[c]) & (p.probe[m + 1:hi] == p.probe[c])
-                                           & (p.narg[m + 1:hi] == p.narg[c]))
-                    r = m + 1 + int(again[0]) if len(again) else -1
-                    if r >= 0 and p.errno[r] < 0 and p.raw_path[r] >= 0 and os.path.dirname(
-                            p.raw_path_values[int(p.raw_path[r])].rstrip("/")) == parent:
-                        made[c] = True
-                        made[walk] = True
+                # the parent itself made here: then the create again, succeeding
+                if failed < 0 and _created_again_in(p, c, m, parent):
+                    made[c] = True
+                    made[walk] = True
                 break
 
 
@@ -3665,24 +3663,27 @@ def _sigpipe_deaths(p: Prepared, s_tkey: np.ndarray) -> tuple[np.ndarray, np.nda
     tails: list[np.ndarray] = []
     # ... or a handler's re-raise after the failed write: the stream's last EPIPE write, then
     # only the handler's calls, one of them a signal sent
-    if len(epipe) and (tail_end := np.flatnonzero(~hit & code_in(p.probe[last], codes_where(
-            p.probe_values, RERAISE_CALLS), len(p.probe_values)))).size:
-        reraise = codes_where(p.probe_values, RERAISE_CALLS)
+    n_probes = len(p.probe_values)
+    reraise = codes_where(p.probe_values, RERAISE_CALLS)
+    ending_in_handler = np.flatnonzero(~hit & code_in(p.probe[last], reraise, n_probes) & (len(epipe) > 0))
+    if len(ending_in_handler):
         senders = codes_where(p.probe_values, SIGNAL_PROBES)
-        for i in tail_end.tolist():
-            lo, end = int(starts[i]), int(last[i])
-            q = end
-            while q > lo and end - q < RERAISE_TAIL and bool(code_in(p.probe[q:q + 1], reraise, len(p.probe_values))[0]) \
-                    and not (bool(code_in(p.probe[q:q + 1], writing, len(p.probe_values))[0]) and p.errno[q] >= 0):
-                q -= 1
-            if q == end or not bool(code_in(p.probe[q:q + 1], writing, len(p.probe_values))[0]) \
-                    or not bool(code_in(p.errno[q:q + 1], epipe, len(p.errno_values))[0]):
+        for i in ending_in_handler.tolist():
+            end = int(last[i])
+            lo = max(int(starts[i]), end - RERAISE_TAIL)
+            probes, errnos = p.probe[lo:end + 1], p.errno[lo:end + 1]
+            written = code_in(probes, writing, n_probes)
+            handler = code_in(probes, reraise, n_probes) & ~(written & (errnos >= 0))
+            before = np.flatnonzero(~handler)  # the handler's calls run from after the last of these
+            if not len(before):
                 continue
-            if not code_in(p.probe[q + 1:end + 1], senders, len(p.probe_values)).any():
+            k = int(before[-1])
+            if not (written[k] and code_in(errnos[k:k + 1], epipe, len(p.errno_values))[0]) \
+                    or not code_in(probes[k + 1:], senders, n_probes).any():
                 continue
             hit[i] = True
-            write_rows[i] = q
-            tails.append(np.arange(q + 1, end + 1, dtype=np.int64))
+            write_rows[i] = lo + k
+            tails.append(np.arange(lo + k + 1, end + 1, dtype=np.int64))
     if not hit.any():
         return none
     # (trace, pid) as one key: the trace number (-1 for the bad run) above the 32-bit pid
@@ -3935,7 +3936,7 @@ def _demote_killed_waits(p: Prepared, named: np.ndarray, rows: np.ndarray, errno
     gave up -- perf's workload child blocked on its go pipe, killed once perf's counters were
     refused (real_fortyfifth). Sequence numbers order calls by entry, and the wait entered long
     before; its return (`ts_ns + latency_ns`) came after the failure's."""
-    codes = codes_where(p.errno_values, lambda v: v == "EINTR" or v.startswith("ERESTART"))
+    codes = codes_where(p.errno_values, _interrupted)
     waits = isin(errno, codes) & (max_cls > 0) if len(codes) else np.zeros(len(named), dtype=bool)
     if not waits.any():
         return
@@ -3976,9 +3977,10 @@ def _first_of_repeats(p: Prepared, bs: align.Streams, regions: align.Regions, na
     if len(at) < 2:
         return
     rows = bs.orig[named[at]]
+    releases = frozenset(codes_where(p.probe_values, DESCRIPTOR_RELEASES).tolist())
     groups: dict[tuple[int, int, int, str], list[int]] = {}
     for r, row in zip(at.tolist(), rows.tolist(), strict=True):
-        if row < 0 or p.plainpath[row] < 0 or _handled_at_once(p, row):
+        if row < 0 or p.plainpath[row] < 0 or _handled_at_once(p, row, releases):
             continue
         directory = p.npath_values[int(p.plainpath[row])].rsplit("/", 1)[0]
         groups.setdefault((int(regions.sid[r]), int(p.probe[row]), int(p.errno[row]), directory), []).append(r)
@@ -3987,12 +3989,12 @@ def _first_of_repeats(p: Prepared, bs: align.Streams, regions: align.Regions, na
             score[members] = score[members].max()
 
 
-def _handled_at_once(p: Prepared, row: int) -> bool:
+def _handled_at_once(p: Prepared, row: int, releases: frozenset[int]) -> bool:
     """A call of the thread at the same path succeeded within RETRY_GAP rows after the failed
     `row` (rows are in stream order: a thread's rows run together). Giving the descriptor back
     is no such call: shutil closing both files after the sendfile that filled the disk
-    (real_fortysixth's `copytree_tmpfs_fills_late`) dealt with nothing."""
-    releases = codes_where(p.probe_values, DESCRIPTOR_RELEASES)
+    (real_fortysixth's `copytree_tmpfs_fills_late`) dealt with nothing (`releases`: their probe
+    codes)."""
     for q in range(row + 1, min(len(p.tid), row + 1 + RETRY_GAP)):
         if p.tid[q] != p.tid[row] or p.tkey[q] != p.tkey[row]:
             return False
@@ -4246,7 +4248,7 @@ def _abandoned_waits(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: n
     routine when they are restarted and complete (the curated EINTR/ERESTART* entries), or
     when the good runs were interrupted there too; abandoned, they are where the run stopped."""
     out = np.zeros(len(p), dtype=bool)
-    codes = codes_where(p.errno_values, lambda v: v == "EINTR" or v.startswith("ERESTART"))
+    codes = codes_where(p.errno_values, _interrupted)
     cand = bad_err[isin(p.errno[bad_err], codes)] if len(codes) else bad_err[:0]
     if not len(cand):
         return out
@@ -4259,6 +4261,11 @@ def _abandoned_waits(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: n
     return out
 
 
+def _interrupted(errno: str) -> bool:
+    """An errno saying a signal interrupted the call (EINTR, the kernel's ERESTART*)."""
+    return errno == "EINTR" or errno.startswith("ERESTART")
+
+
 def _killed_in_waits(p: Prepared, nb: int, err_any: np.ndarray) -> np.ndarray:
     """Bad rows of a call without a path interrupted by a signal (EINTR, ERESTART*) that is
     its thread's last call, in a run a signal ended (its exit status 128 + the signal, which no
@@ -4267,7 +4274,7 @@ def _killed_in_waits(p: Prepared, nb: int, err_any: np.ndarray) -> np.ndarray:
     nanosleep). `_abandoned_waits` judges the calls with a path; without one there is no call
     site, so the thread's end and the run's death stand in for it."""
     out = np.zeros(len(p), dtype=bool)
-    codes = codes_where(p.errno_values, lambda v: v == "EINTR" or v.startswith("ERESTART"))
+    codes = codes_where(p.errno_values, _interrupted)
     if not len(codes):
         return out
     cand = err_any[(err_any < nb) & (p.plainpath[err_any] < 0)]
@@ -4618,20 +4625,7 @@ def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: in
         return q if new_pathless[q] else -1
     if not bool(isin(_call_keys(p, q), good_calls)):
         return q
-    return q if _failed_more_often(p, q) or _never_failed_so(p, q) else -1
-
-
-def _never_failed_so(p: Prepared, q: int) -> bool:
-    """Whether no good run failed bad row `q`'s (call, path) with its errno. A site whose
-    successes cannot be counted apart shares its path with other objects (every pipe is
-    `pipe:`): a non-blocking write's EAGAIN before the job's "write stdout: Resource
-    temporarily unavailable" is met at a site the good runs wrote to as often (their other
-    pipes), but none of them ever failed there so (real_fortyseventh's
-    `nonblocking_record_over_pipe`, which the curated entry for pipe EAGAIN set aside)."""
-    nb = _bad_row_count(p)
-    good = slice(nb, None)
-    same = (p.probe[good] == p.probe[q]) & (p.plainpath[good] == p.plainpath[q]) & (p.errno[good] == p.errno[q])
-    return not bool(np.any(same))
+    return q if _failed_more_often(p, q) else -1
 
 
 def _failed_more_often(p: Prepared, q: int) -> bool:
@@ -4642,13 +4636,21 @@ def _failed_more_often(p: Prepared, q: int) -> bool:
     the required one missing on the same file in the bad run are two getxattr ENODATA of one
     site (the attribute's name is not in the trace), where each good run has one miss and then
     reads the required tag. A call only asked more often (bash's isatty probe of /dev/null,
-    ENOTTY in every run, once more to print a message) is no such turn."""
+    ENOTTY in every run, once more to print a message) is no such turn. A site no good run ever
+    failed so is one too, however its successes count: a site whose successes cannot be told
+    apart shares its path with other objects (every pipe is `pipe:`), and a non-blocking write's
+    EAGAIN before the job's "write stdout: Resource temporarily unavailable" meets a site the
+    good runs wrote to as often, on their other pipes (real_fortyseventh's
+    `nonblocking_record_over_pipe`, which the curated entry for pipe EAGAIN set aside)."""
     nb = _bad_row_count(p)
     site = (p.probe == p.probe[q]) & (p.plainpath == p.plainpath[q])
     failed, ok = site & (p.errno == p.errno[q]), site & (p.errno < 0)
+    good_failed = _per_good_counts(p, _good_rows_where(failed[nb:], nb))
+    if not good_failed.any():
+        return True
     if int(np.count_nonzero(ok[:nb])) >= int(_per_good_counts(p, _good_rows_where(ok[nb:], nb)).min()):
         return False
-    return int(np.count_nonzero(failed[:nb])) > int(_per_good_counts(p, _good_rows_where(failed[nb:], nb)).max())
+    return int(np.count_nonzero(failed[:nb])) > int(good_failed.max())
 
 
 def _per_good_counts(p: Prepared, rows: np.ndarray) -> np.ndarray:

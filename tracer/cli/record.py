@@ -290,9 +290,9 @@ def _stdout_at_line_start(events: Any) -> bool:
         label = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
     except (OSError, ValueError):
         return False
-    writes = pa.array(sorted(name for name, spec in SPECS.items() if spec.output is not None), pa.string())
     if events is None or not events.num_rows:
         return True
+    writes = pa.array(sorted(name for name, spec in SPECS.items() if spec.output is not None), pa.string())
     mine = pc.and_(pc.equal(events.column("path").cast("string"), label),
                    pc.and_(pc.is_in(events.column("probe").cast("string"), value_set=writes),
                            pc.is_null(events.column("errno"))))

@@ -241,7 +241,6 @@ class SyscallRecorder:
         self.failures_only = failures_only
         self.bpf = None
         self.regs_cast = False  # argument registers read through bpf_rdonly_cast (see load)
-        self._attached = False
         self._generation = 0
         self._ring: RingReader | None = None
         self._spans: list[bytes] = []
@@ -350,8 +349,7 @@ class SyscallRecorder:
     )
 
     def _attach(self) -> None:
-        if self._attached:
-            return
+        # (what is attached is bcc's: its tracepoint_fds and raw_tracepoint_fds)
         try:
             for kind, hook, fn in self.PROGRAMS:
                 if kind == "raw":
@@ -365,7 +363,6 @@ class SyscallRecorder:
                 f"attaching {BPF_SOURCE.name} to {hook.decode()} failed "
                 f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
             ) from None
-        self._attached = True
 
     def _detach(self, kinds: tuple[str, ...] = ("raw", "tp")) -> None:
         for kind, hook, _fn in self.PROGRAMS:
@@ -376,17 +373,14 @@ class SyscallRecorder:
                     self.bpf.detach_raw_tracepoint(hook)
                 else:
                     self.bpf.detach_tracepoint(hook)
-        self._attached = False
 
     def close(self) -> None:
-        if self.bpf is not None:
-            self._detach()
         if self._ring is not None:
             self._ring.close()
             self._ring = None
         if self.bpf is not None:
             with contextlib.suppress(Exception):  # bcc's detach errors must not hide the result
-                self.bpf.cleanup()
+                self.bpf.cleanup()  # (detaches every program still attached)
             self.bpf = None
 
     def __enter__(self) -> SyscallRecorder:
@@ -643,7 +637,8 @@ class SyscallRecorder:
         self._set_recording(False)
         # The syscall programs are detached: attached, they put every syscall of the machine
         # on the kernel's slow path. The sched_process_fork/exit programs stay (they run at a
-        # fork or an exit only, and check control[0] or the traced map first): a perf-event
+        # fork or an exit only: the fork's follows only a traced parent or the spawner, the
+        # exit's frees the ending thread's slot and map entries): a perf-event
         # tracepoint's detach waits for an RCU grace period, ~75 ms each here, twice per
         # recording -- most of a short recording's time, minutes of the test suite's
         # thousands. close() detaches them.
