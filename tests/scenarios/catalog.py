@@ -12,7 +12,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from .harness import PORTS, PROGRAMS, PY, NoAnomalyCase, Scenario
+from .harness import PORTS, PROGRAMS, PY, NoAnomalyCase, Scenario, unmount_under
 
 CLOSED_PORT = PORTS[0]  # nothing listens here in the bad run
 
@@ -41,7 +41,7 @@ def mount_tmpfs(target: Path, size: str, readonly: bool = False) -> None:
 
 
 def umount(target: Path) -> None:
-    subprocess.run(["umount", "-R", str(target)], capture_output=True)
+    unmount_under(target)
 
 
 def umount_after(*names: str):

@@ -15,6 +15,7 @@ import atexit
 import fnmatch
 import functools
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -178,9 +179,28 @@ def _remove_root() -> None:
 atexit.register(_remove_root)
 
 
+def mounts_under(base: Path) -> list[str]:
+    """Mount points at or under `base`, deepest first (a case's tmpfs, bind mounts over it)."""
+    prefix = str(base).rstrip("/")
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+        # mountinfo writes a space, tab, newline or backslash in a path as \ooo
+        points = [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), line.split()[4]) for line in f]
+    # newest first (a mount stacked on another comes off first), then deepest first
+    under = [p for p in reversed(points) if p == prefix or p.startswith(prefix + "/")]
+    return sorted(under, key=lambda p: p.count("/"), reverse=True)
+
+
+def unmount_under(base: Path) -> None:
+    """Unmount everything at or under `base`. A mount still busy (a killed holder's child not yet
+    reaped keeps a file open in it) is detached lazily, so the directory can go at once."""
+    for point in mounts_under(base):
+        if subprocess.run(["umount", point], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", point], capture_output=True)
+
+
 def fresh_dir(base: Path) -> None:
     if base.exists():
-        subprocess.run(["umount", "-R", str(base)], capture_output=True)
+        unmount_under(base)
         shutil.rmtree(base)
     if not ROOT.exists():
         ROOT.mkdir(mode=0o755)
