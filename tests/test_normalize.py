@@ -308,6 +308,48 @@ def test_real_mktemp_short_names_are_masked(tmp_path):
     assert set(templates.apply(pa.array(names, type=pa.string())).to_pylist()) == {f"{tmp_path}/job.<rand>"}
 
 
+def _split_outputs(out, lines: int, *options: str) -> list[str]:
+    """The names GNU split gives the chunks of `lines` lines, 10 a chunk, in directory `out` (the
+    reference: split itself, not a list written here)."""
+    import subprocess
+
+    out.mkdir()
+    subprocess.run(["split", "-l", "10", *options, "-", f"{out}/chunk-"], input="x\n" * lines, text=True,
+                   check=True)
+    return sorted(str(p) for p in out.iterdir())
+
+
+@pytest.mark.parametrize("options", [(), ("-a", "3"), ("--additional-suffix=.csv",), ("-d",)])
+def test_split_chunk_names_are_one_sequence_however_many_chunks_a_run_wrote(tmp_path, options):
+    # split -l of a log that grew: 11 chunks in a good run, 13 in the bad one; chunk-am is one more
+    # turn of the output loop, not a new path (as chunk-12 is with -d)
+    good, bad = _split_outputs(tmp_path / "good", 110, *options), _split_outputs(tmp_path / "bad", 130, *options)
+    bad = [p.replace("/bad/", "/good/") for p in bad]  # one directory, as in two runs of one job
+    assert len(good) == 11 and len(bad) == 13
+    masked = normalize_paths(pa.array(good + bad, type=pa.string()), _learn_templates([good, good], bad))
+    assert len({m.rsplit("/", 1)[1] for m in masked.to_pylist()}) == 1, masked.to_pylist()
+    assert masked[0].as_py().rsplit("/", 1)[1] == "chunk-<n>" + (".csv" if "--additional-suffix=.csv" in options else "")
+
+
+@pytest.mark.parametrize("names", [
+    ["/srv/cfg/aa", "/srv/cfg/ab"],  # two names are no sequence yet
+    ["/srv/cfg/aa", "/srv/cfg/ac", "/srv/cfg/ad"],  # ab missing: not split's order
+    ["/usr/share/dict/baa", "/usr/share/dict/bab"],  # words
+    ["/opt/m/data.aa"],
+])
+def test_names_ending_in_letters_are_no_sequence_unless_split_wrote_them(names):
+    templates = _learn_templates([names, names], names)
+    assert not templates.sequences
+    assert templates.apply(pa.array(names, type=pa.string())).to_pylist() == names
+
+
+def test_a_sequence_masks_only_names_of_its_width_and_extension():
+    names = ["/w/xaa", "/w/xab", "/w/xac"]
+    templates = _learn_templates([names, names], names)
+    masked = templates.apply(pa.array([*names, "/w/xaaa", "/w/xa1", "/w/xAB", "/w/yab", None], type=pa.string()))
+    assert masked.to_pylist() == ["/w/x<n>"] * 3 + ["/w/xaaa", "/w/xa1", "/w/xAB", "/w/yab", None]
+
+
 def test_later_masks_in_two_halves_are_the_whole_array_masked_at_once():
     # prepare masks the path dictionary's second half in the worker thread while it does the
     # first: every value is masked on its own, so the halves joined must be the one-thread

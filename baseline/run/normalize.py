@@ -7,7 +7,8 @@ the order in which a library walks its search path. This module turns raw events
 
 * paths: mktemp names ``tmp.Xa9Zq1b2c3`` and Python ``tempfile`` names ``tmpab12cd_x`` ->
   ``tmp<rand>``; addresses (``0x7f3a...``), runs of 16+ hex digits and every other digit run
-  -> ``<n>`` (so ``/proc/1234/fd/7`` -> ``/proc/<n>/fd/<n>``).
+  -> ``<n>`` (so ``/proc/1234/fd/7`` -> ``/proc/<n>/fd/<n>``); split(1)'s chunk names
+  ``chunk-aa``, ``chunk-ab`` ... -> ``chunk-<n>`` once a diff's paths hold a sequence's first three.
 * search-path probing: a failed lookup (ENOENT/ENOTDIR) immediately followed, in the same
   thread, by a lookup of the same file name in another directory (only the scheduler's and the
   allocator's calls between: a futex, an mmap; or ld.so's check of the failed lookup's own
@@ -420,6 +421,61 @@ class _TwinIndex:
                 last = i
 
 
+# split(1)'s output names: a prefix, then letters counting aa, ab, ac ... (aaa, aab ... with
+# -a 3), then the --additional-suffix if any. How many chunks a run writes is how long its input
+# was: one more chunk is one more turn of an output loop, as a numbered chunk's digits are (<n>).
+_SEQUENCE_HEAD = re.compile(r"(.*?)(a{2,6})((?:\.[A-Za-z0-9]{1,10})?)\Z")
+_SEQUENCE_SEEN = 3  # a sequence's first three names (aa, ab, ac) before it is taken for one
+
+
+def _nth_name(i: int, width: int) -> str:
+    """The `i`-th suffix of `width` letters in split's order (0: aa...a)."""
+    letters = []
+    for _ in range(width):
+        i, r = divmod(i, 26)
+        letters.append(chr(ord("a") + r))
+    return "".join(reversed(letters))
+
+
+def letter_sequences(values: pa.Array) -> frozenset[tuple[str, int, str]]:
+    """(prefix, width, extension) of every name sequence among `values` (distinct paths): the
+    values holding the sequence's first `_SEQUENCE_SEEN` names. A substring search picks the few
+    values that can start one; only those are looked at in Python."""
+    if len(values) == 0:
+        return frozenset()
+    head = pc.or_(pc.ends_with(values, "aa"), pc.greater_equal(pc.find_substring(values, "aa."), 0))
+    head = pc.fill_null(head, False)
+    if not pc.any(head).as_py():
+        return frozenset()
+    # per value that can start one, its readings, the longest first (aaa is -a 3's first name,
+    # not "a" and then aa), each with the names that must be there too
+    readings: list[list[tuple[tuple[str, int, str], list[str]]]] = []
+    for value in pc.filter(values, head).to_pylist():
+        m = _SEQUENCE_HEAD.match(value)
+        if m is not None:
+            prefix, run, ext = m.groups()
+            readings.append([((stem, width, ext), [stem + _nth_name(i, width) + ext for i in range(1, _SEQUENCE_SEEN)])
+                             for width in range(len(run), 1, -1) for stem in [prefix + run[: len(run) - width]]])
+    wanted = pa.array(sorted({n for r in readings for _, names in r for n in names}), type=pa.string())
+    present = set(pc.filter(values, pc.fill_null(pc.is_in(values, value_set=wanted), False)).to_pylist())
+    found = set()
+    for value_readings in readings:
+        for sequence, names in value_readings:
+            if all(n in present for n in names):
+                found.add(sequence)
+                break
+    return frozenset(found)
+
+
+def _mask_sequence(value: str, sequences: frozenset[tuple[str, int, str]]) -> str:
+    for stem, width, ext in sequences:
+        middle = value[len(stem) : len(value) - len(ext)]
+        if (len(value) == len(stem) + width + len(ext) and value.startswith(stem) and value.endswith(ext)
+                and middle.isascii() and middle.isalpha() and middle.islower()):
+            return stem + _N + ext
+    return value
+
+
 class NameTemplates:
     """Names that vary from one run to the next at the same place: temporary files of any
     naming scheme (git's ``tmp_obj_XXXXXX``, zip's ``ziXXXXXX``), per-run object ids.
@@ -470,13 +526,16 @@ class NameTemplates:
         # templates of one shape, each shard of a run's own directory one of them)
         self._seen: set[tuple] = set()
         self._seen_numbers: set[tuple] = set()
+        # split(1)-style name sequences (stem, letters, extension): see `letter_sequences`
+        self.sequences: frozenset[tuple[str, int, str]] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self.by_shape)
+        return bool(self.by_shape) or bool(self.sequences)
 
     def merged(self, other: NameTemplates) -> NameTemplates:
         """These templates and `other`'s in one set (neither changed)."""
         out = NameTemplates()
+        out.sequences = self.sequences | other.sequences
         for source in (self, other):
             for key, entries in source.by_shape.items():
                 for entry in entries:
@@ -523,6 +582,7 @@ class NameTemplates:
         out = cls()
         if not (codes >= 0).any():
             return out
+        out.sequences = letter_sequences(values.arrow)
         # Which traces each distinct value occurs in: one presence row per trace (scatter
         # writes, no sorting of the rows).
         n_codes = len(values)
@@ -667,7 +727,10 @@ class NameTemplates:
         return out
 
     def apply(self, values: pa.Array) -> pa.Array:
-        """Wildcard tokens of matching values replaced by ``<rand>`` (null stays null)."""
+        """Wildcard tokens of matching values replaced by ``<rand>``, a name sequence's letters
+        by ``<n>`` (null stays null)."""
+        if self.sequences:
+            values = self._apply_sequences(values)
         if not self.by_shape:
             return values
         out = []
@@ -688,6 +751,17 @@ class NameTemplates:
                     changed = True
             out.append(value)
         return pa.array(out, type=pa.string()) if changed else values
+
+    def _apply_sequences(self, values: pa.Array) -> pa.Array:
+        hit = None
+        for stem, _, ext in self.sequences:
+            one = pc.and_(pc.starts_with(values, stem), pc.ends_with(values, ext))
+            hit = one if hit is None else pc.or_(hit, one)
+        hit = pc.fill_null(hit, False)
+        if not pc.any(hit).as_py():
+            return values
+        masked = [_mask_sequence(v, self.sequences) for v in pc.filter(values, hit).to_pylist()]
+        return pc.replace_with_mask(values, hit, pa.array(masked, type=pa.string()))
 
     @staticmethod
     def _match(entries: Iterable[tuple[dict[int, str], frozenset[int], frozenset[int]]],
