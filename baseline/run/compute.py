@@ -95,6 +95,30 @@ def binary_join_element_wise(*strings: Any, null_handling: str = "emit_null", nu
                             _c.JoinOptions(null_handling=null_handling, null_replacement=null_replacement))
 
 
+def starts_with(strings: Any, pattern: str, *, ignore_case: bool = False) -> Any:
+    return _c.call_function("starts_with", [strings], _c.MatchSubstringOptions(pattern, ignore_case=ignore_case))
+
+
+def ends_with(strings: Any, pattern: str, *, ignore_case: bool = False) -> Any:
+    return _c.call_function("ends_with", [strings], _c.MatchSubstringOptions(pattern, ignore_case=ignore_case))
+
+
+def find_substring(strings: Any, pattern: str, *, ignore_case: bool = False) -> Any:
+    return _c.call_function("find_substring", [strings], _c.MatchSubstringOptions(pattern, ignore_case=ignore_case))
+
+
+def greater_equal(x: Any, y: Any) -> Any:
+    return _c.call_function("greater_equal", [x, y])
+
+
+def or_(x: Any, y: Any) -> Any:
+    return _c.call_function("or", [x, y])
+
+
+def and_(x: Any, y: Any) -> Any:
+    return _c.call_function("and", [x, y])
+
+
 def __getattr__(name: str) -> Any:
     """Any other pyarrow.compute name (imports pyarrow.compute: slower, still correct)."""
     import pyarrow.compute
