@@ -12,6 +12,8 @@
 //   NR_EXECVE, NR_EXECVEAT, NR_PRCTL, NR_EXIT, NR_EXIT_GROUP  the running architecture's
 //                   numbers of those calls
 //   GROUP_DEAD      1: sched_process_exit has the group_dead field
+//   TASK_RENAME     1: the kernel has the task:task_rename tracepoint (a thread's own rename
+//                   through /proc/self/comm is seen at once; see there)
 //   PT_REGS_BTF_ID  the running kernel's BTF type id of struct pt_regs: when set, the argument
 //                   registers are read through bpf_rdonly_cast of the tracepoints' regs
 //                   pointer (see user_regs_at); KFUNC_PLACEHOLDER is the helper number the
@@ -61,8 +63,10 @@
 // setting control[0] = 0 (stopped), which every program checks first.
 //
 // comm is read when a thread takes its slot and refreshed after execve/execveat/prctl (the
-// calls that change it; a write to /proc/PID/comm is not seen until the next of those), not at
-// every call (~60 ns here).
+// calls that change it) and when the thread renames itself through /proc/self/comm (the
+// task_rename tracepoint, which fires only then), not at every call (~60 ns here). A thread
+// another one renames (/proc/PID/task/TID/comm) keeps its old name until its next
+// execve/prctl: its slot's key is the address of its own saved registers.
 //
 // Which arguments are paths (or written bytes) is per-architecture knowledge kept in user
 // space (tracer/record/syscalls.py) and loaded into the `specs` array, indexed by syscall
@@ -112,6 +116,9 @@ static typeof(bpf_probe_read_user_str) probe_read_user_str = (void *)BPF_FUNC_pr
 #endif
 #ifndef GROUP_DEAD
 #define GROUP_DEAD 0
+#endif
+#ifndef TASK_RENAME
+#define TASK_RENAME 0
 #endif
 #ifndef PT_REGS_BTF_ID
 #define PT_REGS_BTF_ID 0
@@ -710,3 +717,26 @@ TRACEPOINT_PROBE(sched, sched_process_exit)
         traced.delete(&tid);
     return 0;
 }
+
+#if TASK_RENAME
+// A thread renamed itself during a call (a write to /proc/self/comm; prctl(PR_SET_NAME) is also
+// refreshed at its exit): the call's row and the thread's later rows carry the new name. Fires
+// at renames only, so the syscall paths pay nothing for it.
+TRACEPOINT_PROBE(task, task_rename)
+{
+    u32 gen = generation();
+    if (!gen)
+        return 0;
+    if (args->pid != (u32)bpf_get_current_pid_tgid())
+        return 0;  // renamed by another thread: its key is not ours to compute (see the top)
+    int zero = 0;
+    u64 *scratch = exit_key.lookup(&zero);  // (the same scratch word as sched_process_exit's)
+    if (!scratch)
+        return 0;
+    *(volatile u64 *)scratch = (u64)user_regs();
+    struct slot *s = thread_slot(*(volatile u64 *)scratch, gen);
+    if (s)
+        __builtin_memcpy(s->comm, args->newcomm, sizeof(s->comm));
+    return 0;
+}
+#endif

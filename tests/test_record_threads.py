@@ -106,12 +106,13 @@ def test_exec_from_a_thread_other_than_the_leader(recorder, tmp_path):
 def test_nothing_attached_between_recordings(recorder):
     """Attached sys_enter/sys_exit programs put every syscall of the machine on the kernel's
     slow path: they are attached for a recording only. The sched fork/exit programs stay
-    (a fork's or an exit's cost only; detaching them waits ~75 ms each), switched off."""
+    (a fork's or an exit's cost only; detaching them waits ~75 ms each), switched off, and so
+    does the task_rename one (a rename's cost only)."""
     bpf = recorder.bpf
     rec, _ = record(recorder, ["/bin/true"])
     assert rec.exit_status == 0
     assert not bpf.raw_tracepoint_fds
-    assert set(bpf.tracepoint_fds) <= {b"sched:sched_process_fork", b"sched:sched_process_exit"}
+    assert set(bpf.tracepoint_fds) <= {b"sched:sched_process_fork", b"sched:sched_process_exit", b"task:task_rename"}
     assert bpf[b"control"][ctypes.c_int(0)].value == 0
     with pytest.raises(Exception):  # noqa: B017 - bcc raises bare Exceptions
         bpf.detach_raw_tracepoint(b"sys_enter")
@@ -134,3 +135,26 @@ def test_dead_threads_leave_no_slot_behind(recorder):
     assert df.filter(pl.col("comm") == "python3")["tid"].n_unique() == 1 + 4
     trues = df.filter(pl.col("comm") == "true")
     assert trues["pid"].n_unique() == 5 and set(trues.group_by("pid").agg(pl.col("probe").first())["probe"]) == {"execve"}
+
+
+def test_a_thread_renaming_itself_through_proc_is_seen_at_once(recorder):
+    """A thread renaming itself by writing /proc/thread-self/comm (what pthread_setname_np does
+    for another thread, and some runtimes for their own) carries the new name from that write on;
+    the other threads keep theirs."""
+    code = textwrap.dedent("""
+        import os, threading
+        def work():
+            with open("/proc/thread-self/comm", "w") as f:
+                f.write("loader-1")
+            os.close(os.open("/dev/null", os.O_RDONLY))
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        os.close(os.open("/dev/zero", os.O_RDONLY))
+    """)
+    rec, df = record(recorder, ["/usr/bin/python3", "-S", "-c", code])
+    assert rec.exit_status == 0 and rec.lost_events == 0
+    worker = df.filter((pl.col("tid") != pl.col("pid")) & (pl.col("path") == "/dev/null"))
+    assert worker["probe"].to_list() == ["openat", "close"]
+    assert worker["comm"].to_list() == ["loader-1", "loader-1"]
+    assert set(df.filter(pl.col("path") == "/dev/zero")["comm"]) == {"python3"}

@@ -624,12 +624,9 @@ def test_prctl_rename_recorded(recs):
     assert sorted(x["comm"] for x in io) == ["io-0", "io-1", "io-2", "io-3"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "tracer record -- PROG where PROG does prctl(PR_SET_NAME,'phase-one') then writes 'phase-two' "
-    "to /proc/self/comm, then opens /dev/full: expected the main thread's later rows (open of "
-    "/dev/full, the last open) to carry comm 'phase-two' (threads it creates afterwards do inherit "
-    "'phase-two'); got 'phase-one' on every later row of the main thread, so baseline diff names "
-    "the failing process 'phase-one', a name it no longer had"))
+# (a strict xfail until round thirty-four: the recorder refreshed a thread's comm only at
+# execve/prctl, so the main thread's later rows kept 'phase-one'; the task_rename tracepoint
+# now refreshes it when a thread renames itself)
 def test_proc_self_comm_rename_recorded(recs):
     out, _ = recs.get("rn_g1")
     t = rows(out)

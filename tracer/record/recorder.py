@@ -162,16 +162,27 @@ def thread_slots(limit: int = 1 << 16) -> int:
     return min(limit, 1 << max(10, (pid_max - 1).bit_length()))
 
 
-def exit_has_group_dead() -> bool:
-    """Does the sched_process_exit tracepoint say whether the thread group ended (6.16+)?"""
+def tracepoint_format(event: str) -> str:
+    """The format of tracepoint `event` ("sched/sched_process_exit"), or "" if the kernel has
+    none (or tracefs cannot be read)."""
     from tracer.privilege import tracefs_dir
 
     base = tracefs_dir()
     try:
-        fmt = (base / "events/sched/sched_process_exit/format").read_text() if base else ""
+        return (base / "events" / event / "format").read_text() if base else ""
     except OSError:
-        return False
-    return "group_dead;" in fmt
+        return ""
+
+
+def exit_has_group_dead() -> bool:
+    """Does the sched_process_exit tracepoint say whether the thread group ended (6.16+)?"""
+    return "group_dead;" in tracepoint_format("sched/sched_process_exit")
+
+
+def has_task_rename() -> bool:
+    """Does the kernel have the task_rename tracepoint with the new name in its record?"""
+    fmt = tracepoint_format("task/task_rename")
+    return "newcomm[16];" in fmt and "pid_t pid;" in fmt
 
 
 def exit_status_of(wait_status: int) -> int:
@@ -269,6 +280,7 @@ class SyscallRecorder:
             f"-DNR_EXIT_GROUP={nr['exit_group']}",
             f"-DSLOTS={self.slots}",
             f"-DGROUP_DEAD={int(exit_has_group_dead())}",
+            f"-DTASK_RENAME={int(has_task_rename())}",
         ]
 
     def load(self) -> SyscallRecorder:
