@@ -15,6 +15,7 @@ from scenarios import (
     real_fifteenth,
     real_fifth,
     real_fortieth,
+    real_fortyeighth,
     real_fortyfifth,
     real_fortyfirst,
     real_fortyfourth,
@@ -152,6 +153,8 @@ SETS: list[RealSet] = [
             real_fortysixth.quiet_teardown),
     RealSet("real_fortyseventh", real_fortyseventh.REAL_FORTYSEVENTH, real_fortyseventh.QUIET_FORTYSEVENTH,
             real_fortyseventh.quiet_teardown),
+    RealSet("real_fortyeighth", real_fortyeighth.REAL_FORTYEIGHTH, real_fortyeighth.QUIET_FORTYEIGHTH,
+            real_fortyeighth.quiet_teardown),
 ]
 
 
