@@ -162,9 +162,10 @@ def _pyarrow_variant(kind: str):
             t = t.append_column("zz_other_tool", pa.array([1.5] * len(t)))
         elif kind == "columns_reversed":
             t = t.select(list(reversed(t.column_names)))
-        elif kind == "utc_as_offset":
+        elif kind.startswith(("utc_as_", "utc_naive")):  # UTC by another of its names: the same instants
+            zone = {"utc_as_offset": "+00:00", "utc_as_etc": "Etc/UTC", "utc_as_gmt": "GMT", "utc_naive": None}[kind]
             for col in ("start_time", "end_time"):
-                t = recast(t, col, pa.timestamp("ns", tz="+00:00"))
+                t = recast(t, col, pa.timestamp("ns", tz=zone))
         elif kind.startswith("codec_"):
             kw = {"compression": kind.removeprefix("codec_")}
         pq.write_table(t.replace_schema_metadata(md), dest, **kw)
@@ -177,6 +178,7 @@ SAME_DATA_PYARROW = {  # one case per group; the failure names the variant
     "row_group_sizes": ["row_groups_of_1", "row_groups_of_10M"],
     "codecs": ["codec_zstd", "codec_brotli", "codec_lz4", "codec_gzip", "codec_snappy", "codec_none"],
     "int96_timestamps": ["int96_timestamps"],
+    "utc_by_other_names": ["utc_as_offset", "utc_as_etc", "utc_as_gmt", "utc_naive"],
     "schema_version_1": ["schema_version_1"],
     "extra_and_reordered_columns": ["extra_column", "columns_reversed"],
 }
@@ -472,6 +474,12 @@ FLEET_SAME = {
     "counters_large_string_gzip": ("counters", _tx(lambda t, md: (
         strings_to(t, lambda c: c.cast(pa.large_string())), md, {"compression": "gzip"}))),
     "counters_polars_categorical": ("counters", _polars(True)),
+    # UTC by other names (pandas and Java writers say Etc/UTC): the same instants
+    "counters_snapshot_time_etc_utc": ("counters", _tx(lambda t, md: (
+        recast(t, "snapshot_time", pa.timestamp("ns", tz="Etc/UTC")), md, {}))),
+    "events_times_gmt": ("events", _tx(lambda t, md: (
+        recast(recast(t, "start_time", pa.timestamp("ns", tz="GMT")), "end_time", pa.timestamp("ns", tz="GMT")),
+        md, {}))),
 }
 
 

@@ -437,6 +437,15 @@ def _holds_strings(t: pa.DataType) -> bool:
     return any(_holds_strings(t.field(i).type) for i in range(t.num_fields))
 
 
+# The names of UTC a writer may give a timestamp column's zone: the same instants (the IANA
+# database's links to Etc/UTC, and the zero offset). pandas and Java writers say "Etc/UTC",
+# some say "GMT" or "Z"; every reader converts them to UTC. Another zone (Europe/Berlin) or a
+# unit other than ns is refused: the times would read shifted or the scans could not merge them.
+UTC_ZONES = frozenset({"UTC", "+00:00", "-00:00", "Z", "Etc/UTC", "Etc/UCT", "UCT", "Etc/Universal",
+                       "Universal", "Etc/Zulu", "Zulu", "GMT", "Etc/GMT", "Etc/GMT0", "Etc/GMT+0",
+                       "Etc/GMT-0", "GMT0", "GMT+0", "GMT-0", "Etc/Greenwich", "Greenwich"})
+
+
 def _compatible(got: pa.DataType, want: pa.DataType) -> bool:
     # Large vs regular strings and dictionary-encoded strings are the same data.
     if pa.types.is_dictionary(got):
@@ -448,7 +457,7 @@ def _compatible(got: pa.DataType, want: pa.DataType) -> bool:
     if pa.types.is_string(want) and (pa.types.is_large_string(got) or pa.types.is_string_view(got)):
         return True
     if pa.types.is_timestamp(want) and pa.types.is_timestamp(got):
-        return got.unit == want.unit and (got.tz or "UTC") in ("UTC", "+00:00")
+        return got.unit == want.unit and (got.tz or "UTC") in UTC_ZONES
     # Nested columns hold the same data in the same large or view types: polars writes a
     # frame's lists as large_list (its element named "element", not "item") of structs of
     # large_string, and every file it wrote with the tracebase footer keys was refused for
@@ -1385,8 +1394,18 @@ def read_arrow(
                     part = part.append_column(pa.field(name, column.type), column)
                 else:
                     part = part.append_column(field, pa.nulls(part.num_rows, field.type))
-        parts.append(_one_string_type(part.select(names), dictionary_columns))
+        parts.append(_utc_timestamps(_one_string_type(part.select(names), dictionary_columns), schema))
     return pa.concat_tables(parts, promote_options="permissive")
+
+
+def _utc_timestamps(part: pa.Table, schema: pa.Schema) -> pa.Table:
+    """A file's timestamp columns in the table's own type: a zone named otherwise but UTC
+    (`UTC_ZONES`, validated) or none is the same instants, relabelled (no data touched)."""
+    for i, field in enumerate(part.schema):
+        want = schema.field(field.name).type
+        if pa.types.is_timestamp(field.type) and not field.type.equals(want):
+            part = part.set_column(i, pa.field(field.name, want, field.nullable), part.column(i).cast(want))
+    return part
 
 
 def _one_string_type(part: pa.Table, dictionary_columns: Sequence[str]) -> pa.Table:
