@@ -439,9 +439,10 @@ def _holds_strings(t: pa.DataType) -> bool:
 
 # The names of UTC a writer may give a timestamp column's zone: the same instants (the IANA
 # database's links to Etc/UTC, and the zero offset). pandas and Java writers say "Etc/UTC",
-# some say "GMT" or "Z"; every reader converts them to UTC. Another zone (Europe/Berlin) or a
-# unit other than ns is refused: the times would read shifted or the scans could not merge them.
-UTC_ZONES = frozenset({"UTC", "+00:00", "-00:00", "Z", "Etc/UTC", "Etc/UCT", "UCT", "Etc/Universal",
+# some say "GMT"; every reader converts them to UTC. Another zone (Europe/Berlin) or a unit
+# other than ns is refused: the times would read shifted or the scans could not merge them.
+# ("Z" is no zone name polars knows: its scans panic on it, so it is refused with the others.)
+UTC_ZONES = frozenset({"UTC", "+00:00", "-00:00", "Etc/UTC", "Etc/UCT", "UCT", "Etc/Universal",
                        "Universal", "Etc/Zulu", "Zulu", "GMT", "Etc/GMT", "Etc/GMT0", "Etc/GMT+0",
                        "Etc/GMT-0", "GMT0", "GMT+0", "GMT-0", "Etc/Greenwich", "Greenwich"})
 
