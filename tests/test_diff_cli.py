@@ -126,6 +126,23 @@ def test_good_commands_differing_only_in_temp_names_are_one_command(capsys, tmp_
     assert status == 0
 
 
+def test_good_commands_differing_only_in_envs_settings_are_one_command(capsys, tmp_path, traces):
+    # env(1)'s options and NAME=VALUE words are the run's environment (a crontab's env -i HOME=...)
+    _, same, _ = traces
+    g = write(tmp_path / "g.parquet", trace_frame("g1", command="env -i TZ=Asia/Tokyo LANG=C /usr/bin/stat -c %y f"),
+              trace_frame("g2", command="/usr/bin/env -u HOME TZ=UTC -- /usr/bin/stat -c %y f"))
+    status, _, err = run_cli(capsys, "diff", g, same)
+    assert status == 0, err
+
+
+@pytest.mark.parametrize("other", ["env -i TZ=UTC /usr/bin/stat -c %s f", "env -i TZ=UTC /usr/bin/ls f",
+                                   "/usr/bin/stat -c %y f"])
+def test_good_commands_through_env_running_another_program_or_arguments_are_refused(capsys, tmp_path, traces, other):
+    g = write(tmp_path / "g.parquet", trace_frame("g1", command="env -i TZ=Asia/Tokyo /usr/bin/stat -c %y f"),
+              trace_frame("g2", command=other))
+    assert_user_error(capsys, ["diff", g, traces[1]], g, "command", "expected good traces of one command")
+
+
 # ------------------------------------------------------------------------------------------
 # user errors of `baseline diff`
 # ------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ and both sides prepared as integer-coded streams (baseline.run.normalize.prepare
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -598,7 +599,7 @@ def check_good_commands(
         first[codes[::-1]] = np.arange(len(codes))[::-1]  # first row of each trace
     col = good.column("command")
     cmds = [col[int(i)].as_py() for i in first]
-    distinct = sorted({normalize_string(c) or "" for c in cmds})
+    distinct = sorted({command_identity(c) or "" for c in cmds})
     if len(distinct) > 1 and not mixed:
         shown = "; ".join(repr(c) for c in distinct[:3])
         raise TracebaseError(
@@ -624,7 +625,44 @@ def bad_command_of(bad: EventColumns | pa.Table) -> str | None:
     (None: not recorded)."""
     if not bad.num_rows:
         return None
-    return normalize_string(bad.column("command")[0].as_py())
+    return command_identity(bad.column("command")[0].as_py())
+
+
+# env(1)'s options that take the next word as their value
+_ENV_VALUE_OPTIONS = frozenset({"-u", "--unset", "-C", "--chdir"})
+
+
+def command_identity(command: str | None) -> str | None:
+    """A recorded command (`shlex.join` of its argv) as runs of one command are compared:
+    noise-normalised, and with env(1)'s options and NAME=VALUE words before the program
+    dropped -- `env -i TZ=Asia/Tokyo stat -c %y f` and `env -i TZ=Europe/Berlin stat -c %y f`
+    are one command run in two environments, as a shell's `TZ=... stat ...` (no word of the
+    argv) would have been."""
+    if command is None:
+        return None
+    try:
+        argv = shlex.split(command)
+    except ValueError:  # not shlex.join's text (a fleet's command column): compared as written
+        argv = []
+    head: list[str] = []
+    while argv and os.path.basename(argv[0]) == "env":
+        del argv[0]
+        head.append("env")  # (/usr/bin/env or env: the same program as the PATH finds it)
+        while argv:
+            word = argv[0]
+            if word in _ENV_VALUE_OPTIONS and len(argv) > 1:
+                del argv[:2]
+            elif word == "--":
+                del argv[0]
+                break
+            elif (word.startswith("-") and word != "-" and not word.startswith(("-S", "--split-string"))) or (
+                    "=" in word and not word.startswith("=")):
+                del argv[0]  # -i, -0, --unset=NAME, --chdir=DIR, NAME=VALUE
+            else:
+                break
+    if head:
+        command = shlex.join(head + argv)
+    return normalize_string(command)
 
 
 def prepare_side(table: EventColumns | pa.Table, bad: bool) -> tuple[Prepared, list[str]]:
