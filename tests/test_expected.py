@@ -34,6 +34,15 @@ def test_repo_allowlist_loads_and_every_curated_entry_has_a_reason():
     assert allow.match("openat", "ENOENT", "/proc/<n>/cmdline") is None
     assert allow.match("kill", "ESRCH") is None
     assert allow.match("openat", "EACCES", "/sys/class/infiniband/mlx5_0/ports/1/gid_attrs/types/0") is None
+    # posix_fadvise on a pipe; nscd asked first by NSS; Python's user site-packages
+    assert allow.match("fadvise64", "ESPIPE", "pipe:").id == "curated-espipe-fadvise"
+    assert allow.match("fadvise64", "EBADF", "pipe:") is None
+    for socket in ("unix:/var/run/nscd/socket", "unix:/run/nscd/socket"):
+        assert allow.match("connect", "ENOENT", socket).id == "curated-enoent-nscd-socket"
+    assert allow.match("connect", "ENOENT", "unix:/run/myservice.sock") is None
+    assert allow.match("newfstatat", "ENOENT", "/root/.local/lib/python<n>.<n>/site-packages").id == \
+        "curated-enoent-python-user-site"
+    assert allow.match("openat", "ENOENT", "/srv/app/.local/lib/python<n>.<n>/site-packages/mod.py") is None
 
 
 @pytest.mark.parametrize(

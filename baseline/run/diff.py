@@ -26,6 +26,8 @@ Method
    another door; a JVM's NativePRNG refills from /dev/urandom when its buffer is 100 ms old)
    and successful calls on the files the allocator reads when it first needs them
    (`ALLOCATOR_FILES`: glibc's malloc reads /proc/sys/vm/overcommit_memory as an arena first shrinks);
+   so are successful calls on the data files of the run's locale and time zone
+   (`ENVIRONMENT_DATA`: message catalogs, the locale archive, zoneinfo: LANG and TZ choose them);
    and getpeername's ENOTCONN (`PEER_QUERY_TIMING`: the peer gone when a program asked).
    No entry covers an error at a (call, path) the good runs completed successfully (timing
    errnos aside -- but not ENOTTY, which says what the descriptor is: an ioctl the good runs'
@@ -428,6 +430,10 @@ NOISE_PROBES = frozenset(
         # A thread's own exit: when the main thread ends the process first (Python's join
         # returns before its threads' final exit), exit_group kills the thread before it.
         "exit",
+        # Access-pattern hints (posix_fadvise on every input of cat, tr, cp, sort): on a file
+        # it succeeds, on a pipe it fails ESPIPE (curated-espipe-fadvise), so whether a run
+        # makes it succeed is whether its stdin was a file -- the caller's plumbing.
+        "fadvise64", "fadvise64_64",
     }
 )
 # Reading the kernel's random devices is getrandom by another door: where a reader refills its
@@ -442,6 +448,15 @@ RANDOM_READS = frozenset({"read", "pread64", "readv", "preadv", "preadv2"})
 # -p 4 on one input, by whichever worker exits first. Their successful calls drop out (any
 # call: open, read, close); a failed one still counts.
 ALLOCATOR_FILES = frozenset({"/proc/sys/vm/overcommit_memory"})
+# The data files of the run's locale and time zone: which of them a program reads is its
+# environment's choice (LANG, LANGUAGE, LC_ALL, TZ), not its behaviour -- good runs recorded
+# under LANG=C read no message catalog, one under LANGUAGE=de reads coreutils.mo; one with TZ
+# unset reads /etc/localtime, one with TZ=Asia/Tokyo that zone's file. Their successful calls
+# drop out (any call); a failed one still counts (a zone file or the locale archive missing).
+# Matched on normalised paths ("Etc/GMT+<n>"), in the /usr subset first (a prefix test of every
+# distinct path, a regex on the few that pass).
+ENVIRONMENT_DATA = re.compile(r"^(?:/usr/share/locale/|/usr/share/locale-langpack/|/usr/lib/locale/|/usr/share/zoneinfo/"
+                              r"|/usr/share/i18n/|/usr/lib/[^/]+/gconv/|/usr/lib/gconv/)|^/etc/localtime$")
 # Calls that only pass time. A region whose only difference from the good runs is that its
 # thread slept (`_only_slept`) is a backoff's timing: HotSpot's VM Thread sleeps 1 ms at a time
 # while it waits for the other threads to reach a safepoint, as often as they are slow.
@@ -1128,7 +1143,7 @@ def diff_traces(
     # rule (entries, peer queries, memory limits, error classes) is about errors, so it is
     # worked out on the rows with an error alone (`err_any`).
     is_noise = code_in(p.probe, noise_codes, len(p.probe_values))
-    drop = retried | is_noise | _timing_reads(p)
+    drop = retried | is_noise | _timing_reads(p) | _environment_data(p)
     probe_e, errno_e = p.probe[err_any], p.errno[err_any]
     memory_eagain = code_in(probe_e, codes_where(p.probe_values, MEMORY_LIMIT_PROBES),
                             len(p.probe_values)) & code_in(
@@ -3455,6 +3470,20 @@ def _timing_reads(p: Prepared) -> np.ndarray:
     if len(allocator):
         out |= code_in(p.plainpath, allocator, len(p.npath_values))
     return out & ok
+
+
+def _environment_data(p: Prepared) -> np.ndarray:
+    """Per row: a successful call on a data file of the run's locale or time zone
+    (`ENVIRONMENT_DATA`), which drops out of the streams."""
+    values = p.npath_values.arrow
+    near = pc.fill_null(pc.or_(pc.starts_with(values, "/usr/"), pc.ends_with(values, "/etc/localtime")), False)
+    if not pc.any(near).as_py():
+        return np.zeros(len(p.probe), dtype=bool)
+    codes = np.flatnonzero(numpy_of(near))
+    found = codes[[ENVIRONMENT_DATA.search(v) is not None for v in pc.filter(values, near).to_pylist()]]
+    if not len(found):
+        return np.zeros(len(p.probe), dtype=bool)
+    return code_in(p.plainpath, found, len(p.npath_values)) & (p.errno < 0)
 
 
 def _only_slept(p: Prepared, sides: tuple[align.Streams, align.Streams], regions: align.Regions,
