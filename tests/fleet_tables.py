@@ -40,3 +40,26 @@ def row_columns(rows: Sequence[Mapping[str, Any]], names: Sequence[str] | None =
     """Rows as dicts turned into columns (the first row's keys, or `names`)."""
     keys = list(names) if names is not None else (list(rows[0]) if rows else [])
     return {k: [r.get(k) for r in rows] for k in keys}
+
+
+def extend_rows(columns: dict[str, list[Any]], each: Mapping[str, Sequence[Any]],
+                same: Mapping[str, Any] | None = None) -> None:
+    """Append rows to `columns` (name -> values) column by column, without a dict per row: `each`
+    gives the rows' values of its columns (all of one length), `same` a value every row has."""
+    n = None
+    for name, values in each.items():
+        columns.setdefault(name, []).extend(values)
+        n = len(values) if n is None else n
+    for name, value in (same or {}).items():
+        columns.setdefault(name, []).extend([value] * (n or 0))
+
+
+def table_from_columns(columns: Mapping[str, Sequence[Any]], schema: pa.Schema) -> pa.Table:
+    """``pa.Table.from_pylist(rows, schema=schema)`` of the rows `columns` holds column by column
+    (a column of `schema` that `columns` lacks is null), through the same conversion
+    (``pa.Table.from_arrays`` of one Python list per column) without building a dict per row."""
+    height = max((len(v) for v in columns.values()), default=0)
+    arrays = [columns[n] if isinstance(columns.get(n), list) else list(columns[n]) if n in columns
+              else [None] * height for n in schema.names]
+    return pa.Table.from_arrays(arrays, schema=schema)
+

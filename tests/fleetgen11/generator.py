@@ -79,6 +79,7 @@ gives.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter, defaultdict
 from datetime import UTC, datetime, timedelta
@@ -123,6 +124,7 @@ _PEER = {"ib_umem_get_peer", "__ib_umem_get", "ib_peer_umem_get", "ib_get_peer_c
 _UVERBS = {"create_qp", "create_cq", "modify_qp"}  # uverbs_cmd.c's statics
 
 
+@functools.cache
 def layer_of(fn: str) -> str:
     if fn.startswith("ib_uverbs_") or fn in _UVERBS:
         return "uverbs"
@@ -571,21 +573,22 @@ def _emit_minute(h, platform, m, calls, pids, goods, boot_ns, rng, sink, ring_fu
     for variant, pid, job, t in goods:
         _trace(sink, h, platform, m, variant, frames_of(platform, variant), pid, job, "good", None, t, boot_ns, rng)
     c = sink.counters
-    for fn in sorted(inv):
-        c["host"].append(h.name)
-        c["snapshot_time"].append(snap_end)
-        c["interval_s"].append(float(SNAP_S))
-        c["kernel_release"].append(KERNEL[platform])
-        c["vendor"].append(VENDOR[platform])
-        c["probe_set"].append("rdma")
-        c["probe"].append(fn)
-        c["layer"].append(layer_of(fn))
-        c["live"].append(True)
-        c["invocations"].append(inv[fn])
-        f = fails.get(fn)
-        c["failures"].append(sum(f.values()) if f else 0)
-        c["errno_counts"].append([{"errno": e, "count": n} for e, n in sorted(f.items())] if f else [])
-        c["lost_records"].append(lost)
+    probes = sorted(inv)
+    n = len(probes)
+    c["host"] += [h.name] * n
+    c["snapshot_time"] += [snap_end] * n
+    c["interval_s"] += [float(SNAP_S)] * n
+    c["kernel_release"] += [KERNEL[platform]] * n
+    c["vendor"] += [VENDOR[platform]] * n
+    c["probe_set"] += ["rdma"] * n
+    c["probe"] += probes
+    c["layer"] += [layer_of(fn) for fn in probes]
+    c["live"] += [True] * n
+    c["invocations"] += [inv[fn] for fn in probes]
+    fs = [fails.get(fn) for fn in probes]
+    c["failures"] += [sum(f.values()) if f else 0 for f in fs]
+    c["errno_counts"] += [[{"errno": e, "count": n} for e, n in sorted(f.items())] if f else [] for f in fs]
+    c["lost_records"] += [lost] * n
 
 
 def _trace(sink, h, platform, m, variant, frames, pid, job, kind, repeat, offset_s, boot_ns, rng):
@@ -595,41 +598,42 @@ def _trace(sink, h, platform, m, variant, frames, pid, job, kind, repeat, offset
     start = START + timedelta(seconds=SNAP_S * m + offset_s)
     mono = boot_ns + int((SNAP_S * m + offset_s) * 1e9)
     timed = m % CAPTURE_EVERY == 0 and offset_s < CAPTURE_S + 1.0  # a process started in the window
-    lat = [int(rng.integers(2_000, 40_000)) * (8 - min(d, 7)) for d, _, _ in frames] if timed else None
+    # a draw a frame, in entry order (one call for all of them draws the same numbers)
+    lat = [x * (8 - min(d, 7)) for x, (d, _, _) in zip(rng.integers(2_000, 40_000, len(frames)).tolist(), frames,
+                                                         strict=True)] if timed else None
     root_err = frames[0][2]
     total = lat[0] if timed else 0
     end = start + timedelta(microseconds=total / 1000) if timed else start
     e = sink.ev
-    for i, (d, fn, err) in enumerate(frames):
-        e["trace_id"].append(tid)
-        e["seq"].append(i)
-        e["ts_ns"].append(mono + (i * 1_000 if timed else 0))
-        e["pid"].append(pid)
-        e["tid"].append(pid)
-        e["ppid"].append(1)
-        e["comm"].append("train_step" if not h.packed else "short_job")
-        e["probe"].append(fn)
-        e["layer"].append(layer_of(fn))
-        e["depth"].append(d)
-        num = -ERRNO[err] if err else 0
-        e["ret"].append(num)
-        e["errno"].append(err)
-        e["latency_ns"].append(lat[i] if timed else None)
-        e["path"].append(None)
-        e["arg"].append(arg if i == 0 else None)
-        e["path2"].append(None)
-        e["output"].append(None)
-        e["kind"].append(kind)
-        e["command"].append(op)
-        e["exit_status"].append(-ERRNO[root_err] if root_err else 0)
-        e["start_time"].append(start)
-        e["end_time"].append(end)
-        e["host"].append(h.name)
-        e["kernel_release"].append(KERNEL[platform])
-        e["lost_events"].append(0)
-        e["job_id"].append(f"slurm-{job}")
-        e["metadata"].append(None)
-        e["repeat_count"].append(repeat)
+    n = len(frames)
+    e["trace_id"] += [tid] * n
+    e["seq"] += range(n)
+    e["ts_ns"] += [mono + i * 1_000 for i in range(n)] if timed else [mono] * n
+    e["pid"] += [pid] * n
+    e["tid"] += [pid] * n
+    e["ppid"] += [1] * n
+    e["comm"] += ["train_step" if not h.packed else "short_job"] * n
+    e["probe"] += [fn for _, fn, _ in frames]
+    e["layer"] += [layer_of(fn) for _, fn, _ in frames]
+    e["depth"] += [d for d, _, _ in frames]
+    e["ret"] += [-ERRNO[err] if err else 0 for _, _, err in frames]
+    e["errno"] += [err for _, _, err in frames]
+    e["latency_ns"] += lat if timed else [None] * n
+    e["path"] += [None] * n
+    e["arg"] += [arg] + [None] * (n - 1)
+    e["path2"] += [None] * n
+    e["output"] += [None] * n
+    e["kind"] += [kind] * n
+    e["command"] += [op] * n
+    e["exit_status"] += [-ERRNO[root_err] if root_err else 0] * n
+    e["start_time"] += [start] * n
+    e["end_time"] += [end] * n
+    e["host"] += [h.name] * n
+    e["kernel_release"] += [KERNEL[platform]] * n
+    e["lost_events"] += [0] * n
+    e["job_id"] += [f"slurm-{job}"] * n
+    e["metadata"] += [None] * n
+    e["repeat_count"] += [repeat] * n
     t = sink.truth
     t["trace_id"].append(tid)
     t["host"].append(h.name)

@@ -73,6 +73,7 @@ bifurcation probe and errno = the deepest failing frame of the chain the root's 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import random
@@ -80,6 +81,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import polars as pl
+from fleet_tables import extend_rows, frame
 
 from tracer.schema import PARTITION_COLUMNS, partition_path, write_table
 
@@ -109,6 +111,7 @@ UVERBS = {"uverbs_request", "uverbs_response", "modify_qp", "create_qp", "create
 DRIVER_PREFIX = ("mlx5", "__mlx5", "create_user_qp", "_create_user_qp", "create_cq_user")
 
 
+@functools.cache
 def layer(fn: str) -> str:
     if fn.startswith("ib_uverbs_") or fn in UVERBS:
         return "uverbs"
@@ -181,6 +184,12 @@ def _fail_root(f: list[list], errno: str) -> list[list]:
     return f
 
 
+@functools.cache
+def _tree(op: str, transition: str | None, failure: str | None, counter_no_res: bool) -> list[list]:
+    """frames_of, built once per argument set: a call's frames are read, never changed."""
+    return frames_of(op, transition, failure, counter_no_res)
+
+
 OPS = [("alloc_pd", None), ("reg_mr", None), ("create_cq", None), ("create_qp", None),
        ("modify_qp", "RESET->INIT"), ("modify_qp", "INIT->RTR"), ("modify_qp", "RTR->RTS")]
 PROBES = sorted({fn for op, tr in OPS for _, fn, _ in frames_of(op, tr, counter_no_res=True)}
@@ -195,6 +204,7 @@ class Host:
         self.name, self.index, self.rng, self.window_s = name, index, rng, window_s
         self.role = role
         self.snap_phase = rng.uniform(0, SNAP_S)
+        self._snap_times: dict[int, dt.datetime] = {}
         self.capture_phase = rng.uniform(0, CAPTURE_EVERY_S)
         self.boot = START - dt.timedelta(days=rng.uniform(2, 40))
         self.slot = slot_s
@@ -229,7 +239,7 @@ class Host:
 
     def add_call(self, t: float, op: str, tr: str | None, pid: int, comm: str, job: str | None) -> dict:
         failure, nores, label, fatal = self.outcome(op, tr, t, comm)
-        frames = frames_of(op, tr, failure, nores)
+        frames = _tree(op, tr, failure, nores)
         call = {"t": t, "op": op, "tr": tr, "pid": pid, "comm": comm, "job": job, "frames": frames,
                 "label": label, "fatal": fatal and frames[0][2] is not None}
         call["dur"] = (FW_TIMEOUT_S if failure == "timeout" else 0.0) + 0.0002 + 0.00003 * len(frames)
@@ -295,13 +305,16 @@ class Host:
         return math.ceil((t_end - self.snap_phase) / SNAP_S)
 
     def snap_time(self, k: int) -> dt.datetime:
-        return START + dt.timedelta(seconds=self.snap_phase + k * SNAP_S)
+        if k not in self._snap_times:
+            self._snap_times[k] = START + dt.timedelta(seconds=self.snap_phase + k * SNAP_S)
+        return self._snap_times[k]
 
     def in_capture(self, t: float) -> bool:
         return (t - self.capture_phase) % CAPTURE_EVERY_S < CAPTURE_LEN_S
 
-    def record(self, ids: list[int]) -> tuple[list[dict], list[dict], dict]:
-        """Event rows, truth rows and counters {(snapshot, probe): [calls, failures, {errno: n}]}."""
+    def record(self, ids: list[int]) -> tuple[dict[str, list], list[dict], dict]:
+        """Event rows (column by column), truth rows and counters {(snapshot, probe): [calls,
+        failures, {errno: n}]}."""
         counters: dict = defaultdict(lambda: [0, 0, defaultdict(int)])
         kept: dict = {}  # (snapshot, signature) -> [records...]
         records = []
@@ -330,7 +343,8 @@ class Host:
                 records.append(rec)
             else:
                 same[-1]["repeat"] = (same[-1]["repeat"] or 1) + 1
-        rows, truth = [], []
+        rows: dict[str, list] = {}
+        truth = []
         self.record_snapshots = {}
         for rec in records:
             ids[0] += 1
@@ -340,7 +354,7 @@ class Host:
             truth.append(self._truth(rec))
         return rows, truth, counters
 
-    def _rows(self, rec: dict, rows: list[dict]) -> None:
+    def _rows(self, rec: dict, rows: dict[str, list]) -> None:
         call, frames = rec["call"], rec["call"]["frames"]
         t0 = call["t"]
         end = t0 + call["dur"]
@@ -358,20 +372,23 @@ class Host:
         meta = [{"key": "device", "value": "mlx5_0"}, {"key": "probe_set", "value": "rdma"}]
         kind = "good" if not any(e for _, _, e in frames) else "failure"
         root_errno = frames[0][2]
-        for seq, ((depth, fn, errno), entry, exit_) in enumerate(zip(frames, entries, exits, strict=True)):
-            rows.append({
-                "trace_id": rec["trace_id"], "seq": seq,
-                "ts_ns": int(((entry if rec["timed"] else tick) + base) * 1e9),
-                "pid": call["pid"], "tid": call["pid"], "ppid": 1 if call["comm"] == "rdma-healthd" else 700,
-                "comm": call["comm"], "probe": fn, "layer": layer(fn), "depth": depth,
-                "ret": -ERRNO[errno] if errno else 0, "errno": errno,
-                "latency_ns": int((exit_ - entry) * 1e9) if rec["timed"] else None,
-                "arg": call["tr"] if seq == 0 else None,
-                "kind": kind, "command": call["op"],
-                "exit_status": -ERRNO[root_errno] if root_errno else 0,
-                "start_time": wall0, "end_time": wall1, "kernel_release": RELEASE, "lost_events": 0,
-                "job_id": call["job"], "metadata": meta, "repeat_count": rec["repeat"],
-            })
+        timed = rec["timed"]
+        extend_rows(rows, {
+            "seq": range(len(frames)),
+            "ts_ns": [int(((entry if timed else tick) + base) * 1e9) for entry in entries],
+            "probe": [fn for _, fn, _ in frames], "layer": [layer(fn) for _, fn, _ in frames],
+            "depth": [depth for depth, _, _ in frames],
+            "ret": [-ERRNO[errno] if errno else 0 for _, _, errno in frames], "errno": [e for _, _, e in frames],
+            "latency_ns": [int((exit_ - entry) * 1e9) if timed else None
+                           for entry, exit_ in zip(entries, exits, strict=True)],
+            "arg": [call["tr"]] + [None] * (len(frames) - 1),
+        }, {
+            "trace_id": rec["trace_id"], "pid": call["pid"], "tid": call["pid"],
+            "ppid": 1 if call["comm"] == "rdma-healthd" else 700, "comm": call["comm"], "kind": kind,
+            "command": call["op"], "exit_status": -ERRNO[root_errno] if root_errno else 0,
+            "start_time": wall0, "end_time": wall1, "kernel_release": RELEASE, "lost_events": 0,
+            "job_id": call["job"], "metadata": meta, "repeat_count": rec["repeat"],
+        })
 
     def _truth(self, rec: dict) -> dict:
         call, frames = rec["call"], rec["call"]["frames"]
@@ -449,8 +466,12 @@ def _write(data: pl.DataFrame, out: Path, table: str, date: str, host: str, name
                 omit_columns=PARTITION_COLUMNS, durable=False)
 
 
-def _write_host(out: Path, h: Host, rows: list[dict], truth: list[dict], counters: dict, resend: bool) -> None:
-    ev = pl.DataFrame(rows, infer_schema_length=None) if rows else None
+META = pl.List(pl.Struct({"key": pl.String, "value": pl.String}))
+ERRNO_COUNTS = pl.List(pl.Struct({"errno": pl.String, "count": pl.Int64}))
+
+
+def _write_host(out: Path, h: Host, rows: dict[str, list], truth: list[dict], counters: dict, resend: bool) -> None:
+    ev = frame(rows, metadata=META) if rows else None
     by_trace_date = {r["trace_id"]: _date(_wall(r.pop("_date"))) for r in truth}
     tr = pl.DataFrame(truth, infer_schema_length=None)
     for date in sorted(set(by_trace_date.values())):
@@ -458,17 +479,19 @@ def _write_host(out: Path, h: Host, rows: list[dict], truth: list[dict], counter
         _write(tr.filter(pl.col("trace_id").is_in(ids)), out, "truth", date, h.name, "part-0.parquet")
         if ev is not None:
             _write(ev.filter(pl.col("trace_id").is_in(ids)), out, "events", date, h.name, "part-0.parquet")
-    crow = []
+    crow: dict[str, list] = {}
     snaps = sorted({k for k, _ in counters})
+    layers = [layer(probe) for probe in PROBES]
     for k in range(min(snaps), max(snaps) + 1):
-        for probe in PROBES:
-            c = counters.get((k, probe))
-            crow.append({"snapshot_time": h.snap_time(k), "interval_s": SNAP_S, "kernel_release": RELEASE,
-                         "vendor": "mlx5", "probe_set": "rdma", "probe": probe, "layer": layer(probe), "live": True,
-                         "invocations": c[0] if c else 0, "failures": c[1] if c else 0,
-                         "errno_counts": [{"errno": e, "count": n} for e, n in sorted(c[2].items())] if c else [],
-                         "lost_records": 0})
-    cf = pl.DataFrame(crow, infer_schema_length=None)
+        cs = [counters.get((k, probe)) for probe in PROBES]
+        extend_rows(crow, {
+            "snapshot_time": [h.snap_time(k)] * len(PROBES), "interval_s": [SNAP_S] * len(PROBES),
+            "kernel_release": [RELEASE] * len(PROBES), "vendor": ["mlx5"] * len(PROBES),
+            "probe_set": ["rdma"] * len(PROBES), "probe": PROBES, "layer": layers, "live": [True] * len(PROBES),
+            "invocations": [c[0] if c else 0 for c in cs], "failures": [c[1] if c else 0 for c in cs],
+            "errno_counts": [[{"errno": e, "count": n} for e, n in sorted(c[2].items())] if c else [] for c in cs],
+            "lost_records": [0] * len(PROBES)})
+    cf = frame(crow, errno_counts=ERRNO_COUNTS)
     cf = cf.with_columns(date=pl.col("snapshot_time").dt.date().cast(pl.String))
     for (date,), part in cf.group_by("date"):
         _write(part.drop("date"), out, "counters", date, h.name, "part-0.parquet")

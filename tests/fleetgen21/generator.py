@@ -60,6 +60,7 @@ name), `required_alert_hosts` (host -> errnos an alert must name), `roles`, `slo
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import random
@@ -252,6 +253,17 @@ def _frames(kind: str, family: str | None) -> list[tuple[int, str, str, str | No
     return out
 
 
+@functools.cache
+def _frame_columns(kind: str, family: str | None) -> tuple:
+    """_frames(kind, family) and its event columns: (frames, probe, layer, depth, ret, errno,
+    whether any frame failed, the record signature of a failing tree)."""
+    frames = _frames(kind, family)
+    failed = any(f[3] for f in frames)
+    return (frames, [fn for _, fn, _, _ in frames], [layer for _, _, layer, _ in frames], [d for d, *_ in frames],
+            [-ERRNO_VALUES[e] if e else 0 for *_, e in frames], [e for *_, e in frames], failed,
+            (kind, tuple((f[1], f[3]) for f in frames)) if failed else None)
+
+
 class _Host:
     def __init__(self, name: str, index: int, rng: random.Random, start_s: float, end_s: float):
         self.name, self.index, self.rng = name, index, rng
@@ -356,12 +368,16 @@ def _rank_calls(host: _Host, rng: random.Random, rank: int, t0: float, job_end: 
 
 def _timings(frames: list, start: float, host: _Host, kind: str, family: str | None, rng: random.Random):
     """Entry time and latency (seconds) of each frame, nested: a frame's latency covers its callees."""
-    own = []
-    for _, fn, _, _ in frames:
-        s = _OWN_S.get(fn, 2e-6) * rng.uniform(0.8, 1.3)
-        if host.slow and kind == "create_qp" and fn == "mlx5_cmd_exec" and start >= host.slow_from:
-            s = _SLOW_FW_S * rng.uniform(0.8, 1.3)
-        own.append(s)
+    uniform = rng.uniform
+    if host.slow and kind == "create_qp" and start >= host.slow_from:  # the firmware's own time drawn again
+        own = []
+        for _, fn, _, _ in frames:
+            s = _OWN_S.get(fn, 2e-6) * uniform(0.8, 1.3)
+            if fn == "mlx5_cmd_exec":
+                s = _SLOW_FW_S * uniform(0.8, 1.3)
+            own.append(s)
+    else:
+        own = [_OWN_S.get(fn, 2e-6) * uniform(0.8, 1.3) for _, fn, _, _ in frames]
     if family == "port2_rtr_timeout_requeued":
         own[_ORIGIN[family][1]] = _NEIGHBOUR_TIMEOUT_S + rng.uniform(0, 0.004)
     entry, exit_ = [0.0] * len(frames), [0.0] * len(frames)
@@ -481,24 +497,19 @@ def _emit(out: Path, host: _Host, calls: list[tuple], routine: Counter, causes: 
     ev: dict[str, list] = defaultdict(list)
     truth: dict[str, list] = defaultdict(list)
     n_snap = host.snapshot(host.end_s) + 1
-    invocations: dict[tuple[int, str], int] = Counter()
-    failures: dict[tuple[int, str], Counter] = defaultdict(Counter)
+    per_snap: Counter = Counter()  # (snapshot, kind, family) -> calls whose root returned in it
     kept: dict[tuple[int, tuple], list] = {}  # (snapshot, signature) -> records kept ([row span, weight])
+    days: dict[int, str] = {}  # start_time -> its date
     for when, kind, family, pid, ppid, job_id, meta in calls:
-        frames = _frames(kind, family)
+        frames, probes, layers, depths, rets, errnos, failed, signature = _frame_columns(kind, family)
         entry, latency = _timings(frames, when, host, kind, family, rng)
         root_end = entry[0] + latency[0]
         snap = host.snapshot(root_end)
-        for _, fn, _, errno in frames:
-            invocations[(snap, fn)] += 1
-            if errno:
-                failures[(snap, fn)][errno] += 1
-        failed = any(f[3] for f in frames)
+        per_snap[(snap, kind, family)] += 1
         timed = host.in_window(when)
         if not failed and not timed:
             continue  # a good tree outside a capture window is counted, not recorded
         if failed:
-            signature = (kind, tuple((f[1], f[3]) for f in frames))
             records = kept.setdefault((snap, signature), [])
             if len(records) >= AGGREGATE_K:  # the kernel counts it on the last record kept
                 first, last = records[-1][0]
@@ -521,35 +532,39 @@ def _emit(out: Path, host: _Host, calls: list[tuple], routine: Counter, causes: 
         root_errno = frames[0][3]  # an absorbed error (the rescued pin) leaves the root's 0
         exit_status = -ERRNO_VALUES[root_errno] if root_errno else 0
         first_row = len(ev["trace_id"])
-        for seq, ((d, fn, layer, errno), ts_i, lat_i) in enumerate(zip(frames, ts, lat, strict=True)):
-            ev["trace_id"].append(trace_id)
-            ev["seq"].append(seq)
-            ev["ts_ns"].append(ts_i)
-            ev["pid"].append(pid)
-            ev["tid"].append(pid)
-            ev["ppid"].append(ppid)
-            ev["comm"].append("python3")
-            ev["probe"].append(fn)
-            ev["layer"].append(layer)
-            ev["depth"].append(d)
-            ev["ret"].append(-ERRNO_VALUES[errno] if errno else 0)
-            ev["errno"].append(errno)
-            ev["latency_ns"].append(lat_i)
-            ev["path"].append(None)
-            ev["arg"].append(TRANSITION.get(kind) if seq == 0 else None)
-            ev["path2"].append(None)
-            ev["output"].append(None)
-            ev["kind"].append("failure" if failed else "good")
-            ev["command"].append(OPERATION[kind])
-            ev["exit_status"].append(exit_status)
-            ev["start_time"].append(start_time)
-            ev["end_time"].append(end_time)
-            ev["host"].append(host.name)
-            ev["kernel_release"].append(KERNEL)
-            ev["lost_events"].append(0)
-            ev["job_id"].append(job_id)
-            ev["metadata"].append(meta)
-            ev["repeat_count"].append(None)
+        n = len(frames)
+        if len(ts) != n or len(lat) != n:
+            raise ValueError(f"{trace_id}: a time for every frame")
+        ev["trace_id"] += [trace_id] * n
+        ev["seq"] += range(n)
+        ev["ts_ns"] += ts
+        ev["pid"] += [pid] * n
+        ev["tid"] += [pid] * n
+        ev["ppid"] += [ppid] * n
+        ev["comm"] += ["python3"] * n
+        ev["probe"] += probes
+        ev["layer"] += layers
+        ev["depth"] += depths
+        ev["ret"] += rets
+        ev["errno"] += errnos
+        ev["latency_ns"] += lat
+        ev["path"] += [None] * n
+        ev["arg"] += [TRANSITION.get(kind)] + [None] * (n - 1)
+        ev["path2"] += [None] * n
+        ev["output"] += [None] * n
+        ev["kind"] += ["failure" if failed else "good"] * n
+        ev["command"] += [OPERATION[kind]] * n
+        ev["exit_status"] += [exit_status] * n
+        ev["start_time"] += [start_time] * n
+        ev["end_time"] += [end_time] * n
+        ev["host"] += [host.name] * n
+        ev["kernel_release"] += [KERNEL] * n
+        ev["lost_events"] += [0] * n
+        ev["job_id"] += [job_id] * n
+        ev["metadata"] += [meta] * n
+        ev["repeat_count"] += [None] * n
+        if start_time not in days:
+            days[start_time] = dt.datetime.fromtimestamp(start_time / 1e9, dt.UTC).date().isoformat()
         if failed:
             kept[(snap, signature)].append(((first_row, len(ev["trace_id"])), 1))
         label = family
@@ -567,10 +582,18 @@ def _emit(out: Path, host: _Host, calls: list[tuple], routine: Counter, causes: 
         truth["expected_error"].append(family in ROUTINE)
         truth["held_out"].append(False)
         _count(family, routine, causes, weights, 1)
+    # every frame of every call, counted (records or not)
+    invocations: dict[tuple[int, str], int] = Counter()
+    failures: dict[tuple[int, str], Counter] = defaultdict(Counter)
+    for (snap, kind, family), n in per_snap.items():
+        for _, fn, _, errno in _frame_columns(kind, family)[0]:
+            invocations[(snap, fn)] += n
+            if errno:
+                failures[(snap, fn)][errno] += n
     date = START.date().isoformat()
     events = pa.Table.from_pydict({f.name: ev[f.name] for f in EVENTS}, schema=EVENTS)
     # one partition per wall-clock date of the trace (a long window crosses midnight)
-    dates = [dt.datetime.fromtimestamp(s / 1e9, dt.UTC).date().isoformat() for s in ev["start_time"]]
+    dates = [days[s] for s in ev["start_time"]]
     truth_dates = {tid: d for tid, d in zip(ev["trace_id"], dates, strict=True)}
     for day in sorted(set(dates)) or [date]:
         mask = pa.array([d == day for d in dates], pa.bool_())

@@ -76,6 +76,7 @@ may name), `roles` (new_policy, cgroup_zero), `cgroup_onset`, `busy_windows`, `r
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -206,22 +207,35 @@ def _layout(frames: list[Frame], rng: random.Random) -> tuple[list[int], list[in
     children one after the other."""
     n = len(frames)
     offsets, lat = [0] * n, [0] * n
+    kids = _children(tuple(f[0] for f in frames))
+    uniform, randint = rng.uniform, rng.randint
 
     def place(i: int, at: int) -> int:
-        d = frames[i][0]
-        self_ns = int(frames[i][4] * 1000 * rng.uniform(0.7, 1.4))
+        self_ns = int(frames[i][4] * 1000 * uniform(0.7, 1.4))
         offsets[i] = at
         cur = at + self_ns // 2
-        j = i + 1
-        while j < n and frames[j][0] > d:
-            if frames[j][0] == d + 1:
-                cur = place(j, cur) + rng.randint(200, 900)
-            j += 1
+        for j in kids[i]:
+            cur = place(j, cur) + randint(200, 900)
         lat[i] = cur + self_ns // 2 - at
         return offsets[i] + lat[i]
 
     place(0, 0)
     return offsets, lat
+
+
+@functools.cache
+def _children(depths: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Each preorder frame's children: the frames one deeper before the next frame at its depth
+    or above."""
+    out = []
+    for i, d in enumerate(depths):
+        kids, j = [], i + 1
+        while j < len(depths) and depths[j] > d:
+            if depths[j] == d + 1:
+                kids.append(j)
+            j += 1
+        out.append(tuple(kids))
+    return tuple(out)
 
 
 class _Host:
@@ -361,7 +375,9 @@ def _write_host(h: _Host, root: Path, start_ns: int, rng: random.Random, tally: 
         t_end = c["t"] + lat[0] / 1e9
         snap = max(0, math.ceil((t_end - h.snap_phase) / SNAP_S))
         for _d, fn, _layer, errno, _ in frames:
-            cell = counters.setdefault((snap, fn), [0, 0, Counter()])
+            cell = counters.get((snap, fn))
+            if cell is None:
+                cell = counters[(snap, fn)] = [0, 0, Counter()]
             cell[0] += 1
             if errno:
                 cell[1] += 1
@@ -394,35 +410,37 @@ def _write_host(h: _Host, root: Path, start_ns: int, rng: random.Random, tally: 
         else:
             start = end = start_ns + (tick_mono - int(h.boot_s * 1e9))
         kind = "failure" if rec["failed"] else "good"
-        for i, (d, fn, layer, errno, _) in enumerate(frames):
-            ev["trace_id"].append(trace_id)
-            ev["seq"].append(i)
-            ev["ts_ns"].append(mono0 + rec["offsets"][i] if rec["timed"] else tick_mono)
-            ev["pid"].append(rec["pid"])
-            ev["tid"].append(tid)
-            ev["ppid"].append(rec["ppid"])
-            ev["comm"].append("python3")
-            ev["probe"].append(fn)
-            ev["layer"].append(layer)
-            ev["depth"].append(d)
-            ev["ret"].append(-ERRNO[errno] if errno else 0)
-            ev["errno"].append(errno)
-            ev["latency_ns"].append(rec["lat"][i] if rec["timed"] else None)
-            ev["path"].append(None)
-            ev["arg"].append(rec["arg"] if i == 0 else None)
-            ev["path2"].append(None)
-            ev["output"].append(None)
-            ev["kind"].append(kind)
-            ev["command"].append(COMMAND.get(rec["kind"], rec["kind"]))
-            ev["exit_status"].append(-ERRNO[root_errno] if root_errno else 0)
-            ev["start_time"].append(start)
-            ev["end_time"].append(end)
-            ev["host"].append(h.name)
-            ev["kernel_release"].append(KERNEL)
-            ev["lost_events"].append(0)
-            ev["job_id"].append(rec["job_id"])
-            ev["metadata"].append(metadata_list(rec["metadata"]))
-            ev["repeat_count"].append(rec["repeat_count"] if rec["repeat_count"] > 1 else None)
+        n = len(frames)
+        if len(rec["offsets"]) != n or len(rec["lat"]) != n:
+            raise ValueError(f"{trace_id}: a time for every frame")
+        ev["trace_id"] += [trace_id] * n
+        ev["seq"] += range(n)
+        ev["ts_ns"] += [mono0 + o for o in rec["offsets"]] if rec["timed"] else [tick_mono] * n
+        ev["pid"] += [rec["pid"]] * n
+        ev["tid"] += [tid] * n
+        ev["ppid"] += [rec["ppid"]] * n
+        ev["comm"] += ["python3"] * n
+        ev["probe"] += [f[1] for f in frames]
+        ev["layer"] += [f[2] for f in frames]
+        ev["depth"] += [f[0] for f in frames]
+        ev["ret"] += [-ERRNO[f[3]] if f[3] else 0 for f in frames]
+        ev["errno"] += [f[3] for f in frames]
+        ev["latency_ns"] += rec["lat"] if rec["timed"] else [None] * n
+        ev["path"] += [None] * n
+        ev["arg"] += [rec["arg"]] + [None] * (n - 1)
+        ev["path2"] += [None] * n
+        ev["output"] += [None] * n
+        ev["kind"] += [kind] * n
+        ev["command"] += [COMMAND.get(rec["kind"], rec["kind"])] * n
+        ev["exit_status"] += [-ERRNO[root_errno] if root_errno else 0] * n
+        ev["start_time"] += [start] * n
+        ev["end_time"] += [end] * n
+        ev["host"] += [h.name] * n
+        ev["kernel_release"] += [KERNEL] * n
+        ev["lost_events"] += [0] * n
+        ev["job_id"] += [rec["job_id"]] * n
+        ev["metadata"] += [metadata_list(rec["metadata"])] * n
+        ev["repeat_count"] += [rec["repeat_count"] if rec["repeat_count"] > 1 else None] * n
         truth["trace_id"].append(trace_id)
         truth["host"].append(h.name)
         truth["kind"].append(kind)
@@ -449,23 +467,25 @@ def _write_host(h: _Host, root: Path, start_ns: int, rng: random.Random, tally: 
     # counters: a row for every probe in every snapshot of the window
     last = math.ceil((h.t_end - h.snap_phase) / SNAP_S)
     cr = defaultdict(list)
+    probes, layers = list(probe_layer), list(probe_layer.values())
+    width = len(probes)
+    no_calls: tuple = (0, 0, {})
     for snap in range(0, last + 1):
         when = start_ns + int((h.snap_phase + snap * SNAP_S) * 1e9)
-        for fn, layer in probe_layer.items():
-            inv, fail, errs = counters.get((snap, fn), (0, 0, Counter()))
-            cr["host"].append(h.name)
-            cr["snapshot_time"].append(when)
-            cr["interval_s"].append(SNAP_S)
-            cr["kernel_release"].append(KERNEL)
-            cr["vendor"].append("mlx5")
-            cr["probe_set"].append("rdma")
-            cr["probe"].append(fn)
-            cr["layer"].append(layer)
-            cr["live"].append(True)
-            cr["invocations"].append(inv)
-            cr["failures"].append(fail)
-            cr["errno_counts"].append([{"errno": e, "count": n} for e, n in sorted(errs.items())])
-            cr["lost_records"].append(0)
+        cells = [counters.get((snap, fn), no_calls) for fn in probes]
+        cr["host"] += [h.name] * width
+        cr["snapshot_time"] += [when] * width
+        cr["interval_s"] += [SNAP_S] * width
+        cr["kernel_release"] += [KERNEL] * width
+        cr["vendor"] += ["mlx5"] * width
+        cr["probe_set"] += ["rdma"] * width
+        cr["probe"] += probes
+        cr["layer"] += layers
+        cr["live"] += [True] * width
+        cr["invocations"] += [inv for inv, _, _ in cells]
+        cr["failures"] += [fail for _, fail, _ in cells]
+        cr["errno_counts"] += [[{"errno": e, "count": n} for e, n in sorted(errs.items())] for _, _, errs in cells]
+        cr["lost_records"] += [0] * width
     ctable = pa.Table.from_pydict(dict(cr), schema=COUNTERS)
     path = write_partition(ctable, root, "counters", date, h.name, "part-0.parquet", durable=False)
     write_counter_buckets(path, ctable, durable=False)

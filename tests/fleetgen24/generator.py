@@ -327,7 +327,8 @@ def _one_host(root: Path, host: str, hr: random.Random, span_s: float, roles: di
             if row is None:
                 row = cell[probe] = [0, Counter()]
             row[0] += n
-            row[1].update(errs)
+            if errs:
+                row[1].update(errs)
         op, arg, label, expected = TREE_INFO[tree]
         failed = frames[0][3] is not None
         timed = in_window(t)
@@ -445,9 +446,12 @@ def _one_host(root: Path, host: str, hr: random.Random, span_s: float, roles: di
         if host == gap_host and gap[0] <= st < gap[1]:
             continue
         when = START + timedelta(seconds=st)
+        if not counters[snap]:
+            continue
+        day_rows = rows_by_date[when.strftime("%Y-%m-%d")]
         for probe, (n, errs) in counters[snap].items():
             hist = [{"errno": e, "count": k} for e, k in sorted(errs.items())] or None
-            rows_by_date[when.strftime("%Y-%m-%d")].append(
+            day_rows.append(
                 {"snapshot_time": when, "probe": probe, "invocations": n, "failures": sum(errs.values()),
                  "errno_counts": hist, "kernel_release": KERNEL})
     for day, crows in sorted(rows_by_date.items()):

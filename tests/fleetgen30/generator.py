@@ -463,18 +463,21 @@ def _counters(era):
     pair_cols = {fn: [(j, e) for j, (f, e) in enumerate(_PAIRS) if f == fn] for fn in probes}
     cols = {k: [] for k in ("snapshot_time", "interval_s", "probe", "layer", "invocations", "failures",
                             "errno_counts")}
+    layers = [LAYER_OF[probe] for probe in probes]
+    pairs = [pair_cols[probe] for probe in probes]
+    width = len(probes)
     for k, s in enumerate(snaps):
         if not shipped[k]:
             continue
-        for p, probe in enumerate(probes):
-            cols["snapshot_time"].append(s * 1_000_000_000)
-            cols["interval_s"].append(float(interval[k]))
-            cols["probe"].append(probe)
-            cols["layer"].append(LAYER_OF[probe])
-            cols["invocations"].append(int(inv[k, p]))
-            cols["failures"].append(int(fail[k, p]))
-            cols["errno_counts"].append([{"errno": e, "count": int(errs[k, j])}
-                                         for j, e in pair_cols[probe] if errs[k, j] != 0])
+        cols["snapshot_time"] += [s * 1_000_000_000] * width
+        cols["interval_s"] += [float(interval[k])] * width
+        cols["probe"] += probes
+        cols["layer"] += layers
+        cols["invocations"] += inv[k, :width].tolist()
+        cols["failures"] += fail[k, :width].tolist()
+        errs_k = errs[k].tolist()
+        cols["errno_counts"] += [[{"errno": e, "count": errs_k[j]} for j, e in pair if errs_k[j] != 0]
+                                 for pair in pairs]
     n = len(cols["probe"])
     cols.update(kernel_release=[era.release["release"]] * n, vendor=["mlx5"] * n,
                 probe_set=[PROBE_SET[collector]] * n, live=[True] * n, lost_records=[0] * n)
@@ -524,6 +527,10 @@ def _date(t):
 
 
 _EVENT_COLS = [f.name for f in EVENTS]
+# each tree's frames column by column: probe, layer, depth, ret, errno
+_TREE_COLS = {name: tuple(list(c) for c in zip(*(
+    (fn, layer, depth, -ERRNO_NUM[errno] if errno else (512 if fn == "pin_user_pages_fast" else 0), errno)
+    for depth, fn, layer, errno in tree), strict=True)) for name, tree in TREES.items()}
 
 
 def _event_rows(era, records, rng, state, cols_by_date, truth_by_date):
@@ -555,36 +562,36 @@ def _event_rows(era, records, rng, state, cols_by_date, truth_by_date):
         root_errno = tree[0][3]
         exit_status = -ERRNO_NUM[root_errno] if root_errno else 0
         kind = "failure" if root_errno else "good"
-        for seq, (depth, fn, layer, errno) in enumerate(tree):
-            cols["trace_id"].append(trace_id)
-            cols["seq"].append(seq)
-            cols["ts_ns"].append(tss[seq])
-            cols["pid"].append(pid)
-            cols["tid"].append(pid)
-            cols["ppid"].append(ppid)
-            cols["comm"].append(comm)
-            cols["probe"].append(fn)
-            cols["layer"].append(layer)
-            cols["depth"].append(depth)
-            ret = -ERRNO_NUM[errno] if errno else (512 if fn == "pin_user_pages_fast" else 0)
-            cols["ret"].append(ret)
-            cols["errno"].append(errno)
-            cols["latency_ns"].append(latency[seq])
-            cols["path"].append(None)
-            cols["arg"].append(ARG.get(name) if seq == 0 else None)
-            cols["path2"].append(None)
-            cols["output"].append(None)
-            cols["kind"].append(kind)
-            cols["command"].append(COMMAND[name])
-            cols["exit_status"].append(exit_status)
-            cols["start_time"].append(start)
-            cols["end_time"].append(end)
-            cols["host"].append(era.name)
-            cols["kernel_release"].append(rel)
-            cols["lost_events"].append(0)
-            cols["job_id"].append(job)
-            cols["metadata"].append(meta)
-            cols["repeat_count"].append(repeat)
+        n = len(tree)
+        probes, layers, depths, rets, errnos = _TREE_COLS[name]
+        cols["trace_id"] += [trace_id] * n
+        cols["seq"] += range(n)
+        cols["ts_ns"] += tss[:n]
+        cols["pid"] += [pid] * n
+        cols["tid"] += [pid] * n
+        cols["ppid"] += [ppid] * n
+        cols["comm"] += [comm] * n
+        cols["probe"] += probes
+        cols["layer"] += layers
+        cols["depth"] += depths
+        cols["ret"] += rets
+        cols["errno"] += errnos
+        cols["latency_ns"] += latency[:n]
+        cols["path"] += [None] * n
+        cols["arg"] += [ARG.get(name)] + [None] * (n - 1)
+        cols["path2"] += [None] * n
+        cols["output"] += [None] * n
+        cols["kind"] += [kind] * n
+        cols["command"] += [COMMAND[name]] * n
+        cols["exit_status"] += [exit_status] * n
+        cols["start_time"] += [start] * n
+        cols["end_time"] += [end] * n
+        cols["host"] += [era.name] * n
+        cols["kernel_release"] += [rel] * n
+        cols["lost_events"] += [0] * n
+        cols["job_id"] += [job] * n
+        cols["metadata"] += [meta] * n
+        cols["repeat_count"] += [repeat] * n
         family = FAMILY_OF_SHAPE.get(name)
         tr = truth_by_date.setdefault(date, {f.name: [] for f in TRUTH})
         tr["trace_id"].append(trace_id)
@@ -654,7 +661,8 @@ def generate(root, *, hosts: int = 30, hours: float = 60, seed: int = 30, faults
                     files["events_v2"] += 1
                 truth = pa.Table.from_pydict({**truth_by_date[date]}, schema=TRUTH)
                 write_partition(truth, root, "truth", date, host, name, durable=False)
-            snap_dates = np.array([_date(s / 1e9) for s in ccols["snapshot_time"]])
+            snap_date = {s: _date(s / 1e9) for s in set(ccols["snapshot_time"])}
+            snap_dates = np.array([snap_date[s] for s in ccols["snapshot_time"]])
             n = len(ccols["probe"])
             ccols["host"] = [host] * n
             table = pa.Table.from_pydict({f.name: ccols[f.name] for f in COUNTERS}, schema=COUNTERS)

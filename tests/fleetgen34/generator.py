@@ -115,7 +115,7 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
-import pyarrow as pa
+from fleet_tables import extend_rows, table_from_columns
 
 from tracer.schema import COUNTERS, EVENTS, TRUTH, write_counter_buckets, write_partition
 
@@ -528,7 +528,7 @@ def generate(out_dir, hosts: int = 8, hours: float = 3, seed: int = 34, faults: 
                          if not name.endswith("/" + ("upstream" if group == "ofed" else "ofed"))
                          for _, fn, _ in fr})
         nsnap = int(math.ceil((span - phase) / SNAP_S)) + 1
-        cnt = defaultdict(lambda: [0, 0, defaultdict(int)])  # (snap, probe) -> inv, fail, errnos
+        per_snap: dict[tuple[int, str], int] = defaultdict(int)  # (snap, tree) -> calls
         recs = defaultdict(list)  # snap -> records
         cap_count: dict[tuple, int] = defaultdict(int)
         n_sig: dict[tuple, int] = defaultdict(int)
@@ -538,12 +538,7 @@ def generate(out_dir, hosts: int = 8, hours: float = 3, seed: int = 34, faults: 
             k = int(math.floor((end - phase) / SNAP_S)) + 1  # snapshot closing after `end`
             op, arg, frames = TREES[c.tree]
             failing = any(e for _, _, e in frames)
-            for _, fn, e in frames:
-                cell = cnt[(k, fn)]
-                cell[0] += 1
-                if e:
-                    cell[1] += 1
-                    cell[2][e] += 1
+            per_snap[(k, c.tree)] += 1
             w = math.floor((c.t - cap_phase) / CAPTURE_EVERY)
             in_window = (c.t - cap_phase) - w * CAPTURE_EVERY < CAPTURE_LEN and c.t >= 0
             if not failing:
@@ -563,12 +558,24 @@ def generate(out_dir, hosts: int = 8, hours: float = 3, seed: int = 34, faults: 
                 third[(k, c.tree)] = rec
             recs[k].append(rec)
 
+        cnt = defaultdict(lambda: [0, 0, defaultdict(int)])  # (snap, probe) -> inv, fail, errnos
+        for (k, tree), n in per_snap.items():
+            for _, fn, e in TREES[tree][2]:
+                cell = cnt[(k, fn)]
+                cell[0] += n
+                if e:
+                    cell[1] += n
+                    cell[2][e] += n
+
         snaps_close = {k: phase + k * SNAP_S for k in range(nsnap + 1)}
         late = hi in roles["late"]
         # per (name, batch): events rows, counters rows, truth rows
-        ev = defaultdict(lambda: defaultdict(list))
-        co = defaultdict(lambda: defaultdict(list))
-        tr = defaultdict(lambda: defaultdict(list))
+        # (column by column)
+        ev = defaultdict(lambda: defaultdict(dict))
+        co = defaultdict(lambda: defaultdict(dict))
+        tr = defaultdict(lambda: defaultdict(dict))
+        layers = [LAYER[probe] for probe in probes]
+        no_calls = (0, 0, {})
         order = []
         for k in range(nsnap + 1):
             close = snaps_close[k]
@@ -586,13 +593,14 @@ def generate(out_dir, hosts: int = 8, hours: float = 3, seed: int = 34, faults: 
             batch = int(arrival // BATCH_S)
             snap_wall_ns = START_NS + int(round((close + skew) * 1e9))
             E, C, T = ev[name][batch], co[name][batch], tr[name][batch]
-            for probe in probes:
-                inv, fail, errs = cnt.get((k, probe), (0, 0, {}))
-                C.append({"host": name, "snapshot_time": snap_wall_ns, "interval_s": SNAP_S,
-                          "kernel_release": g["kernel"], "vendor": "mlx5", "probe_set": "rdma", "probe": probe,
-                          "layer": LAYER[probe], "live": True, "invocations": inv, "failures": fail,
-                          "errno_counts": [{"errno": e, "count": n} for e, n in sorted(errs.items())],
-                          "lost_records": 0})
+            cells = [cnt.get((k, probe), no_calls) for probe in probes]
+            extend_rows(C, {"probe": probes, "layer": layers, "invocations": [inv for inv, _, _ in cells],
+                            "failures": [fail for _, fail, _ in cells],
+                            "errno_counts": [[{"errno": e, "count": n} for e, n in sorted(errs.items())]
+                                             for _, _, errs in cells]},
+                        {"host": name, "snapshot_time": snap_wall_ns, "interval_s": SNAP_S,
+                         "kernel_release": g["kernel"], "vendor": "mlx5", "probe_set": "rdma", "live": True,
+                         "lost_records": 0})
             for c, timed, failing, repeat in recs.get(k, ()):
                 op, arg, frames = TREES[c.tree]
                 seqno += 1
@@ -610,15 +618,18 @@ def generate(out_dir, hosts: int = 8, hours: float = 3, seed: int = 34, faults: 
                     st = en = START_NS + int(math.floor((end + skew) / TICK) * TICK * 1e9)
                 root_err = frames[0][2]
                 meta = [{"key": a, "value": b} for a, b in sorted(c.meta.items())]
-                for s, ((d, fn, e), t_ns, l_ns) in enumerate(zip(frames, ts, lats, strict=True)):
-                    E.append({"trace_id": tid_, "seq": s, "ts_ns": t_ns, "pid": c.pid, "tid": c.tid, "ppid": c.ppid,
-                              "comm": c.comm, "probe": fn, "layer": LAYER[fn], "depth": d,
-                              "ret": -ERRNO[e] if e else 0, "errno": e, "latency_ns": l_ns,
-                              "arg": arg if s == 0 else None, "kind": "failure" if failing else "good",
-                              "command": op, "exit_status": -ERRNO[root_err] if root_err else 0,
-                              "start_time": st, "end_time": en, "host": name, "kernel_release": g["kernel"],
-                              "lost_events": 0, "job_id": c.job, "metadata": meta,
-                              "repeat_count": repeat if repeat > 1 else None})
+                if len(ts) != len(frames) or len(lats) != len(frames):
+                    raise ValueError(f"{tid_}: a time for every frame")
+                extend_rows(E, {"seq": range(len(frames)), "ts_ns": ts, "probe": [fn for _, fn, _ in frames],
+                                "layer": [LAYER[fn] for _, fn, _ in frames], "depth": [d for d, _, _ in frames],
+                                "ret": [-ERRNO[e] if e else 0 for _, _, e in frames],
+                                "errno": [e for _, _, e in frames], "latency_ns": lats,
+                                "arg": [arg] + [None] * (len(frames) - 1)},
+                            {"trace_id": tid_, "pid": c.pid, "tid": c.tid, "ppid": c.ppid, "comm": c.comm,
+                             "kind": "failure" if failing else "good", "command": op,
+                             "exit_status": -ERRNO[root_err] if root_err else 0, "start_time": st, "end_time": en,
+                             "host": name, "kernel_release": g["kernel"], "lost_events": 0, "job_id": c.job,
+                             "metadata": meta, "repeat_count": repeat if repeat > 1 else None})
                 fam = TREE_FAMILY.get(c.tree) if failing else None
                 if fam:
                     probe, errno, layer = FAMILIES[fam]
@@ -628,21 +639,21 @@ def generate(out_dir, hosts: int = 8, hours: float = 3, seed: int = 34, faults: 
                 else:
                     probe = errno = layer = None
                     good_by_operation[op] += 1
-                T.append({"trace_id": tid_, "host": name, "kind": "failure" if failing else "good",
-                          "root_cause": fam, "bifurcation_probe": probe, "bifurcation_errno": errno,
-                          "origin_layer": layer, "expected_error": bool(fam in ROUTINE) if fam else False,
-                          "held_out": False})
+                extend_rows(T, {"trace_id": [tid_]}, {
+                    "host": name, "kind": "failure" if failing else "good", "root_cause": fam,
+                    "bifurcation_probe": probe, "bifurcation_errno": errno, "origin_layer": layer,
+                    "expected_error": bool(fam in ROUTINE) if fam else False, "held_out": False})
         date = START.date().isoformat()
         for name in ev.keys() | co.keys():
             for batch in sorted(co[name]):
                 fname = f"part-{batch:04d}-{hashlib.sha1(f'{seed}{name}{batch}'.encode()).hexdigest()[:8]}.parquet"
                 if ev[name][batch]:
-                    write_partition(pa.Table.from_pylist(ev[name][batch], schema=EVENTS), out, "events", date, name,
+                    write_partition(table_from_columns(ev[name][batch], EVENTS), out, "events", date, name,
                                     fname, durable=False)
                     written["events"] += 1
-                    write_partition(pa.Table.from_pylist(tr[name][batch], schema=TRUTH), out, "truth", date, name,
+                    write_partition(table_from_columns(tr[name][batch], TRUTH), out, "truth", date, name,
                                     fname, durable=False)
-                ctab = pa.Table.from_pylist(co[name][batch], schema=COUNTERS)
+                ctab = table_from_columns(co[name][batch], COUNTERS)
                 path = write_partition(ctab, out, "counters", date, name, fname, durable=False)
                 write_counter_buckets(path, ctab, durable=False)
                 written["counters"] += 1

@@ -439,14 +439,11 @@ def generate(out_dir, hosts: int = 8, hours: float = 5, seed: int = 35, faults: 
         groups: dict[tuple[int, str], list] = defaultdict(list)
         good_taken: Counter = Counter()
         records = []  # (call, timed, repeat)
+        per_snap: Counter = Counter()  # (snapshot, tree) -> calls
         for call in calls:
             ct, _, _, tr, _, _ = call
             si = int((ct - snap_phase) // SNAP_S) + 1  # snapshot closing after the call
-            for _, fn, e in TREES[tr][2]:
-                inv[si, pidx[fn]] += 1
-                if e:
-                    fail[si, pidx[fn]] += 1
-                    errs[(si, pidx[fn])][e] += 1
+            per_snap[(si, tr)] += 1
             in_window = ((ct - win_phase) % WINDOW_EVERY_S) < WINDOW_LEN_S
             if any(e for _, _, e in TREES[tr][2]):
                 groups[(si, tr)].append((call, in_window))
@@ -455,6 +452,12 @@ def generate(out_dir, hosts: int = 8, hours: float = 5, seed: int = 35, faults: 
                 if good_taken[(wi, tr)] < WINDOW_CAP:
                     good_taken[(wi, tr)] += 1
                     records.append((call, True, None, "good"))
+        for (si, tr), c in per_snap.items():  # every frame of every call counted
+            for _, fn, e in TREES[tr][2]:
+                inv[si, pidx[fn]] += c
+                if e:
+                    fail[si, pidx[fn]] += c
+                    errs[(si, pidx[fn])][e] += c
         for items in groups.values():
             for k, (call, timed) in enumerate(items[:K]):
                 rep = len(items) - K + 1 if (k == K - 1 and len(items) > K) else None
@@ -478,31 +481,33 @@ def generate(out_dir, hosts: int = 8, hours: float = 5, seed: int = 35, faults: 
                 tick = (mono0 + int(lat[0] * 1000)) // 4_000_000 * 4_000_000
                 start = endt = START + dt.timedelta(microseconds=(tick / 1000.0 + boot_wall_s * 1e6))
             md = [{"key": k, "value": v} for k, v in meta] if meta else None
-            for seq, ((d, fn, e), en, la) in enumerate(zip(frames, entry, lat, strict=True)):
-                ev["trace_id"].append(tid)
-                ev["seq"].append(seq)
-                ev["ts_ns"].append(mono0 + int(en * 1000) if timed else tick)
-                ev["pid"].append(rpid)
-                ev["tid"].append(rpid)
-                ev["ppid"].append(1 if comm == "rdma-agent" else rpid - 1)
-                ev["comm"].append(comm)
-                ev["probe"].append(fn)
-                ev["layer"].append(LAYER[fn])
-                ev["depth"].append(d)
-                ev["ret"].append(-ERRNO_NUM[e] if e else 0)
-                ev["errno"].append(e)
-                ev["latency_ns"].append(int(la * 1000) if timed else None)
-                ev["arg"].append(arg if seq == 0 else None)
-                ev["kind"].append(kind)
-                ev["command"].append(op)
-                ev["exit_status"].append(root_ret)
-                ev["start_time"].append(start)
-                ev["end_time"].append(endt)
-                ev["kernel_release"].append(KERNEL)
-                ev["lost_events"].append(0)
-                ev["job_id"].append(job_id)
-                ev["metadata"].append(md)
-                ev["repeat_count"].append(rep)
+            n = len(frames)
+            if len(entry) != n or len(lat) != n:
+                raise ValueError(f"{tid}: a time for every frame")
+            ev["trace_id"] += [tid] * n
+            ev["seq"] += range(n)
+            ev["ts_ns"] += [mono0 + int(en * 1000) for en in entry] if timed else [tick] * n
+            ev["pid"] += [rpid] * n
+            ev["tid"] += [rpid] * n
+            ev["ppid"] += [1 if comm == "rdma-agent" else rpid - 1] * n
+            ev["comm"] += [comm] * n
+            ev["probe"] += [fn for _, fn, _ in frames]
+            ev["layer"] += [LAYER[fn] for _, fn, _ in frames]
+            ev["depth"] += [d for d, _, _ in frames]
+            ev["ret"] += [-ERRNO_NUM[e] if e else 0 for _, _, e in frames]
+            ev["errno"] += [e for _, _, e in frames]
+            ev["latency_ns"] += [int(la * 1000) for la in lat] if timed else [None] * n
+            ev["arg"] += [arg] + [None] * (n - 1)
+            ev["kind"] += [kind] * n
+            ev["command"] += [op] * n
+            ev["exit_status"] += [root_ret] * n
+            ev["start_time"] += [start] * n
+            ev["end_time"] += [endt] * n
+            ev["kernel_release"] += [KERNEL] * n
+            ev["lost_events"] += [0] * n
+            ev["job_id"] += [job_id] * n
+            ev["metadata"] += [md] * n
+            ev["repeat_count"] += [rep] * n
             family = FAMILY_OF_TREE.get(tr) if kind == "failure" else None
             truth["trace_id"].append(tid)
             truth["kind"].append(kind)
@@ -535,12 +540,13 @@ def generate(out_dir, hosts: int = 8, hours: float = 5, seed: int = 35, faults: 
         snaps = [si for si in range(nsnap) if 0 < snap_phase + si * SNAP_S <= end_s + SNAP_S]
         times = [START + dt.timedelta(seconds=snap_phase + si * SNAP_S) for si in snaps]
         rows_t, rows_p, rows_inv, rows_fail, rows_err = [], [], [], [], []
+        inv_rows, fail_rows = inv.tolist(), fail.tolist()
         for si, when in zip(snaps, times, strict=True):
-            for p, probe in enumerate(PROBES):
-                rows_t.append(when)
-                rows_p.append(probe)
-                rows_inv.append(int(inv[si, p]))
-                rows_fail.append(int(fail[si, p]))
+            rows_t += [when] * len(PROBES)
+            rows_p += PROBES
+            rows_inv += inv_rows[si]
+            rows_fail += fail_rows[si]
+            for p in range(len(PROBES)):
                 c = errs.get((si, p))
                 rows_err.append([{"errno": e, "count": n} for e, n in sorted(c.items())] if c else [])
         cs = polars_schema("counters")

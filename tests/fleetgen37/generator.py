@@ -118,7 +118,7 @@ import random
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import pyarrow as pa
+from fleet_tables import extend_rows, table_from_columns
 
 from tracer.schema import COUNTERS, EVENTS, TRUTH, write_counter_buckets, write_partition
 
@@ -410,7 +410,7 @@ def generate(root, *, hosts: int = 9, hours: int = 40, seed: int = 37, faults=Tr
 def _write_host(root: Path, host: _Host, counts: Counter, family_hosts: dict) -> None:
     calls = sorted(host.calls, key=lambda c: (c[0], c[3]))
     # counters per snapshot (exact) and the records (K per signature per snapshot; windows)
-    cells: dict[tuple[int, str], list] = {}
+    per_snap: Counter = Counter()  # (snapshot, tree) -> calls returned in it
     sig_seen: dict[tuple[int, str], list] = defaultdict(list)
     win_seen: Counter = Counter()
     records: list = []  # (call, repeat)
@@ -420,12 +420,7 @@ def _write_host(root: Path, host: _Host, counts: Counter, family_hosts: dict) ->
         ret = s + d
         k = int((ret - host.snap_phase) // SNAP_S)
         snaps.add(k)
-        for _, fn, e in TREES[tree][2]:
-            cell = cells.setdefault((k, fn), [0, 0, Counter()])
-            cell[0] += 1
-            if e:
-                cell[1] += 1
-                cell[2][e] += 1
+        per_snap[(k, tree)] += 1
         if tree in TREE_FAMILY:
             lst = sig_seen[(k, tree)]
             if len(lst) < K_RECORDS:
@@ -439,22 +434,38 @@ def _write_host(root: Path, host: _Host, counts: Counter, family_hosts: dict) ->
             if (s - host.win_phase) % WINDOW_EVERY < WINDOW_LEN and win_seen[(w, tree)] < WINDOW_MAX:
                 win_seen[(w, tree)] += 1
                 records.append([c, None])
+    # each snapshot's cells: every frame of every call, [invocations, failures, {errno: count}]
+    cells: dict[tuple[int, str], list] = {}
+    for (k, tree), n in per_snap.items():
+        for _, fn, e in TREES[tree][2]:
+            cell = cells.get((k, fn))
+            if cell is None:
+                cell = cells[(k, fn)] = [0, 0, {}]
+            cell[0] += n
+            if e:
+                cell[1] += n
+                cell[2][e] = cell[2].get(e, 0) + n
     # every snapshot of the window, whether calls came or not
     first = int((0 - host.snap_phase) // SNAP_S) + 1
     last = int((host.hours * 3600 - host.snap_phase) // SNAP_S) - 1
-    by_date: dict[str, dict[str, list]] = defaultdict(lambda: {"events": [], "counters": [], "truth": []})
+    by_date: dict[str, dict[str, dict]] = defaultdict(lambda: {"events": {}, "counters": {}, "truth": {}})
+    no_calls: tuple = (0, 0, {})
+    layers = [LAYER[fn] for fn in PROBES]
     for k in range(min(first, min(snaps)), max(last, max(snaps)) + 1):
         when = START + dt.timedelta(seconds=host.snap_phase + (k + 1) * SNAP_S)
         date = when.date().isoformat()
-        rows = by_date[date]["counters"]
-        for fn in PROBES:
-            inv, fail, errs = cells.get((k, fn), (0, 0, Counter()))
-            rows.append({"host": host.name, "snapshot_time": when, "interval_s": float(SNAP_S),
-                         "kernel_release": KERNEL, "vendor": "mlx5", "probe_set": "rdma", "probe": fn,
-                         "layer": LAYER[fn], "live": True, "invocations": inv, "failures": fail,
-                         "errno_counts": [{"errno": e, "count": n} for e, n in sorted(errs.items())],
-                         "lost_records": 0})
+        inv, fail, errs = zip(*(cells.get((k, fn), no_calls) for fn in PROBES), strict=True)
+        extend_rows(by_date[date]["counters"], {
+            "probe": PROBES, "layer": layers, "invocations": inv, "failures": fail,
+            "errno_counts": [[{"errno": e, "count": n} for e, n in sorted(c.items())] for c in errs],
+        }, {"host": host.name, "snapshot_time": when, "interval_s": float(SNAP_S), "kernel_release": KERNEL,
+            "vendor": "mlx5", "probe_set": "rdma", "live": True, "lost_records": 0})
     boot_ns = lambda s: int((s + host.boot_offset_s) * 1e9)  # noqa: E731
+    # each tree's frames column by column: (seq, depth, probe, layer, ret, errno)
+    shapes = {tree: (range(len(frames)), *zip(*((depth, fn, LAYER[fn], -ERRNO_NUM[e] if e else 0, e)
+                                                  for depth, fn, e in frames), strict=True))
+              for tree, (_, _, frames) in TREES.items()}
+    metas: dict[str, list] = {}
     for serial, rec in enumerate(sorted(records, key=lambda r: (r[0][0], r[0][3])), start=1):
         (s, d, tree, pid, job), repeat = rec
         op, arg, frames = TREES[tree]
@@ -467,30 +478,30 @@ def _write_host(root: Path, host: _Host, counts: Counter, family_hosts: dict) ->
         in_window = (s - host.win_phase) % WINDOW_EVERY < WINDOW_LEN
         root_e = frames[0][2]
         exit_status = -ERRNO_NUM[root_e] if root_e else 0
+        seqs, depths, fns, layer, rets, errnos = shapes[tree]
         if in_window:
             start = START + dt.timedelta(seconds=s)
             end = START + dt.timedelta(seconds=s + d)
+            dur_ns, ts0 = int(d * 1e9), boot_ns(s)
+            ts = [ts0 + seq * 1500 + depth * 200 for seq, depth in zip(seqs, depths, strict=True)]
+            lat = [max(800, int(dur_ns * (0.92 ** seq)) - seq * 1500) if depth else dur_ns
+                   for seq, depth in zip(seqs, depths, strict=True)]
         else:
             tick = (boot_ns(s + d) // TICK_NS) * TICK_NS
             end = start = START + dt.timedelta(microseconds=(tick - boot_ns(0)) // 1000)
-        dur_ns = int(d * 1e9)
-        for seq, (depth, fn, e) in enumerate(frames):
-            if in_window:
-                ts = boot_ns(s) + seq * 1500 + depth * 200
-                lat = max(800, int(dur_ns * (0.92 ** seq)) - seq * 1500) if depth else dur_ns
-            else:
-                ts, lat = tick, None
-            by_date[date]["events"].append({
-                "trace_id": tid, "seq": seq, "ts_ns": ts, "pid": pid, "tid": pid, "ppid": job["ppid"],
-                "comm": "python3", "probe": fn, "layer": LAYER[fn], "depth": depth,
-                "ret": -ERRNO_NUM[e] if e else 0, "errno": e, "latency_ns": lat, "arg": arg,
-                "kind": "failure" if failing else "good", "command": op, "exit_status": exit_status,
-                "start_time": start, "end_time": end, "host": host.name, "kernel_release": KERNEL,
-                "lost_events": 0, "job_id": job["id"], "metadata": _meta(job),
-                "repeat_count": repeat})
+            ts, lat = [tick] * len(frames), [None] * len(frames)
+        if job["id"] not in metas:
+            metas[job["id"]] = _meta(job)
+        extend_rows(by_date[date]["events"], {
+            "seq": seqs, "ts_ns": ts, "probe": fns, "layer": layer, "depth": depths, "ret": rets,
+            "errno": errnos, "latency_ns": lat,
+        }, {"trace_id": tid, "pid": pid, "tid": pid, "ppid": job["ppid"], "comm": "python3", "arg": arg,
+            "kind": "failure" if failing else "good", "command": op, "exit_status": exit_status,
+            "start_time": start, "end_time": end, "host": host.name, "kernel_release": KERNEL,
+            "lost_events": 0, "job_id": job["id"], "metadata": metas[job["id"]], "repeat_count": repeat})
         origin = FAMILIES[family] if failing else (None, None, None)
-        by_date[date]["truth"].append({
-            "trace_id": tid, "host": host.name, "kind": "failure" if failing else "good", "root_cause": family,
+        extend_rows(by_date[date]["truth"], {"trace_id": [tid]}, {
+            "host": host.name, "kind": "failure" if failing else "good", "root_cause": family,
             "bifurcation_probe": origin[0], "bifurcation_errno": origin[1], "origin_layer": origin[2],
             "expected_error": family in ROUTINE if failing else False, "held_out": False})
         if failing:
@@ -499,12 +510,12 @@ def _write_host(root: Path, host: _Host, counts: Counter, family_hosts: dict) ->
     for date, tables in by_date.items():
         name = f"part-{date.replace('-', '')}-{host.name}.parquet"
         if tables["events"]:
-            write_partition(pa.Table.from_pylist(tables["events"], schema=EVENTS), root, "events", date, host.name,
+            write_partition(table_from_columns(tables["events"], EVENTS), root, "events", date, host.name,
                             name, durable=False)
         if tables["truth"]:
-            write_partition(pa.Table.from_pylist(tables["truth"], schema=TRUTH), root, "truth", date, host.name,
+            write_partition(table_from_columns(tables["truth"], TRUTH), root, "truth", date, host.name,
                             name, durable=False)
         if tables["counters"]:
-            data = pa.Table.from_pylist(tables["counters"], schema=COUNTERS)
+            data = table_from_columns(tables["counters"], COUNTERS)
             path = write_partition(data, root, "counters", date, host.name, name, durable=False)
             write_counter_buckets(path, data.drop_columns(["host"]), durable=False)

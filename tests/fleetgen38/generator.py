@@ -515,8 +515,8 @@ def generate(out_dir, hosts: int = 8, hours: float = 3, seed: int = 38, faults=T
             "row_p": np.tile(np.arange(len(PROBES)), n),
             "snapshot_time": np.repeat((snap_end * 1e9).round().astype(np.int64) + base_ns, len(PROBES)),
             "interval_s": np.repeat(snap_len.round(6), len(PROBES)),
-            "probe": np.tile(np.array(PROBES), n),
-            "layer": np.tile(np.array([LAYER[fn] for fn in PROBES]), n),
+            "probe": PROBES * n,  # (Python strings: polars converts a numpy string array slowly)
+            "layer": [LAYER[fn] for fn in PROBES] * n,
             "invocations": inv.ravel(), "failures": fail.ravel(),
             "lost_records": np.repeat(lost_arr, len(PROBES)),
         }).with_columns(pl.col("snapshot_time").cast(pl.Datetime("ns", "UTC")))

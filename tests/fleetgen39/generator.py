@@ -120,6 +120,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from fleet_tables import extend_rows, frame
 
 from tracer.schema import metadata_list, write_counter_buckets, write_partition
 
@@ -265,6 +266,17 @@ def _windows(rng, end: float, length: float) -> list[tuple[float, float]]:
     return out
 
 
+# the events columns the generator fills (host and the null columns added after)
+EVENT_COLUMNS = {
+    "trace_id": pl.String, "seq": pl.Int64, "ts_ns": pl.Int64, "pid": pl.Int32, "tid": pl.Int32,
+    "ppid": pl.Int32, "comm": pl.String, "probe": pl.String, "layer": pl.String, "depth": pl.Int16,
+    "ret": pl.Int64, "errno": pl.String, "latency_ns": pl.Int64, "arg": pl.String, "kind": pl.String,
+    "command": pl.String, "exit_status": pl.Int32, "start_time": pl.Datetime("ns", "UTC"),
+    "end_time": pl.Datetime("ns", "UTC"), "lost_events": pl.Int64, "job_id": pl.String,
+    "metadata": pl.List(pl.Struct({"key": pl.String, "value": pl.String})),
+    "repeat_count": pl.Int64, "kernel_release": pl.String}
+
+
 def generate(out_dir, hosts: int = 12, hours: float = 4, seed: int = 39, faults=True,
              good_window: float = WINDOW_LEN) -> dict:
     if not 0 < good_window < WINDOW_EVERY:
@@ -404,7 +416,7 @@ def generate(out_dir, hosts: int = 12, hours: float = 4, seed: int = 39, faults=
 
         # pass 2: records in time order
         recno = hr.randrange(1, 2**31)
-        ev = []
+        ev: dict[str, list] = {column: [] for column in EVENT_COLUMNS}  # the records' rows, column by column
         truth = []
         for i, (ct, tree, rp, ppid, comm, job_id, meta, new) in enumerate(calls):
             if not status[i]:
@@ -436,10 +448,18 @@ def generate(out_dir, hosts: int = 12, hours: float = 4, seed: int = 39, faults=
                 st = en = START + dt.timedelta(microseconds=(tick - int(off * 1e9)) // 1000)
             mlist = metadata_list(meta)
             release = NEW if new else OLD
-            for s, (d, fn, e) in enumerate(frames):
-                ev.append((tid, s, ts[s], rp, rp, ppid, comm, fn, LAYER[fn], d, -ERRNO_NUM[e] if e else 0, e,
-                           lats[s], arg, "failure" if fam else "good", op, -ERRNO_NUM[root_err] if root_err else 0,
-                           st, en, 0, job_id, mlist, weight if weight > 1 else None, release))
+            if len(ts) != len(frames) or len(lats) != len(frames):
+                raise ValueError(f"{tid}: a time for every frame")
+            extend_rows(ev, {
+                "seq": range(len(frames)), "ts_ns": ts, "probe": [fn for _, fn, _ in frames],
+                "layer": [LAYER[fn] for _, fn, _ in frames], "depth": [d for d, _, _ in frames],
+                "ret": [-ERRNO_NUM[e] if e else 0 for _, _, e in frames], "errno": [e for _, _, e in frames],
+                "latency_ns": lats}, {
+                "trace_id": tid, "pid": rp, "tid": rp, "ppid": ppid, "comm": comm, "arg": arg,
+                "kind": "failure" if fam else "good", "command": op,
+                "exit_status": -ERRNO_NUM[root_err] if root_err else 0, "start_time": st, "end_time": en,
+                "lost_events": 0, "job_id": job_id, "metadata": mlist, "repeat_count": weight if weight > 1 else None,
+                "kernel_release": release})
             if fam:
                 counts[fam] += 1
                 family_hosts[fam].add(host)
@@ -469,8 +489,8 @@ def generate(out_dir, hosts: int = 12, hours: float = 4, seed: int = 39, faults=
             "snapshot_time": np.repeat((snap_end * 1e9).round().astype(np.int64) + base_ns, len(PROBES)),
             "interval_s": np.repeat(snap_len.round(6), len(PROBES)),
             "kernel_release": np.repeat(np.where(snap_end > wave, NEW, OLD), len(PROBES)),
-            "probe": np.tile(np.array(PROBES), n),
-            "layer": np.tile(np.array([LAYER[fn] for fn in PROBES]), n),
+            "probe": PROBES * n,  # (Python strings: polars converts a numpy string array slowly)
+            "layer": [LAYER[fn] for fn in PROBES] * n,
             "invocations": inv.ravel(), "failures": fail.ravel(),
             "lost_records": np.zeros(n * len(PROBES), np.int64),
         }).with_columns(pl.col("snapshot_time").cast(pl.Datetime("ns", "UTC")))
@@ -484,14 +504,7 @@ def generate(out_dir, hosts: int = 12, hours: float = 4, seed: int = 39, faults=
                     .with_columns(pl.lit(host).alias("host"), pl.lit("mlx5").alias("vendor"),
                                   pl.lit("rdma").alias("probe_set"), pl.lit(True).alias("live")))
 
-        events = pl.DataFrame(ev, orient="row", schema={
-            "trace_id": pl.String, "seq": pl.Int64, "ts_ns": pl.Int64, "pid": pl.Int32, "tid": pl.Int32,
-            "ppid": pl.Int32, "comm": pl.String, "probe": pl.String, "layer": pl.String, "depth": pl.Int16,
-            "ret": pl.Int64, "errno": pl.String, "latency_ns": pl.Int64, "arg": pl.String, "kind": pl.String,
-            "command": pl.String, "exit_status": pl.Int32, "start_time": pl.Datetime("ns", "UTC"),
-            "end_time": pl.Datetime("ns", "UTC"), "lost_events": pl.Int64, "job_id": pl.String,
-            "metadata": pl.List(pl.Struct({"key": pl.String, "value": pl.String})),
-            "repeat_count": pl.Int64, "kernel_release": pl.String}).with_columns(
+        events = frame(ev, schema=EVENT_COLUMNS).with_columns(
             pl.lit(host).alias("host"), pl.lit(None, pl.String).alias("path"),
             pl.lit(None, pl.String).alias("path2"), pl.lit(None, pl.String).alias("output"))
         write_partition(events, root, "events", date, host, "part-0000.parquet", durable=False)

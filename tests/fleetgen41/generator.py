@@ -129,6 +129,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from fleet_tables import extend_rows, frame
 
 from tracer.schema import metadata_list, write_counter_buckets, write_partition
 
@@ -435,7 +436,7 @@ def generate(out_dir, hosts: int = 10, hours: float = 6, seed: int = 41, faults=
         # pass 2: records in time order; a restarted daemon numbers from a new random start
         recno = hr.randrange(1, 2**31)
         restarted = False
-        ev = defaultdict(list)
+        ev: dict[int, dict[str, list]] = defaultdict(dict)  # snapshot -> its records' rows, column by column
         truth = defaultdict(list)
         for i, (ct, tree, rp, ppid, comm, job_id, meta) in enumerate(calls):
             if not status[i]:
@@ -469,13 +470,18 @@ def generate(out_dir, hosts: int = 10, hours: float = 6, seed: int = 41, faults=
                 ts = [tick] * len(frames)
                 lats = [None] * len(frames)
                 st = en = START + dt.timedelta(microseconds=(tick - int(boot_offset * 1e9)) // 1000)
-            part = ev[snap[i]]
-            mlist = metadata_list(meta)
-            for s, (d, fn, e) in enumerate(frames):
-                part.append((tid, s, ts[s], rp, rp, ppid, comm, fn, LAYER[fn], d,
-                             -ERRNO_NUM[e] if e else 0, e, lats[s], arg, "failure" if root_err else "good",
-                             op, -ERRNO_NUM[root_err] if root_err else 0, st, en, 0, job_id, mlist,
-                             weight if weight > 1 else None))
+            if len(ts) != len(frames) or len(lats) != len(frames):
+                raise ValueError(f"{tid}: a time for every frame")
+            extend_rows(ev[snap[i]], {
+                "seq": range(len(frames)), "ts_ns": ts, "probe": [fn for _, fn, _ in frames],
+                "layer": [LAYER[fn] for _, fn, _ in frames], "depth": [d for d, _, _ in frames],
+                "ret": [-ERRNO_NUM[e] if e else 0 for _, _, e in frames], "errno": [e for _, _, e in frames],
+                "latency_ns": lats}, {
+                "trace_id": tid, "pid": rp, "tid": rp, "ppid": ppid, "comm": comm, "arg": arg,
+                "kind": "failure" if root_err else "good", "command": op,
+                "exit_status": -ERRNO_NUM[root_err] if root_err else 0, "start_time": st, "end_time": en,
+                "lost_events": 0, "job_id": job_id, "metadata": metadata_list(meta),
+                "repeat_count": weight if weight > 1 else None})
             if fam:
                 counts[fam] += 1
                 family_hosts[fam].add(host)
@@ -504,8 +510,8 @@ def generate(out_dir, hosts: int = 10, hours: float = 6, seed: int = 41, faults=
             "row_p": np.tile(np.arange(len(PROBES)), n),
             "snapshot_time": np.repeat((snap_end * 1e9).round().astype(np.int64) + base_ns, len(PROBES)),
             "interval_s": np.repeat(snap_len.round(6), len(PROBES)),
-            "probe": np.tile(np.array(PROBES), n),
-            "layer": np.tile(np.array([LAYER[fn] for fn in PROBES]), n),
+            "probe": PROBES * n,  # (Python strings: polars converts a numpy string array slowly)
+            "layer": [LAYER[fn] for fn in PROBES] * n,
             "invocations": inv.ravel(), "failures": fail.ravel(),
             "lost_records": np.zeros(n * len(PROBES), np.int64),
         }).with_columns(pl.col("snapshot_time").cast(pl.Datetime("ns", "UTC")))
@@ -525,8 +531,11 @@ def generate(out_dir, hosts: int = 10, hours: float = 6, seed: int = 41, faults=
             late = host == late_host and late_span[0] <= b < late_span[1]
             placement[(_date(b), "part-0001.parquet" if late else "part-0000.parquet")].append(j)
         for (date, name), snaps in sorted(placement.items()):
-            rows = [r for j in snaps for r in ev.get(j, [])]
-            events = pl.DataFrame(rows, schema=_EV_SCHEMA, orient="row").with_columns(
+            cols: dict[str, list] = {column: [] for column in _EV_SCHEMA}
+            for j in snaps:
+                for column, values in ev.get(j, {}).items():
+                    cols[column] += values
+            events = frame(cols, schema=_EV_SCHEMA).with_columns(
                 pl.lit(host).alias("host"), pl.lit(KERNEL).alias("kernel_release"),
                 pl.lit(None, pl.String).alias("path"), pl.lit(None, pl.String).alias("path2"),
                 pl.lit(None, pl.String).alias("output"))

@@ -48,6 +48,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import polars as pl
+from fleet_tables import frame
 
 from tracer.schema import metadata_list, write_counter_buckets, write_partition
 
@@ -238,14 +239,15 @@ def _layer(tree: str, depth: int, fn: str) -> str:
     return LAYER[fn]
 
 
-def _self_ns(rng: random.Random, fn: str, errno: str | None) -> int:
+def _self_range(fn: str, errno: str | None) -> tuple[int, int, int]:
+    """A frame's own time: base + randint(lo, hi) microseconds, as (base ns, lo, hi)."""
     if fn == "rdma_addr_find_l2_eth_by_grh" and errno == "ETIMEDOUT":
-        return 1000 * MS + rng.randint(0, 400) * US
+        return 1000 * MS, 0, 400
     if fn == "mlx5_cmd_exec":
-        return rng.randint(150, 600) * US
+        return 0, 150, 600
     if fn in ("pin_user_pages_fast", "ib_peer_umem_get"):
-        return rng.randint(40, 300) * US
-    return rng.randint(1, 25) * US
+        return 0, 40, 300
+    return 0, 1, 25
 
 
 def _children(frames) -> list[list[int]]:
@@ -261,26 +263,28 @@ def _children(frames) -> list[list[int]]:
 
 
 _CHILDREN = {name: _children(frames) for name, (_, _, frames) in TREES.items()}
+_SELF_RANGES = {name: [_self_range(fn, e) for _, fn, e in frames] for name, (_, _, frames) in TREES.items()}
 
 
 def _timings(rng: random.Random, tree: str) -> tuple[list[int], list[int]]:
     """Entry offsets and latencies of a tree's pre-order frames (children inside their parent)."""
-    frames = TREES[tree][2]
-    n = len(frames)
-    selfs = [_self_ns(rng, fn, e) for _, fn, e in frames]
+    # each frame's own time (_self_range, one draw a frame in pre-order); a frame enters half its
+    # own time into its parent's, after its elder siblings; its latency is its own time and its
+    # children's latencies
+    randint = rng.randint
+    selfs = [base + randint(lo, hi) * US for base, lo, hi in _SELF_RANGES[tree]]
     children = _CHILDREN[tree]
-    start = [0] * n
-    lat = [0] * n
-
-    def place(i: int, t: int) -> None:
-        start[i] = t
-        cur = t + selfs[i] // 2
+    n = len(selfs)
+    lat = list(selfs)
+    for i in range(n - 1, -1, -1):  # children follow their parent in pre-order
         for c in children[i]:
-            place(c, cur)
+            lat[i] += lat[c]
+    start = [0] * n
+    for i in range(n):
+        cur = start[i] + selfs[i] // 2
+        for c in children[i]:
+            start[c] = cur
             cur += lat[c]
-        lat[i] = cur - t + selfs[i] - selfs[i] // 2
-
-    place(0, 0)
     return start, lat
 
 
@@ -505,24 +509,31 @@ def _events_frame(f: _Fleet, host: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     traces: dict[str, list] = {k: [] for k in ("trace_id", "kind", "command", "exit_status", "start_time",
                                                "end_time", "kernel_release", "lost_events", "job_id", "metadata",
                                                "repeat_count")}
+    # each tree's frames column by column: probe, layer, depth, ret, errno
+    shapes = {tree: tuple(list(c) for c in zip(*((fn, _layer(tree, d, fn), d, -ERRNO[e] if e else 0, e)
+                                                  for d, fn, e in frames), strict=True))
+              for tree, (_, _, frames) in TREES.items()}
     for i, r in enumerate(recs):
         truth.setdefault("host", []).append(host)
         traces.setdefault("host", []).append(host)
-        for s, ((d, fn, e), ts, lat) in enumerate(zip(r["frames"], r["ts"], r["lat"], strict=True)):
-            cols["trace_id"].append(r["trace_id"])
-            cols["seq"].append(s)
-            cols["ts_ns"].append(ts)
-            cols["pid"].append(r["pid"])
-            cols["tid"].append(r["pid"])
-            cols["ppid"].append(r["ppid"])
-            cols["comm"].append(r["comm"])
-            cols["probe"].append(fn)
-            cols["layer"].append(_layer(r["tree"], d, fn))
-            cols["depth"].append(d)
-            cols["ret"].append(-ERRNO[e] if e else 0)
-            cols["errno"].append(e)
-            cols["latency_ns"].append(lat)
-            cols["arg"].append(r["arg"] if s == 0 else None)
+        n = len(r["frames"])
+        if len(r["ts"]) != n or len(r["lat"]) != n:
+            raise ValueError(f"{r['trace_id']}: a timing for every frame")
+        probes, layers, depths, rets, errnos = shapes[r["tree"]]
+        cols["trace_id"] += [r["trace_id"]] * n
+        cols["seq"] += range(n)
+        cols["ts_ns"] += r["ts"]
+        cols["pid"] += [r["pid"]] * n
+        cols["tid"] += [r["pid"]] * n
+        cols["ppid"] += [r["ppid"]] * n
+        cols["comm"] += [r["comm"]] * n
+        cols["probe"] += probes
+        cols["layer"] += layers
+        cols["depth"] += depths
+        cols["ret"] += rets
+        cols["errno"] += errnos
+        cols["latency_ns"] += r["lat"]
+        cols["arg"] += [r["arg"]] + [None] * (n - 1)
         traces["trace_id"].append(r["trace_id"])
         traces["kind"].append(r["kind"])
         traces["command"].append(r["command"])
@@ -544,7 +555,8 @@ def _events_frame(f: _Fleet, host: str) -> tuple[pl.DataFrame, pl.DataFrame]:
         truth["origin_layer"].append(layer)
         truth["expected_error"].append(label in ROUTINE)
         truth["held_out"].append(label is None and i % 10 == 3)
-    tr = pl.DataFrame(traces).with_columns(pl.from_epoch(pl.col("start_time"), "ns").dt.replace_time_zone("UTC"),
+    # (the nested metadata through Arrow: polars converts it element by element)
+    tr = frame(traces, metadata=pl.List(pl.Struct({"key": pl.String, "value": pl.String}))).with_columns(pl.from_epoch(pl.col("start_time"), "ns").dt.replace_time_zone("UTC"),
                                            pl.from_epoch(pl.col("end_time"), "ns").dt.replace_time_zone("UTC"))
     ev = pl.DataFrame(cols, schema_overrides={"latency_ns": pl.Int64, "errno": pl.String, "arg": pl.String})
     ev = ev.join(tr, on="trace_id", how="left", maintain_order="left")
@@ -556,13 +568,16 @@ def _counters_frame(f: _Fleet, host: str, n_snap: int) -> pl.DataFrame:
     fails: Counter = Counter()
     per_tree = {name: (Counter(fn for _, fn, _ in frames), Counter((fn, e) for _, fn, e in frames if e))
                 for name, (_, _, frames) in TREES.items()}
+    per_snap: Counter = Counter()  # (snapshot, tree) -> calls (each standing for `repeat`)
     for end, tree, repeat in f.calls[host]:
         k = min(n_snap - 1, max(0, (end - f.t0) // SNAPSHOT_NS))
+        per_snap[(k, tree)] += repeat
+    for (k, tree), weight in per_snap.items():
         inv, fl = per_tree[tree]
         for fn, n in inv.items():
-            calls[(k, fn)] += n * repeat
+            calls[(k, fn)] += n * weight
         for (fn, e), n in fl.items():
-            fails[(k, fn, e)] += n * repeat
+            fails[(k, fn, e)] += n * weight
     probe_idx = {p: i for i, p in enumerate(PROBES)}
     rows = n_snap * len(PROBES)
     inv_col = [0] * rows

@@ -8,6 +8,7 @@ Written blind: only tracer.schema is imported from the project."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -101,6 +102,7 @@ CADENCE = dt.timedelta(minutes=30)  # one activity snapshot a host every half ho
 SNAP = dt.timedelta(seconds=5)
 
 
+@functools.cache
 def iso_week(t: dt.datetime) -> str:
     y, w, _ = t.isocalendar()
     return f"{y}-W{w:02d}"
@@ -395,6 +397,10 @@ def _totals(rows: list[dict], week: str) -> dict:
 
 def _week_truth(rows: list[dict], week: str, logs: list[dict]) -> dict:
     now, before = _totals(rows, week), _totals(rows, PREVIOUS[week])
+    fired: dict[str, set] = defaultdict(set)  # probe -> the hosts it counted calls on in the week
+    for r in rows:
+        if r["counted"][0] > 0 and iso_week(r["snapshot_time"]) == week:
+            fired[r["probe"]].add(r["host"])
     probes = {}
     for name, p in sorted(now.items()):
         prev = before.get(name, {"invocations": 0, "failures": 0})
@@ -411,9 +417,7 @@ def _week_truth(rows: list[dict], week: str, logs: list[dict]) -> dict:
             "failure_rate": None if p["invocations"] == 0 else f / p["invocations"],
             "prev_invocations": prev["invocations"], "prev_failures": pf, "failures_change_pct": change,
             "trend": trend, "hosts_live": len(p["live"]), "never_fired": p["invocations"] == 0,
-            "errno_counts": dict(sorted(p["errnos"].items())), "hosts_fired": sorted(
-                {r["host"] for r in rows if r["probe"] == name and iso_week(r["snapshot_time"]) == week
-                 and r["counted"][0] > 0})}
+            "errno_counts": dict(sorted(p["errnos"].items())), "hosts_fired": sorted(fired.get(name, ()))}
     hosts = sorted({r["host"] for r in rows if iso_week(r["snapshot_time"]) == week})
     groups: dict[tuple[str, str], list[str]] = defaultdict(list)
     for h in hosts:
