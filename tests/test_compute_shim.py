@@ -17,8 +17,6 @@ CASES = [
     ("starts_with", (STRINGS, "x"), {}),
     ("starts_with", (STRINGS, "A"), {"ignore_case": True}),
     ("ends_with", (STRINGS, "aa"), {}),
-    ("find_substring", (STRINGS, "aa."), {}),
-    ("greater_equal", (arrow_compute.find_substring(STRINGS, "a"), 0), {}),
     ("or_", (FLAGS, OTHER), {}),
     ("and_", (FLAGS, OTHER), {}),
     ("is_in", (STRINGS, ), {"value_set": pa.array(["xaa", "AA"])}),

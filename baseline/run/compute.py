@@ -103,14 +103,6 @@ def ends_with(strings: Any, pattern: str, *, ignore_case: bool = False) -> Any:
     return _c.call_function("ends_with", [strings], _c.MatchSubstringOptions(pattern, ignore_case=ignore_case))
 
 
-def find_substring(strings: Any, pattern: str, *, ignore_case: bool = False) -> Any:
-    return _c.call_function("find_substring", [strings], _c.MatchSubstringOptions(pattern, ignore_case=ignore_case))
-
-
-def greater_equal(x: Any, y: Any) -> Any:
-    return _c.call_function("greater_equal", [x, y])
-
-
 def or_(x: Any, y: Any) -> Any:
     return _c.call_function("or", [x, y])
 
