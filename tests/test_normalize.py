@@ -308,6 +308,26 @@ def test_real_mktemp_short_names_are_masked(tmp_path):
     assert set(templates.apply(pa.array(names, type=pa.string())).to_pylist()) == {f"{tmp_path}/job.<rand>"}
 
 
+@pytest.mark.parametrize("bad", ["/tmp/w/stage-10150-efeebcd.buf", "/tmp/w/stage-9998-1234567.buf",
+                                 "/tmp/w/stage-10150-abcdef.buf", "/tmp/w/stage-10150-4f00ba12.buf"])
+def test_a_hex_token_printed_without_its_leading_zeros_fits_the_good_runs_template(bad):
+    # printf("%lx", random()): 8 hex digits in most runs, 7 in one in eight, 6 in one in 128;
+    # the good runs' tokens mixed digits and letters, this run's drew one class only
+    goods = [["/tmp/w/stage-10093-5a3f9e1c.buf"], ["/tmp/w/stage-10111-c0ffee12.buf"]]
+    templates = _learn_templates(goods, [bad])
+    masked = normalize_paths(pa.array([goods[0][0], goods[1][0], bad], type=pa.string()), templates).to_pylist()
+    assert len(set(masked)) == 1, masked
+
+
+@pytest.mark.parametrize("bad", ["/tmp/w/stage-10150-efeebcdaa.buf", "/tmp/w/stage-10150-abcde.buf",
+                                 "/tmp/w/stage-10150-zzzzzzz.buf", "/tmp/w/stage-10150-ABCDEF1.buf"])
+def test_a_longer_much_shorter_or_non_hex_token_is_no_template_match(bad):
+    goods = [["/tmp/w/stage-10093-5a3f9e1c.buf"], ["/tmp/w/stage-10111-c0ffee12.buf"]]
+    templates = _learn_templates(goods, [bad])
+    masked = templates.apply(pa.array([goods[0][0], bad], type=pa.string())).to_pylist()
+    assert masked[1] == bad, masked
+
+
 def _split_outputs(out, lines: int, *options: str) -> list[str]:
     """The names GNU split gives the chunks of `lines` lines, 10 a chunk, in directory `out` (the
     reference: split itself, not a list written here)."""

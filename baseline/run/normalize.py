@@ -473,6 +473,21 @@ def _mask_sequence(value: str, sequences: frozenset[tuple[str, int, str]]) -> st
     return value
 
 
+HEX_SPAN = 2  # digits a random hex token may have fewer than the good runs' (leading zeros dropped)
+
+
+def _fits(runs: tuple[str, ...], pattern: tuple[int, ...]) -> bool:
+    """`runs` fit a `by_number_shape` pattern: n its length, -1 a number of any length, -2 - n a
+    hex token of n down to n - HEX_SPAN digits."""
+    for r, n in zip(runs, pattern, strict=True):
+        if len(r) == n or (n == -1 and _is_number(r)):
+            continue
+        if n < -1 and -n - 2 - HEX_SPAN <= len(r) <= -n - 2 and set(r) <= _HEX:
+            continue
+        return False
+    return True
+
+
 class NameTemplates:
     """Names that vary from one run to the next at the same place: temporary files of any
     naming scheme (git's ``tmp_obj_XXXXXX``, zip's ``ziXXXXXX``), per-run object ids.
@@ -553,9 +568,12 @@ class NameTemplates:
 
     def _add(self, seps: tuple[str, ...], lengths: tuple[int, ...], fixed: dict[int, str],
              varying: frozenset[int], hex_numbered: frozenset[int] = frozenset(),
-             numbers: frozenset[int] = frozenset()) -> None:
+             numbers: frozenset[int] = frozenset(), hex_wild: bool = False) -> None:
         """A template of the shape (`seps`, `lengths`); `numbers`: its places holding digits
-        only (no wildcard), where a number of any length fits (`by_number_shape`)."""
+        only (no wildcard), where a number of any length fits (`by_number_shape`); `hex_wild`:
+        its wildcards drew hex digits only, so a hex token up to `HEX_SPAN` digits shorter fits
+        there too (printf's %x of a random number drops its leading zeros: `stage-<pid>-efeebcd`
+        beside the good runs' `stage-<pid>-5a3f9e1c`)."""
         for m in range(len(lengths), 0, -1):  # the whole shape, then directory prefixes ending after a wildcard
             if m < len(lengths) and not (seps[m].startswith("/") and any(j < m for j in varying | hex_numbered)):
                 continue
@@ -566,8 +584,11 @@ class NameTemplates:
             if seen not in self._seen:
                 self._seen.add(seen)
                 self.by_shape.setdefault((head, lengths[:m]), []).append(entry)
-            if any(j < m for j in numbers):
-                pattern = tuple(-1 if j in numbers else n for j, n in enumerate(lengths[:m]))
+            wild = hex_wild and m == len(lengths)
+            if any(j < m for j in numbers) or wild:
+                # (-1: a number of any length; -2 - n: a hex token of n down to n - HEX_SPAN digits)
+                pattern = tuple(-1 if j in numbers else -2 - n if wild and j in varying else n
+                                for j, n in enumerate(lengths[:m]))
                 if (pattern, seen) not in self._seen_numbers:
                     self._seen_numbers.add((pattern, seen))
                     self.by_number_shape.setdefault(head, []).append((pattern, entry))
@@ -669,7 +690,8 @@ class NameTemplates:
                     for j in varying)
                 if long_token or hex_only or short_random:
                     out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths))
-                                             if j not in varying and j not in numbered}, varying, hex_numbered, numbers)
+                                             if j not in varying and j not in numbered}, varying, hex_numbered, numbers,
+                             hex_wild=hex_only)
                 elif hex_numbered:
                     out._add(seps, lengths, {j: members[0][0][j] for j in range(len(lengths)) if j not in numbered},
                              frozenset(), hex_numbered, numbers)
@@ -737,10 +759,9 @@ class NameTemplates:
             if value is not None:
                 seps, runs = _split_runs(value)
                 found = self._match(self.by_shape.get((seps, _lengths(runs)), ()), runs)
-                if found is None and by_number_shape and seps in by_number_shape and any(map(_is_number, runs)):
+                if found is None and by_number_shape and seps in by_number_shape:
                     found = self._match((entry for pattern, entry in by_number_shape[seps]
-                                         if all(len(r) == n or (n < 0 and _is_number(r))
-                                                for r, n in zip(runs, pattern, strict=True))), runs)
+                                         if _fits(runs, pattern)), runs)
                 if found is not None:
                     varying, hex_numbered = found
                     value = "".join(s + (RAND if j in varying else _N if j in hex_numbered else r)
