@@ -156,6 +156,46 @@ def test_interrupt_while_the_cli_loads_is_130_and_quiet(package):
     assert (proc.returncode, proc.stderr, proc.stdout) == (130, "", "")
 
 
+# A stop signal that lands after the command is done, in the process's exit work (atexit
+# handlers, the last flush): an atexit handler registered first (so run last) writes a file to
+# say the exit work began, then sleeps, and the test sends the signal then.
+STOP_DURING_EXIT = """
+import atexit, os, sys, time
+def exiting():
+    open(sys.argv.pop(), "w").close()
+    time.sleep(30)
+atexit.register(exiting)
+from {package}.cli import entry
+entry()
+"""
+
+
+@pytest.mark.parametrize(("package", "sig", "status"), [("baseline", "SIGTERM", 143), ("tracer", "SIGHUP", 129),
+                                                        ("baseline", "SIGINT", 130)])
+def test_a_stop_during_the_exit_work_is_the_shells_status_not_a_death_by_signal(package, sig, status, tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    began = tmp_path / "exiting"
+    proc = subprocess.Popen([sys.executable, "-c", STOP_DURING_EXIT.format(package=package), "--version", str(began)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[1])
+    try:
+        deadline = time.monotonic() + 60
+        while not began.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert began.exists(), proc.communicate(timeout=10)
+        proc.send_signal(getattr(signal, sig))
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, err) == (status, ""), out
+    assert out.strip(), "the command's own output (--version) came out before"
+
+
 def test_a_reader_that_went_away_changes_neither_status_nor_stderr():
     """`tracer probes check --json | head -c0`: stdout's reader is gone before anything is
     written (EPIPE on the first write). No traceback, nothing on stderr, and the exit status is

@@ -895,6 +895,10 @@ def _symlink_loop(exc: RuntimeError) -> str | None:
     return f"{_printable(path)}: {os.strerror(errno.ELOOP)}"
 
 
+def _exit_at_once(signum: int, frame: Any) -> None:
+    os._exit(128 + signum)
+
+
 def exit_process(code: int) -> NoReturn:
     """End a command-line process with `code`, skipping C++ static destructors.
 
@@ -904,9 +908,19 @@ def exit_process(code: int) -> NoReturn:
     without an active exception" (SIGABRT) when a worker is still alive (apache/arrow#34314),
     turning a finished command's exit status 0 or 2 into -6. The console scripts and
     `python -m tracer.cli` / `python -m baseline.cli` end here; `main(argv)` itself returns.
+
+    A stop signal from here on finds the command done: the process ends at once, as the default
+    action would, but with the status a shell gives a command it ended (143, 129, 130), not a
+    death by signal (-15) that a caller reading the wait status takes for a crash (a SIGTERM
+    landing in `baseline export`'s exit work, after its output was written).
     """
     import atexit
+    import signal
 
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        with contextlib.suppress(ValueError):  # (not the main thread: no handlers)
+            if signal.getsignal(sig) in (signal.SIG_DFL, signal.default_int_handler):
+                signal.signal(sig, _exit_at_once)
     try:
         atexit._run_exitfuncs()
     finally:
