@@ -160,7 +160,9 @@ def test_interrupt_while_the_cli_loads_is_130_and_quiet(package):
 # handlers, the last flush): an atexit handler registered first (so run last) writes a file to
 # say the exit work began, then sleeps, and the test sends the signal then.
 STOP_DURING_EXIT = """
-import atexit, os, sys, time
+import atexit, os, signal, sys, time
+# as a shell in a terminal starts it: a background launcher (CI's `cmd &`) passes SIGINT on ignored
+signal.signal(signal.{sig}, signal.default_int_handler if signal.{sig} == signal.SIGINT else signal.SIG_DFL)
 def exiting():
     open(sys.argv.pop(), "w").close()
     time.sleep(30)
@@ -178,7 +180,7 @@ def test_a_stop_during_the_exit_work_is_the_shells_status_not_a_death_by_signal(
     import time
 
     began = tmp_path / "exiting"
-    proc = subprocess.Popen([sys.executable, "-c", STOP_DURING_EXIT.format(package=package), "--version", str(began)],
+    proc = subprocess.Popen([sys.executable, "-c", STOP_DURING_EXIT.format(package=package, sig=sig), "--version", str(began)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=Path(__file__).resolve().parents[1])
     try:
