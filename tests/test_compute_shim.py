@@ -18,7 +18,6 @@ CASES = [
     ("starts_with", (STRINGS, "A"), {"ignore_case": True}),
     ("ends_with", (STRINGS, "aa"), {}),
     ("or_", (FLAGS, OTHER), {}),
-    ("and_", (FLAGS, OTHER), {}),
     ("is_in", (STRINGS, ), {"value_set": pa.array(["xaa", "AA"])}),
     ("utf8_length", (STRINGS,), {}),
     ("match_substring_regex", (STRINGS, r"a{2}$"), {}),

@@ -107,10 +107,6 @@ def or_(x: Any, y: Any) -> Any:
     return _c.call_function("or", [x, y])
 
 
-def and_(x: Any, y: Any) -> Any:
-    return _c.call_function("and", [x, y])
-
-
 def __getattr__(name: str) -> Any:
     """Any other pyarrow.compute name (imports pyarrow.compute: slower, still correct)."""
     import pyarrow.compute

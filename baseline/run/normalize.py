@@ -439,8 +439,8 @@ def _nth_name(i: int, width: int) -> str:
     return "".join(reversed(letters))
 
 
-def letter_sequences(values: pa.Array) -> frozenset[tuple[str, int, str]]:
-    """(prefix, width, extension "") of every name sequence among `values` (distinct paths): the
+def letter_sequences(values: pa.Array) -> frozenset[tuple[str, int]]:
+    """(prefix, width) of every name sequence among `values` (distinct paths): the
     values holding the sequence's first `_SEQUENCE_SEEN` names. Three suffix tests pick the few
     values that can be those names; only those are looked at in Python."""
     if len(values) == 0:
@@ -459,17 +459,17 @@ def letter_sequences(values: pa.Array) -> frozenset[tuple[str, int, str]]:
             stem = value[:-width]
             names = [stem + _nth_name(i, width) for i in range(1, _SEQUENCE_SEEN)]
             if all(n in ending[n[-2:]] for n in names):
-                found.add((stem, width, ""))
+                found.add((stem, width))
                 break
     return frozenset(found)
 
 
-def _mask_sequence(value: str, sequences: frozenset[tuple[str, int, str]]) -> str:
-    for stem, width, ext in sequences:
-        middle = value[len(stem) : len(value) - len(ext)]
-        if (len(value) == len(stem) + width + len(ext) and value.startswith(stem) and value.endswith(ext)
-                and middle.isascii() and middle.isalpha() and middle.islower()):
-            return stem + _N + ext
+def _mask_sequence(value: str, sequences: frozenset[tuple[str, int]]) -> str:
+    for stem, width in sequences:
+        letters = value[len(stem) :]
+        if (len(letters) == width and value.startswith(stem)
+                and letters.isascii() and letters.isalpha() and letters.islower()):
+            return stem + _N
     return value
 
 
@@ -538,8 +538,8 @@ class NameTemplates:
         # templates of one shape, each shard of a run's own directory one of them)
         self._seen: set[tuple] = set()
         self._seen_numbers: set[tuple] = set()
-        # split(1)-style name sequences (stem, letters, extension): see `letter_sequences`
-        self.sequences: frozenset[tuple[str, int, str]] = frozenset()
+        # split(1)-style name sequences (stem, letters): see `letter_sequences`
+        self.sequences: frozenset[tuple[str, int]] = frozenset()
 
     def __bool__(self) -> bool:
         return bool(self.by_shape) or bool(self.sequences)
@@ -772,8 +772,8 @@ class NameTemplates:
 
     def _apply_sequences(self, values: pa.Array) -> pa.Array:
         hit = None
-        for stem, _, ext in self.sequences:
-            one = pc.and_(pc.starts_with(values, stem), pc.ends_with(values, ext))
+        for stem, _ in self.sequences:
+            one = pc.starts_with(values, stem)
             hit = one if hit is None else pc.or_(hit, one)
         hit = pc.fill_null(hit, False)
         if not pc.any(hit).as_py():
