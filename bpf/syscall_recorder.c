@@ -216,7 +216,7 @@ BPF_ARRAY(specs, u32, MAX_SYSCALLS);
 // [2]: the recorder's pid while it spawns the command (its child is traced from birth), else 0
 BPF_ARRAY(control, u32, 3);
 BPF_PERCPU_ARRAY(stages, struct stage, 1);
-BPF_PERCPU_ARRAY(exit_key, u64, 1);   // sched_process_exit's scratch word (see there)
+BPF_PERCPU_ARRAY(exit_key, u64, 1);   // current_key's scratch word (see there)
 BPF_PERCPU_ARRAY(lost, u64, 1);       // ring buffer full (or no room to keep a call): records dropped
 
 static __always_inline u32 generation(void)
@@ -321,6 +321,20 @@ static __always_inline struct pt_regs *user_regs(void)
 // calls of user_regs() (bpf_get_current_task_btf, bpf_task_pt_regs), ~45 ns a syscall here.
 static void *(*rdonly_cast)(const void *obj, u32 btf_id) = (void *)KFUNC_PLACEHOLDER;
 #endif
+
+// The current thread's key outside the syscall tracepoints (sched_process_exit, task_rename):
+// the same address the syscall tracepoints get as args[0], as a number (through a map value:
+// the verifier allows no arithmetic on a pointer, even the index's shift). 0: no scratch word.
+static __always_inline int current_key(u64 *key)
+{
+    int zero = 0;
+    u64 *scratch = exit_key.lookup(&zero);
+    if (!scratch)
+        return 0;
+    *(volatile u64 *)scratch = (u64)user_regs();
+    *key = *(volatile u64 *)scratch;
+    return 1;
+}
 
 // The registers the thread entered the kernel with; key: the tracepoints' args[0].
 static __always_inline struct pt_regs *user_regs_at(u64 key)
@@ -687,14 +701,9 @@ TRACEPOINT_PROBE(sched, sched_process_exit)
 {
     u64 id = bpf_get_current_pid_tgid();
     u32 tgid = id >> 32, tid = (u32)id;
-    // The key: the same address the syscall tracepoints get as args[0], as a number (through
-    // a map value: the verifier allows no arithmetic on a pointer, even the index's shift).
-    int zero = 0;
-    u64 *scratch = exit_key.lookup(&zero);
-    if (!scratch)
+    u64 key;
+    if (!current_key(&key))
         return 0;
-    *(volatile u64 *)scratch = (u64)user_regs();
-    u64 key = *(volatile u64 *)scratch;
     u32 i = slot_index(key);
     struct slot *s = slots.lookup(&i);
     if (s && s->key == key)
@@ -729,12 +738,10 @@ TRACEPOINT_PROBE(task, task_rename)
         return 0;
     if (args->pid != (u32)bpf_get_current_pid_tgid())
         return 0;  // renamed by another thread: its key is not ours to compute (see the top)
-    int zero = 0;
-    u64 *scratch = exit_key.lookup(&zero);  // (the same scratch word as sched_process_exit's)
-    if (!scratch)
+    u64 key;
+    if (!current_key(&key))
         return 0;
-    *(volatile u64 *)scratch = (u64)user_regs();
-    struct slot *s = thread_slot(*(volatile u64 *)scratch, gen);
+    struct slot *s = thread_slot(key, gen);
     if (s)
         __builtin_memcpy(s->comm, args->newcomm, sizeof(s->comm));
     return 0;
