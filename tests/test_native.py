@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as arrow_compute  # the references: RE2 and Arrow's own kernels
 import pytest
 
 from baseline.run import _build_native, align, native, normalize
@@ -240,6 +241,10 @@ def test_windows_seen_as_they_are_hashed_are_the_numpy_ones(built, k, monkeypatc
     role_hash[5:10] = role_hash[:5]  # good stream 5 + i does bad stream i's job: windows match
     bh = align.window_hashes(bad, role_hash, k)
     got, gh = align.seen_windows(bh, good, role_hash, k)
+    # the set built first (as the diff does while its worker hashes the bad side) is the same
+    built_first, gh_too = align.seen_windows(bh, good, role_hash, k, [align.window_set(good, role_hash, k)])
+    np.testing.assert_array_equal(built_first, got)
+    np.testing.assert_array_equal(gh_too, gh)
     monkeypatch.setattr(native, "_lib", None)
     want_gh = align.window_hashes(good, role_hash, k)
     want, numpy_gh = align.seen_windows(bh, good, role_hash, k)
@@ -301,6 +306,68 @@ def test_digit_runs_are_re2s_and_the_numpy_ones(built, replacement, monkeypatch)
         native._lib = native._UNSET
         assert got.to_pylist() == want.to_pylist() == twin.to_pylist()
         assert got.equals(want) and got.null_count == arr.null_count
+
+
+def _path_like_text(seed: int, n: int, alphabet: str) -> list[str | None]:
+    """Random path-like strings over `alphabet`, some under a temp root, some null."""
+    rng = np.random.default_rng(seed)
+    chars = list(alphabet)
+    roots = ["", "", "", "/tmp/", "/var/tmp/", "/dev/shm/", "/tmp", "/dev/shmx/", "0x"]
+    out: list[str | None] = []
+    for _ in range(n):
+        if rng.random() < 0.02:
+            out.append(None)
+            continue
+        out.append(str(rng.choice(roots)) + "".join(rng.choice(chars, int(rng.integers(0, 40)))))
+    return out
+
+
+_TEXT_EDGES = ["", "0x", "0xg", "0X1f", "00x1", "0x0x1", "x0x1y", "1234567890abcdef", "1234567890abcde",
+               "g1234567890ABCDEFz", "abcdef0123456789abcdef", "deadbeef" * 2 + "0x12", "/tmp/abcdef",
+               "/tmp/abcde\nf123456", "/tmp/\nabcdef", "/var/tmp/ab_cd1", "/dev/shm/x", "a1B", "B_1", "1_B",
+               "1 B", "é1B", "Ab/1", "blob_553aa86b.bin", "٣٣B", "tmp", "objects/3a/", "tmpobjects"]
+
+
+@pytest.mark.parametrize("alphabet", ["0123456789abcdefABCDEFxXgG_/.-\n é", "0123456789abcdefxX", "09xXaZ_/ \n"])
+def test_number_rules_are_re2s(built, alphabet, monkeypatch):
+    """The number rules (DIGIT_RULES' addresses, long hex ids and digit runs; ARG_RULES';
+    plain digit runs) as one C pass give RE2's own global replace, leftmost first: a 0x
+    address before a long hex run before digits, hex runs one short of 16, 0x with no hex
+    after it, upper-case X, multi-byte characters, nulls, sliced arrays, the reference file's
+    kernel lines; and the same without the library."""
+    lines = (REPO / "reference" / "rdma_control_path.yaml").read_text().splitlines()
+    values = pa.array(_TEXT_EDGES + lines + _path_like_text(len(alphabet), 30_000, alphabet), type=pa.string())
+    rules = [(normalize.DIGIT_RULES[0][0], "<n>"), (normalize.ARG_RULES[0][0], "<n>"), ("[0-9]+", "<n>"),
+             (normalize.DIGIT_RULES[0][0], "")]
+    assert set(normalize._NUMBER_RULES) == {pattern for pattern, _ in rules}
+    for arr in (values, values.slice(7, 3000), pa.array([], type=pa.string())):
+        for pattern, replacement in rules:
+            want = arrow_compute.replace_substring_regex(arr, pattern=pattern, replacement=replacement)
+            got = normalize.apply_rules(arr, [(pattern, replacement)])
+            assert got.equals(want), (pattern, [(a, b, c) for a, b, c in zip(arr.to_pylist(), want.to_pylist(),
+                                                                             got.to_pylist(), strict=True) if b != c][:5])
+            with monkeypatch.context() as numpy_only:
+                numpy_only.setattr(native, "_lib", None)
+                assert normalize.apply_rules(arr, [(pattern, replacement)]).equals(want)
+
+
+@pytest.mark.parametrize("alphabet", ["0123456789abcdefABCDEFxXgG_/.-\n é", "aZ9_/\n", "tmpobjects/_9A"])
+def test_string_prefilters_are_re2s(built, alphabet, monkeypatch):
+    """The prefilters of the path rules in C -- random tokens (`_RANDOM_PREFILTER`: a temp root
+    and a run of six word characters on its first line, or a word run holding a digit and an
+    upper-case letter) and a rule's leading literal (Arrow's match_substring) -- pick the very
+    strings RE2 and Arrow pick, on random text, the edges above and a sliced array."""
+    values = pa.array(_TEXT_EDGES + _path_like_text(len(alphabet) + 1, 30_000, alphabet), type=pa.string())
+    values = arrow_compute.drop_null(values)
+    for arr in (values, values.slice(3, 2000)):
+        want = arrow_compute.fill_null(arrow_compute.match_substring_regex(arr, normalize._RANDOM_PREFILTER), False)
+        assert normalize._random_candidates(arr).equals(want)
+        for literal in ("tmp", "objects", "0", "ab", "/t", "\n", "é", "tmpobjects"):
+            assert normalize._containing(arr, literal).equals(arrow_compute.match_substring(arr, literal)), literal
+        with monkeypatch.context() as numpy_only:
+            numpy_only.setattr(native, "_lib", None)
+            assert normalize._random_candidates(arr).equals(want)
+    assert 0 < arrow_compute.sum(want).as_py() < len(want)
 
 
 @pytest.mark.parametrize("rows", [None, 5000])

@@ -5,6 +5,7 @@
  * has a numpy twin in baseline/run/align.py or normalize.py that gives the same numbers; the
  * twins are what a machine without a C compiler runs, and tests/test_native.py compares both.
  */
+#define _GNU_SOURCE /* memmem (glibc, musl and the BSDs have it) */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -119,11 +120,12 @@ void seen_in(const uint64_t *values, int64_t n, const uint64_t *model, int64_t m
     set_probe(table, size, has_zero, values, n, out);
 }
 
-/* align.seen_windows: out[i] = values[i] is one of the window hashes of the model streams
- * (tok, sid: as window_hashes takes them), hashed into the set as they are made: the model's
- * hashes never exist as an array beside the set (a batch of them at a time, see BATCH). */
-void seen_in_windows(const uint64_t *values, int64_t n, const uint64_t *tok, const void *sid, int sid_width, int64_t m,
-                     const uint64_t *role_hash, int64_t k, uint64_t pad, uint64_t *table, int64_t size, uint8_t *out) {
+/* align.window_set: the window hashes of the model streams (tok, sid: as window_hashes takes
+ * them) hashed into the set (`size` zeroed slots) as they are made: the model's hashes never
+ * exist as an array beside the set (a batch of them at a time, see BATCH). Returns has_zero
+ * for set_lookup. */
+int window_set(const uint64_t *tok, const void *sid, int sid_width, int64_t m, const uint64_t *role_hash, int64_t k,
+               uint64_t pad, uint64_t *table, int64_t size) {
     const uint64_t mask = (uint64_t)size - 1;
     const int shift = shift_of(size);
     int has_zero = 0;
@@ -138,6 +140,11 @@ void seen_in_windows(const uint64_t *values, int64_t n, const uint64_t *tok, con
         }
         for (int64_t j = 0; j < len; j++) set_add(table, mask, shift, batch[j], &has_zero);
     }
+    return has_zero;
+}
+
+/* out[i] = values[i] is in the set window_set made. */
+void set_lookup(const uint64_t *table, int64_t size, int has_zero, const uint64_t *values, int64_t n, uint8_t *out) {
     set_probe(table, size, has_zero, values, n, out);
 }
 
@@ -212,43 +219,136 @@ int64_t compress_pass(uint64_t *tok, void *sid, int sid_width, void *orig, int o
     return w;
 }
 
-/* normalize._replace_digit_runs on a string array's buffers: in each of the n strings (bytes
- * data[offsets[i] .. offsets[i+1]), offsets relative to data), every maximal run of ASCII
- * digits becomes the rep_len bytes of rep; runs end at string boundaries. With out == NULL
- * only the output's byte count is returned (the caller sizes `out` with it); otherwise the
- * bytes go to out and the n + 1 output offsets to new_offsets, and the count is returned. */
-int64_t digit_runs(const uint8_t *data, const int32_t *offsets, int64_t n, const uint8_t *rep, int64_t rep_len,
-                   uint8_t *out, int32_t *new_offsets) {
+/* normalize's number rules on a string array's buffers, as RE2's global replace of
+ *   flags 0: [0-9]+
+ *   flags 1: 0[xX][0-9a-fA-F]+|[0-9]+                      (ARG_RULES)
+ *   flags 3: 0[xX][0-9a-fA-F]+|[0-9a-fA-F]{16,}|[0-9]+     (DIGIT_RULES)
+ * would rewrite each of the n strings (bytes data[offsets[i] .. offsets[i+1]), offsets relative
+ * to data) with the rep_len bytes of rep: leftmost first, at each start the first alternative
+ * that matches, each as long as it goes (greedy), the scan going on after a match. Only ASCII
+ * bytes ever match, and no byte of a multi-byte UTF-8 sequence is ASCII: exact on the bytes.
+ * One pass: `out` holds at least max(rep_len, 1) bytes per input byte (a digit alone becomes
+ * rep); the n + 1 output offsets go to new_offsets; the output's byte count is returned. */
+static inline int is_digit(uint8_t c) { return (uint8_t)(c - '0') <= 9; }
+static inline int is_hex(uint8_t c) { return is_digit(c) || (uint8_t)((c | 0x20) - 'a') <= 5; }
+
+int64_t number_runs(const uint8_t *data, const int32_t *offsets, int64_t n, const uint8_t *rep, int64_t rep_len,
+                    int flags, uint8_t *out, int32_t *new_offsets) {
     int64_t w = 0;
-    if (!out) { /* the count alone: every byte but the digits after a run's first, + rep_len - 1 a run */
-        for (int64_t i = 0; i < n; i++) {
-            const uint8_t *p = data + offsets[i], *end = data + offsets[i + 1];
-            int prev = 0;
-            for (; p < end; p++) {
-                int digit = (uint8_t)(*p - '0') <= 9;
-                w += digit ? (prev ? 0 : rep_len) : 1;
-                prev = digit;
-            }
-        }
-        return w;
-    }
     new_offsets[0] = 0;
     for (int64_t i = 0; i < n; i++) {
         const uint8_t *p = data + offsets[i], *end = data + offsets[i + 1];
+        const uint8_t *short_hex = p; /* below it, a hex run shorter than 16 goes on: no long one starts */
         uint8_t *o = out + w;
         while (p < end) {
-            if ((uint8_t)(*p - '0') > 9) {
-                *o++ = *p++;
+            uint8_t c = *p;
+            if (!is_hex(c)) { /* the common case: no alternative starts here */
+                *o++ = c;
+                p++;
+                continue;
+            }
+            const uint8_t *q = NULL;
+            if ((flags & 1) && c == '0' && end - p > 2 && (p[1] | 0x20) == 'x' && is_hex(p[2])) {
+                for (q = p + 3; q < end && is_hex(*q); q++) {}
+            } else if ((flags & 2) && p >= short_hex) {
+                const uint8_t *r = p + 1;
+                while (r < end && is_hex(*r)) r++;
+                if (r - p >= 16)
+                    q = r;
+                else
+                    short_hex = r;
+            }
+            if (!q && is_digit(c))
+                for (q = p + 1; q < end && is_digit(*q); q++) {}
+            if (!q) {
+                *o++ = c;
+                p++;
                 continue;
             }
             memcpy(o, rep, (size_t)rep_len);
             o += rep_len;
-            while (p < end && (uint8_t)(*p - '0') <= 9) p++;
+            p = q;
         }
         w = o - out;
         new_offsets[i + 1] = (int32_t)w;
     }
     return w;
+}
+
+/* mask_random_tokens' prefilter, as RE2's partial match of
+ *   ^(?:/tmp|/var/tmp|/dev/shm)/.*[A-Za-z0-9_]{6}|[0-9][A-Za-z0-9_]*[A-Z]|[A-Z][A-Za-z0-9_]*[0-9]
+ * on each string: hit[i] = 1 when it starts with a temp root and a run of 6 word characters
+ * follows on the first line, or some run of word characters holds both a digit and an
+ * upper-case letter. */
+static inline int is_word(uint8_t c) {
+    return is_digit(c) || (uint8_t)((c | 0x20) - 'a') <= 25 || c == '_';
+}
+
+static int starts_with(const uint8_t *p, const uint8_t *end, const char *prefix, int64_t len) {
+    return end - p >= len && memcmp(p, prefix, (size_t)len) == 0;
+}
+
+void random_prefilter(const uint8_t *data, const int32_t *offsets, int64_t n, uint8_t *hit) {
+    for (int64_t i = 0; i < n; i++) {
+        const uint8_t *p = data + offsets[i], *end = data + offsets[i + 1];
+        int found = 0;
+        const uint8_t *rest = end - p < 5 || p[0] != '/' ? NULL
+                            : starts_with(p, end, "/tmp/", 5) ? p + 5
+                            : starts_with(p, end, "/var/tmp/", 9) ? p + 9
+                            : starts_with(p, end, "/dev/shm/", 9) ? p + 9 : NULL;
+        if (rest) {
+            int64_t run = 0;
+            for (const uint8_t *r = rest; r < end && *r != '\n' && !found; r++) {
+                run = is_word(*r) ? run + 1 : 0;
+                found = run >= 6;
+            }
+        }
+        /* most strings hold no upper-case letter at all: a cheap test first */
+        unsigned any_upper = 0;
+        for (const uint8_t *r = p; r < end; r++) any_upper |= (uint8_t)(*r - 'A') <= 25;
+        if (any_upper && !found) {
+            int digit = 0, upper = 0;
+            for (const uint8_t *r = p; r < end && !found; r++) {
+                uint8_t c = *r;
+                if (!is_word(c)) {
+                    digit = upper = 0;
+                    continue;
+                }
+                digit |= is_digit(c);
+                upper |= (uint8_t)(c - 'A') <= 25;
+                found = digit && upper;
+            }
+        }
+        hit[i] = (uint8_t)found;
+    }
+}
+
+/* normalize.apply_rules' literal prefilter, as Arrow's match_substring: hit[i] = 1 when the
+ * lit_len bytes of lit occur in string i. One memmem scan over all the strings' bytes (the
+ * occurrences are few), each occurrence mapped to its string; one crossing into the next
+ * string is none. */
+void contains_literal(const uint8_t *data, const int32_t *offsets, int64_t n, const uint8_t *lit, int64_t lit_len,
+                      uint8_t *hit) {
+    memset(hit, 0, (size_t)n);
+    if (n == 0 || lit_len == 0) {
+        if (lit_len == 0) memset(hit, 1, (size_t)n);
+        return;
+    }
+    const uint8_t *end = data + offsets[n];
+    const uint8_t *p = data + offsets[0];
+    int64_t i = 0;
+    while (p < end) {
+        const uint8_t *at = memmem(p, (size_t)(end - p), lit, (size_t)lit_len);
+        if (!at) break;
+        int64_t pos = at - data;
+        while (offsets[i + 1] <= pos) i++;
+        if (pos + lit_len <= offsets[i + 1]) {
+            hit[i] = 1;
+            p = data + offsets[i + 1]; /* the next string's bytes */
+        } else {
+            p = at + 1;
+        }
+    }
 }
 
 /* normalize._pack's exact branch in one pass: out[i] = the mixed-radix number of the nf fields

@@ -256,15 +256,33 @@ def _seen_in_numpy(values: np.ndarray, model: np.ndarray) -> np.ndarray:
     return out
 
 
-def seen_windows(values: np.ndarray, model: Streams, role_hash: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def window_set(model: Streams, role_hash: np.ndarray, k: int) -> native.WindowSet | None:
+    """The compiled hash set of the model's window hashes (for `seen_windows`), or None (no
+    library, or an empty model): made apart so that a caller can build it while another
+    thread still makes the values to look up."""
+    return native.window_set(model.tok, model.sid, role_hash, k, PAD) if len(model) else None
+
+
+def seen_windows(values: np.ndarray, model: Streams, role_hash: np.ndarray, k: int,
+                 model_set: list[native.WindowSet | None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``seen_in(values, window_hashes(model, role_hash, k))`` and those model hashes. With
-    the compiled loops the model's hashes go straight into the hash set, and their array is
-    made only once the set is freed: the set and the array never live at once (the heap's
-    high-water mark of a diff is made here)."""
-    if len(model) and len(values):
-        fast = native.seen_in_windows(values, model.tok, model.sid, role_hash, k, PAD)
-        if fast is not None:
-            return fast, window_hashes(model, role_hash, k)
+    the compiled loops the model's hashes go straight into the hash set (`window_set`; given
+    in `model_set`, a one-element list handing over the only reference to it, when the caller
+    built it already), and their array is made only once the set is freed: the set and the
+    array never live at once (the heap's high-water mark of a diff is made here)."""
+    seen, hashes = windows_seen(values, model, role_hash, k, model_set)
+    return seen, hashes if hashes is not None else window_hashes(model, role_hash, k)
+
+
+def windows_seen(values: np.ndarray, model: Streams, role_hash: np.ndarray, k: int,
+                 model_set: list[native.WindowSet | None] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """`seen_windows`, with None for the model's hashes when the compiled set answered (the
+    caller makes them when it needs them: the set is freed by then)."""
+    windows = model_set.pop() if model_set else None
+    if windows is None and len(model) and len(values):
+        windows = window_set(model, role_hash, k)
+    if windows is not None:
+        return native.set_lookup(values, windows), None
     hashes = window_hashes(model, role_hash, k)
     return seen_in(values, hashes), hashes
 

@@ -347,7 +347,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from baseline.run import align, native
+from baseline.run import align, heap, native
 from baseline.run import compute as pc
 from baseline.run.allowlist import (
     Entry,
@@ -943,7 +943,7 @@ def diff_traces(
     if not mixed and bad_command is not None and bad_command not in good_commands:
         warnings.append(f"the BAD trace ran {printable(bad_command)!r}, the GOOD traces "
                         f"{'; '.join(repr(printable(c)) for c in good_commands[:3])}: a diff of different commands")
-    if "failure" in set(pc.unique(good_tab.column("kind")).to_pylist()):
+    if _holds(good_tab.column("kind"), "failure"):
         warnings.append("some GOOD traces are labelled kind=failure")
 
     # The command's exit status: a bad run ending with a status no good run had has failed even
@@ -1050,8 +1050,6 @@ def diff_traces(
     probed = _probe_misses(p, err_rows)
     raw_change = _raw_outcome_changes(p, nb, bad_err[~outcome_change[bad_err] & ~probed[bad_err]], good_ok_calls)
     outcome_change |= raw_change
-    retried = retried_done.result()
-    del retried_done
     # A wait interrupted by a signal and never completed (flock -w giving up, a child killed
     # by timeout in its open of a FIFO) is where the run stopped: no entry covers it.
     abandoned = _abandoned_waits(p, nb, bad_err, good_ok_calls, good_outcomes, n_errnos)
@@ -1069,36 +1067,40 @@ def diff_traces(
     abandoned |= lost
     outcome_change |= lost
     del lost
-    retried[idem_check] = True
-    retried[own_reapers] = True
-    retried |= _proc_scan_races(p)
-    retried |= _listing_twins(p, nb)
+    # The rules below need not the retry loops: worked out while the worker finds them (it
+    # takes longer than the rules above), then merged with them.
+    settled = _proc_scan_races(p)
+    settled[idem_check] = True
+    settled[own_reapers] = True
+    settled |= _listing_twins(p, nb)
     # One more turn of a directory sweep (the JVM's hsperfdata sweep finding another JVM alive)
     if same_exit:
-        retried |= _sweep_turns(p, nb, rules)
-    retried |= _descriptor_room_made(p, err_any)
-    retried |= probed
+        settled |= _sweep_turns(p, nb, rules)
+    settled |= _descriptor_room_made(p, err_any)
+    settled |= probed
     del probed
     # A create failing ENOENT, the thread making the missing parent directory and creating
     # again (git's loose objects in their fan-out directory): one create, like a good run's
     # that found the directory (which objects' directories exist depends on their hashes).
-    retried[_parents_made_on_demand(p, codes_where(p.probe_values, noise_probes))] = True
+    settled[_parents_made_on_demand(p, codes_where(p.probe_values, noise_probes))] = True
     # A cache miss the thread then fills (python's bytecode cache of the module it imports:
     # missing, compiled, renamed onto it): which cache a run misses follows what it loads.
-    retried[_cache_misses_filled(p, good_ok_calls)] = True
+    settled[_cache_misses_filled(p, good_ok_calls)] = True
     # A cache the good runs found warm, missed and filled again (computed, written to a
     # temporary, renamed onto it): the miss and the fill drop out.
-    retried[_warm_caches_refilled(p, good_ok_calls)] = True
+    settled[_warm_caches_refilled(p, good_ok_calls)] = True
     # ... and one filled by the processes it starts (a shell script's mkdir -p, sha256sum, mv):
     # the miss, the fill's calls and its new processes' soft errors drop out.
-    retried[_warm_caches_refilled_by_children(p, good_ok_calls)] = True
+    settled[_warm_caches_refilled_by_children(p, good_ok_calls)] = True
     # A writer rotating its own file (close, shift the backups, rename it aside, create it
     # again): how many times it rotated is how much it wrote.
-    retried[_rotations(p)] = True
+    settled[_rotations(p)] = True
     # An input stream given back at exit on a pipe (lseek ESPIPE, then the exit): whether its
     # buffer held unread data is how much the writer had written when the reader filled it.
-    retried[_exit_time_stream_syncs(p, codes_where(p.probe_values, noise_probes))] = True
-    del err_rows
+    settled[_exit_time_stream_syncs(p, codes_where(p.probe_values, noise_probes))] = True
+    retried = retried_done.result()
+    retried |= settled
+    del retried_done, settled, err_rows
     for err in distinct_errors(p, err_any, with_plain=True):
         # No entry covers an error at a (call, path) the good runs completed successfully --
         # timing errnos aside, but not ENOTTY: it says what the descriptor is, and the good
@@ -1205,10 +1207,11 @@ def diff_traces(
     # Tokens for the kept rows only (a row index array, the fields gathered for those rows).
     # the kept row numbers, built in their final (narrow) type: no 8-byte index array
     keep = kept_rows(drop)
-    del drop
     # which rows were kept, a bit each: the rows just before a region are read from them
     # (`_rows_before`), as loop compression left only a loop's first turn in the streams
-    kept_bits = _bitmap(keep, len(p))
+    np.logical_not(drop, out=drop)
+    kept_bits = np.packbits(drop)
+    del drop
     _release(p, "ppid", "ncomm")
     sid = p.sid[keep]
     if n_streams < 2**15:  # stream ids in 2 bytes a position
@@ -1250,9 +1253,15 @@ def diff_traces(
     bad_side = background().submit(_compressed_and_hashed, s.slice(0, split), role_hash, k)
     gs = align.compress_loops([s.slice(split, len(s))])
     del s
+    # the good windows' hash set too, while the worker still hashes the bad side's windows
+    heap.release_free_pages()  # the prepared columns' holes, before the set (see baseline.run.heap)
+    good_windows = [align.window_set(gs, role_hash, k)]
     bs, bh = bad_side.result()
     del bad_side
-    explained, gh = align.seen_windows(bh, gs, role_hash, k)
+    explained, gh = align.windows_seen(bh, gs, role_hash, k, good_windows)
+    # the good windows' hashes (for naming regions) made by the worker, idle now, while this
+    # thread finds the regions: the set is freed, so the two never live at once
+    gh_done = background().submit(align.window_hashes, gs, role_hash, k) if gh is None else None
     if any_raw_change:
         explained &= ~np.where(bs.orig >= 0, raw_change[np.maximum(bs.orig, 0)], False)
     del raw_change
@@ -1268,6 +1277,9 @@ def diff_traces(
     del known_errors
     b_start, b_end = bs.bounds(n_streams)
     g_start, g_end = gs.bounds(n_streams)
+    if gh_done is not None:
+        gh = gh_done.result()
+    del gh_done
     if len(regions) and open_end.any():
         all_open: dict[str, bool] = {}
         for j in np.flatnonzero(~is_bad_stream & (g_end > g_start)).tolist():
@@ -4814,6 +4826,18 @@ def _normalised(p: Prepared, raw: str) -> str | None:
     return normalize_paths(pa.array([raw], type=pa.string()), p.templates)[0].as_py()
 
 
+def _holds(column: pa.ChunkedArray | pa.Array, word: str) -> bool:
+    """Whether some row of a string column is `word`. A dictionary chunk whose dictionary lacks
+    the word has no such row: its million indices are not looked at."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    for chunk in chunks:
+        if pa.types.is_dictionary(chunk.type) and word not in chunk.dictionary.to_pylist():
+            continue
+        if word in pc.unique(chunk).to_pylist():
+            return True
+    return False
+
+
 def _bad_row_count(p: Prepared) -> int:
     """Rows of the bad trace (trace key -1): prepare_both puts them first, rows 0..nb-1.
     Counted per stream when the trace key is stored so (no per-row array)."""
@@ -4856,13 +4880,6 @@ def _seq_of(s: align.Streams, pos: np.ndarray, seq_rows: np.ndarray) -> np.ndarr
     prev = s.orig[np.maximum(pos - 1, 0)]
     row = np.where(orig >= 0, orig, prev)
     return np.where(row >= 0, seq_rows[np.maximum(row, 0)], -1)
-
-
-def _bitmap(rows: np.ndarray, n: int) -> np.ndarray:
-    """`rows` (indices below `n`) as a packed bit mask (np.packbits order)."""
-    mask = np.zeros(n, dtype=bool)
-    mask[rows] = True
-    return np.packbits(mask)
 
 
 def _rows_before(p: Prepared, kept_bits: np.ndarray, bs: align.Streams, start: int, stream_start: int,

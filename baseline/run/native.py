@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from baseline.run._build_native import HERE, build, library_name
 
-__all__ = ["available", "build", "compress_loops", "digit_runs", "factorize_strings", "first_appearance", "gather_codes", "pack_fields", "read_dictionary_chunk", "read_int_dictionary_chunk", "seen_in", "seen_in_windows", "stable_order", "take", "take_through", "window_hashes"]
+__all__ = ["available", "build", "compress_loops", "contains_literal", "number_runs", "random_prefilter", "factorize_strings", "first_appearance", "gather_codes", "pack_fields", "read_dictionary_chunk", "read_int_dictionary_chunk", "seen_in", "set_lookup", "window_set", "stable_order", "take", "take_through", "window_hashes"]
 
 _UNSET = object()
 _lib: ctypes.CDLL | None | object = _UNSET
@@ -39,13 +39,19 @@ def _load() -> ctypes.CDLL | None:
             if lib is not None:
                 lib.window_hashes.argtypes = [_P, _P, _W, _I, _P, _I, ctypes.c_uint64, _P]
                 lib.seen_in.argtypes = [_P, _I, _P, _I, _P, _I, _P]
-                lib.seen_in_windows.argtypes = [_P, _I, _P, _P, _W, _I, _P, _I, ctypes.c_uint64, _P, _I, _P]
+                lib.window_set.argtypes = [_P, _P, _W, _I, _P, _I, ctypes.c_uint64, _P, _I]
+                lib.window_set.restype = _W
+                lib.set_lookup.argtypes = [_P, _I, _W, _P, _I, _P]
                 lib.stable_order.argtypes = [_P, _W, _I, _P, _P, _W]
                 lib.first_appearance.argtypes = [_P, _W, _P, _W, _I, _I, _I, _I, _P, _P]
                 lib.compress_pass.argtypes = [_P, _P, _W, _P, _W, _I, _I, _P]
                 lib.compress_pass.restype = _I
-                lib.digit_runs.argtypes = [_P, _P, _I, ctypes.c_char_p, _I, _P, _P]
-                lib.digit_runs.restype = _I
+                lib.number_runs.argtypes = [_P, _P, _I, ctypes.c_char_p, _I, _W, _P, _P]
+                lib.number_runs.restype = _I
+                lib.random_prefilter.argtypes = [_P, _P, _I, _P]
+                lib.random_prefilter.restype = None
+                lib.contains_literal.argtypes = [_P, _P, _I, ctypes.c_char_p, _I, _P]
+                lib.contains_literal.restype = None
                 lib.pack_fields.argtypes = [_W, _P, _P, _P, _P, _P, _I, _P]
                 lib.pack_fields.restype = None
                 lib.gather_codes.argtypes = [_W, _P, _P, _P, _P, _P, _P, _P, _P, _W, _I, _P, _W]
@@ -62,7 +68,7 @@ def _load() -> ctypes.CDLL | None:
                 lib.parquet_dictionary_chunk.restype = _I
                 lib.parquet_int_dictionary_chunk.argtypes = [_P, _I, _W, _P, _P, _W, _I, _I, _P, _P, _P, _P, _W]
                 lib.parquet_int_dictionary_chunk.restype = _I
-                for f in (lib.window_hashes, lib.seen_in, lib.seen_in_windows, lib.stable_order, lib.first_appearance):
+                for f in (lib.window_hashes, lib.seen_in, lib.set_lookup, lib.stable_order, lib.first_appearance):
                     f.restype = None
                 _lib = lib
     return _lib  # type: ignore[return-value]
@@ -123,14 +129,19 @@ def _set_size(n: int) -> int:
     return 1 << max(int(n + n // 4).bit_length(), 4)
 
 
-def seen_in_windows(values: np.ndarray, tok: np.ndarray, sid: np.ndarray, role_hash: np.ndarray, k: int,
-                    pad: np.uint64) -> np.ndarray | None:
-    """``seen_in(values, window_hashes(model streams))`` with the model's window hashes put in
-    the set as they are made (no array of them), or None without the library."""
+class WindowSet:
+    """The compiled hash set of a model's window hashes (`window_set`), for `set_lookup`."""
+
+    def __init__(self, table: np.ndarray, has_zero: bool):
+        self.table, self.has_zero = table, has_zero
+
+
+def window_set(tok: np.ndarray, sid: np.ndarray, role_hash: np.ndarray, k: int, pad: np.uint64) -> WindowSet | None:
+    """The set of the window hashes of the streams (tok, sid), put in as they are made (no
+    array of them), or None without the library."""
     lib = _load()
     if lib is None:
         return None
-    values = np.ascontiguousarray(values, dtype=np.uint64)
     tok = np.ascontiguousarray(tok, dtype=np.uint64)
     sid = _ids(sid)
     role_hash = np.ascontiguousarray(role_hash, dtype=np.uint64)
@@ -139,9 +150,18 @@ def seen_in_windows(values: np.ndarray, tok: np.ndarray, sid: np.ndarray, role_h
         return None
     size = _set_size(m)
     table = np.zeros(size, dtype=np.uint64)
+    has_zero = lib.window_set(_ptr(tok), _ptr(sid), sid.dtype.itemsize, m, _ptr(role_hash), int(k), int(pad),
+                              _ptr(table), size)
+    return WindowSet(table, bool(has_zero))
+
+
+def set_lookup(values: np.ndarray, windows: WindowSet) -> np.ndarray:
+    """Which `values` are in the set `window_set` made."""
+    lib = _load()
+    values = np.ascontiguousarray(values, dtype=np.uint64)
     out = np.empty(len(values), dtype=bool)
-    lib.seen_in_windows(_ptr(values), len(values), _ptr(tok), _ptr(sid), sid.dtype.itemsize, m, _ptr(role_hash),
-                        int(k), int(pad), _ptr(table), size, _ptr(out))
+    lib.set_lookup(_ptr(windows.table), len(windows.table), int(windows.has_zero), _ptr(values), len(values),
+                   _ptr(out))
     return out
 
 
@@ -192,11 +212,19 @@ def compress_loops(tok: np.ndarray, sid: np.ndarray, orig: np.ndarray, periods: 
     return tok[:n], sid[:n], orig[:n]
 
 
-def digit_runs(data: object, offsets: np.ndarray, replacement: bytes) -> tuple[np.ndarray, np.ndarray] | None:
-    """normalize._replace_digit_runs_once on a string array's buffers: `data` the data buffer
-    (anything with an ``address``, e.g. a pyarrow.Buffer; None for no bytes), `offsets` its
-    n + 1 int32 offsets into it. Returns (new int32 offsets, new bytes), or None without the
-    library or when the output would not fit int32 offsets (the numpy version cuts it in parts)."""
+# number_runs' flags: which alternatives beside [0-9]+ (see _hotloops.c)
+HEX_ADDRESSES = 1  # 0[xX][0-9a-fA-F]+
+LONG_HEX = 2  # [0-9a-fA-F]{16,}
+
+
+def number_runs(data: object, offsets: np.ndarray, replacement: bytes, flags: int = 0
+                ) -> tuple[np.ndarray, np.ndarray] | None:
+    """RE2's replace of ``[0-9]+`` (with `flags`, also ``0[xX][0-9a-fA-F]+`` and/or
+    ``[0-9a-fA-F]{16,}`` before it) by `replacement` on a string array's buffers: `data` the
+    data buffer (anything with an ``address``, e.g. a pyarrow.Buffer; None for no bytes),
+    `offsets` its n + 1 int32 offsets into it. Returns (new int32 offsets, new bytes), or None
+    without the library or when the output might not fit int32 offsets (the caller then runs
+    numpy or RE2)."""
     lib = _load()
     if lib is None:
         return None
@@ -205,13 +233,49 @@ def digit_runs(data: object, offsets: np.ndarray, replacement: bytes) -> tuple[n
     if n < 0:
         return None
     base = data.address if data is not None else 0  # type: ignore[attr-defined]
-    size = lib.digit_runs(base, _ptr(offsets), n, replacement, len(replacement), None, None)
-    if size >= 2**31:
+    # room for the worst case (every byte a number of its own); pages never written are never
+    # touched, so only the output's real size is resident
+    room = int(offsets[-1] - offsets[0]) * max(len(replacement), 1) if n else 0
+    if room >= 2**31:
         return None
-    out = np.empty(size, dtype=np.uint8)
+    out = np.empty(room, dtype=np.uint8)
     new_offsets = np.empty(n + 1, dtype=np.int32)
-    lib.digit_runs(base, _ptr(offsets), n, replacement, len(replacement), _ptr(out), _ptr(new_offsets))
-    return new_offsets, out
+    size = lib.number_runs(base, _ptr(offsets), n, replacement, len(replacement), flags, _ptr(out),
+                           _ptr(new_offsets))
+    return new_offsets, out[:size]
+
+
+def contains_literal(data: object, offsets: np.ndarray, literal: bytes) -> np.ndarray | None:
+    """Arrow's match_substring(literal) of each string of a string array's buffers (as
+    `number_runs` takes them): a bool per string, or None without the library."""
+    lib = _load()
+    if lib is None:
+        return None
+    offsets = np.ascontiguousarray(offsets, dtype=np.int32)
+    n = len(offsets) - 1
+    if n < 0:
+        return None
+    base = data.address if data is not None else 0  # type: ignore[attr-defined]
+    hit = np.empty(n, dtype=np.uint8)
+    lib.contains_literal(base, _ptr(offsets), n, literal, len(literal), _ptr(hit))
+    return hit.view(bool)
+
+
+def random_prefilter(data: object, offsets: np.ndarray) -> np.ndarray | None:
+    """normalize.mask_random_tokens' prefilter (RE2's match of `_RANDOM_PREFILTER`) of each
+    string of a string array's buffers (as `number_runs` takes them): a bool per string, or
+    None without the library."""
+    lib = _load()
+    if lib is None:
+        return None
+    offsets = np.ascontiguousarray(offsets, dtype=np.int32)
+    n = len(offsets) - 1
+    if n < 0:
+        return None
+    base = data.address if data is not None else 0  # type: ignore[attr-defined]
+    hit = np.empty(n, dtype=np.uint8)
+    lib.random_prefilter(base, _ptr(offsets), n, _ptr(hit))
+    return hit.view(bool)
 
 
 def pack_fields(values: list[np.ndarray], radix: list[int], offset: list[int], n: int) -> np.ndarray | None:

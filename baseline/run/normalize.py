@@ -142,8 +142,10 @@ os.register_at_fork(after_in_child=_forget_background)
 def apply_rules(values: pa.Array | pa.ChunkedArray, rules: list[tuple[str, str]]) -> pa.Array:
     """`rules` applied to every element of a string array (null stays null), in RE2.
 
-    Two exact shortcuts keep this cheap on ~10^5 distinct paths (an RE2 replace costs about a
-    microsecond per string even when nothing matches):
+    Shortcuts keep this cheap on ~10^5 distinct paths (an RE2 replace costs about a
+    microsecond per string even when nothing matches), each giving RE2's very answer:
+    * the number rules (`_NUMBER_RULES`: DIGIT_RULES, ARG_RULES, plain digit runs) run as one
+      compiled pass (`native.number_runs`) when it is built;
     * a rule whose pattern starts with a literal word (``\\btmp...``) runs only on the values
       containing that word;
     * a rule ``X|[0-9]+`` runs in RE2 only on the values where ``X`` matches somewhere; on all
@@ -152,12 +154,17 @@ def apply_rules(values: pa.Array | pa.ChunkedArray, rules: list[tuple[str, str]]
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     for pattern, replacement in rules:
+        if pattern in _NUMBER_RULES:
+            done = _number_runs(values, replacement, _NUMBER_RULES[pattern])
+            if done is not None:
+                values = done
+                continue
         literal = _LEADING_LITERAL.match(pattern)
         if len(values) <= _PREFILTER_MIN or not (literal or pattern.endswith(_DIGITS_ALT)):
             values = pc.replace_substring_regex(values, pattern=pattern, replacement=replacement)
             continue
         if literal:
-            hit = pc.match_substring(values, literal.group(1))
+            hit = _containing(values, literal.group(1))
             rest = None
         else:
             hit = pc.match_substring_regex(values, pattern[: -len(_DIGITS_ALT)])
@@ -171,6 +178,32 @@ def apply_rules(values: pa.Array | pa.ChunkedArray, rules: list[tuple[str, str]]
     return values
 
 
+# The number rules with a compiled twin (`native.number_runs`): pattern -> its flags.
+_NUMBER_RULES = {
+    "[0-9]+": 0,
+    ARG_RULES[0][0]: native.HEX_ADDRESSES,
+    DIGIT_RULES[0][0]: native.HEX_ADDRESSES | native.LONG_HEX,
+}
+
+
+def _string_buffers(values: pa.Array) -> tuple[Any, np.ndarray]:
+    """A string array's data buffer and its n + 1 int32 offsets (of its slice)."""
+    n = len(values)
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=values.offset + n + 1)[values.offset :]
+    return values.buffers()[2], offsets
+
+
+def _number_runs(values: pa.Array, replacement: str, flags: int) -> pa.Array | None:
+    """`native.number_runs` of a string array (its nulls kept), or None (no library, another
+    string type, an output past int32 offsets)."""
+    if values.type != pa.string() or not len(values):
+        return None
+    done = native.number_runs(*_string_buffers(values), replacement.encode(), flags)
+    if done is None:
+        return None
+    return _with_nulls(values, pa.StringArray.from_buffers(len(values), pa.py_buffer(done[0]), pa.py_buffer(done[1])))
+
+
 _DIGIT_CHUNK = 1 << 20  # bytes of string data rewritten per numpy pass (bounds the temporaries)
 
 
@@ -181,11 +214,11 @@ def _replace_digit_runs(values: pa.Array, replacement: str) -> pa.Array:
     multi-byte UTF-8 sequence, so this is exact for any text."""
     if values.type != pa.string():
         return pc.replace_substring_regex(values, pattern="[0-9]+", replacement=replacement)
-    n = len(values)
-    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=values.offset + n + 1)[values.offset :]
-    done = native.digit_runs(values.buffers()[2], offsets, replacement.encode()) if n else None
+    done = _number_runs(values, replacement, 0)
     if done is not None:  # one pass in C, no temporaries
-        return _with_nulls(values, pa.StringArray.from_buffers(n, pa.py_buffer(done[0]), pa.py_buffer(done[1])))
+        return done
+    n = len(values)
+    _, offsets = _string_buffers(values)
     if n == 0 or int(offsets[-1] - offsets[0]) <= _DIGIT_CHUNK:
         return _replace_digit_runs_once(values, offsets, replacement)
     parts, i = [], 0
@@ -267,11 +300,35 @@ def mask_random_tokens(values: pa.Array) -> pa.Array:
         values = values.combine_chunks()
     if len(values) == 0:
         return values
-    hit = pc.fill_null(pc.match_substring_regex(values, _RANDOM_PREFILTER), False)
+    hit = _random_candidates(values)
     if not pc.any(hit).as_py():
         return values
     rewritten = pa.array([_mask_tokens(v) for v in pc.filter(values, hit).to_pylist()], type=pa.string())
     return pc.replace_with_mask(values, hit, rewritten)
+
+
+def _bool_array(flags: np.ndarray) -> pa.BooleanArray:
+    """A numpy bool array as Arrow's (bits packed here: pa.array of numpy data imports numpy.ma)."""
+    bits = np.packbits(flags, bitorder="little")
+    return pa.Array.from_buffers(pa.bool_(), len(flags), [None, pa.py_buffer(bits)])
+
+
+def _containing(values: pa.Array, literal: str) -> pa.BooleanArray:
+    """Which values hold `literal` (Arrow's match_substring; the compiled twin when built)."""
+    if values.type == pa.string() and not values.null_count:
+        hit = native.contains_literal(*_string_buffers(values), literal.encode())
+        if hit is not None:
+            return _bool_array(hit)
+    return pc.match_substring(values, literal)
+
+
+def _random_candidates(values: pa.Array) -> pa.BooleanArray:
+    """Which values `_RANDOM_PREFILTER` matches (RE2; the compiled twin when built)."""
+    if values.type == pa.string() and not values.null_count:
+        hit = native.random_prefilter(*_string_buffers(values))
+        if hit is not None:
+            return _bool_array(hit)
+    return pc.fill_null(pc.match_substring_regex(values, _RANDOM_PREFILTER), False)
 
 
 def normalize_paths(values: pa.Array | pa.ChunkedArray, templates: NameTemplates | None = None) -> pa.Array:
@@ -1688,7 +1745,7 @@ def read_ahead_for_prepare(table: Any) -> None:
     already on their way are not asked for twice. (Started earlier, before baseline.run.diff's
     checks, the columns waited longer in memory: ~10-15 MiB more peak RSS in the bench.)"""
     if hasattr(table, "read_ahead"):
-        table.read_ahead(["path"], beside=["tid", "seq"])
+        table.read_ahead(["path", "pid", "ppid", "depth", "probe", "errno", "comm"], beside=["tid", "seq"])
 
 
 def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
