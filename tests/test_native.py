@@ -25,7 +25,12 @@ import pytest
 
 from baseline.run import _build_native, align, native, normalize
 from baseline.run import compute as pc
-from baseline.run.normalize import _first_appearance_codes, _stable_order, _stable_order_numpy
+from baseline.run.normalize import (
+    _first_appearance_codes,
+    _first_appearance_counted,
+    _stable_order,
+    _stable_order_numpy,
+)
 from bench.bench_diff import _file_names, synth_trace
 from tracer.schema import write_table
 
@@ -229,6 +234,13 @@ def test_first_appearance_codes_are_the_numpy_ones(built, tid_dtype, monkeypatch
     for p in pairs:
         first.setdefault(p, len(first))
     np.testing.assert_array_equal(want, [first[p] for p in pairs])
+    # the rows of each code, counted in the same pass: np.bincount's
+    monkeypatch.undo()
+    codes, counts = _first_appearance_counted(tkey, tid)
+    np.testing.assert_array_equal(codes, got)
+    np.testing.assert_array_equal(counts, np.bincount(want))
+    monkeypatch.setattr(native, "_lib", None)
+    np.testing.assert_array_equal(_first_appearance_counted(tkey, tid)[1], np.bincount(want))
 
 
 @pytest.mark.parametrize("k", [1, 3, 5])

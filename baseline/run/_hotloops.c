@@ -163,15 +163,20 @@ void stable_order(const void *codes, int code_width, int64_t n, int64_t *next, v
 /* normalize._first_appearance_codes: dense codes 0.. of the (tkey, tid) pairs by first
  * appearance, through a direct-address table of (tkey - t_lo) * tid_span + (tid - tid_lo)
  * slots that the caller fills with -1. */
-void first_appearance(const void *tkey, int tkey_width, const void *tid, int tid_width, int64_t n, int64_t t_lo,
-                      int64_t tid_lo, int64_t tid_span, int32_t *table, int32_t *out) {
+int64_t first_appearance(const void *tkey, int tkey_width, const void *tid, int tid_width, int64_t n, int64_t t_lo,
+                         int64_t tid_lo, int64_t tid_span, int32_t *table, int32_t *out, int64_t *counts) {
     int32_t next = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t key = (at(tkey, tkey_width, i) - t_lo) * tid_span + (at(tid, tid_width, i) - tid_lo);
         int32_t c = table[key];
-        if (c < 0) c = table[key] = next++;
+        if (c < 0) {
+            c = table[key] = next++;
+            if (counts) counts[c] = 0;
+        }
         out[i] = c;
+        if (counts) counts[c]++;
     }
+    return next;
 }
 
 static inline void put(void *a, int width, int64_t i, int64_t v) {

@@ -43,7 +43,8 @@ def _load() -> ctypes.CDLL | None:
                 lib.window_set.restype = _W
                 lib.set_lookup.argtypes = [_P, _I, _W, _P, _I, _P]
                 lib.stable_order.argtypes = [_P, _W, _I, _P, _P, _W]
-                lib.first_appearance.argtypes = [_P, _W, _P, _W, _I, _I, _I, _I, _P, _P]
+                lib.first_appearance.argtypes = [_P, _W, _P, _W, _I, _I, _I, _I, _P, _P, _P]
+                lib.first_appearance.restype = _I
                 lib.compress_pass.argtypes = [_P, _P, _W, _P, _W, _I, _I, _P]
                 lib.compress_pass.restype = _I
                 lib.number_runs.argtypes = [_P, _P, _I, ctypes.c_char_p, _I, _W, _P, _P]
@@ -68,7 +69,7 @@ def _load() -> ctypes.CDLL | None:
                 lib.parquet_dictionary_chunk.restype = _I
                 lib.parquet_int_dictionary_chunk.argtypes = [_P, _I, _W, _P, _P, _W, _I, _I, _P, _P, _P, _P, _W]
                 lib.parquet_int_dictionary_chunk.restype = _I
-                for f in (lib.window_hashes, lib.seen_in, lib.set_lookup, lib.stable_order, lib.first_appearance):
+                for f in (lib.window_hashes, lib.seen_in, lib.set_lookup, lib.stable_order):
                     f.restype = None
                 _lib = lib
     return _lib  # type: ignore[return-value]
@@ -180,18 +181,20 @@ def stable_order(codes: np.ndarray, starts: np.ndarray, out_dtype: type) -> np.n
 
 
 def first_appearance(tkey: np.ndarray, tid: np.ndarray, t_lo: int, tid_lo: int, tid_span: int,
-                     span: int) -> np.ndarray | None:
+                     span: int) -> tuple[np.ndarray, np.ndarray] | None:
     """normalize._first_appearance_codes through its direct-address table (`span` slots; the
-    caller checked every key falls in it), int32 codes; or None without the library."""
+    caller checked every key falls in it): int32 codes and the rows of each code (np.bincount
+    of them, counted in the same pass); or None without the library."""
     lib = _load()
     if lib is None or len(tid) >= 2**31:
         return None
     tkey, tid = _ids(tkey), _ids(tid)
     table = np.full(span, -1, dtype=np.int32)
     out = np.empty(len(tid), dtype=np.int32)
-    lib.first_appearance(_ptr(tkey), tkey.dtype.itemsize, _ptr(tid), tid.dtype.itemsize, len(tid), t_lo, tid_lo,
-                         tid_span, _ptr(table), _ptr(out))
-    return out
+    counts = np.empty(min(span, len(tid)), dtype=np.int64)  # (only the codes' slots are written)
+    n_codes = lib.first_appearance(_ptr(tkey), tkey.dtype.itemsize, _ptr(tid), tid.dtype.itemsize, len(tid), t_lo,
+                                   tid_lo, tid_span, _ptr(table), _ptr(out), _ptr(counts))
+    return out, counts[:n_codes].copy()
 
 
 def compress_loops(tok: np.ndarray, sid: np.ndarray, orig: np.ndarray, periods: list[int],

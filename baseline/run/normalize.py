@@ -31,7 +31,7 @@ import itertools
 import os
 import re
 from collections.abc import Callable, Container, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -1606,20 +1606,27 @@ class Prepared:
 
 
 def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
-    """Dense codes 0.. of the (tkey, tid) pairs, numbered in order of first appearance.
+    """Dense codes 0.. of the (tkey, tid) pairs, numbered in order of first appearance."""
+    return _first_appearance_counted(tkey, tid)[0]
+
+
+def _first_appearance_counted(tkey: np.ndarray, tid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dense codes 0.. of the (tkey, tid) pairs, numbered in order of first appearance, and the
+    rows of each code (np.bincount of them).
 
     A direct-address table when the pairs span a modest range (the normal case: few traces,
     thread ids within a few million of each other), else Arrow hashing."""
     n = len(tid)
     if n == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     t_lo, tid_lo = int(tkey.min()), int(tid.min())
     t_span, tid_span = int(tkey.max()) - t_lo + 1, int(tid.max()) - tid_lo + 1
     if t_span * tid_span > max(4 * n, 1 << 22):
         pairs = tkey.astype(np.int64) * (1 << 32) + tid
-        return numpy_of(pc.dictionary_encode(pa.array(pairs)).indices).astype(np.int64)
+        codes = numpy_of(pc.dictionary_encode(pa.array(pairs)).indices).astype(np.int64)
+        return codes, np.bincount(codes)
     fast = native.first_appearance(tkey, tid, t_lo, tid_lo, tid_span, t_span * tid_span)
-    if fast is not None:  # the compiled loop: one pass, no key array
+    if fast is not None:  # the compiled loop: one pass, no key array, the counts alongside
         return fast
     idx = np.int32 if n < 2**31 else np.int64
     # the key built in place in one array (4 bytes a row while the table fits in int32, as it
@@ -1634,7 +1641,8 @@ def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
     present = np.flatnonzero(first < n)
     rank = np.empty(len(first), dtype=idx)
     rank[present[np.argsort(first[present], kind="stable")]] = np.arange(len(present))
-    return rank[key]
+    codes = rank[key]
+    return codes, np.bincount(codes)
 
 
 _BLOCK = 1 << 18  # rows per block of the passes done a block at a time
@@ -1735,17 +1743,25 @@ def _absent(n: int) -> np.ndarray:
     return np.broadcast_to(np.int32(-1), (n,))
 
 
-def read_ahead_for_prepare(table: Any) -> None:
+def read_ahead_for_prepare(table: Any) -> Future | None:
     """Start reading what `prepare` decodes in the worker thread (an EventColumns; anything
-    else reads nothing ahead). The paths' strings are the slowest columns to decode (~0.2 s
-    of two million-event traces): read while the streams are sorted and the small columns
-    converted; the thread ids and seq numbers of the second file are read while this thread
-    reads the first's (seq decodes in ~20 ms a million events plain, ~2 ms delta-coded as
-    tracer.schema writes it now). `prepare` calls it; columns
-    already on their way are not asked for twice. (Started earlier, before baseline.run.diff's
-    checks, the columns waited longer in memory: ~10-15 MiB more peak RSS in the bench.)"""
-    if hasattr(table, "read_ahead"):
-        table.read_ahead(["path", "pid", "ppid", "depth", "probe", "errno", "comm"], beside=["tid", "seq"])
+    else reads nothing ahead), and the path column's row map (`_column_maps`: its dictionaries
+    hashed into one) right after its chunks: returned as a future, None for other tables.
+
+    The paths' strings are the slowest columns to decode (~30 ms of two million-event traces):
+    read while the streams are sorted and the small columns converted; the thread ids and seq
+    numbers of the second file are read while this thread reads the first's. The small columns
+    this thread asks for while the worker still decodes the paths (pid, depth) are read here
+    (a read still queued is taken back: `_File.read`); the later ones are read ahead after the
+    path map. `prepare` calls it; columns already on their way are not asked for twice.
+    (Started earlier, before baseline.run.diff's checks, the columns waited longer in memory:
+    10-30 MiB more peak RSS in the bench.)"""
+    if not hasattr(table, "read_ahead"):
+        return None
+    table.read_ahead(["path"], beside=["tid", "seq"])
+    path_map = background().submit(lambda: _column_maps(table.column("path"), None))
+    table.read_ahead(["ppid", "probe", "errno", "comm"])
+    return path_map
 
 
 def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
@@ -1759,7 +1775,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     only reference (as baseline.run.diff does) their Arrow buffers are freed along the way.
     """
     n = n_source = table.num_rows
-    read_ahead_for_prepare(table)
+    path_map = read_ahead_for_prepare(table)
     tid = table.column("tid")
     if tid.null_count:  # pid stands in for a missing tid (read only then)
         tid = pc.fill_null(tid, pc.fill_null(table.column("pid"), 0))
@@ -1773,11 +1789,10 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     # Stream order: stable sort by (trace, thread); rows already in seq order per trace (the
     # normal case) need no seq key, otherwise a full lexsort. Streams are numbered by first
     # appearance, so the sorted stream numbers are the dense stream ids.
-    stream_of = _first_appearance_codes(tkey, tid)
+    stream_of, counts = _first_appearance_counted(tkey, tid)
     in_order = bool(np.all((seq[1:] > seq[:-1]) | (tkey[1:] != tkey[:-1])))
     # The streams' first rows in stream order: the streams are dense codes 0.. sorted
     # ascending, so each one starts where the rows of the streams before it end.
-    counts = np.bincount(stream_of) if n else np.zeros(0, dtype=np.int64)
     starts = np.zeros(len(counts), dtype=np.int64)
     np.cumsum(counts[:-1], out=starts[1:])
     if in_order:
@@ -1818,11 +1833,16 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
             kept[name] = col
         return col
 
-    def coded(name: str, rules: list[tuple[str, str]] | None) -> tuple[np.ndarray, Values]:
+    def coded(name: str, rules: list[tuple[str, str]] | None, made: Future | None = None
+              ) -> tuple[np.ndarray, Values]:
         # Straight from the Arrow indices into stream order, narrowed, in one compiled pass;
-        # else in source order, then stream order once the Arrow column is freed
+        # else in source order, then stream order once the Arrow column is freed. `made`: the
+        # row map the worker is making (taken back when it has not started)
         nonlocal table
-        groups, raw_parts, values = _column_maps(table.column(name), rules)
+        if made is not None and not made.cancel():
+            groups, raw_parts, values = made.result()
+        else:
+            groups, raw_parts, values = _column_maps(table.column(name), rules)
         table = _drop(table, name)
         fused = _gather_in_order(groups, raw_parts, len(values), order)
         if fused is not None:
@@ -1869,7 +1889,8 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     # split between the two threads (`_later_masks_in_halves`). Coding the whole path column
     # in the worker instead (its gathers beside this thread's) cost 25-35 MiB of peak RSS
     # (heap holes left to the end of the run), more than the bench's RSS margin.
-    raw_path, raw_values = coded("path", None)
+    raw_path, raw_values = coded("path", None, path_map)
+    del path_map
     pre_done = background().submit(lambda: _factorize(apply_rules(raw_values.arrow, TEMP_RULES)))
     probe, probe_values = coded("probe", None)
     errno, errno_values = coded("errno", None)
