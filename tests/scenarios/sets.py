@@ -19,6 +19,7 @@ from scenarios import (
     real_fortyfifth,
     real_fortyfirst,
     real_fortyfourth,
+    real_fortyninth,
     real_fortysecond,
     real_fortyseventh,
     real_fortysixth,
@@ -155,6 +156,8 @@ SETS: list[RealSet] = [
             real_fortyseventh.quiet_teardown),
     RealSet("real_fortyeighth", real_fortyeighth.REAL_FORTYEIGHTH, real_fortyeighth.QUIET_FORTYEIGHTH,
             real_fortyeighth.quiet_teardown),
+    RealSet("real_fortyninth", real_fortyninth.REAL_FORTYNINTH, real_fortyninth.QUIET_FORTYNINTH,
+            real_fortyninth.quiet_teardown),
 ]
 
 
