@@ -220,6 +220,15 @@ HEX_ADDRESSES = 1  # 0[xX][0-9a-fA-F]+
 LONG_HEX = 2  # [0-9a-fA-F]{16,}
 
 
+def _strings(data: object, offsets: np.ndarray) -> tuple[int, np.ndarray, int] | None:
+    """A string array's buffers as the string passes take them: (the data buffer's address, the
+    n + 1 int32 offsets, n), or None for no offsets."""
+    offsets = np.ascontiguousarray(offsets, dtype=np.int32)
+    if len(offsets) < 1:
+        return None
+    return (data.address if data is not None else 0), offsets, len(offsets) - 1  # type: ignore[attr-defined]
+
+
 def number_runs(data: object, offsets: np.ndarray, replacement: bytes, flags: int = 0
                 ) -> tuple[np.ndarray, np.ndarray] | None:
     """RE2's replace of ``[0-9]+`` (with `flags`, also ``0[xX][0-9a-fA-F]+`` and/or
@@ -228,14 +237,10 @@ def number_runs(data: object, offsets: np.ndarray, replacement: bytes, flags: in
     `offsets` its n + 1 int32 offsets into it. Returns (new int32 offsets, new bytes), or None
     without the library or when the output might not fit int32 offsets (the caller then runs
     numpy or RE2)."""
-    lib = _load()
-    if lib is None:
+    lib, strings = _load(), _strings(data, offsets)
+    if lib is None or strings is None:
         return None
-    offsets = np.ascontiguousarray(offsets, dtype=np.int32)
-    n = len(offsets) - 1
-    if n < 0:
-        return None
-    base = data.address if data is not None else 0  # type: ignore[attr-defined]
+    base, offsets, n = strings
     # room for the worst case (every byte a number of its own); pages never written are never
     # touched, so only the output's real size is resident
     room = int(offsets[-1] - offsets[0]) * max(len(replacement), 1) if n else 0
@@ -251,14 +256,10 @@ def number_runs(data: object, offsets: np.ndarray, replacement: bytes, flags: in
 def contains_literal(data: object, offsets: np.ndarray, literal: bytes) -> np.ndarray | None:
     """Arrow's match_substring(literal) of each string of a string array's buffers (as
     `number_runs` takes them): a bool per string, or None without the library."""
-    lib = _load()
-    if lib is None:
+    lib, strings = _load(), _strings(data, offsets)
+    if lib is None or strings is None:
         return None
-    offsets = np.ascontiguousarray(offsets, dtype=np.int32)
-    n = len(offsets) - 1
-    if n < 0:
-        return None
-    base = data.address if data is not None else 0  # type: ignore[attr-defined]
+    base, offsets, n = strings
     hit = np.empty(n, dtype=np.uint8)
     lib.contains_literal(base, _ptr(offsets), n, literal, len(literal), _ptr(hit))
     return hit.view(bool)
@@ -268,14 +269,10 @@ def random_prefilter(data: object, offsets: np.ndarray) -> np.ndarray | None:
     """normalize.mask_random_tokens' prefilter (RE2's match of `_RANDOM_PREFILTER`) of each
     string of a string array's buffers (as `number_runs` takes them): a bool per string, or
     None without the library."""
-    lib = _load()
-    if lib is None:
+    lib, strings = _load(), _strings(data, offsets)
+    if lib is None or strings is None:
         return None
-    offsets = np.ascontiguousarray(offsets, dtype=np.int32)
-    n = len(offsets) - 1
-    if n < 0:
-        return None
-    base = data.address if data is not None else 0  # type: ignore[attr-defined]
+    base, offsets, n = strings
     hit = np.empty(n, dtype=np.uint8)
     lib.random_prefilter(base, _ptr(offsets), n, _ptr(hit))
     return hit.view(bool)
