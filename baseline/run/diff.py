@@ -1067,7 +1067,7 @@ def diff_traces(
     abandoned |= lost
     outcome_change |= lost
     del lost
-    # The rules below need not the retry loops: worked out while the worker finds them (it
+    # The rules below do not need the retry loops: worked out while the worker finds them (it
     # takes longer than the rules above), then merged with them.
     settled = _proc_scan_races(p)
     settled[idem_check] = True
