@@ -183,6 +183,27 @@ def test_cli_coverage(tmp_path):
     assert status == 2 and "none.yaml: no such probe set file" in err
 
 
+def test_a_week_without_counters_is_said(tmp_path):
+    """A report of a week no host reported counters in (a mistyped --week, a fleet that
+    stopped shipping) is still written, with a warning naming the weeks the dataset has; a
+    week with counters gets none."""
+    from test_ingest import run_cli
+
+    from baseline.pipeline.coverage_inputs import counter_weeks, empty_week_note
+
+    root = build_dataset(tmp_path / "ds")
+    assert counter_weeks(root) == ["2026-W47", "2026-W48"]
+    status, out, err = run_cli("coverage", str(root), "--week", "2026-W10", "--out", str(tmp_path / "out"))
+    assert status == 0, err
+    assert "2026-W10: 0 hosts, 0 probes" in out and (tmp_path / "out" / "2026-W10" / "report.md").is_file()
+    assert err == ("baseline coverage: warning: no host reported counters in 2026-W10: the report is empty "
+                   "(the dataset's counters cover 2026-W47 to 2026-W48)\n")
+    status, out, err = run_cli("coverage", str(root), "--week", "2026-W48", "--out", str(tmp_path / "out"))
+    assert status == 0 and "warning" not in err, err
+    assert empty_week_note(tmp_path / "empty", "2026-W48", 0).endswith("(the dataset has no counters)")
+    assert empty_week_note(root, "2026-W48", 3) is None
+
+
 def test_app_failures_seen_by_a_live_probe_at_that_time(tmp_path):
     """The headline: a failure counts as seen when a live probe on a kernel counterpart of its
     verb counted a failure on the same host in the snapshot after it."""

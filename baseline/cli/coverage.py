@@ -152,7 +152,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_coverage(args: argparse.Namespace) -> int:
     from baseline.pipeline import layout
-    from baseline.pipeline.coverage_inputs import check_coverage_inputs
+    from baseline.pipeline.coverage_inputs import check_coverage_inputs, empty_week_note
 
     layout.check_dataset(args.dataset)  # weekly_report's first check, before anything else is looked at
     if args.output:
@@ -180,6 +180,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         )
     written = write_report(report, args.output or layout.default_reports_dir(args.dataset))
     summary = coverage_summary(report, written) | {"nccl_logs": len(logs or [])}
+    if (note := empty_week_note(args.dataset, report.week, report.hosts)) is not None:
+        print(f"baseline coverage: warning: {note}", file=sys.stderr)
     if args.json:
         print(json.dumps(summary, sort_keys=True, default=str))
         return 0

@@ -142,6 +142,32 @@ def newest_week(dataset: Path) -> str:
     return files[-1].parent.parent.name.removeprefix("date=")
 
 
+def counter_weeks(dataset: str | os.PathLike) -> list[str]:
+    """The ISO weeks (2026-W48) the dataset's counters partitions fall in, oldest first."""
+    table = Path(dataset) / "counters"
+    files = table_partition_files(table) if table.is_dir() else []
+    weeks: list[str] = []
+    for day in dict.fromkeys(f.parent.parent.name.removeprefix("date=") for f in files):
+        try:
+            year, week, _ = dt.date.fromisoformat(day).isocalendar()
+        except ValueError:  # a partition the readers refuse by name: not a week of data
+            continue
+        if (name := f"{year}-W{week:02d}") not in weeks:
+            weeks.append(name)
+    return weeks
+
+
+def empty_week_note(dataset: str | os.PathLike, week: str, hosts: int) -> str | None:
+    """A line for a report of a week no host reported counters in (a mistyped --week, or a
+    fleet that stopped shipping): which weeks do have counters. None when some host reported."""
+    if hosts:
+        return None
+    weeks = counter_weeks(dataset)
+    have = (f"the dataset's counters cover {weeks[0]}" + (f" to {weeks[-1]}" if len(weeks) > 1 else "")
+            if weeks else "the dataset has no counters")
+    return f"no host reported counters in {week}: the report is empty ({have})"
+
+
 @dataclass(frozen=True)
 class CoverageInputs:
     dataset: Path
