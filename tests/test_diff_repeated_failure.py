@@ -62,3 +62,39 @@ def test_a_failure_handled_at_once_is_no_first_of_repeats():
     report = diff_traces(good=[SQLITE / "good0.parquet", SQLITE / "good1.parquet"], bad=SQLITE / "bad.parquet")
     top = report.bifurcation
     assert (top["probe"], top["errno"]) == ("openat", "EACCES") and top["path"].endswith("/db/jobs.db-wal")
+
+
+LZ4 = Path(__file__).resolve().parent / "recordings" / "lz4_readonly_new_host"
+
+
+def test_the_first_of_a_cascade_in_one_region_is_named():
+    """lz4 -q -d -m segments/*.lz4 into a read-only directory (the blind forty-ninth set's
+    t49_lz4_segments_read_only): the first segment is a host's the good runs never had
+    (api-ams-9), its output's create fails EROFS, then so does each next one's -- the ones the
+    good runs created. All in one region: the later ones change an outcome the good runs had,
+    the first does not, and the later one was named. The first of the cascade (the same call
+    and errno in the same directory, earlier in the region) is named, carrying the outcome
+    change (`_first_of_cascade`; recorded: tests/recordings/lz4_readonly_new_host)."""
+    failed = pl.read_parquet(LZ4 / "bad.parquet").filter(pl.col("errno") == "EROFS").sort("seq")
+    names = [p.rsplit("/", 1)[1] for p in failed["path"]]
+    assert names[0].startswith("api-ams-9-") and len(names) == 4  # the premise: the new host's first
+    goods = pl.concat([pl.read_parquet(LZ4 / f"good{i}.parquet") for i in (0, 1)])
+    assert not goods.filter(pl.col("path").str.contains("api-ams-9")).height  # ... a name no good run had
+    report = diff_traces(good=[LZ4 / "good0.parquet", LZ4 / "good1.parquet"], bad=LZ4 / "bad.parquet")
+    top = report.bifurcation
+    assert (top["probe"], top["errno"], top["path"].rsplit("/", 1)[1]) == ("openat", "EROFS", names[0])
+    assert report.anomaly_count == 1 and top["then_wrote"].startswith(failed["path"][0])
+
+
+def test_a_soft_miss_before_the_outcome_change_names_nothing(tmp_path):
+    """The same cascade with ENOENT (a lookup's miss, often a probe for an optional name before
+    the one that matters): the first-of-cascade rule is for hard errors only, so the outcome
+    change (a segment the good runs created) stays named."""
+    events = pl.read_parquet(LZ4 / "bad.parquet")
+    erofs = pl.col("errno") == "EROFS"
+    events = events.with_columns(pl.when(erofs).then(pl.lit("ENOENT")).otherwise(pl.col("errno")).alias("errno"),
+                                 pl.when(erofs).then(pl.lit(-2, pl.Int64)).otherwise(pl.col("ret")).alias("ret"))
+    report = diff_traces(good=[LZ4 / "good0.parquet", LZ4 / "good1.parquet"],
+                         bad=write_table(events, tmp_path / "enoent.parquet", "events"))
+    top = report.bifurcation
+    assert top["errno"] == "ENOENT" and "api-ams-9" not in top["path"], report.render_text()

@@ -1342,6 +1342,7 @@ def diff_traces(
         for r in np.flatnonzero(max_weight > 0):
             seg = weight[regions.start[r] : regions.end[r] + 1]
             named[r] = regions.start[r] + int(np.argmax(seg == max_weight[r]))
+        _first_of_cascade(p, bs, regions, named, b_cls, b_oc)
         _killed_threads(p, bs, regions, named, max_weight, recovered, has_novel, b_end)
         if exit_changed and message_row >= 0:
             _silent_before_reported(p, bs, regions, named, (weight, max_weight), message_row, timing_codes, noise)
@@ -3318,6 +3319,35 @@ def _known_errors_after_new(regions: align.Regions, novel: np.ndarray, b_cls: np
     pos = np.repeat(regions.start[opens_new] + 1 - np.cumsum(np.r_[0, n[:-1]]), n) + np.arange(n.sum())
     known = (b_cls[pos] > 0) & ~b_oc[pos] & ~novel[pos]
     weight[pos[known]] = 0
+
+
+def _first_of_cascade(p: Prepared, bs: align.Streams, regions: align.Regions, named: np.ndarray, b_cls: np.ndarray,
+                      b_oc: np.ndarray) -> None:
+    """A region named by a hard error that changes an outcome (the good runs made that call
+    there successfully) which the thread already met, earlier in the region, in the same
+    directory (the same call, the same errno) on a name the good runs never had: the earlier
+    one is where the run left them -- the first of the cascade (lz4 -m over a read-only
+    directory, the first segment that of a host new today: EROFS there, then at each segment
+    the good runs also wrote). Names that one, carrying the outcome change. Soft errors (a
+    lookup's ENOENT) are left alone: a miss before the one that matters is often a probe."""
+    for r in np.flatnonzero(b_oc[named] & (b_cls[named] == 2)).tolist():
+        at = int(named[r])
+        row = int(bs.orig[at])
+        if row < 0 or p.plainpath[row] < 0:
+            continue
+        lo = int(regions.start[r])
+        rows = bs.orig[lo:at]
+        same = np.flatnonzero((rows >= 0) & (b_cls[lo:at] == 2) & ~b_oc[lo:at])
+        if not len(same):
+            continue
+        same = same[(p.probe[rows[same]] == p.probe[row]) & (p.errno[rows[same]] == p.errno[row])]
+        directory = os.path.dirname(str(p.value("path", row)))
+        for q in same.tolist():
+            earlier = p.value("path", int(rows[q]))
+            if earlier is not None and os.path.dirname(str(earlier)) == directory:
+                named[r] = lo + q
+                b_oc[lo + q] = True  # (the cascade's outcome change: scored as the named event)
+                break
 
 
 EXIT_PROBES = frozenset({"exit", "exit_group"})
