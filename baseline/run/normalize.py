@@ -1605,12 +1605,7 @@ class Prepared:
         return column in self.table.column_names
 
 
-def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> np.ndarray:
-    """Dense codes 0.. of the (tkey, tid) pairs, numbered in order of first appearance."""
-    return _first_appearance_counted(tkey, tid)[0]
-
-
-def _first_appearance_counted(tkey: np.ndarray, tid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Dense codes 0.. of the (tkey, tid) pairs, numbered in order of first appearance, and the
     rows of each code (np.bincount of them).
 
@@ -1789,7 +1784,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     # Stream order: stable sort by (trace, thread); rows already in seq order per trace (the
     # normal case) need no seq key, otherwise a full lexsort. Streams are numbered by first
     # appearance, so the sorted stream numbers are the dense stream ids.
-    stream_of, counts = _first_appearance_counted(tkey, tid)
+    stream_of, counts = _first_appearance_codes(tkey, tid)
     in_order = bool(np.all((seq[1:] > seq[:-1]) | (tkey[1:] != tkey[:-1])))
     # The streams' first rows in stream order: the streams are dense codes 0.. sorted
     # ascending, so each one starts where the rows of the streams before it end.
