@@ -73,6 +73,9 @@ def entry() -> None:
     """The console script: main(), then common.exit_process (no native-teardown aborts)."""
     configure_allocator()
     try:
+        from tracer.startup import single_threaded_blas
+
+        single_threaded_blas()  # before numpy loads: no command of ours calls BLAS
         from tracer.cli import common
     except KeyboardInterrupt:
         os._exit(130)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
 from tracer.inputs import input_paths
+from tracer.startup import own_default
 
 EPILOG = """\
 exit status (like diff(1)): 0 no anomaly, 1 anomaly found, 2 trouble (bad input, ...)
@@ -77,11 +77,7 @@ def handle(args: argparse.Namespace) -> int:
     if "pyarrow" not in sys.modules:  # a fresh process: set up Arrow for a one-shot diff
         # Arrow buffers from the system allocator go back to the OS when freed (the default
         # mimalloc pool keeps ~100 MiB of read buffers for a million events mapped).
-        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-        # numpy's OpenBLAS starts a thread per further CPU at import, which spins on its core
-        # waiting for work (~40-80 ms of CPU on this 2-core machine, taken from the thread that
-        # reads Parquet ahead); the diff calls no BLAS routine. A user's setting wins.
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        own_default("ARROW_DEFAULT_MEMORY_POOL", "system")
         _one_malloc_arena()
         _arrow_without_pandas()
     from baseline.run.diff import diff_traces, write_report

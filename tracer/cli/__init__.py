@@ -36,6 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> None:
     """The console script: main(), then common.exit_process (no native-teardown aborts)."""
     try:
+        from tracer.startup import single_threaded_blas
+
+        single_threaded_blas()  # before numpy loads; a recorded command gets the user's setting
         from tracer.cli import common
     except KeyboardInterrupt:
         os._exit(130)

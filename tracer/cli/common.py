@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 from tracer import units
 from tracer.errors import TracebaseError, printable
 from tracer.limits import require_open_files
+from tracer.startup import own_default
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5-10 ms of every command's start)
 if TYPE_CHECKING:
@@ -631,7 +632,7 @@ def _fit_address_space_limit() -> None:
     # printed a line (13,000 of them under `ulimit -v 1600000`, `baseline ingest`) and the
     # process aborted (134): the system allocator (one arena, above) instead. Read when
     # pyarrow loads, after this.
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    own_default("ARROW_DEFAULT_MEMORY_POOL", "system")
     # polars' library that cannot be mapped is only a warning of polars' ("Polars binary is
     # missing!"), then a NameError at its first use: an error here, worded by
     # _resources_exhausted with the limit

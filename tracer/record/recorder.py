@@ -97,6 +97,7 @@ from tracer.record.metadata_keys import check_user_meta
 from tracer.record.ringbuf import Batch, RingReader, ring_reader, samples
 from tracer.record.syscalls import X86_64_NAMES, bpf_spec_table, syscall_names
 from tracer.schema import CUT_OFF_KEY, format_tids, write_table
+from tracer.startup import users_environment
 
 BPF_SOURCE = resources.BPF_DIR / "syscall_recorder.c"
 LABEL_KINDS = {"good": "good", "bad": "failure", None: "full"}
@@ -496,7 +497,8 @@ class SyscallRecorder:
             raise TracebaseError("no command to record")
         linger = check_linger(linger)
         self.load()
-        env = dict(os.environ if env is None else env)
+        # (not this process's own settings: the command gets the environment we were given)
+        env = users_environment() if env is None else dict(env)
         exe = resolve_command(argv[0], env)
         run_cwd = os.path.abspath(cwd if cwd is not None else os.getcwd())
         if not os.path.isdir(run_cwd):
