@@ -44,6 +44,7 @@ from baseline.run.allowlist import ExpectedErrors
 from tracer import atomic, yamlio
 from tracer.cli import common
 from tracer.errors import TracebaseError
+from tracer.startup import single_threaded_blas
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[1]
@@ -130,7 +131,9 @@ def test_an_address_space_below_what_the_libraries_need_is_refused_in_one_line(c
     argv = command.format(fleet=fleet[0], spool=fleet[1], out=tmp_path)
     proc = _sh(f"ulimit -v 600000; timeout -k 5 60 baseline {argv}", tmp_path)
     err = _one_line(proc)
-    need = common.min_address_space_mib()
+    env = dict(os.environ)
+    single_threaded_blas(env)  # as the console script starts
+    need = common.min_address_space_mib(env)
     assert err.startswith(f"baseline: error: ulimit -v: expected an address space of at least {need:,} MiB (what "
                           "polars, Arrow and OpenBLAS reserve to start "), err
     assert err.endswith("found a limit of 585 MiB"), err

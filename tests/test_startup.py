@@ -86,3 +86,10 @@ def test_recorded_command_sees_the_users_blas_setting(need_bpf, tmp_path, given)
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"[{given or 'unset'}]"
+
+
+def test_openblas_settings_of_the_user_in_any_name_win():
+    for name in ("GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        env = {name: "2"}
+        single_threaded_blas(env)
+        assert env == {name: "2"}

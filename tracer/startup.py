@@ -6,7 +6,8 @@ so every command that reads Parquet does), and each spins on its core waiting fo
 never comes: no command of ours calls a BLAS routine. On this 2-core machine that is ~0.1 s of
 CPU per process (`python -c 'import numpy'`: 0.18-0.25 CPU s, with one thread 0.10), taken from
 the process's own threads and, under `tracer record`, from the command being traced.
-OpenBLAS reads the setting once, when numpy loads it; a value the user gave wins.
+OpenBLAS reads the setting once, when numpy loads it; a value the user gave (in any of the three
+variables OpenBLAS reads) wins.
 
 Imports nothing heavy: the console scripts call it first.
 """
@@ -17,6 +18,8 @@ import os
 from collections.abc import Mapping, MutableMapping
 
 BLAS_THREADS = "OPENBLAS_NUM_THREADS"
+# what OpenBLAS reads for its thread count, the first one set winning
+BLAS_THREAD_SETTINGS = (BLAS_THREADS, "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
 # what this process set in its own environment, and to what: a command it runs gets the
 # environment it was given, without these (a traced program keeps its own BLAS threads)
@@ -34,7 +37,8 @@ def own_default(name: str, value: str, environ: MutableMapping[str, str] = os.en
 
 def single_threaded_blas(environ: MutableMapping[str, str] = os.environ) -> None:
     """One OpenBLAS thread for this process, unless the user's environment says otherwise."""
-    own_default(BLAS_THREADS, "1", environ)
+    if not any(name in environ for name in BLAS_THREAD_SETTINGS):
+        own_default(BLAS_THREADS, "1", environ)
 
 
 def users_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -9,7 +9,7 @@ from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
 from tracer.inputs import input_paths
-from tracer.startup import own_default
+from tracer.startup import own_default, single_threaded_blas
 
 EPILOG = """\
 exit status (like diff(1)): 0 no anomaly, 1 anomaly found, 2 trouble (bad input, ...)
@@ -78,6 +78,7 @@ def handle(args: argparse.Namespace) -> int:
         # Arrow buffers from the system allocator go back to the OS when freed (the default
         # mimalloc pool keeps ~100 MiB of read buffers for a million events mapped).
         own_default("ARROW_DEFAULT_MEMORY_POOL", "system")
+        single_threaded_blas()  # (entry() did already, unless `main` is called in-process)
         _one_malloc_arena()
         _arrow_without_pandas()
     from baseline.run.diff import diff_traces, write_report

@@ -37,12 +37,12 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from tracer import units
 from tracer.errors import TracebaseError, printable
 from tracer.limits import require_open_files
-from tracer.startup import own_default
+from tracer.startup import BLAS_THREAD_SETTINGS, own_default
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5-10 ms of every command's start)
 if TYPE_CHECKING:
@@ -655,10 +655,10 @@ _ARROW_THREAD_MIB = 8
 _BLAS_THREAD_MIB = 40
 
 
-def _env_count(*names: str) -> int | None:
+def _env_count(*names: str, environ: Mapping[str, str] = os.environ) -> int | None:
     """The first of `names` set to a positive integer (as the library reading it takes it)."""
     for name in names:
-        value = os.environ.get(name, "").strip()
+        value = environ.get(name, "").strip()
         if value.isascii() and value.isdigit() and int(value) > 0:
             return int(value)
     return None
@@ -681,7 +681,7 @@ def _cgroup_cpu_limit() -> int | None:
     return max(1, -(-int(quota) // int(period)))
 
 
-def library_threads() -> dict[str, int]:
+def library_threads(environ: Mapping[str, str] = os.environ) -> dict[str, int]:
     """The worker threads polars, OpenBLAS and Arrow will start in this process, from the same
     settings they read: polars POLARS_MAX_THREADS, else the CPUs this process may run on
     (affinity, `taskset`, and a cgroup quota); OpenBLAS OPENBLAS_NUM_THREADS / GOTO_NUM_THREADS
@@ -694,16 +694,16 @@ def library_threads() -> dict[str, int]:
         affinity = os.cpu_count() or 1
     quota = _cgroup_cpu_limit()
     usable = min(affinity, quota) if quota else affinity
-    polars = _env_count("POLARS_MAX_THREADS") or usable
-    blas = min(_env_count("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS") or affinity, affinity)
-    arrow = _env_count("OMP_NUM_THREADS") or os.cpu_count() or 1
-    limit = _env_count("OMP_THREAD_LIMIT")
+    polars = _env_count("POLARS_MAX_THREADS", environ=environ) or usable
+    blas = min(_env_count(*BLAS_THREAD_SETTINGS, environ=environ) or affinity, affinity)
+    arrow = _env_count("OMP_NUM_THREADS", environ=environ) or os.cpu_count() or 1
+    limit = _env_count("OMP_THREAD_LIMIT", environ=environ)
     return {"polars": polars, "openblas": blas, "arrow": min(arrow, limit) if limit else arrow}
 
 
-def min_address_space_mib() -> int:
+def min_address_space_mib(environ: Mapping[str, str] = os.environ) -> int:
     """The least `ulimit -v` (MiB) a command starts under here (see _ADDRESS_SPACE_BASE_MIB)."""
-    threads = library_threads()
+    threads = library_threads(environ)
     return (_ADDRESS_SPACE_BASE_MIB + _POLARS_THREAD_MIB * threads["polars"] + _BLAS_THREAD_MIB * threads["openblas"]
             + _ARROW_THREAD_MIB * threads["arrow"])
 
