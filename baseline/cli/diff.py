@@ -9,7 +9,7 @@ from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
 from tracer.inputs import input_paths
-from tracer.startup import own_default, single_threaded_blas
+from tracer.startup import NoPandas, own_default, single_threaded_blas
 
 EPILOG = """\
 exit status (like diff(1)): 0 no anomaly, 1 anomaly found, 2 trouble (bad input, ...)
@@ -112,20 +112,13 @@ def _one_malloc_arena() -> None:
         ctypes.CDLL(None).mallopt(-8, 1)  # M_ARENA_MAX (glibc's malloc.h)
 
 
-class _NoPandas:
-    """A meta-path finder refusing pandas (see `_arrow_without_pandas`)."""
-
-    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
-        if name.partition(".")[0] == "pandas":
-            raise ImportError("pandas is not needed by baseline diff")
-
-
 def _arrow_without_pandas() -> None:
     """Let pyarrow settle "no pandas" without importing it. pyarrow tries to import pandas
     lazily on its first conversion of Python or numpy data (pa.array, pa.scalar, to_numpy,
     ...) when it is installed, which costs a diff ~0.25 s of CPU and ~30 MiB; nothing here
-    uses pandas. An explicit pandas conversion later (to_pandas) still imports it."""
-    finder = _NoPandas()
+    uses pandas. An explicit pandas conversion later (to_pandas) still imports it. (The console
+    script refuses pandas for the whole process already: this is for `main` called in-process.)"""
+    finder = NoPandas()
     sys.meta_path.insert(0, finder)
     try:
         import pyarrow as pa

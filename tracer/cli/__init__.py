@@ -36,9 +36,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> None:
     """The console script: main(), then common.exit_process (no native-teardown aborts)."""
     try:
-        from tracer.startup import single_threaded_blas
+        from tracer.startup import single_threaded_blas, without_pandas
 
         single_threaded_blas()  # before numpy loads; a recorded command gets the user's setting
+        without_pandas()  # which pyarrow would import at its first conversion
         from tracer.cli import common
     except KeyboardInterrupt:
         os._exit(130)
