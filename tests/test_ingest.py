@@ -623,3 +623,30 @@ def test_a_snapshot_removed_while_ingest_reads_is_skipped_with_a_warning(tmp_pat
     assert not quarantine.exists() or not any(quarantine.rglob("*.reason"))
     result = ingest_spool(spool, dataset, quarantine)
     assert result.rows == {"events": 2, "counters": 4} and not result.quarantined
+
+
+MISDATED_WITHOUT_PANDAS = """
+import datetime as dt
+from pathlib import Path
+from tracer.startup import without_pandas
+without_pandas()  # as in the console script, and as where pandas is not installed (not a dependency)
+import pyarrow as pa
+from baseline.pipeline.ingest import _misdated
+when = dt.datetime(2026, 12, 6, 7, 17, 7, tzinfo=dt.UTC)
+taken = int(when.timestamp()) * 10**9 + 488_139_872  # the daemon's clock: not a whole microsecond
+counters = pa.table({"snapshot_time": pa.array([taken, None], pa.timestamp("ns", "UTC"))})
+print(_misdated(Path("snap-a"), when, counters))
+print(_misdated(Path("snap-b"), when + dt.timedelta(hours=2), counters))
+"""
+
+
+def test_snapshot_time_in_nanoseconds_is_compared_without_pandas():
+    """A real spool's snapshot_time is in nanoseconds; pyarrow converts such a value to Python
+    only through pandas, which is not installed with tracebase: `baseline ingest` of a
+    `tracer run` spool failed there (internal error) until it compared integers."""
+    done = subprocess.run([sys.executable, "-c", MISDATED_WITHOUT_PANDAS], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+    within, far = done.stdout.strip().splitlines()
+    assert within == "None"
+    assert far.endswith("found 2026-12-06T09:17:07Z for counters taken at 2026-12-06T07:17:07.488139Z"), far

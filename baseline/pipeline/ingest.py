@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from baseline.pipeline.layout import check_spool
@@ -867,14 +868,24 @@ def _misdated(snap: Path, when: dt.datetime, counters: pa.Table) -> str | None:
     counters' snapshot_time), or None."""
     if "snapshot_time" not in counters.column_names or counters.num_rows == 0:
         return None
-    taken = [t for t in counters.column("snapshot_time").to_pylist() if t is not None]
+    # As integer nanoseconds: pyarrow turns a nanosecond timestamp that is not a whole
+    # microsecond (the daemon's clock) into a Python value only through pandas, which is not a
+    # dependency (without it, a ValueError: `baseline ingest` of a real spool failed).
+    column = counters.column("snapshot_time")
+    taken = pc.drop_null(column.cast(pa.timestamp("ns", column.type.tz)).cast(pa.int64())).to_pylist()
     if not taken:
         return None
-    far = max(taken, key=lambda t: abs(t - when))
-    if abs(far - when) <= MISDATED_AFTER:
+    when_ns = (when - _EPOCH) // dt.timedelta(microseconds=1) * 1000
+    far = max(taken, key=lambda t: abs(t - when_ns))
+    if abs(far - when_ns) <= MISDATED_AFTER // dt.timedelta(microseconds=1) * 1000:
         return None
+    far_time = _EPOCH + dt.timedelta(microseconds=far // 1000)
     return (f"{shown(snap)}: expected a name within {MISDATED_AFTER} of its counters' snapshot_time, found "
-            f"{when.isoformat().replace('+00:00', 'Z')} for counters taken at {far.isoformat().replace('+00:00', 'Z')}")
+            f"{when.isoformat().replace('+00:00', 'Z')} for counters taken at "
+            f"{far_time.isoformat().replace('+00:00', 'Z')}")
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 class DatasetWriteError(TracebaseError):
