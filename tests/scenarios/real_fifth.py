@@ -339,14 +339,9 @@ def _other_pid(base: Path, bad: bool) -> None:
     argv = ["/usr/bin/sleep", "120"]
     if not bad:
         argv = ["/usr/bin/setpriv", f"--reuid={NOBODY_UID}", f"--regid={NOBODY_UID}", "--clear-groups", *argv]
-    pid = BACKGROUND.start(argv).pid
     # until it runs sleep: before setpriv's exec (under load, after the recording began) the
     # good runs' process was still root's, and their read of its environ failed EACCES as well
-    deadline = time.monotonic() + 30
-    while os.path.realpath(f"/proc/{pid}/exe") != os.path.realpath("/usr/bin/sleep"):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{argv}: pid {pid} never ran sleep")
-        time.sleep(0.01)
+    pid = BACKGROUND.start_running(argv, "/usr/bin/sleep").pid
     write(base / "app.pid", f"{pid}\n")
     own(base)
 

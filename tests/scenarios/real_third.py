@@ -34,6 +34,7 @@ import socket
 import struct
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 from .catalog import fill_up, mount_tmpfs, umount_after, write
@@ -55,6 +56,17 @@ class _Background:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, **kw)
         self.procs.append(proc)
+        return proc
+
+    def start_running(self, argv: list[str], program: str, timeout: float = 30) -> subprocess.Popen:
+        """start(argv), returned once the process runs `program`: a wrapper (setpriv) is still
+        root's until its exec, and a recording begun before that saw root's process."""
+        proc = self.start(argv)
+        deadline = time.monotonic() + timeout
+        while os.path.realpath(f"/proc/{proc.pid}/exe") != os.path.realpath(program):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{argv}: pid {proc.pid} never ran {program}")
+            time.sleep(0.01)
         return proc
 
     def stop(self, base: Path | None = None) -> None:  # noqa: ARG002 - a teardown
