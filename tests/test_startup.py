@@ -50,9 +50,11 @@ def test_numpy_starts_no_blas_thread_after_the_setting():
     env = without_blas_setting()
     before, after = map(int, python(COUNT_THREADS, {**env, "SETTLE": "1"}).split())
     assert after == before, f"numpy's import started {after - before} threads"
-    # the reference: without the setting, OpenBLAS starts one thread per further CPU
+    # the reference: without the setting, OpenBLAS starts a thread per further CPU (capped by
+    # its build), so what the setting saves is visible wherever there is a second CPU
     before, after = map(int, python(COUNT_THREADS, {**env, "SETTLE": "0"}).split())
-    assert after - before == os.cpu_count() - 1
+    if len(os.sched_getaffinity(0)) > 1:
+        assert after > before, "OpenBLAS started no thread of its own: the reference is gone"
 
 
 USERS_ENV = """
