@@ -7,7 +7,7 @@ the checkpoint) must be named at its bifurcation point.
   mv cache/x.tmp cache/x; }``, cold in the third run only. The fill is made by processes only
   the cold run starts (mkdir, sha256sum, mv); main named the shell's existence check (newfstatat
   ENOENT), then mkdir's statfs ENOENT of /sys/fs/selinux (realscout22's scratch case). See
-  `_warm_caches_refilled_by_children` in baseline/run/diff.py.
+  `_warm_caches_refilled_by_children` in baseline/run/rules/files.py.
 * A python job that resumes from its checkpoint when there is one and writes it through
   tempfile.mkstemp + os.replace (a random temp name per write): quiet on main already, kept as
   a guard beside the shell case (its fill is the missing thread's own, `_warm_caches_refilled`).

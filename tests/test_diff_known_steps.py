@@ -1,4 +1,4 @@
-"""A thread doing once more a step the program takes on another thread (`diff._known_step_elsewhere`),
+"""A thread doing once more a step the program takes on another thread (`rules.waits._known_step_elsewhere`),
 recorded for real.
 
 HotSpot's VM Thread, when the GC adds a worker, recounts the CPUs the way the JVM's start did on

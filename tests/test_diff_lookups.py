@@ -10,8 +10,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from baseline.run import diff
+from baseline.run import normalize
 from baseline.run.normalize import Recoded, code_in, prepare, unique_ints, view_in
+from baseline.run.rules import base, files, retries
 from tracer.schema import conform
 
 # The reference's device files and attributes (uverbs char devices, the ib_core sysfs tree)
@@ -70,13 +71,13 @@ def test_cache_fills_found_near_the_misses_are_those_of_every_row(seed, miss_sha
     n = 30_000
     p = prepare(conform(_table(rng, n, 3, miss_share), "events"), np.zeros(n, dtype=np.int64))
     no_good_calls = np.zeros(0, dtype=np.int64)
-    got = diff._cache_misses_filled(p, no_good_calls)
+    got = files._cache_misses_filled(p, no_good_calls)
     # the definition: every fill of the table, the first within CACHE_FILL_ROWS after a miss
     # in its thread, a fill of the miss's path near it
-    enoent = diff.codes_where(p.errno_values, ("ENOENT",))
-    opens = diff.codes_where(p.probe_values, diff.CREATE_PROBES)
-    publish = diff.codes_where(p.probe_values, diff.PUBLISH_PROBES)
-    creating = diff.codes_where(p.narg_values, lambda v: "O_CREAT" in v)
+    enoent = normalize.codes_where(p.errno_values, ("ENOENT",))
+    opens = normalize.codes_where(p.probe_values, files.CREATE_PROBES)
+    publish = normalize.codes_where(p.probe_values, files.PUBLISH_PROBES)
+    creating = normalize.codes_where(p.narg_values, lambda v: "O_CREAT" in v)
     fills = np.flatnonzero((np.asarray(p.errno) < 0) & (
         code_in(p.probe, publish, len(p.probe_values))
         | (code_in(p.probe, opens, len(p.probe_values)) & code_in(np.asarray(p.narg), creating, len(p.narg_values)))))
@@ -85,12 +86,12 @@ def test_cache_fills_found_near_the_misses_are_those_of_every_row(seed, miss_sha
     sid = np.asarray(p.sid)
     want = []
     for c in misses.tolist():
-        later = fills[(fills > c) & (fills <= c + diff.CACHE_FILL_ROWS)]
+        later = fills[(fills > c) & (fills <= c + files.CACHE_FILL_ROWS)]
         if not len(later) or sid[later[0]] != sid[c]:
             continue
         wanted = p.value("path", c)
         for r in later[sid[later] == sid[c]].tolist():
-            moved = p.probe_values[int(p.probe[r])] in diff.PUBLISH_PROBES
+            moved = p.probe_values[int(p.probe[r])] in files.PUBLISH_PROBES
             if (p.value("path2", r) if moved else p.value("path", r)) == wanted:
                 want.append(c)
                 break
@@ -111,24 +112,24 @@ def test_probe_misses_and_listing_twins_are_their_whole_table_definitions(seed):
     err_rows = np.flatnonzero((np.asarray(p.errno) >= 0) & (plain >= 0))
     # _probe_misses: the rows at the candidates' call sites, from the keys of every row of
     # their probes (its definition before the lookup tables)
-    miss_codes = diff.codes_where(p.errno_values, diff.PROBE_MISS_ERRNOS)
+    miss_codes = normalize.codes_where(p.errno_values, retries.PROBE_MISS_ERRNOS)
     cand = err_rows[code_in(p.errno[err_rows], miss_codes, len(p.errno_values))]
     rows = np.flatnonzero(code_in(p.probe, p.probe[cand], len(p.probe_values)))
     rows = rows[plain[rows] >= 0]
-    sites = rows[np.isin(diff._call_keys(p, rows), diff._call_keys(p, cand))]
+    sites = rows[np.isin(base._call_keys(p, rows), base._call_keys(p, cand))]
     lut_rows = np.flatnonzero(code_in(p.probe, p.probe[cand], len(p.probe_values))
                               & view_in(p.plainpath, p.plainpath[cand], len(p.npath_values)))
-    assert sites.tolist() == lut_rows[np.isin(diff._call_keys(p, lut_rows), diff._call_keys(p, cand))].tolist()
+    assert sites.tolist() == lut_rows[np.isin(base._call_keys(p, lut_rows), base._call_keys(p, cand))].tolist()
     assert len(sites) > len(cand) > 0
-    probed = diff._probe_misses(p, err_rows)
+    probed = retries._probe_misses(p, err_rows)
     assert probed.dtype == bool and len(probed) == len(p)
     # _listing_twins' candidates: bad rows at a plain path no good row has
     good_paths = unique_ints(plain[nb:][plain[nb:] >= 0])
     want_cand = np.flatnonzero(plain[:nb] >= 0)
     want_cand = want_cand[~np.isin(plain[want_cand], good_paths)]
     assert len(want_cand) > 0  # node_desc is the bad run's alone
-    assert diff._paths_new_to_bad(np.asarray(p.plainpath), nb, len(p.npath_values)).tolist() == want_cand.tolist()
-    assert diff._paths_new_to_bad(plain, nb, len(p.npath_values)).tolist() == want_cand.tolist()  # int64 codes
-    twins = diff._listing_twins(p, nb)
+    assert base._paths_new_to_bad(np.asarray(p.plainpath), nb, len(p.npath_values)).tolist() == want_cand.tolist()
+    assert base._paths_new_to_bad(plain, nb, len(p.npath_values)).tolist() == want_cand.tolist()  # int64 codes
+    twins = files._listing_twins(p, nb)
     assert not twins[nb:].any()
     assert set(np.flatnonzero(twins).tolist()) <= set(want_cand.tolist())

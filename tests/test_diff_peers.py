@@ -1,5 +1,5 @@
 """A connection refused by one peer, then the thread's next connection going to another peer
-(`diff._same_peer`), recorded for real.
+(`rules.retries._same_peer`), recorded for real.
 
 A thread pool asking five backends, one of them down: the worker refused fails fast, is idle
 when the fifth task comes, and takes it -- where the pool usually starts a fifth worker. Its

@@ -2,7 +2,7 @@
 warnings in the JSON as on stderr (tests/test_robust_thirtythird_extremes.py records the
 programs behind both)."""
 
-from baseline.run.diff import DiffReport, _short_role
+from baseline.run.report import DiffReport, _short_role
 
 
 def test_a_run_of_equal_ancestors_is_shown_once_with_its_count():

@@ -1,4 +1,4 @@
-"""One more turn of a directory sweep (`diff._sweep_turns`), recorded for real.
+"""One more turn of a directory sweep (`rules.files._sweep_turns`), recorded for real.
 
 The HotSpot JVM sweeps /tmp/hsperfdata_<user>/ at start: for each pid-named file but its own it
 opens it, takes a non-blocking flock, deletes it when the flock succeeds (that JVM is dead) and

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import polars as pl
 
-from baseline.run.diff import TIMED_OUT_MIN_NS, TIMER_EXPIRY_MIN_NS, diff_traces
+from baseline.run.diff import diff_traces
+from baseline.run.rules.waits import TIMED_OUT_MIN_NS, TIMER_EXPIRY_MIN_NS
 from tracer.schema import write_table
 
 RECORDED = Path(__file__).resolve().parent / "recordings" / "node_timer_expired_late"

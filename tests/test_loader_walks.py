@@ -3,7 +3,7 @@ source lookups: routine probing and message composition, not the fault.
 
 Recorded for real, three runs each; the last run is diffed against the other two.
 
-* **ld.so's walk in another order** (baseline/run/diff.py `_gaps_past_misses`, normalize.py
+* **ld.so's walk in another order** (baseline/run/rules/retries.py `_gaps_past_misses`, normalize.py
   `_after_directory_check` and `PLATFORM_NAMES`, expected_errors.yaml
   `curated-enoent-ld-so-legacy-hwcaps`): a job linked against libjob.so.1 finds it in l2 of
   four LD_LIBRARY_PATH directories whose order its environment file sets. glibc 2.36 tries

@@ -70,7 +70,7 @@ QUIET_MISSES: dict[str, str] = {
 # Fixed since written: t48_wc_total_in_other_locales ('openat None /usr/share/locale/de/LC_MESSAGES/
 # coreutils.mo': the message catalog a LANGUAGE=de run reads) and t48_stat_mtimes_in_other_zones
 # ('openat None /usr/share/zoneinfo/UTC'): a successful call on a data file of the run's locale or
-# time zone drops out (diff.ENVIRONMENT_DATA).
+# time zone drops out (rules.files.ENVIRONMENT_DATA).
 # A good-vs-good miss that depends on timing (an xfail when it happens, never asserted).
 FLAKY_QUIET: dict[str, str] = {}
 TOOLS = ("env", "setpriv", "sh", "mktemp", "nohup", "git", "sqlite3", "diff", "ls", "grep", "bzip2", "tac",

@@ -37,8 +37,8 @@ QUIET: list[Outcome] = []
 # t45_perf_stat_system_wide_as_job was one (the differ named perf's workload child killed in its
 # wait, and filed both EACCES as the good runs' routine): a pathless refusal every good run fell
 # back from, refused again at the bad run's last attempt, is where it stopped
-# (diff._pathless_retries_given_up, FALLBACK_ERRNOS), and a wait killed after another process
-# failed ranks below that failure (diff._demote_killed_waits).
+# (rules.retries._pathless_retries_given_up, FALLBACK_ERRNOS), and a wait killed after another process
+# failed ranks below that failure (rules.processes._demote_killed_waits).
 KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
 # A good-vs-good miss that depends on timing (an xfail when it happens, never asserted).

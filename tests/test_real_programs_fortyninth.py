@@ -33,7 +33,7 @@ KNOWN_MISSES: dict[str, str] = {}
 # Fixed since written: t49_lz4_segments_read_only ('openat EROFS {b}/segments/batch-7f-<date>.log', the second
 # failing call, was named: the first, at segments/api-ams-9-<date>.log, a host new to the good runs, changed no
 # outcome the good runs had and the second did). A hard error changing an outcome that the thread already met
-# earlier in its region, in the same directory, is named at its first occurrence (diff._first_of_cascade).
+# earlier in its region, in the same directory, is named at its first occurrence (rules.blame._first_of_cascade).
 _NEW_DATA = ("every call of the run succeeded and it ended as the good runs did (exit 0): a successful call at a "
              "name the good runs never had is the data of another day, not a failure's bifurcation")
 QUIET_MISSES: dict[str, str] = {

@@ -36,7 +36,7 @@ KNOWN_MISSES: dict[str, str] = {}
 # Fixed since written: t47_nonblocking_record_over_pipe (the curated entry for a non-blocking
 # pipe's EAGAIN set the write aside and the diff named the message after it, 'write None
 # /dev/null'; a message quoting the error of the call right before it names that call now:
-# diff._quoted_error).
+# rules.blame._quoted_error).
 # Fixed since written: t47_split_log_grew (split's alphabetic suffixes, chunk-aa .. chunk-am, were
 # not masked as a sequence as digit suffixes are: one more chunk was a new path; they are now
 # <n>: normalize.letter_sequences).
@@ -44,7 +44,7 @@ QUIET_MISSES: dict[str, str] = {}
 # Fixed since written: t47_sort_head_quiet_day (sort's SIGPIPE handler removes its temporary
 # files and raises the signal again after the failed write -- rt_sigaction, gettid, getpid,
 # tgkill, rt_sigreturn -- so the good runs' sort was not taken for a writer its reader left:
-# diff._sigpipe_deaths knows the re-raise now).
+# rules.processes._sigpipe_deaths knows the re-raise now).
 # A good-vs-good miss that depends on timing (an xfail when it happens, never asserted).
 FLAKY_QUIET: dict[str, str] = {}
 # A top-1 miss that depends on timing (never strictly xfailed: it passes most runs).

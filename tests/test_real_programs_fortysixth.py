@@ -35,14 +35,14 @@ KNOWN_MISSES: dict[str, str] = {}
 # Fixed since written: t46_copytree_tmpfs_fills_late (the checkpoint's sendfile ENOSPC, followed
 # by shutil closing both files, was taken for a failure dealt with at once -- the close a call
 # at its path that succeeded -- so it did not take the score of the next files' ENOSPC:
-# diff._handled_at_once passes over descriptor releases now). Re-expected:
+# rules.blame._handled_at_once passes over descriptor releases now). Re-expected:
 # t46_sha1sum_listed_file_reaped names the janitor's unlinkat of the listed file (the cause, the
 # first call no good run made), as the differ did, not sha1sum's openat ENOENT after it.
 QUIET_MISSES: dict[str, str] = {}
 # A good-vs-good miss that depends on timing (an xfail when it happens, never asserted).
 FLAKY_QUIET: dict[str, str] = {}
 # Fixed since written: t46_tar_extract_file_list_archive (tar makes a member's directories
-# from the top down, the existing ones failing EEXIST: diff._made_top_down).
+# from the top down, the existing ones failing EEXIST: rules.files._made_top_down).
 # A top-1 miss that depends on timing (never strictly xfailed: it passes most runs).
 FLAKY_MISSES: dict[str, str] = {}
 TESTED = [s for s in REAL_FORTYSIXTH if s.name not in BENCH_ONLY]

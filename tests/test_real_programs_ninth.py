@@ -44,7 +44,7 @@ QUIET: list[Outcome] = []
 #   seccomp_denies_set_mempolicy, tests/test_record.py's guard);
 # - an error the curated allowlist set aside at a path no good run touched (the sysfs glob
 #   of libibverbs' optional attributes) was hidden behind the message it caused
-#   (`_allowlisted_cause` in baseline/run/diff.py; hca_name_from_other_host, guard hca_port_down),
+#   (`_allowlisted_cause` in baseline/run/rules/blame.py; hca_name_from_other_host, guard hca_port_down),
 #   and so was a call without a path the curated prctl EINVAL entry covers everywhere
 #   (ambient_cap_unknown_to_kernel, guard capabilities_older_kernel), and one right before a
 #   silent exit, in a launcher that stopped before its final exec: its role ('sh' where the

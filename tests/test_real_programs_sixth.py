@@ -52,7 +52,7 @@ QUIET_MISSES: dict[str, str] = {}
 # middle of mimetypes' search walk, which then no longer read as one (baseline/run/normalize.py:
 # a walk passes over the scheduler's and allocator's calls); http_daemon_threads_killed's
 # handler is cut by kill $SRV_PID at a varying point and unwinds (libgcc_s loaded) -- a thread
-# a teardown signal cut off (baseline/run/diff.py, _Teardowns). 0 alarms in 70 and 50 runs (50
+# a teardown signal cut off (baseline/run/rules/processes.py, _Teardowns). 0 alarms in 70 and 50 runs (50
 # and 30 of them beside a busy loop; main: 9 and 0, docs/benchmarks.md).
 # Round thirteen's hunt (every real-program case shuffled, seed 1313, load 22-28 with two busy
 # loops; and bench --real for http_coproc_server_roundtrip) found one more way for both: the server's main thread still in

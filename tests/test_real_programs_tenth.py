@@ -38,7 +38,7 @@ QUIET: list[Outcome] = []
 # - a pipeline's filter killed by SIGSEGV lost to its writer's EPIPE when the writer wrote after
 #   the crash (sequence numbers order calls by entry; a blocked write enters before the death):
 #   a thread killed before the peer error returned (ts_ns + latency_ns) is its cause and ranks
-#   above it (`_demote_consequences` in baseline/run/diff.py; log_filter_crash_writer_late and
+#   above it (`_demote_consequences` in baseline/run/rules/processes.py; log_filter_crash_writer_late and
 #   log_filter_crash_writer_blocked, real_eighth's pipeline_middle_filter_sigsegv flake);
 # - a checkpoint's name whose step number and pid both vary (`.model-step9200.pt.tmp.10082`)
 #   became a template with the pid a wildcard (<rand>), while a run of another step length

@@ -37,7 +37,7 @@ KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
 # Timing-dependent good-vs-good misses: reported as xfail when they happen, never asserted.
 # multiprocessing's `with Pool()` terminating its workers is a teardown the differ now reads as
-# one (baseline/run/diff.py, _Teardowns: a checked kill is timing, a worker it cut off ends
+# one (baseline/run/rules/processes.py, _Teardowns: a checked kill is timing, a worker it cut off ends
 # where it stood; guards mp_pool_worker_error_swallowed, worker_killed_waiting_on_lock):
 # mp_pool_quiet is no longer flaky (0 alarms in 70 runs, 50 beside a busy loop; main: 7).
 # mp_pool_worker_fails still is, rarely (1 in 70 runs, under load; main: 4): Pool's

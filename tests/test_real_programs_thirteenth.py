@@ -11,7 +11,7 @@ EXDEV, fallocate EOPNOTSUPP, io_uring_setup EPERM under a seccomp profile, epoll
 fanotify_init EPERM. The good-vs-good noise cases (epoll fallback, copy_file_range's EXDEV
 fallback, IPC_NOWAIT polls, a queue another rank made, sizes and periods) must be quiet, and so
 must the same fallbacks met only in the diffed run (a recovered fallback, see
-baseline/run/diff.py's `_recovered_fallbacks`).
+baseline/run/rules/retries.py's `_recovered_fallbacks`).
 
 The table of outcomes is printed at the end of the module (`.venv/bin/python -m
 bench.scenario_accuracy --real` prints the same, for every case, standalone).
@@ -46,7 +46,7 @@ NEEDS_ONE_NODE = {"move_pages_to_missing_node"}
 KNOWN_MISSES: dict[str, str] = {}
 # A fallback the good runs never needed, met only in the diffed run and recovered from
 # (io_uring_setup EPERM then epoll, mq_open O_EXCL EEXIST then a join, copy_file_range EXDEV then
-# read/write): quiet since baseline/run/diff.py's `_recovered_fallbacks` (fallback_calls.yaml).
+# read/write): quiet since baseline/run/rules/retries.py's `_recovered_fallbacks` (fallback_calls.yaml).
 QUIET_MISSES: dict[str, str] = {}
 FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_THIRTEENTH if s.name not in BENCH_ONLY]

@@ -38,7 +38,7 @@ KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
 # compileall -j 4's workers race to make each __pycache__ (py_compile's makedirs, EEXIST caught):
 # named ~1 good run in 6 as the set was written (FLAKY_QUIET); an EEXIST on a directory the run
-# made before is that directory now (diff._made_earlier_in_run, tests/test_diff_mkdir_races.py)
+# made before is that directory now (rules.files._made_earlier_in_run, tests/test_diff_mkdir_races.py)
 FLAKY_QUIET: dict[str, str] = {}
 TESTED = [s for s in REAL_TWENTYSEVENTH if s.name not in BENCH_ONLY]
 TESTED_QUIET = [c for c in QUIET_TWENTYSEVENTH if c.name not in QUIET_BENCH_ONLY]

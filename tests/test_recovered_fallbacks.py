@@ -3,7 +3,7 @@ same refusal reported and skipped is. And a server's clean-up EBADF after the st
 
 Recorded for real, three runs each; the last run is diffed against the other two.
 
-* **Recovered fallbacks** (baseline/run/diff.py, `_recovered_fallbacks`; fallback_calls.yaml):
+* **Recovered fallbacks** (baseline/run/rules/retries.py, `_recovered_fallbacks`; fallback_calls.yaml):
   a small C program copies a file with copy_file_range, its source on /dev/shm (another file
   system) in the diffed run only: EXDEV, then read/write, is quiet; EXDEV, then a warning and
   the copy skipped (exit 0), or skipped silently, is named. It takes a lock file O_EXCL, which

@@ -81,7 +81,8 @@ def handle(args: argparse.Namespace) -> int:
         single_threaded_blas()  # (entry() did already, unless `main` is called in-process)
         _one_malloc_arena()
         _arrow_without_pandas()
-    from baseline.run.diff import diff_traces, write_report
+    from baseline.run.diff import diff_traces
+    from baseline.run.report import write_report
 
     good, bad = args.traces[:-1], args.traces[-1]
     report = diff_traces(

@@ -323,7 +323,7 @@ def mp_pool_worker_fails(base: Path, bad: bool) -> None:
             write(base / "in" / f"part{i}.dat", "x" * (1000 * (i + 1)))
 
 
-# Guards of the teardown rule (baseline/run/diff.py, _Teardowns): a real fault in a process its
+# Guards of the teardown rule (baseline/run/rules/processes.py, _Teardowns): a real fault in a process its
 # run then tears down. A pool worker meets an error it swallows (its last task; the pool
 # terminates it afterwards), and a worker blocked on a lock a stuck job holds is killed by its
 # supervisor's timeout (Popen.terminate: a checked kill) -- the interrupted flock is the only sign.

@@ -41,7 +41,7 @@ fallback in every run, non-blocking polls of empty message queues and taken sema
 (EEXIST and a join in one run), memfd and NUMA sizes that vary, timer periods that vary. Three
 more put a fallback only in the last run, the one diffed against the others (a different-but-
 good run: io_uring_setup EPERM, mq_open EEXIST, copy_file_range EXDEV, each recovered from);
-the differ passes over them as recovered fallbacks (baseline/run/diff.py, `_recovered_fallbacks`).
+the differ passes over them as recovered fallbacks (baseline/run/rules/retries.py, `_recovered_fallbacks`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,3 @@
+"""The differ's rules (baseline.run.diff.diff_traces applies them): each module one family of
+program behaviour that changes a trace without a failure, or decides which of several
+divergences is the failure's. `base` holds what they share."""
