@@ -55,6 +55,19 @@ def test_audit_runs_with_the_allocator_setting(fleet, tmp_path, how):
     assert (tmp_path / "audit" / "findings.parquet").exists()
 
 
+@pytest.mark.parametrize(("command", "out"), [(["learn"], "model.parquet"), (["expected", "learn"], "expected.yaml")])
+def test_streaming_learners_keep_polars_own_setting(fleet, tmp_path, command, out):
+    """`baseline learn` and `baseline expected learn` stream a dataset a batch at a time: with
+    freed pages purged after 100 ms every batch's buffers were faulted in again (learn over
+    101.5M events: 14-19 s in the kernel against 5.6-9 s; docs/benchmarks.md, round thirty-seven)."""
+    argv = [sys.executable, "-c", "from baseline.cli import entry; entry()", *command, str(fleet),
+            "-o", str(tmp_path / out)]
+    r, settings = _settings(argv, "confirm_conf:true")
+    assert settings, f"jemalloc printed no settings: {r.stderr[-1000:]}"
+    assert _last(settings, "muzzy_decay_ms") == "1000" and _last(settings, "dirty_decay_ms") == "500", settings
+    assert (tmp_path / out).exists()
+
+
 def test_a_users_setting_wins(fleet, tmp_path):
     argv = [sys.executable, "-m", "baseline.cli", "audit", str(fleet), "--refit", "-o", str(tmp_path / "audit")]
     _, settings = _settings(argv, "muzzy_decay_ms:250,confirm_conf:true")

@@ -7,6 +7,7 @@ Thin command-line layer: one module per group of subcommands, parsing flags and 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 
 # polars' allocator setting, shared with the DAG files; entry() sets it before anything imports polars
@@ -59,8 +60,6 @@ an OS error: one line on stderr); 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIG
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import sys
-
     from tracer.cli import common
 
     words = sys.argv[1:] if argv is None else list(argv)
@@ -71,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def entry() -> None:
     """The console script: main(), then common.exit_process (no native-teardown aborts)."""
-    configure_allocator()
+    configure_allocator(command=sys.argv[1] if len(sys.argv) > 1 else None)
     try:
         from tracer.startup import single_threaded_blas, without_pandas
 

@@ -1,6 +1,7 @@
-"""polars' allocator setting, for every entry point that runs an audit, ingest or learner: the
-`baseline` console script (baseline.cli) and the Airflow DAG files (dags/), whose task processes
-import polars inside the task body, after the DAG file has been parsed in that same process.
+"""polars' allocator setting, for every entry point that runs an audit or ingest: the `baseline`
+console script (baseline.cli; not for the streaming learners, STREAMING_COMMANDS) and the Airflow
+DAG files (dags/), whose task processes import polars inside the task body, after the DAG file
+has been parsed in that same process.
 
 Imports nothing heavy: it must run before anything imports polars.
 """
@@ -24,13 +25,23 @@ from collections.abc import MutableMapping
 # and day. At 100 ms, five paired CLI runs of the day (both layouts, load 3-8): 1.16-1.28 GiB
 # against 1.28-1.46, CPU +3 % (at 0 ms: +27 %).
 ALLOCATOR_CONF = "muzzy_decay_ms:0,dirty_decay_ms:100"
+# Commands that stream a dataset through batches of a fixed size and hold little else (`baseline
+# learn`, `baseline expected learn`: a 500,000-row batch at a time, ~0.4-0.6 GiB in all) keep
+# polars' own setting. Purged 100 ms after they were freed, every batch's buffers were faulted in
+# again: learn over 101.5M events spent 14-19 s in the kernel (page faults, zeroing) against
+# 5.6-9 s with polars' setting, ~27 s wall against ~19.6 (3.8M events/s against 5.2M), for
+# ~90 MiB more peak RSS (docs/benchmarks.md, round thirty-seven).
+STREAMING_COMMANDS = frozenset({"learn", "expected"})
 
 
-def configure_allocator(environ: MutableMapping[str, str] = os.environ) -> None:
+def configure_allocator(environ: MutableMapping[str, str] = os.environ, command: str | None = None) -> None:
     """Set ALLOCATOR_CONF for polars' allocator; effective only before polars is first imported,
     so the entry points call it before anything runs. A setting the user gives in
     _RJEM_MALLOC_CONF comes after ours and wins (jemalloc takes the last value of an option).
-    Idempotent: a second call (a DAG file parsed twice in one process) adds nothing."""
+    Idempotent: a second call (a DAG file parsed twice in one process) adds nothing. `command`
+    (the console script's subcommand): none for STREAMING_COMMANDS."""
+    if command in STREAMING_COMMANDS:
+        return
     user = environ.get("_RJEM_MALLOC_CONF")
     if user == ALLOCATOR_CONF or (user or "").startswith(ALLOCATOR_CONF + ","):
         return
