@@ -16,6 +16,7 @@ from baseline.run.normalize import (
     PerStream,
     Prepared,
     codes_where,
+    isin,
     numpy_of,
     take,
 )
@@ -242,6 +243,15 @@ def _good_rows_where(mask: np.ndarray, nb: int) -> np.ndarray:
 def _call_keys(p: Prepared, rows: np.ndarray | int) -> np.ndarray:
     """int64 key of (probe, plain normalised path) of `rows`: a call site across runs."""
     return p.probe[rows].astype(np.int64) * np.int64(len(p.npath_values) + 1) + (p.plainpath[rows] + 1)
+
+
+def _failing_with(p: Prepared, bad_err: np.ndarray, errnos: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of `bad_err` whose errno is one of `errnos` (names, or a test of a name), and
+    their call sites (`_call_keys`): the candidates of the rules about one kind of error at a
+    call the good runs completed (`_retries_given_up`, `_abandoned_waits`)."""
+    codes = codes_where(p.errno_values, errnos)
+    cand = bad_err[isin(p.errno[bad_err], codes)] if len(codes) else bad_err[:0]
+    return cand, _call_keys(p, cand)
 
 
 def _seq_of(s: align.Streams, pos: np.ndarray, seq_rows: np.ndarray) -> np.ndarray:

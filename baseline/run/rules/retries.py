@@ -31,6 +31,7 @@ from baseline.run.rules.base import (
     WALK_GAP,
     _call_keys,
     _error_before,
+    _failing_with,
     _good_rows_where,
     _near,
     _Rows,
@@ -503,11 +504,9 @@ def _retries_given_up(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: 
     as routine; retried without end (a lock its hung holder never lets go), it is where the run
     stopped, and no entry covers it."""
     out = np.zeros(len(p), dtype=bool)
-    codes = codes_where(p.errno_values, CONTENTION_ERRNOS)
-    cand = bad_err[isin(p.errno[bad_err], codes)] if len(codes) else bad_err[:0]
+    cand, calls = _failing_with(p, bad_err, CONTENTION_ERRNOS)
     if not len(cand):
         return out
-    calls = _call_keys(p, cand)
     ok = isin(calls, good_ok_calls)
     cand, calls = cand[ok], calls[ok]
     sids = np.asarray(p.sid[cand]).astype(np.int64)

@@ -25,6 +25,7 @@ from baseline.run.rules.base import (
     TIMING_PROBES,
     WALK_GAP,
     _call_keys,
+    _failing_with,
     _good_rows_where,
     _interrupted,
     _one_turn,
@@ -448,11 +449,9 @@ def _abandoned_waits(p: Prepared, nb: int, bad_err: np.ndarray, good_ok_calls: n
     routine when they are restarted and complete (the curated EINTR/ERESTART* entries), or
     when the good runs were interrupted there too; abandoned, they are where the run stopped."""
     out = np.zeros(len(p), dtype=bool)
-    codes = codes_where(p.errno_values, _interrupted)
-    cand = bad_err[isin(p.errno[bad_err], codes)] if len(codes) else bad_err[:0]
+    cand, calls = _failing_with(p, bad_err, _interrupted)
     if not len(cand):
         return out
-    calls = _call_keys(p, cand)
     ok = isin(calls, good_ok_calls) & ~isin(calls * n_errnos + (p.errno[cand] + 1), good_outcomes)
     for r, call in zip(cand[ok].tolist(), calls[ok].tolist(), strict=True):  # few
         later = np.flatnonzero(p.sid[r + 1 : nb] == p.sid[r]) + r + 1
