@@ -11,6 +11,7 @@ make its EEXIST a known error: an open in the file's place failing ENOTDIR was n
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 from scenarios.harness import record_run
@@ -77,3 +78,43 @@ def test_a_file_in_the_directory_s_place_is_still_named(recorder, tmp_path: Path
     report = diff_traces(goods, bad)
     b = report.bifurcation or {}
     assert (b.get("probe"), b.get("errno"), b.get("path")) == ("mkdir", "EEXIST", f"{top}/cache"), report.render_text()
+
+
+# `mkdir -p` of a manifest (xargs): the parent of each nested argument is made or found (mkdir
+# EEXIST: idempotent), then mkdir goes back to its start directory -- except after its last
+# argument, before which it closes the saved directory. Whether the manifest's last line is a
+# top-level directory or a nested one is the data's; a run ending on a nested one, against good
+# runs ending on a top-level one, ended in calls the good runs all made, in another order.
+def _manifest(base: Path, last_nested: bool) -> list[str]:
+    """Six top-level directories of a few nested ones each, every name a random draw of the
+    run (the differ masks them alike); the last line a nested directory or a seventh top."""
+    tops = [f"p{secrets.token_hex(3)}" for _ in range(7)]
+    lines = [x for t in tops[:6] for x in (t, *(f"{t}/r{secrets.token_hex(3)}" for _ in range(3)))]
+    return lines if last_nested else [*lines, tops[6]]
+
+
+def _mkdir_p(recorder, base: Path, last_nested: bool, out: Path, file_in_place: bool = False) -> Path:
+    stage = base / "stage"
+    if stage.exists():
+        for p in sorted(stage.rglob("*"), key=lambda p: -len(p.parts)):
+            p.rmdir() if p.is_dir() else p.unlink()
+    stage.mkdir(parents=True, exist_ok=True)
+    lines = _manifest(base, last_nested)
+    if file_in_place:
+        (stage / lines[-1].split("/")[0]).write_text("not a directory\n")
+    (base / "dirs.list").write_text("\n".join(lines) + "\n")
+    return record_run(recorder, ["/bin/sh", "-c", f'cd "{stage}" && xargs -a "{base}/dirs.list" mkdir -p'], out, "good")
+
+
+def test_mkdir_p_ending_on_a_nested_directory_is_no_anomaly(recorder, tmp_path: Path):
+    goods = [_mkdir_p(recorder, tmp_path, False, tmp_path / f"good{i}.parquet") for i in range(2)]
+    report = diff_traces(goods, _mkdir_p(recorder, tmp_path, True, tmp_path / "nested_last.parquet"))
+    assert report.bifurcation is None, report.render_text()
+
+
+def test_mkdir_p_onto_a_file_at_the_end_is_still_named(recorder, tmp_path: Path):
+    goods = [_mkdir_p(recorder, tmp_path, True, tmp_path / f"good{i}.parquet") for i in range(2)]
+    bad = _mkdir_p(recorder, tmp_path, True, tmp_path / "bad.parquet", file_in_place=True)
+    b = diff_traces(goods, bad).bifurcation or {}
+    assert (b.get("probe"), b.get("errno")) in {("mkdir", "EEXIST"), ("mkdir", "ENOTDIR"), ("chdir", "ENOTDIR")}, b
+    assert b.get("path", "").startswith(f"{tmp_path}/stage/p"), b

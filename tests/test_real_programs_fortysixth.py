@@ -39,17 +39,13 @@ KNOWN_MISSES: dict[str, str] = {}
 # t46_sha1sum_listed_file_reaped names the janitor's unlinkat of the listed file (the cause, the
 # first call no good run made), as the differ did, not sha1sum's openat ENOENT after it.
 QUIET_MISSES: dict[str, str] = {}
-# A good-vs-good miss that depends on timing or on the random data (an xfail when it happens, never
-# asserted).
-FLAKY_QUIET: dict[str, str] = {
-    "t46_mkdir_layout_out_of_inodes": (
-        "depends on the drawn manifest, not on load: with the session recorder (32 MiB ring buffer) 3 of "
-        "55 runs in round thirty-seven (CI 105 once, 2 of 30 alone, 1 of 25 in a loop), none of 90 with the "
-        "default ring buffer, good vs good named 'mkdir EEXIST .../stage/<top>' (mkdir -p's parent "
-        "check before another child of the same top; score 7, 8 unexplained events, never re-joining). "
-        "Every top's path normalises alike (stage/<rand>, 288 of 288), so the cause is in the alignment "
-        "of the repeated per-child turns, not in the names; not found this round"),
-}
+# A good-vs-good miss that depends on timing (an xfail when it happens, never asserted).
+FLAKY_QUIET: dict[str, str] = {}
+# Fixed since written: t46_mkdir_layout_out_of_inodes's good vs good named 'mkdir EEXIST
+# stage/<top>' in ~1 run in 15 (CI 105): a manifest whose last line is a nested directory ends
+# mkdir -p's stream without the return to its start directory, and the idempotent mkdir before
+# that error-free, known end was taken for its cause (rules.files._idem_mkdir_causes; guards in
+# tests/test_diff_mkdir_races.py).
 # Fixed since written: t46_tar_extract_file_list_archive (tar makes a member's directories
 # from the top down, the existing ones failing EEXIST: rules.files._made_top_down).
 # A top-1 miss that depends on timing (never strictly xfailed: it passes most runs).

@@ -51,7 +51,10 @@ Method
    An idempotent mkdir (mkdir -p, makedirs(exist_ok=True)) that finds the directory a good
    run created -- mkdir EEXIST, then a successful stat of the path -- is taken for the
    mkdir's success (the stat drops out), unless the thread diverges within a window after
-   it (the path was a file): then its EEXIST names that divergence, as an outcome change.
+   it (the path was a file): then its EEXIST names that divergence, as an outcome change --
+   not when that divergence is error-free, made of events the good runs have, in a run
+   exiting as they did (`mkdir -p` ending on a nested directory skips its return to the start
+   directory: the manifest's last line, not a failure).
    A directory made on demand -- a create failing ENOENT, the thread's next call a successful
    mkdir of its parent, then the same call succeeding there (`_parents_made_on_demand`: git's
    loose objects in their fan-out directories) -- is one create, as in a run that found the
@@ -988,7 +991,8 @@ def diff_traces(
         # An idempotent mkdir the thread's divergence follows within a window (the path was
         # a file, not a directory: mkdir -p and makedirs fail right after their check) is
         # that divergence's cause: its EEXIST is an outcome change again.
-        _idem_mkdir_causes(bs, regions, idem_mkdir[idem_mkdir < nb], b_cls, b_oc, k)
+        plain = same_exit & (regions.max_over(b_cls) == 0) & ~regions.max_over(novel & ~explained)
+        _idem_mkdir_causes(bs, regions, idem_mkdir[idem_mkdir < nb], b_cls, b_oc, k, plain)
     if len(regions):
         max_cls = regions.max_over(b_cls)
         has_novel = regions.max_over(novel & ~explained)

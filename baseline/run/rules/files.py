@@ -99,16 +99,21 @@ KERNEL_LISTINGS = ("/proc/", "/sys/")
 
 
 def _idem_mkdir_causes(bs: align.Streams, regions: align.Regions, rows: np.ndarray, b_cls: np.ndarray,
-                       b_oc: np.ndarray, k: int) -> None:
+                       b_oc: np.ndarray, k: int, plain: np.ndarray) -> None:
     """Bad idempotent mkdirs (`rows`, taken for successes in the tokens) within `k` positions
     before a divergence region of their thread, or inside one: the region starts there, and
-    the mkdir is a soft error -- an outcome change where the good runs created the directory."""
+    the mkdir is a soft error -- an outcome change where the good runs created the directory.
+    Not before a region that `plain` marks (per region: no error, no event new to the good
+    runs, in a run exiting as they did): what follows such a mkdir is the good runs' work in
+    another order, not a failure after the path turned out to be a file -- `mkdir -p a/b` as the
+    last of its arguments ends without going back to its start directory, and whether the last
+    line of a manifest is a top-level directory or a nested one is the data's."""
     if not len(rows):
         return
     pos = np.flatnonzero(isin(bs.orig, rows))
     for q in pos.tolist():
         r = np.flatnonzero((regions.sid == bs.sid[q]) & (regions.start - k <= q) & (regions.end >= q))
-        if not len(r):
+        if not len(r) or plain[int(r[0])]:
             continue
         r = int(r[0])
         regions.start[r] = min(int(regions.start[r]), q)
