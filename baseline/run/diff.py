@@ -936,7 +936,8 @@ def diff_traces(
     if any_raw_change:
         explained &= ~np.where(bs.orig >= 0, raw_change[np.maximum(bs.orig, 0)], False)
     del raw_change
-    # An unexplained event no good stream of its role has at all (only those positions matter).
+    # An unexplained event no good stream of its role has at all (only those positions matter:
+    # `novel` is unexplained by construction, and neither array changes below).
     unexplained = np.flatnonzero(~explained)
     novel = np.zeros(len(bs), dtype=bool)
     novel[unexplained] = ~_seen_events(bs.take(unexplained), gs, role_hash)
@@ -980,7 +981,7 @@ def diff_traces(
     # its reader left is timing -- its error-free end, of calls the good runs made, drops out
     if len(regions) and same_exit and (sigpipe_streams & is_bad_stream).any():
         to_end = (regions.end == b_end[regions.sid] - 1) & sigpipe_streams[regions.sid]
-        keep_r = ~(to_end & (regions.max_over(b_cls) == 0) & ~regions.max_over(novel & ~explained))
+        keep_r = ~(to_end & (regions.max_over(b_cls) == 0) & ~regions.max_over(novel))
         if not keep_r.all():
             regions = align.Regions(regions.start[keep_r], regions.end[keep_r], regions.sid[keep_r])
 
@@ -991,15 +992,15 @@ def diff_traces(
         # An idempotent mkdir the thread's divergence follows within a window (the path was
         # a file, not a directory: mkdir -p and makedirs fail right after their check) is
         # that divergence's cause: its EEXIST is an outcome change again.
-        plain = same_exit & (regions.max_over(b_cls) == 0) & ~regions.max_over(novel & ~explained)
+        plain = same_exit & (regions.max_over(b_cls) == 0) & ~regions.max_over(novel)
         _idem_mkdir_causes(bs, regions, idem_mkdir[idem_mkdir < nb], b_cls, b_oc, k, plain)
     if len(regions):
         max_cls = regions.max_over(b_cls)
-        has_novel = regions.max_over(novel & ~explained)
+        has_novel = regions.max_over(novel)
         recovered = regions.end < b_end[regions.sid] - 1
         # Each region is named by its outcome change if any, else its most severe error, else
         # its first event; scored by that event.
-        fallback = _fallback_lookups(p, bs, b_oc & (b_cls == 1), novel & ~explained)
+        fallback = _fallback_lookups(p, bs, b_oc & (b_cls == 1), novel)
         b_oc &= ~fallback
         weight = b_cls + b_oc.astype(np.int8) * 4
         weight[fallback] = 0
@@ -1117,9 +1118,9 @@ def diff_traces(
         reorder &= ~np.array([matched_role[int(j)] in parents for j in regions.sid], dtype=bool)
         state = (max_cls == 0) & recovered & has_novel
         if state.any():
-            flips = _found_where_good_missed(p, bs, novel & ~explained, good_calls, good_ok_calls, n_errnos,
+            flips = _found_where_good_missed(p, bs, novel, good_calls, good_ok_calls, n_errnos,
                                              good_outcomes)
-            others = regions.max_over(novel & ~explained & ~flips)
+            others = regions.max_over(novel & ~flips)
             state &= ~others
             # ... and only when, without those successes, the thread did what the good runs did
             # and nothing else in the run is anomalous (a stale done-marker found makes a job
@@ -1133,18 +1134,18 @@ def diff_traces(
         # more turn of the loop before it (df's statfs of another session's mount), re-joining
         # good behaviour in a run exiting as the good runs did: the host's listing is longer.
         if not exit_changed:
-            reorder |= (max_cls == 0) & recovered & has_novel & _extra_entries(p, bs, regions, novel & ~explained)
+            reorder |= (max_cls == 0) & recovered & has_novel & _extra_entries(p, bs, regions, novel)
         # A region whose only new events are descriptors plumbed (a pipe made, dup2'd onto a
         # child's stdin before its exec, closed), re-joining good behaviour in a run exiting as
         # the good runs did: which descriptor a child got is timing (see _descriptor_plumbing).
         if same_exit:
             reorder |= (max_cls == 0) & recovered & has_novel & _descriptor_plumbing(p, bs, regions,
-                                                                                      novel & ~explained)
+                                                                                      novel)
             # ... or whose only new events reset a path's attributes right after the thread's
             # check of that path found them off: the check is the good runs' too, what it found
             # is timing (see _attributes_retouched).
             reorder |= (max_cls == 0) & recovered & has_novel & _attributes_retouched(p, bs, regions,
-                                                                                       novel & ~explained)
+                                                                                       novel)
         # A region whose only difference from the good runs is sleeping (its calls without its
         # sleeps have only windows the good runs have), in a run exiting as they did: a backoff
         # slept as often as the machine was slow (see _only_slept).
@@ -1155,13 +1156,13 @@ def diff_traces(
             # _known_step_elsewhere: the JVM's VM Thread recounting the CPUs as its GC grows)
             if (max_cls == 0).any():
                 reach = teardown.good_reach(bs, gs, (b_start, b_end), (g_start, g_end), matched_role, seq_rows)
-                reorder |= _known_step_elsewhere((bs, gs), regions, max_cls, novel & ~explained, gh, role_hash, k,
+                reorder |= _known_step_elsewhere((bs, gs), regions, max_cls, novel, gh, role_hash, k,
                                                  (b_start, b_end), reach)
         # A call the diffed run's environment refused, whose role the thread gave to another
         # means before going on with the good runs' work, in a run exiting as they did: the same
         # work by another route (see _recovered_fallbacks), listed with the reorderings.
         if same_exit and (max_cls > 0).any():
-            reorder |= _recovered_fallbacks(p, rows, bs, regions, named, b_cls, novel & ~explained, recovered, nb,
+            reorder |= _recovered_fallbacks(p, rows, bs, regions, named, b_cls, novel, recovered, nb,
                                             load_fallbacks(), _GoodMessages(good, nb))
         # An error-free region right after a wait that timed out (see _TimedOutWaits) is no
         # reordering even when its events are known ones (the close and exit path every run has):
