@@ -156,6 +156,15 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
+def _comm(pid: int) -> str:
+    """pid's command name; "" once it is gone (the shell's `mv` child exits and is reaped
+    between the listing of children and this read: round 37's stop CI)."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text()
+    except OSError:
+        return ""
+
+
 def wait_for_file(path: Path, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -336,7 +345,7 @@ def test_sigterm_reaches_the_commands_children_too(need_bpf, tmp_path):
         # SIGTERM before the fork ends sh alone, and no sleep is there to check)
         shell = int(ready.read_text())
         deadline = time.monotonic() + 60
-        while not any(Path(f"/proc/{c}/comm").read_text() == "sleep\n" for c in _children(shell)):
+        while not any(_comm(c) == "sleep\n" for c in _children(shell)):
             assert time.monotonic() < deadline, "sleep never started"
             time.sleep(0.02)
         proc.send_signal(signal.SIGTERM)
