@@ -13,12 +13,12 @@ import datetime as dt
 from airflow.sdk import Asset, Param, dag, get_current_context, task
 from airflow.sdk.exceptions import AirflowSkipException
 
-from baseline.pipeline.allocator import configure_allocator
+from baseline.pipeline.allocator import configure_task_process
 
 # The task process parses this file, then the task body imports baseline.pipeline (and with it
-# polars): polars' allocator reads its setting at that import, so it is set here, at parse time,
-# as the `baseline` console script sets it (a setting in _RJEM_MALLOC_CONF still wins)
-configure_allocator()
+# polars, later numpy): polars' allocator and OpenBLAS read their settings when they load, so
+# they are set here, at parse time, as the console scripts set them (the user's settings win)
+configure_task_process()
 
 TRACEBASE_DATASET = Asset(name="tracebase_dataset", uri="file:///tracebase/dataset")
 

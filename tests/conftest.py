@@ -191,6 +191,23 @@ def _device_nodes_intact():
         pytest.fail(f"this test damaged the machine's device nodes: {', '.join(broken)}", pytrace=False)
 
 
+# Process settings a test's in-process DAG parse makes (dags/ call configure_task_process at
+# parse time, as an Airflow task process does), put back after the test: the worker's later
+# subprocesses would take OpenBLAS's one thread or the allocator setting for the user's own.
+_PROCESS_SETTINGS = ("_RJEM_MALLOC_CONF", "OPENBLAS_NUM_THREADS")
+_PROCESS_SETTINGS_AT_START = {name: os.environ.get(name) for name in _PROCESS_SETTINGS}
+
+
+@pytest.fixture(autouse=True)
+def _process_settings_restored():
+    yield
+    for name, value in _PROCESS_SETTINGS_AT_START.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 # Signal handlers a test leaves behind, restored after it: Airflow's dag.test() installs a SIGTERM
 # handler that only sets a flag (and SIGALRM timeouts) and never puts them back, so every later
 # test ran with them. A multiprocessing pool forked after that could not be terminated: its

@@ -76,29 +76,36 @@ def test_a_users_setting_wins(fleet, tmp_path):
 
 # What an Airflow task process does before the task body runs: parse its DAG file (here with
 # DagBag, as the task runner does), then the body imports baseline.pipeline and with it polars.
-# Printed: whether polars was imported by the parse, then jemalloc's settings on stderr.
+# Printed: whether polars or numpy was imported by the parse, OpenBLAS's thread count once numpy
+# is loaded (threadpoolctl asks the library itself), then jemalloc's settings on stderr.
 DAG_TASK_ORDER = """
 import sys
 from airflow.dag_processing.dagbag import DagBag
 bag = DagBag(dag_folder=sys.argv[1])
 assert not bag.import_errors, bag.import_errors
-print("polars imported by the parse:", "polars" in sys.modules)
+print("polars or numpy imported by the parse:", "polars" in sys.modules or "numpy" in sys.modules)
 from baseline.pipeline import tasks  # the task bodies' own import
 import polars as pl
 print(pl.Series(range(100_000)).sum())
+import numpy, threadpoolctl
+print("openblas threads:", [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["internal_api"] == "openblas"])
 """
 
 
 @pytest.mark.parametrize("dag_file", ["baseline_audit.py", "trace_ingest.py", "probe_coverage_weekly.py"])
-def test_a_dag_task_process_runs_with_the_allocator_setting(dag_file):
+def test_a_dag_task_process_runs_with_the_console_scripts_settings(dag_file, monkeypatch):
     """Airflow runs a task in a process that parses the DAG file, then runs the task body, which
-    imports polars: the setting the console script makes must be made by then (on main it was
-    not: jemalloc kept polars' dirty_decay_ms 500 and muzzy_decay_ms 1000 in the audit task)."""
+    imports polars: the settings the console scripts make must be made by then (jemalloc kept
+    polars' dirty_decay_ms 500 and muzzy_decay_ms 1000 in the audit task until round twenty-one;
+    OpenBLAS started a spinning thread per further CPU until round thirty-eight)."""
+    for name in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
     argv = [sys.executable, "-c", DAG_TASK_ORDER, os.path.join(REPO, "dags", dag_file)]
     r, settings = _settings(argv, "confirm_conf:true")
-    assert "polars imported by the parse: False" in r.stdout, r.stdout  # else no setting could reach it
+    assert "polars or numpy imported by the parse: False" in r.stdout, r.stdout  # else no setting could reach them
     assert _last(settings, "muzzy_decay_ms") == "0", settings
     assert _last(settings, "dirty_decay_ms") == "100", settings
+    assert "openblas threads: [1]" in r.stdout, r.stdout
 
 
 def test_configure_allocator_is_idempotent():

@@ -3,7 +3,7 @@ console script (baseline.cli; not for the streaming learners, STREAMING_COMMANDS
 DAG files (dags/), whose task processes import polars inside the task body, after the DAG file
 has been parsed in that same process.
 
-Imports nothing heavy: it must run before anything imports polars.
+Imports nothing heavy: it must run before anything imports polars (or numpy).
 """
 
 from __future__ import annotations
@@ -46,3 +46,15 @@ def configure_allocator(environ: MutableMapping[str, str] = os.environ, command:
     if user == ALLOCATOR_CONF or (user or "").startswith(ALLOCATOR_CONF + ","):
         return
     environ["_RJEM_MALLOC_CONF"] = f"{ALLOCATOR_CONF},{user}" if user else ALLOCATOR_CONF
+
+
+def configure_task_process() -> None:
+    """What an Airflow task process of ours sets at DAG-file parse time, before its task body
+    imports polars and, through pyarrow, numpy: the allocator setting (configure_allocator) and
+    one OpenBLAS thread (tracer.startup: no task calls a BLAS routine, and each further thread
+    spins on a core for ~0.1 CPU s a process), as the console scripts do. The user's settings
+    win. pandas is not refused here: the process is Airflow's, whose own code may use it."""
+    from tracer.startup import single_threaded_blas
+
+    configure_allocator()
+    single_threaded_blas()
