@@ -277,9 +277,11 @@ never dropped.
 like the good runs' (a validator exiting 3; the only other sign is the bytes it wrote, which
 tokens leave out). With no other anomaly, that is one (kind ``divergence``, score 2.5), named
 by the bad run's last write to stdout/stderr/a tty/a pipe (its message; else its last event),
-and a warning says both statuses; a region named by an event that says nothing (exit_group,
-END) or by a message catalog lookup is named by that write instead when it is the same
-thread's, within 4k rows before or after; so is an error-free region that never re-joins,
+and a warning says both statuses; a region named by a message catalog lookup is named by the
+message it was for, the thread's first such write after it (within 4k rows) that the good runs
+do not make (`_message_translated`: tsort reports a loop, then writes the order it could make);
+failing that, and for a region named by an event that says nothing (exit_group, END), by the
+run's last write when it is the same thread's, within 4k rows before or after; so is an error-free region that never re-joins,
 opened by an event the good runs have (known events in another order: xz -T2's main thread
 reading ahead of its decoder threads), when the write is its thread's, after its start; and so
 is an error-free region that never re-joins, named by one more turn of a search -- a successful
@@ -417,6 +419,7 @@ from baseline.run.rules.blame import (
     _last_output,
     _leftover_then_message,
     _message_after,
+    _message_translated,
     _new_pathless_errors,
     _quoted_error,
     _raw_outcome_changes,
@@ -1210,6 +1213,10 @@ def diff_traces(
                 # an error-free divergence right after a wait that timed out: the timeout is
                 # where the run left the good runs' way (what follows is the program's reaction)
                 ev, ev_seq = rows.event(int(timed_out[r])), int(p.seq[timed_out[r]])
+            elif (message_row >= 0 and catalog[pos]
+                    and (said := _message_translated(p, bs, pos, int(b_end[sid]), novel, 4 * k)) >= 0):
+                # the run exits with another status: the message the lookup translated says why
+                ev, ev_seq = rows.event(said), int(p.seq[said])
             elif (message_row >= 0 and (_says_nothing(ev) or catalog[pos])
                     and _near(p, message_row, bs, pos, 4 * k)):
                 # the run exits with another status: what it wrote last says why

@@ -14,6 +14,7 @@ from scenarios import (
     real_eleventh,
     real_fifteenth,
     real_fifth,
+    real_fiftieth,
     real_fortieth,
     real_fortyeighth,
     real_fortyfifth,
@@ -158,6 +159,8 @@ SETS: list[RealSet] = [
             real_fortyeighth.quiet_teardown),
     RealSet("real_fortyninth", real_fortyninth.REAL_FORTYNINTH, real_fortyninth.QUIET_FORTYNINTH,
             real_fortyninth.quiet_teardown),
+    RealSet("real_fiftieth", real_fiftieth.REAL_FIFTIETH, real_fiftieth.QUIET_FIFTIETH,
+            real_fiftieth.quiet_teardown),
 ]
 
 

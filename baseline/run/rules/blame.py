@@ -271,6 +271,27 @@ def _last_output(p: Prepared, nb: int) -> int:
     return int(written[np.argmax(p.seq[written])]) if len(written) else -1
 
 
+def _message_translated(p: Prepared, bs: align.Streams, pos: int, stop: int, novel: np.ndarray, window: int) -> int:
+    """The bad row of the message a message catalog lookup (bad position `pos`) was made for:
+    the first write to stdout/stderr/a tty/a pipe (the events column output) of its thread
+    after it, within `window` positions (`stop`: the end of the thread's positions), that is new
+    to the good runs (`novel`); -1 when there is none. gettext opens the catalog on the first
+    message it translates, so that write is the run's error message, even when the program goes
+    on writing its other output after it (tsort reporting a loop, then printing the order it
+    could make, exit 1). A write the good runs make too before it is passed over: coreutils'
+    error() flushes stdout before it writes the message (join's joined lines so far)."""
+    if p.order is None or "output" not in p.table.column_names:
+        return -1
+    span = np.arange(pos + 1, min(stop, pos + 1 + window))
+    rows = bs.orig[span]
+    span, rows = span[rows >= 0], rows[rows >= 0]
+    if not len(rows):
+        return -1
+    written = numpy_of(p.table.column("output").is_valid())[np.asarray(p.order)[rows]]
+    hit = np.flatnonzero(written & novel[span])
+    return int(rows[hit[0]]) if len(hit) else -1
+
+
 def _message_after(p: Prepared, bs: align.Streams, row: int, start: int, seq_rows: np.ndarray) -> bool:
     """Whether bad row `row` (the run's last message) is its thread's, at or after bad position
     `start` (a region running to the thread's end: the message is inside it)."""
