@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import random
 import subprocess
+import time
 from pathlib import Path
 
 from .files import run_quiet, shell_argv, token, write_file
@@ -225,6 +226,13 @@ def _git_image(lower: Path) -> None:
     write_file(repo / "README", _text(2, 9))
     for _ in range(4):
         write_file(repo / "plugins" / f"p_{token(3)}.py", _text(2, 30))
+    # files an image was built from are older than its index: written within the same clock tick
+    # as the index (a fast run) they are "racily clean" and git mv re-reads each one to compare
+    # its content, on a loaded machine it does not -- two good runs that differ by timing alone
+    # (the good-vs-good check failed ~1 run in 10 under load)
+    hour_ago = time.time() - 3600
+    for path in [repo / "README", *(repo / "plugins").iterdir()]:
+        os.utime(path, (hour_ago, hour_ago))
     for argv in (["init", "-q", "-b", "main", "."], ["add", "-A"], ["commit", "-q", "-m", f"image {token(4)}"]):
         subprocess.run(["git", *argv], cwd=repo, env=GIT_ENV, check=True, capture_output=True)
 
