@@ -89,6 +89,23 @@ def test_source_blamed_when_the_bad_run_shows_it_missing(tmp_path):
     assert (bif["path"], bif["path2"]) == ("/srv/out/a.txt", "/srv/in/a.txt")
 
 
+@pytest.mark.parametrize(("source", "target"), [("/var/log/app/epilog.log.3", "/var/log/app/epilog.log.4"),
+                                                ("/var/log/app/old/epilog.log.3", "/var/log/app/epilog.log.4"),
+                                                ("/epilog.log.3", "/epilog.log.4")])
+def test_a_lookup_error_is_the_sources_when_the_targets_directory_is_on_its_path(tmp_path, source, target):
+    # a log rotation's mv chain (real_fiftyfirst: `mv -f log.3 log.4` with log.3 removed):
+    # renameat2 ENOENT, and nothing before says the source is missing (mv stats it only after)
+    # -- but the target's directory is the source's, or one of its ancestors: that lookup
+    # cannot fail where the source's succeeded, so the missing name is the source
+    body = [("renameat2", None, source, target, None), ("exit_group", None, None, None, None)]
+    bad_body = [("renameat2", "ENOENT", source, target, None), ("newfstatat", "ENOENT", source, None, None),
+                ("write", None, "/dev/pts/0", None, "mv: cannot stat: No such file or directory\n"), body[1]]
+    g = [trace(tmp_path / f"g{i}.parquet", START + body, f"g{i}", pid=10 + i) for i in range(2)]
+    b = trace(tmp_path / "b.parquet", START + bad_body, "b", pid=99, kind="failure")
+    bif = diff_traces(g, b, expected=NONE).bifurcation
+    assert (bif["probe"], bif["errno"], bif["path"], bif["path2"]) == ("renameat2", "ENOENT", source, target)
+
+
 def test_an_entry_matching_the_second_path_makes_the_error_expected(tmp_path):
     body = [("renameat", "EXDEV", "/srv/in/a.txt", "/mnt/other/a.txt", None), ("exit_group", None, None, None, None)]
     g = [trace(tmp_path / "g.parquet", START + [("renameat", None, "/srv/in/b.txt", "/srv/in/c.txt", None),

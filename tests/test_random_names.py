@@ -196,6 +196,21 @@ def test_a_single_class_mkstemp_draw_is_the_same_place_as_a_mixed_one(good_token
     assert masked[base + bad_token].endswith(".TMP-<rand>")
 
 
+@pytest.mark.parametrize(("good", "bad"), [
+    ("/s/ranks/rank-240/.core.14683.pJNCNL", "/s/ranks/rank-112/.core.48770.nrxqja"),
+    ("/s/ranks/rank-247/profile/.trace-0.json.8QNQbQ", "/s/ranks/rank-117/profile/.trace-0.json.flsxxc"),
+])
+def test_a_single_class_draw_beside_numbers_of_the_same_length(good, bad):
+    # rsync -a writes each file through a mkstemp temporary `.<name>.XXXXXX`; a core.<pid> that
+    # one good run and the bad run have, in another rank's directory: the rank and the pid differ
+    # in digits only (both <n> by the digit rule), and the single-class draw `nrxqja` at the random
+    # place was left a word beside them (real_fiftyfirst's rsync noise case: ~1 run in 13)
+    goods = [[good, "/s/ranks/MANIFEST"], ["/s/ranks/MANIFEST"]]
+    masked = _masked(goods, [bad, "/s/ranks/MANIFEST"])
+    assert masked[bad] == masked[good]
+    assert masked[bad].endswith(".<rand>") and "rank-<n>" in masked[bad]
+
+
 def test_a_word_beside_a_random_name_of_another_length_keeps_its_name():
     # the relaxation needs the same place of the same shape: a fixed file next to the random
     # ones (`config.lock` against `aB3xYz.lock` is that shape; `settings.lock` is not) and a

@@ -1266,7 +1266,7 @@ def diff_traces(
                     good_instead.append(_event(rows, gs, q))
             proc = {"pid": ev["pid"], "tid": ev["tid"], "comm": ev["comm"], "role": s_role[sid]}
             path, npath, other = ev["path"], ev["npath"], ev["path2"]
-            if other is not None and _blames_target(p, int(bs.orig[pos]), nb, ev["probe"], ev["errno"]):
+            if other is not None and _blames_target(p, int(bs.orig[pos]), nb, ev["probe"], ev["errno"], (path, other)):
                 path, npath, other = other, _normalised(p, other), path
             # What the bad run printed from here on; after a content-free call (getpid...),
             # also the next event that says something.

@@ -440,7 +440,7 @@ class _TwinIndex:
     on both sides (`learn`, step 2). So the candidate's tokens must be found unchanged
 
     * at every place shorter than `MIN_TOKEN` that is not a number (`_drawn_alike` never
-      takes such a token; a number may be one of another length, moved), and at every place
+      takes such a token; a number is <n> whatever its digits and length: moved), and at every place
       holding a "_" in a token that does not look random (`tmp_obj_abcdef`, a single-class
       draw: `_drawn_alike` takes it beside nothing), or
     * at every place where it is not hex.
@@ -788,11 +788,15 @@ class NameTemplates:
                     # where it agrees with the candidate at the places no template could vary
                     # (`_TwinIndex`: the search was quadratic when a candidate had no twin)
                     for other in itertools.chain(
-                            exact.twins((seps, lengths), runs, lengths),
+                            exact.twins((seps, lengths), runs, number_shape),
                             (o for o in numbered.twins((seps, number_shape), runs, number_shape)
                              if _lengths(o) != lengths)):
-                        # numbers are <n> by DIGIT_RULES whichever they are: no wildcards, no fixed tokens
-                        moved = frozenset(j for j in numbers if runs[j] != other[j] and len(runs[j]) != len(other[j]))
+                        # numbers are <n> by DIGIT_RULES whichever they are: no wildcards, no fixed
+                        # tokens -- also two of one length (rank-112 and rank-240, pids 48770 and
+                        # 14683 beside rsync's .core.<pid>.XXXXXX: as varying places they made the
+                        # single-class draw `nrxqja` the only random-looking place of three)
+                        moved = frozenset(j for j in numbers if runs[j] != other[j]
+                                          and (len(runs[j]) != len(other[j]) or _is_number(other[j])))
                         varying = frozenset(j for j in range(len(runs)) if runs[j] != other[j]) - moved
                         randomish = [j for j in varying if _drawn_alike(runs[j], other[j])]
                         rest_hex = all(set(runs[j]) <= _HEX and set(other[j]) <= _HEX for j in varying)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno as errno_names
 import os
+import posixpath
 from typing import Any
 
 import numpy as np
@@ -493,19 +494,34 @@ def _exit_anomaly(p: Prepared, rows: _Rows, nb: int, message_row: int, context: 
     }
 
 
-def _blames_target(p: Prepared, row: int, nb: int, probe: str, errno: str | None) -> bool:
-    """Whether the error of a two-path call (rename/link: source, target) is the target's:
-    errors about the destination are (but not a RENAME_NOREPLACE rename's EPERM); a lookup
-    error (ENOENT, ENOTDIR, ...) is unless the bad run showed the source failing the same way
-    before."""
+def _blames_target(p: Prepared, row: int, nb: int, probe: str, errno: str | None,
+                   paths: tuple[str | None, str | None] = (None, None)) -> bool:
+    """Whether the error of a two-path call (rename/link: source, target; `paths` as recorded)
+    is the target's: errors about the destination are (but not a RENAME_NOREPLACE rename's
+    EPERM); a lookup error (ENOENT, ENOTDIR, ...) is unless the bad run showed the source failing
+    the same way before, or the target's directory is on the source's path
+    (`_target_directory_on_source_path`)."""
     if probe not in TWO_PATH_PROBES or errno not in TARGET_ERRNOS or row < 0:
         return False
     if errno in SOURCE_ERRNOS.get(probe, ()):
+        return False
+    if errno in ("ENOENT", "ENOTDIR", "ELOOP") and _target_directory_on_source_path(*paths):
         return False
     if errno in ("ENOENT", "ENOTDIR", "ELOOP", "ENAMETOOLONG"):
         same = (p.plainpath[:nb] == p.plainpath[row]) & (p.errno[:nb] == p.errno[row]) & (p.seq[:nb] < p.seq[row])
         return not bool(same.any())
     return not (errno == "EPERM" and _no_replace_rename(p, row))
+
+
+def _target_directory_on_source_path(source: str | None, target: str | None) -> bool:
+    """Whether the target's directory is the source's or one of its ancestors: then a lookup
+    error of the call (ENOENT, ENOTDIR, ELOOP) cannot be the target directory's alone -- the
+    source's lookup walks the same components -- and is the source's (a log rotation's `mv
+    log.3 log.4` when log.3 is the missing generation: the target's directory is there)."""
+    if not source or not target:
+        return False
+    src_dir, dst_dir = posixpath.dirname(source), posixpath.dirname(target)
+    return src_dir == dst_dir or src_dir.startswith(dst_dir.rstrip("/") + "/")
 
 
 def _no_replace_rename(p: Prepared, row: int) -> bool:
