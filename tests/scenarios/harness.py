@@ -32,6 +32,39 @@ ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.U
 PY = ["/usr/bin/python3", "-S"]
 
 
+class RunTurns:
+    """Which run of a case a setup is building, for sets whose good runs process other data
+    each (as a job's good traces really do: yesterday's files, today's): the good runs take
+    their data in turn (index 0, 1, 2, ...), the bad run its own (-1; the count starts over)."""
+
+    def __init__(self) -> None:
+        self.good_runs: dict[str, int] = {}  # case (its base directory's name) -> good runs set up
+
+    def index(self, base: Path, bad: bool) -> int:
+        """The good run's index (0, 1, 2, ...), or -1 for the bad run."""
+        if bad:
+            self.good_runs[base.name] = 0
+            return -1
+        i = self.good_runs.get(base.name, 0)
+        self.good_runs[base.name] = i + 1
+        return i
+
+    def pick(self, base: Path, bad: bool, goods: list, bad_value):
+        """This run's value: the good runs' in turn, or the bad run's."""
+        i = self.index(base, bad)
+        return bad_value if i < 0 else goods[i % len(goods)]
+
+
+def sh_argv(script: str, *args: str) -> Callable[[Path], list[str]]:
+    """argv(base): `sh -c script sh BASE ARGS...` (the same line in every run, a job script's)."""
+    return lambda b: ["/bin/sh", "-c", script, "sh", str(b), *args]
+
+
+def argv_in(cmd: list[str]) -> Callable[[Path], list[str]]:
+    """argv(base): `cmd` with every `{b}` the case's base directory."""
+    return lambda b: [c.replace("{b}", str(b)) for c in cmd]
+
+
 @dataclass
 class Scenario:
     """One injected fault.

@@ -66,8 +66,11 @@ from .files import chown_nobody, mounted_tmpfs, run_quiet, token, write_file
 from .harness import (
     ROOT,
     NoAnomalyCase,
+    RunTurns,
     Scenario,
     _port_block,
+    argv_in,
+    sh_argv,
     skip_if_loopback_down,
     unmount_under,
 )
@@ -80,32 +83,7 @@ MKDIR = frozenset({"mkdir", "mkdirat"})
 
 STORE_PORT, STORE_NOISE_PORT = _port_block(2)  # the rendezvous store's (fault case, noise case)
 
-# how many good runs of each case were set up (the good runs take their allocations in turn)
-_GOOD_COUNT: dict[str, int] = {}
-
-
-def _run_index(base: Path, bad: bool) -> int:
-    """The good run's index (0, 1, 2, ...), or -1 for the bad run."""
-    if bad:
-        _GOOD_COUNT[base.name] = 0
-        return -1
-    i = _GOOD_COUNT.get(base.name, 0)
-    _GOOD_COUNT[base.name] = i + 1
-    return i
-
-
-def _pick(base: Path, bad: bool, goods: list, bad_value):
-    i = _run_index(base, bad)
-    return bad_value if i < 0 else goods[i % len(goods)]
-
-
-def _sh(script: str, *args: str):
-    """argv(base): `sh -c script sh BASE ARGS...` (the same line in every run, a launcher's)."""
-    return lambda b: ["/bin/sh", "-c", script, "sh", str(b), *args]
-
-
-def _argv(cmd: list[str]):
-    return lambda b: [c.replace("{b}", str(b)) for c in cmd]
+_TURNS = RunTurns()  # which good run of each case is being set up
 
 
 def _nodes(n: int, pool: int = 400) -> list[str]:
@@ -124,7 +102,7 @@ def _inventory_rows(nodes: list[str]) -> list[str]:
 
 
 def join_build(base: Path, bad: bool, count: int | None = None) -> None:
-    count = count or _pick(base, bad, [4, 16, 8], 12)
+    count = count or _TURNS.pick(base, bad, [4, 16, 8], 12)
     inventory = _nodes(count + random.randrange(2, 9), pool=300)
     alloc = sorted(random.sample(inventory, count))
     rows = _inventory_rows(inventory)
@@ -144,7 +122,7 @@ NUMFMT_SH = ('exec /usr/bin/numfmt -d, --field=3 --from=iec --header < "$1/inven
 
 
 def numfmt_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [4, 16, 8], 12)
+    count = _TURNS.pick(base, bad, [4, 16, 8], 12)
     rows = [f"{n},{random.choice([4, 8])},{random.choice(['512G', '1T', '1536G', '2T'])}" for n in _nodes(count)]
     if bad:  # the third node's agent was upgraded: it reports IEC units with the "i"
         host, gpus, _mem = rows[2].split(",")
@@ -169,7 +147,7 @@ def _stage_lines(nodes: list[str], profile: bool) -> list[str]:
 
 
 def tsort_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [4, 16, 8], 12)
+    count = _TURNS.pick(base, bad, [4, 16, 8], 12)
     lines = _stage_lines(_nodes(count), profile=False)
     if bad:  # "collect the old logs before staging": collect-logs -> stage-data closes a loop
         lines.insert(3, "collect-logs stage-data")
@@ -194,7 +172,7 @@ def _launch_yaml(nodes: list[str], hcas: bool = True, tab: bool = False) -> str:
 
 
 def yq_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [4, 16, 8], 12)
+    count = _TURNS.pick(base, bad, [4, 16, 8], 12)
     write_file(base / "conf" / "launch.yaml", _launch_yaml(_nodes(count), tab=bad))
     (base / "run").mkdir()
 
@@ -279,7 +257,7 @@ def _rdv_env(base: Path, port: int, nnodes: int) -> None:
 
 
 def preflight_build(base: Path, bad: bool) -> None:
-    nnodes = _pick(base, bad, [4, 16, 8], 12)
+    nnodes = _TURNS.pick(base, bad, [4, 16, 8], 12)
     _rdv_env(base, STORE_PORT, nnodes)
     if not bad:  # on the bad day the store's service did not come back after the node reboot
         STORE.start(STORE_PORT)
@@ -298,7 +276,7 @@ def _agent_report(node: str, gpus: int, hcas: bool = True) -> str:
 
 
 def jq_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [4, 16, 8], 12)
+    count = _TURNS.pick(base, bad, [4, 16, 8], 12)
     for k, node in enumerate(_nodes(count)):
         path = write_file(base / "agents" / f"{node}.json", _agent_report(node, random.choice([4, 8])))
         if bad and k == 2:  # the re-imaged node's agent runs with umask 077
@@ -312,7 +290,7 @@ COLUMN_SH = 'exec /usr/bin/column -t -s, "$1/run/ranktable.csv" > "$1/run/rankta
 
 
 def column_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [4, 16, 8], 12)
+    count = _TURNS.pick(base, bad, [4, 16, 8], 12)
     job = random.randrange(10**5, 10**6)
     rows = ["rank,host,local_rank,gpu,hca"]
     for n, node in enumerate(_nodes(count)):
@@ -341,7 +319,7 @@ def _rankfile_inputs(base: Path, nodes: list[str], gpus: int, limits: str) -> No
 
 
 def awk_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [4, 16, 8], 12)
+    count = _TURNS.pick(base, bad, [4, 16, 8], 12)
     # the site profile: open files raised everywhere; the bad host's copy also caps file sizes (2 KiB)
     limits = "ulimit -n 4096\n" + ("ulimit -f 4\n" if bad else "")
     _rankfile_inputs(base, _nodes(count), 8, limits)
@@ -353,7 +331,7 @@ TEE_SH = ('/usr/bin/sort -u "$1/run/hosts.txt" | /usr/bin/tee "$1/shared/job/hos
 
 
 def tee_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [4, 16, 8], 12)
+    count = _TURNS.pick(base, bad, [4, 16, 8], 12)
     nodes = _nodes(count)
     lines = [f"{n} slots=8" for n in nodes for _ in range(random.choice([1, 2]))]  # one line per task: repeats
     random.shuffle(lines)
@@ -383,7 +361,7 @@ def _lock_inputs(base: Path, count: int, attempts: int) -> None:
 
 
 def lock_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [4, 16, 8], 12)
+    count = _TURNS.pick(base, bad, [4, 16, 8], 12)
     _lock_inputs(base, count, 1)
     if bad:  # the earlier attempt's launcher was OOM-killed holding the lock
         write_file(base / "rdv" / "launch.lock" / "owner", f"{random.randrange(2000, 90000)}\n")
@@ -417,7 +395,7 @@ def _m4_inputs(base: Path, nodes: list[str], gpus: int, hcas: bool) -> None:
 
 
 def m4_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [4, 16, 8], 12)
+    count = _TURNS.pick(base, bad, [4, 16, 8], 12)
     _m4_inputs(base, _nodes(count), 8, hcas=True)
     mounted_tmpfs(base / "shm", "1m")
     if bad:  # the previous job's rank 0 left its 1020 KiB staging buffer: 4 KiB free
@@ -426,27 +404,27 @@ def m4_build(base: Path, bad: bool) -> None:
 
 def _sc(name, program, argv, build, probe, errno, path, *, teardown=None, unprivileged=False, description=""):
     if isinstance(argv, list):
-        argv = _argv(argv)
+        argv = argv_in(argv)
     return Scenario(name, program, argv, build, probe, errno, path, teardown=teardown, unprivileged=unprivileged,
                     description=description)
 
 
 REAL_FIFTIETH: list[Scenario] = [
-    _sc("t50_join_inventory_appended_node", "join --check-order (allocations of 4, 16, 8 nodes)", _sh(JOIN_SH),
+    _sc("t50_join_inventory_appended_node", "join --check-order (allocations of 4, 16, 8 nodes)", sh_argv(JOIN_SH),
         join_build, WRITE, None, lambda b: STDERR,
         description="join --check-order -t, of the allocation's nodelist with the sorted node inventory; the "
                     "bad day's inventory has a node the registrar appended at the end out of order (and in the "
                     "allocation): no call fails, join writes 'is not sorted' to stderr, exit 1"),
-    _sc("t50_numfmt_mem_iec_i_suffix", "numfmt --from=iec (4, 16, 8 nodes)", _sh(NUMFMT_SH), numfmt_build, WRITE,
+    _sc("t50_numfmt_mem_iec_i_suffix", "numfmt --from=iec (4, 16, 8 nodes)", sh_argv(NUMFMT_SH), numfmt_build, WRITE,
         None, lambda b: STDERR,
         description="numfmt --from=iec of the inventory's memory column (512G, 1T, 1536G, 2T); one node's "
                     "upgraded agent reports 1536Gi: no call fails, 'invalid suffix in input' on stderr, exit 2"),
-    _sc("t50_tsort_launch_stage_loop", "tsort (stages with 4, 16, 8 per-node checks)", _sh(TSORT_SH),
+    _sc("t50_tsort_launch_stage_loop", "tsort (stages with 4, 16, 8 per-node checks)", sh_argv(TSORT_SH),
         tsort_build, WRITE, None, lambda b: STDERR,
         description="tsort of the launch stages (fetch-image -> stage-data -> check-ib -> check-nccl -> launch "
                     "-> collect-logs, a GPU check per node); the bad edit adds collect-logs -> stage-data: no "
                     "call fails, tsort writes 'input contains a loop' to stderr, exit 1"),
-    _sc("t50_yq_launch_yaml_tab", "yq -r (launch.yaml of 4, 16, 8 hosts)", _sh(YQ_SH, YQ_FILTER), yq_build,
+    _sc("t50_yq_launch_yaml_tab", "yq -r (launch.yaml of 4, 16, 8 hosts)", sh_argv(YQ_SH, YQ_FILTER), yq_build,
         WRITE, None, lambda b: STDERR,
         description="yq -r of the NCCL block of the job's launch.yaml into an env file; a hand edit indented "
                     "one key with a tab: no call fails, yq writes 'Error running jq: ScannerError' to stderr "
@@ -456,30 +434,30 @@ REAL_FIFTIETH: list[Scenario] = [
         description="the launcher's bash pre-flight sources rdv.env and opens /dev/tcp/127.0.0.1/PORT to the "
                     "rendezvous store, says HELLO and reads OK; on the bad day the store is not running: "
                     "connect ECONNREFUSED, exit 3"),
-    _sc("t50_jq_agent_report_0600", "jq -s as nobody (4, 16, 8 agent reports)", _sh(JQ_SH, JQ_FILTER), jq_build,
+    _sc("t50_jq_agent_report_0600", "jq -s as nobody (4, 16, 8 agent reports)", sh_argv(JQ_SH, JQ_FILTER), jq_build,
         OPEN, "EACCES", lambda b: f"{b}/agents/gpu-h100-*.json", unprivileged=True,
         description="jq -s as nobody over agents/<node>.json (4 or 8 GPUs each) into a rank table; the bad "
                     "allocation's third report was written 0600 root by a re-imaged node's agent: openat EACCES, "
                     "exit 2"),
-    _sc("t50_column_ranktable_stale_link", "column -t (rank tables of 32, 128, 64 ranks)", _sh(COLUMN_SH),
+    _sc("t50_column_ranktable_stale_link", "column -t (rank tables of 32, 128, 64 ranks)", sh_argv(COLUMN_SH),
         column_build, OPEN, "ENOENT", lambda b: f"{b}/run/ranktable.csv",
         description="column -t -s, of run/ranktable.csv, a link to ../ranktables/job-<id>.csv; on the bad day "
                     "the link names the previous job's table, which the cleaner removed: openat ENOENT, exit 1"),
-    _sc("t50_awk_rankfile_ulimit_f", "awk rankfile under the site's limits (4, 16, 8 nodes)", _sh(AWK_SH),
+    _sc("t50_awk_rankfile_ulimit_f", "awk rankfile under the site's limits (4, 16, 8 nodes)", sh_argv(AWK_SH),
         awk_build, WRITE, "EFBIG", lambda b: f"{b}/run/rankfile",
         description="awk writes the MPI rankfile (rank N=host slot=S:G, 8 per node) after the launcher sources "
                     "the site's limits; the bad host's copy has ulimit -f 4 (2 KiB): the first write of 4096 "
                     "is cut to 2048, the next fails EFBIG and SIGXFSZ kills awk"),
-    _sc("t50_tee_hostfile_shared_ro", "tee after sort -u (hostfiles of 4, 16, 8 nodes)", _sh(TEE_SH), tee_build,
+    _sc("t50_tee_hostfile_shared_ro", "tee after sort -u (hostfiles of 4, 16, 8 nodes)", sh_argv(TEE_SH), tee_build,
         OPEN, "EROFS", lambda b: f"{b}/shared/job/hostfile", teardown=unmount_under,
         description="sort -u of the per-task host list piped to tee, which publishes the hostfile to the "
                     "shared job directory; on the bad head node that directory is mounted read-only: tee's "
                     "openat O_CREAT fails EROFS (tee still copies to its stdout, exit 1)"),
-    _sc("t50_mkdir_stale_launch_lock", "mkdir lock directory (4, 16, 8 nodes)", _sh(LOCK_SH), lock_build, MKDIR,
+    _sc("t50_mkdir_stale_launch_lock", "mkdir lock directory (4, 16, 8 nodes)", sh_argv(LOCK_SH), lock_build, MKDIR,
         "EEXIST", lambda b: f"{b}/rdv/launch.lock",
         description="the launcher takes its lock with mkdir rdv/launch.lock, records the attempt, removes the "
                     "lock; a crashed earlier attempt left the lock directory: mkdir EEXIST, exit 75"),
-    _sc("t50_m4_rank_env_shm_full", "m4 per-rank env (32, 128, 64 ranks) into a tmpfs", _sh(M4_SH), m4_build,
+    _sc("t50_m4_rank_env_shm_full", "m4 per-rank env (32, 128, 64 ranks) into a tmpfs", sh_argv(M4_SH), m4_build,
         WRITE, "ENOSPC", lambda b: f"{b}/shm/ranks.env", teardown=unmount_under,
         description="m4 renders ranks.env (8 lines a rank) into shm/, a 1 MiB tmpfs; the previous job's "
                     "staging buffer left 4 KiB: write ENOSPC, m4 'write error', exit 1"),
@@ -526,25 +504,25 @@ def lock_noise(base: Path, run: int) -> None:
 
 
 QUIET_FIFTIETH: list[NoAnomalyCase] = [
-    NoAnomalyCase("t50_join_allocation_sizes", _sh(JOIN_SH), join_noise, runs=4,
+    NoAnomalyCase("t50_join_allocation_sizes", sh_argv(JOIN_SH), join_noise, runs=4,
                   description="join --check-order of allocations of 4, 16, 8, 12 nodes with inventories of 2 to "
                               "8 more nodes (other names each run)"),
-    NoAnomalyCase("t50_tsort_optional_profiler_stage", _sh(TSORT_SH), tsort_noise, runs=4,
+    NoAnomalyCase("t50_tsort_optional_profiler_stage", sh_argv(TSORT_SH), tsort_noise, runs=4,
                   description="tsort of the launch stages with 2, 16, 8, 5 per-node GPU checks; runs 1 and 3 "
                               "have the optional start-profiler stage"),
-    NoAnomalyCase("t50_jq_agent_reports_gpu_counts", _sh(JQ_SH, JQ_FILTER), jq_noise, runs=4,
+    NoAnomalyCase("t50_jq_agent_reports_gpu_counts", sh_argv(JQ_SH, JQ_FILTER), jq_noise, runs=4,
                   description="jq -s over 2, 16, 8, 5 agent reports of 4 or 8 GPUs, one node of each run after "
                               "the first without an HCA (an empty list)"),
     NoAnomalyCase("t50_bash_preflight_store_latency", _preflight_argv, preflight_noise, runs=4,
                   description="the bash /dev/tcp pre-flight against a store that answers after 0, 20, 60, 5 ms "
                               "(bash's read of the reply blocks for as long)"),
-    NoAnomalyCase("t50_m4_cluster_with_or_without_ib", _sh(M4_SH), m4_noise, runs=4,
+    NoAnomalyCase("t50_m4_cluster_with_or_without_ib", sh_argv(M4_SH), m4_noise, runs=4,
                   description="m4 per-rank env for 2, 16, 8, 5 nodes of 8 or 4 GPUs; run 2's cluster defines no "
                               "IB_HCAS (the ifdef's other branch: NCCL_IB_DISABLE=1); into a plain directory"),
-    NoAnomalyCase("t50_awk_rankfile_sizes", _sh(AWK_SH), awk_noise, runs=4,
+    NoAnomalyCase("t50_awk_rankfile_sizes", sh_argv(AWK_SH), awk_noise, runs=4,
                   description="awk rankfiles of 16, 128, 64, 48 ranks (2 to 32 nodes of 8 or 4 GPUs): one "
                               "buffer flush to several"),
-    NoAnomalyCase("t50_mkdir_lock_earlier_attempts", _sh(LOCK_SH), lock_noise, runs=4,
+    NoAnomalyCase("t50_mkdir_lock_earlier_attempts", sh_argv(LOCK_SH), lock_noise, runs=4,
                   description="the mkdir lock taken and released in a rendezvous directory holding 0, 3, 1, 5 "
                               "earlier attempts' records"),
 ]
@@ -554,8 +532,8 @@ def quiet_teardown() -> None:
     """Stop the store, unmount anything a case of this set left mounted (a failed teardown) and
     forget the runs' counts."""
     STORE.stop()
-    for name in [*_GOOD_COUNT, *(s.name for s in REAL_FIFTIETH), *(c.name for c in QUIET_FIFTIETH)]:
+    for name in [*_TURNS.good_runs, *(s.name for s in REAL_FIFTIETH), *(c.name for c in QUIET_FIFTIETH)]:
         base = ROOT / name
         if base.exists():
             unmount_under(base)
-    _GOOD_COUNT.clear()
+    _TURNS.good_runs.clear()

@@ -56,35 +56,22 @@ import tarfile
 from pathlib import Path
 
 from .files import mounted_tmpfs, random_text, run_quiet, token, write_file
-from .harness import ROOT, NoAnomalyCase, Scenario, unmount_under
+from .harness import (
+    ROOT,
+    NoAnomalyCase,
+    RunTurns,
+    Scenario,
+    argv_in,
+    sh_argv,
+    unmount_under,
+)
 
 STDERR = "/dev/null"  # the runs' stdout and stderr: where a message without an errno goes
 STAT = frozenset({"newfstatat", "stat", "lstat", "statx", "fstatat64"})
 OPEN = frozenset({"openat", "open"})
 WRITE = frozenset({"write", "writev"})
 
-# how many good runs of each case were set up (the good runs take their data in turn)
-_GOOD_COUNT: dict[str, int] = {}
-
-
-def _run_index(base: Path, bad: bool) -> int:
-    """The good run's index (0, 1, 2, ...), or -1 for the bad run."""
-    if bad:
-        _GOOD_COUNT[base.name] = 0
-        return -1
-    i = _GOOD_COUNT.get(base.name, 0)
-    _GOOD_COUNT[base.name] = i + 1
-    return i
-
-
-def _pick(base: Path, bad: bool, goods: list, bad_value):
-    i = _run_index(base, bad)
-    return bad_value if i < 0 else goods[i % len(goods)]
-
-
-def _sh(script: str):
-    """argv(base): `sh -c script sh BASE` (the same line in every run, a cron job's)."""
-    return lambda b: ["/bin/sh", "-c", script, "sh", str(b)]
+_TURNS = RunTurns()  # which good run of each case is being set up
 
 
 def _seq_names(n: int, fmt: str, start: int | None = None) -> list[str]:
@@ -105,7 +92,7 @@ BZIP2_SH = 'exec /usr/bin/bzip2 -t "$1"/incoming/*.bz2'
 
 
 def bzip2_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [3, 11, 7], 5)
+    count = _TURNS.pick(base, bad, [3, 11, 7], 5)
     for k, name in enumerate(_seq_names(count, "part-{:05d}.bz2")):
         lines = random.choice([1, 20, 400]) if k else 0  # the first part of a night can be empty
         data = bz2.compress(random_text(lines, lines + 1).encode() if lines else b"")
@@ -125,7 +112,7 @@ def _events(n: int) -> str:
 
 
 def jq_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [3, 11, 7], 6)
+    count = _TURNS.pick(base, bad, [3, 11, 7], 6)
     for k, day in enumerate(_days(count)):
         path = base / "events" / f"{day}.json"
         if bad and k == 3:  # an unpacked partition landed where the day's file belongs
@@ -142,7 +129,7 @@ XZ_SH = 'exec /usr/bin/xz -k -T1 -0 "$1"/dump/*.bin'
 
 
 def xz_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [3, 11, 7], 4)
+    count = _TURNS.pick(base, bad, [3, 11, 7], 4)
     for k in range(count):
         name = token(20) + ".bin"  # a sha1-like hash
         if bad and k == 1:  # an exporter that names the dump by its whole key: 250 hex + .bin = 254
@@ -157,7 +144,7 @@ SHA_SH = 'cd "$1/data" && exec /usr/bin/sha224sum -c --quiet "$1/MANIFEST"'
 def sha_build(base: Path, bad: bool) -> None:
     import hashlib
 
-    parts = _pick(base, bad, [(3, 1), (2, 4), (5, 2)], (4, 2))  # (partitions, files per partition)
+    parts = _TURNS.pick(base, bad, [(3, 1), (2, 4), (5, 2)], (4, 2))  # (partitions, files per partition)
     lines = []
     for k, day in enumerate(_days(parts[0])):
         for j in range(parts[1]):
@@ -176,7 +163,7 @@ CP = ["/usr/bin/cp", "-rL", "{b}/site", "{b}/backup"]
 
 
 def cp_build(base: Path, bad: bool) -> None:
-    depth, extra = _pick(base, bad, [(1, False), (3, True), (2, False)], (2, True))
+    depth, extra = _TURNS.pick(base, bad, [(1, False), (3, True), (2, False)], (2, True))
     d = base / "site"
     for _level in range(depth):
         d = d / f"section-{random.randrange(1, 90):02d}"
@@ -197,7 +184,7 @@ ZSTD = ["/usr/bin/zstd", "-q", "-r", "-c", "{b}/logs"]
 def zstd_build(base: Path, bad: bool) -> None:
     # the third good run's hosts and the bad run's were all seen by the first two (a new host is a
     # noise case of its own: t49_tar_czf_new_host_dir)
-    hosts, files = _pick(base, bad, [(["web-01", "db-01"], 1), (["web-01", "web-02", "db-01", "cache-03"], 3),
+    hosts, files = _TURNS.pick(base, bad, [(["web-01", "db-01"], 1), (["web-01", "web-02", "db-01", "cache-03"], 3),
                                      (["db-01", "web-02", "cache-03"], 2)], (["web-02", "db-01", "web-01"], 3))
     for h, host in enumerate(hosts):
         for f in range(files):
@@ -233,7 +220,7 @@ SPOOL = ["/usr/bin/python3", "-S", "{b}/bin/spool_reader.py", "{b}"]
 
 
 def spool_build(base: Path, bad: bool) -> None:
-    count, expired = _pick(base, bad, [(3, 1), (11, 3), (7, 2)], (5, 2))
+    count, expired = _TURNS.pick(base, bad, [(3, 1), (11, 3), (7, 2)], (5, 2))
     write_file(base / "bin" / "spool_reader.py", SPOOL_PY)
     names = [f"{host}-{random.randrange(10000):05d}.csv" for host in HOSTS[:min(count, len(HOSTS))]]
     names += [f"extra-{k:03d}.csv" for k in range(count - len(names))]
@@ -254,7 +241,7 @@ AWK_SH = 'exec /usr/bin/awk -F, "{print FILENAME, \\$1, \\$2 * 2}" "$1"/in/*.csv
 
 
 def awk_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [3, 11, 7], 5)
+    count = _TURNS.pick(base, bad, [3, 11, 7], 5)
     for k, day in enumerate(_days(count)):
         rows = 0 if k == 1 else random.choice([30, 900]) if k % 2 else random.randrange(100, 500)  # 2nd day: none
         write_file(base / "in" / f"{day}.csv", "".join(f"{random.choice(HOSTS)},{random.randrange(999)}\n"
@@ -280,7 +267,7 @@ def _tgz(files: dict[str, bytes]) -> bytes:
 
 
 def tar_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [3, 11, 7], 5)
+    count = _TURNS.pick(base, bad, [3, 11, 7], 5)
     first = random.randrange(1000)
     files = {f"bundle/rec-{first + k:05d}.dat": os.urandom(random.choice([10, 3000, 40000])) for k in range(count)}
     if bad:  # big enough that the cut falls inside the compressed data
@@ -299,7 +286,7 @@ LZ4_SH = 'exec /usr/bin/lz4 -q -d -m "$1"/segments/*.lz4'
 def lz4_build(base: Path, bad: bool) -> None:
     # the bad run's store has a host none of the good runs had (api-ams-9, sorted first): its segment is
     # the first whose output cannot be created
-    hosts = _pick(base, bad, [HOSTS[:3], HOSTS[:8], HOSTS[1:6]], ["api-ams-9", *HOSTS[2:5]])
+    hosts = _TURNS.pick(base, bad, [HOSTS[:3], HOSTS[:8], HOSTS[1:6]], ["api-ams-9", *HOSTS[2:5]])
     seg = base / "segments"
     for host in hosts:
         raw = seg / f"{host}-{_days(1)[0]}.log"
@@ -315,7 +302,7 @@ CPIO_SH = 'cd "$1/out" && exec /usr/bin/cpio --quiet -idm < "$1/incoming/batch.c
 
 
 def cpio_build(base: Path, bad: bool) -> None:
-    count = _pick(base, bad, [3, 11, 7], 5)
+    count = _TURNS.pick(base, bad, [3, 11, 7], 5)
     src = base / "src"
     first = random.randrange(1000)
     names = []
@@ -344,20 +331,20 @@ def _sc(name, program, argv, build, probe, errno, path, *, teardown=None, unpriv
 
 
 REAL_FORTYNINTH: list[Scenario] = [
-    _sc("t49_bzip2_t_part_cut_short", "bzip2 -t (3, 11, 7 parts)", _sh(BZIP2_SH), bzip2_build, WRITE, None,
+    _sc("t49_bzip2_t_part_cut_short", "bzip2 -t (3, 11, 7 parts)", sh_argv(BZIP2_SH), bzip2_build, WRITE, None,
         lambda b: STDERR,
         description="bzip2 -t of part-000NN.bz2 files: 3, 11, 7 of them in the good runs (one empty, the rest "
                     "1 to 400 lines), 5 in the bad run, whose third was cut in half: no call fails, bzip2 "
                     "writes 'file ends unexpectedly' to stderr, exit 2"),
-    _sc("t49_jq_day_is_a_directory", "jq (3, 11, 7 daily files)", _sh(JQ_SH), jq_build,
+    _sc("t49_jq_day_is_a_directory", "jq (3, 11, 7 daily files)", sh_argv(JQ_SH), jq_build,
         frozenset({"read", "pread64"}), "EISDIR", lambda b: f"{b}/events/2026-11-*.json",
         description="jq over events/YYYY-MM-DD.json: 3, 11, 7 days (some empty, some 40 events); the bad run's "
                     "6 days have one that is a directory (an unpacked partition): read EISDIR, exit 2"),
-    _sc("t49_xz_dump_name_too_long", "xz -k (3, 11, 7 hash-named dumps)", _sh(XZ_SH), xz_build, OPEN,
+    _sc("t49_xz_dump_name_too_long", "xz -k (3, 11, 7 hash-named dumps)", sh_argv(XZ_SH), xz_build, OPEN,
         "ENAMETOOLONG", lambda b: f"{b}/dump/ff*.bin.xz",
         description="xz -k of dump/<sha1>.bin: other counts and sizes; the bad run's 4 dumps have one whose "
                     "name is 254 bytes: the openat O_CREAT|O_EXCL of NAME.xz (257) fails ENAMETOOLONG"),
-    _sc("t49_sha224sum_partition_missing", "sha224sum -c (manifests of other partitions)", _sh(SHA_SH), sha_build,
+    _sc("t49_sha224sum_partition_missing", "sha224sum -c (manifests of other partitions)", sh_argv(SHA_SH), sha_build,
         OPEN, "ENOENT", lambda b: "*dt=2026-11-*/part-0000*.csv",
         description="sha224sum -c of a MANIFEST naming dt=YYYY-MM-DD/part-NNNNN.csv: 3x1, 2x4, 5x2 files in "
                     "the good runs; the bad run's 4x2 has a partition never delivered: openat ENOENT"),
@@ -374,7 +361,7 @@ REAL_FORTYNINTH: list[Scenario] = [
         description="a reader lists spool/*.csv (3, 11, 7 hostname-named files), the retention sweep removes "
                     "1, 3, 0 archive copies; on the bad day it also removes a listed spool file: the reader's "
                     "openat of it fails ENOENT"),
-    _sc("t49_awk_merge_fs_full", "awk (3, 11, 7 daily CSVs)", _sh(AWK_SH), awk_build, WRITE, "ENOSPC",
+    _sc("t49_awk_merge_fs_full", "awk (3, 11, 7 daily CSVs)", sh_argv(AWK_SH), awk_build, WRITE, "ENOSPC",
         lambda b: f"{b}/out/merged.txt", teardown=unmount_under,
         description="awk merges in/YYYY-MM-DD.csv (0 to 900 rows each) into out/ (a 1 MiB tmpfs); the bad "
                     "day's tmpfs holds last month's file: 16 KiB left, write ENOSPC"),
@@ -382,12 +369,12 @@ REAL_FORTYNINTH: list[Scenario] = [
         lambda b: STDERR,
         description="tar -xzf of a bundle of 3, 11, 7 files of 10 B to 40 KB; the bad bundle stops at 60 %: "
                     "gzip (tar's child) writes 'unexpected end of file', tar 'Unexpected EOF', exit 2"),
-    _sc("t49_lz4_segments_read_only", "lz4 -d -m (3, 8, 5 host segments)", _sh(LZ4_SH), lz4_build, OPEN, "EROFS",
+    _sc("t49_lz4_segments_read_only", "lz4 -d -m (3, 8, 5 host segments)", sh_argv(LZ4_SH), lz4_build, OPEN, "EROFS",
         lambda b: f"{b}/segments/api-ams-9-*.log", teardown=unmount_under,
         description="lz4 -d -m of segments/<host>-<date>.log.lz4 next to themselves (3, 8, 5 hosts); the bad "
                     "host's store, with a host the good runs never had, is mounted read-only: the openat O_CREAT "
                     "of the first .log (the new host's) fails EROFS"),
-    _sc("t49_cpio_batch_truncated", "cpio --quiet -idm (3, 11, 7 records)", _sh(CPIO_SH), cpio_build, WRITE, None,
+    _sc("t49_cpio_batch_truncated", "cpio --quiet -idm (3, 11, 7 records)", sh_argv(CPIO_SH), cpio_build, WRITE, None,
         lambda b: STDERR,
         description="cpio -idm of newc archives of 3, 11, 7 records of 100 B or 5 KB; the bad one (5 records "
                     "and a 20 KB one) stops inside its last member: cpio's 512-byte reads of stdin come back "
@@ -524,33 +511,29 @@ def spool_noise(base: Path, run: int) -> None:
     write_file(base / "expired.txt", "".join(f"{g}\n" for g in gone))
 
 
-def _argv(cmd: list[str]):
-    return lambda b: [c.replace("{b}", str(b)) for c in cmd]
-
-
 QUIET_FORTYNINTH: list[NoAnomalyCase] = [
-    NoAnomalyCase("t49_find_lake_one_level_less", _argv(LAKE), lake_noise, runs=4,
+    NoAnomalyCase("t49_find_lake_one_level_less", argv_in(LAKE), lake_noise, runs=4,
                   description="find lake -name '*.parquet' over year=/month=/day= partitions (3 days, 5 days "
                               "in two months, 2 days), then a month compacted flat: its parts straight under "
                               "month=, one directory level less than every good run"),
-    NoAnomalyCase("t49_jq_days_empty_or_missing", _sh(JQ_SH), jq_noise, runs=4,
+    NoAnomalyCase("t49_jq_days_empty_or_missing", sh_argv(JQ_SH), jq_noise, runs=4,
                   description="jq over 3, 11, 7, 6 daily event files: one run has an empty day, another a day "
                               "with no file at all"),
-    NoAnomalyCase("t49_find_short_hash_names", _argv(FIND), find_noise, runs=4,
+    NoAnomalyCase("t49_find_short_hash_names", argv_in(FIND), find_noise, runs=4,
                   description="find objects -name '*.obj' over a store of short-hash-named objects (objects/3f/"
                               "9a1c2.obj, some under pack/ or pack/old/): other hashes, counts and depths each run"),
-    NoAnomalyCase("t49_grep_errors_match_or_not", _sh(GREP_SH), grep_noise, runs=4,
+    NoAnomalyCase("t49_grep_errors_match_or_not", sh_argv(GREP_SH), grep_noise, runs=4,
                   description="grep -h 'ERROR|FATAL' over 3, 11, 7, 5 logs: matches in three runs, none in the "
                               "third (grep exits 1, the job script 0)"),
-    NoAnomalyCase("t49_sqlite3_tables_other_sizes", _argv(SQLITE), sqlite_noise, runs=4,
+    NoAnomalyCase("t49_sqlite3_tables_other_sizes", argv_in(SQLITE), sqlite_noise, runs=4,
                   description="sqlite3 count/sum over a table of 5, 20000, 0, 700 rows (1 to ~100 pages read)"),
-    NoAnomalyCase("t49_py_config_optional_section", _argv(JOB), job_noise, runs=4,
+    NoAnomalyCase("t49_py_config_optional_section", argv_in(JOB), job_noise, runs=4,
                   description="a Python job (configparser, csv) whose job.ini has an optional [proxy] section or "
                               "not, over 3, 11, 7, 5 daily CSVs of 0 to 300 rows"),
-    NoAnomalyCase("t49_tar_czf_new_host_dir", _argv(TARC), tar_noise, runs=4,
+    NoAnomalyCase("t49_tar_czf_new_host_dir", argv_in(TARC), tar_noise, runs=4,
                   description="tar -czf of trees of 3, 11, 7, 5 files of 0 B to 30 KB at depth 1 to 3 under "
                               "web-01/ and db-01/; the last night's tree has a new host's directory, edge-fra-2/"),
-    NoAnomalyCase("t49_py_sweep_list_empty", _argv(SPOOL), spool_noise, runs=4,
+    NoAnomalyCase("t49_py_sweep_list_empty", argv_in(SPOOL), spool_noise, runs=4,
                   description="the spool reader of t49_py_spool_file_swept, no fault: its sweep removes 1, 3, 2 "
                               "archive copies, then none on the last day (expired.txt empty: its read answers 0 "
                               "bytes at once)"),
@@ -560,8 +543,8 @@ QUIET_FORTYNINTH: list[NoAnomalyCase] = [
 def quiet_teardown() -> None:
     """Unmount anything a case of this set left mounted (a failed teardown) and forget the runs'
     counts."""
-    for name in list(_GOOD_COUNT):
+    for name in list(_TURNS.good_runs):
         base = ROOT / name
         if base.exists():
             unmount_under(base)
-    _GOOD_COUNT.clear()
+    _TURNS.good_runs.clear()

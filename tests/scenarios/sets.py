@@ -15,6 +15,7 @@ from scenarios import (
     real_fifteenth,
     real_fifth,
     real_fiftieth,
+    real_fiftyfirst,
     real_fortieth,
     real_fortyeighth,
     real_fortyfifth,
@@ -161,6 +162,8 @@ SETS: list[RealSet] = [
             real_fortyninth.quiet_teardown),
     RealSet("real_fiftieth", real_fiftieth.REAL_FIFTIETH, real_fiftieth.QUIET_FIFTIETH,
             real_fiftieth.quiet_teardown),
+    RealSet("real_fiftyfirst", real_fiftyfirst.REAL_FIFTYFIRST, real_fiftyfirst.QUIET_FIFTYFIRST,
+            real_fiftyfirst.quiet_teardown),
 ]
 
 
