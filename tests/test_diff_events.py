@@ -91,7 +91,8 @@ def test_source_blamed_when_the_bad_run_shows_it_missing(tmp_path):
 
 @pytest.mark.parametrize(("source", "target"), [("/var/log/app/epilog.log.3", "/var/log/app/epilog.log.4"),
                                                 ("/var/log/app/old/epilog.log.3", "/var/log/app/epilog.log.4"),
-                                                ("/epilog.log.3", "/epilog.log.4")])
+                                                ("/epilog.log.3", "/epilog.log.4"),
+                                                ("old/epilog.log.3", "epilog.log.4")])  # relative: the cwd
 def test_a_lookup_error_is_the_sources_when_the_targets_directory_is_on_its_path(tmp_path, source, target):
     # a log rotation's mv chain (real_fiftyfirst: `mv -f log.3 log.4` with log.3 removed):
     # renameat2 ENOENT, and nothing before says the source is missing (mv stats it only after)

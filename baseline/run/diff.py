@@ -281,8 +281,8 @@ and a warning says both statuses; a region named by a message catalog lookup is 
 message it was for, the thread's first such write after it (within 4k rows) that the good runs
 do not make (`_message_translated`: tsort reports a loop, then writes the order it could make);
 failing that, and for a region named by an event that says nothing (exit_group, END), by the
-run's last write when it is the same thread's, within 4k rows before or after; so is an error-free region that never re-joins,
-opened by an event the good runs have (known events in another order: xz -T2's main thread
+run's last write when it is the same thread's, within 4k rows before or after; so is an
+error-free region that never re-joins, opened by an event the good runs have (known events in another order: xz -T2's main thread
 reading ahead of its decoder threads), when the write is its thread's, after its start; and so
 is an error-free region that never re-joins, named by one more turn of a search -- a successful
 lookup right after the same call on another path (`_search_went_on`: a module left out, the

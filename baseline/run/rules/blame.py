@@ -521,6 +521,8 @@ def _target_directory_on_source_path(source: str | None, target: str | None) -> 
     if not source or not target:
         return False
     src_dir, dst_dir = posixpath.dirname(source), posixpath.dirname(target)
+    if not dst_dir:  # the working directory: on the path of every relative source
+        return not source.startswith("/")
     return src_dir == dst_dir or src_dir.startswith(dst_dir.rstrip("/") + "/")
 
 
