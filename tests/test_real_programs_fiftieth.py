@@ -9,7 +9,7 @@ rankfile and the hostfile written, the launcher's lock taken, the per-rank envir
 with good runs over allocations of other sizes and node names, amid noise cases of such good runs
 alone.
 
-Written blind (round fifty): every expectation is the call strace -f shows for the bad run. The
+Written blind (round thirty-eight): every expectation is the call strace -f shows for the bad run. The
 table of outcomes is printed at the end of the module.
 """
 

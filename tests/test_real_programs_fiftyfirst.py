@@ -8,7 +8,7 @@ the node's logs rotated, the job's secrets shredded, its scratch removed and its
 released -- with good runs of jobs that had other numbers of the node's GPUs, amid noise cases of
 such good runs alone.
 
-Written blind (round fifty-one): every expectation is the call strace -f shows for the bad run. The
+Written blind (round thirty-eight): every expectation is the call strace -f shows for the bad run. The
 table of outcomes is printed at the end of the module.
 """
 
