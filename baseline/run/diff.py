@@ -282,8 +282,9 @@ message it was for, the thread's first such write after it (within 4k rows) that
 do not make (`_message_translated`: tsort reports a loop, then writes the order it could make);
 failing that, and for a region named by an event that says nothing (exit_group, END), by the
 run's last write when it is the same thread's, within 4k rows before or after; so is an
-error-free region that never re-joins, opened by an event the good runs have (known events in another order: xz -T2's main thread
-reading ahead of its decoder threads), when the write is its thread's, after its start; and so
+error-free region that never re-joins, opened by an event the good runs have (known events in
+another order: xz -T2's main thread reading ahead of its decoder threads), when the write is
+its thread's, after its start; and so
 is an error-free region that never re-joins, named by one more turn of a search -- a successful
 lookup right after the same call on another path (`_search_went_on`: a module left out, the
 import system's search going on past the directory the good runs found it in) -- when the write
@@ -564,6 +565,13 @@ def _stream_roles(p: Prepared) -> tuple[np.ndarray, list[str], list[str]]:
 def _lost_events(table: EventColumns) -> int:
     """The events the recordings of `table` say they lost (lost_events: one value per trace)."""
     return sum(v for v in trace_values(table, "lost_events") if v is not None and v > 0)
+
+
+def _known_and_error_free(regions: align.Regions, b_cls: np.ndarray, novel: np.ndarray) -> np.ndarray:
+    """Per region: no error and no event new to the good runs -- their work, in another order
+    or cut short (the SIGPIPE rule and the idempotent mkdir's, before the regions' maxima are
+    taken once for the naming below)."""
+    return (regions.max_over(b_cls) == 0) & ~regions.max_over(novel)
 
 
 def diff_traces(
@@ -984,7 +992,7 @@ def diff_traces(
     # its reader left is timing -- its error-free end, of calls the good runs made, drops out
     if len(regions) and same_exit and (sigpipe_streams & is_bad_stream).any():
         to_end = (regions.end == b_end[regions.sid] - 1) & sigpipe_streams[regions.sid]
-        keep_r = ~(to_end & (regions.max_over(b_cls) == 0) & ~regions.max_over(novel))
+        keep_r = ~(to_end & _known_and_error_free(regions, b_cls, novel))
         if not keep_r.all():
             regions = align.Regions(regions.start[keep_r], regions.end[keep_r], regions.sid[keep_r])
 
@@ -995,7 +1003,7 @@ def diff_traces(
         # An idempotent mkdir the thread's divergence follows within a window (the path was
         # a file, not a directory: mkdir -p and makedirs fail right after their check) is
         # that divergence's cause: its EEXIST is an outcome change again.
-        plain = same_exit & (regions.max_over(b_cls) == 0) & ~regions.max_over(novel)
+        plain = same_exit & _known_and_error_free(regions, b_cls, novel)
         _idem_mkdir_causes(bs, regions, idem_mkdir[idem_mkdir < nb], b_cls, b_oc, k, plain)
     if len(regions):
         max_cls = regions.max_over(b_cls)

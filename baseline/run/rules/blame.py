@@ -288,7 +288,9 @@ def _message_translated(p: Prepared, bs: align.Streams, pos: int, stop: int, nov
     span, rows = span[rows >= 0], rows[rows >= 0]
     if not len(rows):
         return -1
-    written = numpy_of(p.table.column("output").is_valid())[np.asarray(p.order)[rows]]
+    # (the window's rows only: the whole column's validity is two million values)
+    taken = p.table.column("output").take(pa.array(np.asarray(p.order)[rows]))
+    written = numpy_of(taken.is_valid())
     hit = np.flatnonzero(written & novel[span])
     return int(rows[hit[0]]) if len(hit) else -1
 
