@@ -69,7 +69,6 @@ from .harness import (
     RunTurns,
     Scenario,
     _port_block,
-    argv_in,
     sh_argv,
     skip_if_loopback_down,
     unmount_under,
@@ -402,62 +401,55 @@ def m4_build(base: Path, bad: bool) -> None:
         write_file(base / "shm" / "nccl-staging.buf", b"\0" * (1024 - 4) * 1024)
 
 
-def _sc(name, program, argv, build, probe, errno, path, *, teardown=None, unprivileged=False, description=""):
-    if isinstance(argv, list):
-        argv = argv_in(argv)
-    return Scenario(name, program, argv, build, probe, errno, path, teardown=teardown, unprivileged=unprivileged,
-                    description=description)
-
-
 REAL_FIFTIETH: list[Scenario] = [
-    _sc("t50_join_inventory_appended_node", "join --check-order (allocations of 4, 16, 8 nodes)", sh_argv(JOIN_SH),
+    Scenario("t50_join_inventory_appended_node", "join --check-order (allocations of 4, 16, 8 nodes)", sh_argv(JOIN_SH),
         join_build, WRITE, None, lambda b: STDERR,
         description="join --check-order -t, of the allocation's nodelist with the sorted node inventory; the "
                     "bad day's inventory has a node the registrar appended at the end out of order (and in the "
                     "allocation): no call fails, join writes 'is not sorted' to stderr, exit 1"),
-    _sc("t50_numfmt_mem_iec_i_suffix", "numfmt --from=iec (4, 16, 8 nodes)", sh_argv(NUMFMT_SH), numfmt_build, WRITE,
+    Scenario("t50_numfmt_mem_iec_i_suffix", "numfmt --from=iec (4, 16, 8 nodes)", sh_argv(NUMFMT_SH), numfmt_build, WRITE,
         None, lambda b: STDERR,
         description="numfmt --from=iec of the inventory's memory column (512G, 1T, 1536G, 2T); one node's "
                     "upgraded agent reports 1536Gi: no call fails, 'invalid suffix in input' on stderr, exit 2"),
-    _sc("t50_tsort_launch_stage_loop", "tsort (stages with 4, 16, 8 per-node checks)", sh_argv(TSORT_SH),
+    Scenario("t50_tsort_launch_stage_loop", "tsort (stages with 4, 16, 8 per-node checks)", sh_argv(TSORT_SH),
         tsort_build, WRITE, None, lambda b: STDERR,
         description="tsort of the launch stages (fetch-image -> stage-data -> check-ib -> check-nccl -> launch "
                     "-> collect-logs, a GPU check per node); the bad edit adds collect-logs -> stage-data: no "
                     "call fails, tsort writes 'input contains a loop' to stderr, exit 1"),
-    _sc("t50_yq_launch_yaml_tab", "yq -r (launch.yaml of 4, 16, 8 hosts)", sh_argv(YQ_SH, YQ_FILTER), yq_build,
+    Scenario("t50_yq_launch_yaml_tab", "yq -r (launch.yaml of 4, 16, 8 hosts)", sh_argv(YQ_SH, YQ_FILTER), yq_build,
         WRITE, None, lambda b: STDERR,
         description="yq -r of the NCCL block of the job's launch.yaml into an env file; a hand edit indented "
                     "one key with a tab: no call fails, yq writes 'Error running jq: ScannerError' to stderr "
                     "(its jq child gets an empty stdin), exit 1"),
-    _sc("t50_bash_devtcp_store_down", "bash pre-flight: exec 3<>/dev/tcp (store)", _preflight_argv,
+    Scenario("t50_bash_devtcp_store_down", "bash pre-flight: exec 3<>/dev/tcp (store)", _preflight_argv,
         preflight_build, CONNECT, "ECONNREFUSED", lambda b: f"inet:127.0.0.1:{STORE_PORT}", teardown=STORE.stop,
         description="the launcher's bash pre-flight sources rdv.env and opens /dev/tcp/127.0.0.1/PORT to the "
                     "rendezvous store, says HELLO and reads OK; on the bad day the store is not running: "
                     "connect ECONNREFUSED, exit 3"),
-    _sc("t50_jq_agent_report_0600", "jq -s as nobody (4, 16, 8 agent reports)", sh_argv(JQ_SH, JQ_FILTER), jq_build,
+    Scenario("t50_jq_agent_report_0600", "jq -s as nobody (4, 16, 8 agent reports)", sh_argv(JQ_SH, JQ_FILTER), jq_build,
         OPEN, "EACCES", lambda b: f"{b}/agents/gpu-h100-*.json", unprivileged=True,
         description="jq -s as nobody over agents/<node>.json (4 or 8 GPUs each) into a rank table; the bad "
                     "allocation's third report was written 0600 root by a re-imaged node's agent: openat EACCES, "
                     "exit 2"),
-    _sc("t50_column_ranktable_stale_link", "column -t (rank tables of 32, 128, 64 ranks)", sh_argv(COLUMN_SH),
+    Scenario("t50_column_ranktable_stale_link", "column -t (rank tables of 32, 128, 64 ranks)", sh_argv(COLUMN_SH),
         column_build, OPEN, "ENOENT", lambda b: f"{b}/run/ranktable.csv",
         description="column -t -s, of run/ranktable.csv, a link to ../ranktables/job-<id>.csv; on the bad day "
                     "the link names the previous job's table, which the cleaner removed: openat ENOENT, exit 1"),
-    _sc("t50_awk_rankfile_ulimit_f", "awk rankfile under the site's limits (4, 16, 8 nodes)", sh_argv(AWK_SH),
+    Scenario("t50_awk_rankfile_ulimit_f", "awk rankfile under the site's limits (4, 16, 8 nodes)", sh_argv(AWK_SH),
         awk_build, WRITE, "EFBIG", lambda b: f"{b}/run/rankfile",
         description="awk writes the MPI rankfile (rank N=host slot=S:G, 8 per node) after the launcher sources "
                     "the site's limits; the bad host's copy has ulimit -f 4 (2 KiB): the first write of 4096 "
                     "is cut to 2048, the next fails EFBIG and SIGXFSZ kills awk"),
-    _sc("t50_tee_hostfile_shared_ro", "tee after sort -u (hostfiles of 4, 16, 8 nodes)", sh_argv(TEE_SH), tee_build,
+    Scenario("t50_tee_hostfile_shared_ro", "tee after sort -u (hostfiles of 4, 16, 8 nodes)", sh_argv(TEE_SH), tee_build,
         OPEN, "EROFS", lambda b: f"{b}/shared/job/hostfile", teardown=unmount_under,
         description="sort -u of the per-task host list piped to tee, which publishes the hostfile to the "
                     "shared job directory; on the bad head node that directory is mounted read-only: tee's "
                     "openat O_CREAT fails EROFS (tee still copies to its stdout, exit 1)"),
-    _sc("t50_mkdir_stale_launch_lock", "mkdir lock directory (4, 16, 8 nodes)", sh_argv(LOCK_SH), lock_build, MKDIR,
+    Scenario("t50_mkdir_stale_launch_lock", "mkdir lock directory (4, 16, 8 nodes)", sh_argv(LOCK_SH), lock_build, MKDIR,
         "EEXIST", lambda b: f"{b}/rdv/launch.lock",
         description="the launcher takes its lock with mkdir rdv/launch.lock, records the attempt, removes the "
                     "lock; a crashed earlier attempt left the lock directory: mkdir EEXIST, exit 75"),
-    _sc("t50_m4_rank_env_shm_full", "m4 per-rank env (32, 128, 64 ranks) into a tmpfs", sh_argv(M4_SH), m4_build,
+    Scenario("t50_m4_rank_env_shm_full", "m4 per-rank env (32, 128, 64 ranks) into a tmpfs", sh_argv(M4_SH), m4_build,
         WRITE, "ENOSPC", lambda b: f"{b}/shm/ranks.env", teardown=unmount_under,
         description="m4 renders ranks.env (8 lines a rank) into shm/, a 1 MiB tmpfs; the previous job's "
                     "staging buffer left 4 KiB: write ENOSPC, m4 'write error', exit 1"),

@@ -432,8 +432,7 @@ def _teardown(base: Path) -> None:
 
 
 def _sc(name, program, argv, build, probe, errno, path, *, teardown=_teardown, unprivileged=False, description=""):
-    if isinstance(argv, list):
-        argv = argv_in(argv)
+    """A Scenario of the set: its teardown (unmounting, clearing attributes) unless given."""
     return Scenario(name, program, argv, build, probe, errno, path, teardown=teardown, unprivileged=unprivileged,
                     description=description)
 

@@ -324,8 +324,7 @@ def cpio_build(base: Path, bad: bool) -> None:
 
 def _sc(name, program, argv, build, probe, errno, path, *, teardown=None, unprivileged=False, description=""):
     if isinstance(argv, list):
-        cmd = argv
-        argv = lambda b: [c.replace("{b}", str(b)) for c in cmd]  # noqa: E731
+        argv = argv_in(argv)
     return Scenario(name, program, argv, build, probe, errno, path, teardown=teardown, unprivileged=unprivileged,
                     description=description)
 
