@@ -22,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from scenarios.files import huge_page_pool
 from scenarios.harness import Outcome, check_fault_case, check_noise_case, xfail_param
 from scenarios.real_thirteenth import (
     BENCH_ONLY,
@@ -35,14 +36,15 @@ from scenarios.sets import assert_no_program_repeats, assert_set_is_new, earlier
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
 
-# Faults a host's setting makes: with huge pages reserved the segment is made, and with
-# io_uring disabled by sysctl the good runs are refused too; there is no fault to name.
+# Faults a host's setting makes: with io_uring disabled by sysctl the good runs are refused too;
+# there is no fault to name. With huge pages reserved the segment is made: the pool is emptied
+# for that case and other test processes kept out of it (scenarios.files.huge_page_pool).
 NEEDS_SYSCTL = {
-    "sysv_shm_hugetlb_none_reserved": ("vm/nr_hugepages", "= 0", lambda v: v == 0),
     "io_uring_refused_by_profile": ("kernel/io_uring_disabled", "= 0 (or absent)", lambda v: v == 0),
 }
 # A fault the host's topology makes: on a host with a NUMA node 1 the page moves.
 NEEDS_ONE_NODE = {"move_pages_to_missing_node"}
+NEEDS_EMPTY_HUGE_PAGE_POOL = {"sysv_shm_hugetlb_none_reserved"}
 KNOWN_MISSES: dict[str, str] = {}
 # A fallback the good runs never needed, met only in the diffed run and recovered from
 # (io_uring_setup EPERM then epoll, mq_open O_EXCL EEXIST then a join, copy_file_range EXDEV then
@@ -74,7 +76,7 @@ def test_the_set_is_new_and_covers_the_fault_kinds():
             ("epoll_ctl", "EEXIST"), ("fanotify_init", "EPERM")} <= new
     assert len(REAL_THIRTEENTH) >= 15 and len(QUIET_THIRTEENTH) >= 6
     assert names >= BENCH_ONLY and {c.name for c in QUIET_THIRTEENTH} >= QUIET_BENCH_ONLY
-    assert NEEDS_SYSCTL.keys() <= names and names >= NEEDS_ONE_NODE
+    assert NEEDS_SYSCTL.keys() <= names and names >= NEEDS_ONE_NODE | NEEDS_EMPTY_HUGE_PAGE_POOL
     assert KNOWN_MISSES.keys() <= names and (QUIET_MISSES.keys() | FLAKY_QUIET.keys()) <= {c.name for c in QUIET_THIRTEENTH}
 
 
@@ -89,7 +91,14 @@ def test_fault_is_named_and_good_runs_are_quiet(name, thirteenth_recorder, tmp_p
             pytest.skip(f"the fault needs {knob.replace('/', '.')} {wanted}; this host has {value}")
     if name in NEEDS_ONE_NODE and Path("/sys/devices/system/node/node1").exists():
         pytest.skip("the fault needs a host without NUMA node 1; this host has one")
-    check_fault_case(sc, thirteenth_recorder, tmp_path, OUTCOMES, QUIET)
+    if name not in NEEDS_EMPTY_HUGE_PAGE_POOL:
+        check_fault_case(sc, thirteenth_recorder, tmp_path, OUTCOMES, QUIET)
+        return
+    with huge_page_pool(0) as emptied:
+        if not emptied:
+            pytest.skip("the fault needs no huge pages reserved (vm.nr_hugepages 0); this host's pool "
+                        "could not be emptied (pages in use)")
+        check_fault_case(sc, thirteenth_recorder, tmp_path, OUTCOMES, QUIET)
 
 
 @pytest.mark.parametrize("name", [xfail_param(c.name, QUIET_MISSES) for c in TESTED_QUIET])

@@ -16,6 +16,7 @@ from scenarios import (
     real_fifth,
     real_fiftieth,
     real_fiftyfirst,
+    real_fiftysecond,
     real_fortieth,
     real_fortyeighth,
     real_fortyfifth,
@@ -164,6 +165,8 @@ SETS: list[RealSet] = [
             real_fiftieth.quiet_teardown),
     RealSet("real_fiftyfirst", real_fiftyfirst.REAL_FIFTYFIRST, real_fiftyfirst.QUIET_FIFTYFIRST,
             real_fiftyfirst.quiet_teardown),
+    RealSet("real_fiftysecond", real_fiftysecond.REAL_FIFTYSECOND, real_fiftysecond.QUIET_FIFTYSECOND,
+            real_fiftysecond.quiet_teardown),
 ]
 
 
