@@ -17,6 +17,7 @@ from scenarios import (
     real_fiftieth,
     real_fiftyfirst,
     real_fiftysecond,
+    real_fiftythird,
     real_fortieth,
     real_fortyeighth,
     real_fortyfifth,
@@ -167,6 +168,8 @@ SETS: list[RealSet] = [
             real_fiftyfirst.quiet_teardown),
     RealSet("real_fiftysecond", real_fiftysecond.REAL_FIFTYSECOND, real_fiftysecond.QUIET_FIFTYSECOND,
             real_fiftysecond.quiet_teardown),
+    RealSet("real_fiftythird", real_fiftythird.REAL_FIFTYTHIRD, real_fiftythird.QUIET_FIFTYTHIRD,
+            real_fiftythird.quiet_teardown),
 ]
 
 
