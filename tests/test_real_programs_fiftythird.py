@@ -37,14 +37,12 @@ from scenarios.sets import assert_no_program_repeats, assert_set_is_new, set_rec
 OUTCOMES: list[Outcome] = []
 QUIET: list[Outcome] = []
 
-KNOWN_MISSES: dict[str, str] = {
-    "t53_numfmt_locale_en_uk": (
-        "the differ names the last spelling setlocale tries, openat /usr/lib/locale/en/LC_IDENTIFICATION ENOENT, "
-        "not the first failing call, .../en_UK.UTF-8/LC_IDENTIFICATION ENOENT: the good runs' routine miss of "
-        "C.UTF-8/LC_IDENTIFICATION (then C.utf8 found) is learned as '<search>/LC_IDENTIFICATION' and covers the "
-        "bad run's first five spellings (en_UK.UTF-8, en_UK.utf8, en_UK, en.UTF-8, en.utf8), so the report "
-        "loses the locale name the job was configured with"),
-}
+# Fixed since written: t53_numfmt_locale_en_uk was named at the last spelling setlocale tries
+# ('openat ENOENT /usr/lib/locale/en/LC_IDENTIFICATION'): the good runs' routine C.UTF-8 miss
+# masked the walk's earlier turns as '<search>/LC_IDENTIFICATION', the last turn alone kept its
+# path. A failed walk is now reported at its first turn no good run missed
+# (rules.blame._first_of_failed_walk): en_UK.UTF-8, the locale the job was configured with.
+KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
 # A good-vs-good miss that depends on timing (an xfail when it happens, never asserted).
 FLAKY_QUIET: dict[str, str] = {}

@@ -414,6 +414,7 @@ from baseline.run.rules.blame import (
     _exit_anomaly,
     _explained_without,
     _first_of_cascade,
+    _first_of_failed_walk,
     _first_of_repeats,
     _found_where_good_missed,
     _known_errors_after_new,
@@ -1207,6 +1208,10 @@ def diff_traces(
                             outcomes, nb, k)
         named_seq = _seq_of(bs, named, seq_rows)
         _first_of_repeats(p, bs, regions, named, (named_cls > 0) & ~reorder & (reported < 0), score)
+        # A region named by the last turn of a search walk that found nothing is reported at the
+        # walk's first turn no good run missed: what the program asked for (_first_of_failed_walk)
+        for r in np.flatnonzero((named_cls > 0) & (reported < 0) & (timed_out < 0)).tolist():
+            reported[r] = _first_of_failed_walk(p, int(bs.orig[named[r]]), nb)
         order = np.lexsort((named_seq, -score))
         if (~reorder).any():
             first_unexplained = int(_seq_of(bs, regions.start[~reorder], seq_rows).min())

@@ -1,5 +1,6 @@
 """Rules that decide which divergence is named: an outcome change against a new error, the
-first of a cascade or of repeats (`_first_of_cascade`, `_first_of_repeats`), the error a
+first of a cascade or of repeats (`_first_of_cascade`, `_first_of_repeats`), the first turn of
+a search walk that found nothing (`_first_of_failed_walk`), the error a
 message reports (`_quoted_error`, `_silent_before_reported`), a known error that came with a new
 one (`_allowlisted_cause`), the path a two-path call's errno blames (`_blames_target`) and an
 exit status the good runs never had (`_exit_anomaly`)."""
@@ -17,6 +18,9 @@ import pyarrow as pa
 from baseline.run import align, native
 from baseline.run import compute as pc
 from baseline.run.normalize import (
+    BETWEEN_ANY_CALLS,
+    SEARCH_ERRNOS,
+    SEARCH_KEY_OFFSET,
     PerStream,
     Prepared,
     code_in,
@@ -243,6 +247,55 @@ def _first_of_repeats(p: Prepared, bs: align.Streams, regions: align.Regions, na
     for members in groups.values():
         if len(members) > 1:
             score[members] = score[members].max()
+
+
+def _first_of_failed_walk(p: Prepared, row: int, nb: int) -> int:
+    """The row to name for a region named by `row`, the last turn of a search walk that found
+    nothing (a failed lookup after failed lookups of the same file name in other directories,
+    in its thread, with only the scheduler's and allocator's calls between): the walk's first
+    turn at a path where no good run failed, when that is an earlier turn; else -1.
+
+    The last turn is named only because it is the one normalize does not mask as ``<search>``
+    (no lookup follows it), while the turns before it match the good runs' routine misses of
+    the same walk. Its path is where the program gave up, the least telling one: setlocale
+    asked for en_UK.UTF-8 and then tried its own respellings, en_UK.utf8 ... en, the last named
+    (the good runs' C.UTF-8 miss, then C.utf8 found); a $PATH lookup of a removed tool fails
+    in every directory, the good runs' misses before the one where they found it. The first
+    turn no good run missed is what the program asked for, or where the good runs found it."""
+    if row < 0 or row >= nb or p.errno[row] < 0 or int(p.pathkey[row]) >= SEARCH_KEY_OFFSET:
+        return -1
+    if p.errno_values[int(p.errno[row])] not in SEARCH_ERRNOS or p.plainpath[row] < 0:
+        return -1
+    name = posixpath.basename(p.npath_values[int(p.plainpath[row])].rstrip("/"))
+    between = frozenset(codes_where(p.probe_values, BETWEEN_ANY_CALLS).tolist())
+    search = frozenset(codes_where(p.errno_values, SEARCH_ERRNOS).tolist())
+    walk = [row]
+    turn_dir = posixpath.dirname(str(p.value("path", row)).rstrip("/"))
+    q = row - 1
+    while q >= 0 and p.tid[q] == p.tid[row] and p.tkey[q] == p.tkey[row]:
+        if int(p.probe[q]) in between or p.value("path", q) == turn_dir:
+            q -= 1  # (ld.so checks the directory of each failed turn before its next)
+            continue
+        key = int(p.pathkey[q])
+        if (int(p.errno[q]) not in search or key < SEARCH_KEY_OFFSET
+                or p.base_values[key - SEARCH_KEY_OFFSET] != name):
+            break
+        walk.append(q)
+        turn_dir = posixpath.dirname(str(p.value("path", q)).rstrip("/"))
+        q -= 1
+    if len(walk) < 2:
+        return -1
+    walk.reverse()
+    # the good runs' failed lookups of this file name: the masked turns of their walks, and
+    # the unmasked last turns at the paths the walk's turns normalise to
+    turns = np.array(walk, dtype=np.int64)
+    good = np.arange(nb, len(p.errno), dtype=np.int64)
+    failed = good[isin(p.errno[nb:], np.array(sorted(search), dtype=p.errno.dtype))]
+    keys = p.pathkey[failed] if len(failed) else np.zeros(0, dtype=np.int64)
+    same = (keys == int(p.pathkey[walk[0]])) | isin(p.plainpath[failed], unique_ints(p.plainpath[turns]))
+    missed = frozenset(p.raw_path[failed[same]].tolist()) if p.raw_path is not None else frozenset()
+    first = next((t for t in walk if int(p.raw_path[t]) not in missed), row) if p.raw_path is not None else row
+    return -1 if first == row else first
 
 
 def _handled_at_once(p: Prepared, row: int, releases: frozenset[int]) -> bool:
