@@ -314,15 +314,27 @@ def input_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[
 
 
 def _missing_input(text: str) -> None:
-    """Raise the one line for an input path that is not there, with the real reason: a symlink
-    loop (ELOOP), a component that is a file (ENOTDIR), no permission to look (EACCES) were all
-    "no such file or directory" (Path.exists() hides the errno)."""
+    """Raise the one line for an input path that is not there, with the real reason (see
+    `missing_reason`)."""
+    reason = missing_reason(text)
+    if reason is not None:
+        raise TracebaseError(f"{text}: {'no such file or directory' if reason == 'no such file' else reason}")
+
+
+def missing_reason(path: str | os.PathLike) -> str | None:
+    """Why `path` cannot be looked up, for a one-line error, or None when it can: "no such
+    file", else the errno's words -- a symlink loop (ELOOP), a component that is a file
+    (ENOTDIR), no permission to look (EACCES), a name too long were all "no such file"
+    where Path.exists() or is_file() decided (they hide the errno)."""
     try:
-        os.stat(text)
+        os.stat(path)
     except OSError as exc:
         if exc.errno in (errno.ENOENT, None):
-            raise TracebaseError(f"{text}: no such file or directory") from None
-        raise TracebaseError(f"{text}: {exc.strerror or exc}") from None
+            return "no such file"
+        return str(exc.strerror or exc)
+    except ValueError:  # (an embedded NUL byte)
+        return "not a valid path (a NUL byte)"
+    return None
 
 
 def parquet_files_under(directory: Path) -> list[Path]:

@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
     )
     learn.add_argument("good", nargs="+", metavar="GOOD", help="good traces: Parquet files or directories")
-    learn.add_argument("-o", "--output", default=None, metavar="FILE", type=common.output_path("the allowlist YAML (merged in place)"),
+    learn.add_argument("-o", "--output", default=None, metavar="FILE", type=common.output_path("the allowlist YAML (merged in place)", file=True),
                        help="allowlist to create or update (default: ./expected_errors.learned.yaml)")
     learn.add_argument("--min-support", type=common.fraction, default=0.0, metavar="F",
                        help="keep errors seen in at least this fraction of good runs (0..1, default 0)")

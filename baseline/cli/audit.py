@@ -58,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="model file to write (default: DATASET/baseline-model.parquet, where `baseline audit` looks)")
     p.add_argument("--since", metavar="T", type=common.since,
                    help="only traces starting at or after T (ISO date/time, UTC, or a time ago: 2h, 1d)")
-    p.add_argument("--expected-out", metavar="YAML", type=common.output_path("the expected-errors YAML"),
+    p.add_argument("--expected-out", metavar="YAML", type=common.output_path("the expected-errors YAML", file=True),
                    help="also learn fleet expected errors and merge them into this expected_errors.yaml")
     common.add_json(p)
     p.set_defaults(func=handle_learn)
@@ -81,7 +81,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--since", metavar="T", type=common.since,
                    help="only traces/counters at or after T (ISO date/time, UTC, or a time ago: 2h, 1d)")
     common.add_output(p, metavar="DIR", help="output directory (default: DATASET/audit, where `baseline evaluate` looks)")
-    p.add_argument("--html", metavar="FILE", type=common.output_path("the HTML report"),
+    p.add_argument("--html", metavar="FILE", type=common.output_path("the HTML report", file=True),
                    help="also write a self-contained HTML report")
     p.add_argument("--allowlist", metavar="FILE",
                    help="expected-errors YAML (default: the repo's expected_errors.yaml)")
@@ -106,7 +106,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     q.add_argument("dataset", metavar="DATASET")
     q.add_argument("-o", "--output", default="expected_errors.yaml", metavar="YAML",
-                   type=common.output_path("the expected-errors YAML"))
+                   type=common.output_path("the expected-errors YAML", file=True))
     q.add_argument("--since", metavar="T", type=common.since,
                    help="only traces at or after T (ISO date/time, UTC, or a time ago: 2h, 1d)")
     q.add_argument("--min-hosts", type=common.positive_int, default=3, metavar="N")
@@ -120,7 +120,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("findings_dir", metavar="FINDINGS_DIR",
                    help="output of `baseline audit`, or a pipeline findings directory (its LATEST run)")
-    p.add_argument("--html", metavar="FILE", type=common.output_path("the HTML report"),
+    p.add_argument("--html", metavar="FILE", type=common.output_path("the HTML report", file=True),
                    help="also write a self-contained HTML report")
     common.add_json(p, "a summary (counts, top clusters, host alerts)")
     p.set_defaults(func=handle_report)

@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
     )
     p.add_argument("traces", nargs="+", metavar="TRACE", help="events Parquet files or directories")
-    common.add_output(p, help="output JSON file (default: stdout, also `-o -`)", default="-", type=str)
+    common.add_output(p, help="output JSON file (default: stdout, also `-o -`)", default="-",
+                      type=common.output_path("the JSON output", file=True, stdout=True))
     p.add_argument("--diff", action="store_true", help="TRACE... are GOOD... BAD: export the diff")
     p.add_argument("--trace-id", action="append", default=[], metavar="ID",
                    help="only this trace (repeatable; with --diff: the bad trace when BAD holds several)")

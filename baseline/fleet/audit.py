@@ -84,6 +84,7 @@ from baseline.run.allowlist import Entry, ExpectedErrors, load_default
 from tracer import units
 from tracer.atomic import fsync_dir, make_dirs, output_dirs
 from tracer.errors import TracebaseError
+from tracer.inputs import missing_reason
 from tracer.pools import thread_pool
 from tracer.schema import (
     BUCKET_NS,
@@ -2537,11 +2538,15 @@ def read_audit(out_dir: str | os.PathLike) -> AuditResult:
     from tracer.schema import read
 
     out = paths.audit_dir(out_dir)
+    current = out / CURRENT
+    if os.path.lexists(current) and (reason := missing_reason(current)) is not None:
+        # (the tables are links through it: each would be "no such file", the link not named)
+        raise TracebaseError(f"{current}: {reason} (expected the link to the output set `baseline audit` published)")
     tables = {}
     for name in ("findings", "clusters", "host_alerts"):
         path = out / f"{name}.parquet"
-        if not path.exists():
-            raise TracebaseError(f"{path}: no such file (expected the output of `baseline audit`)")
+        if (reason := missing_reason(path)) is not None:  # (a loop in the .current link: not "no such file")
+            raise TracebaseError(f"{path}: {reason} (expected the output of `baseline audit`)")
         tables[name] = read(path, name)
     f = tables["findings"]
     window = (f["time"].min(), f["time"].max()) if f.height else (None, None)

@@ -46,6 +46,7 @@ import polars as pl
 
 from baseline.fleet import paths
 from tracer.errors import TracebaseError
+from tracer.inputs import file_kind, missing_reason
 from tracer.schema import dataset_files, parquet_files, read
 
 UNOBSERVED_MARK = ":unobserved-"  # trace_id of a truth row with no events (see baseline.simulator.simulate)
@@ -75,6 +76,10 @@ def _findings_files(dataset_dir: Path, findings_dir: str | os.PathLike | None) -
         if findings_dir is not None and not base.exists():
             raise TracebaseError(f"{base}: no such findings directory")
         f_flat, f_dir = base / "findings.parquet", base / "findings"
+        if os.path.lexists(f_flat) and not f_flat.is_file() and not f_flat.is_dir():
+            # there, but no file to read (a FIFO, a symlink loop): "no findings" hid what it is
+            reason = missing_reason(f_flat) or f"found {file_kind(f_flat.stat().st_mode)}"
+            raise TracebaseError(f"{f_flat}: {reason} (expected findings.parquet written by `baseline audit`)")
         if f_flat.is_file():
             findings = [f_flat]
         elif f_dir.is_dir() and any(f_dir.rglob("*.parquet")):

@@ -21,7 +21,7 @@ from pathlib import Path
 from baseline.pipeline.layout import check_dataset
 from tracer import units
 from tracer.errors import TracebaseError, printable
-from tracer.inputs import table_partition_files
+from tracer.inputs import missing_reason, table_partition_files
 
 
 # --------------------------------------------------------------------------------------------
@@ -102,7 +102,7 @@ def expand_paths(patterns: Iterable[str | os.PathLike]) -> list[Path]:
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         for m in matches:
             if not Path(m).is_file():
-                what = "not a regular file" if os.path.exists(m) else "no such file"
+                what = missing_reason(m) or "not a regular file"
                 raise TracebaseError(f"{printable(m)}: expected an application log or app_failures file, found {what}")
             if _binary(Path(m)):
                 # (an executable or an image given by a glob too wide: parsed, it matched no line

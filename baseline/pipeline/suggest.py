@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tracer import yamlio
 from tracer.errors import TracebaseError
-from tracer.inputs import open_regular, read_regular_bytes, read_regular_text
+from tracer.inputs import missing_reason, open_regular, read_regular_bytes, read_regular_text
 
 # RDMA subsystem namespaces (prefix -> subsystem label).
 NAMESPACES: tuple[tuple[str, str], ...] = (
@@ -146,8 +146,12 @@ def read_symbols(path: str | os.PathLike, base_btf: str | os.PathLike | None = N
     from tracer.fleet.probes import btf_function_names
 
     path = Path(path)
-    if not path.exists():
-        raise TracebaseError(f"{path}: no such BTF or symbol file")
+    if (reason := missing_reason(path)) is not None:
+        raise TracebaseError(f"{path}: {'no such BTF or symbol file' if reason == 'no such file' else reason} "
+                             "(expected a BTF blob or a symbol list)")
+    if base_btf is not None and (reason := missing_reason(base_btf)) is not None:
+        # (read only when `path` is split BTF: named and missing, it was ignored with exit 0)
+        raise TracebaseError(f"{base_btf}: {reason} (expected the base BTF blob, --base-btf)")
     if path.is_dir():
         vmlinux = path / "vmlinux"
         if not vmlinux.is_file():
@@ -184,8 +188,12 @@ def load_reference_classes(path: str | os.PathLike) -> dict[str, str]:
         doc = yamlio.safe_load(read_regular_text(path, "the RDMA control-path reference YAML"), str(path))
     except UnicodeDecodeError:
         raise TracebaseError(f"{path}: expected the RDMA control-path reference YAML, found binary data") from None
-    except (OSError, yaml.YAMLError) as exc:
-        raise TracebaseError(f"{path}: expected the RDMA control-path reference YAML ({exc.__class__.__name__})") from None
+    except OSError as exc:
+        found = "a directory" if isinstance(exc, IsADirectoryError) else (missing_reason(path) or exc.strerror or str(exc))
+        raise TracebaseError(f"{path}: expected the RDMA control-path reference YAML, found {found}") from None
+    except yaml.YAMLError as exc:
+        raise TracebaseError(f"{path}: expected the RDMA control-path reference YAML, found text that is no YAML "
+                             f"({str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__})") from None
     out: dict[str, str] = {}
 
     def walk(node: object) -> None:

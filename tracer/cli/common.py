@@ -1107,20 +1107,25 @@ fraction = _converter(units.fraction, "fraction")
 finite_float = _converter(units.finite_float, "number")
 
 
-def output_path(what: str) -> Callable[[str], str]:
+def output_path(what: str, file: bool = False, stdout: bool = False) -> Callable[[str], str]:
     """type= for an output path of a command that cannot write to stdout (Parquet, a directory,
     a YAML file merged in place, a file beside a command's own output): `-` is refused, naming
     the flag, rather than written as a file called `-` in the current directory (what `-o -`
-    did everywhere but `baseline export`, which writes its JSON to stdout). `./-` names such a
-    file. An empty argument is refused too (Path('') is the current directory)."""
+    did everywhere but `baseline export`, which writes its JSON to stdout: `stdout=True`).
+    `./-` names such a file. An empty argument is refused too (Path('') is the current
+    directory). With `file`, a name ending in "/" -- a directory's -- is refused: Path() drops
+    the slash, and `-o new/` wrote a file called `new`."""
 
     def convert(text: str) -> str:
-        if text == "-":
+        if text == "-" and not stdout:
             raise argparse.ArgumentTypeError(
                 f"expected a path for {what}, found '-' (this command does not write to stdout; "
                 "./- is a file named -)")
         if text == "":
             raise argparse.ArgumentTypeError(f"expected a path for {what}, found '' (an empty argument)")
+        if file and text.endswith("/"):
+            raise argparse.ArgumentTypeError(
+                f"expected a file name for {what}, found a directory's name ({text}: it ends in /)")
         return text
 
     convert.__name__ = "path"
@@ -1154,7 +1159,8 @@ def add_output(parser: argparse.ArgumentParser, *, help: str, metavar: str = "FI
     `-` is stdout only for a command that passes its own `type=` (export's JSON); for the rest
     it is refused naming the flag (`output_path`, `what` saying what the output is).
     """
-    kwargs.setdefault("type", output_path(what or ("a directory" if metavar == "DIR" else "a file")))
+    kwargs.setdefault("type", output_path(what or ("a directory" if metavar == "DIR" else "a file"),
+                                          file=metavar != "DIR"))
     target: Any = parser.add_mutually_exclusive_group(required=True) if required else parser
     target.add_argument("-o", "--output", metavar=metavar, help=help, dest=dest, **kwargs)
     hidden_alias(target, "--out", dest=dest, metavar=metavar)

@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--examples", type=common.positive_int, default=4, metavar="K",
                    help="full call trees per failure signature per interval; the rest are counted (default 4)")
     p.add_argument("--best-effort", action="store_true", help="run with the probes that attach; report the rest")
-    p.add_argument("--prom", metavar="FILE", type=common.output_path("the Prometheus textfile"), help="write counters in Prometheus text format (textfile collector)")
+    p.add_argument("--prom", metavar="FILE", type=common.output_path("the Prometheus textfile", file=True), help="write counters in Prometheus text format (textfile collector)")
     p.add_argument("--metadata-file", metavar="FILE", help="YAML/JSON job metadata, re-read when it changes")
     p.add_argument("--control-file", metavar="FILE", help="open a capture window when this file appears (then deleted)")
     p.add_argument("--host", help="host name in records and spool (default: this host's name)")

@@ -50,8 +50,9 @@ def check_output(given: str | os.PathLike) -> None:
         raise TracebaseError(f"{text}: expected a file name for the trace, found a directory's name (it ends in /)")
     try:
         descriptor, target = atomic.output_target(path)
-    except OSError as exc:
-        raise TracebaseError(f"{path}: {exc.strerror} (a symlink loop), expected a file name for the trace") from None
+    except OSError as exc:  # (a symlink loop, a name too long for the file system)
+        loop = " (a symlink loop)" if exc.errno == errno.ELOOP else ""
+        raise TracebaseError(f"{path}: {exc.strerror}{loop}, expected a file name for the trace") from None
     if descriptor is not None:
         return  # /dev/stdout, /proc/self/fd/N: written in place
     label = str(path)
