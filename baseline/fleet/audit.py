@@ -2539,8 +2539,9 @@ def read_audit(out_dir: str | os.PathLike) -> AuditResult:
 
     out = paths.audit_dir(out_dir)
     current = out / CURRENT
-    if os.path.lexists(current) and (reason := missing_reason(current)) is not None:
-        # (the tables are links through it: each would be "no such file", the link not named)
+    if os.path.lexists(current) and (reason := missing_reason(current)) not in (None, "no such file"):
+        # (a loop: the tables are links through it, each would be "no such file" and the link
+        # not named; a set gone, the link dangling, is said by the table as before)
         raise TracebaseError(f"{current}: {reason} (expected the link to the output set `baseline audit` published)")
     tables = {}
     for name in ("findings", "clusters", "host_alerts"):

@@ -147,8 +147,9 @@ def read_symbols(path: str | os.PathLike, base_btf: str | os.PathLike | None = N
 
     path = Path(path)
     if (reason := missing_reason(path)) is not None:
-        raise TracebaseError(f"{path}: {'no such BTF or symbol file' if reason == 'no such file' else reason} "
-                             "(expected a BTF blob or a symbol list)")
+        if reason == "no such file":
+            raise TracebaseError(f"{path}: no such BTF or symbol file")
+        raise TracebaseError(f"{path}: {reason} (expected a BTF blob or a symbol list)")
     if base_btf is not None and (reason := missing_reason(base_btf)) is not None:
         # (read only when `path` is split BTF: named and missing, it was ignored with exit 0)
         raise TracebaseError(f"{base_btf}: {reason} (expected the base BTF blob, --base-btf)")
