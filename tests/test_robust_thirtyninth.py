@@ -505,11 +505,6 @@ def test_odd_but_harmless_dataset_layouts_read_as_the_plain_dataset(
 # ============================================================ a dataset inside another's table
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "`baseline simulate -o DS/events` (inside another dataset's events table) exits 0 and "
-    "writes a whole dataset there; afterwards `baseline learn/audit/expected learn DS` refuse "
-    "DS ('DS/events/counters: expected a date partition named date=YYYY-MM-DD ...') -- the place "
-    "audit -o, learn -o and coverage --out refuse (layout.among_tables) is not refused here"))
 def test_simulate_into_another_datasets_table_is_refused(ds, tmp_path):
     d = copy_ds(ds, tmp_path / "ds")
     before = tree(d)
@@ -520,11 +515,6 @@ def test_simulate_into_another_datasets_table_is_refused(ds, tmp_path):
     assert tree(d) == before
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a table directory holding its date partitions and, beside them, another dataset's tables "
-    "(DS/events/{events,counters,...}): `baseline learn DS` refuses it naming DS/events/counters, "
-    "but `baseline export DS/events` exits 0 and exports the NESTED dataset's events (59 trace "
-    "events) instead of the table's own 903, silently"))
 def test_export_of_a_table_holding_a_nested_dataset_is_not_silently_another_table(ds, tmp_path):
     d = copy_ds(ds, tmp_path / "ds")
     p = baseline("export", d / "events", "-o", tmp_path / "ref.json")
@@ -1077,12 +1067,6 @@ def test_a_file_output_named_with_a_trailing_slash_is_not_written_as_a_file(
 # ============================================================ a stored host that contradicts its partition
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "an events part in events/date=D/host=gpu00001/ that stores a `host` column saying 'evil' "
-    "is read silently under the column's name: `baseline audit` exits 0 and its findings name "
-    "host 'evil' (its host alerts, from the counters, name gpu00001), `baseline export --host "
-    "gpu00001` says 'expected events of host gpu00001, found none' -- neither refused naming "
-    "the file and column nor read as the partition says"))
 def test_a_per_host_part_whose_stored_host_contradicts_its_directory(ds, tmp_path):
     d = copy_ds(ds, tmp_path / "ds")
     part = _events_part(d)

@@ -516,6 +516,8 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
     # when it stores every non-nullable column as REQUIRED there are no nulls to look for
     restored = partition_values(source)
     key = (table, kv.get(b"ARROW:schema"), tuple(restored))
+    if restored:
+        _check_stored_partition_values(meta, key, restored, source)
     for known, all_required in _PASSED_SCHEMAS.get(key, ()):
         if meta.schema.equals(known):
             if check_nulls and not all_required:
@@ -556,6 +558,36 @@ def _shown(text: str, quote: str = "") -> str:
 
 # (table, ARROW:schema, partition keys) -> [(Parquet schema, every non-nullable column REQUIRED)]
 _PASSED_SCHEMAS: dict[tuple, list[tuple[pq.ParquetSchema, bool]]] = {}
+# per (table, Arrow schema text, partition keys): the (column name, leaf index) of the partition
+# columns a file also stores (none, for the files tracebase writes: write_partition omits them)
+_STORED_KEYS: dict[tuple, tuple[tuple[str, int], ...]] = {}
+
+
+def _check_stored_partition_values(meta: pq.FileMetaData, key: tuple, restored: dict[str, str], source: str) -> None:
+    """SchemaError when a dataset file stores a partition column (`host`) whose values are not
+    the one its directory names: the readers take the stored column (a day file's hosts), so a
+    part in host=gpu00001/ storing host 'evil' was audited as host evil, with exit 0, while the
+    counters of the same directory said gpu00001. The footer's statistics answer (every row
+    group's least and greatest value); a row group without them has its column read."""
+    stored = _STORED_KEYS.get(key)
+    if stored is None:
+        leaves = [meta.schema.column(j).path for j in range(meta.num_columns)]
+        stored = tuple((c, leaves.index(c)) for c in restored if c in leaves)
+        _STORED_KEYS[key] = stored
+    for column, j in stored:
+        want = restored[column]
+        found: set[object] = set()
+        for i in range(meta.num_row_groups):
+            stats = meta.row_group(i).column(j).statistics
+            if stats is None or not stats.has_min_max:
+                with open_parquet(source) as fh:
+                    found = set(pq.read_table(fh, columns=[column]).column(0).unique().to_pylist())
+                break
+            found.update((stats.min, stats.max))
+        other = sorted((v for v in found if v is not None and str(v) != want), key=str)
+        if other:
+            raise SchemaError(source, column, f"the value its directory names ({column}={want})",
+                              _shown(str(other[0])))
 
 
 def _all_required(schema: pq.ParquetSchema, table: str) -> bool:
@@ -1183,9 +1215,16 @@ def parquet_files(paths: str | os.PathLike | Iterable[str | os.PathLike], table:
 
 
 def _dataset_table_files(directory: Path, table: str | None) -> list[Path]:
-    """`table`'s files when `directory` is a dataset root holding it, else none."""
+    """`table`'s files when `directory` is a dataset root holding it, else none. A directory
+    holding date partitions of its own is a table, not a dataset root, even with a `table`
+    directory inside (another dataset copied or simulated into it): its own partitions, and
+    the refusal naming the directories beside them (table_partition_files) -- the nested
+    dataset's rows were exported in its place, with exit 0."""
     if table is None or not (directory / table).is_dir():
         return []
+    with os.scandir(directory) as it:
+        if any(fnmatchcase(e.name, "date=*") for e in it):
+            return table_partition_files(directory)
     with os.scandir(directory / table) as it:
         if not any(fnmatchcase(e.name, "date=*") for e in it):
             return []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from baseline.pipeline import layout
 from tracer import units
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
@@ -90,6 +91,7 @@ def _simulate(args: argparse.Namespace) -> int:
     seed = units.non_negative_int(args.seed, "--seed")  # numpy's SeedSequence takes no negative seed
     events_target = None if args.events_target is None else units.positive_int(args.events_target, "--events-target")
     good_rate = DEFAULT_GOOD_RATE if args.good_rate is None else units.fraction(args.good_rate, "--good-rate")
+    layout.refuse_inside_a_table(args.out, "-o/--output", "a dataset directory")
     check_simulate(args.out, hosts, hours, seed, args.start, spool=args.spool, scenarios=args.scenario,
                    good_rate=good_rate, events_target=events_target, workers=workers)
     # The simulator (polars, pyarrow, numpy, pandas: ~1 s) is imported once everything it

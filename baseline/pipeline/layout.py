@@ -151,6 +151,26 @@ def among_tables(dataset: str | os.PathLike, out: str | os.PathLike) -> str | No
     return f"inside the dataset's {inside} table" if inside is not None else None
 
 
+def refuse_inside_a_table(out: str | os.PathLike, flag: str, what: str) -> None:
+    """TracebaseError naming `flag` when `out` is, or lies inside, a dataset's table directory (a
+    directory named as one of DATASET_TABLES that holds date partitions): a dataset written
+    there (`baseline simulate -o DS/events`) lands among DS's part files, and every later reader
+    of DS refuses its table, or reads the wrong rows. The outputs that know their dataset check
+    `refuse_among_tables`; this is for one that does not (a new dataset)."""
+    here = Path(os.path.abspath(out))
+    for place in (here, *here.parents):
+        if place.name not in DATASET_TABLES:
+            continue
+        try:
+            with os.scandir(place) as entries:
+                partitioned = any(e.name.startswith("date=") for e in entries)
+        except OSError:  # (not there, not a directory, not readable: no table found here)
+            continue
+        if partitioned:
+            raise TracebaseError(f"{flag} {out}: expected {what} outside any dataset's tables, found a place "
+                                 f"inside the {place.name} table {place} (date partitions)")
+
+
 def refuse_among_tables(dataset: str | os.PathLike, out: str | os.PathLike, flag: str, what: str) -> None:
     """TracebaseError naming `flag` when `out` lies among the dataset's tables (among_tables)."""
     where = among_tables(dataset, out)
