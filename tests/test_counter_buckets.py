@@ -26,6 +26,7 @@ from fleetgen import generate
 from baseline.fleet.audit import run_audit
 from baseline.fleet.counters import bucket_counters, counter_buckets, counter_scans, counter_sources
 from baseline.simulator.simulate import simulate
+from tracer.errors import SchemaError
 from tracer.schema import (
     COUNTERS,
     counter_buckets_for,
@@ -216,11 +217,14 @@ def test_files_outside_the_dataset_layout_get_no_summary(tmp_path):
 
     loose = write_table(counters_rows("h1", T0, 5, "mlx5", "6.8.0-49"), tmp_path / "counters.parquet", "counters")
     assert counter_buckets_path(loose) is None and write_counter_buckets(loose) is None
-    # a dataset file that stores its host column itself: its rows keep their own host, so it is
-    # summarised only when that is the directory's host throughout
+    # a dataset file that stores its host column itself is summarised when that is the
+    # directory's host throughout; another host there is refused by every reader of the file
+    # (tracer.schema._check_stored_partition_values), and a summary is never used for it
     stored = tmp_path / "ds" / "counters" / "date=2026-11-28" / "host=h1" / "part-a.parquet"
     write_table(counters_rows("other", T0, 5, "mlx5", "6.8.0-49"), stored, "counters")
-    assert write_counter_buckets(stored) is None and counter_buckets_for(stored) is None
+    with pytest.raises(SchemaError, match="host=h1"):
+        write_counter_buckets(stored)
+    assert counter_buckets_for(stored) is None
     write_table(counters_rows("h1", T0, 5, "mlx5", "6.8.0-49"), stored, "counters")
     assert write_counter_buckets(stored) is not None and counter_buckets_for(stored) is not None
     assert_same_buckets([stored])

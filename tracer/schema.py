@@ -580,6 +580,8 @@ def _check_stored_partition_values(meta: pq.FileMetaData, key: tuple, restored: 
         for i in range(meta.num_row_groups):
             stats = meta.row_group(i).column(j).statistics
             if stats is None or not stats.has_min_max:
+                import pyarrow.parquet as pq
+
                 with open_parquet(source) as fh:
                     found = set(pq.read_table(fh, columns=[column]).column(0).unique().to_pylist())
                 break
