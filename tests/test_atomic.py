@@ -223,6 +223,42 @@ def test_staged_dir_appears_whole_or_not_at_all(tmp_path):
         pass
 
 
+def test_staged_merge_into_an_existing_tree_moves_in_whole_or_not_at_all(tmp_path):
+    out = tmp_path / "dataset"
+    atomic.make_dirs(out / "events" / "host=a")
+    atomic.write_text(out / "events" / "host=a" / "part-0.parquet", "old a")
+    atomic.write_text(out / "events" / "keep.parquet", "kept")
+    # a failure (a stop) half-way: the existing tree as it was, no staging left
+    with pytest.raises(KeyboardInterrupt), atomic.staged_merge(out) as staging:
+        assert staging.parent == out and staging.name.startswith(".dataset.")
+        atomic.make_dirs(staging / "events" / "host=a")
+        atomic.write_text(staging / "events" / "host=a" / "part-0.parquet", "new a")
+        raise KeyboardInterrupt
+    assert (out / "events" / "host=a" / "part-0.parquet").read_text() == "old a"
+    assert sorted(p.name for p in out.iterdir()) == ["events"]
+    # success: files replaced and added, others kept, the staging gone
+    with atomic.staged_merge(out) as staging:
+        for host in ("a", "b"):
+            atomic.make_dirs(staging / "events" / f"host={host}")
+            atomic.write_text(staging / "events" / f"host={host}" / "part-0.parquet", f"new {host}")
+        assert (out / "events" / "host=a" / "part-0.parquet").read_text() == "old a"
+    assert (out / "events" / "host=a" / "part-0.parquet").read_text() == "new a"
+    assert (out / "events" / "host=b" / "part-0.parquet").read_text() == "new b"
+    assert (out / "events" / "keep.parquet").read_text() == "kept"
+    assert sorted(p.name for p in out.iterdir()) == ["events"]
+    # a staging a writer killed with -9 left inside is removed by the next merge; a live one's is not
+    left, live = out / f".dataset.{_dead_pid()}-0123abcd.tmp", out / f".dataset.{os.getpid()}-0123abcd.tmp"
+    for d in (left, live):
+        (d / "events").mkdir(parents=True)
+    with atomic.staged_merge(out):
+        pass
+    assert not left.exists() and live.exists()
+    # a new tree: staged beside it, as staged_dir does
+    with atomic.staged_merge(tmp_path / "fresh") as staging:
+        assert staging.parent == tmp_path and not (tmp_path / "fresh").exists()
+    assert (tmp_path / "fresh").is_dir()
+
+
 @pytest.mark.skipif(not ROOT, reason="mounting a tiny tmpfs needs root")
 def test_simulate_and_coverage_on_a_full_disk_leave_nothing_behind(tmp_path):
     """A real ENOSPC half-way through many files: no partial dataset or report that a reader

@@ -201,6 +201,58 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
         fsync_dir(path.parent)
 
 
+@contextmanager
+def staged_merge(path: str | os.PathLike) -> Iterator[Path]:
+    """`staged_dir`, also for a tree written into a directory that exists (a dataset simulated
+    again, merging into it): the body writes into a hidden staging directory inside it
+    ('.<name>.<pid>-<hex>.tmp': a dot name no reader of the tree looks into), whose files are
+    moved into place when the body succeeds (os.replace each, its directories made) and which
+    is removed when it fails. Written in place, a stop half-way left the earlier tree's files
+    replaced up to where it stopped -- a half dataset read as data with exit 0. A kill -9
+    leaves only the hidden staging directory, which the next merge into `path` removes. The
+    moves themselves are file by file: a reader is kept out by the caller's lock."""
+    path = Path(path)
+    if not path.is_dir():
+        with staged_dir(path) as out:
+            yield out
+        return
+    inside = path / path.name  # (its stagings are named as a sibling called `name` would be)
+    _remove_dead_stagings(inside)
+    staging = path / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    _pending(staging, True)
+    try:
+        os.mkdir(staging, DIR_MODE)
+    except OSError as exc:
+        _done(staging)
+        raise _named(exc, path) from None
+    try:
+        yield staging
+        _move_tree_into(staging, path)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        _done(staging)
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
+    _done(staging)
+
+
+def _move_tree_into(staging: Path, path: Path) -> None:
+    """Every file under `staging` moved to the same place under `path` (directories made as
+    needed, files replaced), then the directories written to fsynced."""
+    touched: set[str] = set()
+    for root, _dirs, files in os.walk(staging):
+        rel = os.path.relpath(root, staging)
+        target = path if rel == "." else path / rel
+        if files:
+            make_dirs(target)
+        for name in sorted(files):
+            os.replace(os.path.join(root, name), target / name)
+        if files:
+            touched.add(str(target))
+    for directory in sorted(touched):
+        fsync_dir(Path(directory))
+
+
 def lock_holders(fd: int) -> list[int]:
     """The pids holding a flock on the file `fd` is open on, from /proc/locks (empty when it
     cannot be read: no /proc, another namespace's pids are shown as 0 and dropped)."""

@@ -144,7 +144,7 @@ from baseline.simulator.plan import (  # the checks: light, the CLI makes them b
 from baseline.simulator.tables import VOCAB, HostPart, assemble, build, host_part, host_result
 from baseline.simulator.writers import write_batch, write_spool
 from tracer import units
-from tracer.atomic import dataset_lock, staged_dir
+from tracer.atomic import dataset_lock, staged_merge
 from tracer.pools import process_pool, results_in_order
 
 __all__ = ["simulate", "simulate_host", "plan_fleet", "SCENARIOS", "DEFAULT_START"]
@@ -267,12 +267,14 @@ def simulate(
     workers = units.positive_int(workers, "--workers")
     if events_target is not None:
         plan = FleetPlan(**{**plan.__dict__, "good_rate": estimate_good_rate(plan, events_target)})
-    with staged_dir(out_dir) as out:  # a dataset that appears whole or not at all
-        # written into an existing dataset: its lock, so an audit (coverage, export) reading
-        # it meanwhile sees it before or after, not half of each (its shared lock waits)
-        writing_in_place = dataset_lock(out, exclusive=True) if out == Path(out_dir) else contextlib.nullcontext()
-        with writing_in_place:
-            return _simulate_into(out, plan, hosts, hours, seed, spool, workers, progress, t0)
+    # a dataset that appears whole or not at all; written into an existing dataset, staged
+    # inside it and moved into place at the end, under its lock, so an audit (coverage,
+    # export) reading it meanwhile sees it before or after, not half of each (its shared lock
+    # waits), and a stop half-way leaves it as it was
+    existing = Path(out_dir).is_dir()
+    with dataset_lock(out_dir, exclusive=True) if existing else contextlib.nullcontext(), \
+            staged_merge(out_dir) as out:
+        return _simulate_into(out, plan, hosts, hours, seed, spool, workers, progress, t0)
 
 
 def _simulate_into(out: Path, plan: FleetPlan, hosts: int, hours: float, seed: int, spool: bool,
