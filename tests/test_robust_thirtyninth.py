@@ -10,6 +10,14 @@ Every case checks the README's promise: exit status 2 (or 128+signal) for troubl
 Python traceback, the message naming the file (and column), no half output left looking like
 data, earlier outputs intact, outputs honouring the umask. A case where the tool breaks the
 promise keeps the right assertion and is a strict xfail saying what happened.
+
+Fixed since written (19 strict xfails, 11 faults): a file output named with a trailing slash
+was written as a file (six commands); a symlink loop was "no such file" (three inputs, report's
+.current) and a name too long "a symlink loop" (tracer record); suggest-probes ignored a missing
+--base-btf and named exception classes; evaluate called a FIFO findings.parquet "no findings";
+simulate wrote into another dataset's table, and, stopped while merging into an existing
+dataset, left it half replaced; export read a nested dataset in place of its table; a stored
+host column contradicting its host= directory was read under the column's name.
 """
 
 from __future__ import annotations
