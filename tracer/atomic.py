@@ -172,31 +172,14 @@ def staged_dir(path: str | os.PathLike) -> Iterator[Path]:
         return
     check_staged_dir(path)
     with output_dirs(path.parent):
-        _remove_dead_stagings(path)
-        staging = path.parent / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
-        # registered before it exists: a stop landing between the mkdir and the registration
-        # left the staging directory behind (a coverage report stopped by SIGTERM, CI 86)
-        _pending(staging, True)
-        try:
-            os.mkdir(staging, DIR_MODE)
-        except OSError as exc:
-            _done(staging)
-            raise _named(exc, path) from None
+        staging = _new_staging(path.parent, path)
         try:
             yield staging
             fsync_dir(staging)
             _rename_dir_into_place(staging, path)
             _done(staging)
         except BaseException as exc:
-            shutil.rmtree(staging, ignore_errors=True)
-            _done(staging)
-            if isinstance(exc, OSError) and isinstance(exc.filename, str):
-                # name the path the user gave; the body may have named the staging absolute
-                # (a relative output, a writer resolving it) or as given
-                for made in (str(staging), os.path.abspath(staging)):
-                    if exc.filename == made or exc.filename.startswith(made + os.sep):
-                        exc.filename = f"{path}{exc.filename[len(made):]}"
-                        break
+            _drop_staging(staging, path, exc)
             raise
         fsync_dir(path.parent)
 
@@ -216,24 +199,44 @@ def staged_merge(path: str | os.PathLike) -> Iterator[Path]:
         with staged_dir(path) as out:
             yield out
         return
-    inside = path / path.name  # (its stagings are named as a sibling called `name` would be)
-    _remove_dead_stagings(inside)
-    staging = path / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    staging = _new_staging(path, path)
+    try:
+        yield staging
+        _move_tree_into(staging, path)
+    except BaseException as exc:
+        _drop_staging(staging, path, exc)
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
+    _done(staging)
+
+
+def _new_staging(directory: Path, path: Path) -> Path:
+    """A new hidden staging directory for `path` in `directory` ('.<name>.<pid>-<hex>.tmp'),
+    those of writers killed with -9 there removed first."""
+    _remove_dead_stagings(directory / path.name)
+    staging = directory / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    # registered before it exists: a stop landing between the mkdir and the registration
+    # left the staging directory behind (a coverage report stopped by SIGTERM, CI 86)
     _pending(staging, True)
     try:
         os.mkdir(staging, DIR_MODE)
     except OSError as exc:
         _done(staging)
         raise _named(exc, path) from None
-    try:
-        yield staging
-        _move_tree_into(staging, path)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        _done(staging)
-        raise
+    return staging
+
+
+def _drop_staging(staging: Path, path: Path, exc: BaseException) -> None:
+    """Remove a failed body's staging directory; an OSError naming a file in it is made to
+    name the path the user gave (the body may have named the staging absolute -- a relative
+    output, a writer resolving it -- or as given)."""
     shutil.rmtree(staging, ignore_errors=True)
     _done(staging)
+    if isinstance(exc, OSError) and isinstance(exc.filename, str):
+        for made in (str(staging), os.path.abspath(staging)):
+            if exc.filename == made or exc.filename.startswith(made + os.sep):
+                exc.filename = f"{path}{exc.filename[len(made):]}"
+                break
 
 
 def _move_tree_into(staging: Path, path: Path) -> None:
