@@ -71,7 +71,7 @@ from tracer import atomic
 from tracer.atomic import DATASET_LOCK_NAME, dataset_lock
 from tracer.errors import TracebaseError, shown
 from tracer.fleet.options import HOST_NAME, HOST_RULE
-from tracer.inputs import file_kind
+from tracer.inputs import file_kind, missing_reason
 from tracer.pools import process_pool, results_in_order
 from tracer.schema import (
     DAY_FILE_PREFIX,
@@ -374,6 +374,17 @@ def read_watermark(dataset: str | os.PathLike) -> dict | None:
         return None
 
 
+def _check_watermark_place(dataset: Path) -> None:
+    """TracebaseError, before anything moves, when the watermark's name is taken by what is no
+    file (a directory, a FIFO): its write came after every snapshot was ingested, so the run
+    failed with "Is a directory" having done its work, and a DAG retried it in vain."""
+    place = dataset / WATERMARK_NAME
+    if os.path.lexists(place) and not place.is_file():
+        found = missing_reason(place) or file_kind(place.stat().st_mode)
+        raise TracebaseError(f"{place}: expected the ingest watermark (a JSON file written by ingest), found {found}; "
+                             "remove it")
+
+
 def _publish_watermark(dataset: Path, newest: dt.datetime | None, result: IngestResult) -> str | None:
     previous = read_watermark(dataset) or {}
     committed = previous.get("committed_until")
@@ -587,6 +598,7 @@ def ingest_spool(
     with spool_lock(spool, exclusive=remove_ingested, timeout_s=lock_timeout_s), \
             dataset_lock(dataset, exclusive=True, timeout_s=lock_timeout_s), \
             _no_empty_tree_on_failure(dataset, new_dataset):
+        _check_watermark_place(dataset)
         result.stale_temporaries_removed = remove_stale_temporaries(dataset, quarantine)
         jobs = []
         try:

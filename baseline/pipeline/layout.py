@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 
 from tracer.errors import TracebaseError
+from tracer.inputs import file_kind, missing_reason
 
 MODEL_NAME = "baseline-model.parquet"
 AUDIT_DIR = "audit"
@@ -124,18 +125,26 @@ def find_audit(dataset: str | os.PathLike, findings: str | os.PathLike | None = 
 # weekly_report check through these too, so library callers get the same line.
 def check_spool(spool: str | os.PathLike) -> Path:
     """`spool` as a Path when it is a directory, else one line naming it."""
-    path = Path(spool)
-    if not path.is_dir():
-        raise TracebaseError(f"{path}: spool directory does not exist")
-    return path
+    return _input_directory(spool, "spool")
 
 
 def check_dataset(dataset: str | os.PathLike) -> Path:
     """`dataset` as a Path when it is a directory, else one line naming it."""
-    path = Path(dataset)
-    if not path.is_dir():
-        raise TracebaseError(f"{path}: dataset directory does not exist")
-    return path
+    return _input_directory(dataset, "dataset")
+
+
+def _input_directory(given: str | os.PathLike, what: str) -> Path:
+    """`given` as a Path when it is a directory; else one line saying what is there instead
+    (a file was "spool directory does not exist"), or why it cannot be looked up."""
+    path = Path(given)
+    if path.is_dir():
+        return path
+    reason = missing_reason(path)
+    if reason is None:
+        raise TracebaseError(f"{path}: expected a {what} directory, found {file_kind(path.stat().st_mode)}")
+    if reason == "no such file":
+        raise TracebaseError(f"{path}: {what} directory does not exist")
+    raise TracebaseError(f"{path}: {reason} (expected a {what} directory)")
 
 
 def among_tables(dataset: str | os.PathLike, out: str | os.PathLike) -> str | None:
