@@ -16,6 +16,7 @@ from scenarios import (
     real_fifth,
     real_fiftieth,
     real_fiftyfirst,
+    real_fiftyfourth,
     real_fiftysecond,
     real_fiftythird,
     real_fortieth,
@@ -170,6 +171,8 @@ SETS: list[RealSet] = [
             real_fiftysecond.quiet_teardown),
     RealSet("real_fiftythird", real_fiftythird.REAL_FIFTYTHIRD, real_fiftythird.QUIET_FIFTYTHIRD,
             real_fiftythird.quiet_teardown),
+    RealSet("real_fiftyfourth", real_fiftyfourth.REAL_FIFTYFOURTH, real_fiftyfourth.QUIET_FIFTYFOURTH,
+            real_fiftyfourth.quiet_teardown),
 ]
 
 
