@@ -586,7 +586,8 @@ def _check_stored_partition_values(meta: pq.FileMetaData, key: tuple, restored: 
                     found = set(pq.read_table(fh, columns=[column]).column(0).unique().to_pylist())
                 break
             found.update((stats.min, stats.max))
-        other = sorted((v for v in found if v is not None and str(v) != want), key=str)
+        # (text values only: a stored date column's typed values are not compared as text)
+        other = sorted(v for v in found if isinstance(v, str) and v != want)
         if other:
             raise SchemaError(source, column, f"the value its directory names ({column}={want})",
                               _shown(str(other[0])))
