@@ -1210,8 +1210,9 @@ def diff_traces(
         _first_of_repeats(p, bs, regions, named, (named_cls > 0) & ~reorder & (reported < 0), score)
         # A region named by the last turn of a search walk that found nothing is reported at the
         # walk's first turn no good run missed: what the program asked for (_first_of_failed_walk)
+        walk_cache: dict[str, Any] = {}
         for r in np.flatnonzero((named_cls > 0) & (reported < 0) & (timed_out < 0)).tolist():
-            reported[r] = _first_of_failed_walk(p, int(bs.orig[named[r]]), nb)
+            reported[r] = _first_of_failed_walk(p, int(bs.orig[named[r]]), nb, walk_cache)
         order = np.lexsort((named_seq, -score))
         if (~reorder).any():
             first_unexplained = int(_seq_of(bs, regions.start[~reorder], seq_rows).min())

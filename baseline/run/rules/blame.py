@@ -249,7 +249,7 @@ def _first_of_repeats(p: Prepared, bs: align.Streams, regions: align.Regions, na
             score[members] = score[members].max()
 
 
-def _first_of_failed_walk(p: Prepared, row: int, nb: int) -> int:
+def _first_of_failed_walk(p: Prepared, row: int, nb: int, cache: dict[str, Any] | None = None) -> int:
     """The row to name for a region named by `row`, the last turn of a search walk that found
     nothing (a failed lookup after failed lookups of the same file name in other directories,
     in its thread, with only the scheduler's and allocator's calls between): the walk's first
@@ -267,8 +267,11 @@ def _first_of_failed_walk(p: Prepared, row: int, nb: int) -> int:
     if p.errno_values[int(p.errno[row])] not in SEARCH_ERRNOS or p.plainpath[row] < 0:
         return -1
     name = posixpath.basename(p.npath_values[int(p.plainpath[row])].rstrip("/"))
-    between = frozenset(codes_where(p.probe_values, BETWEEN_ANY_CALLS).tolist())
-    search = frozenset(codes_where(p.errno_values, SEARCH_ERRNOS).tolist())
+    cache = {} if cache is None else cache  # (the codes and the good runs' misses, once a diff)
+    if "search" not in cache:
+        cache["between"] = frozenset(codes_where(p.probe_values, BETWEEN_ANY_CALLS).tolist())
+        cache["search"] = frozenset(codes_where(p.errno_values, SEARCH_ERRNOS).tolist())
+    between, search = cache["between"], cache["search"]
     walk = [row]
     turn_dir = posixpath.dirname(str(p.value("path", row)).rstrip("/"))
     q = row - 1
@@ -289,8 +292,10 @@ def _first_of_failed_walk(p: Prepared, row: int, nb: int) -> int:
     # the good runs' failed lookups of this file name: the masked turns of their walks, and
     # the unmasked last turns at the paths the walk's turns normalise to
     turns = np.array(walk, dtype=np.int64)
-    good = np.arange(nb, len(p.errno), dtype=np.int64)
-    failed = good[isin(p.errno[nb:], np.array(sorted(search), dtype=p.errno.dtype))]
+    if "failed" not in cache:
+        codes = np.array(sorted(search), dtype=p.errno.dtype)
+        cache["failed"] = np.flatnonzero(isin(p.errno[nb:], codes)) + nb
+    failed = cache["failed"]
     keys = p.pathkey[failed] if len(failed) else np.zeros(0, dtype=np.int64)
     same = (keys == int(p.pathkey[walk[0]])) | isin(p.plainpath[failed], unique_ints(p.plainpath[turns]))
     missed = frozenset(p.raw_path[failed[same]].tolist()) if p.raw_path is not None else frozenset()
