@@ -143,7 +143,9 @@ def _placed(events: pl.DataFrame, align: str) -> pl.DataFrame:
         base = pl.col("start_time").dt.epoch("ns").fill_null(0)
     else:
         raise ValueError(f"align: expected 'wall' or 'start', found {align!r}")
-    start = base + pl.col("ts_ns") - first
+    # in 128 bits: ts_ns is any int64 (another clock's), and an offset across more than 2^63 ns
+    # wrapped around, placing the earliest event last
+    start = base.cast(pl.Int128) + (pl.col("ts_ns").cast(pl.Int128) - first.cast(pl.Int128))
     # A call that never returned (exit_group, a killed process) has no latency, nor does a fleet
     # tree's call outside a capture window (not timed): a zero-length event.
     return events.with_columns(t0=start, t1=start + pl.col("latency_ns").fill_null(0).clip(lower_bound=0))

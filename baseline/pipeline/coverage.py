@@ -46,6 +46,7 @@ from baseline.pipeline.nccl import (
 )
 from baseline.templates import change, charts, num, pct, render
 from tracer import atomic
+from tracer.errors import printable
 from tracer.schema import (
     SNAPSHOT_KEY,
     counted_delta,
@@ -631,20 +632,23 @@ def render_markdown(report: CoverageReport, chart_files: dict[str, str]) -> str:
     lines = [f"# Probe coverage, {report.week}", "", f"{report.start.isoformat()} – {end.isoformat()} (UTC).", ""]
     head = _headline(report)
     if head:
-        lines += [f"**{head['figure']}** {head['what']}. {head['detail']}", ""]
+        lines += [printable(f"**{head['figure']}** {head['what']}. {head['detail']}"), ""]
     else:
         lines += ["_No application-labelled failures this week (give job logs with --nccl-logs)._", ""]
     lines += [f"- **{item['label']}**: {item['value']}" for item in _summary_items(report)]
     lines.append("")
     lines += [f"![{name}]({path})" for name, path in chart_files.items()]
     for sec in _sections(report):
-        lines += ["", f"## {sec.title}", "", sec.note, ""]
+        lines += ["", printable(f"## {sec.title}"), "", printable(sec.note), ""]
         if not sec.rows:
             lines.append(f"_{sec.empty}_")
             continue
         lines.append("| " + " | ".join(sec.header) + " |")
         lines.append("|" + "".join("---:|" if kind == "n" else "---|" for _, _, kind in sec.columns))
-        lines += ["| " + " | ".join(row[k].replace("|", "\\|") for k, _, _ in sec.columns) + " |" for row in sec.rows]
+        # cells from the data (probe and errno names): control characters escaped, so a newline
+        # cannot start a forged line nor an escape sequence reach whoever cats the file
+        lines += ["| " + " | ".join(printable(row[k]).replace("|", "\\|") for k, _, _ in sec.columns) + " |"
+                  for row in sec.rows]
     return "\n".join(lines) + "\n"
 
 

@@ -554,6 +554,21 @@ def _release(p: Prepared, *names: str) -> None:
     p.table = p.table.select([c for c in ("arg", "path2", "output") if c in p.table.column_names])
 
 
+def _role_comm(p: Prepared, gs: align.Streams, g_bounds: tuple[np.ndarray, np.ndarray], s_rolekey: list[str],
+               role: str) -> str:
+    """The process name of a good stream of `role`, as recorded (its last row's: after its exec).
+    Not the role's last component: a name holding '/' (kworker/0:1, any prctl name) is cut
+    there ('<n>:<n>')."""
+    g_start, g_end = g_bounds
+    for j, rk in enumerate(s_rolekey):
+        if rk == role and j < len(g_end) and g_end[j] > g_start[j]:
+            rows = gs.orig[int(g_start[j]) : int(g_end[j])]
+            rows = rows[rows >= 0]
+            if len(rows):
+                return str(p.value("comm", int(rows[-1])))
+    return role.rsplit("/", 1)[-1].lstrip("~")
+
+
 def _stream_roles(p: Prepared) -> tuple[np.ndarray, list[str], list[str]]:
     """Per stream (by sid): trace key, role key and role (see baseline.run.normalize)."""
     rows = stream_rows(p)
@@ -1341,7 +1356,8 @@ def diff_traces(
                     "rank": len(anomalies) + 1, "score": SEVERITY[0], "kind": "missing_process",
                     "probe": MISSING_PROBE, "errno": None, "path": None, "npath": None, "path2": None,
                     "then_wrote": None, "next_event": None,
-                    "process": {"pid": None, "tid": None, "comm": rk.rsplit("/", 1)[-1].lstrip("~"), "role": rk},
+                    "process": {"pid": None, "tid": None, "comm": _role_comm(p, gs, (g_start, g_end), s_rolekey, rk),
+                                "role": rk},
                     "position": -1, "recovered": False, "unexplained_events": 0,
                     "last_common": [], "good_instead": [],
                 }

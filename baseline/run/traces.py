@@ -608,8 +608,9 @@ def pick_bad_trace(bad: EventColumns, source: str, trace_id: str | None) -> tupl
             raise TracebaseError(f"{source}: trace_id: expected {trace_id!r}, found {', '.join(map(repr, ids[:5]))}")
         return bad.filter(codes == ids.index(trace_id)), trace_id
     if len(ids) > 1:
-        shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
-        raise TracebaseError(f"{source}: expected one bad trace, found {len(ids)} ({shown}); choose one with --trace-id")
+        # (escaped as the README says ids are shown: a newline in one is \n, the id to pass)
+        listed = ", ".join(map(printable, ids[:5])) + (" ..." if len(ids) > 5 else "")
+        raise TracebaseError(f"{source}: expected one bad trace, found {len(ids)} ({listed}); choose one with --trace-id")
     return bad, ids[0]
 
 

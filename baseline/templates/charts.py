@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from baseline.templates import pct
+from tracer.errors import printable
 
 # matplotlib warns on stderr where its config directory is not writable (HOME read-only, a
 # service user: "created a temporary cache directory ... it is highly recommended to set the
@@ -58,10 +59,16 @@ class Chart:
 
 
 def _pyplot():
+    import warnings
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    # a character of the data the font lacks is drawn as a box; matplotlib's warning about it
+    # printed the character (and a source line) on the command's stderr
+    warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
 
     plt.rcParams.update({
         "font.family": "DejaVu Sans", "font.size": 9, "axes.titlesize": 10, "axes.titleweight": "bold",
@@ -107,6 +114,9 @@ def _value_axis(axis, values: Sequence[float]) -> bool:
 
 
 def short(text: str, width: int = 64) -> str:
+    """A label as drawn: control characters from the data (a probe name with a newline or an
+    escape) as Python escapes, cut to `width`."""
+    text = printable(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -142,7 +152,7 @@ def grouped_hbar(name: str, title: str, labels: Sequence[str], groups: Sequence[
     _limits(ax, all_values, log)
     for k, (label, vals, color) in enumerate(groups):
         y = [b + (n - 1) / 2 * height - k * height for b in base]
-        ax.barh(y, [v if v > 0 or not log else math.nan for v in vals], height=height * 0.92, color=color, label=label)
+        ax.barh(y, [v if v > 0 or not log else math.nan for v in vals], height=height * 0.92, color=color, label=printable(label))
         _annotate(ax, y, vals, log, size=7)
     ax.set_yticks(base, [short(lbl, 48) for lbl in labels])
     ax.grid(axis="y", visible=False)
@@ -187,7 +197,7 @@ def stacked_shares(name: str, title: str, labels: Sequence[str], parts: Sequence
     ax.set_ylim(-0.6, len(labels) - 0.4)
     left = [0.0] * len(labels)
     for part, shares, color in parts:
-        ax.barh(y, shares, left=left, color=color, label=part, height=0.62)
+        ax.barh(y, shares, left=left, color=color, label=printable(part), height=0.62)
         for yy, lft, w in zip(y, left, shares, strict=True):
             if w >= 0.08:
                 ax.text(lft + w / 2, yy, pct(w).replace(" ", ""), ha="center", va="center", fontsize=7, color="white")
@@ -242,7 +252,7 @@ def week_lines(name: str, title: str, series: Sequence[tuple[str, Sequence[float
     days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
     values = []
     for label, vals, color, style in series:
-        ax.plot(range(7), vals, style, color=color, label=label, linewidth=1.6, markersize=4)
+        ax.plot(range(7), vals, style, color=color, label=printable(label), linewidth=1.6, markersize=4)
         values += [v for v in vals if not math.isnan(v)]
     ax.set_xticks(range(7), days)
     ax.set_xlim(-0.3, 6.3)
