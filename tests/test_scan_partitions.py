@@ -58,13 +58,21 @@ def test_other_key_value_directories_fall_back(tmp_path):
     assert sorted(got["host"].unique().to_list()) == ["gpu-a", "gpu-b"]
 
 
-def test_a_file_that_stores_its_host_keeps_it(tmp_path):
+def test_a_file_that_stores_its_directorys_host_is_read_and_another_host_refused(tmp_path):
+    """A per-host part may store its host column (another collector's files) when it says the
+    directory's host; one saying another host contradicts the layout (the host is the
+    directory's: docs/architecture.md) and is refused naming the file and column -- read under
+    the stored name, the audit's findings named that host while the same directory's counters
+    alerted under the directory's (round thirty-nine's battery)."""
     make_dataset(tmp_path)
-    own = counters_rows(2).set_column(0, "host", pa.array(["stored-host", "stored-host"]))
-    write_table(own, partition_path(tmp_path, "counters", "2026-11-28", "gpu-c", "part-00000.parquet"), "counters")
+    part = partition_path(tmp_path, "counters", "2026-11-28", "gpu-c", "part-00000.parquet")
+    write_table(counters_rows(2).set_column(0, "host", pa.array(["gpu-c", "gpu-c"])), part, "counters")
     got = scan(tmp_path / "counters", "counters").collect()
-    hosts = got.group_by("host").len().sort("host").rows()
-    assert hosts == [("gpu-a", 3), ("gpu-b", 4), ("stored-host", 2)]  # not gpu-c, its directory
+    assert got.group_by("host").len().sort("host").rows() == [("gpu-a", 3), ("gpu-b", 4), ("gpu-c", 2)]
+    write_table(counters_rows(2).set_column(0, "host", pa.array(["stored-host", "stored-host"])), part, "counters")
+    with pytest.raises(SchemaError, match="host") as info:
+        scan(tmp_path / "counters", "counters").collect()
+    assert str(part) in str(info.value) and "stored-host" in str(info.value)
 
 
 def test_remembered_schema_still_finds_nulls(tmp_path):
