@@ -192,7 +192,8 @@ def _document_exit_status(sub: argparse._SubParsersAction) -> None:
         nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         for action in nested:
             _document_exit_status(action)
-        if not nested and "exit status" not in (parser.epilog or "").lower():
+        # (a command group too: `baseline allowlist --help` is where a user looks first)
+        if "exit status" not in (parser.epilog or "").lower():
             parser.epilog = f"{parser.epilog.rstrip()}\n\n{EXIT_STATUS}" if parser.epilog else EXIT_STATUS
 
 

@@ -22,7 +22,7 @@ some do not, 2 on bad input.
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     probes = subparsers.add_parser("probes", help="inspect probe sets", formatter_class=HelpFormatter,
-                                   description="Inspect the fleet tracer's probe sets.")
+                                   description="Inspect the fleet tracer's probe sets.", epilog=EPILOG)
     sub = probes.add_subparsers(dest="probes_command", metavar="ACTION")
     sub.required = True
     p = sub.add_parser("check", help="check a probe set against this host", description=__doc__.split(": ", 1)[1],
