@@ -206,8 +206,7 @@ def staged_merge(path: str | os.PathLike) -> Iterator[Path]:
     except BaseException as exc:
         _drop_staging(staging, path, exc)
         raise
-    shutil.rmtree(staging, ignore_errors=True)
-    _done(staging)
+    _drop_staging(staging, path)  # (emptied by the moves: its directories go)
 
 
 def _new_staging(directory: Path, path: Path) -> Path:
@@ -226,9 +225,9 @@ def _new_staging(directory: Path, path: Path) -> Path:
     return staging
 
 
-def _drop_staging(staging: Path, path: Path, exc: BaseException) -> None:
-    """Remove a failed body's staging directory; an OSError naming a file in it is made to
-    name the path the user gave (the body may have named the staging absolute -- a relative
+def _drop_staging(staging: Path, path: Path, exc: BaseException | None = None) -> None:
+    """Remove a staging directory; when a failed body's OSError (`exc`) names a file in it, make
+    it name the path the user gave (the body may have named the staging absolute -- a relative
     output, a writer resolving it -- or as given)."""
     shutil.rmtree(staging, ignore_errors=True)
     _done(staging)

@@ -318,23 +318,35 @@ def _missing_input(text: str) -> None:
     `missing_reason`)."""
     reason = missing_reason(text)
     if reason is not None:
-        raise TracebaseError(f"{text}: {'no such file or directory' if reason == 'no such file' else reason}")
+        raise TracebaseError(f"{text}: {'no such file or directory' if reason == NO_SUCH_FILE else reason}")
+
+
+NO_SUCH_FILE = "no such file"  # missing_reason's words for ENOENT (callers word that case their own way)
 
 
 def missing_reason(path: str | os.PathLike) -> str | None:
-    """Why `path` cannot be looked up, for a one-line error, or None when it can: "no such
-    file", else the errno's words -- a symlink loop (ELOOP), a component that is a file
-    (ENOTDIR), no permission to look (EACCES), a name too long were all "no such file"
-    where Path.exists() or is_file() decided (they hide the errno)."""
+    """Why `path` cannot be looked up, for a one-line error, or None when it can: NO_SUCH_FILE,
+    else the errno's words -- a symlink loop (ELOOP), a component that is a file (ENOTDIR), no
+    permission to look (EACCES), a name too long were all "no such file" where Path.exists()
+    or is_file() decided (they hide the errno)."""
+    found = _stat_or_reason(path)
+    return found if isinstance(found, str) else None
+
+
+def what_is_at(path: str | os.PathLike) -> str:
+    """What a lookup of `path` finds, in words, from one stat: its kind (file_kind: 'a
+    directory', 'a FIFO (named pipe)') or, when there is none, why (missing_reason's words)."""
+    found = _stat_or_reason(path)
+    return found if isinstance(found, str) else file_kind(found.st_mode)
+
+
+def _stat_or_reason(path: str | os.PathLike) -> os.stat_result | str:
     try:
-        os.stat(path)
+        return os.stat(path)
     except OSError as exc:
-        if exc.errno in (errno.ENOENT, None):
-            return "no such file"
-        return str(exc.strerror or exc)
+        return NO_SUCH_FILE if exc.errno in (errno.ENOENT, None) else str(exc.strerror or exc)
     except ValueError:  # (an embedded NUL byte)
         return "not a valid path (a NUL byte)"
-    return None
 
 
 def parquet_files_under(directory: Path) -> list[Path]:

@@ -84,7 +84,7 @@ from baseline.run.allowlist import Entry, ExpectedErrors, load_default
 from tracer import units
 from tracer.atomic import fsync_dir, make_dirs, output_dirs
 from tracer.errors import TracebaseError
-from tracer.inputs import missing_reason
+from tracer.inputs import NO_SUCH_FILE, missing_reason
 from tracer.pools import thread_pool
 from tracer.schema import (
     BUCKET_NS,
@@ -2539,7 +2539,7 @@ def read_audit(out_dir: str | os.PathLike) -> AuditResult:
 
     out = paths.audit_dir(out_dir)
     current = out / CURRENT
-    if os.path.lexists(current) and (reason := missing_reason(current)) not in (None, "no such file"):
+    if os.path.lexists(current) and (reason := missing_reason(current)) not in (None, NO_SUCH_FILE):
         # (a loop: the tables are links through it, each would be "no such file" and the link
         # not named; a set gone, the link dangling, is said by the table as before)
         raise TracebaseError(f"{current}: {reason} (expected the link to the output set `baseline audit` published)")

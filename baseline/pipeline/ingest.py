@@ -71,7 +71,7 @@ from tracer import atomic
 from tracer.atomic import DATASET_LOCK_NAME, dataset_lock
 from tracer.errors import TracebaseError, shown
 from tracer.fleet.options import HOST_NAME, HOST_RULE
-from tracer.inputs import file_kind, missing_reason
+from tracer.inputs import file_kind, what_is_at
 from tracer.pools import process_pool, results_in_order
 from tracer.schema import (
     DAY_FILE_PREFIX,
@@ -380,8 +380,8 @@ def _check_watermark_place(dataset: Path) -> None:
     failed with "Is a directory" having done its work, and a DAG retried it in vain."""
     place = dataset / WATERMARK_NAME
     if os.path.lexists(place) and not place.is_file():
-        found = missing_reason(place) or file_kind(place.stat().st_mode)
-        raise TracebaseError(f"{place}: expected the ingest watermark (a JSON file written by ingest), found {found}; "
+        raise TracebaseError(f"{place}: expected the ingest watermark (a JSON file written by ingest), found "
+                             f"{what_is_at(place)}; "
                              "remove it")
 
 

@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 
 from tracer.errors import TracebaseError
-from tracer.inputs import file_kind, missing_reason
+from tracer.inputs import NO_SUCH_FILE, missing_reason, what_is_at
 
 MODEL_NAME = "baseline-model.parquet"
 AUDIT_DIR = "audit"
@@ -141,8 +141,8 @@ def _input_directory(given: str | os.PathLike, what: str) -> Path:
         return path
     reason = missing_reason(path)
     if reason is None:
-        raise TracebaseError(f"{path}: expected a {what} directory, found {file_kind(path.stat().st_mode)}")
-    if reason == "no such file":
+        raise TracebaseError(f"{path}: expected a {what} directory, found {what_is_at(path)}")
+    if reason == NO_SUCH_FILE:
         raise TracebaseError(f"{path}: {what} directory does not exist")
     raise TracebaseError(f"{path}: {reason} (expected a {what} directory)")
 

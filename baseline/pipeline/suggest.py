@@ -26,7 +26,13 @@ from pathlib import Path
 
 from tracer import yamlio
 from tracer.errors import TracebaseError
-from tracer.inputs import missing_reason, open_regular, read_regular_bytes, read_regular_text
+from tracer.inputs import (
+    NO_SUCH_FILE,
+    missing_reason,
+    open_regular,
+    read_regular_bytes,
+    read_regular_text,
+)
 
 # RDMA subsystem namespaces (prefix -> subsystem label).
 NAMESPACES: tuple[tuple[str, str], ...] = (
@@ -147,7 +153,7 @@ def read_symbols(path: str | os.PathLike, base_btf: str | os.PathLike | None = N
 
     path = Path(path)
     if (reason := missing_reason(path)) is not None:
-        if reason == "no such file":
+        if reason == NO_SUCH_FILE:
             raise TracebaseError(f"{path}: no such BTF or symbol file")
         raise TracebaseError(f"{path}: {reason} (expected a BTF blob or a symbol list)")
     if base_btf is not None and (reason := missing_reason(base_btf)) is not None:

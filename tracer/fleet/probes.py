@@ -34,7 +34,7 @@ import yaml
 from tracer import resources, yamlio
 from tracer.btf import BTF_FUNC, btf_sections, btf_types
 from tracer.errors import TracebaseError
-from tracer.inputs import file_kind, missing_reason
+from tracer.inputs import NO_SUCH_FILE, file_kind, missing_reason
 
 PROBES_DIR = resources.PROBES_DIR
 
@@ -95,7 +95,7 @@ def resolve_set_path(name_or_path: str, probes_dir: Path = PROBES_DIR) -> Path:
             raise TracebaseError(f"{candidate}: expected a probe set YAML file, found {file_kind(candidate.stat().st_mode)}")
         if not candidate.is_file():
             reason = missing_reason(candidate) or "not a regular file"
-            if reason == "no such file":
+            if reason == NO_SUCH_FILE:
                 reason = "no such probe set file"
             raise TracebaseError(f"{candidate}: {reason} (expected a probe set name or YAML file)")
         return candidate
