@@ -235,11 +235,11 @@ def test_diff_json_empty_path_is_not_null(goods, tmp_path):
     assert d["bifurcation"]["path"] == ""
 
 
-@pytest.mark.xfail(strict=True, reason="`baseline diff --json` on a BAD trace whose every path is \"\" (the failing "
-                   "open(\"\") -> ENOENT included): the bifurcation's path comes back null ('no path'), not \"\" "
-                   "(with one non-empty path elsewhere in the trace it is \"\")")
 def test_diff_json_all_empty_paths_are_not_null(goods, tmp_path):
-    evs = [dict(e, path="" if e["path"] else None) for e in program(bad_path="", bad_errno="ENOENT")]
+    # (`is not None`: the failing open's path is "" and stays ""; a truthiness test here once
+    # made it null, and the tool rightly answered "no path" for that file)
+    evs = [dict(e, path="" if e["path"] is not None else None) for e in program(bad_path="", bad_errno="ENOENT")]
+    assert [e["path"] for e in evs if e["errno"]] == [""]
     bad = write_trace(tmp_path / "empty.parquet", evs, trace_id="h:e")
     _, d = diff_json(*goods, bad)
     assert d["bifurcation"]["probe"] == "openat" and d["bifurcation"]["errno"] == "ENOENT"
