@@ -753,6 +753,9 @@ _NOT_TEXT = "expected footer key-value metadata in UTF-8, found key"
     (b"tracebase.trace_metadata", b"\xff\xfe", f"{_NOT_TEXT} 'tracebase.trace_metadata' with a value in other bytes"),
     (b"\xff\xfe", b"x", f"{_NOT_TEXT} '\\xff\\xfe' named in other bytes"),
     (schema.META_VERSION, b" 2 ", "expected schema version 1 or 2, found schema version ' 2 '"),
+    # (a long value is cut, saying its length: a 5,000-digit version was echoed whole)
+    (schema.META_VERSION, b"9" * 5000, f"expected schema version 1 or 2, found schema version {'9' * 64}... "
+                                       "(5,000 characters)"),
 ])
 def test_footer_metadata_not_utf8_is_one_line(tmp_path, key, value, says):
     """A footer key or value that is not UTF-8 was an internal error (UnicodeDecodeError in the

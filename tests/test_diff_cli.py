@@ -409,6 +409,11 @@ def test_a_bad_trace_of_another_command_is_said(tmp_path):
     assert other.warnings == ["the BAD trace ran './job.sh', the GOOD traces 'ls /tmp': a diff of different commands"]
     same = diff_traces(goods, trace(tmp_path / "b2.parquet", "ls /tmp", "b2"))
     assert same.warnings == [] and not same.anomaly
+    # the commands as recorded (numbers are masked only to compare them), escaped once
+    goods = [trace(tmp_path / f"n{i}.parquet", f"train --rank {i}", f"n{i}") for i in range(2)]
+    odd = diff_traces(goods, trace(tmp_path / "b3.parquet", "eval --rank 7 \x1b[2J", "b3"))
+    assert odd.warnings == ["the BAD trace ran 'eval --rank 7 \\x1b[2J', the GOOD traces 'train --rank 0': "
+                            "a diff of different commands"], odd.warnings
 
 
 def test_a_trace_holding_its_rows_twice_reads_as_once(capsys, tmp_path):

@@ -75,6 +75,19 @@ def test_a_file_that_stores_its_directorys_host_is_read_and_another_host_refused
     assert str(part) in str(info.value) and "stored-host" in str(info.value)
 
 
+def test_an_empty_host_directory_is_refused(tmp_path):
+    """`host=/` names no host: every reader took its rows for a host named "" (findings and
+    alerts under an empty name, round thirty-nine's battery). Refused naming file and column,
+    by the file check every reader runs, whether or not the file stores a host itself."""
+    make_dataset(tmp_path)
+    part = partition_path(tmp_path, "counters", "2026-11-28", "", "part-00000.parquet")
+    write_partition(counters_rows(2), tmp_path, "counters", "2026-11-28", "", "part-00000.parquet")
+    for reader in (lambda: scan(tmp_path / "counters", "counters").collect(), lambda: validate_file(part, "counters")):
+        with pytest.raises(SchemaError, match=r"column 'host': expected a host named by its directory") as info:
+            reader()
+        assert str(part) in str(info.value) and "found an empty name ('host=')" in str(info.value)
+
+
 def test_remembered_schema_still_finds_nulls(tmp_path):
     """A footer schema that passed once passes again without the type checks, but a file whose
     non-nullable column is stored OPTIONAL is still read for nulls, file by file."""

@@ -517,6 +517,10 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
     restored = partition_values(source)
     key = (table, kv.get(b"ARROW:schema"), tuple(restored))
     if restored:
+        for column, value in restored.items():
+            if not value:  # `host=/`: every reader took its rows for a host named ""
+                raise SchemaError(source, column, f"a {column} named by its directory ({column}=<{column}>)",
+                                  f"an empty name ('{column}=')")
         _check_stored_partition_values(meta, key, restored, source)
     for known, all_required in _PASSED_SCHEMAS.get(key, ()):
         if meta.schema.equals(known):
@@ -550,10 +554,17 @@ def _require_text_footer(kv: dict[bytes, bytes], source: str) -> None:
                                   f"key '{name}' {'named' if part is key else 'with a value'} in other bytes") from None
 
 
+_SHOWN_CHARS = 64
+
+
 def _shown(text: str, quote: str = "") -> str:
     """A footer value as found; in Python's quotes when spaces or control characters around or
-    in it would not show ("found schema version 2" for ' 2 ' contradicted itself)."""
-    return repr(text) if text != text.strip() or not text.isprintable() else f"{quote}{text}{quote}"
+    in it would not show ("found schema version 2" for ' 2 ' contradicted itself). A long one
+    is cut, saying its length: a 5,000-digit version filled the one-line error."""
+    more = ""
+    if len(text) > _SHOWN_CHARS:
+        text, more = text[:_SHOWN_CHARS], f"... ({len(text):,} characters)"
+    return (repr(text) if text != text.strip() or not text.isprintable() else f"{quote}{text}{quote}") + more
 
 
 # (table, ARROW:schema, partition keys) -> [(Parquet schema, every non-nullable column REQUIRED)]

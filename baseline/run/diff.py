@@ -378,6 +378,7 @@ from baseline.run.traces import (
     bad_command_of,
     check_failures_only,
     check_good_commands,
+    command_identity,
     describe_source,
     exit_statuses,
     load_table,
@@ -631,16 +632,17 @@ def diff_traces(
         # caught BAD): every call of it is explained by itself, so the answer was always "no
         # anomaly", a wrong one for a failing run
         raise TracebaseError(f"{printable(describe_source(bad))}: trace_id: expected a bad trace that is not also "
-                             f"a GOOD trace, found {printable(bad_id)!r} among the GOOD traces too (a trace is "
+                             f"a GOOD trace, found '{printable(bad_id)}' among the GOOD traces too (a trace is "
                              "always explained by itself; leave it out of GOOD)")
     good_commands = check_good_commands(good_tab, describe_source(good), mixed, good_codes)
     # a bad trace of another program than the good runs' (`diff ls.parquet job.parquet`): a diff
     # of two programs names a meaningless bifurcation -- said, as the command may differ in
     # arguments only where the tool was called another way
     bad_command = bad_command_of(bad_tab)
-    if not mixed and bad_command is not None and bad_command not in good_commands:
-        warnings.append(f"the BAD trace ran {printable(bad_command)!r}, the GOOD traces "
-                        f"{'; '.join(repr(printable(c)) for c in good_commands[:3])}: a diff of different commands")
+    if not mixed and bad_command is not None and command_identity(bad_command) not in good_commands:
+        shown = "; ".join(f"'{printable(c)}'" for c in list(good_commands.values())[:3])
+        warnings.append(f"the BAD trace ran '{printable(bad_command)}', the GOOD traces {shown}: "
+                        "a diff of different commands")
     if _holds(good_tab.column("kind"), "failure"):
         warnings.append("some GOOD traces are labelled kind=failure")
 

@@ -427,7 +427,7 @@ def _check_one_run_per_trace_id(parts: list[_File]) -> None:
         if not same_copy and span[0] <= other_span[1] and other_span[0] <= span[1]:
             raise TracebaseError(
                 f"{shown(part.path)}: trace_id: expected another run's own id, found "
-                f"{printable(trace)!r}, the id of {shown(other.path)} too, with its seq numbers "
+                f"'{printable(trace)}', the id of {shown(other.path)} too, with its seq numbers "
                 f"({span[0]}-{span[1]} and {other_span[0]}-{other_span[1]}): two different recordings under one "
                 "trace id; give one of them, or a copy of the file with its own trace_id")
 
@@ -616,8 +616,10 @@ def pick_bad_trace(bad: EventColumns, source: str, trace_id: str | None) -> tupl
 
 def check_good_commands(
     good: EventColumns | pa.Table, source: str, mixed: bool, trace_codes: tuple[np.ndarray, list[str]] | None = None
-) -> list[str]:
+) -> dict[str, str]:
     """Good traces must be runs of one command (noise-normalised); else refuse unless mixed.
+    Returns each distinct `command_identity` ("" for none recorded), sorted, with the first
+    command recorded under it as written (what a message shows: the identity masks numbers).
     `trace_codes`: `number_traces(good)` when the caller has it already."""
     codes, ids = trace_codes or number_traces(good)
     if len(ids) == 1:  # one trace (a recording): its first row is row 0
@@ -626,10 +628,13 @@ def check_good_commands(
         first = np.full(len(ids), -1, dtype=np.int64)
         first[codes[::-1]] = np.arange(len(codes))[::-1]  # first row of each trace
     col = good.column("command")
-    cmds = [col[int(i)].as_py() for i in first]
-    distinct = sorted({command_identity(c) or "" for c in cmds})
+    as_written: dict[str, str] = {}
+    for i in first:
+        command = col[int(i)].as_py()
+        as_written.setdefault(command_identity(command) or "", command or "")
+    distinct = dict(sorted(as_written.items()))
     if len(distinct) > 1 and not mixed:
-        shown = "; ".join(repr(c) for c in distinct[:3])
+        shown = "; ".join(f"'{printable(c)}'" for c in list(distinct.values())[:3])
         raise TracebaseError(
             f"{source}: command: expected good traces of one command, found {len(distinct)} "
             f"({shown}); pass --mixed to diff against all of them anyway"
@@ -649,11 +654,11 @@ def check_good_kinds(good: EventColumns | pa.Table, source: str) -> None:
 
 
 def bad_command_of(bad: EventColumns | pa.Table) -> str | None:
-    """The bad trace's command, noise-normalised as check_good_commands compares the good ones'
-    (None: not recorded)."""
+    """The bad trace's command as recorded (None: not recorded); `command_identity` of it is
+    what check_good_commands' keys are compared with."""
     if not bad.num_rows:
         return None
-    return command_identity(bad.column("command")[0].as_py())
+    return bad.column("command")[0].as_py()
 
 
 # env(1)'s options that take the next word as their value
