@@ -428,10 +428,18 @@ def test_a_trace_holding_its_rows_twice_reads_as_once(capsys, tmp_path):
     twice = [write(tmp_path / "good2.parquet", good, good), write(tmp_path / "bad2.parquet", bad, bad)]
     status, expect, _ = run_cli(capsys, "diff", *once, "--json")
     assert status == 1
-    for pair in ((once[0], twice[1]), (twice[0], once[1]), twice):
-        status, out, _ = run_cli(capsys, "diff", *pair, "--json")
+    # ... and said, per side (a second copy that differs from the first is data not looked at)
+    said = {"bad": f"the BAD trace holds {bad.height} records twice (the same trace, thread and seq): each read "
+                   "once, its first copy",
+            "good": f"the GOOD traces hold {good.height} records twice (the same trace, thread and seq): each read "
+                    "once, its first copy"}
+    for pair, sides in (((once[0], twice[1]), ["bad"]), ((twice[0], once[1]), ["good"]), (twice, ["bad", "good"])):
+        status, out, err = run_cli(capsys, "diff", *pair, "--json")
         got, want = json.loads(out), json.loads(expect)
         assert status == 1 and got["bifurcation"] == want["bifurcation"] and got["events"] == want["events"], out
+        assert [w for w in got["warnings"] if "twice" in w] == [said[s] for s in sides], got["warnings"]
+        assert all(f"baseline diff: warning: {said[s]}" in err for s in sides), err
+    assert not [w for w in json.loads(expect)["warnings"] if "twice" in w]
     same = write(tmp_path / "same2.parquet", trace_frame("b0", pid=77), trace_frame("b0", pid=77))
     status, out, _ = run_cli(capsys, "diff", twice[0], same)
     assert status == 0 and out.startswith("no anomaly"), out

@@ -676,6 +676,12 @@ def diff_traces(
     handed = [good_codes]
     del good_codes  # handed over too: prepare_both frees the per-row trace numbers once used
     p, bad_ids, good_ids = prepare_both(tables, handed, [bad_id])
+    # A record delivered twice is read once, its first copy (the data model's rule): said, as a
+    # second copy that differs from the first is data the diff did not look at
+    for side, twice in (("BAD trace holds", p.records_twice[0]), ("GOOD traces hold", p.records_twice[1])):
+        if twice:
+            warnings.append(f"the {side} {twice:,} records twice (the same trace, thread and seq): each read once, "
+                            "its first copy")
     n_rows = len(p)
     nb = _bad_row_count(p)  # bad rows are rows 0..nb-1
     rows = _Rows(p, bad_ids, good_ids)

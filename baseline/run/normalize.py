@@ -1488,6 +1488,8 @@ class Prepared:
     raw_comm: np.ndarray | None = None
     raw_comm_values: Values | None = None
     n: int = 0
+    # rows left out as a second copy of a record (same trace, thread and seq): (bad, good)
+    records_twice: tuple[int, int] = (0, 0)
 
     def __len__(self) -> int:
         return self.n
@@ -1774,6 +1776,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
     only reference (as baseline.run.diff does) their Arrow buffers are freed along the way.
     """
     n = n_source = table.num_rows
+    records_twice = (0, 0)
     path_map = read_ahead_for_prepare(table)
     tid = table.column("tid")
     if tid.null_count:  # pid stands in for a missing tid (read only then)
@@ -1807,6 +1810,9 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         again = np.zeros(n, dtype=bool)
         again[1:] = (seq[order[1:]] == seq[order[:-1]]) & (stream_of[order[1:]] == stream_of[order[:-1]])
         if again.any():
+            copies = tkey[order[again]]
+            records_twice = (int(np.count_nonzero(copies < 0)), int(np.count_nonzero(copies >= 0)))
+            del copies
             order = order[~again]
             n = len(order)
             counts = np.bincount(stream_of[order], minlength=len(counts))
@@ -2016,7 +2022,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         probe_values=probe_values, errno_values=errno_values, npath_values=npath_values,
         base_values=base_values, narg_values=narg_values, ncomm_values=ncomm_values,
         path2_values=path2_values, templates=templates, raw_path=raw_path, raw_path_values=raw_values,
-        raw_comm=raw_comm, raw_comm_values=raw_comm_values, n=n,
+        raw_comm=raw_comm, raw_comm_values=raw_comm_values, n=n, records_twice=records_twice,
     )
 
 
