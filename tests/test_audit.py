@@ -111,6 +111,25 @@ def _layered(frames, errnos, **kw):
     return result.findings.filter(pl.col("trace_id") == "t:bad").row(0, named=True)
 
 
+def test_a_given_model_is_extended_with_the_audited_good_traces():
+    """A model learned before an update that added a frame to the success path (a helper the new
+    driver calls before reg_create, on every host): the audited data's own good traces show it,
+    so a failure at reg_create's firmware command bifurcates there, not at the new helper -- with
+    the model alone, the helper's edge was where every failure left good behaviour (a model four
+    weeks stale: tests/fleetgen47). The given model itself is not changed."""
+    model = fit_baseline(events_frame(good_fleet(8)))
+    before = (model.n_traces_, model.edges_.height)
+    updated = REG_MR[:4] + [(2, "mlx5_ib_dev_res_srq_init", "driver"), (2, "reg_create", "driver")]
+    rows = [r for i in range(8) for r in trace_rows(f"h{i}:u{i}", "reg_mr", updated, host=f"h{i}")]
+    failing = updated + [(3, "mlx5_cmd_exec", "driver")]
+    rows += trace_rows("t:bad", "reg_mr", failing, errnos={0: "ENOMEM", 1: "ENOMEM", 5: "ENOMEM", 6: "ENOMEM"},
+                       kind="failure", host="h3")
+    result = run_audit(events_frame(rows), model=model, expected=ExpectedErrors([]), learn_expected=False)
+    f = result.findings.filter(pl.col("trace_id") == "t:bad").row(0, named=True)
+    assert (f["bifurcation_probe"], f["bifurcation_errno"]) == ("mlx5_cmd_exec", "ENOMEM"), f
+    assert (model.n_traces_, model.edges_.height) == before
+
+
 def test_efault_at_all_four_layers_is_deeper_than_probes():
     f = _layered(REG_MR_PEER, {0: "EFAULT", 1: "EFAULT", 2: "EFAULT", 3: "EFAULT", 4: "EFAULT"})
     assert f["deeper_than_probes"] is True

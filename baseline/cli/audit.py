@@ -74,8 +74,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("dataset", metavar="DATASET")
     model = p.add_mutually_exclusive_group()
     model.add_argument("--model", metavar="M",
-                       help="model from `baseline learn` (default: DATASET/baseline-model.parquet when present, "
-                            "else learned from DATASET)")
+                       help="model from `baseline learn`, extended with DATASET's own good traces (default: "
+                            "DATASET/baseline-model.parquet when present, else learned from DATASET)")
     model.add_argument("--refit", action="store_true",
                        help="learn the baseline from DATASET even when DATASET/baseline-model.parquet exists")
     p.add_argument("--since", metavar="T", type=common.since,

@@ -2069,7 +2069,10 @@ def run_audit(
     """Audit a fleet dataset; write findings/clusters/host_alerts Parquet into `out_dir`.
 
     model: a fitted GoodTraceBaseline or a model file; None = learn it from the dataset's good
-    traces first. expected: ExpectedErrors or a YAML path; None = the repo's curated file.
+    traces first. A given model is extended with the dataset's own good traces (on a copy):
+    known-good is what the model saw or the audited window shows succeeding, so an update that
+    changed a success path since the model was learned (a frame a new driver adds) is not where
+    every failure left good behaviour. expected: ExpectedErrors or a YAML path; None = the repo's curated file.
     With learn_expected, fleet-learned expected errors (baseline.fleet.expected) are added.
     batch_rows: event rows per batch of the one pass over the events (the same tables whatever
     it is; 250,000 rather than 500,000 leaves ~150 MiB less in the process on a fleet-day, whose
@@ -2082,7 +2085,7 @@ def run_audit(
         raise TypeError(f"model: expected a GoodTraceBaseline, a model file or None, found {type(model).__name__}")
     min_layers = units.positive_int(min_layers, "min_layers")
     batch_rows = units.positive_int(batch_rows, "batch_rows")
-    to_fit = GoodTraceBaseline(batch_rows=batch_rows) if model is None else None
+    to_fit = GoodTraceBaseline(batch_rows=batch_rows) if model is None else model.extensible_copy()
     if isinstance(expected, (str, os.PathLike)):
         expected = ExpectedErrors.load(expected)
     if expected is None:
@@ -2122,11 +2125,10 @@ def run_audit(
 
     slow = rising_latency(pl.concat(good_roots, how="vertical_relaxed"))
     del good_roots
-    if to_fit is not None:
-        if not hasattr(to_fit, "operations_") or to_fit.n_traces_ == 0:
-            raise TracebaseError(f"{scope(dataset, since_dt)}no good traces to learn from "
-                                 f"(kinds {', '.join(to_fit.good_kinds)})")
-        model = to_fit
+    if not hasattr(to_fit, "operations_") or to_fit.n_traces_ == 0:
+        raise TracebaseError(f"{scope(dataset, since_dt)}no good traces to learn from "
+                             f"(kinds {', '.join(to_fit.good_kinds)})")
+    model = to_fit
     from baseline.fleet.expected import release_history
 
     # once: the expected-error learner and the clustering both need the hosts' kernel releases

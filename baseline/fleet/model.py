@@ -32,6 +32,7 @@ JSON header with ``model_version``; `save` writes it atomically, `load` refuses 
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import json
 import os
@@ -912,6 +913,15 @@ class GoodTraceBaseline(ParamsMixin):
         self._add_events(X)
         self._flush()
         return self
+
+    def extensible_copy(self) -> GoodTraceBaseline:
+        """A copy of this fitted model that partial fits extend without changing this one (the
+        learned tables are replaced, never changed in place, by each merge: a shallow copy)."""
+        self._check_fitted()
+        twin = copy.copy(self)
+        twin._reset_pending()
+        twin._reps = None  # (representatives of chains this process saw: the copy gathers its own)
+        return twin
 
     def _add_batch(self, frames: pl.DataFrame, per_trace: pl.DataFrame) -> GoodTraceBaseline:
         """partial_fit on good frames whose per-trace table (per_trace_table) is already computed."""
