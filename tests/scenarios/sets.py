@@ -15,6 +15,7 @@ from scenarios import (
     real_fifteenth,
     real_fifth,
     real_fiftieth,
+    real_fiftyfifth,
     real_fiftyfirst,
     real_fiftyfourth,
     real_fiftysecond,
@@ -173,6 +174,8 @@ SETS: list[RealSet] = [
             real_fiftythird.quiet_teardown),
     RealSet("real_fiftyfourth", real_fiftyfourth.REAL_FIFTYFOURTH, real_fiftyfourth.QUIET_FIFTYFOURTH,
             real_fiftyfourth.quiet_teardown),
+    RealSet("real_fiftyfifth", real_fiftyfifth.REAL_FIFTYFIFTH, real_fiftyfifth.QUIET_FIFTYFIFTH,
+            real_fiftyfifth.quiet_teardown),
 ]
 
 
