@@ -28,6 +28,7 @@ configure_task_process()
     schedule=CronDataIntervalTimetable("0 0 * * 1", timezone="UTC"),  # ISO weeks start on Monday
     start_date=dt.datetime(2026, 1, 5, tzinfo=dt.UTC),
     catchup=False,
+    max_active_runs=1,  # one report run at a time (a backfill of several weeks runs them in turn)
     # a week of a large fleet reads in minutes; a run stuck on a hung mount fails instead of
     # holding the slot until next Monday
     default_args={"owner": "tracebase", "execution_timeout": dt.timedelta(hours=2)},

@@ -1004,6 +1004,7 @@ def write_table(
     durable: bool = True,
     parquet_options: dict | None = None,
     omit_columns: Sequence[str] = (),
+    summarise: bool = False,
 ) -> Path:
     """Write one table to `path` atomically (temp file in the same directory, fsync, rename).
 
@@ -1014,6 +1015,10 @@ def write_table(
     `parquet_options` are passed on to `pyarrow.parquet.write_table` (encodings, statistics);
     dictionary encoding defaults to `encoding_options` where they do not set it.
     `omit_columns` are left out of the file (a dataset's partition keys: see write_partition).
+    An events file carries the footer summary of its traces' metadata (trace_metadata_summary)
+    when the process has polars loaded, or always with `summarise` (the dataset's writers:
+    ingest and its compaction run on pyarrow, and a day file without it cost every audit a
+    decode of its metadata column).
     """
     import pyarrow.parquet as pq
 
@@ -1022,7 +1027,7 @@ def write_table(
     if omit_columns:
         arrow = arrow.drop_columns([c for c in omit_columns if c in arrow.column_names])
     arrow = arrow.replace_schema_metadata(_metadata(table, extra_metadata))
-    summary = trace_metadata_summary(arrow) if table == "events" else None
+    summary = trace_metadata_summary(arrow, load_polars=summarise) if table == "events" else None
     options = encoding_options(arrow.schema, parquet_options)
     row_group_size = options.pop("row_group_size", None)  # (pq.write_table's, the writer's write_table takes it)
     with atomic_output(path, durable=durable) as fh, \
@@ -1058,7 +1063,7 @@ def first_frame_metadata(events: pl.LazyFrame, by: Sequence[str] = ("host",)) ->
             .unique())
 
 
-def trace_metadata_summary(events: pa.Table) -> str | None:
+def trace_metadata_summary(events: pa.Table, load_polars: bool = False) -> str | None:
     """The footer summary of an events table about to be written: the distinct (host, key,
     value) of its traces' first frames' `metadata` (first_frame_metadata: what the audit would
     decode from the column, which repeats the list on every frame of every trace; on a fleet
@@ -1070,13 +1075,14 @@ def trace_metadata_summary(events: pa.Table) -> str | None:
     `hosts` ({host: pair indexes}) when the table stores its host column, else `all` (pair
     indexes; the host is the file's dataset directory). None when there is no metadata column,
     a stored host is null, the summary would exceed TRACE_METADATA_SUMMARY_LIMIT, or the
-    writing process has not loaded polars: the recorder and the fleet daemon's spool work on
-    pyarrow alone (polars' import is ~1 CPU s), their files are rewritten by ingest, and
-    pyarrow's own kernels took ~2 us a row here (polars ~0.2)."""
+    writing process has not loaded polars and `load_polars` is not set: the recorder and the
+    fleet daemon's spool work on pyarrow alone (polars' import is ~1 CPU s), their files are
+    rewritten by ingest, which sets it, and pyarrow's own kernels took ~2 us a row here
+    (polars ~0.2)."""
     import sys
 
     names = events.column_names
-    if "polars" not in sys.modules or not {"metadata", "seq", "start_time"} <= set(names):
+    if not {"metadata", "seq", "start_time"} <= set(names) or ("polars" not in sys.modules and not load_polars):
         return None
     import polars as pl
     import pyarrow.compute as pc

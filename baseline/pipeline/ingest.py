@@ -912,7 +912,7 @@ def _write_fresh(fresh: list[tuple[str, pa.Table, Path]], dataset: Path, table: 
         try:
             merged = pa.concat_tables([rows for _, rows, _ in group])
             out = write_partition(merged, dataset, table, date, host, part_name(ids),
-                                  extra_metadata={"snapshots": json.dumps(ids)})
+                                  extra_metadata={"snapshots": json.dumps(ids)}, summarise=True)
         except OSError as exc:
             target = partition_path(dataset, table, date, host, "x").parent
             raise DatasetWriteError(f"{target}: cannot write the dataset ({exc.strerror or exc})") from None
@@ -1180,7 +1180,7 @@ def _compact_day(dataset: Path, date_dir: Path, table: str, file_rows: int, resu
                 extra["day_snapshots"] = encode_day_snapshots(snapshots)
             target = day_file_path(dataset, table, date, index)
             write_table(merged, new_dir / target.name, table, extra_metadata=extra,
-                        parquet_options={"row_group_size": DAY_ROW_GROUP_ROWS})
+                        parquet_options={"row_group_size": DAY_ROW_GROUP_ROWS}, summarise=True)
             del merged
         atomic.fsync_dir(new_dir)
         atomic.exchange(new_dir, date_dir)
@@ -1296,7 +1296,8 @@ def _swap_compacted(part_dir: Path, table: str, merged: pa.Table, name: str, ext
         os.mkdir(new_dir, atomic.DIR_MODE)
         with contextlib.suppress(OSError):
             os.chmod(new_dir, os.stat(part_dir).st_mode & 0o7777)
-        staged = write_table(merged, new_dir / name, table, omit_columns=PARTITION_COLUMNS, extra_metadata=extra)
+        staged = write_table(merged, new_dir / name, table, omit_columns=PARTITION_COLUMNS, extra_metadata=extra,
+                             summarise=True)
         if table == "counters":
             _write_summary(staged, merged, placed_as=final)
         for e in others:
@@ -1329,7 +1330,8 @@ def _compact_in_place(part_dir: Path, table: str, merged: pa.Table, name: str, e
     next run; readers until then see those rows twice)."""
     date = part_dir.parent.name.removeprefix("date=")
     host = part_dir.name.removeprefix("host=")
-    out = write_partition(merged, part_dir.parent.parent.parent, table, date, host, name, extra_metadata=extra)
+    out = write_partition(merged, part_dir.parent.parent.parent, table, date, host, name, extra_metadata=extra,
+                          summarise=True)
     if table == "counters":
         _write_summary(out, merged)
     for f in small:
