@@ -47,6 +47,23 @@ class EnvironmentProblem(TracebaseError):
     """Something missing on the machine (root, bcc, kernel headers, a library)."""
 
 
+# How a read that ran out of memory or threads words itself (Arrow's "malloc of size N failed",
+# its thread pool's "Failed to launch worker thread: Resource temporarily unavailable")
+_EXHAUSTION_WORDS = ("malloc of size", "failed to launch worker thread", "resource temporarily unavailable",
+                     "cannot allocate memory", "out of memory")
+
+
+def out_of_resources(exc: BaseException) -> bool:
+    """Whether a read's error is the machine's (memory or threads ran out: a `ulimit -v`/`-u`)
+    rather than the data's: such an error is not a file's fault, and readers that name a file
+    for an unreadable page re-raise it instead (the command line says out of memory, naming
+    the limit)."""
+    if isinstance(exc, MemoryError):  # (pyarrow's ArrowMemoryError too)
+        return True
+    text = str(exc).lower()
+    return any(word in text for word in _EXHAUSTION_WORDS)
+
+
 def printable(text: str) -> str:
     """`text` on one line and inert in a terminal: control and format characters (a newline,
     ESC, a right-to-left override) as Python escapes. Paths, command names and outputs come

@@ -76,7 +76,7 @@ import pyarrow as pa
 from pyarrow._parquet import ParquetReader
 
 from tracer.atomic import atomic_output
-from tracer.errors import SchemaError, TracebaseError, printable, shown
+from tracer.errors import SchemaError, TracebaseError, out_of_resources, printable, shown
 from tracer.inputs import (
     input_paths,
     open_parquet,
@@ -1305,6 +1305,8 @@ def unreadable_file_error(exc: BaseException, under: str | os.PathLike | None = 
     library = type(exc).__module__.split(".", 1)[0]
     if library not in ("polars", "pyarrow") and not (isinstance(exc, OSError) and exc.filename is None):
         return None
+    if out_of_resources(exc):  # memory or threads ran out: no file's fault (the command line says so)
+        return None
     if not any(word in text for word in _CORRUPTION_WORDS):
         return None
     prefix = os.path.join(os.path.abspath(under), "") if under is not None else ""
@@ -1322,6 +1324,8 @@ def unreadable_data_error(path: str | os.PathLike) -> SchemaError | None:
     else None (a file gone meanwhile included: its reader says so)."""
     found = data_read_failure(path)
     if found is None or isinstance(found, FileNotFoundError):
+        return None
+    if out_of_resources(found):  # the machine ran out, not the file: the command line says so
         return None
     return SchemaError(path, None, "readable Parquet data", f"unreadable data ({' '.join(str(found).split())})")
 

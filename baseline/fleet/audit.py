@@ -2316,8 +2316,10 @@ def write_audit(result: AuditResult, out_dir: str | os.PathLike) -> dict[str, Pa
                                      "run the audit again")
     except OSError as exc:
         where = exc.filename or out
-        if isinstance(where, str) and where.startswith(f"{out / SETS_DIR}/"):
-            where = out  # the audit's own set directory or temporary: the output the user gave
+        # the audit's own set directory or temporary (named absolute when -o was relative): the
+        # output the user gave
+        if isinstance(where, str) and os.path.abspath(where).startswith(os.path.join(os.path.abspath(out / SETS_DIR), "")):
+            where = out
         raise TracebaseError(f"{where}: cannot write audit output ({exc.strerror or exc})") from None
     return {name: out / f"{name}.parquet" for name in AUDIT_TABLES}
 

@@ -26,7 +26,7 @@ from baseline.run.normalize import (
     normalize_string,
     prepare,
 )
-from tracer.errors import SchemaError, TracebaseError, printable, shown
+from tracer.errors import SchemaError, TracebaseError, out_of_resources, printable, shown
 from tracer.inputs import input_paths
 from tracer.schema import (
     EVENTS,
@@ -212,6 +212,8 @@ class _File:
                     own = self._own_dictionary_read(fh, name)
                     col = own if own is not None else self._arrow_read(fh, name)
             except (pa.ArrowException, OSError) as exc:
+                if out_of_resources(exc):  # (memory or threads ran out: not the file's fault)
+                    raise
                 # a footer that validated can still front corrupt pages (a torn copy, a bit flip)
                 raise SchemaError(self.path, name, "readable column data", f"unreadable data ({exc})") from None
             # a writer other than ours can store any bytes as a string: they failed later, deep in
@@ -570,6 +572,8 @@ def _first_metadata(part: _File | _Frame) -> list[tuple[str, list | None]]:
                     return [(batch.column(0)[0].as_py(), batch.column(1)[0].as_py())]
                 pairs = reader.read_all(column_indices=leaves, use_threads=False)
         except (pa.ArrowException, OSError) as exc:  # corrupt pages behind a valid footer (see _File.read)
+            if out_of_resources(exc):
+                raise
             raise SchemaError(part.path, "metadata", "readable column data", f"unreadable data ({exc})") from None
     codes, _ = _codes(pairs.column("trace_id"))
     # where the trace changes (a trace's rows are together in practice; repeats are harmless)
@@ -634,7 +638,7 @@ def check_good_commands(
         as_written.setdefault(command_identity(command) or "", command or "")
     distinct = dict(sorted(as_written.items()))
     if len(distinct) > 1 and not mixed:
-        shown = "; ".join(f"'{printable(c)}'" for c in list(distinct.values())[:3])
+        shown = "; ".join(shown_command(c) for c in list(distinct.values())[:3])
         raise TracebaseError(
             f"{source}: command: expected good traces of one command, found {len(distinct)} "
             f"({shown}); pass --mixed to diff against all of them anyway"
@@ -659,6 +663,18 @@ def bad_command_of(bad: EventColumns | pa.Table) -> str | None:
     if not bad.num_rows:
         return None
     return bad.column("command")[0].as_py()
+
+
+# Characters of a command a message quotes (an argv of 100 kB made a warning line of 100 kB)
+_COMMAND_SHOWN = 200
+
+
+def shown_command(command: str) -> str:
+    """A recorded command quoted on one bounded line: escaped once (printable), cut after
+    _COMMAND_SHOWN characters saying its length."""
+    if len(command) <= _COMMAND_SHOWN:
+        return f"'{printable(command)}'"
+    return f"'{printable(command[:_COMMAND_SHOWN])}'... ({len(command):,} characters)"
 
 
 # env(1)'s options that take the next word as their value

@@ -711,20 +711,69 @@ def min_address_space_mib(environ: Mapping[str, str] = os.environ) -> int:
 
 def _refuse_too_little_address_space() -> None:
     """Under a `ulimit -v` below what the libraries take to start, one line naming the limit
-    (exit 2) before any work: past that point the failures print nothing, hang or abort."""
+    (exit 2) before any work: past that point the failures print nothing, hang or abort. A
+    data-segment limit (`ulimit -d`: private writable mappings, which the libraries' heaps and
+    thread stacks are) is held to the same floor: under 100 MiB a command failed in one of a
+    MemoryError, an unloadable library ("cannot map zero-fill pages") or a traceback printed by
+    hashlib's import."""
     import resource
 
+    need = min_address_space_mib()
+    for limit, flag, what in ((resource.RLIMIT_AS, "-v", "an address space"),
+                              (resource.RLIMIT_DATA, "-d", "a data segment")):
+        try:
+            soft = resource.getrlimit(limit)[0]
+        except (OSError, ValueError):
+            continue
+        if soft != resource.RLIM_INFINITY and soft < need << 20:
+            threads = library_threads()
+            raise TracebaseError(f"ulimit {flag}: expected {what} of at least {need:,} MiB (what polars, "
+                                 f"Arrow and OpenBLAS reserve to start {threads['polars']}, {threads['arrow']} and "
+                                 f"{threads['openblas']} worker threads; POLARS_MAX_THREADS, OMP_NUM_THREADS and "
+                                 f"OPENBLAS_NUM_THREADS set them), found a limit of {soft >> 20:,} MiB")
+
+
+# Threads a command starts beside the libraries' pools: the read-ahead and background workers,
+# the counters' thread, jemalloc's purging thread
+_OWN_THREADS = 4
+
+
+def _refuse_too_few_threads() -> None:
+    """Under a process limit (`ulimit -u`, RLIMIT_NPROC: the user's processes and threads, root
+    exempt) with no room for the threads the libraries start, one line naming the limit (exit
+    2) before any work: at the limit jemalloc printed a line per refused purging thread (~25,000
+    under `ulimit -u 4`), polars panicked, and a diff blamed a sound input's column for the
+    thread its reader could not start. Room is tried, not computed (the limit counts every
+    process of the user): that many threads are started, parked and released (~1 ms)."""
+    import resource
+    import threading
+
     try:
-        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
     except (OSError, ValueError):
         return
-    need = min_address_space_mib()
-    if soft != resource.RLIM_INFINITY and soft < need << 20:
-        threads = library_threads()
-        raise TracebaseError(f"ulimit -v: expected an address space of at least {need:,} MiB (what polars, "
-                             f"Arrow and OpenBLAS reserve to start {threads['polars']}, {threads['arrow']} and "
-                             f"{threads['openblas']} worker threads; POLARS_MAX_THREADS, OMP_NUM_THREADS and "
-                             f"OPENBLAS_NUM_THREADS set them), found a limit of {soft >> 20:,} MiB")
+    if soft == resource.RLIM_INFINITY or os.geteuid() == 0:
+        return
+    threads = library_threads()
+    need = threads["polars"] + threads["arrow"] + _OWN_THREADS
+    release = threading.Event()
+    started: list[threading.Thread] = []
+    try:
+        for _ in range(need):
+            t = threading.Thread(target=release.wait, daemon=True)
+            t.start()
+            started.append(t)
+    except RuntimeError:  # "can't start new thread"
+        pass
+    finally:
+        release.set()
+        for t in started:
+            t.join()
+    if len(started) < need:
+        raise TracebaseError(f"ulimit -u: expected room for {need} threads (polars' {threads['polars']} and "
+                             f"Arrow's {threads['arrow']} workers and the command's own; POLARS_MAX_THREADS and "
+                             f"OMP_NUM_THREADS set them), found room for {len(started)} under the limit of {soft} "
+                             "processes and threads of this user")
 
 
 # The fewest open files a command is started with: polars' runtime opens its own descriptors
@@ -779,6 +828,7 @@ def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str
         except SystemExit as exc:  # --help, --version, a usage error: a status, for in-process callers
             return 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 2
         _refuse_too_little_address_space()
+        _refuse_too_few_threads()
         require_open_files(MIN_OPEN_FILES, "polars', Arrow's and the inputs' descriptors")
         stdout, sys.stdout = sys.stdout, _ClosablePipe(sys.stdout)
         try:
@@ -861,8 +911,8 @@ def _internal_error(prog: str, exc: BaseException) -> int:
 
 # How running out of memory or threads surfaces from Python, the dynamic loader (a library
 # imported late cannot be mapped) and polars (a Rust panic when a thread cannot be spawned).
-_EXHAUSTED = ("failed to map segment", "can't start new thread", "cannot allocate memory", "memory allocation of",
-              "resource temporarily unavailable", "out of memory")
+_EXHAUSTED = ("failed to map segment", "cannot map zero-fill pages", "can't start new thread", "cannot allocate memory",
+              "memory allocation of", "resource temporarily unavailable", "out of memory")
 
 
 def _resources_exhausted(exc: BaseException) -> str | None:
@@ -877,11 +927,27 @@ def _resources_exhausted(exc: BaseException) -> str | None:
         text = "polars' library could not be loaded"
     elif not isinstance(exc, MemoryError) and not (native and any(s in text.lower() for s in _EXHAUSTED)):
         return None
+    return f"out of memory or threads: {type(exc).__name__}: {_one_line(text)}{_memory_limits()}"
+
+
+def _memory_limits() -> str:
+    """'; the address space is limited to N MiB (ulimit -v)', and the data segment's (ulimit
+    -d) and the processes' (ulimit -u) when set: what a process out of memory or threads ran
+    into (empty when nothing is limited)."""
     import resource
 
-    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-    limit = "" if soft == resource.RLIM_INFINITY else f"; the address space is limited to {soft >> 20} MiB (ulimit -v)"
-    return f"out of memory or threads: {type(exc).__name__}: {_one_line(text)}{limit}"
+    said = []
+    for limit, words, unit in ((resource.RLIMIT_AS, "the address space is limited to {} (ulimit -v)", "MiB"),
+                               (resource.RLIMIT_DATA, "the data segment is limited to {} (ulimit -d)", "MiB"),
+                               (resource.RLIMIT_NPROC, "the user's processes and threads are limited to {} "
+                                                       "(ulimit -u)", "")):
+        try:
+            soft = resource.getrlimit(limit)[0]
+        except (OSError, ValueError):
+            continue
+        if soft != resource.RLIM_INFINITY and (unit or os.geteuid() != 0):  # (root is exempt from -u)
+            said.append(words.format(f"{soft >> 20} MiB" if unit else soft))
+    return "".join(f"; {w}" for w in said)
 
 
 _SYMLINK_LOOP = "Symlink loop from "
@@ -950,6 +1016,10 @@ def _on_stdout(exc: OSError) -> OSError:
     return exc
 
 
+# How Rust's std (polars' file reads) words EMFILE in an error with no errno of Python's
+_RUST_EMFILE = f"(os error {errno.EMFILE})"
+
+
 def describe_os_error(exc: OSError) -> str:
     """'PATH: No space left on device' (PATH -> PATH2 for rename/link errors)."""
     reason = exc.strerror or _one_line(str(exc)) or type(exc).__name__
@@ -959,8 +1029,9 @@ def describe_os_error(exc: OSError) -> str:
         # it: the file the error names, if any, is not what is missing
         return ("current directory: expected an existing directory, found it removed; "
                 "cd to one or give absolute paths")
-    if exc.errno == errno.EMFILE:
-        # often no file to name (a pipe for a pool's worker, a socket): name the limit instead
+    if exc.errno == errno.EMFILE or (exc.errno is None and _RUST_EMFILE in reason):
+        # often no file to name (a pipe for a pool's worker, a socket): name the limit instead;
+        # polars' own reads raise it with no errno ("Too many open files (os error 24): PATH")
         import resource
 
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
