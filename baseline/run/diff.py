@@ -386,6 +386,7 @@ from baseline.run.traces import (
     pick_bad_trace,
     prepare_both,
     recording_settings,
+    shown_command,
     trace_values,
 )
 from tracer import units
@@ -640,8 +641,8 @@ def diff_traces(
     # arguments only where the tool was called another way
     bad_command = bad_command_of(bad_tab)
     if not mixed and bad_command is not None and command_identity(bad_command) not in good_commands:
-        shown = "; ".join(f"'{printable(c)}'" for c in list(good_commands.values())[:3])
-        warnings.append(f"the BAD trace ran '{printable(bad_command)}', the GOOD traces {shown}: "
+        shown = "; ".join(shown_command(c) for c in list(good_commands.values())[:3])
+        warnings.append(f"the BAD trace ran {shown_command(bad_command)}, the GOOD traces {shown}: "
                         "a diff of different commands")
     if _holds(good_tab.column("kind"), "failure"):
         warnings.append("some GOOD traces are labelled kind=failure")
@@ -676,12 +677,13 @@ def diff_traces(
     handed = [good_codes]
     del good_codes  # handed over too: prepare_both frees the per-row trace numbers once used
     p, bad_ids, good_ids = prepare_both(tables, handed, [bad_id])
-    # A record delivered twice is read once, its first copy (the data model's rule): said, as a
-    # second copy that differs from the first is data the diff did not look at
+    # A record delivered twice is read once, its first copy (the data model's rule); a second
+    # record under the same (trace, thread, seq) that is not a copy (another call, error or path)
+    # is data the diff did not look at: said
     for side, twice in (("BAD trace holds", p.records_twice[0]), ("GOOD traces hold", p.records_twice[1])):
         if twice:
-            warnings.append(f"the {side} {twice:,} records twice (the same trace, thread and seq): each read once, "
-                            "its first copy")
+            warnings.append(f"the {side} {twice:,} record{'s' if twice > 1 else ''} sharing trace, thread and seq "
+                            "with another but not its call, error or path: each seq read once, its first record")
     n_rows = len(p)
     nb = _bad_row_count(p)  # bad rows are rows 0..nb-1
     rows = _Rows(p, bad_ids, good_ids)

@@ -1514,7 +1514,8 @@ class Prepared:
     raw_comm: np.ndarray | None = None
     raw_comm_values: Values | None = None
     n: int = 0
-    # rows left out as a second copy of a record (same trace, thread and seq): (bad, good)
+    # rows left out as a second copy of a record (same trace, thread and seq) that differed from
+    # the copy kept (call, error or path): (bad, good); identical copies are not counted
     records_twice: tuple[int, int] = (0, 0)
 
     def __len__(self) -> int:
@@ -1635,6 +1636,33 @@ class Prepared:
         if column == "comm":
             return self.raw_comm is not None
         return column in self.table.column_names
+
+
+# The columns two copies of one record agree in (a record delivered twice) and two records under
+# one (trace, thread, seq) hardly ever all do
+_RECORD_COLUMNS = ("probe", "errno", "path")
+
+
+def _differing_copies(table: Any, tkey: np.ndarray, order: np.ndarray, again: np.ndarray) -> tuple[int, int]:
+    """Of the rows left out as a second copy of a record (`again`, in `order`: each right after
+    the copy before it), those that differ from that copy in call, error or path -- not the
+    same record delivered twice (a file given twice, at-least-once shipping: silent) but
+    another record under the same (trace, thread, seq), which the diff never looks at: (bad,
+    good) counts. (Columns read again here, only when some row is left out.)"""
+    import pyarrow.compute as apc
+
+    dropped = np.flatnonzero(again)
+    rows, before = order[dropped], order[dropped - 1]
+    differ = np.zeros(len(rows), dtype=bool)
+    for name in _RECORD_COLUMNS:
+        if name not in table.column_names:
+            continue
+        col = table.column(name)
+        one, two = (apc.cast(pc.take(col, pa.array(r)), pa.string()) for r in (rows, before))
+        unequal = apc.or_(apc.fill_null(apc.not_equal(one, two), False), apc.not_equal(apc.is_null(one), apc.is_null(two)))
+        differ |= numpy_of(unequal)
+    keys = tkey[rows[differ]]
+    return (int(np.count_nonzero(keys < 0)), int(np.count_nonzero(keys >= 0)))
 
 
 def _first_appearance_codes(tkey: np.ndarray, tid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1836,9 +1864,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         again = np.zeros(n, dtype=bool)
         again[1:] = (seq[order[1:]] == seq[order[:-1]]) & (stream_of[order[1:]] == stream_of[order[:-1]])
         if again.any():
-            copies = tkey[order[again]]
-            records_twice = (int(np.count_nonzero(copies < 0)), int(np.count_nonzero(copies >= 0)))
-            del copies
+            records_twice = _differing_copies(table, tkey, order, again)
             order = order[~again]
             n = len(order)
             counts = np.bincount(stream_of[order], minlength=len(counts))
