@@ -430,6 +430,12 @@ def _number_shape(runs: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(-1 if _is_number(r) else len(r) for r in runs)
 
 
+# Good values agreeing with a candidate that the search weighs without asking which of them also
+# agree at its long tokens (`_TwinIndex._differing_somewhere_long`): that index costs memory per
+# shape (~8 MiB on the bench's two million-event traces when built for every candidate)
+_TWINS_WEIGHED_ANYWAY = 64
+
+
 class _TwinIndex:
     """The good values of each shape (`table`, in the order `NameTemplates.learn`'s search
     takes them), looked up by a bad-only candidate's tokens at the places where a good value
@@ -475,7 +481,7 @@ class _TwinIndex:
         place in `long` (a token of `MIN_TOKEN` characters or more): such a pair differs at short
         tokens and numbers alone, and teaches nothing (`_drawn_alike`)."""
         agree = self._positions(key, places, runs)
-        if not agree:
+        if len(agree) <= _TWINS_WEIGHED_ANYWAY:  # (a few pairs cost less than another index of the shape)
             return agree
         same = self._positions(key, tuple(sorted(long.union(places))), runs)  # (a subset of `agree`)
         if len(same) == len(agree):
