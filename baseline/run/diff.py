@@ -1049,9 +1049,18 @@ def diff_traces(
         _known_errors_after_new(regions, novel, b_cls, b_oc, weight)
         max_weight = regions.max_over(weight)
         named = regions.start.copy()
+        # Of a region's errors of equal weight, the first whose call and errno no good run met
+        # names it: cp's FICLONE ioctl fails EXDEV on every file it copies across file systems
+        # (routine at the good runs' paths, new only at the bad run's new file), the write's
+        # ENOSPC right after it on that file is the fault (set 54: named by the ioctl whenever
+        # no later file met the full disk)
+        routine = _errors_good_runs_met(p, bs, nb) & ~b_oc  # (an outcome change is never routine: the
+        # EEXIST of a makedirs that met a file in its directory's place, tests/test_diff_mkdir_races.py)
         for r in np.flatnonzero(max_weight > 0):
-            seg = weight[regions.start[r] : regions.end[r] + 1]
-            named[r] = regions.start[r] + int(np.argmax(seg == max_weight[r]))
+            lo = int(regions.start[r])
+            at = np.flatnonzero(weight[lo : regions.end[r] + 1] == max_weight[r])
+            fresh = at[~routine[lo + at]]
+            named[r] = lo + int((fresh if len(fresh) else at)[0])
         _first_of_cascade(p, bs, regions, named, b_cls, b_oc)
         _killed_threads(p, bs, regions, named, max_weight, recovered, has_novel, b_end)
         if exit_changed and message_row >= 0:
@@ -1531,6 +1540,17 @@ def _rows_before(p: Prepared, kept_bits: np.ndarray, bs: align.Streams, start: i
             out.append(q)
         q -= 1
     return out[::-1]
+
+
+def _errors_good_runs_met(p: Prepared, bs: align.Streams, nb: int) -> np.ndarray:
+    """Per bad stream position: an error whose (call, errno) some good run also met (at any
+    path), by the codes of the one table."""
+    width = np.int64(len(p.errno_values) + 1)
+    keys = p.probe.astype(np.int64) * width + p.errno.astype(np.int64)
+    has = p.errno >= 0
+    good = unique_ints(keys[nb:][has[nb:]])
+    rows = np.maximum(bs.orig, 0)
+    return (bs.orig >= 0) & has[rows] & isin(keys[rows], good)
 
 
 def _event(rows: _Rows, s: align.Streams, pos: int) -> dict[str, Any]:
