@@ -1655,8 +1655,6 @@ def _differing_copies(table: Any, tkey: np.ndarray, order: np.ndarray, again: np
     same record delivered twice (a file given twice, at-least-once shipping: silent) but
     another record under the same (trace, thread, seq), which the diff never looks at: (bad,
     good) counts. (Columns read again here, only when some row is left out.)"""
-    import pyarrow.compute as apc
-
     dropped = np.flatnonzero(again)
     rows, before = order[dropped], order[dropped - 1]
     differ = np.zeros(len(rows), dtype=bool)
@@ -1664,9 +1662,10 @@ def _differing_copies(table: Any, tkey: np.ndarray, order: np.ndarray, again: np
         if name not in table.column_names:
             continue
         col = table.column(name)
-        one, two = (apc.cast(pc.take(col, pa.array(r)), pa.string()) for r in (rows, before))
-        unequal = apc.or_(apc.fill_null(apc.not_equal(one, two), False), apc.not_equal(apc.is_null(one), apc.is_null(two)))
-        differ |= numpy_of(unequal)
+        one, two = (pc.cast(pc.take(col, pa.array(r)), pa.string()) for r in (rows, before))
+        values_differ = pc.fill_null(pc.call_function("not_equal", [one, two]), False)
+        nulls_differ = pc.call_function("not_equal", [pc.is_valid(one), pc.is_valid(two)])
+        differ |= numpy_of(pc.or_(values_differ, nulls_differ))
     keys = tkey[rows[differ]]
     return (int(np.count_nonzero(keys < 0)), int(np.count_nonzero(keys >= 0)))
 

@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from tracer import units
 from tracer.errors import TracebaseError, printable
-from tracer.limits import require_open_files
+from tracer.limits import require_open_files, soft_limit
 from tracer.startup import BLAS_THREAD_SETTINGS, own_default
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5-10 ms of every command's start)
@@ -618,11 +618,7 @@ def _fit_address_space_limit() -> None:
     contention)."""
     import resource
 
-    try:
-        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-    except (OSError, ValueError):
-        return
-    if soft == resource.RLIM_INFINITY:
+    if soft_limit(resource.RLIMIT_AS) is None:
         return
     import ctypes
     import warnings
@@ -721,11 +717,8 @@ def _refuse_too_little_address_space() -> None:
     need = min_address_space_mib()
     for limit, flag, what in ((resource.RLIMIT_AS, "-v", "an address space"),
                               (resource.RLIMIT_DATA, "-d", "a data segment")):
-        try:
-            soft = resource.getrlimit(limit)[0]
-        except (OSError, ValueError):
-            continue
-        if soft != resource.RLIM_INFINITY and soft < need << 20:
+        soft = soft_limit(limit)
+        if soft is not None and soft < need << 20:
             threads = library_threads()
             raise TracebaseError(f"ulimit {flag}: expected {what} of at least {need:,} MiB (what polars, "
                                  f"Arrow and OpenBLAS reserve to start {threads['polars']}, {threads['arrow']} and "
@@ -748,11 +741,8 @@ def _refuse_too_few_threads() -> None:
     import resource
     import threading
 
-    try:
-        soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
-    except (OSError, ValueError):
-        return
-    if soft == resource.RLIM_INFINITY or os.geteuid() == 0:
+    soft = soft_limit(resource.RLIMIT_NPROC)
+    if soft is None or os.geteuid() == 0:
         return
     threads = library_threads()
     need = threads["polars"] + threads["arrow"] + _OWN_THREADS
@@ -941,11 +931,8 @@ def _memory_limits() -> str:
                                (resource.RLIMIT_DATA, "the data segment is limited to {} (ulimit -d)", "MiB"),
                                (resource.RLIMIT_NPROC, "the user's processes and threads are limited to {} "
                                                        "(ulimit -u)", "")):
-        try:
-            soft = resource.getrlimit(limit)[0]
-        except (OSError, ValueError):
-            continue
-        if soft != resource.RLIM_INFINITY and (unit or os.geteuid() != 0):  # (root is exempt from -u)
+        soft = soft_limit(limit)
+        if soft is not None and (unit or os.geteuid() != 0):  # (root is exempt from -u)
             said.append(words.format(f"{soft >> 20} MiB" if unit else soft))
     return "".join(f"; {w}" for w in said)
 
