@@ -370,6 +370,17 @@ def dataset_lock(dataset: str | os.PathLike, *, exclusive: bool, timeout_s: floa
         os.close(fd)
 
 
+def remove_lone_dataset_lock(dataset: str | os.PathLike) -> bool:
+    """Remove the dataset lock a failed first write made when it is all the directory holds
+    (held by the caller): a run that wrote nothing leaves the directory as it found it, not
+    with a lock file that looks like a dataset's. True when removed."""
+    with contextlib.suppress(OSError):
+        if os.listdir(dataset) == [DATASET_LOCK_NAME]:
+            os.unlink(Path(dataset) / DATASET_LOCK_NAME)
+            return True
+    return False
+
+
 def _open_dataset_lock(dataset: Path, path: Path, exclusive: bool) -> int | None:
     from tracer.errors import TracebaseError
 
@@ -616,6 +627,20 @@ def _refuse_unwritable(path: Path) -> None:
                           f"{stat.S_IMODE(st.st_mode):04o}): it would be replaced", str(path))
 
 
+def unwritable_reason(directory: str | os.PathLike) -> str:
+    """Why this process may not create a file in `directory`, in the OS's words and the facts
+    that decide it ('read-only file system'; 'permission denied: owner uid 0, mode 0555, this
+    process uid 65534'), for a check made before the work rather than after it."""
+    try:
+        if os.statvfs(directory).f_flag & os.ST_RDONLY:
+            return "read-only file system"
+        st = os.stat(directory)
+    except OSError as exc:
+        return (exc.strerror or os.strerror(exc.errno or errno.EACCES)).lower()
+    return (f"permission denied: owner uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):04o}, "
+            f"this process uid {os.geteuid()}")
+
+
 def _keep_mode_and_owner(fd: int, path: Path) -> None:
     """Give the temp file the mode and owner of the file it is about to replace."""
     try:
@@ -652,9 +677,12 @@ def atomic_output(path: str | os.PathLike, *, durable: bool = True) -> Iterator[
         with _write_through(path, special) as fh:
             yield fh
         return
+    # errors name the output as the user gave it (`-o ../out/m.parquet`), or the file a symlink
+    # given leads to (the one that could not be written)
+    shown = given if path == Path(os.path.abspath(given)) else path
     try:
         if path.is_dir():
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(shown))
         if path != Path(os.path.abspath(given)) and not path.parent.is_dir():
             # a dangling symlink: its target's directories are not ours to create (as root,
             # `-o link` to /nonexistent/dir/x created /nonexistent/dir)
@@ -663,7 +691,7 @@ def atomic_output(path: str | os.PathLike, *, durable: bool = True) -> Iterator[
         _refuse_unwritable(path)
         fd, tmp = _create_temp(path.parent, path.name)
     except OSError as exc:
-        raise _named(exc, path) from None
+        raise _named(exc, path, shown) from None
     try:
         _keep_mode_and_owner(fd, path)
         with os.fdopen(fd, "wb") as fh:
@@ -677,7 +705,7 @@ def atomic_output(path: str | os.PathLike, *, durable: bool = True) -> Iterator[
         Path(tmp).unlink(missing_ok=True)
         _done(tmp)
         if isinstance(exc, OSError):
-            raise _named(exc, path) from None
+            raise _named(exc, path, shown) from None
         raise
     if durable:
         fsync_dir(path.parent)
@@ -765,13 +793,14 @@ def _write_through(path: Path, mode: int) -> Iterator[BinaryIO]:
         yield fh
 
 
-def _named(exc: OSError, path: Path) -> OSError:
-    """`exc` naming `path` when it names no file or our temporary of it: the one-line error
-    says the output the user gave ('/nowrite/fleet: Permission denied'), not
-    '/nowrite/.fleet.11443-ceadd6a0.tmp'."""
-    if exc.errno is None or not (exc.filename is None or _is_temporary_of(exc.filename, path)):
+def _named(exc: OSError, path: Path, shown: Path | None = None) -> OSError:
+    """`exc` naming the output when it names no file, our temporary of it or the output's
+    resolved path: the one-line error says the output the user gave ('../out/fleet: Permission
+    denied' -- `shown`, else `path`), not '/nowrite/.fleet.11443-ceadd6a0.tmp'."""
+    if exc.errno is None or not (exc.filename is None or _is_temporary_of(exc.filename, path)
+                                 or exc.filename == str(path)):
         return exc
-    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(path))
+    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(shown if shown is not None else path))
 
 
 def _is_temporary_of(name: object, path: Path) -> bool:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from tracer import units
+from tracer.atomic import unwritable_reason
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError, printable
@@ -142,12 +143,13 @@ def _check_dataset(path: str) -> None:
 
 def _check_writable_file(path: str, flag: str, inputs: list[str]) -> None:
     parent = Path(path).resolve().parent
+    shown = os.path.dirname(path) or "."  # as given: `-o ../out/m.parquet` names ../out
     if parent.exists() and not parent.is_dir():
-        raise TracebaseError(f"{flag} {path}: {parent} is not a directory")
+        raise TracebaseError(f"{flag} {path}: {shown} is not a directory")
     if not parent.is_dir():
-        raise TracebaseError(f"{flag} {path}: directory {parent} does not exist")
+        raise TracebaseError(f"{flag} {path}: directory {shown} does not exist")
     if not os.access(parent, os.W_OK):
-        raise TracebaseError(f"{flag} {path}: directory {parent} is not writable")
+        raise TracebaseError(f"{flag} {path}: directory {shown} is not writable ({unwritable_reason(parent)})")
     refuse_overwriting_inputs(path, flag, inputs)
     from baseline.pipeline import layout
 
@@ -247,12 +249,14 @@ def handle_expected_learn(args: argparse.Namespace) -> int:
 def _check_out_dir(out: Path, flag: str) -> None:
     if out.exists() and not out.is_dir():
         raise TracebaseError(f"{flag} {out}: exists and is not a directory")
-    existing = out.resolve()
-    while not existing.exists():
+    existing = out  # named as given: the nearest part of it that exists
+    while not existing.exists() and existing.parent != existing:
         existing = existing.parent
-    if not existing.is_dir() or not os.access(existing, os.W_OK):
-        why = "not a directory" if not existing.is_dir() else "not writable"
-        raise TracebaseError(f"{flag} {out}: cannot create or write the directory ({existing} is {why})")
+    if not existing.is_dir():
+        raise TracebaseError(f"{flag} {out}: cannot create or write the directory ({existing} is not a directory)")
+    if not os.access(existing, os.W_OK):
+        raise TracebaseError(f"{flag} {out}: cannot create or write the directory ({existing} is not writable: "
+                             f"{unwritable_reason(existing)})")
 
 
 def _audit_summary(result, files: dict | None = None, top: int = 10) -> dict:

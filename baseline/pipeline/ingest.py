@@ -662,11 +662,9 @@ def _no_empty_tree_on_failure(dataset: Path, new_dataset: bool) -> Iterator[None
                             os.rmdir(os.path.join(root, d))
                 with contextlib.suppress(OSError):
                     os.rmdir(top)
-        if new_dataset:
+        if new_dataset and atomic.remove_lone_dataset_lock(dataset):
             with contextlib.suppress(OSError):
-                if os.listdir(dataset) == [LOCK_NAME]:
-                    os.unlink(dataset / LOCK_NAME)
-                    os.rmdir(dataset)
+                os.rmdir(dataset)
         raise
 
 

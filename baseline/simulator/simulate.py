@@ -144,7 +144,7 @@ from baseline.simulator.plan import (  # the checks: light, the CLI makes them b
 from baseline.simulator.tables import VOCAB, HostPart, assemble, build, host_part, host_result
 from baseline.simulator.writers import write_batch, write_spool
 from tracer import units
-from tracer.atomic import dataset_lock, staged_merge
+from tracer.atomic import DATASET_LOCK_NAME, dataset_lock, remove_lone_dataset_lock, staged_merge
 from tracer.pools import process_pool, results_in_order
 
 __all__ = ["simulate", "simulate_host", "plan_fleet", "SCENARIOS", "DEFAULT_START"]
@@ -272,9 +272,15 @@ def simulate(
     # export) reading it meanwhile sees it before or after, not half of each (its shared lock
     # waits), and a stop half-way leaves it as it was
     existing = Path(out_dir).is_dir()
-    with dataset_lock(out_dir, exclusive=True) if existing else contextlib.nullcontext(), \
-            staged_merge(out_dir) as out:
-        return _simulate_into(out, plan, hosts, hours, seed, spool, workers, progress, t0)
+    lock_made_here = existing and not (Path(out_dir) / DATASET_LOCK_NAME).exists()
+    with dataset_lock(out_dir, exclusive=True) if existing else contextlib.nullcontext():
+        try:
+            with staged_merge(out_dir) as out:
+                return _simulate_into(out, plan, hosts, hours, seed, spool, workers, progress, t0)
+        except BaseException:
+            if lock_made_here:  # an empty directory given stays empty
+                remove_lone_dataset_lock(out_dir)
+            raise
 
 
 def _simulate_into(out: Path, plan: FleetPlan, hosts: int, hours: float, seed: int, spool: bool,

@@ -15,6 +15,7 @@ import re
 import stat
 from pathlib import Path
 
+from tracer.atomic import unwritable_reason
 from tracer.errors import TracebaseError
 from tracer.inputs import file_kind
 
@@ -107,8 +108,8 @@ def check_output_dir(path: Path, flag: str) -> None:
                              + ("" if existing == path else f" in the way of {path}"))
     if not os.access(existing, os.W_OK | os.X_OK):
         what = "a writable directory" if existing == path else f"a writable directory to create {path} in"
-        raise TracebaseError(f"{flag}: expected {what}, found {existing} not writable"
-                             f"{' (read-only file system)' if _read_only(existing) else ''}")
+        raise TracebaseError(f"{flag}: expected {what}, found {existing} not writable "
+                             f"({unwritable_reason(existing)})")
 
 
 def check_output_file(path: Path, flag: str, suffix: str | None = None, why: str = "") -> None:
@@ -133,8 +134,8 @@ def check_output_file(path: Path, flag: str, suffix: str | None = None, why: str
     if not parent.is_dir():
         raise TracebaseError(f"{flag}: expected a file in an existing directory, found {_describe(parent)}")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise TracebaseError(f"{flag}: expected a writable directory for {path.name}, found {parent} not writable"
-                             f"{' (read-only file system)' if _read_only(parent) else ''}")
+        raise TracebaseError(f"{flag}: expected a writable directory for {path.name}, found {parent} not writable "
+                             f"({unwritable_reason(parent)})")
 
 
 def check_input_file(path: Path, flag: str) -> None:
@@ -157,9 +158,3 @@ def check_parent_dir(path: Path, flag: str) -> None:
     if not path.parent.is_dir():
         raise TracebaseError(f"{flag}: expected a file in an existing directory, found {_describe(path.parent)}")
 
-
-def _read_only(path: Path) -> bool:
-    try:
-        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
