@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import polars as pl
 
 from baseline.fleet.model import checked_values
-from tracer import atomic
+from tracer import atomic, limits
 from tracer.errors import TracebaseError
 from tracer.schema import RECORD_KEY, parquet_files, scan, unreadable_data_error
 
@@ -110,8 +110,39 @@ def load_events(
             "narrow with --trace-id, --host or --kind (or raise --max-events)"
         )
     _check_pages(paths)
+    _check_room(paths, source)
     # the data model's value rules (a repeat count of 0, a negative depth): refused as audit does
     return checked_values(lf.collect(), paths)
+
+
+# What a read holds at its peak per byte of the columns it decodes: the decoded pages, the
+# frame and the de-duplicated copy (a 300 MiB path needed ~3x that before the JSON was written)
+_READ_PEAK_FACTOR = 3
+
+
+def _check_room(paths: str | os.PathLike | Sequence[str | os.PathLike], source: str) -> None:
+    """Under a finite `ulimit -v`, refuse a read the address space cannot hold as out of memory
+    before polars starts it: its allocator aborts the process when an allocation fails, where a
+    Python handler would have said so in one line. The columns' decoded sizes are in the files'
+    footers; nothing is read when no limit is set."""
+    import resource
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if limits.soft_limit(resource.RLIMIT_AS) is None:
+        return
+    wanted, decoded = set(COLUMNS), 0
+    for f in parquet_files(_paths(paths), "events"):
+        try:
+            meta = pq.ParquetFile(f).metadata
+        except (OSError, pa.ArrowException):
+            continue  # the read itself names what is wrong with it
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            decoded += sum(group.column(c).total_uncompressed_size for c in range(group.num_columns)
+                           if group.column(c).path_in_schema.split(".")[0] in wanted)
+    limits.require_address_space(decoded * _READ_PEAK_FACTOR, f"reading the events of {source}")
 
 
 def _check_pages(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> None:
