@@ -128,6 +128,17 @@ def test_a_given_model_is_extended_with_the_audited_good_traces():
     f = result.findings.filter(pl.col("trace_id") == "t:bad").row(0, named=True)
     assert (f["bifurcation_probe"], f["bifurcation_errno"]) == ("mlx5_cmd_exec", "ENOMEM"), f
     assert (model.n_traces_, model.edges_.height) == before
+    # and the model's distance from the window is said: all 8 good reg_mr traces took the new path
+    assert result.model_drift.to_dicts() == [{"operation": "reg_mr", "good_traces": 8, "unseen_path_traces": 8}]
+
+
+def test_a_model_the_window_agrees_with_shows_no_drift_and_a_learned_one_none():
+    model = fit_baseline(events_frame(good_fleet(8)))
+    result = run_audit(events_frame(good_fleet(8)), model=model, expected=ExpectedErrors([]), learn_expected=False)
+    drift = result.model_drift
+    assert drift.height >= 1 and drift["good_traces"].min() > 0 and drift["unseen_path_traces"].sum() == 0
+    learned = run_audit(events_frame(good_fleet(8)), expected=ExpectedErrors([]), learn_expected=False)
+    assert learned.model_drift is None  # learned from the window itself: nothing to be far from
 
 
 def test_efault_at_all_four_layers_is_deeper_than_probes():

@@ -265,6 +265,19 @@ def test_scores(fleet47, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_the_audit_reports_the_model_drift(fleet47, mode):
+    """(Added by the lead after the set was written.) A model four weeks stale is said to be so:
+    the update's create_qp and create_cq success paths are ones the model never saw, on every
+    good trace of theirs in the window; a model learned from the window has no drift to report."""
+    drift = fleet47["audits"][("d", mode)][0]["model_drift"]
+    if mode == "fresh":
+        assert drift is None
+        return
+    stale = {d["operation"]: d for d in drift if d["unseen_path_traces"]}
+    assert set(stale) == {"create_qp", "create_cq"}, drift
+    assert all(d["unseen_path_traces"] == d["good_traces"] > 0 for d in stale.values()), drift
+
+
 def test_the_control_raises_nothing(fleet47, mode):
     summary, tables = fleet47["audits"][("control", mode)]
     assert summary["open_findings"] == 0, summary

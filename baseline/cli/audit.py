@@ -33,6 +33,10 @@ examples:
   baseline audit fleet/ --model model.parquet --since 2026-11-28T06:00:00Z -o audit/
   baseline audit fleet/ --html audit.html --allowlist expected_errors.yaml
   baseline audit fleet/ --refit --since 2h --json     # learn the baseline from DATASET itself
+
+A model given or saved is extended with DATASET's own good traces (not changed on disk); when
+some of them took success paths the model never saw (an update since it was learned), the
+summary's "model drift" lines name the operations (--json: model_drift): `baseline learn` again.
 """
 EXPECTED_EPILOG = """\
 examples:
@@ -259,6 +263,26 @@ def _check_out_dir(out: Path, flag: str) -> None:
                              f"{unwritable_reason(existing)})")
 
 
+def _drift_lines(drift, top: int = 5) -> list[str]:
+    """The operations whose good traces in the window took success paths a given model never
+    saw: the model was learned before an update (a driver adding a frame) and wants refreshing.
+    The audit knows them good all the same (it extends the model with the window's own good
+    traces); the lines say the model is going stale before a window without good traces would
+    show it."""
+    if drift is None:
+        return []
+    stale = drift.filter(drift["unseen_path_traces"] > 0).sort("unseen_path_traces", descending=True)
+    if stale.is_empty():
+        return []
+    lines = [f"  model drift: {stale.height} of {drift.height} operations took success paths the model never saw "
+             "(learned before an update? `baseline learn` refreshes it)"]
+    for op, good, unseen in stale.head(top).select("operation", "good_traces", "unseen_path_traces").iter_rows():
+        lines.append(f"    {printable(op)}: {unseen:,} of {good:,} good traces in the window")
+    if stale.height > top:
+        lines.append(f"    ... and {stale.height - top} more operations")
+    return lines
+
+
 def _audit_summary(result, files: dict | None = None, top: int = 10) -> dict:
     import polars as pl
 
@@ -276,6 +300,8 @@ def _audit_summary(result, files: dict | None = None, top: int = 10) -> dict:
         "top_clusters": clusters.select(keep).with_columns(pl.col(pl.Datetime).dt.to_string()).to_dicts(),
         "top_host_alerts": alerts.with_columns(pl.col(pl.Datetime).dt.to_string()).to_dicts(),
         "files": {k: str(v) for k, v in (files or {}).items()},
+        # per operation of a given model: good traces in the window, those on paths it never saw
+        "model_drift": None if result.model_drift is None else result.model_drift.to_dicts(),
     }
 
 
@@ -316,6 +342,8 @@ def handle_audit(args: argparse.Namespace) -> int:
     if args.json:
         return _emit(args, summary, [])
     print(f"baseline model: {printable(str(model)) if model else 'none saved'} ({source})")  # what this audit was judged against
+    for line in _drift_lines(result.model_drift):
+        print(line)
     sys.stdout.write(terminal_report(result))
     print(f"wrote {', '.join(printable(str(p)) for p in result.files.values())}")
     if html:

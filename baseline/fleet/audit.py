@@ -79,6 +79,7 @@ from baseline.fleet.model import (
     parse_since,
     scope,
     trace_flags,
+    unseen_success_paths,
 )
 from baseline.run.allowlist import Entry, ExpectedErrors, load_default
 from tracer import units
@@ -111,6 +112,8 @@ class AuditResult:
     files: dict[str, Path] = field(default_factory=dict)  # table -> written file
     window: tuple[dt.datetime | None, dt.datetime | None] = (None, None)
     traces_audited: int = 0
+    # a given model's distance from the window (model.unseen_success_paths); None when learned here
+    model_drift: pl.DataFrame | None = None
 
     @property
     def open_findings(self) -> pl.DataFrame:
@@ -2128,6 +2131,7 @@ def run_audit(
     if not hasattr(to_fit, "operations_") or to_fit.n_traces_ == 0:
         raise TracebaseError(f"{scope(dataset, since_dt)}no good traces to learn from "
                              f"(kinds {', '.join(to_fit.good_kinds)})")
+    drift = unseen_success_paths(model, to_fit) if model is not None else None
     model = to_fit
     from baseline.fleet.expected import release_history
 
@@ -2211,7 +2215,8 @@ def run_audit(
     findings = own_trace_ids(findings)
     if "example_trace_id" in clusters.columns:
         clusters = own_trace_ids(clusters, "example_trace_id")
-    result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces_audited)
+    result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces_audited,
+                         model_drift=drift)
     if out_dir is not None:
         result.files = write_audit(result, out_dir)
     return result

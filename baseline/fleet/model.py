@@ -1275,6 +1275,24 @@ def _rep_frames(frames: pl.DataFrame, chains: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def unseen_success_paths(learned: GoodTraceBaseline, extended: GoodTraceBaseline) -> pl.DataFrame:
+    """How far a model learned earlier is from the window it audits, per operation: the good
+    traces the window added to `extended` (`learned`'s extensible copy after the audit's pass)
+    and how many of them took a call chain `learned` never saw (a driver or kernel update since
+    it was learned adds a frame to a success path). Columns operation, good_traces,
+    unseen_path_traces; operations without good traces in the window are left out."""
+    keys = ["operation", "chain_hash"]
+    before = learned.chains_.select(*keys, pl.col("count").cast(pl.Int64).alias("_before"))
+    window = (extended.chains_.join(before, on=keys, how="left")
+              .with_columns((pl.col("count").cast(pl.Int64) - pl.col("_before").fill_null(0)).alias("_window")))
+    return (window.group_by("operation")
+            .agg(pl.col("_window").sum().alias("good_traces"),
+                 pl.col("_window").filter(pl.col("_before").is_null()).sum().alias("unseen_path_traces"))
+            .filter(pl.col("good_traces") > 0)
+            .with_columns(pl.col("operation").cast(pl.String))
+            .sort("operation"))
+
+
 def fit_baseline(
     dataset: EventsInput,
     out: str | os.PathLike | None = None,
