@@ -19,6 +19,7 @@ from scenarios import (
     real_fiftyfirst,
     real_fiftyfourth,
     real_fiftysecond,
+    real_fiftysixth,
     real_fiftythird,
     real_fortieth,
     real_fortyeighth,
@@ -176,6 +177,8 @@ SETS: list[RealSet] = [
             real_fiftyfourth.quiet_teardown),
     RealSet("real_fiftyfifth", real_fiftyfifth.REAL_FIFTYFIFTH, real_fiftyfifth.QUIET_FIFTYFIFTH,
             real_fiftyfifth.quiet_teardown),
+    RealSet("real_fiftysixth", real_fiftysixth.REAL_FIFTYSIXTH, real_fiftysixth.QUIET_FIFTYSIXTH,
+            real_fiftysixth.quiet_teardown),
 ]
 
 
