@@ -132,6 +132,11 @@ fi
 # Bytecode up front: tests and CLIs start many interpreters, and PYTHONDONTWRITEBYTECODE
 # (set on some machines) would otherwise make each one recompile polars/sklearn/airflow.
 "$UV" sync --frozen --quiet --compile-bytecode --all-extras
+# ... and our own packages': the editable install leaves them in the checkout, out of
+# --compile-bytecode's reach, so every `baseline` or `tracer` process compiled the ~100 modules
+# it imports again (~0.13 s a command; thousands of commands in the test suite). Stale files
+# are recompiled (their source's mtime is checked); a read-only checkout just goes without.
+.venv/bin/python -m compileall -qq -j 0 tracer baseline dags >/dev/null 2>&1 || true
 # The differ's hot loops in C (the editable install's build hook makes them too, but uv reuses a
 # cached build): built beside their source when a compiler is there, else the numpy versions run.
 if built="$(.venv/bin/python -m baseline.run.native 2>&1)"; then say "${built#baseline.run.native: }"; fi
