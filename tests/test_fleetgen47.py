@@ -278,6 +278,7 @@ def test_the_audit_reports_the_model_drift(fleet47, mode):
     assert all(d["unseen_path_traces"] == d["good_traces"] > 0 for d in stale.values()), drift
 
 
+@pytest.mark.parametrize("mode", MODES)
 def test_the_control_raises_nothing(fleet47, mode):
     summary, tables = fleet47["audits"][("control", mode)]
     assert summary["open_findings"] == 0, summary

@@ -658,7 +658,8 @@ def _as_nobody_case(ds_audited: Path, rec: Path, tmp_path: Path) -> None:
         (("expected", "learn", d, "-o", d / "e.yaml"), d / "e.yaml"),
         (("export", d / "events", "-o", w / "x.json"), w / "x.json"),
         (("simulate", "--hosts", "1", "--hours", "1", "-o", w / "sim"), w / "sim"),
-        (("allowlist", "learn", w / "good0.parquet"), w / "expected_errors.learned.yaml"),
+        # (the default output, in the directory it ran in: named as the tool names it, relative)
+        (("allowlist", "learn", w / "good0.parquet"), "expected_errors.learned.yaml"),
         (("report", d / "audit", "--html", w / "r.html"), w / "r.html"),
         (("export", "--diff", w / "good0.parquet", w / "bad.parquet", "-o", w / "d.json"),
          w / "d.json"),

@@ -474,7 +474,7 @@ def exchange(a: str | os.PathLike, b: str | os.PathLike) -> None:
 
 # '.<name>.<pid>-<8 hex>.tmp': the temporary (file or staging directory) of an output `name`
 # being written by process `pid` (_create_temp, staged_dir)
-_TEMP_NAME = re.compile(r"\.(.+)\.(\d+)-[0-9a-f]{8}\.tmp")
+_TEMP_NAME = re.compile(r"\.(.+)\.(\d+)-[0-9a-f]{8}\.tmp", re.ASCII)
 
 
 def temporary_of(entry_name: str) -> tuple[str, int] | None:
@@ -711,7 +711,7 @@ def atomic_output(path: str | os.PathLike, *, durable: bool = True) -> Iterator[
         fsync_dir(path.parent)
 
 
-_DESCRIPTOR_PATH = re.compile(r"/(?:proc/(?:self|thread-self|\d+)|dev)/fd/(\d+)")
+_DESCRIPTOR_PATH = re.compile(r"/(?:proc/(?:self|thread-self|\d+)|dev)/fd/(\d+)", re.ASCII)
 
 
 def output_target(path: str | os.PathLike) -> tuple[int | None, Path]:

@@ -76,6 +76,18 @@ def printable(text: str) -> str:
                    else repr(c)[1:-1] for c in text)
 
 
+def shown_value(value: object) -> str:
+    """repr(value) cut short for an error line: a YAML value may be a list of lists of
+    thousands of items (or, through aliases, billions: repr never returned on nine levels of
+    nine aliases), where the error only needs to show what kind of value it found."""
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxlevel, short.maxlist, short.maxtuple, short.maxset, short.maxdict = 2, 8, 8, 8, 8
+    short.maxstring, short.maxlong, short.maxother = 120, 60, 120
+    return short.repr(value)
+
+
 def escaped_name(text: str) -> str:
     """A name as UTF-8 text: a byte that was not UTF-8 (kept as a surrogate escape when the
     name was decoded) as its \\xNN escape, the way command lines show it."""

@@ -99,7 +99,7 @@ SCHEMA_VERSION = 2
 # tracer continues from the highest in the spool), so readers order a host's snapshots by it
 # and use the time only to break ties (snapshots of two spools copied into one). The names are
 # unchanged: every spool written before this reads the same.
-SNAPSHOT_NAME = re.compile(r"^snap-(\d{8}T\d{6}(?:\.\d+)?Z)-(\d+)\Z")  # \Z: "$" lets a trailing newline through
+SNAPSHOT_NAME = re.compile(r"^snap-(\d{8}T\d{6}(?:\.\d+)?Z)-(\d+)\Z", re.ASCII)  # \Z: "$" lets a trailing newline through
 
 
 def snapshot_order(name: str) -> tuple[int, str] | None:

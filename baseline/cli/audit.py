@@ -58,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "(a fleet dataset root or Parquet files) and write a versioned model file.",
         formatter_class=HelpFormatter, epilog=LEARN_EPILOG,
     )
-    p.add_argument("dataset", metavar="DATASET")
+    p.add_argument("dataset", metavar="DATASET", type=common.input_path("the dataset"))
     common.add_output(p, metavar="MODEL", what="the model (Parquet)",
                       help="model file to write (default: DATASET/baseline-model.parquet, where `baseline audit` looks)")
     p.add_argument("--since", metavar="T", type=common.since,
@@ -76,9 +76,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "Parquet into --out and prints a report.",
         formatter_class=HelpFormatter, epilog=AUDIT_EPILOG,
     )
-    p.add_argument("dataset", metavar="DATASET")
+    p.add_argument("dataset", metavar="DATASET", type=common.input_path("the dataset"))
     model = p.add_mutually_exclusive_group()
-    model.add_argument("--model", metavar="M",
+    model.add_argument("--model", metavar="M", type=common.input_path("the model file"),
                        help="model from `baseline learn`, extended with DATASET's own good traces (default: "
                             "DATASET/baseline-model.parquet when present, else learned from DATASET)")
     model.add_argument("--refit", action="store_true",
@@ -88,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     common.add_output(p, metavar="DIR", help="output directory (default: DATASET/audit, where `baseline evaluate` looks)")
     p.add_argument("--html", metavar="FILE", type=common.output_path("the HTML report", file=True),
                    help="also write a self-contained HTML report")
-    p.add_argument("--allowlist", metavar="FILE",
+    p.add_argument("--allowlist", metavar="FILE", type=common.input_path("the allowlist"),
                    help="expected-errors YAML (default: the repo's expected_errors.yaml)")
     p.add_argument("--no-learn-expected", action="store_true",
                    help="do not add expected errors learned from DATASET")
@@ -109,7 +109,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "upper 95% bound. Curated entries win; stale learned entries are flagged.",
         formatter_class=HelpFormatter, epilog=EXPECTED_EPILOG,
     )
-    q.add_argument("dataset", metavar="DATASET")
+    q.add_argument("dataset", metavar="DATASET", type=common.input_path("the dataset"))
     q.add_argument("-o", "--output", default="expected_errors.yaml", metavar="YAML",
                    type=common.output_path("the expected-errors YAML", file=True))
     q.add_argument("--since", metavar="T", type=common.since,
@@ -123,7 +123,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Terminal report of the findings/clusters/host_alerts written by `baseline audit`.",
         formatter_class=HelpFormatter, epilog=REPORT_EPILOG,
     )
-    p.add_argument("findings_dir", metavar="FINDINGS_DIR",
+    p.add_argument("findings_dir", metavar="FINDINGS_DIR", type=common.input_path("the findings directory"),
                    help="output of `baseline audit`, or a pipeline findings directory (its LATEST run)")
     p.add_argument("--html", metavar="FILE", type=common.output_path("the HTML report", file=True),
                    help="also write a self-contained HTML report")
@@ -355,7 +355,7 @@ def handle_report(args: argparse.Namespace) -> int:
     from baseline.fleet import paths
     from baseline.pipeline import layout
 
-    directory = paths.audit_dir(layout.audit_output(args.findings_dir) or Path(args.findings_dir))
+    directory = paths.audit_dir(layout.audit_output(args.findings_dir, strict=True) or Path(args.findings_dir))
     if args.html:
         _check_writable_file(args.html, "--html", [args.findings_dir, str(directory)])
     from baseline.fleet.audit import read_audit

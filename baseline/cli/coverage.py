@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter,
         epilog=INGEST_EPILOG,
     )
-    p.add_argument("spool", metavar="SPOOL", help="spool directory written by `tracer run`")
+    p.add_argument("spool", metavar="SPOOL", type=common.input_path("the spool"), help="spool directory written by `tracer run`")
     p.add_argument("dataset", metavar="DATASET", type=common.output_path("the dataset directory"), help="dataset root")
     p.add_argument("--quarantine", metavar="DIR", type=common.output_path("the quarantine directory"), help="where unreadable files go (default: DATASET/../quarantine)")
     p.add_argument("--keep-spool", action="store_true", help="leave ingested snapshots in the spool")
@@ -70,9 +70,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter,
         epilog=COVERAGE_EPILOG,
     )
-    c.add_argument("dataset", metavar="DATASET", help="dataset root")
+    c.add_argument("dataset", metavar="DATASET", type=common.input_path("the dataset"), help="dataset root")
     c.add_argument("--week", metavar="WEEK", help="ISO week (2026-W48) or a date in it (default: newest data)")
-    c.add_argument("--probes", metavar="SET.yaml", help="probe set the fleet runs (for never-fired and app coverage)")
+    c.add_argument("--probes", metavar="SET.yaml", type=common.input_path("the probe set"), help="probe set the fleet runs (for never-fired and app coverage)")
     c.add_argument("--nccl-logs", nargs="+", default=None, metavar="FILE",
                    help="NCCL logs (globs allowed) or app_failures .parquet files "
                         "(default: DATASET/joblogs/*.log when present, as `baseline simulate` writes them)")
@@ -92,12 +92,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=SUGGEST_EPILOG,
     )
     src = s.add_mutually_exclusive_group()
-    src.add_argument("--btf", metavar="FILE", help="BTF blob or directory (default /sys/kernel/btf)")
-    src.add_argument("--symbols", metavar="FILE", help="bpftool raw dump, kallsyms, or one name per line")
-    s.add_argument("--base-btf", metavar="FILE", help="vmlinux BTF for a module's split BTF")
-    s.add_argument("--old", metavar="FILE", help="the previous kernel's BTF or symbol list")
-    s.add_argument("--probes", metavar="SET.yaml", help="current probe set (checked for vanished/renamed)")
-    s.add_argument("--reference", metavar="FILE", help="rdma_control_path.yaml: its function classes win")
+    src.add_argument("--btf", metavar="FILE", type=common.input_path("the BTF"), help="BTF blob or directory (default /sys/kernel/btf)")
+    src.add_argument("--symbols", metavar="FILE", type=common.input_path("the symbol list"), help="bpftool raw dump, kallsyms, or one name per line")
+    s.add_argument("--base-btf", metavar="FILE", type=common.input_path("the base BTF"), help="vmlinux BTF for a module's split BTF")
+    s.add_argument("--old", metavar="FILE", type=common.input_path("the previous kernel's BTF or symbols"), help="the previous kernel's BTF or symbol list")
+    s.add_argument("--probes", metavar="SET.yaml", type=common.input_path("the probe set"), help="current probe set (checked for vanished/renamed)")
+    s.add_argument("--reference", metavar="FILE", type=common.input_path("the reference"), help="rdma_control_path.yaml: its function classes win")
     s.add_argument("--all", action="store_true", help="also list excluded functions with the reason")
     s.add_argument("--json", action="store_true", help="print suggestions as JSON lines")
     s.set_defaults(func=cmd_suggest)

@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
     )
     p.add_argument("traces", nargs="+", metavar="TRACE", help="GOOD... then BAD (the last one)")
-    p.add_argument("--allowlist", metavar="FILE", action="append",
+    p.add_argument("--allowlist", metavar="FILE", action="append", type=common.input_path("an allowlist"),
                    help="curated expected-errors YAML, repeatable (default: the package's expected_errors.yaml)")
     p.add_argument("--learned", metavar="FILE", action="append",
                    help="learned expected errors, loaded beside the allowlist, repeatable (default: "

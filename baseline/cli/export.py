@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="only traces of this kind (repeatable)")
     p.add_argument("--align", choices=["wall", "start"], default="wall",
                    help="place traces at their wall-clock start (default) or all at 0")
-    p.add_argument("--allowlist", metavar="FILE", action="append", help="with --diff: expected-errors YAML (repeatable)")
+    p.add_argument("--allowlist", metavar="FILE", action="append", type=common.input_path("an allowlist"), help="with --diff: expected-errors YAML (repeatable)")
     p.add_argument("--learned", metavar="FILE", action="append",
                    help="with --diff: learned expected errors, loaded beside the allowlist, as `baseline diff` "
                         "does, repeatable (default: ./expected_errors.learned.yaml when it exists)")

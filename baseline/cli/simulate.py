@@ -68,8 +68,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Compare the audit's findings/clusters with the truth table of a simulated dataset.",
         formatter_class=HelpFormatter, epilog=EVALUATE_EPILOG,
     )
-    e.add_argument("dataset", metavar="DATASET", help="simulated dataset directory (holds truth/)")
-    e.add_argument("--findings", metavar="DIR", default=None,
+    e.add_argument("dataset", metavar="DATASET", type=common.input_path("the dataset"), help="simulated dataset directory (holds truth/)")
+    e.add_argument("--findings", metavar="DIR", default=None, type=common.input_path("the findings"),
                    help="output of `baseline audit` or a pipeline findings directory (its LATEST run); "
                         "default DATASET/audit (where `baseline audit DATASET` writes), else DATASET/findings")
     e.add_argument("--json", action="store_true", help="print the scores as JSON")

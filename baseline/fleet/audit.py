@@ -1446,11 +1446,24 @@ def host_alerts(
         .sort(["host", "buckets", "bad", "since"], descending=[False, True, True, True])
         .group_by("host", maintain_order=True).first()
     )
+    # the run's errno: the one most of the bad probe's unexpected failures in it returned (the
+    # counters' errno breakdown), None when none is most of them (a probe failing two ways)
+    run_errno = (
+        errs.filter(~pl.col("_config"))
+        .join(runs.select("host", pl.col("bad_probe").alias("probe"), "since", "_until"), on=["host", "probe"])
+        .filter(pl.col("bucket").is_between(pl.col("since"), pl.col("_until")))
+        .group_by("host", pl.col("errno").cast(pl.String)).agg(pl.col("count").sum())
+        .sort(["host", "count", "errno"], descending=[False, True, False])
+        .group_by("host", maintain_order=True)
+        .agg(pl.when(pl.col("count").first() * 2 > pl.col("count").sum()).then(pl.col("errno").first())
+             .alias("_run_errno"))
+    )
+    runs = runs.join(run_errno, on="host", how="left")
     persistent = runs.select(
         "host",
         pl.lit("persistent_bad_state").alias("alert"),
         pl.col("bad_probe").alias("probe"),
-        pl.lit(None, dtype=pl.String).alias("errno"),
+        pl.col("_run_errno").cast(pl.String).alias("errno"),
         "since",
         pl.col("buckets").cast(pl.Float64).alias("score"),
         pl.format("{} consecutive {} intervals in which {} failed on most calls ({} failures)",
@@ -2350,9 +2363,9 @@ def _current_target(out: Path) -> str | None:
 
 
 # a set directory's name as _new_set_dir makes it: only such directories are ever removed
-_SET_NAME = re.compile(r"set-\d{8}T\d{6}-(?P<pid>\d+)-[0-9a-f]{8}")  # _new_set_dir's names
-_STAGED_NAME = re.compile(r"\.new-(?P<set>set-\d{8}T\d{6}-(?P<pid>\d+)-[0-9a-f]{8})")  # before its lock
-_LINK_TEMPORARY = re.compile(r"\..+\.(?P<pid>\d+)\.[0-9a-f]{6}\.tmp")  # _replace_symlink's
+_SET_NAME = re.compile(r"set-\d{8}T\d{6}-(?P<pid>\d+)-[0-9a-f]{8}", re.ASCII)  # _new_set_dir's names
+_STAGED_NAME = re.compile(r"\.new-(?P<set>set-\d{8}T\d{6}-(?P<pid>\d+)-[0-9a-f]{8})", re.ASCII)  # before its lock
+_LINK_TEMPORARY = re.compile(r"\..+\.(?P<pid>\d+)\.[0-9a-f]{6}\.tmp", re.ASCII)  # _replace_symlink's
 
 
 def _sets_dir(out: Path) -> Path:

@@ -65,7 +65,11 @@ def load_truth(dataset_dir: str | os.PathLike) -> pl.DataFrame:
         raise TracebaseError(
             f"{root}: no truth table (expected {root}/truth/date=*/host=*/part-*.parquet written by `baseline simulate`)"
         )
-    return read(files, "truth")
+    truth = read(files, "truth")
+    if truth.is_empty():  # every simulated trace has a truth row: none is a damaged or emptied table
+        raise TracebaseError(f"{root}/truth: expected a row per simulated trace, found no rows in {len(files):,} "
+                             f"file{'s' if len(files) != 1 else ''}")
+    return truth
 
 
 def _findings_files(dataset_dir: Path, findings_dir: str | os.PathLike | None) -> tuple[list[Path], list[Path]]:
@@ -104,7 +108,22 @@ def evaluate(dataset_dir: str | os.PathLike, findings_dir: str | os.PathLike | N
     truth = load_truth(dataset_dir)
     f_files, _ = _findings_files(Path(dataset_dir), findings_dir)
     findings = read(f_files, "findings")
+    _refuse_unrelated(truth, findings, f_files)
     return score(truth, findings)
+
+
+def _refuse_unrelated(truth: pl.DataFrame, findings: pl.DataFrame, files: list[Path]) -> None:
+    """Findings none of whose traces the truth table holds are another dataset's audit (or the
+    truth is of another simulation): scored, each would count as '(not in truth)' and a
+    perfect purity be reported for nothing compared."""
+    if findings.is_empty():
+        return
+    ids = truth.select(pl.col("trace_id").cast(pl.String))
+    shared = findings.select(pl.col("trace_id").cast(pl.String)).join(ids, on="trace_id", how="semi").height
+    if shared == 0:
+        where = files[0].parent if len(files) > 1 else files[0]
+        raise TracebaseError(f"{where}: expected findings of the dataset's traces, found none of their "
+                             f"{findings.height:,} traces in its truth table (the audit of another dataset?)")
 
 
 def score(truth: pl.DataFrame, findings: pl.DataFrame) -> dict:

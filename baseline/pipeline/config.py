@@ -43,7 +43,7 @@ from typing import Any
 import yaml
 
 from tracer import atomic, units, yamlio
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, shown_value
 from tracer.inputs import not_text, read_regular_text
 
 CONFIG_VERSION = 1
@@ -118,7 +118,7 @@ _MAXIMA = {"dataset_days": _MAX_DAYS, "quarantine_days": _MAX_DAYS, "findings_da
 
 
 def _describe(value: object) -> str:
-    return f"{value!r} ({type(value).__name__})"
+    return f"{shown_value(value)} ({type(value).__name__})"
 
 
 def _number(source: str, key: str, value: object, *, integer: bool, minimum: float) -> float | int:

@@ -17,7 +17,7 @@ import os
 import stat
 from pathlib import Path
 
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, shown, shown_value
 from tracer.inputs import NO_SUCH_FILE, missing_reason, what_is_at
 
 MODEL_NAME = "baseline-model.parquet"
@@ -89,20 +89,35 @@ def job_logs(dataset: str | os.PathLike) -> list[Path]:
     return sorted(home(dataset).glob(JOBLOGS_GLOB))
 
 
-def audit_output(directory: str | os.PathLike) -> Path | None:
+def audit_output(directory: str | os.PathLike, *, strict: bool = False) -> Path | None:
     """The directory holding findings.parquet for an audit output or a pipeline findings
-    directory (findings/LATEST names findings/<stamp>/), or None when it holds neither."""
+    directory (findings/LATEST names findings/<stamp>/), or None when it holds neither.
+
+    strict: a LATEST that names no run holding findings (not UTF-8, empty, a path, a run
+    removed) is an error naming it, for the readers given the directory (report, evaluate);
+    otherwise such a directory is simply not an audit output."""
     base = Path(directory)
     if (base / "findings.parquet").is_file():
         return base
     latest = base / LATEST
-    if latest.is_file():
-        try:
-            stamp = latest.read_text().strip()
-        except OSError:
+    if not latest.is_file():
+        return None
+    try:
+        stamp = latest.read_bytes().decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        if not strict:
             return None
-        if stamp and "/" not in stamp and (base / stamp / "findings.parquet").is_file():
-            return base / stamp
+        why = exc.strerror if isinstance(exc, OSError) else f"bytes that are not UTF-8 ({exc.reason} at byte {exc.start})"
+        raise TracebaseError(f"{shown(latest)}: expected the name of the newest run (a directory beside it), "
+                             f"found {why}") from None
+    if stamp and "/" not in stamp and stamp not in (".", "..") and (base / stamp / "findings.parquet").is_file():
+        return base / stamp
+    if strict:
+        if not stamp or "/" in stamp or stamp in (".", ".."):
+            raise TracebaseError(f"{shown(latest)}: expected the name of the newest run (a directory beside it), "
+                                 f"found {shown_value(stamp)}")
+        raise TracebaseError(f"{shown(latest)}: names run {shown_value(stamp)}, expected "
+                             f"{shown(base / stamp / 'findings.parquet')}, found {what_is_at(base / stamp / 'findings.parquet')}")
     return None
 
 
@@ -112,9 +127,9 @@ def find_audit(dataset: str | os.PathLike, findings: str | os.PathLike | None = 
     for the reader to judge), else DATASET/audit, else DATASET/findings; None when the default
     places hold nothing (the caller reports what it looked for)."""
     if findings is not None:
-        return audit_output(findings) or Path(findings)
+        return audit_output(findings, strict=True) or Path(findings)
     for candidate in (default_audit_dir(dataset), home(dataset) / "findings"):
-        found = audit_output(candidate)
+        found = audit_output(candidate, strict=True)
         if found is not None:
             return found
     return None

@@ -148,6 +148,16 @@ def _is_btf(path: Path) -> bool:
 
 def read_symbols(path: str | os.PathLike, base_btf: str | os.PathLike | None = None) -> dict[str, Symbol]:
     """Function names from a BTF blob, a directory of BTF blobs (vmlinux first), or text."""
+    try:
+        return _read_symbols(path, base_btf)
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        # a read error names no file (EIO reading /proc/self/mem, a disk error): name the input
+        raise OSError(exc.errno, exc.strerror or os.strerror(exc.errno), os.fspath(path)) from None
+
+
+def _read_symbols(path: str | os.PathLike, base_btf: str | os.PathLike | None = None) -> dict[str, Symbol]:
     from tracer.btf import btf_sections  # the one BTF reader
     from tracer.fleet.probes import btf_function_names
 

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracer import atomic, resources, yamlio
 from tracer.errnos import is_errno_name
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, shown_value
 from tracer.inputs import not_text, read_regular_text
 
 if TYPE_CHECKING:
@@ -442,14 +442,14 @@ def _entry_from_dict(raw: Any, index: int, source: str) -> Entry:
     for name in ("id", "source", "probe", "errno", "reason", "path", "context", "comm", "first_seen", "last_seen",
                  "status"):
         if name in raw and raw[name] is not None and not isinstance(raw[name], str):
-            raise TracebaseError(f"{where}: field '{name}': expected a string, found {raw[name]!r}")
+            raise TracebaseError(f"{where}: field '{name}': expected a string, found {shown_value(raw[name])}")
     if raw["source"] not in SOURCES:
-        raise TracebaseError(f"{where}: field 'source': expected one of {'|'.join(SOURCES)}, found {raw['source']!r}")
+        raise TracebaseError(f"{where}: field 'source': expected one of {'|'.join(SOURCES)}, found {shown_value(raw['source'])}")
     if raw["source"] == "curated" and not raw.get("reason"):
         raise TracebaseError(f"{where}: field 'reason': expected a reason for a curated entry, found none")
     errno = raw["errno"]
     if not (_GLOB_CHARS & set(errno)) and not is_errno_name(errno):
-        raise TracebaseError(f"{where}: field 'errno': expected a symbolic errno name like ENOENT, found {errno!r}")
+        raise TracebaseError(f"{where}: field 'errno': expected a symbolic errno name like ENOENT, found {shown_value(errno)}")
     if raw.get("comm") == "":  # would match no process: a caller's name is never empty
         raise TracebaseError(f"{where}: field 'comm': expected a process name or glob like 'python*', found ''")
     for name in ("probe", "errno", "path", "context", "comm"):
@@ -457,25 +457,25 @@ def _entry_from_dict(raw: Any, index: int, source: str) -> Entry:
             check_glob(raw[name], f"{where}: field '{name}'")
     status = raw.get("status", "active")
     if status not in STATUSES:
-        raise TracebaseError(f"{where}: field 'status': expected one of {'|'.join(STATUSES)}, found {status!r}")
+        raise TracebaseError(f"{where}: field 'status': expected one of {'|'.join(STATUSES)}, found {shown_value(status)}")
     support = raw.get("support")
     if support is not None and not (
         isinstance(support, dict)
         and set(support) <= {"runs", "total"}
         and all(type(v) is int and v >= 0 for v in support.values())  # a bool is no count
     ):
-        raise TracebaseError(f"{where}: field 'support': expected {{runs: int, total: int}}, found {support!r}")
+        raise TracebaseError(f"{where}: field 'support': expected {{runs: int, total: int}}, found {shown_value(support)}")
     if support is not None and support.get("runs", 0) > support.get("total", support.get("runs", 0)):
         # good runs an error was seen in out of all good runs: more than all is a typo, and a share > 1
-        raise TracebaseError(f"{where}: field 'support': expected runs <= total, found {support!r}")
+        raise TracebaseError(f"{where}: field 'support': expected runs <= total, found {shown_value(support)}")
     for name in ("first_seen", "last_seen"):  # merged by date (learn keeps the earliest first_seen)
         if raw.get(name) is not None and not _is_date_time(raw[name]):
             raise TracebaseError(
-                f"{where}: field '{name}': expected an ISO date-time like '2026-11-29T10:00:00Z', found {raw[name]!r}"
+                f"{where}: field '{name}': expected an ISO date-time like '2026-11-29T10:00:00Z', found {shown_value(raw[name])}"
             )
     stats = raw.get("stats")
     if stats is not None and not isinstance(stats, dict):
-        raise TracebaseError(f"{where}: field 'stats': expected a mapping, found {stats!r}")
+        raise TracebaseError(f"{where}: field 'stats': expected a mapping, found {shown_value(stats)}")
     return Entry(**{**{str(k): _plain(v) for k, v in raw.items()}, "status": status})
 
 
@@ -616,7 +616,7 @@ class ExpectedErrors:
             raise TracebaseError(f"{path}: unknown top-level key '{unknown[0]}' (expected {' and '.join(TOP_LEVEL_KEYS)})")
         # (type checked too: YAML's `true` is a bool, and bools equal 1 in Python)
         if type(doc.get("version")) is not int or doc.get("version") != FORMAT_VERSION:
-            raise TracebaseError(f"{path}: field 'version': expected {FORMAT_VERSION}, found {doc.get('version')!r}")
+            raise TracebaseError(f"{path}: field 'version': expected {FORMAT_VERSION}, found {shown_value(doc.get('version'))}")
         raw_entries = doc.get("entries")
         if raw_entries is None:
             raw_entries = []
@@ -626,7 +626,7 @@ class ExpectedErrors:
         seen: dict[str, int] = {}
         for i, e in enumerate(entries):
             if e.id in seen:
-                raise TracebaseError(f"{path}: entries[{i}]: field 'id': expected a unique id, found {e.id!r} again (first at entries[{seen[e.id]}])")
+                raise TracebaseError(f"{path}: entries[{i}]: field 'id': expected a unique id, found {shown_value(e.id)} again (first at entries[{seen[e.id]}])")
             seen[e.id] = i
         out = cls(entries, source=str(path))
         out._text = text
@@ -950,7 +950,7 @@ def load_fallbacks(path: str | os.PathLike | None = None) -> dict[tuple[str, str
     doc = _parse_yaml(text, path)
     if not isinstance(doc, dict) or type(doc.get("version")) is not int or doc.get("version") != FORMAT_VERSION:
         found = doc.get("version") if isinstance(doc, dict) else _type_name(doc)
-        raise TracebaseError(f"{path}: field 'version': expected {FORMAT_VERSION}, found {found!r}")
+        raise TracebaseError(f"{path}: field 'version': expected {FORMAT_VERSION}, found {shown_value(found)}")
     items = doc.get("fallbacks")
     items = [] if items is None else items
     if not isinstance(items, list):
@@ -962,13 +962,13 @@ def load_fallbacks(path: str | os.PathLike | None = None) -> dict[tuple[str, str
             raise TracebaseError(f"{path}: fallbacks[{i}]: expected the keys {', '.join(FALLBACK_KEYS)}, found {found}")
         call, errnos, instead = item["call"], item["errnos"], item["instead"]
         if not isinstance(call, str) or not call:
-            raise TracebaseError(f"{path}: fallbacks[{i}]: field 'call': expected a syscall name, found {call!r}")
+            raise TracebaseError(f"{path}: fallbacks[{i}]: field 'call': expected a syscall name, found {shown_value(call)}")
         for key, names in (("errnos", errnos), ("instead", instead)):
             if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
-                raise TracebaseError(f"{path}: fallbacks[{i}]: field '{key}': expected a list of names, found {names!r}")
+                raise TracebaseError(f"{path}: fallbacks[{i}]: field '{key}': expected a list of names, found {shown_value(names)}")
         bad = [e for e in errnos if not is_errno_name(e)]
         if bad:
-            raise TracebaseError(f"{path}: fallbacks[{i}]: field 'errnos': expected errno names, found {bad[0]!r}")
+            raise TracebaseError(f"{path}: fallbacks[{i}]: field 'errnos': expected errno names, found {shown_value(bad[0])}")
         for errno in errnos:
             out[(call, errno)] = out.get((call, errno), frozenset()) | frozenset(instead)
     return out

@@ -1191,6 +1191,20 @@ def output_path(what: str, file: bool = False, stdout: bool = False) -> Callable
     return convert
 
 
+def input_path(what: str) -> Callable[[str], str]:
+    """type= for a path a command reads: an empty argument is refused, naming the flag
+    (Path('') is the current directory: `--findings ''` read ./ and blamed it for holding no
+    findings, `--model ''` said ': no such file')."""
+
+    def convert(text: str) -> str:
+        if text == "":
+            raise argparse.ArgumentTypeError(f"expected a path for {what}, found '' (an empty argument)")
+        return text
+
+    convert.__name__ = "path"
+    return convert
+
+
 def float_range(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False) -> Callable[[str], float]:
     """type= for a finite number in [lo, hi]."""
     return _converter(units.finite_float, "number", lo=lo, hi=hi, lo_open=lo_open)

@@ -33,7 +33,7 @@ import yaml
 
 from tracer import resources, yamlio
 from tracer.btf import BTF_FUNC, btf_sections, btf_types
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, shown_value
 from tracer.inputs import NO_SUCH_FILE, file_kind, missing_reason
 
 PROBES_DIR = resources.PROBES_DIR
@@ -113,7 +113,7 @@ def _field(doc: dict, key: str, source: str, expected: str, kinds: type | tuple,
             raise TracebaseError(f"{source}: field '{key}': expected {expected}, found nothing")
         return None
     if not isinstance(value, kinds):
-        raise TracebaseError(f"{source}: field '{key}': expected {expected}, found {value!r}")
+        raise TracebaseError(f"{source}: field '{key}': expected {expected}, found {shown_value(value)}")
     return value
 
 
@@ -137,11 +137,11 @@ def load_probe_set(name_or_path: str, probes_dir: Path = PROBES_DIR, vendor: str
         raise TracebaseError(f"{source}: expected only the keys {', '.join(SET_KEYS)}, found unknown key {unknown[0]!r}")
     version = doc.get("version")
     if version != 1:
-        raise TracebaseError(f"{source}: field 'version': expected 1, found {version!r}")
+        raise TracebaseError(f"{source}: field 'version': expected 1, found {shown_value(version)}")
     name = _field(doc, "name", source, "a probe set name", str)
     attach = _field(doc, "attach", source, f"one of {', '.join(ATTACH_KINDS)}", str)
     if attach not in ATTACH_KINDS:
-        raise TracebaseError(f"{source}: field 'attach': expected one of {', '.join(ATTACH_KINDS)}, found {attach!r}")
+        raise TracebaseError(f"{source}: field 'attach': expected one of {', '.join(ATTACH_KINDS)}, found {shown_value(attach)}")
     library = _field(doc, "library", source, "a library path or name", str, required=attach == "uprobe")
     entries = _field(doc, "probes", source, "a list of probes", list)
     if not entries:
@@ -153,28 +153,28 @@ def load_probe_set(name_or_path: str, probes_dir: Path = PROBES_DIR, vendor: str
     for i, entry in enumerate(entries):
         where = f"{source}: probes[{i}]"
         if not isinstance(entry, dict):
-            raise TracebaseError(f"{where}: expected a mapping with symbol/layer/ret, found {entry!r}")
+            raise TracebaseError(f"{where}: expected a mapping with symbol/layer/ret, found {shown_value(entry)}")
         unknown = sorted(str(k) for k in entry if k not in PROBE_KEYS)
         if unknown:
             raise TracebaseError(f"{where}: expected only the keys {', '.join(PROBE_KEYS)}, found unknown key {unknown[0]!r}")
         symbol = _field(entry, "symbol", where, "a function or syscall name", str)
         if not _IDENT.match(symbol):
-            raise TracebaseError(f"{where}: field 'symbol': expected a C identifier, found {symbol!r}")
+            raise TracebaseError(f"{where}: field 'symbol': expected a C identifier, found {shown_value(symbol)}")
         if symbol in seen:
-            raise TracebaseError(f"{where}: field 'symbol': expected a unique symbol, found {symbol!r} twice")
+            raise TracebaseError(f"{where}: field 'symbol': expected a unique symbol, found {shown_value(symbol)} twice")
         seen.add(symbol)
         layer = _field(entry, "layer", where, f"one of {', '.join(LAYERS)}", str)
         if layer not in LAYERS:
-            raise TracebaseError(f"{where}: field 'layer': expected one of {', '.join(LAYERS)}, found {layer!r}")
+            raise TracebaseError(f"{where}: field 'layer': expected one of {', '.join(LAYERS)}, found {shown_value(layer)}")
         ret = entry.get("ret", "long" if attach == "syscalls" else "int")
         if ret not in RET_KINDS:
-            raise TracebaseError(f"{where}: field 'ret': expected one of {', '.join(RET_KINDS)}, found {ret!r}")
+            raise TracebaseError(f"{where}: field 'ret': expected one of {', '.join(RET_KINDS)}, found {shown_value(ret)}")
         vendors = entry.get("vendors") or {}
         if not isinstance(vendors, dict) or any(v not in VENDORS for v in vendors):
-            raise TracebaseError(f"{where}: field 'vendors': expected a mapping with keys from {', '.join(VENDORS)}, found {vendors!r}")
+            raise TracebaseError(f"{where}: field 'vendors': expected a mapping with keys from {', '.join(VENDORS)}, found {shown_value(vendors)}")
         for v, sym in vendors.items():
             if not isinstance(sym, str) or not _IDENT.match(sym):
-                raise TracebaseError(f"{where}: field 'vendors.{v}': expected a C identifier, found {sym!r}")
+                raise TracebaseError(f"{where}: field 'vendors.{v}': expected a C identifier, found {shown_value(sym)}")
         obj = entry.get("object")
         operation = entry.get("operation")
         probes.append(
@@ -192,7 +192,7 @@ def load_probe_set(name_or_path: str, probes_dir: Path = PROBES_DIR, vendor: str
 def apply_vendor_gate(pset: ProbeSet, vendor: str | None) -> ProbeSet:
     """Swap mlx5 callbacks for the host driver's equivalents (the namespace gate)."""
     if vendor is not None and vendor not in VENDORS:
-        raise TracebaseError(f"vendor: expected one of {', '.join(VENDORS)}, found {vendor!r}")
+        raise TracebaseError(f"vendor: expected one of {', '.join(VENDORS)}, found {shown_value(vendor)}")
     probes = tuple(
         replace(p, symbol=p.vendors.get(vendor, p.default_symbol) if vendor and vendor != "mlx5" else p.default_symbol)
         for p in pset.probes
@@ -203,7 +203,7 @@ def apply_vendor_gate(pset: ProbeSet, vendor: str | None) -> ProbeSet:
     for p in probes:
         if p.symbol in seen:
             raise TracebaseError(f"{pset.source}: field 'vendors.{vendor}': expected each probe to trace its own "
-                                 f"function, found {seen[p.symbol]!r} and {p.default_symbol!r} both traced as {p.symbol!r}")
+                                 f"function, found {shown_value(seen[p.symbol])} and {p.default_symbol!r} both traced as {p.symbol!r}")
         seen[p.symbol] = p.default_symbol
     return replace(pset, probes=probes, vendor=vendor)
 

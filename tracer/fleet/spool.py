@@ -30,7 +30,7 @@ from tracer.errors import TracebaseError
 from tracer.schema import COUNTERS, EVENTS, read, snapshot_order, write_table
 
 SNAPSHOT_TABLES = ("events", "counters")
-_SNAP = re.compile(r"^snap-(\d{8}T\d{6}\.\d{3}Z)-(\d+)\Z")  # \Z: "$" lets a trailing newline through
+_SNAP = re.compile(r"^snap-(\d{8}T\d{6}\.\d{3}Z)-(\d+)\Z", re.ASCII)  # \Z: "$" lets a trailing newline through
 _STALE = re.compile(r"^\..+\.tmp$")  # .snap-<ts>-<seq>.tmp, .<file>.<random>.tmp, .part-*.tmp
 LOCK_NAME = SPOOL_LOCK_NAME  # the name ingest looks for too (it lives in tracer.atomic, which has no polars)
 

@@ -86,7 +86,7 @@ DISCARD_PROBES = frozenset({"unlink", "unlinkat"})
 # process it listed; one that exits in between gives ENOENT (or ESRCH) there. An error of that form is routine in
 # a thread that made the same call for at least PROC_SCAN_MIN different pids; a check of one
 # pid (a pid file's daemon) is not a scan: its ENOENT says the daemon is gone.
-PROC_PID_PATH = re.compile(r"^/proc/(\d+)(?:/|$)")
+PROC_PID_PATH = re.compile(r"^/proc/(\d+)(?:/|$)", re.ASCII)
 PROC_SCAN_ERRNOS = frozenset({"ENOENT", "ESRCH"})
 PROC_SCAN_MIN = 3
 # A directory walked: one good run made the same call with the same outcome at this many
