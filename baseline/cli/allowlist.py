@@ -64,7 +64,7 @@ def handle_learn(args: argparse.Namespace) -> int:
         raise TracebaseError(f"{out}: -o: expected a YAML file, found a directory")
     refuse_overwriting_inputs(out, "-o/--output", args.good)
     if out.exists():
-        ExpectedErrors.load(out)  # a list that cannot be merged into is refused before the work
+        ExpectedErrors.load(out, to_merge=True)  # a list that cannot be merged into is refused before the work
     input_paths(args.good)  # a missing trace is refused before pyarrow is imported (~0.3 s)
     from baseline.run.traces import check_good_commands, check_good_kinds, load_table, prepare_side
 
@@ -76,7 +76,7 @@ def handle_learn(args: argparse.Namespace) -> int:
     from tracer import atomic
 
     with atomic.merge_lock(out):  # the list as it is now: another run may have merged meanwhile
-        allow = ExpectedErrors.load(out) if out.exists() else ExpectedErrors([], source=str(out))
+        allow = ExpectedErrors.load(out, to_merge=True) if out.exists() else ExpectedErrors([], source=str(out))
         counts = allow.merge_learned(entries)
         allow.save(out)
     n_traces = len(ids)

@@ -236,7 +236,7 @@ def _check_list_to_merge(path: str) -> None:
     if os.path.lexists(path):
         from baseline.run.allowlist import ExpectedErrors
 
-        ExpectedErrors.load(path)
+        ExpectedErrors.load(path, to_merge=True)
 
 
 def handle_expected_learn(args: argparse.Namespace) -> int:

@@ -1432,7 +1432,7 @@ def merge_into_file(
     Curated entries win; learned entries carry fresh stats; unsupported ones turn stale."""
     path = Path(path)
     with atomic.merge_lock(path):  # two learners into one file: each merges the other's result
-        expected = ExpectedErrors.load(path) if path.exists() else ExpectedErrors([], source=str(path))
+        expected = ExpectedErrors.load(path, to_merge=True) if path.exists() else ExpectedErrors([], source=str(path))
         counts = expected.merge_learned(entries, now=now)
         fresh = {e.key(): e for e in entries}
         for e in expected.learned():  # merge_learned refreshes support only; carry the new stats too

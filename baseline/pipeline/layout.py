@@ -110,10 +110,11 @@ def audit_output(directory: str | os.PathLike, *, strict: bool = False) -> Path 
         why = exc.strerror if isinstance(exc, OSError) else f"bytes that are not UTF-8 ({exc.reason} at byte {exc.start})"
         raise TracebaseError(f"{shown(latest)}: expected the name of the newest run (a directory beside it), "
                              f"found {why}") from None
-    if stamp and "/" not in stamp and stamp not in (".", "..") and (base / stamp / "findings.parquet").is_file():
+    a_name = bool(stamp) and "/" not in stamp and stamp not in (".", "..")  # of a directory beside it
+    if a_name and (base / stamp / "findings.parquet").is_file():
         return base / stamp
     if strict:
-        if not stamp or "/" in stamp or stamp in (".", ".."):
+        if not a_name:
             raise TracebaseError(f"{shown(latest)}: expected the name of the newest run (a directory beside it), "
                                  f"found {shown_value(stamp)}")
         raise TracebaseError(f"{shown(latest)}: names run {shown_value(stamp)}, expected "
