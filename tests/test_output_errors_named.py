@@ -113,3 +113,18 @@ def test_a_failed_simulate_into_an_empty_directory_leaves_it_empty(tmp_path):
         assert res.returncode == 2 and res.stderr.startswith("baseline: error: fleet/") \
             and "No space left on device" in res.stderr, res.stderr
         assert os.listdir(full / "fleet") == []  # not even the dataset lock it took
+
+
+@needs_root
+def test_a_tracer_run_whose_probes_cannot_attach_leaves_the_spool_as_it_found_it(tmp_path):
+    """The default rdma set's probes are absent from this kernel (no RDMA driver): the start is
+    refused after the spool's host directory and writer lock were made; they go again."""
+    existing = tmp_path / "existing"
+    (existing / "other-host").mkdir(parents=True)
+    for spool in (tmp_path / "fresh" / "spool", existing):
+        res = _run(tmp_path, "tracer", "run", "--spool", str(spool), "--host", "h1", "-d", "2s")
+        if "cannot attach" not in res.stderr:
+            pytest.skip(f"the rdma set attached here or the start failed otherwise: {res.stderr.strip()[-300:]}")
+        assert res.returncode == 2, res.stderr
+    assert not (tmp_path / "fresh").exists()  # neither the spool nor its parent, both made by the run
+    assert sorted(p.name for p in existing.iterdir()) == ["other-host"]

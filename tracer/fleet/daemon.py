@@ -153,6 +153,7 @@ class Daemon:
         self.programs: list[FleetProgram] = []
         self.sets: list = []
         self.lock: WriterLock | None = None
+        self._dirs_made: list[Path] = []  # the spool directories prepare() created, outermost first
         self._prom_failing = False
         self._control_failing = False
         self.enricher = Enricher(None)  # validate() reads the metadata file
@@ -205,6 +206,7 @@ class Daemon:
         tracer left (snapshot temp dirs, textfile temps): a restart leaves only complete files."""
         cfg = self.cfg
         host_dir = Path(cfg.spool) / self.ctx.host
+        self._dirs_made = [d for d in (*reversed(host_dir.parents), host_dir) if not d.exists()]
         # the host directory (and the spool) made here go again when the lock cannot be written
         # (a full or read-only spool): a refused start leaves no empty host directory behind
         with contextlib.ExitStack() as made:
@@ -271,14 +273,31 @@ class Daemon:
             if not any(p.live_probes() for p in self.programs):
                 raise TracebaseError("no probe of " + ", ".join(cfg.sets) + " could attach; nothing to trace")
         except BaseException:
+            self._unprepare()
             self.close()
             raise
+        self._dirs_made = []  # the spool is in use from here on: it stays
         self._seq = next_seq(cfg.spool, self.ctx.host)
         self._last_snap_wall = time.time_ns()
         if not cfg.failures_only:
             # a fresh baseline right away (open since before the attach), then on the schedule;
             # its length counts from now, when every set's probes are live
             self._open_window(time.monotonic(), scheduled=True)
+
+    def _unprepare(self) -> None:
+        """A start that failed after prepare() (a probe set that does not compile or attach)
+        leaves the spool as it found it: the host directory it created goes again when its
+        writer lock is all it holds. The lock file goes while still held, so no other writer
+        can be waiting on it."""
+        if not self._dirs_made or self.lock is None:
+            return
+        host_dir = self.lock.path.parent
+        with contextlib.suppress(OSError):
+            if os.listdir(host_dir) == [self.lock.path.name]:
+                self.lock.path.unlink()
+        for d in reversed(self._dirs_made):
+            with contextlib.suppress(OSError):  # not empty (another writer's host): stays
+                d.rmdir()
 
     def close(self) -> None:
         for prog in self.programs:
