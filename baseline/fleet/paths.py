@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from tracer.errors import TracebaseError
+from tracer.inputs import what_is_at
 
 
 def dataset_dir(dataset: str | os.PathLike) -> Path:
@@ -19,7 +20,7 @@ def dataset_dir(dataset: str | os.PathLike) -> Path:
     if not root.exists():
         raise TracebaseError(f"{root}: no such dataset directory")
     if not root.is_dir():
-        raise TracebaseError(f"{root}: expected a dataset directory, found a file")
+        raise TracebaseError(f"{root}: expected a dataset directory, found {what_is_at(root)}")
     return root
 
 
@@ -27,7 +28,7 @@ def audit_dir(out_dir: str | os.PathLike) -> Path:
     """An audit output directory (findings/clusters/host_alerts) as a Path, else one line."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise TracebaseError(f"{out}: expected an audit output directory, found a file")
+        raise TracebaseError(f"{out}: expected an audit output directory, found {what_is_at(out)}")
     if not out.is_dir():
         raise TracebaseError(f"{out}: no such audit output directory")
     return out
