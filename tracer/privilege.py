@@ -58,6 +58,36 @@ def compiler_locale() -> Iterator[None]:
                 locale.setlocale(locale.LC_CTYPE, before)
 
 
+@contextlib.contextmanager
+def existing_cwd() -> Iterator[None]:
+    """The current directory, when it was removed (`cd D && rmdir ../D`: getcwd fails), is
+    left for / while bcc's clang runs and entered again after: clang's getcwd failed, and the
+    compile was reported as the kernel refusing BPF. The command traced later still starts in
+    the directory it was given, removed or not."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        pass
+    else:
+        yield
+        return
+    here = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.chdir("/")
+        yield
+    finally:
+        os.fchdir(here)
+        os.close(here)
+
+
+@contextlib.contextmanager
+def compiler_environment() -> Iterator[None]:
+    """What bcc's built-in clang needs around it: a C locale (compiler_locale) and a current
+    directory that exists (existing_cwd)."""
+    with existing_cwd(), compiler_locale():
+        yield
+
+
 def load_bcc() -> ModuleType:
     """bcc's Python bindings: the importable ones, else the system package's.
 

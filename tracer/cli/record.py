@@ -145,6 +145,18 @@ def default_output(cmd: list[str]) -> Path:
     return Path(f"trace-{name or 'cmd'}-{stamp}-{os.getpid()}.parquet")
 
 
+def _require_current_directory(why: str) -> None:
+    """A removed current directory (`cd D && rmdir ../D`) refused in one line before the BPF
+    compile: a command started there fails on its first relative path, and the default output
+    names a file that cannot be made (the recorder compiled for seconds first, then blamed the
+    file name or, before the compile ran from /, the kernel)."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise TracebaseError(f"current directory: expected an existing directory ({why}), found it removed; "
+                             "cd to one") from None
+
+
 def handle(args: argparse.Namespace) -> int:
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":
@@ -163,6 +175,8 @@ def handle(args: argparse.Namespace) -> int:
     from tracer.privilege import check_recording_environment, check_root, check_target_process
 
     check_root()  # before touching the output path: the most basic requirement first
+    if cmd or not args.output:
+        _require_current_directory("the command starts in it" if cmd else "the trace is written there by default")
     if args.pid is not None:
         check_target_process(args.pid)  # gone, a thread id, a zombie, a kernel thread: before compiling BPF
     output = Path(args.output) if args.output else default_output(cmd or [_comm_of(args.pid)])

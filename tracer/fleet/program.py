@@ -591,11 +591,11 @@ class FleetProgram:
 
     def compile(self) -> FleetProgram:
         """Compile only (nothing is loaded into the kernel until attach)."""
-        from tracer.privilege import compiler_locale
+        from tracer.privilege import compiler_environment
 
         bpf_class = _quiet_bpf_class()
         try:
-            with compiler_locale():
+            with compiler_environment():
                 self.bpf = bpf_class(src_file=str(CALLTREE_C).encode(), cflags=self.cflags())
         except Exception as exc:  # bcc raises bare Exception on compile errors
             raise EnvironmentProblem(f"{CALLTREE_C}: bcc could not compile the {self.probe_set.name} program: {exc}") from None

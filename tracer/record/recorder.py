@@ -331,10 +331,10 @@ class SyscallRecorder:
     def _compile(self, regs_cast: bool):
         """Compile and load the programs (bcc loads and attaches the sched tracepoints at
         once; the syscall programs are loaded here, after their kfunc calls are rewritten)."""
-        from tracer.privilege import compiler_locale, load_bcc
+        from tracer.privilege import compiler_environment, load_bcc
 
         BPF = load_bcc().BPF  # noqa: N806 - bcc's class name
-        with compiler_locale():
+        with compiler_environment():
             bpf = BPF(src_file=str(BPF_SOURCE).encode(), cflags=self.cflags(regs_cast))
         # bcc registers its cleanup to run at exit; `close` runs it (and the kernel drops what
         # a killed process had attached). Run again at exit after a stop had cut ours short, it
