@@ -1,0 +1,1 @@
+"""Blind fleet generator 50: three NIC vendors, skewed host clocks, three planted faults."""
