@@ -1703,31 +1703,53 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
         platform_calls = _platform_calls(host_calls, _platform_hosts(groups)[1])
         cells = _without_platform_wide(cells, host_calls, groups, bad_ratio, max_shared_hosts, platform_calls)
     fleet_calls = _stream(host_calls.lazy().group_by("probe", "bucket").agg(pl.col("n").sum().alias("N")))
-    fleet_fails = cells.group_by(key).agg(pl.col("f").sum().alias("F"))
     if window_calls is None:
         window_calls = _stream(host_calls.lazy().group_by("host", "probe").agg(pl.col("n").sum().alias("n_w")))
     window_fleet = window_calls.group_by("probe").agg(pl.col("n_w").sum().alias("N_w"))
-    window_fails = cells.group_by("host", "probe", "errno").agg(pl.col("f").sum().alias("f_w"))
+    window_fails = (cells.group_by("host", "probe", "errno").agg(pl.col("f").sum().alias("f_w"))
+                    .join(window_calls, on=["host", "probe"], how="left").with_columns(pl.col("n_w").fill_null(0)))
+    # The rest of the fleet's rate leaves out the other hosts of a cause few hosts have -- at most
+    # `max_shared_hosts` show the (probe, errno) at all over the window -- that fail most of their
+    # calls of the probe (`down_failures` times or more). Two hosts in one crash loop (a NIC
+    # model's firmware bad on two of a platform's hosts) made each other's "rest of the fleet"
+    # rate a fifth of their own, and neither alerted (fleetgen50: two canaries failing alike are
+    # not each other's excuse). An error more hosts show is a cause shared (a rollout reaching
+    # five hosts, three of them failing most of their few calls: the shared rule below), and all
+    # of them stay in the rest's rate. Left out in a bucket where they are down on the probe
+    # (nearly every call), and over the window.
+    most_w = (pl.col("f_w") >= down_failures) & (pl.col("f_w") >= bad_ratio * pl.col("n_w").clip(1))
+    window_fails = window_fails.with_columns(
+        (most_w & (pl.len().over("probe", "errno") <= max_shared_hosts)).alias("_apart"))
+    apart_w = pl.col("_apart")
     window = (
-        window_fails.join(window_fails.group_by("probe", "errno").agg(pl.col("f_w").sum().alias("F_w")),
-                          on=["probe", "errno"])
-        .join(window_calls, on=["host", "probe"], how="left").join(window_fleet, on="probe", how="left")
+        window_fails.join(window_fails.group_by("probe", "errno").agg(
+            pl.col("f_w").filter(~apart_w).sum().alias("F_w"), pl.col("n_w").filter(apart_w).sum().alias("_N_w_apart")),
+            on=["probe", "errno"])
+        .join(window_fleet, on="probe", how="left")
         .with_columns(
-            ((pl.col("F_w") - pl.col("f_w")) / (pl.col("N_w") - pl.col("n_w").fill_null(0)).clip(1)).alias("p_rest_w")
+            ((pl.col("F_w") - pl.when(apart_w).then(0).otherwise(pl.col("f_w")))
+             / (pl.col("N_w") - pl.col("_N_w_apart") - pl.when(apart_w).then(0).otherwise(pl.col("n_w"))).clip(1))
+            .alias("p_rest_w")
         )
-        .select("host", "probe", "errno", "p_rest_w")
     )
-    rest_calls = pl.col("N") - pl.col("n")
+    down_here = (pl.col("f") >= down_failures) & (pl.col("f") >= down_ratio * pl.col("n").clip(1))
+    cells = (cells.join(window.select("host", "probe", "errno", "_apart"), on=["host", "probe", "errno"], how="left")
+             .with_columns((down_here & pl.col("_apart").fill_null(False)).alias("_apart")))
+    apart = pl.col("_apart")
+    fleet_fails = cells.group_by(key).agg(pl.col("f").sum().alias("F"), pl.col("f").filter(~apart).sum().alias("_F_ok"),
+                                          pl.col("n").filter(apart).sum().alias("_N_apart"))
+    rest_calls = pl.col("N") - pl.col("_N_apart") - pl.when(apart).then(0).otherwise(pl.col("n"))
     cells = (
         cells.join(fleet_calls, on=["probe", "bucket"], how="left").join(fleet_fails, on=key, how="left")
-        .join(window, on=["host", "probe", "errno"], how="left")
+        .join(window.select("host", "probe", "errno", "p_rest_w"), on=["host", "probe", "errno"], how="left")
         .with_columns(
             (pl.col("f") / pl.col("n").clip(1)).alias("p_host"),
             pl.when(rest_calls >= min_fleet_calls)
-            .then((pl.col("F") - pl.col("f")) / rest_calls)
+            .then((pl.col("_F_ok") - pl.when(apart).then(0).otherwise(pl.col("f"))) / rest_calls)
             .otherwise(pl.col("p_rest_w"))
             .alias("p_rest"),
         )
+        .drop("_F_ok", "_N_apart", "_apart")
     )
     if groups is not None:
         cells = _above_platform_peers(cells, host_calls, groups, min_fleet_calls, bad_ratio, max_shared_hosts,
