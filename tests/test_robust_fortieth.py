@@ -113,9 +113,14 @@ def snapshots(spool: Path) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def sim_spool(tmp_path_factory) -> Path:
-    """A simulated 3-host hour, three days ago, in the spool layout of `tracer run`."""
+    """A simulated 3-host hour, 06:00 three days ago (inside one UTC day: `--start 3d` run near
+    midnight spread the hour over two days, and the compaction test found 2 days, CI 128), in the
+    spool layout of `tracer run`."""
+    import datetime as dt
+
     out = tmp_path_factory.mktemp("sim")
-    proc = run(BASELINE, "simulate", "--hosts", "3", "--hours", "1", "--start", "3d", "--spool",
+    start = (dt.datetime.now(dt.UTC) - dt.timedelta(days=3)).strftime("%Y-%m-%dT06:00:00Z")
+    proc = run(BASELINE, "simulate", "--hosts", "3", "--hours", "1", "--start", start, "--spool",
                "--seed", "40", "-o", str(out / "sim"))
     assert proc.returncode == 0, proc.stderr
     return out / "sim" / "spool"
