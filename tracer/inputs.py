@@ -430,3 +430,14 @@ def _new_link_target(link: Path, top: Path, chain: frozenset[tuple[int, int]],
         raise TracebaseError(f"{link}: expected a directory of its own, found a link to the directory {first} "
                              "links to: its files would be read twice, as two partitions'; remove one of the links")
     return chain | {key}
+
+
+def cwd_removed() -> bool:
+    """The current directory was removed (`cd D && rmdir ../D`): getcwd fails ENOENT."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False

@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from tracer.errors import EnvironmentProblem
+from tracer.inputs import cwd_removed
 
 TRACEFS_CANDIDATES = (Path("/sys/kernel/tracing"), Path("/sys/kernel/debug/tracing"))
 
@@ -64,11 +65,7 @@ def existing_cwd() -> Iterator[None]:
     left for / while bcc's clang runs and entered again after: clang's getcwd failed, and the
     compile was reported as the kernel refusing BPF. The command traced later still starts in
     the directory it was given, removed or not."""
-    try:
-        os.getcwd()
-    except FileNotFoundError:
-        pass
-    else:
+    if not cwd_removed():
         yield
         return
     here = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from tracer import units
 from tracer.errors import TracebaseError, printable
+from tracer.inputs import cwd_removed
 from tracer.limits import require_open_files, soft_limit
 from tracer.startup import BLAS_THREAD_SETTINGS, own_default
 
@@ -1011,7 +1012,7 @@ def describe_os_error(exc: OSError) -> str:
     """'PATH: No space left on device' (PATH -> PATH2 for rename/link errors)."""
     reason = exc.strerror or _one_line(str(exc)) or type(exc).__name__
     relative = exc.filename is None or not os.path.isabs(os.fsdecode(exc.filename))
-    if exc.errno == errno.ENOENT and relative and _cwd_removed():
+    if exc.errno == errno.ENOENT and relative and cwd_removed():
         # getcwd() fails, and a relative path (a default output, a temporary beside it) with
         # it: the file the error names, if any, is not what is missing
         return ("current directory: expected an existing directory, found it removed; "
@@ -1029,16 +1030,6 @@ def describe_os_error(exc: OSError) -> str:
             where += f" -> {exc.filename2}"
         return f"{_printable(where)}: {reason}"
     return _printable(reason)
-
-
-def _cwd_removed() -> bool:
-    try:
-        os.getcwd()
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return False
 
 
 def _unreadable_data(exc: BaseException) -> TracebaseError | None:

@@ -15,6 +15,7 @@ from tracer import units
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError, printable
+from tracer.inputs import cwd_removed
 
 EPILOG = """\
 examples:
@@ -150,11 +151,9 @@ def _require_current_directory(why: str) -> None:
     compile: a command started there fails on its first relative path, and the default output
     names a file that cannot be made (the recorder compiled for seconds first, then blamed the
     file name or, before the compile ran from /, the kernel)."""
-    try:
-        os.getcwd()
-    except FileNotFoundError:
+    if cwd_removed():
         raise TracebaseError(f"current directory: expected an existing directory ({why}), found it removed; "
-                             "cd to one") from None
+                             "cd to one")
 
 
 def handle(args: argparse.Namespace) -> int:
