@@ -892,6 +892,11 @@ def _internal_error(prog: str, exc: BaseException) -> int:
     if exhausted is not None:
         _say(prog, exhausted)
         return 2
+    from tracer.cli.shadowed import shadowing_module
+
+    if (shadowed := shadowing_module(exc)) is not None:  # the environment's: a module on PYTHONPATH
+        _say(prog, shadowed)
+        return 2
     if os.environ.get("TRACEBASE_DEBUG"):
         raise exc
     where = _save_traceback(prog)
