@@ -17,6 +17,7 @@ import datetime as dt
 import io
 import logging
 import math
+import os
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,9 +59,30 @@ class Chart:
         return "data:image/png;base64," + base64.b64encode(self.png).decode()
 
 
+def _config_dir_without_home() -> None:
+    """A HOME (or XDG_CONFIG_HOME/XDG_CACHE_HOME) that does not exist is not created for
+    matplotlib's cache: it gets a directory of this process's own, removed at exit (a service
+    user's HOME=/nonexistent appeared after a coverage report). MPLCONFIGDIR, when set, wins."""
+    if os.environ.get("MPLCONFIGDIR"):
+        return
+    home = os.path.expanduser("~")
+    bases = [os.environ.get(v) or os.path.join(home, d) for v, d in (("XDG_CONFIG_HOME", ".config"),
+                                                                      ("XDG_CACHE_HOME", ".cache"))]
+    if all(os.path.isdir(os.path.dirname(b.rstrip(os.sep)) or os.sep) for b in bases):
+        return
+    import atexit
+    import shutil
+    import tempfile
+
+    own = tempfile.mkdtemp(prefix="tracebase-matplotlib-")
+    atexit.register(shutil.rmtree, own, ignore_errors=True)
+    os.environ["MPLCONFIGDIR"] = own
+
+
 def _pyplot():
     import warnings
 
+    _config_dir_without_home()
     import matplotlib
 
     matplotlib.use("Agg")
