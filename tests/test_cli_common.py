@@ -256,3 +256,41 @@ def test_a_stop_heard_in_polars_own_code_is_heard_again_later():
     assert common._in_native_callback(scope["here"]())
     assert not common._in_native_callback(_sys._getframe())
     assert not common._in_native_callback(None)
+
+
+STOP_INSIDE_A_PANIC = """
+import os, signal, sys, time, types
+from tracer.cli import common
+
+class PanicException(BaseException):  # pyo3's, raised where polars' Rust code unwraps a PyErr
+    pass
+
+def handle(args):
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)  # heard here: Stopped raised into this frame
+        time.sleep(5)
+    except BaseException as exc:
+        # polars' start-up (`__register_startup_deps`) importing a module when the stop landed:
+        # the Stopped came back as a panic
+        raise PanicException(f"called `Result::unwrap()` on an `Err` value: {exc!r}") from None
+    return 0
+
+mod = types.ModuleType("stop_in_panic")
+mod.register = lambda sub: sub.add_parser("do").set_defaults(func=handle)
+sys.modules["stop_in_panic"] = mod
+sys.exit(common.run("prog", "test", ["stop_in_panic"], ["do"]))
+"""
+
+
+def test_a_stop_that_native_code_turned_into_a_panic_is_the_stop(tmp_path):
+    """SIGTERM landing while polars' start-up imports a module: its Rust code unwraps the
+    Stopped raised there and panics (battery 42 under load: "internal error ... PanicException"
+    and the PyErr's traceback text on stderr). The stop ended the command: 143, nothing said,
+    no crash file."""
+    import os
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", STOP_INSIDE_A_PANIC], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[1], env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert (proc.returncode, proc.stderr) == (143, "")
+    assert not list(tmp_path.glob("prog-crash-*"))

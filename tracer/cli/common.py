@@ -853,6 +853,10 @@ def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str
         # line all the same, not a traceback and exit 1.
         if type(exc).__name__ != "PanicException":
             raise
+        if _HEARD and _in_main_thread():  # a stop polars' start-up turned into a panic (it
+            # unwraps the Stopped its import of a module raised): the stop ended the command
+            _abandon_writes()
+            return 128 + _HEARD[0]
         return _internal_error(prog, exc)
 
 
