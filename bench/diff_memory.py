@@ -39,6 +39,9 @@ def _where(frame: object) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     if len(args) < 2:
         print(__doc__, file=sys.stderr)
         return 2

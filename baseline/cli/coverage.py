@@ -27,7 +27,7 @@ COVERAGE_EPILOG = """examples:
   baseline coverage /srv/tracebase/dataset                      # week of the newest data -> DATASET/reports/<week>/
   baseline coverage DATASET --week 2026-W48 --out reports/
   baseline coverage DATASET --probes bpf/probes/rdma.yaml --nccl-logs 'logs/nccl-*.log'
-  baseline coverage DATASET --nccl-logs app_failures.parquet    # the app_failures table
+  baseline coverage DATASET --nccl-logs app_failures.parquet    # a log pipeline's table (tracer.schema's app_failures)
   baseline coverage DATASET --json                              # DATASET/joblogs/*.log used when present
 """
 
@@ -182,11 +182,11 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     summary = coverage_summary(report, written) | {"nccl_logs": len(logs or [])}
     if (note := empty_week_note(args.dataset, report.week, report.hosts)) is not None:
         print(f"baseline coverage: warning: {note}", file=sys.stderr)
+    for problem in report.parse_problems:  # with --json too: counted there, said where a person looks
+        print(f"baseline coverage: warning: {problem}", file=sys.stderr)
     if args.json:
         print(json.dumps(summary, sort_keys=True, default=str))
         return 0
-    for problem in report.parse_problems:
-        print(f"baseline: warning: {problem}", file=sys.stderr)
     probed = (f"; {report.app_summary.get('probed', 0):.0%} of {report.app_total} app failures on probed functions, "
               f"{report.app_summary.get('seen', 0):.0%} seen by a live probe") if report.app_total else ""
     print(f"{report.week}: {report.hosts} hosts, {report.probes.height} probes, {len(report.never_fired)} never fired{probed}")

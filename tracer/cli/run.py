@@ -15,8 +15,8 @@ examples:
   tracer run syscalls -p 4242 -x -d 60s                 # one process, failures only, one minute
   tracer run rdma --good-every 1h --good-window 10s --sample 10 --latency-bound 50ms
   tracer run rdma --prom /var/lib/node_exporter/textfile/tracebase.prom
-  kill -USR1 $(pidof tracer)                            # open a capture window now
-  kill -USR2 $(pidof tracer)                            # write a snapshot now (interval restarts)
+  pkill -USR1 -f 'tracer run'                           # open a capture window now
+  pkill -USR2 -f 'tracer run'                           # write a snapshot now (interval restarts)
 
 A probe set is a name under bpf/probes/ (rdma, verbs-user, syscalls) or a path to a YAML file.
 Snapshots: <spool>/<host>/snap-<UTC time>-<seq>/{events,counters}.parquet, renamed into place
