@@ -459,6 +459,7 @@ from baseline.run.rules.processes import (
     _cause_in_another_process,
     _demote_consequences,
     _killed,
+    _killed_job_reports,
     _killed_threads,
     _lost_children,
     _match_by_exec_history,
@@ -481,6 +482,8 @@ from baseline.run.rules.retries import (
     _recovered_fallbacks,
     _retried,
     _retries_given_up,
+    _room_made_cause,
+    _room_made_first_met,
 )
 from baseline.run.rules.waits import (
     _abandoned_waits,
@@ -784,7 +787,12 @@ def diff_traces(
     # One more turn of a directory sweep (the JVM's hsperfdata sweep finding another JVM alive)
     if same_exit:
         settled |= _sweep_turns(p, nb, rules)
-    settled |= _descriptor_room_made(p, err_any)
+    room_made = _descriptor_room_made(p, err_any)
+    settled |= room_made
+    # ... where no good run met the limit: the cause of a region the thread's way around it
+    # opens (see _room_made_cause)
+    room_first_met = _room_made_first_met(p, nb, room_made)
+    del room_made
     settled |= probed
     del probed
     # A create failing ENOENT, the thread making the missing parent directory and creating
@@ -877,6 +885,8 @@ def diff_traces(
     drop[teardown.checked] = True
     # A lock some runs published and others discarded: which clean ending it had is timing.
     drop[_lock_fates(p)] = True
+    # A shell's report of a job it killed itself ("Terminated"): whether it says so is timing.
+    drop[_killed_job_reports(p, nb, good)] = True
 
     # Streams and roles (bad streams first).
     s_tkey, s_rolekey, s_role = _stream_roles(p)
@@ -1124,6 +1134,13 @@ def diff_traces(
                 if reported[r] >= 0:
                     named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
                     caused[r] = True
+        # A region named by an error-free event right after a full descriptor table its thread
+        # made room in, a limit no good run met (`_room_made_cause`): that error names it.
+        for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist() if len(room_first_met) else ():
+            reported[r] = _room_made_cause(p, bs, int(named[r]), room_first_met, noise)
+            if reported[r] >= 0:
+                named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
+                caused[r] = True
         score = (np.array([SEVERITY[int(c)] for c in named_cls]) + np.where(named_oc, OUTCOME_CHANGE_BONUS, 0.0)
                  + np.where(recovered, 0.0, NOT_RECOVERED_BONUS))
         # A hard error at a call without a path (accept EMFILE, a fork's EAGAIN under a limit)

@@ -15,10 +15,13 @@ from scenarios import (
     real_fifteenth,
     real_fifth,
     real_fiftieth,
+    real_fiftyeighth,
     real_fiftyfifth,
     real_fiftyfirst,
     real_fiftyfourth,
+    real_fiftyninth,
     real_fiftysecond,
+    real_fiftyseventh,
     real_fiftysixth,
     real_fiftythird,
     real_fortieth,
@@ -179,6 +182,12 @@ SETS: list[RealSet] = [
             real_fiftyfifth.quiet_teardown),
     RealSet("real_fiftysixth", real_fiftysixth.REAL_FIFTYSIXTH, real_fiftysixth.QUIET_FIFTYSIXTH,
             real_fiftysixth.quiet_teardown),
+    RealSet("real_fiftyseventh", real_fiftyseventh.REAL_FIFTYSEVENTH, real_fiftyseventh.QUIET_FIFTYSEVENTH,
+            real_fiftyseventh.quiet_teardown),
+    RealSet("real_fiftyeighth", real_fiftyeighth.REAL_FIFTYEIGHTH, real_fiftyeighth.QUIET_FIFTYEIGHTH,
+            real_fiftyeighth.quiet_teardown),
+    RealSet("real_fiftyninth", real_fiftyninth.REAL_FIFTYNINTH, real_fiftyninth.QUIET_FIFTYNINTH,
+            real_fiftyninth.quiet_teardown),
 ]
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from baseline.run import align
 from baseline.run import compute as pc
 from baseline.run.normalize import (
+    ANALYSIS_COLUMNS,
     PerStream,
     Prepared,
     codes_where,
@@ -22,6 +23,7 @@ from baseline.run.normalize import (
 )
 from baseline.run.traces import (
     EventColumns,
+    load_table,
 )
 
 SOFT_ERRNOS = frozenset(
@@ -220,6 +222,17 @@ def _error_before(p: Prepared, row: int, timing_codes: np.ndarray, noise: frozen
         return -1
     path = p.path_string(int(p.plainpath[q])) if p.plainpath[q] >= 0 else None
     return -1 if path and MESSAGE_CATALOG.search(path) else q
+
+
+def good_output_column(good: Any, p: Prepared, nb: int) -> Any:
+    """The good side's events column ``output`` (the messages written), read on demand: the diff
+    loads the good side without it. Good source row i is the prepared table's row nb + i
+    (prepare_both concatenates [bad, good]); None when the good side is not the prepared
+    table's tail (another row count: say nothing)."""
+    if p.order is None:
+        return None
+    col = load_table(good, skip=tuple(c for c in ANALYSIS_COLUMNS if c != "output")).column("output")
+    return col if len(col) == p.table.num_rows - nb else None
 
 
 def _bad_row_count(p: Prepared) -> int:

@@ -803,7 +803,8 @@ def _exit_time_stream_syncs(p: Prepared, noise_codes: np.ndarray) -> np.ndarray:
     lseek back by that much; on a pipe it fails ESPIPE. A filter reading its first line with
     fgets and the rest with read(2) has unread data in the stream when the writer had already
     written more than the line when the first read came: timing (log_pipeline_timing_varies,
-    under load). An ESPIPE before other work (a program needing a seekable input) stays."""
+    under load). An ESPIPE before other work (a program needing a seekable input) stays; closes
+    between it and the exit are the exit's."""
     none = np.zeros(0, dtype=np.int64)
     espipe = codes_where(p.errno_values, ("ESPIPE",))
     lseeks = codes_where(p.probe_values, ("lseek", "_llseek"))
@@ -814,7 +815,14 @@ def _exit_time_stream_syncs(p: Prepared, noise_codes: np.ndarray) -> np.ndarray:
     cand = cand[code_in(p.probe[cand], lseeks, n_probes)]
     if not len(cand):
         return none
-    counted = np.flatnonzero(~code_in(p.probe, noise_codes, n_probes))
+    # the calls after it that count: noise passed over, and so are the standard streams' closes
+    # that end a program (gnulib's close_stdin: fflush(stdin) -- the lseek --, close(0), then
+    # close_stdout's close(1), close(2): cp, sort and friends, whose stdin make -j2 gives as a
+    # broken pipe to all its jobs but the one it gives /dev/null to)
+    closes = codes_where(p.probe_values, ("close",))
+    passed = code_in(p.probe, noise_codes, n_probes) | (code_in(p.probe, closes, n_probes) & (p.errno < 0))
+    counted = np.flatnonzero(~passed)
+    del passed
     at = np.searchsorted(counted, cand, side="right")
     nxt = counted[np.minimum(at, len(counted) - 1)]
     last = (at >= len(counted)) | (p.sid[nxt] != p.sid[cand])  # nothing but noise after it in its thread

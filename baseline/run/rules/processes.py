@@ -5,6 +5,7 @@ process's failure (`_demote_consequences`, `_after_failed_child`, `_cause_in_ano
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -25,12 +26,14 @@ from baseline.run.rules.base import (
     END_PROBE,
     EXIT_PROBES,
     FIND_PROBES,
+    MESSAGE_WRITES,
     NOT_RECOVERED_BONUS,
     SEVERITY,
     TIMING_PROBES,
     _interrupted,
     _returned_at,
     _seq_of,
+    good_output_column,
 )
 from baseline.run.traces import (
     EventColumns,
@@ -42,6 +45,12 @@ PEER_ERRNOS = frozenset({"EPIPE", "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", 
 # Calls that send a signal: a successful one by another process of the run, to threads still
 # running at that point, is a teardown (see _Teardowns).
 SIGNAL_PROBES = frozenset({"kill", "tkill", "tgkill", "pidfd_send_signal", "rt_sigqueueinfo", "rt_tgsigqueueinfo"})
+# A shell's report of a job a signal ended: dash's "Terminated", bash's "sh: line 1: 4242 Killed
+# cmd", an interactive "[1]+  Terminated  cmd" (strsignal's words for the usual stops)
+JOB_STATUS_LINE = re.compile(
+    r"(?:\[\d+\][+-]? +)?(?:[^\n:]+: (?:line \d+: )?)?(?:\d+ +)?"
+    r"(?:Terminated|Killed|Hangup|Interrupt|Quit|Alarm clock|User defined signal [12])(?: [^\n]*)?\n?",
+    re.ASCII)
 # A check whether a child has ended: returning 0 (WNOHANG) it is still running.
 CHILD_CHECKS = frozenset({"wait4", "waitid"})
 # Noise calls (a futex, a signal mask) passed over between a check and its kill, at most.
@@ -818,3 +827,33 @@ def _reaped_by_own_reaper(p: Prepared, outcomes: EventColumns) -> tuple[np.ndarr
             hit.append(c)
             reapers.extend(rows[mine & is_wait & ~for_one & isin(ret, list(by_any - by_one))].tolist())
     return np.array(hit, dtype=np.int64), unique_ints(np.array(reapers, dtype=np.int64))
+
+
+def _killed_job_reports(p: Prepared, nb: int, good: Any) -> np.ndarray:
+    """Rows (indices, good and bad runs alike) of a shell's report of a job killed by a signal
+    the same thread sent (`kill "$srv"; wait "$srv"`): dash says "Terminated" when the job dies
+    while it waits, and nothing when it reaped the job before (its SIGCHLD came first) -- timing
+    (a start script stopping the http.server it started once its client is done). `good`: the
+    good traces, whose messages are read only when such a write follows a signal there."""
+    none = np.zeros(0, dtype=np.int64)
+    if p.order is None or "output" not in p.table.column_names:
+        return none
+    n_probes = len(p.probe_values)
+    sent = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, SIGNAL_PROBES), n_probes))
+    sent = sent[p.errno[sent] < 0]
+    if not len(sent):
+        return none
+    written = np.flatnonzero(code_in(p.probe, codes_where(p.probe_values, MESSAGE_WRITES), n_probes))
+    # the same thread sent a signal before it (a thread's rows are contiguous, in seq order)
+    last_sent = np.searchsorted(sent, written, side="left") - 1
+    written = written[(last_sent >= 0) & (p.sid[sent[np.maximum(last_sent, 0)]] == p.sid[written])]
+    if not len(written):
+        return none
+    texts = dict.fromkeys(written.tolist())
+    bad_col = p.table.column("output")
+    for r in written[written < nb].tolist():
+        texts[r] = bad_col[int(p.order[r])].as_py()
+    if (written >= nb).any() and (good_col := good_output_column(good, p, nb)) is not None:
+        for r in written[written >= nb].tolist():
+            texts[r] = good_col[int(p.order[r]) - nb].as_py()
+    return np.array([r for r, text in texts.items() if text and JOB_STATUS_LINE.fullmatch(text)], dtype=np.int64)

@@ -14,7 +14,6 @@ import pyarrow as pa
 from baseline.run import align
 from baseline.run import compute as pc
 from baseline.run.normalize import (
-    ANALYSIS_COLUMNS,
     Prepared,
     code_in,
     codes_where,
@@ -35,9 +34,7 @@ from baseline.run.rules.base import (
     _good_rows_where,
     _near,
     _Rows,
-)
-from baseline.run.traces import (
-    load_table,
+    good_output_column,
 )
 
 # How the recorder writes a struct sockaddr (tracer.record.syscalls): the peer of a connect
@@ -324,6 +321,34 @@ def _descriptor_room_made(p: Prepared, err_any: np.ndarray) -> np.ndarray:
     return out
 
 
+def _room_made_first_met(p: Prepared, nb: int, room_made: np.ndarray) -> np.ndarray:
+    """The bad rows of `room_made` (a full descriptor table the thread made room in, see
+    _descriptor_room_made) whose call and errno no good run met: the bad run hit a limit the
+    good runs never came near (a lower ``ulimit -n``). Sorted rows."""
+    rows = np.flatnonzero(room_made[:nb])
+    if not len(rows):
+        return rows
+    codes = codes_where(p.errno_values, TABLE_FULL_ERRNOS)
+    good = _good_rows_where(code_in(p.errno[nb:], codes, len(p.errno_values)), nb)
+    n_errnos = np.int64(len(p.errno_values) + 1)
+    met = np.unique(p.probe[good].astype(np.int64) * n_errnos + p.errno[good])
+    return rows[~np.isin(p.probe[rows].astype(np.int64) * n_errnos + p.errno[rows], met)]
+
+
+def _room_made_cause(p: Prepared, bs: align.Streams, pos: int, first_met: np.ndarray, noise: frozenset[int]) -> int:
+    """The bad row of a full descriptor table the thread made room in right before bad position
+    `pos` (its clean-up's close passed over), where no good run met that limit (`first_met`,
+    see _room_made_first_met) -- else -1. Making room is the thread's way around the limit, not
+    a failure, so the error is settled as a retry; but when the thread then leaves the good
+    runs' path (split -n r/48 under ``ulimit -n 32`` writes each part between closing one
+    output and opening the next, where the good runs opened all 48 first), the limit is why."""
+    row = int(bs.orig[pos])
+    if row <= 0 or not len(first_met):
+        return -1
+    q = _error_before(p, row, np.zeros(0, dtype=np.int64), noise)
+    return q if q >= 0 and bool(np.isin(q, first_met)) else -1
+
+
 def _cleared_in_between(p: Prepared, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """For retry chains (first failed attempt `lo`, success `hi`, same thread and call site):
     whether the first attempt failed with EEXIST and the thread removed that very path
@@ -440,10 +465,9 @@ class _GoodMessages:
     def _sites(self, p: Prepared) -> dict[int, set[str]]:
         if self._by_site is None:
             self._by_site = {}
-            col = load_table(self.good, skip=tuple(c for c in ANALYSIS_COLUMNS if c != "output")).column("output")
-            # (another row count: the good side is not the prepared table's tail -- say nothing)
-            self.usable = p.order is not None and len(col) == p.table.num_rows - self.nb
-            if not self.usable or col.null_count == len(col):
+            col = good_output_column(self.good, p, self.nb)
+            self.usable = col is not None
+            if col is None or col.null_count == len(col):
                 return self._by_site
             table_rows = np.flatnonzero(numpy_of(col.is_valid()))
             where = np.full(len(col), -1, dtype=np.int64)  # good source row -> prepared row
