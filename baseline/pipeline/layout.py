@@ -102,21 +102,20 @@ def audit_output(directory: str | os.PathLike, *, strict: bool = False) -> Path 
     latest = base / LATEST
     if not latest.is_file():
         return None
+    not_a_run = f"{shown(latest)}: expected the name of the newest run (a directory beside it), found"
     try:
         stamp = latest.read_bytes().decode("utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
         if not strict:
             return None
         why = exc.strerror if isinstance(exc, OSError) else f"bytes that are not UTF-8 ({exc.reason} at byte {exc.start})"
-        raise TracebaseError(f"{shown(latest)}: expected the name of the newest run (a directory beside it), "
-                             f"found {why}") from None
+        raise TracebaseError(f"{not_a_run} {why}") from None
     a_name = bool(stamp) and "/" not in stamp and stamp not in (".", "..")  # of a directory beside it
     if a_name and (base / stamp / "findings.parquet").is_file():
         return base / stamp
     if strict:
         if not a_name:
-            raise TracebaseError(f"{shown(latest)}: expected the name of the newest run (a directory beside it), "
-                                 f"found {shown_value(stamp)}")
+            raise TracebaseError(f"{not_a_run} {shown_value(stamp)}")
         raise TracebaseError(f"{shown(latest)}: names run {shown_value(stamp)}, expected "
                              f"{shown(base / stamp / 'findings.parquet')}, found {what_is_at(base / stamp / 'findings.parquet')}")
     return None
