@@ -1511,6 +1511,7 @@ def host_alerts(
         grid.filter(pl.col("S") >= cusum_h)
         .group_by(key).agg(pl.col("bucket").min().alias("since"), pl.col("S").max().alias("score"))
     )
+    alarms = _rise_began(alarms, series.join(unexpected, on=key, how="semi"), key, bucket)
     totals = series.group_by(key).agg(pl.col("count").sum().alias("total"), pl.len().alias("active_buckets"))
     rising = (
         alarms.join(totals, on=key).filter((pl.col("total") >= min_rise_failures) & (pl.col("active_buckets") >= 3))
@@ -1521,7 +1522,9 @@ def host_alerts(
         .join(persistent.select("host", pl.col("since").alias("_bad_since")), on="host", how="left")
         .filter(pl.col("_bad_since").is_null() | (pl.col("since") < pl.col("_bad_since")))
         .select(
-            "host", pl.lit("rising_errno_rate").alias("alert"), "probe", "errno", "since", "score",
+            # (the crossing decides whether the rise came before a bad state; the alert says
+            # where it began)
+            "host", pl.lit("rising_errno_rate").alias("alert"), "probe", "errno", pl.col("_began").alias("since"), "score",
             pl.format("{} {} failures; CUSUM {} over the host's own EWMA", pl.col("total"),
                       pl.col("errno"), pl.col("score").round(1)).alias("detail"),
         )
@@ -1572,6 +1575,34 @@ def host_alerts(
     rising = rising.join(symptom.select("host", "probe", "errno"), on=["host", "probe", "errno"], how="anti")
     out = pl.concat([persistent, rising], how="vertical_relaxed").with_columns(pl.col(pl.Categorical).cast(pl.String))
     return out.sort(["alert", "score", "host"], descending=[False, True, False])
+
+
+# A new error's failures a few quiet buckets apart are one rise (see _rise_began)
+RISE_QUIET_BUCKETS = 4
+
+
+def _rise_began(alarms: pl.DataFrame, failing: pl.DataFrame, key: list[str], bucket: str) -> pl.DataFrame:
+    """`alarms` with `_began`, where an unexpected error's rise began (else `since`, the crossing): the first
+    bucket of the stretch of its failing buckets (`failing`: key, bucket, count) that reaches
+    the bucket the CUSUM crossed its threshold in, with no more than `RISE_QUIET_BUCKETS` quiet
+    buckets in a row between them. The statistic measures the rise against the host's own
+    recent level, which a slow climb drags along: a leak failing 1-3 of a host's registrations
+    a bucket from 05:45 crossed it only at 11:00, with a burst of requeued jobs
+    (tests/fleetgen53). A routine family's alarms keep the crossing: its failures never stop."""
+    if alarms.is_empty() or failing.is_empty():
+        return alarms.with_columns(pl.col("since").alias("_began"))
+    most_quiet = pl.duration(nanoseconds=units.parse_duration_ns(bucket, "bucket") * (RISE_QUIET_BUCKETS + 1))
+    stretches = (
+        failing.filter(pl.col("count") > 0).join(alarms.select(*key, pl.col("since").alias("_alarm")), on=key)
+        .filter(pl.col("bucket") <= pl.col("_alarm"))
+        .sort([*key, "bucket"])
+        .with_columns((pl.col("bucket").diff().over(key) > most_quiet).fill_null(True).cum_sum().over(key)
+                      .alias("_stretch"))
+    )
+    began = stretches.group_by(key).agg(
+        pl.col("bucket").filter(pl.col("_stretch") == pl.col("_stretch").max()).min().alias("_began"))
+    return (alarms.join(began, on=key, how="left")
+            .with_columns(pl.min_horizontal(pl.col("_began").fill_null(pl.col("since")), "since").alias("_began")))
 
 
 RANK_ORDER = ["_depth", "_layer_rank", "probe"]  # deepest first (see probe_ranks), then by name
