@@ -22,7 +22,8 @@ examples:
   tracer probes check rdma             # BTF/kallsyms lookup, vendor gate, lockdown
 
 exit status: 0 done; 1 `probes check` found missing probes; `record`: the recorded command's;
-2 trouble (bad input or usage, an OS error: one line on stderr); 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP.
+2 trouble (bad input or usage, an OS error: one line on stderr); 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP
+(`run`: 0, its normal stop, after the final snapshot).
 'tracer COMMAND --help' shows each command's flags, examples and exit status."""
 
 

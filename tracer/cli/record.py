@@ -193,7 +193,7 @@ def handle(args: argparse.Namespace) -> int:
         check_host(args.host)
     stale = remove_stale_temporaries(output)  # recorders killed with -9 while writing a trace here
     stale += remove_stale_fallback_temporaries()  # ... or while writing a fallback in $TMPDIR
-    if stale and not args.quiet:
+    if stale:  # (with -q too: it says what was removed from the user's directory, no summary)
         print(f"tracer: removed {len(stale)} stale temporar{'y' if len(stale) == 1 else 'ies'} of a killed recording: "
               + ", ".join(printable(p.name) for p in stale[:3]) + (" ..." if len(stale) > 3 else ""),
               file=sys.stderr)
