@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from recent_data import recent_start
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = ROOT / ".venv" / "bin"
@@ -66,7 +67,7 @@ def ds(tmp_path_factory):
 def recent_ds(tmp_path_factory):
     """Data of the last two hours (`--start 2h`), so `--since 2h` sees it."""
     d = tmp_path_factory.mktemp("recent") / "DSN"
-    run(BASELINE, "simulate", "--hosts", 2, "--hours", 1, "--start", "2h", "-o", d, check_rc=0)
+    run(BASELINE, "simulate", "--hosts", 2, "--hours", 1, "--start", recent_start(2), "-o", d, check_rc=0)
     return d
 
 
@@ -181,7 +182,7 @@ def test_fleet_examples_run_as_shown(ds, tmp_path):
 
 def test_simulate_spool_then_ingest_examples(tmp_path):
     sp = tmp_path / "trial"
-    run(BASELINE, "simulate", "--hosts", 2, "--hours", 1, "--start", "2h", "--spool", "--out", sp, check_rc=0)
+    run(BASELINE, "simulate", "--hosts", 2, "--hours", 1, "--start", recent_start(2), "--spool", "--out", sp, check_rc=0)
     assert (sp / "spool").is_dir()
     dset = tmp_path / "dataset"
     run(BASELINE, "ingest", sp / "spool", dset, "--quarantine", tmp_path / "q", "--keep-spool", check_rc=0)

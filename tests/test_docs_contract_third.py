@@ -30,6 +30,7 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from recent_data import recent_start
 
 from tracer.schema import polars_schema, write_table
 
@@ -218,7 +219,7 @@ def audited(fleet, tmp_path_factory):
 @pytest.fixture(scope="module")
 def recent(tmp_path_factory):
     d = tmp_path_factory.mktemp("recent") / "fleet"
-    run(BASELINE, "simulate", "--hosts", 2, "--hours", 1, "--start", "2h", "-o", d, check_rc=0)
+    run(BASELINE, "simulate", "--hosts", 2, "--hours", 1, "--start", recent_start(2), "-o", d, check_rc=0)
     return d
 
 

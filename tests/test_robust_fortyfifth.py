@@ -563,10 +563,13 @@ def test_signal_leaves_no_output_and_no_temporary(world, tmp_path, name, sig, co
                       lambda: (work / "a.yaml").read_bytes() == world["a"]),
     }[name]
     proc = kill_after(argv, world["t"][name] * 0.5, sig)
-    if _stopped(proc, code):
-        left = sorted(str(p.relative_to(work)) for p in work.rglob("*"))
-        assert left == [], left
-    else:
+    left = sorted(str(p.relative_to(work)) for p in work.rglob("*"))
+    if _stopped(proc, code) and left:
+        # the stop landed after the output was renamed into place (under load the half-way
+        # point can be the end): the whole clean output, nothing beside it
+        assert not any(part.startswith(".") for x in left for part in Path(x).parts), left
+        assert check(), left
+    elif not _stopped(proc, code):
         assert check()
     ok(run(argv))
     assert check()
