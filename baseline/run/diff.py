@@ -473,6 +473,8 @@ from baseline.run.rules.processes import (
 )
 from baseline.run.rules.retries import (
     _descriptor_room_made,
+    _fallback_answers,
+    _fallback_cause,
     _fallback_lookups,
     _given_up_cause,
     _GoodMessages,
@@ -890,6 +892,7 @@ def diff_traces(
 
     # Streams and roles (bad streams first).
     s_tkey, s_rolekey, s_role = _stream_roles(p)
+    stream_first_rows = stream_starts(p)  # (a cause reported from another stream is shown in its role)
     n_streams = len(s_tkey)
     is_bad_stream = s_tkey == -1
     open_end = _cut_off_streams(p, s_tkey, cut_bad.get(bad_ids[0], frozenset()),
@@ -1048,6 +1051,7 @@ def diff_traces(
         # Each region is named by its outcome change if any, else its most severe error, else
         # its first event; scored by that event.
         fallback = _fallback_lookups(p, bs, b_oc & (b_cls == 1), novel)
+        fallback_answers = _fallback_answers(p, bs, fallback)
         b_oc &= ~fallback
         weight = b_cls + b_oc.astype(np.int8) * 4
         weight[fallback] = 0
@@ -1134,6 +1138,15 @@ def diff_traces(
                 if reported[r] >= 0:
                     named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
                     caused[r] = True
+        # A region named by an event at the path a fallback lookup answered with (or under it,
+        # a directory), no hard error nor outcome change of its own: the program went on from
+        # the other place -- the fallback's soft error is why (`_fallback_cause`: gcc's TMPDIR
+        # under a stray file, then /tmp; cc1's work on /tmp/cc*.s never re-joins the good runs')
+        for r in np.flatnonzero((named_cls < 2) & ~named_oc & (reported < 0)).tolist() if fallback_answers else ():
+            reported[r] = _fallback_cause(p, int(bs.orig[named[r]]), fallback_answers)
+            if reported[r] >= 0:
+                named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
+                caused[r] = True
         # A region named by an error-free event right after a full descriptor table its thread
         # made room in, a limit no good run met (`_room_made_cause`): that error names it.
         for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist() if len(room_first_met) else ():
@@ -1329,7 +1342,10 @@ def diff_traces(
                     if int(gs.sid[q]) != gsid:
                         break
                     good_instead.append(_event(rows, gs, q))
-            proc = {"pid": ev["pid"], "tid": ev["tid"], "comm": ev["comm"], "role": s_role[sid]}
+            # a cause reported from another stream (a fallback in the parent) is shown in its role
+            role = s_role[sid] if reported[r] < 0 else s_role[
+                int(np.searchsorted(stream_first_rows, reported[r], side="right")) - 1]
+            proc = {"pid": ev["pid"], "tid": ev["tid"], "comm": ev["comm"], "role": role}
             path, npath, other = ev["path"], ev["npath"], ev["path2"]
             if other is not None and _blames_target(p, int(bs.orig[pos]), nb, ev["probe"], ev["errno"], (path, other)):
                 path, npath, other = other, _normalised(p, other), path

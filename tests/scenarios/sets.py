@@ -43,6 +43,7 @@ from scenarios import (
     real_seventh,
     real_sixteenth,
     real_sixth,
+    real_sixtieth,
     real_tenth,
     real_third,
     real_thirteenth,
@@ -188,6 +189,8 @@ SETS: list[RealSet] = [
             real_fiftyeighth.quiet_teardown),
     RealSet("real_fiftyninth", real_fiftyninth.REAL_FIFTYNINTH, real_fiftyninth.QUIET_FIFTYNINTH,
             real_fiftyninth.quiet_teardown),
+    RealSet("real_sixtieth", real_sixtieth.REAL_SIXTIETH, real_sixtieth.QUIET_SIXTIETH,
+            real_sixtieth.quiet_teardown),
 ]
 
 

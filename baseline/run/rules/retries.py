@@ -383,6 +383,35 @@ def _fallback_lookups(p: Prepared, bs: align.Streams, soft_change: np.ndarray, n
     return out
 
 
+def _fallback_answers(p: Prepared, bs: align.Streams, fallback: np.ndarray) -> list[tuple[int, int, str]]:
+    """Per fallback lookup (bad positions `fallback`, see _fallback_lookups): (its failed call's
+    row, that row's seq, the raw path the next call answered with), in time order."""
+    out = []
+    for pos in np.flatnonzero(fallback).tolist():
+        row, answer = int(bs.orig[pos]), int(bs.orig[pos + 1])
+        path = p.value("path", answer)
+        if path:
+            out.append((row, int(p.seq[row]), str(path).rstrip("/") or "/"))
+    return sorted(out, key=lambda f: f[1])
+
+
+def _fallback_cause(p: Prepared, row: int, answers: list[tuple[int, int, str]]) -> int:
+    """The failed call of the latest fallback lookup before bad row `row` whose answer is
+    `row`'s path or a directory above it -- else -1. A program that found its temporary
+    directory, config or tool elsewhere goes on there: its later calls on those paths are new to
+    the good runs because the lookup fell back, and that soft error is the cause."""
+    if row < 0:
+        return -1
+    path = p.value("path", row)
+    if not path:
+        return -1
+    path, seq = str(path), int(p.seq[row])
+    for failed, at, answer in reversed(answers):
+        if at < seq and (path == answer or path.startswith(answer if answer.endswith("/") else answer + "/")):
+            return failed
+    return -1
+
+
 def _recovered_fallbacks(p: Prepared, rows: _Rows, bs: align.Streams, regions: align.Regions, named: np.ndarray,
                          b_cls: np.ndarray, novel: np.ndarray, recovered: np.ndarray, nb: int,
                          families: dict[tuple[str, str], frozenset[str]],
