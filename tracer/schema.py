@@ -503,7 +503,11 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
             raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
     kv = meta.metadata or {}
     _require_text_footer(kv, source)
-    got_table = kv.get(META_TABLE, b"").decode() or "(none)"
+    got_table = kv.get(META_TABLE, b"").decode()
+    if not got_table:  # a Parquet file another tool wrote: say which key, and how to write one
+        raise SchemaError(source, None, f"a tracebase '{table}' table",
+                          f"none: no footer key '{META_TABLE.decode()}' (a file another tool wrote; "
+                          "tracer.schema.write_table writes one)")
     if got_table != table:
         raise SchemaError(source, None, f"a tracebase '{table}' table", "table " + _shown(got_table, quote="'"))
     got_version = kv.get(META_VERSION, b"").decode() or "(none)"
