@@ -44,6 +44,7 @@ from scenarios import (
     real_sixteenth,
     real_sixth,
     real_sixtieth,
+    real_sixtyfirst,
     real_tenth,
     real_third,
     real_thirteenth,
@@ -191,6 +192,8 @@ SETS: list[RealSet] = [
             real_fiftyninth.quiet_teardown),
     RealSet("real_sixtieth", real_sixtieth.REAL_SIXTIETH, real_sixtieth.QUIET_SIXTIETH,
             real_sixtieth.quiet_teardown),
+    RealSet("real_sixtyfirst", real_sixtyfirst.REAL_SIXTYFIRST, real_sixtyfirst.QUIET_SIXTYFIRST,
+            real_sixtyfirst.quiet_teardown),
 ]
 
 
