@@ -34,6 +34,10 @@ KNOWN_MISSES: dict[str, str] = {}
 QUIET_MISSES: dict[str, str] = {}
 # A good-vs-good miss that depends on timing (an xfail when it happens, never asserted).
 FLAKY_QUIET: dict[str, str] = {
+    "t60_python_asyncio_subprocess_gather":
+        "CI 132 (loaded, 3 workers): good vs good named 'openat None /etc/ld.so.cache' -- three checksum "
+        "subprocesses started at once by asyncio, their exec order (and which one opens the loader cache "
+        "first) is scheduling; quiet in the helper's 12 runs and in my runs",
     "t60_poll_ready_file_attempts_vary":
         "about 1 run in 5 (8 of 40 seen, 0 of 2 under load) the diff reports a divergence 'set_robust_list None None' in the "
         "producer subshell (role sh/mv#0, then wrote 'ok'), the rank-2 a newfstatat of /usr/bin/sleep in the "
