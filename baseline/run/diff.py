@@ -393,6 +393,8 @@ from tracer import units
 from tracer.errors import TracebaseError, printable
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from baseline.run.traces import PathsLike
 from baseline.run.report import DiffReport
 from baseline.run.rules.base import (
@@ -422,6 +424,7 @@ from baseline.run.rules.blame import (
     _known_errors_after_new,
     _last_output,
     _leftover_then_message,
+    _loop_turns_before_divergence,
     _message_after,
     _message_translated,
     _new_pathless_errors,
@@ -1035,6 +1038,10 @@ def diff_traces(
         if not keep_r.all():
             regions = align.Regions(regions.start[keep_r], regions.end[keep_r], regions.sid[keep_r])
 
+    # A region opening with known turns of a loop in a new order, then a new event or an error,
+    # opens at that event (unless the run's closing message is its thread's)
+    regions = _loop_turns_before_divergence(p, bs, regions, explained, novel, b_cls, message_row)
+
     anomalies: list[dict[str, Any]] = []
     first_unexplained = None
     b_oc = np.where(bs.orig >= 0, outcome_change[np.maximum(bs.orig, 0)], False) & (b_cls > 0)
@@ -1111,49 +1118,45 @@ def diff_traces(
         # in another order (the failed call is one the good runs made and got past, fewer times:
         # see _new_pathless_errors).
         caused = np.zeros(len(named), dtype=bool)
-        if exit_changed:
-            for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist():
-                reported[r] = _allowlisted_cause(p, bs, int(named[r]), message_row, (good_calls, new_pathless),
-                                                 waits_codes, noise, k)
+
+        def report_causes(candidates: np.ndarray, find: Callable[[int], int]) -> None:
+            """`find` the call each candidate region's message or path reports; it names the region."""
+            for r in np.flatnonzero(candidates).tolist():
+                reported[r] = find(r)
                 if reported[r] >= 0:
                     named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
                     caused[r] = True
+
+        if exit_changed:
+            report_causes((named_cls == 0) & ~named_oc & (reported < 0),
+                          lambda r: _allowlisted_cause(p, bs, int(named[r]), message_row, (good_calls, new_pathless),
+                                                       waits_codes, noise, k))
         # A region named by a message whose text quotes the error of the call that failed right
         # before it in its thread ("write stdout: Resource temporarily unavailable" after a
         # non-blocking write's EAGAIN): the program says that call is why, whatever the
         # allowlist or the timing errnos make of it, and whether or not the run's exit shows it
         # (a pipeline's stage exiting 1 under a shell that exits 0).
-        for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist():
-            reported[r] = _quoted_error(p, int(bs.orig[named[r]]), nb, noise)
-            if reported[r] >= 0:
-                named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
-                caused[r] = True
+        report_causes((named_cls == 0) & ~named_oc & (reported < 0),
+                      lambda r: _quoted_error(p, int(bs.orig[named[r]]), nb, noise))
         # A region named by an error-free event near the message (or exit) of a run exiting with
         # another status, right after a call without a path the thread gave up retrying (see
         # _pathless_retries_given_up): the message reports that call, a contention errno the
         # good runs met and got past (io_setup EAGAIN at the last depth an engine would halve to).
         if given_up.any():
-            for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist():
-                reported[r] = _given_up_cause(p, bs, int(named[r]), message_row, given_up, noise, k)
-                if reported[r] >= 0:
-                    named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
-                    caused[r] = True
+            report_causes((named_cls == 0) & ~named_oc & (reported < 0),
+                          lambda r: _given_up_cause(p, bs, int(named[r]), message_row, given_up, noise, k))
         # A region named by an event at the path a fallback lookup answered with (or under it,
         # a directory), no hard error nor outcome change of its own: the program went on from
         # the other place -- the fallback's soft error is why (`_fallback_cause`: gcc's TMPDIR
         # under a stray file, then /tmp; cc1's work on /tmp/cc*.s never re-joins the good runs')
-        for r in np.flatnonzero((named_cls < 2) & ~named_oc & (reported < 0)).tolist() if fallback_answers else ():
-            reported[r] = _fallback_cause(p, int(bs.orig[named[r]]), fallback_answers)
-            if reported[r] >= 0:
-                named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
-                caused[r] = True
+        if fallback_answers:
+            report_causes((named_cls < 2) & ~named_oc & (reported < 0),
+                          lambda r: _fallback_cause(p, int(bs.orig[named[r]]), fallback_answers))
         # A region named by an error-free event right after a full descriptor table its thread
         # made room in, a limit no good run met (`_room_made_cause`): that error names it.
-        for r in np.flatnonzero((named_cls == 0) & ~named_oc & (reported < 0)).tolist() if len(room_first_met) else ():
-            reported[r] = _room_made_cause(p, bs, int(named[r]), room_first_met, noise)
-            if reported[r] >= 0:
-                named_cls[r] = _error_class(p.errno_values[p.errno[reported[r]]])
-                caused[r] = True
+        if len(room_first_met):
+            report_causes((named_cls == 0) & ~named_oc & (reported < 0),
+                          lambda r: _room_made_cause(p, bs, int(named[r]), room_first_met, noise))
         score = (np.array([SEVERITY[int(c)] for c in named_cls]) + np.where(named_oc, OUTCOME_CHANGE_BONUS, 0.0)
                  + np.where(recovered, 0.0, NOT_RECOVERED_BONUS))
         # A hard error at a call without a path (accept EMFILE, a fork's EAGAIN under a limit)

@@ -45,6 +45,8 @@ from scenarios import (
     real_sixth,
     real_sixtieth,
     real_sixtyfirst,
+    real_sixtysecond,
+    real_sixtythird,
     real_tenth,
     real_third,
     real_thirteenth,
@@ -194,6 +196,10 @@ SETS: list[RealSet] = [
             real_sixtieth.quiet_teardown),
     RealSet("real_sixtyfirst", real_sixtyfirst.REAL_SIXTYFIRST, real_sixtyfirst.QUIET_SIXTYFIRST,
             real_sixtyfirst.quiet_teardown),
+    RealSet("real_sixtysecond", real_sixtysecond.REAL_SIXTYSECOND, real_sixtysecond.QUIET_SIXTYSECOND,
+            real_sixtysecond.quiet_teardown),
+    RealSet("real_sixtythird", real_sixtythird.REAL_SIXTYTHIRD, real_sixtythird.QUIET_SIXTYTHIRD,
+            real_sixtythird.quiet_teardown),
 ]
 
 

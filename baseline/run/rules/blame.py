@@ -438,6 +438,8 @@ def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: in
     else:
         return -1
     q = _error_before(p, anchor, timing_codes, noise)
+    while q >= 0 and _terminal_query_of_message(p, q):
+        q = _error_before(p, q, timing_codes, noise)
     if q < 0:
         return -1
     if p.plainpath[q] < 0:
@@ -445,6 +447,20 @@ def _allowlisted_cause(p: Prepared, bs: align.Streams, pos: int, message_row: in
     if not bool(isin(_call_keys(p, q), good_calls)):
         return q
     return q if _failed_more_often(p, q) else -1
+
+
+def _terminal_query_of_message(p: Prepared, q: int) -> bool:
+    """Whether bad row `q` is an ioctl's ENOTTY on the path its thread writes a message to right
+    after: the program asking whether the descriptor it is about to print on is a terminal (its
+    width, isatty) -- part of printing the message, not what it reports (unzip's " bad CRC" of a
+    garbled member after TIOCGWINSZ on stdout, /dev/null)."""
+    if p.probe_values[int(p.probe[q])] != "ioctl" or p.errno_values[int(p.errno[q])] != "ENOTTY":
+        return False
+    nxt = q + 1
+    if nxt >= len(p) or int(p.tkey[nxt]) != int(p.tkey[q]) or int(p.tid[nxt]) != int(p.tid[q]):
+        return False
+    return (p.probe_values[int(p.probe[nxt])] in MESSAGE_WRITES and p.errno[nxt] < 0
+            and p.plainpath[q] >= 0 and p.plainpath[nxt] == p.plainpath[q])
 
 
 def _failed_more_often(p: Prepared, q: int) -> bool:
@@ -607,3 +623,45 @@ def _enotty_known_there(p: Prepared, row: int, good_outcomes: np.ndarray, n_errn
     if p.errno_values[p.errno[row]] != "ENOTTY":
         return False
     return bool(isin(_call_keys(p, row) * n_errnos + (p.errno[row] + 1), good_outcomes).any())
+
+
+def _loop_turns_before_divergence(p: Prepared, bs: align.Streams, regions: align.Regions, explained: np.ndarray,
+                                  novel: np.ndarray, b_cls: np.ndarray, message_row: int) -> align.Regions:
+    """Regions that open with turns of a loop the good runs made too -- known, error-free calls
+    of the probe the one before was (find's newfstatat of each entry of a directory), whose
+    window of k is new only because the entries come in another order (names are the run's
+    data) -- and go on to a new event or an error: the region opens at that event (find -delete's
+    unlinkat of a listed file it reaped; the stats of its directory's entries before it are the
+    walk every good run made). The same order of known calls followed by nothing new stays as it
+    is (the reorderings' rules judge it), and so does a region in the thread whose message a run
+    exiting with another status ends with (`message_row`, -1 if none): its known turns may be a
+    search going on past where the good runs' stopped, which the message rules read (python's
+    import of a module left out, stat-ing each further directory of sys.path)."""
+    if not len(regions):
+        return regions
+    start = regions.start.copy()
+    probe = p.probe
+    for r in range(len(start)):
+        lo, hi = int(start[r]), int(regions.end[r])
+        if message_row >= 0 and _message_after(p, bs, message_row, lo, p.seq):
+            continue
+        at = lo
+        while at < hi and _a_known_loop_turn(probe, bs, at, explained, novel, b_cls):
+            at += 1
+        if at > lo and (novel[at] or b_cls[at] > 0):
+            start[r] = at
+    if (start == regions.start).all():
+        return regions
+    return align.Regions(start, regions.end, regions.sid)
+
+
+def _a_known_loop_turn(probe: np.ndarray, bs: align.Streams, at: int, explained: np.ndarray, novel: np.ndarray,
+                       b_cls: np.ndarray) -> bool:
+    """Position `at` is a good run's event again or another turn of the call before it in its
+    stream (known, error-free, the same probe)."""
+    if explained[at]:
+        return True
+    if novel[at] or b_cls[at] > 0 or at == 0 or bs.sid[at - 1] != bs.sid[at]:
+        return False
+    row, before = int(bs.orig[at]), int(bs.orig[at - 1])
+    return row >= 0 and before >= 0 and probe[row] == probe[before]

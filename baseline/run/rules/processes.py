@@ -850,9 +850,8 @@ def _killed_job_reports(p: Prepared, nb: int, good: Any) -> np.ndarray:
     if not len(written):
         return none
     texts = dict.fromkeys(written.tolist())
-    bad_col = p.table.column("output")
     for r in written[written < nb].tolist():
-        texts[r] = bad_col[int(p.order[r])].as_py()
+        texts[r] = p.value("output", r)
     if (written >= nb).any() and (good_col := good_output_column(good, p, nb)) is not None:
         for r in written[written >= nb].tolist():
             texts[r] = good_col[int(p.order[r]) - nb].as_py()
