@@ -1357,6 +1357,7 @@ def host_alerts(
     errs = _outside_learned_bands(host_calls, errs, expected, window_calls, probe_depth)
     ranks = probe_ranks(layers.group_by("probe").agg(pl.col("layer").drop_nulls().first()), probe_depth)
     groups = _host_groups(layers)
+    spans = _release_spans(layers, groups)
     del layers
     host_calls = host_calls.drop("layer", "vendor", "kernel_release", strict=False)
     calls = _stream(host_calls.lazy().group_by("host", "bucket").agg(pl.col("n").sum().alias("invocations")))
@@ -1372,7 +1373,7 @@ def host_alerts(
     origins = origins.join(_platform_wide(unexpected, window_calls, groups, max_shared_hosts),
                            on=["probe", "errno"], how="anti")
     specific = _host_specific(host_calls, errs, fleet_ratio, min_fleet_calls, bad_ratio, max_shared_fraction,
-                              max_shared_hosts, window_calls, calls, groups=groups, bucket=bucket)
+                              max_shared_hosts, window_calls, calls, groups=groups, bucket=bucket, spans=spans)
     errs = _without_callers_of_shared_origins(errs, specific, ranks)
     del specific
     # a bucket is bad when some probe fails (unexpectedly) on most of its calls: a crash-looping
@@ -1718,11 +1719,13 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
                    bad_ratio: float, max_shared_fraction: float, max_shared_hosts: int,
                    window_calls: pl.DataFrame | None = None, calls: pl.DataFrame | None = None,
                    down_ratio: float = 0.9, down_failures: int = 3,
-                   groups: pl.DataFrame | None = None, bucket: str = "15m", shared_buckets: int = 4) -> pl.DataFrame:
+                   groups: pl.DataFrame | None = None, bucket: str = "15m", shared_buckets: int = 4,
+                   spans: pl.DataFrame | None = None) -> pl.DataFrame:
     """The bucketed error counts (host, probe, errno, bucket, count) of cells whose failure rate
     is far above the rest of the fleet's (see host_alerts). window_calls (host, probe, n_w) and
     calls (host, bucket, ...) are host_calls' totals when the caller has them; groups (host,
-    vendor, kernel_release: `_host_groups`) the hosts' platforms."""
+    vendor, kernel_release: `_host_groups`) the hosts' platforms, `spans` (`_release_spans`) those
+    of hosts that ran more than one release in the window."""
     key = ["probe", "errno", "bucket"]
     cells = _stream(
         errs.lazy().rename({"count": "f"})
@@ -1731,8 +1734,9 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
     )
     if groups is not None:
         # the platforms' calls per (probe, bucket), once for both platform rules below
-        platform_calls = _platform_calls(host_calls, _platform_hosts(groups)[1])
-        cells = _without_platform_wide(cells, host_calls, groups, bad_ratio, max_shared_hosts, platform_calls)
+        platforms = _platform_hosts(groups, spans)
+        platform_calls = _platform_calls(host_calls, platforms[1], platforms[2])
+        cells = _without_platform_wide(cells, host_calls, platforms, bad_ratio, max_shared_hosts, platform_calls)
     fleet_calls = _stream(host_calls.lazy().group_by("probe", "bucket").agg(pl.col("n").sum().alias("N")))
     if window_calls is None:
         window_calls = _stream(host_calls.lazy().group_by("host", "probe").agg(pl.col("n").sum().alias("n_w")))
@@ -1783,7 +1787,7 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
         .drop("_F_ok", "_N_apart", "_apart")
     )
     if groups is not None:
-        cells = _above_platform_peers(cells, host_calls, groups, min_fleet_calls, bad_ratio, max_shared_hosts,
+        cells = _above_platform_peers(cells, host_calls, platforms, min_fleet_calls, bad_ratio, max_shared_hosts,
                                       platform_calls)
     # hosts reporting per bucket: one row per (host, bucket) in `calls`
     reporting = (host_calls.group_by("bucket").agg(pl.col("host").n_unique().alias("reporting")) if calls is None
@@ -1853,7 +1857,7 @@ def _with_down_runs(cells: pl.DataFrame, width: pl.Expr, down_ratio: float, down
         (high & (pl.col("f").sum().over([*run_key, "_run"]) >= down_failures)).alias("_down")).drop("_run")
 
 
-def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups: pl.DataFrame,
+def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, platforms: Platforms,
                           min_peer_calls: int, bad_ratio: float, min_group_hosts: int = 3,
                           platform_calls: pl.DataFrame | None = None) -> pl.DataFrame:
     """`cells` with p_rest raised to the rate of the host's platform peers (the other hosts of
@@ -1870,13 +1874,13 @@ def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups:
     a failure shared by a whole platform is the platform's (_without_platform_wide): two canary
     hosts that took a release, failing a third of their GPU registrations after it, would each
     be the other's "platform rate" and neither alert (fleetgen15).
-    `platform_calls`: _platform_calls of `host_calls` when the caller has it."""
-    hosts = _platform_hosts(groups)[1]
-    cells = cells.join(hosts, on="host", how="left")
+    `platforms`: _platform_hosts'; `platform_calls`: _platform_calls of `host_calls` when the caller has it."""
+    _, hosts, spans = platforms
+    cells = _with_platform(cells, hosts, spans)
     # the platforms' calls of the (probe, bucket)s with failures (a (probe, bucket, platform)
     # without calls has no row: no peers, as with _N_plat 0)
     if platform_calls is None:
-        platform_calls = _platform_calls(host_calls, hosts)
+        platform_calls = _platform_calls(host_calls, hosts, spans)
     peer_calls = platform_calls.join(cells.select("probe", "bucket").unique(), on=["probe", "bucket"], how="semi")
     # peers failing most of their calls themselves are left out: a crash-looping host calls the
     # failing probe at every restart, many times a healthy host's calls, and two such hosts of
@@ -1894,20 +1898,65 @@ def _above_platform_peers(cells: pl.DataFrame, host_calls: pl.DataFrame, groups:
             .drop("_plat", "_N_plat", "_H_plat", "_F_plat", "_N_bad"))
 
 
-def _platform_hosts(groups: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(platforms, hosts) of `_host_groups`: each distinct (vendor, kernel_release) numbered
-    `_plat` in the order first seen (nulls a platform too), and each host's number."""
+# (platforms, hosts, spans): see _platform_hosts
+Platforms = tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]
+
+
+def _platform_hosts(groups: pl.DataFrame, spans: pl.DataFrame | None = None) -> Platforms:
+    """(platforms, hosts, spans) of `_host_groups` and `_release_spans`: each distinct (vendor,
+    kernel_release) numbered `_plat` in the order first seen (nulls a platform too), each host's
+    number (its latest), and the numbered spans (host, _plat, _from, _to) of the hosts that ran
+    more than one release (None when none did)."""
     plat = ["vendor", "kernel_release"]
-    platforms = groups.select(plat).unique(maintain_order=True).with_row_index("_plat")
-    return platforms, groups.join(platforms, on=plat, how="left", nulls_equal=True).select("host", "_plat")
+    seen = groups.select(plat) if spans is None else pl.concat([groups.select(plat), spans.select(plat)])
+    platforms = seen.unique(maintain_order=True).with_row_index("_plat")
+    hosts = groups.join(platforms, on=plat, how="left", nulls_equal=True).select("host", "_plat")
+    if spans is not None:
+        spans = spans.join(platforms, on=plat, how="left", nulls_equal=True).select("host", "_plat", "_from", "_to")
+    return platforms, hosts, spans
+
+
+def _release_spans(layers: pl.DataFrame, groups: pl.DataFrame) -> pl.DataFrame | None:
+    """host, vendor, kernel_release, _from, _to: the first and last bucket of each release a host
+    ran, for the hosts that ran more than one in the window (None when none did); the vendor is
+    the host's (`groups`). A host's platform in a bucket is the release it ran there: a rollout
+    to half the fleet rolled back at the end of the day left every host on the old release, and
+    grouped by their latest release the upgraded hosts' platform-wide failure was half of the old
+    release's hosts failing, a "down" alert on each (tests/fleetgen54). `layers` as for
+    `_host_groups`."""
+    last = "last_bucket" if "last_bucket" in layers.columns else "bucket"
+    release = pl.col("kernel_release").cast(pl.String)
+    spans = (layers.lazy().filter(pl.col("kernel_release").is_not_null())
+             .group_by("host", release)
+             .agg(pl.col("bucket").min().alias("_from"), pl.col(last).max().alias("_to"))
+             .filter(pl.len().over("host") > 1).collect())
+    if spans.is_empty():
+        return None
+    return spans.join(groups.select("host", "vendor"), on="host", how="left")
+
+
+def _with_platform(frame: pl.DataFrame | pl.LazyFrame, hosts: pl.DataFrame,
+                   spans: pl.DataFrame | None) -> pl.DataFrame | pl.LazyFrame:
+    """`frame` (host, bucket, ...) with each row's `_plat`: its host's (`hosts`), or for a host
+    that ran more than one release, the one whose span holds the bucket and began last (the
+    rollout inside a day spent on the old release)."""
+    lf = frame.lazy().join(hosts.lazy(), on="host", how="left")
+    if spans is not None:
+        at = (frame.lazy().select("host", "bucket").unique()
+              .join(spans.lazy(), on="host")
+              .filter((pl.col("bucket") >= pl.col("_from")) & (pl.col("bucket") <= pl.col("_to")))
+              .group_by("host", "bucket").agg(pl.col("_plat").sort_by("_from").last().alias("_plat_at")))
+        lf = (lf.join(at, on=["host", "bucket"], how="left")
+              .with_columns(pl.coalesce("_plat_at", "_plat").alias("_plat")).drop("_plat_at"))
+    return lf if isinstance(frame, pl.LazyFrame) else lf.collect()
 
 
 PLATFORM_CALLS_PART_ROWS = 1_000_000  # cells a pass of _platform_calls (see there)
 
 
-def _platform_calls(host_calls: pl.DataFrame, hosts: pl.DataFrame) -> pl.DataFrame:
+def _platform_calls(host_calls: pl.DataFrame, hosts: pl.DataFrame, spans: pl.DataFrame | None = None) -> pl.DataFrame:
     """Per (probe, bucket, _plat) with calls: the platform's calls (`_N_plat`) and how many of
-    its hosts made them (`_H_plat`, UInt32); `hosts`: (host, _plat) from _platform_hosts.
+    its hosts made them (`_H_plat`, UInt32); `hosts`, `spans`: from _platform_hosts.
 
     The distinct count is made over disjoint sets of hosts (by the host's code), about
     PLATFORM_CALLS_PART_ROWS cells at a time, and the parts' counts added: the same numbers,
@@ -1918,8 +1967,7 @@ def _platform_calls(host_calls: pl.DataFrame, hosts: pl.DataFrame) -> pl.DataFra
     parts = max(1, -(-host_calls.height // PLATFORM_CALLS_PART_ROWS))
     code = pl.col("host").to_physical() if host_calls.schema["host"] == pl.Categorical else pl.col("host").hash()
     per_part = [
-        _stream(with_calls.filter(code % parts == part)
-                .join(hosts.lazy(), on="host", how="left")
+        _stream(_with_platform(with_calls.filter(code % parts == part), hosts, spans)
                 .group_by("probe", "bucket", "_plat")
                 .agg(pl.col("n").sum().alias("_N_plat"), pl.col("host").n_unique().cast(pl.UInt32).alias("_H_plat")))
         for part in range(parts)
@@ -1961,7 +2009,7 @@ def _platform_wide(unexpected: pl.DataFrame, window_calls: pl.DataFrame, groups:
             .filter(pl.col("_hosts") >= pl.col("_running")).select("probe", "errno"))
 
 
-def _without_platform_wide(cells: pl.DataFrame, host_calls: pl.DataFrame, groups: pl.DataFrame,
+def _without_platform_wide(cells: pl.DataFrame, host_calls: pl.DataFrame, platforms: Platforms,
                            bad_ratio: float, min_group_hosts: int,
                            platform_calls: pl.DataFrame | None = None) -> pl.DataFrame:
     """`cells` without those of a platform-wide failure: in a bucket, every host of one (vendor,
@@ -1969,33 +2017,29 @@ def _without_platform_wide(cells: pl.DataFrame, host_calls: pl.DataFrame, groups
     it with the errno on `bad_ratio` of its calls. The cause is the platform's (a driver release
     failing every create_qp), its root-cause cluster names it; one alert per host, each "down",
     would page the on-call N times for one rollback. A rack's switch fails part of a platform's
-    hosts, not all of them, and keeps its per-host alerts (see the down rule).
-    `platform_calls`: _platform_calls of `host_calls` when the caller has it."""
+    hosts, not all of them, and keeps its per-host alerts (see the down rule). A host is of the
+    platform it ran in the bucket (`_with_platform`).
+    `platforms`: _platform_hosts'; `platform_calls`: _platform_calls of `host_calls` when the caller has it."""
     bad = cells.filter(pl.col("f") >= bad_ratio * pl.col("n").clip(1))
     if bad.is_empty():
         return cells
-    plat = ["vendor", "kernel_release"]
-    bad = bad.join(groups, on="host", how="left")
-    failing = bad.group_by("probe", "errno", "bucket", *plat).agg(pl.col("host").n_unique().alias("_failing"))
+    _, hosts, spans = platforms
+    bad = _with_platform(bad, hosts, spans)
+    failing = bad.group_by("probe", "errno", "bucket", "_plat").agg(pl.col("host").n_unique().alias("_failing"))
     # a group is wide only with `min_group_hosts` calling hosts, all failing: so only the
     # (probe, bucket, platform)s where that many hosts fail need their calling hosts counted
     failing = failing.filter(pl.col("_failing") >= min_group_hosts)
     if failing.is_empty():
         return cells
-    # ... and they are counted on a platform number, not on its two text columns (every host
-    # of the calls is in `groups`, which _host_groups builds from the same counters, nulls as a
-    # platform too)
-    platforms, hosts = _platform_hosts(groups)
-    failing = failing.join(platforms, on=plat, how="left", nulls_equal=True)
     if platform_calls is None:
-        platform_calls = _platform_calls(host_calls, hosts)
+        platform_calls = _platform_calls(host_calls, hosts, spans)
     calling = platform_calls.select("probe", "bucket", "_plat", pl.col("_H_plat").alias("_calling"))
     wide = (failing.join(calling, on=["probe", "bucket", "_plat"], how="left")
             .filter((pl.col("_failing") >= pl.col("_calling")) & (pl.col("_calling") >= min_group_hosts)))
     if wide.is_empty():
         return cells
-    drop = bad.join(wide.select("probe", "errno", "bucket", *plat), on=["probe", "errno", "bucket", *plat],
-                    how="semi", nulls_equal=True).select("host", "probe", "errno", "bucket")
+    drop = bad.join(wide.select("probe", "errno", "bucket", "_plat"), on=["probe", "errno", "bucket", "_plat"],
+                    how="semi").select("host", "probe", "errno", "bucket")
     return cells.join(drop, on=["host", "probe", "errno", "bucket"], how="anti")
 
 

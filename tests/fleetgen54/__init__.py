@@ -1,0 +1,1 @@
+"""Blind fleet generator 54: correlated fleet events (see generator.py)."""
