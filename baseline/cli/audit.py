@@ -141,8 +141,13 @@ def _since(since: Any) -> dt.datetime | None:
 
 
 def _check_dataset(path: str) -> None:
-    if not Path(path).exists():
-        raise TracebaseError(f"{path}: no such dataset (file or directory)")
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        raise TracebaseError(f"{path}: no such dataset (file or directory)") from None
+    except OSError as exc:  # a symbolic link loop (ELOOP), a name too long, a directory not searchable
+        raise TracebaseError(f"{path}: expected a dataset (file or directory), found it unreadable "
+                             f"({exc.strerror})") from None
 
 
 def _check_writable_file(path: str, flag: str, inputs: list[str]) -> None:

@@ -1055,8 +1055,14 @@ def _say(prog: str, message: str) -> None:
         print(f"{prog}: error: {printable(_printable(_one_line(message)))}", file=sys.stderr, flush=True)
 
 
+# a control character between two visible ones is part of a name (a file called "odd\nname"):
+# escaped, so the line names that file and not "odd name"; one beside other whitespace is a
+# message's layout (a library's indented second line): collapsed with it
+_INSIDE_A_NAME = re.compile(r"(?<=\S)[\t\n\r\v\f](?=\S)")
+
+
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return " ".join(_INSIDE_A_NAME.sub(lambda m: repr(m.group())[1:-1], text).split())
 
 
 def _printable(text: str) -> str:
