@@ -549,10 +549,17 @@ def test_300_threads_all_recorded(recs):
 
 
 def test_300_threads_good_vs_good_quiet(recs):
-    r = diff(recs.root, recs.path("th_g1"), recs.path("th_g2"))
+    good = [recs.path("th_g1"), recs.path("th_g2")]
+    r = diff(recs.root, *good)
     no_traceback(r)
-    assert r.rc == 0, r
     assert "different commands" not in r.err, r
+    lost = [max(x["lost_events"] or 0 for x in pq.read_table(f, columns=["lost_events"]).to_pylist()) for f in good]
+    if any(lost):
+        # under load a recording's ring buffer may overflow (300 threads starting at once): the
+        # calls it lacks are no good run's behaviour, and the diff must say so (CI 132: rc=1 once)
+        assert re.search(r"lost [0-9,]+ events", r.err), (lost, r)
+        return
+    assert r.rc == 0, r
 
 
 def test_300_threads_one_bad_thread_named(recs):
