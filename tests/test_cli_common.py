@@ -294,3 +294,12 @@ def test_a_stop_that_native_code_turned_into_a_panic_is_the_stop(tmp_path):
                           cwd=Path(__file__).resolve().parents[1], env={**os.environ, "TMPDIR": str(tmp_path)})
     assert (proc.returncode, proc.stderr) == (143, "")
     assert not list(tmp_path.glob("prog-crash-*"))
+
+
+def test_a_name_given_with_a_control_character_is_escaped_while_line_breaks_fold(commands, capsys, monkeypatch):
+    """A file called "odd\\nname" is named escaped (folded, the line named "odd name", a file that
+    does not exist); the message's own line breaks still fold into spaces."""
+    monkeypatch.setattr(sys, "argv", ["prog", "do", "dir/odd\nname.parquet"])
+    assert common._names_given(sys.argv[1:]) == ["odd\nname.parquet"]
+    common._say("prog", "dir/odd\nname.parquet: no such file\nor directory")
+    assert capsys.readouterr().err == "prog: error: dir/odd\\nname.parquet: no such file or directory\n"

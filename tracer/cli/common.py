@@ -1051,18 +1051,23 @@ def _unreadable_data(exc: BaseException) -> TracebaseError | None:
 
 
 def _say(prog: str, message: str) -> None:
+    for name in _names_given(sys.argv[1:]):
+        message = message.replace(name, printable(name))
     with contextlib.suppress(OSError, ValueError):  # stderr closed: the exit status still says it
         print(f"{prog}: error: {printable(_printable(_one_line(message)))}", file=sys.stderr, flush=True)
 
 
-# a control character between two visible ones is part of a name (a file called "odd\nname"):
-# escaped, so the line names that file and not "odd name"; one beside other whitespace is a
-# message's layout (a library's indented second line): collapsed with it
-_INSIDE_A_NAME = re.compile(r"(?<=\S)[\t\n\r\v\f](?=\S)")
-
-
 def _one_line(text: str) -> str:
-    return " ".join(_INSIDE_A_NAME.sub(lambda m: repr(m.group())[1:-1], text).split())
+    return " ".join(text.split())
+
+
+def _names_given(argv: Sequence[str]) -> list[str]:
+    """The parts of the command line's words (between "/" and "=") holding a control character
+    (a file called "odd\nname"), longest first: an error line shows them escaped, so it names
+    that file and not "odd name", while a message's own line breaks fold into spaces."""
+    names = {part for word in argv for part in re.split(r"[/=]", word)
+             if not part.isprintable() and any(c.isprintable() and not c.isspace() for c in part)}
+    return sorted(names, key=len, reverse=True)
 
 
 def _printable(text: str) -> str:
