@@ -159,6 +159,7 @@ def _check_writable_file(path: str, flag: str, inputs: list[str]) -> None:
         raise TracebaseError(f"{flag} {path}: directory {shown} does not exist")
     if not os.access(parent, os.W_OK):
         raise TracebaseError(f"{flag} {path}: directory {shown} is not writable ({unwritable_reason(parent)})")
+    _check_name_fits(path, flag, parent)
     refuse_overwriting_inputs(path, flag, inputs)
     from baseline.pipeline import layout
 
@@ -167,6 +168,22 @@ def _check_writable_file(path: str, flag: str, inputs: list[str]) -> None:
     if layout.audit_output(Path(path).parent) is not None:
         raise TracebaseError(f"{flag} {path}: expected a path outside an audit's output set, found the audit "
                              f"output {Path(path).parent} (its files are replaced together by `baseline audit`)")
+
+
+def _check_name_fits(path: str, flag: str, parent: Path) -> None:
+    """The file name, and the temporary it is written through ('.<name>.<pid>-<8 hex>.tmp',
+    tracer.atomic), fit the directory's NAME_MAX: refused before any work, not after a first
+    output was written (`learn -o m.parquet --expected-out <a name too long>` wrote the model)."""
+    try:
+        limit = os.pathconf(parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return
+    name = os.fsencode(os.path.basename(path))
+    extra = len(f"..{os.getpid()}-00000000.tmp")
+    if limit > extra and len(name) + extra > limit:
+        raise TracebaseError(f"{flag} {path}: file name too long: expected at most {limit - extra} bytes (the "
+                             f"directory's limit is {limit}, the temporary it is written through adds {extra}), "
+                             f"found {len(name)}")
 
 
 def _reading(dataset: str):
