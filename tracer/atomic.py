@@ -213,7 +213,7 @@ def _new_staging(directory: Path, path: Path) -> Path:
     """A new hidden staging directory for `path` in `directory` ('.<name>.<pid>-<hex>.tmp'),
     those of writers killed with -9 there removed first."""
     _remove_dead_stagings(directory / path.name)
-    staging = directory / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    staging = directory / temporary_name(path.name)
     # registered before it exists: a stop landing between the mkdir and the registration
     # left the staging directory behind (a coverage report stopped by SIGTERM, CI 86)
     _pending(staging, True)
@@ -477,6 +477,11 @@ def exchange(a: str | os.PathLike, b: str | os.PathLike) -> None:
 _TEMP_NAME = re.compile(r"\.(.+)\.(\d+)-[0-9a-f]{8}\.tmp", re.ASCII)
 
 
+def temporary_name(name: str) -> str:
+    """A new name for a temporary of output `name` written by this process (see _TEMP_NAME)."""
+    return f".{name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+
+
 def temporary_of(entry_name: str) -> tuple[str, int] | None:
     """(output name, writer pid) when `entry_name` is a temporary this module names, else None."""
     match = _TEMP_NAME.fullmatch(entry_name)
@@ -595,7 +600,7 @@ def _create_temp(directory: Path, name: str) -> tuple[int, Path]:
     _remove_dead_stagings(directory / name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     for _ in range(100):
-        tmp = directory / f".{name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        tmp = directory / temporary_name(name)
         _pending(tmp, False)  # before it exists, as for a staging directory (see staged_dir)
         try:
             fd = os.open(tmp, flags, FILE_MODE)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from tracer import units
-from tracer.atomic import unwritable_reason
+from tracer.atomic import temporary_name, unwritable_reason
 from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError, printable
@@ -178,8 +178,9 @@ def _check_name_fits(path: str, flag: str, parent: Path) -> None:
         limit = os.pathconf(parent, "PC_NAME_MAX")
     except (OSError, ValueError):
         return
-    name = os.fsencode(os.path.basename(path))
-    extra = len(f"..{os.getpid()}-00000000.tmp")
+    base = os.path.basename(path)
+    name = os.fsencode(base)
+    extra = len(os.fsencode(temporary_name(base))) - len(name)
     if limit > extra and len(name) + extra > limit:
         raise TracebaseError(f"{flag} {path}: file name too long: expected at most {limit - extra} bytes (the "
                              f"directory's limit is {limit}, the temporary it is written through adds {extra}), "

@@ -70,7 +70,7 @@ def check_output(given: str | os.PathLike) -> None:
         # named as tracer.atomic names its temporaries (our pid in it): one a kill -9 leaves
         # between these lines is removed by the next recording into this directory, whatever
         # name that one writes
-        probe = directory / f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        probe = directory / atomic.temporary_name(path.name)
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         raise TracebaseError(f"{label}: cannot write in {directory} ({exc.strerror})") from None
