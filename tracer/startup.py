@@ -40,6 +40,20 @@ def own_default(name: str, value: str, environ: MutableMapping[str, str] = os.en
             _OWN_SETTINGS[name] = value
 
 
+# glibc's mallopt parameters (<malloc.h>)
+M_ARENA_MAX = -8
+M_MMAP_THRESHOLD = -3
+
+
+def set_malloc(param: int, value: int) -> None:
+    """glibc's mallopt(param, value); nothing on another C library (its allocator, its policy)."""
+    import contextlib
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).mallopt(param, value)
+
+
 def single_threaded_blas(environ: MutableMapping[str, str] = os.environ) -> None:
     """One OpenBLAS thread for this process, unless the user's environment says otherwise."""
     if not any(name in environ for name in BLAS_THREAD_SETTINGS):

@@ -9,7 +9,14 @@ from tracer.cli import common
 from tracer.cli.common import HelpFormatter
 from tracer.errors import TracebaseError
 from tracer.inputs import input_paths
-from tracer.startup import NoPandas, own_default, single_threaded_blas
+from tracer.startup import (
+    M_ARENA_MAX,
+    M_MMAP_THRESHOLD,
+    NoPandas,
+    own_default,
+    set_malloc,
+    single_threaded_blas,
+)
 
 EPILOG = """\
 exit status (like diff(1)): 0 no anomaly, 1 anomaly found, 2 trouble (bad input, ...)
@@ -79,7 +86,7 @@ def handle(args: argparse.Namespace) -> int:
         # mimalloc pool keeps ~100 MiB of read buffers for a million events mapped).
         own_default("ARROW_DEFAULT_MEMORY_POOL", "system")
         single_threaded_blas()  # (entry() did already, unless `main` is called in-process)
-        _one_malloc_arena()
+        _diff_malloc_settings()
         _arrow_without_pandas()
     from baseline.run.diff import diff_traces
     from baseline.run.report import write_report
@@ -102,15 +109,21 @@ def handle(args: argparse.Namespace) -> int:
     return 1 if report.anomaly else 0
 
 
-def _one_malloc_arena() -> None:
-    """One glibc malloc arena for the process: the thread that reads Parquet columns ahead
-    (baseline.run.traces) would otherwise allocate from an arena of its own, whose freed
-    pages stay mapped (~40 MiB more at a two million-event diff's peak)."""
-    import contextlib
-    import ctypes
+# Blocks from 1 MiB up (a column's numpy array or Arrow buffer: 1-8 MiB a million events) are
+# mapped on their own and unmapped when freed. glibc's threshold otherwise rises to the size of
+# each such block freed (up to 32 MiB), after which they come from the heap, where freed memory
+# stays in the RSS: the same diff's peak was 195-245 MiB by the order the read-ahead thread's
+# and this thread's blocks happened to be freed in, ~180 MiB at a fixed threshold (bench_diff).
+MMAP_THRESHOLD = 1 << 20
 
-    with contextlib.suppress(OSError, AttributeError):  # not glibc: its allocator, its policy
-        ctypes.CDLL(None).mallopt(-8, 1)  # M_ARENA_MAX (glibc's malloc.h)
+
+def _diff_malloc_settings() -> None:
+    """One glibc malloc arena for the process, and a fixed mmap threshold (MMAP_THRESHOLD): the
+    thread that reads Parquet columns ahead (baseline.run.traces) would otherwise allocate
+    from an arena of its own, whose freed pages stay mapped (~40 MiB more at a two
+    million-event diff's peak)."""
+    set_malloc(M_ARENA_MAX, 1)
+    set_malloc(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
 
 
 def _arrow_without_pandas() -> None:

@@ -43,7 +43,7 @@ from tracer import units
 from tracer.errors import TracebaseError, printable
 from tracer.inputs import cwd_removed
 from tracer.limits import require_open_files, soft_limit
-from tracer.startup import BLAS_THREAD_SETTINGS, own_default
+from tracer.startup import BLAS_THREAD_SETTINGS, M_ARENA_MAX, own_default, set_malloc
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5-10 ms of every command's start)
 if TYPE_CHECKING:
@@ -598,8 +598,6 @@ def _reserve_standard_streams() -> None:
                 stream.reconfigure(errors=_ESCAPE)
 
 
-# glibc's mallopt parameter for the number of malloc arenas (<malloc.h> M_ARENA_MAX)
-_M_ARENA_MAX = -8
 # polars' warning when its compiled library fails to import (polars/_utils/polars_version.py)
 _POLARS_NOT_LOADED = "Polars binary is missing"
 
@@ -621,11 +619,9 @@ def _fit_address_space_limit() -> None:
 
     if soft_limit(resource.RLIMIT_AS) is None:
         return
-    import ctypes
     import warnings
 
-    with contextlib.suppress(OSError, AttributeError):  # not glibc (musl has no per-thread arenas)
-        ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1)
+    set_malloc(M_ARENA_MAX, 1)  # (musl has no per-thread arenas)
     # Arrow's jemalloc starts background purging threads; refused under the limit, each failure
     # printed a line (13,000 of them under `ulimit -v 1600000`, `baseline ingest`) and the
     # process aborted (134): the system allocator (one arena, above) instead. Read when
