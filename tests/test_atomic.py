@@ -316,3 +316,31 @@ def test_the_next_write_removes_temporaries_of_killed_writers_only(tmp_path):
         alive.wait()
     atomic.write_bytes(out, b"again")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.parquet"]
+
+
+@pytest.mark.parametrize("kind", ["dangling", "loop", "file", "fifo"])
+def test_an_output_directory_name_taken_says_what_took_it(tmp_path, kind):
+    """`-o DIR` where DIR is a symbolic link to a volume not mounted yet, a link loop, a file or a
+    FIFO: each writer of a directory says what it found there ("Not a directory" alone, for a link
+    whose target is missing, sent the user looking for a file), exit 2, and writes nothing."""
+    from cli_harness import one_line_error, run_shell
+
+    out = tmp_path / "out"
+    found = {
+        "dangling": (lambda: out.symlink_to(tmp_path / "unmounted" / "fleet"),
+                     f"a symbolic link to {tmp_path}/unmounted/fleet, which does not exist"),
+        "loop": (lambda: out.symlink_to(out), f"a symbolic link to {out} (Too many levels of symbolic links)"),
+        "file": (lambda: out.write_text("notes\n"), "a regular file"),
+        "fifo": (lambda: os.mkfifo(out), "a FIFO (named pipe)"),
+    }
+    made = run_shell("baseline simulate --hosts 2 --hours 1 -o fleet", tmp_path)
+    assert made.returncode == 0, made.stderr
+    make, words = found[kind]
+    make()
+    for argv in (f"baseline simulate --hosts 2 --hours 1 -o {out}", f"baseline coverage fleet -o {out}"):
+        err = one_line_error(run_shell(argv, tmp_path))
+        assert f"{out}: Not a directory: {out} is {words}" in err, (argv, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fleet", "out"]
+    # the library's own error, for every caller of make_dirs and staged_dir
+    with pytest.raises(NotADirectoryError, match=f"Not a directory: {out} is "):
+        atomic.make_dirs(out / "sub")

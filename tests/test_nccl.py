@@ -71,7 +71,7 @@ def test_load_from_logs_and_parquet(tmp_path):
         load_app_failures([tmp_path / "nope.log"])
     # a device (said as such, not "no such"); a binary caught by a wide glob (it matched no line,
     # and the report said nothing of it)
-    with pytest.raises(TracebaseError, match="/dev/zero: expected an application log .*, found not a regular file"):
+    with pytest.raises(TracebaseError, match="/dev/zero: expected an application log .*, found a character device"):
         load_app_failures(["/dev/zero"])
     (tmp_path / "nccl-tool.log").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00")
     with pytest.raises(TracebaseError, match=r"nccl-tool.log: expected .* \(text\), found binary data"):

@@ -118,8 +118,15 @@ def _make_dirs(path: Path) -> list[Path]:
                 break
             p = p.parent
             continue
+        except OSError as exc:
+            # (ENOTDIR, ELOOP: a file, a FIFO or a link that leads nowhere is on the way; name it)
+            if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+                blocking = next((q for q in (p, *p.parents) if os.path.lexists(q) and not q.is_dir()), None)
+                if blocking is not None:
+                    raise not_a_directory(blocking) from None
+            raise
         if not stat.S_ISDIR(st.st_mode):
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(p))
+            raise not_a_directory(p)
         break
     created: list[Path] = []
     for d in reversed(missing):
@@ -128,7 +135,7 @@ def _make_dirs(path: Path) -> list[Path]:
             created.append(d)
         except FileExistsError:  # created meanwhile by a concurrent writer
             if not d.is_dir():
-                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(d)) from None
+                raise not_a_directory(d) from None
     return created
 
 
@@ -154,7 +161,40 @@ def check_staged_dir(path: str | os.PathLike) -> None:
     before importing what they need to fill it (`baseline simulate`): the same error either way."""
     path = Path(path)
     if not path.is_dir() and os.path.lexists(path):
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+        raise not_a_directory(path)
+
+
+def not_a_directory(path: str | os.PathLike) -> NotADirectoryError:
+    """The error for a name in the way of a directory, saying what is there: "Not a directory"
+    alone left a user looking at a symbolic link (`-o out` linked to a volume not mounted yet)
+    for a file that is not there."""
+    path = os.fspath(path)
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = None
+    if target is not None:
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            found = f"a symbolic link to {target}, which does not exist"
+        except OSError as exc:  # ELOOP: a link to itself, or a cycle of links
+            found = f"a symbolic link to {target} ({exc.strerror})"
+        else:
+            found = f"a symbolic link to {target}, {_kind(mode)}"
+    else:
+        try:
+            found = _kind(os.lstat(path).st_mode)
+        except OSError:
+            found = "not one"
+    # (the path in the words too: a caller naming the file it wanted to write shows only these)
+    return NotADirectoryError(errno.ENOTDIR, f"{os.strerror(errno.ENOTDIR)}: {path} is {found}", path)
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISREG, "a regular file"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))
+    return next((name for test, name in kinds if test(mode)), "a special file")
 
 
 @contextmanager

@@ -21,7 +21,7 @@ from pathlib import Path
 from baseline.pipeline.layout import check_dataset
 from tracer import units
 from tracer.errors import TracebaseError, printable
-from tracer.inputs import missing_reason, table_partition_files
+from tracer.inputs import table_partition_files, what_is_at
 
 
 # --------------------------------------------------------------------------------------------
@@ -102,8 +102,8 @@ def expand_paths(patterns: Iterable[str | os.PathLike]) -> list[Path]:
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         for m in matches:
             if not Path(m).is_file():
-                what = missing_reason(m) or "not a regular file"
-                raise TracebaseError(f"{printable(m)}: expected an application log or app_failures file, found {what}")
+                raise TracebaseError(f"{printable(m)}: expected an application log or app_failures file, "
+                                     f"found {what_is_at(m)}")
             if _binary(Path(m)):
                 # (an executable or an image given by a glob too wide: parsed, it matched no line
                 # and the report said nothing of it)
