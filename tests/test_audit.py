@@ -276,16 +276,17 @@ def test_rising_errno_is_one_alert_at_the_deepest_layer():
     assert flipped["since"][0] == alerts["since"][0]
 
 
-def _canary_counters(canaries: int, hosts: int = 20, buckets: int = 16) -> pl.LazyFrame:
+def _canary_counters(canaries: int, hosts: int = 20, buckets: int = 16, rolled_back_at: int | None = None) -> pl.LazyFrame:
     """Counters of a small OFED fleet registering GPU memory (reference: ib_uverbs_reg_mr ->
     mlx5_ib_reg_user_mr -> ib_peer_umem_get, the peer client after GUP's EFAULT): the last
     `canaries` hosts reboot into a new kernel release at bucket 6, after which a third of their
-    GPU registrations fail ENOMEM in the peer client; every other host stays on the old release."""
+    GPU registrations fail ENOMEM in the peer client; every other host stays on the old release.
+    With `rolled_back_at`, the canaries reboot into the old release again at that bucket."""
     rows = []
     for h in range(hosts):
         host, canary = f"gpu{h:03d}", h >= hosts - canaries
         for b in range(buckets):
-            new = canary and b >= 6
+            new = canary and 6 <= b < (rolled_back_at or buckets)
             fails = 33 if new else 0
             for probe, layer in (("ib_uverbs_reg_mr", "uverbs"), ("mlx5_ib_reg_user_mr", "driver"),
                                  ("ib_peer_umem_get", "peer-mem")):
@@ -309,6 +310,19 @@ def test_two_canary_hosts_on_a_release_are_not_each_others_platform():
     alerts = host_alerts(_canary_counters(2), ExpectedErrors([]))
     assert sorted(alerts.select("host", "errno").unique().rows()) == [("gpu018", "ENOMEM"), ("gpu019", "ENOMEM")]
     assert host_alerts(_canary_counters(3), ExpectedErrors([])).is_empty()
+
+
+def test_canary_release_rolled_back_is_still_the_platforms_failure():
+    """The three canaries of the test above rolled back to the old release after their six bad
+    buckets: every host ends the window on the old release, yet the failure was the new
+    release's, on all of its hosts -- the cluster's, no recurring alert on each canary (grouped
+    by its latest release, each was 3 of 20 old-release hosts with an error of its own)."""
+    from baseline.fleet.audit import host_alerts
+
+    assert host_alerts(_canary_counters(3, rolled_back_at=12), ExpectedErrors([])).is_empty()
+    # two canaries are still no platform: each alerts, rolled back or not
+    alerts = host_alerts(_canary_counters(2, rolled_back_at=12), ExpectedErrors([]))
+    assert sorted(alerts.select("host", "errno").unique().rows()) == [("gpu018", "ENOMEM"), ("gpu019", "ENOMEM")]
 
 
 # reference: ib_uverbs_create_qp -> ... -> mlx5_ib_create_qp -> mlx5_qpc_create_qp -> mlx5_cmd_exec
