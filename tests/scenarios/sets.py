@@ -45,6 +45,7 @@ from scenarios import (
     real_sixth,
     real_sixtieth,
     real_sixtyfirst,
+    real_sixtyfourth,
     real_sixtysecond,
     real_sixtythird,
     real_tenth,
@@ -200,6 +201,8 @@ SETS: list[RealSet] = [
             real_sixtysecond.quiet_teardown),
     RealSet("real_sixtythird", real_sixtythird.REAL_SIXTYTHIRD, real_sixtythird.QUIET_SIXTYTHIRD,
             real_sixtythird.quiet_teardown),
+    RealSet("real_sixtyfourth", real_sixtyfourth.REAL_SIXTYFOURTH, real_sixtyfourth.QUIET_SIXTYFOURTH,
+            real_sixtyfourth.quiet_teardown),
 ]
 
 
