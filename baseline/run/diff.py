@@ -486,6 +486,7 @@ from baseline.run.rules.retries import (
     _probe_misses,
     _recovered_fallbacks,
     _retried,
+    _retried_by_parent,
     _retries_given_up,
     _room_made_cause,
     _room_made_first_met,
@@ -548,8 +549,9 @@ TIMING_ERRNOS = frozenset({"EAGAIN", "EWOULDBLOCK", "EINTR", "ENOTTY", "ETIMEDOU
 # "unclosed socket" warning asks for the peer's address, in some runs after the handler's
 # shutdown() (ENOTCONN) and in others before it or not at all. Dropped like timing noise.
 PEER_QUERY_TIMING = (frozenset({"getpeername"}), frozenset({"ENOTCONN"}))
-# Errnos of a poll or retry loop: transient when the thread later succeeds at the same call.
-RETRY_ERRNOS = SOFT_ERRNOS | {"ECONNREFUSED"}
+# Errnos of a poll or retry loop: transient when the thread later succeeds at the same call
+# (a peer refusing, or resetting, a connection the next attempt gets through: wget --tries).
+RETRY_ERRNOS = SOFT_ERRNOS | {"ECONNREFUSED", "ECONNRESET"}
 MISSING_PROBE = "(process missing)"
 
 
@@ -755,7 +757,11 @@ def diff_traces(
     # changes below: ~20 ms less on this thread's path for two million events.
     retry_codes = codes_where(p.errno_values, RETRY_ERRNOS)
     hard_codes = codes_where(p.errno_values, lambda v: _error_class(v) == 2 and v not in RETRY_ERRNOS)
-    retried_done = background().submit(_retried, p, err_rows[isin(p.errno[err_rows], retry_codes)], hard_codes)
+    retry_cand = err_rows[isin(p.errno[err_rows], retry_codes)]
+    retried_done = background().submit(_retried, p, retry_cand, hard_codes)
+    # ... and a shell's loop running a program again until it gets past (each attempt a process)
+    retried_by_parent = _retried_by_parent(p, retry_cand)
+    del retry_cand
     # An error at the very path (as recorded, before masking) where the good runs succeeded
     # and never failed so: an outcome change even when masking and loop compression make it
     # look like an error the good runs also have (shard-00002 missing, where the good runs'
@@ -821,6 +827,8 @@ def diff_traces(
     settled[_exit_time_stream_syncs(p, codes_where(p.probe_values, noise_probes))] = True
     retried = retried_done.result()
     retried |= settled
+    retried |= retried_by_parent
+    del retried_by_parent
     del retried_done, settled, err_rows
     for err in distinct_errors(p, err_any, with_plain=True):
         # No entry covers an error at a (call, path) the good runs completed successfully --
@@ -1356,8 +1364,16 @@ def diff_traces(
             # also the next event that says something.
             next_event = None
             if ev["errno"] is None and ev["path"] is None and ev["seq"] is not None and not ev.get("output"):
-                for q in range(pos + 1, min(int(b_end[sid]), pos + 1 + 4 * k)):
-                    cand = _event(rows, bs, q)
+                shown = int(reported[r]) if reported[r] >= 0 else int(timed_out[r])
+                if shown >= 0:
+                    # an event shown in place of the region's (a wait that timed out): the next
+                    # recorded events of its own thread
+                    end = stream_first_rows[np.searchsorted(stream_first_rows, shown, side="right")] if (
+                        shown < stream_first_rows[-1]) else n_rows
+                    after = (rows.event(q) for q in range(shown + 1, min(int(end), shown + 1 + 4 * k)))
+                else:
+                    after = (_event(rows, bs, q) for q in range(pos + 1, min(int(b_end[sid]), pos + 1 + 4 * k)))
+                for cand in after:
                     if cand["seq"] is not None and (cand["errno"] or cand["path"] or cand.get("output")):
                         next_event = _strip(cand)
                         break

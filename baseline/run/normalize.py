@@ -1628,6 +1628,8 @@ class Prepared:
         if column == "comm" and self.raw_comm is not None:
             code = int(self.raw_comm[i])
             return self.raw_comm_values[code] if code >= 0 else None
+        if column in KEPT_COLUMNS and column not in self.table.column_names:
+            return None  # a column its files have not: version 1 files' path2 and output read as null
         return self.table.column(column)[int(self.order[i])].as_py()
 
     def raw_paths(self, rows: np.ndarray) -> pa.Array:

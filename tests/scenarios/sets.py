@@ -44,6 +44,7 @@ from scenarios import (
     real_sixteenth,
     real_sixth,
     real_sixtieth,
+    real_sixtyfifth,
     real_sixtyfirst,
     real_sixtyfourth,
     real_sixtysecond,
@@ -203,6 +204,8 @@ SETS: list[RealSet] = [
             real_sixtythird.quiet_teardown),
     RealSet("real_sixtyfourth", real_sixtyfourth.REAL_SIXTYFOURTH, real_sixtyfourth.QUIET_SIXTYFOURTH,
             real_sixtyfourth.quiet_teardown),
+    RealSet("real_sixtyfifth", real_sixtyfifth.REAL_SIXTYFIFTH, real_sixtyfifth.QUIET_SIXTYFIFTH,
+            real_sixtyfifth.quiet_teardown),
 ]
 
 

@@ -63,8 +63,12 @@ END_PROBE = "(end of thread)"
 # Calls that list a directory: the start of a sweep over its entries (see _sweep_turns); a
 # thread's first listing at a path coming back empty is another answer (see _EmptyAnswers)
 LISTING_PROBES = frozenset({"getdents64", "getdents"})
-# Calls that write a message out (passed over when looking for the error a message reports).
+# Calls that write a message out (passed over when looking for the error a message reports,
+# and between two attempts of a retry loop: see rules.retries._retried).
 MESSAGE_WRITES = frozenset({"write", "writev"})
+# Calls whose return value is a new thread's or process's id (see _Teardowns._silent_children,
+# rules.retries._retried_by_parent).
+SPAWN_PROBES = frozenset({"clone", "clone3", "fork", "vfork"})
 # Calls that give a descriptor back. Two rules pass over them as tidying up, not work: a
 # library's clean-up between a failed call and its return with that error (glibc's
 # if_nametoindex closes the socket its SIOCGIFINDEX failed on), when looking for the error a

@@ -29,6 +29,7 @@ from baseline.run.rules.base import (
     MESSAGE_WRITES,
     NOT_RECOVERED_BONUS,
     SEVERITY,
+    SPAWN_PROBES,
     TIMING_PROBES,
     _interrupted,
     _returned_at,
@@ -58,8 +59,6 @@ CHECK_LOOKBACK = 16
 # A thread's own end: a stream ending without one was ended from outside (a signal, another
 # thread's exit_group).
 OWN_END_PROBES = frozenset({"exit", "exit_group"})
-# calls whose return value is a new thread's or process's id (see _Teardowns._silent_children)
-SPAWN_PROBES = frozenset({"clone", "clone3", "fork", "vfork"})
 # Calls that write to a descriptor. One failing EPIPE as its thread's last call is the writer
 # killed by SIGPIPE: its reader had gone (see _sigpipe_deaths).
 WRITING_PROBES = frozenset({"write", "writev", "pwrite64", "pwritev", "pwritev2", "sendto", "sendmsg", "sendmmsg",

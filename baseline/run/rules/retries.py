@@ -20,13 +20,17 @@ from baseline.run.normalize import (
     in_sorted,
     isin,
     numpy_of,
+    stream_starts,
     unique_ints,
     view_in,
 )
 from baseline.run.rules.base import (
     DESCRIPTOR_RELEASES,
     EXIT_PROBES,
+    MESSAGE_CATALOG,
+    MESSAGE_WRITES,
     RETRY_GAP,
+    SPAWN_PROBES,
     WALK_GAP,
     _call_keys,
     _error_before,
@@ -57,6 +61,17 @@ WAIT_PROBES = frozenset({"nanosleep", "clock_nanosleep", "poll", "ppoll", "selec
 # Calls that remove a path: a create failing EEXIST, then one of these on its path, then the
 # create succeeding, is a file replaced (see _cleared_in_between).
 REMOVE_PROBES = frozenset({"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2"})
+# The most calls a failed attempt of a shell's retry loop makes after its failure, its message
+# aside (its descriptors closed, its exit: see _retried_by_parent).
+GIVE_UP_TAIL = 32
+# What a shell's retry loop waits out, attempt after attempt (see _retried_by_parent): a file not
+# there yet, a lock directory or file still held, a service not up yet or dropping connections.
+PARENT_RETRY_ERRNOS = frozenset({"ENOENT", "EEXIST", "EAGAIN", "EWOULDBLOCK", "ECONNREFUSED", "ECONNRESET",
+                                 "ETIMEDOUT"})
+# Targets as recorded that name one thing (a file, a socket address), not any anonymous pipe.
+NAMED_TARGETS = ("/", *SOCKET_ADDRESS_PREFIXES)
+# Programs a shell's retry loop waits with between two attempts (see _retried_by_parent).
+WAIT_PROGRAMS = frozenset({"sleep", "usleep"})
 # Errnos that say a candidate is not there: the misses of a loop trying the members of a
 # numbered family until one answers (see _probe_misses).
 PROBE_MISS_ERRNOS = frozenset({"ENOENT", "ENOTDIR"})
@@ -124,7 +139,8 @@ def _probe_misses(p: Prepared, err_rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _gaps_past_misses(p: Prepared, rows: np.ndarray, miss_codes: np.ndarray) -> np.ndarray:
+def _gaps_past_misses(p: Prepared, rows: np.ndarray, miss_codes: np.ndarray,
+                      free_probes: np.ndarray | None = None) -> np.ndarray:
     """Per pair of consecutive `rows` (sorted within each group): the rows between them, not
     counting misses (calls failing with `miss_codes`, ENOENT/ENOTDIR). A loader trying a
     library in each directory of its path first tries every hwcaps subdirectory of that
@@ -132,7 +148,8 @@ def _gaps_past_misses(p: Prepared, rows: np.ndarray, miss_codes: np.ndarray) -> 
     stat of the subdirectory) -- those misses are the same walk, not a pause between its steps;
     what else happened in between is what tells two loops apart (RETRY_GAP). Only gaps up to
     WALK_GAP rows are looked into (a directory's subdirectories are fewer): the work is bounded
-    by their number, never the table's size."""
+    by their number, never the table's size. Rows whose probe is among `free_probes` (codes)
+    are not counted either."""
     gaps = np.diff(rows)
     long = np.flatnonzero((gaps > RETRY_GAP) & (gaps <= WALK_GAP))
     if not len(long):
@@ -145,6 +162,8 @@ def _gaps_past_misses(p: Prepared, rows: np.ndarray, miss_codes: np.ndarray) -> 
     between = rows[long][pair] + 1 + offset
     errno = np.asarray(p.errno[between])
     missing = (errno >= 0) & code_in(np.maximum(errno, 0), miss_codes, len(p.errno_values))
+    if free_probes is not None and len(free_probes):
+        missing |= code_in(p.probe[between], free_probes, len(p.probe_values))
     gaps[long] = np.bincount(pair, weights=~missing, minlength=len(long)).astype(gaps.dtype) + 1
     return gaps
 
@@ -178,8 +197,13 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
     # site, after a gap, after a success or another error
     order = np.lexsort((rows, key))
     rows, key, is_cand, ok = rows[order], key[order], is_cand[order], ok[order]
+    # the rows between two attempts, not counting the message the thread wrote about the one
+    # that failed, nor the lookups of its translation (libc.mo, ENOENT): curl's "Will retry in
+    # 1 seconds" is ~90 one-byte writes between the refused connect and the next one
+    gaps = _gaps_past_misses(p, rows, codes_where(p.errno_values, PROBE_MISS_ERRNOS),
+                             codes_where(p.probe_values, MESSAGE_WRITES))
     cut = np.ones(len(rows), dtype=bool)
-    cut[1:] = (key[1:] != key[:-1]) | (rows[1:] - rows[:-1] > RETRY_GAP) | ~is_cand[:-1]
+    cut[1:] = (key[1:] != key[:-1]) | (gaps > RETRY_GAP) | ~is_cand[:-1]
     first = np.flatnonzero(cut)
     last = np.r_[first[1:], len(rows)] - 1
     chains = is_cand[first] & ok[last] & (last > first)
@@ -208,6 +232,144 @@ def _retried(p: Prepared, cand: np.ndarray, hard_codes: np.ndarray) -> np.ndarra
     return out
 
 
+def _retried_by_parent(p: Prepared, cand: np.ndarray) -> np.ndarray:
+    """The attempts of a *shell's* retry loop -- `until mkdir lockd; do sleep 1; done`, `until
+    nc -z head 29500; do sleep 1; done` -- where each attempt is a process of its own: an error
+    of `cand` at a call site (probe, plain normalised path) in a process that exited without
+    getting past it, whose parent then ran the same program again (its next child of the same
+    name, after nothing but `WAIT_PROGRAMS`), which got past that call site -- or failed there
+    again, the loop's next turn. How many turns a good run needed is timing, as in a thread's
+    own loop (`_retried`). Marks every row of the failed attempts' processes and of the sleeps
+    between, and the parent's rows from the start of the first failed attempt up to the start
+    of the one that got through (its waits, its $PATH lookups of `sleep`).
+
+    The work is per process, not per error: only errors in a process whose parent ran another
+    of its name later are looked into, and each such process's call sites are keyed once."""
+    out = np.zeros(len(p), dtype=bool)
+    if not len(cand) or not len(p):
+        return out
+    starts = stream_starts(p)
+    ends = np.r_[starts[1:], len(p)] - 1
+    tkey = np.asarray(p.tkey[starts]).astype(np.int64)
+    tid = np.asarray(p.tid[starts]).astype(np.int64)
+    pid = np.asarray(p.pid[starts]).astype(np.int64)
+    pid = np.where(pid >= 0, pid, tid)
+    ppid = np.asarray(p.ppid[starts]).astype(np.int64)
+    comm = np.asarray(p.ncomm[ends]).astype(np.int64)
+    first_seq, last_seq = np.asarray(p.seq[starts]), np.asarray(p.seq[ends])
+    # processes: (trace, pid) -> its streams; named and parented by its main thread's stream
+    procs: dict[tuple[int, int], list[int]] = {}
+    for sid in range(len(starts)):
+        procs.setdefault((int(tkey[sid]), int(pid[sid])), []).append(sid)
+    info: dict[tuple[int, int], tuple[int, int, int, int]] = {}  # ppid, comm, first seq, last seq
+    children: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (trace, parent pid) -> children by start
+    for key, sids in procs.items():
+        main = next((s for s in sids if tid[s] == key[1]), sids[0])
+        info[key] = (int(ppid[main]), int(comm[main]), int(first_seq[sids].min()), int(last_seq[sids].max()))
+        if info[key][0] >= 0:
+            children.setdefault((key[0], info[key][0]), []).append(key)
+    rerun: set[tuple[int, int]] = set()  # processes whose parent ran another of their name later
+    for kids in children.values():
+        kids.sort(key=lambda k: info[k][2])
+        seen_later: set[int] = set()
+        for kid in reversed(kids):
+            if info[kid][1] in seen_later:
+                rerun.add(kid)
+            seen_later.add(info[kid][1])
+    if not rerun:
+        return out
+    # errors a later attempt can get past (not ENOTTY, ESPIPE: what a descriptor is), at a
+    # named target -- a file, a socket address -- not an anonymous pipe ("pipe:"), which every
+    # process's pipes share as recorded
+    cand = cand[isin(p.errno[cand], codes_where(p.errno_values, PARENT_RETRY_ERRNOS))]
+    if p.raw_path is not None and len(cand):
+        raw = np.asarray(p.raw_path[cand])
+        names = p.raw_path_values
+        cand = cand[np.fromiter((r >= 0 and names[int(r)].startswith(NAMED_TARGETS) for r in raw.tolist()),
+                                dtype=bool, count=len(raw))]
+    if not len(cand):
+        return out
+    row_sid = np.searchsorted(starts, cand, side="right") - 1
+    in_rerun = np.fromiter(((int(tkey[s]), int(pid[s])) in rerun for s in row_sid.tolist()), dtype=bool,
+                           count=len(cand))
+    cand, row_sid = cand[in_rerun], row_sid[in_rerun]
+    if not len(cand):
+        return out
+    waits = set(codes_where(p.ncomm_values, WAIT_PROGRAMS).tolist())
+    spawn = codes_where(p.probe_values, SPAWN_PROBES)
+    keyed: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
+    proc_rows: dict[tuple[int, int], np.ndarray] = {}  # each keyed process's rows
+    message_codes = codes_where(p.probe_values, MESSAGE_WRITES)
+    miss_codes = codes_where(p.errno_values, PROBE_MISS_ERRNOS)
+
+    def turn_at(proc: tuple[int, int], site: int, target: int) -> str:
+        """"succeeded" (a call there, at the very path or peer `target` as recorded, succeeded),
+        "failed" (every such call failed, and the process gave up: see below), "went on" or
+        "absent". As recorded: xargs -P4's workers each
+        open a file of their own (part1 .. part4, one call site once masked), and one worker's
+        failure is no turn of a loop its siblings got past."""
+        if proc not in keyed:
+            rows = np.concatenate([np.arange(starts[s], ends[s] + 1) for s in procs[proc]])
+            keyed[proc] = (_call_keys(p, rows), p.errno[rows] < 0,
+                           None if p.raw_path is None else np.asarray(p.raw_path[rows]))
+            proc_rows[proc] = rows
+        keys, ok, raw = keyed[proc]
+        there = keys == site
+        if raw is not None:
+            there &= raw == target
+        if not there.any():
+            return "absent"
+        if bool(ok[there].any()):
+            return "succeeded"
+        # an attempt that gave up: the failure among its thread's last calls but for its message
+        # and the lookups of its translation (a worker that went on for hundreds of calls after
+        # a miss -- python's forkserver children at its import path -- was no failed attempt)
+        last = np.flatnonzero(there)[-1]
+        sid = int(np.searchsorted(starts, proc_rows[proc][last], side="right")) - 1
+        tail = np.arange(proc_rows[proc][last] + 1, ends[sid] + 1)
+        said = code_in(p.probe[tail], message_codes, len(p.probe_values)) | (
+            (p.errno[tail] >= 0) & code_in(np.maximum(p.errno[tail], 0), miss_codes, len(p.errno_values)))
+        return "failed" if int(np.count_nonzero(~said)) <= GIVE_UP_TAIL else "went on"
+
+    targets = np.full(len(cand), -1, dtype=np.int64) if p.raw_path is None else np.asarray(p.raw_path[cand])
+    done: set[tuple[int, int]] = set()
+    for sid, site, target in zip(row_sid.tolist(), _call_keys(p, cand).tolist(), targets.tolist(), strict=True):
+        first = (int(tkey[sid]), int(pid[sid]))
+        if first in done or turn_at(first, site, target) != "failed":
+            continue
+        failed, sleeps, got_through = [first], [], None
+        kids = children[(first[0], info[first][0])]
+        for kid in kids[kids.index(first) + 1:]:
+            if info[kid][1] in waits:
+                sleeps.append(kid)
+                continue
+            if info[kid][1] != info[first][1]:
+                break
+            turn = turn_at(kid, site, target)
+            if turn == "succeeded":
+                got_through = kid
+                break
+            if turn != "failed":
+                break
+            failed.append(kid)
+        if got_through is None:
+            continue
+        done.update(failed)
+        for proc in failed + sleeps:
+            for s in procs[proc]:
+                out[starts[s]:ends[s] + 1] = True
+        for s in procs.get((first[0], info[first][0]), []):
+            rows = np.arange(starts[s], ends[s] + 1)
+            seq = np.asarray(p.seq[rows])
+            # from the spawn of the first failed attempt to the spawn of the one that got through
+            spawned = rows[code_in(p.probe[rows], spawn, len(p.probe_values))]
+            spawn_seq = np.asarray(p.seq[spawned])
+            lo, hi = spawned[spawn_seq < info[first][2]], spawned[spawn_seq < info[got_through][2]]
+            if len(lo) and len(hi):
+                out[rows[(seq >= p.seq[lo[-1]]) & (seq < p.seq[hi[-1]])]] = True
+    return out
+
+
 def _work_on_files(p: Prepared, body: np.ndarray, loop_paths: np.ndarray) -> np.ndarray:
     """The rows of a retry loop's `body` that work on a file (a path, not a socket, a pipe or
     /dev, /proc, /sys, which a wait loop polls) other than the loop's own (`loop_paths`: gzip
@@ -221,6 +383,9 @@ def _work_on_files(p: Prepared, body: np.ndarray, loop_paths: np.ndarray) -> np.
     values = p.npath_values.arrow
     files = numpy_of(pc.fill_null(pc.match_substring_regex(values, "^/"), False)) & ~numpy_of(
         pc.fill_null(pc.match_substring_regex(values, "^/(dev|proc|sys)/"), False))
+    # (a message catalog looked up is the loop's own message being translated: curl's "Will
+    # retry", the libc.mo lookups of strerror at the first error a run prints)
+    files &= ~numpy_of(pc.fill_null(pc.match_substring_regex(values, MESSAGE_CATALOG.pattern), False))
     body = body[files[p.plainpath[body]]]
     return body[~isin(p.plainpath[body], unique_ints(loop_paths))]
 
