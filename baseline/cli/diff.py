@@ -109,12 +109,14 @@ def handle(args: argparse.Namespace) -> int:
     return 1 if report.anomaly else 0
 
 
-# Blocks from 1 MiB up (a column's numpy array or Arrow buffer: 1-8 MiB a million events) are
+# Blocks from 4 MiB up (a million events' int64 columns and their temporaries, 8 MiB each) are
 # mapped on their own and unmapped when freed. glibc's threshold otherwise rises to the size of
 # each such block freed (up to 32 MiB), after which they come from the heap, where freed memory
-# stays in the RSS: the same diff's peak was 195-245 MiB by the order the read-ahead thread's
-# and this thread's blocks happened to be freed in, ~180 MiB at a fixed threshold (bench_diff).
-MMAP_THRESHOLD = 1 << 20
+# stays in the RSS until reused: the same diff's peak was 197-245 MiB by the order the read-ahead
+# thread's and this thread's blocks happened to be freed in. At 4 MiB, 197-202 MiB for the CPU
+# of the default; at 1 MiB (the int32 columns mapped too) 180 MiB, for ~25 % more CPU in page
+# faults (bench_diff, six paired runs each).
+MMAP_THRESHOLD = 4 << 20
 
 
 def _diff_malloc_settings() -> None:
