@@ -48,6 +48,7 @@ from scenarios import (
     real_sixtyfirst,
     real_sixtyfourth,
     real_sixtysecond,
+    real_sixtysixth,
     real_sixtythird,
     real_tenth,
     real_third,
@@ -206,6 +207,8 @@ SETS: list[RealSet] = [
             real_sixtyfourth.quiet_teardown),
     RealSet("real_sixtyfifth", real_sixtyfifth.REAL_SIXTYFIFTH, real_sixtyfifth.QUIET_SIXTYFIFTH,
             real_sixtyfifth.quiet_teardown),
+    RealSet("real_sixtysixth", real_sixtysixth.REAL_SIXTYSIXTH, real_sixtysixth.QUIET_SIXTYSIXTH,
+            real_sixtysixth.quiet_teardown),
 ]
 
 
