@@ -256,16 +256,16 @@ def _retried_by_parent(p: Prepared, cand: np.ndarray) -> np.ndarray:
     pid = np.where(pid >= 0, pid, tid)
     ppid = np.asarray(p.ppid[starts]).astype(np.int64)
     comm = np.asarray(p.ncomm[ends]).astype(np.int64)
-    first_seq, last_seq = np.asarray(p.seq[starts]), np.asarray(p.seq[ends])
+    first_seq = np.asarray(p.seq[starts])
     # processes: (trace, pid) -> its streams; named and parented by its main thread's stream
     procs: dict[tuple[int, int], list[int]] = {}
     for sid in range(len(starts)):
         procs.setdefault((int(tkey[sid]), int(pid[sid])), []).append(sid)
-    info: dict[tuple[int, int], tuple[int, int, int, int]] = {}  # ppid, comm, first seq, last seq
+    info: dict[tuple[int, int], tuple[int, int, int]] = {}  # ppid, comm, first seq
     children: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (trace, parent pid) -> children by start
     for key, sids in procs.items():
         main = next((s for s in sids if tid[s] == key[1]), sids[0])
-        info[key] = (int(ppid[main]), int(comm[main]), int(first_seq[sids].min()), int(last_seq[sids].max()))
+        info[key] = (int(ppid[main]), int(comm[main]), int(first_seq[sids].min()))
         if info[key][0] >= 0:
             children.setdefault((key[0], info[key][0]), []).append(key)
     rerun: set[tuple[int, int]] = set()  # processes whose parent ran another of their name later
