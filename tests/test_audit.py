@@ -252,7 +252,7 @@ def _counters(bad_host: str, hosts: int = 20, buckets: int = 24) -> pl.LazyFrame
             fails = 10 * (b - 11) if host == bad_host and b >= 12 else 0
             for probe, layer in (("ib_uverbs_reg_mr", "uverbs"), ("mlx5_ib_reg_user_mr", "driver")):
                 rows.append({
-                    "host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": probe,
+                    "host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * (b + 1)), "probe": probe,
                     "layer": layer, "invocations": 300, "failures": fails,
                     "errno_counts": [{"errno": "ENOMEM", "count": fails}] if fails else [],
                 })
@@ -291,7 +291,7 @@ def _canary_counters(canaries: int, hosts: int = 20, buckets: int = 16, rolled_b
             for probe, layer in (("ib_uverbs_reg_mr", "uverbs"), ("mlx5_ib_reg_user_mr", "driver"),
                                  ("ib_peer_umem_get", "peer-mem")):
                 rows.append({
-                    "host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": probe,
+                    "host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * (b + 1)), "probe": probe,
                     "layer": layer, "vendor": "mlx5",
                     "kernel_release": "5.15.0-126-generic" if new else "5.15.0-122-generic",
                     "invocations": 100, "failures": fails,
@@ -332,7 +332,8 @@ _CREATE_QP_CHAIN = (("ib_uverbs_create_qp", "uverbs"), ("mlx5_ib_create_qp", "dr
 
 
 def _drained_counters(resumes: bool, hosts: int = 20, buckets: int = 12) -> pl.LazyFrame:
-    """Counters of a small mlx5 fleet, one snapshot per 15 minutes: every host's jobs create 12 QPs
+    """Counters of a small mlx5 fleet, one snapshot per 15 minutes (at the end of the bucket it counts:
+    tracer.schema.BUCKET_OF): every host's jobs create 12 QPs
     a bucket and its agent reads 60 GID entries. gpu007's firmware fails every CREATE_QP with EIO in
     buckets 6 and 7 (its jobs crash-loop); then the host is drained: no job, so no create_qp, while
     its tracer reports on (the agent's reads) -- or, with `resumes`, its jobs come back and pass."""
@@ -344,10 +345,10 @@ def _drained_counters(resumes: bool, hosts: int = 20, buckets: int = 12) -> pl.L
             gone = host == "gpu007" and b >= 8 and not resumes
             for probe, layer in _CREATE_QP_CHAIN:
                 calls = 0 if gone else 12
-                rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": probe,
+                rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * (b + 1)), "probe": probe,
                              "layer": layer, "vendor": "mlx5", "invocations": calls, "failures": calls if bad else 0,
                              "errno_counts": [{"errno": "EIO", "count": calls}] if bad else []})
-            rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": "rdma_get_gid_attr",
+            rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * (b + 1)), "probe": "rdma_get_gid_attr",
                          "layer": "core", "vendor": "mlx5", "invocations": 60, "failures": 0, "errno_counts": []})
     return pl.DataFrame(rows).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns")).lazy()
 
@@ -591,7 +592,7 @@ def test_host_alerts_respect_learned_families():
             fails = 12 + (30 * (b - 11) if host == "gpu003" and b >= 12 else 0)
             for probe, layer in (("ib_uverbs_create_qp", "uverbs"), ("ib_rdmacg_try_charge", "core")):
                 rows.append({
-                    "host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": probe,
+                    "host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * (b + 1)), "probe": probe,
                     "layer": layer, "invocations": 400, "failures": fails,
                     "errno_counts": [{"errno": "EAGAIN", "count": fails}],
                 })
@@ -655,7 +656,7 @@ def _two_runs_counters(order: int) -> pl.LazyFrame:
         host = f"gpu{h:03d}"
         for b in range(24):
             fails = (8 if 2 <= b <= 5 else 9 if 12 <= b <= 15 else 0) if host == "gpu003" else 0
-            rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": "mlx5_ib_reg_user_mr",
+            rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * (b + 1)), "probe": "mlx5_ib_reg_user_mr",
                          "layer": "driver", "invocations": 10, "failures": fails,
                          "errno_counts": [{"errno": "EIO", "count": fails}] if fails else []})
     if order:

@@ -123,10 +123,11 @@ def test_since_inside_a_bucket_reads_the_counters(simulated):
 
 def counters_rows(host: str, start: dt.datetime, minutes: int, vendor: str | None, release: str) -> pa.Table:
     """Snapshots every 5 s from the rdma control path's probes (reference/rdma_control_path.yaml
-    names them): ib_uverbs_reg_mr fails with EFAULT now and then, EAGAIN never with a count."""
+    names them): ib_uverbs_reg_mr fails with EFAULT now and then, EAGAIN never with a count. Each
+    snapshot is at the end of the 5 s it counts: the first covers `start` to `start` + 5 s."""
     rows = []
     for i in range(minutes * 12):
-        t = start + dt.timedelta(seconds=5 * i)
+        t = start + dt.timedelta(seconds=5 * (i + 1))
         for probe, layer in (("ib_uverbs_reg_mr", "uverbs"), ("ib_umem_get", "core")):
             errs = [{"errno": "EFAULT", "count": 2}, {"errno": "EAGAIN", "count": 0}] if i % 7 == 0 else []
             rows.append({"host": host, "snapshot_time": t, "interval_s": 5.0, "kernel_release": release,

@@ -125,7 +125,7 @@ def _counters(calls_fails, hosts: int, buckets: int = 12) -> pl.LazyFrame:
             n, f = calls_fails(h, b)
             for _depth, fn, layer, errno in NETNS:
                 fails = f if errno else 0
-                rows.append({"host": f"h{h:02d}", "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": fn,
+                rows.append({"host": f"h{h:02d}", "snapshot_time": T0 + dt.timedelta(minutes=15 * (b + 1)), "probe": fn,
                              "layer": layer, "vendor": "mlx5", "kernel_release": "6.8.0-51-generic", "invocations": n,
                              "failures": fails, "errno_counts": [{"errno": errno, "count": fails}] if fails else []})
     return pl.DataFrame(rows).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns")).lazy()

@@ -280,7 +280,7 @@ def test_a_dense_routine_rate_is_a_configuration_not_a_bad_state():
             fails = int(calls * rate)
             for probe, layer in (("ib_uverbs_handler_UVERBS_METHOD_QUERY_GID_ENTRY", "uverbs"),
                                  ("rdma_get_gid_attr", "core")):
-                rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": probe,
+                rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * (b + 1)), "probe": probe,
                              "layer": layer, "invocations": calls, "failures": fails,
                              "errno_counts": [{"errno": "ENODATA", "count": fails}] if fails else []})
     counters = pl.DataFrame(rows).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns")).lazy()

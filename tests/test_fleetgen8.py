@@ -198,7 +198,7 @@ def _rack_counters(rack_rate: float, rack_hosts: int = 6, hosts: int = 24, bucke
             calls = (calls_of or {}).get((h, b), 40)
             fails = round(calls * rack_rate) if h < rack_hosts and b >= start else 0
             for _depth, fn, layer, errno in tree.frames:
-                rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": fn,
+                rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * (b + 1)), "probe": fn,
                              "layer": layer, "invocations": calls, "failures": fails if errno else 0,
                              "errno_counts": [{"errno": errno, "count": fails}] if errno and fails else []})
     return pl.DataFrame(rows).with_columns(pl.col("snapshot_time").dt.cast_time_unit("ns")).lazy()

@@ -112,7 +112,7 @@ def _counters(tree_key: str, fails_of, hosts: list[tuple[str, str, str]], bucket
         for b in range(buckets):
             fails = fails_of(h, b)
             for _depth, fn, layer, errno in tree.frames:
-                rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * b), "probe": fn,
+                rows.append({"host": host, "snapshot_time": T0 + dt.timedelta(minutes=15 * (b + 1)), "probe": fn,
                              "layer": layer, "vendor": vendor, "kernel_release": release, "invocations": 40,
                              "failures": fails if errno else 0,
                              "errno_counts": [{"errno": errno, "count": fails}] if errno and fails else []})

@@ -29,7 +29,7 @@ T0 = dt.datetime(2026, 11, 28, tzinfo=dt.UTC)
 def counters_rows(n: int, probe: str = "ib_uverbs_reg_mr") -> pa.Table:
     return pa.table({
         "host": ["ignored"] * n,
-        "snapshot_time": [T0 + dt.timedelta(seconds=5 * i) for i in range(n)],
+        "snapshot_time": [T0 + dt.timedelta(seconds=5 * (i + 1)) for i in range(n)],  # each at its interval's end
         "probe": [probe] * n,
         "invocations": list(range(n)),
         "failures": [0] * n,

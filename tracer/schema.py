@@ -58,6 +58,7 @@ atomically so a reader never sees half a snapshot):
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import json
@@ -86,6 +87,8 @@ from tracer.inputs import (
 )
 
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     import polars as pl
     import pyarrow.parquet as pq
 # polars is imported inside the functions that need it: the recorder and `baseline diff` work
@@ -246,6 +249,23 @@ BUCKET_WIDTH = "15m"
 # rows with the same key: readers count each key once (its first row).
 SNAPSHOT_KEY = ("host", "probe", "snapshot_time")
 BUCKET_NS = 15 * 60 * 1_000_000_000
+# A counters row counts the calls of the interval that ends at its snapshot_time (invocations and
+# errno counts are deltas over it). Its bucket is the one that interval ends in, an end on a
+# bucket's boundary belonging to the bucket before: a 5-minute snapshot at 02:15:00 counts the
+# calls of 02:10-02:15, bucket 02:00. (By the snapshot time alone it went to 02:15, so a fault
+# that began at 02:00 shared its first bucket with the successes of 01:55-02:00.) Summaries
+# written by another rule are not used (`counter_buckets_for` checks `BUCKET_OF`).
+BUCKET_OF = "interval end, on a boundary the bucket before"
+
+
+def snapshot_bucket(width: str = BUCKET_WIDTH) -> pl.Expr:
+    """The polars expression of a counters row's bucket (`BUCKET_OF`), in nanoseconds."""
+    import polars as pl
+
+    end = pl.col("snapshot_time").dt.cast_time_unit("ns")
+    return (end - pl.duration(nanoseconds=1)).dt.truncate(width).alias("bucket")
+
+
 COUNTER_BUCKETS = pa.schema(
     [
         pa.field("host", pa.string(), nullable=False),
@@ -482,17 +502,19 @@ def _same_data(got: pa.DataType, want: pa.DataType) -> bool:
     return got.equals(want) or _compatible(got, want)
 
 
-def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = True) -> pq.FileMetaData:
+def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = True,
+                  opened: BinaryIO | None = None) -> pq.FileMetaData:
     """Check a Parquet file's footer: readable, right table, right version, right columns.
 
     `check_nulls=False` leaves the non-null columns to a caller that reads the whole file anyway
-    (ingest checks the data it holds instead of reading columns twice)."""
+    (ingest checks the data it holds instead of reading columns twice). `opened`: the file
+    `path` names, already opened by the caller (which keeps it open), whose footer is read."""
     source = str(path)
     # Opened by Python, not by Arrow's filesystem layer: a file name that is not UTF-8
     # (surrogate-escaped) opens like any other; EACCES and friends stay OSErrors naming it.
     # Regular files only: a FIFO would hang the open, /dev/zero be read forever.
-    fh = open_parquet(source)
-    with fh:
+    fh = open_parquet(source) if opened is None else contextlib.nullcontext(opened)
+    with fh as fh:
         try:
             # the reader itself, not pq.read_metadata: that builds a ParquetFile and its
             # nested-column index in Python, half the cost of a footer read (10,000s per audit)
@@ -1758,7 +1780,7 @@ def counter_buckets_of(counters: pa.Table | pl.DataFrame, host: str | None = Non
     key = ["host", "probe", "bucket"]
     # a snapshot delivered twice counts once (SNAPSHOT_KEY): one file's rows, in memory at write time
     lf = (df.lazy().unique(list(SNAPSHOT_KEY), keep="first", maintain_order=True)
-          .with_columns(pl.col("snapshot_time").dt.truncate(BUCKET_WIDTH).alias("bucket")))
+          .with_columns(snapshot_bucket()))
     calls = lf.group_by(key, maintain_order=True).agg(bucket_cell_aggs())
     errors = (
         lf.filter(pl.col("errno_counts").list.len() > 0).select(*key, "errno_counts")
@@ -1811,7 +1833,7 @@ def write_counter_buckets(counters_file: str | os.PathLike, data: pa.Table | pl.
     times = (data["snapshot_time"] if isinstance(data, pl.DataFrame) else pl.Series(data["snapshot_time"])).dt.epoch("ns")
     span = [times.min(), times.max()] if len(times) else None
     source = {"name": placed.name, "bytes": size, "footer": digest, "rows": meta.num_rows,
-              "bucket": BUCKET_WIDTH, "first_bucket_ns": first, "unique": list(SNAPSHOT_KEY), "snapshots_ns": span}
+              "bucket": BUCKET_WIDTH, "bucket_of": BUCKET_OF, "first_bucket_ns": first, "unique": list(SNAPSHOT_KEY), "snapshots_ns": span}
     arrow = conform(buckets, "counter_buckets").drop_columns(list(PARTITION_COLUMNS))
     arrow = arrow.replace_schema_metadata(_metadata("counter_buckets", None))
     # the source goes into the file's key-values only, not into the Arrow schema (ARROW:schema):
@@ -1855,10 +1877,12 @@ def counter_buckets_for(counters_file: str | os.PathLike) -> tuple[Path, dict] |
     except Exception:  # noqa: BLE001 (unreadable, not Parquet, another table: not a usable summary)
         return None
     # `unique`: written by the rule that counts a repeated snapshot once (earlier summaries
-    # counted it twice: not used, the counters file is read instead)
+    # counted it twice: not used, the counters file is read instead); `bucket_of`: by the
+    # bucket rule of today (earlier summaries put an interval ending on a boundary after it)
     if not (isinstance(source, dict) and source.get("name") == Path(counters_file).name and digest
             and source.get("bytes") == size and source.get("footer") == digest
-            and source.get("bucket") == BUCKET_WIDTH and source.get("unique") == list(SNAPSHOT_KEY)):
+            and source.get("bucket") == BUCKET_WIDTH and source.get("bucket_of") == BUCKET_OF
+            and source.get("unique") == list(SNAPSHOT_KEY)):
         return None
     return dest, source
 

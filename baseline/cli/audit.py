@@ -84,7 +84,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     model.add_argument("--refit", action="store_true",
                        help="learn the baseline from DATASET even when DATASET/baseline-model.parquet exists")
     p.add_argument("--since", metavar="T", type=common.since,
-                   help="only traces/counters at or after T (ISO date/time, UTC, or a time ago: 2h, 1d)")
+                   help="only traces starting at or after T and counters of the calls after T, i.e. snapshots after T "
+                        "(ISO date/time, UTC, or a time ago: 2h, 1d)")
     common.add_output(p, metavar="DIR", help="output directory (default: DATASET/audit, where `baseline evaluate` looks)")
     p.add_argument("--html", metavar="FILE", type=common.output_path("the HTML report", file=True),
                    help="also write a self-contained HTML report")

@@ -47,7 +47,7 @@ import datetime as dt
 import functools
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -205,12 +205,9 @@ def fatal_hosts_kept(findings: pl.DataFrame, expected: ExpectedErrors) -> pl.Dat
     from the time ``fatal_since`` gives: "Stopped on a host") or in ``absent_hosts`` (where the
     same callers ran its operation throughout the learning window and never met it: "Absent on
     a host") are not expected there."""
-    rows = []
+    rows = [(e.context, e.probe, e.errno, h, since) for e, h, since in _fatal_hosts(expected)]
     for e in expected.entries:
         if e.status == "active" and e.source == "learned":
-            since = (e.stats or {}).get("fatal_since") or {}
-            for h in (e.stats or {}).get("fatal_hosts") or []:
-                rows.append((e.context, e.probe, e.errno, h, _utc_time(since.get(h)) if isinstance(since, dict) else None))
             rows += [(e.context, e.probe, e.errno, h, None) for h in (e.stats or {}).get("absent_hosts") or []
                      if isinstance(h, str)]
     if not rows or findings.is_empty():
@@ -224,6 +221,17 @@ def fatal_hosts_kept(findings: pl.DataFrame, expected: ExpectedErrors) -> pl.Dat
     if mine.is_empty():
         return findings
     return findings.with_columns(pl.col("expected") & ~pl.col("trace_id").is_in(mine["trace_id"].implode()))
+
+
+def _fatal_hosts(expected: ExpectedErrors) -> Iterator[tuple[Entry, str, dt.datetime | None]]:
+    """(learned entry, host, since) of each host an active learned entry names in ``fatal_hosts``:
+    its family is not routine there, from ``fatal_since`` (None: the whole window)."""
+    for e in expected.entries:
+        if e.status == "active" and e.source == "learned":
+            since = (e.stats or {}).get("fatal_since") or {}
+            for h in (e.stats or {}).get("fatal_hosts") or []:
+                if isinstance(h, str):
+                    yield e, h, _utc_time(since.get(h)) if isinstance(since, dict) else None
 
 
 def superseded_by_callers(given: ExpectedErrors, learned: list[Entry]) -> ExpectedErrors:
@@ -1354,7 +1362,7 @@ def host_alerts(
     # group-bys and joins over the cells run on polars' streaming engine (2-4x less CPU than the
     # in-memory one on these tables; every result is sorted or reduced order-independently)
     window_calls = _stream(host_calls.lazy().group_by("host", "probe").agg(pl.col("n").sum().alias("n_w")))
-    errs = _outside_learned_bands(host_calls, errs, expected, window_calls, probe_depth)
+    errs = _outside_learned_bands(host_calls, errs, expected, window_calls, probe_depth, bucket)
     ranks = probe_ranks(layers.group_by("probe").agg(pl.col("layer").drop_nulls().first()), probe_depth)
     groups = _host_groups(layers)
     spans = _release_spans(layers, groups)
@@ -1414,7 +1422,7 @@ def host_alerts(
     per = per.with_columns(
         (pl.col("is_bad") != pl.col("is_bad").shift(1).over("host")).fill_null(True).cum_sum().over("host").alias("_run")
     )
-    runs = (
+    bad_runs = (
         per.filter(pl.col("is_bad"))
         .group_by("host", "_run")
         .agg(pl.len().alias("buckets"), pl.col("bucket").min().alias("since"), pl.col("bucket").max().alias("_until"),
@@ -1434,6 +1442,13 @@ def host_alerts(
         .join(probe_last, left_on=["host", "bad_probe"], right_on=["host", "probe"], how="left")
         .with_columns(((pl.col("_until") == pl.col("_host_last"))
                        | (pl.col("_until") >= pl.col("_probe_last")).fill_null(False)).alias("_ongoing"))
+    )
+    # the passing bursts: runs shorter than `persistent_buckets` the host recovered from (it
+    # called the bad probe again after them); their errors raise no rising alert either (below)
+    bursts = bad_runs.filter(~pl.col("_ongoing") & (pl.col("buckets") < persistent_buckets)).select(
+        "host", pl.col("since").alias("_burst_since"), "_until")
+    runs = (
+        bad_runs
         # and `min_run_failure_rate` failures a bucket over the run: a call made once per process
         # (a capability probe the host's kernel lacks, then another way) fails on "most" of its
         # one or two calls a bucket on a host that differs, which is no state it fell into; a
@@ -1531,6 +1546,21 @@ def host_alerts(
         )
     )
     rising = collapse_layers(rising, ranks)
+    # A rise whose every failing bucket is in one passing burst is that burst: no host alert, its
+    # failures are the root-cause clusters' (a three-bucket outage crossed the CUSUM where a
+    # two-bucket one did not: docs contract 5). Only an error the host showed nowhere else in the
+    # window; a routine family's goes on around the burst and is judged by its band.
+    if not bursts.is_empty() and not rising.is_empty():
+        failing = (errs.filter(pl.col("count") > 0).select(pl.col("host", "probe", "errno").cast(pl.String), "bucket")
+                   .join(rising.select(pl.col(key).cast(pl.String)).unique(), on=key, how="semi"))
+        in_burst = (failing.join(bursts.with_columns(pl.col("host").cast(pl.String)), on="host", how="left")
+                    .with_columns(pl.col("bucket").is_between(pl.col("_burst_since"), pl.col("_until"))
+                                  .fill_null(False).alias("_in"))
+                    .group_by(*key, "bucket").agg(pl.col("_burst_since").filter(pl.col("_in")).first()))
+        passing = (in_burst.group_by(key).agg(pl.col("_burst_since").is_not_null().all().alias("_all"),
+                                              pl.col("_burst_since").n_unique().alias("_bursts"))
+                   .filter(pl.col("_all") & (pl.col("_bursts") == 1)))
+        rising = rising.join(passing.select(pl.col(c).cast(rising.schema[c]) for c in key), on=key, how="anti")
     # recurring: an unexpected error confined to this host (at most `max_shared_hosts` hosts show
     # it at its origin probe: the deepest one failing with the errno) that comes back in
     # `persistent_buckets` buckets or more, `min_rise_failures` times or more, at a rate far above the fleet's in each (the cells kept above), without
@@ -2105,9 +2135,38 @@ def _family_anchors(expected: ExpectedErrors, probe: str, errno: str,
     return out
 
 
+def _fatal_cells(errs: pl.DataFrame, expected: ExpectedErrors, bucket: str) -> pl.Series:
+    """Per row of `errs` (host, probe, errno, bucket, ...): a learned family's count on a host
+    its entry names in ``fatal_hosts``, in the bucket of ``fatal_since`` or later (the stop's
+    bucket: its first record is in it) -- at any of the probes the family's errno goes up
+    through (``covers``). Not routine there, whatever the host's rate over the window: a host
+    whose CREATE_QP firmware command timed out on every call for an hour of six failed it on
+    14 % of its calls over the window, inside the band three hosts of a firmware version that
+    retry through it 17 % of the time gave the family (tests/fleetgen56), and it raised no alert."""
+    rows: dict[tuple[str, str, str], dt.datetime | None] = {}
+    for e, host, since in _fatal_hosts(expected):
+        for probe in {e.probe, *((e.stats or {}).get("covers") or [])}:
+            key = (str(probe), str(e.errno), host)
+            # several entries naming the host (callers' sub-families): the earliest stop counts
+            if key in rows and (rows[key] is None or (since is not None and rows[key] <= since)):
+                continue
+            rows[key] = since
+    if not rows or errs.is_empty():
+        return pl.Series("_fatal", [False] * errs.height, dtype=pl.Boolean)
+    fatal = pl.DataFrame([(*k, v) for k, v in rows.items()], orient="row",
+                         schema={"probe": pl.String, "errno": pl.String, "host": pl.String,
+                                 "_since": pl.Datetime("ns", "UTC")})
+    fatal = fatal.with_columns(pl.col(c).cast(errs.schema[c]) for c in ("probe", "errno", "host"))
+    hit = errs.select("host", "probe", "errno", "bucket").join(
+        fatal.with_columns(pl.lit(True).alias("_fatal")), on=["host", "probe", "errno"], how="left",
+        maintain_order="left")
+    return hit.select(pl.col("_fatal").fill_null(False) & (
+        pl.col("_since").is_null() | (pl.col("bucket") >= pl.col("_since").dt.truncate(bucket))))["_fatal"]
+
+
 def _outside_learned_bands(host_calls: pl.DataFrame, errs: pl.DataFrame, expected: ExpectedErrors,
                            window_calls: pl.DataFrame | None = None,
-                           probe_depth: dict[str, int] | None = None) -> pl.DataFrame:
+                           probe_depth: dict[str, int] | None = None, bucket: str = "15m") -> pl.DataFrame:
     """The error counts host alerts may use: expected (probe, errno) dropped, except a learned
     family's counts on a host whose window rate (errno count / invocations of the probe) left the
     family's learned band: a routine error at its usual rate never alerts, ten times it does.
@@ -2125,8 +2184,10 @@ def _outside_learned_bands(host_calls: pl.DataFrame, errs: pl.DataFrame, expecte
         pl.Series("_config", [v[2] for v in verdicts], dtype=pl.Boolean),
     )
     errs = errs.join(pairs, on=["probe", "errno"])
-    plain = errs.filter(~pl.col("_covered"))
-    banded = errs.filter(pl.col("_covered") & pl.col("_band").is_not_null())
+    # a family on a host where its operation stopped succeeding (`_fatal_cells`) counts as it is
+    errs = errs.with_columns(_fatal_cells(errs, expected, bucket).alias("_fatal"))
+    plain = errs.filter(~pl.col("_covered") | pl.col("_fatal"))
+    banded = errs.filter(pl.col("_covered") & pl.col("_band").is_not_null() & ~pl.col("_fatal"))
     if banded.height:
         window_n = (host_calls.group_by("host", "probe").agg(pl.col("n").sum().alias("_n")) if window_calls is None
                     else window_calls.rename({"n_w": "_n"}))
@@ -2163,7 +2224,8 @@ def _outside_learned_bands(host_calls: pl.DataFrame, errs: pl.DataFrame, expecte
     # `_learned`: a routine family's counts, kept because the host's rate left its band;
     # `_config`: one whose host rate is the host's configuration (no bad state by itself)
     return plain.with_columns(pl.col("_covered").alias("_learned"),
-                              (pl.col("_covered") & pl.col("_config")).alias("_config")).drop("_covered", "_band")
+                              (pl.col("_covered") & pl.col("_config") & ~pl.col("_fatal")).alias("_config")
+                              ).drop("_covered", "_band", "_fatal")
 
 
 # --------------------------------------------------------------------------------------------

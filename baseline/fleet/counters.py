@@ -27,6 +27,7 @@ from tracer.schema import (
     read_arrow,
     scan,
     scan_parquet_files,
+    snapshot_bucket,
 )
 from tracer.units import epoch_ns
 
@@ -41,7 +42,7 @@ def bucket_counters(
     fleet-day) are never materialised. Several lazy frames (e.g. `counter_scans`: files batched
     by host, so no (host, probe, bucket) spans two) are reduced one after the other, which
     bounds the memory of the streaming aggregation by the batch."""
-    t = pl.col("snapshot_time").dt.truncate(bucket).alias("bucket")
+    t = snapshot_bucket(bucket)
     parts = [counters] if isinstance(counters, pl.LazyFrame) else list(counters)
     calls: list[pl.DataFrame] = []
     errors: list[pl.DataFrame] = []
@@ -141,7 +142,8 @@ def _without_repeats(lf: pl.LazyFrame, repeated: pl.DataFrame, calls: pl.DataFra
 
 def counter_scans(files: list[Path], since: dt.datetime | None = None, batch_files: int = 2000) -> Iterator[pl.LazyFrame]:
     """Validated lazy scans of counters files in batches of about `batch_files`, whole hosts per
-    batch (the dataset partitions by host=...), filtered to snapshots at or after `since`."""
+    batch (the dataset partitions by host=...), filtered to snapshots after `since` (their
+    intervals end after it: tracer.schema.BUCKET_OF)."""
     for batch in _host_batches(files, batch_files):
         yield _counter_scan(batch, since)
 
@@ -161,8 +163,8 @@ def _host_batches(files: list[Path], batch_files: int = 2000) -> Iterator[list[P
 
 def _counter_scan(files: list[Path], since: dt.datetime | None) -> pl.LazyFrame:
     lf = scan(files, "counters")
-    if since is not None:
-        lf = lf.filter(pl.col("snapshot_time") >= pl.lit(since).dt.cast_time_unit("ns"))
+    if since is not None:  # the calls after `since`: a snapshot at `since` counts those before
+        lf = lf.filter(pl.col("snapshot_time") > pl.lit(since).dt.cast_time_unit("ns"))
     return lf
 
 

@@ -194,6 +194,7 @@ from baseline.fleet.model import (  # failed_expr, weight_expr: read here by cal
 from baseline.run.allowlist import Entry, ExpectedErrors, learned_id
 from tracer import atomic
 from tracer.errors import TracebaseError
+from tracer.schema import BUCKET_NS
 
 # (hosts, errnos) -> host, nic: see FleetExpectedLearner.fit_traces
 NicIdentity = Callable[[list[str], list[str]], pl.DataFrame]
@@ -205,6 +206,10 @@ VENDOR_PREFIXES = (("mlx5_", "mlx5"), ("bnxt_re_", "bnxt_re"), ("irdma_", "irdma
 # consecutive counter buckets (baseline.fleet.counters: 15 minutes) in which every call of an
 # operation failed with a family's errno, for "Stopped on a host"
 STOPPED_BUCKETS = 2
+# ... and the share of the bucket before such a stretch's calls failing with the errno from which
+# the stop began inside that bucket (the stop is then taken from that bucket): a fault rarely
+# starts on a bucket's boundary, and a family's routine rate is a few percent
+STOP_ONSET_SHARE = 0.25
 # "Absent on a host": how many of the family's occurrences a host's timed traces of the same
 # operation and callers should have shown at the family's own rate, with none shown anywhere on
 # it, for the family to count as new there (P(none) = e^-7, about 1 in 1,100, per host)
@@ -1292,6 +1297,18 @@ class FleetExpectedLearner(ParamsMixin):
         # as routine as anywhere (its ranks retried through them)
         hit = (hit.group_by(*key, "_hosts").agg(pl.col("since").min())
                .filter(2 * pl.col("host").n_unique().over(fam) < pl.col("_hosts")))
+        # ... or from the bucket before it, when `STOP_ONSET_SHARE` of that bucket's calls or more
+        # failed so: the stop began inside it (a command queue that hung at 02:00:20 failed 97 %
+        # of the 02:00 bucket's CREATE_QPs; taken from 02:15, its first 15 minutes of records
+        # were set aside as routine: tests/fleetgen57)
+        before = (buckets.filter(pl.col("n") > 0)
+                  .select(*key, (pl.col("bucket") + pl.duration(nanoseconds=BUCKET_NS)).alias("since"),
+                          (pl.col("count") >= STOP_ONSET_SHARE * pl.col("n")).alias("_onset"))
+                  .group_by(*key, "since").agg(pl.col("_onset").any()))
+        hit = (hit.join(before, on=[*key, "since"], how="left")
+               .with_columns(pl.when(pl.col("_onset").fill_null(False))
+                             .then(pl.col("since") - pl.duration(nanoseconds=BUCKET_NS))
+                             .otherwise(pl.col("since")).alias("since")))
         return hit.select(empty.columns).cast(empty.schema)
 
     def _update_regressions(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
