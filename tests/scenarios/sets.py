@@ -48,6 +48,7 @@ from scenarios import (
     real_sixtyfirst,
     real_sixtyfourth,
     real_sixtysecond,
+    real_sixtyseventh,
     real_sixtysixth,
     real_sixtythird,
     real_tenth,
@@ -209,6 +210,8 @@ SETS: list[RealSet] = [
             real_sixtyfifth.quiet_teardown),
     RealSet("real_sixtysixth", real_sixtysixth.REAL_SIXTYSIXTH, real_sixtysixth.QUIET_SIXTYSIXTH,
             real_sixtysixth.quiet_teardown),
+    RealSet("real_sixtyseventh", real_sixtyseventh.REAL_SIXTYSEVENTH, real_sixtyseventh.QUIET_SIXTYSEVENTH,
+            real_sixtyseventh.quiet_teardown),
 ]
 
 

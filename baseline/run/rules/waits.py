@@ -69,6 +69,11 @@ TIMER_EXPIRY_MIN_NS = 1_000_000
 # (read 0, a listing of nothing but "." and "..") where the good runs' first one there had
 # content is a different answer from a successful call (see _EmptyAnswers).
 FIRST_READ_PROBES = frozenset({"read", "pread64", "readv", "preadv", "preadv2"})
+# ... and of a connection: a thread's first read from a peer returning 0 (it closed without
+# answering) where the good runs' first read from it had the answer
+SOCKET_READ_PROBES = frozenset({"recvfrom", "recvmsg"})
+# the paths of a connection's peer (tracer.record.syscalls' socket addresses)
+PEER_PREFIXES = ("inet:", "inet6:", "unix:")
 # Calls that look at a file without using it: a sweep of a directory of other processes' files
 # (HotSpot's start going through /tmp/hsperfdata_<user>/ for dead JVMs' files) opens, checks
 # and tries to lock each entry, and leaves the ones another process holds (see _EmptyAnswers).
@@ -326,7 +331,9 @@ class _TimedOutWaits:
 
 
 class _EmptyAnswers(_TimedOutWaits):
-    """A thread's first read of a file (`FIRST_READ_PROBES`) returning 0, or its first listing
+    """A thread's first read of a file (`FIRST_READ_PROBES`) returning 0, its first read from a
+    connection's peer returning 0 (`SOCKET_READ_PROBES` too: the server closed without
+    answering, real set 67), or its first listing
     of a directory (`LISTING_PROBES`) returning nothing but "." and "..", in the bad run, at a
     call site (role, call, plain normalised path) where a good run's thread made such a first
     call and none of them found it empty: the file or the directory had content in every good
@@ -344,7 +351,7 @@ class _EmptyAnswers(_TimedOutWaits):
     def __init__(self, p: Prepared, outcomes: EventColumns, nb: int):
         # every successful read or listing at a path (one pass over the probe column); which is
         # its thread's first at that path, and at a file, is worked out when a region asks
-        self.reads = codes_where(p.probe_values, FIRST_READ_PROBES)
+        self.reads = codes_where(p.probe_values, FIRST_READ_PROBES | SOCKET_READ_PROBES)
         self.listings = codes_where(p.probe_values, LISTING_PROBES)
         rows = np.flatnonzero(code_in(p.probe, np.concatenate([self.reads, self.listings]), len(p.probe_values)))
         self.rows = rows[(p.errno[rows] < 0) & (p.plainpath[rows] >= 0)]
@@ -365,9 +372,9 @@ class _EmptyAnswers(_TimedOutWaits):
             head[1:] = ((sid[order][1:] != sid[order][:-1]) | (p.probe[srt[1:]] != p.probe[srt[:-1]])
                         | (p.plainpath[srt[1:]] != p.plainpath[srt[:-1]]))
             first = order[head]  # indices into rows
-            # at a file or a directory: a path, not a pipe, a socket or a device
+            # at a file or a directory, or from a connection's peer: not a pipe or a device
             codes = unique_ints(p.plainpath[rows[first]])
-            files = codes[[v.startswith("/") and not v.startswith("/dev/") for v in
+            files = codes[[(v.startswith("/") and not v.startswith("/dev/")) or v.startswith(PEER_PREFIXES) for v in
                            (p.npath_values[int(c)] for c in codes)]] if len(codes) else codes
             first = first[isin(p.plainpath[rows[first]], files)]
             if not len(first):
