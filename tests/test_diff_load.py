@@ -324,3 +324,22 @@ def test_a_process_forked_after_a_diff_reads_ahead_with_a_thread_of_its_own(runs
     with ctx.Pool(1, initializer=signal.signal, initargs=(signal.SIGTERM, signal.SIG_DFL)) as pool:
         got = pool.apply_async(report, (runs["files"], runs["bad"])).get(timeout=60)
     assert got == want
+
+
+def test_a_file_renamed_over_while_it_is_read_is_refused_naming_it(tmp_path):
+    """The diff reads a file's footer once and its columns one by one, opening the path each
+    time. A file renamed over the path in between (a writer replacing its output) was read with
+    the first file's footer: columns of two files, of two lengths, and an internal error deep in
+    the diff (battery 48's rename loop, 1 run in ~20). Now each read checks it opened the file
+    whose footer was read, and refuses naming the path."""
+    from baseline.run.traces import _File
+    from tracer.errors import SchemaError
+
+    path = write_table(events("t1", 100, "/tmp/x"), tmp_path / "moving.parquet", "events")
+    other = write_table(events("t2", 200, "/tmp/y", n_files=60), tmp_path / "other.parquet", "events")
+    opened = _File(path)
+    assert len(opened.read("seq")) == opened.num_rows  # the file as it is: read
+    os.replace(other, path)
+    with pytest.raises(SchemaError) as err:
+        opened.read("tid")
+    assert str(err.value).startswith(f"{path}: ") and "replaced while being read" in str(err.value)

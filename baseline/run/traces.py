@@ -27,7 +27,7 @@ from baseline.run.normalize import (
     prepare,
 )
 from tracer.errors import SchemaError, TracebaseError, out_of_resources, printable, shown
-from tracer.inputs import input_paths
+from tracer.inputs import input_paths, open_parquet
 from tracer.schema import (
     EVENTS,
     check_event_table,
@@ -63,6 +63,11 @@ def describe_source(src: Any) -> str:
 
 
 
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What tells one file's content from another's under one name: device, inode, size, mtime."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
 @lru_cache(maxsize=2)
 def _zero_indices(n: int) -> pa.Buffer:
     """n int32 zeros, one read-only buffer shared by the constant columns of that length (a
@@ -75,7 +80,13 @@ class _File:
     """One validated events file, read a column at a time."""
 
     def __init__(self, path: Any):
-        self.meta = validate_file(path, "events")
+        # the file whose footer is read, by its identity: each column is read by opening the
+        # path again, and a file renamed over it meanwhile (a writer replacing its output) would
+        # be read with this footer's offsets -- columns of two files, of two lengths: an
+        # internal error deep in the diff (battery 48's rename loop)
+        with open_parquet(path) as fh:
+            self.identity = _identity(os.fstat(fh.fileno()))
+            self.meta = validate_file(path, "events", opened=fh)
         self.path = path
         self.num_rows = self.meta.num_rows
         self.present = set(self.meta.schema.names)
@@ -217,6 +228,10 @@ class _File:
                 return known
             try:
                 with open(self.path, "rb") as fh:  # Python opens any file name (see validate_file)
+                    if _identity(os.fstat(fh.fileno())) != self.identity:
+                        raise SchemaError(self.path, None, "the file whose footer was read",
+                                          "another file: it was replaced while being read (renamed over or "
+                                          "rewritten); run again once its writer is done")
                     own = self._own_dictionary_read(fh, name)
                     col = own if own is not None else self._arrow_read(fh, name)
             except (pa.ArrowException, OSError) as exc:
