@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tracer.errors import file_kind
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5-10 ms of every command's start)
 if TYPE_CHECKING:
     import ctypes
@@ -181,20 +183,14 @@ def not_a_directory(path: str | os.PathLike) -> NotADirectoryError:
         except OSError as exc:  # ELOOP: a link to itself, or a cycle of links
             found = f"a symbolic link to {target} ({exc.strerror})"
         else:
-            found = f"a symbolic link to {target}, {_kind(mode)}"
+            found = f"a symbolic link to {target}, {file_kind(mode)}"
     else:
         try:
-            found = _kind(os.lstat(path).st_mode)
+            found = file_kind(os.lstat(path).st_mode)
         except OSError:
             found = "not one"
     # (the path in the words too: a caller naming the file it wanted to write shows only these)
     return NotADirectoryError(errno.ENOTDIR, f"{os.strerror(errno.ENOTDIR)}: {path} is {found}", path)
-
-
-def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISREG, "a regular file"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))
-    return next((name for test, name in kinds if test(mode)), "a special file")
 
 
 @contextmanager

@@ -8,6 +8,7 @@ Everything else is a bug and is allowed to show a traceback.
 from __future__ import annotations
 
 import os
+import stat
 
 
 class TracebaseError(Exception):
@@ -98,3 +99,21 @@ def shown(name: str | os.PathLike) -> str:
     """A file name as printable text on one line: undecodable bytes (surrogate escapes) as
     \\xNN, control characters (a newline, ESC) as Python escapes."""
     return printable(escaped_name(os.fsdecode(name)))
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """'a directory', 'a FIFO (named pipe)', ... for a stat mode: what "found" names (here, at
+    the bottom layer, for the input checks and the output checks alike)."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return next((name for test, name in _KINDS if test(mode)), "a special file")

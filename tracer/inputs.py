@@ -16,27 +16,12 @@ from collections.abc import Iterable, Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from tracer.errors import TracebaseError
+from tracer.errors import TracebaseError, file_kind
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (5-10 ms of every command's start)
 if TYPE_CHECKING:
     from typing import BinaryIO
 
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def file_kind(mode: int) -> str:
-    """'a directory', 'a FIFO (named pipe)', ... for a stat mode: what "found" names."""
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
 def open_regular(path: str | os.PathLike, expected: str) -> BinaryIO:
