@@ -194,6 +194,13 @@ def test_bad_with_several_traces_needs_trace_id(capsys, tmp_path, traces):
     multi = write(tmp_path / "multi.parquet", trace_frame("x1"), trace_frame("x2", pid=3))
     assert_user_error(capsys, ["diff", traces[0], multi], multi, "expected one bad trace, found 2", "--trace-id")
     assert_user_error(capsys, ["diff", traces[0], multi, "--trace-id", "x9"], multi, "trace_id: expected 'x9'")
+    # an empty id is the flag's fault, not the file's (battery 49)
+    assert_user_error(capsys, ["diff", traces[0], multi, "--trace-id", ""],
+                      "--trace-id: expected a trace id, found '' (an empty argument)")
+    assert_user_error(capsys, ["export", multi, "--trace-id", ""],
+                      "--trace-id: expected a trace id, found '' (an empty argument)")
+    assert_user_error(capsys, ["export", multi, "--host", ""],
+                      "--host: expected a host name, found '' (an empty argument)")
 
 
 def test_only_one_trace_argument(capsys, traces):

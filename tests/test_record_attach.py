@@ -181,6 +181,8 @@ def test_cli_bad_duration(capsys):
         assert status == 2 and f"-d/--duration: expected a duration like 100us, 5ms, 10s, 2m, 1h, 1d or plain seconds, greater than 0, found {bad!r}" in err
     status, err = cli(capsys, "-p", str(os.getpid()), "-d", "0")
     assert status == 2 and "greater than 0, found '0'" in err
+    status, err = cli(capsys, "-d", "1e-9", "--", "true")
+    assert status == 2 and "written without an exponent (units ns, us, ms, s, m, h, d), found '1e-9'" in err
 
 
 def test_cli_no_command_mentions_pid(capsys):

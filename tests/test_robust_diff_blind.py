@@ -789,7 +789,7 @@ def test_learned_that_is_missing_or_a_directory(rec, tmp_path, cwd, what):
 # options and outputs
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("args", "flag"), [(["-k", "1001"], "--window"), (["--max-anomalies", "-1"], "--max-anomalies"),
-                                            (["--context", "1e3"], "--context"), (["--trace-id", ""], "trace_id"),
+                                            (["--context", "1e3"], "--context"), (["--trace-id", ""], "--trace-id"),
                                             (["--max-anomalies", "nan"], "--max-anomalies")])
 def test_bad_option_values_name_the_flag(rec, cwd, args, flag):
     diff_refused(cwd, [rec["good0"], rec["bad"], *args], [rec["good0"], rec["bad"]], flag)

@@ -32,6 +32,15 @@ def test_bad_durations_name_the_flag(bad):
     assert str(err.value).endswith(f"found {bad!r}")
 
 
+@pytest.mark.parametrize("bad", ["1e-9", "1e3", "2E3ms", " 1.5e2 s", ".5e1"])
+def test_an_exponent_is_named_as_the_reason(bad):
+    """A number in exponent form is refused for that, with the units it may take (battery 49:
+    '-d 1e-9' said only "greater than 0", which it is)."""
+    with pytest.raises(TracebaseError) as err:
+        units.parse_duration(bad, "-d")
+    assert ", written without an exponent (units ns, us, ms, s, m, h, d), found " in str(err.value)
+
+
 def test_zero_duration_only_when_allowed():
     assert units.parse_duration("0", "x", allow_zero=True) == 0.0
     assert units.parse_duration_ns("50ms", "x") == 50_000_000

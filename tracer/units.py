@@ -27,6 +27,7 @@ UNIT_NS: dict[str, int] = {
 # ASCII digits only (no sign, no exponent, no nan/inf, no '1_000', no other scripts' digits,
 # which Python's int/float/Decimal would all take): the forms a user types for a duration.
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s|m|h|d)?\s*$", re.ASCII)
+_EXPONENT = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+\s*[a-zµ]*\s*$")
 _INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")
 DURATION_EXAMPLES = "100us, 5ms, 10s, 2m, 1h, 1d or plain seconds"
 # Every duration and time ends up as int64 nanoseconds (BPF maps, Arrow timestamp('ns') columns,
@@ -59,6 +60,8 @@ def parse_duration(text: str | float | int, flag: str | None = "--duration", *, 
     else:
         match = _DURATION.match(str(text))
         if not match:
+            if _EXPONENT.match(str(text)):  # '1e-9': a number, but not in a form the listed ones take
+                raise _fail(flag, f"{what}, written without an exponent (units ns, us, ms, s, m, h, d)", text)
             raise _fail(flag, what, text)
         # Decimal so that '100us' is exactly 1e-4 s, not 100 * 1e-6 (imported here: only a
         # duration given needs it, not --help)

@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object (docs/diff-json.md)")
     p.add_argument("--context", type=common.non_negative_int, default=3, metavar="N",
                    help="events shown before the divergence and of the good runs (default 3)")
-    p.add_argument("--trace-id", metavar="ID", help="the trace to diff when BAD holds several")
+    p.add_argument("--trace-id", metavar="ID", type=common.non_empty("a trace id"), help="the trace to diff when BAD holds several")
     p.add_argument("--mixed", action="store_true",
                    help="accept GOOD traces of different commands")
     p.add_argument("-k", "--window", type=common.positive_int, default=4, metavar="K",

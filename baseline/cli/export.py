@@ -41,9 +41,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     common.add_output(p, help="output JSON file (default: stdout, also `-o -`)", default="-",
                       type=common.output_path("the JSON output", file=True, stdout=True))
     p.add_argument("--diff", action="store_true", help="TRACE... are GOOD... BAD: export the diff")
-    p.add_argument("--trace-id", action="append", default=[], metavar="ID",
+    p.add_argument("--trace-id", action="append", default=[], metavar="ID", type=common.non_empty("a trace id"),
                    help="only this trace (repeatable; with --diff: the bad trace when BAD holds several)")
-    p.add_argument("--host", action="append", default=[], metavar="HOST", help="only this host (repeatable)")
+    p.add_argument("--host", action="append", default=[], metavar="HOST", type=common.non_empty("a host name"),
+                   help="only this host (repeatable)")
     p.add_argument("--kind", action="append", default=[], choices=["good", "failure", "full"],
                    help="only traces of this kind (repeatable)")
     p.add_argument("--align", choices=["wall", "start"], default="wall",

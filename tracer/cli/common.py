@@ -1212,6 +1212,20 @@ def input_path(what: str) -> Callable[[str], str]:
     return convert
 
 
+def non_empty(what: str) -> Callable[[str], str]:
+    """type= for a name a command looks up (a trace id): an empty argument is refused, naming
+    the flag (`--trace-id ''` was taken for a trace id, and the diff blamed the file: "trace_id:
+    expected '', found ...")."""
+
+    def convert(text: str) -> str:
+        if text == "":
+            raise argparse.ArgumentTypeError(f"expected {what}, found '' (an empty argument)")
+        return text
+
+    convert.__name__ = "name"
+    return convert
+
+
 def float_range(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False) -> Callable[[str], float]:
     """type= for a finite number in [lo, hi]."""
     return _converter(units.finite_float, "number", lo=lo, hi=hi, lo_open=lo_open)

@@ -48,7 +48,7 @@ DURATION, or on SIGINT/SIGTERM/SIGHUP (the process is not touched), and the trac
 exit status 0. Its command line comes from
 /proc/PID/cmdline, its cwd and open fds from /proc/PID so paths resolve; the trace's
 exit_status is null while it is still running (or when it was killed by a signal).
--d DURATION (10, 10s, 500ms, 2m, 1h, 1d) with a command stops recording, not the command, like
+-d DURATION (10, 10s, 500ms, 2m, 1h, 1d; units ns, us, ms, s, m, h, d) with a command stops recording, not the command, like
 bcc tools: the command keeps running, exit_status is null, and the exit status is 0. It
 bounds the linger too (then the exit status is the command's).
 SIGTERM, SIGHUP or SIGINT sent to `tracer record -- CMD` is forwarded to the command and its
