@@ -1427,7 +1427,10 @@ def host_alerts(
         .group_by("host", "_run")
         .agg(pl.len().alias("buckets"), pl.col("bucket").min().alias("since"), pl.col("bucket").max().alias("_until"),
              pl.col("bad").sum(), pl.col("invocations").sum(), pl.col("bad_probe").mode().sort().first(),
-             pl.col("_bad_probe_n").filter(pl.col("bad_probe") == pl.col("bad_probe").mode().sort().first()).sum())
+             pl.col("_bad_probe_n").filter(pl.col("bad_probe") == pl.col("bad_probe").mode().sort().first()).sum(),
+             # the buckets the named probe was the bad one in (a run is the host's: a start-up's
+             # failures in the buckets before a fault's make one run with it)
+             (pl.col("bad_probe") == pl.col("bad_probe").mode().sort().first()).sum().alias("_probe_buckets"))
         # a run still on in the host's last bucket needs only `ongoing_buckets`: a switch that
         # failed 40 minutes before the audit is an outage in progress, and waiting for a fourth
         # bucket costs the jobs of another hour. So is a run the host stopped reporting in (its
@@ -1482,8 +1485,13 @@ def host_alerts(
         pl.col("_run_errno").cast(pl.String).alias("errno"),
         "since",
         pl.col("buckets").cast(pl.Float64).alias("score"),
-        pl.format("{} consecutive {} intervals in which {} failed on most calls ({} failures)",
-                  pl.col("buckets"), pl.lit(bucket), pl.col("bad_probe"), pl.col("_bad_probe_n")).alias("detail"),
+        pl.when(pl.col("_probe_buckets") < pl.col("buckets"))
+        .then(pl.format("{} consecutive {} intervals in which a probe failed on most calls, {} in {} of them "
+                        "({} failures)", pl.col("buckets"), pl.lit(bucket), pl.col("bad_probe"),
+                        pl.col("_probe_buckets"), pl.col("_bad_probe_n")))
+        .otherwise(pl.format("{} consecutive {} intervals in which {} failed on most calls ({} failures)",
+                             pl.col("buckets"), pl.lit(bucket), pl.col("bad_probe"), pl.col("_bad_probe_n")))
+        .alias("detail"),
     )
     # rising errno rate: CUSUM of Poisson-standardised counts vs the series' own lagged EWMA
     series = errs
