@@ -277,3 +277,22 @@ def test_a_scan_failing_on_torn_pages_is_traced_to_its_file(tmp_path):
     assert isinstance(error, SchemaError) and error.source == str(torn) and "unreadable data" in str(error)
     assert schema.unreadable_file_error(ValueError("parquet: something else")) is None  # not a read
     assert schema.unreadable_file_error(pl.exceptions.ComputeError("division by zero")) is None
+
+
+def test_a_footer_check_that_reads_columns_reads_the_file_it_opened(tmp_path):
+    """validate_file reads a column when the footer has no statistics for it (a stored `host`
+    whose values must be the directory's; a required column's nulls). It read it by opening the
+    path again: a file renamed over the path meanwhile was read for it, and `baseline learn`
+    ended in "internal error: ArrowInvalid: No match for FieldRef.Name(host)" (battery 50: a
+    half copy without the column swapped in). It now reads the file whose footer it read."""
+    meta = {schema.META_TABLE: b"counters", schema.META_VERSION: str(schema.SCHEMA_VERSION).encode()}
+    rows = schema.conform(pl.DataFrame({"host": ["h1"] * 4, "snapshot_time": [NOW] * 4, "probe": ["p"] * 4,
+                                        "invocations": [1] * 4, "failures": [0] * 4}), "counters")
+    target = schema.partition_path(tmp_path, "counters", "2026-11-28", "h1", "part-0.parquet")
+    target.parent.mkdir(parents=True)
+    pq.write_table(rows.replace_schema_metadata(meta), target, write_statistics=False)  # stores host, no stats
+    other = tmp_path / "other.parquet"
+    pq.write_table(rows.drop_columns(["host"]).replace_schema_metadata(meta), other, write_statistics=False)
+    with open(target, "rb") as fh:
+        os.replace(other, target)  # the path now names another file
+        assert schema.validate_file(target, "counters", opened=fh).num_rows == 4

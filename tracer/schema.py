@@ -523,6 +523,14 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
             meta = reader.metadata
         except (pa.ArrowInvalid, OSError) as exc:
             raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
+        # the rest of the checks read this very file when they read a column at all (a file
+        # renamed over the path meanwhile was read for them: "No match for FieldRef.Name(host)",
+        # an internal error of `baseline learn`, battery 50)
+        return _validated(meta, table, source, fh, check_nulls)
+
+
+def _validated(meta: pq.FileMetaData, table: str, source: str, fh: BinaryIO, check_nulls: bool) -> pq.FileMetaData:
+    """validate_file's checks of the footer `meta` of the open file `fh` (named `source`)."""
     kv = meta.metadata or {}
     _require_text_footer(kv, source)
     got_table = kv.get(META_TABLE, b"").decode()
@@ -547,17 +555,17 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
             if not value:  # `host=/`: every reader took its rows for a host named ""
                 raise SchemaError(source, column, f"a {column} named by its directory ({column}=<{column}>)",
                                   f"an empty name ('{column}=')")
-        _check_stored_partition_values(meta, key, restored, source)
+        _check_stored_partition_values(meta, key, restored, source, fh)
     for known, all_required in _PASSED_SCHEMAS.get(key, ()):
         if meta.schema.equals(known):
             if check_nulls and not all_required:
-                validate_required(meta, table, source)
-            validate_ranges(meta, table, source, key)
+                validate_required(meta, table, source, fh)
+            validate_ranges(meta, table, source, key, fh)
             return meta
     validate_schema(meta.schema.to_arrow_schema(), table, source, restored=restored)
     if check_nulls:
-        validate_required(meta, table, source)
-    validate_ranges(meta, table, source, key)
+        validate_required(meta, table, source, fh)
+    validate_ranges(meta, table, source, key, fh)
     passed = _PASSED_SCHEMAS.setdefault(key, [])
     if len(passed) < 8:
         passed.append((meta.schema, _all_required(meta.schema, table)))
@@ -600,7 +608,8 @@ _PASSED_SCHEMAS: dict[tuple, list[tuple[pq.ParquetSchema, bool]]] = {}
 _STORED_KEYS: dict[tuple, tuple[tuple[str, int], ...]] = {}
 
 
-def _check_stored_partition_values(meta: pq.FileMetaData, key: tuple, restored: dict[str, str], source: str) -> None:
+def _check_stored_partition_values(meta: pq.FileMetaData, key: tuple, restored: dict[str, str], source: str,
+                                   fh: BinaryIO) -> None:
     """SchemaError when a dataset file stores a partition column (`host`) whose values are not
     the one its directory names: the readers take the stored column (a day file's hosts), so a
     part in host=gpu00001/ storing host 'evil' was audited as host evil, with exit 0, while the
@@ -619,8 +628,8 @@ def _check_stored_partition_values(meta: pq.FileMetaData, key: tuple, restored: 
             if stats is None or not stats.has_min_max:
                 import pyarrow.parquet as pq
 
-                with open_parquet(source) as fh:
-                    found = set(pq.read_table(fh, columns=[column]).column(0).unique().to_pylist())
+                fh.seek(0)
+                found = set(pq.read_table(fh, columns=[column]).column(0).unique().to_pylist())
                 break
             found.update((stats.min, stats.max))
         # (text values only: a stored date column's typed values are not compared as text)
@@ -637,7 +646,7 @@ def _all_required(schema: pq.ParquetSchema, table: str) -> bool:
     return all(levels.get(f.name, 0) == 0 for f in _table_schema(table) if not f.nullable)
 
 
-def validate_required(meta: pq.FileMetaData, table: str, source: str) -> None:
+def validate_required(meta: pq.FileMetaData, table: str, source: str, fh: BinaryIO | None = None) -> None:
     """Raise SchemaError naming the first non-nullable column of `table` that holds nulls.
 
     Cheap: the footer's per-row-group null_count statistics answer it without reading data
@@ -662,7 +671,7 @@ def validate_required(meta: pq.FileMetaData, table: str, source: str) -> None:
             if nulls:
                 raise SchemaError(source, field.name, "no nulls (a required column)", f"{nulls} null value(s)")
     if unknown:
-        data = _columns_without_statistics(source, unknown)
+        data = _columns_without_statistics(source, unknown, fh)
         for name in unknown:
             if data.column(name).null_count:
                 raise SchemaError(
@@ -705,7 +714,8 @@ def _out_of_range(table: str, name: str, least: int, greatest: int) -> tuple[str
             _shown_time(least if least < low else greatest))
 
 
-def validate_ranges(meta: pq.FileMetaData, table: str, source: str, layout: object = None) -> None:
+def validate_ranges(meta: pq.FileMetaData, table: str, source: str, layout: object = None,
+                    fh: BinaryIO | None = None) -> None:
     """Raise SchemaError naming the first time column (time_ranges) holding a time out of its
     range, with the time found.
 
@@ -742,17 +752,21 @@ def validate_ranges(meta: pq.FileMetaData, table: str, source: str, layout: obje
             if least is not None and (why := _out_of_range(table, name, least, greatest)):
                 raise SchemaError(source, name, *why)
     if unknown:
-        data = _columns_without_statistics(source, unknown)
+        data = _columns_without_statistics(source, unknown, fh)
         check_ranges(data, table, source)
 
 
-def _columns_without_statistics(source: str | os.PathLike, names: list[str]) -> pa.Table:
-    """The columns a footer's statistics cannot answer for (a writer that kept none), read."""
+def _columns_without_statistics(source: str | os.PathLike, names: list[str], fh: BinaryIO | None = None) -> pa.Table:
+    """The columns a footer's statistics cannot answer for (a writer that kept none), read (from
+    `fh`, the file whose footer was read, when given)."""
     import pyarrow.parquet as pq
 
     try:
-        with open_regular(source, "a Parquet file") as fh:
+        if fh is not None:
+            fh.seek(0)
             return pq.read_table(fh, columns=names)
+        with open_regular(source, "a Parquet file") as opened:
+            return pq.read_table(opened, columns=names)
     except (pa.ArrowInvalid, OSError) as exc:
         raise SchemaError(source, None, "a Parquet file", f"unreadable data ({exc})") from None
 
