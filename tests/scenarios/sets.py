@@ -44,6 +44,7 @@ from scenarios import (
     real_sixteenth,
     real_sixth,
     real_sixtieth,
+    real_sixtyeighth,
     real_sixtyfifth,
     real_sixtyfirst,
     real_sixtyfourth,
@@ -212,6 +213,8 @@ SETS: list[RealSet] = [
             real_sixtysixth.quiet_teardown),
     RealSet("real_sixtyseventh", real_sixtyseventh.REAL_SIXTYSEVENTH, real_sixtyseventh.QUIET_SIXTYSEVENTH,
             real_sixtyseventh.quiet_teardown),
+    RealSet("real_sixtyeighth", real_sixtyeighth.REAL_SIXTYEIGHTH, real_sixtyeighth.QUIET_SIXTYEIGHTH,
+            real_sixtyeighth.quiet_teardown),
 ]
 
 
