@@ -1011,12 +1011,15 @@ def test_input_renamed_over_while_diff_reads_it(case, reference):
         while not stop.is_set():
             src = srcs[swaps[0] % 2]
             tmp = case.inp / f".swap-{swaps[0] % 2}"
+            with contextlib.suppress(FileNotFoundError):  # left by a trial stopped between the two
+                os.unlink(tmp)
             os.link(src, tmp)
             os.replace(tmp, target)
             swaps[0] += 1
 
     answers = []
     for _ in range(3):
+        before = swaps[0]
         thread = threading.Thread(target=swap, daemon=True)
         thread.start()
         try:
@@ -1025,6 +1028,9 @@ def test_input_renamed_over_while_diff_reads_it(case, reference):
             stop.set()
             thread.join(10)
             stop.clear()
+        assert swaps[0] > before, "this trial replaced the file while it was read"
+        for stale in case.inp.glob(".swap-*"):  # a swap stopped between its link and its rename
+            stale.unlink()
         if res.rc == 2:
             refused(res, "moving.parquet")
             answers.append("refused")
