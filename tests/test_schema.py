@@ -296,3 +296,14 @@ def test_a_footer_check_that_reads_columns_reads_the_file_it_opened(tmp_path):
     with open(target, "rb") as fh:
         os.replace(other, target)  # the path now names another file
         assert schema.validate_file(target, "counters", opened=fh).num_rows == 4
+
+
+@pytest.mark.parametrize("exc", [OSError("Too many open files (os error 24): /ds/truth/date=2026-11-28/host=h/part-0.parquet"),
+                                 OSError(24, "Too many open files")])
+def test_a_system_error_naming_a_parquet_file_is_no_corrupt_page(exc):
+    """polars words a read's EMFILE "Too many open files (os error 24): PATH": the path held
+    "parquet", which took it for a corrupt page, and reading the scanned files again to find it
+    failed the same way (EMFILE importing pyarrow.parquet: a traceback in CI 139's evaluate under
+    `ulimit -n` at the floor). A system call's error is no file's bad data: the command line
+    words it, naming the limit."""
+    assert schema.unreadable_file_error(exc) is None

@@ -1043,7 +1043,10 @@ def _unreadable_data(exc: BaseException) -> TracebaseError | None:
         return None
     from tracer.schema import unreadable_file_error
 
-    return unreadable_file_error(exc)
+    try:
+        return unreadable_file_error(exc)
+    except OSError:  # finding the file failed too (a limit reached): the error as it is says more
+        return None
 
 
 def _say(prog: str, message: str) -> None:
