@@ -176,5 +176,8 @@ def test_bench_timeline_charges_every_threads_cpu_to_a_stage(fleet, tmp_path):
     cpu, serial = float(run.group(1)), float(run.group(2))
     assert 0.7 * cpu <= sum(v[1] for v in rows.values()) <= cpu + 0.1, r.stdout
     assert serial == pytest.approx(sum(v[2] for v in rows.values()), abs=0.02)
-    assert re.search(r"^  collect_traces .* main [\d.]+", r.stdout, re.M), r.stdout  # threads named, main apart
+    # threads named, main apart (in some stage: a small fleet's collect_traces can leave the main
+    # thread's sampled CPU out of its row's top threads under load, CI 140)
+    assert re.search(r"^  collect_traces .* (polars|python|async-executor|tokio-rt-worker|main) [\d.]+", r.stdout, re.M)
+    assert re.search(r"^  \S+(?: \S+)?\s.*(?:  |, )main [\d.]+", r.stdout, re.M), r.stdout
     assert "outputs the same in every run" in r.stdout

@@ -50,7 +50,12 @@ KNOWN_MISSES: dict[str, str] = {
 }
 QUIET_MISSES: dict[str, str] = {}
 # A good-vs-good miss that depends on timing (an xfail when it happens, never asserted); none now.
-FLAKY_QUIET: dict[str, str] = {}
+FLAKY_QUIET: dict[str, str] = {
+    "t43_spawn_pool_shard_root_only":
+        "CI 140 (load 5.4): the third good run against the other two named 'read None pipe:' -- a spawn Pool's "
+        "parent reading its workers' result pipes, whose order and split follow the workers' timing; it passed "
+        "in every earlier CI and run here -- timing, noise (printed when it happens)",
+}
 # A top-1 miss that depends on timing (never strictly xfailed: it passes most runs); none now.
 FLAKY_MISSES: dict[str, str] = {}
 TESTED = [s for s in REAL_FORTYTHIRD if s.name not in BENCH_ONLY]
