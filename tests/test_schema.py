@@ -307,3 +307,18 @@ def test_a_system_error_naming_a_parquet_file_is_no_corrupt_page(exc):
     `ulimit -n` at the floor). A system call's error is no file's bad data: the command line
     words it, naming the limit."""
     assert schema.unreadable_file_error(exc) is None
+
+
+def test_a_file_cut_short_while_read_is_named(tmp_path):
+    """polars' read of a file truncated after its footer was read says only "failed to fill whole
+    buffer": `baseline audit` printed that line alone (battery 50, CI 141). It is a read of bad
+    data, and the scanned file that does not read whole is named."""
+    t0 = dt.datetime(2026, 11, 28, tzinfo=dt.UTC)
+    df = pl.DataFrame({"host": ["h1"] * 5000, "snapshot_time": [t0 + dt.timedelta(seconds=5 * i) for i in range(5000)],
+                       "probe": ["p"] * 5000, "invocations": list(range(5000)), "failures": [0] * 5000})
+    f = schema.write_partition(df, tmp_path, "counters", "2026-11-28", "h1", "part-00050.parquet")
+    schema.scan([f], "counters")
+    with open(f, "r+b") as fh:
+        fh.truncate(os.path.getsize(f) // 3)
+    err = schema.unreadable_file_error(pl.exceptions.ComputeError("failed to fill whole buffer"))
+    assert err is not None and str(err).startswith(f"{f}: expected readable Parquet data"), err

@@ -1330,7 +1330,10 @@ _SCANNED: dict[str, None] = {}
 _SCANNED_KEPT = 1_000_000
 # Words of polars'/Arrow's messages for data that does not decode (page headers, compression).
 _CORRUPTION_WORDS = ("parquet", "thrift", "decompress", "corrupt", "out of specification", "zstd", "snappy",
-                     "lz4", "gzip", "brotli", "page header", "unexpected end")
+                     "lz4", "gzip", "brotli", "page header", "unexpected end",
+                     # polars' read of a file cut short after its footer was read ("failed to fill
+                     # whole buffer": a counters file truncated while the audit ran, battery 50)
+                     "failed to fill whole buffer")
 
 
 def unreadable_file_error(exc: BaseException, under: str | os.PathLike | None = None) -> SchemaError | None:
