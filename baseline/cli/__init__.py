@@ -23,7 +23,7 @@ SUBCOMMANDS = [
     "baseline.cli.allowlist",  # allowlist learn
     "baseline.cli.simulate",  # simulate, evaluate
     "baseline.cli.audit",  # learn, audit, report
-    "baseline.cli.coverage",  # ingest, coverage, suggest-probes
+    "baseline.cli.coverage",  # ingest, summarize, coverage, suggest-probes
     "baseline.cli.export",  # export (Chrome Trace Event JSON)
 ]
 
@@ -43,6 +43,7 @@ COMMANDS = {
     "ingest": "baseline.cli.coverage",
     "coverage": "baseline.cli.coverage",
     "suggest-probes": "baseline.cli.coverage",
+    "summarize": "baseline.cli.coverage",
     "export": "baseline.cli.export",
 }
 

@@ -326,6 +326,8 @@ def _audit_summary(result, files: dict | None = None, top: int = 10) -> dict:
         "files": {k: str(v) for k, v in (files or {}).items()},
         # per operation of a given model: good traces in the window, those on paths it never saw
         "model_drift": None if result.model_drift is None else result.model_drift.to_dicts(),
+        # hosts whose counters were read whole: summaries from an older rule (`baseline summarize`)
+        "stale_summary_hosts": result.stale_summary_hosts,
     }
 
 
@@ -368,6 +370,9 @@ def handle_audit(args: argparse.Namespace) -> int:
     print(f"baseline model: {printable(str(model)) if model else 'none saved'} ({source})")  # what this audit was judged against
     for line in _drift_lines(result.model_drift):
         print(line)
+    if result.stale_summary_hosts:
+        print(f"  counters: {result.stale_summary_hosts:,} hosts read whole, their 15-minute summaries stale (written by "
+              f"an older tracebase?): the same tables, slower; `baseline summarize {printable(args.dataset)}` writes them again")
     sys.stdout.write(terminal_report(result))
     print(f"wrote {', '.join(printable(str(p)) for p in result.files.values())}")
     if html:

@@ -1,4 +1,4 @@
-"""`baseline ingest`, `baseline coverage`, `baseline suggest-probes`: the scheduled pipeline by hand.
+"""`baseline ingest`, `baseline summarize`, `baseline coverage`, `baseline suggest-probes`: the scheduled pipeline by hand.
 
 These are the same library calls the Airflow DAGs make (baseline.pipeline.ingest, baseline.pipeline.coverage,
 baseline.pipeline.suggest), so the pipeline runs without Airflow too.
@@ -21,6 +21,16 @@ INGEST_EPILOG = """examples:
   baseline ingest SPOOL DATASET --quarantine /srv/tracebase/quarantine --keep-spool
   baseline ingest SPOOL DATASET --compact-min-files 4 --json
   baseline ingest SPOOL DATASET --compact-days-after 2     # closed days' events into day files across hosts
+"""
+
+SUMMARIZE_EPILOG = """examples:
+  baseline summarize /srv/tracebase/dataset                  # after upgrading tracebase: the audit is fast again
+  baseline summarize DATASET --date 2026-12-01 --date 2026-12-02 -j 2
+  baseline summarize DATASET --json
+
+exit status: 0 done (files left without a summary are listed: the audit reads them whole); 2 trouble
+(bad input or usage, an OS error such as a full disk: one line on stderr naming the file or flag);
+130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP.
 """
 
 COVERAGE_EPILOG = """examples:
@@ -60,6 +70,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-j", "--workers", type=common.positive_int, default=1, metavar="N", help="ingest hosts in N processes (default 1)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_ingest)
+
+    m = subparsers.add_parser(
+        "summarize",
+        help="write the counters' 15-minute summaries that are missing or stale (after an upgrade)",
+        description="Write the 15-minute summary (counter_buckets) of every counters file of the dataset whose "
+        "summary is missing or was written by another rule (an older tracebase, another writer), and remove "
+        "summaries whose counters file is gone. The audit reads summaries instead of the snapshot rows; a host "
+        "without them is read whole (the same tables, slower). Ingest and compaction write them for what they "
+        "write; this is for days nothing writes any more. Idempotent.",
+        formatter_class=HelpFormatter,
+        epilog=SUMMARIZE_EPILOG,
+    )
+    m.add_argument("dataset", metavar="DATASET", type=common.input_path("the dataset"), help="dataset root")
+    m.add_argument("--date", action="append", type=_iso_date, metavar="YYYY-MM-DD",
+                   help="only this date's counters (repeat for more; default: every date)")
+    m.add_argument("-j", "--workers", type=common.positive_int, default=1, metavar="N",
+                   help="summarize partitions in N processes (default 1)")
+    common.add_json(m, "the result (files looked at, current, written, left with the reason)")
+    m.set_defaults(func=cmd_summarize)
 
     c = subparsers.add_parser(
         "coverage",
@@ -101,6 +130,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--all", action="store_true", help="also list excluded functions with the reason")
     s.add_argument("--json", action="store_true", help="print suggestions as JSON lines")
     s.set_defaults(func=cmd_suggest)
+
+
+def _iso_date(text: str) -> str:
+    import datetime as dt
+
+    try:
+        return dt.date.fromisoformat(text).isoformat() if len(text) == 10 else _not_a_date(text)
+    except ValueError:
+        return _not_a_date(text)
+
+
+def _not_a_date(text: str) -> str:
+    raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, found {printable(text)!r}")
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    from baseline.pipeline.summaries import summarize_dataset
+
+    result = summarize_dataset(args.dataset, dates=args.date, workers=args.workers)
+    if args.json:
+        print(json.dumps(result.to_dict()))
+        return 0
+    print(f"{result.files} counters files: {result.written} summaries written, {result.current} current already"
+          + (f", {result.orphans_removed} without a counters file removed" if result.orphans_removed else ""))
+    for item in result.left:  # (the reason names the file, mostly: then it is said once)
+        reason = item["reason"] if item["path"] in item["reason"] else f"{item['path']}: {item['reason']}"
+        print(f"left without a summary (the audit reads it whole): {printable(reason)}")
+    return 0
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

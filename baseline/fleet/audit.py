@@ -114,6 +114,9 @@ class AuditResult:
     traces_audited: int = 0
     # a given model's distance from the window (model.unseen_success_paths); None when learned here
     model_drift: pl.DataFrame | None = None
+    # hosts whose counters were read whole because their 15-minute summaries are from an older
+    # rule (counters.counter_sources' `stale`): the same tables, slower; `baseline summarize`
+    stale_summary_hosts: int = 0
 
     @property
     def open_findings(self) -> pl.DataFrame:
@@ -2295,7 +2298,7 @@ def run_audit(
         except Exception:
             raise_earlier_failure(buckets_of)  # a broken counters file is still reported first
             raise
-        buckets = buckets_of.result()
+        buckets, stale_summary_hosts = buckets_of.result()
         # the future holds its result: without this, `del buckets` below freed nothing, and the
         # bucketed counters (~130 MiB on a 10,000-host day) stayed to the end of the audit
         del buckets_of
@@ -2396,17 +2399,19 @@ def run_audit(
     if "example_trace_id" in clusters.columns:
         clusters = own_trace_ids(clusters, "example_trace_id")
     result = AuditResult(findings, clusters, alerts, window=window, traces_audited=traces_audited,
-                         model_drift=drift)
+                         model_drift=drift, stale_summary_hosts=stale_summary_hosts)
     if out_dir is not None:
         result.files = write_audit(result, out_dir)
     return result
 
 
-def bucketed_counters(counter_files: list[Path], since: dt.datetime | None) -> tuple | None:
+def bucketed_counters(counter_files: list[Path], since: dt.datetime | None,
+                      stale: list[Path] | None = None) -> tuple | None:
     """The counters files reduced to the audit's bucketed tables (calls, errors, cell attributes:
-    see split_cell_attributes), or None when there are no counters to read."""
+    see split_cell_attributes), or None when there are no counters to read. `stale`: see
+    counters.counter_sources."""
     # summaries found or footers validated (Python, holds the GIL); then the scans
-    sources = counter_sources(counter_files, since) if counter_files else None
+    sources = counter_sources(counter_files, since, stale) if counter_files else None
     raw_scans = list(counter_scans(sources[0], since)) if sources and sources[0] else []
     buckets = counter_buckets(counter_files, since, sources=sources, raw_scans=raw_scans) if sources else None
     if buckets is None:
@@ -2415,10 +2420,12 @@ def bucketed_counters(counter_files: list[Path], since: dt.datetime | None) -> t
     return calls, buckets[1], attributes
 
 
-def _listed_bucketed_counters(dataset: Any, since: dt.datetime | None) -> tuple | None:
-    """bucketed_counters of the dataset's counters files, listed by the thread that runs it."""
+def _listed_bucketed_counters(dataset: Any, since: dt.datetime | None) -> tuple[tuple | None, int]:
+    """bucketed_counters of the dataset's counters files, listed by the thread that runs it, and
+    the number of hosts read whole because their summaries are stale."""
     counter_files = _counter_files(dataset, since)
-    return bucketed_counters(counter_files, since) if counter_files else None
+    stale: list[Path] = []
+    return (bucketed_counters(counter_files, since, stale) if counter_files else None), len(stale)
 
 
 def raise_earlier_failure(earlier: Future | None) -> None:

@@ -22,6 +22,7 @@ from tracer.schema import (
     check_counts,
     counted_delta,
     counter_buckets_for,
+    counter_buckets_path,
     data_read_failure,
     partition_values,
     read_arrow,
@@ -168,13 +169,16 @@ def _counter_scan(files: list[Path], since: dt.datetime | None) -> pl.LazyFrame:
     return lf
 
 
-def counter_sources(files: list[Path], since: dt.datetime | None = None) -> tuple[list[Path], list[Path], list[Path]]:
+def counter_sources(files: list[Path], since: dt.datetime | None = None,
+                    stale: list[Path] | None = None) -> tuple[list[Path], list[Path], list[Path]]:
     """Split a dataset's counters files per host: (raw files, summaries of single-file hosts,
     summaries of hosts with several files). A host's counters come from its counter_buckets
     summaries (tracer.schema.COUNTER_BUCKETS) when every one of its files has one that matches
     it (`counter_buckets_for`) and `since` cuts no bucket of it (on a bucket boundary, or before
     the file's first bucket); else from its counters files, all of them (the same rows either
-    way: reading per host keeps each (host, probe, bucket) cell from one source)."""
+    way: reading per host keeps each (host, probe, bucket) cell from one source). `stale`, when
+    given, gets the first counters file of each host read whole because its summary is there
+    but not usable (an older tracebase's rule: `baseline summarize` writes it again)."""
     by_host = _files_by_host(files)
     since_ns = None if since is None else epoch_ns(since)
     aligned = since_ns is None or since_ns % BUCKET_NS == 0
@@ -186,6 +190,10 @@ def counter_sources(files: list[Path], since: dt.datetime | None = None) -> tupl
         spans = []
         for f in by_host[host]:
             found = counter_buckets_for(f)
+            if found is None and stale is not None:
+                summary = counter_buckets_path(f)
+                if summary is not None and summary.is_file():
+                    stale.append(f)
             first = found[1].get("first_bucket_ns") if found else None
             if found is None or not (aligned or first is None or (isinstance(first, int) and since_ns <= first)):
                 summaries = None

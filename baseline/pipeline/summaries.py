@@ -1,0 +1,133 @@
+"""Writing the 15-minute summaries of a dataset's counters files again (`baseline summarize`).
+
+Ingest and compaction write a counters file's summary (tracer.schema.COUNTER_BUCKETS) when they
+write the file. A summary that does not match its counters file as it is now -- written by an
+older tracebase under another bucket rule, or by nothing (a dataset another writer filled) -- is
+not used: the audit reads that host's counters files instead, the same tables several times
+slower on a fleet-day (21.6M snapshot rows instead of ~5M cells). Nothing else rewrites the
+summaries of days no snapshot arrives for any more; this does, under the dataset's writer lock.
+Idempotent: a current summary is left as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tracer.atomic import dataset_lock
+from tracer.errors import TracebaseError, shown
+from tracer.pools import process_pool, results_in_order
+from tracer.schema import (
+    check_counts,
+    counter_buckets_for,
+    counter_buckets_path,
+    write_counter_buckets,
+)
+
+
+@dataclass
+class SummariesResult:
+    files: int = 0  # counters part files looked at
+    current: int = 0  # whose summary was usable already (left as it was)
+    written: int = 0  # summaries this run wrote
+    # counters files left without a usable summary, with the reason ({"path", "reason"}): the
+    # audit reads them whole, and names them when they cannot be read
+    left: list[dict[str, str]] = field(default_factory=list)
+    orphans_removed: int = 0  # summaries whose counters file is not there any more
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def summarize_dataset(dataset: str | os.PathLike, *, dates: Iterable[str] | None = None, workers: int = 1,
+                      lock_timeout_s: float = 600.0) -> SummariesResult:
+    """Write the summary of every counters part file of `dataset` (of `dates` only, when given:
+    YYYY-MM-DD) whose summary is missing or not usable (tracer.schema.counter_buckets_for), and
+    remove summaries whose counters file is gone. A file whose counts no interval can hold
+    (tracer.schema.check_counts) or that cannot be read gets none: it is listed in `left` with
+    the reason, and stays where it is (the audit then names it). An OS error writing a summary
+    (a full disk, a read-only dataset) stops the run naming the file; what was written stays
+    (each summary is written whole or not at all). `workers` > 1: partitions in that many
+    processes."""
+    from baseline.pipeline.ingest import _partitions  # (the dataset's partition walk: one rule)
+
+    root = Path(dataset)
+    if not root.is_dir():
+        raise TracebaseError(f"{shown(root)}: expected a dataset directory, found {_what(root)}")
+    wanted = None if dates is None else {f"date={d}" for d in dates}
+    result = SummariesResult()
+    with dataset_lock(root, exclusive=True, timeout_s=lock_timeout_s):
+        partitions = [p for p in _partitions(root, ("counters",)) if wanted is None or p.parent.name in wanted]
+        if workers > 1 and len(partitions) > 1:
+            with process_pool(min(workers, len(partitions)), "fork", f"{shown(root)}: summarize -j") as pool:
+                size = max(1, len(partitions) // (workers * 4))  # a few tasks per worker
+                chunks = [partitions[i:i + size] for i in range(0, len(partitions), size)]
+                parts = [r for chunk in results_in_order(pool, _summarize_partitions, chunks) for r in chunk]
+        else:
+            parts = [_summarize_partition(p) for p in partitions]
+        for part in parts:
+            result.files += part.files
+            result.current += part.current
+            result.written += part.written
+            result.left += part.left
+            result.orphans_removed += part.orphans_removed
+    return result
+
+
+def _what(path: Path) -> str:
+    from tracer.inputs import what_is_at
+
+    return what_is_at(path)
+
+
+def _summarize_partitions(partitions: list[Path]) -> list[SummariesResult]:
+    return [_summarize_partition(p) for p in partitions]
+
+
+def _summarize_partition(part_dir: Path) -> SummariesResult:
+    from baseline.pipeline.ingest import (
+        _DATA_ERRORS,
+        _part_files,
+        _read_part,
+        _remove_orphan_summaries,
+    )
+
+    result = SummariesResult()
+    before = _summary_names(part_dir)
+    for counters_file in _part_files(part_dir):
+        result.files += 1
+        if counter_buckets_for(counters_file) is not None:
+            result.current += 1
+            continue
+        try:
+            rows = _read_part(counters_file, "counters")
+            # a summary vouches for its counts: none for counts no interval can hold (ingest
+            # quarantines such a snapshot; a file another writer put here is named, not moved)
+            check_counts(rows, "counters", shown(counters_file))
+            written = write_counter_buckets(counters_file, rows)
+        except OSError as exc:
+            raise TracebaseError(f"{shown(counter_buckets_path(counters_file) or counters_file)}: cannot write the "
+                                 f"summary ({exc.strerror or exc}); the summaries written so far stay") from None
+        except (TracebaseError, *_DATA_ERRORS) as exc:
+            result.left.append({"path": str(counters_file), "reason": str(exc)})
+            continue
+        if written is None:
+            result.left.append({"path": str(counters_file),
+                                "reason": "stores a host column that is not its directory's host throughout"})
+        else:
+            result.written += 1
+    _remove_orphan_summaries(part_dir)
+    result.orphans_removed = len(before - _summary_names(part_dir))
+    return result
+
+
+def _summary_names(part_dir: Path) -> set[str]:
+    summaries = counter_buckets_path(part_dir / "x.parquet")
+    if summaries is None or not summaries.parent.is_dir():
+        return set()
+    try:
+        return {e.name for e in os.scandir(summaries.parent) if e.name.startswith("part-")}
+    except OSError:
+        return set()
