@@ -41,14 +41,14 @@ ROWS = {
 }
 
 
-def build_dataset(root: Path) -> Path:
+def build_dataset(root: Path, interval_s: float | None = 5.0) -> Path:
     for host, rows in ROWS.items():
         kernel, vendor = HOSTS[host]
         for when in {r[0] for r in rows}:
             sel = [r for r in rows if r[0] == when]
             frame = pl.DataFrame(
                 {
-                    "host": host, "snapshot_time": [when] * len(sel), "interval_s": 5.0, "kernel_release": kernel,
+                    "host": host, "snapshot_time": [when] * len(sel), "interval_s": pl.Series([interval_s] * len(sel), dtype=pl.Float64), "kernel_release": kernel,
                     "vendor": vendor, "probe_set": "rdma", "probe": [r[1] for r in sel], "layer": None,
                     "live": [r[2] for r in sel], "invocations": [r[3] for r in sel], "failures": [r[4] for r in sel],
                     "errno_counts": [[{"errno": e, "count": c} for e, c in r[5].items()] for r in sel],
@@ -204,10 +204,14 @@ def test_a_week_without_counters_is_said(tmp_path):
     assert empty_week_note(root, "2026-W48", 3) is None
 
 
-def test_app_failures_seen_by_a_live_probe_at_that_time(tmp_path):
+# interval_s values no interval can have (another writer's): the failure is looked for in the
+# 5 s before a snapshot, as with no interval given; an infinite one was "internal error:
+# OverflowError", a NaN one a ValueError (battery 50's borderline, found on coverage)
+@pytest.mark.parametrize("interval_s", [5.0, None, 0.0, -5.0, float("nan"), float("inf"), float("-inf")])
+def test_app_failures_seen_by_a_live_probe_at_that_time(tmp_path, interval_s):
     """The headline: a failure counts as seen when a live probe on a kernel counterpart of its
     verb counted a failure on the same host in the snapshot after it."""
-    root = build_dataset(tmp_path / "ds")  # host a: ib_uverbs_reg_mr failed 10x in the snapshot at THIS_WEEK
+    root = build_dataset(tmp_path / "ds", interval_s)  # host a: ib_uverbs_reg_mr failed 10x in the snapshot at THIS_WEEK
     at = THIS_WEEK - dt.timedelta(seconds=3)
     stamp = lambda t: t.strftime("%Y-%m-%dT%H:%M:%S.000Z")  # noqa: E731
     lines = [

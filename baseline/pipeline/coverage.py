@@ -315,6 +315,20 @@ def _group_resolution(host_probe: pl.DataFrame, universe: list[str], label: str,
 SEEN_SLACK = dt.timedelta(seconds=10)
 
 
+# The longest snapshot interval taken for one: a week (the report's span; `tracer run -i` is at
+# most an hour, another writer's daily export still fits).
+LONGEST_INTERVAL_S = 7 * 86400.0
+
+
+def _longest_interval(interval_s: pl.Series) -> float:
+    """The longest interval of the counters' `interval_s` (seconds), 5 s when none is given. A
+    value no interval can have (null, 0, negative, NaN, infinite: another writer's) is left
+    out: an infinite one ended `baseline coverage` in "internal error: OverflowError"."""
+    usable = interval_s.filter(interval_s.is_finite() & (interval_s > 0))
+    longest = usable.max() if usable.len() else None
+    return min(float(longest), LONGEST_INTERVAL_S) if longest is not None else 5.0
+
+
 def _host_key(col: str) -> pl.Expr:
     # Job logs may name the host by its FQDN, the tracer by its short name (or the reverse).
     return pl.col(col).str.to_lowercase().str.split(".").list.first()
@@ -344,7 +358,7 @@ def seen_by_live_probe(failures: pl.DataFrame, counters: pl.LazyFrame) -> pl.Ser
     )
     if pairs.is_empty() or hits.is_empty():
         return pl.Series("seen", [False] * n)
-    interval = dt.timedelta(seconds=float(hits["interval_s"].max() or 5.0))
+    interval = dt.timedelta(seconds=_longest_interval(hits["interval_s"]))
     timed = pairs.filter(pl.col("time").is_not_null()).sort("time")
     snapshots = hits.select("host", "probe", "snapshot_time").sort("snapshot_time")
     matched = pl.concat([
