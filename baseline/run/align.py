@@ -332,6 +332,44 @@ def divergence_regions(s: Streams, explained: np.ndarray, k: int) -> Regions:
     return Regions(starts[group_first], ends[group_last], s.sid[starts[group_first]])
 
 
+def split_between_outcome_changes(regions: Regions, explained: np.ndarray, changes: np.ndarray) -> tuple[Regions, np.ndarray]:
+    """`regions` split where the thread re-joined known-good behaviour (at least one explained
+    position: a whole window of the good runs' events) between two outcome changes (`changes`,
+    per position): two independent faults a few known-good calls apart (an optional input
+    missing, the next one read as the good runs read it, a third missing) are two anomalies,
+    where merging runs less than k apart made them one and the second was listed nowhere.
+    Also returns, per new region, whether it was split from the next one (it then counts as
+    recovered only when the last part does: a cause's region keeps its weight against its
+    consequences')."""
+    if not len(regions) or not changes.any():
+        return regions, np.zeros(len(regions), dtype=bool)
+    starts, ends, sids, split = [], [], [], []
+    marks = np.flatnonzero(changes)
+    for lo, hi, sid in zip(regions.start.tolist(), regions.end.tolist(), regions.sid.tolist(), strict=True):
+        inside = marks[(marks >= lo) & (marks <= hi)]
+        cuts = []
+        if len(inside) > 1:
+            known = np.flatnonzero(explained[lo : hi + 1]) + lo
+            for a, b in zip(inside[:-1].tolist(), inside[1:].tolist(), strict=True):
+                gap = known[(known > a) & (known < b)]
+                if len(gap):  # the last unexplained position before the gap's end starts the next part
+                    nxt = int(gap[-1]) + 1 + int(np.argmax(~explained[int(gap[-1]) + 1 : b + 1]))
+                    cuts.append((int(gap[0]) - 1, nxt))
+        begin = lo
+        for end, nxt in cuts:
+            starts.append(begin)
+            ends.append(end)
+            sids.append(sid)
+            split.append(True)
+            begin = nxt
+        starts.append(begin)
+        ends.append(hi)
+        sids.append(sid)
+        split.append(False)
+    as_array = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
+    return Regions(as_array(starts), as_array(ends), as_array(sids)), np.asarray(split, dtype=bool)
+
+
 def anchor_in_good(
     bad_hash_before: np.uint64 | None,
     bad_rel_pos: float,

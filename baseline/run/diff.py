@@ -344,6 +344,7 @@ JSON object (``DiffReport.to_dict``; also docs/diff-json.md)
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -606,6 +607,44 @@ def _known_and_error_free(regions: align.Regions, b_cls: np.ndarray, novel: np.n
     or cut short (the SIGPIPE rule and the idempotent mkdir's, before the regions' maxima are
     taken once for the naming below)."""
     return (regions.max_over(b_cls) == 0) & ~regions.max_over(novel)
+
+
+# How many of the sibling processes an anomaly was folded from are named (`repeated_in`).
+REPEATED_IN_SHOWN = 10
+_SIBLING_RANK = re.compile(r"#\d+")
+
+
+def _fold_sibling_repeats(p: Prepared, bs: align.Streams, order: np.ndarray, named: np.ndarray, shown: np.ndarray,
+                          reorder: np.ndarray, region_sid: np.ndarray, s_role: list[str]) -> tuple[np.ndarray, dict]:
+    """`order` (regions, ranked) without the anomalies that repeat a better-ranked one in a
+    sibling process of the same role -- the same call, errno and path named, in a
+    process whose role differs only in its sibling ranks (`sh/mkdir#0`, `sh/mkdir#7`): a shell
+    loop running the same command again and again (`until mkdir ...; do sleep; done`) is one
+    fault, named once, not twenty times. Returns the kept order and, per kept region, the roles
+    of the regions folded into it. Repeats within one thread are _first_of_repeats'."""
+    kept: list[int] = []
+    firsts: dict[tuple, int] = {}
+    repeats: dict[int, list[str]] = {}
+    for r in order.tolist():
+        if reorder[r]:
+            kept.append(r)
+            continue
+        row = int(shown[r]) if shown[r] >= 0 else int(bs.orig[named[r]])
+        role = s_role[int(region_sid[r])]
+        if row < 0:
+            kept.append(r)
+            continue
+        # (the raw path too: a loop over files of one masked name -- part1, part2 -- missing
+        # each is as many faults, each file named)
+        raw = int(p.raw_path[row]) if p.raw_path is not None else -1
+        key = (int(p.probe[row]), int(p.errno[row]), int(p.plainpath[row]), raw, _SIBLING_RANK.sub("#", role))
+        first = firsts.get(key)
+        if first is None or role == s_role[int(region_sid[first])] or "#" not in role:
+            firsts.setdefault(key, r)
+            kept.append(r)
+        else:
+            repeats.setdefault(first, []).append(role)
+    return np.asarray(kept, dtype=np.int64), repeats
 
 
 def diff_traces(
@@ -1059,6 +1098,8 @@ def diff_traces(
     anomalies: list[dict[str, Any]] = []
     first_unexplained = None
     b_oc = np.where(bs.orig >= 0, outcome_change[np.maximum(bs.orig, 0)], False) & (b_cls > 0)
+    # two outcome changes a re-join apart are two anomalies (see align.split_between_outcome_changes)
+    regions, split_from_next = align.split_between_outcome_changes(regions, explained, b_oc)
     if len(regions) and len(idem_mkdir):
         # An idempotent mkdir the thread's divergence follows within a window (the path was
         # a file, not a directory: mkdir -p and makedirs fail right after their check) is
@@ -1069,6 +1110,8 @@ def diff_traces(
         max_cls = regions.max_over(b_cls)
         has_novel = regions.max_over(novel)
         recovered = regions.end < b_end[regions.sid] - 1
+        for r in np.flatnonzero(split_from_next)[::-1].tolist():  # (a part counts as its last part does)
+            recovered[r] = recovered[r + 1]
         # Each region is named by its outcome change if any, else its most severe error, else
         # its first event; scored by that event.
         fallback = _fallback_lookups(p, bs, b_oc & (b_cls == 1), novel)
@@ -1297,6 +1340,9 @@ def diff_traces(
         order = np.lexsort((named_seq, -score))
         if (~reorder).any():
             first_unexplained = int(_seq_of(bs, regions.start[~reorder], seq_rows).min())
+        order, repeats = _fold_sibling_repeats(p, bs, order, named, np.where(reported >= 0, reported, timed_out),
+                                               reorder, regions.sid, s_role)
+        folded = len(regions) - len(order)
         for rank, r in enumerate(order[:max_anomalies], start=1):
             sid = int(regions.sid[r])
             pos, start = int(named[r]), int(regions.start[r])
@@ -1403,6 +1449,8 @@ def diff_traces(
                     "unexplained_events": int(regions.end[r] - regions.start[r] + 1),
                     "last_common": [_strip(e) for e in last_common],
                     "good_instead": [_strip(e) for e in good_instead],
+                    "repeats": len(repeats.get(int(r), ())),
+                    "repeated_in": repeats.get(int(r), [])[:REPEATED_IN_SHOWN],
                     # (for _cause_in_another_process, removed below)
                     "_row": int(bs.orig[pos]) if reported[r] < 0 and timed_out[r] < 0 else -1,
                     "_good_npaths": {e["npath"] for e in good_instead if e.get("npath")},
@@ -1422,7 +1470,7 @@ def diff_traces(
                                 "pid": ev["pid"], "tid": ev["tid"], "comm": ev["comm"]})
     for a in anomalies + reorderings:
         del a["_row"], a["_good_npaths"]
-    count = int((~reorder).sum()) if len(regions) else 0
+    count = int((~reorder).sum()) - folded if len(regions) else 0
 
     # Roles every good trace has and the bad trace lacks.
     for rk in _missing_roles(s_tkey, s_rolekey, matched_role, is_bad_stream, len(good_ids)):
@@ -1458,6 +1506,8 @@ def diff_traces(
 
     for rank, a in enumerate(anomalies + reorderings, start=1):
         a["rank"] = rank
+        a.setdefault("repeats", 0)
+        a.setdefault("repeated_in", [])
     return DiffReport(
         anomalies=anomalies,
         reorderings=reorderings,

@@ -68,6 +68,8 @@ class DiffReport:
             assert b is not None
             lines.append(f"bifurcation: {_describe(b)}")
             lines.append(f"  {_where(b)}" + ("" if b["recovered"] else ", never re-joins good behaviour"))
+            if b.get("repeats"):
+                lines.append(f"  {_repeated(b)}")
             if b["last_common"]:
                 lines.append("  last common events:")
                 lines += [f"    {_event_line(e)}" for e in b["last_common"]]
@@ -84,7 +86,7 @@ class DiffReport:
                 lines.append(f"later anomalies (ranked, {self.anomaly_count - 1} in all):")
                 for a in later:
                     lines.append(f"  {a['rank']}. [{a['score']:.1f}] {_describe(a)} "
-                                 f"({_where(a)})")
+                                 f"({_where(a)})" + (f"; {_repeated(a)}" if a.get("repeats") else ""))
         ign = self.expected_ignored
         if ign["total"]:
             lines.append(f"expected errors ignored: {ign['total']}")
@@ -100,6 +102,12 @@ class DiffReport:
             lines.append("expected errors ignored: 0")
         # one line per line: a path or comm holding a newline or ESC is shown escaped
         return "\n".join(printable(line) for line in lines)
+
+
+def _repeated(a: dict[str, Any]) -> str:
+    """The sibling processes an anomaly was folded from (a loop running the same command)."""
+    roles = ", ".join(a["repeated_in"]) + (" ..." if a["repeats"] > len(a["repeated_in"]) else "")
+    return f"the same in {a['repeats']} more sibling process{'es' if a['repeats'] > 1 else ''} ({roles})"
 
 
 def _quoted(text: str) -> str:

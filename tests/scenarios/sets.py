@@ -41,6 +41,7 @@ from scenarios import (
     real_ninth,
     real_seventeenth,
     real_seventh,
+    real_seventieth,
     real_sixteenth,
     real_sixth,
     real_sixtieth,
@@ -48,6 +49,7 @@ from scenarios import (
     real_sixtyfifth,
     real_sixtyfirst,
     real_sixtyfourth,
+    real_sixtyninth,
     real_sixtysecond,
     real_sixtyseventh,
     real_sixtysixth,
@@ -215,6 +217,10 @@ SETS: list[RealSet] = [
             real_sixtyseventh.quiet_teardown),
     RealSet("real_sixtyeighth", real_sixtyeighth.REAL_SIXTYEIGHTH, real_sixtyeighth.QUIET_SIXTYEIGHTH,
             real_sixtyeighth.quiet_teardown),
+    RealSet("real_sixtyninth", real_sixtyninth.REAL_SIXTYNINTH, real_sixtyninth.QUIET_SIXTYNINTH,
+            real_sixtyninth.quiet_teardown),
+    RealSet("real_seventieth", real_seventieth.REAL_SEVENTIETH, real_seventieth.QUIET_SEVENTIETH,
+            real_seventieth.quiet_teardown),
 ]
 
 

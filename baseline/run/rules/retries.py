@@ -534,7 +534,10 @@ def _fallback_lookups(p: Prepared, bs: align.Streams, soft_change: np.ndarray, n
     """Bad positions that are a fallback lookup: a soft error where the good runs succeeded
     (`soft_change`), answered by the very next event of the thread -- the same call, on a path
     no good run took (`novel`), succeeding: the XDG config missing and the dotfile found. The
-    program recovered by itself; the error neither names nor scores its region."""
+    program recovered by itself; the error neither names nor scores its region. A directory
+    opened for listing (O_DIRECTORY) right after a file's open failed is no other place for the
+    file: it is the work the miss set off (a cache index missing, its sources listed to rebuild
+    it), and the miss stays the region's outcome change."""
     out = np.zeros(len(bs), dtype=bool)
     cand = np.flatnonzero(soft_change[:-1])
     if not len(cand):
@@ -544,8 +547,16 @@ def _fallback_lookups(p: Prepared, bs: align.Streams, soft_change: np.ndarray, n
     ok = (bs.sid[nxt] == bs.sid[cand]) & (row >= 0) & (row2 >= 0) & novel[nxt]
     row, row2 = np.maximum(row, 0), np.maximum(row2, 0)
     ok &= (p.probe[row] == p.probe[row2]) & (p.errno[row2] < 0) & (p.plainpath[row] != p.plainpath[row2])
+    for i in np.flatnonzero(ok).tolist():
+        ok[i] = not _lists_a_directory_instead(p, int(row[i]), int(row2[i]))
     out[cand[ok]] = True
     return out
+
+
+def _lists_a_directory_instead(p: Prepared, failed: int, answer: int) -> bool:
+    """Whether `answer` opened a directory (O_DIRECTORY) where the `failed` open asked for none."""
+    flags, asked = p.value("arg", answer), p.value("arg", failed)
+    return "O_DIRECTORY" in str(flags or "") and "O_DIRECTORY" not in str(asked or "")
 
 
 def _fallback_answers(p: Prepared, bs: align.Streams, fallback: np.ndarray) -> list[tuple[int, int, str]]:
