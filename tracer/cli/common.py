@@ -817,11 +817,18 @@ def _run(prog: str, description: str, modules: Sequence[str], argv: Sequence[str
         _refuse_too_little_address_space()
         _refuse_too_few_threads()
         require_open_files(MIN_OPEN_FILES, "polars', Arrow's and the inputs' descriptors")
-        stdout, sys.stdout = sys.stdout, _ClosablePipe(sys.stdout)
+        pipe = _ClosablePipe(sys.stdout)
+        stdout, sys.stdout = sys.stdout, pipe
         try:
-            return int(args.func(args) or 0)
+            status = int(args.func(args) or 0)
+        except BaseException:
+            with contextlib.suppress(OSError, ValueError):  # (the error it ends with is what is said)
+                pipe.flush()
+            raise
         finally:
             sys.stdout = stdout
+        pipe.flush()  # the output's last block: an error writing it is trouble, not a quiet cut
+        return status
     except TracebaseError as exc:
         _say(prog, str(exc))
         return exc.exit_status
@@ -1078,25 +1085,81 @@ def _printable(text: str) -> str:
 class _ClosablePipe:
     """stdout for a command's handler: when the reader goes away (`baseline diff ... | head -1`)
     the rest of the output is dropped and the command finishes, so its exit status still says
-    what it found (diff: 1 = anomaly) and what it writes to files is complete."""
+    what it found (diff: 1 = anomaly) and what it writes to files is complete.
+
+    Written whole or not at all: the text is encoded here and written to the descriptor in a
+    loop until every byte is out. Python's buffered stdout takes a short write for a whole one
+    and drops the rest without a word -- a stdout file reaching `ulimit -f` or a disk that
+    fills after the first bytes (write returns the part that fitted, the next one would fail)
+    left a cut JSON and exit 0. Now the next write's error names <stdout> (exit 2). A
+    non-blocking stdout (O_NONBLOCK set by whoever opened the pipe) is waited on when full
+    (STDOUT_STALL_S at most, then its EAGAIN names <stdout>), where the buffered stream dropped
+    what did not fit (battery 51). A terminal gets each line
+    as it is written, anything else blocks of STDOUT_BLOCK bytes. Streams without a descriptor
+    (a test's io.StringIO) are written as they are."""
 
     def __init__(self, stream: Any):
         self._stream, self._closed = stream, False
+        self._pending = bytearray()
+        try:
+            self._fd: int | None = stream.fileno()
+            self._lines = stream.isatty()
+        except (OSError, ValueError, AttributeError):
+            self._fd, self._lines = None, False
+        self._encoding = getattr(stream, "encoding", None) or "utf-8"
+        self._errors = getattr(stream, "errors", None) or "strict"
+        self._started = False
 
     def write(self, text: str) -> int:
-        if not self._closed:
+        if self._closed:
+            return len(text)
+        if self._fd is None:
             try:
                 return self._stream.write(text)
             except BrokenPipeError:
                 self._close()
             except OSError as exc:  # ENOSPC (/dev/full, a full disk), EIO: say where
                 raise _on_stdout(exc) from None
+            return len(text)
+        if not self._started:  # what the stream held from before the handler ran goes first
+            self._started = True
+            self._flush_stream()
+        self._pending += text.encode(self._encoding, self._errors)
+        if len(self._pending) >= STDOUT_BLOCK or (self._lines and "\n" in text):
+            self._drain()
         return len(text)
 
     def flush(self) -> None:
-        if not self._closed:
+        if self._closed:
+            return
+        if self._fd is None:
+            self._flush_stream()
+        else:
+            self._drain()
+
+    def _flush_stream(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._close()
+        except OSError as exc:
+            raise _on_stdout(exc) from None
+
+    def _drain(self) -> None:
+        import select
+
+        # (taken out first: an error leaves nothing to fail again in the exit's flush)
+        data, self._pending = self._pending, bytearray()
+        view, done = memoryview(data), 0
+        while done < len(view) and not self._closed:
             try:
-                self._stream.flush()
+                done += os.write(self._fd, view[done:])
+            except BlockingIOError as exc:  # a full non-blocking pipe: wait until it takes more
+                if not select.select([], [self._fd], [], STDOUT_STALL_S)[1]:
+                    # a blocking write would wait for ever; a reader that only reads once the
+                    # command has ended never comes: said, as GNU tools say EAGAIN at once
+                    exc.strerror = f"{exc.strerror} (a non-blocking stdout nothing read for {STDOUT_STALL_S:.0f} s)"
+                    raise _on_stdout(exc) from None
             except BrokenPipeError:
                 self._close()
             except OSError as exc:
@@ -1104,10 +1167,17 @@ class _ClosablePipe:
 
     def _close(self) -> None:
         self._closed = True
+        self._pending.clear()
         _silence_stdout()
 
     def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding, buffer, ...
         return getattr(self._stream, name)
+
+
+# stdout's write size for anything but a terminal (io.DEFAULT_BUFFER_SIZE, as the stream's)
+STDOUT_BLOCK = 8192
+# How long a full non-blocking stdout is waited on for its reader before the write is an error
+STDOUT_STALL_S = 10.0
 
 
 def _silence_stdout() -> None:
