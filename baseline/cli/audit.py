@@ -110,12 +110,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "upper 95% bound. Curated entries win; stale learned entries are flagged.",
         formatter_class=HelpFormatter, epilog=EXPECTED_EPILOG,
     )
-    q.add_argument("dataset", metavar="DATASET", type=common.input_path("the dataset"))
+    q.add_argument("dataset", metavar="DATASET", type=common.input_path("the dataset"), help="dataset root")
     q.add_argument("-o", "--output", default="expected_errors.yaml", metavar="YAML",
-                   type=common.output_path("the expected-errors YAML", file=True))
+                   type=common.output_path("the expected-errors YAML", file=True),
+                   help="the YAML file the learned entries are merged into (created when missing; its curated "
+                        "entries win; default ./expected_errors.yaml)")
     q.add_argument("--since", metavar="T", type=common.since,
                    help="only traces at or after T (ISO date/time, UTC, or a time ago: 2h, 1d)")
-    q.add_argument("--min-hosts", type=common.positive_int, default=3, metavar="N")
+    q.add_argument("--min-hosts", type=common.positive_int, default=3, metavar="N",
+                   help="an error is expected only when it recurs, survived, on at least N hosts (default 3)")
     common.add_json(q, "the learned entries")
     q.set_defaults(func=handle_expected_learn)
 
