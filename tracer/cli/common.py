@@ -1124,7 +1124,12 @@ class _ClosablePipe:
         if not self._started:  # what the stream held from before the handler ran goes first
             self._started = True
             self._flush_stream()
-        self._pending += text.encode(self._encoding, self._errors)
+        data = text.encode(self._encoding, self._errors)
+        if len(data) >= STDOUT_BLOCK:  # (a whole document at once: written as it is, not copied again)
+            self._drain()
+            self._write_all(data)
+            return len(text)
+        self._pending += data
         if len(self._pending) >= STDOUT_BLOCK or (self._lines and "\n" in text):
             self._drain()
         return len(text)
@@ -1146,10 +1151,13 @@ class _ClosablePipe:
             raise _on_stdout(exc) from None
 
     def _drain(self) -> None:
-        import select
-
         # (taken out first: an error leaves nothing to fail again in the exit's flush)
         data, self._pending = self._pending, bytearray()
+        self._write_all(data)
+
+    def _write_all(self, data: bytes | bytearray) -> None:
+        import select
+
         view, done = memoryview(data), 0
         while done < len(view) and not self._closed:
             try:
