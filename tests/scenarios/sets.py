@@ -42,6 +42,7 @@ from scenarios import (
     real_seventeenth,
     real_seventh,
     real_seventieth,
+    real_seventyfirst,
     real_sixteenth,
     real_sixth,
     real_sixtieth,
@@ -221,6 +222,8 @@ SETS: list[RealSet] = [
             real_sixtyninth.quiet_teardown),
     RealSet("real_seventieth", real_seventieth.REAL_SEVENTIETH, real_seventieth.QUIET_SEVENTIETH,
             real_seventieth.quiet_teardown),
+    RealSet("real_seventyfirst", real_seventyfirst.REAL_SEVENTYFIRST, real_seventyfirst.QUIET_SEVENTYFIRST,
+            real_seventyfirst.quiet_teardown),
 ]
 
 
