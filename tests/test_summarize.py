@@ -194,3 +194,21 @@ def test_a_read_only_dataset_is_one_line_and_exit_2_losing_nothing(dataset):
     assert str(dataset) in done.stderr and "read-only" in done.stderr.lower(), done.stderr
     assert summaries(dataset) == {}
     assert summarize_dataset(dataset).written == len(dataset_files(dataset, "counters"))
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_something_else_in_a_summarys_place_is_listed_and_the_rest_are_written(dataset, kind):
+    files = dataset_files(dataset, "counters")
+    shutil.rmtree(dataset / "counter_buckets")
+    taken = counter_buckets_path(files[0])
+    taken.parent.mkdir(parents=True)
+    if kind == "directory":
+        (taken / "inside").mkdir(parents=True)
+    else:
+        os.mkfifo(taken)
+    done = run("summarize", str(dataset))
+    assert done.returncode == 0, done.stderr
+    left = [line for line in done.stdout.splitlines() if line.startswith("left without a summary")]
+    assert len(left) == 1 and str(taken) in left[0] and "expected its summary or nothing there" in left[0], left
+    assert done.stdout.splitlines()[0] == f"{len(files)} counters files: {len(files) - 1} summaries written, 0 current already"
+    assert all(counter_buckets_for(f) is not None for f in files[1:])

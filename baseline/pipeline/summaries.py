@@ -101,6 +101,10 @@ def _summarize_partition(part_dir: Path) -> SummariesResult:
         if counter_buckets_for(counters_file) is not None:
             result.current += 1
             continue
+        occupied = _not_a_file_in_place(counter_buckets_path(counters_file))
+        if occupied:  # (another writer's: named, left as it is, the rest go on)
+            result.left.append({"path": str(counters_file), "reason": occupied})
+            continue
         try:
             rows = _read_part(counters_file, "counters")
             # a summary vouches for its counts: none for counts no interval can hold (ingest
@@ -121,6 +125,21 @@ def _summarize_partition(part_dir: Path) -> SummariesResult:
     _remove_orphan_summaries(part_dir)
     result.orphans_removed = len(before - _summary_names(part_dir))
     return result
+
+
+def _not_a_file_in_place(summary: Path | None) -> str | None:
+    """Why a summary cannot be written at `summary` (a directory, a FIFO, ... there), or None."""
+    import stat
+
+    from tracer.inputs import file_kind
+
+    try:
+        mode = os.lstat(summary).st_mode if summary is not None else None
+    except OSError:
+        return None
+    if mode is None or stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+        return None
+    return f"{shown(summary)}: expected its summary or nothing there, found {file_kind(mode)}"
 
 
 def _summary_names(part_dir: Path) -> set[str]:
