@@ -43,6 +43,7 @@ from scenarios import (
     real_seventh,
     real_seventieth,
     real_seventyfirst,
+    real_seventysecond,
     real_sixteenth,
     real_sixth,
     real_sixtieth,
@@ -224,6 +225,8 @@ SETS: list[RealSet] = [
             real_seventieth.quiet_teardown),
     RealSet("real_seventyfirst", real_seventyfirst.REAL_SEVENTYFIRST, real_seventyfirst.QUIET_SEVENTYFIRST,
             real_seventyfirst.quiet_teardown),
+    RealSet("real_seventysecond", real_seventysecond.REAL_SEVENTYSECOND, real_seventysecond.QUIET_SEVENTYSECOND,
+            real_seventysecond.quiet_teardown),
 ]
 
 
