@@ -51,7 +51,7 @@ def summarize_dataset(dataset: str | os.PathLike, *, dates: Iterable[str] | None
     (a full disk, a read-only dataset) stops the run naming the file; what was written stays
     (each summary is written whole or not at all). `workers` > 1: partitions in that many
     processes."""
-    from baseline.pipeline.ingest import _partitions  # (the dataset's partition walk: one rule)
+    from tracer.schema import dataset_files
 
     root = Path(dataset)
     if not root.is_dir():
@@ -59,7 +59,13 @@ def summarize_dataset(dataset: str | os.PathLike, *, dates: Iterable[str] | None
     wanted = None if dates is None else {f"date={d}" for d in dates}
     result = SummariesResult()
     with dataset_lock(root, exclusive=True, timeout_s=lock_timeout_s):
-        partitions = [p for p in _partitions(root, ("counters",)) if wanted is None or p.parent.name in wanted]
+        # the files the audit reads (the same listing: a host partition symlinked in from another
+        # volume is read, so it is summarised), by partition, those of the layout only
+        by_partition: dict[Path, list[Path]] = {}
+        for f in dataset_files(root, "counters"):
+            if counter_buckets_path(f) is not None and (wanted is None or f.parent.parent.name in wanted):
+                by_partition.setdefault(f.parent, []).append(f)
+        partitions = list(by_partition.items())
         if workers > 1 and len(partitions) > 1:
             with process_pool(min(workers, len(partitions)), "fork", f"{shown(root)}: summarize -j") as pool:
                 size = max(1, len(partitions) // (workers * 4))  # a few tasks per worker
@@ -82,21 +88,17 @@ def _what(path: Path) -> str:
     return what_is_at(path)
 
 
-def _summarize_partitions(partitions: list[Path]) -> list[SummariesResult]:
+def _summarize_partitions(partitions: list[tuple[Path, list[Path]]]) -> list[SummariesResult]:
     return [_summarize_partition(p) for p in partitions]
 
 
-def _summarize_partition(part_dir: Path) -> SummariesResult:
-    from baseline.pipeline.ingest import (
-        _DATA_ERRORS,
-        _part_files,
-        _read_part,
-        _remove_orphan_summaries,
-    )
+def _summarize_partition(partition: tuple[Path, list[Path]]) -> SummariesResult:
+    from baseline.pipeline.ingest import _DATA_ERRORS, _read_part, _remove_orphan_summaries
 
+    part_dir, files = partition
     result = SummariesResult()
     before = _summary_names(part_dir)
-    for counters_file in _part_files(part_dir):
+    for counters_file in files:
         result.files += 1
         if counter_buckets_for(counters_file) is not None:
             result.current += 1

@@ -76,9 +76,12 @@ class ArgumentParser(argparse.ArgumentParser):
         if not message:
             return
         file = file or sys.stderr
+        # (stdout through _ClosablePipe: written whole, where a part that fitted under `ulimit -f`
+        # was taken for the whole text, exit 0: battery 52)
+        out = _ClosablePipe(file) if file is sys.stdout else file
         try:
-            file.write(message)
-            file.flush()
+            out.write(message)
+            out.flush()
         except BrokenPipeError:
             if file is sys.stdout:
                 _silence_stdout()
