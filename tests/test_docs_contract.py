@@ -271,6 +271,8 @@ ANOMALY_TYPES = {
     "then_wrote": (str, type(None)), "next_event": (dict, type(None)), "timed_out_ms": (float, type(None)),
     "empty_answer": bool, "process": dict, "position": int, "recovered": bool, "unexplained_events": int,
     "last_common": list, "good_instead": list,
+    # round forty-six: the same anomaly in sibling processes of one role, folded into this one
+    "repeats": int, "repeated_in": list,
 }
 
 

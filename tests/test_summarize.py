@@ -133,9 +133,9 @@ def test_dates_workers_json_and_orphans(dataset):
     result = json.loads(done.stdout)
     assert (result["files"], result["written"], result["left"]) == (len(files), len(files), [])
     assert all(counter_buckets_for(f) is not None for f in files)
-    # the orphan's host has no counters partition: the walk is over counters partitions, so it
-    # stays until its own partition directory is walked (retention removes both)
-    assert orphan.exists()
+    # the orphan's host has no counters partition at all: removed too (docs contract 7 found it
+    # left, where --help says summaries whose counters file is gone are removed)
+    assert result["orphans_removed"] == 1 and not orphan.exists()
 
 
 def test_orphan_summary_beside_a_counters_partition_is_removed(dataset):

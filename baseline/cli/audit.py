@@ -374,7 +374,8 @@ def handle_audit(args: argparse.Namespace) -> int:
     for line in _drift_lines(result.model_drift):
         print(line)
     if result.stale_summary_hosts:
-        print(f"  counters: {result.stale_summary_hosts:,} hosts read whole, their 15-minute summaries stale (written by "
+        hosts = f"{result.stale_summary_hosts:,} host{'s' if result.stale_summary_hosts > 1 else ''}"
+        print(f"  counters: {hosts} read whole, their 15-minute summaries stale (written by "
               f"an older tracebase?): the same tables, slower; `baseline summarize {printable(args.dataset)}` writes them again")
     sys.stdout.write(terminal_report(result))
     print(f"wrote {', '.join(printable(str(p)) for p in result.files.values())}")

@@ -79,7 +79,36 @@ def summarize_dataset(dataset: str | os.PathLike, *, dates: Iterable[str] | None
             result.written += part.written
             result.left += part.left
             result.orphans_removed += part.orphans_removed
+        # summaries of hosts or dates no counters file is left for (retention, another tool):
+        # their partitions were not walked above
+        result.orphans_removed += _remove_partitionless_summaries(root, wanted, set(by_partition))
     return result
+
+
+def _remove_partitionless_summaries(root: Path, wanted: set[str] | None, walked: set[Path]) -> int:
+    """Remove the summaries under counter_buckets/date=D/host=H whose counters file is not there,
+    in partitions the walk did not visit (a host or date with no counters file left), of the
+    `wanted` dates only. Symlinked directories are not followed. The number removed."""
+    removed = 0
+    top = root / "counter_buckets"
+    if not top.is_dir() or top.is_symlink():
+        return 0
+    for summaries in sorted(top.glob("date=*/host=*")):
+        if (wanted is not None and summaries.parent.name not in wanted) or summaries.is_symlink() \
+                or not summaries.is_dir():
+            continue
+        counters = root / "counters" / summaries.parent.name / summaries.name
+        if counters in walked:
+            continue
+        for entry in os.scandir(summaries):
+            if (entry.name.startswith("part-") and entry.name.endswith(".parquet") and entry.is_file(follow_symlinks=False)
+                    and not os.path.lexists(counters / entry.name)):
+                try:
+                    os.unlink(entry.path)
+                    removed += 1
+                except FileNotFoundError:
+                    pass
+    return removed
 
 
 def _what(path: Path) -> str:
