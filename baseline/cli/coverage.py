@@ -7,6 +7,7 @@ baseline.pipeline.suggest), so the pipeline runs without Airflow too.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -135,13 +136,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _iso_date(text: str) -> str:
     import datetime as dt
 
-    try:
-        return dt.date.fromisoformat(text).isoformat() if len(text) == 10 else _not_a_date(text)
-    except ValueError:
-        return _not_a_date(text)
-
-
-def _not_a_date(text: str) -> str:
+    if len(text) == 10:  # (fromisoformat also takes 20261201 and 2026-W48-1)
+        with contextlib.suppress(ValueError):
+            return dt.date.fromisoformat(text).isoformat()
     raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, found {printable(text)!r}")
 
 

@@ -1346,20 +1346,25 @@ def _remove_part(f: Path) -> None:
     f.unlink()
 
 
-def _remove_orphan_summaries(part_dir: Path) -> None:
+def _remove_orphan_summaries(part_dir: Path) -> int:
     """Summaries (counter_buckets) whose counters file is not there: a compaction killed after
     writing the merged file's summary but before its swap, or after the swap but before the
     inputs' summaries went (an earlier version's in-place compaction killed between a file's
     deletion and its summary's left them too). Readers never take them (a summary is only read
-    through its counters file), but a rerun must leave what an uninterrupted run leaves."""
+    through its counters file), but a rerun must leave what an uninterrupted run leaves.
+    `part_dir` need not exist (a host or date with no counters left: `baseline summarize`). A
+    directory under a summary's name is left alone (unlinking it failed). The number removed."""
     summaries = counter_buckets_path(part_dir / "x.parquet")
     if summaries is None or not summaries.parent.is_dir() or summaries.parent.is_symlink():
-        return
+        return 0
+    removed = 0
     for entry in os.scandir(summaries.parent):
         if (entry.name.startswith("part-") and entry.name.endswith(".parquet")
-                and not os.path.lexists(part_dir / entry.name)):
+                and not entry.is_dir(follow_symlinks=False) and not os.path.lexists(part_dir / entry.name)):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(entry.path)
+                removed += 1
+    return removed
 
 
 def _impossible_counts(counters_file: Path) -> str | None:

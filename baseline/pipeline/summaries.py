@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tracer.atomic import dataset_lock
 from tracer.errors import TracebaseError, shown
+from tracer.inputs import file_kind, what_is_at
 from tracer.pools import process_pool, results_in_order
 from tracer.schema import (
     check_counts,
@@ -55,7 +56,7 @@ def summarize_dataset(dataset: str | os.PathLike, *, dates: Iterable[str] | None
 
     root = Path(dataset)
     if not root.is_dir():
-        raise TracebaseError(f"{shown(root)}: expected a dataset directory, found {_what(root)}")
+        raise TracebaseError(f"{shown(root)}: expected a dataset directory, found {what_is_at(root)}")
     wanted = None if dates is None else {f"date={d}" for d in dates}
     result = SummariesResult()
     with dataset_lock(root, exclusive=True, timeout_s=lock_timeout_s):
@@ -88,33 +89,18 @@ def summarize_dataset(dataset: str | os.PathLike, *, dates: Iterable[str] | None
 def _remove_partitionless_summaries(root: Path, wanted: set[str] | None, walked: set[Path]) -> int:
     """Remove the summaries under counter_buckets/date=D/host=H whose counters file is not there,
     in partitions the walk did not visit (a host or date with no counters file left), of the
-    `wanted` dates only. Symlinked directories are not followed. The number removed."""
-    removed = 0
+    `wanted` dates only (ingest's `_remove_orphan_summaries`, one rule). The number removed."""
+    from baseline.pipeline.ingest import _remove_orphan_summaries
+
     top = root / "counter_buckets"
     if not top.is_dir() or top.is_symlink():
         return 0
+    removed = 0
     for summaries in sorted(top.glob("date=*/host=*")):
-        if (wanted is not None and summaries.parent.name not in wanted) or summaries.is_symlink() \
-                or not summaries.is_dir():
-            continue
         counters = root / "counters" / summaries.parent.name / summaries.name
-        if counters in walked:
-            continue
-        for entry in os.scandir(summaries):
-            if (entry.name.startswith("part-") and entry.name.endswith(".parquet") and entry.is_file(follow_symlinks=False)
-                    and not os.path.lexists(counters / entry.name)):
-                try:
-                    os.unlink(entry.path)
-                    removed += 1
-                except FileNotFoundError:
-                    pass
+        if (wanted is None or summaries.parent.name in wanted) and counters not in walked:
+            removed += _remove_orphan_summaries(counters)
     return removed
-
-
-def _what(path: Path) -> str:
-    from tracer.inputs import what_is_at
-
-    return what_is_at(path)
 
 
 def _summarize_partitions(partitions: list[tuple[Path, list[Path]]]) -> list[SummariesResult]:
@@ -126,7 +112,6 @@ def _summarize_partition(partition: tuple[Path, list[Path]]) -> SummariesResult:
 
     part_dir, files = partition
     result = SummariesResult()
-    before = _summary_names(part_dir)
     for counters_file in files:
         result.files += 1
         if counter_buckets_for(counters_file) is not None:
@@ -153,16 +138,13 @@ def _summarize_partition(partition: tuple[Path, list[Path]]) -> SummariesResult:
                                 "reason": "stores a host column that is not its directory's host throughout"})
         else:
             result.written += 1
-    _remove_orphan_summaries(part_dir)
-    result.orphans_removed = len(before - _summary_names(part_dir))
+    result.orphans_removed = _remove_orphan_summaries(part_dir)
     return result
 
 
 def _not_a_file_in_place(summary: Path | None) -> str | None:
     """Why a summary cannot be written at `summary` (a directory, a FIFO, ... there), or None."""
     import stat
-
-    from tracer.inputs import file_kind
 
     try:
         mode = os.lstat(summary).st_mode if summary is not None else None
@@ -171,13 +153,3 @@ def _not_a_file_in_place(summary: Path | None) -> str | None:
     if mode is None or stat.S_ISREG(mode) or stat.S_ISLNK(mode):
         return None
     return f"{shown(summary)}: expected its summary or nothing there, found {file_kind(mode)}"
-
-
-def _summary_names(part_dir: Path) -> set[str]:
-    summaries = counter_buckets_path(part_dir / "x.parquet")
-    if summaries is None or not summaries.parent.is_dir():
-        return set()
-    try:
-        return {e.name for e in os.scandir(summaries.parent) if e.name.startswith("part-")}
-    except OSError:
-        return set()
