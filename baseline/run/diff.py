@@ -344,7 +344,6 @@ JSON object (``DiffReport.to_dict``; also docs/diff-json.md)
 from __future__ import annotations
 
 import os
-import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -611,35 +610,34 @@ def _known_and_error_free(regions: align.Regions, b_cls: np.ndarray, novel: np.n
 
 # How many of the sibling processes an anomaly was folded from are named (`repeated_in`).
 REPEATED_IN_SHOWN = 10
-_SIBLING_RANK = re.compile(r"#\d+")
 
 
 def _fold_sibling_repeats(p: Prepared, bs: align.Streams, order: np.ndarray, named: np.ndarray, shown: np.ndarray,
-                          reorder: np.ndarray, region_sid: np.ndarray, s_role: list[str]) -> tuple[np.ndarray, dict]:
+                          reorder: np.ndarray, region_sid: np.ndarray, roles: tuple[list[str], list[str]],
+                          ) -> tuple[np.ndarray, dict]:
     """`order` (regions, ranked) without the anomalies that repeat a better-ranked one in a
-    sibling process of the same role -- the same call, errno and path named, in a
-    process whose role differs only in its sibling ranks (`sh/mkdir#0`, `sh/mkdir#7`): a shell
+    sibling process of the same role -- the same call, errno and path named, in another thread
+    of the same role key (`roles`: per stream, role key and role; `sh/mkdir#0`, `sh/mkdir#7`): a shell
     loop running the same command again and again (`until mkdir ...; do sleep; done`) is one
     fault, named once, not twenty times. Returns the kept order and, per kept region, the roles
     of the regions folded into it. Repeats within one thread are _first_of_repeats'."""
+    role_keys, s_role = roles
     kept: list[int] = []
     firsts: dict[tuple, int] = {}
     repeats: dict[int, list[str]] = {}
     for r in order.tolist():
-        if reorder[r]:
-            kept.append(r)
-            continue
         row = int(shown[r]) if shown[r] >= 0 else int(bs.orig[named[r]])
-        role = s_role[int(region_sid[r])]
-        if row < 0:
+        if reorder[r] or row < 0:
             kept.append(r)
             continue
+        sid = int(region_sid[r])
         # (the raw path too: a loop over files of one masked name -- part1, part2 -- missing
         # each is as many faults, each file named)
         raw = int(p.raw_path[row]) if p.raw_path is not None else -1
-        key = (int(p.probe[row]), int(p.errno[row]), int(p.plainpath[row]), raw, _SIBLING_RANK.sub("#", role))
+        key = (int(p.probe[row]), int(p.errno[row]), int(p.plainpath[row]), raw, role_keys[sid])
         first = firsts.get(key)
-        if first is None or role == s_role[int(region_sid[first])] or "#" not in role:
+        role = s_role[sid]
+        if first is None or role == s_role[int(region_sid[first])]:
             firsts.setdefault(key, r)
             kept.append(r)
         else:
@@ -1341,7 +1339,7 @@ def diff_traces(
         if (~reorder).any():
             first_unexplained = int(_seq_of(bs, regions.start[~reorder], seq_rows).min())
         order, repeats = _fold_sibling_repeats(p, bs, order, named, np.where(reported >= 0, reported, timed_out),
-                                               reorder, regions.sid, s_role)
+                                               reorder, regions.sid, (s_rolekey, s_role))
         folded = len(regions) - len(order)
         for rank, r in enumerate(order[:max_anomalies], start=1):
             sid = int(regions.sid[r])

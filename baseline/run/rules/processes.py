@@ -441,7 +441,6 @@ def _stream_pid(p: Prepared, side: align.Streams, bounds: tuple, j: int) -> int:
 # waits a retry loop made (`until [ -e f ]; do sleep 0.02; done`: none when the file was there
 # at once) is timing, and a fault that skips a wait shows in what the loop waited for.
 WAIT_ONLY_PROGRAMS = frozenset({"sleep", "usleep"})
-_RANK = re.compile(r"#\d+$")
 
 
 def _missing_roles(s_tkey: np.ndarray, s_rolekey: list[str], matched_role: list[str], is_bad_stream: np.ndarray,
@@ -454,8 +453,9 @@ def _missing_roles(s_tkey: np.ndarray, s_rolekey: list[str], matched_role: list[
         per_trace_roles.setdefault(int(tk), set()).add(rk)
     common = set.intersection(*(per_trace_roles.get(t, set()) for t in range(n_good))) if n_good else set()
     bad_roles = {matched_role[i] for i in np.flatnonzero(is_bad_stream)} | per_trace_roles.get(-1, set())
+    # (role keys: no `#i` rank to strip)
     return [rk for rk in sorted(common - bad_roles)
-            if not rk.rsplit("/", 1)[-1].startswith("~") and _RANK.sub("", rk.rsplit("/", 1)[-1]) not in WAIT_ONLY_PROGRAMS]
+            if not rk.rsplit("/", 1)[-1].startswith("~") and rk.rsplit("/", 1)[-1] not in WAIT_ONLY_PROGRAMS]
 
 
 # Successful calls that change a file other processes may be using (see _cause_in_another_process).
