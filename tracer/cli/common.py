@@ -78,13 +78,12 @@ class ArgumentParser(argparse.ArgumentParser):
         file = file or sys.stderr
         # (stdout through _ClosablePipe: written whole, where a part that fitted under `ulimit -f`
         # was taken for the whole text, exit 0: battery 52)
+        # (a reader gone from stdout is _ClosablePipe's to end quietly; one gone from stderr is
+        # nothing to say)
         out = _ClosablePipe(file) if file is sys.stdout else file
         try:
             out.write(message)
             out.flush()
-        except BrokenPipeError:
-            if file is sys.stdout:
-                _silence_stdout()
         except OSError as exc:
             if file is sys.stdout:
                 _silence_stdout()  # the text left in the buffer must not fail again at exit
@@ -1117,16 +1116,11 @@ class _ClosablePipe:
         if self._closed:
             return len(text)
         if self._fd is None:
-            try:
-                return self._stream.write(text)
-            except BrokenPipeError:
-                self._close()
-            except OSError as exc:  # ENOSPC (/dev/full, a full disk), EIO: say where
-                raise _on_stdout(exc) from None
+            self._on_stream(self._stream.write, text)
             return len(text)
         if not self._started:  # what the stream held from before the handler ran goes first
             self._started = True
-            self._flush_stream()
+            self._on_stream(self._stream.flush)
         data = text.encode(self._encoding, self._errors)
         if len(data) >= STDOUT_BLOCK:  # (a whole document at once: written as it is, not copied again)
             self._drain()
@@ -1141,13 +1135,15 @@ class _ClosablePipe:
         if self._closed:
             return
         if self._fd is None:
-            self._flush_stream()
+            self._on_stream(self._stream.flush)
         else:
             self._drain()
 
-    def _flush_stream(self) -> None:
+    def _on_stream(self, call: Callable[..., Any], *args: Any) -> None:
+        """`call` on the stream itself: a reader gone ends the output quietly, another error
+        (ENOSPC: /dev/full, a full disk; EIO) names <stdout>."""
         try:
-            self._stream.flush()
+            call(*args)
         except BrokenPipeError:
             self._close()
         except OSError as exc:
