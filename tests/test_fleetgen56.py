@@ -25,7 +25,6 @@ from __future__ import annotations
 import datetime as dt
 
 import polars as pl
-import pytest
 from fleet_harness import (
     assert_counters_agree_with_the_records,
     assert_files_valid_and_truth_one_row_per_record,
@@ -35,6 +34,7 @@ from fleet_harness import (
     dataset_events,
     dataset_truth,
     findings_with_truth,
+    strict_xfails,
 )
 from fleetgen56 import (
     CAUSE_HOSTS,
@@ -64,10 +64,7 @@ fleet56 = audited_fleet("fleet56", generate, package="fleetgen56", seed=56)
 KNOWN_MISSES: dict[str, str] = {}
 
 
-def known(test):
-    if test.__name__ in KNOWN_MISSES:
-        return pytest.mark.xfail(reason=KNOWN_MISSES[test.__name__], strict=True)(test)
-    return test
+known, _ = strict_xfails(KNOWN_MISSES)
 
 
 def _audit(root, table: str) -> pl.DataFrame:

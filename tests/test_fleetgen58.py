@@ -52,6 +52,7 @@ from fleet_harness import (
     dataset_events,
     dataset_truth,
     findings_with_truth,
+    strict_xfails,
 )
 from fleetgen58 import (
     BUSY,
@@ -116,18 +117,7 @@ CAUSE_OF = {ENOMEM_HOST: "qp_limit_enomem", EFAULT_HOST: "drain_pin_efault"}
 KNOWN_MISSES: dict[str, str] = {}
 
 
-def known(test):
-    if test.__name__ in KNOWN_MISSES:
-        return pytest.mark.xfail(reason=KNOWN_MISSES[test.__name__], strict=True)(test)
-    return test
-
-
-def _params(test_name: str, ids) -> list:
-    out = []
-    for i in ids:
-        reason = KNOWN_MISSES.get(f"{test_name}[{i}]")
-        out.append(pytest.param(i, id=i, marks=[pytest.mark.xfail(reason=reason, strict=True)] if reason else []))
-    return out
+known, _params = strict_xfails(KNOWN_MISSES)
 
 
 def _audit(root, table: str) -> pl.DataFrame:
