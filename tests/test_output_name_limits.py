@@ -32,21 +32,57 @@ def fleet(tmp_path_factory):
     return d
 
 
-@pytest.mark.parametrize("length", [240, 255, 256])  # (240: over for any pid of 1+ digits)
+@pytest.mark.parametrize("length", [256, 300])
 def test_a_second_output_name_too_long_is_refused_before_the_first_is_written(fleet, tmp_path, length):
     yaml = tmp_path / ("y" * (length - len(".yaml")) + ".yaml")
     r = run("learn", fleet, "-o", tmp_path / "m.parquet", "--expected-out", yaml)
     assert r.returncode == 2, r
     assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
     assert "--expected-out" in r.stderr and "too long" in r.stderr, r.stderr
-    assert re.search(r"expected at most \d+ bytes .* found " + str(length), r.stderr), r.stderr
+    assert re.search(r"expected at most 255 bytes .* found " + str(length), r.stderr), r.stderr
     assert sorted(os.listdir(tmp_path)) == [], "nothing written, not even the model"
 
 
-def test_a_name_that_fits_with_its_temporary_is_written(fleet, tmp_path):
-    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
-    room = limit - len(f"..{os.getpid()}-00000000.tmp") - 10  # (the child's pid may have more digits)
-    model = tmp_path / ("m" * (room - len(".parquet")) + ".parquet")
+@pytest.mark.parametrize("length", [200, 233, 234, 240, 255])
+def test_every_name_the_directory_allows_is_written(fleet, tmp_path, length):
+    """Up to NAME_MAX itself: the temporary of a long name ('.<name>.<pid>-<hex>.tmp' is 22
+    bytes longer) is named by the name's head and hash, so a name `touch` takes is not refused
+    with "File name too long" (240-255 bytes were, round forty-seven)."""
+    model = tmp_path / ("m" * (length - len(".parquet")) + ".parquet")
+    yaml = tmp_path / ("é" * ((length - len(".yaml")) // 2) + "y" * ((length - len(".yaml")) % 2) + ".yaml")
+    assert len(os.fsencode(yaml.name)) == length
+    r = run("learn", fleet, "-o", model, "--expected-out", yaml)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(tmp_path)) == sorted([model.name, yaml.name]), "both outputs, no temporary left"
+    assert model.stat().st_size > 0 and yaml.read_text().strip()
+
+
+def test_a_killed_writers_temporary_of_a_long_name_is_removed_by_the_next_write(fleet, tmp_path):
+    """A temporary of a long name carries the name's head and hash: the next writer of the same
+    name still tells it for one of its own (its pid gone) and removes it."""
+    from tracer import atomic
+
+    model = tmp_path / ("k" * 240 + ".parquet")
+    stem = atomic.temporary_stem(model.name)
+    assert stem != model.name and stem.endswith(".parquet")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    left = tmp_path / f".{stem}.{gone.pid}-0123abcd.tmp"
+    left.write_bytes(b"PAR1 half")
     r = run("learn", fleet, "-o", model)
     assert r.returncode == 0, r.stderr
-    assert model.is_file() and sorted(os.listdir(tmp_path)) == [model.name]
+    assert sorted(os.listdir(tmp_path)) == [model.name]
+
+
+def test_export_and_simulate_write_a_255_byte_name(fleet, tmp_path):
+    """The other writers go through the same temporaries: a Trace Event JSON file and a dataset
+    directory (its staging directory '.<name>.<pid>-<hex>.tmp') named with 255 bytes."""
+    out = tmp_path / ("e" * (255 - len(".json")) + ".json")
+    r = run("export", fleet / "events", "--max-events", "100000000", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_text().startswith("{")
+    dataset = tmp_path / ("d" * 255)
+    r = run("simulate", "--hosts", "1", "--hours", "1", "--seed", "1", "-o", dataset)
+    assert r.returncode == 0, r.stderr
+    assert (dataset / "events").is_dir()
+    assert sorted(os.listdir(tmp_path)) == sorted([out.name, dataset.name])

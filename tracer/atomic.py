@@ -513,13 +513,54 @@ def exchange(a: str | os.PathLike, b: str | os.PathLike) -> None:
 _TEMP_NAME = re.compile(r"\.(.+)\.(\d+)-[0-9a-f]{8}\.tmp", re.ASCII)
 
 
+# A file name's limit (NAME_MAX on every Linux file system we write to), and what a temporary
+# adds to its output's name: '.' before, '.<pid>-<8 hex>.tmp' after (a pid has 7 digits at most:
+# pid_max is 2^22 or less).
+NAME_MAX = 255
+_TEMP_ADDS = len(".") + len(".4194304-00000000.tmp")
+
+
+def temporary_stem(name: str) -> str:
+    """The part of an output's temporaries' names that stands for `name`: `name` itself, or,
+    for a name within 22 bytes of NAME_MAX (a legal output name, which as '.<name>.<pid>-<hex>.tmp'
+    was refused with "File name too long"), its head, '~', 12 hex digits of its hash and its
+    suffix: the same for every writer of `name`, so a later one still finds a killed one's
+    temporaries, and ending as `name` does (a reader's `*.parquet.*.tmp` or `.prom` test holds)."""
+    encoded = os.fsencode(name)
+    if len(encoded) + _TEMP_ADDS <= NAME_MAX:
+        return name
+    import hashlib
+
+    suffix = os.fsencode(os.path.splitext(name)[1])[:16]
+    digest = hashlib.sha1(encoded).hexdigest()[:12].encode()
+    head = encoded[:NAME_MAX - _TEMP_ADDS - len(suffix) - 1 - len(digest)]
+    # cut on a character boundary: a UTF-8 sequence cut in two would be a name no tool shows
+    head = head.decode("utf-8", errors="ignore").encode() if _is_utf8(encoded) else head
+    return os.fsdecode(head + b"~" + digest + suffix)
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def temporary_name(name: str) -> str:
     """A new name for a temporary of output `name` written by this process (see _TEMP_NAME)."""
-    return f".{name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    return f".{temporary_stem(name)}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+
+
+def is_temporary_for(entry_name: str, name: str) -> bool:
+    """Is `entry_name` a temporary (file or staging directory) of output `name`, by any writer?"""
+    owner = temporary_of(entry_name)
+    return owner is not None and owner[0] == temporary_stem(name)
 
 
 def temporary_of(entry_name: str) -> tuple[str, int] | None:
-    """(output name, writer pid) when `entry_name` is a temporary this module names, else None."""
+    """(output name -- its `temporary_stem` --, writer pid) when `entry_name` is a temporary this
+    module names, else None."""
     match = _TEMP_NAME.fullmatch(entry_name)
     return (match.group(1), int(match.group(2))) if match else None
 
@@ -615,7 +656,7 @@ def _remove_dead_stagings(path: Path) -> None:
         return
     for entry in entries:
         owner = temporary_of(entry.name)
-        if owner is None or owner[0] != path.name or not writer_gone(owner[1]):
+        if owner is None or owner[0] != temporary_stem(path.name) or not writer_gone(owner[1]):
             continue  # another output's, or its writer is still running
         with contextlib.suppress(OSError):
             remove_entry(entry.path)
@@ -847,8 +888,7 @@ def _named(exc: OSError, path: Path, shown: Path | None = None) -> OSError:
 def _is_temporary_of(name: object, path: Path) -> bool:
     if not isinstance(name, str) or os.path.dirname(name) != str(path.parent):
         return False
-    made = temporary_of(os.path.basename(name))
-    return made is not None and made[0] == path.name
+    return is_temporary_for(os.path.basename(name), path.name)
 
 
 def write_bytes(path: str | os.PathLike, data: bytes, *, durable: bool = True) -> Path:

@@ -175,20 +175,22 @@ def _check_writable_file(path: str, flag: str, inputs: list[str]) -> None:
 
 
 def _check_name_fits(path: str, flag: str, parent: Path) -> None:
-    """The file name, and the temporary it is written through ('.<name>.<pid>-<8 hex>.tmp',
-    tracer.atomic), fit the directory's NAME_MAX: refused before any work, not after a first
-    output was written (`learn -o m.parquet --expected-out <a name too long>` wrote the model)."""
+    """The file name, and the temporary it is written through (tracer.atomic.temporary_name), fit
+    the directory's NAME_MAX: refused before any work, not after a first output was written
+    (`learn -o m.parquet --expected-out <a name too long>` wrote the model)."""
     try:
         limit = os.pathconf(parent, "PC_NAME_MAX")
     except (OSError, ValueError):
         return
     base = os.path.basename(path)
-    name = os.fsencode(base)
-    extra = len(os.fsencode(temporary_name(base))) - len(name)
-    if limit > extra and len(name) + extra > limit:
-        raise TracebaseError(f"{flag} {path}: file name too long: expected at most {limit - extra} bytes (the "
-                             f"directory's limit is {limit}, the temporary it is written through adds {extra}), "
-                             f"found {len(name)}")
+    name = len(os.fsencode(base))
+    if name > limit:
+        raise TracebaseError(f"{flag} {path}: file name too long: expected at most {limit} bytes (the directory's "
+                             f"limit), found {name}")
+    temporary = len(os.fsencode(temporary_name(base)))
+    if temporary > limit:  # a file system whose limit is below 255 bytes
+        raise TracebaseError(f"{flag} {path}: file name too long for its temporary: expected a directory whose "
+                             f"names may have {temporary} bytes, found a limit of {limit}")
 
 
 def _reading(dataset: str):

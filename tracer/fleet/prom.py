@@ -123,7 +123,8 @@ def stale_temporaries(path: str | os.PathLike) -> list[Path]:
     path = Path(path)
     if not path.parent.is_dir():
         return []
-    own = sorted(p for p in path.parent.glob(f".{path.name}.*.tmp") if p.is_file() or p.is_symlink())
+    own = sorted(p for p in path.parent.iterdir()
+                 if atomic.is_temporary_for(p.name, path.name) and (p.is_file() or p.is_symlink()))
     return own + [p for p in dead_temporaries(path.parent) if p not in own]
 
 

@@ -93,7 +93,7 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
     recorder killed while writing `trace-ls-<time>.parquet`, the default name, left its temporary
     there for good: no later run writes that name again). Returns what was removed."""
     directory = path.parent
-    own = f".{path.name}."
+    own = f".{atomic.temporary_stem(path.name)}."
     suffixes = {".parquet", path.suffix} - {""}
     try:
         entries = list(os.scandir(directory))
