@@ -252,3 +252,54 @@ def test_cli_command_with_duration_leaves_it_running(need_bpf, tmp_path):
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(root, signal.SIGKILL)
+
+
+def test_attach_to_a_process_that_exits_while_the_probes_load_says_so(recorder):
+    """A process pinned before the load (procfs.pin_process, as `tracer record -p` does) that exits
+    meanwhile is named as exited during the attach, not "no such process" (a pid that never was)."""
+    from tracer.record.procfs import pin_process
+
+    proc = subprocess.Popen(["/bin/sleep", "60"])
+    pinned = pin_process(proc.pid)
+    proc.kill()
+    proc.wait()
+    with pytest.raises(TracebaseError, match=rf"-p {proc.pid}: expected a running process, found it exited during "
+                                             r"the attach \(\d+\.\d s of loading the probes\).*tracer record -- COMMAND"):
+        recorder.attach(proc.pid, pinned=pinned)
+
+
+def _pidfd_targets(pid: int) -> set[int]:
+    """The pids the pidfds of process `pid` refer to (/proc/PID/fdinfo's "Pid:" line)."""
+    targets = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+            with contextlib.suppress(OSError):
+                for line in Path(f"/proc/{pid}/fdinfo/{fd}").read_text().splitlines():
+                    if line.startswith("Pid:"):
+                        targets.add(int(line.split()[1]))
+    return targets
+
+
+def test_cli_process_exiting_during_the_attach_is_not_called_missing(need_bpf, tmp_path):
+    """`tracer record -p` of a process that exits after the check and before the probes are in
+    (seconds of compiling): exit 2, one line saying it exited during the attach and what to do
+    instead; no trace written. The target is ended once the tracer holds a pidfd on it."""
+    target = subprocess.Popen(["/bin/sleep", "120"])
+    out = tmp_path / "gone.parquet"
+    try:
+        tracer = subprocess.Popen([*TRACER, "record", "-p", str(target.pid), "-o", str(out)], cwd=REPO,
+                                  stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while target.pid not in _pidfd_targets(tracer.pid):
+            assert tracer.poll() is None and time.monotonic() < deadline, "the tracer never pinned the process"
+            time.sleep(0.005)
+        target.kill()
+        target.wait()
+        err = tracer.stderr.read()
+        assert tracer.wait(timeout=120) == 2, err
+    finally:
+        stop(target)
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert f"-p {target.pid}: expected a running process, found it exited during the attach" in err, err
+    assert "tracer record -- COMMAND" in err
+    assert not out.exists() and os.listdir(tmp_path) == []

@@ -176,8 +176,12 @@ def handle(args: argparse.Namespace) -> int:
     check_root()  # before touching the output path: the most basic requirement first
     if cmd or not args.output:
         _require_current_directory("the command starts in it" if cmd else "the trace is written there by default")
+    pinned = None
     if args.pid is not None:
         check_target_process(args.pid)  # gone, a thread id, a zombie, a kernel thread: before compiling BPF
+        from tracer.record.procfs import pin_process
+
+        pinned = pin_process(args.pid)  # its exit while the probes load is named so (attach)
     output = Path(args.output) if args.output else default_output(cmd or [_comm_of(args.pid)])
     from tracer.record.output import (
         check_output,
@@ -239,7 +243,7 @@ def handle(args: argparse.Namespace) -> int:
 
             recording = recorder.attach(args.pid, duration=duration, label=args.label,
                                         host=args.host, meta=meta, on_start=announce,
-                                        linger=lingering)
+                                        linger=lingering, pinned=pinned)
         recorder.close()  # detach before the (possibly long) write
         written = save(recording, output)
     if args.json:

@@ -8,7 +8,9 @@ the recorder saw anything; they are read once from /proc/PID here so that relati
 from __future__ import annotations
 
 import os
+import select
 import shlex
+import time
 from dataclasses import dataclass, field
 
 from tracer.errors import TracebaseError
@@ -33,6 +35,33 @@ class ProcessSnapshot:
     def command(self) -> str:
         """The command line as one string; `[comm]` when /proc shows no argv (kernel thread)."""
         return shlex.join(self.argv) if self.argv else f"[{self.comm}]"
+
+
+@dataclass(frozen=True)
+class PinnedProcess:
+    """A process held by a pidfd from the moment `tracer record -p` checked it: its exit while
+    the probes load (seconds of compiling) is seen as that exit, and a pid reused meanwhile is
+    not taken for it."""
+
+    pid: int
+    fd: int
+    since: float  # time.monotonic() when pinned
+
+
+def pin_process(pid: int) -> PinnedProcess:
+    """A pidfd on `pid` (TracebaseError when there is no such process); the caller closes it."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        raise TracebaseError(f"-p {pid}: no such process") from None
+    return PinnedProcess(pid, fd, time.monotonic())
+
+
+def process_exited(pidfd: int) -> bool:
+    """Has the process of `pidfd` exited? (A pidfd polls readable once it has, reaped or not.)"""
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def process_exists(pid: int) -> bool:

@@ -94,6 +94,7 @@ from tracer.record.decode import (
     split_records,
 )
 from tracer.record.metadata_keys import check_user_meta
+from tracer.record.procfs import PinnedProcess, pin_process, process_exited, snapshot
 from tracer.record.ringbuf import Batch, RingReader, ring_reader, samples
 from tracer.record.syscalls import X86_64_NAMES, bpf_spec_table, syscall_names
 from tracer.schema import CUT_OFF_KEY, format_tids, write_table
@@ -579,6 +580,7 @@ class SyscallRecorder:
         meta: Mapping[str, str] | None = None,
         on_start: Callable[[], None] | None = None,
         linger: float = DEFAULT_LINGER,
+        pinned: PinnedProcess | None = None,
     ) -> Recording:
         """Record an already running process (`tracer record -p PID`) and the descendants it
         creates from now on, until it exits (and, up to `linger` seconds, until those of its
@@ -588,23 +590,33 @@ class SyscallRecorder:
         Its cwd and fd table are read from /proc first so paths resolve. Its exit status comes
         from its exit_group call when recorded; None when it is still running (or was killed
         by a signal: only its parent can wait for it). on_start is called once recording has
-        begun and the stop signals are handled (e.g. to tell the user).
+        begun and the stop signals are handled (e.g. to tell the user). `pinned`: the process
+        as the caller pinned it before loading the probes (procfs.pin_process; closed here), so
+        one that exits during the load is named so, not "no such process".
         """
         check_user_meta(meta)
-        from tracer.record.procfs import snapshot
 
         if label not in LABEL_KINDS:
             raise TracebaseError(f"label: expected good or bad, found {label!r}")
         if pid == os.getpid():
             raise TracebaseError(f"-p {pid}: that is the recorder itself")
         linger = check_linger(linger)
-        self.load()
+        pidfd = pinned.fd if pinned is not None else pin_process(pid).fd
         try:
-            pidfd = os.pidfd_open(pid)  # before reading /proc: pins the process we inspect
-        except ProcessLookupError:
-            raise TracebaseError(f"-p {pid}: no such process") from None
-        try:
-            target = snapshot(pid)
+            self.load()
+            try:
+                if process_exited(pidfd):
+                    raise TracebaseError(f"-p {pid}: no such process")
+                target = snapshot(pid)
+            except TracebaseError:
+                if not process_exited(pidfd):
+                    raise
+                waited = time.monotonic() - (pinned.since if pinned is not None else 0.0)
+                took = f" ({waited:.1f} s of loading the probes)" if pinned is not None else ""
+                raise TracebaseError(
+                    f"-p {pid}: expected a running process, found it exited during the attach{took}, before any of "
+                    f"its calls could be recorded; record a short-lived program from its start: "
+                    f"tracer record -- COMMAND") from None
             since_ns = self._reset()
             start_time = datetime.now(UTC)
             with StopSignals((*STOP_SIGNALS, *FORWARDED_SIGNALS)) as held:
