@@ -241,29 +241,39 @@ def _listing_twins(p: Prepared, nb: int) -> np.ndarray:
     keep = in_sorted(good_keys // n_paths, calls)
     good, good_keys = good[keep], good_keys[keep]
     tkey = np.asarray(p.tkey[good]).astype(np.int64)
-    # per (probe, errno, place, the path's other parts): which names each good trace had there
-    names: dict[tuple, dict[int, set[str]]] = {}
-    lengths = {len((p.npath_values[int(k % n_paths) - 1] or "").split("/")) for k in unique_ints(cand_keys).tolist()}
-    for t in unique_ints(tkey).tolist():
-        for key in unique_ints(good_keys[tkey == t]).tolist():
-            parts = (p.npath_values[int(key % n_paths) - 1] or "").split("/")
-            if len(parts) not in lengths:
-                continue
-            call = key // n_paths
-            for i in range(1, len(parts)):
-                names.setdefault((call, i, tuple(parts[:i]), tuple(parts[i + 1:])), {}).setdefault(t, set()).add(parts[i])
-    twin_keys = []
+    # the candidates worth asking about (a successful call on a file's new entry is not: its
+    # contents may matter, cat d/*), and the heads of their paths: (call, parts, the first i parts)
+    asked = []
     for key in unique_ints(cand_keys).tolist():
         path = p.npath_values[int(key % n_paths) - 1] or ""
         call = key // n_paths
-        if call % n_err == 0 and not path.startswith(KERNEL_LISTINGS):
-            continue  # a successful call on a file's new entry: its contents may matter (cat d/*)
-        parts = path.split("/")
+        if call % n_err or path.startswith(KERNEL_LISTINGS):
+            asked.append((key, call, path.split("/")))
+    heads = {(call, len(parts), "/".join(parts[:i])) for _key, call, parts in asked for i in range(1, len(parts))}
+    # per (probe, errno, place, the path's head and tail): which names each good trace had there.
+    # A good path is walked place by place only while its head is a candidate's (heads nest: once
+    # none shares the first i parts, none shares more): a walk over every place of every good
+    # path was quadratic in their depth and took seconds on a run of 50,000 files.
+    names: dict[tuple, dict[int, set[str]]] = {}
+    for t in unique_ints(tkey).tolist():
+        for key in unique_ints(good_keys[tkey == t]).tolist():
+            parts = (p.npath_values[int(key % n_paths) - 1] or "").split("/")
+            call = key // n_paths
+            head = parts[0]
+            for i in range(1, len(parts)):
+                if (call, len(parts), head) not in heads:
+                    break
+                names.setdefault((call, i, head, tuple(parts[i + 1:])), {}).setdefault(t, set()).add(parts[i])
+                head = f"{head}/{parts[i]}"
+    twin_keys = []
+    for key, call, parts in asked:
+        head = parts[0]
         for i in range(1, len(parts)):
-            by_trace = names.get((call, i, tuple(parts[:i]), tuple(parts[i + 1:])), {})
+            by_trace = names.get((call, i, head, tuple(parts[i + 1:])), {})
             if any(len(v) >= LISTING_TWINS_MIN and parts[i] not in v for v in by_trace.values()):
                 twin_keys.append(key)
                 break
+            head = f"{head}/{parts[i]}"
     if twin_keys:
         out[cand[isin(cand_keys, np.array(twin_keys, dtype=np.int64))]] = True
     return out
