@@ -50,6 +50,10 @@ if TYPE_CHECKING:
 # tokens (`mask_random_tokens`) and run-to-run varying names (`NameTemplates`) become <rand>.
 TEMP_RULES: list[tuple[str, str]] = [
     (r"\btmp(?:\.[A-Za-z0-9]{6,}|[a-z0-9_]{8}\b)", "tmp<rand>"),  # mktemp(1), Python tempfile
+    # git's odb_mkstemp temporaries beside the objects (a single-class draw, `tmp_idx_cfbauu`, was
+    # no random token there), named by git's template: `tmp_idx_<rand>` would leave `tmp_idx_`, a
+    # token shaped like a Python tempfile draw (`_drawn_alike`)
+    (r"\btmp_(obj|idx|pack|rev|mtimes|bitmap)_[A-Za-z0-9]{6}\b", r"tmp_\1_XXXXXX"),
     # git's loose objects fan out into directories named by their hash's first two hex digits:
     # a commit's hash varies with its time, so which objects/<xx> a run creates (ENOENT, mkdir,
     # then the object) is a draw -- "3a" and "d7" masked by the digit rule as "<n>a", "d<n>"
@@ -357,11 +361,18 @@ def _drawn_alike(token: str, other: str) -> bool:
     ``qzkwbd``), which `_random_token` cannot tell from a word, so requiring both sides to look
     random made one good-vs-bad pair in ~45 an anomaly (fontconfig's ``cache-8.TMP-XXXXXX``
     built by the bad run and one good run). A word at the place of a good run's random name,
-    letter for letter as long, is what this gives up."""
+    letter for letter as long, is what this gives up. A `_` is a word separator, except in two
+    draws of Python's tempfile (8 of [a-z0-9_], no prefix in `gettempdir`'s probe of each
+    candidate directory: ``_rrtva2e`` beside ``aadtnonj``, ``k4mh77le`` beside ``_uhuqjdv``, one in
+    ~7 pairs of good runs whose TMPDIR was refused, tests/test_real_programs_seventyfourth)."""
     if len(token) < NameTemplates.MIN_TOKEN:
         return False
     one, two = _random_token(token), _random_token(other)
-    return (one and two) or ((one or two) and "_" not in token + other)
+    return (one and two) or ((one or two) and ("_" not in token + other
+                                               or bool(_PY_TEMP_DRAW.fullmatch(token) and _PY_TEMP_DRAW.fullmatch(other))))
+
+
+_PY_TEMP_DRAW = re.compile(r"[a-z0-9_]{8}")  # tempfile._RandomNameSequence: 8 of "a-z0-9_"
 
 
 def _by_number_shape(groups: dict[tuple, list[Any]]) -> dict[tuple, list[Any]]:
@@ -448,7 +459,7 @@ class _TwinIndex:
     * at every place shorter than `MIN_TOKEN` that is not a number (`_drawn_alike` never
       takes such a token; a number is <n> whatever its digits and length: moved), and at every place
       holding a "_" in a token that does not look random (`tmp_obj_abcdef`, a single-class
-      draw: `_drawn_alike` takes it beside nothing), or
+      draw: `_drawn_alike` takes it beside nothing) and is not one of Python tempfile's draws, or
     * at every place where it is not hex.
 
     The good values agreeing at either set of places are the union of two dictionary
@@ -497,7 +508,8 @@ class _TwinIndex:
         if key not in self.table:
             return
         short = tuple(j for j, n in enumerate(shape) if 0 <= n < NameTemplates.MIN_TOKEN
-                      or (n >= 0 and "_" in runs[j] and not _random_token(runs[j])))
+                      or (n >= 0 and "_" in runs[j] and not _random_token(runs[j])
+                          and not _PY_TEMP_DRAW.fullmatch(runs[j])))
         bucket, last = self.table[key], -1
         long = frozenset(j for j, r in enumerate(runs) if len(r) >= NameTemplates.MIN_TOKEN)
         agreeing = [self._differing_somewhere_long(key, short, long, runs)]
