@@ -43,7 +43,9 @@ from scenarios import (
     real_seventh,
     real_seventieth,
     real_seventyfirst,
+    real_seventyfourth,
     real_seventysecond,
+    real_seventythird,
     real_sixteenth,
     real_sixth,
     real_sixtieth,
@@ -227,6 +229,10 @@ SETS: list[RealSet] = [
             real_seventyfirst.quiet_teardown),
     RealSet("real_seventysecond", real_seventysecond.REAL_SEVENTYSECOND, real_seventysecond.QUIET_SEVENTYSECOND,
             real_seventysecond.quiet_teardown),
+    RealSet("real_seventythird", real_seventythird.REAL_SEVENTYTHIRD, real_seventythird.QUIET_SEVENTYTHIRD,
+            real_seventythird.quiet_teardown),
+    RealSet("real_seventyfourth", real_seventyfourth.REAL_SEVENTYFOURTH, real_seventyfourth.QUIET_SEVENTYFOURTH,
+            real_seventyfourth.quiet_teardown),
 ]
 
 
