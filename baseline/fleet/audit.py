@@ -127,12 +127,14 @@ class AuditResult:
 # expected errors
 # --------------------------------------------------------------------------------------------
 def _expected_lookup(pairs: pl.DataFrame, expected: ExpectedErrors) -> pl.DataFrame:
-    """Mark unique (probe, errno, operation) combinations that an expected entry covers."""
-    flags = [
-        expected.match(p, e, context=o) is not None
-        for p, e, o in pairs.select("probe", "errno", "operation").iter_rows()
-    ]
-    return pairs.with_columns(pl.Series("is_expected", flags, dtype=pl.Boolean))
+    """Mark unique (probe, errno, operation) combinations that an expected entry covers, and
+    those whose entry is routine only where the operation absorbs the error (`_absorbed_only`:
+    a learned family's ``fatal_when_returned``, baseline.fleet.expected "Returned to the caller")."""
+    found = [expected.match(p, e, context=o) for p, e, o in pairs.select("probe", "errno", "operation").iter_rows()]
+    return pairs.with_columns(
+        pl.Series("is_expected", [e is not None for e in found], dtype=pl.Boolean),
+        pl.Series("_absorbed_only", [e is not None and bool((e.stats or {}).get("fatal_when_returned")) for e in found],
+                  dtype=pl.Boolean))
 
 
 def caller_expected(findings: pl.DataFrame, callers: ExpectedErrors) -> pl.DataFrame:
@@ -357,7 +359,7 @@ def analyse_traces(
         return pl.DataFrame()
     pairs = frames.filter(pl.col("is_err")).select("probe", "errno", "operation").unique()
     frames = frames.join(_expected_lookup(pairs, expected), on=["probe", "errno", "operation"], how="left").with_columns(
-        pl.col("is_expected").fill_null(False)
+        pl.col("is_expected", "_absorbed_only").fill_null(False)
     )
     # failing chain: error frames whose ancestors all carry an error
     lf2 = frames.lazy().with_columns(*ancestor_columns("errno", depth, "_e"), *ancestor_columns("layer", depth, "_l"))
@@ -484,7 +486,9 @@ def analyse_traces(
         pl.when(pl.col("div_probe").is_not_null()).then(pl.col("div_errno")).otherwise(pl.col("errno")).alias("bifurcation_errno"),
         pl.coalesce(pl.col("div_seq"), pl.col("seq")).alias("bifurcation_seq"),
         pl.col("layer").alias("origin_layer"),
-        (pl.col("is_expected") | (pl.col("_origin_rank") < -(1 << 40) + 1)).alias("expected"),
+        # (a family routine only where absorbed is a finding where the operation returned it)
+        ((pl.col("is_expected") & ~(pl.col("root_failed") & pl.col("_absorbed_only")))
+         | (pl.col("_origin_rank") < -(1 << 40) + 1)).alias("expected"),
     )
     out = out.with_columns(
         pl.col("pattern").map_elements(_collapse_pattern, return_dtype=pl.String).alias("pattern"),

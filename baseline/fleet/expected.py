@@ -124,6 +124,14 @@ routine) learns a unit as expected when all of these hold:
   attempts before the last are survivals; outside the windows a survivor leaves no later trace
   either) nor a host's share of deaths tells it apart -- the exact counters do.
 
+* **Returned to the caller.** An operation may absorb an error on some calls (the root
+  succeeds: a QP-counter bind's NO_RES, which _ib_modify_qp ignores) and return the same
+  (operation, origin, errno) on others (the root fails: NO_RES refusing the RST2INIT itself,
+  which ends the rank). Where the returned occurrences are significantly more fatal than the
+  absorbed ones (Increase's lower bound, returned against absorbed, above ``max_increase``), the
+  family is judged on the absorbed ones alone and marked ``stats.fatal_when_returned``; the audit
+  keeps every returned occurrence open (tests/fleetgen60).
+
 * **Caller.** A family that fails the above fleet-wide is judged again per caller (``comm``, the
   trace's process name): the same errno at the same call site can be retried through by one
   program and kill another (tenant aria's launcher retries the ARP timeout at
@@ -748,6 +756,10 @@ class FleetExpectedLearner(ParamsMixin):
         # origin's, this one's outcome there is unknown (censored)
         sup = pl.col("superseded")
         true = true.with_columns(
+            # the operation returned the error (its root failed) or absorbed it (the root
+            # succeeded): see "Returned to the caller"
+            (~sup & (pl.col("handled") == 0)).alias("_returned"),
+            (pl.col("handled") >= pl.col("traces")).alias("_absorbed"),
             pl.when(sup).then(pl.col("censored") + pl.col("failing")).otherwise(pl.col("censored")).alias("censored"),
             pl.when(sup).then(pl.col("timed_traces") - pl.col("timed_failing")).otherwise(pl.col("timed_traces"))
             .alias("timed_traces"),
@@ -784,6 +796,13 @@ class FleetExpectedLearner(ParamsMixin):
                           on=["_operation", "probe", "errno", "_host"], how="anti")
                     .drop("_operation", "_host"))
             regressed = pl.concat([regressed, fatal_nic.select(regressed.columns)]).unique()
+        # a family its operation absorbs on some calls and returns on others, where it kills (see
+        # "Returned to the caller"): judged on the absorbed calls, the returned ones kept as findings
+        returned = self._fatal_when_returned(true, fam)
+        true = (true.join(returned, on=fam, how="left")
+                .filter(~(pl.col("fatal_when_returned").fill_null(False) & pl.col("_returned")))
+                .drop("fatal_when_returned"))
+        returned = returned.filter(pl.col("fatal_when_returned")).with_columns(pl.col("operation").cast(pl.String))
         split = split.select(pl.col("operation").cast(pl.String), "probe", "errno",
                              pl.col("_split").alias("update_regression"))
         chain_probes = chains.select(pl.col("operation").cast(cat), "chain_hash",
@@ -807,6 +826,8 @@ class FleetExpectedLearner(ParamsMixin):
             .with_columns(pl.col("operation").cast(pl.String))
             .join(split, on=["operation", "probe", "errno"], how="left")
             .with_columns(pl.col("update_regression").fill_null(False))
+            .join(returned, on=["operation", "probe", "errno"], how="left")
+            .with_columns(pl.col("fatal_when_returned").fill_null(False))
             .join(fatal_nic.group_by(fam).agg(pl.col("host").sort().alias("fatal_hosts")), on=fam, how="left")
             .join(stopped.group_by(fam).agg(pl.struct("host", "since").sort_by("host").alias("fatal_since")),
                   on=fam, how="left")
@@ -1061,7 +1082,8 @@ class FleetExpectedLearner(ParamsMixin):
         # what the fleet shows of the family whoever calls: its probe's base rate (Increase's
         # second side), its spread, release history and hosts
         fleet = ["observed", "observed_failing", "observed_timed", "observed_timed_failing", "update_regression",
-                 "fatal_hosts", "fatal_since", "slowed_after_update", "hosts_also_ok", "group_hosts", "observed_hosts", "vendors"]
+                 "fatal_when_returned", "fatal_hosts", "fatal_since", "slowed_after_update", "hosts_also_ok",
+                 "group_hosts", "observed_hosts", "vendors"]
         per = self._verdict(per.join(cand.select(*fam, *fleet, pl.col("expected").alias("_learned")), on=fam,
                                      how="left"), spread=False)
         fatal = pl.col("increase_lower") > self.max_increase
@@ -1326,6 +1348,23 @@ class FleetExpectedLearner(ParamsMixin):
         split = (g["rn"].to_numpy() > 0) & (g["en"].to_numpy() > 0) & (more > self.max_increase)
         return g.select(fam).with_columns(pl.Series("_split", split, dtype=pl.Boolean))
 
+    def _fatal_when_returned(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
+        """Families (fam, `fatal_when_returned`) whose occurrences the operation returned to its
+        caller (the root failed with them) are significantly more fatal than those it absorbed
+        (the root succeeded): the Wilson lower bound of the returned ones' failing share exceeds
+        the upper bound of the absorbed ones' by more than ``max_increase``. NO_RES at
+        mlx5_cmd_exec while binding a QP counter, which _ib_modify_qp ignores on every sweep
+        worker, is the same (operation, origin, errno) as NO_RES refusing the RST2INIT itself,
+        which ends the rank (tests/fleetgen60)."""
+        outcome = pl.col("traces") - pl.col("censored")
+        ret, absorbed = pl.col("_returned"), pl.col("_absorbed")
+        g = true.group_by(fam).agg(
+            pl.col("failing").filter(ret).sum().alias("rf"), outcome.filter(ret).sum().alias("rn"),
+            pl.col("failing").filter(absorbed).sum().alias("af"), outcome.filter(absorbed).sum().alias("an"))
+        more = increase_lower(g["rf"].to_numpy(), g["rn"].to_numpy(), g["af"].to_numpy(), g["an"].to_numpy(), self.z)
+        split = (g["rn"].to_numpy() > 0) & (g["an"].to_numpy() > 0) & (more > self.max_increase)
+        return g.select(fam).with_columns(pl.Series("fatal_when_returned", split, dtype=pl.Boolean))
+
     def _with_bands(self, cand: pl.DataFrame, counters: Any, vendors: pl.DataFrame,  # noqa: ARG002
                     regressed: pl.DataFrame | None = None) -> pl.DataFrame:
         """rate_upper per candidate: for each probe its errno goes through (`covers`), the band of
@@ -1391,6 +1430,8 @@ class FleetExpectedLearner(ParamsMixin):
             stats["fatal_to"] = list(row["fatal_to"] or [])
             if row.get("fleet_wide"):  # split from a family that passed fleet-wide: counters' band holds
                 stats["fleet_wide"] = True
+        if row.get("fatal_when_returned"):  # routine where absorbed, not where returned (see "Returned to the caller")
+            stats["fatal_when_returned"] = True
         if row.get("update_regression"):  # not routine where it came with a kernel update
             stats["update_regression"] = True
         if row.get("fatal_hosts"):  # not routine on the hosts of the NIC it kills on (see "Not a regression")
