@@ -81,3 +81,36 @@ def test_what_the_bad_run_wrote_is_shown(real_recorder, tmp_path):
     assert (bif["probe"], bif["errno"], bif["path"]) == ("openat", "ENOENT", f"{base}/config.h")
     assert "fatal error: config.h: No such file or directory" in (bif["then_wrote"] or "")
     assert "the bad run then wrote: " in report.render_text()
+
+
+def test_a_binary_write_before_the_message_is_passed_over(real_recorder, tmp_path):
+    # a forked child reporting to its parent over a pipe in binary (git's 8-byte errno record of
+    # a hook it could not run) wrote before the message: then_wrote showed the 8 bytes (real set 73)
+    import os
+
+    from scenarios.harness import ENV
+
+    from baseline.run.diff import diff_traces
+
+    script = ("[ -e \"$1/conf\" ] || { printf '\\004\\000\\000\\000\\002\\000\\000\\000'; "
+              "echo \"job: cannot open $1/conf\" >&2; exit 1; }; cat \"$1/conf\" >/dev/null")
+    job = tmp_path / "job"
+    job.mkdir()
+    files = []
+    for i, bad in enumerate([False, False, True]):
+        if bad:
+            (job / "conf").unlink(missing_ok=True)
+        else:
+            (job / "conf").write_text("x\n")
+        r, w = os.pipe()
+        null = os.open("/dev/null", os.O_RDONLY)
+        try:
+            rec = real_recorder.record(["/bin/sh", "-c", script, "sh", str(job)], env=ENV, cwd="/",
+                                       label="bad" if bad else "good", stdin=null, stdout=w, stderr=w, timeout=60)
+        finally:
+            for fd in (w, r, null):
+                os.close(fd)
+        files.append(rec.write(tmp_path / f"run{i}.parquet"))
+    bif = diff_traces(good=files[:2], bad=files[2]).bifurcation
+    assert bif is not None and (bif["errno"], bif["path"]) == ("ENOENT", str(job / "conf")), bif
+    assert (bif["then_wrote"] or "").startswith("job: cannot open"), bif["then_wrote"]

@@ -328,7 +328,7 @@ JSON object (``DiffReport.to_dict``; also docs/diff-json.md)
       "npath": str | null,                   #   two-path calls: the path the error is about
                                              #   (link's EPERM: the source, see SOURCE_ERRNOS)
       "path2": str | null,                   # the other path of a two-path call
-      "then_wrote": str | null,              # first 256 chars BAD wrote to stdout/stderr/tty/pipe
+      "then_wrote": str | null,              # first 256 chars BAD wrote to stdout/stderr/tty/pipe (text writes)
       "next_event": null | EVENT,            # after a content-free call: the next telling event
       "process": {"pid": int|null, "tid": int|null, "comm": str|null, "role": str},
       "position": int,                       # seq of the event in the bad trace (-1: none)

@@ -53,6 +53,7 @@ FIND_PROBES = frozenset({"open", "openat", "openat2", "execve", "execveat"})
 # the destination; for ENOENT/ENOTDIR too unless the bad run shows the source itself failing.
 TWO_PATH_PROBES = frozenset({"rename", "renameat", "renameat2", "link", "linkat"})
 OUTPUT_BYTES = 256
+OUTPUT_WRITES_SEEN = 1000  # writes looked at for then_wrote's text
 # Rows at most between two attempts of a retry loop (a wait, a close, a new socket, ...).
 RETRY_GAP = 16
 # The longest gap between two steps of a probe loop looked into for misses (see
@@ -123,7 +124,9 @@ class _Rows:
 
     def output_after(self, nb: int, seq: int, pid: int | None) -> str | None:
         """The first OUTPUT_BYTES characters the bad run wrote to stdout/stderr/ttys/pipes from
-        `seq` on (the events column ``output``): this process's writes, else any process's."""
+        `seq` on (the events column ``output``): this process's writes, else any process's.
+        Binary writes are passed over (`_is_text`): a forked git's 8-byte errno report to its
+        parent over a pipe came first, and the message git printed after it was not shown."""
         p = self.p
         if "output" not in p.table.column_names:
             return None
@@ -133,14 +136,30 @@ class _Rows:
             self._has_output = np.flatnonzero(valid[p.order[:nb]]) if valid.any() else np.zeros(0, dtype=np.int64)
         rows = self._has_output
         rows = rows[p.seq[rows] >= seq]
-        if pid is not None and (p.pid[rows] == pid).any():
-            rows = rows[p.pid[rows] == pid]
+        rows = rows[np.argsort(p.seq[rows], kind="stable")]
+        text = self._text_of(rows[p.pid[rows] == pid]) if pid is not None else ""
+        return (text or self._text_of(rows))[:OUTPUT_BYTES] or None
+
+    def _text_of(self, rows: np.ndarray) -> str:
+        """The text writes among `rows` (in order) up to OUTPUT_BYTES characters, looking at
+        OUTPUT_WRITES_SEEN writes at most (a process piping megabytes of binary data)."""
         text = ""
-        for r in rows[np.argsort(p.seq[rows], kind="stable")].tolist():
-            text += p.value("output", r) or ""
-            if len(text) >= OUTPUT_BYTES:
-                break
-        return text[:OUTPUT_BYTES] or None
+        for r in rows[:OUTPUT_WRITES_SEEN].tolist():
+            out = self.p.value("output", r) or ""
+            if _is_text(out):
+                text += out
+                if len(text) >= OUTPUT_BYTES:
+                    break
+        return text
+
+
+def _is_text(output: str) -> bool:
+    """A write a person reads (a message, a line of output), not a binary record: no NUL, and
+    three quarters of its characters printable or line layout."""
+    if not output or "\x00" in output:
+        return False
+    shown = sum(c.isprintable() or c in "\n\r\t" for c in output[:OUTPUT_BYTES])
+    return shown * 4 >= 3 * min(len(output), OUTPUT_BYTES)
 
 
 def _paths_new_to_bad(plain: np.ndarray, nb: int, n_paths: int) -> np.ndarray:
