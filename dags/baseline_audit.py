@@ -2,7 +2,9 @@
 
 Refreshes the good-trace baseline and the learned expected-error list from the recent window,
 audits new failures against them, and publishes the findings with the HTML report beside them
-(findings/<stamp>/{findings,clusters,host_alerts}.parquet + report.html, findings/LATEST).
+(findings/<stamp>/{findings,clusters,host_alerts}.parquet + report.html, findings/LATEST). An audit
+that read some hosts' counters whole because their summaries were stale (written before an
+upgrade changed the bucket rule) has the audited window's summaries rewritten after it.
 Readers hold the dataset's shared lock, so nothing is fitted on an interval ingest is still
 writing; every task can be retried (publishing an already published run succeeds).
 """
@@ -20,6 +22,7 @@ from airflow.sdk import (
     get_current_context,
     task,
 )
+from airflow.sdk.exceptions import AirflowSkipException
 
 from baseline.pipeline.allocator import configure_task_process
 
@@ -105,9 +108,22 @@ def baseline_audit():
         with one_line_failure():  # the library's one line in the log, not a traceback
             return publish_findings(load_config(config_path), audited, now=run_time())
 
+    @task(retries=2, retry_delay=RETRY)
+    def refresh_summaries(config_path: str, audited: dict) -> dict:
+        """Rewrite the audited window's stale counter summaries (only after an audit that met some)."""
+        from baseline.pipeline.config import load_config
+        from baseline.pipeline.tasks import one_line_failure, refresh_stale_summaries
+
+        with one_line_failure():  # the library's one line in the log, not a traceback
+            refreshed = refresh_stale_summaries(load_config(config_path), audited, now=run_time())
+        if not refreshed["ran"]:
+            raise AirflowSkipException("no stale counter summaries in the audited window")
+        return refreshed
+
     path = validate_config()
     audited = audit(path, refresh_baseline(path), refresh_expected(path))
     publish(path, audited)
+    refresh_summaries(path, audited)
 
 
 baseline_audit()

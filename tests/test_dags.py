@@ -133,6 +133,7 @@ def test_pipeline_end_to_end(dagbag, pipeline):
 
     ok, states = _run(dagbag, "baseline_audit", conf, RUN_AT)
     assert ok, states
+    assert states["refresh_summaries"] == "skipped"  # ingest wrote current summaries: nothing to rewrite
     latest = (root / "findings" / "LATEST").read_text().strip()
     assert (root / "findings" / latest / "findings.parquet").is_file()
     assert "Fleet audit" in (root / "findings" / latest / "report.html").read_text()  # published beside them

@@ -212,3 +212,31 @@ def test_something_else_in_a_summarys_place_is_listed_and_the_rest_are_written(d
     assert len(left) == 1 and str(taken) in left[0] and "expected its summary or nothing there" in left[0], left
     assert done.stdout.splitlines()[0] == f"{len(files)} counters files: {len(files) - 1} summaries written, 0 current already"
     assert all(counter_buckets_for(f) is not None for f in files[1:])
+
+
+def test_the_audit_dags_task_rewrites_the_audited_windows_stale_summaries(simulated, tmp_path):
+    """baseline_audit's refresh_summaries (baseline.pipeline.tasks.refresh_stale_summaries): after
+    an audit that read some hosts whole, the audited window's summaries are written anew and the
+    next audit reads none whole; after one that read none, nothing runs."""
+    import datetime as dt
+
+    from baseline.pipeline import tasks as pipeline
+    from baseline.pipeline.config import load_config, write_default_config
+
+    root = tmp_path / "pipe"
+    shutil.copytree(simulated, root / "dataset", symlinks=True)
+    cfg = load_config(write_default_config(root / "pipeline.yaml", root))
+    end = max(pl.read_parquet(f, columns=["snapshot_time"])["snapshot_time"].max() for f in dataset_files(cfg.dataset, "counters"))
+    now = end.replace(tzinfo=dt.UTC) + dt.timedelta(minutes=1)
+    audited = pipeline.audit_new_failures(cfg, now=now)
+    assert audited["stale_summary_hosts"] == 0
+    assert pipeline.refresh_stale_summaries(cfg, audited, now=now) == {"ran": False}
+
+    names = list(summaries(cfg.dataset).values())
+    for path in names[:2]:
+        as_older_rule(path)
+    audited = pipeline.audit_new_failures(cfg, now=now)
+    assert audited["stale_summary_hosts"] == 2
+    refreshed = pipeline.refresh_stale_summaries(cfg, audited, now=now)
+    assert refreshed["ran"] and refreshed["written"] == 2 and refreshed["left"] == [], refreshed
+    assert pipeline.audit_new_failures(cfg, now=now)["stale_summary_hosts"] == 0
