@@ -617,6 +617,11 @@ int syscall_exit(struct bpf_raw_tracepoint_args *ctx)
         }
         tid = x->tid;
         execs.delete(&tgid);
+        // A failed exec whose path was unreadable at entry (a literal on a page the process had
+        // not touched yet: probe_read_user cannot fault it in) is read again now: the kernel
+        // read it meanwhile, and a failed exec keeps the memory it is in.
+        if (len1 == 0 && ret < 0)
+            len1 = read_string(data, nr == NR_EXECVE ? args[0] : args[1]);
     } else {
 #if defined(ABLATE_NO_ENTER)
         read_args_from(regs, args);
