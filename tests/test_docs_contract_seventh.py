@@ -449,7 +449,8 @@ def test_anomaly_count_counts_a_repeated_anomaly_once(rep_diff):
     keys = [(_named(a), a["process"]["role"].split("#")[0]) for a in anomalies]
     assert len(keys) == len(set(keys)), keys
     assert all(isinstance(a["repeats"], int) and a["repeats"] >= 0 for a in anomalies)
-    assert all(a["repeats"] == 0 for a in anomalies if not a["repeated_in"])
+    # (round forty-seven: an anomaly repeated only in its own thread has repeats and no other role)
+    assert all(a["repeats"] >= len(a["repeated_in"]) for a in anomalies)
 
 
 def test_a_sleep_role_is_never_a_missing_process(recs):

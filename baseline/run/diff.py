@@ -398,7 +398,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baseline.run.traces import PathsLike
-from baseline.run.report import DiffReport
+from baseline.run.report import REPEATED_IN_SHOWN, DiffReport
 from baseline.run.rules.base import (
     END_PROBE,
     NOT_RECOVERED_BONUS,
@@ -608,23 +608,21 @@ def _known_and_error_free(regions: align.Regions, b_cls: np.ndarray, novel: np.n
     return (regions.max_over(b_cls) == 0) & ~regions.max_over(novel)
 
 
-# How many of the sibling processes an anomaly was folded from are named (`repeated_in`).
-REPEATED_IN_SHOWN = 10
-
-
 def _fold_sibling_repeats(p: Prepared, bs: align.Streams, order: np.ndarray, named: np.ndarray, shown: np.ndarray,
                           reorder: np.ndarray, region_sid: np.ndarray, roles: tuple[list[str], list[str]],
-                          ) -> tuple[np.ndarray, dict]:
-    """`order` (regions, ranked) without the anomalies that repeat a better-ranked one in a
-    sibling process of the same role -- the same call, errno and path named, in another thread
-    of the same role key (`roles`: per stream, role key and role; `sh/mkdir#0`, `sh/mkdir#7`): a shell
-    loop running the same command again and again (`until mkdir ...; do sleep; done`) is one
-    fault, named once, not twenty times. Returns the kept order and, per kept region, the roles
-    of the regions folded into it. Repeats within one thread are _first_of_repeats'."""
+                          ) -> tuple[np.ndarray, dict, dict]:
+    """`order` (regions, ranked) without the anomalies that repeat a better-ranked one -- the same
+    call, errno and path named -- in a sibling process or thread of the same role key (`roles`:
+    per stream, role key and role; `sh/mkdir#0`, `sh/mkdir#7`) or again in the same thread: a
+    shell loop running the same command again and again (`until mkdir ...; do sleep; done`), a
+    pool thread whose every task fails at one shared journal, is one fault, named once, not
+    twenty times. Returns the kept order and, per kept region, how many were folded into it and
+    the other roles they came from (each once, in order)."""
     role_keys, s_role = roles
     kept: list[int] = []
     firsts: dict[tuple, int] = {}
-    repeats: dict[int, list[str]] = {}
+    folded: dict[int, int] = {}
+    others: dict[int, list[str]] = {}
     for r in order.tolist():
         row = int(shown[r]) if shown[r] >= 0 else int(bs.orig[named[r]])
         if reorder[r] or row < 0:
@@ -636,13 +634,16 @@ def _fold_sibling_repeats(p: Prepared, bs: align.Streams, order: np.ndarray, nam
         raw = int(p.raw_path[row]) if p.raw_path is not None else -1
         key = (int(p.probe[row]), int(p.errno[row]), int(p.plainpath[row]), raw, role_keys[sid])
         first = firsts.get(key)
-        role = s_role[sid]
-        if first is None or role == s_role[int(region_sid[first])]:
-            firsts.setdefault(key, r)
+        if first is None:
+            firsts[key] = r
             kept.append(r)
-        else:
-            repeats.setdefault(first, []).append(role)
-    return np.asarray(kept, dtype=np.int64), repeats
+            continue
+        folded[first] = folded.get(first, 0) + 1
+        role = s_role[sid]
+        seen = others.setdefault(first, [])
+        if role != s_role[int(region_sid[first])] and role not in seen:
+            seen.append(role)
+    return np.asarray(kept, dtype=np.int64), folded, others
 
 
 def diff_traces(
@@ -1338,8 +1339,8 @@ def diff_traces(
         order = np.lexsort((named_seq, -score))
         if (~reorder).any():
             first_unexplained = int(_seq_of(bs, regions.start[~reorder], seq_rows).min())
-        order, repeats = _fold_sibling_repeats(p, bs, order, named, np.where(reported >= 0, reported, timed_out),
-                                               reorder, regions.sid, (s_rolekey, s_role))
+        order, repeat_counts, repeated_in = _fold_sibling_repeats(
+            p, bs, order, named, np.where(reported >= 0, reported, timed_out), reorder, regions.sid, (s_rolekey, s_role))
         folded = len(regions) - len(order)
         for rank, r in enumerate(order[:max_anomalies], start=1):
             sid = int(regions.sid[r])
@@ -1447,8 +1448,8 @@ def diff_traces(
                     "unexplained_events": int(regions.end[r] - regions.start[r] + 1),
                     "last_common": [_strip(e) for e in last_common],
                     "good_instead": [_strip(e) for e in good_instead],
-                    "repeats": len(repeats.get(int(r), ())),
-                    "repeated_in": repeats.get(int(r), [])[:REPEATED_IN_SHOWN],
+                    "repeats": repeat_counts.get(int(r), 0),
+                    "repeated_in": repeated_in.get(int(r), [])[:REPEATED_IN_SHOWN],
                     # (for _cause_in_another_process, removed below)
                     "_row": int(bs.orig[pos]) if reported[r] < 0 and timed_out[r] < 0 else -1,
                     "_good_npaths": {e["npath"] for e in good_instead if e.get("npath")},

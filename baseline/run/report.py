@@ -11,6 +11,9 @@ from typing import Any
 from baseline.run.rules.base import OUTPUT_BYTES
 from tracer.errors import printable
 
+# How many of the other roles an anomaly was folded from are named (`repeated_in`).
+REPEATED_IN_SHOWN = 10
+
 JSON_VERSION = 1
 TEXT_EXPECTED_SHOWN = 8
 
@@ -105,9 +108,15 @@ class DiffReport:
 
 
 def _repeated(a: dict[str, Any]) -> str:
-    """The sibling processes an anomaly was folded from (a loop running the same command)."""
-    roles = ", ".join(a["repeated_in"]) + (" ..." if a["repeats"] > len(a["repeated_in"]) else "")
-    return f"the same in {a['repeats']} more sibling process{'es' if a['repeats'] > 1 else ''} ({roles})"
+    """How often an anomaly was met again, folded into it: in sibling processes (a loop running
+    the same command) or threads of its role, or again in its own thread (a pool thread's every
+    task failing at one shared file)."""
+    n, roles = a["repeats"], a["repeated_in"]
+    more = " ..." if n > len(roles) else ""
+    if roles and len(roles) == min(n, REPEATED_IN_SHOWN):  # each another process or thread, once
+        return f"the same in {n} more sibling process{'es' if n > 1 else ''} ({', '.join(roles)}{more})"
+    where = f"in this thread or in {', '.join(roles)}{more}" if roles else "in this thread"
+    return f"the same {n} more time{'s' if n > 1 else ''}, {where}"
 
 
 def _quoted(text: str) -> str:

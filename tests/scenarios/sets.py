@@ -42,6 +42,7 @@ from scenarios import (
     real_seventeenth,
     real_seventh,
     real_seventieth,
+    real_seventyfifth,
     real_seventyfirst,
     real_seventyfourth,
     real_seventysecond,
@@ -233,6 +234,8 @@ SETS: list[RealSet] = [
             real_seventythird.quiet_teardown),
     RealSet("real_seventyfourth", real_seventyfourth.REAL_SEVENTYFOURTH, real_seventyfourth.QUIET_SEVENTYFOURTH,
             real_seventyfourth.quiet_teardown),
+    RealSet("real_seventyfifth", real_seventyfifth.REAL_SEVENTYFIFTH, real_seventyfifth.QUIET_SEVENTYFIFTH,
+            real_seventyfifth.quiet_teardown),
 ]
 
 
