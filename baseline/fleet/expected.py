@@ -714,9 +714,12 @@ class FleetExpectedLearner(ParamsMixin):
                 pl.when(last).then(pl.when(pl.col("_censored")).then(pl.col("w")).otherwise(pl.col("w") - 1))
                 .otherwise(0).sum().alias("censored"),
                 # the same among timed traces (recorded in a capture window: see "Survival")
-                (pl.col("w") * pl.col("timed") - (last & pl.col("timed")).cast(pl.Int64) * (pl.col("w") - 1))
+                # (a censored process's last timed trace -- killed with its job -- is neither: it
+                # counted as a death here while the all-traces side censored it, tests/fleetgen61)
+                (pl.col("w") * pl.col("timed") - (last & pl.col("timed")).cast(pl.Int64) * (pl.col("w") - 1)
+                 - (last & pl.col("timed") & pl.col("_censored")).cast(pl.Int64))
                 .sum().alias("timed_traces"),
-                (last & pl.col("timed")).cast(pl.Int64).sum().alias("timed_failing"),
+                (last & pl.col("timed") & ~pl.col("_censored")).cast(pl.Int64).sum().alias("timed_failing"),
                 (pl.col("w") * ~pl.col("root_failed")).sum().alias("handled"),
                 pl.col("start_time").min().alias("first_seen"),
                 pl.col("start_time").max().alias("last_seen"),
