@@ -495,3 +495,20 @@ def test_split_between_outcome_changes_is_linear_in_marks_per_region():
     took = time.process_time() - began
     assert len(out) == 2 * len(regions) and split.sum() == len(regions)
     assert took < 30, f"{took:.1f} CPU s"
+
+
+def test_a_walk_turn_followed_by_an_eventfd_wakeup_is_still_a_walk_turn(tmp_path):
+    """node's module resolution looks for package.json in each ancestor directory (ENOENT each);
+    a libuv worker's eventfd write (no path) landing between two turns made the turn before it
+    look like the walk's last, kept at its path and named (real set 75's node worker threads:
+    1 in 5-10 good-vs-good diffs)."""
+    walk = [("openat", "ENOENT", "/srv/app/lib/package.json"), ("openat", "ENOENT", "/srv/app/package.json"),
+            ("openat", "ENOENT", "/srv/package.json"), ("openat", "ENOENT", "/package.json"),
+            ("openat", None, "/srv/app/lib/pool.js"), ("read", None, "/srv/app/lib/pool.js")]
+    wake = ("write", None, None)
+    plain = STARTUP + walk + WORK
+    woken = STARTUP + walk[:2] + [wake] + walk[2:] + WORK
+    goods = [write_trace(tmp_path / f"g{i}.parquet", [events(plain, pid=100 + i)], trace_id=f"g{i}") for i in range(2)]
+    bad = write_trace(tmp_path / "b.parquet", [events(woken, pid=200)], trace_id="b", kind="good")
+    report = diff_traces(good=goods, bad=bad)
+    assert not report.anomaly, report.bifurcation

@@ -106,6 +106,7 @@ BETWEEN_ANY_CALLS = frozenset({
     "brk", "mmap", "munmap", "mremap", "madvise", "mprotect", "rt_sigprocmask", "rt_sigreturn", "getrandom",
 })
 MAX_BETWEEN = 64  # ... at most this many of them between two steps of a walk
+_SIGNAL_IO = frozenset({"read", "write"})  # ... and these, on a descriptor with no path (an eventfd)
 
 # Columns the analysis needs from the events table.
 ANALYSIS_COLUMNS = [
@@ -2006,7 +2007,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         failed = failed[failed < n - 1]
         between = codes_where(probe_values, BETWEEN_ANY_CALLS)
         # each failed lookup's next call that is not one of those, in its own stream
-        nxt = _next_lookups(failed + 1, probe, between, probe_values, starts, failed, n)
+        nxt = _next_lookups(failed + 1, probe, between, probe_values, starts, failed, n, npath)
         ok = nxt >= 0
         failed, nxt = failed[ok], nxt[ok]
         del ok
@@ -2045,7 +2046,7 @@ def prepare(table: Any, tkey: np.ndarray, learn_names: bool = True) -> Prepared:
         if checked:
             failed = np.array(checked, dtype=np.int64)
             nxt = _next_lookups(np.array(check_rows, dtype=np.int64) + 1, probe, between, probe_values, starts,
-                                failed, n)
+                                failed, n, npath)
             ok = nxt >= 0
             failed, nxt = failed[ok], nxt[ok]
             ok = npath[nxt] >= 0
@@ -2244,21 +2245,30 @@ def process_roles(df: pl.DataFrame, trace_key: str = "trace_id") -> pl.DataFrame
 
 
 def _next_lookups(start: np.ndarray, probe: np.ndarray, between: np.ndarray, probe_values: Values,
-                  starts: np.ndarray, failed: np.ndarray, n: int) -> np.ndarray:
+                  starts: np.ndarray, failed: np.ndarray, n: int, npath: np.ndarray) -> np.ndarray:
     """Per row of `start` (the row after a failed lookup, or after ld.so's check of its
     directory): the first row from there that is not one of the scheduler's and allocator's
-    calls (`between`), stepped over a few at a time (only those rows are looked at, never all
-    rows), in the stream of the matching `failed` row; -1 where there is none within
-    MAX_BETWEEN rows or the stream ends first."""
+    calls (`between`) nor a read or write of a descriptor with no path (an eventfd's wakeup:
+    libuv's worker threads signal the loop between two turns of node's package.json walk),
+    stepped over a few at a time (only those rows are looked at, never all rows), in the stream
+    of the matching `failed` row; -1 where there is none within MAX_BETWEEN rows or the stream
+    ends first."""
+    signals = codes_where(probe_values, _SIGNAL_IO)
+
+    def passed_over(rows: np.ndarray) -> np.ndarray:
+        at = nxt[rows]
+        return code_in(probe[at], between, len(probe_values)) | (
+            code_in(probe[at], signals, len(probe_values)) & (npath[at] < 0))
+
     nxt = start.copy()
     moving = np.flatnonzero(nxt < n)
-    moving = moving[code_in(probe[nxt[moving]], between, len(probe_values))]
+    moving = moving[passed_over(moving)]
     for _ in range(MAX_BETWEEN):
         if not len(moving):
             break
         nxt[moving] += 1
         moving = moving[nxt[moving] < n]
-        moving = moving[code_in(probe[nxt[moving]], between, len(probe_values))]
+        moving = moving[passed_over(moving)]
     nxt[moving] = n
     same = np.searchsorted(starts, failed, side="right") == np.searchsorted(starts, np.minimum(nxt, n - 1), side="right")
     return np.where((nxt < n) & same, nxt, -1)
