@@ -40,6 +40,11 @@ _MAKE_STDIN = ("make -j2 gives its stdin to one running job at a time and a brok
                "the close of stdin itself differs by path (close pipe: where the good runs closed /dev/null): "
                "CI 131 named 'close None pipe:' good vs good once")
 FLAKY_QUIET: dict[str, str] = {
+    # seen once, in round forty-seven's CI 146 (a fresh clone, 38 min of pytest): passed 3 reruns
+    "t58_pool_worker_part_is_dir":
+        "multiprocessing.Pool(2): a good-vs-good diff named `read None pipe:` once -- the pool's result pipe "
+        "read at another point of the run (which worker finishes first, how the handler thread's reads fall); "
+        "quiet in three reruns and in the CIs before",
     "t58_make_j2_install_running_agent": _MAKE_STDIN,
     "t58_make_j2_install_noise": _MAKE_STDIN,
     # seen once in five runs, under a CPU load of two busy loops only
