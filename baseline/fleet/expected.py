@@ -1339,34 +1339,31 @@ class FleetExpectedLearner(ParamsMixin):
     def _update_regressions(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
         """Families (fam, `_split`) whose occurrences on hosts that show them only on a release
         they switched to during the window (`_regression`) are significantly more fatal there
-        than on the other hosts: the Wilson lower bound of the failing share there exceeds the
-        upper bound elsewhere by more than ``max_increase``. A routine error that merely
-        happened to first show on a host after its update goes on there as elsewhere."""
-        outcome = pl.col("traces") - pl.col("censored")
+        than on the other hosts (`_more_fatal`). A routine error that merely happened to first
+        show on a host after its update goes on there as elsewhere."""
         reg = pl.col("_regression")
-        g = true.group_by(fam).agg(
-            pl.col("failing").filter(reg).sum().alias("rf"), outcome.filter(reg).sum().alias("rn"),
-            pl.col("failing").filter(~reg).sum().alias("ef"), outcome.filter(~reg).sum().alias("en"))
-        more = increase_lower(g["rf"].to_numpy(), g["rn"].to_numpy(), g["ef"].to_numpy(), g["en"].to_numpy(), self.z)
-        split = (g["rn"].to_numpy() > 0) & (g["en"].to_numpy() > 0) & (more > self.max_increase)
-        return g.select(fam).with_columns(pl.Series("_split", split, dtype=pl.Boolean))
+        return self._more_fatal(true, fam, reg, ~reg, "_split")
 
     def _fatal_when_returned(self, true: pl.DataFrame, fam: list[str]) -> pl.DataFrame:
         """Families (fam, `fatal_when_returned`) whose occurrences the operation returned to its
         caller (the root failed with them) are significantly more fatal than those it absorbed
-        (the root succeeded): the Wilson lower bound of the returned ones' failing share exceeds
-        the upper bound of the absorbed ones' by more than ``max_increase``. NO_RES at
-        mlx5_cmd_exec while binding a QP counter, which _ib_modify_qp ignores on every sweep
-        worker, is the same (operation, origin, errno) as NO_RES refusing the RST2INIT itself,
-        which ends the rank (tests/fleetgen60)."""
+        (the root succeeded; `_more_fatal`). NO_RES at mlx5_cmd_exec while binding a QP counter,
+        which _ib_modify_qp ignores on every sweep worker, is the same (operation, origin, errno)
+        as NO_RES refusing the RST2INIT itself, which ends the rank (tests/fleetgen60)."""
+        return self._more_fatal(true, fam, pl.col("_returned"), pl.col("_absorbed"), "fatal_when_returned")
+
+    def _more_fatal(self, true: pl.DataFrame, fam: list[str], worse: pl.Expr, other: pl.Expr, name: str) -> pl.DataFrame:
+        """Per family (fam, `name`): its occurrences where `worse` holds are significantly more
+        fatal than those where `other` does -- the Wilson lower bound of the one side's failing
+        share exceeds the upper bound of the other's by more than ``max_increase``, both sides
+        having outcomes."""
         outcome = pl.col("traces") - pl.col("censored")
-        ret, absorbed = pl.col("_returned"), pl.col("_absorbed")
         g = true.group_by(fam).agg(
-            pl.col("failing").filter(ret).sum().alias("rf"), outcome.filter(ret).sum().alias("rn"),
-            pl.col("failing").filter(absorbed).sum().alias("af"), outcome.filter(absorbed).sum().alias("an"))
-        more = increase_lower(g["rf"].to_numpy(), g["rn"].to_numpy(), g["af"].to_numpy(), g["an"].to_numpy(), self.z)
-        split = (g["rn"].to_numpy() > 0) & (g["an"].to_numpy() > 0) & (more > self.max_increase)
-        return g.select(fam).with_columns(pl.Series("fatal_when_returned", split, dtype=pl.Boolean))
+            pl.col("failing").filter(worse).sum().alias("wf"), outcome.filter(worse).sum().alias("wn"),
+            pl.col("failing").filter(other).sum().alias("of"), outcome.filter(other).sum().alias("on"))
+        more = increase_lower(g["wf"].to_numpy(), g["wn"].to_numpy(), g["of"].to_numpy(), g["on"].to_numpy(), self.z)
+        split = (g["wn"].to_numpy() > 0) & (g["on"].to_numpy() > 0) & (more > self.max_increase)
+        return g.select(fam).with_columns(pl.Series(name, split, dtype=pl.Boolean))
 
     def _with_bands(self, cand: pl.DataFrame, counters: Any, vendors: pl.DataFrame,  # noqa: ARG002
                     regressed: pl.DataFrame | None = None) -> pl.DataFrame:

@@ -611,8 +611,7 @@ class SyscallRecorder:
             except TracebaseError:
                 if not process_exited(pidfd):
                     raise
-                waited = time.monotonic() - (pinned.since if pinned is not None else 0.0)
-                took = f" ({waited:.1f} s of loading the probes)" if pinned is not None else ""
+                took = f" ({time.monotonic() - pinned.since:.1f} s of loading the probes)" if pinned is not None else ""
                 raise TracebaseError(
                     f"-p {pid}: expected a running process, found it exited during the attach{took}, before any of "
                     f"its calls could be recorded; record a short-lived program from its start: "
