@@ -411,6 +411,55 @@ static __always_inline u32 read_string(char *dst, u64 src)
     return n > 0 ? (u32)n : 0;
 }
 
+// A successful exec's file name, from the new image's stack (`regs`: the registers it returns
+// to user space with): at sp, argc, argv[argc] and a NULL, envp and a NULL, then the auxiliary
+// vector, whose AT_EXECFN names the copy of the path the kernel put on that stack. For a path the
+// entry could not read (a literal on a page the old image had not touched: posix_spawn's
+// "/bin/cat", an exec from a thread): the old image is gone at exit, the new stack is resident.
+// Environments of more than EXEC_ENV_CHUNKS * 8 entries keep the path unread (null).
+#define EXEC_ENV_CHUNKS 128
+#define EXEC_AUX_CHUNKS 16
+#define AT_NULL_ 0
+#define AT_EXECFN_ 31
+static __always_inline u32 read_exec_filename(char *dst, struct pt_regs *regs)
+{
+    u64 sp = regs->sp;
+    u64 argc = 0;
+    if (probe_read_user(&argc, sizeof(argc), (const void *)sp) != 0 || argc > (1 << 24))
+        return 0;
+    u64 at = sp + 8 * (argc + 2);  // envp[0]
+    u64 words[8];
+    int found = 0;
+    for (int c = 0; c < EXEC_ENV_CHUNKS && !found; c++) {
+        if (probe_read_user(words, sizeof(words), (const void *)at) != 0)
+            return 0;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            if (!found && !words[i]) {
+                found = 1;
+                at += 8 * (i + 1);  // the auxiliary vector's first (type, value) pair
+            }
+        }
+        if (!found)
+            at += sizeof(words);
+    }
+    if (!found)
+        return 0;
+    for (int c = 0; c < EXEC_AUX_CHUNKS; c++) {
+        if (probe_read_user(words, sizeof(words), (const void *)at) != 0)
+            return 0;
+#pragma unroll
+        for (int i = 0; i < 8; i += 2) {
+            if (words[i] == AT_NULL_)
+                return 0;
+            if (words[i] == AT_EXECFN_)
+                return read_string(dst, words[i + 1]);
+        }
+        at += sizeof(words);
+    }
+    return 0;
+}
+
 // Copy up to `room` bytes from user address src to data[at]. Returns the bytes copied (0 on a
 // fault).
 static __always_inline u32 copy_out(char *data, u32 at, u64 src, u64 len, u32 room)
@@ -622,6 +671,9 @@ int syscall_exit(struct bpf_raw_tracepoint_args *ctx)
         // read it meanwhile, and a failed exec keeps the memory it is in.
         if (len1 == 0 && ret < 0)
             len1 = read_string(data, nr == NR_EXECVE ? args[0] : args[1]);
+        // (execve only: execveat's AT_EXECFN is "/dev/fd/N/..." for a path relative to a dirfd)
+        else if (len1 == 0 && ret == 0 && nr == NR_EXECVE)
+            len1 = read_exec_filename(data, user_regs_at(ctx->args[0]));
     } else {
 #if defined(ABLATE_NO_ENTER)
         read_args_from(regs, args);
