@@ -172,8 +172,10 @@ def test_routine_errors_are_set_aside(fleet):
 def test_fault_failures_are_open_with_their_bifurcation(fleet):
     """Each fault's failures are open findings; the bifurcation is where the docs put it: the
     origin (the deepest frame of the failing chain) unless a frame before it took an edge no good
-    trace of the operation has -- a GPU buffer's peer-memory fallback, which no good registration
-    (all of host memory) shows, comes before the UMR's EFAULT."""
+    trace of the operation has. (Written as: "a GPU buffer's peer-memory fallback, which no good
+    registration (all of host memory) shows, comes before the UMR's EFAULT"; since round
+    forty-eight the routine GPU registrations, rescued after the pin's EFAULT, are known-good
+    structure too, and both kinds of buffer leave it at the UMR.)"""
     by_id = {f["trace_id"]: f for f in fleet["findings"]}
     wrong = []
     for t in (t for t in fleet["traces"] if t.cause):

@@ -5,7 +5,9 @@ the simulator put it in the trace-level ``command`` column: "reg_mr", "modify_qp
 when ``command`` is empty we fall back to "<root probe> <root arg>"). For every operation the
 model keeps, from good traces only:
 
-* ``edges_``  - structural call edges (parent probe -> probe at a depth) and how often they occur;
+* ``edges_``  - structural call edges (parent probe -> probe at a depth) and how often they occur
+  (the audit's pass adds those of *rescued* traces: failure records whose root succeeded, see
+  ``GoodTraceBaseline._accumulate_rescued``);
 * ``errors_`` - error frames seen inside good traces (parent, probe, errno): handled errors such
   as EAGAIN retries or ENOENT probing, which are part of known-good behaviour;
 * ``chains_`` - the distinct normalised frame sequences (hashed) and their frequencies;
@@ -173,6 +175,14 @@ def failed_expr() -> pl.Expr:
     status = pl.col("exit_status")
     by_status = pl.when(status.is_not_null()).then((status < 0) & (status >= -4095)).otherwise(pl.col("kind") == "failure")
     return pl.col("root_err").fill_null(False) | by_status
+
+
+def rescued_expr() -> pl.Expr:
+    """A *rescued* trace: a failure record (the tracer sent it because some frame failed) whose
+    root call succeeded, complete (no frame lost): every error in it was absorbed on the way to a
+    success, so its call structure is known-good behaviour (GoodTraceBaseline._accumulate_rescued)."""
+    return ((pl.col("kind") == "failure") & ~failed_expr()
+            & (pl.col("lost_events").fill_null(0) == 0))
 
 
 def weight_expr() -> pl.Expr:
@@ -363,7 +373,8 @@ def collect_traces(
             # the good traces' aggregates, merged once at the end (as fit does); `_start`, when
             # present, numbers rows of `frames`, so the whole batch goes with the good traces
             fit._accumulate(frames, per.filter(pl.col("kind").is_in(list(fit.good_kinds))))
-            if len(fit._pending[0]) >= _FLUSH_EVERY:
+            fit._accumulate_rescued(frames, per.filter(rescued_expr()))
+            if len(fit._pending[0]) + len(fit._pending[2]) >= _FLUSH_EVERY:
                 fit._flush()
         reps = chain_representatives(per, frames, known)
         known = reps if known is None else pl.concat([known, reps], how="vertical_relaxed")
@@ -946,11 +957,36 @@ class GoodTraceBaseline(ParamsMixin):
         self._accumulate(frames, runs)
 
     def _reset_pending(self) -> None:
-        self._pending: tuple[list[pl.DataFrame], list[pl.DataFrame]] = ([], [])
+        # (good chains, good traces per operation and host, rescued chains)
+        self._pending: tuple[list[pl.DataFrame], list[pl.DataFrame], list[pl.DataFrame]] = ([], [], [])
 
     def _accumulate(self, frames: pl.DataFrame, per: pl.DataFrame) -> None:
         """Reduce one batch of good frames to per-chain and per-(operation, host) counts (kept
         pending until `_flush`), and keep the frames of one trace of every chain not seen before."""
+        chains = self._chains_of(frames, per)
+        ops = per.group_by(["operation", "host"]).agg(pl.len().alias("traces"), pl.col("frames").sum().alias("events"))
+        ops = ops.with_columns(pl.col("traces").cast(pl.UInt32), pl.col("events").cast(pl.Int64))
+        self._pending[0].append(chains.select("operation", "chain_hash", "count", "frames"))
+        self._pending[1].append(ops)
+
+    def _accumulate_rescued(self, frames: pl.DataFrame, per: pl.DataFrame) -> None:
+        """Add the call structure of *rescued* traces (see `rescued_expr`): their edges only.
+
+        The tracer sends every call tree with a failing frame as a failure, even when the call
+        succeeded, so a success path that always absorbs an error first never reaches a good
+        trace: every GPU registration's pin fails with EFAULT before the peer-memory client takes
+        the buffer (the reference's gpu_direct_trace_shape), and a registration dying in that
+        client left "known-good behaviour" at the cleanup of the pin, which every successful
+        registration also runs (tests/fleetgen62). Their errors stay out of `errors_` (an error
+        absorbed there is what the expected-error learner judges) and their traces out of the
+        counts of good traces."""
+        if per.is_empty():
+            return
+        self._pending[2].append(self._chains_of(frames, per).select("operation", "chain_hash", "count"))
+
+    def _chains_of(self, frames: pl.DataFrame, per: pl.DataFrame) -> pl.DataFrame:
+        """operation, chain_hash, count, frames (+ the representative's row or id) of the traces
+        `per`; the frames of one trace of every chain not seen before are kept in `_reps`."""
         if not hasattr(self, "_pending"):
             self._reset_pending()
         if not hasattr(self, "_reps"):
@@ -961,8 +997,6 @@ class GoodTraceBaseline(ParamsMixin):
         first = [pl.col("_start").first()] if "_start" in per.columns else [pl.col("trace_id").first().alias("_rep")]
         chains = per.group_by(["operation", "chain_hash"]).agg(pl.len().alias("count"), pl.col("frames").first(), *first)
         chains = chains.with_columns(pl.col("count").cast(pl.UInt32), pl.col("frames").cast(pl.UInt32))
-        ops = per.group_by(["operation", "host"]).agg(pl.len().alias("traces"), pl.col("frames").sum().alias("events"))
-        ops = ops.with_columns(pl.col("traces").cast(pl.UInt32), pl.col("events").cast(pl.Int64))
         if self._reps is not None:
             new = chains.join(self._reps.select("operation", "chain_hash").unique(), on=["operation", "chain_hash"],
                               how="anti")
@@ -971,27 +1005,33 @@ class GoodTraceBaseline(ParamsMixin):
         if new.height:
             reps = _rep_frames(frames, new)
             self._reps = reps if self._reps is None else pl.concat([self._reps, reps], how="vertical_relaxed")
-        self._pending[0].append(chains.select("operation", "chain_hash", "count", "frames"))
-        self._pending[1].append(ops)
+        return chains
 
     def _flush(self) -> None:
         """Merge the pending batch aggregates into the learned tables; the edge / error counts
         are the representative frames of each chain weighted by the chain's new count."""
-        chain_parts, op_parts = self._pending
+        chain_parts, op_parts, rescued_parts = self._pending
         if not chain_parts:
             if not hasattr(self, "operations_"):
                 raise TracebaseError("no events to learn from")
-            return
-        chains = pl.concat(chain_parts, how="vertical_relaxed").group_by(["operation", "chain_hash"]).agg(
-            pl.col("count").sum(), pl.col("frames").first()
-        )
-        ops = pl.concat(op_parts, how="vertical_relaxed").group_by(["operation", "host"]).agg(
+            if not rescued_parts:
+                return
+        chains = pl.concat([*chain_parts, _CHAINS_EMPTY], how="vertical_relaxed").group_by(
+            ["operation", "chain_hash"]).agg(pl.col("count").sum(), pl.col("frames").first())
+        ops = pl.concat([*op_parts, _OPS_EMPTY], how="vertical_relaxed").group_by(["operation", "host"]).agg(
             pl.col("traces").sum(), pl.col("events").sum()
         )
         self._reset_pending()
         reps = self._reps if self._reps is not None else _REPS_EMPTY
         weighted = reps.join(chains.select("operation", "chain_hash", "count"), on=["operation", "chain_hash"])
         edges = weighted.group_by(["operation", "parent", "probe", "depth"]).agg(pl.col("count").sum())
+        if rescued_parts:  # (their edges only: _accumulate_rescued)
+            rescued = pl.concat(rescued_parts, how="vertical_relaxed").group_by(["operation", "chain_hash"]).agg(
+                pl.col("count").sum())
+            more = reps.join(rescued, on=["operation", "chain_hash"]).group_by(
+                ["operation", "parent", "probe", "depth"]).agg(pl.col("count").sum())
+            edges = pl.concat([edges, more.select(edges.columns)], how="vertical_relaxed").group_by(
+                ["operation", "parent", "probe", "depth"]).agg(pl.col("count").sum())
         errors = (
             weighted.filter(pl.col("errno").is_not_null())
             .group_by(["operation", "parent", "probe", "errno"]).agg(pl.col("count").sum())
@@ -1193,6 +1233,9 @@ def _merge(old: pl.DataFrame, new: pl.DataFrame, keys: list[str], sums: list[str
 
 
 _FLUSH_EVERY = 64  # batches whose small aggregates are kept before merging them
+_CHAINS_EMPTY = pl.DataFrame(schema={"operation": pl.String, "chain_hash": pl.UInt64, "count": pl.UInt32,
+                                     "frames": pl.UInt32})
+_OPS_EMPTY = pl.DataFrame(schema={"operation": pl.String, "host": pl.String, "traces": pl.UInt32, "events": pl.Int64})
 _REPS_EMPTY = pl.DataFrame(schema={"operation": pl.String, "chain_hash": pl.UInt64, "parent": pl.String,
                                    "probe": pl.String, "depth": pl.Int16, "errno": pl.String})
 

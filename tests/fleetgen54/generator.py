@@ -448,10 +448,12 @@ class Fleet:
 
     def register(self, host, t, pid, job, gpu: bool, timed: bool) -> bool:
         if host in FIRMWARE_HOSTS and self.rng.random() < FW_FAIL_P:
-            # the good registrations the model knows pin host memory: a GPU buffer's failing tree
-            # leaves them first at the peer-memory fallback (the docs' rule: the first frame
-            # before the origin on an edge no good trace has), a host buffer's at the UMR itself
-            bif = ("ib_peer_umem_get", None, "driver") if gpu else ("mlx5r_umr_update_mr_pas", "EFAULT", "driver")
+            # written as: "the good registrations the model knows pin host memory: a GPU buffer's
+            # failing tree leaves them first at the peer-memory fallback". Since round forty-eight
+            # the docs count the rescued registrations (kind failure, root succeeded: every GPU
+            # registration here, the pin's EFAULT absorbed) as known-good structure too
+            # (architecture.md, tests/fleetgen62), so both leave it at the UMR itself
+            bif = ("mlx5r_umr_update_mr_pas", "EFAULT", "driver")
             self.call(host, t, pid, job, tree_of('reg_mr', gpu, True), timed=timed, cause=FIRMWARE_CAUSE, bif=bif)
             return False
         self.call(host, t, pid, job, tree_of('reg_mr', gpu, False), timed=timed)

@@ -2,9 +2,12 @@
 
 Truth fields are written by hand from the reference's chains, not computed by any rule of the
 audit: `bif` is where the failure leaves the path good calls of its operation take (for every
-cause here but one that is the deepest failing frame; for `huge_mr_mkey_limit` it is
-`reg_create`, a branch no successful registration on these hosts takes), `origin` the layer
-where the errno first appears.
+cause here the deepest failing frame), `origin` the layer where the errno first appears.
+(`huge_mr_mkey_limit` was written as `reg_create`, "a branch no successful registration on
+these hosts takes". The GPU registrations take it -- peer umems skip the mkey cache -- and
+succeed after the pin's routine EFAULT; since round forty-eight the docs count those rescued
+calls as known-good structure (architecture.md, tests/fleetgen62), so it is the deepest frame
+too.)
 """
 
 from __future__ import annotations
@@ -184,7 +187,7 @@ def build() -> dict[str, Template]:
         fail(reg_mr("upstream", huge=True), _w("ib_uverbs_reg_mr", "mlx5_ib_reg_user_mr", "create_real_mr", "reg_create",
                                                "mlx5_ib_create_mkey", "mlx5_core_create_mkey", "mlx5_cmd_exec"),
              "ENOMEM", unwind={"mlx5_ib_reg_user_mr": [N("ib_umem_release", C)], "ib_uverbs_reg_mr": put_abort}),
-        root_cause="huge_mr_mkey_limit", bif="reg_create", bif_errno="ENOMEM", origin="driver", fatal=True)
+        root_cause="huge_mr_mkey_limit", bif="mlx5_cmd_exec", bif_errno="ENOMEM", origin="driver", fatal=True)
     return t
 
 
