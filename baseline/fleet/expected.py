@@ -785,6 +785,13 @@ class FleetExpectedLearner(ParamsMixin):
                      .select(pl.col("operation").cast(pl.String), "probe", "errno", pl.col("host").cast(pl.String))
                      .unique())
         true = true.filter(~(pl.col("_regression") & pl.col("_split").fill_null(False))).drop("_split")
+        # a family its operation absorbs on some calls and returns on others, where it kills (see
+        # "Returned to the caller"), told from all its occurrences: before the hosts it stopped
+        # succeeding on are set apart below -- a NO_RES refusing RST2INIT on two hosts, each
+        # stopping there, had every returned occurrence on them, and the family, judged on its
+        # absorbed calls elsewhere, was routine for a returned NO_RES on any other host
+        # (tests/fleetgen64)
+        returned = self._fatal_when_returned(true, fam)
         # an update's family fatal on one NIC model beside a fallback on the others (see "Not a
         # regression"): judged without those hosts, whose occurrences the audit keeps as findings
         fatal_nic = self._fatal_nic_hosts(true, fam)
@@ -799,9 +806,7 @@ class FleetExpectedLearner(ParamsMixin):
                           on=["_operation", "probe", "errno", "_host"], how="anti")
                     .drop("_operation", "_host"))
             regressed = pl.concat([regressed, fatal_nic.select(regressed.columns)]).unique()
-        # a family its operation absorbs on some calls and returns on others, where it kills (see
-        # "Returned to the caller"): judged on the absorbed calls, the returned ones kept as findings
-        returned = self._fatal_when_returned(true, fam)
+        # ... judged on the absorbed calls, the returned ones kept as findings
         true = (true.join(returned, on=fam, how="left")
                 .filter(~(pl.col("fatal_when_returned").fill_null(False) & pl.col("_returned")))
                 .drop("fatal_when_returned"))
