@@ -179,10 +179,10 @@ def failed_expr() -> pl.Expr:
 
 def rescued_expr() -> pl.Expr:
     """A *rescued* trace: a failure record (the tracer sent it because some frame failed) whose
-    root call succeeded, complete (no frame lost): every error in it was absorbed on the way to a
-    success, so its call structure is known-good behaviour (GoodTraceBaseline._accumulate_rescued)."""
-    return ((pl.col("kind") == "failure") & ~failed_expr()
-            & (pl.col("lost_events").fill_null(0) == 0))
+    root call succeeded: every error in it was absorbed on the way to a success, so its call
+    structure is known-good behaviour (GoodTraceBaseline._accumulate_rescued). A truncated one
+    counts too: the frames it kept are the ones entered first, each edge of them a real one."""
+    return (pl.col("kind") == "failure") & ~failed_expr()
 
 
 def weight_expr() -> pl.Expr:
