@@ -1781,7 +1781,8 @@ def _host_specific(host_calls: pl.DataFrame, errs: pl.DataFrame, fleet_ratio: fl
         # the platforms' calls per (probe, bucket), once for both platform rules below
         platforms = _platform_hosts(groups, spans)
         platform_calls = _platform_calls(host_calls, platforms[1], platforms[2])
-        cells = _without_platform_wide(cells, host_calls, platforms, bad_ratio, max_shared_hosts, platform_calls)
+        cells = _without_platform_wide(cells, host_calls, platforms, bad_ratio, max_shared_hosts, platform_calls,
+                                       bucket)
     fleet_calls = _stream(host_calls.lazy().group_by("probe", "bucket").agg(pl.col("n").sum().alias("N")))
     if window_calls is None:
         window_calls = _stream(host_calls.lazy().group_by("host", "probe").agg(pl.col("n").sum().alias("n_w")))
@@ -2056,13 +2057,16 @@ def _platform_wide(unexpected: pl.DataFrame, window_calls: pl.DataFrame, groups:
 
 def _without_platform_wide(cells: pl.DataFrame, host_calls: pl.DataFrame, platforms: Platforms,
                            bad_ratio: float, min_group_hosts: int,
-                           platform_calls: pl.DataFrame | None = None) -> pl.DataFrame:
+                           platform_calls: pl.DataFrame | None = None, bucket: str = "15m") -> pl.DataFrame:
     """`cells` without those of a platform-wide failure: in a bucket, every host of one (vendor,
     kernel release) group that called the probe -- `min_group_hosts` of them or more -- failed
     it with the errno on `bad_ratio` of its calls. The cause is the platform's (a driver release
     failing every create_qp), its root-cause cluster names it; one alert per host, each "down",
     would page the on-call N times for one rollback. A rack's switch fails part of a platform's
-    hosts, not all of them, and keeps its per-host alerts (see the down rule). A host is of the
+    hosts, not all of them, and keeps its per-host alerts (see the down rule): also where its hosts
+    are, in a bucket, the only ones calling the probe, while other hosts of the platform call it
+    without that errno within PEER_BUCKETS buckets (a start-up probe a rack's requeued jobs call at
+    hh:15 and hh:45, the platform's healthy hosts at hh:00: tests/fleetgen65). A host is of the
     platform it ran in the bucket (`_with_platform`).
     `platforms`: _platform_hosts'; `platform_calls`: _platform_calls of `host_calls` when the caller has it."""
     bad = cells.filter(pl.col("f") >= bad_ratio * pl.col("n").clip(1))
@@ -2083,9 +2087,34 @@ def _without_platform_wide(cells: pl.DataFrame, host_calls: pl.DataFrame, platfo
             .filter((pl.col("_failing") >= pl.col("_calling")) & (pl.col("_calling") >= min_group_hosts)))
     if wide.is_empty():
         return cells
+    wide = wide.join(_platform_peers_ok(wide, cells, host_calls, hosts, spans, bucket),
+                     on=["probe", "errno", "bucket", "_plat"], how="anti")
+    if wide.is_empty():
+        return cells
     drop = bad.join(wide.select("probe", "errno", "bucket", "_plat"), on=["probe", "errno", "bucket", "_plat"],
                     how="semi").select("host", "probe", "errno", "bucket")
     return cells.join(drop, on=["host", "probe", "errno", "bucket"], how="anti")
+
+
+PEER_BUCKETS = 2  # buckets either side of a platform-wide candidate where a peer's calls contradict it
+
+
+def _platform_peers_ok(wide: pl.DataFrame, cells: pl.DataFrame, host_calls: pl.DataFrame, hosts: pl.DataFrame,
+                       spans: pl.DataFrame | None, bucket: str) -> pl.DataFrame:
+    """The (probe, errno, bucket, _plat) rows of `wide` (platform-wide candidates) where a host of
+    the platform called the probe without failing it with the errno at all (no row of `cells`
+    for it there) within PEER_BUCKETS buckets: the failure is not the platform's."""
+    near = pl.duration(nanoseconds=units.parse_duration_ns(bucket, "bucket") * PEER_BUCKETS)
+    probes = wide.select(pl.col("probe").cast(host_calls.schema["probe"])).unique()
+    calls = _with_platform(host_calls.lazy().filter(pl.col("n") > 0).join(probes.lazy(), on="probe", how="semi")
+                           .select("host", "probe", pl.col("bucket").alias("_at")).rename({"_at": "bucket"}),
+                           hosts, spans).rename({"bucket": "_at"})
+    failed = cells.lazy().select("host", "probe", "errno", pl.col("bucket").alias("_at"))
+    return (wide.lazy().select("probe", "errno", "bucket", "_plat")
+            .join(calls, on=["probe", "_plat"])
+            .filter((pl.col("_at") - pl.col("bucket")).abs() <= near)
+            .join(failed, on=["host", "probe", "errno", "_at"], how="anti")
+            .select("probe", "errno", "bucket", "_plat").unique().collect())
 
 
 def _stream(lf: pl.LazyFrame) -> pl.DataFrame:
