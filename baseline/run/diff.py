@@ -125,7 +125,12 @@ listed under ``reorderings`` with score 0.5 and does not make ``anomaly`` true; 
 region reaching the end of its thread when the thread -- or all the bad run's threads of its
 role together (a thread pool shares its work differently each run) -- did every kind of event
 a good thread (a good run's threads of that role) did: the same work in another order (a
-set's order under a per-run hash seed), not a thread stopping early. So is a region with no
+set's order under a per-run hash seed), not a thread stopping early. So is a thread pool's
+region (a role some good run has two threads of) in a run exiting as the good runs did, whose
+only errors some good run met at that call (or recorded path) with that errno and with no
+other new event, re-joining or reaching its thread's end: which worker takes which task is the
+scheduler's (npm reading its config layers on libuv's pool, one layer absent here and in one
+good run, on another worker there). So is a region with no
 error that re-joins good behaviour and whose only new events are successes at call sites
 where every good run failed with a soft error, when without them the thread did what the good
 runs did and nothing else in the run is anomalous (rm -f finding a file an earlier run left;
@@ -601,6 +606,17 @@ def _lost_events(table: EventColumns) -> int:
     return sum(v for v in trace_values(table, "lost_events") if v is not None and v > 0)
 
 
+def _pool_streams(s_tkey: np.ndarray, matched_role: list[str], is_bad_stream: np.ndarray) -> np.ndarray:
+    """Per stream: its role is a pool's -- some good run has two threads or more of it (thread
+    roles carry no ordinal: every worker of a pool has its role key)."""
+    per_run: dict[tuple[int, str], int] = {}
+    for t, role, bad in zip(s_tkey.tolist(), matched_role, is_bad_stream.tolist(), strict=True):
+        if not bad:
+            per_run[(t, role)] = per_run.get((t, role), 0) + 1
+    pools = {role for (_, role), n in per_run.items() if n >= 2}
+    return np.array([role in pools for role in matched_role], dtype=bool)
+
+
 def _known_and_error_free(regions: align.Regions, b_cls: np.ndarray, novel: np.ndarray) -> np.ndarray:
     """Per region: no error and no event new to the good runs -- their work, in another order
     or cut short (the SIGPIPE rule and the idempotent mkdir's, before the regions' maxima are
@@ -1051,6 +1067,7 @@ def diff_traces(
     seq_rows = p.seq
     b_cls = np.where(bs.orig >= 0, err_cls_rows[np.maximum(bs.orig, 0)], 0) * ~explained
     b_cls[_known_errors_gone_on(bs, known_errors, explained, k, n_rows)] = 0
+    known_error_pos = isin(bs.orig, known_errors) if len(known_errors) else np.zeros(len(bs), dtype=bool)
     del known_errors
     b_start, b_end = bs.bounds(n_streams)
     g_start, g_end = gs.bounds(n_streams)
@@ -1245,6 +1262,25 @@ def diff_traces(
         if len(at_end):
             reorder[at_end] = _reordered_at_end(p, regions.sid[at_end], bs, gs, (b_start, b_end), (g_start, g_end),
                                                 matched_role, s_tkey, bool(same_exit))
+        # So are a pool thread's, when its only errors are ones the good runs had at the same call
+        # with the same errno (no outcome change), in a run exiting as they did: which worker of a
+        # pool takes which task is the scheduler's, so the window after such an error is a random
+        # neighbour and `_known_errors_gone_on` cannot vouch for it (npm reads its config layers
+        # on libuv's pool: a project .npmrc missing in this run and in one good run, on another
+        # worker there; real set 76), re-joining the good runs or not (a worker's stream ends
+        # with whichever task it took last). Such an error may be a new token while a known call: a miss
+        # before a later layer's hit reads as a search walk's (`<search>/.npmrc`), where the good
+        # run that missed both layers kept the path.
+        if same_exit:
+            pooled = _pool_streams(s_tkey, matched_role, is_bad_stream)[regions.sid]
+            # (re-joining or not: where a worker's stream ends is which tasks it got)
+            if pooled.any():
+                known = known_error_pos.copy()
+                errs = np.flatnonzero((b_cls > 0) & ~known)
+                known[errs] = _errors_good_runs_met_at_path(p, bs, nb, errs)
+                new = novel & ~known & (bs.orig >= 0)  # (END: a worker that took fewer tasks)
+                only_known = (regions.max_over(np.where(known, 0, b_cls)) == 0) & ~regions.max_over(new)
+                reorder |= pooled & only_known
         # A process every good run has is missing: known events in another order in the thread
         # that would have started it are where the run went another way (make finding an
         # earlier run's output up to date and skipping the recipe), not timing.
@@ -1668,6 +1704,31 @@ def _errors_good_runs_met(p: Prepared, bs: align.Streams, nb: int) -> np.ndarray
     return met
 
 
+def _errors_good_runs_met_at_path(p: Prepared, bs: align.Streams, nb: int, positions: np.ndarray) -> np.ndarray:
+    """Per bad stream position of `positions`: an error whose call, errno and recorded path some
+    good run also met. The recorded path, not the normalised one: a miss before a later hit reads
+    as a search walk's (`<search>/.npmrc`) where a run missing at every place kept the path, so
+    the two runs' same miss had two call keys."""
+    out = np.zeros(len(positions), dtype=bool)
+    if p.raw_path is None or not len(positions):
+        return out
+    rows = bs.orig[positions]
+    at = np.flatnonzero(rows >= 0)
+    at = at[p.errno[rows[at]] >= 0]
+    if not len(at):
+        return out
+    errno_width = np.int64(len(p.errno_values) + 1)
+    path_width = np.int64(len(p.raw_path_values) + 1)
+
+    def keys(r: np.ndarray) -> np.ndarray:
+        return ((p.probe[r].astype(np.int64) * errno_width + p.errno[r].astype(np.int64)) * path_width
+                + p.raw_path[r].astype(np.int64) + 1)
+
+    good = np.flatnonzero(p.errno[nb:] >= 0) + nb
+    out[at] = isin(keys(rows[at]), unique_ints(keys(good)))
+    return out
+
+
 def _event(rows: _Rows, s: align.Streams, pos: int) -> dict[str, Any]:
     orig = int(s.orig[pos])
     if orig >= 0:
@@ -1685,3 +1746,4 @@ def default_allowlist_path() -> Path | None:
     from baseline.run.allowlist import DEFAULT_PATH
 
     return DEFAULT_PATH if DEFAULT_PATH.exists() else None
+

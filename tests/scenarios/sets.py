@@ -46,6 +46,8 @@ from scenarios import (
     real_seventyfirst,
     real_seventyfourth,
     real_seventysecond,
+    real_seventyseventh,
+    real_seventysixth,
     real_seventythird,
     real_sixteenth,
     real_sixth,
@@ -236,6 +238,10 @@ SETS: list[RealSet] = [
             real_seventyfourth.quiet_teardown),
     RealSet("real_seventyfifth", real_seventyfifth.REAL_SEVENTYFIFTH, real_seventyfifth.QUIET_SEVENTYFIFTH,
             real_seventyfifth.quiet_teardown),
+    RealSet("real_seventysixth", real_seventysixth.REAL_SEVENTYSIXTH, real_seventysixth.QUIET_SEVENTYSIXTH,
+            real_seventysixth.quiet_teardown),
+    RealSet("real_seventyseventh", real_seventyseventh.REAL_SEVENTYSEVENTH, real_seventyseventh.QUIET_SEVENTYSEVENTH,
+            real_seventyseventh.quiet_teardown),
 ]
 
 
