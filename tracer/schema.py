@@ -64,6 +64,7 @@ import functools
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -77,7 +78,7 @@ import pyarrow as pa
 from pyarrow._parquet import ParquetReader
 
 from tracer.atomic import atomic_output
-from tracer.errors import SchemaError, TracebaseError, out_of_resources, printable, shown
+from tracer.errors import SchemaError, TracebaseError, file_kind, out_of_resources, printable, shown
 from tracer.inputs import (
     input_paths,
     open_parquet,
@@ -516,6 +517,8 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
     fh = open_parquet(source) if opened is None else contextlib.nullcontext(opened)
     with fh as fh:
         try:
+            if opened is None:
+                fh = _in_memory_when_small(fh)
             # the reader itself, not pq.read_metadata: that builds a ParquetFile and its
             # nested-column index in Python, half the cost of a footer read (10,000s per audit)
             reader = ParquetReader()
@@ -527,6 +530,23 @@ def validate_file(path: str | os.PathLike, table: str, *, check_nulls: bool = Tr
         # renamed over the path meanwhile was read for them: "No match for FieldRef.Name(host)",
         # an internal error of `baseline learn`, battery 50)
         return _validated(meta, table, source, fh, check_nulls)
+
+
+# A file this small is read whole, in one pread, and parsed from memory: Arrow reads a Python
+# file through Python (the GIL taken for each size query, seek and read), and an audit reads
+# 10,000s of footers on threads beside its CPU-bound ones, each handover waiting its turn. A
+# fleet-day's host files are ~30 KiB; a larger file keeps Arrow's 64 KiB tail read.
+_WHOLE_READ_BYTES = 256 << 10
+
+
+def _in_memory_when_small(fh: BinaryIO) -> BinaryIO | pa.BufferReader:
+    """The open file `fh` itself, or when it is at most _WHOLE_READ_BYTES its bytes in a
+    BufferReader (seekable and readable by pyarrow.parquet as the file is)."""
+    fd = fh.fileno()
+    size = os.fstat(fd).st_size
+    if size > _WHOLE_READ_BYTES:
+        return fh
+    return pa.BufferReader(os.pread(fd, size, 0))
 
 
 def _validated(meta: pq.FileMetaData, table: str, source: str, fh: BinaryIO, check_nulls: bool) -> pq.FileMetaData:
@@ -1750,18 +1770,31 @@ def footer_fingerprint(path: str | os.PathLike) -> tuple[int, str]:
     the file does not end like Parquet."""
     import hashlib
 
-    with open_regular(path, "a Parquet file") as fh:
-        size = os.fstat(fh.fileno()).st_size
+    # raw descriptor calls, the footer and its tail in one pread: an audit fingerprints 10,000s
+    # of counters files on a thread beside CPU-bound ones, and each system call gives the GIL
+    # back and waits to take it again (a Python file object made ~12 of them a file, this 4)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # (never blocks on a FIFO)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TracebaseError(f"{os.fsdecode(os.fspath(path))}: expected a Parquet file, found {file_kind(st.st_mode)}")
+        size = st.st_size
         if size < 12:
             return size, ""
-        fh.seek(size - 8)
-        tail = fh.read(8)
+        chunk = os.pread(fd, min(size, _FOOTER_GUESS_BYTES), max(0, size - _FOOTER_GUESS_BYTES))
+        tail = chunk[-8:]
         length = int.from_bytes(tail[:4], "little")
-        if tail[4:] != b"PAR1" or length + 12 > size:
+        if len(tail) < 8 or tail[4:] != b"PAR1" or length + 12 > size:
             return size, ""
-        fh.seek(size - 8 - length)
-        footer = fh.read(length)
+        footer = (chunk[len(chunk) - 8 - length:len(chunk) - 8] if length + 8 <= len(chunk)
+                  else os.pread(fd, length, size - 8 - length))
+    finally:
+        os.close(fd)
     return size, hashlib.blake2b(footer + tail, digest_size=16).hexdigest()
+
+
+# the bytes footer_fingerprint reads from a file's end first: a counters file's footer is 3-6 KiB
+_FOOTER_GUESS_BYTES = 16 << 10
 
 
 def counted_delta(column: str) -> pl.Expr:
