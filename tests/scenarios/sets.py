@@ -42,6 +42,7 @@ from scenarios import (
     real_seventeenth,
     real_seventh,
     real_seventieth,
+    real_seventyeighth,
     real_seventyfifth,
     real_seventyfirst,
     real_seventyfourth,
@@ -242,6 +243,8 @@ SETS: list[RealSet] = [
             real_seventysixth.quiet_teardown),
     RealSet("real_seventyseventh", real_seventyseventh.REAL_SEVENTYSEVENTH, real_seventyseventh.QUIET_SEVENTYSEVENTH,
             real_seventyseventh.quiet_teardown),
+    RealSet("real_seventyeighth", real_seventyeighth.REAL_SEVENTYEIGHTH, real_seventyeighth.QUIET_SEVENTYEIGHTH,
+            real_seventyeighth.quiet_teardown),
 ]
 
 
