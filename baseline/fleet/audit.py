@@ -233,10 +233,10 @@ def _fatal_hosts(expected: ExpectedErrors) -> Iterator[tuple[Entry, str, dt.date
     its family is not routine there, from ``fatal_since`` (None: the whole window)."""
     for e in expected.entries:
         if e.status == "active" and e.source == "learned":
-            since = (e.stats or {}).get("fatal_since") or {}
+            since = (e.stats or {}).get("fatal_since") or {}  # (per host, or one time for all)
             for h in (e.stats or {}).get("fatal_hosts") or []:
                 if isinstance(h, str):
-                    yield e, h, _utc_time(since.get(h)) if isinstance(since, dict) else None
+                    yield e, h, _utc_time(since.get(h) if isinstance(since, dict) else since)
 
 
 def superseded_by_callers(given: ExpectedErrors, learned: list[Entry]) -> ExpectedErrors:

@@ -18,8 +18,15 @@ File format (``expected_errors.yaml``, version 1)::
         stats: {...}               # optional fleet statistics
         status: active             # active | stale
 
+The ``stats`` the audit acts on are checked at load, a wrong type refused naming the field:
+``fatal_when_returned``, ``fleet_wide``, ``host_configuration``, ``update_regression`` true or
+false; ``fatal_hosts``, ``absent_hosts``, ``fatal_to``, ``covers`` lists of names;
+``fatal_since`` one ISO date-time for every host of ``fatal_hosts`` or a mapping of host to one;
+``rate_upper`` a rate >= 0 or a mapping of probe to one. Other keys are notes.
+
 Globs (`glob_match`, linear time): ``*``/``?``/``[...]`` stay within one path component;
-``**`` matches anything; ``**/x`` matches ``x`` at any depth; ``{a,b}`` alternatives.
+``**`` matches anything; ``**/x`` matches ``x`` at any depth; ``{a,b}`` alternatives (a ``{``
+never closed is refused at load as a typo; a literal one is escaped, ``\\{``).
 A missing ``path``/``context``/``comm`` matches anything, except that a *learned* entry without a path
 (learned from errors that had none) matches only errors without a path.
 
@@ -162,7 +169,16 @@ def brace_alternatives(pattern: str) -> int:
 
 
 def check_glob(pattern: str, field: str) -> None:
-    """TracebaseError naming `field` when `pattern` has too many brace alternatives."""
+    """TracebaseError naming `field` when `pattern` has too many brace alternatives, or a brace
+    it opens and never closes: a typo (`{create_qp,modify_qp` meant the two), which read as a
+    literal `{` matches nothing it was written for. A name holding a `{` escapes it (`\\{`)."""
+    depth = 0
+    for _, c in _unescaped(pattern):
+        depth += c == "{"
+        depth -= c == "}" and depth > 0
+    if depth:
+        raise TracebaseError(f"{field}: expected a glob whose every '{{' is closed by a '}}' (a literal one "
+                             f"escaped: \\{{), found {shown_value(pattern)}")
     n = brace_alternatives(pattern)
     if n > MAX_BRACE_ALTERNATIVES:
         raise TracebaseError(f"{field}: expected a glob with at most {MAX_BRACE_ALTERNATIVES:,} brace alternatives, "
@@ -476,7 +492,46 @@ def _entry_from_dict(raw: Any, index: int, source: str) -> Entry:
     stats = raw.get("stats")
     if stats is not None and not isinstance(stats, dict):
         raise TracebaseError(f"{where}: field 'stats': expected a mapping, found {shown_value(stats)}")
+    if stats:
+        _check_stats(stats, where)
     return Entry(**{**{str(k): _plain(v) for k, v in raw.items()}, "status": status})
+
+
+# The statistics the audit acts on (a learned entry's, or one a person edited): their types are
+# checked, since a wrong one was read another way without a word -- fatal_when_returned: "no" as
+# true (a non-empty string), fatal_hosts: gpu00002 as no host (battery 56). Other keys are notes.
+_STATS_FLAGS = ("fatal_when_returned", "fleet_wide", "host_configuration", "update_regression")
+_STATS_NAME_LISTS = ("fatal_hosts", "absent_hosts", "fatal_to", "covers")
+
+
+def _check_stats(stats: dict, where: str) -> None:
+    """TracebaseError naming the field of `stats` whose value is not of the type the audit reads."""
+    for name in _STATS_FLAGS:
+        if name in stats and type(stats[name]) is not bool:
+            raise TracebaseError(f"{where}: field 'stats.{name}': expected true or false, found {shown_value(stats[name])}")
+    for name in _STATS_NAME_LISTS:
+        value = stats.get(name)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
+            raise TracebaseError(f"{where}: field 'stats.{name}': expected a list of names like [gpu00001], "
+                                 f"found {shown_value(value)}")
+    since = stats.get("fatal_since")  # (per host, or one time for every host of fatal_hosts)
+    if since is not None:
+        if not isinstance(since, (dict, str)):
+            raise TracebaseError(f"{where}: field 'stats.fatal_since': expected an ISO date-time or a mapping of host "
+                                 f"to one like {{gpu00001: '2026-11-29T10:00:00Z'}}, found {shown_value(since)}")
+        for host, when in (since.items() if isinstance(since, dict) else [("", since)]):
+            host = f".{host}" if host else ""
+            if not (isinstance(when, dt.date) or (isinstance(when, str) and _is_date_time(when))):  # (YAML's own too)
+                raise TracebaseError(f"{where}: field 'stats.fatal_since{host}': expected an ISO date-time like "
+                                     f"'2026-11-29T10:00:00Z', found {shown_value(when)}")
+    bands = stats.get("rate_upper")  # (one rate, or one per covered probe)
+
+    def rate(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+
+    if bands is not None and not (rate(bands) or (isinstance(bands, dict) and all(rate(v) for v in bands.values()))):
+        raise TracebaseError(f"{where}: field 'stats.rate_upper': expected a rate >= 0 or a mapping of probe to "
+                             f"one, found {shown_value(bands)}")
 
 
 def _is_date_time(text: str) -> bool:
