@@ -2087,7 +2087,7 @@ def _without_platform_wide(cells: pl.DataFrame, host_calls: pl.DataFrame, platfo
             .filter((pl.col("_failing") >= pl.col("_calling")) & (pl.col("_calling") >= min_group_hosts)))
     if wide.is_empty():
         return cells
-    wide = wide.join(_platform_peers_ok(wide, cells, host_calls, hosts, spans, bucket),
+    wide = wide.join(_platform_peers_ok(wide, bad, cells, host_calls, hosts, spans, bucket),
                      on=["probe", "errno", "bucket", "_plat"], how="anti")
     if wide.is_empty():
         return cells
@@ -2099,20 +2099,24 @@ def _without_platform_wide(cells: pl.DataFrame, host_calls: pl.DataFrame, platfo
 PEER_BUCKETS = 2  # buckets either side of a platform-wide candidate where a peer's calls contradict it
 
 
-def _platform_peers_ok(wide: pl.DataFrame, cells: pl.DataFrame, host_calls: pl.DataFrame, hosts: pl.DataFrame,
-                       spans: pl.DataFrame | None, bucket: str) -> pl.DataFrame:
-    """The (probe, errno, bucket, _plat) rows of `wide` (platform-wide candidates) where a host of
-    the platform called the probe without failing it with the errno at all (no row of `cells`
-    for it there) within PEER_BUCKETS buckets: the failure is not the platform's."""
+def _platform_peers_ok(wide: pl.DataFrame, bad: pl.DataFrame, cells: pl.DataFrame, host_calls: pl.DataFrame,
+                       hosts: pl.DataFrame, spans: pl.DataFrame | None, bucket: str) -> pl.DataFrame:
+    """The (probe, errno, bucket, _plat) rows of `wide` (platform-wide candidates) where another
+    host of the platform -- not one failing in the candidate's bucket (`bad`) -- called the probe
+    without failing it with the errno at all (no row of `cells` for it there) within PEER_BUCKETS
+    buckets: the failure is not the platform's. (The failing hosts' own calls before a fleet-wide
+    change began are no peers: every host of the platform fails from then on.)"""
     near = pl.duration(nanoseconds=units.parse_duration_ns(bucket, "bucket") * PEER_BUCKETS)
     probes = wide.select(pl.col("probe").cast(host_calls.schema["probe"])).unique()
     calls = _with_platform(host_calls.lazy().filter(pl.col("n") > 0).join(probes.lazy(), on="probe", how="semi")
                            .select("host", "probe", pl.col("bucket").alias("_at")).rename({"_at": "bucket"}),
                            hosts, spans).rename({"bucket": "_at"})
     failed = cells.lazy().select("host", "probe", "errno", pl.col("bucket").alias("_at"))
+    failing = bad.lazy().select("host", "probe", "errno", "bucket")
     return (wide.lazy().select("probe", "errno", "bucket", "_plat")
             .join(calls, on=["probe", "_plat"])
             .filter((pl.col("_at") - pl.col("bucket")).abs() <= near)
+            .join(failing, on=["host", "probe", "errno", "bucket"], how="anti")
             .join(failed, on=["host", "probe", "errno", "_at"], how="anti")
             .select("probe", "errno", "bucket", "_plat").unique().collect())
 
