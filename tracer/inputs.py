@@ -31,6 +31,23 @@ def open_regular(path: str | os.PathLike, expected: str) -> BinaryIO:
     word them), IsADirectoryError for a directory, and TracebaseError "PATH: expected
     `expected`, found a FIFO (named pipe)" for anything else that is not a regular file.
     """
+    fd, _ = regular_descriptor(path, expected)
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    # Outside the clean-up above: once fdopen has wrapped the descriptor, a stop (SIGTERM raising
+    # Stopped) landing inside it closes the descriptor with the wrapper, and closing it again was
+    # EBADF -- an ingest stopped at that moment exited 2 "Bad file descriptor", not 143.
+    return os.fdopen(fd, "rb")
+
+
+def regular_descriptor(path: str | os.PathLike, expected: str) -> tuple[int, os.stat_result]:
+    """(descriptor, its fstat) of `path` opened read-only when it is a regular file, refused as
+    `open_regular` refuses; the caller closes it. Opened non-blocking (a FIFO never blocks the
+    open) and left so: pread ignores it on a regular file, and a raw descriptor makes no more
+    system calls than it needs (footer_fingerprint: 10,000s of files an audit)."""
     source = os.fspath(path)
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -44,19 +61,15 @@ def open_regular(path: str | os.PathLike, expected: str) -> BinaryIO:
             raise TracebaseError(f"{os.fsdecode(source)}: expected {expected}, found {file_kind(mode)}") from None
         raise
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), source)
-        if not stat.S_ISREG(mode):
-            raise TracebaseError(f"{os.fsdecode(source)}: expected {expected}, found {file_kind(mode)}")
-        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        if not stat.S_ISREG(st.st_mode):
+            raise TracebaseError(f"{os.fsdecode(source)}: expected {expected}, found {file_kind(st.st_mode)}")
     except BaseException:
         os.close(fd)
         raise
-    # Outside the clean-up above: once fdopen has wrapped the descriptor, a stop (SIGTERM raising
-    # Stopped) landing inside it closes the descriptor with the wrapper, and closing it again was
-    # EBADF -- an ingest stopped at that moment exited 2 "Bad file descriptor", not 143.
-    return os.fdopen(fd, "rb")
+    return fd, st
 
 
 def open_parquet(path: str | os.PathLike) -> BinaryIO:

@@ -64,7 +64,6 @@ import functools
 import json
 import os
 import re
-import stat
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -78,12 +77,13 @@ import pyarrow as pa
 from pyarrow._parquet import ParquetReader
 
 from tracer.atomic import atomic_output
-from tracer.errors import SchemaError, TracebaseError, file_kind, out_of_resources, printable, shown
+from tracer.errors import SchemaError, TracebaseError, out_of_resources, printable, shown
 from tracer.inputs import (
     input_paths,
     open_parquet,
     open_regular,
     parquet_files_under,
+    regular_descriptor,
     table_partition_files,
 )
 
@@ -1773,11 +1773,8 @@ def footer_fingerprint(path: str | os.PathLike) -> tuple[int, str]:
     # raw descriptor calls, the footer and its tail in one pread: an audit fingerprints 10,000s
     # of counters files on a thread beside CPU-bound ones, and each system call gives the GIL
     # back and waits to take it again (a Python file object made ~12 of them a file, this 4)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # (never blocks on a FIFO)
+    fd, st = regular_descriptor(path, "a Parquet file")
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise TracebaseError(f"{os.fsdecode(os.fspath(path))}: expected a Parquet file, found {file_kind(st.st_mode)}")
         size = st.st_size
         if size < 12:
             return size, ""

@@ -2109,8 +2109,7 @@ def _platform_peers_ok(wide: pl.DataFrame, bad: pl.DataFrame, cells: pl.DataFram
     near = pl.duration(nanoseconds=units.parse_duration_ns(bucket, "bucket") * PEER_BUCKETS)
     probes = wide.select(pl.col("probe").cast(host_calls.schema["probe"])).unique()
     calls = _with_platform(host_calls.lazy().filter(pl.col("n") > 0).join(probes.lazy(), on="probe", how="semi")
-                           .select("host", "probe", pl.col("bucket").alias("_at")).rename({"_at": "bucket"}),
-                           hosts, spans).rename({"bucket": "_at"})
+                           .select("host", "probe", "bucket"), hosts, spans).rename({"bucket": "_at"})
     failed = cells.lazy().select("host", "probe", "errno", pl.col("bucket").alias("_at"))
     failing = bad.lazy().select("host", "probe", "errno", "bucket")
     return (wide.lazy().select("probe", "errno", "bucket", "_plat")

@@ -1273,11 +1273,10 @@ def diff_traces(
         # run that missed both layers kept the path.
         if same_exit:
             pooled = _pool_streams(s_tkey, matched_role, is_bad_stream)[regions.sid]
-            # (re-joining or not: where a worker's stream ends is which tasks it got)
             if pooled.any():
                 known = known_error_pos.copy()
                 errs = np.flatnonzero((b_cls > 0) & ~known)
-                known[errs] = _errors_good_runs_met_at_path(p, bs, nb, errs)
+                known[errs] = _errors_good_runs_met(p, bs, nb, errs, at_path=True)
                 new = novel & ~known & (bs.orig >= 0)  # (END: a worker that took fewer tasks)
                 only_known = (regions.max_over(np.where(known, 0, b_cls)) == 0) & ~regions.max_over(new)
                 reorder |= pooled & only_known
@@ -1685,48 +1684,32 @@ def _rows_before(p: Prepared, kept_bits: np.ndarray, bs: align.Streams, start: i
     return out[::-1]
 
 
-def _errors_good_runs_met(p: Prepared, bs: align.Streams, nb: int) -> np.ndarray:
-    """Per bad stream position: an error whose (call, errno) some good run also met (at any
-    path), by the codes of the one table."""
+def _errors_good_runs_met(p: Prepared, bs: align.Streams, nb: int, positions: np.ndarray | None = None,
+                          at_path: bool = False) -> np.ndarray:
+    """Per bad stream position (of `positions`, else every one): an error whose (call, errno)
+    some good run also met (at any path), by the codes of the one table. `at_path`: at the same
+    recorded path too -- the recorded one, not the normalised: a miss before a later hit reads as
+    a search walk's (`<search>/.npmrc`) where a run missing at every place kept the path, so the
+    two runs' same miss had two call keys."""
     width = np.int64(len(p.errno_values) + 1)
+    if at_path and p.raw_path is None:
+        return np.zeros(len(bs) if positions is None else len(positions), dtype=bool)
+    path_width = np.int64(len(p.raw_path_values) + 1) if at_path else np.int64(1)
 
     def keys(rows: np.ndarray) -> np.ndarray:
-        return p.probe[rows].astype(np.int64) * width + p.errno[rows].astype(np.int64)
+        call = p.probe[rows].astype(np.int64) * width + p.errno[rows].astype(np.int64)
+        return call * path_width + p.raw_path[rows].astype(np.int64) + 1 if at_path else call
 
     # keyed at the errors only: keys over every event of both runs, and their gathers at the
     # bad streams' positions, were ~20 MiB at 2 x 1M events, the diff's memory peak
     # (bench_diff); `has` gets a False at index -1, where a stream's end marker (orig -1) reads
     has = np.append(p.errno >= 0, False)
     good = unique_ints(keys(np.flatnonzero(has[nb:-1]) + nb))
-    met = has[bs.orig]
+    orig = bs.orig if positions is None else bs.orig[positions]
+    met = has[orig]
     at = np.flatnonzero(met)
-    met[at] = isin(keys(bs.orig[at]), good)
+    met[at] = isin(keys(orig[at]), good)
     return met
-
-
-def _errors_good_runs_met_at_path(p: Prepared, bs: align.Streams, nb: int, positions: np.ndarray) -> np.ndarray:
-    """Per bad stream position of `positions`: an error whose call, errno and recorded path some
-    good run also met. The recorded path, not the normalised one: a miss before a later hit reads
-    as a search walk's (`<search>/.npmrc`) where a run missing at every place kept the path, so
-    the two runs' same miss had two call keys."""
-    out = np.zeros(len(positions), dtype=bool)
-    if p.raw_path is None or not len(positions):
-        return out
-    rows = bs.orig[positions]
-    at = np.flatnonzero(rows >= 0)
-    at = at[p.errno[rows[at]] >= 0]
-    if not len(at):
-        return out
-    errno_width = np.int64(len(p.errno_values) + 1)
-    path_width = np.int64(len(p.raw_path_values) + 1)
-
-    def keys(r: np.ndarray) -> np.ndarray:
-        return ((p.probe[r].astype(np.int64) * errno_width + p.errno[r].astype(np.int64)) * path_width
-                + p.raw_path[r].astype(np.int64) + 1)
-
-    good = np.flatnonzero(p.errno[nb:] >= 0) + nb
-    out[at] = isin(keys(rows[at]), unique_ints(keys(good)))
-    return out
 
 
 def _event(rows: _Rows, s: align.Streams, pos: int) -> dict[str, Any]:
@@ -1746,4 +1729,3 @@ def default_allowlist_path() -> Path | None:
     from baseline.run.allowlist import DEFAULT_PATH
 
     return DEFAULT_PATH if DEFAULT_PATH.exists() else None
-
